@@ -1,0 +1,146 @@
+/*
+ * Exception handling: decode the syndrome (ESR_EL1) of every exception
+ * the vectors deliver and hand it to generic code. EL0 system calls go
+ * to the dispatcher, EL0 faults to thread_fault, interrupts to the
+ * interrupt layer; anything the kernel itself triggers is a panic.
+ */
+#include "arch.h"
+#include "kernel.h"
+#include "irq.h"
+#include "cpu.h"
+#include "thread.h"
+#include <arch/trapframe.h>
+
+#define EC_UNKNOWN      0x00
+#define EC_ILLEGAL      0x0e
+#define EC_SVC64        0x15
+#define EC_SYSREG       0x18
+#define EC_IABT_LOW     0x20
+#define EC_IABT_CUR     0x21
+#define EC_PC_ALIGN     0x22
+#define EC_DABT_LOW     0x24
+#define EC_DABT_CUR     0x25
+#define EC_SP_ALIGN     0x26
+#define EC_BRK64        0x3c
+
+extern char exception_vectors[];
+
+void exc_el0_sync(struct trapframe *tf);
+void exc_el1_sync(struct trapframe *tf);
+void exc_irq(struct trapframe *tf);
+void exc_serror(struct trapframe *tf);
+void exc_bad_mode(struct trapframe *tf);
+
+/* Install the vectors; let EL0 read the virtual counter. */
+void arch_trap_init(void)
+{
+    write_sysreg(vbar_el1, exception_vectors);
+    write_sysreg(cntkctl_el1, 1 << 1);      /* EL0VCTEN */
+    isb();
+}
+
+/* Describe an abort's fault status code. */
+static const char *abort_detail(uint64_t esr, char *buf, size_t size)
+{
+    unsigned fsc = esr & 0x3f, level = fsc & 3;
+    const char *what;
+    if ((fsc & 0x3c) == 0x04) what = "translation fault";
+    else if ((fsc & 0x3c) == 0x08) what = "access flag fault";
+    else if ((fsc & 0x3c) == 0x0c) what = "permission fault";
+    else if (fsc == 0x21) what = "alignment fault";
+    else what = "abort";
+    bool has_level = (fsc & 0x30) == 0 && fsc >= 4;
+    const char *rw = (esr >> 26) == EC_DABT_LOW ? ((esr & (1 << 6)) ? ", write" : ", read") : "";
+    if (has_level)
+        ksnprintf(buf, size, "%s, level %u%s", what, level, rw);
+    else
+        ksnprintf(buf, size, "%s%s", what, rw);
+    return buf;
+}
+
+void exc_el0_sync(struct trapframe *tf)
+{
+    uint64_t esr = read_sysreg(esr_el1), far = read_sysreg(far_el1);
+    unsigned ec = (unsigned)(esr >> 26);
+    char buf[64];
+    struct fault_info fi = { FAULT_OTHER, far, esr, "" };
+
+    switch (ec) {
+    case EC_SVC64:
+        if ((esr & 0xffff) != 0) {
+            tf->x[0] = (uint64_t)syscall_dispatch(esr & 0xffff, tf);
+            return;
+        }
+        fi.kind = FAULT_FOREIGN_SYSCALL;
+        fi.addr = tf->x[8];
+        fi.detail = "no handler for Linux system calls";
+        break;
+    case EC_DABT_LOW:
+        fi.kind = ((esr & 0x3f) == 0x21) ? FAULT_ALIGN : FAULT_DATA;
+        fi.detail = abort_detail(esr, buf, sizeof(buf));
+        break;
+    case EC_IABT_LOW:
+        fi.kind = FAULT_INSN;
+        fi.detail = abort_detail(esr, buf, sizeof(buf));
+        break;
+    case EC_PC_ALIGN:
+        fi.kind = FAULT_ALIGN;
+        fi.detail = "misaligned pc";
+        break;
+    case EC_SP_ALIGN:
+        fi.kind = FAULT_ALIGN;
+        fi.addr = tf->sp;
+        fi.detail = "misaligned sp";
+        break;
+    case EC_UNKNOWN:
+    case EC_SYSREG:
+    case EC_ILLEGAL:
+    case EC_BRK64:
+        fi.kind = FAULT_UNDEF;
+        fi.addr = tf->pc;
+        fi.detail = ec == EC_BRK64 ? "breakpoint" : ec == EC_SYSREG ? "system register access" :
+                    ec == EC_ILLEGAL ? "illegal execution state" : "undefined instruction";
+        break;
+    default:
+        ksnprintf(buf, sizeof(buf), "exception class 0x%x", ec);
+        fi.detail = buf;
+        break;
+    }
+    thread_fault(tf, &fi);
+}
+
+void exc_el1_sync(struct trapframe *tf)
+{
+    uint64_t esr = read_sysreg(esr_el1);
+    panic_frame(tf, "kernel exception, class 0x%x, far 0x%lx", (unsigned)(esr >> 26), read_sysreg(far_el1));
+}
+
+void exc_irq(struct trapframe *tf)
+{
+    irq_handle();
+}
+
+void exc_serror(struct trapframe *tf)
+{
+    panic_frame(tf, "SError");
+}
+
+void exc_bad_mode(struct trapframe *tf)
+{
+    panic_frame(tf, "exception from an unexpected mode");
+}
+
+/* Print a saved frame: syndrome, fault address and every register. */
+void arch_dump_frame(const struct trapframe *tf)
+{
+    uint64_t esr = read_sysreg(esr_el1);
+    kprintf("  esr 0x%08lx (class 0x%02x, iss 0x%07lx)  far 0x%016lx\n",
+            esr, (unsigned)(esr >> 26), esr & 0x1ffffff, read_sysreg(far_el1));
+    kprintf("  pc  0x%016lx  pstate 0x%08lx  sp_el0 0x%016lx\n", tf->pc, tf->pstate, tf->sp);
+    for (int i = 0; i < 31; i += 2) {
+        if (i == 30)
+            kprintf("  x30 0x%016lx\n", tf->x[30]);
+        else
+            kprintf("  x%-2d 0x%016lx  x%-2d 0x%016lx\n", i, tf->x[i], i + 1, tf->x[i + 1]);
+    }
+}

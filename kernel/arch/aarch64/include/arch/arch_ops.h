@@ -1,0 +1,56 @@
+/* AArch64 implementation of the inline part of the arch contract (arch.h). */
+#ifndef PETREL_ARCH_OPS_H
+#define PETREL_ARCH_OPS_H
+
+#define read_sysreg(r) ({ uint64_t __v; \
+        __asm__ volatile("mrs %0, " #r : "=r"(__v)); __v; })
+#define write_sysreg(r, v) do { uint64_t __wv = (uint64_t)(v); \
+        __asm__ volatile("msr " #r ", %0" :: "r"(__wv)); } while (0)
+#define isb()       __asm__ volatile("isb" ::: "memory")
+#define dsb(opt)    __asm__ volatile("dsb " #opt ::: "memory")
+#define dmb(opt)    __asm__ volatile("dmb " #opt ::: "memory")
+
+static inline void arch_irq_enable(void)  { __asm__ volatile("msr daifclr, #2" ::: "memory"); }
+static inline void arch_irq_disable(void) { __asm__ volatile("msr daifset, #2" ::: "memory"); }
+
+static inline uint64_t arch_irq_save(void)
+{
+    uint64_t daif = read_sysreg(daif);
+    arch_irq_disable();
+    return daif;
+}
+
+static inline void arch_irq_restore(uint64_t state)
+{
+    __asm__ volatile("msr daif, %0" :: "r"(state) : "memory");
+}
+
+static inline struct cpu *arch_this_cpu(void)
+{
+    return (struct cpu *)read_sysreg(tpidr_el1);
+}
+
+static inline void arch_set_this_cpu(struct cpu *c) { write_sysreg(tpidr_el1, c); }
+static inline uint64_t arch_cpu_hwid(void) { return read_sysreg(mpidr_el1) & 0xff00ffffffull; }
+static inline void arch_wait_for_interrupt(void) { __asm__ volatile("dsb sy; wfi" ::: "memory"); }
+static inline void arch_mb(void) { dsb(sy); }
+static inline void arch_cpu_relax(void) { __asm__ volatile("yield" ::: "memory"); }
+
+static inline uint64_t arch_counter(void)
+{
+    isb();
+    return read_sysreg(cntvct_el0);
+}
+
+static inline uint64_t arch_counter_freq(void) { return read_sysreg(cntfrq_el0); }
+
+static inline void arch_timer_set_deadline(uint64_t counter_value)
+{
+    write_sysreg(cntv_cval_el0, counter_value);
+    write_sysreg(cntv_ctl_el0, 1);      /* ENABLE, interrupt not masked */
+    isb();
+}
+
+static inline void arch_timer_stop(void) { write_sysreg(cntv_ctl_el0, 2); /* IMASK */ }
+
+#endif

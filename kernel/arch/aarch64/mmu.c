@@ -1,0 +1,262 @@
+/*
+ * AArch64 page tables.
+ *
+ * The kernel map (TTBR1) is built once on the boot core, after the
+ * device tree has told us where RAM is: all RAM at KERNEL_VA_BASE + PA
+ * with the largest blocks that fit, except the kernel image, which is
+ * mapped with 4 KiB pages so that text is read-only and executable,
+ * rodata read-only, and data and bss writable but never executable.
+ * Devices are mapped on request into the device window at
+ * DEVICE_VA_BASE + PA as Device-nGnRE. SCTLR_EL1.WXN then makes every
+ * writable page non-executable, at EL1 and EL0 alike.
+ *
+ * User address spaces (TTBR0) use the same walker with 4 KiB pages and
+ * non-global entries tagged by the space's ASID.
+ */
+#include "arch.h"
+#include "kernel.h"
+#include "memory.h"
+#include "spinlock.h"
+#include "vm.h"
+#include <arch/mmu_defs.h>
+
+extern uint64_t kernel_ttbr1;
+static uint64_t *kernel_l1;
+static paddr_t kernel_l1_pa;
+static paddr_t empty_l1_pa;
+static spinlock_t kmap_lock = SPINLOCK_INIT;
+
+#define L1_SHIFT 30
+#define L2_SHIFT 21
+#define L3_SHIFT 12
+
+static inline uint64_t *table_va(uint64_t desc)
+{
+    return phys_to_virt(desc & PTE_ADDR_MASK);
+}
+
+/* The next-level table under *entry, created if absent; NULL if out of memory. */
+static uint64_t *next_table(uint64_t *entry)
+{
+    if (*entry & PTE_VALID) {
+        if (!(*entry & PTE_TABLE))
+            return NULL;        /* a block is already there */
+        return table_va(*entry);
+    }
+    paddr_t pa = boot_page_alloc();
+    if (pa == PADDR_INVALID)
+        return NULL;
+    dsb(ishst);
+    *entry = pa | PTE_VALID | PTE_TABLE;
+    return phys_to_virt(pa);
+}
+
+/*
+ * Map [va, va+size) to [pa, pa+size) with leaf attributes `attrs`,
+ * using 1 GiB and 2 MiB blocks where alignment allows if `blocks`.
+ * Returns 0 or -E_NOMEM / -E_BUSY (something else mapped there).
+ */
+int mmu_map_range(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t size, uint64_t attrs, bool blocks)
+{
+    while (size) {
+        uint64_t *e1 = &l1[(va >> L1_SHIFT) & 511];
+        if (blocks && IS_ALIGNED(va | pa, GiB(1)) && size >= GiB(1)) {
+            *e1 = pa | attrs | PTE_VALID;
+            va += GiB(1), pa += GiB(1), size -= GiB(1);
+            continue;
+        }
+        uint64_t *l2 = next_table(e1);
+        if (!l2)
+            return (*e1 & PTE_VALID) ? -E_BUSY : -E_NOMEM;
+        uint64_t *e2 = &l2[(va >> L2_SHIFT) & 511];
+        if (blocks && IS_ALIGNED(va | pa, MiB(2)) && size >= MiB(2)) {
+            *e2 = pa | attrs | PTE_VALID;
+            va += MiB(2), pa += MiB(2), size -= MiB(2);
+            continue;
+        }
+        uint64_t *l3 = next_table(e2);
+        if (!l3)
+            return (*e2 & PTE_VALID) ? -E_BUSY : -E_NOMEM;
+        l3[(va >> L3_SHIFT) & 511] = pa | attrs | PTE_VALID | PTE_PAGE;
+        va += 4096, pa += 4096, size -= 4096;
+    }
+    dsb(ishst);
+    return 0;
+}
+
+/* The leaf descriptor for va (4 KiB level only), or NULL. */
+uint64_t *mmu_lookup_page(uint64_t *l1, vaddr_t va)
+{
+    uint64_t e1 = l1[(va >> L1_SHIFT) & 511];
+    if ((e1 & 3) != 3)
+        return NULL;
+    uint64_t e2 = table_va(e1)[(va >> L2_SHIFT) & 511];
+    if ((e2 & 3) != 3)
+        return NULL;
+    return &table_va(e2)[(va >> L3_SHIFT) & 511];
+}
+
+#define KATTR_RW    (PTE_ATTR(MT_NORMAL) | PTE_SH_INNER | PTE_AF | PTE_UXN | PTE_PXN)
+#define KATTR_RO    (KATTR_RW | PTE_AP_RO)
+#define KATTR_TEXT  (PTE_ATTR(MT_NORMAL) | PTE_SH_INNER | PTE_AF | PTE_UXN | PTE_AP_RO)
+#define KATTR_DEV   (PTE_ATTR(MT_DEVICE_nGnRE) | PTE_AF | PTE_UXN | PTE_PXN)
+
+/* Map one RAM range into the direct map, skipping the kernel image. */
+static void map_ram(paddr_t base, paddr_t end, paddr_t kstart, paddr_t kend)
+{
+    vaddr_t off = KERNEL_VA_BASE;
+    if (kstart < end && base < kend) {
+        if (base < kstart)
+            mmu_map_range(kernel_l1, base + off, base, kstart - base, KATTR_RW, true);
+        if (kend < end)
+            mmu_map_range(kernel_l1, kend + off, kend, end - kend, KATTR_RW, true);
+        return;
+    }
+    if (mmu_map_range(kernel_l1, base + off, base, end - base, KATTR_RW, true))
+        panic("cannot map RAM at %lx", base);
+}
+
+/* Build the final kernel map and switch TTBR1 to it (boot core). */
+void arch_mmu_init_kernel(paddr_t ram_lo UNUSED, paddr_t ram_hi UNUSED)
+{
+    kernel_l1_pa = boot_page_alloc();
+    kernel_l1 = phys_to_virt(kernel_l1_pa);
+    empty_l1_pa = boot_page_alloc();
+
+    paddr_t kstart = virt_to_phys(__kernel_start), kend = virt_to_phys(__kernel_end);
+    paddr_t text_end = virt_to_phys(__text_end), ro_end = virt_to_phys(__rodata_end);
+    const struct mem_range *ram;
+    unsigned n = mem_ram_ranges(&ram);
+    for (unsigned i = 0; i < n; i++)
+        map_ram(ram[i].base, ram[i].base + ram[i].size, kstart, kend);
+    int err = mmu_map_range(kernel_l1, (vaddr_t)__kernel_start, kstart, text_end - kstart, KATTR_TEXT, false);
+    err |= mmu_map_range(kernel_l1, (vaddr_t)__text_end, text_end, ro_end - text_end, KATTR_RO, false);
+    err |= mmu_map_range(kernel_l1, (vaddr_t)__rodata_end, ro_end, kend - ro_end, KATTR_RW, false);
+    if (err)
+        panic("cannot map the kernel image");
+
+    dsb(ish);
+    write_sysreg(ttbr1_el1, kernel_l1_pa);
+    write_sysreg(ttbr0_el1, empty_l1_pa);
+    isb();
+    __asm__ volatile("tlbi vmalle1is" ::: "memory");
+    dsb(ish);
+    isb();
+    arch_mmu_enable_wxn();
+
+    /* Publish the table for secondary cores, which read it with the MMU off. */
+    kernel_ttbr1 = kernel_l1_pa;
+    __asm__ volatile("dc civac, %0" :: "r"(&kernel_ttbr1) : "memory");
+    dsb(sy);
+}
+
+/* Writable implies never executable, from now on (this core). */
+void arch_mmu_enable_wxn(void)
+{
+    write_sysreg(sctlr_el1, read_sysreg(sctlr_el1) | SCTLR_WXN);
+    isb();
+    __asm__ volatile("tlbi vmalle1" ::: "memory");
+    dsb(nsh);
+    isb();
+}
+
+/* A secondary core leaves the boot identity map behind. */
+void arch_mmu_secondary_init(void)
+{
+    write_sysreg(ttbr0_el1, empty_l1_pa);
+    isb();
+    arch_mmu_enable_wxn();
+}
+
+/* Map a device range into the device window; *va_out gets its address. */
+int arch_map_device(paddr_t pa, uint64_t size, void **va_out)
+{
+    paddr_t base = ALIGN_DOWN(pa, 4096);
+    uint64_t len = ALIGN_UP(pa + size, 4096) - base;
+    if (pa + size < pa || pa + size > GiB(256))
+        return -E_RANGE;
+    uint64_t flags = spin_lock_irqsave(&kmap_lock);
+    int err = 0;
+    for (uint64_t off = 0; off < len && !err; off += 4096) {
+        uint64_t *pte = mmu_lookup_page(kernel_l1, DEVICE_VA_BASE + base + off);
+        if (pte && (*pte & PTE_VALID))
+            continue;       /* already mapped by an earlier request */
+        err = mmu_map_range(kernel_l1, DEVICE_VA_BASE + base + off, base + off, 4096, KATTR_DEV, false);
+    }
+    spin_unlock_irqrestore(&kmap_lock, flags);
+    if (err)
+        return err;
+    *va_out = (void *)(DEVICE_VA_BASE + pa);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- user */
+
+static uint16_t next_asid = 1;
+static spinlock_t asid_lock = SPINLOCK_INIT;
+
+/* Create an empty user address space with its own ASID. */
+int vm_space_init(struct vm_space *vs)
+{
+    paddr_t l1 = frame_alloc_zeroed(0);
+    if (l1 == PADDR_INVALID)
+        return -E_NOMEM;
+    uint64_t flags = spin_lock_irqsave(&asid_lock);
+    if (next_asid == 0) {
+        spin_unlock_irqrestore(&asid_lock, flags);
+        frame_free(l1, 0);
+        return -E_NOMEM;    /* ASID recycling arrives with process teardown */
+    }
+    vs->asid = next_asid++;
+    spin_unlock_irqrestore(&asid_lock, flags);
+    vs->l1_pa = l1;
+    vs->l1 = phys_to_virt(l1);
+    return 0;
+}
+
+/* Map one user page with the given rights; writable+executable is refused. */
+int vm_map_page(struct vm_space *vs, vaddr_t va, paddr_t pa, unsigned rights)
+{
+    if ((rights & VM_WRITE) && (rights & VM_EXEC))
+        return -E_PERM;
+    if (va >= USER_VA_TOP || !IS_ALIGNED(va | pa, 4096) || !(rights & VM_READ))
+        return -E_INVAL;
+    uint64_t attrs = PTE_ATTR(MT_NORMAL) | PTE_SH_INNER | PTE_AF | PTE_NG | PTE_AP_EL0 | PTE_PXN;
+    if (!(rights & VM_WRITE))
+        attrs |= PTE_AP_RO;
+    if (!(rights & VM_EXEC))
+        attrs |= PTE_UXN;
+    uint64_t *pte = mmu_lookup_page(vs->l1, va);
+    if (pte && (*pte & PTE_VALID))
+        return -E_BUSY;
+    return mmu_map_range(vs->l1, va, pa, 4096, attrs, false);
+}
+
+/* Make this core run in vs (TTBR0 with the ASID; no TLB flush needed). */
+void vm_space_activate(const struct vm_space *vs)
+{
+    write_sysreg(ttbr0_el1, vs->l1_pa | ((uint64_t)vs->asid << 48));
+    isb();
+}
+
+/*
+ * Translate a user address for a kernel access on the user's behalf:
+ * the hardware walk (AT S1E0R/W) answers exactly what EL0 could do.
+ * Returns the kernel alias of the byte, or NULL if EL0 can't access it.
+ */
+void *vm_user_ptr(vaddr_t va, bool write)
+{
+    if (va >= USER_VA_TOP)
+        return NULL;
+    uint64_t flags = arch_irq_save();
+    if (write)
+        __asm__ volatile("at s1e0w, %0" :: "r"(va));
+    else
+        __asm__ volatile("at s1e0r, %0" :: "r"(va));
+    isb();
+    uint64_t par = read_sysreg(par_el1);
+    arch_irq_restore(flags);
+    if (par & 1)
+        return NULL;
+    return phys_to_virt((par & PTE_ADDR_MASK) | (va & 0xfff));
+}

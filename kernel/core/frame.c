@@ -1,0 +1,208 @@
+/*
+ * The physical frame allocator: a binary buddy system over all RAM.
+ *
+ * Every 4 KiB frame has a 16-byte descriptor. A free block of 2^order
+ * frames sits on free_list[order], linked through the descriptor of its
+ * first frame, which records the order and FRAME_FREE. An allocated
+ * block's first frame records its order and FRAME_USED, so frame_free
+ * can reject a wrong order, a double free or a pointer into the middle
+ * of a block instead of corrupting the lists. Freeing merges a block
+ * with its buddy (the block whose frame number differs only in bit
+ * `order`) as long as the buddy is free and of the same order.
+ *
+ * Orders run from 0 (4 KiB) to FRAME_MAX_ORDER (2 MiB), which gives the
+ * 64 KiB (order 4) and 2 MiB (order 9) blocks that back large pages.
+ * Allocation and free are O(FRAME_MAX_ORDER) under one lock.
+ */
+#include "memory.h"
+#include "kernel.h"
+#include "spinlock.h"
+
+#define NONE        0xffffffffu
+#define FRAME_RESERVED  0
+#define FRAME_FREE      1
+#define FRAME_USED      2
+
+struct frame {
+    uint32_t next, prev;    /* free-list links (frame indexes) */
+    uint8_t order;
+    uint8_t state;
+    uint8_t pad[6];
+};
+
+static struct frame *frames;
+static paddr_t base_pa;             /* physical address of frame 0 */
+static uint32_t nframes;
+static uint32_t free_list[FRAME_MAX_ORDER + 1];
+static uint32_t free_count[FRAME_MAX_ORDER + 1];
+static uint64_t free_pages, managed_pages;
+static spinlock_t lock = SPINLOCK_INIT;
+
+static void list_push(uint32_t idx, unsigned order)
+{
+    struct frame *f = &frames[idx];
+    f->state = FRAME_FREE;
+    f->order = (uint8_t)order;
+    f->prev = NONE;
+    f->next = free_list[order];
+    if (f->next != NONE)
+        frames[f->next].prev = idx;
+    free_list[order] = idx;
+    free_count[order]++;
+    free_pages += 1ull << order;
+}
+
+static void list_remove(uint32_t idx)
+{
+    struct frame *f = &frames[idx];
+    if (f->prev != NONE)
+        frames[f->prev].next = f->next;
+    else
+        free_list[f->order] = f->next;
+    if (f->next != NONE)
+        frames[f->next].prev = f->prev;
+    free_count[f->order]--;
+    free_pages -= 1ull << f->order;
+    f->state = FRAME_USED;
+}
+
+/* Is [base, base+size) clear of every reserved range? */
+static bool range_free(paddr_t base, uint64_t size)
+{
+    const struct mem_range *r;
+    unsigned n = mem_reserved_ranges(&r);
+    for (unsigned i = 0; i < n; i++)
+        if (base < r[i].base + r[i].size && r[i].base < base + size)
+            return false;
+    return true;
+}
+
+/* Hand the free frames in [lo, hi) to the lists in maximal aligned blocks. */
+static void add_free_range(uint32_t lo, uint32_t hi)
+{
+    while (lo < hi) {
+        unsigned order = FRAME_MAX_ORDER;
+        while (order && ((lo & ((1u << order) - 1)) || lo + (1u << order) > hi))
+            order--;
+        list_push(lo, order);
+        managed_pages += 1ull << order;
+        lo += 1u << order;
+    }
+}
+
+/* Build the descriptors and free lists from RAM minus reservations. */
+int frame_init(void)
+{
+    const struct mem_range *ram;
+    unsigned nram = mem_ram_ranges(&ram);
+    paddr_t lo = ram[0].base, hi = ram[0].base + ram[0].size;
+    for (unsigned i = 1; i < nram; i++) {
+        lo = MIN(lo, ram[i].base);
+        hi = MAX(hi, ram[i].base + ram[i].size);
+    }
+    base_pa = ALIGN_DOWN(lo, MiB(2));  /* buddies align to absolute frame numbers */
+    nframes = (uint32_t)((hi - lo) >> 12);
+    uint64_t table = ALIGN_UP((uint64_t)nframes * sizeof(struct frame), 4096);
+
+    /* Place the descriptor table in the first free stretch that fits. */
+    paddr_t where = PADDR_INVALID;
+    for (unsigned i = 0; i < nram && where == PADDR_INVALID; i++)
+        for (paddr_t p = ram[i].base; p + table <= ram[i].base + ram[i].size; p += MiB(2) - (p & (MiB(2) - 1)))
+            if (range_free(p, table)) {
+                where = p;
+                break;
+            }
+    if (where == PADDR_INVALID)
+        return -E_NOMEM;
+    mem_reserve(where, table);
+    frames = phys_to_virt(where);
+    memset(frames, 0, table);
+    for (unsigned o = 0; o <= FRAME_MAX_ORDER; o++)
+        free_list[o] = NONE;
+
+    /* Walk every frame: free runs between reservations become blocks. */
+    for (unsigned i = 0; i < nram; i++) {
+        uint32_t first = (uint32_t)((ram[i].base - base_pa) >> 12);
+        uint32_t last = first + (uint32_t)(ram[i].size >> 12);
+        uint32_t run = NONE;
+        for (uint32_t f = first; f < last; f++) {
+            bool ok = range_free(base_pa + ((uint64_t)f << 12), 4096);
+            if (ok && run == NONE)
+                run = f;
+            if (!ok && run != NONE) {
+                add_free_range(run, f);
+                run = NONE;
+            }
+        }
+        if (run != NONE)
+            add_free_range(run, last);
+    }
+    boot_alloc_done();
+    return 0;
+}
+
+/* Allocate 2^order contiguous frames aligned to their size. */
+paddr_t frame_alloc(unsigned order)
+{
+    if (order > FRAME_MAX_ORDER || !frames)
+        return PADDR_INVALID;
+    uint64_t flags = spin_lock_irqsave(&lock);
+    unsigned o = order;
+    while (o <= FRAME_MAX_ORDER && free_list[o] == NONE)
+        o++;
+    if (o > FRAME_MAX_ORDER) {
+        spin_unlock_irqrestore(&lock, flags);
+        return PADDR_INVALID;
+    }
+    uint32_t idx = free_list[o];
+    list_remove(idx);
+    while (o > order) {
+        o--;
+        list_push(idx + (1u << o), o);
+    }
+    frames[idx].order = (uint8_t)order;
+    frames[idx].state = FRAME_USED;
+    spin_unlock_irqrestore(&lock, flags);
+    return base_pa + ((uint64_t)idx << 12);
+}
+
+paddr_t frame_alloc_zeroed(unsigned order)
+{
+    paddr_t pa = frame_alloc(order);
+    if (pa != PADDR_INVALID)
+        memset(phys_to_virt(pa), 0, 4096ull << order);
+    return pa;
+}
+
+/* Return a block; refuses anything frame_alloc did not hand out as such. */
+int frame_free(paddr_t pa, unsigned order)
+{
+    if (order > FRAME_MAX_ORDER || !frames || pa < base_pa || !IS_ALIGNED(pa, 4096ull << order))
+        return -E_INVAL;
+    uint64_t idx64 = (pa - base_pa) >> 12;
+    if (idx64 + (1ull << order) > nframes)
+        return -E_INVAL;
+    uint32_t idx = (uint32_t)idx64;
+    uint64_t flags = spin_lock_irqsave(&lock);
+    if (frames[idx].state != FRAME_USED || frames[idx].order != order) {
+        spin_unlock_irqrestore(&lock, flags);
+        return -E_INVAL;
+    }
+    while (order < FRAME_MAX_ORDER) {
+        uint32_t buddy = idx ^ (1u << order);
+        if (buddy >= nframes || frames[buddy].state != FRAME_FREE || frames[buddy].order != order)
+            break;
+        list_remove(buddy);
+        frames[buddy].state = FRAME_RESERVED;
+        frames[idx].state = FRAME_RESERVED;
+        idx = MIN(idx, buddy);
+        order++;
+    }
+    list_push(idx, order);
+    spin_unlock_irqrestore(&lock, flags);
+    return 0;
+}
+
+uint64_t frame_free_pages(void) { return free_pages; }
+uint64_t frame_managed_pages(void) { return managed_pages; }
+unsigned frame_free_blocks(unsigned order) { return order <= FRAME_MAX_ORDER ? free_count[order] : 0; }

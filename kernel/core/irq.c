@@ -1,0 +1,85 @@
+/*
+ * Interrupt dispatch. The kernel owns only the timer and the
+ * inter-processor interrupts; every other line will be handed to a
+ * user-level driver through an interrupt object.
+ */
+#include "irq.h"
+#include "fdt.h"
+#include "kernel.h"
+#include "cpu.h"
+
+struct handler {
+    irq_handler_t fn;
+    void *arg;
+};
+
+static struct irqchip *chip;
+static struct handler handlers[IRQ_MAX];
+
+/* Pick the GIC driver that matches the device tree and start it. */
+int irq_init(const struct fdt *fdt)
+{
+    static const struct { const char *compat; struct irqchip *chip; } table[] = {
+        { "arm,gic-v3", &gicv3_chip },
+        { "arm,cortex-a15-gic", &gicv2_chip },
+        { "arm,gic-400", &gicv2_chip },
+    };
+    for (unsigned i = 0; i < ARRAY_SIZE(table); i++) {
+        int node = fdt_find_compatible(fdt, -1, table[i].compat);
+        if (node < 0)
+            continue;
+        int err = table[i].chip->init(fdt, node, table[i].chip);
+        if (err)
+            return err;
+        chip = table[i].chip;
+        return 0;
+    }
+    return -E_NOENT;
+}
+
+const struct irqchip *irq_chip(void) { return chip; }
+
+/* Bring up this core's CPU interface. */
+void irq_cpu_init(void)
+{
+    chip->cpu_init(this_cpu()->index);
+}
+
+/* Install the kernel handler for an interrupt line. */
+int irq_register(unsigned irq, irq_handler_t fn, void *arg)
+{
+    if (irq >= IRQ_MAX || !fn)
+        return -E_INVAL;
+    if (handlers[irq].fn)
+        return -E_BUSY;
+    handlers[irq].arg = arg;
+    WRITE_ONCE(handlers[irq].fn, fn);
+    return 0;
+}
+
+/* Enable a line: private lines on this core, shared lines routed here. */
+void irq_enable(unsigned irq)
+{
+    chip->enable(irq, this_cpu()->index);
+}
+
+/* Take every pending interrupt (called with interrupts masked). */
+void irq_handle(void)
+{
+    for (;;) {
+        unsigned irq = chip->ack();
+        if (irq >= IRQ_MAX)
+            return;                 /* spurious: nothing (more) pending */
+        struct handler *h = &handlers[irq];
+        if (h->fn)
+            h->fn(irq, h->arg);
+        else
+            kprintf("irq: unexpected interrupt %u on cpu%u\n", irq, this_cpu()->index);
+        chip->eoi(irq);
+    }
+}
+
+void irq_send_ipi(unsigned cpu_index, unsigned sgi)
+{
+    chip->send_sgi(cpu_index, sgi);
+}

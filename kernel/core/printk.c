@@ -1,0 +1,57 @@
+/*
+ * Kernel console output. kprintf formats (lib/format.c) into a line
+ * buffer and writes it under the console lock, so that lines from
+ * different cores never interleave.
+ */
+#include "kernel.h"
+#include "spinlock.h"
+#include "format.h"
+
+static void (*console_putc)(char c);
+static spinlock_t console_lock = SPINLOCK_INIT;
+
+/* Route console output to a character sink (the UART driver). */
+void console_set_output(void (*putc)(char c))
+{
+    console_putc = putc;
+}
+
+/* Write raw bytes, translating \n to \r\n. Caller holds no lock. */
+void console_write(const char *s, size_t len)
+{
+    if (!console_putc)
+        return;
+    uint64_t flags = spin_lock_irqsave(&console_lock);
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '\n')
+            console_putc('\r');
+        console_putc(s[i]);
+    }
+    spin_unlock_irqrestore(&console_lock, flags);
+}
+
+int kvsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
+{
+    return fmt_vsnprintf(buf, size, fmt, ap);
+}
+
+int ksnprintf(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = kvsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+/* Print to the console; long output is cut at 512 bytes per call. */
+int kprintf(const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = kvsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    console_write(buf, strnlen(buf, sizeof(buf)));
+    return n;
+}

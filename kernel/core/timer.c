@@ -1,0 +1,66 @@
+/*
+ * The tick. Each core programs its architectural timer with an absolute
+ * deadline and advances it by exactly one period per interrupt, so
+ * ticks never drift: a late interrupt is followed by the missed ones
+ * back to back. The rate is CONFIG_HZ unless the boot argument hz=N
+ * (1..10000) says otherwise.
+ */
+#include "timer.h"
+#include "irq.h"
+#include "fdt.h"
+#include "kernel.h"
+#include "cpu.h"
+
+static unsigned hz;
+static unsigned irq_line;
+static uint64_t period;
+
+static void tick(unsigned irq, void *arg)
+{
+    struct cpu *c = this_cpu();
+    c->ticks++;
+    c->next_tick += period;
+    arch_timer_set_deadline(c->next_tick);
+}
+
+/* Read the virtual timer's interrupt from the device tree. */
+int timer_init(const struct fdt *fdt)
+{
+    int node = fdt_find_compatible(fdt, -1, "arm,armv8-timer");
+    if (node < 0)
+        node = fdt_find_compatible(fdt, -1, "arm,armv7-timer");
+    uint32_t len;
+    const uint8_t *irqs = node >= 0 ? fdt_prop(fdt, node, "interrupts", &len) : NULL;
+    if (!irqs || len < 36)
+        return -E_NOENT;
+    irq_line = be32(irqs + 24 + 4) + 16;    /* third entry: the virtual timer PPI */
+    uint64_t want = cmdline_get_u64("hz", CONFIG_HZ);
+    hz = (want >= 1 && want <= 10000) ? (unsigned)want : CONFIG_HZ;
+    period = arch_counter_freq() / hz;
+    return irq_register(irq_line, tick, NULL);
+}
+
+/* Start this core's tick. */
+void timer_cpu_init(void)
+{
+    struct cpu *c = this_cpu();
+    c->next_tick = arch_counter() + period;
+    arch_timer_set_deadline(c->next_tick);
+    irq_enable(irq_line);
+}
+
+unsigned timer_hz(void) { return hz; }
+unsigned timer_irq(void) { return irq_line; }
+
+uint64_t timer_ns(void)
+{
+    uint64_t f = arch_counter_freq(), t = arch_counter();
+    return (t / f) * 1000000000ull + (t % f) * 1000000000ull / f;
+}
+
+void timer_delay_us(uint64_t us)
+{
+    uint64_t end = arch_counter() + us * arch_counter_freq() / 1000000;
+    while (arch_counter() < end)
+        arch_cpu_relax();
+}

@@ -1,0 +1,57 @@
+/*
+ * The architecture contract: everything generic kernel code may ask of
+ * the CPU architecture. Each architecture provides these, inline ones in
+ * <arch/arch_ops.h> and the rest in kernel/arch/<arch>/. Generic code
+ * includes only this header, never a file from an arch folder.
+ */
+#ifndef PETREL_ARCH_H
+#define PETREL_ARCH_H
+
+#include "types.h"
+
+struct cpu;
+struct trapframe;
+
+/* Interrupt masking on this core. */
+static inline void arch_irq_enable(void);
+static inline void arch_irq_disable(void);
+static inline uint64_t arch_irq_save(void);        /* mask, return old state */
+static inline void arch_irq_restore(uint64_t state);
+
+/* Per-core state: the running core's `struct cpu`. */
+static inline struct cpu *arch_this_cpu(void);
+static inline void arch_set_this_cpu(struct cpu *c);
+static inline uint64_t arch_cpu_hwid(void);         /* MPIDR affinity bits */
+const char *arch_cpu_name(void);                    /* "Cortex-A53" */
+
+/* Idle and barriers. */
+static inline void arch_wait_for_interrupt(void);
+static inline void arch_mb(void);                   /* full barrier */
+static inline void arch_cpu_relax(void);
+
+/* The free-running system counter and the per-core tick timer. */
+static inline uint64_t arch_counter(void);
+static inline uint64_t arch_counter_freq(void);
+static inline void arch_timer_set_deadline(uint64_t counter_value);
+static inline void arch_timer_stop(void);
+
+/* Memory management (arch/aarch64/mmu.c). */
+void arch_mmu_init_kernel(paddr_t ram_lo, paddr_t ram_hi);
+int arch_map_device(paddr_t pa, uint64_t size, void **va_out);
+void arch_mmu_enable_wxn(void);
+void arch_mmu_secondary_init(void);
+
+/* User entry and exceptions (arch/aarch64/). */
+NORETURN void arch_enter_user(struct trapframe *tf);
+void arch_trap_init(void);
+void arch_dump_frame(const struct trapframe *tf);
+
+/* Firmware (PSCI) calls (arch/aarch64/psci.c). */
+int arch_firmware_init(const void *fdt_blob);
+int arch_cpu_start(uint64_t hwid, unsigned index);
+NORETURN void arch_system_off(void);
+NORETURN void arch_system_fail(int status);
+
+#include <arch/arch_ops.h>
+
+#endif

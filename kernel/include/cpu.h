@@ -1,0 +1,40 @@
+/* Per-core state and SMP bring-up. */
+#ifndef PETREL_CPU_H
+#define PETREL_CPU_H
+
+#include "kernel.h"
+#include "arch.h"
+
+struct thread;
+struct fdt;
+
+struct cpu {
+    unsigned index;             /* logical number, 0 = boot core */
+    uint64_t hwid;              /* MPIDR affinity from the device tree */
+    volatile uint32_t online;   /* set by the core itself once running */
+    volatile uint64_t ticks;    /* timer interrupts taken */
+    uint64_t next_tick;         /* counter value of the next tick */
+    volatile uint64_t ipis;     /* inter-processor interrupts taken */
+    struct thread *current;     /* the thread running here, or NULL */
+    void (*volatile work)(void *); /* run by the IPI handler (self tests) */
+    void *work_arg;
+    volatile uint32_t work_done;
+};
+
+extern struct cpu cpus[CONFIG_MAX_CPUS];
+extern unsigned ncpus_present;  /* cores named in the device tree (capped) */
+
+static inline struct cpu *this_cpu(void) { return arch_this_cpu(); }
+
+/* Discover cores from /cpus (smp.c). */
+int smp_discover(const struct fdt *fdt);
+/* Start every secondary core and wait for it; returns cores online. */
+unsigned smp_boot_secondaries(void);
+unsigned smp_online_count(void);
+void smp_init_boot_cpu(void);
+
+/* Entry of a secondary core once its MMU is on (smp.c). */
+NORETURN void secondary_main(unsigned index);
+NORETURN void cpu_idle_loop(void);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * Interrupt controller interface. The platform's GIC driver (v2 or v3,
+ * chosen from the device tree) fills in a struct irqchip; generic code
+ * only calls the irq_* functions below.
+ */
+#ifndef PETREL_IRQ_H
+#define PETREL_IRQ_H
+
+#include "types.h"
+
+struct fdt;
+
+#define IRQ_MAX         1020
+#define IRQ_SPURIOUS    1023
+#define IRQ_SGI_WAKE    0       /* inter-processor interrupt: wake up / reschedule */
+#define IRQ_SGI_TEST    1       /* inter-processor interrupt used by self tests */
+
+struct irqchip {
+    const char *name;
+    unsigned version;                       /* 2 or 3 */
+    paddr_t dist_base, cpu_base;            /* GICD, GICC (v2) or GICR (v3) */
+    int (*init)(const struct fdt *fdt, int node, struct irqchip *chip);
+    void (*cpu_init)(unsigned cpu_index);
+    void (*enable)(unsigned irq, unsigned cpu_index);
+    void (*disable)(unsigned irq);
+    unsigned (*ack)(void);
+    void (*eoi)(unsigned irq);
+    void (*send_sgi)(unsigned cpu_index, unsigned sgi);
+};
+
+typedef void (*irq_handler_t)(unsigned irq, void *arg);
+
+int irq_init(const struct fdt *fdt);
+const struct irqchip *irq_chip(void);
+void irq_cpu_init(void);
+int irq_register(unsigned irq, irq_handler_t handler, void *arg);
+void irq_enable(unsigned irq);
+void irq_handle(void);                  /* called by the exception path */
+void irq_send_ipi(unsigned cpu_index, unsigned sgi);
+
+/* The GIC drivers (plat/qemu-virt). */
+extern struct irqchip gicv2_chip, gicv3_chip;
+
+#endif

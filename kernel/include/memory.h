@@ -1,0 +1,42 @@
+/*
+ * Physical memory: the RAM ranges from the device tree, the ranges that
+ * must never be handed out (kernel image, device tree, boot image,
+ * firmware reservations), and the buddy allocator that serves the rest
+ * in 4 KiB pages and power-of-two blocks up to 2 MiB.
+ */
+#ifndef PETREL_MEMORY_H
+#define PETREL_MEMORY_H
+
+#include "types.h"
+
+struct fdt;
+
+struct mem_range {
+    paddr_t base;
+    uint64_t size;
+};
+
+#define FRAME_ORDER_4K      0
+#define FRAME_ORDER_64K     4
+#define FRAME_ORDER_2M      9
+#define FRAME_MAX_ORDER     9
+
+/* memory.c */
+int mem_discover(const struct fdt *fdt, paddr_t dtb_pa);
+void mem_reserve(paddr_t base, uint64_t size);
+unsigned mem_ram_ranges(const struct mem_range **out);
+unsigned mem_reserved_ranges(const struct mem_range **out);
+uint64_t mem_total(void);
+paddr_t boot_page_alloc(void);          /* early page-table pages */
+void boot_alloc_done(void);
+
+/* frame.c: the buddy allocator. */
+int frame_init(void);
+paddr_t frame_alloc(unsigned order);    /* PADDR_INVALID if none */
+paddr_t frame_alloc_zeroed(unsigned order);
+int frame_free(paddr_t pa, unsigned order);  /* -E_INVAL on a bad or double free */
+uint64_t frame_free_pages(void);
+uint64_t frame_managed_pages(void);
+unsigned frame_free_blocks(unsigned order);
+
+#endif

@@ -1,0 +1,16 @@
+/* The per-core periodic tick, driven by the architectural timer. */
+#ifndef PETREL_TIMER_H
+#define PETREL_TIMER_H
+
+#include "types.h"
+
+struct fdt;
+
+int timer_init(const struct fdt *fdt);   /* find the timer's interrupt, pick the rate */
+void timer_cpu_init(void);               /* start ticking on this core */
+unsigned timer_hz(void);
+unsigned timer_irq(void);
+uint64_t timer_ns(void);                 /* nanoseconds since the counter started */
+void timer_delay_us(uint64_t us);        /* busy wait */
+
+#endif

@@ -1,0 +1,98 @@
+/*
+ * GICv2 driver: distributor (GICD) and memory-mapped CPU interface
+ * (GICC). All interrupts are group 0 with one priority; SPIs are routed
+ * to the boot core unless enabled for another.
+ */
+#include "irq.h"
+#include "fdt.h"
+#include "kernel.h"
+#include "cpu.h"
+
+#define GICD_CTLR       0x000
+#define GICD_TYPER      0x004
+#define GICD_ISENABLER  0x100
+#define GICD_ICENABLER  0x180
+#define GICD_IPRIORITYR 0x400
+#define GICD_ITARGETSR  0x800
+#define GICD_ICFGR      0xc00
+#define GICD_SGIR       0xf00
+#define GICC_CTLR       0x000
+#define GICC_PMR        0x004
+#define GICC_BPR        0x008
+#define GICC_IAR        0x00c
+#define GICC_EOIR       0x010
+
+static volatile uint8_t *gicd, *gicc;
+static uint8_t cpu_target[CONFIG_MAX_CPUS];   /* GIC CPU interface bit per core */
+
+static inline volatile uint32_t *d32(unsigned off) { return (volatile uint32_t *)(gicd + off); }
+static inline volatile uint32_t *c32(unsigned off) { return (volatile uint32_t *)(gicc + off); }
+
+static int v2_init(const struct fdt *fdt, int node, struct irqchip *chip)
+{
+    uint64_t dbase, dsize, cbase, csize;
+    if (!fdt_reg(fdt, node, 0, &dbase, &dsize) || !fdt_reg(fdt, node, 1, &cbase, &csize))
+        return -E_BADFORMAT;
+    void *va;
+    if (arch_map_device(dbase, 0x1000, &va))
+        return -E_NOMEM;
+    gicd = va;
+    if (arch_map_device(cbase, 0x2000, &va))
+        return -E_NOMEM;
+    gicc = va;
+    chip->dist_base = dbase;
+    chip->cpu_base = cbase;
+
+    unsigned lines = 32 * ((*d32(GICD_TYPER) & 0x1f) + 1);
+    *d32(GICD_CTLR) = 0;
+    for (unsigned i = 32; i < lines && i < IRQ_MAX; i += 32)
+        *d32(GICD_ICENABLER + i / 8) = 0xffffffff;
+    for (unsigned i = 32; i < lines && i < IRQ_MAX; i += 4) {
+        *d32(GICD_IPRIORITYR + i) = 0xa0a0a0a0;
+        *d32(GICD_ITARGETSR + i) = 0x01010101;
+    }
+    *d32(GICD_CTLR) = 1;
+    return 0;
+}
+
+static void v2_cpu_init(unsigned cpu_index)
+{
+    /* GICD_ITARGETSR0 reads back this interface's own bit. */
+    cpu_target[cpu_index] = (uint8_t)(*d32(GICD_ITARGETSR) & 0xff);
+    *d32(GICD_ICENABLER) = 0xffff0000;      /* PPIs off until asked for */
+    *d32(GICD_ISENABLER) = 0x0000ffff;      /* SGIs on */
+    for (unsigned i = 0; i < 32; i += 4)
+        *d32(GICD_IPRIORITYR + i) = 0xa0a0a0a0;
+    *c32(GICC_PMR) = 0xf0;
+    *c32(GICC_BPR) = 0;
+    *c32(GICC_CTLR) = 1;
+}
+
+static void v2_enable(unsigned irq, unsigned cpu_index)
+{
+    if (irq >= 32) {
+        volatile uint8_t *t = gicd + GICD_ITARGETSR + irq;
+        *t = cpu_target[cpu_index] ? cpu_target[cpu_index] : 1;
+    }
+    *d32(GICD_ISENABLER + (irq / 32) * 4) = 1u << (irq % 32);
+}
+
+static void v2_disable(unsigned irq)
+{
+    *d32(GICD_ICENABLER + (irq / 32) * 4) = 1u << (irq % 32);
+}
+
+static unsigned v2_ack(void) { return *c32(GICC_IAR) & 0x3ff; }
+static void v2_eoi(unsigned irq) { *c32(GICC_EOIR) = irq; }
+
+static void v2_send_sgi(unsigned cpu_index, unsigned sgi)
+{
+    dsb(ishst);
+    *d32(GICD_SGIR) = ((uint32_t)cpu_target[cpu_index] << 16) | (sgi & 15);
+}
+
+struct irqchip gicv2_chip = {
+    .name = "GICv2", .version = 2,
+    .init = v2_init, .cpu_init = v2_cpu_init, .enable = v2_enable,
+    .disable = v2_disable, .ack = v2_ack, .eoi = v2_eoi, .send_sgi = v2_send_sgi,
+};

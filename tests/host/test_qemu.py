@@ -1,0 +1,88 @@
+"""QEMU command lines, and real runs of tiny fake kernels."""
+import time
+
+import pytest
+
+from petrel import qemu
+from petrel.qemu import Machine
+
+
+# Returns the value following `flag` in argv.
+def value(argv, flag):
+    return argv[argv.index(flag) + 1]
+
+
+def test_test_argv_has_machine_boot_files_and_captured_serial():
+    argv = qemu.build_argv("k.bin", "img.pbi", Machine("cortex-a72", 3, 4, "1G"), "ktest x=1")
+    assert argv[0] == "qemu-system-aarch64"
+    assert value(argv, "-M") == "virt,gic-version=3"
+    assert value(argv, "-cpu") == "cortex-a72"
+    assert value(argv, "-smp") == "4" and value(argv, "-m") == "1G"
+    assert value(argv, "-kernel") == "k.bin" and value(argv, "-initrd") == "img.pbi"
+    assert value(argv, "-append") == "ktest x=1"
+    assert value(argv, "-serial") == "stdio" and value(argv, "-monitor") == "none"
+    assert value(argv, "-semihosting-config") == "enable=on,target=native"
+    assert value(argv, "-display") == "none" and "-no-reboot" in argv
+    assert "-icount" not in argv and "-gdb" not in argv and "-S" not in argv
+
+
+def test_interactive_argv_puts_monitor_on_terminal_and_gdb_waits():
+    argv = qemu.build_argv("k.bin", "img.pbi", Machine(), interactive=True, gdb_port=1234)
+    assert value(argv, "-serial") == "mon:stdio" and "-monitor" not in argv
+    assert value(argv, "-gdb") == "tcp::1234" and "-S" in argv
+    assert value(argv, "-M") == "virt,gic-version=2" and value(argv, "-cpu") == "cortex-a53"
+    assert value(argv, "-append") == ""
+
+
+def test_icount_and_no_image():
+    argv = qemu.build_argv("k.bin", None, Machine(icount=True))
+    assert value(argv, "-icount") == "shift=0,align=off,sleep=off"
+    assert "-initrd" not in argv
+
+
+@pytest.mark.parametrize("machine, message", [
+    (Machine(cpu="max"), "cpu"),
+    (Machine(gic=4), "gic"),
+    (Machine(smp=0), "smp"),
+    (Machine(gic=2, smp=9), "at most 8"),
+    (Machine(mem="lots"), "mem"),
+])
+def test_bad_machines_are_rejected(machine, message):
+    with pytest.raises(ValueError, match=message):
+        qemu.build_argv("k.bin", None, machine)
+
+
+def test_gicv3_allows_many_cores():
+    assert value(qemu.build_argv("k", None, Machine(gic=3, smp=16)), "-smp") == "16"
+
+
+def test_missing_qemu_is_explained():
+    with pytest.raises(qemu.QemuMissing, match="petrel setup"):
+        qemu.run(["qemu-system-does-not-exist", "-version"], 5)
+
+
+def test_console_normalises_line_ends():
+    assert qemu.decode_console(b"a\r\nb\rc\n\xff") == "a\nb\nc\n\ufffd"
+
+
+def test_run_returns_psci_exit_and_console(fake_kernel):
+    kernel = fake_kernel("hello from the guest\r\n", "psci")
+    status, console = qemu.run(qemu.build_argv(kernel, None, Machine()), 20)
+    assert status == 0
+    assert console == "hello from the guest\n"
+
+
+def test_run_returns_semihosting_exit_status(fake_kernel):
+    kernel = fake_kernel("PANIC: boom\n", 3)
+    status, console = qemu.run(qemu.build_argv(kernel, None, Machine(cpu="cortex-a72", gic=3, smp=2)), 20)
+    assert status == 3 and "PANIC: boom" in console
+
+
+def test_run_times_out_and_kills_qemu(fake_kernel):
+    kernel = fake_kernel("stuck\n", "hang")
+    start = time.monotonic()
+    status, console = qemu.run(qemu.build_argv(kernel, None, Machine()), 1.0)
+    assert status is None
+    assert "stuck" in console
+    assert time.monotonic() - start < 10
+    assert not qemu._live

@@ -1,0 +1,94 @@
+"""System descriptions (systems/*.toml) and their packing into boot images."""
+import pytest
+
+from petrel import bootimage, systems
+
+GOOD = """
+[system]
+name = "demo"
+
+[[program]]
+name = "root"
+binary = "user/root"
+
+[[program]]
+name = "hello"
+binary = "user/hello"
+
+[[file]]
+name = "etc/motd"
+path = "motd.txt"
+
+[[file]]
+name = "fixture"
+path = "build/test/data.bin"
+"""
+
+
+# Writes a fake repository with systems/demo.toml and built user programs.
+@pytest.fixture
+def repo(tmp_path, elf):
+    (tmp_path / "systems").mkdir()
+    (tmp_path / "build" / "user").mkdir(parents=True)
+    (tmp_path / "build" / "test").mkdir()
+    (tmp_path / "build" / "user" / "root.elf").write_bytes(elf(b"root"))
+    (tmp_path / "build" / "user" / "hello.elf").write_bytes(elf(b"hello"))
+    (tmp_path / "motd.txt").write_text("welcome\n")
+    (tmp_path / "build" / "test" / "data.bin").write_bytes(b"\x01\x02")
+    return tmp_path
+
+
+# Writes systems/demo.toml with `text` and returns its path.
+def write(repo, text):
+    path = repo / "systems" / "demo.toml"
+    path.write_text(text)
+    return path
+
+
+def test_pack_system_writes_programs_then_files(repo, elf):
+    out = systems.pack_system(write(repo, GOOD), repo)
+    assert out == repo / "build" / "images" / "demo.pbi"
+    entries = bootimage.unpack(out.read_bytes())
+    assert [(e.name, e.flags) for e in entries] == [
+        ("root", 1), ("hello", 1), ("etc/motd", 0), ("fixture", 0)]
+    assert entries[1].data == elf(b"hello")
+    assert entries[2].data == b"welcome\n" and entries[3].data == b"\x01\x02"
+
+
+def test_system_name_defaults_to_file_stem(repo):
+    path = write(repo, '[[program]]\nname = "root"\nbinary = "user/root"\n')
+    assert systems.load_system(path, repo).name == "demo"
+
+
+@pytest.mark.parametrize("text, message", [
+    (GOOD + "\n[extra]\n", "systems/demo.toml: unknown key 'extra'"),
+    (GOOD.replace('binary = "user/hello"', 'binary = "user/hello"\nprio = 3'),
+     r"\[\[program\]\] #2: unknown key 'prio'"),
+    (GOOD.replace('name = "demo"', 'name = "demo"\nversion = 1'), r"\[system\]: unknown key 'version'"),
+    (GOOD.replace('path = "motd.txt"', 'path = "motd.txt"\nmode = 1'), r"\[\[file\]\] #1: unknown key 'mode'"),
+    (GOOD.replace('name = "hello"', 'name = "root"'), "key 'name': 'root' is used twice"),
+    (GOOD.replace('binary = "user/hello"', ''), "program 'hello': key 'binary'"),
+    (GOOD.replace('name = "hello"', 'name = "he llo"'), "key 'name'.*only letters"),
+    ('[[file]]\nname = "x"\npath = "motd.txt"\n', "first is the root task"),
+    ("[[program]\n", "systems/demo.toml"),
+])
+def test_load_errors_name_file_and_key(repo, text, message):
+    with pytest.raises(systems.SystemConfigError, match=message):
+        systems.pack_system(write(repo, text), repo)
+
+
+def test_missing_binary_and_file_are_reported(repo):
+    (repo / "build" / "user" / "hello.elf").unlink()
+    with pytest.raises(systems.SystemConfigError, match="'hello' key 'binary': build/user/hello.elf does not exist"):
+        systems.pack_system(write(repo, GOOD), repo)
+    (repo / "motd.txt").unlink()
+    with pytest.raises(systems.SystemConfigError, match="'etc/motd' key 'path': motd.txt"):
+        systems.pack_system(write(repo, GOOD.replace("user/hello", "user/root")), repo)
+
+
+def test_repository_default_system_is_valid():
+    from conftest import REPO
+    system = systems.load_system(REPO / "systems" / "default.toml", REPO)
+    assert system.name == "default"
+    assert system.items[0].name == "root"
+    assert system.items[0].path == REPO / "build" / "user" / "root.elf"

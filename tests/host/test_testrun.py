@@ -1,0 +1,164 @@
+"""The guest test runner: judging consoles, and real runs of fake kernels."""
+import pytest
+
+from petrel import bootimage, cases, testrun
+
+
+# Returns one case parsed from the body of a [[case]] table.
+def case(body: str) -> cases.Case:
+    return cases.parse_cases(f'[[case]]\nname = "c"\n{body}\n', steps=testrun.PRE_STEPS)[0]
+
+
+# Returns the statuses of evaluate()'s outcomes as a list of (name, status).
+def statuses(outcomes):
+    return [(o.name, o.status) for o in outcomes]
+
+
+def test_passing_boot():
+    reasons, outcomes = testrun.evaluate(case('expect = ["Petrel", "cores: 1"]'), 0, "Petrel\ncores: 1\n")
+    assert reasons == [] and statuses(outcomes) == [("c", "ok")]
+
+
+def test_expect_must_match_in_order():
+    reasons, _ = testrun.evaluate(case('expect = ["b", "a"]'), 0, "a\nb\n")
+    assert reasons == ["expected /a/ not found on the console after the previous expected text"]
+    reasons, _ = testrun.evaluate(case(r'expect = ["^cores: \\d+$"]'), 0, "x cores: 2\ncores: 2\n")
+    assert reasons == []
+
+
+def test_wrong_exit_timeout_and_panic_fail():
+    c = case("")
+    assert testrun.evaluate(c, 1, "")[0] == ["exit status 1, expected 0"]
+    assert "timeout" in testrun.evaluate(c, None, "")[0][0]
+    reasons, outcomes = testrun.evaluate(c, 0, "boot\nPANIC: data abort at 0x0\n")
+    assert reasons == ["kernel panic: PANIC: data abort at 0x0"] and outcomes[0].status == "FAIL"
+
+
+def test_expect_exit_nonzero_and_allow_panic():
+    c = case('expect_exit = "nonzero"\nallow_panic = true\nexpect = ["PANIC"]')
+    assert testrun.evaluate(c, 3, "PANIC: on purpose\n")[0] == []
+    assert testrun.evaluate(c, 0, "PANIC: on purpose\n")[0] == ["exit status 0, expected non-zero"]
+
+
+def test_tap_case_reports_each_test_and_missing_ones():
+    console = "1..4\nok 1 - alpha\nnot ok 2 - beta\n# got 0\nok 3 - gamma # SKIP later\nPANIC: oops\n"
+    reasons, outcomes = testrun.evaluate(case("tap = true"), 1, console)
+    assert statuses(outcomes) == [("c", "FAIL"), ("c/alpha", "ok"), ("c/beta", "FAIL"),
+                                  ("c/gamma", "skip"), ("c/4", "FAIL")]
+    assert outcomes[2].detail == "not ok 2; got 0"
+    assert outcomes[4].detail == "planned but never reported"
+    assert reasons[0] == "exit status 1, expected 0" and "PANIC" in reasons[1]
+
+
+def test_tap_case_without_plan_fails():
+    reasons, outcomes = testrun.evaluate(case("tap = true"), 0, "ok 1 - a\n")
+    assert reasons == ["no TAP plan (1..N) on the console"]
+    assert statuses(outcomes) == [("c", "FAIL"), ("c/a", "ok")]
+
+
+def test_tally_summary_line():
+    tally = testrun.Tally()
+    tally.add([testrun.Outcome("a", "ok"), testrun.Outcome("b", "FAIL"), testrun.Outcome("c", "ok")])
+    assert tally.summary() == "2 passed, 1 failed"
+    tally.add([testrun.Outcome("d", "skip")])
+    assert tally.summary() == "2 passed, 1 failed, 1 skipped"
+
+
+def test_junit_outcomes(tmp_path):
+    xml = tmp_path / "r.xml"
+    xml.write_text("""<?xml version="1.0"?><testsuites><testsuite>
+<testcase classname="tests.host.test_x" name="test_ok"/>
+<testcase classname="tests.host.test_x" name="test_bad"><failure message="x"/></testcase>
+<testcase classname="tests.host.test_x" name="test_err"><error message="x"/></testcase>
+<testcase classname="tests.host.test_x" name="test_skip"><skipped message="x"/></testcase>
+</testsuite></testsuites>""")
+    assert statuses(testrun.junit_outcomes(xml)) == [
+        ("host/test_x::test_ok", "ok"), ("host/test_x::test_bad", "FAIL"),
+        ("host/test_x::test_err", "FAIL"), ("host/test_x::test_skip", "skip")]
+
+
+def test_format_case_shows_counter_tests_reasons_and_console_tail(tmp_path):
+    c = case("tap = true")
+    console = "".join(f"line {i}\n" for i in range(40)) + "1..1\nnot ok 1 - x\n"
+    reasons, outcomes = testrun.evaluate(c, 0, console)
+    result = testrun.CaseResult(c, outcomes, reasons, console, 0.42, tmp_path / "c.log")
+    lines = testrun.format_case(result, 3, 25, tmp_path)
+    assert lines[0] == "[ 3/25] c ... FAIL (0.4s, 1 tests)"
+    assert lines[1].split() == ["FAIL", "c/x", "(not", "ok", "1)"]
+    assert "last 30 console lines" in lines[2]
+    assert lines[-1].endswith("| not ok 1 - x") and len(lines) == 33
+
+
+# Builds a fake repository whose kernel flavours are fake kernels.
+@pytest.fixture
+def fake_repo(tmp_path, fake_kernel, elf):
+    (tmp_path / "build" / "user").mkdir(parents=True)
+    (tmp_path / "build" / "user" / "root.elf").write_bytes(elf(b"root task"))
+    for flavour, text, end in (("kernel", "Petrel\ncores: 1\n", "psci"),
+                               ("kernel-test", "1..2\nok 1 - a\nnot ok 2 - b\n", 1),
+                               ("kernel-hang", "1..2\nok 1 - a\n", "hang")):
+        (tmp_path / "build" / flavour).mkdir()
+        (tmp_path / "build" / flavour / "kernel.bin").write_bytes(fake_kernel(text, end).read_bytes())
+    (tmp_path / "data.txt").write_text("data")
+    return tmp_path
+
+
+def test_guest_cases_run_in_qemu_end_to_end(fake_repo, capsys):
+    text = """
+[defaults]
+timeout = 10
+[[case]]
+name = "boot/ok"
+expect = ["Petrel", "cores: {smp}"]
+files = [["notes", "data.txt"]]
+[[case]]
+name = "ktest"
+kernel = "kernel-test"
+tap = true
+expect_exit = "nonzero"
+[[case]]
+name = "hang"
+kernel = "kernel-hang"
+tap = true
+timeout = 1
+[[case]]
+name = "unbuilt"
+kernel = "kernel-nope"
+"""
+    selected = cases.parse_cases(text, steps=testrun.PRE_STEPS)
+    results = {r.case.name: r for r in testrun.run_guest(selected, 2, fake_repo)}
+    assert statuses(results["boot/ok"].outcomes) == [("boot/ok", "ok")]
+    assert statuses(results["ktest"].outcomes) == [("ktest", "ok"), ("ktest/a", "ok"), ("ktest/b", "FAIL")]
+    assert statuses(results["hang"].outcomes) == [("hang", "FAIL"), ("hang/a", "ok"), ("hang/2", "FAIL")]
+    assert "does not exist" in results["unbuilt"].reasons[0]
+    log = fake_repo / "build" / "test" / "logs" / "boot" / "ok.log"
+    assert "cores: 1" in log.read_text() and "-initrd" in log.read_text()
+    image = bootimage.unpack((fake_repo / "build" / "test" / "images" / "boot_ok.pbi").read_bytes())
+    assert [e.name for e in image] == ["root", "notes"]
+    out = capsys.readouterr().out
+    assert "/4] boot/ok ... ok (" in out and "FAIL ktest/b" in out
+
+
+def test_missing_program_fails_the_case_without_booting(fake_repo):
+    c, = cases.parse_cases('[[case]]\nname = "x"\nprograms = ["root", "nothere"]\n')
+    result = testrun.run_case(c, fake_repo, {})
+    assert result.failed and "build/user/nothere.elf does not exist" in result.reasons[0]
+
+
+def test_failed_preparation_step_fails_its_cases(fake_repo):
+    c, = cases.parse_cases('[[case]]\nname = "x"\npre = ["dtb-fixtures"]\n', steps=testrun.PRE_STEPS)
+    failed = testrun.run_pre_steps([c], fake_repo)  # no good.dts in the fake repository
+    assert "good.dts is missing" in failed["dtb-fixtures"]
+    result = testrun.run_case(c, fake_repo, failed)
+    assert result.failed and "preparation step 'dtb-fixtures' failed" in result.reasons[0]
+
+
+def test_runner_errors_become_case_failures(fake_repo, monkeypatch):
+    from petrel import qemu
+
+    def no_qemu(argv, timeout):
+        raise qemu.QemuMissing("qemu-system-aarch64 not found")
+    monkeypatch.setattr(qemu, "run", no_qemu)
+    selected = cases.parse_cases('[[case]]\nname = "x"\n')
+    result, = testrun.run_guest(selected, 1, fake_repo)
+    assert result.failed and result.reasons == ["runner error: qemu-system-aarch64 not found"]

@@ -1,0 +1,237 @@
+"""Guest test cases: `tests/guest/cases.toml` read, checked and expanded.
+
+Each [[case]] boots the real system once in QEMU. [defaults] gives values for
+keys a case leaves out. A `matrix` table expands a case into one case per
+combination of its values, in the order cpu, gic, smp, mem, with a name
+suffix such as "-a53-gicv2-smp1":
+
+    [[case]]
+    name = "boot"
+    expect = ["cores: {smp}"]
+    matrix = { cpu = ["cortex-a53", "cortex-a72"], gic = [2, 3], smp = [1, 4] }
+
+Placeholders {name} {cpu} {cpu_short} {gic} {smp} {mem} in `expect` and
+`append` are replaced by the case's own values (every case, matrix or not).
+Only these exact names are replaced, so regex braces such as `\\d{2}` stay as
+they are; `{{` and `}}` give literal braces, as with str.format.
+"""
+import fnmatch
+import itertools
+import re
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from petrel import bootimage, qemu
+
+MATRIX_KEYS = ("cpu", "gic", "smp", "mem")
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
+KERNEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+PLACEHOLDER_RE = re.compile(r"\{\{|\}\}|\{(name|cpu|cpu_short|gic|smp|mem)\}")
+
+
+class CaseError(ValueError):
+    """cases.toml is malformed."""
+
+
+@dataclass
+class Case:
+    """One boot of the system under test, with what its console must show."""
+    name: str
+    kernel: str = "kernel"
+    programs: list = field(default_factory=lambda: ["root"])
+    files: list = field(default_factory=list)
+    cpu: str = "cortex-a53"
+    gic: int = 2
+    smp: int = 1
+    mem: str = "512M"
+    icount: bool = False
+    append: str = ""
+    tap: bool = False
+    expect: list = field(default_factory=list)
+    expect_exit: object = 0
+    timeout: float = 30
+    pre: list = field(default_factory=list)
+    allow_panic: bool = False
+
+    # The QEMU machine this case boots on.
+    def machine(self) -> qemu.Machine:
+        return qemu.Machine(self.cpu, self.gic, self.smp, self.mem, self.icount)
+
+    # File-system-safe form of the case name (used for its boot image).
+    def slug(self) -> str:
+        return self.name.replace("/", "_")
+
+
+# Each key a case may set, with the check its value must pass.
+FIELD_TYPES = {
+    "name": str, "kernel": str, "programs": list, "files": list, "cpu": str, "gic": int,
+    "smp": int, "mem": str, "icount": bool, "append": str, "tap": bool, "expect": list,
+    "expect_exit": (int, str), "timeout": (int, float), "pre": list, "allow_panic": bool,
+}
+CASE_KEYS = set(FIELD_TYPES) | {"matrix"}
+
+
+# Returns the short CPU name used in matrix suffixes: "cortex-a53" -> "a53".
+def cpu_short(cpu: str) -> str:
+    return cpu.removeprefix("cortex-")
+
+
+# Returns the name suffix for one matrix combination, e.g. "-a53-gicv2-smp1".
+def matrix_suffix(combo: dict) -> str:
+    parts = {"cpu": lambda v: cpu_short(v), "gic": lambda v: f"gicv{v}",
+             "smp": lambda v: f"smp{v}", "mem": lambda v: f"mem{v}"}
+    return "".join("-" + parts[key](combo[key]) for key in MATRIX_KEYS if key in combo)
+
+
+# Replaces the known {placeholders} of `text` with the values of `case`.
+def fill(text: str, case: Case) -> str:
+    values = {"name": case.name, "cpu": case.cpu, "cpu_short": cpu_short(case.cpu),
+              "gic": str(case.gic), "smp": str(case.smp), "mem": case.mem}
+
+    def sub(match: re.Match) -> str:
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            return token[0]
+        return values[match.group(1)]
+    return PLACEHOLDER_RE.sub(sub, text)
+
+
+# Raises CaseError unless every key of `table` is known and has the right type.
+def check_fields(where: str, table: dict) -> None:
+    for key, value in table.items():
+        if key not in CASE_KEYS:
+            raise CaseError(f"{where}: unknown key {key!r}")
+        if key == "matrix":
+            continue
+        wanted = FIELD_TYPES[key]
+        if isinstance(value, bool) and wanted not in (bool, list, str):
+            raise CaseError(f"{where}: key {key!r} must be {type_name(wanted)}, not a boolean")
+        if not isinstance(value, wanted):
+            raise CaseError(f"{where}: key {key!r} must be {type_name(wanted)}")
+
+
+# Describes an isinstance() type spec for messages.
+def type_name(wanted) -> str:
+    if isinstance(wanted, tuple):
+        return " or ".join(t.__name__ for t in wanted)
+    return wanted.__name__
+
+
+# Checks the values of a fully expanded case; raises CaseError.
+def check_case(where: str, case: Case, steps) -> None:
+    if not NAME_RE.fullmatch(case.name) or ".." in case.name or case.name.endswith("/"):
+        raise CaseError(f"{where}: bad name {case.name!r} (letters, digits and . _ / -)")
+    if not KERNEL_RE.fullmatch(case.kernel):
+        raise CaseError(f"{where}: key 'kernel': {case.kernel!r} is not a kernel name")
+    try:
+        qemu.check_machine(case.machine())
+    except ValueError as err:
+        raise CaseError(f"{where}: {err}") from None
+    if not all(isinstance(p, str) for p in case.programs):
+        raise CaseError(f"{where}: key 'programs' must be a list of program names")
+    if not all(isinstance(f, list) and len(f) == 2 and all(isinstance(x, str) for x in f)
+               for f in case.files):
+        raise CaseError(f"{where}: key 'files' must be a list of [image name, path] pairs")
+    if case.files and not case.programs:
+        raise CaseError(f"{where}: key 'files' needs 'programs': entry 0 must be the root task")
+    for name in case.programs + [f[0] for f in case.files]:
+        try:
+            bootimage.check_name(name)
+        except ValueError as err:
+            raise CaseError(f"{where}: {err}") from None
+    if isinstance(case.expect_exit, str) and case.expect_exit != "nonzero":
+        raise CaseError(f"{where}: key 'expect_exit' must be a number or \"nonzero\"")
+    if case.timeout <= 0:
+        raise CaseError(f"{where}: key 'timeout' must be positive")
+    if not all(isinstance(step, str) for step in case.pre):
+        raise CaseError(f"{where}: key 'pre' must be a list of step names")
+    for step in case.pre:
+        if steps is not None and step not in steps:
+            raise CaseError(f"{where}: key 'pre': unknown step {step!r} (known: {', '.join(sorted(steps))})")
+    for pattern in case.expect:
+        if not isinstance(pattern, str):
+            raise CaseError(f"{where}: key 'expect' must be a list of regex strings")
+        try:
+            re.compile(pattern)
+        except re.error as err:
+            raise CaseError(f"{where}: key 'expect': bad regex {pattern!r}: {err}") from None
+
+
+# Returns the combinations of a matrix table as dicts, in a stable order.
+def combinations(where: str, matrix) -> list:
+    if not isinstance(matrix, dict) or not matrix:
+        raise CaseError(f"{where}: key 'matrix' must be a table such as {{ smp = [1, 2] }}")
+    for key, values in matrix.items():
+        if key not in MATRIX_KEYS:
+            raise CaseError(f"{where}: matrix key {key!r} unknown (known: {', '.join(MATRIX_KEYS)})")
+        if not isinstance(values, list) or not values:
+            raise CaseError(f"{where}: matrix key {key!r} must be a non-empty list")
+    keys = [k for k in MATRIX_KEYS if k in matrix]
+    return [dict(zip(keys, combo)) for combo in itertools.product(*(matrix[k] for k in keys))]
+
+
+# Expands one [[case]] table (defaults already merged) into concrete cases.
+def expand(where: str, table: dict, steps) -> list:
+    table = dict(table)
+    matrix = table.pop("matrix", None)
+    if "name" not in table:
+        raise CaseError(f"{where}: key 'name' is missing")
+    combos = [{}] if matrix is None else combinations(f"{where} ({table['name']})", matrix)
+    out = []
+    for combo in combos:
+        values = dict(table, **combo)
+        values["name"] = table["name"] + matrix_suffix(combo)
+        here = f"{where} ({values['name']})"
+        check_fields(here, values)
+        case = Case(**values)
+        case = replace(case, expect=[fill(e, case) if isinstance(e, str) else e for e in case.expect],
+                       append=fill(case.append, case), files=[list(f) for f in case.files])
+        check_case(here, case, steps)
+        out.append(case)
+    return out
+
+
+# Parses cases.toml text into a list of expanded, checked cases.
+def parse_cases(text: str, label: str = "cases.toml", steps=None) -> list:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise CaseError(f"{label}: {err}") from None
+    for key in doc:
+        if key not in ("defaults", "case"):
+            raise CaseError(f"{label}: unknown top-level key {key!r} (known: defaults, case)")
+    defaults = doc.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise CaseError(f"{label}: 'defaults' must be a [defaults] table")
+    check_fields(f"{label}: [defaults]", defaults)
+    if "name" in defaults:
+        raise CaseError(f"{label}: [defaults]: key 'name' cannot have a default")
+    tables = doc.get("case", [])
+    if not isinstance(tables, list):
+        raise CaseError(f"{label}: cases must be written as [[case]] tables")
+    cases, names = [], set()
+    for index, table in enumerate(tables):
+        for case in expand(f"{label}: [[case]] #{index + 1}", dict(defaults, **table), steps):
+            if case.name in names:
+                raise CaseError(f"{label}: case name {case.name!r} is used twice")
+            names.add(case.name)
+            cases.append(case)
+    return cases
+
+
+# Reads and expands a cases.toml file.
+def load_cases(path: Path, label: str | None = None, steps=None) -> list:
+    return parse_cases(Path(path).read_text(encoding="utf-8"), label or str(path), steps)
+
+
+# True when a -k pattern uses glob characters (and so is not a pytest -k expression).
+def is_glob(pattern: str) -> bool:
+    return any(ch in pattern for ch in "*?[")
+
+
+# Returns the cases whose name contains `pattern` or matches it as a glob.
+def select(cases: list, pattern: str | None) -> list:
+    if not pattern:
+        return list(cases)
+    return [c for c in cases if pattern in c.name or fnmatch.fnmatchcase(c.name, pattern)]

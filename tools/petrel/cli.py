@@ -1,0 +1,156 @@
+"""The `./petrel` command line: one entry point for setup, build, run and test.
+
+Every subcommand except `setup` first makes sure the machine is set up (quietly
+when nothing is missing) and then re-executes itself under the project
+virtualenv, so the tools can use its packages.
+"""
+import argparse
+import os
+import sys
+
+from petrel import build, envsetup, paths, qemu, testrun
+
+SCRIPT = paths.REPO / "petrel"
+DESCRIPTION = """\
+Petrel: a small AArch64 microkernel OS for QEMU virt.
+
+Start with `./petrel run` (build and boot to the serial console) and
+`./petrel test` (build, boot every guest test case, run the host tests).
+"""
+
+
+# Adds the `setup` subcommand.
+def add_setup(sub) -> None:
+    p = sub.add_parser("setup", help="install what the project needs (apt packages, .venv)",
+                       description="Install the Debian packages Petrel needs (QEMU, clang, lld, llvm, "
+                                   "make, dtc, gdb-multiarch) and the Python packages of "
+                                   "requirements.txt into the project virtualenv .venv/. "
+                                   "Idempotent; fast when everything is there.")
+    p.add_argument("--check", action="store_true",
+                   help="only report what is missing; exit 1 if anything is")
+
+
+# Adds the `build` subcommand.
+def add_build(sub) -> None:
+    p = sub.add_parser("build", help="compile everything and pack the boot images",
+                       description="Run `make O=build` (kernel, test kernel, user programs), then pack "
+                                   "every systems/*.toml into build/images/<name>.pbi.")
+    p.add_argument("--kernel-test", action="store_true",
+                   help="also name the kernel-test target explicitly (build/kernel-test/kernel.bin)")
+    p.add_argument("-j", "--jobs", type=int, metavar="N", help="parallel make jobs (default: all cores)")
+    p.add_argument("-v", "--verbose", action="store_true", help="show full compiler command lines (make V=1)")
+
+
+# Adds the `run` subcommand.
+def add_run(sub) -> None:
+    p = sub.add_parser("run", help="build, then boot Petrel in QEMU on this terminal",
+                       description="Build, then boot build/kernel/kernel.bin with the default system "
+                                   "image in QEMU virt. The serial console is this terminal; "
+                                   "Ctrl-A x quits QEMU, Ctrl-A c toggles its monitor. "
+                                   "Exits with QEMU's exit status.")
+    p.add_argument("--smp", type=int, default=1, metavar="N", help="number of cores (default 1)")
+    p.add_argument("--cpu", choices=qemu.CPUS, default="cortex-a53", help="CPU model (default cortex-a53)")
+    p.add_argument("--gic", type=int, choices=qemu.GICS, default=2, help="GIC version (default 2)")
+    p.add_argument("--mem", default="512M", help="guest memory size (default 512M)")
+    p.add_argument("--gdb", type=int, nargs="?", const=1234, metavar="PORT",
+                   help="start halted and wait for gdb on PORT (default 1234)")
+    p.add_argument("--image", metavar="PATH", help="boot image to pass (default build/images/default.pbi)")
+    p.add_argument("--append", default="", metavar="ARGS", help="kernel command line (bootargs)")
+    p.add_argument("--icount", action="store_true",
+                   help="deterministic instruction counting: -icount shift=0,align=off,sleep=off")
+
+
+# Adds the `test` subcommand.
+def add_test(sub) -> None:
+    p = sub.add_parser("test", help="build and run all guest and host tests",
+                       description="Build (including the test kernel), boot every case of "
+                                   "tests/guest/cases.toml in QEMU, then run pytest on tests/host. "
+                                   "Prints one line per test and ends with 'N passed, N failed'. "
+                                   "Consoles are saved in build/test/logs/.")
+    p.add_argument("-k", metavar="PATTERN", dest="pattern",
+                   help="only guest cases whose name contains PATTERN (or matches it as a glob), "
+                        "and host tests selected by pytest -k PATTERN")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--guest-only", action="store_true", help="skip the host tests")
+    where.add_argument("--host-only", action="store_true", help="skip the guest cases (and the build)")
+    p.add_argument("-j", "--jobs", type=int, default=2, metavar="N",
+                   help="guest cases run in parallel (default 2)")
+    p.add_argument("--list", action="store_true", help="list the tests without running them")
+
+
+# Returns the argument parser of ./petrel.
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="petrel", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add in (add_setup, add_build, add_run, add_test):
+        add(sub)
+    return parser
+
+
+# `./petrel setup`.
+def cmd_setup(args) -> int:
+    if args.check:
+        todo = envsetup.check()
+        for item in todo:
+            print(f"setup: missing {item}")
+        if not todo:
+            print("setup: nothing is missing")
+        return 1 if todo else 0
+    envsetup.ensure(quiet=False)
+    return 0
+
+
+# `./petrel build`.
+def cmd_build(args) -> int:
+    return build.build(kernel_test=args.kernel_test, jobs=args.jobs, verbose=args.verbose)
+
+
+# `./petrel run`: checks the options, builds, then replaces this process with QEMU.
+def cmd_run(args) -> int:
+    image = args.image or paths.system_image("default")
+    machine = qemu.Machine(args.cpu, args.gic, args.smp, args.mem, args.icount)
+    try:
+        argv = qemu.build_argv(paths.kernel_bin(), image, machine, args.append,
+                               interactive=True, gdb_port=args.gdb)
+        argv[0] = qemu.find_qemu()
+    except (ValueError, qemu.QemuMissing) as err:
+        print(f"run: {err}", file=sys.stderr)
+        return 2
+    status = build.build()
+    if status:
+        return status
+    if args.gdb is not None:
+        elf = paths.rel(paths.kernel_elf())
+        print(f"waiting for gdb on port {args.gdb}: gdb-multiarch {elf} -ex 'target remote :{args.gdb}'")
+    print("run: console follows; Ctrl-A x quits", flush=True)
+    os.execv(argv[0], argv)
+
+
+# `./petrel test`.
+def cmd_test(args) -> int:
+    return testrun.main(pattern=args.pattern, guest=not args.host_only, host=not args.guest_only,
+                        jobs=args.jobs, list_only=args.list)
+
+
+COMMANDS = {"setup": cmd_setup, "build": cmd_build, "run": cmd_run, "test": cmd_test}
+
+
+# Entry point of ./petrel; returns the exit status.
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        if args.command != "setup" and not os.environ.get(envsetup.MARKER):
+            envsetup.ensure(quiet=True)
+            envsetup.reexec_in_venv(SCRIPT, argv)
+        return COMMANDS[args.command](args)
+    except envsetup.SetupError as err:
+        print(f"setup: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,137 @@
+"""The QEMU `virt` machine Petrel boots on: its command line and a timed run.
+
+One function builds the argv (pure, unit-tested), one runs it with a timeout.
+The kernel is the raw image (kernel.bin): QEMU loads it at RAM base + 0x80000
+and passes the device tree address in x0. The boot image goes in as -initrd,
+so QEMU records its place in the device tree's /chosen node.
+
+Semihosting is enabled so the kernel can end QEMU with a non-zero status on a
+panic; PSCI SYSTEM_OFF ends QEMU with status 0.
+"""
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+from dataclasses import dataclass
+
+QEMU = "qemu-system-aarch64"
+CPUS = ("cortex-a53", "cortex-a72")
+GICS = (2, 3)
+GICV2_MAX_CPUS = 8
+MEM_RE = re.compile(r"[1-9][0-9]*[KMGT]?")
+ICOUNT = "shift=0,align=off,sleep=off"
+
+# QEMU processes started by run() and still going (for kill_all on Ctrl-C).
+_live = set()
+_live_lock = threading.Lock()
+
+
+class QemuMissing(RuntimeError):
+    """qemu-system-aarch64 is not installed."""
+
+
+@dataclass
+class Machine:
+    """The emulated board: CPU model, GIC version, cores, memory, icount."""
+    cpu: str = "cortex-a53"
+    gic: int = 2
+    smp: int = 1
+    mem: str = "512M"
+    icount: bool = False
+
+
+# Raises ValueError unless `m` describes a machine QEMU virt can start.
+def check_machine(m: Machine) -> None:
+    if m.cpu not in CPUS:
+        raise ValueError(f"cpu {m.cpu!r}: expected one of {', '.join(CPUS)}")
+    if m.gic not in GICS:
+        raise ValueError(f"gic {m.gic!r}: expected 2 or 3")
+    if not isinstance(m.smp, int) or m.smp < 1:
+        raise ValueError(f"smp {m.smp!r}: expected a positive number of cores")
+    if m.gic == 2 and m.smp > GICV2_MAX_CPUS:
+        raise ValueError(f"smp {m.smp}: GICv2 supports at most {GICV2_MAX_CPUS} cores, use gic 3")
+    if not isinstance(m.mem, str) or not MEM_RE.fullmatch(m.mem):
+        raise ValueError(f"mem {m.mem!r}: expected a size such as 512M or 1G")
+
+
+# Returns the QEMU argv. `interactive` puts the console and monitor on the
+# terminal (Ctrl-A x quits); otherwise the serial goes to stdout for capture.
+def build_argv(kernel, image=None, machine: Machine = Machine(), append: str = "",
+               interactive: bool = False, gdb_port=None, qemu: str = QEMU) -> list:
+    check_machine(machine)
+    argv = [qemu, "-M", f"virt,gic-version={machine.gic}", "-cpu", machine.cpu,
+            "-smp", str(machine.smp), "-m", machine.mem, "-display", "none", "-no-reboot",
+            "-semihosting-config", "enable=on,target=native", "-kernel", str(kernel)]
+    if image is not None:
+        argv += ["-initrd", str(image)]
+    argv += ["-append", append]
+    if interactive:
+        argv += ["-serial", "mon:stdio"]
+    else:
+        argv += ["-serial", "stdio", "-monitor", "none"]
+    if machine.icount:
+        argv += ["-icount", ICOUNT]
+    if gdb_port is not None:
+        argv += ["-gdb", f"tcp::{gdb_port}", "-S"]
+    return argv
+
+
+# Returns the path of qemu-system-aarch64 or raises QemuMissing with a hint.
+def find_qemu(name: str = QEMU) -> str:
+    found = shutil.which(name)
+    if not found:
+        raise QemuMissing(f"{name} not found: run `./petrel setup` "
+                          "(Debian package qemu-system-arm)")
+    return found
+
+
+# Turns raw console bytes into text with plain "\n" line ends.
+def decode_console(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+# Kills the whole process group of `proc` (QEMU and anything it started).
+def kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+# Runs QEMU non-interactively; returns (exit status, or None on timeout, console
+# text). stderr is merged into the console so QEMU's own errors show up in logs.
+# QEMU runs in its own process group, so a timeout kills all of it.
+def run(argv: list, timeout: float) -> tuple:
+    find_qemu(argv[0])
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    with _live_lock:
+        _live.add(proc)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, decode_console(out)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        out, _ = proc.communicate()
+        return None, decode_console(out)
+    finally:
+        if proc.poll() is None:
+            kill_group(proc)
+            proc.wait()
+        with _live_lock:
+            _live.discard(proc)
+
+
+# Kills every QEMU that run() started and that is still running.
+def kill_all() -> None:
+    with _live_lock:
+        for proc in list(_live):
+            kill_group(proc)
+
+
+# Returns the argv as one shell-quoted line, for logs and messages.
+def format_argv(argv: list) -> str:
+    return shlex.join(argv)

@@ -1,0 +1,154 @@
+"""System descriptions: `systems/<name>.toml` says what goes into a boot image.
+
+A system file is static, checked at build time, and turned into one PBI image
+`build/images/<name>.pbi`:
+
+    [system]
+    name = "default"
+
+    [[program]]            # executable ELF, in order; the first is the root task
+    name = "root"
+    binary = "user/root"   # built by the Makefile as build/user/root.elf
+
+    [[file]]               # plain data file (flags 0), after all programs
+    name = "etc/motd"
+    path = "docs/motd.txt" # relative to the repository root (build/... too)
+
+Every mistake names the file and the key so the message alone is enough to fix
+it.
+"""
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from petrel import bootimage, paths
+
+TOP_KEYS = {"system", "program", "file"}
+SYSTEM_KEYS = {"name"}
+PROGRAM_KEYS = {"name", "binary"}
+FILE_KEYS = {"name", "path"}
+
+
+class SystemConfigError(ValueError):
+    """A system description is malformed or refers to something missing."""
+
+
+@dataclass
+class Item:
+    """One boot image entry of a system: its name, source file and flags."""
+    name: str
+    path: Path
+    flags: int
+
+
+@dataclass
+class System:
+    """A loaded system description."""
+    name: str
+    source: Path
+    items: list
+
+
+# Raises SystemConfigError if `table` has keys outside `known`.
+def check_keys(where: str, table: dict, known: set) -> None:
+    for key in table:
+        if key not in known:
+            raise SystemConfigError(f"{where}: unknown key {key!r} (known: {', '.join(sorted(known))})")
+
+
+# Returns table[key] as a non-empty string or raises SystemConfigError.
+def need_str(where: str, table: dict, key: str) -> str:
+    value = table.get(key)
+    if not isinstance(value, str) or not value:
+        raise SystemConfigError(f"{where}: key {key!r} must be a non-empty string")
+    return value
+
+
+# Returns the list of tables under `key` ([[key]] arrays) or raises SystemConfigError.
+def table_list(where: str, doc: dict, key: str) -> list:
+    value = doc.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
+        raise SystemConfigError(f"{where}: {key!r} must be written as [[{key}]] tables")
+    return value
+
+
+# Resolves a [[file]] path: relative to the repository root (build/... lies inside it).
+def resolve_file(path: str, repo: Path) -> Path:
+    return repo / path
+
+
+# Reads and checks systems/<name>.toml; returns a System (files are not read yet).
+def load_system(source: Path, repo: Path = paths.REPO) -> System:
+    label = paths.rel(source, repo)
+    try:
+        doc = tomllib.loads(Path(source).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        raise SystemConfigError(f"{label}: {err}") from None
+    check_keys(label, doc, TOP_KEYS)
+    head = doc.get("system", {})
+    if not isinstance(head, dict):
+        raise SystemConfigError(f"{label}: 'system' must be a [system] table")
+    check_keys(f"{label}: [system]", head, SYSTEM_KEYS)
+    name = need_str(f"{label}: [system]", head, "name") if "name" in head else Path(source).stem
+    items = []
+    for index, prog in enumerate(table_list(label, doc, "program")):
+        where = f"{label}: [[program]] #{index + 1}"
+        check_keys(where, prog, PROGRAM_KEYS)
+        entry = need_str(where, prog, "name")
+        binary = need_str(f"{label}: program {entry!r}", prog, "binary")
+        items.append(Item(entry, paths.user_elf(Path(binary).name, repo), bootimage.FLAG_EXEC))
+    for index, data in enumerate(table_list(label, doc, "file")):
+        where = f"{label}: [[file]] #{index + 1}"
+        check_keys(where, data, FILE_KEYS)
+        entry = need_str(where, data, "name")
+        items.append(Item(entry, resolve_file(need_str(f"{label}: file {entry!r}", data, "path"), repo), 0))
+    check_items(label, items)
+    return System(name, Path(source), items)
+
+
+# Checks entry names (charset, length, duplicates) and that a program comes first.
+def check_items(label: str, items: list) -> None:
+    if not items or not items[0].flags & bootimage.FLAG_EXEC:
+        raise SystemConfigError(f"{label}: needs at least one [[program]]: the first is the root task")
+    seen = set()
+    for item in items:
+        try:
+            bootimage.check_name(item.name)
+        except ValueError as err:
+            raise SystemConfigError(f"{label}: key 'name': {err}") from None
+        if item.name in seen:
+            raise SystemConfigError(f"{label}: key 'name': {item.name!r} is used twice")
+        seen.add(item.name)
+
+
+# Reads every item's file; returns bootimage entries or raises SystemConfigError.
+def read_entries(system: System, repo: Path = paths.REPO) -> list:
+    label = paths.rel(system.source, repo)
+    entries = []
+    for item in system.items:
+        kind = "binary" if item.flags & bootimage.FLAG_EXEC else "path"
+        try:
+            data = item.path.read_bytes()
+        except OSError:
+            hint = " (not built? is there a main.c for it under user/?)" if kind == "binary" else ""
+            raise SystemConfigError(f"{label}: {item.name!r} key {kind!r}: {paths.rel(item.path, repo)} "
+                               f"does not exist{hint}") from None
+        entries.append((item.name, data, item.flags))
+    return entries
+
+
+# Packs system file `source` into build/images/<name>.pbi; returns the image path.
+def pack_system(source: Path, repo: Path = paths.REPO) -> Path:
+    system = load_system(source, repo)
+    out = paths.system_image(system.name, repo)
+    entries = read_entries(system, repo)
+    try:
+        bootimage.write_image(out, entries)
+    except ValueError as err:
+        raise SystemConfigError(f"{paths.rel(source, repo)}: {err}") from None
+    return out
+
+
+# Packs every systems/*.toml; returns the written image paths.
+def pack_all(repo: Path = paths.REPO) -> list:
+    return [pack_system(src, repo) for src in sorted((repo / "systems").glob("*.toml"))]

@@ -1,0 +1,354 @@
+"""The test runner behind `./petrel test`: guest cases in QEMU, then host pytest.
+
+A guest case boots the system once (see cases.py) and is judged from QEMU's
+exit status and the serial console:
+
+- the exit status matches `expect_exit` before the timeout (0 = PSCI SYSTEM_OFF),
+- no console line contains "PANIC" (unless `allow_panic`),
+- every `expect` regex matches, each after the previous match,
+- for `tap` cases: a plan is present, every planned test reported, none failed.
+
+Every case counts as one test ("<case>"); a TAP case adds one test per planned
+test ("<case>/<description>"). Host tests come from pytest's JUnit XML. The
+last line is always "N passed, N failed" (", N skipped" when there are any).
+Consoles are saved to build/test/logs/<case>.log.
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from petrel import bootimage, build, cases, dtbfixtures, paths, qemu, tap
+
+# Host-side preparation steps a case may name in `pre`.
+PRE_STEPS = {"dtb-fixtures": dtbfixtures.prepare}
+TAIL_LINES = 30
+INDENT = " " * 8
+
+
+@dataclass
+class Outcome:
+    """The verdict on one reported test."""
+    name: str
+    status: str          # "ok", "FAIL" or "skip"
+    detail: str = ""
+
+
+@dataclass
+class CaseResult:
+    """Everything one guest case produced."""
+    case: cases.Case
+    outcomes: list       # outcomes[0] is the case itself
+    reasons: list        # why the case itself failed (empty when it passed)
+    console: str = ""
+    seconds: float = 0.0
+    log: Path | None = None
+
+    # True when any of the case's tests failed.
+    @property
+    def failed(self) -> bool:
+        return any(o.status == "FAIL" for o in self.outcomes)
+
+
+@dataclass
+class Tally:
+    """Counts of passed, failed and skipped tests."""
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+
+    # Adds the outcomes of a list to the counts.
+    def add(self, outcomes: list) -> None:
+        for o in outcomes:
+            if o.status == "ok":
+                self.passed += 1
+            elif o.status == "skip":
+                self.skipped += 1
+            else:
+                self.failed += 1
+
+    # The closing line of a run.
+    def summary(self) -> str:
+        line = f"{self.passed} passed, {self.failed} failed"
+        return line + (f", {self.skipped} skipped" if self.skipped else "")
+
+
+# Describes an exit status problem, or returns "" when the status is as expected.
+def check_exit(case: cases.Case, status) -> str:
+    if status is None:
+        return f"timeout: no exit within {case.timeout:g}s (hang?)"
+    if case.expect_exit == "nonzero":
+        return "" if status != 0 else "exit status 0, expected non-zero"
+    if status != case.expect_exit:
+        return f"exit status {status}, expected {case.expect_exit}"
+    return ""
+
+
+# Returns the reasons why `expect` patterns fail to match `console` in order.
+def check_expect(case: cases.Case, console: str) -> list:
+    pos = 0
+    for pattern in case.expect:
+        match = re.compile(pattern, re.MULTILINE).search(console, pos)
+        if not match:
+            where = " after the previous expected text" if pos else ""
+            return [f"expected /{pattern}/ not found on the console{where}"]
+        pos = match.end()
+    return []
+
+
+# Returns the console lines that report a kernel panic.
+def panic_lines(console: str) -> list:
+    return [line.strip() for line in console.splitlines() if "PANIC" in line]
+
+
+# Turns the TAP stream of a case into outcomes and stream-level reasons.
+def tap_outcomes(case: cases.Case, console: str) -> tuple:
+    report = tap.parse(console)
+    reasons = []
+    if report.plan is None:
+        reasons.append("no TAP plan (1..N) on the console")
+    if report.bail_out is not None:
+        reasons.append(f"Bail out! {report.bail_out}")
+    reasons += report.problems
+    outcomes = []
+    for r in report.results:
+        name = f"{case.name}/{r.description or r.number}"
+        if r.failed:
+            outcomes.append(Outcome(name, "FAIL", "; ".join([f"not ok {r.number}"] + r.comments)))
+        elif r.skipped:
+            outcomes.append(Outcome(name, "skip", f"{r.directive.upper()} {r.reason}".strip()))
+        else:
+            outcomes.append(Outcome(name, "ok"))
+    for number in report.missing():
+        outcomes.append(Outcome(f"{case.name}/{number}", "FAIL", "planned but never reported"))
+    return outcomes, reasons
+
+
+# Judges one finished boot; returns (reasons the case failed, outcomes).
+def evaluate(case: cases.Case, status, console: str) -> tuple:
+    reasons = []
+    problem = check_exit(case, status)
+    if problem:
+        reasons.append(problem)
+    panics = [] if case.allow_panic else panic_lines(console)
+    if panics:
+        reasons.append(f"kernel panic: {panics[0]}")
+    reasons += check_expect(case, console)
+    sub = []
+    if case.tap:
+        sub, tap_reasons = tap_outcomes(case, console)
+        reasons += tap_reasons
+    head = Outcome(case.name, "FAIL" if reasons else "ok", "; ".join(reasons))
+    return reasons, [head] + sub
+
+
+# Packs the case's boot image under build/test/images; None when it has no programs.
+def pack_case_image(case: cases.Case, repo: Path) -> Path | None:
+    if not case.programs:
+        return None
+    entries = []
+    for program in case.programs:
+        entries.append((program, read_input(paths.user_elf(program, repo), repo, "program"),
+                        bootimage.FLAG_EXEC))
+    for name, path in case.files:
+        entries.append((name, read_input(repo / path, repo, "file"), 0))
+    out = paths.build_dir(repo) / "test" / "images" / f"{case.slug()}.pbi"
+    bootimage.write_image(out, entries)
+    return out
+
+
+# Reads an input file of a case, with a clear error when it is missing.
+def read_input(path: Path, repo: Path, what: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        raise ValueError(f"{what} {paths.rel(path, repo)} does not exist (not built?)") from None
+
+
+# Writes the console of a case, with the command that produced it, to its log.
+def write_log(case: cases.Case, argv: list, status, console: str, repo: Path) -> Path:
+    log = paths.build_dir(repo) / "test" / "logs" / f"{case.name}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    end = "timeout" if status is None else f"exit status {status}"
+    log.write_text(f"$ {qemu.format_argv(argv)}\n{console}\n[{end}]\n")
+    return log
+
+
+# Boots one case and judges it. Never raises for problems of the case itself.
+def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
+    start = time.monotonic()
+    broken = [f"preparation step {s!r} failed: {failed_steps[s]}" for s in case.pre if s in failed_steps]
+    kernel = paths.kernel_bin(case.kernel, repo)
+    if not kernel.exists():
+        broken.append(f"{paths.rel(kernel, repo)} does not exist (not built?)")
+    try:
+        image = None if broken else pack_case_image(case, repo)
+    except ValueError as err:
+        broken.append(str(err))
+    if broken:
+        return CaseResult(case, [Outcome(case.name, "FAIL", "; ".join(broken))], broken)
+    argv = qemu.build_argv(kernel, image, case.machine(), case.append)
+    status, console = qemu.run(argv, case.timeout)
+    reasons, outcomes = evaluate(case, status, console)
+    log = write_log(case, argv, status, console, repo)
+    return CaseResult(case, outcomes, reasons, console, time.monotonic() - start, log)
+
+
+# Formats the lines printed for a finished case.
+def format_case(result: CaseResult, index: int, total: int, repo: Path) -> list:
+    width = len(str(total))
+    verdict = "FAIL" if result.failed else "ok"
+    extra = f", {len(result.outcomes) - 1} tests" if result.case.tap else ""
+    lines = [f"[{index:>{width}}/{total}] {result.case.name} ... {verdict} ({result.seconds:.1f}s{extra})"]
+    for o in result.outcomes[1:]:
+        detail = f"  ({o.detail})" if o.detail and o.status != "ok" else ""
+        lines.append(f"{INDENT}{o.status:<4} {o.name}{detail}")
+    for reason in result.reasons:
+        lines.append(f"{INDENT}reason: {reason}")
+    if result.failed and result.console:
+        tail = result.console.rstrip("\n").splitlines()[-TAIL_LINES:]
+        lines.append(f"{INDENT}--- last {len(tail)} console lines ({paths.rel(result.log, repo)}) ---")
+        lines += [f"{INDENT}| {line}" for line in tail]
+    return lines
+
+
+# Runs the preparation steps the cases need, once each; returns {step: error}.
+def run_pre_steps(selected: list, repo: Path) -> dict:
+    failed = {}
+    for step in dict.fromkeys(s for c in selected for s in c.pre):
+        print(f"prepare: {step}", flush=True)
+        try:
+            PRE_STEPS[step](repo)
+        except Exception as err:  # a failed step fails its cases, not the runner
+            print(f"prepare: {step} failed: {err}", flush=True)
+            failed[step] = str(err)
+    return failed
+
+
+# Returns the result of a finished run_case future; an error inside the runner
+# (such as QEMU missing) becomes a failure of that case instead of a crash.
+def finished(future, case: cases.Case) -> CaseResult:
+    try:
+        return future.result()
+    except Exception as err:
+        reason = f"runner error: {err}"
+        return CaseResult(case, [Outcome(case.name, "FAIL", reason)], [reason])
+
+
+# Runs the guest cases, `jobs` at a time, printing each as it finishes.
+def run_guest(selected: list, jobs: int, repo: Path) -> list:
+    failed_steps = run_pre_steps(selected, repo)
+    results = []
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(run_case, c, repo, failed_steps): c for c in selected}
+        try:
+            for future in as_completed(futures):
+                results.append(finished(future, futures[future]))
+                lines = format_case(results[-1], len(results), len(selected), repo)
+                print("\n".join(lines), flush=True)
+        except KeyboardInterrupt:
+            for f in futures:
+                f.cancel()
+            qemu.kill_all()
+            raise
+    return results
+
+
+# Reads pytest's JUnit XML into outcomes named "host/<module>::<test>".
+def junit_outcomes(xml_path: Path) -> list:
+    outcomes = []
+    for case in ET.parse(xml_path).getroot().iter("testcase"):
+        module = case.get("classname", "").removeprefix("tests.host.")
+        name = f"host/{module}::{case.get('name')}"
+        if case.find("failure") is not None or case.find("error") is not None:
+            outcomes.append(Outcome(name, "FAIL"))
+        elif case.find("skipped") is not None:
+            outcomes.append(Outcome(name, "skip"))
+        else:
+            outcomes.append(Outcome(name, "ok"))
+    return outcomes
+
+
+# Returns the interpreter that has pytest: the project venv when it exists.
+def host_python(repo: Path) -> str:
+    venv = paths.venv_python(repo)
+    return str(venv) if venv.exists() else sys.executable
+
+
+# Runs pytest on tests/host, shows its output, returns the outcomes.
+def run_host(pattern: str | None, repo: Path) -> list:
+    xml_path = paths.build_dir(repo) / "test" / "pytest.xml"
+    xml_path.parent.mkdir(parents=True, exist_ok=True)
+    xml_path.unlink(missing_ok=True)
+    argv = [host_python(repo), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+            f"--junitxml={xml_path}", "tests/host"] + (["-k", pattern] if pattern else [])
+    print("host: pytest tests/host", flush=True)
+    status = subprocess.run(argv, cwd=repo, env=child_env()).returncode
+    outcomes = junit_outcomes(xml_path) if xml_path.exists() else []
+    if status not in (0, 1, 5) and not any(o.status == "FAIL" for o in outcomes):
+        outcomes.append(Outcome("host/pytest", "FAIL", f"pytest exited with status {status}"))
+    for o in outcomes:
+        print(f"{o.status:<4} {o.name}{'  (' + o.detail + ')' if o.detail else ''}")
+    return outcomes
+
+
+# Environment for child Python processes: no __pycache__ litter in the tree.
+def child_env() -> dict:
+    return dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+
+
+# Lists guest cases and host tests without running anything.
+def list_tests(selected: list, host: bool, pattern: str | None, repo: Path) -> int:
+    for case in selected:
+        print(case.name)
+    if host and not (pattern and cases.is_glob(pattern)):
+        argv = [host_python(repo), "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider",
+                "tests/host"] + (["-k", pattern] if pattern else [])
+        status = subprocess.run(argv, cwd=repo, env=child_env()).returncode
+        return 0 if status in (0, 5) else status
+    return 0
+
+
+# Loads tests/guest/cases.toml; returns (cases, error message or "").
+def load_guest_cases(repo: Path) -> tuple:
+    path = repo / "tests" / "guest" / "cases.toml"
+    if not path.exists():
+        print(f"guest: {paths.rel(path, repo)} does not exist, no guest cases")
+        return [], ""
+    try:
+        return cases.load_cases(path, paths.rel(path, repo), PRE_STEPS), ""
+    except (OSError, ValueError) as err:
+        return [], str(err)
+
+
+# `./petrel test`: returns the exit status (0 only when nothing failed).
+def main(pattern=None, guest=True, host=True, jobs=2, list_only=False, repo=paths.REPO) -> int:
+    tally = Tally()
+    selected, error = load_guest_cases(repo) if guest else ([], "")
+    selected = cases.select(selected, pattern)
+    if error:
+        print(f"guest: {error}")
+        tally.add([Outcome("guest/cases.toml", "FAIL", error)])
+    if list_only:
+        return list_tests(selected, host, pattern, repo) or (1 if error else 0)
+    if selected:
+        if build.build(kernel_test=True, repo=repo):
+            tally.add([Outcome("build", "FAIL")])
+            print("FAIL build: guest cases not run")
+        else:
+            for result in run_guest(selected, jobs, repo):
+                tally.add(result.outcomes)
+    if host and pattern and cases.is_glob(pattern):
+        print(f"host: -k {pattern!r} is a glob, which selects guest cases only; host tests skipped")
+    elif host:
+        tally.add(run_host(pattern, repo))
+    print(tally.summary())
+    if tally.passed + tally.failed + tally.skipped == 0:
+        print("test: no tests ran", file=sys.stderr)
+        return 1
+    return 1 if tally.failed else 0
