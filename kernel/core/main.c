@@ -24,6 +24,7 @@
 #define PETREL_VERSION "0.1.0"
 
 struct fdt boot_fdt;
+extern uint64_t boot_entry_el;      /* recorded by the boot stub */
 paddr_t boot_dtb_pa;
 
 /* Locate the boot image through /chosen/linux,initrd-{start,end}. */
@@ -58,6 +59,8 @@ static void banner(void)
     kprintf("timer: %lu kHz counter, %u Hz tick on irq %u\n",
             arch_counter_freq() / 1000, timer_hz(), timer_irq());
     kprintf("console: pl011 at 0x%lx\n", platform.uart_pa);
+    kprintf("boot: entered at EL%lu, running at EL1, kernel at 0x%lx\n", boot_entry_el,
+            virt_to_phys(__kernel_start));
     if (cmdline()[0])
         kprintf("bootargs: %s\n", cmdline());
 }
@@ -114,6 +117,10 @@ NORETURN void kernel_main(paddr_t dtb_pa)
     unsigned online = smp_boot_secondaries();
     kprintf("smp: %u of %u cores online\n", online, ncpus_present);
 
+    if (CONFIG_KTEST && cmdline_has("kpanic")) {
+        kprintf("petrel: kpanic: touching an unmapped kernel address\n");
+        *(volatile uint64_t *)phys_to_virt(0xdead0000) = 1;
+    }
     if (CONFIG_KTEST && cmdline_has("ktest")) {
         ktest_run_all();
         kprintf("petrel: self tests done, shutting down\n");

@@ -10,7 +10,7 @@ suffix such as "-a53-gicv2-smp1":
     expect = ["cores: {smp}"]
     matrix = { cpu = ["cortex-a53", "cortex-a72"], gic = [2, 3], smp = [1, 4] }
 
-Placeholders {name} {cpu} {cpu_short} {gic} {smp} {mem} in `expect` and
+Placeholders {name} {cpu} {cpu_short} {cpu_model} {gic} {smp} {mem} in `expect` and
 `append` are replaced by the case's own values (every case, matrix or not).
 Only these exact names are replaced, so regex braces such as `\\d{2}` stay as
 they are; `{{` and `}}` give literal braces, as with str.format.
@@ -27,7 +27,7 @@ from petrel import bootimage, qemu
 MATRIX_KEYS = ("cpu", "gic", "smp", "mem")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
 KERNEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
-PLACEHOLDER_RE = re.compile(r"\{\{|\}\}|\{(name|cpu|cpu_short|gic|smp|mem)\}")
+PLACEHOLDER_RE = re.compile(r"\{\{|\}\}|\{(name|cpu|cpu_short|cpu_model|gic|smp|mem)\}")
 
 
 class CaseError(ValueError):
@@ -46,6 +46,7 @@ class Case:
     smp: int = 1
     mem: str = "512M"
     icount: bool = False
+    virtualization: bool = False
     append: str = ""
     tap: bool = False
     expect: list = field(default_factory=list)
@@ -56,7 +57,7 @@ class Case:
 
     # The QEMU machine this case boots on.
     def machine(self) -> qemu.Machine:
-        return qemu.Machine(self.cpu, self.gic, self.smp, self.mem, self.icount)
+        return qemu.Machine(self.cpu, self.gic, self.smp, self.mem, self.icount, self.virtualization)
 
     # File-system-safe form of the case name (used for its boot image).
     def slug(self) -> str:
@@ -66,7 +67,7 @@ class Case:
 # Each key a case may set, with the check its value must pass.
 FIELD_TYPES = {
     "name": str, "kernel": str, "programs": list, "files": list, "cpu": str, "gic": int,
-    "smp": int, "mem": str, "icount": bool, "append": str, "tap": bool, "expect": list,
+    "smp": int, "mem": str, "icount": bool, "virtualization": bool, "append": str, "tap": bool, "expect": list,
     "expect_exit": (int, str), "timeout": (int, float), "pre": list, "allow_panic": bool,
 }
 CASE_KEYS = set(FIELD_TYPES) | {"matrix"}
@@ -75,6 +76,11 @@ CASE_KEYS = set(FIELD_TYPES) | {"matrix"}
 # Returns the short CPU name used in matrix suffixes: "cortex-a53" -> "a53".
 def cpu_short(cpu: str) -> str:
     return cpu.removeprefix("cortex-")
+
+
+# Returns the CPU model name the kernel prints: "cortex-a53" -> "Cortex-A53".
+def cpu_model(cpu: str) -> str:
+    return "Cortex-" + cpu_short(cpu).upper() if cpu.startswith("cortex-") else cpu
 
 
 # Returns the name suffix for one matrix combination, e.g. "-a53-gicv2-smp1".
@@ -87,6 +93,7 @@ def matrix_suffix(combo: dict) -> str:
 # Replaces the known {placeholders} of `text` with the values of `case`.
 def fill(text: str, case: Case) -> str:
     values = {"name": case.name, "cpu": case.cpu, "cpu_short": cpu_short(case.cpu),
+              "cpu_model": cpu_model(case.cpu),
               "gic": str(case.gic), "smp": str(case.smp), "mem": case.mem}
 
     def sub(match: re.Match) -> str:

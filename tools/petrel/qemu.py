@@ -41,6 +41,7 @@ class Machine:
     smp: int = 1
     mem: str = "512M"
     icount: bool = False
+    virtualization: bool = False    # start the cores at EL2
 
 
 # Raises ValueError unless `m` describes a machine QEMU virt can start.
@@ -62,7 +63,8 @@ def check_machine(m: Machine) -> None:
 def build_argv(kernel, image=None, machine: Machine = Machine(), append: str = "",
                interactive: bool = False, gdb_port=None, qemu: str = QEMU) -> list:
     check_machine(machine)
-    argv = [qemu, "-M", f"virt,gic-version={machine.gic}", "-cpu", machine.cpu,
+    board = f"virt,gic-version={machine.gic}" + (",virtualization=on" if machine.virtualization else "")
+    argv = [qemu, "-M", board, "-cpu", machine.cpu,
             "-smp", str(machine.smp), "-m", machine.mem, "-display", "none", "-no-reboot",
             "-semihosting-config", "enable=on,target=native", "-kernel", str(kernel)]
     if image is not None:

@@ -32,6 +32,12 @@ _start:
 
 primary_entry:
     mov     x19, x0                 /* DTB physical address */
+    mrs     x1, CurrentEL           /* remember the entry level for the banner */
+    lsr     x1, x1, #2
+    adrp    x2, boot_entry_el
+    str     x1, [x2, :lo12:boot_entry_el]
+    add     x2, x2, :lo12:boot_entry_el
+    dc      civac, x2
     bl      drop_to_el1
 
     /* The kernel is linked for one load address; refuse any other. */
@@ -176,4 +182,7 @@ boot_stacks:
 .balign 8
 .global kernel_ttbr1
 kernel_ttbr1:
+    .quad   0
+.global boot_entry_el
+boot_entry_el:
     .quad   0
