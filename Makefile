@@ -25,19 +25,22 @@ CFLAGS_COMMON = $(TARGET) -std=c11 -ffreestanding -fno-builtin -fno-stack-protec
 KDIRS    = kernel/core kernel/arch/aarch64 kernel/plat/qemu-virt lib
 KSRC     = $(foreach d,$(KDIRS),$(wildcard $(d)/*.c $(d)/*.S))
 KTSRC    = $(wildcard kernel/tests/*.c)
-KINC     = -Ilib/include -Ikernel/include -Ikernel/include/uapi -Ikernel/arch/aarch64/include -Ikernel/plat/qemu-virt
+KINC     = -Ilib/include -Ikernel/include -Ikernel/include/uapi -I$(O)/gen/kernel -Ikernel/arch/aarch64/include -Ikernel/plat/qemu-virt
 KCFLAGS  = $(CFLAGS_COMMON) $(KINC) -mcmodel=small -mstrict-align
 KLDS     = kernel/arch/aarch64/kernel.ld
 
 kobjs = $(patsubst %,$(O)/$(1)/%.o,$(2))
 
-KOBJ      = $(call kobjs,kernel,$(KSRC))
-KTOBJ     = $(call kobjs,kernel-test,$(KSRC) $(KTSRC))
+GEN       = $(O)/gen
+GENSRC    = $(GEN)/kernel/syscall_table.c
+GENHDRS   = $(GEN)/kernel/syscalls_gen.h $(GEN)/user/petrel_syscalls.h
+KOBJ      = $(call kobjs,kernel,$(KSRC)) $(O)/kernel/gen/syscall_table.c.o
+KTOBJ     = $(call kobjs,kernel-test,$(KSRC) $(KTSRC)) $(O)/kernel-test/gen/syscall_table.c.o
 
 # ---------------------------------------------------------------- user
 UPROGS   = $(filter-out rt,$(notdir $(patsubst %/main.c,%,$(wildcard user/*/main.c))))
 URTSRC   = $(wildcard user/rt/*.c user/rt/*.S) $(wildcard lib/*.c)
-UCFLAGS  = $(CFLAGS_COMMON) -Ilib/include -Iuser/rt/include -Ikernel/include/uapi -mcmodel=small
+UCFLAGS  = $(CFLAGS_COMMON) -Ilib/include -Iuser/rt/include -Ikernel/include/uapi -I$(O)/gen/user -mcmodel=small
 ULDS     = user/rt/user.ld
 URTOBJ   = $(patsubst %,$(O)/user/rt-obj/%.o,$(URTSRC))
 UELFS    = $(patsubst %,$(O)/user/%.elf,$(UPROGS))
@@ -48,6 +51,21 @@ all: kernel kernel-test user
 kernel: $(O)/kernel/kernel.bin
 kernel-test: $(O)/kernel-test/kernel.bin
 user: $(UELFS)
+
+# The system call interface: one description, generated C and docs.
+$(GENSRC) $(GENHDRS) docs/reference/syscalls.md &: idl/syscalls.toml tools/petrel/syscallgen.py
+	@echo "  GEN     $(GEN) docs/reference/syscalls.md"
+	$(Q)PYTHONPATH=tools python3 -m petrel.syscallgen idl/syscalls.toml $(GEN) docs/reference/syscalls.md
+
+$(O)/kernel/gen/%.c.o: $(GEN)/kernel/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
+
+$(O)/kernel-test/gen/%.c.o: $(GEN)/kernel/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (test)"
+	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=1 -c $< -o $@
 
 $(O)/kernel/kernel.elf: $(KOBJ) $(KLDS)
 	@echo "  LD      $@"
@@ -61,7 +79,7 @@ $(O)/kernel-test/kernel.elf: $(KTOBJ) $(KLDS)
 	@echo "  OBJCOPY $@"
 	$(Q)$(OBJCOPY) -O binary $< $@
 
-$(O)/kernel/%.c.o: %.c
+$(O)/kernel/%.c.o: %.c | $(GENHDRS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
@@ -71,7 +89,7 @@ $(O)/kernel/%.S.o: %.S
 	@echo "  AS      $<"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
 
-$(O)/kernel-test/%.c.o: %.c
+$(O)/kernel-test/%.c.o: %.c | $(GENHDRS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (test)"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=1 -c $< -o $@
@@ -81,7 +99,7 @@ $(O)/kernel-test/%.S.o: %.S
 	@echo "  AS      $< (test)"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=1 -c $< -o $@
 
-$(O)/user/rt-obj/%.c.o: %.c
+$(O)/user/rt-obj/%.c.o: %.c | $(GENHDRS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
@@ -91,7 +109,7 @@ $(O)/user/rt-obj/%.S.o: %.S
 	@echo "  AS      $<"
 	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
 
-$(O)/user/obj/%.c.o: %.c
+$(O)/user/obj/%.c.o: %.c | $(GENHDRS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(UCFLAGS) -c $< -o $@

@@ -1,13 +1,15 @@
 /*
- * ELF loader for static AArch64 executables. Every header field that
- * steers a copy is checked against the file size and the user address
- * range first; a segment asking to be writable and executable is
- * refused (W^X).
+ * ELF loader for the root task (every other program is loaded by the
+ * root task itself, from memory objects). Every header field that steers
+ * a copy is checked against the file size and the user address range
+ * first; a segment asking to be writable and executable is refused.
+ * Each PT_LOAD segment becomes an eager anonymous memory object holding
+ * a copy of its bytes, mapped with the segment's rights.
  */
 #include "elf.h"
 #include "kernel.h"
-#include "memory.h"
-#include "vm.h"
+#include "memobj.h"
+#include "space.h"
 
 #define PT_LOAD     1
 #define PF_X        1
@@ -45,30 +47,29 @@ static int check_header(const struct elf64_ehdr *eh, uint64_t size)
     return 0;
 }
 
-/* Load one PT_LOAD segment page by page into fresh zeroed frames. */
-static int load_segment(struct vm_space *vs, const uint8_t *file, const struct elf64_phdr *ph)
+/* One segment: a memory object with a copy of its bytes, mapped. */
+static int load_segment(struct space *s, const uint8_t *file, const struct elf64_phdr *ph)
 {
-    unsigned rights = VM_READ | ((ph->flags & PF_W) ? VM_WRITE : 0) | ((ph->flags & PF_X) ? VM_EXEC : 0);
+    uint32_t rights = R_READ | ((ph->flags & PF_W) ? R_WRITE : 0) | ((ph->flags & PF_X) ? R_EXEC : 0);
     vaddr_t start = ALIGN_DOWN(ph->vaddr, 4096), end = ALIGN_UP(ph->vaddr + ph->memsz, 4096);
+    int err;
+    struct memobj *m = memobj_create(end - start, 0, true, &err);
+    if (!m)
+        return err;
     for (vaddr_t va = start; va < end; va += 4096) {
-        paddr_t pa = frame_alloc_zeroed(0);
-        if (pa == PADDR_INVALID)
-            return -E_NOMEM;
-        /* Copy the part of the file image that falls in this page. */
+        uint8_t *page = phys_to_virt(m->pages[(va - start) / 4096]);
         uint64_t lo = MAX(va, ph->vaddr), hi = MIN(va + 4096, ph->vaddr + ph->filesz);
         if (lo < hi)
-            memcpy((uint8_t *)phys_to_virt(pa) + (lo - va), file + ph->offset + (lo - ph->vaddr), hi - lo);
-        int err = vm_map_page(vs, va, pa, rights);
-        if (err) {
-            frame_free(pa, 0);
-            return err;
-        }
+            memcpy(page + (lo - va), file + ph->offset + (lo - ph->vaddr), hi - lo);
     }
-    return 0;
+    __asm__ volatile("dsb ish; ic ialluis; dsb ish; isb" ::: "memory");
+    err = memobj_map(s, m, start, 0, end - start, rights);
+    obj_unref(&m->obj);             /* the mapping holds it */
+    return err;
 }
 
-/* Load an executable into vs; *entry gets its entry point. */
-int elf_load(struct vm_space *vs, const void *data, uint64_t size, vaddr_t *entry)
+/* Load an executable into s; *entry gets its entry point. */
+int elf_load(struct space *s, const void *data, uint64_t size, vaddr_t *entry)
 {
     const struct elf64_ehdr *eh = data;
     int err = check_header(eh, size);
@@ -91,7 +92,7 @@ int elf_load(struct vm_space *vs, const void *data, uint64_t size, vaddr_t *entr
     if (!entry_ok)
         return -E_BADFORMAT;
     for (unsigned i = 0; i < eh->phnum; i++)
-        if (ph[i].type == PT_LOAD && (err = load_segment(vs, data, &ph[i])) != 0)
+        if (ph[i].type == PT_LOAD && (err = load_segment(s, data, &ph[i])) != 0)
             return err;
     *entry = eh->entry;
     return 0;

@@ -27,7 +27,8 @@ struct frame {
     uint32_t next, prev;    /* free-list links (frame indexes) */
     uint8_t order;
     uint8_t state;
-    uint8_t pad[6];
+    uint16_t refs;          /* sharers of an allocated block (copy-on-write) */
+    uint8_t pad[4];
 };
 
 static struct frame *frames;
@@ -162,6 +163,7 @@ paddr_t frame_alloc(unsigned order)
     }
     frames[idx].order = (uint8_t)order;
     frames[idx].state = FRAME_USED;
+    frames[idx].refs = 1;
     spin_unlock_irqrestore(&lock, flags);
     return base_pa + ((uint64_t)idx << 12);
 }
@@ -201,6 +203,56 @@ int frame_free(paddr_t pa, unsigned order)
     list_push(idx, order);
     spin_unlock_irqrestore(&lock, flags);
     return 0;
+}
+
+/* The allocated block starting at pa, or NULL. Caller holds the lock. */
+static struct frame *block_at(paddr_t pa)
+{
+    if (!frames || pa < base_pa || ((pa - base_pa) >> 12) >= nframes)
+        return NULL;
+    struct frame *f = &frames[(pa - base_pa) >> 12];
+    return f->state == FRAME_USED ? f : NULL;
+}
+
+/* One more sharer of an allocated block; -E_NOMEM if the count is full. */
+int frame_share(paddr_t pa)
+{
+    uint64_t flags = spin_lock_irqsave(&lock);
+    struct frame *f = block_at(pa);
+    int err = !f ? -E_INVAL : f->refs == 0xffff ? -E_NOMEM : 0;
+    if (!err)
+        f->refs++;
+    spin_unlock_irqrestore(&lock, flags);
+    return err;
+}
+
+/* How many share the block at pa (0 if it is not an allocated block). */
+unsigned frame_sharers(paddr_t pa)
+{
+    uint64_t flags = spin_lock_irqsave(&lock);
+    struct frame *f = block_at(pa);
+    unsigned n = f ? f->refs : 0;
+    spin_unlock_irqrestore(&lock, flags);
+    return n;
+}
+
+/* Drop one sharer; the last one frees the block. */
+int frame_release(paddr_t pa, unsigned order)
+{
+    uint64_t flags = spin_lock_irqsave(&lock);
+    struct frame *f = block_at(pa);
+    if (!f || f->order != order) {
+        spin_unlock_irqrestore(&lock, flags);
+        return -E_INVAL;
+    }
+    bool last = --f->refs == 0;
+    if (!last) {
+        spin_unlock_irqrestore(&lock, flags);
+        return 0;
+    }
+    f->refs = 1;
+    spin_unlock_irqrestore(&lock, flags);
+    return frame_free(pa, order);
 }
 
 uint64_t frame_free_pages(void) { return free_pages; }

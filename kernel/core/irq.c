@@ -7,10 +7,12 @@
 #include "fdt.h"
 #include "kernel.h"
 #include "cpu.h"
+#include "sched.h"
 
 struct handler {
     irq_handler_t fn;
     void *arg;
+    bool lockless;          /* runs without the kernel lock (self-test IPIs) */
 };
 
 static struct irqchip *chip;
@@ -45,7 +47,7 @@ void irq_cpu_init(void)
     chip->cpu_init(this_cpu()->index);
 }
 
-/* Install the kernel handler for an interrupt line. */
+/* Install the handler for an interrupt line (run under the kernel lock). */
 int irq_register(unsigned irq, irq_handler_t fn, void *arg)
 {
     if (irq >= IRQ_MAX || !fn)
@@ -57,13 +59,45 @@ int irq_register(unsigned irq, irq_handler_t fn, void *arg)
     return 0;
 }
 
+/* A handler that must run even while another core holds the kernel lock. */
+int irq_register_lockless(unsigned irq, irq_handler_t fn, void *arg)
+{
+    int err = irq_register(irq, fn, arg);
+    if (!err)
+        handlers[irq].lockless = true;
+    return err;
+}
+
+void irq_unregister(unsigned irq)
+{
+    if (irq < IRQ_MAX) {
+        handlers[irq].fn = NULL;
+        handlers[irq].lockless = false;
+    }
+}
+
+bool irq_taken(unsigned irq)
+{
+    return irq >= IRQ_MAX || handlers[irq].fn != NULL;
+}
+
+void irq_disable(unsigned irq)
+{
+    chip->disable(irq);
+}
+
+void irq_enable_on(unsigned irq, unsigned cpu)
+{
+    chip->enable(irq, cpu);
+}
+
 /* Enable a line: private lines on this core, shared lines routed here. */
 void irq_enable(unsigned irq)
 {
     chip->enable(irq, this_cpu()->index);
 }
 
-/* Take every pending interrupt (called with interrupts masked). */
+/* Take every pending interrupt (interrupts masked, kernel lock not held). */
 void irq_handle(void)
 {
     for (;;) {
@@ -71,9 +105,13 @@ void irq_handle(void)
         if (irq >= IRQ_MAX)
             return;                 /* spurious: nothing (more) pending */
         struct handler *h = &handlers[irq];
-        if (h->fn)
+        if (h->fn && h->lockless) {
             h->fn(irq, h->arg);
-        else
+        } else if (h->fn) {
+            kernel_lock();
+            h->fn(irq, h->arg);
+            kernel_unlock();
+        } else
             kprintf("irq: unexpected interrupt %u on cpu%u\n", irq, this_cpu()->index);
         chip->eoi(irq);
     }

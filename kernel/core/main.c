@@ -20,6 +20,7 @@
 #include "thread.h"
 #include "ktest.h"
 #include "platform.h"
+#include "sched.h"
 
 #define PETREL_VERSION "0.1.0"
 
@@ -128,6 +129,9 @@ NORETURN void kernel_main(paddr_t dtb_pa)
     }
 
     arch_irq_disable();
+    kernel_lock();
     err = task_start_root();
-    panic("root task did not start: %s", error_name(err));
+    if (err)
+        panic("root task did not start: %s", error_name(err));
+    arch_enter_user(sched_exit());
 }

@@ -44,8 +44,12 @@ int smp_discover(const struct fdt *fdt)
     }
     if (seen == 0)
         return -E_NOENT;
-    for (unsigned i = 0; i < n; i++)
+    extern char boot_stacks[];
+    for (unsigned i = 0; i < n; i++) {
         cpus[i].index = i;
+        cpus[i].kstack_top = (uint64_t)boot_stacks + (uint64_t)(i + 1) * CONFIG_KSTACK_SIZE;
+        sched_init_cpu(i);
+    }
     ncpus_present = n;
     return 0;
 }
@@ -53,6 +57,7 @@ int smp_discover(const struct fdt *fdt)
 /* Start the secondaries one by one, waiting up to a second for each. */
 unsigned smp_boot_secondaries(void)
 {
+    smp_running = ncpus_present > 1;
     for (unsigned i = 1; i < ncpus_present; i++) {
         int err = arch_cpu_start(cpus[i].hwid, i);
         if (err) {
@@ -76,7 +81,9 @@ unsigned smp_online_count(void)
     return n;
 }
 
-/* An inter-processor interrupt: count it and run any work posted for this core. */
+/* An inter-processor interrupt: count it and run any work posted for
+ * this core. A wake-up needs nothing more: returning to user space goes
+ * through the scheduler, which picks whatever was queued here. */
 static void ipi_handler(unsigned irq, void *arg)
 {
     struct cpu *c = this_cpu();
@@ -96,8 +103,8 @@ static void smp_ipi_init(void)
     if (done)
         return;
     done = true;
-    irq_register(IRQ_SGI_WAKE, ipi_handler, NULL);
-    irq_register(IRQ_SGI_TEST, ipi_handler, NULL);
+    irq_register_lockless(IRQ_SGI_WAKE, ipi_handler, NULL);
+    irq_register_lockless(IRQ_SGI_TEST, ipi_handler, NULL);
 }
 
 NORETURN void secondary_main(unsigned index)
@@ -110,16 +117,8 @@ NORETURN void secondary_main(unsigned index)
     timer_cpu_init();
     kprintf("cpu%u: online (mpidr 0x%lx)\n", index, c->hwid);
     __atomic_store_n(&c->online, 1, __ATOMIC_RELEASE);
-    cpu_idle_loop();
-}
-
-/* Idle: sleep until an interrupt, forever. */
-NORETURN void cpu_idle_loop(void)
-{
-    smp_ipi_init();
-    arch_irq_enable();
-    for (;;)
-        arch_wait_for_interrupt();
+    kernel_lock();
+    sched_idle();
 }
 
 /* Called by the boot core before starting anyone. */

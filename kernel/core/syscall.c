@@ -1,35 +1,23 @@
 /*
- * System call dispatch. A Petrel call is `svc #N` with N > 0 (N is the
- * call number, read from the syndrome), arguments in x0..x5 and the
- * result in x0: a value >= 0 or a negated error code. Every argument is
- * checked; a bad one gets an error, never a panic.
+ * The small system calls: console output, the null call, handles, boot
+ * image files, time and power. The dispatcher itself is generated from
+ * idl/syscalls.toml (build/gen/kernel/syscall_table.c); every handler
+ * validates its arguments and returns an error, never panics.
  */
 #include "thread.h"
-#include "vm.h"
+#include "space.h"
+#include "bootimage.h"
+#include "timer.h"
+#include "syscalls_gen.h"
 #include "petrel_abi.h"
-#include <arch/trapframe.h>
+#include "arch.h"
 
 #define DEBUG_WRITE_MAX 4096
 
-/* Copy len bytes from user address src, page by page; -E_FAULT if any is unreadable. */
-int copy_from_user(void *dst, vaddr_t src, size_t len)
-{
-    uint8_t *d = dst;
-    while (len) {
-        if (src + len < src)
-            return -E_FAULT;
-        const uint8_t *p = vm_user_ptr(src, false);
-        if (!p)
-            return -E_FAULT;
-        size_t chunk = MIN(len, 4096 - (src & 4095));
-        memcpy(d, p, chunk);
-        d += chunk, src += chunk, len -= chunk;
-    }
-    return 0;
-}
+/* The system object: the root task's authority over devices and files. */
+struct object root_object = { OBJ_ROOT, 1, 0 };
 
-/* debug_write(buf, len): write to the kernel console. */
-static int64_t sys_debug_write(vaddr_t buf, uint64_t len)
+int64_t sys_debug_write(vaddr_t buf, uint64_t len)
 {
     char tmp[256];
     if (len > DEBUG_WRITE_MAX)
@@ -44,17 +32,84 @@ static int64_t sys_debug_write(vaddr_t buf, uint64_t len)
     return (int64_t)len;
 }
 
-int64_t syscall_dispatch(unsigned number, struct trapframe *tf)
+int64_t sys_null(void)
 {
-    switch (number) {
-    case PETREL_SYS_DEBUG_WRITE:
-        return sys_debug_write(tf->x[0], tf->x[1]);
-    case PETREL_SYS_EXIT:
-        thread_exit((int)tf->x[0]);
-    case PETREL_SYS_YIELD:
-    case PETREL_SYS_NULL:
-        return 0;
-    default:
-        return -E_NOSYS;
+    return 0;
+}
+
+static struct space *me(void) { return current_thread()->space; }
+
+int64_t sys_handle_close(uint32_t h)
+{
+    return handle_free(me(), h);
+}
+
+int64_t sys_handle_dup(uint32_t h, uint32_t rights, uint64_t badge)
+{
+    struct handle_slot *sl;
+    int err = handle_get(me(), h, OBJ_NONE, R_DUP, &sl);
+    if (err)
+        return err;
+    if (rights & ~sl->rights)
+        return -E_PERM;
+    uint64_t b = sl->badge;
+    if (badge) {
+        unsigned type = sl->obj->type;
+        if ((type != OBJ_ENDPOINT && type != OBJ_NOTIFICATION) || sl->badge)
+            return -E_INVAL;
+        b = badge;
     }
+    return handle_alloc(me(), sl->obj, rights, b);
+}
+
+int64_t sys_handle_info(uint32_t h)
+{
+    struct handle_slot *sl;
+    int err = handle_get(me(), h, OBJ_NONE, 0, &sl);
+    return err ? err : (int64_t)(sl->obj->type | sl->rights << 8);
+}
+
+int64_t sys_handle_give(uint32_t space_h, uint32_t h, uint32_t rights)
+{
+    struct handle_slot *ss, *sl;
+    int err = handle_get(me(), space_h, OBJ_SPACE, R_MANAGE, &ss);
+    if (!err)
+        err = handle_get(me(), h, OBJ_NONE, R_GRANT, &sl);
+    if (err)
+        return err;
+    if (rights & ~sl->rights)
+        return -E_PERM;
+    if (sl->obj->type == OBJ_REPLY)
+        return -E_INVAL;
+    struct space *target = list_entry(ss->obj, struct space, obj);
+    if (target->torn_down)
+        return -E_STATE;
+    return handle_alloc(target, sl->obj, rights, sl->badge);
+}
+
+int64_t sys_bootfile_info(uint64_t index, vaddr_t buf)
+{
+    struct bootimage_file f;
+    if (index > 0xffff || bootimage_get((unsigned)index, &f) != 0)
+        return -E_NOENT;
+    struct petrel_bootfile bf;
+    memset(&bf, 0, sizeof(bf));
+    memcpy(bf.name, f.name, strnlen(f.name, sizeof(bf.name) - 1));
+    bf.size = f.size;
+    bf.flags = f.flags;
+    return copy_to_user(buf, &bf, sizeof(bf));
+}
+
+int64_t sys_clock_ns(void)
+{
+    return (int64_t)timer_ns();
+}
+
+int64_t sys_system_off(uint32_t root)
+{
+    struct handle_slot *sl;
+    if (handle_get(me(), root, OBJ_ROOT, 0, &sl) != 0)
+        return -E_BADHANDLE;
+    kprintf("petrel: shutting down\n");
+    arch_system_off();
 }

@@ -1,8 +1,6 @@
 /*
  * The tick. Each core programs its architectural timer with an absolute
- * deadline and advances it by exactly one period per interrupt, so
- * ticks never drift: a late interrupt is followed by the missed ones
- * back to back. The rate is CONFIG_HZ unless the boot argument hz=N
+ * deadline and advances it by whole periods, so ticks never drift. The rate is CONFIG_HZ unless the boot argument hz=N
  * (1..10000) says otherwise.
  */
 #include "timer.h"
@@ -10,17 +8,34 @@
 #include "fdt.h"
 #include "kernel.h"
 #include "cpu.h"
+#include "sched.h"
 
 static unsigned hz;
 static unsigned irq_line;
 static uint64_t period;
 
+/*
+ * The tick. Periods that passed while the core could not take the
+ * interrupt (a long stall) are all counted at once, and the next
+ * deadline is the next period boundary, so the count never drifts and
+ * a late core never catches up with a storm of back-to-back interrupts.
+ * The scheduler's part takes the kernel lock only when this core has a
+ * thread or a timeout to look after.
+ */
 static void tick(unsigned irq, void *arg)
 {
     struct cpu *c = this_cpu();
-    c->ticks++;
-    c->next_tick += period;
+    uint64_t now = arch_counter(), n = 1;
+    if (now >= c->next_tick + period)
+        n += (now - c->next_tick) / period;
+    c->ticks += n;
+    c->next_tick += n * period;
     arch_timer_set_deadline(c->next_tick);
+    if (c->current || !list_empty(&c->timeouts)) {
+        kernel_lock();
+        sched_tick();
+        kernel_unlock();
+    }
 }
 
 /* Read the virtual timer's interrupt from the device tree. */
@@ -37,7 +52,7 @@ int timer_init(const struct fdt *fdt)
     uint64_t want = cmdline_get_u64("hz", CONFIG_HZ);
     hz = (want >= 1 && want <= 10000) ? (unsigned)want : CONFIG_HZ;
     period = arch_counter_freq() / hz;
-    return irq_register(irq_line, tick, NULL);
+    return irq_register_lockless(irq_line, tick, NULL);
 }
 
 /* Start this core's tick. */

@@ -40,6 +40,7 @@ void arch_mmu_init_kernel(paddr_t ram_lo, paddr_t ram_hi);
 int arch_map_device(paddr_t pa, uint64_t size, void **va_out);
 void arch_mmu_enable_wxn(void);
 void arch_mmu_secondary_init(void);
+void *arch_user_translate(vaddr_t va, bool write);  /* AT S1E0: what EL0 may access */
 
 /* User entry and exceptions (arch/aarch64/). */
 NORETURN void arch_enter_user(struct trapframe *tf);

@@ -4,11 +4,13 @@
 
 #include "kernel.h"
 #include "arch.h"
+#include "sched.h"
 
 struct thread;
 struct fdt;
 
 struct cpu {
+    uint64_t kstack_top;        /* first: the exception entry loads it */
     unsigned index;             /* logical number, 0 = boot core */
     uint64_t hwid;              /* MPIDR affinity from the device tree */
     volatile uint32_t online;   /* set by the core itself once running */
@@ -16,6 +18,10 @@ struct cpu {
     uint64_t next_tick;         /* counter value of the next tick */
     volatile uint64_t ipis;     /* inter-processor interrupts taken */
     struct thread *current;     /* the thread running here, or NULL */
+    struct runqueue rq;
+    struct list timeouts;       /* threads with a deadline, on this core */
+    struct thread *fp_owner;    /* whose FP/SIMD state the registers hold */
+    bool idle;
     void (*volatile work)(void *); /* run by the IPI handler (self tests) */
     void *work_arg;
     volatile uint32_t work_done;
@@ -35,6 +41,5 @@ void smp_init_boot_cpu(void);
 
 /* Entry of a secondary core once its MMU is on (smp.c). */
 NORETURN void secondary_main(unsigned index);
-NORETURN void cpu_idle_loop(void);
 
 #endif

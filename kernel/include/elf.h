@@ -4,11 +4,11 @@
 
 #include "types.h"
 
-struct vm_space;
+struct space;
 
 /* Programs load below this address; the stack and boot info sit above. */
 #define USER_LOAD_LIMIT     0x0000007f00000000ull
 
-int elf_load(struct vm_space *vs, const void *data, uint64_t size, vaddr_t *entry);
+int elf_load(struct space *s, const void *data, uint64_t size, vaddr_t *entry);
 
 #endif

@@ -18,6 +18,7 @@ struct fdt;
 struct irqchip {
     const char *name;
     unsigned version;                       /* 2 or 3 */
+    unsigned lines;                         /* interrupt IDs below this exist */
     paddr_t dist_base, cpu_base;            /* GICD, GICC (v2) or GICR (v3) */
     int (*init)(const struct fdt *fdt, int node, struct irqchip *chip);
     void (*cpu_init)(unsigned cpu_index);
@@ -34,6 +35,11 @@ int irq_init(const struct fdt *fdt);
 const struct irqchip *irq_chip(void);
 void irq_cpu_init(void);
 int irq_register(unsigned irq, irq_handler_t handler, void *arg);
+int irq_register_lockless(unsigned irq, irq_handler_t handler, void *arg);
+void irq_unregister(unsigned irq);
+bool irq_taken(unsigned irq);
+void irq_disable(unsigned irq);
+void irq_enable_on(unsigned irq, unsigned cpu);
 void irq_enable(unsigned irq);
 void irq_handle(void);                  /* called by the exception path */
 void irq_send_ipi(unsigned cpu_index, unsigned sgi);

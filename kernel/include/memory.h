@@ -35,6 +35,9 @@ int frame_init(void);
 paddr_t frame_alloc(unsigned order);    /* PADDR_INVALID if none */
 paddr_t frame_alloc_zeroed(unsigned order);
 int frame_free(paddr_t pa, unsigned order);  /* -E_INVAL on a bad or double free */
+int frame_share(paddr_t pa);            /* copy-on-write: one more sharer */
+unsigned frame_sharers(paddr_t pa);
+int frame_release(paddr_t pa, unsigned order);  /* one sharer fewer; frees at zero */
 uint64_t frame_free_pages(void);
 uint64_t frame_managed_pages(void);
 unsigned frame_free_blocks(unsigned order);

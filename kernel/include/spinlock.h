@@ -8,22 +8,22 @@
 #include "arch.h"
 
 typedef struct {
-    uint16_t next;
-    uint16_t owner;
+    uint32_t next;      /* the next ticket to hand out */
+    uint32_t owner;     /* the ticket now allowed in */
 } spinlock_t;
 
 #define SPINLOCK_INIT { 0, 0 }
 
 static inline void spin_lock(spinlock_t *l)
 {
-    uint16_t me = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
+    uint32_t me = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
     while (__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) != me)
         arch_cpu_relax();
 }
 
 static inline void spin_unlock(spinlock_t *l)
 {
-    __atomic_store_n(&l->owner, (uint16_t)(l->owner + 1), __ATOMIC_RELEASE);
+    __atomic_store_n(&l->owner, l->owner + 1, __ATOMIC_RELEASE);
 }
 
 static inline uint64_t spin_lock_irqsave(spinlock_t *l)

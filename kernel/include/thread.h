@@ -1,45 +1,111 @@
 /*
- * User threads as the foundation needs them: the root task's thread,
- * its address space, and what happens when it exits or faults. The
- * microkernel core replaces the fault path with fault IPC.
+ * Threads. A thread's user registers live at the start of its struct
+ * thread: the EL0 exception entry saves them there directly, and the
+ * kernel returns to a thread by restoring that frame. The kernel itself
+ * runs on one stack per core and never blocks inside C: a thread that
+ * waits is parked with its result still to be written into its frame
+ * by whoever wakes it.
  */
 #ifndef PETREL_THREAD_H
 #define PETREL_THREAD_H
 
-#include "kernel.h"
-#include "vm.h"
+#include "object.h"
+#include "list.h"
+#include <arch/trapframe.h>
 
-struct trapframe;
+struct space;
+struct endpoint;
+struct notification;
+struct petrel_utcb;
 
-enum fault_kind {
-    FAULT_DATA,             /* load/store to a bad address or without the right */
-    FAULT_INSN,             /* instruction fetch from a bad address */
-    FAULT_ALIGN,            /* misaligned pc, sp or exclusive access */
-    FAULT_UNDEF,            /* undefined or not permitted instruction */
-    FAULT_FOREIGN_SYSCALL,  /* svc #0: a Linux system call */
-    FAULT_OTHER,
+enum thread_state {
+    T_INACTIVE,         /* created, not started */
+    T_RUNNING,          /* current on its core */
+    T_READY,            /* runnable (in a run queue unless suspended) */
+    T_SEND,             /* queued on an endpoint to send (or call) */
+    T_RECV,             /* queued on an endpoint to receive */
+    T_REPLY,            /* waiting for the reply to a call */
+    T_NOTIFY,           /* waiting on a notification */
+    T_FUTEX,            /* waiting on a futex */
+    T_DEAD,
+};
+
+/* The capability to reply to one call, held by the receiver or a handle. */
+struct reply {
+    struct object obj;          /* used only when saved as a handle */
+    struct thread *caller;      /* NULL once used or when the caller died */
 };
 
 struct fault_info {
-    enum fault_kind kind;
-    uint64_t addr;          /* faulting data or instruction address */
-    uint64_t esr;           /* raw syndrome */
-    const char *detail;     /* e.g. "translation fault, level 3, write" */
+    unsigned kind;              /* FAULT_* of petrel_abi.h */
+    uint64_t addr;
+    uint64_t esr;
+    const char *detail;
 };
 
 struct thread {
-    char name[32];
-    struct vm_space space;
-    void *kstack;           /* base of the kernel stack */
-    struct trapframe *tf;   /* user registers, at the top of kstack */
+    struct trapframe tf;        /* first: the EL0 entry saves here */
+    struct object obj;
+    struct space *space;
+    unsigned cpu;               /* the core it runs on (its affinity) */
+    uint8_t prio;
+    uint8_t state;
+    bool suspended;
+    bool fp_used;
+    int slice;                  /* ticks left in its time slice */
+    struct list link;           /* run queue, endpoint queue or futex bucket */
+    struct list space_link;
+    uint64_t tls;               /* TPIDR_EL0 while not running */
+
+    /* IPC */
+    struct endpoint *waiting_on;
+    uint64_t send_badge;        /* badge of the handle a queued sender used */
+    bool send_is_call;
+    bool send_is_fault;         /* the queued message is fault_msg, not registers */
+    bool in_fault;              /* waiting for a fault handler's reply */
+    uint64_t fault_msg[FAULT_MSG_LEN];
+    struct reply reply;         /* the reply capability of the last call received */
+    struct reply *reply_holder; /* where the capability to answer this caller sits */
+    struct notification *bound;
+    struct notification *waiting_notify;
+    struct endpoint *fault_ep;
+    uint64_t fault_badge;
+
+    /* futex and timeouts */
+    paddr_t futex_key;
+    uint64_t deadline;          /* counter value, 0: none */
+    struct list timeout_link;
+
+    /* UTCB */
+    vaddr_t utcb_va;
+    struct petrel_utcb *utcb;   /* kernel alias */
+    paddr_t utcb_pa;
+
+    uint64_t cpu_ticks;         /* counter ticks spent running */
+    uint64_t run_start;
+    int exit_status;
+    bool is_root;
+    char name[24];
+    struct fpstate *fp;         /* saved FP/SIMD state (allocated at first use) */
+    unsigned fp_cpu;            /* core whose registers last held it */
+    uint8_t max_prio;           /* highest priority it may give any thread */
 };
 
-int task_start_root(void);
-NORETURN void thread_exit(int status);
-NORETURN void thread_fault(struct trapframe *tf, const struct fault_info *fi);
-const char *fault_kind_name(enum fault_kind kind);
+struct thread *thread_create(struct space *s, vaddr_t utcb_va, int *err);
+void thread_start(struct thread *t, uint64_t pc, uint64_t sp, uint64_t arg);
+void thread_kill(struct thread *t, int status);
+void thread_fault(struct thread *t, const struct fault_info *fi);
+void thread_wake(struct thread *t, int64_t result);
+void thread_cancel_wait(struct thread *t);
+const char *fault_kind_name(unsigned kind);
+struct thread *current_thread(void);
 
-/* system call dispatch (syscall.c): returns the value for x0. */
-int64_t syscall_dispatch(unsigned number, struct trapframe *tf);
+/* The root task (task.c). */
+int task_start_root(void);
+
+/* Lazy FP/SIMD state (arch). */
+void arch_fp_switch(struct thread *prev, struct thread *next);
+void arch_fp_trap(struct thread *t);
+void arch_fp_release(struct thread *t);
 
 #endif

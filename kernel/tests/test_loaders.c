@@ -7,7 +7,8 @@
 #include "bootimage.h"
 #include "elf.h"
 #include "memory.h"
-#include "vm.h"
+#include "space.h"
+#include "memobj.h"
 
 static uint8_t img[3 * 4096] __attribute__((aligned(4096)));
 
@@ -93,14 +94,17 @@ KTEST(elf_validation, "elf: malformed or W+X executables are refused")
 {
     struct ehdr *eh = (void *)elf;
     struct phdr *ph = (void *)(eh + 1);
-    struct vm_space vs;
     vaddr_t entry;
-    KT_CHECK(vm_space_init(&vs) == 0, "address space");
+    struct space *s = space_create();
+    if (!KT_CHECK(s != NULL, "address space"))
+        return;
     make_elf();
-    KT_CHECK(elf_load(&vs, elf, sizeof(elf), &entry) == 0 && entry == 0x400000, "valid ELF refused");
+    KT_CHECK(elf_load(s, elf, sizeof(elf), &entry) == 0 && entry == 0x400000, "valid ELF refused");
+    obj_unref(&s->obj);
     for (int i = 0; i < 9; i++) {
-        struct vm_space fresh;
-        KT_CHECK(vm_space_init(&fresh) == 0, "address space");
+        struct space *fresh = space_create();
+        if (!KT_CHECK(fresh != NULL, "address space"))
+            return;
         make_elf();
         int want = -E_BADFORMAT;
         switch (i) {
@@ -114,20 +118,45 @@ KTEST(elf_validation, "elf: malformed or W+X executables are refused")
         case 7: ph->vaddr = 0xffffff8000000000ull; want = -E_RANGE; break;
         case 8: eh->entry = 0x900000; break;            /* entry outside any segment */
         }
-        int err = elf_load(&fresh, elf, sizeof(elf), &entry);
+        int err = elf_load(fresh, elf, sizeof(elf), &entry);
         KT_CHECK(err == want, "case %d: got %s, want %s", i, error_name(err), error_name(want));
+        obj_unref(&fresh->obj);
     }
 }
 
-KTEST(vm_rules, "vm: W+X, kernel addresses, misalignment and double mapping are refused")
+/* One round of mapping checks; returns false if an object was not made. */
+static bool vm_round(void)
 {
-    struct vm_space vs;
-    KT_CHECK(vm_space_init(&vs) == 0, "address space");
-    paddr_t pa = frame_alloc_zeroed(0);
-    KT_CHECK(vm_map_page(&vs, 0x10000, pa, VM_READ | VM_WRITE | VM_EXEC) == -E_PERM, "W+X mapped");
-    KT_CHECK(vm_map_page(&vs, 0xffffff8000000000ull, pa, VM_READ) == -E_INVAL, "kernel address mapped");
-    KT_CHECK(vm_map_page(&vs, 0x10001, pa, VM_READ) == -E_INVAL, "unaligned address mapped");
-    KT_CHECK(vm_map_page(&vs, 0x10000, pa, VM_READ | VM_WRITE) == 0, "plain mapping");
-    KT_CHECK(vm_map_page(&vs, 0x10000, pa, VM_READ) == -E_BUSY, "double mapping");
-    KT_CHECK(vm_space_init(&vs) == 0 && vs.asid != 0, "ASID");
+    struct space *s = space_create();
+    int err;
+    struct memobj *m = memobj_create(KiB(64), 0, false, &err);
+    struct memobj *big = memobj_create(MiB(2), 4, false, &err);
+    if (!KT_CHECK(s && m && big, "objects"))
+        return false;
+    KT_CHECK(memobj_map(s, m, 0x10000, 0, 4096, R_READ | R_WRITE | R_EXEC) == -E_PERM, "W+X mapped");
+    KT_CHECK(memobj_map(s, m, 0xffffff8000000000ull, 0, 4096, R_READ) == -E_INVAL, "kernel address mapped");
+    KT_CHECK(memobj_map(s, m, 0x10001, 0, 4096, R_READ) == -E_INVAL, "unaligned address mapped");
+    KT_CHECK(memobj_map(s, m, 0x10000, 0, KiB(128), R_READ) == -E_INVAL, "beyond the object");
+    KT_CHECK(memobj_map(s, m, 0x10000, 0, 0, R_READ) == -E_INVAL, "empty mapping");
+    KT_CHECK(memobj_map(s, m, 0x10000, 0, KiB(64), R_WRITE) == -E_INVAL, "mapping without R_READ");
+    KT_CHECK(memobj_map(s, big, 0x21000, 0, KiB(64), R_READ) == -E_INVAL, "64K pages at a 4K boundary");
+    KT_CHECK(memobj_map(s, m, 0x10000, 0, KiB(64), R_READ | R_WRITE) == 0, "plain mapping");
+    KT_CHECK(memobj_map(s, m, 0x18000, 0, 4096, R_READ) == -E_BUSY, "overlapping mapping");
+    KT_CHECK(memobj_map(s, big, 0x200000, 0, MiB(2), R_READ) == 0, "64K-page mapping");
+    KT_CHECK(s->asid != 0, "ASID");
+    obj_unref(&m->obj);
+    obj_unref(&big->obj);
+    obj_unref(&s->obj);
+    return true;
+}
+
+KTEST(vm_rules, "vm: W+X, kernel addresses, misalignment, overlap and overrun are refused, nothing leaks")
+{
+    /* The first round lets the kernel allocator carve its slabs; the
+     * second must give back every frame it takes. */
+    if (!vm_round())
+        return;
+    uint64_t before = frame_free_pages();
+    vm_round();
+    KT_CHECK(frame_free_pages() == before, "frames leaked: %ld", (long)(before - frame_free_pages()));
 }

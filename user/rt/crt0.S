@@ -5,5 +5,5 @@ _start:
     mov     x29, #0
     mov     x30, #0
     bl      main
-    svc     #2              /* PETREL_SYS_EXIT with main's result */
+    svc     #2              /* thread_exit with main's result */
 1:  b       1b

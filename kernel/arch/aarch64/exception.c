@@ -9,6 +9,10 @@
 #include "irq.h"
 #include "cpu.h"
 #include "thread.h"
+#include "ipc.h"
+#include "sched.h"
+#include "memobj.h"
+#include "syscalls_gen.h"
 #include <arch/trapframe.h>
 
 #define EC_UNKNOWN      0x00
@@ -24,18 +28,22 @@
 #define EC_BRK64        0x3c
 
 extern char exception_vectors[];
+#define EC_FP           0x07
+#define ESR_SVC(n)      ((0x15u << 26) | (1u << 25) | (n))
 
-void exc_el0_sync(struct trapframe *tf);
+struct trapframe *exc_el0_sync(struct trapframe *tf);
+struct trapframe *exc_el0_irq(struct trapframe *tf);
+struct trapframe *exc_el0_serror(struct trapframe *tf);
 void exc_el1_sync(struct trapframe *tf);
-void exc_irq(struct trapframe *tf);
+void exc_el1_irq(struct trapframe *tf);
 void exc_serror(struct trapframe *tf);
 void exc_bad_mode(struct trapframe *tf);
 
-/* Install the vectors; let EL0 read the virtual counter. */
+/* Install the vectors; let EL0 read the virtual counter and the EL1 physical timer. */
 void arch_trap_init(void)
 {
     write_sysreg(vbar_el1, exception_vectors);
-    write_sysreg(cntkctl_el1, 1 << 1);      /* EL0VCTEN */
+    write_sysreg(cntkctl_el1, (1 << 1) | (1 << 9));     /* EL0VCTEN, EL0PTEN */
     isb();
 }
 
@@ -58,22 +66,28 @@ static const char *abort_detail(uint64_t esr, char *buf, size_t size)
     return buf;
 }
 
-void exc_el0_sync(struct trapframe *tf)
+/* An abort a memory object can resolve (lazy page, copy-on-write)? */
+static bool resolve_abort(struct thread *t, uint64_t esr, uint64_t far)
 {
-    uint64_t esr = read_sysreg(esr_el1), far = read_sysreg(far_el1);
+    unsigned ec = (unsigned)(esr >> 26), fsc = esr & 0x3c;
+    if (fsc != 0x04 && fsc != 0x0c)     /* translation or permission fault */
+        return false;
+    bool write = ec == EC_DABT_LOW && (esr & (1 << 6));
+    bool exec = ec == EC_IABT_LOW;
+    return memobj_resolve_access(t->space, far, write, exec) == 0;
+}
+
+/* Decode an EL0 exception that is not a Petrel system call into a fault. */
+static void el0_fault(struct thread *t, uint64_t esr, uint64_t far)
+{
     unsigned ec = (unsigned)(esr >> 26);
     char buf[64];
     struct fault_info fi = { FAULT_OTHER, far, esr, "" };
-
     switch (ec) {
     case EC_SVC64:
-        if ((esr & 0xffff) != 0) {
-            tf->x[0] = (uint64_t)syscall_dispatch(esr & 0xffff, tf);
-            return;
-        }
         fi.kind = FAULT_FOREIGN_SYSCALL;
-        fi.addr = tf->x[8];
-        fi.detail = "no handler for Linux system calls";
+        fi.addr = t->tf.x[8];
+        fi.detail = "Linux system call";
         break;
     case EC_DABT_LOW:
         fi.kind = ((esr & 0x3f) == 0x21) ? FAULT_ALIGN : FAULT_DATA;
@@ -89,7 +103,7 @@ void exc_el0_sync(struct trapframe *tf)
         break;
     case EC_SP_ALIGN:
         fi.kind = FAULT_ALIGN;
-        fi.addr = tf->sp;
+        fi.addr = t->tf.sp;
         fi.detail = "misaligned sp";
         break;
     case EC_UNKNOWN:
@@ -97,7 +111,7 @@ void exc_el0_sync(struct trapframe *tf)
     case EC_ILLEGAL:
     case EC_BRK64:
         fi.kind = FAULT_UNDEF;
-        fi.addr = tf->pc;
+        fi.addr = t->tf.pc;
         fi.detail = ec == EC_BRK64 ? "breakpoint" : ec == EC_SYSREG ? "system register access" :
                     ec == EC_ILLEGAL ? "illegal execution state" : "undefined instruction";
         break;
@@ -106,7 +120,63 @@ void exc_el0_sync(struct trapframe *tf)
         fi.detail = buf;
         break;
     }
-    thread_fault(tf, &fi);
+    thread_fault(t, &fi);
+}
+
+/*
+ * Every synchronous exception from EL0. The IPC fastpath goes first;
+ * everything else is a system call, an FP/SIMD first use, a fault a
+ * memory object resolves, or a fault for the thread's handler.
+ * Returns the frame to resume.
+ */
+struct trapframe *exc_el0_sync(struct trapframe *tf)
+{
+    uint64_t esr = read_sysreg(esr_el1);
+    struct thread *t = (struct thread *)tf;
+    kernel_lock();
+    if (esr == ESR_SVC(SYS_IPC_CALL)) {
+        struct trapframe *next = fastpath_call(tf);
+        if (next)
+            return next;
+    } else if (esr == ESR_SVC(SYS_IPC_REPLY_RECV)) {
+        struct trapframe *next = fastpath_reply_recv(tf);
+        if (next)
+            return next;
+    }
+    if (t->state != T_RUNNING)
+        return sched_exit();            /* killed by another core meanwhile */
+    unsigned ec = (unsigned)(esr >> 26);
+    if (ec == EC_SVC64 && (esr & 0xffff) != 0) {
+        int64_t r = syscall_dispatch(esr & 0xffff, tf);
+        tf->x[0] = (uint64_t)r;
+        return sched_exit();
+    }
+    if (ec == EC_FP) {
+        arch_fp_trap(t);
+        return sched_exit();
+    }
+    uint64_t far = read_sysreg(far_el1);
+    if ((ec == EC_DABT_LOW || ec == EC_IABT_LOW) && resolve_abort(t, esr, far))
+        return sched_exit();
+    el0_fault(t, esr, far);
+    return sched_exit();
+}
+
+struct trapframe *exc_el0_irq(struct trapframe *tf)
+{
+    irq_handle();
+    kernel_lock();
+    return sched_exit();
+}
+
+struct trapframe *exc_el0_serror(struct trapframe *tf)
+{
+    kernel_lock();
+    struct thread *t = (struct thread *)tf;
+    struct fault_info fi = { FAULT_OTHER, 0, read_sysreg(esr_el1), "SError" };
+    if (t->state == T_RUNNING)
+        thread_fault(t, &fi);
+    return sched_exit();
 }
 
 void exc_el1_sync(struct trapframe *tf)
@@ -115,7 +185,7 @@ void exc_el1_sync(struct trapframe *tf)
     panic_frame(tf, "kernel exception, class 0x%x, far 0x%lx", (unsigned)(esr >> 26), read_sysreg(far_el1));
 }
 
-void exc_irq(struct trapframe *tf)
+void exc_el1_irq(struct trapframe *tf)
 {
     irq_handle();
 }

@@ -17,7 +17,7 @@
 #include "kernel.h"
 #include "memory.h"
 #include "spinlock.h"
-#include "vm.h"
+#include "space.h"
 #include <arch/mmu_defs.h>
 
 extern uint64_t kernel_ttbr1;
@@ -192,70 +192,218 @@ int arch_map_device(paddr_t pa, uint64_t size, void **va_out)
 
 /* ---------------------------------------------------------------- user */
 
-static uint16_t next_asid = 1;
-static spinlock_t asid_lock = SPINLOCK_INIT;
-
-/* Create an empty user address space with its own ASID. */
-int vm_space_init(struct vm_space *vs)
+/* The valid leaf (block or page) mapping va, with its level, or NULL. */
+uint64_t *mmu_walk(uint64_t *l1, vaddr_t va, unsigned *level)
 {
-    paddr_t l1 = frame_alloc_zeroed(0);
-    if (l1 == PADDR_INVALID)
-        return -E_NOMEM;
-    uint64_t flags = spin_lock_irqsave(&asid_lock);
-    if (next_asid == 0) {
-        spin_unlock_irqrestore(&asid_lock, flags);
-        frame_free(l1, 0);
-        return -E_NOMEM;    /* ASID recycling arrives with process teardown */
+    uint64_t *e = &l1[(va >> L1_SHIFT) & 511];
+    if (!(*e & PTE_VALID))
+        return NULL;
+    if (!(*e & PTE_TABLE)) {
+        *level = 1;
+        return e;
     }
-    vs->asid = next_asid++;
-    spin_unlock_irqrestore(&asid_lock, flags);
-    vs->l1_pa = l1;
-    vs->l1 = phys_to_virt(l1);
+    e = &table_va(*e)[(va >> L2_SHIFT) & 511];
+    if (!(*e & PTE_VALID))
+        return NULL;
+    if (!(*e & PTE_TABLE)) {
+        *level = 2;
+        return e;
+    }
+    e = &table_va(*e)[(va >> L3_SHIFT) & 511];
+    if (!(*e & PTE_VALID))
+        return NULL;
+    *level = 3;
+    return e;
+}
+
+/* Is nothing mapped in [va, va+size)? Skips absent tables whole. */
+bool mmu_range_empty(uint64_t *l1, vaddr_t va, uint64_t size)
+{
+    vaddr_t end = va + size;
+    while (va < end) {
+        uint64_t e1 = l1[(va >> L1_SHIFT) & 511];
+        if (!(e1 & PTE_VALID)) {
+            va = ALIGN_DOWN(va, GiB(1)) + GiB(1);
+            continue;
+        }
+        if (!(e1 & PTE_TABLE))
+            return false;
+        uint64_t e2 = table_va(e1)[(va >> L2_SHIFT) & 511];
+        if (!(e2 & PTE_VALID)) {
+            va = ALIGN_DOWN(va, MiB(2)) + MiB(2);
+            continue;
+        }
+        if (!(e2 & PTE_TABLE) || (table_va(e2)[(va >> L3_SHIFT) & 511] & PTE_VALID))
+            return false;
+        va = ALIGN_DOWN(va, 4096) + 4096;
+    }
+    return true;
+}
+
+/* Leaf attributes of a user mapping with `rights` (never W and X). */
+uint64_t mmu_user_attrs(uint32_t rights, bool device)
+{
+    uint64_t a = PTE_AF | PTE_NG | PTE_AP_EL0 | PTE_PXN;
+    a |= device ? PTE_ATTR(MT_DEVICE_nGnRE) : (PTE_ATTR(MT_NORMAL) | PTE_SH_INNER);
+    if (!(rights & R_WRITE))
+        a |= PTE_AP_RO;
+    if (!(rights & R_EXEC) || (rights & R_WRITE))
+        a |= PTE_UXN;
+    return a;
+}
+
+paddr_t mmu_pte_pa(uint64_t pte) { return pte & PTE_ADDR_MASK; }
+bool mmu_pte_writable(uint64_t pte) { return !(pte & PTE_AP_RO); }
+
+/*
+ * Map one page of 4 KiB (order 0), 64 KiB (order 4: sixteen entries with
+ * the contiguous hint) or 2 MiB (order 9: an L2 block) at va -> pa.
+ * -E_BUSY if anything is mapped there already.
+ */
+int mmu_map_user(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t attrs, unsigned order)
+{
+    uint64_t *e1 = &l1[(va >> L1_SHIFT) & 511];
+    uint64_t *l2 = next_table(e1);
+    if (!l2)
+        return (*e1 & PTE_VALID) ? -E_BUSY : -E_NOMEM;
+    uint64_t *e2 = &l2[(va >> L2_SHIFT) & 511];
+    if (order == 9) {
+        if (*e2 & PTE_VALID)
+            return -E_BUSY;
+        *e2 = pa | attrs | PTE_VALID;
+        dsb(ishst);
+        return 0;
+    }
+    uint64_t *l3 = next_table(e2);
+    if (!l3)
+        return (*e2 & PTE_VALID) ? -E_BUSY : -E_NOMEM;
+    unsigned n = 1u << order, first = (va >> L3_SHIFT) & 511;
+    for (unsigned i = 0; i < n; i++)
+        if (l3[first + i] & PTE_VALID)
+            return -E_BUSY;
+    uint64_t cont = order == 4 ? PTE_CONT : 0;
+    for (unsigned i = 0; i < n; i++)
+        l3[first + i] = (pa + 4096ull * i) | attrs | cont | PTE_VALID | PTE_PAGE;
+    dsb(ishst);
     return 0;
 }
 
-/* Map one user page with the given rights; writable+executable is refused. */
-int vm_map_page(struct vm_space *vs, vaddr_t va, paddr_t pa, unsigned rights)
+static inline void tlbi_page(uint16_t asid, vaddr_t va)
 {
-    if ((rights & VM_WRITE) && (rights & VM_EXEC))
-        return -E_PERM;
-    if (va >= USER_VA_TOP || !IS_ALIGNED(va | pa, 4096) || !(rights & VM_READ))
-        return -E_INVAL;
-    uint64_t attrs = PTE_ATTR(MT_NORMAL) | PTE_SH_INNER | PTE_AF | PTE_NG | PTE_AP_EL0 | PTE_PXN;
-    if (!(rights & VM_WRITE))
-        attrs |= PTE_AP_RO;
-    if (!(rights & VM_EXEC))
-        attrs |= PTE_UXN;
-    uint64_t *pte = mmu_lookup_page(vs->l1, va);
-    if (pte && (*pte & PTE_VALID))
-        return -E_BUSY;
-    return mmu_map_range(vs->l1, va, pa, 4096, attrs, false);
+    __asm__ volatile("tlbi vae1is, %0" :: "r"(((uint64_t)asid << 48) | ((va >> 12) & 0xfffffffffffull)) : "memory");
 }
 
-/* Make this core run in vs (TTBR0 with the ASID; no TLB flush needed). */
-void vm_space_activate(const struct vm_space *vs)
+/* Replace a live entry: break, invalidate on every core, make. */
+void mmu_set_pte(uint64_t *l1 UNUSED, uint16_t asid, uint64_t *pte, uint64_t value, vaddr_t va)
 {
-    write_sysreg(ttbr0_el1, vs->l1_pa | ((uint64_t)vs->asid << 48));
+    *pte = 0;
+    dsb(ishst);
+    tlbi_page(asid, va);
+    dsb(ish);
+    *pte = value;
+    dsb(ishst);
+    isb();
+}
+
+/* Remove every leaf in [va, va+size) and invalidate it on every core. */
+void mmu_unmap_user(uint64_t *l1, uint16_t asid, vaddr_t va, uint64_t size)
+{
+    vaddr_t end = va + size;
+    while (va < end) {
+        unsigned level;
+        uint64_t *e = mmu_walk(l1, va, &level);
+        uint64_t step = level == 2 ? MiB(2) : level == 1 ? GiB(1) : 4096;
+        if (!e) {
+            va = ALIGN_DOWN(va, 4096) + 4096;
+            continue;
+        }
+        if (level == 3 && (*e & PTE_CONT)) {
+            uint64_t *first = e - (((va >> 12) & 15));
+            vaddr_t base = ALIGN_DOWN(va, KiB(64));
+            for (unsigned i = 0; i < 16; i++)
+                first[i] = 0;
+            dsb(ishst);
+            for (unsigned i = 0; i < 16; i++)
+                tlbi_page(asid, base + 4096ull * i);
+            va = base + KiB(64);
+            continue;
+        }
+        *e = 0;
+        dsb(ishst);
+        tlbi_page(asid, va);
+        va = ALIGN_DOWN(va, step) + step;
+    }
+    dsb(ish);
+    isb();
+}
+
+/* Free the L2 and L3 tables under a user L1 (not the pages they map). */
+void mmu_free_tables(uint64_t *l1)
+{
+    for (unsigned i = 0; i < 512; i++) {
+        if ((l1[i] & 3) != 3)
+            continue;
+        uint64_t *l2 = table_va(l1[i]);
+        for (unsigned j = 0; j < 512; j++)
+            if ((l2[j] & 3) == 3)
+                frame_free(l2[j] & PTE_ADDR_MASK, 0);
+        frame_free(l1[i] & PTE_ADDR_MASK, 0);
+        l1[i] = 0;
+    }
+}
+
+static uint64_t asid_map[65536 / 64];
+
+/* A free ASID (1..65535); 0 is never given out. */
+int mmu_asid_alloc(uint16_t *asid)
+{
+    for (unsigned w = 0; w < ARRAY_SIZE(asid_map); w++) {
+        if (asid_map[w] == ~0ull)
+            continue;
+        unsigned b = (unsigned)__builtin_ctzll(~asid_map[w]);
+        unsigned a = w * 64 + b;
+        if (a == 0) {
+            asid_map[0] |= 1;
+            w--;
+            continue;
+        }
+        asid_map[w] |= 1ull << b;
+        *asid = (uint16_t)a;
+        return 0;
+    }
+    return -E_NOMEM;
+}
+
+/* Retire an ASID: flush its entries from every core's TLB first. */
+void mmu_asid_free(uint16_t asid)
+{
+    dsb(ishst);
+    __asm__ volatile("tlbi aside1is, %0" :: "r"((uint64_t)asid << 48) : "memory");
+    dsb(ish);
+    asid_map[asid / 64] &= ~(1ull << (asid % 64));
+}
+
+/* Run this core in the user space with table l1_pa and its ASID. */
+void mmu_activate(paddr_t l1_pa, uint16_t asid)
+{
+    write_sysreg(ttbr0_el1, l1_pa | ((uint64_t)asid << 48));
     isb();
 }
 
 /*
- * Translate a user address for a kernel access on the user's behalf:
- * the hardware walk (AT S1E0R/W) answers exactly what EL0 could do.
- * Returns the kernel alias of the byte, or NULL if EL0 can't access it.
+ * The kernel alias of user address va if EL0 of the current space may
+ * read (or write) it, by asking the MMU itself (AT S1E0R/W); NULL if not.
  */
-void *vm_user_ptr(vaddr_t va, bool write)
+void *arch_user_translate(vaddr_t va, bool write)
 {
     if (va >= USER_VA_TOP)
         return NULL;
-    uint64_t flags = arch_irq_save();
     if (write)
         __asm__ volatile("at s1e0w, %0" :: "r"(va));
     else
         __asm__ volatile("at s1e0r, %0" :: "r"(va));
     isb();
     uint64_t par = read_sysreg(par_el1);
-    arch_irq_restore(flags);
     if (par & 1)
         return NULL;
     return phys_to_virt((par & PTE_ADDR_MASK) | (va & 0xfff));

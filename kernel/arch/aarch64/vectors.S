@@ -1,9 +1,15 @@
 /*
- * Exception vectors. Every entry saves a full struct trapframe on the
- * current kernel stack (SP_EL1), calls the C handler with a pointer to
- * it, then restores the frame and returns with eret. A thread entering
- * from EL0 lands at the top of its own kernel stack, so its frame is
- * always at the same place.
+ * Exception vectors.
+ *
+ * From EL0: while a thread runs in user space, SP_EL1 points just past
+ * its struct thread's register frame, so the entry saves the user
+ * registers straight into the thread. The handler then runs on this
+ * core's kernel stack (struct cpu's first field, through TPIDR_EL1) and
+ * returns the frame to resume — the same thread's or, after a switch,
+ * another's. Restoring that frame leaves SP_EL1 just past it again.
+ *
+ * From EL1 (interrupts while the core idles, or a kernel fault): the
+ * frame goes on the current kernel stack and is restored from there.
  */
 #include <arch/trapframe.h>
 
@@ -31,11 +37,24 @@
     stp     x22, x23, [sp, #16 * 16]
 .endm
 
-.macro vector handler
-    .balign 0x80
+/* Each entry is at most 0x80 bytes: .org refuses to move backwards. */
+.macro el1_vector handler, n
+    .org exception_vectors + \n * 0x80
     save_frame
     mov     x0, sp
     bl      \handler
+    b       restore_frame
+.endm
+
+.macro el0_vector handler, n
+    .org exception_vectors + \n * 0x80
+    save_frame
+    mov     x0, sp
+    mrs     x1, tpidr_el1
+    ldr     x1, [x1]                /* struct cpu: kstack_top */
+    mov     sp, x1
+    bl      \handler
+    mov     sp, x0
     b       restore_frame
 .endm
 
@@ -43,22 +62,24 @@
 .balign 2048
 .global exception_vectors
 exception_vectors:
-    vector  exc_bad_mode        /* EL1t sync */
-    vector  exc_bad_mode        /* EL1t irq */
-    vector  exc_bad_mode        /* EL1t fiq */
-    vector  exc_bad_mode        /* EL1t serror */
-    vector  exc_el1_sync        /* EL1h sync */
-    vector  exc_irq             /* EL1h irq */
-    vector  exc_bad_mode        /* EL1h fiq */
-    vector  exc_serror          /* EL1h serror */
-    vector  exc_el0_sync        /* EL0 AArch64 sync */
-    vector  exc_irq             /* EL0 AArch64 irq */
-    vector  exc_bad_mode        /* EL0 AArch64 fiq */
-    vector  exc_serror          /* EL0 AArch64 serror */
-    vector  exc_bad_mode        /* EL0 AArch32 sync */
-    vector  exc_bad_mode        /* EL0 AArch32 irq */
-    vector  exc_bad_mode        /* EL0 AArch32 fiq */
-    vector  exc_bad_mode        /* EL0 AArch32 serror */
+    el1_vector  exc_bad_mode, 0     /* EL1t sync */
+    el1_vector  exc_bad_mode, 1     /* EL1t irq */
+    el1_vector  exc_bad_mode, 2     /* EL1t fiq */
+    el1_vector  exc_bad_mode, 3     /* EL1t serror */
+    el1_vector  exc_el1_sync, 4     /* EL1h sync */
+    el1_vector  exc_el1_irq, 5     /* EL1h irq */
+    el1_vector  exc_bad_mode, 6     /* EL1h fiq */
+    el1_vector  exc_serror, 7     /* EL1h serror */
+    el0_vector  exc_el0_sync, 8     /* EL0 AArch64 sync */
+    el0_vector  exc_el0_irq, 9     /* EL0 AArch64 irq */
+    el1_vector  exc_bad_mode, 10    /* EL0 AArch64 fiq */
+    el0_vector  exc_el0_serror, 11    /* EL0 AArch64 serror */
+    el1_vector  exc_bad_mode, 12    /* EL0 AArch32 sync */
+    el1_vector  exc_bad_mode, 13    /* EL0 AArch32 irq */
+    el1_vector  exc_bad_mode, 14    /* EL0 AArch32 fiq */
+    el1_vector  exc_bad_mode, 15    /* EL0 AArch32 serror */
+
+    .org exception_vectors + 16 * 0x80
 
 restore_frame:
     ldp     x22, x23, [sp, #16 * 16]
@@ -84,7 +105,7 @@ restore_frame:
     add     sp, sp, #TF_SIZE
     eret
 
-/* arch_enter_user(tf): tf sits at the top of the thread's kernel stack. */
+/* arch_enter_user(tf): resume the thread whose frame is tf. */
 .global arch_enter_user
 arch_enter_user:
     mov     sp, x0

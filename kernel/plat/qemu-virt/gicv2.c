@@ -44,6 +44,7 @@ static int v2_init(const struct fdt *fdt, int node, struct irqchip *chip)
     chip->cpu_base = cbase;
 
     unsigned lines = 32 * ((*d32(GICD_TYPER) & 0x1f) + 1);
+    chip->lines = MIN(lines, IRQ_MAX);
     *d32(GICD_CTLR) = 0;
     for (unsigned i = 32; i < lines && i < IRQ_MAX; i += 32)
         *d32(GICD_ICENABLER + i / 8) = 0xffffffff;

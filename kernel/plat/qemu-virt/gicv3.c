@@ -57,6 +57,7 @@ static int v3_init(const struct fdt *fdt, int node, struct irqchip *chip)
     chip->cpu_base = rbase;
 
     unsigned lines = 32 * ((*d32(GICD_TYPER) & 0x1f) + 1);
+    chip->lines = MIN(lines, IRQ_MAX);
     *d32(GICD_CTLR) = 0;
     while (*d32(GICD_CTLR) & (1u << 31))    /* RWP */
         ;

@@ -1,0 +1,74 @@
+/*
+ * Lazy FP/SIMD context. EL0 runs with FP/SIMD trapped (CPACR_EL1.FPEN =
+ * 01) until a thread first uses it in a time slice; the trap loads its
+ * state (or zeros) and lets it run untrapped. A thread that used FP is
+ * saved when it is switched out, so its state in memory is always
+ * current and it may move to another core; a core whose registers still
+ * hold the incoming thread's state skips the trap and the reload.
+ * Threads that never touch FP (all native Petrel programs) cost nothing.
+ */
+#include "thread.h"
+#include "cpu.h"
+#include "kmalloc.h"
+
+struct fpstate {
+    uint64_t q[64];             /* q0..q31 */
+    uint64_t fpcr, fpsr;
+};
+
+void fp_save(struct fpstate *s);
+void fp_load(const struct fpstate *s);
+
+#define FPEN_TRAP_EL0   (1u << 20)
+#define FPEN_NONE       (3u << 20)
+
+static void set_fpen(uint64_t v)
+{
+    write_sysreg(cpacr_el1, v);
+    isb();
+}
+
+/* Switching prev -> next on this core. */
+void arch_fp_switch(struct thread *prev, struct thread *next)
+{
+    struct cpu *c = this_cpu();
+    if (prev && prev == c->fp_owner && prev->fp_used && prev->fp) {
+        set_fpen(FPEN_NONE);
+        fp_save(prev->fp);
+        prev->fp_used = false;
+    }
+    bool live = c->fp_owner == next && next->fp_cpu == c->index && next->fp;
+    set_fpen(live ? FPEN_NONE : FPEN_TRAP_EL0);
+    next->fp_used = live;
+}
+
+/* First FP/SIMD instruction of t in this slice: load its state. */
+void arch_fp_trap(struct thread *t)
+{
+    struct cpu *c = this_cpu();
+    if (!t->fp && !(t->fp = kmalloc(sizeof(struct fpstate)))) {
+        struct fault_info fi = { FAULT_OTHER, 0, 0, "no memory for FP/SIMD state" };
+        thread_fault(t, &fi);
+        return;
+    }
+    set_fpen(FPEN_NONE);
+    fp_load(t->fp);
+    c->fp_owner = t;
+    t->fp_cpu = c->index;
+    t->fp_used = true;
+}
+
+/* t dies or moves: no core may think its registers hold t's state. */
+void arch_fp_release(struct thread *t)
+{
+    struct cpu *c = this_cpu();
+    if (c->fp_owner == t && t->fp_used && t->fp && t->state != T_DEAD) {
+        set_fpen(FPEN_NONE);
+        fp_save(t->fp);
+        set_fpen(FPEN_TRAP_EL0);
+    }
+    t->fp_used = false;
+    for (unsigned i = 0; i < CONFIG_MAX_CPUS; i++)
+        if (cpus[i].fp_owner == t)
+            cpus[i].fp_owner = NULL;
+}

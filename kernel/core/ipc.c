@@ -1,0 +1,391 @@
+/*
+ * Synchronous IPC on endpoints: the general path.
+ *
+ * A message is a word (length, handle count, label; see petrel_abi.h),
+ * MR0..MR5 in x2..x7 and MR6..MR31 in the UTCB, plus up to three
+ * handles. Whoever arrives second at an endpoint completes the
+ * transfer: a receiver finding a queued sender copies from the sender's
+ * saved registers and UTCB; a sender finding a queued receiver copies
+ * into the receiver's. The kernel writes the sender's badge (from the
+ * handle it sent through) and its process id into x8 and x9, so neither
+ * can be forged.
+ *
+ * A call leaves the caller in T_REPLY and gives the receiver the one
+ * capability to answer it (thread->reply, or a reply handle after
+ * reply_save). Using it clears it: a caller gets exactly one reply. If
+ * the holder dies or drops it, the caller wakes with E_CLOSED.
+ *
+ * Faults travel the same way: the faulting thread "calls" its fault
+ * handler endpoint with a message built by the kernel (label
+ * LABEL_FAULT), and the reply decides how it resumes.
+ *
+ * ipc_fast.c serves the common call and reply-and-receive without this
+ * file; everything it declines lands here with identical results.
+ */
+#include "ipc.h"
+#include "thread.h"
+#include "space.h"
+#include "sched.h"
+#include "kmalloc.h"
+#include "syscalls_gen.h"
+#include <arch/trapframe.h>
+
+/* ---------------------------------------------------------------- endpoints */
+
+int64_t sys_endpoint_create(void)
+{
+    struct endpoint *ep = kmalloc(sizeof(*ep));
+    if (!ep)
+        return -E_NOMEM;
+    obj_init(&ep->obj, OBJ_ENDPOINT);
+    list_init(&ep->senders);
+    list_init(&ep->receivers);
+    int64_t h = handle_alloc(current_thread()->space, &ep->obj, R_ALL, 0);
+    obj_unref(&ep->obj);
+    return h;
+}
+
+/* The last handle is gone: nobody can meet the waiters any more. */
+void endpoint_shutdown(struct object *o)
+{
+    struct endpoint *ep = list_entry(o, struct endpoint, obj);
+    obj_ref(o);
+    while (!list_empty(&ep->senders))
+        thread_wake(list_first(&ep->senders, struct thread, link), -E_CLOSED);
+    while (!list_empty(&ep->receivers))
+        thread_wake(list_first(&ep->receivers, struct thread, link), -E_CLOSED);
+    obj_unref(o);
+}
+
+void endpoint_free(struct object *o)
+{
+    kfree(list_entry(o, struct endpoint, obj), sizeof(struct endpoint));
+}
+
+/* Queue t on ep; the queue holds a reference to ep. */
+static void enqueue(struct thread *t, struct endpoint *ep, struct list *q, unsigned state)
+{
+    t->state = (uint8_t)state;
+    t->waiting_on = ep;
+    obj_ref(&ep->obj);
+    list_add_tail(q, &t->link);
+}
+
+void ipc_cancel(struct thread *t)
+{
+    if (!t->waiting_on)
+        return;
+    list_del(&t->link);
+    struct endpoint *ep = t->waiting_on;
+    t->waiting_on = NULL;
+    obj_unref(&ep->obj);
+}
+
+/* ---------------------------------------------------------------- messages */
+
+/* Check a message word and the handles it names; 0 or an error. */
+static int check_message(struct thread *t, uint64_t info)
+{
+    if (MSG_LEN(info) > MSG_MAX_MRS || (MSG_LABEL(info) & LABEL_KERNEL) || (info & 0xfe00))
+        return -E_INVAL;
+    for (unsigned i = 0; i < MSG_HANDLES(info); i++) {
+        struct handle_slot *sl;
+        int err = handle_get(t->space, t->utcb->send_handles[i], OBJ_NONE, R_GRANT, &sl);
+        if (err)
+            return err == -E_BADHANDLE ? -E_INVAL : err;
+        if (sl->obj->type == OBJ_REPLY)
+            return -E_INVAL;        /* a reply capability stays with its process */
+    }
+    return 0;
+}
+
+/* Copy a message from src (registers, UTCB, handles) into dst's frame. */
+static void transfer(struct thread *src, struct thread *dst, uint64_t info, uint64_t badge)
+{
+    unsigned len = MSG_LEN(info), nh = MSG_HANDLES(info), got = 0;
+    if (src->send_is_fault) {
+        for (unsigned i = 0; i < MSG_REG_MRS; i++)
+            dst->tf.x[2 + i] = src->fault_msg[i];
+        for (unsigned i = MSG_REG_MRS; i < len; i++)
+            dst->utcb->mr[i] = src->fault_msg[i];
+    } else {
+        for (unsigned i = 0; i < MSG_REG_MRS; i++)
+            dst->tf.x[2 + i] = src->tf.x[2 + i];
+        if (len > MSG_REG_MRS)
+            memcpy(&dst->utcb->mr[MSG_REG_MRS], &src->utcb->mr[MSG_REG_MRS], (len - MSG_REG_MRS) * 8);
+    }
+    for (unsigned i = 0; i < nh; i++) {
+        struct handle_slot *sl;
+        uint32_t value = 0;
+        if (handle_get(src->space, src->utcb->send_handles[i], OBJ_NONE, R_GRANT, &sl) == 0) {
+            int64_t h = handle_alloc(dst->space, sl->obj, sl->rights & src->utcb->send_rights[i], sl->badge);
+            if (h > 0) {
+                value = (uint32_t)h;
+                got++;
+            }
+        }
+        dst->utcb->recv_handles[got ? got - 1 : 0] = value;
+    }
+    dst->tf.x[0] = 0;
+    dst->tf.x[1] = (info & ~(3ull << 6) & ~MSG_NONBLOCK) | ((uint64_t)got << 6);
+    dst->tf.x[8] = badge;
+    dst->tf.x[9] = src->space->id;
+}
+
+/* Hand `caller`'s reply capability to `server` (dropping an unused one). */
+static void give_reply(struct thread *server, struct thread *caller)
+{
+    struct thread *old = server->reply.caller;
+    if (old)
+        thread_wake(old, -E_CLOSED);    /* the server received again without replying */
+    server->reply.caller = caller;
+    caller->reply_holder = &server->reply;
+    caller->state = T_REPLY;
+}
+
+/* src's message meets receiver dst; whichever of them is not the current
+ * thread (and not left waiting for a reply) becomes runnable. */
+static void deliver(struct thread *src, struct thread *dst, uint64_t info, uint64_t badge, bool is_call)
+{
+    struct thread *cur = current_thread();
+    transfer(src, dst, info, badge);
+    if (is_call) {
+        give_reply(dst, src);
+    } else {
+        src->tf.x[0] = 0;
+        if (src != cur)
+            sched_enqueue(src);
+    }
+    if (dst != cur)
+        sched_enqueue(dst);
+}
+
+/* ---------------------------------------------------------------- operations */
+
+/* Send (or call) from the current thread through endpoint handle h. */
+static int64_t do_send(struct trapframe *tf, bool is_call)
+{
+    struct thread *t = current_thread();
+    struct handle_slot *sl;
+    int err = handle_get(t->space, (uint32_t)tf->x[0], OBJ_ENDPOINT, R_WRITE, &sl);
+    if (err || (err = check_message(t, tf->x[1])) != 0)
+        return err;
+    if (tf->x[0] >> 32)
+        return -E_INVAL;
+    struct endpoint *ep = list_entry(sl->obj, struct endpoint, obj);
+    uint64_t info = tf->x[1];
+    t->send_is_fault = false;
+    if (!list_empty(&ep->receivers)) {
+        struct thread *dst = list_first(&ep->receivers, struct thread, link);
+        ipc_cancel(dst);
+        deliver(t, dst, info, sl->badge, is_call);
+        return 0;
+    }
+    if ((info & MSG_NONBLOCK) && !is_call)
+        return -E_AGAIN;
+    t->send_badge = sl->badge;
+    t->send_is_call = is_call;
+    enqueue(t, ep, &ep->senders, T_SEND);
+    return 0;
+}
+
+/* Receive on endpoint handle h: a queued sender, a bound signal, or wait. */
+static int64_t do_recv(struct thread *t, uint32_t h, bool nonblock)
+{
+    struct handle_slot *sl;
+    int err = handle_get(t->space, h, OBJ_ENDPOINT, R_READ, &sl);
+    if (err)
+        return err;
+    struct endpoint *ep = list_entry(sl->obj, struct endpoint, obj);
+    if (notify_take_bound(t))
+        return 0;
+    if (!list_empty(&ep->senders)) {
+        struct thread *src = list_first(&ep->senders, struct thread, link);
+        ipc_cancel(src);
+        uint64_t info = src->send_is_fault ? MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0) : src->tf.x[1];
+        deliver(src, t, info, src->send_badge, src->send_is_call);
+        return 0;
+    }
+    if (nonblock)
+        return -E_AGAIN;
+    enqueue(t, ep, &ep->receivers, T_RECV);
+    return 0;
+}
+
+/* Apply a fault handler's reply to the faulting thread and resume or stop it. */
+static void fault_reply(struct thread *from, struct thread *caller, uint64_t info)
+{
+    unsigned len = MSG_LEN(info);
+    uint64_t mr[12];
+    for (unsigned i = 0; i < len && i < 12; i++)
+        mr[i] = i < MSG_REG_MRS ? from->tf.x[2 + i] : from->utcb->mr[i];
+    caller->in_fault = false;
+    if (len >= 1 && mr[0] == FAULT_REPLY_STOP) {
+        thread_kill(caller, -1);
+        return;
+    }
+    if (len >= 2 && mr[1] < USER_VA_LIMIT)
+        caller->tf.pc = mr[1];
+    if (len >= 3 && mr[2] < USER_VA_LIMIT + 4096)
+        caller->tf.sp = mr[2];
+    for (unsigned i = 3; i < len && i < 12; i++)
+        caller->tf.x[i - 3] = mr[i];
+    sched_enqueue(caller);
+}
+
+/* Reply from t to the caller behind capability r. */
+static int64_t do_reply(struct thread *t, struct reply *r, uint64_t info)
+{
+    struct thread *caller = r->caller;
+    if (!caller)
+        return -E_STATE;
+    int err = check_message(t, info);
+    if (err)
+        return err;
+    r->caller = NULL;
+    caller->reply_holder = NULL;
+    if (caller->in_fault) {
+        fault_reply(t, caller, info);
+        return 0;
+    }
+    t->send_is_fault = false;
+    transfer(t, caller, info, 0);
+    sched_enqueue(caller);
+    return 0;
+}
+
+int64_t sys_ipc_send(struct trapframe *tf)
+{
+    return do_send(tf, false);
+}
+
+int64_t sys_ipc_call(struct trapframe *tf)
+{
+    return do_send(tf, true);
+}
+
+int64_t sys_ipc_recv(struct trapframe *tf)
+{
+    if (tf->x[0] >> 32)
+        return -E_BADHANDLE;
+    return do_recv(current_thread(), (uint32_t)tf->x[0], tf->x[1] & MSG_NONBLOCK);
+}
+
+int64_t sys_ipc_reply(struct trapframe *tf)
+{
+    struct thread *t = current_thread();
+    int64_t err = do_reply(t, &t->reply, tf->x[1]);
+    if (!err)
+        memset(&tf->x[1], 0, 9 * sizeof(uint64_t));
+    return err;
+}
+
+int64_t sys_ipc_reply_recv(struct trapframe *tf)
+{
+    struct thread *t = current_thread();
+    if (tf->x[0] >> 32)
+        return -E_BADHANDLE;
+    struct handle_slot *sl;
+    int err = handle_get(t->space, (uint32_t)tf->x[0], OBJ_ENDPOINT, R_READ, &sl);
+    if (err)
+        return err;
+    if (t->reply.caller && (err = do_reply(t, &t->reply, tf->x[1])) != 0)
+        return err;
+    return do_recv(t, (uint32_t)tf->x[0], false);
+}
+
+/* ---------------------------------------------------------------- reply handles */
+
+int64_t sys_reply_save(void)
+{
+    struct thread *t = current_thread();
+    if (!t->reply.caller)
+        return -E_STATE;
+    struct reply *r = kmalloc(sizeof(*r));
+    if (!r)
+        return -E_NOMEM;
+    obj_init(&r->obj, OBJ_REPLY);
+    int64_t h = handle_alloc(t->space, &r->obj, R_WRITE, 0);
+    obj_unref(&r->obj);
+    if (h < 0)
+        return h;
+    r->caller = t->reply.caller;
+    r->caller->reply_holder = r;
+    t->reply.caller = NULL;
+    return h;
+}
+
+int64_t sys_ipc_reply_to(struct trapframe *tf)
+{
+    struct thread *t = current_thread();
+    struct handle_slot *sl;
+    if (tf->x[0] >> 32)
+        return -E_BADHANDLE;
+    int err = handle_get(t->space, (uint32_t)tf->x[0], OBJ_REPLY, R_WRITE, &sl);
+    if (err)
+        return err;
+    struct reply *r = list_entry(sl->obj, struct reply, obj);
+    if (!r->caller) {
+        handle_free(t->space, (uint32_t)tf->x[0]);
+        return -E_CLOSED;
+    }
+    int64_t res = do_reply(t, r, tf->x[1]);
+    if (res == 0)
+        handle_free(t->space, (uint32_t)tf->x[0]);
+    return res;
+}
+
+/* A reply handle closed unused: its caller will never hear back. */
+void reply_shutdown(struct object *o)
+{
+    struct reply *r = list_entry(o, struct reply, obj);
+    if (r->caller)
+        thread_wake(r->caller, -E_CLOSED);
+    r->caller = NULL;
+}
+
+void reply_free(struct object *o)
+{
+    kfree(list_entry(o, struct reply, obj), sizeof(struct reply));
+}
+
+/* ---------------------------------------------------------------- faults and death */
+
+bool ipc_send_fault(struct thread *t, const struct fault_info *fi)
+{
+    struct endpoint *ep = t->fault_ep;
+    if (!ep || ep->obj.handles == 0)
+        return false;
+    uint64_t *m = t->fault_msg;
+    m[FAULT_MR_KIND] = fi->kind;
+    m[FAULT_MR_ADDR] = fi->addr;
+    m[FAULT_MR_ESR] = fi->esr;
+    m[FAULT_MR_PC] = t->tf.pc;
+    m[FAULT_MR_SP] = t->tf.sp;
+    for (unsigned i = 0; i < 9; i++)
+        m[FAULT_MR_X0 + i] = t->tf.x[i];
+    t->send_is_fault = true;
+    t->in_fault = true;
+    uint64_t info = MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0);
+    if (!list_empty(&ep->receivers)) {
+        struct thread *dst = list_first(&ep->receivers, struct thread, link);
+        ipc_cancel(dst);
+        deliver(t, dst, info, t->fault_badge, true);
+    } else {
+        t->send_badge = t->fault_badge;
+        t->send_is_call = true;
+        enqueue(t, ep, &ep->senders, T_SEND);
+    }
+    return true;
+}
+
+/* t dies: its pending caller hears E_CLOSED, its handler reference goes. */
+void ipc_thread_gone(struct thread *t)
+{
+    if (t->reply.caller)
+        thread_wake(t->reply.caller, -E_CLOSED);
+    t->reply.caller = NULL;
+    if (t->fault_ep)
+        obj_unref(&t->fault_ep->obj);
+    t->fault_ep = NULL;
+}

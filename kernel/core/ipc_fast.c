@@ -1,0 +1,115 @@
+/*
+ * The IPC fastpath: call and reply-and-receive with a message in
+ * registers only, between any two address spaces on one core.
+ *
+ * It handles exactly the case that dominates client/server traffic —
+ * the partner is already waiting, the message fits in MR0..MR5 with no
+ * handles, the partner may run at once on this core and nothing of
+ * higher priority is ready there — and switches straight to the
+ * partner: no run queue insert and pick, no generic transfer. Anything
+ * else returns NULL and the general path (ipc.c) runs instead, with the
+ * same results. Entered with the kernel lock held; releases it on
+ * success. docs/design/ipc-fastpath.md lists what it checks and skips.
+ */
+#include "ipc.h"
+#include "thread.h"
+#include "space.h"
+#include "sched.h"
+#include "cpu.h"
+#include <arch/trapframe.h>
+
+/* The endpoint behind handle h with `rights`, or NULL (inline lookup). */
+static inline struct endpoint *fast_endpoint(struct thread *t, uint64_t h, uint32_t rights, uint64_t *badge)
+{
+    uint32_t index = h & (HANDLE_SLOTS - 1);
+    struct handle_slot *sl = &t->space->handles.slots[index];
+    if ((h >> HANDLE_INDEX_BITS) != sl->gen || !sl->obj || sl->obj->type != OBJ_ENDPOINT ||
+        (sl->rights & rights) != rights || index == 0)
+        return NULL;
+    *badge = sl->badge;
+    return (struct endpoint *)sl->obj;
+}
+
+/* Register-only message word: length <= 6, no handles, no flags, user label. */
+static inline bool fast_info(uint64_t info)
+{
+    return (info & 0xffc0) == 0 && MSG_LEN(info) <= MSG_REG_MRS && !(MSG_LABEL(info) & LABEL_KERNEL);
+}
+
+/* May `to` run now instead of everything ready on this core? */
+static inline bool fast_may_run(struct cpu *c, struct thread *to)
+{
+    if (to->cpu != c->index || to->suspended)
+        return false;
+    const struct runqueue *rq = &c->rq;
+    if (!rq->summary)
+        return true;
+    unsigned w = 63 - (unsigned)__builtin_clzll(rq->summary);
+    unsigned top = w * 64 + 63 - (unsigned)__builtin_clzll(rq->bitmap[w]);
+    return to->prio >= top;
+}
+
+static inline void fast_copy(struct thread *from, struct thread *to, uint64_t info, uint64_t badge)
+{
+    to->tf.x[0] = 0;
+    to->tf.x[1] = info;
+    to->tf.x[2] = from->tf.x[2];
+    to->tf.x[3] = from->tf.x[3];
+    to->tf.x[4] = from->tf.x[4];
+    to->tf.x[5] = from->tf.x[5];
+    to->tf.x[6] = from->tf.x[6];
+    to->tf.x[7] = from->tf.x[7];
+    to->tf.x[8] = badge;
+    to->tf.x[9] = from->space->id;
+}
+
+struct trapframe *fastpath_call(struct trapframe *tf)
+{
+    struct thread *cur = (struct thread *)tf;
+    struct cpu *c = this_cpu();
+    uint64_t info = tf->x[1], badge;
+    if (!fast_info(info) || cur->state != T_RUNNING)
+        return NULL;
+    struct endpoint *ep = fast_endpoint(cur, tf->x[0], R_WRITE, &badge);
+    if (!ep || list_empty(&ep->receivers))
+        return NULL;
+    struct thread *dst = list_first(&ep->receivers, struct thread, link);
+    if (!fast_may_run(c, dst) || dst->reply.caller)
+        return NULL;
+
+    list_del(&dst->link);
+    dst->waiting_on = NULL;
+    ep->obj.refs--;                     /* the queue's reference; handles keep ep alive */
+    fast_copy(cur, dst, info, badge);
+    cur->send_is_fault = false;
+    cur->state = T_REPLY;
+    cur->reply_holder = &dst->reply;
+    dst->reply.caller = cur;
+    sched_switch_to(dst);
+    kernel_unlock();
+    return &dst->tf;
+}
+
+struct trapframe *fastpath_reply_recv(struct trapframe *tf)
+{
+    struct thread *cur = (struct thread *)tf;
+    struct cpu *c = this_cpu();
+    uint64_t info = tf->x[1], badge;
+    struct thread *caller = cur->reply.caller;
+    if (!caller || caller->in_fault || !fast_info(info) || cur->state != T_RUNNING)
+        return NULL;
+    struct endpoint *ep = fast_endpoint(cur, tf->x[0], R_READ, &badge);
+    if (!ep || !list_empty(&ep->senders) || (cur->bound && cur->bound->bits) || !fast_may_run(c, caller))
+        return NULL;
+
+    cur->reply.caller = NULL;
+    caller->reply_holder = NULL;
+    fast_copy(cur, caller, info, 0);
+    cur->state = T_RECV;
+    cur->waiting_on = ep;
+    ep->obj.refs++;
+    list_add_tail(&ep->receivers, &cur->link);
+    sched_switch_to(caller);
+    kernel_unlock();
+    return &caller->tf;
+}

@@ -1,0 +1,429 @@
+/*
+ * Memory objects and their mappings.
+ *
+ * Anonymous objects keep one physical block per page (4 KiB, 64 KiB or
+ * 2 MiB), committed at creation (eager) or at the first touch (lazy,
+ * zero-filled). A copy-on-write clone shares every committed block with
+ * its source, each block counting its sharers (frame_share); all
+ * mappings of the source are dropped so that they fault again, and any
+ * write to a shared block — through either object — copies it first.
+ * A clone of a boot image file reads unwritten pages from the file in
+ * place and copies a page only when it is written.
+ *
+ * Invariants:
+ *  - a page table entry maps a block writable only if the mapping has
+ *    R_WRITE and the block has a single sharer;
+ *  - whenever an object's block for a page changes, every mapping of that
+ *    page is removed (on all cores) before anyone can use it again;
+ *  - no mapping is ever writable and executable.
+ */
+#include "memobj.h"
+#include "space.h"
+#include "thread.h"
+#include "memory.h"
+#include "kmalloc.h"
+#include "bootimage.h"
+#include "syscalls_gen.h"
+
+#define ANON_RIGHTS (R_READ | R_WRITE | R_EXEC | R_GRANT | R_DUP)
+#define FILE_RIGHTS (R_READ | R_EXEC | R_GRANT | R_DUP)
+#define PHYS_RIGHTS (R_READ | R_WRITE | R_GRANT | R_DUP)
+#define MAX_PAGES   (MiB(2) / sizeof(paddr_t))
+
+extern struct object root_object;
+
+static uint64_t page_bytes(const struct memobj *m) { return 4096ull << m->order; }
+
+/* The pages array: kmalloc for small objects, whole frames for big ones. */
+static paddr_t *pages_alloc(uint64_t n)
+{
+    uint64_t bytes = n * sizeof(paddr_t);
+    if (bytes <= 2048)
+        return kmalloc(bytes);
+    unsigned order = 0;
+    while ((4096ull << order) < bytes)
+        order++;
+    paddr_t pa = frame_alloc_zeroed(order);
+    return pa == PADDR_INVALID ? NULL : phys_to_virt(pa);
+}
+
+static void pages_free(paddr_t *p, uint64_t n)
+{
+    uint64_t bytes = n * sizeof(paddr_t);
+    if (!p)
+        return;
+    if (bytes <= 2048) {
+        kfree(p, bytes);
+        return;
+    }
+    unsigned order = 0;
+    while ((4096ull << order) < bytes)
+        order++;
+    frame_free(virt_to_phys(p), order);
+}
+
+/* Make sure the CPU fetches what the kernel just wrote into a frame. */
+static void sync_icache(void *va, uint64_t len)
+{
+    for (uint64_t off = 0; off < len; off += 64)
+        __asm__ volatile("dc cvau, %0" :: "r"((uint8_t *)va + off) : "memory");
+    __asm__ volatile("dsb ish; ic ialluis; dsb ish; isb" ::: "memory");
+}
+
+static struct memobj *alloc_obj(unsigned kind, uint64_t size, unsigned order)
+{
+    struct memobj *m = kmalloc(sizeof(*m));
+    if (!m)
+        return NULL;
+    obj_init(&m->obj, OBJ_MEMORY);
+    m->kind = (uint8_t)kind;
+    m->order = (uint8_t)order;
+    m->size = size;
+    list_init(&m->mappings);
+    return m;
+}
+
+struct memobj *memobj_create(uint64_t size, unsigned order, bool eager, int *err)
+{
+    uint64_t pb = 4096ull << order;
+    *err = -E_INVAL;
+    if ((order != 0 && order != 4 && order != 9) || size == 0 || !IS_ALIGNED(size, pb))
+        return NULL;
+    *err = -E_NOMEM;
+    if (size / pb > MAX_PAGES)
+        return NULL;
+    struct memobj *m = alloc_obj(MEM_ANON, size, order);
+    if (!m)
+        return NULL;
+    m->npages = size / pb;
+    m->eager = eager;
+    m->pages = pages_alloc(m->npages);
+    if (!m->pages) {
+        kfree(m, sizeof(*m));
+        return NULL;
+    }
+    for (uint64_t i = 0; eager && i < m->npages; i++) {
+        m->pages[i] = frame_alloc_zeroed(order);
+        if (m->pages[i] == PADDR_INVALID) {
+            m->pages[i] = 0;
+            obj_unref(&m->obj);
+            return NULL;
+        }
+    }
+    *err = 0;
+    return m;
+}
+
+struct memobj *memobj_create_file(paddr_t pa, uint64_t size)
+{
+    struct memobj *m = alloc_obj(MEM_FILE, ALIGN_UP(size, 4096), 0);
+    if (m) {
+        m->base = pa;
+        m->eager = true;
+    }
+    return m;
+}
+
+void memobj_free(struct object *o)
+{
+    struct memobj *m = list_entry(o, struct memobj, obj);
+    for (uint64_t i = 0; m->pages && i < m->npages; i++)
+        if (m->pages[i])
+            frame_release(m->pages[i], m->order);
+    pages_free(m->pages, m->npages);
+    kfree(m, sizeof(*m));
+}
+
+/* Remove page idx of m from every mapping that shows it. */
+static void unmap_page_everywhere(struct memobj *m, uint64_t idx)
+{
+    uint64_t pb = page_bytes(m), off = idx * pb;
+    list_for_each(pos, &m->mappings) {
+        struct mapping *map = list_entry(pos, struct mapping, mem_link);
+        if (off >= map->offset && off - map->offset < map->size)
+            space_unmap_range(map->space, map->va + (off - map->offset), pb);
+    }
+}
+
+/* A fresh block for page idx: zeros, or the source file's bytes. */
+static paddr_t fill_page(struct memobj *m, uint64_t idx, paddr_t copy_from)
+{
+    uint64_t pb = page_bytes(m);
+    paddr_t pa = frame_alloc(m->order);
+    if (pa == PADDR_INVALID)
+        return pa;
+    uint8_t *dst = phys_to_virt(pa);
+    uint64_t have = 0;
+    if (copy_from) {
+        have = pb;
+        memcpy(dst, phys_to_virt(copy_from), pb);
+    } else if (m->src_pa && idx * pb < m->src_size) {
+        have = MIN(pb, m->src_size - idx * pb);
+        memcpy(dst, phys_to_virt(m->src_pa + idx * pb), have);
+    }
+    memset(dst + have, 0, pb - have);
+    if (have)
+        sync_icache(dst, pb);
+    return pa;
+}
+
+/*
+ * The block to show for page idx on an access, committing or un-sharing
+ * it as the access needs; *writable says whether it may be mapped so.
+ */
+static int page_for_access(struct memobj *m, uint64_t idx, bool write, paddr_t *pa, bool *writable)
+{
+    uint64_t pb = page_bytes(m);
+    *writable = false;
+    if (m->kind != MEM_ANON) {
+        *pa = m->base + idx * pb;
+        *writable = m->kind == MEM_PHYS;
+        return 0;
+    }
+    paddr_t cur = m->pages[idx];
+    if (!cur && !write && m->src_pa && idx * pb < m->src_size) {
+        *pa = m->src_pa + idx * pb;     /* unwritten file page: shown in place */
+        return 0;
+    }
+    if (!cur || (write && frame_sharers(cur) > 1)) {
+        paddr_t fresh = fill_page(m, idx, cur);
+        if (fresh == PADDR_INVALID)
+            return -E_NOMEM;
+        if (cur)
+            frame_release(cur, m->order);
+        bool had_view = cur || m->src_pa;
+        m->pages[idx] = fresh;
+        if (had_view)
+            unmap_page_everywhere(m, idx);
+        cur = fresh;
+    }
+    *pa = cur;
+    *writable = frame_sharers(cur) == 1;
+    return 0;
+}
+
+/* Install the page under va for map (replacing a read-only view). */
+static int install(struct mapping *map, vaddr_t va, bool write)
+{
+    struct memobj *m = map->mem;
+    uint64_t pb = page_bytes(m);
+    uint64_t off = va - map->va + map->offset;
+    uint64_t idx = off / pb;
+    vaddr_t page_va = map->va + (idx * pb - map->offset);
+    paddr_t pa;
+    bool writable;
+    int err = page_for_access(m, idx, write, &pa, &writable);
+    if (err)
+        return err;
+    uint32_t rights = map->rights;
+    if (!writable)
+        rights &= ~R_WRITE;
+    unsigned level;
+    if (space_pte(map->space, page_va, &level))
+        space_unmap_range(map->space, page_va, pb);
+    return mmu_map_user(map->space->l1, page_va, pa, mmu_user_attrs(rights, m->kind == MEM_PHYS), m->order);
+}
+
+int memobj_resolve_access(struct space *s, vaddr_t va, bool write, bool exec)
+{
+    struct mapping *map = space_find_mapping(s, va);
+    if (!map)
+        return -E_FAULT;
+    uint32_t need = R_READ | (write ? R_WRITE : 0) | (exec ? R_EXEC : 0);
+    if ((map->rights & need) != need)
+        return -E_PERM;
+    return install(map, va, write);
+}
+
+int memobj_resolve(struct space *s, vaddr_t va, bool write)
+{
+    return memobj_resolve_access(s, va, write, false);
+}
+
+int memobj_map(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, uint64_t size, uint32_t rights)
+{
+    uint64_t pb = page_bytes(m);
+    if ((rights & R_WRITE) && (rights & R_EXEC))
+        return -E_PERM;
+    if (!(rights & R_READ) || (rights & ~(R_READ | R_WRITE | R_EXEC)) || size == 0 ||
+        !IS_ALIGNED(va | offset | size, pb) || offset > m->size || size > m->size - offset ||
+        va >= USER_VA_LIMIT || size > USER_VA_LIMIT - va)
+        return -E_INVAL;
+    list_for_each(pos, &s->mappings) {
+        struct mapping *o = list_entry(pos, struct mapping, link);
+        if (va < o->va + o->size && o->va < va + size)
+            return -E_BUSY;
+    }
+    if (!mmu_range_empty(s->l1, va, size))
+        return -E_BUSY;
+    struct mapping *map = kmalloc(sizeof(*map));
+    if (!map)
+        return -E_NOMEM;
+    map->space = s;
+    map->mem = m;
+    map->va = va;
+    map->size = size;
+    map->offset = offset;
+    map->rights = rights;
+    obj_ref(&m->obj);
+    list_add_tail(&s->mappings, &map->link);
+    list_add_tail(&m->mappings, &map->mem_link);
+    if (!m->eager)
+        return 0;
+    for (uint64_t off = 0; off < size; off += pb) {
+        int err = install(map, va + off, false);
+        if (err) {
+            memobj_unmap(map);
+            return err;
+        }
+    }
+    return 0;
+}
+
+void memobj_unmap(struct mapping *map)
+{
+    space_unmap_range(map->space, map->va, map->size);
+    list_del(&map->link);
+    list_del(&map->mem_link);
+    obj_unref(&map->mem->obj);
+    kfree(map, sizeof(*map));
+}
+
+/* A copy-on-write clone of m. */
+static struct memobj *clone(struct memobj *src, int *err)
+{
+    *err = -E_INVAL;
+    if (src->kind == MEM_PHYS)
+        return NULL;
+    struct memobj *c = memobj_create(src->size, src->order, false, err);
+    if (!c)
+        return NULL;
+    if (src->kind == MEM_FILE) {
+        c->src_pa = src->base;
+        c->src_size = src->size;
+        return c;
+    }
+    c->src_pa = src->src_pa;
+    c->src_size = src->src_size;
+    for (uint64_t i = 0; i < src->npages; i++) {
+        if (!src->pages[i])
+            continue;
+        if (frame_share(src->pages[i]) != 0) {
+            obj_unref(&c->obj);
+            *err = -E_NOMEM;
+            return NULL;
+        }
+        c->pages[i] = src->pages[i];
+    }
+    /* Every view of the source may have been writable: drop them all. */
+    list_for_each(pos, &src->mappings) {
+        struct mapping *map = list_entry(pos, struct mapping, mem_link);
+        space_unmap_range(map->space, map->va, map->size);
+    }
+    return c;
+}
+
+/* ---------------------------------------------------------------- system calls */
+
+static struct space *cur_space(void) { return current_thread()->space; }
+
+/* Give the caller a handle to a new object (which the handle then owns). */
+static int64_t hand_out(struct memobj *m, uint32_t rights)
+{
+    int64_t h = handle_alloc(cur_space(), &m->obj, rights, 0);
+    obj_unref(&m->obj);
+    return h;
+}
+
+int64_t sys_mem_create(uint64_t size, uint32_t flags)
+{
+    static const unsigned orders[] = { 0, 4, 9 };
+    if ((flags & ~(MEM_PAGE_MASK | MEM_EAGER)) || (flags & MEM_PAGE_MASK) > MEM_PAGE_2M)
+        return -E_INVAL;
+    int err;
+    struct memobj *m = memobj_create(size, orders[flags & MEM_PAGE_MASK], flags & MEM_EAGER, &err);
+    return m ? hand_out(m, ANON_RIGHTS) : err;
+}
+
+static bool is_root(uint32_t h)
+{
+    struct handle_slot *sl;
+    return handle_get(cur_space(), h, OBJ_ROOT, 0, &sl) == 0;
+}
+
+int64_t sys_mem_create_phys(uint32_t root, uint64_t pa, uint64_t size)
+{
+    if (!is_root(root))
+        return -E_BADHANDLE;
+    if (size == 0 || !IS_ALIGNED(pa | size, 4096) || pa + size < pa || pa + size > GiB(256))
+        return -E_INVAL;
+    const struct mem_range *ram;
+    unsigned n = mem_ram_ranges(&ram);
+    for (unsigned i = 0; i < n; i++)
+        if (pa < ram[i].base + ram[i].size && ram[i].base < pa + size)
+            return -E_INVAL;
+    struct memobj *m = alloc_obj(MEM_PHYS, size, 0);
+    if (!m)
+        return -E_NOMEM;
+    m->base = pa;
+    m->eager = true;
+    return hand_out(m, PHYS_RIGHTS);
+}
+
+int64_t sys_mem_from_bootfile(uint32_t root, uint64_t index)
+{
+    struct bootimage_file f;
+    if (!is_root(root))
+        return -E_BADHANDLE;
+    if (index > 0xffff || bootimage_get((unsigned)index, &f) != 0 || f.size == 0)
+        return -E_NOENT;
+    struct memobj *m = memobj_create_file(f.pa, f.size);
+    return m ? hand_out(m, FILE_RIGHTS) : -E_NOMEM;
+}
+
+int64_t sys_mem_clone(uint32_t h)
+{
+    struct handle_slot *sl;
+    int err = handle_get(cur_space(), h, OBJ_MEMORY, R_READ, &sl);
+    if (err)
+        return err;
+    struct memobj *c = clone(list_entry(sl->obj, struct memobj, obj), &err);
+    return c ? hand_out(c, ANON_RIGHTS) : err;
+}
+
+int64_t sys_mem_map(uint32_t space_h, uint32_t mem_h, uint64_t va, uint64_t offset, uint64_t size, uint32_t rights)
+{
+    struct handle_slot *ss, *ms;
+    int err = handle_get(cur_space(), space_h, OBJ_SPACE, R_MANAGE, &ss);
+    if (!err)
+        err = handle_get(cur_space(), mem_h, OBJ_MEMORY, 0, &ms);
+    if (err)
+        return err;
+    if ((rights & R_WRITE) && (rights & R_EXEC))
+        return -E_PERM;
+    if ((ms->rights & rights & (R_READ | R_WRITE | R_EXEC)) != (rights & (R_READ | R_WRITE | R_EXEC)))
+        return -E_PERM;
+    return memobj_map(list_entry(ss->obj, struct space, obj), list_entry(ms->obj, struct memobj, obj),
+                      va, offset, size, rights);
+}
+
+int64_t sys_mem_unmap(uint32_t space_h, uint64_t va)
+{
+    struct handle_slot *ss;
+    int err = handle_get(cur_space(), space_h, OBJ_SPACE, R_MANAGE, &ss);
+    if (err)
+        return err;
+    struct space *s = list_entry(ss->obj, struct space, obj);
+    struct mapping *map = space_find_mapping(s, va);
+    if (!map || map->va != va)
+        return -E_NOENT;
+    memobj_unmap(map);
+    return 0;
+}
+
+int64_t sys_mem_size(uint32_t h)
+{
+    struct handle_slot *sl;
+    int err = handle_get(cur_space(), h, OBJ_MEMORY, 0, &sl);
+    return err ? err : (int64_t)list_entry(sl->obj, struct memobj, obj)->size;
+}

@@ -1,0 +1,242 @@
+/*
+ * The scheduler and the big kernel lock.
+ *
+ * Invariants:
+ *  - All kernel state is touched only under kernel_lock (taken at every
+ *    entry from EL0 and by the idle loop), so the kernel runs on one
+ *    core at a time; user code runs on all of them.
+ *  - Each core has its own run queue: 256 FIFO lists, one per priority,
+ *    and a two-level bitmap of non-empty lists, so the best thread is
+ *    found with two count-leading-zeros. A thread sits in the queue of
+ *    t->cpu, its affinity, and only while T_READY and not suspended.
+ *  - The running thread (cpu->current, T_RUNNING) is in no queue. At
+ *    every return to user space sched_exit() keeps it unless a thread
+ *    of higher priority is ready, or one of equal priority is and the
+ *    current one's slice is used up (then it goes to the back).
+ *  - A thread made ready on another core is queued there and that core
+ *    gets an IPI if the newcomer should preempt what it runs.
+ */
+#include "sched.h"
+#include "cpu.h"
+#include "thread.h"
+#include "space.h"
+#include "irq.h"
+#include "spinlock.h"
+
+static spinlock_t big_lock = SPINLOCK_INIT;
+bool smp_running;
+
+void kernel_lock(void)
+{
+    if (smp_running)
+        spin_lock(&big_lock);
+}
+
+void kernel_unlock(void)
+{
+    if (smp_running)
+        spin_unlock(&big_lock);
+}
+
+void sched_init_cpu(unsigned cpu)
+{
+    struct runqueue *rq = &cpus[cpu].rq;
+    for (unsigned p = 0; p < NPRIO; p++)
+        list_init(&rq->level[p]);
+    list_init(&cpus[cpu].timeouts);
+}
+
+/* Highest priority with a ready thread, or -1. */
+static inline int top_prio(const struct runqueue *rq)
+{
+    if (!rq->summary)
+        return -1;
+    unsigned w = 63 - (unsigned)__builtin_clzll(rq->summary);
+    return (int)(w * 64 + 63 - (unsigned)__builtin_clzll(rq->bitmap[w]));
+}
+
+static void rq_insert(struct runqueue *rq, struct thread *t, bool front)
+{
+    if (front)
+        list_add_head(&rq->level[t->prio], &t->link);
+    else
+        list_add_tail(&rq->level[t->prio], &t->link);
+    rq->bitmap[t->prio / 64] |= 1ull << (t->prio % 64);
+    rq->summary |= 1ull << (t->prio / 64);
+}
+
+static void rq_remove(struct runqueue *rq, struct thread *t)
+{
+    list_del(&t->link);
+    if (list_empty(&rq->level[t->prio])) {
+        rq->bitmap[t->prio / 64] &= ~(1ull << (t->prio % 64));
+        if (!rq->bitmap[t->prio / 64])
+            rq->summary &= ~(1ull << (t->prio / 64));
+    }
+}
+
+/* Make t runnable on its core, preempting there if it should. */
+void sched_enqueue(struct thread *t)
+{
+    t->state = T_READY;
+    if (t->suspended)
+        return;
+    struct cpu *c = &cpus[t->cpu];
+    rq_insert(&c->rq, t, false);
+    if (c != this_cpu()) {
+        struct thread *cur = c->current;
+        if (!cur || t->prio > cur->prio)
+            irq_send_ipi(t->cpu, IRQ_SGI_WAKE);
+    }
+}
+
+/* Take t out of its run queue (if it is in one). */
+void sched_dequeue(struct thread *t)
+{
+    if (t->state == T_READY && !t->suspended)
+        rq_remove(&cpus[t->cpu].rq, t);
+}
+
+struct thread *sched_peek(unsigned cpu)
+{
+    int p = top_prio(&cpus[cpu].rq);
+    return p < 0 ? NULL : list_first(&cpus[cpu].rq.level[p], struct thread, link);
+}
+
+/* Switch this core to t: time accounting, TLS, address space, FP. */
+void sched_switch_to(struct thread *t)
+{
+    struct cpu *c = this_cpu();
+    struct thread *prev = c->current;
+    uint64_t now = arch_counter();
+    if (prev) {
+        prev->cpu_ticks += now - prev->run_start;
+        prev->tls = read_sysreg(tpidr_el0);
+    }
+    t->run_start = now;
+    write_sysreg(tpidr_el0, t->tls);
+    if (!prev || prev->space != t->space)
+        space_activate(t->space);
+    arch_fp_switch(prev, t);
+    t->state = T_RUNNING;
+    c->current = t;
+}
+
+/* Timer tick on this core: time slices and expired timeouts. */
+void sched_tick(void)
+{
+    struct cpu *c = this_cpu();
+    if (c->current && c->current->slice > 0)
+        c->current->slice--;
+    uint64_t now = arch_counter();
+    list_for_each_safe(pos, tmp, &c->timeouts) {
+        struct thread *t = list_entry(pos, struct thread, timeout_link);
+        if (t->deadline <= now)
+            thread_wake(t, -E_TIMEOUT);
+    }
+}
+
+void sched_yield(void)
+{
+    struct thread *t = this_cpu()->current;
+    if (t)
+        t->slice = 0;
+}
+
+/*
+ * Pick the thread to run on this core and return its frame. Called
+ * with the kernel lock held at the end of every kernel entry from EL0;
+ * releases the lock.
+ */
+struct trapframe *sched_exit(void)
+{
+    struct cpu *c = this_cpu();
+    struct thread *cur = c->current;
+    int best = top_prio(&c->rq);
+
+    if (cur && cur->state == T_RUNNING && cur->cpu != c->index) {
+        cur->state = T_READY;           /* its affinity moved: migrate */
+        c->current = NULL;
+        cur->cpu_ticks += arch_counter() - cur->run_start;
+        cur->tls = read_sysreg(tpidr_el0);
+        arch_fp_release(cur);
+        sched_enqueue(cur);
+        cur = NULL;
+    }
+    if (cur && cur->state == T_RUNNING) {
+        if (!cur->suspended && (best < cur->prio || (best == cur->prio && cur->slice > 0))) {
+            kernel_unlock();
+            return &cur->tf;
+        }
+        bool preempted = cur->slice > 0;
+        if (cur->slice <= 0)
+            cur->slice = SLICE_TICKS;
+        cur->state = T_READY;
+        if (!cur->suspended)
+            rq_insert(&c->rq, cur, preempted);  /* preempted: keep its turn */
+        best = top_prio(&c->rq);
+    }
+    if (best < 0)
+        sched_idle();
+    struct thread *next = list_first(&c->rq.level[best], struct thread, link);
+    rq_remove(&c->rq, next);
+    struct thread *dead = (cur && cur->state == T_DEAD) ? cur : NULL;
+    sched_switch_to(next);
+    if (dead)
+        obj_unref(&dead->obj);              /* its "alive" reference */
+    kernel_unlock();
+    return &next->tf;
+}
+
+/*
+ * Nothing to run: wait for an interrupt with the kernel unlocked, then
+ * look again. Entered with the lock held; leaves into user space.
+ */
+NORETURN void sched_idle(void)
+{
+    struct cpu *c = this_cpu();
+    struct thread *prev = c->current;
+    if (prev) {
+        prev->cpu_ticks += arch_counter() - prev->run_start;
+        prev->tls = read_sysreg(tpidr_el0);
+        c->current = NULL;
+        if (prev->state == T_DEAD)
+            obj_unref(&prev->obj);
+    }
+    c->idle = true;
+    for (;;) {
+        int best = top_prio(&c->rq);
+        if (best >= 0) {
+            struct thread *next = list_first(&c->rq.level[best], struct thread, link);
+            rq_remove(&c->rq, next);
+            c->idle = false;
+            sched_switch_to(next);
+            kernel_unlock();
+            arch_enter_user(&next->tf);
+        }
+        kernel_unlock();
+        /* Sleep until something is queued here (an IPI follows every remote
+         * enqueue), without touching the kernel lock meanwhile. */
+        do {
+            arch_irq_enable();
+            arch_wait_for_interrupt();
+            arch_irq_disable();
+        } while (!READ_ONCE(c->rq.summary));
+        kernel_lock();
+    }
+}
+
+/* Wake t with E_TIMEOUT at counter value `deadline` unless woken first. */
+void timeout_add(struct thread *t, uint64_t deadline)
+{
+    t->deadline = deadline;
+    list_add_tail(&cpus[t->cpu].timeouts, &t->timeout_link);
+}
+
+void timeout_cancel(struct thread *t)
+{
+    if (t->deadline) {
+        list_del(&t->timeout_link);
+        t->deadline = 0;
+    }
+}

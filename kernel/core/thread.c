@@ -1,0 +1,415 @@
+/*
+ * Threads: creation, start, death, waking, and the thread system calls.
+ *
+ * A thread holds a reference to itself while alive (obj_init's), its
+ * handles hold more. Death (exit, kill, a fault nobody handles) takes
+ * it out of every queue and relationship at once; the "alive"
+ * reference is dropped then, or, if the thread is still the current
+ * thread of some core, by that core's scheduler when it switches away
+ * (its register frame is the place that core's next exception entry
+ * would write to, so the memory must outlive that).
+ */
+#include "thread.h"
+#include "space.h"
+#include "sched.h"
+#include "cpu.h"
+#include "ipc.h"
+#include "kmalloc.h"
+#include "memory.h"
+#include "irq.h"
+#include "syscalls_gen.h"
+#include "petrel_abi.h"
+
+static uint64_t ticks_to_ns(uint64_t t)
+{
+    uint64_t f = arch_counter_freq();
+    return (t / f) * 1000000000ull + (t % f) * 1000000000ull / f;
+}
+
+struct thread *current_thread(void)
+{
+    return this_cpu()->current;
+}
+
+/* A new thread in space s, not started, its UTCB mapped at utcb_va. */
+struct thread *thread_create(struct space *s, vaddr_t utcb_va, int *err)
+{
+    if (!IS_ALIGNED(utcb_va, 4096) || utcb_va == 0 || utcb_va >= USER_VA_LIMIT) {
+        *err = -E_INVAL;
+        return NULL;
+    }
+    unsigned level;
+    if (space_find_mapping(s, utcb_va) || space_pte(s, utcb_va, &level)) {
+        *err = -E_BUSY;
+        return NULL;
+    }
+    struct thread *t = kmalloc(sizeof(*t));
+    paddr_t utcb = frame_alloc_zeroed(0);
+    if (!t || utcb == PADDR_INVALID) {
+        kfree(t, sizeof(*t));
+        if (utcb != PADDR_INVALID)
+            frame_free(utcb, 0);
+        *err = -E_NOMEM;
+        return NULL;
+    }
+    if ((*err = space_map_pages(s, utcb_va, utcb, 4096, VM_READ | VM_WRITE, 0, false)) != 0) {
+        frame_free(utcb, 0);
+        kfree(t, sizeof(*t));
+        return NULL;
+    }
+    obj_init(&t->obj, OBJ_THREAD);          /* the "alive" reference */
+    t->space = s;
+    obj_ref(&s->obj);
+    list_add_tail(&s->threads, &t->space_link);
+    s->nthreads++;
+    s->had_threads = true;
+    list_init(&t->link);
+    list_init(&t->timeout_link);
+    struct thread *cur = current_thread();
+    t->cpu = cur ? cur->cpu : this_cpu()->index;
+    t->prio = cur ? cur->prio : 128;
+    t->max_prio = cur ? cur->max_prio : 255;
+    t->slice = SLICE_TICKS;
+    t->state = T_INACTIVE;
+    t->utcb_va = utcb_va;
+    t->utcb_pa = utcb;
+    t->utcb = phys_to_virt(utcb);
+    t->tf.pstate = 0;                       /* EL0t, interrupts unmasked */
+    *err = 0;
+    return t;
+}
+
+void thread_start(struct thread *t, uint64_t pc, uint64_t sp, uint64_t arg)
+{
+    t->tf.pc = pc;
+    t->tf.sp = sp;
+    t->tf.x[0] = arg;
+    sched_enqueue(t);
+}
+
+/* Leave whatever t is waiting in (endpoint, notification, futex, reply, timeout). */
+void thread_cancel_wait(struct thread *t)
+{
+    switch (t->state) {
+    case T_SEND:
+    case T_RECV:
+        ipc_cancel(t);
+        break;
+    case T_NOTIFY:
+        notify_cancel(t);
+        break;
+    case T_FUTEX:
+        list_del(&t->link);
+        break;
+    case T_REPLY:
+        if (t->reply_holder)
+            t->reply_holder->caller = NULL;
+        t->reply_holder = NULL;
+        break;
+    default:
+        break;
+    }
+    timeout_cancel(t);
+}
+
+/* End a wait of t with `result` in its x0 and make it runnable. */
+void thread_wake(struct thread *t, int64_t result)
+{
+    thread_cancel_wait(t);
+    t->tf.x[0] = (uint64_t)result;
+    sched_enqueue(t);
+}
+
+/* Kill t: out of every queue and relationship; its memory goes later. */
+void thread_kill(struct thread *t, int status)
+{
+    if (t->state == T_DEAD)
+        return;
+    unsigned prev = t->state;
+    if (prev == T_READY)
+        sched_dequeue(t);
+    else if (prev != T_RUNNING && prev != T_INACTIVE)
+        thread_cancel_wait(t);
+    timeout_cancel(t);
+    ipc_thread_gone(t);
+    notify_thread_gone(t);
+    arch_fp_release(t);
+    t->state = T_DEAD;
+    t->exit_status = status;
+    list_del(&t->space_link);
+    space_unmap_range(t->space, t->utcb_va, 4096);
+    frame_free(t->utcb_pa, 0);
+    t->utcb = NULL;
+    if (--t->space->nthreads == 0)
+        space_teardown(t->space);       /* breaks handle cycles; memory goes with the last reference */
+
+    if (t->is_root) {
+        kprintf("root: \"%s\" exited with status %d\n", t->name, status);
+        kprintf("petrel: shutting down\n");
+        arch_system_off();
+    }
+    if (prev == T_RUNNING) {
+        if (t->cpu != this_cpu()->index || cpus[t->cpu].current != t)
+            irq_send_ipi(t->cpu, IRQ_SGI_WAKE);
+        return;                 /* that core's scheduler drops the reference */
+    }
+    obj_unref(&t->obj);
+}
+
+void thread_free(struct object *o)
+{
+    struct thread *t = list_entry(o, struct thread, obj);
+    struct space *s = t->space;
+    kfree(t->fp, 528);
+    kfree(t, sizeof(*t));
+    obj_unref(&s->obj);
+}
+
+const char *fault_kind_name(unsigned kind)
+{
+    static const char *const names[] = {
+        [FAULT_DATA] = "data abort", [FAULT_INSN] = "instruction abort",
+        [FAULT_ALIGN] = "alignment fault", [FAULT_UNDEF] = "undefined instruction",
+        [FAULT_FOREIGN_SYSCALL] = "foreign system call", [FAULT_OTHER] = "exception",
+    };
+    return kind < ARRAY_SIZE(names) ? names[kind] : "fault";
+}
+
+/* A fault: to the handler if there is one, else report it and kill the thread. */
+void thread_fault(struct thread *t, const struct fault_info *fi)
+{
+    if (ipc_send_fault(t, fi))
+        return;
+    kprintf("fault: thread \"%s\": %s (%s) at 0x%lx, pc 0x%lx, esr 0x%lx\n",
+            t->name, fault_kind_name(fi->kind), fi->detail, fi->addr, t->tf.pc, fi->esr);
+    kprintf("fault: thread \"%s\" killed\n", t->name);
+    thread_kill(t, -1);
+}
+
+/* ---------------------------------------------------------------- system calls */
+
+/* The object behind handle h of the calling process, or NULL with *err. */
+static void *lookup(uint32_t h, unsigned type, uint32_t rights, int64_t *err)
+{
+    struct handle_slot *sl;
+    int e = handle_get(current_thread()->space, h, type, rights, &sl);
+    *err = e;
+    return e ? NULL : sl->obj;
+}
+
+#define THREAD_OF(o) list_entry((struct object *)(o), struct thread, obj)
+
+int64_t sys_thread_exit(int64_t status)
+{
+    thread_kill(current_thread(), (int)status);
+    return 0;
+}
+
+int64_t sys_yield(void)
+{
+    sched_yield();
+    return 0;
+}
+
+int64_t sys_thread_create(uint32_t space_h, uint64_t utcb_va)
+{
+    int64_t err;
+    struct space *s = lookup(space_h, OBJ_SPACE, R_MANAGE, &err);
+    if (!s)
+        return err;
+    int e;
+    struct thread *t = thread_create(s, utcb_va, &e);
+    if (!t)
+        return e;
+    ksnprintf(t->name, sizeof(t->name), "%s.%u", current_thread()->name, s->nthreads);
+    int64_t h = handle_alloc(current_thread()->space, &t->obj, R_ALL, 0);
+    if (h < 0)
+        thread_kill(t, -1);
+    return h;
+}
+
+int64_t sys_thread_start(uint32_t h, uint64_t pc, uint64_t sp, uint64_t arg)
+{
+    int64_t err;
+    struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
+    if (!o)
+        return err;
+    struct thread *t = THREAD_OF(o);
+    if (t->state != T_INACTIVE)
+        return -E_STATE;
+    if (pc >= USER_VA_LIMIT || sp >= USER_VA_LIMIT + 4096)
+        return -E_INVAL;
+    thread_start(t, pc, sp, arg);
+    return 0;
+}
+
+int64_t sys_thread_suspend(uint32_t h)
+{
+    int64_t err;
+    struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
+    if (!o)
+        return err;
+    struct thread *t = THREAD_OF(o);
+    if (t->state == T_INACTIVE || t->state == T_DEAD)
+        return -E_STATE;
+    if (t->suspended)
+        return 0;
+    sched_dequeue(t);
+    t->suspended = true;
+    if (t->state == T_RUNNING && t != current_thread())
+        irq_send_ipi(t->cpu, IRQ_SGI_WAKE);
+    return 0;
+}
+
+int64_t sys_thread_resume(uint32_t h)
+{
+    int64_t err;
+    struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
+    if (!o)
+        return err;
+    struct thread *t = THREAD_OF(o);
+    if (!t->suspended)
+        return -E_STATE;
+    t->suspended = false;
+    if (t->state == T_READY)
+        sched_enqueue(t);
+    return 0;
+}
+
+int64_t sys_thread_set_priority(uint32_t h, uint64_t prio)
+{
+    int64_t err;
+    struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
+    if (!o)
+        return err;
+    if (prio >= NPRIO)
+        return -E_INVAL;
+    struct thread *cur = current_thread();
+    if (prio > cur->max_prio)
+        return -E_PERM;
+    struct thread *t = THREAD_OF(o);
+    t->max_prio = MIN(t->max_prio, cur->max_prio);
+    bool queued = t->state == T_READY;
+    if (queued)
+        sched_dequeue(t);
+    t->prio = (uint8_t)prio;
+    if (queued)
+        sched_enqueue(t);
+    return 0;
+}
+
+int64_t sys_thread_set_affinity(uint32_t h, uint64_t cpu)
+{
+    int64_t err;
+    struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
+    if (!o)
+        return err;
+    if (cpu >= ncpus_present || !cpus[cpu].online)
+        return -E_INVAL;
+    struct thread *t = THREAD_OF(o);
+    if (t->state == T_READY) {
+        sched_dequeue(t);
+        t->cpu = (unsigned)cpu;
+        sched_enqueue(t);
+    } else if (t->state == T_RUNNING) {
+        unsigned old = t->cpu;
+        t->cpu = (unsigned)cpu;         /* the scheduler of `old` moves it */
+        if (old != this_cpu()->index)
+            irq_send_ipi(old, IRQ_SGI_WAKE);
+    } else {
+        t->cpu = (unsigned)cpu;
+    }
+    return 0;
+}
+
+int64_t sys_thread_set_fault_handler(uint32_t h, uint32_t ep_h)
+{
+    int64_t err;
+    struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
+    if (!o)
+        return err;
+    struct thread *t = THREAD_OF(o);
+    struct handle_slot *sl = NULL;
+    if (ep_h) {
+        int e = handle_get(current_thread()->space, ep_h, OBJ_ENDPOINT, R_WRITE, &sl);
+        if (e)
+            return e;
+    }
+    if (t->fault_ep)
+        obj_unref(&t->fault_ep->obj);
+    t->fault_ep = sl ? (struct endpoint *)sl->obj : NULL;
+    t->fault_badge = sl ? sl->badge : 0;
+    if (sl)
+        obj_ref(sl->obj);
+    return 0;
+}
+
+int64_t sys_thread_read_regs(uint32_t h, vaddr_t buf)
+{
+    int64_t err;
+    struct object *o = lookup(h, OBJ_THREAD, R_READ, &err);
+    if (!o)
+        return err;
+    struct thread *t = THREAD_OF(o);
+    if (t->state == T_RUNNING)
+        return -E_STATE;
+    _Static_assert(sizeof(struct petrel_regs) == sizeof(struct trapframe), "register layout");
+    return copy_to_user(buf, &t->tf, sizeof(struct petrel_regs));
+}
+
+int64_t sys_thread_write_regs(uint32_t h, vaddr_t buf)
+{
+    int64_t err;
+    struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
+    if (!o)
+        return err;
+    struct thread *t = THREAD_OF(o);
+    if (t->state == T_RUNNING)
+        return -E_STATE;
+    struct petrel_regs r;
+    if (copy_from_user(&r, buf, sizeof(r)))
+        return -E_FAULT;
+    if (r.pc >= USER_VA_LIMIT || r.sp >= USER_VA_LIMIT + 4096)
+        return -E_INVAL;
+    uint64_t pstate = t->tf.pstate;
+    memcpy(&t->tf, &r, sizeof(r));
+    t->tf.pstate = pstate;
+    return 0;
+}
+
+int64_t sys_thread_set_tls(uint32_t h, uint64_t value)
+{
+    int64_t err;
+    struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
+    if (!o)
+        return err;
+    struct thread *t = THREAD_OF(o);
+    if (t == current_thread())
+        write_sysreg(tpidr_el0, value);
+    t->tls = value;
+    return 0;
+}
+
+int64_t sys_thread_stats(uint32_t h, vaddr_t buf)
+{
+    int64_t err;
+    struct object *o = lookup(h, OBJ_THREAD, R_READ, &err);
+    if (!o)
+        return err;
+    struct thread *t = THREAD_OF(o);
+    uint64_t ticks = t->cpu_ticks;
+    if (t->state == T_RUNNING && t == current_thread())
+        ticks += arch_counter() - t->run_start;
+    struct petrel_thread_stats st = { ticks_to_ns(ticks), t->state, t->prio, t->cpu, 0 };
+    return copy_to_user(buf, &st, sizeof(st));
+}
+
+int64_t sys_thread_kill(uint32_t h)
+{
+    int64_t err;
+    struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
+    if (!o)
+        return err;
+    thread_kill(THREAD_OF(o), -1);
+    return 0;
+}

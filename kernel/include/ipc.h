@@ -1,0 +1,40 @@
+/* Endpoints (synchronous IPC) and notifications (asynchronous signals). */
+#ifndef PETREL_IPC_H
+#define PETREL_IPC_H
+
+#include "object.h"
+#include "list.h"
+
+struct thread;
+struct fault_info;
+
+struct endpoint {
+    struct object obj;
+    struct list senders;        /* threads in T_SEND, in arrival order */
+    struct list receivers;      /* threads in T_RECV */
+};
+
+struct notification {
+    struct object obj;
+    uint64_t bits;              /* pending signals */
+    struct thread *waiter;      /* a thread in notify_wait */
+    struct thread *bound;       /* a thread whose ipc_recv also takes signals */
+};
+
+/* Deliver a fault of t to its handler endpoint as a call; false if none. */
+bool ipc_send_fault(struct thread *t, const struct fault_info *fi);
+/* A thread blocked as sender/receiver leaves its endpoint queue. */
+void ipc_cancel(struct thread *t);
+/* A dying thread gives up every reply relationship. */
+void ipc_thread_gone(struct thread *t);
+/* Signal a notification (also used by interrupt delivery). */
+void notify_raise(struct notification *n, uint64_t bits);
+void notify_thread_gone(struct thread *t);
+void notify_cancel(struct thread *t);
+/* ipc_recv's check for a bound notification with pending bits. */
+bool notify_take_bound(struct thread *t);
+
+struct trapframe *fastpath_call(struct trapframe *tf);
+struct trapframe *fastpath_reply_recv(struct trapframe *tf);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * The scheduler: fixed priorities 0-255 (higher runs first), round robin
+ * within a level, one run queue per core with a bitmap for a
+ * constant-time pick, and the big kernel lock that serialises all
+ * kernel work across cores.
+ */
+#ifndef PETREL_SCHED_H
+#define PETREL_SCHED_H
+
+#include "list.h"
+#include "types.h"
+
+struct thread;
+struct trapframe;
+
+#define NPRIO           256
+#define SLICE_TICKS     5
+
+struct runqueue {
+    struct list level[NPRIO];
+    uint64_t bitmap[NPRIO / 64];
+    uint64_t summary;           /* bit i: bitmap[i] non-empty */
+};
+
+void sched_init_cpu(unsigned cpu);
+void sched_enqueue(struct thread *t);           /* make runnable on t->cpu */
+void sched_dequeue(struct thread *t);
+void sched_tick(void);                          /* timer: slices and timeouts */
+void sched_yield(void);
+struct thread *sched_peek(unsigned cpu);
+/* The frame to return to user space with: the best thread for this core.
+ * Enters the idle loop (and never returns) if there is none. */
+struct trapframe *sched_exit(void);
+void sched_switch_to(struct thread *t);
+NORETURN void sched_idle(void);
+
+void kernel_lock(void);
+void kernel_unlock(void);
+extern bool smp_running;
+
+/* Timeouts (checked at each tick on the thread's core). */
+void timeout_add(struct thread *t, uint64_t deadline);
+void timeout_cancel(struct thread *t);
+
+#endif

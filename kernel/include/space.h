@@ -1,0 +1,73 @@
+/*
+ * Address spaces (processes): page tables with an ASID, a handle table,
+ * the threads that run in it, and the mappings of memory objects.
+ */
+#ifndef PETREL_SPACE_H
+#define PETREL_SPACE_H
+
+#include "object.h"
+#include "list.h"
+
+#define USER_VA_LIMIT   0x0000008000000000ull  /* 512 GiB of user space */
+#define VM_READ     R_READ
+#define VM_WRITE    R_WRITE
+#define VM_EXEC     R_EXEC
+
+struct memobj;
+
+struct mapping {
+    struct list link;           /* in space->mappings */
+    struct list mem_link;       /* in memobj->mappings */
+    struct space *space;
+    struct memobj *mem;
+    vaddr_t va;
+    uint64_t size;
+    uint64_t offset;            /* into the memory object */
+    uint32_t rights;
+};
+
+struct space {
+    struct object obj;
+    uint64_t *l1;               /* kernel alias of the top-level table */
+    paddr_t l1_pa;
+    uint16_t asid;
+    uint32_t id;                /* process id, as IPC receivers see it */
+    struct handle_table handles;
+    struct list threads;
+    struct list mappings;
+    unsigned nthreads;
+    bool had_threads;
+    bool torn_down;
+};
+
+struct space *space_create(void);
+void space_teardown(struct space *s);
+void space_activate(const struct space *s);
+struct mapping *space_find_mapping(struct space *s, vaddr_t va);
+int space_map_pages(struct space *s, vaddr_t va, paddr_t pa, uint64_t size, uint32_t rights,
+                    unsigned page_order, bool device);
+void space_unmap_range(struct space *s, vaddr_t va, uint64_t size);
+uint64_t *space_pte(struct space *s, vaddr_t va, unsigned *level);
+
+/* Kernel access to the current user space (AT S1E0R/W: what EL0 could do). */
+void *user_ptr(vaddr_t va, bool write);
+int copy_from_user(void *dst, vaddr_t src, size_t len);
+int copy_to_user(vaddr_t dst, const void *src, size_t len);
+
+/* Arch page-table primitives (arch/aarch64/mmu.c). */
+int mmu_map_range(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t size, uint64_t attrs, bool blocks);
+uint64_t *mmu_lookup_page(uint64_t *l1, vaddr_t va);
+uint64_t *mmu_walk(uint64_t *l1, vaddr_t va, unsigned *level);
+uint64_t mmu_user_attrs(uint32_t rights, bool device);
+int mmu_map_user(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t attrs, unsigned page_order);
+void mmu_unmap_user(uint64_t *l1, uint16_t asid, vaddr_t va, uint64_t size);
+void mmu_set_pte(uint64_t *l1, uint16_t asid, uint64_t *pte, uint64_t value, vaddr_t va);
+void mmu_free_tables(uint64_t *l1);
+bool mmu_range_empty(uint64_t *l1, vaddr_t va, uint64_t size);
+int mmu_asid_alloc(uint16_t *asid);
+void mmu_asid_free(uint16_t asid);
+void mmu_activate(paddr_t l1_pa, uint16_t asid);
+paddr_t mmu_pte_pa(uint64_t pte);
+bool mmu_pte_writable(uint64_t pte);
+
+#endif
