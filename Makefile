@@ -114,8 +114,13 @@ $(O)/user/obj/%.c.o: %.c | $(GENHDRS)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
 
+$(O)/user/obj/%.S.o: %.S
+	@mkdir -p $(dir $@)
+	@echo "  AS      $<"
+	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
+
 .SECONDEXPANSION:
-$(O)/user/%.elf: $$(addprefix $(O)/user/obj/,$$(addsuffix .o,$$(wildcard user/$$*/*.c))) $(URTOBJ) $(ULDS)
+$(O)/user/%.elf: $$(addprefix $(O)/user/obj/,$$(addsuffix .o,$$(wildcard user/$$*/*.c user/$$*/*.S))) $(URTOBJ) $(ULDS)
 	@echo "  LD      $@"
 	$(Q)$(LD) -T $(ULDS) -nostdlib -o $@ $(filter %.o,$^)
 

@@ -181,7 +181,7 @@ static int64_t do_send(struct trapframe *tf, bool is_call)
         deliver(t, dst, info, sl->badge, is_call);
         return 0;
     }
-    if ((info & MSG_NONBLOCK) && !is_call)
+    if (info & MSG_NONBLOCK)
         return -E_AGAIN;
     t->send_badge = sl->badge;
     t->send_is_call = is_call;
@@ -291,7 +291,7 @@ int64_t sys_ipc_reply_recv(struct trapframe *tf)
         return err;
     if (t->reply.caller && (err = do_reply(t, &t->reply, tf->x[1])) != 0)
         return err;
-    return do_recv(t, (uint32_t)tf->x[0], false);
+    return do_recv(t, (uint32_t)tf->x[0], tf->x[1] & MSG_NONBLOCK);
 }
 
 /* ---------------------------------------------------------------- reply handles */

@@ -288,7 +288,8 @@ int64_t sys_thread_set_priority(uint32_t h, uint64_t prio)
     if (prio > cur->max_prio)
         return -E_PERM;
     struct thread *t = THREAD_OF(o);
-    t->max_prio = MIN(t->max_prio, cur->max_prio);
+    if (t != cur)
+        t->max_prio = (uint8_t)MIN(cur->max_prio, prio);    /* given, not taken: its ceiling */
     bool queued = t->state == T_READY;
     if (queued)
         sched_dequeue(t);

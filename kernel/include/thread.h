@@ -30,6 +30,8 @@ enum thread_state {
     T_DEAD,
 };
 
+_Static_assert(T_DEAD == THREAD_DEAD && T_FUTEX == THREAD_FUTEX, "thread states match the ABI");
+
 /* The capability to reply to one call, held by the receiver or a handle. */
 struct reply {
     struct object obj;          /* used only when saved as a handle */

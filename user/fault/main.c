@@ -44,7 +44,7 @@ static void commit(const char *kind)
 int main(const struct petrel_bootinfo *bi)
 {
     char kind[32];
-    if (!bootarg(bi, "fault", kind, sizeof(kind))) {
+    if (!start_arg("fault", kind, sizeof(kind))) {
         puts("fault: no fault= boot argument");
         return 2;
     }

@@ -30,28 +30,6 @@ int puts(const char *s)
     return 0;
 }
 
-bool bootarg(const struct petrel_bootinfo *bi, const char *key, char *val, size_t size)
-{
-    size_t klen = strlen(key);
-    const char *p = bi->cmdline;
-    while (*p) {
-        while (*p == ' ')
-            p++;
-        const char *w = p;
-        while (*p && *p != ' ')
-            p++;
-        if ((size_t)(p - w) > klen && strncmp(w, key, klen) == 0 && w[klen] == '=') {
-            size_t n = (size_t)(p - w) - klen - 1;
-            if (n + 1 > size)
-                return false;
-            memcpy(val, w + klen + 1, n);
-            val[n] = '\0';
-            return true;
-        }
-    }
-    return false;
-}
-
 static unsigned tap_count;
 
 void tap_ok(bool ok, const char *fmt, ...)

@@ -135,6 +135,12 @@ struct petrel_bootfile {
 #define MEM_PAGE_MASK   3
 #define MEM_EAGER       (1u << 2)   /* commit every page now (default: on first touch) */
 
+/* Thread states, as thread_stats reports them. */
+enum {
+    THREAD_INACTIVE, THREAD_RUNNING, THREAD_READY, THREAD_SEND, THREAD_RECV, THREAD_REPLY,
+    THREAD_NOTIFY, THREAD_FUTEX, THREAD_DEAD
+};
+
 /* thread_stats result. */
 struct petrel_thread_stats {
     uint64_t cpu_ns;            /* time spent running */

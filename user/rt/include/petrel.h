@@ -13,18 +13,20 @@
 #include "pstring.h"
 
 #include "petrel_syscalls.h"
+#include "petrel_rt.h"
+
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 static inline __attribute__((noreturn)) void sys_exit(int status)
 {
-    sys_thread_exit(status);
+    exit(status);
 }
 
 int printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int snprintf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int puts(const char *s);
 
-/* The boot arguments' value for key (copied into val), or false. */
-bool bootarg(const struct petrel_bootinfo *bi, const char *key, char *val, size_t size);
 
 /* TAP helpers for guest tests. */
 void tap_ok(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

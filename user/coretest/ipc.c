@@ -1,0 +1,237 @@
+/* IPC: every length within and across address spaces and cores, handle
+ * transfer, badges and sender identity, reply-once, notifications. */
+#include "coretest.h"
+
+/* Lengths 0..32 through ep, `rounds` times each; true if all echo back. */
+static bool all_lengths(uint32_t ep, unsigned rounds)
+{
+    for (unsigned r = 0; r < rounds; r++)
+        for (unsigned len = 0; len <= MSG_MAX_MRS; len++)
+            if (!echo_roundtrip(ep, len, len * 1000 + r + 1))
+                return false;
+    return true;
+}
+
+static void quit(uint32_t ep)
+{
+    struct petrel_msg m = { MSG_INFO(LABEL_QUIT, 0, 0), { 0 }, 0, 0 };
+    sys_ipc_call(ep, &m);
+}
+
+static void lengths_same_space(void)
+{
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    int64_t t = thread_spawn(echo_thread, (void *)(uintptr_t)ep, 100, -1);
+    tap_ok(t > 0 && all_lengths(ep, 3), "ipc: lengths 0-32, two threads of one space");
+    quit(ep);
+    sys_handle_close(ep);
+}
+
+static void lengths_other_space(int cpu, const char *what)
+{
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    struct spawn_grant g[] = { { "ep", ep, R_READ | R_WRITE } };
+    struct spawn_result r;
+    int64_t err = spawn_peer("echo", g, 1, cpu, 0, &r);
+    bool ok = err == 0 && all_lengths(ep, 3);
+    struct petrel_msg m = { MSG_INFO(LABEL_WHO, 0, 0), { 0 }, 0, 0 };
+    ok = ok && sys_ipc_call(ep, &m) == 0 && m.pid == r.pid && m.pid != my_pid;
+    tap_ok(ok, "ipc: lengths 0-32 %s (spawn %s)", what, error_str(err));
+    quit(ep);
+    sys_handle_close(ep);
+    if (!err) {
+        sys_handle_close(r.thread);
+        sys_handle_close(r.space);
+    }
+}
+
+static void transfer(void)
+{
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    int64_t t = thread_spawn(echo_thread, (void *)(uintptr_t)ep, 100, -1);
+    uint32_t gift = (uint32_t)sys_endpoint_create();
+    struct petrel_msg m = { MSG_INFO(LABEL_XFER, 0, 1), { 0 }, 0, 0 };
+    utcb()->send_handles[0] = gift;
+    utcb()->send_rights[0] = R_WRITE;
+    int64_t err = sys_ipc_call(ep, &m);
+    tap_ok(t > 0 && err == 0 && m.mr[0] == 1, "ipc: a handle travels with a message");
+    tap_ok((m.mr[1] & 0xff) == OBJ_ENDPOINT && (m.mr[1] >> 8) == R_WRITE,
+           "ipc: the transferred handle has only the rights given (info 0x%lx)", (unsigned long)m.mr[1]);
+    tap_ok((int64_t)m.mr[2] == -E_PERM, "ipc: receiving through it without R_READ is refused (%s)",
+           error_str((int64_t)m.mr[2]));
+    tap_ok((int64_t)m.mr[3] == -E_AGAIN, "ipc: sending through it works (%s: no receiver)", error_str((int64_t)m.mr[3]));
+
+    int64_t weak = sys_handle_dup(gift, R_READ | R_WRITE, 0);   /* no R_GRANT */
+    struct petrel_msg m2 = { MSG_INFO(LABEL_XFER, 0, 1), { 0 }, 0, 0 };
+    utcb()->send_handles[0] = (uint32_t)weak;
+    utcb()->send_rights[0] = R_WRITE;
+    tap_ok(weak > 0 && sys_ipc_call(ep, &m2) == -E_PERM, "ipc: a handle without R_GRANT cannot be sent");
+    tap_ok(sys_handle_dup((uint32_t)weak, R_ALL, 0) == -E_PERM, "handles: dup cannot add rights (or lacks R_DUP)");
+    tap_ok(sys_handle_dup(gift, R_READ, 0) > 0 && sys_handle_dup(gift, R_ALL, 0) > 0, "handles: dup with fewer or equal rights");
+    struct petrel_msg bad = { MSG_INFO(LABEL_ECHO, 33, 0), { 0 }, 0, 0 };
+    tap_ok(sys_ipc_call(ep, &bad) == -E_INVAL, "ipc: length 33 is refused");
+    bad.info = MSG_INFO(LABEL_KERNEL | 5, 0, 0);
+    tap_ok(sys_ipc_call(ep, &bad) == -E_INVAL, "ipc: a kernel label cannot be forged");
+    quit(ep);
+    sys_handle_close(ep);
+}
+
+static void badge_identity(void)
+{
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    int64_t t = thread_spawn(echo_thread, (void *)(uintptr_t)ep, 100, -1);
+    int64_t badged = sys_handle_dup(ep, R_WRITE | R_GRANT | R_DUP, 0xbeef);
+    struct petrel_msg m = { MSG_INFO(LABEL_WHO, 0, 0), { 0 }, 0, 0 };
+    int64_t err = sys_ipc_call((uint32_t)badged, &m);
+    tap_ok(t > 0 && err == 0 && m.mr[0] == 0xbeef && m.mr[1] == my_pid,
+           "ipc: the receiver sees the handle's badge and the sender's pid");
+    tap_ok(sys_handle_dup((uint32_t)badged, R_WRITE, 0x1) == -E_INVAL && sys_handle_dup((uint32_t)badged, R_WRITE, 0) > 0,
+           "ipc: a badged handle keeps its badge and cannot be re-badged");
+    quit(ep);
+
+    /* Across processes: the peer calls us through a badged handle. */
+    int64_t mine = sys_handle_dup(ep, R_ALL, 0);
+    int64_t for_peer = sys_handle_dup(ep, R_WRITE | R_GRANT, 0xb0b);
+    struct spawn_grant g[] = { { "ep", (uint32_t)for_peer, R_WRITE } };
+    struct spawn_result r;
+    err = spawn_peer("identity", g, 1, -1, 0, &r);
+    struct petrel_msg in;
+    int64_t rr = err ? err : sys_ipc_recv((uint32_t)mine, &in);
+    tap_ok(rr == 0 && in.badge == 0xb0b && in.pid == r.pid && in.mr[0] == 0x1d,
+           "ipc: identity across processes (badge 0x%lx, pid %lu of %lu)", (unsigned long)in.badge,
+           (unsigned long)in.pid, (unsigned long)r.pid);
+    if (rr == 0) {
+        in.info = MSG_INFO(0, 0, 0);
+        sys_ipc_reply(0, &in);
+    }
+    sys_handle_close(ep);
+}
+
+struct replier {
+    uint32_t ep;
+    volatile int64_t second, saved, after_save, reply_to, again;
+    volatile int done;
+};
+
+static void reply_thread(void *arg)
+{
+    struct replier *r = arg;
+    struct petrel_msg m;
+    sys_ipc_recv(r->ep, &m);
+    m.info = MSG_INFO(1, 0, 0);
+    sys_ipc_reply(0, &m);
+    r->second = sys_ipc_reply(0, &m);           /* nobody left to reply to */
+    sys_ipc_recv(r->ep, &m);
+    r->saved = sys_reply_save();
+    r->after_save = sys_ipc_reply(0, &m);       /* moved away: E_STATE */
+    m.info = MSG_INFO(2, 1, 0);
+    m.mr[0] = 77;
+    r->reply_to = sys_ipc_reply_to((uint32_t)r->saved, &m);
+    r->again = sys_ipc_reply_to((uint32_t)r->saved, &m);
+    sys_ipc_recv(r->ep, &m);
+    int64_t h = sys_reply_save();
+    sys_handle_close((uint32_t)h);              /* the caller will never hear back */
+    r->done = 1;
+}
+
+static void reply_once(void)
+{
+    struct replier r = { (uint32_t)sys_endpoint_create(), 0, 0, 0, 0, 0, 0 };
+    thread_spawn(reply_thread, &r, 100, -1);
+    struct petrel_msg m = { MSG_INFO(9, 0, 0), { 0 }, 0, 0 };
+    int64_t a = sys_ipc_call(r.ep, &m);
+    struct petrel_msg m2 = { MSG_INFO(9, 0, 0), { 0 }, 0, 0 };
+    int64_t b = sys_ipc_call(r.ep, &m2);
+    struct petrel_msg m3 = { MSG_INFO(9, 0, 0), { 0 }, 0, 0 };
+    int64_t c = sys_ipc_call(r.ep, &m3);
+    tap_ok(a == 0 && r.second == -E_STATE, "ipc: a call gets exactly one reply (second: %s)", error_str(r.second));
+    tap_ok(r.saved > 0 && r.after_save == -E_STATE && r.reply_to == 0 && b == 0 && m2.mr[0] == 77,
+           "ipc: reply_save keeps the capability and ipc_reply_to answers later");
+    tap_ok(r.again == -E_BADHANDLE, "ipc: a saved reply is used once (%s)", error_str(r.again));
+    tap_ok(c == -E_CLOSED, "ipc: dropping a saved reply wakes the caller with E_CLOSED (%s)", error_str(c));
+    tap_ok(sys_ipc_reply(0, &m) == -E_STATE, "ipc: reply without a call is refused");
+    sys_handle_close(r.ep);
+}
+
+struct waiter {
+    uint32_t h;
+    volatile int64_t result;
+    volatile uint64_t label, bits;
+    volatile int done;
+};
+
+static void notify_waiter(void *arg)
+{
+    struct waiter *w = arg;
+    w->result = sys_notify_wait(w->h);
+    w->done = 1;
+}
+
+static void bound_receiver(void *arg)
+{
+    struct waiter *w = arg;
+    struct petrel_msg m;
+    w->result = sys_ipc_recv(w->h, &m);
+    w->label = MSG_LABEL(m.info);
+    w->bits = m.mr[0];
+    w->done = 1;
+}
+
+static void notifications(void)
+{
+    uint32_t n = (uint32_t)sys_notify_create();
+    tap_ok(sys_notify_poll(n) == 0 && sys_notify_signal(n, 0x5) == 0 && sys_notify_signal(n, 0x2) == 0 &&
+           sys_notify_poll(n) == 0x7 && sys_notify_poll(n) == 0, "notify: signal ORs bits, poll takes them");
+    struct waiter w = { n, 0, 0, 0, 0 };
+    thread_spawn(notify_waiter, &w, 150, -1);   /* higher: runs and blocks at once */
+    sys_notify_signal(n, 0x40);
+    for (int i = 0; i < 100 && !w.done; i++)
+        sleep_ms(1);
+    tap_ok(w.done && w.result == 0x40, "notify: a waiter wakes with the bits (%ld)", (long)w.result);
+    tap_ok(sys_notify_signal(n, 1ull << 63) == -E_INVAL, "notify: bit 63 is refused");
+
+    /* A notification bound to a thread ends its ipc_recv. */
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    uint32_t n2 = (uint32_t)sys_notify_create();
+    struct waiter b = { ep, 1, 0, 0, 0 };
+    int64_t t = thread_spawn(bound_receiver, &b, 90, -1);
+    int64_t bind = sys_notify_bind((uint32_t)t, n2);
+    sleep_ms(20);                                /* let it block in ipc_recv */
+    sys_notify_signal(n2, 0x300);
+    for (int i = 0; i < 100 && !b.done; i++)
+        sleep_ms(1);
+    tap_ok(bind == 0 && b.done && b.result == 0 && b.label == LABEL_NOTIFY && b.bits == 0x300,
+           "notify: a bound notification wakes ipc_recv with LABEL_NOTIFY");
+    sys_handle_close(ep);
+    sys_handle_close(n);
+    sys_handle_close(n2);
+}
+
+static void cross_core_wake(void)
+{
+    uint32_t n = (uint32_t)sys_notify_create();
+    struct waiter w = { n, 0, 0, 0, 0 };
+    int64_t t = thread_spawn(notify_waiter, &w, 100, 1);
+    sleep_ms(20);
+    struct petrel_thread_stats st;
+    sys_thread_stats((uint32_t)t, &st);
+    sys_notify_signal(n, 0x8);
+    for (int i = 0; i < 200 && !w.done; i++)
+        sleep_ms(1);
+    tap_ok(st.cpu == 1 && w.done && w.result == 0x8, "smp: a signal from core 0 wakes a waiter on core 1 (IPI)");
+    sys_handle_close(n);
+}
+
+void test_ipc(void)
+{
+    lengths_same_space();
+    lengths_other_space(-1, "between two address spaces");
+    if (ncpus > 1)
+        lengths_other_space(1, "between address spaces on two cores");
+    transfer();
+    badge_identity();
+    reply_once();
+    notifications();
+    if (ncpus > 1)
+        cross_core_wake();
+}

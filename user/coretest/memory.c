@@ -1,0 +1,187 @@
+/* Memory objects: lazy zero fill, eager commit, 64 KiB and 2 MiB pages,
+ * copy-on-write, files mapped in place, W^X, futexes. */
+#include "coretest.h"
+
+static bool all_zero(const uint64_t *p, uint64_t bytes)
+{
+    for (uint64_t i = 0; i < bytes / 8; i += 64)
+        if (p[i])
+            return false;
+    return true;
+}
+
+static void pattern_check(const char *what, uint32_t flags, uint64_t size, uint64_t step)
+{
+    uint32_t h;
+    uint64_t *p = mem_alloc(size, flags, &h);
+    bool ok = p && all_zero(p, size);
+    for (uint64_t off = 0; ok && off < size; off += step)
+        p[off / 8] = off ^ 0xa5a5;
+    for (uint64_t off = 0; ok && off < size; off += step)
+        ok = p[off / 8] == (off ^ 0xa5a5);
+    tap_ok(ok, "memory: %s reads zero, then holds what was written", what);
+    if (p) {
+        sys_mem_unmap(self_space(), (uint64_t)p);
+        sys_handle_close(h);
+    }
+}
+
+static void superpages(void)
+{
+    int64_t m = sys_mem_create(0x40000, MEM_PAGE_64K);
+    uint64_t va = va_alloc(0x40000, 0x10000);
+    tap_ok(m > 0 && sys_mem_map(self_space(), (uint32_t)m, va + 0x1000, 0, 0x40000, R_READ) == -E_INVAL &&
+           sys_mem_map(self_space(), (uint32_t)m, va, 0x1000, 0x10000, R_READ) == -E_INVAL,
+           "memory: 64 KiB pages need 64 KiB aligned addresses and offsets");
+    tap_ok(sys_mem_create(0x11000, MEM_PAGE_64K) == -E_INVAL && sys_mem_create(0x100000, MEM_PAGE_2M) == -E_INVAL,
+           "memory: object sizes must be whole pages of their size");
+    sys_handle_close((uint32_t)m);
+    pattern_check("a 256 KiB object of 64 KiB pages", MEM_PAGE_64K, 0x40000, 0x1000);
+    pattern_check("a 4 MiB object of 2 MiB pages", MEM_PAGE_2M, 0x400000, 0x10000);
+    pattern_check("an eager 64 KiB object", MEM_EAGER, 0x10000, 0x1000);
+    pattern_check("a lazy 1 MiB object", 0, 0x100000, 0x1000);
+}
+
+static void cow(void)
+{
+    uint32_t a;
+    uint64_t *pa = mem_alloc(0x4000, 0, &a);
+    for (int i = 0; i < 4; i++)
+        pa[i * 512] = 100 + i;
+    int64_t c = sys_mem_clone(a);
+    uint64_t vc = va_alloc(0x4000, 4096);
+    int64_t err = c > 0 ? sys_mem_map(self_space(), (uint32_t)c, vc, 0, 0x4000, R_READ | R_WRITE) : c;
+    uint64_t *pc = (uint64_t *)vc;
+    bool same = !err && pc[0] == 100 && pc[512] == 101 && pc[1024] == 102 && pc[1536] == 103;
+    tap_ok(same, "memory: a clone shows its source's data");
+    pa[0] = 7;          /* write to the source: the clone keeps the old page */
+    pc[512] = 8;        /* write to the clone: the source keeps its page */
+    tap_ok(!err && pc[0] == 100 && pa[0] == 7 && pa[512] == 101 && pc[512] == 8 && pc[1024] == pa[1024],
+           "memory: copy-on-write: writes to either side stay private");
+    int64_t c2 = sys_mem_clone((uint32_t)c);
+    uint64_t v2 = va_alloc(0x4000, 4096);
+    sys_mem_map(self_space(), (uint32_t)c2, v2, 0, 0x4000, R_READ | R_WRITE);
+    uint64_t *p2 = (uint64_t *)v2;
+    pc[1536] = 9;
+    tap_ok(c2 > 0 && p2[512] == 8 && p2[1536] == 103 && pc[1536] == 9, "memory: a clone of a clone is copy-on-write too");
+    sys_mem_unmap(self_space(), v2);
+    sys_mem_unmap(self_space(), vc);
+    sys_mem_unmap(self_space(), (uint64_t)pa);
+    sys_handle_close((uint32_t)c2);
+    sys_handle_close((uint32_t)c);
+    sys_handle_close(a);
+}
+
+static void files(void)
+{
+    struct petrel_bootfile bf;
+    int64_t idx = bootfile_find("coretest", &bf);
+    int64_t f = idx >= 0 ? sys_mem_from_bootfile(root_handle(), (uint64_t)idx) : idx;
+    uint64_t va = va_alloc(bf.size, 4096), vc = va_alloc(bf.size, 4096);
+    uint64_t size = (bf.size + 4095) & ~4095ull;
+    int64_t e1 = f > 0 ? sys_mem_map(self_space(), (uint32_t)f, va, 0, size, R_READ) : f;
+    const uint8_t *img = (const uint8_t *)va;
+    tap_ok(e1 == 0 && memcmp(img, "\177ELF", 4) == 0, "memory: a boot image file maps in place");
+    tap_ok(sys_mem_map(self_space(), (uint32_t)f, va_alloc(size, 4096), 0, size, R_READ | R_WRITE) == -E_PERM,
+           "memory: a boot image file cannot be mapped writable");
+    int64_t c = sys_mem_clone((uint32_t)f);
+    int64_t e2 = c > 0 ? sys_mem_map(self_space(), (uint32_t)c, vc, 0, size, R_READ | R_WRITE) : c;
+    uint8_t *cp = (uint8_t *)vc;
+    bool ok = e2 == 0 && memcmp(cp, "\177ELF", 4) == 0;
+    if (ok)
+        cp[0] = 'X';
+    tap_ok(ok && cp[0] == 'X' && img[0] == 0x7f, "memory: a clone of a file is private and writable");
+    sys_mem_unmap(self_space(), va);
+    sys_mem_unmap(self_space(), vc);
+    sys_handle_close((uint32_t)f);
+    sys_handle_close((uint32_t)c);
+}
+
+static void rules(void)
+{
+    int64_t m = sys_mem_create(0x2000, 0);
+    uint64_t va = va_alloc(0x2000, 4096);
+    tap_ok(sys_mem_map(self_space(), (uint32_t)m, va, 0, 0x2000, R_READ | R_WRITE | R_EXEC) == -E_PERM,
+           "memory: writable and executable together is refused");
+    tap_ok(sys_mem_map(self_space(), (uint32_t)m, 0xffffff8040000000ull, 0, 0x1000, R_READ) == -E_INVAL &&
+           sys_mem_map(self_space(), (uint32_t)m, 0x7ffffff000ull, 0, 0x2000, R_READ) == -E_INVAL,
+           "memory: no mapping reaches the kernel half");
+    tap_ok(sys_mem_map(self_space(), (uint32_t)m, va, 0, 0x2000, R_READ) == 0 &&
+           sys_mem_map(self_space(), (uint32_t)m, va + 0x1000, 0, 0x1000, R_READ) == -E_BUSY &&
+           sys_mem_map(self_space(), (uint32_t)m, PETREL_ROOT_UTCB_VA, 0, 0x1000, R_READ) == -E_BUSY,
+           "memory: mappings never overlap (each other or a UTCB)");
+    int64_t ro = sys_handle_dup((uint32_t)m, R_READ, 0);
+    tap_ok(sys_mem_map(self_space(), (uint32_t)ro, va_alloc(0x1000, 4096), 0, 0x1000, R_READ | R_WRITE) == -E_PERM,
+           "memory: a read-only handle maps read-only only");
+    tap_ok(sys_mem_unmap(self_space(), va + 0x1000) == -E_NOENT && sys_mem_unmap(self_space(), va) == 0 &&
+           sys_mem_unmap(self_space(), va) == -E_NOENT, "memory: unmap takes a mapping's start, once");
+    sys_handle_close((uint32_t)m);
+    sys_handle_close((uint32_t)ro);
+}
+
+struct futex_waiter {
+    volatile uint32_t *word;
+    volatile int64_t result;
+    volatile int done;
+};
+
+static void futex_thread(void *arg)
+{
+    struct futex_waiter *w = arg;
+    w->result = sys_futex_wait((uint64_t)w->word, 0, 0);
+    w->done = 1;
+}
+
+static void futexes(void)
+{
+    static volatile uint32_t word;
+    word = 5;
+    tap_ok(sys_futex_wait((uint64_t)&word, 6, 0) == -E_AGAIN, "futex: a changed value returns at once (E_AGAIN)");
+    uint64_t t0 = now_ns();
+    int64_t r = sys_futex_wait((uint64_t)&word, 5, 30000000ull);
+    uint64_t dt = now_ns() - t0;
+    tap_ok(r == -E_TIMEOUT && dt >= 30000000ull && dt < 2000000000ull, "futex: a wait times out (%lu ms)",
+           (unsigned long)(dt / 1000000));
+    tap_ok(sys_futex_wait((uint64_t)&word + 1, 5, 0) == -E_INVAL && sys_futex_wait(0x10, 0, 0) == -E_FAULT &&
+           sys_futex_wake(0xffffff8040000000ull, 1) == -E_FAULT, "futex: bad addresses are refused");
+
+    word = 0;
+    struct futex_waiter w = { &word, 1, 0 };
+    thread_spawn(futex_thread, &w, 90, -1);
+    sleep_ms(10);
+    word = 1;
+    int64_t woken = sys_futex_wake((uint64_t)&word, 10);
+    for (int i = 0; i < 100 && !w.done; i++)
+        sleep_ms(1);
+    tap_ok(woken == 1 && w.done && w.result == 0, "futex: wake wakes the waiter (%ld woken)", (long)woken);
+
+    /* Two processes, two virtual addresses, one physical word. */
+    uint32_t shm;
+    volatile uint32_t *mine = mem_alloc(0x1000, 0, &shm);
+    mine[0] = 0;
+    uint32_t done = (uint32_t)sys_endpoint_create();
+    struct spawn_grant g[] = { { "shm", shm, R_READ | R_WRITE }, { "ep", done, R_WRITE } };
+    struct spawn_result sr;
+    int64_t err = spawn_peer("futex", g, 2, -1, 0, &sr);
+    sleep_ms(30);                                     /* the peer waits on word 0 */
+    mine[0] = 1;
+    int64_t n = sys_futex_wake((uint64_t)mine, 1);
+    struct petrel_msg m;
+    int64_t rr = err ? err : sys_ipc_recv(done, &m);
+    tap_ok(n == 1 && rr == 0 && m.mr[0] == 0 && m.mr[1] != (uint64_t)mine,
+           "futex: processes sharing memory meet on the physical word (peer va 0x%lx)", (unsigned long)m.mr[1]);
+    if (rr == 0) {
+        m.info = 0;
+        sys_ipc_reply(0, &m);
+    }
+    sys_handle_close(done);
+}
+
+void test_memory(void)
+{
+    superpages();
+    cow();
+    files();
+    rules();
+    futexes();
+}

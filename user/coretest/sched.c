@@ -1,0 +1,157 @@
+/* Scheduling: preemption, round robin, timeouts, suspend/resume,
+ * affinity, registers, TLS, CPU time, priority ceilings. */
+#include "coretest.h"
+
+static volatile int flag;
+static volatile uint64_t spins[4];
+static volatile int stop;
+
+static void high_waiter(void *arg)
+{
+    sys_notify_wait((uint32_t)(uintptr_t)arg);
+    flag = 1;
+}
+
+static void spinner(void *arg)
+{
+    unsigned i = (unsigned)(uintptr_t)arg;
+    while (!stop)
+        spins[i]++;
+}
+
+static volatile uint64_t regs_got;
+
+static void regs_target(uint64_t x)
+{
+    regs_got = x;
+    for (;;)
+        sys_yield();
+}
+
+static volatile uint64_t tls_bad;
+
+static void tls_thread(void *arg)
+{
+    uint64_t mine = (uint64_t)arg, v;
+    __asm__ volatile("mrs %0, tpidr_el0" : "=r"(v));
+    uint64_t keep = v;                                  /* the runtime's UTCB pointer */
+    __asm__ volatile("msr tpidr_el0, %0" :: "r"(mine));
+    for (int i = 0; i < 200; i++) {
+        sys_yield();
+        __asm__ volatile("mrs %0, tpidr_el0" : "=r"(v));
+        if (v != mine)
+            tls_bad++;
+    }
+    __asm__ volatile("msr tpidr_el0, %0" :: "r"(keep));
+}
+
+static void preemption(void)
+{
+    uint32_t n = (uint32_t)sys_notify_create();
+    flag = 0;
+    thread_spawn(high_waiter, (void *)(uintptr_t)n, 150, 0);
+    sys_yield();
+    sys_notify_signal(n, 1);
+    int seen = flag;                    /* before anything else can run */
+    tap_ok(seen == 1, "sched: a higher-priority thread made ready runs at once");
+    sys_handle_close(n);
+
+    /* Round robin: two spinners of equal priority share a core. */
+    stop = 0;
+    spins[0] = spins[1] = 0;
+    int64_t a = thread_spawn(spinner, (void *)0, 60, 0);
+    int64_t b = thread_spawn(spinner, (void *)1, 60, 0);
+    sleep_ms(300);
+    uint64_t sa = spins[0], sb = spins[1];
+    tap_ok(sa > 0 && sb > 0, "sched: equal priorities take turns (%lu / %lu)", (unsigned long)sa, (unsigned long)sb);
+
+    /* A timeout wakes a high-priority thread over a spinning low one. */
+    uint64_t t0 = now_ns();
+    sleep_ms(40);
+    uint64_t late = now_ns() - t0;
+    tap_ok(late >= 40000000ull && late < 500000000ull, "sched: a sleeper preempts spinning threads on time (%lu ms)",
+           (unsigned long)(late / 1000000));
+
+    /* Suspend and resume. */
+    sys_thread_suspend((uint32_t)a);
+    sleep_ms(30);
+    uint64_t s1 = spins[0];
+    sleep_ms(30);
+    uint64_t s2 = spins[0];
+    sys_thread_resume((uint32_t)a);
+    sleep_ms(50);
+    tap_ok(s1 == s2 && spins[0] > s2, "sched: a suspended thread stops; resumed, it runs again");
+    tap_ok(sys_thread_resume((uint32_t)a) == -E_STATE, "sched: resuming a running thread is refused");
+
+    /* Registers of a suspended thread. */
+    sys_thread_suspend((uint32_t)b);
+    struct petrel_regs r;
+    int64_t e1 = sys_thread_read_regs((uint32_t)b, &r);
+    bool in_spinner = r.pc >= (uint64_t)spinner && r.pc < (uint64_t)spinner + 256;
+    r.pc = (uint64_t)regs_target;
+    r.x[0] = 0x5eed;
+    int64_t e2 = sys_thread_write_regs((uint32_t)b, &r);
+    r.pc = 0xffffff8040080000ull;
+    int64_t e3 = sys_thread_write_regs((uint32_t)b, &r);
+    regs_got = 0;
+    sys_thread_resume((uint32_t)b);
+    for (int i = 0; i < 40 && !regs_got; i++)
+        sleep_ms(10);                   /* b shares the core with a, in 50 ms slices */
+    tap_ok(e1 == 0 && in_spinner && e2 == 0 && regs_got == 0x5eed && e3 == -E_INVAL,
+           "sched: registers of a stopped thread can be read and rewritten (not to kernel addresses)");
+    tap_ok(sys_thread_read_regs(self_thread(), &r) == -E_STATE, "sched: a running thread's registers cannot be read");
+
+    /* CPU time accounting. */
+    struct petrel_thread_stats st;
+    sys_thread_stats((uint32_t)a, &st);
+    tap_ok(st.cpu_ns > 1000000ull && st.cpu_ns < 10000000000ull && st.prio == 60,
+           "sched: CPU time is accounted (%lu ms)", (unsigned long)(st.cpu_ns / 1000000));
+    stop = 1;
+    sleep_ms(20);
+    sys_thread_kill((uint32_t)a);
+    sys_thread_kill((uint32_t)b);
+
+    /* TLS survives switches. */
+    tls_bad = 0;
+    thread_spawn(tls_thread, (void *)0x1111, 100, 0);
+    thread_spawn(tls_thread, (void *)0x2222, 100, 0);
+    sleep_ms(50);
+    tap_ok(tls_bad == 0, "sched: each thread keeps its own TLS register");
+}
+
+static void affinity(void)
+{
+    stop = 0;
+    spins[2] = 0;
+    int64_t t = thread_spawn(spinner, (void *)2, 60, 0);
+    struct petrel_thread_stats st;
+    int64_t e = sys_thread_set_affinity((uint32_t)t, (uint64_t)(ncpus - 1));
+    sleep_ms(30);
+    sys_thread_stats((uint32_t)t, &st);
+    uint64_t before = spins[2];
+    sleep_ms(30);
+    tap_ok(e == 0 && st.cpu == ncpus - 1 && spins[2] > before, "sched: a thread moves to core %u and runs there", ncpus - 1);
+    tap_ok(sys_thread_set_affinity((uint32_t)t, 64) == -E_INVAL, "sched: no such core is refused");
+    stop = 1;
+    sleep_ms(10);
+    sys_thread_kill((uint32_t)t);
+}
+
+void test_sched(void)
+{
+    preemption();
+    affinity();
+    tap_ok(sys_thread_set_priority(self_thread(), 256) == -E_INVAL, "sched: priority 256 is refused");
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    struct spawn_grant g[] = { { "ep", ep, R_WRITE } };
+    struct spawn_result r;
+    struct spawn_req req = { "corepeer", "mode=prio", 90, -1, g, 1, 0 };
+    int64_t err = spawn(&req, &r);
+    struct petrel_msg m;
+    int64_t rr = err ? err : sys_ipc_recv(ep, &m);
+    tap_ok(rr == 0 && (int64_t)m.mr[0] == -E_PERM && m.mr[1] == 0,
+           "sched: a thread cannot raise itself above the priority it was given");
+    if (rr == 0)
+        sys_ipc_reply(0, &m);
+    sys_handle_close(ep);
+}

@@ -1,0 +1,92 @@
+/*
+ * The native runtime's higher layer: start information, threads in the
+ * caller's own space, loading boot image programs into new processes,
+ * IPC message helpers, and exit reporting to a parent.
+ */
+#ifndef PETREL_RT_H
+#define PETREL_RT_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include "petrel_abi.h"
+#include "petrel_syscalls.h"
+
+/* What a spawner leaves a new process at PETREL_BOOTINFO_VA (x0 at start). */
+#define PETREL_STARTINFO_MAGIC  0x5452415453544550ull   /* "PETSTART" */
+#define STARTINFO_HANDLES       24
+
+struct petrel_startinfo {
+    uint64_t magic;
+    uint32_t nhandles;
+    uint32_t pad;
+    struct { char name[24]; uint32_t value; uint32_t rights; } handles[STARTINFO_HANDLES];
+    char name[32];          /* the program's name */
+    char args[256];         /* its arguments, space separated */
+};
+
+/* The start information of this process (NULL for the root task). */
+const struct petrel_startinfo *startinfo(void);
+/* A handle the spawner gave under `name`, or 0. */
+uint32_t start_handle(const char *name);
+/* The value of `key=` in the program's arguments (root: the boot arguments). */
+bool start_arg(const char *key, char *val, size_t size);
+void rt_init(const void *info);
+/* End the process's main thread with `status`, telling the parent (if any). */
+__attribute__((noreturn)) void exit(int status);
+
+/* Handles every program has: its own space and main thread. */
+uint32_t self_space(void);
+uint32_t self_thread(void);
+uint32_t root_handle(void);     /* the system object (root task and whoever it gave it to) */
+
+/* This thread's UTCB. */
+static inline struct petrel_utcb *utcb(void)
+{
+    uint64_t v;
+    __asm__ volatile("mrs %0, tpidr_el0" : "=r"(v));
+    return (struct petrel_utcb *)(v ? v : PETREL_ROOT_UTCB_VA);
+}
+
+/* Virtual address space of this process, handed out in page multiples. */
+uint64_t va_alloc(uint64_t size, uint64_t align);
+/* An anonymous object of `size` bytes mapped here read-write; 0 on failure. */
+void *mem_alloc(uint64_t size, uint32_t flags, uint32_t *handle);
+
+/* A thread in this process running fn(arg) at `prio` on core `cpu` (-1: mine). */
+int64_t thread_spawn(void (*fn)(void *), void *arg, unsigned prio, int cpu);
+
+/* Loading a boot image program into a new process. */
+struct spawn_grant {
+    const char *name;       /* how the child finds it: start_handle(name) */
+    uint32_t handle;        /* in the spawner's space */
+    uint32_t rights;
+};
+
+struct spawn_req {
+    const char *program;    /* boot image entry name */
+    const char *args;
+    unsigned prio;
+    int cpu;                /* -1: the spawner's core */
+    const struct spawn_grant *grants;
+    unsigned ngrants;
+    uint32_t fault_ep;      /* 0, or an endpoint for the main thread's faults */
+};
+
+struct spawn_result {
+    uint32_t space, thread; /* handles with all rights */
+    uint64_t pid;
+};
+
+int64_t spawn(const struct spawn_req *req, struct spawn_result *out);
+int64_t bootfile_find(const char *name, struct petrel_bootfile *bf);
+
+/* IPC helpers. */
+static inline void msg_set(struct petrel_msg *m, uint64_t label, unsigned len)
+{
+    m->info = MSG_INFO(label, len, 0);
+}
+
+const char *error_str(int64_t err);
+
+#endif

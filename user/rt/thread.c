@@ -1,0 +1,65 @@
+/* This process's address space layout, memory and threads. */
+#include "petrel.h"
+#include "petrel_rt.h"
+
+#define VA_BASE     0x0000001000000000ull   /* handed out upwards from here */
+#define STACK_SIZE  0x10000ull
+
+static uint64_t va_next = VA_BASE;
+
+uint64_t va_alloc(uint64_t size, uint64_t align)
+{
+    if (align < 4096)
+        align = 4096;
+    uint64_t va = (va_next + align - 1) & ~(align - 1);
+    va_next = va + ((size + 4095) & ~4095ull) + 4096;   /* a guard page between */
+    return va;
+}
+
+void *mem_alloc(uint64_t size, uint32_t flags, uint32_t *handle)
+{
+    uint64_t page = 4096ull << ((flags & MEM_PAGE_MASK) == MEM_PAGE_64K ? 4 : (flags & MEM_PAGE_MASK) == MEM_PAGE_2M ? 9 : 0);
+    size = (size + page - 1) & ~(page - 1);
+    int64_t m = sys_mem_create(size, flags);
+    if (m < 0)
+        return NULL;
+    uint64_t va = va_alloc(size, page);
+    if (sys_mem_map(self_space(), (uint32_t)m, va, 0, size, R_READ | R_WRITE) < 0) {
+        sys_handle_close((uint32_t)m);
+        return NULL;
+    }
+    if (handle)
+        *handle = (uint32_t)m;
+    else
+        sys_handle_close((uint32_t)m);      /* the mapping keeps the object */
+    return (void *)va;
+}
+
+extern char thread_entry[];
+
+int64_t thread_spawn(void (*fn)(void *), void *arg, unsigned prio, int cpu)
+{
+    uint8_t *stack = mem_alloc(STACK_SIZE, 0, NULL);
+    uint64_t utcb_va = va_alloc(4096, 4096);
+    if (!stack)
+        return -E_NOMEM;
+    int64_t t = sys_thread_create(self_space(), utcb_va);
+    if (t < 0)
+        return t;
+    uint64_t *top = (uint64_t *)(stack + STACK_SIZE) - 2;
+    top[0] = (uint64_t)fn;
+    top[1] = (uint64_t)arg;
+    int64_t err = sys_thread_set_priority((uint32_t)t, prio);
+    if (!err && cpu >= 0)
+        err = sys_thread_set_affinity((uint32_t)t, (uint64_t)cpu);
+    if (!err)
+        err = sys_thread_set_tls((uint32_t)t, utcb_va);
+    if (!err)
+        err = sys_thread_start((uint32_t)t, (uint64_t)thread_entry, (uint64_t)top, (uint64_t)top);
+    if (err) {
+        sys_thread_kill((uint32_t)t);
+        sys_handle_close((uint32_t)t);
+        return err;
+    }
+    return t;
+}
