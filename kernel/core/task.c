@@ -22,6 +22,7 @@
 #include "petrel_abi.h"
 
 extern struct object root_object;
+struct space *root_space;      /* for debuggers */
 
 /* Fill the boot information page the root task reads at start. */
 static void fill_bootinfo(struct petrel_bootinfo *bi)
@@ -64,6 +65,7 @@ int task_start_root(void)
     struct space *s = space_create();
     if (!s)
         return -E_NOMEM;
+    root_space = s;
     vaddr_t entry;
     int err = elf_load(s, f.data, f.size, &entry);
     if (err) {

@@ -50,9 +50,10 @@ def test_pack_system_writes_programs_then_files(repo, elf):
     assert out == repo / "build" / "images" / "demo.pbi"
     entries = bootimage.unpack(out.read_bytes())
     assert [(e.name, e.flags) for e in entries] == [
-        ("root", 1), ("hello", 1), ("etc/motd", 0), ("fixture", 0)]
+        ("root", 1), ("hello", 1), ("etc/motd", 0), ("fixture", 0), ("system.manifest", 0)]
     assert entries[1].data == elf(b"hello")
     assert entries[2].data == b"welcome\n" and entries[3].data == b"\x01\x02"
+    assert entries[4].data.decode().splitlines()[1:] == ["program hello 100 - -"]
 
 
 def test_system_name_defaults_to_file_stem(repo):
@@ -64,6 +65,16 @@ def test_system_name_defaults_to_file_stem(repo):
     (GOOD + "\n[extra]\n", "systems/demo.toml: unknown key 'extra'"),
     (GOOD.replace('binary = "user/hello"', 'binary = "user/hello"\nprio = 3'),
      r"\[\[program\]\] #2: unknown key 'prio'"),
+    (GOOD.replace('binary = "user/root"', 'binary = "user/root"\npriority = 3'),
+     r"\[\[program\]\] #1: unknown key 'priority'"),
+    (GOOD.replace('binary = "user/hello"', 'binary = "user/hello"\npriority = 300'), "key 'priority' must be"),
+    (GOOD.replace('binary = "user/hello"', 'binary = "user/hello"\ncpu = 9'), "key 'cpu' must be"),
+    (GOOD.replace('binary = "user/hello"', 'binary = "user/hello"\ngrants = ["nope:send"]'),
+     "'nope:send' names no \\[\\[endpoint\\]\\]"),
+    (GOOD + '[[endpoint]]\nname = "ep"\n', "endpoint 'ep' is granted to no program"),
+    (GOOD.replace('binary = "user/hello"', 'binary = "user/hello"\ngrants = ["ep:write"]') +
+     '[[endpoint]]\nname = "ep"\n', "must end in :send, :recv or :both"),
+    (GOOD + '[[endpoint]]\nname = "ep"\n[[endpoint]]\nname = "ep"\n', "declared twice"),
     (GOOD.replace('name = "demo"', 'name = "demo"\nversion = 1'), r"\[system\]: unknown key 'version'"),
     (GOOD.replace('path = "motd.txt"', 'path = "motd.txt"\nmode = 1'), r"\[\[file\]\] #1: unknown key 'mode'"),
     (GOOD.replace('name = "hello"', 'name = "root"'), "key 'name': 'root' is used twice"),
@@ -84,6 +95,15 @@ def test_missing_binary_and_file_are_reported(repo):
     (repo / "motd.txt").unlink()
     with pytest.raises(systems.SystemConfigError, match="'etc/motd' key 'path': motd.txt"):
         systems.pack_system(write(repo, GOOD.replace("user/hello", "user/root")), repo)
+
+
+def test_manifest_lists_endpoints_and_programs(repo):
+    text = GOOD.replace('binary = "user/hello"', 'binary = "user/hello"\npriority = 90\ncpu = 1\n'
+                        'args = "count=2"\ngrants = ["ep:send", "log:both"]')
+    text += '[[endpoint]]\nname = "ep"\n[[endpoint]]\nname = "log"\n'
+    system = systems.load_system(write(repo, text), repo)
+    assert system.manifest().splitlines()[1:] == [
+        "endpoint ep", "endpoint log", "program hello 90 1 ep:send,log:both count=2"]
 
 
 def test_repository_default_system_is_valid():

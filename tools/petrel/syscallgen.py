@@ -228,11 +228,14 @@ def reference(groups, calls) -> str:
     return "".join(out)
 
 
-# Writes `text` to `path` unless it already holds exactly that (keeps make quiet).
+# Writes `text` to `path` (unchanged content keeps its bytes but gets a new
+# time, so that make sees the outputs newer than the description).
 def write_if_changed(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
+    else:
+        path.touch()
 
 
 def generate(idl: Path, outdir: Path, doc: Path) -> None:

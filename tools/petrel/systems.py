@@ -6,9 +6,20 @@ A system file is static, checked at build time, and turned into one PBI image
     [system]
     name = "default"
 
+    [[endpoint]]           # an IPC endpoint the root task creates
+    name = "greeting"
+
     [[program]]            # executable ELF, in order; the first is the root task
     name = "root"
     binary = "user/root"   # built by the Makefile as build/user/root.elf
+
+    [[program]]            # started by the root task, in this order
+    name = "echo"
+    binary = "user/echo"
+    priority = 100         # 1-255 (default 100)
+    cpu = 0                # optional: the core it runs on
+    args = "count=3"       # optional: its arguments
+    grants = ["greeting:recv"]   # endpoint:send|recv|both, found by name in the program
 
     [[file]]               # plain data file (flags 0), after all programs
     name = "etc/motd"
@@ -23,10 +34,14 @@ from pathlib import Path
 
 from petrel import bootimage, paths
 
-TOP_KEYS = {"system", "program", "file"}
+TOP_KEYS = {"system", "program", "file", "endpoint"}
 SYSTEM_KEYS = {"name"}
-PROGRAM_KEYS = {"name", "binary"}
+PROGRAM_KEYS = {"name", "binary", "priority", "cpu", "args", "grants"}
+ROOT_KEYS = {"name", "binary"}
 FILE_KEYS = {"name", "path"}
+ENDPOINT_KEYS = {"name"}
+GRANT_RIGHTS = ("send", "recv", "both")
+MANIFEST = "system.manifest"
 
 
 class SystemConfigError(ValueError):
@@ -42,11 +57,33 @@ class Item:
 
 
 @dataclass
+class Program:
+    """A program the root task starts: how, and with which handles."""
+    name: str
+    priority: int = 100
+    cpu: int | None = None
+    args: str = ""
+    grants: tuple = ()
+
+
+@dataclass
 class System:
     """A loaded system description."""
     name: str
     source: Path
     items: list
+    endpoints: tuple = ()
+    programs: tuple = ()      # every program but the root task
+
+    # The manifest the root task reads: endpoints, then programs in order.
+    def manifest(self) -> str:
+        lines = [f"# {MANIFEST}: generated from {self.source.name} by tools/petrel/systems.py\n"]
+        lines += [f"endpoint {e}\n" for e in self.endpoints]
+        for p in self.programs:
+            cpu = "-" if p.cpu is None else str(p.cpu)
+            grants = ",".join(p.grants) or "-"
+            lines.append(f"program {p.name} {p.priority} {cpu} {grants} {p.args}".rstrip() + "\n")
+        return "".join(lines)
 
 
 # Raises SystemConfigError if `table` has keys outside `known`.
@@ -90,20 +127,66 @@ def load_system(source: Path, repo: Path = paths.REPO) -> System:
         raise SystemConfigError(f"{label}: 'system' must be a [system] table")
     check_keys(f"{label}: [system]", head, SYSTEM_KEYS)
     name = need_str(f"{label}: [system]", head, "name") if "name" in head else Path(source).stem
-    items = []
+    endpoints = []
+    for index, ep in enumerate(table_list(label, doc, "endpoint")):
+        where = f"{label}: [[endpoint]] #{index + 1}"
+        check_keys(where, ep, ENDPOINT_KEYS)
+        ep_name = need_str(where, ep, "name")
+        if not ep_name.replace("-", "").replace("_", "").isalnum() or len(ep_name) > 23:
+            raise SystemConfigError(f"{where}: key 'name': {ep_name!r} must be letters, digits, - or _ (at most 23)")
+        if ep_name in endpoints:
+            raise SystemConfigError(f"{where}: key 'name': endpoint {ep_name!r} is declared twice")
+        endpoints.append(ep_name)
+    items, programs, used = [], [], set()
     for index, prog in enumerate(table_list(label, doc, "program")):
         where = f"{label}: [[program]] #{index + 1}"
-        check_keys(where, prog, PROGRAM_KEYS)
+        check_keys(where, prog, ROOT_KEYS if index == 0 else PROGRAM_KEYS)
         entry = need_str(where, prog, "name")
         binary = need_str(f"{label}: program {entry!r}", prog, "binary")
         items.append(Item(entry, paths.user_elf(Path(binary).name, repo), bootimage.FLAG_EXEC))
+        if index > 0:
+            programs.append(load_program(f"{label}: program {entry!r}", entry, prog, endpoints, used))
     for index, data in enumerate(table_list(label, doc, "file")):
         where = f"{label}: [[file]] #{index + 1}"
         check_keys(where, data, FILE_KEYS)
         entry = need_str(where, data, "name")
         items.append(Item(entry, resolve_file(need_str(f"{label}: file {entry!r}", data, "path"), repo), 0))
+    unused = [e for e in endpoints if e not in used]
+    if unused:
+        raise SystemConfigError(f"{label}: endpoint {unused[0]!r} is granted to no program")
+    if programs:
+        items.append(Item(MANIFEST, None, 0))
     check_items(label, items)
-    return System(name, Path(source), items)
+    return System(name, Path(source), items, tuple(endpoints), tuple(programs))
+
+
+# Checks one started program's priority, core, arguments and grants.
+def load_program(where: str, name: str, prog: dict, endpoints: list, used: set) -> Program:
+    priority = prog.get("priority", 100)
+    if not isinstance(priority, int) or isinstance(priority, bool) or not 1 <= priority <= 255:
+        raise SystemConfigError(f"{where}: key 'priority' must be a number from 1 to 255")
+    cpu = prog.get("cpu")
+    if cpu is not None and (not isinstance(cpu, int) or isinstance(cpu, bool) or not 0 <= cpu < 8):
+        raise SystemConfigError(f"{where}: key 'cpu' must be a core number from 0 to 7")
+    args = prog.get("args", "")
+    if not isinstance(args, str) or "\n" in args or len(args) > 200:
+        raise SystemConfigError(f"{where}: key 'args' must be one line of at most 200 characters")
+    grants = prog.get("grants", [])
+    if not isinstance(grants, list) or not all(isinstance(g, str) for g in grants):
+        raise SystemConfigError(f"{where}: key 'grants' must be a list of \"endpoint:right\" strings")
+    seen = set()
+    for g in grants:
+        ep, _, right = g.partition(":")
+        if ep not in endpoints:
+            raise SystemConfigError(f"{where}: key 'grants': {g!r} names no [[endpoint]] (declared: "
+                                    f"{', '.join(endpoints) or 'none'})")
+        if right not in GRANT_RIGHTS:
+            raise SystemConfigError(f"{where}: key 'grants': {g!r} must end in :send, :recv or :both")
+        if ep in seen:
+            raise SystemConfigError(f"{where}: key 'grants': endpoint {ep!r} is granted twice")
+        seen.add(ep)
+        used.add(ep)
+    return Program(name, priority, cpu, args, tuple(grants))
 
 
 # Checks entry names (charset, length, duplicates) and that a program comes first.
@@ -126,6 +209,9 @@ def read_entries(system: System, repo: Path = paths.REPO) -> list:
     label = paths.rel(system.source, repo)
     entries = []
     for item in system.items:
+        if item.path is None and item.name == MANIFEST:
+            entries.append((item.name, system.manifest().encode(), 0))
+            continue
         kind = "binary" if item.flags & bootimage.FLAG_EXEC else "path"
         try:
             data = item.path.read_bytes()

@@ -147,8 +147,18 @@ def evaluate(case: cases.Case, status, console: str) -> tuple:
     return reasons, [head] + sub
 
 
-# Packs the case's boot image under build/test/images; None when it has no programs.
+# Packs the case's boot image (a system of systems/, or the case's own list of
+# programs) under build/; None when it has no programs.
 def pack_case_image(case: cases.Case, repo: Path) -> Path | None:
+    out = paths.build_dir(repo) / "test" / "images" / f"{case.slug()}.pbi"
+    if case.system:
+        from petrel import systems
+        try:
+            system = systems.load_system(repo / "systems" / f"{case.system}.toml", repo)
+            bootimage.write_image(out, systems.read_entries(system, repo))
+        except systems.SystemConfigError as err:
+            raise ValueError(str(err)) from None
+        return out
     if not case.programs:
         return None
     entries = []
@@ -157,7 +167,6 @@ def pack_case_image(case: cases.Case, repo: Path) -> Path | None:
                         bootimage.FLAG_EXEC))
     for name, path in case.files:
         entries.append((name, read_input(repo / path, repo, "file"), 0))
-    out = paths.build_dir(repo) / "test" / "images" / f"{case.slug()}.pbi"
     bootimage.write_image(out, entries)
     return out
 

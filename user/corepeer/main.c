@@ -15,7 +15,7 @@
 
 static void echo(uint32_t ep)
 {
-    struct petrel_msg m;
+    struct petrel_msg m = { 0 };
     int64_t r = sys_ipc_recv(ep, &m);
     while (r == 0) {
         uint64_t label = MSG_LABEL(m.info);
@@ -32,6 +32,8 @@ static void echo(uint32_t ep)
         }
         r = sys_ipc_reply_recv(ep, &m);
     }
+    if (r != 0)
+        printf("corepeer: echo: receive failed: %s (ep %u)\n", error_str(r), ep);
 }
 
 static void report(const char *name, uint64_t a, uint64_t b, uint64_t c)

@@ -28,5 +28,6 @@ void test_sched(void);
 void test_faults(void);
 void test_objects(void);
 void test_fuzz(void);
+void test_irq(void);
 
 #endif

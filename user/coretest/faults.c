@@ -11,7 +11,7 @@ void test_faults(void)
     struct spawn_grant g[] = { { "results", results, R_WRITE } };
     struct spawn_result r;
     int64_t err = spawn_peer("faulter", g, 1, -1, (uint32_t)badged, &r);
-    struct petrel_msg m;
+    struct petrel_msg m = { 0 };
     bool kinds[3] = { false, false, false };
     uint64_t mem_value = 0x1234abcd;
     for (int i = 0; i < 3 && !err; i++) {

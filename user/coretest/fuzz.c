@@ -15,7 +15,7 @@ void test_fuzz(void)
         snprintf(args, sizeof(args), "mode=fuzz calls=%s", calls);
     struct spawn_req req = { "corepeer", args, 50, -1, g, 3, 0 };
     int64_t err = spawn(&req, &r);
-    struct petrel_msg m;
+    struct petrel_msg m = { 0 };
     int64_t rr = err ? err : sys_ipc_recv(ep, &m);
     tap_ok(rr == 0 && m.mr[0] >= 100000 && m.mr[1] > 0 && m.mr[2] > 0,
            "fuzz: %lu random system calls from an unprivileged process (%lu succeeded, %lu errors)",

@@ -95,7 +95,7 @@ static void badge_identity(void)
     struct spawn_grant g[] = { { "ep", (uint32_t)for_peer, R_WRITE } };
     struct spawn_result r;
     err = spawn_peer("identity", g, 1, -1, 0, &r);
-    struct petrel_msg in;
+    struct petrel_msg in = { 0 };
     int64_t rr = err ? err : sys_ipc_recv((uint32_t)mine, &in);
     tap_ok(rr == 0 && in.badge == 0xb0b && in.pid == r.pid && in.mr[0] == 0x1d,
            "ipc: identity across processes (badge 0x%lx, pid %lu of %lu)", (unsigned long)in.badge,
@@ -116,7 +116,7 @@ struct replier {
 static void reply_thread(void *arg)
 {
     struct replier *r = arg;
-    struct petrel_msg m;
+    struct petrel_msg m = { 0 };
     sys_ipc_recv(r->ep, &m);
     m.info = MSG_INFO(1, 0, 0);
     sys_ipc_reply(0, &m);
@@ -170,7 +170,7 @@ static void notify_waiter(void *arg)
 static void bound_receiver(void *arg)
 {
     struct waiter *w = arg;
-    struct petrel_msg m;
+    struct petrel_msg m = { 0 };
     w->result = sys_ipc_recv(w->h, &m);
     w->label = MSG_LABEL(m.info);
     w->bits = m.mr[0];

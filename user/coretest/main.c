@@ -23,7 +23,7 @@ void sleep_ms(uint64_t ms)
 /* Serve echo requests on ep until LABEL_QUIT (see coretest.h). */
 void echo_serve(uint32_t ep)
 {
-    struct petrel_msg m;
+    struct petrel_msg m = { 0 };
     int64_t r = sys_ipc_recv(ep, &m);
     for (;;) {
         if (r < 0)
@@ -98,7 +98,7 @@ int main(const struct petrel_bootinfo *bi)
     start_arg("only", only, sizeof(only));
     struct { const char *name; void (*fn)(void); } groups[] = {
         { "ipc", test_ipc }, { "objects", test_objects }, { "memory", test_memory },
-        { "sched", test_sched }, { "faults", test_faults }, { "fuzz", test_fuzz },
+        { "sched", test_sched }, { "irq", test_irq }, { "faults", test_faults }, { "fuzz", test_fuzz },
     };
     for (unsigned i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
         if (only[0] && strcmp(only, groups[i].name) != 0)

@@ -166,7 +166,7 @@ static void futexes(void)
     sleep_ms(30);                                     /* the peer waits on word 0 */
     mine[0] = 1;
     int64_t n = sys_futex_wake((uint64_t)mine, 1);
-    struct petrel_msg m;
+    struct petrel_msg m = { 0 };
     int64_t rr = err ? err : sys_ipc_recv(done, &m);
     tap_ok(n == 1 && rr == 0 && m.mr[0] == 0 && m.mr[1] != (uint64_t)mine,
            "futex: processes sharing memory meet on the physical word (peer va 0x%lx)", (unsigned long)m.mr[1]);

@@ -31,7 +31,7 @@ static bool wait_done(volatile int *done)
 
 static void server_dies(void *arg)
 {
-    struct petrel_msg m;
+    struct petrel_msg m = { 0 };
     sys_ipc_recv((uint32_t)(uintptr_t)arg, &m);
     sys_thread_exit(0);                 /* never replies */
 }

@@ -1,9 +1,147 @@
 /*
- * The root task of the default system: the first program at EL0. For
- * now it greets, reports what the kernel told it, and exits, which
- * powers the machine off.
+ * The root task of a Petrel system: the first program at EL0, holding
+ * the system handle. It reads the system manifest the build packed into
+ * the boot image (from systems/<name>.toml), creates the endpoints it
+ * names, starts each program with its priority, core, arguments and
+ * granted endpoints, waits until every program has exited, and returns,
+ * which powers the machine off.
  */
 #include "petrel.h"
+
+#define MAX_ENDPOINTS   16
+#define MAX_PROGRAMS    16
+#define LABEL_EXIT      0x45584954
+
+struct endpoint { char name[24]; uint32_t handle; };
+
+static struct endpoint endpoints[MAX_ENDPOINTS];
+static unsigned nendpoints;
+static struct { char name[32]; uint64_t pid; } started[MAX_PROGRAMS];
+static unsigned nstarted;
+
+static uint32_t endpoint_named(const char *name, size_t len)
+{
+    for (unsigned i = 0; i < nendpoints; i++)
+        if (strlen(endpoints[i].name) == len && strncmp(endpoints[i].name, name, len) == 0)
+            return endpoints[i].handle;
+    return 0;
+}
+
+/* Copy the next space-separated word of *p into out; false at line end. */
+static bool word(const char **p, char *out, size_t size)
+{
+    while (**p == ' ')
+        (*p)++;
+    size_t n = 0;
+    while (**p && **p != ' ' && **p != '\n') {
+        if (n + 1 < size)
+            out[n++] = **p;
+        (*p)++;
+    }
+    out[n] = '\0';
+    return n > 0;
+}
+
+/* One "program NAME PRIO CPU GRANTS ARGS" line: start it. */
+static void start_program(const char *line, uint32_t parent)
+{
+    char name[32], prio[8], cpu[8], grants[160];
+    const char *p = line;
+    if (!word(&p, name, sizeof(name)) || !word(&p, prio, sizeof(prio)) || !word(&p, cpu, sizeof(cpu)) ||
+        !word(&p, grants, sizeof(grants))) {
+        printf("root: malformed manifest line: %s\n", line);
+        return;
+    }
+    while (*p == ' ')
+        p++;
+    char args[200];
+    size_t n = 0;
+    while (p[n] && p[n] != '\n' && n + 1 < sizeof(args)) {
+        args[n] = p[n];
+        n++;
+    }
+    args[n] = '\0';
+
+    struct spawn_grant g[MAX_ENDPOINTS + 1];
+    unsigned ng = 0;
+    g[ng++] = (struct spawn_grant){ "parent", parent, R_WRITE };
+    for (const char *q = grants; strcmp(grants, "-") != 0 && *q; ) {
+        const char *colon = q;
+        while (*colon && *colon != ':')
+            colon++;
+        const char *end = colon;
+        while (*end && *end != ',')
+            end++;
+        uint32_t h = endpoint_named(q, (size_t)(colon - q));
+        uint32_t rights = !strncmp(colon, ":send", 5) ? R_WRITE : !strncmp(colon, ":recv", 5) ? R_READ : R_READ | R_WRITE;
+        static char names[MAX_ENDPOINTS][24];
+        size_t len = MIN((size_t)(colon - q), sizeof(names[0]) - 1);
+        memcpy(names[ng], q, len);
+        names[ng][len] = '\0';
+        if (h && ng < MAX_ENDPOINTS) {
+            g[ng] = (struct spawn_grant){ names[ng], h, rights };
+            ng++;
+        }
+        q = *end ? end + 1 : end;
+    }
+    unsigned pr = 0;
+    for (const char *d = prio; *d; d++)
+        pr = pr * 10 + (unsigned)(*d - '0');
+    int core = cpu[0] == '-' ? -1 : cpu[0] - '0';
+    struct spawn_req req = { name, args, pr, core, g, ng, 0 };
+    struct spawn_result r;
+    int64_t err = spawn(&req, &r);
+    if (err) {
+        printf("root: cannot start %s: %s\n", name, error_str(err));
+        return;
+    }
+    printf("root: started %s (pid %lu, priority %u)\n", name, (unsigned long)r.pid, pr);
+    sys_handle_close(r.thread);
+    sys_handle_close(r.space);
+    if (nstarted < MAX_PROGRAMS) {
+        memcpy(started[nstarted].name, name, strlen(name) + 1);
+        started[nstarted++].pid = r.pid;
+    }
+}
+
+static const char *name_of(uint64_t pid)
+{
+    for (unsigned i = 0; i < nstarted; i++)
+        if (started[i].pid == pid)
+            return started[i].name;
+    return "?";
+}
+
+/* Read the manifest; returns how many programs were started. */
+static unsigned run_manifest(uint32_t parent)
+{
+    struct petrel_bootfile bf;
+    int64_t idx = bootfile_find("system.manifest", &bf);
+    if (idx < 0)
+        return 0;
+    int64_t f = sys_mem_from_bootfile(root_handle(), (uint64_t)idx);
+    uint64_t va = va_alloc(bf.size, 4096);
+    if (f < 0 || sys_mem_map(self_space(), (uint32_t)f, va, 0, (bf.size + 4095) & ~4095ull, R_READ) < 0) {
+        puts("root: cannot map system.manifest");
+        return 0;
+    }
+    const char *text = (const char *)va, *end = text + bf.size;
+    for (const char *line = text; line < end; ) {
+        const char *nl = line;
+        while (nl < end && *nl != '\n')
+            nl++;
+        if (!strncmp(line, "endpoint ", 9) && nendpoints < MAX_ENDPOINTS) {
+            size_t len = MIN((size_t)(nl - line - 9), sizeof(endpoints[0].name) - 1);
+            memcpy(endpoints[nendpoints].name, line + 9, len);
+            endpoints[nendpoints].handle = (uint32_t)sys_endpoint_create();
+            nendpoints++;
+        } else if (!strncmp(line, "program ", 8)) {
+            start_program(line + 8, parent);
+        }
+        line = nl + 1;
+    }
+    return nstarted;
+}
 
 int main(const struct petrel_bootinfo *bi)
 {
@@ -13,7 +151,18 @@ int main(const struct petrel_bootinfo *bi)
     }
     printf("Hello from the Petrel root task: EL0 on a %s, %u cores online, %lu MiB RAM, GICv%u.\n",
            bi->cpu_name, bi->ncpus, (unsigned long)(bi->mem_bytes >> 20), bi->gic_version);
-    printf("root: %lu KiB free, tick %u Hz, counter %lu Hz\n",
-           (unsigned long)(bi->free_bytes >> 10), bi->tick_hz, (unsigned long)bi->counter_hz);
+    printf("root: %lu KiB free, tick %u Hz, %u files in the boot image\n",
+           (unsigned long)(bi->free_bytes >> 10), bi->tick_hz, bi->nfiles);
+    uint32_t parent = (uint32_t)sys_endpoint_create();
+    unsigned n = run_manifest(parent);
+    for (unsigned left = n; left > 0; left--) {
+        struct petrel_msg m = { 0 };
+        if (sys_ipc_recv(parent, &m) != 0)
+            break;
+        if (MSG_LABEL(m.info) == LABEL_EXIT)
+            printf("root: %s exited with status %ld\n", name_of(m.pid), (long)m.mr[0]);
+    }
+    if (n)
+        printf("root: all %u programs have exited\n", n);
     return 0;
 }

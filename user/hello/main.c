@@ -1,0 +1,30 @@
+/*
+ * hello: a small client. It calls the echo server count=N times through
+ * its "greeting" endpoint, prints each answer, and tells it to quit.
+ */
+#include "petrel.h"
+
+#define LABEL_TEXT  1
+#define LABEL_QUIT  2
+
+int main(void *info)
+{
+    uint32_t ep = start_handle("greeting");
+    char count_s[8] = "1";
+    start_arg("count", count_s, sizeof(count_s));
+    unsigned count = (unsigned)(count_s[0] - '0');
+    for (unsigned i = 1; ep && i <= count && count <= 9; i++) {
+        struct petrel_msg m = { MSG_INFO(LABEL_TEXT, 6, 0), { 0 }, 0, 0 };
+        snprintf((char *)m.mr, 40, "hello number %u, over IPC", i);
+        int64_t err = sys_ipc_call(ep, &m);
+        if (err) {
+            printf("hello: call failed: %s\n", error_str(err));
+            return 1;
+        }
+        printf("hello: echo (pid %lu) answered \"%s\" to pid %lu\n", (unsigned long)m.pid,
+               (char *)m.mr, (unsigned long)m.mr[5]);
+    }
+    struct petrel_msg q = { MSG_INFO(LABEL_QUIT, 0, 0), { 0 }, 0, 0 };
+    sys_ipc_call(ep, &q);
+    return 0;
+}
