@@ -177,8 +177,28 @@ static void futexes(void)
     sys_handle_close(done);
 }
 
+/* A device range: QEMU virt's PL031 real-time clock, through its
+ * PrimeCell identification registers. */
+static void device(void)
+{
+    int64_t m = sys_mem_create_phys(root_handle(), 0x9010000, 0x1000);
+    uint64_t va = va_alloc(0x1000, 0x1000);
+    int64_t err = m > 0 ? sys_mem_map(self_space(), (uint32_t)m, va, 0, 0x1000, R_READ | R_WRITE) : m;
+    volatile uint32_t *rtc = (volatile uint32_t *)va;
+    bool id = !err && rtc[0xff0 / 4] == 0x0d && rtc[0xff4 / 4] == 0xf0 && rtc[0xff8 / 4] == 0x05 &&
+              rtc[0xffc / 4] == 0xb1 && (rtc[0xfe0 / 4] & 0xff) == 0x31;
+    tap_ok(id && rtc[0] > 1000000000u, "memory: a device range maps uncached and reads the RTC's registers");
+    tap_ok(sys_mem_create_phys(root_handle(), 0x40000000, 0x1000) == -E_INVAL &&
+           sys_mem_create_phys(root_handle(), 0x9010001, 0x1000) == -E_INVAL &&
+           sys_mem_create_phys(root_handle(), ~0ull - 0xfff, 0x2000) == -E_INVAL,
+           "memory: device objects over RAM, misaligned or wrapping are refused");
+    sys_mem_unmap(self_space(), va);
+    sys_handle_close((uint32_t)m);
+}
+
 void test_memory(void)
 {
+    device();
     superpages();
     cow();
     files();
