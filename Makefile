@@ -45,9 +45,25 @@ ULDS     = user/rt/user.ld
 URTOBJ   = $(patsubst %,$(O)/user/rt-obj/%.o,$(URTSRC))
 UELFS    = $(patsubst %,$(O)/user/%.elf,$(UPROGS))
 
-.PHONY: all kernel kernel-test user clean
+# ---------------------------------------------------------------- Linux baseline
+# The Linux side of the benchmarks: static AArch64 musl programs.
+LINUX_CC = aarch64-linux-musl-gcc
+LINUX_BENCH = $(O)/bench/linux/init $(O)/bench/linux/null
+
+.PHONY: all kernel kernel-test user clean linux-bench
 .SECONDARY:
-all: kernel kernel-test user
+all: kernel kernel-test user linux-bench
+linux-bench: $(LINUX_BENCH)
+
+$(O)/bench/linux/init: bench/linux/bench.c bench/common/bwloops.S bench/common/bench.h
+	@mkdir -p $(dir $@)
+	@echo "  MUSLCC  $@"
+	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ bench/linux/bench.c bench/common/bwloops.S -lpthread
+
+$(O)/bench/linux/null: bench/linux/null.c
+	@mkdir -p $(dir $@)
+	@echo "  MUSLCC  $@"
+	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $<
 kernel: $(O)/kernel/kernel.bin
 kernel-test: $(O)/kernel-test/kernel.bin
 user: $(UELFS)

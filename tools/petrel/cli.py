@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from petrel import build, envsetup, paths, qemu, testrun
+from petrel import bench, build, envsetup, paths, qemu, testrun
 
 SCRIPT = paths.REPO / "petrel"
 DESCRIPTION = """\
@@ -78,12 +78,30 @@ def add_test(sub) -> None:
     p.add_argument("--list", action="store_true", help="list the tests without running them")
 
 
+# Adds the `bench` subcommand.
+def add_bench(sub) -> None:
+    p = sub.add_parser("bench", help="benchmark Petrel against Linux in the same QEMU",
+                       description="Build, then boot Petrel and the Linux baseline on the same QEMU machine, "
+                                   "run the same benchmarks on both, and write build/bench/results.json, "
+                                   "build/bench/report.md and build/bench/ratios.png. See docs/benchmarks.md.")
+    p.add_argument("--mode", choices=("icount", "wall"), default="icount",
+                   help="icount: -icount shift=0 (figures are guest instructions, exactly repeatable); "
+                        "wall: plain TCG, median of --runs (default icount)")
+    p.add_argument("--cpu", choices=qemu.CPUS, default="cortex-a53", help="CPU model (default cortex-a53)")
+    p.add_argument("--smp", type=int, default=1, metavar="N",
+                   help="cores (default 1; ipc_rtt_cross_core needs 2; under icount every core's "
+                        "instructions advance the clock)")
+    p.add_argument("--mem", default="512M", help="guest memory (default 512M)")
+    p.add_argument("--only", metavar="NAME", help="run one benchmark: " + ", ".join(bench.METRICS))
+    p.add_argument("--runs", type=int, metavar="N", help="boots per system (default 1 for icount, 5 for wall)")
+
+
 # Returns the argument parser of ./petrel.
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="petrel", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (add_setup, add_build, add_run, add_test):
+    for add in (add_setup, add_build, add_run, add_test, add_bench):
         add(sub)
     return parser
 
@@ -133,7 +151,12 @@ def cmd_test(args) -> int:
                         jobs=args.jobs, list_only=args.list)
 
 
-COMMANDS = {"setup": cmd_setup, "build": cmd_build, "run": cmd_run, "test": cmd_test}
+# `./petrel bench`.
+def cmd_bench(args) -> int:
+    return bench.main(args.mode, args.cpu, args.smp, args.only, args.runs, args.mem)
+
+
+COMMANDS = {"setup": cmd_setup, "build": cmd_build, "run": cmd_run, "test": cmd_test, "bench": cmd_bench}
 
 
 # Entry point of ./petrel; returns the exit status.

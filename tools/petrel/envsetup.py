@@ -26,12 +26,15 @@ from pathlib import Path
 from petrel import paths
 
 APT_PACKAGES = ["qemu-system-arm", "clang", "lld", "llvm", "make",
-                "device-tree-compiler", "gdb-multiarch"]
+                "device-tree-compiler", "gdb-multiarch", "qemu-user-static", "gcc-aarch64-linux-gnu",
+                "musl-dev:arm64"]
+FOREIGN_ARCH = "arm64"      # musl-dev:arm64 gives aarch64-linux-musl-gcc (the Linux baseline)
 VENV_APT_PACKAGE = "python3-venv"
 # Commands that stand for the packages where there is no dpkg (non-Debian hosts).
 APT_COMMANDS = {"qemu-system-arm": "qemu-system-aarch64", "clang": "clang", "lld": "ld.lld",
                 "llvm": "llvm-objcopy", "make": "make", "device-tree-compiler": "dtc",
-                "gdb-multiarch": "gdb-multiarch"}
+                "gdb-multiarch": "gdb-multiarch", "qemu-user-static": "qemu-aarch64-static",
+                "gcc-aarch64-linux-gnu": "aarch64-linux-gnu-gcc", "musl-dev:arm64": "aarch64-linux-musl-gcc"}
 STAMP_NAME = ".petrel-setup"
 MARKER = "PETREL_IN_VENV"
 
@@ -50,13 +53,15 @@ def say(message: str) -> None:
 def missing_apt(packages: list) -> list | None:
     if not shutil.which("dpkg-query"):
         return None
-    proc = subprocess.run(["dpkg-query", "-W", "-f=${Package} ${Status}\n", *packages],
+    proc = subprocess.run(["dpkg-query", "-W", "-f=${binary:Package} ${Status}\n", *packages],
                           capture_output=True, text=True)
     installed = set()
     for line in proc.stdout.splitlines():
         name, _, status = line.partition(" ")
         if status.strip() == "install ok installed":
-            installed.add(name.split(":")[0])
+            installed.add(name)
+            if name.endswith(":amd64") or ":" not in name:
+                installed.add(name.split(":")[0])
     return [p for p in packages if p not in installed]
 
 
@@ -90,11 +95,18 @@ class Apt:
     def __init__(self):
         self.updated = False
 
-    # Installs `packages` with apt-get (non-interactive, no recommends).
+    # Installs `packages` with apt-get (non-interactive, no recommends),
+    # first enabling the foreign architecture if one of them needs it.
     def install(self, packages: list) -> None:
         if not shutil.which("apt-get"):
             raise SetupError(f"missing {' '.join(packages)} and there is no apt-get: install them yourself")
         run = as_root() + ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get"]
+        if any(p.endswith(":" + FOREIGN_ARCH) for p in packages):
+            foreign = subprocess.run(["dpkg", "--print-foreign-architectures"], capture_output=True, text=True)
+            if FOREIGN_ARCH not in foreign.stdout.split():
+                say(f"dpkg --add-architecture {FOREIGN_ARCH}")
+                check_call(as_root() + ["dpkg", "--add-architecture", FOREIGN_ARCH])
+                self.updated = False
         if not self.updated:
             say("apt-get update")
             check_call(run + ["update", "-q"])
@@ -171,6 +183,9 @@ def check(repo: Path = paths.REPO) -> list:
         todo.append(f"virtualenv {paths.VENV_DIR_NAME}")
     if not venv_current(repo):
         todo.append(f"python packages: {' '.join(requirement_names(repo))}")
+    from petrel import linuxbase
+    if not linuxbase.present(repo):
+        todo.append("the Linux baseline kernel (Debian's linux-image-arm64)")
     return todo
 
 
@@ -186,6 +201,9 @@ def ensure(repo: Path = paths.REPO, quiet: bool = False) -> None:
         apt.install(missing)
     if not venv_current(repo):
         make_venv(repo, apt)
+    from petrel import linuxbase
+    if not linuxbase.present(repo):
+        linuxbase.fetch(repo, say)
     if not quiet:
         say("everything is installed")
 

@@ -1,0 +1,78 @@
+"""The Linux baseline: Debian's arm64 kernel, for side-by-side benchmarks.
+
+`fetch` resolves the versioned package behind the `linux-image-arm64`
+metapackage, downloads it with `apt-get download`, unpacks it with
+`dpkg-deb -x` and keeps only what the benchmarks boot: the kernel Image
+and the `binder_linux` module. Everything lands in `.cache/linux/`
+(outside the build tree, so `make clean` keeps it).
+"""
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from petrel import paths
+
+
+class BaselineError(RuntimeError):
+    """The Linux baseline could not be obtained."""
+
+
+def cache_dir(repo: Path = paths.REPO) -> Path:
+    return repo / ".cache" / "linux"
+
+
+def image(repo: Path = paths.REPO) -> Path:
+    return cache_dir(repo) / "Image"
+
+
+def binder_module(repo: Path = paths.REPO) -> Path:
+    return cache_dir(repo) / "binder_linux.ko"
+
+
+def version(repo: Path = paths.REPO) -> str:
+    try:
+        return (cache_dir(repo) / "VERSION").read_text().strip()
+    except OSError:
+        return "unknown"
+
+
+# True when the kernel and the module are in the cache.
+def present(repo: Path = paths.REPO) -> bool:
+    return image(repo).exists() and binder_module(repo).exists()
+
+
+# Returns the versioned kernel package the metapackage depends on.
+def resolve_package() -> str:
+    out = subprocess.run(["apt-cache", "depends", "linux-image-arm64:arm64"], capture_output=True, text=True)
+    match = re.search(r"Depends:\s*(linux-image-[0-9][^\s:]*-arm64)", out.stdout)
+    if not match:
+        raise BaselineError("apt-cache does not know linux-image-arm64:arm64 (is the arm64 architecture "
+                            "added and apt-get update run?)")
+    return match.group(1)
+
+
+# Downloads and unpacks the kernel package into the cache.
+def fetch(repo: Path = paths.REPO, say=print) -> None:
+    package = resolve_package()
+    say(f"downloading the Linux baseline kernel: {package}:arm64")
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run(["apt-get", "download", f"{package}:arm64"], cwd=tmp, capture_output=True, text=True)
+        debs = list(Path(tmp).glob("*.deb"))
+        if r.returncode != 0 or not debs:
+            raise BaselineError(f"apt-get download {package}:arm64 failed: {r.stderr.strip()[-300:]}")
+        tree = Path(tmp) / "x"
+        subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(tree)], check=True)
+        kernels = list((tree / "boot").glob("vmlinuz-*"))
+        modules = list(tree.glob("lib/modules/*/kernel/drivers/android/binder_linux.ko*"))
+        if not kernels or not modules:
+            raise BaselineError(f"{debs[0].name} has no kernel image or binder_linux module")
+        out = cache_dir(repo)
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(kernels[0], image(repo))
+        if modules[0].suffix != ".ko":
+            raise BaselineError(f"compressed module {modules[0].name} is not supported")
+        shutil.copyfile(modules[0], binder_module(repo))
+        (out / "VERSION").write_text(kernels[0].name.removeprefix("vmlinuz-") + "\n")
+    say(f"Linux baseline ready: {paths.rel(image(repo), repo)} ({version(repo)})")

@@ -1,0 +1,283 @@
+/*
+ * bench: Petrel's side of `./petrel bench`, run as the root task. Each
+ * benchmark warms up, times a loop with the virtual counter, subtracts
+ * the cost of the counter reads and prints one BENCH line (see
+ * bench/common/bench.h). Boot argument quick=1 runs every benchmark a few
+ * times only (the test suite's check that they all still work);
+ * only=NAME runs one.
+ */
+#include "petrel.h"
+#include "../../bench/common/bench.h"
+
+static uint64_t freq, overhead, scale = 1;
+static unsigned ncpus;
+static char only[32];
+
+static bool wanted(const char *name)
+{
+    return !only[0] || strcmp(only, name) == 0;
+}
+
+static void report(const char *metric, uint64_t ticks, uint64_t iters)
+{
+    ticks = ticks > overhead ? ticks - overhead : 0;
+    uint64_t ps = bench_ps(ticks, iters, freq);
+    printf("BENCH %s petrel %lu.%03lu %lu\n", metric, (unsigned long)(ps / 1000), (unsigned long)(ps % 1000),
+           (unsigned long)iters);
+}
+
+static void report_bw(const char *metric, uint64_t ticks, uint64_t bytes)
+{
+    uint64_t ns = ticks * (1000000000ull / freq);
+    uint64_t mbs = ns ? bytes * 1000 / ns : 0;     /* bytes per microsecond = MB/s */
+    printf("BENCH %s petrel %lu.000 %lu MB/s\n", metric, (unsigned long)mbs, (unsigned long)bytes);
+}
+
+#define TIME(iters, body) ({ \
+    for (uint64_t _w = 0; _w < (iters) / 10 + 1; _w++) { body; } \
+    uint64_t _t0 = bench_counter(); \
+    for (uint64_t _i = 0; _i < (iters); _i++) { body; } \
+    bench_counter() - _t0; })
+
+#define LABEL_QUIT 0x1ff
+
+static void null_syscall(void)
+{
+    uint64_t n = 20000 / scale;
+    report("null_syscall", TIME(n, sys_null()), n);
+}
+
+/* Round trips of `len` message registers through ep. */
+static uint64_t rtt(uint32_t ep, unsigned len, uint64_t n)
+{
+    struct petrel_msg m = { MSG_INFO(1, len, 0), { 1, 2, 3, 4, 5, 6 }, 0, 0 };
+    return TIME(n, { m.info = MSG_INFO(1, len, 0); sys_ipc_call(ep, &m); });
+}
+
+static void quit(uint32_t ep)
+{
+    struct petrel_msg m = { MSG_INFO(LABEL_QUIT, 0, 0), { 0 }, 0, 0 };
+    sys_ipc_call(ep, &m);
+}
+
+static void echo_thread(void *arg)
+{
+    uint32_t ep = (uint32_t)(uintptr_t)arg;
+    struct petrel_msg m = { 0 };
+    int64_t r = sys_ipc_recv(ep, &m);
+    while (r == 0 && MSG_LABEL(m.info) != LABEL_QUIT)
+        r = sys_ipc_reply_recv(ep, &m);
+    sys_ipc_reply(0, &m);
+}
+
+static void ipc(void)
+{
+    uint64_t n = 10000 / scale;
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    struct spawn_grant g[] = { { "ep", ep, R_READ } };
+    struct spawn_req req = { "benchpeer", "mode=echo", 0, -1, g, 1, 0 };
+    struct spawn_result r;
+    if (spawn(&req, &r) == 0) {
+        if (wanted("ipc_rtt_4b"))
+            report("ipc_rtt_4b", rtt(ep, 1, n), n);
+        if (wanted("ipc_rtt_124b"))
+            report("ipc_rtt_124b", rtt(ep, 16, n), n);
+        quit(ep);
+    }
+    if (wanted("ipc_rtt_same_as")) {
+        uint32_t e2 = (uint32_t)sys_endpoint_create();
+        thread_spawn(echo_thread, (void *)(uintptr_t)e2, 128, -1);
+        report("ipc_rtt_same_as", rtt(e2, 1, n), n);
+        quit(e2);
+    }
+    if (ncpus > 1 && wanted("ipc_rtt_cross_core")) {
+        uint32_t e3 = (uint32_t)sys_endpoint_create();
+        struct spawn_grant g3[] = { { "ep", e3, R_READ } };
+        struct spawn_req req3 = { "benchpeer", "mode=echo", 0, 1, g3, 1, 0 };
+        if (spawn(&req3, &r) == 0) {
+            report("ipc_rtt_cross_core", rtt(e3, 1, n / 4), n / 4);
+            quit(e3);
+        }
+    }
+}
+
+static uint32_t na, nb;
+
+static void pong_thread(void *arg)
+{
+    for (;;) {
+        if (sys_notify_wait(nb) < 0)
+            return;
+        sys_notify_signal(na, 1);
+    }
+}
+
+static void notify_and_ctx(void)
+{
+    uint64_t n = 10000 / scale;
+    na = (uint32_t)sys_notify_create();
+    nb = (uint32_t)sys_notify_create();
+    if (wanted("notify_wake")) {
+        int64_t t = thread_spawn(pong_thread, NULL, 128, -1);
+        uint64_t ticks = TIME(n, { sys_notify_signal(nb, 1); sys_notify_wait(na); });
+        report("notify_wake", ticks, 2 * n);     /* two wake-ups per round */
+        sys_thread_kill((uint32_t)t);
+    }
+    if (wanted("ctx_switch_2p")) {
+        struct spawn_grant g[] = { { "ping", na, R_WRITE }, { "pong", nb, R_READ } };
+        struct spawn_req req = { "benchpeer", "mode=pong", 0, -1, g, 2, 0 };
+        struct spawn_result r;
+        if (spawn(&req, &r) == 0) {
+            uint64_t ticks = TIME(n, { sys_notify_signal(nb, 1); sys_notify_wait(na); });
+            report("ctx_switch_2p", ticks, 2 * n);   /* two switches per round */
+            sys_thread_kill(r.thread);
+        }
+    }
+}
+
+static volatile uint32_t fword_a, fword_b;
+
+static void futex_pong(void *arg)
+{
+    for (;;) {
+        while (fword_b == 0)
+            sys_futex_wait((uint64_t)&fword_b, 0, 0);
+        fword_b = 0;
+        fword_a = 1;
+        sys_futex_wake((uint64_t)&fword_a, 1);
+    }
+}
+
+static void futex_wake(void)
+{
+    uint64_t n = 10000 / scale;
+    int64_t t = thread_spawn(futex_pong, NULL, 128, -1);
+    uint64_t ticks = TIME(n, {
+        fword_b = 1;
+        sys_futex_wake((uint64_t)&fword_b, 1);
+        while (fword_a == 0)
+            sys_futex_wait((uint64_t)&fword_a, 0, 0);
+        fword_a = 0;
+    });
+    report("futex_wake", ticks, 2 * n);
+    sys_thread_kill((uint32_t)t);
+}
+
+static void memory(void)
+{
+    if (wanted("page_fault")) {
+        uint64_t pages = 1024 / scale, total = 0;
+        for (int round = 0; round < 4; round++) {
+            uint32_t h;
+            volatile uint8_t *p = mem_alloc(pages * 4096, 0, &h);
+            uint64_t t0 = bench_counter();
+            for (uint64_t i = 0; i < pages; i++)
+                p[i * 4096] = 1;
+            total += bench_counter() - t0;
+            sys_mem_unmap(self_space(), (uint64_t)p);
+            sys_handle_close(h);
+        }
+        report("page_fault", total, 4 * pages);
+    }
+    if (wanted("map_unmap_4k")) {
+        uint64_t n = 5000 / scale;
+        int64_t m = sys_mem_create(4096, MEM_EAGER);
+        uint64_t va = va_alloc(4096, 4096);
+        uint64_t ticks = TIME(n, {
+            sys_mem_map(self_space(), (uint32_t)m, va, 0, 4096, R_READ | R_WRITE);
+            sys_mem_unmap(self_space(), va);
+        });
+        report("map_unmap_4k", ticks, n);
+        sys_handle_close((uint32_t)m);
+    }
+}
+
+static uint32_t joined;
+
+static void short_thread(void *arg)
+{
+    sys_notify_signal(joined, 1);
+}
+
+static void creation(void)
+{
+    if (wanted("thread_create_exit")) {
+        uint64_t n = 1000 / scale;
+        joined = (uint32_t)sys_notify_create();
+        uint64_t ticks = TIME(n, {
+            int64_t t = thread_spawn(short_thread, NULL, 128, -1);
+            sys_notify_wait(joined);
+            sys_thread_kill((uint32_t)t);
+            sys_handle_close((uint32_t)t);
+        });
+        report("thread_create_exit", ticks, n);
+    }
+    if (wanted("process_spawn_exit")) {
+        uint64_t n = 200 / scale;
+        uint32_t parent = (uint32_t)sys_endpoint_create();
+        struct spawn_grant g[] = { { "parent", parent, R_WRITE } };
+        struct spawn_req req = { "benchnull", "", 0, -1, g, 1, 0 };
+        uint64_t ticks = TIME(n, {
+            struct spawn_result r;
+            if (spawn(&req, &r) == 0) {
+                struct petrel_msg m = { 0 };
+                sys_ipc_recv(parent, &m);
+                sys_ipc_reply(0, &m);
+                sys_thread_kill(r.thread);
+                sys_handle_close(r.thread);
+                sys_handle_close(r.space);
+            }
+        });
+        report("process_spawn_exit", ticks, n);
+    }
+}
+
+static void bandwidth(void)
+{
+    uint64_t bytes = (8ull << 20) / scale;
+    uint8_t *a = mem_alloc(bytes, MEM_EAGER, NULL), *b = mem_alloc(bytes, MEM_EAGER, NULL);
+    if (!a || !b)
+        return;
+    memset(a, 1, bytes);
+    memset(b, 2, bytes);
+    if (wanted("mem_read_bw")) {
+        bw_read(a, bytes);
+        uint64_t t0 = bench_counter();
+        for (int i = 0; i < 4; i++)
+            bw_read(a, bytes);
+        report_bw("mem_read_bw", bench_counter() - t0, 4 * bytes);
+    }
+    if (wanted("mem_copy_bw")) {
+        bw_copy(b, a, bytes);
+        uint64_t t0 = bench_counter();
+        for (int i = 0; i < 4; i++)
+            bw_copy(b, a, bytes);
+        report_bw("mem_copy_bw", bench_counter() - t0, 4 * bytes);
+    }
+}
+
+int main(const struct petrel_bootinfo *bi)
+{
+    freq = bench_freq();
+    ncpus = bi->ncpus;
+    char q[8];
+    if (start_arg("quick", q, sizeof(q)))
+        scale = 100;
+    start_arg("only", only, sizeof(only));
+    uint64_t t0 = bench_counter();
+    for (int i = 0; i < 100; i++)
+        (void)bench_counter();
+    overhead = (bench_counter() - t0) / 100;
+    printf("BENCH-START petrel cores=%u\n", ncpus);
+    if (wanted("null_syscall"))
+        null_syscall();
+    ipc();
+    notify_and_ctx();
+    if (wanted("futex_wake"))
+        futex_wake();
+    memory();
+    creation();
+    bandwidth();
+    printf("BENCH-END petrel\n");
+    return 0;
+}

@@ -1,0 +1,5 @@
+/* benchnull: a program that does nothing (process_spawn_exit). */
+int main(void *info)
+{
+    return 0;
+}
