@@ -1,0 +1,92 @@
+"""The benchmark harness: initramfs writer, BENCH line parsing, the report
+and targets, and the Linux benchmark program itself (under qemu-user)."""
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import REPO
+from petrel import bench, cpio, qemu
+
+
+# Reads a newc archive back: [(name, mode, data)].
+def read_newc(blob: bytes) -> list:
+    out, at = [], 0
+    while True:
+        assert blob[at:at + 6] == b"070701"
+        fields = [int(blob[at + 6 + 8 * i: at + 14 + 8 * i], 16) for i in range(13)]
+        mode, size, namesize = fields[1], fields[6], fields[11]
+        name = blob[at + 110: at + 110 + namesize - 1].decode()
+        at += 110 + namesize
+        at += -at % 4
+        data = blob[at: at + size]
+        at += size
+        at += -at % 4
+        if name == "TRAILER!!!":
+            return out
+        out.append((name, mode, data))
+
+
+def test_cpio_round_trip():
+    blob = cpio.archive({"init": b"\x7fELF...", "etc/x": b"abc"}, dirs=["dev", "proc"], executables=["init"])
+    assert len(blob) % 512 == 0
+    entries = read_newc(blob)
+    assert [e[0] for e in entries] == ["dev", "proc", "init", "etc/x"]
+    assert entries[0][1] == 0o040755 and entries[2][1] == 0o100755 and entries[3][1] == 0o100644
+    assert entries[2][2] == b"\x7fELF..." and entries[3][2] == b"abc"
+
+
+def test_parse_keeps_only_known_metrics():
+    console = ("boot noise\nBENCH null_syscall petrel 138.000 20000\nBENCH-START petrel\n"
+               "BENCH ipc_rtt_4b linux-binder 28884.5 2500\nBENCH bogus petrel 1 1\n"
+               "BENCH mem_read_bw linux 4567.000 33554432 MB/s\nBENCH page_fault petrel notanumber 3\n")
+    assert bench.parse(console) == {("null_syscall", "petrel"): 138.0, ("ipc_rtt_4b", "linux-binder"): 28884.5,
+                                    ("mem_read_bw", "linux"): 4567.0}
+
+
+ROWS = [
+    {"metric": "null_syscall", "system": "petrel", "median": 138.0},
+    {"metric": "null_syscall", "system": "linux", "median": 543.0},
+    {"metric": "ipc_rtt_4b", "system": "petrel", "median": 500.0},
+    {"metric": "ipc_rtt_4b", "system": "linux-binder", "median": 28000.0},
+    {"metric": "ipc_rtt_4b", "system": "linux-pipe", "median": 15000.0},
+    {"metric": "mem_read_bw", "system": "petrel", "median": 4500.0},
+    {"metric": "mem_read_bw", "system": "linux", "median": 4600.0},
+]
+
+
+def test_ratios_and_targets():
+    assert bench.ratio("ipc_rtt_4b", 500.0, 28000.0) == 56.0
+    assert bench.ratio("mem_read_bw", 4500.0, 4600.0) == pytest.approx(0.978, abs=0.001)
+    assert bench.ratio("page_fault", None, 3.0) is None
+    results = dict(bench.targets(ROWS))
+    assert results["ipc_rtt_4b <= 600 instructions"]
+    assert results["ipc_rtt_4b >= 50x cheaper than linux-binder"]
+    assert results["null_syscall <= Linux getppid"]
+    assert results["mem_read_bw within 3% of Linux"]
+    slow = [dict(r, median=700.0) if r["metric"] == "ipc_rtt_4b" and r["system"] == "petrel" else r for r in ROWS]
+    assert not dict(bench.targets(slow))["ipc_rtt_4b <= 600 instructions"]
+
+
+def test_report_has_a_row_per_measured_metric():
+    text = bench.report(ROWS, qemu.Machine("cortex-a53", 2, 1, "512M", True), "./petrel bench")
+    assert "| null_syscall | 138 | 543 |" in text
+    assert "binder 56.0x" in text and "pipe 30.0x" in text
+    assert "OKL4 paper Fig. 4" in text
+    assert "page_fault" not in text                 # nothing measured for it
+
+
+@pytest.mark.skipif(not shutil.which("qemu-aarch64-static"), reason="qemu-user-static not installed")
+def test_linux_benchmark_program_runs(tmp_path):
+    program = REPO / "build" / "bench" / "linux" / "init"
+    assert program.exists(), "run ./petrel build first"
+    r = subprocess.run(["qemu-aarch64-static", str(program), "quick=1"], capture_output=True, text=True,
+                       timeout=300, cwd=tmp_path)
+    found = bench.parse(r.stdout)
+    assert "BENCH-END linux" in r.stdout, r.stdout[-2000:]
+    for metric in ["null_syscall", "ipc_rtt_4b", "ipc_rtt_124b", "ipc_rtt_same_as", "notify_wake",
+                   "ctx_switch_2p", "page_fault", "map_unmap_4k", "thread_create_exit", "futex_wake",
+                   "mem_read_bw", "mem_copy_bw"]:
+        assert any(m == metric for m, _ in found), f"{metric} missing"
+    for system in ["linux-pipe", "linux-unix", "linux-futex"]:
+        assert ("ipc_rtt_4b", system) in found
