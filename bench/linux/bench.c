@@ -35,6 +35,12 @@
 
 static uint64_t freq, overhead, scale = 1;
 static int ncpus;
+static const char *only;        /* run one benchmark (kernel command line only=NAME) */
+
+static int wanted(const char *metric)
+{
+    return !only || !strcmp(only, metric);
+}
 extern char **environ;
 
 static void report(const char *metric, const char *system, uint64_t ticks, uint64_t iters)
@@ -469,6 +475,10 @@ int main(int argc, char **argv)
             quick = "1";
     if (quick)
         scale = 100;
+    only = getenv("only");
+    for (int i = 1; i < argc; i++)
+        if (!strncmp(argv[i], "only=", 5))
+            only = argv[i] + 5;
     pin(0);
     uint64_t t0 = bench_counter();
     for (int i = 0; i < 100; i++)
@@ -477,23 +487,34 @@ int main(int argc, char **argv)
     printf("BENCH-START linux cores=%d\n", ncpus);
     uint64_t n = 10000 / scale;
 
-    report("null_syscall", "linux", TIME(20000 / scale, syscall(SYS_getppid)), 20000 / scale);
-    rtt_binder("ipc_rtt_4b", 4, 0, n / 4);
-    rtt_binder("ipc_rtt_124b", 124, 0, n / 4);
+    if (wanted("null_syscall"))
+        report("null_syscall", "linux", TIME(20000 / scale, syscall(SYS_getppid)), 20000 / scale);
+    if (wanted("ipc_rtt_4b"))
+        rtt_binder("ipc_rtt_4b", 4, 0, n / 4);
+    if (wanted("ipc_rtt_124b"))
+        rtt_binder("ipc_rtt_124b", 124, 0, n / 4);
     for (int k = 0; k < 3; k++) {
-        rtt_processes("ipc_rtt_4b", k, 4, 0, n);
-        rtt_processes("ipc_rtt_124b", k, 124, 0, n);
-        rtt_threads("ipc_rtt_same_as", k, 4, n);
-        if (ncpus > 1)
+        if (wanted("ipc_rtt_4b"))
+            rtt_processes("ipc_rtt_4b", k, 4, 0, n);
+        if (wanted("ipc_rtt_124b"))
+            rtt_processes("ipc_rtt_124b", k, 124, 0, n);
+        if (wanted("ipc_rtt_same_as"))
+            rtt_threads("ipc_rtt_same_as", k, 4, n);
+        if (ncpus > 1 && wanted("ipc_rtt_cross_core"))
             rtt_processes("ipc_rtt_cross_core", k, 4, 1, n / 4);
     }
-    if (ncpus > 1)
+    if (ncpus > 1 && wanted("ipc_rtt_cross_core"))
         rtt_binder("ipc_rtt_cross_core", 4, 1, n / 4);
-    wakeups(n);
-    ctx_switch(n);
-    memory(1024 / scale, 5000 / scale);
-    creation(1000 / scale);
-    bandwidth((8u << 20) / scale);
+    if (wanted("futex_wake") || wanted("notify_wake"))
+        wakeups(n);
+    if (wanted("ctx_switch_2p"))
+        ctx_switch(n);
+    if (wanted("page_fault") || wanted("map_unmap_4k"))
+        memory(1024 / scale, 5000 / scale);
+    if (wanted("thread_create_exit") || wanted("process_spawn_exit"))
+        creation(1000 / scale);
+    if (wanted("mem_read_bw") || wanted("mem_copy_bw"))
+        bandwidth((8u << 20) / scale);
     printf("BENCH-END linux\n");
     fflush(stdout);
     if (getpid() == 1)

@@ -109,27 +109,23 @@ def petrel_argv(image: Path, machine: qemu.Machine, only: str) -> list:
     return qemu.build_argv(paths.kernel_bin(), image, machine, append)
 
 
-def linux_argv(initrd: Path, machine: qemu.Machine, repo: Path) -> list:
-    argv = qemu.build_argv(linuxbase.image(repo), initrd, machine,
-                           "console=ttyAMA0 quiet loglevel=1 rdinit=/init")
-    return argv
+def linux_argv(initrd: Path, machine: qemu.Machine, repo: Path, only: str = "") -> list:
+    append = "console=ttyAMA0 quiet loglevel=1 rdinit=/init" + (f" only={only}" if only else "")
+    return qemu.build_argv(linuxbase.image(repo), initrd, machine, append)
 
 
-# Runs both systems `runs` times; returns rows for results.json.
+# Runs both systems `runs` times; returns rows for results.json. On one
+# core, the cross-core round trip gets its own pair of two-core boots.
 def measure(machine: qemu.Machine, runs: int, only: str, repo: Path = paths.REPO) -> list:
     image, initrd = prepare(repo)
     samples = {}
     mode = "icount" if machine.icount else "wall"
-    for system, argv, timeout in (("petrel", petrel_argv(image, machine, only), 600),
-                                  ("linux", linux_argv(initrd, machine, repo), 1500)):
-        for run in range(runs):
-            label = f"{system} {run + 1}/{runs}"
-            print(f"bench: booting {system} ({mode}, {machine.cpu}, {machine.smp} core"
-                  f"{'s' if machine.smp > 1 else ''}), run {run + 1} of {runs}", flush=True)
-            log = bench_dir(repo) / f"{system}-{mode}-{run + 1}.log"
-            for key, value in boot(argv, label, timeout, log).items():
-                if not only or key[0] == only:
-                    samples.setdefault(key, []).append(value)
+    plan = [(machine, only)]
+    if machine.smp == 1 and only in ("", "ipc_rtt_cross_core"):
+        two = qemu.Machine(machine.cpu, machine.gic, 2, machine.mem, machine.icount)
+        plan = ([(machine, only)] if not only else []) + [(two, "ipc_rtt_cross_core")]
+    for m, what in plan:
+        collect(m, what, runs, image, initrd, samples, repo)
     rows = []
     for (metric, system), values in sorted(samples.items()):
         unit = "MB/s" if metric in BANDWIDTH else ("insns" if mode == "icount" else "ns")
@@ -137,6 +133,22 @@ def measure(machine: qemu.Machine, runs: int, only: str, repo: Path = paths.REPO
                      "median": statistics.median(values), "min": min(values), "max": max(values),
                      "runs": len(values)})
     return rows
+
+
+# Boots Petrel and Linux on machine m `runs` times each, adding to samples.
+def collect(machine: qemu.Machine, only: str, runs: int, image: Path, initrd: Path, samples: dict,
+            repo: Path) -> None:
+    mode = "icount" if machine.icount else "wall"
+    for system, argv, timeout in (("petrel", petrel_argv(image, machine, only), 600),
+                                  ("linux", linux_argv(initrd, machine, repo, only), 1500)):
+        for run in range(runs):
+            label = f"{system} {run + 1}/{runs}"
+            print(f"bench: booting {system} ({mode}, {machine.cpu}, {machine.smp} core"
+                  f"{'s' if machine.smp > 1 else ''}), run {run + 1} of {runs}", flush=True)
+            log = bench_dir(repo) / f"{system}-{mode}-smp{machine.smp}-{run + 1}.log"
+            for key, value in boot(argv, label, timeout, log).items():
+                if not only or key[0] == only:
+                    samples.setdefault(key, []).append(value)
 
 
 def value(rows: list, metric: str, system: str):
@@ -169,7 +181,9 @@ def report(rows: list, machine: qemu.Machine, command: str) -> str:
              f"`{command}` on QEMU virt, {machine.cpu}, {machine.smp} core(s), {machine.mem}, mode {mode}; "
              f"Linux {linuxbase.version()} (Debian). Latencies in {unit} per operation (lower is better), "
              f"bandwidth in MB/s of guest time. Ratio: Linux / Petrel for latencies (how many times "
-             f"cheaper Petrel is), Petrel / Linux for bandwidth.\n\n",
+             f"cheaper Petrel is), Petrel / Linux for bandwidth."
+             + (" ipc_rtt_cross_core is measured on a second pair of two-core boots." if machine.smp == 1 else "")
+             + "\n\n",
              "| metric | Petrel | " + " | ".join(LINUX_SYSTEMS) + " | ratio vs each | source papers |\n",
              "|---|---:|" + "---:|" * len(LINUX_SYSTEMS) + "---|---|\n"]
     for metric in METRICS:
