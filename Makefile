@@ -25,24 +25,35 @@ CFLAGS_COMMON = $(TARGET) -std=c11 -ffreestanding -fno-builtin -fno-stack-protec
 KDIRS    = kernel/core kernel/arch/aarch64 kernel/plat/qemu-virt lib
 KSRC     = $(foreach d,$(KDIRS),$(wildcard $(d)/*.c $(d)/*.S))
 KTSRC    = $(wildcard kernel/tests/*.c)
-KINC     = -Ilib/include -Ikernel/include -Ikernel/include/uapi -I$(O)/gen/kernel -Ikernel/arch/aarch64/include -Ikernel/plat/qemu-virt
+KINC     = -Ilib/include -Ikernel/include -Ikernel/include/uapi -I$(O)/gen/kernel \
+           -Iservices/include -I$(O)/gen/services -Ikernel/arch/aarch64/include -Ikernel/plat/qemu-virt
 KCFLAGS  = $(CFLAGS_COMMON) $(KINC) -mcmodel=small -mstrict-align
 KLDS     = kernel/arch/aarch64/kernel.ld
 
 kobjs = $(patsubst %,$(O)/$(1)/%.o,$(2))
 
 GEN       = $(O)/gen
+# Services: idl/<interface>.toml, implemented once in services/<interface>/.
+IDLS      = $(wildcard idl/*.toml)
+SERVICES  = $(filter-out env include,$(notdir $(wildcard services/*)))
+SVC_GEN   = $(foreach s,$(notdir $(basename $(filter-out idl/syscalls.toml,$(IDLS)))),$(GEN)/services/$(s)_if.h)
+SVC_KSRC  = $(foreach s,$(SERVICES),$(wildcard services/$(s)/*.c))
 GENSRC    = $(GEN)/kernel/syscall_table.c
 GENHDRS   = $(GEN)/kernel/syscalls_gen.h $(GEN)/user/petrel_syscalls.h
-KOBJ      = $(call kobjs,kernel,$(KSRC)) $(O)/kernel/gen/syscall_table.c.o
-KTOBJ     = $(call kobjs,kernel-test,$(KSRC) $(KTSRC)) $(O)/kernel-test/gen/syscall_table.c.o
+KSVCOBJ   = $(call kobjs,kernel,$(SVC_KSRC)) $(patsubst %,$(O)/kernel/gen/%_server.c.o,$(SERVICES))
+KTSVCOBJ  = $(call kobjs,kernel-test,$(SVC_KSRC)) $(patsubst %,$(O)/kernel-test/gen/%_server.c.o,$(SERVICES))
+KOBJ      = $(call kobjs,kernel,$(KSRC)) $(O)/kernel/gen/syscall_table.c.o $(KSVCOBJ)
+KTOBJ     = $(call kobjs,kernel-test,$(KSRC) $(KTSRC)) $(O)/kernel-test/gen/syscall_table.c.o $(KTSVCOBJ)
 
 # ---------------------------------------------------------------- user
 UPROGS   = $(filter-out rt,$(notdir $(patsubst %/main.c,%,$(wildcard user/*/main.c))))
 URTSRC   = $(wildcard user/rt/*.c user/rt/*.S) $(wildcard lib/*.c)
-UCFLAGS  = $(CFLAGS_COMMON) -Ilib/include -Iuser/rt/include -Ikernel/include/uapi -I$(O)/gen/user -mcmodel=small
+URTGEN   = $(foreach s,$(notdir $(basename $(filter-out idl/syscalls.toml,$(IDLS)))),$(O)/user/rt-obj/gen/$(s)_client.c.o)
+UCFLAGS  = $(CFLAGS_COMMON) -Ilib/include -Iuser/rt/include -Ikernel/include/uapi -I$(O)/gen/user \
+           -Iservices/include -I$(O)/gen/services -mcmodel=small
 ULDS     = user/rt/user.ld
-URTOBJ   = $(patsubst %,$(O)/user/rt-obj/%.o,$(URTSRC))
+URTOBJ   = $(patsubst %,$(O)/user/rt-obj/%.o,$(URTSRC)) $(URTGEN)
+USVCELFS = $(patsubst %,$(O)/services/%.elf,$(SERVICES))
 UELFS    = $(patsubst %,$(O)/user/%.elf,$(UPROGS))
 
 # ---------------------------------------------------------------- Linux baseline
@@ -51,6 +62,7 @@ LINUX_CC = aarch64-linux-musl-gcc
 LINUX_BENCH = $(O)/bench/linux/init $(O)/bench/linux/null
 
 .PHONY: all kernel kernel-test user clean linux-bench
+.SECONDEXPANSION:
 .SECONDARY:
 all: kernel kernel-test user linux-bench
 linux-bench: $(LINUX_BENCH)
@@ -66,12 +78,60 @@ $(O)/bench/linux/null: bench/linux/null.c
 	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $<
 kernel: $(O)/kernel/kernel.bin
 kernel-test: $(O)/kernel-test/kernel.bin
-user: $(UELFS)
+user: $(UELFS) $(USVCELFS)
 
 # The system call interface: one description, generated C and docs.
 $(GENSRC) $(GENHDRS) docs/reference/syscalls.md &: idl/syscalls.toml tools/petrel/syscallgen.py
 	@echo "  GEN     $(GEN) docs/reference/syscalls.md"
 	$(Q)PYTHONPATH=tools python3 -m petrel.syscallgen idl/syscalls.toml $(GEN) docs/reference/syscalls.md
+
+# Service interfaces: proxies, skeletons and headers from idl/<name>.toml.
+$(GEN)/services/%_if.h $(GEN)/services/%_server.c $(GEN)/services/%_client.c &: idl/%.toml tools/petrel/idlc.py
+	@echo "  IDLC    idl/$*.toml"
+	$(Q)PYTHONPATH=tools python3 -m petrel.idlc $(GEN)/services idl/$*.toml
+
+$(O)/kernel/gen/%_server.c.o: $(GEN)/services/%_server.c | $(GENHDRS) $(SVC_GEN)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
+
+$(O)/kernel-test/gen/%_server.c.o: $(GEN)/services/%_server.c | $(GENHDRS) $(SVC_GEN)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (test)"
+	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=1 -c $< -o $@
+
+$(O)/user/rt-obj/gen/%_client.c.o: $(GEN)/services/%_client.c | $(GENHDRS) $(SVC_GEN)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
+
+# A user-placed service: its sources, its skeleton, the user environment.
+$(O)/user/svc-obj/%_server.c.o: $(GEN)/services/%_server.c | $(GENHDRS) $(SVC_GEN)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (user)"
+	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
+
+$(O)/user/svc-obj/%/main.o: services/env/user_main.c | $(GENHDRS) $(SVC_GEN)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< ($*)"
+	$(Q)$(CC) $(UCFLAGS) -DSERVICE_ENTRY=$*_service -c $< -o $@
+
+$(O)/user/svc-obj/env/%.c.o: services/env/%.c | $(GENHDRS) $(SVC_GEN)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
+
+$(O)/user/svc-obj/src/%.c.o: %.c | $(GENHDRS) $(SVC_GEN)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (user)"
+	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
+
+$(O)/services/%.elf: $$(addprefix $(O)/user/svc-obj/src/,$$(addsuffix .o,$$(wildcard services/$$*/*.c))) \
+        $(O)/user/svc-obj/$$*_server.c.o $(O)/user/svc-obj/$$*/main.o $(O)/user/svc-obj/env/user_env.c.o \
+        $(URTOBJ) $(ULDS)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(LD) -T $(ULDS) -nostdlib -o $@ $(filter %.o,$^)
 
 $(O)/kernel/gen/%.c.o: $(GEN)/kernel/%.c
 	@mkdir -p $(dir $@)
@@ -95,7 +155,7 @@ $(O)/kernel-test/kernel.elf: $(KTOBJ) $(KLDS)
 	@echo "  OBJCOPY $@"
 	$(Q)$(OBJCOPY) -O binary $< $@
 
-$(O)/kernel/%.c.o: %.c | $(GENHDRS)
+$(O)/kernel/%.c.o: %.c | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
@@ -105,7 +165,7 @@ $(O)/kernel/%.S.o: %.S
 	@echo "  AS      $<"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
 
-$(O)/kernel-test/%.c.o: %.c | $(GENHDRS)
+$(O)/kernel-test/%.c.o: %.c | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (test)"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=1 -c $< -o $@
@@ -115,7 +175,7 @@ $(O)/kernel-test/%.S.o: %.S
 	@echo "  AS      $< (test)"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=1 -c $< -o $@
 
-$(O)/user/rt-obj/%.c.o: %.c | $(GENHDRS)
+$(O)/user/rt-obj/%.c.o: %.c | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
@@ -125,7 +185,7 @@ $(O)/user/rt-obj/%.S.o: %.S
 	@echo "  AS      $<"
 	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
 
-$(O)/user/obj/%.c.o: %.c | $(GENHDRS)
+$(O)/user/obj/%.c.o: %.c | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
@@ -135,7 +195,6 @@ $(O)/user/obj/%.S.o: %.S
 	@echo "  AS      $<"
 	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
 
-.SECONDEXPANSION:
 $(O)/user/%.elf: $$(addprefix $(O)/user/obj/,$$(addsuffix .o,$$(wildcard user/$$*/*.c user/$$*/*.S))) $(URTOBJ) $(ULDS)
 	@echo "  LD      $@"
 	$(Q)$(LD) -T $(ULDS) -nostdlib -o $@ $(filter %.o,$^)

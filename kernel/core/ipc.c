@@ -160,6 +160,44 @@ static void deliver(struct thread *src, struct thread *dst, uint64_t info, uint6
         sched_enqueue(dst);
 }
 
+/* ---------------------------------------------------------------- priority inheritance */
+
+/*
+ * A user-placed server runs at least at the priority of the highest
+ * caller it serves or that waits on its endpoint: a high-priority client
+ * is never held up by a medium-priority thread while a low-priority
+ * client occupies the server (the hybrid kernel paper, section 3.2).
+ * Boosts happen when a call reaches the server or queues on its
+ * endpoint; the priority falls back when the server replies.
+ */
+static void inherit(struct thread *server, unsigned prio)
+{
+    if (server && server->state != T_DEAD && server->prio < prio)
+        thread_set_prio(server, prio);
+}
+
+void ipc_set_served(struct thread *t, struct endpoint *ep)
+{
+    ep->server = t;
+    if (t->served_ep == ep)
+        return;
+    if (t->served_ep)
+        obj_unref(&t->served_ep->obj);
+    obj_ref(&ep->obj);
+    t->served_ep = ep;
+}
+
+/* After a reply: the base priority, or the highest caller still queued. */
+static void uninherit(struct thread *server)
+{
+    unsigned prio = server->base_prio;
+    struct endpoint *ep = server->served_ep;
+    if (ep)
+        list_for_each(pos, &ep->senders)
+            prio = MAX(prio, list_entry(pos, struct thread, link)->prio);
+    thread_set_prio(server, prio);
+}
+
 /* ---------------------------------------------------------------- operations */
 
 /* Send (or call) from the current thread through endpoint handle h. */
@@ -175,9 +213,13 @@ static int64_t do_send(struct trapframe *tf, bool is_call)
     struct endpoint *ep = list_entry(sl->obj, struct endpoint, obj);
     uint64_t info = tf->x[1];
     t->send_is_fault = false;
+    if (ep->ksvc)
+        return ksvc_call(ep, info, sl->badge, is_call);
     if (!list_empty(&ep->receivers)) {
         struct thread *dst = list_first(&ep->receivers, struct thread, link);
         ipc_cancel(dst);
+        if (is_call)
+            inherit(dst, t->prio);
         deliver(t, dst, info, sl->badge, is_call);
         return 0;
     }
@@ -186,6 +228,7 @@ static int64_t do_send(struct trapframe *tf, bool is_call)
     t->send_badge = sl->badge;
     t->send_is_call = is_call;
     enqueue(t, ep, &ep->senders, T_SEND);
+    inherit(ep->server, t->prio);
     return 0;
 }
 
@@ -197,11 +240,16 @@ static int64_t do_recv(struct thread *t, uint32_t h, bool nonblock)
     if (err)
         return err;
     struct endpoint *ep = list_entry(sl->obj, struct endpoint, obj);
+    if (ep->ksvc)
+        return -E_BUSY;             /* a kernel service answers here */
     if (notify_take_bound(t))
         return 0;
+    ipc_set_served(t, ep);
     if (!list_empty(&ep->senders)) {
         struct thread *src = list_first(&ep->senders, struct thread, link);
         ipc_cancel(src);
+        if (src->send_is_call)
+            inherit(t, src->prio);
         uint64_t info = src->send_is_fault ? MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0) : src->tf.x[1];
         deliver(src, t, info, src->send_badge, src->send_is_call);
         return 0;
@@ -244,6 +292,8 @@ static int64_t do_reply(struct thread *t, struct reply *r, uint64_t info)
         return err;
     r->caller = NULL;
     caller->reply_holder = NULL;
+    if (t->prio != t->base_prio)
+        uninherit(t);
     if (caller->in_fault) {
         fault_reply(t, caller, info);
         return 0;
@@ -388,4 +438,10 @@ void ipc_thread_gone(struct thread *t)
     if (t->fault_ep)
         obj_unref(&t->fault_ep->obj);
     t->fault_ep = NULL;
+    if (t->served_ep) {
+        if (t->served_ep->server == t)
+            t->served_ep->server = NULL;
+        obj_unref(&t->served_ep->obj);
+        t->served_ep = NULL;
+    }
 }

@@ -74,8 +74,8 @@ struct trapframe *fastpath_call(struct trapframe *tf)
     if (!ep || list_empty(&ep->receivers))
         return NULL;
     struct thread *dst = list_first(&ep->receivers, struct thread, link);
-    if (!fast_may_run(c, dst) || dst->reply.caller)
-        return NULL;
+    if (!fast_may_run(c, dst) || dst->reply.caller || dst->prio < cur->prio)
+        return NULL;                    /* (a lower server would inherit: general path) */
 
     list_del(&dst->link);
     dst->waiting_on = NULL;
@@ -96,7 +96,7 @@ struct trapframe *fastpath_reply_recv(struct trapframe *tf)
     struct cpu *c = this_cpu();
     uint64_t info = tf->x[1], badge;
     struct thread *caller = cur->reply.caller;
-    if (!caller || caller->in_fault || !fast_info(info) || cur->state != T_RUNNING)
+    if (!caller || caller->in_fault || !fast_info(info) || cur->state != T_RUNNING || cur->prio != cur->base_prio)
         return NULL;
     struct endpoint *ep = fast_endpoint(cur, tf->x[0], R_READ, &badge);
     if (!ep || !list_empty(&ep->senders) || (cur->bound && cur->bound->bits) || !fast_may_run(c, caller))
@@ -108,6 +108,10 @@ struct trapframe *fastpath_reply_recv(struct trapframe *tf)
     cur->state = T_RECV;
     cur->waiting_on = ep;
     ep->obj.refs++;
+    if (cur->served_ep != ep)
+        ipc_set_served(cur, ep);
+    else
+        ep->server = cur;
     list_add_tail(&ep->receivers, &cur->link);
     sched_switch_to(caller);
     kernel_unlock();

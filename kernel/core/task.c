@@ -86,7 +86,7 @@ int task_start_root(void)
         return err;
     memcpy(t->name, f.name, strnlen(f.name, sizeof(t->name) - 1));
     t->is_root = true;
-    t->prio = 128;
+    t->prio = t->base_prio = 128;
     t->max_prio = 255;
     t->cpu = 0;
     handle_alloc_at(s, PETREL_ROOT_HANDLE, &root_object, R_ALL);

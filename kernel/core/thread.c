@@ -67,7 +67,8 @@ struct thread *thread_create(struct space *s, vaddr_t utcb_va, int *err)
     list_init(&t->timeout_link);
     struct thread *cur = current_thread();
     t->cpu = cur ? cur->cpu : this_cpu()->index;
-    t->prio = cur ? cur->prio : 128;
+    t->prio = cur ? cur->base_prio : 128;
+    t->base_prio = t->prio;
     t->max_prio = cur ? cur->max_prio : 255;
     t->slice = SLICE_TICKS;
     t->state = T_INACTIVE;
@@ -85,6 +86,19 @@ void thread_start(struct thread *t, uint64_t pc, uint64_t sp, uint64_t arg)
     t->tf.sp = sp;
     t->tf.x[0] = arg;
     sched_enqueue(t);
+}
+
+/* Change t's effective priority, moving it in its run queue if queued. */
+void thread_set_prio(struct thread *t, unsigned prio)
+{
+    if (t->prio == prio)
+        return;
+    bool queued = t->state == T_READY;
+    if (queued)
+        sched_dequeue(t);
+    t->prio = (uint8_t)prio;
+    if (queued)
+        sched_enqueue(t);
 }
 
 /* Leave whatever t is waiting in (endpoint, notification, futex, reply, timeout). */
@@ -290,12 +304,9 @@ int64_t sys_thread_set_priority(uint32_t h, uint64_t prio)
     struct thread *t = THREAD_OF(o);
     if (t != cur)
         t->max_prio = (uint8_t)MIN(cur->max_prio, prio);    /* given, not taken: its ceiling */
-    bool queued = t->state == T_READY;
-    if (queued)
-        sched_dequeue(t);
-    t->prio = (uint8_t)prio;
-    if (queued)
-        sched_enqueue(t);
+    unsigned inherited = t->prio > t->base_prio ? t->prio : 0;
+    t->base_prio = (uint8_t)prio;
+    thread_set_prio(t, MAX(prio, inherited));
     return 0;
 }
 
@@ -401,7 +412,7 @@ int64_t sys_thread_stats(uint32_t h, vaddr_t buf)
     uint64_t ticks = t->cpu_ticks;
     if (t->state == T_RUNNING && t == current_thread())
         ticks += arch_counter() - t->run_start;
-    struct petrel_thread_stats st = { ticks_to_ns(ticks), t->state, t->prio, t->cpu, 0 };
+    struct petrel_thread_stats st = { ticks_to_ns(ticks), t->state, t->base_prio, t->cpu, t->prio };
     return copy_to_user(buf, &st, sizeof(st));
 }
 

@@ -8,11 +8,18 @@
 struct thread;
 struct fault_info;
 
+struct ksvc;
+
 struct endpoint {
     struct object obj;
     struct list senders;        /* threads in T_SEND, in arrival order */
     struct list receivers;      /* threads in T_RECV */
+    const struct ksvc *ksvc;    /* a kernel-placed service answers here */
+    struct thread *server;      /* who last received here (priority inheritance) */
 };
+
+/* A call or send on an endpoint bound to a kernel service (svc_kernel.c). */
+int64_t ksvc_call(struct endpoint *ep, uint64_t info, uint64_t badge, bool is_call);
 
 struct notification {
     struct object obj;
@@ -33,6 +40,9 @@ void notify_thread_gone(struct thread *t);
 void notify_cancel(struct thread *t);
 /* ipc_recv's check for a bound notification with pending bits. */
 bool notify_take_bound(struct thread *t);
+
+/* Note t as the server of ep (priority inheritance); t holds a reference. */
+void ipc_set_served(struct thread *t, struct endpoint *ep);
 
 struct trapframe *fastpath_call(struct trapframe *tf);
 struct trapframe *fastpath_reply_recv(struct trapframe *tf);

@@ -50,7 +50,8 @@ struct thread {
     struct object obj;
     struct space *space;
     unsigned cpu;               /* the core it runs on (its affinity) */
-    uint8_t prio;
+    uint8_t prio;               /* effective: base, or higher while serving a caller */
+    uint8_t base_prio;          /* as set with thread_set_priority */
     uint8_t state;
     bool suspended;
     bool fp_used;
@@ -72,6 +73,7 @@ struct thread {
     struct notification *waiting_notify;
     struct endpoint *fault_ep;
     uint64_t fault_badge;
+    struct endpoint *served_ep; /* the endpoint it last received on (priority inheritance) */
 
     /* futex and timeouts */
     paddr_t futex_key;
@@ -96,6 +98,7 @@ struct thread {
 struct thread *thread_create(struct space *s, vaddr_t utcb_va, int *err);
 void thread_start(struct thread *t, uint64_t pc, uint64_t sp, uint64_t arg);
 void thread_kill(struct thread *t, int status);
+void thread_set_prio(struct thread *t, unsigned prio);     /* effective priority, requeues */
 void thread_fault(struct thread *t, const struct fault_info *fi);
 void thread_wake(struct thread *t, int64_t result);
 void thread_cancel_wait(struct thread *t);

@@ -144,7 +144,8 @@ enum {
 /* thread_stats result. */
 struct petrel_thread_stats {
     uint64_t cpu_ns;            /* time spent running */
-    uint32_t state, prio, cpu, pad;
+    uint32_t state, prio, cpu;
+    uint32_t effective_prio;    /* prio, or higher while serving a caller (inheritance) */
 };
 
 #endif

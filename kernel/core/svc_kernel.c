@@ -1,0 +1,150 @@
+/*
+ * The service environment inside the kernel. An endpoint bound to a
+ * kernel-placed service (service_bind) has no server thread: a call on it
+ * is handed straight to the service's skeleton in the caller's own kernel
+ * entry, with the message read from the caller's registers and UTCB, and
+ * the reply written back into them — one kernel entry per request. A
+ * reply kept for later parks the caller exactly as a user-placed server
+ * would (waiting for a reply) until the service answers through the
+ * token.
+ */
+#include "ipc.h"
+#include "thread.h"
+#include "space.h"
+#include "sched.h"
+#include "kmalloc.h"
+#include "svc.h"
+#include "syscalls_gen.h"
+
+#include "noop_if.h"
+
+/* The services compiled into the kernel, by interface id. */
+static const struct ksvc {
+    unsigned id;
+    const char *name;
+    void (*entry)(struct svc_call *call);
+} services[] = {
+    { 1, "noop", noop_service },
+};
+
+struct kenv {
+    struct thread *caller;
+    bool is_call;               /* a send has no reply to keep */
+};
+
+/* Write a reply into the caller's saved registers and UTCB. */
+static void write_reply(struct thread *t, uint64_t label, unsigned len, const uint64_t *mr)
+{
+    t->tf.x[0] = 0;
+    t->tf.x[1] = MSG_INFO(label, len, 0);
+    for (unsigned i = 0; i < MSG_REG_MRS; i++)
+        t->tf.x[2 + i] = i < len ? mr[i] : 0;
+    for (unsigned i = MSG_REG_MRS; i < len; i++)
+        t->utcb->mr[i] = mr[i];
+    t->tf.x[8] = 0;
+    t->tf.x[9] = 0;
+}
+
+void svc_reply(struct svc_call *call, uint64_t label, unsigned len, const uint64_t *mr)
+{
+    struct kenv *env = call->env;
+    write_reply(env->caller, label, MIN(len, MSG_MAX_MRS), mr);
+    call->replied = 1;
+}
+
+void svc_fail(struct svc_call *call, int64_t err)
+{
+    uint64_t mr[1] = { (uint64_t)err };
+    svc_reply(call, call->label, 1, mr);
+}
+
+svc_token svc_defer(struct svc_call *call)
+{
+    struct kenv *env = call->env;
+    if (!env->is_call)
+        return 0;
+    struct reply *r = kmalloc(sizeof(*r));
+    if (!r)
+        return 0;
+    r->caller = env->caller;
+    env->caller->reply_holder = r;
+    env->caller->state = T_REPLY;
+    return (svc_token)(uintptr_t)r;
+}
+
+void svc_reply_later(svc_token token, uint64_t label, unsigned len, const uint64_t *mr)
+{
+    struct reply *r = (struct reply *)(uintptr_t)token;
+    struct thread *t = r->caller;
+    if (t) {
+        t->reply_holder = NULL;
+        write_reply(t, label, MIN(len, MSG_MAX_MRS), mr);
+        if (t != current_thread())
+            sched_enqueue(t);
+        else
+            t->state = T_RUNNING;
+    }
+    kfree(r, sizeof(*r));
+}
+
+void *svc_alloc(size_t size)
+{
+    return kmalloc(size);
+}
+
+void svc_free(void *p, size_t size)
+{
+    kfree(p, size);
+}
+
+/*
+ * A call (or send) on an endpoint bound to a kernel service, from the
+ * current thread. Returns the value for x0 when the service answered or
+ * kept the reply (the registers are already written), or an error.
+ */
+int64_t ksvc_call(struct endpoint *ep, uint64_t info, uint64_t badge, bool is_call)
+{
+    struct thread *t = current_thread();
+    if (MSG_HANDLES(info))
+        return -E_INVAL;            /* handle transfer to kernel services: not supported */
+    struct kenv env = { t, is_call };
+    struct svc_call call;
+    call.label = MSG_LABEL(info);
+    call.len = MSG_LEN(info);
+    for (unsigned i = 0; i < call.len; i++)
+        call.mr[i] = i < MSG_REG_MRS ? t->tf.x[2 + i] : t->utcb->mr[i];
+    call.badge = badge;
+    call.pid = t->space->id;
+    call.env = &env;
+    call.replied = 0;
+    uint64_t saved[10];
+    if (!is_call)
+        memcpy(saved, t->tf.x, sizeof(saved));
+    ep->ksvc->entry(&call);
+    if (!is_call) {
+        memcpy(t->tf.x, saved, sizeof(saved));  /* a send gets no reply */
+        return 0;
+    }
+    return (int64_t)t->tf.x[0];
+}
+
+int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id)
+{
+    struct handle_slot *rs, *es;
+    struct space *s = current_thread()->space;
+    if (handle_get(s, root, OBJ_ROOT, 0, &rs) != 0)
+        return -E_BADHANDLE;
+    int err = handle_get(s, ep_h, OBJ_ENDPOINT, R_MANAGE, &es);
+    if (err)
+        return err;
+    struct endpoint *ep = list_entry(es->obj, struct endpoint, obj);
+    if (ep->ksvc || !list_empty(&ep->receivers) || !list_empty(&ep->senders))
+        return -E_BUSY;
+    for (unsigned i = 0; i < ARRAY_SIZE(services); i++) {
+        if (services[i].id == id) {
+            ep->ksvc = &services[i];
+            return 0;
+        }
+    }
+    return -E_NOENT;
+}

@@ -1,0 +1,74 @@
+/*
+ * The service environment: everything a Petrel service may use. A service
+ * is written once against this API and runs either inside the kernel
+ * (kernel/core/svc_kernel.c implements it) or as a user-space server
+ * (services/env/user_env.c), as the system description says. Placement
+ * never appears in a service's code.
+ *
+ * A request arrives as a struct svc_call, handed to the generated
+ * skeleton (<interface>_dispatch). The handler answers at once (returns 0
+ * or a negated error: the skeleton replies) or keeps the reply for later
+ * (svc_defer, returns SVC_DEFERRED, and later calls the generated
+ * <interface>_<method>_reply with the token). Blocking looks the same in
+ * both placements: the caller waits until the reply.
+ */
+#ifndef PETREL_SVC_H
+#define PETREL_SVC_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "petrel_abi.h"
+
+#define SVC_DEFERRED    1       /* the handler will reply later */
+#define SVC_E_INVAL     (-E_INVAL)
+#define SVC_E_RANGE     (-E_RANGE)
+#define SVC_E_NOMEM     (-E_NOMEM)
+#define SVC_E_NOENT     (-E_NOENT)
+#define SVC_E_BUSY      (-E_BUSY)
+#define SVC_E_PERM      (-E_PERM)
+#define SVC_E_STATE     (-E_STATE)
+
+typedef uint64_t svc_token;     /* a kept reply; 0 is never a token */
+
+struct svc_call {
+    uint64_t label;             /* interface id << 16 | method */
+    unsigned len;               /* message registers in mr[] */
+    uint64_t mr[MSG_MAX_MRS];
+    uint64_t badge;             /* of the handle the client called through */
+    uint64_t pid;               /* the client's process id */
+    void *env;                  /* the placement's own state */
+    int replied;
+};
+
+/* Reply now with len registers (the skeleton's use). */
+void svc_reply(struct svc_call *call, uint64_t label, unsigned len, const uint64_t *mr);
+/* Reply now with an error status only. */
+void svc_fail(struct svc_call *call, int64_t err);
+/* Keep this call's reply for later; 0 if it cannot be kept. */
+svc_token svc_defer(struct svc_call *call);
+/* Reply through a kept token (the generated <if>_<method>_reply's use). */
+void svc_reply_later(svc_token token, uint64_t label, unsigned len, const uint64_t *mr);
+/* Memory for the service's own state (zeroed), and its release. */
+void *svc_alloc(size_t size);
+void svc_free(void *p, size_t size);
+
+/* The user placement's server loop (services/env/user_env.c). */
+void svc_serve(uint32_t ep, void (*entry)(struct svc_call *call));
+
+static inline void svc_bytes_put(uint64_t *dst, const void *src, uint32_t len)
+{
+    const uint8_t *s = src;
+    uint8_t *d = (uint8_t *)dst;
+    for (uint32_t i = 0; i < len; i++)
+        d[i] = s[i];
+}
+
+static inline void svc_bytes_get(void *dst, const uint64_t *src, uint32_t len)
+{
+    const uint8_t *s = (const uint8_t *)src;
+    uint8_t *d = dst;
+    for (uint32_t i = 0; i < len; i++)
+        d[i] = s[i];
+}
+
+#endif

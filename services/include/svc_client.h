@@ -1,0 +1,11 @@
+/* The transport under the generated client proxies (user/rt/svc_client.c). */
+#ifndef PETREL_SVC_CLIENT_H
+#define PETREL_SVC_CLIENT_H
+
+#include <stdint.h>
+
+/* Call ep with `label` and mr[0..len); the reply overwrites mr[]. Returns
+ * the reply's length, or a negated error of the IPC itself. */
+int64_t svc_client_call(uint32_t ep, uint64_t label, unsigned len, uint64_t *mr);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * The NoOp service (idl/noop.toml): requests that do almost nothing,
+ * for the hybrid kernel paper's Table 1 and for checking that a service
+ * behaves the same in both placements. Written only against svc.h.
+ */
+#include "noop_if.h"
+
+static svc_token waiting;       /* a deferred "later" call */
+static uint64_t served;
+
+static int64_t ping(struct svc_call *call)
+{
+    served++;
+    if (waiting) {
+        svc_token t = waiting;
+        waiting = 0;
+        noop_later_reply(t, 0, served);
+    }
+    return 0;
+}
+
+static int64_t add(struct svc_call *call, uint64_t a, uint64_t b, uint64_t *sum)
+{
+    if (a + b < a)
+        return SVC_E_RANGE;
+    *sum = a + b;
+    return 0;
+}
+
+static int64_t echo(struct svc_call *call, const uint8_t *data, uint32_t data_len, uint8_t *back,
+                    uint32_t *back_len, uint32_t *count)
+{
+    for (uint32_t i = 0; i < data_len; i++)
+        back[i] = data[data_len - 1 - i];
+    *back_len = data_len;
+    *count = data_len;
+    return 0;
+}
+
+static int64_t who(struct svc_call *call, uint64_t *badge, uint64_t *pid)
+{
+    *badge = call->badge;
+    *pid = call->pid;
+    return 0;
+}
+
+static int64_t later(struct svc_call *call, uint64_t *order)
+{
+    if (waiting)
+        return SVC_E_BUSY;
+    waiting = svc_defer(call);
+    return waiting ? SVC_DEFERRED : SVC_E_NOMEM;
+}
+
+static int64_t work(struct svc_call *call, uint64_t loops)
+{
+    if (loops > 10000000)
+        return SVC_E_RANGE;
+    for (volatile uint64_t i = 0; i < loops; i++)
+        ;
+    return 0;
+}
+
+static const struct noop_ops ops = { ping, add, echo, who, later, work };
+
+/* The service's entry: every request goes through the skeleton. */
+void noop_service(struct svc_call *call)
+{
+    noop_dispatch(&ops, call);
+}

@@ -1,0 +1,340 @@
+"""The interface compiler: idl/<name>.toml -> C client proxy, server skeleton, header.
+
+A service interface is described once (one file per interface under idl/).
+From it this module writes, into build/gen/services/:
+
+  <name>_if.h       method numbers, the service's table of handlers
+                    (struct <name>_ops), the skeleton's and proxies' prototypes
+  <name>_server.c   the skeleton: checks a request's method and length,
+                    unpacks the arguments, calls the handler, packs the reply
+  <name>_client.c   the proxies: one C function per method, over ipc_call
+
+Neither side knows where the service runs: the skeleton talks to the
+service environment (services/include/svc.h), which has one implementation
+inside the kernel and one in user space; the proxies make an ordinary IPC
+call, which the kernel routes to either.
+
+Wire format: label = interface id << 16 | method number (1-based). A
+request carries the in-arguments in order, a reply MR0 = status (0 or a
+negated error) and then the out-arguments. u32/u64/i64 take one message
+register each; `bytes` (with a `max` of at most 200) takes one register for
+its length and max/8 rounded up for its data. Every generated file says it
+is generated in its first line.
+"""
+import argparse
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SCALARS = {"u32": "uint32_t", "u64": "uint64_t", "i64": "int64_t"}
+MAX_MRS = 32
+MAX_BYTES = 200
+METHOD_KEYS = {"name", "doc", "in", "out", "errors"}
+ERRORS = {"E_INVAL", "E_FAULT", "E_NOMEM", "E_NOENT", "E_RANGE", "E_BUSY", "E_PERM", "E_AGAIN",
+          "E_CLOSED", "E_STATE", "E_TIMEOUT", "E_BADHANDLE"}
+
+
+class IdlError(ValueError):
+    """An interface description is malformed."""
+
+
+@dataclass
+class Arg:
+    name: str
+    type: str
+    max: int = 0
+
+    def mrs(self) -> int:
+        return 1 if self.type in SCALARS else 1 + (self.max + 7) // 8
+
+
+@dataclass
+class Method:
+    number: int
+    name: str
+    doc: str
+    ins: list = field(default_factory=list)
+    outs: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+
+    def request_mrs(self) -> int:
+        return sum(a.mrs() for a in self.ins)
+
+    def reply_mrs(self) -> int:
+        return 1 + sum(a.mrs() for a in self.outs)
+
+
+@dataclass
+class Interface:
+    name: str
+    id: int
+    doc: str
+    methods: list
+
+
+def _args(where: str, raw, direction: str) -> list:
+    if not isinstance(raw, list):
+        raise IdlError(f"{where}: '{direction}' must be a list of {{ name, type }} tables")
+    out, seen = [], set()
+    for a in raw:
+        if not isinstance(a, dict) or set(a) - {"name", "type", "max"}:
+            raise IdlError(f"{where}: bad argument {a!r}")
+        name, typ = a.get("name"), a.get("type")
+        if not isinstance(name, str) or not name.isidentifier() or name in seen:
+            raise IdlError(f"{where}: argument name {name!r} is not an identifier or is repeated")
+        seen.add(name)
+        if typ in SCALARS:
+            if "max" in a:
+                raise IdlError(f"{where}: argument {name!r}: 'max' is only for bytes")
+            out.append(Arg(name, typ))
+        elif typ == "bytes":
+            size = a.get("max")
+            if not isinstance(size, int) or not 1 <= size <= MAX_BYTES:
+                raise IdlError(f"{where}: argument {name!r}: bytes need a 'max' from 1 to {MAX_BYTES}")
+            out.append(Arg(name, typ, size))
+        else:
+            raise IdlError(f"{where}: argument {name!r}: unknown type {typ!r} "
+                           f"(u32, u64, i64, bytes)")
+    return out
+
+
+# Reads and checks one interface file.
+def load(path: Path) -> Interface:
+    try:
+        doc = tomllib.loads(Path(path).read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise IdlError(f"{path}: {e}") from None
+    head = doc.get("interface")
+    if not isinstance(head, dict) or set(doc) - {"interface", "method"}:
+        raise IdlError(f"{path}: needs an [interface] table and [[method]] tables only")
+    name, ident = head.get("name"), head.get("id")
+    if not isinstance(name, str) or not name.isidentifier() or name != Path(path).stem:
+        raise IdlError(f"{path}: [interface] name must be an identifier equal to the file name")
+    if not isinstance(ident, int) or not 1 <= ident <= 0x7fff:
+        raise IdlError(f"{path}: [interface] id must be 1..32767")
+    methods, names = [], set()
+    for i, m in enumerate(doc.get("method", [])):
+        where = f"{path}: method #{i + 1} ({m.get('name', '?')})"
+        if set(m) - METHOD_KEYS:
+            raise IdlError(f"{where}: unknown keys {sorted(set(m) - METHOD_KEYS)}")
+        mname = m.get("name")
+        if not isinstance(mname, str) or not mname.isidentifier() or mname in names:
+            raise IdlError(f"{where}: bad or duplicate method name")
+        names.add(mname)
+        errors = m.get("errors", [])
+        if not isinstance(errors, list) or any(e not in ERRORS for e in errors):
+            raise IdlError(f"{where}: errors must be a list of {', '.join(sorted(ERRORS))}")
+        method = Method(i + 1, mname, m.get("doc", ""), _args(where, m.get("in", []), "in"),
+                        _args(where, m.get("out", []), "out"), errors)
+        if method.request_mrs() > MAX_MRS or method.reply_mrs() > MAX_MRS:
+            raise IdlError(f"{where}: needs more than {MAX_MRS} message registers")
+        methods.append(method)
+    if not methods:
+        raise IdlError(f"{path}: no [[method]]")
+    return Interface(name, ident, head.get("doc", ""), methods)
+
+
+HEADER = "/* Generated by tools/petrel/idlc.py from idl/{name}.toml: do not edit. */\n"
+
+
+def _handler_params(m: Method) -> str:
+    params = ["struct svc_call *call"]
+    for a in m.ins:
+        params += [f"{SCALARS[a.type]} {a.name}"] if a.type in SCALARS else \
+                  [f"const uint8_t *{a.name}", f"uint32_t {a.name}_len"]
+    for a in m.outs:
+        params += [f"{SCALARS[a.type]} *{a.name}"] if a.type in SCALARS else \
+                  [f"uint8_t *{a.name}", f"uint32_t *{a.name}_len"]
+    return ", ".join(params)
+
+
+def _proxy_params(m: Method) -> str:
+    params = ["uint32_t ep"]
+    for a in m.ins:
+        params += [f"{SCALARS[a.type]} {a.name}"] if a.type in SCALARS else \
+                  [f"const void *{a.name}", f"uint32_t {a.name}_len"]
+    for a in m.outs:
+        params += [f"{SCALARS[a.type]} *{a.name}"] if a.type in SCALARS else \
+                  [f"void *{a.name}", f"uint32_t *{a.name}_len"]
+    return ", ".join(params)
+
+
+def _later_params(m: Method) -> str:
+    params = ["svc_token token", "int64_t status"]
+    for a in m.outs:
+        params += [f"{SCALARS[a.type]} {a.name}"] if a.type in SCALARS else \
+                  [f"const uint8_t *{a.name}", f"uint32_t {a.name}_len"]
+    return ", ".join(params)
+
+
+def header(itf: Interface) -> str:
+    up = itf.name.upper()
+    out = [HEADER.format(name=itf.name), f"#ifndef PETREL_{up}_IF_H\n#define PETREL_{up}_IF_H\n\n",
+           '#include <stdint.h>\n#include "svc.h"\n\n', f"/* {itf.doc} */\n#define {up}_IF_ID {itf.id}\n\n"]
+    for m in itf.methods:
+        out.append(f"#define {up}_{m.name.upper()} {m.number}\n")
+    out.append(f"\n/* The service's handlers: return 0 (reply with the outs), a negated\n"
+               f" * error, or SVC_DEFERRED after svc_defer() to reply later. */\n"
+               f"struct {itf.name}_ops {{\n")
+    for m in itf.methods:
+        out.append(f"    /* {m.doc} */\n    int64_t (*{m.name})({_handler_params(m)});\n")
+    out.append("};\n\n")
+    out.append(f"/* The service's entry, written in services/{itf.name}/: it passes every\n"
+               f" * request to {itf.name}_dispatch with its handlers. */\n"
+               f"void {itf.name}_service(struct svc_call *call);\n\n")
+    out.append(f"/* The skeleton: handle one request (services' environments call it). */\n"
+               f"void {itf.name}_dispatch(const struct {itf.name}_ops *ops, struct svc_call *call);\n"
+               f"/* True if a request label belongs to this interface. */\n"
+               f"static inline int {itf.name}_owns(uint64_t label) {{ return (label >> 16) == {up}_IF_ID; }}\n\n")
+    for m in itf.methods:
+        out.append(f"/* Reply later to a deferred {m.name}. */\n"
+                   f"void {itf.name}_{m.name}_reply({_later_params(m)});\n")
+    out.append("\n/* Client proxies: 0 or a negated error (transport or service). */\n")
+    for m in itf.methods:
+        out.append(f"int64_t {itf.name}_{m.name}({_proxy_params(m)});\n")
+    out.append("\n#endif\n")
+    return "".join(out)
+
+
+def _pack(args, src_prefix: str, mr: str, at: int, lines: list, indent: str) -> int:
+    for a in args:
+        if a.type in SCALARS:
+            lines.append(f"{indent}{mr}[{at}] = (uint64_t){src_prefix}{a.name};\n")
+            at += 1
+        else:
+            lines.append(f"{indent}{mr}[{at}] = {src_prefix}{a.name}_len;\n")
+            lines.append(f"{indent}svc_bytes_put(&{mr}[{at + 1}], {src_prefix}{a.name}, {src_prefix}{a.name}_len);\n")
+            at += 1 + (a.max + 7) // 8
+    return at
+
+
+# Packing of a method's outs into mr[] when the status is 0.
+def _pack_outs(m: Method) -> list:
+    if not m.outs:
+        return []
+    lines = ["    if (status == 0) {\n"]
+    _pack(m.outs, "", "mr", 1, lines, "        ")
+    lines.append("    }\n")
+    return lines
+
+
+def _reply_len(m: Method) -> str:
+    return "1" if not m.outs else f"status == 0 ? {m.reply_mrs()} : 1"
+
+
+def server(itf: Interface) -> str:
+    up = itf.name.upper()
+    out = [HEADER.format(name=itf.name), f'#include "{itf.name}_if.h"\n\n']
+    for m in itf.methods:
+        out.append(f"static void do_{m.name}(const struct {itf.name}_ops *ops, struct svc_call *call)\n{{\n")
+        out.append(f"    if (call->len != {m.request_mrs()}) {{\n        svc_fail(call, SVC_E_INVAL);\n        return;\n    }}\n")
+        at = 0
+        for a in m.ins:
+            if a.type in SCALARS:
+                out.append(f"    {SCALARS[a.type]} {a.name} = ({SCALARS[a.type]})call->mr[{at}];\n")
+                if a.type == "u32":
+                    out.append(f"    if (call->mr[{at}] >> 32) {{\n        svc_fail(call, SVC_E_INVAL);\n        return;\n    }}\n")
+                at += 1
+            else:
+                out.append(f"    uint32_t {a.name}_len = (uint32_t)call->mr[{at}];\n"
+                           f"    if (call->mr[{at}] > {a.max}) {{\n        svc_fail(call, SVC_E_INVAL);\n        return;\n    }}\n"
+                           f"    uint8_t {a.name}[{a.max}];\n"
+                           f"    svc_bytes_get({a.name}, &call->mr[{at + 1}], {a.name}_len);\n")
+                at += 1 + (a.max + 7) // 8
+        for a in m.outs:
+            if a.type in SCALARS:
+                out.append(f"    {SCALARS[a.type]} {a.name} = 0;\n")
+            else:
+                out.append(f"    uint8_t {a.name}[{a.max}];\n    uint32_t {a.name}_len = 0;\n")
+        args = ["call"]
+        for a in m.ins:
+            args += [a.name] if a.type in SCALARS else [a.name, f"{a.name}_len"]
+        for a in m.outs:
+            args += [f"&{a.name}"] if a.type in SCALARS else [a.name, f"&{a.name}_len"]
+        out.append(f"    int64_t status = ops->{m.name}({', '.join(args)});\n")
+        out.append("    if (status == SVC_DEFERRED)\n        return;\n")
+        for a in m.outs:
+            if a.type == "bytes":
+                out.append(f"    if ({a.name}_len > {a.max})\n        status = SVC_E_RANGE;\n")
+        out.append(f"    uint64_t mr[{m.reply_mrs()}] = {{ (uint64_t)status }};\n")
+        out += _pack_outs(m)
+        out.append(f"    svc_reply(call, call->label, {_reply_len(m)}, mr);\n}}\n\n")
+        out.append(f"void {itf.name}_{m.name}_reply({_later_params(m)})\n{{\n")
+        for a in m.outs:
+            if a.type == "bytes":
+                out.append(f"    if ({a.name}_len > {a.max})\n        status = SVC_E_RANGE;\n")
+        out.append(f"    uint64_t mr[{m.reply_mrs()}] = {{ (uint64_t)status }};\n")
+        out += _pack_outs(m)
+        out.append(f"    svc_reply_later(token, ((uint64_t){up}_IF_ID << 16) | {m.number}, {_reply_len(m)}, mr);\n}}\n\n")
+    out.append(f"void {itf.name}_dispatch(const struct {itf.name}_ops *ops, struct svc_call *call)\n{{\n"
+               f"    if ((call->label >> 16) != {up}_IF_ID) {{\n        svc_fail(call, SVC_E_INVAL);\n        return;\n    }}\n"
+               f"    switch (call->label & 0xffff) {{\n")
+    for m in itf.methods:
+        out.append(f"    case {m.number}: do_{m.name}(ops, call); return;\n")
+    out.append("    default: svc_fail(call, SVC_E_INVAL); return;\n    }\n}\n")
+    return "".join(out)
+
+
+def client(itf: Interface) -> str:
+    up = itf.name.upper()
+    out = [HEADER.format(name=itf.name), f'#include "{itf.name}_if.h"\n#include "svc_client.h"\n\n']
+    for m in itf.methods:
+        out.append(f"int64_t {itf.name}_{m.name}({_proxy_params(m)})\n{{\n")
+        out.append(f"    uint64_t mr[{MAX_MRS}] = {{ 0 }};\n")
+        for a in m.ins:
+            if a.type == "bytes":
+                out.append(f"    if ({a.name}_len > {a.max})\n        return SVC_E_INVAL;\n")
+        _pack(m.ins, "", "mr", 0, out, "    ")
+        out.append(f"    int64_t err = svc_client_call(ep, ((uint64_t){up}_IF_ID << 16) | {m.number}, "
+                   f"{m.request_mrs()}, mr);\n")
+        out.append("    if (err < 0)\n        return err;\n"
+                   f"    if ((int64_t)mr[0] < 0)\n        return (int64_t)mr[0];\n"
+                   f"    if (err != {m.reply_mrs()})\n        return SVC_E_INVAL;\n")
+        at = 1
+        for a in m.outs:
+            if a.type in SCALARS:
+                out.append(f"    *{a.name} = ({SCALARS[a.type]})mr[{at}];\n")
+                at += 1
+            else:
+                out.append(f"    if (mr[{at}] > {a.max})\n        return SVC_E_INVAL;\n"
+                           f"    *{a.name}_len = (uint32_t)mr[{at}];\n"
+                           f"    svc_bytes_get({a.name}, &mr[{at + 1}], *{a.name}_len);\n")
+                at += 1 + (a.max + 7) // 8
+        out.append("    return 0;\n}\n\n")
+    return "".join(out)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+    else:
+        path.touch()
+
+
+# Compiles one interface into outdir.
+def compile_interface(path: Path, outdir: Path) -> Interface:
+    itf = load(path)
+    _write(outdir / f"{itf.name}_if.h", header(itf))
+    _write(outdir / f"{itf.name}_server.c", server(itf))
+    _write(outdir / f"{itf.name}_client.c", client(itf))
+    return itf
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="petrel.idlc", description=__doc__.splitlines()[0])
+    p.add_argument("outdir", type=Path)
+    p.add_argument("idl", type=Path, nargs="+")
+    args = p.parse_args(argv)
+    try:
+        for path in args.idl:
+            compile_interface(path, args.outdir)
+    except IdlError as e:
+        print(f"idlc: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
