@@ -112,3 +112,36 @@ def test_repository_default_system_is_valid():
     assert system.name == "default"
     assert system.items[0].name == "root"
     assert system.items[0].path == REPO / "build" / "user" / "root.elf"
+
+
+def test_services_in_the_manifest_and_image():
+    from conftest import REPO
+    kernel = systems.load_system(REPO / "systems" / "default.toml", REPO)
+    user = systems.load_system(REPO / "systems" / "default-user.toml", REPO)
+    assert "service noop noop 1 kernel 120 -" in kernel.manifest().splitlines()
+    assert "service noop noop 1 user 120 -" in user.manifest().splitlines()
+    assert "svc-noop" not in [i.name for i in kernel.items]
+    assert "svc-noop" in [i.name for i in user.items]
+    # The only difference between the two descriptions is the placement.
+    a = [x for x in (REPO / "systems" / "default.toml").read_text().splitlines() if not x.startswith("#")]
+    b = [x for x in (REPO / "systems" / "default-user.toml").read_text().splitlines() if not x.startswith("#")]
+    assert len(a) == len(b)
+    changed = [(x, y) for x, y in zip(a, b) if x != y]
+    assert changed == [('name = "default"', 'name = "default-user"'), ('placement = "kernel"', 'placement = "user"')]
+
+
+@pytest.mark.parametrize("service, message", [
+    ('name = "s"\ninterface = "nope"\nplacement = "user"', "needs idl/nope.toml"),
+    ('name = "s"\ninterface = "noop"\nplacement = "both"', "'placement' must be"),
+    ('name = "s"\ninterface = "noop"\nplacement = "user"\npriority = 0', "'priority' must be"),
+    ('name = "s"\ninterface = "noop"\nplacement = "user"\ncolour = 1', "unknown key 'colour'"),
+])
+def test_bad_services_are_refused(service, message):
+    from conftest import REPO
+    import tempfile, pathlib
+    text = (REPO / "systems" / "default.toml").read_text() + "\n[[service]]\n" + service + "\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = pathlib.Path(tmp) / "x.toml"
+        path.write_text(text)
+        with pytest.raises(systems.SystemConfigError, match=message):
+            systems.load_system(path, REPO)

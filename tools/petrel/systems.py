@@ -34,7 +34,9 @@ from pathlib import Path
 
 from petrel import bootimage, paths
 
-TOP_KEYS = {"system", "program", "file", "endpoint"}
+TOP_KEYS = {"system", "program", "file", "endpoint", "service"}
+SERVICE_KEYS = {"name", "interface", "placement", "priority", "cpu"}
+PLACEMENTS = ("kernel", "user")
 SYSTEM_KEYS = {"name"}
 PROGRAM_KEYS = {"name", "binary", "priority", "cpu", "args", "grants"}
 ROOT_KEYS = {"name", "binary"}
@@ -67,6 +69,17 @@ class Program:
 
 
 @dataclass
+class Service:
+    """A service: its interface, where it runs, and (user placement) its thread."""
+    name: str
+    interface: str
+    interface_id: int
+    placement: str
+    priority: int = 100
+    cpu: int | None = None
+
+
+@dataclass
 class System:
     """A loaded system description."""
     name: str
@@ -74,11 +87,15 @@ class System:
     items: list
     endpoints: tuple = ()
     programs: tuple = ()      # every program but the root task
+    services: tuple = ()
 
-    # The manifest the root task reads: endpoints, then programs in order.
+    # The manifest the root task reads: endpoints, services, then programs in order.
     def manifest(self) -> str:
         lines = [f"# {MANIFEST}: generated from {self.source.name} by tools/petrel/systems.py\n"]
         lines += [f"endpoint {e}\n" for e in self.endpoints]
+        for v in self.services:
+            cpu = "-" if v.cpu is None else str(v.cpu)
+            lines.append(f"service {v.name} {v.interface} {v.interface_id} {v.placement} {v.priority} {cpu}\n")
         for p in self.programs:
             cpu = "-" if p.cpu is None else str(p.cpu)
             grants = ",".join(p.grants) or "-"
@@ -137,6 +154,10 @@ def load_system(source: Path, repo: Path = paths.REPO) -> System:
         if ep_name in endpoints:
             raise SystemConfigError(f"{where}: key 'name': endpoint {ep_name!r} is declared twice")
         endpoints.append(ep_name)
+    services = []
+    for index, svc in enumerate(table_list(label, doc, "service")):
+        services.append(load_service(f"{label}: [[service]] #{index + 1}", svc, endpoints, services, repo))
+    endpoints_and_services = endpoints + [v.name for v in services]
     items, programs, used = [], [], set()
     for index, prog in enumerate(table_list(label, doc, "program")):
         where = f"{label}: [[program]] #{index + 1}"
@@ -145,7 +166,7 @@ def load_system(source: Path, repo: Path = paths.REPO) -> System:
         binary = need_str(f"{label}: program {entry!r}", prog, "binary")
         items.append(Item(entry, paths.user_elf(Path(binary).name, repo), bootimage.FLAG_EXEC))
         if index > 0:
-            programs.append(load_program(f"{label}: program {entry!r}", entry, prog, endpoints, used))
+            programs.append(load_program(f"{label}: program {entry!r}", entry, prog, endpoints_and_services, used))
     for index, data in enumerate(table_list(label, doc, "file")):
         where = f"{label}: [[file]] #{index + 1}"
         check_keys(where, data, FILE_KEYS)
@@ -154,10 +175,37 @@ def load_system(source: Path, repo: Path = paths.REPO) -> System:
     unused = [e for e in endpoints if e not in used]
     if unused:
         raise SystemConfigError(f"{label}: endpoint {unused[0]!r} is granted to no program")
-    if programs:
+    for v in services:
+        if v.placement == "user" and not any(i.name == f"svc-{v.interface}" for i in items):
+            items.append(Item(f"svc-{v.interface}", paths.user_elf(f"svc-{v.interface}", repo), bootimage.FLAG_EXEC))
+    if programs or services:
         items.append(Item(MANIFEST, None, 0))
     check_items(label, items)
-    return System(name, Path(source), items, tuple(endpoints), tuple(programs))
+    return System(name, Path(source), items, tuple(endpoints), tuple(programs), tuple(services))
+
+
+# Checks one [[service]]: its interface exists (idl/ and services/), a
+# placement, and for user placement the server thread's priority and core.
+def load_service(where: str, svc: dict, endpoints: list, services: list, repo: Path) -> Service:
+    check_keys(where, svc, SERVICE_KEYS)
+    name = need_str(where, svc, "name")
+    if name in endpoints or any(v.name == name for v in services):
+        raise SystemConfigError(f"{where}: key 'name': {name!r} is already an endpoint or service")
+    interface = need_str(where, svc, "interface")
+    idl = repo / "idl" / f"{interface}.toml"
+    if not idl.exists() or not (repo / "services" / interface).is_dir():
+        raise SystemConfigError(f"{where}: key 'interface': {interface!r} needs idl/{interface}.toml and "
+                                f"services/{interface}/")
+    from petrel import idlc
+    try:
+        interface_id = idlc.load(idl).id
+    except idlc.IdlError as err:
+        raise SystemConfigError(f"{where}: key 'interface': {err}") from None
+    placement = svc.get("placement")
+    if placement not in PLACEMENTS:
+        raise SystemConfigError(f"{where}: key 'placement' must be \"kernel\" or \"user\"")
+    prog = load_program(where, name, {k: v for k, v in svc.items() if k in ("priority", "cpu")}, [], set())
+    return Service(name, interface, interface_id, placement, prog.priority, prog.cpu)
 
 
 # Checks one started program's priority, core, arguments and grants.

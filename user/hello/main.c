@@ -1,8 +1,10 @@
 /*
  * hello: a small client. It calls the echo server count=N times through
- * its "greeting" endpoint, prints each answer, and tells it to quit.
+ * its "greeting" endpoint, prints each answer, and tells it to quit; then
+ * it asks the noop service (wherever the system placed it) for a sum.
  */
 #include "petrel.h"
+#include "noop_if.h"
 
 #define LABEL_TEXT  1
 #define LABEL_QUIT  2
@@ -26,5 +28,9 @@ int main(void *info)
     }
     struct petrel_msg q = { MSG_INFO(LABEL_QUIT, 0, 0), { 0 }, 0, 0 };
     sys_ipc_call(ep, &q);
+    uint32_t noop = start_handle("noop");
+    uint64_t sum = 0;
+    if (noop && noop_add(noop, 40, 2, &sum) == 0)
+        printf("hello: the noop service says 40 + 2 = %lu\n", (unsigned long)sum);
     return 0;
 }

@@ -112,6 +112,49 @@ static const char *name_of(uint64_t pid)
     return "?";
 }
 
+/* One "service NAME INTERFACE ID PLACEMENT PRIO CPU" line: an endpoint for
+ * the service, answered by the kernel or by a server process. */
+static void start_service(const char *line, uint32_t parent)
+{
+    char name[24], interface[24], id_s[8], placement[8], prio[8], cpu[8];
+    const char *p = line;
+    if (!word(&p, name, sizeof(name)) || !word(&p, interface, sizeof(interface)) || !word(&p, id_s, sizeof(id_s)) ||
+        !word(&p, placement, sizeof(placement)) || !word(&p, prio, sizeof(prio)) || !word(&p, cpu, sizeof(cpu)) ||
+        nendpoints == MAX_ENDPOINTS) {
+        printf("root: malformed manifest line: service %s\n", line);
+        return;
+    }
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    memcpy(endpoints[nendpoints].name, name, strlen(name) + 1);
+    endpoints[nendpoints++].handle = ep;
+    uint64_t id = 0;
+    for (const char *d = id_s; *d; d++)
+        id = id * 10 + (uint64_t)(*d - '0');
+    if (!strcmp(placement, "kernel")) {
+        int64_t err = sys_service_bind(root_handle(), ep, id);
+        printf("root: service %s (%s) placed in the kernel%s%s\n", name, interface, err ? ": " : "",
+               err ? error_str(err) : "");
+        return;
+    }
+    char program[40];
+    snprintf(program, sizeof(program), "svc-%s", interface);
+    unsigned pr = 0;
+    for (const char *d = prio; *d; d++)
+        pr = pr * 10 + (unsigned)(*d - '0');
+    struct spawn_grant g[] = { { "service", ep, R_READ } };
+    struct spawn_req req = { program, "", pr, cpu[0] == '-' ? -1 : cpu[0] - '0', g, 1, 0 };
+    struct spawn_result r;
+    int64_t err = spawn(&req, &r);
+    if (err) {
+        printf("root: cannot start service %s: %s\n", name, error_str(err));
+        return;
+    }
+    printf("root: service %s (%s) placed in user space (pid %lu, priority %u)\n", name, interface,
+           (unsigned long)r.pid, pr);
+    sys_handle_close(r.thread);
+    sys_handle_close(r.space);
+}
+
 /* Read the manifest; returns how many programs were started. */
 static unsigned run_manifest(uint32_t parent)
 {
@@ -135,6 +178,8 @@ static unsigned run_manifest(uint32_t parent)
             memcpy(endpoints[nendpoints].name, line + 9, len);
             endpoints[nendpoints].handle = (uint32_t)sys_endpoint_create();
             nendpoints++;
+        } else if (!strncmp(line, "service ", 8)) {
+            start_service(line + 8, parent);
         } else if (!strncmp(line, "program ", 8)) {
             start_program(line + 8, parent);
         }
