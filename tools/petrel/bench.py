@@ -26,6 +26,7 @@ METRICS = [
     "null_syscall", "ipc_rtt_4b", "ipc_rtt_124b", "ipc_rtt_same_as", "ipc_rtt_cross_core",
     "notify_wake", "ctx_switch_2p", "page_fault", "map_unmap_4k", "thread_create_exit",
     "process_spawn_exit", "futex_wake", "mem_read_bw", "mem_copy_bw",
+    "noop_function_call", "noop_kernel_service", "noop_user_service",
 ]
 LINUX_SYSTEMS = ["linux", "linux-binder", "linux-pipe", "linux-unix", "linux-futex"]
 BANDWIDTH = {"mem_read_bw", "mem_copy_bw"}
@@ -40,6 +41,9 @@ PAPER = {
     "ctx_switch_2p": "L4Linux paper Table III: 2p/0k 40.02 us native, 132.9 us L4Linux; Linux 6.1 ~4,500 insns",
     "page_fault": "L4Linux paper Table II: pagefaults 46.09 us native, 307.41 us L4Linux; Linux 6.1 ~1,270 insns",
     "process_spawn_exit": "L4Linux paper Table II: fork+exit 5,213 us native, 54,737 us L4Linux",
+    "noop_function_call": "hybrid kernel paper Table 1: NoOp function call 22 cycles (PowerPC405)",
+    "noop_kernel_service": "hybrid kernel paper Table 1: NoOp system call 302 cycles (two context switches)",
+    "noop_user_service": "hybrid kernel paper 3.4: a user-placed service adds about 280 cycles (two more switches)",
 }
 
 
@@ -57,7 +61,7 @@ def prepare(repo: Path = paths.REPO) -> tuple:
     out.mkdir(parents=True, exist_ok=True)
     image = out / "petrel-bench.pbi"
     bootimage.write_image(image, [(name, paths.user_elf(name, repo).read_bytes(), bootimage.FLAG_EXEC)
-                                  for name in ("bench", "benchpeer", "benchnull")])
+                                  for name in ("bench", "benchpeer", "benchnull", "svc-noop")])
     linux_dir = paths.build_dir(repo) / "bench" / "linux"
     initrd = out / "linux-initramfs.cpio"
     files = {"init": (linux_dir / "init").read_bytes(), "null": (linux_dir / "null").read_bytes(),
@@ -210,6 +214,8 @@ def targets(rows: list) -> list:
          (ratio("ipc_rtt_4b", rtt, value(rows, "ipc_rtt_4b", "linux-pipe")) or 0) >= 5),
         ("null_syscall <= Linux getppid",
          (value(rows, "null_syscall", "petrel") or 1e18) <= (value(rows, "null_syscall", "linux") or 0)),
+        ("noop_user_service costs more than noop_kernel_service",
+         (value(rows, "noop_user_service", "petrel") or 0) > (value(rows, "noop_kernel_service", "petrel") or 1e18)),
         ("mem_read_bw within 3% of Linux",
          abs((ratio("mem_read_bw", value(rows, "mem_read_bw", "petrel"), value(rows, "mem_read_bw", "linux")) or 0) - 1) <= 0.03),
     ]:

@@ -7,6 +7,7 @@
  * only=NAME runs one.
  */
 #include "petrel.h"
+#include "noop_if.h"
 #include "../../bench/common/bench.h"
 
 static uint64_t freq, overhead, scale = 1;
@@ -232,6 +233,38 @@ static void creation(void)
     }
 }
 
+static int64_t noop_function(uint64_t x)
+{
+    return (int64_t)x;
+}
+
+/* The hybrid kernel paper's Table 1, with our third column: a NoOp
+ * function call, and a NoOp request to the NoOp service placed in the
+ * kernel and in user space, through the same generated proxy. */
+static void placement(void)
+{
+    uint64_t n = 10000 / scale;
+    if (wanted("noop_function_call")) {
+        int64_t (*volatile fn)(uint64_t) = noop_function;
+        report("noop_function_call", TIME(n, fn(1)), n);
+    }
+    if (wanted("noop_kernel_service")) {
+        uint32_t kep = (uint32_t)sys_endpoint_create();
+        if (sys_service_bind(root_handle(), kep, NOOP_IF_ID) == 0)
+            report("noop_kernel_service", TIME(n, noop_ping(kep)), n);
+    }
+    if (wanted("noop_user_service")) {
+        uint32_t uep = (uint32_t)sys_endpoint_create();
+        struct spawn_grant g[] = { { "service", uep, R_READ } };
+        struct spawn_req req = { "svc-noop", "", 0, -1, g, 1, 0 };
+        struct spawn_result r;
+        if (spawn(&req, &r) == 0) {
+            report("noop_user_service", TIME(n, noop_ping(uep)), n);
+            sys_thread_kill(r.thread);
+        }
+    }
+}
+
 static void bandwidth(void)
 {
     uint64_t bytes = (8ull << 20) / scale;
@@ -277,6 +310,7 @@ int main(const struct petrel_bootinfo *bi)
         futex_wake();
     memory();
     creation();
+    placement();
     bandwidth();
     printf("BENCH-END petrel\n");
     return 0;
