@@ -27,6 +27,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from petrel.syscallgen import write_if_changed
+
 SCALARS = {"u32": "uint32_t", "u64": "uint64_t", "i64": "int64_t"}
 MAX_MRS = 32
 MAX_BYTES = 200
@@ -305,20 +307,12 @@ def client(itf: Interface) -> str:
     return "".join(out)
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists() or path.read_text() != text:
-        path.write_text(text)
-    else:
-        path.touch()
-
-
 # Compiles one interface into outdir.
 def compile_interface(path: Path, outdir: Path) -> Interface:
     itf = load(path)
-    _write(outdir / f"{itf.name}_if.h", header(itf))
-    _write(outdir / f"{itf.name}_server.c", server(itf))
-    _write(outdir / f"{itf.name}_client.c", client(itf))
+    write_if_changed(outdir / f"{itf.name}_if.h", header(itf))
+    write_if_changed(outdir / f"{itf.name}_server.c", server(itf))
+    write_if_changed(outdir / f"{itf.name}_client.c", client(itf))
     return itf
 
 
