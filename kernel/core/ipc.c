@@ -445,3 +445,15 @@ void ipc_thread_gone(struct thread *t)
         t->served_ep = NULL;
     }
 }
+
+/* A server copies to or from the buffers of the caller it is answering. */
+int64_t sys_reply_copy(uint64_t dir, uint64_t caller_va, uint64_t my_va, uint64_t len)
+{
+    struct thread *t = current_thread();
+    struct thread *caller = t->reply.caller;
+    if (!caller)
+        return -E_STATE;
+    if (dir > 1 || len > KiB(64))
+        return -E_INVAL;
+    return space_copy(caller->space, caller_va, my_va, len, dir == 1);
+}

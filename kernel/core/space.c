@@ -168,6 +168,36 @@ int copy_to_user(vaddr_t dst, const void *src, size_t len)
     return 0;
 }
 
+/* The kernel alias of va in space s for a user access, filling lazy or
+ * copy-on-write pages as a touch there would. */
+static void *other_ptr(struct space *s, vaddr_t va, bool write)
+{
+    paddr_t pa = mmu_user_pa(s->l1, va, write);
+    if (pa == PADDR_INVALID && memobj_resolve(s, va, write) == 0)
+        pa = mmu_user_pa(s->l1, va, write);
+    return pa == PADDR_INVALID ? NULL : phys_to_virt(pa);
+}
+
+/* Copy len bytes between my_va (current space) and other_va (space other). */
+int space_copy(struct space *other, vaddr_t other_va, vaddr_t my_va, size_t len, bool to_other)
+{
+    if (other_va + len < other_va || my_va + len < my_va)
+        return -E_FAULT;
+    while (len) {
+        size_t chunk = MIN(len, MIN(4096 - (other_va & 4095), 4096 - (my_va & 4095)));
+        uint8_t *theirs = other_ptr(other, other_va, to_other);
+        uint8_t *mine = user_ptr(my_va, !to_other);
+        if (!theirs || !mine)
+            return -E_FAULT;
+        if (to_other)
+            memcpy(theirs, mine, chunk);
+        else
+            memcpy(mine, theirs, chunk);
+        other_va += chunk, my_va += chunk, len -= chunk;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- system calls */
 
 int64_t sys_space_create(void)

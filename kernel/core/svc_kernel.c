@@ -13,10 +13,13 @@
 #include "space.h"
 #include "sched.h"
 #include "kmalloc.h"
+#include "memory.h"
+#include "bootimage.h"
 #include "svc.h"
 #include "syscalls_gen.h"
 
 #include "noop_if.h"
+#include "fs_if.h"
 
 /* The services compiled into the kernel, by interface id. */
 static const struct ksvc {
@@ -25,6 +28,7 @@ static const struct ksvc {
     void (*entry)(struct svc_call *call);
 } services[] = {
     { 1, "noop", noop_service },
+    { 2, "fs", fs_service },
 };
 
 struct kenv {
@@ -89,12 +93,61 @@ void svc_reply_later(svc_token token, uint64_t label, unsigned len, const uint64
 
 void *svc_alloc(size_t size)
 {
-    return kmalloc(size);
+    if (size <= 2048)
+        return kmalloc(size);
+    unsigned order = 0;
+    while ((4096ull << order) < size)
+        order++;
+    paddr_t pa = frame_alloc_zeroed(order);
+    return pa == PADDR_INVALID ? NULL : phys_to_virt(pa);
 }
 
 void svc_free(void *p, size_t size)
 {
-    kfree(p, size);
+    if (size <= 2048) {
+        kfree(p, size);
+        return;
+    }
+    unsigned order = 0;
+    while ((4096ull << order) < size)
+        order++;
+    frame_free(virt_to_phys(p), order);
+}
+
+/* The caller is the current thread: its memory is reached directly. */
+int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len)
+{
+    return copy_from_user(dst, client_addr, len) ? SVC_E_FAULT : 0;
+}
+
+int svc_copy_out(struct svc_call *call, uint64_t client_addr, const void *src, uint64_t len)
+{
+    return copy_to_user(client_addr, src, len) ? SVC_E_FAULT : 0;
+}
+
+/* A kernel-placed service lives as long as the kernel: its state is fresh once. */
+void *svc_state(size_t size, int *fresh)
+{
+    *fresh = 1;
+    return size <= MiB(2) ? svc_alloc(size) : NULL;
+}
+
+int svc_bootfile(uint32_t index, struct petrel_bootfile *info, const void **data)
+{
+    struct bootimage_file f;
+    if (bootimage_get(index, &f) != 0)
+        return SVC_E_NOENT;
+    memset(info, 0, sizeof(*info));
+    memcpy(info->name, f.name, strnlen(f.name, sizeof(info->name) - 1));
+    info->size = f.size;
+    info->flags = f.flags;
+    *data = f.data;
+    return 0;
+}
+
+int svc_crash_for_testing(void)
+{
+    return SVC_E_PERM;          /* a fault here would be a kernel panic */
 }
 
 /*

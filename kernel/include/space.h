@@ -68,6 +68,9 @@ int mmu_asid_alloc(uint16_t *asid);
 void mmu_asid_free(uint16_t asid);
 void mmu_activate(paddr_t l1_pa, uint16_t asid);
 paddr_t mmu_pte_pa(uint64_t pte);
+paddr_t mmu_user_pa(uint64_t *l1, vaddr_t va, bool write);
+/* Copy between the current space and another (the caller of a server). */
+int space_copy(struct space *other, vaddr_t other_va, vaddr_t my_va, size_t len, bool to_other);
 bool mmu_pte_writable(uint64_t pte);
 
 #endif

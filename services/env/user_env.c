@@ -59,6 +59,71 @@ void svc_free(void *p, size_t size)
     sys_mem_unmap(self_space(), (uint64_t)p);
 }
 
+int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len)
+{
+    for (uint64_t done = 0; done < len; done += 0x10000) {
+        uint64_t n = MIN(len - done, 0x10000);
+        if (sys_reply_copy(0, client_addr + done, (uint64_t)dst + done, n) < 0)
+            return SVC_E_FAULT;
+    }
+    return 0;
+}
+
+int svc_copy_out(struct svc_call *call, uint64_t client_addr, const void *src, uint64_t len)
+{
+    for (uint64_t done = 0; done < len; done += 0x10000) {
+        uint64_t n = MIN(len - done, 0x10000);
+        if (sys_reply_copy(1, client_addr + done, (uint64_t)src + done, n) < 0)
+            return SVC_E_FAULT;
+    }
+    return 0;
+}
+
+/* The state object the supervisor granted as "state" (it survives us),
+ * or, without one, fresh memory of our own. */
+void *svc_state(size_t size, int *fresh)
+{
+    uint32_t h = start_handle("state");
+    *fresh = 0;
+    if (h) {
+        int64_t have = sys_mem_size(h);
+        if (have < 0 || (uint64_t)have < size)
+            return NULL;
+        uint64_t va = va_alloc((uint64_t)have, 4096);
+        return sys_mem_map(self_space(), h, va, 0, (uint64_t)have, R_READ | R_WRITE) == 0 ? (void *)va : NULL;
+    }
+    *fresh = 1;
+    return mem_alloc(size, 0, NULL);
+}
+
+int svc_bootfile(uint32_t index, struct petrel_bootfile *info, const void **data)
+{
+    static struct { const void *data; int mapped; } cache[64];
+    if (sys_bootfile_info(index, info) < 0)
+        return SVC_E_NOENT;
+    if (index < 64 && cache[index].mapped) {
+        *data = cache[index].data;
+        return 0;
+    }
+    int64_t m = sys_mem_from_bootfile(root_handle(), index);
+    uint64_t size = (info->size + 4095) & ~4095ull, va = va_alloc(size, 4096);
+    if (m < 0 || sys_mem_map(self_space(), (uint32_t)m, va, 0, size, R_READ) < 0)
+        return SVC_E_PERM;
+    sys_handle_close((uint32_t)m);
+    if (index < 64) {
+        cache[index].data = (const void *)va;
+        cache[index].mapped = 1;
+    }
+    *data = (const void *)va;
+    return 0;
+}
+
+int svc_crash_for_testing(void)
+{
+    *(volatile uint64_t *)0x8 = 1;      /* a data abort: the supervisor takes over */
+    return 0;
+}
+
 /* Serve requests on `ep` forever with `entry` (the service's dispatcher). */
 void svc_serve(uint32_t ep, void (*entry)(struct svc_call *))
 {

@@ -52,6 +52,25 @@ void svc_reply_later(svc_token token, uint64_t label, unsigned len, const uint64
 void *svc_alloc(size_t size);
 void svc_free(void *p, size_t size);
 
+/* Copy from or to a client buffer (a `buffer` argument) of the current call,
+ * as the client itself could reach it. 0 or SVC_E_FAULT. */
+int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len);
+int svc_copy_out(struct svc_call *call, uint64_t client_addr, const void *src, uint64_t len);
+
+/* The service's durable state: `size` bytes that outlive a restart of a
+ * user-placed service (a memory object its supervisor keeps). *fresh says
+ * whether it was just created (zeroed). NULL if it cannot be had. */
+void *svc_state(size_t size, int *fresh);
+
+/* Boot image file `index`: its description and its bytes, in place. */
+int svc_bootfile(uint32_t index, struct petrel_bootfile *info, const void **data);
+
+/* End this service instance abnormally, to test its supervisor's restart.
+ * Only a user-placed instance can: the kernel's refuses (SVC_E_PERM). */
+int svc_crash_for_testing(void);
+
+#define SVC_E_FAULT     (-E_FAULT)
+
 /* The user placement's server loop (services/env/user_env.c). */
 void svc_serve(uint32_t ep, void (*entry)(struct svc_call *call));
 

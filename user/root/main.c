@@ -3,8 +3,9 @@
  * the system handle. It reads the system manifest the build packed into
  * the boot image (from systems/<name>.toml), creates the endpoints it
  * names, starts each program with its priority, core, arguments and
- * granted endpoints, waits until every program has exited, and returns,
- * which powers the machine off.
+ * granted endpoints, binds kernel-placed services or starts user-placed
+ * ones (and restarts those when they fault: it is their supervisor), waits
+ * until every program has exited, and returns, which powers the machine off.
  */
 #include "petrel.h"
 
@@ -13,6 +14,23 @@
 #define LABEL_EXIT      0x45584954
 
 struct endpoint { char name[24]; uint32_t handle; };
+
+/* A user-placed service under supervision: restarted from its image when it
+ * faults, with the same endpoint and the same durable state object. */
+#define MAX_SERVICES    8
+#define BADGE_SERVICE   0x5e00000000ull
+#define STATE_SIZE      0x200000ull
+
+struct service {
+    char name[24], program[40];
+    uint32_t ep, state, space, thread;
+    unsigned prio, restarts;
+    int cpu;
+};
+
+static struct service services[MAX_SERVICES];
+static unsigned nservices;
+static uint32_t parent_ep;
 
 static struct endpoint endpoints[MAX_ENDPOINTS];
 static unsigned nendpoints;
@@ -112,6 +130,44 @@ static const char *name_of(uint64_t pid)
     return "?";
 }
 
+/* Start (or restart) a user-placed service with its endpoint, state and
+ * the system handle, its faults coming to us. */
+static int64_t start_instance(struct service *v)
+{
+    int64_t fault = sys_handle_dup(parent_ep, R_WRITE, BADGE_SERVICE | (uint64_t)(v - services));
+    struct spawn_grant g[] = { { "service", v->ep, R_READ }, { "state", v->state, R_READ | R_WRITE },
+                               { "root", root_handle(), R_ALL } };
+    struct spawn_req req = { v->program, "", v->prio, v->cpu, g, v->state ? 3 : 1, (uint32_t)fault };
+    struct spawn_result r;
+    int64_t err = fault > 0 ? spawn(&req, &r) : fault;
+    if (fault > 0)
+        sys_handle_close((uint32_t)fault);
+    if (err) {
+        printf("root: cannot start service %s: %s\n", v->name, error_str(err));
+        return err;
+    }
+    v->space = r.space;
+    v->thread = r.thread;
+    return 0;
+}
+
+/* A supervised service faulted: stop it and start it again. */
+static void restart(struct service *v, const struct petrel_msg *fault)
+{
+    printf("root: service %s faulted (kind %lu at 0x%lx, pc 0x%lx); restarting it\n", v->name,
+           (unsigned long)fault->mr[FAULT_MR_KIND], (unsigned long)fault->mr[FAULT_MR_ADDR],
+           (unsigned long)fault->mr[FAULT_MR_PC]);
+    struct petrel_msg stop = { MSG_INFO(0, 1, 0), { FAULT_REPLY_STOP }, 0, 0 };
+    sys_ipc_reply(0, &stop);
+    sys_thread_kill(v->thread);
+    sys_handle_close(v->thread);
+    sys_handle_close(v->space);
+    v->restarts++;
+    if (start_instance(v) == 0)
+        printf("root: service %s is back (pid %lu, restart %u)\n", v->name,
+               (unsigned long)sys_space_id(v->space), v->restarts);
+}
+
 /* One "service NAME INTERFACE ID PLACEMENT PRIO CPU" line: an endpoint for
  * the service, answered by the kernel or by a server process. */
 static void start_service(const char *line, uint32_t parent)
@@ -136,23 +192,24 @@ static void start_service(const char *line, uint32_t parent)
                err ? error_str(err) : "");
         return;
     }
-    char program[40];
-    snprintf(program, sizeof(program), "svc-%s", interface);
-    unsigned pr = 0;
-    for (const char *d = prio; *d; d++)
-        pr = pr * 10 + (unsigned)(*d - '0');
-    struct spawn_grant g[] = { { "service", ep, R_READ } };
-    struct spawn_req req = { program, "", pr, cpu[0] == '-' ? -1 : cpu[0] - '0', g, 1, 0 };
-    struct spawn_result r;
-    int64_t err = spawn(&req, &r);
-    if (err) {
-        printf("root: cannot start service %s: %s\n", name, error_str(err));
+    if (nservices == MAX_SERVICES) {
+        printf("root: too many services: %s not started\n", name);
         return;
     }
-    printf("root: service %s (%s) placed in user space (pid %lu, priority %u)\n", name, interface,
-           (unsigned long)r.pid, pr);
-    sys_handle_close(r.thread);
-    sys_handle_close(r.space);
+    struct service *v = &services[nservices];
+    memcpy(v->name, name, strlen(name) + 1);
+    snprintf(v->program, sizeof(v->program), "svc-%s", interface);
+    for (const char *d = prio; *d; d++)
+        v->prio = v->prio * 10 + (unsigned)(*d - '0');
+    v->cpu = cpu[0] == '-' ? -1 : cpu[0] - '0';
+    v->ep = ep;
+    int64_t state = sys_mem_create(STATE_SIZE, 0);      /* lazy: costs nothing until used */
+    v->state = state > 0 ? (uint32_t)state : 0;
+    if (start_instance(v) == 0) {
+        printf("root: service %s (%s) placed in user space (pid %lu, priority %u)\n", name, interface,
+               (unsigned long)sys_space_id(v->space), v->prio);
+        nservices++;
+    }
 }
 
 /* Read the manifest; returns how many programs were started. */
@@ -198,14 +255,19 @@ int main(const struct petrel_bootinfo *bi)
            bi->cpu_name, bi->ncpus, (unsigned long)(bi->mem_bytes >> 20), bi->gic_version);
     printf("root: %lu KiB free, tick %u Hz, %u files in the boot image\n",
            (unsigned long)(bi->free_bytes >> 10), bi->tick_hz, bi->nfiles);
-    uint32_t parent = (uint32_t)sys_endpoint_create();
-    unsigned n = run_manifest(parent);
-    for (unsigned left = n; left > 0; left--) {
+    parent_ep = (uint32_t)sys_endpoint_create();
+    unsigned n = run_manifest(parent_ep);
+    for (unsigned left = n; left > 0; ) {
         struct petrel_msg m = { 0 };
-        if (sys_ipc_recv(parent, &m) != 0)
+        if (sys_ipc_recv(parent_ep, &m) != 0)
             break;
-        if (MSG_LABEL(m.info) == LABEL_EXIT)
+        if (MSG_LABEL(m.info) == LABEL_FAULT && (m.badge & ~0xffull) == BADGE_SERVICE &&
+            (m.badge & 0xff) < nservices) {
+            restart(&services[m.badge & 0xff], &m);
+        } else if (MSG_LABEL(m.info) == LABEL_EXIT) {
             printf("root: %s exited with status %ld\n", name_of(m.pid), (long)m.mr[0]);
+            left--;
+        }
     }
     if (n)
         printf("root: all %u programs have exited\n", n);

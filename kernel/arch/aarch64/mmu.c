@@ -253,6 +253,23 @@ uint64_t mmu_user_attrs(uint32_t rights, bool device)
 }
 
 paddr_t mmu_pte_pa(uint64_t pte) { return pte & PTE_ADDR_MASK; }
+
+/*
+ * The physical address of user address va in the space with table l1, if
+ * EL0 there could read it (or write it): a software walk of the same
+ * entries the MMU would use. PADDR_INVALID if not mapped so.
+ */
+paddr_t mmu_user_pa(uint64_t *l1, vaddr_t va, bool write)
+{
+    unsigned level;
+    if (va >= USER_VA_TOP)
+        return PADDR_INVALID;
+    uint64_t *e = mmu_walk(l1, va, &level);
+    if (!e || !(*e & PTE_AP_EL0) || (write && (*e & PTE_AP_RO)))
+        return PADDR_INVALID;
+    uint64_t size = level == 3 ? 4096 : level == 2 ? MiB(2) : GiB(1);
+    return (*e & PTE_ADDR_MASK & ~(size - 1)) | (va & (size - 1));
+}
 bool mmu_pte_writable(uint64_t pte) { return !(pte & PTE_AP_RO); }
 
 /*
