@@ -27,9 +27,11 @@ METRICS = [
     "notify_wake", "ctx_switch_2p", "page_fault", "map_unmap_4k", "thread_create_exit",
     "process_spawn_exit", "futex_wake", "mem_read_bw", "mem_copy_bw",
     "noop_function_call", "noop_kernel_service", "noop_user_service",
+    "file_read_kernel", "file_read_user", "file_write_kernel", "file_write_user",
 ]
 LINUX_SYSTEMS = ["linux", "linux-binder", "linux-pipe", "linux-unix", "linux-futex"]
-BANDWIDTH = {"mem_read_bw", "mem_copy_bw"}
+BANDWIDTH = {"mem_read_bw", "mem_copy_bw", "file_read_kernel", "file_read_user", "file_write_kernel",
+             "file_write_user"}
 
 # The source papers' figures for the same rows (and the BRIEF's anchors).
 PAPER = {
@@ -61,7 +63,7 @@ def prepare(repo: Path = paths.REPO) -> tuple:
     out.mkdir(parents=True, exist_ok=True)
     image = out / "petrel-bench.pbi"
     bootimage.write_image(image, [(name, paths.user_elf(name, repo).read_bytes(), bootimage.FLAG_EXEC)
-                                  for name in ("bench", "benchpeer", "benchnull", "svc-noop")])
+                                  for name in ("bench", "benchpeer", "benchnull", "svc-noop", "svc-fs")])
     linux_dir = paths.build_dir(repo) / "bench" / "linux"
     initrd = out / "linux-initramfs.cpio"
     files = {"init": (linux_dir / "init").read_bytes(), "null": (linux_dir / "null").read_bytes(),

@@ -8,6 +8,8 @@
  */
 #include "petrel.h"
 #include "noop_if.h"
+#include "fs_if.h"
+#include "fs_abi.h"
 #include "../../bench/common/bench.h"
 
 static uint64_t freq, overhead, scale = 1;
@@ -265,6 +267,58 @@ static void placement(void)
     }
 }
 
+/* File service throughput, kernel- and user-placed: 128 KiB files in
+ * 16 KiB requests. */
+static void file_rw(const char *where, uint32_t ep)
+{
+    static uint8_t chunk[16384];
+    char m_read[32], m_write[32];
+    snprintf(m_read, sizeof(m_read), "file_read_%s", where);
+    snprintf(m_write, sizeof(m_write), "file_write_%s", where);
+    if (!wanted(m_read) && !wanted(m_write))
+        return;
+    uint32_t fd;
+    uint64_t n, pos, rounds = 20 / (scale > 20 ? 20 : scale);
+    if (fs_open(ep, "/tmp/bench", 10, FS_O_READ | FS_O_WRITE | FS_O_CREATE, &fd) != 0)
+        return;
+    uint64_t t0 = bench_counter();
+    for (uint64_t r = 0; r < rounds; r++) {
+        fs_seek(ep, fd, 0, 0, &pos);
+        for (int i = 0; i < 8; i++)
+            fs_write(ep, fd, chunk, sizeof(chunk), &n);
+    }
+    uint64_t tw = bench_counter() - t0;
+    t0 = bench_counter();
+    for (uint64_t r = 0; r < rounds; r++) {
+        fs_seek(ep, fd, 0, 0, &pos);
+        for (int i = 0; i < 8; i++)
+            fs_read(ep, fd, chunk, sizeof(chunk), &n);
+    }
+    uint64_t tr = bench_counter() - t0;
+    fs_close(ep, fd);
+    if (wanted(m_write))
+        report_bw(m_write, tw, rounds * 8 * sizeof(chunk));
+    if (wanted(m_read))
+        report_bw(m_read, tr, rounds * 8 * sizeof(chunk));
+}
+
+static void files(void)
+{
+    uint32_t kep = (uint32_t)sys_endpoint_create();
+    if (sys_service_bind(root_handle(), kep, FS_IF_ID) == 0)
+        file_rw("kernel", kep);
+    uint32_t uep = (uint32_t)sys_endpoint_create();
+    int64_t state = sys_mem_create(0x200000, 0);
+    struct spawn_grant g[] = { { "service", uep, R_READ }, { "state", (uint32_t)state, R_READ | R_WRITE },
+                               { "root", root_handle(), R_ALL } };
+    struct spawn_req req = { "svc-fs", "", 0, -1, g, 3, 0 };
+    struct spawn_result r;
+    if (state > 0 && spawn(&req, &r) == 0) {
+        file_rw("user", uep);
+        sys_thread_kill(r.thread);
+    }
+}
+
 static void bandwidth(void)
 {
     uint64_t bytes = (8ull << 20) / scale;
@@ -311,6 +365,7 @@ int main(const struct petrel_bootinfo *bi)
     memory();
     creation();
     placement();
+    files();
     bandwidth();
     printf("BENCH-END petrel\n");
     return 0;
