@@ -39,7 +39,9 @@ SERVICES  = $(filter-out env include,$(notdir $(wildcard services/*)))
 SVC_GEN   = $(foreach s,$(notdir $(basename $(filter-out idl/syscalls.toml,$(IDLS)))),$(GEN)/services/$(s)_if.h)
 SVC_KSRC  = $(foreach s,$(SERVICES),$(wildcard services/$(s)/*.c))
 GENSRC    = $(GEN)/kernel/syscall_table.c
-GENHDRS   = $(GEN)/kernel/syscalls_gen.h $(GEN)/user/petrel_syscalls.h
+SYSHDRS   = $(GEN)/kernel/syscalls_gen.h $(GEN)/user/petrel_syscalls.h
+GENHDRS   = $(SYSHDRS) $(GEN)/kernel/autoconf.h
+PYTHON   ?= python3
 KSVCOBJ   = $(call kobjs,kernel,$(SVC_KSRC)) $(patsubst %,$(O)/kernel/gen/%_server.c.o,$(SERVICES))
 KTSVCOBJ  = $(call kobjs,kernel-test,$(SVC_KSRC)) $(patsubst %,$(O)/kernel-test/gen/%_server.c.o,$(SERVICES))
 KOBJ      = $(call kobjs,kernel,$(KSRC)) $(O)/kernel/gen/syscall_table.c.o $(KSVCOBJ)
@@ -80,8 +82,13 @@ kernel: $(O)/kernel/kernel.bin
 kernel-test: $(O)/kernel-test/kernel.bin
 user: $(UELFS) $(USVCELFS)
 
+# Kernel options: kernel/Kconfig + build/.config (from configs/defconfig).
+$(GEN)/kernel/autoconf.h: kernel/Kconfig configs/defconfig $(wildcard $(O)/.config) tools/petrel/kconfig.py
+	@echo "  KCONFIG $(O)/.config"
+	$(Q)PYTHONPATH=tools $(PYTHON) -m petrel.kconfig header kernel/Kconfig $(O)/.config configs/defconfig $@
+
 # The system call interface: one description, generated C and docs.
-$(GENSRC) $(GENHDRS) docs/reference/syscalls.md &: idl/syscalls.toml tools/petrel/syscallgen.py
+$(GENSRC) $(SYSHDRS) docs/reference/syscalls.md &: idl/syscalls.toml tools/petrel/syscallgen.py
 	@echo "  GEN     $(GEN) docs/reference/syscalls.md"
 	$(Q)PYTHONPATH=tools python3 -m petrel.syscallgen idl/syscalls.toml $(GEN) docs/reference/syscalls.md
 

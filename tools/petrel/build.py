@@ -18,7 +18,7 @@ def run_make(targets=(), jobs=None, verbose=False, repo=paths.REPO) -> int:
         print("build: make not found: run `./petrel setup`", file=sys.stderr)
         return 127
     argv = ["make", "-C", str(repo), f"O={paths.BUILD_DIR_NAME}", f"-j{jobs or os.cpu_count() or 1}",
-            "--no-print-directory"]
+            "--no-print-directory", f"PYTHON={sys.executable}"]
     if verbose:
         argv.append("V=1")
     sys.stdout.flush()

@@ -96,12 +96,23 @@ def add_bench(sub) -> None:
     p.add_argument("--runs", type=int, metavar="N", help="boots per system (default 1 for icount, 5 for wall)")
 
 
+# Adds the `config` subcommand.
+def add_config(sub) -> None:
+    p = sub.add_parser("config", help="show or change the kernel build options (Kconfig)",
+                       description="The kernel's build options (kernel/Kconfig) live in build/.config, made from "
+                                   "configs/defconfig. With no option: the interactive menuconfig. The next "
+                                   "./petrel build uses the new values.")
+    p.add_argument("--show", action="store_true", help="print every option with its value and range")
+    p.add_argument("--set", nargs="+", metavar="NAME=VALUE", help="set options, e.g. --set HZ=250 MAX_CPUS=4")
+    p.add_argument("--reset", action="store_true", help="go back to configs/defconfig")
+
+
 # Returns the argument parser of ./petrel.
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="petrel", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (add_setup, add_build, add_run, add_test, add_bench):
+    for add in (add_setup, add_build, add_run, add_test, add_bench, add_config):
         add(sub)
     return parser
 
@@ -156,7 +167,29 @@ def cmd_bench(args) -> int:
     return bench.main(args.mode, args.cpu, args.smp, args.only, args.runs, args.mem)
 
 
-COMMANDS = {"setup": cmd_setup, "build": cmd_build, "run": cmd_run, "test": cmd_test, "bench": cmd_bench}
+# `./petrel config`.
+def cmd_config(args) -> int:
+    from petrel import kconfig
+    files = (paths.REPO / "kernel" / "Kconfig", paths.build_dir() / ".config", paths.REPO / "configs" / "defconfig")
+    if args.reset:
+        import shutil
+        files[1].parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(files[2], files[1])
+        print("config: back to configs/defconfig")
+        return 0
+    if args.set:
+        problems = kconfig.set_values(*files, args.set)
+        for p in problems:
+            print(f"config: {p}", file=sys.stderr)
+        return 1 if problems else 0
+    if args.show:
+        print(kconfig.show(*files))
+        return 0
+    return kconfig.menuconfig(*files)
+
+
+COMMANDS = {"setup": cmd_setup, "build": cmd_build, "run": cmd_run, "test": cmd_test, "bench": cmd_bench,
+            "config": cmd_config}
 
 
 # Entry point of ./petrel; returns the exit status.
