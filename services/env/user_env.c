@@ -89,7 +89,7 @@ void *svc_state(size_t size, int *fresh)
         int64_t have = sys_mem_size(h);
         if (have < 0 || (uint64_t)have < size)
             return NULL;
-        uint64_t va = va_alloc((uint64_t)have, 4096);
+        uint64_t va = va_alloc((uint64_t)have, 0x200000);     /* room for 2 MiB pages */
         return sys_mem_map(self_space(), h, va, 0, (uint64_t)have, R_READ | R_WRITE) == 0 ? (void *)va : NULL;
     }
     *fresh = 1;

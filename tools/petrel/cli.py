@@ -96,6 +96,17 @@ def add_bench(sub) -> None:
     p.add_argument("--runs", type=int, metavar="N", help="boots per system (default 1 for icount, 5 for wall)")
 
 
+# Adds the `tlb` subcommand.
+def add_tlb(sub) -> None:
+    p = sub.add_parser("tlb", help="the TLB budget of a system description",
+                       description="Count the TLB entries every address space of a system needs at its page "
+                                   "sizes, against the main TLB of the core (the hybrid kernel paper, 3.3). "
+                                   "Writes build/tlb/<system>.md.")
+    p.add_argument("--system", default="default", help="systems/<NAME>.toml (default: default)")
+    p.add_argument("--cpu", choices=("cortex-a53", "cortex-a72"), default="cortex-a53",
+                   help="the core whose TLB to compare with (default cortex-a53)")
+
+
 # Adds the `config` subcommand.
 def add_config(sub) -> None:
     p = sub.add_parser("config", help="show or change the kernel build options (Kconfig)",
@@ -112,7 +123,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="petrel", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (add_setup, add_build, add_run, add_test, add_bench, add_config):
+    for add in (add_setup, add_build, add_run, add_test, add_bench, add_config, add_tlb):
         add(sub)
     return parser
 
@@ -188,8 +199,15 @@ def cmd_config(args) -> int:
     return kconfig.menuconfig(*files)
 
 
+# `./petrel tlb`.
+def cmd_tlb(args) -> int:
+    from petrel import tlb
+    status = build.build()
+    return status or tlb.main(args.system, args.cpu)
+
+
 COMMANDS = {"setup": cmd_setup, "build": cmd_build, "run": cmd_run, "test": cmd_test, "bench": cmd_bench,
-            "config": cmd_config}
+            "config": cmd_config, "tlb": cmd_tlb}
 
 
 # Entry point of ./petrel; returns the exit status.

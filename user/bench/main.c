@@ -308,7 +308,7 @@ static void files(void)
     if (sys_service_bind(root_handle(), kep, FS_IF_ID) == 0)
         file_rw("kernel", kep);
     uint32_t uep = (uint32_t)sys_endpoint_create();
-    int64_t state = sys_mem_create(0x200000, 0);
+    int64_t state = sys_mem_create(0x200000, MEM_PAGE_2M);
     struct spawn_grant g[] = { { "service", uep, R_READ }, { "state", (uint32_t)state, R_READ | R_WRITE },
                                { "root", root_handle(), R_ALL } };
     struct spawn_req req = { "svc-fs", "", 0, -1, g, 3, 0 };

@@ -203,7 +203,7 @@ static void start_service(const char *line, uint32_t parent)
         v->prio = v->prio * 10 + (unsigned)(*d - '0');
     v->cpu = cpu[0] == '-' ? -1 : cpu[0] - '0';
     v->ep = ep;
-    int64_t state = sys_mem_create(STATE_SIZE, 0);      /* lazy: costs nothing until used */
+    int64_t state = sys_mem_create(STATE_SIZE, MEM_PAGE_2M);  /* lazy, one TLB entry when used */
     v->state = state > 0 ? (uint32_t)state : 0;
     if (start_instance(v) == 0) {
         printf("root: service %s (%s) placed in user space (pid %lu, priority %u)\n", name, interface,
