@@ -15,11 +15,16 @@
 #include "kmalloc.h"
 #include "memory.h"
 #include "bootimage.h"
+#include "fdt.h"
+#include "irq.h"
+#include "cpu.h"
+#include "timer.h"
 #include "svc.h"
 #include "syscalls_gen.h"
 
 #include "noop_if.h"
 #include "fs_if.h"
+#include "console_if.h"
 
 /* The services compiled into the kernel, by interface id. */
 static const struct ksvc {
@@ -29,6 +34,7 @@ static const struct ksvc {
 } services[] = {
     { 1, "noop", noop_service },
     { 2, "fs", fs_service },
+    { 3, "console", console_service },
 };
 
 struct kenv {
@@ -143,6 +149,51 @@ int svc_bootfile(uint32_t index, struct petrel_bootfile *info, const void **data
     info->flags = f.flags;
     *data = f.data;
     return 0;
+}
+
+extern struct fdt boot_fdt;
+
+volatile void *svc_device(const char *compat, uint32_t *irq)
+{
+    int node = fdt_find_compatible(&boot_fdt, -1, compat);
+    uint64_t pa, size;
+    void *va;
+    if (node < 0 || !fdt_reg(&boot_fdt, node, 0, &pa, &size) || arch_map_device(pa, size ? size : 4096, &va))
+        return NULL;
+    uint32_t len;
+    const uint8_t *p = fdt_prop(&boot_fdt, node, "interrupts", &len);
+    *irq = p && len >= 12 ? be32(p + 4) + (be32(p) == 0 ? 32 : 16) : 0;
+    return va;
+}
+
+static void (*irq_handlers[IRQ_MAX])(void);
+static unsigned irq_cpu[IRQ_MAX];
+
+/* Kernel interrupt context (kernel lock held): mask, then the service. */
+static void service_irq(unsigned irq, void *arg)
+{
+    irq_disable(irq);
+    if (irq_handlers[irq])
+        irq_handlers[irq]();
+}
+
+int svc_irq_attach(uint32_t irq, void (*handler)(void))
+{
+    if (irq < 32 || irq >= IRQ_MAX || irq == timer_irq())
+        return SVC_E_INVAL;
+    irq_handlers[irq] = handler;
+    irq_cpu[irq] = this_cpu()->index;
+    int err = irq_register(irq, service_irq, NULL);
+    if (err && err != -E_BUSY)
+        return err;
+    irq_enable(irq);
+    return 0;
+}
+
+void svc_irq_done(uint32_t irq)
+{
+    if (irq < IRQ_MAX)
+        irq_enable_on(irq, irq_cpu[irq]);
 }
 
 int svc_crash_for_testing(void)

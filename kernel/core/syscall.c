@@ -11,6 +11,7 @@
 #include "syscalls_gen.h"
 #include "petrel_abi.h"
 #include "arch.h"
+#include "fdt.h"
 
 #define DEBUG_WRITE_MAX 4096
 
@@ -112,4 +113,31 @@ int64_t sys_system_off(uint32_t root)
         return -E_BADHANDLE;
     kprintf("petrel: shutting down\n");
     arch_system_off();
+}
+
+extern struct fdt boot_fdt;
+
+int64_t sys_device_find(uint32_t root, vaddr_t compat, uint64_t len, uint64_t index, vaddr_t out)
+{
+    struct handle_slot *sl;
+    if (handle_get(me(), root, OBJ_ROOT, 0, &sl) != 0)
+        return -E_BADHANDLE;
+    char name[64];
+    if (len == 0 || len > 63)
+        return -E_INVAL;
+    if (copy_from_user(name, compat, len))
+        return -E_FAULT;
+    name[len] = '\0';
+    int node = -1;
+    for (uint64_t i = 0; i <= index; i++)
+        if ((node = fdt_find_compatible(&boot_fdt, node, name)) < 0)
+            return -E_NOENT;
+    struct petrel_device d;
+    memset(&d, 0, sizeof(d));
+    fdt_reg(&boot_fdt, node, 0, &d.pa, &d.size);
+    uint32_t plen;
+    const uint8_t *irq = fdt_prop(&boot_fdt, node, "interrupts", &plen);
+    if (irq && plen >= 12)
+        d.irq = be32(irq + 4) + (be32(irq) == 0 ? 32 : 16);
+    return copy_to_user(out, &d, sizeof(d));
 }

@@ -118,6 +118,63 @@ int svc_bootfile(uint32_t index, struct petrel_bootfile *info, const void **data
     return 0;
 }
 
+volatile void *svc_device(const char *compat, uint32_t *irq)
+{
+    struct petrel_device d;
+    if (sys_device_find(root_handle(), compat, strlen(compat), 0, &d) < 0 || !d.pa)
+        return NULL;
+    uint64_t base = d.pa & ~4095ull, size = ((d.pa + (d.size ? d.size : 4096) + 4095) & ~4095ull) - base;
+    int64_t m = sys_mem_create_phys(root_handle(), base, size);
+    uint64_t va = va_alloc(size, 4096);
+    if (m < 0 || sys_mem_map(self_space(), (uint32_t)m, va, 0, size, R_READ | R_WRITE) < 0)
+        return NULL;
+    *irq = d.irq;
+    return (volatile void *)(va + (d.pa - base));
+}
+
+/* Interrupts arrive as a notification bound to the server thread: its
+ * ipc_recv returns LABEL_NOTIFY between requests. */
+static struct { uint32_t irq, handle; void (*handler)(void); } irqs[8];
+static unsigned nirqs;
+static uint32_t irq_notification;
+
+int svc_irq_attach(uint32_t irq, void (*handler)(void))
+{
+    if (nirqs == 8)
+        return SVC_E_NOMEM;
+    if (!irq_notification) {
+        int64_t n = sys_notify_create();
+        if (n < 0 || sys_notify_bind(self_thread(), (uint32_t)n) < 0)
+            return SVC_E_NOMEM;
+        irq_notification = (uint32_t)n;
+    }
+    int64_t h = sys_irq_create(root_handle(), irq);
+    if (h < 0)
+        return (int)h;
+    if (sys_irq_bind((uint32_t)h, irq_notification, 1ull << nirqs) < 0)
+        return SVC_E_INVAL;
+    irqs[nirqs].irq = irq;
+    irqs[nirqs].handle = (uint32_t)h;
+    irqs[nirqs].handler = handler;
+    nirqs++;
+    return 0;
+}
+
+void svc_irq_done(uint32_t irq)
+{
+    for (unsigned i = 0; i < nirqs; i++)
+        if (irqs[i].irq == irq)
+            sys_irq_ack(irqs[i].handle);
+}
+
+/* A notification arrived with `bits`: run the handlers of those interrupts. */
+static void interrupts(uint64_t bits)
+{
+    for (unsigned i = 0; i < nirqs; i++)
+        if (bits & (1ull << i))
+            irqs[i].handler();
+}
+
 int svc_crash_for_testing(void)
 {
     *(volatile uint64_t *)0x8 = 1;      /* a data abort: the supervisor takes over */
@@ -135,6 +192,12 @@ void svc_serve(uint32_t ep, void (*entry)(struct svc_call *))
         if (r < 0) {
             printf("service: receive failed: %s\n", error_str(r));
             return;
+        }
+        if (MSG_LABEL(m.info) == LABEL_NOTIFY) {
+            interrupts(m.mr[0]);
+            m.info = 0;
+            r = sys_ipc_recv(ep, &m);
+            continue;
         }
         call.label = MSG_LABEL(m.info);
         call.len = MSG_LEN(m.info);

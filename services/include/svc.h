@@ -69,6 +69,17 @@ int svc_bootfile(uint32_t index, struct petrel_bootfile *info, const void **data
  * Only a user-placed instance can: the kernel's refuses (SVC_E_PERM). */
 int svc_crash_for_testing(void);
 
+/* The device this service drives: the registers of the first device tree
+ * node compatible with `compat`, mapped uncached (NULL if none), and its
+ * interrupt id in *irq. */
+volatile void *svc_device(const char *compat, uint32_t *irq);
+
+/* Take interrupt `irq`: `handler` runs when it fires (in the kernel: in the
+ * interrupt; in user space: in the server loop, between requests). The line
+ * stays masked until svc_irq_done. */
+int svc_irq_attach(uint32_t irq, void (*handler)(void));
+void svc_irq_done(uint32_t irq);
+
 #define SVC_E_FAULT     (-E_FAULT)
 
 /* The user placement's server loop (services/env/user_env.c). */

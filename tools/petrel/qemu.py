@@ -103,17 +103,18 @@ def kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-# Runs QEMU non-interactively; returns (exit status, or None on timeout, console
-# text). stderr is merged into the console so QEMU's own errors show up in logs.
+# Runs QEMU non-interactively, typing `input_text` on its serial console
+# (the UART takes it as the guest reads); returns (exit status, or None on
+# timeout, console text). stderr is merged into the console so QEMU's own errors show up in logs.
 # QEMU runs in its own process group, so a timeout kills all of it.
-def run(argv: list, timeout: float) -> tuple:
+def run(argv: list, timeout: float, input_text: str = "") -> tuple:
     find_qemu(argv[0])
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE if input_text else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     with _live_lock:
         _live.add(proc)
     try:
-        out, _ = proc.communicate(timeout=timeout)
+        out, _ = proc.communicate(input=input_text.encode() if input_text else None, timeout=timeout)
         return proc.returncode, decode_console(out)
     except subprocess.TimeoutExpired:
         kill_group(proc)

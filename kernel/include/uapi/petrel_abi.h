@@ -128,6 +128,13 @@ struct petrel_bootfile {
     uint32_t pad;
 };
 
+/* device_find result. */
+struct petrel_device {
+    uint64_t pa, size;          /* first register range (0 if none) */
+    uint32_t irq;               /* first interrupt as a GIC interrupt id (0 if none) */
+    uint32_t pad;
+};
+
 /* mem_create flags. */
 #define MEM_PAGE_4K     0
 #define MEM_PAGE_64K    1

@@ -24,13 +24,17 @@ static void pl011_putc(char c)
     *reg(UART_DR) = (uint8_t)c;
 }
 
-/* Take over the UART at va: 8N1 with FIFOs, transmit and receive on. */
+/*
+ * Take over the UART at va: 8N1, transmit and receive on. The FIFOs stay
+ * as they are: switching them on or off empties the receive FIFO, which
+ * would lose what was typed before the kernel started.
+ */
 void pl011_init(void *va)
 {
     uart = va;
     *reg(UART_CR) = 0;
     *reg(UART_IMSC) = 0;
-    *reg(UART_LCRH) = (3 << 5) | (1 << 4);
+    *reg(UART_LCRH) = (3 << 5) | (*reg(UART_LCRH) & (1 << 4));
     *reg(UART_CR) = (1 << 0) | (1 << 8) | (1 << 9);
     console_set_output(pl011_putc);
 }
