@@ -51,9 +51,12 @@ static void serve_reader(void)
     console_read_line_reply(t, 0, (const uint8_t *)lines[i], lengths[i]);
 }
 
-/* The receive interrupt: drain the FIFO into the line being typed. */
+/* The receive interrupt: drain the FIFO into the line being typed. The
+ * interrupt is cleared first, so a character arriving after the last read
+ * raises it again instead of being cleared unseen. */
 static void received(void)
 {
+    *reg(UART_ICR) = IM_RX | IM_RT;
     while (!(*reg(UART_FR) & FR_RXFE)) {
         char c = (char)(*reg(UART_DR) & 0xff);
         if (c == '\r' || c == '\n') {
@@ -76,7 +79,6 @@ static void received(void)
             put(c);
         }
     }
-    *reg(UART_ICR) = IM_RX | IM_RT;
     serve_reader();
     svc_irq_done(irq);
 }

@@ -42,6 +42,7 @@ class Case:
     programs: list = field(default_factory=lambda: ["root"])
     system: str = ""
     input: str = ""             # typed on the serial console
+    input_after: str = ""       # ... once this regex has appeared on it
     files: list = field(default_factory=list)
     cpu: str = "cortex-a53"
     gic: int = 2
@@ -68,7 +69,7 @@ class Case:
 
 # Each key a case may set, with the check its value must pass.
 FIELD_TYPES = {
-    "name": str, "kernel": str, "programs": list, "system": str, "input": str, "files": list, "cpu": str, "gic": int,
+    "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "files": list, "cpu": str, "gic": int,
     "smp": int, "mem": str, "icount": bool, "virtualization": bool, "append": str, "tap": bool, "expect": list,
     "expect_exit": (int, str), "timeout": (int, float), "pre": list, "allow_panic": bool,
 }

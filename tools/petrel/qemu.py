@@ -107,13 +107,15 @@ def kill_group(proc: subprocess.Popen) -> None:
 # (the UART takes it as the guest reads); returns (exit status, or None on
 # timeout, console text). stderr is merged into the console so QEMU's own errors show up in logs.
 # QEMU runs in its own process group, so a timeout kills all of it.
-def run(argv: list, timeout: float, input_text: str = "") -> tuple:
+def run(argv: list, timeout: float, input_text: str = "", input_after: str = "") -> tuple:
     find_qemu(argv[0])
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE if input_text else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     with _live_lock:
         _live.add(proc)
     try:
+        if input_text and input_after:
+            return _run_typing(proc, timeout, input_text, input_after)
         out, _ = proc.communicate(input=input_text.encode() if input_text else None, timeout=timeout)
         return proc.returncode, decode_console(out)
     except subprocess.TimeoutExpired:
@@ -126,6 +128,42 @@ def run(argv: list, timeout: float, input_text: str = "") -> tuple:
             proc.wait()
         with _live_lock:
             _live.discard(proc)
+
+
+# Reads the console as it comes and types input_text once input_after (a
+# regex) has appeared, the way a person waits for a prompt.
+def _run_typing(proc, timeout: float, input_text: str, input_after: str) -> tuple:
+    import re
+    import threading
+    import time
+    chunks, typed = [], threading.Event()
+
+    def reader():
+        while True:
+            data = proc.stdout.read1(4096)
+            if not data:
+                return
+            chunks.append(data)
+            if not typed.is_set() and re.search(input_after, decode_console(b"".join(chunks))):
+                typed.set()
+                try:
+                    proc.stdin.write(input_text.encode())
+                    proc.stdin.close()
+                except OSError:
+                    pass
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    deadline = time.monotonic() + timeout
+    while proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if proc.poll() is None:
+        kill_group(proc)
+        proc.wait()
+        t.join(5)
+        return None, decode_console(b"".join(chunks))
+    t.join(5)
+    return proc.returncode, decode_console(b"".join(chunks))
 
 
 # Kills every QEMU that run() started and that is still running.

@@ -23,6 +23,7 @@ int main(void *info)
     tap_ok(console_print(con, (void *)0x10, 8, &n) == -E_FAULT, "console: an unreachable buffer is refused");
     char line[121];
     uint32_t len = 0;
+    puts("contest: waiting for input");
     for (int i = 1; i <= 2; i++) {
         int64_t err = console_read_line(con, line, &len);
         line[err ? 0 : len] = 0;
