@@ -118,8 +118,35 @@ int svc_bootfile(uint32_t index, struct petrel_bootfile *info, const void **data
     return 0;
 }
 
+/* Interrupt objects the spawner gave with the device ("irq:<compat>"). */
+static struct { uint32_t irq, handle; } given_irqs[8];
+static unsigned ngiven;
+
 volatile void *svc_device(const char *compat, uint32_t *irq)
 {
+    char name[64];
+    snprintf(name, sizeof(name), "dev:%s", compat);
+    uint32_t dev = start_handle(name);
+    if (dev) {
+        /* The system description gave us this device: its own objects. */
+        int64_t size = sys_mem_size(dev);
+        uint64_t va = va_alloc((uint64_t)size, 4096);
+        if (size <= 0 || sys_mem_map(self_space(), dev, va, 0, (uint64_t)size, R_READ | R_WRITE) < 0)
+            return NULL;
+        struct petrel_device d;
+        snprintf(name, sizeof(name), "irq:%s", compat);
+        uint32_t ih = start_handle(name);
+        *irq = 0;
+        if (ih && sys_device_find(root_handle(), compat, strlen(compat), 0, &d) == 0)
+            *irq = d.irq;
+        else if (ih && ngiven < 8)
+            *irq = 1000 + ngiven;           /* a private number for the given object */
+        if (ih && ngiven < 8) {
+            given_irqs[ngiven].irq = *irq;
+            given_irqs[ngiven++].handle = ih;
+        }
+        return (volatile void *)va;
+    }
     struct petrel_device d;
     if (sys_device_find(root_handle(), compat, strlen(compat), 0, &d) < 0 || !d.pa)
         return NULL;
@@ -148,7 +175,12 @@ int svc_irq_attach(uint32_t irq, void (*handler)(void))
             return SVC_E_NOMEM;
         irq_notification = (uint32_t)n;
     }
-    int64_t h = sys_irq_create(root_handle(), irq);
+    int64_t h = -E_BADHANDLE;
+    for (unsigned i = 0; i < ngiven; i++)
+        if (given_irqs[i].irq == irq)
+            h = given_irqs[i].handle;
+    if (h < 0)
+        h = sys_irq_create(root_handle(), irq);
     if (h < 0)
         return (int)h;
     if (sys_irq_bind((uint32_t)h, irq_notification, 1ull << nirqs) < 0)

@@ -118,8 +118,8 @@ def test_services_in_the_manifest_and_image():
     from conftest import REPO
     kernel = systems.load_system(REPO / "systems" / "default.toml", REPO)
     user = systems.load_system(REPO / "systems" / "default-user.toml", REPO)
-    assert "service noop noop 1 kernel 120 -" in kernel.manifest().splitlines()
-    assert "service noop noop 1 user 120 -" in user.manifest().splitlines()
+    assert "service noop noop 1 kernel 120 - - 0 -" in kernel.manifest().splitlines()
+    assert "service noop noop 1 user 120 - - 0 -" in user.manifest().splitlines()
     assert "svc-noop" not in [i.name for i in kernel.items]
     assert "svc-noop" in [i.name for i in user.items]
     # The only difference between the two descriptions is the placement.
@@ -135,6 +135,10 @@ def test_services_in_the_manifest_and_image():
     ('name = "s"\ninterface = "noop"\nplacement = "both"', "'placement' must be"),
     ('name = "s"\ninterface = "noop"\nplacement = "user"\npriority = 0', "'priority' must be"),
     ('name = "s"\ninterface = "noop"\nplacement = "user"\ncolour = 1', "unknown key 'colour'"),
+    ('name = "s"\ninterface = "noop"\nplacement = "user"\ncalls = ["ghost"]', "'ghost' is not a \\[\\[service\\]\\]"),
+    ('name = "s"\ninterface = "noop"\nplacement = "user"\ncalls = ["s"]', "cycle: s -> s"),
+    ('name = "s"\ninterface = "noop"\nplacement = "user"\ndevices = ["arm;pl011"]', "without spaces or ';'"),
+    ('name = "s"\ninterface = "noop"\nplacement = "user"\nbootfiles = "yes"', "'bootfiles' must be"),
 ])
 def test_bad_services_are_refused(service, message):
     from conftest import REPO
@@ -145,3 +149,21 @@ def test_bad_services_are_refused(service, message):
         path.write_text(text)
         with pytest.raises(systems.SystemConfigError, match=message):
             systems.load_system(path, REPO)
+
+
+def test_a_device_goes_to_one_service_and_calls_do_not_cycle():
+    from conftest import REPO
+    import tempfile, pathlib
+    base = (REPO / "systems" / "default.toml").read_text()
+    two = ('\n[[service]]\nname = "a"\ninterface = "console"\nplacement = "user"\ndevices = ["arm,pl011"]\n'
+           '\n[[service]]\nname = "b"\ninterface = "console"\nplacement = "user"\ndevices = ["arm,pl011"]\n')
+    loop = ('\n[[service]]\nname = "a"\ninterface = "noop"\nplacement = "user"\ncalls = ["b"]\n'
+            '\n[[service]]\nname = "b"\ninterface = "noop"\nplacement = "kernel"\ncalls = ["a"]\n')
+    for extra, message in ((two, "'arm,pl011' is given to both 'a' and 'b'"), (loop, "cycle: a -> b -> a")):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = pathlib.Path(tmp) / "x.toml"
+            path.write_text(base + extra)
+            with pytest.raises(systems.SystemConfigError, match=message):
+                systems.load_system(path, REPO)
+    console = systems.load_system(REPO / "systems" / "console-user.toml", REPO)
+    assert "service console console 3 user 150 - arm,pl011 0 -" in console.manifest().splitlines()

@@ -35,7 +35,7 @@ from pathlib import Path
 from petrel import bootimage, paths
 
 TOP_KEYS = {"system", "program", "file", "endpoint", "service"}
-SERVICE_KEYS = {"name", "interface", "placement", "priority", "cpu"}
+SERVICE_KEYS = {"name", "interface", "placement", "priority", "cpu", "devices", "bootfiles", "calls"}
 PLACEMENTS = ("kernel", "user")
 SYSTEM_KEYS = {"name"}
 PROGRAM_KEYS = {"name", "binary", "priority", "cpu", "args", "grants"}
@@ -77,6 +77,9 @@ class Service:
     placement: str
     priority: int = 100
     cpu: int | None = None
+    devices: tuple = ()         # device tree compatible strings it drives
+    bootfiles: bool = False     # may read the boot image's files
+    calls: tuple = ()           # services it may call
 
 
 @dataclass
@@ -95,7 +98,8 @@ class System:
         lines += [f"endpoint {e}\n" for e in self.endpoints]
         for v in self.services:
             cpu = "-" if v.cpu is None else str(v.cpu)
-            lines.append(f"service {v.name} {v.interface} {v.interface_id} {v.placement} {v.priority} {cpu}\n")
+            lines.append(f"service {v.name} {v.interface} {v.interface_id} {v.placement} {v.priority} {cpu} "
+                         f"{';'.join(v.devices) or '-'} {1 if v.bootfiles else 0} {';'.join(v.calls) or '-'}\n")
         for p in self.programs:
             cpu = "-" if p.cpu is None else str(p.cpu)
             grants = ",".join(p.grants) or "-"
@@ -157,6 +161,7 @@ def load_system(source: Path, repo: Path = paths.REPO) -> System:
     services = []
     for index, svc in enumerate(table_list(label, doc, "service")):
         services.append(load_service(f"{label}: [[service]] #{index + 1}", svc, endpoints, services, repo))
+    check_services(label, services)
     endpoints_and_services = endpoints + [v.name for v in services]
     items, programs, used = [], [], set()
     for index, prog in enumerate(table_list(label, doc, "program")):
@@ -205,7 +210,40 @@ def load_service(where: str, svc: dict, endpoints: list, services: list, repo: P
     if placement not in PLACEMENTS:
         raise SystemConfigError(f"{where}: key 'placement' must be \"kernel\" or \"user\"")
     prog = load_program(where, name, {k: v for k, v in svc.items() if k in ("priority", "cpu")}, [], set())
-    return Service(name, interface, interface_id, placement, prog.priority, prog.cpu)
+    devices, calls = svc.get("devices", []), svc.get("calls", [])
+    for key, value in (("devices", devices), ("calls", calls)):
+        if not isinstance(value, list) or not all(isinstance(x, str) and x and ";" not in x and " " not in x
+                                                  and len(x) < 40 for x in value):
+            raise SystemConfigError(f"{where}: key {key!r} must be a list of names without spaces or ';'")
+    bootfiles = svc.get("bootfiles", False)
+    if not isinstance(bootfiles, bool):
+        raise SystemConfigError(f"{where}: key 'bootfiles' must be true or false")
+    return Service(name, interface, interface_id, placement, prog.priority, prog.cpu, tuple(devices), bootfiles,
+                   tuple(calls))
+
+
+# Checks across services: each device driven by one service only, calls name
+# services, and no service waits on itself through a chain of calls.
+def check_services(label: str, services: list) -> None:
+    owner, names = {}, {v.name for v in services}
+    for v in services:
+        for d in v.devices:
+            if d in owner:
+                raise SystemConfigError(f"{label}: device {d!r} is given to both {owner[d]!r} and {v.name!r}")
+            owner[d] = v.name
+        for c in v.calls:
+            if c not in names:
+                raise SystemConfigError(f"{label}: service {v.name!r} key 'calls': {c!r} is not a [[service]]")
+    calls = {v.name: v.calls for v in services}
+
+    def visit(name, path):
+        if name in path:
+            cycle = " -> ".join(path[path.index(name):] + [name])
+            raise SystemConfigError(f"{label}: services call each other in a cycle: {cycle}")
+        for c in calls.get(name, ()):
+            visit(c, path + [name])
+    for v in services:
+        visit(v.name, [])
 
 
 # Checks one started program's priority, core, arguments and grants.

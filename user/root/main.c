@@ -21,11 +21,16 @@ struct endpoint { char name[24]; uint32_t handle; };
 #define BADGE_SERVICE   0x5e00000000ull
 #define STATE_SIZE      0x200000ull
 
+#define SERVICE_GRANTS  12
+
 struct service {
     char name[24], program[40];
     uint32_t ep, state, space, thread;
     unsigned prio, restarts;
     int cpu;
+    struct spawn_grant grants[SERVICE_GRANTS];  /* devices, interrupts, called services */
+    char grant_names[SERVICE_GRANTS][24];
+    unsigned ngrants;
 };
 
 static struct service services[MAX_SERVICES];
@@ -135,9 +140,11 @@ static const char *name_of(uint64_t pid)
 static int64_t start_instance(struct service *v)
 {
     int64_t fault = sys_handle_dup(parent_ep, R_WRITE, BADGE_SERVICE | (uint64_t)(v - services));
-    struct spawn_grant g[] = { { "service", v->ep, R_READ }, { "state", v->state, R_READ | R_WRITE },
-                               { "root", root_handle(), R_ALL } };
-    struct spawn_req req = { v->program, "", v->prio, v->cpu, g, v->state ? 3 : 1, (uint32_t)fault };
+    struct spawn_grant g[2 + SERVICE_GRANTS] = { { "service", v->ep, R_READ }, { "state", v->state, R_READ | R_WRITE } };
+    unsigned ng = v->state ? 2 : 1;
+    for (unsigned i = 0; i < v->ngrants; i++)
+        g[ng++] = v->grants[i];
+    struct spawn_req req = { v->program, "", v->prio, v->cpu, g, ng, (uint32_t)fault };
     struct spawn_result r;
     int64_t err = fault > 0 ? spawn(&req, &r) : fault;
     if (fault > 0)
@@ -168,15 +175,53 @@ static void restart(struct service *v, const struct petrel_msg *fault)
                (unsigned long)sys_space_id(v->space), v->restarts);
 }
 
-/* One "service NAME INTERFACE ID PLACEMENT PRIO CPU" line: an endpoint for
- * the service, answered by the kernel or by a server process. */
+/* Add a grant to a service being set up. */
+static void add_grant(struct service *v, const char *prefix, const char *what, uint32_t h, uint32_t rights)
+{
+    if (v->ngrants == SERVICE_GRANTS || !h)
+        return;
+    snprintf(v->grant_names[v->ngrants], sizeof(v->grant_names[0]), "%s%s", prefix, what);
+    v->grants[v->ngrants] = (struct spawn_grant){ v->grant_names[v->ngrants], h, rights };
+    v->ngrants++;
+}
+
+/* The declared devices (';'-separated compatible strings): their registers
+ * and interrupt as objects of their own, so the service needs no system handle. */
+static void grant_devices(struct service *v, const char *devices)
+{
+    for (const char *q = devices; strcmp(devices, "-") != 0 && *q; ) {
+        char compat[48];
+        size_t n = 0;
+        while (q[n] && q[n] != ';' && n + 1 < sizeof(compat)) {
+            compat[n] = q[n];
+            n++;
+        }
+        compat[n] = 0;
+        q += n + (q[n] == ';');
+        struct petrel_device d;
+        if (sys_device_find(root_handle(), compat, n, 0, &d) < 0) {
+            printf("root: service %s: no device %s\n", v->name, compat);
+            continue;
+        }
+        uint64_t base = d.pa & ~4095ull, size = ((d.pa + (d.size ? d.size : 4096) + 4095) & ~4095ull) - base;
+        int64_t m = sys_mem_create_phys(root_handle(), base, size);
+        int64_t irq = d.irq ? sys_irq_create(root_handle(), d.irq) : 0;
+        add_grant(v, "dev:", compat, m > 0 ? (uint32_t)m : 0, R_READ | R_WRITE | R_GRANT);
+        add_grant(v, "irq:", compat, irq > 0 ? (uint32_t)irq : 0, R_ALL);
+    }
+}
+
+/* One "service NAME INTERFACE ID PLACEMENT PRIO CPU DEVICES BOOTFILES CALLS"
+ * line: an endpoint for the service, answered by the kernel or by a server
+ * process given exactly what the description lists. */
 static void start_service(const char *line, uint32_t parent)
 {
-    char name[24], interface[24], id_s[8], placement[8], prio[8], cpu[8];
+    char name[24], interface[24], id_s[8], placement[8], prio[8], cpu[8], devices[96], bootfiles[4], calls[96];
     const char *p = line;
     if (!word(&p, name, sizeof(name)) || !word(&p, interface, sizeof(interface)) || !word(&p, id_s, sizeof(id_s)) ||
         !word(&p, placement, sizeof(placement)) || !word(&p, prio, sizeof(prio)) || !word(&p, cpu, sizeof(cpu)) ||
-        nendpoints == MAX_ENDPOINTS) {
+        !word(&p, devices, sizeof(devices)) || !word(&p, bootfiles, sizeof(bootfiles)) ||
+        !word(&p, calls, sizeof(calls)) || nendpoints == MAX_ENDPOINTS) {
         printf("root: malformed manifest line: service %s\n", line);
         return;
     }
@@ -205,6 +250,19 @@ static void start_service(const char *line, uint32_t parent)
     v->ep = ep;
     int64_t state = sys_mem_create(STATE_SIZE, MEM_PAGE_2M);  /* lazy, one TLB entry when used */
     v->state = state > 0 ? (uint32_t)state : 0;
+    grant_devices(v, devices);
+    if (bootfiles[0] == '1')
+        add_grant(v, "", "root", root_handle(), R_ALL);     /* the boot image's files */
+    for (const char *q = calls; strcmp(calls, "-") != 0 && *q; ) {
+        size_t n = 0;
+        while (q[n] && q[n] != ';')
+            n++;
+        char callee[24];
+        memcpy(callee, q, MIN(n, sizeof(callee) - 1));
+        callee[MIN(n, sizeof(callee) - 1)] = 0;
+        add_grant(v, "", callee, endpoint_named(q, n), R_WRITE);
+        q += n + (q[n] == ';');
+    }
     if (start_instance(v) == 0) {
         printf("root: service %s (%s) placed in user space (pid %lu, priority %u)\n", name, interface,
                (unsigned long)sys_space_id(v->space), v->prio);
