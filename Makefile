@@ -44,8 +44,9 @@ GENHDRS   = $(SYSHDRS) $(GEN)/kernel/autoconf.h
 PYTHON   ?= python3
 KSVCOBJ   = $(call kobjs,kernel,$(SVC_KSRC)) $(patsubst %,$(O)/kernel/gen/%_server.c.o,$(SERVICES))
 KTSVCOBJ  = $(call kobjs,kernel-test,$(SVC_KSRC)) $(patsubst %,$(O)/kernel-test/gen/%_server.c.o,$(SERVICES))
-KOBJ      = $(call kobjs,kernel,$(KSRC)) $(O)/kernel/gen/syscall_table.c.o $(KSVCOBJ)
-KTOBJ     = $(call kobjs,kernel-test,$(KSRC) $(KTSRC)) $(O)/kernel-test/gen/syscall_table.c.o $(KTSVCOBJ)
+KOBJ      = $(call kobjs,kernel,$(KSRC)) $(O)/kernel/gen/syscall_table.c.o $(O)/kernel/gen/ksvc_table.c.o $(KSVCOBJ)
+KTOBJ     = $(call kobjs,kernel-test,$(KSRC) $(KTSRC)) $(O)/kernel-test/gen/syscall_table.c.o \
+            $(O)/kernel-test/gen/ksvc_table.c.o $(KTSVCOBJ)
 
 # ---------------------------------------------------------------- user
 UPROGS   = $(filter-out rt,$(notdir $(patsubst %/main.c,%,$(wildcard user/*/main.c))))
@@ -91,6 +92,11 @@ $(GEN)/kernel/autoconf.h: kernel/Kconfig configs/defconfig $(wildcard $(O)/.conf
 $(GENSRC) $(SYSHDRS) docs/reference/syscalls.md &: idl/syscalls.toml tools/petrel/syscallgen.py
 	@echo "  GEN     $(GEN) docs/reference/syscalls.md"
 	$(Q)PYTHONPATH=tools python3 -m petrel.syscallgen idl/syscalls.toml $(GEN) docs/reference/syscalls.md
+
+# The kernel's table of the services present (services/<name>/ with idl/<name>.toml).
+$(GEN)/kernel/ksvc_table.c: $(patsubst %,idl/%.toml,$(SERVICES)) tools/petrel/idlc.py | $(SVC_GEN)
+	@echo "  IDLC    $@"
+	$(Q)PYTHONPATH=tools python3 -m petrel.idlc --kernel-table $@ $(GEN)/services $(patsubst %,idl/%.toml,$(SERVICES))
 
 # Service interfaces: proxies, skeletons and headers from idl/<name>.toml.
 $(GEN)/services/%_if.h $(GEN)/services/%_server.c $(GEN)/services/%_client.c &: idl/%.toml tools/petrel/idlc.py

@@ -22,20 +22,7 @@
 #include "svc.h"
 #include "syscalls_gen.h"
 
-#include "noop_if.h"
-#include "fs_if.h"
-#include "console_if.h"
-
-/* The services compiled into the kernel, by interface id. */
-static const struct ksvc {
-    unsigned id;
-    const char *name;
-    void (*entry)(struct svc_call *call);
-} services[] = {
-    { 1, "noop", noop_service },
-    { 2, "fs", fs_service },
-    { 3, "console", console_service },
-};
+#include "svc_table.h"
 
 struct kenv {
     struct thread *caller;
@@ -244,9 +231,9 @@ int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id)
     struct endpoint *ep = list_entry(es->obj, struct endpoint, obj);
     if (ep->ksvc || !list_empty(&ep->receivers) || !list_empty(&ep->senders))
         return -E_BUSY;
-    for (unsigned i = 0; i < ARRAY_SIZE(services); i++) {
-        if (services[i].id == id) {
-            ep->ksvc = &services[i];
+    for (unsigned i = 0; i < ksvc_count; i++) {
+        if (ksvc_table[i].id == id) {
+            ep->ksvc = &ksvc_table[i];
             return 0;
         }
     }
