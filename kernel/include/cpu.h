@@ -21,6 +21,7 @@ struct cpu {
     struct runqueue rq;
     struct list timeouts;       /* threads with a deadline, on this core */
     struct thread *fp_owner;    /* whose FP/SIMD state the registers hold */
+    uint64_t fpen;              /* CPACR_EL1 as last written (0: unknown) */
     bool idle;
     void (*volatile work)(void *); /* run by the IPI handler (self tests) */
     void *work_arg;

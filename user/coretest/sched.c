@@ -45,6 +45,35 @@ static void tls_thread(void *arg)
     __asm__ volatile("msr tpidr_el0, %0" :: "r"(keep));
 }
 
+/* FP/SIMD registers belong to each thread: d8 keeps its value across
+ * switches to another thread that uses it too (lazy save and restore). */
+static volatile uint64_t fp_bad, fp_rounds;
+
+static void fp_thread(void *arg)
+{
+    uint64_t mine = (uint64_t)arg, got;
+    for (int i = 0; i < 200; i++) {
+        __asm__ volatile(".arch_extension fp\n fmov d8, %0" :: "r"(mine + (uint64_t)i) : "d8");
+        sys_yield();
+        __asm__ volatile(".arch_extension fp\n fmov %0, d8" : "=r"(got) :: "d8");
+        if (got != mine + (uint64_t)i)
+            fp_bad++;
+    }
+    fp_rounds++;
+}
+
+static void fp_state(void)
+{
+    fp_bad = fp_rounds = 0;
+    thread_spawn(fp_thread, (void *)0x1000000, 100, 0);
+    thread_spawn(fp_thread, (void *)0x2000000, 100, 0);
+    thread_spawn(fp_thread, (void *)0x3000000, 100, ncpus > 1 ? 1 : 0);
+    for (int i = 0; i < 200 && fp_rounds < 3; i++)
+        sleep_ms(5);
+    tap_ok(fp_rounds == 3 && fp_bad == 0, "sched: each thread keeps its own FP/SIMD registers (%lu wrong)",
+           (unsigned long)fp_bad);
+}
+
 static void preemption(void)
 {
     uint32_t n = (uint32_t)sys_notify_create();
@@ -141,6 +170,7 @@ static void affinity(void)
 
 void test_sched(void)
 {
+    fp_state();
     preemption();
     affinity();
     tap_ok(sys_thread_set_priority(self_thread(), 256) == -E_INVAL, "sched: priority 256 is refused");

@@ -22,13 +22,17 @@ void fp_load(const struct fpstate *s);
 #define FPEN_TRAP_EL0   (1u << 20)
 #define FPEN_NONE       (3u << 20)
 
+/* Set CPACR_EL1 now, for the kernel's own use of the registers. */
 static void set_fpen(uint64_t v)
 {
     write_sysreg(cpacr_el1, v);
     isb();
+    this_cpu()->fpen = v;
 }
 
-/* Switching prev -> next on this core. */
+/* Switching prev -> next on this core. The trap setting for EL0 takes
+ * effect at the exception return, which synchronises: no barrier here,
+ * and no write at all when it does not change (the common IPC case). */
 void arch_fp_switch(struct thread *prev, struct thread *next)
 {
     struct cpu *c = this_cpu();
@@ -38,7 +42,11 @@ void arch_fp_switch(struct thread *prev, struct thread *next)
         prev->fp_used = false;
     }
     bool live = c->fp_owner == next && next->fp_cpu == c->index && next->fp;
-    set_fpen(live ? FPEN_NONE : FPEN_TRAP_EL0);
+    uint64_t want = live ? FPEN_NONE : FPEN_TRAP_EL0;
+    if (c->fpen != want) {
+        write_sysreg(cpacr_el1, want);
+        c->fpen = want;
+    }
     next->fp_used = live;
 }
 
