@@ -193,13 +193,69 @@ int svc_crash_for_testing(void)
  * current thread. Returns the value for x0 when the service answered or
  * kept the reply (the registers are already written), or an error.
  */
+/* A passed object held by a kernel-placed service: a reference and rights. */
+struct khandle {
+    struct object *obj;
+    uint32_t rights;
+};
+
+int svc_signal(svc_handle n, uint64_t bits)
+{
+    struct khandle *k = (struct khandle *)(uintptr_t)n;
+    if (!k || k->obj->type != OBJ_NOTIFICATION)
+        return -E_BADHANDLE;
+    if (!(k->rights & R_WRITE))
+        return -E_PERM;
+    if (!(bits & 0x7fffffffffffffffull))
+        return -E_INVAL;
+    notify_raise(list_entry(k->obj, struct notification, obj), bits);
+    return 0;
+}
+
+void svc_handle_release(svc_handle h)
+{
+    struct khandle *k = (struct khandle *)(uintptr_t)h;
+    if (k) {
+        obj_unref(k->obj);
+        kfree(k, sizeof(*k));
+    }
+}
+
+/* Take the objects the caller passes with its request (like an IPC transfer:
+ * each needs R_GRANT; it gets the rights the caller chose, masked by its own). */
+static int take_handles(struct thread *t, unsigned nh, struct svc_call *call)
+{
+    call->nhandles = 0;
+    for (unsigned i = 0; i < nh; i++) {
+        struct handle_slot *sl;
+        struct khandle *k = NULL;
+        int err = handle_get(t->space, t->utcb->send_handles[i], OBJ_NONE, R_GRANT, &sl);
+        if (!err && sl->obj->type == OBJ_REPLY)
+            err = -E_INVAL;
+        if (!err && !(k = kmalloc(sizeof(*k))))
+            err = -E_NOMEM;
+        if (err) {
+            for (unsigned j = 0; j < call->nhandles; j++)
+                svc_handle_release(call->handles[j]);
+            call->nhandles = 0;
+            return err == -E_BADHANDLE ? -E_INVAL : err;
+        }
+        k->obj = sl->obj;
+        k->rights = sl->rights & t->utcb->send_rights[i];
+        obj_ref(k->obj);
+        call->handles[call->nhandles++] = (svc_handle)(uintptr_t)k;
+    }
+    return 0;
+}
+
 int64_t ksvc_call(struct endpoint *ep, uint64_t info, uint64_t badge, bool is_call)
 {
     struct thread *t = current_thread();
-    if (MSG_HANDLES(info))
-        return -E_INVAL;            /* handle transfer to kernel services: not supported */
     struct kenv env = { t, is_call };
     struct svc_call call;
+    int err = take_handles(t, MSG_HANDLES(info), &call);
+    if (err)
+        return err;
     call.label = MSG_LABEL(info);
     call.len = MSG_LEN(info);
     for (unsigned i = 0; i < call.len; i++)

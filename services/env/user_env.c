@@ -59,6 +59,16 @@ void svc_free(void *p, size_t size)
     sys_mem_unmap(self_space(), (uint64_t)p);
 }
 
+int svc_signal(svc_handle n, uint64_t bits)
+{
+    return (int)sys_notify_signal((uint32_t)n, bits);
+}
+
+void svc_handle_release(svc_handle h)
+{
+    sys_handle_close((uint32_t)h);
+}
+
 int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len)
 {
     for (uint64_t done = 0; done < len; done += 0x10000) {
@@ -237,6 +247,9 @@ void svc_serve(uint32_t ep, void (*entry)(struct svc_call *))
             call.mr[i] = i < MSG_REG_MRS ? m.mr[i] : utcb()->mr[i];
         call.badge = m.badge;
         call.pid = m.pid;
+        call.nhandles = MSG_HANDLES(m.info);
+        for (unsigned i = 0; i < call.nhandles; i++)
+            call.handles[i] = utcb()->recv_handles[i];
         call.env = &env;
         call.replied = 0;
         env.have_reply = 0;

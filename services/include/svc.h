@@ -29,6 +29,7 @@
 #define SVC_E_STATE     (-E_STATE)
 
 typedef uint64_t svc_token;     /* a kept reply; 0 is never a token */
+typedef uint64_t svc_handle;    /* an object a client passed in a request (a `handle` argument) */
 
 struct svc_call {
     uint64_t label;             /* interface id << 16 | method */
@@ -36,6 +37,8 @@ struct svc_call {
     uint64_t mr[MSG_MAX_MRS];
     uint64_t badge;             /* of the handle the client called through */
     uint64_t pid;               /* the client's process id */
+    unsigned nhandles;          /* objects passed with the request */
+    svc_handle handles[MSG_MAX_HANDLES];
     void *env;                  /* the placement's own state */
     int replied;
 };
@@ -48,6 +51,12 @@ void svc_fail(struct svc_call *call, int64_t err);
 svc_token svc_defer(struct svc_call *call);
 /* Reply through a kept token (the generated <if>_<method>_reply's use). */
 void svc_reply_later(svc_token token, uint64_t label, unsigned len, const uint64_t *mr);
+/* A handle passed in a request belongs to the service from then on: signal
+ * it if it is a notification (it must carry R_WRITE), and release it when
+ * done. */
+int svc_signal(svc_handle n, uint64_t bits);
+void svc_handle_release(svc_handle h);
+
 /* Memory for the service's own state (zeroed), and its release. */
 void *svc_alloc(size_t size);
 void svc_free(void *p, size_t size);

@@ -4,8 +4,10 @@
 
 #include <stdint.h>
 
-/* Call ep with `label` and mr[0..len); the reply overwrites mr[]. Returns
- * the reply's length, or a negated error of the IPC itself. */
-int64_t svc_client_call(uint32_t ep, uint64_t label, unsigned len, uint64_t *mr);
+/* Call ep with `label`, mr[0..len) and `nh` handles (given with all their
+ * rights); the reply overwrites mr[]. Returns the reply's length, or a
+ * negated error of the IPC itself. */
+int64_t svc_client_call(uint32_t ep, uint64_t label, unsigned len, uint64_t *mr, unsigned nh,
+                        const uint32_t *handles);
 
 #endif

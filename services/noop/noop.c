@@ -61,7 +61,14 @@ static int64_t work(struct svc_call *call, uint64_t loops)
     return 0;
 }
 
-static const struct noop_ops ops = { ping, add, echo, who, later, work };
+static int64_t notify(struct svc_call *call, svc_handle n, uint64_t bits)
+{
+    int err = svc_signal(n, bits);
+    svc_handle_release(n);
+    return err;
+}
+
+static const struct noop_ops ops = { ping, add, echo, who, later, work, notify };
 
 /* The service's entry: every request goes through the skeleton. */
 void noop_service(struct svc_call *call)

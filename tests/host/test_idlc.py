@@ -86,3 +86,17 @@ def test_generated_code_compiles(tmp_path, flags):
                             *flags, *inc, "-c", str(tmp_path / name), "-o", str(tmp_path / (name + ".o"))],
                            capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
+
+
+def test_handles_travel_outside_the_registers(tmp_path):
+    text = MINIMAL.replace('in = [ { name = "key", type = "u32" } ]',
+                           'in = [ { name = "key", type = "u32" }, { name = "obj", type = "handle" } ]')
+    itf = idlc.load(write(tmp_path, text))
+    assert itf.methods[0].request_mrs() == 1 and itf.methods[0].request_handles() == 1
+    idlc.compile_interface(write(tmp_path, text), tmp_path / "out")
+    server = (tmp_path / "out" / "demo_server.c").read_text()
+    client = (tmp_path / "out" / "demo_client.c").read_text()
+    assert "call->nhandles != 1" in server and "svc_handle obj = call->handles[0];" in server
+    assert "uint32_t handles[1] = { obj };" in client
+    with pytest.raises(idlc.IdlError, match="a handle is an in-argument"):
+        idlc.load(write(tmp_path, MINIMAL.replace('type = "u64" }, { name = "blob"', 'type = "handle" }, { name = "blob"')))

@@ -47,12 +47,12 @@ static void checks(const char *where, uint32_t ep)
     uint8_t big[200] = { 0 };
     tap_ok(noop_echo(ep, big, 121, back, &back_len, &count) == -E_INVAL, "%s: too many bytes are refused", where);
     uint64_t mr[32] = { 5 };
-    int64_t n = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 1, mr);
+    int64_t n = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 1, mr, 0, 0);
     tap_ok(n == 1 && (int64_t)mr[0] == -E_INVAL, "%s: a request of the wrong length is refused", where);
     mr[0] = 0;
-    n = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 99, 0, mr);
+    n = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 99, 0, mr, 0, 0);
     tap_ok(n == 1 && (int64_t)mr[0] == -E_INVAL, "%s: an unknown method is refused", where);
-    n = svc_client_call(ep, (77ull << 16) | 1, 0, mr);
+    n = svc_client_call(ep, (77ull << 16) | 1, 0, mr, 0, 0);
     tap_ok(n == 1 && (int64_t)mr[0] == -E_INVAL, "%s: another interface's request is refused", where);
     int64_t badged = sys_handle_dup(ep, R_WRITE, 0x77);
     uint64_t badge = 0, pid = 0;
@@ -60,6 +60,15 @@ static void checks(const char *where, uint32_t ep)
            "%s: the service sees the caller's badge and pid", where);
     sys_handle_close((uint32_t)badged);
     tap_ok(noop_work(ep, 1000) == 0 && noop_work(ep, 100000000) == -E_RANGE, "%s: work and its limit", where);
+    uint32_t nf = (uint32_t)sys_notify_create();
+    int64_t ro = sys_handle_dup(nf, R_READ | R_GRANT, 0);
+    tap_ok(noop_notify(ep, nf, 0x40) == 0 && sys_notify_poll(nf) == 0x40,
+           "%s: a handle passed in a request reaches the service (it signals it)", where);
+    tap_ok(noop_notify(ep, (uint32_t)ro, 0x40) == -E_PERM && sys_notify_poll(nf) == 0 &&
+           noop_notify(ep, 0xdead, 1) == -E_INVAL, "%s: a passed handle keeps only its rights; a bogus one is refused",
+           where);
+    sys_handle_close(nf);
+    sys_handle_close((uint32_t)ro);
 
     /* A deferred reply: "later" answers when the next ping arrives. */
     struct later_arg a = { ep, 1, 0, 0 };

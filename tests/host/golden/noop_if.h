@@ -14,6 +14,7 @@
 #define NOOP_WHO 4
 #define NOOP_LATER 5
 #define NOOP_WORK 6
+#define NOOP_NOTIFY 7
 
 /* The service's handlers: return 0 (reply with the outs), a negated
  * error, or SVC_DEFERRED after svc_defer() to reply later. */
@@ -30,6 +31,8 @@ struct noop_ops {
     int64_t (*later)(struct svc_call *call, uint64_t *order);
     /* Spin for `loops` iterations (at most 10,000,000) before answering: a request that takes time. */
     int64_t (*work)(struct svc_call *call, uint64_t loops);
+    /* Signal `bits` on the notification `n` the caller passes (it needs R_WRITE on it). */
+    int64_t (*notify)(struct svc_call *call, svc_handle n, uint64_t bits);
 };
 
 /* The service's entry, written in services/noop/: it passes every
@@ -53,6 +56,8 @@ void noop_who_reply(svc_token token, int64_t status, uint64_t badge, uint64_t pi
 void noop_later_reply(svc_token token, int64_t status, uint64_t order);
 /* Reply later to a deferred work. */
 void noop_work_reply(svc_token token, int64_t status);
+/* Reply later to a deferred notify. */
+void noop_notify_reply(svc_token token, int64_t status);
 
 /* Client proxies: 0 or a negated error (transport or service). */
 int64_t noop_ping(uint32_t ep);
@@ -61,5 +66,6 @@ int64_t noop_echo(uint32_t ep, const void *data, uint32_t data_len, void *back, 
 int64_t noop_who(uint32_t ep, uint64_t *badge, uint64_t *pid);
 int64_t noop_later(uint32_t ep, uint64_t *order);
 int64_t noop_work(uint32_t ep, uint64_t loops);
+int64_t noop_notify(uint32_t ep, uint32_t n, uint64_t bits);
 
 #endif

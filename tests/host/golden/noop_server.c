@@ -3,7 +3,7 @@
 
 static void do_ping(const struct noop_ops *ops, struct svc_call *call)
 {
-    if (call->len != 0) {
+    if (call->len != 0 || call->nhandles != 0) {
         svc_fail(call, SVC_E_INVAL);
         return;
     }
@@ -22,7 +22,7 @@ void noop_ping_reply(svc_token token, int64_t status)
 
 static void do_add(const struct noop_ops *ops, struct svc_call *call)
 {
-    if (call->len != 2) {
+    if (call->len != 2 || call->nhandles != 0) {
         svc_fail(call, SVC_E_INVAL);
         return;
     }
@@ -50,7 +50,7 @@ void noop_add_reply(svc_token token, int64_t status, uint64_t sum)
 
 static void do_echo(const struct noop_ops *ops, struct svc_call *call)
 {
-    if (call->len != 16) {
+    if (call->len != 16 || call->nhandles != 0) {
         svc_fail(call, SVC_E_INVAL);
         return;
     }
@@ -93,7 +93,7 @@ void noop_echo_reply(svc_token token, int64_t status, const uint8_t *back, uint3
 
 static void do_who(const struct noop_ops *ops, struct svc_call *call)
 {
-    if (call->len != 0) {
+    if (call->len != 0 || call->nhandles != 0) {
         svc_fail(call, SVC_E_INVAL);
         return;
     }
@@ -122,7 +122,7 @@ void noop_who_reply(svc_token token, int64_t status, uint64_t badge, uint64_t pi
 
 static void do_later(const struct noop_ops *ops, struct svc_call *call)
 {
-    if (call->len != 0) {
+    if (call->len != 0 || call->nhandles != 0) {
         svc_fail(call, SVC_E_INVAL);
         return;
     }
@@ -148,7 +148,7 @@ void noop_later_reply(svc_token token, int64_t status, uint64_t order)
 
 static void do_work(const struct noop_ops *ops, struct svc_call *call)
 {
-    if (call->len != 1) {
+    if (call->len != 1 || call->nhandles != 0) {
         svc_fail(call, SVC_E_INVAL);
         return;
     }
@@ -166,6 +166,27 @@ void noop_work_reply(svc_token token, int64_t status)
     svc_reply_later(token, ((uint64_t)NOOP_IF_ID << 16) | 6, 1, mr);
 }
 
+static void do_notify(const struct noop_ops *ops, struct svc_call *call)
+{
+    if (call->len != 1 || call->nhandles != 1) {
+        svc_fail(call, SVC_E_INVAL);
+        return;
+    }
+    svc_handle n = call->handles[0];
+    uint64_t bits = (uint64_t)call->mr[0];
+    int64_t status = ops->notify(call, n, bits);
+    if (status == SVC_DEFERRED)
+        return;
+    uint64_t mr[1] = { (uint64_t)status };
+    svc_reply(call, call->label, 1, mr);
+}
+
+void noop_notify_reply(svc_token token, int64_t status)
+{
+    uint64_t mr[1] = { (uint64_t)status };
+    svc_reply_later(token, ((uint64_t)NOOP_IF_ID << 16) | 7, 1, mr);
+}
+
 void noop_dispatch(const struct noop_ops *ops, struct svc_call *call)
 {
     if ((call->label >> 16) != NOOP_IF_ID) {
@@ -179,6 +200,7 @@ void noop_dispatch(const struct noop_ops *ops, struct svc_call *call)
     case 4: do_who(ops, call); return;
     case 5: do_later(ops, call); return;
     case 6: do_work(ops, call); return;
+    case 7: do_notify(ops, call); return;
     default: svc_fail(call, SVC_E_INVAL); return;
     }
 }
