@@ -52,7 +52,7 @@ def test_generated_files_say_so(tmp_path):
 def test_skeleton_validates_length_and_32_bit_arguments(tmp_path):
     idlc.compile_interface(write(tmp_path, MINIMAL), tmp_path / "out")
     server = (tmp_path / "out" / "demo_server.c").read_text()
-    assert "if (call->len != 1)" in server
+    assert "if (call->len != 1 || call->nhandles != 0)" in server
     assert "if (call->mr[0] >> 32)" in server              # u32 with stray bits
     assert "(call->label >> 16) != DEMO_IF_ID" in server
 
