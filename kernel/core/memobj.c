@@ -85,6 +85,17 @@ static struct memobj *alloc_obj(unsigned kind, uint64_t size, unsigned order)
 
 struct memobj *memobj_create(uint64_t size, unsigned order, bool eager, int *err)
 {
+    return memobj_create_for(NULL, size, order, eager, err);
+}
+
+/* Commit page idx of m into `pa`, charging the owner. */
+static int charge(struct memobj *m)
+{
+    return space_charge(m->owner, page_bytes(m));
+}
+
+struct memobj *memobj_create_for(struct space *owner, uint64_t size, unsigned order, bool eager, int *err)
+{
     uint64_t pb = 4096ull << order;
     *err = -E_INVAL;
     if ((order != 0 && order != 4 && order != 9) || size == 0 || !IS_ALIGNED(size, pb))
@@ -102,10 +113,18 @@ struct memobj *memobj_create(uint64_t size, unsigned order, bool eager, int *err
         kfree(m, sizeof(*m));
         return NULL;
     }
+    m->owner = owner;
+    if (owner)
+        obj_ref(&owner->obj);
     for (uint64_t i = 0; eager && i < m->npages; i++) {
+        if (charge(m) != 0) {
+            obj_unref(&m->obj);
+            return NULL;
+        }
         m->pages[i] = frame_alloc_zeroed(order);
         if (m->pages[i] == PADDR_INVALID) {
             m->pages[i] = 0;
+            space_uncharge(m->owner, pb);
             obj_unref(&m->obj);
             return NULL;
         }
@@ -127,10 +146,15 @@ struct memobj *memobj_create_file(paddr_t pa, uint64_t size)
 void memobj_free(struct object *o)
 {
     struct memobj *m = list_entry(o, struct memobj, obj);
-    for (uint64_t i = 0; m->pages && i < m->npages; i++)
-        if (m->pages[i])
+    for (uint64_t i = 0; m->pages && i < m->npages; i++) {
+        if (m->pages[i]) {
             frame_release(m->pages[i], m->order);
+            space_uncharge(m->owner, page_bytes(m));
+        }
+    }
     pages_free(m->pages, m->npages);
+    if (m->owner)
+        obj_unref(&m->owner->obj);
     kfree(m, sizeof(*m));
 }
 
@@ -186,9 +210,14 @@ static int page_for_access(struct memobj *m, uint64_t idx, bool write, paddr_t *
         return 0;
     }
     if (!cur || (write && frame_sharers(cur) > 1)) {
+        if (!cur && charge(m) != 0)
+            return -E_NOMEM;            /* over the owner's memory limit */
         paddr_t fresh = fill_page(m, idx, cur);
-        if (fresh == PADDR_INVALID)
+        if (fresh == PADDR_INVALID) {
+            if (!cur)
+                space_uncharge(m->owner, pb);
             return -E_NOMEM;
+        }
         if (cur)
             frame_release(cur, m->order);
         bool had_view = cur || m->src_pa;
@@ -290,12 +319,12 @@ void memobj_unmap(struct mapping *map)
 }
 
 /* A copy-on-write clone of m. */
-static struct memobj *clone(struct memobj *src, int *err)
+static struct memobj *clone(struct space *owner, struct memobj *src, int *err)
 {
     *err = -E_INVAL;
     if (src->kind == MEM_PHYS)
         return NULL;
-    struct memobj *c = memobj_create(src->size, src->order, false, err);
+    struct memobj *c = memobj_create_for(owner, src->size, src->order, false, err);
     if (!c)
         return NULL;
     if (src->kind == MEM_FILE) {
@@ -308,7 +337,7 @@ static struct memobj *clone(struct memobj *src, int *err)
     for (uint64_t i = 0; i < src->npages; i++) {
         if (!src->pages[i])
             continue;
-        if (frame_share(src->pages[i]) != 0) {
+        if (charge(c) != 0 || frame_share(src->pages[i]) != 0) {
             obj_unref(&c->obj);
             *err = -E_NOMEM;
             return NULL;
@@ -341,7 +370,7 @@ int64_t sys_mem_create(uint64_t size, uint32_t flags)
     if ((flags & ~(MEM_PAGE_MASK | MEM_EAGER)) || (flags & MEM_PAGE_MASK) > MEM_PAGE_2M)
         return -E_INVAL;
     int err;
-    struct memobj *m = memobj_create(size, orders[flags & MEM_PAGE_MASK], flags & MEM_EAGER, &err);
+    struct memobj *m = memobj_create_for(cur_space(), size, orders[flags & MEM_PAGE_MASK], flags & MEM_EAGER, &err);
     return m ? hand_out(m, ANON_RIGHTS) : err;
 }
 
@@ -387,7 +416,7 @@ int64_t sys_mem_clone(uint32_t h)
     int err = handle_get(cur_space(), h, OBJ_MEMORY, R_READ, &sl);
     if (err)
         return err;
-    struct memobj *c = clone(list_entry(sl->obj, struct memobj, obj), &err);
+    struct memobj *c = clone(cur_space(), list_entry(sl->obj, struct memobj, obj), &err);
     return c ? hand_out(c, ANON_RIGHTS) : err;
 }
 

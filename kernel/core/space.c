@@ -118,6 +118,39 @@ uint64_t *space_pte(struct space *s, vaddr_t va, unsigned *level)
     return mmu_walk(s->l1, va, level);
 }
 
+/* ---------------------------------------------------------------- memory limits */
+
+int space_charge(struct space *s, uint64_t bytes)
+{
+    if (!s)
+        return 0;
+    if (s->mem_limit && (s->mem_used + bytes > s->mem_limit || s->mem_used + bytes < s->mem_used))
+        return -E_NOMEM;
+    s->mem_used += bytes;
+    return 0;
+}
+
+void space_uncharge(struct space *s, uint64_t bytes)
+{
+    if (s)
+        s->mem_used -= MIN(bytes, s->mem_used);
+}
+
+int64_t sys_space_limit(uint32_t h, uint64_t bytes)
+{
+    struct handle_slot *sl;
+    int err = handle_get(current_thread()->space, h, OBJ_SPACE, R_MANAGE, &sl);
+    if (err)
+        return err;
+    struct space *s = list_entry(sl->obj, struct space, obj);
+    if (bytes && bytes < s->mem_used)
+        return -E_RANGE;
+    if (s == current_thread()->space && s->mem_limit && (!bytes || bytes > s->mem_limit))
+        return -E_PERM;             /* a process cannot raise its own limit */
+    s->mem_limit = bytes;
+    return (int64_t)s->mem_used;
+}
+
 /* ---------------------------------------------------------------- user memory */
 
 /*

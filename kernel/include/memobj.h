@@ -27,10 +27,13 @@ struct memobj {
     uint64_t src_size;
     paddr_t *pages;         /* MEM_ANON: one per page, 0 = not yet committed */
     uint64_t npages;
+    struct space *owner;    /* charged for every committed page (NULL: the kernel's) */
     struct list mappings;
 };
 
 struct memobj *memobj_create(uint64_t size, unsigned order, bool eager, int *err);
+/* The same, charged to space `owner` (its memory limit applies). */
+struct memobj *memobj_create_for(struct space *owner, uint64_t size, unsigned order, bool eager, int *err);
 struct memobj *memobj_create_file(paddr_t pa, uint64_t size);
 int memobj_map(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, uint64_t size, uint32_t rights);
 void memobj_unmap(struct mapping *map);

@@ -38,7 +38,13 @@ struct space {
     unsigned nthreads;
     bool had_threads;
     bool torn_down;
+    uint64_t mem_limit;         /* bytes of memory objects it may commit (0: no limit) */
+    uint64_t mem_used;
 };
+
+/* Charge or uncharge `bytes` of committed memory to s (NULL: nobody). */
+int space_charge(struct space *s, uint64_t bytes);
+void space_uncharge(struct space *s, uint64_t bytes);
 
 struct space *space_create(void);
 void space_teardown(struct space *s);

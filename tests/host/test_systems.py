@@ -53,7 +53,7 @@ def test_pack_system_writes_programs_then_files(repo, elf):
         ("root", 1), ("hello", 1), ("etc/motd", 0), ("fixture", 0), ("system.manifest", 0)]
     assert entries[1].data == elf(b"hello")
     assert entries[2].data == b"welcome\n" and entries[3].data == b"\x01\x02"
-    assert entries[4].data.decode().splitlines()[1:] == ["program hello 100 - -"]
+    assert entries[4].data.decode().splitlines()[1:] == ["program hello 100 - 0 -"]
 
 
 def test_system_name_defaults_to_file_stem(repo):
@@ -69,6 +69,8 @@ def test_system_name_defaults_to_file_stem(repo):
      r"\[\[program\]\] #1: unknown key 'priority'"),
     (GOOD.replace('binary = "user/hello"', 'binary = "user/hello"\npriority = 300'), "key 'priority' must be"),
     (GOOD.replace('binary = "user/hello"', 'binary = "user/hello"\ncpu = 9'), "key 'cpu' must be"),
+    (GOOD.replace('binary = "user/hello"', 'binary = "user/hello"\nmemory = "4Q"'), "key 'memory' must be"),
+    (GOOD.replace('binary = "user/hello"', 'binary = "user/hello"\nmemory = 1000'), "multiple of 4 KiB"),
     (GOOD.replace('binary = "user/hello"', 'binary = "user/hello"\ngrants = ["nope:send"]'),
      "'nope:send' names no \\[\\[endpoint\\]\\]"),
     (GOOD + '[[endpoint]]\nname = "ep"\n', "endpoint 'ep' is granted to no program"),
@@ -103,7 +105,7 @@ def test_manifest_lists_endpoints_and_programs(repo):
     text += '[[endpoint]]\nname = "ep"\n[[endpoint]]\nname = "log"\n'
     system = systems.load_system(write(repo, text), repo)
     assert system.manifest().splitlines()[1:] == [
-        "endpoint ep", "endpoint log", "program hello 90 1 ep:send,log:both count=2"]
+        "endpoint ep", "endpoint log", "program hello 90 1 0 ep:send,log:both count=2"]
 
 
 def test_repository_default_system_is_valid():
@@ -118,8 +120,8 @@ def test_services_in_the_manifest_and_image():
     from conftest import REPO
     kernel = systems.load_system(REPO / "systems" / "default.toml", REPO)
     user = systems.load_system(REPO / "systems" / "default-user.toml", REPO)
-    assert "service noop noop 1 kernel 120 - - 0 -" in kernel.manifest().splitlines()
-    assert "service noop noop 1 user 120 - - 0 -" in user.manifest().splitlines()
+    assert "service noop noop 1 kernel 120 - - 0 - 0" in kernel.manifest().splitlines()
+    assert "service noop noop 1 user 120 - - 0 - 0" in user.manifest().splitlines()
     assert "svc-noop" not in [i.name for i in kernel.items]
     assert "svc-noop" in [i.name for i in user.items]
     # The only difference between the two descriptions is the placement.
@@ -166,4 +168,4 @@ def test_a_device_goes_to_one_service_and_calls_do_not_cycle():
             with pytest.raises(systems.SystemConfigError, match=message):
                 systems.load_system(path, REPO)
     console = systems.load_system(REPO / "systems" / "console-user.toml", REPO)
-    assert "service console console 3 user 150 - arm,pl011 0 -" in console.manifest().splitlines()
+    assert "service console console 3 user 150 - arm,pl011 0 - 0" in console.manifest().splitlines()

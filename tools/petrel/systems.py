@@ -35,10 +35,10 @@ from pathlib import Path
 from petrel import bootimage, paths
 
 TOP_KEYS = {"system", "program", "file", "endpoint", "service"}
-SERVICE_KEYS = {"name", "interface", "placement", "priority", "cpu", "devices", "bootfiles", "calls"}
+SERVICE_KEYS = {"name", "interface", "placement", "priority", "cpu", "devices", "bootfiles", "calls", "memory"}
 PLACEMENTS = ("kernel", "user")
 SYSTEM_KEYS = {"name"}
-PROGRAM_KEYS = {"name", "binary", "priority", "cpu", "args", "grants"}
+PROGRAM_KEYS = {"name", "binary", "priority", "cpu", "args", "grants", "memory"}
 ROOT_KEYS = {"name", "binary"}
 FILE_KEYS = {"name", "path"}
 ENDPOINT_KEYS = {"name"}
@@ -66,6 +66,7 @@ class Program:
     cpu: int | None = None
     args: str = ""
     grants: tuple = ()
+    memory: int = 0             # bytes it may commit itself (0: no limit)
 
 
 @dataclass
@@ -80,6 +81,7 @@ class Service:
     devices: tuple = ()         # device tree compatible strings it drives
     bootfiles: bool = False     # may read the boot image's files
     calls: tuple = ()           # services it may call
+    memory: int = 0             # bytes a user-placed instance may commit itself
 
 
 @dataclass
@@ -99,11 +101,12 @@ class System:
         for v in self.services:
             cpu = "-" if v.cpu is None else str(v.cpu)
             lines.append(f"service {v.name} {v.interface} {v.interface_id} {v.placement} {v.priority} {cpu} "
-                         f"{';'.join(v.devices) or '-'} {1 if v.bootfiles else 0} {';'.join(v.calls) or '-'}\n")
+                         f"{';'.join(v.devices) or '-'} {1 if v.bootfiles else 0} {';'.join(v.calls) or '-'} "
+                         f"{v.memory}\n")
         for p in self.programs:
             cpu = "-" if p.cpu is None else str(p.cpu)
             grants = ",".join(p.grants) or "-"
-            lines.append(f"program {p.name} {p.priority} {cpu} {grants} {p.args}".rstrip() + "\n")
+            lines.append(f"program {p.name} {p.priority} {cpu} {p.memory} {grants} {p.args}".rstrip() + "\n")
         return "".join(lines)
 
 
@@ -209,7 +212,7 @@ def load_service(where: str, svc: dict, endpoints: list, services: list, repo: P
     placement = svc.get("placement")
     if placement not in PLACEMENTS:
         raise SystemConfigError(f"{where}: key 'placement' must be \"kernel\" or \"user\"")
-    prog = load_program(where, name, {k: v for k, v in svc.items() if k in ("priority", "cpu")}, [], set())
+    prog = load_program(where, name, {k: v for k, v in svc.items() if k in ("priority", "cpu", "memory")}, [], set())
     devices, calls = svc.get("devices", []), svc.get("calls", [])
     for key, value in (("devices", devices), ("calls", calls)):
         if not isinstance(value, list) or not all(isinstance(x, str) and x and ";" not in x and " " not in x
@@ -219,7 +222,7 @@ def load_service(where: str, svc: dict, endpoints: list, services: list, repo: P
     if not isinstance(bootfiles, bool):
         raise SystemConfigError(f"{where}: key 'bootfiles' must be true or false")
     return Service(name, interface, interface_id, placement, prog.priority, prog.cpu, tuple(devices), bootfiles,
-                   tuple(calls))
+                   tuple(calls), prog.memory)
 
 
 # Checks across services: each device driven by one service only, calls name
@@ -272,7 +275,20 @@ def load_program(where: str, name: str, prog: dict, endpoints: list, used: set) 
             raise SystemConfigError(f"{where}: key 'grants': endpoint {ep!r} is granted twice")
         seen.add(ep)
         used.add(ep)
-    return Program(name, priority, cpu, args, tuple(grants))
+    return Program(name, priority, cpu, args, tuple(grants), parse_size(where, prog.get("memory", 0)))
+
+
+# A memory size: bytes, or a string with K, M or G ("4M"); a multiple of 4 KiB.
+def parse_size(where: str, value) -> int:
+    if isinstance(value, str):
+        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+        number, unit = value[:-1], value[-1:].upper()
+        if unit not in units or not number.isdigit():
+            raise SystemConfigError(f"{where}: key 'memory' must be bytes or a size such as \"4M\"")
+        value = int(number) * units[unit]
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0 or value % 4096:
+        raise SystemConfigError(f"{where}: key 'memory' must be a multiple of 4 KiB")
+    return value
 
 
 # Checks entry names (charset, length, duplicates) and that a program comes first.

@@ -66,6 +66,23 @@ static void faulter(void)
     puts("corepeer: still running after STOP");
 }
 
+/* Allocate against a 256 KiB limit, report, then touch one page too many. */
+static void memlimit(void)
+{
+    int64_t a = sys_mem_create(0x20000, MEM_EAGER);
+    int64_t b = sys_mem_create(0x40000, MEM_EAGER);
+    uint32_t c;
+    volatile uint8_t *p = mem_alloc(0x100000, 0, &c);
+    for (int i = 0; p && i < 32; i++)
+        p[i * 4096] = 1;                                    /* 128 KiB more: at the limit */
+    int64_t used = sys_space_limit(self_space(), 0x40000);  /* unchanged limit: reports usage */
+    if (sys_space_limit(self_space(), 0x80000) != -E_PERM || sys_space_limit(self_space(), 0) != -E_PERM)
+        used = -1;                                          /* it must not raise its own limit */
+    report("ep", (uint64_t)a, (uint64_t)b, (uint64_t)used);
+    p[40 * 4096] = 1;                                       /* over it: a fault, no handler */
+    puts("corepeer: wrote past the memory limit");
+}
+
 static void prio(void)
 {
     int64_t up = sys_thread_set_priority(self_thread(), 150);
@@ -151,6 +168,8 @@ int main(void *info)
         faulter();
     else if (!strcmp(mode, "prio"))
         prio();
+    else if (!strcmp(mode, "memlimit"))
+        memlimit();
     else if (!strcmp(mode, "fuzz"))
         fuzz();
     else

@@ -196,8 +196,36 @@ static void device(void)
     sys_handle_close((uint32_t)m);
 }
 
+/* A process's memory limit: allocations past it fail, a touch past it faults. */
+static void limits(void)
+{
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    struct spawn_grant g[] = { { "ep", ep, R_WRITE } };
+    struct spawn_req req = { "corepeer", "mode=memlimit", 0, -1, g, 1, 0, 0x40000 };
+    struct spawn_result r;
+    int64_t err = spawn(&req, &r);
+    struct petrel_msg m = { 0 };
+    int64_t rr = err ? err : sys_ipc_recv(ep, &m);
+    tap_ok(rr == 0 && (int64_t)m.mr[0] > 0 && (int64_t)m.mr[1] == -E_NOMEM && m.mr[2] == 0x40000,
+           "memory: allocations within a process's limit succeed, beyond it fail, it cannot raise it (used %lu)",
+           (unsigned long)m.mr[2]);
+    if (rr == 0) {
+        m.info = 0;
+        sys_ipc_reply(0, &m);
+    }
+    struct petrel_thread_stats st = { 0 };
+    for (int i = 0; i < 100 && st.state != THREAD_DEAD; i++) {
+        sleep_ms(2);
+        sys_thread_stats(r.thread, &st);
+    }
+    tap_ok(st.state == THREAD_DEAD, "memory: touching a page past the limit is a fault");
+    tap_ok(sys_space_limit(self_space(), 0x1000) == -E_RANGE, "memory: a limit below the usage is refused");
+    sys_handle_close(ep);
+}
+
 void test_memory(void)
 {
+    limits();
     device();
     superpages();
     cow();

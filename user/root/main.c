@@ -28,6 +28,7 @@ struct service {
     uint32_t ep, state, space, thread;
     unsigned prio, restarts;
     int cpu;
+    uint64_t mem_limit;
     struct spawn_grant grants[SERVICE_GRANTS];  /* devices, interrupts, called services */
     char grant_names[SERVICE_GRANTS][24];
     unsigned ngrants;
@@ -41,6 +42,15 @@ static struct endpoint endpoints[MAX_ENDPOINTS];
 static unsigned nendpoints;
 static struct { char name[32]; uint64_t pid; } started[MAX_PROGRAMS];
 static unsigned nstarted;
+
+/* A decimal number. */
+static uint64_t number(const char *s)
+{
+    uint64_t v = 0;
+    for (; *s >= '0' && *s <= '9'; s++)
+        v = v * 10 + (uint64_t)(*s - '0');
+    return v;
+}
 
 static uint32_t endpoint_named(const char *name, size_t len)
 {
@@ -68,10 +78,10 @@ static bool word(const char **p, char *out, size_t size)
 /* One "program NAME PRIO CPU GRANTS ARGS" line: start it. */
 static void start_program(const char *line, uint32_t parent)
 {
-    char name[32], prio[8], cpu[8], grants[160];
+    char name[32], prio[8], cpu[8], mem[24], grants[160];
     const char *p = line;
     if (!word(&p, name, sizeof(name)) || !word(&p, prio, sizeof(prio)) || !word(&p, cpu, sizeof(cpu)) ||
-        !word(&p, grants, sizeof(grants))) {
+        !word(&p, mem, sizeof(mem)) || !word(&p, grants, sizeof(grants))) {
         printf("root: malformed manifest line: %s\n", line);
         return;
     }
@@ -111,7 +121,7 @@ static void start_program(const char *line, uint32_t parent)
     for (const char *d = prio; *d; d++)
         pr = pr * 10 + (unsigned)(*d - '0');
     int core = cpu[0] == '-' ? -1 : cpu[0] - '0';
-    struct spawn_req req = { name, args, pr, core, g, ng, 0 };
+    struct spawn_req req = { name, args, pr, core, g, ng, 0, number(mem) };
     struct spawn_result r;
     int64_t err = spawn(&req, &r);
     if (err) {
@@ -144,7 +154,7 @@ static int64_t start_instance(struct service *v)
     unsigned ng = v->state ? 2 : 1;
     for (unsigned i = 0; i < v->ngrants; i++)
         g[ng++] = v->grants[i];
-    struct spawn_req req = { v->program, "", v->prio, v->cpu, g, ng, (uint32_t)fault };
+    struct spawn_req req = { v->program, "", v->prio, v->cpu, g, ng, (uint32_t)fault, v->mem_limit };
     struct spawn_result r;
     int64_t err = fault > 0 ? spawn(&req, &r) : fault;
     if (fault > 0)
@@ -216,12 +226,13 @@ static void grant_devices(struct service *v, const char *devices)
  * process given exactly what the description lists. */
 static void start_service(const char *line, uint32_t parent)
 {
-    char name[24], interface[24], id_s[8], placement[8], prio[8], cpu[8], devices[96], bootfiles[4], calls[96];
+    char name[24], interface[24], id_s[8], placement[8], prio[8], cpu[8], devices[96], bootfiles[4], calls[96],
+         mem[24];
     const char *p = line;
     if (!word(&p, name, sizeof(name)) || !word(&p, interface, sizeof(interface)) || !word(&p, id_s, sizeof(id_s)) ||
         !word(&p, placement, sizeof(placement)) || !word(&p, prio, sizeof(prio)) || !word(&p, cpu, sizeof(cpu)) ||
         !word(&p, devices, sizeof(devices)) || !word(&p, bootfiles, sizeof(bootfiles)) ||
-        !word(&p, calls, sizeof(calls)) || nendpoints == MAX_ENDPOINTS) {
+        !word(&p, calls, sizeof(calls)) || !word(&p, mem, sizeof(mem)) || nendpoints == MAX_ENDPOINTS) {
         printf("root: malformed manifest line: service %s\n", line);
         return;
     }
@@ -247,6 +258,7 @@ static void start_service(const char *line, uint32_t parent)
     for (const char *d = prio; *d; d++)
         v->prio = v->prio * 10 + (unsigned)(*d - '0');
     v->cpu = cpu[0] == '-' ? -1 : cpu[0] - '0';
+    v->mem_limit = number(mem);
     v->ep = ep;
     int64_t state = sys_mem_create(STATE_SIZE, MEM_PAGE_2M);  /* lazy, one TLB entry when used */
     v->state = state > 0 ? (uint32_t)state : 0;

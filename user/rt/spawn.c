@@ -206,7 +206,11 @@ int64_t spawn(const struct spawn_req *req, struct spawn_result *out)
     }
     out->space = (uint32_t)sp;
     out->thread = 0;
-    int64_t err = build(req, (uint32_t)file, bf.size, out);
+    int64_t err = req->mem_limit ? sys_space_limit((uint32_t)sp, req->mem_limit) : 0;
+    if (err > 0)
+        err = 0;
+    if (!err)
+        err = build(req, (uint32_t)file, bf.size, out);
     sys_handle_close((uint32_t)file);
     if (err) {
         if (out->thread) {

@@ -71,6 +71,7 @@ struct spawn_req {
     const struct spawn_grant *grants;
     unsigned ngrants;
     uint32_t fault_ep;      /* 0, or an endpoint for the main thread's faults */
+    uint64_t mem_limit;     /* 0, or the bytes of memory the program may commit itself */
 };
 
 struct spawn_result {
