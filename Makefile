@@ -53,7 +53,10 @@ UPROGS   = $(filter-out rt,$(notdir $(patsubst %/main.c,%,$(wildcard user/*/main
 URTSRC   = $(wildcard user/rt/*.c user/rt/*.S) $(wildcard lib/*.c)
 URTGEN   = $(foreach s,$(notdir $(basename $(filter-out idl/syscalls.toml,$(IDLS)))),$(O)/user/rt-obj/gen/$(s)_client.c.o)
 UCFLAGS  = $(CFLAGS_COMMON) -Ilib/include -Iuser/rt/include -Ikernel/include/uapi -I$(O)/gen/user \
-           -Iservices/include -I$(O)/gen/services -mcmodel=small
+           -Iservices/include -I$(O)/gen/services -ffunction-sections -fdata-sections -mcmodel=small
+# Unused code is dropped, so a program's symbols show which service proxies it
+# calls (the system description check of tools/petrel/systems.py reads them).
+ULDFLAGS = --gc-sections
 ULDS     = user/rt/user.ld
 URTOBJ   = $(patsubst %,$(O)/user/rt-obj/%.o,$(URTSRC)) $(URTGEN)
 USVCELFS = $(patsubst %,$(O)/services/%.elf,$(SERVICES))
@@ -144,7 +147,7 @@ $(O)/services/%.elf: $$(addprefix $(O)/user/svc-obj/src/,$$(addsuffix .o,$$(wild
         $(URTOBJ) $(ULDS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(LD) -T $(ULDS) -nostdlib -o $@ $(filter %.o,$^)
+	$(Q)$(LD) -T $(ULDS) -nostdlib $(ULDFLAGS) -o $@ $(filter %.o,$^)
 
 $(O)/kernel/gen/%.c.o: $(GEN)/kernel/%.c
 	@mkdir -p $(dir $@)
@@ -210,7 +213,7 @@ $(O)/user/obj/%.S.o: %.S
 
 $(O)/user/%.elf: $$(addprefix $(O)/user/obj/,$$(addsuffix .o,$$(wildcard user/$$*/*.c user/$$*/*.S))) $(URTOBJ) $(ULDS)
 	@echo "  LD      $@"
-	$(Q)$(LD) -T $(ULDS) -nostdlib -o $@ $(filter %.o,$^)
+	$(Q)$(LD) -T $(ULDS) -nostdlib $(ULDFLAGS) -o $@ $(filter %.o,$^)
 
 clean:
 	rm -rf $(O)

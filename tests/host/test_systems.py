@@ -169,3 +169,19 @@ def test_a_device_goes_to_one_service_and_calls_do_not_cycle():
                 systems.load_system(path, REPO)
     console = systems.load_system(REPO / "systems" / "console-user.toml", REPO)
     assert "service console console 3 user 150 - arm,pl011 0 - 0" in console.manifest().splitlines()
+
+
+def test_a_program_calling_a_service_must_be_granted_one():
+    from conftest import REPO
+    import tempfile, pathlib
+    hello = (REPO / "build" / "user" / "hello.elf").read_bytes()
+    assert "noop_add" in systems.elf_functions(hello)
+    assert systems.called_interfaces(hello, REPO) == {"noop": "noop_add"}
+    text = (REPO / "systems" / "default.toml").read_text().replace(
+        'grants = ["greeting:send", "noop:send"]', 'grants = ["greeting:send"]')
+    with tempfile.TemporaryDirectory() as tmp:
+        path = pathlib.Path(tmp) / "x.toml"
+        path.write_text(text)
+        system = systems.load_system(path, REPO)
+        with pytest.raises(systems.SystemConfigError, match="calls the noop interface .noop_add. but is granted no noop"):
+            systems.read_entries(system, REPO)

@@ -306,6 +306,57 @@ def check_items(label: str, items: list) -> None:
         seen.add(item.name)
 
 
+# Function symbols defined in an ELF file (its symbol table).
+def elf_functions(data: bytes) -> set:
+    import struct
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        return set()
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3a)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    names = set()
+    for _name, stype, _f, _a, off, size, link, _i, _al, entsize in sections:
+        if stype != 2 or not entsize:                   # SHT_SYMTAB
+            continue
+        stroff = sections[link][4]
+        for at in range(off, off + size, entsize):
+            st_name, st_info = struct.unpack_from("<IB", data, at)
+            if st_info & 0xf == 2:                      # STT_FUNC
+                end = data.index(b"\0", stroff + st_name)
+                names.add(data[stroff + st_name:end].decode(errors="replace"))
+    return names
+
+
+# The interfaces (idl/*.toml) whose client proxies a program's binary calls.
+def called_interfaces(data: bytes, repo: Path) -> dict:
+    from petrel import idlc
+    funcs, found = elf_functions(data), {}
+    for idl in sorted((repo / "idl").glob("*.toml")):
+        if idl.name == "syscalls.toml":
+            continue
+        try:
+            itf = idlc.load(idl)
+        except idlc.IdlError:
+            continue
+        used = [f"{itf.name}_{m.name}" for m in itf.methods if f"{itf.name}_{m.name}" in funcs]
+        if used:
+            found[itf.name] = used[0]
+    return found
+
+
+# A program calling a service's interface must be granted such a service.
+def check_calls(label: str, system: System, name: str, data: bytes, repo: Path) -> None:
+    program = next((p for p in system.programs if p.name == name), None)
+    if program is None:
+        return
+    granted = {g.partition(":")[0] for g in program.grants}
+    have = {v.interface for v in system.services if v.name in granted}
+    for interface, symbol in called_interfaces(data, repo).items():
+        if interface not in have:
+            raise SystemConfigError(f"{label}: program {name!r} calls the {interface} interface ({symbol}) "
+                                    f"but is granted no {interface} service")
+
+
 # Reads every item's file; returns bootimage entries or raises SystemConfigError.
 def read_entries(system: System, repo: Path = paths.REPO) -> list:
     label = paths.rel(system.source, repo)
@@ -321,6 +372,8 @@ def read_entries(system: System, repo: Path = paths.REPO) -> list:
             hint = " (not built? is there a main.c for it under user/?)" if kind == "binary" else ""
             raise SystemConfigError(f"{label}: {item.name!r} key {kind!r}: {paths.rel(item.path, repo)} "
                                f"does not exist{hint}") from None
+        if item.flags & bootimage.FLAG_EXEC:
+            check_calls(label, system, item.name, data, repo)
         entries.append((item.name, data, item.flags))
     return entries
 
