@@ -204,6 +204,13 @@ static int is_open(int node)
 
 /* ---------------------------------------------------------------- handlers */
 
+/* The state ready and a path resolved. */
+static int lookup(const uint8_t *path, uint32_t len, struct where *w)
+{
+    int err = ready();
+    return err ? err : resolve(path, len, w);
+}
+
 static struct ofile *file_of(struct svc_call *call, uint32_t fd)
 {
     if (fd == 0 || fd > MAX_OPEN)
@@ -370,9 +377,7 @@ static int64_t fs_stat_h(struct svc_call *call, const uint8_t *path, uint32_t pa
                          uint32_t *kind, uint32_t *writable)
 {
     struct where w;
-    int err = ready();
-    if (!err)
-        err = resolve(path, path_len, &w);
+    int err = lookup(path, path_len, &w);
     if (err)
         return err;
     *size = 0;
@@ -396,9 +401,7 @@ static int64_t fs_readdir_h(struct svc_call *call, const uint8_t *path, uint32_t
                             uint8_t *name, uint32_t *name_len, uint32_t *kind)
 {
     struct where w;
-    int err = ready();
-    if (!err)
-        err = resolve(path, path_len, &w);
+    int err = lookup(path, path_len, &w);
     if (err)
         return err;
     const char *found = NULL;
@@ -430,9 +433,7 @@ static int64_t fs_readdir_h(struct svc_call *call, const uint8_t *path, uint32_t
 static int64_t fs_mkdir_h(struct svc_call *call, const uint8_t *path, uint32_t path_len)
 {
     struct where w;
-    int err = ready();
-    if (!err)
-        err = resolve(path, path_len, &w);
+    int err = lookup(path, path_len, &w);
     if (!err)
         return SVC_E_BUSY;
     if (err != SVC_E_NOENT || w.parent < 0)
@@ -444,9 +445,7 @@ static int64_t fs_mkdir_h(struct svc_call *call, const uint8_t *path, uint32_t p
 static int64_t fs_unlink_h(struct svc_call *call, const uint8_t *path, uint32_t path_len)
 {
     struct where w;
-    int err = ready();
-    if (!err)
-        err = resolve(path, path_len, &w);
+    int err = lookup(path, path_len, &w);
     if (err)
         return err;
     if (w.kind != P_TMP || w.node == TMP_ROOT)
@@ -467,9 +466,7 @@ static int64_t fs_rename_h(struct svc_call *call, const uint8_t *from, uint32_t 
                            uint32_t to_len)
 {
     struct where a, b;
-    int err = ready();
-    if (!err)
-        err = resolve(from, from_len, &a);
+    int err = lookup(from, from_len, &a);
     if (err)
         return err;
     if (a.kind != P_TMP || a.node == TMP_ROOT)

@@ -16,11 +16,16 @@ def _kconfig(kconfig: Path):
     return kconfiglib.Kconfig(str(kconfig), warn_to_stderr=False)
 
 
-# Makes sure `config` exists (a copy of the defaults), then writes the C header.
-def write_header(kconfig: Path, config: Path, defconfig: Path, out: Path) -> None:
+# Makes sure `config` exists: a copy of the defaults the first time.
+def _ensure(config: Path, defconfig: Path) -> None:
     if not config.exists():
         config.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(defconfig, config)
+
+
+# Writes the C header from `config` (made from the defaults if missing).
+def write_header(kconfig: Path, config: Path, defconfig: Path, out: Path) -> None:
+    _ensure(config, defconfig)
     kc = _kconfig(kconfig)
     kc.load_config(str(config))
     for warning in kc.warnings:
@@ -42,9 +47,7 @@ def write_header(kconfig: Path, config: Path, defconfig: Path, out: Path) -> Non
 def menuconfig(kconfig: Path, config: Path, defconfig: Path) -> int:
     import os
     import menuconfig as mc
-    if not config.exists():
-        config.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(defconfig, config)
+    _ensure(config, defconfig)
     os.environ["KCONFIG_CONFIG"] = str(config)
     mc.menuconfig(_kconfig(kconfig))
     return 0
@@ -53,9 +56,7 @@ def menuconfig(kconfig: Path, config: Path, defconfig: Path) -> int:
 # Sets NAME=VALUE assignments in `config` (checked against kernel/Kconfig);
 # returns the list of problems (empty when all were applied).
 def set_values(kconfig: Path, config: Path, defconfig: Path, assignments: list) -> list:
-    if not config.exists():
-        config.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(defconfig, config)
+    _ensure(config, defconfig)
     kc = _kconfig(kconfig)
     kc.load_config(str(config))
     problems = []
