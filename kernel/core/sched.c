@@ -23,20 +23,8 @@
 #include "irq.h"
 #include "spinlock.h"
 
-static spinlock_t big_lock = SPINLOCK_INIT;
+spinlock_t big_lock = SPINLOCK_INIT;
 bool smp_running;
-
-void kernel_lock(void)
-{
-    if (smp_running)
-        spin_lock(&big_lock);
-}
-
-void kernel_unlock(void)
-{
-    if (smp_running)
-        spin_unlock(&big_lock);
-}
 
 void sched_init_cpu(unsigned cpu)
 {

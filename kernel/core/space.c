@@ -77,11 +77,6 @@ void space_free(struct object *o)
     kfree(s, sizeof(*s));
 }
 
-void space_activate(const struct space *s)
-{
-    mmu_activate(s->l1_pa, s->asid);
-}
-
 /* The mapping record covering va, or NULL. */
 struct mapping *space_find_mapping(struct space *s, vaddr_t va)
 {

@@ -34,6 +34,7 @@ static inline uint64_t arch_counter(void);
 static inline uint64_t arch_counter_freq(void);
 static inline void arch_timer_set_deadline(uint64_t counter_value);
 static inline void arch_timer_stop(void);
+static inline void arch_space_activate(paddr_t l1_pa, uint16_t asid);   /* TTBR0 + ASID */
 
 /* Memory management (arch/aarch64/mmu.c). */
 void arch_mmu_init_kernel(paddr_t ram_lo, paddr_t ram_hi);

@@ -9,6 +9,7 @@
 
 #include "list.h"
 #include "types.h"
+#include "spinlock.h"
 
 struct thread;
 struct trapframe;
@@ -34,9 +35,21 @@ struct trapframe *sched_exit(void);
 void sched_switch_to(struct thread *t);
 NORETURN void sched_idle(void);
 
-void kernel_lock(void);
-void kernel_unlock(void);
+/* The big kernel lock; nothing to take while only one core runs. */
 extern bool smp_running;
+extern spinlock_t big_lock;
+
+static inline void kernel_lock(void)
+{
+    if (smp_running)
+        spin_lock(&big_lock);
+}
+
+static inline void kernel_unlock(void)
+{
+    if (smp_running)
+        spin_unlock(&big_lock);
+}
 
 /* Timeouts (checked at each tick on the thread's core). */
 void timeout_add(struct thread *t, uint64_t deadline);

@@ -7,6 +7,7 @@
 
 #include "object.h"
 #include "list.h"
+#include "arch.h"
 
 #define USER_VA_LIMIT   0x0000008000000000ull  /* 512 GiB of user space */
 #define VM_READ     R_READ
@@ -48,7 +49,10 @@ void space_uncharge(struct space *s, uint64_t bytes);
 
 struct space *space_create(void);
 void space_teardown(struct space *s);
-void space_activate(const struct space *s);
+static inline void space_activate(const struct space *s)
+{
+    arch_space_activate(s->l1_pa, s->asid);
+}
 struct mapping *space_find_mapping(struct space *s, vaddr_t va);
 int space_map_pages(struct space *s, vaddr_t va, paddr_t pa, uint64_t size, uint32_t rights,
                     unsigned page_order, bool device);
@@ -72,7 +76,6 @@ void mmu_free_tables(uint64_t *l1);
 bool mmu_range_empty(uint64_t *l1, vaddr_t va, uint64_t size);
 int mmu_asid_alloc(uint16_t *asid);
 void mmu_asid_free(uint16_t asid);
-void mmu_activate(paddr_t l1_pa, uint16_t asid);
 paddr_t mmu_pte_pa(uint64_t pte);
 paddr_t mmu_user_pa(uint64_t *l1, vaddr_t va, bool write);
 /* Copy between the current space and another (the caller of a server). */

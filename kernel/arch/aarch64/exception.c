@@ -31,7 +31,7 @@ extern char exception_vectors[];
 #define EC_FP           0x07
 #define ESR_SVC(n)      ((0x15u << 26) | (1u << 25) | (n))
 
-struct trapframe *exc_el0_sync(struct trapframe *tf);
+struct trapframe *exc_el0_sync(struct trapframe *tf, uint64_t esr);
 struct trapframe *exc_el0_irq(struct trapframe *tf);
 struct trapframe *exc_el0_serror(struct trapframe *tf);
 void exc_el1_sync(struct trapframe *tf);
@@ -129,20 +129,27 @@ static void el0_fault(struct thread *t, uint64_t esr, uint64_t far)
  * memory object resolves, or a fault for the thread's handler.
  * Returns the frame to resume.
  */
-struct trapframe *exc_el0_sync(struct trapframe *tf)
+static struct trapframe *el0_sync_locked(struct trapframe *tf, uint64_t esr);
+
+/*
+ * The entry of every synchronous exception from EL0 (vectors.S passes the
+ * syndrome). The two IPC calls the fastpath serves are told apart before
+ * anything else, with nothing set up that they do not need.
+ */
+struct trapframe *exc_el0_sync(struct trapframe *tf, uint64_t esr)
 {
-    uint64_t esr = read_sysreg(esr_el1);
-    struct thread *t = (struct thread *)tf;
+    struct trapframe *next = NULL;
     kernel_lock();
-    if (esr == ESR_SVC(SYS_IPC_CALL)) {
-        struct trapframe *next = fastpath_call(tf);
-        if (next)
-            return next;
-    } else if (esr == ESR_SVC(SYS_IPC_REPLY_RECV)) {
-        struct trapframe *next = fastpath_reply_recv(tf);
-        if (next)
-            return next;
-    }
+    if (esr == ESR_SVC(SYS_IPC_CALL))
+        next = fastpath_call(tf);
+    else if (esr == ESR_SVC(SYS_IPC_REPLY_RECV))
+        next = fastpath_reply_recv(tf);
+    return next ? next : el0_sync_locked(tf, esr);
+}
+
+static struct trapframe *el0_sync_locked(struct trapframe *tf, uint64_t esr)
+{
+    struct thread *t = (struct thread *)tf;
     if (t->state != T_RUNNING)
         return sched_exit();            /* killed by another core meanwhile */
     unsigned ec = (unsigned)(esr >> 26);

@@ -36,6 +36,10 @@ static void set_fpen(uint64_t v)
 void arch_fp_switch(struct thread *prev, struct thread *next)
 {
     struct cpu *c = this_cpu();
+    if (c->fpen == FPEN_TRAP_EL0 && c->fp_owner != next && (!prev || !prev->fp_used)) {
+        next->fp_used = false;          /* neither uses FP/SIMD: nothing to do */
+        return;
+    }
     if (prev && prev == c->fp_owner && prev->fp_used && prev->fp) {
         set_fpen(FPEN_NONE);
         fp_save(prev->fp);

@@ -400,12 +400,6 @@ void mmu_asid_free(uint16_t asid)
     asid_map[asid / 64] &= ~(1ull << (asid % 64));
 }
 
-/* Run this core in the user space with table l1_pa and its ASID. */
-void mmu_activate(paddr_t l1_pa, uint16_t asid)
-{
-    write_sysreg(ttbr0_el1, l1_pa | ((uint64_t)asid << 48));
-    isb();
-}
 
 /*
  * The kernel alias of user address va if EL0 of the current space may

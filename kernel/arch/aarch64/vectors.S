@@ -70,7 +70,7 @@ exception_vectors:
     el1_vector  exc_el1_irq, 5     /* EL1h irq */
     el1_vector  exc_bad_mode, 6     /* EL1h fiq */
     el1_vector  exc_serror, 7     /* EL1h serror */
-    el0_vector  exc_el0_sync, 8     /* EL0 AArch64 sync */
+    el0_vector  el0_sync_entry, 8   /* EL0 AArch64 sync */
     el0_vector  exc_el0_irq, 9     /* EL0 AArch64 irq */
     el1_vector  exc_bad_mode, 10    /* EL0 AArch64 fiq */
     el0_vector  exc_el0_serror, 11    /* EL0 AArch64 serror */
@@ -104,6 +104,11 @@ restore_frame:
     ldp     x28, x29, [sp, #16 * 14]
     add     sp, sp, #TF_SIZE
     eret
+
+/* EL0 sync: the syndrome goes along as the second argument. */
+el0_sync_entry:
+    mrs     x1, esr_el1
+    b       exc_el0_sync
 
 /* arch_enter_user(tf): resume the thread whose frame is tf. */
 .global arch_enter_user

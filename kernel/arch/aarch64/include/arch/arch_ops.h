@@ -53,4 +53,11 @@ static inline void arch_timer_set_deadline(uint64_t counter_value)
 
 static inline void arch_timer_stop(void) { write_sysreg(cntv_ctl_el0, 2); /* IMASK */ }
 
+/* Run this core in the user address space with table l1_pa, tagged asid. */
+static inline void arch_space_activate(paddr_t l1_pa, uint16_t asid)
+{
+    write_sysreg(ttbr0_el1, l1_pa | ((uint64_t)asid << 48));
+    isb();
+}
+
 #endif
