@@ -53,8 +53,9 @@ int64_t sys_irq_create(uint32_t root, uint64_t irq)
 {
     struct handle_slot *sl;
     struct thread *t = current_thread();
-    if (handle_get(t->space, root, OBJ_ROOT, 0, &sl) != 0)
-        return -E_BADHANDLE;
+    int err = handle_get(t->space, root, OBJ_ROOT, R_MANAGE, &sl);
+    if (err)
+        return err;
     if (irq < 16 || irq >= irq_chip()->lines)
         return -E_INVAL;
     if (irq == timer_irq() || irq_taken((unsigned)irq))

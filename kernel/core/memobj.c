@@ -374,16 +374,18 @@ int64_t sys_mem_create(uint64_t size, uint32_t flags)
     return m ? hand_out(m, ANON_RIGHTS) : err;
 }
 
-static bool is_root(uint32_t h)
+/* The system object: R_MANAGE for device memory, R_READ for the boot files. */
+static int root_right(uint32_t h, uint32_t right)
 {
     struct handle_slot *sl;
-    return handle_get(cur_space(), h, OBJ_ROOT, 0, &sl) == 0;
+    return handle_get(cur_space(), h, OBJ_ROOT, right, &sl);
 }
 
 int64_t sys_mem_create_phys(uint32_t root, uint64_t pa, uint64_t size)
 {
-    if (!is_root(root))
-        return -E_BADHANDLE;
+    int err = root_right(root, R_MANAGE);
+    if (err)
+        return err;
     if (size == 0 || !IS_ALIGNED(pa | size, 4096) || pa + size < pa || pa + size > GiB(256))
         return -E_INVAL;
     const struct mem_range *ram;
@@ -402,8 +404,9 @@ int64_t sys_mem_create_phys(uint32_t root, uint64_t pa, uint64_t size)
 int64_t sys_mem_from_bootfile(uint32_t root, uint64_t index)
 {
     struct bootimage_file f;
-    if (!is_root(root))
-        return -E_BADHANDLE;
+    int err = root_right(root, R_READ);
+    if (err)
+        return err;
     if (index > 0xffff || bootimage_get((unsigned)index, &f) != 0 || f.size == 0)
         return -E_NOENT;
     struct memobj *m = memobj_create_file(f.pa, f.size);

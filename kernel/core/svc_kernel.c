@@ -279,9 +279,9 @@ int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id)
 {
     struct handle_slot *rs, *es;
     struct space *s = current_thread()->space;
-    if (handle_get(s, root, OBJ_ROOT, 0, &rs) != 0)
-        return -E_BADHANDLE;
-    int err = handle_get(s, ep_h, OBJ_ENDPOINT, R_MANAGE, &es);
+    int err = handle_get(s, root, OBJ_ROOT, R_MANAGE, &rs);
+    if (!err)
+        err = handle_get(s, ep_h, OBJ_ENDPOINT, R_MANAGE, &es);
     if (err)
         return err;
     struct endpoint *ep = list_entry(es->obj, struct endpoint, obj);

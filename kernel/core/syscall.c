@@ -109,8 +109,9 @@ int64_t sys_clock_ns(void)
 int64_t sys_system_off(uint32_t root)
 {
     struct handle_slot *sl;
-    if (handle_get(me(), root, OBJ_ROOT, 0, &sl) != 0)
-        return -E_BADHANDLE;
+    int err = handle_get(me(), root, OBJ_ROOT, R_MANAGE, &sl);
+    if (err)
+        return err;
     kprintf("petrel: shutting down\n");
     arch_system_off();
 }
@@ -120,8 +121,9 @@ extern struct fdt boot_fdt;
 int64_t sys_device_find(uint32_t root, vaddr_t compat, uint64_t len, uint64_t index, vaddr_t out)
 {
     struct handle_slot *sl;
-    if (handle_get(me(), root, OBJ_ROOT, 0, &sl) != 0)
-        return -E_BADHANDLE;
+    int err = handle_get(me(), root, OBJ_ROOT, R_MANAGE, &sl);
+    if (err)
+        return err;
     char name[64];
     if (len == 0 || len > 63)
         return -E_INVAL;

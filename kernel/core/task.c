@@ -2,8 +2,9 @@
  * The root task: the first user program, entry 0 of the boot image. The
  * kernel gives it an address space with the program's segments, a
  * stack, a read-only boot information page and a UTCB, three handles —
- * PETREL_ROOT_HANDLE (the system object: authority over device memory,
- * interrupts and boot image files), PETREL_SELF_SPACE and
+ * PETREL_ROOT_HANDLE (the system object: R_MANAGE is authority over
+ * device memory, interrupts, device lookup, service binding and power;
+ * R_READ over the boot image's files), PETREL_SELF_SPACE and
  * PETREL_SELF_THREAD — and the highest priority any thread may be given.
  * Everything else (starting the other programs, handing out handles) is
  * the root task's policy. When its first thread exits, the kernel

@@ -75,4 +75,23 @@ void test_objects(void)
     sys_handle_close(e3);
     tap_ok(sys_mem_create_phys(self_space(), 0x9000000, 4096) == -E_BADHANDLE &&
            sys_irq_create(self_space(), 40) == -E_BADHANDLE, "handles: device memory and interrupts need the system handle");
+
+    /* R_READ on the system object opens the boot files and nothing else. */
+    int64_t rd = sys_handle_dup(root_handle(), R_READ, 0);
+    int64_t file = rd > 0 ? sys_mem_from_bootfile((uint32_t)rd, 0) : rd;
+    struct petrel_device dev;
+    uint32_t bind_ep = (uint32_t)sys_endpoint_create();
+    tap_ok(file > 0 && sys_mem_create_phys((uint32_t)rd, 0x9010000, 4096) == -E_PERM &&
+           sys_irq_create((uint32_t)rd, 40) == -E_PERM &&
+           sys_device_find((uint32_t)rd, "arm,pl011", 9, 0, &dev) == -E_PERM &&
+           sys_service_bind((uint32_t)rd, bind_ep, 1) == -E_PERM && sys_system_off((uint32_t)rd) == -E_PERM,
+           "handles: a read-only system handle opens boot files but gives no device, interrupt or power");
+    int64_t wr = sys_handle_dup(root_handle(), R_MANAGE, 0);
+    tap_ok(wr > 0 && sys_mem_from_bootfile((uint32_t)wr, 0) == -E_PERM,
+           "handles: boot files need R_READ on the system handle");
+    sys_handle_close(bind_ep);
+    if (file > 0)
+        sys_handle_close((uint32_t)file);
+    sys_handle_close((uint32_t)rd);
+    sys_handle_close((uint32_t)wr);
 }

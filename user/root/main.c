@@ -264,7 +264,7 @@ static void start_service(const char *line, uint32_t parent)
     v->state = state > 0 ? (uint32_t)state : 0;
     grant_devices(v, devices);
     if (bootfiles[0] == '1')
-        add_grant(v, "", "root", root_handle(), R_ALL);     /* the boot image's files */
+        add_grant(v, "", "root", root_handle(), R_READ);    /* the boot image's files, nothing else */
     for (const char *q = calls; strcmp(calls, "-") != 0 && *q; ) {
         size_t n = 0;
         while (q[n] && q[n] != ';')

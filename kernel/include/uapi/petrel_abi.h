@@ -40,7 +40,7 @@ enum {
 #define R_EXEC      (1u << 2)   /* map executable */
 #define R_GRANT     (1u << 3)   /* may be transferred in IPC or copied to another space */
 #define R_DUP       (1u << 4)   /* may be duplicated */
-#define R_MANAGE    (1u << 5)   /* control operations (threads, spaces, interrupts) */
+#define R_MANAGE    (1u << 5)   /* control operations (threads, spaces, interrupts, the system) */
 #define R_ALL       0x3fu
 
 /* Object types, as handle_info reports them. */
