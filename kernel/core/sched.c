@@ -22,6 +22,7 @@
 #include "space.h"
 #include "irq.h"
 #include "spinlock.h"
+#include "timer.h"
 
 spinlock_t big_lock = SPINLOCK_INIT;
 bool smp_running;
@@ -32,6 +33,7 @@ void sched_init_cpu(unsigned cpu)
     for (unsigned p = 0; p < NPRIO; p++)
         list_init(&rq->level[p]);
     list_init(&cpus[cpu].timeouts);
+    cpus[cpu].next_timeout = ~0ull;
 }
 
 /* Highest priority with a ready thread, or -1. */
@@ -110,18 +112,22 @@ void sched_switch_to(struct thread *t)
     c->current = t;
 }
 
-/* Timer tick on this core: time slices and expired timeouts. */
-void sched_tick(void)
+/* Timer interrupt on this core: the time slice if a tick passed, and
+ * expired timeouts; notes the earliest deadline still pending. */
+void sched_tick(bool ticked)
 {
     struct cpu *c = this_cpu();
-    if (c->current && c->current->slice > 0)
+    if (ticked && c->current && c->current->slice > 0)
         c->current->slice--;
-    uint64_t now = arch_counter();
+    uint64_t now = arch_counter(), next = ~0ull;
     list_for_each_safe(pos, tmp, &c->timeouts) {
         struct thread *t = list_entry(pos, struct thread, timeout_link);
         if (t->deadline <= now)
             thread_wake(t, -E_TIMEOUT);
+        else
+            next = MIN(next, t->deadline);
     }
+    c->next_timeout = next;
 }
 
 void sched_yield(void)
@@ -214,11 +220,20 @@ NORETURN void sched_idle(void)
     }
 }
 
-/* Wake t with E_TIMEOUT at counter value `deadline` unless woken first. */
+/* Wake t with E_TIMEOUT at counter value `deadline` unless woken first.
+ * A deadline before the core's next tick moves its timer interrupt
+ * earlier, so timeouts are as precise as the counter, not the tick (on
+ * another core than the caller's, it is seen at that core's next tick). */
 void timeout_add(struct thread *t, uint64_t deadline)
 {
+    struct cpu *c = &cpus[t->cpu];
     t->deadline = deadline;
-    list_add_tail(&cpus[t->cpu].timeouts, &t->timeout_link);
+    list_add_tail(&c->timeouts, &t->timeout_link);
+    if (deadline < c->next_timeout) {
+        c->next_timeout = deadline;
+        if (c == this_cpu())
+            timer_rearm();
+    }
 }
 
 void timeout_cancel(struct thread *t)

@@ -1,6 +1,8 @@
 /*
  * The tick. Each core programs its architectural timer with an absolute
- * deadline and advances it by whole periods, so ticks never drift. The rate is CONFIG_HZ unless the boot argument hz=N
+ * deadline and advances it by whole periods, so ticks never drift; a
+ * thread's timeout due before the next tick brings the interrupt
+ * forward. The rate is CONFIG_HZ unless the boot argument hz=N
  * (1..10000) says otherwise.
  */
 #include "timer.h"
@@ -25,17 +27,28 @@ static uint64_t period;
 static void tick(unsigned irq, void *arg)
 {
     struct cpu *c = this_cpu();
-    uint64_t now = arch_counter(), n = 1;
-    if (now >= c->next_tick + period)
-        n += (now - c->next_tick) / period;
-    c->ticks += n;
-    c->next_tick += n * period;
-    arch_timer_set_deadline(c->next_tick);
-    if (c->current || !list_empty(&c->timeouts)) {
-        kernel_lock();
-        sched_tick();
-        kernel_unlock();
+    uint64_t now = arch_counter();
+    bool ticked = now >= c->next_tick;
+    if (ticked) {
+        uint64_t n = 1 + (now - c->next_tick) / period;
+        c->ticks += n;
+        c->next_tick += n * period;
     }
+    if ((ticked && c->current) || !list_empty(&c->timeouts)) {
+        kernel_lock();
+        sched_tick(ticked);
+        kernel_unlock();
+    } else {
+        c->next_timeout = ~0ull;        /* its threads were woken first */
+    }
+    timer_rearm();
+}
+
+/* The interrupt comes at the next tick or the core's earliest timeout. */
+void timer_rearm(void)
+{
+    struct cpu *c = this_cpu();
+    arch_timer_set_deadline(MIN(c->next_tick, c->next_timeout));
 }
 
 /* Read the virtual timer's interrupt from the device tree. */

@@ -20,6 +20,7 @@ struct cpu {
     struct thread *current;     /* the thread running here, or NULL */
     struct runqueue rq;
     struct list timeouts;       /* threads with a deadline, on this core */
+    uint64_t next_timeout;      /* earliest of their deadlines (~0: none) */
     struct thread *fp_owner;    /* whose FP/SIMD state the registers hold */
     uint64_t fpen;              /* CPACR_EL1 as last written (0: unknown) */
     bool idle;

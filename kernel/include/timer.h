@@ -9,6 +9,7 @@ struct fdt;
 int timer_init(const struct fdt *fdt);   /* find the timer's interrupt, pick the rate */
 void timer_cpu_init(void);               /* start ticking on this core */
 unsigned timer_hz(void);
+void timer_rearm(void);                  /* next interrupt: tick or earliest timeout */
 unsigned timer_irq(void);
 uint64_t timer_ns(void);                 /* nanoseconds since the counter started */
 void timer_delay_us(uint64_t us);        /* busy wait */

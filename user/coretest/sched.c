@@ -101,6 +101,20 @@ static void preemption(void)
     tap_ok(late >= 40000000ull && late < 500000000ull, "sched: a sleeper preempts spinning threads on time (%lu ms)",
            (unsigned long)(late / 1000000));
 
+    /* Timeouts finer than the tick: 1 ms sleeps end well before the next
+     * 10 ms tick would (most of them: the host may stall the guest). */
+    unsigned prompt = 0;
+    uint64_t shortest = ~0ull;
+    for (int i = 0; i < 10; i++) {
+        uint64_t s0 = now_ns();
+        sleep_ms(1);
+        uint64_t took = now_ns() - s0;
+        prompt += took >= 1000000ull && took < 4000000ull;
+        shortest = MIN(shortest, took);
+    }
+    tap_ok(prompt >= 7 && shortest >= 1000000ull, "sched: a 1 ms timeout takes 1 ms, not a tick (%u of 10 under 4 ms)",
+           prompt);
+
     /* Suspend and resume. */
     sys_thread_suspend((uint32_t)a);
     sleep_ms(30);
