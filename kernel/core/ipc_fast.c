@@ -1,11 +1,12 @@
 /*
- * The IPC fastpath: call and reply-and-receive with a message in
- * registers only, between any two address spaces on one core.
+ * The IPC fastpath: call and reply-and-receive without handles, between
+ * any two address spaces on one core.
  *
  * It handles exactly the case that dominates client/server traffic —
- * the partner is already waiting, the message fits in MR0..MR5 with no
- * handles, the partner may run at once on this core and nothing of
- * higher priority is ready there — and switches straight to the
+ * the partner is already waiting, the message carries no handles (MR0..MR5
+ * in registers, MR6.. copied UTCB to UTCB), the partner may run at once
+ * on this core and nothing of higher priority is ready there — and
+ * switches straight to the
  * partner: no run queue insert and pick, no generic transfer. Anything
  * else returns NULL and the general path (ipc.c) runs instead, with the
  * same results. Entered with the kernel lock held; releases it on
@@ -19,7 +20,7 @@
 #include <arch/trapframe.h>
 
 /* The endpoint behind handle h with `rights`, or NULL (inline lookup). */
-static inline struct endpoint *fast_endpoint(struct thread *t, uint64_t h, uint32_t rights, uint64_t *badge)
+static ALWAYS_INLINE struct endpoint *fast_endpoint(struct thread *t, uint64_t h, uint32_t rights, uint64_t *badge)
 {
     uint32_t index = h & (HANDLE_SLOTS - 1);
     struct handle_slot *sl = &t->space->handles.slots[index];
@@ -30,14 +31,14 @@ static inline struct endpoint *fast_endpoint(struct thread *t, uint64_t h, uint3
     return (struct endpoint *)sl->obj;
 }
 
-/* Register-only message word: length <= 6, no handles, no flags, user label. */
-static inline bool fast_info(uint64_t info)
+/* A message word without handles or flags, a user label, length <= 32. */
+static ALWAYS_INLINE bool fast_info(uint64_t info)
 {
-    return (info & 0xffc0) == 0 && MSG_LEN(info) <= MSG_REG_MRS && !(MSG_LABEL(info) & LABEL_KERNEL);
+    return (info & 0xffc0) == 0 && MSG_LEN(info) <= MSG_MAX_MRS && !(MSG_LABEL(info) & LABEL_KERNEL);
 }
 
 /* May `to` run now instead of everything ready on this core? */
-static inline bool fast_may_run(struct cpu *c, struct thread *to)
+static ALWAYS_INLINE bool fast_may_run(struct cpu *c, struct thread *to)
 {
     if (to->cpu != c->index || to->suspended)
         return false;
@@ -49,7 +50,14 @@ static inline bool fast_may_run(struct cpu *c, struct thread *to)
     return to->prio >= top;
 }
 
-static inline void fast_copy(struct thread *from, struct thread *to, uint64_t info, uint64_t badge)
+/* MR6.. of a long message, kept out of line so short ones pay one branch. */
+static NOINLINE void fast_copy_utcb(struct thread *from, struct thread *to, unsigned len)
+{
+    for (unsigned i = MSG_REG_MRS; i < len; i++)
+        to->utcb->mr[i] = from->utcb->mr[i];
+}
+
+static ALWAYS_INLINE void fast_copy(struct thread *from, struct thread *to, uint64_t info, uint64_t badge)
 {
     to->tf.x[0] = 0;
     to->tf.x[1] = info;
@@ -61,6 +69,8 @@ static inline void fast_copy(struct thread *from, struct thread *to, uint64_t in
     to->tf.x[7] = from->tf.x[7];
     to->tf.x[8] = badge;
     to->tf.x[9] = from->space->id;
+    if (unlikely(MSG_LEN(info) > MSG_REG_MRS))
+        fast_copy_utcb(from, to, MSG_LEN(info));
 }
 
 struct trapframe *fastpath_call(struct trapframe *tf)

@@ -24,6 +24,13 @@ static void echo(uint32_t ep)
             m.mr[0] = m.badge;
             m.mr[1] = m.pid;
             len = 2;
+        } else if (label == LABEL_ECHO) {
+            for (unsigned i = 0; i < len; i++) {    /* complemented, as coretest expects */
+                if (i < MSG_REG_MRS)
+                    m.mr[i] = ~m.mr[i];
+                else
+                    utcb()->mr[i] = ~utcb()->mr[i];
+            }
         }
         m.info = MSG_INFO(label + 1, len, 0);
         if (label == LABEL_QUIT) {

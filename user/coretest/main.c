@@ -44,6 +44,8 @@ void echo_serve(uint32_t ep)
             m.mr[3] = (uint64_t)sys_ipc_send(h, &probe2);
             m.mr[4] = (uint64_t)sys_handle_close(h);
             len = 5;
+        } else if (label == LABEL_ECHO) {
+            echo_invert(&m, len);
         }
         m.info = MSG_INFO(label + 1, len, 0);
         if (label == LABEL_QUIT) {
@@ -51,6 +53,17 @@ void echo_serve(uint32_t ep)
             return;
         }
         r = sys_ipc_reply_recv(ep, &m);
+    }
+}
+
+/* The echo reply complements every word, so both directions are checked. */
+void echo_invert(struct petrel_msg *m, unsigned len)
+{
+    for (unsigned i = 0; i < len; i++) {
+        if (i < MSG_REG_MRS)
+            m->mr[i] = ~m->mr[i];
+        else
+            utcb()->mr[i] = ~utcb()->mr[i];
     }
 }
 
@@ -74,7 +87,7 @@ bool echo_roundtrip(uint32_t ep, unsigned len, uint64_t seed)
     for (unsigned i = 0; i < len; i++) {
         uint64_t v = seed * 0x9e3779b97f4a7c15ull + i * 0x100000001b3ull;
         uint64_t got = i < MSG_REG_MRS ? m.mr[i] : utcb()->mr[i];
-        if (got != v)
+        if (got != ~v)
             return false;
     }
     return true;
