@@ -222,8 +222,8 @@ NORETURN void sched_idle(void)
 
 /* Wake t with E_TIMEOUT at counter value `deadline` unless woken first.
  * A deadline before the core's next tick moves its timer interrupt
- * earlier, so timeouts are as precise as the counter, not the tick (on
- * another core than the caller's, it is seen at that core's next tick). */
+ * earlier (on another core, through a wake-up IPI), so timeouts are as
+ * precise as the counter, not the tick. */
 void timeout_add(struct thread *t, uint64_t deadline)
 {
     struct cpu *c = &cpus[t->cpu];
@@ -233,6 +233,8 @@ void timeout_add(struct thread *t, uint64_t deadline)
         c->next_timeout = deadline;
         if (c == this_cpu())
             timer_rearm();
+        else
+            irq_send_ipi(t->cpu, IRQ_SGI_WAKE);
     }
 }
 

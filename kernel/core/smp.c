@@ -82,12 +82,15 @@ unsigned smp_online_count(void)
 }
 
 /* An inter-processor interrupt: count it and run any work posted for
- * this core. A wake-up needs nothing more: returning to user space goes
- * through the scheduler, which picks whatever was queued here. */
+ * this core. A wake-up needs only the timer re-armed (another core may
+ * have given a thread here an earlier timeout): returning to user space
+ * goes through the scheduler, which picks whatever was queued here. */
 static void ipi_handler(unsigned irq, void *arg)
 {
     struct cpu *c = this_cpu();
     c->ipis++;
+    if (irq == IRQ_SGI_WAKE)
+        timer_rearm();
     void (*fn)(void *) = c->work;
     if (irq == IRQ_SGI_TEST && fn) {
         c->work = NULL;
