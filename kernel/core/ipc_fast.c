@@ -6,10 +6,9 @@
  * the partner is already waiting, the message carries no handles (MR0..MR5
  * in registers, MR6.. copied UTCB to UTCB), the partner may run at once
  * on this core and nothing of higher priority is ready there — and
- * switches straight to the
- * partner: no run queue insert and pick, no generic transfer. Anything
- * else returns NULL and the general path (ipc.c) runs instead, with the
- * same results. Entered with the kernel lock held; releases it on
+ * switches straight to the partner: no run queue insert and pick, no
+ * generic transfer. Anything else returns NULL and the general path
+ * (ipc.c) runs instead, with the same results. Entered with the kernel lock held; releases it on
  * success. docs/design/ipc-fastpath.md lists what it checks and skips.
  */
 #include "ipc.h"

@@ -221,9 +221,9 @@ NORETURN void sched_idle(void)
 }
 
 /* Wake t with E_TIMEOUT at counter value `deadline` unless woken first.
- * A deadline before the core's next tick moves its timer interrupt
- * earlier (on another core, through a wake-up IPI), so timeouts are as
- * precise as the counter, not the tick. */
+ * A deadline earlier than the core's others re-arms its timer (on another
+ * core, through a wake-up IPI) for the next tick or this deadline,
+ * whichever comes first, so timeouts are as precise as the counter. */
 void timeout_add(struct thread *t, uint64_t deadline)
 {
     struct cpu *c = &cpus[t->cpu];
