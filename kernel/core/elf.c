@@ -7,45 +7,10 @@
  * a copy of its bytes, mapped with the segment's rights.
  */
 #include "elf.h"
+#include "pelf.h"
 #include "kernel.h"
 #include "memobj.h"
 #include "space.h"
-
-#define PT_LOAD     1
-#define PF_X        1
-#define PF_W        2
-#define PF_R        4
-#define EM_AARCH64  183
-#define ET_EXEC     2
-
-struct elf64_ehdr {
-    uint8_t ident[16];
-    uint16_t type, machine;
-    uint32_t version;
-    uint64_t entry, phoff, shoff;
-    uint32_t flags;
-    uint16_t ehsize, phentsize, phnum, shentsize, shnum, shstrndx;
-};
-
-struct elf64_phdr {
-    uint32_t type, flags;
-    uint64_t offset, vaddr, paddr, filesz, memsz, align;
-};
-
-/* Check the file header; 0 or -E_BADFORMAT. */
-static int check_header(const struct elf64_ehdr *eh, uint64_t size)
-{
-    if (size < sizeof(*eh) || memcmp(eh->ident, "\177ELF", 4) != 0)
-        return -E_BADFORMAT;
-    if (eh->ident[4] != 2 || eh->ident[5] != 1)        /* 64-bit, little endian */
-        return -E_BADFORMAT;
-    if (eh->type != ET_EXEC || eh->machine != EM_AARCH64)
-        return -E_BADFORMAT;
-    if (eh->phentsize != sizeof(struct elf64_phdr) || eh->phnum == 0 ||
-        eh->phoff > size || (uint64_t)eh->phnum * sizeof(struct elf64_phdr) > size - eh->phoff)
-        return -E_BADFORMAT;
-    return 0;
-}
 
 /* One segment: a memory object with a copy of its bytes, mapped. */
 static int load_segment(struct space *s, const uint8_t *file, const struct elf64_phdr *ph)
@@ -72,7 +37,7 @@ static int load_segment(struct space *s, const uint8_t *file, const struct elf64
 int elf_load(struct space *s, const void *data, uint64_t size, vaddr_t *entry)
 {
     const struct elf64_ehdr *eh = data;
-    int err = check_header(eh, size);
+    int err = elf_check_header(eh, size);
     if (err)
         return err;
     const struct elf64_phdr *ph = (const void *)((const uint8_t *)data + eh->phoff);
@@ -82,7 +47,7 @@ int elf_load(struct space *s, const void *data, uint64_t size, vaddr_t *entry)
             continue;
         if ((ph[i].flags & PF_W) && (ph[i].flags & PF_X))
             return -E_PERM;
-        if (ph[i].filesz > ph[i].memsz || ph[i].offset > size || ph[i].filesz > size - ph[i].offset)
+        if (!elf_segment_in_file(&ph[i], size))
             return -E_BADFORMAT;
         if (ph[i].vaddr < 4096 || ph[i].memsz > USER_LOAD_LIMIT || ph[i].vaddr > USER_LOAD_LIMIT - ph[i].memsz)
             return -E_RANGE;
@@ -90,7 +55,7 @@ int elf_load(struct space *s, const void *data, uint64_t size, vaddr_t *entry)
             entry_ok = true;
     }
     if (!entry_ok)
-        return -E_BADFORMAT;
+        return -E_BADFORMAT;            /* also: no segments at all */
     for (unsigned i = 0; i < eh->phnum; i++)
         if (ph[i].type == PT_LOAD && (err = load_segment(s, data, &ph[i])) != 0)
             return err;

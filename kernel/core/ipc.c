@@ -99,6 +99,12 @@ static int check_message(struct thread *t, uint64_t info)
     return 0;
 }
 
+void ipc_copy_utcb(const struct thread *from, struct thread *to, unsigned len)
+{
+    for (unsigned i = MSG_REG_MRS; i < len; i++)
+        to->utcb->mr[i] = from->utcb->mr[i];
+}
+
 /* Copy a message from src (registers, UTCB, handles) into dst's frame. */
 static void transfer(struct thread *src, struct thread *dst, uint64_t info, uint64_t badge)
 {
@@ -111,8 +117,7 @@ static void transfer(struct thread *src, struct thread *dst, uint64_t info, uint
     } else {
         for (unsigned i = 0; i < MSG_REG_MRS; i++)
             dst->tf.x[2 + i] = src->tf.x[2 + i];
-        if (len > MSG_REG_MRS)
-            memcpy(&dst->utcb->mr[MSG_REG_MRS], &src->utcb->mr[MSG_REG_MRS], (len - MSG_REG_MRS) * 8);
+        ipc_copy_utcb(src, dst, len);
     }
     for (unsigned i = 0; i < nh; i++) {
         struct handle_slot *sl;

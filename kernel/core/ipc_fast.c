@@ -49,13 +49,6 @@ static ALWAYS_INLINE bool fast_may_run(struct cpu *c, struct thread *to)
     return to->prio >= top;
 }
 
-/* MR6.. of a long message, kept out of line so short ones pay one branch. */
-static NOINLINE void fast_copy_utcb(struct thread *from, struct thread *to, unsigned len)
-{
-    for (unsigned i = MSG_REG_MRS; i < len; i++)
-        to->utcb->mr[i] = from->utcb->mr[i];
-}
-
 static ALWAYS_INLINE void fast_copy(struct thread *from, struct thread *to, uint64_t info, uint64_t badge)
 {
     to->tf.x[0] = 0;
@@ -69,7 +62,7 @@ static ALWAYS_INLINE void fast_copy(struct thread *from, struct thread *to, uint
     to->tf.x[8] = badge;
     to->tf.x[9] = from->space->id;
     if (unlikely(MSG_LEN(info) > MSG_REG_MRS))
-        fast_copy_utcb(from, to, MSG_LEN(info));
+        ipc_copy_utcb(from, to, MSG_LEN(info));     /* out of line: short messages pay one branch */
 }
 
 struct trapframe *fastpath_call(struct trapframe *tf)

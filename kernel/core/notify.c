@@ -24,25 +24,29 @@ int64_t sys_notify_create(void)
     return h;
 }
 
+/* The pending bits, cleared. */
+static int64_t take_bits(struct notification *n)
+{
+    uint64_t got = n->bits;
+    n->bits = 0;
+    return (int64_t)got;
+}
+
 /* The bound thread t gets the pending bits as a LABEL_NOTIFY message. */
 static void deliver_bound(struct notification *n, struct thread *t)
 {
     t->tf.x[0] = 0;
     t->tf.x[1] = MSG_INFO(LABEL_NOTIFY, 1, 0);
-    t->tf.x[2] = n->bits;
+    t->tf.x[2] = (uint64_t)take_bits(n);
     t->tf.x[8] = 0;
     t->tf.x[9] = 0;
-    n->bits = 0;
 }
 
 void notify_raise(struct notification *n, uint64_t bits)
 {
     n->bits |= bits & BITS_MASK;
     if (n->waiter) {
-        struct thread *w = n->waiter;
-        uint64_t got = n->bits;
-        n->bits = 0;
-        thread_wake(w, (int64_t)got);
+        thread_wake(n->waiter, take_bits(n));
     } else if (n->bound && n->bound->state == T_RECV) {
         struct thread *t = n->bound;
         thread_cancel_wait(t);
@@ -122,11 +126,8 @@ int64_t sys_notify_wait(uint32_t h)
     struct notification *n = get(h, R_READ, &sl, &err);
     if (!n)
         return err;
-    if (n->bits) {
-        uint64_t got = n->bits;
-        n->bits = 0;
-        return (int64_t)got;
-    }
+    if (n->bits)
+        return take_bits(n);
     if (n->waiter)
         return -E_BUSY;
     struct thread *t = current_thread();
@@ -144,9 +145,7 @@ int64_t sys_notify_poll(uint32_t h)
     struct notification *n = get(h, R_READ, &sl, &err);
     if (!n)
         return err;
-    uint64_t got = n->bits;
-    n->bits = 0;
-    return (int64_t)got;
+    return take_bits(n);
 }
 
 int64_t sys_notify_bind(uint32_t thread_h, uint32_t h)

@@ -41,6 +41,9 @@ void notify_cancel(struct thread *t);
 /* ipc_recv's check for a bound notification with pending bits. */
 bool notify_take_bound(struct thread *t);
 
+/* MR6..len-1 of a message, from's UTCB to to's (nothing for len <= 6). */
+void ipc_copy_utcb(const struct thread *from, struct thread *to, unsigned len);
+
 /* Note t as the server of ep (priority inheritance); t holds a reference. */
 void ipc_set_served(struct thread *t, struct endpoint *ep);
 

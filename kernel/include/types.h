@@ -24,7 +24,6 @@ typedef uint64_t vaddr_t;       /* a virtual address */
 #define GiB(x)  ((uint64_t)(x) << 30)
 
 #define NORETURN    __attribute__((noreturn))
-#define NOINLINE    __attribute__((noinline))
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define UNUSED      __attribute__((unused))

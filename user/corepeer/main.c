@@ -8,10 +8,7 @@
  * mode=fuzz      throw calls=N random system calls, report on "results"
  */
 #include "petrel.h"
-
-#define LABEL_ECHO  0x100
-#define LABEL_QUIT  0x1ff
-#define LABEL_WHO   0x200
+#include "../coretest/echo.h"
 
 static void echo(uint32_t ep)
 {
@@ -19,20 +16,7 @@ static void echo(uint32_t ep)
     int64_t r = sys_ipc_recv(ep, &m);
     while (r == 0) {
         uint64_t label = MSG_LABEL(m.info);
-        unsigned len = MSG_LEN(m.info);
-        if (label == LABEL_WHO) {
-            m.mr[0] = m.badge;
-            m.mr[1] = m.pid;
-            len = 2;
-        } else if (label == LABEL_ECHO) {
-            for (unsigned i = 0; i < len; i++) {    /* complemented, as coretest expects */
-                if (i < MSG_REG_MRS)
-                    m.mr[i] = ~m.mr[i];
-                else
-                    utcb()->mr[i] = ~utcb()->mr[i];
-            }
-        }
-        m.info = MSG_INFO(label + 1, len, 0);
+        m.info = MSG_INFO(label + 1, echo_answer(&m), 0);
         if (label == LABEL_QUIT) {
             sys_ipc_reply(0, &m);
             return;

@@ -3,10 +3,8 @@
 #define CORETEST_H
 
 #include "petrel.h"
+#include "echo.h"
 
-#define LABEL_ECHO  0x100       /* reply: every word complemented */
-#define LABEL_QUIT  0x1ff
-#define LABEL_WHO   0x200       /* reply: mr0 = badge, mr1 = pid */
 #define LABEL_XFER  0x300       /* examine a transferred handle */
 #define LABEL_RESULT 0x400
 
@@ -16,7 +14,6 @@ extern uint64_t my_pid;
 void sleep_ms(uint64_t ms);
 uint64_t now_ns(void);
 void echo_serve(uint32_t ep);
-void echo_invert(struct petrel_msg *m, unsigned len);
 void echo_thread(void *arg);
 /* A message of `len` registers with a pattern derived from seed; check the echo. */
 bool echo_roundtrip(uint32_t ep, unsigned len, uint64_t seed);

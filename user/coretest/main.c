@@ -20,7 +20,7 @@ void sleep_ms(uint64_t ms)
     sys_futex_wait((uint64_t)&never, never, ms * 1000000ull);
 }
 
-/* Serve echo requests on ep until LABEL_QUIT (see coretest.h). */
+/* Serve echo requests on ep until LABEL_QUIT (see echo.h). */
 void echo_serve(uint32_t ep)
 {
     struct petrel_msg m = { 0 };
@@ -29,12 +29,8 @@ void echo_serve(uint32_t ep)
         if (r < 0)
             return;
         uint64_t label = MSG_LABEL(m.info);
-        unsigned len = MSG_LEN(m.info);
-        if (label == LABEL_WHO) {
-            m.mr[0] = m.badge;
-            m.mr[1] = m.pid;
-            len = 2;
-        } else if (label == LABEL_XFER) {
+        unsigned len;
+        if (label == LABEL_XFER) {
             uint32_t h = utcb()->recv_handles[0];
             m.mr[0] = MSG_HANDLES(m.info);
             m.mr[1] = (uint64_t)sys_handle_info(h);
@@ -44,8 +40,8 @@ void echo_serve(uint32_t ep)
             m.mr[3] = (uint64_t)sys_ipc_send(h, &probe2);
             m.mr[4] = (uint64_t)sys_handle_close(h);
             len = 5;
-        } else if (label == LABEL_ECHO) {
-            echo_invert(&m, len);
+        } else {
+            len = echo_answer(&m);
         }
         m.info = MSG_INFO(label + 1, len, 0);
         if (label == LABEL_QUIT) {
@@ -53,17 +49,6 @@ void echo_serve(uint32_t ep)
             return;
         }
         r = sys_ipc_reply_recv(ep, &m);
-    }
-}
-
-/* The echo reply complements every word, so both directions are checked. */
-void echo_invert(struct petrel_msg *m, unsigned len)
-{
-    for (unsigned i = 0; i < len; i++) {
-        if (i < MSG_REG_MRS)
-            m->mr[i] = ~m->mr[i];
-        else
-            utcb()->mr[i] = ~utcb()->mr[i];
     }
 }
 

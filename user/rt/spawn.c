@@ -10,25 +10,9 @@
  */
 #include "petrel.h"
 #include "petrel_rt.h"
+#include "pelf.h"
 
-#define PT_LOAD 1
-#define PF_X    1
-#define PF_W    2
 #define CHILD_STACK 0x10000ull
-
-struct ehdr {
-    uint8_t ident[16];
-    uint16_t type, machine;
-    uint32_t version;
-    uint64_t entry, phoff, shoff;
-    uint32_t flags;
-    uint16_t ehsize, phentsize, phnum, shentsize, shnum, shstrndx;
-};
-
-struct phdr {
-    uint32_t type, flags;
-    uint64_t offset, vaddr, paddr, filesz, memsz, align;
-};
 
 int64_t bootfile_find(const char *name, struct petrel_bootfile *bf)
 {
@@ -51,27 +35,25 @@ static int64_t with_local_map(uint32_t mem, uint64_t offset, uint64_t size, uint
 }
 
 /* Check the ELF header and program headers of a file mapped at `img`. */
-static int64_t check_elf(const uint8_t *img, uint64_t size, const struct phdr **ph)
+static int64_t check_elf(const uint8_t *img, uint64_t size, const struct elf64_phdr **ph)
 {
-    const struct ehdr *eh = (const void *)img;
-    if (size < sizeof(*eh) || memcmp(eh->ident, "\177ELF\2\1", 6) != 0 || eh->type != 2 ||
-        eh->machine != 183 || eh->phentsize != sizeof(struct phdr) || eh->phoff > size ||
-        (uint64_t)eh->phnum * sizeof(struct phdr) > size - eh->phoff)
+    const struct elf64_ehdr *eh = (const void *)img;
+    if (elf_check_header(eh, size) != 0)
         return -E_BADFORMAT;
     *ph = (const void *)(img + eh->phoff);
     for (unsigned i = 0; i < eh->phnum; i++) {
-        const struct phdr *p = &(*ph)[i];
+        const struct elf64_phdr *p = &(*ph)[i];
         if (p->type != PT_LOAD)
             continue;
-        if (p->filesz > p->memsz || p->offset > size || p->filesz > size - p->offset ||
-            (p->offset & 4095) != (p->vaddr & 4095) || ((p->flags & PF_W) && (p->flags & PF_X)))
-            return -E_BADFORMAT;
+        if (!elf_segment_in_file(p, size) || (p->offset & 4095) != (p->vaddr & 4095) ||
+            ((p->flags & PF_W) && (p->flags & PF_X)))
+            return -E_BADFORMAT;       /* file pages are mapped: offsets must match addresses */
     }
     return 0;
 }
 
 /* One PT_LOAD segment of `file` into space `sp`. */
-static int64_t load_segment(uint32_t sp, uint32_t file, const struct phdr *p)
+static int64_t load_segment(uint32_t sp, uint32_t file, const struct elf64_phdr *p)
 {
     uint64_t start = p->vaddr & ~4095ull, foff = p->offset & ~4095ull;
     uint64_t file_end = page_up(p->vaddr + p->filesz), mem_end = page_up(p->vaddr + p->memsz);
@@ -133,8 +115,8 @@ static int64_t build(const struct spawn_req *req, uint32_t file, uint64_t fsize,
     int64_t err = with_local_map(file, 0, page_up(fsize), R_READ, &img);
     if (err)
         return err;
-    const struct phdr *ph;
-    const struct ehdr *eh = (const void *)img;
+    const struct elf64_phdr *ph;
+    const struct elf64_ehdr *eh = (const void *)img;
     err = check_elf((const uint8_t *)img, fsize, &ph);
     for (unsigned i = 0; !err && i < eh->phnum; i++)
         if (ph[i].type == PT_LOAD)
