@@ -132,41 +132,27 @@ int svc_bootfile(uint32_t index, struct petrel_bootfile *info, const void **data
 static struct { uint32_t irq, handle; } given_irqs[8];
 static unsigned ngiven;
 
+/* Only what the system description declared: the root task grants the
+ * device's registers ("dev:<compat>") and interrupt ("irq:<compat>") as
+ * objects of their own; a service never holds authority to make them. */
 volatile void *svc_device(const char *compat, uint32_t *irq)
 {
     char name[64];
     snprintf(name, sizeof(name), "dev:%s", compat);
     uint32_t dev = start_handle(name);
-    if (dev) {
-        /* The system description gave us this device: its own objects. */
-        int64_t size = sys_mem_size(dev);
-        uint64_t va = va_alloc((uint64_t)size, 4096);
-        if (size <= 0 || sys_mem_map(self_space(), dev, va, 0, (uint64_t)size, R_READ | R_WRITE) < 0)
-            return NULL;
-        struct petrel_device d;
-        snprintf(name, sizeof(name), "irq:%s", compat);
-        uint32_t ih = start_handle(name);
-        *irq = 0;
-        if (ih && sys_device_find(root_handle(), compat, strlen(compat), 0, &d) == 0)
-            *irq = d.irq;
-        else if (ih && ngiven < 8)
-            *irq = 1000 + ngiven;           /* a private number for the given object */
-        if (ih && ngiven < 8) {
-            given_irqs[ngiven].irq = *irq;
-            given_irqs[ngiven++].handle = ih;
-        }
-        return (volatile void *)va;
+    int64_t size = dev ? sys_mem_size(dev) : -E_NOENT;
+    uint64_t va = size > 0 ? va_alloc((uint64_t)size, 4096) : 0;
+    if (size <= 0 || sys_mem_map(self_space(), dev, va, 0, (uint64_t)size, R_READ | R_WRITE) < 0)
+        return NULL;
+    snprintf(name, sizeof(name), "irq:%s", compat);
+    uint32_t ih = start_handle(name);
+    *irq = 0;
+    if (ih && ngiven < 8) {
+        *irq = 1000 + ngiven;               /* a private number for the given object */
+        given_irqs[ngiven].irq = *irq;
+        given_irqs[ngiven++].handle = ih;
     }
-    struct petrel_device d;
-    if (sys_device_find(root_handle(), compat, strlen(compat), 0, &d) < 0 || !d.pa)
-        return NULL;
-    uint64_t base = d.pa & ~4095ull, size = ((d.pa + (d.size ? d.size : 4096) + 4095) & ~4095ull) - base;
-    int64_t m = sys_mem_create_phys(root_handle(), base, size);
-    uint64_t va = va_alloc(size, 4096);
-    if (m < 0 || sys_mem_map(self_space(), (uint32_t)m, va, 0, size, R_READ | R_WRITE) < 0)
-        return NULL;
-    *irq = d.irq;
-    return (volatile void *)(va + (d.pa - base));
+    return (volatile void *)va;
 }
 
 /* Interrupts arrive as a notification bound to the server thread: its
@@ -185,12 +171,10 @@ int svc_irq_attach(uint32_t irq, void (*handler)(void))
             return SVC_E_NOMEM;
         irq_notification = (uint32_t)n;
     }
-    int64_t h = -E_BADHANDLE;
+    int64_t h = -E_BADHANDLE;             /* not an interrupt svc_device gave */
     for (unsigned i = 0; i < ngiven; i++)
         if (given_irqs[i].irq == irq)
             h = given_irqs[i].handle;
-    if (h < 0)
-        h = sys_irq_create(root_handle(), irq);
     if (h < 0)
         return (int)h;
     if (sys_irq_bind((uint32_t)h, irq_notification, 1ull << nirqs) < 0)
