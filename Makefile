@@ -176,7 +176,7 @@ $(O)/kernel/%.c.o: %.c | $(GENHDRS) $(SVC_GEN)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
 
-$(O)/kernel/%.S.o: %.S
+$(O)/kernel/%.S.o: %.S | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
@@ -186,7 +186,7 @@ $(O)/kernel-test/%.c.o: %.c | $(GENHDRS) $(SVC_GEN)
 	@echo "  CC      $< (test)"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=1 -c $< -o $@
 
-$(O)/kernel-test/%.S.o: %.S
+$(O)/kernel-test/%.S.o: %.S | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  AS      $< (test)"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=1 -c $< -o $@
@@ -196,7 +196,7 @@ $(O)/user/rt-obj/%.c.o: %.c | $(GENHDRS) $(SVC_GEN)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
 
-$(O)/user/rt-obj/%.S.o: %.S
+$(O)/user/rt-obj/%.S.o: %.S | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
 	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
@@ -206,7 +206,7 @@ $(O)/user/obj/%.c.o: %.c | $(GENHDRS) $(SVC_GEN)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
 
-$(O)/user/obj/%.S.o: %.S
+$(O)/user/obj/%.S.o: %.S | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
 	$(Q)$(CC) $(UCFLAGS) -c $< -o $@

@@ -24,6 +24,8 @@ def test_test_argv_has_machine_boot_files_and_captured_serial():
     assert value(argv, "-semihosting-config") == "enable=on,target=native"
     assert value(argv, "-display") == "none" and "-no-reboot" in argv
     assert "-icount" not in argv and "-gdb" not in argv and "-S" not in argv
+    # No default devices: the default NIC needs an option ROM a fresh machine may lack.
+    assert "-nodefaults" in argv and "-nic" not in argv and "-device" not in argv
 
 
 def test_interactive_argv_puts_monitor_on_terminal_and_gdb_waits():

@@ -64,7 +64,9 @@ def build_argv(kernel, image=None, machine: Machine = Machine(), append: str = "
                interactive: bool = False, gdb_port=None, qemu: str = QEMU) -> list:
     check_machine(machine)
     board = f"virt,gic-version={machine.gic}" + (",virtualization=on" if machine.virtualization else "")
-    argv = [qemu, "-M", board, "-cpu", machine.cpu,
+    # -nodefaults: no default NIC (its option ROM is an optional package),
+    # no default monitor, serial or parallel port; every device is named here.
+    argv = [qemu, "-nodefaults", "-M", board, "-cpu", machine.cpu,
             "-smp", str(machine.smp), "-m", machine.mem, "-display", "none", "-no-reboot",
             "-semihosting-config", "enable=on,target=native", "-kernel", str(kernel)]
     if image is not None:
