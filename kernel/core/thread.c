@@ -31,11 +31,22 @@ struct thread *current_thread(void)
     return this_cpu()->current;
 }
 
-/* A new thread in space s, not started, its UTCB mapped at utcb_va. */
+/* Kernel memory a thread takes: its record, UTCB page and FP/SIMD save area. */
+static uint64_t thread_bytes(void)
+{
+    return kmalloc_size(sizeof(struct thread)) + 4096 + kmalloc_size(FP_STATE_BYTES);
+}
+
+/* A new thread in space s, not started, its UTCB mapped at utcb_va;
+ * charged to s (one thread, and its memory). */
 struct thread *thread_create(struct space *s, vaddr_t utcb_va, int *err)
 {
-    if (!IS_ALIGNED(utcb_va, 4096) || utcb_va == 0 || utcb_va >= USER_VA_LIMIT) {
+    if (!IS_ALIGNED(utcb_va, 4096) || utcb_va < USER_VA_MIN || utcb_va >= USER_VA_LIMIT) {
         *err = -E_INVAL;
+        return NULL;
+    }
+    if (s->torn_down) {
+        *err = -E_CLOSED;       /* a dead process gets no new threads */
         return NULL;
     }
     unsigned level;
@@ -43,18 +54,22 @@ struct thread *thread_create(struct space *s, vaddr_t utcb_va, int *err)
         *err = -E_BUSY;
         return NULL;
     }
+    if ((*err = space_charge(s, LIMIT_THREADS, 1)) != 0)
+        return NULL;
+    if ((*err = space_charge(s, LIMIT_MEMORY, thread_bytes())) != 0) {
+        space_uncharge(s, LIMIT_THREADS, 1);
+        return NULL;
+    }
     struct thread *t = kmalloc(sizeof(*t));
     paddr_t utcb = frame_alloc_zeroed(0);
-    if (!t || utcb == PADDR_INVALID) {
+    *err = -E_NOMEM;
+    if (!t || utcb == PADDR_INVALID ||
+        (*err = space_map_pages(s, utcb_va, utcb, 4096, VM_READ | VM_WRITE, 0, false)) != 0) {
         kfree(t, sizeof(*t));
         if (utcb != PADDR_INVALID)
             frame_free(utcb, 0);
-        *err = -E_NOMEM;
-        return NULL;
-    }
-    if ((*err = space_map_pages(s, utcb_va, utcb, 4096, VM_READ | VM_WRITE, 0, false)) != 0) {
-        frame_free(utcb, 0);
-        kfree(t, sizeof(*t));
+        space_uncharge(s, LIMIT_THREADS, 1);
+        space_uncharge(s, LIMIT_MEMORY, thread_bytes());
         return NULL;
     }
     obj_init(&t->obj, OBJ_THREAD);          /* the "alive" reference */
@@ -154,8 +169,9 @@ void thread_kill(struct thread *t, int status)
     space_unmap_range(t->space, t->utcb_va, 4096);
     frame_free(t->utcb_pa, 0);
     t->utcb = NULL;
+    space_uncharge(t->space, LIMIT_THREADS, 1);
     if (--t->space->nthreads == 0)
-        space_teardown(t->space);       /* breaks handle cycles; memory goes with the last reference */
+        space_teardown_later(t->space); /* breaks handle cycles; memory goes with the last reference */
 
     if (t->is_root) {
         kprintf("root: \"%s\" exited with status %d\n", t->name, status);
@@ -174,8 +190,9 @@ void thread_free(struct object *o)
 {
     struct thread *t = list_entry(o, struct thread, obj);
     struct space *s = t->space;
-    kfree(t->fp, 528);
+    kfree(t->fp, FP_STATE_BYTES);
     kfree(t, sizeof(*t));
+    space_uncharge(s, LIMIT_MEMORY, thread_bytes());
     obj_unref(&s->obj);
 }
 

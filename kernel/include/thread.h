@@ -63,6 +63,7 @@ struct thread {
     /* IPC */
     struct endpoint *waiting_on;
     uint64_t send_badge;        /* badge of the handle a queued sender used */
+    uint64_t send_info;         /* its message word, as checked when it queued */
     bool send_is_call;
     bool send_is_fault;         /* the queued message is fault_msg, not registers */
     bool in_fault;              /* waiting for a fault handler's reply */
@@ -108,7 +109,8 @@ struct thread *current_thread(void);
 /* The root task (task.c). */
 int task_start_root(void);
 
-/* Lazy FP/SIMD state (arch). */
+/* Lazy FP/SIMD state (arch); its save area is allocated at first use. */
+#define FP_STATE_BYTES  528
 void arch_fp_switch(struct thread *prev, struct thread *next);
 void arch_fp_trap(struct thread *t);
 void arch_fp_release(struct thread *t);

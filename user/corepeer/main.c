@@ -57,20 +57,27 @@ static void faulter(void)
     puts("corepeer: still running after STOP");
 }
 
-/* Allocate against a 256 KiB limit, report, then touch one page too many. */
+/*
+ * Allocate against a 256 KiB limit (which counts its kernel memory too:
+ * thread, space, handle table, page tables), report, then touch pages
+ * past it.
+ */
 static void memlimit(void)
 {
     int64_t a = sys_mem_create(0x20000, MEM_EAGER);
     int64_t b = sys_mem_create(0x40000, MEM_EAGER);
     uint32_t c;
     volatile uint8_t *p = mem_alloc(0x100000, 0, &c);
-    for (int i = 0; p && i < 32; i++)
-        p[i * 4096] = 1;                                    /* 128 KiB more: at the limit */
+    int touched = 0;
+    /* Fill to within three pages of the limit (a page may need two table pages). */
+    while (p && touched < 256 && sys_space_usage(self_space(), LIMIT_MEMORY) + 3 * 4096 <= 0x40000)
+        p[touched++ * 4096] = 1;
     int64_t used = sys_space_limit(self_space(), 0x40000);  /* unchanged limit: reports usage */
     if (sys_space_limit(self_space(), 0x80000) != -E_PERM || sys_space_limit(self_space(), 0) != -E_PERM)
         used = -1;                                          /* it must not raise its own limit */
     report("ep", (uint64_t)a, (uint64_t)b, (uint64_t)used);
-    p[40 * 4096] = 1;                                       /* over it: a fault, no handler */
+    for (int i = 0; p && i < 8; i++)
+        p[(touched + i) * 4096] = 1;                        /* over it: a fault, no handler */
     puts("corepeer: wrote past the memory limit");
 }
 

@@ -206,7 +206,8 @@ static void limits(void)
     int64_t err = spawn(&req, &r);
     struct petrel_msg m = { 0 };
     int64_t rr = err ? err : sys_ipc_recv(ep, &m);
-    tap_ok(rr == 0 && (int64_t)m.mr[0] > 0 && (int64_t)m.mr[1] == -E_NOMEM && m.mr[2] == 0x40000,
+    tap_ok(rr == 0 && (int64_t)m.mr[0] > 0 && (int64_t)m.mr[1] == -E_LIMIT && m.mr[2] <= 0x40000 &&
+           m.mr[2] > 0x40000 - 4 * 4096,
            "memory: allocations within a process's limit succeed, beyond it fail, it cannot raise it (used %lu)",
            (unsigned long)m.mr[2]);
     if (rr == 0) {
