@@ -31,6 +31,7 @@ enum {
     E_AGAIN     = 12,   /* would block (non-blocking IPC), or futex value changed */
     E_CLOSED    = 13,   /* the object was destroyed while waiting on it */
     E_STATE     = 14,   /* the target is in the wrong state for this */
+    E_LIMIT     = 15,   /* a per-process limit (memory, threads, handles, spaces) is reached */
     E_NUM_ERRORS
 };
 
