@@ -71,6 +71,7 @@ NORETURN void kernel_main(paddr_t dtb_pa);
 NORETURN void kernel_main(paddr_t dtb_pa)
 {
     arch_set_this_cpu(&cpus[0]);
+    cpus[0].kstack_top = arch_kstack_top(0);    /* the stack overflow check needs it */
     arch_trap_init();
 
     /* The device tree: validated before anything reads it. */
