@@ -123,6 +123,8 @@ NORETURN void kernel_main(paddr_t dtb_pa)
         kprintf("petrel: kpanic: touching an unmapped kernel address\n");
         *(volatile uint64_t *)phys_to_virt(0xdead0000) = 1;
     }
+    if (CONFIG_KTEST && cmdline_has("kstackoverflow"))
+        ktest_stack_overflow();
     if (CONFIG_KTEST && cmdline_has("ktest")) {
         ktest_run_all();
         kprintf("petrel: self tests done, shutting down\n");
