@@ -6,6 +6,8 @@
  * with the largest blocks that fit, except the kernel image, which is
  * mapped with 4 KiB pages so that text is read-only and executable,
  * rodata read-only, and data and bss writable but never executable.
+ * The kernel stacks come last in the image; the guard pages around
+ * them are left unmapped (arch/kstack.h).
  * Devices are mapped on request into the device window at
  * DEVICE_VA_BASE + PA as Device-nGnRE. SCTLR_EL1.WXN then makes every
  * writable page non-executable, at EL1 and EL0 alike.
@@ -19,6 +21,7 @@
 #include "spinlock.h"
 #include "space.h"
 #include <arch/mmu_defs.h>
+#include <arch/kstack.h>
 
 extern uint64_t kernel_ttbr1;
 static uint64_t *kernel_l1;
@@ -133,13 +136,15 @@ void arch_mmu_init_kernel(paddr_t ram_lo UNUSED, paddr_t ram_hi UNUSED)
 
     paddr_t kstart = virt_to_phys(__kernel_start), kend = virt_to_phys(__kernel_end);
     paddr_t text_end = virt_to_phys(__text_end), ro_end = virt_to_phys(__rodata_end);
+    paddr_t data_end = virt_to_phys(__data_end);
     const struct mem_range *ram;
     unsigned n = mem_ram_ranges(&ram);
     for (unsigned i = 0; i < n; i++)
         map_ram(ram[i].base, ram[i].base + ram[i].size, kstart, kend);
     int err = mmu_map_range(kernel_l1, (vaddr_t)__kernel_start, kstart, text_end - kstart, KATTR_TEXT, false);
     err |= mmu_map_range(kernel_l1, (vaddr_t)__text_end, text_end, ro_end - text_end, KATTR_RO, false);
-    err |= mmu_map_range(kernel_l1, (vaddr_t)__rodata_end, ro_end, kend - ro_end, KATTR_RW, false);
+    err |= mmu_map_range(kernel_l1, (vaddr_t)__rodata_end, ro_end, data_end - ro_end, KATTR_RW, false);
+    err |= kstack_map(kernel_l1, KATTR_RW);
     if (err)
         panic("cannot map the kernel image");
 
