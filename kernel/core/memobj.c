@@ -303,11 +303,8 @@ int memobj_map(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, u
         return -E_INVAL;
     if (s->torn_down)
         return -E_CLOSED;           /* a dead process gets no new mappings */
-    list_for_each(pos, &s->mappings) {
-        struct mapping *o = list_entry(pos, struct mapping, link);
-        if (va < o->va + o->size && o->va < va + size)
-            return -E_BUSY;
-    }
+    if (vatree_first_overlap(&s->mappings, va, size))
+        return -E_BUSY;
     if (!mmu_range_empty(s->l1, va, size))
         return -E_BUSY;
     int err = space_charge(s, LIMIT_MEMORY, kmalloc_size(sizeof(struct mapping)));
@@ -325,7 +322,9 @@ int memobj_map(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, u
     map->offset = offset;
     map->rights = rights;
     obj_ref(&m->obj);
-    list_add_tail(&s->mappings, &map->link);
+    map->node.start = va;
+    map->node.size = size;
+    vatree_insert(&s->mappings, &map->node);    /* cannot overlap: checked above */
     list_add_tail(&m->mappings, &map->mem_link);
     if (!m->eager)
         return 0;
@@ -342,7 +341,7 @@ int memobj_map(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, u
 void memobj_unmap(struct mapping *map)
 {
     space_unmap_range(map->space, map->va, map->size);
-    list_del(&map->link);
+    vatree_remove(&map->space->mappings, &map->node);
     list_del(&map->mem_link);
     space_uncharge(map->space, LIMIT_MEMORY, kmalloc_size(sizeof(struct mapping)));
     obj_unref(&map->mem->obj);

@@ -50,7 +50,7 @@ struct space *space_create(struct space *parent, int *err)
     s->l1 = phys_to_virt(l1);
     s->id = next_pid++;
     list_init(&s->threads);
-    list_init(&s->mappings);
+    vatree_init(&s->mappings);
     *err = 0;
     return s;
 fail:
@@ -74,8 +74,8 @@ void space_teardown(struct space *s)
     bool alive = s->obj.refs > 0;   /* not called from space_free */
     if (alive)
         obj_ref(&s->obj);           /* survive the handles to itself going */
-    while (!list_empty(&s->mappings))
-        memobj_unmap(list_first(&s->mappings, struct mapping, link));
+    while (s->mappings.root)
+        memobj_unmap(vanode_entry(s->mappings.root, struct mapping, node));
     handle_table_destroy(s);
     if (alive)
         obj_unref(&s->obj);
@@ -92,7 +92,7 @@ void space_free(struct object *o)
 {
     struct space *s = list_entry(o, struct space, obj);
     space_teardown(s);              /* only a space that never had a handle gets here untorn */
-    ASSERT(list_empty(&s->mappings) && list_empty(&s->threads));
+    ASSERT(!s->mappings.root && list_empty(&s->threads));
     mmu_free_tables(s->l1);
     frame_free(s->l1_pa, 0);
     mmu_asid_free(s->asid);
@@ -118,15 +118,11 @@ unsigned space_kill(struct space *s)
     return n;
 }
 
-/* The mapping record covering va, or NULL. */
+/* The mapping record covering va, or NULL (O(log n) in the mappings). */
 struct mapping *space_find_mapping(struct space *s, vaddr_t va)
 {
-    list_for_each(pos, &s->mappings) {
-        struct mapping *m = list_entry(pos, struct mapping, link);
-        if (va >= m->va && va - m->va < m->size)
-            return m;
-    }
-    return NULL;
+    struct vanode *n = vatree_find(&s->mappings, va);
+    return n ? vanode_entry(n, struct mapping, node) : NULL;
 }
 
 /* Map [va, va+size) to [pa, ...) in pages of 4 KiB << page_order. The

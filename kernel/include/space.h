@@ -8,6 +8,7 @@
 #include "object.h"
 #include "list.h"
 #include "arch.h"
+#include "vatree.h"
 
 #define USER_VA_LIMIT   0x0000008000000000ull  /* 512 GiB of user space */
 #define VM_READ     R_READ
@@ -17,7 +18,7 @@
 struct memobj;
 
 struct mapping {
-    struct list link;           /* in space->mappings */
+    struct vanode node;         /* in space->mappings, keyed by [va, va + size) */
     struct list mem_link;       /* in memobj->mappings */
     struct space *space;
     struct memobj *mem;
@@ -35,7 +36,7 @@ struct space {
     uint32_t id;                /* process id, as IPC receivers see it */
     struct handle_table handles;
     struct list threads;
-    struct list mappings;
+    struct vatree mappings;     /* its mapping records, by address */
     unsigned nthreads;
     bool had_threads;
     bool torn_down;             /* no threads, handles or mappings any more, ever */
