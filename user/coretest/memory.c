@@ -201,7 +201,7 @@ static void limits(void)
 {
     uint32_t ep = (uint32_t)sys_endpoint_create();
     struct spawn_grant g[] = { { "ep", ep, R_WRITE } };
-    struct spawn_req req = { "corepeer", "mode=memlimit", 0, -1, g, 1, 0, 0x40000 };
+    struct spawn_req req = { "corepeer", "mode=memlimit", 0, -1, g, 1, 0, 0x40000, 0, 0, 0 };
     struct spawn_result r;
     int64_t err = spawn(&req, &r);
     struct petrel_msg m = { 0 };
