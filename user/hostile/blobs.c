@@ -54,4 +54,13 @@ __asm__(
     "2:  mov x0, #0\n"
     "    svc #" STR(SYS_THREAD_EXIT) "\n"
     "round_code_end:\n"
+
+    /* Attack 8: x0 is the address of a counter; count for ever. */
+    ".global spin_code, spin_code_end\n"
+    "spin_code:\n"
+    "1:  ldr x1, [x0]\n"
+    "    add x1, x1, #1\n"
+    "    str x1, [x0]\n"
+    "    b 1b\n"
+    "spin_code_end:\n"
     ".popsection\n");

@@ -15,6 +15,9 @@
 #define LABEL_SENT      0x123       /* the label of the message whose word is rewritten */
 #define LABEL_EXIT      0x45584954  /* the runtime's exit message (user/rt/start.c) */
 
+/* mode=park nest=1: the counter (a word of "shm") its nested thread spins on. */
+#define NESTED_COUNTER  32
+
 /* The chain and flood modes stop at this many objects if never refused. */
 #define CHAIN_MAX       8192
 

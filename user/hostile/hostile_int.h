@@ -26,6 +26,7 @@ int64_t dead_space(void);
 extern const char forge_code[], forge_code_end[];
 extern const char info5_code[], info5_code_end[];
 extern const char round_code[], round_code_end[];
+extern const char spin_code[], spin_code_end[];
 
 void attack_forge(void);
 void attack_forge0(void);

@@ -18,10 +18,29 @@ static void spinning(void *arg)
         (*counter)++;
 }
 
+/* A thread in a space this process makes, spinning at priority 50 on
+ * the counter NESTED_COUNTER of "shm": ending the process must end it. */
+static int64_t nested_spinner(void)
+{
+    int64_t s = sys_space_create();
+    uint32_t code;
+    uint8_t *p = mem_alloc(4096, 0, &code);
+    if (s < 0 || !p)
+        return s < 0 ? s : -E_NOMEM;
+    memcpy(p, spin_code, (size_t)(spin_code_end - spin_code));
+    int64_t err = sys_mem_map((uint32_t)s, code, 0x200000, 0, 4096, R_READ | R_EXEC);
+    if (!err)
+        err = sys_mem_map((uint32_t)s, start_handle("shm"), 0x300000, 0, 4096, R_READ | R_WRITE);
+    int64_t t = err ? err : sys_thread_create((uint32_t)s, FOREIGN_UTCB);
+    err = t < 0 ? t : sys_thread_set_priority((uint32_t)t, 50);
+    return err ? err : sys_thread_start((uint32_t)t, 0x200000, 0, 0x300000 + 8 * NESTED_COUNTER);
+}
+
 /*
  * Attack 8: n=N threads spread over cpus=C cores, every fourth one
  * spinning on a counter in "shm" (the test watches them), the others
- * parked on a futex; then report the number started and wait in the
+ * parked on a futex, and with nest=1 a spinning thread in a space of
+ * its own making too; then report the number started and wait in the
  * report call for good: the test ends the process with space_kill.
  */
 void attack_park(void)
@@ -37,6 +56,8 @@ void attack_park(void)
                                  (int)(i % (cpus ? cpus : 1)));
         started += t > 0;
     }
+    if (!err && arg_u64("nest", 0))
+        err = nested_spinner();
     report(started, (uint64_t)err, 0, 0, 0, 0);
     for (;;)
         sys_futex_wait((uint64_t)&park_word, 0, 0);

@@ -59,6 +59,40 @@ void test_space_kill(void)
     check_alive("kill");
 }
 
+/* Attack 8, nested: a process with a spinning thread in a space it made;
+ * space_kill of the process must end that one too (its usage counts it,
+ * and nobody else holds that space to end it later). */
+void test_space_kill_nested(void)
+{
+    uint32_t shm;
+    volatile uint64_t *counters = mem_alloc(4096, 0, &shm);
+    struct usage before;
+    usage_now(&before);
+    struct spawn_grant g = { "shm", shm, R_READ | R_WRITE };
+    struct child c;
+    uint64_t mr[6];
+    child_spawn(&c, "mode=park n=4 nest=1", MiB(1), &g, 1);
+    int64_t r = child_report(&c, mr, 10000);   /* never answered */
+    int64_t err = r ? r : (int64_t)mr[1];
+    volatile uint64_t *nested = &counters[NESTED_COUNTER];
+    uint64_t n0 = *nested;
+    sleep_ms(50);
+    bool spinning = *nested != n0;
+    int64_t killed = r ? r : sys_space_kill(c.r.space);
+    int64_t left = sys_space_usage(c.r.space, LIMIT_THREADS);
+    uint64_t n1 = *nested;
+    sleep_ms(50);
+    uint64_t n2 = *nested;
+    tap_ok(err == 0 && spinning && killed > 0 && left == 0 && n1 == n2,
+           "kill/nested: a process cannot outlive space_kill in a space it made (%ld killed, %ld left; "
+           "its thread there counted %lu more)", (long)killed, (long)left, (unsigned long)(n2 - n1));
+    child_end(&c, 1000);
+    check_usage_back("kill/nested", &before);
+    sys_mem_unmap(self_space(), (uint64_t)counters);
+    sys_handle_close(shm);
+    check_alive("kill/nested");
+}
+
 /* Threads, a handle, a space and memory, made and let go by the root
  * task while a child sits at its limits. */
 static volatile int helper_ran;

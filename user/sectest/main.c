@@ -210,7 +210,8 @@ int main(const struct petrel_bootinfo *bi)
     static const struct { const char *name; void (*fn)(void); } tests[] = {
         { "forge", test_forge }, { "forge0", test_forge0 }, { "stalemap", test_stale_mapping },
         { "chain", test_chain }, { "prio", test_prio }, { "label", test_label },
-        { "flood", test_floods }, { "kill", test_space_kill }, { "limits", test_limits },
+        { "flood", test_floods }, { "kill", test_space_kill }, { "killnest", test_space_kill_nested },
+        { "limits", test_limits },
     };
     for (unsigned i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
         if (only[0] && strcmp(only, tests[i].name) != 0)

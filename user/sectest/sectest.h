@@ -55,6 +55,7 @@ void test_prio(void);
 void test_label(void);
 void test_floods(void);
 void test_space_kill(void);
+void test_space_kill_nested(void);
 void test_limits(void);
 
 #endif
