@@ -217,6 +217,36 @@ void thread_fault(struct thread *t, const struct fault_info *fi)
     thread_kill(t, -1);
 }
 
+#define MEM_WAIT_NS 10000000ull     /* how long a thread waits before it retries */
+
+/*
+ * Out of frames (not over its own limit: that is E_LIMIT, and a fault)
+ * a thread with a fault handler hears of it there; one without waits
+ * 10 ms and retries the access, so a process that did nothing wrong is
+ * never killed because another one took the memory. It waits as in a
+ * futex (its state says so) but in no bucket: only the timeout or a
+ * kill ends the wait.
+ */
+bool thread_wait_for_memory(struct thread *t)
+{
+    if (t->fault_ep && t->fault_ep->obj.handles)
+        return false;
+    if (!t->mem_wait)
+        kprintf("memory: out of frames, thread \"%s\" waits for memory\n", t->name);
+    t->mem_wait = true;
+    t->mem_wait_x0 = t->tf.x[0];
+    t->state = T_FUTEX;
+    list_init(&t->link);
+    uint64_t f = arch_counter_freq();
+    timeout_add(t, arch_counter() + MEM_WAIT_NS * f / 1000000000ull);
+    return true;
+}
+
+void thread_memory_retry(struct thread *t)
+{
+    t->tf.x[0] = t->mem_wait_x0;        /* the wake wrote E_TIMEOUT there */
+}
+
 /* ---------------------------------------------------------------- system calls */
 
 /* The object behind handle h of the calling process, or NULL with *err. */

@@ -94,6 +94,8 @@ struct thread {
     struct fpstate *fp;         /* saved FP/SIMD state (allocated at first use) */
     unsigned fp_cpu;            /* core whose registers last held it */
     uint8_t max_prio;           /* highest priority it may give any thread */
+    bool mem_wait;              /* parked until memory may be free again (x0 saved) */
+    uint64_t mem_wait_x0;
 };
 
 struct thread *thread_create(struct space *s, vaddr_t utcb_va, int *err);
@@ -101,6 +103,11 @@ void thread_start(struct thread *t, uint64_t pc, uint64_t sp, uint64_t arg);
 void thread_kill(struct thread *t, int status);
 void thread_set_prio(struct thread *t, unsigned prio);     /* effective priority, requeues */
 void thread_fault(struct thread *t, const struct fault_info *fi);
+/* The machine is out of memory for t's page fault (not t's own limit):
+ * without a fault handler t waits and retries instead of dying. */
+bool thread_wait_for_memory(struct thread *t);
+/* A memory wait ended: t retries its access with all registers intact. */
+void thread_memory_retry(struct thread *t);
 void thread_wake(struct thread *t, int64_t result);
 void thread_cancel_wait(struct thread *t);
 const char *fault_kind_name(unsigned kind);

@@ -6,6 +6,7 @@
  * mode=faulter   fault in three ways, report on "results", fault again
  * mode=prio      try to raise its own priority, report on "ep"
  * mode=fuzz      throw calls=N random system calls, report on "results"
+ * mode=hog       take every free frame (eager objects), report on "ep", wait
  */
 #include "petrel.h"
 #include "../coretest/echo.h"
@@ -152,6 +153,25 @@ static void fuzz(void)
     report("results", calls, ok, errors);
 }
 
+/* Take all free memory: eager objects of 4 KiB pages, halving the size
+ * whenever one does not fit, down to one page. */
+static void hog(void)
+{
+    uint64_t taken = 0, objects = 0;
+    for (uint64_t size = 256ull << 20; size >= 4096; ) {
+        int64_t m = sys_mem_create(size, MEM_EAGER);
+        if (m > 0) {
+            taken += size;
+            objects++;
+        } else {
+            size /= 2;
+        }
+    }
+    report("ep", taken, objects, 0);
+    static volatile uint32_t never;
+    sys_futex_wait((uint64_t)&never, 0, 0);
+}
+
 int main(void *info)
 {
     char mode[16] = "";
@@ -170,6 +190,8 @@ int main(void *info)
         memlimit();
     else if (!strcmp(mode, "fuzz"))
         fuzz();
+    else if (!strcmp(mode, "hog"))
+        hog();
     else
         printf("corepeer: unknown mode \"%s\"\n", mode);
     return 0;
