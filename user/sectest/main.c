@@ -112,8 +112,11 @@ int64_t child_result(struct child *c, uint64_t mr[6], uint64_t ms)
 
 int64_t child_end(struct child *c, uint64_t ms)
 {
-    if (c->err)
+    if (c->err) {
+        if (c->ep)
+            sys_handle_close(c->ep);
         return c->err;
+    }
     if (c->reply)
         sys_handle_close(c->reply);     /* a report left unanswered: its caller hears E_CLOSED */
     c->reply = 0;
