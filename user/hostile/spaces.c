@@ -21,7 +21,9 @@ int64_t dead_space(void)
  * Attack 1: a page whose slot 1 of a handle table (offset 24, struct
  * handle_slot { obj; badge; rights; gen }) points to a fake system
  * object at 0x100, with code at 0x200, mapped at address 0 of a dead
- * space whose table is gone; then a thread there uses "handle 1".
+ * space whose table is gone; then a thread there uses "handle 1" (the
+ * slot layout the review found; what counts is that no thread can run
+ * there at all).
  * Reports what mapping it (at 0 and above), giving it a handle and
  * creating the thread answered, and mappings below USER_VA_MIN here.
  */
