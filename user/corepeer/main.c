@@ -15,6 +15,7 @@
  * mode=kfill       fill each kmalloc size class up to our limit, free it all
  * mode=devptr      pass a device mapping ("dev") to a system call
  * mode=stickyfault a fault whose handler endpoint dies, then an ordinary call
+ * mode=svchandles  pass handles to a kernel-placed service ("svc") that takes none
  */
 #include "petrel.h"
 #include "../coretest/echo.h"
@@ -374,6 +375,32 @@ static void stickyfault(void)
     report("ep", 0, (uint64_t)c, (uint64_t)from_svc);
 }
 
+/*
+ * The generated skeletons refuse a request whose handle count is wrong
+ * (svc_fail) without releasing the handles take_handles took: in the
+ * kernel placement each one is a kmalloc'd khandle (charged to nobody)
+ * and a reference on the object, forever.
+ */
+static void svchandles(void)
+{
+    uint32_t svc = start_handle("svc");
+    int64_t e = sys_endpoint_create();
+    struct petrel_utcb *u = utcb();
+    uint64_t calls = 0, refused = 0;
+    for (int i = 0; i < 300000; i++) {
+        u->send_handles[0] = i == 0 ? self_space() : (uint32_t)e;   /* our own space too, once */
+        u->send_handles[1] = u->send_handles[2] = (uint32_t)e;
+        u->send_rights[0] = u->send_rights[1] = u->send_rights[2] = R_READ;
+        struct petrel_msg m = { MSG_INFO((2ull << 16) | 2, 1, 3), { 1 }, 0, 0 };    /* fs close(1), 3 handles */
+        if (sys_ipc_call(svc, &m) == 0)
+            calls++;
+        refused += (int64_t)m.mr[0] == -E_INVAL;
+    }
+    printf("corepeer: svchandles: %lu calls with three handles each, %lu refused; our usage %ld bytes\n",
+           (unsigned long)calls, (unsigned long)refused, (long)sys_space_usage(self_space(), LIMIT_MEMORY));
+    report("ep", calls, refused, (uint64_t)sys_space_usage(self_space(), LIMIT_MEMORY));
+}
+
 int main(void *info)
 {
     char mode[16] = "";
@@ -404,6 +431,8 @@ int main(void *info)
         devptr();
     else if (!strcmp(mode, "stickyfault"))
         stickyfault();
+    else if (!strcmp(mode, "svchandles"))
+        svchandles();
     else
         printf("corepeer: unknown mode \"%s\"\n", mode);
     return 0;

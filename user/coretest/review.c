@@ -7,13 +7,19 @@
  */
 #include "coretest.h"
 
-static int64_t peer(const char *mode, uint32_t ep, uint32_t extra, uint64_t mem_limit, struct spawn_result *r)
+static int64_t peer_as(const char *mode, uint32_t ep, const char *extra_name, uint32_t extra, uint64_t mem_limit,
+                       struct spawn_result *r)
 {
     char args[64];
     snprintf(args, sizeof(args), "mode=%s", mode);
-    struct spawn_grant g[] = { { "ep", ep, R_WRITE }, { "dev", extra, R_READ | R_WRITE } };
+    struct spawn_grant g[] = { { "ep", ep, R_WRITE }, { extra_name, extra, R_READ | R_WRITE } };
     struct spawn_req req = { "corepeer", args, 0, -1, g, extra ? 2 : 1, 0, mem_limit, 0, 0, 0 };
     return spawn(&req, r);
+}
+
+static int64_t peer(const char *mode, uint32_t ep, uint32_t extra, uint64_t mem_limit, struct spawn_result *r)
+{
+    return peer_as(mode, ep, "dev", extra, mem_limit, r);
 }
 
 /* Receive the peer's report (a call) and answer it. */
@@ -152,13 +158,41 @@ static void stickyfault(void)
            rr != 0 ? error_str(rr) : m.mr[0] == 0xbad ? "it did" : "it did not");
 }
 
+/* Handles passed to a kernel-placed service method that takes none. */
+static void svchandles(void)
+{
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    uint32_t svc = (uint32_t)sys_endpoint_create();
+    int64_t bound = sys_service_bind(root_handle(), svc, 2);                 /* the file service, in the kernel */
+    uint64_t before = hog_measure(ep);
+    int64_t spaces0 = sys_space_usage(self_space(), LIMIT_SPACES);
+    struct spawn_result r;
+    struct petrel_msg m = { 0 };
+    int64_t err = bound ? bound : peer_as("svchandles", ep, "svc", svc, 8ull << 20, &r);
+    int64_t rr = err ? err : hear(ep, &m);
+    if (!err) {
+        wait_dead(r.thread);
+        sys_handle_close(r.thread);
+        sys_handle_close(r.space);
+    }
+    uint64_t after = hog_measure(ep);
+    int64_t lost = (int64_t)(before - after);
+    int64_t spaces1 = sys_space_usage(self_space(), LIMIT_SPACES);
+    printf("# review: svchandles: %lu calls; a hog took %lu MiB before, %lu MiB after; spaces %ld -> %ld\n",
+           (unsigned long)m.mr[0], (unsigned long)(before >> 20), (unsigned long)(after >> 20), (long)spaces0,
+           (long)spaces1);
+    tap_ok(rr == 0 && lost < (4 << 20) && spaces1 == spaces0,
+           "review: handles passed to a kernel-placed service that refuses the request are released "
+           "(%ld MiB gone, %ld spaces left behind)", (long)(lost >> 20), (long)(spaces1 - spaces0));
+}
+
 void test_review(void)
 {
     char hole[32] = "";
     start_arg("hole", hole, sizeof(hole));
     struct { const char *name; void (*fn)(void); } holes[] = {
         { "deadbind", deadbind }, { "deadfault", deadfault }, { "kfill", kfill }, { "devptr", devptr },
-        { "stickyfault", stickyfault },
+        { "stickyfault", stickyfault }, { "svchandles", svchandles },
     };
     for (unsigned i = 0; i < sizeof(holes) / sizeof(holes[0]); i++)
         if (!hole[0] || !strcmp(hole, holes[i].name))
