@@ -186,6 +186,52 @@ static void svchandles(void)
            "(%ld MiB gone, %ld spaces left behind)", (long)(lost >> 20), (long)(spaces1 - spaces0));
 }
 
+/* PPI 30, the EL1 physical timer, which every EL0 program may program
+ * (CNTKCTL_EL1.EL0PTEN). */
+static volatile int64_t ppi_irq;
+static volatile int ppi_bound, ppi_armed, ppi_done;
+static uint32_t ppi_n;
+
+static void ppi_bind_on_cpu1(void *arg)
+{
+    ppi_irq = sys_irq_create(root_handle(), 30);
+    if (ppi_irq > 0)
+        sys_irq_bind((uint32_t)ppi_irq, ppi_n, 1);      /* enables the line on cpu1 */
+    ppi_bound = 1;
+}
+
+static void ppi_arm_on_cpu1(void *arg)
+{
+    __asm__ volatile("msr cntp_tval_el0, %0; msr cntp_ctl_el0, %1; isb" :: "r"(0ull), "r"(1ull) : "memory");
+    ppi_armed = 1;
+    sleep_ms(2);
+    __asm__ volatile("msr cntp_ctl_el0, %0; isb" :: "r"(0ull) : "memory");
+    ppi_done = 1;
+}
+
+/* A driver binds a per-core interrupt on cpu1 and closes it from cpu0:
+ * with GICv2 (banked enables) the line stays enabled on cpu1 with no
+ * handler, and any program there that arms the EL0-accessible physical
+ * timer leaves cpu1 taking "unexpected interrupt" forever. */
+static void ppistorm(void)
+{
+    if (ncpus < 2) {
+        tap_ok(false, "review: ppistorm needs two cores");
+        return;
+    }
+    ppi_n = (uint32_t)sys_notify_create();
+    thread_spawn(ppi_bind_on_cpu1, NULL, 150, 1);
+    for (int i = 0; i < 100 && !ppi_bound; i++)
+        sleep_ms(1);
+    int64_t closed = ppi_irq > 0 ? sys_handle_close((uint32_t)ppi_irq) : ppi_irq;   /* from cpu0 */
+    thread_spawn(ppi_arm_on_cpu1, NULL, 150, 1);
+    for (int i = 0; i < 300 && !ppi_done; i++)
+        sleep_ms(1);
+    tap_ok(closed == 0 && ppi_done,
+           "review: after a per-core interrupt object is closed from another core, arming the physical timer "
+           "on the first core does not stop it (%s)", ppi_done ? "it runs" : "cpu1 never came back");
+}
+
 void test_review(void)
 {
     char hole[32] = "";
@@ -193,6 +239,7 @@ void test_review(void)
     struct { const char *name; void (*fn)(void); } holes[] = {
         { "deadbind", deadbind }, { "deadfault", deadfault }, { "kfill", kfill }, { "devptr", devptr },
         { "stickyfault", stickyfault }, { "svchandles", svchandles },
+        { "ppistorm", ppistorm },
     };
     for (unsigned i = 0; i < sizeof(holes) / sizeof(holes[0]); i++)
         if (!hole[0] || !strcmp(hole, holes[i].name))
