@@ -16,6 +16,7 @@
  * mode=devptr      pass a device mapping ("dev") to a system call
  * mode=stickyfault a fault whose handler endpoint dies, then an ordinary call
  * mode=svchandles  pass handles to a kernel-placed service ("svc") that takes none
+ * mode=bkl         long kernel entries: map and unmap a huge range over empty page tables
  */
 #include "petrel.h"
 #include "../coretest/echo.h"
@@ -401,6 +402,52 @@ static void svchandles(void)
     report("ep", calls, refused, (uint64_t)sys_space_usage(self_space(), LIMIT_MEMORY));
 }
 
+/*
+ * Page tables are never freed before the space is, and the walks of
+ * mmu_range_empty (mem_map) and mmu_unmap_user (mem_unmap, clone, ...)
+ * step through an empty L3 table entry by entry. Fill the limit with
+ * empty L3 tables, then map and unmap one lazy object over all of them:
+ * millions of steps per system call, under the kernel lock.
+ */
+static void bkl(void)
+{
+    uint32_t small;
+    mem_alloc(4096, 0, &small);
+    uint64_t base = 0x4000000000ull, tables = 0;     /* 256 GiB */
+    for (;; tables++) {
+        uint64_t va = base + tables * 0x200000;
+        if (sys_mem_map(self_space(), small, va, 0, 4096, R_READ) != 0)
+            break;
+        int64_t touched = sys_debug_write((const void *)va, 0) == 0 ? 0 : -1;
+        volatile uint8_t *p = (volatile uint8_t *)va;
+        (void)p[0];                                   /* the fault builds the L3 table */
+        sys_mem_unmap(self_space(), va);
+        (void)touched;
+        if (sys_space_usage(self_space(), LIMIT_MEMORY) + (512 << 10) >= sys_space_usage(self_space(), LIMIT_MEMORY | LIMIT_QUERY_MAX))
+            break;
+    }
+    uint64_t span = (tables + 1) * 0x200000;
+    int64_t big = sys_mem_create(span, MEM_PAGE_2M);
+    printf("corepeer: bkl: tables built; object of %lu MiB: %s\n", (unsigned long)(span >> 20),
+           big > 0 ? "ok" : error_str(big));
+    uint64_t worst = 0, total = 0;
+    int rounds = 10;
+    for (int i = 0; i < rounds && big > 0; i++) {
+        uint64_t t0 = (uint64_t)sys_clock_ns();
+        int64_t e = sys_mem_map(self_space(), (uint32_t)big, base, 0, span, R_READ);
+        uint64_t t1 = (uint64_t)sys_clock_ns();
+        if (e == 0)
+            sys_mem_unmap(self_space(), base);
+        uint64_t t2 = (uint64_t)sys_clock_ns();
+        worst = MAX(worst, MAX(t1 - t0, t2 - t1));
+        total += t2 - t0;
+    }
+    printf("corepeer: bkl: %lu empty L3 tables; mem_map + mem_unmap of %lu MiB: worst call %lu us, %lu us a pair\n",
+           (unsigned long)tables, (unsigned long)(span >> 20), (unsigned long)(worst / 1000),
+           (unsigned long)(total / 1000 / rounds));
+    report("ep", tables, worst, 0);
+}
+
 int main(void *info)
 {
     char mode[16] = "";
@@ -433,6 +480,8 @@ int main(void *info)
         stickyfault();
     else if (!strcmp(mode, "svchandles"))
         svchandles();
+    else if (!strcmp(mode, "bkl"))
+        bkl();
     else
         printf("corepeer: unknown mode \"%s\"\n", mode);
     return 0;

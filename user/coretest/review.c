@@ -232,6 +232,46 @@ static void ppistorm(void)
            "on the first core does not stop it (%s)", ppi_done ? "it runs" : "cpu1 never came back");
 }
 
+static volatile int probe_stop;
+static volatile uint64_t probe_worst, probe_calls;
+
+/* On cpu1: how long does the cheapest system call take, at worst? */
+static void probe(void *arg)
+{
+    while (!probe_stop) {
+        uint64_t t0 = (uint64_t)sys_clock_ns();
+        sys_null();
+        uint64_t t1 = (uint64_t)sys_clock_ns();
+        if (t1 - t0 > probe_worst)
+            probe_worst = t1 - t0;
+        probe_calls++;
+    }
+}
+
+/* An unprivileged process holds the kernel lock for long stretches. */
+static void bkl(void)
+{
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    if (ncpus > 1)
+        thread_spawn(probe, NULL, 100, 1);
+    sleep_ms(500);
+    printf("# review: bkl: baseline: a null system call on cpu1 took up to %lu us (%lu calls)\n",
+           (unsigned long)(probe_worst / 1000), (unsigned long)probe_calls);
+    probe_worst = 0;
+    struct spawn_result r;
+    struct petrel_msg m = { 0 };
+    int64_t err = peer("bkl", ep, 0, 32ull << 20, &r);
+    int64_t rr = err ? err : hear(ep, &m);
+    probe_stop = 1;
+    printf("# review: bkl: %lu empty L3 tables; its worst mem_map/mem_unmap took %lu ms; "
+           "a null system call on cpu1 took up to %lu ms (%lu calls)\n", (unsigned long)m.mr[0],
+           (unsigned long)(m.mr[1] / 1000000), (unsigned long)(probe_worst / 1000000), (unsigned long)probe_calls);
+    tap_ok(rr == 0 && m.mr[1] < 50000000 && probe_worst < 50000000,
+           "review: no system call of a process with a 32 MiB limit holds the kernel for 50 ms or more "
+           "(worst %lu ms; other core waited up to %lu ms)", (unsigned long)(m.mr[1] / 1000000),
+           (unsigned long)(probe_worst / 1000000));
+}
+
 void test_review(void)
 {
     char hole[32] = "";
@@ -239,7 +279,7 @@ void test_review(void)
     struct { const char *name; void (*fn)(void); } holes[] = {
         { "deadbind", deadbind }, { "deadfault", deadfault }, { "kfill", kfill }, { "devptr", devptr },
         { "stickyfault", stickyfault }, { "svchandles", svchandles },
-        { "ppistorm", ppistorm },
+        { "ppistorm", ppistorm }, { "bkl", bkl },
     };
     for (unsigned i = 0; i < sizeof(holes) / sizeof(holes[0]); i++)
         if (!hole[0] || !strcmp(hole, holes[i].name))
