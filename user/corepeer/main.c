@@ -17,6 +17,7 @@
  * mode=stickyfault a fault whose handler endpoint dies, then an ordinary call
  * mode=svchandles  pass handles to a kernel-placed service ("svc") that takes none
  * mode=bkl         long kernel entries: map and unmap a huge range over empty page tables
+ * mode=pi          serve "pi" (given to us) at a low priority; keep what a send lends
  */
 #include "petrel.h"
 #include "../coretest/echo.h"
@@ -418,11 +419,9 @@ static void bkl(void)
         uint64_t va = base + tables * 0x200000;
         if (sys_mem_map(self_space(), small, va, 0, 4096, R_READ) != 0)
             break;
-        int64_t touched = sys_debug_write((const void *)va, 0) == 0 ? 0 : -1;
         volatile uint8_t *p = (volatile uint8_t *)va;
         (void)p[0];                                   /* the fault builds the L3 table */
         sys_mem_unmap(self_space(), va);
-        (void)touched;
         if (sys_space_usage(self_space(), LIMIT_MEMORY) + (512 << 10) >= sys_space_usage(self_space(), LIMIT_MEMORY | LIMIT_QUERY_MAX))
             break;
     }
@@ -446,6 +445,33 @@ static void bkl(void)
            (unsigned long)tables, (unsigned long)(span >> 20), (unsigned long)(worst / 1000),
            (unsigned long)(total / 1000 / rounds));
     report("ep", tables, worst, 0);
+}
+
+/*
+ * A sender queued on an endpoint lends its priority to the endpoint's
+ * server (do_send: inherit(ep->server, ...)), but only a reply gives it
+ * back (uninherit). A plain send is never replied to: the server keeps
+ * the sender's priority for good, above the maximum it was given.
+ */
+static void pi(void)
+{
+    uint32_t ep = start_handle("pi");
+    struct petrel_thread_stats st = { 0 };
+    sys_thread_stats(self_thread(), &st);
+    uint32_t before = st.effective_prio;
+    struct petrel_msg m = { 0 };
+    sys_ipc_recv(ep, &m);                   /* we serve ep: ep->server is us */
+    /* Busy now (the parent's high-priority thread sends meanwhile). */
+    m.info = 0;
+    report("ep", 0, 0, 0);                  /* "busy": the parent sends on pi now */
+    sys_ipc_recv(ep, &m);                   /* its send, no reply owed */
+    sys_thread_stats(self_thread(), &st);
+    uint32_t after_recv = st.effective_prio;
+    sleep_ns(5000000);
+    sys_thread_stats(self_thread(), &st);
+    printf("corepeer: pi: priority %u (maximum given: %u); after receiving a send %u, later %u\n",
+           before, st.prio, after_recv, st.effective_prio);
+    report("ep", before, after_recv, st.effective_prio);
 }
 
 int main(void *info)
@@ -482,6 +508,8 @@ int main(void *info)
         svchandles();
     else if (!strcmp(mode, "bkl"))
         bkl();
+    else if (!strcmp(mode, "pi"))
+        pi();
     else
         printf("corepeer: unknown mode \"%s\"\n", mode);
     return 0;

@@ -272,6 +272,40 @@ static void bkl(void)
            (unsigned long)(probe_worst / 1000000));
 }
 
+static uint32_t pi_ep;
+static volatile int pi_sent;
+
+static void pi_sender(void *arg)
+{
+    struct petrel_msg m = { MSG_INFO(1, 0, 0), { 0 }, 0, 0 };
+    sys_ipc_send(pi_ep, &m);        /* queues: the server is busy */
+    pi_sent = 1;
+}
+
+/* A process started at priority 20 keeps priority 200 lent by a send. */
+static void pi(void)
+{
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    pi_ep = (uint32_t)sys_endpoint_create();
+    char args[] = "mode=pi";
+    struct spawn_grant g[] = { { "ep", ep, R_WRITE }, { "pi", pi_ep, R_READ } };
+    struct spawn_req req = { "corepeer", args, 20, -1, g, 2, 0, 0, 0, 0, 0 };
+    struct spawn_result r;
+    struct petrel_msg m = { MSG_INFO(1, 0, 0), { 0 }, 0, 0 };
+    int64_t err = spawn(&req, &r);
+    if (!err)
+        sys_ipc_send(pi_ep, &m);                    /* the first message: now it serves pi */
+    struct petrel_msg rep = { 0 };
+    int64_t rr = err ? err : hear(ep, &rep);        /* it is busy */
+    thread_spawn(pi_sender, NULL, 200, -1);
+    if (rr == 0)
+        rr = hear(ep, &rep);
+    tap_ok(rr == 0 && rep.mr[2] <= 20,
+           "review: a process started at priority 20 does not keep a priority lent by a send "
+           "(before %lu, after receiving it %lu, later %lu)", (unsigned long)rep.mr[0], (unsigned long)rep.mr[1],
+           (unsigned long)rep.mr[2]);
+}
+
 void test_review(void)
 {
     char hole[32] = "";
@@ -279,7 +313,7 @@ void test_review(void)
     struct { const char *name; void (*fn)(void); } holes[] = {
         { "deadbind", deadbind }, { "deadfault", deadfault }, { "kfill", kfill }, { "devptr", devptr },
         { "stickyfault", stickyfault }, { "svchandles", svchandles },
-        { "ppistorm", ppistorm }, { "bkl", bkl },
+        { "ppistorm", ppistorm }, { "bkl", bkl }, { "pi", pi },
     };
     for (unsigned i = 0; i < sizeof(holes) / sizeof(holes[0]); i++)
         if (!hole[0] || !strcmp(hole, holes[i].name))
