@@ -18,6 +18,7 @@
  * mode=svchandles  pass handles to a kernel-placed service ("svc") that takes none
  * mode=bkl         long kernel entries: map and unmap a huge range over empty page tables
  * mode=pi          serve "pi" (given to us) at a low priority; keep what a send lends
+ * mode=conprint    one long print through a kernel-placed console ("svc")
  */
 #include "petrel.h"
 #include "../coretest/echo.h"
@@ -474,6 +475,24 @@ static void pi(void)
     report("ep", before, after_recv, st.effective_prio);
 }
 
+/* A kernel-placed service runs in the caller's kernel entry, under the
+ * kernel lock, for as long as the request says: console print writes
+ * text_len bytes to the UART before it returns. */
+static void conprint(void)
+{
+    uint64_t len = 256 << 10;
+    uint8_t *buf = mem_alloc(len, 0, NULL);
+    for (uint64_t i = 0; buf && i < len; i++)
+        buf[i] = ' ';
+    struct petrel_msg m = { MSG_INFO((3ull << 16) | 1, 2, 0), { (uint64_t)buf, len }, 0, 0 };
+    uint64_t t0 = (uint64_t)sys_clock_ns();
+    int64_t c = buf ? sys_ipc_call(start_handle("svc"), &m) : -E_NOMEM;
+    uint64_t t1 = (uint64_t)sys_clock_ns();
+    printf("\ncorepeer: conprint: printing %lu KiB took one kernel entry of %lu ms (%s, status %ld)\n",
+           (unsigned long)(len >> 10), (unsigned long)((t1 - t0) / 1000000), error_str(c), (long)m.mr[0]);
+    report("ep", t1 - t0, 0, 0);
+}
+
 int main(void *info)
 {
     char mode[16] = "";
@@ -510,6 +529,8 @@ int main(void *info)
         bkl();
     else if (!strcmp(mode, "pi"))
         pi();
+    else if (!strcmp(mode, "conprint"))
+        conprint();
     else
         printf("corepeer: unknown mode \"%s\"\n", mode);
     return 0;

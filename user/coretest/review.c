@@ -306,6 +306,28 @@ static void pi(void)
            (unsigned long)rep.mr[2]);
 }
 
+/* A client of the kernel-placed console holds every core out of the kernel. */
+static void conprint(void)
+{
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    uint32_t svc = (uint32_t)sys_endpoint_create();
+    int64_t bound = sys_service_bind(root_handle(), svc, 3);                 /* the console, in the kernel */
+    if (ncpus > 1)
+        thread_spawn(probe, NULL, 100, 1);
+    sleep_ms(200);
+    probe_worst = 0;
+    struct spawn_result r;
+    struct petrel_msg m = { 0 };
+    int64_t err = bound ? bound : peer_as("conprint", ep, "svc", svc, 8ull << 20, &r);
+    int64_t rr = err ? err : hear(ep, &m);
+    probe_stop = 1;
+    printf("# review: conprint: the print took %lu ms; a null system call on cpu1 waited up to %lu ms\n",
+           (unsigned long)(m.mr[0] / 1000000), (unsigned long)(probe_worst / 1000000));
+    tap_ok(rr == 0 && probe_worst < 50000000,
+           "review: a long print through the kernel-placed console does not keep other cores out of the kernel "
+           "(they waited up to %lu ms)", (unsigned long)(probe_worst / 1000000));
+}
+
 void test_review(void)
 {
     char hole[32] = "";
@@ -314,6 +336,7 @@ void test_review(void)
         { "deadbind", deadbind }, { "deadfault", deadfault }, { "kfill", kfill }, { "devptr", devptr },
         { "stickyfault", stickyfault }, { "svchandles", svchandles },
         { "ppistorm", ppistorm }, { "bkl", bkl }, { "pi", pi },
+        { "conprint", conprint },
     };
     for (unsigned i = 0; i < sizeof(holes) / sizeof(holes[0]); i++)
         if (!hole[0] || !strcmp(hole, holes[i].name))
