@@ -1,0 +1,70 @@
+/* The worker's side of sfuzz: its table of live handles and its threads. */
+#ifndef SFUZZ_FUZZ_H
+#define SFUZZ_FUZZ_H
+
+#include "sfuzz.h"
+
+/* What the worker knows about the object behind a handle. */
+enum fz_kind {
+    K_OTHER,        /* endpoints, notifications, memory, replies */
+    K_OWN,          /* the worker's own space, or a victim thread in it */
+    K_CHILD,        /* a space spawned from the boot image, or a victim thread in one */
+    K_EMPTY,        /* a space from space_create, or a thread in one */
+    K_UNKNOWN,      /* a space or thread received from someone else */
+};
+
+#define F_STARTED   1u      /* a thread that was started (or found so) */
+
+struct fz_ent {
+    uint32_t h;             /* 0: a free entry */
+    uint8_t type;           /* OBJ_* */
+    uint8_t kind;           /* enum fz_kind */
+    uint8_t flags;
+    uint8_t slot;           /* own victims: the victim slot */
+    uint64_t aux;           /* threads: the stack pointer to start with; spaces: victims made there */
+};
+
+#define FZ_TABLE    48      /* live handles per worker */
+#define FZ_VSLOTS   12      /* victim threads in the worker's own space at once */
+
+/* One fuzzing thread's context. */
+struct fz_ctx {
+    unsigned index;
+    uint64_t seed;
+    struct fz_thread_stats *st;
+    uint64_t temp_va;               /* a private window for setting up other spaces */
+};
+
+/* Shared by the worker's threads (worker.c). */
+struct fz_worker {
+    unsigned id, nthreads, ncpus, prio;
+    uint64_t ops;                   /* per fuzzing thread */
+    uint64_t seed;
+    bool trace;
+    uint32_t own_space;             /* a private handle, never in the table */
+    uint32_t main_thread;
+    uint32_t root_ro;               /* the system object with R_READ: boot files only */
+    uint32_t shared_ep, shared_n;   /* the same objects in every worker */
+    struct fz_shared *sh;
+    volatile uint64_t faults[FZ_MAX_THREADS];   /* per fuzzing thread, counted by the fault server */
+};
+
+extern struct fz_worker W;
+
+/* ops.c */
+void fz_table_init(void);
+void fz_run(struct fz_ctx *c);
+
+/* A spin lock (the holder never waits in the kernel while holding it). */
+static inline void fz_lock(volatile uint32_t *l)
+{
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+        sys_yield();
+}
+
+static inline void fz_unlock(volatile uint32_t *l)
+{
+    __atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+#endif

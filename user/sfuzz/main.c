@@ -1,0 +1,84 @@
+/*
+ * sfuzz: the stateful kernel fuzzer (see sfuzz.h for its parts).
+ *
+ *   (root task)    the driver: spawn the workers, watch, check, report (TAP)
+ *   mode=worker    a fuzzing process (worker.c)
+ *   mode=child     a victim process: victim_entry with the handles "a", "b"
+ *   mode=echo      an echo server on "ep" (the driver's liveness check)
+ */
+#include "sfuzz.h"
+
+#define FZ_NAME(name) #name,
+const char *const fz_op_names[OP_COUNT] = { FZ_OPS(FZ_NAME) };
+#undef FZ_NAME
+
+uint64_t fz_arg(const char *key, uint64_t def)
+{
+    char s[24];
+    if (!start_arg(key, s, sizeof(s)))
+        return def;
+    uint64_t v = 0;
+    const char *p = s;
+    if (p[0] == '0' && p[1] == 'x') {
+        for (p += 2; *p; p++) {
+            unsigned d = *p >= '0' && *p <= '9' ? (unsigned)(*p - '0') : *p >= 'a' && *p <= 'f' ? (unsigned)(*p - 'a' + 10) : 16;
+            if (d == 16)
+                break;
+            v = v * 16 + d;
+        }
+        return v;
+    }
+    for (; *p >= '0' && *p <= '9'; p++)
+        v = v * 10 + (uint64_t)(*p - '0');
+    return v;
+}
+
+int child_main(void)
+{
+    static struct victim_arg a;
+    a.kind = fz_arg("kind", V_EXIT);
+    a.seed = fz_arg("seed", 1);
+    a.h[0] = start_handle("a");
+    a.h[1] = start_handle("b");
+    victim_entry(&a);
+}
+
+static int echo_main(void)
+{
+    uint32_t ep = start_handle("ep");
+    struct petrel_msg m = { 0 };
+    int64_t r = sys_ipc_recv(ep, &m);
+    while (r == 0) {
+        unsigned len = MSG_LEN(m.info);
+        for (unsigned i = 0; i < len; i++) {
+            if (i < MSG_REG_MRS)
+                m.mr[i] = ~m.mr[i];
+            else
+                utcb()->mr[i] = ~utcb()->mr[i];
+        }
+        bool quit = MSG_LABEL(m.info) == 0x1ff;
+        m.info = MSG_INFO(MSG_LABEL(m.info) + 1, len, 0);
+        if (quit) {
+            sys_ipc_reply(0, &m);
+            return 0;
+        }
+        r = sys_ipc_reply_recv(ep, &m);
+    }
+    return 1;
+}
+
+int main(const struct petrel_bootinfo *bi)
+{
+    char mode[16] = "";
+    start_arg("mode", mode, sizeof(mode));
+    if (!startinfo())
+        return driver_main(bi);
+    if (!strcmp(mode, "worker"))
+        return worker_main();
+    if (!strcmp(mode, "child"))
+        return child_main();
+    if (!strcmp(mode, "echo"))
+        return echo_main();
+    printf("sfuzz: unknown mode \"%s\"\n", mode);
+    return 1;
+}
