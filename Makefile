@@ -27,7 +27,9 @@ KSRC     = $(foreach d,$(KDIRS),$(wildcard $(d)/*.c $(d)/*.S))
 KTSRC    = $(wildcard kernel/tests/*.c)
 KINC     = -Ilib/include -Ikernel/include -Ikernel/include/uapi -I$(O)/gen/kernel \
            -Iservices/include -I$(O)/gen/services -Ikernel/arch/aarch64/include -Ikernel/plat/qemu-virt
-KCFLAGS  = $(CFLAGS_COMMON) $(KINC) -mcmodel=small -mstrict-align
+# A kernel stack frame never exceeds a page, so none can step over the guard
+# below a kernel stack (arch/kstack.h).
+KCFLAGS  = $(CFLAGS_COMMON) $(KINC) -mcmodel=small -mstrict-align -Wframe-larger-than=4096 -Wvla
 KLDS     = kernel/arch/aarch64/kernel.ld
 
 kobjs = $(patsubst %,$(O)/$(1)/%.o,$(2))

@@ -34,10 +34,10 @@
 
 int64_t sys_endpoint_create(void)
 {
-    struct endpoint *ep = kmalloc(sizeof(*ep));
+    int err;
+    struct endpoint *ep = obj_alloc(sizeof(*ep), OBJ_ENDPOINT, current_thread()->space, &err);
     if (!ep)
-        return -E_NOMEM;
-    obj_init(&ep->obj, OBJ_ENDPOINT);
+        return err;
     list_init(&ep->senders);
     list_init(&ep->receivers);
     int64_t h = handle_alloc(current_thread()->space, &ep->obj, R_ALL, 0);
@@ -122,7 +122,9 @@ static void transfer(struct thread *src, struct thread *dst, uint64_t info, uint
     for (unsigned i = 0; i < nh; i++) {
         struct handle_slot *sl;
         uint32_t value = 0;
-        if (handle_get(src->space, src->utcb->send_handles[i], OBJ_NONE, R_GRANT, &sl) == 0) {
+        /* Looked up again: the sender's UTCB may have changed since the send. */
+        if (handle_get(src->space, src->utcb->send_handles[i], OBJ_NONE, R_GRANT, &sl) == 0 &&
+            sl->obj->type != OBJ_REPLY) {
             int64_t h = handle_alloc(dst->space, sl->obj, sl->rights & src->utcb->send_rights[i], sl->badge);
             if (h > 0) {
                 value = (uint32_t)h;
@@ -186,8 +188,11 @@ void ipc_set_served(struct thread *t, struct endpoint *ep)
     ep->server = t;
     if (t->served_ep == ep)
         return;
-    if (t->served_ep)
+    if (t->served_ep) {
+        if (t->served_ep->server == t)
+            t->served_ep->server = NULL;    /* it serves elsewhere now: no stale pointer */
         obj_unref(&t->served_ep->obj);
+    }
     obj_ref(&ep->obj);
     t->served_ep = ep;
 }
@@ -231,6 +236,7 @@ static int64_t do_send(struct trapframe *tf, bool is_call)
     if (info & MSG_NONBLOCK)
         return -E_AGAIN;
     t->send_badge = sl->badge;
+    t->send_info = info;            /* checked above; x1 may be rewritten while queued */
     t->send_is_call = is_call;
     enqueue(t, ep, &ep->senders, T_SEND);
     inherit(ep->server, t->prio);
@@ -255,7 +261,7 @@ static int64_t do_recv(struct thread *t, uint32_t h, bool nonblock)
         ipc_cancel(src);
         if (src->send_is_call)
             inherit(t, src->prio);
-        uint64_t info = src->send_is_fault ? MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0) : src->tf.x[1];
+        uint64_t info = src->send_is_fault ? MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0) : src->send_info;
         deliver(src, t, info, src->send_badge, src->send_is_call);
         return 0;
     }
@@ -356,10 +362,10 @@ int64_t sys_reply_save(void)
     struct thread *t = current_thread();
     if (!t->reply.caller)
         return -E_STATE;
-    struct reply *r = kmalloc(sizeof(*r));
+    int err;
+    struct reply *r = obj_alloc(sizeof(*r), OBJ_REPLY, t->space, &err);
     if (!r)
-        return -E_NOMEM;
-    obj_init(&r->obj, OBJ_REPLY);
+        return err;
     int64_t h = handle_alloc(t->space, &r->obj, R_WRITE, 0);
     obj_unref(&r->obj);
     if (h < 0)

@@ -60,10 +60,9 @@ int64_t sys_irq_create(uint32_t root, uint64_t irq)
         return -E_INVAL;
     if (irq == timer_irq() || irq_taken((unsigned)irq))
         return -E_BUSY;
-    struct irqobj *io = kmalloc(sizeof(*io));
+    struct irqobj *io = obj_alloc(sizeof(*io), OBJ_INTERRUPT, t->space, &err);
     if (!io)
-        return -E_NOMEM;
-    obj_init(&io->obj, OBJ_INTERRUPT);
+        return err;
     io->irq = (unsigned)irq;
     int64_t h = handle_alloc(t->space, &io->obj, R_ALL, 0);
     if (h > 0)

@@ -78,3 +78,8 @@ void kfree(void *p, size_t size)
 }
 
 uint64_t kmalloc_in_use(void) { return in_use; }
+
+uint32_t kmalloc_size(size_t size)
+{
+    return size > (1u << MAX_SHIFT) ? 0 : 1u << (class_of(size) + MIN_SHIFT);
+}

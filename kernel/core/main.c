@@ -71,6 +71,7 @@ NORETURN void kernel_main(paddr_t dtb_pa);
 NORETURN void kernel_main(paddr_t dtb_pa)
 {
     arch_set_this_cpu(&cpus[0]);
+    cpus[0].kstack_top = arch_kstack_top(0);    /* the stack overflow check needs it */
     arch_trap_init();
 
     /* The device tree: validated before anything reads it. */
@@ -122,6 +123,8 @@ NORETURN void kernel_main(paddr_t dtb_pa)
         kprintf("petrel: kpanic: touching an unmapped kernel address\n");
         *(volatile uint64_t *)phys_to_virt(0xdead0000) = 1;
     }
+    if (CONFIG_KTEST && cmdline_has("kstackoverflow"))
+        ktest_stack_overflow();
     if (CONFIG_KTEST && cmdline_has("ktest")) {
         ktest_run_all();
         kprintf("petrel: self tests done, shutting down\n");

@@ -34,6 +34,18 @@ extern struct object root_object;
 
 static uint64_t page_bytes(const struct memobj *m) { return 4096ull << m->order; }
 
+/* Bytes the pages array of n pages takes (charged to the owner). */
+static uint64_t pages_bytes(uint64_t n)
+{
+    uint64_t bytes = n * sizeof(paddr_t);
+    if (bytes <= 2048)
+        return kmalloc_size(bytes);
+    unsigned order = 0;
+    while ((4096ull << order) < bytes)
+        order++;
+    return 4096ull << order;
+}
+
 /* The pages array: kmalloc for small objects, whole frames for big ones. */
 static paddr_t *pages_alloc(uint64_t n)
 {
@@ -70,12 +82,12 @@ static void sync_icache(void *va, uint64_t len)
     __asm__ volatile("dsb ish; ic ialluis; dsb ish; isb" ::: "memory");
 }
 
-static struct memobj *alloc_obj(unsigned kind, uint64_t size, unsigned order)
+/* A memory object record charged to payer (its page array is charged separately). */
+static struct memobj *alloc_obj(unsigned kind, uint64_t size, unsigned order, struct space *payer, int *err)
 {
-    struct memobj *m = kmalloc(sizeof(*m));
+    struct memobj *m = obj_alloc(sizeof(*m), OBJ_MEMORY, payer, err);
     if (!m)
         return NULL;
-    obj_init(&m->obj, OBJ_MEMORY);
     m->kind = (uint8_t)kind;
     m->order = (uint8_t)order;
     m->size = size;
@@ -88,10 +100,10 @@ struct memobj *memobj_create(uint64_t size, unsigned order, bool eager, int *err
     return memobj_create_for(NULL, size, order, eager, err);
 }
 
-/* Commit page idx of m into `pa`, charging the owner. */
+/* Charge the owner for one more committed page of m. */
 static int charge(struct memobj *m)
 {
-    return space_charge(m->owner, page_bytes(m));
+    return space_charge(m->owner, LIMIT_MEMORY, page_bytes(m));
 }
 
 struct memobj *memobj_create_for(struct space *owner, uint64_t size, unsigned order, bool eager, int *err)
@@ -103,28 +115,36 @@ struct memobj *memobj_create_for(struct space *owner, uint64_t size, unsigned or
     *err = -E_NOMEM;
     if (size / pb > MAX_PAGES)
         return NULL;
-    struct memobj *m = alloc_obj(MEM_ANON, size, order);
-    if (!m)
+    /* Its record and page array are the owner's too (a lazy 512 GiB
+     * object of 2 MiB pages has a 2 MiB array before any page exists). */
+    if ((*err = space_charge(owner, LIMIT_MEMORY, pages_bytes(size / pb))) != 0)
         return NULL;
+    struct memobj *m = alloc_obj(MEM_ANON, size, order, owner, err);
+    if (!m) {
+        space_uncharge(owner, LIMIT_MEMORY, pages_bytes(size / pb));
+        return NULL;
+    }
+    *err = -E_NOMEM;
     m->npages = size / pb;
     m->eager = eager;
     m->pages = pages_alloc(m->npages);
     if (!m->pages) {
-        kfree(m, sizeof(*m));
+        obj_unref(&m->obj);
         return NULL;
     }
     m->owner = owner;
     if (owner)
         obj_ref(&owner->obj);
     for (uint64_t i = 0; eager && i < m->npages; i++) {
-        if (charge(m) != 0) {
+        if ((*err = charge(m)) != 0) {
             obj_unref(&m->obj);
             return NULL;
         }
         m->pages[i] = frame_alloc_zeroed(order);
         if (m->pages[i] == PADDR_INVALID) {
             m->pages[i] = 0;
-            space_uncharge(m->owner, pb);
+            space_uncharge(m->owner, LIMIT_MEMORY, pb);
+            *err = -E_NOMEM;
             obj_unref(&m->obj);
             return NULL;
         }
@@ -133,9 +153,9 @@ struct memobj *memobj_create_for(struct space *owner, uint64_t size, unsigned or
     return m;
 }
 
-struct memobj *memobj_create_file(paddr_t pa, uint64_t size)
+struct memobj *memobj_create_file(struct space *payer, paddr_t pa, uint64_t size, int *err)
 {
-    struct memobj *m = alloc_obj(MEM_FILE, ALIGN_UP(size, 4096), 0);
+    struct memobj *m = alloc_obj(MEM_FILE, ALIGN_UP(size, 4096), 0, payer, err);
     if (m) {
         m->base = pa;
         m->eager = true;
@@ -149,10 +169,12 @@ void memobj_free(struct object *o)
     for (uint64_t i = 0; m->pages && i < m->npages; i++) {
         if (m->pages[i]) {
             frame_release(m->pages[i], m->order);
-            space_uncharge(m->owner, page_bytes(m));
+            space_uncharge(m->owner, LIMIT_MEMORY, page_bytes(m));
         }
     }
     pages_free(m->pages, m->npages);
+    if (m->kind == MEM_ANON)
+        space_uncharge(m->owner, LIMIT_MEMORY, pages_bytes(m->npages));
     if (m->owner)
         obj_unref(&m->owner->obj);
     kfree(m, sizeof(*m));
@@ -210,12 +232,13 @@ static int page_for_access(struct memobj *m, uint64_t idx, bool write, paddr_t *
         return 0;
     }
     if (!cur || (write && frame_sharers(cur) > 1)) {
-        if (!cur && charge(m) != 0)
-            return -E_NOMEM;            /* over the owner's memory limit */
+        int err = cur ? 0 : charge(m);
+        if (err)
+            return err;                 /* over the owner's memory limit */
         paddr_t fresh = fill_page(m, idx, cur);
         if (fresh == PADDR_INVALID) {
             if (!cur)
-                space_uncharge(m->owner, pb);
+                space_uncharge(m->owner, LIMIT_MEMORY, pb);
             return -E_NOMEM;
         }
         if (cur)
@@ -250,7 +273,7 @@ static int install(struct mapping *map, vaddr_t va, bool write)
     unsigned level;
     if (space_pte(map->space, page_va, &level))
         space_unmap_range(map->space, page_va, pb);
-    return mmu_map_user(map->space->l1, page_va, pa, mmu_user_attrs(rights, m->kind == MEM_PHYS), m->order);
+    return space_map_pages(map->space, page_va, pa, pb, rights, m->order, m->kind == MEM_PHYS);
 }
 
 int memobj_resolve_access(struct space *s, vaddr_t va, bool write, bool exec)
@@ -276,18 +299,22 @@ int memobj_map(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, u
         return -E_PERM;
     if (!(rights & R_READ) || (rights & ~(R_READ | R_WRITE | R_EXEC)) || size == 0 ||
         !IS_ALIGNED(va | offset | size, pb) || offset > m->size || size > m->size - offset ||
-        va >= USER_VA_LIMIT || size > USER_VA_LIMIT - va)
+        va < USER_VA_MIN || va >= USER_VA_LIMIT || size > USER_VA_LIMIT - va)
         return -E_INVAL;
-    list_for_each(pos, &s->mappings) {
-        struct mapping *o = list_entry(pos, struct mapping, link);
-        if (va < o->va + o->size && o->va < va + size)
-            return -E_BUSY;
-    }
+    if (s->torn_down)
+        return -E_CLOSED;           /* a dead process gets no new mappings */
+    if (vatree_first_overlap(&s->mappings, va, size))
+        return -E_BUSY;
     if (!mmu_range_empty(s->l1, va, size))
         return -E_BUSY;
+    int err = space_charge(s, LIMIT_MEMORY, kmalloc_size(sizeof(struct mapping)));
+    if (err)
+        return err;
     struct mapping *map = kmalloc(sizeof(*map));
-    if (!map)
+    if (!map) {
+        space_uncharge(s, LIMIT_MEMORY, kmalloc_size(sizeof(struct mapping)));
         return -E_NOMEM;
+    }
     map->space = s;
     map->mem = m;
     map->va = va;
@@ -295,12 +322,14 @@ int memobj_map(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, u
     map->offset = offset;
     map->rights = rights;
     obj_ref(&m->obj);
-    list_add_tail(&s->mappings, &map->link);
+    map->node.start = va;
+    map->node.size = size;
+    vatree_insert(&s->mappings, &map->node);    /* cannot overlap: checked above */
     list_add_tail(&m->mappings, &map->mem_link);
     if (!m->eager)
         return 0;
     for (uint64_t off = 0; off < size; off += pb) {
-        int err = install(map, va + off, false);
+        err = install(map, va + off, false);
         if (err) {
             memobj_unmap(map);
             return err;
@@ -312,8 +341,9 @@ int memobj_map(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, u
 void memobj_unmap(struct mapping *map)
 {
     space_unmap_range(map->space, map->va, map->size);
-    list_del(&map->link);
+    vatree_remove(&map->space->mappings, &map->node);
     list_del(&map->mem_link);
+    space_uncharge(map->space, LIMIT_MEMORY, kmalloc_size(sizeof(struct mapping)));
     obj_unref(&map->mem->obj);
     kfree(map, sizeof(*map));
 }
@@ -337,9 +367,13 @@ static struct memobj *clone(struct space *owner, struct memobj *src, int *err)
     for (uint64_t i = 0; i < src->npages; i++) {
         if (!src->pages[i])
             continue;
-        if (charge(c) != 0 || frame_share(src->pages[i]) != 0) {
-            obj_unref(&c->obj);
+        *err = charge(c);
+        if (!*err && frame_share(src->pages[i]) != 0) {
+            space_uncharge(owner, LIMIT_MEMORY, page_bytes(c));
             *err = -E_NOMEM;
+        }
+        if (*err) {
+            obj_unref(&c->obj);
             return NULL;
         }
         c->pages[i] = src->pages[i];
@@ -393,9 +427,9 @@ int64_t sys_mem_create_phys(uint32_t root, uint64_t pa, uint64_t size)
     for (unsigned i = 0; i < n; i++)
         if (pa < ram[i].base + ram[i].size && ram[i].base < pa + size)
             return -E_INVAL;
-    struct memobj *m = alloc_obj(MEM_PHYS, size, 0);
+    struct memobj *m = alloc_obj(MEM_PHYS, size, 0, cur_space(), &err);
     if (!m)
-        return -E_NOMEM;
+        return err;
     m->base = pa;
     m->eager = true;
     return hand_out(m, PHYS_RIGHTS);
@@ -409,8 +443,8 @@ int64_t sys_mem_from_bootfile(uint32_t root, uint64_t index)
         return err;
     if (index > 0xffff || bootimage_get((unsigned)index, &f) != 0 || f.size == 0)
         return -E_NOENT;
-    struct memobj *m = memobj_create_file(f.pa, f.size);
-    return m ? hand_out(m, FILE_RIGHTS) : -E_NOMEM;
+    struct memobj *m = memobj_create_file(cur_space(), f.pa, f.size, &err);
+    return m ? hand_out(m, FILE_RIGHTS) : err;
 }
 
 int64_t sys_mem_clone(uint32_t h)

@@ -15,10 +15,10 @@
 
 int64_t sys_notify_create(void)
 {
-    struct notification *n = kmalloc(sizeof(*n));
+    int err;
+    struct notification *n = obj_alloc(sizeof(*n), OBJ_NOTIFICATION, current_thread()->space, &err);
     if (!n)
-        return -E_NOMEM;
-    obj_init(&n->obj, OBJ_NOTIFICATION);
+        return err;
     int64_t h = handle_alloc(current_thread()->space, &n->obj, R_ALL, 0);
     obj_unref(&n->obj);
     return h;

@@ -122,9 +122,11 @@ void sched_tick(bool ticked)
     uint64_t now = arch_counter(), next = ~0ull;
     list_for_each_safe(pos, tmp, &c->timeouts) {
         struct thread *t = list_entry(pos, struct thread, timeout_link);
-        if (t->deadline <= now)
+        if (t->deadline <= now) {
             thread_wake(t, -E_TIMEOUT);
-        else
+            if (t->mem_wait)
+                thread_memory_retry(t);
+        } else
             next = MIN(next, t->deadline);
     }
     c->next_timeout = next;

@@ -44,10 +44,9 @@ int smp_discover(const struct fdt *fdt)
     }
     if (seen == 0)
         return -E_NOENT;
-    extern char boot_stacks[];
     for (unsigned i = 0; i < n; i++) {
         cpus[i].index = i;
-        cpus[i].kstack_top = (uint64_t)boot_stacks + (uint64_t)(i + 1) * CONFIG_KSTACK_SIZE;
+        cpus[i].kstack_top = arch_kstack_top(i);
         sched_init_cpu(i);
     }
     ncpus_present = n;

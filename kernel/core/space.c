@@ -17,34 +17,55 @@
 
 static uint32_t next_pid = 1;
 
-struct space *space_create(void)
+/* What a space's own records take: its struct, L1 table and handle table. */
+static uint64_t space_bytes(void)
 {
+    return kmalloc_size(sizeof(struct space)) + 4096 + HANDLE_SLOTS * sizeof(struct handle_slot);
+}
+
+struct space *space_create(struct space *parent, int *err)
+{
+    *err = space_charge(parent, LIMIT_SPACES, 1);
+    if (*err)
+        return NULL;
+    *err = -E_NOMEM;
     struct space *s = kmalloc(sizeof(*s));
-    if (!s)
-        return NULL;
     paddr_t l1 = frame_alloc_zeroed(0);
-    if (l1 == PADDR_INVALID || mmu_asid_alloc(&s->asid) != 0) {
-        if (l1 != PADDR_INVALID)
-            frame_free(l1, 0);
-        kfree(s, sizeof(*s));
-        return NULL;
-    }
+    if (!s || l1 == PADDR_INVALID || mmu_asid_alloc(&s->asid) != 0)
+        goto fail;
     if (handle_table_init(&s->handles) != 0) {
         mmu_asid_free(s->asid);
-        frame_free(l1, 0);
-        kfree(s, sizeof(*s));
-        return NULL;
+        goto fail;
     }
+    s->parent = parent;
+    if ((*err = space_charge(s, LIMIT_MEMORY, space_bytes())) != 0) {
+        frame_free(virt_to_phys(s->handles.slots), 2);
+        mmu_asid_free(s->asid);
+        goto fail;
+    }
+    if (parent)
+        obj_ref(&parent->obj);
     obj_init(&s->obj, OBJ_SPACE);
     s->l1_pa = l1;
     s->l1 = phys_to_virt(l1);
     s->id = next_pid++;
     list_init(&s->threads);
-    list_init(&s->mappings);
+    vatree_init(&s->mappings);
+    *err = 0;
     return s;
+fail:
+    if (l1 != PADDR_INVALID)
+        frame_free(l1, 0);
+    kfree(s, sizeof(*s));
+    space_uncharge(parent, LIMIT_SPACES, 1);
+    return NULL;
 }
 
-/* Close all handles and remove all mappings (once). */
+/*
+ * Close all handles and remove all mappings, once. Afterwards the space
+ * accepts no threads, mappings or handles (each of those checks
+ * torn_down), so nothing it held can come back.
+ */
 void space_teardown(struct space *s)
 {
     if (s->torn_down)
@@ -53,8 +74,8 @@ void space_teardown(struct space *s)
     bool alive = s->obj.refs > 0;   /* not called from space_free */
     if (alive)
         obj_ref(&s->obj);           /* survive the handles to itself going */
-    while (!list_empty(&s->mappings))
-        memobj_unmap(list_first(&s->mappings, struct mapping, link));
+    while (s->mappings.root)
+        memobj_unmap(vanode_entry(s->mappings.root, struct mapping, node));
     handle_table_destroy(s);
     if (alive)
         obj_unref(&s->obj);
@@ -64,37 +85,62 @@ void space_shutdown(struct object *o)
 {
     struct space *s = list_entry(o, struct space, obj);
     if (s->nthreads == 0)
-        space_teardown(s);
+        space_teardown_later(s);
 }
 
 void space_free(struct object *o)
 {
     struct space *s = list_entry(o, struct space, obj);
-    space_teardown(s);
+    space_teardown(s);              /* only a space that never had a handle gets here untorn */
+    ASSERT(!s->mappings.root && list_empty(&s->threads));
     mmu_free_tables(s->l1);
     frame_free(s->l1_pa, 0);
     mmu_asid_free(s->asid);
+    struct space *parent = s->parent;
+    space_uncharge(s, LIMIT_MEMORY, space_bytes() + s->table_pages * 4096);
+    space_uncharge(parent, LIMIT_SPACES, 1);
     kfree(s, sizeof(*s));
+    if (parent)
+        obj_unref(&parent->obj);
 }
 
-/* The mapping record covering va, or NULL. */
+/* Kill every thread of s (a whole process ends at once) and tear it down. */
+unsigned space_kill(struct space *s)
+{
+    unsigned n = 0;
+    obj_ref(&s->obj);
+    while (!list_empty(&s->threads)) {
+        thread_kill(list_first(&s->threads, struct thread, space_link), -1);
+        n++;
+    }
+    space_teardown_later(s);
+    obj_unref(&s->obj);
+    return n;
+}
+
+/* The mapping record covering va, or NULL (O(log n) in the mappings). */
 struct mapping *space_find_mapping(struct space *s, vaddr_t va)
 {
-    list_for_each(pos, &s->mappings) {
-        struct mapping *m = list_entry(pos, struct mapping, link);
-        if (va >= m->va && va - m->va < m->size)
-            return m;
-    }
-    return NULL;
+    struct vanode *n = vatree_find(&s->mappings, va);
+    return n ? vanode_entry(n, struct mapping, node) : NULL;
 }
 
-/* Map [va, va+size) to [pa, ...) in pages of 4 KiB << page_order. */
+/* Map [va, va+size) to [pa, ...) in pages of 4 KiB << page_order. The
+ * page tables this needs are charged to s: two pages (the most one page
+ * can need) are reserved first, so a space at its limit gets E_LIMIT
+ * instead of tables for free. */
 int space_map_pages(struct space *s, vaddr_t va, paddr_t pa, uint64_t size, uint32_t rights,
                     unsigned page_order, bool device)
 {
     uint64_t attrs = mmu_user_attrs(rights, device), step = 4096ull << page_order;
     for (uint64_t off = 0; off < size; off += step) {
-        int err = mmu_map_user(s->l1, va + off, pa + off, attrs, page_order);
+        unsigned tables = 0;
+        int err = space_charge(s, LIMIT_MEMORY, 2 * 4096);
+        if (!err) {
+            err = mmu_map_user(s->l1, va + off, pa + off, attrs, page_order, &tables);
+            space_uncharge(s, LIMIT_MEMORY, (2 - tables) * 4096ull);
+            s->table_pages += tables;
+        }
         if (err) {
             space_unmap_range(s, va, off);
             return err;
@@ -113,37 +159,88 @@ uint64_t *space_pte(struct space *s, vaddr_t va, unsigned *level)
     return mmu_walk(s->l1, va, level);
 }
 
-/* ---------------------------------------------------------------- memory limits */
+/* ---------------------------------------------------------------- limits */
 
-int space_charge(struct space *s, uint64_t bytes)
+int space_charge(struct space *s, unsigned kind, uint64_t amount)
 {
-    if (!s)
-        return 0;
-    if (s->mem_limit && (s->mem_used + bytes > s->mem_limit || s->mem_used + bytes < s->mem_used))
-        return -E_NOMEM;
-    s->mem_used += bytes;
+    for (struct space *a = s; a; a = a->parent) {
+        uint64_t now = a->used[kind];
+        if (a->limit[kind] && (now + amount > a->limit[kind] || now + amount < now))
+            return -E_LIMIT;
+    }
+    for (struct space *a = s; a; a = a->parent)
+        a->used[kind] += amount;
     return 0;
 }
 
-void space_uncharge(struct space *s, uint64_t bytes)
+void space_charge_force(struct space *s, unsigned kind, uint64_t amount)
 {
-    if (s)
-        s->mem_used -= MIN(bytes, s->mem_used);
+    for (struct space *a = s; a; a = a->parent)
+        a->used[kind] += amount;
+}
+
+void space_uncharge(struct space *s, unsigned kind, uint64_t amount)
+{
+    for (struct space *a = s; a; a = a->parent)
+        a->used[kind] -= MIN(amount, a->used[kind]);
+}
+
+/* The space behind handle h with `rights`, or NULL with *err. */
+static struct space *space_of(uint32_t h, uint32_t rights, int *err)
+{
+    struct handle_slot *sl;
+    *err = handle_get(current_thread()->space, h, OBJ_SPACE, rights, &sl);
+    return *err ? NULL : list_entry(sl->obj, struct space, obj);
+}
+
+/* Set limit `kind` of the space behind h; returns its usage. */
+int64_t sys_space_set_limit(uint32_t h, uint32_t kind, uint64_t value)
+{
+    int err;
+    struct space *s = space_of(h, R_MANAGE, &err);
+    if (!s)
+        return err;
+    if (kind >= LIMIT_KINDS)
+        return -E_INVAL;
+    /* A process cannot raise or remove a limit over itself or an ancestor. */
+    for (struct space *a = current_thread()->space; a; a = a->parent)
+        if (a == s && s->limit[kind] && (!value || value > s->limit[kind]))
+            return -E_PERM;
+    if (value && value < s->used[kind])
+        return -E_RANGE;
+    s->limit[kind] = value;
+    return (int64_t)s->used[kind];
 }
 
 int64_t sys_space_limit(uint32_t h, uint64_t bytes)
 {
-    struct handle_slot *sl;
-    int err = handle_get(current_thread()->space, h, OBJ_SPACE, R_MANAGE, &sl);
-    if (err)
+    return sys_space_set_limit(h, LIMIT_MEMORY, bytes);
+}
+
+int64_t sys_space_usage(uint32_t h, uint32_t kind)
+{
+    int err;
+    struct space *s = space_of(h, 0, &err);
+    if (!s)
         return err;
-    struct space *s = list_entry(sl->obj, struct space, obj);
-    if (bytes && bytes < s->mem_used)
-        return -E_RANGE;
-    if (s == current_thread()->space && s->mem_limit && (!bytes || bytes > s->mem_limit))
-        return -E_PERM;             /* a process cannot raise its own limit */
-    s->mem_limit = bytes;
-    return (int64_t)s->mem_used;
+    bool max = kind & LIMIT_QUERY_MAX;
+    kind &= ~LIMIT_QUERY_MAX;
+    if (kind >= LIMIT_KINDS)
+        return -E_INVAL;
+    return (int64_t)(max ? s->limit[kind] : s->used[kind]);
+}
+
+extern struct space *root_space;
+
+int64_t sys_space_kill(uint32_t h)
+{
+    int err;
+    struct space *s = space_of(h, R_MANAGE, &err);
+    if (!s)
+        return err;
+    if (s == root_space)
+        return -E_STATE;
+    return space_kill(s);
 }
 
 /* ---------------------------------------------------------------- user memory */
@@ -230,9 +327,10 @@ int space_copy(struct space *other, vaddr_t other_va, vaddr_t my_va, size_t len,
 
 int64_t sys_space_create(void)
 {
-    struct space *s = space_create();
+    int err;
+    struct space *s = space_create(current_thread()->space, &err);
     if (!s)
-        return -E_NOMEM;
+        return err;
     int64_t h = handle_alloc(current_thread()->space, &s->obj, R_ALL, 0);
     obj_unref(&s->obj);             /* the handle holds it now */
     return h;

@@ -16,7 +16,7 @@
 #define DEBUG_WRITE_MAX 4096
 
 /* The system object: the root task's authority over devices and files. */
-struct object root_object = { OBJ_ROOT, 1, 0 };
+struct object root_object = { .type = OBJ_ROOT, .refs = 1 };
 
 int64_t sys_debug_write(vaddr_t buf, uint64_t len)
 {

@@ -63,12 +63,13 @@ int task_start_root(void)
     struct bootimage_file f;
     if (bootimage_get(0, &f) != 0)
         return -E_NOENT;
-    struct space *s = space_create();
+    int err;
+    struct space *s = space_create(NULL, &err);
     if (!s)
-        return -E_NOMEM;
+        return err;
     root_space = s;
     vaddr_t entry;
-    int err = elf_load(s, f.data, f.size, &entry);
+    err = elf_load(s, f.data, f.size, &entry);
     if (err) {
         kprintf("root: cannot load \"%s\": %s\n", f.name, error_name(err));
         return err;

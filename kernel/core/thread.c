@@ -31,11 +31,22 @@ struct thread *current_thread(void)
     return this_cpu()->current;
 }
 
-/* A new thread in space s, not started, its UTCB mapped at utcb_va. */
+/* Kernel memory a thread takes: its record, UTCB page and FP/SIMD save area. */
+static uint64_t thread_bytes(void)
+{
+    return kmalloc_size(sizeof(struct thread)) + 4096 + kmalloc_size(FP_STATE_BYTES);
+}
+
+/* A new thread in space s, not started, its UTCB mapped at utcb_va;
+ * charged to s (one thread, and its memory). */
 struct thread *thread_create(struct space *s, vaddr_t utcb_va, int *err)
 {
-    if (!IS_ALIGNED(utcb_va, 4096) || utcb_va == 0 || utcb_va >= USER_VA_LIMIT) {
+    if (!IS_ALIGNED(utcb_va, 4096) || utcb_va < USER_VA_MIN || utcb_va >= USER_VA_LIMIT) {
         *err = -E_INVAL;
+        return NULL;
+    }
+    if (s->torn_down) {
+        *err = -E_CLOSED;       /* a dead process gets no new threads */
         return NULL;
     }
     unsigned level;
@@ -43,18 +54,22 @@ struct thread *thread_create(struct space *s, vaddr_t utcb_va, int *err)
         *err = -E_BUSY;
         return NULL;
     }
+    if ((*err = space_charge(s, LIMIT_THREADS, 1)) != 0)
+        return NULL;
+    if ((*err = space_charge(s, LIMIT_MEMORY, thread_bytes())) != 0) {
+        space_uncharge(s, LIMIT_THREADS, 1);
+        return NULL;
+    }
     struct thread *t = kmalloc(sizeof(*t));
     paddr_t utcb = frame_alloc_zeroed(0);
-    if (!t || utcb == PADDR_INVALID) {
+    *err = -E_NOMEM;
+    if (!t || utcb == PADDR_INVALID ||
+        (*err = space_map_pages(s, utcb_va, utcb, 4096, VM_READ | VM_WRITE, 0, false)) != 0) {
         kfree(t, sizeof(*t));
         if (utcb != PADDR_INVALID)
             frame_free(utcb, 0);
-        *err = -E_NOMEM;
-        return NULL;
-    }
-    if ((*err = space_map_pages(s, utcb_va, utcb, 4096, VM_READ | VM_WRITE, 0, false)) != 0) {
-        frame_free(utcb, 0);
-        kfree(t, sizeof(*t));
+        space_uncharge(s, LIMIT_THREADS, 1);
+        space_uncharge(s, LIMIT_MEMORY, thread_bytes());
         return NULL;
     }
     obj_init(&t->obj, OBJ_THREAD);          /* the "alive" reference */
@@ -154,8 +169,9 @@ void thread_kill(struct thread *t, int status)
     space_unmap_range(t->space, t->utcb_va, 4096);
     frame_free(t->utcb_pa, 0);
     t->utcb = NULL;
+    space_uncharge(t->space, LIMIT_THREADS, 1);
     if (--t->space->nthreads == 0)
-        space_teardown(t->space);       /* breaks handle cycles; memory goes with the last reference */
+        space_teardown_later(t->space); /* breaks handle cycles; memory goes with the last reference */
 
     if (t->is_root) {
         kprintf("root: \"%s\" exited with status %d\n", t->name, status);
@@ -174,8 +190,9 @@ void thread_free(struct object *o)
 {
     struct thread *t = list_entry(o, struct thread, obj);
     struct space *s = t->space;
-    kfree(t->fp, 528);
+    kfree(t->fp, FP_STATE_BYTES);
     kfree(t, sizeof(*t));
+    space_uncharge(s, LIMIT_MEMORY, thread_bytes());
     obj_unref(&s->obj);
 }
 
@@ -198,6 +215,36 @@ void thread_fault(struct thread *t, const struct fault_info *fi)
             t->name, fault_kind_name(fi->kind), fi->detail, fi->addr, t->tf.pc, fi->esr);
     kprintf("fault: thread \"%s\" killed\n", t->name);
     thread_kill(t, -1);
+}
+
+#define MEM_WAIT_NS 10000000ull     /* how long a thread waits before it retries */
+
+/*
+ * Out of frames (not over its own limit: that is E_LIMIT, and a fault)
+ * a thread with a fault handler hears of it there; one without waits
+ * 10 ms and retries the access, so a process that did nothing wrong is
+ * never killed because another one took the memory. It waits as in a
+ * futex (its state says so) but in no bucket: only the timeout or a
+ * kill ends the wait.
+ */
+bool thread_wait_for_memory(struct thread *t)
+{
+    if (t->fault_ep && t->fault_ep->obj.handles)
+        return false;
+    if (!t->mem_wait)
+        kprintf("memory: out of frames, thread \"%s\" waits for memory\n", t->name);
+    t->mem_wait = true;
+    t->mem_wait_x0 = t->tf.x[0];
+    t->state = T_FUTEX;
+    list_init(&t->link);
+    uint64_t f = arch_counter_freq();
+    timeout_add(t, arch_counter() + MEM_WAIT_NS * f / 1000000000ull);
+    return true;
+}
+
+void thread_memory_retry(struct thread *t)
+{
+    t->tf.x[0] = t->mem_wait_x0;        /* the wake wrote E_TIMEOUT there */
 }
 
 /* ---------------------------------------------------------------- system calls */

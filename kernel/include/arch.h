@@ -23,6 +23,7 @@ static inline struct cpu *arch_this_cpu(void);
 static inline void arch_set_this_cpu(struct cpu *c);
 static inline uint64_t arch_cpu_hwid(void);         /* MPIDR affinity bits */
 const char *arch_cpu_name(void);                    /* "Cortex-A53" */
+uint64_t arch_kstack_top(unsigned cpu);             /* initial SP of a core's kernel stack */
 
 /* Idle and barriers. */
 static inline void arch_wait_for_interrupt(void);

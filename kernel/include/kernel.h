@@ -37,6 +37,6 @@ static inline void *phys_to_virt(paddr_t pa) { return (void *)(pa + KERNEL_DIREC
 static inline paddr_t virt_to_phys(const void *va) { return (paddr_t)va - KERNEL_DIRECT_BASE; }
 
 /* Linker symbols. */
-extern char __kernel_start[], __text_end[], __rodata_end[], __kernel_end[];
+extern char __kernel_start[], __text_end[], __rodata_end[], __data_end[], __kernel_end[];
 
 #endif

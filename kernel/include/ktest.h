@@ -32,4 +32,7 @@ void ktest_run_all(void);
 /* Run fn on core `cpu` (from its IPI handler) and wait for it. */
 int ktest_run_on(unsigned cpu, void (*fn)(void *), void *arg);
 
+/* Overflow the last online core's kernel stack on purpose (stack_overflow.c). */
+NORETURN void ktest_stack_overflow(void);
+
 #endif

@@ -34,7 +34,7 @@ struct memobj {
 struct memobj *memobj_create(uint64_t size, unsigned order, bool eager, int *err);
 /* The same, charged to space `owner` (its memory limit applies). */
 struct memobj *memobj_create_for(struct space *owner, uint64_t size, unsigned order, bool eager, int *err);
-struct memobj *memobj_create_file(paddr_t pa, uint64_t size);
+struct memobj *memobj_create_file(struct space *payer, paddr_t pa, uint64_t size, int *err);
 int memobj_map(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, uint64_t size, uint32_t rights);
 void memobj_unmap(struct mapping *map);
 /* Fill or un-share the page under va for an access; 0 if it may now proceed. */

@@ -25,6 +25,9 @@ struct object {
     uint32_t type;
     uint32_t refs;      /* handles + kernel references */
     uint32_t handles;   /* handles alone */
+    uint32_t charge;    /* bytes of kernel memory charged to `payer` */
+    struct space *payer;    /* the space charged for it (a reference), or NULL */
+    struct object *next_dead;   /* on the list of objects waiting to be freed */
 };
 
 struct handle_slot {
@@ -43,7 +46,18 @@ struct handle_table {
 
 void obj_init(struct object *o, unsigned type);     /* one kernel reference */
 void obj_ref(struct object *o);
-void obj_unref(struct object *o);                   /* frees at zero */
+/* Drop a reference; at zero the object is freed (never recursively: frees
+ * that drop further references are queued and run one after another). */
+void obj_unref(struct object *o);
+/* Charge `bytes` of kernel memory for o to space `payer` and its ancestors
+ * (-E_LIMIT over a limit); uncharged when o is freed. */
+int obj_charge(struct object *o, struct space *payer, uint32_t bytes);
+/* A new object of `size` bytes (kmalloc, obj_init) charged to payer; NULL with *err. */
+void *obj_alloc(size_t size, unsigned type, struct space *payer, int *err);
+/* Tear s down once no caller up the stack is in the middle of a teardown
+ * or free (a work list instead of recursion: a chain of spaces holding
+ * each other's handles must not overflow the kernel stack). */
+void space_teardown_later(struct space *s);
 
 int handle_table_init(struct handle_table *t);
 void handle_table_destroy(struct space *s);
@@ -54,6 +68,7 @@ int handle_alloc_at(struct space *s, uint32_t value, struct object *o, uint32_t 
 /* Find handle h of type `type` (OBJ_NONE: any) carrying all of `rights`. */
 int handle_get(struct space *s, uint32_t h, unsigned type, uint32_t rights, struct handle_slot **out);
 int handle_free(struct space *s, uint32_t h);
+/* A space's handle table is gone once it is torn down; no handle resolves. */
 
 /* Per-type hooks (implemented by each object's file). */
 void endpoint_shutdown(struct object *o);

@@ -8,6 +8,7 @@
 #include "object.h"
 #include "list.h"
 #include "arch.h"
+#include "vatree.h"
 
 #define USER_VA_LIMIT   0x0000008000000000ull  /* 512 GiB of user space */
 #define VM_READ     R_READ
@@ -17,7 +18,7 @@
 struct memobj;
 
 struct mapping {
-    struct list link;           /* in space->mappings */
+    struct vanode node;         /* in space->mappings, keyed by [va, va + size) */
     struct list mem_link;       /* in memobj->mappings */
     struct space *space;
     struct memobj *mem;
@@ -35,20 +36,36 @@ struct space {
     uint32_t id;                /* process id, as IPC receivers see it */
     struct handle_table handles;
     struct list threads;
-    struct list mappings;
+    struct vatree mappings;     /* its mapping records, by address */
     unsigned nthreads;
     bool had_threads;
-    bool torn_down;
-    uint64_t mem_limit;         /* bytes of memory objects it may commit (0: no limit) */
-    uint64_t mem_used;
+    bool torn_down;             /* no threads, handles or mappings any more, ever */
+    bool teardown_queued;
+    struct space *next_teardown;    /* on the teardown work list */
+    struct space *parent;       /* the space that created it (a reference): charged too */
+    uint64_t limit[LIMIT_KINDS];    /* 0: none of its own */
+    uint64_t used[LIMIT_KINDS];     /* its own and its descendants' */
+    uint64_t table_pages;       /* page-table pages allocated for it (charged) */
 };
 
-/* Charge or uncharge `bytes` of committed memory to s (NULL: nobody). */
-int space_charge(struct space *s, uint64_t bytes);
-void space_uncharge(struct space *s, uint64_t bytes);
+/*
+ * Resource accounting: charge `amount` of `kind` (LIMIT_*) to s and every
+ * ancestor; -E_LIMIT, charging nobody, if that passes any of their
+ * limits. space_charge_force charges past the limits (for bounded
+ * amounts the kernel cannot refuse at that point, e.g. a page table
+ * under a mapping). NULL s: the kernel's own, not charged.
+ */
+int space_charge(struct space *s, unsigned kind, uint64_t amount);
+void space_charge_force(struct space *s, unsigned kind, uint64_t amount);
+void space_uncharge(struct space *s, unsigned kind, uint64_t amount);
 
-struct space *space_create(void);
+/* A new space created by (and charged to) `parent` (NULL: the kernel). */
+struct space *space_create(struct space *parent, int *err);
+/* Close its handles and remove its mappings now (space_teardown_later
+ * is the way in for everything but the teardown work list itself). */
 void space_teardown(struct space *s);
+/* Kill every thread of s and tear it down; returns the threads killed. */
+unsigned space_kill(struct space *s);
 static inline void space_activate(const struct space *s)
 {
     arch_space_activate(s->l1_pa, s->asid);
@@ -69,7 +86,8 @@ int mmu_map_range(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t size, uint64_t 
 uint64_t *mmu_lookup_page(uint64_t *l1, vaddr_t va);
 uint64_t *mmu_walk(uint64_t *l1, vaddr_t va, unsigned *level);
 uint64_t mmu_user_attrs(uint32_t rights, bool device);
-int mmu_map_user(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t attrs, unsigned page_order);
+/* Map one page; *tables counts the table pages it had to create. */
+int mmu_map_user(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t attrs, unsigned page_order, unsigned *tables);
 void mmu_unmap_user(uint64_t *l1, uint16_t asid, vaddr_t va, uint64_t size);
 void mmu_set_pte(uint64_t *l1, uint16_t asid, uint64_t *pte, uint64_t value, vaddr_t va);
 void mmu_free_tables(uint64_t *l1);

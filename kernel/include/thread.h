@@ -63,6 +63,7 @@ struct thread {
     /* IPC */
     struct endpoint *waiting_on;
     uint64_t send_badge;        /* badge of the handle a queued sender used */
+    uint64_t send_info;         /* its message word, as checked when it queued */
     bool send_is_call;
     bool send_is_fault;         /* the queued message is fault_msg, not registers */
     bool in_fault;              /* waiting for a fault handler's reply */
@@ -93,6 +94,8 @@ struct thread {
     struct fpstate *fp;         /* saved FP/SIMD state (allocated at first use) */
     unsigned fp_cpu;            /* core whose registers last held it */
     uint8_t max_prio;           /* highest priority it may give any thread */
+    bool mem_wait;              /* parked until memory may be free again (x0 saved) */
+    uint64_t mem_wait_x0;
 };
 
 struct thread *thread_create(struct space *s, vaddr_t utcb_va, int *err);
@@ -100,6 +103,11 @@ void thread_start(struct thread *t, uint64_t pc, uint64_t sp, uint64_t arg);
 void thread_kill(struct thread *t, int status);
 void thread_set_prio(struct thread *t, unsigned prio);     /* effective priority, requeues */
 void thread_fault(struct thread *t, const struct fault_info *fi);
+/* The machine is out of memory for t's page fault (not t's own limit):
+ * without a fault handler t waits and retries instead of dying. */
+bool thread_wait_for_memory(struct thread *t);
+/* A memory wait ended: t retries its access with all registers intact. */
+void thread_memory_retry(struct thread *t);
 void thread_wake(struct thread *t, int64_t result);
 void thread_cancel_wait(struct thread *t);
 const char *fault_kind_name(unsigned kind);
@@ -108,7 +116,8 @@ struct thread *current_thread(void);
 /* The root task (task.c). */
 int task_start_root(void);
 
-/* Lazy FP/SIMD state (arch). */
+/* Lazy FP/SIMD state (arch); its save area is allocated at first use. */
+#define FP_STATE_BYTES  528
 void arch_fp_switch(struct thread *prev, struct thread *next);
 void arch_fp_trap(struct thread *t);
 void arch_fp_release(struct thread *t);

@@ -95,14 +95,15 @@ KTEST(elf_validation, "elf: malformed or W+X executables are refused")
     struct ehdr *eh = (void *)elf;
     struct phdr *ph = (void *)(eh + 1);
     vaddr_t entry;
-    struct space *s = space_create();
+    int cerr;
+    struct space *s = space_create(NULL, &cerr);
     if (!KT_CHECK(s != NULL, "address space"))
         return;
     make_elf();
     KT_CHECK(elf_load(s, elf, sizeof(elf), &entry) == 0 && entry == 0x400000, "valid ELF refused");
     obj_unref(&s->obj);
     for (int i = 0; i < 9; i++) {
-        struct space *fresh = space_create();
+        struct space *fresh = space_create(NULL, &cerr);
         if (!KT_CHECK(fresh != NULL, "address space"))
             return;
         make_elf();
@@ -127,8 +128,8 @@ KTEST(elf_validation, "elf: malformed or W+X executables are refused")
 /* One round of mapping checks; returns false if an object was not made. */
 static bool vm_round(void)
 {
-    struct space *s = space_create();
     int err;
+    struct space *s = space_create(NULL, &err);
     struct memobj *m = memobj_create(KiB(64), 0, false, &err);
     struct memobj *big = memobj_create(MiB(2), 4, false, &err);
     if (!KT_CHECK(s && m && big, "objects"))

@@ -12,8 +12,8 @@
 
 KTEST(vm_lazy_and_superpages, "vm: lazy pages, 64 KiB contiguous-hint pages, 2 MiB blocks")
 {
-    struct space *s = space_create();
     int err;
+    struct space *s = space_create(NULL, &err);
     struct memobj *lazy = memobj_create(0x8000, 0, false, &err);
     struct memobj *k64 = memobj_create(0x20000, 4, false, &err);
     struct memobj *m2 = memobj_create(MiB(4), 9, false, &err);
@@ -52,8 +52,8 @@ KTEST(vm_lazy_and_superpages, "vm: lazy pages, 64 KiB contiguous-hint pages, 2 M
 
 KTEST(vm_cow_sharing, "vm: copy-on-write shares blocks until a write")
 {
-    struct space *s = space_create();
     int err;
+    struct space *s = space_create(NULL, &err);
     struct memobj *m = memobj_create(0x2000, 0, true, &err);
     if (!KT_CHECK(s && m, "objects"))
         return;

@@ -6,9 +6,31 @@
  * writable file system whose every byte — inodes, block map, data —
  * lives in the service's durable state (svc_state): one flat region with
  * no pointers, so a user-placed instance restarted by its supervisor
- * finds every file written before the crash. Open files are per client
- * process (a descriptor is only valid for the process that opened it)
- * and are not durable: after a restart, clients open again.
+ * finds every file written before the crash. Open files are not
+ * durable: after a restart, clients open again.
+ *
+ * Clients. A client is a process, known by the process id the kernel
+ * puts in every request (call->pid): it cannot forge it. Each client has
+ * quotas, counted from the tables themselves (no table of clients): at
+ * most FS_CLIENT_OPEN open files, FS_CLIENT_INODES files and directories it
+ * created, FS_CLIENT_BLOCKS data blocks in the files it owns; past one,
+ * E_LIMIT, while other clients go on. Descriptors are numbered per
+ * client (its lowest free number), so one client's number names nothing
+ * of another's.
+ *
+ * Ownership. Every /tmp inode records its creator. Only the owner may
+ * write, truncate, unlink or rename a file, or add entries to its
+ * directory (/tmp itself is everyone's to add to). Other clients may
+ * not open a file at all, unless it was created with FS_O_SHARED: then
+ * they may open it for reading. Names, kinds and sizes (readdir, stat)
+ * are visible to all; /boot is readable by all. Unlinking a shared file
+ * closes other clients' opens of it.
+ *
+ * Departed clients. The service environment does not say when a client
+ * process ends, so what it leaves stays: its open files (at most
+ * FS_CLIENT_OPEN slots of MAX_OPEN per process that ends without closing
+ * them, until a restart of a user-placed instance or a reboot) and its
+ * /tmp files (charged to it, removable by nobody, until a reboot).
  */
 #include "fs_if.h"
 #include "fs_abi.h"
@@ -23,11 +45,16 @@
 #define MAX_OPEN        64
 #define TMP_ROOT        0                       /* inode of /tmp */
 
+/* Per-client quotas are in fs_abi.h. A client's descriptor numbers are bits of a word. */
+_Static_assert(FS_CLIENT_OPEN <= 32 && FS_CLIENT_OPEN < MAX_OPEN && FS_CLIENT_INODES < MAX_INODES &&
+               FS_CLIENT_BLOCKS < 256, "a quota is a part of its table");
+
 struct inode {
     char name[NAME_MAX];
     int16_t parent;
     uint8_t kind;                               /* 0 free, FS_KIND_FILE, FS_KIND_DIR */
-    uint8_t pad[5];
+    uint8_t shared;                             /* others may read it (FS_O_SHARED) */
+    uint32_t owner;                             /* the creator's process id; 0: /tmp itself */
     uint64_t size;
     uint16_t blocks[FILE_BLOCKS];               /* 0: none; else block number */
 };
@@ -41,11 +68,11 @@ struct fs_state {
 };
 
 struct ofile {
-    uint64_t pid;
+    uint32_t pid;                               /* the client that opened it */
+    uint32_t fd;                                /* its number for that client; 0: a free slot */
     int32_t node;                               /* >= 0: /tmp inode; < 0: boot file -1-node */
     uint32_t flags;
     uint64_t pos;
-    uint8_t used;
 };
 
 static struct fs_state *st;
@@ -169,8 +196,55 @@ static int resolve(const uint8_t *path, uint32_t len, struct where *w)
     return 0;
 }
 
-static int new_inode(int parent, const char *name, uint8_t kind)
+/* ---------------------------------------------------------------- clients */
+
+/* The client making a request: the process id the kernel gave (32 bits). */
+static uint32_t client(struct svc_call *call)
 {
+    return (uint32_t)call->pid;
+}
+
+/* Does client `me` own /tmp inode `node` (may write, truncate, unlink or rename it)? */
+static int owns(int node, uint32_t me)
+{
+    return st->inodes[node].owner == me;
+}
+
+/* May client `me` add entries to directory `dir`? /tmp itself: everyone. */
+static int may_add(int dir, uint32_t me)
+{
+    return dir == TMP_ROOT || owns(dir, me);
+}
+
+/* How many inodes client `me` owns. */
+static int owned_inodes(uint32_t me)
+{
+    int n = 0;
+    for (int i = 0; i < MAX_INODES; i++)
+        n += st->inodes[i].kind && st->inodes[i].owner == me;
+    return n;
+}
+
+/* How many data blocks the files of client `me` hold. */
+static int owned_blocks(uint32_t me)
+{
+    int n = 0;
+    for (int i = 0; i < MAX_INODES; i++)
+        if (st->inodes[i].kind == FS_KIND_FILE && st->inodes[i].owner == me)
+            for (int b = 0; b < FILE_BLOCKS; b++)
+                n += st->inodes[i].blocks[b] != 0;
+    return n;
+}
+
+/* A new inode `name` in directory `parent`, owned by client `me`: E_PERM
+ * if the directory is not its to add to, E_LIMIT at its quota, E_NOMEM
+ * when the table is full. */
+static int new_inode(int parent, const char *name, uint8_t kind, uint32_t me)
+{
+    if (!may_add(parent, me))
+        return SVC_E_PERM;
+    if (owned_inodes(me) >= FS_CLIENT_INODES)
+        return SVC_E_LIMIT;
     for (int i = 1; i < MAX_INODES; i++) {
         if (!st->inodes[i].kind) {
             struct inode *in = &st->inodes[i];
@@ -178,6 +252,7 @@ static int new_inode(int parent, const char *name, uint8_t kind)
             memcpy(in->name, name, strlen(name) + 1);
             in->parent = (int16_t)parent;
             in->kind = kind;
+            in->owner = me;
             return i;
         }
     }
@@ -194,11 +269,64 @@ static void truncate(struct inode *in)
     in->size = 0;
 }
 
-static int is_open(int node)
+/* A free data block, zeroed, into *b; E_NOMEM if none is left. */
+static int alloc_block(uint16_t *b)
+{
+    for (uint32_t i = 0; i < st->nblocks; i++) {
+        if (!st->used[i]) {
+            st->used[i] = 1;
+            *b = (uint16_t)(i + 1);
+            memset(block_data(*b), 0, BLOCK);
+            return 0;
+        }
+    }
+    return SVC_E_NOMEM;
+}
+
+/* Client `me`'s open file numbered `fd`, or NULL. */
+static struct ofile *find_open(uint32_t me, uint32_t fd)
 {
     for (int i = 0; i < MAX_OPEN; i++)
-        if (open_files[i].used && open_files[i].node == node)
-            return 1;
+        if (fd && open_files[i].fd == fd && open_files[i].pid == me)
+            return &open_files[i];
+    return NULL;
+}
+
+/* A free slot of the open-file table for client `me`, and in *fd its
+ * lowest free descriptor number: the slot's index, or E_LIMIT at the
+ * client's quota, E_BUSY when the table is full. */
+static int open_slot(uint32_t me, uint32_t *fd)
+{
+    int held = 0, slot = -1;
+    uint32_t taken = 0;                         /* bit n: descriptor n + 1 is in use */
+    for (int i = 0; i < MAX_OPEN; i++) {
+        if (!open_files[i].fd && slot < 0)
+            slot = i;
+        else if (open_files[i].fd && open_files[i].pid == me) {
+            held++;
+            taken |= 1u << (open_files[i].fd - 1);
+        }
+    }
+    if (held >= FS_CLIENT_OPEN)
+        return SVC_E_LIMIT;
+    if (slot < 0)
+        return SVC_E_BUSY;
+    for (*fd = 1; taken & (1u << (*fd - 1)); (*fd)++)
+        ;
+    return slot;
+}
+
+/* Before /tmp inode `node` goes away (unlink, or replaced by a rename):
+ * E_BUSY if its owner `me` has it open; other clients' opens of it
+ * (readers of a shared file) are closed, their descriptors refused. */
+static int close_others(int node, uint32_t me)
+{
+    for (int i = 0; i < MAX_OPEN; i++)
+        if (open_files[i].fd && open_files[i].node == node && open_files[i].pid == me)
+            return SVC_E_BUSY;
+    for (int i = 0; i < MAX_OPEN; i++)
+        if (open_files[i].node == node)
+            open_files[i].fd = 0;
     return 0;
 }
 
@@ -211,27 +339,31 @@ static int lookup(const uint8_t *path, uint32_t len, struct where *w)
     return err ? err : resolve(path, len, w);
 }
 
+/* The caller's open file `fd`, or NULL. */
 static struct ofile *file_of(struct svc_call *call, uint32_t fd)
 {
-    if (fd == 0 || fd > MAX_OPEN)
-        return NULL;
-    struct ofile *f = &open_files[fd - 1];
-    return f->used && f->pid == call->pid ? f : NULL;
+    return ready() ? NULL : find_open(client(call), fd);
 }
 
 static int64_t fs_open_h(struct svc_call *call, const uint8_t *path, uint32_t path_len, uint32_t flags, uint32_t *fd)
 {
     struct where w;
+    uint32_t me = client(call);
+    uint32_t changes = FS_O_WRITE | FS_O_TRUNC | FS_O_APPEND;
     int err = ready();
     if (err)
         return err;
-    if (flags & ~(FS_O_READ | FS_O_WRITE | FS_O_CREATE | FS_O_TRUNC | FS_O_APPEND) || !(flags & (FS_O_READ | FS_O_WRITE)))
+    if (flags & ~(FS_O_READ | FS_O_CREATE | FS_O_SHARED | changes) || !(flags & (FS_O_READ | FS_O_WRITE)))
         return SVC_E_INVAL;
+    int slot = open_slot(me, fd);
+    if (slot < 0)
+        return slot;
     err = resolve(path, path_len, &w);
     if (err == SVC_E_NOENT && (flags & FS_O_CREATE) && w.parent >= 0) {
-        int n = new_inode(w.parent, w.last, FS_KIND_FILE);
+        int n = new_inode(w.parent, w.last, FS_KIND_FILE, me);
         if (n < 0)
             return n;
+        st->inodes[n].shared = (flags & FS_O_SHARED) != 0;
         w.kind = P_TMP;
         w.node = n;
         err = 0;
@@ -240,36 +372,33 @@ static int64_t fs_open_h(struct svc_call *call, const uint8_t *path, uint32_t pa
         return err;
     if (w.kind == P_ROOT || w.kind == P_BOOTDIR || (w.kind == P_TMP && st->inodes[w.node].kind == FS_KIND_DIR))
         return (flags & FS_O_WRITE) ? SVC_E_PERM : SVC_E_INVAL;
-    if (w.kind == P_BOOT && (flags & (FS_O_WRITE | FS_O_TRUNC | FS_O_APPEND)))
+    if (w.kind == P_BOOT && (flags & changes))
         return SVC_E_PERM;
-    for (int i = 0; i < MAX_OPEN; i++) {
-        if (!open_files[i].used) {
-            struct ofile *f = &open_files[i];
-            f->used = 1;
-            f->pid = call->pid;
-            f->node = w.kind == P_BOOT ? -1 - w.node : w.node;
-            f->flags = flags;
-            f->pos = 0;
-            if (w.kind == P_TMP && (flags & FS_O_TRUNC) && (flags & FS_O_WRITE))
-                truncate(&st->inodes[w.node]);
-            *fd = (uint32_t)i + 1;
-            return 0;
-        }
-    }
-    return SVC_E_BUSY;
+    if (w.kind == P_TMP && !owns(w.node, me) && (!st->inodes[w.node].shared || (flags & changes)))
+        return SVC_E_PERM;              /* another client's file: only shared, only to read */
+    struct ofile *f = &open_files[slot];
+    f->pid = me;
+    f->fd = *fd;
+    f->node = w.kind == P_BOOT ? -1 - w.node : w.node;
+    f->flags = flags;
+    f->pos = 0;
+    if (w.kind == P_TMP && (flags & FS_O_TRUNC) && (flags & FS_O_WRITE))
+        truncate(&st->inodes[w.node]);
+    return 0;
 }
 
 static int64_t fs_close_h(struct svc_call *call, uint32_t fd)
 {
-    if (ready() || !file_of(call, fd))
+    struct ofile *f = file_of(call, fd);
+    if (!f)
         return -E_BADHANDLE;
-    open_files[fd - 1].used = 0;
+    f->fd = 0;
     return 0;
 }
 
 static int64_t fs_read_h(struct svc_call *call, uint32_t fd, uint64_t buf, uint64_t buf_len, uint64_t *count)
 {
-    struct ofile *f = ready() ? NULL : file_of(call, fd);
+    struct ofile *f = file_of(call, fd);
     if (!f)
         return -E_BADHANDLE;
     if (!(f->flags & FS_O_READ))
@@ -310,7 +439,7 @@ static int64_t fs_read_h(struct svc_call *call, uint32_t fd, uint64_t buf, uint6
 
 static int64_t fs_write_h(struct svc_call *call, uint32_t fd, uint64_t buf, uint64_t buf_len, uint64_t *count)
 {
-    struct ofile *f = ready() ? NULL : file_of(call, fd);
+    struct ofile *f = file_of(call, fd);
     if (!f)
         return -E_BADHANDLE;
     if (!(f->flags & FS_O_WRITE) || f->node < 0)
@@ -321,20 +450,19 @@ static int64_t fs_write_h(struct svc_call *call, uint32_t fd, uint64_t buf, uint
     if (f->pos + buf_len < f->pos || f->pos + buf_len > (uint64_t)FILE_BLOCKS * BLOCK)
         return SVC_E_RANGE;
     uint64_t done = 0;
+    int err = 0, quota = -1;            /* blocks the owner may still take, counted when first needed */
     while (done < buf_len) {
         uint64_t at = f->pos + done, off = at % BLOCK, n = BLOCK - off;
         if (n > buf_len - done)
             n = buf_len - done;
         uint16_t *b = &in->blocks[at / BLOCK];
         if (!*b) {
-            for (uint32_t i = 0; i < st->nblocks && !*b; i++)
-                if (!st->used[i]) {
-                    st->used[i] = 1;
-                    *b = (uint16_t)(i + 1);
-                    memset(block_data(*b), 0, BLOCK);
-                }
-            if (!*b)
-                return done ? 0 : SVC_E_NOMEM;
+            if (quota < 0)
+                quota = FS_CLIENT_BLOCKS - owned_blocks(in->owner);
+            err = quota > 0 ? alloc_block(b) : SVC_E_LIMIT;
+            if (err)
+                break;                  /* what was written so far counts */
+            quota--;
         }
         if (svc_copy_in(call, block_data(*b) + off, buf + done, n))
             return SVC_E_FAULT;
@@ -342,6 +470,8 @@ static int64_t fs_write_h(struct svc_call *call, uint32_t fd, uint64_t buf, uint
         if (f->pos + done > in->size)
             in->size = f->pos + done;
     }
+    if (err && !done)
+        return err;
     f->pos += done;
     *count = done;
     return 0;
@@ -349,7 +479,7 @@ static int64_t fs_write_h(struct svc_call *call, uint32_t fd, uint64_t buf, uint
 
 static int64_t fs_seek_h(struct svc_call *call, uint32_t fd, int64_t offset, uint32_t whence, uint64_t *position)
 {
-    struct ofile *f = ready() ? NULL : file_of(call, fd);
+    struct ofile *f = file_of(call, fd);
     if (!f)
         return -E_BADHANDLE;
     int64_t base;
@@ -392,7 +522,7 @@ static int64_t fs_stat_h(struct svc_call *call, const uint8_t *path, uint32_t pa
     } else if (w.kind == P_TMP) {
         *size = st->inodes[w.node].size;
         *kind = st->inodes[w.node].kind;
-        *writable = 1;
+        *writable = *kind == FS_KIND_DIR ? may_add(w.node, client(call)) : owns(w.node, client(call));
     }
     return 0;
 }
@@ -438,7 +568,7 @@ static int64_t fs_mkdir_h(struct svc_call *call, const uint8_t *path, uint32_t p
         return SVC_E_BUSY;
     if (err != SVC_E_NOENT || w.parent < 0)
         return err == SVC_E_NOENT ? SVC_E_PERM : err;
-    int n = new_inode(w.parent, w.last, FS_KIND_DIR);
+    int n = new_inode(w.parent, w.last, FS_KIND_DIR, client(call));
     return n < 0 ? n : 0;
 }
 
@@ -448,15 +578,16 @@ static int64_t fs_unlink_h(struct svc_call *call, const uint8_t *path, uint32_t 
     int err = lookup(path, path_len, &w);
     if (err)
         return err;
-    if (w.kind != P_TMP || w.node == TMP_ROOT)
+    if (w.kind != P_TMP || w.node == TMP_ROOT || !owns(w.node, client(call)))
         return SVC_E_PERM;
-    if (is_open(w.node))
-        return SVC_E_BUSY;
     struct inode *in = &st->inodes[w.node];
     if (in->kind == FS_KIND_DIR)
         for (int i = 0; i < MAX_INODES; i++)
             if (st->inodes[i].kind && st->inodes[i].parent == w.node && i != w.node)
                 return SVC_E_BUSY;
+    err = close_others(w.node, client(call));
+    if (err)
+        return err;
     truncate(in);
     in->kind = 0;
     return 0;
@@ -466,29 +597,39 @@ static int64_t fs_rename_h(struct svc_call *call, const uint8_t *from, uint32_t 
                            uint32_t to_len)
 {
     struct where a, b;
+    uint32_t me = client(call);
     int err = lookup(from, from_len, &a);
     if (err)
         return err;
-    if (a.kind != P_TMP || a.node == TMP_ROOT)
+    if (a.kind != P_TMP || a.node == TMP_ROOT || !owns(a.node, me))
         return SVC_E_PERM;
+    int replaced = -1;                  /* a file at `to` that goes */
     err = resolve(to, to_len, &b);
     if (err == 0) {
         if (b.kind != P_TMP || st->inodes[b.node].kind != FS_KIND_FILE || st->inodes[a.node].kind != FS_KIND_FILE)
             return SVC_E_BUSY;
         if (b.node == a.node)
             return 0;
-        if (is_open(b.node))
-            return SVC_E_BUSY;
+        if (!owns(b.node, me))
+            return SVC_E_PERM;
+        replaced = b.node;
         b.parent = st->inodes[b.node].parent;
         memcpy(b.last, st->inodes[b.node].name, NAME_MAX);
-        truncate(&st->inodes[b.node]);
-        st->inodes[b.node].kind = 0;
     } else if (err != SVC_E_NOENT || b.parent < 0) {
         return err == SVC_E_NOENT ? SVC_E_PERM : err;
     }
+    if (!may_add(b.parent, me))
+        return SVC_E_PERM;
     for (int p = b.parent; p >= 0; p = st->inodes[p].parent)
         if (p == a.node)
             return SVC_E_INVAL;         /* a directory into itself */
+    if (replaced >= 0) {
+        err = close_others(replaced, me);
+        if (err)
+            return err;
+        truncate(&st->inodes[replaced]);
+        st->inodes[replaced].kind = 0;
+    }
     st->inodes[a.node].parent = (int16_t)b.parent;
     memcpy(st->inodes[a.node].name, b.last, NAME_MAX);
     return 0;

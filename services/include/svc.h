@@ -27,6 +27,7 @@
 #define SVC_E_BUSY      (-E_BUSY)
 #define SVC_E_PERM      (-E_PERM)
 #define SVC_E_STATE     (-E_STATE)
+#define SVC_E_LIMIT     (-E_LIMIT)
 
 typedef uint64_t svc_token;     /* a kept reply; 0 is never a token */
 typedef uint64_t svc_handle;    /* an object a client passed in a request (a `handle` argument) */
@@ -36,7 +37,7 @@ struct svc_call {
     unsigned len;               /* message registers in mr[] */
     uint64_t mr[MSG_MAX_MRS];
     uint64_t badge;             /* of the handle the client called through */
-    uint64_t pid;               /* the client's process id */
+    uint64_t pid;               /* the client's process id (set by the kernel: unforgeable) */
     unsigned nhandles;          /* objects passed with the request */
     svc_handle handles[MSG_MAX_HANDLES];
     void *env;                  /* the placement's own state */

@@ -53,7 +53,20 @@ def test_pack_system_writes_programs_then_files(repo, elf):
         ("root", 1), ("hello", 1), ("etc/motd", 0), ("fixture", 0), ("system.manifest", 0)]
     assert entries[1].data == elf(b"hello")
     assert entries[2].data == b"welcome\n" and entries[3].data == b"\x01\x02"
-    assert entries[4].data.decode().splitlines()[1:] == ["program hello 100 - 0 -"]
+    assert entries[4].data.decode().splitlines()[1:] == ["program hello 100 - 67108864:256:511:64 -"]
+
+
+def test_limits_default_and_explicit(repo, elf):
+    text = GOOD.replace('binary = "user/hello"', 'binary = "user/hello"\nmemory = "2M"\nthreads = 8\n'
+                        'handles = 100\nspaces = 0')
+    system = systems.load_system(write(repo, text), repo)
+    assert system.manifest().splitlines()[1:] == ["program hello 100 - 2097152:8:100:0 -"]
+    for bad, message in (("threads = -1", "'threads' must be a number from 0"),
+                         ("handles = 512", "'handles' must be a number from 0 .no limit. to 511"),
+                         ("spaces = true", "'spaces' must be a number"), ('memory = "3X"', "'memory' must be")):
+        text = GOOD.replace('binary = "user/hello"', 'binary = "user/hello"\n' + bad)
+        with pytest.raises(systems.SystemConfigError, match=message):
+            systems.load_system(write(repo, text), repo)
 
 
 def test_system_name_defaults_to_file_stem(repo):
@@ -105,7 +118,7 @@ def test_manifest_lists_endpoints_and_programs(repo):
     text += '[[endpoint]]\nname = "ep"\n[[endpoint]]\nname = "log"\n'
     system = systems.load_system(write(repo, text), repo)
     assert system.manifest().splitlines()[1:] == [
-        "endpoint ep", "endpoint log", "program hello 90 1 0 ep:send,log:both count=2"]
+        "endpoint ep", "endpoint log", "program hello 90 1 67108864:256:511:64 ep:send,log:both count=2"]
 
 
 def test_repository_default_system_is_valid():
@@ -120,8 +133,8 @@ def test_services_in_the_manifest_and_image():
     from conftest import REPO
     kernel = systems.load_system(REPO / "systems" / "default.toml", REPO)
     user = systems.load_system(REPO / "systems" / "default-user.toml", REPO)
-    assert "service noop noop 1 kernel 120 - - 0 - 0" in kernel.manifest().splitlines()
-    assert "service noop noop 1 user 120 - - 0 - 0" in user.manifest().splitlines()
+    assert "service noop noop 1 kernel 120 - - 0 - 67108864:256:511:64" in kernel.manifest().splitlines()
+    assert "service noop noop 1 user 120 - - 0 - 67108864:256:511:64" in user.manifest().splitlines()
     assert "svc-noop" not in [i.name for i in kernel.items]
     assert "svc-noop" in [i.name for i in user.items]
     # The only difference between the two descriptions is the placement.
@@ -168,7 +181,7 @@ def test_a_device_goes_to_one_service_and_calls_do_not_cycle():
             with pytest.raises(systems.SystemConfigError, match=message):
                 systems.load_system(path, REPO)
     console = systems.load_system(REPO / "systems" / "console-user.toml", REPO)
-    assert "service console console 3 user 150 - arm,pl011 0 - 0" in console.manifest().splitlines()
+    assert "service console console 3 user 150 - arm,pl011 0 - 67108864:256:511:64" in console.manifest().splitlines()
 
 
 def test_a_program_calling_a_service_must_be_granted_one():

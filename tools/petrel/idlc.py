@@ -36,7 +36,7 @@ MAX_MRS = 32
 MAX_BYTES = 200
 METHOD_KEYS = {"name", "doc", "in", "out", "errors"}
 ERRORS = {"E_INVAL", "E_FAULT", "E_NOMEM", "E_NOENT", "E_RANGE", "E_BUSY", "E_PERM", "E_AGAIN",
-          "E_CLOSED", "E_STATE", "E_TIMEOUT", "E_BADHANDLE"}
+          "E_CLOSED", "E_STATE", "E_TIMEOUT", "E_BADHANDLE", "E_LIMIT"}
 
 
 class IdlError(ValueError):

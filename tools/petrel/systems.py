@@ -35,10 +35,14 @@ from pathlib import Path
 from petrel import bootimage, paths
 
 TOP_KEYS = {"system", "program", "file", "endpoint", "service"}
-SERVICE_KEYS = {"name", "interface", "placement", "priority", "cpu", "devices", "bootfiles", "calls", "memory"}
+LIMIT_KEYS = ("memory", "threads", "handles", "spaces")
+# What a program or user-placed service may use unless its entry says otherwise
+# (memory counts its kernel objects and page tables too; 0 means no limit of its own).
+DEFAULT_LIMITS = {"memory": 64 << 20, "threads": 256, "handles": 511, "spaces": 64}
+SERVICE_KEYS = {"name", "interface", "placement", "priority", "cpu", "devices", "bootfiles", "calls", *LIMIT_KEYS}
 PLACEMENTS = ("kernel", "user")
 SYSTEM_KEYS = {"name"}
-PROGRAM_KEYS = {"name", "binary", "priority", "cpu", "args", "grants", "memory"}
+PROGRAM_KEYS = {"name", "binary", "priority", "cpu", "args", "grants", *LIMIT_KEYS}
 ROOT_KEYS = {"name", "binary"}
 FILE_KEYS = {"name", "path"}
 ENDPOINT_KEYS = {"name"}
@@ -66,7 +70,7 @@ class Program:
     cpu: int | None = None
     args: str = ""
     grants: tuple = ()
-    memory: int = 0             # bytes it may commit itself (0: no limit)
+    limits: tuple = tuple(DEFAULT_LIMITS.values())  # memory bytes, threads, handles, spaces (0: none)
 
 
 @dataclass
@@ -81,7 +85,7 @@ class Service:
     devices: tuple = ()         # device tree compatible strings it drives
     bootfiles: bool = False     # may read the boot image's files
     calls: tuple = ()           # services it may call
-    memory: int = 0             # bytes a user-placed instance may commit itself
+    limits: tuple = tuple(DEFAULT_LIMITS.values())  # of a user-placed instance, as Program.limits
 
 
 @dataclass
@@ -102,11 +106,12 @@ class System:
             cpu = "-" if v.cpu is None else str(v.cpu)
             lines.append(f"service {v.name} {v.interface} {v.interface_id} {v.placement} {v.priority} {cpu} "
                          f"{';'.join(v.devices) or '-'} {1 if v.bootfiles else 0} {';'.join(v.calls) or '-'} "
-                         f"{v.memory}\n")
+                         f"{':'.join(map(str, v.limits))}\n")
         for p in self.programs:
             cpu = "-" if p.cpu is None else str(p.cpu)
             grants = ",".join(p.grants) or "-"
-            lines.append(f"program {p.name} {p.priority} {cpu} {p.memory} {grants} {p.args}".rstrip() + "\n")
+            limits = ":".join(map(str, p.limits))
+            lines.append(f"program {p.name} {p.priority} {cpu} {limits} {grants} {p.args}".rstrip() + "\n")
         return "".join(lines)
 
 
@@ -212,7 +217,7 @@ def load_service(where: str, svc: dict, endpoints: list, services: list, repo: P
     placement = svc.get("placement")
     if placement not in PLACEMENTS:
         raise SystemConfigError(f"{where}: key 'placement' must be \"kernel\" or \"user\"")
-    prog = load_program(where, name, {k: v for k, v in svc.items() if k in ("priority", "cpu", "memory")}, [], set())
+    prog = load_program(where, name, {k: v for k, v in svc.items() if k in ("priority", "cpu", *LIMIT_KEYS)}, [], set())
     devices, calls = svc.get("devices", []), svc.get("calls", [])
     for key, value in (("devices", devices), ("calls", calls)):
         if not isinstance(value, list) or not all(isinstance(x, str) and x and ";" not in x and " " not in x
@@ -222,7 +227,7 @@ def load_service(where: str, svc: dict, endpoints: list, services: list, repo: P
     if not isinstance(bootfiles, bool):
         raise SystemConfigError(f"{where}: key 'bootfiles' must be true or false")
     return Service(name, interface, interface_id, placement, prog.priority, prog.cpu, tuple(devices), bootfiles,
-                   tuple(calls), prog.memory)
+                   tuple(calls), prog.limits)
 
 
 # Checks across services: each device driven by one service only, calls name
@@ -275,7 +280,13 @@ def load_program(where: str, name: str, prog: dict, endpoints: list, used: set) 
             raise SystemConfigError(f"{where}: key 'grants': endpoint {ep!r} is granted twice")
         seen.add(ep)
         used.add(ep)
-    return Program(name, priority, cpu, args, tuple(grants), parse_size(where, prog.get("memory", 0)))
+    limits = [parse_size(where, prog.get("memory", DEFAULT_LIMITS["memory"]))]
+    for key, top in (("threads", 100000), ("handles", 511), ("spaces", 100000)):
+        value = prog.get(key, DEFAULT_LIMITS[key])
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= top:
+            raise SystemConfigError(f"{where}: key {key!r} must be a number from 0 (no limit) to {top}")
+        limits.append(value)
+    return Program(name, priority, cpu, args, tuple(grants), tuple(limits))
 
 
 # A memory size: bytes, or a string with K, M or G ("4M"); a multiple of 4 KiB.

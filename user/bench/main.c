@@ -78,7 +78,7 @@ static void ipc(void)
     uint64_t n = 10000 / scale;
     uint32_t ep = (uint32_t)sys_endpoint_create();
     struct spawn_grant g[] = { { "ep", ep, R_READ } };
-    struct spawn_req req = { "benchpeer", "mode=echo", 0, -1, g, 1, 0, 0 };
+    struct spawn_req req = { "benchpeer", "mode=echo", 0, -1, g, 1, 0, 0, 0, 0, 0 };
     struct spawn_result r;
     if (spawn(&req, &r) == 0) {
         if (wanted("ipc_rtt_4b"))
@@ -96,7 +96,7 @@ static void ipc(void)
     if (ncpus > 1 && wanted("ipc_rtt_cross_core")) {
         uint32_t e3 = (uint32_t)sys_endpoint_create();
         struct spawn_grant g3[] = { { "ep", e3, R_READ } };
-        struct spawn_req req3 = { "benchpeer", "mode=echo", 0, 1, g3, 1, 0, 0 };
+        struct spawn_req req3 = { "benchpeer", "mode=echo", 0, 1, g3, 1, 0, 0, 0, 0, 0 };
         if (spawn(&req3, &r) == 0) {
             report("ipc_rtt_cross_core", rtt(e3, 1, n / 4), n / 4);
             quit(e3);
@@ -128,7 +128,7 @@ static void notify_and_ctx(void)
     }
     if (wanted("ctx_switch_2p")) {
         struct spawn_grant g[] = { { "ping", na, R_WRITE }, { "pong", nb, R_READ } };
-        struct spawn_req req = { "benchpeer", "mode=pong", 0, -1, g, 2, 0, 0 };
+        struct spawn_req req = { "benchpeer", "mode=pong", 0, -1, g, 2, 0, 0, 0, 0, 0 };
         struct spawn_result r;
         if (spawn(&req, &r) == 0) {
             uint64_t ticks = TIME(n, { sys_notify_signal(nb, 1); sys_notify_wait(na); });
@@ -219,7 +219,7 @@ static void creation(void)
         uint64_t n = 200 / scale;
         uint32_t parent = (uint32_t)sys_endpoint_create();
         struct spawn_grant g[] = { { "parent", parent, R_WRITE } };
-        struct spawn_req req = { "benchnull", "", 0, -1, g, 1, 0, 0 };
+        struct spawn_req req = { "benchnull", "", 0, -1, g, 1, 0, 0, 0, 0, 0 };
         uint64_t ticks = TIME(n, {
             struct spawn_result r;
             if (spawn(&req, &r) == 0) {
@@ -258,7 +258,7 @@ static void placement(void)
     if (wanted("noop_user_service")) {
         uint32_t uep = (uint32_t)sys_endpoint_create();
         struct spawn_grant g[] = { { "service", uep, R_READ } };
-        struct spawn_req req = { "svc-noop", "", 0, -1, g, 1, 0, 0 };
+        struct spawn_req req = { "svc-noop", "", 0, -1, g, 1, 0, 0, 0, 0, 0 };
         struct spawn_result r;
         if (spawn(&req, &r) == 0) {
             report("noop_user_service", TIME(n, noop_ping(uep)), n);
@@ -311,7 +311,7 @@ static void files(void)
     int64_t state = sys_mem_create(0x200000, MEM_PAGE_2M);
     struct spawn_grant g[] = { { "service", uep, R_READ }, { "state", (uint32_t)state, R_READ | R_WRITE },
                                { "root", root_handle(), R_ALL } };
-    struct spawn_req req = { "svc-fs", "", 0, -1, g, 3, 0, 0 };
+    struct spawn_req req = { "svc-fs", "", 0, -1, g, 3, 0, 0, 0, 0, 0 };
     struct spawn_result r;
     if (state > 0 && spawn(&req, &r) == 0) {
         file_rw("user", uep);

@@ -6,6 +6,7 @@
  * mode=faulter   fault in three ways, report on "results", fault again
  * mode=prio      try to raise its own priority, report on "ep"
  * mode=fuzz      throw calls=N random system calls, report on "results"
+ * mode=hog       take every free frame (eager objects), report on "ep", wait
  */
 #include "petrel.h"
 #include "../coretest/echo.h"
@@ -57,20 +58,27 @@ static void faulter(void)
     puts("corepeer: still running after STOP");
 }
 
-/* Allocate against a 256 KiB limit, report, then touch one page too many. */
+/*
+ * Allocate against a 256 KiB limit (which counts its kernel memory too:
+ * thread, space, handle table, page tables), report, then touch pages
+ * past it.
+ */
 static void memlimit(void)
 {
     int64_t a = sys_mem_create(0x20000, MEM_EAGER);
     int64_t b = sys_mem_create(0x40000, MEM_EAGER);
     uint32_t c;
     volatile uint8_t *p = mem_alloc(0x100000, 0, &c);
-    for (int i = 0; p && i < 32; i++)
-        p[i * 4096] = 1;                                    /* 128 KiB more: at the limit */
+    int touched = 0;
+    /* Fill to within three pages of the limit (a page may need two table pages). */
+    while (p && touched < 256 && sys_space_usage(self_space(), LIMIT_MEMORY) + 3 * 4096 <= 0x40000)
+        p[touched++ * 4096] = 1;
     int64_t used = sys_space_limit(self_space(), 0x40000);  /* unchanged limit: reports usage */
     if (sys_space_limit(self_space(), 0x80000) != -E_PERM || sys_space_limit(self_space(), 0) != -E_PERM)
         used = -1;                                          /* it must not raise its own limit */
     report("ep", (uint64_t)a, (uint64_t)b, (uint64_t)used);
-    p[40 * 4096] = 1;                                       /* over it: a fault, no handler */
+    for (int i = 0; p && i < 8; i++)
+        p[(touched + i) * 4096] = 1;                        /* over it: a fault, no handler */
     puts("corepeer: wrote past the memory limit");
 }
 
@@ -145,6 +153,25 @@ static void fuzz(void)
     report("results", calls, ok, errors);
 }
 
+/* Take all free memory: eager objects of 4 KiB pages, halving the size
+ * whenever one does not fit, down to one page. */
+static void hog(void)
+{
+    uint64_t taken = 0, objects = 0;
+    for (uint64_t size = 256ull << 20; size >= 4096; ) {
+        int64_t m = sys_mem_create(size, MEM_EAGER);
+        if (m > 0) {
+            taken += size;
+            objects++;
+        } else {
+            size /= 2;
+        }
+    }
+    report("ep", taken, objects, 0);
+    static volatile uint32_t never;
+    sys_futex_wait((uint64_t)&never, 0, 0);
+}
+
 int main(void *info)
 {
     char mode[16] = "";
@@ -163,6 +190,8 @@ int main(void *info)
         memlimit();
     else if (!strcmp(mode, "fuzz"))
         fuzz();
+    else if (!strcmp(mode, "hog"))
+        hog();
     else
         printf("corepeer: unknown mode \"%s\"\n", mode);
     return 0;

@@ -13,7 +13,7 @@ void test_fuzz(void)
     char calls[16];
     if (start_arg("fuzzcalls", calls, sizeof(calls)))
         snprintf(args, sizeof(args), "mode=fuzz calls=%s", calls);
-    struct spawn_req req = { "corepeer", args, 50, -1, g, 3, 0, 0 };
+    struct spawn_req req = { "corepeer", args, 50, -1, g, 3, 0, 0, 0, 0, 0 };
     int64_t err = spawn(&req, &r);
     struct petrel_msg m = { 0 };
     int64_t rr = err ? err : sys_ipc_recv(ep, &m);

@@ -83,7 +83,7 @@ int64_t spawn_peer(const char *mode, const struct spawn_grant *g, unsigned ng, i
 {
     char args[64];
     snprintf(args, sizeof(args), "mode=%s", mode);
-    struct spawn_req req = { "corepeer", args, 0, cpu, g, ng, fault_ep, 0 };
+    struct spawn_req req = { "corepeer", args, 0, cpu, g, ng, fault_ep, 0, 0, 0, 0 };
     return spawn(&req, r);
 }
 

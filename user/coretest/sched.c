@@ -191,7 +191,7 @@ void test_sched(void)
     uint32_t ep = (uint32_t)sys_endpoint_create();
     struct spawn_grant g[] = { { "ep", ep, R_WRITE } };
     struct spawn_result r;
-    struct spawn_req req = { "corepeer", "mode=prio", 90, -1, g, 1, 0, 0 };
+    struct spawn_req req = { "corepeer", "mode=prio", 90, -1, g, 1, 0, 0, 0, 0, 0 };
     int64_t err = spawn(&req, &r);
     struct petrel_msg m = { 0 };
     int64_t rr = err ? err : sys_ipc_recv(ep, &m);

@@ -1,20 +1,18 @@
 /*
  * fstest: the file service from a client's side, the same in both
  * placements (systems/fs-kernel.toml and fs-user.toml differ only there).
- * Files under /boot and /tmp, every operation, per-client descriptors,
- * bad input; then, where the service can crash (user placement), a crash
- * in the middle of the requests: the request in flight fails, the
- * service comes back, and everything written before reads back. TAP.
+ * Files under /boot and /tmp, every operation, bad input; two clients
+ * (clients.c: quotas, ownership, per-client descriptors; fspeer is this
+ * program with role=peer); then, where the service can crash (user
+ * placement), a crash in the middle of the requests: the request in
+ * flight fails, the service comes back, and everything written before
+ * reads back. TAP.
  */
-#include "petrel.h"
-#include "fs_if.h"
-#include "fs_abi.h"
+#include "fstest.h"
 
-static uint32_t fs;
+uint32_t fs;
 
-#define P(s) (s), (uint32_t)strlen(s)
-
-static int64_t write_file(const char *path, const void *data, uint64_t len)
+int64_t write_file(const char *path, const void *data, uint64_t len)
 {
     uint32_t fd;
     uint64_t n = 0;
@@ -26,7 +24,7 @@ static int64_t write_file(const char *path, const void *data, uint64_t len)
     return err ? err : (int64_t)n;
 }
 
-static int64_t read_file(const char *path, void *buf, uint64_t len)
+int64_t read_file(const char *path, void *buf, uint64_t len)
 {
     uint32_t fd;
     uint64_t n = 0;
@@ -38,7 +36,7 @@ static int64_t read_file(const char *path, void *buf, uint64_t len)
     return err ? err : (int64_t)n;
 }
 
-static uint8_t big[40000], back[40000];
+uint8_t big[40000], back[40000];
 
 static void basics(void)
 {
@@ -117,7 +115,13 @@ int main(void *info)
         puts("fstest: no fs endpoint");
         return 1;
     }
+    char role[8];
+    if (start_arg("role", role, sizeof(role)) && !strcmp(role, "peer")) {
+        peer();
+        return 0;
+    }
     basics();
+    clients();
     crash();
     tap_plan();
     return 0;

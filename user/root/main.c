@@ -28,7 +28,7 @@ struct service {
     uint32_t ep, state, space, thread;
     unsigned prio, restarts;
     int cpu;
-    uint64_t mem_limit;
+    struct spawn_req limits;    /* only its limits are used */
     struct spawn_grant grants[SERVICE_GRANTS];  /* devices, interrupts, called services */
     char grant_names[SERVICE_GRANTS][24];
     unsigned ngrants;
@@ -50,6 +50,19 @@ static uint64_t number(const char *s)
     for (; *s >= '0' && *s <= '9'; s++)
         v = v * 10 + (uint64_t)(*s - '0');
     return v;
+}
+
+/* The "MEMORY:THREADS:HANDLES:SPACES" limits of a manifest line into req. */
+static void parse_limits(const char *s, struct spawn_req *req)
+{
+    uint64_t *out[] = { &req->mem_limit, &req->max_threads, &req->max_handles, &req->max_spaces };
+    for (unsigned i = 0; i < 4; i++) {
+        *out[i] = number(s);
+        while (*s && *s != ':')
+            s++;
+        if (*s)
+            s++;
+    }
 }
 
 static uint32_t endpoint_named(const char *name, size_t len)
@@ -121,7 +134,8 @@ static void start_program(const char *line, uint32_t parent)
     for (const char *d = prio; *d; d++)
         pr = pr * 10 + (unsigned)(*d - '0');
     int core = cpu[0] == '-' ? -1 : cpu[0] - '0';
-    struct spawn_req req = { name, args, pr, core, g, ng, 0, number(mem) };
+    struct spawn_req req = { name, args, pr, core, g, ng, 0, 0, 0, 0, 0 };
+    parse_limits(mem, &req);
     struct spawn_result r;
     int64_t err = spawn(&req, &r);
     if (err) {
@@ -154,7 +168,14 @@ static int64_t start_instance(struct service *v)
     unsigned ng = v->state ? 2 : 1;
     for (unsigned i = 0; i < v->ngrants; i++)
         g[ng++] = v->grants[i];
-    struct spawn_req req = { v->program, "", v->prio, v->cpu, g, ng, (uint32_t)fault, v->mem_limit };
+    struct spawn_req req = v->limits;
+    req.program = v->program;
+    req.args = "";
+    req.prio = v->prio;
+    req.cpu = v->cpu;
+    req.grants = g;
+    req.ngrants = ng;
+    req.fault_ep = (uint32_t)fault;
     struct spawn_result r;
     int64_t err = fault > 0 ? spawn(&req, &r) : fault;
     if (fault > 0)
@@ -258,7 +279,7 @@ static void start_service(const char *line, uint32_t parent)
     for (const char *d = prio; *d; d++)
         v->prio = v->prio * 10 + (unsigned)(*d - '0');
     v->cpu = cpu[0] == '-' ? -1 : cpu[0] - '0';
-    v->mem_limit = number(mem);
+    parse_limits(mem, &v->limits);
     v->ep = ep;
     int64_t state = sys_mem_create(STATE_SIZE, MEM_PAGE_2M);  /* lazy, one TLB entry when used */
     v->state = state > 0 ? (uint32_t)state : 0;

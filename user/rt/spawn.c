@@ -188,9 +188,11 @@ int64_t spawn(const struct spawn_req *req, struct spawn_result *out)
     }
     out->space = (uint32_t)sp;
     out->thread = 0;
-    int64_t err = req->mem_limit ? sys_space_limit((uint32_t)sp, req->mem_limit) : 0;
-    if (err > 0)
-        err = 0;
+    /* The limits hold from the start: building the process is charged too. */
+    const uint64_t limits[LIMIT_KINDS] = { req->mem_limit, req->max_threads, req->max_handles, req->max_spaces };
+    int64_t err = 0;
+    for (unsigned k = 0; k < LIMIT_KINDS && !err; k++)
+        err = limits[k] ? MIN(sys_space_set_limit((uint32_t)sp, k, limits[k]), 0) : 0;
     if (!err)
         err = build(req, (uint32_t)file, bf.size, out);
     sys_handle_close((uint32_t)file);

@@ -134,7 +134,7 @@ int main(const struct petrel_bootinfo *bi)
 
     uint32_t uep = (uint32_t)sys_endpoint_create();
     struct spawn_grant g[] = { { "service", uep, R_READ } };
-    struct spawn_req req = { "svc-noop", "", 50, 0, g, 1, 0, 0 };
+    struct spawn_req req = { "svc-noop", "", 50, 0, g, 1, 0, 0, 0, 0, 0 };
     struct spawn_result r;
     int64_t err = spawn(&req, &r);
     tap_ok(err == 0, "user placement: svc-noop started (%s)", error_str(err));

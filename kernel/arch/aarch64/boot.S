@@ -16,6 +16,7 @@
  */
 #include <config.h>
 #include <arch/mmu_defs.h>
+#include <arch/kstack.h>
 
 .section .text.boot, "ax"
 .global _start
@@ -76,8 +77,8 @@ primary_entry:
     mov     x1, x20
     bl      enable_mmu
 
-    /* Now in the upper half. */
-    ldr     x1, =boot_stacks + CONFIG_KSTACK_SIZE
+    /* Now in the upper half, on cpu0's kernel stack. */
+    ldr     x1, =kstack_region + KSTACK_SLOT
     mov     sp, x1
     mov     x0, x19
     ldr     x1, =kernel_main
@@ -158,9 +159,9 @@ secondary_entry:
     adrp    x1, kernel_ttbr1
     ldr     x1, [x1, :lo12:kernel_ttbr1]
     bl      enable_mmu
-    ldr     x1, =boot_stacks + CONFIG_KSTACK_SIZE
-    mov     x2, #CONFIG_KSTACK_SIZE
-    madd    x1, x19, x2, x1
+    ldr     x1, =kstack_region + KSTACK_SLOT
+    mov     x2, #KSTACK_SLOT
+    madd    x1, x19, x2, x1         /* the top of this core's kernel stack */
     mov     sp, x1
     mov     x0, x19
     ldr     x1, =secondary_main
@@ -173,10 +174,17 @@ secondary_entry:
 .global boot_l1
 boot_l1:
     .space  4096
-.global boot_stacks
-.balign 16
-boot_stacks:
-    .space  CONFIG_KSTACK_SIZE * CONFIG_MAX_CPUS
+
+/*
+ * Kernel stacks, emergency stacks and their guards: the layout is in
+ * <arch/kstack.h>. Slots are aligned to their size, which the EL1
+ * exception entry's overflow check relies on.
+ */
+.section .kstacks, "aw", %nobits
+.balign KSTACK_SLOT
+.global kstack_region
+kstack_region:
+    .space  KSTACK_REGION_SIZE
 
 .section .data
 .balign 8

@@ -66,15 +66,16 @@ static const char *abort_detail(uint64_t esr, char *buf, size_t size)
     return buf;
 }
 
-/* An abort a memory object can resolve (lazy page, copy-on-write)? */
-static bool resolve_abort(struct thread *t, uint64_t esr, uint64_t far)
+/* Resolve an abort through the memory objects (lazy page, copy-on-write):
+ * 0 if the access may be retried, else why not. */
+static int resolve_abort(struct thread *t, uint64_t esr, uint64_t far)
 {
     unsigned ec = (unsigned)(esr >> 26), fsc = esr & 0x3c;
     if (fsc != 0x04 && fsc != 0x0c)     /* translation or permission fault */
-        return false;
+        return -E_FAULT;
     bool write = ec == EC_DABT_LOW && (esr & (1 << 6));
     bool exec = ec == EC_IABT_LOW;
-    return memobj_resolve_access(t->space, far, write, exec) == 0;
+    return memobj_resolve_access(t->space, far, write, exec);
 }
 
 /* Decode an EL0 exception that is not a Petrel system call into a fault. */
@@ -163,8 +164,13 @@ static struct trapframe *el0_sync_locked(struct trapframe *tf, uint64_t esr)
         return sched_exit();
     }
     uint64_t far = read_sysreg(far_el1);
-    if ((ec == EC_DABT_LOW || ec == EC_IABT_LOW) && resolve_abort(t, esr, far))
-        return sched_exit();
+    if (ec == EC_DABT_LOW || ec == EC_IABT_LOW) {
+        int err = resolve_abort(t, esr, far);
+        if (err == 0)
+            t->mem_wait = false;
+        if (err == 0 || (err == -E_NOMEM && thread_wait_for_memory(t)))
+            return sched_exit();
+    }
     el0_fault(t, esr, far);
     return sched_exit();
 }

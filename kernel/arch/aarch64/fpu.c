@@ -15,6 +15,7 @@ struct fpstate {
     uint64_t q[64];             /* q0..q31 */
     uint64_t fpcr, fpsr;
 };
+_Static_assert(sizeof(struct fpstate) == FP_STATE_BYTES, "FP save area size (charged per thread)");
 
 void fp_save(struct fpstate *s);
 void fp_load(const struct fpstate *s);

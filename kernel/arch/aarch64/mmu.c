@@ -6,6 +6,8 @@
  * with the largest blocks that fit, except the kernel image, which is
  * mapped with 4 KiB pages so that text is read-only and executable,
  * rodata read-only, and data and bss writable but never executable.
+ * The kernel stacks come last in the image; the guard pages around
+ * them are left unmapped (arch/kstack.h).
  * Devices are mapped on request into the device window at
  * DEVICE_VA_BASE + PA as Device-nGnRE. SCTLR_EL1.WXN then makes every
  * writable page non-executable, at EL1 and EL0 alike.
@@ -19,6 +21,7 @@
 #include "spinlock.h"
 #include "space.h"
 #include <arch/mmu_defs.h>
+#include <arch/kstack.h>
 
 extern uint64_t kernel_ttbr1;
 static uint64_t *kernel_l1;
@@ -35,8 +38,9 @@ static inline uint64_t *table_va(uint64_t desc)
     return phys_to_virt(desc & PTE_ADDR_MASK);
 }
 
-/* The next-level table under *entry, created if absent; NULL if out of memory. */
-static uint64_t *next_table(uint64_t *entry)
+/* The next-level table under *entry, created if absent (counted in
+ * *created); NULL if out of memory. */
+static uint64_t *next_table_counted(uint64_t *entry, unsigned *created)
 {
     if (*entry & PTE_VALID) {
         if (!(*entry & PTE_TABLE))
@@ -48,7 +52,14 @@ static uint64_t *next_table(uint64_t *entry)
         return NULL;
     dsb(ishst);
     *entry = pa | PTE_VALID | PTE_TABLE;
+    (*created)++;
     return phys_to_virt(pa);
+}
+
+static uint64_t *next_table(uint64_t *entry)
+{
+    unsigned ignored = 0;
+    return next_table_counted(entry, &ignored);
 }
 
 /*
@@ -125,13 +136,15 @@ void arch_mmu_init_kernel(paddr_t ram_lo UNUSED, paddr_t ram_hi UNUSED)
 
     paddr_t kstart = virt_to_phys(__kernel_start), kend = virt_to_phys(__kernel_end);
     paddr_t text_end = virt_to_phys(__text_end), ro_end = virt_to_phys(__rodata_end);
+    paddr_t data_end = virt_to_phys(__data_end);
     const struct mem_range *ram;
     unsigned n = mem_ram_ranges(&ram);
     for (unsigned i = 0; i < n; i++)
         map_ram(ram[i].base, ram[i].base + ram[i].size, kstart, kend);
     int err = mmu_map_range(kernel_l1, (vaddr_t)__kernel_start, kstart, text_end - kstart, KATTR_TEXT, false);
     err |= mmu_map_range(kernel_l1, (vaddr_t)__text_end, text_end, ro_end - text_end, KATTR_RO, false);
-    err |= mmu_map_range(kernel_l1, (vaddr_t)__rodata_end, ro_end, kend - ro_end, KATTR_RW, false);
+    err |= mmu_map_range(kernel_l1, (vaddr_t)__rodata_end, ro_end, data_end - ro_end, KATTR_RW, false);
+    err |= kstack_map(kernel_l1, KATTR_RW);
     if (err)
         panic("cannot map the kernel image");
 
@@ -192,28 +205,25 @@ int arch_map_device(paddr_t pa, uint64_t size, void **va_out)
 
 /* ---------------------------------------------------------------- user */
 
-/* The valid leaf (block or page) mapping va, with its level, or NULL. */
+/* The valid leaf (block or page) mapping va, with its level, or NULL
+ * with *level the level whose entry was empty. */
 uint64_t *mmu_walk(uint64_t *l1, vaddr_t va, unsigned *level)
 {
     uint64_t *e = &l1[(va >> L1_SHIFT) & 511];
+    *level = 1;
     if (!(*e & PTE_VALID))
         return NULL;
-    if (!(*e & PTE_TABLE)) {
-        *level = 1;
+    if (!(*e & PTE_TABLE))
         return e;
-    }
     e = &table_va(*e)[(va >> L2_SHIFT) & 511];
+    *level = 2;
     if (!(*e & PTE_VALID))
         return NULL;
-    if (!(*e & PTE_TABLE)) {
-        *level = 2;
+    if (!(*e & PTE_TABLE))
         return e;
-    }
     e = &table_va(*e)[(va >> L3_SHIFT) & 511];
-    if (!(*e & PTE_VALID))
-        return NULL;
     *level = 3;
-    return e;
+    return (*e & PTE_VALID) ? e : NULL;
 }
 
 /* Is nothing mapped in [va, va+size)? Skips absent tables whole. */
@@ -277,10 +287,10 @@ bool mmu_pte_writable(uint64_t pte) { return !(pte & PTE_AP_RO); }
  * the contiguous hint) or 2 MiB (order 9: an L2 block) at va -> pa.
  * -E_BUSY if anything is mapped there already.
  */
-int mmu_map_user(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t attrs, unsigned order)
+int mmu_map_user(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t attrs, unsigned order, unsigned *tables)
 {
     uint64_t *e1 = &l1[(va >> L1_SHIFT) & 511];
-    uint64_t *l2 = next_table(e1);
+    uint64_t *l2 = next_table_counted(e1, tables);
     if (!l2)
         return (*e1 & PTE_VALID) ? -E_BUSY : -E_NOMEM;
     uint64_t *e2 = &l2[(va >> L2_SHIFT) & 511];
@@ -291,7 +301,7 @@ int mmu_map_user(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t attrs, unsigned 
         dsb(ishst);
         return 0;
     }
-    uint64_t *l3 = next_table(e2);
+    uint64_t *l3 = next_table_counted(e2, tables);
     if (!l3)
         return (*e2 & PTE_VALID) ? -E_BUSY : -E_NOMEM;
     unsigned n = 1u << order, first = (va >> L3_SHIFT) & 511;
@@ -331,7 +341,7 @@ void mmu_unmap_user(uint64_t *l1, uint16_t asid, vaddr_t va, uint64_t size)
         uint64_t *e = mmu_walk(l1, va, &level);
         uint64_t step = level == 2 ? MiB(2) : level == 1 ? GiB(1) : 4096;
         if (!e) {
-            va = ALIGN_DOWN(va, 4096) + 4096;
+            va = ALIGN_DOWN(va, step) + step;   /* an absent table: skip what it would cover */
             continue;
         }
         if (level == 3 && (*e & PTE_CONT)) {

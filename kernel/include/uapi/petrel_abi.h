@@ -31,6 +31,7 @@ enum {
     E_AGAIN     = 12,   /* would block (non-blocking IPC), or futex value changed */
     E_CLOSED    = 13,   /* the object was destroyed while waiting on it */
     E_STATE     = 14,   /* the target is in the wrong state for this */
+    E_LIMIT     = 15,   /* a per-process limit (memory, threads, handles, spaces) is reached */
     E_NUM_ERRORS
 };
 
@@ -42,6 +43,20 @@ enum {
 #define R_DUP       (1u << 4)   /* may be duplicated */
 #define R_MANAGE    (1u << 5)   /* control operations (threads, spaces, interrupts, the system) */
 #define R_ALL       0x3fu
+
+/*
+ * Per-process limits (space_set_limit, space_usage). A space's usage
+ * counts everything it and the spaces it created (its descendants) hold:
+ * LIMIT_MEMORY in bytes of frames and kernel memory (committed pages,
+ * page tables, thread, space and object records, handle tables),
+ * the others in objects. 0 means no limit of its own.
+ */
+enum { LIMIT_MEMORY = 0, LIMIT_THREADS, LIMIT_HANDLES, LIMIT_SPACES, LIMIT_KINDS };
+#define LIMIT_QUERY_MAX     0x100u      /* space_usage: report the limit instead */
+
+/* The lowest address a mapping may start at: page 0 and its neighbours
+ * stay unmapped so that a null pointer always faults. */
+#define USER_VA_MIN         0x10000ull
 
 /* Object types, as handle_info reports them. */
 enum {

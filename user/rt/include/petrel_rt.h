@@ -71,7 +71,10 @@ struct spawn_req {
     const struct spawn_grant *grants;
     unsigned ngrants;
     uint32_t fault_ep;      /* 0, or an endpoint for the main thread's faults */
-    uint64_t mem_limit;     /* 0, or the bytes of memory the program may commit itself */
+    uint64_t mem_limit;     /* 0, or the bytes of memory the program may use (kernel objects included) */
+    uint64_t max_threads;   /* 0, or its other limits (LIMIT_THREADS, LIMIT_HANDLES, LIMIT_SPACES) */
+    uint64_t max_handles;
+    uint64_t max_spaces;
 };
 
 struct spawn_result {
