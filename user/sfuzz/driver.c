@@ -18,10 +18,10 @@
 
 #define MAX_PROCS       8
 #define WORKER_PRIO     100
-#define LIMIT_MEM       (40ull << 20)
-#define LIMIT_THREADS   48
-#define LIMIT_HANDLES   640
-#define LIMIT_SPACES    10
+#define WORKER_MEM      (40ull << 20)
+#define WORKER_THREADS  48
+#define WORKER_HANDLES  640
+#define WORKER_SPACES   10
 
 static const char *const limit_names[LIMIT_KINDS] = { "memory", "threads", "handles", "spaces" };
 static const char *const state_names[] = {
@@ -51,7 +51,7 @@ static uint64_t done_total(void)
     return n;
 }
 
-/* Spawn worker w, stopped at its start line until `go`, with its limits. */
+/* Spawn worker w with its limits; it waits at its start line until `go`. */
 static int64_t start_worker(unsigned w, uint32_t shared_ep, uint32_t shared_n, uint32_t root_ro, uint64_t ops,
                             uint64_t seed, unsigned trace)
 {
@@ -74,16 +74,9 @@ static int64_t start_worker(unsigned w, uint32_t shared_ep, uint32_t shared_n, u
     snprintf(args, sizeof(args), "mode=worker id=%u threads=%u cpus=%u ops=%lu seed=%lu prio=%u trace=%u",
              w, threads, ncpus, (unsigned long)ops, (unsigned long)(seed ^ (w + 1) * 0xd1b54a32d192ed03ull),
              WORKER_PRIO, trace);
-    struct spawn_req req = { "sfuzz", args, WORKER_PRIO + 1, (int)(w % ncpus), g, 4, 0, 0 };
-    err = spawn(&req, &wk[w].r);
-    if (err)
-        return err;
-    static const uint64_t limits[LIMIT_KINDS] = { LIMIT_MEM, LIMIT_THREADS, LIMIT_HANDLES, LIMIT_SPACES };
-    for (unsigned k = 0; k < LIMIT_KINDS && !err; k++) {
-        int64_t r = sys_space_set_limit(wk[w].r.space, k, limits[k]);
-        err = r < 0 && r != -E_NOSYS ? r : 0;   /* TEMPORARY */
-    }
-    return err;
+    struct spawn_req req = { "sfuzz", args, WORKER_PRIO + 1, (int)(w % ncpus), g, 4, 0,
+                             WORKER_MEM, WORKER_THREADS, WORKER_HANDLES, WORKER_SPACES };
+    return spawn(&req, &wk[w].r);
 }
 
 /* Per-operation results over all workers and threads. */
@@ -170,7 +163,7 @@ static bool root_alive(uint32_t root_ro)
     if (ep < 0)
         return false;
     struct spawn_grant g[] = { { "ep", (uint32_t)ep, R_READ | R_WRITE } };
-    struct spawn_req req = { "sfuzz", "mode=echo", 150, (int)(ncpus - 1), g, 1, 0, 0 };
+    struct spawn_req req = { "sfuzz", "mode=echo", 150, (int)(ncpus - 1), g, 1, 0, 0, 0, 0, 0 };
     struct spawn_result r;
     bool ok = spawn(&req, &r) == 0;
     for (unsigned round = 0; ok && round < 8; round++) {
@@ -302,6 +295,14 @@ int driver_main(const struct petrel_bootinfo *bi)
             }
         }
     }
+    for (unsigned w = 0; w < procs; w++) {
+        int64_t wu[LIMIT_KINDS];
+        for (unsigned k = 0; k < LIMIT_KINDS; k++)
+            wu[k] = sys_space_usage(wk[w].r.space, k);
+        char what[32];
+        snprintf(what, sizeof(what), "worker %u usage", w);
+        print_usage(what, wu);
+    }
     tap_ok(within, "sfuzz: every worker stayed within its limits of memory, threads, handles and spaces");
 
     /* Kill them all, then everything must come back. */
@@ -310,7 +311,9 @@ int driver_main(const struct petrel_bootinfo *bi)
         int64_t n = sys_space_kill(wk[w].r.space);
         int64_t left = sys_space_usage(wk[w].r.space, LIMIT_THREADS);
         if (n < 0 || left != 0) {
-            printf("# sfuzz: worker %u: space_kill %ld, threads left %ld\n", w, (long)n, (long)left);
+            printf("# sfuzz: worker %u: space_kill %ld, threads left %ld (memory %ld handles %ld spaces %ld)\n", w,
+                   (long)n, (long)left, (long)sys_space_usage(wk[w].r.space, LIMIT_MEMORY),
+                   (long)sys_space_usage(wk[w].r.space, LIMIT_HANDLES), (long)sys_space_usage(wk[w].r.space, LIMIT_SPACES));
             killed = false;
         }
     }

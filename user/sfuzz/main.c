@@ -67,6 +67,17 @@ static int echo_main(void)
     return 1;
 }
 
+/* A process with a child process that has a thread (repro kill-parent). */
+static int nest_main(void)
+{
+    int64_t sp = sys_space_create();
+    int64_t t = sp > 0 ? sys_thread_create((uint32_t)sp, 0x4000000000ull) : sp;
+    printf("# nest: child space %ld, thread %ld\n", (long)sp, (long)t);
+    int64_t n = sys_notify_create();
+    for (;;)
+        sys_notify_wait((uint32_t)n);
+}
+
 int main(const struct petrel_bootinfo *bi)
 {
     char mode[16] = "";
@@ -79,6 +90,8 @@ int main(const struct petrel_bootinfo *bi)
         return child_main();
     if (!strcmp(mode, "echo"))
         return echo_main();
+    if (!strcmp(mode, "nest"))
+        return nest_main();
     printf("sfuzz: unknown mode \"%s\"\n", mode);
     return 1;
 }

@@ -230,7 +230,13 @@ static int64_t op_spawn(struct fz_ctx *c)
     snprintf(args, sizeof(args), "mode=child kind=%u seed=%lu", (unsigned)below(c, V_KINDS),
              (unsigned long)rnd(c));
     struct spawn_req req = { "sfuzz", args, W.prio - 1 - (unsigned)below(c, 4), (int)below(c, W.ncpus),
-                             g, (unsigned)(a.h ? (b.h ? 2 : 1) : 0), 0, 0 };
+                             g, (unsigned)(a.h ? (b.h ? 2 : 1) : 0), 0, 0, 0, 0, 0 };
+    if (chance(c, 2)) {             /* limits of its own, some too tight to start with */
+        req.mem_limit = 0x10000 * (1 + below(c, 64));
+        req.max_threads = below(c, 8);
+        req.max_handles = below(c, 64);
+        req.max_spaces = below(c, 3);
+    }
     struct spawn_result r;
     fz_lock(&spawn_lock);               /* the runtime's address allocator is not thread-safe */
     int64_t err = spawn(&req, &r);

@@ -54,7 +54,54 @@ static bool bind_dead_thread(void)
     return b != 0 || b3 == -E_BUSY;
 }
 
+/* Usage of a space after space_kill. */
+static bool usage_after_kill(void)
+{
+    int64_t sp = sys_space_create();
+    int64_t t = sys_thread_create((uint32_t)sp, UVA);
+    for (unsigned k = 0; k < LIMIT_KINDS; k++)
+        printf("# repro: before kill: kind %u usage %ld\n", k, (long)sys_space_usage((uint32_t)sp, k));
+    int64_t n = sys_space_kill((uint32_t)sp);
+    bool ok = true;
+    for (unsigned k = 0; k < LIMIT_KINDS; k++) {
+        int64_t u = sys_space_usage((uint32_t)sp, k);
+        printf("# repro: after kill %ld: kind %u usage %ld\n", (long)n, k, (long)u);
+        ok = ok && u >= 0;
+    }
+    sys_handle_close((uint32_t)t);
+    sys_handle_close((uint32_t)sp);
+    return ok;
+}
+
+/* space_kill of a process whose child process has a thread. */
+static bool kill_parent(void)
+{
+    struct spawn_req req = { "sfuzz", "mode=nest", 100, -1, NULL, 0, 0, 0, 0, 0, 0 };
+    struct spawn_result r;
+    int64_t err = spawn(&req, &r);
+    static volatile uint32_t never;
+    sys_futex_wait((uint64_t)&never, 0, 50000000);        /* let it make its child */
+    for (unsigned k = 0; k < LIMIT_KINDS; k++)
+        printf("# repro: before kill: kind %u usage %ld\n", k, (long)sys_space_usage(r.space, k));
+    int64_t n = sys_space_kill(r.space);
+    bool ok = err == 0;
+    for (unsigned k = 0; k < LIMIT_KINDS; k++) {
+        int64_t u = sys_space_usage(r.space, k);
+        printf("# repro: after kill %ld: kind %u usage %ld\n", (long)n, k, (long)u);
+        ok = ok && u >= 0;
+    }
+    int64_t root_threads = sys_space_usage(self_space(), LIMIT_THREADS);
+    sys_handle_close(r.thread);
+    sys_handle_close(r.space);
+    sys_futex_wait((uint64_t)&never, 0, 50000000);
+    printf("# repro: the root counts %ld threads before closing, %ld after (1 is its own)\n", (long)root_threads,
+           (long)sys_space_usage(self_space(), LIMIT_THREADS));
+    return ok && sys_space_usage(self_space(), LIMIT_THREADS) == 1;
+}
+
 static const struct { const char *name; bool (*fn)(void); } repros[] = {
+    { "kill-parent", kill_parent },
+    { "usage-after-kill", usage_after_kill },
     { "map-after-teardown", map_after_teardown },
     { "bind-dead-thread", bind_dead_thread },
 };

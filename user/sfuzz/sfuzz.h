@@ -11,7 +11,6 @@
 #define SFUZZ_H
 
 #include "petrel.h"
-#include "compat.h"
 
 #define FZ_MAX_THREADS  4           /* fuzzing threads per worker */
 #define FZ_NERR         17          /* result classes: 0 ok, 1..15 -E_*, 16 other */
