@@ -62,22 +62,37 @@ static bool pick(struct fz_ctx *c, unsigned types, unsigned kinds, struct fz_ent
     return found;
 }
 
-/* Put an entry in the table; a full table loses (and closes) a random one. */
+/* Close a handle we are dropping. A process cannot get back what only
+ * an unreachable object holds (a child space with a thread, a thread
+ * never started), so mostly end such objects first: that keeps the
+ * worker under its limits and the fuzz deep. */
+static void drop(struct fz_ctx *c, const struct fz_ent *e)
+{
+    if (!chance(c, 4)) {
+        if (e->type == OBJ_SPACE && e->kind != K_OWN)
+            sys_space_kill(e->h);
+        else if (e->type == OBJ_THREAD && !(e->flags & F_STARTED))
+            sys_thread_kill(e->h);
+    }
+    sys_handle_close(e->h);
+}
+
+/* Put an entry in the table; a full table loses (and drops) a random one. */
 static void add(struct fz_ctx *c, struct fz_ent e)
 {
-    uint32_t evicted = 0;
+    struct fz_ent evicted = { 0 };
     fz_lock(&table_lock);
     unsigned i;
     for (i = 0; i < FZ_TABLE && table[i].h; i++)
         ;
     if (i == FZ_TABLE) {
         i = (unsigned)below(c, FZ_TABLE);
-        evicted = table[i].h;
+        evicted = table[i];
     }
     table[i] = e;
     fz_unlock(&table_lock);
-    if (evicted)
-        sys_handle_close(evicted);
+    if (evicted.h)
+        drop(c, &evicted);
 }
 
 /* Forget handle h (closed, or found dead). */
@@ -219,6 +234,34 @@ static int64_t op_mem_clone(struct fz_ctx *c)
     return op_create(c, sys_mem_clone(e.h), OBJ_MEMORY, K_OTHER);
 }
 
+/*
+ * Every space we make, also under a private handle: a space whose table
+ * handles are gone may live on with a thread nobody can reach (faulting
+ * on a shared endpoint, say), holding our quota of spaces. When one runs
+ * out (or the list is full), the oldest goes with space_kill.
+ */
+#define FZ_SPACES 12
+static uint32_t spaces[FZ_SPACES];
+static unsigned spaces_next;
+
+static void remember_space(struct fz_ctx *c, int64_t h)
+{
+    uint32_t old = 0;
+    if (h == -E_LIMIT || h > 0) {
+        int64_t priv = h > 0 ? sys_handle_dup((uint32_t)h, R_MANAGE | R_READ, 0) : 0;
+        fz_lock(&table_lock);
+        unsigned i = spaces_next++ % FZ_SPACES;
+        old = spaces[i];
+        spaces[i] = priv > 0 ? (uint32_t)priv : 0;
+        fz_unlock(&table_lock);
+    }
+    if (old) {
+        sys_space_kill(old);
+        sys_handle_close(old);
+    }
+    (void)c;
+}
+
 /* A child process running this program as a victim, with up to two of our handles. */
 static int64_t op_spawn(struct fz_ctx *c)
 {
@@ -241,6 +284,7 @@ static int64_t op_spawn(struct fz_ctx *c)
     fz_lock(&spawn_lock);               /* the runtime's address allocator is not thread-safe */
     int64_t err = spawn(&req, &r);
     fz_unlock(&spawn_lock);
+    remember_space(c, err ? err : r.space);
     if (err)
         return err;
     add(c, (struct fz_ent){ r.space, OBJ_SPACE, K_CHILD, 0, 0, 0 });
@@ -251,7 +295,8 @@ static int64_t op_spawn(struct fz_ctx *c)
 
 /* ---------------------------------------------------------------- threads */
 
-/* A free victim slot (recycling those whose thread died), or -1. */
+/* A free victim slot (recycling those whose thread died or lived long
+ * enough), or -1. */
 static int vslot_get(struct fz_ctx *c)
 {
     for (unsigned n = 0; n < FZ_VSLOTS; n++) {
@@ -267,7 +312,7 @@ static int vslot_get(struct fz_ctx *c)
             continue;
         struct petrel_thread_stats st;
         int64_t e = sys_thread_stats(priv, &st);
-        bool stale = st.state == THREAD_INACTIVE && c->st->done - vslot[k].born > 2000;
+        bool stale = st.state != THREAD_DEAD && c->st->done - vslot[k].born > 1500;     /* a victim's life */
         if (e == 0 && (st.state == THREAD_DEAD || stale)) {
             fz_lock(&table_lock);
             bool mine = vslot[k].priv == priv;
@@ -531,7 +576,10 @@ static int64_t op_handles(struct fz_ctx *c, unsigned op)
     }
     case OP_close:
         forget(e.h);
-        return sys_handle_close(e.h);
+        if (chance(c, 2))
+            return sys_handle_close(e.h);
+        drop(c, &e);
+        return 0;
     case OP_give: {
         struct fz_ent s = { W.own_space, OBJ_SPACE, K_OWN, 0, 0, 0 };
         if (!chance(c, 4) && !pick(c, 1u << OBJ_SPACE, 0, &s, NULL))
@@ -721,7 +769,7 @@ static int64_t op_space(struct fz_ctx *c, unsigned op)
 /* Relative weights of the operations. */
 static const uint8_t weight[OP_COUNT] = {
     [OP_ep_create] = 4, [OP_notify_create] = 3, [OP_mem_create] = 4, [OP_mem_clone] = 2, [OP_bootfile] = 1,
-    [OP_space_create] = 2, [OP_spawn] = 1, [OP_thread_create] = 6, [OP_thread_start] = 6,
+    [OP_space_create] = 2, [OP_spawn] = 1, [OP_thread_create] = 6, [OP_thread_start] = 4,
     [OP_dup] = 4, [OP_close] = 6, [OP_give] = 4, [OP_info] = 1,
     [OP_map] = 6, [OP_unmap] = 4, [OP_touch] = 4, [OP_ktouch] = 2, [OP_mem_size] = 1,
     [OP_kill] = 4, [OP_suspend] = 3, [OP_resume] = 3, [OP_priority] = 2, [OP_affinity] = 2,
@@ -730,7 +778,7 @@ static const uint8_t weight[OP_COUNT] = {
     [OP_send] = 6, [OP_recv] = 6, [OP_call] = 5, [OP_reply] = 3, [OP_reply_recv] = 3, [OP_reply_save] = 2,
     [OP_reply_to] = 2, [OP_reply_copy] = 2,
     [OP_signal] = 4, [OP_poll] = 2, [OP_futex_wait] = 2, [OP_futex_wake] = 3,
-    [OP_space_kill] = 1, [OP_set_limit] = 2, [OP_usage] = 2, [OP_space_id] = 1,
+    [OP_space_kill] = 2, [OP_set_limit] = 2, [OP_usage] = 2, [OP_space_id] = 1,
     [OP_yield] = 3,
 };
 
@@ -759,8 +807,12 @@ static int64_t run_op(struct fz_ctx *c, unsigned op)
     case OP_mem_create: return op_mem_create(c);
     case OP_mem_clone: return op_mem_clone(c);
     case OP_bootfile:
-        return op_create(c, sys_mem_from_bootfile(W.root_ro, below(c, 3)), OBJ_MEMORY, K_OTHER);
-    case OP_space_create: return op_create(c, sys_space_create(), OBJ_SPACE, K_EMPTY);
+        return op_create(c, sys_mem_from_bootfile(W.root_ro, below(c, 2)), OBJ_MEMORY, K_OTHER);
+    case OP_space_create: {
+        int64_t h = sys_space_create();
+        remember_space(c, h);
+        return op_create(c, h, OBJ_SPACE, K_EMPTY);
+    }
     case OP_spawn: return op_spawn(c);
     case OP_thread_create: return op_thread_create(c);
     case OP_thread_start: return op_thread_start(c);

@@ -99,7 +99,46 @@ static bool kill_parent(void)
     return ok && sys_space_usage(self_space(), LIMIT_THREADS) == 1;
 }
 
+/* A fault handler set on a dead thread: the thread's reference to the
+ * endpoint is never dropped, so the endpoint (and what it is charged
+ * to) is never freed. */
+static bool fault_handler_dead_thread(void)
+{
+    int64_t before = sys_space_usage(self_space(), LIMIT_MEMORY);
+    int64_t t = sys_thread_create(self_space(), UVA);
+    int64_t ep = sys_endpoint_create();
+    sys_thread_kill((uint32_t)t);
+    int64_t r = sys_thread_set_fault_handler((uint32_t)t, (uint32_t)ep);
+    sys_handle_close((uint32_t)t);
+    sys_handle_close((uint32_t)ep);
+    static volatile uint32_t never;
+    sys_futex_wait((uint64_t)&never, 0, 20000000);
+    int64_t after = sys_space_usage(self_space(), LIMIT_MEMORY);
+    printf("# repro: set_fault_handler on a dead thread %ld; memory usage %ld before, %ld after closing both\n",
+           (long)r, (long)before, (long)after);
+    return after == before;
+}
+
+/* A space that never had a thread, holding the only handle to itself:
+ * nothing can reach it, nothing tears it down, and its memory stays
+ * charged to its creator (space_kill of the creator does not reach it). */
+static bool space_cycle(void)
+{
+    int64_t before = sys_space_usage(self_space(), LIMIT_SPACES);
+    int64_t a = sys_space_create();
+    int64_t g = sys_handle_give((uint32_t)a, (uint32_t)a, R_ALL);
+    sys_handle_close((uint32_t)a);
+    static volatile uint32_t never;
+    sys_futex_wait((uint64_t)&never, 0, 20000000);
+    int64_t after = sys_space_usage(self_space(), LIMIT_SPACES);
+    printf("# repro: a space given to itself (%ld) and closed: %ld spaces before, %ld after\n", (long)g, (long)before,
+           (long)after);
+    return after == before;
+}
+
 static const struct { const char *name; bool (*fn)(void); } repros[] = {
+    { "space-cycle", space_cycle },
+    { "fault-handler-dead-thread", fault_handler_dead_thread },
     { "kill-parent", kill_parent },
     { "usage-after-kill", usage_after_kill },
     { "map-after-teardown", map_after_teardown },
