@@ -18,10 +18,10 @@
 
 #define MAX_PROCS       8
 #define WORKER_PRIO     100
-#define WORKER_MEM      (40ull << 20)
-#define WORKER_THREADS  48
-#define WORKER_HANDLES  640
-#define WORKER_SPACES   10
+#define WORKER_MEM      (24ull << 20)
+#define WORKER_THREADS  32
+#define WORKER_HANDLES  256
+#define WORKER_SPACES   8
 
 static const char *const limit_names[LIMIT_KINDS] = { "memory", "threads", "handles", "spaces" };
 static const char *const state_names[] = {
@@ -235,7 +235,7 @@ int driver_main(const struct petrel_bootinfo *bi)
     ncpus = bi->ncpus;
     procs = (unsigned)MIN(MAX(fz_arg("sfuzz_procs", 4), 1), MAX_PROCS);
     threads = (unsigned)MIN(MAX(fz_arg("sfuzz_threads", 2), 1), FZ_MAX_THREADS);
-    uint64_t ops = fz_arg("sfuzz_ops", ncpus >= 4 ? 125000 : 20000);
+    uint64_t ops = fz_arg("sfuzz_ops", ncpus >= 4 ? 125000 : 50000);
     uint64_t seed = fz_arg("seed", 0);
     uint64_t limit_s = fz_arg("sfuzz_timeout", 150);
     unsigned trace = (unsigned)fz_arg("sfuzz_trace", 0);
@@ -356,9 +356,10 @@ int driver_main(const struct petrel_bootinfo *bi)
         sys_handle_close((uint32_t)keep);
 
     tap_ok(root_alive((uint32_t)root_ro), "sfuzz: afterwards the root spawns a program, calls it, maps memory");
-    sys_handle_close((uint32_t)root_ro);
     back = usage_back(base, u);
+    print_usage("root usage at the end", u);
     tap_ok(back, "sfuzz: and its usage is back again after that program exits");
+    sys_handle_close((uint32_t)root_ro);
     tap_plan();
     return 0;
 }

@@ -54,12 +54,17 @@ extern struct fz_worker W;
 /* ops.c */
 void fz_table_init(void);
 void fz_run(struct fz_ctx *c);
+void fz_shed(struct fz_ctx *c, unsigned n);
 
 /* A spin lock (the holder never waits in the kernel while holding it). */
 static inline void fz_lock(volatile uint32_t *l)
 {
-    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
-        sys_yield();
+    for (unsigned spins = 0; __atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE); spins++) {
+        if (spins < 100)
+            __asm__ volatile("yield");
+        else
+            sys_yield();        /* the holder may be waiting for our core */
+    }
 }
 
 static inline void fz_unlock(volatile uint32_t *l)

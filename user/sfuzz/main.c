@@ -5,6 +5,7 @@
  *   mode=worker    a fuzzing process (worker.c)
  *   mode=child     a victim process: victim_entry with the handles "a", "b"
  *   mode=echo      an echo server on "ep" (the driver's liveness check)
+ *   mode=nest      a process with a child process (repro.c)
  */
 #include "sfuzz.h"
 
@@ -67,12 +68,14 @@ static int echo_main(void)
     return 1;
 }
 
-/* A process with a child process that has a thread (repro kill-parent). */
+/* A process with a child process that has a thread (repro
+ * kill-leaves-children): says so on "ep", then waits. */
 static int nest_main(void)
 {
     int64_t sp = sys_space_create();
     int64_t t = sp > 0 ? sys_thread_create((uint32_t)sp, 0x4000000000ull) : sp;
-    printf("# nest: child space %ld, thread %ld\n", (long)sp, (long)t);
+    struct petrel_msg m = { MSG_INFO(1, 2, 0), { (uint64_t)sp, (uint64_t)t }, 0, 0 };
+    sys_ipc_call(start_handle("ep"), &m);
     int64_t n = sys_notify_create();
     for (;;)
         sys_notify_wait((uint32_t)n);

@@ -95,6 +95,21 @@ static void add(struct fz_ctx *c, struct fz_ent e)
         drop(c, &evicted);
 }
 
+/* Give up n entries of the table (the worker's own threads need room). */
+void fz_shed(struct fz_ctx *c, unsigned n)
+{
+    for (unsigned k = 0; k < n; k++) {
+        struct fz_ent e = { 0 };
+        fz_lock(&table_lock);
+        unsigned i = (unsigned)below(c, FZ_TABLE);
+        e = table[i];
+        table[i].h = 0;
+        fz_unlock(&table_lock);
+        if (e.h)
+            drop(c, &e);
+    }
+}
+
 /* Forget handle h (closed, or found dead). */
 static void forget(uint32_t h)
 {

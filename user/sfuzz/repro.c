@@ -8,6 +8,10 @@
 
 #define UVA 0x0000004000000000ull
 
+static char diag[256];     /* what the reproducer saw, printed after its TAP line */
+
+#define SAY(...) snprintf(diag, sizeof(diag), __VA_ARGS__)
+
 /* A mapping made after its space was torn down outlives the space: the
  * memory object's mapping list points at freed memory, which mem_clone
  * walks. */
@@ -18,12 +22,10 @@ static bool map_after_teardown(void)
     int64_t k = sys_thread_kill((uint32_t)t);          /* its last thread: the space is torn down */
     int64_t m = sys_mem_create(0x1000, 0);
     int64_t r = sys_mem_map((uint32_t)sp, (uint32_t)m, UVA + 0x10000, 0, 0x1000, R_READ);
-    printf("# repro: space %ld, thread %ld, kill %ld, map into the torn-down space %ld\n", (long)sp, (long)t,
-           (long)k, (long)r);
+    SAY("space %ld, thread %ld, kill %ld, map into the torn-down space %ld", (long)sp, (long)t, (long)k, (long)r);
     sys_handle_close((uint32_t)t);
     sys_handle_close((uint32_t)sp);                    /* the space is freed; its mapping is not */
     int64_t c = sys_mem_clone((uint32_t)m);            /* walks the mapping of the freed space */
-    printf("# repro: clone %ld\n", (long)c);
     if (c > 0)
         sys_handle_close((uint32_t)c);
     sys_handle_close((uint32_t)m);
@@ -45,7 +47,7 @@ static bool bind_dead_thread(void)
     int64_t b2 = sys_notify_bind((uint32_t)t2, (uint32_t)n2);
     sys_handle_close((uint32_t)n);                          /* writes through the stale pointer */
     int64_t b3 = sys_notify_bind((uint32_t)t2, (uint32_t)n3); /* t2 is bound to n2: E_BUSY expected */
-    printf("# repro: bind to a dead thread %ld, bind t2 %ld, t2 still bound after closing n: %s\n", (long)b,
+    SAY("bind to a dead thread %ld, bind t2 %ld, t2 still bound after closing n: %s", (long)b,
            (long)b2, b3 == -E_BUSY ? "yes" : "NO (unbound by a stale pointer)");
     sys_thread_kill((uint32_t)t2);
     sys_handle_close((uint32_t)t2);
@@ -54,49 +56,32 @@ static bool bind_dead_thread(void)
     return b != 0 || b3 == -E_BUSY;
 }
 
-/* Usage of a space after space_kill. */
-static bool usage_after_kill(void)
-{
-    int64_t sp = sys_space_create();
-    int64_t t = sys_thread_create((uint32_t)sp, UVA);
-    for (unsigned k = 0; k < LIMIT_KINDS; k++)
-        printf("# repro: before kill: kind %u usage %ld\n", k, (long)sys_space_usage((uint32_t)sp, k));
-    int64_t n = sys_space_kill((uint32_t)sp);
-    bool ok = true;
-    for (unsigned k = 0; k < LIMIT_KINDS; k++) {
-        int64_t u = sys_space_usage((uint32_t)sp, k);
-        printf("# repro: after kill %ld: kind %u usage %ld\n", (long)n, k, (long)u);
-        ok = ok && u >= 0;
-    }
-    sys_handle_close((uint32_t)t);
-    sys_handle_close((uint32_t)sp);
-    return ok;
-}
 
-/* space_kill of a process whose child process has a thread. */
-static bool kill_parent(void)
+/* space_kill of a process ends its threads but not those of the
+ * processes it created: a killed program lives on in its children, still
+ * charged to its parent's limits. */
+static bool kill_leaves_children(void)
 {
-    struct spawn_req req = { "sfuzz", "mode=nest", 100, -1, NULL, 0, 0, 0, 0, 0, 0 };
+    int64_t ep = sys_endpoint_create();
+    struct spawn_grant g[] = { { "ep", (uint32_t)ep, R_WRITE } };
+    struct spawn_req req = { "sfuzz", "mode=nest", 100, -1, g, 1, 0, 0, 0, 0, 0 };
     struct spawn_result r;
+    struct petrel_msg m = { 0 };
     int64_t err = spawn(&req, &r);
-    static volatile uint32_t never;
-    sys_futex_wait((uint64_t)&never, 0, 50000000);        /* let it make its child */
-    for (unsigned k = 0; k < LIMIT_KINDS; k++)
-        printf("# repro: before kill: kind %u usage %ld\n", k, (long)sys_space_usage(r.space, k));
-    int64_t n = sys_space_kill(r.space);
-    bool ok = err == 0;
-    for (unsigned k = 0; k < LIMIT_KINDS; k++) {
-        int64_t u = sys_space_usage(r.space, k);
-        printf("# repro: after kill %ld: kind %u usage %ld\n", (long)n, k, (long)u);
-        ok = ok && u >= 0;
-    }
-    int64_t root_threads = sys_space_usage(self_space(), LIMIT_THREADS);
+    if (!err)
+        err = sys_ipc_recv((uint32_t)ep, &m);           /* it made its child process */
+    if (!err)
+        sys_ipc_reply(0, &m);
+    int64_t n = err ? err : sys_space_kill(r.space);
     sys_handle_close(r.thread);
     sys_handle_close(r.space);
-    sys_futex_wait((uint64_t)&never, 0, 50000000);
-    printf("# repro: the root counts %ld threads before closing, %ld after (1 is its own)\n", (long)root_threads,
-           (long)sys_space_usage(self_space(), LIMIT_THREADS));
-    return ok && sys_space_usage(self_space(), LIMIT_THREADS) == 1;
+    sys_handle_close((uint32_t)ep);
+    static volatile uint32_t never;
+    sys_futex_wait((uint64_t)&never, 0, 20000000);
+    int64_t threads = sys_space_usage(self_space(), LIMIT_THREADS);
+    SAY("killed a process (%ld threads); threads left besides the root's own: %ld", (long)n,
+           (long)(threads - 1));
+    return !err && threads == 1;
 }
 
 /* A fault handler set on a dead thread: the thread's reference to the
@@ -104,8 +89,11 @@ static bool kill_parent(void)
  * to) is never freed. */
 static bool fault_handler_dead_thread(void)
 {
+    int64_t t = sys_thread_create(self_space(), UVA);    /* page tables for the UTCB, once */
+    sys_thread_kill((uint32_t)t);
+    sys_handle_close((uint32_t)t);
     int64_t before = sys_space_usage(self_space(), LIMIT_MEMORY);
-    int64_t t = sys_thread_create(self_space(), UVA);
+    t = sys_thread_create(self_space(), UVA);
     int64_t ep = sys_endpoint_create();
     sys_thread_kill((uint32_t)t);
     int64_t r = sys_thread_set_fault_handler((uint32_t)t, (uint32_t)ep);
@@ -114,7 +102,7 @@ static bool fault_handler_dead_thread(void)
     static volatile uint32_t never;
     sys_futex_wait((uint64_t)&never, 0, 20000000);
     int64_t after = sys_space_usage(self_space(), LIMIT_MEMORY);
-    printf("# repro: set_fault_handler on a dead thread %ld; memory usage %ld before, %ld after closing both\n",
+    SAY("set_fault_handler on a dead thread %ld; memory usage %ld before, %ld after closing both",
            (long)r, (long)before, (long)after);
     return after == before;
 }
@@ -131,30 +119,34 @@ static bool space_cycle(void)
     static volatile uint32_t never;
     sys_futex_wait((uint64_t)&never, 0, 20000000);
     int64_t after = sys_space_usage(self_space(), LIMIT_SPACES);
-    printf("# repro: a space given to itself (%ld) and closed: %ld spaces before, %ld after\n", (long)g, (long)before,
+    SAY("a space given to itself (%ld) and closed: %ld spaces before, %ld after", (long)g, (long)before,
            (long)after);
     return after == before;
 }
 
 static const struct { const char *name; bool (*fn)(void); } repros[] = {
-    { "space-cycle", space_cycle },
-    { "fault-handler-dead-thread", fault_handler_dead_thread },
-    { "kill-parent", kill_parent },
-    { "usage-after-kill", usage_after_kill },
     { "map-after-teardown", map_after_teardown },
     { "bind-dead-thread", bind_dead_thread },
+    { "fault-handler-dead-thread", fault_handler_dead_thread },
+    { "kill-leaves-children", kill_leaves_children },
+    { "space-cycle", space_cycle },
 };
 
+/* Run reproducer `name` ("all": every one), one TAP line each. */
 int fz_repro(const char *name)
 {
+    bool any = false;
     for (unsigned i = 0; i < sizeof(repros) / sizeof(repros[0]); i++) {
-        if (strcmp(name, repros[i].name) == 0) {
-            printf("# repro: %s\n", name);
-            tap_ok(repros[i].fn(), "sfuzz: repro %s: the kernel refused or survived it", name);
-            tap_plan();
-            return 0;
-        }
+        if (strcmp(name, "all") != 0 && strcmp(name, repros[i].name) != 0)
+            continue;
+        diag[0] = 0;
+        bool ok = repros[i].fn();
+        tap_ok(ok, "sfuzz: repro %s: refused, or harmless", repros[i].name);
+        printf("# %s\n", diag);
+        any = true;
     }
-    printf("# repro: no such reproducer \"%s\"\n", name);
-    return 1;
+    if (!any)
+        printf("# repro: no such reproducer \"%s\"\n", name);
+    tap_plan();
+    return any ? 0 : 1;
 }

@@ -77,6 +77,7 @@ static void ticker(void *arg)
 /* A fuzzing thread stuck in IPC: kill it and start another in its place. */
 static void watch(void)
 {
+    static struct fz_ctx shed = { FZ_MAX_THREADS, 0x5eed, NULL, 0 };
     static uint64_t last[FZ_MAX_THREADS], still[FZ_MAX_THREADS];
     for (unsigned i = 0; i < W.nthreads; i++) {
         struct fz_thread_stats *st = &W.sh->t[i];
@@ -102,8 +103,13 @@ static void watch(void)
         st->count[st->cur_op][E_CLOSED]++;      /* the operation ends as a caller's would */
         st->done++;
         W.sh->rescues++;
-        if (fuzzer_start(i) != 0) {
-            printf("sfuzz: worker %u: cannot restart fuzzing thread %u\n", W.id, i);
+        err = fuzzer_start(i);
+        for (int tries = 0; err && tries < 8; tries++) {
+            fz_shed(&shed, 8);          /* at our own limits: make room */
+            err = fuzzer_start(i);
+        }
+        if (err) {
+            printf("sfuzz: worker %u: cannot restart fuzzing thread %u: %s\n", W.id, i, error_str(err));
             __atomic_fetch_or(&finished_mask, 1u << i, __ATOMIC_SEQ_CST);
         }
     }
