@@ -8,14 +8,16 @@
  * on this core and nothing of higher priority is ready there — and
  * switches straight to the partner: no run queue insert and pick, no
  * generic transfer. Anything else returns NULL and the general path
- * (ipc.c) runs instead, with the same results. Entered with the kernel lock held; releases it on
- * success. docs/design/ipc-fastpath.md lists what it checks and skips.
+ * (ipc.c) runs instead, with the same results. Entered straight from
+ * the exception vector (vectors.S), it takes the kernel lock itself and
+ * leaves with it released either way. docs/design/ipc-fastpath.md lists what it checks and skips.
  */
 #include "ipc.h"
 #include "thread.h"
 #include "space.h"
 #include "sched.h"
 #include "cpu.h"
+#include "switch.h"
 #include <arch/trapframe.h>
 
 /* The endpoint behind handle h with `rights`, or NULL (inline lookup). */
@@ -65,26 +67,27 @@ static ALWAYS_INLINE void fast_copy(struct thread *from, struct thread *to, uint
         ipc_copy_utcb(from, to, MSG_LEN(info));     /* out of line: short messages pay one branch */
 }
 
-struct trapframe *fastpath_call(struct trapframe *tf)
+struct trapframe *fastpath_call(struct trapframe *tf, uint64_t esr)
 {
     struct thread *cur = (struct thread *)tf;
     struct cpu *c = this_cpu();
     uint64_t info = tf->x[1], badge;
+    kernel_lock();
     if (!fast_info(info) || cur->state != T_RUNNING)
-        return NULL;
+        return exc_el0_svc_locked(tf, esr);
     struct endpoint *ep = fast_endpoint(cur, tf->x[0], R_WRITE, &badge);
     if (!ep)
-        return NULL;
+        return exc_el0_svc_locked(tf, esr);
     if (ep->ksvc) {
         /* A kernel-placed service: answered right here, in this entry. */
         tf->x[0] = (uint64_t)ksvc_call(ep, info, badge, true);
         return sched_exit();
     }
     if (list_empty(&ep->receivers))
-        return NULL;
+        return exc_el0_svc_locked(tf, esr);
     struct thread *dst = list_first(&ep->receivers, struct thread, link);
     if (!fast_may_run(c, dst) || dst->reply.caller || dst->prio < cur->prio)
-        return NULL;                    /* (a lower server would inherit: general path) */
+        return exc_el0_svc_locked(tf, esr); /* (a lower server would inherit: general path) */
 
     list_del(&dst->link);
     dst->waiting_on = NULL;
@@ -94,22 +97,23 @@ struct trapframe *fastpath_call(struct trapframe *tf)
     cur->state = T_REPLY;
     cur->reply_holder = &dst->reply;
     dst->reply.caller = cur;
-    sched_switch_to(dst);
+    sched_switch(c, dst);
     kernel_unlock();
     return &dst->tf;
 }
 
-struct trapframe *fastpath_reply_recv(struct trapframe *tf)
+struct trapframe *fastpath_reply_recv(struct trapframe *tf, uint64_t esr)
 {
     struct thread *cur = (struct thread *)tf;
     struct cpu *c = this_cpu();
     uint64_t info = tf->x[1], badge;
+    kernel_lock();
     struct thread *caller = cur->reply.caller;
     if (!caller || caller->in_fault || !fast_info(info) || cur->state != T_RUNNING || cur->prio != cur->base_prio)
-        return NULL;
+        return exc_el0_svc_locked(tf, esr);
     struct endpoint *ep = fast_endpoint(cur, tf->x[0], R_READ, &badge);
     if (!ep || !list_empty(&ep->senders) || (cur->bound && cur->bound->bits) || !fast_may_run(c, caller))
-        return NULL;
+        return exc_el0_svc_locked(tf, esr);
 
     cur->reply.caller = NULL;
     caller->reply_holder = NULL;
@@ -122,7 +126,7 @@ struct trapframe *fastpath_reply_recv(struct trapframe *tf)
     else
         ep->server = cur;
     list_add_tail(&ep->receivers, &cur->link);
-    sched_switch_to(caller);
+    sched_switch(c, caller);
     kernel_unlock();
     return &caller->tf;
 }

@@ -23,6 +23,7 @@
 #include "irq.h"
 #include "spinlock.h"
 #include "timer.h"
+#include "switch.h"
 
 spinlock_t big_lock = SPINLOCK_INIT;
 bool smp_running;
@@ -93,23 +94,9 @@ struct thread *sched_peek(unsigned cpu)
     return p < 0 ? NULL : list_first(&cpus[cpu].rq.level[p], struct thread, link);
 }
 
-/* Switch this core to t: time accounting, TLS, address space, FP. */
 void sched_switch_to(struct thread *t)
 {
-    struct cpu *c = this_cpu();
-    struct thread *prev = c->current;
-    uint64_t now = arch_counter();
-    if (prev) {
-        prev->cpu_ticks += now - prev->run_start;
-        prev->tls = read_sysreg(tpidr_el0);
-    }
-    t->run_start = now;
-    write_sysreg(tpidr_el0, t->tls);
-    if (!prev || prev->space != t->space)
-        space_activate(t->space);
-    arch_fp_switch(prev, t);
-    t->state = T_RUNNING;
-    c->current = t;
+    sched_switch(this_cpu(), t);
 }
 
 /* Timer interrupt on this core: the time slice if a tick passed, and
@@ -144,10 +131,23 @@ void sched_yield(void)
  * with the kernel lock held at the end of every kernel entry from EL0;
  * releases the lock.
  */
+static NOINLINE struct trapframe *sched_exit_slow(struct cpu *c, struct thread *cur);
+
 struct trapframe *sched_exit(void)
 {
     struct cpu *c = this_cpu();
     struct thread *cur = c->current;
+    /* The common case, without a stack frame: nothing else is ready
+     * here, so the current thread keeps running. */
+    if (!c->rq.summary && cur && cur->state == T_RUNNING && cur->cpu == c->index && !cur->suspended) {
+        kernel_unlock();
+        return &cur->tf;
+    }
+    return sched_exit_slow(c, cur);
+}
+
+static NOINLINE struct trapframe *sched_exit_slow(struct cpu *c, struct thread *cur)
+{
     int best = top_prio(&c->rq);
 
     if (cur && cur->state == T_RUNNING && cur->cpu != c->index) {

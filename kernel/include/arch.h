@@ -25,6 +25,8 @@ static inline uint64_t arch_cpu_hwid(void);         /* MPIDR affinity bits */
 const char *arch_cpu_name(void);                    /* "Cortex-A53" */
 uint64_t arch_kstack_top(unsigned cpu);             /* initial SP of a core's kernel stack */
 
+/* ARCH_FPEN_TRAP_EL0: the value of cpu->fpen while EL0's FP/SIMD use traps. */
+
 /* Idle and barriers. */
 static inline void arch_wait_for_interrupt(void);
 static inline void arch_mb(void);                   /* full barrier */
@@ -32,10 +34,13 @@ static inline void arch_cpu_relax(void);
 
 /* The free-running system counter and the per-core tick timer. */
 static inline uint64_t arch_counter(void);
+static inline uint64_t arch_counter_relaxed(void);  /* unordered: for accounting */
 static inline uint64_t arch_counter_freq(void);
 static inline void arch_timer_set_deadline(uint64_t counter_value);
 static inline void arch_timer_stop(void);
 static inline void arch_space_activate(paddr_t l1_pa, uint16_t asid);   /* TTBR0 + ASID */
+/* The same, taking effect at the next exception return (no user access before it). */
+static inline void arch_space_activate_for_return(paddr_t l1_pa, uint16_t asid);
 
 /* Memory management (arch/aarch64/mmu.c). */
 void arch_mmu_init_kernel(paddr_t ram_lo, paddr_t ram_hi);

@@ -47,7 +47,11 @@ void ipc_copy_utcb(const struct thread *from, struct thread *to, unsigned len);
 /* Note t as the server of ep (priority inheritance); t holds a reference. */
 void ipc_set_served(struct thread *t, struct endpoint *ep);
 
-struct trapframe *fastpath_call(struct trapframe *tf);
-struct trapframe *fastpath_reply_recv(struct trapframe *tf);
+/* The IPC fastpath, entered from the exception vector with the syscall's
+ * syndrome; falls back to the general system call path itself. */
+struct trapframe *fastpath_call(struct trapframe *tf, uint64_t esr);
+struct trapframe *fastpath_reply_recv(struct trapframe *tf, uint64_t esr);
+/* The general system call path, with the kernel lock held (exception.c). */
+struct trapframe *exc_el0_svc_locked(struct trapframe *tf, uint64_t esr);
 
 #endif

@@ -35,6 +35,7 @@ struct handle_slot {
     uint64_t badge;
     uint32_t rights;
     uint32_t gen;
+    uint64_t pad;       /* 32 bytes: a slot's address is one shift away */
 };
 
 #define HANDLE_INDEX_BITS   9

@@ -11,6 +11,7 @@
 
 #include "object.h"
 #include "list.h"
+#include "cpu.h"
 #include <arch/trapframe.h>
 
 struct space;
@@ -118,7 +119,17 @@ int task_start_root(void);
 
 /* Lazy FP/SIMD state (arch); its save area is allocated at first use. */
 #define FP_STATE_BYTES  528
-void arch_fp_switch(struct thread *prev, struct thread *next);
+void arch_fp_switch_slow(struct thread *prev, struct thread *next);
+/* Switching prev -> next: nothing to do in the common case that neither
+ * uses FP/SIMD (the registers stay trapped for EL0). */
+static ALWAYS_INLINE void arch_fp_switch(const struct cpu *c, struct thread *prev, struct thread *next)
+{
+    if (c->fpen == ARCH_FPEN_TRAP_EL0 && c->fp_owner != next && (!prev || !prev->fp_used)) {
+        next->fp_used = false;
+        return;
+    }
+    arch_fp_switch_slow(prev, next);
+}
 void arch_fp_trap(struct thread *t);
 void arch_fp_release(struct thread *t);
 

@@ -25,6 +25,7 @@ typedef uint64_t vaddr_t;       /* a virtual address */
 
 #define NORETURN    __attribute__((noreturn))
 #define ALWAYS_INLINE inline __attribute__((always_inline))
+#define NOINLINE    __attribute__((noinline))
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define UNUSED      __attribute__((unused))
 #define PRINTF(a, b) __attribute__((format(printf, a, b)))

@@ -29,8 +29,8 @@
 
 extern char exception_vectors[];
 #define EC_FP           0x07
-#define ESR_SVC(n)      ((0x15u << 26) | (1u << 25) | (n))
 
+struct trapframe *exc_el0_svc(struct trapframe *tf, uint64_t esr);
 struct trapframe *exc_el0_sync(struct trapframe *tf, uint64_t esr);
 struct trapframe *exc_el0_irq(struct trapframe *tf);
 struct trapframe *exc_el0_serror(struct trapframe *tf);
@@ -130,25 +130,41 @@ static void el0_fault(struct thread *t, uint64_t esr, uint64_t far)
  * memory object resolves, or a fault for the thread's handler.
  * Returns the frame to resume.
  */
-static struct trapframe *el0_sync_locked(struct trapframe *tf, uint64_t esr);
+static NOINLINE struct trapframe *el0_sync_locked(struct trapframe *tf, uint64_t esr);
+
+_Static_assert(SYS_IPC_CALL == 53 && SYS_IPC_REPLY_RECV == 55, "the numbers vectors.S branches on");
 
 /*
- * The entry of every synchronous exception from EL0 (vectors.S passes the
- * syndrome). The two IPC calls the fastpath serves are told apart before
- * anything else, with nothing set up that they do not need.
+ * A Petrel system call (`svc #N`, N > 0; vectors.S tells it apart by the
+ * syndrome's class and passes the syndrome), with the kernel lock held.
+ * The two IPC calls the fastpath serves went to it straight from the
+ * vector and come here only when it declines; every other call goes to
+ * the generated dispatcher and back, with nothing set up it does not need.
  */
-struct trapframe *exc_el0_sync(struct trapframe *tf, uint64_t esr)
+struct trapframe *exc_el0_svc_locked(struct trapframe *tf, uint64_t esr)
 {
-    struct trapframe *next = NULL;
-    kernel_lock();
-    if (esr == ESR_SVC(SYS_IPC_CALL))
-        next = fastpath_call(tf);
-    else if (esr == ESR_SVC(SYS_IPC_REPLY_RECV))
-        next = fastpath_reply_recv(tf);
-    return next ? next : el0_sync_locked(tf, esr);
+    unsigned n = esr & 0xffff;
+    struct thread *t = (struct thread *)tf;
+    if (unlikely(n == 0 || t->state != T_RUNNING))
+        return el0_sync_locked(tf, esr);    /* svc #0: a Linux call, for the handler */
+    tf->x[0] = (uint64_t)syscall_dispatch(n, tf);
+    return sched_exit();
 }
 
-static struct trapframe *el0_sync_locked(struct trapframe *tf, uint64_t esr)
+struct trapframe *exc_el0_svc(struct trapframe *tf, uint64_t esr)
+{
+    kernel_lock();
+    return exc_el0_svc_locked(tf, esr);
+}
+
+/* Every other synchronous exception from EL0 (faults, FP first use). */
+struct trapframe *exc_el0_sync(struct trapframe *tf, uint64_t esr)
+{
+    kernel_lock();
+    return el0_sync_locked(tf, esr);
+}
+
+static NOINLINE struct trapframe *el0_sync_locked(struct trapframe *tf, uint64_t esr)
 {
     struct thread *t = (struct thread *)tf;
     if (t->state != T_RUNNING)

@@ -20,7 +20,7 @@ _Static_assert(sizeof(struct fpstate) == FP_STATE_BYTES, "FP save area size (cha
 void fp_save(struct fpstate *s);
 void fp_load(const struct fpstate *s);
 
-#define FPEN_TRAP_EL0   (1u << 20)
+#define FPEN_TRAP_EL0   ARCH_FPEN_TRAP_EL0
 #define FPEN_NONE       (3u << 20)
 
 /* Set CPACR_EL1 now, for the kernel's own use of the registers. */
@@ -31,16 +31,13 @@ static void set_fpen(uint64_t v)
     this_cpu()->fpen = v;
 }
 
-/* Switching prev -> next on this core. The trap setting for EL0 takes
- * effect at the exception return, which synchronises: no barrier here,
- * and no write at all when it does not change (the common IPC case). */
-void arch_fp_switch(struct thread *prev, struct thread *next)
+/* Switching prev -> next on this core when either may use FP/SIMD (the
+ * inline arch_fp_switch has ruled out the case where neither does). The
+ * trap setting for EL0 takes effect at the exception return, which
+ * synchronises: no barrier here, and no write when it does not change. */
+void arch_fp_switch_slow(struct thread *prev, struct thread *next)
 {
     struct cpu *c = this_cpu();
-    if (c->fpen == FPEN_TRAP_EL0 && c->fp_owner != next && (!prev || !prev->fp_used)) {
-        next->fp_used = false;          /* neither uses FP/SIMD: nothing to do */
-        return;
-    }
     if (prev && prev == c->fp_owner && prev->fp_used && prev->fp) {
         set_fpen(FPEN_NONE);
         fp_save(prev->fp);

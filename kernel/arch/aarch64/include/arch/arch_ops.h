@@ -10,6 +10,9 @@
 #define dsb(opt)    __asm__ volatile("dsb " #opt ::: "memory")
 #define dmb(opt)    __asm__ volatile("dmb " #opt ::: "memory")
 
+/* cpu->fpen (CPACR_EL1) while EL0's FP/SIMD use traps (lazy switching). */
+#define ARCH_FPEN_TRAP_EL0  (1u << 20)
+
 static inline void arch_irq_enable(void)  { __asm__ volatile("msr daifclr, #2" ::: "memory"); }
 static inline void arch_irq_disable(void) { __asm__ volatile("msr daifset, #2" ::: "memory"); }
 
@@ -42,6 +45,13 @@ static inline uint64_t arch_counter(void)
     return read_sysreg(cntvct_el0);
 }
 
+/* The counter without ordering it after earlier instructions: for CPU
+ * time accounting, where a few instructions' skew do not matter. */
+static inline uint64_t arch_counter_relaxed(void)
+{
+    return read_sysreg(cntvct_el0);
+}
+
 static inline uint64_t arch_counter_freq(void) { return read_sysreg(cntfrq_el0); }
 
 static inline void arch_timer_set_deadline(uint64_t counter_value)
@@ -58,6 +68,14 @@ static inline void arch_space_activate(paddr_t l1_pa, uint16_t asid)
 {
     write_sysreg(ttbr0_el1, l1_pa | ((uint64_t)asid << 48));
     isb();
+}
+
+/* The same on the way out to user space: the exception return
+ * synchronises, so no barrier, as long as the kernel does not touch user
+ * memory between this and the return. */
+static inline void arch_space_activate_for_return(paddr_t l1_pa, uint16_t asid)
+{
+    write_sysreg(ttbr0_el1, l1_pa | ((uint64_t)asid << 48));
 }
 
 #endif

@@ -1,0 +1,34 @@
+/*
+ * The context switch itself, inline for the scheduler and the IPC
+ * fastpath (sched_switch_to is the out-of-line version).
+ */
+#ifndef PETREL_SWITCH_H
+#define PETREL_SWITCH_H
+
+#include "cpu.h"
+#include "thread.h"
+#include "space.h"
+
+/*
+ * Switch core c to t: time accounting, TLS, address space, FP. Every
+ * caller returns to user space right after (the exception return makes
+ * the new TTBR0 take effect, so no barrier here).
+ */
+static ALWAYS_INLINE void sched_switch(struct cpu *c, struct thread *t)
+{
+    struct thread *prev = c->current;
+    uint64_t now = arch_counter_relaxed();
+    if (prev) {
+        prev->cpu_ticks += now - prev->run_start;
+        prev->tls = read_sysreg(tpidr_el0);
+    }
+    t->run_start = now;
+    write_sysreg(tpidr_el0, t->tls);
+    if (!prev || prev->space != t->space)
+        arch_space_activate_for_return(t->space->l1_pa, t->space->asid);
+    arch_fp_switch(c, prev, t);
+    t->state = T_RUNNING;
+    c->current = t;
+}
+
+#endif
