@@ -23,7 +23,6 @@
 #define WORKER_HANDLES  256
 #define WORKER_SPACES   8
 
-static const char *const limit_names[LIMIT_KINDS] = { "memory", "threads", "handles", "spaces" };
 static const char *const state_names[] = {
     "error", "inactive", "running", "ready", "send", "recv", "reply", "notify", "futex", "dead",
 };
@@ -293,53 +292,46 @@ int driver_main(const struct petrel_bootinfo *bi)
         stalled = now - last_progress > 20000000000ull || now - t0 > limit_s * 1000000000ull;
     }
     uint64_t ns = (uint64_t)sys_clock_ns() - t0, total = done_total();
-    if (stalled) {
-        for (unsigned w = 0; w < procs; w++)
-            for (unsigned t = 0; t < threads; t++)
-                if (wk[w].sh->t[t].done < ops)
-                    printf("# sfuzz: worker %u thread %u stopped at operation %lu (%s)\n", w, t,
-                           (unsigned long)wk[w].sh->t[t].done, fz_op_names[wk[w].sh->t[t].cur_op % OP_COUNT]);
-    }
     tap_ok(finished && total == ops * procs * threads,
            "sfuzz: %lu operations by %u processes x %u threads on %u cores in %lu.%02lu s (seed 0x%lx)",
            (unsigned long)total, procs, threads, ncpus, (unsigned long)(ns / 1000000000ull),
            (unsigned long)(ns % 1000000000ull / 10000000ull), (unsigned long)seed);
+    for (unsigned w = 0; stalled && w < procs; w++)
+        for (unsigned t = 0; t < threads; t++)
+            if (wk[w].sh->t[t].done < ops)
+                printf("# sfuzz: worker %u thread %u stopped at operation %lu (%s)\n", w, t,
+                       (unsigned long)wk[w].sh->t[t].done, fz_op_names[wk[w].sh->t[t].cur_op % OP_COUNT]);
     report_ops();
 
     /* Limits: no worker (with its children) got past any of them. */
     bool within = true;
+    int64_t used[MAX_PROCS][LIMIT_KINDS], max[MAX_PROCS][LIMIT_KINDS];
     for (unsigned w = 0; w < procs; w++) {
         for (unsigned k = 0; k < LIMIT_KINDS; k++) {
-            int64_t used = sys_space_usage(wk[w].r.space, k), max = sys_space_usage(wk[w].r.space, k | LIMIT_QUERY_MAX);
-            if (used < 0 || max <= 0 || used > max) {
-                printf("# sfuzz: worker %u %s: usage %ld, limit %ld\n", w, limit_names[k], (long)used, (long)max);
-                within = false;
-            }
+            used[w][k] = sys_space_usage(wk[w].r.space, k);
+            max[w][k] = sys_space_usage(wk[w].r.space, k | LIMIT_QUERY_MAX);
+            within = within && used[w][k] >= 0 && max[w][k] > 0 && used[w][k] <= max[w][k];
         }
     }
-    for (unsigned w = 0; w < procs; w++) {
-        int64_t wu[LIMIT_KINDS];
-        for (unsigned k = 0; k < LIMIT_KINDS; k++)
-            wu[k] = sys_space_usage(wk[w].r.space, k);
-        char what[32];
-        snprintf(what, sizeof(what), "worker %u usage", w);
-        print_usage(what, wu);
-    }
     tap_ok(within, "sfuzz: every worker stayed within its limits of memory, threads, handles and spaces");
+    for (unsigned w = 0; w < procs; w++)
+        printf("# worker %u usage (limit): memory %ld (%ld) bytes, threads %ld (%ld), handles %ld (%ld), spaces %ld (%ld)\n",
+               w, (long)used[w][0], (long)max[w][0], (long)used[w][1], (long)max[w][1], (long)used[w][2],
+               (long)max[w][2], (long)used[w][3], (long)max[w][3]);
 
     /* Kill them all, then everything must come back. */
     bool killed = true;
+    int64_t nkilled[MAX_PROCS];
     for (unsigned w = 0; w < procs; w++) {
-        int64_t n = sys_space_kill(wk[w].r.space);
-        int64_t left = sys_space_usage(wk[w].r.space, LIMIT_THREADS);
-        if (n < 0 || left != 0) {
-            printf("# sfuzz: worker %u: space_kill %ld, threads left %ld (memory %ld handles %ld spaces %ld)\n", w,
-                   (long)n, (long)left, (long)sys_space_usage(wk[w].r.space, LIMIT_MEMORY),
-                   (long)sys_space_usage(wk[w].r.space, LIMIT_HANDLES), (long)sys_space_usage(wk[w].r.space, LIMIT_SPACES));
-            killed = false;
-        }
+        nkilled[w] = sys_space_kill(wk[w].r.space);
+        for (unsigned k = 0; k < LIMIT_KINDS; k++)
+            used[w][k] = sys_space_usage(wk[w].r.space, k);
+        killed = killed && nkilled[w] >= 0 && used[w][LIMIT_THREADS] == 0;
     }
     tap_ok(killed, "sfuzz: space_kill ends every worker and all the threads it counts");
+    for (unsigned w = 0; w < procs; w++)
+        printf("# worker %u: space_kill %ld; then counted to it: threads %ld, memory %ld, handles %ld, spaces %ld\n",
+               w, (long)nkilled[w], (long)used[w][1], (long)used[w][0], (long)used[w][2], (long)used[w][3]);
     for (unsigned w = 0; w < procs; w++) {
         sys_handle_close(wk[w].r.thread);
         sys_handle_close(wk[w].r.space);
@@ -350,15 +342,15 @@ int driver_main(const struct petrel_bootinfo *bi)
     sys_handle_close((uint32_t)shared_n);
     int64_t keep = !strcmp(brk, "leak") ? sys_mem_create(0x10000, MEM_EAGER) : 0;
     bool back = usage_back(base, u);
-    print_usage("root usage after", u);
     tap_ok(back, "sfuzz: after the kill the root's usage of every kind is back where it was");
+    print_usage("root usage after", u);
     if (keep > 0)
         sys_handle_close((uint32_t)keep);
 
     tap_ok(root_alive((uint32_t)root_ro), "sfuzz: afterwards the root spawns a program, calls it, maps memory");
     back = usage_back(base, u);
-    print_usage("root usage at the end", u);
     tap_ok(back, "sfuzz: and its usage is back again after that program exits");
+    print_usage("root usage at the end", u);
     sys_handle_close((uint32_t)root_ro);
     tap_plan();
     return 0;
