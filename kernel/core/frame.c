@@ -24,7 +24,10 @@
 #define FRAME_USED      2
 
 struct frame {
-    uint32_t next, prev;    /* free-list links (frame indexes) */
+    union {
+        struct { uint32_t next, prev; };    /* FRAME_FREE: free-list links (frame indexes) */
+        uint64_t owner_word;                /* FRAME_USED, order 0: its owner's (kmalloc) */
+    };
     uint8_t order;
     uint8_t state;
     uint16_t refs;          /* sharers of an allocated block (copy-on-write) */
@@ -164,6 +167,7 @@ paddr_t frame_alloc(unsigned order)
     frames[idx].order = (uint8_t)order;
     frames[idx].state = FRAME_USED;
     frames[idx].refs = 1;
+    frames[idx].owner_word = 0;
     spin_unlock_irqrestore(&lock, flags);
     return base_pa + ((uint64_t)idx << 12);
 }
@@ -203,6 +207,14 @@ int frame_free(paddr_t pa, unsigned order)
     list_push(idx, order);
     spin_unlock_irqrestore(&lock, flags);
     return 0;
+}
+
+uint64_t *frame_owner_word(paddr_t pa)
+{
+    if (!frames || pa < base_pa || ((pa - base_pa) >> 12) >= nframes)
+        return NULL;
+    struct frame *f = &frames[(pa - base_pa) >> 12];
+    return f->state == FRAME_USED && f->order == 0 ? &f->owner_word : NULL;
 }
 
 /* The allocated block starting at pa, or NULL. Caller holds the lock. */

@@ -160,6 +160,8 @@ int64_t sys_notify_bind(uint32_t thread_h, uint32_t h)
         notify_thread_gone(t);
         return 0;
     }
+    if (t->state == T_DEAD)
+        return -E_STATE;            /* its death already dropped every binding */
     struct notification *n = get(h, R_READ, &ns, &err);
     if (!n)
         return err;

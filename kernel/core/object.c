@@ -136,7 +136,8 @@ static void last_handle(struct object *o)
     case OBJ_INTERRUPT: irqobj_shutdown(o); break;
     case OBJ_REPLY: reply_shutdown(o); break;
     case OBJ_SPACE: space_shutdown(o); break;
-    default: break;     /* threads run on; memory stays while mapped */
+    case OBJ_THREAD: thread_shutdown(o); break;
+    default: break;     /* memory stays while mapped */
     }
 }
 

@@ -43,8 +43,11 @@ struct space *space_create(struct space *parent, int *err)
         mmu_asid_free(s->asid);
         goto fail;
     }
-    if (parent)
+    list_init(&s->children);
+    if (parent) {
         obj_ref(&parent->obj);
+        list_add_tail(&parent->children, &s->child_link);
+    }
     obj_init(&s->obj, OBJ_SPACE);
     s->l1_pa = l1;
     s->l1 = phys_to_virt(l1);
@@ -61,10 +64,24 @@ fail:
     return NULL;
 }
 
+/* End every thread of s; its teardown follows (now or from the work list). */
+static unsigned kill_threads(struct space *s)
+{
+    unsigned n = 0;
+    while (!list_empty(&s->threads)) {
+        thread_kill(list_first(&s->threads, struct thread, space_link), -1);
+        n++;
+    }
+    return n;
+}
+
 /*
  * Close all handles and remove all mappings, once. Afterwards the space
  * accepts no threads, mappings or handles (each of those checks
- * torn_down), so nothing it held can come back.
+ * torn_down), so nothing it held can come back. The processes it
+ * created die with it: a process cannot outlive its own end, or escape
+ * space_kill, through a child it made (each child's teardown is queued,
+ * so a deep family goes one generation at a time, without recursion).
  */
 void space_teardown(struct space *s)
 {
@@ -74,6 +91,11 @@ void space_teardown(struct space *s)
     bool alive = s->obj.refs > 0;   /* not called from space_free */
     if (alive)
         obj_ref(&s->obj);           /* survive the handles to itself going */
+    list_for_each(pos, &s->children) {
+        struct space *child = list_entry(pos, struct space, child_link);
+        kill_threads(child);
+        space_teardown_later(child);
+    }
     while (s->mappings.root)
         memobj_unmap(vanode_entry(s->mappings.root, struct mapping, node));
     handle_table_destroy(s);
@@ -99,20 +121,20 @@ void space_free(struct object *o)
     struct space *parent = s->parent;
     space_uncharge(s, LIMIT_MEMORY, space_bytes() + s->table_pages * 4096);
     space_uncharge(parent, LIMIT_SPACES, 1);
+    if (parent)
+        list_del(&s->child_link);
+    ASSERT(list_empty(&s->children));   /* each child holds a reference to it */
     kfree(s, sizeof(*s));
     if (parent)
         obj_unref(&parent->obj);
 }
 
-/* Kill every thread of s (a whole process ends at once) and tear it down. */
+/* Kill every thread of s (a whole process ends at once) and tear it down,
+ * and with it every process it created. */
 unsigned space_kill(struct space *s)
 {
-    unsigned n = 0;
     obj_ref(&s->obj);
-    while (!list_empty(&s->threads)) {
-        thread_kill(list_first(&s->threads, struct thread, space_link), -1);
-        n++;
-    }
+    unsigned n = kill_threads(s);
     space_teardown_later(s);
     obj_unref(&s->obj);
     return n;

@@ -51,6 +51,9 @@ void svc_reply(struct svc_call *call, uint64_t label, unsigned len, const uint64
 
 void svc_fail(struct svc_call *call, int64_t err)
 {
+    for (unsigned i = 0; i < call->nhandles; i++)
+        svc_handle_release(call->handles[i]);
+    call->nhandles = 0;
     uint64_t mr[1] = { (uint64_t)err };
     svc_reply(call, call->label, 1, mr);
 }

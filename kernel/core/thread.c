@@ -141,10 +141,13 @@ void thread_cancel_wait(struct thread *t)
     timeout_cancel(t);
 }
 
-/* End a wait of t with `result` in its x0 and make it runnable. */
+/* End a wait of t with `result` in its x0 and make it runnable. A fault
+ * ended this way (its handler went away) is over: the next reply t gets
+ * is an ordinary one. */
 void thread_wake(struct thread *t, int64_t result)
 {
     thread_cancel_wait(t);
+    t->in_fault = false;
     t->tf.x[0] = (uint64_t)result;
     sched_enqueue(t);
 }
@@ -184,6 +187,16 @@ void thread_kill(struct thread *t, int status)
         return;                 /* that core's scheduler drops the reference */
     }
     obj_unref(&t->obj);
+}
+
+/* The last handle to t is gone: a running or waiting thread runs on, but
+ * one never started or suspended could never be started or resumed
+ * again — it dies instead of holding its space forever. */
+void thread_shutdown(struct object *o)
+{
+    struct thread *t = list_entry(o, struct thread, obj);
+    if (t->state == T_INACTIVE || t->suspended)
+        thread_kill(t, -1);
 }
 
 void thread_free(struct object *o)
@@ -388,6 +401,8 @@ int64_t sys_thread_set_fault_handler(uint32_t h, uint32_t ep_h)
     if (!o)
         return err;
     struct thread *t = THREAD_OF(o);
+    if (t->state == T_DEAD)
+        return -E_STATE;            /* its death already dropped its handler */
     struct handle_slot *sl = NULL;
     if (ep_h) {
         int e = handle_get(current_thread()->space, ep_h, OBJ_ENDPOINT, R_WRITE, &sl);

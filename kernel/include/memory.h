@@ -35,6 +35,9 @@ int frame_init(void);
 paddr_t frame_alloc(unsigned order);    /* PADDR_INVALID if none */
 paddr_t frame_alloc_zeroed(unsigned order);
 int frame_free(paddr_t pa, unsigned order);  /* -E_INVAL on a bad or double free */
+/* A word in the descriptor of an allocated 4 KiB frame for its owner's
+ * bookkeeping (zero when allocated); NULL if pa is no such frame. */
+uint64_t *frame_owner_word(paddr_t pa);
 int frame_share(paddr_t pa);            /* copy-on-write: one more sharer */
 unsigned frame_sharers(paddr_t pa);
 int frame_release(paddr_t pa, unsigned order);  /* one sharer fewer; frees at zero */

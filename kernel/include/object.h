@@ -83,6 +83,7 @@ void reply_shutdown(struct object *o);
 void reply_free(struct object *o);
 void space_shutdown(struct object *o);
 void space_free(struct object *o);
+void thread_shutdown(struct object *o);
 void thread_free(struct object *o);
 
 #endif

@@ -46,7 +46,9 @@ struct svc_call {
 
 /* Reply now with len registers (the skeleton's use). */
 void svc_reply(struct svc_call *call, uint64_t label, unsigned len, const uint64_t *mr);
-/* Reply now with an error status only. */
+/* Reply now with an error status only: the request is refused, so the
+ * objects passed with it are released (the skeleton calls this before a
+ * method ever sees them). */
 void svc_fail(struct svc_call *call, int64_t err);
 /* Keep this call's reply for later; 0 if it cannot be kept. */
 svc_token svc_defer(struct svc_call *call);

@@ -7,6 +7,15 @@
  * mode=prio      try to raise its own priority, report on "ep"
  * mode=fuzz      throw calls=N random system calls, report on "results"
  * mode=hog       take every free frame (eager objects), report on "ep", wait
+ *
+ * Reproducers of kernel holes (user/coretest/review.c runs them, one per boot):
+ * mode=deadbind    bind a notification to a dead thread, free the thread, let
+ *                  its memory become our FP save area, signal
+ * mode=deadfault   set a fault handler on a dead thread, exit (leaks our space)
+ * mode=kfill       fill each kmalloc size class up to our limit, free it all
+ * mode=devptr      pass a device mapping ("dev") to a system call
+ * mode=stickyfault a fault whose handler endpoint dies, then an ordinary call
+ * mode=svchandles  pass handles to a kernel-placed service ("svc") that takes none
  */
 #include "petrel.h"
 #include "../coretest/echo.h"
@@ -172,6 +181,226 @@ static void hog(void)
     sys_futex_wait((uint64_t)&never, 0, 0);
 }
 
+/* ---------------------------------------------------------------- reproducers */
+
+static volatile uint32_t go_word, never_word;
+
+static void sleep_ns(uint64_t ns)
+{
+    sys_futex_wait((uint64_t)&never_word, 0, ns);
+}
+
+struct signaller {
+    uint32_t n;
+    volatile int64_t result;
+};
+
+static void signaller(void *arg)
+{
+    struct signaller *s = arg;
+    while (!go_word)
+        sys_futex_wait((uint64_t)&go_word, 0, 0);
+    puts("corepeer: deadbind: signalling the notification bound to the freed thread");
+    s->result = sys_notify_signal(s->n, 1);
+    puts("corepeer: deadbind: signal returned");
+}
+
+/*
+ * notify_bind accepts a dead thread; thread_free does not unbind, so the
+ * notification keeps a pointer to the freed struct thread (kmalloc class
+ * 1024). Our first FP instruction allocates our FP save area (528 bytes,
+ * the same class) in exactly that slot, so the "thread" the notification
+ * points at is now our q0..q31: state (offset 318) = T_RECV, link.prev
+ * (offset 336) and waiting_on (offset 368) = addresses we choose.
+ * notify_signal then runs ipc_cancel on it: list_del writes through our
+ * pointer.
+ */
+static void deadbind(void)
+{
+    static struct signaller sg;
+    sg.n = (uint32_t)sys_notify_create();
+    sg.result = 1;
+    /* Every other allocation first: the helper thread, its stack. */
+    int64_t helper = thread_spawn(signaller, &sg, 0, -1);
+    sys_thread_set_priority(self_thread(), 0);
+    uint64_t utcb = va_alloc(4096, 4096);
+    int64_t t = sys_thread_create(self_space(), utcb);
+    int64_t killed = t > 0 ? sys_thread_kill((uint32_t)t) : t;
+    int64_t bound = sys_notify_bind((uint32_t)t, sg.n);
+    printf("corepeer: deadbind: helper %ld, thread %ld, kill %s, notify_bind on the dead thread: %s\n",
+           (long)helper, (long)t, error_str(killed), error_str(bound));
+    sys_handle_close((uint32_t)t);                      /* frees the struct thread */
+
+    static uint8_t fake[512] __attribute__((aligned(16)));
+    fake[318] = 4;                                      /* T_RECV */
+    *(uint64_t *)&fake[328] = 0xffffff80dead0000ull;    /* link.next */
+    *(uint64_t *)&fake[336] = 0xffffff80dead0000ull;    /* link.prev: written through */
+    *(uint64_t *)&fake[368] = 0xffffff80dead1000ull;    /* waiting_on */
+    register uint64_t x0 __asm__("x0") = (uint64_t)fake;
+    __asm__ volatile(".inst 0x4cdf2000\n\t.inst 0x4cdf2004\n\t.inst 0x4cdf2008\n\t.inst 0x4cdf200c\n\t"
+                     ".inst 0x4cdf2010\n\t.inst 0x4cdf2014\n\t.inst 0x4cdf2018\n\t.inst 0x4cdf201c"
+                     : "+r"(x0) :: "memory");           /* ld1 {v0-v31}: our FP state is now `fake` */
+    go_word = 1;
+    sys_futex_wake((uint64_t)&go_word, 1);
+    sleep_ns(20000000);                                 /* switched out: the FP state is saved */
+    report("ep", (uint64_t)bound, (uint64_t)sg.result, 0);
+}
+
+/*
+ * thread_set_fault_handler accepts a dead thread; thread_free does not
+ * drop fault_ep, so the endpoint (paid by us, holding our space) is never
+ * freed, and neither is our space: its struct, L1 table, page tables
+ * and ASID, and the charges on our parent.
+ */
+static void deadfault(void)
+{
+    int64_t ep = sys_endpoint_create();
+    uint64_t utcb = va_alloc(4096, 4096);
+    int64_t t = sys_thread_create(self_space(), utcb);
+    sys_thread_kill((uint32_t)t);
+    int64_t set = sys_thread_set_fault_handler((uint32_t)t, (uint32_t)ep);
+    sys_handle_close((uint32_t)t);
+    sys_handle_close((uint32_t)ep);
+    /* Page tables (kept until the space is freed): 64 L3 tables. */
+    uint32_t m;
+    volatile uint8_t *p = mem_alloc(4096, 0, &m);
+    uint64_t base = 0x4000000000ull;
+    for (int i = 0; p && i < 64; i++) {
+        uint64_t va = base + (uint64_t)i * 0x200000;
+        if (sys_mem_map(self_space(), m, va, 0, 4096, R_READ) == 0) {
+            (void)*(volatile uint8_t *)va;
+            sys_mem_unmap(self_space(), va);
+        }
+    }
+    report("ep", (uint64_t)set, (uint64_t)sys_space_usage(self_space(), LIMIT_MEMORY), 0);
+}
+
+/*
+ * kmalloc never gives a frame back once a size class took it. Fill each
+ * class from 32 to 2048 bytes (memory-object page arrays of 4..256
+ * entries, each object held by a lazy mapping) until our limit says no,
+ * then free it all: our usage goes back to nothing, the frames stay in
+ * the kernel heap, charged to nobody.
+ */
+static void kfill(void)
+{
+    uint64_t objects = 0;
+    uint64_t base = 0x1000000000ull;
+    for (uint64_t pages = 4; pages <= 256; pages *= 2) {
+        uint64_t size = pages * 4096, n = 0;
+        for (;;) {
+            int64_t h = sys_mem_create(size, 0);
+            if (h < 0)
+                break;
+            int64_t e = sys_mem_map(self_space(), (uint32_t)h, base + n * size, 0, size, R_READ);
+            sys_handle_close((uint32_t)h);
+            if (e)
+                break;
+            n++;
+        }
+        for (uint64_t i = 0; i < n; i++)
+            sys_mem_unmap(self_space(), base + i * size);
+        printf("corepeer: kfill: %lu objects with %lu-byte page arrays, freed again (usage now %ld)\n",
+               (unsigned long)n, (unsigned long)(pages * 8), (long)sys_space_usage(self_space(), LIMIT_MEMORY));
+        objects += n;
+    }
+    report("ep", objects, (uint64_t)sys_space_usage(self_space(), LIMIT_MEMORY), 0);
+}
+
+/* A driver passes its device mapping to the kernel as a buffer. */
+static void devptr(void)
+{
+    uint64_t va = va_alloc(0x1000, 0x1000);
+    int64_t e = sys_mem_map(self_space(), start_handle("dev"), va, 0, 0x1000, R_READ | R_WRITE);
+    printf("corepeer: devptr: device page mapped at 0x%lx (%s); debug_write from it\n", (unsigned long)va,
+           error_str(e));
+    int64_t w = sys_debug_write((const void *)va, 4);
+    int64_t f = sys_futex_wake(va, 1);
+    report("ep", (uint64_t)e, (uint64_t)w, (uint64_t)f);
+}
+
+static volatile int hijacked_flag;
+
+static void hijacked(void)
+{
+    puts("corepeer: stickyfault: the reply to an ordinary call redirected this thread's pc");
+    hijacked_flag = 1;
+    report("ep", 0xbad, 0, 0);
+    sys_thread_exit(0);
+}
+
+static void closer(void *arg)
+{
+    sleep_ns(5000000);
+    sys_handle_close((uint32_t)(uintptr_t)arg);        /* the fault handler endpoint goes */
+}
+
+static uint64_t server_stack[512] __attribute__((aligned(16)));
+
+static void replier(void *arg)
+{
+    uint32_t s = (uint32_t)(uintptr_t)arg;
+    struct petrel_msg m = { 0 };
+    if (sys_ipc_recv(s, &m) != 0)
+        return;
+    /* An ordinary reply of three words (a server's answer, say). */
+    m.info = MSG_INFO(1, 3, 0);
+    m.mr[0] = 0;
+    m.mr[1] = (uint64_t)hijacked;
+    m.mr[2] = (uint64_t)&server_stack[510];
+    sys_ipc_reply(0, &m);
+}
+
+/*
+ * A thread in a fault (in_fault) whose handler endpoint is closed wakes
+ * with E_CLOSED but keeps in_fault; do_reply then treats the reply to its
+ * next ordinary call as a fault reply: MR1 becomes its pc, MR2 its sp,
+ * MR3.. its x0.., MR0 == 1 kills it.
+ */
+static void stickyfault(void)
+{
+    int64_t fe = sys_endpoint_create();
+    int64_t s = sys_endpoint_create();
+    sys_thread_set_fault_handler(self_thread(), (uint32_t)fe);
+    thread_spawn(closer, (void *)(uintptr_t)fe, 0, -1);
+    thread_spawn(replier, (void *)(uintptr_t)s, 0, -1);
+    register int64_t x0 __asm__("x0") = 0;
+    register int64_t x8 __asm__("x8") = 172;
+    __asm__ volatile("svc #0" : "+r"(x0) : "r"(x8) : "memory");   /* waits for a handler that goes away */
+    int64_t from_svc = x0;
+    struct petrel_msg m = { MSG_INFO(7, 0, 0), { 0 }, 0, 0 };
+    int64_t c = sys_ipc_call((uint32_t)s, &m);
+    printf("corepeer: stickyfault: svc #0 gave %s, the call returned normally (%s, mr1 0x%lx)\n",
+           error_str(from_svc), error_str(c), (unsigned long)m.mr[1]);
+    report("ep", 0, (uint64_t)c, (uint64_t)from_svc);
+}
+
+/*
+ * The generated skeletons refuse a request whose handle count is wrong
+ * (svc_fail) without releasing the handles take_handles took: in the
+ * kernel placement each one is a kmalloc'd khandle (charged to nobody)
+ * and a reference on the object, forever.
+ */
+static void svchandles(void)
+{
+    uint32_t svc = start_handle("svc");
+    int64_t e = sys_endpoint_create();
+    struct petrel_utcb *u = utcb();
+    uint64_t calls = 0, refused = 0;
+    for (int i = 0; i < 300000; i++) {
+        u->send_handles[0] = i == 0 ? self_space() : (uint32_t)e;   /* our own space too, once */
+        u->send_handles[1] = u->send_handles[2] = (uint32_t)e;
+        u->send_rights[0] = u->send_rights[1] = u->send_rights[2] = R_READ;
+        struct petrel_msg m = { MSG_INFO((2ull << 16) | 2, 1, 3), { 1 }, 0, 0 };    /* fs close(1), 3 handles */
+        if (sys_ipc_call(svc, &m) == 0)
+            calls++;
+        refused += (int64_t)m.mr[0] == -E_INVAL;
+    }
+    printf("corepeer: svchandles: %lu calls with three handles each, %lu refused; our usage %ld bytes\n",
+           (unsigned long)calls, (unsigned long)refused, (long)sys_space_usage(self_space(), LIMIT_MEMORY));
+    report("ep", calls, refused, (uint64_t)sys_space_usage(self_space(), LIMIT_MEMORY));
+}
+
 int main(void *info)
 {
     char mode[16] = "";
@@ -192,6 +421,18 @@ int main(void *info)
         fuzz();
     else if (!strcmp(mode, "hog"))
         hog();
+    else if (!strcmp(mode, "deadbind"))
+        deadbind();
+    else if (!strcmp(mode, "deadfault"))
+        deadfault();
+    else if (!strcmp(mode, "kfill"))
+        kfill();
+    else if (!strcmp(mode, "devptr"))
+        devptr();
+    else if (!strcmp(mode, "stickyfault"))
+        stickyfault();
+    else if (!strcmp(mode, "svchandles"))
+        svchandles();
     else
         printf("corepeer: unknown mode \"%s\"\n", mode);
     return 0;

@@ -27,5 +27,6 @@ void test_faults(void);
 void test_objects(void);
 void test_fuzz(void);
 void test_irq(void);
+void test_review(void);
 
 #endif

@@ -104,6 +104,10 @@ int main(const struct petrel_bootinfo *bi)
         printf("# group %s\n", groups[i].name);
         groups[i].fn();
     }
+    if (!strcmp(only, "review")) {
+        printf("# group review\n");
+        test_review();      /* reproducers: never part of the default run */
+    }
     tap_plan();
     return 0;
 }

@@ -275,8 +275,8 @@ paddr_t mmu_user_pa(uint64_t *l1, vaddr_t va, bool write)
     if (va >= USER_VA_TOP)
         return PADDR_INVALID;
     uint64_t *e = mmu_walk(l1, va, &level);
-    if (!e || !(*e & PTE_AP_EL0) || (write && (*e & PTE_AP_RO)))
-        return PADDR_INVALID;
+    if (!e || !(*e & PTE_AP_EL0) || (write && (*e & PTE_AP_RO)) || (*e & PTE_ATTR(7)) != PTE_ATTR(MT_NORMAL))
+        return PADDR_INVALID;       /* device registers are no buffer the kernel copies */
     uint64_t size = level == 3 ? 4096 : level == 2 ? MiB(2) : GiB(1);
     return (*e & PTE_ADDR_MASK & ~(size - 1)) | (va & (size - 1));
 }
@@ -425,7 +425,7 @@ void *arch_user_translate(vaddr_t va, bool write)
         __asm__ volatile("at s1e0r, %0" :: "r"(va));
     isb();
     uint64_t par = read_sysreg(par_el1);
-    if (par & 1)
-        return NULL;
+    if ((par & 1) || (par >> 56) != 0xff)
+        return NULL;                /* not mapped, or not normal memory (device registers) */
     return phys_to_virt((par & PTE_ADDR_MASK) | (va & 0xfff));
 }

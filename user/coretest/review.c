@@ -1,0 +1,200 @@
+/*
+ * Reproducers of holes found in a security review of the kernel: each
+ * check states the behaviour the kernel should have, so it fails (or the
+ * kernel panics) until the hole is closed. Run one per boot with
+ * `only=review hole=NAME` (tests/guest/cases.toml: review/NAME); they are
+ * not part of the default coretest run.
+ */
+#include "coretest.h"
+
+static int64_t peer_as(const char *mode, uint32_t ep, const char *extra_name, uint32_t extra, uint64_t mem_limit,
+                       struct spawn_result *r)
+{
+    char args[64];
+    snprintf(args, sizeof(args), "mode=%s", mode);
+    struct spawn_grant g[] = { { "ep", ep, R_WRITE }, { extra_name, extra, R_READ | R_WRITE } };
+    struct spawn_req req = { "corepeer", args, 0, -1, g, extra ? 2 : 1, 0, mem_limit, 0, 0, 0 };
+    return spawn(&req, r);
+}
+
+static int64_t peer(const char *mode, uint32_t ep, uint32_t extra, uint64_t mem_limit, struct spawn_result *r)
+{
+    return peer_as(mode, ep, "dev", extra, mem_limit, r);
+}
+
+/* Receive the peer's report (a call) and answer it. */
+static int64_t hear(uint32_t ep, struct petrel_msg *m)
+{
+    int64_t rr = sys_ipc_recv(ep, m);
+    if (rr == 0) {
+        struct petrel_msg a = { 0 };
+        sys_ipc_reply(0, &a);
+    }
+    return rr;
+}
+
+static void wait_dead(uint32_t thread)
+{
+    struct petrel_thread_stats st = { 0 };
+    for (int i = 0; i < 500 && st.state != THREAD_DEAD; i++) {
+        sleep_ms(2);
+        sys_thread_stats(thread, &st);
+    }
+}
+
+/* notify_bind on a dead thread: a dangling pointer an unprivileged
+ * process turns into a kernel write through an address it chooses. */
+static void deadbind(void)
+{
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    struct spawn_result r;
+    struct petrel_msg m = { 0 };
+    int64_t err = peer("deadbind", ep, 0, 0, &r);
+    int64_t rr = err ? err : hear(ep, &m);
+    tap_ok(rr == 0 && (int64_t)m.mr[0] < 0,
+           "review: notify_bind on a dead thread is refused (%s), and the kernel survives the signal",
+           rr == 0 ? error_str((int64_t)m.mr[0]) : error_str(rr));
+}
+
+/* thread_set_fault_handler on a dead thread: the process's space is
+ * never freed (nor its page tables, ASID, and its parent's charges). */
+static void deadfault(void)
+{
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    int64_t spaces0 = sys_space_usage(self_space(), LIMIT_SPACES);
+    int64_t mem0 = sys_space_usage(self_space(), LIMIT_MEMORY);
+    int64_t set = 0;
+    for (int round = 0; round < 4; round++) {
+        struct spawn_result r;
+        struct petrel_msg m = { 0 };
+        int64_t err = peer("deadfault", ep, 0, 0, &r);
+        int64_t rr = err ? err : hear(ep, &m);
+        if (rr == 0)
+            set = (int64_t)m.mr[0];
+        if (!err) {
+            wait_dead(r.thread);
+            sys_handle_close(r.thread);
+            sys_handle_close(r.space);
+        }
+        printf("# review: deadfault round %d: fault handler on a dead thread: %s; our usage now %ld spaces, "
+               "%ld KiB (before: %ld, %ld KiB)\n", round, error_str(set),
+               (long)sys_space_usage(self_space(), LIMIT_SPACES), (long)(sys_space_usage(self_space(), LIMIT_MEMORY) >> 10),
+               (long)spaces0, (long)(mem0 >> 10));
+    }
+    int64_t spaces1 = sys_space_usage(self_space(), LIMIT_SPACES);
+    tap_ok(spaces1 == spaces0,
+           "review: four exited processes that set a fault handler on a dead thread leave no space behind "
+           "(%ld spaces before, %ld after)", (long)spaces0, (long)spaces1);
+}
+
+/* How many bytes a hog process can take now (it is killed afterwards). */
+static uint64_t hog_measure(uint32_t ep)
+{
+    struct spawn_result r;
+    struct petrel_msg m = { 0 };
+    int64_t err = peer("hog", ep, 0, 0, &r);
+    int64_t rr = err ? err : sys_ipc_recv(ep, &m);
+    uint64_t taken = rr == 0 ? m.mr[0] : 0;
+    if (rr == 0) {
+        struct petrel_msg a = { 0 };
+        sys_ipc_reply(0, &a);
+    }
+    if (!err) {
+        sys_space_kill(r.space);
+        sys_handle_close(r.space);
+        sys_handle_close(r.thread);
+    }
+    return taken;
+}
+
+/* kmalloc keeps every frame a size class ever took: a process within a
+ * 32 MiB limit leaves several times that behind, charged to nobody. */
+static void kfill(void)
+{
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    uint64_t before = hog_measure(ep);
+    struct spawn_result r;
+    struct petrel_msg m = { 0 };
+    int64_t err = peer("kfill", ep, 0, 32ull << 20, &r);
+    int64_t rr = err ? err : hear(ep, &m);
+    if (!err) {
+        wait_dead(r.thread);
+        sys_handle_close(r.thread);
+        sys_handle_close(r.space);
+    }
+    uint64_t after = hog_measure(ep);
+    int64_t lost = (int64_t)(before - after);
+    printf("# review: kfill: %lu objects; a hog took %lu MiB before, %lu MiB after\n", (unsigned long)m.mr[0],
+           (unsigned long)(before >> 20), (unsigned long)(after >> 20));
+    tap_ok(rr == 0 && lost < (4 << 20),
+           "review: a process with a 32 MiB limit, once it exited, leaves no kernel memory behind (%ld MiB gone)",
+           (long)(lost >> 20));
+}
+
+/* A device mapping passed to a system call as a buffer. */
+static void devptr(void)
+{
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    int64_t dev = sys_mem_create_phys(root_handle(), 0x09010000, 0x1000);     /* the PL031 RTC of virt */
+    struct spawn_result r;
+    struct petrel_msg m = { 0 };
+    int64_t err = dev < 0 ? dev : peer("devptr", ep, (uint32_t)dev, 0, &r);
+    int64_t rr = err ? err : hear(ep, &m);
+    tap_ok(rr == 0 && m.mr[0] == 0 && (int64_t)m.mr[1] == -E_FAULT,
+           "review: a driver passing its device mapping to debug_write gets E_FAULT (%s)",
+           rr == 0 ? error_str((int64_t)m.mr[1]) : error_str(rr));
+}
+
+/* The reply to an ordinary call after a fault whose handler went away. */
+static void stickyfault(void)
+{
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    struct spawn_result r;
+    struct petrel_msg m = { 0 };
+    int64_t err = peer("stickyfault", ep, 0, 0, &r);
+    int64_t rr = err ? err : hear(ep, &m);
+    tap_ok(rr == 0 && m.mr[0] != 0xbad,
+           "review: a reply to an ordinary call cannot set the caller's pc (%s)",
+           rr != 0 ? error_str(rr) : m.mr[0] == 0xbad ? "it did" : "it did not");
+}
+
+/* Handles passed to a kernel-placed service method that takes none. */
+static void svchandles(void)
+{
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    uint32_t svc = (uint32_t)sys_endpoint_create();
+    int64_t bound = sys_service_bind(root_handle(), svc, 2);                 /* the file service, in the kernel */
+    uint64_t before = hog_measure(ep);
+    int64_t spaces0 = sys_space_usage(self_space(), LIMIT_SPACES);
+    struct spawn_result r;
+    struct petrel_msg m = { 0 };
+    int64_t err = bound ? bound : peer_as("svchandles", ep, "svc", svc, 8ull << 20, &r);
+    int64_t rr = err ? err : hear(ep, &m);
+    if (!err) {
+        wait_dead(r.thread);
+        sys_handle_close(r.thread);
+        sys_handle_close(r.space);
+    }
+    uint64_t after = hog_measure(ep);
+    int64_t lost = (int64_t)(before - after);
+    int64_t spaces1 = sys_space_usage(self_space(), LIMIT_SPACES);
+    printf("# review: svchandles: %lu calls; a hog took %lu MiB before, %lu MiB after; spaces %ld -> %ld\n",
+           (unsigned long)m.mr[0], (unsigned long)(before >> 20), (unsigned long)(after >> 20), (long)spaces0,
+           (long)spaces1);
+    tap_ok(rr == 0 && lost < (4 << 20) && spaces1 == spaces0,
+           "review: handles passed to a kernel-placed service that refuses the request are released "
+           "(%ld MiB gone, %ld spaces left behind)", (long)(lost >> 20), (long)(spaces1 - spaces0));
+}
+
+void test_review(void)
+{
+    char hole[32] = "";
+    start_arg("hole", hole, sizeof(hole));
+    struct { const char *name; void (*fn)(void); } holes[] = {
+        { "deadbind", deadbind }, { "deadfault", deadfault }, { "kfill", kfill }, { "devptr", devptr },
+        { "stickyfault", stickyfault }, { "svchandles", svchandles },
+    };
+    for (unsigned i = 0; i < sizeof(holes) / sizeof(holes[0]); i++)
+        if (!hole[0] || !strcmp(hole, holes[i].name))
+            holes[i].fn();
+}
