@@ -5,7 +5,7 @@
  *
  * Its main thread serves the fuzzing threads' faults (a load or store
  * in a scratch slot that is not mapped, read-only or over the memory
- * limit is resumed at the next instruction) and, woken every 5 ms by a
+ * limit is resumed at the next instruction) and, woken every 10 ms by a
  * ticker through a bound notification, watches them: a fuzzing thread
  * that has waited in IPC for 40 ms (a call nobody answers, a
  * blocking send) is killed and replaced by a new thread that continues
@@ -15,8 +15,8 @@
 #include "fuzz.h"
 
 #define FUZZ_STACK  0x10000ull
-#define TICK_NS     5000000ull
-#define STUCK_TICKS 8
+#define TICK_NS     10000000ull
+#define STUCK_TICKS 4
 
 struct fz_worker W;
 
