@@ -26,6 +26,7 @@ struct mapping {
     uint64_t size;
     uint64_t offset;            /* into the memory object */
     uint32_t rights;
+    uint32_t max_rights;        /* what mem_protect may give it back (the handle's) */
 };
 
 struct space {
