@@ -644,6 +644,32 @@ static int64_t op_unmap(struct fz_ctx *c)
     return sys_mem_unmap(s.h, slot_va(c));
 }
 
+/* A range for munmap / mprotect: in the scratch slots, across their
+ * mappings' ends and between slots; in other spaces sometimes over the
+ * victims' stacks and UTCBs too. Mostly page aligned. */
+static int64_t op_range(struct fz_ctx *c, unsigned op)
+{
+    struct fz_ent s = { W.own_space, OBJ_SPACE, K_OWN, 0, 0, 0 };
+    if (!chance(c, 2) && !pick(c, 1u << OBJ_SPACE, 0, &s, NULL))
+        return -E_NOENT;
+    uint64_t va = slot_va(c) + 0x1000 * below(c, 24) - (chance(c, 8) ? 0x1000 * below(c, 4) : 0);
+    if (s.kind != K_OWN && chance(c, 4))
+        va = FZ_CHILD_BASE + below(c, 8) * FZ_VICTIM_STRIDE + 0x1000 * below(c, 20);
+    uint64_t size = 0x1000 * (1 + below(c, chance(c, 8) ? 1024 : 24));
+    if (chance(c, 32))
+        va += 0x800;
+    if (chance(c, 32))
+        size = chance(c, 2) ? 0 : size + 0x10;
+    if (op == OP_unmap_range)
+        return sys_mem_unmap_range(s.h, va, size);
+    if (!chance(c, 4)) {            /* mostly inside one mapping, so that it can succeed */
+        va = slot_va(c) + 0x1000 * below(c, 4);
+        size = 0x1000 * (1 + below(c, 8));
+    }
+    static const uint32_t rights[] = { R_READ, R_READ | R_WRITE, R_READ | R_EXEC, R_READ | R_WRITE | R_EXEC, 0, R_WRITE };
+    return sys_mem_protect(s.h, va, size, rights[chance(c, 8) ? below(c, 6) : below(c, 3)]);
+}
+
 /* A load or store in a scratch slot: lazy fill, copy-on-write, or a fault
  * that the worker's fault server resumes past (then -E_FAULT). */
 static int64_t op_touch(struct fz_ctx *c)
@@ -786,7 +812,7 @@ static const uint8_t weight[OP_COUNT] = {
     [OP_ep_create] = 4, [OP_notify_create] = 3, [OP_mem_create] = 4, [OP_mem_clone] = 2, [OP_bootfile] = 1,
     [OP_space_create] = 2, [OP_spawn] = 1, [OP_thread_create] = 6, [OP_thread_start] = 4,
     [OP_dup] = 4, [OP_close] = 6, [OP_give] = 4, [OP_info] = 1,
-    [OP_map] = 6, [OP_unmap] = 4, [OP_touch] = 4, [OP_ktouch] = 2, [OP_mem_size] = 1,
+    [OP_map] = 8, [OP_unmap] = 3, [OP_unmap_range] = 2, [OP_protect] = 3, [OP_touch] = 4, [OP_ktouch] = 2, [OP_mem_size] = 1,
     [OP_kill] = 4, [OP_suspend] = 3, [OP_resume] = 3, [OP_priority] = 2, [OP_affinity] = 2,
     [OP_read_regs] = 2, [OP_write_regs] = 4, [OP_stats] = 2, [OP_fault_handler] = 3, [OP_set_tls] = 1,
     [OP_bind] = 2,
@@ -835,6 +861,7 @@ static int64_t run_op(struct fz_ctx *c, unsigned op)
         return op_handles(c, op);
     case OP_map: return op_map(c);
     case OP_unmap: return op_unmap(c);
+    case OP_unmap_range: case OP_protect: return op_range(c, op);
     case OP_touch: return op_touch(c);
     case OP_ktouch: return op_ktouch(c);
     case OP_mem_size: {

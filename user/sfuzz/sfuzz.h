@@ -20,7 +20,7 @@
 #define FZ_OPS(X) \
     X(ep_create) X(notify_create) X(mem_create) X(mem_clone) X(bootfile) X(space_create) X(spawn) \
     X(thread_create) X(thread_start) X(dup) X(close) X(give) X(info) \
-    X(map) X(unmap) X(touch) X(ktouch) X(mem_size) \
+    X(map) X(unmap) X(unmap_range) X(protect) X(touch) X(ktouch) X(mem_size) \
     X(kill) X(suspend) X(resume) X(priority) X(affinity) X(read_regs) X(write_regs) X(stats) \
     X(fault_handler) X(set_tls) X(bind) \
     X(send) X(recv) X(call) X(reply) X(reply_recv) X(reply_save) X(reply_to) X(reply_copy) \
