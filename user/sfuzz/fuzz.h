@@ -51,10 +51,31 @@ struct fz_worker {
 
 extern struct fz_worker W;
 
-/* ops.c */
+/* Random numbers of a fuzzing thread. */
+static inline uint64_t rnd(struct fz_ctx *c) { return fz_next(&c->seed); }
+static inline uint64_t below(struct fz_ctx *c, uint64_t n) { return rnd(c) % n; }
+static inline bool chance(struct fz_ctx *c, unsigned one_in) { return below(c, one_in) == 0; }
+
+/* table.c: the table of live handles. */
+extern volatile uint32_t fz_table_lock;
 void fz_table_init(void);
-void fz_run(struct fz_ctx *c);
+/* Copy a random entry of a type in `types` (1 << OBJ_*) and a kind in `kinds`
+ * (1 << K_*, 0: any), with its index; false if there is none. */
+bool fz_pick(struct fz_ctx *c, unsigned types, unsigned kinds, struct fz_ent *out, unsigned *idx);
+void fz_add(struct fz_ctx *c, struct fz_ent e);
+void fz_drop(struct fz_ctx *c, const struct fz_ent *e);
+void fz_forget(uint32_t h);
+void fz_set_flags(unsigned idx, uint32_t h, uint8_t flags);
+uint64_t fz_count_aux(unsigned idx, uint32_t h, uint64_t def);
+void fz_add_received_msg(struct fz_ctx *c, uint64_t info);
 void fz_shed(struct fz_ctx *c, unsigned n);
+uint32_t fz_rights_of(uint32_t h);
+uint32_t fz_give_rights(struct fz_ctx *c, const struct fz_ent *e);
+void fz_remember_space(int64_t h);
+
+/* ops.c: the operations. */
+void fz_ops_init(void);
+void fz_run(struct fz_ctx *c);
 
 /* A spin lock (the holder never waits in the kernel while holding it). */
 static inline void fz_lock(volatile uint32_t *l)

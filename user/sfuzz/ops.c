@@ -1,15 +1,9 @@
 /*
- * The operations of the stateful fuzzer and the table they work on.
- *
- * Each worker keeps one table of the handles it holds (FZ_TABLE
- * entries, shared by its fuzzing threads under a spin lock that is
- * never held across a system call). An operation picks its objects
- * from the table, so nearly every call reaches a real object in some
- * state — a thread blocked in IPC, a space being torn down, an
- * endpoint with queued callers — and whatever it creates or receives
- * goes back into the table, evicting (closing) a random entry when the
- * table is full. Handles that other threads close meanwhile make
- * stale values, which the kernel must refuse.
+ * The operations of the stateful fuzzer. Each picks its objects from the
+ * worker's table of live handles (table.c), so nearly every call reaches
+ * a real object in some state — a thread blocked in IPC, a space being
+ * torn down, an endpoint with queued callers — and whatever it creates or
+ * receives goes back into the table.
  *
  * The rules that keep the worker itself intact (only the kernel may
  * fail): the worker's own space never leaves it with R_MANAGE, so no
@@ -22,8 +16,7 @@
  */
 #include "fuzz.h"
 
-static struct fz_ent table[FZ_TABLE];
-static volatile uint32_t table_lock, spawn_lock;
+static volatile uint32_t spawn_lock;
 
 /* Victim slots in the worker's own space: a stack and a UTCB each. */
 static struct {
@@ -31,157 +24,18 @@ static struct {
     uint64_t born;          /* the creator's operation count */
 } vslot[FZ_VSLOTS];
 
-static uint64_t rnd(struct fz_ctx *c) { return fz_next(&c->seed); }
-static uint64_t below(struct fz_ctx *c, uint64_t n) { return rnd(c) % n; }
-static bool chance(struct fz_ctx *c, unsigned one_in) { return below(c, one_in) == 0; }
-
 static uint64_t vslot_stack_top(unsigned k) { return FZ_VICTIM_BASE + k * FZ_VICTIM_STRIDE + FZ_VICTIM_STACK; }
 static uint64_t vslot_utcb(unsigned k) { return FZ_VICTIM_BASE + k * FZ_VICTIM_STRIDE + FZ_VICTIM_STACK + 0x4000; }
 static uint64_t slot_va(struct fz_ctx *c) { return FZ_SLOT_BASE + below(c, FZ_SLOTS) * FZ_SLOT_SIZE; }
 
-/* ---------------------------------------------------------------- the table */
-
-/* Copy a random entry whose type is in `types` (a mask of 1 << OBJ_*) and
- * kind in `kinds` (a mask of 1 << K_*, 0: any); false if there is none. */
-static bool pick(struct fz_ctx *c, unsigned types, unsigned kinds, struct fz_ent *out, unsigned *idx)
-{
-    unsigned start = (unsigned)below(c, FZ_TABLE);
-    bool found = false;
-    fz_lock(&table_lock);
-    for (unsigned n = 0; n < FZ_TABLE && !found; n++) {
-        unsigned i = (start + n) % FZ_TABLE;
-        const struct fz_ent *e = &table[i];
-        if (e->h && (types & (1u << e->type)) && (!kinds || (kinds & (1u << e->kind)))) {
-            *out = *e;
-            if (idx)
-                *idx = i;
-            found = true;
-        }
-    }
-    fz_unlock(&table_lock);
-    return found;
-}
-
-/* Close a handle we are dropping. A process cannot get back what only
- * an unreachable object holds (a child space with a thread, a thread
- * never started), so mostly end such objects first: that keeps the
- * worker under its limits and the fuzz deep. */
-static void drop(struct fz_ctx *c, const struct fz_ent *e)
-{
-    if (!chance(c, 4)) {
-        if (e->type == OBJ_SPACE && e->kind != K_OWN)
-            sys_space_kill(e->h);
-        else if (e->type == OBJ_THREAD && !(e->flags & F_STARTED))
-            sys_thread_kill(e->h);
-    }
-    sys_handle_close(e->h);
-}
-
-/* Put an entry in the table; a full table loses (and drops) a random one. */
-static void add(struct fz_ctx *c, struct fz_ent e)
-{
-    struct fz_ent evicted = { 0 };
-    fz_lock(&table_lock);
-    unsigned i;
-    for (i = 0; i < FZ_TABLE && table[i].h; i++)
-        ;
-    if (i == FZ_TABLE) {
-        i = (unsigned)below(c, FZ_TABLE);
-        evicted = table[i];
-    }
-    table[i] = e;
-    fz_unlock(&table_lock);
-    if (evicted.h)
-        drop(c, &evicted);
-}
-
-/* Give up n entries of the table (the worker's own threads need room). */
-void fz_shed(struct fz_ctx *c, unsigned n)
-{
-    for (unsigned k = 0; k < n; k++) {
-        struct fz_ent e = { 0 };
-        fz_lock(&table_lock);
-        unsigned i = (unsigned)below(c, FZ_TABLE);
-        e = table[i];
-        table[i].h = 0;
-        fz_unlock(&table_lock);
-        if (e.h)
-            drop(c, &e);
-    }
-}
-
-/* Forget handle h (closed, or found dead). */
-static void forget(uint32_t h)
-{
-    fz_lock(&table_lock);
-    for (unsigned i = 0; i < FZ_TABLE; i++)
-        if (table[i].h == h)
-            table[i].h = 0;
-    fz_unlock(&table_lock);
-}
-
-static void set_flags(unsigned idx, uint32_t h, uint8_t flags)
-{
-    fz_lock(&table_lock);
-    if (table[idx].h == h)
-        table[idx].flags |= flags;
-    fz_unlock(&table_lock);
-}
-
-/* A handle we were given by the kernel (IPC): its type from handle_info. */
-static void add_received(struct fz_ctx *c, uint32_t h)
-{
-    int64_t info = sys_handle_info(h);
-    if (info < 0)
-        return;
-    unsigned type = (unsigned)info & 0xff;
-    unsigned kind = type == OBJ_SPACE || type == OBJ_THREAD ? K_UNKNOWN : K_OTHER;
-    add(c, (struct fz_ent){ h, (uint8_t)type, (uint8_t)kind, F_STARTED, 0, 0 });
-}
-
-static void add_received_msg(struct fz_ctx *c, uint64_t info)
-{
-    for (unsigned i = 0; i < MSG_HANDLES(info); i++)
-        add_received(c, utcb()->recv_handles[i]);
-}
-
-/* The rights of a handle (0 if it is gone). */
-static uint32_t rights_of(uint32_t h)
-{
-    int64_t info = sys_handle_info(h);
-    return info < 0 ? 0 : (uint32_t)(info >> 8) & R_ALL;
-}
-
 static const uint8_t weight[OP_COUNT];
 static unsigned weight_total;
 
-void fz_table_init(void)
+/* Before the first operation: the sum of the weights. */
+void fz_ops_init(void)
 {
     for (unsigned i = 0; i < OP_COUNT; i++)
         weight_total += weight[i];
-    struct fz_ent own = { 0, OBJ_SPACE, K_OWN, 0, 0, 0 };
-    for (int i = 0; i < 2; i++) {
-        int64_t h = sys_handle_dup(W.own_space, R_ALL, 0);
-        if (h > 0) {
-            own.h = (uint32_t)h;
-            table[i] = own;
-        }
-    }
-    table[2] = (struct fz_ent){ W.shared_ep, OBJ_ENDPOINT, K_OTHER, 0, 0, 0 };
-    table[3] = (struct fz_ent){ W.shared_n, OBJ_NOTIFICATION, K_OTHER, 0, 0, 0 };
-    /* Keep private copies: the table's may be closed, these are re-added from time to time. */
-    W.shared_ep = (uint32_t)sys_handle_dup(W.shared_ep, rights_of(W.shared_ep), 0);
-    W.shared_n = (uint32_t)sys_handle_dup(W.shared_n, rights_of(W.shared_n), 0);
-}
-
-
-/* Rights to hand out with e: a random subset, never R_MANAGE on our own space. */
-static uint32_t give_rights(struct fz_ctx *c, const struct fz_ent *e)
-{
-    uint32_t r = chance(c, 4) ? (uint32_t)rnd(c) & R_ALL : R_ALL;
-    if (e->type == OBJ_SPACE && e->kind == K_OWN)
-        r &= ~R_MANAGE;
-    return r;
 }
 
 /* ---------------------------------------------------------------- messages */
@@ -206,9 +60,9 @@ static void make_msg(struct fz_ctx *c, struct petrel_msg *m, bool block, bool ha
         nh = 1 + (unsigned)below(c, 3);
         for (unsigned i = 0; i < nh; i++) {
             struct fz_ent e = { 0 };
-            pick(c, 0xffff, 0, &e, NULL);
+            fz_pick(c, 0xffff, 0, &e, NULL);
             utcb()->send_handles[i] = e.h;
-            utcb()->send_rights[i] = give_rights(c, &e);
+            utcb()->send_rights[i] = fz_give_rights(c, &e);
             if (chance(c, 16)) {        /* a made-up value: it might name anything of ours */
                 utcb()->send_handles[i] = (uint32_t)rnd(c) & 0x3ffff;
                 utcb()->send_rights[i] = R_READ;
@@ -224,7 +78,7 @@ static void make_msg(struct fz_ctx *c, struct petrel_msg *m, bool block, bool ha
 static int64_t op_create(struct fz_ctx *c, int64_t h, unsigned type, unsigned kind)
 {
     if (h > 0)
-        add(c, (struct fz_ent){ (uint32_t)h, (uint8_t)type, (uint8_t)kind, 0, 0, 0 });
+        fz_add(c, (struct fz_ent){ (uint32_t)h, (uint8_t)type, (uint8_t)kind, 0, 0, 0 });
     return h;
 }
 
@@ -244,46 +98,18 @@ static int64_t op_mem_create(struct fz_ctx *c)
 static int64_t op_mem_clone(struct fz_ctx *c)
 {
     struct fz_ent e;
-    if (!pick(c, 1u << OBJ_MEMORY, 0, &e, NULL))
+    if (!fz_pick(c, 1u << OBJ_MEMORY, 0, &e, NULL))
         return -E_NOENT;
     return op_create(c, sys_mem_clone(e.h), OBJ_MEMORY, K_OTHER);
-}
-
-/*
- * Every space we make, also under a private handle: a space whose table
- * handles are gone may live on with a thread nobody can reach (faulting
- * on a shared endpoint, say), holding our quota of spaces. When one runs
- * out (or the list is full), the oldest goes with space_kill.
- */
-#define FZ_SPACES 12
-static uint32_t spaces[FZ_SPACES];
-static unsigned spaces_next;
-
-static void remember_space(struct fz_ctx *c, int64_t h)
-{
-    uint32_t old = 0;
-    if (h == -E_LIMIT || h > 0) {
-        int64_t priv = h > 0 ? sys_handle_dup((uint32_t)h, R_MANAGE | R_READ, 0) : 0;
-        fz_lock(&table_lock);
-        unsigned i = spaces_next++ % FZ_SPACES;
-        old = spaces[i];
-        spaces[i] = priv > 0 ? (uint32_t)priv : 0;
-        fz_unlock(&table_lock);
-    }
-    if (old) {
-        sys_space_kill(old);
-        sys_handle_close(old);
-    }
-    (void)c;
 }
 
 /* A child process running this program as a victim, with up to two of our handles. */
 static int64_t op_spawn(struct fz_ctx *c)
 {
     struct fz_ent a = { 0 }, b = { 0 };
-    pick(c, (1u << OBJ_ENDPOINT) | (1u << OBJ_NOTIFICATION), 0, &a, NULL);
-    pick(c, 0xffff, 0, &b, NULL);
-    struct spawn_grant g[2] = { { "a", a.h, give_rights(c, &a) }, { "b", b.h, give_rights(c, &b) } };
+    fz_pick(c, (1u << OBJ_ENDPOINT) | (1u << OBJ_NOTIFICATION), 0, &a, NULL);
+    fz_pick(c, 0xffff, 0, &b, NULL);
+    struct spawn_grant g[2] = { { "a", a.h, fz_give_rights(c, &a) }, { "b", b.h, fz_give_rights(c, &b) } };
     char args[96];
     snprintf(args, sizeof(args), "mode=child kind=%u seed=%lu", (unsigned)below(c, V_KINDS),
              (unsigned long)rnd(c));
@@ -299,11 +125,11 @@ static int64_t op_spawn(struct fz_ctx *c)
     fz_lock(&spawn_lock);               /* the runtime's address allocator is not thread-safe */
     int64_t err = spawn(&req, &r);
     fz_unlock(&spawn_lock);
-    remember_space(c, err ? err : r.space);
+    fz_remember_space(err ? err : r.space);
     if (err)
         return err;
-    add(c, (struct fz_ent){ r.space, OBJ_SPACE, K_CHILD, 0, 0, 0 });
-    add(c, (struct fz_ent){ r.thread, OBJ_THREAD, K_CHILD, F_STARTED, 0, 0 });
+    fz_add(c, (struct fz_ent){ r.space, OBJ_SPACE, K_CHILD, 0, 0, 0 });
+    fz_add(c, (struct fz_ent){ r.thread, OBJ_THREAD, K_CHILD, F_STARTED, 0, 0 });
     W.sh->victims++;
     return 0;
 }
@@ -316,11 +142,11 @@ static int vslot_get(struct fz_ctx *c)
 {
     for (unsigned n = 0; n < FZ_VSLOTS; n++) {
         unsigned k = (unsigned)((c->index * 5 + n) % FZ_VSLOTS);
-        fz_lock(&table_lock);
+        fz_lock(&fz_table_lock);
         uint32_t priv = vslot[k].priv;
         if (priv == 0)
             vslot[k].priv = ~0u;        /* ours while we set it up */
-        fz_unlock(&table_lock);
+        fz_unlock(&fz_table_lock);
         if (priv == 0)
             return (int)k;
         if (priv == ~0u)
@@ -329,11 +155,11 @@ static int vslot_get(struct fz_ctx *c)
         int64_t e = sys_thread_stats(priv, &st);
         bool stale = st.state != THREAD_DEAD && c->st->done - vslot[k].born > 1500;     /* a victim's life */
         if (e == 0 && (st.state == THREAD_DEAD || stale)) {
-            fz_lock(&table_lock);
+            fz_lock(&fz_table_lock);
             bool mine = vslot[k].priv == priv;
             if (mine)
                 vslot[k].priv = ~0u;
-            fz_unlock(&table_lock);
+            fz_unlock(&fz_table_lock);
             if (mine) {
                 if (stale)
                     sys_thread_kill(priv);
@@ -370,9 +196,9 @@ static void victim_handles(struct fz_ctx *c, unsigned kind, struct fz_ent e[3])
     unsigned first = kind == V_NOTIFY || kind == V_SIGNAL ? 1u << OBJ_NOTIFICATION : 1u << OBJ_ENDPOINT;
     unsigned not_own = ~(1u << K_OWN);     /* victims pass handles on with any rights */
     memset(e, 0, 3 * sizeof(*e));
-    pick(c, chance(c, 16) ? 0xffff : first, not_own, &e[0], NULL);
-    pick(c, 0xffff, not_own, &e[1], NULL);
-    pick(c, 0xffff, not_own, &e[2], NULL);
+    fz_pick(c, chance(c, 16) ? 0xffff : first, not_own, &e[0], NULL);
+    fz_pick(c, 0xffff, not_own, &e[1], NULL);
+    fz_pick(c, 0xffff, not_own, &e[2], NULL);
 }
 
 static int64_t op_thread_create(struct fz_ctx *c)
@@ -382,7 +208,7 @@ static int64_t op_thread_create(struct fz_ctx *c)
     if (chance(c, 3)) {
         s = (struct fz_ent){ W.own_space, OBJ_SPACE, K_OWN, 0, 0, 0 };
         idx = ~0u;
-    } else if (!pick(c, 1u << OBJ_SPACE, 0, &s, &idx)) {
+    } else if (!fz_pick(c, 1u << OBJ_SPACE, 0, &s, &idx)) {
         return -E_NOENT;
     }
     if (s.kind == K_OWN) {
@@ -397,21 +223,15 @@ static int64_t op_thread_create(struct fz_ctx *c)
             t = priv;
         }
         vslot[k].born = c->st->done;
-        fz_lock(&table_lock);
+        fz_lock(&fz_table_lock);
         vslot[k].priv = t > 0 ? (uint32_t)priv : 0;
-        fz_unlock(&table_lock);
+        fz_unlock(&fz_table_lock);
         if (t > 0)
-            add(c, (struct fz_ent){ (uint32_t)t, OBJ_THREAD, K_OWN, 0, (uint8_t)k, 0 });
+            fz_add(c, (struct fz_ent){ (uint32_t)t, OBJ_THREAD, K_OWN, 0, (uint8_t)k, 0 });
         return t;
     }
     /* Another space: count the victims made there in the space's entry. */
-    uint64_t n = below(c, 64);
-    if (idx != ~0u) {
-        fz_lock(&table_lock);
-        if (table[idx].h == s.h)
-            n = table[idx].aux++;
-        fz_unlock(&table_lock);
-    }
+    uint64_t n = idx != ~0u ? fz_count_aux(idx, s.h, below(c, 64)) : below(c, 64);
     uint64_t utcb_va = FZ_CHILD_BASE + (n % 64) * FZ_VICTIM_STRIDE + FZ_VICTIM_STACK + 0x4000;
     uint64_t sp = 0;
     if (s.kind == K_CHILD) {
@@ -420,7 +240,7 @@ static int64_t op_thread_create(struct fz_ctx *c)
         struct fz_ent e[3];
         victim_handles(c, (unsigned)va.kind, e);
         for (int i = 0; i < 3; i++) {
-            int64_t v = e[i].h ? sys_handle_give(s.h, e[i].h, give_rights(c, &e[i])) : 0;
+            int64_t v = e[i].h ? sys_handle_give(s.h, e[i].h, fz_give_rights(c, &e[i])) : 0;
             va.h[i] = v > 0 ? (uint32_t)v : 0;
         }
         sp = child_stack(c, s.h, n, &va);
@@ -430,9 +250,9 @@ static int64_t op_thread_create(struct fz_ctx *c)
         sys_thread_set_tls((uint32_t)t, utcb_va);
         /* Mostly a fault handler from the table: faults as IPC (and less console). */
         struct fz_ent ep;
-        if (!chance(c, 8) && pick(c, 1u << OBJ_ENDPOINT, 0, &ep, NULL))
+        if (!chance(c, 8) && fz_pick(c, 1u << OBJ_ENDPOINT, 0, &ep, NULL))
             sys_thread_set_fault_handler((uint32_t)t, ep.h);
-        add(c, (struct fz_ent){ (uint32_t)t, OBJ_THREAD, (uint8_t)(s.kind == K_CHILD && sp ? K_CHILD : K_EMPTY),
+        fz_add(c, (struct fz_ent){ (uint32_t)t, OBJ_THREAD, (uint8_t)(s.kind == K_CHILD && sp ? K_CHILD : K_EMPTY),
                                 0, 0, sp });
     }
     return t;
@@ -444,7 +264,7 @@ static int64_t op_thread_start(struct fz_ctx *c)
     unsigned idx;
     bool found = false;
     for (int tries = 0; tries < 4 && !found; tries++)
-        found = pick(c, 1u << OBJ_THREAD, 0, &t, &idx) && !(t.flags & F_STARTED);
+        found = fz_pick(c, 1u << OBJ_THREAD, 0, &t, &idx) && !(t.flags & F_STARTED);
     if (!found)
         return -E_NOENT;
     uint64_t pc, sp;
@@ -469,7 +289,7 @@ static int64_t op_thread_start(struct fz_ctx *c)
     }
     int64_t r = sys_thread_start(t.h, pc, sp, sp);
     if (r == 0 || r == -E_STATE)
-        set_flags(idx, t.h, F_STARTED);
+        fz_set_flags(idx, t.h, F_STARTED);
     if (r == 0)
         W.sh->victims++;
     return r;
@@ -478,7 +298,7 @@ static int64_t op_thread_start(struct fz_ctx *c)
 static int64_t op_kill(struct fz_ctx *c)
 {
     struct fz_ent t;
-    if (!pick(c, 1u << OBJ_THREAD, 0, &t, NULL))
+    if (!fz_pick(c, 1u << OBJ_THREAD, 0, &t, NULL))
         return -E_NOENT;
     struct petrel_thread_stats st;
     int64_t e = sys_thread_stats(t.h, &st);
@@ -486,7 +306,7 @@ static int64_t op_kill(struct fz_ctx *c)
     if (r == 0)
         W.sh->kill_state[e == 0 && st.state <= THREAD_DEAD ? st.state + 1 : 0]++;
     if (r == 0 && st.state == THREAD_DEAD && chance(c, 2)) {
-        forget(t.h);                    /* make room for the living */
+        fz_forget(t.h);                    /* make room for the living */
         sys_handle_close(t.h);
     }
     return r;
@@ -495,7 +315,7 @@ static int64_t op_kill(struct fz_ctx *c)
 static int64_t op_write_regs(struct fz_ctx *c)
 {
     struct fz_ent t;
-    if (!pick(c, 1u << OBJ_THREAD, 0, &t, NULL))
+    if (!fz_pick(c, 1u << OBJ_THREAD, 0, &t, NULL))
         return -E_NOENT;
     bool was_suspended = sys_thread_suspend(t.h) != 0;
     struct petrel_regs r;
@@ -534,7 +354,7 @@ static int64_t op_thread_misc(struct fz_ctx *c, unsigned op)
 {
     struct fz_ent t;
     unsigned kinds = op == OP_set_tls ? (1u << K_CHILD) | (1u << K_EMPTY) : 0;
-    if (!pick(c, 1u << OBJ_THREAD, kinds, &t, NULL))
+    if (!fz_pick(c, 1u << OBJ_THREAD, kinds, &t, NULL))
         return -E_NOENT;
     switch (op) {
     case OP_suspend: return sys_thread_suspend(t.h);
@@ -552,7 +372,7 @@ static int64_t op_thread_misc(struct fz_ctx *c, unsigned op)
     case OP_fault_handler: {
         struct fz_ent ep = { 0 };
         if (!chance(c, 4))
-            pick(c, 1u << OBJ_ENDPOINT, 0, &ep, NULL);
+            fz_pick(c, 1u << OBJ_ENDPOINT, 0, &ep, NULL);
         return sys_thread_set_fault_handler(t.h, ep.h);
     }
     case OP_set_tls:
@@ -560,7 +380,7 @@ static int64_t op_thread_misc(struct fz_ctx *c, unsigned op)
     case OP_bind: {
         struct fz_ent n = { 0 };
         if (!chance(c, 4))
-            pick(c, 1u << OBJ_NOTIFICATION, 0, &n, NULL);
+            fz_pick(c, 1u << OBJ_NOTIFICATION, 0, &n, NULL);
         return sys_notify_bind(t.h, n.h);
     }
     default:
@@ -573,11 +393,11 @@ static int64_t op_thread_misc(struct fz_ctx *c, unsigned op)
 static int64_t op_handles(struct fz_ctx *c, unsigned op)
 {
     struct fz_ent e;
-    if (!pick(c, 0xffff, 0, &e, NULL))
+    if (!fz_pick(c, 0xffff, 0, &e, NULL))
         return -E_NOENT;
     switch (op) {
     case OP_dup: {
-        uint32_t rights = rights_of(e.h);
+        uint32_t rights = fz_rights_of(e.h);
         if (chance(c, 3))
             rights &= (uint32_t)rnd(c);
         if (chance(c, 16))
@@ -585,24 +405,24 @@ static int64_t op_handles(struct fz_ctx *c, unsigned op)
         int64_t h = sys_handle_dup(e.h, rights, chance(c, 4) ? rnd(c) & 0xffff : 0);
         if (h > 0) {
             e.h = (uint32_t)h;
-            add(c, e);
+            fz_add(c, e);
         }
         return h;
     }
     case OP_close:
-        forget(e.h);
+        fz_forget(e.h);
         if (chance(c, 2))
             return sys_handle_close(e.h);
-        drop(c, &e);
+        fz_drop(c, &e);
         return 0;
     case OP_give: {
         struct fz_ent s = { W.own_space, OBJ_SPACE, K_OWN, 0, 0, 0 };
-        if (!chance(c, 4) && !pick(c, 1u << OBJ_SPACE, 0, &s, NULL))
+        if (!chance(c, 4) && !fz_pick(c, 1u << OBJ_SPACE, 0, &s, NULL))
             return -E_NOENT;
-        int64_t h = sys_handle_give(s.h, e.h, give_rights(c, &e));
+        int64_t h = sys_handle_give(s.h, e.h, fz_give_rights(c, &e));
         if (h > 0 && s.kind == K_OWN) {
             e.h = (uint32_t)h;
-            add(c, e);
+            fz_add(c, e);
         }
         return h;
     }
@@ -618,9 +438,9 @@ static int64_t op_handles(struct fz_ctx *c, unsigned op)
 static int64_t op_map(struct fz_ctx *c)
 {
     struct fz_ent s = { W.own_space, OBJ_SPACE, K_OWN, 0, 0, 0 }, m;
-    if (!chance(c, 2) && !pick(c, 1u << OBJ_SPACE, 0, &s, NULL))
+    if (!chance(c, 2) && !fz_pick(c, 1u << OBJ_SPACE, 0, &s, NULL))
         return -E_NOENT;
-    if (!pick(c, 1u << OBJ_MEMORY, 0, &m, NULL))
+    if (!fz_pick(c, 1u << OBJ_MEMORY, 0, &m, NULL))
         return -E_NOENT;
     int64_t size = sys_mem_size(m.h);
     if (size < 0)
@@ -639,7 +459,7 @@ static int64_t op_map(struct fz_ctx *c)
 static int64_t op_unmap(struct fz_ctx *c)
 {
     struct fz_ent s = { W.own_space, OBJ_SPACE, K_OWN, 0, 0, 0 };
-    if (!chance(c, 2) && !pick(c, 1u << OBJ_SPACE, 0, &s, NULL))
+    if (!chance(c, 2) && !fz_pick(c, 1u << OBJ_SPACE, 0, &s, NULL))
         return -E_NOENT;
     return sys_mem_unmap(s.h, slot_va(c));
 }
@@ -650,7 +470,7 @@ static int64_t op_unmap(struct fz_ctx *c)
 static int64_t op_range(struct fz_ctx *c, unsigned op)
 {
     struct fz_ent s = { W.own_space, OBJ_SPACE, K_OWN, 0, 0, 0 };
-    if (!chance(c, 2) && !pick(c, 1u << OBJ_SPACE, 0, &s, NULL))
+    if (!chance(c, 2) && !fz_pick(c, 1u << OBJ_SPACE, 0, &s, NULL))
         return -E_NOENT;
     uint64_t va = slot_va(c) + 0x1000 * below(c, 24) - (chance(c, 8) ? 0x1000 * below(c, 4) : 0);
     if (s.kind != K_OWN && chance(c, 4))
@@ -702,7 +522,7 @@ static int64_t op_ipc(struct fz_ctx *c, unsigned op)
     struct fz_ent ep = { 0 };
     struct petrel_msg m;
     bool block = chance(c, 16);
-    if (op != OP_reply && !pick(c, 1u << OBJ_ENDPOINT, 0, &ep, NULL))
+    if (op != OP_reply && !fz_pick(c, 1u << OBJ_ENDPOINT, 0, &ep, NULL))
         return -E_NOENT;
     if (chance(c, 64))
         ep.h = (uint32_t)rnd(c) & 0x3ffff;      /* a stale or made-up value */
@@ -730,20 +550,20 @@ static int64_t op_ipc(struct fz_ctx *c, unsigned op)
     }
     c->st->may_block = 0;
     if (r == 0 && op != OP_send && op != OP_reply)
-        add_received_msg(c, m.info);
+        fz_add_received_msg(c, m.info);
     return r;
 }
 
 static int64_t op_reply_to(struct fz_ctx *c)
 {
     struct fz_ent rh;
-    if (!pick(c, 1u << OBJ_REPLY, 0, &rh, NULL))
+    if (!fz_pick(c, 1u << OBJ_REPLY, 0, &rh, NULL))
         return -E_NOENT;
     struct petrel_msg m;
     make_msg(c, &m, false, true);
     int64_t r = sys_ipc_reply_to(rh.h, &m);
     if (r == 0 || r == -E_CLOSED || r == -E_BADHANDLE)
-        forget(rh.h);           /* used up (the kernel closed it) */
+        fz_forget(rh.h);           /* used up (the kernel closed it) */
     return r;
 }
 
@@ -758,7 +578,7 @@ static int64_t op_reply_copy(struct fz_ctx *c)
 static int64_t op_notify(struct fz_ctx *c, unsigned op)
 {
     struct fz_ent n;
-    if (!pick(c, 1u << OBJ_NOTIFICATION, 0, &n, NULL))
+    if (!fz_pick(c, 1u << OBJ_NOTIFICATION, 0, &n, NULL))
         return -E_NOENT;
     if (op == OP_signal)
         return sys_notify_signal(n.h, chance(c, 8) ? 0 : rnd(c) & (chance(c, 2) ? 0xff : ~0ull));
@@ -781,7 +601,7 @@ static int64_t op_space(struct fz_ctx *c, unsigned op)
     struct fz_ent s;
     /* Never our own space with these: killing or limiting it ends the worker. */
     unsigned kinds = op == OP_usage || op == OP_space_id ? 0 : ~(1u << K_OWN);
-    if (!pick(c, 1u << OBJ_SPACE, kinds, &s, NULL))
+    if (!fz_pick(c, 1u << OBJ_SPACE, kinds, &s, NULL))
         return -E_NOENT;
     uint32_t kind = (uint32_t)below(c, LIMIT_KINDS + 1);
     switch (op) {
@@ -851,7 +671,7 @@ static int64_t run_op(struct fz_ctx *c, unsigned op)
         return op_create(c, sys_mem_from_bootfile(W.root_ro, below(c, 2)), OBJ_MEMORY, K_OTHER);
     case OP_space_create: {
         int64_t h = sys_space_create();
-        remember_space(c, h);
+        fz_remember_space(h);
         return op_create(c, h, OBJ_SPACE, K_EMPTY);
     }
     case OP_spawn: return op_spawn(c);
@@ -866,7 +686,7 @@ static int64_t run_op(struct fz_ctx *c, unsigned op)
     case OP_ktouch: return op_ktouch(c);
     case OP_mem_size: {
         struct fz_ent m;
-        return pick(c, 1u << OBJ_MEMORY, 0, &m, NULL) ? sys_mem_size(m.h) : -E_NOENT;
+        return fz_pick(c, 1u << OBJ_MEMORY, 0, &m, NULL) ? sys_mem_size(m.h) : -E_NOENT;
     }
     case OP_kill: return op_kill(c);
     case OP_write_regs: return op_write_regs(c);

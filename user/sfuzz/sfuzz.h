@@ -1,9 +1,9 @@
 /*
- * sfuzz: the stateful kernel fuzzer. One program in three roles:
- * the root-task driver (driver.c), the fuzzing worker processes it
- * spawns (mode=worker: worker.c, ops.c) and the victims — threads of
- * this same program started in the worker's own space or in child
- * spaces spawned from the boot image (victim.c). The driver and its
+ * sfuzz: the stateful kernel fuzzer (docs/design/fuzzing.md). One program
+ * in three roles: the root-task driver (driver.c), the fuzzing worker
+ * processes it spawns (mode=worker: worker.c, ops.c, table.c) and the
+ * victims — threads of this same program started in the worker's own
+ * space or in child spaces spawned from the boot image (victim.c). The driver and its
  * workers share one memory object per worker, laid out as struct
  * fz_shared: the start signal, progress and the per-operation counts.
  */

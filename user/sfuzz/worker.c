@@ -195,6 +195,7 @@ int worker_main(void)
     fault_ep = (uint32_t)ep;
     tick_n = (uint32_t)n;
     fz_table_init();
+    fz_ops_init();
 
     /* Wait for the driver's word: it sets our limits first. */
     while (!W.sh->go)
