@@ -173,7 +173,9 @@ int space_map_pages(struct space *s, vaddr_t va, paddr_t pa, uint64_t size, uint
 
 void space_unmap_range(struct space *s, vaddr_t va, uint64_t size)
 {
-    mmu_unmap_user(s->l1, s->asid, va, size);
+    unsigned freed = mmu_unmap_user(s->l1, s->asid, va, size);
+    s->table_pages -= MIN(freed, s->table_pages);
+    space_uncharge(s, LIMIT_MEMORY, freed * 4096ull);
 }
 
 uint64_t *space_pte(struct space *s, vaddr_t va, unsigned *level)

@@ -283,6 +283,38 @@ paddr_t mmu_user_pa(uint64_t *l1, vaddr_t va, bool write)
 bool mmu_pte_writable(uint64_t pte) { return !(pte & PTE_AP_RO); }
 
 /*
+ * User page tables count their valid entries (in the owner word of the
+ * table's frame descriptor), so a table that empties is freed at once:
+ * a process cannot pile up empty tables that every later walk over its
+ * range would have to step through, and a 2 MiB page can go where 4 KiB
+ * pages were. Tables made before the frame allocator (the kernel's) have
+ * no descriptor and are never counted or freed.
+ */
+static void table_count_add(uint64_t *table, int64_t n)
+{
+    uint64_t *count = frame_owner_word(virt_to_phys(table));
+    if (count)
+        *count += (uint64_t)n;
+}
+
+/* Drop n entries of the table under *entry (a table of level `level`'s
+ * parent entry); if it is empty then, unhook and free it (after the TLBs
+ * of every core forget it) and tell the caller. */
+static bool table_drop(uint64_t *entry, uint16_t asid, vaddr_t va, uint64_t n)
+{
+    uint64_t *table = table_va(*entry);
+    uint64_t *count = frame_owner_word(virt_to_phys(table));
+    if (!count || (*count -= MIN(n, *count)) != 0)
+        return false;
+    *entry = 0;
+    dsb(ishst);
+    __asm__ volatile("tlbi vae1is, %0" :: "r"(((uint64_t)asid << 48) | ((va >> 12) & 0xfffffffffffull)) : "memory");
+    dsb(ish);
+    frame_free(virt_to_phys(table), 0);
+    return true;
+}
+
+/*
  * Map one page of 4 KiB (order 0), 64 KiB (order 4: sixteen entries with
  * the contiguous hint) or 2 MiB (order 9: an L2 block) at va -> pa.
  * -E_BUSY if anything is mapped there already.
@@ -299,11 +331,15 @@ int mmu_map_user(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t attrs, unsigned 
             return -E_BUSY;
         *e2 = pa | attrs | PTE_VALID;
         dsb(ishst);
+        table_count_add(l2, 1);
         return 0;
     }
+    bool fresh = !(*e2 & PTE_VALID);
     uint64_t *l3 = next_table_counted(e2, tables);
     if (!l3)
         return (*e2 & PTE_VALID) ? -E_BUSY : -E_NOMEM;
+    if (fresh)
+        table_count_add(l2, 1);
     unsigned n = 1u << order, first = (va >> L3_SHIFT) & 511;
     for (unsigned i = 0; i < n; i++)
         if (l3[first + i] & PTE_VALID)
@@ -312,6 +348,7 @@ int mmu_map_user(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t attrs, unsigned 
     for (unsigned i = 0; i < n; i++)
         l3[first + i] = (pa + 4096ull * i) | attrs | cont | PTE_VALID | PTE_PAGE;
     dsb(ishst);
+    table_count_add(l3, n);
     return 0;
 }
 
@@ -332,36 +369,67 @@ void mmu_set_pte(uint64_t *l1 UNUSED, uint16_t asid, uint64_t *pte, uint64_t val
     isb();
 }
 
-/* Remove every leaf in [va, va+size) and invalidate it on every core. */
-void mmu_unmap_user(uint64_t *l1, uint16_t asid, vaddr_t va, uint64_t size)
+/* Remove every leaf in [va, va+size) and invalidate it on every core;
+ * tables left empty are freed. Returns how many table pages were freed. */
+unsigned mmu_unmap_user(uint64_t *l1, uint16_t asid, vaddr_t va, uint64_t size)
 {
     vaddr_t end = va + size;
+    unsigned freed = 0;
     while (va < end) {
-        unsigned level;
-        uint64_t *e = mmu_walk(l1, va, &level);
-        uint64_t step = level == 2 ? MiB(2) : level == 1 ? GiB(1) : 4096;
-        if (!e) {
-            va = ALIGN_DOWN(va, step) + step;   /* an absent table: skip what it would cover */
+        uint64_t *e1 = &l1[(va >> L1_SHIFT) & 511];
+        if (!(*e1 & PTE_VALID) || !(*e1 & PTE_TABLE)) {
+            va = ALIGN_DOWN(va, GiB(1)) + GiB(1);   /* no table (user space has no 1 GiB blocks) */
             continue;
         }
-        if (level == 3 && (*e & PTE_CONT)) {
-            uint64_t *first = e - (((va >> 12) & 15));
-            vaddr_t base = ALIGN_DOWN(va, KiB(64));
-            for (unsigned i = 0; i < 16; i++)
-                first[i] = 0;
+        uint64_t *e2 = &table_va(*e1)[(va >> L2_SHIFT) & 511];
+        if (!(*e2 & PTE_VALID)) {
+            va = ALIGN_DOWN(va, MiB(2)) + MiB(2);
+            continue;
+        }
+        if (!(*e2 & PTE_TABLE)) {               /* a 2 MiB page */
+            *e2 = 0;
             dsb(ishst);
-            for (unsigned i = 0; i < 16; i++)
-                tlbi_page(asid, base + 4096ull * i);
-            va = base + KiB(64);
+            tlbi_page(asid, va);
+            if (table_drop(e1, asid, va, 1))
+                freed++;
+            va = ALIGN_DOWN(va, MiB(2)) + MiB(2);
             continue;
         }
-        *e = 0;
-        dsb(ishst);
-        tlbi_page(asid, va);
-        va = ALIGN_DOWN(va, step) + step;
+        /* Within one L3 table: clear what the range covers, then count. */
+        uint64_t *l3 = table_va(*e2);
+        vaddr_t stop = MIN(end, ALIGN_DOWN(va, MiB(2)) + MiB(2));
+        unsigned cleared = 0;
+        for (; va < stop; va += 4096) {
+            uint64_t *e = &l3[(va >> L3_SHIFT) & 511];
+            if (!(*e & PTE_VALID))
+                continue;
+            if (*e & PTE_CONT) {                /* a 64 KiB page goes whole */
+                uint64_t *first = e - ((va >> 12) & 15);
+                vaddr_t base = ALIGN_DOWN(va, KiB(64));
+                for (unsigned i = 0; i < 16; i++) {
+                    cleared += (first[i] & PTE_VALID) != 0;
+                    first[i] = 0;
+                }
+                dsb(ishst);
+                for (unsigned i = 0; i < 16; i++)
+                    tlbi_page(asid, base + 4096ull * i);
+                va = base + KiB(64) - 4096;
+                continue;
+            }
+            *e = 0;
+            cleared++;
+            dsb(ishst);
+            tlbi_page(asid, va);
+        }
+        if (cleared && table_drop(e2, asid, va - 4096, cleared)) {
+            freed++;
+            if (table_drop(e1, asid, va - 4096, 1))
+                freed++;
+        }
     }
     dsb(ish);
     isb();
+    return freed;
 }
 
 /* Free the L2 and L3 tables under a user L1 (not the pages they map). */
