@@ -207,7 +207,10 @@ static paddr_t fill_page(struct memobj *m, uint64_t idx, paddr_t copy_from)
         have = MIN(pb, m->src_size - idx * pb);
         memcpy(dst, phys_to_virt(m->src_pa + idx * pb), have);
     }
-    memset(dst + have, 0, pb - have);
+    if (have == 0)
+        arch_zero(dst, pb);             /* a whole page: block zeroing */
+    else
+        memset(dst + have, 0, pb - have);
     if (have)
         sync_icache(dst, pb);
     return pa;

@@ -490,7 +490,7 @@ static void conprint(void)
     uint64_t t1 = (uint64_t)sys_clock_ns();
     printf("\ncorepeer: conprint: printing %lu KiB took one kernel entry of %lu ms (%s, status %ld)\n",
            (unsigned long)(len >> 10), (unsigned long)((t1 - t0) / 1000000), error_str(c), (long)m.mr[0]);
-    report("ep", t1 - t0, 0, 0);
+    report("ep", t1 - t0, (uint64_t)m.mr[1], (uint64_t)c);
 }
 
 int main(void *info)

@@ -326,9 +326,12 @@ static void conprint(void)
     probe_stop = 1;
     printf("# review: conprint: the print took %lu ms; a null system call on cpu1 waited up to %lu ms\n",
            (unsigned long)(m.mr[0] / 1000000), (unsigned long)(probe_worst / 1000000));
-    tap_ok(rr == 0 && probe_worst < 50000000,
-           "review: a long print through the kernel-placed console does not keep other cores out of the kernel "
-           "(they waited up to %lu ms)", (unsigned long)(probe_worst / 1000000));
+    /* Judged by how much one kernel entry may print: times here are host
+     * time under TCG (a UART write waits for the host's pipe), reported only. */
+    tap_ok(rr == 0 && m.mr[2] == 0 && m.mr[1] > 0 && m.mr[1] <= 1024,
+           "review: a long print through the kernel-placed console is cut into short kernel entries "
+           "(%lu bytes in one; it took %lu ms; other cores waited up to %lu ms)", (unsigned long)m.mr[1],
+           (unsigned long)(m.mr[0] / 1000000), (unsigned long)(probe_worst / 1000000));
 }
 
 void test_review(void)
