@@ -67,10 +67,10 @@ struct handle_table {
     uintptr_t *leaf;            /* `cap` entries: leaf l's address less l * 4096 (see handle_slot_of) */
     uint64_t mask;              /* cap * 128 - 1: the index bits that name a slot */
     struct handle_leaf *info;   /* `cap` entries, in the same allocation as `leaf` */
-    uint32_t cap;               /* top-level entries: 0 (no table yet) or 4..2048 */
+    uint32_t cap;               /* top-level entries: 0 (no handle yet, or destroyed) or 4..2048 */
     uint32_t upper;             /* leaves at index cap/4 and above: at 0 the top level halves */
     uint16_t partial;           /* first leaf with a free slot, or TOP_NONE */
-    uint16_t unused;            /* first top-level entry without a leaf, or TOP_NONE */
+    uint16_t unused;            /* a chain of the top-level entries without a leaf, or TOP_NONE */
     uint32_t gen;               /* the generation the last handle got */
 };
 
