@@ -17,6 +17,7 @@
 #include "memory.h"
 #include "kernel.h"
 #include "spinlock.h"
+#include "arch.h"
 
 #define NONE        0xffffffffu
 #define FRAME_RESERVED  0
@@ -176,7 +177,7 @@ paddr_t frame_alloc_zeroed(unsigned order)
 {
     paddr_t pa = frame_alloc(order);
     if (pa != PADDR_INVALID)
-        memset(phys_to_virt(pa), 0, 4096ull << order);
+        arch_zero(phys_to_virt(pa), 4096ull << order);
     return pa;
 }
 

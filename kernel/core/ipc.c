@@ -197,14 +197,18 @@ void ipc_set_served(struct thread *t, struct endpoint *ep)
     t->served_ep = ep;
 }
 
-/* After a reply: the base priority, or the highest caller still queued. */
+/* After a reply (or back to receive with nobody to answer): the base
+ * priority, or the highest caller still queued. */
 static void uninherit(struct thread *server)
 {
     unsigned prio = server->base_prio;
     struct endpoint *ep = server->served_ep;
     if (ep)
-        list_for_each(pos, &ep->senders)
-            prio = MAX(prio, list_entry(pos, struct thread, link)->prio);
+        list_for_each(pos, &ep->senders) {
+            struct thread *s = list_entry(pos, struct thread, link);
+            if (s->send_is_call)
+                prio = MAX(prio, s->prio);
+        }
     thread_set_prio(server, prio);
 }
 
@@ -239,7 +243,8 @@ static int64_t do_send(struct trapframe *tf, bool is_call)
     t->send_info = info;            /* checked above; x1 may be rewritten while queued */
     t->send_is_call = is_call;
     enqueue(t, ep, &ep->senders, T_SEND);
-    inherit(ep->server, t->prio);
+    if (is_call)
+        inherit(ep->server, t->prio);   /* a plain send waits for no answer: no loan */
     return 0;
 }
 
@@ -253,6 +258,8 @@ static int64_t do_recv(struct thread *t, uint32_t h, bool nonblock)
     struct endpoint *ep = list_entry(sl->obj, struct endpoint, obj);
     if (ep->ksvc)
         return -E_BUSY;             /* a kernel service answers here */
+    if (t->prio != t->base_prio && !t->reply.caller)
+        uninherit(t);               /* serving nobody now: what is still queued decides */
     if (notify_take_bound(t))
         return 0;
     ipc_set_served(t, ep);

@@ -111,7 +111,7 @@ struct trapframe *fastpath_reply_recv(struct trapframe *tf, uint64_t esr)
     if (!caller || caller->in_fault || !fast_info(info) || cur->state != T_RUNNING || cur->prio != cur->base_prio)
         return exc_el0_svc_locked(tf, esr);
     struct endpoint *ep = fast_endpoint(cur, tf->x[0], R_READ, &badge);
-    if (!ep || !list_empty(&ep->senders) || (cur->bound && cur->bound->bits) || !fast_may_run(c, caller))
+    if (!ep || ep->ksvc || !list_empty(&ep->senders) || (cur->bound && cur->bound->bits) || !fast_may_run(c, caller))
         return exc_el0_svc_locked(tf, esr);
 
     cur->reply.caller = NULL;

@@ -105,14 +105,23 @@ void irq_handle(void)
         if (irq >= IRQ_MAX)
             return;                 /* spurious: nothing (more) pending */
         struct handler *h = &handlers[irq];
-        if (h->fn && h->lockless) {
+        if (h->lockless && h->fn) {
             h->fn(irq, h->arg);
-        } else if (h->fn) {
+        } else {
+            /* Look at the handler under the lock: another core may be
+             * removing it (its interrupt object closing) right now. */
             kernel_lock();
-            h->fn(irq, h->arg);
+            irq_handler_t fn = h->fn;
+            if (fn) {
+                fn(irq, h->arg);
+            } else {
+                /* Nobody wants it (a per-core line left enabled on this
+                 * core, say): switch it off here, or it fires forever. */
+                kprintf("irq: unexpected interrupt %u on cpu%u, disabled\n", irq, this_cpu()->index);
+                chip->disable(irq);
+            }
             kernel_unlock();
-        } else
-            kprintf("irq: unexpected interrupt %u on cpu%u\n", irq, this_cpu()->index);
+        }
         chip->eoi(irq);
     }
 }

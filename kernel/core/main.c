@@ -73,6 +73,7 @@ NORETURN void kernel_main(paddr_t dtb_pa)
     arch_set_this_cpu(&cpus[0]);
     cpus[0].kstack_top = arch_kstack_top(0);    /* the stack overflow check needs it */
     arch_trap_init();
+    arch_zero_init();
 
     /* The device tree: validated before anything reads it. */
     const void *dtb = phys_to_virt(dtb_pa);

@@ -127,14 +127,14 @@ struct memobj *memobj_create_for(struct space *owner, uint64_t size, unsigned or
     *err = -E_NOMEM;
     m->npages = size / pb;
     m->eager = eager;
+    m->owner = owner;               /* before anything can fail: the free uncharges it */
+    if (owner)
+        obj_ref(&owner->obj);
     m->pages = pages_alloc(m->npages);
     if (!m->pages) {
         obj_unref(&m->obj);
         return NULL;
     }
-    m->owner = owner;
-    if (owner)
-        obj_ref(&owner->obj);
     for (uint64_t i = 0; eager && i < m->npages; i++) {
         if ((*err = charge(m)) != 0) {
             obj_unref(&m->obj);
@@ -207,7 +207,10 @@ static paddr_t fill_page(struct memobj *m, uint64_t idx, paddr_t copy_from)
         have = MIN(pb, m->src_size - idx * pb);
         memcpy(dst, phys_to_virt(m->src_pa + idx * pb), have);
     }
-    memset(dst + have, 0, pb - have);
+    if (have == 0)
+        arch_zero(dst, pb);             /* a whole page: block zeroing */
+    else
+        memset(dst + have, 0, pb - have);
     if (have)
         sync_icache(dst, pb);
     return pa;
@@ -294,6 +297,12 @@ int memobj_resolve(struct space *s, vaddr_t va, bool write)
 
 int memobj_map(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, uint64_t size, uint32_t rights)
 {
+    return memobj_map_max(s, m, va, offset, size, rights, rights);
+}
+
+int memobj_map_max(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, uint64_t size, uint32_t rights,
+                   uint32_t max_rights)
+{
     uint64_t pb = page_bytes(m);
     if ((rights & R_WRITE) && (rights & R_EXEC))
         return -E_PERM;
@@ -321,6 +330,7 @@ int memobj_map(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, u
     map->size = size;
     map->offset = offset;
     map->rights = rights;
+    map->max_rights = (max_rights | rights) & (R_READ | R_WRITE | R_EXEC);
     obj_ref(&m->obj);
     map->node.start = va;
     map->node.size = size;
@@ -469,8 +479,8 @@ int64_t sys_mem_map(uint32_t space_h, uint32_t mem_h, uint64_t va, uint64_t offs
         return -E_PERM;
     if ((ms->rights & rights & (R_READ | R_WRITE | R_EXEC)) != (rights & (R_READ | R_WRITE | R_EXEC)))
         return -E_PERM;
-    return memobj_map(list_entry(ss->obj, struct space, obj), list_entry(ms->obj, struct memobj, obj),
-                      va, offset, size, rights);
+    return memobj_map_max(list_entry(ss->obj, struct space, obj), list_entry(ms->obj, struct memobj, obj),
+                          va, offset, size, rights, ms->rights);
 }
 
 int64_t sys_mem_unmap(uint32_t space_h, uint64_t va)
@@ -484,6 +494,125 @@ int64_t sys_mem_unmap(uint32_t space_h, uint64_t va)
     if (!map || map->va != va)
         return -E_NOENT;
     memobj_unmap(map);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- ranges */
+
+/*
+ * Cut map in two at va (strictly inside it): map keeps [map->va, va), a
+ * new record takes [va, end) with the same object window and rights. The
+ * new record is charged like any mapping record. The tree stays ordered
+ * with map's range shrunk in place (its start does not move and no other
+ * record overlaps it).
+ */
+static int split(struct mapping *map, vaddr_t va)
+{
+    struct space *s = map->space;
+    int err = space_charge(s, LIMIT_MEMORY, kmalloc_size(sizeof(struct mapping)));
+    if (err)
+        return err;
+    struct mapping *t = kmalloc(sizeof(*t));
+    if (!t) {
+        space_uncharge(s, LIMIT_MEMORY, kmalloc_size(sizeof(struct mapping)));
+        return -E_NOMEM;
+    }
+    *t = *map;
+    t->va = va;
+    t->size = map->va + map->size - va;
+    t->offset = map->offset + (va - map->va);
+    map->size = va - map->va;
+    map->node.size = map->size;
+    t->node.start = t->va;
+    t->node.size = t->size;
+    t->node.left = t->node.right = t->node.parent = NULL;
+    vatree_insert(&s->mappings, &t->node);      /* the space map gave up: cannot overlap */
+    obj_ref(&t->mem->obj);
+    list_add_tail(&t->mem->mappings, &t->mem_link);
+    return 0;
+}
+
+/* Is a cut at va allowed (outside every mapping, or on a page boundary of
+ * the one it falls in)? */
+static bool cut_ok(struct space *s, vaddr_t va)
+{
+    struct mapping *map = space_find_mapping(s, va);
+    return !map || map->va == va || IS_ALIGNED(va - map->va, page_bytes(map->mem));
+}
+
+/* Cut the mapping containing va there (nothing if none or at its start). */
+static int cut_at(struct space *s, vaddr_t va)
+{
+    struct mapping *map = space_find_mapping(s, va);
+    return (!map || map->va == va) ? 0 : split(map, va);
+}
+
+/* Validate [va, va + size) and cut the mappings at both of its ends, so
+ * that it is covered by whole records. */
+static int cut_range(struct space *s, vaddr_t va, uint64_t size)
+{
+    if (size == 0 || !IS_ALIGNED(va | size, 4096) || va < USER_VA_MIN || va >= USER_VA_LIMIT ||
+        size > USER_VA_LIMIT - va)
+        return -E_INVAL;
+    if (!cut_ok(s, va) || !cut_ok(s, va + size))
+        return -E_INVAL;                /* inside a large page */
+    int err = cut_at(s, va);
+    return err ? err : cut_at(s, va + size);
+}
+
+/* The first record starting in [va, va + size), in address order. */
+static struct mapping *first_in(struct space *s, vaddr_t va, uint64_t size)
+{
+    struct vanode *n = vatree_first_overlap(&s->mappings, va, size);
+    return n ? vanode_entry(n, struct mapping, node) : NULL;
+}
+
+int64_t sys_mem_unmap_range(uint32_t space_h, uint64_t va, uint64_t size)
+{
+    struct handle_slot *ss;
+    int err = handle_get(cur_space(), space_h, OBJ_SPACE, R_MANAGE, &ss);
+    if (err)
+        return err;
+    struct space *s = list_entry(ss->obj, struct space, obj);
+    if ((err = cut_range(s, va, size)) != 0)
+        return err;
+    struct mapping *map;
+    while ((map = first_in(s, va, size)) != NULL)
+        memobj_unmap(map);
+    return 0;
+}
+
+int64_t sys_mem_protect(uint32_t space_h, uint64_t va, uint64_t size, uint32_t rights)
+{
+    struct handle_slot *ss;
+    int err = handle_get(cur_space(), space_h, OBJ_SPACE, R_MANAGE, &ss);
+    if (err)
+        return err;
+    if (!(rights & R_READ) || (rights & ~(R_READ | R_WRITE | R_EXEC)))
+        return -E_INVAL;
+    if ((rights & R_WRITE) && (rights & R_EXEC))
+        return -E_PERM;
+    struct space *s = list_entry(ss->obj, struct space, obj);
+    if (size == 0 || !IS_ALIGNED(va | size, 4096) || va < USER_VA_MIN || va >= USER_VA_LIMIT ||
+        size > USER_VA_LIMIT - va)
+        return -E_INVAL;
+    /* Every page of the range must be mapped, each allowing the rights. */
+    for (vaddr_t at = va; at < va + size; ) {
+        struct mapping *map = space_find_mapping(s, at);
+        if (!map)
+            return -E_NOENT;
+        if ((map->max_rights & rights) != rights)
+            return -E_PERM;
+        at = map->va + map->size;
+    }
+    if ((err = cut_range(s, va, size)) != 0)
+        return err;
+    for (struct vanode *n = vatree_first_overlap(&s->mappings, va, size); n && n->start < va + size;
+         n = vatree_next(n)) {
+        struct mapping *map = vanode_entry(n, struct mapping, node);
+        map->rights = rights;
+        space_unmap_range(s, map->va, map->size);   /* pages come back with the new rights */
+    }
     return 0;
 }
 

@@ -24,6 +24,7 @@
 #include "spinlock.h"
 #include "timer.h"
 #include "switch.h"
+#include "memory.h"
 
 spinlock_t big_lock = SPINLOCK_INIT;
 bool smp_running;
@@ -192,6 +193,15 @@ NORETURN void sched_idle(void)
 {
     struct cpu *c = this_cpu();
     struct thread *prev = c->current;
+    /* Off the last thread's address space first: it may be freed (and its
+     * tables reused) while this core idles, and a core must never walk
+     * freed tables, even speculatively. An empty table with ASID 0 (never
+     * given to a space) stands in. */
+    static paddr_t empty_l1;
+    if (!empty_l1)
+        empty_l1 = frame_alloc_zeroed(0);
+    if (prev && empty_l1 != PADDR_INVALID)
+        arch_space_activate(empty_l1, 0);
     if (prev) {
         prev->cpu_ticks += arch_counter() - prev->run_start;
         prev->tls = read_sysreg(tpidr_el0);

@@ -113,6 +113,8 @@ void space_free(struct object *o)
     space_teardown(s);              /* only a space that never had a handle gets here untorn */
     ASSERT(!s->mappings.root && list_empty(&s->threads));
     mmu_free_tables(s->l1);
+    if (s->spare_table)
+        frame_free(s->spare_table, 0);
     frame_free(s->l1_pa, 0);
     mmu_asid_free(s->asid);
     struct space *parent = s->parent;
@@ -156,7 +158,7 @@ int space_map_pages(struct space *s, vaddr_t va, paddr_t pa, uint64_t size, uint
         unsigned tables = 0;
         int err = space_charge(s, LIMIT_MEMORY, 2 * 4096);
         if (!err) {
-            err = mmu_map_user(s->l1, va + off, pa + off, attrs, page_order, &tables);
+            err = mmu_map_user(s->l1, va + off, pa + off, attrs, page_order, &tables, &s->spare_table);
             space_uncharge(s, LIMIT_MEMORY, (2 - tables) * 4096ull);
             s->table_pages += tables;
         }
@@ -170,7 +172,9 @@ int space_map_pages(struct space *s, vaddr_t va, paddr_t pa, uint64_t size, uint
 
 void space_unmap_range(struct space *s, vaddr_t va, uint64_t size)
 {
-    mmu_unmap_user(s->l1, s->asid, va, size);
+    unsigned freed = mmu_unmap_user(s->l1, s->asid, va, size, &s->spare_table);
+    s->table_pages -= MIN(freed, s->table_pages);
+    space_uncharge(s, LIMIT_MEMORY, freed * 4096ull);
 }
 
 uint64_t *space_pte(struct space *s, vaddr_t va, unsigned *level)

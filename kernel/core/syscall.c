@@ -84,7 +84,7 @@ int64_t sys_handle_give(uint32_t space_h, uint32_t h, uint32_t rights)
         return -E_INVAL;
     struct space *target = list_entry(ss->obj, struct space, obj);
     if (target->torn_down)
-        return -E_STATE;
+        return -E_CLOSED;
     return handle_alloc(target, sl->obj, rights, sl->badge);
 }
 

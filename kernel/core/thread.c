@@ -182,8 +182,11 @@ void thread_kill(struct thread *t, int status)
         arch_system_off();
     }
     if (prev == T_RUNNING) {
-        if (t->cpu != this_cpu()->index || cpus[t->cpu].current != t)
-            irq_send_ipi(t->cpu, IRQ_SGI_WAKE);
+        /* Running elsewhere (its affinity may have just changed, so look
+         * for the core it is current on): that core must stop it now. */
+        for (unsigned i = 0; i < ncpus_present; i++)
+            if (cpus[i].current == t && i != this_cpu()->index)
+                irq_send_ipi(i, IRQ_SGI_WAKE);
         return;                 /* that core's scheduler drops the reference */
     }
     obj_unref(&t->obj);
@@ -244,8 +247,9 @@ bool thread_wait_for_memory(struct thread *t)
 {
     if (t->fault_ep && t->fault_ep->obj.handles)
         return false;
-    if (!t->mem_wait)
+    if (!t->mem_wait_noted)
         kprintf("memory: out of frames, thread \"%s\" waits for memory\n", t->name);
+    t->mem_wait_noted = true;
     t->mem_wait = true;
     t->mem_wait_x0 = t->tf.x[0];
     t->state = T_FUTEX;
@@ -258,6 +262,7 @@ bool thread_wait_for_memory(struct thread *t)
 void thread_memory_retry(struct thread *t)
 {
     t->tf.x[0] = t->mem_wait_x0;        /* the wake wrote E_TIMEOUT there */
+    t->mem_wait = false;                /* a new fault parks it again */
 }
 
 /* ---------------------------------------------------------------- system calls */

@@ -27,6 +27,10 @@ uint64_t arch_kstack_top(unsigned cpu);             /* initial SP of a core's ke
 
 /* ARCH_FPEN_TRAP_EL0: the value of cpu->fpen while EL0's FP/SIMD use traps. */
 
+/* Zeroing whole pages (len a multiple of 256, va 64-byte aligned). */
+static inline void arch_zero(void *va, uint64_t len);
+void arch_zero_init(void);
+
 /* Idle and barriers. */
 static inline void arch_wait_for_interrupt(void);
 static inline void arch_mb(void);                   /* full barrier */

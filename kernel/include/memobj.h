@@ -36,6 +36,9 @@ struct memobj *memobj_create(uint64_t size, unsigned order, bool eager, int *err
 struct memobj *memobj_create_for(struct space *owner, uint64_t size, unsigned order, bool eager, int *err);
 struct memobj *memobj_create_file(struct space *payer, paddr_t pa, uint64_t size, int *err);
 int memobj_map(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, uint64_t size, uint32_t rights);
+/* The same, noting the most rights mem_protect may later give the mapping. */
+int memobj_map_max(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, uint64_t size, uint32_t rights,
+                   uint32_t max_rights);
 void memobj_unmap(struct mapping *map);
 /* Fill or un-share the page under va for an access; 0 if it may now proceed. */
 int memobj_resolve(struct space *s, vaddr_t va, bool write);

@@ -26,6 +26,7 @@ struct mapping {
     uint64_t size;
     uint64_t offset;            /* into the memory object */
     uint32_t rights;
+    uint32_t max_rights;        /* what mem_protect may give it back (the handle's) */
 };
 
 struct space {
@@ -48,6 +49,7 @@ struct space {
     uint64_t limit[LIMIT_KINDS];    /* 0: none of its own */
     uint64_t used[LIMIT_KINDS];     /* its own and its descendants' */
     uint64_t table_pages;       /* page-table pages allocated for it (charged) */
+    paddr_t spare_table;        /* an emptied table kept for the next one needed (0: none) */
 };
 
 /*
@@ -89,8 +91,10 @@ uint64_t *mmu_lookup_page(uint64_t *l1, vaddr_t va);
 uint64_t *mmu_walk(uint64_t *l1, vaddr_t va, unsigned *level);
 uint64_t mmu_user_attrs(uint32_t rights, bool device);
 /* Map one page; *tables counts the table pages it had to create. */
-int mmu_map_user(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t attrs, unsigned page_order, unsigned *tables);
-void mmu_unmap_user(uint64_t *l1, uint16_t asid, vaddr_t va, uint64_t size);
+int mmu_map_user(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t attrs, unsigned page_order, unsigned *tables,
+                 paddr_t *spare);
+/* Unmap a range; frees tables it leaves empty and returns how many. */
+unsigned mmu_unmap_user(uint64_t *l1, uint16_t asid, vaddr_t va, uint64_t size, paddr_t *spare);
 void mmu_set_pte(uint64_t *l1, uint16_t asid, uint64_t *pte, uint64_t value, vaddr_t va);
 void mmu_free_tables(uint64_t *l1);
 bool mmu_range_empty(uint64_t *l1, vaddr_t va, uint64_t size);

@@ -96,6 +96,7 @@ struct thread {
     unsigned fp_cpu;            /* core whose registers last held it */
     uint8_t max_prio;           /* highest priority it may give any thread */
     bool mem_wait;              /* parked until memory may be free again (x0 saved) */
+    bool mem_wait_noted;        /* said so on the console (until a fault resolves) */
     uint64_t mem_wait_x0;
 };
 

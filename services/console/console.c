@@ -99,12 +99,19 @@ static int ready(void)
     return 0;
 }
 
+/* At most this much per request: a kernel-placed print runs in its
+ * caller's kernel entry (under the kernel lock), and a UART is slow. The
+ * caller writes the rest with further calls, as with write(2). */
+#define PRINT_MAX   1024
+
 static int64_t print(struct svc_call *call, uint64_t text, uint64_t text_len, uint64_t *written)
 {
     char chunk[128];
     int err = ready();
     if (err)
         return err;
+    if (text_len > PRINT_MAX)
+        text_len = PRINT_MAX;
     for (uint64_t done = 0; done < text_len; ) {
         uint64_t n = text_len - done < sizeof(chunk) ? text_len - done : sizeof(chunk);
         if (svc_copy_in(call, chunk, text + done, n))

@@ -19,6 +19,9 @@
  * mode=devptr      pass a device mapping ("dev") to a system call
  * mode=stickyfault a fault whose handler endpoint dies, then an ordinary call
  * mode=svchandles  pass handles to a kernel-placed service ("svc") that takes none
+ * mode=bkl         long kernel entries: map and unmap a huge range over empty page tables
+ * mode=pi          serve "pi" (given to us) at a low priority; keep what a send lends
+ * mode=conprint    one long print through a kernel-placed console ("svc")
  */
 #include "petrel.h"
 #include "../coretest/echo.h"
@@ -516,6 +519,95 @@ static void handles(void)
     report6((uint64_t)(lim < 0 ? lim : err), n, (uint64_t)top, (uint64_t)(usage(LIMIT_HANDLES) - h1), bad, 0);
 }
 
+/*
+ * Page tables are never freed before the space is, and the walks of
+ * mmu_range_empty (mem_map) and mmu_unmap_user (mem_unmap, clone, ...)
+ * step through an empty L3 table entry by entry. Fill the limit with
+ * empty L3 tables, then map and unmap one lazy object over all of them:
+ * millions of steps per system call, under the kernel lock.
+ */
+static void bkl(void)
+{
+    uint32_t small;
+    mem_alloc(4096, 0, &small);
+    uint64_t base = 0x4000000000ull, tables = 0;     /* 256 GiB */
+    for (;; tables++) {
+        uint64_t va = base + tables * 0x200000;
+        if (sys_mem_map(self_space(), small, va, 0, 4096, R_READ) != 0)
+            break;
+        volatile uint8_t *p = (volatile uint8_t *)va;
+        (void)p[0];                                   /* the fault builds the L3 table */
+        sys_mem_unmap(self_space(), va);
+        if (sys_space_usage(self_space(), LIMIT_MEMORY) + (512 << 10) >= sys_space_usage(self_space(), LIMIT_MEMORY | LIMIT_QUERY_MAX))
+            break;
+    }
+    uint64_t span = (tables + 1) * 0x200000;
+    int64_t big = sys_mem_create(span, MEM_PAGE_2M);
+    printf("corepeer: bkl: tables built; object of %lu MiB: %s\n", (unsigned long)(span >> 20),
+           big > 0 ? "ok" : error_str(big));
+    uint64_t worst = 0, total = 0;
+    int rounds = 10;
+    for (int i = 0; i < rounds && big > 0; i++) {
+        uint64_t t0 = (uint64_t)sys_clock_ns();
+        int64_t e = sys_mem_map(self_space(), (uint32_t)big, base, 0, span, R_READ);
+        uint64_t t1 = (uint64_t)sys_clock_ns();
+        if (e == 0)
+            sys_mem_unmap(self_space(), base);
+        uint64_t t2 = (uint64_t)sys_clock_ns();
+        worst = MAX(worst, MAX(t1 - t0, t2 - t1));
+        total += t2 - t0;
+    }
+    printf("corepeer: bkl: %lu empty L3 tables; mem_map + mem_unmap of %lu MiB: worst call %lu us, %lu us a pair\n",
+           (unsigned long)tables, (unsigned long)(span >> 20), (unsigned long)(worst / 1000),
+           (unsigned long)(total / 1000 / rounds));
+    report("ep", tables, worst, 0);
+}
+
+/*
+ * A sender queued on an endpoint lends its priority to the endpoint's
+ * server (do_send: inherit(ep->server, ...)), but only a reply gives it
+ * back (uninherit). A plain send is never replied to: the server keeps
+ * the sender's priority for good, above the maximum it was given.
+ */
+static void pi(void)
+{
+    uint32_t ep = start_handle("pi");
+    struct petrel_thread_stats st = { 0 };
+    sys_thread_stats(self_thread(), &st);
+    uint32_t before = st.effective_prio;
+    struct petrel_msg m = { 0 };
+    sys_ipc_recv(ep, &m);                   /* we serve ep: ep->server is us */
+    /* Busy now (the parent's high-priority thread sends meanwhile). */
+    m.info = 0;
+    report("ep", 0, 0, 0);                  /* "busy": the parent sends on pi now */
+    sys_ipc_recv(ep, &m);                   /* its send, no reply owed */
+    sys_thread_stats(self_thread(), &st);
+    uint32_t after_recv = st.effective_prio;
+    sleep_ns(5000000);
+    sys_thread_stats(self_thread(), &st);
+    printf("corepeer: pi: priority %u (maximum given: %u); after receiving a send %u, later %u\n",
+           before, st.prio, after_recv, st.effective_prio);
+    report("ep", before, after_recv, st.effective_prio);
+}
+
+/* A kernel-placed service runs in the caller's kernel entry, under the
+ * kernel lock, for as long as the request says: console print writes
+ * text_len bytes to the UART before it returns. */
+static void conprint(void)
+{
+    uint64_t len = 256 << 10;
+    uint8_t *buf = mem_alloc(len, 0, NULL);
+    for (uint64_t i = 0; buf && i < len; i++)
+        buf[i] = ' ';
+    struct petrel_msg m = { MSG_INFO((3ull << 16) | 1, 2, 0), { (uint64_t)buf, len }, 0, 0 };
+    uint64_t t0 = (uint64_t)sys_clock_ns();
+    int64_t c = buf ? sys_ipc_call(start_handle("svc"), &m) : -E_NOMEM;
+    uint64_t t1 = (uint64_t)sys_clock_ns();
+    printf("\ncorepeer: conprint: printing %lu KiB took one kernel entry of %lu ms (%s, status %ld)\n",
+           (unsigned long)(len >> 10), (unsigned long)((t1 - t0) / 1000000), error_str(c), (long)m.mr[0]);
+    report("ep", t1 - t0, (uint64_t)m.mr[1], (uint64_t)c);
+}
+
 int main(void *info)
 {
     char mode[16] = "";
@@ -550,6 +642,12 @@ int main(void *info)
         stickyfault();
     else if (!strcmp(mode, "svchandles"))
         svchandles();
+    else if (!strcmp(mode, "bkl"))
+        bkl();
+    else if (!strcmp(mode, "pi"))
+        pi();
+    else if (!strcmp(mode, "conprint"))
+        conprint();
     else
         printf("corepeer: unknown mode \"%s\"\n", mode);
     return 0;

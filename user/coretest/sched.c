@@ -105,14 +105,15 @@ static void preemption(void)
      * 10 ms tick would (most of them: the host may stall the guest). */
     unsigned prompt = 0;
     uint64_t shortest = ~0ull;
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0; i < 20; i++) {
         uint64_t s0 = now_ns();
         sleep_ms(1);
         uint64_t took = now_ns() - s0;
         prompt += took >= 1000000ull && took < 4000000ull;
         shortest = MIN(shortest, took);
     }
-    tap_ok(prompt >= 7 && shortest >= 1000000ull, "sched: a 1 ms timeout takes 1 ms, not a tick (%u of 10 under 4 ms)",
+    /* Waking at the next tick instead, about 3 in 10 would be under 4 ms. */
+    tap_ok(prompt >= 12 && shortest >= 1000000ull, "sched: a 1 ms timeout takes 1 ms, not a tick (%u of 20 under 4 ms)",
            prompt);
 
     /* Suspend and resume. */

@@ -183,7 +183,7 @@ static NOINLINE struct trapframe *el0_sync_locked(struct trapframe *tf, uint64_t
     if (ec == EC_DABT_LOW || ec == EC_IABT_LOW) {
         int err = resolve_abort(t, esr, far);
         if (err == 0)
-            t->mem_wait = false;
+            t->mem_wait_noted = false;
         if (err == 0 || (err == -E_NOMEM && thread_wait_for_memory(t)))
             return sched_exit();
     }

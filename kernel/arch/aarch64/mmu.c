@@ -33,19 +33,36 @@ static spinlock_t kmap_lock = SPINLOCK_INIT;
 #define L2_SHIFT 21
 #define L3_SHIFT 12
 
+unsigned arch_zva_bytes;
+
+/* May pages be zeroed with `dc zva`, and in blocks of what size? */
+void arch_zero_init(void)
+{
+    uint64_t dczid = read_sysreg(dczid_el0);
+    arch_zva_bytes = (dczid & 16) ? 0 : 4u << (dczid & 15);     /* DZP set: prohibited */
+}
+
 static inline uint64_t *table_va(uint64_t desc)
 {
     return phys_to_virt(desc & PTE_ADDR_MASK);
 }
 
 /* The next-level table under *entry, created if absent (counted in
- * *created); NULL if out of memory. */
-static uint64_t *next_table_counted(uint64_t *entry, unsigned *created)
+ * *created, unless it is the space's spare, which is empty and charged
+ * already); NULL if out of memory. */
+static uint64_t *next_table_spare(uint64_t *entry, unsigned *created, paddr_t *spare)
 {
     if (*entry & PTE_VALID) {
         if (!(*entry & PTE_TABLE))
             return NULL;        /* a block is already there */
         return table_va(*entry);
+    }
+    if (spare && *spare) {
+        paddr_t pa = *spare;
+        *spare = 0;
+        dsb(ishst);
+        *entry = pa | PTE_VALID | PTE_TABLE;
+        return phys_to_virt(pa);
     }
     paddr_t pa = boot_page_alloc();
     if (pa == PADDR_INVALID)
@@ -59,7 +76,7 @@ static uint64_t *next_table_counted(uint64_t *entry, unsigned *created)
 static uint64_t *next_table(uint64_t *entry)
 {
     unsigned ignored = 0;
-    return next_table_counted(entry, &ignored);
+    return next_table_spare(entry, &ignored, NULL);
 }
 
 /*
@@ -283,14 +300,54 @@ paddr_t mmu_user_pa(uint64_t *l1, vaddr_t va, bool write)
 bool mmu_pte_writable(uint64_t pte) { return !(pte & PTE_AP_RO); }
 
 /*
+ * User L3 tables count their valid entries (in the owner word of the
+ * table's frame descriptor), so one that empties is unhooked at once (kept
+ * as the space's spare, or freed): a process cannot pile up empty tables
+ * that every later walk over its range would have to step through, and a
+ * 2 MiB page can go where 4 KiB pages were. L2 tables (one per GiB, at most
+ * 512 per space, charged) stay until the space goes. Tables made before
+ * the frame allocator (the kernel's) have no descriptor and are never
+ * counted or freed.
+ */
+static void table_count_add(uint64_t *table, int64_t n)
+{
+    uint64_t *count = frame_owner_word(virt_to_phys(table));
+    if (count)
+        *count += (uint64_t)n;
+}
+
+/* Drop n entries of the table under *entry; if it is empty then, unhook
+ * it (after the TLBs of every core forget it) and keep it as the space's
+ * spare (all its entries are zero: the next table needed is this one) or
+ * free it and tell the caller. */
+static bool table_drop(uint64_t *entry, uint16_t asid, vaddr_t va, uint64_t n, paddr_t *spare)
+{
+    uint64_t *table = table_va(*entry);
+    uint64_t *count = frame_owner_word(virt_to_phys(table));
+    if (!count || (*count -= MIN(n, *count)) != 0)
+        return false;
+    *entry = 0;
+    dsb(ishst);
+    __asm__ volatile("tlbi vae1is, %0" :: "r"(((uint64_t)asid << 48) | ((va >> 12) & 0xfffffffffffull)) : "memory");
+    dsb(ish);
+    if (!*spare) {
+        *spare = virt_to_phys(table);
+        return false;
+    }
+    frame_free(virt_to_phys(table), 0);
+    return true;
+}
+
+/*
  * Map one page of 4 KiB (order 0), 64 KiB (order 4: sixteen entries with
  * the contiguous hint) or 2 MiB (order 9: an L2 block) at va -> pa.
  * -E_BUSY if anything is mapped there already.
  */
-int mmu_map_user(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t attrs, unsigned order, unsigned *tables)
+int mmu_map_user(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t attrs, unsigned order, unsigned *tables,
+                 paddr_t *spare)
 {
     uint64_t *e1 = &l1[(va >> L1_SHIFT) & 511];
-    uint64_t *l2 = next_table_counted(e1, tables);
+    uint64_t *l2 = next_table_spare(e1, tables, spare);
     if (!l2)
         return (*e1 & PTE_VALID) ? -E_BUSY : -E_NOMEM;
     uint64_t *e2 = &l2[(va >> L2_SHIFT) & 511];
@@ -301,7 +358,7 @@ int mmu_map_user(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t attrs, unsigned 
         dsb(ishst);
         return 0;
     }
-    uint64_t *l3 = next_table_counted(e2, tables);
+    uint64_t *l3 = next_table_spare(e2, tables, spare);
     if (!l3)
         return (*e2 & PTE_VALID) ? -E_BUSY : -E_NOMEM;
     unsigned n = 1u << order, first = (va >> L3_SHIFT) & 511;
@@ -312,6 +369,7 @@ int mmu_map_user(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t attrs, unsigned 
     for (unsigned i = 0; i < n; i++)
         l3[first + i] = (pa + 4096ull * i) | attrs | cont | PTE_VALID | PTE_PAGE;
     dsb(ishst);
+    table_count_add(l3, n);
     return 0;
 }
 
@@ -332,36 +390,62 @@ void mmu_set_pte(uint64_t *l1 UNUSED, uint16_t asid, uint64_t *pte, uint64_t val
     isb();
 }
 
-/* Remove every leaf in [va, va+size) and invalidate it on every core. */
-void mmu_unmap_user(uint64_t *l1, uint16_t asid, vaddr_t va, uint64_t size)
+/* Remove every leaf in [va, va+size) and invalidate it on every core;
+ * tables left empty are freed. Returns how many table pages were freed. */
+unsigned mmu_unmap_user(uint64_t *l1, uint16_t asid, vaddr_t va, uint64_t size, paddr_t *spare)
 {
     vaddr_t end = va + size;
+    unsigned freed = 0;
     while (va < end) {
-        unsigned level;
-        uint64_t *e = mmu_walk(l1, va, &level);
-        uint64_t step = level == 2 ? MiB(2) : level == 1 ? GiB(1) : 4096;
-        if (!e) {
-            va = ALIGN_DOWN(va, step) + step;   /* an absent table: skip what it would cover */
+        uint64_t *e1 = &l1[(va >> L1_SHIFT) & 511];
+        if (!(*e1 & PTE_VALID) || !(*e1 & PTE_TABLE)) {
+            va = ALIGN_DOWN(va, GiB(1)) + GiB(1);   /* no table (user space has no 1 GiB blocks) */
             continue;
         }
-        if (level == 3 && (*e & PTE_CONT)) {
-            uint64_t *first = e - (((va >> 12) & 15));
-            vaddr_t base = ALIGN_DOWN(va, KiB(64));
-            for (unsigned i = 0; i < 16; i++)
-                first[i] = 0;
+        uint64_t *e2 = &table_va(*e1)[(va >> L2_SHIFT) & 511];
+        if (!(*e2 & PTE_VALID)) {
+            va = ALIGN_DOWN(va, MiB(2)) + MiB(2);
+            continue;
+        }
+        if (!(*e2 & PTE_TABLE)) {               /* a 2 MiB page */
+            *e2 = 0;
             dsb(ishst);
-            for (unsigned i = 0; i < 16; i++)
-                tlbi_page(asid, base + 4096ull * i);
-            va = base + KiB(64);
+            tlbi_page(asid, va);
+            va = ALIGN_DOWN(va, MiB(2)) + MiB(2);
             continue;
         }
-        *e = 0;
-        dsb(ishst);
-        tlbi_page(asid, va);
-        va = ALIGN_DOWN(va, step) + step;
+        /* Within one L3 table: clear what the range covers, then count. */
+        uint64_t *l3 = table_va(*e2);
+        vaddr_t stop = MIN(end, ALIGN_DOWN(va, MiB(2)) + MiB(2));
+        unsigned cleared = 0;
+        for (; va < stop; va += 4096) {
+            uint64_t *e = &l3[(va >> L3_SHIFT) & 511];
+            if (!(*e & PTE_VALID))
+                continue;
+            if (*e & PTE_CONT) {                /* a 64 KiB page goes whole */
+                uint64_t *first = e - ((va >> 12) & 15);
+                vaddr_t base = ALIGN_DOWN(va, KiB(64));
+                for (unsigned i = 0; i < 16; i++) {
+                    cleared += (first[i] & PTE_VALID) != 0;
+                    first[i] = 0;
+                }
+                dsb(ishst);
+                for (unsigned i = 0; i < 16; i++)
+                    tlbi_page(asid, base + 4096ull * i);
+                va = base + KiB(64) - 4096;
+                continue;
+            }
+            *e = 0;
+            cleared++;
+            dsb(ishst);
+            tlbi_page(asid, va);
+        }
+        if (cleared)
+            freed += table_drop(e2, asid, va - 4096, cleared, spare);
     }
     dsb(ish);
     isb();
+    return freed;
 }
 
 /* Free the L2 and L3 tables under a user L1 (not the pages they map). */

@@ -63,6 +63,31 @@ static inline void arch_timer_set_deadline(uint64_t counter_value)
 
 static inline void arch_timer_stop(void) { write_sysreg(cntv_ctl_el0, 2); /* IMASK */ }
 
+/*
+ * Zero `len` bytes at va, both multiples of 64 and va 64-byte aligned
+ * (whole pages): `dc zva` clears a block per instruction. QEMU's virt
+ * cores (Cortex-A53/A72) have 64-byte blocks and allow it at EL1;
+ * arch_zero_init checks that at boot and falls back to stores if not.
+ */
+extern unsigned arch_zva_bytes;     /* 0: dc zva unusable */
+static inline void arch_zero(void *va, uint64_t len)
+{
+    uint8_t *p = va, *end = p + len;
+    if (arch_zva_bytes == 64) {
+        for (; p < end; p += 256) {
+            __asm__ volatile("dc zva, %0" :: "r"(p) : "memory");
+            __asm__ volatile("dc zva, %0" :: "r"(p + 64) : "memory");
+            __asm__ volatile("dc zva, %0" :: "r"(p + 128) : "memory");
+            __asm__ volatile("dc zva, %0" :: "r"(p + 192) : "memory");
+        }
+        return;
+    }
+    for (uint64_t *q = va; (uint8_t *)q < end; q += 2) {
+        q[0] = 0;
+        q[1] = 0;
+    }
+}
+
 /* Run this core in the user address space with table l1_pa, tagged asid. */
 static inline void arch_space_activate(paddr_t l1_pa, uint16_t asid)
 {
