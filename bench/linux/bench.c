@@ -23,6 +23,7 @@
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,12 +53,17 @@ static void report(const char *metric, const char *system, uint64_t ticks, uint6
     fflush(stdout);
 }
 
-static void report_bw(const char *metric, uint64_t ticks, uint64_t bytes)
+static void report_bw_as(const char *metric, const char *system, uint64_t ticks, uint64_t bytes)
 {
     uint64_t ns = ticks * (1000000000ull / freq);
-    printf("BENCH %s linux %lu.000 %lu MB/s\n", metric, (unsigned long)(ns ? bytes * 1000 / ns : 0),
+    printf("BENCH %s %s %lu.000 %lu MB/s\n", metric, system, (unsigned long)(ns ? bytes * 1000 / ns : 0),
            (unsigned long)bytes);
     fflush(stdout);
+}
+
+static void report_bw(const char *metric, uint64_t ticks, uint64_t bytes)
+{
+    report_bw_as(metric, "linux", ticks, bytes);
 }
 
 #define TIME(iters, body) ({ \
@@ -452,6 +458,54 @@ static void bandwidth(uint64_t bytes)
     report_bw("mem_copy_bw", bench_counter() - t0, 4 * bytes);
 }
 
+/*
+ * The file service's anchor: a 128 KiB file on tmpfs written, then read,
+ * in 16 KiB requests, the same rounds as Petrel's file_rw (user/bench).
+ * Reported for both placements' rows as system linux-tmpfs.
+ */
+static void tmpfs_rw(void)
+{
+    static uint8_t chunk[16384];
+    uint64_t rounds = 20 / (scale > 20 ? 20 : scale);
+    mkdir("/tmp", 0777);
+    if (getpid() == 1 && mount("tmpfs", "/tmp", "tmpfs", 0, NULL) != 0)
+        printf("bench: cannot mount tmpfs on /tmp: %s\n", strerror(errno));
+    int fd = open("/tmp/bench", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        printf("bench: cannot create /tmp/bench: %s\n", strerror(errno));
+        return;
+    }
+    uint64_t t0 = bench_counter();
+    for (uint64_t r = 0; r < rounds; r++) {
+        lseek(fd, 0, SEEK_SET);
+        for (int i = 0; i < 8; i++)
+            if (write(fd, chunk, sizeof(chunk)) != (ssize_t)sizeof(chunk))
+                printf("bench: tmpfs write failed: %s\n", strerror(errno));
+    }
+    uint64_t tw = bench_counter() - t0;
+    t0 = bench_counter();
+    for (uint64_t r = 0; r < rounds; r++) {
+        lseek(fd, 0, SEEK_SET);
+        for (int i = 0; i < 8; i++)
+            if (read(fd, chunk, sizeof(chunk)) != (ssize_t)sizeof(chunk))
+                printf("bench: tmpfs read failed: %s\n", strerror(errno));
+    }
+    uint64_t tr = bench_counter() - t0;
+    close(fd);
+    unlink("/tmp/bench");
+    uint64_t bytes = rounds * 8 * sizeof(chunk);
+    static const char *const where[] = { "kernel", "user" };
+    for (int i = 0; i < 2; i++) {
+        char m[32];
+        snprintf(m, sizeof(m), "file_write_%s", where[i]);
+        if (wanted(m))
+            report_bw_as(m, "linux-tmpfs", tw, bytes);
+        snprintf(m, sizeof(m), "file_read_%s", where[i]);
+        if (wanted(m))
+            report_bw_as(m, "linux-tmpfs", tr, bytes);
+    }
+}
+
 static void load_binder(void)
 {
     int fd = open("/binder_linux.ko", O_RDONLY | O_CLOEXEC);
@@ -515,6 +569,9 @@ int main(int argc, char **argv)
         creation(1000 / scale);
     if (wanted("mem_read_bw") || wanted("mem_copy_bw"))
         bandwidth((8u << 20) / scale);
+    if (wanted("file_read_kernel") || wanted("file_read_user") || wanted("file_write_kernel") ||
+        wanted("file_write_user"))
+        tmpfs_rw();
     printf("BENCH-END linux\n");
     fflush(stdout);
     if (getpid() == 1)

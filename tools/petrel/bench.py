@@ -29,7 +29,7 @@ METRICS = [
     "noop_function_call", "noop_kernel_service", "noop_user_service",
     "file_read_kernel", "file_read_user", "file_write_kernel", "file_write_user",
 ]
-LINUX_SYSTEMS = ["linux", "linux-binder", "linux-pipe", "linux-unix", "linux-futex"]
+LINUX_SYSTEMS = ["linux", "linux-binder", "linux-pipe", "linux-unix", "linux-futex", "linux-tmpfs"]
 BANDWIDTH = {"mem_read_bw", "mem_copy_bw", "file_read_kernel", "file_read_user", "file_write_kernel",
              "file_write_user"}
 
