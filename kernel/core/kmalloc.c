@@ -17,6 +17,7 @@
 #include "kernel.h"
 #include "memory.h"
 #include "spinlock.h"
+#include "arch.h"
 
 #define MIN_SHIFT   5
 #define MAX_SHIFT   11
@@ -31,10 +32,9 @@ static spinlock_t lock = SPINLOCK_INIT;
 
 static unsigned class_of(size_t size)
 {
-    unsigned c = 0;
-    while ((1u << (c + MIN_SHIFT)) < size)
-        c++;
-    return c;
+    if (size <= (1u << MIN_SHIFT))
+        return 0;
+    return 64 - (unsigned)__builtin_clzll(size - 1) - MIN_SHIFT;   /* ceil(log2(size)) - MIN_SHIFT */
 }
 
 static void slot_push(unsigned c, struct slot *s)
@@ -96,7 +96,10 @@ void *kmalloc(size_t size)
         kept_empty[c] = false;  /* the kept empty slab is in use again */
     in_use += 1u << (c + MIN_SHIFT);
     spin_unlock_irqrestore(&lock, flags);
-    memset(s, 0, 1u << (c + MIN_SHIFT));
+    if (c + MIN_SHIFT >= 8)
+        arch_zero(s, 1u << (c + MIN_SHIFT));    /* 256 bytes and up: block zeroing */
+    else
+        memset(s, 0, 1u << (c + MIN_SHIFT));
     return s;
 }
 

@@ -210,8 +210,7 @@ static void creation(void)
         uint64_t ticks = TIME(n, {
             int64_t t = thread_spawn(short_thread, NULL, 128, -1);
             sys_notify_wait(joined);
-            sys_thread_kill((uint32_t)t);
-            sys_handle_close((uint32_t)t);
+            thread_reap((uint32_t)t);
         });
         report("thread_create_exit", ticks, n);
     }

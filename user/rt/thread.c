@@ -37,6 +37,37 @@ void *mem_alloc(uint64_t size, uint32_t flags, uint32_t *handle)
 
 extern char thread_entry[];
 
+/* The stacks of threads thread_spawn made, so thread_reap can unmap them. */
+#define MAX_STACKS  256
+static struct { uint32_t thread; uint64_t stack; } stacks[MAX_STACKS];
+
+static void note_stack(uint32_t thread, uint64_t stack)
+{
+    for (unsigned n = 0, i = thread % MAX_STACKS; n < MAX_STACKS; n++, i = (i + 1) % MAX_STACKS) {
+        if (!stacks[i].thread) {
+            stacks[i].thread = thread;
+            stacks[i].stack = stack;
+            return;
+        }
+    }
+}
+
+int64_t thread_reap(uint32_t thread)
+{
+    int64_t err = sys_thread_kill(thread);
+    if (err == -E_BADHANDLE)
+        return err;
+    sys_handle_close(thread);
+    for (unsigned n = 0, i = thread % MAX_STACKS; n < MAX_STACKS; n++, i = (i + 1) % MAX_STACKS) {
+        if (stacks[i].thread == thread) {
+            sys_mem_unmap(self_space(), stacks[i].stack);
+            stacks[i].thread = 0;
+            break;
+        }
+    }
+    return 0;
+}
+
 int64_t thread_spawn(void (*fn)(void *), void *arg, unsigned prio, int cpu)
 {
     uint8_t *stack = mem_alloc(STACK_SIZE, 0, NULL);
@@ -44,8 +75,10 @@ int64_t thread_spawn(void (*fn)(void *), void *arg, unsigned prio, int cpu)
     if (!stack)
         return -E_NOMEM;
     int64_t t = sys_thread_create(self_space(), utcb_va);
-    if (t < 0)
+    if (t < 0) {
+        sys_mem_unmap(self_space(), (uint64_t)stack);
         return t;
+    }
     uint64_t *top = (uint64_t *)(stack + STACK_SIZE) - 2;
     top[0] = (uint64_t)fn;
     top[1] = (uint64_t)arg;
@@ -59,7 +92,9 @@ int64_t thread_spawn(void (*fn)(void *), void *arg, unsigned prio, int cpu)
     if (err) {
         sys_thread_kill((uint32_t)t);
         sys_handle_close((uint32_t)t);
+        sys_mem_unmap(self_space(), (uint64_t)stack);
         return err;
     }
+    note_stack((uint32_t)t, (uint64_t)stack);
     return t;
 }

@@ -55,6 +55,9 @@ void *mem_alloc(uint64_t size, uint32_t flags, uint32_t *handle);
 
 /* A thread in this process running fn(arg) at `prio` on core `cpu` (-1: mine). */
 int64_t thread_spawn(void (*fn)(void *), void *arg, unsigned prio, int cpu);
+/* End a thread thread_spawn made (if it still runs), close its handle and
+ * give back its stack. */
+int64_t thread_reap(uint32_t thread);
 
 /* Loading a boot image program into a new process. */
 struct spawn_grant {
