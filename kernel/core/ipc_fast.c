@@ -23,13 +23,12 @@
 /* The endpoint behind handle h with `rights`, or NULL (inline lookup). */
 static ALWAYS_INLINE struct endpoint *fast_endpoint(struct thread *t, uint64_t h, uint32_t rights, uint64_t *badge)
 {
-    uint32_t index = h & (HANDLE_SLOTS - 1);
-    struct handle_slot *sl = &t->space->handles.slots[index];
-    if ((h >> HANDLE_INDEX_BITS) != sl->gen || !sl->obj || sl->obj->type != OBJ_ENDPOINT ||
-        (sl->rights & rights) != rights || index == 0)
+    struct handle_slot *sl = handle_slot_of(&t->space->handles, h);
+    struct object *o = sl->obj;     /* (every value reads some slot: see handle_slot_of) */
+    if (sl->value != h || !o || o->type != OBJ_ENDPOINT || (sl->rights & rights) != rights)
         return NULL;
     *badge = sl->badge;
-    return (struct endpoint *)sl->obj;
+    return (struct endpoint *)o;
 }
 
 /* A message word without handles or flags, a user label, length <= 32. */

@@ -17,10 +17,11 @@
 
 static uint32_t next_pid = 1;
 
-/* What a space's own records take: its struct, L1 table and handle table. */
+/* What a space's own records take: its struct and L1 table. Its handle
+ * table is charged as it grows (object.c). */
 static uint64_t space_bytes(void)
 {
-    return kmalloc_size(sizeof(struct space)) + 4096 + HANDLE_SLOTS * sizeof(struct handle_slot);
+    return kmalloc_size(sizeof(struct space)) + 4096;
 }
 
 struct space *space_create(struct space *parent, int *err)
@@ -33,13 +34,9 @@ struct space *space_create(struct space *parent, int *err)
     paddr_t l1 = frame_alloc_zeroed(0);
     if (!s || l1 == PADDR_INVALID || mmu_asid_alloc(&s->asid) != 0)
         goto fail;
-    if (handle_table_init(&s->handles) != 0) {
-        mmu_asid_free(s->asid);
-        goto fail;
-    }
+    handle_table_init(&s->handles);
     s->parent = parent;
     if ((*err = space_charge(s, LIMIT_MEMORY, space_bytes())) != 0) {
-        frame_free(virt_to_phys(s->handles.slots), 2);
         mmu_asid_free(s->asid);
         goto fail;
     }

@@ -58,11 +58,11 @@ def test_pack_system_writes_programs_then_files(repo, elf):
 
 def test_limits_default_and_explicit(repo, elf):
     text = GOOD.replace('binary = "user/hello"', 'binary = "user/hello"\nmemory = "2M"\nthreads = 8\n'
-                        'handles = 100\nspaces = 0')
+                        'handles = 100000\nspaces = 0')
     system = systems.load_system(write(repo, text), repo)
-    assert system.manifest().splitlines()[1:] == ["program hello 100 - 2097152:8:100:0 -"]
+    assert system.manifest().splitlines()[1:] == ["program hello 100 - 2097152:8:100000:0 -"]
     for bad, message in (("threads = -1", "'threads' must be a number from 0"),
-                         ("handles = 512", "'handles' must be a number from 0 .no limit. to 511"),
+                         ("handles = 262144", "'handles' must be a number from 0 .no limit. to 262143"),
                          ("spaces = true", "'spaces' must be a number"), ('memory = "3X"', "'memory' must be")):
         text = GOOD.replace('binary = "user/hello"', 'binary = "user/hello"\n' + bad)
         with pytest.raises(systems.SystemConfigError, match=message):

@@ -39,6 +39,8 @@ LIMIT_KEYS = ("memory", "threads", "handles", "spaces")
 # What a program or user-placed service may use unless its entry says otherwise
 # (memory counts its kernel objects and page tables too; 0 means no limit of its own).
 DEFAULT_LIMITS = {"memory": 64 << 20, "threads": 256, "handles": 511, "spaces": 64}
+# The most handles a process can hold: the kernel's HANDLE_MAX (18 index bits, slot 0 unused).
+HANDLES_MAX = (1 << 18) - 1
 SERVICE_KEYS = {"name", "interface", "placement", "priority", "cpu", "devices", "bootfiles", "calls", *LIMIT_KEYS}
 PLACEMENTS = ("kernel", "user")
 SYSTEM_KEYS = {"name"}
@@ -281,7 +283,7 @@ def load_program(where: str, name: str, prog: dict, endpoints: list, used: set) 
         seen.add(ep)
         used.add(ep)
     limits = [parse_size(where, prog.get("memory", DEFAULT_LIMITS["memory"]))]
-    for key, top in (("threads", 100000), ("handles", 511), ("spaces", 100000)):
+    for key, top in (("threads", 100000), ("handles", HANDLES_MAX), ("spaces", 100000)):
         value = prog.get(key, DEFAULT_LIMITS[key])
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= top:
             raise SystemConfigError(f"{where}: key {key!r} must be a number from 0 (no limit) to {top}")

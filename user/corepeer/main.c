@@ -7,6 +7,9 @@
  * mode=prio      try to raise its own priority, report on "ep"
  * mode=fuzz      throw calls=N random system calls, report on "results"
  * mode=hog       take every free frame (eager objects), report on "ep", wait
+ * mode=handles   grow its handle table to 100,000 handles and to the most a
+ *                process can hold, shrink it back, then meet a memory and a
+ *                handle limit of its own; reports each step on "ep"
  *
  * Reproducers of kernel holes (user/coretest/review.c runs them, one per boot):
  * mode=deadbind    bind a notification to a dead thread, free the thread, let
@@ -404,6 +407,118 @@ static void svchandles(void)
     report("ep", calls, refused, (uint64_t)sys_space_usage(self_space(), LIMIT_MEMORY));
 }
 
+#define HANDLES_MANY    100000
+#define HANDLES_MOST    ((1u << 18) - 1)    /* the kernel's HANDLE_MAX */
+#define DUP_RIGHTS      (R_READ | R_WRITE | R_DUP)
+
+static void report6(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e, uint64_t f)
+{
+    struct petrel_msg m = { MSG_INFO(0x400, 6, 0), { a, b, c, d, e, f }, 0, 0 };
+    sys_ipc_call(start_handle("ep"), &m);
+}
+
+static int64_t usage(unsigned kind)
+{
+    return sys_space_usage(self_space(), kind);
+}
+
+/* Duplicate ep into hs[] until `max` or the first error; returns the count, *err what stopped it. */
+static uint32_t dup_many(uint32_t ep, uint32_t *hs, uint32_t max, int64_t *err)
+{
+    uint32_t n = 0;
+    *err = 0;
+    for (; n < max; n++) {
+        int64_t h = sys_handle_dup(ep, DUP_RIGHTS, 0);
+        if (h <= 0) {
+            *err = h;
+            break;
+        }
+        hs[n] = (uint32_t)h;
+    }
+    return n;
+}
+
+/* Close hs[0..n); returns how many closes failed. */
+static uint32_t close_many(const uint32_t *hs, uint32_t n)
+{
+    uint32_t bad = 0;
+    for (uint32_t i = 0; i < n; i++)
+        bad += sys_handle_close(hs[i]) != 0;
+    return bad;
+}
+
+/*
+ * A handle table that grows and shrinks (the kernel's limit is 262,143
+ * handles, in 4 KiB pages of 128 that the process pays for):
+ *  1. 100,000 handles, each resolving; closing them returns the memory;
+ *  2. as many as a process can hold (E_NOMEM at 262,143), and back;
+ *  3. a closed value names nothing for 16,382 new handles in its slot,
+ *     and only the 16,383rd brings it back (the generation window);
+ *  4. over a memory limit a little above its usage: E_LIMIT, and back;
+ *  5. at a handle limit of its own: E_LIMIT exactly there.
+ * Usage is compared before and after each step; the spawner checks.
+ */
+static void handles(void)
+{
+    uint32_t mh;
+    uint32_t *hs = mem_alloc(HANDLES_MOST * sizeof(uint32_t), MEM_EAGER, &mh);
+    int64_t e = sys_endpoint_create(), err;
+    if (!hs || e <= 0) {
+        report6(0, 0, 0, 0, 0, 0);
+        return;
+    }
+    uint32_t ep = (uint32_t)e;
+    for (uint32_t i = 0; i < HANDLES_MOST; i += 1024)
+        hs[i] = 0;                                  /* every page of the array in place now */
+    int64_t mem0 = usage(LIMIT_MEMORY), h0 = usage(LIMIT_HANDLES);
+
+    /* 1: count, resolved, handles counted, memory grown, closes failed, memory and handles left */
+    uint32_t n = dup_many(ep, hs, HANDLES_MANY, &err), resolved = 0;
+    for (uint32_t i = 0; i < n; i++)
+        resolved += sys_handle_info(hs[i]) == (int64_t)(OBJ_ENDPOINT | DUP_RIGHTS << 8);
+    int64_t grown = usage(LIMIT_MEMORY) - mem0, counted = usage(LIMIT_HANDLES) - h0;
+    uint32_t bad = close_many(hs, n);
+    report6(n, resolved, (uint64_t)counted, (uint64_t)grown, bad,
+            (uint64_t)(usage(LIMIT_MEMORY) - mem0) | (uint64_t)(usage(LIMIT_HANDLES) - h0) << 32);
+
+    /* 2: what stopped it, the handles held then, closes failed, memory and handles left */
+    n = dup_many(ep, hs, HANDLES_MOST, &err);
+    int64_t most = usage(LIMIT_HANDLES);
+    bad = close_many(hs, n);
+    report6((uint64_t)err, (uint64_t)most, bad, (uint64_t)(usage(LIMIT_MEMORY) - mem0),
+            (uint64_t)(usage(LIMIT_HANDLES) - h0), 0);
+
+    /* 3: the stale value, times it named something, whether the 16,383rd brought it back */
+    int64_t stale = sys_handle_dup(ep, DUP_RIGHTS, 0);
+    uint32_t named = 0;
+    sys_handle_close((uint32_t)stale);
+    for (uint32_t i = 1; i < 16383; i++) {
+        int64_t h = sys_handle_dup(ep, DUP_RIGHTS, 0);
+        named += h <= 0 || h == stale || sys_handle_info((uint32_t)stale) != -E_BADHANDLE;
+        sys_handle_close((uint32_t)h);
+    }
+    int64_t again = sys_handle_dup(ep, DUP_RIGHTS, 0);
+    sys_handle_close((uint32_t)again);
+    report6((uint64_t)stale, named, again == stale, (uint64_t)(usage(LIMIT_MEMORY) - mem0),
+            (uint64_t)(usage(LIMIT_HANDLES) - h0), 0);
+
+    /* 4: a memory limit two pages above its usage: what stopped it, count, memory at the stop and after */
+    int64_t mem1 = usage(LIMIT_MEMORY);
+    int64_t lim = sys_space_set_limit(self_space(), LIMIT_MEMORY, (uint64_t)mem1 + 8192);
+    n = lim < 0 ? 0 : dup_many(ep, hs, HANDLES_MOST, &err);
+    int64_t at = usage(LIMIT_MEMORY) - mem1;
+    bad = close_many(hs, n);
+    report6((uint64_t)(lim < 0 ? lim : err), n, (uint64_t)at, (uint64_t)(usage(LIMIT_MEMORY) - mem1), bad, 0);
+
+    /* 5: a handle limit 200 above its usage: what stopped it, count, handles at the stop and after */
+    int64_t h1 = usage(LIMIT_HANDLES);
+    lim = sys_space_set_limit(self_space(), LIMIT_HANDLES, (uint64_t)h1 + 200);
+    n = lim < 0 ? 0 : dup_many(ep, hs, HANDLES_MOST, &err);
+    int64_t top = usage(LIMIT_HANDLES) - h1;
+    bad = close_many(hs, n);
+    report6((uint64_t)(lim < 0 ? lim : err), n, (uint64_t)top, (uint64_t)(usage(LIMIT_HANDLES) - h1), bad, 0);
+}
+
 /*
  * Page tables are never freed before the space is, and the walks of
  * mmu_range_empty (mem_map) and mmu_unmap_user (mem_unmap, clone, ...)
@@ -513,6 +628,8 @@ int main(void *info)
         fuzz();
     else if (!strcmp(mode, "hog"))
         hog();
+    else if (!strcmp(mode, "handles"))
+        handles();
     else if (!strcmp(mode, "deadbind"))
         deadbind();
     else if (!strcmp(mode, "deadfault"))

@@ -25,6 +25,7 @@ void test_memory(void);
 void test_sched(void);
 void test_faults(void);
 void test_objects(void);
+void test_handles(void);
 void test_fuzz(void);
 void test_irq(void);
 void test_review(void);

@@ -95,7 +95,8 @@ int main(const struct petrel_bootinfo *bi)
     char only[32] = "";
     start_arg("only", only, sizeof(only));
     struct { const char *name; void (*fn)(void); } groups[] = {
-        { "ipc", test_ipc }, { "objects", test_objects }, { "memory", test_memory },
+        { "ipc", test_ipc }, { "objects", test_objects }, { "handles", test_handles },
+        { "memory", test_memory },
         { "sched", test_sched }, { "irq", test_irq }, { "faults", test_faults }, { "fuzz", test_fuzz },
     };
     for (unsigned i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {

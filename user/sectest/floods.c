@@ -46,8 +46,9 @@ void test_floods(void)
         { "lazy2m", "mode=flood what=lazy2m", "lazy 512 GiB objects of 2 MiB pages", MiB(2), 0 },
         { "threads", "mode=flood what=threads", "threads never started", 4096, 0 },
         { "threads-elsewhere", "mode=flood what=elsewhere", "threads never started, in a space it made", 4096, 0 },
-        { "spaces", "mode=chain", "chained spaces", KiB(16), 0 },
-        { "endpoints", "mode=flood what=endpoints", "endpoints held by spaces made for them", 32, KiB(16) },
+        /* A space holding a handle: its L1 table and one leaf of handle slots. */
+        { "spaces", "mode=chain", "chained spaces", KiB(8), 0 },
+        { "endpoints", "mode=flood what=endpoints", "endpoints held by spaces made for them", 32, KiB(8) },
         { "tables", "mode=flood what=tables", "page tables (a page mapped at 2 MiB strides)", 4096, 0 },
         { "mappings", "mode=flood what=mappings", "4 KiB mappings", 32, 0 },
     };
