@@ -409,7 +409,23 @@ static void slot_take(struct handle_table *t, uint32_t l, uint32_t k)
         partial_unlink(t, l);
 }
 
-static void fill(struct handle_slot *sl, uint32_t value, struct object *o, uint32_t rights, uint64_t badge)
+/*
+ * Is o a space that `holder` is, or descends from? Such a handle cannot
+ * keep o alive on its own: a space without threads whose every handle is
+ * held inside it (or by the spaces it made) can never be used again.
+ */
+static struct space *held_inside(struct space *holder, struct object *o)
+{
+    if (o->type != OBJ_SPACE)
+        return NULL;
+    for (struct space *a = holder; a; a = a->parent)
+        if (&a->obj == o)
+            return a;
+    return NULL;
+}
+
+static void fill(struct space *s, struct handle_slot *sl, uint32_t value, struct object *o, uint32_t rights,
+                 uint64_t badge)
 {
     sl->obj = o;
     sl->rights = rights & R_ALL;
@@ -417,6 +433,9 @@ static void fill(struct handle_slot *sl, uint32_t value, struct object *o, uint3
     sl->value = value;
     o->refs++;
     o->handles++;
+    struct space *x = held_inside(s, o);
+    if (x)
+        x->inner_handles++;
 }
 
 int64_t handle_alloc(struct space *s, struct object *o, uint32_t rights, uint64_t badge)
@@ -436,7 +455,7 @@ int64_t handle_alloc(struct space *s, struct object *o, uint32_t rights, uint64_
     slot_take(t, (uint32_t)l, k);
     t->gen = t->gen % HANDLE_GEN_MAX + 1;      /* a new value: 1..16383, never 0 */
     uint32_t value = t->gen << HANDLE_INDEX_BITS | (uint32_t)l << HANDLE_LEAF_BITS | k;
-    fill(&leaf_at(t, (uint32_t)l)[k], value, o, rights, badge);
+    fill(s, &leaf_at(t, (uint32_t)l)[k], value, o, rights, badge);
     return value;
 }
 
@@ -455,7 +474,7 @@ int handle_alloc_at(struct space *s, uint32_t index, struct object *o, uint32_t 
         return -E_BUSY;
     space_charge_force(s, LIMIT_HANDLES, 1);
     slot_take(t, l, k);
-    fill(&leaf_at(t, l)[k], index, o, rights, 0);      /* generation 0: the value is the index */
+    fill(s, &leaf_at(t, l)[k], index, o, rights, 0);   /* generation 0: the value is the index */
     return 0;
 }
 
@@ -489,8 +508,13 @@ static void slot_release(struct space *s, struct handle_slot *sl, uint32_t index
     if (li->used == (l == 0 ? 1 : 0))
         leaf_remove(s, l);
     space_uncharge(s, LIMIT_HANDLES, 1);
+    struct space *x = held_inside(s, o);
+    if (x)
+        x->inner_handles--;
     if (--o->handles == 0)
         last_handle(o);
+    else if (o->type == OBJ_SPACE)
+        space_maybe_orphaned(list_entry(o, struct space, obj));
     obj_unref(o);
 }
 

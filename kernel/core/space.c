@@ -100,6 +100,12 @@ void space_teardown(struct space *s)
         obj_unref(&s->obj);
 }
 
+void space_maybe_orphaned(struct space *s)
+{
+    if (s->nthreads == 0 && s->obj.handles == s->inner_handles)
+        space_teardown_later(s);
+}
+
 void space_shutdown(struct object *o)
 {
     struct space *s = list_entry(o, struct space, obj);

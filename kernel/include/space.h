@@ -50,6 +50,7 @@ struct space {
     uint64_t used[LIMIT_KINDS];     /* its own and its descendants' */
     uint64_t table_pages;       /* page-table pages allocated for it (charged) */
     paddr_t spare_table;        /* an emptied table kept for the next one needed (0: none) */
+    uint32_t inner_handles;     /* handles to it held by itself or the spaces it made */
 };
 
 /*
@@ -68,6 +69,9 @@ struct space *space_create(struct space *parent, int *err);
 /* Close its handles and remove its mappings now (space_teardown_later
  * is the way in for everything but the teardown work list itself). */
 void space_teardown(struct space *s);
+/* A handle to s went: if s has no threads and only handles held inside
+ * itself (or its children) remain, nothing can use it again: tear it down. */
+void space_maybe_orphaned(struct space *s);
 /* Kill every thread of s and tear it down; returns the threads killed. */
 unsigned space_kill(struct space *s);
 static inline void space_activate(const struct space *s)
