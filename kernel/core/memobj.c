@@ -295,6 +295,20 @@ int memobj_resolve(struct space *s, vaddr_t va, bool write)
     return memobj_resolve_access(s, va, write, false);
 }
 
+/* A mapping record for space s, charged to it; NULL with *err. */
+static struct mapping *mapping_alloc(struct space *s, int *err)
+{
+    *err = space_charge(s, LIMIT_MEMORY, kmalloc_size(sizeof(struct mapping)));
+    if (*err)
+        return NULL;
+    struct mapping *map = kmalloc(sizeof(*map));
+    if (!map) {
+        space_uncharge(s, LIMIT_MEMORY, kmalloc_size(sizeof(struct mapping)));
+        *err = -E_NOMEM;
+    }
+    return map;
+}
+
 int memobj_map(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, uint64_t size, uint32_t rights)
 {
     return memobj_map_max(s, m, va, offset, size, rights, rights);
@@ -316,14 +330,10 @@ int memobj_map_max(struct space *s, struct memobj *m, vaddr_t va, uint64_t offse
         return -E_BUSY;
     if (!mmu_range_empty(s->l1, va, size))
         return -E_BUSY;
-    int err = space_charge(s, LIMIT_MEMORY, kmalloc_size(sizeof(struct mapping)));
-    if (err)
+    int err;
+    struct mapping *map = mapping_alloc(s, &err);
+    if (!map)
         return err;
-    struct mapping *map = kmalloc(sizeof(*map));
-    if (!map) {
-        space_uncharge(s, LIMIT_MEMORY, kmalloc_size(sizeof(struct mapping)));
-        return -E_NOMEM;
-    }
     map->space = s;
     map->mem = m;
     map->va = va;
@@ -509,14 +519,10 @@ int64_t sys_mem_unmap(uint32_t space_h, uint64_t va)
 static int split(struct mapping *map, vaddr_t va)
 {
     struct space *s = map->space;
-    int err = space_charge(s, LIMIT_MEMORY, kmalloc_size(sizeof(struct mapping)));
-    if (err)
+    int err;
+    struct mapping *t = mapping_alloc(s, &err);
+    if (!t)
         return err;
-    struct mapping *t = kmalloc(sizeof(*t));
-    if (!t) {
-        space_uncharge(s, LIMIT_MEMORY, kmalloc_size(sizeof(struct mapping)));
-        return -E_NOMEM;
-    }
     *t = *map;
     t->va = va;
     t->size = map->va + map->size - va;

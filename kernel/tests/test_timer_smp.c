@@ -60,7 +60,9 @@ KTEST(timer_counter, "timer: the counter is monotonic and runs at its stated fre
     uint64_t t0 = timer_ns();
     timer_delay_us(20000);
     uint64_t dt = timer_ns() - t0;
-    KT_CHECK(dt >= 20000000 && dt < 40000000, "20 ms delay took %lu ns", dt);
+    /* The upper bound only catches a runaway delay: a loaded host can
+     * stall this virtual core for tens of milliseconds at any point. */
+    KT_CHECK(dt >= 20000000 && dt < 1000000000, "20 ms delay took %lu ns", dt);
 }
 
 KTEST(smp_all_online, "smp: every core in the device tree reported in")

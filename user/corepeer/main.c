@@ -28,17 +28,7 @@
 
 static void echo(uint32_t ep)
 {
-    struct petrel_msg m = { 0 };
-    int64_t r = sys_ipc_recv(ep, &m);
-    while (r == 0) {
-        uint64_t label = MSG_LABEL(m.info);
-        m.info = MSG_INFO(label + 1, echo_answer(&m), 0);
-        if (label == LABEL_QUIT) {
-            sys_ipc_reply(0, &m);
-            return;
-        }
-        r = sys_ipc_reply_recv(ep, &m);
-    }
+    int64_t r = echo_loop(ep);
     if (r != 0)
         printf("corepeer: echo: receive failed: %s (ep %u)\n", error_str(r), ep);
 }

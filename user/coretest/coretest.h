@@ -11,7 +11,6 @@
 extern unsigned ncpus;
 extern uint64_t my_pid;
 
-void sleep_ms(uint64_t ms);
 uint64_t now_ns(void);
 void echo_serve(uint32_t ep);
 void echo_thread(void *arg);

@@ -31,4 +31,22 @@ static inline unsigned echo_answer(struct petrel_msg *m)
     return len;
 }
 
+/* Serve echo requests on ep until LABEL_QUIT; the receive's status if it
+ * ends otherwise (0 after a QUIT). */
+static inline int64_t echo_loop(uint32_t ep)
+{
+    struct petrel_msg m = { 0 };
+    int64_t r = sys_ipc_recv(ep, &m);
+    while (r == 0) {
+        uint64_t label = MSG_LABEL(m.info);
+        m.info = MSG_INFO(label + 1, echo_answer(&m), 0);
+        if (label == LABEL_QUIT) {
+            sys_ipc_reply(0, &m);
+            return 0;
+        }
+        r = sys_ipc_reply_recv(ep, &m);
+    }
+    return r;
+}
+
 #endif

@@ -14,12 +14,6 @@ uint64_t now_ns(void)
     return (uint64_t)sys_clock_ns();
 }
 
-void sleep_ms(uint64_t ms)
-{
-    static volatile uint32_t never;
-    sys_futex_wait((uint64_t)&never, never, ms * 1000000ull);
-}
-
 /* Serve echo requests on ep until LABEL_QUIT (see echo.h). */
 void echo_serve(uint32_t ep)
 {

@@ -9,15 +9,10 @@
 /* Where attack 3 maps into a dead space, then puts a new space's UTCB. */
 #define STALE_VA        0x100000
 
-void sleep_ms(uint64_t ms);
 /* Report six words to the test; returns its answer (MR0) or an error. */
 int64_t report(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e, uint64_t f);
 /* The number given as `key=` in the arguments, or dflt. */
 uint64_t arg_u64(const char *key, uint64_t dflt);
-/* A thread's state (THREAD_*; THREAD_DEAD for a bad handle). */
-unsigned thread_state(uint32_t t);
-/* Wait up to ms milliseconds for thread t to reach `state`. */
-bool wait_state(uint32_t t, unsigned state, uint64_t ms);
 /* A new space whose only thread was created and killed, so it is torn
  * down: its handle, or an error. */
 int64_t dead_space(void);

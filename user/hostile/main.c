@@ -20,12 +20,6 @@
 #include "hostile_int.h"
 #include "../coretest/echo.h"
 
-void sleep_ms(uint64_t ms)
-{
-    static volatile uint32_t never;
-    sys_futex_wait((uint64_t)&never, never, ms * 1000000ull);
-}
-
 int64_t report(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e, uint64_t f)
 {
     struct petrel_msg m = { MSG_INFO(LABEL_REPORT, 6, 0), { a, b, c, d, e, f }, 0, 0 };
@@ -44,34 +38,9 @@ uint64_t arg_u64(const char *key, uint64_t dflt)
     return v;
 }
 
-unsigned thread_state(uint32_t t)
-{
-    struct petrel_thread_stats st = { 0 };
-    if (sys_thread_stats(t, &st) != 0)
-        return THREAD_DEAD;
-    return st.state;
-}
-
-bool wait_state(uint32_t t, unsigned state, uint64_t ms)
-{
-    for (uint64_t i = 0; i < ms && thread_state(t) != state; i++)
-        sleep_ms(1);
-    return thread_state(t) == state;
-}
-
 static void echo(uint32_t ep)
 {
-    struct petrel_msg m = { 0 };
-    int64_t r = sys_ipc_recv(ep, &m);
-    while (r == 0) {
-        uint64_t label = MSG_LABEL(m.info);
-        m.info = MSG_INFO(label + 1, echo_answer(&m), 0);
-        if (label == LABEL_QUIT) {
-            sys_ipc_reply(0, &m);
-            return;
-        }
-        r = sys_ipc_reply_recv(ep, &m);
-    }
+    echo_loop(ep);
 }
 
 int main(void *info)

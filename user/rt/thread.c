@@ -35,6 +35,28 @@ void *mem_alloc(uint64_t size, uint32_t flags, uint32_t *handle)
     return (void *)va;
 }
 
+void sleep_ms(uint64_t ms)
+{
+    static volatile uint32_t never;
+    sys_futex_wait((uint64_t)&never, never, ms * 1000000ull);
+}
+
+unsigned thread_state(uint32_t t)
+{
+    struct petrel_thread_stats st = { 0 };
+    if (sys_thread_stats(t, &st) != 0)
+        return THREAD_DEAD;
+    return st.state;
+}
+
+bool wait_state(uint32_t t, unsigned state, uint64_t ms)
+{
+    uint64_t end = (uint64_t)sys_clock_ns() + ms * 1000000ull;
+    while (thread_state(t) != state && (uint64_t)sys_clock_ns() < end)
+        sleep_ms(1);
+    return thread_state(t) == state;
+}
+
 extern char thread_entry[];
 
 /* The stacks of threads thread_spawn made, so thread_reap can unmap them. */

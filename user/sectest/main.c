@@ -19,28 +19,6 @@ uint64_t now_ms(void)
     return (uint64_t)sys_clock_ns() / 1000000ull;
 }
 
-void sleep_ms(uint64_t ms)
-{
-    static volatile uint32_t never;
-    sys_futex_wait((uint64_t)&never, never, ms * 1000000ull);
-}
-
-unsigned thread_state(uint32_t t)
-{
-    struct petrel_thread_stats st = { 0 };
-    if (sys_thread_stats(t, &st) != 0)
-        return THREAD_DEAD;
-    return st.state;
-}
-
-bool wait_state(uint32_t t, unsigned state, uint64_t ms)
-{
-    uint64_t end = now_ms() + ms;
-    while (thread_state(t) != state && now_ms() < end)
-        sleep_ms(1);
-    return thread_state(t) == state;
-}
-
 /* ---------------------------------------------------------------- children */
 
 int64_t child_spawn(struct child *c, const char *args, uint64_t mem_limit, const struct spawn_grant *g,

@@ -10,11 +10,7 @@
 
 extern unsigned ncpus;
 
-void sleep_ms(uint64_t ms);
 uint64_t now_ms(void);
-/* A thread's state (THREAD_*; THREAD_DEAD for a bad handle). */
-unsigned thread_state(uint32_t t);
-bool wait_state(uint32_t t, unsigned state, uint64_t ms);
 
 /* An unprivileged hostile process: its own space and thread handles,
  * "parent" (an endpoint of ours it reports on) and what the test grants. */

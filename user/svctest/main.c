@@ -28,12 +28,6 @@ static void later_thread(void *arg)
     a->done = 1;
 }
 
-static void sleep_ms(uint64_t ms)
-{
-    static volatile uint32_t never;
-    sys_futex_wait((uint64_t)&never, never, ms * 1000000ull);
-}
-
 static void checks(const char *where, uint32_t ep)
 {
     tap_ok(noop_ping(ep) == 0, "%s: ping", where);

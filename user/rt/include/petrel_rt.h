@@ -55,6 +55,12 @@ void *mem_alloc(uint64_t size, uint32_t flags, uint32_t *handle);
 
 /* A thread in this process running fn(arg) at `prio` on core `cpu` (-1: mine). */
 int64_t thread_spawn(void (*fn)(void *), void *arg, unsigned prio, int cpu);
+/* Sleep for ms milliseconds (a futex wait nobody wakes). */
+void sleep_ms(uint64_t ms);
+/* A thread's state (THREAD_*; THREAD_DEAD for a bad handle). */
+unsigned thread_state(uint32_t t);
+/* Wait up to ms milliseconds for thread t to reach `state`; whether it did. */
+bool wait_state(uint32_t t, unsigned state, uint64_t ms);
 /* End a thread thread_spawn made (if it still runs), close its handle and
  * give back its stack. */
 int64_t thread_reap(uint32_t thread);
