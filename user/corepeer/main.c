@@ -5,6 +5,7 @@
  * mode=futex     wait on the shared word of "shm", report on "ep"
  * mode=faulter   fault in three ways, report on "results", fault again
  * mode=prio      try to raise its own priority, report on "ep"
+ * mode=exit      nothing: exit at once
  * mode=fuzz      throw calls=N random system calls, report on "results"
  * mode=hog       take every free frame (eager objects), report on "ep", wait
  * mode=handles   grow its handle table to 100,000 handles and to the most a
@@ -610,6 +611,8 @@ int main(void *info)
         futex_peer();
     else if (!strcmp(mode, "faulter"))
         faulter();
+    else if (!strcmp(mode, "exit"))
+        return 0;
     else if (!strcmp(mode, "prio"))
         prio();
     else if (!strcmp(mode, "memlimit"))

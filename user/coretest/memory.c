@@ -273,6 +273,46 @@ static void device(void)
     sys_handle_close((uint32_t)m);
 }
 
+/* Starting and ending processes gives back everything they took: the
+ * root's usage (which counts its children) returns to where it was. */
+static void spawn_reap(void)
+{
+    char n_s[16] = "1000";
+    start_arg("spawns", n_s, sizeof(n_s));
+    uint64_t n = 0;
+    for (const char *p = n_s; *p >= '0' && *p <= '9'; p++)
+        n = n * 10 + (uint64_t)(*p - '0');
+    struct spawn_req req = { "corepeer", "mode=exit", 0, -1, NULL, 0, 0, 0, 0, 0, 0 };
+    struct spawn_result r;
+    int64_t err = spawn(&req, &r);          /* the first one warms the runtime's tables */
+    if (!err) {
+        wait_state(r.thread, THREAD_DEAD, 2000);
+        sys_handle_close(r.thread);
+        sys_handle_close(r.space);
+    }
+    int64_t before[LIMIT_KINDS];
+    for (unsigned k = 0; k < LIMIT_KINDS; k++)
+        before[k] = sys_space_usage(self_space(), k);
+    uint64_t done = 0;
+    for (; !err && done < n; done++) {
+        err = spawn(&req, &r);
+        if (err)
+            break;
+        wait_state(r.thread, THREAD_DEAD, 2000);
+        sys_handle_close(r.thread);
+        sys_handle_close(r.space);
+    }
+    bool back = true;
+    for (unsigned k = 0; k < LIMIT_KINDS; k++)
+        back &= sys_space_usage(self_space(), k) == before[k];
+    tap_ok(!err && back, "memory: %lu processes started and reaped leave nothing behind "
+           "(memory %ld -> %ld bytes, threads %ld -> %ld, handles %ld -> %ld, spaces %ld -> %ld)",
+           (unsigned long)done, (long)before[LIMIT_MEMORY], (long)sys_space_usage(self_space(), LIMIT_MEMORY),
+           (long)before[LIMIT_THREADS], (long)sys_space_usage(self_space(), LIMIT_THREADS),
+           (long)before[LIMIT_HANDLES], (long)sys_space_usage(self_space(), LIMIT_HANDLES),
+           (long)before[LIMIT_SPACES], (long)sys_space_usage(self_space(), LIMIT_SPACES));
+}
+
 /* A process's memory limit: allocations past it fail, a touch past it faults. */
 static void limits(void)
 {
@@ -360,6 +400,7 @@ static void out_of_memory(void)
 void test_memory(void)
 {
     out_of_memory();
+    spawn_reap();
     limits();
     device();
     superpages();

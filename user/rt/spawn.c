@@ -75,6 +75,7 @@ static int64_t load_segment(uint32_t sp, uint32_t file, const struct elf64_phdr 
                     memset((uint8_t *)va + (tail & 4095), 0, 4096 - (tail & 4095));
                     sys_mem_unmap(self_space(), va);
                 }
+                va_free(va, 4096);
             }
         }
         if (!err)
@@ -113,8 +114,10 @@ static int64_t build(const struct spawn_req *req, uint32_t file, uint64_t fsize,
 {
     uint64_t img;
     int64_t err = with_local_map(file, 0, page_up(fsize), R_READ, &img);
-    if (err)
+    if (err) {
+        va_free(img, page_up(fsize));
         return err;
+    }
     const struct elf64_phdr *ph;
     const struct elf64_ehdr *eh = (const void *)img;
     err = check_elf((const uint8_t *)img, fsize, &ph);
@@ -123,6 +126,7 @@ static int64_t build(const struct spawn_req *req, uint32_t file, uint64_t fsize,
             err = load_segment(out->space, file, &ph[i]);
     uint64_t entry = eh->entry;
     sys_mem_unmap(self_space(), img);
+    va_free(img, page_up(fsize));
     if (err)
         return err;
 
@@ -155,6 +159,7 @@ static int64_t build(const struct spawn_req *req, uint32_t file, uint64_t fsize,
     if (!err)
         err = sys_mem_map(out->space, info, PETREL_BOOTINFO_VA, 0, 4096, R_READ);
     sys_mem_unmap(self_space(), (uint64_t)si);
+    va_free((uint64_t)si, 4096);
     sys_handle_close(info);
     if (err)
         return err;

@@ -7,13 +7,56 @@
 
 static uint64_t va_next = VA_BASE;
 
+/* Ranges given back with va_free, handed out again by va_alloc, so that a
+ * long-lived process (a supervisor spawning again and again) never runs
+ * out of address space or grows page tables for it. */
+#define VA_FREE_MAX 64
+static struct { uint64_t va, size; } va_freed[VA_FREE_MAX];
+static volatile uint32_t va_lock;
+
+static void va_lock_take(void)
+{
+    while (__atomic_exchange_n(&va_lock, 1, __ATOMIC_ACQUIRE))
+        sys_yield();
+}
+
+static void va_lock_drop(void)
+{
+    __atomic_store_n(&va_lock, 0, __ATOMIC_RELEASE);
+}
+
 uint64_t va_alloc(uint64_t size, uint64_t align)
 {
     if (align < 4096)
         align = 4096;
+    size = (size + 4095) & ~4095ull;
+    va_lock_take();
+    for (unsigned i = 0; i < VA_FREE_MAX; i++) {
+        /* A freed range that fits without wasting more than its size. */
+        if (va_freed[i].size >= size && va_freed[i].size <= 2 * size && !(va_freed[i].va & (align - 1))) {
+            uint64_t va = va_freed[i].va;
+            va_freed[i].size = 0;
+            va_lock_drop();
+            return va;
+        }
+    }
     uint64_t va = (va_next + align - 1) & ~(align - 1);
-    va_next = va + ((size + 4095) & ~4095ull) + 4096;   /* a guard page between */
+    va_next = va + size + 4096;         /* a guard page between */
+    va_lock_drop();
     return va;
+}
+
+void va_free(uint64_t va, uint64_t size)
+{
+    va_lock_take();
+    for (unsigned i = 0; i < VA_FREE_MAX; i++) {
+        if (!va_freed[i].size) {
+            va_freed[i].va = va;
+            va_freed[i].size = (size + 4095) & ~4095ull;
+            break;
+        }
+    }
+    va_lock_drop();                     /* a full list forgets the range: only address space */
 }
 
 void *mem_alloc(uint64_t size, uint32_t flags, uint32_t *handle)
@@ -61,14 +104,15 @@ extern char thread_entry[];
 
 /* The stacks of threads thread_spawn made, so thread_reap can unmap them. */
 #define MAX_STACKS  256
-static struct { uint32_t thread; uint64_t stack; } stacks[MAX_STACKS];
+static struct { uint32_t thread; uint64_t stack, utcb; } stacks[MAX_STACKS];
 
-static void note_stack(uint32_t thread, uint64_t stack)
+static void note_stack(uint32_t thread, uint64_t stack, uint64_t utcb)
 {
     for (unsigned n = 0, i = thread % MAX_STACKS; n < MAX_STACKS; n++, i = (i + 1) % MAX_STACKS) {
         if (!stacks[i].thread) {
             stacks[i].thread = thread;
             stacks[i].stack = stack;
+            stacks[i].utcb = utcb;
             return;
         }
     }
@@ -83,6 +127,8 @@ int64_t thread_reap(uint32_t thread)
     for (unsigned n = 0, i = thread % MAX_STACKS; n < MAX_STACKS; n++, i = (i + 1) % MAX_STACKS) {
         if (stacks[i].thread == thread) {
             sys_mem_unmap(self_space(), stacks[i].stack);
+            va_free(stacks[i].stack, STACK_SIZE);
+            va_free(stacks[i].utcb, 4096);      /* the kernel unmapped it at the thread's death */
             stacks[i].thread = 0;
             break;
         }
@@ -117,6 +163,6 @@ int64_t thread_spawn(void (*fn)(void *), void *arg, unsigned prio, int cpu)
         sys_mem_unmap(self_space(), (uint64_t)stack);
         return err;
     }
-    note_stack((uint32_t)t, (uint64_t)stack);
+    note_stack((uint32_t)t, (uint64_t)stack, utcb_va);
     return t;
 }

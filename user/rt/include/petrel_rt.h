@@ -50,6 +50,8 @@ static inline struct petrel_utcb *utcb(void)
 
 /* Virtual address space of this process, handed out in page multiples. */
 uint64_t va_alloc(uint64_t size, uint64_t align);
+/* Give back a range va_alloc handed out (nothing may be mapped there). */
+void va_free(uint64_t va, uint64_t size);
 /* An anonymous object of `size` bytes mapped here read-write; 0 on failure. */
 void *mem_alloc(uint64_t size, uint32_t flags, uint32_t *handle);
 
