@@ -250,7 +250,9 @@ static int page_for_access(struct memobj *m, uint64_t idx, bool write, paddr_t *
         m->pages[idx] = fresh;
         if (had_view)
             unmap_page_everywhere(m, idx);
-        cur = fresh;
+        *pa = fresh;
+        *writable = true;               /* just made: nobody shares it */
+        return 0;
     }
     *pa = cur;
     *writable = frame_sharers(cur) == 1;

@@ -153,19 +153,20 @@ struct mapping *space_find_mapping(struct space *s, vaddr_t va)
 }
 
 /* Map [va, va+size) to [pa, ...) in pages of 4 KiB << page_order. The
- * page tables this needs are charged to s: two pages (the most one page
- * can need) are reserved first, so a space at its limit gets E_LIMIT
- * instead of tables for free. */
+ * page tables this needs are charged to s before they are made (none for
+ * most pages: the tables are there already), so a space at its limit
+ * gets E_LIMIT instead of tables for free; the space's spare table, if
+ * used, is charged already. */
 int space_map_pages(struct space *s, vaddr_t va, paddr_t pa, uint64_t size, uint32_t rights,
                     unsigned page_order, bool device)
 {
     uint64_t attrs = mmu_user_attrs(rights, device), step = 4096ull << page_order;
     for (uint64_t off = 0; off < size; off += step) {
-        unsigned tables = 0;
-        int err = space_charge(s, LIMIT_MEMORY, 2 * 4096);
+        unsigned need = mmu_tables_needed(s->l1, va + off, page_order), tables = 0;
+        int err = need ? space_charge(s, LIMIT_MEMORY, need * 4096ull) : 0;
         if (!err) {
             err = mmu_map_user(s->l1, va + off, pa + off, attrs, page_order, &tables, &s->spare_table);
-            space_uncharge(s, LIMIT_MEMORY, (2 - tables) * 4096ull);
+            space_uncharge(s, LIMIT_MEMORY, (need - MIN(tables, need)) * 4096ull);
             s->table_pages += tables;
         }
         if (err) {

@@ -97,6 +97,7 @@ uint64_t mmu_user_attrs(uint32_t rights, bool device);
 /* Map one page; *tables counts the table pages it had to create. */
 int mmu_map_user(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t attrs, unsigned page_order, unsigned *tables,
                  paddr_t *spare);
+unsigned mmu_tables_needed(uint64_t *l1, vaddr_t va, unsigned page_order);
 /* Unmap a range; frees tables it leaves empty and returns how many. */
 unsigned mmu_unmap_user(uint64_t *l1, uint16_t asid, vaddr_t va, uint64_t size, paddr_t *spare);
 void mmu_set_pte(uint64_t *l1, uint16_t asid, uint64_t *pte, uint64_t value, vaddr_t va);

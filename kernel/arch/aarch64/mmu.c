@@ -338,6 +338,17 @@ static bool table_drop(uint64_t *entry, uint16_t asid, vaddr_t va, uint64_t n, p
     return true;
 }
 
+/* How many tables mapping a page of `order` at va would have to create. */
+unsigned mmu_tables_needed(uint64_t *l1, vaddr_t va, unsigned order)
+{
+    uint64_t e1 = l1[(va >> L1_SHIFT) & 511];
+    if (!(e1 & PTE_VALID))
+        return order == 9 ? 1 : 2;
+    if (order == 9 || !(e1 & PTE_TABLE))
+        return 0;
+    return (table_va(e1)[(va >> L2_SHIFT) & 511] & PTE_VALID) ? 0 : 1;
+}
+
 /*
  * Map one page of 4 KiB (order 0), 64 KiB (order 4: sixteen entries with
  * the contiguous hint) or 2 MiB (order 9: an L2 block) at va -> pa.
