@@ -324,8 +324,9 @@ def client(itf: Interface) -> str:
     up = itf.name.upper()
     out = [HEADER.format(name=itf.name), f'#include "{itf.name}_if.h"\n#include "svc_client.h"\n\n']
     for m in itf.methods:
+        words = max(m.request_mrs(), m.reply_mrs())
         out.append(f"int64_t {itf.name}_{m.name}({_proxy_params(m)})\n{{\n")
-        out.append(f"    uint64_t mr[{MAX_MRS}] = {{ 0 }};\n")
+        out.append(f"    uint64_t mr[{words}] = {{ 0 }};\n")
         for a in m.ins:
             if a.type == "bytes":
                 out.append(f"    if ({a.name}_len > {a.max})\n        return SVC_E_INVAL;\n")
@@ -334,7 +335,7 @@ def client(itf: Interface) -> str:
         if handles:
             out.append(f"    uint32_t handles[{len(handles)}] = {{ {', '.join(handles)} }};\n")
         out.append(f"    int64_t err = svc_client_call(ep, ((uint64_t){up}_IF_ID << 16) | {m.number}, "
-                   f"{m.request_mrs()}, mr, {len(handles)}, {'handles' if handles else '0'});\n")
+                   f"{m.request_mrs()}, mr, {words}, {len(handles)}, {'handles' if handles else '0'});\n")
         out.append("    if (err < 0)\n        return err;\n"
                    f"    if ((int64_t)mr[0] < 0)\n        return (int64_t)mr[0];\n"
                    f"    if (err != {m.reply_mrs()})\n        return SVC_E_INVAL;\n")

@@ -2,7 +2,7 @@
 #include "petrel.h"
 #include "svc_client.h"
 
-int64_t svc_client_call(uint32_t ep, uint64_t label, unsigned len, uint64_t *mr, unsigned nh,
+int64_t svc_client_call(uint32_t ep, uint64_t label, unsigned len, uint64_t *mr, unsigned cap, unsigned nh,
                         const uint32_t *handles)
 {
     struct petrel_msg m = { MSG_INFO(label, len, nh), { 0 }, 0, 0 };
@@ -20,7 +20,7 @@ int64_t svc_client_call(uint32_t ep, uint64_t label, unsigned len, uint64_t *mr,
     if (err < 0)
         return err;
     unsigned got = MSG_LEN(m.info);
-    for (unsigned i = 0; i < got; i++)
+    for (unsigned i = 0; i < got && i < cap; i++)
         mr[i] = i < MSG_REG_MRS ? m.mr[i] : utcb()->mr[i];
     return got;
 }

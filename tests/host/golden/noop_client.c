@@ -4,8 +4,8 @@
 
 int64_t noop_ping(uint32_t ep)
 {
-    uint64_t mr[32] = { 0 };
-    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 1, 0, mr, 0, 0);
+    uint64_t mr[1] = { 0 };
+    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 1, 0, mr, 1, 0, 0);
     if (err < 0)
         return err;
     if ((int64_t)mr[0] < 0)
@@ -17,10 +17,10 @@ int64_t noop_ping(uint32_t ep)
 
 int64_t noop_add(uint32_t ep, uint64_t a, uint64_t b, uint64_t *sum)
 {
-    uint64_t mr[32] = { 0 };
+    uint64_t mr[2] = { 0 };
     mr[0] = (uint64_t)a;
     mr[1] = (uint64_t)b;
-    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 2, 2, mr, 0, 0);
+    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 2, 2, mr, 2, 0, 0);
     if (err < 0)
         return err;
     if ((int64_t)mr[0] < 0)
@@ -33,12 +33,12 @@ int64_t noop_add(uint32_t ep, uint64_t a, uint64_t b, uint64_t *sum)
 
 int64_t noop_echo(uint32_t ep, const void *data, uint32_t data_len, void *back, uint32_t *back_len, uint32_t *count)
 {
-    uint64_t mr[32] = { 0 };
+    uint64_t mr[18] = { 0 };
     if (data_len > 120)
         return SVC_E_INVAL;
     mr[0] = data_len;
     svc_bytes_put(&mr[1], data, data_len);
-    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 3, 16, mr, 0, 0);
+    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 3, 16, mr, 18, 0, 0);
     if (err < 0)
         return err;
     if ((int64_t)mr[0] < 0)
@@ -55,8 +55,8 @@ int64_t noop_echo(uint32_t ep, const void *data, uint32_t data_len, void *back, 
 
 int64_t noop_who(uint32_t ep, uint64_t *badge, uint64_t *pid)
 {
-    uint64_t mr[32] = { 0 };
-    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 4, 0, mr, 0, 0);
+    uint64_t mr[3] = { 0 };
+    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 4, 0, mr, 3, 0, 0);
     if (err < 0)
         return err;
     if ((int64_t)mr[0] < 0)
@@ -70,8 +70,8 @@ int64_t noop_who(uint32_t ep, uint64_t *badge, uint64_t *pid)
 
 int64_t noop_later(uint32_t ep, uint64_t *order)
 {
-    uint64_t mr[32] = { 0 };
-    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 5, 0, mr, 0, 0);
+    uint64_t mr[2] = { 0 };
+    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 5, 0, mr, 2, 0, 0);
     if (err < 0)
         return err;
     if ((int64_t)mr[0] < 0)
@@ -84,9 +84,9 @@ int64_t noop_later(uint32_t ep, uint64_t *order)
 
 int64_t noop_work(uint32_t ep, uint64_t loops)
 {
-    uint64_t mr[32] = { 0 };
+    uint64_t mr[1] = { 0 };
     mr[0] = (uint64_t)loops;
-    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 6, 1, mr, 0, 0);
+    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 6, 1, mr, 1, 0, 0);
     if (err < 0)
         return err;
     if ((int64_t)mr[0] < 0)
@@ -98,10 +98,10 @@ int64_t noop_work(uint32_t ep, uint64_t loops)
 
 int64_t noop_notify(uint32_t ep, uint32_t n, uint64_t bits)
 {
-    uint64_t mr[32] = { 0 };
+    uint64_t mr[1] = { 0 };
     mr[0] = (uint64_t)bits;
     uint32_t handles[1] = { n };
-    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 7, 1, mr, 1, handles);
+    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 7, 1, mr, 1, 1, handles);
     if (err < 0)
         return err;
     if ((int64_t)mr[0] < 0)
