@@ -100,13 +100,14 @@ void sched_switch_to(struct thread *t)
     sched_switch(this_cpu(), t);
 }
 
-/* Timer interrupt on this core: the time slice if a tick passed, and
- * expired timeouts; notes the earliest deadline still pending. */
-void sched_tick(bool ticked)
+/* Timer interrupt on this core: the time slice loses every tick period
+ * that passed (a stalled core's thread does not keep the core longer), and
+ * expired timeouts wake; notes the earliest deadline still pending. */
+void sched_tick(uint64_t periods)
 {
     struct cpu *c = this_cpu();
-    if (ticked && c->current && c->current->slice > 0)
-        c->current->slice--;
+    if (periods && c->current && c->current->slice > 0)
+        c->current->slice -= (int)MIN(periods, (uint64_t)c->current->slice);
     uint64_t now = arch_counter(), next = ~0ull;
     list_for_each_safe(pos, tmp, &c->timeouts) {
         struct thread *t = list_entry(pos, struct thread, timeout_link);

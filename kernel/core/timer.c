@@ -28,15 +28,15 @@ static void tick(unsigned irq, void *arg)
 {
     struct cpu *c = this_cpu();
     uint64_t now = arch_counter();
-    bool ticked = now >= c->next_tick;
-    if (ticked) {
-        uint64_t n = 1 + (now - c->next_tick) / period;
+    uint64_t n = 0;
+    if (now >= c->next_tick) {
+        n = 1 + (now - c->next_tick) / period;
         c->ticks += n;
         c->next_tick += n * period;
     }
-    if ((ticked && c->current) || !list_empty(&c->timeouts)) {
+    if ((n && c->current) || !list_empty(&c->timeouts)) {
         kernel_lock();
-        sched_tick(ticked);
+        sched_tick(n);
         kernel_unlock();
     } else {
         c->next_timeout = ~0ull;        /* its threads were woken first */

@@ -26,7 +26,7 @@ struct runqueue {
 void sched_init_cpu(unsigned cpu);
 void sched_enqueue(struct thread *t);           /* make runnable on t->cpu */
 void sched_dequeue(struct thread *t);
-void sched_tick(bool ticked);                   /* timer: slices (if a tick passed), timeouts */
+void sched_tick(uint64_t periods);              /* timer: slices (periods passed), timeouts */
 void sched_yield(void);
 struct thread *sched_peek(unsigned cpu);
 /* The frame to return to user space with: the best thread for this core.
