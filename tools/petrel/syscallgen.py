@@ -122,7 +122,7 @@ def kernel_header(calls) -> str:
     return "".join(out)
 
 
-# The dispatcher: one wrapper per call unpacking x0..x5, then a switch.
+# The dispatcher: one wrapper per call unpacking x0..x5, then a table indexed by number.
 def kernel_table(calls) -> str:
     out = [HEADER, '#include "syscalls_gen.h"\n#include "errno.h"\n#include <arch/trapframe.h>\n\n']
     for c in calls:
@@ -134,11 +134,15 @@ def kernel_table(calls) -> str:
                 out.append(f"    if (tf->x[{i}] >> 32)\n        return -E_INVAL;\n")
         call_args = ", ".join(f"({ARG_TYPES[a.type][0]})tf->x[{i}]" for i, a in enumerate(c.args))
         out.append(f"    return sys_{c.name}({call_args});\n}}\n\n")
-    out.append("int64_t syscall_dispatch(unsigned number, struct trapframe *tf)\n{\n    switch (number) {\n")
+    top = max(c.number for c in calls) + 1
+    out.append(f"static int64_t (*const table[{top}])(struct trapframe *) = {{\n")
     for c in calls:
         target = f"sys_{c.name}" if c.abi == "ipc" else f"w_{c.name}"
-        out.append(f"    case {c.number}: return {target}(tf);\n")
-    out.append("    default: return -E_NOSYS;\n    }\n}\n")
+        out.append(f"    [{c.number}] = {target},\n")
+    out.append("};\n\n")
+    out.append("int64_t syscall_dispatch(unsigned number, struct trapframe *tf)\n{\n"
+               f"    if (number >= {top} || !table[number])\n        return -E_NOSYS;\n"
+               "    return table[number](tf);\n}\n")
     return "".join(out)
 
 
