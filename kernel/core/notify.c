@@ -13,6 +13,12 @@
 
 #define BITS_MASK   0x7fffffffffffffffull
 
+struct notification *notify_create(struct space *payer)
+{
+    int err;
+    return obj_alloc(sizeof(struct notification), OBJ_NOTIFICATION, payer, &err);
+}
+
 int64_t sys_notify_create(void)
 {
     int err;

@@ -29,11 +29,34 @@ struct kenv {
     bool is_call;               /* a send has no reply to keep */
 };
 
+/* A passed object held by a kernel-placed service: a reference and rights. */
+struct khandle {
+    struct object *obj;
+    uint32_t rights;
+};
+
+/* Give the caller handles to nh objects the service holds (as an IPC
+ * transfer would: into its table, values in its UTCB), which the service
+ * then no longer holds (t NULL: nobody to give them to); how many the
+ * caller got. */
+static unsigned give_objects(struct thread *t, unsigned nh, const svc_handle *h, const uint32_t *rights)
+{
+    unsigned got = 0;
+    for (unsigned i = 0; i < nh && i < MSG_MAX_HANDLES; i++) {
+        const struct khandle *k = (const struct khandle *)(uintptr_t)h[i];
+        int64_t v = k && t ? handle_alloc(t->space, k->obj, k->rights & rights[i], 0) : -E_INVAL;
+        if (v > 0)
+            t->utcb->recv_handles[got++] = (uint32_t)v;
+        svc_handle_release(h[i]);
+    }
+    return got;
+}
+
 /* Write a reply into the caller's saved registers and UTCB. */
-static void write_reply(struct thread *t, uint64_t label, unsigned len, const uint64_t *mr)
+static void write_reply(struct thread *t, uint64_t label, unsigned len, const uint64_t *mr, unsigned got)
 {
     t->tf.x[0] = 0;
-    t->tf.x[1] = MSG_INFO(label, len, 0);
+    t->tf.x[1] = MSG_INFO(label, len, got);
     for (unsigned i = 0; i < MSG_REG_MRS; i++)
         t->tf.x[2 + i] = i < len ? mr[i] : 0;
     for (unsigned i = MSG_REG_MRS; i < len; i++)
@@ -44,8 +67,15 @@ static void write_reply(struct thread *t, uint64_t label, unsigned len, const ui
 
 void svc_reply(struct svc_call *call, uint64_t label, unsigned len, const uint64_t *mr)
 {
+    svc_reply_objects(call, label, len, mr, 0, NULL, NULL);
+}
+
+void svc_reply_objects(struct svc_call *call, uint64_t label, unsigned len, const uint64_t *mr, unsigned nh,
+                       const svc_handle *h, const uint32_t *rights)
+{
     struct kenv *env = call->env;
-    write_reply(env->caller, label, MIN(len, MSG_MAX_MRS), mr);
+    unsigned got = give_objects(env->is_call ? env->caller : NULL, nh, h, rights);
+    write_reply(env->caller, label, MIN(len, MSG_MAX_MRS), mr, got);
     call->replied = 1;
 }
 
@@ -74,11 +104,18 @@ svc_token svc_defer(struct svc_call *call)
 
 void svc_reply_later(svc_token token, uint64_t label, unsigned len, const uint64_t *mr)
 {
+    svc_reply_later_objects(token, label, len, mr, 0, NULL, NULL);
+}
+
+void svc_reply_later_objects(svc_token token, uint64_t label, unsigned len, const uint64_t *mr, unsigned nh,
+                             const svc_handle *h, const uint32_t *rights)
+{
     struct reply *r = (struct reply *)(uintptr_t)token;
     struct thread *t = r->caller;
+    unsigned got = give_objects(t, nh, h, rights);
     if (t) {
         t->reply_holder = NULL;
-        write_reply(t, label, MIN(len, MSG_MAX_MRS), mr);
+        write_reply(t, label, MIN(len, MSG_MAX_MRS), mr, got);
         if (t != current_thread())
             sched_enqueue(t);
         else
@@ -196,12 +233,6 @@ int svc_crash_for_testing(void)
  * current thread. Returns the value for x0 when the service answered or
  * kept the reply (the registers are already written), or an error.
  */
-/* A passed object held by a kernel-placed service: a reference and rights. */
-struct khandle {
-    struct object *obj;
-    uint32_t rights;
-};
-
 int svc_signal(svc_handle n, uint64_t bits)
 {
     struct khandle *k = (struct khandle *)(uintptr_t)n;
@@ -213,6 +244,20 @@ int svc_signal(svc_handle n, uint64_t bits)
         return -E_INVAL;
     notify_raise(list_entry(k->obj, struct notification, obj), bits);
     return 0;
+}
+
+svc_handle svc_notify_create(void)
+{
+    struct thread *t = current_thread();
+    struct khandle *k = kmalloc(sizeof(*k));
+    struct notification *n = k ? notify_create(t->space) : NULL;
+    if (!n) {
+        kfree(k, sizeof(*k));
+        return 0;
+    }
+    k->obj = &n->obj;               /* the creation's reference is the service's */
+    k->rights = R_ALL;
+    return (svc_handle)(uintptr_t)k;
 }
 
 void svc_handle_release(svc_handle h)

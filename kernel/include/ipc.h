@@ -34,6 +34,8 @@ bool ipc_send_fault(struct thread *t, const struct fault_info *fi);
 void ipc_cancel(struct thread *t);
 /* A dying thread gives up every reply relationship. */
 void ipc_thread_gone(struct thread *t);
+/* A new notification charged to payer (one reference, no handle); NULL if none. */
+struct notification *notify_create(struct space *payer);
 /* Signal a notification (also used by interrupt delivery). */
 void notify_raise(struct notification *n, uint64_t bits);
 void notify_thread_gone(struct thread *t);

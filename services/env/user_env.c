@@ -10,6 +10,8 @@
 struct user_env {
     int have_reply;             /* a reply for the current call is in `out` */
     struct petrel_msg out;
+    unsigned ngiven;            /* handles the reply gives away: closed once it is sent */
+    uint32_t given[MSG_MAX_HANDLES];
 };
 
 /* Load mr[0..len) into a message: MR0..5 in registers, the rest in the UTCB. */
@@ -30,6 +32,32 @@ void svc_reply(struct svc_call *call, uint64_t label, unsigned len, const uint64
     call->replied = 1;
 }
 
+/* Put nh handles (with rights) into the next message sent: the kernel
+ * transfers them with the reply. Returns how many (the nonzero ones),
+ * listed in out[]. */
+static unsigned attach(struct petrel_msg *m, unsigned nh, const svc_handle *h, const uint32_t *rights,
+                       uint32_t *out)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < nh && i < MSG_MAX_HANDLES; i++) {
+        if (!h[i])
+            continue;
+        utcb()->send_handles[n] = (uint32_t)h[i];
+        utcb()->send_rights[n] = rights[i];
+        out[n++] = (uint32_t)h[i];
+    }
+    m->info |= (uint64_t)n << 6;
+    return n;
+}
+
+void svc_reply_objects(struct svc_call *call, uint64_t label, unsigned len, const uint64_t *mr, unsigned nh,
+                       const svc_handle *h, const uint32_t *rights)
+{
+    struct user_env *env = call->env;
+    svc_reply(call, label, len, mr);
+    env->ngiven = attach(&env->out, nh, h, rights, env->given);
+}
+
 void svc_fail(struct svc_call *call, int64_t err)
 {
     for (unsigned i = 0; i < call->nhandles; i++)
@@ -47,9 +75,25 @@ svc_token svc_defer(struct svc_call *call)
 
 void svc_reply_later(svc_token token, uint64_t label, unsigned len, const uint64_t *mr)
 {
+    svc_reply_later_objects(token, label, len, mr, 0, NULL, NULL);
+}
+
+void svc_reply_later_objects(svc_token token, uint64_t label, unsigned len, const uint64_t *mr, unsigned nh,
+                             const svc_handle *h, const uint32_t *rights)
+{
     struct petrel_msg m = { 0 };
+    uint32_t given[MSG_MAX_HANDLES];
     load(&m, label, len, mr);
+    unsigned n = attach(&m, nh, h, rights, given);
     sys_ipc_reply_to((uint32_t)token, &m);
+    for (unsigned i = 0; i < n; i++)
+        sys_handle_close(given[i]);     /* given away */
+}
+
+svc_handle svc_notify_create(void)
+{
+    int64_t h = sys_notify_create();
+    return h > 0 ? (svc_handle)h : 0;
 }
 
 void *svc_alloc(size_t size)
@@ -240,8 +284,16 @@ void svc_serve(uint32_t ep, void (*entry)(struct svc_call *))
         call.env = &env;
         call.replied = 0;
         env.have_reply = 0;
+        env.ngiven = 0;
         entry(&call);
-        if (env.have_reply) {
+        if (env.have_reply && env.ngiven) {
+            m = env.out;
+            sys_ipc_reply(0, &m);           /* the objects go with it; then they are no longer ours */
+            for (unsigned i = 0; i < env.ngiven; i++)
+                sys_handle_close(env.given[i]);
+            m.info = 0;
+            r = sys_ipc_recv(ep, &m);
+        } else if (env.have_reply) {
             m = env.out;
             r = sys_ipc_reply_recv(ep, &m);
         } else {

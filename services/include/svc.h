@@ -30,7 +30,8 @@
 #define SVC_E_LIMIT     (-E_LIMIT)
 
 typedef uint64_t svc_token;     /* a kept reply; 0 is never a token */
-typedef uint64_t svc_handle;    /* an object a client passed in a request (a `handle` argument) */
+typedef uint64_t svc_handle;    /* an object the service holds: passed in a request (a `handle`
+                                 * argument) or made by it (svc_notify_create); 0: none */
 
 struct svc_call {
     uint64_t label;             /* interface id << 16 | method */
@@ -50,10 +51,22 @@ void svc_reply(struct svc_call *call, uint64_t label, unsigned len, const uint64
  * objects passed with it are released (the skeleton calls this before a
  * method ever sees them). */
 void svc_fail(struct svc_call *call, int64_t err);
+/* Reply now with len registers and nh objects the service holds (0 entries
+ * are skipped), given to the client with `rights` each (masked by the
+ * service's own; one the client cannot take is left out). The objects are
+ * given away: the service no longer holds them afterwards. */
+void svc_reply_objects(struct svc_call *call, uint64_t label, unsigned len, const uint64_t *mr, unsigned nh,
+                       const svc_handle *h, const uint32_t *rights);
 /* Keep this call's reply for later; 0 if it cannot be kept. */
 svc_token svc_defer(struct svc_call *call);
 /* Reply through a kept token (the generated <if>_<method>_reply's use). */
 void svc_reply_later(svc_token token, uint64_t label, unsigned len, const uint64_t *mr);
+void svc_reply_later_objects(svc_token token, uint64_t label, unsigned len, const uint64_t *mr, unsigned nh,
+                             const svc_handle *h, const uint32_t *rights);
+/* A new notification for the service to hand a client (charged to the
+ * client of the current request in the kernel, to the service in user
+ * space), or 0. */
+svc_handle svc_notify_create(void);
 /* A handle passed in a request belongs to the service from then on: signal
  * it if it is a notification (it must carry R_WRITE), and release it when
  * done. */

@@ -68,7 +68,19 @@ static int64_t notify(struct svc_call *call, svc_handle n, uint64_t bits)
     return err;
 }
 
-static const struct noop_ops ops = { ping, add, echo, who, later, work, notify };
+/* A service handing its client a new object: made here, given away by the
+ * skeleton with the rights the interface names. */
+static int64_t make_notify(struct svc_call *call, uint64_t bits, svc_handle *n)
+{
+    if (!bits || (bits >> 63))
+        return SVC_E_INVAL;
+    *n = svc_notify_create();
+    if (!*n)
+        return SVC_E_NOMEM;
+    return svc_signal(*n, bits);
+}
+
+static const struct noop_ops ops = { ping, add, echo, who, later, work, notify, make_notify };
 
 /* The service's entry: every request goes through the skeleton. */
 void noop_service(struct svc_call *call)

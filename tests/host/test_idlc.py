@@ -98,5 +98,28 @@ def test_handles_travel_outside_the_registers(tmp_path):
     client = (tmp_path / "out" / "demo_client.c").read_text()
     assert "call->nhandles != 1" in server and "svc_handle obj = call->handles[0];" in server
     assert "uint32_t handles[1] = { obj };" in client
-    with pytest.raises(idlc.IdlError, match="a handle is an in-argument"):
-        idlc.load(write(tmp_path, MINIMAL.replace('type = "u64" }, { name = "blob"', 'type = "handle" }, { name = "blob"')))
+    with pytest.raises(idlc.IdlError, match="a handle takes no 'max'"):
+        idlc.load(write(tmp_path, MINIMAL.replace('name = "key", type = "u32"', 'name = "key", type = "handle", max = 3')))
+
+
+def test_out_handles_are_given_away_with_their_rights(tmp_path):
+    text = MINIMAL.replace('out = [ { name = "value", type = "u64" }',
+                           'out = [ { name = "made", type = "handle", rights = ["read", "grant"] }, '
+                           '{ name = "value", type = "u64" }')
+    itf = idlc.load(write(tmp_path, text))
+    assert [a.name for a in itf.methods[0].reply_handles()] == ["made"]
+    assert itf.methods[0].reply_mrs() == 1 + 1 + 3         # status, value, blob (no register for the handle)
+    idlc.compile_interface(write(tmp_path, text), tmp_path / "out")
+    server = (tmp_path / "out" / "demo_server.c").read_text()
+    client = (tmp_path / "out" / "demo_client.c").read_text()
+    header = (tmp_path / "out" / "demo_if.h").read_text()
+    assert "svc_handle *made" in header and "uint32_t *made" in header and "int64_t status, svc_handle made," in header
+    assert "uint32_t rights[1] = { R_READ | R_GRANT };" in server
+    assert "svc_reply_objects(call, call->label" in server and "svc_reply_later_objects(token" in server
+    assert "svc_handle_release(objs[i]);" in server            # an error status releases what was made
+    assert "svc_client_drop(got);" in client and "*made = got[0];" in client
+    for bad, message in (('rights = ["fly"]', "'rights' must be a list"), ("rights = []", "'rights' must be a list")):
+        with pytest.raises(idlc.IdlError, match=message):
+            idlc.load(write(tmp_path, text.replace('rights = ["read", "grant"]', bad)))
+    with pytest.raises(idlc.IdlError, match="'rights' is only for out handles"):
+        idlc.load(write(tmp_path, MINIMAL.replace('name = "key", type = "u32"', 'name = "key", type = "handle", rights = ["read"]')))

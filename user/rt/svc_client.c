@@ -3,7 +3,7 @@
 #include "svc_client.h"
 
 int64_t svc_client_call(uint32_t ep, uint64_t label, unsigned len, uint64_t *mr, unsigned cap, unsigned nh,
-                        const uint32_t *handles)
+                        const uint32_t *handles, uint32_t *got)
 {
     struct petrel_msg m = { MSG_INFO(label, len, nh), { 0 }, 0, 0 };
     for (unsigned i = 0; i < nh && i < MSG_MAX_HANDLES; i++) {
@@ -19,8 +19,22 @@ int64_t svc_client_call(uint32_t ep, uint64_t label, unsigned len, uint64_t *mr,
     int64_t err = sys_ipc_call(ep, &m);
     if (err < 0)
         return err;
-    unsigned got = MSG_LEN(m.info);
-    for (unsigned i = 0; i < got && i < cap; i++)
+    for (unsigned i = 0; i < MSG_HANDLES(m.info); i++) {
+        uint32_t h = utcb()->recv_handles[i];
+        if (got)
+            got[i] = h;
+        else
+            sys_handle_close(h);        /* nobody asked for it */
+    }
+    unsigned words = MSG_LEN(m.info);
+    for (unsigned i = 0; i < words && i < cap; i++)
         mr[i] = i < MSG_REG_MRS ? m.mr[i] : utcb()->mr[i];
-    return got;
+    return words;
+}
+
+void svc_client_drop(const uint32_t *got)
+{
+    for (unsigned i = 0; i < MSG_MAX_HANDLES; i++)
+        if (got[i])
+            sys_handle_close(got[i]);
 }

@@ -41,12 +41,12 @@ static void checks(const char *where, uint32_t ep)
     uint8_t big[200] = { 0 };
     tap_ok(noop_echo(ep, big, 121, back, &back_len, &count) == -E_INVAL, "%s: too many bytes are refused", where);
     uint64_t mr[32] = { 5 };
-    int64_t n = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 1, mr, 32, 0, 0);
+    int64_t n = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 1, mr, 32, 0, 0, 0);
     tap_ok(n == 1 && (int64_t)mr[0] == -E_INVAL, "%s: a request of the wrong length is refused", where);
     mr[0] = 0;
-    n = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 99, 0, mr, 32, 0, 0);
+    n = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 99, 0, mr, 32, 0, 0, 0);
     tap_ok(n == 1 && (int64_t)mr[0] == -E_INVAL, "%s: an unknown method is refused", where);
-    n = svc_client_call(ep, (77ull << 16) | 1, 0, mr, 32, 0, 0);
+    n = svc_client_call(ep, (77ull << 16) | 1, 0, mr, 32, 0, 0, 0);
     tap_ok(n == 1 && (int64_t)mr[0] == -E_INVAL, "%s: another interface's request is refused", where);
     int64_t badged = sys_handle_dup(ep, R_WRITE, 0x77);
     uint64_t badge = 0, pid = 0;
@@ -63,6 +63,15 @@ static void checks(const char *where, uint32_t ep)
            where);
     sys_handle_close(nf);
     sys_handle_close((uint32_t)ro);
+    uint32_t made = 0, none = 0;
+    int64_t mk = noop_make_notify(ep, 0x15, &made);
+    int64_t info = mk == 0 ? sys_handle_info(made) : mk;
+    tap_ok(mk == 0 && (info & 0xff) == OBJ_NOTIFICATION && (info >> 8) == R_READ && sys_notify_poll(made) == 0x15 &&
+           sys_notify_signal(made, 1) == -E_PERM,
+           "%s: the service hands its client a new object, with the rights it chose (info 0x%lx)", where,
+           (unsigned long)info);
+    tap_ok(noop_make_notify(ep, 0, &none) == -E_INVAL && none == 0 && sys_handle_close(made) == 0,
+           "%s: a refused request hands out nothing", where);
 
     /* A deferred reply: "later" answers when the next ping arrives. */
     struct later_arg a = { ep, 1, 0, 0 };

@@ -5,7 +5,7 @@
 int64_t noop_ping(uint32_t ep)
 {
     uint64_t mr[1] = { 0 };
-    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 1, 0, mr, 1, 0, 0);
+    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 1, 0, mr, 1, 0, 0, 0);
     if (err < 0)
         return err;
     if ((int64_t)mr[0] < 0)
@@ -20,7 +20,7 @@ int64_t noop_add(uint32_t ep, uint64_t a, uint64_t b, uint64_t *sum)
     uint64_t mr[2] = { 0 };
     mr[0] = (uint64_t)a;
     mr[1] = (uint64_t)b;
-    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 2, 2, mr, 2, 0, 0);
+    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 2, 2, mr, 2, 0, 0, 0);
     if (err < 0)
         return err;
     if ((int64_t)mr[0] < 0)
@@ -38,15 +38,16 @@ int64_t noop_echo(uint32_t ep, const void *data, uint32_t data_len, void *back, 
         return SVC_E_INVAL;
     mr[0] = data_len;
     svc_bytes_put(&mr[1], data, data_len);
-    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 3, 16, mr, 18, 0, 0);
+    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 3, 16, mr, 18, 0, 0, 0);
     if (err < 0)
         return err;
     if ((int64_t)mr[0] < 0)
         return (int64_t)mr[0];
     if (err != 18)
         return SVC_E_INVAL;
-    if (mr[1] > 120)
+    if (mr[1] > 120) {
         return SVC_E_INVAL;
+    }
     *back_len = (uint32_t)mr[1];
     svc_bytes_get(back, &mr[2], *back_len);
     *count = (uint32_t)mr[17];
@@ -56,7 +57,7 @@ int64_t noop_echo(uint32_t ep, const void *data, uint32_t data_len, void *back, 
 int64_t noop_who(uint32_t ep, uint64_t *badge, uint64_t *pid)
 {
     uint64_t mr[3] = { 0 };
-    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 4, 0, mr, 3, 0, 0);
+    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 4, 0, mr, 3, 0, 0, 0);
     if (err < 0)
         return err;
     if ((int64_t)mr[0] < 0)
@@ -71,7 +72,7 @@ int64_t noop_who(uint32_t ep, uint64_t *badge, uint64_t *pid)
 int64_t noop_later(uint32_t ep, uint64_t *order)
 {
     uint64_t mr[2] = { 0 };
-    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 5, 0, mr, 2, 0, 0);
+    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 5, 0, mr, 2, 0, 0, 0);
     if (err < 0)
         return err;
     if ((int64_t)mr[0] < 0)
@@ -86,7 +87,7 @@ int64_t noop_work(uint32_t ep, uint64_t loops)
 {
     uint64_t mr[1] = { 0 };
     mr[0] = (uint64_t)loops;
-    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 6, 1, mr, 1, 0, 0);
+    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 6, 1, mr, 1, 0, 0, 0);
     if (err < 0)
         return err;
     if ((int64_t)mr[0] < 0)
@@ -101,13 +102,29 @@ int64_t noop_notify(uint32_t ep, uint32_t n, uint64_t bits)
     uint64_t mr[1] = { 0 };
     mr[0] = (uint64_t)bits;
     uint32_t handles[1] = { n };
-    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 7, 1, mr, 1, 1, handles);
+    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 7, 1, mr, 1, 1, handles, 0);
     if (err < 0)
         return err;
     if ((int64_t)mr[0] < 0)
         return (int64_t)mr[0];
     if (err != 1)
         return SVC_E_INVAL;
+    return 0;
+}
+
+int64_t noop_make_notify(uint32_t ep, uint64_t bits, uint32_t *n)
+{
+    uint64_t mr[1] = { 0 };
+    mr[0] = (uint64_t)bits;
+    uint32_t got[3] = { 0 };
+    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 8, 1, mr, 1, 0, 0, got);
+    if (err < 0)
+        return err;
+    if ((int64_t)mr[0] < 0 || err != 1 || !got[0]) {
+        svc_client_drop(got);
+        return (int64_t)mr[0] < 0 ? (int64_t)mr[0] : SVC_E_INVAL;
+    }
+    *n = got[0];
     return 0;
 }
 

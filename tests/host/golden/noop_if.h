@@ -15,6 +15,7 @@
 #define NOOP_LATER 5
 #define NOOP_WORK 6
 #define NOOP_NOTIFY 7
+#define NOOP_MAKE_NOTIFY 8
 
 /* The service's handlers: return 0 (reply with the outs), a negated
  * error, or SVC_DEFERRED after svc_defer() to reply later. */
@@ -33,6 +34,8 @@ struct noop_ops {
     int64_t (*work)(struct svc_call *call, uint64_t loops);
     /* Signal `bits` on the notification `n` the caller passes (it needs R_WRITE on it). */
     int64_t (*notify)(struct svc_call *call, svc_handle n, uint64_t bits);
+    /* A new notification, already signalled with `bits`, handed to the caller with read rights only (the service keeps nothing of it). */
+    int64_t (*make_notify)(struct svc_call *call, uint64_t bits, svc_handle *n);
 };
 
 /* The service's entry, written in services/noop/: it passes every
@@ -58,6 +61,8 @@ void noop_later_reply(svc_token token, int64_t status, uint64_t order);
 void noop_work_reply(svc_token token, int64_t status);
 /* Reply later to a deferred notify. */
 void noop_notify_reply(svc_token token, int64_t status);
+/* Reply later to a deferred make_notify. */
+void noop_make_notify_reply(svc_token token, int64_t status, svc_handle n);
 
 /* Client proxies: 0 or a negated error (transport or service). */
 int64_t noop_ping(uint32_t ep);
@@ -67,5 +72,6 @@ int64_t noop_who(uint32_t ep, uint64_t *badge, uint64_t *pid);
 int64_t noop_later(uint32_t ep, uint64_t *order);
 int64_t noop_work(uint32_t ep, uint64_t loops);
 int64_t noop_notify(uint32_t ep, uint32_t n, uint64_t bits);
+int64_t noop_make_notify(uint32_t ep, uint64_t bits, uint32_t *n);
 
 #endif

@@ -187,6 +187,41 @@ void noop_notify_reply(svc_token token, int64_t status)
     svc_reply_later(token, ((uint64_t)NOOP_IF_ID << 16) | 7, 1, mr);
 }
 
+static void do_make_notify(const struct noop_ops *ops, struct svc_call *call)
+{
+    if (call->len != 1 || call->nhandles != 0) {
+        svc_fail(call, SVC_E_INVAL);
+        return;
+    }
+    uint64_t bits = (uint64_t)call->mr[0];
+    svc_handle n = 0;
+    int64_t status = ops->make_notify(call, bits, &n);
+    if (status == SVC_DEFERRED)
+        return;
+    uint64_t mr[1] = { (uint64_t)status };
+    svc_handle objs[1] = { n };
+    uint32_t rights[1] = { R_READ };
+    for (unsigned i = 0; status != 0 && i < 1; i++) {
+        if (objs[i])
+            svc_handle_release(objs[i]);
+        objs[i] = 0;
+    }
+    svc_reply_objects(call, call->label, 1, mr, 1, objs, rights);
+}
+
+void noop_make_notify_reply(svc_token token, int64_t status, svc_handle n)
+{
+    uint64_t mr[1] = { (uint64_t)status };
+    svc_handle objs[1] = { n };
+    uint32_t rights[1] = { R_READ };
+    for (unsigned i = 0; status != 0 && i < 1; i++) {
+        if (objs[i])
+            svc_handle_release(objs[i]);
+        objs[i] = 0;
+    }
+    svc_reply_later_objects(token, ((uint64_t)NOOP_IF_ID << 16) | 8, 1, mr, 1, objs, rights);
+}
+
 void noop_dispatch(const struct noop_ops *ops, struct svc_call *call)
 {
     if ((call->label >> 16) != NOOP_IF_ID) {
@@ -201,6 +236,7 @@ void noop_dispatch(const struct noop_ops *ops, struct svc_call *call)
     case 5: do_later(ops, call); return;
     case 6: do_work(ops, call); return;
     case 7: do_notify(ops, call); return;
+    case 8: do_make_notify(ops, call); return;
     default: svc_fail(call, SVC_E_INVAL); return;
     }
 }
