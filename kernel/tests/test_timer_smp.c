@@ -37,8 +37,9 @@ KTEST(timer_rate, "timer: ticks arrive at the configured rate on every core")
         uint64_t expected = (t1 - t0) * timer_hz() / arch_counter_freq();
         /* Deadlines are absolute and late periods are counted, so the count
          * tracks time; a core's pending catch-up (its virtual CPU stalled by a
-         * busy host) shifts it by a few ticks at most. */
-        uint64_t slack = MAX(2, expected / 50);
+         * busy host, tens of milliseconds on a loaded 2-core machine) shifts
+         * it by a few percent at most. A wrong rate is off by far more. */
+        uint64_t slack = MAX(3, expected / 20);
         KT_CHECK(got + slack >= expected && got <= expected + slack,
                  "cpu%u: %lu ticks in %lu counts, expected %lu at %u Hz", c, got, t1 - t0, expected, timer_hz());
     }
