@@ -267,6 +267,26 @@ void thread_memory_retry(struct thread *t)
 
 /* ---------------------------------------------------------------- system calls */
 
+/* "<parent>.<n>" into out (truncated to size), without the printf machinery:
+ * it runs on every thread creation. */
+static void name_child(char *out, size_t size, const char *parent, unsigned n)
+{
+    char digits[10];
+    unsigned nd = 0;
+    do {
+        digits[nd++] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n && nd < sizeof(digits));
+    size_t len = strnlen(parent, size - 1);
+    if (len + 1 + nd > size - 1)
+        len = size - 1 > nd + 1 ? size - 1 - nd - 1 : 0;
+    memcpy(out, parent, len);
+    out[len++] = '.';
+    while (nd && len < size - 1)
+        out[len++] = digits[--nd];
+    out[len] = '\0';
+}
+
 /* The object behind handle h of the calling process, or NULL with *err. */
 static void *lookup(uint32_t h, unsigned type, uint32_t rights, int64_t *err)
 {
@@ -300,7 +320,7 @@ int64_t sys_thread_create(uint32_t space_h, uint64_t utcb_va)
     struct thread *t = thread_create(s, utcb_va, &e);
     if (!t)
         return e;
-    ksnprintf(t->name, sizeof(t->name), "%s.%u", current_thread()->name, s->nthreads);
+    name_child(t->name, sizeof(t->name), current_thread()->name, s->nthreads);
     int64_t h = handle_alloc(current_thread()->space, &t->obj, R_ALL, 0);
     if (h < 0)
         thread_kill(t, -1);
