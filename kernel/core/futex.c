@@ -9,6 +9,7 @@
 #include "thread.h"
 #include "space.h"
 #include "sched.h"
+#include "timer.h"
 #include "syscalls_gen.h"
 #include "arch.h"
 
@@ -25,13 +26,6 @@ static struct list *bucket(paddr_t key)
         ready = true;
     }
     return &buckets[(key >> 2) % BUCKETS];
-}
-
-/* Counter ticks in ns nanoseconds (no overflow for any 64-bit ns). */
-static uint64_t ns_to_ticks(uint64_t ns)
-{
-    uint64_t f = arch_counter_freq();
-    return (ns / 1000000000ull) * f + (ns % 1000000000ull) * f / 1000000000ull;
 }
 
 /* The physical address of a user word, or an error. */
@@ -59,7 +53,7 @@ int64_t sys_futex_wait(uint64_t addr, uint32_t expected, uint64_t timeout_ns)
     t->state = T_FUTEX;
     list_add_tail(bucket((paddr_t)key), &t->link);
     if (timeout_ns) {
-        uint64_t ticks = ns_to_ticks(timeout_ns), now = arch_counter();
+        uint64_t ticks = timer_ns_to_ticks(timeout_ns), now = arch_counter();
         timeout_add(t, ticks > ~0ull - now ? ~0ull : now + MAX(ticks, 1));
     }
     return 0;

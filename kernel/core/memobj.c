@@ -557,10 +557,16 @@ static int cut_at(struct space *s, vaddr_t va)
 
 /* Validate [va, va + size) and cut the mappings at both of its ends, so
  * that it is covered by whole records. */
+/* A non-empty page-aligned range inside the mappable part of user space? */
+static bool range_ok(vaddr_t va, uint64_t size)
+{
+    return size && IS_ALIGNED(va | size, 4096) && va >= USER_VA_MIN && va < USER_VA_LIMIT &&
+           size <= USER_VA_LIMIT - va;
+}
+
 static int cut_range(struct space *s, vaddr_t va, uint64_t size)
 {
-    if (size == 0 || !IS_ALIGNED(va | size, 4096) || va < USER_VA_MIN || va >= USER_VA_LIMIT ||
-        size > USER_VA_LIMIT - va)
+    if (!range_ok(va, size))
         return -E_INVAL;
     if (!cut_ok(s, va) || !cut_ok(s, va + size))
         return -E_INVAL;                /* inside a large page */
@@ -601,8 +607,7 @@ int64_t sys_mem_protect(uint32_t space_h, uint64_t va, uint64_t size, uint32_t r
     if ((rights & R_WRITE) && (rights & R_EXEC))
         return -E_PERM;
     struct space *s = list_entry(ss->obj, struct space, obj);
-    if (size == 0 || !IS_ALIGNED(va | size, 4096) || va < USER_VA_MIN || va >= USER_VA_LIMIT ||
-        size > USER_VA_LIMIT - va)
+    if (!range_ok(va, size))
         return -E_INVAL;
     /* Every page of the range must be mapped, each allowing the rights. */
     for (vaddr_t at = va; at < va + size; ) {

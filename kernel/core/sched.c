@@ -95,11 +95,6 @@ struct thread *sched_peek(unsigned cpu)
     return p < 0 ? NULL : list_first(&cpus[cpu].rq.level[p], struct thread, link);
 }
 
-void sched_switch_to(struct thread *t)
-{
-    sched_switch(this_cpu(), t);
-}
-
 /* Timer interrupt on this core: the time slice loses every tick period
  * that passed (a stalled core's thread does not keep the core longer), and
  * expired timeouts wake; notes the earliest deadline still pending. */
@@ -179,7 +174,7 @@ static NOINLINE struct trapframe *sched_exit_slow(struct cpu *c, struct thread *
     struct thread *next = list_first(&c->rq.level[best], struct thread, link);
     rq_remove(&c->rq, next);
     struct thread *dead = (cur && cur->state == T_DEAD) ? cur : NULL;
-    sched_switch_to(next);
+    sched_switch(c, next);
     if (dead)
         obj_unref(&dead->obj);              /* its "alive" reference */
     kernel_unlock();
@@ -217,7 +212,7 @@ NORETURN void sched_idle(void)
             struct thread *next = list_first(&c->rq.level[best], struct thread, link);
             rq_remove(&c->rq, next);
             c->idle = false;
-            sched_switch_to(next);
+            sched_switch(c, next);
             kernel_unlock();
             arch_enter_user(&next->tf);
         }

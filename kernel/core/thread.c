@@ -17,6 +17,7 @@
 #include "kmalloc.h"
 #include "memory.h"
 #include "irq.h"
+#include "timer.h"
 #include "syscalls_gen.h"
 #include "petrel_abi.h"
 
@@ -254,8 +255,7 @@ bool thread_wait_for_memory(struct thread *t)
     t->mem_wait_x0 = t->tf.x[0];
     t->state = T_FUTEX;
     list_init(&t->link);
-    uint64_t f = arch_counter_freq();
-    timeout_add(t, arch_counter() + MEM_WAIT_NS * f / 1000000000ull);
+    timeout_add(t, arch_counter() + timer_ns_to_ticks(MEM_WAIT_NS));
     return true;
 }
 

@@ -86,6 +86,12 @@ uint64_t timer_ns(void)
     return (t / f) * 1000000000ull + (t % f) * 1000000000ull / f;
 }
 
+uint64_t timer_ns_to_ticks(uint64_t ns)
+{
+    uint64_t f = arch_counter_freq();
+    return (ns / 1000000000ull) * f + (ns % 1000000000ull) * f / 1000000000ull;
+}
+
 void timer_delay_us(uint64_t us)
 {
     uint64_t end = arch_counter() + us * arch_counter_freq() / 1000000;

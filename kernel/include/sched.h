@@ -32,7 +32,6 @@ struct thread *sched_peek(unsigned cpu);
 /* The frame to return to user space with: the best thread for this core.
  * Enters the idle loop (and never returns) if there is none. */
 struct trapframe *sched_exit(void);
-void sched_switch_to(struct thread *t);
 NORETURN void sched_idle(void);
 
 /* The big kernel lock; nothing to take while only one core runs. */

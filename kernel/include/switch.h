@@ -1,6 +1,6 @@
 /*
  * The context switch itself, inline for the scheduler and the IPC
- * fastpath (sched_switch_to is the out-of-line version).
+ * fastpath.
  */
 #ifndef PETREL_SWITCH_H
 #define PETREL_SWITCH_H

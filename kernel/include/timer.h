@@ -14,4 +14,7 @@ unsigned timer_irq(void);
 uint64_t timer_ns(void);                 /* nanoseconds since the counter started */
 void timer_delay_us(uint64_t us);        /* busy wait */
 
+/* Counter ticks in ns nanoseconds (no overflow for any 64-bit ns). */
+uint64_t timer_ns_to_ticks(uint64_t ns);
+
 #endif

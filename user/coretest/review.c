@@ -33,13 +33,12 @@ static int64_t hear(uint32_t ep, struct petrel_msg *m)
     return rr;
 }
 
-static void wait_dead(uint32_t thread)
+/* Let a peer that has reported finish, then close our handles to it. */
+static void reap_peer(struct spawn_result *r)
 {
-    struct petrel_thread_stats st = { 0 };
-    for (int i = 0; i < 500 && st.state != THREAD_DEAD; i++) {
-        sleep_ms(2);
-        sys_thread_stats(thread, &st);
-    }
+    wait_state(r->thread, THREAD_DEAD, 1000);
+    sys_handle_close(r->thread);
+    sys_handle_close(r->space);
 }
 
 /* notify_bind on a dead thread: a dangling pointer an unprivileged
@@ -71,11 +70,8 @@ static void deadfault(void)
         int64_t rr = err ? err : hear(ep, &m);
         if (rr == 0)
             set = (int64_t)m.mr[0];
-        if (!err) {
-            wait_dead(r.thread);
-            sys_handle_close(r.thread);
-            sys_handle_close(r.space);
-        }
+        if (!err)
+            reap_peer(&r);
         printf("# review: deadfault round %d: fault handler on a dead thread: %s; our usage now %ld spaces, "
                "%ld KiB (before: %ld, %ld KiB)\n", round, error_str(set),
                (long)sys_space_usage(self_space(), LIMIT_SPACES), (long)(sys_space_usage(self_space(), LIMIT_MEMORY) >> 10),
@@ -117,11 +113,8 @@ static void kfill(void)
     struct petrel_msg m = { 0 };
     int64_t err = peer("kfill", ep, 0, 32ull << 20, &r);
     int64_t rr = err ? err : hear(ep, &m);
-    if (!err) {
-        wait_dead(r.thread);
-        sys_handle_close(r.thread);
-        sys_handle_close(r.space);
-    }
+    if (!err)
+        reap_peer(&r);
     uint64_t after = hog_measure(ep);
     int64_t lost = (int64_t)(before - after);
     printf("# review: kfill: %lu objects; a hog took %lu MiB before, %lu MiB after\n", (unsigned long)m.mr[0],
@@ -170,11 +163,8 @@ static void svchandles(void)
     struct petrel_msg m = { 0 };
     int64_t err = bound ? bound : peer_as("svchandles", ep, "svc", svc, 8ull << 20, &r);
     int64_t rr = err ? err : hear(ep, &m);
-    if (!err) {
-        wait_dead(r.thread);
-        sys_handle_close(r.thread);
-        sys_handle_close(r.space);
-    }
+    if (!err)
+        reap_peer(&r);
     uint64_t after = hog_measure(ep);
     int64_t lost = (int64_t)(before - after);
     int64_t spaces1 = sys_space_usage(self_space(), LIMIT_SPACES);

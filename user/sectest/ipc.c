@@ -9,11 +9,8 @@ void test_prio(void)
 {
     struct usage before;
     usage_now(&before);
-    struct child c;
     uint64_t mr[6];
-    child_spawn(&c, "mode=prio", MiB(1), NULL, 0);
-    int64_t r = child_result(&c, mr, 10000);
-    child_end(&c, 2000);
+    int64_t r = child_run("mode=prio", mr, 10000);
     int64_t recv_a = (int64_t)mr[0], recv_b = (int64_t)mr[1], call_nb = (int64_t)mr[2];
     tap_ok(r == 0 && recv_a == -E_AGAIN && recv_b == -E_AGAIN && call_nb == -E_AGAIN && mr[3] == 1,
            "prio: set-up: receives and a non-blocking call with nobody there say E_AGAIN (%s, %s, %s), "
@@ -33,11 +30,8 @@ void test_label(void)
 {
     struct usage before;
     usage_now(&before);
-    struct child c;
     uint64_t mr[6];
-    child_spawn(&c, "mode=label", MiB(1), NULL, 0);
-    int64_t r = child_result(&c, mr, 10000);
-    child_end(&c, 2000);
+    int64_t r = child_run("mode=label", mr, 10000);
     int64_t wr = (int64_t)mr[1], rr = (int64_t)mr[2];
     uint64_t info = mr[3];
     tap_ok(r == 0 && mr[0] == 1 && rr == 0 && info == MSG_INFO(LABEL_SENT, 2, 0) && mr[4] == 0x5e1f &&

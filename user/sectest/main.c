@@ -110,6 +110,15 @@ int64_t child_end(struct child *c, uint64_t ms)
     return killed;
 }
 
+int64_t child_run(const char *args, uint64_t mr[6], uint64_t ms)
+{
+    struct child c;
+    child_spawn(&c, args, MiB(1), NULL, 0);
+    int64_t r = child_result(&c, mr, ms);
+    child_end(&c, 2000);
+    return r;
+}
+
 /* ---------------------------------------------------------------- checks */
 
 #define MEM_SLACK   KiB(64)     /* our own page tables grow as spawn maps at new addresses */

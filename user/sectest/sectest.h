@@ -32,6 +32,9 @@ int64_t child_result(struct child *c, uint64_t mr[6], uint64_t ms);
 /* Wait up to ms for it to exit, end what is left (space_kill) and close
  * our handles; returns what space_kill answered. */
 int64_t child_end(struct child *c, uint64_t ms);
+/* The common case: spawn a child with a 1 MiB limit and no grants, take
+ * its one report (within ms), let it end; returns the report's status. */
+int64_t child_run(const char *args, uint64_t mr[6], uint64_t ms);
 
 /* Our space's usage of each kind (which includes every space we made). */
 struct usage { int64_t of[LIMIT_KINDS]; };

@@ -15,11 +15,8 @@ void test_forge(void)
 {
     struct usage before;
     usage_now(&before);
-    struct child c;
     uint64_t mr[6];
-    child_spawn(&c, "mode=forge", MiB(1), NULL, 0);
-    int64_t r = child_result(&c, mr, 5000);
-    child_end(&c, 2000);
+    int64_t r = child_run("mode=forge", mr, 5000);
     int64_t map0 = (int64_t)mr[0], map_high = (int64_t)mr[1], give = (int64_t)mr[2], thread = (int64_t)mr[3];
     int64_t own0 = (int64_t)mr[4], own_low = (int64_t)mr[5];
     tap_ok(r == 0 && thread == -E_CLOSED, "forge: a torn-down space takes no new thread (%s), so nothing "
@@ -39,11 +36,8 @@ void test_forge0(void)
 {
     struct usage before;
     usage_now(&before);
-    struct child c;
     uint64_t mr[6];
-    child_spawn(&c, "mode=forge0", MiB(1), NULL, 0);
-    int64_t r = child_result(&c, mr, 5000);
-    child_end(&c, 2000);
+    int64_t r = child_run("mode=forge0", mr, 5000);
     int64_t space = (int64_t)mr[0], map = (int64_t)mr[1], thread = (int64_t)mr[2];
     tap_ok(r == 0 && space > 0 && thread == -E_CLOSED && map == -E_CLOSED,
            "forge0: no thread can be made to look up handles in a torn-down space (%s; mapping code there: %s)",
@@ -58,11 +52,8 @@ void test_stale_mapping(void)
 {
     struct usage before;
     usage_now(&before);
-    struct child c;
     uint64_t mr[6];
-    child_spawn(&c, "mode=stalemap", MiB(1), NULL, 0);
-    int64_t r = child_result(&c, mr, 10000);
-    child_end(&c, 2000);
+    int64_t r = child_run("mode=stalemap", mr, 10000);
     int64_t map = (int64_t)mr[0], setup = (int64_t)mr[1], first = (int64_t)mr[2], clone = (int64_t)mr[3];
     int64_t second = (int64_t)mr[4];
     tap_ok(r == 0 && map == -E_CLOSED, "stalemap: mapping into a torn-down space is refused (%s)",
