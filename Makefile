@@ -38,14 +38,20 @@ GEN       = $(O)/gen
 # Services: idl/<interface>.toml, implemented once in services/<interface>/.
 IDLS      = $(wildcard idl/*.toml)
 SERVICES  = $(filter-out env include,$(notdir $(wildcard services/*)))
+# Services built for user placement only, for now: the Linux personality's
+# kernel environment (svc_proc.h in the kernel) is a later step
+# (docs/design/personality.md). tools/petrel/systems.py refuses to place
+# them in the kernel.
+USER_ONLY_SERVICES = linux
+KSERVICES = $(filter-out $(USER_ONLY_SERVICES),$(SERVICES))
 SVC_GEN   = $(foreach s,$(notdir $(basename $(filter-out idl/syscalls.toml,$(IDLS)))),$(GEN)/services/$(s)_if.h)
-SVC_KSRC  = $(foreach s,$(SERVICES),$(wildcard services/$(s)/*.c))
+SVC_KSRC  = $(foreach s,$(KSERVICES),$(wildcard services/$(s)/*.c))
 GENSRC    = $(GEN)/kernel/syscall_table.c
 SYSHDRS   = $(GEN)/kernel/syscalls_gen.h $(GEN)/user/petrel_syscalls.h
 GENHDRS   = $(SYSHDRS) $(GEN)/kernel/autoconf.h
 PYTHON   ?= python3
-KSVCOBJ   = $(call kobjs,kernel,$(SVC_KSRC)) $(patsubst %,$(O)/kernel/gen/%_server.c.o,$(SERVICES))
-KTSVCOBJ  = $(call kobjs,kernel-test,$(SVC_KSRC)) $(patsubst %,$(O)/kernel-test/gen/%_server.c.o,$(SERVICES))
+KSVCOBJ   = $(call kobjs,kernel,$(SVC_KSRC)) $(patsubst %,$(O)/kernel/gen/%_server.c.o,$(KSERVICES))
+KTSVCOBJ  = $(call kobjs,kernel-test,$(SVC_KSRC)) $(patsubst %,$(O)/kernel-test/gen/%_server.c.o,$(KSERVICES))
 KOBJ      = $(call kobjs,kernel,$(KSRC)) $(O)/kernel/gen/syscall_table.c.o $(O)/kernel/gen/ksvc_table.c.o $(KSVCOBJ)
 KTOBJ     = $(call kobjs,kernel-test,$(KSRC) $(KTSRC)) $(O)/kernel-test/gen/syscall_table.c.o \
             $(O)/kernel-test/gen/ksvc_table.c.o $(KTSVCOBJ)
@@ -69,11 +75,33 @@ UELFS    = $(patsubst %,$(O)/user/%.elf,$(UPROGS))
 LINUX_CC = aarch64-linux-musl-gcc
 LINUX_BENCH = $(O)/bench/linux/init $(O)/bench/linux/null
 
-.PHONY: all kernel kernel-test user clean linux-bench
+# The Linux oracle tests: static musl programs (tests/linux/NAME.c ->
+# build/linux/bin/NAME; init.c -> build/linux/init) and the root archive
+# that holds them, Petrel's root file system and Linux's initramfs.
+LINUX_TESTS = $(filter-out init,$(notdir $(basename $(wildcard tests/linux/*.c))))
+LINUX_ROOT = $(O)/linux/rootfs.cpio
+
+.PHONY: all kernel kernel-test user clean linux-bench linux-root
 .SECONDEXPANSION:
 .SECONDARY:
-all: kernel kernel-test user linux-bench
+all: kernel kernel-test user linux-bench linux-root
 linux-bench: $(LINUX_BENCH)
+linux-root: $(LINUX_ROOT)
+
+$(O)/linux/bin/%: tests/linux/%.c tests/linux/lxtest.h
+	@mkdir -p $(dir $@)
+	@echo "  MUSLCC  $@"
+	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $<
+
+$(O)/linux/init: tests/linux/init.c
+	@mkdir -p $(dir $@)
+	@echo "  MUSLCC  $@"
+	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $<
+
+$(LINUX_ROOT): $(patsubst %,$(O)/linux/bin/%,$(LINUX_TESTS)) $(O)/linux/init $(shell find tests/linux/root) \
+        tools/petrel/rootfs.py tools/petrel/cpio.py
+	@echo "  CPIO    $@"
+	$(Q)PYTHONPATH=tools $(PYTHON) -m petrel.rootfs $@
 
 $(O)/bench/linux/init: bench/linux/bench.c bench/common/bwloops.S bench/common/bench.h
 	@mkdir -p $(dir $@)
@@ -99,9 +127,9 @@ $(GENSRC) $(SYSHDRS) docs/reference/syscalls.md &: idl/syscalls.toml tools/petre
 	$(Q)PYTHONPATH=tools python3 -m petrel.syscallgen idl/syscalls.toml $(GEN) docs/reference/syscalls.md
 
 # The kernel's table of the services present (services/<name>/ with idl/<name>.toml).
-$(GEN)/kernel/ksvc_table.c: $(patsubst %,idl/%.toml,$(SERVICES)) tools/petrel/idlc.py | $(SVC_GEN)
+$(GEN)/kernel/ksvc_table.c: $(patsubst %,idl/%.toml,$(KSERVICES)) tools/petrel/idlc.py | $(SVC_GEN)
 	@echo "  IDLC    $@"
-	$(Q)PYTHONPATH=tools python3 -m petrel.idlc --kernel-table $@ $(GEN)/services $(patsubst %,idl/%.toml,$(SERVICES))
+	$(Q)PYTHONPATH=tools python3 -m petrel.idlc --kernel-table $@ $(GEN)/services $(patsubst %,idl/%.toml,$(KSERVICES))
 
 # Service interfaces: proxies, skeletons and headers from idl/<name>.toml.
 $(GEN)/services/%_if.h $(GEN)/services/%_server.c $(GEN)/services/%_client.c &: idl/%.toml tools/petrel/idlc.py
@@ -146,6 +174,7 @@ $(O)/user/svc-obj/src/%.c.o: %.c | $(GENHDRS) $(SVC_GEN)
 
 $(O)/services/%.elf: $$(addprefix $(O)/user/svc-obj/src/,$$(addsuffix .o,$$(wildcard services/$$*/*.c))) \
         $(O)/user/svc-obj/$$*_server.c.o $(O)/user/svc-obj/$$*/main.o $(O)/user/svc-obj/env/user_env.c.o \
+        $(O)/user/svc-obj/env/user_proc.c.o \
         $(URTOBJ) $(ULDS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"

@@ -160,11 +160,13 @@ static const char *name_of(uint64_t pid)
 }
 
 /* Start (or restart) a user-placed service with its endpoint, state and
- * the system handle, its faults coming to us. */
+ * the system handle, its faults coming to us. The service may also send
+ * on its endpoint and duplicate it (badged): that is how it makes itself
+ * the fault handler of processes it creates (svc_thread_fault_to_me). */
 static int64_t start_instance(struct service *v)
 {
     int64_t fault = sys_handle_dup(parent_ep, R_WRITE, BADGE_SERVICE | (uint64_t)(v - services));
-    struct spawn_grant g[2 + SERVICE_GRANTS] = { { "service", v->ep, R_READ }, { "state", v->state, R_READ | R_WRITE } };
+    struct spawn_grant g[2 + SERVICE_GRANTS] = { { "service", v->ep, R_READ | R_WRITE | R_DUP }, { "state", v->state, R_READ | R_WRITE } };
     unsigned ng = v->state ? 2 : 1;
     for (unsigned i = 0; i < v->ngrants; i++)
         g[ng++] = v->grants[i];

@@ -1,0 +1,67 @@
+/*
+ * The process environment: what a service that owns processes of its own
+ * (the Linux personality) may use besides svc.h. Like svc.h, it is written
+ * once and implemented per placement: services/env/user_proc.c over system
+ * calls today; the kernel placement of the personality will implement the
+ * same calls over the kernel's objects. A service never sees which.
+ *
+ * Objects are svc_handles (svc.h): in user space handles of the service's
+ * own table, in the kernel references. Everything the service makes is
+ * charged to the service (user placement) or to whoever the kernel
+ * placement says, and the process it makes is a child of the service: if
+ * the service dies, its processes die with it.
+ *
+ * A process's threads fault to the service: svc_thread_fault_to_me makes
+ * the service's own endpoint the thread's fault handler, with a badge the
+ * service chooses, so each fault (a Linux `svc #0` among them) arrives as
+ * a struct svc_call with label LABEL_FAULT and that badge; the fault
+ * message layout is petrel_abi.h's FAULT_MR_*. The service answers with
+ * svc_reply (FAULT_REPLY_RESUME, pc, sp, x0..) or not at all after killing
+ * the process. svc_copy_in / svc_copy_out reach the faulting process's
+ * memory exactly as it could.
+ */
+#ifndef PETREL_SVC_PROC_H
+#define PETREL_SVC_PROC_H
+
+#include "svc.h"
+
+/* A new empty process (address space), a child of the service; 0 if none
+ * can be made (*err says why: SVC_E_LIMIT, SVC_E_NOMEM). */
+svc_handle svc_space_create(int *err);
+/* Set one of a process's limits (LIMIT_MEMORY, LIMIT_THREADS, ...). */
+int svc_space_set_limit(svc_handle space, unsigned kind, uint64_t value);
+/* End a process as a whole: every thread, mapping and handle of it. */
+int svc_space_kill(svc_handle space);
+/* The process id the kernel gives a space (what svc_call.pid says). */
+uint64_t svc_space_id(svc_handle space);
+
+/* A zero-filled anonymous memory object of `size` bytes (pages filled on
+ * first touch); 0 if none (*err says why). */
+svc_handle svc_mem_create(uint64_t size, int *err);
+/* A read-only, executable memory object over boot image file `index`
+ * (its pages used in place); 0 if none. */
+svc_handle svc_mem_bootfile(uint32_t index);
+/* Write `len` bytes into memory object `mem` at `offset` (before it is
+ * mapped where its owner could see a partial write). */
+int svc_mem_write(svc_handle mem, uint64_t offset, const void *src, uint64_t len);
+/* Map, unmap and protect in another process (mem_map, mem_unmap_range,
+ * mem_protect). A mapping keeps its object alive: the service may release
+ * its handle right after mapping. */
+int svc_mem_map(svc_handle space, svc_handle mem, uint64_t va, uint64_t offset, uint64_t size, uint32_t rights);
+int svc_mem_unmap(svc_handle space, uint64_t va, uint64_t size);
+int svc_mem_protect(svc_handle space, uint64_t va, uint64_t size, uint32_t rights);
+
+/* A thread in `space` (not running), its kernel control page at utcb_va
+ * (a page of the process's address space the process should not use). */
+svc_handle svc_thread_create(svc_handle space, uint64_t utcb_va, int *err);
+/* Deliver the thread's faults to this service's own endpoint, badged. */
+int svc_thread_fault_to_me(svc_handle thread, uint64_t badge);
+/* Start it at pc with stack pointer sp and x0 = arg. */
+int svc_thread_start(svc_handle thread, uint64_t pc, uint64_t sp, uint64_t arg);
+
+/* Write to the system console. */
+void svc_console_write(const void *buf, uint64_t len);
+/* Nanoseconds since boot. */
+uint64_t svc_clock_ns(void);
+
+#endif

@@ -1,0 +1,392 @@
+/*
+ * The Linux personality (idl/linux.toml): a service that owns Linux
+ * processes and answers their system calls.
+ *
+ * Each Linux process is a Petrel address space the personality made, with
+ * one thread whose fault handler is the personality's own endpoint,
+ * badged with the process's pid. A Linux `svc #0` in it is a fault the
+ * kernel delivers as a call on that endpoint (L4Linux's system-call
+ * redirection): the registers x0..x8 arrive in the fault message, the
+ * handler runs, and the reply resumes the thread after the `svc` with x0
+ * set. A real fault (a bad access, an undefined instruction) ends the
+ * process with the signal Linux would send. Native programs use the
+ * interface's methods: exec starts a process, wait waits for its end, run
+ * runs the commands of a file one after the other.
+ *
+ * The same source is meant for both placements: it uses only svc.h and
+ * svc_proc.h. This step places it in user space only (the Makefile keeps
+ * it out of the kernel build; see docs/design/personality.md).
+ */
+#include "lx.h"
+#include "format.h"
+
+#define ROOT_ARCHIVE    "rootfs.cpio"
+#define MAX_ARGS        32
+
+static struct lx_proc procs[LX_PROCS];
+static int next_pid = 1;
+static int fs_ready;            /* 0: not tried; 1: loaded; < 0: the error */
+
+/* The command file `run` is working through. */
+static struct {
+    svc_token token;            /* 0: none running */
+    char text[4096];
+    uint32_t len, at;           /* its bytes, and the start of the next line */
+    int pid;                    /* the command running now */
+    int status;                 /* the last nonzero exit code */
+} script;
+
+/* snprintf for this file (both placements have fmt_vsnprintf). */
+static int format(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = fmt_vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+    return n < (int)size ? n : (int)size - 1;
+}
+
+void lx_log(const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = fmt_vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+    va_end(ap);
+    if (n > (int)sizeof(buf) - 2)
+        n = (int)sizeof(buf) - 2;
+    buf[n] = '\n';
+    svc_console_write("petrel-linux: ", 14);
+    svc_console_write(buf, (uint64_t)n + 1);
+}
+
+/* xorshift128+ seeded from the system counter at first use. */
+void lx_random(void *buf, uint64_t len)
+{
+    static uint64_t s0, s1;
+    if (!s0 && !s1) {
+        s0 = svc_clock_ns() * 0x9e3779b97f4a7c15ull | 1;
+        s1 = (s0 ^ 0xdeadbeefcafef00dull) * 0xbf58476d1ce4e5b9ull;
+    }
+    uint8_t *out = buf;
+    for (uint64_t i = 0; i < len; i++) {
+        uint64_t x = s0, y = s1;
+        s0 = y;
+        x ^= x << 23;
+        s1 = x ^ y ^ (x >> 17) ^ (y >> 26);
+        out[i] = (uint8_t)((s1 + y) >> 24);
+    }
+}
+
+int lx_copy_in(struct lx_ctx *c, void *dst, uint64_t src, uint64_t len)
+{
+    if (!lx_range_ok(src, len))
+        return -LX_EFAULT;
+    return len && svc_copy_in(c->call, dst, src, len) ? -LX_EFAULT : 0;
+}
+
+int lx_copy_out(struct lx_ctx *c, uint64_t dst, const void *src, uint64_t len)
+{
+    if (!lx_range_ok(dst, len))
+        return -LX_EFAULT;
+    return len && svc_copy_out(c->call, dst, src, len) ? -LX_EFAULT : 0;
+}
+
+/* Page by page, so that a string ending just before unmapped memory is fine. */
+int64_t lx_copy_str(struct lx_ctx *c, char *dst, uint64_t src, uint64_t max)
+{
+    uint64_t done = 0;
+    while (done < max) {
+        uint64_t n = LX_PAGE - ((src + done) & (LX_PAGE - 1));
+        if (n > max - done)
+            n = max - done;
+        if (lx_copy_in(c, dst + done, src + done, n))
+            return -LX_EFAULT;
+        for (uint64_t i = 0; i < n; i++)
+            if (dst[done + i] == 0)
+                return (int64_t)(done + i);
+        done += n;
+    }
+    return -LX_ENAMETOOLONG;
+}
+
+struct lx_proc *lx_proc_of_pid(int pid)
+{
+    for (int i = 0; i < LX_PROCS; i++)
+        if (procs[i].used && procs[i].pid == pid)
+            return &procs[i];
+    return NULL;
+}
+
+static int fs(void)
+{
+    if (!fs_ready) {
+        int err = lx_fs_init(ROOT_ARCHIVE);
+        fs_ready = err ? err : 1;
+        if (err)
+            lx_log("no root file system (boot image file %s): error %d", ROOT_ARCHIVE, -err);
+    }
+    return fs_ready < 0 ? fs_ready : 0;
+}
+
+/* Release what a process holds besides its slot. */
+static void proc_release(struct lx_proc *p)
+{
+    if (p->space) {
+        svc_space_kill(p->space);
+        svc_handle_release(p->space);
+    }
+    if (p->thread)
+        svc_handle_release(p->thread);
+    p->space = p->thread = 0;
+    lx_files_drop(p);
+}
+
+int lx_exec(char *const argv[], int argc, char *const envp[], int envc)
+{
+    int err = fs();
+    if (err)
+        return err;
+    if (argc < 1)
+        return -LX_EINVAL;
+    int32_t node = lx_lookup(LX_ROOT, argv[0], 1);
+    if (node < 0)
+        return node;
+    struct lx_node *n = lx_node(node);
+    if ((n->mode & LX_S_IFMT) != LX_S_IFREG || !(n->mode & 0111))
+        return -LX_EACCES;
+    struct lx_proc *p = NULL;
+    for (int i = 0; i < LX_PROCS && !p; i++)
+        if (!procs[i].used)
+            p = &procs[i];
+    if (!p)
+        return -LX_EAGAIN;
+    memset(p, 0, sizeof(*p));
+    p->used = 1;
+    p->pid = next_pid++;
+    p->ppid = 0;                                /* started by a native program: no Linux parent */
+    const char *base = argv[0];
+    for (const char *s = argv[0]; *s; s++)
+        if (*s == '/' && s[1])
+            base = s + 1;
+    memcpy(p->comm, base, strnlen(base, sizeof(p->comm) - 1));
+    uint64_t pc, sp;
+    int serr;
+    p->space = svc_space_create(&serr);
+    if (!p->space)
+        err = -LX_EAGAIN;
+    if (!err)
+        err = lx_files_init(p);
+    if (!err)
+        err = lx_load(p, node, argv[0], argv, argc, envp, envc, &pc, &sp);
+    if (!err && !(p->thread = svc_thread_create(p->space, LX_UTCB_VA, &serr)))
+        err = -LX_EAGAIN;
+    if (!err && (svc_thread_fault_to_me(p->thread, (uint64_t)p->pid) || svc_thread_start(p->thread, pc, sp, 0)))
+        err = -LX_EAGAIN;
+    if (err) {
+        proc_release(p);
+        p->used = 0;
+        return err;
+    }
+    return p->pid;
+}
+
+static void script_next(void);
+
+void lx_proc_end(struct lx_proc *p, int status)
+{
+    proc_release(p);
+    p->ended = 1;
+    p->status = status;
+    if (p->waiter) {
+        linux_wait_reply(p->waiter, 0, (uint64_t)status);
+        p->used = 0;
+    } else if (script.token && p->pid == script.pid) {
+        char line[48];
+        int code = (status >> 8) & 0xff, sig = status & 0x7f;
+        int len = sig ? format(line, sizeof(line), "lx: signal %d\n", sig) : format(line, sizeof(line), "lx: exit %d\n", code);
+        svc_console_write(line, (uint64_t)len);
+        if (sig)
+            script.status = 128 + sig;
+        else if (code)
+            script.status = code;
+        p->used = 0;
+        script_next();
+    }
+}
+
+/* ---------------------------------------------------------------- starting commands */
+
+/* Split `text` (modified) into words at spaces; how many (at most max). */
+static int words(char *text, char **out, int max)
+{
+    int n = 0;
+    for (char *s = text; *s && n < max; ) {
+        while (*s == ' ' || *s == '\t')
+            *s++ = 0;
+        if (!*s)
+            break;
+        out[n++] = s;
+        while (*s && *s != ' ' && *s != '\t')
+            s++;
+    }
+    return n;
+}
+
+static char *const default_env[] = { "HOME=/", "TERM=linux", "PATH=/bin" };
+
+/* Start the next command of the script, or finish it. */
+static void script_next(void)
+{
+    while (script.at < script.len) {
+        char line[256], *argv[MAX_ARGS], path[96];
+        uint32_t end = script.at;
+        while (end < script.len && script.text[end] != '\n')
+            end++;
+        uint32_t n = end - script.at < sizeof(line) - 1 ? end - script.at : sizeof(line) - 1;
+        memcpy(line, script.text + script.at, n);
+        line[n] = 0;
+        script.at = end + 1;
+        char shown[256];
+        memcpy(shown, line, n + 1);
+        int argc = words(line, argv, MAX_ARGS);
+        if (argc == 0 || argv[0][0] == '#')
+            continue;
+        svc_console_write("lx: run ", 8);
+        svc_console_write(shown, n);
+        svc_console_write("\n", 1);
+        if (argv[0][0] != '/') {                /* a bare name is a program of /bin */
+            uint64_t len = strnlen(argv[0], sizeof(path) - 6);
+            memcpy(path, "/bin/", 5);
+            memcpy(path + 5, argv[0], len);
+            path[5 + len] = 0;
+            argv[0] = path;
+        }
+        int pid = lx_exec(argv, argc, default_env, 3);
+        if (pid > 0) {
+            script.pid = pid;
+            return;
+        }
+        char msg[48];
+        svc_console_write(msg, (uint64_t)format(msg, sizeof(msg), "lx: cannot run, errno %d\n", -pid));
+        script.status = 127;
+    }
+    svc_console_write("lx: done\n", 9);
+    svc_token t = script.token;
+    script.token = 0;
+    linux_run_reply(t, 0, (uint64_t)script.status);
+}
+
+/* ---------------------------------------------------------------- the interface's methods */
+
+static int64_t m_exec(struct svc_call *call, const uint8_t *cmd, uint32_t len, uint64_t *pid)
+{
+    static char buf[256];
+    char *argv[MAX_ARGS], *envp[MAX_ARGS];
+    int argc = 0, envc = 0, in_env = 0;
+    memcpy(buf, cmd, len);
+    buf[len] = 0;
+    for (uint32_t i = 0; i < len; ) {
+        uint32_t n = (uint32_t)strnlen(buf + i, len - i);
+        if (i + n >= len)
+            return SVC_E_INVAL;                 /* each string ends in a NUL */
+        if (n == 0 && !in_env)
+            in_env = 1;
+        else if (in_env && n && envc < MAX_ARGS)
+            envp[envc++] = buf + i;
+        else if (!in_env && argc < MAX_ARGS)
+            argv[argc++] = buf + i;
+        else
+            return SVC_E_INVAL;
+        i += n + 1;
+    }
+    int r = lx_exec(argv, argc, envp, envc);
+    if (r < 0)
+        return r == -LX_ENOENT ? SVC_E_NOENT : r == -LX_EACCES ? SVC_E_PERM :
+               r == -LX_ENOEXEC || r == -LX_EINVAL ? SVC_E_INVAL : r == -LX_EAGAIN ? SVC_E_LIMIT : SVC_E_NOMEM;
+    *pid = (uint64_t)r;
+    return 0;
+}
+
+static int64_t m_wait(struct svc_call *call, uint64_t pid, uint64_t *status)
+{
+    struct lx_proc *p = pid < 1u << 30 ? lx_proc_of_pid((int)pid) : NULL;
+    if (!p)
+        return SVC_E_NOENT;
+    if (p->ended) {
+        *status = (uint64_t)p->status;
+        p->used = 0;
+        return 0;
+    }
+    if (p->waiter || (script.token && script.pid == p->pid))
+        return SVC_E_BUSY;
+    p->waiter = svc_defer(call);
+    return p->waiter ? SVC_DEFERRED : SVC_E_NOMEM;
+}
+
+static int64_t m_run(struct svc_call *call, const uint8_t *path, uint32_t len, uint64_t *status)
+{
+    char name[97];
+    if (script.token)
+        return SVC_E_BUSY;
+    int err = fs();
+    if (err)
+        return SVC_E_NOENT;
+    memcpy(name, path, len);
+    name[len] = 0;
+    int32_t node = lx_lookup(LX_ROOT, name, 1);
+    struct lx_node *n = node >= 0 ? lx_node(node) : NULL;
+    if (!n || (n->mode & LX_S_IFMT) != LX_S_IFREG)
+        return SVC_E_NOENT;
+    if (n->size >= sizeof(script.text))
+        return SVC_E_INVAL;
+    memcpy(script.text, lx_fs_data() + n->data_off, n->size);
+    script.len = (uint32_t)n->size;
+    script.at = 0;
+    script.status = 0;
+    script.token = svc_defer(call);
+    if (!script.token)
+        return SVC_E_NOMEM;
+    script_next();
+    return SVC_DEFERRED;
+}
+
+static const struct linux_ops ops = { m_exec, m_wait, m_run };
+
+/* ---------------------------------------------------------------- faults */
+
+enum { SIGILL = 4, SIGBUS = 7, SIGSEGV = 11 };
+
+static void fault(struct svc_call *call)
+{
+    struct lx_proc *p = call->badge < 1u << 30 ? lx_proc_of_pid((int)call->badge) : NULL;
+    if (!p || p->ended) {
+        uint64_t stop[1] = { FAULT_REPLY_STOP };
+        svc_reply(call, 0, 1, stop);
+        return;
+    }
+    const uint64_t *mr = call->mr;
+    if (mr[FAULT_MR_KIND] == FAULT_FOREIGN_SYSCALL) {
+        struct lx_ctx c = { p, call };
+        int64_t r = lx_syscall(&c, mr[FAULT_MR_X0 + 8], &mr[FAULT_MR_X0]);
+        if (r == LX_NORETURN)
+            return;
+        uint64_t resume[4] = { FAULT_REPLY_RESUME, mr[FAULT_MR_PC], mr[FAULT_MR_SP], (uint64_t)r };
+        svc_reply(call, 0, 4, resume);
+        return;
+    }
+    int sig = mr[FAULT_MR_KIND] == FAULT_UNDEF ? SIGILL : mr[FAULT_MR_KIND] == FAULT_ALIGN ? SIGBUS : SIGSEGV;
+    lx_log("pid %d (%s): signal %d, fault at 0x%lx, pc 0x%lx", p->pid, p->comm, sig,
+           (unsigned long)mr[FAULT_MR_ADDR], (unsigned long)mr[FAULT_MR_PC]);
+    lx_proc_end(p, sig);
+}
+
+/* The service's entry: a process's fault (its system calls among them),
+ * or a request of the interface. */
+void linux_service(struct svc_call *call)
+{
+    if (call->label == LABEL_FAULT)
+        fault(call);
+    else
+        linux_dispatch(&ops, call);
+}

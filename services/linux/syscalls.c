@@ -1,0 +1,131 @@
+/*
+ * The Linux system call table (AArch64 numbers, asm-generic/unistd.h) and
+ * the calls that need no module of their own: exit, identity, time,
+ * uname, random bytes.
+ *
+ * A call that is not in the table returns -ENOSYS and is logged once per
+ * number ("petrel-linux: ... unknown system call N"); it never ends the
+ * process. Arguments are read as Linux reads them: an `int` is the low 32
+ * bits of its register, pointers are checked against the user range
+ * (EFAULT) and reached only through copies.
+ */
+#include "lx.h"
+
+#define NSYS 512
+#define LX_VERSION_STRING "#1 Petrel 0.1 (Linux personality, user placement)"
+
+enum {
+    NR_ioctl = 29, NR_openat = 56, NR_close = 57, NR_getdents64 = 61, NR_lseek = 62, NR_read = 63,
+    NR_write = 64, NR_readv = 65, NR_writev = 66, NR_pread64 = 67, NR_newfstatat = 79, NR_fstat = 80,
+    NR_exit = 93, NR_exit_group = 94, NR_set_tid_address = 96, NR_clock_gettime = 113,
+    NR_uname = 160, NR_getpid = 172, NR_getppid = 173, NR_getuid = 174, NR_geteuid = 175,
+    NR_getgid = 176, NR_getegid = 177, NR_gettid = 178, NR_brk = 214, NR_munmap = 215, NR_mmap = 222,
+    NR_getrandom = 278,
+};
+
+static uint8_t logged[NSYS / 8];
+
+/* exit and exit_group: one thread per process in this step, so both end it. */
+static int64_t sys_exit_group(struct lx_ctx *c, uint64_t code)
+{
+    lx_proc_end(c->p, (int)((code & 0xff) << 8));
+    return LX_NORETURN;
+}
+
+/* struct new_utsname: six fields of 65 bytes. */
+static int64_t sys_uname(struct lx_ctx *c, uint64_t buf)
+{
+    static const char *const fields[6] = {
+        "Linux", "petrel", "6.1.0-petrel", LX_VERSION_STRING, "aarch64", "(none)",
+    };
+    char u[6][65];
+    memset(u, 0, sizeof(u));
+    for (int i = 0; i < 6; i++)
+        memcpy(u[i], fields[i], strlen(fields[i]));
+    return lx_copy_out(c, buf, u, sizeof(u));
+}
+
+/* CLOCK_REALTIME, MONOTONIC, MONOTONIC_RAW, REALTIME_COARSE,
+ * MONOTONIC_COARSE, BOOTTIME: all the system counter since boot (Petrel
+ * keeps no calendar time yet, so the realtime clock starts at the epoch). */
+static int64_t sys_clock_gettime(struct lx_ctx *c, uint64_t clock, uint64_t buf)
+{
+    uint32_t id = (uint32_t)clock;
+    if (id > 7 || id == 2 || id == 3)
+        return -LX_EINVAL;                      /* process and thread CPU clocks: not yet */
+    uint64_t ns = svc_clock_ns();
+    int64_t ts[2] = { (int64_t)(ns / 1000000000u), (int64_t)(ns % 1000000000u) };
+    return lx_copy_out(c, buf, ts, sizeof(ts));
+}
+
+#define GRND_NONBLOCK 1
+#define GRND_RANDOM   2
+#define GRND_INSECURE 4
+
+static int64_t sys_getrandom(struct lx_ctx *c, uint64_t buf, uint64_t len, uint64_t flags)
+{
+    uint32_t fl = (uint32_t)flags;
+    if (fl & ~(uint32_t)(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE) ||
+        (fl & (GRND_RANDOM | GRND_INSECURE)) == (GRND_RANDOM | GRND_INSECURE))
+        return -LX_EINVAL;
+    if (len > 0x1ffffff)
+        len = 0x1ffffff;                        /* Linux's cap on one call (32 MiB - 1) */
+    if (!lx_range_ok(buf, len))
+        return -LX_EFAULT;
+    uint8_t chunk[256];
+    uint64_t done = 0;
+    while (done < len) {
+        uint64_t n = len - done < sizeof(chunk) ? len - done : sizeof(chunk);
+        lx_random(chunk, n);
+        if (lx_copy_out(c, buf + done, chunk, n))
+            return done ? (int64_t)done : -LX_EFAULT;
+        done += n;
+    }
+    return (int64_t)done;
+}
+
+int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
+{
+    switch (nr) {
+    case NR_read:           return lx_sys_read(c, a[0], a[1], a[2]);
+    case NR_write:          return lx_sys_write(c, a[0], a[1], a[2]);
+    case NR_readv:          return lx_sys_readv(c, a[0], a[1], a[2], 0);
+    case NR_writev:         return lx_sys_readv(c, a[0], a[1], a[2], 1);
+    case NR_pread64:        return lx_sys_pread(c, a[0], a[1], a[2], (int64_t)a[3]);
+    case NR_openat:         return lx_sys_openat(c, (int64_t)a[0], a[1], a[2], a[3]);
+    case NR_close:          return lx_sys_close(c, a[0]);
+    case NR_lseek:          return lx_sys_lseek(c, a[0], (int64_t)a[1], a[2]);
+    case NR_fstat:          return lx_sys_fstat(c, a[0], a[1]);
+    case NR_newfstatat:     return lx_sys_newfstatat(c, (int64_t)a[0], a[1], a[2], a[3]);
+    case NR_getdents64:     return lx_sys_getdents64(c, a[0], a[1], a[2]);
+    case NR_ioctl:          return lx_sys_ioctl(c, a[0], a[1], a[2]);
+    case NR_exit:
+    case NR_exit_group:     return sys_exit_group(c, a[0]);
+    case NR_brk:            return lx_sys_brk(c, a[0]);
+    case NR_mmap:           return lx_sys_mmap(c, a[0], a[1], a[2], a[3], (int64_t)a[4], a[5]);
+    case NR_munmap:         return lx_sys_munmap(c, a[0], a[1]);
+    case NR_uname:          return sys_uname(c, a[0]);
+    case NR_clock_gettime:  return sys_clock_gettime(c, a[0], a[1]);
+    case NR_getrandom:      return sys_getrandom(c, a[0], a[1], a[2]);
+    case NR_getpid:
+    case NR_gettid:         return c->p->pid;
+    case NR_getppid:        return c->p->ppid;
+    case NR_getuid:
+    case NR_geteuid:
+    case NR_getgid:
+    case NR_getegid:        return 0;           /* one user: root */
+    case NR_set_tid_address:
+        c->p->tid_address = a[0];
+        return c->p->pid;
+    default:
+        break;
+    }
+    static int logged_big;                      /* numbers past the table: logged once in all */
+    if (nr >= NSYS ? !logged_big++ : !(logged[nr / 8] & (1u << (nr % 8)))) {
+        if (nr < NSYS)
+            logged[nr / 8] |= (uint8_t)(1u << (nr % 8));
+        lx_log("pid %d (%s): unknown system call %lu, returning ENOSYS", c->p->pid, c->p->comm,
+               (unsigned long)nr);
+    }
+    return -LX_ENOSYS;
+}

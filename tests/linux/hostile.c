@@ -1,0 +1,100 @@
+/*
+ * Wild pointers and huge lengths to every system call the personality
+ * implements: each must fail with the error Linux gives (the first part,
+ * compared with Linux line for line), and nothing may crash. Then many
+ * random calls with hostile arguments; the program (and the system) must
+ * still work afterwards.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include "lxtest.h"
+
+#define KERNEL_PTR  0xffff000000001000ul
+#define HIGH_PTR    0x0000700000000000ul        /* in the user range on Linux, mapped nowhere */
+#define HUGE        0xfffffffffffff000ul
+
+static const uintptr_t bad_ptrs[] = { 0, 1, 4095, KERNEL_PTR, HIGH_PTR, (uintptr_t)-1 };
+static const char *const bad_names[] = { "NULL", "1", "4095", "kernel", "high", "-1" };
+
+int main(void)
+{
+    char buf[256], name[64];
+    int file = open("/etc/hello.txt", O_RDONLY), dir = open("/data", O_RDONLY | O_DIRECTORY);
+    int null = open("/dev/null", O_WRONLY), zero = open("/dev/zero", O_RDONLY);
+    for (unsigned i = 0; i < sizeof(bad_ptrs) / sizeof(bad_ptrs[0]); i++) {
+        long p = (long)bad_ptrs[i];
+        const char *n = bad_names[i];
+        snprintf(name, sizeof(name), "read file into %s", n);     SHOW(name, syscall(SYS_read, file, p, 10));
+        snprintf(name, sizeof(name), "read zero into %s", n);     SHOW(name, syscall(SYS_read, zero, p, 10));
+        snprintf(name, sizeof(name), "write stdout from %s", n);  SHOW(name, syscall(SYS_write, 1, p, 10));
+        snprintf(name, sizeof(name), "pread into %s", n);         SHOW(name, syscall(SYS_pread64, file, p, 10, 0));
+        snprintf(name, sizeof(name), "readv iov %s", n);          SHOW(name, syscall(SYS_readv, file, p, 1));
+        snprintf(name, sizeof(name), "writev iov %s", n);         SHOW(name, syscall(SYS_writev, 1, p, 1));
+        snprintf(name, sizeof(name), "openat path %s", n);        SHOW(name, syscall(SYS_openat, AT_FDCWD, p, 0));
+        snprintf(name, sizeof(name), "fstat into %s", n);         SHOW(name, syscall(SYS_fstat, file, p));
+        snprintf(name, sizeof(name), "newfstatat path %s", n);    SHOW(name, syscall(SYS_newfstatat, AT_FDCWD, p, buf, 0));
+        snprintf(name, sizeof(name), "newfstatat into %s", n);    SHOW(name, syscall(SYS_newfstatat, AT_FDCWD, "/etc", p, 0));
+        snprintf(name, sizeof(name), "getdents64 into %s", n);    SHOW(name, syscall(SYS_getdents64, dir, p, 256));
+        lseek(dir, 0, SEEK_SET);
+        snprintf(name, sizeof(name), "ioctl TCGETS into %s", n);  SHOW(name, syscall(SYS_ioctl, 1, 0x5401, p));
+        snprintf(name, sizeof(name), "ioctl TIOCGWINSZ into %s", n); SHOW(name, syscall(SYS_ioctl, 1, 0x5413, p));
+        snprintf(name, sizeof(name), "uname into %s", n);         SHOW(name, syscall(SYS_uname, p));
+        snprintf(name, sizeof(name), "clock_gettime into %s", n); SHOW(name, syscall(SYS_clock_gettime, 1, p));
+        snprintf(name, sizeof(name), "getrandom into %s", n);     SHOW(name, syscall(SYS_getrandom, p, 16, 0));
+    }
+    SHOW("read with a huge length", syscall(SYS_read, file, buf, HUGE));
+    SHOW("read with length -1", syscall(SYS_read, file, buf, -1L));
+    SHOW("write with a huge length", syscall(SYS_write, 1, buf, HUGE));
+    SHOW("write /dev/null with a huge length", syscall(SYS_write, null, buf, HUGE));
+    SHOW("getdents64 with a huge length", syscall(SYS_getdents64, dir, buf, HUGE));
+    SHOW("getrandom with a huge length", syscall(SYS_getrandom, buf, HUGE, 0));
+    struct iovec iov[2] = { { buf, 10 }, { buf, (size_t)-1 } };
+    SHOW("readv with a length of -1", syscall(SYS_readv, file, iov, 2));
+    SHOW("readv with 1025 vectors", syscall(SYS_readv, file, iov, 1025));
+    SHOW("readv with 0 vectors", syscall(SYS_readv, file, iov, 0));
+    iov[1].iov_base = (void *)KERNEL_PTR;
+    iov[1].iov_len = 10;
+    SHOW("readv second vector in the kernel", syscall(SYS_readv, file, iov, 2));
+    SHOW("read descriptor -1", syscall(SYS_read, -1, buf, 1));
+    SHOW("read descriptor 1 << 40", syscall(SYS_read, 1L << 40, buf, 1));
+    SHOW("close 1000000", syscall(SYS_close, 1000000));
+    SHOW("lseek whence -1", syscall(SYS_lseek, file, 0, -1));
+    SHOW("mmap a huge length", syscall(SYS_mmap, 0, HUGE, 3, 0x22, -1, 0));
+    SHOW("mmap fixed at a kernel address", syscall(SYS_mmap, KERNEL_PTR, 4096, 3, 0x32, -1, 0));
+    SHOW("munmap a huge length", syscall(SYS_munmap, 0x10000, HUGE));
+    char longpath[5000];
+    for (unsigned i = 0; i < sizeof(longpath); i++)
+        longpath[i] = i % 2 ? '/' : 'a';
+    longpath[sizeof(longpath) - 1] = 0;
+    SHOW("open a 5000-byte path", syscall(SYS_openat, AT_FDCWD, longpath, 0));
+
+    /* Random calls: the results are not compared, only survival. */
+    static const long nrs[] = { SYS_read, SYS_write, SYS_readv, SYS_writev, SYS_pread64, SYS_openat, SYS_close,
+                                SYS_lseek, SYS_fstat, SYS_newfstatat, SYS_getdents64, SYS_ioctl, SYS_uname,
+                                SYS_clock_gettime, SYS_getrandom, SYS_getpid, 404, 999 };
+    srand(42);
+    long calls = 0;
+    for (int i = 0; i < 20000; i++) {
+        long nr = nrs[rand() % (sizeof(nrs) / sizeof(nrs[0]))];
+        long a[6];
+        for (int k = 0; k < 6; k++) {
+            int pick = rand() % 4;
+            a[k] = pick == 0 ? (long)bad_ptrs[rand() % 6] : pick == 1 ? rand() % 40 :
+                   pick == 2 ? ((long)rand() << 33 | (long)rand() << 2) : -(long)(rand() % 5);
+        }
+        if (nr == SYS_close && a[0] <= 5)
+            a[0] += 100;                        /* keep stdio and the test's own descriptors */
+        if ((nr == SYS_read || nr == SYS_readv || nr == SYS_pread64) && a[0] == 0)
+            a[0] = 50;                          /* never wait for the console */
+        syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+        calls++;
+    }
+    printf("random calls done: ~%ld\n", calls);
+    SHOW("the file still reads", (lseek(file, 0, SEEK_SET), read(file, buf, 5)));
+    printf("hostile: survived\n");
+    return 0;
+}

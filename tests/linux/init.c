@@ -1,0 +1,77 @@
+/*
+ * /init of the Linux side of the oracle tests (and of `./petrel run
+ * --linux`): runs each line of /etc/lxrun as a command, one after the
+ * other, printing exactly what Petrel's personality prints around each
+ * (`lx: run LINE`, `lx: exit N` or `lx: signal N`, `lx: done`), with the
+ * same environment, then powers the machine off.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char *env[] = { "HOME=/", "TERM=linux", "PATH=/bin", NULL };
+
+static void run(char *line)
+{
+    char shown[256], path[96], *argv[32];
+    int argc = 0;
+    snprintf(shown, sizeof(shown), "%s", line);
+    for (char *s = line; *s && argc < 31; ) {
+        while (*s == ' ' || *s == '\t')
+            *s++ = 0;
+        if (!*s)
+            break;
+        argv[argc++] = s;
+        while (*s && *s != ' ' && *s != '\t')
+            s++;
+    }
+    argv[argc] = NULL;
+    if (argc == 0 || argv[0][0] == '#')
+        return;
+    printf("lx: run %s\n", shown);
+    fflush(stdout);
+    if (argv[0][0] != '/') {
+        snprintf(path, sizeof(path), "/bin/%s", argv[0]);
+        argv[0] = path;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        execve(argv[0], argv, env);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status))
+        printf("lx: signal %d\n", WTERMSIG(status));
+    else
+        printf("lx: exit %d\n", WEXITSTATUS(status));
+    fflush(stdout);
+}
+
+int main(void)
+{
+    mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+    mount("proc", "/proc", "proc", 0, NULL);
+    static char text[4096];
+    int fd = open("/etc/lxrun", O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+    text[n > 0 ? n : 0] = 0;
+    for (char *line = text; *line; ) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = 0;
+        run(line);
+        if (!nl)
+            break;
+        line = nl + 1;
+    }
+    printf("lx: done\n");
+    fflush(stdout);
+    sync();
+    reboot(RB_POWER_OFF);
+    return 0;
+}

@@ -1,0 +1,42 @@
+/*
+ * Helpers of the Linux oracle tests (tests/linux/, one .c file each): static musl
+ * programs run unchanged on Linux and on Petrel's Linux personality; their
+ * outputs must be identical line for line. A line whose value may differ
+ * between the two (a pid, a time) prints it after " ~", and the test
+ * masks everything from " ~" on.
+ */
+#ifndef LXTEST_H
+#define LXTEST_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static inline const char *errname(int e)
+{
+    static const struct { int e; const char *name; } names[] = {
+        { EPERM, "EPERM" }, { ENOENT, "ENOENT" }, { ESRCH, "ESRCH" }, { EINTR, "EINTR" }, { EIO, "EIO" },
+        { ENXIO, "ENXIO" }, { E2BIG, "E2BIG" }, { ENOEXEC, "ENOEXEC" }, { EBADF, "EBADF" },
+        { ECHILD, "ECHILD" }, { EAGAIN, "EAGAIN" }, { ENOMEM, "ENOMEM" }, { EACCES, "EACCES" },
+        { EFAULT, "EFAULT" }, { EBUSY, "EBUSY" }, { EEXIST, "EEXIST" }, { ENODEV, "ENODEV" },
+        { ENOTDIR, "ENOTDIR" }, { EISDIR, "EISDIR" }, { EINVAL, "EINVAL" }, { ENFILE, "ENFILE" },
+        { EMFILE, "EMFILE" }, { ENOTTY, "ENOTTY" }, { ESPIPE, "ESPIPE" }, { EROFS, "EROFS" },
+        { ENAMETOOLONG, "ENAMETOOLONG" }, { ENOSYS, "ENOSYS" }, { ELOOP, "ELOOP" }, { EOVERFLOW, "EOVERFLOW" },
+    };
+    for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (names[i].e == e)
+            return names[i].name;
+    return "E?";
+}
+
+/* Print "what: value", or "what: -1 ERRNO" for a failed call. */
+#define SHOW(what, expr) do {                                               \
+        errno = 0;                                                          \
+        long show_r_ = (long)(expr);                                        \
+        if (show_r_ < 0)                                                    \
+            printf("%s: %ld %s\n", what, show_r_, errname(errno));          \
+        else                                                                \
+            printf("%s: %ld\n", what, show_r_);                             \
+    } while (0)
+
+#endif

@@ -1,0 +1,53 @@
+/* The heap and anonymous mappings. */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "lxtest.h"
+
+int main(void)
+{
+    char *cur = sbrk(0);
+    printf("brk is page aligned: %d\n", ((uintptr_t)cur & 4095) == 0);
+    char *grown = sbrk(100000);
+    printf("sbrk grows: %d\n", grown == cur);
+    memset(grown, 0x5a, 100000);
+    printf("new heap writable: %d\n", grown[99999] == 0x5a);
+    SHOW("brk back down", brk(cur) == 0 ? 0 : -1);
+    SHOW("brk up again", brk(cur + 8192) == 0 ? 0 : -1);
+    printf("heap memory comes back zeroed: %d\n", cur[100] == 0);
+    char *small = malloc(100), *big = malloc(4 << 20);
+    printf("malloc: %d %d\n", small != NULL, big != NULL);
+    memset(big, 1, 4 << 20);
+    free(big);
+    free(small);
+    uint8_t *m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    printf("mmap 1 MiB: %d page aligned %d\n", m != MAP_FAILED, ((uintptr_t)m & 4095) == 0);
+    int zero = 1;
+    for (int i = 0; i < 1 << 20; i += 4096)
+        zero &= m[i] == 0;
+    printf("mmap memory is zero: %d\n", zero);
+    m[12345] = 7;
+    SHOW("munmap the middle", munmap(m + 4096, 8192));
+    printf("the rest stays: %d %d\n", m[0] == 0, m[12345] == 7);
+    SHOW("munmap the rest", munmap(m, 1 << 20));
+    uint8_t *f = mmap(m, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    printf("MAP_FIXED at the same place: %d zero %d\n", f == m, f[0] == 0 && f[5000] == 0);
+    void *again = mmap(m, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    printf("MAP_FIXED_NOREPLACE over it: %s\n", again == MAP_FAILED ? errname(errno) : "mapped");
+    munmap(f, 8192);
+    SHOW("mmap length 0", (long)mmap(NULL, 0, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    SHOW("mmap without a type", (long)mmap(NULL, 4096, PROT_READ, MAP_ANONYMOUS, -1, 0));
+    SHOW("mmap unaligned offset", (long)mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, 0, 5));
+    SHOW("mmap 2^60 bytes", (long)mmap(NULL, 1ull << 60, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    SHOW("mmap a bad descriptor", (long)mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, 99, 0));
+    SHOW("munmap unaligned", munmap((void *)0x10001, 4096));
+    SHOW("munmap length 0", munmap((void *)0x10000, 0));
+    SHOW("munmap nothing mapped", munmap((void *)0x3000000000, 4096));
+    int fd = open("/etc/hello.txt", 0);
+    char *file = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+    printf("file mapping: %.12s\n", file == MAP_FAILED ? "failed" : file);
+    return 0;
+}

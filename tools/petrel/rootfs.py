@@ -1,0 +1,109 @@
+"""The root file system of Linux programs: one cpio archive for both sides.
+
+The same archive is Petrel's root file system (boot image file
+`rootfs.cpio`, read by the Linux personality) and the Linux baseline's
+initramfs. It holds:
+
+    /init              tests/linux/init.c: runs /etc/lxrun on Linux
+    /bin/NAME          the static musl programs of tests/linux/NAME.c
+    /etc, /data, ...   the data files of tests/linux/root/
+    /etc/hello-link    a symbolic link (to hello.txt)
+    /etc/lxrun         the commands to run, one per line
+    /dev, /proc, /tmp  empty directories (Linux mounts devtmpfs and proc)
+
+Program contents are page-aligned inside the archive, so the personality
+maps their text in place. `--add HOST[:GUEST]` files go in as they are.
+
+    python3 -m petrel.rootfs OUT [--run 'CMD' ...] [--add HOST[:GUEST] ...]
+"""
+import argparse
+import sys
+from pathlib import Path
+
+from petrel import cpio, paths
+
+DEFAULT_RUN = "hello\nargs one two\n"
+
+
+def linux_dir(repo: Path = paths.REPO) -> Path:
+    return paths.build_dir(repo) / "linux"
+
+
+def archive_path(repo: Path = paths.REPO) -> Path:
+    return linux_dir(repo) / "rootfs.cpio"
+
+
+# Parses one --add value: (host path, guest path in the archive).
+def parse_add(spec: str) -> tuple:
+    host, sep, guest = spec.partition(":")
+    host_path = Path(host)
+    if not sep:
+        guest = "/bin/" + host_path.name if host_path.is_file() else "/" + host_path.name
+    if not guest.startswith("/") or ".." in guest.split("/"):
+        raise ValueError(f"--add {spec}: the guest path must be absolute and without '..'")
+    return host_path, guest
+
+
+# Returns the archive's bytes: the built test programs, the data tree,
+# `run` as /etc/lxrun and the (host, guest) pairs of `adds`.
+def build(run: str = DEFAULT_RUN, adds=(), repo: Path = paths.REPO) -> bytes:
+    out = linux_dir(repo)
+    files, executables = {}, set()
+    dirs = ["bin", "etc", "dev", "proc", "tmp"]
+    init = out / "init"
+    if init.exists():
+        files["init"] = init.read_bytes()
+        executables.add("init")
+    for prog in sorted((out / "bin").glob("*")):
+        files[f"bin/{prog.name}"] = prog.read_bytes()
+        executables.add(f"bin/{prog.name}")
+    data = repo / "tests" / "linux" / "root"
+    for item in sorted(data.rglob("*")):
+        rel = item.relative_to(data).as_posix()
+        if item.is_dir():
+            dirs.append(rel) if rel not in dirs else None
+        else:
+            files[rel] = item.read_bytes()
+    for host, guest in adds:
+        if not host.exists():
+            raise ValueError(f"--add: {host} does not exist")
+        items = [(host, guest)] if host.is_file() else \
+            [(p, f"{guest.rstrip('/')}/{p.relative_to(host).as_posix()}") for p in sorted(host.rglob("*"))]
+        for src, dst in items:
+            rel = dst.strip("/")
+            parts = rel.split("/")
+            for i in range(1, len(parts)):
+                d = "/".join(parts[:i])
+                if d not in dirs:
+                    dirs.append(d)
+            if src.is_dir():
+                dirs.append(rel) if rel not in dirs else None
+                continue
+            files[rel] = src.read_bytes()
+            if src.stat().st_mode & 0o111:
+                executables.add(rel)
+    files["etc/lxrun"] = run.encode()
+    links = {"etc/hello-link": "hello.txt"} if "etc/hello.txt" in files else {}
+    return cpio.archive(files, dirs=dirs, executables=executables, links=links, aligned=executables,
+                        root_mode=0o755)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m petrel.rootfs", description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--run", action="append", default=[], help="a command line for /etc/lxrun (repeatable)")
+    ap.add_argument("--add", action="append", default=[], metavar="HOST[:GUEST]")
+    args = ap.parse_args(argv)
+    try:
+        adds = [parse_add(a) for a in args.add]
+        data = build("".join(c + "\n" for c in args.run) if args.run else DEFAULT_RUN, adds)
+    except (ValueError, OSError) as err:
+        print(f"rootfs: {err}", file=sys.stderr)
+        return 1
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_bytes(data)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+/*
+ * lxrun: the native program that starts Linux programs. It asks the Linux
+ * personality (granted as "linux") to run the commands of a file of the
+ * root file system, script=PATH (default /etc/lxrun), one after the other,
+ * and exits with the last nonzero exit code of theirs. The stand-in for
+ * Linux's /init until Linux programs can fork and exec themselves.
+ */
+#include "petrel.h"
+#include "linux_if.h"
+
+int main(void *info)
+{
+    uint32_t ep = start_handle("linux");
+    char path[96] = "/etc/lxrun";
+    start_arg("script", path, sizeof(path));
+    if (!ep) {
+        puts("lxrun: no \"linux\" service granted");
+        return 1;
+    }
+    uint64_t code = 0;
+    int64_t err = linux_run(ep, path, (uint32_t)strlen(path), &code);
+    if (err) {
+        printf("lxrun: cannot run %s: %s\n", path, error_str(err));
+        return 1;
+    }
+    return (int)code;
+}
