@@ -392,9 +392,7 @@ int64_t lx_sys_getdents64(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t 
         return -LX_EBADF;
     if (kind(lx_node(f->node)) != LX_S_IFDIR)
         return -LX_ENOTDIR;
-    len = (uint32_t)len;
-    if (!lx_range_ok(buf, len))
-        return -LX_EFAULT;
+    int32_t count = (int32_t)len;               /* Linux keeps the count in an int: past 2^31, EINVAL */
     uint8_t rec[8 + 8 + 2 + 1 + LX_NAME_MAX + 1 + 8];
     uint64_t done = 0;
     for (int32_t e; (e = dir_entry(f->node, f->pos)) >= 0; f->pos++) {
@@ -402,7 +400,7 @@ int64_t lx_sys_getdents64(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t 
         const char *name = f->pos == 0 ? "." : f->pos == 1 ? ".." : n->name;
         uint32_t nlen = f->pos == 0 ? 1 : f->pos == 1 ? 2 : n->name_len;
         uint16_t reclen = (uint16_t)((19 + nlen + 1 + 7) & ~7u);
-        if (done + reclen > len)
+        if (count < 0 || done + reclen > (uint64_t)count)
             return done ? (int64_t)done : -LX_EINVAL;
         uint64_t ino = (uint64_t)e + 1, off = f->pos + 1;
         uint8_t type = (uint8_t)(kind(n) >> 12);        /* DT_* is the S_IF* type shifted down */

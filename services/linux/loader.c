@@ -34,7 +34,7 @@ enum {
  * fp, asimd, aes, pmull, sha1, sha2, crc32. Not HWCAP_CPUID: reading ID
  * registers from EL0 is not emulated. */
 #define LX_HWCAP        0xfbull
-#define LX_MINSIGSTKSZ  5120    /* the signal frame Linux 6.1 reserves on these cores */
+#define LX_MINSIGSTKSZ  4720    /* the signal frame Linux 6.1 gives these cores (no SVE) */
 
 /* Check the ELF header of a file of `size` bytes at img. */
 static int check_header(const struct elf64_ehdr *eh, uint64_t size)

@@ -68,8 +68,8 @@ static int64_t sys_getrandom(struct lx_ctx *c, uint64_t buf, uint64_t len, uint6
     if (fl & ~(uint32_t)(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE) ||
         (fl & (GRND_RANDOM | GRND_INSECURE)) == (GRND_RANDOM | GRND_INSECURE))
         return -LX_EINVAL;
-    if (len > 0x1ffffff)
-        len = 0x1ffffff;                        /* Linux's cap on one call (32 MiB - 1) */
+    if (len > 0x7ffff000)
+        len = 0x7ffff000;                       /* Linux's cap on one transfer (MAX_RW_COUNT) */
     if (!lx_range_ok(buf, len))
         return -LX_EFAULT;
     uint8_t chunk[256];

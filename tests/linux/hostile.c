@@ -60,7 +60,7 @@ int main(void)
     iov[1].iov_len = 10;
     SHOW("readv second vector in the kernel", syscall(SYS_readv, file, iov, 2));
     SHOW("read descriptor -1", syscall(SYS_read, -1, buf, 1));
-    SHOW("read descriptor 1 << 40", syscall(SYS_read, 1L << 40, buf, 1));
+    SHOW("read descriptor 1 << 40 | 99", syscall(SYS_read, 1L << 40 | 99, buf, 1));
     SHOW("close 1000000", syscall(SYS_close, 1000000));
     SHOW("lseek whence -1", syscall(SYS_lseek, file, 0, -1));
     SHOW("mmap a huge length", syscall(SYS_mmap, 0, HUGE, 3, 0x22, -1, 0));
@@ -88,8 +88,8 @@ int main(void)
         }
         if (nr == SYS_close && a[0] <= 5)
             a[0] += 100;                        /* keep stdio and the test's own descriptors */
-        if ((nr == SYS_read || nr == SYS_readv || nr == SYS_pread64) && a[0] == 0)
-            a[0] = 50;                          /* never wait for the console */
+        if ((nr == SYS_read || nr == SYS_readv || nr == SYS_pread64 || nr == SYS_ioctl) && (unsigned)a[0] <= 2)
+            a[0] = 50;                          /* never wait for (or reconfigure) the console */
         syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
         calls++;
     }

@@ -60,6 +60,8 @@ int main(void)
     int fd = open("/etc/lxrun", O_RDONLY);
     ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
     text[n > 0 ? n : 0] = 0;
+    if (fd >= 0)
+        close(fd);                              /* the commands start with descriptors 0-2 only */
     for (char *line = text; *line; ) {
         char *nl = strchr(line, '\n');
         if (nl)

@@ -57,6 +57,7 @@ class Case:
     timeout: float = 30
     pre: list = field(default_factory=list)
     allow_panic: bool = False
+    oracle: list = field(default_factory=list)  # Linux command lines: run on Linux and Petrel, compared (oracle.py)
 
     # The QEMU machine this case boots on.
     def machine(self) -> qemu.Machine:
@@ -71,7 +72,7 @@ class Case:
 FIELD_TYPES = {
     "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "files": list, "cpu": str, "gic": int,
     "smp": int, "mem": str, "icount": bool, "virtualization": bool, "append": str, "tap": bool, "expect": list,
-    "expect_exit": (int, str), "timeout": (int, float), "pre": list, "allow_panic": bool,
+    "expect_exit": (int, str), "timeout": (int, float), "pre": list, "allow_panic": bool, "oracle": list,
 }
 CASE_KEYS = set(FIELD_TYPES) | {"matrix"}
 
@@ -154,6 +155,10 @@ def check_case(where: str, case: Case, steps) -> None:
         raise CaseError(f"{where}: key 'expect_exit' must be a number or \"nonzero\"")
     if case.timeout <= 0:
         raise CaseError(f"{where}: key 'timeout' must be positive")
+    if not all(isinstance(c, str) and c.strip() and "\n" not in c and len(c) < 200 for c in case.oracle):
+        raise CaseError(f"{where}: key 'oracle' must be a list of one-line commands")
+    if case.oracle and not case.system:
+        raise CaseError(f"{where}: key 'oracle' needs 'system' (one with the Linux personality and rootfs.cpio)")
     if not all(isinstance(step, str) for step in case.pre):
         raise CaseError(f"{where}: key 'pre' must be a list of step names")
     for step in case.pre:

@@ -9,7 +9,7 @@ initramfs. It holds:
     /etc, /data, ...   the data files of tests/linux/root/
     /etc/hello-link    a symbolic link (to hello.txt)
     /etc/lxrun         the commands to run, one per line
-    /dev, /proc, /tmp  empty directories (Linux mounts devtmpfs and proc)
+    /dev, /proc, /root, /tmp  empty directories (Linux mounts devtmpfs and proc)
 
 Program contents are page-aligned inside the archive, so the personality
 maps their text in place. `--add HOST[:GUEST]` files go in as they are.
@@ -49,7 +49,7 @@ def parse_add(spec: str) -> tuple:
 def build(run: str = DEFAULT_RUN, adds=(), repo: Path = paths.REPO) -> bytes:
     out = linux_dir(repo)
     files, executables = {}, set()
-    dirs = ["bin", "etc", "dev", "proc", "tmp"]
+    dirs = ["bin", "etc", "dev", "proc", "root", "tmp"]      # Linux's own initramfs adds /root too
     init = out / "init"
     if init.exists():
         files["init"] = init.read_bytes()

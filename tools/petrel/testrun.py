@@ -6,7 +6,8 @@ exit status and the serial console:
 - the exit status matches `expect_exit` before the timeout (0 = PSCI SYSTEM_OFF),
 - no console line contains "PANIC" (unless `allow_panic`),
 - every `expect` regex matches, each after the previous match,
-- for `tap` cases: a plan is present, every planned test reported, none failed.
+- for `tap` cases: a plan is present, every planned test reported, none failed,
+- for `oracle` cases: the same commands on Linux print the same (oracle.py).
 
 Every case counts as one test ("<case>"); a TAP case adds one test per planned
 test ("<case>/<description>"). Host tests come from pytest's JUnit XML. The
@@ -23,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from petrel import bootimage, build, cases, dtbfixtures, paths, qemu, tap
+from petrel import bootimage, build, cases, dtbfixtures, oracle, paths, qemu, tap
 
 # Host-side preparation steps a case may name in `pre`.
 PRE_STEPS = {"dtb-fixtures": dtbfixtures.prepare}
@@ -155,7 +156,10 @@ def pack_case_image(case: cases.Case, repo: Path) -> Path | None:
         from petrel import systems
         try:
             system = systems.load_system(repo / "systems" / f"{case.system}.toml", repo)
-            bootimage.write_image(out, systems.read_entries(system, repo))
+            entries = systems.read_entries(system, repo)
+            if case.oracle:
+                entries = oracle.with_archive(entries, oracle.write_archive(case.slug(), case.oracle, repo))
+            bootimage.write_image(out, entries)
         except systems.SystemConfigError as err:
             raise ValueError(str(err)) from None
         return out
@@ -205,7 +209,29 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
     status, console = qemu.run(argv, case.timeout, case.input, case.input_after)
     reasons, outcomes = evaluate(case, status, console)
     log = write_log(case, argv, status, console, repo)
+    if case.oracle:
+        reasons += against_linux(case, console, repo)
+        outcomes[0] = Outcome(case.name, "FAIL" if reasons else "ok", "; ".join(reasons))
     return CaseResult(case, outcomes, reasons, console, time.monotonic() - start, log)
+
+
+# Runs an oracle case's commands on Linux and compares the transcripts;
+# returns the reasons the case fails (none when they are the same).
+def against_linux(case: cases.Case, console: str, repo: Path) -> list:
+    archive = oracle.archive_path(case.slug(), repo)
+    try:
+        status, linux = oracle.run_linux(archive, case.machine(), repo)
+    except (RuntimeError, OSError) as err:
+        return [f"Linux run: {err}"]
+    log = paths.build_dir(repo) / "test" / "logs" / f"{case.name}.linux.log"
+    log.write_text(linux)
+    if status != 0:
+        return [f"Linux run: exit status {status} (console in {paths.rel(log, repo)})"]
+    diff = oracle.compare(oracle.transcript(linux, False), oracle.transcript(console, True))
+    if not diff:
+        return []
+    shown = "\n".join(diff[:40]) + ("\n..." if len(diff) > 40 else "")
+    return [f"Petrel's output differs from Linux's ({paths.rel(log, repo)}):\n{shown}"]
 
 
 # Formats the lines printed for a finished case.

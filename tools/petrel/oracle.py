@@ -1,0 +1,80 @@
+"""Linux as the oracle: the same programs on Linux and on Petrel, compared.
+
+A guest case with an `oracle` list of command lines boots twice with one
+root archive (tools/petrel/rootfs.py) whose /etc/lxrun holds the commands:
+
+- Petrel: the case's system (the Linux personality and lxrun) with that
+  archive as its `rootfs.cpio`;
+- Linux: Debian's arm64 kernel (linuxbase.py) in the same QEMU, with that
+  archive as its initramfs and /init (tests/linux/init.c) running the
+  commands.
+
+Both print `lx: run CMD`, the program's output and `lx: exit N` for each,
+then `lx: done`. The transcripts from the first `lx: run` to `lx: done`
+must be identical line for line, except that everything from " ~" on in a
+line is masked (the programs print varying values that way) and lines of
+the personality's own log ("petrel-linux: ...") are left out.
+"""
+import difflib
+from pathlib import Path
+
+from petrel import bootimage, linuxbase, paths, qemu, rootfs
+
+LINUX_APPEND = "console=ttyAMA0 quiet loglevel=1 rdinit=/init"
+LINUX_TIMEOUT = 120
+MASK = " ~"
+OWN_LOG = "petrel-linux:"
+
+
+# The compared part of a console: from the first "lx: run" to "lx: done".
+def transcript(console: str, petrel: bool) -> list:
+    lines, on = [], False
+    for line in console.replace("\r", "").split("\n"):
+        if line.startswith("lx: run "):
+            on = True
+        if not on or (petrel and line.startswith(OWN_LOG)):
+            continue
+        at = line.find(MASK)
+        lines.append(line if at < 0 else line[:at] + MASK)
+        if line == "lx: done":
+            break
+    return lines
+
+
+# Returns a unified diff of two transcripts ([] when they are equal).
+def compare(linux: list, petrel: list) -> list:
+    return list(difflib.unified_diff(linux, petrel, "linux", "petrel", lineterm="", n=2))
+
+
+def archive_path(name: str, repo: Path = paths.REPO) -> Path:
+    return paths.build_dir(repo) / "test" / "oracle" / f"{name}.cpio"
+
+
+# Writes the case's root archive; returns its path.
+def write_archive(name: str, commands: list, repo: Path = paths.REPO) -> Path:
+    out = archive_path(name, repo)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(rootfs.build("".join(c + "\n" for c in commands), (), repo))
+    return out
+
+
+# The boot image entries of a system with `archive` as its rootfs.cpio.
+def with_archive(entries: list, archive: Path) -> list:
+    data = archive.read_bytes()
+    out = [(n, data, f) if n == "rootfs.cpio" else (n, d, f) for n, d, f in entries]
+    if not any(n == "rootfs.cpio" for n, _d, _f in entries):
+        raise ValueError("the system has no rootfs.cpio file to replace")
+    return out
+
+
+def write_image(out: Path, entries: list, archive: Path) -> Path:
+    bootimage.write_image(out, with_archive(entries, archive))
+    return out
+
+
+# Boots Linux with `archive` as initramfs; returns (status, console).
+def run_linux(archive: Path, machine: qemu.Machine, repo: Path = paths.REPO) -> tuple:
+    if not linuxbase.present(repo):
+        raise RuntimeError("the Linux baseline is missing: run `./petrel setup`")
+    argv = qemu.build_argv(linuxbase.image(repo), archive, machine, LINUX_APPEND)
+    return qemu.run(argv, LINUX_TIMEOUT)
