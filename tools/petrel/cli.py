@@ -55,6 +55,16 @@ def add_run(sub) -> None:
     p.add_argument("--gdb", type=int, nargs="?", const=1234, metavar="PORT",
                    help="start halted and wait for gdb on PORT (default 1234)")
     p.add_argument("--image", metavar="PATH", help="boot image to pass (default build/images/default.pbi)")
+    p.add_argument("--system", metavar="NAME",
+                   help="boot systems/NAME.toml (default: default; linux-user with --exec or --add)")
+    p.add_argument("--exec", metavar="CMD", dest="exec_cmd",
+                   help="run the Linux command CMD (a program of the root archive and its arguments) and exit "
+                        "with its status; the console is copied, not interactive")
+    p.add_argument("--add", action="append", default=[], metavar="HOST[:GUEST]",
+                   help="put a host file or directory into the root archive (repeatable; default GUEST: "
+                        "/bin/NAME for a file, /NAME for a directory)")
+    p.add_argument("--linux", action="store_true",
+                   help="with --exec/--add: boot Debian's Linux kernel on the same archive instead")
     p.add_argument("--append", default="", metavar="ARGS", help="kernel command line (bootargs)")
     p.add_argument("--icount", action="store_true",
                    help="deterministic instruction counting: -icount shift=0,align=off,sleep=off")
@@ -148,7 +158,9 @@ def cmd_build(args) -> int:
 
 # `./petrel run`: checks the options, builds, then replaces this process with QEMU.
 def cmd_run(args) -> int:
-    image = args.image or paths.system_image("default")
+    if args.exec_cmd is not None or args.add or args.linux:
+        return cmd_run_linux(args)
+    image = args.image or paths.system_image(args.system or "default")
     machine = qemu.Machine(args.cpu, args.gic, args.smp, args.mem, args.icount)
     try:
         argv = qemu.build_argv(paths.kernel_bin(), image, machine, args.append,
@@ -165,6 +177,24 @@ def cmd_run(args) -> int:
         print(f"waiting for gdb on port {args.gdb}: gdb-multiarch {elf} -ex 'target remote :{args.gdb}'")
     print("run: console follows; Ctrl-A x quits", flush=True)
     os.execv(argv[0], argv)
+
+
+# `./petrel run --exec/--add/--linux`: Linux programs, non-interactively.
+def cmd_run_linux(args) -> int:
+    from petrel import linuxrun
+    if args.image or args.gdb is not None:
+        print("run: --exec, --add and --linux go without --image and --gdb", file=sys.stderr)
+        return 2
+    machine = qemu.Machine(args.cpu, args.gic, args.smp, args.mem, args.icount)
+    try:
+        qemu.check_machine(machine)
+    except ValueError as err:
+        print(f"run: {err}", file=sys.stderr)
+        return 2
+    status = build.build()
+    if status:
+        return status
+    return linuxrun.main(args.system or "linux-user", args.exec_cmd or "", args.add, args.linux, machine)
 
 
 # `./petrel test`.

@@ -1,0 +1,69 @@
+"""`./petrel run --exec CMD [--add HOST[:GUEST]]`: Linux programs, one command.
+
+The root archive (rootfs.py) is rebuilt with the host files of `--add`
+and with CMD as /etc/lxrun, and the system (default linux-user) is packed
+again with it as its rootfs.cpio, into build/run/. Petrel then boots
+non-interactively: the console is copied here, and the exit status is the
+command's (its `lx: exit N`; 128 + N for `lx: signal N`), so scripts and CI
+can use it. With `--linux` the same archive boots Debian's kernel instead
+(its /init runs the same command), for comparison.
+"""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from petrel import bootimage, linuxbase, oracle, paths, qemu, rootfs, systems
+
+RESULT = re.compile(r"^lx: (exit|signal) (\d+)\s*$")
+
+
+# Packs build/run/rootfs.cpio and build/run/<system>.pbi; returns their paths.
+def prepare(system: str, command: str, adds: list, repo: Path = paths.REPO) -> tuple:
+    out = paths.build_dir(repo) / "run"
+    out.mkdir(parents=True, exist_ok=True)
+    archive = out / "rootfs.cpio"
+    run = command + "\n" if command else rootfs.DEFAULT_RUN
+    archive.write_bytes(rootfs.build(run, [rootfs.parse_add(a) for a in adds], repo))
+    desc = systems.load_system(repo / "systems" / f"{system}.toml", repo)
+    image = out / f"{system}.pbi"
+    bootimage.write_image(image, oracle.with_archive(systems.read_entries(desc, repo), archive))
+    return archive, image
+
+
+# Boots argv, copying the console here; returns the command's exit status.
+def boot(argv: list) -> int:
+    status = 0
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        for raw in proc.stdout:
+            line = raw.decode("utf-8", errors="replace")
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            m = RESULT.match(line.replace("\r", ""))
+            if m:
+                status = int(m.group(2)) + (128 if m.group(1) == "signal" else 0)
+        proc.wait()
+    except KeyboardInterrupt:
+        proc.kill()
+        proc.wait()
+        return 130
+    return status if proc.returncode == 0 else (proc.returncode or 1)
+
+
+def main(system: str, command: str, adds: list, linux: bool, machine: qemu.Machine,
+         repo: Path = paths.REPO) -> int:
+    try:
+        archive, image = prepare(system, command, adds, repo)
+    except (ValueError, OSError, systems.SystemConfigError) as err:
+        print(f"run: {err}", file=sys.stderr)
+        return 2
+    if linux:
+        if not linuxbase.present(repo):
+            print("run: the Linux baseline is missing: run `./petrel setup`", file=sys.stderr)
+            return 2
+        argv = qemu.build_argv(linuxbase.image(repo), archive, machine, oracle.LINUX_APPEND)
+    else:
+        argv = qemu.build_argv(paths.kernel_bin(repo=repo), image, machine, "")
+    argv[0] = qemu.find_qemu()
+    return boot(argv)
