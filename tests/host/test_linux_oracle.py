@@ -1,0 +1,90 @@
+"""The Linux oracle's host-side pieces: page-aligned cpio, the root archive, transcripts."""
+import stat
+
+import pytest
+
+from petrel import cases, cpio, oracle, rootfs
+
+
+# Walks a newc archive: [(name, mode, data offset, data)].
+def entries(blob: bytes) -> list:
+    out, at = [], 0
+    while True:
+        f = [int(blob[at + 6 + 8 * i: at + 14 + 8 * i], 16) for i in range(13)]
+        namesize, size = f[11], f[6]
+        name = blob[at + 110: at + 110 + namesize].split(b"\0")[0].decode()
+        data_at = (at + 110 + namesize + 3) & ~3
+        if name == "TRAILER!!!":
+            return out
+        assert namesize <= 4096, "Linux skips entries whose name field passes PATH_MAX"
+        out.append((name, f[1], data_at, blob[data_at: data_at + size]))
+        at = (data_at + size + 3) & ~3
+
+
+def test_aligned_files_start_on_pages_and_others_do_not_move():
+    files = {f"bin/p{i}": bytes([i]) * (1000 + 777 * i) for i in range(12)}
+    files["etc/note"] = b"hello"
+    blob = cpio.archive(files, dirs=["bin", "etc"], executables=[f"bin/p{i}" for i in range(12)],
+                        links={"etc/l": "note"}, aligned=[f"bin/p{i}" for i in range(12)], root_mode=0o755)
+    found = {name: (mode, at, data) for name, mode, at, data in entries(blob)}
+    for i in range(12):
+        mode, at, data = found[f"bin/p{i}"]
+        assert at % 4096 == 0 and data == files[f"bin/p{i}"] and mode & 0o777 == 0o755
+    assert found["etc/note"][2] == b"hello"
+    assert stat.S_ISLNK(found["etc/l"][0]) and found["etc/l"][2] == b"note"
+    assert stat.S_ISDIR(found["."][0])
+
+
+def test_long_names_get_a_filler_entry_instead_of_a_long_name_field():
+    name = "bin/" + "n" * 200
+    for pad in range(0, 4096, 97):
+        blob = cpio.archive({"x": b"a" * pad, name: b"\x7fELF"}, aligned=[name])
+        got = {n: at for n, _m, at, _d in entries(blob)}
+        assert got[name] % 4096 == 0
+
+
+def test_transcript_masks_varying_values_and_drops_the_personality_log():
+    console = "boot noise\nlx: run misc\npid: 1 ~42\npetrel-linux: pid 3: unknown system call 9\nlx: exit 0\n" \
+              "lx: done\nafter\n"
+    assert oracle.transcript(console, True) == ["lx: run misc", "pid: 1 ~", "lx: exit 0", "lx: done"]
+    linux = "lx: run misc\r\npid: 1 ~7\r\nlx: exit 0\r\nlx: done\r\n"
+    assert oracle.compare(oracle.transcript(linux, False), oracle.transcript(console, True)) == []
+    assert oracle.compare(["lx: run a", "x"], ["lx: run a", "y"])
+
+
+def test_with_archive_replaces_the_root_file_system_only():
+    entries_in = [("root", b"elf", 1), ("rootfs.cpio", b"old", 0), ("system.manifest", b"m", 0)]
+    assert [(n, f) for n, _d, f in entries_in] == [(n, f) for n, _d, f in oracle.with_archive(entries_in, _Tmp())]
+    with pytest.raises(ValueError):
+        oracle.with_archive([("root", b"elf", 1)], _Tmp())
+
+
+class _Tmp:
+    def read_bytes(self):
+        return b"new"
+
+
+def test_add_specs():
+    assert rootfs.parse_add("/tmp/nope/prog:/opt/prog")[1] == "/opt/prog"
+    with pytest.raises(ValueError):
+        rootfs.parse_add("x:relative/path")
+    with pytest.raises(ValueError):
+        rootfs.parse_add("x:/a/../b")
+
+
+def test_oracle_cases_need_a_system_and_one_line_commands():
+    with pytest.raises(cases.CaseError):
+        cases.parse_cases('[[case]]\nname = "a"\noracle = ["hello"]\n')
+    with pytest.raises(cases.CaseError):
+        cases.parse_cases('[[case]]\nname = "a"\nsystem = "linux-user"\noracle = ["a\\nb"]\n')
+    (case,) = cases.parse_cases('[[case]]\nname = "a"\nsystem = "linux-user"\noracle = ["hello", "args 1"]\n')
+    assert case.oracle == ["hello", "args 1"]
+
+
+def test_the_personality_is_not_placed_in_the_kernel_yet(tmp_path):
+    from petrel import paths, systems
+    src = tmp_path / "lk.toml"
+    src.write_text('[[service]]\nname = "linux"\ninterface = "linux"\nplacement = "kernel"\n'
+                   '[[program]]\nname = "root"\nbinary = "user/root"\n')
+    with pytest.raises(systems.SystemConfigError, match="user space only"):
+        systems.load_system(src, paths.REPO)
