@@ -80,6 +80,12 @@ LINUX_BENCH = $(O)/bench/linux/init $(O)/bench/linux/null
 # that holds them, Petrel's root file system and Linux's initramfs.
 LINUX_TESTS = $(filter-out init,$(notdir $(basename $(wildcard tests/linux/*.c))))
 LINUX_ROOT = $(O)/linux/rootfs.cpio
+# args is also built as a static-PIE program (args-pie). Debian's musl-gcc
+# wrapper links static-PIE with the wrong start file, so it is linked by hand:
+# musl's self-relocating rcrt1.o, no dynamic linker.
+LINUX_PIE = $(O)/linux/bin/args-pie
+MUSL_LIB = /usr/lib/aarch64-linux-musl
+LIBGCC = $(shell aarch64-linux-gnu-gcc -print-libgcc-file-name 2>/dev/null)
 
 .PHONY: all kernel kernel-test user clean linux-bench linux-root
 .SECONDEXPANSION:
@@ -93,13 +99,22 @@ $(O)/linux/bin/%: tests/linux/%.c tests/linux/lxtest.h
 	@echo "  MUSLCC  $@"
 	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $<
 
+$(O)/linux/bin/%-pie: tests/linux/%.c tests/linux/lxtest.h
+	@mkdir -p $(dir $@)
+	@echo "  MUSLCC  $@ (static-PIE)"
+	$(Q)$(LINUX_CC) -fPIE -O2 -Wall -Werror -c -o $@.o $<
+	$(Q)aarch64-linux-gnu-ld -static -pie --no-dynamic-linker -z text -o $@ $(MUSL_LIB)/rcrt1.o \
+	    $(MUSL_LIB)/crti.o $(dir $(LIBGCC))crtbeginS.o $@.o $(MUSL_LIB)/libc.a $(LIBGCC) $(MUSL_LIB)/libc.a \
+	    $(dir $(LIBGCC))crtendS.o $(MUSL_LIB)/crtn.o
+	$(Q)rm -f $@.o
+
 $(O)/linux/init: tests/linux/init.c
 	@mkdir -p $(dir $@)
 	@echo "  MUSLCC  $@"
 	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $<
 
-$(LINUX_ROOT): $(patsubst %,$(O)/linux/bin/%,$(LINUX_TESTS)) $(O)/linux/init $(shell find tests/linux/root) \
-        tools/petrel/rootfs.py tools/petrel/cpio.py
+$(LINUX_ROOT): $(patsubst %,$(O)/linux/bin/%,$(LINUX_TESTS)) $(LINUX_PIE) $(O)/linux/init $(shell find tests/linux/root) \
+        tools/petrel/rootfs.py tools/petrel/cpio.py Makefile
 	@echo "  CPIO    $@"
 	$(Q)PYTHONPATH=tools $(PYTHON) -m petrel.rootfs $@
 

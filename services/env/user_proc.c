@@ -23,7 +23,8 @@ svc_handle svc_space_create(int *err)
 
 int svc_space_set_limit(svc_handle space, unsigned kind, uint64_t value)
 {
-    return (int)sys_space_set_limit((uint32_t)space, kind, value);
+    int64_t r = sys_space_set_limit((uint32_t)space, kind, value);     /* the usage, or an error */
+    return r < 0 ? (int)r : 0;
 }
 
 int svc_space_kill(svc_handle space)

@@ -28,7 +28,7 @@
 /* A new empty process (address space), a child of the service; 0 if none
  * can be made (*err says why: SVC_E_LIMIT, SVC_E_NOMEM). */
 svc_handle svc_space_create(int *err);
-/* Set one of a process's limits (LIMIT_MEMORY, LIMIT_THREADS, ...). */
+/* Set one of a process's limits (LIMIT_MEMORY, LIMIT_THREADS, ...); 0 or an error. */
 int svc_space_set_limit(svc_handle space, unsigned kind, uint64_t value);
 /* End a process as a whole: every thread, mapping and handle of it. */
 int svc_space_kill(svc_handle space);

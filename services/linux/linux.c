@@ -142,6 +142,19 @@ static void proc_release(struct lx_proc *p)
     lx_files_drop(p);
 }
 
+/*
+ * What a Linux process itself may make the kernel allocate. Its memory
+ * objects are made by the personality and charged to it; charged to the
+ * process are the records and page tables of its mappings and its thread.
+ * A Linux program can also make Petrel system calls (`svc #N`, N > 0)
+ * directly: it holds no handle, but could create objects of its own; these
+ * limits bound that too (spaces and threads to one: 0 would mean "none of
+ * its own").
+ */
+static const uint64_t proc_limits[LIMIT_KINDS] = {
+    [LIMIT_MEMORY] = 32u << 20, [LIMIT_THREADS] = 1, [LIMIT_HANDLES] = 8, [LIMIT_SPACES] = 1,
+};
+
 int lx_exec(char *const argv[], int argc, char *const envp[], int envc)
 {
     int err = fs();
@@ -175,6 +188,9 @@ int lx_exec(char *const argv[], int argc, char *const envp[], int envc)
     p->space = svc_space_create(&serr);
     if (!p->space)
         err = -LX_EAGAIN;
+    for (unsigned k = 0; k < LIMIT_KINDS && !err; k++)
+        if (svc_space_set_limit(p->space, k, proc_limits[k]))
+            err = -LX_EAGAIN;
     if (!err)
         err = lx_files_init(p);
     if (!err)

@@ -33,7 +33,7 @@ enum {
 
 /* ---------------------------------------------------------------- the address space of a Linux process */
 #define LX_PAGE         4096ull
-#define LX_PIE_BASE     0x0000005555550000ull   /* where a static-PIE program is placed */
+#define LX_PIE_BASE     0x0000000555550000ull   /* where a static-PIE program is placed (below the mmap area) */
 #define LX_STACK_TOP    0x0000007ff0000000ull
 #define LX_STACK_SIZE   (8ull << 20)            /* RLIMIT_STACK: 8 MiB, filled on touch */
 #define LX_MMAP_TOP     (LX_STACK_TOP - LX_STACK_SIZE - (1ull << 30))   /* mmaps go down from here */
