@@ -165,8 +165,9 @@ static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint
     case LX_S_IFDIR:
         return -LX_EISDIR;
     case LX_S_IFREG: {
-        uint64_t left = *pos < n->size ? n->size - *pos : 0, count = len < left ? len : left;
-        if (lx_copy_out(c, buf, lx_fs_data() + n->data_off + *pos, count))
+        uint64_t left = *pos < n->size ? n->size - *pos : 0, want = len < left ? len : left;
+        uint64_t count = lx_copy_out_some(c, buf, lx_fs_data() + n->data_off + *pos, want);
+        if (count == 0 && want)
             return -LX_EFAULT;
         *pos += count;
         return (int64_t)count;

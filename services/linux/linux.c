@@ -92,6 +92,20 @@ int lx_copy_out(struct lx_ctx *c, uint64_t dst, const void *src, uint64_t len)
     return len && svc_copy_out(c->call, dst, src, len) ? -LX_EFAULT : 0;
 }
 
+uint64_t lx_copy_out_some(struct lx_ctx *c, uint64_t dst, const void *src, uint64_t len)
+{
+    uint64_t done = 0;
+    while (done < len) {
+        uint64_t n = LX_PAGE - ((dst + done) & (LX_PAGE - 1));
+        if (n > len - done)
+            n = len - done;
+        if (lx_copy_out(c, dst + done, (const uint8_t *)src + done, n))
+            break;
+        done += n;
+    }
+    return done;
+}
+
 /* Page by page, so that a string ending just before unmapped memory is fine. */
 int64_t lx_copy_str(struct lx_ctx *c, char *dst, uint64_t src, uint64_t max)
 {
@@ -174,6 +188,8 @@ int lx_exec(char *const argv[], int argc, char *const envp[], int envc)
             p = &procs[i];
     if (!p)
         return -LX_EAGAIN;
+    while (lx_proc_of_pid(next_pid) || next_pid >= 1 << 30)     /* pids (and fault badges) stay below 2^30 */
+        next_pid = next_pid >= 1 << 30 ? 2 : next_pid + 1;
     memset(p, 0, sizeof(*p));
     p->used = 1;
     p->pid = next_pid++;

@@ -133,6 +133,9 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a);
 /* Copy from / to the calling process; 0 or -LX_EFAULT. */
 int lx_copy_in(struct lx_ctx *c, void *dst, uint64_t src, uint64_t len);
 int lx_copy_out(struct lx_ctx *c, uint64_t dst, const void *src, uint64_t len);
+/* Copy out page by page up to the first page the process cannot write:
+ * how many bytes went (Linux's partial reads). */
+uint64_t lx_copy_out_some(struct lx_ctx *c, uint64_t dst, const void *src, uint64_t len);
 /* Copy a NUL-terminated string of at most max-1 bytes; its length or a
  * negated errno (EFAULT; ENAMETOOLONG when it does not fit). */
 int64_t lx_copy_str(struct lx_ctx *c, char *dst, uint64_t src, uint64_t max);

@@ -49,5 +49,11 @@ int main(void)
     int fd = open("/etc/hello.txt", 0);
     char *file = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
     printf("file mapping: %.12s\n", file == MAP_FAILED ? "failed" : file);
+    /* A read into a buffer whose second page is gone stops at the page end. */
+    char *two = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    munmap(two + 4096, 4096);
+    lseek(fd, 0, SEEK_SET);
+    SHOW("read across into an unmapped page", read(fd, two + 4096 - 10, 40));
+    SHOW("read starting in an unmapped page", read(fd, two + 4096, 10));
     return 0;
 }
