@@ -4,20 +4,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "lxtest.h"
 
 int main(void)
 {
-    char *cur = sbrk(0);
+    /* musl's sbrk only reports the break: move it with the system call. */
+    char *cur = (char *)syscall(SYS_brk, 0);
     printf("brk is page aligned: %d\n", ((uintptr_t)cur & 4095) == 0);
-    char *grown = sbrk(100000);
-    printf("sbrk grows: %d\n", grown == cur);
-    memset(grown, 0x5a, 100000);
-    printf("new heap writable: %d\n", grown[99999] == 0x5a);
-    SHOW("brk back down", brk(cur) == 0 ? 0 : -1);
-    SHOW("brk up again", brk(cur + 8192) == 0 ? 0 : -1);
-    printf("heap memory comes back zeroed: %d\n", cur[100] == 0);
+    char *grown = (char *)syscall(SYS_brk, cur + 100000);
+    printf("brk grows: %d\n", grown == cur + 100000);
+    memset(cur, 0x5a, 100000);
+    printf("new heap writable: %d\n", cur[99999] == 0x5a);
+    printf("brk below the start is refused: %d\n", (char *)syscall(SYS_brk, cur - 4096) == grown);
+    printf("brk back down: %d\n", (char *)syscall(SYS_brk, cur) == cur);
+    printf("brk up again: %d\n", (char *)syscall(SYS_brk, cur + 8192) == cur + 8192);
+    printf("heap memory comes back zeroed: %d\n", cur[100] == 0 && cur[8000] == 0);
+    printf("brk to an odd address: %d\n", (char *)syscall(SYS_brk, cur + 8193) == cur + 8193);
     char *small = malloc(100), *big = malloc(4 << 20);
     printf("malloc: %d %d\n", small != NULL, big != NULL);
     memset(big, 1, 4 << 20);
