@@ -64,6 +64,8 @@ def build(run: str = DEFAULT_RUN, adds=(), repo: Path = paths.REPO) -> bytes:
             dirs.append(rel) if rel not in dirs else None
         else:
             files[rel] = item.read_bytes()
+            if item.stat().st_mode & 0o111:
+                executables.add(rel)
     for host, guest in adds:
         if not host.exists():
             raise ValueError(f"--add: {host} does not exist")
