@@ -94,6 +94,8 @@ int lx_copy_out(struct lx_ctx *c, uint64_t dst, const void *src, uint64_t len)
 
 uint64_t lx_copy_out_some(struct lx_ctx *c, uint64_t dst, const void *src, uint64_t len)
 {
+    if (lx_copy_out(c, dst, src, len) == 0)
+        return len;                             /* the usual case: all of it in one go */
     uint64_t done = 0;
     while (done < len) {
         uint64_t n = LX_PAGE - ((dst + done) & (LX_PAGE - 1));
