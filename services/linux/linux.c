@@ -108,12 +108,15 @@ uint64_t lx_copy_out_some(struct lx_ctx *c, uint64_t dst, const void *src, uint6
     return done;
 }
 
-/* Page by page, so that a string ending just before unmapped memory is fine. */
+/* In pieces of at most 256 bytes that never cross a page: a short path is
+ * one copy, and a string ending just before unmapped memory is fine. */
 int64_t lx_copy_str(struct lx_ctx *c, char *dst, uint64_t src, uint64_t max)
 {
     uint64_t done = 0;
     while (done < max) {
         uint64_t n = LX_PAGE - ((src + done) & (LX_PAGE - 1));
+        if (n > 256)
+            n = 256;
         if (n > max - done)
             n = max - done;
         if (lx_copy_in(c, dst + done, src + done, n))
@@ -238,7 +241,8 @@ void lx_proc_end(struct lx_proc *p, int status)
     } else if (script.token && p->pid == script.pid) {
         char line[48];
         int code = (status >> 8) & 0xff, sig = status & 0x7f;
-        int len = sig ? format(line, sizeof(line), "lx: signal %d\n", sig) : format(line, sizeof(line), "lx: exit %d\n", code);
+        int len = sig ? format(line, sizeof(line), "lx: signal %d\n", sig) :
+                        format(line, sizeof(line), "lx: exit %d\n", code);
         svc_console_write(line, (uint64_t)len);
         if (sig)
             script.status = 128 + sig;

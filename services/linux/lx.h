@@ -40,6 +40,7 @@ enum {
 #define LX_MMAP_BOTTOM  0x0000001000000000ull
 #define LX_BRK_MAX      (1ull << 30)            /* the heap may grow this far past the program */
 #define LX_UTCB_VA      0x0000007ffffff000ull   /* the kernel's control page of the thread */
+#define LX_TASK_SIZE    (1ull << 48)            /* Linux's end of user space: munmap past it is EINVAL */
 #define LX_USER_END     (1ull << 39)            /* the end of a Petrel address space: past it, EFAULT
                                                  * (Linux's access_ok, with Petrel's 39-bit limit) */
 

@@ -188,8 +188,8 @@ int64_t lx_sys_munmap(struct lx_ctx *c, uint64_t addr, uint64_t len)
 {
     struct lx_proc *p = c->p;
     uint64_t size = lx_page_up(len);
-    if ((addr & (LX_PAGE - 1)) || len == 0 || size < len || addr + size < addr || addr + size > LX_USER_END)
-        return -LX_EINVAL;
+    if ((addr & (LX_PAGE - 1)) || len == 0 || size < len || addr + size < addr || addr + size > LX_TASK_SIZE)
+        return -LX_EINVAL;                      /* Linux's rules: nothing is mapped past Petrel's end */
     uint64_t end = addr + size < LX_UTCB_VA ? addr + size : LX_UTCB_VA;
     if (addr >= end)
         return 0;

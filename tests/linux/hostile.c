@@ -28,23 +28,26 @@ int main(void)
     for (unsigned i = 0; i < sizeof(bad_ptrs) / sizeof(bad_ptrs[0]); i++) {
         long p = (long)bad_ptrs[i];
         const char *n = bad_names[i];
-        snprintf(name, sizeof(name), "read file into %s", n);     SHOW(name, syscall(SYS_read, file, p, 10));
-        snprintf(name, sizeof(name), "read zero into %s", n);     SHOW(name, syscall(SYS_read, zero, p, 10));
-        snprintf(name, sizeof(name), "write stdout from %s", n);  SHOW(name, syscall(SYS_write, 1, p, 10));
-        snprintf(name, sizeof(name), "pread into %s", n);         SHOW(name, syscall(SYS_pread64, file, p, 10, 0));
-        snprintf(name, sizeof(name), "readv iov %s", n);          SHOW(name, syscall(SYS_readv, file, p, 1));
-        snprintf(name, sizeof(name), "writev iov %s", n);         SHOW(name, syscall(SYS_writev, 1, p, 1));
-        snprintf(name, sizeof(name), "openat path %s", n);        SHOW(name, syscall(SYS_openat, AT_FDCWD, p, 0));
-        snprintf(name, sizeof(name), "fstat into %s", n);         SHOW(name, syscall(SYS_fstat, file, p));
-        snprintf(name, sizeof(name), "newfstatat path %s", n);    SHOW(name, syscall(SYS_newfstatat, AT_FDCWD, p, buf, 0));
-        snprintf(name, sizeof(name), "newfstatat into %s", n);    SHOW(name, syscall(SYS_newfstatat, AT_FDCWD, "/etc", p, 0));
-        snprintf(name, sizeof(name), "getdents64 into %s", n);    SHOW(name, syscall(SYS_getdents64, dir, p, 256));
+#define TRY(what, call) do { snprintf(name, sizeof(name), "%s %s", what, n); SHOW(name, call); } while (0)
+        TRY("read file into", syscall(SYS_read, file, p, 10));
+        TRY("read zero into", syscall(SYS_read, zero, p, 10));
+        TRY("write stdout from", syscall(SYS_write, 1, p, 10));
+        TRY("pread into", syscall(SYS_pread64, file, p, 10, 0));
+        TRY("readv iov", syscall(SYS_readv, file, p, 1));
+        TRY("writev iov", syscall(SYS_writev, 1, p, 1));
+        TRY("openat path", syscall(SYS_openat, AT_FDCWD, p, 0));
+        TRY("fstat into", syscall(SYS_fstat, file, p));
+        TRY("newfstatat path", syscall(SYS_newfstatat, AT_FDCWD, p, buf, 0));
+        TRY("newfstatat into", syscall(SYS_newfstatat, AT_FDCWD, "/etc", p, 0));
+        TRY("getdents64 into", syscall(SYS_getdents64, dir, p, 256));
         lseek(dir, 0, SEEK_SET);
-        snprintf(name, sizeof(name), "ioctl TCGETS into %s", n);  SHOW(name, syscall(SYS_ioctl, 1, 0x5401, p));
-        snprintf(name, sizeof(name), "ioctl TIOCGWINSZ into %s", n); SHOW(name, syscall(SYS_ioctl, 1, 0x5413, p));
-        snprintf(name, sizeof(name), "uname into %s", n);         SHOW(name, syscall(SYS_uname, p));
-        snprintf(name, sizeof(name), "clock_gettime into %s", n); SHOW(name, syscall(SYS_clock_gettime, 1, p));
-        snprintf(name, sizeof(name), "getrandom into %s", n);     SHOW(name, syscall(SYS_getrandom, p, 16, 0));
+        TRY("ioctl TCGETS into", syscall(SYS_ioctl, 1, 0x5401, p));
+        TRY("ioctl TIOCGWINSZ into", syscall(SYS_ioctl, 1, 0x5413, p));
+        TRY("uname into", syscall(SYS_uname, p));
+        TRY("clock_gettime into", syscall(SYS_clock_gettime, 1, p));
+        TRY("getrandom into", syscall(SYS_getrandom, p, 16, 0));
+        TRY("munmap at", syscall(SYS_munmap, p, 4096));
+        TRY("brk to (the break stays)", syscall(SYS_brk, p) == syscall(SYS_brk, 0) ? 0 : -1);
     }
     SHOW("read with a huge length", syscall(SYS_read, file, buf, HUGE));
     SHOW("read with length -1", syscall(SYS_read, file, buf, -1L));
