@@ -106,6 +106,29 @@ static void device(const char *name, uint32_t dev)
     }
 }
 
+/* An upper bound of the nodes the archive makes: one per entry, one per
+ * "/" in a name (a directory it may imply), the root, /dev and its three
+ * devices; or -EINVAL for a malformed archive. */
+static int32_t count_nodes(void)
+{
+    uint64_t n = 5, at = 0;
+    while (at + 110 <= archive_size && n < (1u << 30)) {
+        const uint8_t *h = archive + at;
+        int64_t size = hex8(h + 6 + 8 * 6), namesize = hex8(h + 6 + 8 * 11);
+        uint64_t data_at = (at + 110 + (uint64_t)namesize + 3) & ~3ull;
+        if (memcmp(h, "070701", 6) != 0 || size < 0 || namesize <= 0 || data_at > archive_size ||
+            (uint64_t)size > archive_size - data_at)
+            return -LX_EINVAL;
+        if (namesize >= 11 && !memcmp(archive + at + 110, "TRAILER!!!", 11))
+            break;
+        n++;
+        for (int64_t i = 0; i < namesize; i++)
+            n += archive[at + 110 + (uint64_t)i] == '/';
+        at = (data_at + (uint64_t)size + 3) & ~3ull;
+    }
+    return (int32_t)n;
+}
+
 /* Walk the archive into the node table. */
 int lx_fs_init(const char *name)
 {
@@ -119,9 +142,9 @@ int lx_fs_init(const char *name)
     archive = data;
     archive_size = bf.size;
     archive_mem = svc_mem_bootfile(index);
-    maxnodes = 16;                              /* the root, /dev and its three devices, and room */
-    for (uint64_t at = 0; at + 110 <= archive_size; at += 110)
-        maxnodes++;                             /* an entry takes at least 110 bytes */
+    maxnodes = count_nodes();
+    if (maxnodes < 0)
+        return maxnodes;
     nodes = svc_alloc((uint64_t)maxnodes * sizeof(*nodes));
     if (!nodes)
         return -LX_ENOMEM;
