@@ -85,6 +85,11 @@ static void checks(const char *where, uint32_t ep)
     tap_ok(noop_make_notify(ep, 0, &none) == -E_INVAL && none == 0 && sys_handle_close(made) == 0,
            "%s: a refused request hands out nothing", where);
 
+    /* A send has no reply to keep: "later" sent (not called) must leave
+     * nothing waiting, or the deferred case below would get E_BUSY. */
+    struct petrel_msg sent = { MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 0, 0), { 0 }, 0, 0 };
+    tap_ok(sys_ipc_send(ep, &sent) == 0 && noop_ping(ep) == 0, "%s: a send is served and answered to nobody", where);
+
     /* A deferred reply: "later" answers when the next ping arrives. */
     struct later_arg a = { ep, 1, 0, 0 };
     thread_spawn(later_thread, &a, 150, -1);
