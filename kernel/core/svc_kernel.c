@@ -3,7 +3,9 @@
  * kernel-placed service (service_bind) has no server thread: a call on it
  * is handed straight to the service's skeleton in the caller's own kernel
  * entry, with the message read from the caller's registers and UTCB, and
- * the reply written back into them — one kernel entry per request. A
+ * the reply written back into them — one kernel entry per request (a
+ * register-only request from the IPC fastpath never becomes a message:
+ * ksvc_fast in ksvc.h). A
  * reply kept for later parks the caller exactly as a user-placed server
  * would (waiting for a reply) until the service answers through the
  * token. A call's environment (call->env) is its caller; a send has none
@@ -315,6 +317,7 @@ struct trapframe *ksvc_fastcall(struct trapframe *tf, struct endpoint *ep, uint6
     return ep->ksvc->fastcall(tf, ep, info, badge);
 }
 
+/* A fastpath call its register entry did not take: the skeleton answers. */
 struct trapframe *ksvc_slowcall(struct trapframe *tf, struct endpoint *ep, uint64_t info, uint64_t badge)
 {
     tf->x[0] = (uint64_t)ksvc_call(ep, info, badge, true);

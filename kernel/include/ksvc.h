@@ -55,13 +55,13 @@ static ALWAYS_INLINE struct trapframe *ksvc_fast(int (*fast)(struct svc_call *ca
     call.len = MSG_LEN(info);
     call.nhandles = 0;
     int r = fast(&call, tf->x);
-    if (r == 1 && t->state == T_RUNNING && !this_cpu()->rq.summary) {
+    if (r == SVC_FAST_ANSWERED && t->state == T_RUNNING && !this_cpu()->rq.summary) {
         kernel_unlock();
         return tf;
     }
-    if (r == 0)
+    if (r == SVC_FAST_OTHER)
         return ksvc_slowcall(tf, ep, info, badge);
-    return sched_exit();
+    return sched_exit();        /* kept for later (the caller waits), or someone woke */
 }
 
 #endif

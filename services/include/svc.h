@@ -20,6 +20,11 @@
 #include "petrel_abi.h"
 
 #define SVC_DEFERRED    1       /* the handler will reply later */
+
+/* What a register entry (<interface>_fast) did with a request. */
+#define SVC_FAST_OTHER      0   /* not a register-only request: nothing done */
+#define SVC_FAST_ANSWERED   1   /* answered into the caller's registers */
+#define SVC_FAST_KEPT       2   /* the handler kept the reply (svc_defer) */
 #define SVC_E_INVAL     (-E_INVAL)
 #define SVC_E_RANGE     (-E_RANGE)
 #define SVC_E_NOMEM     (-E_NOMEM)

@@ -404,23 +404,24 @@ def _fast_entry(itf: Interface) -> list:
     fast = [m for m in itf.methods if m.register_only()]
     out = [f"/* The register entry: a register-only request straight from the caller's\n"
            f" * registers x[0..9] (x[1] the message word, x[2..7] MR0..MR5). It answers\n"
-           f" * into them (x0 0, x1 the reply's word, x2 the status, x3.. the outs) and\n"
-           f" * returns 1, or returns SVC_DEFERRED (the handler kept the reply), or 0,\n"
-           f" * having done nothing, for any other request: {itf.name}_service answers it. */\n"
+           f" * into them (x0 0, x1 the reply's word, x2 the status, x3.. the outs):\n"
+           f" * SVC_FAST_ANSWERED, or SVC_FAST_KEPT if the handler kept the reply. Any\n"
+           f" * other request: SVC_FAST_OTHER, having done nothing ({itf.name}_service\n"
+           f" * answers it). */\n"
            f"static inline int {itf.name}_fast(struct svc_call *call, uint64_t *x)\n{{\n"]
     if not fast:
-        return out + ["    return 0;\n}\n\n"]
+        return out + ["    return SVC_FAST_OTHER;\n}\n\n"]
     out.append("    int64_t status;\n    switch (x[1]) {\n")
     for m in fast:
         out.append(f"    case {_word(itf, m, m.request_mrs())}: {{\n")
         for i, a in enumerate(m.ins):
             if a.type == "u32":
-                out.append(f"        if (x[{2 + i}] >> 32)\n            return 0;\n")
+                out.append(f"        if (x[{2 + i}] >> 32)\n            return SVC_FAST_OTHER;\n")
         for a in m.outs:
             out.append(f"        {SCALARS[a.type]} {a.name} = 0;\n")
         args = ["call"] + [f"({SCALARS[a.type]})x[{2 + i}]" for i, a in enumerate(m.ins)] + [f"&{a.name}" for a in m.outs]
         out.append(f"        status = {itf.name}_ops.{m.name}({', '.join(args)});\n")
-        out.append("        if (status == SVC_DEFERRED)\n            return SVC_DEFERRED;\n")
+        out.append("        if (status == SVC_DEFERRED)\n            return SVC_FAST_KEPT;\n")
         if m.outs:
             out.append("        if (status == 0) {\n")
             for i, a in enumerate(m.outs):
@@ -428,8 +429,8 @@ def _fast_entry(itf: Interface) -> list:
             out.append(f"            x[1] = {_word(itf, m, m.reply_mrs())};\n"
                        f"            break;\n        }}\n")
         out.append(f"        x[1] = {_word(itf, m, 1)};\n        break;\n    }}\n")
-    out.append("    default:\n        return 0;\n    }\n"
-               "    x[0] = 0;\n    x[2] = (uint64_t)status;\n    return 1;\n}\n\n")
+    out.append("    default:\n        return SVC_FAST_OTHER;\n    }\n"
+               "    x[0] = 0;\n    x[2] = (uint64_t)status;\n    return SVC_FAST_ANSWERED;\n}\n\n")
     return out
 
 

@@ -55,9 +55,10 @@ static inline int noop_owns(uint64_t label) { return (label >> 16) == NOOP_IF_ID
 
 /* The register entry: a register-only request straight from the caller's
  * registers x[0..9] (x[1] the message word, x[2..7] MR0..MR5). It answers
- * into them (x0 0, x1 the reply's word, x2 the status, x3.. the outs) and
- * returns 1, or returns SVC_DEFERRED (the handler kept the reply), or 0,
- * having done nothing, for any other request: noop_service answers it. */
+ * into them (x0 0, x1 the reply's word, x2 the status, x3.. the outs):
+ * SVC_FAST_ANSWERED, or SVC_FAST_KEPT if the handler kept the reply. Any
+ * other request: SVC_FAST_OTHER, having done nothing (noop_service
+ * answers it). */
 static inline int noop_fast(struct svc_call *call, uint64_t *x)
 {
     int64_t status;
@@ -65,7 +66,7 @@ static inline int noop_fast(struct svc_call *call, uint64_t *x)
     case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_PING, 0, 0): {
         status = noop_ops.ping(call);
         if (status == SVC_DEFERRED)
-            return SVC_DEFERRED;
+            return SVC_FAST_KEPT;
         x[1] = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_PING, 1, 0);
         break;
     }
@@ -73,7 +74,7 @@ static inline int noop_fast(struct svc_call *call, uint64_t *x)
         uint64_t sum = 0;
         status = noop_ops.add(call, (uint64_t)x[2], (uint64_t)x[3], &sum);
         if (status == SVC_DEFERRED)
-            return SVC_DEFERRED;
+            return SVC_FAST_KEPT;
         if (status == 0) {
             x[3] = (uint64_t)sum;
             x[1] = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 2, 0);
@@ -87,7 +88,7 @@ static inline int noop_fast(struct svc_call *call, uint64_t *x)
         uint64_t pid = 0;
         status = noop_ops.who(call, &badge, &pid);
         if (status == SVC_DEFERRED)
-            return SVC_DEFERRED;
+            return SVC_FAST_KEPT;
         if (status == 0) {
             x[3] = (uint64_t)badge;
             x[4] = (uint64_t)pid;
@@ -101,7 +102,7 @@ static inline int noop_fast(struct svc_call *call, uint64_t *x)
         uint64_t order = 0;
         status = noop_ops.later(call, &order);
         if (status == SVC_DEFERRED)
-            return SVC_DEFERRED;
+            return SVC_FAST_KEPT;
         if (status == 0) {
             x[3] = (uint64_t)order;
             x[1] = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 2, 0);
@@ -113,17 +114,17 @@ static inline int noop_fast(struct svc_call *call, uint64_t *x)
     case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WORK, 1, 0): {
         status = noop_ops.work(call, (uint64_t)x[2]);
         if (status == SVC_DEFERRED)
-            return SVC_DEFERRED;
+            return SVC_FAST_KEPT;
         x[1] = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WORK, 1, 0);
         break;
     }
     case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 2, 0): {
         if (x[3] >> 32)
-            return 0;
+            return SVC_FAST_OTHER;
         uint64_t low = 0;
         status = noop_ops.low(call, (uint64_t)x[2], (uint32_t)x[3], &low);
         if (status == SVC_DEFERRED)
-            return SVC_DEFERRED;
+            return SVC_FAST_KEPT;
         if (status == 0) {
             x[3] = (uint64_t)low;
             x[1] = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 2, 0);
@@ -133,11 +134,11 @@ static inline int noop_fast(struct svc_call *call, uint64_t *x)
         break;
     }
     default:
-        return 0;
+        return SVC_FAST_OTHER;
     }
     x[0] = 0;
     x[2] = (uint64_t)status;
-    return 1;
+    return SVC_FAST_ANSWERED;
 }
 
 /* Reply later to a deferred ping. */
