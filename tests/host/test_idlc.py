@@ -174,7 +174,7 @@ out = [ { name = "old", type = "u64" } ]
     assert "DEMO_GET" not in fast
     assert "if (x[2] >> 32)\n            return SVC_FAST_OTHER;" in fast
     assert "status = demo_ops.put(call, (uint32_t)x[2], (uint64_t)x[3], &old);" in fast
-    assert "x[3] = (uint64_t)old;" in fast and "DEMO_PUT, 2, 0);\n            break;" in fast
+    assert "x[3] = (uint64_t)old;" in fast and "reply = MSG_INFO(((uint64_t)DEMO_IF_ID << 16) | DEMO_PUT, 2, 0);" in fast
     assert "return SVC_FAST_KEPT;" in fast and "default:\n        return SVC_FAST_OTHER;" in fast
     # The proxy of `put` is the call itself; `get` keeps the generic transport.
     put = client[client.index("int64_t demo_put("):]

@@ -52,7 +52,7 @@ ERRORS = {"E_INVAL", "E_FAULT", "E_NOMEM", "E_NOENT", "E_RANGE", "E_BUSY", "E_PE
 
 # Names the generated code uses beside the arguments (and x0, x1, ...: the
 # registers of a register-only proxy).
-RESERVED = {"call", "status", "mr", "ep", "err", "token", "ops", "got", "handles", "objs", "rights", "i", "x"}
+RESERVED = {"call", "status", "reply", "mr", "ep", "err", "token", "ops", "got", "handles", "objs", "rights", "i", "x"}
 
 
 class IdlError(ValueError):
@@ -411,7 +411,7 @@ def _fast_entry(itf: Interface) -> list:
            f"static inline int {itf.name}_fast(struct svc_call *call, uint64_t *x)\n{{\n"]
     if not fast:
         return out + ["    return SVC_FAST_OTHER;\n}\n\n"]
-    out.append("    int64_t status;\n    switch (x[1]) {\n")
+    out.append("    int64_t status;\n    uint64_t reply;\n    switch (x[1]) {\n")
     for m in fast:
         out.append(f"    case {_word(itf, m, m.request_mrs())}: {{\n")
         for i, a in enumerate(m.ins):
@@ -426,11 +426,11 @@ def _fast_entry(itf: Interface) -> list:
             out.append("        if (status == 0) {\n")
             for i, a in enumerate(m.outs):
                 out.append(f"            x[{3 + i}] = (uint64_t){a.name};\n")
-            out.append(f"            x[1] = {_word(itf, m, m.reply_mrs())};\n"
+            out.append(f"            reply = {_word(itf, m, m.reply_mrs())};\n"
                        f"            break;\n        }}\n")
-        out.append(f"        x[1] = {_word(itf, m, 1)};\n        break;\n    }}\n")
+        out.append(f"        reply = {_word(itf, m, 1)};\n        break;\n    }}\n")
     out.append("    default:\n        return SVC_FAST_OTHER;\n    }\n"
-               "    x[0] = 0;\n    x[2] = (uint64_t)status;\n    return SVC_FAST_ANSWERED;\n}\n\n")
+               "    x[0] = 0;\n    x[1] = reply;\n    x[2] = (uint64_t)status;\n    return SVC_FAST_ANSWERED;\n}\n\n")
     return out
 
 

@@ -62,12 +62,13 @@ static inline int noop_owns(uint64_t label) { return (label >> 16) == NOOP_IF_ID
 static inline int noop_fast(struct svc_call *call, uint64_t *x)
 {
     int64_t status;
+    uint64_t reply;
     switch (x[1]) {
     case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_PING, 0, 0): {
         status = noop_ops.ping(call);
         if (status == SVC_DEFERRED)
             return SVC_FAST_KEPT;
-        x[1] = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_PING, 1, 0);
+        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_PING, 1, 0);
         break;
     }
     case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 2, 0): {
@@ -77,10 +78,10 @@ static inline int noop_fast(struct svc_call *call, uint64_t *x)
             return SVC_FAST_KEPT;
         if (status == 0) {
             x[3] = (uint64_t)sum;
-            x[1] = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 2, 0);
+            reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 2, 0);
             break;
         }
-        x[1] = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 1, 0);
+        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 1, 0);
         break;
     }
     case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WHO, 0, 0): {
@@ -92,10 +93,10 @@ static inline int noop_fast(struct svc_call *call, uint64_t *x)
         if (status == 0) {
             x[3] = (uint64_t)badge;
             x[4] = (uint64_t)pid;
-            x[1] = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WHO, 3, 0);
+            reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WHO, 3, 0);
             break;
         }
-        x[1] = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WHO, 1, 0);
+        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WHO, 1, 0);
         break;
     }
     case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 0, 0): {
@@ -105,17 +106,17 @@ static inline int noop_fast(struct svc_call *call, uint64_t *x)
             return SVC_FAST_KEPT;
         if (status == 0) {
             x[3] = (uint64_t)order;
-            x[1] = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 2, 0);
+            reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 2, 0);
             break;
         }
-        x[1] = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 1, 0);
+        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 1, 0);
         break;
     }
     case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WORK, 1, 0): {
         status = noop_ops.work(call, (uint64_t)x[2]);
         if (status == SVC_DEFERRED)
             return SVC_FAST_KEPT;
-        x[1] = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WORK, 1, 0);
+        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WORK, 1, 0);
         break;
     }
     case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 2, 0): {
@@ -127,16 +128,17 @@ static inline int noop_fast(struct svc_call *call, uint64_t *x)
             return SVC_FAST_KEPT;
         if (status == 0) {
             x[3] = (uint64_t)low;
-            x[1] = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 2, 0);
+            reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 2, 0);
             break;
         }
-        x[1] = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 1, 0);
+        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 1, 0);
         break;
     }
     default:
         return SVC_FAST_OTHER;
     }
     x[0] = 0;
+    x[1] = reply;
     x[2] = (uint64_t)status;
     return SVC_FAST_ANSWERED;
 }
