@@ -77,11 +77,8 @@ struct trapframe *fastpath_call(struct trapframe *tf, uint64_t esr)
     struct endpoint *ep = fast_endpoint(cur, tf->x[0], R_WRITE, &badge);
     if (!ep)
         return exc_el0_svc_locked(tf, esr);
-    if (ep->ksvc) {
-        /* A kernel-placed service: answered right here, in this entry. */
-        tf->x[0] = (uint64_t)ksvc_call(ep, info, badge, true);
-        return sched_exit();
-    }
+    if (ep->ksvc)
+        return ksvc_fastcall(tf, ep, info, badge);  /* a kernel-placed service: answered in this entry */
     if (list_empty(&ep->receivers))
         return exc_el0_svc_locked(tf, esr);
     struct thread *dst = list_first(&ep->receivers, struct thread, link);

@@ -3,10 +3,13 @@
  * kernel-placed service (service_bind) has no server thread: a call on it
  * is handed straight to the service's skeleton in the caller's own kernel
  * entry, with the message read from the caller's registers and UTCB, and
- * the reply written back into them — one kernel entry per request. A
+ * the reply written back into them — one kernel entry per request (a
+ * register-only request from the IPC fastpath never becomes a message:
+ * ksvc_fast in ksvc.h). A
  * reply kept for later parks the caller exactly as a user-placed server
  * would (waiting for a reply) until the service answers through the
- * token.
+ * token. A call's environment (call->env) is its caller; a send has none
+ * (NULL): nothing to answer.
  */
 #include "ipc.h"
 #include "thread.h"
@@ -22,12 +25,7 @@
 #include "svc.h"
 #include "syscalls_gen.h"
 
-#include "svc_table.h"
-
-struct kenv {
-    struct thread *caller;
-    bool is_call;               /* a send has no reply to keep */
-};
+#include "ksvc.h"
 
 /* A passed object held by a kernel-placed service: a reference and rights. */
 struct khandle {
@@ -73,10 +71,10 @@ void svc_reply(struct svc_call *call, uint64_t label, unsigned len, const uint64
 void svc_reply_objects(struct svc_call *call, uint64_t label, unsigned len, const uint64_t *mr, unsigned nh,
                        const svc_handle *h, const uint32_t *rights)
 {
-    struct kenv *env = call->env;
-    unsigned got = give_objects(env->is_call ? env->caller : NULL, nh, h, rights);
-    write_reply(env->caller, label, MIN(len, MSG_MAX_MRS), mr, got);
-    call->replied = 1;
+    struct thread *t = call->env;
+    unsigned got = give_objects(t, nh, h, rights);
+    if (t)
+        write_reply(t, label, MIN(len, MSG_MAX_MRS), mr, got);
 }
 
 void svc_fail(struct svc_call *call, int64_t err)
@@ -90,15 +88,13 @@ void svc_fail(struct svc_call *call, int64_t err)
 
 svc_token svc_defer(struct svc_call *call)
 {
-    struct kenv *env = call->env;
-    if (!env->is_call)
-        return 0;
-    struct reply *r = kmalloc(sizeof(*r));
+    struct thread *t = call->env;
+    struct reply *r = t ? kmalloc(sizeof(*r)) : NULL;
     if (!r)
         return 0;
-    r->caller = env->caller;
-    env->caller->reply_holder = r;
-    env->caller->state = T_REPLY;
+    r->caller = t;
+    t->reply_holder = r;
+    t->state = T_REPLY;
     return (svc_token)(uintptr_t)r;
 }
 
@@ -299,7 +295,6 @@ static int take_handles(struct thread *t, unsigned nh, struct svc_call *call)
 int64_t ksvc_call(struct endpoint *ep, uint64_t info, uint64_t badge, bool is_call)
 {
     struct thread *t = current_thread();
-    struct kenv env = { t, is_call };
     struct svc_call call;
     int err = take_handles(t, MSG_HANDLES(info), &call);
     if (err)
@@ -310,17 +305,23 @@ int64_t ksvc_call(struct endpoint *ep, uint64_t info, uint64_t badge, bool is_ca
         call.mr[i] = i < MSG_REG_MRS ? t->tf.x[2 + i] : t->utcb->mr[i];
     call.badge = badge;
     call.pid = t->space->id;
-    call.env = &env;
-    call.replied = 0;
-    uint64_t saved[10];
-    if (!is_call)
-        memcpy(saved, t->tf.x, sizeof(saved));
+    call.env = is_call ? t : NULL;      /* a send gets no reply */
     ep->ksvc->entry(&call);
-    if (!is_call) {
-        memcpy(t->tf.x, saved, sizeof(saved));  /* a send gets no reply */
-        return 0;
-    }
-    return (int64_t)t->tf.x[0];
+    return is_call ? (int64_t)t->tf.x[0] : 0;
+}
+
+/* The IPC fastpath's call on a kernel-placed service: the interface's own
+ * (ksvc_fast in ksvc.h, one per interface in the generated table). */
+struct trapframe *ksvc_fastcall(struct trapframe *tf, struct endpoint *ep, uint64_t info, uint64_t badge)
+{
+    return ep->ksvc->fastcall(tf, ep, info, badge);
+}
+
+/* A fastpath call its register entry did not take: the skeleton answers. */
+struct trapframe *ksvc_slowcall(struct trapframe *tf, struct endpoint *ep, uint64_t info, uint64_t badge)
+{
+    tf->x[0] = (uint64_t)ksvc_call(ep, info, badge, true);
+    return sched_exit();
 }
 
 int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id)

@@ -29,7 +29,6 @@ void svc_reply(struct svc_call *call, uint64_t label, unsigned len, const uint64
     struct user_env *env = call->env;
     load(&env->out, label, len, mr);
     env->have_reply = 1;
-    call->replied = 1;
 }
 
 /* Put nh handles (with rights) into the next message sent: the kernel
@@ -282,7 +281,6 @@ void svc_serve(uint32_t ep, void (*entry)(struct svc_call *))
         for (unsigned i = 0; i < call.nhandles; i++)
             call.handles[i] = utcb()->recv_handles[i];
         call.env = &env;
-        call.replied = 0;
         env.have_reply = 0;
         env.ngiven = 0;
         entry(&call);

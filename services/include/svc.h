@@ -20,6 +20,11 @@
 #include "petrel_abi.h"
 
 #define SVC_DEFERRED    1       /* the handler will reply later */
+
+/* What a register entry (<interface>_fast) did with a request. */
+#define SVC_FAST_OTHER      0   /* not a register-only request: nothing done */
+#define SVC_FAST_ANSWERED   1   /* answered into the caller's registers */
+#define SVC_FAST_KEPT       2   /* the handler kept the reply (svc_defer) */
 #define SVC_E_INVAL     (-E_INVAL)
 #define SVC_E_RANGE     (-E_RANGE)
 #define SVC_E_NOMEM     (-E_NOMEM)
@@ -33,16 +38,19 @@ typedef uint64_t svc_token;     /* a kept reply; 0 is never a token */
 typedef uint64_t svc_handle;    /* an object the service holds: passed in a request (a `handle`
                                  * argument) or made by it (svc_notify_create); 0: none */
 
+/* A request. A handler uses badge and pid, and passes the call on to
+ * svc_defer, svc_copy_in and svc_copy_out; the rest is the skeleton's. A
+ * request served from registers (see <interface>_fast) has no mr[]: the
+ * arguments stay in the caller's registers. */
 struct svc_call {
     uint64_t label;             /* interface id << 16 | method */
-    unsigned len;               /* message registers in mr[] */
-    uint64_t mr[MSG_MAX_MRS];
     uint64_t badge;             /* of the handle the client called through */
     uint64_t pid;               /* the client's process id (set by the kernel: unforgeable) */
+    void *env;                  /* the placement's own state */
+    unsigned len;               /* message registers in mr[] */
     unsigned nhandles;          /* objects passed with the request */
     svc_handle handles[MSG_MAX_HANDLES];
-    void *env;                  /* the placement's own state */
-    int replied;
+    uint64_t mr[MSG_MAX_MRS];
 };
 
 /* Reply now with len registers (the skeleton's use). */

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from petrel import idlc
+from petrel import idlc, syscallgen
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -64,6 +64,8 @@ def test_skeleton_validates_length_and_32_bit_arguments(tmp_path):
     (('max = 16', 'max = 500'), "max"),
     (('name = "get"', 'name = "g et"'), "method name"),
     (('in = [', 'colour = 1\nin = ['), "unknown keys"),
+    (('name = "key"', 'name = "status"'), "reserved"),
+    (('name = "key"', 'name = "x2"'), "reserved"),
 ])
 def test_bad_interfaces_are_refused(tmp_path, change, message):
     with pytest.raises(idlc.IdlError, match=message):
@@ -80,6 +82,8 @@ def test_too_many_registers_are_refused(tmp_path):
 @pytest.mark.parametrize("flags", [["-mgeneral-regs-only"], ["-mgeneral-regs-only", "-mcmodel=small"]])
 def test_generated_code_compiles(tmp_path, flags):
     idlc.compile_interface(REPO / "idl" / "noop.toml", tmp_path)
+    _, calls = syscallgen.load(REPO / "idl" / "syscalls.toml")
+    (tmp_path / "petrel_syscalls.h").write_text(syscallgen.user_header(calls))     # SYS_IPC_CALL
     inc = [f"-I{tmp_path}", f"-I{REPO / 'services' / 'include'}", f"-I{REPO / 'kernel' / 'include' / 'uapi'}"]
     for name in ("noop_server.c", "noop_client.c"):
         r = subprocess.run(["clang", "--target=aarch64-none-elf", "-ffreestanding", "-std=c11", "-Wall", "-Werror",
@@ -123,3 +127,67 @@ def test_out_handles_are_given_away_with_their_rights(tmp_path):
             idlc.load(write(tmp_path, text.replace('rights = ["read", "grant"]', bad)))
     with pytest.raises(idlc.IdlError, match="'rights' is only for out handles"):
         idlc.load(write(tmp_path, MINIMAL.replace('name = "key", type = "u32"', 'name = "key", type = "handle", rights = ["read"]')))
+
+
+def _method(tmp_path, ins, outs):
+    text = ('[interface]\nname = "demo"\nid = 9\n\n[[method]]\nname = "m"\n'
+            f"in = [ {', '.join(ins)} ]\nout = [ {', '.join(outs)} ]\n")
+    return idlc.load(write(tmp_path, text)).methods[0]
+
+
+def _scalars(n, prefix):
+    return [f'{{ name = "{prefix}{i}", type = "u64" }}' for i in range(n)]
+
+
+@pytest.mark.parametrize("ins, outs, register_only", [
+    ([], [], True),                                             # ping: status only
+    (_scalars(6, "a"), _scalars(5, "r"), True),                 # MR0..5 both ways (reply: status + 5)
+    (_scalars(7, "a"), [], False),                              # a seventh argument goes to the UTCB
+    ([], _scalars(6, "r"), False),                              # status + 6 results: 7 registers
+    (['{ name = "k", type = "u32" }', '{ name = "v", type = "i64" }'], [], True),
+    (['{ name = "b", type = "bytes", max = 8 }'], [], False),   # bytes: no
+    (['{ name = "p", type = "buffer" }'], [], False),           # a client buffer: no
+    (['{ name = "h", type = "handle" }'], [], False),           # a passed object: no
+    ([], ['{ name = "h", type = "handle" }'], False),           # an object handed out: no
+])
+def test_register_only_classification(tmp_path, ins, outs, register_only):
+    assert _method(tmp_path, ins, outs).register_only() is register_only
+
+
+def test_register_only_methods_get_the_register_path(tmp_path):
+    text = MINIMAL + """
+[[method]]
+name = "put"
+in = [ { name = "key", type = "u32" }, { name = "value", type = "u64" } ]
+out = [ { name = "old", type = "u64" } ]
+"""
+    itf = idlc.load(write(tmp_path, text))
+    assert [m.register_only() for m in itf.methods] == [False, True]
+    idlc.compile_interface(write(tmp_path, text), tmp_path / "out")
+    header = (tmp_path / "out" / "demo_if.h").read_text()
+    client = (tmp_path / "out" / "demo_client.c").read_text()
+    fast = header[header.index("static inline int demo_fast"):]
+    fast = fast[:fast.index("\n}\n")]
+    # The register entry: only `put`, keyed by its exact request word; a u32
+    # with stray bits goes to the skeleton (SVC_FAST_OTHER), which refuses it.
+    assert "case MSG_INFO(((uint64_t)DEMO_IF_ID << 16) | DEMO_PUT, 2, 0):" in fast
+    assert "DEMO_GET" not in fast
+    assert "if (x[2] >> 32)\n            return SVC_FAST_OTHER;" in fast
+    assert "status = demo_ops.put(call, (uint32_t)x[2], (uint64_t)x[3], &old);" in fast
+    assert "x[3] = (uint64_t)old;" in fast and "reply = MSG_INFO(((uint64_t)DEMO_IF_ID << 16) | DEMO_PUT, 2, 0);" in fast
+    assert "return SVC_FAST_KEPT;" in fast and "default:\n        return SVC_FAST_OTHER;" in fast
+    # The proxy of `put` is the call itself; `get` keeps the generic transport.
+    put = client[client.index("int64_t demo_put("):]
+    get = client[client.index("int64_t demo_get("):client.index("int64_t demo_put(")]
+    assert "svc_client_call" not in put and "svc %[nr]" in put and '[nr] "i"(SYS_IPC_CALL)' in put
+    assert 'register uint64_t x2 __asm__("x2") = (uint64_t)key;' in put
+    assert 'register uint64_t x4 __asm__("x4") = 0;' in put           # nothing of the caller's leaks
+    assert "svc_client_status(x0, x1, x2, 2)" in put and "*old = (uint64_t)x3;" in put
+    assert "svc_client_call" in get
+
+
+def test_kernel_table_names_each_register_path(tmp_path):
+    itf = idlc.load(write(tmp_path, MINIMAL))
+    table = idlc.kernel_table([itf])
+    assert "return ksvc_fast(demo_fast, tf, ep, info, badge);" in table
+    assert '{ 9, "demo", demo_service, demo_fastcall },' in table

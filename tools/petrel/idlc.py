@@ -22,8 +22,17 @@ its length and max/8 rounded up for its data; `buffer` (in-arguments only)
 passes the address and length of a client buffer, which the service reads
 or fills with svc_copy_in / svc_copy_out (large data, no size limit here). Every generated file says it
 is generated in its first line.
+
+Register-only methods: a method whose arguments and results are all scalars
+and fit in MR0..MR5 (the registers x2..x7) both ways gets a proxy that is one
+inline `svc` with its arguments in x2.. (no array, no generic transport) and
+a case in <name>_fast, the skeleton's register entry: the kernel hands it a
+call on a kernel-placed service straight from the caller's saved registers
+and it answers into them. Anything it does not recognise exactly goes to the
+skeleton (<name>_dispatch), which answers it as before, errors included.
 """
 import argparse
+import re
 import sys
 import tomllib
 from dataclasses import dataclass, field
@@ -33,11 +42,17 @@ from petrel.syscallgen import write_if_changed
 
 SCALARS = {"u32": "uint32_t", "u64": "uint64_t", "i64": "int64_t"}
 MAX_MRS = 32
+REG_MRS = 6         # MR0..MR5 travel in x2..x7
 MAX_HANDLES = 3
 MAX_BYTES = 200
 METHOD_KEYS = {"name", "doc", "in", "out", "errors"}
 ERRORS = {"E_INVAL", "E_FAULT", "E_NOMEM", "E_NOENT", "E_RANGE", "E_BUSY", "E_PERM", "E_AGAIN",
           "E_CLOSED", "E_STATE", "E_TIMEOUT", "E_BADHANDLE", "E_LIMIT"}
+
+
+# Names the generated code uses beside the arguments (and x0, x1, ...: the
+# registers of a register-only proxy).
+RESERVED = {"call", "status", "reply", "mr", "ep", "err", "token", "ops", "got", "handles", "objs", "rights", "i", "x"}
 
 
 class IdlError(ValueError):
@@ -84,6 +99,12 @@ class Method:
     def reply_handles(self) -> list:
         return [a for a in self.outs if a.type == "handle"]
 
+    def register_only(self) -> bool:
+        """Every argument and result a scalar, the request and the reply
+        (with its status) in MR0..MR5: served from registers alone."""
+        return (all(a.type in SCALARS for a in self.ins + self.outs)
+                and self.request_mrs() <= REG_MRS and self.reply_mrs() <= REG_MRS)
+
 
 @dataclass
 class Interface:
@@ -105,6 +126,8 @@ def _args(where: str, raw, direction: str) -> list:
         name, typ = a.get("name"), a.get("type")
         if not isinstance(name, str) or not name.isidentifier() or name in seen:
             raise IdlError(f"{where}: argument name {name!r} is not an identifier or is repeated")
+        if name in RESERVED or re.fullmatch(r"x[0-9]+", name):
+            raise IdlError(f"{where}: argument name {name!r} is reserved (the generated code's own)")
         seen.add(name)
         if typ in SCALARS:
             if "max" in a:
@@ -249,13 +272,16 @@ def header(itf: Interface) -> str:
     for m in itf.methods:
         out.append(f"    /* {m.doc} */\n    int64_t (*{m.name})({_handler_params(m)});\n")
     out.append("};\n\n")
-    out.append(f"/* The service's entry, written in services/{itf.name}/: it passes every\n"
-               f" * request to {itf.name}_dispatch with its handlers. */\n"
+    out.append(f"/* The service's handlers, defined in services/{itf.name}/. */\n"
+               f"extern const struct {itf.name}_ops {itf.name}_ops;\n\n")
+    out.append(f"/* The service's entry (the environments call it): {itf.name}_dispatch\n"
+               f" * with the service's handlers. */\n"
                f"void {itf.name}_service(struct svc_call *call);\n\n")
     out.append(f"/* The skeleton: handle one request (services' environments call it). */\n"
                f"void {itf.name}_dispatch(const struct {itf.name}_ops *ops, struct svc_call *call);\n"
                f"/* True if a request label belongs to this interface. */\n"
                f"static inline int {itf.name}_owns(uint64_t label) {{ return (label >> 16) == {up}_IF_ID; }}\n\n")
+    out += _fast_entry(itf)
     for m in itf.methods:
         out.append(f"/* Reply later to a deferred {m.name}. */\n"
                    f"void {itf.name}_{m.name}_reply({_later_params(m)});\n")
@@ -360,13 +386,61 @@ def server(itf: Interface) -> str:
     for m in itf.methods:
         out.append(f"    case {m.number}: do_{m.name}(ops, call); return;\n")
     out.append("    default: svc_fail(call, SVC_E_INVAL); return;\n    }\n}\n")
+    out.append(f"\nvoid {itf.name}_service(struct svc_call *call)\n{{\n    {itf.name}_dispatch(&{itf.name}_ops, call);\n}}\n")
     return "".join(out)
+
+
+# A message word of method m with `length` registers, no handles, no flags.
+def _word(itf: Interface, m: Method, length: int) -> str:
+    up = itf.name.upper()
+    return f"MSG_INFO(((uint64_t){up}_IF_ID << 16) | {up}_{m.name.upper()}, {length}, 0)"
+
+
+# The register entry: one case per register-only method, keyed by the exact
+# request word (label, length, no handles, no flags). A u32 argument with
+# stray bits is left to the skeleton, which refuses it with E_INVAL. Inline,
+# so that the kernel's side of the call (ksvc_fast) and this make one function.
+def _fast_entry(itf: Interface) -> list:
+    fast = [m for m in itf.methods if m.register_only()]
+    out = [f"/* The register entry: a register-only request straight from the caller's\n"
+           f" * registers x[0..9] (x[1] the message word, x[2..7] MR0..MR5). It answers\n"
+           f" * into them (x0 0, x1 the reply's word, x2 the status, x3.. the outs):\n"
+           f" * SVC_FAST_ANSWERED, or SVC_FAST_KEPT if the handler kept the reply. Any\n"
+           f" * other request: SVC_FAST_OTHER, having done nothing ({itf.name}_service\n"
+           f" * answers it). */\n"
+           f"static inline int {itf.name}_fast(struct svc_call *call, uint64_t *x)\n{{\n"]
+    if not fast:
+        return out + ["    return SVC_FAST_OTHER;\n}\n\n"]
+    out.append("    int64_t status;\n    uint64_t reply;\n    switch (x[1]) {\n")
+    for m in fast:
+        out.append(f"    case {_word(itf, m, m.request_mrs())}: {{\n")
+        for i, a in enumerate(m.ins):
+            if a.type == "u32":
+                out.append(f"        if (x[{2 + i}] >> 32)\n            return SVC_FAST_OTHER;\n")
+        for a in m.outs:
+            out.append(f"        {SCALARS[a.type]} {a.name} = 0;\n")
+        args = ["call"] + [f"({SCALARS[a.type]})x[{2 + i}]" for i, a in enumerate(m.ins)] + [f"&{a.name}" for a in m.outs]
+        out.append(f"        status = {itf.name}_ops.{m.name}({', '.join(args)});\n")
+        out.append("        if (status == SVC_DEFERRED)\n            return SVC_FAST_KEPT;\n")
+        if m.outs:
+            out.append("        if (status == 0) {\n")
+            for i, a in enumerate(m.outs):
+                out.append(f"            x[{3 + i}] = (uint64_t){a.name};\n")
+            out.append(f"            reply = {_word(itf, m, m.reply_mrs())};\n"
+                       f"            break;\n        }}\n")
+        out.append(f"        reply = {_word(itf, m, 1)};\n        break;\n    }}\n")
+    out.append("    default:\n        return SVC_FAST_OTHER;\n    }\n"
+               "    x[0] = 0;\n    x[1] = reply;\n    x[2] = (uint64_t)status;\n    return SVC_FAST_ANSWERED;\n}\n\n")
+    return out
 
 
 def client(itf: Interface) -> str:
     up = itf.name.upper()
     out = [HEADER.format(name=itf.name), f'#include "{itf.name}_if.h"\n#include "svc_client.h"\n\n']
     for m in itf.methods:
+        if m.register_only():
+            out += _register_proxy(itf, m)
+            continue
         words = max(m.request_mrs(), m.reply_mrs())
         out.append(f"int64_t {itf.name}_{m.name}({_proxy_params(m)})\n{{\n")
         out.append(f"    uint64_t mr[{words}] = {{ 0 }};\n")
@@ -412,6 +486,35 @@ def client(itf: Interface) -> str:
     return "".join(out)
 
 
+# The proxy of a register-only method: the IPC call itself, inline. The
+# registers that carry no argument go as zeros (the kernel passes all six
+# to a user-placed server); a reply that is not a plain success of the
+# right length goes to svc_client_status.
+def _register_proxy(itf: Interface, m: Method) -> list:
+    out = [f"int64_t {itf.name}_{m.name}({_proxy_params(m)})\n{{\n",
+           "    register uint64_t x0 __asm__(\"x0\") = ep;\n",
+           f"    register uint64_t x1 __asm__(\"x1\") = {_word(itf, m, m.request_mrs())};\n"]
+    for i in range(REG_MRS):
+        value = f"(uint64_t){m.ins[i].name}" if i < len(m.ins) else "0"
+        out.append(f"    register uint64_t x{2 + i} __asm__(\"x{2 + i}\") = {value};\n")
+    out.append("    register uint64_t x8 __asm__(\"x8\");\n    register uint64_t x9 __asm__(\"x9\");\n")
+    regs = ", ".join(f'"+r"(x{i})' for i in range(2 + REG_MRS))
+    out.append(f"    __asm__ volatile(\"svc %[nr]\"\n        : {regs}, \"=r\"(x8), \"=r\"(x9)\n"
+               "        : [nr] \"i\"(SYS_IPC_CALL) : \"memory\");\n")
+    # the call succeeded, the reply has the right length and no handles, the status is 0 or more
+    check = f"x0 != 0 || (x1 & 0xff) != {m.reply_mrs()} || (int64_t)x2 < 0"
+    if not m.outs:
+        out.append(f"    if ({check})\n        return svc_client_status(x0, x1, x2, {m.reply_mrs()});\n")
+    else:
+        out.append(f"    if ({check}) {{\n"
+                   f"        int64_t err = svc_client_status(x0, x1, x2, {m.reply_mrs()});\n"
+                   "        if (err)\n            return err;\n    }\n")
+    for i, a in enumerate(m.outs):
+        out.append(f"    *{a.name} = ({SCALARS[a.type]})x{3 + i};\n")
+    out.append("    return 0;\n}\n\n")
+    return out
+
+
 # Compiles one interface into outdir.
 def compile_interface(path: Path, outdir: Path) -> Interface:
     itf = load(path)
@@ -422,15 +525,20 @@ def compile_interface(path: Path, outdir: Path) -> Interface:
 
 
 # The kernel's table of the services compiled into it: one entry per
-# interface, pointing at the service's entry (<name>_service).
+# interface, pointing at the service's entry (<name>_service) and at the
+# fastpath's call, the kernel's ksvc_fast with the register entry inlined.
 def kernel_table(interfaces: list) -> str:
     out = ["/* Generated by tools/petrel/idlc.py from the services present: do not edit. */\n",
-           '#include "svc_table.h"\n']
+           '#include "ksvc.h"\n']
     for itf in interfaces:
         out.append(f'#include "{itf.name}_if.h"\n')
+    for itf in interfaces:
+        out.append(f"\nstatic struct trapframe *{itf.name}_fastcall(struct trapframe *tf, struct endpoint *ep, "
+                   f"uint64_t info, uint64_t badge)\n{{\n"
+                   f"    return ksvc_fast({itf.name}_fast, tf, ep, info, badge);\n}}\n")
     out.append("\nconst struct ksvc ksvc_table[] = {\n")
     for itf in interfaces:
-        out.append(f'    {{ {itf.id}, "{itf.name}", {itf.name}_service }},\n')
+        out.append(f'    {{ {itf.id}, "{itf.name}", {itf.name}_service, {itf.name}_fastcall }},\n')
     out.append("};\n\nconst unsigned ksvc_count = sizeof(ksvc_table) / sizeof(ksvc_table[0]);\n")
     return "".join(out)
 

@@ -38,3 +38,15 @@ void svc_client_drop(const uint32_t *got)
         if (got[i])
             sys_handle_close(got[i]);
 }
+
+int64_t svc_client_status(uint64_t x0, uint64_t x1, uint64_t x2, unsigned want)
+{
+    if ((int64_t)x0 < 0)
+        return (int64_t)x0;
+    for (unsigned i = 0; i < MSG_HANDLES(x1); i++)
+        sys_handle_close(utcb()->recv_handles[i]);     /* nobody asked for them */
+    unsigned words = MSG_LEN(x1);
+    if (words >= 1 && (int64_t)x2 < 0)
+        return (int64_t)x2;
+    return words == want ? 0 : -E_INVAL;
+}

@@ -48,6 +48,18 @@ static void checks(const char *where, uint32_t ep)
     tap_ok(n == 1 && (int64_t)mr[0] == -E_INVAL, "%s: an unknown method is refused", where);
     n = svc_client_call(ep, (77ull << 16) | 1, 0, mr, 32, 0, 0, 0);
     tap_ok(n == 1 && (int64_t)mr[0] == -E_INVAL, "%s: another interface's request is refused", where);
+    uint64_t low = 0;
+    tap_ok(noop_low(ep, 0x1234, 8, &low) == 0 && low == 0x34 && noop_low(ep, 1, 65, &low) == -E_RANGE,
+           "%s: a 32-bit argument and its range", where);
+    mr[0] = 0x1234;
+    mr[1] = (1ull << 32) | 8;
+    n = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 2, mr, 32, 0, 0, 0);
+    tap_ok(n == 1 && (int64_t)mr[0] == -E_INVAL, "%s: a 32-bit argument with stray high bits is refused", where);
+    uint32_t passed = (uint32_t)sys_notify_create();
+    mr[0] = 0;
+    n = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | NOOP_PING, 0, mr, 32, 1, &passed, 0);
+    tap_ok(n == 1 && (int64_t)mr[0] == -E_INVAL && sys_handle_close(passed) == 0,
+           "%s: a request carrying a handle its method does not take is refused", where);
     int64_t badged = sys_handle_dup(ep, R_WRITE, 0x77);
     uint64_t badge = 0, pid = 0;
     tap_ok(noop_who((uint32_t)badged, &badge, &pid) == 0 && badge == 0x77 && pid == my_pid,
@@ -72,6 +84,11 @@ static void checks(const char *where, uint32_t ep)
            (unsigned long)info);
     tap_ok(noop_make_notify(ep, 0, &none) == -E_INVAL && none == 0 && sys_handle_close(made) == 0,
            "%s: a refused request hands out nothing", where);
+
+    /* A send has no reply to keep: "later" sent (not called) must leave
+     * nothing waiting, or the deferred case below would get E_BUSY. */
+    struct petrel_msg sent = { MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 0, 0), { 0 }, 0, 0 };
+    tap_ok(sys_ipc_send(ep, &sent) == 0 && noop_ping(ep) == 0, "%s: a send is served and answered to nobody", where);
 
     /* A deferred reply: "later" answers when the next ping arrives. */
     struct later_arg a = { ep, 1, 0, 0 };

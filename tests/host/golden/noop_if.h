@@ -16,6 +16,7 @@
 #define NOOP_WORK 6
 #define NOOP_NOTIFY 7
 #define NOOP_MAKE_NOTIFY 8
+#define NOOP_LOW 9
 
 /* The service's handlers: return 0 (reply with the outs), a negated
  * error, or SVC_DEFERRED after svc_defer() to reply later. */
@@ -36,16 +37,111 @@ struct noop_ops {
     int64_t (*notify)(struct svc_call *call, svc_handle n, uint64_t bits);
     /* A new notification, already signalled with `bits`, handed to the caller with read rights only (the service keeps nothing of it). */
     int64_t (*make_notify)(struct svc_call *call, uint64_t bits, svc_handle *n);
+    /* The low `bits` bits of `value` (bits at most 64): a 32-bit argument, so a request with stray bits above it is refused. */
+    int64_t (*low)(struct svc_call *call, uint64_t value, uint32_t bits, uint64_t *low);
 };
 
-/* The service's entry, written in services/noop/: it passes every
- * request to noop_dispatch with its handlers. */
+/* The service's handlers, defined in services/noop/. */
+extern const struct noop_ops noop_ops;
+
+/* The service's entry (the environments call it): noop_dispatch
+ * with the service's handlers. */
 void noop_service(struct svc_call *call);
 
 /* The skeleton: handle one request (services' environments call it). */
 void noop_dispatch(const struct noop_ops *ops, struct svc_call *call);
 /* True if a request label belongs to this interface. */
 static inline int noop_owns(uint64_t label) { return (label >> 16) == NOOP_IF_ID; }
+
+/* The register entry: a register-only request straight from the caller's
+ * registers x[0..9] (x[1] the message word, x[2..7] MR0..MR5). It answers
+ * into them (x0 0, x1 the reply's word, x2 the status, x3.. the outs):
+ * SVC_FAST_ANSWERED, or SVC_FAST_KEPT if the handler kept the reply. Any
+ * other request: SVC_FAST_OTHER, having done nothing (noop_service
+ * answers it). */
+static inline int noop_fast(struct svc_call *call, uint64_t *x)
+{
+    int64_t status;
+    uint64_t reply;
+    switch (x[1]) {
+    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_PING, 0, 0): {
+        status = noop_ops.ping(call);
+        if (status == SVC_DEFERRED)
+            return SVC_FAST_KEPT;
+        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_PING, 1, 0);
+        break;
+    }
+    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 2, 0): {
+        uint64_t sum = 0;
+        status = noop_ops.add(call, (uint64_t)x[2], (uint64_t)x[3], &sum);
+        if (status == SVC_DEFERRED)
+            return SVC_FAST_KEPT;
+        if (status == 0) {
+            x[3] = (uint64_t)sum;
+            reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 2, 0);
+            break;
+        }
+        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 1, 0);
+        break;
+    }
+    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WHO, 0, 0): {
+        uint64_t badge = 0;
+        uint64_t pid = 0;
+        status = noop_ops.who(call, &badge, &pid);
+        if (status == SVC_DEFERRED)
+            return SVC_FAST_KEPT;
+        if (status == 0) {
+            x[3] = (uint64_t)badge;
+            x[4] = (uint64_t)pid;
+            reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WHO, 3, 0);
+            break;
+        }
+        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WHO, 1, 0);
+        break;
+    }
+    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 0, 0): {
+        uint64_t order = 0;
+        status = noop_ops.later(call, &order);
+        if (status == SVC_DEFERRED)
+            return SVC_FAST_KEPT;
+        if (status == 0) {
+            x[3] = (uint64_t)order;
+            reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 2, 0);
+            break;
+        }
+        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 1, 0);
+        break;
+    }
+    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WORK, 1, 0): {
+        status = noop_ops.work(call, (uint64_t)x[2]);
+        if (status == SVC_DEFERRED)
+            return SVC_FAST_KEPT;
+        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WORK, 1, 0);
+        break;
+    }
+    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 2, 0): {
+        if (x[3] >> 32)
+            return SVC_FAST_OTHER;
+        uint64_t low = 0;
+        status = noop_ops.low(call, (uint64_t)x[2], (uint32_t)x[3], &low);
+        if (status == SVC_DEFERRED)
+            return SVC_FAST_KEPT;
+        if (status == 0) {
+            x[3] = (uint64_t)low;
+            reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 2, 0);
+            break;
+        }
+        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 1, 0);
+        break;
+    }
+    default:
+        return SVC_FAST_OTHER;
+    }
+    x[0] = 0;
+    x[1] = reply;
+    x[2] = (uint64_t)status;
+    return SVC_FAST_ANSWERED;
+}
 
 /* Reply later to a deferred ping. */
 void noop_ping_reply(svc_token token, int64_t status);
@@ -63,6 +159,8 @@ void noop_work_reply(svc_token token, int64_t status);
 void noop_notify_reply(svc_token token, int64_t status);
 /* Reply later to a deferred make_notify. */
 void noop_make_notify_reply(svc_token token, int64_t status, svc_handle n);
+/* Reply later to a deferred low. */
+void noop_low_reply(svc_token token, int64_t status, uint64_t low);
 
 /* Client proxies: 0 or a negated error (transport or service). */
 int64_t noop_ping(uint32_t ep);
@@ -73,5 +171,6 @@ int64_t noop_later(uint32_t ep, uint64_t *order);
 int64_t noop_work(uint32_t ep, uint64_t loops);
 int64_t noop_notify(uint32_t ep, uint32_t n, uint64_t bits);
 int64_t noop_make_notify(uint32_t ep, uint64_t bits, uint32_t *n);
+int64_t noop_low(uint32_t ep, uint64_t value, uint32_t bits, uint64_t *low);
 
 #endif

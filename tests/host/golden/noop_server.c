@@ -222,6 +222,38 @@ void noop_make_notify_reply(svc_token token, int64_t status, svc_handle n)
     svc_reply_later_objects(token, ((uint64_t)NOOP_IF_ID << 16) | 8, 1, mr, 1, objs, rights);
 }
 
+static void do_low(const struct noop_ops *ops, struct svc_call *call)
+{
+    if (call->len != 2 || call->nhandles != 0) {
+        svc_fail(call, SVC_E_INVAL);
+        return;
+    }
+    uint64_t value = (uint64_t)call->mr[0];
+    uint32_t bits = (uint32_t)call->mr[1];
+    if (call->mr[1] >> 32) {
+        svc_fail(call, SVC_E_INVAL);
+        return;
+    }
+    uint64_t low = 0;
+    int64_t status = ops->low(call, value, bits, &low);
+    if (status == SVC_DEFERRED)
+        return;
+    uint64_t mr[2] = { (uint64_t)status };
+    if (status == 0) {
+        mr[1] = (uint64_t)low;
+    }
+    svc_reply(call, call->label, status == 0 ? 2 : 1, mr);
+}
+
+void noop_low_reply(svc_token token, int64_t status, uint64_t low)
+{
+    uint64_t mr[2] = { (uint64_t)status };
+    if (status == 0) {
+        mr[1] = (uint64_t)low;
+    }
+    svc_reply_later(token, ((uint64_t)NOOP_IF_ID << 16) | 9, status == 0 ? 2 : 1, mr);
+}
+
 void noop_dispatch(const struct noop_ops *ops, struct svc_call *call)
 {
     if ((call->label >> 16) != NOOP_IF_ID) {
@@ -237,6 +269,12 @@ void noop_dispatch(const struct noop_ops *ops, struct svc_call *call)
     case 6: do_work(ops, call); return;
     case 7: do_notify(ops, call); return;
     case 8: do_make_notify(ops, call); return;
+    case 9: do_low(ops, call); return;
     default: svc_fail(call, SVC_E_INVAL); return;
     }
+}
+
+void noop_service(struct svc_call *call)
+{
+    noop_dispatch(&noop_ops, call);
 }
