@@ -69,10 +69,17 @@ UELFS    = $(patsubst %,$(O)/user/%.elf,$(UPROGS))
 LINUX_CC = aarch64-linux-musl-gcc
 LINUX_BENCH = $(O)/bench/linux/init $(O)/bench/linux/null
 
-.PHONY: all kernel kernel-test user clean linux-bench
+.PHONY: all kernel kernel-test user clean linux-bench data
 .SECONDEXPANSION:
 .SECONDARY:
-all: kernel kernel-test user linux-bench
+all: kernel kernel-test user linux-bench data
+
+# Data files system descriptions put in boot images ([[file]]): 1 MiB whose
+# byte i is (i * 7 + i / 4096) mod 256, for the long-request tests and bench.
+data: $(O)/data/pattern-1m.bin
+$(O)/data/pattern-1m.bin:
+	@mkdir -p $(dir $@)
+	$(Q)$(PYTHON) -c "import sys; sys.stdout.buffer.write(bytes((i * 7 + i // 4096) % 256 for i in range(1 << 20)))" > $@
 linux-bench: $(LINUX_BENCH)
 
 $(O)/bench/linux/init: bench/linux/bench.c bench/common/bwloops.S bench/common/bench.h

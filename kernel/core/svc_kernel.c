@@ -7,6 +7,18 @@
  * reply kept for later parks the caller exactly as a user-placed server
  * would (waiting for a reply) until the service answers through the
  * token.
+ *
+ * A request runs on the service's own kernel stack (struct ksvc_run), one
+ * request at a time, as a user-placed server thread serves one at a time.
+ * Its long work (copies through client buffers) goes in bounded steps of
+ * a page: between two steps the kernel lock is released and pending
+ * interrupts are taken (other cores and interrupts wait one step at
+ * most), and if the scheduler would now run something else on this core
+ * the request stops there, its stack kept, and the caller's thread goes
+ * back to its run queue; when the scheduler picks it again the request
+ * goes on (ksvc_resume). A caller that finds the service busy waits for
+ * it (lending its priority to the caller being served) and then makes its
+ * call again. docs/design/hybrid.md has the whole design.
  */
 #include "ipc.h"
 #include "thread.h"
@@ -24,10 +36,36 @@
 
 #include "svc_table.h"
 
+/* A kernel-placed service's request in progress: one per service. */
+struct ksvc_run {
+    struct thread *holder;      /* the caller served now (NULL: free) */
+    struct list waiters;        /* callers waiting for it, best priority first */
+    struct arch_kctx ctx;       /* the request's context while it is stopped */
+    struct arch_kctx *back;     /* where it goes when it stops or finishes */
+    unsigned stack;             /* its kernel stack */
+    unsigned prio_before;       /* the holder's priority when it came */
+    bool abort;                 /* the holder died: finish without it */
+    bool ready;                 /* initialised (waiters) */
+    /* the request */
+    const struct ksvc *svc;
+    uint64_t info, badge;
+    bool is_call;
+    uint64_t irq_pending[IRQ_MAX / 64];     /* its interrupts that came meanwhile */
+};
+
+static struct ksvc_run runs[ARCH_SERVICE_STACKS];
+
 struct kenv {
     struct thread *caller;
+    struct ksvc_run *run;       /* NULL: no request (the caller is not reachable) */
     bool is_call;               /* a send has no reply to keep */
 };
+
+/* The caller of the current request, if it may still be reached. */
+static struct thread *env_caller(const struct kenv *env)
+{
+    return env->run && env->run->abort ? NULL : env->caller;
+}
 
 /* A passed object held by a kernel-placed service: a reference and rights. */
 struct khandle {
@@ -74,8 +112,10 @@ void svc_reply_objects(struct svc_call *call, uint64_t label, unsigned len, cons
                        const svc_handle *h, const uint32_t *rights)
 {
     struct kenv *env = call->env;
-    unsigned got = give_objects(env->is_call ? env->caller : NULL, nh, h, rights);
-    write_reply(env->caller, label, MIN(len, MSG_MAX_MRS), mr, got);
+    struct thread *t = env_caller(env);
+    unsigned got = give_objects(env->is_call ? t : NULL, nh, h, rights);
+    if (t)
+        write_reply(t, label, MIN(len, MSG_MAX_MRS), mr, got);
     call->replied = 1;
 }
 
@@ -91,14 +131,15 @@ void svc_fail(struct svc_call *call, int64_t err)
 svc_token svc_defer(struct svc_call *call)
 {
     struct kenv *env = call->env;
-    if (!env->is_call)
+    struct thread *t = env_caller(env);
+    if (!env->is_call || !t)
         return 0;
     struct reply *r = kmalloc(sizeof(*r));
     if (!r)
         return 0;
-    r->caller = env->caller;
-    env->caller->reply_holder = r;
-    env->caller->state = T_REPLY;
+    r->caller = t;
+    t->reply_holder = r;
+    t->state = T_REPLY;
     return (svc_token)(uintptr_t)r;
 }
 
@@ -147,15 +188,42 @@ void svc_free(void *p, size_t size)
     frame_free(virt_to_phys(p), order);
 }
 
-/* The caller is the current thread: its memory is reached directly. */
+static bool ksvc_step(struct ksvc_run *run);
+
+/* The caller is the current thread: its memory is reached directly, a
+ * page per step. */
 int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len)
 {
-    return copy_from_user(dst, client_addr, len) ? SVC_E_FAULT : 0;
+    struct kenv *env = call->env;
+    uint8_t *d = dst;
+    if (client_addr + len < client_addr)
+        return SVC_E_FAULT;
+    while (len) {
+        uint64_t n = MIN(len, 4096 - (client_addr & 4095));
+        if (!env_caller(env) || copy_from_user(d, client_addr, n))
+            return SVC_E_FAULT;
+        d += n, client_addr += n, len -= n;
+        if (len && env->run)
+            ksvc_step(env->run);
+    }
+    return 0;
 }
 
 int svc_copy_out(struct svc_call *call, uint64_t client_addr, const void *src, uint64_t len)
 {
-    return copy_to_user(client_addr, src, len) ? SVC_E_FAULT : 0;
+    struct kenv *env = call->env;
+    const uint8_t *p = src;
+    if (client_addr + len < client_addr)
+        return SVC_E_FAULT;
+    while (len) {
+        uint64_t n = MIN(len, 4096 - (client_addr & 4095));
+        if (!env_caller(env) || copy_to_user(client_addr, p, n))
+            return SVC_E_FAULT;
+        p += n, client_addr += n, len -= n;
+        if (len && env->run)
+            ksvc_step(env->run);
+    }
+    return 0;
 }
 
 /* A kernel-placed service lives as long as the kernel: its state is fresh once. */
@@ -195,11 +263,19 @@ volatile void *svc_device(const char *compat, uint32_t *irq)
 
 static void (*irq_handlers[IRQ_MAX])(void);
 static unsigned irq_cpu[IRQ_MAX];
+static struct ksvc_run *irq_run[IRQ_MAX];
 
-/* Kernel interrupt context (kernel lock held): mask, then the service. */
+/* Kernel interrupt context (kernel lock held): mask, then the service —
+ * after its request in progress, if it has one, as a user-placed server
+ * takes interrupts between requests. */
 static void service_irq(unsigned irq, void *arg)
 {
     irq_disable(irq);
+    struct ksvc_run *run = irq_run[irq];
+    if (run && run->holder) {
+        run->irq_pending[irq / 64] |= 1ull << (irq % 64);
+        return;
+    }
     if (irq_handlers[irq])
         irq_handlers[irq]();
 }
@@ -210,6 +286,7 @@ int svc_irq_attach(uint32_t irq, void (*handler)(void))
         return SVC_E_INVAL;
     irq_handlers[irq] = handler;
     irq_cpu[irq] = this_cpu()->index;
+    irq_run[irq] = this_cpu()->ksvc;
     int err = irq_register(irq, service_irq, NULL);
     if (err && err != -E_BUSY)
         return err;
@@ -248,8 +325,9 @@ int svc_signal(svc_handle n, uint64_t bits)
 
 svc_handle svc_notify_create(void)
 {
-    struct thread *t = current_thread();
-    struct khandle *k = kmalloc(sizeof(*k));
+    struct ksvc_run *run = this_cpu()->ksvc;
+    struct thread *t = run ? (run->abort ? NULL : run->holder) : current_thread();
+    struct khandle *k = t ? kmalloc(sizeof(*k)) : NULL;
     struct notification *n = k ? notify_create(t->space) : NULL;
     if (!n) {
         kfree(k, sizeof(*k));
@@ -296,31 +374,181 @@ static int take_handles(struct thread *t, unsigned nh, struct svc_call *call)
     return 0;
 }
 
-int64_t ksvc_call(struct endpoint *ep, uint64_t info, uint64_t badge, bool is_call)
+/* ---------------------------------------------------------------- requests */
+
+static struct ksvc_run *run_of(const struct ksvc *svc)
 {
-    struct thread *t = current_thread();
-    struct kenv env = { t, is_call };
+    return &runs[svc - ksvc_table];
+}
+
+/* Go on with run's request on this core until it stops or finishes. */
+static void run_request(struct ksvc_run *run, struct arch_kctx *from)
+{
+    struct cpu *c = this_cpu();
+    struct ksvc_run *outer = c->ksvc;
+    c->ksvc = run;
+    run->back = from;
+    arch_kctx_switch(from, &run->ctx);
+    this_cpu()->ksvc = outer;
+}
+
+/*
+ * Between two bounded steps of a request (kernel lock held): let other
+ * cores and pending interrupts in, then stop here if the scheduler would
+ * rather run something else on this core; back (lock held) when the
+ * holder runs again. False once the holder has died: finish without it.
+ */
+static bool ksvc_step(struct ksvc_run *run)
+{
+    if (run->abort)
+        return false;
+    kernel_unlock();
+    arch_irq_window();
+    kernel_lock();
+    struct thread *t = run->holder;
+    if (!run->abort && t->state == T_RUNNING && sched_should_yield(this_cpu(), t)) {
+        t->ksvc_stopped = true;         /* sched_exit puts it back in its run queue */
+        arch_kctx_switch(&run->ctx, run->back);
+    }
+    return !run->abort;
+}
+
+/* The request is over: free the service for the next caller, run the
+ * interrupts that came meanwhile, and leave its stack for good. */
+static NORETURN void finish_request(struct ksvc_run *run)
+{
+    struct thread *t = run->holder;
+    t->ksvc_run = NULL;
+    if (!run->abort) {
+        if (t->prio != run->prio_before)
+            thread_set_prio(t, MAX(run->prio_before, t->base_prio));  /* what waiters lent */
+        if (t->ksvc_suspend) {
+            t->ksvc_suspend = false;
+            sched_dequeue(t);
+            t->suspended = true;
+        }
+    }
+    run->holder = NULL;
+    if (!list_empty(&run->waiters)) {
+        struct thread *w = list_first(&run->waiters, struct thread, link);
+        list_del(&w->link);
+        w->ksvc_wait = NULL;
+        sched_enqueue(w);               /* it makes its call again */
+    }
+    for (unsigned i = 0; i < IRQ_MAX; i++) {
+        if (run->irq_pending[i / 64] & (1ull << (i % 64))) {
+            run->irq_pending[i / 64] &= ~(1ull << (i % 64));
+            if (irq_handlers[i])
+                irq_handlers[i]();
+        }
+    }
+    arch_kctx_switch(&run->ctx, run->back);
+    panic("a finished kernel service request resumed");
+}
+
+/* A request from start to end, on the service's stack. */
+static NORETURN void request_main(void *arg)
+{
+    struct ksvc_run *run = arg;
+    struct thread *t = run->holder;
+    struct kenv env = { t, run, run->is_call };
     struct svc_call call;
-    int err = take_handles(t, MSG_HANDLES(info), &call);
-    if (err)
-        return err;
-    call.label = MSG_LABEL(info);
-    call.len = MSG_LEN(info);
+    int err = take_handles(t, MSG_HANDLES(run->info), &call);
+    if (err) {
+        t->tf.x[0] = (uint64_t)err;
+        finish_request(run);
+    }
+    call.label = MSG_LABEL(run->info);
+    call.len = MSG_LEN(run->info);
     for (unsigned i = 0; i < call.len; i++)
         call.mr[i] = i < MSG_REG_MRS ? t->tf.x[2 + i] : t->utcb->mr[i];
-    call.badge = badge;
+    call.badge = run->badge;
     call.pid = t->space->id;
     call.env = &env;
     call.replied = 0;
     uint64_t saved[10];
-    if (!is_call)
+    if (!run->is_call)
         memcpy(saved, t->tf.x, sizeof(saved));
-    ep->ksvc->entry(&call);
-    if (!is_call) {
+    run->svc->entry(&call);
+    if (!run->is_call && !run->abort) {
         memcpy(t->tf.x, saved, sizeof(saved));  /* a send gets no reply */
-        return 0;
+        t->tf.x[0] = 0;
     }
+    finish_request(run);
+}
+
+/* The service is busy: t waits (best priority first), lending its
+ * priority to the caller being served, then makes its call again. */
+static void wait_for_service(struct ksvc_run *run, struct thread *t)
+{
+    t->tf.pc -= 4;                      /* back onto its svc instruction */
+    t->state = T_SEND;
+    t->ksvc_wait = run;
+    struct list *pos = run->waiters.next;
+    while (pos != &run->waiters && list_entry(pos, struct thread, link)->prio >= t->prio)
+        pos = pos->next;
+    list_add_tail(pos, &t->link);       /* before the first worse one */
+    if (t->prio > run->holder->prio)
+        thread_set_prio(run->holder, t->prio);
+}
+
+void ksvc_cancel_wait(struct thread *t)
+{
+    list_del(&t->link);
+    t->ksvc_wait = NULL;
+    t->tf.pc += 4;                      /* it will not make the call again */
+}
+
+/*
+ * A call (or send) on an endpoint bound to a kernel service, from the
+ * current thread. Returns the value for x0: the result written when the
+ * service answered or kept the reply, or, while the request is stopped or
+ * waits for the service, x0 as it is (the registers are not touched).
+ */
+int64_t ksvc_call(struct endpoint *ep, uint64_t info, uint64_t badge, bool is_call)
+{
+    struct thread *t = current_thread();
+    struct ksvc_run *run = run_of(ep->ksvc);
+    if (run->holder) {
+        if (info & MSG_NONBLOCK)
+            return -E_AGAIN;
+        wait_for_service(run, t);
+        return (int64_t)t->tf.x[0];
+    }
+    run->holder = t;
+    run->svc = ep->ksvc;
+    run->info = info;
+    run->badge = badge;
+    run->is_call = is_call;
+    run->abort = false;
+    run->prio_before = t->prio;
+    t->ksvc_run = run;
+    arch_kctx_init(&run->ctx, arch_service_stack_top(run->stack), request_main, run);
+    struct arch_kctx here;
+    run_request(run, &here);
     return (int64_t)t->tf.x[0];
+}
+
+/* The scheduler picked t, whose request stopped at a step: go on with it. */
+void ksvc_resume(struct thread *t)
+{
+    struct arch_kctx here;
+    t->ksvc_stopped = false;
+    run_request(t->ksvc_run, &here);
+}
+
+/* t is dying with a request in a service. Running on another core (between
+ * two steps) it notices at its next step; stopped, it is finished here and
+ * now — it touches nothing of t's any more — so the service is free again. */
+void ksvc_abort(struct thread *t)
+{
+    struct ksvc_run *run = t->ksvc_run;
+    run->abort = true;
+    if (t->ksvc_stopped) {
+        t->ksvc_stopped = false;
+        struct arch_kctx here;
+        run_request(run, &here);
+    }
 }
 
 int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id)
@@ -337,6 +565,14 @@ int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id)
         return -E_BUSY;
     for (unsigned i = 0; i < ksvc_count; i++) {
         if (ksvc_table[i].id == id) {
+            if (i >= ARCH_SERVICE_STACKS)
+                return -E_NOMEM;        /* more services built in than service stacks */
+            struct ksvc_run *run = &runs[i];
+            if (!run->ready) {
+                list_init(&run->waiters);
+                run->stack = i;
+                run->ready = true;
+            }
             ep->ksvc = &ksvc_table[i];
             return 0;
         }
