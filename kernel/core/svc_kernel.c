@@ -67,6 +67,34 @@ static struct thread *env_caller(const struct kenv *env)
     return env->run && env->run->abort ? NULL : env->caller;
 }
 
+/*
+ * A request's service code runs without the kernel lock and with
+ * interrupts on (cpu->ksvc_unlocked); what it asks of the kernel takes
+ * the lock for that call only (env_lock, env_unlock). Called from an
+ * interrupt handler, or from a request finishing without its dead caller,
+ * the lock is held already and nothing changes.
+ */
+static bool env_lock(void)
+{
+    struct cpu *c = this_cpu();
+    if (!c->ksvc_unlocked)
+        return false;
+    arch_irq_disable();
+    c = this_cpu();                 /* (no move between cores with interrupts off) */
+    c->ksvc_unlocked = false;
+    kernel_lock();
+    return true;
+}
+
+static void env_unlock(bool took)
+{
+    if (took) {
+        this_cpu()->ksvc_unlocked = true;
+        kernel_unlock();
+        arch_irq_enable();
+    }
+}
+
 /* A passed object held by a kernel-placed service: a reference and rights. */
 struct khandle {
     struct object *obj;
@@ -112,10 +140,12 @@ void svc_reply_objects(struct svc_call *call, uint64_t label, unsigned len, cons
                        const svc_handle *h, const uint32_t *rights)
 {
     struct kenv *env = call->env;
+    bool l = env_lock();
     struct thread *t = env_caller(env);
     unsigned got = give_objects(env->is_call ? t : NULL, nh, h, rights);
     if (t)
         write_reply(t, label, MIN(len, MSG_MAX_MRS), mr, got);
+    env_unlock(l);
     call->replied = 1;
 }
 
@@ -131,15 +161,15 @@ void svc_fail(struct svc_call *call, int64_t err)
 svc_token svc_defer(struct svc_call *call)
 {
     struct kenv *env = call->env;
+    bool l = env_lock();
     struct thread *t = env_caller(env);
-    if (!env->is_call || !t)
-        return 0;
-    struct reply *r = kmalloc(sizeof(*r));
-    if (!r)
-        return 0;
-    r->caller = t;
-    t->reply_holder = r;
-    t->state = T_REPLY;
+    struct reply *r = env->is_call && t ? kmalloc(sizeof(*r)) : NULL;
+    if (r) {
+        r->caller = t;
+        t->reply_holder = r;
+        t->state = T_REPLY;
+    }
+    env_unlock(l);
     return (svc_token)(uintptr_t)r;
 }
 
@@ -152,6 +182,7 @@ void svc_reply_later_objects(svc_token token, uint64_t label, unsigned len, cons
                              const svc_handle *h, const uint32_t *rights)
 {
     struct reply *r = (struct reply *)(uintptr_t)token;
+    bool l = env_lock();
     struct thread *t = r->caller;
     unsigned got = give_objects(t, nh, h, rights);
     if (t) {
@@ -163,35 +194,47 @@ void svc_reply_later_objects(svc_token token, uint64_t label, unsigned len, cons
             t->state = T_RUNNING;
     }
     kfree(r, sizeof(*r));
+    env_unlock(l);
+}
+
+static unsigned alloc_order(size_t size)
+{
+    unsigned order = 0;
+    while ((4096ull << order) < size)
+        order++;
+    return order;
 }
 
 void *svc_alloc(size_t size)
 {
-    if (size <= 2048)
-        return kmalloc(size);
-    unsigned order = 0;
-    while ((4096ull << order) < size)
-        order++;
-    paddr_t pa = frame_alloc_zeroed(order);
-    return pa == PADDR_INVALID ? NULL : phys_to_virt(pa);
+    bool l = env_lock();
+    void *p;
+    if (size <= 2048) {
+        p = kmalloc(size);
+    } else {
+        paddr_t pa = frame_alloc_zeroed(alloc_order(size));
+        p = pa == PADDR_INVALID ? NULL : phys_to_virt(pa);
+    }
+    env_unlock(l);
+    return p;
 }
 
 void svc_free(void *p, size_t size)
 {
-    if (size <= 2048) {
+    bool l = env_lock();
+    if (size <= 2048)
         kfree(p, size);
-        return;
-    }
-    unsigned order = 0;
-    while ((4096ull << order) < size)
-        order++;
-    frame_free(virt_to_phys(p), order);
+    else
+        frame_free(virt_to_phys(p), alloc_order(size));
+    env_unlock(l);
 }
 
-static bool ksvc_step(struct ksvc_run *run);
+/* Copies through a client's buffer go a bounded step at a time under the
+ * lock (the caller's mappings cannot change in the middle of one), with
+ * interrupts and other cores let in between. */
+#define COPY_STEP 512
 
-/* The caller is the current thread: its memory is reached directly, a
- * page per step. */
+/* The caller is the current thread: its memory is reached directly. */
 int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len)
 {
     struct kenv *env = call->env;
@@ -199,12 +242,13 @@ int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t
     if (client_addr + len < client_addr)
         return SVC_E_FAULT;
     while (len) {
-        uint64_t n = MIN(len, 4096 - (client_addr & 4095));
-        if (!env_caller(env) || copy_from_user(d, client_addr, n))
+        uint64_t n = MIN(len, COPY_STEP - (client_addr & (COPY_STEP - 1)));
+        bool l = env_lock();
+        int err = !env_caller(env) || copy_from_user(d, client_addr, n);
+        env_unlock(l);
+        if (err)
             return SVC_E_FAULT;
         d += n, client_addr += n, len -= n;
-        if (len && env->run)
-            ksvc_step(env->run);
     }
     return 0;
 }
@@ -216,12 +260,13 @@ int svc_copy_out(struct svc_call *call, uint64_t client_addr, const void *src, u
     if (client_addr + len < client_addr)
         return SVC_E_FAULT;
     while (len) {
-        uint64_t n = MIN(len, 4096 - (client_addr & 4095));
-        if (!env_caller(env) || copy_to_user(client_addr, p, n))
+        uint64_t n = MIN(len, COPY_STEP - (client_addr & (COPY_STEP - 1)));
+        bool l = env_lock();
+        int err = !env_caller(env) || copy_to_user(client_addr, p, n);
+        env_unlock(l);
+        if (err)
             return SVC_E_FAULT;
         p += n, client_addr += n, len -= n;
-        if (len && env->run)
-            ksvc_step(env->run);
     }
     return 0;
 }
@@ -230,7 +275,7 @@ int svc_copy_out(struct svc_call *call, uint64_t client_addr, const void *src, u
 void *svc_state(size_t size, int *fresh)
 {
     *fresh = 1;
-    return size <= MiB(2) ? svc_alloc(size) : NULL;
+    return size <= MiB(2) ? svc_alloc(size) : NULL;     /* (svc_alloc takes the lock) */
 }
 
 int svc_bootfile(uint32_t index, struct petrel_bootfile *info, const void **data)
@@ -248,7 +293,7 @@ int svc_bootfile(uint32_t index, struct petrel_bootfile *info, const void **data
 
 extern struct fdt boot_fdt;
 
-volatile void *svc_device(const char *compat, uint32_t *irq)
+static volatile void *device_locked(const char *compat, uint32_t *irq)
 {
     int node = fdt_find_compatible(&boot_fdt, -1, compat);
     uint64_t pa, size;
@@ -258,6 +303,14 @@ volatile void *svc_device(const char *compat, uint32_t *irq)
     uint32_t len;
     const uint8_t *p = fdt_prop(&boot_fdt, node, "interrupts", &len);
     *irq = p && len >= 12 ? be32(p + 4) + (be32(p) == 0 ? 32 : 16) : 0;
+    return va;
+}
+
+volatile void *svc_device(const char *compat, uint32_t *irq)
+{
+    bool l = env_lock();
+    volatile void *va = device_locked(compat, irq);
+    env_unlock(l);
     return va;
 }
 
@@ -280,7 +333,7 @@ static void service_irq(unsigned irq, void *arg)
         irq_handlers[irq]();
 }
 
-int svc_irq_attach(uint32_t irq, void (*handler)(void))
+static int irq_attach_locked(uint32_t irq, void (*handler)(void))
 {
     if (irq < 32 || irq >= IRQ_MAX || irq == timer_irq())
         return SVC_E_INVAL;
@@ -294,10 +347,20 @@ int svc_irq_attach(uint32_t irq, void (*handler)(void))
     return 0;
 }
 
+int svc_irq_attach(uint32_t irq, void (*handler)(void))
+{
+    bool l = env_lock();
+    int err = irq_attach_locked(irq, handler);
+    env_unlock(l);
+    return err;
+}
+
 void svc_irq_done(uint32_t irq)
 {
+    bool l = env_lock();
     if (irq < IRQ_MAX)
         irq_enable_on(irq, irq_cpu[irq]);
+    env_unlock(l);
 }
 
 int svc_crash_for_testing(void)
@@ -310,7 +373,7 @@ int svc_crash_for_testing(void)
  * current thread. Returns the value for x0 when the service answered or
  * kept the reply (the registers are already written), or an error.
  */
-int svc_signal(svc_handle n, uint64_t bits)
+static int signal_locked(svc_handle n, uint64_t bits)
 {
     struct khandle *k = (struct khandle *)(uintptr_t)n;
     if (!k || k->obj->type != OBJ_NOTIFICATION)
@@ -323,7 +386,15 @@ int svc_signal(svc_handle n, uint64_t bits)
     return 0;
 }
 
-svc_handle svc_notify_create(void)
+int svc_signal(svc_handle n, uint64_t bits)
+{
+    bool l = env_lock();
+    int err = signal_locked(n, bits);
+    env_unlock(l);
+    return err;
+}
+
+static svc_handle notify_create_locked(void)
 {
     struct ksvc_run *run = this_cpu()->ksvc;
     struct thread *t = run ? (run->abort ? NULL : run->holder) : current_thread();
@@ -338,12 +409,22 @@ svc_handle svc_notify_create(void)
     return (svc_handle)(uintptr_t)k;
 }
 
+svc_handle svc_notify_create(void)
+{
+    bool l = env_lock();
+    svc_handle h = notify_create_locked();
+    env_unlock(l);
+    return h;
+}
+
 void svc_handle_release(svc_handle h)
 {
     struct khandle *k = (struct khandle *)(uintptr_t)h;
     if (k) {
+        bool l = env_lock();
         obj_unref(k->obj);
         kfree(k, sizeof(*k));
+        env_unlock(l);
     }
 }
 
@@ -393,24 +474,40 @@ static void run_request(struct ksvc_run *run, struct arch_kctx *from)
 }
 
 /*
- * Between two bounded steps of a request (kernel lock held): let other
- * cores and pending interrupts in, then stop here if the scheduler would
- * rather run something else on this core; back (lock held) when the
- * holder runs again. False once the holder has died: finish without it.
+ * An interrupt came while this core ran a request's service code. Its
+ * handlers ran with the lock held, as anywhere; now, if the scheduler would
+ * rather run something else here, the request stops (its stack and this
+ * interrupt's frame kept) until its caller runs again. Returns whether
+ * the service code must go on with interrupts masked: a request resumed
+ * only to be finished without its dead caller (ksvc_abort) keeps the
+ * lock of whoever resumed it to the end.
  */
-static bool ksvc_step(struct ksvc_run *run)
+bool ksvc_irq_exit(void)
 {
-    if (run->abort)
-        return false;
-    kernel_unlock();
-    arch_irq_window();
-    kernel_lock();
+    struct cpu *c = this_cpu();
+    struct ksvc_run *run = c->ksvc;
     struct thread *t = run->holder;
-    if (!run->abort && t->state == T_RUNNING && sched_should_yield(this_cpu(), t)) {
+    kernel_lock();
+    if (!run->abort && t->state == T_RUNNING && sched_should_yield(c, t)) {
         t->ksvc_stopped = true;         /* sched_exit puts it back in its run queue */
         arch_kctx_switch(&run->ctx, run->back);
+        c = this_cpu();                 /* resumed, perhaps on another core, lock held */
     }
-    return !run->abort;
+    if (run->abort)
+        return true;
+    c->ksvc_unlocked = true;
+    kernel_unlock();
+    return false;
+}
+
+/* An interrupt on this core: was it running a request's service code? */
+bool ksvc_irq_enter(void)
+{
+    struct cpu *c = this_cpu();
+    if (!c->ksvc_unlocked)
+        return false;
+    c->ksvc_unlocked = false;           /* the handlers take the lock as anywhere */
+    return true;
 }
 
 /* The request is over: free the service for the next caller, run the
@@ -435,11 +532,12 @@ static NORETURN void finish_request(struct ksvc_run *run)
         w->ksvc_wait = NULL;
         sched_enqueue(w);               /* it makes its call again */
     }
-    for (unsigned i = 0; i < IRQ_MAX; i++) {
-        if (run->irq_pending[i / 64] & (1ull << (i % 64))) {
-            run->irq_pending[i / 64] &= ~(1ull << (i % 64));
-            if (irq_handlers[i])
-                irq_handlers[i]();
+    for (unsigned w = 0; w < ARRAY_SIZE(run->irq_pending); w++) {
+        while (run->irq_pending[w]) {
+            unsigned bit = (unsigned)__builtin_ctzll(run->irq_pending[w]);
+            run->irq_pending[w] &= ~(1ull << bit);
+            if (irq_handlers[w * 64 + bit])
+                irq_handlers[w * 64 + bit]();
         }
     }
     arch_kctx_switch(&run->ctx, run->back);
@@ -469,7 +567,16 @@ static NORETURN void request_main(void *arg)
     uint64_t saved[10];
     if (!run->is_call)
         memcpy(saved, t->tf.x, sizeof(saved));
+    this_cpu()->ksvc_unlocked = true;   /* the service's own work: unlocked, interruptible */
+    kernel_unlock();
+    arch_irq_enable();
     run->svc->entry(&call);
+    arch_irq_disable();
+    struct cpu *c = this_cpu();
+    if (c->ksvc_unlocked) {             /* (not when finishing without a dead caller) */
+        c->ksvc_unlocked = false;
+        kernel_lock();
+    }
     if (!run->is_call && !run->abort) {
         memcpy(t->tf.x, saved, sizeof(saved));  /* a send gets no reply */
         t->tf.x[0] = 0;
@@ -579,3 +686,4 @@ int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id)
     }
     return -E_NOENT;
 }
+

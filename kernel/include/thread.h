@@ -132,6 +132,9 @@ static inline bool ksvc_stopped(const struct thread *t) { return t->ksvc_stopped
 void ksvc_resume(struct thread *t);
 void ksvc_abort(struct thread *t);
 void ksvc_cancel_wait(struct thread *t);
+/* Interrupts that come while a request's service code runs (exception.c). */
+bool ksvc_irq_enter(void);
+bool ksvc_irq_exit(void);
 
 /* The root task (task.c). */
 int task_start_root(void);
