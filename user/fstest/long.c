@@ -12,7 +12,7 @@
 #define MIB         (1u << 20)
 #define TRIALS      10
 
-static uint8_t buf0[MIB], buf1[MIB];
+static uint8_t *buf0, *buf1;          /* one 2 MiB page: one TLB entry */
 static volatile uint64_t woke;
 static volatile int stop_reading;
 static volatile unsigned reads_done[2], reads_bad[2];
@@ -152,6 +152,57 @@ static void killed_readers(void)
            fine, TRIALS);
 }
 
+static volatile int spin_stop;
+
+/* Read the pattern until told to stop, without looking at it: nearly
+ * always in the middle of a request. */
+static void busy_reader(void *arg)
+{
+    while (!stop_reading) {
+        read_file("/boot/pattern", buf0, MIB);
+        reads_done[0]++;
+    }
+    for (;;)
+        sleep_ms(1000);
+}
+
+/* A busy thread: runs until told to stop, or 3 s at most. */
+static void spinner(void *arg)
+{
+    uint64_t end = now() + 3 * freq();
+    while (!spin_stop && now() < end)
+        __asm__ volatile("" ::: "memory");
+    for (;;)
+        sleep_ms(1000);
+}
+
+/* A reader of priority 100 is in the middle of its read when a busy thread
+ * of priority 150 takes their core; a client of priority 200 then calls the
+ * service. It must lend its priority to the request in progress (or to the
+ * user-placed server), which then finishes ahead of the busy thread: the
+ * better client is served long before the busy thread would let go. */
+static void lent_priority(void)
+{
+    stop_reading = 0;
+    spin_stop = 0;
+    reads_done[0] = 0;
+    int64_t a = thread_spawn(busy_reader, NULL, 100, 0);
+    sleep_ms(2);
+    int64_t b = thread_spawn(spinner, NULL, 150, 0);
+    uint64_t t0 = now();
+    bool mine = read_pattern(buf1) == MIB && pattern_ok(buf1);
+    uint64_t took = now() - t0;
+    spin_stop = 1;
+    stop_reading = 1;
+    if (b > 0)
+        thread_reap((uint32_t)b);
+    if (a > 0)
+        thread_reap((uint32_t)a);
+    tap_ok(a > 0 && b > 0 && mine && took < freq(),
+           "fs: a better client waiting for a busy service lends its priority to the request in progress "
+           "(served in %lu ms beside a busy thread)", (unsigned long)(took * 1000 / freq()));
+}
+
 /* Suspend a reader in the middle of its read: a better thread's own read
  * still completes; resumed, the reader goes on reading whole data. */
 static void suspended_reader(void)
@@ -181,12 +232,19 @@ static void suspended_reader(void)
 
 void long_requests(void)
 {
+    buf0 = mem_alloc(2 * MIB, MEM_PAGE_2M, NULL);
+    buf1 = buf0 + MIB;
+    if (!buf0) {
+        tap_ok(false, "fs: 2 MiB of buffers for the long requests");
+        return;
+    }
     sys_thread_set_affinity(self_thread(), 0);
     whole();
     better_thread_runs();
     sys_thread_set_priority(self_thread(), 200);    /* the better thread of what follows */
     two_cores();
     killed_readers();
+    lent_priority();
     suspended_reader();
     sys_thread_set_priority(self_thread(), 100);
 }
