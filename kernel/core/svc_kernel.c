@@ -76,11 +76,14 @@ static struct thread *env_caller(const struct kenv *env)
  */
 static bool env_lock(void)
 {
+    /* Interrupts off before looking: an interrupt between the look and
+     * the lock could stop the request and resume it somewhere that holds
+     * the lock already (a killer finishing it). Where the flag is clear
+     * they were off anyway. */
+    arch_irq_disable();
     struct cpu *c = this_cpu();
     if (!c->ksvc_unlocked)
         return false;
-    arch_irq_disable();
-    c = this_cpu();                 /* (no move between cores with interrupts off) */
     c->ksvc_unlocked = false;
     kernel_lock();
     return true;
