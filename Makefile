@@ -87,10 +87,17 @@ LINUX_PIE = $(O)/linux/bin/args-pie
 MUSL_LIB = /usr/lib/aarch64-linux-musl
 LIBGCC = $(shell aarch64-linux-gnu-gcc -print-libgcc-file-name 2>/dev/null)
 
-.PHONY: all kernel kernel-test user clean linux-bench linux-root
+.PHONY: all kernel kernel-test user clean linux-bench linux-root data
 .SECONDEXPANSION:
 .SECONDARY:
-all: kernel kernel-test user linux-bench linux-root
+all: kernel kernel-test user linux-bench linux-root data
+
+# Data files system descriptions put in boot images ([[file]]): 1 MiB whose
+# byte i is (i * 7 + i / 4096) mod 256, for the long-request tests and bench.
+data: $(O)/data/pattern-1m.bin
+$(O)/data/pattern-1m.bin:
+	@mkdir -p $(dir $@)
+	$(Q)$(PYTHON) -c "import sys; sys.stdout.buffer.write(bytes((i * 7 + i // 4096) % 256 for i in range(1 << 20)))" > $@
 linux-bench: $(LINUX_BENCH)
 linux-root: $(LINUX_ROOT)
 

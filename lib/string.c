@@ -18,6 +18,13 @@ void *memcpy(void *d, const void *s, size_t n)
     uint8_t *dp = d;
     const uint8_t *sp = s;
     if ((((uintptr_t)dp | (uintptr_t)sp) & 7) == 0) {
+        /* 64 bytes a round: eight loads, then eight stores (paired by the compiler). */
+        for (; n >= 64; n -= 64, dp += 64, sp += 64) {
+            const uint64_t *a = (const uint64_t *)sp;
+            uint64_t *b = (uint64_t *)dp;
+            uint64_t w0 = a[0], w1 = a[1], w2 = a[2], w3 = a[3], w4 = a[4], w5 = a[5], w6 = a[6], w7 = a[7];
+            b[0] = w0, b[1] = w1, b[2] = w2, b[3] = w3, b[4] = w4, b[5] = w5, b[6] = w6, b[7] = w7;
+        }
         for (; n >= 8; n -= 8, dp += 8, sp += 8)
             *(uint64_t *)dp = *(const uint64_t *)sp;
     }

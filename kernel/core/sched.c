@@ -143,6 +143,12 @@ struct trapframe *sched_exit(void)
     return sched_exit_slow(c, cur);
 }
 
+bool sched_should_yield(struct cpu *c, struct thread *cur)
+{
+    int best = top_prio(&c->rq);
+    return cur->cpu != c->index || cur->suspended || best > cur->prio || (best == cur->prio && cur->slice <= 0);
+}
+
 static NOINLINE struct trapframe *sched_exit_slow(struct cpu *c, struct thread *cur)
 {
     int best = top_prio(&c->rq);
@@ -177,6 +183,12 @@ static NOINLINE struct trapframe *sched_exit_slow(struct cpu *c, struct thread *
     sched_switch(c, next);
     if (dead)
         obj_unref(&dead->obj);              /* its "alive" reference */
+    if (unlikely(ksvc_stopped(next))) {
+        /* It stopped inside a kernel service's request: go on with that
+         * first; then decide again (it finished, or gave way again). */
+        ksvc_resume(next);
+        return sched_exit();
+    }
     kernel_unlock();
     return &next->tf;
 }
@@ -213,6 +225,10 @@ NORETURN void sched_idle(void)
             rq_remove(&c->rq, next);
             c->idle = false;
             sched_switch(c, next);
+            if (unlikely(ksvc_stopped(next))) {
+                ksvc_resume(next);
+                arch_enter_user(sched_exit());
+            }
             kernel_unlock();
             arch_enter_user(&next->tf);
         }

@@ -5,11 +5,22 @@
  * entry, with the message read from the caller's registers and UTCB, and
  * the reply written back into them — one kernel entry per request (a
  * register-only request from the IPC fastpath never becomes a message:
- * ksvc_fast in ksvc.h). A
- * reply kept for later parks the caller exactly as a user-placed server
- * would (waiting for a reply) until the service answers through the
- * token. A call's environment (call->env) is its caller; a send has none
- * (NULL): nothing to answer.
+ * ksvc_fast in ksvc.h). A reply kept for later parks the caller exactly as
+ * a user-placed server would (waiting for a reply) until the service
+ * answers through the token. A call's environment (call->env) is its
+ * caller; a send has none (NULL): nothing to answer.
+ *
+ * Any other request runs on the service's own kernel stack (struct
+ * ksvc_run), one request at a time, as a user-placed server thread serves
+ * one at a time. Its service code runs without the kernel lock and with
+ * interrupts on; what it asks of the kernel takes the lock for that call
+ * only, and copies through client buffers go in bounded steps. After an
+ * interrupt, if the scheduler would rather run something else on this
+ * core, the request stops there, its stack kept, and the caller's thread
+ * goes back to its run queue; when the scheduler picks it again the
+ * request goes on (ksvc_resume). A caller that finds the service busy
+ * waits for it (lending its priority to the caller being served) and then
+ * makes its call again. docs/design/hybrid.md has the whole design.
  */
 #include "ipc.h"
 #include "thread.h"
@@ -26,6 +37,57 @@
 #include "syscalls_gen.h"
 
 #include "ksvc.h"
+
+struct ksvc_run ksvc_runs[ARCH_SERVICE_STACKS];
+
+/* Whom a reply of this call goes to: its caller, unless it is a send or
+ * the caller died in the middle of the request. */
+static struct thread *reply_target(const struct svc_call *call)
+{
+    struct thread *t = call->env;
+    return t && t->ksvc_run && t->ksvc_run->abort ? NULL : t;
+}
+
+/* Whose memory a client buffer is in: the caller of the request running
+ * here (NULL once it died), or on the register path the current thread. */
+static struct thread *buffer_owner(void)
+{
+    struct ksvc_run *run = this_cpu()->ksvc;
+    if (!run)
+        return current_thread();
+    return run->abort ? NULL : run->holder;
+}
+
+/*
+ * A request's service code runs without the kernel lock and with
+ * interrupts on (cpu->ksvc_unlocked); what it asks of the kernel takes
+ * the lock for that call only (env_lock, env_unlock). Called from an
+ * interrupt handler, or from a request finishing without its dead caller,
+ * the lock is held already and nothing changes.
+ */
+static bool env_lock(void)
+{
+    /* Interrupts off before looking: an interrupt between the look and
+     * the lock could stop the request and resume it somewhere that holds
+     * the lock already (a killer finishing it). Where the flag is clear
+     * they were off anyway. */
+    arch_irq_disable();
+    struct cpu *c = this_cpu();
+    if (!c->ksvc_unlocked)
+        return false;
+    c->ksvc_unlocked = false;
+    kernel_lock();
+    return true;
+}
+
+static void env_unlock(bool took)
+{
+    if (took) {
+        this_cpu()->ksvc_unlocked = true;
+        kernel_unlock();
+        arch_irq_enable();
+    }
+}
 
 /* A passed object held by a kernel-placed service: a reference and rights. */
 struct khandle {
@@ -71,10 +133,12 @@ void svc_reply(struct svc_call *call, uint64_t label, unsigned len, const uint64
 void svc_reply_objects(struct svc_call *call, uint64_t label, unsigned len, const uint64_t *mr, unsigned nh,
                        const svc_handle *h, const uint32_t *rights)
 {
-    struct thread *t = call->env;
+    bool l = env_lock();
+    struct thread *t = reply_target(call);
     unsigned got = give_objects(t, nh, h, rights);
     if (t)
         write_reply(t, label, MIN(len, MSG_MAX_MRS), mr, got);
+    env_unlock(l);
 }
 
 void svc_fail(struct svc_call *call, int64_t err)
@@ -88,13 +152,15 @@ void svc_fail(struct svc_call *call, int64_t err)
 
 svc_token svc_defer(struct svc_call *call)
 {
-    struct thread *t = call->env;
+    bool l = env_lock();
+    struct thread *t = reply_target(call);
     struct reply *r = t ? kmalloc(sizeof(*r)) : NULL;
-    if (!r)
-        return 0;
-    r->caller = t;
-    t->reply_holder = r;
-    t->state = T_REPLY;
+    if (r) {
+        r->caller = t;
+        t->reply_holder = r;
+        t->state = T_REPLY;
+    }
+    env_unlock(l);
     return (svc_token)(uintptr_t)r;
 }
 
@@ -107,6 +173,7 @@ void svc_reply_later_objects(svc_token token, uint64_t label, unsigned len, cons
                              const svc_handle *h, const uint32_t *rights)
 {
     struct reply *r = (struct reply *)(uintptr_t)token;
+    bool l = env_lock();
     struct thread *t = r->caller;
     unsigned got = give_objects(t, nh, h, rights);
     if (t) {
@@ -118,47 +185,86 @@ void svc_reply_later_objects(svc_token token, uint64_t label, unsigned len, cons
             t->state = T_RUNNING;
     }
     kfree(r, sizeof(*r));
+    env_unlock(l);
+}
+
+static unsigned alloc_order(size_t size)
+{
+    unsigned order = 0;
+    while ((4096ull << order) < size)
+        order++;
+    return order;
 }
 
 void *svc_alloc(size_t size)
 {
-    if (size <= 2048)
-        return kmalloc(size);
-    unsigned order = 0;
-    while ((4096ull << order) < size)
-        order++;
-    paddr_t pa = frame_alloc_zeroed(order);
-    return pa == PADDR_INVALID ? NULL : phys_to_virt(pa);
+    bool l = env_lock();
+    void *p;
+    if (size <= 2048) {
+        p = kmalloc(size);
+    } else {
+        paddr_t pa = frame_alloc_zeroed(alloc_order(size));
+        p = pa == PADDR_INVALID ? NULL : phys_to_virt(pa);
+    }
+    env_unlock(l);
+    return p;
 }
 
 void svc_free(void *p, size_t size)
 {
-    if (size <= 2048) {
+    bool l = env_lock();
+    if (size <= 2048)
         kfree(p, size);
-        return;
-    }
-    unsigned order = 0;
-    while ((4096ull << order) < size)
-        order++;
-    frame_free(virt_to_phys(p), order);
+    else
+        frame_free(virt_to_phys(p), alloc_order(size));
+    env_unlock(l);
 }
+
+/* Copies through a client's buffer go a bounded step at a time under the
+ * lock (the caller's mappings cannot change in the middle of one), with
+ * interrupts and other cores let in between. */
+#define COPY_STEP 512
 
 /* The caller is the current thread: its memory is reached directly. */
 int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len)
 {
-    return copy_from_user(dst, client_addr, len) ? SVC_E_FAULT : 0;
+    uint8_t *d = dst;
+    if (client_addr + len < client_addr)
+        return SVC_E_FAULT;
+    while (len) {
+        uint64_t n = MIN(len, COPY_STEP - (client_addr & (COPY_STEP - 1)));
+        bool l = env_lock();
+        int err = !buffer_owner() || copy_from_user(d, client_addr, n);
+        env_unlock(l);
+        if (err)
+            return SVC_E_FAULT;
+        d += n, client_addr += n, len -= n;
+    }
+    return 0;
 }
 
 int svc_copy_out(struct svc_call *call, uint64_t client_addr, const void *src, uint64_t len)
 {
-    return copy_to_user(client_addr, src, len) ? SVC_E_FAULT : 0;
+    const uint8_t *p = src;
+    if (client_addr + len < client_addr)
+        return SVC_E_FAULT;
+    while (len) {
+        uint64_t n = MIN(len, COPY_STEP - (client_addr & (COPY_STEP - 1)));
+        bool l = env_lock();
+        int err = !buffer_owner() || copy_to_user(client_addr, p, n);
+        env_unlock(l);
+        if (err)
+            return SVC_E_FAULT;
+        p += n, client_addr += n, len -= n;
+    }
+    return 0;
 }
 
 /* A kernel-placed service lives as long as the kernel: its state is fresh once. */
 void *svc_state(size_t size, int *fresh)
 {
     *fresh = 1;
-    return size <= MiB(2) ? svc_alloc(size) : NULL;
+    return size <= MiB(2) ? svc_alloc(size) : NULL;     /* (svc_alloc takes the lock) */
 }
 
 int svc_bootfile(uint32_t index, struct petrel_bootfile *info, const void **data)
@@ -176,7 +282,7 @@ int svc_bootfile(uint32_t index, struct petrel_bootfile *info, const void **data
 
 extern struct fdt boot_fdt;
 
-volatile void *svc_device(const char *compat, uint32_t *irq)
+static volatile void *device_locked(const char *compat, uint32_t *irq)
 {
     int node = fdt_find_compatible(&boot_fdt, -1, compat);
     uint64_t pa, size;
@@ -189,23 +295,41 @@ volatile void *svc_device(const char *compat, uint32_t *irq)
     return va;
 }
 
+volatile void *svc_device(const char *compat, uint32_t *irq)
+{
+    bool l = env_lock();
+    volatile void *va = device_locked(compat, irq);
+    env_unlock(l);
+    return va;
+}
+
 static void (*irq_handlers[IRQ_MAX])(void);
 static unsigned irq_cpu[IRQ_MAX];
+static struct ksvc_run *irq_run[IRQ_MAX];
 
-/* Kernel interrupt context (kernel lock held): mask, then the service. */
+/* Kernel interrupt context (kernel lock held): mask, then the service —
+ * after its request in progress, if it has one, as a user-placed server
+ * takes interrupts between requests. */
 static void service_irq(unsigned irq, void *arg)
 {
     irq_disable(irq);
+    struct ksvc_run *run = irq_run[irq];
+    if (run && run->holder) {
+        run->irq_pending[irq / 64] |= 1ull << (irq % 64);
+        return;
+    }
     if (irq_handlers[irq])
         irq_handlers[irq]();
 }
 
-int svc_irq_attach(uint32_t irq, void (*handler)(void))
+static int irq_attach_locked(uint32_t irq, void (*handler)(void))
 {
     if (irq < 32 || irq >= IRQ_MAX || irq == timer_irq())
         return SVC_E_INVAL;
     irq_handlers[irq] = handler;
     irq_cpu[irq] = this_cpu()->index;
+    struct ksvc_run *run = this_cpu()->ksvc;
+    irq_run[irq] = run ? run : &ksvc_runs[current_thread()->ksvc_fast_svc - ksvc_table];
     int err = irq_register(irq, service_irq, NULL);
     if (err && err != -E_BUSY)
         return err;
@@ -213,10 +337,20 @@ int svc_irq_attach(uint32_t irq, void (*handler)(void))
     return 0;
 }
 
+int svc_irq_attach(uint32_t irq, void (*handler)(void))
+{
+    bool l = env_lock();
+    int err = irq_attach_locked(irq, handler);
+    env_unlock(l);
+    return err;
+}
+
 void svc_irq_done(uint32_t irq)
 {
+    bool l = env_lock();
     if (irq < IRQ_MAX)
         irq_enable_on(irq, irq_cpu[irq]);
+    env_unlock(l);
 }
 
 int svc_crash_for_testing(void)
@@ -229,7 +363,7 @@ int svc_crash_for_testing(void)
  * current thread. Returns the value for x0 when the service answered or
  * kept the reply (the registers are already written), or an error.
  */
-int svc_signal(svc_handle n, uint64_t bits)
+static int signal_locked(svc_handle n, uint64_t bits)
 {
     struct khandle *k = (struct khandle *)(uintptr_t)n;
     if (!k || k->obj->type != OBJ_NOTIFICATION)
@@ -242,10 +376,18 @@ int svc_signal(svc_handle n, uint64_t bits)
     return 0;
 }
 
-svc_handle svc_notify_create(void)
+int svc_signal(svc_handle n, uint64_t bits)
 {
-    struct thread *t = current_thread();
-    struct khandle *k = kmalloc(sizeof(*k));
+    bool l = env_lock();
+    int err = signal_locked(n, bits);
+    env_unlock(l);
+    return err;
+}
+
+static svc_handle notify_create_locked(void)
+{
+    struct thread *t = buffer_owner();      /* charged to the caller */
+    struct khandle *k = t ? kmalloc(sizeof(*k)) : NULL;
     struct notification *n = k ? notify_create(t->space) : NULL;
     if (!n) {
         kfree(k, sizeof(*k));
@@ -256,12 +398,22 @@ svc_handle svc_notify_create(void)
     return (svc_handle)(uintptr_t)k;
 }
 
+svc_handle svc_notify_create(void)
+{
+    bool l = env_lock();
+    svc_handle h = notify_create_locked();
+    env_unlock(l);
+    return h;
+}
+
 void svc_handle_release(svc_handle h)
 {
     struct khandle *k = (struct khandle *)(uintptr_t)h;
     if (k) {
+        bool l = env_lock();
         obj_unref(k->obj);
         kfree(k, sizeof(*k));
+        env_unlock(l);
     }
 }
 
@@ -292,22 +444,178 @@ static int take_handles(struct thread *t, unsigned nh, struct svc_call *call)
     return 0;
 }
 
+/* ---------------------------------------------------------------- requests */
+
+static struct ksvc_run *run_of(const struct ksvc *svc)
+{
+    return &ksvc_runs[svc - ksvc_table];
+}
+
+/* Go on with run's request on this core until it stops or finishes. */
+static void run_request(struct ksvc_run *run, struct arch_kctx *from)
+{
+    struct cpu *c = this_cpu();
+    struct ksvc_run *outer = c->ksvc;
+    c->ksvc = run;
+    run->back = from;
+    arch_kctx_switch(from, &run->ctx);
+    this_cpu()->ksvc = outer;
+}
+
+/*
+ * An interrupt came while this core ran a request's service code. Its
+ * handlers ran with the lock held, as anywhere; now, if the scheduler would
+ * rather run something else here, the request stops (its stack and this
+ * interrupt's frame kept) until its caller runs again. Returns whether
+ * the service code must go on with interrupts masked: a request resumed
+ * only to be finished without its dead caller (ksvc_abort) keeps the
+ * lock of whoever resumed it to the end.
+ */
+bool ksvc_irq_exit(void)
+{
+    struct cpu *c = this_cpu();
+    struct ksvc_run *run = c->ksvc;
+    struct thread *t = run->holder;
+    kernel_lock();
+    if (!run->abort && t->state == T_RUNNING && sched_should_yield(c, t)) {
+        t->ksvc_stopped = true;         /* sched_exit puts it back in its run queue */
+        arch_kctx_switch(&run->ctx, run->back);
+        c = this_cpu();                 /* resumed, perhaps on another core, lock held */
+    }
+    if (run->abort)
+        return true;
+    c->ksvc_unlocked = true;
+    kernel_unlock();
+    return false;
+}
+
+/* An interrupt on this core: was it running a request's service code? */
+bool ksvc_irq_enter(void)
+{
+    struct cpu *c = this_cpu();
+    if (!c->ksvc_unlocked)
+        return false;
+    c->ksvc_unlocked = false;           /* the handlers take the lock as anywhere */
+    return true;
+}
+
+/* The request is over: free the service for the next caller, run the
+ * interrupts that came meanwhile, and leave its stack for good. */
+static NORETURN void finish_request(struct ksvc_run *run)
+{
+    struct thread *t = run->holder;
+    t->ksvc_run = NULL;
+    if (!run->abort) {
+        if (t->prio != run->prio_before)
+            thread_set_prio(t, MAX(run->prio_before, t->base_prio));  /* what waiters lent */
+        if (t->ksvc_suspend) {
+            t->ksvc_suspend = false;
+            sched_dequeue(t);
+            t->suspended = true;
+        }
+    }
+    run->holder = NULL;
+    if (!list_empty(&run->waiters)) {
+        struct thread *w = list_first(&run->waiters, struct thread, link);
+        list_del(&w->link);
+        w->ksvc_wait = NULL;
+        sched_enqueue(w);               /* it makes its call again */
+    }
+    for (unsigned w = 0; w < ARRAY_SIZE(run->irq_pending); w++) {
+        while (run->irq_pending[w]) {
+            unsigned bit = (unsigned)__builtin_ctzll(run->irq_pending[w]);
+            run->irq_pending[w] &= ~(1ull << bit);
+            if (irq_handlers[w * 64 + bit])
+                irq_handlers[w * 64 + bit]();
+        }
+    }
+    arch_kctx_switch(&run->ctx, run->back);
+    panic("a finished kernel service request resumed");
+}
+
+/* A request from start to end, on the service's stack. */
+static NORETURN void request_main(void *arg)
+{
+    struct ksvc_run *run = arg;
+    struct thread *t = run->holder;
+    struct svc_call call;
+    int err = take_handles(t, MSG_HANDLES(run->info), &call);
+    if (err) {
+        t->tf.x[0] = (uint64_t)err;
+        finish_request(run);
+    }
+    call.label = MSG_LABEL(run->info);
+    call.len = MSG_LEN(run->info);
+    for (unsigned i = 0; i < call.len; i++)
+        call.mr[i] = i < MSG_REG_MRS ? t->tf.x[2 + i] : t->utcb->mr[i];
+    call.badge = run->badge;
+    call.pid = t->space->id;
+    call.env = run->is_call ? t : NULL;     /* a send gets no reply */
+    this_cpu()->ksvc_unlocked = true;   /* the service's own work: unlocked, interruptible */
+    kernel_unlock();
+    arch_irq_enable();
+    run->svc->entry(&call);
+    arch_irq_disable();
+    struct cpu *c = this_cpu();
+    if (c->ksvc_unlocked) {             /* (not when finishing without a dead caller) */
+        c->ksvc_unlocked = false;
+        kernel_lock();
+    }
+    if (!run->is_call && !run->abort)
+        t->tf.x[0] = 0;
+    finish_request(run);
+}
+
+/* The service is busy: t waits (best priority first), lending its
+ * priority to the caller being served, then makes its call again. */
+static void wait_for_service(struct ksvc_run *run, struct thread *t)
+{
+    t->tf.pc -= 4;                      /* back onto its svc instruction */
+    t->state = T_SEND;
+    t->ksvc_wait = run;
+    struct list *pos = run->waiters.next;
+    while (pos != &run->waiters && list_entry(pos, struct thread, link)->prio >= t->prio)
+        pos = pos->next;
+    list_add_tail(pos, &t->link);       /* before the first worse one */
+    if (t->prio > run->holder->prio)
+        thread_set_prio(run->holder, t->prio);
+}
+
+void ksvc_cancel_wait(struct thread *t)
+{
+    list_del(&t->link);
+    t->ksvc_wait = NULL;
+    t->tf.pc += 4;                      /* it will not make the call again */
+}
+
+/*
+ * A call (or send) on an endpoint bound to a kernel service, from the
+ * current thread. Returns the value for x0: the result written when the
+ * service answered or kept the reply, or, while the request is stopped or
+ * waits for the service, x0 as it is (the registers are not touched).
+ */
 int64_t ksvc_call(struct endpoint *ep, uint64_t info, uint64_t badge, bool is_call)
 {
     struct thread *t = current_thread();
-    struct svc_call call;
-    int err = take_handles(t, MSG_HANDLES(info), &call);
-    if (err)
-        return err;
-    call.label = MSG_LABEL(info);
-    call.len = MSG_LEN(info);
-    for (unsigned i = 0; i < call.len; i++)
-        call.mr[i] = i < MSG_REG_MRS ? t->tf.x[2 + i] : t->utcb->mr[i];
-    call.badge = badge;
-    call.pid = t->space->id;
-    call.env = is_call ? t : NULL;      /* a send gets no reply */
-    ep->ksvc->entry(&call);
-    return is_call ? (int64_t)t->tf.x[0] : 0;
+    struct ksvc_run *run = run_of(ep->ksvc);
+    if (run->holder) {
+        if (info & MSG_NONBLOCK)
+            return -E_AGAIN;
+        wait_for_service(run, t);
+        return (int64_t)t->tf.x[0];
+    }
+    run->holder = t;
+    run->svc = ep->ksvc;
+    run->info = info;
+    run->badge = badge;
+    run->is_call = is_call;
+    run->abort = false;
+    run->prio_before = t->prio;
+    t->ksvc_run = run;
+    arch_kctx_init(&run->ctx, arch_service_stack_top(run->stack), request_main, run);
+    struct arch_kctx here;
+    run_request(run, &here);
+    return (int64_t)t->tf.x[0];
 }
 
 /* The IPC fastpath's call on a kernel-placed service: the interface's own
@@ -317,11 +625,34 @@ struct trapframe *ksvc_fastcall(struct trapframe *tf, struct endpoint *ep, uint6
     return ep->ksvc->fastcall(tf, ep, info, badge);
 }
 
-/* A fastpath call its register entry did not take: the skeleton answers. */
+/* A fastpath call its register entry did not take: a request on the
+ * service's stack, then the scheduler. */
 struct trapframe *ksvc_slowcall(struct trapframe *tf, struct endpoint *ep, uint64_t info, uint64_t badge)
 {
     tf->x[0] = (uint64_t)ksvc_call(ep, info, badge, true);
     return sched_exit();
+}
+
+/* The scheduler picked t, whose request stopped at a step: go on with it. */
+void ksvc_resume(struct thread *t)
+{
+    struct arch_kctx here;
+    t->ksvc_stopped = false;
+    run_request(t->ksvc_run, &here);
+}
+
+/* t is dying with a request in a service. Running on another core (between
+ * two steps) it notices at its next step; stopped, it is finished here and
+ * now — it touches nothing of t's any more — so the service is free again. */
+void ksvc_abort(struct thread *t)
+{
+    struct ksvc_run *run = t->ksvc_run;
+    run->abort = true;
+    if (t->ksvc_stopped) {
+        t->ksvc_stopped = false;
+        struct arch_kctx here;
+        run_request(run, &here);
+    }
 }
 
 int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id)
@@ -338,9 +669,18 @@ int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id)
         return -E_BUSY;
     for (unsigned i = 0; i < ksvc_count; i++) {
         if (ksvc_table[i].id == id) {
+            if (i >= ARCH_SERVICE_STACKS)
+                return -E_NOMEM;        /* more services built in than service stacks */
+            struct ksvc_run *run = &ksvc_runs[i];
+            if (!run->ready) {
+                list_init(&run->waiters);
+                run->stack = i;
+                run->ready = true;
+            }
             ep->ksvc = &ksvc_table[i];
             return 0;
         }
     }
     return -E_NOENT;
 }
+

@@ -122,6 +122,12 @@ void thread_cancel_wait(struct thread *t)
 {
     switch (t->state) {
     case T_SEND:
+        if (t->ksvc_wait) {
+            ksvc_cancel_wait(t);
+            break;
+        }
+        ipc_cancel(t);
+        break;
     case T_RECV:
         ipc_cancel(t);
         break;
@@ -158,6 +164,8 @@ void thread_kill(struct thread *t, int status)
 {
     if (t->state == T_DEAD)
         return;
+    if (t->ksvc_run)
+        ksvc_abort(t);          /* its request finishes first, without it */
     unsigned prev = t->state;
     if (prev == T_READY)
         sched_dequeue(t);
@@ -351,8 +359,12 @@ int64_t sys_thread_suspend(uint32_t h)
     struct thread *t = THREAD_OF(o);
     if (t->state == T_INACTIVE || t->state == T_DEAD)
         return -E_STATE;
-    if (t->suspended)
+    if (t->suspended || t->ksvc_suspend)
         return 0;
+    if (t->ksvc_run) {
+        t->ksvc_suspend = true;         /* a service is busy with its request: after it */
+        return 0;
+    }
     sched_dequeue(t);
     t->suspended = true;
     if (t->state == T_RUNNING && t != current_thread())
@@ -367,6 +379,10 @@ int64_t sys_thread_resume(uint32_t h)
     if (!o)
         return err;
     struct thread *t = THREAD_OF(o);
+    if (t->ksvc_suspend) {
+        t->ksvc_suspend = false;        /* never took effect */
+        return 0;
+    }
     if (!t->suspended)
         return -E_STATE;
     t->suspended = false;

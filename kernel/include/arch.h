@@ -17,6 +17,7 @@ static inline void arch_irq_enable(void);
 static inline void arch_irq_disable(void);
 static inline uint64_t arch_irq_save(void);        /* mask, return old state */
 static inline void arch_irq_restore(uint64_t state);
+static inline void arch_irq_window(void);          /* take pending interrupts, then mask again */
 
 /* Per-core state: the running core's `struct cpu`. */
 static inline struct cpu *arch_this_cpu(void);
@@ -24,6 +25,17 @@ static inline void arch_set_this_cpu(struct cpu *c);
 static inline uint64_t arch_cpu_hwid(void);         /* MPIDR affinity bits */
 const char *arch_cpu_name(void);                    /* "Cortex-A53" */
 uint64_t arch_kstack_top(unsigned cpu);             /* initial SP of a core's kernel stack */
+uint64_t arch_service_stack_top(unsigned i);        /* of kernel service stack i (< ARCH_SERVICE_STACKS) */
+
+/* Kernel execution contexts (arch/aarch64/kctx.S): code running on its own
+ * kernel stack that can stop and be resumed later, from another stack.
+ * struct arch_kctx (in <arch/arch_ops.h>) holds what a switch keeps.
+ * arch_kctx_init prepares c to run entry(arg) on the stack ending at
+ * stack_top (entry never returns: it switches away); arch_kctx_switch
+ * saves the running context in `save` and continues `load`. */
+struct arch_kctx;
+void arch_kctx_init(struct arch_kctx *c, uint64_t stack_top, void (*entry)(void *), void *arg);
+void arch_kctx_switch(struct arch_kctx *save, const struct arch_kctx *load);
 
 /* ARCH_FPEN_TRAP_EL0: the value of cpu->fpen while EL0's FP/SIMD use traps. */
 

@@ -24,6 +24,8 @@ struct cpu {
     struct thread *fp_owner;    /* whose FP/SIMD state the registers hold */
     uint64_t fpen;              /* CPACR_EL1 as last written (0: unknown) */
     bool idle;
+    struct ksvc_run *ksvc;      /* the kernel service request running here, if any */
+    bool ksvc_unlocked;         /* its service code runs: no kernel lock, interrupts on */
     void (*volatile work)(void *); /* run by the IPI handler (self tests) */
     void *work_arg;
     volatile uint32_t work_done;

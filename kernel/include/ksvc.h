@@ -12,6 +12,7 @@
 #include "space.h"
 #include "sched.h"
 #include "cpu.h"
+#include "irq.h"
 #include <arch/trapframe.h>
 
 typedef struct trapframe *ksvc_fastcall_fn(struct trapframe *tf, struct endpoint *ep, uint64_t info, uint64_t badge);
@@ -25,6 +26,26 @@ struct ksvc {
 
 extern const struct ksvc ksvc_table[];
 extern const unsigned ksvc_count;
+
+/* A kernel-placed service's request in progress (svc_kernel.c): one per
+ * service, on the service's own stack; docs/design/hybrid.md. */
+struct ksvc_run {
+    struct thread *holder;      /* the caller served now (NULL: free) */
+    struct list waiters;        /* callers waiting for it, best priority first */
+    struct arch_kctx ctx;       /* the request's context while it is stopped */
+    struct arch_kctx *back;     /* where it goes when it stops or finishes */
+    unsigned stack;             /* its kernel stack */
+    unsigned prio_before;       /* the holder's priority when it came */
+    bool abort;                 /* the holder died: finish without it */
+    bool ready;                 /* initialised (waiters) */
+    /* the request */
+    const struct ksvc *svc;
+    uint64_t info, badge;
+    bool is_call;
+    uint64_t irq_pending[IRQ_MAX / 64];     /* its interrupts that came meanwhile */
+};
+
+extern struct ksvc_run ksvc_runs[];     /* by index in ksvc_table */
 
 /* A call the register entry left alone: ksvc_call, then the scheduler. */
 ksvc_fastcall_fn ksvc_slowcall;
@@ -47,6 +68,9 @@ static ALWAYS_INLINE struct trapframe *ksvc_fast(int (*fast)(struct svc_call *ca
                                                  uint64_t badge)
 {
     struct thread *t = (struct thread *)tf;     /* the frame is the thread's first member */
+    if (unlikely(ksvc_runs[ep->ksvc - ksvc_table].holder))
+        return ksvc_slowcall(tf, ep, info, badge);  /* busy with a request: wait for it there */
+    t->ksvc_fast_svc = ep->ksvc;                /* whose interrupt a handler may attach */
     struct svc_call call;
     call.label = MSG_LABEL(info);
     call.badge = badge;

@@ -13,6 +13,7 @@
 
 struct thread;
 struct trapframe;
+struct cpu;
 
 #define NPRIO           256
 #define SLICE_TICKS     5
@@ -32,6 +33,9 @@ struct thread *sched_peek(unsigned cpu);
 /* The frame to return to user space with: the best thread for this core.
  * Enters the idle loop (and never returns) if there is none. */
 struct trapframe *sched_exit(void);
+/* Would the scheduler take core c from cur now (something better, or as
+ * good with cur's slice spent, is ready there; or cur must move)? */
+bool sched_should_yield(struct cpu *c, struct thread *cur);
 NORETURN void sched_idle(void);
 
 /* The big kernel lock; nothing to take while only one core runs. */

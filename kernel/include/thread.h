@@ -18,6 +18,8 @@ struct space;
 struct endpoint;
 struct notification;
 struct petrel_utcb;
+struct ksvc_run;
+struct ksvc;
 
 enum thread_state {
     T_INACTIVE,         /* created, not started */
@@ -98,6 +100,13 @@ struct thread {
     bool mem_wait;              /* parked until memory may be free again (x0 saved) */
     bool mem_wait_noted;        /* said so on the console (until a fault resolves) */
     uint64_t mem_wait_x0;
+
+    /* Kernel-placed services (svc_kernel.c) */
+    struct ksvc_run *ksvc_run;  /* the service running (or stopped in) its request */
+    struct ksvc_run *ksvc_wait; /* the busy service it waits for (state T_SEND) */
+    bool ksvc_suspend;          /* suspend once its request to a service is done */
+    bool ksvc_stopped;          /* its request stopped at a step: resume it, not EL0 */
+    const struct ksvc *ksvc_fast_svc;   /* the service of its last register-path request */
 };
 
 struct thread *thread_create(struct space *s, vaddr_t utcb_va, int *err);
@@ -114,6 +123,20 @@ void thread_wake(struct thread *t, int64_t result);
 void thread_cancel_wait(struct thread *t);
 const char *fault_kind_name(unsigned kind);
 struct thread *current_thread(void);
+
+/* Requests to kernel-placed services (svc_kernel.c). A request runs on
+ * the service's own kernel stack in its caller's thread and may stop
+ * between bounded steps; the scheduler resumes it when that thread is
+ * picked again (ksvc_stopped). A caller killed meanwhile has its request
+ * finished at once without it (ksvc_abort); one waiting for a busy
+ * service leaves the queue (ksvc_cancel_wait). */
+static inline bool ksvc_stopped(const struct thread *t) { return t->ksvc_stopped; }
+void ksvc_resume(struct thread *t);
+void ksvc_abort(struct thread *t);
+void ksvc_cancel_wait(struct thread *t);
+/* Interrupts that come while a request's service code runs (exception.c). */
+bool ksvc_irq_enter(void);
+bool ksvc_irq_exit(void);
 
 /* The root task (task.c). */
 int task_start_root(void);

@@ -115,10 +115,15 @@ void svc_handle_release(svc_handle h)
     sys_handle_close((uint32_t)h);
 }
 
+/* A copy through a client's buffer is one kernel entry per COPY_STEP bytes:
+ * each entry is short, so the server thread (and whoever needs the core
+ * or the kernel lock more urgently) waits at most one step. */
+#define COPY_STEP 4096
+
 int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len)
 {
-    for (uint64_t done = 0; done < len; done += 0x10000) {
-        uint64_t n = MIN(len - done, 0x10000);
+    for (uint64_t done = 0; done < len; done += COPY_STEP) {
+        uint64_t n = MIN(len - done, COPY_STEP);
         if (sys_reply_copy(0, client_addr + done, (uint64_t)dst + done, n) < 0)
             return SVC_E_FAULT;
     }
@@ -127,8 +132,8 @@ int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t
 
 int svc_copy_out(struct svc_call *call, uint64_t client_addr, const void *src, uint64_t len)
 {
-    for (uint64_t done = 0; done < len; done += 0x10000) {
-        uint64_t n = MIN(len - done, 0x10000);
+    for (uint64_t done = 0; done < len; done += COPY_STEP) {
+        uint64_t n = MIN(len - done, COPY_STEP);
         if (sys_reply_copy(1, client_addr + done, (uint64_t)src + done, n) < 0)
             return SVC_E_FAULT;
     }

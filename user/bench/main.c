@@ -318,6 +318,114 @@ static void files(void)
     }
 }
 
+/*
+ * Interrupt latency beside a long kernel-service request: a thread of
+ * priority 250 sleeps 50 us at a time (a futex timeout: its core's timer
+ * interrupt) while a thread of priority 100 on core 0 reads 1 MiB at a
+ * time from the file service placed in the kernel (system petrel), the
+ * same placed in user space (petrel-user), a plain loop in user space
+ * instead (petrel-loop), or nothing (petrel-idle). The sleeper runs on the
+ * last core: core 0 itself on one core, core 1 with two. Reported: the
+ * worst lateness of 1,000 wake-ups, as metric irq_latency_under_kservice.
+ */
+#define LAT_LOOP    ~0u             /* no service: a loop in user space */
+
+static volatile int lat_stop, lat_reading;
+static volatile uint64_t lat_worst;
+static uint8_t lat_buf[1 << 20];
+
+static void lat_reader(void *arg)
+{
+    uint32_t ep = (uint32_t)(uintptr_t)arg, fd;
+    uint64_t n;
+    while (!lat_stop && ep == LAT_LOOP) {
+        lat_reading = 1;
+        __asm__ volatile("" ::: "memory");
+    }
+    while (!lat_stop && ep != LAT_LOOP) {
+        if (fs_open(ep, "/boot/pattern", 13, FS_O_READ, &fd) != 0)
+            break;
+        fs_read(ep, fd, lat_buf, sizeof(lat_buf), &n);
+        fs_close(ep, fd);
+        lat_reading = 1;
+    }
+    lat_reading = -1;
+    for (;;)
+        sleep_ms(1000);
+}
+
+static void lat_sleeper(void *arg)
+{
+    uint64_t iters = (uint64_t)(uintptr_t)arg, period = freq / 20000, worst = 0;
+    for (uint64_t i = 0; i < iters; i++) {
+        uint32_t zero = 0;
+        uint64_t deadline = bench_counter() + period;
+        sys_futex_wait((uint64_t)&zero, 0, 50000);
+        uint64_t t = bench_counter();
+        if (t > deadline && t - deadline > worst)
+            worst = t - deadline;
+    }
+    lat_worst = worst + 1;
+    for (;;)
+        sleep_ms(1000);
+}
+
+/* The worst lateness (counter ticks) with a reader on ep (0: none, LAT_LOOP:
+ * a loop); 0 if it could not run. */
+static uint64_t lat_run(uint32_t ep, uint64_t iters)
+{
+    lat_stop = 0;
+    lat_reading = 0;
+    lat_worst = 0;
+    int64_t r = 0;
+    if (ep) {
+        r = thread_spawn(lat_reader, (void *)(uintptr_t)ep, 100, 0);
+        while (r > 0 && !lat_reading)
+            sleep_ms(1);
+    }
+    int64_t s = r >= 0 && lat_reading >= 0 ? thread_spawn(lat_sleeper, (void *)(uintptr_t)iters, 250, (int)ncpus - 1) : -1;
+    while (s > 0 && !lat_worst)
+        sleep_ms(1);
+    lat_stop = 1;
+    if (r > 0) {
+        while (lat_reading != -1)
+            sleep_ms(1);
+        thread_reap((uint32_t)r);
+    }
+    if (s > 0)
+        thread_reap((uint32_t)s);
+    return s > 0 ? lat_worst - 1 : 0;
+}
+
+static void lat_report(const char *system, uint64_t ticks)
+{
+    uint64_t ps = bench_ps(ticks, 1, freq);
+    printf("BENCH irq_latency_under_kservice %s %lu.%03lu 1000\n", system, (unsigned long)(ps / 1000),
+           (unsigned long)(ps % 1000));
+}
+
+static void irq_latency(void)
+{
+    if (!wanted("irq_latency_under_kservice"))
+        return;
+    uint64_t iters = 1000 / scale;
+    uint32_t kep = (uint32_t)sys_endpoint_create();
+    if (sys_service_bind(root_handle(), kep, FS_IF_ID) == 0)
+        lat_report("petrel", lat_run(kep, iters));
+    uint32_t uep = (uint32_t)sys_endpoint_create();
+    int64_t state = sys_mem_create(0x200000, MEM_PAGE_2M);
+    struct spawn_grant g[] = { { "service", uep, R_READ }, { "state", (uint32_t)state, R_READ | R_WRITE },
+                               { "root", root_handle(), R_ALL } };
+    struct spawn_req req = { "svc-fs", "", 120, 0, g, 3, 0, 0, 0, 0, 0 };
+    struct spawn_result sr;
+    if (state > 0 && spawn(&req, &sr) == 0) {
+        lat_report("petrel-user", lat_run(uep, iters));
+        sys_thread_kill(sr.thread);
+    }
+    lat_report("petrel-loop", lat_run(LAT_LOOP, iters));
+    lat_report("petrel-idle", lat_run(0, iters));
+}
+
 static void bandwidth(void)
 {
     uint64_t bytes = (8ull << 20) / scale;
@@ -365,6 +473,7 @@ int main(const struct petrel_bootinfo *bi)
     creation();
     placement();
     files();
+    irq_latency();
     bandwidth();
     printf("BENCH-END petrel\n");
     return 0;

@@ -20,5 +20,7 @@ int64_t read_file(const char *path, void *buf, uint64_t len);
 /* The two-client tests: fstest's side and fspeer's (role=peer). */
 void clients(void);
 void peer(void);
+/* 1 MiB reads: whole, interrupted by a better thread, on two cores, killed, suspended (long.c). */
+void long_requests(void);
 
 #endif

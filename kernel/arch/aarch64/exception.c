@@ -29,6 +29,7 @@
 
 extern char exception_vectors[];
 #define EC_FP           0x07
+#define PSR_I           (1u << 7)      /* SPSR: IRQs masked */
 
 struct trapframe *exc_el0_svc(struct trapframe *tf, uint64_t esr);
 struct trapframe *exc_el0_sync(struct trapframe *tf, uint64_t esr);
@@ -214,9 +215,16 @@ void exc_el1_sync(struct trapframe *tf)
     panic_frame(tf, "kernel exception, class 0x%x, far 0x%lx", (unsigned)(esr >> 26), read_sysreg(far_el1));
 }
 
+/* An interrupt in the kernel: while the core idles, or while a kernel
+ * service's request runs its service code (which may stop here, see
+ * ksvc_irq_exit; resumed to be finished without its caller, it goes on
+ * with interrupts masked). */
 void exc_el1_irq(struct trapframe *tf)
 {
+    bool in_service = ksvc_irq_enter();
     irq_handle();
+    if (in_service && ksvc_irq_exit())
+        tf->pstate |= PSR_I;
 }
 
 void exc_serror(struct trapframe *tf)

@@ -27,11 +27,17 @@ uint64_t arch_kstack_top(unsigned cpu)
     return (uint64_t)kstack_region + (uint64_t)(cpu + 1) * KSTACK_SLOT;
 }
 
-/* Map every core's kernel and emergency stack; the guards stay unmapped. */
+/* The initial stack pointer of kernel-placed service stack i (< KSVC_STACKS). */
+uint64_t arch_service_stack_top(unsigned i)
+{
+    return arch_kstack_top(CONFIG_MAX_CPUS + i);
+}
+
+/* Map every kernel and emergency stack; the guards stay unmapped. */
 int kstack_map(uint64_t *l1, uint64_t attrs)
 {
     int err = 0;
-    for (unsigned i = 0; i < CONFIG_MAX_CPUS; i++) {
+    for (unsigned i = 0; i < KSTACK_SLOTS; i++) {
         vaddr_t slot = (vaddr_t)kstack_region + (vaddr_t)i * KSTACK_SLOT;
         err |= mmu_map_range(l1, slot + ESTACK_OFFSET, virt_to_phys((void *)(slot + ESTACK_OFFSET)),
                              ESTACK_SIZE, attrs, false);

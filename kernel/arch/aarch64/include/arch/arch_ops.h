@@ -16,6 +16,23 @@
 static inline void arch_irq_enable(void)  { __asm__ volatile("msr daifclr, #2" ::: "memory"); }
 static inline void arch_irq_disable(void) { __asm__ volatile("msr daifset, #2" ::: "memory"); }
 
+/* Unmask, let the core take what is pending (the isb is the point where
+ * it may), mask again. */
+static inline void arch_irq_window(void)
+{
+    __asm__ volatile("msr daifclr, #2\n\tisb\n\tmsr daifset, #2" ::: "memory");
+}
+
+/* A stopped kernel context: the callee-saved registers x19-x28, the frame
+ * pointer, the link register (where it resumes) and the stack pointer. */
+struct arch_kctx {
+    uint64_t x19_x28[10];
+    uint64_t fp, lr, sp;
+};
+
+#include <arch/kstack.h>
+#define ARCH_SERVICE_STACKS KSVC_STACKS
+
 static inline uint64_t arch_irq_save(void)
 {
     uint64_t daif = read_sysreg(daif);

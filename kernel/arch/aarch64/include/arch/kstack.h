@@ -11,7 +11,10 @@
  *   slot + 8 KiB         guard, KSTACK_SIZE - 8 KiB (below the kernel stack)
  *   slot + KSTACK_SIZE   kernel stack (KSTACK_SIZE), top at slot + 2 * KSTACK_SIZE
  *
- * and one more guard page follows the last slot. Guards are left out of
+ * After the cores' slots come KSVC_STACKS more of the same shape: the
+ * stacks kernel-placed services run their requests on (svc_kernel.c), so
+ * a request can stop at a step and resume later. One more guard page
+ * follows the last slot. Guards are left out of
  * the final kernel map. Since the kernel stack is the upper half of an
  * aligned slot, bit KSTACK_SHIFT is set in every address on it and clear
  * in the KSTACK_SIZE below it: the EL1 exception entry tests that one
@@ -38,7 +41,9 @@
 #define ESTACK_SIZE         4096
 #define ESTACK_OFFSET       KSTACK_GUARD_SIZE               /* in the slot */
 #define KSTACK_OFFSET       KSTACK_SIZE                     /* in the slot */
-#define KSTACK_REGION_SIZE  (CONFIG_MAX_CPUS * KSTACK_SLOT + KSTACK_GUARD_SIZE)
+#define KSVC_STACKS         8                               /* kernel-placed services */
+#define KSTACK_SLOTS        (CONFIG_MAX_CPUS + KSVC_STACKS)
+#define KSTACK_REGION_SIZE  (KSTACK_SLOTS * KSTACK_SLOT + KSTACK_GUARD_SIZE)
 
 /* From a core's kernel stack top down to the top of its emergency stack. */
 #define ESTACK_TOP_BELOW_KSTACK_TOP  (KSTACK_SLOT - ESTACK_OFFSET - ESTACK_SIZE)
