@@ -99,9 +99,10 @@ static int ready(void)
     return 0;
 }
 
-/* At most this much per request: a kernel-placed print runs in its
- * caller's kernel entry (under the kernel lock), and a UART is slow. The
- * caller writes the rest with further calls, as with write(2). */
+/* At most this much per request: the service serves one request at a
+ * time in either placement, and a UART is slow, so one client's long
+ * print must not hold the others for long. The caller writes the rest
+ * with further calls, as with write(2). */
 #define PRINT_MAX   1024
 
 static int64_t print(struct svc_call *call, uint64_t text, uint64_t text_len, uint64_t *written)
