@@ -29,7 +29,7 @@ KINC     = -Ilib/include -Ikernel/include -Ikernel/include/uapi -I$(O)/gen/kerne
            -Iservices/include -I$(O)/gen/services -Ikernel/arch/aarch64/include -Ikernel/plat/qemu-virt
 # A kernel stack frame never exceeds a page, so none can step over the guard
 # below a kernel stack (arch/kstack.h).
-KCFLAGS  = $(CFLAGS_COMMON) $(KINC) -mcmodel=small -mstrict-align -Wframe-larger-than=4096 -Wvla
+KCFLAGS  = $(CFLAGS_COMMON) $(KINC) -fomit-frame-pointer -mcmodel=small -mstrict-align -Wframe-larger-than=4096 -Wvla
 KLDS     = kernel/arch/aarch64/kernel.ld
 
 kobjs = $(patsubst %,$(O)/$(1)/%.o,$(2))
