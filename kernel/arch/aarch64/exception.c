@@ -201,9 +201,14 @@ static NOINLINE struct trapframe *el0_sync_locked(struct trapframe *tf, uint64_t
     uint64_t far = read_sysreg(far_el1);
     if (ec == EC_DABT_LOW || ec == EC_IABT_LOW) {
         int err = resolve_abort(t, esr, far);
-        if (err == 0)
+        if (err == 0) {
+            /* Filling a page changes no thread's scheduling state: back
+             * to t without a decision, as after a leaf call. */
             t->mem_wait_noted = false;
-        if (err == 0 || (err == -E_NOMEM && thread_wait_for_memory(t)))
+            kernel_unlock();
+            return tf;
+        }
+        if (err == -E_NOMEM && thread_wait_for_memory(t))
             return sched_exit();
     }
     el0_fault(t, esr, far);
