@@ -29,7 +29,7 @@ KINC     = -Ilib/include -Ikernel/include -Ikernel/include/uapi -I$(O)/gen/kerne
            -Iservices/include -I$(O)/gen/services -Ikernel/arch/aarch64/include -Ikernel/plat/qemu-virt
 # A kernel stack frame never exceeds a page, so none can step over the guard
 # below a kernel stack (arch/kstack.h).
-KCFLAGS  = $(CFLAGS_COMMON) $(KINC) -mcmodel=small -mstrict-align -Wframe-larger-than=4096 -Wvla
+KCFLAGS  = $(CFLAGS_COMMON) $(KINC) -fomit-frame-pointer -mcmodel=small -mstrict-align -Wframe-larger-than=4096 -Wvla
 KLDS     = kernel/arch/aarch64/kernel.ld
 
 kobjs = $(patsubst %,$(O)/$(1)/%.o,$(2))
@@ -60,7 +60,7 @@ KTOBJ     = $(call kobjs,kernel-test,$(KSRC) $(KTSRC)) $(O)/kernel-test/gen/sysc
 UPROGS   = $(filter-out rt,$(notdir $(patsubst %/main.c,%,$(wildcard user/*/main.c))))
 URTSRC   = $(wildcard user/rt/*.c user/rt/*.S) $(wildcard lib/*.c)
 URTGEN   = $(foreach s,$(notdir $(basename $(filter-out idl/syscalls.toml,$(IDLS)))),$(O)/user/rt-obj/gen/$(s)_client.c.o)
-UCFLAGS  = $(CFLAGS_COMMON) -Ilib/include -Iuser/rt/include -Ikernel/include/uapi -I$(O)/gen/user \
+UCFLAGS  = $(CFLAGS_COMMON) -fomit-frame-pointer -Ilib/include -Iuser/rt/include -Ikernel/include/uapi -I$(O)/gen/user \
            -Iservices/include -I$(O)/gen/services -ffunction-sections -fdata-sections -mcmodel=small
 # Unused code is dropped, so a program's symbols show which service proxies it
 # calls (the system description check of tools/petrel/systems.py reads them).

@@ -13,16 +13,28 @@
  * Orders run from 0 (4 KiB) to FRAME_MAX_ORDER (2 MiB), which gives the
  * 64 KiB (order 4) and 2 MiB (order 9) blocks that back large pages.
  * Allocation and free are O(FRAME_MAX_ORDER) under one lock.
+ *
+ * Single frames, by far the most common request (every page a fault
+ * fills, every page table), come from a small cache in front of the
+ * lists: it is refilled a 64 KiB block at a time and takes single frames
+ * back when they are freed, so a run of page faults costs no splitting or
+ * merging per page. A cached frame (FRAME_CACHED) counts as free; an
+ * allocation the lists cannot satisfy, and frame_free_blocks, first
+ * return the cache to the lists, where its frames merge as usual.
  */
 #include "memory.h"
 #include "kernel.h"
 #include "spinlock.h"
+#include "sched.h"
 #include "arch.h"
 
 #define NONE        0xffffffffu
 #define FRAME_RESERVED  0
 #define FRAME_FREE      1
 #define FRAME_USED      2
+#define FRAME_CACHED    3
+#define CACHE_MAX       64
+#define CACHE_REFILL    4           /* the order of the block a refill splits */
 
 struct frame {
     union {
@@ -42,6 +54,25 @@ static uint32_t free_list[FRAME_MAX_ORDER + 1];
 static uint32_t free_count[FRAME_MAX_ORDER + 1];
 static uint64_t free_pages, managed_pages;
 static spinlock_t lock = SPINLOCK_INIT;
+static uint32_t cache[CACHE_MAX];   /* single free frames, by index */
+static unsigned ncached;
+
+/* The allocator's lock, with this core's interrupts masked; while only
+ * one core runs, masking them is all it takes. */
+static inline uint64_t frames_lock(void)
+{
+    uint64_t flags = arch_irq_save();
+    if (smp_running)
+        spin_lock(&lock);
+    return flags;
+}
+
+static inline void frames_unlock(uint64_t flags)
+{
+    if (smp_running)
+        spin_unlock(&lock);
+    arch_irq_restore(flags);
+}
 
 static void list_push(uint32_t idx, unsigned order)
 {
@@ -146,30 +177,104 @@ int frame_init(void)
     return 0;
 }
 
-/* Allocate 2^order contiguous frames aligned to their size. */
-paddr_t frame_alloc(unsigned order)
+/* Take a block of 2^order frames off the lists (splitting a larger one),
+ * or NONE. Caller holds the lock. */
+static uint32_t buddy_take(unsigned order)
 {
-    if (order > FRAME_MAX_ORDER || !frames)
-        return PADDR_INVALID;
-    uint64_t flags = spin_lock_irqsave(&lock);
     unsigned o = order;
     while (o <= FRAME_MAX_ORDER && free_list[o] == NONE)
         o++;
-    if (o > FRAME_MAX_ORDER) {
-        spin_unlock_irqrestore(&lock, flags);
-        return PADDR_INVALID;
-    }
+    if (o > FRAME_MAX_ORDER)
+        return NONE;
     uint32_t idx = free_list[o];
     list_remove(idx);
     while (o > order) {
         o--;
         list_push(idx + (1u << o), o);
     }
+    return idx;
+}
+
+/* Put the block of 2^order frames at idx on the lists, merged with its
+ * free buddies. Caller holds the lock. */
+static void buddy_put(uint32_t idx, unsigned order)
+{
+    while (order < FRAME_MAX_ORDER) {
+        uint32_t buddy = idx ^ (1u << order);
+        if (buddy >= nframes || frames[buddy].state != FRAME_FREE || frames[buddy].order != order)
+            break;
+        list_remove(buddy);
+        frames[buddy].state = FRAME_RESERVED;
+        frames[idx].state = FRAME_RESERVED;
+        idx = MIN(idx, buddy);
+        order++;
+    }
+    list_push(idx, order);
+}
+
+/* Return every cached frame to the lists. Caller holds the lock. */
+static void cache_drain(void)
+{
+    while (ncached) {
+        free_pages--;                   /* buddy_put counts it again */
+        buddy_put(cache[--ncached], 0);
+    }
+}
+
+/* A single frame for the empty cache: a block of the lists goes into it
+ * and one of its frames is returned; NONE if the lists have no frame.
+ * Caller holds the lock. */
+static NOINLINE uint32_t cache_refill(void)
+{
+    uint32_t idx = buddy_take(CACHE_REFILL);
+    if (idx == NONE)
+        return buddy_take(0);
+    for (uint32_t i = 1u << CACHE_REFILL; i-- > 1; ) {
+        frames[idx + i].state = FRAME_CACHED;
+        cache[ncached++] = idx + i;
+    }
+    free_pages += (1u << CACHE_REFILL) - 1;    /* still free, in the cache */
+    return idx;
+}
+
+/* A single frame from the cache (refilled when empty), or NONE. Caller
+ * holds the lock. */
+static inline uint32_t cache_take(void)
+{
+    if (!ncached)
+        return cache_refill();
+    free_pages--;
+    return cache[--ncached];
+}
+
+/* The lists could not give a block of 2^order frames: try again with the
+ * cache returned to them (its frames may merge into one). */
+static NOINLINE uint32_t take_drained(unsigned order)
+{
+    if (!ncached)
+        return NONE;
+    cache_drain();
+    return buddy_take(order);
+}
+
+/* Allocate 2^order contiguous frames aligned to their size. */
+paddr_t frame_alloc(unsigned order)
+{
+    if (order > FRAME_MAX_ORDER || !frames)
+        return PADDR_INVALID;
+    uint64_t flags = frames_lock();
+    uint32_t idx = order == 0 ? cache_take() : buddy_take(order);
+    if (unlikely(idx == NONE))
+        idx = take_drained(order);
+    if (idx == NONE) {
+        frames_unlock(flags);
+        return PADDR_INVALID;
+    }
     frames[idx].order = (uint8_t)order;
     frames[idx].state = FRAME_USED;
     frames[idx].refs = 1;
     frames[idx].owner_word = 0;
-    spin_unlock_irqrestore(&lock, flags);
+    frames_unlock(flags);
     return base_pa + ((uint64_t)idx << 12);
 }
 
@@ -190,23 +295,19 @@ int frame_free(paddr_t pa, unsigned order)
     if (idx64 + (1ull << order) > nframes)
         return -E_INVAL;
     uint32_t idx = (uint32_t)idx64;
-    uint64_t flags = spin_lock_irqsave(&lock);
+    uint64_t flags = frames_lock();
     if (frames[idx].state != FRAME_USED || frames[idx].order != order) {
-        spin_unlock_irqrestore(&lock, flags);
+        frames_unlock(flags);
         return -E_INVAL;
     }
-    while (order < FRAME_MAX_ORDER) {
-        uint32_t buddy = idx ^ (1u << order);
-        if (buddy >= nframes || frames[buddy].state != FRAME_FREE || frames[buddy].order != order)
-            break;
-        list_remove(buddy);
-        frames[buddy].state = FRAME_RESERVED;
-        frames[idx].state = FRAME_RESERVED;
-        idx = MIN(idx, buddy);
-        order++;
+    if (order == 0 && ncached < CACHE_MAX) {
+        frames[idx].state = FRAME_CACHED;
+        cache[ncached++] = idx;
+        free_pages++;
+    } else {
+        buddy_put(idx, order);
     }
-    list_push(idx, order);
-    spin_unlock_irqrestore(&lock, flags);
+    frames_unlock(flags);
     return 0;
 }
 
@@ -230,44 +331,54 @@ static struct frame *block_at(paddr_t pa)
 /* One more sharer of an allocated block; -E_NOMEM if the count is full. */
 int frame_share(paddr_t pa)
 {
-    uint64_t flags = spin_lock_irqsave(&lock);
+    uint64_t flags = frames_lock();
     struct frame *f = block_at(pa);
     int err = !f ? -E_INVAL : f->refs == 0xffff ? -E_NOMEM : 0;
     if (!err)
         f->refs++;
-    spin_unlock_irqrestore(&lock, flags);
+    frames_unlock(flags);
     return err;
 }
 
 /* How many share the block at pa (0 if it is not an allocated block). */
 unsigned frame_sharers(paddr_t pa)
 {
-    uint64_t flags = spin_lock_irqsave(&lock);
+    uint64_t flags = frames_lock();
     struct frame *f = block_at(pa);
     unsigned n = f ? f->refs : 0;
-    spin_unlock_irqrestore(&lock, flags);
+    frames_unlock(flags);
     return n;
 }
 
 /* Drop one sharer; the last one frees the block. */
 int frame_release(paddr_t pa, unsigned order)
 {
-    uint64_t flags = spin_lock_irqsave(&lock);
+    uint64_t flags = frames_lock();
     struct frame *f = block_at(pa);
     if (!f || f->order != order) {
-        spin_unlock_irqrestore(&lock, flags);
+        frames_unlock(flags);
         return -E_INVAL;
     }
     bool last = --f->refs == 0;
     if (!last) {
-        spin_unlock_irqrestore(&lock, flags);
+        frames_unlock(flags);
         return 0;
     }
     f->refs = 1;
-    spin_unlock_irqrestore(&lock, flags);
+    frames_unlock(flags);
     return frame_free(pa, order);
 }
 
 uint64_t frame_free_pages(void) { return free_pages; }
 uint64_t frame_managed_pages(void) { return managed_pages; }
-unsigned frame_free_blocks(unsigned order) { return order <= FRAME_MAX_ORDER ? free_count[order] : 0; }
+/* Free blocks of 2^order frames on the lists, with the cache returned to them first. */
+unsigned frame_free_blocks(unsigned order)
+{
+    if (order > FRAME_MAX_ORDER)
+        return 0;
+    uint64_t flags = frames_lock();
+    cache_drain();
+    unsigned n = free_count[order];
+    frames_unlock(flags);
+    return n;
+}

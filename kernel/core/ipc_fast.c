@@ -71,8 +71,7 @@ struct trapframe *fastpath_call(struct trapframe *tf, uint64_t esr)
     struct thread *cur = (struct thread *)tf;
     struct cpu *c = this_cpu();
     uint64_t info = tf->x[1], badge;
-    kernel_lock();
-    if (!fast_info(info) || cur->state != T_RUNNING)
+    if (!kernel_enter(cur) || !fast_info(info))
         return exc_el0_svc_locked(tf, esr);
     struct endpoint *ep = fast_endpoint(cur, tf->x[0], R_WRITE, &badge);
     if (!ep)
@@ -93,7 +92,7 @@ struct trapframe *fastpath_call(struct trapframe *tf, uint64_t esr)
     cur->state = T_REPLY;
     cur->reply_holder = &dst->reply;
     dst->reply.caller = cur;
-    sched_switch(c, dst);
+    switch_from_to(c, cur, dst);
     kernel_unlock();
     return &dst->tf;
 }
@@ -103,9 +102,10 @@ struct trapframe *fastpath_reply_recv(struct trapframe *tf, uint64_t esr)
     struct thread *cur = (struct thread *)tf;
     struct cpu *c = this_cpu();
     uint64_t info = tf->x[1], badge;
-    kernel_lock();
+    if (!kernel_enter(cur))
+        return exc_el0_svc_locked(tf, esr);
     struct thread *caller = cur->reply.caller;
-    if (!caller || caller->in_fault || !fast_info(info) || cur->state != T_RUNNING || cur->prio != cur->base_prio)
+    if (!caller || caller->in_fault || !fast_info(info) || cur->prio != cur->base_prio)
         return exc_el0_svc_locked(tf, esr);
     struct endpoint *ep = fast_endpoint(cur, tf->x[0], R_READ, &badge);
     if (!ep || ep->ksvc || !list_empty(&ep->senders) || (cur->bound && cur->bound->bits) || !fast_may_run(c, caller))
@@ -122,7 +122,7 @@ struct trapframe *fastpath_reply_recv(struct trapframe *tf, uint64_t esr)
     else
         ep->server = cur;
     list_add_tail(&ep->receivers, &cur->link);
-    sched_switch(c, caller);
+    switch_from_to(c, cur, caller);
     kernel_unlock();
     return &caller->tf;
 }

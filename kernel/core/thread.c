@@ -515,7 +515,11 @@ int64_t sys_thread_stats(uint32_t h, vaddr_t buf)
     uint64_t ticks = t->cpu_ticks;
     if (t->state == T_RUNNING && t == current_thread())
         ticks += arch_counter() - t->run_start;
-    struct petrel_thread_stats st = { ticks_to_ns(ticks), t->state, t->base_prio, t->cpu, t->prio };
+    unsigned state = t->state;
+    for (unsigned i = 0; i < ncpus_present && state == T_DEAD; i++)
+        if (cpus[i].current == t)
+            state = T_RUNNING;      /* killed, but its core has yet to stop it */
+    struct petrel_thread_stats st = { ticks_to_ns(ticks), state, t->base_prio, t->cpu, t->prio };
     return copy_to_user(buf, &st, sizeof(st));
 }
 

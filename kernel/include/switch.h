@@ -10,13 +10,13 @@
 #include "space.h"
 
 /*
- * Switch core c to t: time accounting, TLS, address space, FP. Every
- * caller returns to user space right after (the exception return makes
- * the new TTBR0 take effect, so no barrier here).
+ * Switch core c from prev (its current thread, or NULL) to t: time
+ * accounting, TLS, address space, FP. Every caller returns to user space
+ * right after (the exception return makes the new TTBR0 take effect, so
+ * no barrier here).
  */
-static ALWAYS_INLINE void sched_switch(struct cpu *c, struct thread *t)
+static ALWAYS_INLINE void switch_from_to(struct cpu *c, struct thread *prev, struct thread *t)
 {
-    struct thread *prev = c->current;
     uint64_t now = arch_counter_relaxed();
     if (prev) {
         prev->cpu_ticks += now - prev->run_start;
@@ -29,6 +29,12 @@ static ALWAYS_INLINE void sched_switch(struct cpu *c, struct thread *t)
     arch_fp_switch(c, prev, t);
     t->state = T_RUNNING;
     c->current = t;
+}
+
+/* Switch core c from its current thread to t. */
+static ALWAYS_INLINE void sched_switch(struct cpu *c, struct thread *t)
+{
+    switch_from_to(c, c->current, t);
 }
 
 #endif

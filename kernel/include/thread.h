@@ -109,6 +109,20 @@ struct thread {
     const struct ksvc *ksvc_fast_svc;   /* the service of its last register-path request */
 };
 
+/*
+ * Take the kernel lock for an entry from EL0 by t, the thread current on
+ * this core; false if t no longer runs (another core killed it while it
+ * was in user space). With one core there is no lock, and t runs: only
+ * another core could have changed that.
+ */
+static ALWAYS_INLINE bool kernel_enter(const struct thread *t)
+{
+    if (likely(!smp_running))
+        return true;
+    spin_lock(&big_lock);
+    return t->state == T_RUNNING;
+}
+
 struct thread *thread_create(struct space *s, vaddr_t utcb_va, int *err);
 void thread_start(struct thread *t, uint64_t pc, uint64_t sp, uint64_t arg);
 void thread_kill(struct thread *t, int status);
@@ -145,10 +159,12 @@ int task_start_root(void);
 #define FP_STATE_BYTES  528
 void arch_fp_switch_slow(struct thread *prev, struct thread *next);
 /* Switching prev -> next: nothing to do in the common case that neither
- * uses FP/SIMD (the registers stay trapped for EL0). */
+ * uses FP/SIMD (the registers stay trapped for EL0). While they trap,
+ * prev has not used them in this slice (fp_used is only ever set with
+ * the trap off), so there is nothing of prev's to save. */
 static ALWAYS_INLINE void arch_fp_switch(const struct cpu *c, struct thread *prev, struct thread *next)
 {
-    if (c->fpen == ARCH_FPEN_TRAP_EL0 && c->fp_owner != next && (!prev || !prev->fp_used)) {
+    if (c->fpen == ARCH_FPEN_TRAP_EL0 && c->fp_owner != next) {
         next->fp_used = false;
         return;
     }

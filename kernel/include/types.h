@@ -26,6 +26,7 @@ typedef uint64_t vaddr_t;       /* a virtual address */
 #define NORETURN    __attribute__((noreturn))
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #define NOINLINE    __attribute__((noinline))
+#define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define UNUSED      __attribute__((unused))
 #define PRINTF(a, b) __attribute__((format(printf, a, b)))

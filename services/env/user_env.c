@@ -9,7 +9,7 @@
 
 struct user_env {
     int have_reply;             /* a reply for the current call is in `out` */
-    struct petrel_msg out;
+    struct petrel_msg *out;     /* the server loop's message: the reply is sent from it */
     unsigned ngiven;            /* handles the reply gives away: closed once it is sent */
     uint32_t given[MSG_MAX_HANDLES];
 };
@@ -27,7 +27,7 @@ static void load(struct petrel_msg *m, uint64_t label, unsigned len, const uint6
 void svc_reply(struct svc_call *call, uint64_t label, unsigned len, const uint64_t *mr)
 {
     struct user_env *env = call->env;
-    load(&env->out, label, len, mr);
+    load(env->out, label, len, mr);
     env->have_reply = 1;
 }
 
@@ -54,7 +54,7 @@ void svc_reply_objects(struct svc_call *call, uint64_t label, unsigned len, cons
 {
     struct user_env *env = call->env;
     svc_reply(call, label, len, mr);
-    env->ngiven = attach(&env->out, nh, h, rights, env->given);
+    env->ngiven = attach(env->out, nh, h, rights, env->given);
 }
 
 void svc_fail(struct svc_call *call, int64_t err)
@@ -261,8 +261,8 @@ int svc_crash_for_testing(void)
 /* Serve requests on `ep` forever with `entry` (the service's dispatcher). */
 void svc_serve(uint32_t ep, void (*entry)(struct svc_call *))
 {
-    struct user_env env = { 0 };
     struct petrel_msg m = { 0 };
+    struct user_env env = { .out = &m };
     struct svc_call call;
     int64_t r = sys_ipc_recv(ep, &m);
     for (;;) {
@@ -290,15 +290,13 @@ void svc_serve(uint32_t ep, void (*entry)(struct svc_call *))
         env.ngiven = 0;
         entry(&call);
         if (env.have_reply && env.ngiven) {
-            m = env.out;
             sys_ipc_reply(0, &m);           /* the objects go with it; then they are no longer ours */
             for (unsigned i = 0; i < env.ngiven; i++)
                 sys_handle_close(env.given[i]);
             m.info = 0;
             r = sys_ipc_recv(ep, &m);
         } else if (env.have_reply) {
-            m = env.out;
-            r = sys_ipc_reply_recv(ep, &m);
+            r = sys_ipc_reply_recv(ep, &m);     /* svc_reply wrote the reply into m */
         } else {
             m.info = 0;
             r = sys_ipc_recv(ep, &m);

@@ -65,6 +65,16 @@ def test_kernel_wrapper_refuses_high_bits_of_32_bit_arguments(tmp_path):
     assert "return -E_NOSYS;" in table
 
 
+def test_leaf_calls_get_a_table_of_their_own(tmp_path):
+    text = MINIMAL.replace('returns = "0"', 'returns = "0"\nleaf = true', 1)
+    syscallgen.generate(idl(tmp_path, text), tmp_path / "gen", tmp_path / "ref.md")
+    table = (tmp_path / "gen/kernel/syscall_table.c").read_text()
+    header = (tmp_path / "gen/kernel/syscalls_gen.h").read_text()
+    assert "syscall_leaf[SYSCALL_LEAF_TOP])(struct trapframe *) = {\n    [7] = w_frob,\n};" in table
+    assert "#define SYSCALL_LEAF_TOP 8\n" in header
+    assert header.index("#define SYSCALL_LEAF_TOP") < header.index("#ifndef __ASSEMBLER__")
+
+
 def test_user_stubs_use_the_number_as_svc_immediate(tmp_path):
     syscallgen.generate(idl(tmp_path, MINIMAL), tmp_path / "gen", tmp_path / "ref.md")
     stubs = (tmp_path / "gen/user/petrel_syscalls.h").read_text()
@@ -90,6 +100,8 @@ def test_stubs_compile_for_aarch64(tmp_path):
     (('abi = "ipc"', 'abi = "fast"'), "abi must be"),
     (('returns = "0"', 'returns = "0"\ncolour = 1'), "unknown keys"),
     (('name = "talk"', 'name = "frob"'), "bad or duplicate name"),
+    (('abi = "ipc"', 'abi = "ipc"\nleaf = true'), "no leaf"),
+    (('returns = "0"', 'returns = "0"\nleaf = 1'), "leaf must be true or false"),
 ])
 def test_bad_descriptions_are_refused(tmp_path, change, message):
     with pytest.raises(syscallgen.IdlError, match=message):

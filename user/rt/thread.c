@@ -118,16 +118,52 @@ static void note_stack(uint32_t thread, uint64_t stack, uint64_t utcb)
     }
 }
 
+/* Stacks of reaped threads, kept for the next thread_spawn (as a C library
+ * keeps them): a new thread then costs no memory object, mapping, unmapping
+ * or first-touch page fault for its stack. */
+#define KEPT_STACKS 4
+static uint64_t kept[KEPT_STACKS];
+static unsigned nkept;
+
+/* A kept stack, or 0. */
+static uint64_t stack_take(void)
+{
+    uint64_t stack = 0;
+    va_lock_take();
+    if (nkept)
+        stack = kept[--nkept];
+    va_lock_drop();
+    return stack;
+}
+
+/* Keep a stack no thread uses any more; false if there are enough kept. */
+static bool stack_keep(uint64_t stack)
+{
+    bool done = false;
+    va_lock_take();
+    if (nkept < KEPT_STACKS) {
+        kept[nkept++] = stack;
+        done = true;
+    }
+    va_lock_drop();
+    return done;
+}
+
 int64_t thread_reap(uint32_t thread)
 {
     int64_t err = sys_thread_kill(thread);
     if (err == -E_BADHANDLE)
         return err;
+    /* Dead means it runs nowhere (not even on a core yet to take the kill):
+     * nothing can touch its stack any more. */
+    bool stopped = thread_state(thread) == THREAD_DEAD;
     sys_handle_close(thread);
     for (unsigned n = 0, i = thread % MAX_STACKS; n < MAX_STACKS; n++, i = (i + 1) % MAX_STACKS) {
         if (stacks[i].thread == thread) {
-            sys_mem_unmap(self_space(), stacks[i].stack);
-            va_free(stacks[i].stack, STACK_SIZE);
+            if (!stopped || !stack_keep(stacks[i].stack)) {
+                sys_mem_unmap(self_space(), stacks[i].stack);
+                va_free(stacks[i].stack, STACK_SIZE);
+            }
             va_free(stacks[i].utcb, 4096);      /* the kernel unmapped it at the thread's death */
             stacks[i].thread = 0;
             break;
@@ -138,7 +174,9 @@ int64_t thread_reap(uint32_t thread)
 
 int64_t thread_spawn(void (*fn)(void *), void *arg, unsigned prio, int cpu)
 {
-    uint8_t *stack = mem_alloc(STACK_SIZE, 0, NULL);
+    uint8_t *stack = (uint8_t *)stack_take();
+    if (!stack)
+        stack = mem_alloc(STACK_SIZE, 0, NULL);
     uint64_t utcb_va = va_alloc(4096, 4096);
     if (!stack)
         return -E_NOMEM;

@@ -32,6 +32,7 @@ extern char exception_vectors[];
 #define PSR_I           (1u << 7)      /* SPSR: IRQs masked */
 
 struct trapframe *exc_el0_svc(struct trapframe *tf, uint64_t esr);
+struct trapframe *exc_el0_leaf(struct trapframe *tf, uint64_t esr, uint64_t n, int64_t (*fn)(struct trapframe *));
 struct trapframe *exc_el0_sync(struct trapframe *tf, uint64_t esr);
 struct trapframe *exc_el0_irq(struct trapframe *tf);
 struct trapframe *exc_el0_serror(struct trapframe *tf);
@@ -133,8 +134,6 @@ static void el0_fault(struct thread *t, uint64_t esr, uint64_t far)
  */
 static NOINLINE struct trapframe *el0_sync_locked(struct trapframe *tf, uint64_t esr);
 
-_Static_assert(SYS_IPC_CALL == 53 && SYS_IPC_REPLY_RECV == 55, "the numbers vectors.S branches on");
-
 /*
  * A Petrel system call (`svc #N`, N > 0; vectors.S tells it apart by the
  * syndrome's class and passes the syndrome), with the kernel lock held.
@@ -156,6 +155,26 @@ struct trapframe *exc_el0_svc(struct trapframe *tf, uint64_t esr)
 {
     kernel_lock();
     return exc_el0_svc_locked(tf, esr);
+}
+
+/*
+ * A leaf system call (leaf = true in idl/syscalls.toml; vectors.S found
+ * its handler fn in syscall_leaf) while several cores run; with one,
+ * vectors.S calls fn itself. It returns straight to the caller, without
+ * sched_exit's decision: nothing a leaf call does can make another
+ * thread the better choice on this core, and what other cores change
+ * here (a wake-up of higher priority, a kill, a suspension, a new
+ * affinity) comes with an IPI, taken as soon as the caller runs again.
+ */
+struct trapframe *exc_el0_leaf(struct trapframe *tf, uint64_t esr, uint64_t n, int64_t (*fn)(struct trapframe *))
+{
+    kernel_lock();
+    struct thread *t = (struct thread *)tf;
+    if (unlikely(t->state != T_RUNNING))
+        return el0_sync_locked(tf, esr);    /* killed by another core meanwhile */
+    tf->x[0] = (uint64_t)fn(tf);
+    kernel_unlock();
+    return tf;
 }
 
 /* Every other synchronous exception from EL0 (faults, FP first use). */
@@ -183,9 +202,14 @@ static NOINLINE struct trapframe *el0_sync_locked(struct trapframe *tf, uint64_t
     uint64_t far = read_sysreg(far_el1);
     if (ec == EC_DABT_LOW || ec == EC_IABT_LOW) {
         int err = resolve_abort(t, esr, far);
-        if (err == 0)
+        if (err == 0) {
+            /* Filling a page changes no thread's scheduling state: back
+             * to t without a decision, as after a leaf call. */
             t->mem_wait_noted = false;
-        if (err == 0 || (err == -E_NOMEM && thread_wait_for_memory(t)))
+            kernel_unlock();
+            return tf;
+        }
+        if (err == -E_NOMEM && thread_wait_for_memory(t))
             return sched_exit();
     }
     el0_fault(t, esr, far);

@@ -18,6 +18,7 @@
  */
 #include <arch/trapframe.h>
 #include <arch/kstack.h>
+#include "syscalls_gen.h"
 
 .macro save_frame
     sub     sp, sp, #TF_SIZE
@@ -139,19 +140,42 @@ restore_frame:
     eret
 
 /* EL0 sync: the syndrome goes along as the second argument. System
- * calls (class 0x15, SVC64) take their own entry, and the two the IPC
- * fastpath serves go straight to it (numbers checked in exception.c). */
+ * calls (class 0x15, SVC64) take their own entries: the two the IPC
+ * fastpath serves go straight to it, a leaf call (idl/syscalls.toml) to
+ * its handler in syscall_leaf, every other call to exc_el0_svc. */
 el0_sync_entry:
     mrs     x1, esr_el1
     lsr     x2, x1, #26
     cmp     x2, #0x15
     b.ne    exc_el0_sync
     and     x2, x1, #0xffff
-    cmp     x2, #53                 /* SYS_IPC_CALL */
+    cmp     x2, #SYS_IPC_CALL
     b.eq    fastpath_call
-    cmp     x2, #55                 /* SYS_IPC_REPLY_RECV */
+    cmp     x2, #SYS_IPC_REPLY_RECV
     b.eq    fastpath_reply_recv
-    b       exc_el0_svc
+    cmp     x2, #SYSCALL_LEAF_TOP
+    b.hs    exc_el0_svc
+    adrp    x3, syscall_leaf
+    add     x3, x3, :lo12:syscall_leaf
+    ldr     x3, [x3, x2, lsl #3]
+    cbz     x3, exc_el0_svc
+/*
+ * A leaf call returns straight to its caller, without a scheduling
+ * decision (see exc_el0_leaf). With one core there is no lock to take,
+ * and the caller is still T_RUNNING (only another core could have
+ * changed that while it ran in user space), so the handler runs from
+ * here: the frame stays in x19 (the user's x19 is saved in it), the
+ * result goes to its x0 and the whole frame is restored. With more
+ * cores, exc_el0_leaf takes the lock and checks the thread first.
+ */
+    adrp    x4, smp_running
+    ldrb    w4, [x4, :lo12:smp_running]
+    cbnz    w4, exc_el0_leaf
+    mov     x19, x0
+    blr     x3
+    str     x0, [x19]
+    mov     sp, x19
+    b       restore_frame
 
 /* arch_enter_user(tf): resume the thread whose frame is tf. */
 .global arch_enter_user

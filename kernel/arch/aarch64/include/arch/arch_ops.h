@@ -81,15 +81,30 @@ static inline void arch_timer_set_deadline(uint64_t counter_value)
 static inline void arch_timer_stop(void) { write_sysreg(cntv_ctl_el0, 2); /* IMASK */ }
 
 /*
- * Zero `len` bytes at va, both multiples of 64 and va 64-byte aligned
- * (whole pages): `dc zva` clears a block per instruction. QEMU's virt
- * cores (Cortex-A53/A72) have 64-byte blocks and allow it at EL1;
+ * Zero `len` bytes at va, both multiples of 256 and va 64-byte aligned
+ * (whole pages, or kmalloc's blocks of 256 bytes and up): `dc zva`
+ * clears a 64-byte block per instruction, eight to a loop round (one
+ * add each) when len is a multiple of 512. QEMU's virt cores
+ * (Cortex-A53/A72) have 64-byte blocks and allow it at EL1;
  * arch_zero_init checks that at boot and falls back to stores if not.
  */
 extern unsigned arch_zva_bytes;     /* 0: dc zva unusable */
 static inline void arch_zero(void *va, uint64_t len)
 {
     uint8_t *p = va, *end = p + len;
+    if (arch_zva_bytes == 64 && len % 512 == 0 && len) {
+        __asm__ volatile("1:  dc zva, %0\n    add %0, %0, #64\n"
+                         "    dc zva, %0\n    add %0, %0, #64\n"
+                         "    dc zva, %0\n    add %0, %0, #64\n"
+                         "    dc zva, %0\n    add %0, %0, #64\n"
+                         "    dc zva, %0\n    add %0, %0, #64\n"
+                         "    dc zva, %0\n    add %0, %0, #64\n"
+                         "    dc zva, %0\n    add %0, %0, #64\n"
+                         "    dc zva, %0\n    add %0, %0, #64\n"
+                         "    cmp %0, %1\n    b.lo 1b"
+                         : "+r"(p) : "r"(end) : "memory", "cc");
+        return;
+    }
     if (arch_zva_bytes == 64) {
         for (; p < end; p += 256) {
             __asm__ volatile("dc zva, %0" :: "r"(p) : "memory");
