@@ -269,6 +269,9 @@ static int install(struct mapping *map, vaddr_t va, bool write)
     vaddr_t page_va = map->va + (idx * pb - map->offset);
     paddr_t pa;
     bool writable;
+    /* A page of anonymous memory never filled, with no file behind it, has
+     * never been shown anywhere: nothing is mapped at page_va to replace. */
+    bool unseen = m->kind == MEM_ANON && !m->pages[idx] && !m->src_pa;
     int err = page_for_access(m, idx, write, &pa, &writable);
     if (err)
         return err;
@@ -276,7 +279,7 @@ static int install(struct mapping *map, vaddr_t va, bool write)
     if (!writable)
         rights &= ~R_WRITE;
     unsigned level;
-    if (space_pte(map->space, page_va, &level))
+    if (!unseen && space_pte(map->space, page_va, &level))
         space_unmap_range(map->space, page_va, pb);
     return space_map_pages(map->space, page_va, pa, pb, rights, m->order, m->kind == MEM_PHYS);
 }

@@ -166,7 +166,8 @@ int space_map_pages(struct space *s, vaddr_t va, paddr_t pa, uint64_t size, uint
         int err = need ? space_charge(s, LIMIT_MEMORY, need * 4096ull) : 0;
         if (!err) {
             err = mmu_map_user(s->l1, va + off, pa + off, attrs, page_order, &tables, &s->spare_table);
-            space_uncharge(s, LIMIT_MEMORY, (need - MIN(tables, need)) * 4096ull);
+            if (need > tables)      /* the spare table, or nothing on an error */
+                space_uncharge(s, LIMIT_MEMORY, (need - tables) * 4096ull);
             s->table_pages += tables;
         }
         if (err) {

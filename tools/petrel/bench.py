@@ -134,6 +134,7 @@ def linux_argv(initrd: Path, machine: qemu.Machine, repo: Path, only: str = "") 
 # Runs both systems `runs` times; returns rows for results.json. On one
 # core, the cross-core round trip gets its own pair of two-core boots.
 def measure(machine: qemu.Machine, runs: int, only: str, repo: Path = paths.REPO) -> list:
+    only = only or ""                   # the command line's "not given" is None
     image, initrd = prepare(repo)
     samples = {}
     mode = "icount" if machine.icount else "wall"
