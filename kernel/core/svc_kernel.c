@@ -220,44 +220,50 @@ void svc_free(void *p, size_t size)
     env_unlock(l);
 }
 
-/* Copies through a client's buffer go a bounded step at a time under the
- * lock (the caller's mappings cannot change in the middle of one), with
- * interrupts and other cores let in between. */
-#define COPY_STEP 512
+/*
+ * Copies through a client's buffer: the caller is the current thread, so
+ * its memory is reached directly, a page at a time under the lock (its
+ * mappings cannot change in the middle). Within the page the copy goes
+ * COPY_POLL bytes at a time and stops early when an interrupt is pending,
+ * so interrupts (and with them a better thread) wait for one short piece;
+ * other cores wait for the lock one page at most.
+ */
+#define COPY_POLL 256
 
-/* The caller is the current thread: its memory is reached directly. */
-int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len)
+static int copy_client(uint64_t client_addr, uint8_t *mine, uint64_t len, bool to_client)
 {
-    uint8_t *d = dst;
     if (client_addr + len < client_addr)
         return SVC_E_FAULT;
     while (len) {
-        uint64_t n = MIN(len, COPY_STEP - (client_addr & (COPY_STEP - 1)));
+        uint64_t n = MIN(len, 4096 - (client_addr & 4095)), done = 0;
         bool l = env_lock();
-        int err = !buffer_owner() || copy_from_user(d, client_addr, n);
+        uint8_t *theirs = buffer_owner() ? user_ptr(client_addr, to_client) : NULL;
+        while (theirs && done < n) {
+            uint64_t k = MIN(n - done, COPY_POLL);
+            if (to_client)
+                memcpy(theirs + done, mine + done, k);
+            else
+                memcpy(mine + done, theirs + done, k);
+            done += k;
+            if (arch_irq_pending())
+                break;
+        }
         env_unlock(l);
-        if (err)
+        if (!theirs)
             return SVC_E_FAULT;
-        d += n, client_addr += n, len -= n;
+        client_addr += done, mine += done, len -= done;
     }
     return 0;
 }
 
+int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len)
+{
+    return copy_client(client_addr, dst, len, false);
+}
+
 int svc_copy_out(struct svc_call *call, uint64_t client_addr, const void *src, uint64_t len)
 {
-    const uint8_t *p = src;
-    if (client_addr + len < client_addr)
-        return SVC_E_FAULT;
-    while (len) {
-        uint64_t n = MIN(len, COPY_STEP - (client_addr & (COPY_STEP - 1)));
-        bool l = env_lock();
-        int err = !buffer_owner() || copy_to_user(client_addr, p, n);
-        env_unlock(l);
-        if (err)
-            return SVC_E_FAULT;
-        p += n, client_addr += n, len -= n;
-    }
-    return 0;
+    return copy_client(client_addr, (uint8_t *)src, len, true);
 }
 
 /* A kernel-placed service lives as long as the kernel: its state is fresh once. */

@@ -17,7 +17,7 @@ static inline void arch_irq_enable(void);
 static inline void arch_irq_disable(void);
 static inline uint64_t arch_irq_save(void);        /* mask, return old state */
 static inline void arch_irq_restore(uint64_t state);
-static inline void arch_irq_window(void);          /* take pending interrupts, then mask again */
+static inline bool arch_irq_pending(void);         /* is an interrupt waiting (masked or not)? */
 
 /* Per-core state: the running core's `struct cpu`. */
 static inline struct cpu *arch_this_cpu(void);

@@ -16,11 +16,10 @@
 static inline void arch_irq_enable(void)  { __asm__ volatile("msr daifclr, #2" ::: "memory"); }
 static inline void arch_irq_disable(void) { __asm__ volatile("msr daifset, #2" ::: "memory"); }
 
-/* Unmask, let the core take what is pending (the isb is the point where
- * it may), mask again. */
-static inline void arch_irq_window(void)
+/* ISR_EL1.I: an IRQ is pending at this core (whether masked or not). */
+static inline bool arch_irq_pending(void)
 {
-    __asm__ volatile("msr daifclr, #2\n\tisb\n\tmsr daifset, #2" ::: "memory");
+    return (read_sysreg(isr_el1) >> 7) & 1;
 }
 
 /* A stopped kernel context: the callee-saved registers x19-x28, the frame
