@@ -182,7 +182,7 @@ $(O)/user/svc-obj/%_server.c.o: $(GEN)/services/%_server.c | $(GENHDRS) $(SVC_GE
 $(O)/user/svc-obj/%/main.o: services/env/user_main.c | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< ($*)"
-	$(Q)$(CC) $(UCFLAGS) -DSERVICE_ENTRY=$*_service -c $< -o $@
+	$(Q)$(CC) $(UCFLAGS) -DSERVICE_ENTRY=$*_service -DSERVICE_FAST=$*_fastentry -c $< -o $@
 
 $(O)/user/svc-obj/env/%.c.o: services/env/%.c | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)

@@ -259,47 +259,77 @@ int svc_crash_for_testing(void)
 }
 
 /* Serve requests on `ep` forever with `entry` (the service's dispatcher). */
-void svc_serve(uint32_t ep, void (*entry)(struct svc_call *))
+/* A register-only request through the service's register path. The
+ * loop's message sits right after a word standing for x0, so x[1] is the
+ * message word and x[2..7] MR0..5, exactly the frame the kernel's register
+ * path reads and answers into: nothing is copied. True if the request was
+ * answered (the reply is in the message) or kept; false if it is not
+ * register-only and the skeleton must take it. */
+static bool serve_fast(int (*fast)(struct svc_call *, uint64_t *), struct svc_call *call, uint64_t *x,
+                       bool *answered)
 {
-    struct petrel_msg m = { 0 };
-    struct user_env env = { .out = &m };
+    call->label = MSG_LABEL(x[1]);
+    call->len = MSG_LEN(x[1]);
+    call->nhandles = 0;
+    int r = fast(call, x);
+    *answered = r == SVC_FAST_ANSWERED;
+    return r != SVC_FAST_OTHER;
+}
+
+_Static_assert(sizeof(struct petrel_msg) == 9 * sizeof(uint64_t), "a message is the words x1..x9 of a frame");
+
+void svc_serve(uint32_t ep, void (*entry)(struct svc_call *), int (*fast)(struct svc_call *, uint64_t *))
+{
+    uint64_t x[1 + sizeof(struct petrel_msg) / sizeof(uint64_t)] = { 0 };
+    struct petrel_msg *m = (struct petrel_msg *)&x[1];
+    struct user_env env = { .out = m };
     struct svc_call call;
-    int64_t r = sys_ipc_recv(ep, &m);
+    int64_t r = sys_ipc_recv(ep, m);
     for (;;) {
         if (r < 0) {
             printf("service: receive failed: %s\n", error_str(r));
             return;
         }
-        if (MSG_LABEL(m.info) == LABEL_NOTIFY) {
-            interrupts(m.mr[0]);
-            m.info = 0;
-            r = sys_ipc_recv(ep, &m);
+        if (MSG_LABEL(m->info) == LABEL_NOTIFY) {
+            interrupts(m->mr[0]);
+            m->info = 0;
+            r = sys_ipc_recv(ep, m);
             continue;
         }
-        call.label = MSG_LABEL(m.info);
-        call.len = MSG_LEN(m.info);
-        for (unsigned i = 0; i < call.len; i++)
-            call.mr[i] = i < MSG_REG_MRS ? m.mr[i] : utcb()->mr[i];
-        call.badge = m.badge;
-        call.pid = m.pid;
-        call.nhandles = MSG_HANDLES(m.info);
-        for (unsigned i = 0; i < call.nhandles; i++)
-            call.handles[i] = utcb()->recv_handles[i];
+        call.badge = m->badge;
+        call.pid = m->pid;
         call.env = &env;
         env.have_reply = 0;
         env.ngiven = 0;
+        bool answered;
+        if (fast && MSG_HANDLES(m->info) == 0 && serve_fast(fast, &call, x, &answered)) {
+            if (answered) {
+                r = sys_ipc_reply_recv(ep, m);
+            } else {
+                m->info = 0;             /* kept for later (svc_defer) */
+                r = sys_ipc_recv(ep, m);
+            }
+            continue;
+        }
+        call.label = MSG_LABEL(m->info);
+        call.len = MSG_LEN(m->info);
+        for (unsigned i = 0; i < call.len; i++)
+            call.mr[i] = i < MSG_REG_MRS ? m->mr[i] : utcb()->mr[i];
+        call.nhandles = MSG_HANDLES(m->info);
+        for (unsigned i = 0; i < call.nhandles; i++)
+            call.handles[i] = utcb()->recv_handles[i];
         entry(&call);
         if (env.have_reply && env.ngiven) {
-            sys_ipc_reply(0, &m);           /* the objects go with it; then they are no longer ours */
+            sys_ipc_reply(0, m);           /* the objects go with it; then they are no longer ours */
             for (unsigned i = 0; i < env.ngiven; i++)
                 sys_handle_close(env.given[i]);
-            m.info = 0;
-            r = sys_ipc_recv(ep, &m);
+            m->info = 0;
+            r = sys_ipc_recv(ep, m);
         } else if (env.have_reply) {
-            r = sys_ipc_reply_recv(ep, &m);     /* svc_reply wrote the reply into m */
+            r = sys_ipc_reply_recv(ep, m);     /* svc_reply wrote the reply into m */
         } else {
-            m.info = 0;
-            r = sys_ipc_recv(ep, &m);
+            m->info = 0;
+            r = sys_ipc_recv(ep, m);
         }
     }
 }

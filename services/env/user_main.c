@@ -1,9 +1,11 @@
 /* The main of a user-placed service: serve the endpoint granted as "service"
- * with the service's entry (SERVICE_ENTRY, set by the build). */
+ * with the service's entry and register path (SERVICE_ENTRY,
+ * SERVICE_FAST, set by the build). */
 #include "petrel.h"
 #include "svc.h"
 
 void SERVICE_ENTRY(struct svc_call *call);
+int SERVICE_FAST(struct svc_call *call, uint64_t *x);
 
 int main(void *info)
 {
@@ -12,6 +14,6 @@ int main(void *info)
         puts("service: no \"service\" endpoint granted");
         return 1;
     }
-    svc_serve(ep, SERVICE_ENTRY);
+    svc_serve(ep, SERVICE_ENTRY, SERVICE_FAST);
     return 1;
 }

@@ -115,8 +115,11 @@ void svc_irq_done(uint32_t irq);
 
 #define SVC_E_FAULT     (-E_FAULT)
 
-/* The user placement's server loop (services/env/user_env.c). */
-void svc_serve(uint32_t ep, void (*entry)(struct svc_call *call));
+/* The user placement's server loop (services/env/user_env.c): each
+ * request goes to `fast` first (the generated <name>_fastentry: a
+ * register-only request answered from the message registers, no copy into
+ * a svc_call), then to `entry`. */
+void svc_serve(uint32_t ep, void (*entry)(struct svc_call *call), int (*fast)(struct svc_call *call, uint64_t *x));
 
 static inline void svc_bytes_put(uint64_t *dst, const void *src, uint32_t len)
 {

@@ -191,3 +191,21 @@ def test_kernel_table_names_each_register_path(tmp_path):
     table = idlc.kernel_table([itf])
     assert "return ksvc_fast(demo_fast, tf, ep, info, badge);" in table
     assert '{ 9, "demo", demo_service, demo_fastcall },' in table
+
+
+def test_a_service_may_write_its_own_entry(tmp_path):
+    """entry = "service": no generated <name>_service, and the user server
+    loop's register path hands every request to the service's entry."""
+    idlc.compile_interface(write(tmp_path, MINIMAL.replace('doc = "A demo."', 'doc = "A demo."\nentry = "service"')),
+                           tmp_path)
+    server = (tmp_path / "demo_server.c").read_text()
+    assert "void demo_service(" not in server and "void demo_dispatch(" in server
+    assert "int demo_fastentry(struct svc_call *call, uint64_t *x)" in server
+    assert "return SVC_FAST_OTHER;" in server.split("demo_fastentry", 1)[1]
+    idlc.compile_interface(write(tmp_path, MINIMAL), tmp_path)
+    server = (tmp_path / "demo_server.c").read_text()
+    assert "void demo_service(" in server and "return demo_fast(call, x);" in server
+    with pytest.raises(idlc.IdlError, match="entry must be"):
+        idlc.load(write(tmp_path, MINIMAL.replace('doc = "A demo."', 'doc = "A demo."\nentry = "mine"')))
+    with pytest.raises(idlc.IdlError, match="unknown keys"):
+        idlc.load(write(tmp_path, MINIMAL.replace('doc = "A demo."', 'doc = "A demo."\nplacement = "kernel"')))

@@ -283,7 +283,9 @@ def header(itf: Interface) -> str:
                f"extern const struct {itf.name}_ops {itf.name}_ops;\n\n")
     out.append(f"/* The service's entry (the environments call it): {itf.name}_dispatch\n"
                f" * with the service's handlers. */\n"
-               f"void {itf.name}_service(struct svc_call *call);\n\n")
+               f"void {itf.name}_service(struct svc_call *call);\n"
+               f"/* The user server loop's register path: SVC_FAST_* (see {itf.name}_fast). */\n"
+               f"int {itf.name}_fastentry(struct svc_call *call, uint64_t *x);\n\n")
     out.append(f"/* The skeleton: handle one request (services' environments call it). */\n"
                f"void {itf.name}_dispatch(const struct {itf.name}_ops *ops, struct svc_call *call);\n"
                f"/* True if a request label belongs to this interface. */\n"
@@ -395,6 +397,13 @@ def server(itf: Interface) -> str:
     out.append("    default: svc_fail(call, SVC_E_INVAL); return;\n    }\n}\n")
     if not itf.own_entry:
         out.append(f"\nvoid {itf.name}_service(struct svc_call *call)\n{{\n    {itf.name}_dispatch(&{itf.name}_ops, call);\n}}\n")
+    # The user placement's register path: the server loop offers each
+    # request here first (a service with its own entry sees every request).
+    out.append(f"\nint {itf.name}_fastentry(struct svc_call *call, uint64_t *x)\n{{\n")
+    if itf.own_entry:
+        out.append("    (void)call;\n    (void)x;\n    return SVC_FAST_OTHER;\n}\n")
+    else:
+        out.append(f"    return {itf.name}_fast(call, x);\n}}\n")
     return "".join(out)
 
 

@@ -13,7 +13,6 @@
 #define TRIALS      10
 
 static uint8_t *buf0, *buf1;          /* one 2 MiB page: one TLB entry */
-static volatile uint64_t woke;
 static volatile int stop_reading;
 static volatile unsigned reads_done[2], reads_bad[2];
 
@@ -92,7 +91,6 @@ static void sleeper(void *arg)
     sys_futex_wait((uint64_t)&zero, 0, ticks * 1000000000ull / freq());
     const volatile uint8_t *b = buf0;
     woke_mid = b[1] == 7 && b[MIB - 1] == 0 ? 1 : -1;     /* pattern bytes 1 and MIB-1 are 7 and 248 */
-    woke = now();
     for (;;)
         sleep_ms(1000);
 }

@@ -47,6 +47,8 @@ extern const struct noop_ops noop_ops;
 /* The service's entry (the environments call it): noop_dispatch
  * with the service's handlers. */
 void noop_service(struct svc_call *call);
+/* The user server loop's register path: SVC_FAST_* (see noop_fast). */
+int noop_fastentry(struct svc_call *call, uint64_t *x);
 
 /* The skeleton: handle one request (services' environments call it). */
 void noop_dispatch(const struct noop_ops *ops, struct svc_call *call);
