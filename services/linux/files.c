@@ -24,6 +24,8 @@
 #define O_DIRECTORY 040000
 #define O_NOFOLLOW  0100000
 #define O_CLOEXEC   02000000
+#define O_LARGEFILE 0400000
+#define FIONREAD    0x541b
 #define O_PATH      010000000
 #define AT_FDCWD    (-100)
 #define AT_SYMLINK_NOFOLLOW 0x100
@@ -43,21 +45,31 @@ static struct lx_file *file_of(struct lx_proc *p, uint64_t fd)
     return fd < LX_FDS ? p->fds[fd] : NULL;
 }
 
-static struct lx_file *file_new(int32_t node, uint32_t flags)
+struct lx_file *lx_file_new(int32_t node, uint32_t flags)
 {
     for (int i = 0; i < LX_OPEN; i++) {
         if (!files[i].refs) {
-            files[i] = (struct lx_file){ 1, node, flags, 0 };
+            files[i] = (struct lx_file){ 1, node, flags, 0, -1 };
             return &files[i];
         }
     }
     return NULL;
 }
 
-/* The lowest free descriptor of p, or -EMFILE. */
-static int fd_new(struct lx_proc *p, struct lx_file *f, int cloexec)
+void lx_file_get(struct lx_file *f)
 {
-    for (int fd = 0; fd < LX_FDS; fd++) {
+    f->refs++;
+}
+
+void lx_file_put(struct lx_file *f)
+{
+    if (--f->refs == 0 && f->node < 0)
+        lx_pipe_close(f);
+}
+
+int lx_fd_new(struct lx_proc *p, struct lx_file *f, int cloexec, int from)
+{
+    for (int fd = from; fd < LX_FDS; fd++) {
         if (!p->fds[fd]) {
             p->fds[fd] = f;
             p->cloexec[fd] = (uint8_t)cloexec;
@@ -71,7 +83,7 @@ int lx_files_init(struct lx_proc *p)
 {
     if (console_node < 0)
         console_node = lx_lookup(LX_ROOT, "/dev/console", 1);
-    struct lx_file *f = console_node >= 0 ? file_new(console_node, O_RDWR) : NULL;
+    struct lx_file *f = console_node >= 0 ? lx_file_new(console_node, O_RDWR) : NULL;
     if (!f)
         return -LX_ENFILE;
     f->refs = 3;
@@ -83,7 +95,7 @@ void lx_files_drop(struct lx_proc *p)
 {
     for (int fd = 0; fd < LX_FDS; fd++) {
         if (p->fds[fd])
-            p->fds[fd]->refs--;
+            lx_file_put(p->fds[fd]);
         p->fds[fd] = NULL;
     }
 }
@@ -99,7 +111,7 @@ static int32_t start_dir(struct lx_ctx *c, int64_t dirfd, const char *path)
     struct lx_file *f = (int32_t)dirfd >= 0 ? file_of(c->p, (uint32_t)dirfd) : NULL;
     if (!f)
         return -LX_EBADF;
-    return kind(lx_node(f->node)) == LX_S_IFDIR ? f->node : -LX_ENOTDIR;
+    return f->node >= 0 && kind(lx_node(f->node)) == LX_S_IFDIR ? f->node : -LX_ENOTDIR;
 }
 
 int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t flags, uint64_t mode)
@@ -134,10 +146,10 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
         return -LX_ENXIO;
     if ((fl & O_ACCMODE) == O_ACCMODE)
         return -LX_EINVAL;
-    struct lx_file *f = file_new(node, fl & ~(uint32_t)(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC));
+    struct lx_file *f = lx_file_new(node, (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC)) | O_LARGEFILE);
     if (!f)
         return -LX_ENFILE;
-    int fd = fd_new(c->p, f, (fl & O_CLOEXEC) != 0);
+    int fd = lx_fd_new(c->p, f, (fl & O_CLOEXEC) != 0, 0);
     if (fd < 0)
         f->refs = 0;
     return fd;
@@ -148,8 +160,8 @@ int64_t lx_sys_close(struct lx_ctx *c, uint64_t fd)
     struct lx_file *f = file_of(c->p, (uint32_t)fd);
     if (!f)
         return -LX_EBADF;
-    f->refs--;
     c->p->fds[(uint32_t)fd] = NULL;
+    lx_file_put(f);
     return 0;
 }
 
@@ -158,9 +170,11 @@ static const uint8_t zeros[1024];
 /* Read up to len bytes of f at *pos into the process at buf (range checked). */
 static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len, uint64_t *pos)
 {
-    struct lx_node *n = lx_node(f->node);
     if (len > MAX_RW_COUNT)
         len = MAX_RW_COUNT;
+    if (f->node < 0)
+        return lx_pipe_read(c, f, buf, len);
+    struct lx_node *n = lx_node(f->node);
     switch (kind(n)) {
     case LX_S_IFDIR:
         return -LX_EISDIR;
@@ -190,9 +204,11 @@ static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint
 /* Write len bytes from the process at buf to f (range checked). */
 static int64_t write_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len)
 {
-    struct lx_node *n = lx_node(f->node);
     if (len > MAX_RW_COUNT)
         len = MAX_RW_COUNT;
+    if (f->node < 0)
+        return lx_pipe_write(c, f, buf, len);
+    struct lx_node *n = lx_node(f->node);
     if (kind(n) != LX_S_IFCHR)
         return -LX_EBADF;
     if (n->dev != LX_DEV_CONSOLE)
@@ -226,6 +242,8 @@ int64_t lx_sys_pread(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, 
         return -LX_EBADF;
     if (!lx_range_ok(buf, len))
         return -LX_EFAULT;
+    if (f->node < 0)
+        return -LX_ESPIPE;
     if (off < 0)
         return -LX_EINVAL;
     if (kind(lx_node(f->node)) != LX_S_IFREG && kind(lx_node(f->node)) != LX_S_IFDIR)
@@ -274,6 +292,14 @@ int64_t lx_sys_readv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt,
         for (uint64_t j = 0; j < k; j++) {
             uint64_t want = iov[j].len < MAX_RW_COUNT - total ? iov[j].len : MAX_RW_COUNT - total;
             int64_t r = writing ? write_file(c, f, iov[j].base, want) : read_file(c, f, iov[j].base, want, &f->pos);
+            if (r == LX_BLOCK) {                /* a pipe: what moved so far, or wait with nothing moved */
+                total += c->p->io_done;
+                c->p->io_done = 0;
+                if (!total)
+                    return LX_BLOCK;
+                c->p->blk.kind = LX_BLK_NONE;
+                return (int64_t)total;
+            }
             if (r < 0)
                 return total ? (int64_t)total : r;
             total += (uint64_t)r;
@@ -289,6 +315,8 @@ int64_t lx_sys_lseek(struct lx_ctx *c, uint64_t fd, int64_t off, uint64_t whence
     struct lx_file *f = file_of(c->p, (uint32_t)fd);
     if (!f)
         return -LX_EBADF;
+    if (f->node < 0)
+        return -LX_ESPIPE;
     struct lx_node *n = lx_node(f->node);
     if (kind(n) == LX_S_IFCHR)
         return n->dev == LX_DEV_CONSOLE ? -LX_ESPIPE : 0;
@@ -348,6 +376,15 @@ static int64_t stat_out(struct lx_ctx *c, int32_t node, uint64_t buf)
 int64_t lx_sys_fstat(struct lx_ctx *c, uint64_t fd, uint64_t buf)
 {
     struct lx_file *f = file_of(c->p, (uint32_t)fd);
+    if (f && f->node < 0) {                     /* a pipe: a FIFO of the pipe file system */
+        struct lx_stat st = { 0 };
+        st.dev = 0xc;
+        st.ino = 0x1000 + (uint64_t)f->pipe;
+        st.mode = 0010600;
+        st.nlink = 1;
+        st.blksize = 4096;
+        return lx_copy_out(c, buf, &st, sizeof(st));
+    }
     return f ? stat_out(c, f->node, buf) : -LX_EBADF;
 }
 
@@ -391,7 +428,7 @@ int64_t lx_sys_getdents64(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t 
     struct lx_file *f = file_of(c->p, (uint32_t)fd);
     if (!f)
         return -LX_EBADF;
-    if (kind(lx_node(f->node)) != LX_S_IFDIR)
+    if (f->node < 0 || kind(lx_node(f->node)) != LX_S_IFDIR)
         return -LX_ENOTDIR;
     int32_t count = (int32_t)len;               /* Linux keeps the count in an int: past 2^31, EINVAL */
     uint8_t rec[8 + 8 + 2 + 1 + LX_NAME_MAX + 1 + 8];
@@ -426,8 +463,12 @@ int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg)
     struct lx_file *f = file_of(c->p, (uint32_t)fd);
     if (!f)
         return -LX_EBADF;
-    struct lx_node *n = lx_node(f->node);
-    if (kind(n) != LX_S_IFCHR || n->dev != LX_DEV_CONSOLE)
+    if (f->node < 0 && (uint32_t)req == FIONREAD) {
+        int32_t avail = (int32_t)lx_pipe_avail(f);
+        return lx_copy_out(c, arg, &avail, sizeof(avail));
+    }
+    struct lx_node *n = f->node >= 0 ? lx_node(f->node) : NULL;
+    if (!n || kind(n) != LX_S_IFCHR || n->dev != LX_DEV_CONSOLE)
         return -LX_ENOTTY;
     switch ((uint32_t)req) {
     case TCGETS: {

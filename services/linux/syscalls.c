@@ -15,7 +15,9 @@
 #define LX_VERSION_STRING "#1 Petrel 0.1 (Linux personality, user placement)"
 
 enum {
-    NR_ioctl = 29, NR_openat = 56, NR_close = 57, NR_getdents64 = 61, NR_lseek = 62, NR_read = 63,
+    NR_dup = 23, NR_dup3 = 24, NR_fcntl = 25, NR_ioctl = 29, NR_pipe2 = 59, NR_waitid = 95, NR_setpgid = 154,
+    NR_getpgid = 155, NR_getsid = 156, NR_setsid = 157, NR_clone = 220, NR_execve = 221, NR_mprotect = 226,
+    NR_wait4 = 260, NR_openat = 56, NR_close = 57, NR_getdents64 = 61, NR_lseek = 62, NR_read = 63,
     NR_write = 64, NR_readv = 65, NR_writev = 66, NR_pread64 = 67, NR_newfstatat = 79, NR_fstat = 80,
     NR_exit = 93, NR_exit_group = 94, NR_set_tid_address = 96, NR_clock_gettime = 113,
     NR_uname = 160, NR_getpid = 172, NR_getppid = 173, NR_getuid = 174, NR_geteuid = 175,
@@ -107,6 +109,19 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_uname:          return sys_uname(c, a[0]);
     case NR_clock_gettime:  return sys_clock_gettime(c, a[0], a[1]);
     case NR_getrandom:      return sys_getrandom(c, a[0], a[1], a[2]);
+    case NR_mprotect:       return lx_sys_mprotect(c, a[0], a[1], a[2]);
+    case NR_clone:          return lx_sys_clone(c, a[0], a[1], a[2], a[3], a[4]);
+    case NR_execve:         return lx_sys_execve(c, a[0], a[1], a[2]);
+    case NR_wait4:          return lx_sys_wait4(c, (int64_t)a[0], a[1], a[2], a[3]);
+    case NR_waitid:         return lx_sys_waitid(c, a[0], a[1], a[2], a[3]);
+    case NR_setpgid:        return lx_sys_setpgid(c, (int64_t)a[0], (int64_t)a[1]);
+    case NR_getpgid:        return lx_sys_getpgid(c, (int64_t)a[0]);
+    case NR_getsid:         return lx_sys_getsid(c, (int64_t)a[0]);
+    case NR_setsid:         return lx_sys_setsid(c);
+    case NR_pipe2:          return lx_sys_pipe2(c, a[0], a[1]);
+    case NR_dup:            return lx_sys_dup(c, a[0]);
+    case NR_dup3:           return lx_sys_dup3(c, a[0], a[1], a[2]);
+    case NR_fcntl:          return lx_sys_fcntl(c, a[0], a[1], a[2]);
     case NR_getpid:
     case NR_gettid:         return c->p->pid;
     case NR_getppid:        return c->p->ppid;
