@@ -341,7 +341,7 @@ void lx_wake_all(int kind, int32_t on)
 {
     for (int i = 0; i < LX_PROCS; i++)
         if (procs[i].used && procs[i].blk.kind == kind && procs[i].blk.on == on)
-            lx_wake(&procs[i], 0);
+            lx_wake(&procs[i], kind == LX_BLK_VFORK ? on : 0);     /* a vfork parent learns the child's pid */
 }
 
 /* ---------------------------------------------------------------- starting commands */
