@@ -346,18 +346,32 @@ void lx_wake_all(int kind, int32_t on)
 
 /* ---------------------------------------------------------------- starting commands */
 
-/* Split `text` (modified) into words at spaces; how many (at most max). */
+/* Split `text` (modified) into words at spaces and tabs, a part in single
+ * quotes kept whole (without its quotes); how many (at most max). */
 static int words(char *text, char **out, int max)
 {
     int n = 0;
-    for (char *s = text; *s && n < max; ) {
+    char *s = text;
+    while (*s && n < max) {
         while (*s == ' ' || *s == '\t')
-            *s++ = 0;
+            s++;
         if (!*s)
             break;
+        char *d = s;
         out[n++] = s;
-        while (*s && *s != ' ' && *s != '\t')
+        while (*s && *s != ' ' && *s != '\t') {
+            if (*s != '\'') {
+                *d++ = *s++;
+                continue;
+            }
+            for (s++; *s && *s != '\''; )
+                *d++ = *s++;
+            if (*s)
+                s++;
+        }
+        if (*s)
             s++;
+        *d = 0;
     }
     return n;
 }
