@@ -27,7 +27,7 @@ enum {
 #define LX_FDS          64              /* descriptors per process (RLIMIT_NOFILE) */
 #define LX_OPEN         256             /* open file descriptions in all */
 #define LX_VMAS         64              /* mapped ranges per process (the program, heap, stack, mmaps) */
-#define LX_MOBJS        1024            /* memory objects behind them, in all */
+#define LX_MOBJS        (LX_PROCS * LX_VMAS)    /* memory objects behind them, in all */
 #define LX_PIPES        64              /* pipes in all */
 #define LX_PIPE_BUF     (64 * 1024)     /* a pipe's capacity */
 #define LX_PIPE_ATOMIC  4096            /* writes up to this size are never split (PIPE_BUF) */
