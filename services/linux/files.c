@@ -102,12 +102,14 @@ void lx_files_drop(struct lx_proc *p)
 
 static uint32_t kind(const struct lx_node *n) { return n->mode & LX_S_IFMT; }
 
-/* The directory a path is relative to: AT_FDCWD (the root, the only
- * working directory in this step) or a directory descriptor. */
+/* The directory a path is relative to: AT_FDCWD (the working directory)
+ * or a directory descriptor. */
 static int32_t start_dir(struct lx_ctx *c, int64_t dirfd, const char *path)
 {
-    if (path[0] == '/' || (int32_t)dirfd == AT_FDCWD)
+    if (path[0] == '/')
         return LX_ROOT;
+    if ((int32_t)dirfd == AT_FDCWD)
+        return c->p->cwd;
     struct lx_file *f = (int32_t)dirfd >= 0 ? file_of(c->p, (uint32_t)dirfd) : NULL;
     if (!f)
         return -LX_EBADF;
@@ -397,7 +399,7 @@ int64_t lx_sys_newfstatat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint6
         return len;
     if (len == 0 && ((uint32_t)flags & AT_EMPTY_PATH)) {
         if ((int32_t)dirfd == AT_FDCWD)
-            return stat_out(c, LX_ROOT, buf);
+            return stat_out(c, c->p->cwd, buf);
         return lx_sys_fstat(c, (uint32_t)dirfd, buf);
     }
     if (len == 0)
@@ -486,4 +488,58 @@ int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg)
     default:
         return -LX_ENOTTY;
     }
+}
+
+/* ---------------------------------------------------------------- the working directory */
+
+/* Make directory node `dir` (or the error that finding it gave) the working directory. */
+static int64_t set_cwd(struct lx_ctx *c, int32_t dir)
+{
+    if (dir < 0)
+        return dir;
+    if (kind(lx_node(dir)) != LX_S_IFDIR)
+        return -LX_ENOTDIR;
+    if (!(lx_node(dir)->mode & 0111))
+        return -LX_EACCES;
+    c->p->cwd = dir;
+    return 0;
+}
+
+int64_t lx_sys_chdir(struct lx_ctx *c, uint64_t upath)
+{
+    int64_t len = lx_copy_str(c, path_buf, upath, sizeof(path_buf));
+    if (len < 0)
+        return len;
+    if (len == 0)
+        return -LX_ENOENT;
+    return set_cwd(c, lx_lookup(start_dir(c, AT_FDCWD, path_buf), path_buf, 1));
+}
+
+int64_t lx_sys_fchdir(struct lx_ctx *c, uint64_t fd)
+{
+    struct lx_file *f = file_of(c->p, (uint32_t)fd);
+    if (!f)
+        return -LX_EBADF;
+    return f->node < 0 ? -LX_ENOTDIR : set_cwd(c, f->node);
+}
+
+/* The working directory's path, built from its node up to the root. */
+int64_t lx_sys_getcwd(struct lx_ctx *c, uint64_t buf, uint64_t size)
+{
+    uint64_t at = sizeof(path_buf) - 1;
+    path_buf[at] = 0;
+    for (int32_t n = c->p->cwd; n != LX_ROOT; n = lx_node(n)->parent) {
+        struct lx_node *node = lx_node(n);
+        if (node->name_len + 1 > at)
+            return -LX_ENAMETOOLONG;
+        at -= node->name_len;
+        memcpy(path_buf + at, node->name, node->name_len);
+        path_buf[--at] = '/';
+    }
+    if (at == sizeof(path_buf) - 1)
+        path_buf[--at] = '/';
+    uint64_t len = sizeof(path_buf) - at;           /* with its NUL */
+    if (size < len)
+        return -34;                                 /* ERANGE */
+    return lx_copy_out(c, buf, path_buf + at, len) ? -LX_EFAULT : (int64_t)len;
 }

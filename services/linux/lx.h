@@ -139,6 +139,7 @@ struct lx_proc {
     int pid, ppid;              /* ppid 0: no Linux parent (started by a native program, or orphaned) */
     int pgid, sid;
     int orphan;                 /* its parent ended: nobody will wait for it */
+    int32_t cwd;                /* the working directory's node (0: the root) */
     svc_handle space, thread;
     char comm[16];              /* the program's name (its file name, cut) */
     uint64_t brk_start, brk;    /* the heap: [brk_start, brk); mapped to lx_page_up(brk) */
@@ -212,6 +213,9 @@ int64_t lx_sys_fstat(struct lx_ctx *c, uint64_t fd, uint64_t buf);
 int64_t lx_sys_newfstatat(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64_t buf, uint64_t flags);
 int64_t lx_sys_getdents64(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len);
 int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg);
+int64_t lx_sys_chdir(struct lx_ctx *c, uint64_t path);
+int64_t lx_sys_fchdir(struct lx_ctx *c, uint64_t fd);
+int64_t lx_sys_getcwd(struct lx_ctx *c, uint64_t buf, uint64_t size);
 /* The console descriptors 0, 1 and 2 of a new process; 0 or a negated errno. */
 int lx_files_init(struct lx_proc *p);
 /* Close every descriptor of p. */

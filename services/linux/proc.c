@@ -77,6 +77,7 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
     child->ppid = p->pid;
     child->pgid = p->pgid;
     child->sid = p->sid;
+    child->cwd = p->cwd;
     memcpy(child->comm, p->comm, sizeof(child->comm));
     child->tid_address = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
     for (int fd = 0; fd < LX_FDS; fd++) {
@@ -194,7 +195,7 @@ int64_t lx_sys_execve(struct lx_ctx *c, uint64_t upath, uint64_t uargv, uint64_t
         return len;
     if (len == 0)
         return -LX_ENOENT;
-    int32_t node = lx_lookup(LX_ROOT, exec_path, 1);
+    int32_t node = lx_lookup(exec_path[0] == '/' ? LX_ROOT : p->cwd, exec_path, 1);
     if (node < 0)
         return node;
     struct lx_node *n = lx_node(node);

@@ -15,7 +15,7 @@
 #define LX_VERSION_STRING "#1 Petrel 0.1 (Linux personality, user placement)"
 
 enum {
-    NR_getcwd = 17, NR_set_robust_list = 99, NR_prctl = 167, NR_dup = 23, NR_dup3 = 24, NR_fcntl = 25, NR_ioctl = 29, NR_pipe2 = 59, NR_waitid = 95, NR_setpgid = 154,
+    NR_getcwd = 17, NR_chdir = 49, NR_fchdir = 50, NR_set_robust_list = 99, NR_prctl = 167, NR_dup = 23, NR_dup3 = 24, NR_fcntl = 25, NR_ioctl = 29, NR_pipe2 = 59, NR_waitid = 95, NR_setpgid = 154,
     NR_getpgid = 155, NR_getsid = 156, NR_setsid = 157, NR_clone = 220, NR_execve = 221, NR_mprotect = 226,
     NR_wait4 = 260, NR_openat = 56, NR_close = 57, NR_getdents64 = 61, NR_lseek = 62, NR_read = 63,
     NR_write = 64, NR_readv = 65, NR_writev = 66, NR_pread64 = 67, NR_newfstatat = 79, NR_fstat = 80,
@@ -86,14 +86,6 @@ static int64_t sys_getrandom(struct lx_ctx *c, uint64_t buf, uint64_t len, uint6
     return (int64_t)done;
 }
 
-/* The working directory is always the root in this step (no chdir yet). */
-static int64_t sys_getcwd(struct lx_ctx *c, uint64_t buf, uint64_t size)
-{
-    if (size < 2)
-        return -34;                             /* ERANGE */
-    return lx_copy_out(c, buf, "/", 2) ? -LX_EFAULT : 2;
-}
-
 #define PR_SET_NAME 15
 #define PR_GET_NAME 16
 
@@ -144,7 +136,9 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_uname:          return sys_uname(c, a[0]);
     case NR_clock_gettime:  return sys_clock_gettime(c, a[0], a[1]);
     case NR_getrandom:      return sys_getrandom(c, a[0], a[1], a[2]);
-    case NR_getcwd:         return sys_getcwd(c, a[0], a[1]);
+    case NR_getcwd:         return lx_sys_getcwd(c, a[0], a[1]);
+    case NR_chdir:          return lx_sys_chdir(c, a[0]);
+    case NR_fchdir:         return lx_sys_fchdir(c, a[0]);
     case NR_prctl:          return sys_prctl(c, a[0], a[1]);
     case NR_set_robust_list: return a[1] == 24 ? 0 : -LX_EINVAL;   /* kept nowhere: one thread per process */
     case NR_mprotect:       return lx_sys_mprotect(c, a[0], a[1], a[2]);

@@ -46,9 +46,9 @@ int main(void)
         printf("child: counter %d heap %c anon %c\n", counter, heap[5], anon[0]);
         _exit(7);
     }
-    printf("fork returned a pid: %d\n", pid > 0);
     int st = 0;
-    pid_t got = waitpid(pid, &st, 0);
+    pid_t got = waitpid(pid, &st, 0);           /* (before printing: the child prints meanwhile) */
+    printf("fork returned a pid: %d\n", pid > 0);
     printf("waitpid returned the child: %d\n", got == pid);
     show_status("exit 7", st);
     printf("parent: counter %d heap %c anon %c\n", counter, heap[5], anon[0]);
