@@ -195,13 +195,8 @@ int64_t lx_sys_execve(struct lx_ctx *c, uint64_t upath, uint64_t uargv, uint64_t
         return len;
     if (len == 0)
         return -LX_ENOENT;
-    int32_t node = lx_lookup(exec_path[0] == '/' ? LX_ROOT : p->cwd, exec_path, 1);
-    if (node < 0)
-        return node;
-    struct lx_node *n = lx_node(node);
-    if ((n->mode & LX_S_IFMT) != LX_S_IFREG || !(n->mode & 0111))
-        return -LX_EACCES;
-    /* The strings: argv to exec_vec[0..argc), envp after it, then moved to envp[]. */
+    /* The strings first, then the file, in Linux's order: argv to
+     * exec_vec[0..argc), envp after it, then moved to envp[]. */
     uint64_t used = 0;
     int count = 0;
     int err = copy_vector(c, uargv, &used, &count);
@@ -213,6 +208,12 @@ int64_t lx_sys_execve(struct lx_ctx *c, uint64_t upath, uint64_t uargv, uint64_t
     static char *envp[EXEC_ARGS];
     int nenv = count - argc;
     memcpy(envp, &exec_vec[argc], sizeof(envp[0]) * (size_t)nenv);
+    int32_t node = lx_lookup(exec_path[0] == '/' ? LX_ROOT : p->cwd, exec_path, 1);
+    if (node < 0)
+        return node;
+    struct lx_node *n = lx_node(node);
+    if ((n->mode & LX_S_IFMT) != LX_S_IFREG || !(n->mode & 0111))
+        return -LX_EACCES;
     if (n->size >= 2 && !memcmp(lx_fs_data() + n->data_off, "#!", 2)) {
         node = script(node, &argc);
         if (node < 0)

@@ -60,6 +60,11 @@ int main(int argc, char **argv)
     SHOW("execve of a bad path pointer", execve(hidden(8), none, environ));
     SHOW("execve of a bad argv", execve("/bin/hello", hidden(8), environ));
     SHOW("execve of a data file", execve("/data/notelf", none, environ));
+    char *badarg[] = { "x", hidden(8), NULL };
+    SHOW("execve with a bad argv string", execve("/bin/hello", badarg, environ));
+    SHOW("execve with a bad envp", execve("/bin/hello", none, hidden(16)));
+    SHOW("execve with a bad envp string", execve("/bin/hello", none, badarg));
+    SHOW("execve of nothing with a bad argv (the strings first)", execve("/bin/nothing", hidden(8), environ));
     SHOW("execve through a file", execve("/bin/hello/x", none, environ));
 
     /* A #! script runs its interpreter with the script's path. */

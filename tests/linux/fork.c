@@ -1,6 +1,9 @@
 /* fork, wait4 and waitid: the child's copy of memory, wait status
  * encodings, getppid, WNOHANG, ECHILD, vfork, FP registers across fork,
  * orphans, process groups and sessions. */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -11,6 +14,14 @@
 #include "lxtest.h"
 
 static int counter = 100;
+
+/* An address the compiler cannot see through. */
+static void *hidden(uintptr_t a)
+{
+    void *p = (void *)a;
+    __asm__ volatile("" : "+r"(p));
+    return p;
+}
 
 /* Write to an address the compiler cannot see. */
 static void poke(uintptr_t a)
@@ -128,6 +139,31 @@ int main(void)
         _exit(9);
     waitpid(pid, &st, 0);
     show_status("vfork exit 9", st);
+
+    /* CLONE_VFORK without CLONE_VM: a copy, and the parent waits until the
+     * child ends, so the child's line always comes first. */
+    if ((pid = (pid_t)syscall(SYS_clone, CLONE_VFORK | SIGCHLD, 0, 0, 0, 0)) == 0) {
+        printf("CLONE_VFORK child runs first\n");
+        _exit(8);
+    }
+    printf("CLONE_VFORK parent goes on\n");
+    waitpid(pid, &st, 0);
+    show_status("CLONE_VFORK exit 8", st);
+
+    /* clone's own rules, and a parent tid written. */
+    SHOW("clone CLONE_THREAD without CLONE_SIGHAND", syscall(SYS_clone, CLONE_THREAD | CLONE_VM, 0, 0, 0, 0));
+    SHOW("clone CLONE_SIGHAND without CLONE_VM", syscall(SYS_clone, CLONE_SIGHAND, 0, 0, 0, 0));
+    pid_t ptid = 0;
+    if ((pid = (pid_t)syscall(SYS_clone, CLONE_PARENT_SETTID | SIGCHLD, 0, &ptid, 0, 0)) == 0)
+        _exit(0);
+    printf("CLONE_PARENT_SETTID wrote the child's pid: %d\n", ptid == pid);
+    waitpid(pid, &st, 0);
+    if ((pid = fork()) == 0)
+        _exit(1);
+    while (waitid(P_PID, pid, NULL, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+        ;
+    SHOW("wait4 into a bad pointer (the child is reaped anyway)", wait4(pid, (int *)hidden(8), 0, NULL));
+    SHOW("then it is gone", waitpid(pid, &st, WNOHANG));
 
     /* FP/SIMD registers are the parent's in the child. */
     volatile double x = 2.5;
