@@ -158,6 +158,22 @@ int main(void)
         _exit(0);
     printf("CLONE_PARENT_SETTID wrote the child's pid: %d\n", ptid == pid);
     waitpid(pid, &st, 0);
+    volatile pid_t ctid = 0;
+    if ((pid = (pid_t)syscall(SYS_clone, CLONE_CHILD_SETTID | SIGCHLD, 0, 0, 0, &ctid)) == 0)
+        _exit(ctid == getpid() ? 1 : 2);
+    waitpid(pid, &st, 0);
+    printf("CLONE_CHILD_SETTID: in the child's copy %d, not in the parent's %d\n", WEXITSTATUS(st) == 1, ctid == 0);
+    uint64_t tp;
+    __asm__ volatile("mrs %0, tpidr_el0" : "=r"(tp));
+    if ((pid = (pid_t)syscall(SYS_clone, CLONE_SETTLS | SIGCHLD, 0, 0, tp + 64, 0)) == 0) {
+        uint64_t mine;
+        __asm__ volatile("mrs %0, tpidr_el0" : "=r"(mine));
+        register long x0 __asm__("x0") = mine == tp + 64 ? 1 : 2;   /* no libc: its TLS moved */
+        register long x8 __asm__("x8") = SYS_exit_group;
+        __asm__ volatile("svc #0" : : "r"(x0), "r"(x8));
+    }
+    waitpid(pid, &st, 0);
+    printf("CLONE_SETTLS: the child's thread pointer %d\n", WEXITSTATUS(st));
     if ((pid = fork()) == 0)
         _exit(1);
     while (waitid(P_PID, pid, NULL, WEXITED | WNOWAIT) < 0 && errno == EINTR)
