@@ -307,6 +307,8 @@ int64_t lx_sys_mmap(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot
             return -LX_ENOMEM;
     }
     uint32_t rights = rights_of(prot);
+    if (!file && !rights)                       /* reserved: an object only for what mprotect opens later */
+        return lx_vma_map(p, NULL, va, 0, size, 0, LX_VMA_MMAP) ? -LX_ENOMEM : (int64_t)va;
     if (!file)
         return lx_vma_fresh(p, va, size, rights, LX_VMA_MMAP) ? -LX_ENOMEM : (int64_t)va;
     /* A private copy of the file (the root never changes under it). */

@@ -89,5 +89,12 @@ int main(void)
     SHOW("a PROT_NONE mapping made writable", mprotect(n, 4096, PROT_READ | PROT_WRITE));
     n[10] = 1;
     printf("and it is zeroed memory: %d %d\n", n[0], n[10]);
+    /* A big reservation costs nothing until a piece of it is opened. */
+    char *big = mmap(NULL, 1ul << 34, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    printf("16 GiB reserved: %d\n", big != MAP_FAILED);
+    SHOW("a page in its middle opened", mprotect(big + (1ul << 33), 4096, PROT_READ | PROT_WRITE));
+    big[(1ul << 33) + 5] = 7;
+    printf("it holds %d\n", big[(1ul << 33) + 5]);
+    SHOW("the reservation unmapped", munmap(big, 1ul << 34));
     return 0;
 }
