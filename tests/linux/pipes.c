@@ -146,6 +146,23 @@ int main(void)
     waitpid(pid, &status, 0);
     printf("hello through a pipe: \"%.12s\" (%ld bytes), status %d\n", buf, total, WEXITSTATUS(status));
     close(p[0]);
+    /* A writer that crashes closes its end: the reader sees end of file. */
+    pipe(p);
+    pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        write(p[1], "partial", 7);
+        *(volatile int *)hidden(24) = 1;
+        _exit(0);
+    }
+    close(p[1]);
+    total = 0;
+    while ((r = read(p[0], buf, sizeof(buf))) > 0)
+        total += r;
+    waitpid(pid, &status, 0);
+    printf("after the writer crashed: %ld bytes, then %ld; it died of signal %d\n", total, r,
+           WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    close(p[0]);
     SHOW("pipe2 with bad flags", pipe2(p, 1));
     SHOW("pipe2 with O_CLOEXEC", pipe2(p, O_CLOEXEC));
     printf("close-on-exec set: %d\n", fcntl(p[0], F_GETFD) == FD_CLOEXEC && fcntl(p[1], F_GETFD) == FD_CLOEXEC);
