@@ -82,7 +82,8 @@ int main(void)
     /* Random calls: the results are not compared, only survival. */
     static const long nrs[] = { SYS_read, SYS_write, SYS_readv, SYS_writev, SYS_pread64, SYS_openat, SYS_close,
                                 SYS_lseek, SYS_fstat, SYS_newfstatat, SYS_getdents64, SYS_ioctl, SYS_uname,
-                                SYS_clock_gettime, SYS_getrandom, SYS_getpid, SYS_wait4, 404, 999 };
+                                SYS_clock_gettime, SYS_getrandom, SYS_getpid, SYS_wait4, SYS_waitid, SYS_getpgid,
+                                SYS_getsid, SYS_setpgid, SYS_setsid, SYS_getcwd, SYS_chdir, SYS_fchdir, 404, 999 };
     srand(42);
     long calls = 0;
     for (int i = 0; i < 20000; i++) {
