@@ -211,6 +211,43 @@ static void thread_copy(void)
     sys_handle_close((uint32_t)n);
 }
 
+/* A thread's FP registers survive its core going idle while it waits and
+ * another thread using FP running there meanwhile. */
+static volatile uint64_t idle_fp_got;
+
+static void idle_fp_waiter(void *arg)
+{
+    uint64_t got;
+    register uint64_t x0 __asm__("x0") = (uint64_t)(uintptr_t)arg;
+    __asm__ volatile(".arch_extension fp\nmov x9, #0x3131\nfmov d9, x9\nsvc #62\nfmov %1, d9\n"
+                     : "+r"(x0), "=r"(got) : : "x9", "d9", "memory");
+    idle_fp_got = got;
+}
+
+static void idle_fp_clobber(void *arg)
+{
+    (void)arg;
+    __asm__ volatile(".arch_extension fp\nmov x9, #0x4242\nfmov d9, x9\n" : : : "x9", "d9");
+}
+
+static void idle_fp(void)
+{
+    int64_t n = sys_notify_create();
+    idle_fp_got = 0;
+    int64_t a = thread_spawn(idle_fp_waiter, (void *)(uintptr_t)n, 100, 0);
+    sleep_ms(20);                               /* a waits; the core idles with its FP state loaded */
+    int64_t b = thread_spawn(idle_fp_clobber, NULL, 100, 0);
+    sleep_ms(20);                               /* b ran on the same core and used FP */
+    sys_notify_signal((uint32_t)n, 1);
+    for (int i = 0; i < 40 && !idle_fp_got; i++)
+        sleep_ms(5);
+    tap_ok(idle_fp_got == 0x3131, "sched: FP registers survive an idle core and another FP thread (d9 %lx)",
+           (unsigned long)idle_fp_got);
+    thread_reap((uint32_t)a);
+    thread_reap((uint32_t)b);
+    sys_handle_close((uint32_t)n);
+}
+
 static void affinity(void)
 {
     stop = 0;
@@ -233,6 +270,7 @@ static void affinity(void)
 void test_sched(void)
 {
     fp_state();
+    idle_fp();
     thread_copy();
     preemption();
     affinity();
