@@ -120,8 +120,10 @@ $(O)/linux/init: tests/linux/init.c
 	@echo "  MUSLCC  $@"
 	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $<
 
+# Debian's busybox (fetched by ./petrel setup into .cache/busybox) goes in
+# as /bin/busybox with /bin/sh and other applets linked to it.
 $(LINUX_ROOT): $(patsubst %,$(O)/linux/bin/%,$(LINUX_TESTS)) $(LINUX_PIE) $(O)/linux/init $(shell find tests/linux/root) \
-        tools/petrel/rootfs.py tools/petrel/cpio.py Makefile
+        $(wildcard .cache/busybox/busybox) tools/petrel/rootfs.py tools/petrel/cpio.py tools/petrel/busybox.py Makefile
 	@echo "  CPIO    $@"
 	$(Q)PYTHONPATH=tools $(PYTHON) -m petrel.rootfs $@
 

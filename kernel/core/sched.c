@@ -213,6 +213,7 @@ NORETURN void sched_idle(void)
     if (prev) {
         prev->cpu_ticks += arch_counter() - prev->run_start;
         prev->tls = read_sysreg(tpidr_el0);
+        arch_fp_idle(prev);
         c->current = NULL;
         if (prev->state == T_DEAD)
             obj_unref(&prev->obj);

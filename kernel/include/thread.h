@@ -172,5 +172,9 @@ static ALWAYS_INLINE void arch_fp_switch(const struct cpu *c, struct thread *pre
 }
 void arch_fp_trap(struct thread *t);
 void arch_fp_release(struct thread *t);
+/* The core idles after prev: save its state, so memory is current for every thread not running. */
+void arch_fp_idle(struct thread *prev);
+/* Give dst (never run since created) a copy of src's saved FP/SIMD state; 0 or -E_NOMEM. */
+int arch_fp_copy(struct thread *dst, const struct thread *src);
 
 #endif

@@ -48,6 +48,11 @@ svc_handle svc_mem_bootfile(uint32_t index)
     return made(sys_mem_from_bootfile(root_handle(), index), NULL);
 }
 
+svc_handle svc_mem_clone(svc_handle mem, int *err)
+{
+    return made(sys_mem_clone((uint32_t)mem), err);
+}
+
 /* Map the pages of `mem` holding [offset, offset + len) here for a moment
  * and copy into them. */
 int svc_mem_write(svc_handle mem, uint64_t offset, const void *src, uint64_t len)
@@ -98,6 +103,16 @@ int svc_thread_fault_to_me(svc_handle thread, uint64_t badge)
     int64_t err = sys_thread_set_fault_handler((uint32_t)thread, (uint32_t)h);
     sys_handle_close((uint32_t)h);      /* the thread holds the endpoint now */
     return (int)err;
+}
+
+int svc_thread_copy(svc_handle t, svc_handle from)
+{
+    return (int)sys_thread_copy((uint32_t)t, (uint32_t)from);
+}
+
+int svc_thread_set_tls(svc_handle t, uint64_t value)
+{
+    return (int)sys_thread_set_tls((uint32_t)t, value);
 }
 
 int svc_thread_start(svc_handle thread, uint64_t pc, uint64_t sp, uint64_t arg)

@@ -41,6 +41,9 @@ svc_handle svc_mem_create(uint64_t size, int *err);
 /* A read-only, executable memory object over boot image file `index`
  * (its pages used in place); 0 if none. */
 svc_handle svc_mem_bootfile(uint32_t index);
+/* A copy-on-write clone of memory object `mem`: both read the same until
+ * either writes a page (fork); 0 if none (*err says why). */
+svc_handle svc_mem_clone(svc_handle mem, int *err);
 /* Write `len` bytes into memory object `mem` at `offset` (before it is
  * mapped where its owner could see a partial write). */
 int svc_mem_write(svc_handle mem, uint64_t offset, const void *src, uint64_t len);
@@ -56,6 +59,11 @@ int svc_mem_protect(svc_handle space, uint64_t va, uint64_t size, uint32_t right
 svc_handle svc_thread_create(svc_handle space, uint64_t utcb_va, int *err);
 /* Deliver the thread's faults to this service's own endpoint, badged. */
 int svc_thread_fault_to_me(svc_handle thread, uint64_t badge);
+/* Give created thread `t` the registers, TLS and FP/SIMD registers of
+ * thread `from`, which must be stopped (in a fault call, say): fork. */
+int svc_thread_copy(svc_handle t, svc_handle from);
+/* Set a thread's TLS register (TPIDR_EL0). */
+int svc_thread_set_tls(svc_handle t, uint64_t value);
 /* Start it at pc with stack pointer sp and x0 = arg. */
 int svc_thread_start(svc_handle thread, uint64_t pc, uint64_t sp, uint64_t arg);
 

@@ -24,6 +24,8 @@
 #define O_DIRECTORY 040000
 #define O_NOFOLLOW  0100000
 #define O_CLOEXEC   02000000
+#define O_LARGEFILE 0400000
+#define FIONREAD    0x541b
 #define O_PATH      010000000
 #define AT_FDCWD    (-100)
 #define AT_SYMLINK_NOFOLLOW 0x100
@@ -43,21 +45,31 @@ static struct lx_file *file_of(struct lx_proc *p, uint64_t fd)
     return fd < LX_FDS ? p->fds[fd] : NULL;
 }
 
-static struct lx_file *file_new(int32_t node, uint32_t flags)
+struct lx_file *lx_file_new(int32_t node, uint32_t flags)
 {
     for (int i = 0; i < LX_OPEN; i++) {
         if (!files[i].refs) {
-            files[i] = (struct lx_file){ 1, node, flags, 0 };
+            files[i] = (struct lx_file){ 1, node, flags, 0, -1 };
             return &files[i];
         }
     }
     return NULL;
 }
 
-/* The lowest free descriptor of p, or -EMFILE. */
-static int fd_new(struct lx_proc *p, struct lx_file *f, int cloexec)
+void lx_file_get(struct lx_file *f)
 {
-    for (int fd = 0; fd < LX_FDS; fd++) {
+    f->refs++;
+}
+
+void lx_file_put(struct lx_file *f)
+{
+    if (--f->refs == 0 && f->node < 0)
+        lx_pipe_close(f);
+}
+
+int lx_fd_new(struct lx_proc *p, struct lx_file *f, int cloexec, int from)
+{
+    for (int fd = from; fd < LX_FDS; fd++) {
         if (!p->fds[fd]) {
             p->fds[fd] = f;
             p->cloexec[fd] = (uint8_t)cloexec;
@@ -71,7 +83,7 @@ int lx_files_init(struct lx_proc *p)
 {
     if (console_node < 0)
         console_node = lx_lookup(LX_ROOT, "/dev/console", 1);
-    struct lx_file *f = console_node >= 0 ? file_new(console_node, O_RDWR) : NULL;
+    struct lx_file *f = console_node >= 0 ? lx_file_new(console_node, O_RDWR) : NULL;
     if (!f)
         return -LX_ENFILE;
     f->refs = 3;
@@ -83,23 +95,25 @@ void lx_files_drop(struct lx_proc *p)
 {
     for (int fd = 0; fd < LX_FDS; fd++) {
         if (p->fds[fd])
-            p->fds[fd]->refs--;
+            lx_file_put(p->fds[fd]);
         p->fds[fd] = NULL;
     }
 }
 
 static uint32_t kind(const struct lx_node *n) { return n->mode & LX_S_IFMT; }
 
-/* The directory a path is relative to: AT_FDCWD (the root, the only
- * working directory in this step) or a directory descriptor. */
+/* The directory a path is relative to: AT_FDCWD (the working directory)
+ * or a directory descriptor. */
 static int32_t start_dir(struct lx_ctx *c, int64_t dirfd, const char *path)
 {
-    if (path[0] == '/' || (int32_t)dirfd == AT_FDCWD)
+    if (path[0] == '/')
         return LX_ROOT;
+    if ((int32_t)dirfd == AT_FDCWD)
+        return c->p->cwd;
     struct lx_file *f = (int32_t)dirfd >= 0 ? file_of(c->p, (uint32_t)dirfd) : NULL;
     if (!f)
         return -LX_EBADF;
-    return kind(lx_node(f->node)) == LX_S_IFDIR ? f->node : -LX_ENOTDIR;
+    return f->node >= 0 && kind(lx_node(f->node)) == LX_S_IFDIR ? f->node : -LX_ENOTDIR;
 }
 
 int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t flags, uint64_t mode)
@@ -134,10 +148,10 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
         return -LX_ENXIO;
     if ((fl & O_ACCMODE) == O_ACCMODE)
         return -LX_EINVAL;
-    struct lx_file *f = file_new(node, fl & ~(uint32_t)(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC));
+    struct lx_file *f = lx_file_new(node, (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC)) | O_LARGEFILE);
     if (!f)
         return -LX_ENFILE;
-    int fd = fd_new(c->p, f, (fl & O_CLOEXEC) != 0);
+    int fd = lx_fd_new(c->p, f, (fl & O_CLOEXEC) != 0, 0);
     if (fd < 0)
         f->refs = 0;
     return fd;
@@ -148,8 +162,8 @@ int64_t lx_sys_close(struct lx_ctx *c, uint64_t fd)
     struct lx_file *f = file_of(c->p, (uint32_t)fd);
     if (!f)
         return -LX_EBADF;
-    f->refs--;
     c->p->fds[(uint32_t)fd] = NULL;
+    lx_file_put(f);
     return 0;
 }
 
@@ -158,9 +172,11 @@ static const uint8_t zeros[1024];
 /* Read up to len bytes of f at *pos into the process at buf (range checked). */
 static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len, uint64_t *pos)
 {
-    struct lx_node *n = lx_node(f->node);
     if (len > MAX_RW_COUNT)
         len = MAX_RW_COUNT;
+    if (f->node < 0)
+        return lx_pipe_read(c, f, buf, len);
+    struct lx_node *n = lx_node(f->node);
     switch (kind(n)) {
     case LX_S_IFDIR:
         return -LX_EISDIR;
@@ -190,9 +206,11 @@ static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint
 /* Write len bytes from the process at buf to f (range checked). */
 static int64_t write_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len)
 {
-    struct lx_node *n = lx_node(f->node);
     if (len > MAX_RW_COUNT)
         len = MAX_RW_COUNT;
+    if (f->node < 0)
+        return lx_pipe_write(c, f, buf, len);
+    struct lx_node *n = lx_node(f->node);
     if (kind(n) != LX_S_IFCHR)
         return -LX_EBADF;
     if (n->dev != LX_DEV_CONSOLE)
@@ -226,6 +244,8 @@ int64_t lx_sys_pread(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, 
         return -LX_EBADF;
     if (!lx_range_ok(buf, len))
         return -LX_EFAULT;
+    if (f->node < 0)
+        return -LX_ESPIPE;
     if (off < 0)
         return -LX_EINVAL;
     if (kind(lx_node(f->node)) != LX_S_IFREG && kind(lx_node(f->node)) != LX_S_IFDIR)
@@ -274,6 +294,14 @@ int64_t lx_sys_readv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt,
         for (uint64_t j = 0; j < k; j++) {
             uint64_t want = iov[j].len < MAX_RW_COUNT - total ? iov[j].len : MAX_RW_COUNT - total;
             int64_t r = writing ? write_file(c, f, iov[j].base, want) : read_file(c, f, iov[j].base, want, &f->pos);
+            if (r == LX_BLOCK) {                /* a pipe: what moved so far, or wait with nothing moved */
+                total += c->p->io_done;
+                c->p->io_done = 0;
+                if (!total)
+                    return LX_BLOCK;
+                c->p->blk.kind = LX_BLK_NONE;
+                return (int64_t)total;
+            }
             if (r < 0)
                 return total ? (int64_t)total : r;
             total += (uint64_t)r;
@@ -289,6 +317,8 @@ int64_t lx_sys_lseek(struct lx_ctx *c, uint64_t fd, int64_t off, uint64_t whence
     struct lx_file *f = file_of(c->p, (uint32_t)fd);
     if (!f)
         return -LX_EBADF;
+    if (f->node < 0)
+        return -LX_ESPIPE;
     struct lx_node *n = lx_node(f->node);
     if (kind(n) == LX_S_IFCHR)
         return n->dev == LX_DEV_CONSOLE ? -LX_ESPIPE : 0;
@@ -348,6 +378,15 @@ static int64_t stat_out(struct lx_ctx *c, int32_t node, uint64_t buf)
 int64_t lx_sys_fstat(struct lx_ctx *c, uint64_t fd, uint64_t buf)
 {
     struct lx_file *f = file_of(c->p, (uint32_t)fd);
+    if (f && f->node < 0) {                     /* a pipe: a FIFO of the pipe file system */
+        struct lx_stat st = { 0 };
+        st.dev = 0xc;
+        st.ino = 0x1000 + (uint64_t)f->pipe;
+        st.mode = 0010600;
+        st.nlink = 1;
+        st.blksize = 4096;
+        return lx_copy_out(c, buf, &st, sizeof(st));
+    }
     return f ? stat_out(c, f->node, buf) : -LX_EBADF;
 }
 
@@ -360,7 +399,7 @@ int64_t lx_sys_newfstatat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint6
         return len;
     if (len == 0 && ((uint32_t)flags & AT_EMPTY_PATH)) {
         if ((int32_t)dirfd == AT_FDCWD)
-            return stat_out(c, LX_ROOT, buf);
+            return stat_out(c, c->p->cwd, buf);
         return lx_sys_fstat(c, (uint32_t)dirfd, buf);
     }
     if (len == 0)
@@ -391,7 +430,7 @@ int64_t lx_sys_getdents64(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t 
     struct lx_file *f = file_of(c->p, (uint32_t)fd);
     if (!f)
         return -LX_EBADF;
-    if (kind(lx_node(f->node)) != LX_S_IFDIR)
+    if (f->node < 0 || kind(lx_node(f->node)) != LX_S_IFDIR)
         return -LX_ENOTDIR;
     int32_t count = (int32_t)len;               /* Linux keeps the count in an int: past 2^31, EINVAL */
     uint8_t rec[8 + 8 + 2 + 1 + LX_NAME_MAX + 1 + 8];
@@ -426,8 +465,12 @@ int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg)
     struct lx_file *f = file_of(c->p, (uint32_t)fd);
     if (!f)
         return -LX_EBADF;
-    struct lx_node *n = lx_node(f->node);
-    if (kind(n) != LX_S_IFCHR || n->dev != LX_DEV_CONSOLE)
+    if (f->node < 0 && (uint32_t)req == FIONREAD) {
+        int32_t avail = (int32_t)lx_pipe_avail(f);
+        return lx_copy_out(c, arg, &avail, sizeof(avail));
+    }
+    struct lx_node *n = f->node >= 0 ? lx_node(f->node) : NULL;
+    if (!n || kind(n) != LX_S_IFCHR || n->dev != LX_DEV_CONSOLE)
         return -LX_ENOTTY;
     switch ((uint32_t)req) {
     case TCGETS: {
@@ -445,4 +488,58 @@ int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg)
     default:
         return -LX_ENOTTY;
     }
+}
+
+/* ---------------------------------------------------------------- the working directory */
+
+/* Make directory node `dir` (or the error that finding it gave) the working directory. */
+static int64_t set_cwd(struct lx_ctx *c, int32_t dir)
+{
+    if (dir < 0)
+        return dir;
+    if (kind(lx_node(dir)) != LX_S_IFDIR)
+        return -LX_ENOTDIR;
+    if (!(lx_node(dir)->mode & 0111))
+        return -LX_EACCES;
+    c->p->cwd = dir;
+    return 0;
+}
+
+int64_t lx_sys_chdir(struct lx_ctx *c, uint64_t upath)
+{
+    int64_t len = lx_copy_str(c, path_buf, upath, sizeof(path_buf));
+    if (len < 0)
+        return len;
+    if (len == 0)
+        return -LX_ENOENT;
+    return set_cwd(c, lx_lookup(start_dir(c, AT_FDCWD, path_buf), path_buf, 1));
+}
+
+int64_t lx_sys_fchdir(struct lx_ctx *c, uint64_t fd)
+{
+    struct lx_file *f = file_of(c->p, (uint32_t)fd);
+    if (!f)
+        return -LX_EBADF;
+    return f->node < 0 ? -LX_ENOTDIR : set_cwd(c, f->node);
+}
+
+/* The working directory's path, built from its node up to the root. */
+int64_t lx_sys_getcwd(struct lx_ctx *c, uint64_t buf, uint64_t size)
+{
+    uint64_t at = sizeof(path_buf) - 1;
+    path_buf[at] = 0;
+    for (int32_t n = c->p->cwd; n != LX_ROOT; n = lx_node(n)->parent) {
+        struct lx_node *node = lx_node(n);
+        if (node->name_len + 1 > at)
+            return -LX_ENAMETOOLONG;
+        at -= node->name_len;
+        memcpy(path_buf + at, node->name, node->name_len);
+        path_buf[--at] = '/';
+    }
+    if (at == sizeof(path_buf) - 1)
+        path_buf[--at] = '/';
+    uint64_t len = sizeof(path_buf) - at;           /* with its NUL */
+    if (size < len)
+        return -34;                                 /* ERANGE */
+    return lx_copy_out(c, buf, path_buf + at, len) ? -LX_EFAULT : (int64_t)len;
 }

@@ -137,6 +137,11 @@ struct lx_proc *lx_proc_of_pid(int pid)
     return NULL;
 }
 
+struct lx_proc *lx_procs(void)
+{
+    return procs;
+}
+
 static int fs(void)
 {
     if (!fs_ready) {
@@ -148,9 +153,14 @@ static int fs(void)
     return fs_ready < 0 ? fs_ready : 0;
 }
 
-/* Release what a process holds besides its slot. */
+/* Release what a process holds besides its slot and its identity. */
 static void proc_release(struct lx_proc *p)
 {
+    if (p->blk.token) {                         /* blocked: its thread stops */
+        uint64_t stop[1] = { FAULT_REPLY_STOP };
+        svc_reply_later(p->blk.token, 0, 1, stop);
+    }
+    p->blk = (struct lx_block){ 0 };
     if (p->space) {
         svc_space_kill(p->space);
         svc_handle_release(p->space);
@@ -159,6 +169,7 @@ static void proc_release(struct lx_proc *p)
         svc_handle_release(p->thread);
     p->space = p->thread = 0;
     lx_files_drop(p);
+    lx_vmas_drop(p);
 }
 
 /*
@@ -174,6 +185,61 @@ static const uint64_t proc_limits[LIMIT_KINDS] = {
     [LIMIT_MEMORY] = 32u << 20, [LIMIT_THREADS] = 1, [LIMIT_HANDLES] = 8, [LIMIT_SPACES] = 1,
 };
 
+svc_handle lx_space_new(void)
+{
+    int serr;
+    svc_handle s = svc_space_create(&serr);
+    for (unsigned k = 0; k < LIMIT_KINDS && s; k++) {
+        if (svc_space_set_limit(s, k, proc_limits[k])) {
+            svc_space_kill(s);
+            svc_handle_release(s);
+            s = 0;
+        }
+    }
+    return s;
+}
+
+struct lx_proc *lx_proc_new(int *err)
+{
+    struct lx_proc *p = NULL;
+    for (int i = 0; i < LX_PROCS && !p; i++)
+        if (!procs[i].used)
+            p = &procs[i];
+    *err = -LX_EAGAIN;
+    if (!p)
+        return NULL;
+    while (lx_proc_of_pid(next_pid) || next_pid >= 1 << 30)     /* pids (and fault badges) stay below 2^30 */
+        next_pid = next_pid >= 1 << 30 ? 2 : next_pid + 1;
+    memset(p, 0, sizeof(*p));
+    p->space = lx_space_new();
+    if (!p->space)
+        return NULL;
+    p->used = 1;
+    p->pid = next_pid++;
+    *err = 0;
+    return p;
+}
+
+void lx_proc_discard(struct lx_proc *p)
+{
+    proc_release(p);
+    p->used = 0;
+}
+
+int lx_proc_start(struct lx_proc *p, svc_handle from, uint64_t pc, uint64_t sp, uint64_t arg, const uint64_t *tls)
+{
+    int serr;
+    if (!(p->thread = svc_thread_create(p->space, LX_UTCB_VA, &serr)))
+        return -LX_EAGAIN;
+    if (from && svc_thread_copy(p->thread, from))
+        return -LX_EAGAIN;
+    if (tls && svc_thread_set_tls(p->thread, *tls))
+        return -LX_EAGAIN;
+    if (svc_thread_fault_to_me(p->thread, (uint64_t)p->pid) || svc_thread_start(p->thread, pc, sp, arg))
+        return -LX_EAGAIN;
+    return 0;
+}
+
 int lx_exec(char *const argv[], int argc, char *const envp[], int envc)
 {
     int err = fs();
@@ -187,42 +253,24 @@ int lx_exec(char *const argv[], int argc, char *const envp[], int envc)
     struct lx_node *n = lx_node(node);
     if ((n->mode & LX_S_IFMT) != LX_S_IFREG || !(n->mode & 0111))
         return -LX_EACCES;
-    struct lx_proc *p = NULL;
-    for (int i = 0; i < LX_PROCS && !p; i++)
-        if (!procs[i].used)
-            p = &procs[i];
+    struct lx_proc *p = lx_proc_new(&err);
     if (!p)
-        return -LX_EAGAIN;
-    while (lx_proc_of_pid(next_pid) || next_pid >= 1 << 30)     /* pids (and fault badges) stay below 2^30 */
-        next_pid = next_pid >= 1 << 30 ? 2 : next_pid + 1;
-    memset(p, 0, sizeof(*p));
-    p->used = 1;
-    p->pid = next_pid++;
+        return err;
     p->ppid = 0;                                /* started by a native program: no Linux parent */
+    p->pgid = p->sid = 0;                       /* as a child of Linux's /init: in its group and session 0 */
     const char *base = argv[0];
     for (const char *s = argv[0]; *s; s++)
         if (*s == '/' && s[1])
             base = s + 1;
     memcpy(p->comm, base, strnlen(base, sizeof(p->comm) - 1));
     uint64_t pc, sp;
-    int serr;
-    p->space = svc_space_create(&serr);
-    if (!p->space)
-        err = -LX_EAGAIN;
-    for (unsigned k = 0; k < LIMIT_KINDS && !err; k++)
-        if (svc_space_set_limit(p->space, k, proc_limits[k]))
-            err = -LX_EAGAIN;
-    if (!err)
-        err = lx_files_init(p);
+    err = lx_files_init(p);
     if (!err)
         err = lx_load(p, node, argv[0], argv, argc, envp, envc, &pc, &sp);
-    if (!err && !(p->thread = svc_thread_create(p->space, LX_UTCB_VA, &serr)))
-        err = -LX_EAGAIN;
-    if (!err && (svc_thread_fault_to_me(p->thread, (uint64_t)p->pid) || svc_thread_start(p->thread, pc, sp, 0)))
-        err = -LX_EAGAIN;
+    if (!err)
+        err = lx_proc_start(p, 0, pc, sp, 0, NULL);
     if (err) {
-        proc_release(p);
-        p->used = 0;
+        lx_proc_discard(p);
         return err;
     }
     return p->pid;
@@ -235,6 +283,20 @@ void lx_proc_end(struct lx_proc *p, int status)
     proc_release(p);
     p->ended = 1;
     p->status = status;
+    for (int i = 0; i < LX_PROCS; i++) {
+        struct lx_proc *q = &procs[i];
+        if (!q->used)
+            continue;
+        if (q->blk.kind == LX_BLK_VFORK && q->blk.on == p->pid)
+            lx_wake(q, p->pid);                 /* a vfork parent goes on */
+        if (q->ppid == p->pid && q->ended) {
+            q->used = 0;                        /* nobody will wait for these */
+        } else if (q->ppid == p->pid) {
+            q->ppid = 0;
+            q->orphan = 1;
+        }
+    }
+    struct lx_proc *parent = p->ppid ? lx_proc_of_pid(p->ppid) : NULL;
     if (p->waiter) {
         linux_wait_reply(p->waiter, 0, (uint64_t)status);
         p->used = 0;
@@ -250,23 +312,66 @@ void lx_proc_end(struct lx_proc *p, int status)
             script.status = code;
         p->used = 0;
         script_next();
+    } else if (parent) {
+        if (parent->blk.kind == LX_BLK_WAIT)    /* it waits for a child: it looks again */
+            lx_wake(parent, 0);
+    } else if (p->orphan) {
+        p->used = 0;
     }
+}
+
+void lx_wake(struct lx_proc *p, int64_t result)
+{
+    struct lx_block b = p->blk;
+    p->blk = (struct lx_block){ 0 };
+    if (!b.token)
+        return;
+    if (b.kind == LX_BLK_VFORK) {
+        uint64_t resume[4] = { FAULT_REPLY_RESUME, b.pc, b.sp, (uint64_t)result };
+        svc_reply_later(b.token, 0, 4, resume);
+        return;
+    }
+    uint64_t again[12] = { FAULT_REPLY_RESUME, b.pc - 4, b.sp };   /* the `svc` once more */
+    for (int i = 0; i < 9; i++)
+        again[3 + i] = b.x[i];
+    svc_reply_later(b.token, 0, 12, again);
+}
+
+void lx_wake_all(int kind, int32_t on)
+{
+    for (int i = 0; i < LX_PROCS; i++)
+        if (procs[i].used && procs[i].blk.kind == kind && procs[i].blk.on == on)
+            lx_wake(&procs[i], kind == LX_BLK_VFORK ? on : 0);     /* a vfork parent learns the child's pid */
 }
 
 /* ---------------------------------------------------------------- starting commands */
 
-/* Split `text` (modified) into words at spaces; how many (at most max). */
+/* Split `text` (modified) into words at spaces and tabs, a part in single
+ * quotes kept whole (without its quotes); how many (at most max). */
 static int words(char *text, char **out, int max)
 {
     int n = 0;
-    for (char *s = text; *s && n < max; ) {
+    char *s = text;
+    while (*s && n < max) {
         while (*s == ' ' || *s == '\t')
-            *s++ = 0;
+            s++;
         if (!*s)
             break;
+        char *d = s;
         out[n++] = s;
-        while (*s && *s != ' ' && *s != '\t')
+        while (*s && *s != ' ' && *s != '\t') {
+            if (*s != '\'') {
+                *d++ = *s++;
+                continue;
+            }
+            for (s++; *s && *s != '\''; )
+                *d++ = *s++;
+            if (*s)
+                s++;
+        }
+        if (*s)
             s++;
+        *d = 0;
     }
     return n;
 }
@@ -349,8 +454,8 @@ static int64_t m_exec(struct svc_call *call, const uint8_t *cmd, uint32_t len, u
 static int64_t m_wait(struct svc_call *call, uint64_t pid, uint64_t *status)
 {
     struct lx_proc *p = pid < 1u << 30 ? lx_proc_of_pid((int)pid) : NULL;
-    if (!p)
-        return SVC_E_NOENT;
+    if (!p || p->ppid || p->orphan)
+        return SVC_E_NOENT;                     /* not one a native program started */
     if (p->ended) {
         *status = (uint64_t)p->status;
         p->used = 0;
@@ -409,6 +514,18 @@ static void fault(struct svc_call *call)
         int64_t r = lx_syscall(&c, mr[FAULT_MR_X0 + 8], &mr[FAULT_MR_X0]);
         if (r == LX_NORETURN)
             return;
+        if (r == LX_BLOCK) {
+            p->blk.token = svc_defer(call);
+            if (p->blk.token) {
+                p->blk.pc = mr[FAULT_MR_PC];
+                p->blk.sp = mr[FAULT_MR_SP];
+                for (int i = 0; i < 9; i++)
+                    p->blk.x[i] = mr[FAULT_MR_X0 + i];
+                return;
+            }
+            p->blk.kind = LX_BLK_NONE;
+            r = -LX_ENOMEM;
+        }
         uint64_t resume[4] = { FAULT_REPLY_RESUME, mr[FAULT_MR_PC], mr[FAULT_MR_SP], (uint64_t)r };
         svc_reply(call, 0, 4, resume);
         return;

@@ -14,7 +14,8 @@
  * Segments that are not writable map the file's pages in place from the
  * root archive when they are page-aligned there (the archive packer
  * aligns them); writable segments, and any segment that is not aligned,
- * are copied into a fresh anonymous object with .bss zeroed. Programs
+ * are copied into a fresh anonymous object with .bss zeroed. Each is a
+ * mapped range of the process (memory.c), as the stack is. Programs
  * with an interpreter (dynamic ones) are refused in this step.
  */
 #include "lx.h"
@@ -64,17 +65,21 @@ static int load_segment(struct lx_proc *p, const uint8_t *file, uint64_t foff0, 
     if (!(ph->flags & PF_W) && (file_at & (LX_PAGE - 1)) == 0 && ph->filesz == ph->memsz) {
         /* In place: the archive's own pages (bytes past the segment in its
          * last page are the file's next bytes, as on Linux). */
-        return svc_mem_map(p->space, lx_fs_object(), start, file_at, end - start, rights) ? -LX_ENOMEM : 0;
+        return lx_vma_map(p, lx_file_mobj(), start, file_at, end - start, rights, LX_VMA_PROG) ? -LX_ENOMEM : 0;
     }
     int err;
     svc_handle m = svc_mem_create(end - start, &err);
-    if (!m)
+    struct lx_mobj *o = m ? lx_mobj_new(m, 0) : NULL;
+    if (!o)
         return -LX_ENOMEM;
-    if (ph->filesz && svc_mem_write(m, va - start, file + ph->offset, ph->filesz) != 0)
+    if (ph->filesz && svc_mem_write(o->h, va - start, file + ph->offset, ph->filesz) != 0)
         err = -LX_ENOMEM;
     else
-        err = svc_mem_map(p->space, m, start, 0, end - start, rights) ? -LX_ENOMEM : 0;
-    svc_handle_release(m);                      /* the mapping keeps it */
+        err = lx_vma_map(p, o, start, 0, end - start, rights, LX_VMA_PROG) ? -LX_ENOMEM : 0;
+    if (!o->refs) {
+        svc_handle_release(o->h);               /* never mapped */
+        o->h = 0;
+    }
     return err;
 }
 
@@ -166,22 +171,14 @@ int lx_load(struct lx_proc *p, int32_t node, const char *execfn, char *const arg
     p->brk_start = p->brk = lx_page_up(base + hi);
 
     /* The stack: 8 MiB filled on touch; its top pages written now. */
-    svc_handle stack = svc_mem_create(LX_STACK_SIZE, &err);
-    if (!stack)
+    if (lx_vma_fresh(p, LX_STACK_TOP - LX_STACK_SIZE, LX_STACK_SIZE, R_READ | R_WRITE, LX_VMA_STACK))
         return -LX_ENOMEM;
-    err = svc_mem_map(p->space, stack, LX_STACK_TOP - LX_STACK_SIZE, 0, LX_STACK_SIZE, R_READ | R_WRITE);
-    if (err) {
-        svc_handle_release(stack);
-        return -LX_ENOMEM;
-    }
     static uint8_t *image;                      /* kept: every exec builds its stack here */
     if (!image)
         image = svc_alloc(LX_ARG_MAX);
     struct stack_image s = { image, LX_STACK_TOP, LX_ARG_MAX };
-    if (!s.buf) {
-        svc_handle_release(stack);
+    if (!s.buf)
         return -LX_ENOMEM;
-    }
     const uint64_t aux[] = {
         AT_MINSIGSTKSZ, LX_MINSIGSTKSZ, AT_HWCAP, LX_HWCAP, AT_PAGESZ, LX_PAGE, AT_CLKTCK, 100,
         AT_PHDR, phdr, AT_PHENT, sizeof(struct elf64_phdr), AT_PHNUM, eh->phnum, AT_BASE, 0, AT_FLAGS, 0,
@@ -189,8 +186,7 @@ int lx_load(struct lx_proc *p, int32_t node, const char *execfn, char *const arg
     };
     *sp = build_stack(&s, execfn, argv, argc, envp, envc, aux, sizeof(aux) / sizeof(aux[0]));
     uint64_t used = LX_STACK_TOP - *sp;
-    err = !*sp ? -LX_E2BIG : svc_mem_write(stack, LX_STACK_SIZE - used, s.buf + s.size - used, used) ? -LX_ENOMEM : 0;
-    svc_handle_release(stack);
+    err = !*sp ? -LX_E2BIG : lx_vma_poke(p, *sp, s.buf + s.size - used, used) ? -LX_ENOMEM : 0;
     *pc = base + eh->entry;
     return err;
 }

@@ -19,14 +19,18 @@ enum {
     LX_EBADF = 9, LX_ECHILD = 10, LX_EAGAIN = 11, LX_ENOMEM = 12, LX_EACCES = 13, LX_EFAULT = 14,
     LX_EBUSY = 16, LX_EEXIST = 17, LX_ENODEV = 19, LX_ENOTDIR = 20, LX_EISDIR = 21, LX_EINVAL = 22,
     LX_ENFILE = 23, LX_EMFILE = 24, LX_ENOTTY = 25, LX_ESPIPE = 29, LX_EROFS = 30,
-    LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ELOOP = 40, LX_EOVERFLOW = 75,
+    LX_EPIPE = 32, LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ELOOP = 40, LX_EOVERFLOW = 75,
 };
 
 /* ---------------------------------------------------------------- limits of this personality */
 #define LX_PROCS        32              /* Linux processes alive (or unwaited) at once */
 #define LX_FDS          64              /* descriptors per process (RLIMIT_NOFILE) */
 #define LX_OPEN         256             /* open file descriptions in all */
-#define LX_REGIONS      64              /* mmap regions per process */
+#define LX_VMAS         64              /* mapped ranges per process (the program, heap, stack, mmaps) */
+#define LX_MOBJS        (LX_PROCS * LX_VMAS)    /* memory objects behind them, in all */
+#define LX_PIPES        64              /* pipes in all */
+#define LX_PIPE_BUF     (64 * 1024)     /* a pipe's capacity */
+#define LX_PIPE_ATOMIC  4096            /* writes up to this size are never split (PIPE_BUF) */
 #define LX_PATH_MAX     4096
 #define LX_NAME_MAX     255
 #define LX_ARG_MAX      (64 * 1024)     /* argv + envp strings and the start tables */
@@ -39,6 +43,7 @@ enum {
 #define LX_MMAP_TOP     (LX_STACK_TOP - LX_STACK_SIZE - (1ull << 30))   /* mmaps go down from here */
 #define LX_MMAP_BOTTOM  0x0000001000000000ull
 #define LX_BRK_MAX      (1ull << 30)            /* the heap may grow this far past the program */
+#define LX_HEAP_CHUNK   (8ull << 20)            /* the heap grows through objects of at least this size */
 #define LX_UTCB_VA      0x0000007ffffff000ull   /* the kernel's control page of the thread */
 #define LX_TASK_SIZE    (1ull << 48)            /* Linux's end of user space: munmap past it is EINVAL */
 #define LX_USER_END     (1ull << 39)            /* the end of a Petrel address space: past it, EFAULT
@@ -83,32 +88,78 @@ int32_t lx_lookup(int32_t dir, const char *path, int follow);
 
 /* ---------------------------------------------------------------- open files */
 struct lx_file {
-    uint32_t refs;              /* descriptors naming it; 0: free */
-    int32_t node;
-    uint32_t flags;             /* O_ACCMODE, O_APPEND, ... as opened */
+    uint32_t refs;              /* descriptors naming it (in every process); 0: free */
+    int32_t node;               /* a node of the root, or -1 for a pipe's end */
+    uint32_t flags;             /* O_ACCMODE, O_APPEND, O_NONBLOCK, ... as opened or set */
     uint64_t pos;
+    int32_t pipe;               /* the pipe of a pipe's end (node -1) */
+};
+
+/* Take a reference to f (a new descriptor names it) and drop one (a
+ * descriptor closed: the last one frees it, and a pipe's end closes). */
+void lx_file_get(struct lx_file *f);
+void lx_file_put(struct lx_file *f);
+
+/* ---------------------------------------------------------------- memory */
+/* A memory object behind mappings, shared by the mapped ranges that cut
+ * pieces of it (refs); the root archive's object is never released. */
+struct lx_mobj {
+    svc_handle h;
+    uint32_t refs;              /* 0: free */
+    uint8_t file;               /* the root archive's (read-only, shared by all: never cloned) */
+};
+
+/* A mapped range of a process: [start, end) of object obj from offset
+ * off, with the rights it has now. obj NULL: reserved, nothing mapped
+ * (PROT_NONE). The personality keeps these to place mappings and to fork;
+ * the kernel keeps the mappings themselves. */
+enum { LX_VMA_MMAP, LX_VMA_PROG, LX_VMA_HEAP, LX_VMA_STACK };
+struct lx_vma {
+    uint64_t start, end, off;
+    struct lx_mobj *obj;
+    uint32_t rights;
+    uint8_t kind;
+};
+
+/* ---------------------------------------------------------------- blocking */
+/* A call that cannot finish now keeps its reply (svc_defer) and is answered
+ * later: restarted (the thread runs its `svc` again with the same
+ * registers, and finds what it waited for), or resumed with a result. */
+enum { LX_BLK_NONE, LX_BLK_PIPE, LX_BLK_WAIT, LX_BLK_VFORK };
+struct lx_block {
+    int kind;
+    svc_token token;
+    int32_t on;                 /* the pipe (LX_BLK_PIPE) or the child (LX_BLK_VFORK) */
+    uint64_t pc, sp, x[9];      /* the registers of the call (pc after its svc) */
 };
 
 /* ---------------------------------------------------------------- processes */
-struct lx_region { uint64_t start, end; };  /* an mmap region, [start, end) */
-
 struct lx_proc {
     int used;
-    int pid, ppid;
+    int pid, ppid;              /* ppid 0: no Linux parent (started by a native program, or orphaned) */
+    int pgid, sid;
+    int orphan;                 /* its parent ended: nobody will wait for it */
+    int32_t cwd;                /* the working directory's node (0: the root) */
     svc_handle space, thread;
     char comm[16];              /* the program's name (its file name, cut) */
     uint64_t brk_start, brk;    /* the heap: [brk_start, brk); mapped to lx_page_up(brk) */
+    struct lx_mobj *heap_obj;   /* the heap's current object: offset 0 at heap_va, [heap_va, heap_top) */
+    uint64_t heap_va, heap_end, heap_top;   /* heap_end: how far it was ever mapped */
     uint64_t tid_address;       /* set_tid_address */
     struct lx_file *fds[LX_FDS];
     uint8_t cloexec[LX_FDS];
-    struct lx_region regions[LX_REGIONS];
-    unsigned nregions;
+    struct lx_vma vmas[LX_VMAS];
+    unsigned nvmas;
+    struct lx_block blk;        /* the call it is blocked in */
+    uint64_t io_done;           /* bytes a blocked write already moved (kept across its restarts) */
     int ended, status;          /* ended: the Linux wait status is set */
     svc_token waiter;           /* a native wait(pid) in progress */
 };
 
 /* The process behind a fault's badge, or NULL. */
 struct lx_proc *lx_proc_of_pid(int pid);
+/* Every process slot (LX_PROCS of them; `used` says which are). */
+struct lx_proc *lx_procs(void);
 /* Start a process from argv/envp (NUL-separated strings); its pid or a negated errno. */
 int lx_exec(char *const argv[], int argc, char *const envp[], int envc);
 /* End a process with Linux wait status `status`: kill its space, tell its waiter. */
@@ -126,7 +177,14 @@ struct lx_ctx {
     struct svc_call *call;
 };
 
-#define LX_NORETURN     (-4096 - 1)     /* the process ended: no reply */
+#define LX_NORETURN     (-4096 - 1)     /* the process ended (or was replaced): no reply */
+#define LX_BLOCK        (-4096 - 2)     /* the call waits: c->p->blk.kind and .on say for what */
+
+/* Answer a blocked process: restart its call (LX_BLK_PIPE, LX_BLK_WAIT),
+ * or resume it with x0 = result (LX_BLK_VFORK). */
+void lx_wake(struct lx_proc *p, int64_t result);
+/* Wake every process blocked in `kind` on `on`. */
+void lx_wake_all(int kind, int32_t on);
 
 /* Handle system call `nr` with args a[0..5]; the value for x0, or LX_NORETURN. */
 int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a);
@@ -155,6 +213,9 @@ int64_t lx_sys_fstat(struct lx_ctx *c, uint64_t fd, uint64_t buf);
 int64_t lx_sys_newfstatat(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64_t buf, uint64_t flags);
 int64_t lx_sys_getdents64(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len);
 int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg);
+int64_t lx_sys_chdir(struct lx_ctx *c, uint64_t path);
+int64_t lx_sys_fchdir(struct lx_ctx *c, uint64_t fd);
+int64_t lx_sys_getcwd(struct lx_ctx *c, uint64_t buf, uint64_t size);
 /* The console descriptors 0, 1 and 2 of a new process; 0 or a negated errno. */
 int lx_files_init(struct lx_proc *p);
 /* Close every descriptor of p. */
@@ -164,6 +225,63 @@ int64_t lx_sys_brk(struct lx_ctx *c, uint64_t addr);
 int64_t lx_sys_mmap(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot, uint64_t flags, int64_t fd,
                     uint64_t off);
 int64_t lx_sys_munmap(struct lx_ctx *c, uint64_t addr, uint64_t len);
+int64_t lx_sys_mprotect(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot);
+/* Map [va, va + size) of p to `size` bytes of obj from offset off (the
+ * object gains a reference); 0 or a negated errno. */
+int lx_vma_map(struct lx_proc *p, struct lx_mobj *obj, uint64_t va, uint64_t off, uint64_t size, uint32_t rights,
+               int kind);
+/* A fresh zero-filled object of `size` bytes, mapped; 0 or -ENOMEM. */
+int lx_vma_fresh(struct lx_proc *p, uint64_t va, uint64_t size, uint32_t rights, int kind);
+/* The root archive's object (program pages mapped in place). */
+struct lx_mobj *lx_file_mobj(void);
+/* A new object record for handle h (refs 0 until mapped), or NULL (h released). */
+struct lx_mobj *lx_mobj_new(svc_handle h, int file);
+/* Drop every mapping record of p (the kernel's mappings go with its space). */
+void lx_vmas_drop(struct lx_proc *p);
+/* Give child (an empty space) copy-on-write copies of every mapping of p;
+ * 0 or a negated errno. */
+int lx_vmas_fork(struct lx_proc *p, struct lx_proc *child);
+/* Write into p's memory at va (the object behind it, so a copy-on-write
+ * page of a new child is its own); 0 or -EFAULT. */
+int lx_vma_poke(struct lx_proc *p, uint64_t va, const void *src, uint64_t len);
+
+/* Processes (proc.c). */
+int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t ptid, uint64_t tls, uint64_t ctid);
+int64_t lx_sys_execve(struct lx_ctx *c, uint64_t path, uint64_t argv, uint64_t envp);
+int64_t lx_sys_wait4(struct lx_ctx *c, int64_t pid, uint64_t status, uint64_t options, uint64_t rusage);
+int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t info, uint64_t options);
+int64_t lx_sys_setpgid(struct lx_ctx *c, int64_t pid, int64_t pgid);
+int64_t lx_sys_getpgid(struct lx_ctx *c, int64_t pid);
+int64_t lx_sys_getsid(struct lx_ctx *c, int64_t pid);
+int64_t lx_sys_setsid(struct lx_ctx *c);
+/* A fresh empty space with a Linux process's limits, or 0. */
+svc_handle lx_space_new(void);
+/* A new process slot with a fresh pid and space (limits set), or NULL
+ * with *err (-EAGAIN). */
+struct lx_proc *lx_proc_new(int *err);
+/* Release a slot lx_proc_new gave that never ran. */
+void lx_proc_discard(struct lx_proc *p);
+/* Give p a thread in its space faulting to us, started at pc/sp with x0
+ * = arg; with the registers of thread `from` if it is not 0, and TLS
+ * *tls if tls is not NULL. 0 or -EAGAIN. */
+int lx_proc_start(struct lx_proc *p, svc_handle from, uint64_t pc, uint64_t sp, uint64_t arg, const uint64_t *tls);
+
+/* Pipes and descriptors (pipe.c). */
+int64_t lx_sys_pipe2(struct lx_ctx *c, uint64_t fds, uint64_t flags);
+int64_t lx_sys_dup(struct lx_ctx *c, uint64_t fd);
+int64_t lx_sys_dup3(struct lx_ctx *c, uint64_t oldfd, uint64_t newfd, uint64_t flags);
+int64_t lx_sys_fcntl(struct lx_ctx *c, uint64_t fd, uint64_t cmd, uint64_t arg);
+/* Read and write a pipe's end (the descriptor's checks done). */
+int64_t lx_pipe_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
+int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
+/* A pipe's end closed for good. */
+void lx_pipe_close(struct lx_file *f);
+/* Bytes waiting in the pipe of f. */
+uint64_t lx_pipe_avail(struct lx_file *f);
+/* The lowest free descriptor of p from `from` on for f, or -EMFILE. */
+int lx_fd_new(struct lx_proc *p, struct lx_file *f, int cloexec, int from);
+/* A free open file description, refs 1, or NULL (ENFILE). */
+struct lx_file *lx_file_new(int32_t node, uint32_t flags);
 
 /* Random bytes (a generator seeded from the system counter: not for keys). */
 void lx_random(void *buf, uint64_t len);

@@ -15,7 +15,9 @@
 #define LX_VERSION_STRING "#1 Petrel 0.1 (Linux personality, user placement)"
 
 enum {
-    NR_ioctl = 29, NR_openat = 56, NR_close = 57, NR_getdents64 = 61, NR_lseek = 62, NR_read = 63,
+    NR_getcwd = 17, NR_chdir = 49, NR_fchdir = 50, NR_set_robust_list = 99, NR_prctl = 167, NR_dup = 23, NR_dup3 = 24, NR_fcntl = 25, NR_ioctl = 29, NR_pipe2 = 59, NR_waitid = 95, NR_setpgid = 154,
+    NR_getpgid = 155, NR_getsid = 156, NR_setsid = 157, NR_clone = 220, NR_execve = 221, NR_mprotect = 226,
+    NR_wait4 = 260, NR_openat = 56, NR_close = 57, NR_getdents64 = 61, NR_lseek = 62, NR_read = 63,
     NR_write = 64, NR_readv = 65, NR_writev = 66, NR_pread64 = 67, NR_newfstatat = 79, NR_fstat = 80,
     NR_exit = 93, NR_exit_group = 94, NR_set_tid_address = 96, NR_clock_gettime = 113,
     NR_uname = 160, NR_getpid = 172, NR_getppid = 173, NR_getuid = 174, NR_geteuid = 175,
@@ -84,6 +86,33 @@ static int64_t sys_getrandom(struct lx_ctx *c, uint64_t buf, uint64_t len, uint6
     return (int64_t)done;
 }
 
+#define PR_SET_NAME 15
+#define PR_GET_NAME 16
+
+/* prctl: the process's name only. */
+static int64_t sys_prctl(struct lx_ctx *c, uint64_t option, uint64_t arg)
+{
+    char name[16] = { 0 };
+    switch ((uint32_t)option) {
+    case PR_SET_NAME: {
+        int64_t len = lx_copy_str(c, name, arg, sizeof(name));
+        if (len == -LX_EFAULT)
+            return len;
+        if (len < 0) {                          /* longer: Linux keeps the first 15 bytes */
+            if (lx_copy_in(c, name, arg, sizeof(name) - 1))
+                return -LX_EFAULT;
+            name[15] = 0;
+        }
+        memcpy(c->p->comm, name, sizeof(name));
+        return 0;
+    }
+    case PR_GET_NAME:
+        return lx_copy_out(c, arg, c->p->comm, sizeof(c->p->comm));
+    default:
+        return -LX_EINVAL;
+    }
+}
+
 int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
 {
     switch (nr) {
@@ -107,6 +136,24 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_uname:          return sys_uname(c, a[0]);
     case NR_clock_gettime:  return sys_clock_gettime(c, a[0], a[1]);
     case NR_getrandom:      return sys_getrandom(c, a[0], a[1], a[2]);
+    case NR_getcwd:         return lx_sys_getcwd(c, a[0], a[1]);
+    case NR_chdir:          return lx_sys_chdir(c, a[0]);
+    case NR_fchdir:         return lx_sys_fchdir(c, a[0]);
+    case NR_prctl:          return sys_prctl(c, a[0], a[1]);
+    case NR_set_robust_list: return a[1] == 24 ? 0 : -LX_EINVAL;   /* kept nowhere: one thread per process */
+    case NR_mprotect:       return lx_sys_mprotect(c, a[0], a[1], a[2]);
+    case NR_clone:          return lx_sys_clone(c, a[0], a[1], a[2], a[3], a[4]);
+    case NR_execve:         return lx_sys_execve(c, a[0], a[1], a[2]);
+    case NR_wait4:          return lx_sys_wait4(c, (int64_t)a[0], a[1], a[2], a[3]);
+    case NR_waitid:         return lx_sys_waitid(c, a[0], a[1], a[2], a[3]);
+    case NR_setpgid:        return lx_sys_setpgid(c, (int64_t)a[0], (int64_t)a[1]);
+    case NR_getpgid:        return lx_sys_getpgid(c, (int64_t)a[0]);
+    case NR_getsid:         return lx_sys_getsid(c, (int64_t)a[0]);
+    case NR_setsid:         return lx_sys_setsid(c);
+    case NR_pipe2:          return lx_sys_pipe2(c, a[0], a[1]);
+    case NR_dup:            return lx_sys_dup(c, a[0]);
+    case NR_dup3:           return lx_sys_dup3(c, a[0], a[1], a[2]);
+    case NR_fcntl:          return lx_sys_fcntl(c, a[0], a[1], a[2]);
     case NR_getpid:
     case NR_gettid:         return c->p->pid;
     case NR_getppid:        return c->p->ppid;

@@ -88,3 +88,23 @@ def test_the_personality_is_not_placed_in_the_kernel_yet(tmp_path):
                    '[[program]]\nname = "root"\nbinary = "user/root"\n')
     with pytest.raises(systems.SystemConfigError, match="user space only"):
         systems.load_system(src, paths.REPO)
+
+
+def test_busybox_goes_in_with_its_applets_linked_and_never_over_a_program(tmp_path):
+    (tmp_path / ".cache" / "busybox").mkdir(parents=True)
+    (tmp_path / ".cache" / "busybox" / "busybox").write_bytes(b"\x7fELF busybox")
+    (tmp_path / "build" / "linux" / "bin").mkdir(parents=True)
+    (tmp_path / "build" / "linux" / "bin" / "cat").write_bytes(b"\x7fELF our cat")
+    (tmp_path / "tests" / "linux" / "root").mkdir(parents=True)
+    found = {name: (mode, at, data) for name, mode, at, data in entries(rootfs.build("sh\n", (), tmp_path))}
+    mode, at, data = found["bin/busybox"]
+    assert data == b"\x7fELF busybox" and mode & 0o111 and at % 4096 == 0
+    assert stat.S_ISLNK(found["bin/sh"][0]) and found["bin/sh"][2] == b"busybox"
+    assert found["bin/cat"][2] == b"\x7fELF our cat"        # a program of the tree wins over an applet
+
+
+def test_no_busybox_no_shell(tmp_path):
+    (tmp_path / "build" / "linux" / "bin").mkdir(parents=True)
+    (tmp_path / "tests" / "linux" / "root").mkdir(parents=True)
+    names = {name for name, _m, _a, _d in entries(rootfs.build("sh\n", (), tmp_path))}
+    assert "bin/busybox" not in names and "bin/sh" not in names

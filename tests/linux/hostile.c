@@ -47,6 +47,10 @@ int main(void)
         TRY("clock_gettime into", syscall(SYS_clock_gettime, 1, p));
         TRY("getrandom into", syscall(SYS_getrandom, p, 16, 0));
         TRY("munmap at", syscall(SYS_munmap, p, 4096));
+        TRY("pipe2 into", syscall(SYS_pipe2, p, 0));
+        TRY("execve path", syscall(SYS_execve, p, 0, 0));
+        TRY("mprotect at", syscall(SYS_mprotect, p, 4096, 1));
+        TRY("wait4 with no children into", syscall(SYS_wait4, -1, p, 0, 0));
         TRY("brk to (the break stays)", syscall(SYS_brk, p) == syscall(SYS_brk, 0) ? 0 : -1);
     }
     SHOW("read with a huge length", syscall(SYS_read, file, buf, HUGE));
@@ -78,7 +82,8 @@ int main(void)
     /* Random calls: the results are not compared, only survival. */
     static const long nrs[] = { SYS_read, SYS_write, SYS_readv, SYS_writev, SYS_pread64, SYS_openat, SYS_close,
                                 SYS_lseek, SYS_fstat, SYS_newfstatat, SYS_getdents64, SYS_ioctl, SYS_uname,
-                                SYS_clock_gettime, SYS_getrandom, SYS_getpid, 404, 999 };
+                                SYS_clock_gettime, SYS_getrandom, SYS_getpid, SYS_wait4, SYS_waitid, SYS_getpgid,
+                                SYS_getsid, SYS_setpgid, SYS_setsid, SYS_getcwd, SYS_chdir, SYS_fchdir, 404, 999 };
     srand(42);
     long calls = 0;
     for (int i = 0; i < 20000; i++) {
@@ -89,7 +94,7 @@ int main(void)
             a[k] = pick == 0 ? (long)bad_ptrs[rand() % 6] : pick == 1 ? rand() % 40 :
                    pick == 2 ? ((long)rand() << 33 | (long)rand() << 2) : -(long)(rand() % 5);
         }
-        if (nr == SYS_close && a[0] <= 5)
+        if (nr == SYS_close && a[0] <= 6)
             a[0] += 100;                        /* keep stdio and the test's own descriptors */
         if ((nr == SYS_read || nr == SYS_readv || nr == SYS_pread64 || nr == SYS_ioctl) && (unsigned)a[0] <= 2)
             a[0] = 50;                          /* never wait for (or reconfigure) the console */

@@ -1,6 +1,7 @@
 /*
  * /init of the Linux side of the oracle tests (and of `./petrel run
- * --linux`): runs each line of /etc/lxrun as a command, one after the
+ * --linux`): runs each line of /etc/lxrun as a command (words split at
+ * spaces, 'quoted parts' kept whole, as Petrel's lxrun does), one after the
  * other, printing exactly what Petrel's personality prints around each
  * (`lx: run LINE`, `lx: exit N` or `lx: signal N`, `lx: done`), with the
  * same environment, then powers the machine off.
@@ -20,14 +21,26 @@ static void run(char *line)
     char shown[256], path[96], *argv[32];
     int argc = 0;
     snprintf(shown, sizeof(shown), "%s", line);
-    for (char *s = line; *s && argc < 31; ) {
+    for (char *s = line; *s && argc < 31; ) {             /* words; 'a b' is one, without its quotes */
         while (*s == ' ' || *s == '\t')
-            *s++ = 0;
+            s++;
         if (!*s)
             break;
+        char *d = s;
         argv[argc++] = s;
-        while (*s && *s != ' ' && *s != '\t')
+        while (*s && *s != ' ' && *s != '\t') {
+            if (*s != '\'') {
+                *d++ = *s++;
+                continue;
+            }
+            for (s++; *s && *s != '\''; )
+                *d++ = *s++;
+            if (*s)
+                s++;
+        }
+        if (*s)
             s++;
+        *d = 0;
     }
     argv[argc] = NULL;
     if (argc == 0 || argv[0][0] == '#')

@@ -183,9 +183,11 @@ def check(repo: Path = paths.REPO) -> list:
         todo.append(f"virtualenv {paths.VENV_DIR_NAME}")
     if not venv_current(repo):
         todo.append(f"python packages: {' '.join(requirement_names(repo))}")
-    from petrel import linuxbase
+    from petrel import busybox, linuxbase
     if not linuxbase.present(repo):
         todo.append("the Linux baseline kernel (Debian's linux-image-arm64)")
+    if not busybox.present(repo):
+        todo.append("Debian's busybox-static (arm64)")
     return todo
 
 
@@ -201,9 +203,11 @@ def ensure(repo: Path = paths.REPO, quiet: bool = False) -> None:
         apt.install(missing)
     if not venv_current(repo):
         make_venv(repo, apt)
-    from petrel import linuxbase
+    from petrel import busybox, linuxbase
     if not linuxbase.present(repo):
         linuxbase.fetch(repo, say)
+    if not busybox.present(repo):
+        busybox.fetch(repo, say)
     if not quiet:
         say("everything is installed")
 

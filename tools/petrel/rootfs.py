@@ -6,6 +6,8 @@ initramfs. It holds:
 
     /init              tests/linux/init.c: runs /etc/lxrun on Linux
     /bin/NAME          the static musl programs of tests/linux/NAME.c
+    /bin/busybox       Debian's busybox-static (busybox.py), with /bin/sh and
+                       the applets of busybox.APPLETS as links to it
     /etc, /data, ...   the data files of tests/linux/root/
     /etc/hello-link    a symbolic link (to hello.txt)
     /etc/lxrun         the commands to run, one per line
@@ -20,7 +22,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from petrel import cpio, paths
+from petrel import busybox, cpio, paths
 
 DEFAULT_RUN = "hello\nargs one two\n"
 
@@ -86,6 +88,12 @@ def build(run: str = DEFAULT_RUN, adds=(), repo: Path = paths.REPO) -> bytes:
                 executables.add(rel)
     files["etc/lxrun"] = run.encode()
     links = {"etc/hello-link": "hello.txt"} if "etc/hello.txt" in files else {}
+    if busybox.present(repo) and "bin/busybox" not in files:
+        files["bin/busybox"] = busybox.binary(repo).read_bytes()
+        executables.add("bin/busybox")
+        for applet in busybox.APPLETS:
+            if f"bin/{applet}" not in files:
+                links[f"bin/{applet}"] = "busybox"
     return cpio.archive(files, dirs=dirs, executables=executables, links=links, aligned=executables,
                         root_mode=0o755)
 

@@ -164,6 +164,90 @@ static void preemption(void)
     tap_ok(tls_bad == 0, "sched: each thread keeps its own TLS register");
 }
 
+/* thread_copy: a created thread takes a stopped thread's registers, TLS
+ * and FP/SIMD registers (what fork needs). The source sets x19, TPIDR_EL0
+ * and d8 and blocks; the copy, started elsewhere, stores what it finds. */
+volatile uint64_t copy_seen[3];
+void copy_target(void);
+__asm__(".text\n.global copy_target\ncopy_target:\n.arch_extension fp\n"
+        "adrp x1, copy_seen\nadd x1, x1, :lo12:copy_seen\n"
+        "mrs x2, tpidr_el0\nfmov x3, d8\nstr x2, [x1, #8]\nstr x3, [x1, #16]\nstr x19, [x1]\n"
+        "1: b 1b\n");
+
+static void copy_source(void *arg)
+{
+    register uint64_t x0 __asm__("x0") = (uint64_t)(uintptr_t)arg;
+    __asm__ volatile(".arch_extension fp\n"
+                     "mov x9, #0x5151\nfmov d8, x9\nmrs x10, tpidr_el0\nmov x11, #0x7272\nmsr tpidr_el0, x11\n"
+                     "mov x19, #0x1919\nsvc #62\nmsr tpidr_el0, x10\n"
+                     : "+r"(x0) : : "x9", "x10", "x11", "x19", "d8", "memory");
+}
+
+static void thread_copy(void)
+{
+    int64_t n = sys_notify_create();
+    int64_t src = thread_spawn(copy_source, (void *)(uintptr_t)n, 100, 0);
+    sleep_ms(20);                               /* it blocks in notify_wait */
+    uint64_t utcb = va_alloc(4096, 4096);
+    int64_t c = sys_thread_create(self_space(), utcb);
+    int64_t e_self = sys_thread_copy((uint32_t)c, self_thread());
+    int64_t e_same = sys_thread_copy((uint32_t)c, (uint32_t)c);
+    int64_t e = sys_thread_copy((uint32_t)c, (uint32_t)src);
+    static uint64_t stack[64];
+    copy_seen[0] = copy_seen[1] = copy_seen[2] = 0;
+    int64_t e_start = sys_thread_start((uint32_t)c, (uint64_t)copy_target, (uint64_t)&stack[64], 0);
+    for (int i = 0; i < 40 && !copy_seen[0]; i++)
+        sleep_ms(10);
+    int64_t e_again = sys_thread_copy((uint32_t)c, (uint32_t)src);
+    tap_ok(e == 0 && e_start == 0 && copy_seen[0] == 0x1919 && copy_seen[1] == 0x7272 && copy_seen[2] == 0x5151,
+           "sched: thread_copy gives a new thread another's registers, TLS and FP registers (%ld %ld %lx %lx %lx)", (long)e, (long)e_start, (unsigned long)copy_seen[0], (unsigned long)copy_seen[1], (unsigned long)copy_seen[2]);
+    tap_ok(e_self == -E_STATE && e_same == -E_INVAL && e_again == -E_STATE,
+           "sched: thread_copy refuses a running source, itself and a started copy");
+    sys_thread_kill((uint32_t)c);
+    sys_handle_close((uint32_t)c);
+    sys_notify_signal((uint32_t)n, 1);
+    sleep_ms(10);
+    thread_reap((uint32_t)src);
+    sys_handle_close((uint32_t)n);
+}
+
+/* A thread's FP registers survive its core going idle while it waits and
+ * another thread using FP running there meanwhile. */
+static volatile uint64_t idle_fp_got;
+
+static void idle_fp_waiter(void *arg)
+{
+    uint64_t got;
+    register uint64_t x0 __asm__("x0") = (uint64_t)(uintptr_t)arg;
+    __asm__ volatile(".arch_extension fp\nmov x9, #0x3131\nfmov d9, x9\nsvc #62\nfmov %1, d9\n"
+                     : "+r"(x0), "=r"(got) : : "x9", "d9", "memory");
+    idle_fp_got = got;
+}
+
+static void idle_fp_clobber(void *arg)
+{
+    (void)arg;
+    __asm__ volatile(".arch_extension fp\nmov x9, #0x4242\nfmov d9, x9\n" : : : "x9", "d9");
+}
+
+static void idle_fp(void)
+{
+    int64_t n = sys_notify_create();
+    idle_fp_got = 0;
+    int64_t a = thread_spawn(idle_fp_waiter, (void *)(uintptr_t)n, 100, 0);
+    sleep_ms(20);                               /* a waits; the core idles with its FP state loaded */
+    int64_t b = thread_spawn(idle_fp_clobber, NULL, 100, 0);
+    sleep_ms(20);                               /* b ran on the same core and used FP */
+    sys_notify_signal((uint32_t)n, 1);
+    for (int i = 0; i < 40 && !idle_fp_got; i++)
+        sleep_ms(5);
+    tap_ok(idle_fp_got == 0x3131, "sched: FP registers survive an idle core and another FP thread (d9 %lx)",
+           (unsigned long)idle_fp_got);
+    thread_reap((uint32_t)a);
+    thread_reap((uint32_t)b);
+    sys_handle_close((uint32_t)n);
+}
+
 static void affinity(void)
 {
     stop = 0;
@@ -186,6 +270,8 @@ static void affinity(void)
 void test_sched(void)
 {
     fp_state();
+    idle_fp();
+    thread_copy();
     preemption();
     affinity();
     tap_ok(sys_thread_set_priority(self_thread(), 256) == -E_INVAL, "sched: priority 256 is refused");

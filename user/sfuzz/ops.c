@@ -350,6 +350,16 @@ static int64_t op_write_regs(struct fz_ctx *c)
     return err;
 }
 
+/* thread_copy into a created thread where nothing of ours runs, from any thread. */
+static int64_t op_thread_copy(struct fz_ctx *c)
+{
+    struct fz_ent dst, src;
+    if (!fz_pick(c, 1u << OBJ_THREAD, (1u << K_CHILD) | (1u << K_EMPTY), &dst, NULL) ||
+        !fz_pick(c, 1u << OBJ_THREAD, 0, &src, NULL))
+        return -E_NOENT;
+    return sys_thread_copy(dst.h, src.h);
+}
+
 static int64_t op_thread_misc(struct fz_ctx *c, unsigned op)
 {
     struct fz_ent t;
@@ -635,7 +645,7 @@ static const uint8_t weight[OP_COUNT] = {
     [OP_map] = 8, [OP_unmap] = 3, [OP_unmap_range] = 2, [OP_protect] = 3, [OP_touch] = 4, [OP_ktouch] = 2, [OP_mem_size] = 1,
     [OP_kill] = 4, [OP_suspend] = 3, [OP_resume] = 3, [OP_priority] = 2, [OP_affinity] = 2,
     [OP_read_regs] = 2, [OP_write_regs] = 4, [OP_stats] = 2, [OP_fault_handler] = 3, [OP_set_tls] = 1,
-    [OP_bind] = 2,
+    [OP_bind] = 2, [OP_thread_copy] = 2,
     [OP_send] = 6, [OP_recv] = 6, [OP_call] = 5, [OP_reply] = 3, [OP_reply_recv] = 3, [OP_reply_save] = 2,
     [OP_reply_to] = 2, [OP_reply_copy] = 2,
     [OP_signal] = 4, [OP_poll] = 2, [OP_futex_wait] = 2, [OP_futex_wake] = 3,
@@ -689,6 +699,7 @@ static int64_t run_op(struct fz_ctx *c, unsigned op)
         return fz_pick(c, 1u << OBJ_MEMORY, 0, &m, NULL) ? sys_mem_size(m.h) : -E_NOENT;
     }
     case OP_kill: return op_kill(c);
+    case OP_thread_copy: return op_thread_copy(c);
     case OP_write_regs: return op_write_regs(c);
     case OP_suspend: case OP_resume: case OP_priority: case OP_affinity: case OP_read_regs:
     case OP_stats: case OP_fault_handler: case OP_set_tls: case OP_bind:

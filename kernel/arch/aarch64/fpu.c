@@ -6,6 +6,9 @@
  * current and it may move to another core; a core whose registers still
  * hold the incoming thread's state skips the trap and the reload.
  * Threads that never touch FP (all native Petrel programs) cost nothing.
+ * A core that goes idle saves the last thread's state too (arch_fp_idle),
+ * so the state in memory of every thread that is not running is current:
+ * thread_copy reads it, and another core may pick the thread up.
  */
 #include "thread.h"
 #include "cpu.h"
@@ -81,4 +84,30 @@ void arch_fp_release(struct thread *t)
     for (unsigned i = 0; i < CONFIG_MAX_CPUS; i++)
         if (cpus[i].fp_owner == t)
             cpus[i].fp_owner = NULL;
+}
+
+/* dst (created, never run: no core holds its registers) takes src's saved
+ * state; src is not running, so its state in memory is current. A source
+ * that never used FP leaves dst to start with zeros. */
+int arch_fp_copy(struct thread *dst, const struct thread *src)
+{
+    if (!src->fp)
+        return 0;
+    if (!dst->fp && !(dst->fp = kmalloc(sizeof(struct fpstate))))
+        return -E_NOMEM;
+    *dst->fp = *src->fp;
+    return 0;
+}
+
+/* This core idles after prev: save prev's state if the registers hold it
+ * (they stay loaded: prev resuming here skips the reload). */
+void arch_fp_idle(struct thread *prev)
+{
+    struct cpu *c = this_cpu();
+    if (c->fp_owner == prev && prev->fp_used && prev->fp) {
+        set_fpen(FPEN_NONE);
+        fp_save(prev->fp);
+        set_fpen(FPEN_TRAP_EL0);
+    }
+    prev->fp_used = false;
 }

@@ -1,0 +1,238 @@
+/*
+ * Pipes and the descriptor calls: pipe2, dup, dup3, fcntl.
+ *
+ * A pipe is a ring of LX_PIPE_BUF bytes in the personality (nothing of the
+ * kernel's), with the counts of the open file descriptions of its two
+ * ends. A read of an empty pipe and a write to a full one wait (the
+ * caller keeps its reply, linux.c: lx_wake) until the other side moves,
+ * then run again; with O_NONBLOCK they fail with EAGAIN instead. Reading
+ * gives end of file once every writer is closed; writing with no reader
+ * left fails with EPIPE (SIGPIPE comes with signals). A write of at most
+ * LX_PIPE_ATOMIC bytes is never split; a longer one is written in pieces
+ * as room comes, and write() returns only when all of it went (the bytes
+ * already written are kept in the process across its restarts).
+ */
+#include "lx.h"
+
+#define O_ACCMODE   3
+#define O_WRONLY    1
+#define O_RDWR      2
+#define O_APPEND    02000
+#define O_NONBLOCK  04000
+#define O_ASYNC     020000
+#define O_DIRECT    0200000
+#define O_NOATIME   01000000
+#define O_CLOEXEC   02000000
+#define F_DUPFD     0
+#define F_GETFD     1
+#define F_SETFD     2
+#define F_GETFL     3
+#define F_SETFL     4
+#define F_DUPFD_CLOEXEC 1030
+#define FD_CLOEXEC  1
+#define SETFL_BITS  (O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME)
+
+struct lx_pipe {
+    uint8_t *buf;               /* NULL: free */
+    uint32_t head, count;       /* the first unread byte, how many */
+    uint32_t readers, writers;  /* open file descriptions of each end */
+};
+
+static struct lx_pipe pipes[LX_PIPES];
+
+static struct lx_file *file_of(struct lx_proc *p, uint64_t fd)
+{
+    return fd < LX_FDS ? p->fds[fd] : NULL;
+}
+
+int64_t lx_sys_pipe2(struct lx_ctx *c, uint64_t ufds, uint64_t flags)
+{
+    uint32_t fl = (uint32_t)flags;
+    if (fl & ~(uint32_t)(O_CLOEXEC | O_NONBLOCK | O_DIRECT))
+        return -LX_EINVAL;
+    int i = 0;
+    while (i < LX_PIPES && pipes[i].buf)
+        i++;
+    if (i == LX_PIPES)
+        return -LX_ENFILE;
+    struct lx_file *r = lx_file_new(-1, fl & (O_NONBLOCK | O_DIRECT));
+    struct lx_file *w = r ? lx_file_new(-1, O_WRONLY | (fl & (O_NONBLOCK | O_DIRECT))) : NULL;
+    uint8_t *buf = w ? svc_alloc(LX_PIPE_BUF) : NULL;
+    int rfd = buf ? lx_fd_new(c->p, r, (fl & O_CLOEXEC) != 0, 0) : -LX_ENFILE;
+    int wfd = rfd >= 0 ? lx_fd_new(c->p, w, (fl & O_CLOEXEC) != 0, 0) : rfd;
+    int32_t fds[2] = { rfd, wfd };
+    if (wfd >= 0 && lx_copy_out(c, ufds, fds, sizeof(fds)) == 0) {
+        pipes[i] = (struct lx_pipe){ buf, 0, 0, 1, 1 };
+        r->pipe = w->pipe = i;
+        return 0;
+    }
+    int err = wfd >= 0 ? -LX_EFAULT : wfd;
+    if (rfd >= 0)
+        c->p->fds[rfd] = NULL;
+    if (wfd >= 0)
+        c->p->fds[wfd] = NULL;
+    if (buf)
+        svc_free(buf, LX_PIPE_BUF);
+    if (r)
+        r->refs = 0;
+    if (w)
+        w->refs = 0;
+    return err;
+}
+
+uint64_t lx_pipe_avail(struct lx_file *f)
+{
+    return pipes[f->pipe].count;
+}
+
+void lx_pipe_close(struct lx_file *f)
+{
+    struct lx_pipe *pp = &pipes[f->pipe];
+    if ((f->flags & O_ACCMODE) == O_WRONLY)
+        pp->writers--;
+    else
+        pp->readers--;
+    if (!pp->readers && !pp->writers) {
+        svc_free(pp->buf, LX_PIPE_BUF);
+        *pp = (struct lx_pipe){ 0 };
+        return;
+    }
+    lx_wake_all(LX_BLK_PIPE, f->pipe);          /* end of file, or EPIPE, for whoever waits */
+}
+
+/* Wait for the pipe (or EAGAIN with O_NONBLOCK). */
+static int64_t wait_pipe(struct lx_ctx *c, struct lx_file *f)
+{
+    if (f->flags & O_NONBLOCK)
+        return -LX_EAGAIN;
+    c->p->blk.kind = LX_BLK_PIPE;
+    c->p->blk.on = f->pipe;
+    return LX_BLOCK;
+}
+
+int64_t lx_pipe_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len)
+{
+    struct lx_pipe *pp = &pipes[f->pipe];
+    if (len == 0)
+        return 0;
+    if (pp->count == 0)
+        return pp->writers ? wait_pipe(c, f) : 0;
+    uint64_t n = len < pp->count ? len : pp->count;
+    uint64_t first = LX_PIPE_BUF - pp->head < n ? LX_PIPE_BUF - pp->head : n;
+    if (lx_copy_out(c, buf, pp->buf + pp->head, first) ||
+        (n > first && lx_copy_out(c, buf + first, pp->buf, n - first)))
+        return -LX_EFAULT;
+    pp->head = (uint32_t)((pp->head + n) % LX_PIPE_BUF);
+    pp->count -= (uint32_t)n;
+    lx_wake_all(LX_BLK_PIPE, f->pipe);          /* room for writers */
+    return (int64_t)n;
+}
+
+/* Copy up to n bytes from the process into the pipe's free room; how many, or -EFAULT. */
+static int64_t fill(struct lx_ctx *c, struct lx_pipe *pp, uint64_t buf, uint64_t n)
+{
+    uint64_t room = LX_PIPE_BUF - pp->count;
+    n = n < room ? n : room;
+    uint64_t tail = (pp->head + pp->count) % LX_PIPE_BUF;
+    uint64_t first = LX_PIPE_BUF - tail < n ? LX_PIPE_BUF - tail : n;
+    if (lx_copy_in(c, pp->buf + tail, buf, first) || (n > first && lx_copy_in(c, pp->buf, buf + first, n - first)))
+        return -LX_EFAULT;
+    pp->count += (uint32_t)n;
+    return (int64_t)n;
+}
+
+/* write(): all of it, waiting for room as often as it takes. */
+int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len)
+{
+    struct lx_pipe *pp = &pipes[f->pipe];
+    struct lx_proc *p = c->p;
+    uint64_t done = p->io_done;
+    p->io_done = 0;
+    if (!pp->readers)
+        return done ? (int64_t)done : -LX_EPIPE;
+    if (len == 0)
+        return 0;
+    uint64_t room = LX_PIPE_BUF - pp->count;
+    if (len - done <= LX_PIPE_ATOMIC ? room < len - done : room == 0) {
+        if (f->flags & O_NONBLOCK)
+            return done ? (int64_t)done : -LX_EAGAIN;
+        p->io_done = done;
+        return wait_pipe(c, f);
+    }
+    int64_t n = fill(c, pp, buf + done, len - done);
+    if (n < 0)
+        return done ? (int64_t)done : n;
+    done += (uint64_t)n;
+    lx_wake_all(LX_BLK_PIPE, f->pipe);          /* data for readers */
+    if (done < len && !(f->flags & O_NONBLOCK)) {
+        p->io_done = done;
+        return wait_pipe(c, f);
+    }
+    return (int64_t)done;
+}
+
+/* ---------------------------------------------------------------- dup, dup3, fcntl */
+
+int64_t lx_sys_dup(struct lx_ctx *c, uint64_t fd)
+{
+    struct lx_file *f = file_of(c->p, (uint32_t)fd);
+    if (!f)
+        return -LX_EBADF;
+    int nfd = lx_fd_new(c->p, f, 0, 0);
+    if (nfd >= 0)
+        lx_file_get(f);
+    return nfd;
+}
+
+int64_t lx_sys_dup3(struct lx_ctx *c, uint64_t oldfd, uint64_t newfd, uint64_t flags)
+{
+    struct lx_proc *p = c->p;
+    uint32_t o = (uint32_t)oldfd, n = (uint32_t)newfd;
+    if ((uint32_t)flags & ~(uint32_t)O_CLOEXEC)
+        return -LX_EINVAL;
+    if (o == n)
+        return -LX_EINVAL;
+    if (n >= LX_FDS)
+        return -LX_EBADF;
+    struct lx_file *f = file_of(p, o);
+    if (!f)
+        return -LX_EBADF;
+    lx_file_get(f);
+    if (p->fds[n])
+        lx_file_put(p->fds[n]);
+    p->fds[n] = f;
+    p->cloexec[n] = ((uint32_t)flags & O_CLOEXEC) != 0;
+    return n;
+}
+
+int64_t lx_sys_fcntl(struct lx_ctx *c, uint64_t ufd, uint64_t cmd, uint64_t arg)
+{
+    struct lx_proc *p = c->p;
+    uint32_t fd = (uint32_t)ufd;
+    struct lx_file *f = file_of(p, fd);
+    if (!f)
+        return -LX_EBADF;
+    switch ((uint32_t)cmd) {
+    case F_DUPFD:
+    case F_DUPFD_CLOEXEC: {
+        if ((uint32_t)arg >= LX_FDS)
+            return -LX_EINVAL;
+        int nfd = lx_fd_new(p, f, (uint32_t)cmd == F_DUPFD_CLOEXEC, (int)(uint32_t)arg);
+        if (nfd >= 0)
+            lx_file_get(f);
+        return nfd;
+    }
+    case F_GETFD:
+        return p->cloexec[fd] ? FD_CLOEXEC : 0;
+    case F_SETFD:
+        p->cloexec[fd] = (arg & FD_CLOEXEC) != 0;
+        return 0;
+    case F_GETFL:
+        return f->flags;
+    case F_SETFL:
+        f->flags = (f->flags & ~(uint32_t)SETFL_BITS) | ((uint32_t)arg & SETFL_BITS);
+        return 0;
+    default:
+        return -LX_EINVAL;
+    }
+}

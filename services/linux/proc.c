@@ -1,0 +1,420 @@
+/*
+ * Processes: fork (clone without threads, and vfork), execve, wait4 and
+ * waitid, process groups and sessions.
+ *
+ * fork makes a new space and gives it a copy-on-write clone of every
+ * memory object of the parent's mappings, mapped at the same addresses
+ * (memory.c), the parent's descriptors (the same open files, one more
+ * reference each) and a thread that is a copy of the parent's (the
+ * kernel's thread_copy: registers, TLS, FP/SIMD), resumed after the
+ * `svc` with x0 = 0. The parent's reply carries the child's pid. With
+ * CLONE_VFORK the parent's reply is kept until the child calls execve or
+ * ends.
+ *
+ * execve loads the new program into a new space first; only when that
+ * worked is the old one killed (the calling thread with it: the call has
+ * no reply) and the new one takes its place under the same pid.
+ *
+ * A child that ends stays (a zombie, its wait status kept) until its
+ * parent waits for it; a parent waiting for a child that runs keeps its
+ * reply and runs its call again when a child ends. Children of a parent
+ * that ends are orphans: nobody waits for them, and they go when they end.
+ */
+#include "lx.h"
+
+#define CSIGNAL             0xff
+#define CLONE_VM            0x100
+#define CLONE_FS            0x200
+#define CLONE_FILES         0x400
+#define CLONE_SIGHAND       0x800
+#define CLONE_PIDFD         0x1000
+#define CLONE_PTRACE        0x2000
+#define CLONE_VFORK         0x4000
+#define CLONE_PARENT        0x8000
+#define CLONE_THREAD        0x10000
+#define CLONE_SYSVSEM       0x40000
+#define CLONE_SETTLS        0x80000
+#define CLONE_PARENT_SETTID 0x100000
+#define CLONE_CHILD_CLEARTID 0x200000
+#define CLONE_DETACHED      0x400000
+#define CLONE_UNTRACED      0x800000
+#define CLONE_CHILD_SETTID  0x01000000
+#define CLONE_PROCESS_OK    (CSIGNAL | CLONE_VM | CLONE_FS | CLONE_PTRACE | CLONE_VFORK | CLONE_SYSVSEM | \
+                             CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_DETACHED | \
+                             CLONE_UNTRACED | CLONE_CHILD_SETTID)
+
+#define WNOHANG     0x1
+#define WUNTRACED   0x2
+#define WEXITED     0x4
+#define WCONTINUED  0x8
+#define WNOWAIT     0x01000000
+#define WALL_BITS   0xe0000000u     /* __WNOTHREAD, __WALL, __WCLONE */
+#define P_ALL       0
+#define P_PID       1
+#define P_PGID      2
+#define SIGCHLD     17
+#define CLD_EXITED  1
+#define CLD_KILLED  2
+
+int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t ptid, uint64_t tls, uint64_t ctid)
+{
+    struct lx_proc *p = c->p;
+    if ((flags & CLONE_SIGHAND) && !(flags & CLONE_VM))
+        return -LX_EINVAL;                      /* Linux's own rules first */
+    if ((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND))
+        return -LX_EINVAL;
+    if ((flags & ~(uint64_t)CLONE_PROCESS_OK) || ((flags & CLONE_VM) && !(flags & CLONE_VFORK))) {
+        static int said;
+        if (!said++)
+            lx_log("pid %d (%s): clone flags 0x%lx: threads and shared tables are not supported yet", p->pid,
+                   p->comm, (unsigned long)flags);
+        return -LX_ENOSYS;
+    }
+    int err;
+    struct lx_proc *child = lx_proc_new(&err);
+    if (!child)
+        return err;
+    child->ppid = p->pid;
+    child->pgid = p->pgid;
+    child->sid = p->sid;
+    child->cwd = p->cwd;
+    memcpy(child->comm, p->comm, sizeof(child->comm));
+    child->tid_address = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
+    for (int fd = 0; fd < LX_FDS; fd++) {
+        if (p->fds[fd]) {
+            lx_file_get(p->fds[fd]);
+            child->fds[fd] = p->fds[fd];
+            child->cloexec[fd] = p->cloexec[fd];
+        }
+    }
+    err = lx_vmas_fork(p, child);
+    int pid = child->pid;
+    if (!err && (flags & CLONE_CHILD_SETTID))
+        lx_vma_poke(child, ctid, &pid, sizeof(pid));    /* in the child's copy only; a bad address is ignored */
+    if (!err && (flags & CLONE_PARENT_SETTID))
+        lx_copy_out(c, ptid, &pid, sizeof(pid));
+    const uint64_t *mr = c->call->mr;
+    if (!err)
+        err = lx_proc_start(child, p->thread, mr[FAULT_MR_PC], sp ? sp : mr[FAULT_MR_SP], 0,
+                            (flags & CLONE_SETTLS) ? &tls : NULL);
+    if (err) {
+        lx_proc_discard(child);
+        return err == -LX_ENOMEM ? -LX_ENOMEM : -LX_EAGAIN;
+    }
+    if (flags & CLONE_VFORK) {
+        p->blk.kind = LX_BLK_VFORK;             /* answered when the child execs or ends */
+        p->blk.on = pid;
+        return LX_BLOCK;
+    }
+    return pid;
+}
+
+/* ---------------------------------------------------------------- execve */
+
+#define EXEC_ARGS   1024                        /* argv and envp entries together */
+
+static char exec_path[LX_PATH_MAX];
+static char exec_strings[LX_ARG_MAX];
+static char *exec_vec[EXEC_ARGS + 4];
+static struct lx_proc image;                    /* the new program, until it replaces the old */
+
+/* Copy the NULL-terminated vector of strings at uvec (NULL: none) into
+ * exec_strings from *used on, and pointers to them into exec_vec from *n
+ * on; 0 or a negated errno (E2BIG past the limits, EFAULT). */
+static int copy_vector(struct lx_ctx *c, uint64_t uvec, uint64_t *used, int *n)
+{
+    for (uint64_t i = 0; uvec; i++) {
+        uint64_t s;
+        if (lx_copy_in(c, &s, uvec + i * 8, 8))
+            return -LX_EFAULT;
+        if (!s)
+            return 0;
+        if (*n >= EXEC_ARGS)
+            return -LX_E2BIG;
+        int64_t len = lx_copy_str(c, exec_strings + *used, s, sizeof(exec_strings) - *used);
+        if (len < 0)
+            return len == -LX_ENAMETOOLONG ? -LX_E2BIG : (int)len;
+        exec_vec[(*n)++] = exec_strings + *used;
+        *used += (uint64_t)len + 1;
+    }
+    return 0;
+}
+
+/* A `#!` script: put the interpreter (and its one argument) before the
+ * script's path in argv; the interpreter's node, or a negated errno. */
+static int32_t script(int32_t node, int *argc)
+{
+    struct lx_node *n = lx_node(node);
+    const char *text = (const char *)lx_fs_data() + n->data_off;
+    uint64_t len = n->size < 256 ? n->size : 256, i = 2, end;
+    while (i < len && (text[i] == ' ' || text[i] == '\t'))
+        i++;
+    for (end = i; end < len && text[end] != '\n' && text[end] != ' ' && text[end] != '\t'; end++)
+        ;
+    if (end == i || end == len)
+        return -LX_ENOEXEC;
+    uint64_t arg = end, arg_end;
+    while (arg < len && (text[arg] == ' ' || text[arg] == '\t'))
+        arg++;
+    for (arg_end = arg; arg_end < len && text[arg_end] != '\n'; arg_end++)
+        ;
+    while (arg_end > arg && (text[arg_end - 1] == ' ' || text[arg_end - 1] == '\t'))
+        arg_end--;
+    int extra = 1 + (arg_end > arg);
+    if (*argc + extra > EXEC_ARGS)
+        return -LX_E2BIG;
+    /* The strings go into exec_path's tail: interpreter, then its argument. */
+    uint64_t plen = strlen(exec_path) + 1, need = (end - i) + 1 + (arg_end - arg) + 1;
+    if (plen + need > sizeof(exec_path))
+        return -LX_ENAMETOOLONG;
+    char *interp = exec_path + plen, *iarg = interp + (end - i) + 1;
+    memcpy(interp, text + i, end - i);
+    interp[end - i] = 0;
+    memcpy(iarg, text + arg, arg_end - arg);
+    iarg[arg_end - arg] = 0;
+    memmove(&exec_vec[extra + 1], &exec_vec[1], sizeof(exec_vec[0]) * (size_t)(*argc > 0 ? *argc - 1 : 0));
+    exec_vec[0] = interp;
+    if (extra == 2)
+        exec_vec[1] = iarg;
+    exec_vec[extra] = exec_path;
+    *argc = (*argc > 0 ? *argc : 1) + extra;
+    int32_t in = lx_lookup(LX_ROOT, interp, 1);
+    if (in < 0)
+        return in;
+    struct lx_node *inode = lx_node(in);
+    if ((inode->mode & LX_S_IFMT) != LX_S_IFREG || !(inode->mode & 0111))
+        return -LX_EACCES;
+    return in;
+}
+
+int64_t lx_sys_execve(struct lx_ctx *c, uint64_t upath, uint64_t uargv, uint64_t uenvp)
+{
+    struct lx_proc *p = c->p;
+    int64_t len = lx_copy_str(c, exec_path, upath, sizeof(exec_path));
+    if (len < 0)
+        return len;
+    if (len == 0)
+        return -LX_ENOENT;
+    /* The strings first, then the file, in Linux's order: argv to
+     * exec_vec[0..argc), envp after it, then moved to envp[]. */
+    uint64_t used = 0;
+    int count = 0;
+    int err = copy_vector(c, uargv, &used, &count);
+    int argc = count;
+    if (!err)
+        err = copy_vector(c, uenvp, &used, &count);
+    if (err)
+        return err;
+    static char *envp[EXEC_ARGS];
+    int nenv = count - argc;
+    memcpy(envp, &exec_vec[argc], sizeof(envp[0]) * (size_t)nenv);
+    int32_t node = lx_lookup(exec_path[0] == '/' ? LX_ROOT : p->cwd, exec_path, 1);
+    if (node < 0)
+        return node;
+    struct lx_node *n = lx_node(node);
+    if ((n->mode & LX_S_IFMT) != LX_S_IFREG || !(n->mode & 0111))
+        return -LX_EACCES;
+    if (n->size >= 2 && !memcmp(lx_fs_data() + n->data_off, "#!", 2)) {
+        node = script(node, &argc);
+        if (node < 0)
+            return node;
+    }
+    memset(&image, 0, sizeof(image));
+    image.space = lx_space_new();
+    if (!image.space)
+        return -LX_ENOMEM;
+    uint64_t pc, sp;
+    err = lx_load(&image, node, exec_path, exec_vec, argc, envp, nenv, &pc, &sp);
+    if (err) {
+        lx_vmas_drop(&image);
+        svc_space_kill(image.space);
+        svc_handle_release(image.space);
+        return err;
+    }
+    /* The point of no return: the old program goes. */
+    svc_space_kill(p->space);
+    svc_handle_release(p->space);
+    svc_handle_release(p->thread);
+    p->thread = 0;
+    lx_vmas_drop(p);
+    p->space = image.space;
+    memcpy(p->vmas, image.vmas, sizeof(p->vmas));
+    p->nvmas = image.nvmas;
+    p->brk_start = image.brk_start;
+    p->brk = image.brk;
+    p->heap_obj = NULL;
+    p->heap_va = p->heap_end = p->heap_top = 0;
+    p->tid_address = 0;
+    for (int fd = 0; fd < LX_FDS; fd++) {
+        if (p->fds[fd] && p->cloexec[fd]) {
+            lx_file_put(p->fds[fd]);
+            p->fds[fd] = NULL;
+        }
+        p->cloexec[fd] = 0;
+    }
+    const char *base = exec_path;
+    for (const char *s = exec_path; *s; s++)
+        if (*s == '/' && s[1])
+            base = s + 1;
+    memset(p->comm, 0, sizeof(p->comm));
+    memcpy(p->comm, base, strnlen(base, sizeof(p->comm) - 1));
+    lx_wake_all(LX_BLK_VFORK, p->pid);          /* a vfork parent goes on */
+    if (lx_proc_start(p, 0, pc, sp, 0, NULL)) {
+        lx_log("pid %d (%s): no thread for the new program", p->pid, p->comm);
+        lx_proc_end(p, 9);
+    }
+    return LX_NORETURN;
+}
+
+/* ---------------------------------------------------------------- waiting */
+
+/* Is q a child of p that wait's selector `pid` names? */
+static int selects(struct lx_proc *p, struct lx_proc *q, int32_t pid)
+{
+    if (!q->used || q->ppid != p->pid)
+        return 0;
+    if (pid > 0)
+        return q->pid == pid;
+    if (pid == -1)
+        return 1;
+    return q->pgid == (pid == 0 ? p->pgid : -pid);
+}
+
+int64_t lx_sys_wait4(struct lx_ctx *c, int64_t upid, uint64_t ustatus, uint64_t options, uint64_t rusage)
+{
+    struct lx_proc *p = c->p, *procs = lx_procs();
+    int32_t pid = (int32_t)upid;
+    uint32_t opt = (uint32_t)options;
+    if (opt & ~(WNOHANG | WUNTRACED | WCONTINUED | WALL_BITS))
+        return -LX_EINVAL;
+    if (pid == INT32_MIN)
+        return -LX_ESRCH;
+    int any = 0;
+    for (int i = 0; i < LX_PROCS; i++) {
+        struct lx_proc *q = &procs[i];
+        if (!selects(p, q, pid))
+            continue;
+        any = 1;
+        if (!q->ended)
+            continue;
+        int32_t status = q->status, qpid = q->pid;
+        q->used = 0;                            /* reaped */
+        if (ustatus && lx_copy_out(c, ustatus, &status, sizeof(status)))
+            return -LX_EFAULT;
+        static const uint8_t zero_rusage[144];
+        if (rusage && lx_copy_out(c, rusage, zero_rusage, sizeof(zero_rusage)))
+            return -LX_EFAULT;
+        return qpid;
+    }
+    if (!any)
+        return -LX_ECHILD;
+    if (opt & WNOHANG)
+        return 0;
+    p->blk.kind = LX_BLK_WAIT;
+    p->blk.on = 0;
+    return LX_BLOCK;
+}
+
+int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t info, uint64_t options)
+{
+    struct lx_proc *p = c->p, *procs = lx_procs();
+    uint32_t opt = (uint32_t)options, type = (uint32_t)idtype;
+    int32_t sel = (int32_t)id;
+    if (opt & ~(WNOHANG | WUNTRACED | WEXITED | WCONTINUED | WNOWAIT | WALL_BITS))
+        return -LX_EINVAL;
+    if (!(opt & (WEXITED | WUNTRACED | WCONTINUED)))
+        return -LX_EINVAL;
+    if (type == P_ALL)
+        sel = -1;
+    else if (type == P_PID && sel > 0)
+        ;
+    else if (type == P_PGID && sel >= 0)
+        sel = sel ? -sel : 0;
+    else
+        return -LX_EINVAL;
+    int any = 0;
+    int32_t si[7] = { 0 };                      /* signo, errno, code, (pad), pid, uid, status */
+    for (int i = 0; i < LX_PROCS; i++) {
+        struct lx_proc *q = &procs[i];
+        if (!selects(p, q, sel))
+            continue;
+        any = 1;
+        if (!q->ended || !(opt & WEXITED))
+            continue;
+        si[0] = SIGCHLD;
+        si[2] = (q->status & 0x7f) ? CLD_KILLED : CLD_EXITED;
+        si[4] = q->pid;
+        si[6] = (q->status & 0x7f) ? (q->status & 0x7f) : (q->status >> 8) & 0xff;
+        if (!(opt & WNOWAIT))
+            q->used = 0;
+        break;
+    }
+    if (!any)
+        return -LX_ECHILD;
+    if (!si[0] && !(opt & WNOHANG)) {
+        p->blk.kind = LX_BLK_WAIT;
+        p->blk.on = 0;
+        return LX_BLOCK;
+    }
+    if (info && (lx_copy_out(c, info, si, 12) || lx_copy_out(c, info + 16, &si[4], 12)))
+        return -LX_EFAULT;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- groups and sessions */
+
+/* The process `pid` names for p (0: p itself), or NULL. */
+static struct lx_proc *target(struct lx_proc *p, int64_t upid)
+{
+    int32_t pid = (int32_t)upid;
+    if (pid == 0)
+        return p;
+    struct lx_proc *q = pid > 0 ? lx_proc_of_pid(pid) : NULL;
+    return q && !q->ended ? q : NULL;
+}
+
+int64_t lx_sys_setpgid(struct lx_ctx *c, int64_t upid, int64_t upgid)
+{
+    struct lx_proc *p = c->p, *procs = lx_procs();
+    int32_t pgid = (int32_t)upgid;
+    if (pgid < 0)
+        return -LX_EINVAL;
+    struct lx_proc *q = target(p, upid);
+    if (!q || (q != p && q->ppid != p->pid))
+        return -LX_ESRCH;
+    if (q->pid == q->sid || q->sid != p->sid)
+        return -LX_EPERM;                       /* a session leader, or a child in another session */
+    if (pgid == 0)
+        pgid = q->pid;
+    if (pgid != q->pid) {
+        int found = 0;
+        for (int i = 0; i < LX_PROCS && !found; i++)
+            found = procs[i].used && !procs[i].ended && procs[i].pgid == pgid && procs[i].sid == p->sid;
+        if (!found)
+            return -LX_EPERM;
+    }
+    q->pgid = pgid;
+    return 0;
+}
+
+int64_t lx_sys_getpgid(struct lx_ctx *c, int64_t pid)
+{
+    struct lx_proc *q = target(c->p, pid);
+    return q ? q->pgid : -LX_ESRCH;
+}
+
+int64_t lx_sys_getsid(struct lx_ctx *c, int64_t pid)
+{
+    struct lx_proc *q = target(c->p, pid);
+    return q ? q->sid : -LX_ESRCH;
+}
+
+int64_t lx_sys_setsid(struct lx_ctx *c)
+{
+    struct lx_proc *p = c->p, *procs = lx_procs();
+    for (int i = 0; i < LX_PROCS; i++)
+        if (procs[i].used && !procs[i].ended && procs[i].pgid == p->pid)
+            return -LX_EPERM;                   /* already a group's leader */
+    p->pgid = p->sid = p->pid;
+    return p->pid;
+}

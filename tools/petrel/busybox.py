@@ -1,0 +1,68 @@
+"""Debian's busybox-static for arm64: the shell and tools of the root archive.
+
+`fetch` downloads the package with `apt-get download busybox-static:arm64`
+(the arm64 architecture is added by setup, as for the Linux baseline),
+unpacks it with `dpkg-deb -x` and keeps the one static binary in
+`.cache/busybox/busybox` (outside the build tree; never committed). The
+root archive builder (rootfs.py) puts it in as /bin/busybox, with /bin/sh
+and the applets of APPLETS as symbolic links to it.
+"""
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from petrel import paths
+
+PACKAGE = "busybox-static:arm64"
+
+# The applets linked in /bin (each a link to busybox, which looks at argv[0]).
+APPLETS = (
+    "sh", "ash", "ls", "cat", "echo", "true", "false", "test", "[", "printf", "pwd", "mkdir", "rmdir", "rm",
+    "cp", "mv", "ln", "touch", "wc", "head", "tail", "sort", "uniq", "grep", "sed", "awk", "tr", "cut", "xargs",
+    "expr", "seq", "sleep", "kill", "ps", "date", "env", "tee", "od", "md5sum", "sha256sum", "stat", "du", "id",
+    "uname", "basename", "dirname", "yes", "find", "cmp", "diff", "gzip", "gunzip", "tar", "dd",
+)
+
+
+class BusyboxError(RuntimeError):
+    """busybox-static could not be obtained."""
+
+
+def cache_dir(repo: Path = paths.REPO) -> Path:
+    return repo / ".cache" / "busybox"
+
+
+def binary(repo: Path = paths.REPO) -> Path:
+    return cache_dir(repo) / "busybox"
+
+
+def version(repo: Path = paths.REPO) -> str:
+    try:
+        return (cache_dir(repo) / "VERSION").read_text().strip()
+    except OSError:
+        return "unknown"
+
+
+def present(repo: Path = paths.REPO) -> bool:
+    return binary(repo).exists()
+
+
+# Downloads and unpacks the package into the cache.
+def fetch(repo: Path = paths.REPO, say=print) -> None:
+    say(f"downloading Debian's busybox: {PACKAGE}")
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run(["apt-get", "download", PACKAGE], cwd=tmp, capture_output=True, text=True)
+        debs = list(Path(tmp).glob("*.deb"))
+        if r.returncode != 0 or not debs:
+            raise BusyboxError(f"apt-get download {PACKAGE} failed: {r.stderr.strip()[-300:]}")
+        tree = Path(tmp) / "x"
+        subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(tree)], check=True)
+        found = tree / "bin" / "busybox"
+        if not found.is_file():
+            raise BusyboxError(f"{debs[0].name} has no bin/busybox")
+        cache_dir(repo).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(found, binary(repo))
+        binary(repo).chmod(0o755)
+        (cache_dir(repo) / "VERSION").write_text(debs[0].name.removesuffix(".deb") + "\n")
+    say(f"busybox ready: {paths.rel(binary(repo), repo)} ({version(repo)})")
