@@ -81,7 +81,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="petrel.insntrace", description=__doc__.splitlines()[0])
     p.add_argument("metric", help="the benchmark to run: " + ", ".join(bench.METRICS))
     p.add_argument("anchor", help="a function the benchmark loop calls once per iteration")
-    p.add_argument("--log", type=Path, default=Path("/tmp/ksvc-trace.log"), help="QEMU's log (large)")
+    p.add_argument("--log", type=Path, default=None,
+                   help="QEMU's log (large; default build/bench/insntrace.log)")
     p.add_argument("--listing", action="store_true", help="print every instruction of the iteration")
     args = p.parse_args(argv)
     image = bench.bench_dir() / "petrel-bench.pbi"
@@ -90,6 +91,7 @@ def main(argv=None) -> int:
         print(f"insntrace: needs a benchmark name and {paths.rel(image)} (run ./petrel bench first)",
               file=sys.stderr)
         return 2
+    args.log = args.log or bench.bench_dir() / "insntrace.log"
     argv = bench.petrel_argv(image, qemu.Machine("cortex-a53", 2, 1, "512M", True), args.metric)
     subprocess.run(argv + TRACE_FLAGS + ["-D", str(args.log)], stdin=subprocess.DEVNULL,
                    stdout=subprocess.DEVNULL, timeout=1200, check=True)
