@@ -117,6 +117,21 @@ def add_tlb(sub) -> None:
                    help="the core whose TLB to compare with (default cortex-a53)")
 
 
+# Adds the `profile` subcommand (petrel/insntrace.py).
+def add_profile(sub) -> None:
+    from petrel import bench
+    p = sub.add_parser("profile", help="where one benchmark iteration's instructions go, by function",
+                       description="Boot the benchmark image (written by ./petrel bench) in icount mode with "
+                                   "QEMU's per-instruction log, running only METRIC, and attribute one iteration "
+                                   "(from one run of ANCHOR, a function the loop calls once per iteration, to "
+                                   "the next) to the kernel's and the bench program's functions. Example: "
+                                   "./petrel profile noop_kernel_service noop_ping")
+    p.add_argument("metric", help="the benchmark: " + ", ".join(bench.METRICS))
+    p.add_argument("anchor", help="a function the benchmark loop calls once per iteration")
+    p.add_argument("--listing", action="store_true", help="print every instruction of the iteration")
+    p.add_argument("--log", metavar="FILE", help="QEMU's log (large; default build/bench/insntrace.log)")
+
+
 # Adds the `config` subcommand.
 def add_config(sub) -> None:
     p = sub.add_parser("config", help="show or change the kernel build options (Kconfig)",
@@ -133,7 +148,7 @@ def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="petrel", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (add_setup, add_build, add_run, add_test, add_bench, add_config, add_tlb):
+    for add in (add_setup, add_build, add_run, add_test, add_bench, add_profile, add_config, add_tlb):
         add(sub)
     return parser
 
@@ -236,8 +251,15 @@ def cmd_tlb(args) -> int:
     return status or tlb.main(args.system, args.cpu)
 
 
+# `./petrel profile`: needs the image ./petrel bench writes.
+def cmd_profile(args) -> int:
+    from petrel import insntrace
+    argv = [args.metric, args.anchor] + (["--listing"] if args.listing else []) + (["--log", args.log] if args.log else [])
+    return insntrace.main(argv)
+
+
 COMMANDS = {"setup": cmd_setup, "build": cmd_build, "run": cmd_run, "test": cmd_test, "bench": cmd_bench,
-            "config": cmd_config, "tlb": cmd_tlb}
+            "profile": cmd_profile, "config": cmd_config, "tlb": cmd_tlb}
 
 
 # Entry point of ./petrel; returns the exit status.

@@ -1,6 +1,6 @@
 """Where the instructions of one benchmark iteration go, function by function.
 
-    PYTHONPATH=tools python3 -m petrel.insntrace noop_kernel_service noop_ping
+    ./petrel profile noop_kernel_service noop_ping
 
 boots the benchmark image (build/bench/petrel-bench.pbi, written by
 `./petrel bench`) with the bench's own QEMU command line in icount mode,
