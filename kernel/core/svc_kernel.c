@@ -335,7 +335,7 @@ static int irq_attach_locked(uint32_t irq, void (*handler)(void))
     irq_handlers[irq] = handler;
     irq_cpu[irq] = this_cpu()->index;
     struct ksvc_run *run = this_cpu()->ksvc;
-    irq_run[irq] = run ? run : &ksvc_runs[current_thread()->ksvc_fast_svc - ksvc_table];
+    irq_run[irq] = run ? run : current_thread()->ksvc_fast_svc->run;
     int err = irq_register(irq, service_irq, NULL);
     if (err && err != -E_BUSY)
         return err;
@@ -454,7 +454,7 @@ static int take_handles(struct thread *t, unsigned nh, struct svc_call *call)
 
 static struct ksvc_run *run_of(const struct ksvc *svc)
 {
-    return &ksvc_runs[svc - ksvc_table];
+    return svc->run;
 }
 
 /* Go on with run's request on this core until it stops or finishes. */
@@ -675,9 +675,7 @@ int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id)
         return -E_BUSY;
     for (unsigned i = 0; i < ksvc_count; i++) {
         if (ksvc_table[i].id == id) {
-            if (i >= ARCH_SERVICE_STACKS)
-                return -E_NOMEM;        /* more services built in than service stacks */
-            struct ksvc_run *run = &ksvc_runs[i];
+            struct ksvc_run *run = ksvc_table[i].run;   /* (one per service: the build checks) */
             if (!run->ready) {
                 list_init(&run->waiters);
                 run->stack = i;

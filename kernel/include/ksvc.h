@@ -22,6 +22,7 @@ struct ksvc {
     const char *name;
     void (*entry)(struct svc_call *call);   /* <name>_service: any request */
     ksvc_fastcall_fn *fastcall;             /* the fastpath's call: ksvc_fast with <name>_fast */
+    struct ksvc_run *run;                   /* its request in progress (its own kernel stack) */
 };
 
 extern const struct ksvc ksvc_table[];
@@ -68,7 +69,7 @@ static ALWAYS_INLINE struct trapframe *ksvc_fast(int (*fast)(struct svc_call *ca
                                                  uint64_t badge)
 {
     struct thread *t = (struct thread *)tf;     /* the frame is the thread's first member */
-    if (unlikely(ksvc_runs[ep->ksvc - ksvc_table].holder))
+    if (unlikely(ep->ksvc->run->holder))
         return ksvc_slowcall(tf, ep, info, badge);  /* busy with a request: wait for it there */
     t->ksvc_fast_svc = ep->ksvc;                /* whose interrupt a handler may attach */
     struct svc_call call;

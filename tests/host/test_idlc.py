@@ -190,7 +190,8 @@ def test_kernel_table_names_each_register_path(tmp_path):
     itf = idlc.load(write(tmp_path, MINIMAL))
     table = idlc.kernel_table([itf])
     assert "return ksvc_fast(demo_fast, tf, ep, info, badge);" in table
-    assert '{ 9, "demo", demo_service, demo_fastcall },' in table
+    assert '{ 9, "demo", demo_service, demo_fastcall, &ksvc_runs[0] },' in table
+    assert "_Static_assert(1 <= ARCH_SERVICE_STACKS" in table     # a kernel stack for each service
 
 
 def test_a_service_may_write_its_own_entry(tmp_path):

@@ -553,9 +553,11 @@ def kernel_table(interfaces: list) -> str:
         out.append(f"\nstatic struct trapframe *{itf.name}_fastcall(struct trapframe *tf, struct endpoint *ep, "
                    f"uint64_t info, uint64_t badge)\n{{\n"
                    f"    return ksvc_fast({itf.name}_fast, tf, ep, info, badge);\n}}\n")
+    out.append(f"\n_Static_assert({len(interfaces)} <= ARCH_SERVICE_STACKS, "
+               f"\"a kernel stack for each service built in (KSVC_STACKS)\");\n")
     out.append("\nconst struct ksvc ksvc_table[] = {\n")
-    for itf in interfaces:
-        out.append(f'    {{ {itf.id}, "{itf.name}", {itf.name}_service, {itf.name}_fastcall }},\n')
+    for i, itf in enumerate(interfaces):
+        out.append(f'    {{ {itf.id}, "{itf.name}", {itf.name}_service, {itf.name}_fastcall, &ksvc_runs[{i}] }},\n')
     out.append("};\n\nconst unsigned ksvc_count = sizeof(ksvc_table) / sizeof(ksvc_table[0]);\n")
     return "".join(out)
 
