@@ -115,10 +115,10 @@ $(O)/linux/bin/%-pie: tests/linux/%.c tests/linux/lxtest.h
 	    $(dir $(LIBGCC))crtendS.o $(MUSL_LIB)/crtn.o
 	$(Q)rm -f $@.o
 
-$(O)/linux/init: tests/linux/init.c
+$(O)/linux/init: tests/linux/init.c lib/include/cmd_words.h
 	@mkdir -p $(dir $@)
 	@echo "  MUSLCC  $@"
-	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $<
+	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -Ilib/include -o $@ $<
 
 # Debian's busybox (fetched by ./petrel setup into .cache/busybox) goes in
 # as /bin/busybox with /bin/sh and other applets linked to it.

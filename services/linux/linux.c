@@ -17,6 +17,7 @@
  * svc_proc.h. This step places it in user space only (the Makefile keeps
  * it out of the kernel build; see docs/design/personality.md).
  */
+#include "cmd_words.h"
 #include "lx.h"
 #include "format.h"
 
@@ -346,36 +347,6 @@ void lx_wake_all(int kind, int32_t on)
 
 /* ---------------------------------------------------------------- starting commands */
 
-/* Split `text` (modified) into words at spaces and tabs, a part in single
- * quotes kept whole (without its quotes); how many (at most max). */
-static int words(char *text, char **out, int max)
-{
-    int n = 0;
-    char *s = text;
-    while (*s && n < max) {
-        while (*s == ' ' || *s == '\t')
-            s++;
-        if (!*s)
-            break;
-        char *d = s;
-        out[n++] = s;
-        while (*s && *s != ' ' && *s != '\t') {
-            if (*s != '\'') {
-                *d++ = *s++;
-                continue;
-            }
-            for (s++; *s && *s != '\''; )
-                *d++ = *s++;
-            if (*s)
-                s++;
-        }
-        if (*s)
-            s++;
-        *d = 0;
-    }
-    return n;
-}
-
 static char *const default_env[] = { "HOME=/", "TERM=linux", "PATH=/bin" };
 
 /* Start the next command of the script, or finish it. */
@@ -392,7 +363,7 @@ static void script_next(void)
         script.at = end + 1;
         char shown[256];
         memcpy(shown, line, n + 1);
-        int argc = words(line, argv, MAX_ARGS);
+        int argc = cmd_words(line, argv, MAX_ARGS);
         if (argc == 0 || argv[0][0] == '#')
             continue;
         svc_console_write("lx: run ", 8);

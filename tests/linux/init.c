@@ -14,34 +14,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmd_words.h"
+
 static char *env[] = { "HOME=/", "TERM=linux", "PATH=/bin", NULL };
 
 static void run(char *line)
 {
     char shown[256], path[96], *argv[32];
-    int argc = 0;
     snprintf(shown, sizeof(shown), "%s", line);
-    for (char *s = line; *s && argc < 31; ) {             /* words; 'a b' is one, without its quotes */
-        while (*s == ' ' || *s == '\t')
-            s++;
-        if (!*s)
-            break;
-        char *d = s;
-        argv[argc++] = s;
-        while (*s && *s != ' ' && *s != '\t') {
-            if (*s != '\'') {
-                *d++ = *s++;
-                continue;
-            }
-            for (s++; *s && *s != '\''; )
-                *d++ = *s++;
-            if (*s)
-                s++;
-        }
-        if (*s)
-            s++;
-        *d = 0;
-    }
+    int argc = cmd_words(line, argv, 31);         /* 'a b' is one word, without its quotes */
     argv[argc] = NULL;
     if (argc == 0 || argv[0][0] == '#')
         return;

@@ -38,10 +38,7 @@ def binary(repo: Path = paths.REPO) -> Path:
 
 
 def version(repo: Path = paths.REPO) -> str:
-    try:
-        return (cache_dir(repo) / "VERSION").read_text().strip()
-    except OSError:
-        return "unknown"
+    return paths.cached_version(cache_dir(repo))
 
 
 def present(repo: Path = paths.REPO) -> bool:

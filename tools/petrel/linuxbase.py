@@ -32,10 +32,7 @@ def binder_module(repo: Path = paths.REPO) -> Path:
 
 
 def version(repo: Path = paths.REPO) -> str:
-    try:
-        return (cache_dir(repo) / "VERSION").read_text().strip()
-    except OSError:
-        return "unknown"
+    return paths.cached_version(cache_dir(repo))
 
 
 # True when the kernel and the module are in the cache.

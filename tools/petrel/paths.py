@@ -52,6 +52,14 @@ def venv_python(repo: Path = REPO) -> Path:
 
 
 # Shows `path` relative to the repository when it is inside it (for messages).
+# The VERSION file a download into .cache/ wrote (linuxbase, busybox), or "unknown".
+def cached_version(cache: Path) -> str:
+    try:
+        return (cache / "VERSION").read_text().strip()
+    except OSError:
+        return "unknown"
+
+
 def rel(path: Path, repo: Path = REPO) -> str:
     try:
         return str(Path(path).resolve().relative_to(repo.resolve()))
