@@ -21,6 +21,8 @@
 #include "syscalls_gen.h"
 #include "petrel_abi.h"
 
+#define PSTATE_NZCV     (0xfull << 28)
+
 static uint64_t ticks_to_ns(uint64_t t)
 {
     uint64_t f = arch_counter_freq();
@@ -486,9 +488,9 @@ int64_t sys_thread_write_regs(uint32_t h, vaddr_t buf)
         return -E_FAULT;
     if (r.pc >= USER_VA_LIMIT || r.sp >= USER_VA_LIMIT + 4096)
         return -E_INVAL;
-    uint64_t pstate = t->tf.pstate;
+    uint64_t pstate = (t->tf.pstate & ~PSTATE_NZCV) | (r.pstate & PSTATE_NZCV);
     memcpy(&t->tf, &r, sizeof(r));
-    t->tf.pstate = pstate;
+    t->tf.pstate = pstate;              /* only the condition flags come from buf */
     return 0;
 }
 

@@ -1,6 +1,8 @@
 /*
  * thread_copy: a created thread becomes a copy of another thread's user
- * state, so that a process-owning service can fork. The registers come
+ * state, so that a process-owning service can fork. thread_read_fp and
+ * thread_write_fp: the FP/SIMD registers of a stopped thread, so that such
+ * a service can save and restore them around a signal handler. The registers come
  * from the saved trapframe, TLS from the saved TPIDR_EL0 and the FP/SIMD
  * registers from the saved FP area: all of them are current in memory
  * whenever the source is not running (a thread that used FP in its slice
@@ -11,6 +13,7 @@
  */
 #include "thread.h"
 #include "object.h"
+#include "space.h"
 #include "errno.h"
 #include "syscalls_gen.h"
 
@@ -46,4 +49,32 @@ int64_t sys_thread_copy(uint32_t dst_h, uint32_t src_h)
     dst->tf.pstate = pstate;            /* EL0t as created; only the condition flags come along */
     dst->tls = src->tls;
     return 0;
+}
+
+int64_t sys_thread_read_fp(uint32_t h, vaddr_t buf)
+{
+    int64_t err;
+    struct thread *t = thread_of(h, R_READ, &err);
+    if (!t)
+        return err;
+    if (t->state == T_RUNNING || t->state == T_DEAD)
+        return -E_STATE;
+    struct petrel_fpregs fp;
+    _Static_assert(sizeof(fp) == FP_STATE_BYTES, "FP/SIMD register layout");
+    arch_fp_get(t, &fp);
+    return copy_to_user(buf, &fp, sizeof(fp));
+}
+
+int64_t sys_thread_write_fp(uint32_t h, vaddr_t buf)
+{
+    int64_t err;
+    struct thread *t = thread_of(h, R_MANAGE, &err);
+    if (!t)
+        return err;
+    if (t->state == T_RUNNING || t->state == T_DEAD)
+        return -E_STATE;
+    struct petrel_fpregs fp;
+    if (copy_from_user(&fp, buf, sizeof(fp)))
+        return -E_FAULT;
+    return arch_fp_set(t, &fp);
 }

@@ -176,5 +176,9 @@ void arch_fp_release(struct thread *t);
 void arch_fp_idle(struct thread *prev);
 /* Give dst (never run since created) a copy of src's saved FP/SIMD state; 0 or -E_NOMEM. */
 int arch_fp_copy(struct thread *dst, const struct thread *src);
+/* The saved FP/SIMD state of t (not running) into out (zeros if it never
+ * used FP), or replace it from in; FP_STATE_BYTES each. 0 or -E_NOMEM. */
+void arch_fp_get(const struct thread *t, void *out);
+int arch_fp_set(struct thread *t, const void *in);
 
 #endif

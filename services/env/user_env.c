@@ -6,6 +6,7 @@
  */
 #include "petrel.h"
 #include "svc.h"
+#include "user_env.h"
 
 struct user_env {
     int have_reply;             /* a reply for the current call is in `out` */
@@ -212,16 +213,38 @@ static struct { uint32_t irq, handle; void (*handler)(void); } irqs[8];
 static unsigned nirqs;
 static uint32_t irq_notification;
 
+static void (*event_handler)(void);
+
+/* The notification bound to the server thread, made at first use; 0 if none can be. */
+static uint32_t loop_notification(void)
+{
+    if (!irq_notification) {
+        int64_t n = sys_notify_create();
+        if (n < 0)
+            return 0;
+        if (sys_notify_bind(self_thread(), (uint32_t)n) < 0) {
+            sys_handle_close((uint32_t)n);
+            return 0;
+        }
+        irq_notification = (uint32_t)n;
+    }
+    return irq_notification;
+}
+
+uint32_t user_env_event(void (*handler)(void))
+{
+    uint32_t n = loop_notification();
+    if (n)
+        event_handler = handler;
+    return n;
+}
+
 int svc_irq_attach(uint32_t irq, void (*handler)(void))
 {
     if (nirqs == 8)
         return SVC_E_NOMEM;
-    if (!irq_notification) {
-        int64_t n = sys_notify_create();
-        if (n < 0 || sys_notify_bind(self_thread(), (uint32_t)n) < 0)
-            return SVC_E_NOMEM;
-        irq_notification = (uint32_t)n;
-    }
+    if (!loop_notification())
+        return SVC_E_NOMEM;
     int64_t h = -E_BADHANDLE;             /* not an interrupt svc_device gave */
     for (unsigned i = 0; i < ngiven; i++)
         if (given_irqs[i].irq == irq)
@@ -250,6 +273,8 @@ static void interrupts(uint64_t bits)
     for (unsigned i = 0; i < nirqs; i++)
         if (bits & (1ull << i))
             irqs[i].handler();
+    if ((bits & USER_ENV_EVENT) && event_handler)
+        event_handler();
 }
 
 int svc_crash_for_testing(void)

@@ -5,6 +5,7 @@
  */
 #include "petrel.h"
 #include "svc_proc.h"
+#include "user_env.h"
 
 static svc_handle made(int64_t h, int *err)
 {
@@ -118,6 +119,106 @@ int svc_thread_set_tls(svc_handle t, uint64_t value)
 int svc_thread_start(svc_handle thread, uint64_t pc, uint64_t sp, uint64_t arg)
 {
     return (int)sys_thread_start((uint32_t)thread, pc, sp, arg);
+}
+
+int svc_thread_read_regs(svc_handle t, struct petrel_regs *r)
+{
+    return (int)sys_thread_read_regs((uint32_t)t, r);
+}
+
+int svc_thread_write_regs(svc_handle t, const struct petrel_regs *r)
+{
+    return (int)sys_thread_write_regs((uint32_t)t, r);
+}
+
+int svc_thread_read_fp(svc_handle t, struct petrel_fpregs *fp)
+{
+    return (int)sys_thread_read_fp((uint32_t)t, fp);
+}
+
+int svc_thread_write_fp(svc_handle t, const struct petrel_fpregs *fp)
+{
+    return (int)sys_thread_write_fp((uint32_t)t, fp);
+}
+
+/* On another core the thread stops at its next kernel entry (the kernel
+ * sends that core an interrupt): wait for it, yielding. */
+int svc_thread_suspend(svc_handle t)
+{
+    int64_t err = sys_thread_suspend((uint32_t)t);
+    if (err < 0)
+        return (int)err;
+    struct petrel_thread_stats st;
+    for (int tries = 0; tries < 100000; tries++) {
+        err = sys_thread_stats((uint32_t)t, &st);
+        if (err < 0)
+            return (int)err;
+        if (st.state != THREAD_RUNNING)
+            return (int)st.state;
+        sys_yield();
+    }
+    return SVC_E_STATE;
+}
+
+int svc_thread_resume(svc_handle t)
+{
+    return (int)sys_thread_resume((uint32_t)t);
+}
+
+/*
+ * The timer: a thread of ours sleeps on a futex until the deadline (or a
+ * change of it), then signals the server loop's notification; the loop
+ * runs the handler between requests. timer_seq changes with every
+ * deadline set, so a deadline fires once.
+ */
+static uint32_t timer_seq;
+static uint64_t timer_deadline;
+static uint32_t timer_note;
+
+static void timer_thread(void *arg)
+{
+    uint32_t fired = 0;
+    bool have_fired = false;
+    for (;;) {
+        uint32_t seq = __atomic_load_n(&timer_seq, __ATOMIC_ACQUIRE);
+        uint64_t d = __atomic_load_n(&timer_deadline, __ATOMIC_RELAXED);
+        uint64_t now = svc_clock_ns();
+        if (!d || (have_fired && fired == seq)) {
+            sys_futex_wait((uint64_t)&timer_seq, seq, 0);
+        } else if (now >= d) {
+            sys_notify_signal(timer_note, USER_ENV_EVENT);
+            fired = seq;
+            have_fired = true;
+        } else {
+            sys_futex_wait((uint64_t)&timer_seq, seq, d - now);
+        }
+    }
+}
+
+int svc_timer_attach(void (*handler)(void))
+{
+    if (timer_note)
+        return SVC_E_BUSY;
+    struct petrel_thread_stats st;
+    if (sys_thread_stats(self_thread(), &st) < 0)
+        return SVC_E_STATE;
+    uint32_t n = user_env_event(handler);
+    if (!n)
+        return SVC_E_NOMEM;
+    timer_note = n;
+    int64_t t = thread_spawn(timer_thread, NULL, st.prio, -1);   /* as urgent as the server thread */
+    if (t < 0) {
+        timer_note = 0;
+        return (int)t;
+    }
+    return 0;
+}
+
+void svc_timer_set(uint64_t deadline_ns)
+{
+    __atomic_store_n(&timer_deadline, deadline_ns, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&timer_seq, 1, __ATOMIC_RELEASE);
+    sys_futex_wake((uint64_t)&timer_seq, 1);
 }
 
 void svc_console_write(const void *buf, uint64_t len)

@@ -67,6 +67,29 @@ int svc_thread_set_tls(svc_handle t, uint64_t value);
 /* Start it at pc with stack pointer sp and x0 = arg. */
 int svc_thread_start(svc_handle thread, uint64_t pc, uint64_t sp, uint64_t arg);
 
+/* A thread's user registers (struct petrel_regs) and FP/SIMD registers
+ * (struct petrel_fpregs), read or replaced while it does not run: stopped
+ * in a fault call to this service, or suspended. Writing the registers
+ * takes of pstate only the condition flags. 0 or an error. */
+int svc_thread_read_regs(svc_handle t, struct petrel_regs *r);
+int svc_thread_write_regs(svc_handle t, const struct petrel_regs *r);
+int svc_thread_read_fp(svc_handle t, struct petrel_fpregs *fp);
+int svc_thread_write_fp(svc_handle t, const struct petrel_fpregs *fp);
+/* Stop a thread from running until svc_thread_resume; it is off every
+ * core when this returns. Its state then (THREAD_* of petrel_abi.h):
+ * THREAD_SEND or THREAD_REPLY if it is in a call (a fault call to this
+ * service on its way, say), THREAD_READY if it was running user code.
+ * A negated error if it cannot be stopped. */
+int svc_thread_suspend(svc_handle t);
+int svc_thread_resume(svc_handle t);
+
+/* One timer for the service: `handler` runs (between requests, never
+ * during one) once the clock (svc_clock_ns) has passed the deadline last
+ * set; setting another replaces it, 0 cancels it. It may run late, and
+ * at most once per deadline set. */
+int svc_timer_attach(void (*handler)(void));
+void svc_timer_set(uint64_t deadline_ns);
+
 /* Write to the system console. */
 void svc_console_write(const void *buf, uint64_t len);
 /* Nanoseconds since boot. */

@@ -314,6 +314,12 @@ void lx_proc_end(struct lx_proc *p, int status)
         p->used = 0;
         script_next();
     } else if (parent) {
+        const struct lx_sigaction *ka = &parent->act[LX_SIGCHLD - 1];
+        int sig = status & 0x7f;
+        struct lx_sinfo si = { sig ? LX_CLD_KILLED : LX_CLD_EXITED, p->pid, sig ? sig : (status >> 8) & 0xff, 0 };
+        if (ka->handler == 1 || (ka->flags & 2))
+            p->used = 0;                        /* SIG_IGN or SA_NOCLDWAIT: nobody waits for it */
+        lx_sig_send(parent, LX_SIGCHLD, &si);
         if (parent->blk.kind == LX_BLK_WAIT)    /* it waits for a child: it looks again */
             lx_wake(parent, 0);
     } else if (p->orphan) {
@@ -469,7 +475,41 @@ static const struct linux_ops ops = { m_exec, m_wait, m_run };
 
 /* ---------------------------------------------------------------- faults */
 
-enum { SIGILL = 4, SIGBUS = 7, SIGSEGV = 11 };
+/* A system call (or a real fault) of process p, answered now or kept. */
+static void serve(struct lx_ctx *c)
+{
+    struct lx_proc *p = c->p;
+    const uint64_t *mr = c->call->mr;
+    if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL) {
+        lx_sig_fault(c, (unsigned)mr[FAULT_MR_KIND], mr[FAULT_MR_ADDR], mr[FAULT_MR_ESR]);
+        return;
+    }
+    uint64_t nr = mr[FAULT_MR_X0 + 8];
+    int64_t r = lx_syscall(c, nr, &mr[FAULT_MR_X0]);
+    if (r == LX_NORETURN)
+        return;
+    if (r == LX_BLOCK) {
+        if (lx_sig_interrupted(c, nr)) {        /* EINTR, or the handler first with SA_RESTART */
+            p->timed = 0;
+            return;
+        }
+        p->blk.token = svc_defer(c->call);
+        if (p->blk.token) {
+            p->blk.pc = mr[FAULT_MR_PC];
+            p->blk.sp = mr[FAULT_MR_SP];
+            for (int i = 0; i < 9; i++)
+                p->blk.x[i] = mr[FAULT_MR_X0 + i];
+            if (p->timed)
+                lx_timer_update();
+            return;
+        }
+        p->blk.kind = LX_BLK_NONE;
+        r = -LX_ENOMEM;
+    }
+    p->intr = 0;                                /* the call is done: a wake-up it had is spent */
+    p->timed = 0;
+    lx_sig_reply(c, mr[FAULT_MR_PC], r);        /* pending signals are acted on here */
+}
 
 static void fault(struct svc_call *call)
 {
@@ -479,32 +519,10 @@ static void fault(struct svc_call *call)
         svc_reply(call, 0, 1, stop);
         return;
     }
-    const uint64_t *mr = call->mr;
-    if (mr[FAULT_MR_KIND] == FAULT_FOREIGN_SYSCALL) {
-        struct lx_ctx c = { p, call };
-        int64_t r = lx_syscall(&c, mr[FAULT_MR_X0 + 8], &mr[FAULT_MR_X0]);
-        if (r == LX_NORETURN)
-            return;
-        if (r == LX_BLOCK) {
-            p->blk.token = svc_defer(call);
-            if (p->blk.token) {
-                p->blk.pc = mr[FAULT_MR_PC];
-                p->blk.sp = mr[FAULT_MR_SP];
-                for (int i = 0; i < 9; i++)
-                    p->blk.x[i] = mr[FAULT_MR_X0 + i];
-                return;
-            }
-            p->blk.kind = LX_BLK_NONE;
-            r = -LX_ENOMEM;
-        }
-        uint64_t resume[4] = { FAULT_REPLY_RESUME, mr[FAULT_MR_PC], mr[FAULT_MR_SP], (uint64_t)r };
-        svc_reply(call, 0, 4, resume);
-        return;
-    }
-    int sig = mr[FAULT_MR_KIND] == FAULT_UNDEF ? SIGILL : mr[FAULT_MR_KIND] == FAULT_ALIGN ? SIGBUS : SIGSEGV;
-    lx_log("pid %d (%s): signal %d, fault at 0x%lx, pc 0x%lx", p->pid, p->comm, sig,
-           (unsigned long)mr[FAULT_MR_ADDR], (unsigned long)mr[FAULT_MR_PC]);
-    lx_proc_end(p, sig);
+    struct lx_ctx c = { p, call };
+    p->in_call = 1;                             /* signals it is sent now wait for its answer */
+    serve(&c);
+    p->in_call = 0;
 }
 
 /* The service's entry: a process's fault (its system calls among them),

@@ -22,6 +22,36 @@ enum {
     LX_EPIPE = 32, LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ELOOP = 40, LX_EOVERFLOW = 75,
 };
 
+/* ---------------------------------------------------------------- signal numbers (Linux's) */
+enum {
+    LX_SIGHUP = 1, LX_SIGINT, LX_SIGQUIT, LX_SIGILL, LX_SIGTRAP, LX_SIGABRT, LX_SIGBUS, LX_SIGFPE, LX_SIGKILL,
+    LX_SIGUSR1, LX_SIGSEGV, LX_SIGUSR2, LX_SIGPIPE, LX_SIGALRM, LX_SIGTERM, LX_SIGSTKFLT, LX_SIGCHLD,
+    LX_SIGCONT, LX_SIGSTOP, LX_SIGTSTP, LX_SIGTTIN, LX_SIGTTOU, LX_SIGURG, LX_SIGXCPU, LX_SIGXFSZ,
+    LX_SIGVTALRM, LX_SIGPROF, LX_SIGWINCH, LX_SIGIO, LX_SIGPWR, LX_SIGSYS,
+};
+#define LX_NSIG         64
+#define LX_SIGBIT(sig)  (1ull << ((sig) - 1))
+
+/* si_code values the personality sends. */
+#define LX_SI_USER      0
+#define LX_SI_KERNEL    0x80
+#define LX_SI_TKILL     (-6)
+#define LX_CLD_EXITED   1
+#define LX_CLD_KILLED   2
+#define LX_CLD_STOPPED  5
+#define LX_CLD_CONTINUED 6
+
+/* struct sigaction as the kernel takes it (AArch64). */
+struct lx_sigaction {
+    uint64_t handler, flags, restorer, mask;
+};
+
+/* What a pending signal's siginfo says besides its number. */
+struct lx_sinfo {
+    int32_t code, pid, status;  /* status: SIGCHLD's */
+    uint64_t addr;              /* a fault's address */
+};
+
 /* ---------------------------------------------------------------- limits of this personality */
 #define LX_PROCS        32              /* Linux processes alive (or unwaited) at once */
 #define LX_FDS          64              /* descriptors per process (RLIMIT_NOFILE) */
@@ -125,7 +155,7 @@ struct lx_vma {
 /* A call that cannot finish now keeps its reply (svc_defer) and is answered
  * later: restarted (the thread runs its `svc` again with the same
  * registers, and finds what it waited for), or resumed with a result. */
-enum { LX_BLK_NONE, LX_BLK_PIPE, LX_BLK_WAIT, LX_BLK_VFORK };
+enum { LX_BLK_NONE, LX_BLK_PIPE, LX_BLK_WAIT, LX_BLK_VFORK, LX_BLK_SLEEP, LX_BLK_SIGSUSPEND, LX_BLK_SIGWAIT };
 struct lx_block {
     int kind;
     svc_token token;
@@ -154,6 +184,23 @@ struct lx_proc {
     uint64_t io_done;           /* bytes a blocked write already moved (kept across its restarts) */
     int ended, status;          /* ended: the Linux wait status is set */
     svc_token waiter;           /* a native wait(pid) in progress */
+    /* signals (signal.c) */
+    struct lx_sigaction act[LX_NSIG];
+    struct lx_sinfo sinfo[LX_NSIG];     /* of each pending signal (standard signals do not queue) */
+    uint64_t blocked, pending;
+    uint64_t saved_mask;        /* the mask before rt_sigsuspend or ppoll set one... */
+    int restore_mask;           /* ...to be put back when the call returns */
+    uint64_t wait_set;          /* rt_sigtimedwait's signals while it waits */
+    uint64_t ss_sp, ss_size;    /* sigaltstack */
+    uint32_t ss_flags;
+    int in_call;                /* its system call is being answered now */
+    int intr;                   /* a signal woke its blocked call: run again, the call is interrupted */
+    int timed;                  /* its call waits until `deadline` (kept across the call's restarts) */
+    uint64_t deadline;
+    uint64_t alarm_at, alarm_every;     /* ITIMER_REAL: next expiry (0: off) and interval, in ns */
+    uint64_t fault_addr, fault_esr;     /* of its last fault signal (the frame's fault_address and ESR record) */
+    int stopped;                /* by a stop signal */
+    int report;                 /* for WUNTRACED/WCONTINUED: the stop signal, or 0xffff continued; 0 none */
 };
 
 /* The process behind a fault's badge, or NULL. */
@@ -282,6 +329,45 @@ uint64_t lx_pipe_avail(struct lx_file *f);
 int lx_fd_new(struct lx_proc *p, struct lx_file *f, int cloexec, int from);
 /* A free open file description, refs 1, or NULL (ENFILE). */
 struct lx_file *lx_file_new(int32_t node, uint32_t flags);
+
+/* Signals (signal.c). */
+int64_t lx_sys_rt_sigaction(struct lx_ctx *c, uint64_t sig, uint64_t act, uint64_t oact, uint64_t size);
+int64_t lx_sys_rt_sigprocmask(struct lx_ctx *c, uint64_t how, uint64_t set, uint64_t oset, uint64_t size);
+int64_t lx_sys_rt_sigpending(struct lx_ctx *c, uint64_t set, uint64_t size);
+int64_t lx_sys_rt_sigsuspend(struct lx_ctx *c, uint64_t set, uint64_t size);
+int64_t lx_sys_rt_sigtimedwait(struct lx_ctx *c, uint64_t set, uint64_t info, uint64_t ts, uint64_t size);
+int64_t lx_sys_sigaltstack(struct lx_ctx *c, uint64_t ss, uint64_t oss);
+int64_t lx_sys_kill(struct lx_ctx *c, int64_t pid, uint64_t sig);
+int64_t lx_sys_tgkill(struct lx_ctx *c, int64_t tgid, int64_t tid, uint64_t sig, int tkill);
+int64_t lx_sys_rt_sigreturn(struct lx_ctx *c);
+int64_t lx_sys_nanosleep(struct lx_ctx *c, uint64_t clock, uint64_t flags, uint64_t req, uint64_t rem);
+int64_t lx_sys_ppoll(struct lx_ctx *c, uint64_t fds, uint64_t nfds, uint64_t ts, uint64_t mask, uint64_t size);
+int64_t lx_sys_setitimer(struct lx_ctx *c, uint64_t which, uint64_t val, uint64_t old);
+int64_t lx_sys_getitimer(struct lx_ctx *c, uint64_t which, uint64_t cur);
+/* Send sig to p with info (sender pid, code...); whatever its action says
+ * happens now, or when p's current call returns. */
+void lx_sig_send(struct lx_proc *p, int sig, const struct lx_sinfo *info);
+/* Answer p's current call (c): resume at pc with x0 = result, first
+ * acting on its pending signals (handlers entered through a frame). */
+void lx_sig_reply(struct lx_ctx *c, uint64_t pc, int64_t result);
+/* The current call would wait (LX_BLOCK); is it interrupted by a signal?
+ * Then the answer is set up (EINTR, or the call run again after the
+ * handler with SA_RESTART) and it returns 1. */
+int lx_sig_interrupted(struct lx_ctx *c, uint64_t nr);
+/* A real fault of p's thread: kind (FAULT_*), address, ESR; handled by
+ * its handler if it has one, or p ends with the signal. */
+void lx_sig_fault(struct lx_ctx *c, unsigned kind, uint64_t addr, uint64_t esr);
+/* Signal state across fork (child from parent) and exec (p's own). */
+void lx_sig_fork(struct lx_proc *child, const struct lx_proc *parent);
+void lx_sig_exec(struct lx_proc *p);
+/* Deadlines changed: set the service's timer to the earliest. */
+void lx_timer_update(void);
+/* Where a handler returns to when it has no SA_RESTORER: an address in the
+ * thread's control page, never executable; the instruction fault there is
+ * rt_sigreturn. */
+#define LX_SIGRETURN_VA LX_UTCB_VA
+/* Is va inside one of p's mapped ranges (SEGV_ACCERR rather than SEGV_MAPERR)? */
+int lx_vma_has(struct lx_proc *p, uint64_t va);
 
 /* Random bytes (a generator seeded from the system counter: not for keys). */
 void lx_random(void *buf, uint64_t len);

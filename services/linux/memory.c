@@ -459,3 +459,11 @@ int lx_vma_poke(struct lx_proc *p, uint64_t va, const void *src, uint64_t len)
     }
     return -LX_EFAULT;
 }
+
+int lx_vma_has(struct lx_proc *p, uint64_t va)
+{
+    for (unsigned i = 0; i < p->nvmas; i++)
+        if (p->vmas[i].start <= va && va < p->vmas[i].end)
+            return 1;
+    return 0;
+}

@@ -7,7 +7,7 @@
  * caller keeps its reply, linux.c: lx_wake) until the other side moves,
  * then run again; with O_NONBLOCK they fail with EAGAIN instead. Reading
  * gives end of file once every writer is closed; writing with no reader
- * left fails with EPIPE (SIGPIPE comes with signals). A write of at most
+ * left sends the writer SIGPIPE and fails with EPIPE. A write of at most
  * LX_PIPE_ATOMIC bytes is never split; a longer one is written in pieces
  * as room comes, and write() returns only when all of it went (the bytes
  * already written are kept in the process across its restarts).
@@ -148,8 +148,11 @@ int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_
     struct lx_proc *p = c->p;
     uint64_t done = p->io_done;
     p->io_done = 0;
-    if (!pp->readers)
+    if (!pp->readers) {
+        struct lx_sinfo si = { LX_SI_USER, p->pid, 0, 0 };
+        lx_sig_send(p, LX_SIGPIPE, &si);        /* acted on when this call returns */
         return done ? (int64_t)done : -LX_EPIPE;
+    }
     if (len == 0)
         return 0;
     uint64_t room = LX_PIPE_BUF - pp->count;

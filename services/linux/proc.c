@@ -80,6 +80,7 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
     child->cwd = p->cwd;
     memcpy(child->comm, p->comm, sizeof(child->comm));
     child->tid_address = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
+    lx_sig_fork(child, p);
     for (int fd = 0; fd < LX_FDS; fd++) {
         if (p->fds[fd]) {
             lx_file_get(p->fds[fd]);
@@ -245,6 +246,7 @@ int64_t lx_sys_execve(struct lx_ctx *c, uint64_t upath, uint64_t uargv, uint64_t
     p->heap_obj = NULL;
     p->heap_va = p->heap_end = p->heap_top = 0;
     p->tid_address = 0;
+    lx_sig_exec(p);
     for (int fd = 0; fd < LX_FDS; fd++) {
         if (p->fds[fd] && p->cloexec[fd]) {
             lx_file_put(p->fds[fd]);
@@ -295,10 +297,18 @@ int64_t lx_sys_wait4(struct lx_ctx *c, int64_t upid, uint64_t ustatus, uint64_t 
         if (!selects(p, q, pid))
             continue;
         any = 1;
-        if (!q->ended)
-            continue;
         int32_t status = q->status, qpid = q->pid;
-        q->used = 0;                            /* reaped */
+        if (!q->ended && (opt & WUNTRACED) && q->stopped && q->report && q->report != 0xffff) {
+            status = q->report << 8 | 0x7f;     /* stopped by that signal: reported once */
+            q->report = 0;
+        } else if (!q->ended && (opt & WCONTINUED) && q->report == 0xffff) {
+            status = 0xffff;
+            q->report = 0;
+        } else if (!q->ended) {
+            continue;
+        } else {
+            q->used = 0;                        /* reaped */
+        }
         if (ustatus && lx_copy_out(c, ustatus, &status, sizeof(status)))
             return -LX_EFAULT;
         static const uint8_t zero_rusage[144];
@@ -339,14 +349,27 @@ int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t i
         if (!selects(p, q, sel))
             continue;
         any = 1;
-        if (!q->ended || !(opt & WEXITED))
-            continue;
         si[0] = SIGCHLD;
-        si[2] = (q->status & 0x7f) ? CLD_KILLED : CLD_EXITED;
         si[4] = q->pid;
-        si[6] = (q->status & 0x7f) ? (q->status & 0x7f) : (q->status >> 8) & 0xff;
-        if (!(opt & WNOWAIT))
-            q->used = 0;
+        if (!q->ended && (opt & WUNTRACED) && q->stopped && q->report && q->report != 0xffff) {
+            si[2] = LX_CLD_STOPPED;
+            si[6] = q->report;
+        } else if (!q->ended && (opt & WCONTINUED) && q->report == 0xffff) {
+            si[2] = LX_CLD_CONTINUED;
+            si[6] = LX_SIGCONT;
+        } else if (!q->ended || !(opt & WEXITED)) {
+            si[0] = si[4] = 0;
+            continue;
+        } else {
+            si[2] = (q->status & 0x7f) ? CLD_KILLED : CLD_EXITED;
+            si[6] = (q->status & 0x7f) ? (q->status & 0x7f) : (q->status >> 8) & 0xff;
+        }
+        if (!(opt & WNOWAIT)) {
+            if (q->ended)
+                q->used = 0;
+            else
+                q->report = 0;
+        }
         break;
     }
     if (!any)

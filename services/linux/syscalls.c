@@ -22,7 +22,10 @@ enum {
     NR_exit = 93, NR_exit_group = 94, NR_set_tid_address = 96, NR_clock_gettime = 113,
     NR_uname = 160, NR_getpid = 172, NR_getppid = 173, NR_getuid = 174, NR_geteuid = 175,
     NR_getgid = 176, NR_getegid = 177, NR_gettid = 178, NR_brk = 214, NR_munmap = 215, NR_mmap = 222,
-    NR_getrandom = 278,
+    NR_getrandom = 278, NR_ppoll = 73, NR_nanosleep = 101, NR_getitimer = 102, NR_setitimer = 103,
+    NR_clock_nanosleep = 115, NR_kill = 129, NR_tkill = 130, NR_tgkill = 131, NR_sigaltstack = 132,
+    NR_rt_sigsuspend = 133, NR_rt_sigaction = 134, NR_rt_sigprocmask = 135, NR_rt_sigpending = 136,
+    NR_rt_sigtimedwait = 137, NR_rt_sigreturn = 139,
 };
 
 static uint8_t logged[NSYS / 8];
@@ -154,6 +157,21 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_dup:            return lx_sys_dup(c, a[0]);
     case NR_dup3:           return lx_sys_dup3(c, a[0], a[1], a[2]);
     case NR_fcntl:          return lx_sys_fcntl(c, a[0], a[1], a[2]);
+    case NR_rt_sigaction:   return lx_sys_rt_sigaction(c, a[0], a[1], a[2], a[3]);
+    case NR_rt_sigprocmask: return lx_sys_rt_sigprocmask(c, a[0], a[1], a[2], a[3]);
+    case NR_rt_sigpending:  return lx_sys_rt_sigpending(c, a[0], a[1]);
+    case NR_rt_sigsuspend:  return lx_sys_rt_sigsuspend(c, a[0], a[1]);
+    case NR_rt_sigtimedwait: return lx_sys_rt_sigtimedwait(c, a[0], a[1], a[2], a[3]);
+    case NR_rt_sigreturn:   return lx_sys_rt_sigreturn(c);
+    case NR_sigaltstack:    return lx_sys_sigaltstack(c, a[0], a[1]);
+    case NR_kill:           return lx_sys_kill(c, (int64_t)a[0], a[1]);
+    case NR_tkill:          return lx_sys_tgkill(c, 0, (int64_t)a[0], a[1], 1);
+    case NR_tgkill:         return lx_sys_tgkill(c, (int64_t)a[0], (int64_t)a[1], a[2], 0);
+    case NR_nanosleep:      return lx_sys_nanosleep(c, (uint64_t)-1, 0, a[0], a[1]);
+    case NR_clock_nanosleep: return lx_sys_nanosleep(c, (uint32_t)a[0], a[1], a[2], a[3]);
+    case NR_ppoll:          return lx_sys_ppoll(c, a[0], a[1], a[2], a[3], a[4]);
+    case NR_setitimer:      return lx_sys_setitimer(c, a[0], a[1], a[2]);
+    case NR_getitimer:      return lx_sys_getitimer(c, a[0], a[1]);
     case NR_getpid:
     case NR_gettid:         return c->p->pid;
     case NR_getppid:        return c->p->ppid;

@@ -99,6 +99,25 @@ int arch_fp_copy(struct thread *dst, const struct thread *src)
     return 0;
 }
 
+void arch_fp_get(const struct thread *t, void *out)
+{
+    if (t->fp)
+        memcpy(out, t->fp, sizeof(struct fpstate));
+    else
+        memset(out, 0, sizeof(struct fpstate));
+}
+
+/* t is not running, so its state in memory is current; a core that still
+ * holds it in its registers must load it again (arch_fp_release). */
+int arch_fp_set(struct thread *t, const void *in)
+{
+    if (!t->fp && !(t->fp = kmalloc(sizeof(struct fpstate))))
+        return -E_NOMEM;
+    arch_fp_release(t);
+    memcpy(t->fp, in, sizeof(struct fpstate));
+    return 0;
+}
+
 /* This core idles after prev: save prev's state if the registers hold it
  * (they stay loaded: prev resuming here skips the reload). */
 void arch_fp_idle(struct thread *prev)

@@ -111,6 +111,12 @@ struct petrel_regs {
     uint64_t sp, pc, pstate;
 };
 
+/* thread_read_fp / thread_write_fp layout: the FP/SIMD registers. */
+struct petrel_fpregs {
+    uint64_t q[64];                     /* q0..q31, low half first */
+    uint64_t fpcr, fpsr;
+};
+
 #define PETREL_BOOTINFO_MAGIC   0x4f464e4954455250ull  /* "PETINFO" */
 #define PETREL_BOOTINFO_VA      0x0000007fffff0000ull  /* read-only page */
 #define PETREL_ROOT_UTCB_VA     0x0000007fffffe000ull  /* the root thread's UTCB */

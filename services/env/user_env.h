@@ -1,0 +1,19 @@
+/*
+ * Between the two halves of the user-space service environment
+ * (user_env.c: the server loop; user_proc.c: the process environment).
+ */
+#ifndef PETREL_USER_ENV_H
+#define PETREL_USER_ENV_H
+
+#include <stdint.h>
+
+/* The bit of the server loop's notification that stands for an event of
+ * the process environment (its timer); interrupts take the low bits. */
+#define USER_ENV_EVENT  (1ull << 63)
+
+/* Have the server loop run `handler` (between requests) whenever
+ * USER_ENV_EVENT is signalled on the notification returned (0: none could
+ * be made). */
+uint32_t user_env_event(void (*handler)(void));
+
+#endif

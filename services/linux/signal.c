@@ -1,0 +1,1068 @@
+/*
+ * Signals: rt_sigaction, rt_sigprocmask, rt_sigpending, rt_sigsuspend,
+ * rt_sigtimedwait, sigaltstack, kill, tkill, tgkill, rt_sigreturn; the
+ * timed waits (nanosleep, clock_nanosleep, ppoll without descriptors) and
+ * ITIMER_REAL (setitimer, getitimer: musl's and glibc's alarm).
+ *
+ * A signal sent to a process becomes pending; what its action says
+ * happens at once when it can (a default action that ends or stops the
+ * process, a handler for a process that runs user code or waits in a
+ * call), otherwise when the process's current call is answered:
+ *
+ * - on the way out of a system call (lx_sig_reply): the thread is stopped
+ *   in its call, so its registers are read, a frame built on its stack
+ *   for each pending signal (Linux's struct rt_sigframe: siginfo,
+ *   ucontext with the sigcontext, the FP/SIMD record, an ESR record for a
+ *   fault, the terminating null record), the registers set to enter the
+ *   handler, and the call answered;
+ * - a process waiting in a call (its reply kept) is woken to run the call
+ *   again with `intr` set: the call then answers EINTR, or, for a call
+ *   Linux restarts and a handler with SA_RESTART, the handler is entered
+ *   with the `svc` itself as the place to come back to;
+ * - a process running user code is suspended, its registers read, the
+ *   frame written through its memory objects, the registers set, and it
+ *   is resumed. If it was on its way into a call instead, the call's
+ *   answer delivers.
+ *
+ * A handler returns through x30: sa_restorer when SA_RESTORER is set (musl
+ * always sets it), otherwise LX_SIGRETURN_VA, an address in the thread's
+ * control page that cannot execute: the instruction fault there is taken
+ * as rt_sigreturn (Linux uses the vDSO's trampoline; Petrel has no vDSO).
+ */
+#include "lx.h"
+
+#define SIG_DFL         0
+#define SIG_IGN         1
+#define SA_NOCLDSTOP    0x00000001
+#define SA_NOCLDWAIT    0x00000002
+#define SA_SIGINFO      0x00000004
+#define SA_EXPOSE_TAGBITS 0x00000800
+#define SA_RESTORER     0x04000000
+#define SA_ONSTACK      0x08000000
+#define SA_RESTART      0x10000000
+#define SA_NODEFER      0x40000000
+#define SA_RESETHAND    0x80000000u
+#define SA_UAPI         (SA_NOCLDSTOP | SA_NOCLDWAIT | SA_SIGINFO | SA_EXPOSE_TAGBITS | SA_RESTORER | SA_ONSTACK | \
+                         SA_RESTART | SA_NODEFER | SA_RESETHAND)
+#define SIG_BLOCK       0
+#define SIG_UNBLOCK     1
+#define SIG_SETMASK     2
+#define SS_ONSTACK      1
+#define SS_DISABLE      2
+#define SS_AUTODISARM   (1u << 31)
+#define MINSIGSTKSZ     5120
+#define UNBLOCKABLE     (LX_SIGBIT(LX_SIGKILL) | LX_SIGBIT(LX_SIGSTOP))
+#define SYNCHRONOUS     (LX_SIGBIT(LX_SIGSEGV) | LX_SIGBIT(LX_SIGBUS) | LX_SIGBIT(LX_SIGILL) | \
+                         LX_SIGBIT(LX_SIGTRAP) | LX_SIGBIT(LX_SIGFPE) | LX_SIGBIT(LX_SIGSYS))
+#define SEGV_MAPERR     1
+#define SEGV_ACCERR     2
+#define BUS_ADRALN      1
+#define ILL_ILLOPC      1
+#define TRAP_BRKPT      1
+#define NS              1000000000ull
+
+/* System call numbers the restart rules name. */
+enum { NR_read = 63, NR_write = 64, NR_readv = 65, NR_writev = 66, NR_wait4 = 260, NR_waitid = 95 };
+
+/* ---------------------------------------------------------------- the frame (Linux's arm64 layout) */
+struct lx_siginfo {
+    int32_t signo, errno_, code, pad;
+    union {
+        struct { int32_t pid, uid, status, pad; int64_t utime, stime; } chld;   /* also kill's pid, uid */
+        uint64_t addr;
+        uint8_t raw[112];
+    } u;
+};
+
+struct lx_stack {
+    uint64_t sp;
+    int32_t flags, pad;
+    uint64_t size;
+};
+
+struct lx_sigcontext {
+    uint64_t fault_address;
+    uint64_t regs[31];
+    uint64_t sp, pc, pstate;
+    uint64_t pad;
+    uint8_t reserved[4096];     /* records: FP/SIMD, ESR, ..., a null one */
+};
+
+struct lx_ucontext {
+    uint64_t flags, link;
+    struct lx_stack stack;
+    uint64_t sigmask;
+    uint8_t unused[120];        /* the rest of a 1024-bit sigset_t */
+    uint64_t pad;               /* uc_mcontext is 16-byte aligned */
+    struct lx_sigcontext mc;
+};
+
+struct lx_rt_sigframe {
+    struct lx_siginfo info;
+    struct lx_ucontext uc;
+};
+
+struct lx_ctx_head { uint32_t magic, size; };
+
+struct lx_fpsimd_context {
+    struct lx_ctx_head head;
+    uint32_t fpsr, fpcr;
+    uint64_t vregs[64];
+};
+
+struct lx_esr_context {
+    struct lx_ctx_head head;
+    uint64_t esr;
+};
+
+#define FPSIMD_MAGIC    0x46508001
+#define ESR_MAGIC       0x45535201
+
+_Static_assert(sizeof(struct lx_siginfo) == 128, "siginfo");
+_Static_assert(__builtin_offsetof(struct lx_ucontext, mc) == 176, "uc_mcontext");
+_Static_assert(__builtin_offsetof(struct lx_sigcontext, reserved) == 288, "__reserved");
+_Static_assert(sizeof(struct lx_rt_sigframe) == 4688, "rt_sigframe");
+_Static_assert(sizeof(struct lx_fpsimd_context) == 528, "fpsimd_context");
+
+static struct lx_rt_sigframe frame;     /* one at a time */
+
+static int valid(uint64_t sig) { return sig >= 1 && sig <= LX_NSIG; }
+
+enum { ACT_TERM, ACT_IGNORE, ACT_STOP, ACT_CONT };
+
+static int default_action(int sig)
+{
+    switch (sig) {
+    case LX_SIGCHLD: case LX_SIGURG: case LX_SIGWINCH:
+        return ACT_IGNORE;
+    case LX_SIGCONT:
+        return ACT_CONT;
+    case LX_SIGSTOP: case LX_SIGTSTP: case LX_SIGTTIN: case LX_SIGTTOU:
+        return ACT_STOP;
+    default:
+        return ACT_TERM;
+    }
+}
+
+/* Does sig do nothing to p (ignored, and not blocked: a blocked one waits)? */
+static int ignored(struct lx_proc *p, int sig)
+{
+    const struct lx_sigaction *ka = &p->act[sig - 1];
+    if (sig == LX_SIGKILL || sig == LX_SIGSTOP || (p->blocked & LX_SIGBIT(sig)))
+        return 0;
+    return ka->handler == SIG_IGN || (ka->handler == SIG_DFL && (default_action(sig) == ACT_IGNORE ||
+                                                                 default_action(sig) == ACT_CONT));
+}
+
+/* The next signal to act on: pending and not blocked, the synchronous
+ * ones (faults) first, then the lowest; 0 if none. */
+static int next_signal(struct lx_proc *p)
+{
+    uint64_t ready = p->pending & ~p->blocked;
+    if (!ready)
+        return 0;
+    if (ready & SYNCHRONOUS)
+        ready &= SYNCHRONOUS;
+    return __builtin_ctzll(ready) + 1;
+}
+
+/* Is sp on p's alternate signal stack? */
+static int on_altstack(struct lx_proc *p, uint64_t sp)
+{
+    if (p->ss_flags & SS_AUTODISARM)
+        return 0;
+    return sp > p->ss_sp && sp - p->ss_sp <= p->ss_size;
+}
+
+static uint32_t altstack_flags(struct lx_proc *p, uint64_t sp)
+{
+    if (!p->ss_size)
+        return SS_DISABLE;
+    return on_altstack(p, sp) ? SS_ONSTACK : 0;
+}
+
+/* Write to p's memory: through the current call, or (call NULL) through
+ * the memory objects of a suspended process. */
+static int put(struct lx_proc *p, struct svc_call *call, uint64_t va, const void *src, uint64_t len)
+{
+    if (call) {
+        struct lx_ctx c = { p, call };
+        return lx_copy_out(&c, va, src, len);
+    }
+    return lx_range_ok(va, len) ? lx_vma_poke(p, va, src, len) : -LX_EFAULT;
+}
+
+static void fill_siginfo(struct lx_siginfo *info, int sig, const struct lx_sinfo *si)
+{
+    memset(info, 0, sizeof(*info));
+    info->signo = sig;
+    info->code = si->code;
+    if (sig == LX_SIGCHLD && si->code > 0) {
+        info->u.chld.pid = si->pid;
+        info->u.chld.status = si->status;
+    } else if (si->code > 0 && (sig == LX_SIGSEGV || sig == LX_SIGBUS || sig == LX_SIGILL || sig == LX_SIGTRAP ||
+                                sig == LX_SIGFPE)) {
+        info->u.addr = si->addr;
+    } else if (si->code <= 0) {
+        info->u.chld.pid = si->pid;
+    }
+}
+
+/* Build the frame for sig on top of register state r and enter its
+ * handler: r becomes the handler's entry state. 0 or -EFAULT. */
+static int setup_frame(struct lx_proc *p, struct svc_call *call, int sig, const struct lx_sinfo *si,
+                       struct petrel_regs *r, const struct petrel_fpregs *fp)
+{
+    struct lx_sigaction *ka = &p->act[sig - 1];
+    uint64_t sp = r->sp;
+    if ((ka->flags & SA_ONSTACK) && altstack_flags(p, sp) == 0)
+        sp = p->ss_sp + p->ss_size;
+    uint64_t record = (sp - 16) & ~15ull;          /* x29, x30: a frame record for unwinders */
+    uint64_t sf = record - sizeof(frame);
+    memset(&frame, 0, sizeof(frame));
+    if (ka->flags & SA_SIGINFO)
+        fill_siginfo(&frame.info, sig, si);
+    struct lx_ucontext *uc = &frame.uc;
+    uc->stack.sp = p->ss_sp;
+    uc->stack.flags = (int32_t)(altstack_flags(p, r->sp) | (p->ss_flags & SS_AUTODISARM));
+    uc->stack.size = p->ss_size;
+    uint64_t old_mask = p->restore_mask ? p->saved_mask : p->blocked;
+    uc->sigmask = old_mask;
+    uc->mc.fault_address = p->fault_addr;
+    memcpy(uc->mc.regs, r->x, sizeof(r->x));
+    uc->mc.sp = r->sp;
+    uc->mc.pc = r->pc;
+    uc->mc.pstate = r->pstate;
+    struct lx_fpsimd_context fc = { { FPSIMD_MAGIC, sizeof(fc) }, (uint32_t)fp->fpsr, (uint32_t)fp->fpcr, { 0 } };
+    memcpy(fc.vregs, fp->q, sizeof(fc.vregs));
+    memcpy(uc->mc.reserved, &fc, sizeof(fc));
+    if (p->fault_esr) {
+        struct lx_esr_context ec = { { ESR_MAGIC, sizeof(ec) }, p->fault_esr };
+        memcpy(uc->mc.reserved + sizeof(fc), &ec, sizeof(ec));
+    }
+    uint64_t rec[2] = { r->x[29], r->x[30] };
+    if (put(p, call, record, rec, sizeof(rec)) || put(p, call, sf, &frame, sizeof(frame)))
+        return -LX_EFAULT;
+    if (p->ss_flags & SS_AUTODISARM) {
+        p->ss_sp = p->ss_size = 0;
+        p->ss_flags = SS_DISABLE;
+    }
+    p->restore_mask = 0;
+    p->blocked = (old_mask | ka->mask | ((ka->flags & SA_NODEFER) ? 0 : LX_SIGBIT(sig))) & ~UNBLOCKABLE;
+    r->x[0] = (uint64_t)sig;
+    if (ka->flags & SA_SIGINFO) {
+        r->x[1] = sf;
+        r->x[2] = sf + __builtin_offsetof(struct lx_rt_sigframe, uc);
+    }
+    r->x[29] = record;
+    r->x[30] = (ka->flags & SA_RESTORER) ? ka->restorer : LX_SIGRETURN_VA;
+    r->sp = sf;
+    r->pc = ka->handler;
+    if (ka->flags & SA_RESETHAND)
+        ka->handler = SIG_DFL;
+    return 0;
+}
+
+static void stop(struct lx_proc *p, int sig);
+
+/* Act on p's pending signals before it goes on from register state *r
+ * (p is stopped: in its current call `call`, or suspended with call
+ * NULL): default actions, and a frame for each handled signal (*entered
+ * set). 0, or LX_NORETURN when p ended. */
+static int act(struct lx_proc *p, struct svc_call *call, struct petrel_regs *r, int *entered)
+{
+    struct petrel_fpregs fp;
+    int have_fp = 0;
+    for (int sig; (sig = next_signal(p)); ) {
+        p->pending &= ~LX_SIGBIT(sig);
+        struct lx_sinfo si = p->sinfo[sig - 1];
+        struct lx_sigaction *ka = &p->act[sig - 1];
+        if (sig != LX_SIGKILL && sig != LX_SIGSTOP && ka->handler == SIG_IGN)
+            continue;
+        if (sig == LX_SIGKILL || sig == LX_SIGSTOP || ka->handler == SIG_DFL) {
+            int a = default_action(sig);
+            if (a == ACT_TERM) {
+                lx_proc_end(p, sig);
+                return LX_NORETURN;
+            }
+            if (a == ACT_STOP)
+                stop(p, sig);
+            continue;
+        }
+        if (!have_fp && svc_thread_read_fp(p->thread, &fp))
+            memset(&fp, 0, sizeof(fp));
+        have_fp = 1;
+        if (setup_frame(p, call, sig, &si, r, &fp)) {
+            lx_log("pid %d (%s): no room for the frame of signal %d at sp 0x%lx", p->pid, p->comm, sig,
+                   (unsigned long)r->sp);
+            lx_proc_end(p, LX_SIGSEGV);
+            return LX_NORETURN;
+        }
+        *entered = 1;
+    }
+    if (p->restore_mask) {
+        p->blocked = p->saved_mask;
+        p->restore_mask = 0;
+    }
+    return 0;
+}
+
+/* Reply to p's current call with its whole register state r. */
+static void reply_regs(struct lx_ctx *c, const struct petrel_regs *r)
+{
+    uint64_t resume[1] = { FAULT_REPLY_RESUME };
+    if (svc_thread_write_regs(c->p->thread, r)) {
+        lx_log("pid %d (%s): cannot set its registers", c->p->pid, c->p->comm);
+        lx_proc_end(c->p, LX_SIGSEGV);
+        return;
+    }
+    svc_reply(c->call, 0, 1, resume);
+}
+
+void lx_sig_reply(struct lx_ctx *c, uint64_t pc, int64_t result)
+{
+    struct lx_proc *p = c->p;
+    const uint64_t *mr = c->call->mr;
+    if (!(p->pending & ~p->blocked) && !p->restore_mask) {
+        uint64_t resume[4] = { FAULT_REPLY_RESUME, pc, mr[FAULT_MR_SP], (uint64_t)result };
+        svc_reply(c->call, 0, 4, resume);
+        return;
+    }
+    struct petrel_regs r;
+    if (svc_thread_read_regs(p->thread, &r)) {
+        uint64_t resume[4] = { FAULT_REPLY_RESUME, pc, mr[FAULT_MR_SP], (uint64_t)result };
+        svc_reply(c->call, 0, 4, resume);
+        return;
+    }
+    r.pc = pc;
+    r.sp = mr[FAULT_MR_SP];
+    r.x[0] = (uint64_t)result;
+    int entered = 0;
+    if (act(p, c->call, &r, &entered) == LX_NORETURN)
+        return;
+    if (p->stopped)
+        svc_thread_suspend(p->thread);          /* it stays in its call's answer until continued */
+    reply_regs(c, &r);
+}
+
+/* Linux restarts these after a handler with SA_RESTART (ERESTARTSYS);
+ * the timed waits, rt_sigsuspend and rt_sigtimedwait always give EINTR. */
+static int restartable(uint64_t nr)
+{
+    return nr == NR_read || nr == NR_write || nr == NR_readv || nr == NR_writev || nr == NR_wait4 ||
+           nr == NR_waitid;
+}
+
+int lx_sig_interrupted(struct lx_ctx *c, uint64_t nr)
+{
+    struct lx_proc *p = c->p;
+    int sig = next_signal(p);
+    if (!p->intr && !sig)
+        return 0;
+    p->intr = 0;
+    p->blk = (struct lx_block){ 0 };
+    if (!sig)
+        return 0;
+    const uint64_t *mr = c->call->mr;
+    if (p->io_done) {                           /* a write that moved some bytes returns their count */
+        int64_t done = (int64_t)p->io_done;
+        p->io_done = 0;
+        lx_sig_reply(c, mr[FAULT_MR_PC], done);
+        return 1;
+    }
+    if ((p->act[sig - 1].flags & SA_RESTART) && p->act[sig - 1].handler > SIG_IGN && restartable(nr)) {
+        struct petrel_regs r;                   /* the handler returns to the `svc` itself */
+        if (svc_thread_read_regs(p->thread, &r) == 0) {
+            r.pc = mr[FAULT_MR_PC] - 4;
+            r.sp = mr[FAULT_MR_SP];
+            int entered = 0;
+            if (act(p, c->call, &r, &entered) != LX_NORETURN)
+                reply_regs(c, &r);
+            return 1;
+        }
+    }
+    lx_sig_reply(c, mr[FAULT_MR_PC], -LX_EINTR);
+    return 1;
+}
+
+/* p runs user code (or is about to enter a call): stop it, and enter
+ * its handlers from where it is. */
+static void deliver_async(struct lx_proc *p)
+{
+    int state = svc_thread_suspend(p->thread);
+    if (state < 0)
+        return;
+    if (state == THREAD_SEND || state == THREAD_REPLY) {
+        svc_thread_resume(p->thread);           /* its call is on its way: the answer delivers */
+        return;
+    }
+    struct petrel_regs r;
+    if (svc_thread_read_regs(p->thread, &r)) {
+        svc_thread_resume(p->thread);
+        return;
+    }
+    int entered = 0;
+    if (act(p, NULL, &r, &entered) == LX_NORETURN)
+        return;
+    if (entered && svc_thread_write_regs(p->thread, &r)) {
+        lx_proc_end(p, LX_SIGSEGV);
+        return;
+    }
+    if (!p->stopped)
+        svc_thread_resume(p->thread);
+}
+
+/* ---------------------------------------------------------------- stop and continue */
+
+static void notify_parent(struct lx_proc *p, int code, int status)
+{
+    struct lx_proc *parent = p->ppid ? lx_proc_of_pid(p->ppid) : NULL;
+    if (!parent)
+        return;
+    if (!(parent->act[LX_SIGCHLD - 1].flags & SA_NOCLDSTOP)) {
+        struct lx_sinfo si = { code, p->pid, status, 0 };
+        lx_sig_send(parent, LX_SIGCHLD, &si);
+    }
+    if (parent->blk.kind == LX_BLK_WAIT)
+        lx_wake(parent, 0);
+}
+
+static void stop(struct lx_proc *p, int sig)
+{
+    if (p->stopped)
+        return;
+    p->stopped = 1;
+    p->report = sig;
+    if (!p->in_call)
+        svc_thread_suspend(p->thread);          /* a caller is suspended just before its answer */
+    notify_parent(p, LX_CLD_STOPPED, sig);
+}
+
+static void cont(struct lx_proc *p)
+{
+    p->pending &= ~(LX_SIGBIT(LX_SIGSTOP) | LX_SIGBIT(LX_SIGTSTP) | LX_SIGBIT(LX_SIGTTIN) | LX_SIGBIT(LX_SIGTTOU));
+    if (!p->stopped)
+        return;
+    p->stopped = 0;
+    p->report = 0xffff;
+    svc_thread_resume(p->thread);
+    notify_parent(p, LX_CLD_CONTINUED, LX_SIGCONT);
+}
+
+/* ---------------------------------------------------------------- sending */
+
+void lx_sig_send(struct lx_proc *p, int sig, const struct lx_sinfo *si)
+{
+    if (!p->used || p->ended || !valid((uint64_t)sig))
+        return;
+    uint64_t bit = LX_SIGBIT(sig);
+    if (sig == LX_SIGCONT || sig == LX_SIGKILL)
+        cont(p);
+    else if (default_action(sig) == ACT_STOP)
+        p->pending &= ~LX_SIGBIT(LX_SIGCONT);
+    if (ignored(p, sig) || (p->pending & bit))
+        return;                                 /* standard signals do not queue */
+    p->pending |= bit;
+    p->sinfo[sig - 1] = *si;
+    if (p->blk.token && p->blk.kind == LX_BLK_SIGWAIT && (p->wait_set & bit)) {
+        lx_wake(p, 0);                          /* rt_sigtimedwait runs again and takes it */
+        return;
+    }
+    if (p->blocked & bit)
+        return;
+    const struct lx_sigaction *ka = &p->act[sig - 1];
+    if (sig == LX_SIGKILL || sig == LX_SIGSTOP || ka->handler == SIG_DFL) {
+        int a = default_action(sig);
+        if (a == ACT_TERM && !p->in_call) {
+            lx_proc_end(p, sig);
+        } else if (a == ACT_STOP) {
+            p->pending &= ~bit;
+            stop(p, sig);
+        } else if (a != ACT_TERM) {
+            p->pending &= ~bit;
+        }
+        return;                                 /* the caller itself ends when its call is answered */
+    }
+    if (p->in_call || p->stopped)
+        return;                                 /* its answer (or SIGCONT) delivers */
+    if (p->blk.token) {
+        if (p->blk.kind != LX_BLK_VFORK) {
+            p->intr = 1;                        /* its call runs again and is interrupted */
+            lx_wake(p, 0);
+        }
+        return;
+    }
+    deliver_async(p);
+}
+
+/* The target of kill's pid, as Linux picks: one process, a group, or all. */
+static int64_t send_to(struct lx_proc *self, int32_t pid, uint64_t sig, int code)
+{
+    struct lx_proc *procs = lx_procs();
+    struct lx_sinfo si = { code, self->pid, 0, 0 };
+    if (pid == INT32_MIN)
+        return -LX_ESRCH;
+    if (pid > 0) {
+        struct lx_proc *q = lx_proc_of_pid(pid);
+        if (!q)
+            return -LX_ESRCH;
+        if (!valid(sig) && sig)
+            return -LX_EINVAL;
+        if (sig)
+            lx_sig_send(q, (int)sig, &si);
+        return 0;
+    }
+    int32_t group = pid == 0 ? self->pgid : -pid;
+    int found = 0;
+    int64_t err = 0;
+    for (int i = 0; i < LX_PROCS; i++) {
+        struct lx_proc *q = &procs[i];
+        if (!q->used)
+            continue;
+        if (pid == -1 ? (q == self || q->pid == 1) : q->pgid != group)
+            continue;
+        found = 1;
+        if (!valid(sig) && sig) {
+            err = -LX_EINVAL;
+            continue;
+        }
+        if (sig && q != self)
+            lx_sig_send(q, (int)sig, &si);
+    }
+    if (found && sig && valid(sig) && pid != -1 && self->pgid == group && self->used)
+        lx_sig_send(self, (int)sig, &si);       /* itself last: the others first */
+    return found ? err : -LX_ESRCH;
+}
+
+int64_t lx_sys_kill(struct lx_ctx *c, int64_t pid, uint64_t sig)
+{
+    return send_to(c->p, (int32_t)pid, (uint32_t)sig, LX_SI_USER);   /* the signal is checked per target, as Linux */
+}
+
+int64_t lx_sys_tgkill(struct lx_ctx *c, int64_t tgid, int64_t tid, uint64_t sig, int tkill)
+{
+    int32_t g = (int32_t)tgid, t = (int32_t)tid;
+    uint32_t s = (uint32_t)sig;
+    if (t <= 0 || (!tkill && g <= 0))
+        return -LX_EINVAL;
+    struct lx_proc *q = lx_proc_of_pid(t);
+    if (!q || (!tkill && q->pid != g))
+        return -LX_ESRCH;                       /* one thread per process: its tid is its pid */
+    if (s > LX_NSIG)
+        return -LX_EINVAL;
+    if (s) {
+        struct lx_sinfo si = { LX_SI_TKILL, c->p->pid, 0, 0 };
+        lx_sig_send(q, (int)s, &si);
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- actions and masks */
+
+int64_t lx_sys_rt_sigaction(struct lx_ctx *c, uint64_t sig, uint64_t uact, uint64_t uoact, uint64_t size)
+{
+    struct lx_proc *p = c->p;
+    int s = (int)(uint32_t)sig;
+    if (size != 8)
+        return -LX_EINVAL;
+    struct lx_sigaction na;
+    if (uact && lx_copy_in(c, &na, uact, sizeof(na)))
+        return -LX_EFAULT;
+    if (!valid((uint64_t)(uint32_t)s) || (uact && (s == LX_SIGKILL || s == LX_SIGSTOP)))
+        return -LX_EINVAL;
+    struct lx_sigaction old = p->act[s - 1];
+    old.flags &= SA_UAPI;
+    if (uact) {
+        na.flags &= SA_UAPI;
+        na.mask &= ~UNBLOCKABLE;
+        p->act[s - 1] = na;
+        int a = default_action(s);
+        if (na.handler == SIG_IGN || (na.handler == SIG_DFL && (a == ACT_IGNORE || a == ACT_CONT)))
+            p->pending &= ~LX_SIGBIT(s);        /* an ignored signal that waits goes, blocked or not */
+    }
+    if (uoact && lx_copy_out(c, uoact, &old, sizeof(old)))
+        return -LX_EFAULT;
+    return 0;
+}
+
+int64_t lx_sys_rt_sigprocmask(struct lx_ctx *c, uint64_t how, uint64_t uset, uint64_t uoset, uint64_t size)
+{
+    struct lx_proc *p = c->p;
+    if (size != 8)
+        return -LX_EINVAL;
+    uint64_t old = p->blocked, set;
+    if (uset) {
+        if (lx_copy_in(c, &set, uset, sizeof(set)))
+            return -LX_EFAULT;
+        set &= ~UNBLOCKABLE;
+        switch ((uint32_t)how) {
+        case SIG_BLOCK:   p->blocked |= set; break;
+        case SIG_UNBLOCK: p->blocked &= ~set; break;
+        case SIG_SETMASK: p->blocked = set; break;
+        default:          return -LX_EINVAL;
+        }
+    }
+    if (uoset && lx_copy_out(c, uoset, &old, sizeof(old)))
+        return -LX_EFAULT;
+    return 0;
+}
+
+int64_t lx_sys_rt_sigpending(struct lx_ctx *c, uint64_t uset, uint64_t size)
+{
+    if (size > 8)
+        return -LX_EINVAL;
+    uint64_t set = c->p->pending & c->p->blocked;
+    return lx_copy_out(c, uset, &set, size);
+}
+
+int64_t lx_sys_rt_sigsuspend(struct lx_ctx *c, uint64_t uset, uint64_t size)
+{
+    struct lx_proc *p = c->p;
+    if (p->intr) {
+        p->intr = 0;                            /* woken: the mask it set stays until the handler runs */
+        return -LX_EINTR;
+    }
+    if (size != 8)
+        return -LX_EINVAL;
+    uint64_t set;
+    if (lx_copy_in(c, &set, uset, sizeof(set)))
+        return -LX_EFAULT;
+    p->saved_mask = p->blocked;
+    p->restore_mask = 1;
+    p->blocked = set & ~UNBLOCKABLE;
+    if (next_signal(p))
+        return -LX_EINTR;
+    p->blk.kind = LX_BLK_SIGSUSPEND;
+    return LX_BLOCK;
+}
+
+/* A struct timespec from the process: its nanoseconds, or a negated errno. */
+static int64_t timespec_in(struct lx_ctx *c, uint64_t uts, uint64_t *ns)
+{
+    int64_t ts[2];
+    if (lx_copy_in(c, ts, uts, sizeof(ts)))
+        return -LX_EFAULT;
+    if (ts[0] < 0 || ts[1] < 0 || ts[1] >= (int64_t)NS)
+        return -LX_EINVAL;
+    *ns = (uint64_t)ts[0] > (UINT64_MAX / 2) / NS ? UINT64_MAX / 2 : (uint64_t)ts[0] * NS + (uint64_t)ts[1];
+    return 0;
+}
+
+/* Wait until p->deadline (set now from `ns` unless kept from an earlier
+ * round of the same call); 1 when it has passed. */
+static int deadline_passed(struct lx_proc *p, uint64_t ns)
+{
+    uint64_t now = svc_clock_ns();
+    if (!p->timed) {
+        p->timed = 1;
+        p->deadline = now + ns;
+    }
+    return now >= p->deadline;
+}
+
+int64_t lx_sys_rt_sigtimedwait(struct lx_ctx *c, uint64_t uset, uint64_t uinfo, uint64_t uts, uint64_t size)
+{
+    struct lx_proc *p = c->p;
+    if (size != 8)
+        return -LX_EINVAL;
+    uint64_t set, ns = 0;
+    if (lx_copy_in(c, &set, uset, sizeof(set)))
+        return -LX_EFAULT;
+    set &= ~UNBLOCKABLE;
+    if (uts) {
+        int64_t err = timespec_in(c, uts, &ns);
+        if (err)
+            return err;
+    }
+    uint64_t ready = p->pending & set;
+    if (ready) {
+        int sig = (ready & SYNCHRONOUS) ? __builtin_ctzll(ready & SYNCHRONOUS) + 1 : __builtin_ctzll(ready) + 1;
+        p->pending &= ~LX_SIGBIT(sig);
+        p->intr = 0;
+        if (uinfo) {
+            struct lx_siginfo info;
+            fill_siginfo(&info, sig, &p->sinfo[sig - 1]);
+            if (lx_copy_out(c, uinfo, &info, sizeof(info)))
+                return -LX_EFAULT;
+        }
+        return sig;
+    }
+    if (p->intr) {
+        p->intr = 0;
+        return -LX_EINTR;
+    }
+    if (uts && deadline_passed(p, ns))
+        return -LX_EAGAIN;
+    if (p->pending & ~p->blocked & ~set)
+        return -LX_EINTR;
+    p->wait_set = set;
+    p->blk.kind = LX_BLK_SIGWAIT;
+    lx_timer_update();
+    return LX_BLOCK;
+}
+
+int64_t lx_sys_sigaltstack(struct lx_ctx *c, uint64_t uss, uint64_t uoss)
+{
+    struct lx_proc *p = c->p;
+    uint64_t sp = c->call->mr[FAULT_MR_SP];
+    struct lx_stack old = { p->ss_sp, (int32_t)(altstack_flags(p, sp) | (p->ss_flags & SS_AUTODISARM)), 0, p->ss_size };
+    if (uss) {
+        struct lx_stack ns;
+        if (lx_copy_in(c, &ns, uss, sizeof(ns)))
+            return -LX_EFAULT;
+        if (on_altstack(p, sp))
+            return -LX_EPERM;
+        uint32_t mode = (uint32_t)ns.flags & ~SS_AUTODISARM;
+        if (mode != SS_DISABLE && mode != SS_ONSTACK && mode != 0)
+            return -LX_EINVAL;
+        if (mode == SS_DISABLE) {
+            ns.sp = ns.size = 0;
+        } else if (ns.size < MINSIGSTKSZ) {
+            return -LX_ENOMEM;
+        }
+        p->ss_sp = ns.sp;
+        p->ss_size = ns.size;
+        p->ss_flags = (uint32_t)ns.flags;
+    }
+    if (uoss && lx_copy_out(c, uoss, &old, sizeof(old)))
+        return -LX_EFAULT;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- rt_sigreturn */
+
+/* Check the records of a frame: one FP/SIMD record, ESR records, a null
+ * one at the end. The FP/SIMD record, or NULL if the frame is bad. */
+static const struct lx_fpsimd_context *records(const uint8_t *res)
+{
+    const struct lx_fpsimd_context *fp = NULL;
+    for (uint32_t off = 0; off + sizeof(struct lx_ctx_head) <= 4096; ) {
+        struct lx_ctx_head h;
+        memcpy(&h, res + off, sizeof(h));
+        if (h.magic == 0)
+            return h.size == 0 ? fp : NULL;
+        if (h.size < sizeof(h) || h.size % 16 || h.size > 4096 - off)
+            return NULL;
+        if (h.magic == FPSIMD_MAGIC) {
+            if (fp || h.size != sizeof(*fp))
+                return NULL;
+            fp = (const struct lx_fpsimd_context *)(res + off);
+        } else if (h.magic != ESR_MAGIC) {
+            return NULL;
+        }
+        off += h.size;
+    }
+    return NULL;
+}
+
+/* Restore the state a frame at sp saved; 0, or -1 for a bad frame. */
+static int restore(struct lx_ctx *c, uint64_t sp, struct petrel_regs *r)
+{
+    struct lx_proc *p = c->p;
+    if ((sp & 15) || lx_copy_in(c, &frame, sp, sizeof(frame)))
+        return -1;
+    const struct lx_fpsimd_context *f = records(frame.uc.mc.reserved);
+    if (!f || frame.uc.mc.pc >= LX_USER_END || frame.uc.mc.sp > LX_USER_END)
+        return -1;
+    struct petrel_fpregs fp;
+    memcpy(fp.q, f->vregs, sizeof(fp.q));
+    fp.fpsr = f->fpsr;
+    fp.fpcr = f->fpcr;
+    memcpy(r->x, frame.uc.mc.regs, sizeof(r->x));
+    r->sp = frame.uc.mc.sp;
+    r->pc = frame.uc.mc.pc;
+    r->pstate = frame.uc.mc.pstate;
+    if (svc_thread_write_fp(p->thread, &fp))
+        return -1;
+    p->blocked = frame.uc.sigmask & ~UNBLOCKABLE;
+    /* The alternate stack as it was (errors other than a fault are ignored, as Linux does). */
+    struct lx_stack ss = frame.uc.stack;
+    uint32_t mode = (uint32_t)ss.flags & ~SS_AUTODISARM;
+    if (!on_altstack(p, r->sp) && (mode == 0 || mode == SS_ONSTACK || mode == SS_DISABLE) &&
+        (mode == SS_DISABLE || ss.size >= MINSIGSTKSZ)) {
+        p->ss_sp = mode == SS_DISABLE ? 0 : ss.sp;
+        p->ss_size = mode == SS_DISABLE ? 0 : ss.size;
+        p->ss_flags = (uint32_t)ss.flags;
+    }
+    return 0;
+}
+
+int64_t lx_sys_rt_sigreturn(struct lx_ctx *c)
+{
+    struct lx_proc *p = c->p;
+    struct petrel_regs r;
+    uint64_t sp = c->call->mr[FAULT_MR_SP];
+    if (svc_thread_read_regs(p->thread, &r) || restore(c, sp, &r)) {
+        lx_sig_fault(c, FAULT_DATA, sp, 0);     /* Linux: SIGSEGV for a bad frame */
+        return LX_NORETURN;
+    }
+    p->restore_mask = 0;
+    int entered = 0;
+    if (act(p, c->call, &r, &entered) == LX_NORETURN)
+        return LX_NORETURN;
+    reply_regs(c, &r);
+    return LX_NORETURN;                         /* answered */
+}
+
+/* ---------------------------------------------------------------- faults */
+
+void lx_sig_fault(struct lx_ctx *c, unsigned kind, uint64_t addr, uint64_t esr)
+{
+    struct lx_proc *p = c->p;
+    const uint64_t *mr = c->call->mr;
+    uint32_t ec = (uint32_t)(esr >> 26);
+    int sig;
+    struct lx_sinfo si = { 0, 0, 0, addr };
+    if (kind == FAULT_INSN && addr == LX_SIGRETURN_VA && mr[FAULT_MR_PC] == LX_SIGRETURN_VA) {
+        lx_sys_rt_sigreturn(c);                 /* a handler without SA_RESTORER returned */
+        return;
+    }
+    if (kind == FAULT_UNDEF && ec == 0x3c) {
+        sig = LX_SIGTRAP;                       /* brk */
+        si.code = TRAP_BRKPT;
+        si.addr = mr[FAULT_MR_PC];
+    } else if (kind == FAULT_UNDEF) {
+        sig = LX_SIGILL;
+        si.code = ILL_ILLOPC;
+        si.addr = mr[FAULT_MR_PC];
+    } else if (kind == FAULT_ALIGN) {
+        sig = LX_SIGBUS;
+        si.code = BUS_ADRALN;
+    } else {
+        sig = LX_SIGSEGV;
+        si.code = lx_vma_has(p, addr) ? SEGV_ACCERR : SEGV_MAPERR;
+    }
+    const struct lx_sigaction *ka = &p->act[sig - 1];
+    if (ka->handler <= SIG_IGN || (p->blocked & LX_SIGBIT(sig))) {
+        lx_log("pid %d (%s): signal %d, fault at 0x%lx, pc 0x%lx", p->pid, p->comm, sig, (unsigned long)addr,
+               (unsigned long)mr[FAULT_MR_PC]);
+        lx_proc_end(p, sig);
+        return;
+    }
+    struct petrel_regs r;
+    if (svc_thread_read_regs(p->thread, &r)) {
+        lx_proc_end(p, sig);
+        return;
+    }
+    /* Linux keeps the ESR with only the class, the write bit and a generic fault status. */
+    p->fault_addr = addr;
+    p->fault_esr = (ec == 0x24 || ec == 0x25) ? (esr & ((0x3full << 26) | (1u << 25) | (1u << 8) | (1u << 6))) | 0x4
+                                              : (esr & (0x3full << 26)) | (1u << 25);
+    p->pending |= LX_SIGBIT(sig);
+    p->sinfo[sig - 1] = si;
+    int entered = 0;
+    if (act(p, c->call, &r, &entered) == LX_NORETURN)
+        return;
+    reply_regs(c, &r);
+}
+
+/* ---------------------------------------------------------------- fork and exec */
+
+void lx_sig_fork(struct lx_proc *child, const struct lx_proc *parent)
+{
+    memcpy(child->act, parent->act, sizeof(child->act));
+    child->blocked = parent->blocked;
+    child->ss_sp = parent->ss_sp;
+    child->ss_size = parent->ss_size;
+    child->ss_flags = parent->ss_flags;
+}
+
+void lx_sig_exec(struct lx_proc *p)
+{
+    for (int i = 0; i < LX_NSIG; i++) {
+        if (p->act[i].handler != SIG_IGN)
+            p->act[i].handler = SIG_DFL;
+        p->act[i].flags = p->act[i].restorer = p->act[i].mask = 0;
+    }
+    p->ss_sp = p->ss_size = 0;
+    p->ss_flags = 0;
+    p->intr = p->restore_mask = 0;
+    p->fault_addr = p->fault_esr = 0;
+}
+
+/* ---------------------------------------------------------------- timed waits and the interval timer */
+
+static int timer_ready;
+
+void lx_timer_update(void)
+{
+    struct lx_proc *procs = lx_procs();
+    uint64_t next = 0;
+    for (int i = 0; i < LX_PROCS; i++) {
+        struct lx_proc *q = &procs[i];
+        if (!q->used || q->ended)
+            continue;
+        if (q->alarm_at && (!next || q->alarm_at < next))
+            next = q->alarm_at;
+        if (q->blk.token && q->timed && (!next || q->deadline < next))
+            next = q->deadline;
+    }
+    if (next || timer_ready)
+        svc_timer_set(next);
+}
+
+/* The service's timer went off: alarms, and timed waits whose time is up. */
+static void timer_fired(void)
+{
+    struct lx_proc *procs = lx_procs();
+    uint64_t now = svc_clock_ns();
+    for (int i = 0; i < LX_PROCS; i++) {
+        struct lx_proc *q = &procs[i];
+        if (!q->used || q->ended)
+            continue;
+        if (q->alarm_at && now >= q->alarm_at) {
+            q->alarm_at = q->alarm_every ? now + q->alarm_every : 0;
+            struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0 };
+            lx_sig_send(q, LX_SIGALRM, &si);
+        }
+        if (q->used && !q->ended && q->blk.token && q->timed && now >= q->deadline)
+            lx_wake(q, 0);                      /* it runs its call again and finds its time up */
+    }
+    lx_timer_update();
+}
+
+static int timer_start(void)
+{
+    if (!timer_ready) {
+        if (svc_timer_attach(timer_fired))
+            return -LX_ENOMEM;
+        timer_ready = 1;
+    }
+    return 0;
+}
+
+#define TIMER_ABSTIME   1
+
+/* nanosleep (clock -1) and clock_nanosleep. */
+int64_t lx_sys_nanosleep(struct lx_ctx *c, uint64_t clock, uint64_t flags, uint64_t ureq, uint64_t urem)
+{
+    struct lx_proc *p = c->p;
+    int abs = (int64_t)clock >= 0 && ((uint32_t)flags & TIMER_ABSTIME);
+    if ((int64_t)clock >= 0) {
+        uint32_t id = (uint32_t)clock;
+        if (id != 0 && id != 1 && id != 4 && id != 7 && id != 11)     /* not the CPU-time clocks */
+            return -LX_EINVAL;
+    }
+    uint64_t ns;
+    int64_t err = timespec_in(c, ureq, &ns);
+    if (err)
+        return err;
+    if (abs && !p->timed) {
+        p->timed = 1;
+        p->deadline = ns;
+    }
+    uint64_t now = svc_clock_ns();
+    if (deadline_passed(p, ns))
+        return 0;
+    if (p->intr || next_signal(p)) {
+        p->intr = 0;
+        p->blk = (struct lx_block){ 0 };
+        if (urem && !abs) {
+            uint64_t left = p->deadline - now;
+            int64_t ts[2] = { (int64_t)(left / NS), (int64_t)(left % NS) };
+            if (lx_copy_out(c, urem, ts, sizeof(ts)))
+                return -LX_EFAULT;
+        }
+        return -LX_EINTR;
+    }
+    if (timer_start())
+        return -LX_ENOMEM;
+    p->blk.kind = LX_BLK_SLEEP;
+    lx_timer_update();
+    return LX_BLOCK;
+}
+
+/* ppoll with no descriptors (musl's pause, and sleeps): a timed wait
+ * with a signal mask for its duration. Descriptors are not supported yet. */
+int64_t lx_sys_ppoll(struct lx_ctx *c, uint64_t fds, uint64_t nfds, uint64_t uts, uint64_t umask, uint64_t size)
+{
+    struct lx_proc *p = c->p;
+    if (nfds)
+        return -LX_ENOSYS;
+    uint64_t ns = 0;
+    if (uts) {
+        int64_t err = timespec_in(c, uts, &ns);
+        if (err)
+            return err;
+    }
+    if (p->intr) {
+        p->intr = 0;
+        return -LX_EINTR;
+    }
+    if (umask && !p->restore_mask) {
+        if (size != 8)
+            return -LX_EINVAL;
+        uint64_t set;
+        if (lx_copy_in(c, &set, umask, sizeof(set)))
+            return -LX_EFAULT;
+        p->saved_mask = p->blocked;
+        p->restore_mask = 1;
+        p->blocked = set & ~UNBLOCKABLE;
+    }
+    if (uts && deadline_passed(p, ns)) {
+        if (p->restore_mask) {
+            p->blocked = p->saved_mask;         /* no signal: the mask comes back at once */
+            p->restore_mask = 0;
+        }
+        return 0;
+    }
+    if (next_signal(p))
+        return -LX_EINTR;
+    if (uts && timer_start())
+        return -LX_ENOMEM;
+    p->blk.kind = LX_BLK_SLEEP;
+    lx_timer_update();
+    return LX_BLOCK;
+}
+
+#define ITIMER_REAL     0
+#define ITIMER_PROF     2
+#define US              1000ull
+
+/* struct itimerval of the remaining time and interval of p's ITIMER_REAL. */
+static void itimer_now(struct lx_proc *p, int64_t out[4])
+{
+    uint64_t now = svc_clock_ns(), left = p->alarm_at > now ? p->alarm_at - now : (p->alarm_at ? 1000 : 0);
+    out[0] = (int64_t)(p->alarm_every / NS);
+    out[1] = (int64_t)(p->alarm_every % NS / US);
+    out[2] = (int64_t)(left / NS);
+    out[3] = (int64_t)(left % NS / US);
+}
+
+int64_t lx_sys_getitimer(struct lx_ctx *c, uint64_t which, uint64_t ucur)
+{
+    if ((uint32_t)which > ITIMER_PROF)
+        return -LX_EINVAL;
+    int64_t cur[4] = { 0 };
+    if ((uint32_t)which == ITIMER_REAL)
+        itimer_now(c->p, cur);
+    return lx_copy_out(c, ucur, cur, sizeof(cur));
+}
+
+int64_t lx_sys_setitimer(struct lx_ctx *c, uint64_t which, uint64_t uval, uint64_t uold)
+{
+    struct lx_proc *p = c->p;
+    int64_t val[4] = { 0 }, old[4] = { 0 };
+    if (uval && lx_copy_in(c, val, uval, sizeof(val)))
+        return -LX_EFAULT;
+    if (val[0] < 0 || val[1] < 0 || val[1] >= 1000000 || val[2] < 0 || val[3] < 0 || val[3] >= 1000000)
+        return -LX_EINVAL;
+    if ((uint32_t)which > ITIMER_PROF)
+        return -LX_EINVAL;
+    if ((uint32_t)which != ITIMER_REAL) {
+        static int said;
+        if (!said++)
+            lx_log("pid %d (%s): setitimer %u: only ITIMER_REAL is supported", p->pid, p->comm, (unsigned)which);
+        return -LX_EINVAL;
+    }
+    itimer_now(p, old);
+    uint64_t value = (uint64_t)val[2] * NS + (uint64_t)val[3] * US;
+    if (value && timer_start())
+        return -LX_ENOMEM;
+    p->alarm_every = (uint64_t)val[0] * NS + (uint64_t)val[1] * US;
+    p->alarm_at = value ? svc_clock_ns() + value : 0;
+    lx_timer_update();
+    if (uold && lx_copy_out(c, uold, old, sizeof(old)))
+        return -LX_EFAULT;
+    return 0;
+}
