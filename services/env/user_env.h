@@ -8,8 +8,9 @@
 #include <stdint.h>
 
 /* The bit of the server loop's notification that stands for an event of
- * the process environment (its timer); interrupts take the low bits. */
-#define USER_ENV_EVENT  (1ull << 63)
+ * the process environment (its timer); interrupts take the low bits, and
+ * the kernel keeps bit 63. */
+#define USER_ENV_EVENT  (1ull << 62)
 
 /* Have the server loop run `handler` (between requests) whenever
  * USER_ENV_EVENT is signalled on the notification returned (0: none could
