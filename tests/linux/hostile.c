@@ -6,6 +6,9 @@
  * still work afterwards.
  */
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/time.h>
+#include <time.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -23,6 +26,10 @@ static const char *const bad_names[] = { "NULL", "1", "4095", "kernel", "high", 
 int main(void)
 {
     char buf[256], name[64];
+    struct timespec zero_ts = { 0, 0 };
+    sigset_t usr1_set;
+    sigemptyset(&usr1_set);
+    sigaddset(&usr1_set, SIGUSR1);
     int file = open("/etc/hello.txt", O_RDONLY), dir = open("/data", O_RDONLY | O_DIRECTORY);
     int null = open("/dev/null", O_WRONLY), zero = open("/dev/zero", O_RDONLY);
     for (unsigned i = 0; i < sizeof(bad_ptrs) / sizeof(bad_ptrs[0]); i++) {
@@ -52,6 +59,21 @@ int main(void)
         TRY("mprotect at", syscall(SYS_mprotect, p, 4096, 1));
         TRY("wait4 with no children into", syscall(SYS_wait4, -1, p, 0, 0));
         TRY("brk to (the break stays)", syscall(SYS_brk, p) == syscall(SYS_brk, 0) ? 0 : -1);
+        TRY("rt_sigaction from", syscall(SYS_rt_sigaction, SIGUSR1, p, NULL, 8));
+        TRY("rt_sigaction into", syscall(SYS_rt_sigaction, SIGUSR1, NULL, p, 8));
+        TRY("rt_sigprocmask from", syscall(SYS_rt_sigprocmask, SIG_BLOCK, p, NULL, 8));
+        TRY("rt_sigprocmask into", syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, p, 8));
+        TRY("rt_sigpending into", syscall(SYS_rt_sigpending, p, 8));
+        TRY("rt_sigsuspend from", syscall(SYS_rt_sigsuspend, p, 8));
+        TRY("rt_sigtimedwait set", syscall(SYS_rt_sigtimedwait, p, NULL, &zero_ts, 8));
+        if (p)
+            TRY("rt_sigtimedwait timeout", syscall(SYS_rt_sigtimedwait, &usr1_set, NULL, p, 8));
+        TRY("sigaltstack from", syscall(SYS_sigaltstack, p, NULL));
+        TRY("sigaltstack into", syscall(SYS_sigaltstack, NULL, p));
+        TRY("nanosleep from", syscall(SYS_nanosleep, p, NULL));
+        TRY("clock_nanosleep from", syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, p, NULL));
+        TRY("setitimer from", syscall(SYS_setitimer, ITIMER_REAL, p, NULL));
+        TRY("getitimer into", syscall(SYS_getitimer, ITIMER_REAL, p));
     }
     SHOW("read with a huge length", syscall(SYS_read, file, buf, HUGE));
     SHOW("read with length -1", syscall(SYS_read, file, buf, -1L));
@@ -78,12 +100,18 @@ int main(void)
         longpath[i] = i % 2 ? '/' : 'a';
     longpath[sizeof(longpath) - 1] = 0;
     SHOW("open a 5000-byte path", syscall(SYS_openat, AT_FDCWD, longpath, 0));
+    SHOW("kill with signal 1000", syscall(SYS_kill, getpid(), 1000));
+    SHOW("tgkill with signal -3", syscall(SYS_tgkill, getpid(), getpid(), -3));
+    SHOW("rt_sigaction of signal 1 << 32 | 10", syscall(SYS_rt_sigaction, 1L << 32 | SIGUSR1, NULL, buf, 8));
+    SHOW("rt_sigtimedwait with sigsetsize -1", syscall(SYS_rt_sigtimedwait, &usr1_set, NULL, &zero_ts, -1L));
 
     /* Random calls: the results are not compared, only survival. */
     static const long nrs[] = { SYS_read, SYS_write, SYS_readv, SYS_writev, SYS_pread64, SYS_openat, SYS_close,
                                 SYS_lseek, SYS_fstat, SYS_newfstatat, SYS_getdents64, SYS_ioctl, SYS_uname,
                                 SYS_clock_gettime, SYS_getrandom, SYS_getpid, SYS_wait4, SYS_waitid, SYS_getpgid,
-                                SYS_getsid, SYS_setpgid, SYS_setsid, SYS_getcwd, SYS_chdir, SYS_fchdir, 404, 999 };
+                                SYS_getsid, SYS_setpgid, SYS_setsid, SYS_getcwd, SYS_chdir, SYS_fchdir,
+                                SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_rt_sigpending, SYS_rt_sigtimedwait,
+                                SYS_sigaltstack, SYS_nanosleep, SYS_getitimer, SYS_setitimer, 404, 999 };
     srand(42);
     long calls = 0;
     for (int i = 0; i < 20000; i++) {
