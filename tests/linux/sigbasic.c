@@ -182,5 +182,13 @@ int main(void)
     SHOW("rt_sigaction with every flag", syscall(SYS_rt_sigaction, SIGUSR2, &k, NULL, 8));
     SHOW("read back", syscall(SYS_rt_sigaction, SIGUSR2, NULL, &k, 8));
     printf("flags kept 0x%lx\n", k.flags);
+
+    /* Without SA_RESTORER (glibc's way): the handler returns through the
+     * system's own trampoline (Linux's vDSO, Petrel's sigreturn address). */
+    struct ksigaction plain = { (void *)on_info, SA_SIGINFO, NULL, 0 };
+    SHOW("rt_sigaction without SA_RESTORER", syscall(SYS_rt_sigaction, SIGUSR2, &plain, NULL, 8));
+    int before = hits;
+    SHOW("kill self SIGUSR2", syscall(SYS_kill, getpid(), SIGUSR2));
+    printf("handled %d, came back, records 0x%x\n", hits - before, rec_magic);
     return 0;
 }

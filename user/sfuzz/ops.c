@@ -344,6 +344,14 @@ static int64_t op_write_regs(struct fz_ctx *c)
                 r.x[1] = MSG_INFO(chance(c, 2) ? LABEL_KERNEL | 1 : below(c, 0x1000), below(c, 64), below(c, 4));
         }
         err = sys_thread_write_regs(t.h, &r);
+        struct petrel_fpregs fp;
+        if (chance(c, 2) && sys_thread_read_fp(t.h, &fp) == 0) {
+            if (t.kind == K_CHILD || t.kind == K_EMPTY)
+                for (int i = 0; i < 66; i++)
+                    if (chance(c, 4))
+                        ((uint64_t *)&fp)[i] = rnd(c);     /* FPCR and FPSR included */
+            sys_thread_write_fp(t.h, &fp);
+        }
     }
     if (!was_suspended)
         sys_thread_resume(t.h);
