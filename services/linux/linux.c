@@ -8,8 +8,9 @@
  * kernel delivers as a call on that endpoint (L4Linux's system-call
  * redirection): the registers x0..x8 arrive in the fault message, the
  * handler runs, and the reply resumes the thread after the `svc` with x0
- * set. A real fault (a bad access, an undefined instruction) ends the
- * process with the signal Linux would send. Native programs use the
+ * set, or enters a signal handler first (signal.c). A real fault (a bad
+ * access, an undefined instruction) is the signal Linux would send: its
+ * handler runs, or the process ends with it. Native programs use the
  * interface's methods: exec starts a process, wait waits for its end, run
  * runs the commands of a file one after the other.
  *

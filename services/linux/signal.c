@@ -883,6 +883,7 @@ void lx_sig_exec(struct lx_proc *p)
 /* ---------------------------------------------------------------- timed waits and the interval timer */
 
 static int timer_ready;
+static int timer_start(void);
 
 void lx_timer_update(void)
 {
@@ -897,7 +898,9 @@ void lx_timer_update(void)
         if (q->blk.token && q->timed && (!next || q->deadline < next))
             next = q->deadline;
     }
-    if (next || timer_ready)
+    if (next && timer_start())
+        lx_log("no timer: timed waits and alarms do not end");
+    if (timer_ready)
         svc_timer_set(next);
 }
 
@@ -977,8 +980,12 @@ int64_t lx_sys_nanosleep(struct lx_ctx *c, uint64_t clock, uint64_t flags, uint6
 int64_t lx_sys_ppoll(struct lx_ctx *c, uint64_t fds, uint64_t nfds, uint64_t uts, uint64_t umask, uint64_t size)
 {
     struct lx_proc *p = c->p;
-    if (nfds)
+    if (nfds) {
+        static int said;
+        if (!said++)
+            lx_log("pid %d (%s): ppoll with descriptors is not supported yet, returning ENOSYS", p->pid, p->comm);
         return -LX_ENOSYS;
+    }
     uint64_t ns = 0;
     if (uts) {
         int64_t err = timespec_in(c, uts, &ns);
