@@ -11,7 +11,8 @@
 #include <unistd.h>
 #include "lxtest.h"
 
-static volatile int hits, code, status, from_child;
+static volatile int hits, code, status;
+static volatile pid_t from;
 static pid_t child;
 
 static void on_chld(int sig, siginfo_t *si, void *uc)
@@ -19,7 +20,7 @@ static void on_chld(int sig, siginfo_t *si, void *uc)
     hits++;
     code = si->si_code;
     status = si->si_status;
-    from_child = si->si_pid == child;
+    from = si->si_pid;
 }
 
 static volatile int pipes, pipe_code;
@@ -50,13 +51,18 @@ int main(void)
     sa.sa_flags = SA_SIGINFO;
     sigaction(SIGCHLD, &sa, NULL);
     int st;
+    sigset_t chld_set, none;
+    sigemptyset(&chld_set);
+    sigaddset(&chld_set, SIGCHLD);
+    sigemptyset(&none);
 
     child = fork();
     if (child == 0)
         _exit(7);
     SHOW("waitpid (the handler may interrupt nothing: the child is reaped)", waitpid(child, &st, 0) == child);
-    printf("SIGCHLD %d code %d status %d from the child %d\n", hits, code, status, from_child);
+    printf("SIGCHLD %d code %d status %d from the child %d\n", hits, code, status, from == child);
 
+    sigprocmask(SIG_BLOCK, &chld_set, NULL);    /* no SIGCHLD between a check and the wait */
     child = fork();
     if (child == 0) {
         pause();
@@ -65,8 +71,8 @@ int main(void)
     ms(20);
     kill(child, SIGTERM);
     while (hits < 2)
-        pause();
-    printf("SIGCHLD %d code %d status %d from the child %d\n", hits, code, status, from_child);
+        sigsuspend(&none);
+    printf("SIGCHLD %d code %d status %d from the child %d\n", hits, code, status, from == child);
     waitpid(child, &st, 0);
     show_status("killed child", st);
 
@@ -76,9 +82,10 @@ int main(void)
         ms(20);
         _exit(1);
     }
-    SHOW("pause until SIGCHLD", pause());
+    SHOW("sigsuspend until SIGCHLD", sigsuspend(&none));
     printf("SIGCHLD %d code %d status %d\n", hits, code, status);
     waitpid(child, &st, 0);
+    sigprocmask(SIG_UNBLOCK, &chld_set, NULL);
 
     /* SIG_IGN: children are reaped as they end; wait finds none. */
     sa.sa_handler = SIG_IGN;

@@ -24,18 +24,35 @@ static void ms(int n)
     nanosleep(&ts, NULL);
 }
 
+static int ready[2];
+
+/* Wait until n children said they are ready. */
+static void await(int n)
+{
+    char c;
+    while (n-- > 0)
+        read(ready[0], &c, 1);
+}
+
+static void say_ready(void)
+{
+    write(ready[1], "r", 1);
+}
+
 /* A child that waits for a signal in pause() (or in a read of an empty pipe). */
 static pid_t sleeper(int pipe_fd)
 {
     pid_t pid = fork();
     if (pid == 0) {
         char c;
+        say_ready();
         if (pipe_fd >= 0)
             read(pipe_fd, &c, 1);
         else
             pause();
         _exit(99);
     }
+    await(1);
     return pid;
 }
 
@@ -52,6 +69,7 @@ int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
     int st;
+    pipe(ready);
     SHOW("setpgid to our own group", setpgid(0, 0));
 
     /* Errors. */
@@ -86,7 +104,8 @@ int main(void)
     a = fork();
     if (a == 0)
         _exit(3);
-    ms(30);
+    siginfo_t wi;
+    waitid(P_PID, a, &wi, WEXITED | WNOWAIT);   /* a zombie now, not reaped */
     SHOW("kill a zombie", kill(a, SIGTERM));
     SHOW("signal 0 to a zombie", kill(a, 0));
     waitpid(a, &st, 0);
@@ -100,11 +119,12 @@ int main(void)
         kids[i] = fork();
         if (kids[i] == 0) {
             signal(SIGUSR1, SIG_DFL);
+            say_ready();
             pause();
             _exit(99);
         }
     }
-    ms(30);
+    await(3);
     SHOW("kill group 0 with SIGUSR1", kill(0, SIGUSR1));
     for (int i = 0; i < 3; i++) {
         waitpid(kids[i], &st, 0);
@@ -116,13 +136,15 @@ int main(void)
     if (a == 0) {
         setpgid(0, 0);
         if (fork() == 0) {
+            say_ready();
             pause();
             _exit(99);
         }
+        say_ready();
         pause();
         _exit(98);
     }
-    ms(50);
+    await(2);
     SHOW("kill -pgid with SIGHUP", kill(-a, SIGHUP));
     waitpid(a, &st, 0);
     show_status("group leader", st);
@@ -144,11 +166,12 @@ int main(void)
     sigaction(SIGCHLD, &sa, NULL);
     a = fork();
     if (a == 0) {
-        for (int i = 0; i < 200; i++)
+        say_ready();
+        for (int i = 0; i < 1000; i++)
             ms(5);
         _exit(5);
     }
-    ms(20);
+    await(1);
     SHOW("SIGSTOP", kill(a, SIGSTOP));
     SHOW("waitpid WUNTRACED", waitpid(a, &st, WUNTRACED) == a);
     show_status("stopped child", st);

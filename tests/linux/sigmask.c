@@ -118,13 +118,14 @@ int main(void)
     /* A signal outside the set, with a handler, interrupts rt_sigtimedwait (musl's wrapper would retry). */
     pid = fork();
     if (pid == 0) {
-        struct timespec ts = { 0, 20 * 1000 * 1000 };
+        struct timespec ts = { 0, 100 * 1000 * 1000 };
         nanosleep(&ts, NULL);
         kill(parent, SIGUSR2);
         _exit(0);
     }
     n = 0;
-    SHOW("rt_sigtimedwait interrupted by SIGUSR2", syscall(SYS_rt_sigtimedwait, &set, &si, NULL, 8));
+    struct timespec long_time = { 5, 0 };
+    SHOW("rt_sigtimedwait interrupted by SIGUSR2", syscall(SYS_rt_sigtimedwait, &set, &si, &long_time, 8));
     printf("handled %d\n", n);
     waitpid(pid, NULL, 0);
 
