@@ -65,6 +65,16 @@ static void on_chld(int sig, siginfo_t *si, void *uc)
     chld_status = si->si_status;
 }
 
+/* SIGCHLD is blocked: let it in until n have come. Linux sends the one for
+ * SIGCONT when the child next runs, so it may come after wait saw it. */
+static void chld_until(int n)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    while (chld < n)
+        sigsuspend(&none);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -164,6 +174,10 @@ int main(void)
     sa.sa_sigaction = on_chld;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigaction(SIGCHLD, &sa, NULL);
+    sigset_t chld_set;
+    sigemptyset(&chld_set);
+    sigaddset(&chld_set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld_set, NULL);
     a = fork();
     if (a == 0) {
         say_ready();
@@ -175,16 +189,20 @@ int main(void)
     SHOW("SIGSTOP", kill(a, SIGSTOP));
     SHOW("waitpid WUNTRACED", waitpid(a, &st, WUNTRACED) == a);
     show_status("stopped child", st);
+    chld_until(1);
     printf("SIGCHLD %d code %d status %d\n", chld, chld_code, chld_status);
     SHOW("waitpid WUNTRACED|WNOHANG again", waitpid(a, &st, WUNTRACED | WNOHANG));
     SHOW("SIGCONT", kill(a, SIGCONT));
     SHOW("waitpid WCONTINUED", waitpid(a, &st, WCONTINUED) == a);
     show_status("continued child", st);
+    chld_until(2);
     printf("SIGCHLD %d code %d status %d\n", chld, chld_code, chld_status);
     SHOW("SIGTERM", kill(a, SIGTERM));
     SHOW("waitpid", waitpid(a, &st, 0) == a);
     show_status("ended child", st);
+    chld_until(3);
     printf("SIGCHLD %d code %d status %d\n", chld, chld_code, chld_status);
+    sigprocmask(SIG_UNBLOCK, &chld_set, NULL);
 
     /* SIGKILL reaches a stopped child. */
     a = sleeper(-1);
