@@ -412,6 +412,23 @@ static void deliver_async(struct lx_proc *p)
         svc_thread_resume(p->thread);
 }
 
+/* p has a signal to act on: wake its kept call (interrupted), or stop it
+ * where it runs and enter its handler. Not while its own call is answered
+ * or while it is stopped: the answer, or SIGCONT, does it then. */
+static void kick(struct lx_proc *p)
+{
+    if (p->in_call || p->stopped || !p->used || p->ended || !(p->pending & ~p->blocked))
+        return;
+    if (p->blk.token) {
+        if (p->blk.kind != LX_BLK_VFORK) {
+            p->intr = 1;                        /* its call runs again and is interrupted */
+            lx_wake(p, 0);
+        }
+        return;
+    }
+    deliver_async(p);
+}
+
 /* ---------------------------------------------------------------- stop and continue */
 
 static void notify_parent(struct lx_proc *p, int code, int status)
@@ -447,6 +464,7 @@ static void cont(struct lx_proc *p)
     p->report = 0xffff;
     svc_thread_resume(p->thread);
     notify_parent(p, LX_CLD_CONTINUED, LX_SIGCONT);
+    kick(p);                                    /* what came while it was stopped */
 }
 
 /* ---------------------------------------------------------------- sending */
@@ -483,16 +501,7 @@ void lx_sig_send(struct lx_proc *p, int sig, const struct lx_sinfo *si)
         }
         return;                                 /* the caller itself ends when its call is answered */
     }
-    if (p->in_call || p->stopped)
-        return;                                 /* its answer (or SIGCONT) delivers */
-    if (p->blk.token) {
-        if (p->blk.kind != LX_BLK_VFORK) {
-            p->intr = 1;                        /* its call runs again and is interrupted */
-            lx_wake(p, 0);
-        }
-        return;
-    }
-    deliver_async(p);
+    kick(p);
 }
 
 /* The target of kill's pid, as Linux picks: one process, a group, or all. */

@@ -3,6 +3,7 @@
  * waiting in calls; SIGSTOP and SIGCONT with WUNTRACED and WCONTINUED;
  * SIGCHLD for stops. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -57,6 +58,12 @@ static pid_t sleeper(int pipe_fd)
 }
 
 static volatile int chld, chld_code, chld_status;
+static int note_fd;
+
+static void write_note(int sig)
+{
+    write(note_fd, "u", 1);
+}
 
 static void on_chld(int sig, siginfo_t *si, void *uc)
 {
@@ -213,5 +220,30 @@ int main(void)
     SHOW("SIGKILL to a stopped child", kill(a, SIGKILL));
     waitpid(a, &st, 0);
     show_status("killed while stopped", st);
+
+    /* A signal that comes while the child is stopped is handled once it continues. */
+    int note[2];
+    char c;
+    pipe(note);
+    a = fork();
+    if (a == 0) {
+        note_fd = note[1];
+        signal(SIGUSR1, write_note);
+        say_ready();
+        for (;;)
+            pause();
+    }
+    await(1);
+    kill(a, SIGSTOP);
+    waitpid(a, &st, WUNTRACED);
+    SHOW("SIGUSR1 to the stopped child", kill(a, SIGUSR1));
+    fcntl(note[0], F_SETFL, O_NONBLOCK);
+    SHOW("its handler while it is stopped", read(note[0], &c, 1));
+    kill(a, SIGCONT);
+    fcntl(note[0], F_SETFL, 0);
+    SHOW("its handler once continued", read(note[0], &c, 1));
+    kill(a, SIGKILL);
+    waitpid(a, &st, 0);
+    show_status("that child", st);
     return 0;
 }
