@@ -248,6 +248,53 @@ static void idle_fp(void)
     sys_handle_close((uint32_t)n);
 }
 
+/* thread_read_fp and thread_write_fp reach the FP registers of a thread
+ * waiting in a call (its state may still be loaded on the core it waits
+ * on: the write must win), and thread_write_regs sets its condition flags. */
+static volatile uint64_t fpw_got[2];
+
+static void fp_regs_waiter(void *arg)
+{
+    uint64_t got, flags;
+    register uint64_t x0 __asm__("x0") = (uint64_t)(uintptr_t)arg;
+    __asm__ volatile(".arch_extension fp\nmov x9, #0x3131\nfmov d9, x9\ncmp xzr, xzr\nsvc #62\n"
+                     "mrs %2, nzcv\nfmov %1, d9\n"
+                     : "+r"(x0), "=r"(got), "=r"(flags) : : "x9", "d9", "memory", "cc");
+    fpw_got[1] = flags;
+    fpw_got[0] = got;
+}
+
+static void fp_regs(void)
+{
+    int64_t n = sys_notify_create();
+    fpw_got[0] = fpw_got[1] = 0;
+    int64_t a = thread_spawn(fp_regs_waiter, (void *)(uintptr_t)n, 100, 0);
+    sleep_ms(20);                               /* a waits in notify_wait */
+    static struct petrel_fpregs fp;
+    struct petrel_regs r;
+    int64_t e1 = sys_thread_read_fp((uint32_t)a, &fp);
+    uint64_t d9 = fp.q[18];                     /* v9's low half */
+    fp.q[18] = 0x6161;
+    int64_t e2 = sys_thread_write_fp((uint32_t)a, &fp);
+    int64_t e3 = sys_thread_read_regs((uint32_t)a, &r);
+    r.pstate = (r.pstate & ~(0xfull << 28)) | (0x9ull << 28);     /* N and V, where it had Z and C */
+    int64_t e4 = sys_thread_write_regs((uint32_t)a, &r);
+    int64_t f1 = sys_thread_read_fp((uint32_t)a, (void *)8), f2 = sys_thread_write_fp((uint32_t)a, (void *)8);
+    sys_notify_signal((uint32_t)n, 1);
+    for (int i = 0; i < 40 && !fpw_got[0]; i++)
+        sleep_ms(5);
+    tap_ok(e1 == 0 && d9 == 0x3131 && e2 == 0 && fpw_got[0] == 0x6161,
+           "sched: a waiting thread's FP registers can be read and rewritten (d9 %lx, then %lx)", (unsigned long)d9,
+           (unsigned long)fpw_got[0]);
+    tap_ok(e3 == 0 && e4 == 0 && (fpw_got[1] >> 28) == 0x9, "sched: thread_write_regs sets the condition flags (%lx)",
+           (unsigned long)fpw_got[1]);
+    tap_ok(f1 == -E_FAULT && f2 == -E_FAULT && sys_thread_read_fp(self_thread(), &fp) == -E_STATE &&
+           sys_thread_write_fp(self_thread(), &fp) == -E_STATE && sys_thread_read_fp((uint32_t)n, &fp) == -E_BADHANDLE,
+           "sched: thread_read_fp and thread_write_fp refuse bad buffers, a running thread, other objects");
+    thread_reap((uint32_t)a);
+    sys_handle_close((uint32_t)n);
+}
+
 static void affinity(void)
 {
     stop = 0;
@@ -271,6 +318,7 @@ void test_sched(void)
 {
     fp_state();
     idle_fp();
+    fp_regs();
     thread_copy();
     preemption();
     affinity();
