@@ -125,6 +125,8 @@ _Static_assert(sizeof(struct lx_rt_sigframe) == 4688, "rt_sigframe");
 _Static_assert(sizeof(struct lx_fpsimd_context) == 528, "fpsimd_context");
 
 static struct lx_rt_sigframe frame;     /* one at a time */
+#define RESERVED_OFF    __builtin_offsetof(struct lx_rt_sigframe, uc.mc.reserved)
+#define RESERVED_FIRST  1024                /* of the records' space, read first at rt_sigreturn */
 
 static int valid(uint64_t sig) { return sig >= 1 && sig <= LX_NSIG; }
 
@@ -236,12 +238,18 @@ static int setup_frame(struct lx_proc *p, struct svc_call *call, int sig, const 
     struct lx_fpsimd_context fc = { { FPSIMD_MAGIC, sizeof(fc) }, (uint32_t)fp->fpsr, (uint32_t)fp->fpcr, { 0 } };
     memcpy(fc.vregs, fp->q, sizeof(fc.vregs));
     memcpy(uc->mc.reserved, &fc, sizeof(fc));
+    uint64_t used = sizeof(fc);
     if (p->fault_esr) {
         struct lx_esr_context ec = { { ESR_MAGIC, sizeof(ec) }, p->fault_esr };
-        memcpy(uc->mc.reserved + sizeof(fc), &ec, sizeof(ec));
+        memcpy(uc->mc.reserved + used, &ec, sizeof(ec));
+        used += sizeof(ec);
     }
+    used += sizeof(struct lx_ctx_head);         /* the null record (zeros) */
+    /* Like Linux, only what is used: the rest of the records' space keeps
+     * whatever the stack held. */
     uint64_t rec[2] = { r->x[29], r->x[30] };
-    if (put(p, call, record, rec, sizeof(rec)) || put(p, call, sf, &frame, sizeof(frame)))
+    if (!lx_range_ok(sf, record + sizeof(rec) - sf) || put(p, call, record, rec, sizeof(rec)) ||
+        put(p, call, sf, &frame, RESERVED_OFF + used))
         return -LX_EFAULT;
     if (p->ss_flags & SS_AUTODISARM) {
         p->ss_sp = p->ss_size = 0;
@@ -740,18 +748,29 @@ int64_t lx_sys_sigaltstack(struct lx_ctx *c, uint64_t uss, uint64_t uoss)
 
 /* ---------------------------------------------------------------- rt_sigreturn */
 
-/* Check the records of a frame: one FP/SIMD record, ESR records, a null
- * one at the end. The FP/SIMD record, or NULL if the frame is bad. */
-static const struct lx_fpsimd_context *records(const uint8_t *res)
+/* Check the records of a frame in the first `have` bytes of its records'
+ * space: one FP/SIMD record, ESR records, a null one at the end. The
+ * FP/SIMD record, or NULL if the frame is bad (*more set if it may be
+ * good but reaches past `have`). */
+static const struct lx_fpsimd_context *records(const uint8_t *res, uint32_t have, int *more)
 {
     const struct lx_fpsimd_context *fp = NULL;
+    *more = 0;
     for (uint32_t off = 0; off + sizeof(struct lx_ctx_head) <= 4096; ) {
+        if (off + sizeof(struct lx_ctx_head) > have) {
+            *more = 1;
+            return NULL;
+        }
         struct lx_ctx_head h;
         memcpy(&h, res + off, sizeof(h));
         if (h.magic == 0)
             return h.size == 0 ? fp : NULL;
         if (h.size < sizeof(h) || h.size % 16 || h.size > 4096 - off)
             return NULL;
+        if (off + h.size > have) {
+            *more = 1;
+            return NULL;
+        }
         if (h.magic == FPSIMD_MAGIC) {
             if (fp || h.size != sizeof(*fp))
                 return NULL;
@@ -768,9 +787,18 @@ static const struct lx_fpsimd_context *records(const uint8_t *res)
 static int restore(struct lx_ctx *c, uint64_t sp, struct petrel_regs *r)
 {
     struct lx_proc *p = c->p;
-    if ((sp & 15) || lx_copy_in(c, &frame, sp, sizeof(frame)))
+    /* The frame up to its first records (Linux's access_ok covers all of it);
+     * the rest of the records' space only if they go on there. */
+    int more;
+    if ((sp & 15) || !lx_range_ok(sp, sizeof(frame)) || lx_copy_in(c, &frame, sp, RESERVED_OFF + RESERVED_FIRST))
         return -1;
-    const struct lx_fpsimd_context *f = records(frame.uc.mc.reserved);
+    const struct lx_fpsimd_context *f = records(frame.uc.mc.reserved, RESERVED_FIRST, &more);
+    if (!f && more) {
+        if (lx_copy_in(c, frame.uc.mc.reserved + RESERVED_FIRST, sp + RESERVED_OFF + RESERVED_FIRST,
+                       sizeof(frame) - RESERVED_OFF - RESERVED_FIRST))
+            return -1;
+        f = records(frame.uc.mc.reserved, 4096, &more);
+    }
     if (!f || frame.uc.mc.pc >= LX_USER_END || frame.uc.mc.sp > LX_USER_END)
         return -1;
     struct petrel_fpregs fp;

@@ -1,7 +1,9 @@
 /*
  * The cost of a null system call (getppid), of a write to /dev/null, of
- * a pipe round trip between two processes, of fork + exit + wait and of
- * fork + execve + exit + wait, in system counter ticks per call; under
+ * installing a signal handler, of catching a signal (kill to itself, the
+ * handler, its return), of a pipe round trip between two processes, of
+ * fork + exit + wait and of fork + execve + exit + wait, in system
+ * counter ticks per call; under
  * QEMU's -icount (one tick per 16 instructions) multiplied into
  * instructions. Run it on both sides:
  *
@@ -11,6 +13,7 @@
  * In the oracle list the figures are masked (" ~").
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +33,31 @@ static uint64_t ticks(void)
 
 #define ROUNDS 2000
 #define FORKS 100
+
+static volatile int caught;
+
+static void on_usr1(int sig)
+{
+    caught++;
+}
+
+/* rt_sigaction, and kill to itself with the handler run and returned from; ticks each. */
+static void signal_costs(uint64_t *install, uint64_t *catch)
+{
+    struct sigaction sa = { 0 };
+    sa.sa_handler = on_usr1;
+    sigaction(SIGUSR1, &sa, NULL);
+    pid_t me = getpid();
+    uint64_t t0 = ticks();
+    for (int i = 0; i < ROUNDS; i++)
+        syscall(SYS_rt_sigaction, SIGUSR1, NULL, NULL, 8);
+    uint64_t t1 = ticks();
+    for (int i = 0; i < ROUNDS; i++)
+        syscall(SYS_kill, me, SIGUSR1);
+    uint64_t t2 = ticks();
+    *install = (t1 - t0) / ROUNDS;
+    *catch = (t2 - t1) / ROUNDS;
+}
 
 /* One byte to the child and back, ROUNDS times; ticks per round trip. */
 static uint64_t pipe_rtt(void)
@@ -102,6 +130,11 @@ int main(int argc, char **argv)
     printf("empty loop: ~%lu instructions per iteration\n", (unsigned long)((loop1 - loop0) * 16 / N));
     if (argc > 1 && !strcmp(argv[1], "calls"))
         return 0;
+    uint64_t install, catch;
+    signal_costs(&install, &catch);
+    printf("rt_sigaction: ~%lu instructions (icount)\n", (unsigned long)(install * 16));
+    printf("signal caught (kill to itself, handler, rt_sigreturn): ~%lu instructions (icount)\n",
+           (unsigned long)(catch * 16));
     printf("pipe round trip: ~%lu instructions (icount)\n", (unsigned long)(pipe_rtt() * 16));
     printf("fork + exit + wait: ~%lu instructions (icount)\n", (unsigned long)(fork_cost(0) * 16));
     printf("fork + execve + exit + wait: ~%lu instructions (icount)\n", (unsigned long)(fork_cost(1) * 16));
