@@ -148,6 +148,7 @@ static int fs(void)
     if (!fs_ready) {
         int err = lx_fs_init(ROOT_ARCHIVE);
         fs_ready = err ? err : 1;
+        lx_tty_init();
         if (err)
             lx_log("no root file system (boot image file %s): error %d", ROOT_ARCHIVE, -err);
     }
@@ -340,9 +341,15 @@ void lx_wake(struct lx_proc *p, int64_t result)
 
 void lx_wake_all(int kind, int32_t on)
 {
-    for (int i = 0; i < LX_PROCS; i++)
-        if (procs[i].used && procs[i].blk.kind == kind && procs[i].blk.on == on)
+    int io = kind == LX_BLK_PIPE || kind == LX_BLK_TTY;
+    for (int i = 0; i < LX_PROCS; i++) {
+        if (!procs[i].used)
+            continue;
+        if (procs[i].blk.kind == kind && procs[i].blk.on == on)
             lx_wake(&procs[i], kind == LX_BLK_VFORK ? on : 0);     /* a vfork parent learns the child's pid */
+        else if (io && procs[i].blk.kind == LX_BLK_POLL)
+            lx_wake(&procs[i], 0);              /* a poll looks again at what it waits on */
+    }
 }
 
 /* ---------------------------------------------------------------- starting commands */

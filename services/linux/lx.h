@@ -49,6 +49,8 @@ enum {
 #define LX_USER_END     (1ull << 39)            /* the end of a Petrel address space: past it, EFAULT
                                                  * (Linux's access_ok, with Petrel's 39-bit limit) */
 
+#define O_NONBLOCK      04000           /* the open flag (a file's flags, FIONBIO, pipes, the terminal) */
+
 static inline uint64_t lx_page_up(uint64_t x) { return (x + LX_PAGE - 1) & ~(LX_PAGE - 1); }
 
 /* ---------------------------------------------------------------- the root file system */
@@ -60,7 +62,7 @@ static inline uint64_t lx_page_up(uint64_t x) { return (x + LX_PAGE - 1) & ~(LX_
 #define LX_S_IFLNK  0120000
 
 /* What a node is beyond its mode. */
-enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE };
+enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE, LX_DEV_TTY };
 
 struct lx_node {
     const char *name;           /* in place in the archive (or a constant); not NUL-terminated */
@@ -125,7 +127,7 @@ struct lx_vma {
 /* A call that cannot finish now keeps its reply (svc_defer) and is answered
  * later: restarted (the thread runs its `svc` again with the same
  * registers, and finds what it waited for), or resumed with a result. */
-enum { LX_BLK_NONE, LX_BLK_PIPE, LX_BLK_WAIT, LX_BLK_VFORK };
+enum { LX_BLK_NONE, LX_BLK_PIPE, LX_BLK_WAIT, LX_BLK_VFORK, LX_BLK_TTY, LX_BLK_POLL };
 struct lx_block {
     int kind;
     svc_token token;
@@ -213,7 +215,12 @@ int64_t lx_sys_fstat(struct lx_ctx *c, uint64_t fd, uint64_t buf);
 int64_t lx_sys_newfstatat(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64_t buf, uint64_t flags);
 int64_t lx_sys_getdents64(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len);
 int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg);
+/* poll.c: ppoll and pselect6. */
+int64_t lx_sys_ppoll(struct lx_ctx *c, uint64_t fds, uint64_t nfds, uint64_t timeout, uint64_t mask, uint64_t masksize);
+int64_t lx_sys_pselect6(struct lx_ctx *c, uint64_t nfds, uint64_t rd, uint64_t wr, uint64_t ex, uint64_t timeout,
+                        uint64_t mask);
 int64_t lx_sys_chdir(struct lx_ctx *c, uint64_t path);
+int64_t lx_sys_readlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64_t buf, uint64_t size);
 int64_t lx_sys_fchdir(struct lx_ctx *c, uint64_t fd);
 int64_t lx_sys_getcwd(struct lx_ctx *c, uint64_t buf, uint64_t size);
 /* The console descriptors 0, 1 and 2 of a new process; 0 or a negated errno. */
@@ -276,12 +283,29 @@ int64_t lx_pipe_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t
 int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
 /* A pipe's end closed for good. */
 void lx_pipe_close(struct lx_file *f);
+/* poll's events (POLLIN, POLLOUT, POLLERR, POLLHUP, as Linux's) now true of a pipe's end. */
+#define LX_POLLIN   0x001
+#define LX_POLLOUT  0x004
+#define LX_POLLERR  0x008
+#define LX_POLLHUP  0x010
+int lx_pipe_poll(struct lx_file *f);
 /* Bytes waiting in the pipe of f. */
 uint64_t lx_pipe_avail(struct lx_file *f);
 /* The lowest free descriptor of p from `from` on for f, or -EMFILE. */
 int lx_fd_new(struct lx_proc *p, struct lx_file *f, int cloexec, int from);
 /* A free open file description, refs 1, or NULL (ENFILE). */
 struct lx_file *lx_file_new(int32_t node, uint32_t flags);
+
+/* The terminal (tty.c): the console's line discipline, job control ioctls. */
+void lx_tty_init(void);
+int lx_tty_is_ctty(const struct lx_proc *p);
+uint64_t lx_tty_avail(void);
+int lx_tty_poll(void);
+int64_t lx_tty_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
+int64_t lx_tty_write(struct lx_ctx *c, uint64_t buf, uint64_t len);
+int64_t lx_tty_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg);
+/* Send signal `sig` to every process of group `pgrp`. */
+void lx_signal_group(int pgrp, int sig);
 
 /* Random bytes (a generator seeded from the system counter: not for keys). */
 void lx_random(void *buf, uint64_t len);

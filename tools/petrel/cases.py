@@ -43,6 +43,7 @@ class Case:
     system: str = ""
     input: str = ""             # typed on the serial console
     input_after: str = ""       # ... once this regex has appeared on it
+    typing: list = field(default_factory=list)  # [regex, text] pairs: each text typed once its regex appeared
     files: list = field(default_factory=list)
     cpu: str = "cortex-a53"
     gic: int = 2
@@ -70,7 +71,7 @@ class Case:
 
 # Each key a case may set, with the check its value must pass.
 FIELD_TYPES = {
-    "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "files": list, "cpu": str, "gic": int,
+    "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "typing": list, "files": list, "cpu": str, "gic": int,
     "smp": int, "mem": str, "icount": bool, "virtualization": bool, "append": str, "tap": bool, "expect": list,
     "expect_exit": (int, str), "timeout": (int, float), "pre": list, "allow_panic": bool, "oracle": list,
 }
@@ -144,6 +145,10 @@ def check_case(where: str, case: Case, steps) -> None:
     if not all(isinstance(f, list) and len(f) == 2 and all(isinstance(x, str) for x in f)
                for f in case.files):
         raise CaseError(f"{where}: key 'files' must be a list of [image name, path] pairs")
+    if not all(isinstance(t, list) and len(t) == 2 and all(isinstance(x, str) for x in t) for t in case.typing):
+        raise CaseError(f"{where}: key 'typing' must be a list of [regex, text] pairs")
+    if case.typing and (case.input or case.input_after):
+        raise CaseError(f"{where}: key 'typing' goes without 'input' and 'input_after'")
     if case.files and not case.programs:
         raise CaseError(f"{where}: key 'files' needs 'programs': entry 0 must be the root task")
     for name in case.programs + [f[0] for f in case.files]:

@@ -11,6 +11,7 @@ initramfs. It holds:
     /etc, /data, ...   the data files of tests/linux/root/
     /etc/hello-link    a symbolic link (to hello.txt)
     /etc/lxrun         the commands to run, one per line
+    /etc/shell         /bin/sh: what the default system runs
     /dev, /proc, /root, /tmp  empty directories (Linux mounts devtmpfs and proc)
 
 Program contents are page-aligned inside the archive, so the personality
@@ -87,6 +88,7 @@ def build(run: str = DEFAULT_RUN, adds=(), repo: Path = paths.REPO) -> bytes:
             if src.stat().st_mode & 0o111:
                 executables.add(rel)
     files["etc/lxrun"] = run.encode()
+    files["etc/shell"] = b"/bin/sh\n"         # the default system's one command (systems/default.toml)
     links = {"etc/hello-link": "hello.txt"} if "etc/hello.txt" in files else {}
     if busybox.present(repo) and "bin/busybox" not in files:
         files["bin/busybox"] = busybox.binary(repo).read_bytes()
