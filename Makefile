@@ -38,12 +38,9 @@ GEN       = $(O)/gen
 # Services: idl/<interface>.toml, implemented once in services/<interface>/.
 IDLS      = $(wildcard idl/*.toml)
 SERVICES  = $(filter-out env include,$(notdir $(wildcard services/*)))
-# Services built for user placement only, for now: the Linux personality's
-# kernel environment (svc_proc.h in the kernel) is a later step
-# (docs/design/personality.md). tools/petrel/systems.py refuses to place
-# them in the kernel.
-USER_ONLY_SERVICES = linux
-KSERVICES = $(filter-out $(USER_ONLY_SERVICES),$(SERVICES))
+# Every service is built for both placements (tools/petrel/systems.py
+# places each where its system description says).
+KSERVICES = $(SERVICES)
 SVC_GEN   = $(foreach s,$(notdir $(basename $(filter-out idl/syscalls.toml,$(IDLS)))),$(GEN)/services/$(s)_if.h)
 SVC_KSRC  = $(foreach s,$(KSERVICES),$(wildcard services/$(s)/*.c))
 GENSRC    = $(GEN)/kernel/syscall_table.c
@@ -151,7 +148,7 @@ $(GENSRC) $(SYSHDRS) docs/reference/syscalls.md &: idl/syscalls.toml tools/petre
 	$(Q)PYTHONPATH=tools python3 -m petrel.syscallgen idl/syscalls.toml $(GEN) docs/reference/syscalls.md
 
 # The kernel's table of the services present (services/<name>/ with idl/<name>.toml).
-$(GEN)/kernel/ksvc_table.c: $(patsubst %,idl/%.toml,$(KSERVICES)) tools/petrel/idlc.py | $(SVC_GEN)
+$(GEN)/kernel/ksvc_table.c: $(patsubst %,idl/%.toml,$(KSERVICES)) tools/petrel/idlc.py Makefile | $(SVC_GEN)
 	@echo "  IDLC    $@"
 	$(Q)PYTHONPATH=tools python3 -m petrel.idlc --kernel-table $@ $(GEN)/services $(patsubst %,idl/%.toml,$(KSERVICES))
 

@@ -472,7 +472,7 @@ static int64_t m_run(struct svc_call *call, const uint8_t *path, uint32_t len, u
     return SVC_DEFERRED;
 }
 
-static const struct linux_ops ops = { m_exec, m_wait, m_run };
+const struct linux_ops linux_ops = { m_exec, m_wait, m_run };
 
 /* ---------------------------------------------------------------- faults */
 
@@ -521,5 +521,5 @@ void linux_service(struct svc_call *call)
     if (call->label == LABEL_FAULT)
         fault(call);
     else
-        linux_dispatch(&ops, call);
+        linux_dispatch(&linux_ops, call);
 }

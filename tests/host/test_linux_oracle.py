@@ -81,13 +81,12 @@ def test_oracle_cases_need_a_system_and_one_line_commands():
     assert case.oracle == ["hello", "args 1"]
 
 
-def test_the_personality_is_not_placed_in_the_kernel_yet(tmp_path):
+def test_the_personality_is_placed_by_its_description():
     from petrel import paths, systems
-    src = tmp_path / "lk.toml"
-    src.write_text('[[service]]\nname = "linux"\ninterface = "linux"\nplacement = "kernel"\n'
-                   '[[program]]\nname = "root"\nbinary = "user/root"\n')
-    with pytest.raises(systems.SystemConfigError, match="user space only"):
-        systems.load_system(src, paths.REPO)
+    kernel = systems.load_system(paths.REPO / "systems" / "linux-kernel.toml", paths.REPO)
+    user = systems.load_system(paths.REPO / "systems" / "linux-user.toml", paths.REPO)
+    assert [v.placement for v in kernel.services] == ["kernel"] and [v.placement for v in user.services] == ["user"]
+    assert "svc-linux" not in [i.name for i in kernel.items] and "svc-linux" in [i.name for i in user.items]
 
 
 def test_busybox_goes_in_with_its_applets_linked_and_never_over_a_program(tmp_path):
