@@ -650,9 +650,26 @@ int64_t ksvc_call(struct endpoint *ep, uint64_t info, uint64_t badge, bool is_ca
     return (int64_t)t->tf.x[0];
 }
 
+/* A fault offered to the service's register entry for faults, on this
+ * stack with the lock held: true if it answered. */
+static bool fault_fast(struct thread *t, const struct ksvc *svc, uint64_t badge)
+{
+    struct svc_call call;
+    call.label = LABEL_FAULT;
+    call.badge = badge;
+    call.pid = t->space->id;
+    call.env = t;
+    call.len = 0;                       /* the message is t->fault_msg, read in place */
+    call.nhandles = 0;
+    t->ksvc_fast_svc = svc;
+    return svc->fault_fast(&call, t->fault_msg) == SVC_FAST_ANSWERED;
+}
+
 void ksvc_fault(struct thread *t, struct endpoint *ep, uint64_t badge)
 {
     struct ksvc_run *run = run_of(ep->ksvc);
+    if (!run->holder && ep->ksvc->fault_fast && fault_fast(t, ep->ksvc, badge))
+        return;
     if (run->holder) {
         /* Busy: wait, then fault again — a system call by running its
          * `svc` once more, any other fault by its instruction. */

@@ -23,6 +23,7 @@ struct ksvc {
     void (*entry)(struct svc_call *call);   /* <name>_service: any request */
     ksvc_fastcall_fn *fastcall;             /* the fastpath's call: ksvc_fast with <name>_fast */
     struct ksvc_run *run;                   /* its request in progress (its own kernel stack) */
+    int (*fault_fast)(struct svc_call *call, const uint64_t *msg);  /* <name>_fault_fast, or NULL */
 };
 
 extern const struct ksvc ksvc_table[];
