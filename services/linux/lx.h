@@ -19,7 +19,7 @@ enum {
     LX_EBADF = 9, LX_ECHILD = 10, LX_EAGAIN = 11, LX_ENOMEM = 12, LX_EACCES = 13, LX_EFAULT = 14,
     LX_EBUSY = 16, LX_EEXIST = 17, LX_ENODEV = 19, LX_ENOTDIR = 20, LX_EISDIR = 21, LX_EINVAL = 22,
     LX_ENFILE = 23, LX_EMFILE = 24, LX_ENOTTY = 25, LX_ESPIPE = 29, LX_EROFS = 30,
-    LX_EPIPE = 32, LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ELOOP = 40, LX_EOVERFLOW = 75,
+    LX_EPIPE = 32, LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ELOOP = 40, LX_EOVERFLOW = 75, LX_ELIBBAD = 80,
 };
 
 /* ---------------------------------------------------------------- limits of this personality */
@@ -42,6 +42,7 @@ enum {
 #define LX_STACK_SIZE   (8ull << 20)            /* RLIMIT_STACK: 8 MiB, filled on touch */
 #define LX_MMAP_TOP     (LX_STACK_TOP - LX_STACK_SIZE - (1ull << 30))   /* mmaps go down from here */
 #define LX_MMAP_BOTTOM  0x0000001000000000ull
+#define LX_INTERP_BASE  0x0000000f00000000ull   /* where a dynamic program's interpreter is placed */
 #define LX_BRK_MAX      (1ull << 30)            /* the heap may grow this far past the program */
 #define LX_HEAP_CHUNK   (8ull << 20)            /* the heap grows through objects of at least this size */
 #define LX_UTCB_VA      0x0000007ffffff000ull   /* the kernel's control page of the thread */
