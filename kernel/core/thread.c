@@ -343,7 +343,11 @@ int64_t sys_thread_start(uint32_t h, uint64_t pc, uint64_t sp, uint64_t arg)
     struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
     if (!o)
         return err;
-    struct thread *t = THREAD_OF(o);
+    return thread_start_checked(THREAD_OF(o), pc, sp, arg);
+}
+
+int thread_start_checked(struct thread *t, uint64_t pc, uint64_t sp, uint64_t arg)
+{
     if (t->state != T_INACTIVE)
         return -E_STATE;
     if (pc >= USER_VA_LIMIT || sp >= USER_VA_LIMIT + 4096)
@@ -352,13 +356,8 @@ int64_t sys_thread_start(uint32_t h, uint64_t pc, uint64_t sp, uint64_t arg)
     return 0;
 }
 
-int64_t sys_thread_suspend(uint32_t h)
+int thread_suspend(struct thread *t)
 {
-    int64_t err;
-    struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
-    if (!o)
-        return err;
-    struct thread *t = THREAD_OF(o);
     if (t->state == T_INACTIVE || t->state == T_DEAD)
         return -E_STATE;
     if (t->suspended || t->ksvc_suspend)
@@ -374,13 +373,8 @@ int64_t sys_thread_suspend(uint32_t h)
     return 0;
 }
 
-int64_t sys_thread_resume(uint32_t h)
+int thread_resume(struct thread *t)
 {
-    int64_t err;
-    struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
-    if (!o)
-        return err;
-    struct thread *t = THREAD_OF(o);
     if (t->ksvc_suspend) {
         t->ksvc_suspend = false;        /* never took effect */
         return 0;
@@ -391,6 +385,20 @@ int64_t sys_thread_resume(uint32_t h)
     if (t->state == T_READY)
         sched_enqueue(t);
     return 0;
+}
+
+int64_t sys_thread_suspend(uint32_t h)
+{
+    int64_t err;
+    struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
+    return o ? thread_suspend(THREAD_OF(o)) : err;
+}
+
+int64_t sys_thread_resume(uint32_t h)
+{
+    int64_t err;
+    struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
+    return o ? thread_resume(THREAD_OF(o)) : err;
 }
 
 int64_t sys_thread_set_priority(uint32_t h, uint64_t prio)
@@ -443,21 +451,25 @@ int64_t sys_thread_set_fault_handler(uint32_t h, uint32_t ep_h)
     struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
     if (!o)
         return err;
-    struct thread *t = THREAD_OF(o);
-    if (t->state == T_DEAD)
-        return -E_STATE;            /* its death already dropped its handler */
     struct handle_slot *sl = NULL;
     if (ep_h) {
         int e = handle_get(current_thread()->space, ep_h, OBJ_ENDPOINT, R_WRITE, &sl);
         if (e)
             return e;
     }
+    return thread_set_fault_ep(THREAD_OF(o), sl ? (struct endpoint *)sl->obj : NULL, sl ? sl->badge : 0);
+}
+
+int thread_set_fault_ep(struct thread *t, struct endpoint *ep, uint64_t badge)
+{
+    if (t->state == T_DEAD)
+        return -E_STATE;            /* its death already dropped its handler */
     if (t->fault_ep)
         obj_unref(&t->fault_ep->obj);
-    t->fault_ep = sl ? (struct endpoint *)sl->obj : NULL;
-    t->fault_badge = sl ? sl->badge : 0;
-    if (sl)
-        obj_ref(sl->obj);
+    t->fault_ep = ep;
+    t->fault_badge = ep ? badge : 0;
+    if (ep)
+        obj_ref(&ep->obj);
     return 0;
 }
 
@@ -474,6 +486,18 @@ int64_t sys_thread_read_regs(uint32_t h, vaddr_t buf)
     return copy_to_user(buf, &t->tf, sizeof(struct petrel_regs));
 }
 
+int thread_write_regs_checked(struct thread *t, const struct petrel_regs *r)
+{
+    if (t->state == T_DEAD || (t->state == T_RUNNING && t != current_thread()))
+        return -E_STATE;
+    if (r->pc >= USER_VA_LIMIT || r->sp >= USER_VA_LIMIT + 4096)
+        return -E_INVAL;
+    uint64_t pstate = (t->tf.pstate & ~PSTATE_NZCV) | (r->pstate & PSTATE_NZCV);
+    memcpy(&t->tf, r, sizeof(*r));
+    t->tf.pstate = pstate;              /* only the condition flags come from r */
+    return 0;
+}
+
 int64_t sys_thread_write_regs(uint32_t h, vaddr_t buf)
 {
     int64_t err;
@@ -486,12 +510,7 @@ int64_t sys_thread_write_regs(uint32_t h, vaddr_t buf)
     struct petrel_regs r;
     if (copy_from_user(&r, buf, sizeof(r)))
         return -E_FAULT;
-    if (r.pc >= USER_VA_LIMIT || r.sp >= USER_VA_LIMIT + 4096)
-        return -E_INVAL;
-    uint64_t pstate = (t->tf.pstate & ~PSTATE_NZCV) | (r.pstate & PSTATE_NZCV);
-    memcpy(&t->tf, &r, sizeof(r));
-    t->tf.pstate = pstate;              /* only the condition flags come from buf */
-    return 0;
+    return thread_write_regs_checked(t, &r);
 }
 
 int64_t sys_thread_set_tls(uint32_t h, uint64_t value)
@@ -500,11 +519,15 @@ int64_t sys_thread_set_tls(uint32_t h, uint64_t value)
     struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
     if (!o)
         return err;
-    struct thread *t = THREAD_OF(o);
+    thread_set_tls(THREAD_OF(o), value);
+    return 0;
+}
+
+void thread_set_tls(struct thread *t, uint64_t value)
+{
     if (t == current_thread())
         write_sysreg(tpidr_el0, value);
     t->tls = value;
-    return 0;
 }
 
 int64_t sys_thread_stats(uint32_t h, vaddr_t buf)

@@ -148,6 +148,13 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
         return -LX_ENXIO;
     if ((fl & O_ACCMODE) == O_ACCMODE)
         return -LX_EINVAL;
+    if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_TTY) {
+        if (!lx_tty_is_ctty(c->p))
+            return -LX_ENXIO;                   /* /dev/tty: the caller's controlling terminal, if it has one */
+        node = console_node >= 0 ? console_node : lx_lookup(LX_ROOT, "/dev/console", 1);
+        if (node < 0)
+            return -LX_ENXIO;
+    }
     struct lx_file *f = lx_file_new(node, (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC)) | O_LARGEFILE);
     if (!f)
         return -LX_ENFILE;
@@ -191,8 +198,10 @@ static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint
     default:
         break;
     }
+    if (n->dev == LX_DEV_CONSOLE)
+        return lx_tty_read(c, f, buf, len);
     if (n->dev != LX_DEV_ZERO)
-        return 0;                               /* /dev/null, and the console for now: end of file */
+        return 0;                               /* /dev/null: end of file */
     uint64_t done = 0;
     while (done < len) {
         uint64_t chunk = len - done < sizeof(zeros) ? len - done : sizeof(zeros);
@@ -215,16 +224,7 @@ static int64_t write_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uin
         return -LX_EBADF;
     if (n->dev != LX_DEV_CONSOLE)
         return (int64_t)len;                    /* /dev/null and /dev/zero take everything unread */
-    char chunk[1024];
-    uint64_t done = 0;
-    while (done < len) {
-        uint64_t k = len - done < sizeof(chunk) ? len - done : sizeof(chunk);
-        if (lx_copy_in(c, chunk, buf + done, k))
-            return done ? (int64_t)done : -LX_EFAULT;
-        svc_console_write(chunk, k);
-        done += k;
-    }
-    return (int64_t)done;
+    return lx_tty_write(c, buf, len);
 }
 
 int64_t lx_sys_read(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len)
@@ -361,7 +361,7 @@ _Static_assert(sizeof(struct lx_stat) == 128, "struct stat is 128 bytes on arm64
 static int64_t stat_out(struct lx_ctx *c, int32_t node, uint64_t buf)
 {
     struct lx_node *n = lx_node(node);
-    static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501 };     /* null 1:3, zero 1:5, console 5:1 */
+    static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500 };  /* null 1:3, zero 1:5, console 5:1, tty 5:0 */
     struct lx_stat st = { 0 };
     st.dev = 1;
     st.ino = (uint64_t)node + 1;
@@ -457,8 +457,9 @@ int64_t lx_sys_getdents64(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t 
     return (int64_t)done;
 }
 
-#define TCGETS      0x5401
-#define TIOCGWINSZ  0x5413
+#define FIONBIO     0x5421
+#define FIONCLEX    0x5450
+#define FIOCLEX     0x5451
 
 int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg)
 {
@@ -469,25 +470,49 @@ int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg)
         int32_t avail = (int32_t)lx_pipe_avail(f);
         return lx_copy_out(c, arg, &avail, sizeof(avail));
     }
+    switch ((uint32_t)req) {
+    case FIONBIO: {                             /* any descriptor: O_NONBLOCK on or off */
+        int32_t on;
+        if (lx_copy_in(c, &on, arg, sizeof(on)))
+            return -LX_EFAULT;
+        f->flags = on ? f->flags | O_NONBLOCK : f->flags & ~(uint32_t)O_NONBLOCK;
+        return 0;
+    }
+    case FIOCLEX:
+    case FIONCLEX:
+        c->p->cloexec[(uint32_t)fd] = (uint32_t)req == FIOCLEX;
+        return 0;
+    default:
+        break;
+    }
     struct lx_node *n = f->node >= 0 ? lx_node(f->node) : NULL;
     if (!n || kind(n) != LX_S_IFCHR || n->dev != LX_DEV_CONSOLE)
         return -LX_ENOTTY;
-    switch ((uint32_t)req) {
-    case TCGETS: {
-        /* A serial console in its default cooked mode. */
-        struct { uint32_t iflag, oflag, cflag, lflag; uint8_t line, cc[19]; } t = {
-            0x500, 0x5, 0x4bf, 0x8a3b, 0,
-            { 3, 0x1c, 0x7f, 0x15, 4, 0, 1, 0, 0x11, 0x13, 0x1a, 0, 0x12, 0xf, 0x17, 0x16, 0, 0, 0 },
-        };
-        return lx_copy_out(c, arg, &t, 36);
-    }
-    case TIOCGWINSZ: {
-        uint16_t ws[4] = { 0, 0, 0, 0 };            /* a serial line knows no window size */
-        return lx_copy_out(c, arg, ws, sizeof(ws));
-    }
-    default:
-        return -LX_ENOTTY;
-    }
+    return lx_tty_ioctl(c, f, req, arg);
+}
+
+int64_t lx_sys_readlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t buf, uint64_t size)
+{
+    if ((int32_t)size <= 0)
+        return -LX_EINVAL;
+    int64_t len = lx_copy_str(c, path_buf, upath, sizeof(path_buf));
+    if (len < 0)
+        return len;
+    if (len == 0)
+        return -LX_ENOENT;
+    int32_t dir = start_dir(c, dirfd, path_buf);
+    if (dir < 0)
+        return dir;
+    int32_t node = lx_lookup(dir, path_buf, 0);
+    if (node < 0)
+        return node;
+    struct lx_node *n = lx_node(node);
+    if (kind(n) != LX_S_IFLNK)
+        return -LX_EINVAL;
+    uint64_t k = n->size < (uint32_t)size ? n->size : (uint32_t)size;
+    if (lx_copy_out(c, buf, lx_fs_data() + n->data_off, k))
+        return -LX_EFAULT;
+    return (int64_t)k;
 }
 
 /* ---------------------------------------------------------------- the working directory */

@@ -19,7 +19,7 @@ enum {
     LX_EBADF = 9, LX_ECHILD = 10, LX_EAGAIN = 11, LX_ENOMEM = 12, LX_EACCES = 13, LX_EFAULT = 14,
     LX_EBUSY = 16, LX_EEXIST = 17, LX_ENODEV = 19, LX_ENOTDIR = 20, LX_EISDIR = 21, LX_EINVAL = 22,
     LX_ENFILE = 23, LX_EMFILE = 24, LX_ENOTTY = 25, LX_ESPIPE = 29, LX_EROFS = 30,
-    LX_EPIPE = 32, LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ELOOP = 40, LX_EOVERFLOW = 75,
+    LX_EPIPE = 32, LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ELOOP = 40, LX_EOVERFLOW = 75, LX_ELIBBAD = 80,
 };
 
 /* ---------------------------------------------------------------- signal numbers (Linux's) */
@@ -72,12 +72,15 @@ struct lx_sinfo {
 #define LX_STACK_SIZE   (8ull << 20)            /* RLIMIT_STACK: 8 MiB, filled on touch */
 #define LX_MMAP_TOP     (LX_STACK_TOP - LX_STACK_SIZE - (1ull << 30))   /* mmaps go down from here */
 #define LX_MMAP_BOTTOM  0x0000001000000000ull
+#define LX_INTERP_BASE  0x0000000f00000000ull   /* where a dynamic program's interpreter is placed */
 #define LX_BRK_MAX      (1ull << 30)            /* the heap may grow this far past the program */
 #define LX_HEAP_CHUNK   (8ull << 20)            /* the heap grows through objects of at least this size */
 #define LX_UTCB_VA      0x0000007ffffff000ull   /* the kernel's control page of the thread */
 #define LX_TASK_SIZE    (1ull << 48)            /* Linux's end of user space: munmap past it is EINVAL */
 #define LX_USER_END     (1ull << 39)            /* the end of a Petrel address space: past it, EFAULT
                                                  * (Linux's access_ok, with Petrel's 39-bit limit) */
+
+#define O_NONBLOCK      04000           /* the open flag (a file's flags, FIONBIO, pipes, the terminal) */
 
 static inline uint64_t lx_page_up(uint64_t x) { return (x + LX_PAGE - 1) & ~(LX_PAGE - 1); }
 
@@ -90,7 +93,7 @@ static inline uint64_t lx_page_up(uint64_t x) { return (x + LX_PAGE - 1) & ~(LX_
 #define LX_S_IFLNK  0120000
 
 /* What a node is beyond its mode. */
-enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE };
+enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE, LX_DEV_TTY };
 
 struct lx_node {
     const char *name;           /* in place in the archive (or a constant); not NUL-terminated */
@@ -155,7 +158,8 @@ struct lx_vma {
 /* A call that cannot finish now keeps its reply (svc_defer) and is answered
  * later: restarted (the thread runs its `svc` again with the same
  * registers, and finds what it waited for), or resumed with a result. */
-enum { LX_BLK_NONE, LX_BLK_PIPE, LX_BLK_WAIT, LX_BLK_VFORK, LX_BLK_SLEEP, LX_BLK_SIGSUSPEND, LX_BLK_SIGWAIT };
+enum { LX_BLK_NONE, LX_BLK_PIPE, LX_BLK_WAIT, LX_BLK_VFORK, LX_BLK_TTY, LX_BLK_POLL, LX_BLK_SLEEP, LX_BLK_SIGSUSPEND,
+       LX_BLK_SIGWAIT };
 struct lx_block {
     int kind;
     svc_token token;
@@ -260,7 +264,12 @@ int64_t lx_sys_fstat(struct lx_ctx *c, uint64_t fd, uint64_t buf);
 int64_t lx_sys_newfstatat(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64_t buf, uint64_t flags);
 int64_t lx_sys_getdents64(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len);
 int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg);
+/* poll.c: ppoll and pselect6. */
+int64_t lx_sys_ppoll(struct lx_ctx *c, uint64_t fds, uint64_t nfds, uint64_t timeout, uint64_t mask, uint64_t masksize);
+int64_t lx_sys_pselect6(struct lx_ctx *c, uint64_t nfds, uint64_t rd, uint64_t wr, uint64_t ex, uint64_t timeout,
+                        uint64_t mask);
 int64_t lx_sys_chdir(struct lx_ctx *c, uint64_t path);
+int64_t lx_sys_readlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64_t buf, uint64_t size);
 int64_t lx_sys_fchdir(struct lx_ctx *c, uint64_t fd);
 int64_t lx_sys_getcwd(struct lx_ctx *c, uint64_t buf, uint64_t size);
 /* The console descriptors 0, 1 and 2 of a new process; 0 or a negated errno. */
@@ -323,12 +332,29 @@ int64_t lx_pipe_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t
 int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
 /* A pipe's end closed for good. */
 void lx_pipe_close(struct lx_file *f);
+/* poll's events (POLLIN, POLLOUT, POLLERR, POLLHUP, as Linux's) now true of a pipe's end. */
+#define LX_POLLIN   0x001
+#define LX_POLLOUT  0x004
+#define LX_POLLERR  0x008
+#define LX_POLLHUP  0x010
+int lx_pipe_poll(struct lx_file *f);
 /* Bytes waiting in the pipe of f. */
 uint64_t lx_pipe_avail(struct lx_file *f);
 /* The lowest free descriptor of p from `from` on for f, or -EMFILE. */
 int lx_fd_new(struct lx_proc *p, struct lx_file *f, int cloexec, int from);
 /* A free open file description, refs 1, or NULL (ENFILE). */
 struct lx_file *lx_file_new(int32_t node, uint32_t flags);
+
+/* The terminal (tty.c): the console's line discipline, job control ioctls. */
+void lx_tty_init(void);
+int lx_tty_is_ctty(const struct lx_proc *p);
+uint64_t lx_tty_avail(void);
+int lx_tty_poll(void);
+int64_t lx_tty_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
+int64_t lx_tty_write(struct lx_ctx *c, uint64_t buf, uint64_t len);
+int64_t lx_tty_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg);
+/* The terminal's signals (SIGINT, SIGQUIT, SIGTSTP...) to every process of group `pgrp` (signal.c). */
+void lx_signal_group(int pgrp, int sig);
 
 /* Signals (signal.c). */
 int64_t lx_sys_rt_sigaction(struct lx_ctx *c, uint64_t sig, uint64_t act, uint64_t oact, uint64_t size);
@@ -341,7 +367,6 @@ int64_t lx_sys_kill(struct lx_ctx *c, int64_t pid, uint64_t sig);
 int64_t lx_sys_tgkill(struct lx_ctx *c, int64_t tgid, int64_t tid, uint64_t sig, int tkill);
 int64_t lx_sys_rt_sigreturn(struct lx_ctx *c);
 int64_t lx_sys_nanosleep(struct lx_ctx *c, uint64_t clock, uint64_t flags, uint64_t req, uint64_t rem);
-int64_t lx_sys_ppoll(struct lx_ctx *c, uint64_t fds, uint64_t nfds, uint64_t ts, uint64_t mask, uint64_t size);
 int64_t lx_sys_setitimer(struct lx_ctx *c, uint64_t which, uint64_t val, uint64_t old);
 int64_t lx_sys_getitimer(struct lx_ctx *c, uint64_t which, uint64_t cur);
 /* Send sig to p with info (sender pid, code...); whatever its action says
@@ -362,6 +387,16 @@ void lx_sig_fork(struct lx_proc *child, const struct lx_proc *parent);
 void lx_sig_exec(struct lx_proc *p);
 /* Deadlines changed: set the service's timer to the earliest. */
 void lx_timer_update(void);
+/* The service's timer, attached at first use: 0, or -ENOSYS where the
+ * placement has none (logged once). */
+int lx_timer_start(void);
+/* A waiting call with a timeout of ns from its first run (a struct
+ * timespec at uts: 0, or a negated errno): 1 once the time is up. */
+int64_t lx_timespec_in(struct lx_ctx *c, uint64_t uts, uint64_t *ns);
+int lx_deadline_passed(struct lx_proc *p, uint64_t ns);
+/* ppoll's and pselect6's signal mask (a sigset at umask) for the call's
+ * duration; 0 or a negated errno. */
+int lx_sig_mask_for_call(struct lx_ctx *c, uint64_t umask);
 /* Where a handler returns to when it has no SA_RESTORER: an address in the
  * thread's control page, never executable; the instruction fault there is
  * rt_sigreturn. */

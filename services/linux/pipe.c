@@ -18,7 +18,6 @@
 #define O_WRONLY    1
 #define O_RDWR      2
 #define O_APPEND    02000
-#define O_NONBLOCK  04000
 #define O_ASYNC     020000
 #define O_DIRECT    0200000
 #define O_NOATIME   01000000
@@ -83,6 +82,14 @@ int64_t lx_sys_pipe2(struct lx_ctx *c, uint64_t ufds, uint64_t flags)
 uint64_t lx_pipe_avail(struct lx_file *f)
 {
     return pipes[f->pipe].count;
+}
+
+int lx_pipe_poll(struct lx_file *f)
+{
+    const struct lx_pipe *pp = &pipes[f->pipe];
+    if ((f->flags & O_ACCMODE) == O_WRONLY)
+        return !pp->readers ? LX_POLLOUT | LX_POLLERR : LX_PIPE_BUF - pp->count >= LX_PIPE_ATOMIC ? LX_POLLOUT : 0;
+    return (pp->count ? LX_POLLIN : 0) | (pp->writers ? 0 : LX_POLLHUP);
 }
 
 void lx_pipe_close(struct lx_file *f)

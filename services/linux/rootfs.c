@@ -182,6 +182,7 @@ int lx_fs_init(const char *name)
     device("dev/null", LX_DEV_NULL);
     device("dev/zero", LX_DEV_ZERO);
     device("dev/console", LX_DEV_CONSOLE);
+    device("dev/tty", LX_DEV_TTY);
     return 0;
 }
 

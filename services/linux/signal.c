@@ -1,8 +1,8 @@
 /*
  * Signals: rt_sigaction, rt_sigprocmask, rt_sigpending, rt_sigsuspend,
  * rt_sigtimedwait, sigaltstack, kill, tkill, tgkill, rt_sigreturn; the
- * timed waits (nanosleep, clock_nanosleep, ppoll without descriptors) and
- * ITIMER_REAL (setitimer, getitimer: musl's and glibc's alarm).
+ * timed waits (nanosleep, clock_nanosleep; ppoll's and pselect6's timeouts
+ * and masks for poll.c) and ITIMER_REAL (setitimer, getitimer: musl's and glibc's alarm).
  *
  * A signal sent to a process becomes pending; what its action says
  * happens at once when it can (a default action that ends or stops the
@@ -331,6 +331,10 @@ void lx_sig_reply(struct lx_ctx *c, uint64_t pc, int64_t result)
 {
     struct lx_proc *p = c->p;
     const uint64_t *mr = c->call->mr;
+    if (p->restore_mask && result != -LX_EINTR) {
+        p->blocked = p->saved_mask;             /* a call that was not interrupted: its mask goes first */
+        p->restore_mask = 0;
+    }
     if (!(p->pending & ~p->blocked) && !p->restore_mask) {
         uint64_t resume[4] = { FAULT_REPLY_RESUME, pc, mr[FAULT_MR_SP], (uint64_t)result };
         svc_reply(c->call, 0, 4, resume);
@@ -654,7 +658,7 @@ int64_t lx_sys_rt_sigsuspend(struct lx_ctx *c, uint64_t uset, uint64_t size)
 }
 
 /* A struct timespec from the process: its nanoseconds, or a negated errno. */
-static int64_t timespec_in(struct lx_ctx *c, uint64_t uts, uint64_t *ns)
+int64_t lx_timespec_in(struct lx_ctx *c, uint64_t uts, uint64_t *ns)
 {
     int64_t ts[2];
     if (lx_copy_in(c, ts, uts, sizeof(ts)))
@@ -667,7 +671,7 @@ static int64_t timespec_in(struct lx_ctx *c, uint64_t uts, uint64_t *ns)
 
 /* Wait until p->deadline (set now from `ns` unless kept from an earlier
  * round of the same call); 1 when it has passed. */
-static int deadline_passed(struct lx_proc *p, uint64_t ns)
+int lx_deadline_passed(struct lx_proc *p, uint64_t ns)
 {
     uint64_t now = svc_clock_ns();
     if (!p->timed) {
@@ -687,7 +691,7 @@ int64_t lx_sys_rt_sigtimedwait(struct lx_ctx *c, uint64_t uset, uint64_t uinfo, 
         return -LX_EFAULT;
     set &= ~UNBLOCKABLE;
     if (uts) {
-        int64_t err = timespec_in(c, uts, &ns);
+        int64_t err = lx_timespec_in(c, uts, &ns);
         if (err)
             return err;
     }
@@ -708,8 +712,10 @@ int64_t lx_sys_rt_sigtimedwait(struct lx_ctx *c, uint64_t uset, uint64_t uinfo, 
         p->intr = 0;
         return -LX_EINTR;
     }
-    if (uts && deadline_passed(p, ns))
+    if (uts && lx_deadline_passed(p, ns))
         return -LX_EAGAIN;
+    if (uts && lx_timer_start())
+        return -LX_ENOSYS;
     if (p->pending & ~p->blocked & ~set)
         return -LX_EINTR;
     p->wait_set = set;
@@ -920,7 +926,6 @@ void lx_sig_exec(struct lx_proc *p)
 /* ---------------------------------------------------------------- timed waits and the interval timer */
 
 static int timer_ready;
-static int timer_start(void);
 
 void lx_timer_update(void)
 {
@@ -935,8 +940,8 @@ void lx_timer_update(void)
         if (q->blk.token && q->timed && (!next || q->deadline < next))
             next = q->deadline;
     }
-    if (next && timer_start())
-        lx_log("no timer: timed waits and alarms do not end");
+    if (next && lx_timer_start())
+        return;
     if (timer_ready)
         svc_timer_set(next);
 }
@@ -961,11 +966,15 @@ static void timer_fired(void)
     lx_timer_update();
 }
 
-static int timer_start(void)
+int lx_timer_start(void)
 {
+    static int said;
     if (!timer_ready) {
-        if (svc_timer_attach(timer_fired))
-            return -LX_ENOMEM;
+        if (svc_timer_attach(timer_fired)) {
+            if (!said++)
+                lx_log("no timer in this placement: timed waits and alarms return ENOSYS");
+            return -LX_ENOSYS;
+        }
         timer_ready = 1;
     }
     return 0;
@@ -984,7 +993,7 @@ int64_t lx_sys_nanosleep(struct lx_ctx *c, uint64_t clock, uint64_t flags, uint6
             return -LX_EINVAL;
     }
     uint64_t ns;
-    int64_t err = timespec_in(c, ureq, &ns);
+    int64_t err = lx_timespec_in(c, ureq, &ns);
     if (err)
         return err;
     if (abs && !p->timed) {
@@ -992,7 +1001,7 @@ int64_t lx_sys_nanosleep(struct lx_ctx *c, uint64_t clock, uint64_t flags, uint6
         p->deadline = ns;
     }
     uint64_t now = svc_clock_ns();
-    if (deadline_passed(p, ns))
+    if (lx_deadline_passed(p, ns))
         return 0;
     if (p->intr || next_signal(p)) {
         p->intr = 0;
@@ -1005,58 +1014,36 @@ int64_t lx_sys_nanosleep(struct lx_ctx *c, uint64_t clock, uint64_t flags, uint6
         }
         return -LX_EINTR;
     }
-    if (timer_start())
-        return -LX_ENOMEM;
+    err = lx_timer_start();
+    if (err)
+        return err;
     p->blk.kind = LX_BLK_SLEEP;
     lx_timer_update();
     return LX_BLOCK;
 }
 
-/* ppoll with no descriptors (musl's pause, and sleeps): a timed wait
- * with a signal mask for its duration. Descriptors are not supported yet. */
-int64_t lx_sys_ppoll(struct lx_ctx *c, uint64_t fds, uint64_t nfds, uint64_t uts, uint64_t umask, uint64_t size)
+int lx_sig_mask_for_call(struct lx_ctx *c, uint64_t umask)
 {
     struct lx_proc *p = c->p;
-    if (nfds) {
-        static int said;
-        if (!said++)
-            lx_log("pid %d (%s): ppoll with descriptors is not supported yet, returning ENOSYS", p->pid, p->comm);
-        return -LX_ENOSYS;
-    }
-    uint64_t ns = 0;
-    if (uts) {
-        int64_t err = timespec_in(c, uts, &ns);
-        if (err)
-            return err;
-    }
-    if (p->intr) {
-        p->intr = 0;
-        return -LX_EINTR;
-    }
-    if (umask && !p->restore_mask) {
-        if (size != 8)
-            return -LX_EINVAL;
-        uint64_t set;
-        if (lx_copy_in(c, &set, umask, sizeof(set)))
-            return -LX_EFAULT;
-        p->saved_mask = p->blocked;
-        p->restore_mask = 1;
-        p->blocked = set & ~UNBLOCKABLE;
-    }
-    if (uts && deadline_passed(p, ns)) {
-        if (p->restore_mask) {
-            p->blocked = p->saved_mask;         /* no signal: the mask comes back at once */
-            p->restore_mask = 0;
-        }
-        return 0;
-    }
-    if (next_signal(p))
-        return -LX_EINTR;
-    if (uts && timer_start())
-        return -LX_ENOMEM;
-    p->blk.kind = LX_BLK_SLEEP;
-    lx_timer_update();
-    return LX_BLOCK;
+    if (!umask || p->restore_mask)
+        return 0;                               /* none, or set by an earlier run of the same call */
+    uint64_t set;
+    if (lx_copy_in(c, &set, umask, sizeof(set)))
+        return -LX_EFAULT;
+    p->saved_mask = p->blocked;
+    p->restore_mask = 1;
+    p->blocked = set & ~UNBLOCKABLE;
+    return 0;
+}
+
+/* The terminal's signals: from the kernel (SI_KERNEL), to the group. */
+void lx_signal_group(int pgrp, int sig)
+{
+    struct lx_proc *procs = lx_procs();
+    struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0 };
+    for (int i = 0; i < LX_PROCS; i++)
+        if (procs[i].used && !procs[i].ended && procs[i].pgid == pgrp)
+            lx_sig_send(&procs[i], sig, &si);
 }
 
 #define ITIMER_REAL     0
@@ -1101,8 +1088,8 @@ int64_t lx_sys_setitimer(struct lx_ctx *c, uint64_t which, uint64_t uval, uint64
     }
     itimer_now(p, old);
     uint64_t value = (uint64_t)val[2] * NS + (uint64_t)val[3] * US;
-    if (value && timer_start())
-        return -LX_ENOMEM;
+    if (value && lx_timer_start())
+        return -LX_ENOSYS;
     p->alarm_every = (uint64_t)val[0] * NS + (uint64_t)val[1] * US;
     p->alarm_at = value ? svc_clock_ns() + value : 0;
     lx_timer_update();

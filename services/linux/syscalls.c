@@ -12,7 +12,7 @@
 #include "lx.h"
 
 #define NSYS 512
-#define LX_VERSION_STRING "#1 Petrel 0.1 (Linux personality, user placement)"
+#define LX_VERSION_STRING "#1 Petrel 0.1 (Linux personality)"
 
 enum {
     NR_getcwd = 17, NR_chdir = 49, NR_fchdir = 50, NR_set_robust_list = 99, NR_prctl = 167, NR_dup = 23, NR_dup3 = 24, NR_fcntl = 25, NR_ioctl = 29, NR_pipe2 = 59, NR_waitid = 95, NR_setpgid = 154,
@@ -22,7 +22,9 @@ enum {
     NR_exit = 93, NR_exit_group = 94, NR_set_tid_address = 96, NR_clock_gettime = 113,
     NR_uname = 160, NR_getpid = 172, NR_getppid = 173, NR_getuid = 174, NR_geteuid = 175,
     NR_getgid = 176, NR_getegid = 177, NR_gettid = 178, NR_brk = 214, NR_munmap = 215, NR_mmap = 222,
-    NR_getrandom = 278, NR_ppoll = 73, NR_nanosleep = 101, NR_getitimer = 102, NR_setitimer = 103,
+    NR_getrandom = 278, NR_pselect6 = 72, NR_ppoll = 73,
+    NR_getrlimit = 163, NR_setrlimit = 164, NR_prlimit64 = 261, NR_rseq = 293, NR_readlinkat = 78,
+    NR_nanosleep = 101, NR_getitimer = 102, NR_setitimer = 103,
     NR_clock_nanosleep = 115, NR_kill = 129, NR_tkill = 130, NR_tgkill = 131, NR_sigaltstack = 132,
     NR_rt_sigsuspend = 133, NR_rt_sigaction = 134, NR_rt_sigprocmask = 135, NR_rt_sigpending = 136,
     NR_rt_sigtimedwait = 137, NR_rt_sigreturn = 139,
@@ -116,6 +118,51 @@ static int64_t sys_prctl(struct lx_ctx *c, uint64_t option, uint64_t arg)
     }
 }
 
+#define RLIM_INF    (~0ull)
+#define RLIMIT_NLIMITS 16
+
+/* The resource limits, fixed: what this personality enforces (NOFILE,
+ * NPROC, STACK) and Linux's defaults for the rest. */
+static const uint64_t rlimits[RLIMIT_NLIMITS][2] = {
+    { RLIM_INF, RLIM_INF },             /* CPU */
+    { RLIM_INF, RLIM_INF },             /* FSIZE */
+    { RLIM_INF, RLIM_INF },             /* DATA */
+    { LX_STACK_SIZE, RLIM_INF },        /* STACK (the stack is made this size: a higher hard limit changes nothing) */
+    { 0, RLIM_INF },                    /* CORE */
+    { RLIM_INF, RLIM_INF },             /* RSS */
+    { LX_PROCS, LX_PROCS },             /* NPROC */
+    { LX_FDS, LX_FDS },                 /* NOFILE */
+    { 8u << 20, 8u << 20 },             /* MEMLOCK */
+    { RLIM_INF, RLIM_INF },             /* AS */
+    { RLIM_INF, RLIM_INF },             /* LOCKS */
+    { 0, 0 },                           /* SIGPENDING: no queued signals */
+    { 819200, 819200 },                 /* MSGQUEUE */
+    { 0, 0 },                           /* NICE */
+    { 0, 0 },                           /* RTPRIO */
+    { RLIM_INF, RLIM_INF },             /* RTTIME */
+};
+
+/* prlimit64 (and getrlimit, setrlimit): the limits are read-only here, so
+ * a new limit other than the current one is refused with EPERM. */
+static int64_t sys_prlimit(struct lx_ctx *c, int64_t pid, uint64_t res, uint64_t unew, uint64_t uold)
+{
+    if ((int32_t)pid != 0 && (int32_t)pid != c->p->pid && !lx_proc_of_pid((int32_t)pid))
+        return -LX_ESRCH;
+    if ((uint32_t)res >= RLIMIT_NLIMITS)
+        return -LX_EINVAL;
+    const uint64_t *now = rlimits[(uint32_t)res];
+    if (unew) {
+        uint64_t want[2];
+        if (lx_copy_in(c, want, unew, sizeof(want)))
+            return -LX_EFAULT;
+        if (want[0] > want[1])
+            return -LX_EINVAL;
+        if (want[0] != now[0] || want[1] != now[1])
+            return -LX_EPERM;
+    }
+    return uold ? lx_copy_out(c, uold, now, 16) : 0;
+}
+
 int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
 {
     switch (nr) {
@@ -131,6 +178,13 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_newfstatat:     return lx_sys_newfstatat(c, (int64_t)a[0], a[1], a[2], a[3]);
     case NR_getdents64:     return lx_sys_getdents64(c, a[0], a[1], a[2]);
     case NR_ioctl:          return lx_sys_ioctl(c, a[0], a[1], a[2]);
+    case NR_prlimit64:      return sys_prlimit(c, (int64_t)a[0], a[1], a[2], a[3]);
+    case NR_getrlimit:      return sys_prlimit(c, 0, a[0], 0, a[1]);
+    case NR_setrlimit:      return sys_prlimit(c, 0, a[0], a[1], 0);
+    case NR_rseq:           return -LX_ENOSYS;  /* not supported (C libraries go on without): not logged */
+    case NR_readlinkat:     return lx_sys_readlinkat(c, (int64_t)a[0], a[1], a[2], a[3]);
+    case NR_ppoll:          return lx_sys_ppoll(c, a[0], a[1], a[2], a[3], a[4]);
+    case NR_pselect6:       return lx_sys_pselect6(c, a[0], a[1], a[2], a[3], a[4], a[5]);
     case NR_exit:
     case NR_exit_group:     return sys_exit_group(c, a[0]);
     case NR_brk:            return lx_sys_brk(c, a[0]);
@@ -169,7 +223,6 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_tgkill:         return lx_sys_tgkill(c, (int64_t)a[0], (int64_t)a[1], a[2], 0);
     case NR_nanosleep:      return lx_sys_nanosleep(c, (uint64_t)-1, 0, a[0], a[1]);
     case NR_clock_nanosleep: return lx_sys_nanosleep(c, (uint32_t)a[0], a[1], a[2], a[3]);
-    case NR_ppoll:          return lx_sys_ppoll(c, a[0], a[1], a[2], a[3], a[4]);
     case NR_setitimer:      return lx_sys_setitimer(c, a[0], a[1], a[2]);
     case NR_getitimer:      return lx_sys_getitimer(c, a[0], a[1]);
     case NR_getpid:

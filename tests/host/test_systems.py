@@ -121,28 +121,28 @@ def test_manifest_lists_endpoints_and_programs(repo):
         "endpoint ep", "endpoint log", "program hello 90 1 67108864:256:511:64 ep:send,log:both count=2"]
 
 
-def test_repository_default_system_is_valid():
+def test_repository_demo_system_is_valid():
     from conftest import REPO
-    system = systems.load_system(REPO / "systems" / "default.toml", REPO)
-    assert system.name == "default"
+    system = systems.load_system(REPO / "systems" / "demo.toml", REPO)
+    assert system.name == "demo"
     assert system.items[0].name == "root"
     assert system.items[0].path == REPO / "build" / "user" / "root.elf"
 
 
 def test_services_in_the_manifest_and_image():
     from conftest import REPO
-    kernel = systems.load_system(REPO / "systems" / "default.toml", REPO)
-    user = systems.load_system(REPO / "systems" / "default-user.toml", REPO)
+    kernel = systems.load_system(REPO / "systems" / "demo.toml", REPO)
+    user = systems.load_system(REPO / "systems" / "demo-user.toml", REPO)
     assert "service noop noop 1 kernel 120 - - 0 - 67108864:256:511:64" in kernel.manifest().splitlines()
     assert "service noop noop 1 user 120 - - 0 - 67108864:256:511:64" in user.manifest().splitlines()
     assert "svc-noop" not in [i.name for i in kernel.items]
     assert "svc-noop" in [i.name for i in user.items]
     # The only difference between the two descriptions is the placement.
-    a = [x for x in (REPO / "systems" / "default.toml").read_text().splitlines() if not x.startswith("#")]
-    b = [x for x in (REPO / "systems" / "default-user.toml").read_text().splitlines() if not x.startswith("#")]
+    a = [x for x in (REPO / "systems" / "demo.toml").read_text().splitlines() if not x.startswith("#")]
+    b = [x for x in (REPO / "systems" / "demo-user.toml").read_text().splitlines() if not x.startswith("#")]
     assert len(a) == len(b)
     changed = [(x, y) for x, y in zip(a, b) if x != y]
-    assert changed == [('name = "default"', 'name = "default-user"'), ('placement = "kernel"', 'placement = "user"')]
+    assert changed == [('name = "demo"', 'name = "demo-user"'), ('placement = "kernel"', 'placement = "user"')]
 
 
 @pytest.mark.parametrize("service, message", [
@@ -158,7 +158,7 @@ def test_services_in_the_manifest_and_image():
 def test_bad_services_are_refused(service, message):
     from conftest import REPO
     import tempfile, pathlib
-    text = (REPO / "systems" / "default.toml").read_text() + "\n[[service]]\n" + service + "\n"
+    text = (REPO / "systems" / "demo.toml").read_text() + "\n[[service]]\n" + service + "\n"
     with tempfile.TemporaryDirectory() as tmp:
         path = pathlib.Path(tmp) / "x.toml"
         path.write_text(text)
@@ -169,7 +169,7 @@ def test_bad_services_are_refused(service, message):
 def test_a_device_goes_to_one_service_and_calls_do_not_cycle():
     from conftest import REPO
     import tempfile, pathlib
-    base = (REPO / "systems" / "default.toml").read_text()
+    base = (REPO / "systems" / "demo.toml").read_text()
     two = ('\n[[service]]\nname = "a"\ninterface = "console"\nplacement = "user"\ndevices = ["arm,pl011"]\n'
            '\n[[service]]\nname = "b"\ninterface = "console"\nplacement = "user"\ndevices = ["arm,pl011"]\n')
     loop = ('\n[[service]]\nname = "a"\ninterface = "noop"\nplacement = "user"\ncalls = ["b"]\n'
@@ -190,7 +190,7 @@ def test_a_program_calling_a_service_must_be_granted_one():
     hello = (REPO / "build" / "user" / "hello.elf").read_bytes()
     assert "noop_add" in systems.elf_functions(hello)
     assert systems.called_interfaces(hello, REPO) == {"noop": "noop_add"}
-    text = (REPO / "systems" / "default.toml").read_text().replace(
+    text = (REPO / "systems" / "demo.toml").read_text().replace(
         'grants = ["greeting:send", "noop:send"]', 'grants = ["greeting:send"]')
     with tempfile.TemporaryDirectory() as tmp:
         path = pathlib.Path(tmp) / "x.toml"

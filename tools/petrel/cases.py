@@ -2,8 +2,8 @@
 
 Each [[case]] boots the real system once in QEMU. [defaults] gives values for
 keys a case leaves out. A `matrix` table expands a case into one case per
-combination of its values, in the order cpu, gic, smp, mem, with a name
-suffix such as "-a53-gicv2-smp1":
+combination of its values, in the order system, cpu, gic, smp, mem, with a name
+suffix such as "-a53-gicv2-smp1" (a system adds its name: "-linux-kernel"):
 
     [[case]]
     name = "boot"
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from petrel import bootimage, qemu
 
-MATRIX_KEYS = ("cpu", "gic", "smp", "mem")
+MATRIX_KEYS = ("system", "cpu", "gic", "smp", "mem")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
 KERNEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 PLACEHOLDER_RE = re.compile(r"\{\{|\}\}|\{(name|cpu|cpu_short|cpu_model|gic|smp|mem)\}")
@@ -43,6 +43,7 @@ class Case:
     system: str = ""
     input: str = ""             # typed on the serial console
     input_after: str = ""       # ... once this regex has appeared on it
+    typing: list = field(default_factory=list)  # [regex, text] pairs: each text typed once its regex appeared
     files: list = field(default_factory=list)
     cpu: str = "cortex-a53"
     gic: int = 2
@@ -70,7 +71,7 @@ class Case:
 
 # Each key a case may set, with the check its value must pass.
 FIELD_TYPES = {
-    "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "files": list, "cpu": str, "gic": int,
+    "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "typing": list, "files": list, "cpu": str, "gic": int,
     "smp": int, "mem": str, "icount": bool, "virtualization": bool, "append": str, "tap": bool, "expect": list,
     "expect_exit": (int, str), "timeout": (int, float), "pre": list, "allow_panic": bool, "oracle": list,
 }
@@ -89,7 +90,7 @@ def cpu_model(cpu: str) -> str:
 
 # Returns the name suffix for one matrix combination, e.g. "-a53-gicv2-smp1".
 def matrix_suffix(combo: dict) -> str:
-    parts = {"cpu": lambda v: cpu_short(v), "gic": lambda v: f"gicv{v}",
+    parts = {"system": lambda v: v, "cpu": lambda v: cpu_short(v), "gic": lambda v: f"gicv{v}",
              "smp": lambda v: f"smp{v}", "mem": lambda v: f"mem{v}"}
     return "".join("-" + parts[key](combo[key]) for key in MATRIX_KEYS if key in combo)
 
@@ -144,6 +145,10 @@ def check_case(where: str, case: Case, steps) -> None:
     if not all(isinstance(f, list) and len(f) == 2 and all(isinstance(x, str) for x in f)
                for f in case.files):
         raise CaseError(f"{where}: key 'files' must be a list of [image name, path] pairs")
+    if not all(isinstance(t, list) and len(t) == 2 and all(isinstance(x, str) for x in t) for t in case.typing):
+        raise CaseError(f"{where}: key 'typing' must be a list of [regex, text] pairs")
+    if case.typing and (case.input or case.input_after):
+        raise CaseError(f"{where}: key 'typing' goes without 'input' and 'input_after'")
     if case.files and not case.programs:
         raise CaseError(f"{where}: key 'files' needs 'programs': entry 0 must be the root task")
     for name in case.programs + [f[0] for f in case.files]:

@@ -177,9 +177,10 @@ def cmd_run(args) -> int:
         return cmd_run_linux(args)
     image = args.image or paths.system_image(args.system or "default")
     machine = qemu.Machine(args.cpu, args.gic, args.smp, args.mem, args.icount)
+    typed = not sys.stdin.isatty()
     try:
         argv = qemu.build_argv(paths.kernel_bin(), image, machine, args.append,
-                               interactive=True, gdb_port=args.gdb)
+                               interactive=not typed, gdb_port=args.gdb)
         argv[0] = qemu.find_qemu()
     except (ValueError, qemu.QemuMissing) as err:
         print(f"run: {err}", file=sys.stderr)
@@ -190,6 +191,8 @@ def cmd_run(args) -> int:
     if args.gdb is not None:
         elf = paths.rel(paths.kernel_elf())
         print(f"waiting for gdb on port {args.gdb}: gdb-multiarch {elf} -ex 'target remote :{args.gdb}'")
+    if typed:
+        return qemu.run_typed(argv, sys.stdin.buffer)
     print("run: console follows; Ctrl-A x quits", flush=True)
     os.execv(argv[0], argv)
 

@@ -73,7 +73,10 @@ def build_argv(kernel, image=None, machine: Machine = Machine(), append: str = "
         argv += ["-initrd", str(image)]
     argv += ["-append", append]
     if interactive:
-        argv += ["-serial", "mon:stdio"]
+        # The terminal is the console and, after Ctrl-A c, the monitor;
+        # Ctrl-C goes to the guest (its shell), not to QEMU as a signal.
+        argv += ["-chardev", "stdio,id=console,mux=on,signal=off", "-serial", "chardev:console",
+                 "-mon", "chardev=console,mode=readline"]
     else:
         argv += ["-serial", "stdio", "-monitor", "none"]
     if machine.icount:
@@ -108,16 +111,20 @@ def kill_group(proc: subprocess.Popen) -> None:
 # Runs QEMU non-interactively, typing `input_text` on its serial console
 # (the UART takes it as the guest reads); returns (exit status, or None on
 # timeout, console text). stderr is merged into the console so QEMU's own errors show up in logs.
+# With `input_after` the text is typed once that regex has appeared; `steps`
+# is a list of such (regex, text) pairs, typed in turn, each regex looked for
+# in what came after the previous step was typed.
 # QEMU runs in its own process group, so a timeout kills all of it.
-def run(argv: list, timeout: float, input_text: str = "", input_after: str = "") -> tuple:
+def run(argv: list, timeout: float, input_text: str = "", input_after: str = "", steps=()) -> tuple:
     find_qemu(argv[0])
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE if input_text else subprocess.DEVNULL,
+    steps = list(steps) or ([(input_after, input_text)] if input_text and input_after else [])
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE if input_text or steps else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     with _live_lock:
         _live.add(proc)
     try:
-        if input_text and input_after:
-            return _run_typing(proc, timeout, input_text, input_after)
+        if steps:
+            return _run_typing(proc, timeout, steps)
         out, _ = proc.communicate(input=input_text.encode() if input_text else None, timeout=timeout)
         return proc.returncode, decode_console(out)
     except subprocess.TimeoutExpired:
@@ -132,13 +139,14 @@ def run(argv: list, timeout: float, input_text: str = "", input_after: str = "")
             _live.discard(proc)
 
 
-# Reads the console as it comes and types input_text once input_after (a
-# regex) has appeared, the way a person waits for a prompt.
-def _run_typing(proc, timeout: float, input_text: str, input_after: str) -> tuple:
+# Reads the console as it comes and types each step's text once its regex
+# has appeared, the way a person waits for a prompt.
+def _run_typing(proc, timeout: float, steps: list) -> tuple:
     import re
     import threading
     import time
-    chunks, typed = [], threading.Event()
+    chunks = []
+    state = {"next": 0, "from": 0}
 
     def reader():
         while True:
@@ -146,11 +154,19 @@ def _run_typing(proc, timeout: float, input_text: str, input_after: str) -> tupl
             if not data:
                 return
             chunks.append(data)
-            if not typed.is_set() and re.search(input_after, decode_console(b"".join(chunks))):
-                typed.set()
+            while state["next"] < len(steps):
+                after, text = steps[state["next"]]
+                seen = decode_console(b"".join(chunks))
+                m = re.search(after, seen[state["from"]:])
+                if not m:
+                    break
+                state["next"] += 1
+                state["from"] += m.end()
                 try:
-                    proc.stdin.write(input_text.encode())
-                    proc.stdin.close()
+                    proc.stdin.write(text.encode())
+                    proc.stdin.flush()
+                    if state["next"] == len(steps):
+                        proc.stdin.close()
                 except OSError:
                     pass
 
@@ -178,3 +194,26 @@ def kill_all() -> None:
 # Returns the argv as one shell-quoted line, for logs and messages.
 def format_argv(argv: list) -> str:
     return shlex.join(argv)
+
+
+# Runs QEMU with its serial console's input from `source` (a file or pipe,
+# not a terminal): its bytes are typed as they come, then Ctrl-D, which is
+# end of file to a reader of the console (the default system's shell exits
+# on it and the machine powers off). The console goes to stdout. Returns
+# QEMU's exit status.
+def run_typed(argv: list, source) -> int:
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE)
+    try:
+        while True:
+            chunk = source.read1(4096) if hasattr(source, "read1") else source.read(4096)
+            if not chunk:
+                break
+            proc.stdin.write(chunk)
+            proc.stdin.flush()
+        proc.stdin.write(b"\x04")
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    except KeyboardInterrupt:
+        proc.kill()
+    return proc.wait()

@@ -206,7 +206,7 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
     if broken:
         return CaseResult(case, [Outcome(case.name, "FAIL", "; ".join(broken))], broken)
     argv = qemu.build_argv(kernel, image, case.machine(), case.append)
-    status, console = qemu.run(argv, case.timeout, case.input, case.input_after)
+    status, console = qemu.run(argv, case.timeout, case.input, case.input_after, [tuple(x) for x in case.typing])
     reasons, outcomes = evaluate(case, status, console)
     log = write_log(case, argv, status, console, repo)
     if case.oracle:

@@ -99,16 +99,30 @@ int arch_fp_copy(struct thread *dst, const struct thread *src)
     return 0;
 }
 
-void arch_fp_get(const struct thread *t, void *out)
+void arch_fp_flush(struct thread *t)
 {
+    struct cpu *c = this_cpu();
+    if (c->fp_owner == t && t->fp_used && t->fp) {
+        set_fpen(FPEN_NONE);
+        fp_save(t->fp);
+        set_fpen(FPEN_TRAP_EL0);
+    }
+}
+
+/* t does not run, or is the current thread in its own kernel entry (its
+ * registers are saved first). */
+void arch_fp_get(struct thread *t, void *out)
+{
+    arch_fp_flush(t);
     if (t->fp)
         memcpy(out, t->fp, sizeof(struct fpstate));
     else
         memset(out, 0, sizeof(struct fpstate));
 }
 
-/* t is not running, so its state in memory is current; a core that still
- * holds it in its registers must load it again (arch_fp_release). */
+/* The state in memory becomes t's; a core that still holds t's old state
+ * in its registers (the current one, if t is the caller) must load it
+ * again at t's next FP instruction (arch_fp_release). */
 int arch_fp_set(struct thread *t, const void *in)
 {
     if (!t->fp && !(t->fp = kmalloc(sizeof(struct fpstate))))
@@ -122,11 +136,6 @@ int arch_fp_set(struct thread *t, const void *in)
  * (they stay loaded: prev resuming here skips the reload). */
 void arch_fp_idle(struct thread *prev)
 {
-    struct cpu *c = this_cpu();
-    if (c->fp_owner == prev && prev->fp_used && prev->fp) {
-        set_fpen(FPEN_NONE);
-        fp_save(prev->fp);
-        set_fpen(FPEN_TRAP_EL0);
-    }
+    arch_fp_flush(prev);
     prev->fp_used = false;
 }

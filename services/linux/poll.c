@@ -1,0 +1,156 @@
+/*
+ * ppoll and pselect6: which descriptors are ready, or wait until one is.
+ *
+ * Readiness comes from the file: a pipe's end (pipe.c: data or end of
+ * file to read, PIPE_BUF bytes of room to write, a closed other side), the
+ * terminal (tty.c: input to read), anything else (files, /dev/null,
+ * /dev/zero) always ready. With nothing ready the call waits with its
+ * reply kept (LX_BLK_POLL) and runs again whenever a pipe moves or the
+ * terminal gets input, as every blocked call does here. A zero timeout
+ * never waits; a positive one is a deadline kept across the call's runs
+ * (signal.c), after which it returns 0. The signal mask argument holds
+ * while the call runs (and for the handler of the signal that interrupts
+ * it, EINTR: signal.c).
+ */
+#include "lx.h"
+
+#define POLL_MAX    LX_FDS          /* more entries than descriptors: EINVAL (Linux: RLIMIT_NOFILE) */
+#define POLLNVAL    0x020
+#define POLLPRI     0x002
+#define POLLRDNORM  0x040
+#define POLLWRNORM  0x100
+
+struct lx_pollfd {
+    int32_t fd;
+    int16_t events, revents;
+};
+
+/* What file f has for poll now. */
+static int ready(struct lx_file *f)
+{
+    if (f->node < 0)
+        return lx_pipe_poll(f);
+    struct lx_node *n = lx_node(f->node);
+    if ((n->mode & LX_S_IFMT) == LX_S_IFCHR && n->dev == LX_DEV_CONSOLE)
+        return lx_tty_poll();
+    return LX_POLLIN | LX_POLLOUT;
+}
+
+static struct lx_file *file_of(struct lx_proc *p, int64_t fd)
+{
+    return fd >= 0 && fd < LX_FDS ? p->fds[fd] : NULL;
+}
+
+/* Read the timeout (a struct timespec, or none): -1 to wait for ever, 0 not to wait, 1 for a later time
+ * (*ns from now). */
+static int64_t timeout_kind(struct lx_ctx *c, uint64_t uts, uint64_t *ns)
+{
+    *ns = 0;
+    if (!uts)
+        return -1;
+    int64_t err = lx_timespec_in(c, uts, ns);
+    if (err)
+        return err - 2;
+    return *ns ? 1 : 0;
+}
+
+/* Nothing is ready: wait (for ever, or until the timeout), or return 0. */
+static int64_t none_ready(struct lx_ctx *c, int64_t wait, uint64_t ns)
+{
+    if (wait == 0 || (wait > 0 && (lx_deadline_passed(c->p, ns) || lx_timer_start())))
+        return 0;                               /* (without a timer: as if the time were up) */
+    c->p->blk.kind = LX_BLK_POLL;
+    c->p->blk.on = 0;
+    return LX_BLOCK;
+}
+
+int64_t lx_sys_ppoll(struct lx_ctx *c, uint64_t ufds, uint64_t nfds, uint64_t uts, uint64_t mask, uint64_t masksize)
+{
+    struct lx_pollfd fds[POLL_MAX];
+    if (nfds > POLL_MAX)
+        return -LX_EINVAL;
+    uint64_t ns;
+    int64_t wait = timeout_kind(c, uts, &ns);
+    if (wait < -1)
+        return wait + 2;
+    if (mask && masksize != 8)
+        return -LX_EINVAL;
+    if (lx_copy_in(c, fds, ufds, nfds * sizeof(fds[0])))
+        return -LX_EFAULT;
+    int64_t err = lx_sig_mask_for_call(c, mask);
+    if (err)
+        return err;
+    int64_t count = 0;
+    for (uint64_t i = 0; i < nfds; i++) {
+        fds[i].revents = 0;
+        if (fds[i].fd < 0)
+            continue;
+        struct lx_file *f = file_of(c->p, fds[i].fd);
+        int r = f ? ready(f) : POLLNVAL;
+        if (r & LX_POLLIN)
+            r |= POLLRDNORM;
+        if (r & LX_POLLOUT)
+            r |= POLLWRNORM;
+        fds[i].revents = (int16_t)(r & (fds[i].events | LX_POLLERR | LX_POLLHUP | POLLNVAL));
+        if (fds[i].revents)
+            count++;
+    }
+    if (count == 0)
+        return none_ready(c, wait, ns);
+    if (lx_copy_out(c, ufds, fds, nfds * sizeof(fds[0])))
+        return -LX_EFAULT;
+    return count;
+}
+
+/* pselect6: three fd_sets of nfds bits (64 per word), a timespec, and {sigmask pointer, size}. */
+int64_t lx_sys_pselect6(struct lx_ctx *c, uint64_t nfds, uint64_t urd, uint64_t uwr, uint64_t uex, uint64_t uts,
+                        uint64_t usig)
+{
+    uint64_t in[3][LX_FDS / 64] = { { 0 } }, out[3][LX_FDS / 64] = { { 0 } };
+    const uint64_t sets[3] = { urd, uwr, uex };
+    if ((int32_t)nfds < 0)
+        return -LX_EINVAL;
+    if (nfds > LX_FDS)
+        nfds = LX_FDS;                          /* no descriptor beyond: Linux clips at the table's size */
+    uint64_t bytes = (nfds + 63) / 64 * 8;
+    uint64_t ns, sig[2] = { 0, 0 };
+    int64_t wait = timeout_kind(c, uts, &ns);
+    if (wait < -1)
+        return wait + 2;
+    if (usig) {
+        if (lx_copy_in(c, sig, usig, sizeof(sig)))
+            return -LX_EFAULT;
+        if (sig[0] && sig[1] != 8)
+            return -LX_EINVAL;
+    }
+    for (int k = 0; k < 3; k++)
+        if (sets[k] && lx_copy_in(c, in[k], sets[k], bytes))
+            return -LX_EFAULT;
+    int64_t count = 0;
+    for (uint64_t fd = 0; fd < nfds; fd++) {
+        uint64_t bit = 1ull << (fd % 64), w = fd / 64;
+        if (!((in[0][w] | in[1][w] | in[2][w]) & bit))
+            continue;
+        struct lx_file *f = file_of(c->p, (int64_t)fd);
+        if (!f)
+            return -LX_EBADF;
+        int r = ready(f);
+        if ((in[0][w] & bit) && (r & (LX_POLLIN | LX_POLLHUP | LX_POLLERR))) {
+            out[0][w] |= bit;
+            count++;
+        }
+        if ((in[1][w] & bit) && (r & (LX_POLLOUT | LX_POLLERR))) {
+            out[1][w] |= bit;
+            count++;
+        }
+    }
+    int64_t err = lx_sig_mask_for_call(c, sig[0]);
+    if (err)
+        return err;
+    if (count == 0)
+        return none_ready(c, wait, ns);
+    for (int k = 0; k < 3; k++)
+        if (sets[k] && lx_copy_out(c, sets[k], out[k], bytes))
+            return -LX_EFAULT;
+    return count;
+}
