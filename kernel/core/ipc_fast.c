@@ -97,6 +97,55 @@ struct trapframe *fastpath_call(struct trapframe *tf, uint64_t esr)
     return &dst->tf;
 }
 
+/*
+ * A Linux `svc #0` (a foreign system call) of a thread whose fault handler
+ * is a user-placed server waiting on this core (the Linux personality in
+ * user space): the fault message goes straight into the server's
+ * registers and UTCB, exactly as ipc_send_fault would deliver it, and the
+ * server runs. Anything else takes the general path.
+ */
+struct trapframe *fastpath_foreign_syscall(struct trapframe *tf, uint64_t esr)
+{
+    struct thread *cur = (struct thread *)tf;
+    struct cpu *c = this_cpu();
+    if (!kernel_enter(cur))
+        return exc_el0_svc_locked(tf, esr);
+    struct endpoint *ep = cur->fault_ep;
+    if (!ep || ep->ksvc || !ep->obj.handles || list_empty(&ep->receivers))
+        return exc_el0_svc_locked(tf, esr);
+    struct thread *dst = list_first(&ep->receivers, struct thread, link);
+    if (!fast_may_run(c, dst) || dst->reply.caller || dst->prio < cur->prio)
+        return exc_el0_svc_locked(tf, esr);
+
+    list_del(&dst->link);
+    dst->waiting_on = NULL;
+    ep->obj.refs--;                     /* the queue's reference */
+    uint64_t *m = cur->fault_msg;
+    m[FAULT_MR_KIND] = FAULT_FOREIGN_SYSCALL;
+    m[FAULT_MR_ADDR] = tf->x[8];
+    m[FAULT_MR_ESR] = esr;
+    m[FAULT_MR_PC] = tf->pc;
+    m[FAULT_MR_SP] = tf->sp;
+    for (unsigned i = 0; i < 9; i++)
+        m[FAULT_MR_X0 + i] = tf->x[i];
+    dst->tf.x[0] = 0;
+    dst->tf.x[1] = MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0);
+    for (unsigned i = 0; i < MSG_REG_MRS; i++)
+        dst->tf.x[2 + i] = m[i];
+    for (unsigned i = MSG_REG_MRS; i < FAULT_MSG_LEN; i++)
+        dst->utcb->mr[i] = m[i];
+    dst->tf.x[8] = cur->fault_badge;
+    dst->tf.x[9] = cur->space->id;
+    cur->send_is_fault = true;
+    cur->in_fault = true;
+    cur->state = T_REPLY;
+    cur->reply_holder = &dst->reply;
+    dst->reply.caller = cur;
+    switch_from_to(c, cur, dst);
+    kernel_unlock();
+    return &dst->tf;
+}
+
 struct trapframe *fastpath_reply_recv(struct trapframe *tf, uint64_t esr)
 {
     struct thread *cur = (struct thread *)tf;
@@ -105,7 +154,10 @@ struct trapframe *fastpath_reply_recv(struct trapframe *tf, uint64_t esr)
     if (!kernel_enter(cur))
         return exc_el0_svc_locked(tf, esr);
     struct thread *caller = cur->reply.caller;
-    if (!caller || caller->in_fault || !fast_info(info) || cur->prio != cur->base_prio)
+    if (!caller || !fast_info(info) || cur->prio != cur->base_prio)
+        return exc_el0_svc_locked(tf, esr);
+    /* A fault's caller takes a "resume" reply from the registers (fault_apply). */
+    if (caller->in_fault && (MSG_LEN(info) > MSG_REG_MRS || MSG_LEN(info) < 1 || tf->x[2] != FAULT_REPLY_RESUME))
         return exc_el0_svc_locked(tf, esr);
     struct endpoint *ep = fast_endpoint(cur, tf->x[0], R_READ, &badge);
     if (!ep || ep->ksvc || !list_empty(&ep->senders) || (cur->bound && cur->bound->bits) || !fast_may_run(c, caller))
@@ -113,7 +165,10 @@ struct trapframe *fastpath_reply_recv(struct trapframe *tf, uint64_t esr)
 
     cur->reply.caller = NULL;
     caller->reply_holder = NULL;
-    fast_copy(cur, caller, info, 0);
+    if (caller->in_fault)
+        fault_apply(caller, MSG_LEN(info), &tf->x[2]);
+    else
+        fast_copy(cur, caller, info, 0);
     cur->state = T_RECV;
     cur->waiting_on = ep;
     ep->obj.refs++;

@@ -63,6 +63,7 @@ void ipc_set_served(struct thread *t, struct endpoint *ep);
  * syndrome; falls back to the general system call path itself. */
 struct trapframe *fastpath_call(struct trapframe *tf, uint64_t esr);
 struct trapframe *fastpath_reply_recv(struct trapframe *tf, uint64_t esr);
+struct trapframe *fastpath_foreign_syscall(struct trapframe *tf, uint64_t esr);
 /* The general system call path, with the kernel lock held (exception.c). */
 struct trapframe *exc_el0_svc_locked(struct trapframe *tf, uint64_t esr);
 

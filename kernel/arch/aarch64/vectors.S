@@ -142,7 +142,8 @@ restore_frame:
 /* EL0 sync: the syndrome goes along as the second argument. System
  * calls (class 0x15, SVC64) take their own entries: the two the IPC
  * fastpath serves go straight to it, a leaf call (idl/syscalls.toml) to
- * its handler in syscall_leaf, every other call to exc_el0_svc. */
+ * its handler in syscall_leaf, a Linux `svc #0` to its fastpath, every
+ * other call to exc_el0_svc. */
 el0_sync_entry:
     mrs     x1, esr_el1
     lsr     x2, x1, #26
@@ -158,7 +159,7 @@ el0_sync_entry:
     adrp    x3, syscall_leaf
     add     x3, x3, :lo12:syscall_leaf
     ldr     x3, [x3, x2, lsl #3]
-    cbz     x3, exc_el0_svc
+    cbz     x3, el0_not_leaf
 /*
  * A leaf call returns straight to its caller, without a scheduling
  * decision (see exc_el0_leaf). With one core there is no lock to take,
@@ -176,6 +177,12 @@ el0_sync_entry:
     str     x0, [x19]
     mov     sp, x19
     b       restore_frame
+
+/* Not a leaf call: `svc #0` (a Linux process's system call, for its fault
+ * handler) has a fastpath of its own; every other call goes to exc_el0_svc. */
+el0_not_leaf:
+    cbz     x2, fastpath_foreign_syscall
+    b       exc_el0_svc
 
 /* arch_enter_user(tf): resume the thread whose frame is tf. */
 .global arch_enter_user
