@@ -550,8 +550,9 @@ static int32_t resolve(int32_t dir, const char *path, uint64_t plen, int follow,
             return -LX_ENAMETOOLONG;
         if ((nodes[cur].mode & LX_S_IFMT) != LX_S_IFDIR)
             return -LX_ENOTDIR;
-        if (!nodes[cur].nlink && !(e - p == 2 && p[0] == '.' && p[1] == '.'))
-            return -LX_ENOENT;                  /* a removed directory has no entries */
+        int dots = (e - p == 1 && p[0] == '.') || (e - p == 2 && p[0] == '.' && p[1] == '.');
+        if (!nodes[cur].nlink && !dots)
+            return -LX_ENOENT;                  /* a removed directory has only "." and ".." */
         int32_t next = step(cur, p, (uint32_t)(e - p));
         if (next < 0)
             return next;
