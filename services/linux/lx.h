@@ -87,7 +87,7 @@ struct lx_node {
     struct lx_time atime, mtime, ctime;
     int32_t parent;             /* a directory: the one holding it (the root: itself) */
     int32_t dent;               /* a directory: the entry naming it (-1: the root, or removed) */
-    int32_t first, last;        /* a directory: its entries, oldest first (-1: none) */
+    int32_t first, last;        /* a directory: its entries, newest first (-1: none) */
     uint32_t entries;
     uint32_t proc;              /* a node of /proc: what it shows (LX_PROC_*); 0 otherwise */
     int32_t proc_pid;           /* ... and of which process */
@@ -99,7 +99,7 @@ struct lx_dent {
     uint32_t len;
     int32_t node;               /* -1: a free slot */
     int32_t dir, next, prev;
-    uint64_t cookie;            /* its place in a listing (getdents's d_off), larger for newer entries */
+    uint64_t cookie;            /* its place in a listing (getdents's d_off), smaller for newer entries */
     uint8_t own;
 };
 

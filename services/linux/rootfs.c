@@ -16,10 +16,12 @@
  * close. A directory knows its parent and the entry naming it (no hard
  * links to directories), which getcwd and ".." walk.
  *
- * A directory lists "." and "..", then its entries oldest first; each
- * entry has a cookie, larger for newer entries, that getdents hands out as
- * d_off: a listing resumes after the cookie it stopped at, so removing
- * entries while reading a directory skips none (rm -r does that).
+ * A directory lists "." and "..", then its entries newest first (Linux's
+ * tmpfs order, which find and tar show, so the archive's entries come in
+ * reverse); each entry has a cookie, smaller for newer entries, that
+ * getdents hands out as d_off: a listing resumes after the cookie it
+ * stopped at, so removing entries while reading a directory skips none
+ * (rm -r does that), and entries made meanwhile are not seen.
  */
 #include "lx.h"
 
@@ -27,7 +29,7 @@ static struct lx_node *nodes;
 static int32_t maxnodes, node_hint;
 static struct lx_dent *dents;
 static int32_t maxdents, dent_hint;
-static uint64_t next_cookie = 3;            /* 1 and 2 are the cookies of "." and ".." */
+static uint64_t next_cookie = 1ull << 39;   /* counts down: 1 and 2 are the cookies of "." and ".." */
 static const uint8_t *archive;
 static uint64_t archive_size;
 static svc_handle archive_mem;
@@ -218,12 +220,12 @@ static int32_t dent_add(int32_t dir, const char *name, uint32_t len, int32_t nod
     }
     dent_hint = d + 1;
     struct lx_node *p = &nodes[dir];
-    dents[d] = (struct lx_dent){ stored, len, node, dir, -1, p->last, next_cookie++, (uint8_t)!in_place };
-    if (p->last >= 0)
-        dents[p->last].next = d;
+    dents[d] = (struct lx_dent){ stored, len, node, dir, p->first, -1, next_cookie--, (uint8_t)!in_place };
+    if (p->first >= 0)
+        dents[p->first].prev = d;
     else
-        p->first = d;
-    p->last = d;
+        p->last = d;
+    p->first = d;
     p->entries++;
     return d;
 }
