@@ -100,8 +100,27 @@ static void name_release(const char *s, uint32_t len)
 }
 
 /* ---------------------------------------------------------------- nodes */
+static int is_cwd(int32_t n);
+static void node_free_mem(struct lx_node *n);
+
+/* Free every node nothing holds any more: removed directories that were
+ * some process's working directory until it moved or ended. */
+static void sweep(void)
+{
+    for (int32_t i = 1; i < maxnodes; i++) {
+        struct lx_node *n = &nodes[i];
+        if (n->mode && !n->nlink && !n->opens && !n->proc && !is_cwd(i)) {
+            node_free_mem(n);
+            n->mode = 0;
+            used_nodes--;
+        }
+    }
+}
+
 int32_t lx_node_new(uint32_t mode)
 {
+    if (used_nodes >= (uint32_t)maxnodes)
+        sweep();
     for (int32_t i = 0; i < maxnodes; i++) {
         int32_t n = (node_hint + i) % maxnodes;
         if (!nodes[n].mode) {
@@ -599,9 +618,11 @@ int lx_lookup_last(int32_t dir, const char *path, struct lx_last *l)
         start--;
     l->name = path + start;
     l->len = (uint32_t)(end - start);
+    l->dent = -1;
     if (end == 0) {                             /* "/" */
         l->dir = LX_ROOT;
         l->type = LX_LAST_ROOT;
+        l->node = LX_ROOT;
         return 0;
     }
     if (l->len > LX_NAME_MAX)
@@ -614,7 +635,6 @@ int lx_lookup_last(int32_t dir, const char *path, struct lx_last *l)
     l->dir = parent;
     l->type = l->len == 1 && l->name[0] == '.' ? LX_LAST_DOT :
               l->len == 2 && l->name[0] == '.' && l->name[1] == '.' ? LX_LAST_DOTDOT : LX_LAST_NORM;
-    l->dent = -1;
     l->node = -LX_ENOENT;
     if (l->type != LX_LAST_NORM) {
         l->node = step(parent, l->name, l->len);

@@ -3,6 +3,7 @@
  * pwrite64 and holes; ftruncate and truncate; fsync; unlink of open files). */
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -146,6 +147,22 @@ int main(void)
             sum += (unsigned char)chunk[k];
     printf("big: wrote %ld, sum %ld, size %ld blocks %ld\n", total, sum, size_of(DIR "/big"),
            (fstat(fd, &st), (long)st.st_blocks));
+    /* Mappings of a written file: a private one, and a shared read-only one. */
+    unsigned char *m = mmap(NULL, 308044, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    long msum = 0;
+    for (long k = 0; m != MAP_FAILED && k < 308044; k++)
+        msum += m[k];
+    printf("private mapping: same sum %d\n", m != MAP_FAILED && msum == sum);
+    if (m != MAP_FAILED) {
+        m[0] ^= 0xff;                           /* private: the file does not change */
+        SHOW("the file's first byte unchanged", pread(fd, chunk, 1, 0) == 1 && (unsigned char)chunk[0] != m[0]);
+        munmap(m, 308044);
+    }
+    m = mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, 4096);
+    printf("shared read-only mapping at 4096: %d\n", m != MAP_FAILED && pread(fd, chunk, 8192, 4096) == 8192 &&
+           !memcmp(m, chunk, 8192));
+    if (m != MAP_FAILED)
+        munmap(m, 8192);
     close(fd);
     SHOW("write from a bad buffer", (fd = open(DIR "/a", O_WRONLY), write(fd, (void *)16, 4)));
     SHOW("size unchanged", size_of(DIR "/a"));
