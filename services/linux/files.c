@@ -284,8 +284,10 @@ static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint
     case LX_S_IFREG: {
         uint64_t size = n->size;
         const uint8_t *data = lx_node_data(n);
-        if (n->proc)
+        if (n->proc) {
+            lx_procfs_caller(c->p);             /* its state shows as running */
             data = (const uint8_t *)lx_procfs_text(f->node, &size);
+        }
         uint64_t left = *pos < size ? size - *pos : 0, want = len < left ? len : left;
         uint64_t count = lx_copy_out_some(c, buf, data + *pos, want);
         if (count == 0 && want)
