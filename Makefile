@@ -38,12 +38,9 @@ GEN       = $(O)/gen
 # Services: idl/<interface>.toml, implemented once in services/<interface>/.
 IDLS      = $(wildcard idl/*.toml)
 SERVICES  = $(filter-out env include,$(notdir $(wildcard services/*)))
-# Services built for user placement only, for now: the Linux personality's
-# kernel environment (svc_proc.h in the kernel) is a later step
-# (docs/design/personality.md). tools/petrel/systems.py refuses to place
-# them in the kernel.
-USER_ONLY_SERVICES = linux
-KSERVICES = $(filter-out $(USER_ONLY_SERVICES),$(SERVICES))
+# Every service is built for both placements (tools/petrel/systems.py
+# places each where its system description says).
+KSERVICES = $(SERVICES)
 SVC_GEN   = $(foreach s,$(notdir $(basename $(filter-out idl/syscalls.toml,$(IDLS)))),$(GEN)/services/$(s)_if.h)
 SVC_KSRC  = $(foreach s,$(KSERVICES),$(wildcard services/$(s)/*.c))
 GENSRC    = $(GEN)/kernel/syscall_table.c
@@ -86,6 +83,11 @@ LINUX_ROOT = $(O)/linux/rootfs.cpio
 LINUX_PIE = $(O)/linux/bin/args-pie
 MUSL_LIB = /usr/lib/aarch64-linux-musl
 LIBGCC = $(shell aarch64-linux-gnu-gcc -print-libgcc-file-name 2>/dev/null)
+# dynamic.c is also built against Debian's arm64 glibc, dynamically (its
+# interpreter /lib/ld-linux-aarch64.so.1) and statically, and against musl
+# dynamically (/lib/ld-musl-aarch64.so.1); rootfs.py puts the interpreters
+# and libc.so.6 from the installed cross packages into the archive.
+LINUX_OTHER_LIBC = $(O)/linux/bin/dynamic-glibc $(O)/linux/bin/dynamic-glibc-static $(O)/linux/bin/dynamic-musl
 
 .PHONY: all kernel kernel-test user clean linux-bench linux-root data
 .SECONDEXPANSION:
@@ -115,6 +117,21 @@ $(O)/linux/bin/%-pie: tests/linux/%.c tests/linux/lxtest.h
 	    $(dir $(LIBGCC))crtendS.o $(MUSL_LIB)/crtn.o
 	$(Q)rm -f $@.o
 
+$(O)/linux/bin/%-glibc: tests/linux/%.c tests/linux/lxtest.h
+	@mkdir -p $(dir $@)
+	@echo "  GLIBCC  $@ (dynamic)"
+	$(Q)aarch64-linux-gnu-gcc -O2 -Wall -Werror -o $@ $<
+
+$(O)/linux/bin/%-glibc-static: tests/linux/%.c tests/linux/lxtest.h
+	@mkdir -p $(dir $@)
+	@echo "  GLIBCC  $@ (static)"
+	$(Q)aarch64-linux-gnu-gcc -static -O2 -Wall -Werror -o $@ $<
+
+$(O)/linux/bin/%-musl: tests/linux/%.c tests/linux/lxtest.h
+	@mkdir -p $(dir $@)
+	@echo "  MUSLCC  $@ (dynamic)"
+	$(Q)$(LINUX_CC) -O2 -Wall -Werror -o $@ $<
+
 $(O)/linux/init: tests/linux/init.c lib/include/cmd_words.h
 	@mkdir -p $(dir $@)
 	@echo "  MUSLCC  $@"
@@ -122,7 +139,8 @@ $(O)/linux/init: tests/linux/init.c lib/include/cmd_words.h
 
 # Debian's busybox (fetched by ./petrel setup into .cache/busybox) goes in
 # as /bin/busybox with /bin/sh and other applets linked to it.
-$(LINUX_ROOT): $(patsubst %,$(O)/linux/bin/%,$(LINUX_TESTS)) $(LINUX_PIE) $(O)/linux/init $(shell find tests/linux/root) \
+$(LINUX_ROOT): $(patsubst %,$(O)/linux/bin/%,$(LINUX_TESTS)) $(LINUX_PIE) $(LINUX_OTHER_LIBC) $(O)/linux/init \
+        $(shell find tests/linux/root) \
         $(wildcard .cache/busybox/busybox) tools/petrel/rootfs.py tools/petrel/cpio.py tools/petrel/busybox.py Makefile
 	@echo "  CPIO    $@"
 	$(Q)PYTHONPATH=tools $(PYTHON) -m petrel.rootfs $@
@@ -151,7 +169,7 @@ $(GENSRC) $(SYSHDRS) docs/reference/syscalls.md &: idl/syscalls.toml tools/petre
 	$(Q)PYTHONPATH=tools python3 -m petrel.syscallgen idl/syscalls.toml $(GEN) docs/reference/syscalls.md
 
 # The kernel's table of the services present (services/<name>/ with idl/<name>.toml).
-$(GEN)/kernel/ksvc_table.c: $(patsubst %,idl/%.toml,$(KSERVICES)) tools/petrel/idlc.py | $(SVC_GEN)
+$(GEN)/kernel/ksvc_table.c: $(patsubst %,idl/%.toml,$(KSERVICES)) tools/petrel/idlc.py Makefile | $(SVC_GEN)
 	@echo "  IDLC    $@"
 	$(Q)PYTHONPATH=tools python3 -m petrel.idlc --kernel-table $@ $(GEN)/services $(patsubst %,idl/%.toml,$(KSERVICES))
 

@@ -23,6 +23,7 @@
  * file; everything it declines lands here with identical results.
  */
 #include "ipc.h"
+#include "ksvc.h"
 #include "thread.h"
 #include "space.h"
 #include "sched.h"
@@ -278,17 +279,13 @@ static int64_t do_recv(struct thread *t, uint32_t h, bool nonblock)
     return 0;
 }
 
-/* Apply a fault handler's reply to the faulting thread and resume or stop it. */
-static void fault_reply(struct thread *from, struct thread *caller, uint64_t info)
+bool fault_apply(struct thread *caller, unsigned len, const uint64_t *mr)
 {
-    unsigned len = MSG_LEN(info);
-    uint64_t mr[12];
-    for (unsigned i = 0; i < len && i < 12; i++)
-        mr[i] = i < MSG_REG_MRS ? from->tf.x[2 + i] : from->utcb->mr[i];
     caller->in_fault = false;
+    caller->send_is_fault = false;
     if (len >= 1 && mr[0] == FAULT_REPLY_STOP) {
         thread_kill(caller, -1);
-        return;
+        return false;
     }
     if (len >= 2 && mr[1] < USER_VA_LIMIT)
         caller->tf.pc = mr[1];
@@ -296,7 +293,18 @@ static void fault_reply(struct thread *from, struct thread *caller, uint64_t inf
         caller->tf.sp = mr[2];
     for (unsigned i = 3; i < len && i < 12; i++)
         caller->tf.x[i - 3] = mr[i];
-    sched_enqueue(caller);
+    return true;
+}
+
+/* Apply a fault handler's reply to the faulting thread and resume or stop it. */
+static void fault_reply(struct thread *from, struct thread *caller, uint64_t info)
+{
+    unsigned len = MSG_LEN(info);
+    uint64_t mr[12];
+    for (unsigned i = 0; i < len && i < 12; i++)
+        mr[i] = i < MSG_REG_MRS ? from->tf.x[2 + i] : from->utcb->mr[i];
+    if (fault_apply(caller, len, mr))
+        sched_enqueue(caller);
 }
 
 /* Reply from t to the caller behind capability r. */
@@ -422,7 +430,7 @@ void reply_free(struct object *o)
 bool ipc_send_fault(struct thread *t, const struct fault_info *fi)
 {
     struct endpoint *ep = t->fault_ep;
-    if (!ep || ep->obj.handles == 0)
+    if (!ep || (ep->obj.handles == 0 && !ep->ksvc) || (ep->ksvc && t != current_thread()))
         return false;
     uint64_t *m = t->fault_msg;
     m[FAULT_MR_KIND] = fi->kind;
@@ -435,6 +443,10 @@ bool ipc_send_fault(struct thread *t, const struct fault_info *fi)
     t->send_is_fault = true;
     t->in_fault = true;
     uint64_t info = MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0);
+    if (ep->ksvc) {
+        ksvc_fault(t, ep, t->fault_badge);  /* a kernel-placed handler: served in this entry */
+        return true;
+    }
     if (!list_empty(&ep->receivers)) {
         struct thread *dst = list_first(&ep->receivers, struct thread, link);
         ipc_cancel(dst);

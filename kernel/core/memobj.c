@@ -25,8 +25,8 @@
 #include "bootimage.h"
 #include "syscalls_gen.h"
 
-#define ANON_RIGHTS (R_READ | R_WRITE | R_EXEC | R_GRANT | R_DUP)
-#define FILE_RIGHTS (R_READ | R_EXEC | R_GRANT | R_DUP)
+#define ANON_RIGHTS MEMOBJ_ANON_RIGHTS
+#define FILE_RIGHTS MEMOBJ_FILE_RIGHTS
 #define PHYS_RIGHTS (R_READ | R_WRITE | R_GRANT | R_DUP)
 #define MAX_PAGES   (MiB(2) / sizeof(paddr_t))
 
@@ -284,6 +284,28 @@ static int install(struct mapping *map, vaddr_t va, bool write)
     return space_map_pages(map->space, page_va, pa, pb, rights, m->order, m->kind == MEM_PHYS);
 }
 
+int memobj_write(struct memobj *m, uint64_t offset, const void *src, uint64_t len)
+{
+    const uint8_t *from = src;
+    if (m->kind != MEM_ANON)
+        return -E_PERM;
+    if (offset + len < offset || offset + len > m->size)
+        return -E_INVAL;
+    uint64_t pb = page_bytes(m);
+    while (len) {
+        uint64_t idx = offset / pb, in = offset % pb, n = MIN(len, pb - in);
+        paddr_t pa;
+        bool writable;
+        int err = page_for_access(m, idx, true, &pa, &writable);
+        if (err)
+            return err;
+        memcpy((uint8_t *)phys_to_virt(pa) + in, from, n);
+        sync_icache((uint8_t *)phys_to_virt(pa) + in, n);
+        offset += n, from += n, len -= n;
+    }
+    return 0;
+}
+
 int memobj_resolve_access(struct space *s, vaddr_t va, bool write, bool exec)
 {
     struct mapping *map = space_find_mapping(s, va);
@@ -373,8 +395,8 @@ void memobj_unmap(struct mapping *map)
     kfree(map, sizeof(*map));
 }
 
-/* A copy-on-write clone of m. */
-static struct memobj *clone(struct space *owner, struct memobj *src, int *err)
+/* A copy-on-write clone of src, charged to owner. */
+struct memobj *memobj_clone(struct space *owner, struct memobj *src, int *err)
 {
     *err = -E_INVAL;
     if (src->kind == MEM_PHYS)
@@ -478,7 +500,7 @@ int64_t sys_mem_clone(uint32_t h)
     int err = handle_get(cur_space(), h, OBJ_MEMORY, R_READ, &sl);
     if (err)
         return err;
-    struct memobj *c = clone(cur_space(), list_entry(sl->obj, struct memobj, obj), &err);
+    struct memobj *c = memobj_clone(cur_space(), list_entry(sl->obj, struct memobj, obj), &err);
     return c ? hand_out(c, ANON_RIGHTS) : err;
 }
 
@@ -490,12 +512,18 @@ int64_t sys_mem_map(uint32_t space_h, uint32_t mem_h, uint64_t va, uint64_t offs
         err = handle_get(cur_space(), mem_h, OBJ_MEMORY, 0, &ms);
     if (err)
         return err;
+    return memobj_map_checked(list_entry(ss->obj, struct space, obj), list_entry(ms->obj, struct memobj, obj),
+                              ms->rights, va, offset, size, rights);
+}
+
+int memobj_map_checked(struct space *s, struct memobj *m, uint32_t held, vaddr_t va, uint64_t offset, uint64_t size,
+                       uint32_t rights)
+{
     if ((rights & R_WRITE) && (rights & R_EXEC))
         return -E_PERM;
-    if ((ms->rights & rights & (R_READ | R_WRITE | R_EXEC)) != (rights & (R_READ | R_WRITE | R_EXEC)))
+    if ((held & rights & (R_READ | R_WRITE | R_EXEC)) != (rights & (R_READ | R_WRITE | R_EXEC)))
         return -E_PERM;
-    return memobj_map_max(list_entry(ss->obj, struct space, obj), list_entry(ms->obj, struct memobj, obj),
-                          va, offset, size, rights, ms->rights);
+    return memobj_map_max(s, m, va, offset, size, rights, held);
 }
 
 int64_t sys_mem_unmap(uint32_t space_h, uint64_t va)
@@ -590,8 +618,13 @@ int64_t sys_mem_unmap_range(uint32_t space_h, uint64_t va, uint64_t size)
     int err = handle_get(cur_space(), space_h, OBJ_SPACE, R_MANAGE, &ss);
     if (err)
         return err;
-    struct space *s = list_entry(ss->obj, struct space, obj);
-    if ((err = cut_range(s, va, size)) != 0)
+    return memobj_unmap_range(list_entry(ss->obj, struct space, obj), va, size);
+}
+
+int memobj_unmap_range(struct space *s, vaddr_t va, uint64_t size)
+{
+    int err = cut_range(s, va, size);
+    if (err)
         return err;
     struct mapping *map;
     while ((map = first_in(s, va, size)) != NULL)
@@ -605,11 +638,16 @@ int64_t sys_mem_protect(uint32_t space_h, uint64_t va, uint64_t size, uint32_t r
     int err = handle_get(cur_space(), space_h, OBJ_SPACE, R_MANAGE, &ss);
     if (err)
         return err;
+    return memobj_protect_range(list_entry(ss->obj, struct space, obj), va, size, rights);
+}
+
+int memobj_protect_range(struct space *s, vaddr_t va, uint64_t size, uint32_t rights)
+{
+    int err;
     if (!(rights & R_READ) || (rights & ~(R_READ | R_WRITE | R_EXEC)))
         return -E_INVAL;
     if ((rights & R_WRITE) && (rights & R_EXEC))
         return -E_PERM;
-    struct space *s = list_entry(ss->obj, struct space, obj);
     if (!range_ok(va, size))
         return -E_INVAL;
     /* Every page of the range must be mapped, each allowing the rights. */

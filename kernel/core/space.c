@@ -231,10 +231,15 @@ int64_t sys_space_set_limit(uint32_t h, uint32_t kind, uint64_t value)
     struct space *s = space_of(h, R_MANAGE, &err);
     if (!s)
         return err;
+    return space_set_limit(s, current_thread()->space, kind, value);
+}
+
+int64_t space_set_limit(struct space *s, struct space *by, unsigned kind, uint64_t value)
+{
     if (kind >= LIMIT_KINDS)
         return -E_INVAL;
     /* A process cannot raise or remove a limit over itself or an ancestor. */
-    for (struct space *a = current_thread()->space; a; a = a->parent)
+    for (struct space *a = by; a; a = a->parent)
         if (a == s && s->limit[kind] && (!value || value > s->limit[kind]))
             return -E_PERM;
     if (value && value < s->used[kind])

@@ -50,12 +50,20 @@ static struct thread *reply_target(const struct svc_call *call)
 
 /* Whose memory a client buffer is in: the caller of the request running
  * here (NULL once it died), or on the register path the current thread. */
-static struct thread *buffer_owner(void)
+struct thread *buffer_owner(void)
 {
     struct ksvc_run *run = this_cpu()->ksvc;
     if (!run)
         return current_thread();
     return run->abort ? NULL : run->holder;
+}
+
+struct ksvc_run *ksvc_env_run(void)
+{
+    struct ksvc_run *run = this_cpu()->ksvc;
+    if (!run && current_thread()->ksvc_fast_svc)
+        run = current_thread()->ksvc_fast_svc->run;
+    return run;
 }
 
 /*
@@ -65,7 +73,7 @@ static struct thread *buffer_owner(void)
  * interrupt handler, or from a request finishing without its dead caller,
  * the lock is held already and nothing changes.
  */
-static bool env_lock(void)
+bool env_lock(void)
 {
     /* Interrupts off before looking: an interrupt between the look and
      * the lock could stop the request and resume it somewhere that holds
@@ -80,7 +88,7 @@ static bool env_lock(void)
     return true;
 }
 
-static void env_unlock(bool took)
+void env_unlock(bool took)
 {
     if (took) {
         this_cpu()->ksvc_unlocked = true;
@@ -88,12 +96,6 @@ static void env_unlock(bool took)
         arch_irq_enable();
     }
 }
-
-/* A passed object held by a kernel-placed service: a reference and rights. */
-struct khandle {
-    struct object *obj;
-    uint32_t rights;
-};
 
 /* Give the caller handles to nh objects the service holds (as an IPC
  * transfer would: into its table, values in its UTCB), which the service
@@ -112,9 +114,13 @@ static unsigned give_objects(struct thread *t, unsigned nh, const svc_handle *h,
     return got;
 }
 
-/* Write a reply into the caller's saved registers and UTCB. */
-static void write_reply(struct thread *t, uint64_t label, unsigned len, const uint64_t *mr, unsigned got)
+/* Write a reply into the caller's saved registers and UTCB; a reply to a
+ * fault resumes or stops the thread as its words say (fault_apply).
+ * Returns false if that killed it. */
+static bool write_reply(struct thread *t, uint64_t label, unsigned len, const uint64_t *mr, unsigned got)
 {
+    if (t->in_fault)
+        return fault_apply(t, len, mr);
     t->tf.x[0] = 0;
     t->tf.x[1] = MSG_INFO(label, len, got);
     for (unsigned i = 0; i < MSG_REG_MRS; i++)
@@ -123,6 +129,7 @@ static void write_reply(struct thread *t, uint64_t label, unsigned len, const ui
         t->utcb->mr[i] = mr[i];
     t->tf.x[8] = 0;
     t->tf.x[9] = 0;
+    return true;
 }
 
 void svc_reply(struct svc_call *call, uint64_t label, unsigned len, const uint64_t *mr)
@@ -178,8 +185,9 @@ void svc_reply_later_objects(svc_token token, uint64_t label, unsigned len, cons
     unsigned got = give_objects(t, nh, h, rights);
     if (t) {
         t->reply_holder = NULL;
-        write_reply(t, label, MIN(len, MSG_MAX_MRS), mr, got);
-        if (t != current_thread())
+        if (!write_reply(t, label, MIN(len, MSG_MAX_MRS), mr, got))
+            ;                           /* a fault answered with "stop": it is dead */
+        else if (t != current_thread())
             sched_enqueue(t);
         else
             t->state = T_RUNNING;
@@ -196,15 +204,27 @@ static unsigned alloc_order(size_t size)
     return order;
 }
 
+/* What an allocation of `size` takes, charged to the service's account. */
+static uint64_t alloc_bytes(size_t size)
+{
+    return size <= 2048 ? kmalloc_size(size) : 4096ull << alloc_order(size);
+}
+
 void *svc_alloc(size_t size)
 {
     bool l = env_lock();
-    void *p;
-    if (size <= 2048) {
-        p = kmalloc(size);
-    } else {
-        paddr_t pa = frame_alloc_zeroed(alloc_order(size));
-        p = pa == PADDR_INVALID ? NULL : phys_to_virt(pa);
+    void *p = NULL;
+    struct ksvc_run *run = ksvc_env_run();
+    struct space *acct = run ? run->account : NULL;
+    if (!acct || space_charge(acct, LIMIT_MEMORY, alloc_bytes(size)) == 0) {
+        if (size <= 2048) {
+            p = kmalloc(size);
+        } else {
+            paddr_t pa = frame_alloc_zeroed(alloc_order(size));
+            p = pa == PADDR_INVALID ? NULL : phys_to_virt(pa);
+        }
+        if (!p && acct)
+            space_uncharge(acct, LIMIT_MEMORY, alloc_bytes(size));
     }
     env_unlock(l);
     return p;
@@ -213,6 +233,9 @@ void *svc_alloc(size_t size)
 void svc_free(void *p, size_t size)
 {
     bool l = env_lock();
+    struct ksvc_run *run = ksvc_env_run();
+    if (run && run->account)
+        space_uncharge(run->account, LIMIT_MEMORY, alloc_bytes(size));
     if (size <= 2048)
         kfree(p, size);
     else
@@ -553,7 +576,7 @@ static NORETURN void request_main(void *arg)
     call.label = MSG_LABEL(run->info);
     call.len = MSG_LEN(run->info);
     for (unsigned i = 0; i < call.len; i++)
-        call.mr[i] = i < MSG_REG_MRS ? t->tf.x[2 + i] : t->utcb->mr[i];
+        call.mr[i] = t->in_fault ? t->fault_msg[i] : i < MSG_REG_MRS ? t->tf.x[2 + i] : t->utcb->mr[i];
     call.badge = run->badge;
     call.pid = t->space->id;
     call.env = run->is_call ? t : NULL;     /* a send gets no reply */
@@ -574,9 +597,11 @@ static NORETURN void request_main(void *arg)
 
 /* The service is busy: t waits (best priority first), lending its
  * priority to the caller being served, then makes its call again. */
-static void wait_for_service(struct ksvc_run *run, struct thread *t)
+static void wait_for_service(struct ksvc_run *run, struct thread *t, bool rewind)
 {
-    t->tf.pc -= 4;                      /* back onto its svc instruction */
+    t->ksvc_rewound = rewind;
+    if (rewind)
+        t->tf.pc -= 4;                  /* back onto its svc instruction */
     t->state = T_SEND;
     t->ksvc_wait = run;
     struct list *pos = run->waiters.next;
@@ -591,7 +616,8 @@ void ksvc_cancel_wait(struct thread *t)
 {
     list_del(&t->link);
     t->ksvc_wait = NULL;
-    t->tf.pc += 4;                      /* it will not make the call again */
+    if (t->ksvc_rewound)
+        t->tf.pc += 4;                  /* it will not make the call again */
 }
 
 /*
@@ -607,7 +633,7 @@ int64_t ksvc_call(struct endpoint *ep, uint64_t info, uint64_t badge, bool is_ca
     if (run->holder) {
         if (info & MSG_NONBLOCK)
             return -E_AGAIN;
-        wait_for_service(run, t);
+        wait_for_service(run, t, true);
         return (int64_t)t->tf.x[0];
     }
     run->holder = t;
@@ -622,6 +648,37 @@ int64_t ksvc_call(struct endpoint *ep, uint64_t info, uint64_t badge, bool is_ca
     struct arch_kctx here;
     run_request(run, &here);
     return (int64_t)t->tf.x[0];
+}
+
+/* A fault offered to the service's register entry for faults, on this
+ * stack with the lock held: true if it answered. */
+static bool fault_fast(struct thread *t, const struct ksvc *svc, uint64_t badge)
+{
+    struct svc_call call;
+    call.label = LABEL_FAULT;
+    call.badge = badge;
+    call.pid = t->space->id;
+    call.env = t;
+    call.len = 0;                       /* the message is t->fault_msg, read in place */
+    call.nhandles = 0;
+    t->ksvc_fast_svc = svc;
+    return svc->fault_fast(&call, t->fault_msg) == SVC_FAST_ANSWERED;
+}
+
+void ksvc_fault(struct thread *t, struct endpoint *ep, uint64_t badge)
+{
+    struct ksvc_run *run = run_of(ep->ksvc);
+    if (!run->holder && ep->ksvc->fault_fast && fault_fast(t, ep->ksvc, badge))
+        return;
+    if (run->holder) {
+        /* Busy: wait, then fault again — a system call by running its
+         * `svc` once more, any other fault by its instruction. */
+        t->in_fault = false;
+        t->send_is_fault = false;
+        wait_for_service(run, t, t->fault_msg[FAULT_MR_KIND] == FAULT_FOREIGN_SYSCALL);
+        return;
+    }
+    ksvc_call(ep, MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0), badge, true);
 }
 
 /* The IPC fastpath's call on a kernel-placed service: the interface's own
@@ -661,13 +718,15 @@ void ksvc_abort(struct thread *t)
     }
 }
 
-int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id)
+int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id, uint32_t account_h)
 {
-    struct handle_slot *rs, *es;
+    struct handle_slot *rs, *es, *as = NULL;
     struct space *s = current_thread()->space;
     int err = handle_get(s, root, OBJ_ROOT, R_MANAGE, &rs);
     if (!err)
         err = handle_get(s, ep_h, OBJ_ENDPOINT, R_MANAGE, &es);
+    if (!err && account_h)
+        err = handle_get(s, account_h, OBJ_SPACE, R_MANAGE, &as);
     if (err)
         return err;
     struct endpoint *ep = list_entry(es->obj, struct endpoint, obj);
@@ -676,10 +735,20 @@ int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id)
     for (unsigned i = 0; i < ksvc_count; i++) {
         if (ksvc_table[i].id == id) {
             struct ksvc_run *run = ksvc_table[i].run;   /* (one per service: the build checks) */
+            if (as && run->account && run->account != (struct space *)as->obj)
+                return -E_BUSY;                         /* charged elsewhere already */
             if (!run->ready) {
                 list_init(&run->waiters);
                 run->stack = i;
                 run->ready = true;
+            }
+            if (as && !run->account) {
+                run->account = list_entry(as->obj, struct space, obj);
+                obj_ref(as->obj);                       /* kept as long as the kernel */
+            }
+            if (!run->ep) {
+                run->ep = ep;
+                obj_ref(&ep->obj);
             }
             ep->ksvc = &ksvc_table[i];
             return 0;

@@ -341,7 +341,11 @@ int64_t sys_thread_start(uint32_t h, uint64_t pc, uint64_t sp, uint64_t arg)
     struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
     if (!o)
         return err;
-    struct thread *t = THREAD_OF(o);
+    return thread_start_checked(THREAD_OF(o), pc, sp, arg);
+}
+
+int thread_start_checked(struct thread *t, uint64_t pc, uint64_t sp, uint64_t arg)
+{
     if (t->state != T_INACTIVE)
         return -E_STATE;
     if (pc >= USER_VA_LIMIT || sp >= USER_VA_LIMIT + 4096)
@@ -441,21 +445,25 @@ int64_t sys_thread_set_fault_handler(uint32_t h, uint32_t ep_h)
     struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
     if (!o)
         return err;
-    struct thread *t = THREAD_OF(o);
-    if (t->state == T_DEAD)
-        return -E_STATE;            /* its death already dropped its handler */
     struct handle_slot *sl = NULL;
     if (ep_h) {
         int e = handle_get(current_thread()->space, ep_h, OBJ_ENDPOINT, R_WRITE, &sl);
         if (e)
             return e;
     }
+    return thread_set_fault_ep(THREAD_OF(o), sl ? (struct endpoint *)sl->obj : NULL, sl ? sl->badge : 0);
+}
+
+int thread_set_fault_ep(struct thread *t, struct endpoint *ep, uint64_t badge)
+{
+    if (t->state == T_DEAD)
+        return -E_STATE;            /* its death already dropped its handler */
     if (t->fault_ep)
         obj_unref(&t->fault_ep->obj);
-    t->fault_ep = sl ? (struct endpoint *)sl->obj : NULL;
-    t->fault_badge = sl ? sl->badge : 0;
-    if (sl)
-        obj_ref(sl->obj);
+    t->fault_ep = ep;
+    t->fault_badge = ep ? badge : 0;
+    if (ep)
+        obj_ref(&ep->obj);
     return 0;
 }
 
@@ -498,11 +506,15 @@ int64_t sys_thread_set_tls(uint32_t h, uint64_t value)
     struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
     if (!o)
         return err;
-    struct thread *t = THREAD_OF(o);
+    thread_set_tls(THREAD_OF(o), value);
+    return 0;
+}
+
+void thread_set_tls(struct thread *t, uint64_t value)
+{
     if (t == current_thread())
         write_sysreg(tpidr_el0, value);
     t->tls = value;
-    return 0;
 }
 
 int64_t sys_thread_stats(uint32_t h, vaddr_t buf)

@@ -36,8 +36,26 @@ int64_t sys_thread_copy(uint32_t dst_h, uint32_t src_h)
         return err;
     if (dst == src)
         return -E_INVAL;
-    if (dst->state != T_INACTIVE || src->state == T_RUNNING || src->state == T_DEAD)
+    if (dst->state != T_INACTIVE)
         return -E_STATE;
+    if (src->state == T_RUNNING)
+        return -E_STATE;
+    return thread_copy_state(dst, src);
+}
+
+/* The same for a kernel-placed service, whose caller may be the source:
+ * in its own kernel entry its user registers are all in its trapframe,
+ * and its FP/SIMD registers are saved first (arch_fp_flush). */
+int thread_copy_state(struct thread *dst, struct thread *src)
+{
+    if (dst == src)
+        return -E_INVAL;
+    if (dst->state != T_INACTIVE || src->state == T_DEAD || (src->state == T_RUNNING && src != current_thread()))
+        return -E_STATE;
+    if (src == current_thread()) {
+        arch_fp_flush(src);
+        src->tls = read_sysreg(tpidr_el0);     /* saved only when it is switched out */
+    }
     int e = arch_fp_copy(dst, src);
     if (e)
         return e;

@@ -19,6 +19,12 @@ struct endpoint {
     struct thread *server;      /* who last received here (priority inheritance) */
 };
 
+/* Apply the words of a fault handler's reply (FAULT_REPLY_RESUME: pc, sp,
+ * x0.., or FAULT_REPLY_STOP) to caller, in a fault; false if it stopped
+ * (killed) it. */
+struct thread;
+bool fault_apply(struct thread *caller, unsigned len, const uint64_t *mr);
+
 /* A call or send on an endpoint bound to a kernel service (svc_kernel.c). */
 int64_t ksvc_call(struct endpoint *ep, uint64_t info, uint64_t badge, bool is_call);
 /* The same for the IPC fastpath's call (kernel lock held): answers it and

@@ -23,6 +23,7 @@ struct ksvc {
     void (*entry)(struct svc_call *call);   /* <name>_service: any request */
     ksvc_fastcall_fn *fastcall;             /* the fastpath's call: ksvc_fast with <name>_fast */
     struct ksvc_run *run;                   /* its request in progress (its own kernel stack) */
+    int (*fault_fast)(struct svc_call *call, const uint64_t *msg);  /* <name>_fault_fast, or NULL */
 };
 
 extern const struct ksvc ksvc_table[];
@@ -39,6 +40,8 @@ struct ksvc_run {
     unsigned prio_before;       /* the holder's priority when it came */
     bool abort;                 /* the holder died: finish without it */
     bool ready;                 /* initialised (waiters) */
+    struct endpoint *ep;        /* the endpoint bound to it (the first): a fault handler of its processes */
+    struct space *account;      /* what its processes and memory are charged to (service_bind), or NULL */
     /* the request */
     const struct ksvc *svc;
     uint64_t info, badge;
@@ -47,6 +50,29 @@ struct ksvc_run {
 };
 
 extern struct ksvc_run ksvc_runs[];     /* by index in ksvc_table */
+
+/* An object held by a kernel-placed service (its svc_handle): a
+ * reference and the rights it holds it with. */
+struct khandle {
+    struct object *obj;
+    uint32_t rights;
+};
+
+/* The service environment's lock (svc_kernel.c): around each kernel call
+ * of service code, which otherwise runs unlocked; env_lock returns
+ * whether it took it, for env_unlock. */
+bool env_lock(void);
+void env_unlock(bool took);
+/* Whose memory a client buffer is in: the caller of the request running
+ * here (NULL once it died), or on the register path the current thread. */
+struct thread *buffer_owner(void);
+/* The request state of the service whose code runs here (a request's, or
+ * the register path's), or NULL. */
+struct ksvc_run *ksvc_env_run(void);
+/* A fault of the current thread t for a handler endpoint bound to a
+ * kernel service: served in t's kernel entry as a request labelled
+ * LABEL_FAULT with t->fault_msg, badged `badge` (ipc_send_fault). */
+void ksvc_fault(struct thread *t, struct endpoint *ep, uint64_t badge);
 
 /* A call the register entry left alone: ksvc_call, then the scheduler. */
 ksvc_fastcall_fn ksvc_slowcall;

@@ -40,6 +40,21 @@ int memobj_map(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, u
 int memobj_map_max(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, uint64_t size, uint32_t rights,
                    uint32_t max_rights);
 void memobj_unmap(struct mapping *map);
+/* The checks of mem_map (W^X; rights within `held`, the rights the mapper
+ * holds on m), then memobj_map_max. */
+int memobj_map_checked(struct space *s, struct memobj *m, uint32_t held, vaddr_t va, uint64_t offset, uint64_t size,
+                       uint32_t rights);
+/* mem_unmap_range and mem_protect of a page range of s (splitting mappings). */
+int memobj_unmap_range(struct space *s, vaddr_t va, uint64_t size);
+int memobj_protect_range(struct space *s, vaddr_t va, uint64_t size, uint32_t rights);
+/* Write len bytes into anonymous object m at offset (its pages made or
+ * un-shared as a write access would); 0 or an error. */
+int memobj_write(struct memobj *m, uint64_t offset, const void *src, uint64_t len);
+/* A copy-on-write clone of src, charged to owner; NULL with *err. */
+struct memobj *memobj_clone(struct space *owner, struct memobj *src, int *err);
+/* The rights a creator gets on an anonymous object and on a boot file's. */
+#define MEMOBJ_ANON_RIGHTS (R_READ | R_WRITE | R_EXEC | R_GRANT | R_DUP)
+#define MEMOBJ_FILE_RIGHTS (R_READ | R_EXEC | R_GRANT | R_DUP)
 /* Fill or un-share the page under va for an access; 0 if it may now proceed. */
 int memobj_resolve(struct space *s, vaddr_t va, bool write);
 int memobj_resolve_access(struct space *s, vaddr_t va, bool write, bool exec);

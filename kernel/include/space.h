@@ -66,6 +66,9 @@ void space_uncharge(struct space *s, unsigned kind, uint64_t amount);
 
 /* A new space created by (and charged to) `parent` (NULL: the kernel). */
 struct space *space_create(struct space *parent, int *err);
+/* Set limit `kind` of s for a request of space `by` (which may not raise
+ * or remove a limit over itself or an ancestor); the usage, or an error. */
+int64_t space_set_limit(struct space *s, struct space *by, unsigned kind, uint64_t value);
 /* Close its handles and remove its mappings now (space_teardown_later
  * is the way in for everything but the teardown work list itself). */
 void space_teardown(struct space *s);

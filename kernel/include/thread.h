@@ -107,6 +107,7 @@ struct thread {
     bool ksvc_suspend;          /* suspend once its request to a service is done */
     bool ksvc_stopped;          /* its request stopped at a step: resume it, not EL0 */
     const struct ksvc *ksvc_fast_svc;   /* the service of its last register-path request */
+    bool ksvc_rewound;                  /* waiting for a service with its pc back on its svc */
 };
 
 /*
@@ -125,6 +126,16 @@ static ALWAYS_INLINE bool kernel_enter(const struct thread *t)
 
 struct thread *thread_create(struct space *s, vaddr_t utcb_va, int *err);
 void thread_start(struct thread *t, uint64_t pc, uint64_t sp, uint64_t arg);
+/* thread_start of a created thread, with thread_start's system call checks. */
+int thread_start_checked(struct thread *t, uint64_t pc, uint64_t sp, uint64_t arg);
+/* Make ep (NULL: none) t's fault handler, faults badged with `badge`. */
+struct endpoint;
+int thread_set_fault_ep(struct thread *t, struct endpoint *ep, uint64_t badge);
+/* Give created thread dst src's user state (thread_copy.c): src is stopped,
+ * or the current thread in its own kernel entry. */
+int thread_copy_state(struct thread *dst, struct thread *src);
+/* Set t's TLS register (TPIDR_EL0), live if t is the current thread. */
+void thread_set_tls(struct thread *t, uint64_t value);
 void thread_kill(struct thread *t, int status);
 void thread_set_prio(struct thread *t, unsigned prio);     /* effective priority, requeues */
 void thread_fault(struct thread *t, const struct fault_info *fi);
@@ -176,5 +187,7 @@ void arch_fp_release(struct thread *t);
 void arch_fp_idle(struct thread *prev);
 /* Give dst (never run since created) a copy of src's saved FP/SIMD state; 0 or -E_NOMEM. */
 int arch_fp_copy(struct thread *dst, const struct thread *src);
+/* The current thread t's FP/SIMD registers, if this core holds them, into its saved area (they stay loaded). */
+void arch_fp_flush(struct thread *t);
 
 #endif

@@ -472,7 +472,7 @@ static int64_t m_run(struct svc_call *call, const uint8_t *path, uint32_t len, u
     return SVC_DEFERRED;
 }
 
-static const struct linux_ops ops = { m_exec, m_wait, m_run };
+const struct linux_ops linux_ops = { m_exec, m_wait, m_run };
 
 /* ---------------------------------------------------------------- faults */
 
@@ -514,6 +514,37 @@ static void fault(struct svc_call *call)
     lx_proc_end(p, sig);
 }
 
+/* The register entry for faults (idl/linux.toml: fault_fast): the system
+ * calls that only read what the process table says, answered in the
+ * caller's own kernel entry when the personality is in the kernel. Any
+ * other fault: SVC_FAST_OTHER, nothing done (linux_service serves it). */
+int linux_fault_fast(struct svc_call *call, const uint64_t *mr)
+{
+    enum { NR_getpid = 172, NR_getppid = 173, NR_getuid = 174, NR_geteuid = 175, NR_getgid = 176,
+           NR_getegid = 177, NR_gettid = 178 };
+    uint64_t nr = mr[FAULT_MR_X0 + 8];
+    if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL || nr < NR_getpid || nr > NR_gettid)
+        return SVC_FAST_OTHER;          /* (first, so the other calls pay two compares) */
+    struct lx_proc *p = call->badge < 1u << 30 ? lx_proc_of_pid((int)call->badge) : NULL;
+    if (!p || p->ended)
+        return SVC_FAST_OTHER;
+    int64_t r;
+    switch (nr) {
+    case NR_getpid:
+    case NR_gettid:     r = p->pid; break;
+    case NR_getppid:    r = p->ppid; break;
+    case NR_getuid:
+    case NR_geteuid:
+    case NR_getgid:
+    case NR_getegid:    r = 0; break;
+    default:
+        return SVC_FAST_OTHER;
+    }
+    uint64_t resume[4] = { FAULT_REPLY_RESUME, mr[FAULT_MR_PC], mr[FAULT_MR_SP], (uint64_t)r };
+    svc_reply(call, 0, 4, resume);
+    return SVC_FAST_ANSWERED;
+}
+
 /* The service's entry: a process's fault (its system calls among them),
  * or a request of the interface. */
 void linux_service(struct svc_call *call)
@@ -521,5 +552,5 @@ void linux_service(struct svc_call *call)
     if (call->label == LABEL_FAULT)
         fault(call);
     else
-        linux_dispatch(&ops, call);
+        linux_dispatch(&linux_ops, call);
 }

@@ -15,8 +15,12 @@
  * root archive when they are page-aligned there (the archive packer
  * aligns them); writable segments, and any segment that is not aligned,
  * are copied into a fresh anonymous object with .bss zeroed. Each is a
- * mapped range of the process (memory.c), as the stack is. Programs
- * with an interpreter (dynamic ones) are refused in this step.
+ * mapped range of the process (memory.c), as the stack is.
+ *
+ * A dynamic program (PT_INTERP) gets its interpreter (ld-linux-aarch64.so.1,
+ * ld-musl-aarch64.so.1: a static-PIE ELF of the root archive) mapped at
+ * LX_INTERP_BASE too, and starts there, with AT_BASE saying where; the
+ * interpreter maps the libraries itself with open and mmap, as on Linux.
  */
 #include "lx.h"
 #include "pelf.h"
@@ -136,8 +140,16 @@ static uint64_t build_stack(struct stack_image *s, const char *execfn, char *con
     return sp;
 }
 
-int lx_load(struct lx_proc *p, int32_t node, const char *execfn, char *const argv[], int argc,
-            char *const envp[], int envc, uint64_t *pc, uint64_t *sp)
+/* A program or interpreter file, checked and mapped. */
+struct elf_image {
+    uint64_t base;              /* where an ET_DYN file went (0 for ET_EXEC) */
+    uint64_t entry, phdr, phnum, end;
+    const char *interp;         /* its PT_INTERP path (NUL-terminated in the file), or NULL */
+};
+
+/* Check the ELF file of node `node` and map its PT_LOAD segments into p;
+ * an ET_DYN file goes at `dyn_base`. 0 or a negated errno. */
+static int map_elf(struct lx_proc *p, int32_t node, uint64_t dyn_base, struct elf_image *im)
 {
     struct lx_node *n = lx_node(node);
     const uint8_t *file = lx_node_data(n);
@@ -146,11 +158,15 @@ int lx_load(struct lx_proc *p, int32_t node, const char *execfn, char *const arg
     if (err)
         return err;
     const struct elf64_phdr *ph = (const void *)(file + eh->phoff);
-    uint64_t base = eh->type == ET_DYN ? LX_PIE_BASE : 0, phdr = 0, lo = ~0ull, hi = 0;
+    uint64_t base = eh->type == ET_DYN ? dyn_base : 0, phdr = 0, lo = ~0ull, hi = 0;
+    im->interp = NULL;
     for (unsigned i = 0; i < eh->phnum; i++) {
         if (ph[i].type == PT_INTERP) {
-            lx_log("%s: dynamically linked programs are not supported yet", execfn);
-            return -LX_ENOEXEC;
+            /* A path inside the file, NUL-terminated within the segment. */
+            if (!elf_segment_in_file(&ph[i], n->size) || ph[i].filesz < 2 || ph[i].filesz > LX_PATH_MAX ||
+                file[ph[i].offset + ph[i].filesz - 1] != 0)
+                return -LX_ENOEXEC;
+            im->interp = (const char *)file + ph[i].offset;
         }
         if (ph[i].type == PT_PHDR)
             phdr = base + ph[i].vaddr;
@@ -170,7 +186,42 @@ int lx_load(struct lx_proc *p, int32_t node, const char *execfn, char *const arg
     for (unsigned i = 0; i < eh->phnum; i++)
         if (ph[i].type == PT_LOAD && (err = load_segment(p, file, n->data_off, !n->mem, base, &ph[i])) != 0)
             return err;
-    p->brk_start = p->brk = lx_page_up(base + hi);
+    im->base = base;
+    im->entry = base + eh->entry;
+    im->phdr = phdr;
+    im->phnum = eh->phnum;
+    im->end = base + hi;
+    return 0;
+}
+
+/* The interpreter of a dynamic program: a regular file of the root
+ * archive, itself static (no interpreter of its own). */
+static int map_interp(struct lx_proc *p, const char *path, struct elf_image *im)
+{
+    int32_t node = lx_lookup(LX_ROOT, path, 1);
+    if (node < 0)
+        return node == -LX_ENOENT ? -LX_ENOENT : node;
+    if ((lx_node(node)->mode & LX_S_IFMT) != LX_S_IFREG)
+        return -LX_EACCES;
+    int err = map_elf(p, node, LX_INTERP_BASE, im);
+    if (!err && (im->interp || im->base == 0))
+        err = -LX_ELIBBAD;                      /* an interpreter must be position-independent and alone */
+    return err;
+}
+
+int lx_load(struct lx_proc *p, int32_t node, const char *execfn, char *const argv[], int argc,
+            char *const envp[], int envc, uint64_t *pc, uint64_t *sp)
+{
+    struct elf_image prog, interp = { 0 };
+    int err = map_elf(p, node, LX_PIE_BASE, &prog);
+    if (!err && prog.interp) {
+        err = map_interp(p, prog.interp, &interp);
+        if (err)
+            lx_log("%s: its interpreter %s cannot be loaded: error %d", execfn, prog.interp, -err);
+    }
+    if (err)
+        return err;
+    p->brk_start = p->brk = lx_page_up(prog.end);
 
     /* The stack: 8 MiB filled on touch; its top pages written now. */
     if (lx_vma_fresh(p, LX_STACK_TOP - LX_STACK_SIZE, LX_STACK_SIZE, R_READ | R_WRITE, LX_VMA_STACK))
@@ -183,13 +234,13 @@ int lx_load(struct lx_proc *p, int32_t node, const char *execfn, char *const arg
         return -LX_ENOMEM;
     const uint64_t aux[] = {
         AT_MINSIGSTKSZ, LX_MINSIGSTKSZ, AT_HWCAP, LX_HWCAP, AT_PAGESZ, LX_PAGE, AT_CLKTCK, 100,
-        AT_PHDR, phdr, AT_PHENT, sizeof(struct elf64_phdr), AT_PHNUM, eh->phnum, AT_BASE, 0, AT_FLAGS, 0,
-        AT_ENTRY, base + eh->entry, AT_UID, 0, AT_EUID, 0, AT_GID, 0, AT_EGID, 0, AT_SECURE, 0,
+        AT_PHDR, prog.phdr, AT_PHENT, sizeof(struct elf64_phdr), AT_PHNUM, prog.phnum, AT_BASE, interp.base,
+        AT_FLAGS, 0, AT_ENTRY, prog.entry, AT_UID, 0, AT_EUID, 0, AT_GID, 0, AT_EGID, 0, AT_SECURE, 0,
     };
     *sp = build_stack(&s, execfn, argv, argc, envp, envc, aux, sizeof(aux) / sizeof(aux[0]));
     uint64_t used = LX_STACK_TOP - *sp;
     err = !*sp ? -LX_E2BIG : lx_vma_poke(p, *sp, s.buf + s.size - used, used) ? -LX_ENOMEM : 0;
-    *pc = base + eh->entry;
+    *pc = prog.interp ? interp.entry : prog.entry;
     if (!err)
         lx_procfs_exec(p, execfn, argv, argc);
     return err;

@@ -20,7 +20,8 @@ enum {
     LX_EBUSY = 16, LX_EEXIST = 17, LX_ENODEV = 19, LX_ENOTDIR = 20, LX_EISDIR = 21, LX_EINVAL = 22,
     LX_ENFILE = 23, LX_EMFILE = 24, LX_ENOTTY = 25, LX_ESPIPE = 29, LX_EROFS = 30,
     LX_EPIPE = 32, LX_EXDEV = 18, LX_EMLINK = 31, LX_ENOSPC = 28, LX_EFBIG = 27, LX_ENOTEMPTY = 39,
-    LX_EOPNOTSUPP = 95, LX_ENXIO = 6, LX_ERANGE = 34, LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ELOOP = 40, LX_EOVERFLOW = 75,
+    LX_EOPNOTSUPP = 95, LX_ENXIO = 6, LX_ERANGE = 34, LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ELOOP = 40,
+    LX_EOVERFLOW = 75, LX_ELIBBAD = 80,
 };
 
 /* ---------------------------------------------------------------- limits of this personality */
@@ -43,6 +44,7 @@ enum {
 #define LX_STACK_SIZE   (8ull << 20)            /* RLIMIT_STACK: 8 MiB, filled on touch */
 #define LX_MMAP_TOP     (LX_STACK_TOP - LX_STACK_SIZE - (1ull << 30))   /* mmaps go down from here */
 #define LX_MMAP_BOTTOM  0x0000001000000000ull
+#define LX_INTERP_BASE  0x0000000f00000000ull   /* where a dynamic program's interpreter is placed */
 #define LX_BRK_MAX      (1ull << 30)            /* the heap may grow this far past the program */
 #define LX_HEAP_CHUNK   (8ull << 20)            /* the heap grows through objects of at least this size */
 #define LX_UTCB_VA      0x0000007ffffff000ull   /* the kernel's control page of the thread */

@@ -412,7 +412,7 @@ static void gen(const struct lx_node *n)
         put("rootfs / tmpfs rw 0 0\nproc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n");
         break;
     case LX_PROC_VERSION:
-        put("Linux version 6.1.0-petrel (petrel) #1 Petrel 0.1 (Linux personality, user placement)\n");
+        put("Linux version 6.1.0-petrel (petrel) #1 Petrel 0.1 (Linux personality)\n");
         break;
     case LX_PROC_LOADAVG: {
         int count = 0, last = 0;

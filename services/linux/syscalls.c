@@ -12,7 +12,7 @@
 #include "lx.h"
 
 #define NSYS 512
-#define LX_VERSION_STRING "#1 Petrel 0.1 (Linux personality, user placement)"
+#define LX_VERSION_STRING "#1 Petrel 0.1 (Linux personality)"
 
 enum {
     NR_getcwd = 17, NR_chdir = 49, NR_fchdir = 50, NR_set_robust_list = 99, NR_prctl = 167, NR_dup = 23, NR_dup3 = 24, NR_fcntl = 25, NR_ioctl = 29, NR_pipe2 = 59, NR_waitid = 95, NR_setpgid = 154,

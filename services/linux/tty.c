@@ -375,12 +375,14 @@ static int64_t set_termios(struct lx_ctx *c, uint64_t arg, int flush)
     return 0;
 }
 
-/* Is there a process group `pgrp` in session `sid`? */
+/* Is there a process group `pgrp` in session `sid`? (A group lives while
+ * any member does, a zombie not yet waited for included, as on Linux: the
+ * shell may make a finished pipeline stage's group the foreground one.) */
 static int group_in_session(int pgrp, int sid)
 {
     struct lx_proc *procs = lx_procs();
     for (int i = 0; i < LX_PROCS; i++)
-        if (procs[i].used && !procs[i].ended && procs[i].pgid == pgrp && procs[i].sid == sid)
+        if (procs[i].used && procs[i].pgid == pgrp && procs[i].sid == sid)
             return 1;
     return 0;
 }

@@ -190,8 +190,17 @@ def test_kernel_table_names_each_register_path(tmp_path):
     itf = idlc.load(write(tmp_path, MINIMAL))
     table = idlc.kernel_table([itf])
     assert "return ksvc_fast(demo_fast, tf, ep, info, badge);" in table
-    assert '{ 9, "demo", demo_service, demo_fastcall, &ksvc_runs[0] },' in table
+    assert '{ 9, "demo", demo_service, demo_fastcall, &ksvc_runs[0], NULL },' in table
     assert "_Static_assert(1 <= ARCH_SERVICE_STACKS" in table     # a kernel stack for each service
+
+
+def test_a_fault_fast_entry_is_declared_and_in_the_kernel_table(tmp_path):
+    itf = idlc.load(write(tmp_path, MINIMAL.replace('id = 9', 'id = 9\nfault_fast = true')))
+    assert itf.fault_fast
+    assert "int demo_fault_fast(struct svc_call *call, const uint64_t *msg);" in idlc.header(itf)
+    assert '&ksvc_runs[0], demo_fault_fast },' in idlc.kernel_table([itf])
+    with pytest.raises(idlc.IdlError, match="fault_fast must be true or false"):
+        idlc.load(write(tmp_path, MINIMAL.replace('id = 9', 'id = 9\nfault_fast = "yes"')))
 
 
 def test_a_service_may_write_its_own_entry(tmp_path):

@@ -81,13 +81,12 @@ def test_oracle_cases_need_a_system_and_one_line_commands():
     assert case.oracle == ["hello", "args 1"]
 
 
-def test_the_personality_is_not_placed_in_the_kernel_yet(tmp_path):
+def test_the_personality_is_placed_by_its_description():
     from petrel import paths, systems
-    src = tmp_path / "lk.toml"
-    src.write_text('[[service]]\nname = "linux"\ninterface = "linux"\nplacement = "kernel"\n'
-                   '[[program]]\nname = "root"\nbinary = "user/root"\n')
-    with pytest.raises(systems.SystemConfigError, match="user space only"):
-        systems.load_system(src, paths.REPO)
+    kernel = systems.load_system(paths.REPO / "systems" / "linux-kernel.toml", paths.REPO)
+    user = systems.load_system(paths.REPO / "systems" / "linux-user.toml", paths.REPO)
+    assert [v.placement for v in kernel.services] == ["kernel"] and [v.placement for v in user.services] == ["user"]
+    assert "svc-linux" not in [i.name for i in kernel.items] and "svc-linux" in [i.name for i in user.items]
 
 
 def test_busybox_goes_in_with_its_applets_linked_and_never_over_a_program(tmp_path):
@@ -108,3 +107,17 @@ def test_no_busybox_no_shell(tmp_path):
     (tmp_path / "tests" / "linux" / "root").mkdir(parents=True)
     names = {name for name, _m, _a, _d in entries(rootfs.build("sh\n", (), tmp_path))}
     assert "bin/busybox" not in names and "bin/sh" not in names
+
+
+def test_the_archive_has_the_c_libraries_for_dynamic_programs(tmp_path, monkeypatch):
+    lib = tmp_path / "host-libc.so.6"
+    lib.write_bytes(b"\x7fELF libc")
+    monkeypatch.setattr(rootfs, "SHARED_LIBS", {"lib/aarch64-linux-gnu/libc.so.6": lib,
+                                                "lib/ld-musl-aarch64.so.1": tmp_path / "absent"})
+    (tmp_path / "build" / "linux" / "bin").mkdir(parents=True)
+    (tmp_path / "tests" / "linux" / "root").mkdir(parents=True)
+    found = {name: (mode, at, data) for name, mode, at, data in entries(rootfs.build("sh\n", (), tmp_path))}
+    mode, at, data = found["lib/aarch64-linux-gnu/libc.so.6"]
+    assert data == b"\x7fELF libc" and mode & 0o111 and at % 4096 == 0     # mapped in place
+    assert stat.S_ISDIR(found["lib/aarch64-linux-gnu"][0])
+    assert "lib/ld-musl-aarch64.so.1" not in found      # a library the host lacks is left out

@@ -30,7 +30,10 @@ def test_test_argv_has_machine_boot_files_and_captured_serial():
 
 def test_interactive_argv_puts_monitor_on_terminal_and_gdb_waits():
     argv = qemu.build_argv("k.bin", "img.pbi", Machine(), interactive=True, gdb_port=1234)
-    assert value(argv, "-serial") == "mon:stdio" and "-monitor" not in argv
+    # One stdio chardev for console and monitor (Ctrl-A c), Ctrl-C to the guest.
+    assert value(argv, "-chardev") == "stdio,id=console,mux=on,signal=off"
+    assert value(argv, "-serial") == "chardev:console" and value(argv, "-mon") == "chardev=console,mode=readline"
+    assert "-monitor" not in argv
     assert value(argv, "-gdb") == "tcp::1234" and "-S" in argv
     assert value(argv, "-M") == "virt,gic-version=2" and value(argv, "-cpu") == "cortex-a53"
     assert value(argv, "-append") == ""

@@ -2,8 +2,8 @@
 
 Each [[case]] boots the real system once in QEMU. [defaults] gives values for
 keys a case leaves out. A `matrix` table expands a case into one case per
-combination of its values, in the order cpu, gic, smp, mem, with a name
-suffix such as "-a53-gicv2-smp1":
+combination of its values, in the order system, cpu, gic, smp, mem, with a name
+suffix such as "-a53-gicv2-smp1" (a system adds its name: "-linux-kernel"):
 
     [[case]]
     name = "boot"
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from petrel import bootimage, qemu
 
-MATRIX_KEYS = ("cpu", "gic", "smp", "mem")
+MATRIX_KEYS = ("system", "cpu", "gic", "smp", "mem")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
 KERNEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 PLACEHOLDER_RE = re.compile(r"\{\{|\}\}|\{(name|cpu|cpu_short|cpu_model|gic|smp|mem)\}")
@@ -90,7 +90,7 @@ def cpu_model(cpu: str) -> str:
 
 # Returns the name suffix for one matrix combination, e.g. "-a53-gicv2-smp1".
 def matrix_suffix(combo: dict) -> str:
-    parts = {"cpu": lambda v: cpu_short(v), "gic": lambda v: f"gicv{v}",
+    parts = {"system": lambda v: v, "cpu": lambda v: cpu_short(v), "gic": lambda v: f"gicv{v}",
              "smp": lambda v: f"smp{v}", "mem": lambda v: f"mem{v}"}
     return "".join("-" + parts[key](combo[key]) for key in MATRIX_KEYS if key in combo)
 

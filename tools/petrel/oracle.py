@@ -16,6 +16,8 @@ line is masked (the programs print varying values that way) and lines of
 the personality's own log ("petrel-linux: ...") are left out.
 """
 import difflib
+import hashlib
+import threading
 from pathlib import Path
 
 from petrel import bootimage, linuxbase, paths, qemu, rootfs
@@ -72,9 +74,24 @@ def write_image(out: Path, entries: list, archive: Path) -> Path:
     return out
 
 
+# Linux's answers so far in this run, by archive contents and machine: the
+# cases that differ only in Petrel's system (the personality's placement)
+# compare with one boot of Linux.
+_linux_runs = {}
+_linux_lock = threading.Lock()
+
+
 # Boots Linux with `archive` as initramfs; returns (status, console).
 def run_linux(archive: Path, machine: qemu.Machine, repo: Path = paths.REPO) -> tuple:
     if not linuxbase.present(repo):
         raise RuntimeError("the Linux baseline is missing: run `./petrel setup`")
+    key = (hashlib.sha256(archive.read_bytes()).hexdigest(), repr(machine))
+    with _linux_lock:
+        if key in _linux_runs:
+            return _linux_runs[key]
     argv = qemu.build_argv(linuxbase.image(repo), archive, machine, LINUX_APPEND)
-    return qemu.run(argv, LINUX_TIMEOUT)
+    result = qemu.run(argv, LINUX_TIMEOUT)
+    if result[0] == 0:
+        with _linux_lock:
+            _linux_runs[key] = result
+    return result

@@ -73,7 +73,10 @@ def build_argv(kernel, image=None, machine: Machine = Machine(), append: str = "
         argv += ["-initrd", str(image)]
     argv += ["-append", append]
     if interactive:
-        argv += ["-serial", "mon:stdio"]
+        # The terminal is the console and, after Ctrl-A c, the monitor;
+        # Ctrl-C goes to the guest (its shell), not to QEMU as a signal.
+        argv += ["-chardev", "stdio,id=console,mux=on,signal=off", "-serial", "chardev:console",
+                 "-mon", "chardev=console,mode=readline"]
     else:
         argv += ["-serial", "stdio", "-monitor", "none"]
     if machine.icount:

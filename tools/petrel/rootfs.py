@@ -12,6 +12,8 @@ initramfs. It holds:
     /etc/hello-link    a symbolic link (to hello.txt)
     /etc/lxrun         the commands to run, one per line
     /etc/shell         /bin/sh: what the default system runs
+    /lib/...           glibc's and musl's interpreters and glibc's libc.so.6
+                       (SHARED_LIBS), for dynamically linked programs
     /dev, /proc, /root, /tmp  empty directories (Linux mounts devtmpfs and proc)
 
 Program contents are page-aligned inside the archive, so the personality
@@ -26,6 +28,14 @@ from pathlib import Path
 from petrel import busybox, cpio, paths
 
 DEFAULT_RUN = "hello\nargs one two\n"
+
+# The C libraries dynamic programs need, from the cross packages ./petrel
+# setup installs (libc6-arm64-cross, musl-dev:arm64): guest path -> host file.
+SHARED_LIBS = {
+    "lib/ld-linux-aarch64.so.1": Path("/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1"),
+    "lib/aarch64-linux-gnu/libc.so.6": Path("/usr/aarch64-linux-gnu/lib/libc.so.6"),
+    "lib/ld-musl-aarch64.so.1": Path("/usr/lib/aarch64-linux-musl/libc.so"),
+}
 
 
 def linux_dir(repo: Path = paths.REPO) -> Path:
@@ -90,6 +100,11 @@ def build(run: str = DEFAULT_RUN, adds=(), repo: Path = paths.REPO) -> bytes:
     files["etc/lxrun"] = run.encode()
     files["etc/shell"] = b"/bin/sh\n"         # the default system's one command (systems/default.toml)
     links = {"etc/hello-link": "hello.txt"} if "etc/hello.txt" in files else {}
+    for guest, host in SHARED_LIBS.items():
+        if host.exists() and guest not in files:
+            files[guest] = host.read_bytes()
+            executables.add(guest)          # (page-aligned in the archive: mapped in place)
+            dirs.append(guest.rsplit("/", 1)[0]) if guest.rsplit("/", 1)[0] not in dirs else None
     if busybox.present(repo) and "bin/busybox" not in files:
         files["bin/busybox"] = busybox.binary(repo).read_bytes()
         executables.add("bin/busybox")

@@ -43,10 +43,6 @@ DEFAULT_LIMITS = {"memory": 64 << 20, "threads": 256, "handles": 511, "spaces": 
 HANDLES_MAX = (1 << 18) - 1
 SERVICE_KEYS = {"name", "interface", "placement", "priority", "cpu", "devices", "bootfiles", "calls", *LIMIT_KEYS}
 PLACEMENTS = ("kernel", "user")
-# Interfaces whose service is built for user placement only so far (the
-# Makefile's USER_ONLY_SERVICES): the Linux personality's kernel placement
-# is a later step (docs/design/personality.md).
-USER_ONLY = ("linux",)
 SYSTEM_KEYS = {"name"}
 PROGRAM_KEYS = {"name", "binary", "priority", "cpu", "args", "grants", *LIMIT_KEYS}
 ROOT_KEYS = {"name", "binary"}
@@ -223,9 +219,6 @@ def load_service(where: str, svc: dict, endpoints: list, services: list, repo: P
     placement = svc.get("placement")
     if placement not in PLACEMENTS:
         raise SystemConfigError(f"{where}: key 'placement' must be \"kernel\" or \"user\"")
-    if placement == "kernel" and interface in USER_ONLY:
-        raise SystemConfigError(f"{where}: key 'placement': the {interface} service runs in user space only "
-                                f"for now (its kernel placement is not built yet)")
     prog = load_program(where, name, {k: v for k, v in svc.items() if k in ("priority", "cpu", *LIMIT_KEYS)}, [], set())
     devices, calls = svc.get("devices", []), svc.get("calls", [])
     for key, value in (("devices", devices), ("calls", calls)):

@@ -251,7 +251,7 @@ static void placement(void)
     }
     if (wanted("noop_kernel_service")) {
         uint32_t kep = (uint32_t)sys_endpoint_create();
-        if (sys_service_bind(root_handle(), kep, NOOP_IF_ID) == 0)
+        if (sys_service_bind(root_handle(), kep, NOOP_IF_ID, 0) == 0)
             report("noop_kernel_service", TIME(n, noop_ping(kep)), n);
     }
     if (wanted("noop_user_service")) {
@@ -304,7 +304,7 @@ static void file_rw(const char *where, uint32_t ep)
 static void files(void)
 {
     uint32_t kep = (uint32_t)sys_endpoint_create();
-    if (sys_service_bind(root_handle(), kep, FS_IF_ID) == 0)
+    if (sys_service_bind(root_handle(), kep, FS_IF_ID, 0) == 0)
         file_rw("kernel", kep);
     uint32_t uep = (uint32_t)sys_endpoint_create();
     int64_t state = sys_mem_create(0x200000, MEM_PAGE_2M);
@@ -410,7 +410,7 @@ static void irq_latency(void)
         return;
     uint64_t iters = 1000 / scale;
     uint32_t kep = (uint32_t)sys_endpoint_create();
-    if (sys_service_bind(root_handle(), kep, FS_IF_ID) == 0)
+    if (sys_service_bind(root_handle(), kep, FS_IF_ID, 0) == 0)
         lat_report("petrel", lat_run(kep, iters));
     uint32_t uep = (uint32_t)sys_endpoint_create();
     int64_t state = sys_mem_create(0x200000, MEM_PAGE_2M);

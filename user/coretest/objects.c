@@ -84,7 +84,7 @@ void test_objects(void)
     tap_ok(file > 0 && sys_mem_create_phys((uint32_t)rd, 0x9010000, 4096) == -E_PERM &&
            sys_irq_create((uint32_t)rd, 40) == -E_PERM &&
            sys_device_find((uint32_t)rd, "arm,pl011", 9, 0, &dev) == -E_PERM &&
-           sys_service_bind((uint32_t)rd, bind_ep, 1) == -E_PERM && sys_system_off((uint32_t)rd) == -E_PERM,
+           sys_service_bind((uint32_t)rd, bind_ep, 1, 0) == -E_PERM && sys_system_off((uint32_t)rd) == -E_PERM,
            "handles: a read-only system handle opens boot files but gives no device, interrupt or power");
     int64_t wr = sys_handle_dup(root_handle(), R_MANAGE, 0);
     tap_ok(wr > 0 && sys_mem_from_bootfile((uint32_t)wr, 0) == -E_PERM,

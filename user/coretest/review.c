@@ -156,7 +156,7 @@ static void svchandles(void)
 {
     uint32_t ep = (uint32_t)sys_endpoint_create();
     uint32_t svc = (uint32_t)sys_endpoint_create();
-    int64_t bound = sys_service_bind(root_handle(), svc, 2);                 /* the file service, in the kernel */
+    int64_t bound = sys_service_bind(root_handle(), svc, 2, 0);                 /* the file service, in the kernel */
     uint64_t before = hog_measure(ep);
     int64_t spaces0 = sys_space_usage(self_space(), LIMIT_SPACES);
     struct spawn_result r;
@@ -304,7 +304,7 @@ static void conprint(void)
 {
     uint32_t ep = (uint32_t)sys_endpoint_create();
     uint32_t svc = (uint32_t)sys_endpoint_create();
-    int64_t bound = sys_service_bind(root_handle(), svc, 3);                 /* the console, in the kernel */
+    int64_t bound = sys_service_bind(root_handle(), svc, 3, 0);                 /* the console, in the kernel */
     if (ncpus > 1)
         thread_spawn(probe, NULL, 100, 1);
     sleep_ms(200);

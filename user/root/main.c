@@ -266,7 +266,18 @@ static void start_service(const char *line, uint32_t parent)
     for (const char *d = id_s; *d; d++)
         id = id * 10 + (uint64_t)(*d - '0');
     if (!strcmp(placement, "kernel")) {
-        int64_t err = sys_service_bind(root_handle(), ep, id);
+        /* What the service makes is charged to a space of its own with
+         * the description's limits, as a server process would be. */
+        struct spawn_req lim = { 0 };
+        parse_limits(mem, &lim);
+        int64_t acct = sys_space_create();
+        const uint64_t limits[LIMIT_KINDS] = { lim.mem_limit, lim.max_threads, lim.max_handles, lim.max_spaces };
+        for (unsigned k = 0; acct > 0 && k < LIMIT_KINDS; k++)
+            if (limits[k])
+                sys_space_set_limit((uint32_t)acct, k, limits[k]);
+        int64_t err = acct < 0 ? acct : sys_service_bind(root_handle(), ep, id, (uint32_t)acct);
+        if (acct > 0)
+            sys_handle_close((uint32_t)acct);       /* the kernel keeps it */
         printf("root: service %s (%s) placed in the kernel%s%s\n", name, interface, err ? ": " : "",
                err ? error_str(err) : "");
         return;

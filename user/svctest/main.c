@@ -143,11 +143,11 @@ int main(const struct petrel_bootinfo *bi)
     my_pid = (uint64_t)sys_space_id(self_space());
     sys_thread_set_affinity(self_thread(), 0);
     uint32_t kep = (uint32_t)sys_endpoint_create();
-    int64_t bound = sys_service_bind(root_handle(), kep, NOOP_IF_ID);
+    int64_t bound = sys_service_bind(root_handle(), kep, NOOP_IF_ID, 0);
     tap_ok(bound == 0, "kernel placement: noop bound to an endpoint (%s)", error_str(bound));
-    tap_ok(sys_service_bind(root_handle(), kep, NOOP_IF_ID) == -E_BUSY &&
-           sys_service_bind(root_handle(), (uint32_t)sys_endpoint_create(), 999) == -E_NOENT &&
-           sys_service_bind(self_space(), kep, NOOP_IF_ID) == -E_BADHANDLE,
+    tap_ok(sys_service_bind(root_handle(), kep, NOOP_IF_ID, 0) == -E_BUSY &&
+           sys_service_bind(root_handle(), (uint32_t)sys_endpoint_create(), 999, 0) == -E_NOENT &&
+           sys_service_bind(self_space(), kep, NOOP_IF_ID, 0) == -E_BADHANDLE,
            "kernel placement: binding checks its arguments");
     struct petrel_msg m = { 0 };
     tap_ok(sys_ipc_recv(kep, &m) == -E_BUSY, "kernel placement: nobody else can receive on the endpoint");

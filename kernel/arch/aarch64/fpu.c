@@ -99,15 +99,20 @@ int arch_fp_copy(struct thread *dst, const struct thread *src)
     return 0;
 }
 
+void arch_fp_flush(struct thread *t)
+{
+    struct cpu *c = this_cpu();
+    if (c->fp_owner == t && t->fp_used && t->fp) {
+        set_fpen(FPEN_NONE);
+        fp_save(t->fp);
+        set_fpen(FPEN_TRAP_EL0);
+    }
+}
+
 /* This core idles after prev: save prev's state if the registers hold it
  * (they stay loaded: prev resuming here skips the reload). */
 void arch_fp_idle(struct thread *prev)
 {
-    struct cpu *c = this_cpu();
-    if (c->fp_owner == prev && prev->fp_used && prev->fp) {
-        set_fpen(FPEN_NONE);
-        fp_save(prev->fp);
-        set_fpen(FPEN_TRAP_EL0);
-    }
+    arch_fp_flush(prev);
     prev->fp_used = false;
 }

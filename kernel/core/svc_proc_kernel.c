@@ -1,0 +1,301 @@
+/*
+ * The process environment (services/include/svc_proc.h) inside the
+ * kernel: what a kernel-placed service that owns processes (the Linux
+ * personality) asks of the kernel, done on the kernel's objects directly.
+ * User space does the same through system calls (services/env/user_proc.c);
+ * each function here runs the checks of the system call of the same name.
+ *
+ * Objects are khandles (ksvc.h): a reference and the rights held. What
+ * the service makes is charged to its account, the space the system's
+ * root task made with the service's limits and gave service_bind; the
+ * processes it makes are children of that space. So a kernel-placed
+ * personality is bounded exactly as a user-placed one, whose processes
+ * are children of its own process: the description's `memory` and
+ * `spaces` of the service hold for all of its Linux processes together.
+ * A service without an account (one bound without) cannot make
+ * processes or memory: E_PERM.
+ *
+ * Each call takes the kernel lock for itself (env_lock), as every
+ * environment call of a kernel-placed service does.
+ */
+#include "ksvc.h"
+#include "memobj.h"
+#include "bootimage.h"
+#include "timer.h"
+#include "kmalloc.h"
+#include "kernel.h"
+#include "svc_proc.h"
+
+/* The account of the service whose code runs here. */
+static struct space *account(void)
+{
+    struct ksvc_run *run = ksvc_env_run();
+    return run ? run->account : NULL;
+}
+
+/* A khandle for o with `rights`, taking over the caller's reference; 0
+ * (the reference dropped) if none can be made. */
+static svc_handle hold(struct object *o, uint32_t rights, int *err)
+{
+    struct khandle *k = kmalloc(sizeof(*k));
+    if (!k) {
+        obj_unref(o);
+        if (err)
+            *err = SVC_E_NOMEM;
+        return 0;
+    }
+    k->obj = o;
+    k->rights = rights;
+    return (svc_handle)(uintptr_t)k;
+}
+
+/* The object of khandle h if it is of `type` and held with `rights`; NULL with *err. */
+static struct object *held(svc_handle h, unsigned type, uint32_t rights, int *err)
+{
+    const struct khandle *k = (const struct khandle *)(uintptr_t)h;
+    *err = 0;
+    if (!k || k->obj->type != type)
+        *err = -E_BADHANDLE;
+    else if ((k->rights & rights) != rights)
+        *err = -E_PERM;
+    return *err ? NULL : k->obj;
+}
+
+static int failed(int *err, int e)
+{
+    if (err)
+        *err = e;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- spaces */
+
+svc_handle svc_space_create(int *err)
+{
+    bool l = env_lock();
+    svc_handle h = 0;
+    struct space *acct = account();
+    int e = -E_PERM;
+    struct space *s = acct ? space_create(acct, &e) : NULL;
+    if (s)
+        h = hold(&s->obj, R_ALL, err);
+    else
+        failed(err, e);
+    env_unlock(l);
+    return h;
+}
+
+int svc_space_set_limit(svc_handle space, unsigned kind, uint64_t value)
+{
+    bool l = env_lock();
+    int err;
+    struct object *o = held(space, OBJ_SPACE, R_MANAGE, &err);
+    int64_t r = o ? space_set_limit(list_entry(o, struct space, obj), account(), kind, value) : err;
+    env_unlock(l);
+    return r < 0 ? (int)r : 0;
+}
+
+int svc_space_kill(svc_handle space)
+{
+    bool l = env_lock();
+    int err;
+    struct object *o = held(space, OBJ_SPACE, R_MANAGE, &err);
+    if (o)
+        space_kill(list_entry(o, struct space, obj));
+    env_unlock(l);
+    return err;
+}
+
+uint64_t svc_space_id(svc_handle space)
+{
+    int err;
+    bool l = env_lock();
+    struct object *o = held(space, OBJ_SPACE, 0, &err);
+    uint64_t id = o ? list_entry(o, struct space, obj)->id : 0;
+    env_unlock(l);
+    return id;
+}
+
+/* ---------------------------------------------------------------- memory */
+
+svc_handle svc_mem_create(uint64_t size, int *err)
+{
+    bool l = env_lock();
+    svc_handle h = 0;
+    struct space *acct = account();
+    int e = -E_PERM;
+    struct memobj *m = acct ? memobj_create_for(acct, size, 0, false, &e) : NULL;
+    if (m)
+        h = hold(&m->obj, MEMOBJ_ANON_RIGHTS, err);
+    else
+        failed(err, e);
+    env_unlock(l);
+    return h;
+}
+
+svc_handle svc_mem_bootfile(uint32_t index)
+{
+    bool l = env_lock();
+    svc_handle h = 0;
+    struct bootimage_file f;
+    struct space *acct = account();
+    int e;
+    if (acct && bootimage_get(index, &f) == 0 && f.size) {
+        struct memobj *m = memobj_create_file(acct, f.pa, f.size, &e);
+        if (m)
+            h = hold(&m->obj, MEMOBJ_FILE_RIGHTS, NULL);
+    }
+    env_unlock(l);
+    return h;
+}
+
+svc_handle svc_mem_clone(svc_handle mem, int *err)
+{
+    bool l = env_lock();
+    svc_handle h = 0;
+    int e;
+    struct object *o = held(mem, OBJ_MEMORY, R_READ, &e);
+    struct space *acct = account();
+    if (o && !acct)
+        e = -E_PERM;
+    struct memobj *c = o && acct ? memobj_clone(acct, list_entry(o, struct memobj, obj), &e) : NULL;
+    if (c)
+        h = hold(&c->obj, MEMOBJ_ANON_RIGHTS, err);
+    else
+        failed(err, e);
+    env_unlock(l);
+    return h;
+}
+
+int svc_mem_write(svc_handle mem, uint64_t offset, const void *src, uint64_t len)
+{
+    bool l = env_lock();
+    int err;
+    struct object *o = held(mem, OBJ_MEMORY, R_WRITE, &err);
+    if (o)
+        err = memobj_write(list_entry(o, struct memobj, obj), offset, src, len);
+    env_unlock(l);
+    return err;
+}
+
+int svc_mem_map(svc_handle space, svc_handle mem, uint64_t va, uint64_t offset, uint64_t size, uint32_t rights)
+{
+    bool l = env_lock();
+    int err;
+    struct object *so = held(space, OBJ_SPACE, R_MANAGE, &err);
+    struct object *mo = so ? held(mem, OBJ_MEMORY, 0, &err) : NULL;
+    if (mo)
+        err = memobj_map_checked(list_entry(so, struct space, obj), list_entry(mo, struct memobj, obj),
+                                 ((const struct khandle *)(uintptr_t)mem)->rights, va, offset, size, rights);
+    env_unlock(l);
+    return err;
+}
+
+int svc_mem_unmap(svc_handle space, uint64_t va, uint64_t size)
+{
+    bool l = env_lock();
+    int err;
+    struct object *o = held(space, OBJ_SPACE, R_MANAGE, &err);
+    if (o)
+        err = memobj_unmap_range(list_entry(o, struct space, obj), va, size);
+    env_unlock(l);
+    return err;
+}
+
+int svc_mem_protect(svc_handle space, uint64_t va, uint64_t size, uint32_t rights)
+{
+    bool l = env_lock();
+    int err;
+    struct object *o = held(space, OBJ_SPACE, R_MANAGE, &err);
+    if (o)
+        err = memobj_protect_range(list_entry(o, struct space, obj), va, size, rights);
+    env_unlock(l);
+    return err;
+}
+
+/* ---------------------------------------------------------------- threads */
+
+svc_handle svc_thread_create(svc_handle space, uint64_t utcb_va, int *err)
+{
+    bool l = env_lock();
+    svc_handle h = 0;
+    int e;
+    struct object *o = held(space, OBJ_SPACE, R_MANAGE, &e);
+    struct thread *t = o ? thread_create(list_entry(o, struct space, obj), utcb_va, &e) : NULL;
+    if (t) {
+        obj_ref(&t->obj);               /* ours; the "alive" reference goes when it dies */
+        h = hold(&t->obj, R_ALL, &e);
+        if (!h)
+            thread_kill(t, -1);
+    }
+    if (!h)
+        failed(err, e);
+    env_unlock(l);
+    return h;
+}
+
+static struct thread *thread_held(svc_handle h, uint32_t rights, int *err)
+{
+    struct object *o = held(h, OBJ_THREAD, rights, err);
+    return o ? list_entry(o, struct thread, obj) : NULL;
+}
+
+int svc_thread_fault_to_me(svc_handle thread, uint64_t badge)
+{
+    bool l = env_lock();
+    int err;
+    struct thread *t = thread_held(thread, R_MANAGE, &err);
+    struct ksvc_run *run = ksvc_env_run();
+    if (t)
+        err = run && run->ep ? thread_set_fault_ep(t, run->ep, badge) : -E_STATE;
+    env_unlock(l);
+    return err;
+}
+
+int svc_thread_copy(svc_handle dst, svc_handle from)
+{
+    bool l = env_lock();
+    int err;
+    struct thread *d = thread_held(dst, R_MANAGE, &err);
+    struct thread *s = d ? thread_held(from, R_READ, &err) : NULL;
+    if (s)
+        err = thread_copy_state(d, s);
+    env_unlock(l);
+    return err;
+}
+
+int svc_thread_set_tls(svc_handle thread, uint64_t value)
+{
+    bool l = env_lock();
+    int err;
+    struct thread *t = thread_held(thread, R_MANAGE, &err);
+    if (t)
+        thread_set_tls(t, value);
+    env_unlock(l);
+    return err;
+}
+
+int svc_thread_start(svc_handle thread, uint64_t pc, uint64_t sp, uint64_t arg)
+{
+    bool l = env_lock();
+    int err;
+    struct thread *t = thread_held(thread, R_MANAGE, &err);
+    if (t)
+        err = thread_start_checked(t, pc, sp, arg);
+    env_unlock(l);
+    return err;
+}
+
+/* ---------------------------------------------------------------- the console and the clock */
+
+void svc_console_write(const void *buf, uint64_t len)
+{
+    bool l = env_lock();
+    console_write(buf, len);
+    env_unlock(l);
+}
+
+uint64_t svc_clock_ns(void)
+{
+    return timer_ns();
+}
