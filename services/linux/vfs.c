@@ -461,12 +461,14 @@ int64_t lx_sys_ftruncate(struct lx_ctx *c, uint64_t fd, int64_t len)
 /* fallocate: mode 0 (grow to off + len) and FALLOC_FL_KEEP_SIZE (room only). */
 int64_t lx_sys_fallocate(struct lx_ctx *c, uint64_t fd, uint64_t mode, int64_t off, int64_t len)
 {
+    struct lx_file *f = changing(c, (uint32_t)fd);
+    if (!f)
+        return -LX_EBADF;
     if (off < 0 || len <= 0)
         return -LX_EINVAL;
     if ((uint32_t)mode & ~(uint32_t)FALLOC_FL_KEEP_SIZE)
         return -LX_EOPNOTSUPP;
-    struct lx_file *f = changing(c, (uint32_t)fd);
-    if (!f || (f->flags & O_ACCMODE) == 0)
+    if ((f->flags & O_ACCMODE) == 0)
         return -LX_EBADF;
     if (f->node < 0)
         return -LX_ESPIPE;
