@@ -147,7 +147,7 @@ static int32_t start_dir(struct lx_ctx *c, int64_t dirfd, const char *path)
 /* The node `path` opens with O_CREAT: found, or made (a regular file of
  * `mode` less the umask) where it or the link it ends in leads. A node or a
  * negated errno; *made says whether it is new. */
-static int32_t open_create(int32_t dir, const char *path, uint32_t fl, uint32_t mode, int *made)
+static int32_t open_create(int32_t dir, const char *path, uint32_t fl, uint32_t mode, uint32_t mask, int *made)
 {
     static char target[LX_PATH_MAX];
     struct lx_last l;
@@ -186,7 +186,7 @@ static int32_t open_create(int32_t dir, const char *path, uint32_t fl, uint32_t 
             return -LX_EACCES;
         if (!lx_node(l.dir)->nlink)
             return -LX_ENOENT;
-        int32_t n = lx_node_new(LX_S_IFREG | (mode & 07777 & ~LX_UMASK));
+        int32_t n = lx_node_new(LX_S_IFREG | (mode & 07777 & ~mask));
         if (n < 0)
             return n;
         if ((err = lx_link(l.dir, l.name, l.len, n)) != 0) {
@@ -214,7 +214,7 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
     if ((fl & O_ACCMODE) == O_ACCMODE && !(fl & O_PATH))
         return -LX_EINVAL;
     int made = 0;
-    int32_t node = (fl & O_CREAT) ? open_create(dir, path_buf, fl, (uint32_t)mode, &made)
+    int32_t node = (fl & O_CREAT) ? open_create(dir, path_buf, fl, (uint32_t)mode, lx_umask_of(c->p), &made)
                                   : lx_lookup(dir, path_buf, !(fl & O_NOFOLLOW));
     if (node < 0)
         return node;

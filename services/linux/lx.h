@@ -320,7 +320,10 @@ int64_t lx_sys_readlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64
 int64_t lx_sys_fchdir(struct lx_ctx *c, uint64_t fd);
 int64_t lx_sys_getcwd(struct lx_ctx *c, uint64_t buf, uint64_t size);
 /* Writing files and changing names (files.c, vfs.c). */
-#define LX_UMASK        022             /* every process's file mode creation mask (umask is not kept) */
+#define LX_UMASK        022             /* the file mode creation mask a process starts with */
+/* The file mode creation mask of p (vfs.c), and umask itself. */
+uint32_t lx_umask_of(const struct lx_proc *p);
+int64_t lx_sys_umask(struct lx_ctx *c, uint64_t mask);
 int64_t lx_sys_pwrite(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, int64_t off);
 /* The open file of descriptor fd of p, or NULL. */
 struct lx_file *lx_fd_file(struct lx_proc *p, uint64_t fd);

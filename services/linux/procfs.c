@@ -326,8 +326,9 @@ static void gen_status(const struct lx_proc *p)
 {
     char s = state_of(p);
     uint64_t kb = (p->ended ? 0 : vm_size(p)) / 1024;
-    put("Name:\t%s\nUmask:\t0022\nState:\t%c (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
-        p->comm, s, state_word(s), p->pid, p->pid, p->ppid);
+    uint32_t mask = lx_umask_of(p);
+    put("Name:\t%s\nUmask:\t0%u%u%u\nState:\t%c (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
+        p->comm, mask >> 6 & 7, mask >> 3 & 7, mask & 7, s, state_word(s), p->pid, p->pid, p->ppid);
     put("Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t%d\nGroups:\t0 \n", LX_FDS);
     put("NStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\n", p->pid, p->pid, p->pgid, p->sid);
     put("VmPeak:\t%8lu kB\nVmSize:\t%8lu kB\nVmLck:\t       0 kB\nVmPin:\t       0 kB\nVmHWM:\t%8lu kB\n"

@@ -28,7 +28,7 @@ enum {
     NR_fstatfs = 44, NR_truncate = 45, NR_ftruncate = 46, NR_fallocate = 47, NR_faccessat = 48, NR_fchmod = 52,
     NR_fchmodat = 53, NR_fchownat = 54, NR_fchown = 55, NR_pwrite64 = 68, NR_sendfile = 71, NR_sync = 81,
     NR_fsync = 82, NR_fdatasync = 83, NR_utimensat = 88, NR_syncfs = 267, NR_renameat2 = 276,
-    NR_faccessat2 = 439, NR_fchmodat2 = 452,
+    NR_faccessat2 = 439, NR_fchmodat2 = 452, NR_umask = 166,
 };
 
 static uint8_t logged[NSYS / 8];
@@ -211,6 +211,7 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_fsync:
     case NR_fdatasync:      return lx_sys_fsync(c, a[0]);
     case NR_utimensat:      return lx_sys_utimensat(c, (int64_t)a[0], a[1], a[2], a[3]);
+    case NR_umask:          return lx_sys_umask(c, a[0]);
     case NR_exit:
     case NR_exit_group:     return sys_exit_group(c, a[0]);
     case NR_brk:            return lx_sys_brk(c, a[0]);

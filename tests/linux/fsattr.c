@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "lxtest.h"
 
@@ -159,6 +160,25 @@ int main(void)
     SHOW("statfs into a bad pointer", syscall(SYS_statfs, "/tmp", (void *)8));
     SHOW("fstatfs a bad descriptor", fstatfs(99, &sf));
     close(fd);
+
+    /* The file mode creation mask. */
+    SHOW("umask 077 (the old mask)", umask(077));
+    close(open(D "/m", O_WRONLY | O_CREAT, 0666));
+    mkdir(D "/md", 0777);
+    printf("masked: file %o directory %o\n", st_of(D "/m").st_mode & 07777, st_of(D "/md").st_mode & 07777);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(open(D "/child", O_WRONLY | O_CREAT, 0666));
+        _exit(umask(0));
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    printf("a child inherits it: mask %o, file %o\n", WEXITSTATUS(status), st_of(D "/child").st_mode & 07777);
+    SHOW("umask with more bits (kept: 0777 of them)", umask(01777));
+    SHOW("umask 022", umask(022));
+    unlink(D "/m");
+    unlink(D "/child");
+    rmdir(D "/md");
 
     unlink(D "/f");
     unlink(D "/s");
