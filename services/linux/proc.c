@@ -389,7 +389,7 @@ int64_t lx_sys_setpgid(struct lx_ctx *c, int64_t upid, int64_t upgid)
     if (pgid != q->pid) {
         int found = 0;
         for (int i = 0; i < LX_PROCS && !found; i++)
-            found = procs[i].used && !procs[i].ended && procs[i].pgid == pgid && procs[i].sid == p->sid;
+            found = procs[i].used && procs[i].pgid == pgid && procs[i].sid == p->sid;   /* zombies count */
         if (!found)
             return -LX_EPERM;
     }
@@ -413,7 +413,7 @@ int64_t lx_sys_setsid(struct lx_ctx *c)
 {
     struct lx_proc *p = c->p, *procs = lx_procs();
     for (int i = 0; i < LX_PROCS; i++)
-        if (procs[i].used && !procs[i].ended && procs[i].pgid == p->pid)
+        if (procs[i].used && procs[i].pgid == p->pid)       /* a zombie keeps its group too */
             return -LX_EPERM;                   /* already a group's leader */
     p->pgid = p->sid = p->pid;
     return p->pid;
