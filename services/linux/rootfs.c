@@ -180,8 +180,7 @@ int lx_node_reserve(struct lx_node *n, uint64_t end)
     if (!mem)
         return -LX_ENOSPC;
     const uint8_t *old = lx_node_data(n);
-    if (n->size)
-        memcpy(mem, old, n->size);
+    memcpy(mem, old, n->size < cap ? n->size : cap);
     node_free_mem(n);
     n->mem = mem;
     n->cap = cap;
@@ -195,11 +194,17 @@ int lx_node_resize(struct lx_node *n, uint64_t size)
         int err = lx_node_reserve(n, size);
         if (err)
             return err;
+    } else if (size < n->size && n->mem) {
+        memset(n->mem + size, 0, n->size - size);       /* growing again later reads zeros there */
     } else if (size < n->size) {
-        if (!n->mem && size && lx_node_reserve(n, size))
-            return -LX_ENOSPC;
-        if (n->mem)
-            memset(n->mem + size, 0, n->size - size);   /* growing again later reads zeros there */
+        /* Cut in the archive: only what stays is copied out (an empty file keeps no copy). */
+        uint64_t old = n->size;
+        n->size = size;
+        int err = size ? lx_node_reserve(n, size) : 0;
+        if (err) {
+            n->size = old;
+            return err;
+        }
     }
     n->size = size;
     return 0;

@@ -188,6 +188,20 @@ int main(void)
     write(fd, buf, 1);
     close(fd);
 
+    /* An archive file cut short, then grown (zeros), then restored. */
+    fd = open("/data/sub/c.txt", O_RDWR);
+    len = read(fd, buf, sizeof(buf));
+    SHOW("ftruncate an archive file to 3", ftruncate(fd, 3));
+    show_file("cut", "/data/sub/c.txt");
+    SHOW("ftruncate it to 6", ftruncate(fd, 6));
+    show_file("grown", "/data/sub/c.txt");
+    SHOW("restored", (ftruncate(fd, 0), pwrite(fd, buf, len, 0) == len));
+    close(fd);
+    fd = open("/data/b.txt", O_RDWR);
+    len = read(fd, buf, sizeof(buf));
+    SHOW("truncate another to 0 and back", (ftruncate(fd, 0), pwrite(fd, buf, len, 0) == len));
+    close(fd);
+
     const char *names[] = { "a", "m", "u", "big", "copy" };
     for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         snprintf(buf, sizeof(buf), DIR "/%s", names[i]);
