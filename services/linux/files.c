@@ -769,7 +769,6 @@ int64_t lx_sys_readlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint6
     uint64_t k = tlen < (uint32_t)size ? tlen : (uint32_t)size;
     if (lx_copy_out(c, buf, target, k))
         return -LX_EFAULT;
-    n->atime = lx_now();
     return (int64_t)k;
 }
 

@@ -32,6 +32,7 @@ static uint64_t text_len;
  * program into a new space, which the process then takes). */
 static struct started {
     svc_handle space;
+    int pid;                    /* 0 until the process with that space first asks (an exec loads into a new one) */
     uint32_t len;
     char exe[EXE_MAX];
     char cmdline[CMDLINE_MAX];
@@ -234,6 +235,9 @@ void lx_procfs_exec(const struct lx_proc *p, const char *execfn, char *const arg
 {
     struct lx_proc *procs = lx_procs();
     struct started *s = NULL;
+    for (unsigned i = 0; i < sizeof(started) / sizeof(started[0]) && !s; i++)
+        if (started[i].space == p->space)
+            s = &started[i];                    /* a handle number used again: its old record goes */
     for (unsigned i = 0; i < sizeof(started) / sizeof(started[0]) && !s; i++) {
         int live = 0;
         for (int k = 0; k < LX_PROCS; k++)
@@ -244,6 +248,7 @@ void lx_procfs_exec(const struct lx_proc *p, const char *execfn, char *const arg
     if (!s)
         return;
     s->space = p->space;
+    s->pid = 0;
     s->exe[0] = 0;
     uint64_t el = strnlen(execfn, EXE_MAX - 1);
     memcpy(s->exe, execfn, el);
@@ -263,9 +268,13 @@ void lx_procfs_exec(const struct lx_proc *p, const char *execfn, char *const arg
 static const struct started *started_of(const struct lx_proc *p)
 {
     for (int hops = 0; p && hops < LX_PROCS; hops++) {
-        for (unsigned i = 0; i < sizeof(started) / sizeof(started[0]); i++)
-            if (started[i].space && started[i].space == p->space)
-                return &started[i];
+        for (unsigned i = 0; i < sizeof(started) / sizeof(started[0]); i++) {
+            struct started *s = &started[i];
+            if (s->space && s->space == p->space && (!s->pid || s->pid == p->pid)) {
+                s->pid = p->pid;
+                return s;
+            }
+        }
         p = p->ppid ? proc_of(p->ppid) : NULL;
     }
     return NULL;
