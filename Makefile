@@ -132,6 +132,13 @@ $(O)/linux/bin/%-musl: tests/linux/%.c tests/linux/lxtest.h
 	@echo "  MUSLCC  $@ (dynamic)"
 	$(Q)$(LINUX_CC) -O2 -Wall -Werror -o $@ $<
 
+# lxbench: the Linux system call benchmarks (./petrel bench's lx_* rows),
+# in the root archive so that the same binary runs on Linux and Petrel.
+$(O)/linux/bin/lxbench: bench/linux/lxbench.c bench/common/bench.h
+	@mkdir -p $(dir $@)
+	@echo "  MUSLCC  $@"
+	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $<
+
 $(O)/linux/init: tests/linux/init.c lib/include/cmd_words.h
 	@mkdir -p $(dir $@)
 	@echo "  MUSLCC  $@"
@@ -139,7 +146,8 @@ $(O)/linux/init: tests/linux/init.c lib/include/cmd_words.h
 
 # Debian's busybox (fetched by ./petrel setup into .cache/busybox) goes in
 # as /bin/busybox with /bin/sh and other applets linked to it.
-$(LINUX_ROOT): $(patsubst %,$(O)/linux/bin/%,$(LINUX_TESTS)) $(LINUX_PIE) $(LINUX_OTHER_LIBC) $(O)/linux/init \
+$(LINUX_ROOT): $(patsubst %,$(O)/linux/bin/%,$(LINUX_TESTS)) $(LINUX_PIE) $(LINUX_OTHER_LIBC) $(O)/linux/bin/lxbench \
+        $(O)/linux/init \
         $(shell find tests/linux/root) \
         $(wildcard .cache/busybox/busybox) tools/petrel/rootfs.py tools/petrel/cpio.py tools/petrel/busybox.py Makefile
 	@echo "  CPIO    $@"

@@ -37,6 +37,28 @@ METRICS = [
 # (petrel-idle). On one core the sleeper shares core 0; with --smp 2 it
 # runs on core 1 (see docs/benchmarks.md on what icount does to that).
 PETREL_ONLY = {"irq_latency_under_kservice"}
+# The Linux system call rows (the L4Linux paper's Tables II and III): one
+# static program, bench/linux/lxbench.c, booted unchanged on Linux and on
+# Petrel's Linux personality in the kernel and in user space, with the
+# same root archive. Its "BENCH lx_... - value n" lines get the system of
+# the boot.
+LX_METRICS = [
+    "lx_null_syscall", "lx_read_dev_zero", "lx_write_dev_null", "lx_stat", "lx_fstat", "lx_open_close",
+    "lx_select_10", "lx_sig_install", "lx_sig_catch", "lx_prot_fault", "lx_pipe_rtt", "lx_unix_rtt",
+    "lx_fork_exit", "lx_fork_execve", "lx_fork_sh", "lx_file_mmap_fault", "lx_mmap_1m", "lx_ctx_2p",
+    "lx_cpu_loop",
+]
+LX_SYSTEMS = {"linux": None, "petrel-linux-kernel": "linux-kernel", "petrel-linux-user": "linux-user"}
+# L4Linux paper, Table II and III (us): native Linux, L4Linux.
+LX_PAPER = {
+    "lx_null_syscall": (0.7158, 22.3718), "lx_read_dev_zero": (3.6399, 34.3318),
+    "lx_write_dev_null": (3.1738, 30.9641), "lx_stat": (16.2348, 106.0476), "lx_fstat": (4.2553, 44.4267),
+    "lx_open_close": (39.0611, 208.7772), "lx_select_10": (4.3945, 50.335), "lx_sig_install": (2.619, 36.2203),
+    "lx_sig_catch": (9.8543, 136.0835), "lx_prot_fault": (4.0656, 43.9095), "lx_pipe_rtt": (127.8178, 698.4668),
+    "lx_unix_rtt": (205.9367, 876.9344), "lx_fork_exit": (5213.2701, 54736.8421),
+    "lx_fork_execve": (15915.493, 110000), "lx_fork_sh": (45000, 232000), "lx_file_mmap_fault": (46.0907, 307.4131),
+    "lx_ctx_2p": (40.02, 132.9),
+}
 LATENCY_SYSTEMS = ["petrel", "petrel-user", "petrel-loop", "petrel-idle"]
 LINUX_SYSTEMS = ["linux", "linux-binder", "linux-pipe", "linux-unix", "linux-futex", "linux-tmpfs"]
 BANDWIDTH = {"mem_read_bw", "mem_copy_bw", "file_read_kernel", "file_read_user", "file_write_kernel",
@@ -83,12 +105,15 @@ def prepare(repo: Path = paths.REPO) -> tuple:
     return image, initrd
 
 
-# Parses "BENCH metric system value iters [MB/s]" lines into {(metric, system): value}.
-def parse(console: str) -> dict:
+# Parses "BENCH metric system value iters [MB/s]" lines into {(metric, system): value};
+# a system "-" (lxbench's) is `system`.
+def parse(console: str, system: str = "") -> dict:
     found = {}
     for line in console.splitlines():
         parts = line.strip().split()
-        if len(parts) >= 5 and parts[0] == "BENCH" and parts[1] in METRICS:
+        if len(parts) >= 5 and parts[2] == "-" and system:
+            parts[2] = system
+        if len(parts) >= 5 and parts[0] == "BENCH" and (parts[1] in METRICS or parts[1] in LX_METRICS):
             try:
                 found[(parts[1], parts[2])] = float(parts[3])
             except ValueError:
@@ -96,8 +121,9 @@ def parse(console: str) -> dict:
     return found
 
 
-# Boots one system and streams its console; returns the BENCH figures.
-def boot(argv: list, label: str, timeout: float, log: Path) -> dict:
+# Boots one system and streams its console; returns the BENCH figures
+# (a "-" system is `system`).
+def boot(argv: list, label: str, timeout: float, log: Path, system: str = "") -> dict:
     start = time.monotonic()
     lines = []
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -118,7 +144,7 @@ def boot(argv: list, label: str, timeout: float, log: Path) -> dict:
     console = "".join(lines)
     if f"BENCH-END" not in console:
         raise BenchError(f"{label}: the benchmarks did not finish (console in {paths.rel(log)})")
-    return parse(console)
+    return parse(console, system)
 
 
 def petrel_argv(image: Path, machine: qemu.Machine, only: str) -> list:
@@ -138,12 +164,14 @@ def measure(machine: qemu.Machine, runs: int, only: str, repo: Path = paths.REPO
     image, initrd = prepare(repo)
     samples = {}
     mode = "icount" if machine.icount else "wall"
-    plan = [(machine, only)]
+    plan = [(machine, only)] if not only.startswith("lx") else []
     if machine.smp == 1 and only in ("", "ipc_rtt_cross_core"):
         two = qemu.Machine(machine.cpu, machine.gic, 2, machine.mem, machine.icount)
         plan = ([(machine, only)] if not only else []) + [(two, "ipc_rtt_cross_core")]
     for m, what in plan:
         collect(m, what, runs, image, initrd, samples, repo)
+    if not only or only.startswith("lx"):
+        collect_lx(machine, only, runs, samples, repo)
     rows = []
     for (metric, system), values in sorted(samples.items()):
         unit = "MB/s" if metric in BANDWIDTH else ("insns" if mode == "icount" else "ns")
@@ -169,6 +197,33 @@ def collect(machine: qemu.Machine, only: str, runs: int, image: Path, initrd: Pa
             for key, value in boot(argv, label, timeout, log).items():
                 if not only or key[0] == only:
                     samples.setdefault(key, []).append(value)
+
+
+# Boots lxbench on Linux and on Petrel in both placements of the
+# personality, `runs` times each, adding to samples.
+def collect_lx(machine: qemu.Machine, only: str, runs: int, samples: dict, repo: Path) -> None:
+    from petrel import oracle, rootfs, systems
+    mode = "icount" if machine.icount else "wall"
+    out = bench_dir(repo)
+    archive = out / "lx-rootfs.cpio"
+    archive.write_bytes(rootfs.build("lxbench\n", (), repo))
+    boots = []
+    for system, desc in LX_SYSTEMS.items():
+        if desc is None:
+            argv = qemu.build_argv(linuxbase.image(repo), archive, machine, oracle.LINUX_APPEND)
+        else:
+            entries = systems.read_entries(systems.load_system(repo / "systems" / f"{desc}.toml", repo), repo)
+            image = oracle.write_image(out / f"lx-{desc}.pbi", entries, archive)
+            argv = qemu.build_argv(paths.kernel_bin(repo=repo), image, machine, "")
+        boots.append((system, argv))
+    for system, argv in boots:
+        for run in range(runs):
+            print(f"bench: booting {system} with lxbench ({mode}, {machine.cpu}, {machine.smp} core"
+                  f"{'s' if machine.smp > 1 else ''}), run {run + 1} of {runs}", flush=True)
+            log = out / f"{system}-lxbench-{mode}-smp{machine.smp}-{run + 1}.log"
+            for key, v in boot(argv, f"{system} {run + 1}/{runs}", 900, log, system).items():
+                if only in ("", "lx") or key[0] == only:
+                    samples.setdefault(key, []).append(v)
 
 
 def value(rows: list, metric: str, system: str):
@@ -215,6 +270,7 @@ def report(rows: list, machine: qemu.Machine, command: str) -> str:
                   for s, o in zip(LINUX_SYSTEMS, others) if ratio(metric, p, o) is not None]
         lines.append(f"| {metric} | {fmt(p)} | " + " | ".join(fmt(o) for o in others) +
                      f" | {', '.join(ratios) or '–'} | {PAPER.get(metric, '')} |\n")
+    lines += lx_report(rows, unit)
     lat = [value(rows, "irq_latency_under_kservice", s) for s in LATENCY_SYSTEMS]
     if any(v is not None for v in lat):
         idle = lat[3]
@@ -228,6 +284,29 @@ def report(rows: list, machine: qemu.Machine, command: str) -> str:
                   "|---|---:|---:|---:|---:|\n",
                   f"| irq_latency_under_kservice | {cell(lat[0])} | {cell(lat[1])} | {cell(lat[2])} | {fmt(idle)} |\n"]
     return "".join(lines)
+
+
+# The Linux system call table: Linux, Petrel with the personality in the
+# kernel and in user space, each ratio Linux / Petrel (above 1: Petrel
+# cheaper), and the L4Linux paper's slowdown on the same row.
+def lx_report(rows: list, unit: str) -> list:
+    if not any(value(rows, m, "linux") is not None for m in LX_METRICS):
+        return []
+    lines = ["\n## Linux programs on Petrel (the L4Linux paper's Tables II and III)\n\n",
+             f"One static program (bench/linux/lxbench.c), unchanged, on Linux and on Petrel's Linux personality "
+             f"placed in the kernel and in user space; {unit} per operation. Ratio: Linux / Petrel (above 1: "
+             f"Petrel cheaper). L4Linux: the paper's L4Linux / native Linux (its slowdown).\n\n",
+             "| metric | linux | petrel-linux-kernel | ratio | petrel-linux-user | ratio | L4Linux paper |\n",
+             "|---|---:|---:|---:|---:|---:|---:|\n"]
+    for metric in LX_METRICS:
+        lx, k, u = (value(rows, metric, s) for s in LX_SYSTEMS)
+        if lx is None and k is None and u is None:
+            continue
+        rk, ru = ratio(metric, k, lx), ratio(metric, u, lx)
+        paper = LX_PAPER.get(metric)
+        lines.append(f"| {metric} | {fmt(lx)} | {fmt(k)} | {f'{rk:.2f}x' if rk else '–'} | {fmt(u)} | "
+                     f"{f'{ru:.2f}x' if ru else '–'} | {f'{paper[1] / paper[0]:.1f}x slower' if paper else '–'} |\n")
+    return lines
 
 
 # The targets of the benchmark issue, checked on icount figures.
@@ -249,9 +328,30 @@ def targets(rows: list) -> list:
          <= 2 * (value(rows, "irq_latency_under_kservice", "petrel-idle") or 0)),
         ("mem_read_bw within 3% of Linux",
          abs((ratio("mem_read_bw", value(rows, "mem_read_bw", "petrel"), value(rows, "mem_read_bw", "linux")) or 0) - 1) <= 0.03),
-    ]:
+    ] + lx_targets(rows):
         out.append((name, ok))
     return out
+
+
+# The Linux personality's targets (issue 11), on the lx rows.
+def lx_targets(rows: list) -> list:
+    v = lambda metric, system: value(rows, metric, system)
+    big = 1e18
+    return [
+        ("lx_null_syscall, kernel-placed personality <= Linux",
+         (v("lx_null_syscall", "petrel-linux-kernel") or big) <= (v("lx_null_syscall", "linux") or 0)),
+        ("lx_null_syscall, user-placed personality <= 1.5x Linux",
+         (v("lx_null_syscall", "petrel-linux-user") or big) <= 1.5 * (v("lx_null_syscall", "linux") or 0)),
+        ("lx_pipe_rtt <= Linux in both placements",
+         max(v("lx_pipe_rtt", "petrel-linux-kernel") or big, v("lx_pipe_rtt", "petrel-linux-user") or big)
+         <= (v("lx_pipe_rtt", "linux") or 0)),
+        ("lx_fork_exit <= 1.5x Linux in both placements",
+         max(v("lx_fork_exit", "petrel-linux-kernel") or big, v("lx_fork_exit", "petrel-linux-user") or big)
+         <= 1.5 * (v("lx_fork_exit", "linux") or 0)),
+        ("lx_cpu_loop within 1% of Linux in both placements",
+         all(abs((v("lx_cpu_loop", s) or big) / (v("lx_cpu_loop", "linux") or 1) - 1) <= 0.01
+             for s in ("petrel-linux-kernel", "petrel-linux-user"))),
+    ]
 
 
 # A bar chart of the ratios (log scale), one bar per metric and Linux variant.
@@ -270,6 +370,12 @@ def chart(rows: list, path: Path) -> bool:
             if r is not None:
                 labels.append(f"{metric}\n{s}")
                 values.append(r)
+    for metric in LX_METRICS:
+        for s in ("petrel-linux-kernel", "petrel-linux-user"):
+            r = ratio(metric, value(rows, metric, s), value(rows, metric, "linux"))
+            if r is not None:
+                labels.append(f"{metric}\n{s.removeprefix('petrel-')}")
+                values.append(r)
     if not values:
         return False
     fig, ax = plt.subplots(figsize=(max(8, len(values) * 0.45), 5))
@@ -287,8 +393,9 @@ def chart(rows: list, path: Path) -> bool:
 
 
 def main(mode: str, cpu: str, smp: int, only: str, runs, mem: str = "512M", repo: Path = paths.REPO) -> int:
-    if only and only not in METRICS:
-        print(f"bench: unknown benchmark {only!r}; choose from {', '.join(METRICS)}", file=sys.stderr)
+    if only and only not in METRICS and only not in LX_METRICS and only != "lx":
+        print(f"bench: unknown benchmark {only!r}; choose from {', '.join(METRICS + LX_METRICS)}, "
+              f"or lx (all lx_ rows)", file=sys.stderr)
         return 2
     machine = qemu.Machine(cpu, 2 if smp <= 8 else 3, smp, mem, mode == "icount")
     try:
@@ -312,7 +419,7 @@ def main(mode: str, cpu: str, smp: int, only: str, runs, mem: str = "512M", repo
     out = bench_dir(repo)
     (out / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
     text = report(rows, machine, command)
-    checks = targets(rows) if machine.icount and not only else []
+    checks = (targets(rows) if not only else lx_targets(rows) if only == "lx" else []) if machine.icount else []
     if checks:
         text += "\n## Targets\n\n" + "".join(f"- {'met' if ok else 'NOT met'}: {name}\n" for name, ok in checks)
     (out / "report.md").write_text(text)

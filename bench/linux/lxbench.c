@@ -1,0 +1,278 @@
+/*
+ * lxbench: the Linux system call benchmarks of the L4Linux paper's Tables
+ * II and III (lmbench's rows), as ONE static program that runs unchanged
+ * on Linux and on Petrel's Linux personality in either placement.
+ * `./petrel bench` boots it on all three with the same root archive
+ * (tools/petrel/bench.py) and compares; `./petrel run --exec lxbench`
+ * runs it by hand.
+ *
+ * Each row prints
+ *
+ *     BENCH lx_<metric> - <nanoseconds per operation> <operations>
+ *
+ * timed with the virtual counter (readable at EL0 on both systems; under
+ * QEMU's -icount shift=0 a nanosecond is a guest instruction). The "-" is
+ * the system, which the harness fills in from the boot. A row whose
+ * calls the system does not offer (ENOSYS, EAFNOSUPPORT) prints
+ * "BENCH-SKIP lx_<metric> <reason>" instead.
+ *
+ * `lxbench --exit` exits at once: the program fork+execve runs.
+ * `lxbench --quick` runs each row three times and prints "lxbench: ROW
+ * ~ran" (or "~skipped: why") instead of figures: the test suite's check
+ * that the program runs on Linux and Petrel alike (linux/oracle).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "../common/bench.h"
+
+static uint64_t freq;
+static int quick;               /* --quick: a few of each, no figures (the test suite's check) */
+
+static void report(const char *metric, uint64_t ticks, uint64_t ops)
+{
+    uint64_t ps = bench_ps(ticks, ops, freq);
+    if (quick)
+        printf("lxbench: %s ~ran\n", metric);
+    else
+        printf("BENCH %s - %llu.%03llu %llu\n", metric, (unsigned long long)(ps / 1000),
+               (unsigned long long)(ps % 1000), (unsigned long long)ops);
+    fflush(stdout);
+}
+
+static void skip(const char *metric, const char *why)
+{
+    printf(quick ? "lxbench: %s ~skipped: %s\n" : "BENCH-SKIP %s %s\n", metric, why);
+    fflush(stdout);
+}
+
+/* How many of an operation to time: n, or 3 with --quick. */
+static long times(long n)
+{
+    return quick ? 3 : n;
+}
+
+#define TIME(metric, ops, body) do {                                    \
+        long n_ = times(ops);                                           \
+        uint64_t t0_ = bench_counter();                                 \
+        for (long i_ = 0; i_ < n_; i_++) { body; }                      \
+        report(metric, bench_counter() - t0_, n_);                      \
+    } while (0)
+
+static const char *self = "/bin/lxbench";
+
+static int exists(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd >= 0)
+        close(fd);
+    return fd >= 0;
+}
+
+/* ---------------------------------------------------------------- simple calls */
+
+static void simple_calls(void)
+{
+    char c = 0;
+    struct stat st;
+    TIME("lx_null_syscall", 4000, getppid());
+    int zero = open("/dev/zero", O_RDONLY), null = open("/dev/null", O_WRONLY);
+    TIME("lx_read_dev_zero", 4000, if (read(zero, &c, 1) != 1) abort());
+    TIME("lx_write_dev_null", 4000, if (write(null, &c, 1) != 1) abort());
+    TIME("lx_stat", 2000, if (stat(self, &st)) abort());
+    int fd = open(self, O_RDONLY);
+    TIME("lx_fstat", 4000, if (fstat(fd, &st)) abort());
+    TIME("lx_open_close", 2000, int f = open(self, O_RDONLY); if (f < 0) abort(); close(f));
+    /* select on 10 descriptors of regular files, all ready, no waiting. */
+    int fds[10], top = 0;
+    for (int i = 0; i < 10; i++) {
+        fds[i] = open(self, O_RDONLY);
+        top = fds[i] > top ? fds[i] : top;
+    }
+    struct timeval tv;
+    fd_set set;
+    TIME("lx_select_10", 2000,
+         FD_ZERO(&set); for (int k = 0; k < 10; k++) FD_SET(fds[k], &set);
+         tv.tv_sec = 0; tv.tv_usec = 0;
+         if (select(top + 1, &set, NULL, NULL, &tv) != 10) abort());
+    for (int i = 0; i < 10; i++)
+        close(fds[i]);
+    close(fd);
+    close(zero);
+    close(null);
+}
+
+/* ---------------------------------------------------------------- signals */
+
+static volatile int caught;
+static void on_usr1(int sig) { (void)sig; caught++; }
+
+static sigjmp_buf fault_jump;
+static void on_segv(int sig) { (void)sig; siglongjmp(fault_jump, 1); }
+
+static void signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_usr1;
+    if (sigaction(SIGUSR1, &sa, NULL) != 0) {
+        skip("lx_sig_install", strerror(errno));
+        skip("lx_sig_catch", strerror(errno));
+        skip("lx_prot_fault", strerror(errno));
+        return;
+    }
+    TIME("lx_sig_install", 2000, if (sigaction(SIGUSR1, &sa, NULL)) abort());
+    TIME("lx_sig_catch", 1000, kill(getpid(), SIGUSR1));
+    if (caught != times(1000))
+        printf("lxbench: %d of %ld signals caught\n", caught, times(1000));
+    /* A write to a read-only page, caught (SIGSEGV) and left by siglongjmp. */
+    char *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    struct sigaction sv;
+    memset(&sv, 0, sizeof(sv));
+    sv.sa_handler = on_segv;
+    sv.sa_flags = SA_NODEFER;
+    if (ro == MAP_FAILED || sigaction(SIGSEGV, &sv, NULL) != 0) {
+        skip("lx_prot_fault", strerror(errno));
+        return;
+    }
+    uint64_t t0 = bench_counter();
+    for (volatile long i = 0; i < times(500); i++)
+        if (!sigsetjmp(fault_jump, 0))
+            *(volatile char *)ro = 1;
+    report("lx_prot_fault", bench_counter() - t0, (uint64_t)times(500));
+    signal(SIGSEGV, SIG_DFL);
+    munmap(ro, 4096);
+}
+
+/* ---------------------------------------------------------------- two processes */
+
+/* One byte there and back between two processes over a pair of pipes
+ * (or one socket pair); also the context switch of two processes. */
+static void round_trips(void)
+{
+    int ab[2], ba[2];
+    char c = 'x';
+    if (pipe(ab) || pipe(ba))
+        abort();
+    pid_t child = fork();
+    if (child == 0) {
+        close(ab[1]), close(ba[0]);             /* so that the parent's close ends it */
+        while (read(ab[0], &c, 1) == 1 && write(ba[1], &c, 1) == 1)
+            ;
+        _exit(0);
+    }
+    close(ab[0]), close(ba[1]);
+    uint64_t t0 = bench_counter();
+    for (long i = 0; i < times(500); i++)
+        if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
+            abort();
+    uint64_t ticks = bench_counter() - t0;
+    report("lx_pipe_rtt", ticks, (uint64_t)times(500));
+    report("lx_ctx_2p", ticks, 2 * (uint64_t)times(500));  /* lmbench's 2p/0k ring: a round trip is two switches */
+    close(ab[1]);
+    waitpid(child, NULL, 0);
+    close(ba[0]);
+
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
+        skip("lx_unix_rtt", strerror(errno));
+        return;
+    }
+    child = fork();
+    if (child == 0) {
+        close(sv[0]);
+        while (read(sv[1], &c, 1) == 1 && write(sv[1], &c, 1) == 1)
+            ;
+        _exit(0);
+    }
+    close(sv[1]);
+    TIME("lx_unix_rtt", 500, if (write(sv[0], &c, 1) != 1 || read(sv[0], &c, 1) != 1) abort());
+    close(sv[0]);
+    waitpid(child, NULL, 0);
+}
+
+/* ---------------------------------------------------------------- processes */
+
+static void processes(void)
+{
+    int status;
+    TIME("lx_fork_exit", 40,
+         pid_t p = fork(); if (p == 0) _exit(0); if (p < 0 || waitpid(p, &status, 0) != p) abort());
+    char *const argv[] = { "lxbench", "--exit", NULL }, *const envp[] = { NULL };
+    TIME("lx_fork_execve", 30,
+         pid_t p = fork(); if (p == 0) { execve(self, argv, envp); _exit(127); }
+         if (p < 0 || waitpid(p, &status, 0) != p || status != 0) abort());
+    char *const sh[] = { "sh", "-c", "/bin/lxbench --exit", NULL };
+    if (!exists("/bin/sh")) {
+        skip("lx_fork_sh", "no /bin/sh");
+        return;
+    }
+    TIME("lx_fork_sh", 10,
+         pid_t p = fork(); if (p == 0) { execve("/bin/sh", sh, envp); _exit(127); }
+         if (p < 0 || waitpid(p, &status, 0) != p || status != 0) abort());
+}
+
+/* ---------------------------------------------------------------- memory */
+
+static void memory(void)
+{
+    /* Page faults on a private read-only mapping of a file: one per page. */
+    const char *file = exists("/bin/busybox") ? "/bin/busybox" : self;
+    int fd = open(file, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0)
+        abort();
+    long pages = st.st_size / 4096 > times(256) ? times(256) : st.st_size / 4096;
+    volatile char *m = mmap(NULL, pages * 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED)
+        abort();
+    uint64_t t0 = bench_counter();
+    for (long i = 0; i < pages; i++)
+        (void)m[i * 4096];
+    report("lx_file_mmap_fault", bench_counter() - t0, (uint64_t)pages);
+    munmap((void *)m, pages * 4096);
+    close(fd);
+    TIME("lx_mmap_1m", 500,
+         void *a = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+         if (a == MAP_FAILED || munmap(a, 1 << 20)) abort());
+}
+
+/* A CPU-bound loop: no system call at all, the same instructions on both. */
+static void cpu_loop(void)
+{
+    volatile uint64_t sink;
+    uint64_t x = 1, t0 = bench_counter();
+    for (long i = 0; i < times(2000000); i++)
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+    sink = x;
+    (void)sink;
+    report("lx_cpu_loop", bench_counter() - t0, (uint64_t)times(2000000));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--exit") == 0)
+        return 0;
+    quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    freq = bench_freq();
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    simple_calls();
+    signals();
+    round_trips();
+    processes();
+    memory();
+    cpu_loop();
+    printf(quick ? "lxbench: done\n" : "BENCH-END\n");
+    return 0;
+}
