@@ -1,13 +1,15 @@
 /*
- * Descriptors and the file system calls over the root archive and the
- * three devices (/dev/null, /dev/zero, /dev/console).
+ * Descriptors and the file system calls that read and write files:
+ * open (and create), read, write, stat, getdents, readlink, the working
+ * directory. The calls that change names and attributes are in vfs.c;
+ * the store of nodes and entries in rootfs.c; /proc in procfs.c.
  *
  * A descriptor names an open file description (struct lx_file: node,
  * access mode, position) from one table shared by all processes, counted
- * by the descriptors naming it. Regular files are read straight from the
- * archive in place. The console writes to the system console; reading it
- * gives end of file in this step (line input comes with the terminal).
- * The root is read-only: opening a file for writing gives EROFS.
+ * by the descriptors naming it; each description holds its node open
+ * (lx_node.opens), so an unlinked file stays readable until the last close.
+ * Regular files are read from the archive in place until written, then
+ * from memory (rootfs.c). The console is the terminal (tty.c).
  *
  * Errors are checked in Linux's order: the descriptor (EBADF), its access
  * mode (EBADF), the buffer's range (EFAULT), then the file's kind.
@@ -32,8 +34,9 @@
 #define AT_NO_AUTOMOUNT     0x800
 #define AT_EMPTY_PATH       0x1000
 #define MAX_RW_COUNT        0x7ffff000ull
+#define LX_FILE_MAX         ((uint64_t)INT64_MAX)  /* Linux's largest file offset (MAX_LFS_FILESIZE) */
 #define UIO_MAXIOV          1024
-#define LX_ENXIO            6
+#define O_TMPFILE   020000000
 
 static struct lx_file files[LX_OPEN];
 static char path_buf[LX_PATH_MAX];          /* the path of the call being served (one at a time) */
@@ -45,11 +48,18 @@ static struct lx_file *file_of(struct lx_proc *p, uint64_t fd)
     return fd < LX_FDS ? p->fds[fd] : NULL;
 }
 
+struct lx_file *lx_fd_file(struct lx_proc *p, uint64_t fd)
+{
+    return file_of(p, (uint32_t)fd);
+}
+
 struct lx_file *lx_file_new(int32_t node, uint32_t flags)
 {
     for (int i = 0; i < LX_OPEN; i++) {
         if (!files[i].refs) {
             files[i] = (struct lx_file){ 1, node, flags, 0, -1 };
+            if (node >= 0)
+                lx_node(node)->opens++;
             return &files[i];
         }
     }
@@ -63,8 +73,17 @@ void lx_file_get(struct lx_file *f)
 
 void lx_file_put(struct lx_file *f)
 {
-    if (--f->refs == 0 && f->node < 0)
+    if (--f->refs)
+        return;
+    if (f->node < 0) {
         lx_pipe_close(f);
+        return;
+    }
+    struct lx_node *n = lx_node(f->node);
+    if (n && n->opens) {
+        n->opens--;
+        lx_node_maybe_free(f->node);
+    }
 }
 
 int lx_fd_new(struct lx_proc *p, struct lx_file *f, int cloexec, int from)
@@ -102,9 +121,13 @@ void lx_files_drop(struct lx_proc *p)
 
 static uint32_t kind(const struct lx_node *n) { return n->mode & LX_S_IFMT; }
 
-/* The directory a path is relative to: AT_FDCWD (the working directory)
- * or a directory descriptor. */
-static int32_t start_dir(struct lx_ctx *c, int64_t dirfd, const char *path)
+int64_t lx_path_in(struct lx_ctx *c, char *buf, uint64_t upath)
+{
+    lx_procfs_caller(c->p);
+    return lx_copy_str(c, buf, upath, LX_PATH_MAX);
+}
+
+int32_t lx_start_dir(struct lx_ctx *c, int64_t dirfd, const char *path)
 {
     if (path[0] == '/')
         return LX_ROOT;
@@ -116,9 +139,68 @@ static int32_t start_dir(struct lx_ctx *c, int64_t dirfd, const char *path)
     return f->node >= 0 && kind(lx_node(f->node)) == LX_S_IFDIR ? f->node : -LX_ENOTDIR;
 }
 
+static int32_t start_dir(struct lx_ctx *c, int64_t dirfd, const char *path)
+{
+    return lx_start_dir(c, dirfd, path);
+}
+
+/* The node `path` opens with O_CREAT: found, or made (a regular file of
+ * `mode` less the umask) where it or the link it ends in leads. A node or a
+ * negated errno; *made says whether it is new. */
+static int32_t open_create(int32_t dir, const char *path, uint32_t fl, uint32_t mode, uint32_t mask, int *made)
+{
+    static char target[LX_PATH_MAX];
+    struct lx_last l;
+    *made = 0;
+    for (int depth = 0;; depth++) {
+        int err = lx_lookup_last(dir, path, &l);
+        if (err)
+            return err;
+        if (l.type != LX_LAST_NORM)             /* ".", ".." or "/": a directory */
+            return l.node < 0 ? l.node : (fl & O_EXCL) ? -LX_EEXIST : -LX_EISDIR;
+        if (l.slash)
+            return -LX_EISDIR;
+        if (l.node >= 0) {
+            if (fl & O_EXCL)
+                return -LX_EEXIST;
+            if (kind(lx_node(l.node)) != LX_S_IFLNK || (fl & O_NOFOLLOW))
+                return l.node;
+            int32_t to = lx_follow_last(&l, depth);
+            if (to != -LX_ENOENT)
+                return to;
+            /* A link to nothing: make what it names. */
+            struct lx_node *ln = lx_node(l.node);
+            if (depth >= 40)
+                return -LX_ELOOP;
+            if (ln->proc || ln->size == 0 || ln->size >= LX_PATH_MAX)
+                return -LX_ENOENT;
+            memcpy(target, lx_node_data(ln), ln->size);
+            target[ln->size] = 0;
+            dir = l.dir;
+            path = target;
+            continue;
+        }
+        if (l.node != -LX_ENOENT)
+            return l.node;
+        if (lx_node(l.dir)->proc)
+            return -LX_EACCES;
+        if (!lx_node(l.dir)->nlink)
+            return -LX_ENOENT;
+        int32_t n = lx_node_new(LX_S_IFREG | (mode & 07777 & ~mask));
+        if (n < 0)
+            return n;
+        if ((err = lx_link(l.dir, l.name, l.len, n)) != 0) {
+            lx_node_maybe_free(n);
+            return err;
+        }
+        *made = 1;
+        return n;
+    }
+}
+
 int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t flags, uint64_t mode)
 {
-    int64_t len = lx_copy_str(c, path_buf, upath, sizeof(path_buf));
+    int64_t len = lx_path_in(c, path_buf, upath);
     if (len < 0)
         return len;
     if (len == 0)
@@ -127,40 +209,52 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
     if (dir < 0)
         return dir;
     uint32_t fl = (uint32_t)flags;
-    int32_t node = lx_lookup(dir, path_buf, !(fl & O_NOFOLLOW));
-    if (node == -LX_ENOENT && (fl & O_CREAT))
-        return -LX_EROFS;
+    if ((fl & O_TMPFILE) == O_TMPFILE)
+        return -LX_EOPNOTSUPP;                  /* no unnamed files */
+    if ((fl & O_ACCMODE) == O_ACCMODE && !(fl & O_PATH))
+        return -LX_EINVAL;
+    int made = 0;
+    int32_t node = (fl & O_CREAT) ? open_create(dir, path_buf, fl, (uint32_t)mode, lx_umask_of(c->p), &made)
+                                  : lx_lookup(dir, path_buf, !(fl & O_NOFOLLOW));
     if (node < 0)
         return node;
     struct lx_node *n = lx_node(node);
-    if ((fl & O_CREAT) && (fl & O_EXCL))
-        return -LX_EEXIST;
-    if (kind(n) == LX_S_IFLNK)
+    if (kind(n) == LX_S_IFLNK && !(fl & O_PATH))
         return -LX_ELOOP;                       /* O_NOFOLLOW on a link */
+    if ((fl & O_CREAT) && !made && kind(n) == LX_S_IFDIR)
+        return -LX_EISDIR;
     if ((fl & O_DIRECTORY) && kind(n) != LX_S_IFDIR)
         return -LX_ENOTDIR;
     int writing = (fl & O_ACCMODE) != 0 || (fl & O_TRUNC);
-    if (kind(n) == LX_S_IFDIR && writing)
-        return -LX_EISDIR;
-    if (kind(n) == LX_S_IFREG && writing)
-        return -LX_EROFS;
-    if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_NONE)
-        return -LX_ENXIO;
-    if ((fl & O_ACCMODE) == O_ACCMODE)
-        return -LX_EINVAL;
-    if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_TTY) {
-        if (!lx_tty_is_ctty(c->p))
-            return -LX_ENXIO;                   /* /dev/tty: the caller's controlling terminal, if it has one */
-        node = console_node >= 0 ? console_node : lx_lookup(LX_ROOT, "/dev/console", 1);
-        if (node < 0)
+    if (!(fl & O_PATH)) {
+        if (kind(n) == LX_S_IFDIR && writing)
+            return -LX_EISDIR;
+        if (n->proc && writing)
+            return -LX_EACCES;                  /* /proc is read-only here */
+        if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_NONE)
             return -LX_ENXIO;
+        if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_TTY) {
+            if (!lx_tty_is_ctty(c->p))
+                return -LX_ENXIO;               /* /dev/tty: the caller's controlling terminal, if it has one */
+            node = console_node >= 0 ? console_node : lx_lookup(LX_ROOT, "/dev/console", 1);
+            if (node < 0)
+                return -LX_ENXIO;
+            n = lx_node(node);
+        }
     }
-    struct lx_file *f = lx_file_new(node, (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC)) | O_LARGEFILE);
+    uint32_t keep = (fl & O_PATH) ? (O_PATH | O_DIRECTORY | O_NOFOLLOW) : ~(uint32_t)(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC);
+    struct lx_file *f = lx_file_new(node, (fl & keep) | O_LARGEFILE);
     if (!f)
         return -LX_ENFILE;
     int fd = lx_fd_new(c->p, f, (fl & O_CLOEXEC) != 0, 0);
-    if (fd < 0)
-        f->refs = 0;
+    if (fd < 0) {
+        lx_file_put(f);
+        return fd;
+    }
+    if ((fl & O_TRUNC) && !(fl & O_PATH) && kind(n) == LX_S_IFREG && !made) {
+        lx_node_resize(n, 0);
+        n->mtime = n->ctime = lx_now();
+    }
     return fd;
 }
 
@@ -188,8 +282,14 @@ static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint
     case LX_S_IFDIR:
         return -LX_EISDIR;
     case LX_S_IFREG: {
-        uint64_t left = *pos < n->size ? n->size - *pos : 0, want = len < left ? len : left;
-        uint64_t count = lx_copy_out_some(c, buf, lx_fs_data() + n->data_off + *pos, want);
+        uint64_t size = n->size;
+        const uint8_t *data = lx_node_data(n);
+        if (n->proc) {
+            lx_procfs_caller(c->p);             /* its state shows as running */
+            data = (const uint8_t *)lx_procfs_text(f->node, &size);
+        }
+        uint64_t left = *pos < size ? size - *pos : 0, want = len < left ? len : left;
+        uint64_t count = lx_copy_out_some(c, buf, data + *pos, want);
         if (count == 0 && want)
             return -LX_EFAULT;
         *pos += count;
@@ -212,14 +312,51 @@ static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint
     return (int64_t)done;
 }
 
+/* Write len bytes from the process at buf into regular file n at *pos
+ * (the end with O_APPEND): Linux's partial write up to the first page it
+ * cannot read; EFBIG past the largest offset, ENOSPC past the limit. */
+static int64_t write_regular(struct lx_ctx *c, struct lx_file *f, struct lx_node *n, uint64_t buf, uint64_t len,
+                             uint64_t *pos)
+{
+    if (f->flags & O_APPEND)
+        *pos = n->size;
+    if (len == 0)
+        return 0;
+    if (*pos >= LX_FILE_MAX)
+        return -LX_EFBIG;
+    if (len > LX_FILE_MAX - *pos)
+        len = LX_FILE_MAX - *pos;
+    int err = lx_node_reserve(n, *pos + len);
+    if (err)
+        return err;
+    uint64_t done = 0;
+    while (done < len) {
+        uint64_t at = buf + done, chunk = LX_PAGE - (at & (LX_PAGE - 1));
+        if (chunk > len - done)
+            chunk = len - done;
+        if (lx_copy_in(c, n->mem + *pos + done, at, chunk))
+            break;
+        done += chunk;
+    }
+    if (!done)
+        return -LX_EFAULT;
+    *pos += done;
+    if (*pos > n->size)
+        n->size = *pos;
+    n->mtime = n->ctime = lx_now();
+    return (int64_t)done;
+}
+
 /* Write len bytes from the process at buf to f (range checked). */
-static int64_t write_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len)
+static int64_t write_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len, uint64_t *pos)
 {
     if (len > MAX_RW_COUNT)
         len = MAX_RW_COUNT;
     if (f->node < 0)
         return lx_pipe_write(c, f, buf, len);
     struct lx_node *n = lx_node(f->node);
+    if (kind(n) == LX_S_IFREG && !n->proc)
+        return write_regular(c, f, n, buf, len, pos);
     if (kind(n) != LX_S_IFCHR)
         return -LX_EBADF;
     if (n->dev != LX_DEV_CONSOLE)
@@ -261,7 +398,79 @@ int64_t lx_sys_write(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len)
         return -LX_EBADF;
     if (!lx_range_ok(buf, len))
         return -LX_EFAULT;
-    return write_file(c, f, buf, len);
+    return write_file(c, f, buf, len, &f->pos);
+}
+
+/* pwrite64: at `off`, the position unchanged (with O_APPEND, at the end:
+ * Linux's behaviour). */
+int64_t lx_sys_pwrite(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, int64_t off)
+{
+    struct lx_file *f = file_of(c->p, (uint32_t)fd);
+    if (!f || (f->flags & O_ACCMODE) == 0 || (f->flags & O_PATH))
+        return -LX_EBADF;
+    if (!lx_range_ok(buf, len))
+        return -LX_EFAULT;
+    if (f->node < 0)
+        return -LX_ESPIPE;
+    if (off < 0)
+        return -LX_EINVAL;
+    struct lx_node *n = lx_node(f->node);
+    if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_CONSOLE)
+        return -LX_ESPIPE;
+    uint64_t pos = (uint64_t)off;
+    return write_file(c, f, buf, len, kind(n) == LX_S_IFREG ? &pos : &f->pos);
+}
+
+int64_t lx_file_read_kernel(struct lx_file *f, void *dst, uint64_t len, uint64_t *pos)
+{
+    struct lx_node *n = f->node >= 0 ? lx_node(f->node) : NULL;
+    if (!n)
+        return -LX_EINVAL;
+    if (kind(n) == LX_S_IFCHR) {
+        if (n->dev == LX_DEV_ZERO) {
+            memset(dst, 0, len);
+            return (int64_t)len;
+        }
+        return n->dev == LX_DEV_NULL ? 0 : -LX_EINVAL;
+    }
+    if (kind(n) != LX_S_IFREG)
+        return kind(n) == LX_S_IFDIR ? -LX_EISDIR : -LX_EINVAL;
+    uint64_t size = n->size;
+    const uint8_t *data = lx_node_data(n);
+    if (n->proc)
+        data = (const uint8_t *)lx_procfs_text(f->node, &size);
+    uint64_t left = *pos < size ? size - *pos : 0, want = len < left ? len : left;
+    memcpy(dst, data + *pos, want);
+    *pos += want;
+    return (int64_t)want;
+}
+
+int64_t lx_file_write_kernel(struct lx_file *f, const void *src, uint64_t len)
+{
+    struct lx_node *n = f->node >= 0 ? lx_node(f->node) : NULL;
+    if (!n)
+        return -LX_EINVAL;
+    if (kind(n) == LX_S_IFCHR)
+        return n->dev == LX_DEV_NULL || n->dev == LX_DEV_ZERO ? (int64_t)len : -LX_EINVAL;
+    if (kind(n) != LX_S_IFREG || n->proc)
+        return -LX_EINVAL;
+    if (f->flags & O_APPEND)
+        f->pos = n->size;
+    if (len == 0)
+        return 0;
+    if (f->pos >= LX_FILE_MAX)
+        return -LX_EFBIG;
+    if (len > LX_FILE_MAX - f->pos)
+        len = LX_FILE_MAX - f->pos;
+    int err = lx_node_reserve(n, f->pos + len);
+    if (err)
+        return err;
+    memcpy(n->mem + f->pos, src, len);
+    f->pos += len;
+    if (f->pos > n->size)
+        n->size = f->pos;
+    n->mtime = n->ctime = lx_now();
+    return (int64_t)len;
 }
 
 /* readv (writing 0) and writev (writing 1). */
@@ -293,7 +502,7 @@ int64_t lx_sys_readv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt,
             return total ? (int64_t)total : -LX_EFAULT;
         for (uint64_t j = 0; j < k; j++) {
             uint64_t want = iov[j].len < MAX_RW_COUNT - total ? iov[j].len : MAX_RW_COUNT - total;
-            int64_t r = writing ? write_file(c, f, iov[j].base, want) : read_file(c, f, iov[j].base, want, &f->pos);
+            int64_t r = writing ? write_file(c, f, iov[j].base, want, &f->pos) : read_file(c, f, iov[j].base, want, &f->pos);
             if (r == LX_BLOCK) {                /* a pipe: what moved so far, or wait with nothing moved */
                 total += c->p->io_done;
                 c->p->io_done = 0;
@@ -358,20 +567,37 @@ struct lx_stat {
 };
 _Static_assert(sizeof(struct lx_stat) == 128, "struct stat is 128 bytes on arm64");
 
-static int64_t stat_out(struct lx_ctx *c, int32_t node, uint64_t buf)
+/* tmpfs's sizes of a directory: 20 bytes a name, "." and ".." included. */
+#define DIR_ENTRY_SIZE 20
+
+int lx_stat_fill(int32_t node, void *out)
 {
     struct lx_node *n = lx_node(node);
     static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500 };  /* null 1:3, zero 1:5, console 5:1, tty 5:0 */
     struct lx_stat st = { 0 };
-    st.dev = 1;
+    st.dev = n->proc ? 0x16 : 1;
     st.ino = (uint64_t)node + 1;
     st.mode = n->mode;
-    st.nlink = kind(n) == LX_S_IFDIR ? 2 : 1;
+    st.nlink = n->nlink;
+    st.uid = n->uid;
+    st.gid = n->gid;
     st.rdev = kind(n) == LX_S_IFCHR ? rdev[n->dev] : 0;
     st.size = (int64_t)n->size;
+    if (kind(n) == LX_S_IFDIR)
+        st.size = n->proc ? 0 : (int64_t)(DIR_ENTRY_SIZE * (2 + (uint64_t)n->entries));
     st.blksize = 4096;
-    st.blocks = (int64_t)(lx_page_up(n->size) / 512);
-    st.atime = st.mtime = st.ctime = (int64_t)n->mtime;
+    st.blocks = kind(n) == LX_S_IFREG ? (int64_t)(lx_page_up(n->size) / 512) : 0;
+    st.atime = n->atime.sec, st.atime_ns = n->atime.nsec;
+    st.mtime = n->mtime.sec, st.mtime_ns = n->mtime.nsec;
+    st.ctime = n->ctime.sec, st.ctime_ns = n->ctime.nsec;
+    memcpy(out, &st, sizeof(st));
+    return 0;
+}
+
+static int64_t stat_out(struct lx_ctx *c, int32_t node, uint64_t buf)
+{
+    struct lx_stat st;
+    lx_stat_fill(node, &st);
     return lx_copy_out(c, buf, &st, sizeof(st));
 }
 
@@ -394,7 +620,7 @@ int64_t lx_sys_newfstatat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint6
 {
     if ((uint32_t)flags & ~(uint32_t)(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH))
         return -LX_EINVAL;
-    int64_t len = lx_copy_str(c, path_buf, upath, sizeof(path_buf));
+    int64_t len = lx_path_in(c, path_buf, upath);
     if (len < 0)
         return len;
     if (len == 0 && ((uint32_t)flags & AT_EMPTY_PATH)) {
@@ -411,48 +637,72 @@ int64_t lx_sys_newfstatat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint6
     return node < 0 ? node : stat_out(c, node, buf);
 }
 
-/* The n-th entry of directory `dir` (0 ".", 1 "..", then its children):
- * its node, or -1 past the end. */
-static int32_t dir_entry(int32_t dir, uint64_t n)
+/* The entry of directory `dir` after cookie `pos` ("." is 1, ".." 2,
+ * then each entry's own, then /proc's processes): its name, inode number,
+ * type (DT_*) and cookie; 0, or -1 past the end. */
+static int next_entry(int32_t dir, uint64_t pos, const char **name, uint32_t *nlen, uint64_t *ino, uint8_t *type,
+                      uint64_t *cookie)
 {
-    if (n == 0)
-        return dir;
-    if (n == 1)
-        return lx_node(dir)->parent;
-    int32_t e = lx_node(dir)->first_child;
-    for (uint64_t i = 2; e >= 0 && i < n; i++)
-        e = lx_node(e)->next_sibling;
-    return e;
+    static char dyn[32];
+    struct lx_node *d = lx_node(dir);
+    if (pos < 2) {
+        int32_t e = pos == 0 ? dir : d->parent >= 0 ? d->parent : dir;
+        *name = pos == 0 ? "." : "..";
+        *nlen = (uint32_t)pos + 1;
+        *ino = (uint64_t)e + 1;
+        *type = 4;                              /* DT_DIR */
+        *cookie = pos + 1;
+        return 0;
+    }
+    for (int32_t i = d->first; i >= 0; i = lx_dent(i)->next) {
+        struct lx_dent *e = lx_dent(i);
+        if (e->cookie <= pos)
+            continue;
+        *name = e->name;
+        *nlen = e->len;
+        *ino = (uint64_t)e->node + 1;
+        *type = (uint8_t)(kind(lx_node(e->node)) >> 12);       /* DT_* is the S_IF* type shifted down */
+        *cookie = e->cookie;
+        return 0;
+    }
+    if (d->proc && lx_procfs_entry(dir, pos, dyn, type, ino, cookie) == 0) {
+        *name = dyn;
+        *nlen = (uint32_t)strlen(dyn);
+        return 0;
+    }
+    return -1;
 }
 
 int64_t lx_sys_getdents64(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len)
 {
     struct lx_file *f = file_of(c->p, (uint32_t)fd);
-    if (!f)
+    if (!f || (f->flags & O_PATH))
         return -LX_EBADF;
     if (f->node < 0 || kind(lx_node(f->node)) != LX_S_IFDIR)
         return -LX_ENOTDIR;
+    if (!lx_node(f->node)->nlink)
+        return -LX_ENOENT;                      /* a removed directory */
+    lx_procfs_caller(c->p);
     int32_t count = (int32_t)len;               /* Linux keeps the count in an int: past 2^31, EINVAL */
     uint8_t rec[8 + 8 + 2 + 1 + LX_NAME_MAX + 1 + 8];
-    uint64_t done = 0;
-    for (int32_t e; (e = dir_entry(f->node, f->pos)) >= 0; f->pos++) {
-        struct lx_node *n = lx_node(e);
-        const char *name = f->pos == 0 ? "." : f->pos == 1 ? ".." : n->name;
-        uint32_t nlen = f->pos == 0 ? 1 : f->pos == 1 ? 2 : n->name_len;
+    uint64_t done = 0, ino, cookie;
+    const char *name;
+    uint32_t nlen;
+    uint8_t type;
+    while (next_entry(f->node, f->pos, &name, &nlen, &ino, &type, &cookie) == 0) {
         uint16_t reclen = (uint16_t)((19 + nlen + 1 + 7) & ~7u);
         if (count < 0 || done + reclen > (uint64_t)count)
             return done ? (int64_t)done : -LX_EINVAL;
-        uint64_t ino = (uint64_t)e + 1, off = f->pos + 1;
-        uint8_t type = (uint8_t)(kind(n) >> 12);        /* DT_* is the S_IF* type shifted down */
         memset(rec, 0, reclen);
         memcpy(rec, &ino, 8);
-        memcpy(rec + 8, &off, 8);
+        memcpy(rec + 8, &cookie, 8);
         memcpy(rec + 16, &reclen, 2);
         rec[18] = type;
         memcpy(rec + 19, name, nlen);
         if (lx_copy_out(c, buf + done, rec, reclen))
             return done ? (int64_t)done : -LX_EFAULT;
         done += reclen;
+        f->pos = cookie;
     }
     return (int64_t)done;
 }
@@ -495,7 +745,7 @@ int64_t lx_sys_readlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint6
 {
     if ((int32_t)size <= 0)
         return -LX_EINVAL;
-    int64_t len = lx_copy_str(c, path_buf, upath, sizeof(path_buf));
+    int64_t len = lx_path_in(c, path_buf, upath);
     if (len < 0)
         return len;
     if (len == 0)
@@ -509,8 +759,15 @@ int64_t lx_sys_readlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint6
     struct lx_node *n = lx_node(node);
     if (kind(n) != LX_S_IFLNK)
         return -LX_EINVAL;
-    uint64_t k = n->size < (uint32_t)size ? n->size : (uint32_t)size;
-    if (lx_copy_out(c, buf, lx_fs_data() + n->data_off, k))
+    char self[24];
+    const char *target = (const char *)lx_node_data(n);
+    uint64_t tlen = n->size;
+    if (n->proc) {
+        tlen = lx_procfs_link(node, self, sizeof(self));
+        target = self;
+    }
+    uint64_t k = tlen < (uint32_t)size ? tlen : (uint32_t)size;
+    if (lx_copy_out(c, buf, target, k))
         return -LX_EFAULT;
     return (int64_t)k;
 }
@@ -532,7 +789,7 @@ static int64_t set_cwd(struct lx_ctx *c, int32_t dir)
 
 int64_t lx_sys_chdir(struct lx_ctx *c, uint64_t upath)
 {
-    int64_t len = lx_copy_str(c, path_buf, upath, sizeof(path_buf));
+    int64_t len = lx_path_in(c, path_buf, upath);
     if (len < 0)
         return len;
     if (len == 0)
@@ -553,18 +810,22 @@ int64_t lx_sys_getcwd(struct lx_ctx *c, uint64_t buf, uint64_t size)
 {
     uint64_t at = sizeof(path_buf) - 1;
     path_buf[at] = 0;
+    if (!lx_node(c->p->cwd)->nlink)
+        return -LX_ENOENT;                      /* removed */
     for (int32_t n = c->p->cwd; n != LX_ROOT; n = lx_node(n)->parent) {
-        struct lx_node *node = lx_node(n);
-        if (node->name_len + 1 > at)
+        struct lx_dent *d = lx_dent(lx_node(n)->dent);
+        if (!d)
+            return -LX_ENOENT;
+        if (d->len + 1 > at)
             return -LX_ENAMETOOLONG;
-        at -= node->name_len;
-        memcpy(path_buf + at, node->name, node->name_len);
+        at -= d->len;
+        memcpy(path_buf + at, d->name, d->len);
         path_buf[--at] = '/';
     }
     if (at == sizeof(path_buf) - 1)
         path_buf[--at] = '/';
     uint64_t len = sizeof(path_buf) - at;           /* with its NUL */
     if (size < len)
-        return -34;                                 /* ERANGE */
+        return -LX_ERANGE;
     return lx_copy_out(c, buf, path_buf + at, len) ? -LX_EFAULT : (int64_t)len;
 }

@@ -468,7 +468,7 @@ static int64_t m_run(struct svc_call *call, const uint8_t *path, uint32_t len, u
         return SVC_E_NOENT;
     if (n->size >= sizeof(script.text))
         return SVC_E_INVAL;
-    memcpy(script.text, lx_fs_data() + n->data_off, n->size);
+    memcpy(script.text, lx_node_data(n), n->size);
     script.len = (uint32_t)n->size;
     script.at = 0;
     script.status = 0;

@@ -54,8 +54,10 @@ static int check_header(const struct elf64_ehdr *eh, uint64_t size)
     return 0;
 }
 
-/* Map one PT_LOAD segment of the file at archive offset `foff0` into p's space at base + vaddr. */
-static int load_segment(struct lx_proc *p, const uint8_t *file, uint64_t foff0, uint64_t base,
+/* Map one PT_LOAD segment of the file at archive offset `foff0` into p's
+ * space at base + vaddr; in place only when the file is in the archive
+ * (`in_place`: a file written since lives in the personality's memory). */
+static int load_segment(struct lx_proc *p, const uint8_t *file, uint64_t foff0, int in_place, uint64_t base,
                         const struct elf64_phdr *ph)
 {
     uint64_t va = base + ph->vaddr, start = va & ~(LX_PAGE - 1), end = lx_page_up(va + ph->memsz);
@@ -66,7 +68,7 @@ static int load_segment(struct lx_proc *p, const uint8_t *file, uint64_t foff0, 
     if ((ph->flags & PF_W) && (ph->flags & PF_X))
         return -LX_ENOEXEC;                     /* Petrel maps nothing writable and executable */
     uint64_t file_at = foff0 + ph->offset - (va - start);
-    if (!(ph->flags & PF_W) && (file_at & (LX_PAGE - 1)) == 0 && ph->filesz == ph->memsz) {
+    if (in_place && !(ph->flags & PF_W) && (file_at & (LX_PAGE - 1)) == 0 && ph->filesz == ph->memsz) {
         /* In place: the archive's own pages (bytes past the segment in its
          * last page are the file's next bytes, as on Linux). */
         return lx_vma_map(p, lx_file_mobj(), start, file_at, end - start, rights, LX_VMA_PROG) ? -LX_ENOMEM : 0;
@@ -150,7 +152,7 @@ struct elf_image {
 static int map_elf(struct lx_proc *p, int32_t node, uint64_t dyn_base, struct elf_image *im)
 {
     struct lx_node *n = lx_node(node);
-    const uint8_t *file = lx_fs_data() + n->data_off;
+    const uint8_t *file = lx_node_data(n);
     const struct elf64_ehdr *eh = (const void *)file;
     int err = check_header(eh, n->size);
     if (err)
@@ -182,7 +184,7 @@ static int map_elf(struct lx_proc *p, int32_t node, uint64_t dyn_base, struct el
     if (hi == 0 || base + eh->entry < base + lo || base + eh->entry >= base + hi)
         return -LX_ENOEXEC;
     for (unsigned i = 0; i < eh->phnum; i++)
-        if (ph[i].type == PT_LOAD && (err = load_segment(p, file, n->data_off, base, &ph[i])) != 0)
+        if (ph[i].type == PT_LOAD && (err = load_segment(p, file, n->data_off, !n->mem, base, &ph[i])) != 0)
             return err;
     im->base = base;
     im->entry = base + eh->entry;
@@ -239,5 +241,7 @@ int lx_load(struct lx_proc *p, int32_t node, const char *execfn, char *const arg
     uint64_t used = LX_STACK_TOP - *sp;
     err = !*sp ? -LX_E2BIG : lx_vma_poke(p, *sp, s.buf + s.size - used, used) ? -LX_ENOMEM : 0;
     *pc = prog.interp ? interp.entry : prog.entry;
+    if (!err)
+        lx_procfs_exec(p, execfn, argv, argc);
     return err;
 }

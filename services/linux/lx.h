@@ -19,7 +19,9 @@ enum {
     LX_EBADF = 9, LX_ECHILD = 10, LX_EAGAIN = 11, LX_ENOMEM = 12, LX_EACCES = 13, LX_EFAULT = 14,
     LX_EBUSY = 16, LX_EEXIST = 17, LX_ENODEV = 19, LX_ENOTDIR = 20, LX_EISDIR = 21, LX_EINVAL = 22,
     LX_ENFILE = 23, LX_EMFILE = 24, LX_ENOTTY = 25, LX_ESPIPE = 29, LX_EROFS = 30,
-    LX_EPIPE = 32, LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ELOOP = 40, LX_EOVERFLOW = 75, LX_ELIBBAD = 80,
+    LX_EPIPE = 32, LX_EXDEV = 18, LX_EMLINK = 31, LX_ENOSPC = 28, LX_EFBIG = 27, LX_ENOTEMPTY = 39,
+    LX_EOPNOTSUPP = 95, LX_ENXIO = 6, LX_ERANGE = 34, LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ELOOP = 40,
+    LX_EOVERFLOW = 75, LX_ELIBBAD = 80,
 };
 
 /* ---------------------------------------------------------------- signal numbers (Linux's) */
@@ -95,29 +97,122 @@ static inline uint64_t lx_page_up(uint64_t x) { return (x + LX_PAGE - 1) & ~(LX_
 /* What a node is beyond its mode. */
 enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE, LX_DEV_TTY };
 
+/* The in-memory file system's limits (rootfs.c): file contents copied
+ * into memory once written, in all (ENOSPC past it), and the nodes and
+ * directory entries that may be made beyond the archive's own. */
+#define LX_VFS_BYTES        (32ull << 20)
+#define LX_VFS_NEW_NODES    4096
+
+struct lx_time { int64_t sec, nsec; };
+
+/* A node: what a file is. Its names are directory entries (struct lx_dent). */
 struct lx_node {
-    const char *name;           /* in place in the archive (or a constant); not NUL-terminated */
-    uint32_t name_len;
-    int32_t parent;             /* node index; the root is its own parent */
-    uint32_t mode;              /* type and permissions */
+    uint32_t mode;              /* type and permissions; 0: a free slot */
     uint32_t dev;               /* LX_DEV_* for character devices */
+    uint32_t nlink;             /* entries naming it (a directory: 2 + its subdirectories; 0 once removed) */
+    uint32_t opens;             /* open file descriptions holding it */
+    uint32_t uid, gid;
     uint64_t size;
-    uint64_t data_off;          /* offset of the contents in the archive */
-    uint64_t mtime;
-    int32_t first_child, next_sibling;      /* -1: none */
+    uint64_t data_off;          /* the contents in the archive, in place, while mem is NULL */
+    uint8_t *mem;               /* the contents in memory once written: cap bytes, zero past size */
+    uint64_t cap;
+    struct lx_time atime, mtime, ctime;
+    int32_t parent;             /* a directory: the one holding it (the root: itself) */
+    int32_t dent;               /* a directory: the entry naming it (-1: the root, or removed) */
+    int32_t first, last;        /* a directory: its entries, newest first (-1: none) */
+    uint32_t entries;
+    uint32_t proc;              /* a node of /proc: what it shows (LX_PROC_*); 0 otherwise */
+    int32_t proc_pid;           /* ... and of which process */
+};
+
+/* A directory entry: name[0..len) in directory `dir` names node `node`. */
+struct lx_dent {
+    const char *name;           /* in the archive, or in the name pool (own) */
+    uint32_t len;
+    int32_t node;               /* -1: a free slot */
+    int32_t dir, next, prev;
+    uint64_t cookie;            /* its place in a listing (getdents's d_off), smaller for newer entries */
+    uint8_t own;
 };
 
 /* Load the root archive (boot image file `name`); 0 or a negated errno. */
 int lx_fs_init(const char *name);
-/* The node count and one node. */
+/* A node, an entry (NULL if free or out of range). */
 struct lx_node *lx_node(int32_t n);
+struct lx_dent *lx_dent(int32_t d);
 /* The archive's bytes (in place) and its memory object (for mapping file pages). */
 const uint8_t *lx_fs_data(void);
 svc_handle lx_fs_object(void);
+/* A node's contents: in the archive or in memory. */
+const uint8_t *lx_node_data(const struct lx_node *n);
+/* Bytes of contents in memory, nodes in use and the most there can be. */
+void lx_fs_usage(uint64_t *bytes_used, uint32_t *nodes_used, uint32_t *nodes_max);
+/* The time now (the realtime clock). */
+struct lx_time lx_now(void);
 /* Resolve `path` (absolute, or relative to directory `dir`); follow a
  * final symbolic link when `follow`. A node index or a negated errno. */
 int32_t lx_lookup(int32_t dir, const char *path, int follow);
 #define LX_ROOT 0
+
+/* The last name of a path and the directory holding it (lx_lookup_last). */
+enum { LX_LAST_NORM, LX_LAST_DOT, LX_LAST_DOTDOT, LX_LAST_ROOT };
+struct lx_last {
+    int32_t dir;                /* the directory the name is in */
+    const char *name;           /* the last name (in the path) */
+    uint32_t len;
+    int slash;                  /* the path ended in "/" */
+    int type;                   /* LX_LAST_* */
+    int32_t dent;               /* its entry, or -1 */
+    int32_t node;               /* its node (a link not followed), or -ENOENT */
+};
+/* Split `path` into its directory (resolved, links followed) and last
+ * name; 0 or a negated errno (the directory's). */
+int lx_lookup_last(int32_t dir, const char *path, struct lx_last *l);
+/* The node a final symbolic link l->node leads to, or a negated errno. */
+int32_t lx_follow_last(struct lx_last *l, int depth);
+/* The entry of name[0..len) in directory dir, or -1. */
+int32_t lx_dent_find(int32_t dir, const char *name, uint32_t len);
+/* Is node n the directory dir or below it? */
+int lx_is_below(int32_t n, int32_t dir);
+/* A new node of `mode` (no links yet, times now), or -ENOSPC. */
+int32_t lx_node_new(uint32_t mode);
+/* Free node n if nothing holds it any more (no entry, open file, working directory). */
+void lx_node_maybe_free(int32_t n);
+/* Make room for contents up to `end` in memory (copying them out of the
+ * archive first); resize to `size` (zeros past the old end). 0 or -ENOSPC. */
+int lx_node_reserve(struct lx_node *n, uint64_t end);
+int lx_node_resize(struct lx_node *n, uint64_t size);
+/* Name node `node` as name[0..len) in directory dir; 0 or -ENOSPC. */
+int lx_link(int32_t dir, const char *name, uint32_t len, int32_t node);
+/* Remove entry d (its node freed if nothing else holds it). */
+void lx_unlink(int32_t d);
+/* Move entry d to name[0..len) in dir (no entry of that name there); 0 or -ENOSPC. */
+int lx_rename(int32_t d, int32_t dir, const char *name, uint32_t len);
+/* Swap the nodes of entries a and b. */
+void lx_exchange(int32_t a, int32_t b);
+
+struct lx_proc;
+
+/* /proc (procfs.c): made on lookup, its files generated on read. */
+enum { LX_PROC_ROOT = 1, LX_PROC_SELF, LX_PROC_PIDDIR, LX_PROC_STAT, LX_PROC_STATUS, LX_PROC_CMDLINE, LX_PROC_COMM,
+       LX_PROC_MAPS, LX_PROC_MEMINFO, LX_PROC_CPUINFO, LX_PROC_UPTIME, LX_PROC_MOUNTS, LX_PROC_VERSION,
+       LX_PROC_LOADAVG, LX_PROC_FILESYSTEMS };
+/* The node of name[0..len) in /proc directory `dir`, or a negated errno. */
+int32_t lx_procfs_lookup(int32_t dir, const char *name, uint32_t len);
+/* Make /proc's fixed files (after lx_fs_init); 0 or a negated errno. */
+int lx_procfs_init(void);
+/* The target of /proc symbolic link `n` into buf; its length. */
+uint64_t lx_procfs_link(int32_t n, char *buf, uint64_t size);
+/* The process whose /proc/self this is (set by each path call). */
+void lx_procfs_caller(const struct lx_proc *p);
+/* Generate /proc file `n`; its text and length (static: until the next call). */
+const char *lx_procfs_text(int32_t n, uint64_t *len);
+/* The n-th dynamic entry of /proc directory dir from cookie `from` on: its
+ * name into name (NUL-terminated), node type (DT_*), inode number and
+ * cookie; 0, or -1 past the end. */
+int lx_procfs_entry(int32_t dir, uint64_t from, char *name, uint8_t *type, uint64_t *ino, uint64_t *cookie);
+/* Remember a process's argv for /proc/PID/cmdline (at exec). */
+void lx_procfs_exec(const struct lx_proc *p, const char *execfn, char *const argv[], int argc);
 
 /* ---------------------------------------------------------------- open files */
 struct lx_file {
@@ -272,6 +367,45 @@ int64_t lx_sys_chdir(struct lx_ctx *c, uint64_t path);
 int64_t lx_sys_readlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64_t buf, uint64_t size);
 int64_t lx_sys_fchdir(struct lx_ctx *c, uint64_t fd);
 int64_t lx_sys_getcwd(struct lx_ctx *c, uint64_t buf, uint64_t size);
+/* Writing files and changing names (files.c, vfs.c). */
+#define LX_UMASK        022             /* the file mode creation mask a process starts with */
+/* The file mode creation mask of p (vfs.c), and umask itself. */
+uint32_t lx_umask_of(const struct lx_proc *p);
+int64_t lx_sys_umask(struct lx_ctx *c, uint64_t mask);
+int64_t lx_sys_pwrite(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, int64_t off);
+/* The open file of descriptor fd of p, or NULL. */
+struct lx_file *lx_fd_file(struct lx_proc *p, uint64_t fd);
+/* Copy a path from the process into buf (LX_PATH_MAX bytes); its length or a negated errno. */
+int64_t lx_path_in(struct lx_ctx *c, char *buf, uint64_t upath);
+/* The directory a path is relative to (AT_FDCWD or a directory descriptor), or a negated errno. */
+int32_t lx_start_dir(struct lx_ctx *c, int64_t dirfd, const char *path);
+/* Read from f at *pos into the personality's dst; write to f (at its
+ * position) from src: regular files, /proc files, /dev/null and /dev/zero
+ * (EINVAL for other kinds). A count or a negated errno. */
+int64_t lx_file_read_kernel(struct lx_file *f, void *dst, uint64_t len, uint64_t *pos);
+int64_t lx_file_write_kernel(struct lx_file *f, const void *src, uint64_t len);
+/* Fill a struct stat (128 bytes, Linux's arm64 layout) for node. */
+int lx_stat_fill(int32_t node, void *out);
+int64_t lx_sys_mkdirat(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64_t mode);
+int64_t lx_sys_unlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64_t flags);
+int64_t lx_sys_renameat2(struct lx_ctx *c, int64_t olddirfd, uint64_t oldpath, int64_t newdirfd, uint64_t newpath,
+                         uint64_t flags);
+int64_t lx_sys_linkat(struct lx_ctx *c, int64_t olddirfd, uint64_t oldpath, int64_t newdirfd, uint64_t newpath,
+                      uint64_t flags);
+int64_t lx_sys_symlinkat(struct lx_ctx *c, uint64_t target, int64_t newdirfd, uint64_t linkpath);
+int64_t lx_sys_fchmodat(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64_t mode, uint64_t flags);
+int64_t lx_sys_fchmod(struct lx_ctx *c, uint64_t fd, uint64_t mode);
+int64_t lx_sys_fchownat(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64_t uid, uint64_t gid, uint64_t flags);
+int64_t lx_sys_fchown(struct lx_ctx *c, uint64_t fd, uint64_t uid, uint64_t gid);
+int64_t lx_sys_utimensat(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64_t times, uint64_t flags);
+int64_t lx_sys_faccessat(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64_t mode, uint64_t flags);
+int64_t lx_sys_truncate(struct lx_ctx *c, uint64_t path, int64_t len);
+int64_t lx_sys_ftruncate(struct lx_ctx *c, uint64_t fd, int64_t len);
+int64_t lx_sys_fsync(struct lx_ctx *c, uint64_t fd);
+int64_t lx_sys_statfs(struct lx_ctx *c, uint64_t path, uint64_t buf);
+int64_t lx_sys_fstatfs(struct lx_ctx *c, uint64_t fd, uint64_t buf);
+int64_t lx_sys_sendfile(struct lx_ctx *c, uint64_t out, uint64_t in, uint64_t offp, uint64_t count);
+int64_t lx_sys_fallocate(struct lx_ctx *c, uint64_t fd, uint64_t mode, int64_t off, int64_t len);
 /* The console descriptors 0, 1 and 2 of a new process; 0 or a negated errno. */
 int lx_files_init(struct lx_proc *p);
 /* Close every descriptor of p. */

@@ -320,7 +320,7 @@ int64_t lx_sys_mmap(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot
     err = 0;
     if (off < file->size) {
         uint64_t n = file->size - off < size ? file->size - off : size;
-        err = svc_mem_write(o->h, 0, lx_fs_data() + file->data_off + off, n);
+        err = svc_mem_write(o->h, 0, lx_node_data(file) + off, n);
     }
     if (!err)
         err = lx_vma_map(p, o, va, 0, size, rights, LX_VMA_MMAP);

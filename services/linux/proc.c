@@ -146,7 +146,7 @@ static int copy_vector(struct lx_ctx *c, uint64_t uvec, uint64_t *used, int *n)
 static int32_t script(int32_t node, int *argc)
 {
     struct lx_node *n = lx_node(node);
-    const char *text = (const char *)lx_fs_data() + n->data_off;
+    const char *text = (const char *)lx_node_data(n);
     uint64_t len = n->size < 256 ? n->size : 256, i = 2, end;
     while (i < len && (text[i] == ' ' || text[i] == '\t'))
         i++;
@@ -215,7 +215,7 @@ int64_t lx_sys_execve(struct lx_ctx *c, uint64_t upath, uint64_t uargv, uint64_t
     struct lx_node *n = lx_node(node);
     if ((n->mode & LX_S_IFMT) != LX_S_IFREG || !(n->mode & 0111))
         return -LX_EACCES;
-    if (n->size >= 2 && !memcmp(lx_fs_data() + n->data_off, "#!", 2)) {
+    if (n->size >= 2 && !memcmp(lx_node_data(n), "#!", 2)) {
         node = script(node, &argc);
         if (node < 0)
             return node;

@@ -1,29 +1,353 @@
 /*
- * The root file system: a cpio archive ("newc", the Linux initramfs
- * format) in the boot image, read in place. At start the archive is
- * walked once into a table of nodes (names and contents stay in the
- * archive; the OKL4 paper's in-memory file system, section IV.A.1).
- * Directories a path implies are made even if the archive lacks their
- * entries, and /dev always holds null, zero and console.
+ * The root file system's store: nodes (what a file is: its mode, links,
+ * times and contents) and directory entries (a name in a directory naming
+ * a node), filled at start from a cpio archive ("newc", the Linux
+ * initramfs format) in the boot image, then changed by the programs.
+ * This is the OKL4 paper's in-memory file system (section IV.A.1): a
+ * file's contents stay in place in the archive until it is first written;
+ * then they are copied into memory of the personality (svc_alloc, charged
+ * to it), at most LX_VFS_BYTES in all (ENOSPC past it). Names of the
+ * archive stay in it too; new names go to a pool of small slots.
  *
- * It is read-only in this step: a writable /tmp comes later.
+ * Nodes and entries live in two tables sized at start (the archive's count
+ * plus LX_VFS_NEW_NODES). A node is freed when no entry names it, no open
+ * file description holds it and it is no process's working directory: an
+ * unlinked file stays readable through its descriptors until the last
+ * close. A directory knows its parent and the entry naming it (no hard
+ * links to directories), which getcwd and ".." walk.
+ *
+ * A directory lists "." and "..", then its entries newest first (Linux's
+ * tmpfs order, which find and tar show, so the archive's entries come in
+ * reverse); each entry has a cookie, smaller for newer entries, that
+ * getdents hands out as d_off: a listing resumes after the cookie it
+ * stopped at, so removing entries while reading a directory skips none
+ * (rm -r does that), and entries made meanwhile are not seen.
  */
 #include "lx.h"
 
 static struct lx_node *nodes;
-static int32_t nnodes, maxnodes;
+static int32_t maxnodes, node_hint;
+static struct lx_dent *dents;
+static int32_t maxdents, dent_hint;
+static uint64_t next_cookie = 1ull << 39;   /* counts down: 1 and 2 are the cookies of "." and ".." */
 static const uint8_t *archive;
 static uint64_t archive_size;
 static svc_handle archive_mem;
+static uint64_t mem_used;                   /* bytes of file contents in memory (page-rounded capacities) */
+static uint32_t used_nodes;
 
 struct lx_node *lx_node(int32_t n)
 {
-    return n >= 0 && n < nnodes ? &nodes[n] : NULL;
+    return n >= 0 && n < maxnodes && nodes[n].mode ? &nodes[n] : NULL;
+}
+
+struct lx_dent *lx_dent(int32_t d)
+{
+    return d >= 0 && d < maxdents && dents[d].node >= 0 ? &dents[d] : NULL;
 }
 
 const uint8_t *lx_fs_data(void) { return archive; }
 svc_handle lx_fs_object(void) { return archive_mem; }
 
+const uint8_t *lx_node_data(const struct lx_node *n)
+{
+    return n->mem ? n->mem : archive + n->data_off;
+}
+
+void lx_fs_usage(uint64_t *bytes_used, uint32_t *nodes_used, uint32_t *nodes_max)
+{
+    *bytes_used = mem_used;
+    *nodes_used = used_nodes;
+    *nodes_max = (uint32_t)maxnodes;
+}
+
+struct lx_time lx_now(void)
+{
+    uint64_t ns = svc_clock_ns();
+    return (struct lx_time){ (int64_t)(ns / 1000000000u), (int64_t)(ns % 1000000000u) };
+}
+
+/* ---------------------------------------------------------------- names */
+/* Slots of 32, 64 and 256 bytes (a name and its NUL), in chunks of 16 KiB;
+ * a free slot holds the next free one. */
+static const uint32_t name_sizes[3] = { 32, 64, 256 };
+static void *name_free[3];
+
+static int name_class(uint32_t len) { return len < 32 ? 0 : len < 64 ? 1 : 2; }
+
+static char *name_alloc(uint32_t len)
+{
+    int k = name_class(len);
+    if (!name_free[k]) {
+        uint8_t *chunk = svc_alloc(16384);
+        if (!chunk)
+            return NULL;
+        for (uint32_t at = 0; at + name_sizes[k] <= 16384; at += name_sizes[k]) {
+            *(void **)(chunk + at) = name_free[k];
+            name_free[k] = chunk + at;
+        }
+    }
+    char *s = name_free[k];
+    name_free[k] = *(void **)s;
+    return s;
+}
+
+static void name_release(const char *s, uint32_t len)
+{
+    int k = name_class(len);
+    *(void **)(uintptr_t)s = name_free[k];
+    name_free[k] = (void *)(uintptr_t)s;
+}
+
+/* ---------------------------------------------------------------- nodes */
+static int is_cwd(int32_t n);
+static void node_free_mem(struct lx_node *n);
+
+/* Free every node nothing holds any more: removed directories that were
+ * some process's working directory until it moved or ended. */
+static void sweep(void)
+{
+    for (int32_t i = 1; i < maxnodes; i++) {
+        struct lx_node *n = &nodes[i];
+        if (n->mode && !n->nlink && !n->opens && !n->proc && !is_cwd(i)) {
+            node_free_mem(n);
+            n->mode = 0;
+            used_nodes--;
+        }
+    }
+}
+
+int32_t lx_node_new(uint32_t mode)
+{
+    if (used_nodes >= (uint32_t)maxnodes)
+        sweep();
+    for (int32_t i = 0; i < maxnodes; i++) {
+        int32_t n = (node_hint + i) % maxnodes;
+        if (!nodes[n].mode) {
+            struct lx_time now = lx_now();
+            nodes[n] = (struct lx_node){ .mode = mode, .parent = -1, .dent = -1, .first = -1, .last = -1,
+                                         .atime = now, .mtime = now, .ctime = now };
+            node_hint = n + 1;
+            used_nodes++;
+            return n;
+        }
+    }
+    return -LX_ENOSPC;
+}
+
+/* Is node n some process's working directory? */
+static int is_cwd(int32_t n)
+{
+    struct lx_proc *procs = lx_procs();
+    for (int i = 0; i < LX_PROCS; i++)
+        if (procs[i].used && !procs[i].ended && procs[i].cwd == n)
+            return 1;
+    return 0;
+}
+
+static void node_free_mem(struct lx_node *n)
+{
+    if (n->mem) {
+        svc_free(n->mem, n->cap);
+        mem_used -= n->cap;
+    }
+    n->mem = NULL;
+    n->cap = 0;
+}
+
+void lx_node_maybe_free(int32_t i)
+{
+    struct lx_node *n = lx_node(i);
+    if (!n || i == LX_ROOT || n->nlink || n->opens || n->proc || is_cwd(i))
+        return;
+    node_free_mem(n);
+    n->mode = 0;
+    used_nodes--;
+}
+
+int lx_node_reserve(struct lx_node *n, uint64_t end)
+{
+    if (end <= n->cap)
+        return 0;
+    if (end > LX_VFS_BYTES)
+        return -LX_ENOSPC;
+    uint64_t cap = lx_page_up(end), more = lx_page_up(n->cap * 2);
+    if (more > cap && mem_used - n->cap + more <= LX_VFS_BYTES && more <= LX_VFS_BYTES)
+        cap = more;                             /* doubling: a file written in small pieces copies little */
+    if (mem_used - n->cap + cap > LX_VFS_BYTES)
+        return -LX_ENOSPC;
+    uint8_t *mem = svc_alloc(cap);              /* zeroed: holes read as zeros */
+    if (!mem)
+        return -LX_ENOSPC;
+    const uint8_t *old = lx_node_data(n);
+    memcpy(mem, old, n->size < cap ? n->size : cap);
+    node_free_mem(n);
+    n->mem = mem;
+    n->cap = cap;
+    mem_used += cap;
+    return 0;
+}
+
+int lx_node_resize(struct lx_node *n, uint64_t size)
+{
+    if (size > n->size) {
+        int err = lx_node_reserve(n, size);
+        if (err)
+            return err;
+    } else if (size < n->size && n->mem) {
+        memset(n->mem + size, 0, n->size - size);       /* growing again later reads zeros there */
+    } else if (size < n->size) {
+        /* Cut in the archive: only what stays is copied out (an empty file keeps no copy). */
+        uint64_t old = n->size;
+        n->size = size;
+        int err = size ? lx_node_reserve(n, size) : 0;
+        if (err) {
+            n->size = old;
+            return err;
+        }
+    }
+    n->size = size;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- entries */
+int32_t lx_dent_find(int32_t dir, const char *name, uint32_t len)
+{
+    for (int32_t d = nodes[dir].first; d >= 0; d = dents[d].next)
+        if (dents[d].len == len && !memcmp(dents[d].name, name, len))
+            return d;
+    return -1;
+}
+
+/* A new entry in `dir` for node `node` named name[0..len) (copied into the
+ * pool unless `in_place`); its index or -ENOSPC. */
+static int32_t dent_add(int32_t dir, const char *name, uint32_t len, int32_t node, int in_place)
+{
+    int32_t d = -1;
+    for (int32_t i = 0; i < maxdents; i++) {
+        int32_t k = (dent_hint + i) % maxdents;
+        if (dents[k].node < 0) {
+            d = k;
+            break;
+        }
+    }
+    if (d < 0)
+        return -LX_ENOSPC;
+    const char *stored = name;
+    if (!in_place) {
+        char *s = name_alloc(len);
+        if (!s)
+            return -LX_ENOSPC;
+        memcpy(s, name, len);
+        s[len] = 0;
+        stored = s;
+    }
+    dent_hint = d + 1;
+    struct lx_node *p = &nodes[dir];
+    dents[d] = (struct lx_dent){ stored, len, node, dir, p->first, -1, next_cookie--, (uint8_t)!in_place };
+    if (p->first >= 0)
+        dents[p->first].prev = d;
+    else
+        p->last = d;
+    p->first = d;
+    p->entries++;
+    return d;
+}
+
+static void dent_drop(int32_t d)
+{
+    struct lx_dent *e = &dents[d];
+    struct lx_node *p = &nodes[e->dir];
+    if (e->prev >= 0)
+        dents[e->prev].next = e->next;
+    else
+        p->first = e->next;
+    if (e->next >= 0)
+        dents[e->next].prev = e->prev;
+    else
+        p->last = e->prev;
+    p->entries--;
+    if (e->own)
+        name_release(e->name, e->len);
+    e->node = -1;
+}
+
+int lx_link(int32_t dir, const char *name, uint32_t len, int32_t node)
+{
+    int32_t d = dent_add(dir, name, len, node, 0);
+    if (d < 0)
+        return d;
+    struct lx_node *n = &nodes[node], *p = &nodes[dir];
+    n->nlink++;
+    if ((n->mode & LX_S_IFMT) == LX_S_IFDIR) {
+        n->nlink++;                             /* its own "." */
+        n->parent = dir;
+        n->dent = d;
+        p->nlink++;                             /* its ".." */
+    }
+    p->mtime = p->ctime = lx_now();
+    return 0;
+}
+
+void lx_unlink(int32_t d)
+{
+    int32_t dir = dents[d].dir, node = dents[d].node;
+    struct lx_node *n = &nodes[node], *p = &nodes[dir];
+    dent_drop(d);
+    if ((n->mode & LX_S_IFMT) == LX_S_IFDIR) {
+        n->nlink = 0;
+        n->dent = -1;
+        p->nlink--;
+    } else {
+        n->nlink--;
+    }
+    struct lx_time now = lx_now();
+    p->mtime = p->ctime = n->ctime = now;
+    lx_node_maybe_free(node);
+}
+
+int lx_rename(int32_t from, int32_t dir, const char *name, uint32_t len)
+{
+    int32_t node = dents[from].node, old_dir = dents[from].dir;
+    int32_t d = dent_add(dir, name, len, node, 0);
+    if (d < 0)
+        return d;
+    dent_drop(from);
+    struct lx_node *n = &nodes[node];
+    if ((n->mode & LX_S_IFMT) == LX_S_IFDIR) {
+        n->parent = dir;
+        n->dent = d;
+        nodes[old_dir].nlink--;
+        nodes[dir].nlink++;
+    }
+    struct lx_time now = lx_now();
+    nodes[old_dir].mtime = nodes[old_dir].ctime = now;
+    nodes[dir].mtime = nodes[dir].ctime = n->ctime = now;
+    return 0;
+}
+
+void lx_exchange(int32_t a, int32_t b)
+{
+    int32_t na = dents[a].node, nb = dents[b].node, da = dents[a].dir, db = dents[b].dir;
+    dents[a].node = nb;
+    dents[b].node = na;
+    int dir_a = (nodes[na].mode & LX_S_IFMT) == LX_S_IFDIR, dir_b = (nodes[nb].mode & LX_S_IFMT) == LX_S_IFDIR;
+    if (dir_a) {
+        nodes[na].parent = db;
+        nodes[na].dent = b;
+    }
+    if (dir_b) {
+        nodes[nb].parent = da;
+        nodes[nb].dent = a;
+    }
+    nodes[da].nlink += (uint32_t)(dir_b - dir_a);
+    nodes[db].nlink += (uint32_t)(dir_a - dir_b);
+    struct lx_time now = lx_now();
+    nodes[da].mtime = nodes[da].ctime = nodes[db].mtime = nodes[db].ctime = now;
+    nodes[na].ctime = nodes[nb].ctime = now;
+}
+
+/* ---------------------------------------------------------------- loading the archive */
 /* Eight hex digits; -1 if they are not. */
 static int64_t hex8(const uint8_t *p)
 {
@@ -39,32 +363,8 @@ static int64_t hex8(const uint8_t *p)
     return (int64_t)v;
 }
 
-/* The child of directory `dir` called name[0..len), or -1. */
-static int32_t child(int32_t dir, const char *name, uint32_t len)
-{
-    for (int32_t c = nodes[dir].first_child; c >= 0; c = nodes[c].next_sibling)
-        if (nodes[c].name_len == len && !memcmp(nodes[c].name, name, len))
-            return c;
-    return -1;
-}
-
-/* A new node under `dir` (a directory until its entry says otherwise). */
-static int32_t add(int32_t dir, const char *name, uint32_t len)
-{
-    if (nnodes == maxnodes)
-        return -LX_ENOMEM;
-    int32_t n = nnodes++;
-    nodes[n] = (struct lx_node){ name, len, dir, LX_S_IFDIR | 0755, LX_DEV_NONE, 0, 0, 0, -1, -1 };
-    /* Appended, so a listing keeps the archive's order. */
-    int32_t *link = &nodes[dir].first_child;
-    while (*link >= 0)
-        link = &nodes[*link].next_sibling;
-    *link = n;
-    return n;
-}
-
 /* The node for archive path name[0..len) (no leading "/"), made with its
- * parents if missing; or a negated errno. */
+ * parents (directories) if missing; or a negated errno. */
 static int32_t place(const char *name, uint32_t len)
 {
     int32_t dir = LX_ROOT;
@@ -82,37 +382,59 @@ static int32_t place(const char *name, uint32_t len)
             return j - i == 1 && j == len && dir == LX_ROOT ? LX_ROOT : -LX_EINVAL;     /* "." itself */
         if ((nodes[dir].mode & LX_S_IFMT) != LX_S_IFDIR)
             return -LX_ENOTDIR;
-        int32_t c = child(dir, name + i, j - i);
-        if (c < 0)
-            c = add(dir, name + i, j - i);
-        if (c < 0)
-            return c;
+        int32_t d = lx_dent_find(dir, name + i, j - i), c;
+        if (d >= 0) {
+            c = dents[d].node;
+        } else {
+            c = lx_node_new(LX_S_IFDIR | 0755);
+            if (c < 0)
+                return c;
+            nodes[c].nlink = 2;
+            nodes[c].parent = dir;
+            d = dent_add(dir, name + i, j - i, c, 1);
+            if (d < 0)
+                return d;
+            nodes[c].dent = d;
+            nodes[c].nlink = 2;
+            nodes[c].mtime = nodes[c].atime = nodes[c].ctime = (struct lx_time){ 0, 0 };
+            nodes[dir].nlink++;
+        }
         dir = c;
         i = j;
     }
     return dir;
 }
 
-static void device(const char *name, uint32_t dev)
+/* Make the node of a path (see place) a file of `mode`: a directory the
+ * archive listed earlier as implied keeps its entries. */
+static void set_kind(int32_t n, uint32_t mode)
 {
-    int32_t d = place("dev", 3);
-    if (d < 0)
-        return;
-    int32_t n = place(name, (uint32_t)strlen(name));
+    struct lx_node *node = &nodes[n];
+    int was_dir = (node->mode & LX_S_IFMT) == LX_S_IFDIR, is_dir = (mode & LX_S_IFMT) == LX_S_IFDIR;
+    if (was_dir && !is_dir && n != LX_ROOT && node->first < 0) {
+        nodes[node->parent].nlink--;
+        node->nlink = 1;
+    }
+    node->mode = mode;
+}
+
+static void device(const char *path, uint32_t dev)
+{
+    int32_t n = place(path, (uint32_t)strlen(path));
     if (n >= 0) {
-        nodes[n].mode = LX_S_IFCHR | (dev == LX_DEV_CONSOLE ? 0600 : 0666);
+        set_kind(n, LX_S_IFCHR | (dev == LX_DEV_CONSOLE ? 0600 : 0666));
         nodes[n].dev = dev;
         nodes[n].size = 0;
     }
 }
 
 /* An upper bound of the nodes the archive makes: one per entry, one per
- * "/" in a name (a directory it may imply), the root, /dev and its three
+ * "/" in a name (a directory it may imply), the root, /dev and its
  * devices; or -EINVAL for a malformed archive. */
 static int32_t count_nodes(void)
 {
-    uint64_t n = 5, at = 0;
-    while (at + 110 <= archive_size && n < (1u << 30)) {
+    uint64_t n = 8, at = 0;
+    while (at + 110 <= archive_size && n < (1u << 24)) {
         const uint8_t *h = archive + at;
         int64_t size = hex8(h + 6 + 8 * 6), namesize = hex8(h + 6 + 8 * 11);
         uint64_t data_at = (at + 110 + (uint64_t)namesize + 3) & ~3ull;
@@ -129,7 +451,7 @@ static int32_t count_nodes(void)
     return (int32_t)n;
 }
 
-/* Walk the archive into the node table. */
+/* Walk the archive into the tables. */
 int lx_fs_init(const char *name)
 {
     struct petrel_bootfile bf;
@@ -142,14 +464,21 @@ int lx_fs_init(const char *name)
     archive = data;
     archive_size = bf.size;
     archive_mem = svc_mem_bootfile(index);
-    maxnodes = count_nodes();
-    if (maxnodes < 0)
-        return maxnodes;
+    int32_t count = count_nodes();
+    if (count < 0)
+        return count;
+    maxnodes = count + LX_VFS_NEW_NODES;
+    maxdents = maxnodes;
     nodes = svc_alloc((uint64_t)maxnodes * sizeof(*nodes));
-    if (!nodes)
+    dents = svc_alloc((uint64_t)maxdents * sizeof(*dents));
+    if (!nodes || !dents)
         return -LX_ENOMEM;
-    nodes[0] = (struct lx_node){ "", 0, 0, LX_S_IFDIR | 0755, LX_DEV_NONE, 0, 0, 0, -1, -1 };
-    nnodes = 1;
+    for (int32_t i = 0; i < maxdents; i++)
+        dents[i].node = -1;
+    nodes[LX_ROOT] = (struct lx_node){ .mode = LX_S_IFDIR | 0755, .nlink = 2, .parent = LX_ROOT, .dent = -1,
+                                       .first = -1, .last = -1 };
+    used_nodes = 1;
+    node_hint = 1;
     uint64_t at = 0;
     while (at + 110 <= archive_size) {
         const uint8_t *h = archive + at;
@@ -171,31 +500,63 @@ int lx_fs_init(const char *name)
         int32_t n = place(nm, len);
         if (n < 0)
             return n;
-        if (n != LX_ROOT) {
-            nodes[n].mode = (uint32_t)mode;
-            nodes[n].size = (mode & LX_S_IFMT) == LX_S_IFDIR ? 0 : size;
-            nodes[n].data_off = data_at;
-            nodes[n].mtime = mtime;
-        }
+        if (!(mode & LX_S_IFMT))
+            mode |= LX_S_IFREG;
+        set_kind(n, (uint32_t)mode);
+        struct lx_node *node = &nodes[n];
+        node->size = (mode & LX_S_IFMT) == LX_S_IFDIR ? 0 : size;
+        node->data_off = data_at;
+        node->atime = node->mtime = node->ctime = (struct lx_time){ (int64_t)mtime, 0 };
+        node->uid = (uint32_t)f[2];
+        node->gid = (uint32_t)f[3];
         at = (data_at + size + 3) & ~3ull;
     }
     device("dev/null", LX_DEV_NULL);
     device("dev/zero", LX_DEV_ZERO);
     device("dev/console", LX_DEV_CONSOLE);
     device("dev/tty", LX_DEV_TTY);
-    return 0;
+    int32_t proc = place("proc", 4);
+    if (proc >= 0 && (nodes[proc].mode & LX_S_IFMT) == LX_S_IFDIR) {
+        nodes[proc].mode = LX_S_IFDIR | 0555;
+        nodes[proc].proc = LX_PROC_ROOT;
+    }
+    return lx_procfs_init();
 }
 
+/* ---------------------------------------------------------------- paths */
 static int32_t resolve(int32_t dir, const char *path, uint64_t plen, int follow, int depth);
 
-/* Follow symbolic link `n` found in directory `dir` (its target is read in place). */
+/* Follow symbolic link `n` found in directory `dir`. */
 static int32_t follow_link(int32_t dir, int32_t n, int depth)
 {
     if (depth >= 40)
         return -LX_ELOOP;
-    if (nodes[n].size == 0 || nodes[n].size >= LX_PATH_MAX)
+    char self[24];
+    const char *target;
+    uint64_t len;
+    if (nodes[n].proc) {
+        len = lx_procfs_link(n, self, sizeof(self));
+        target = self;
+    } else {
+        len = nodes[n].size;
+        target = (const char *)lx_node_data(&nodes[n]);
+    }
+    if (len == 0 || len >= LX_PATH_MAX)
         return -LX_ENOENT;
-    return resolve(dir, (const char *)archive + nodes[n].data_off, nodes[n].size, 1, depth + 1);
+    return resolve(dir, target, len, 1, depth + 1);
+}
+
+/* The node named name[0..len) in directory `cur`, or -ENOENT. */
+static int32_t step(int32_t cur, const char *name, uint32_t len)
+{
+    if (len == 1 && name[0] == '.')
+        return cur;
+    if (len == 2 && name[0] == '.' && name[1] == '.')
+        return nodes[cur].parent >= 0 ? nodes[cur].parent : cur;
+    if (nodes[cur].proc)
+        return lx_procfs_lookup(cur, name, len);
+    int32_t d = lx_dent_find(cur, name, len);
+    return d >= 0 ? dents[d].node : -LX_ENOENT;
 }
 
 /* Resolve path[0..plen) from `dir` (a directory node). */
@@ -215,13 +576,12 @@ static int32_t resolve(int32_t dir, const char *path, uint64_t plen, int follow,
             return -LX_ENAMETOOLONG;
         if ((nodes[cur].mode & LX_S_IFMT) != LX_S_IFDIR)
             return -LX_ENOTDIR;
-        int32_t next;
-        if (e - p == 1 && p[0] == '.')
-            next = cur;
-        else if (e - p == 2 && p[0] == '.' && p[1] == '.')
-            next = nodes[cur].parent;
-        else if ((next = child(cur, p, (uint32_t)(e - p))) < 0)
-            return -LX_ENOENT;
+        int dots = (e - p == 1 && p[0] == '.') || (e - p == 2 && p[0] == '.' && p[1] == '.');
+        if (!nodes[cur].nlink && !dots)
+            return -LX_ENOENT;                  /* a removed directory has only "." and ".." */
+        int32_t next = step(cur, p, (uint32_t)(e - p));
+        if (next < 0)
+            return next;
         /* A link is followed unless it is the last name, unfollowed, without a "/" after it. */
         if ((nodes[next].mode & LX_S_IFMT) == LX_S_IFLNK && (follow || e < end)) {
             next = follow_link(cur, next, depth);
@@ -245,4 +605,70 @@ int32_t lx_lookup(int32_t dir, const char *path, int follow)
     if (len >= LX_PATH_MAX)
         return -LX_ENAMETOOLONG;
     return resolve(dir, path, len, follow, 0);
+}
+
+int lx_lookup_last(int32_t dir, const char *path, struct lx_last *l)
+{
+    uint64_t len = strnlen(path, LX_PATH_MAX);
+    if (!nodes || len == 0)
+        return -LX_ENOENT;
+    if (len >= LX_PATH_MAX)
+        return -LX_ENAMETOOLONG;
+    uint64_t end = len;
+    while (end > 0 && path[end - 1] == '/')
+        end--;
+    l->slash = end < len;
+    uint64_t start = end;
+    while (start > 0 && path[start - 1] != '/')
+        start--;
+    l->name = path + start;
+    l->len = (uint32_t)(end - start);
+    l->dent = -1;
+    if (end == 0) {                             /* "/" */
+        l->dir = LX_ROOT;
+        l->type = LX_LAST_ROOT;
+        l->node = LX_ROOT;
+        return 0;
+    }
+    if (l->len > LX_NAME_MAX)
+        return -LX_ENAMETOOLONG;
+    int32_t parent = start == 0 ? dir : resolve(dir, path, start, 1, 0);
+    if (parent < 0)
+        return parent;
+    if ((nodes[parent].mode & LX_S_IFMT) != LX_S_IFDIR)
+        return -LX_ENOTDIR;
+    l->dir = parent;
+    l->type = l->len == 1 && l->name[0] == '.' ? LX_LAST_DOT :
+              l->len == 2 && l->name[0] == '.' && l->name[1] == '.' ? LX_LAST_DOTDOT : LX_LAST_NORM;
+    l->node = -LX_ENOENT;
+    if (l->type != LX_LAST_NORM) {
+        l->node = step(parent, l->name, l->len);
+        return 0;
+    }
+    if (!nodes[parent].nlink)
+        return 0;                               /* a removed directory: nothing in it, nothing made */
+    if (nodes[parent].proc) {
+        l->node = lx_procfs_lookup(parent, l->name, l->len);
+        return 0;
+    }
+    l->dent = lx_dent_find(parent, l->name, l->len);
+    l->node = l->dent >= 0 ? dents[l->dent].node : -LX_ENOENT;
+    return 0;
+}
+
+int32_t lx_follow_last(struct lx_last *l, int depth)
+{
+    return follow_link(l->dir, l->node, depth);
+}
+
+int lx_is_below(int32_t n, int32_t dir)
+{
+    for (int guard = 0; guard < 4096; guard++) {
+        if (n == dir)
+            return 1;
+        if (n == LX_ROOT || n < 0)
+            return 0;
+        n = nodes[n].parent;
+    }
+    return 0;
 }

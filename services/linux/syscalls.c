@@ -28,6 +28,11 @@ enum {
     NR_clock_nanosleep = 115, NR_kill = 129, NR_tkill = 130, NR_tgkill = 131, NR_sigaltstack = 132,
     NR_rt_sigsuspend = 133, NR_rt_sigaction = 134, NR_rt_sigprocmask = 135, NR_rt_sigpending = 136,
     NR_rt_sigtimedwait = 137, NR_rt_sigreturn = 139,
+    NR_mkdirat = 34, NR_unlinkat = 35, NR_symlinkat = 36, NR_linkat = 37, NR_renameat = 38, NR_statfs = 43,
+    NR_fstatfs = 44, NR_truncate = 45, NR_ftruncate = 46, NR_fallocate = 47, NR_faccessat = 48, NR_fchmod = 52,
+    NR_fchmodat = 53, NR_fchownat = 54, NR_fchown = 55, NR_pwrite64 = 68, NR_sendfile = 71, NR_sync = 81,
+    NR_fsync = 82, NR_fdatasync = 83, NR_utimensat = 88, NR_syncfs = 267, NR_renameat2 = 276,
+    NR_faccessat2 = 439, NR_fchmodat2 = 452, NR_umask = 166,
 };
 
 static uint8_t logged[NSYS / 8];
@@ -185,6 +190,32 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_readlinkat:     return lx_sys_readlinkat(c, (int64_t)a[0], a[1], a[2], a[3]);
     case NR_ppoll:          return lx_sys_ppoll(c, a[0], a[1], a[2], a[3], a[4]);
     case NR_pselect6:       return lx_sys_pselect6(c, a[0], a[1], a[2], a[3], a[4], a[5]);
+    case NR_pwrite64:       return lx_sys_pwrite(c, a[0], a[1], a[2], (int64_t)a[3]);
+    case NR_mkdirat:        return lx_sys_mkdirat(c, (int64_t)a[0], a[1], a[2]);
+    case NR_unlinkat:       return lx_sys_unlinkat(c, (int64_t)a[0], a[1], a[2]);
+    case NR_symlinkat:      return lx_sys_symlinkat(c, a[0], (int64_t)a[1], a[2]);
+    case NR_linkat:         return lx_sys_linkat(c, (int64_t)a[0], a[1], (int64_t)a[2], a[3], a[4]);
+    case NR_renameat:       return lx_sys_renameat2(c, (int64_t)a[0], a[1], (int64_t)a[2], a[3], 0);
+    case NR_renameat2:      return lx_sys_renameat2(c, (int64_t)a[0], a[1], (int64_t)a[2], a[3], a[4]);
+    case NR_statfs:         return lx_sys_statfs(c, a[0], a[1]);
+    case NR_fstatfs:        return lx_sys_fstatfs(c, a[0], a[1]);
+    case NR_truncate:       return lx_sys_truncate(c, a[0], (int64_t)a[1]);
+    case NR_ftruncate:      return lx_sys_ftruncate(c, a[0], (int64_t)a[1]);
+    case NR_fallocate:      return lx_sys_fallocate(c, a[0], a[1], (int64_t)a[2], (int64_t)a[3]);
+    case NR_faccessat:      return lx_sys_faccessat(c, (int64_t)a[0], a[1], a[2], 0);
+    case NR_faccessat2:     return lx_sys_faccessat(c, (int64_t)a[0], a[1], a[2], a[3]);
+    case NR_fchmod:         return lx_sys_fchmod(c, a[0], a[1]);
+    case NR_fchmodat:       return lx_sys_fchmodat(c, (int64_t)a[0], a[1], a[2], 0);
+    case NR_fchmodat2:      return lx_sys_fchmodat(c, (int64_t)a[0], a[1], a[2], a[3]);
+    case NR_fchownat:       return lx_sys_fchownat(c, (int64_t)a[0], a[1], a[2], a[3], a[4]);
+    case NR_fchown:         return lx_sys_fchown(c, a[0], a[1], a[2]);
+    case NR_sendfile:       return lx_sys_sendfile(c, a[0], a[1], a[2], a[3]);
+    case NR_sync:           return 0;           /* everything is in memory */
+    case NR_syncfs:         return lx_fd_file(c->p, a[0]) ? 0 : -LX_EBADF;
+    case NR_fsync:
+    case NR_fdatasync:      return lx_sys_fsync(c, a[0]);
+    case NR_utimensat:      return lx_sys_utimensat(c, (int64_t)a[0], a[1], a[2], a[3]);
+    case NR_umask:          return lx_sys_umask(c, a[0]);
     case NR_exit:
     case NR_exit_group:     return sys_exit_group(c, a[0]);
     case NR_brk:            return lx_sys_brk(c, a[0]);

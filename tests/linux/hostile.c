@@ -32,6 +32,7 @@ int main(void)
     sigaddset(&usr1_set, SIGUSR1);
     int file = open("/etc/hello.txt", O_RDONLY), dir = open("/data", O_RDONLY | O_DIRECTORY);
     int null = open("/dev/null", O_WRONLY), zero = open("/dev/zero", O_RDONLY);
+    int wfile = open("/tmp/hostile", O_RDWR | O_CREAT | O_TRUNC, 0644);
     for (unsigned i = 0; i < sizeof(bad_ptrs) / sizeof(bad_ptrs[0]); i++) {
         long p = (long)bad_ptrs[i];
         const char *n = bad_names[i];
@@ -58,6 +59,23 @@ int main(void)
         TRY("execve path", syscall(SYS_execve, p, 0, 0));
         TRY("mprotect at", syscall(SYS_mprotect, p, 4096, 1));
         TRY("wait4 with no children into", syscall(SYS_wait4, -1, p, 0, 0));
+        TRY("pwrite64 from", syscall(SYS_pwrite64, wfile, p, 10, 0));
+        TRY("mkdirat path", syscall(SYS_mkdirat, AT_FDCWD, p, 0755));
+        TRY("unlinkat path", syscall(SYS_unlinkat, AT_FDCWD, p, 0));
+        TRY("renameat2 old path", syscall(SYS_renameat2, AT_FDCWD, p, AT_FDCWD, "/tmp/hx", 0));
+        TRY("renameat2 new path", syscall(SYS_renameat2, AT_FDCWD, "/tmp/hostile", AT_FDCWD, p, 0));
+        TRY("linkat new path", syscall(SYS_linkat, AT_FDCWD, "/tmp/hostile", AT_FDCWD, p, 0));
+        TRY("symlinkat target", syscall(SYS_symlinkat, p, AT_FDCWD, "/tmp/hs"));
+        TRY("symlinkat path", syscall(SYS_symlinkat, "/tmp/hostile", AT_FDCWD, p));
+        TRY("fchmodat path", syscall(SYS_fchmodat, AT_FDCWD, p, 0644));
+        TRY("fchownat path", syscall(SYS_fchownat, AT_FDCWD, p, 0, 0, 0));
+        TRY("utimensat times", syscall(SYS_utimensat, AT_FDCWD, "/tmp/hostile", p, 0));
+        TRY("faccessat path", syscall(SYS_faccessat, AT_FDCWD, p, 0));
+        TRY("truncate path", syscall(SYS_truncate, p, 0));
+        TRY("statfs path", syscall(SYS_statfs, p, buf));
+        TRY("statfs into", syscall(SYS_statfs, "/tmp", p));
+        TRY("fstatfs into", syscall(SYS_fstatfs, file, p));
+        TRY("sendfile offset", p ? syscall(SYS_sendfile, null, file, p, 1) : 0);
         TRY("brk to (the break stays)", syscall(SYS_brk, p) == syscall(SYS_brk, 0) ? 0 : -1);
         TRY("rt_sigaction from", syscall(SYS_rt_sigaction, SIGUSR1, p, NULL, 8));
         TRY("rt_sigaction into", syscall(SYS_rt_sigaction, SIGUSR1, NULL, p, 8));
@@ -111,7 +129,11 @@ int main(void)
                                 SYS_clock_gettime, SYS_getrandom, SYS_getpid, SYS_wait4, SYS_waitid, SYS_getpgid,
                                 SYS_getsid, SYS_setpgid, SYS_setsid, SYS_getcwd, SYS_chdir, SYS_fchdir,
                                 SYS_rt_sigaction, SYS_rt_sigprocmask, SYS_rt_sigpending, SYS_rt_sigtimedwait,
-                                SYS_sigaltstack, SYS_nanosleep, SYS_getitimer, SYS_setitimer, 404, 999 };
+                                SYS_sigaltstack, SYS_nanosleep, SYS_getitimer, SYS_setitimer, SYS_pwrite64,
+                                SYS_mkdirat, SYS_unlinkat, SYS_renameat2, SYS_linkat, SYS_symlinkat, SYS_fchmod,
+                                SYS_fchmodat, SYS_fchown, SYS_fchownat, SYS_utimensat, SYS_faccessat, SYS_truncate,
+                                SYS_ftruncate, SYS_fsync, SYS_fdatasync, SYS_statfs, SYS_fstatfs, SYS_sendfile, 404,
+                                999 };
     srand(42);
     long calls = 0;
     for (int i = 0; i < 20000; i++) {
@@ -124,6 +146,8 @@ int main(void)
         }
         if (nr == SYS_close && a[0] <= 6)
             a[0] += 100;                        /* keep stdio and the test's own descriptors */
+        if (nr == SYS_sendfile && (unsigned long)a[0] <= 2)
+            a[0] = null;                        /* never copy a file to the console */
         if ((nr == SYS_read || nr == SYS_readv || nr == SYS_pread64 || nr == SYS_ioctl) && (unsigned)a[0] <= 2)
             a[0] = 50;                          /* never wait for (or reconfigure) the console */
         syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
@@ -131,6 +155,11 @@ int main(void)
     }
     printf("random calls done: ~%ld\n", calls);
     SHOW("the file still reads", (lseek(file, 0, SEEK_SET), read(file, buf, 5)));
+    close(wfile);
+    wfile = open("/tmp/hostile", O_RDWR | O_TRUNC);
+    SHOW("a file still writes", pwrite(wfile, "ok", 2, 0));
+    close(wfile);
+    SHOW("and unlinks", unlink("/tmp/hostile"));
     printf("hostile: survived\n");
     return 0;
 }

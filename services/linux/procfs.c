@@ -1,0 +1,451 @@
+/*
+ * /proc: made when looked up, its files generated when read, as Linux's
+ * proc file system. The fixed files (self, meminfo, cpuinfo, uptime,
+ * mounts, version, loadavg, filesystems) are nodes linked into /proc at
+ * start; a process's directory /proc/PID and its files (stat, status,
+ * cmdline, comm, maps) are nodes made on lookup and kept in a small cache
+ * keyed by (what, pid), reused once nothing holds them. A listing of /proc
+ * shows the fixed files, then one directory per live pid (cookie 2^40 +
+ * pid, so a listing resumes after the last pid it gave).
+ *
+ * What the personality does not know is a plausible constant: CPU times
+ * (0), the start time (0), memory totals (the default system's 128 MiB),
+ * the CPU's description (the Cortex-A53 QEMU emulates). cmdline is the argv
+ * the process was started with (a forked child shows its parent's), kept
+ * at exec rather than read from the process's memory.
+ */
+#include "lx.h"
+#include "format.h"
+
+#define PROC_CACHE      96
+#define PID_COOKIE      (1ull << 40)
+#define CMDLINE_MAX     512
+#define EXE_MAX         128
+
+static int32_t cache[PROC_CACHE];
+static int cache_ready;
+static int caller_pid;
+static char text[16384];
+static uint64_t text_len;
+
+/* What a process was started with, by its space (an exec loads the new
+ * program into a new space, which the process then takes). */
+static struct started {
+    svc_handle space;
+    int pid;                    /* 0 until the process with that space first asks (an exec loads into a new one) */
+    uint32_t len;
+    char exe[EXE_MAX];
+    char cmdline[CMDLINE_MAX];
+} started[LX_PROCS * 2];
+
+static const struct { const char *name; uint32_t what; uint32_t mode; } fixed[] = {
+    { "self", LX_PROC_SELF, LX_S_IFLNK | 0777 },
+    { "meminfo", LX_PROC_MEMINFO, LX_S_IFREG | 0444 },
+    { "cpuinfo", LX_PROC_CPUINFO, LX_S_IFREG | 0444 },
+    { "uptime", LX_PROC_UPTIME, LX_S_IFREG | 0444 },
+    { "mounts", LX_PROC_MOUNTS, LX_S_IFREG | 0444 },
+    { "version", LX_PROC_VERSION, LX_S_IFREG | 0444 },
+    { "loadavg", LX_PROC_LOADAVG, LX_S_IFREG | 0444 },
+    { "filesystems", LX_PROC_FILESYSTEMS, LX_S_IFREG | 0444 },
+};
+
+static const struct { const char *name; uint32_t what; } per_pid[] = {
+    { "stat", LX_PROC_STAT }, { "status", LX_PROC_STATUS }, { "cmdline", LX_PROC_CMDLINE },
+    { "comm", LX_PROC_COMM }, { "maps", LX_PROC_MAPS },
+};
+#define NPER_PID (sizeof(per_pid) / sizeof(per_pid[0]))
+
+/* snprintf into buf (fmt_vsnprintf: no %o, no "*" widths); the full length. */
+static int fmt(char *buf, size_t size, const char *f, ...) __attribute__((format(printf, 3, 4)));
+
+static int fmt(char *buf, size_t size, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    int n = fmt_vsnprintf(buf, size, f, ap);
+    va_end(ap);
+    return n;
+}
+
+void lx_procfs_caller(const struct lx_proc *p)
+{
+    caller_pid = p ? p->pid : 0;
+}
+
+static struct lx_proc *proc_of(int pid)
+{
+    struct lx_proc *procs = lx_procs();
+    for (int i = 0; i < LX_PROCS; i++)
+        if (procs[i].used && procs[i].pid == pid)
+            return &procs[i];
+    return NULL;
+}
+
+static int32_t proc_root(void)
+{
+    int32_t n = lx_lookup(LX_ROOT, "/proc", 1);
+    return n >= 0 && lx_node(n)->proc == LX_PROC_ROOT ? n : -LX_ENOENT;
+}
+
+int lx_procfs_init(void)
+{
+    int32_t root = proc_root();
+    for (int i = 0; i < PROC_CACHE; i++)
+        cache[i] = -1;
+    cache_ready = 1;
+    if (root < 0)
+        return 0;                               /* an archive without /proc: none */
+    for (unsigned i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+        int32_t n = lx_node_new(fixed[i].mode);
+        if (n < 0)
+            return n;
+        lx_node(n)->proc = fixed[i].what;
+        int err = lx_link(root, fixed[i].name, (uint32_t)strlen(fixed[i].name), n);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
+/* Is node n a live process's working directory? */
+static int held(int32_t n)
+{
+    struct lx_proc *procs = lx_procs();
+    if (lx_node(n)->opens)
+        return 1;
+    for (int i = 0; i < LX_PROCS; i++)
+        if (procs[i].used && procs[i].cwd == n)
+            return 1;
+    return 0;
+}
+
+/* The node showing `what` of process `pid`: cached, or made. */
+static int32_t dynamic(uint32_t what, int pid, uint32_t mode, int32_t parent)
+{
+    int free_slot = -1, reuse = -1;
+    for (int i = 0; i < PROC_CACHE; i++) {
+        struct lx_node *n = cache[i] >= 0 ? lx_node(cache[i]) : NULL;
+        if (!n) {
+            free_slot = free_slot < 0 ? i : free_slot;
+            continue;
+        }
+        if (n->proc == what && n->proc_pid == pid)
+            return cache[i];
+        if (reuse < 0 && !held(cache[i]))
+            reuse = i;
+    }
+    int32_t node;
+    if (free_slot >= 0) {
+        node = lx_node_new(mode);
+        if (node < 0)
+            return node;
+        cache[free_slot] = node;
+    } else if (reuse >= 0) {
+        node = cache[reuse];
+    } else {
+        return -LX_ENFILE;
+    }
+    struct lx_node *n = lx_node(node);
+    struct lx_time now = lx_now();
+    *n = (struct lx_node){ .mode = mode, .nlink = (mode & LX_S_IFMT) == LX_S_IFDIR ? 2 : 1, .parent = parent,
+                           .dent = -1, .first = -1, .last = -1, .atime = now, .mtime = now, .ctime = now,
+                           .proc = what, .proc_pid = pid };
+    return node;
+}
+
+/* A decimal pid of name[0..len), or -1. */
+static int parse_pid(const char *name, uint32_t len)
+{
+    int v = 0;
+    if (len == 0 || len > 9 || name[0] == '0')
+        return -1;
+    for (uint32_t i = 0; i < len; i++) {
+        if (name[i] < '0' || name[i] > '9')
+            return -1;
+        v = v * 10 + (name[i] - '0');
+    }
+    return v;
+}
+
+int32_t lx_procfs_lookup(int32_t dir, const char *name, uint32_t len)
+{
+    struct lx_node *d = lx_node(dir);
+    if (!cache_ready)
+        return -LX_ENOENT;
+    if (d->proc == LX_PROC_ROOT) {
+        int32_t e = lx_dent_find(dir, name, len);
+        if (e >= 0)
+            return lx_dent(e)->node;
+        int pid = parse_pid(name, len);
+        if (pid < 0 || !proc_of(pid))
+            return -LX_ENOENT;
+        return dynamic(LX_PROC_PIDDIR, pid, LX_S_IFDIR | 0555, dir);
+    }
+    if (d->proc == LX_PROC_PIDDIR) {
+        if (!proc_of(d->proc_pid))
+            return -LX_ENOENT;
+        for (unsigned i = 0; i < NPER_PID; i++)
+            if (strlen(per_pid[i].name) == len && !memcmp(per_pid[i].name, name, len))
+                return dynamic(per_pid[i].what, d->proc_pid, LX_S_IFREG | 0444, dir);
+    }
+    return -LX_ENOENT;
+}
+
+uint64_t lx_procfs_link(int32_t n, char *buf, uint64_t size)
+{
+    (void)n;
+    int len = fmt(buf, size, "%d", caller_pid);
+    return len > 0 && (uint64_t)len < size ? (uint64_t)len : 0;
+}
+
+int lx_procfs_entry(int32_t dir, uint64_t from, char *name, uint8_t *type, uint64_t *ino, uint64_t *cookie)
+{
+    struct lx_node *d = lx_node(dir);
+    if (d->proc == LX_PROC_ROOT) {
+        int best = -1;
+        struct lx_proc *procs = lx_procs();
+        for (int i = 0; i < LX_PROCS; i++) {
+            if (!procs[i].used || PID_COOKIE + (uint64_t)procs[i].pid <= from)
+                continue;
+            if (best < 0 || procs[i].pid < best)
+                best = procs[i].pid;
+        }
+        if (best < 0)
+            return -1;
+        fmt(name, 16, "%d", best);
+        *type = 4;                              /* DT_DIR */
+        *ino = 0x10000000ull + (uint64_t)best * 16;
+        *cookie = PID_COOKIE + (uint64_t)best;
+        return 0;
+    }
+    if (d->proc == LX_PROC_PIDDIR) {
+        uint64_t i = from < 2 ? 0 : from - 2;
+        if (i >= NPER_PID)
+            return -1;
+        memcpy(name, per_pid[i].name, strlen(per_pid[i].name) + 1);
+        *type = 8;                              /* DT_REG */
+        *ino = 0x10000000ull + (uint64_t)d->proc_pid * 16 + 1 + i;
+        *cookie = 3 + i;
+        return 0;
+    }
+    return -1;
+}
+
+void lx_procfs_exec(const struct lx_proc *p, const char *execfn, char *const argv[], int argc)
+{
+    struct lx_proc *procs = lx_procs();
+    struct started *s = NULL;
+    for (unsigned i = 0; i < sizeof(started) / sizeof(started[0]) && !s; i++)
+        if (started[i].space == p->space)
+            s = &started[i];                    /* a handle number used again: its old record goes */
+    for (unsigned i = 0; i < sizeof(started) / sizeof(started[0]) && !s; i++) {
+        int live = 0;
+        for (int k = 0; k < LX_PROCS; k++)
+            live |= procs[k].used && started[i].space && procs[k].space == started[i].space;
+        if (!live)
+            s = &started[i];
+    }
+    if (!s)
+        return;
+    s->space = p->space;
+    s->pid = 0;
+    s->exe[0] = 0;
+    uint64_t el = strnlen(execfn, EXE_MAX - 1);
+    memcpy(s->exe, execfn, el);
+    s->exe[el] = 0;
+    uint32_t at = 0;
+    for (int i = 0; i < argc; i++) {
+        uint64_t l = strlen(argv[i]) + 1;
+        if (at + l > CMDLINE_MAX)
+            break;
+        memcpy(s->cmdline + at, argv[i], l);
+        at += (uint32_t)l;
+    }
+    s->len = at;
+}
+
+/* What process p (or, for a forked child that did not exec, its parent) started with. */
+static const struct started *started_of(const struct lx_proc *p)
+{
+    for (int hops = 0; p && hops < LX_PROCS; hops++) {
+        for (unsigned i = 0; i < sizeof(started) / sizeof(started[0]); i++) {
+            struct started *s = &started[i];
+            if (s->space && s->space == p->space && (!s->pid || s->pid == p->pid)) {
+                s->pid = p->pid;
+                return s;
+            }
+        }
+        p = p->ppid ? proc_of(p->ppid) : NULL;
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- the files' text */
+
+static void put(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void put(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    uint64_t room = sizeof(text) - text_len;
+    int n = fmt_vsnprintf(text + text_len, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        text_len += (uint64_t)n < room ? (uint64_t)n : room - 1;
+}
+
+static char state_of(const struct lx_proc *p)
+{
+    if (p->ended)
+        return 'Z';
+    if (p->pid == caller_pid)
+        return 'R';
+    return p->blk.kind != LX_BLK_NONE ? 'S' : 'R';
+}
+
+static const char *state_word(char s)
+{
+    return s == 'Z' ? "zombie" : s == 'S' ? "sleeping" : "running";
+}
+
+static uint64_t vm_size(const struct lx_proc *p)
+{
+    uint64_t size = 0;
+    for (unsigned i = 0; i < p->nvmas; i++)
+        size += p->vmas[i].end - p->vmas[i].start;
+    return size;
+}
+
+static void gen_stat(const struct lx_proc *p)
+{
+    char s = state_of(p);
+    int ctty = lx_tty_is_ctty(p);
+    uint64_t vsize = p->ended ? 0 : vm_size(p), rss = vsize / LX_PAGE;
+    put("%d (%s) %c %d %d %d %d %d 4194560 0 0 0 0 0 0 0 0 20 0 1 0 0 %lu %lu 18446744073709551615 ",
+        p->pid, p->comm, s, p->ppid, p->pgid, p->sid, ctty ? 0x501 : 0, ctty ? p->pgid : -1,
+        (unsigned long)vsize, (unsigned long)rss);
+    put("65536 65536 %lu 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 %lu %lu %lu %lu %lu %d\n",
+        (unsigned long)(LX_STACK_TOP - 4096), (unsigned long)p->brk_start, (unsigned long)p->brk,
+        (unsigned long)(LX_STACK_TOP - 4096), (unsigned long)(LX_STACK_TOP - 2048),
+        (unsigned long)(LX_STACK_TOP - 2048), p->ended ? p->status : 0);
+}
+
+static void gen_status(const struct lx_proc *p)
+{
+    char s = state_of(p);
+    uint64_t kb = (p->ended ? 0 : vm_size(p)) / 1024;
+    uint32_t mask = lx_umask_of(p);
+    put("Name:\t%s\nUmask:\t0%u%u%u\nState:\t%c (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
+        p->comm, mask >> 6 & 7, mask >> 3 & 7, mask & 7, s, state_word(s), p->pid, p->pid, p->ppid);
+    put("Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t%d\nGroups:\t0 \n", LX_FDS);
+    put("NStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\n", p->pid, p->pid, p->pgid, p->sid);
+    put("VmPeak:\t%8lu kB\nVmSize:\t%8lu kB\nVmLck:\t       0 kB\nVmPin:\t       0 kB\nVmHWM:\t%8lu kB\n"
+        "VmRSS:\t%8lu kB\n", (unsigned long)kb, (unsigned long)kb, (unsigned long)kb, (unsigned long)kb);
+    put("Threads:\t1\nSigQ:\t0/0\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n"
+        "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\nSigCgt:\t0000000000000000\n");
+    put("CapInh:\t0000000000000000\nCapPrm:\t000001ffffffffff\nCapEff:\t000001ffffffffff\n"
+        "CapBnd:\t000001ffffffffff\nCapAmb:\t0000000000000000\nNoNewPrivs:\t0\nSeccomp:\t0\n");
+    put("Cpus_allowed:\t1\nCpus_allowed_list:\t0\nvoluntary_ctxt_switches:\t0\nnonvoluntary_ctxt_switches:\t0\n");
+}
+
+static void gen_maps(const struct lx_proc *p)
+{
+    uint64_t after = 0;
+    const struct started *st = started_of(p);
+    for (;;) {                                  /* the ranges in address order */
+        const struct lx_vma *v = NULL;
+        for (unsigned i = 0; i < p->nvmas; i++)
+            if (p->vmas[i].start >= after && (!v || p->vmas[i].start < v->start))
+                v = &p->vmas[i];
+        if (!v)
+            break;
+        after = v->end;
+        const char *name = v->kind == LX_VMA_HEAP ? "[heap]" : v->kind == LX_VMA_STACK ? "[stack]" :
+                           v->kind == LX_VMA_PROG && st ? st->exe : "";
+        char line[96];
+        int n = fmt(line, sizeof(line), "%08lx-%08lx %c%c%cp %08lx 00:00 0",
+                                   (unsigned long)v->start, (unsigned long)v->end, (v->rights & R_READ) ? 'r' : '-',
+                                   (v->rights & R_WRITE) ? 'w' : '-', (v->rights & R_EXEC) ? 'x' : '-',
+                                   (unsigned long)v->off);
+        while (name[0] && n < 73 && n < (int)sizeof(line) - 1)
+            line[n++] = ' ';                    /* Linux pads the name to column 74 */
+        line[n < (int)sizeof(line) ? n : (int)sizeof(line) - 1] = 0;
+        put("%s%s\n", line, name);
+    }
+}
+
+static void gen(const struct lx_node *n)
+{
+    text_len = 0;
+    text[0] = 0;
+    uint64_t ns = svc_clock_ns();
+    if (n->proc >= LX_PROC_STAT && n->proc <= LX_PROC_MAPS) {
+        const struct lx_proc *p = proc_of(n->proc_pid);
+        if (!p)
+            return;
+        const struct started *st = started_of(p);
+        switch (n->proc) {
+        case LX_PROC_STAT: gen_stat(p); break;
+        case LX_PROC_STATUS: gen_status(p); break;
+        case LX_PROC_COMM: put("%s\n", p->comm); break;
+        case LX_PROC_MAPS: if (!p->ended) gen_maps(p); break;
+        case LX_PROC_CMDLINE:
+            if (st && !p->ended) {
+                memcpy(text, st->cmdline, st->len);
+                text_len = st->len;
+            }
+            break;
+        }
+        return;
+    }
+    switch (n->proc) {
+    case LX_PROC_MEMINFO: {
+        uint64_t used;
+        uint32_t nodes, max;
+        lx_fs_usage(&used, &nodes, &max);
+        put("MemTotal:         131072 kB\nMemFree:        %8lu kB\nMemAvailable:   %8lu kB\nBuffers:               0 kB\n"
+            "Cached:         %8lu kB\nSwapCached:            0 kB\n", (unsigned long)(131072 - 16384 - used / 1024),
+            (unsigned long)(131072 - 16384 - used / 1024), (unsigned long)(used / 1024));
+        put("SwapTotal:             0 kB\nSwapFree:              0 kB\nShmem:          %8lu kB\n", (unsigned long)(used / 1024));
+        break;
+    }
+    case LX_PROC_CPUINFO:
+        put("processor\t: 0\nBogoMIPS\t: 125.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32\n"
+            "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd03\n"
+            "CPU revision\t: 4\n\n");
+        break;
+    case LX_PROC_UPTIME:
+        put("%lu.%02lu 0.00\n", (unsigned long)(ns / 1000000000u), (unsigned long)(ns / 10000000u % 100));
+        break;
+    case LX_PROC_MOUNTS:
+        put("rootfs / tmpfs rw 0 0\nproc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n");
+        break;
+    case LX_PROC_VERSION:
+        put("Linux version 6.1.0-petrel (petrel) #1 Petrel 0.1 (Linux personality)\n");
+        break;
+    case LX_PROC_LOADAVG: {
+        int count = 0, last = 0;
+        struct lx_proc *procs = lx_procs();
+        for (int i = 0; i < LX_PROCS; i++)
+            if (procs[i].used && !procs[i].ended) {
+                count++;
+                last = procs[i].pid > last ? procs[i].pid : last;
+            }
+        put("0.00 0.00 0.00 1/%d %d\n", count, last);
+        break;
+    }
+    case LX_PROC_FILESYSTEMS:
+        put("nodev\ttmpfs\nnodev\tproc\n");
+        break;
+    default:
+        break;
+    }
+}
+
+const char *lx_procfs_text(int32_t node, uint64_t *len)
+{
+    gen(lx_node(node));
+    *len = text_len;
+    return text;
+}

@@ -1,0 +1,652 @@
+/*
+ * The file system calls that change names and attributes: mkdirat,
+ * unlinkat, renameat2, linkat, symlinkat, fchmod(at), fchown(at),
+ * utimensat, faccessat(2), (f)truncate, fallocate, fsync, statfs and
+ * sendfile. The store they change is rootfs.c's; see its comment for the
+ * model (nodes, entries, contents in place until written, the limits).
+ *
+ * One user, root: permissions are kept and reported, and only the
+ * execute bits are checked (as Linux checks them for root). Errors come
+ * in Linux's order, which the oracle tests hold (tests/linux/fs*.c).
+ */
+#include "lx.h"
+
+#define O_ACCMODE           3
+#define O_APPEND            02000
+#define O_PATH              010000000
+#define AT_FDCWD            (-100)
+#define AT_SYMLINK_NOFOLLOW 0x100
+#define AT_REMOVEDIR        0x200
+#define AT_EACCESS          0x200
+#define AT_SYMLINK_FOLLOW   0x400
+#define AT_EMPTY_PATH       0x1000
+#define RENAME_NOREPLACE    1
+#define RENAME_EXCHANGE     2
+#define RENAME_WHITEOUT     4
+#define UTIME_NOW           ((1l << 30) - 1)
+#define UTIME_OMIT          ((1l << 30) - 2)
+#define S_ISUID             04000
+#define S_ISGID             02000
+#define S_IXGRP             00010
+#define MAX_RW_COUNT        0x7ffff000ull
+#define TMPFS_MAGIC         0x01021994
+#define PROC_SUPER_MAGIC    0x9fa0
+#define ST_VALID            0x20
+
+static char path_a[LX_PATH_MAX], path_b[LX_PATH_MAX];  /* the paths of the call being served */
+
+static uint32_t kind(const struct lx_node *n) { return n->mode & LX_S_IFMT; }
+
+/* Copy a path and find the directory it starts from; the path's length
+ * (0 allowed: the caller decides) or a negated errno. */
+static int64_t path_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, char *buf, int32_t *dir)
+{
+    int64_t len = lx_path_in(c, buf, upath);
+    if (len <= 0)
+        return len;
+    *dir = lx_start_dir(c, dirfd, buf);
+    return *dir < 0 ? *dir : len;
+}
+
+/* The node a path call names: `path` from dirfd, following a final link
+ * when `follow`; an empty path names dirfd itself with AT_EMPTY_PATH. */
+static int32_t node_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, int follow, int empty_ok)
+{
+    int32_t dir = 0;
+    int64_t len = path_at(c, dirfd, upath, path_a, &dir);
+    if (len < 0)
+        return (int32_t)len;
+    if (len == 0) {
+        if (!empty_ok)
+            return -LX_ENOENT;
+        if ((int32_t)dirfd == AT_FDCWD)
+            return c->p->cwd;
+        struct lx_file *f = (int32_t)dirfd >= 0 ? lx_fd_file(c->p, (uint32_t)dirfd) : NULL;
+        if (!f)
+            return -LX_EBADF;
+        return f->node >= 0 ? f->node : -LX_EINVAL;    /* a pipe has no node of ours */
+    }
+    return lx_lookup(dir, path_a, follow);
+}
+
+/* The open file of fd for a call that changes it: EBADF for none or an O_PATH one. */
+static struct lx_file *changing(struct lx_ctx *c, uint64_t fd)
+{
+    struct lx_file *f = lx_fd_file(c->p, fd);
+    return f && !(f->flags & O_PATH) ? f : NULL;
+}
+
+/* Where a new name goes: the last name of `path` from dirfd, which must
+ * not exist. 0 (l filled) or a negated errno: EEXIST for "." and an
+ * existing name, ENOENT for "name/" unless `dir_ok`. */
+static int new_name(struct lx_ctx *c, int64_t dirfd, const char *path, struct lx_last *l, int dir_ok)
+{
+    int32_t dir = lx_start_dir(c, dirfd, path);
+    if (dir < 0)
+        return dir;
+    int err = lx_lookup_last(dir, path, l);
+    if (err)
+        return err;
+    if (l->type != LX_LAST_NORM || l->node >= 0)
+        return -LX_EEXIST;
+    if (l->node != -LX_ENOENT)
+        return l->node;
+    if (l->slash && !dir_ok)
+        return -LX_ENOENT;
+    if (!lx_node(l->dir)->nlink)
+        return -LX_ENOENT;                      /* in a removed directory */
+    if (lx_node(l->dir)->proc)
+        return -LX_EACCES;
+    return 0;
+}
+
+int64_t lx_sys_mkdirat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t mode)
+{
+    int64_t len = lx_path_in(c, path_a, upath);
+    if (len <= 0)
+        return len ? len : -LX_ENOENT;
+    struct lx_last l;
+    int err = new_name(c, dirfd, path_a, &l, 1);
+    if (err)
+        return err;
+    int32_t n = lx_node_new(LX_S_IFDIR | ((uint32_t)mode & 01777 & ~lx_umask_of(c->p)));
+    if (n < 0)
+        return n;
+    if ((err = lx_link(l.dir, l.name, l.len, n)) != 0)
+        lx_node_maybe_free(n);
+    return err;
+}
+
+int64_t lx_sys_unlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t flags)
+{
+    if ((uint32_t)flags & ~(uint32_t)AT_REMOVEDIR)
+        return -LX_EINVAL;
+    int32_t dir = 0;
+    int64_t len = path_at(c, dirfd, upath, path_a, &dir);
+    if (len <= 0)
+        return len ? len : -LX_ENOENT;
+    struct lx_last l;
+    int err = lx_lookup_last(dir, path_a, &l);
+    if (err)
+        return err;
+    if ((uint32_t)flags & AT_REMOVEDIR) {
+        if (l.type == LX_LAST_DOT)
+            return -LX_EINVAL;
+        if (l.type == LX_LAST_DOTDOT)
+            return -LX_ENOTEMPTY;
+        if (l.type == LX_LAST_ROOT)
+            return -LX_EBUSY;
+        if (l.node < 0)
+            return l.node;
+        if (kind(lx_node(l.node)) != LX_S_IFDIR)
+            return -LX_ENOTDIR;
+        if (l.dent < 0 || lx_node(l.dir)->proc)
+            return -LX_EPERM;                   /* /proc's */
+        if (lx_node(l.node)->entries)
+            return -LX_ENOTEMPTY;
+    } else {
+        if (l.type != LX_LAST_NORM)
+            return -LX_EISDIR;
+        if (l.node < 0)
+            return l.node;
+        if (kind(lx_node(l.node)) == LX_S_IFDIR)
+            return -LX_EISDIR;
+        if (l.slash)
+            return -LX_ENOTDIR;
+        if (l.dent < 0 || lx_node(l.dir)->proc)
+            return -LX_EPERM;
+    }
+    lx_unlink(l.dent);
+    return 0;
+}
+
+int64_t lx_sys_renameat2(struct lx_ctx *c, int64_t olddirfd, uint64_t oldpath, int64_t newdirfd, uint64_t newpath,
+                         uint64_t flags)
+{
+    uint32_t fl = (uint32_t)flags;
+    if (fl & ~(uint32_t)(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
+        return -LX_EINVAL;
+    if ((fl & RENAME_NOREPLACE) && (fl & RENAME_EXCHANGE))
+        return -LX_EINVAL;
+    if (fl & RENAME_WHITEOUT)
+        return -LX_EINVAL;                      /* whiteouts are for overlay file systems: none here */
+    int32_t odir = 0, ndir = 0;
+    int64_t olen = path_at(c, olddirfd, oldpath, path_a, &odir);
+    if (olen <= 0)
+        return olen ? olen : -LX_ENOENT;
+    struct lx_last o, n;
+    int err = lx_lookup_last(odir, path_a, &o);
+    if (err)
+        return err;
+    int64_t nlen = path_at(c, newdirfd, newpath, path_b, &ndir);
+    if (nlen <= 0)
+        return nlen ? nlen : -LX_ENOENT;
+    if ((err = lx_lookup_last(ndir, path_b, &n)) != 0)
+        return err;
+    if (o.type != LX_LAST_NORM)
+        return -LX_EBUSY;
+    if (n.type != LX_LAST_NORM)
+        return (fl & RENAME_NOREPLACE) ? -LX_EEXIST : -LX_EBUSY;
+    if (o.node < 0)
+        return o.node;
+    if (n.node < 0 && n.node != -LX_ENOENT)
+        return n.node;
+    if ((fl & RENAME_EXCHANGE) && n.node < 0)
+        return n.node;
+    if ((fl & RENAME_NOREPLACE) && n.node >= 0)
+        return -LX_EEXIST;
+    if (o.dent < 0 || lx_node(o.dir)->proc || lx_node(n.dir)->proc)
+        return -LX_EPERM;                       /* /proc's names do not move */
+    if (!lx_node(n.dir)->nlink)
+        return -LX_ENOENT;
+    int odir_is = kind(lx_node(o.node)) == LX_S_IFDIR;
+    int ndir_is = n.node >= 0 && kind(lx_node(n.node)) == LX_S_IFDIR;
+    if (fl & RENAME_EXCHANGE) {
+        if ((!odir_is && o.slash) || (!ndir_is && n.slash))
+            return -LX_ENOTDIR;
+    } else if (!odir_is && (o.slash || n.slash)) {
+        return -LX_ENOTDIR;
+    }
+    /* Neither may end up inside itself. */
+    if (odir_is && lx_is_below(n.dir, o.node))
+        return -LX_EINVAL;
+    if (ndir_is && lx_is_below(o.dir, n.node))
+        return (fl & RENAME_EXCHANGE) ? -LX_EINVAL : -LX_ENOTEMPTY;
+    if (o.node == n.node)
+        return 0;                               /* two names of one file: nothing to do */
+    if (fl & RENAME_EXCHANGE) {
+        lx_exchange(o.dent, n.dent);
+        return 0;
+    }
+    if (n.node >= 0) {
+        if (odir_is && !ndir_is)
+            return -LX_ENOTDIR;
+        if (!odir_is && ndir_is)
+            return -LX_EISDIR;
+        if (ndir_is && lx_node(n.node)->entries)
+            return -LX_ENOTEMPTY;
+    }
+    if ((err = lx_rename(o.dent, n.dir, n.name, n.len)) != 0)
+        return err;
+    if (n.dent >= 0)
+        lx_unlink(n.dent);                      /* the file it replaced */
+    return 0;
+}
+
+int64_t lx_sys_linkat(struct lx_ctx *c, int64_t olddirfd, uint64_t oldpath, int64_t newdirfd, uint64_t newpath,
+                      uint64_t flags)
+{
+    uint32_t fl = (uint32_t)flags;
+    if (fl & ~(uint32_t)(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
+        return -LX_EINVAL;
+    int32_t old = node_at(c, olddirfd, oldpath, (fl & AT_SYMLINK_FOLLOW) != 0, (fl & AT_EMPTY_PATH) != 0);
+    if (old < 0)
+        return old;
+    int64_t len = lx_path_in(c, path_b, newpath);
+    if (len <= 0)
+        return len ? len : -LX_ENOENT;
+    struct lx_last l;
+    int err = new_name(c, newdirfd, path_b, &l, 0);
+    if (err)
+        return err;
+    struct lx_node *n = lx_node(old);
+    if (kind(n) == LX_S_IFDIR || n->proc)
+        return -LX_EPERM;
+    if (!n->nlink)
+        return -LX_ENOENT;                      /* unlinked: only its descriptors hold it */
+    if ((err = lx_link(l.dir, l.name, l.len, old)) != 0)
+        return err;
+    n->ctime = lx_now();
+    return 0;
+}
+
+int64_t lx_sys_symlinkat(struct lx_ctx *c, uint64_t target, int64_t newdirfd, uint64_t linkpath)
+{
+    int64_t tlen = lx_path_in(c, path_a, target);
+    if (tlen <= 0)
+        return tlen ? tlen : -LX_ENOENT;
+    int64_t len = lx_path_in(c, path_b, linkpath);
+    if (len <= 0)
+        return len ? len : -LX_ENOENT;
+    struct lx_last l;
+    int err = new_name(c, newdirfd, path_b, &l, 0);
+    if (err)
+        return err;
+    int32_t node = lx_node_new(LX_S_IFLNK | 0777);
+    if (node < 0)
+        return node;
+    struct lx_node *n = lx_node(node);
+    if ((err = lx_node_resize(n, (uint64_t)tlen)) == 0) {
+        memcpy(n->mem, path_a, (uint64_t)tlen);
+        err = lx_link(l.dir, l.name, l.len, node);
+    }
+    if (err)
+        lx_node_maybe_free(node);
+    return err;
+}
+
+/* ---------------------------------------------------------------- the creation mask */
+/* Each process slot's mask, valid while the slot holds the same pid. A
+ * process that never set its own has its parent's (looked up when it is
+ * needed, so a parent's change after the fork shows through: a small
+ * difference from Linux, which copies it at fork), or LX_UMASK. */
+static struct { int pid; uint32_t mask; } masks[LX_PROCS];
+
+static struct lx_proc *proc_by_pid(int pid)
+{
+    struct lx_proc *procs = lx_procs();
+    for (int i = 0; i < LX_PROCS; i++)
+        if (procs[i].used && procs[i].pid == pid)
+            return &procs[i];
+    return NULL;
+}
+
+uint32_t lx_umask_of(const struct lx_proc *p)
+{
+    for (int hops = 0; p && hops < LX_PROCS; hops++) {
+        int slot = (int)(p - lx_procs());
+        if (slot >= 0 && slot < LX_PROCS && masks[slot].pid == p->pid && p->pid)
+            return masks[slot].mask;
+        p = p->ppid ? proc_by_pid(p->ppid) : NULL;
+    }
+    return LX_UMASK;
+}
+
+int64_t lx_sys_umask(struct lx_ctx *c, uint64_t mask)
+{
+    uint32_t old = lx_umask_of(c->p);
+    int slot = (int)(c->p - lx_procs());
+    masks[slot].pid = c->p->pid;
+    masks[slot].mask = (uint32_t)mask & 0777;
+    return old;
+}
+
+/* ---------------------------------------------------------------- attributes */
+
+static int64_t chmod_node(int32_t node, uint64_t mode)
+{
+    struct lx_node *n = lx_node(node);
+    if (n->proc)
+        return -LX_EPERM;
+    n->mode = kind(n) | ((uint32_t)mode & 07777);
+    n->ctime = lx_now();
+    return 0;
+}
+
+int64_t lx_sys_fchmodat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t mode, uint64_t flags)
+{
+    uint32_t fl = (uint32_t)flags;
+    if (fl & ~(uint32_t)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+        return -LX_EINVAL;
+    int32_t node = node_at(c, dirfd, upath, !(fl & AT_SYMLINK_NOFOLLOW), (fl & AT_EMPTY_PATH) != 0);
+    if (node < 0)
+        return node;
+    if (kind(lx_node(node)) == LX_S_IFLNK)
+        return -LX_EOPNOTSUPP;                  /* a link's own mode does not change */
+    return chmod_node(node, mode);
+}
+
+int64_t lx_sys_fchmod(struct lx_ctx *c, uint64_t fd, uint64_t mode)
+{
+    struct lx_file *f = changing(c, fd);
+    if (!f)
+        return -LX_EBADF;
+    return f->node < 0 ? 0 : chmod_node(f->node, mode);     /* a pipe's mode is not kept */
+}
+
+/* Owner and group (-1: unchanged); like Linux, a change clears set-user-ID
+ * and (with group execute) set-group-ID of a file that is not a directory. */
+static int64_t chown_node(int32_t node, uint32_t uid, uint32_t gid)
+{
+    struct lx_node *n = lx_node(node);
+    if (n->proc)
+        return -LX_EPERM;
+    if (uid != ~0u)
+        n->uid = uid;
+    if (gid != ~0u)
+        n->gid = gid;
+    if (kind(n) != LX_S_IFDIR) {
+        n->mode &= ~(uint32_t)S_ISUID;
+        if (n->mode & S_IXGRP)
+            n->mode &= ~(uint32_t)S_ISGID;
+    }
+    n->ctime = lx_now();
+    return 0;
+}
+
+int64_t lx_sys_fchownat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t uid, uint64_t gid, uint64_t flags)
+{
+    uint32_t fl = (uint32_t)flags;
+    if (fl & ~(uint32_t)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+        return -LX_EINVAL;
+    int32_t node = node_at(c, dirfd, upath, !(fl & AT_SYMLINK_NOFOLLOW), (fl & AT_EMPTY_PATH) != 0);
+    return node < 0 ? node : chown_node(node, (uint32_t)uid, (uint32_t)gid);
+}
+
+int64_t lx_sys_fchown(struct lx_ctx *c, uint64_t fd, uint64_t uid, uint64_t gid)
+{
+    struct lx_file *f = changing(c, fd);
+    if (!f)
+        return -LX_EBADF;
+    return f->node < 0 ? 0 : chown_node(f->node, (uint32_t)uid, (uint32_t)gid);
+}
+
+static int nsec_valid(int64_t ns) { return (ns >= 0 && ns < 1000000000) || ns == UTIME_NOW || ns == UTIME_OMIT; }
+
+int64_t lx_sys_utimensat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t utimes, uint64_t flags)
+{
+    int64_t ts[4];
+    int now_both = !utimes;
+    if (utimes) {
+        if (lx_copy_in(c, ts, utimes, sizeof(ts)))
+            return -LX_EFAULT;
+        if (!nsec_valid(ts[1]) || !nsec_valid(ts[3]))
+            return -LX_EINVAL;
+        now_both = ts[1] == UTIME_NOW && ts[3] == UTIME_NOW;
+    }
+    uint32_t fl = (uint32_t)flags;
+    if (fl & ~(uint32_t)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+        return -LX_EINVAL;
+    int32_t node;
+    if (!upath && (int32_t)dirfd != AT_FDCWD) {     /* Linux's own extension: the descriptor itself */
+        if (fl)
+            return -LX_EINVAL;
+        struct lx_file *f = changing(c, dirfd);
+        if (!f)
+            return -LX_EBADF;
+        if (f->node < 0)
+            return 0;
+        node = f->node;
+    } else {
+        node = node_at(c, dirfd, upath, !(fl & AT_SYMLINK_NOFOLLOW), (fl & AT_EMPTY_PATH) != 0);
+        if (node < 0)
+            return node;
+    }
+    struct lx_node *n = lx_node(node);
+    struct lx_time now = lx_now();
+    if (now_both) {
+        n->atime = n->mtime = now;
+    } else {
+        if (ts[1] != UTIME_OMIT)
+            n->atime = ts[1] == UTIME_NOW ? now : (struct lx_time){ ts[0], ts[1] };
+        if (ts[3] != UTIME_OMIT)
+            n->mtime = ts[3] == UTIME_NOW ? now : (struct lx_time){ ts[2], ts[3] };
+    }
+    n->ctime = now;
+    return 0;
+}
+
+int64_t lx_sys_faccessat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t mode, uint64_t flags)
+{
+    if ((uint32_t)mode & ~7u)
+        return -LX_EINVAL;
+    uint32_t fl = (uint32_t)flags;
+    if (fl & ~(uint32_t)(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+        return -LX_EINVAL;
+    int32_t node = node_at(c, dirfd, upath, !(fl & AT_SYMLINK_NOFOLLOW), (fl & AT_EMPTY_PATH) != 0);
+    if (node < 0)
+        return node;
+    struct lx_node *n = lx_node(node);
+    if (((uint32_t)mode & 1) && kind(n) != LX_S_IFDIR && !(n->mode & 0111))
+        return -LX_EACCES;                      /* root may execute what has an execute bit */
+    return 0;
+}
+
+/* ---------------------------------------------------------------- sizes */
+
+static int64_t truncate_node(struct lx_node *n, int64_t len)
+{
+    if (n->proc)
+        return -LX_EACCES;
+    int err = lx_node_resize(n, (uint64_t)len);
+    if (err)
+        return err;
+    n->mtime = n->ctime = lx_now();
+    return 0;
+}
+
+int64_t lx_sys_truncate(struct lx_ctx *c, uint64_t upath, int64_t len)
+{
+    if (len < 0)
+        return -LX_EINVAL;
+    int32_t node = node_at(c, AT_FDCWD, upath, 1, 0);
+    if (node < 0)
+        return node;
+    struct lx_node *n = lx_node(node);
+    if (kind(n) == LX_S_IFDIR)
+        return -LX_EISDIR;
+    if (kind(n) != LX_S_IFREG)
+        return -LX_EINVAL;
+    return truncate_node(n, len);
+}
+
+int64_t lx_sys_ftruncate(struct lx_ctx *c, uint64_t fd, int64_t len)
+{
+    if (len < 0)
+        return -LX_EINVAL;
+    struct lx_file *f = changing(c, (uint32_t)fd);
+    if (!f)
+        return -LX_EBADF;
+    if (f->node < 0 || kind(lx_node(f->node)) != LX_S_IFREG || (f->flags & O_ACCMODE) == 0)
+        return -LX_EINVAL;
+    return truncate_node(lx_node(f->node), len);
+}
+
+#define FALLOC_FL_KEEP_SIZE 1
+
+/* fallocate: mode 0 (grow to off + len) and FALLOC_FL_KEEP_SIZE (room only). */
+int64_t lx_sys_fallocate(struct lx_ctx *c, uint64_t fd, uint64_t mode, int64_t off, int64_t len)
+{
+    struct lx_file *f = changing(c, (uint32_t)fd);
+    if (!f)
+        return -LX_EBADF;
+    if (off < 0 || len <= 0)
+        return -LX_EINVAL;
+    if ((uint32_t)mode & ~(uint32_t)FALLOC_FL_KEEP_SIZE)
+        return -LX_EOPNOTSUPP;
+    if ((f->flags & O_ACCMODE) == 0)
+        return -LX_EBADF;
+    if (f->node < 0)
+        return -LX_ESPIPE;
+    struct lx_node *n = lx_node(f->node);
+    if (kind(n) == LX_S_IFDIR)
+        return -LX_EISDIR;
+    if (kind(n) != LX_S_IFREG || n->proc)
+        return -LX_ENODEV;
+    if (off > INT64_MAX - len)
+        return -LX_EFBIG;
+    uint64_t end = (uint64_t)(off + len);
+    int err = lx_node_reserve(n, end);
+    if (err)
+        return err;
+    if (!((uint32_t)mode & FALLOC_FL_KEEP_SIZE) && end > n->size) {
+        n->size = end;
+        n->ctime = lx_now();
+    }
+    return 0;
+}
+
+/* fsync and fdatasync: everything is in memory already; a pipe or a
+ * device has nothing to sync (EINVAL, as on Linux). */
+int64_t lx_sys_fsync(struct lx_ctx *c, uint64_t fd)
+{
+    struct lx_file *f = changing(c, (uint32_t)fd);
+    if (!f)
+        return -LX_EBADF;
+    if (f->node < 0 || kind(lx_node(f->node)) == LX_S_IFCHR)
+        return -LX_EINVAL;
+    return 0;
+}
+
+/* struct statfs of the 64-bit generic ABI: 120 bytes. */
+struct lx_statfs {
+    int64_t type, bsize;
+    uint64_t blocks, bfree, bavail, files, ffree;
+    int32_t fsid[2];
+    int64_t namelen, frsize, flags, spare[4];
+};
+_Static_assert(sizeof(struct lx_statfs) == 120, "struct statfs is 120 bytes on arm64");
+
+static int64_t statfs_out(struct lx_ctx *c, int32_t node, uint64_t buf)
+{
+    struct lx_statfs st = { 0 };
+    st.bsize = st.frsize = 4096;
+    st.namelen = LX_NAME_MAX;
+    st.flags = ST_VALID;
+    if (lx_node(node)->proc) {
+        st.type = PROC_SUPER_MAGIC;
+    } else {
+        uint64_t used;
+        uint32_t nodes, max;
+        lx_fs_usage(&used, &nodes, &max);
+        st.type = TMPFS_MAGIC;
+        st.blocks = LX_VFS_BYTES / 4096;
+        st.bfree = st.bavail = (LX_VFS_BYTES - used) / 4096;
+        st.files = max;
+        st.ffree = max - nodes;
+    }
+    return lx_copy_out(c, buf, &st, sizeof(st));
+}
+
+int64_t lx_sys_statfs(struct lx_ctx *c, uint64_t upath, uint64_t buf)
+{
+    int32_t node = node_at(c, AT_FDCWD, upath, 1, 0);
+    return node < 0 ? node : statfs_out(c, node, buf);
+}
+
+int64_t lx_sys_fstatfs(struct lx_ctx *c, uint64_t fd, uint64_t buf)
+{
+    struct lx_file *f = lx_fd_file(c->p, (uint32_t)fd);
+    if (!f)
+        return -LX_EBADF;
+    if (f->node < 0) {                          /* the pipe file system */
+        struct lx_statfs st = { .type = 0x50495045, .bsize = 4096, .namelen = LX_NAME_MAX, .frsize = 4096,
+                                .flags = ST_VALID };
+        return lx_copy_out(c, buf, &st, sizeof(st));
+    }
+    return statfs_out(c, f->node, buf);
+}
+
+/* ---------------------------------------------------------------- sendfile */
+
+/* Is f a file sendfile moves bytes of here: a regular file, a /proc file,
+ * /dev/null or /dev/zero? (Pipes and the terminal are not supported:
+ * EINVAL, after which programs such as busybox use read and write.) */
+static int sendable(struct lx_file *f)
+{
+    struct lx_node *n = f->node >= 0 ? lx_node(f->node) : NULL;
+    return n && (kind(n) == LX_S_IFREG || (kind(n) == LX_S_IFCHR && (n->dev == LX_DEV_NULL || n->dev == LX_DEV_ZERO)));
+}
+
+int64_t lx_sys_sendfile(struct lx_ctx *c, uint64_t out_fd, uint64_t in_fd, uint64_t offp, uint64_t count)
+{
+    static uint8_t chunk[16384];
+    int64_t off = 0;
+    if (offp && lx_copy_in(c, &off, offp, sizeof(off)))
+        return -LX_EFAULT;
+    struct lx_file *in = changing(c, (uint32_t)in_fd);
+    if (!in || (in->flags & O_ACCMODE) == 1)
+        return -LX_EBADF;
+    if (offp && in->node < 0)
+        return -LX_ESPIPE;
+    if (offp && off < 0)
+        return -LX_EINVAL;
+    if (count > MAX_RW_COUNT)
+        count = MAX_RW_COUNT;
+    struct lx_file *out = changing(c, (uint32_t)out_fd);
+    if (!out || (out->flags & O_ACCMODE) == 0)
+        return -LX_EBADF;
+    if ((out->flags & O_APPEND) || !sendable(in) || !sendable(out))
+        return -LX_EINVAL;
+    uint64_t pos = offp ? (uint64_t)off : in->pos, done = 0;
+    int64_t err = 0;
+    while (done < count) {
+        uint64_t want = count - done < sizeof(chunk) ? count - done : sizeof(chunk);
+        int64_t r = lx_file_read_kernel(in, chunk, want, &pos);
+        if (r <= 0) {
+            err = r;
+            break;
+        }
+        int64_t w = lx_file_write_kernel(out, chunk, (uint64_t)r);
+        if (w < 0) {
+            pos -= (uint64_t)r;
+            err = w;
+            break;
+        }
+        done += (uint64_t)w;
+        if (w < r) {
+            pos -= (uint64_t)(r - w);
+            break;
+        }
+    }
+    if (!done && err < 0)
+        return err;
+    if (offp) {
+        off = (int64_t)pos;
+        if (lx_copy_out(c, offp, &off, sizeof(off)))
+            return -LX_EFAULT;
+    } else {
+        in->pos = pos;
+    }
+    return (int64_t)done;
+}

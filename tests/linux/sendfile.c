@@ -1,0 +1,108 @@
+/* sendfile between files: with and without an offset pointer, past the
+ * end, into /dev/null, a large copy, and every error (descriptors, access
+ * modes, O_APPEND, the offset). Pipes and the terminal as the output are
+ * left out: Petrel does not support them (EINVAL, then programs fall back
+ * to read and write). */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "lxtest.h"
+
+#define D "/tmp/sendfile"
+
+static void cat(const char *what, const char *path)
+{
+    char buf[64] = { 0 };
+    int fd = open(path, O_RDONLY);
+    long n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -errno;
+    printf("%s: %ld [%s]\n", what, n, n >= 0 ? buf : errname((int)-n));
+    if (fd >= 0)
+        close(fd);
+}
+
+int main(void)
+{
+    mkdir(D, 0755);
+    int in = open(D "/in", O_RDWR | O_CREAT | O_TRUNC, 0644);
+    write(in, "0123456789abcdef", 16);
+    lseek(in, 0, SEEK_SET);
+    int out = open(D "/out", O_RDWR | O_CREAT | O_TRUNC, 0644);
+
+    SHOW("sendfile 4 bytes", sendfile(out, in, NULL, 4));
+    SHOW("in's position moved", lseek(in, 0, SEEK_CUR));
+    SHOW("out's position moved", lseek(out, 0, SEEK_CUR));
+    off_t off = 10;
+    SHOW("sendfile 3 at offset 10", sendfile(out, in, &off, 3));
+    printf("offset now %ld, in's position %ld\n", (long)off, (long)lseek(in, 0, SEEK_CUR));
+    cat("out", D "/out");
+    SHOW("sendfile past the end (asks 100)", sendfile(out, in, NULL, 100));
+    SHOW("sendfile at the end", sendfile(out, in, NULL, 100));
+    off = 100;
+    SHOW("sendfile from an offset past the end", sendfile(out, in, &off, 5));
+    SHOW("sendfile 0 bytes", sendfile(out, in, NULL, 0));
+    cat("out", D "/out");
+
+    int null = open("/dev/null", O_WRONLY);
+    off = 0;
+    SHOW("sendfile into /dev/null", sendfile(null, in, &off, 16));
+    close(null);
+
+    /* Errors. */
+    off = 0;
+    SHOW("a bad input descriptor", sendfile(out, 99, NULL, 1));
+    SHOW("a bad output descriptor", sendfile(99, in, NULL, 1));
+    int wo = open(D "/in", O_WRONLY);
+    SHOW("a write-only input", sendfile(out, wo, NULL, 1));
+    int ro = open(D "/out", O_RDONLY);
+    SHOW("a read-only output", sendfile(ro, in, &off, 1));
+    int ap = open(D "/out", O_WRONLY | O_APPEND);
+    SHOW("an O_APPEND output", sendfile(ap, in, &off, 1));
+    off = -1;
+    SHOW("a negative offset", sendfile(out, in, &off, 1));
+    SHOW("a bad offset pointer", syscall(SYS_sendfile, out, in, (void *)8, 1));
+    SHOW("a bad offset pointer and a bad descriptor", syscall(SYS_sendfile, out, 99, (void *)8, 1));
+    int dir = open(D, O_RDONLY | O_DIRECTORY);
+    off = 0;
+    SHOW("a directory as input", sendfile(out, dir, &off, 1));
+    int p[2];
+    pipe(p);
+    SHOW("a pipe as input with an offset", sendfile(out, p[0], &off, 1));
+    close(p[0]);
+    close(p[1]);
+    close(dir);
+    close(wo);
+    close(ro);
+    close(ap);
+
+    /* A large copy, in pieces, compared. */
+    int big = open(D "/big", O_RDWR | O_CREAT | O_TRUNC, 0644);
+    static char buf[300 * 1024], back[300 * 1024];
+    for (unsigned i = 0; i < sizeof(buf); i++)
+        buf[i] = (char)(i * 31 + i / 1000);
+    write(big, buf, sizeof(buf));
+    lseek(big, 0, SEEK_SET);
+    int copy = open(D "/copy", O_RDWR | O_CREAT | O_TRUNC, 0644);
+    long total = 0, n;
+    while ((n = sendfile(copy, big, NULL, 70000)) > 0)
+        total += n;
+    SHOW("copied", total);
+    lseek(copy, 0, SEEK_SET);
+    SHOW("read back", read(copy, back, sizeof(back)));
+    SHOW("same bytes", !memcmp(buf, back, sizeof(buf)));
+    struct stat st;
+    SHOW("size", (fstat(copy, &st), (long)st.st_size));
+    close(big);
+    close(copy);
+    close(in);
+    close(out);
+
+    unlink(D "/in");
+    unlink(D "/out");
+    unlink(D "/big");
+    unlink(D "/copy");
+    SHOW("rmdir " D, rmdir(D));
+    return 0;
+}
