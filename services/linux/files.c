@@ -781,9 +781,7 @@ static int64_t set_cwd(struct lx_ctx *c, int32_t dir)
         return dir;
     if (kind(lx_node(dir)) != LX_S_IFDIR)
         return -LX_ENOTDIR;
-    if (!(lx_node(dir)->mode & 0111))
-        return -LX_EACCES;
-    c->p->cwd = dir;
+    c->p->cwd = dir;                            /* root searches any directory, whatever its mode */
     return 0;
 }
 
