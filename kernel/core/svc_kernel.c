@@ -382,6 +382,40 @@ void svc_irq_done(uint32_t irq)
     env_unlock(l);
 }
 
+void ksvc_timer_tick(unsigned cpu)
+{
+    for (unsigned i = 0; i < ksvc_count; i++) {
+        struct ksvc_run *run = ksvc_table[i].run;
+        if (!run->timer || run->timer_cpu != cpu || !run->timer_at || arch_counter() < run->timer_at)
+            continue;
+        kernel_lock();
+        if (run->timer_at && arch_counter() >= run->timer_at) {
+            run->timer_at = 0;
+            if (run->holder) {
+                run->timer_due = true;  /* between requests, never during one */
+            } else {
+                struct cpu *c = this_cpu();
+                struct ksvc_run *outer = c->ksvc;
+                c->ksvc = run;          /* its environment calls are its own (no client) */
+                run->timer();
+                c->ksvc = outer;
+            }
+        }
+        kernel_unlock();
+    }
+}
+
+uint64_t ksvc_timer_next(unsigned cpu)
+{
+    uint64_t next = ~0ull;
+    for (unsigned i = 0; i < ksvc_count; i++) {
+        const struct ksvc_run *run = ksvc_table[i].run;
+        if (run->timer && run->timer_cpu == cpu && run->timer_at && run->timer_at < next)
+            next = run->timer_at;
+    }
+    return next;
+}
+
 int svc_crash_for_testing(void)
 {
     return SVC_E_PERM;          /* a fault here would be a kernel panic */
@@ -549,6 +583,10 @@ static NORETURN void finish_request(struct ksvc_run *run)
         list_del(&w->link);
         w->ksvc_wait = NULL;
         sched_enqueue(w);               /* it makes its call again */
+    }
+    if (run->timer_due) {
+        run->timer_due = false;
+        run->timer();
     }
     for (unsigned w = 0; w < ARRAY_SIZE(run->irq_pending); w++) {
         while (run->irq_pending[w]) {

@@ -346,7 +346,11 @@ int svc_thread_write_fp(svc_handle thread, const struct petrel_fpregs *fp)
 
 /* A thread running on another core stops at its next kernel entry, which
  * this code, holding the kernel, cannot wait for: it says THREAD_RUNNING
- * and the caller tries again later. */
+ * and the caller tries again later. The caller of the request running
+ * here is in a call (THREAD_REPLY); the current thread when no request of
+ * its runs here (the service's timer or interrupt came while it ran user
+ * code on this core) was running user code, all of it in its frame now:
+ * it stops when the interrupt returns (THREAD_READY). */
 int svc_thread_suspend(svc_handle thread)
 {
     bool l = env_lock();
@@ -354,7 +358,9 @@ int svc_thread_suspend(svc_handle thread)
     struct thread *t = thread_held(thread, R_MANAGE, &err);
     if (t)
         err = thread_suspend(t);
-    int state = t && !err ? (t == current_thread() ? THREAD_REPLY : (int)t->state) : err;
+    struct ksvc_run *run = ksvc_env_run();
+    bool caller = t && run && run->holder == t;
+    int state = t && !err ? (caller ? THREAD_REPLY : t == current_thread() ? THREAD_READY : (int)t->state) : err;
     env_unlock(l);
     return state;
 }
@@ -372,17 +378,35 @@ int svc_thread_resume(svc_handle thread)
 
 /* ---------------------------------------------------------------- the timer */
 
-/* Not in the kernel yet: a kernel-placed service has no thread of its own
- * to run a handler outside a request (docs/design/personality.md). */
+/* The handler runs from the tick of the core that attached it (at its
+ * deadline: the core's timer interrupt is brought forward), with the
+ * kernel lock held, as an interrupt handler of a kernel-placed service
+ * does; while a request of the service is in progress it waits for its
+ * end. A deadline set from another core is seen at that core's next tick. */
 int svc_timer_attach(void (*handler)(void))
 {
-    (void)handler;
-    return SVC_E_PERM;
+    bool l = env_lock();
+    struct ksvc_run *run = ksvc_env_run();
+    int err = run ? 0 : SVC_E_PERM;
+    if (run) {
+        run->timer = handler;
+        run->timer_cpu = this_cpu()->index;
+        run->timer_at = 0;
+    }
+    env_unlock(l);
+    return err;
 }
 
 void svc_timer_set(uint64_t deadline_ns)
 {
-    (void)deadline_ns;
+    bool l = env_lock();
+    struct ksvc_run *run = ksvc_env_run();
+    if (run && run->timer) {
+        run->timer_at = deadline_ns ? MAX(timer_ns_to_ticks(deadline_ns), 1ull) : 0;
+        if (run->timer_cpu == this_cpu()->index)
+            timer_rearm();
+    }
+    env_unlock(l);
 }
 
 /* ---------------------------------------------------------------- the console and the clock */

@@ -11,6 +11,7 @@
 #include "kernel.h"
 #include "cpu.h"
 #include "sched.h"
+#include "ksvc.h"
 
 static unsigned hz;
 static unsigned irq_line;
@@ -41,14 +42,16 @@ static void tick(unsigned irq, void *arg)
     } else {
         c->next_timeout = ~0ull;        /* its threads were woken first */
     }
+    ksvc_timer_tick(c->index);
     timer_rearm();
 }
 
-/* The interrupt comes at the next tick or the core's earliest timeout. */
+/* The interrupt comes at the next tick, the core's earliest timeout or
+ * the earliest timer of a kernel-placed service on it. */
 void timer_rearm(void)
 {
     struct cpu *c = this_cpu();
-    arch_timer_set_deadline(MIN(c->next_tick, c->next_timeout));
+    arch_timer_set_deadline(MIN(MIN(c->next_tick, c->next_timeout), ksvc_timer_next(c->index)));
 }
 
 /* Read the virtual timer's interrupt from the device tree. */

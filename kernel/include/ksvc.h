@@ -47,7 +47,19 @@ struct ksvc_run {
     uint64_t info, badge;
     bool is_call;
     uint64_t irq_pending[IRQ_MAX / 64];     /* its interrupts that came meanwhile */
+    /* its timer (svc_timer_attach): the handler, run from the tick of
+     * core timer_cpu once the counter passes timer_at (0: not set) */
+    void (*timer)(void);
+    uint64_t timer_at;          /* counter ticks */
+    unsigned timer_cpu;
+    bool timer_due;             /* it came during a request: run when it ends */
 };
+
+/* The tick of core `cpu` (kernel lock not held): run the timers of the
+ * kernel-placed services whose deadline passed; and the earliest deadline
+ * still to come on that core, in counter ticks (~0: none). */
+void ksvc_timer_tick(unsigned cpu);
+uint64_t ksvc_timer_next(unsigned cpu);
 
 extern struct ksvc_run ksvc_runs[];     /* by index in ksvc_table */
 
