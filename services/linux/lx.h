@@ -21,7 +21,7 @@ enum {
     LX_ENFILE = 23, LX_EMFILE = 24, LX_ENOTTY = 25, LX_ESPIPE = 29, LX_EROFS = 30,
     LX_EPIPE = 32, LX_EXDEV = 18, LX_EMLINK = 31, LX_ENOSPC = 28, LX_EFBIG = 27, LX_ENOTEMPTY = 39,
     LX_EOPNOTSUPP = 95, LX_ENXIO = 6, LX_ERANGE = 34, LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ELOOP = 40,
-    LX_EOVERFLOW = 75, LX_ELIBBAD = 80,
+    LX_EOVERFLOW = 75, LX_ELIBBAD = 80, LX_EAFNOSUPPORT = 97,
 };
 
 /* ---------------------------------------------------------------- signal numbers (Linux's) */

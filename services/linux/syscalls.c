@@ -22,7 +22,7 @@ enum {
     NR_exit = 93, NR_exit_group = 94, NR_set_tid_address = 96, NR_clock_gettime = 113,
     NR_uname = 160, NR_getpid = 172, NR_getppid = 173, NR_getuid = 174, NR_geteuid = 175,
     NR_getgid = 176, NR_getegid = 177, NR_gettid = 178, NR_brk = 214, NR_munmap = 215, NR_mmap = 222,
-    NR_getrandom = 278, NR_pselect6 = 72, NR_ppoll = 73,
+    NR_getrandom = 278, NR_pselect6 = 72, NR_ppoll = 73, NR_socket = 198, NR_socketpair = 199,
     NR_getrlimit = 163, NR_setrlimit = 164, NR_prlimit64 = 261, NR_rseq = 293, NR_readlinkat = 78,
     NR_nanosleep = 101, NR_getitimer = 102, NR_setitimer = 103,
     NR_clock_nanosleep = 115, NR_kill = 129, NR_tkill = 130, NR_tgkill = 131, NR_sigaltstack = 132,
@@ -188,6 +188,8 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_setrlimit:      return sys_prlimit(c, 0, a[0], a[1], 0);
     case NR_rseq:           return -LX_ENOSYS;  /* not supported (C libraries go on without): not logged */
     case NR_readlinkat:     return lx_sys_readlinkat(c, (int64_t)a[0], a[1], a[2], a[3]);
+    case NR_socket:
+    case NR_socketpair:     return -LX_EAFNOSUPPORT;    /* no sockets yet (AF_INET comes with the network) */
     case NR_ppoll:          return lx_sys_ppoll(c, a[0], a[1], a[2], a[3], a[4]);
     case NR_pselect6:       return lx_sys_pselect6(c, a[0], a[1], a[2], a[3], a[4], a[5]);
     case NR_pwrite64:       return lx_sys_pwrite(c, a[0], a[1], a[2], (int64_t)a[3]);
