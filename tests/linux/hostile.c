@@ -136,7 +136,7 @@ int main(void)
                                 999 };
     srand(42);
     long calls = 0;
-    for (int i = 0; i < 20000; i++) {
+    for (int i = 0; i < 100000; i++) {
         long nr = nrs[rand() % (sizeof(nrs) / sizeof(nrs[0]))];
         long a[6];
         for (int k = 0; k < 6; k++) {
