@@ -66,6 +66,34 @@ static ALWAYS_INLINE void fast_copy(struct thread *from, struct thread *to, uint
         ipc_copy_utcb(from, to, MSG_LEN(info));     /* out of line: short messages pay one branch */
 }
 
+/* The receiver waiting on ep that a call from cur may switch to at once
+ * on this core, or NULL (a lower server would inherit: general path). */
+static ALWAYS_INLINE struct thread *fast_server(struct cpu *c, const struct thread *cur, struct endpoint *ep)
+{
+    if (list_empty(&ep->receivers))
+        return NULL;
+    struct thread *dst = list_first(&ep->receivers, struct thread, link);
+    if (!fast_may_run(c, dst) || dst->reply.caller || dst->prio < cur->prio)
+        return NULL;
+    return dst;
+}
+
+/* cur calls server dst of ep, its message already in dst's registers: dst
+ * leaves ep's queue holding cur's reply, and runs. */
+static ALWAYS_INLINE struct trapframe *fast_call_switch(struct cpu *c, struct thread *cur, struct endpoint *ep,
+                                                        struct thread *dst)
+{
+    list_del(&dst->link);
+    dst->waiting_on = NULL;
+    ep->obj.refs--;                     /* the queue's reference; handles keep ep alive */
+    cur->state = T_REPLY;
+    cur->reply_holder = &dst->reply;
+    dst->reply.caller = cur;
+    switch_from_to(c, cur, dst);
+    kernel_unlock();
+    return &dst->tf;
+}
+
 struct trapframe *fastpath_call(struct trapframe *tf, uint64_t esr)
 {
     struct thread *cur = (struct thread *)tf;
@@ -78,23 +106,12 @@ struct trapframe *fastpath_call(struct trapframe *tf, uint64_t esr)
         return exc_el0_svc_locked(tf, esr);
     if (ep->ksvc)
         return ksvc_fastcall(tf, ep, info, badge);  /* a kernel-placed service: answered in this entry */
-    if (list_empty(&ep->receivers))
+    struct thread *dst = fast_server(c, cur, ep);
+    if (!dst)
         return exc_el0_svc_locked(tf, esr);
-    struct thread *dst = list_first(&ep->receivers, struct thread, link);
-    if (!fast_may_run(c, dst) || dst->reply.caller || dst->prio < cur->prio)
-        return exc_el0_svc_locked(tf, esr); /* (a lower server would inherit: general path) */
-
-    list_del(&dst->link);
-    dst->waiting_on = NULL;
-    ep->obj.refs--;                     /* the queue's reference; handles keep ep alive */
     fast_copy(cur, dst, info, badge);
     cur->send_is_fault = false;
-    cur->state = T_REPLY;
-    cur->reply_holder = &dst->reply;
-    dst->reply.caller = cur;
-    switch_from_to(c, cur, dst);
-    kernel_unlock();
-    return &dst->tf;
+    return fast_call_switch(c, cur, ep, dst);
 }
 
 /*
@@ -111,15 +128,9 @@ struct trapframe *fastpath_foreign_syscall(struct trapframe *tf, uint64_t esr)
     if (!kernel_enter(cur))
         return exc_el0_svc_locked(tf, esr);
     struct endpoint *ep = cur->fault_ep;
-    if (!ep || ep->ksvc || !ep->obj.handles || list_empty(&ep->receivers))
+    struct thread *dst = ep && !ep->ksvc && ep->obj.handles ? fast_server(c, cur, ep) : NULL;
+    if (!dst)
         return exc_el0_svc_locked(tf, esr);
-    struct thread *dst = list_first(&ep->receivers, struct thread, link);
-    if (!fast_may_run(c, dst) || dst->reply.caller || dst->prio < cur->prio)
-        return exc_el0_svc_locked(tf, esr);
-
-    list_del(&dst->link);
-    dst->waiting_on = NULL;
-    ep->obj.refs--;                     /* the queue's reference */
     uint64_t *m = cur->fault_msg;
     m[FAULT_MR_KIND] = FAULT_FOREIGN_SYSCALL;
     m[FAULT_MR_ADDR] = tf->x[8];
@@ -138,12 +149,7 @@ struct trapframe *fastpath_foreign_syscall(struct trapframe *tf, uint64_t esr)
     dst->tf.x[9] = cur->space->id;
     cur->send_is_fault = true;
     cur->in_fault = true;
-    cur->state = T_REPLY;
-    cur->reply_holder = &dst->reply;
-    dst->reply.caller = cur;
-    switch_from_to(c, cur, dst);
-    kernel_unlock();
-    return &dst->tf;
+    return fast_call_switch(c, cur, ep, dst);
 }
 
 struct trapframe *fastpath_reply_recv(struct trapframe *tf, uint64_t esr)

@@ -139,9 +139,13 @@ int32_t lx_start_dir(struct lx_ctx *c, int64_t dirfd, const char *path)
     return f->node >= 0 && kind(lx_node(f->node)) == LX_S_IFDIR ? f->node : -LX_ENOTDIR;
 }
 
-static int32_t start_dir(struct lx_ctx *c, int64_t dirfd, const char *path)
+int64_t lx_path_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, char *buf, int32_t *dir)
 {
-    return lx_start_dir(c, dirfd, path);
+    int64_t len = lx_path_in(c, buf, upath);
+    if (len <= 0)
+        return len;
+    *dir = lx_start_dir(c, dirfd, buf);
+    return *dir < 0 ? *dir : len;
 }
 
 /* The node `path` opens with O_CREAT: found, or made (a regular file of
@@ -200,14 +204,10 @@ static int32_t open_create(int32_t dir, const char *path, uint32_t fl, uint32_t 
 
 int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t flags, uint64_t mode)
 {
-    int64_t len = lx_path_in(c, path_buf, upath);
-    if (len < 0)
-        return len;
-    if (len == 0)
-        return -LX_ENOENT;
-    int32_t dir = start_dir(c, dirfd, path_buf);
-    if (dir < 0)
-        return dir;
+    int32_t dir;
+    int64_t len = lx_path_at(c, dirfd, upath, path_buf, &dir);
+    if (len <= 0)
+        return len ? len : -LX_ENOENT;
     uint32_t fl = (uint32_t)flags;
     if ((fl & O_TMPFILE) == O_TMPFILE)
         return -LX_EOPNOTSUPP;                  /* no unnamed files */
@@ -620,7 +620,8 @@ int64_t lx_sys_newfstatat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint6
 {
     if ((uint32_t)flags & ~(uint32_t)(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH))
         return -LX_EINVAL;
-    int64_t len = lx_path_in(c, path_buf, upath);
+    int32_t dir;
+    int64_t len = lx_path_at(c, dirfd, upath, path_buf, &dir);
     if (len < 0)
         return len;
     if (len == 0 && ((uint32_t)flags & AT_EMPTY_PATH)) {
@@ -630,9 +631,6 @@ int64_t lx_sys_newfstatat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint6
     }
     if (len == 0)
         return -LX_ENOENT;
-    int32_t dir = start_dir(c, dirfd, path_buf);
-    if (dir < 0)
-        return dir;
     int32_t node = lx_lookup(dir, path_buf, !((uint32_t)flags & AT_SYMLINK_NOFOLLOW));
     return node < 0 ? node : stat_out(c, node, buf);
 }
@@ -745,14 +743,10 @@ int64_t lx_sys_readlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint6
 {
     if ((int32_t)size <= 0)
         return -LX_EINVAL;
-    int64_t len = lx_path_in(c, path_buf, upath);
-    if (len < 0)
-        return len;
-    if (len == 0)
-        return -LX_ENOENT;
-    int32_t dir = start_dir(c, dirfd, path_buf);
-    if (dir < 0)
-        return dir;
+    int32_t dir;
+    int64_t len = lx_path_at(c, dirfd, upath, path_buf, &dir);
+    if (len <= 0)
+        return len ? len : -LX_ENOENT;
     int32_t node = lx_lookup(dir, path_buf, 0);
     if (node < 0)
         return node;
@@ -787,12 +781,11 @@ static int64_t set_cwd(struct lx_ctx *c, int32_t dir)
 
 int64_t lx_sys_chdir(struct lx_ctx *c, uint64_t upath)
 {
-    int64_t len = lx_path_in(c, path_buf, upath);
-    if (len < 0)
-        return len;
-    if (len == 0)
-        return -LX_ENOENT;
-    return set_cwd(c, lx_lookup(start_dir(c, AT_FDCWD, path_buf), path_buf, 1));
+    int32_t dir;
+    int64_t len = lx_path_at(c, AT_FDCWD, upath, path_buf, &dir);
+    if (len <= 0)
+        return len ? len : -LX_ENOENT;
+    return set_cwd(c, lx_lookup(dir, path_buf, 1));
 }
 
 int64_t lx_sys_fchdir(struct lx_ctx *c, uint64_t fd)

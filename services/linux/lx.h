@@ -379,6 +379,10 @@ struct lx_file *lx_fd_file(struct lx_proc *p, uint64_t fd);
 int64_t lx_path_in(struct lx_ctx *c, char *buf, uint64_t upath);
 /* The directory a path is relative to (AT_FDCWD or a directory descriptor), or a negated errno. */
 int32_t lx_start_dir(struct lx_ctx *c, int64_t dirfd, const char *path);
+/* Copy path `upath` into buf and find the directory it starts from
+ * (*dir); the path's length (0 allowed, *dir then unset: the caller
+ * decides) or a negated errno. */
+int64_t lx_path_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, char *buf, int32_t *dir);
 /* Read from f at *pos into the personality's dst; write to f (at its
  * position) from src: regular files, /proc files, /dev/null and /dev/zero
  * (EINVAL for other kinds). A count or a negated errno. */

@@ -37,23 +37,12 @@ static char path_a[LX_PATH_MAX], path_b[LX_PATH_MAX];  /* the paths of the call 
 
 static uint32_t kind(const struct lx_node *n) { return n->mode & LX_S_IFMT; }
 
-/* Copy a path and find the directory it starts from; the path's length
- * (0 allowed: the caller decides) or a negated errno. */
-static int64_t path_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, char *buf, int32_t *dir)
-{
-    int64_t len = lx_path_in(c, buf, upath);
-    if (len <= 0)
-        return len;
-    *dir = lx_start_dir(c, dirfd, buf);
-    return *dir < 0 ? *dir : len;
-}
-
 /* The node a path call names: `path` from dirfd, following a final link
  * when `follow`; an empty path names dirfd itself with AT_EMPTY_PATH. */
 static int32_t node_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, int follow, int empty_ok)
 {
     int32_t dir = 0;
-    int64_t len = path_at(c, dirfd, upath, path_a, &dir);
+    int64_t len = lx_path_at(c, dirfd, upath, path_a, &dir);
     if (len < 0)
         return (int32_t)len;
     if (len == 0) {
@@ -122,7 +111,7 @@ int64_t lx_sys_unlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_
     if ((uint32_t)flags & ~(uint32_t)AT_REMOVEDIR)
         return -LX_EINVAL;
     int32_t dir = 0;
-    int64_t len = path_at(c, dirfd, upath, path_a, &dir);
+    int64_t len = lx_path_at(c, dirfd, upath, path_a, &dir);
     if (len <= 0)
         return len ? len : -LX_ENOENT;
     struct lx_last l;
@@ -171,14 +160,14 @@ int64_t lx_sys_renameat2(struct lx_ctx *c, int64_t olddirfd, uint64_t oldpath, i
     if (fl & RENAME_WHITEOUT)
         return -LX_EINVAL;                      /* whiteouts are for overlay file systems: none here */
     int32_t odir = 0, ndir = 0;
-    int64_t olen = path_at(c, olddirfd, oldpath, path_a, &odir);
+    int64_t olen = lx_path_at(c, olddirfd, oldpath, path_a, &odir);
     if (olen <= 0)
         return olen ? olen : -LX_ENOENT;
     struct lx_last o, n;
     int err = lx_lookup_last(odir, path_a, &o);
     if (err)
         return err;
-    int64_t nlen = path_at(c, newdirfd, newpath, path_b, &ndir);
+    int64_t nlen = lx_path_at(c, newdirfd, newpath, path_b, &ndir);
     if (nlen <= 0)
         return nlen ? nlen : -LX_ENOENT;
     if ((err = lx_lookup_last(ndir, path_b, &n)) != 0)

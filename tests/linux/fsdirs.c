@@ -51,23 +51,6 @@ static long nlink_of(const char *path)
     return stat(path, &st) ? -errno : (long)st.st_nlink;
 }
 
-static void touch(const char *path, const char *text)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    write(fd, text, strlen(text));
-    close(fd);
-}
-
-static void cat(const char *what, const char *path)
-{
-    char buf[64] = { 0 };
-    int fd = open(path, O_RDONLY);
-    long n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -errno;
-    printf("%s: %s\n", what, n >= 0 ? buf : errname((int)-n));
-    if (fd >= 0)
-        close(fd);
-}
-
 int main(void)
 {
     SHOW("mkdir", mkdir(D, 0755));
@@ -83,8 +66,8 @@ int main(void)
            nlink_of("/tmp") - tmp_links);
     struct stat st;
     SHOW("mode of a", (stat(D "/a", &st), (long)(st.st_mode & 07777)));
-    touch(D "/f", "file f");
-    touch(D "/b/c/g", "file g");
+    write_text(D "/f", "file f");
+    write_text(D "/b/c/g", "file g");
     SHOW("mkdir under a file", mkdir(D "/f/x", 0755));
     SHOW("mkdir over a file", mkdir(D "/f", 0755));
     list(D);
@@ -106,12 +89,12 @@ int main(void)
     list(D);
 
     /* Rename. */
-    touch(D "/x", "file x");
+    write_text(D "/x", "file x");
     SHOW("rename x to y", rename(D "/x", D "/y"));
-    cat("y", D "/y");
+    show_text("y", D "/y");
     SHOW("stat x", stat(D "/x", &st));
     SHOW("rename f over y", rename(D "/f", D "/y"));
-    cat("y now", D "/y");
+    show_text("y now", D "/y");
     SHOW("rename a missing file", rename(D "/f", D "/z"));
     SHOW("rename into a missing directory", rename(D "/y", D "/no/y"));
     SHOW("rename a file over a directory", rename(D "/y", D "/b"));
@@ -128,21 +111,21 @@ int main(void)
     SHOW("e is gone", stat(D "/e", &st));
     SHOW("rename b/c to c (up a level)", rename(D "/b/c", D "/c"));
     printf("nlink after moving: D %ld b %ld\n", nlink_of(D), nlink_of(D "/b"));
-    cat("c/g", D "/c/g");
+    show_text("c/g", D "/c/g");
     SHOW("rename to itself", rename(D "/y", D "/y"));
     link(D "/y", D "/y2");
     SHOW("rename onto another link of the same file", rename(D "/y", D "/y2"));
     SHOW("both names stay", (stat(D "/y", &st) == 0) + (stat(D "/y2", &st) == 0));
     unlink(D "/y2");
-    touch(D "/p", "file p");
+    write_text(D "/p", "file p");
     SHOW("RENAME_NOREPLACE onto an existing file", syscall(SYS_renameat2, AT_FDCWD, D "/p", AT_FDCWD, D "/y", 1));
     SHOW("RENAME_NOREPLACE to a new name", syscall(SYS_renameat2, AT_FDCWD, D "/p", AT_FDCWD, D "/q", 1));
     SHOW("RENAME_EXCHANGE q and y", syscall(SYS_renameat2, AT_FDCWD, D "/q", AT_FDCWD, D "/y", 2));
-    cat("q", D "/q");
-    cat("y", D "/y");
+    show_text("q", D "/q");
+    show_text("y", D "/y");
     SHOW("RENAME_EXCHANGE a file and a directory", syscall(SYS_renameat2, AT_FDCWD, D "/q", AT_FDCWD, D "/c", 2));
-    cat("c (was q)", D "/c");
-    cat("q/g (was c/g)", D "/q/g");
+    show_text("c (was q)", D "/c");
+    show_text("q/g (was c/g)", D "/q/g");
     SHOW("RENAME_EXCHANGE with a missing one", syscall(SYS_renameat2, AT_FDCWD, D "/q", AT_FDCWD, D "/none", 2));
     SHOW("RENAME_EXCHANGE|RENAME_NOREPLACE", syscall(SYS_renameat2, AT_FDCWD, D "/q", AT_FDCWD, D "/y", 3));
     SHOW("renameat2 with a bad flag", syscall(SYS_renameat2, AT_FDCWD, D "/q", AT_FDCWD, D "/y", 8));
@@ -153,7 +136,7 @@ int main(void)
     char name[64];
     for (int i = 0; i < 40; i++) {
         snprintf(name, sizeof(name), D "/many/file-with-a-long-name-%02d", i);
-        touch(name, "x");
+        write_text(name, "x");
     }
     int fd = open(D "/many", O_RDONLY | O_DIRECTORY);
     char buf[200];
@@ -177,8 +160,8 @@ int main(void)
     SHOW("rename w1 to w2", rename(D "/w1", D "/w2"));
     char cwd[256];
     printf("getcwd: %s\n", getcwd(cwd, sizeof(cwd)) ? cwd : errname(errno));
-    touch("rel", "relative");
-    cat("w2/rel", D "/w2/rel");
+    write_text("rel", "relative");
+    show_text("w2/rel", D "/w2/rel");
     unlink("rel");
     SHOW("rmdir the working directory", rmdir(D "/w2"));
     SHOW("getcwd of a removed directory", syscall(SYS_getcwd, cwd, sizeof(cwd)));

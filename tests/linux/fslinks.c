@@ -10,23 +10,6 @@
 
 #define D "/tmp/fslinks"
 
-static void touch(const char *path, const char *text)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    write(fd, text, strlen(text));
-    close(fd);
-}
-
-static void cat(const char *what, const char *path)
-{
-    char buf[64] = { 0 };
-    int fd = open(path, O_RDONLY);
-    long n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -errno;
-    printf("%s: %s\n", what, n >= 0 ? buf : errname((int)-n));
-    if (fd >= 0)
-        close(fd);
-}
-
 static void rl(const char *path)
 {
     char buf[64] = { 0 };
@@ -49,7 +32,7 @@ int main(void)
 {
     struct stat a, b;
     mkdir(D, 0755);
-    touch(D "/f", "the file");
+    write_text(D "/f", "the file");
 
     /* Hard links. */
     SHOW("link f g", link(D "/f", D "/g"));
@@ -62,11 +45,11 @@ int main(void)
     SHOW("link into a missing directory", link(D "/f", D "/no/h"));
     SHOW("link to name/", link(D "/f", D "/h/"));
     SHOW("link with a bad flag", linkat(AT_FDCWD, D "/f", AT_FDCWD, D "/h", 0x1));
-    touch(D "/g", "changed through g");
-    cat("f after writing g", D "/f");
+    write_text(D "/g", "changed through g");
+    show_text("f after writing g", D "/f");
     SHOW("unlink f", unlink(D "/f"));
     SHOW("nlink of g", (stat(D "/g", &b), (long)b.st_nlink));
-    cat("g", D "/g");
+    show_text("g", D "/g");
     int fd = open(D "/g", O_RDONLY);
     SHOW("linkat AT_EMPTY_PATH from a descriptor", linkat(fd, "", AT_FDCWD, D "/f", AT_EMPTY_PATH));
     SHOW("nlink", (fstat(fd, &b), (long)b.st_nlink));
@@ -80,7 +63,7 @@ int main(void)
     SHOW("symlink g s", symlink("g", D "/s"));
     rl(D "/s");
     lst(D "/s");
-    cat("through s", D "/s");
+    show_text("through s", D "/s");
     SHOW("symlink onto an existing name", symlink("x", D "/s"));
     SHOW("symlink with an empty target", symlink("", D "/e"));
     SHOW("symlink to name/", symlink("g", D "/t/"));
@@ -89,19 +72,19 @@ int main(void)
     char small[3];
     SHOW("readlink cut to 2 bytes", readlink(D "/s", small, 2));
     SHOW("symlink /tmp/fslinks/dir-link -> /tmp/fslinks", symlink(D, D "/dl"));
-    cat("g through a directory link", D "/dl/dl/dl/g");
+    show_text("g through a directory link", D "/dl/dl/dl/g");
     SHOW("open with O_NOFOLLOW", open(D "/s", O_RDONLY | O_NOFOLLOW));
     SHOW("open O_CREAT|O_EXCL on a link", open(D "/s", O_WRONLY | O_CREAT | O_EXCL, 0644));
     SHOW("symlink to nothing", symlink("target", D "/dangling"));
-    cat("dangling", D "/dangling");
+    show_text("dangling", D "/dangling");
     fd = open(D "/dangling", O_WRONLY | O_CREAT, 0600);
     SHOW("O_CREAT through a dangling link makes its target", write(fd, "made", 4));
     close(fd);
-    cat("target", D "/target");
+    show_text("target", D "/target");
     lst(D "/target");
     SHOW("symlink loop a -> b", symlink("loopb", D "/loopa"));
     SHOW("symlink loop b -> a", symlink("loopa", D "/loopb"));
-    cat("open a loop", D "/loopa");
+    show_text("open a loop", D "/loopa");
     SHOW("stat a loop", stat(D "/loopa", &a));
     SHOW("lstat a loop", lstat(D "/loopa", &a));
     SHOW("chdir through a link", chdir(D "/dl"));
@@ -109,10 +92,10 @@ int main(void)
     printf("getcwd: %s\n", getcwd(cwd, sizeof(cwd)) ? cwd : errname(errno));
     chdir("/");
     SHOW("unlink the link", unlink(D "/s"));
-    cat("g stays", D "/g");
-    SHOW("rename over a link replaces the link", (symlink("g", D "/s2"), touch(D "/n", "new"), rename(D "/n", D "/s2")));
+    show_text("g stays", D "/g");
+    SHOW("rename over a link replaces the link", (symlink("g", D "/s2"), write_text(D "/n", "new"), rename(D "/n", D "/s2")));
     lst(D "/s2");
-    cat("g untouched", D "/g");
+    show_text("g untouched", D "/g");
     SHOW("linkat a link without AT_SYMLINK_FOLLOW", (symlink("g", D "/s3"), linkat(AT_FDCWD, D "/s3", AT_FDCWD, D "/s4", 0)));
     lst(D "/s4");
     SHOW("linkat a link with AT_SYMLINK_FOLLOW", linkat(AT_FDCWD, D "/s3", AT_FDCWD, D "/s5", AT_SYMLINK_FOLLOW));

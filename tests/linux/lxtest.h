@@ -9,8 +9,10 @@
 #define LXTEST_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static inline const char *errname(int e)
 {
@@ -40,5 +42,24 @@ static inline const char *errname(int e)
         else                                                                \
             printf("%s: %ld\n", what, show_r_);                             \
     } while (0)
+
+/* Write `text` into the file at path (created or truncated). */
+static inline void write_text(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    write(fd, text, strlen(text));
+    close(fd);
+}
+
+/* Print "what: " and the file's first 63 bytes, or the errno of opening it. */
+static inline void show_text(const char *what, const char *path)
+{
+    char buf[64] = { 0 };
+    int fd = open(path, O_RDONLY);
+    long n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -errno;
+    printf("%s: %s\n", what, n >= 0 ? buf : errname((int)-n));
+    if (fd >= 0)
+        close(fd);
+}
 
 #endif
