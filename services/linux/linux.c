@@ -346,9 +346,16 @@ void lx_wake(struct lx_proc *p, int64_t result)
     svc_reply_later(b.token, 0, 12, again);
 }
 
+int64_t lx_block(struct lx_ctx *c, int kind, int32_t on)
+{
+    c->p->blk.kind = kind;
+    c->p->blk.on = on;
+    return LX_BLOCK;
+}
+
 void lx_wake_all(int kind, int32_t on)
 {
-    int io = kind == LX_BLK_PIPE || kind == LX_BLK_TTY;
+    int io = kind != LX_BLK_WAIT && kind != LX_BLK_VFORK;
     for (int i = 0; i < LX_PROCS; i++) {
         if (!procs[i].used)
             continue;

@@ -326,10 +326,16 @@ struct lx_ctx {
 #define LX_NORETURN     (-4096 - 1)     /* the process ended (or was replaced): no reply */
 #define LX_BLOCK        (-4096 - 2)     /* the call waits: c->p->blk.kind and .on say for what */
 
+/* The current call waits for `kind` on `on` (its reply is kept; the
+ * call runs again when lx_wake_all(kind, on) or a signal wakes it):
+ * returns LX_BLOCK for the handler to return. */
+int64_t lx_block(struct lx_ctx *c, int kind, int32_t on);
 /* Answer a blocked process: restart its call (LX_BLK_PIPE, LX_BLK_WAIT),
  * or resume it with x0 = result (LX_BLK_VFORK). */
 void lx_wake(struct lx_proc *p, int64_t result);
-/* Wake every process blocked in `kind` on `on`. */
+/* Wake every process blocked in `kind` on `on`; and, unless kind is
+ * LX_BLK_WAIT or LX_BLK_VFORK (something a file does not do), every poll,
+ * which looks again at its descriptors. */
 void lx_wake_all(int kind, int32_t on);
 
 /* Handle system call `nr` with args a[0..5]; the value for x0, or LX_NORETURN. */
@@ -476,6 +482,8 @@ void lx_pipe_close(struct lx_file *f);
 #define LX_POLLERR  0x008
 #define LX_POLLHUP  0x010
 int lx_pipe_poll(struct lx_file *f);
+/* What open file f has for poll now (LX_POLL*): every kind of file (poll.c). */
+int lx_file_poll(struct lx_file *f);
 /* Bytes waiting in the pipe of f. */
 uint64_t lx_pipe_avail(struct lx_file *f);
 /* The lowest free descriptor of p from `from` on for f, or -EMFILE. */
@@ -531,7 +539,7 @@ int lx_timer_start(void);
 /* A waiting call with a timeout of ns from its first run (a struct
  * timespec at uts: 0, or a negated errno): 1 once the time is up. */
 int64_t lx_timespec_in(struct lx_ctx *c, uint64_t uts, uint64_t *ns);
-int lx_deadline_passed(struct lx_proc *p, uint64_t ns);
+int lx_deadline_passed(struct lx_ctx *c, uint64_t ns);
 /* ppoll's and pselect6's signal mask (a sigset at umask) for the call's
  * duration; 0 or a negated errno. */
 int lx_sig_mask_for_call(struct lx_ctx *c, uint64_t umask);

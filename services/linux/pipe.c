@@ -112,9 +112,7 @@ static int64_t wait_pipe(struct lx_ctx *c, struct lx_file *f)
 {
     if (f->flags & O_NONBLOCK)
         return -LX_EAGAIN;
-    c->p->blk.kind = LX_BLK_PIPE;
-    c->p->blk.on = f->pipe;
-    return LX_BLOCK;
+    return lx_block(c, LX_BLK_PIPE, f->pipe);
 }
 
 int64_t lx_pipe_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len)

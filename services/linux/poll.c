@@ -25,8 +25,7 @@ struct lx_pollfd {
     int16_t events, revents;
 };
 
-/* What file f has for poll now. */
-static int ready(struct lx_file *f)
+int lx_file_poll(struct lx_file *f)
 {
     if (f->node < 0)
         return lx_pipe_poll(f);
@@ -57,11 +56,9 @@ static int64_t timeout_kind(struct lx_ctx *c, uint64_t uts, uint64_t *ns)
 /* Nothing is ready: wait (for ever, or until the timeout), or return 0. */
 static int64_t none_ready(struct lx_ctx *c, int64_t wait, uint64_t ns)
 {
-    if (wait == 0 || (wait > 0 && (lx_deadline_passed(c->p, ns) || lx_timer_start())))
+    if (wait == 0 || (wait > 0 && (lx_deadline_passed(c, ns) || lx_timer_start())))
         return 0;                               /* (without a timer: as if the time were up) */
-    c->p->blk.kind = LX_BLK_POLL;
-    c->p->blk.on = 0;
-    return LX_BLOCK;
+    return lx_block(c, LX_BLK_POLL, 0);
 }
 
 int64_t lx_sys_ppoll(struct lx_ctx *c, uint64_t ufds, uint64_t nfds, uint64_t uts, uint64_t mask, uint64_t masksize)
@@ -86,7 +83,7 @@ int64_t lx_sys_ppoll(struct lx_ctx *c, uint64_t ufds, uint64_t nfds, uint64_t ut
         if (fds[i].fd < 0)
             continue;
         struct lx_file *f = file_of(c->p, fds[i].fd);
-        int r = f ? ready(f) : POLLNVAL;
+        int r = f ? lx_file_poll(f) : POLLNVAL;
         if (r & LX_POLLIN)
             r |= POLLRDNORM;
         if (r & LX_POLLOUT)
@@ -134,7 +131,7 @@ int64_t lx_sys_pselect6(struct lx_ctx *c, uint64_t nfds, uint64_t urd, uint64_t 
         struct lx_file *f = file_of(c->p, (int64_t)fd);
         if (!f)
             return -LX_EBADF;
-        int r = ready(f);
+        int r = lx_file_poll(f);
         if ((in[0][w] & bit) && (r & (LX_POLLIN | LX_POLLHUP | LX_POLLERR))) {
             out[0][w] |= bit;
             count++;

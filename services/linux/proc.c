@@ -103,9 +103,7 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
         return err == -LX_ENOMEM ? -LX_ENOMEM : -LX_EAGAIN;
     }
     if (flags & CLONE_VFORK) {
-        p->blk.kind = LX_BLK_VFORK;             /* answered when the child execs or ends */
-        p->blk.on = pid;
-        return LX_BLOCK;
+        return lx_block(c, LX_BLK_VFORK, pid);  /* answered when the child execs or ends */
     }
     return pid;
 }
@@ -320,9 +318,7 @@ int64_t lx_sys_wait4(struct lx_ctx *c, int64_t upid, uint64_t ustatus, uint64_t 
         return -LX_ECHILD;
     if (opt & WNOHANG)
         return 0;
-    p->blk.kind = LX_BLK_WAIT;
-    p->blk.on = 0;
-    return LX_BLOCK;
+    return lx_block(c, LX_BLK_WAIT, 0);
 }
 
 int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t info, uint64_t options)
@@ -375,9 +371,7 @@ int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t i
     if (!any)
         return -LX_ECHILD;
     if (!si[0] && !(opt & WNOHANG)) {
-        p->blk.kind = LX_BLK_WAIT;
-        p->blk.on = 0;
-        return LX_BLOCK;
+        return lx_block(c, LX_BLK_WAIT, 0);
     }
     if (info && (lx_copy_out(c, info, si, 12) || lx_copy_out(c, info + 16, &si[4], 12)))
         return -LX_EFAULT;

@@ -653,8 +653,7 @@ int64_t lx_sys_rt_sigsuspend(struct lx_ctx *c, uint64_t uset, uint64_t size)
     p->blocked = set & ~UNBLOCKABLE;
     if (next_signal(p))
         return -LX_EINTR;
-    p->blk.kind = LX_BLK_SIGSUSPEND;
-    return LX_BLOCK;
+    return lx_block(c, LX_BLK_SIGSUSPEND, 0);
 }
 
 /* A struct timespec from the process: its nanoseconds, or a negated errno. */
@@ -671,8 +670,9 @@ int64_t lx_timespec_in(struct lx_ctx *c, uint64_t uts, uint64_t *ns)
 
 /* Wait until p->deadline (set now from `ns` unless kept from an earlier
  * round of the same call); 1 when it has passed. */
-int lx_deadline_passed(struct lx_proc *p, uint64_t ns)
+int lx_deadline_passed(struct lx_ctx *c, uint64_t ns)
 {
+    struct lx_proc *p = c->p;
     uint64_t now = svc_clock_ns();
     if (!p->timed) {
         p->timed = 1;
@@ -712,16 +712,15 @@ int64_t lx_sys_rt_sigtimedwait(struct lx_ctx *c, uint64_t uset, uint64_t uinfo, 
         p->intr = 0;
         return -LX_EINTR;
     }
-    if (uts && lx_deadline_passed(p, ns))
+    if (uts && lx_deadline_passed(c, ns))
         return -LX_EAGAIN;
     if (uts && lx_timer_start())
         return -LX_ENOSYS;
     if (p->pending & ~p->blocked & ~set)
         return -LX_EINTR;
     p->wait_set = set;
-    p->blk.kind = LX_BLK_SIGWAIT;
     lx_timer_update();
-    return LX_BLOCK;
+    return lx_block(c, LX_BLK_SIGWAIT, 0);
 }
 
 int64_t lx_sys_sigaltstack(struct lx_ctx *c, uint64_t uss, uint64_t uoss)
@@ -1001,7 +1000,7 @@ int64_t lx_sys_nanosleep(struct lx_ctx *c, uint64_t clock, uint64_t flags, uint6
         p->deadline = ns;
     }
     uint64_t now = svc_clock_ns();
-    if (lx_deadline_passed(p, ns))
+    if (lx_deadline_passed(c, ns))
         return 0;
     if (p->intr || next_signal(p)) {
         p->intr = 0;
@@ -1017,9 +1016,8 @@ int64_t lx_sys_nanosleep(struct lx_ctx *c, uint64_t clock, uint64_t flags, uint6
     err = lx_timer_start();
     if (err)
         return err;
-    p->blk.kind = LX_BLK_SLEEP;
     lx_timer_update();
-    return LX_BLOCK;
+    return lx_block(c, LX_BLK_SLEEP, 0);
 }
 
 int lx_sig_mask_for_call(struct lx_ctx *c, uint64_t umask)

@@ -334,9 +334,7 @@ int64_t lx_tty_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t 
     if (avail < want) {
         if (f->flags & O_NONBLOCK)
             return -LX_EAGAIN;
-        c->p->blk.kind = LX_BLK_TTY;
-        c->p->blk.on = 0;
-        return LX_BLOCK;
+        return lx_block(c, LX_BLK_TTY, 0);
     }
     uint32_t n = avail < len ? avail : (uint32_t)len;
     uint64_t went = lx_copy_out_some(c, buf, tty.buf, n);

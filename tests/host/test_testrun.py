@@ -56,12 +56,15 @@ def test_tap_case_without_plan_fails():
     assert statuses(outcomes) == [("c", "FAIL"), ("c/a", "ok")]
 
 
-def test_tally_summary_line():
+def test_tally_summary_names_failures_then_counts():
     tally = testrun.Tally()
     tally.add([testrun.Outcome("a", "ok"), testrun.Outcome("b", "FAIL"), testrun.Outcome("c", "ok")])
-    assert tally.summary() == "2 passed, 1 failed"
-    tally.add([testrun.Outcome("d", "skip")])
-    assert tally.summary() == "2 passed, 1 failed, 1 skipped"
+    assert tally.summary() == "failed: b\n2 passed, 1 failed"
+    tally.add([testrun.Outcome("d", "skip"), testrun.Outcome("e", "FAIL", "timeout")])
+    assert tally.summary() == "failed: b\nfailed: e  (timeout)\n2 passed, 2 failed, 1 skipped"
+    clean = testrun.Tally()
+    clean.add([testrun.Outcome("a", "ok")])
+    assert clean.summary() == "1 passed, 0 failed"
 
 
 def test_junit_outcomes(tmp_path):

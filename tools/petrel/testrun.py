@@ -62,6 +62,7 @@ class Tally:
     passed: int = 0
     failed: int = 0
     skipped: int = 0
+    failures: list = field(default_factory=list)
 
     # Adds the outcomes of a list to the counts.
     def add(self, outcomes: list) -> None:
@@ -72,11 +73,16 @@ class Tally:
                 self.skipped += 1
             else:
                 self.failed += 1
+                self.failures.append(o)
 
-    # The closing line of a run.
+    # The closing lines of a run: the failed tests again, so that the tail of a long log
+    # names them, then the counts.
     def summary(self) -> str:
+        lines = [f"failed: {o.name}{'  (' + o.detail + ')' if o.detail else ''}"
+                 for o in self.failures]
         line = f"{self.passed} passed, {self.failed} failed"
-        return line + (f", {self.skipped} skipped" if self.skipped else "")
+        lines.append(line + (f", {self.skipped} skipped" if self.skipped else ""))
+        return "\n".join(lines)
 
 
 # Describes an exit status problem, or returns "" when the status is as expected.
