@@ -504,11 +504,11 @@ int64_t lx_sys_readv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt,
             uint64_t want = iov[j].len < MAX_RW_COUNT - total ? iov[j].len : MAX_RW_COUNT - total;
             int64_t r = writing ? write_file(c, f, iov[j].base, want, &f->pos) : read_file(c, f, iov[j].base, want, &f->pos);
             if (r == LX_BLOCK) {                /* a pipe: what moved so far, or wait with nothing moved */
-                total += c->p->io_done;
-                c->p->io_done = 0;
+                total += c->t->io_done;
+                c->t->io_done = 0;
                 if (!total)
                     return LX_BLOCK;
-                c->p->blk.kind = LX_BLK_NONE;
+                c->t->blk.kind = LX_BLK_NONE;
                 return (int64_t)total;
             }
             if (r < 0)

@@ -26,6 +26,7 @@
 #define MAX_ARGS        32
 
 static struct lx_proc procs[LX_PROCS];
+static struct lx_thread threads[LX_THREADS];
 static int next_pid = 1;
 static int fs_ready;            /* 0: not tried; 1: loaded; < 0: the error */
 
@@ -144,6 +145,74 @@ struct lx_proc *lx_procs(void)
     return procs;
 }
 
+struct lx_thread *lx_thread_of_tid(int tid)
+{
+    for (int i = 0; i < LX_THREADS; i++)
+        if (threads[i].used && threads[i].tid == tid)
+            return &threads[i];
+    return NULL;
+}
+
+struct lx_thread *lx_threads(void)
+{
+    return threads;
+}
+
+struct lx_thread *lx_main_thread(struct lx_proc *p)
+{
+    struct lx_thread *first = NULL;
+    for (int i = 0; i < LX_THREADS; i++) {
+        struct lx_thread *t = &threads[i];
+        if (t->used && t->p == p && (t->tid == p->pid || !first))
+            first = t;
+    }
+    return first;
+}
+
+/* A fresh pid or tid (they share one space of numbers, as on Linux). */
+static int new_id(void)
+{
+    while (lx_proc_of_pid(next_pid) || lx_thread_of_tid(next_pid) || next_pid >= 1 << 30)
+        next_pid = next_pid >= 1 << 30 ? 2 : next_pid + 1;     /* (fault badges stay below 2^30) */
+    return next_pid++;
+}
+
+struct lx_thread *lx_thread_new(struct lx_proc *p, int tid, int *err)
+{
+    struct lx_thread *t = NULL;
+    for (int i = 0; i < LX_THREADS && !t; i++)
+        if (!threads[i].used)
+            t = &threads[i];
+    *err = -LX_EAGAIN;
+    if (!t || p->nthreads >= LX_PROC_THREADS)
+        return NULL;
+    int slot = __builtin_ctz(~p->utcbs);        /* a free control page (nthreads < 32: there is one) */
+    memset(t, 0, sizeof(*t));
+    t->used = 1;
+    t->p = p;
+    t->tid = tid ? tid : new_id();
+    t->utcb = slot;
+    p->utcbs |= 1u << slot;
+    p->nthreads++;
+    *err = 0;
+    return t;
+}
+
+void lx_thread_free(struct lx_thread *t)
+{
+    if (!t->used)
+        return;
+    if (t->blk.token) {                         /* blocked: its kernel thread stops */
+        uint64_t stop[1] = { FAULT_REPLY_STOP };
+        svc_reply_later(t->blk.token, 0, 1, stop);
+    }
+    if (t->thread)
+        svc_handle_release(t->thread);
+    t->p->utcbs &= ~(1u << t->utcb);
+    t->p->nthreads--;
+    memset(t, 0, sizeof(*t));
+}
+
 static int fs(void)
 {
     if (!fs_ready) {
@@ -159,18 +228,14 @@ static int fs(void)
 /* Release what a process holds besides its slot and its identity. */
 static void proc_release(struct lx_proc *p)
 {
-    if (p->blk.token) {                         /* blocked: its thread stops */
-        uint64_t stop[1] = { FAULT_REPLY_STOP };
-        svc_reply_later(p->blk.token, 0, 1, stop);
-    }
-    p->blk = (struct lx_block){ 0 };
+    for (int i = 0; i < LX_THREADS; i++)
+        if (threads[i].used && threads[i].p == p)
+            lx_thread_free(&threads[i]);
     if (p->space) {
         svc_space_kill(p->space);
         svc_handle_release(p->space);
     }
-    if (p->thread)
-        svc_handle_release(p->thread);
-    p->space = p->thread = 0;
+    p->space = 0;
     lx_files_drop(p);
     lx_vmas_drop(p);
 }
@@ -178,14 +243,13 @@ static void proc_release(struct lx_proc *p)
 /*
  * What a Linux process itself may make the kernel allocate. Its memory
  * objects are made by the personality and charged to it; charged to the
- * process are the records and page tables of its mappings and its thread.
+ * process are the records and page tables of its mappings and its threads.
  * A Linux program can also make Petrel system calls (`svc #N`, N > 0)
  * directly: it holds no handle, but could create objects of its own; these
- * limits bound that too (spaces and threads to one: 0 would mean "none of
- * its own").
+ * limits bound that too (spaces to one: 0 would mean "none of its own").
  */
 static const uint64_t proc_limits[LIMIT_KINDS] = {
-    [LIMIT_MEMORY] = 32u << 20, [LIMIT_THREADS] = 1, [LIMIT_HANDLES] = 8, [LIMIT_SPACES] = 1,
+    [LIMIT_MEMORY] = 32u << 20, [LIMIT_THREADS] = LX_PROC_THREADS, [LIMIT_HANDLES] = 8, [LIMIT_SPACES] = 1,
 };
 
 svc_handle lx_space_new(void)
@@ -211,15 +275,18 @@ struct lx_proc *lx_proc_new(int *err)
     *err = -LX_EAGAIN;
     if (!p)
         return NULL;
-    while (lx_proc_of_pid(next_pid) || next_pid >= 1 << 30)     /* pids (and fault badges) stay below 2^30 */
-        next_pid = next_pid >= 1 << 30 ? 2 : next_pid + 1;
     memset(p, 0, sizeof(*p));
-    p->space = lx_space_new();
-    if (!p->space)
+    p->pid = new_id();
+    if (!lx_thread_new(p, p->pid, err))
         return NULL;
     p->used = 1;
-    p->pid = next_pid++;
-    *err = 0;
+    p->space = lx_space_new();
+    if (!p->space) {
+        proc_release(p);
+        p->used = 0;
+        *err = -LX_EAGAIN;
+        return NULL;
+    }
     return p;
 }
 
@@ -229,16 +296,16 @@ void lx_proc_discard(struct lx_proc *p)
     p->used = 0;
 }
 
-int lx_proc_start(struct lx_proc *p, svc_handle from, uint64_t pc, uint64_t sp, uint64_t arg, const uint64_t *tls)
+int lx_thread_start(struct lx_thread *t, svc_handle from, uint64_t pc, uint64_t sp, uint64_t arg, const uint64_t *tls)
 {
     int serr;
-    if (!(p->thread = svc_thread_create(p->space, LX_UTCB_VA, &serr)))
+    if (!(t->thread = svc_thread_create(t->p->space, LX_UTCB_VA - (uint64_t)t->utcb * LX_PAGE, &serr)))
         return -LX_EAGAIN;
-    if (from && svc_thread_copy(p->thread, from))
+    if (from && svc_thread_copy(t->thread, from))
         return -LX_EAGAIN;
-    if (tls && svc_thread_set_tls(p->thread, *tls))
+    if (tls && svc_thread_set_tls(t->thread, *tls))
         return -LX_EAGAIN;
-    if (svc_thread_fault_to_me(p->thread, (uint64_t)p->pid) || svc_thread_start(p->thread, pc, sp, arg))
+    if (svc_thread_fault_to_me(t->thread, (uint64_t)t->tid) || svc_thread_start(t->thread, pc, sp, arg))
         return -LX_EAGAIN;
     return 0;
 }
@@ -271,7 +338,7 @@ int lx_exec(char *const argv[], int argc, char *const envp[], int envc)
     if (!err)
         err = lx_load(p, node, argv[0], argv, argc, envp, envc, &pc, &sp);
     if (!err)
-        err = lx_proc_start(p, 0, pc, sp, 0, NULL);
+        err = lx_thread_start(lx_main_thread(p), 0, pc, sp, 0, NULL);
     if (err) {
         lx_proc_discard(p);
         return err;
@@ -286,12 +353,11 @@ void lx_proc_end(struct lx_proc *p, int status)
     proc_release(p);
     p->ended = 1;
     p->status = status;
+    lx_wake_all(LX_BLK_VFORK, p->pid);          /* a vfork parent goes on */
     for (int i = 0; i < LX_PROCS; i++) {
         struct lx_proc *q = &procs[i];
         if (!q->used)
             continue;
-        if (q->blk.kind == LX_BLK_VFORK && q->blk.on == p->pid)
-            lx_wake(q, p->pid);                 /* a vfork parent goes on */
         if (q->ppid == p->pid && q->ended) {
             q->used = 0;                        /* nobody will wait for these */
         } else if (q->ppid == p->pid) {
@@ -322,24 +388,33 @@ void lx_proc_end(struct lx_proc *p, int status)
         if (ka->handler == 1 || (ka->flags & 2))
             p->used = 0;                        /* SIG_IGN or SA_NOCLDWAIT: nobody waits for it */
         lx_sig_send(parent, LX_SIGCHLD, &si);
-        if (parent->blk.kind == LX_BLK_WAIT)    /* it waits for a child: it looks again */
-            lx_wake(parent, 0);
+        lx_wake_proc(parent, LX_BLK_WAIT);      /* a thread waiting for a child looks again */
     } else if (p->orphan) {
         p->used = 0;
     }
 }
 
-void lx_wake(struct lx_proc *p, int64_t result)
+void lx_wake_resume(struct lx_thread *t, int64_t result)
 {
-    struct lx_block b = p->blk;
-    p->blk = (struct lx_block){ 0 };
+    struct lx_block b = t->blk;
+    t->blk = (struct lx_block){ 0 };
     if (!b.token)
         return;
-    if (b.kind == LX_BLK_VFORK) {
-        uint64_t resume[4] = { FAULT_REPLY_RESUME, b.pc, b.sp, (uint64_t)result };
-        svc_reply_later(b.token, 0, 4, resume);
+    t->timed = 0;
+    uint64_t resume[4] = { FAULT_REPLY_RESUME, b.pc, b.sp, (uint64_t)result };
+    svc_reply_later(b.token, 0, 4, resume);
+}
+
+void lx_wake(struct lx_thread *t, int64_t result)
+{
+    if (t->blk.kind == LX_BLK_VFORK) {
+        lx_wake_resume(t, result);
         return;
     }
+    struct lx_block b = t->blk;
+    t->blk = (struct lx_block){ 0 };
+    if (!b.token)
+        return;
     uint64_t again[12] = { FAULT_REPLY_RESUME, b.pc - 4, b.sp };   /* the `svc` once more */
     for (int i = 0; i < 9; i++)
         again[3 + i] = b.x[i];
@@ -348,22 +423,47 @@ void lx_wake(struct lx_proc *p, int64_t result)
 
 int64_t lx_block(struct lx_ctx *c, int kind, int32_t on)
 {
-    c->p->blk.kind = kind;
-    c->p->blk.on = on;
+    c->t->blk.kind = kind;
+    c->t->blk.on = on;
     return LX_BLOCK;
 }
 
 void lx_wake_all(int kind, int32_t on)
 {
     int io = kind != LX_BLK_WAIT && kind != LX_BLK_VFORK;
-    for (int i = 0; i < LX_PROCS; i++) {
-        if (!procs[i].used)
+    for (int i = 0; i < LX_THREADS; i++) {
+        struct lx_thread *t = &threads[i];
+        if (!t->used)
             continue;
-        if (procs[i].blk.kind == kind && procs[i].blk.on == on)
-            lx_wake(&procs[i], kind == LX_BLK_VFORK ? on : 0);     /* a vfork parent learns the child's pid */
-        else if (io && procs[i].blk.kind == LX_BLK_POLL)
-            lx_wake(&procs[i], 0);              /* a poll looks again at what it waits on */
+        if (t->blk.kind == kind && t->blk.on == on)
+            lx_wake(t, kind == LX_BLK_VFORK ? on : 0);     /* a vfork parent learns the child's pid */
+        else if (io && t->blk.kind == LX_BLK_POLL)
+            lx_wake(t, 0);                      /* a poll looks again at what it waits on */
     }
+}
+
+void lx_wake_proc(struct lx_proc *p, int kind)
+{
+    for (int i = 0; i < LX_THREADS; i++)
+        if (threads[i].used && threads[i].p == p && threads[i].blk.kind == kind)
+            lx_wake(&threads[i], 0);
+}
+
+void lx_thread_exit(struct lx_ctx *c, int status)
+{
+    struct lx_thread *t = c->t;
+    if (t->p->nthreads <= 1) {
+        lx_proc_end(t->p, status);              /* the last thread: the process ends */
+        return;
+    }
+    if (t->clear_tid) {                         /* pthread_join's word: zeroed, and its waiter woken */
+        uint32_t zero = 0;
+        if (lx_copy_out(c, t->clear_tid, &zero, sizeof(zero)) == 0)
+            lx_futex_wake_addr(t->p, t->clear_tid, 1);
+    }
+    uint64_t stop[1] = { FAULT_REPLY_STOP };
+    svc_reply(c->call, 0, 1, stop);             /* its kernel thread ends */
+    lx_thread_free(t);
 }
 
 /* ---------------------------------------------------------------- starting commands */
@@ -493,7 +593,7 @@ const struct linux_ops linux_ops = { m_exec, m_wait, m_run };
 /* A system call (or a real fault) of process p, answered now or kept. */
 static void serve(struct lx_ctx *c)
 {
-    struct lx_proc *p = c->p;
+    struct lx_thread *t = c->t;
     const uint64_t *mr = c->call->mr;
     if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL) {
         lx_sig_fault(c, (unsigned)mr[FAULT_MR_KIND], mr[FAULT_MR_ADDR], mr[FAULT_MR_ESR]);
@@ -505,39 +605,42 @@ static void serve(struct lx_ctx *c)
         return;
     if (r == LX_BLOCK) {
         if (lx_sig_interrupted(c, nr)) {        /* EINTR, or the handler first with SA_RESTART */
-            p->timed = 0;
+            t->timed = 0;
             return;
         }
-        p->blk.token = svc_defer(c->call);
-        if (p->blk.token) {
-            p->blk.pc = mr[FAULT_MR_PC];
-            p->blk.sp = mr[FAULT_MR_SP];
+        t->blk.token = svc_defer(c->call);
+        if (t->blk.token) {
+            t->blk.pc = mr[FAULT_MR_PC];
+            t->blk.sp = mr[FAULT_MR_SP];
             for (int i = 0; i < 9; i++)
-                p->blk.x[i] = mr[FAULT_MR_X0 + i];
-            if (p->timed)
+                t->blk.x[i] = mr[FAULT_MR_X0 + i];
+            if (t->timed)
                 lx_timer_update();
             return;
         }
-        p->blk.kind = LX_BLK_NONE;
+        t->blk.kind = LX_BLK_NONE;
         r = -LX_ENOMEM;
     }
-    p->intr = 0;                                /* the call is done: a wake-up it had is spent */
-    p->timed = 0;
+    t->intr = 0;                                /* the call is done: a wake-up it had is spent */
+    t->timed = 0;
     lx_sig_reply(c, mr[FAULT_MR_PC], r);        /* pending signals are acted on here */
 }
 
 static void fault(struct svc_call *call)
 {
-    struct lx_proc *p = call->badge < 1u << 30 ? lx_proc_of_pid((int)call->badge) : NULL;
-    if (!p || p->ended) {
+    struct lx_thread *t = call->badge < 1u << 30 ? lx_thread_of_tid((int)call->badge) : NULL;
+    if (!t || t->p->ended) {
         uint64_t stop[1] = { FAULT_REPLY_STOP };
         svc_reply(call, 0, 1, stop);
         return;
     }
-    struct lx_ctx c = { p, call };
-    p->in_call = 1;                             /* signals it is sent now wait for its answer */
+    struct lx_proc *p = t->p;
+    struct lx_ctx c = { p, t, call };
+    t->in_call = 1;                             /* signals it is sent now wait for its answer */
     serve(&c);
-    p->in_call = 0;
+    t->in_call = 0;
+    if (p->doomed && p->used && !p->ended)
+        lx_proc_end(p, p->doomed);              /* a fatal signal that came during the call */
 }
 
 /* The register entry for faults (idl/linux.toml: fault_fast): the system
@@ -551,14 +654,14 @@ int linux_fault_fast(struct svc_call *call, const uint64_t *mr)
     uint64_t nr = mr[FAULT_MR_X0 + 8];
     if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL || nr < NR_getpid || nr > NR_gettid)
         return SVC_FAST_OTHER;          /* (first, so the other calls pay two compares) */
-    struct lx_proc *p = call->badge < 1u << 30 ? lx_proc_of_pid((int)call->badge) : NULL;
-    if (!p || p->ended || (p->pending & ~p->blocked))
+    struct lx_thread *t = call->badge < 1u << 30 ? lx_thread_of_tid((int)call->badge) : NULL;
+    if (!t || t->p->ended || ((t->pending | t->p->pending) & ~t->blocked))
         return SVC_FAST_OTHER;                  /* a signal to act on: the full path delivers it */
     int64_t r;
     switch (nr) {
-    case NR_getpid:
-    case NR_gettid:     r = p->pid; break;
-    case NR_getppid:    r = p->ppid; break;
+    case NR_getpid:     r = t->p->pid; break;
+    case NR_gettid:     r = t->tid; break;
+    case NR_getppid:    r = t->p->ppid; break;
     case NR_getuid:
     case NR_geteuid:
     case NR_getgid:

@@ -56,6 +56,8 @@ struct lx_sinfo {
 
 /* ---------------------------------------------------------------- limits of this personality */
 #define LX_PROCS        32              /* Linux processes alive (or unwaited) at once */
+#define LX_THREADS      96              /* threads of all of them, at once */
+#define LX_PROC_THREADS 32              /* threads of one process (control pages below LX_UTCB_VA) */
 #define LX_FDS          64              /* descriptors per process (RLIMIT_NOFILE) */
 #define LX_OPEN         256             /* open file descriptions in all */
 #define LX_VMAS         64              /* mapped ranges per process (the program, heap, stack, mmaps) */
@@ -77,7 +79,8 @@ struct lx_sinfo {
 #define LX_INTERP_BASE  0x0000000f00000000ull   /* where a dynamic program's interpreter is placed */
 #define LX_BRK_MAX      (1ull << 30)            /* the heap may grow this far past the program */
 #define LX_HEAP_CHUNK   (8ull << 20)            /* the heap grows through objects of at least this size */
-#define LX_UTCB_VA      0x0000007ffffff000ull   /* the kernel's control page of the thread */
+#define LX_UTCB_VA      0x0000007ffffff000ull   /* the kernel's control page of the first thread; the
+                                                 * others' go down from it a page each */
 #define LX_TASK_SIZE    (1ull << 48)            /* Linux's end of user space: munmap past it is EINVAL */
 #define LX_USER_END     (1ull << 39)            /* the end of a Petrel address space: past it, EFAULT
                                                  * (Linux's access_ok, with Petrel's 39-bit limit) */
@@ -254,7 +257,7 @@ struct lx_vma {
  * later: restarted (the thread runs its `svc` again with the same
  * registers, and finds what it waited for), or resumed with a result. */
 enum { LX_BLK_NONE, LX_BLK_PIPE, LX_BLK_WAIT, LX_BLK_VFORK, LX_BLK_TTY, LX_BLK_POLL, LX_BLK_SLEEP, LX_BLK_SIGSUSPEND,
-       LX_BLK_SIGWAIT };
+       LX_BLK_SIGWAIT, LX_BLK_FUTEX };
 struct lx_block {
     int kind;
     svc_token token;
@@ -269,41 +272,69 @@ struct lx_proc {
     int pgid, sid;
     int orphan;                 /* its parent ended: nobody will wait for it */
     int32_t cwd;                /* the working directory's node (0: the root) */
-    svc_handle space, thread;
+    svc_handle space;
+    int nthreads;               /* its threads alive (0: ended, or between exec's two steps) */
+    uint32_t utcbs;             /* the control page slots its threads use (bit k: LX_UTCB_VA - k pages) */
     char comm[16];              /* the program's name (its file name, cut) */
     uint64_t brk_start, brk;    /* the heap: [brk_start, brk); mapped to lx_page_up(brk) */
     struct lx_mobj *heap_obj;   /* the heap's current object: offset 0 at heap_va, [heap_va, heap_top) */
     uint64_t heap_va, heap_end, heap_top;   /* heap_end: how far it was ever mapped */
-    uint64_t tid_address;       /* set_tid_address */
     struct lx_file *fds[LX_FDS];
     uint8_t cloexec[LX_FDS];
     struct lx_vma vmas[LX_VMAS];
     unsigned nvmas;
-    struct lx_block blk;        /* the call it is blocked in */
-    uint64_t io_done;           /* bytes a blocked write already moved (kept across its restarts) */
     int ended, status;          /* ended: the Linux wait status is set */
     svc_token waiter;           /* a native wait(pid) in progress */
     /* signals (signal.c) */
-    struct lx_sigaction act[LX_NSIG];
-    struct lx_sinfo sinfo[LX_NSIG];     /* of each pending signal (standard signals do not queue) */
-    uint64_t blocked, pending;
+    struct lx_sigaction act[LX_NSIG];   /* shared by its threads */
+    struct lx_sinfo sinfo[LX_NSIG];     /* of each signal pending for the process (standard ones do not queue) */
+    uint64_t pending;           /* sent to the process: any thread not blocking it takes it */
+    int doomed;                 /* a fatal signal came while one of its threads was in a call: ends after it */
+    uint64_t alarm_at, alarm_every;     /* ITIMER_REAL: next expiry (0: off) and interval, in ns */
+    int stopped;                /* by a stop signal */
+    int report;                 /* for WUNTRACED/WCONTINUED: the stop signal, or 0xffff continued; 0 none */
+};
+
+/* A thread of a process: what runs, blocks in a call and takes signals.
+ * Its fault badge is its tid; the first thread's tid is the pid. */
+struct lx_thread {
+    int used;
+    int tid;
+    struct lx_proc *p;
+    svc_handle thread;
+    int utcb;                   /* its control page: LX_UTCB_VA - utcb pages */
+    struct lx_block blk;        /* the call it is blocked in */
+    uint64_t io_done;           /* bytes a blocked write already moved (kept across its restarts) */
+    int in_call;                /* its system call is being answered now */
+    int intr;                   /* a signal woke its blocked call: run again, the call is interrupted */
+    int timed;                  /* its call waits until `deadline` (kept across the call's restarts) */
+    uint64_t deadline;
+    uint64_t blocked, pending;  /* its signal mask; signals sent to it alone (tkill, its faults) */
+    struct lx_sinfo sinfo[LX_NSIG];
     uint64_t saved_mask;        /* the mask before rt_sigsuspend or ppoll set one... */
     int restore_mask;           /* ...to be put back when the call returns */
     uint64_t wait_set;          /* rt_sigtimedwait's signals while it waits */
     uint64_t ss_sp, ss_size;    /* sigaltstack */
     uint32_t ss_flags;
-    int in_call;                /* its system call is being answered now */
-    int intr;                   /* a signal woke its blocked call: run again, the call is interrupted */
-    int timed;                  /* its call waits until `deadline` (kept across the call's restarts) */
-    uint64_t deadline;
-    uint64_t alarm_at, alarm_every;     /* ITIMER_REAL: next expiry (0: off) and interval, in ns */
     uint64_t fault_addr, fault_esr;     /* of its last fault signal (the frame's fault_address and ESR record) */
-    int stopped;                /* by a stop signal */
-    int report;                 /* for WUNTRACED/WCONTINUED: the stop signal, or 0xffff continued; 0 none */
+    uint64_t clear_tid;         /* set_tid_address, CLONE_CHILD_CLEARTID: zeroed and woken when it ends */
+    uint64_t fkey[2];           /* the futex it waits on (LX_BLK_FUTEX) */
+    uint32_t fbits;             /* ... and its FUTEX_WAIT_BITSET bits */
 };
 
-/* The process behind a fault's badge, or NULL. */
+/* The process of pid, or NULL. */
 struct lx_proc *lx_proc_of_pid(int pid);
+/* The thread of tid (a fault's badge), or NULL. */
+struct lx_thread *lx_thread_of_tid(int tid);
+/* Every thread slot (LX_THREADS of them; `used` says which are). */
+struct lx_thread *lx_threads(void);
+/* The first thread of p (the one a process-wide signal tries first), or NULL. */
+struct lx_thread *lx_main_thread(struct lx_proc *p);
+/* A new thread of p with a fresh tid (tid: that one, for a new process's
+ * first), not started; or NULL with *err (-EAGAIN). */
+struct lx_thread *lx_thread_new(struct lx_proc *p, int tid, int *err);
+/* A thread ends (its kernel thread already stopped or about to be): its slot goes. */
+void lx_thread_free(struct lx_thread *t);
 /* Every process slot (LX_PROCS of them; `used` says which are). */
 struct lx_proc *lx_procs(void);
 /* Start a process from argv/envp (NUL-separated strings); its pid or a negated errno. */
@@ -320,6 +351,7 @@ int lx_load(struct lx_proc *p, int32_t node, const char *execfn, char *const arg
 /* The state of one system call: the process, its call (to reach its memory). */
 struct lx_ctx {
     struct lx_proc *p;
+    struct lx_thread *t;        /* the calling thread, one of p's */
     struct svc_call *call;
 };
 
@@ -330,9 +362,13 @@ struct lx_ctx {
  * call runs again when lx_wake_all(kind, on) or a signal wakes it):
  * returns LX_BLOCK for the handler to return. */
 int64_t lx_block(struct lx_ctx *c, int kind, int32_t on);
-/* Answer a blocked process: restart its call (LX_BLK_PIPE, LX_BLK_WAIT),
- * or resume it with x0 = result (LX_BLK_VFORK). */
-void lx_wake(struct lx_proc *p, int64_t result);
+/* Answer a blocked thread: restart its call (the kinds but
+ * LX_BLK_VFORK), or resume it with x0 = result (LX_BLK_VFORK). */
+void lx_wake(struct lx_thread *t, int64_t result);
+/* Answer a blocked thread's call with `result` (it does not run again). */
+void lx_wake_resume(struct lx_thread *t, int64_t result);
+/* Wake p's threads blocked in `kind`. */
+void lx_wake_proc(struct lx_proc *p, int kind);
 /* Wake every process blocked in `kind` on `on`; and, unless kind is
  * LX_BLK_WAIT or LX_BLK_VFORK (something a file does not do), every poll,
  * which looks again at its descriptors. */
@@ -447,6 +483,7 @@ int lx_vma_poke(struct lx_proc *p, uint64_t va, const void *src, uint64_t len);
 
 /* Processes (proc.c). */
 int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t ptid, uint64_t tls, uint64_t ctid);
+int64_t lx_sys_clone3(struct lx_ctx *c, uint64_t uargs, uint64_t size);
 int64_t lx_sys_execve(struct lx_ctx *c, uint64_t path, uint64_t argv, uint64_t envp);
 int64_t lx_sys_wait4(struct lx_ctx *c, int64_t pid, uint64_t status, uint64_t options, uint64_t rusage);
 int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t info, uint64_t options);
@@ -456,15 +493,21 @@ int64_t lx_sys_getsid(struct lx_ctx *c, int64_t pid);
 int64_t lx_sys_setsid(struct lx_ctx *c);
 /* A fresh empty space with a Linux process's limits, or 0. */
 svc_handle lx_space_new(void);
-/* A new process slot with a fresh pid and space (limits set), or NULL
- * with *err (-EAGAIN). */
+/* A new process slot with a fresh pid and space (limits set) and its
+ * first thread (not started), or NULL with *err (-EAGAIN). */
 struct lx_proc *lx_proc_new(int *err);
 /* Release a slot lx_proc_new gave that never ran. */
 void lx_proc_discard(struct lx_proc *p);
-/* Give p a thread in its space faulting to us, started at pc/sp with x0
- * = arg; with the registers of thread `from` if it is not 0, and TLS
- * *tls if tls is not NULL. 0 or -EAGAIN. */
-int lx_proc_start(struct lx_proc *p, svc_handle from, uint64_t pc, uint64_t sp, uint64_t arg, const uint64_t *tls);
+/* Give t a kernel thread in its process's space faulting to us, started
+ * at pc/sp with x0 = arg; with the registers of thread `from` if it is
+ * not 0, and TLS *tls if tls is not NULL. 0 or -EAGAIN. */
+int lx_thread_start(struct lx_thread *t, svc_handle from, uint64_t pc, uint64_t sp, uint64_t arg, const uint64_t *tls);
+/* The calling thread ends (exit): the process too when it was the last. */
+void lx_thread_exit(struct lx_ctx *c, int status);
+/* futex.c: the futex call, and the wake of a thread's clear_tid word. */
+int64_t lx_sys_futex(struct lx_ctx *c, uint64_t uaddr, uint64_t op, uint64_t val, uint64_t uts, uint64_t uaddr2,
+                     uint64_t val3);
+void lx_futex_wake_addr(struct lx_proc *p, uint64_t uaddr, int n);
 
 /* Pipes and descriptors (pipe.c). */
 int64_t lx_sys_pipe2(struct lx_ctx *c, uint64_t fds, uint64_t flags);
@@ -518,6 +561,8 @@ int64_t lx_sys_getitimer(struct lx_ctx *c, uint64_t which, uint64_t cur);
 /* Send sig to p with info (sender pid, code...); whatever its action says
  * happens now, or when p's current call returns. */
 void lx_sig_send(struct lx_proc *p, int sig, const struct lx_sinfo *info);
+/* Send sig to thread t alone (tkill, tgkill). */
+void lx_sig_send_thread(struct lx_thread *t, int sig, const struct lx_sinfo *info);
 /* Answer p's current call (c): resume at pc with x0 = result, first
  * acting on its pending signals (handlers entered through a frame). */
 void lx_sig_reply(struct lx_ctx *c, uint64_t pc, int64_t result);
@@ -528,9 +573,10 @@ int lx_sig_interrupted(struct lx_ctx *c, uint64_t nr);
 /* A real fault of p's thread: kind (FAULT_*), address, ESR; handled by
  * its handler if it has one, or p ends with the signal. */
 void lx_sig_fault(struct lx_ctx *c, unsigned kind, uint64_t addr, uint64_t esr);
-/* Signal state across fork (child from parent) and exec (p's own). */
-void lx_sig_fork(struct lx_proc *child, const struct lx_proc *parent);
-void lx_sig_exec(struct lx_proc *p);
+/* Signal state across fork (child from the calling thread's process) and
+ * a new thread (from the calling thread), and exec (the thread that stays). */
+void lx_sig_fork(struct lx_thread *child, const struct lx_thread *parent);
+void lx_sig_exec(struct lx_thread *t);
 /* Deadlines changed: set the service's timer to the earliest. */
 void lx_timer_update(void);
 /* The service's timer, attached at first use: 0, or -ENOSYS where the

@@ -150,12 +150,12 @@ static int64_t fill(struct lx_ctx *c, struct lx_pipe *pp, uint64_t buf, uint64_t
 int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len)
 {
     struct lx_pipe *pp = &pipes[f->pipe];
-    struct lx_proc *p = c->p;
+    struct lx_thread *p = c->t;
     uint64_t done = p->io_done;
     p->io_done = 0;
     if (!pp->readers) {
-        struct lx_sinfo si = { LX_SI_USER, p->pid, 0, 0 };
-        lx_sig_send(p, LX_SIGPIPE, &si);        /* acted on when this call returns */
+        struct lx_sinfo si = { LX_SI_USER, c->p->pid, 0, 0 };
+        lx_sig_send_thread(p, LX_SIGPIPE, &si); /* acted on when this call returns */
         return done ? (int64_t)done : -LX_EPIPE;
     }
     if (len == 0)

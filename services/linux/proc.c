@@ -1,6 +1,6 @@
 /*
- * Processes: fork (clone without threads, and vfork), execve, wait4 and
- * waitid, process groups and sessions.
+ * Processes and threads: fork (clone of a process, and vfork), clone of
+ * a thread, execve, wait4 and waitid, process groups and sessions.
  *
  * fork makes a new space and gives it a copy-on-write clone of every
  * memory object of the parent's mappings, mapped at the same addresses
@@ -14,6 +14,16 @@
  * execve loads the new program into a new space first; only when that
  * worked is the old one killed (the calling thread with it: the call has
  * no reply) and the new one takes its place under the same pid.
+ *
+ * A thread (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND |
+ * CLONE_THREAD, as pthread_create asks) is a new kernel thread in the
+ * caller's space, a copy of the caller's registers with the new stack
+ * and TLS, faulting to the personality with its tid as badge. It shares
+ * everything of its process (struct lx_proc); what is its own is in its
+ * struct lx_thread: its signal mask, its blocked call, its alternate
+ * stack. It ends with exit (its clear_tid word zeroed and woken); the
+ * process ends with exit_group, a fatal signal, or its last thread.
+ * execve from any thread ends the others first, as Linux's does.
  *
  * A child that ends stays (a zombie, its wait status kept) until its
  * parent waits for it; a parent waiting for a child that runs keeps its
@@ -42,6 +52,35 @@
 #define CLONE_PROCESS_OK    (CSIGNAL | CLONE_VM | CLONE_FS | CLONE_PTRACE | CLONE_VFORK | CLONE_SYSVSEM | \
                              CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_DETACHED | \
                              CLONE_UNTRACED | CLONE_CHILD_SETTID)
+#define CLONE_THREAD_NEEDS  (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD)
+#define CLONE_THREAD_OK     (CSIGNAL | CLONE_THREAD_NEEDS | CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID | \
+                             CLONE_CHILD_CLEARTID | CLONE_DETACHED | CLONE_CHILD_SETTID)
+
+/* clone of a thread: the caller's process gets one more. */
+static int64_t clone_thread(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t ptid, uint64_t tls, uint64_t ctid)
+{
+    int err;
+    struct lx_thread *t = lx_thread_new(c->p, 0, &err);
+    if (!t)
+        return err;
+    int tid = t->tid;
+    t->clear_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
+    lx_sig_fork(t, c->t);
+    /* Both words are in the shared memory: written before the thread runs, as Linux does. */
+    if ((flags & CLONE_CHILD_SETTID) && lx_copy_out(c, ctid, &tid, sizeof(tid)))
+        err = -LX_EFAULT;
+    if (!err && (flags & CLONE_PARENT_SETTID) && lx_copy_out(c, ptid, &tid, sizeof(tid)))
+        err = -LX_EFAULT;
+    const uint64_t *mr = c->call->mr;
+    if (!err)
+        err = lx_thread_start(t, c->t->thread, mr[FAULT_MR_PC], sp ? sp : mr[FAULT_MR_SP], 0,
+                              (flags & CLONE_SETTLS) ? &tls : NULL);
+    if (err) {
+        lx_thread_free(t);
+        return err == -LX_EFAULT ? err : -LX_EAGAIN;
+    }
+    return tid;
+}
 
 #define WNOHANG     0x1
 #define WUNTRACED   0x2
@@ -63,10 +102,13 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
         return -LX_EINVAL;                      /* Linux's own rules first */
     if ((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND))
         return -LX_EINVAL;
+    if ((flags & CLONE_THREAD) && (flags & CLONE_THREAD_NEEDS) == CLONE_THREAD_NEEDS &&
+        !(flags & ~(uint64_t)CLONE_THREAD_OK))
+        return clone_thread(c, flags, sp, ptid, tls, ctid);
     if ((flags & ~(uint64_t)CLONE_PROCESS_OK) || ((flags & CLONE_VM) && !(flags & CLONE_VFORK))) {
         static int said;
         if (!said++)
-            lx_log("pid %d (%s): clone flags 0x%lx: threads and shared tables are not supported yet", p->pid,
+            lx_log("pid %d (%s): clone flags 0x%lx: only processes and whole threads are supported", p->pid,
                    p->comm, (unsigned long)flags);
         return -LX_ENOSYS;
     }
@@ -79,8 +121,9 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
     child->sid = p->sid;
     child->cwd = p->cwd;
     memcpy(child->comm, p->comm, sizeof(child->comm));
-    child->tid_address = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
-    lx_sig_fork(child, p);
+    struct lx_thread *ct = lx_main_thread(child);
+    ct->clear_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
+    lx_sig_fork(ct, c->t);
     for (int fd = 0; fd < LX_FDS; fd++) {
         if (p->fds[fd]) {
             lx_file_get(p->fds[fd]);
@@ -96,8 +139,8 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
         lx_copy_out(c, ptid, &pid, sizeof(pid));
     const uint64_t *mr = c->call->mr;
     if (!err)
-        err = lx_proc_start(child, p->thread, mr[FAULT_MR_PC], sp ? sp : mr[FAULT_MR_SP], 0,
-                            (flags & CLONE_SETTLS) ? &tls : NULL);
+        err = lx_thread_start(ct, c->t->thread, mr[FAULT_MR_PC], sp ? sp : mr[FAULT_MR_SP], 0,
+                              (flags & CLONE_SETTLS) ? &tls : NULL);
     if (err) {
         lx_proc_discard(child);
         return err == -LX_ENOMEM ? -LX_ENOMEM : -LX_EAGAIN;
@@ -106,6 +149,36 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
         return lx_block(c, LX_BLK_VFORK, pid);  /* answered when the child execs or ends */
     }
     return pid;
+}
+
+/* clone3: the same, from a struct clone_args of `size` bytes. */
+int64_t lx_sys_clone3(struct lx_ctx *c, uint64_t uargs, uint64_t size)
+{
+    struct {
+        uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size,
+                 cgroup;
+    } a;
+    if (size < 64)
+        return -LX_EINVAL;                      /* CLONE_ARGS_SIZE_VER0 */
+    if (size > 4096)
+        return -LX_E2BIG;
+    memset(&a, 0, sizeof(a));
+    if (lx_copy_in(c, &a, uargs, size < sizeof(a) ? size : sizeof(a)))
+        return -LX_EFAULT;
+    for (uint64_t off = sizeof(a); off < size; off += 8) {     /* a newer struct: its tail must be zeros */
+        uint64_t w = 0;
+        if (lx_copy_in(c, &w, uargs + off, size - off < 8 ? size - off : 8))
+            return -LX_EFAULT;
+        if (w)
+            return -LX_E2BIG;
+    }
+    if ((a.flags >> 32) || (a.flags & CSIGNAL) || a.exit_signal > LX_NSIG || a.set_tid || a.set_tid_size ||
+        a.cgroup || (a.flags & CLONE_PIDFD))
+        return -LX_EINVAL;                      /* (set_tid, pidfds and cgroups: not supported) */
+    if ((a.stack == 0) != (a.stack_size == 0) || ((a.flags & (CLONE_THREAD | CLONE_PARENT)) && a.exit_signal))
+        return -LX_EINVAL;
+    uint64_t sp = a.stack ? a.stack + a.stack_size : 0;
+    return lx_sys_clone(c, a.flags | a.exit_signal, sp, a.parent_tid, a.tls, a.child_tid);
 }
 
 /* ---------------------------------------------------------------- execve */
@@ -230,11 +303,18 @@ int64_t lx_sys_execve(struct lx_ctx *c, uint64_t upath, uint64_t uargv, uint64_t
         svc_handle_release(image.space);
         return err;
     }
-    /* The point of no return: the old program goes. */
+    /* The point of no return: the old program goes, every thread of it
+     * (the caller's kernel thread with its space); the caller's record
+     * stays as the process's only thread, with the pid as its tid. */
+    struct lx_thread *t = c->t, *threads = lx_threads();
+    for (int i = 0; i < LX_THREADS; i++)
+        if (threads[i].used && threads[i].p == p && &threads[i] != t)
+            lx_thread_free(&threads[i]);
+    t->tid = p->pid;
     svc_space_kill(p->space);
     svc_handle_release(p->space);
-    svc_handle_release(p->thread);
-    p->thread = 0;
+    svc_handle_release(t->thread);
+    t->thread = 0;
     lx_vmas_drop(p);
     p->space = image.space;
     memcpy(p->vmas, image.vmas, sizeof(p->vmas));
@@ -243,8 +323,8 @@ int64_t lx_sys_execve(struct lx_ctx *c, uint64_t upath, uint64_t uargv, uint64_t
     p->brk = image.brk;
     p->heap_obj = NULL;
     p->heap_va = p->heap_end = p->heap_top = 0;
-    p->tid_address = 0;
-    lx_sig_exec(p);
+    t->clear_tid = 0;
+    lx_sig_exec(t);
     for (int fd = 0; fd < LX_FDS; fd++) {
         if (p->fds[fd] && p->cloexec[fd]) {
             lx_file_put(p->fds[fd]);
@@ -259,7 +339,7 @@ int64_t lx_sys_execve(struct lx_ctx *c, uint64_t upath, uint64_t uargv, uint64_t
     memset(p->comm, 0, sizeof(p->comm));
     memcpy(p->comm, base, strnlen(base, sizeof(p->comm) - 1));
     lx_wake_all(LX_BLK_VFORK, p->pid);          /* a vfork parent goes on */
-    if (lx_proc_start(p, 0, pc, sp, 0, NULL)) {
+    if (lx_thread_start(t, 0, pc, sp, 0, NULL)) {
         lx_log("pid %d (%s): no thread for the new program", p->pid, p->comm);
         lx_proc_end(p, 9);
     }

@@ -301,7 +301,8 @@ static char state_of(const struct lx_proc *p)
         return 'Z';
     if (p->pid == caller_pid)
         return 'R';
-    return p->blk.kind != LX_BLK_NONE ? 'S' : 'R';
+    struct lx_thread *t = lx_main_thread((struct lx_proc *)p);
+    return t && t->blk.kind != LX_BLK_NONE ? 'S' : 'R';
 }
 
 static const char *state_word(char s)
@@ -322,9 +323,9 @@ static void gen_stat(const struct lx_proc *p)
     char s = state_of(p);
     int ctty = lx_tty_is_ctty(p);
     uint64_t vsize = p->ended ? 0 : vm_size(p), rss = vsize / LX_PAGE;
-    put("%d (%s) %c %d %d %d %d %d 4194560 0 0 0 0 0 0 0 0 20 0 1 0 0 %lu %lu 18446744073709551615 ",
+    put("%d (%s) %c %d %d %d %d %d 4194560 0 0 0 0 0 0 0 0 20 0 %d 0 0 %lu %lu 18446744073709551615 ",
         p->pid, p->comm, s, p->ppid, p->pgid, p->sid, ctty ? 0x501 : 0, ctty ? p->pgid : -1,
-        (unsigned long)vsize, (unsigned long)rss);
+        p->nthreads > 0 ? p->nthreads : 1, (unsigned long)vsize, (unsigned long)rss);
     put("65536 65536 %lu 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 %lu %lu %lu %lu %lu %d\n",
         (unsigned long)(LX_STACK_TOP - 4096), (unsigned long)p->brk_start, (unsigned long)p->brk,
         (unsigned long)(LX_STACK_TOP - 4096), (unsigned long)(LX_STACK_TOP - 2048),
@@ -342,8 +343,8 @@ static void gen_status(const struct lx_proc *p)
     put("NStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\n", p->pid, p->pid, p->pgid, p->sid);
     put("VmPeak:\t%8lu kB\nVmSize:\t%8lu kB\nVmLck:\t       0 kB\nVmPin:\t       0 kB\nVmHWM:\t%8lu kB\n"
         "VmRSS:\t%8lu kB\n", (unsigned long)kb, (unsigned long)kb, (unsigned long)kb, (unsigned long)kb);
-    put("Threads:\t1\nSigQ:\t0/0\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n"
-        "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\nSigCgt:\t0000000000000000\n");
+    put("Threads:\t%d\nSigQ:\t0/0\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n"
+        "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\nSigCgt:\t0000000000000000\n", p->nthreads);
     put("CapInh:\t0000000000000000\nCapPrm:\t000001ffffffffff\nCapEff:\t000001ffffffffff\n"
         "CapBnd:\t000001ffffffffff\nCapAmb:\t0000000000000000\nNoNewPrivs:\t0\nSeccomp:\t0\n");
     put("Cpus_allowed:\t1\nCpus_allowed_list:\t0\nvoluntary_ctxt_switches:\t0\nnonvoluntary_ctxt_switches:\t0\n");

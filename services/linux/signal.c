@@ -146,21 +146,23 @@ static int default_action(int sig)
     }
 }
 
-/* Does sig do nothing to p (ignored, and not blocked: a blocked one waits)? */
-static int ignored(struct lx_proc *p, int sig)
+/* Does sig do nothing to t's process (ignored, and not blocked by t: a
+ * blocked one waits)? */
+static int ignored(struct lx_thread *t, int sig)
 {
-    const struct lx_sigaction *ka = &p->act[sig - 1];
-    if (sig == LX_SIGKILL || sig == LX_SIGSTOP || (p->blocked & LX_SIGBIT(sig)))
+    const struct lx_sigaction *ka = &t->p->act[sig - 1];
+    if (sig == LX_SIGKILL || sig == LX_SIGSTOP || (t->blocked & LX_SIGBIT(sig)))
         return 0;
     return ka->handler == SIG_IGN || (ka->handler == SIG_DFL && (default_action(sig) == ACT_IGNORE ||
                                                                  default_action(sig) == ACT_CONT));
 }
 
-/* The next signal to act on: pending and not blocked, the synchronous
- * ones (faults) first, then the lowest; 0 if none. */
-static int next_signal(struct lx_proc *p)
+/* The next signal for t to act on: pending (for it or its process) and
+ * not blocked, the synchronous ones (faults) first, then the lowest; 0 if
+ * none. */
+static int next_signal(struct lx_thread *t)
 {
-    uint64_t ready = p->pending & ~p->blocked;
+    uint64_t ready = (t->pending | t->p->pending) & ~t->blocked;
     if (!ready)
         return 0;
     if (ready & SYNCHRONOUS)
@@ -168,27 +170,28 @@ static int next_signal(struct lx_proc *p)
     return __builtin_ctzll(ready) + 1;
 }
 
-/* Is sp on p's alternate signal stack? */
-static int on_altstack(struct lx_proc *p, uint64_t sp)
+/* Is sp on t's alternate signal stack? */
+static int on_altstack(struct lx_thread *p, uint64_t sp)
 {
     if (p->ss_flags & SS_AUTODISARM)
         return 0;
     return sp > p->ss_sp && sp - p->ss_sp <= p->ss_size;
 }
 
-static uint32_t altstack_flags(struct lx_proc *p, uint64_t sp)
+static uint32_t altstack_flags(struct lx_thread *p, uint64_t sp)
 {
     if (!p->ss_size)
         return SS_DISABLE;
     return on_altstack(p, sp) ? SS_ONSTACK : 0;
 }
 
-/* Write to p's memory: through the current call, or (call NULL) through
- * the memory objects of a suspended process. */
-static int put(struct lx_proc *p, struct svc_call *call, uint64_t va, const void *src, uint64_t len)
+/* Write to t's memory: through the current call, or (call NULL) through
+ * the memory objects of a suspended thread's process. */
+static int put(struct lx_thread *t, struct svc_call *call, uint64_t va, const void *src, uint64_t len)
 {
+    struct lx_proc *p = t->p;
     if (call) {
-        struct lx_ctx c = { p, call };
+        struct lx_ctx c = { p, t, call };
         return lx_copy_out(&c, va, src, len);
     }
     return lx_range_ok(va, len) ? lx_vma_poke(p, va, src, len) : -LX_EFAULT;
@@ -212,10 +215,10 @@ static void fill_siginfo(struct lx_siginfo *info, int sig, const struct lx_sinfo
 
 /* Build the frame for sig on top of register state r and enter its
  * handler: r becomes the handler's entry state. 0 or -EFAULT. */
-static int setup_frame(struct lx_proc *p, struct svc_call *call, int sig, const struct lx_sinfo *si,
+static int setup_frame(struct lx_thread *p, struct svc_call *call, int sig, const struct lx_sinfo *si,
                        struct petrel_regs *r, const struct petrel_fpregs *fp)
 {
-    struct lx_sigaction *ka = &p->act[sig - 1];
+    struct lx_sigaction *ka = &p->p->act[sig - 1];
     uint64_t sp = r->sp;
     if ((ka->flags & SA_ONSTACK) && altstack_flags(p, sp) == 0)
         sp = p->ss_sp + p->ss_size;
@@ -273,17 +276,30 @@ static int setup_frame(struct lx_proc *p, struct svc_call *call, int sig, const 
 
 static void stop(struct lx_proc *p, int sig);
 
-/* Act on p's pending signals before it goes on from register state *r
- * (p is stopped: in its current call `call`, or suspended with call
- * NULL): default actions, and a frame for each handled signal (*entered
- * set). 0, or LX_NORETURN when p ended. */
-static int act(struct lx_proc *p, struct svc_call *call, struct petrel_regs *r, int *entered)
+/* Take signal sig off what t has pending (its own first, then its
+ * process's), with its info. */
+static struct lx_sinfo take(struct lx_thread *t, int sig)
 {
+    uint64_t bit = LX_SIGBIT(sig);
+    if (t->pending & bit) {
+        t->pending &= ~bit;
+        return t->sinfo[sig - 1];
+    }
+    t->p->pending &= ~bit;
+    return t->p->sinfo[sig - 1];
+}
+
+/* Act on t's pending signals before it goes on from register state *r
+ * (t is stopped: in its current call `call`, or suspended with call
+ * NULL): default actions, and a frame for each handled signal (*entered
+ * set). 0, or LX_NORETURN when its process ended. */
+static int act(struct lx_thread *t, struct svc_call *call, struct petrel_regs *r, int *entered)
+{
+    struct lx_proc *p = t->p;
     struct petrel_fpregs fp;
     int have_fp = 0;
-    for (int sig; (sig = next_signal(p)); ) {
-        p->pending &= ~LX_SIGBIT(sig);
-        struct lx_sinfo si = p->sinfo[sig - 1];
+    for (int sig; (sig = next_signal(t)); ) {
+        struct lx_sinfo si = take(t, sig);
         struct lx_sigaction *ka = &p->act[sig - 1];
         if (sig != LX_SIGKILL && sig != LX_SIGSTOP && ka->handler == SIG_IGN)
             continue;
@@ -297,10 +313,10 @@ static int act(struct lx_proc *p, struct svc_call *call, struct petrel_regs *r, 
                 stop(p, sig);
             continue;
         }
-        if (!have_fp && svc_thread_read_fp(p->thread, &fp))
+        if (!have_fp && svc_thread_read_fp(t->thread, &fp))
             memset(&fp, 0, sizeof(fp));
         have_fp = 1;
-        if (setup_frame(p, call, sig, &si, r, &fp)) {
+        if (setup_frame(t, call, sig, &si, r, &fp)) {
             lx_log("pid %d (%s): no room for the frame of signal %d at sp 0x%lx", p->pid, p->comm, sig,
                    (unsigned long)r->sp);
             lx_proc_end(p, LX_SIGSEGV);
@@ -308,9 +324,9 @@ static int act(struct lx_proc *p, struct svc_call *call, struct petrel_regs *r, 
         }
         *entered = 1;
     }
-    if (p->restore_mask) {
-        p->blocked = p->saved_mask;
-        p->restore_mask = 0;
+    if (t->restore_mask) {
+        t->blocked = t->saved_mask;
+        t->restore_mask = 0;
     }
     return 0;
 }
@@ -319,7 +335,7 @@ static int act(struct lx_proc *p, struct svc_call *call, struct petrel_regs *r, 
 static void reply_regs(struct lx_ctx *c, const struct petrel_regs *r)
 {
     uint64_t resume[1] = { FAULT_REPLY_RESUME };
-    if (svc_thread_write_regs(c->p->thread, r)) {
+    if (svc_thread_write_regs(c->t->thread, r)) {
         lx_log("pid %d (%s): cannot set its registers", c->p->pid, c->p->comm);
         lx_proc_end(c->p, LX_SIGSEGV);
         return;
@@ -329,13 +345,13 @@ static void reply_regs(struct lx_ctx *c, const struct petrel_regs *r)
 
 void lx_sig_reply(struct lx_ctx *c, uint64_t pc, int64_t result)
 {
-    struct lx_proc *p = c->p;
+    struct lx_thread *p = c->t;
     const uint64_t *mr = c->call->mr;
     if (p->restore_mask && result != -LX_EINTR) {
         p->blocked = p->saved_mask;             /* a call that was not interrupted: its mask goes first */
         p->restore_mask = 0;
     }
-    if (!(p->pending & ~p->blocked) && !p->restore_mask) {
+    if (!((p->pending | p->p->pending) & ~p->blocked) && !p->restore_mask) {
         uint64_t resume[4] = { FAULT_REPLY_RESUME, pc, mr[FAULT_MR_SP], (uint64_t)result };
         svc_reply(c->call, 0, 4, resume);
         return;
@@ -352,7 +368,7 @@ void lx_sig_reply(struct lx_ctx *c, uint64_t pc, int64_t result)
     int entered = 0;
     if (act(p, c->call, &r, &entered) == LX_NORETURN)
         return;
-    if (p->stopped)
+    if (p->p->stopped)
         svc_thread_suspend(p->thread);          /* it stays in its call's answer until continued */
     reply_regs(c, &r);
 }
@@ -367,7 +383,7 @@ static int restartable(uint64_t nr)
 
 int lx_sig_interrupted(struct lx_ctx *c, uint64_t nr)
 {
-    struct lx_proc *p = c->p;
+    struct lx_thread *p = c->t;
     int sig = next_signal(p);
     if (!p->intr && !sig)
         return 0;
@@ -382,7 +398,7 @@ int lx_sig_interrupted(struct lx_ctx *c, uint64_t nr)
         lx_sig_reply(c, mr[FAULT_MR_PC], done);
         return 1;
     }
-    if ((p->act[sig - 1].flags & SA_RESTART) && p->act[sig - 1].handler > SIG_IGN && restartable(nr)) {
+    if ((c->p->act[sig - 1].flags & SA_RESTART) && c->p->act[sig - 1].handler > SIG_IGN && restartable(nr)) {
         struct petrel_regs r;                   /* the handler returns to the `svc` itself */
         if (svc_thread_read_regs(p->thread, &r) == 0) {
             r.pc = mr[FAULT_MR_PC] - 4;
@@ -397,9 +413,9 @@ int lx_sig_interrupted(struct lx_ctx *c, uint64_t nr)
     return 1;
 }
 
-/* p runs user code (or is about to enter a call): stop it, and enter
+/* t runs user code (or is about to enter a call): stop it, and enter
  * its handlers from where it is. */
-static void deliver_async(struct lx_proc *p)
+static void deliver_async(struct lx_thread *p)
 {
     int state = svc_thread_suspend(p->thread);
     if (state < 0)
@@ -417,19 +433,19 @@ static void deliver_async(struct lx_proc *p)
     if (act(p, NULL, &r, &entered) == LX_NORETURN)
         return;
     if (entered && svc_thread_write_regs(p->thread, &r)) {
-        lx_proc_end(p, LX_SIGSEGV);
+        lx_proc_end(p->p, LX_SIGSEGV);
         return;
     }
-    if (!p->stopped)
+    if (!p->p->stopped)
         svc_thread_resume(p->thread);
 }
 
-/* p has a signal to act on: wake its kept call (interrupted), or stop it
+/* t has a signal to act on: wake its kept call (interrupted), or stop it
  * where it runs and enter its handler. Not while its own call is answered
- * or while it is stopped: the answer, or SIGCONT, does it then. */
-static void kick(struct lx_proc *p)
+ * or while its process is stopped: the answer, or SIGCONT, does it then. */
+static void kick(struct lx_thread *p)
 {
-    if (p->in_call || p->stopped || !p->used || p->ended || !(p->pending & ~p->blocked))
+    if (!p->used || p->in_call || p->p->stopped || p->p->ended || !((p->pending | p->p->pending) & ~p->blocked))
         return;
     if (p->blk.token) {
         if (p->blk.kind != LX_BLK_VFORK) {
@@ -452,8 +468,17 @@ static void notify_parent(struct lx_proc *p, int code, int status)
         struct lx_sinfo si = { code, p->pid, status, 0 };
         lx_sig_send(parent, LX_SIGCHLD, &si);
     }
-    if (parent->blk.kind == LX_BLK_WAIT)
-        lx_wake(parent, 0);
+    lx_wake_proc(parent, LX_BLK_WAIT);
+}
+
+/* Every thread of p, one after the other: for (t = NULL; (t = each(p, t)); ). */
+static struct lx_thread *each(struct lx_proc *p, struct lx_thread *after)
+{
+    struct lx_thread *threads = lx_threads();
+    for (int i = after ? (int)(after - threads) + 1 : 0; i < LX_THREADS; i++)
+        if (threads[i].used && threads[i].p == p)
+            return &threads[i];
+    return NULL;
 }
 
 static void stop(struct lx_proc *p, int sig)
@@ -462,58 +487,103 @@ static void stop(struct lx_proc *p, int sig)
         return;
     p->stopped = 1;
     p->report = sig;
-    if (!p->in_call)
-        svc_thread_suspend(p->thread);          /* a caller is suspended just before its answer */
+    for (struct lx_thread *t = NULL; (t = each(p, t)); )
+        if (!t->in_call)
+            svc_thread_suspend(t->thread);      /* a caller is suspended just before its answer */
     notify_parent(p, LX_CLD_STOPPED, sig);
 }
 
 static void cont(struct lx_proc *p)
 {
-    p->pending &= ~(LX_SIGBIT(LX_SIGSTOP) | LX_SIGBIT(LX_SIGTSTP) | LX_SIGBIT(LX_SIGTTIN) | LX_SIGBIT(LX_SIGTTOU));
+    uint64_t stops = LX_SIGBIT(LX_SIGSTOP) | LX_SIGBIT(LX_SIGTSTP) | LX_SIGBIT(LX_SIGTTIN) | LX_SIGBIT(LX_SIGTTOU);
+    p->pending &= ~stops;
+    for (struct lx_thread *t = NULL; (t = each(p, t)); )
+        t->pending &= ~stops;
     if (!p->stopped)
         return;
     p->stopped = 0;
     p->report = 0xffff;
-    svc_thread_resume(p->thread);
+    for (struct lx_thread *t = NULL; (t = each(p, t)); )
+        svc_thread_resume(t->thread);
     notify_parent(p, LX_CLD_CONTINUED, LX_SIGCONT);
-    kick(p);                                    /* what came while it was stopped */
+    for (struct lx_thread *t = NULL; (t = each(p, t)); )
+        kick(t);                                /* what came while it was stopped */
 }
 
 /* ---------------------------------------------------------------- sending */
 
-void lx_sig_send(struct lx_proc *p, int sig, const struct lx_sinfo *si)
+/* A signal for p's thread t (t NULL: for the process, any of its
+ * threads not blocking it). */
+static void send(struct lx_proc *p, struct lx_thread *t, int sig, const struct lx_sinfo *si)
 {
     if (!p->used || p->ended || !valid((uint64_t)sig))
         return;
+    struct lx_thread *main = t ? t : lx_main_thread(p);
+    if (!main)
+        return;                                 /* no thread left to take it */
     uint64_t bit = LX_SIGBIT(sig);
     if (sig == LX_SIGCONT || sig == LX_SIGKILL)
         cont(p);
-    else if (default_action(sig) == ACT_STOP)
+    else if (default_action(sig) == ACT_STOP) {
         p->pending &= ~LX_SIGBIT(LX_SIGCONT);
-    if (ignored(p, sig) || (p->pending & bit))
-        return;                                 /* standard signals do not queue */
-    p->pending |= bit;
-    p->sinfo[sig - 1] = *si;
-    if (p->blk.token && p->blk.kind == LX_BLK_SIGWAIT && (p->wait_set & bit)) {
-        lx_wake(p, 0);                          /* rt_sigtimedwait runs again and takes it */
-        return;
+        for (struct lx_thread *u = NULL; (u = each(p, u)); )
+            u->pending &= ~LX_SIGBIT(LX_SIGCONT);
     }
-    if (p->blocked & bit)
-        return;
+    if (ignored(main, sig) || ((t ? t->pending : p->pending) & bit))
+        return;                                 /* standard signals do not queue */
+    if (t) {
+        t->pending |= bit;
+        t->sinfo[sig - 1] = *si;
+    } else {
+        p->pending |= bit;
+        p->sinfo[sig - 1] = *si;
+    }
+    for (struct lx_thread *u = NULL; (u = each(p, u)); ) {
+        if ((!t || u == t) && u->blk.token && u->blk.kind == LX_BLK_SIGWAIT && (u->wait_set & bit)) {
+            lx_wake(u, 0);                      /* rt_sigtimedwait runs again and takes it */
+            return;
+        }
+    }
+    /* Who takes it: t, or the first thread not blocking it. */
+    struct lx_thread *to = t;
+    for (struct lx_thread *u = NULL; !to && (u = each(p, u)); )
+        if (!(u->blocked & bit))
+            to = u;
+    if (!to || (to->blocked & bit))
+        return;                                 /* blocked everywhere: it waits */
     const struct lx_sigaction *ka = &p->act[sig - 1];
     if (sig == LX_SIGKILL || sig == LX_SIGSTOP || ka->handler == SIG_DFL) {
         int a = default_action(sig);
-        if (a == ACT_TERM && !p->in_call) {
+        int in_call = 0;
+        for (struct lx_thread *u = NULL; (u = each(p, u)); )
+            in_call |= u->in_call;
+        if (a == ACT_TERM && !in_call) {
             lx_proc_end(p, sig);
+        } else if (a == ACT_TERM) {
+            p->doomed = sig;                    /* the caller's call is answered first (linux.c: fault) */
         } else if (a == ACT_STOP) {
             p->pending &= ~bit;
+            if (t)
+                t->pending &= ~bit;
             stop(p, sig);
-        } else if (a != ACT_TERM) {
+        } else {
             p->pending &= ~bit;
+            if (t)
+                t->pending &= ~bit;
         }
-        return;                                 /* the caller itself ends when its call is answered */
+        return;
     }
-    kick(p);
+    kick(to);
+}
+
+void lx_sig_send(struct lx_proc *p, int sig, const struct lx_sinfo *si)
+{
+    send(p, NULL, sig, si);
+}
+
+void lx_sig_send_thread(struct lx_thread *t, int sig, const struct lx_sinfo *si)
+{
+    send(t->p, t, sig, si);
 }
 
 /* The target of kill's pid, as Linux picks: one process, a group, or all. */
@@ -566,14 +636,14 @@ int64_t lx_sys_tgkill(struct lx_ctx *c, int64_t tgid, int64_t tid, uint64_t sig,
     uint32_t s = (uint32_t)sig;
     if (t <= 0 || (!tkill && g <= 0))
         return -LX_EINVAL;
-    struct lx_proc *q = lx_proc_of_pid(t);
-    if (!q || (!tkill && q->pid != g))
-        return -LX_ESRCH;                       /* one thread per process: its tid is its pid */
+    struct lx_thread *q = lx_thread_of_tid(t);
+    if (!q || q->p->ended || (!tkill && q->p->pid != g))
+        return -LX_ESRCH;
     if (s > LX_NSIG)
         return -LX_EINVAL;
     if (s) {
         struct lx_sinfo si = { LX_SI_TKILL, c->p->pid, 0, 0 };
-        lx_sig_send(q, (int)s, &si);
+        lx_sig_send_thread(q, (int)s, &si);
     }
     return 0;
 }
@@ -598,8 +668,11 @@ int64_t lx_sys_rt_sigaction(struct lx_ctx *c, uint64_t sig, uint64_t uact, uint6
         na.mask &= ~UNBLOCKABLE;
         p->act[s - 1] = na;
         int a = default_action(s);
-        if (na.handler == SIG_IGN || (na.handler == SIG_DFL && (a == ACT_IGNORE || a == ACT_CONT)))
+        if (na.handler == SIG_IGN || (na.handler == SIG_DFL && (a == ACT_IGNORE || a == ACT_CONT))) {
             p->pending &= ~LX_SIGBIT(s);        /* an ignored signal that waits goes, blocked or not */
+            for (struct lx_thread *t = NULL; (t = each(p, t)); )
+                t->pending &= ~LX_SIGBIT(s);
+        }
     }
     if (uoact && lx_copy_out(c, uoact, &old, sizeof(old)))
         return -LX_EFAULT;
@@ -608,7 +681,7 @@ int64_t lx_sys_rt_sigaction(struct lx_ctx *c, uint64_t sig, uint64_t uact, uint6
 
 int64_t lx_sys_rt_sigprocmask(struct lx_ctx *c, uint64_t how, uint64_t uset, uint64_t uoset, uint64_t size)
 {
-    struct lx_proc *p = c->p;
+    struct lx_thread *p = c->t;
     if (size != 8)
         return -LX_EINVAL;
     uint64_t old = p->blocked, set;
@@ -632,13 +705,13 @@ int64_t lx_sys_rt_sigpending(struct lx_ctx *c, uint64_t uset, uint64_t size)
 {
     if (size > 8)
         return -LX_EINVAL;
-    uint64_t set = c->p->pending & c->p->blocked;
+    uint64_t set = (c->t->pending | c->p->pending) & c->t->blocked;
     return lx_copy_out(c, uset, &set, size);
 }
 
 int64_t lx_sys_rt_sigsuspend(struct lx_ctx *c, uint64_t uset, uint64_t size)
 {
-    struct lx_proc *p = c->p;
+    struct lx_thread *p = c->t;
     if (p->intr) {
         p->intr = 0;                            /* woken: the mask it set stays until the handler runs */
         return -LX_EINTR;
@@ -672,7 +745,7 @@ int64_t lx_timespec_in(struct lx_ctx *c, uint64_t uts, uint64_t *ns)
  * round of the same call); 1 when it has passed. */
 int lx_deadline_passed(struct lx_ctx *c, uint64_t ns)
 {
-    struct lx_proc *p = c->p;
+    struct lx_thread *p = c->t;
     uint64_t now = svc_clock_ns();
     if (!p->timed) {
         p->timed = 1;
@@ -683,7 +756,7 @@ int lx_deadline_passed(struct lx_ctx *c, uint64_t ns)
 
 int64_t lx_sys_rt_sigtimedwait(struct lx_ctx *c, uint64_t uset, uint64_t uinfo, uint64_t uts, uint64_t size)
 {
-    struct lx_proc *p = c->p;
+    struct lx_thread *p = c->t;
     if (size != 8)
         return -LX_EINVAL;
     uint64_t set, ns = 0;
@@ -695,14 +768,14 @@ int64_t lx_sys_rt_sigtimedwait(struct lx_ctx *c, uint64_t uset, uint64_t uinfo, 
         if (err)
             return err;
     }
-    uint64_t ready = p->pending & set;
+    uint64_t ready = (p->pending | p->p->pending) & set;
     if (ready) {
         int sig = (ready & SYNCHRONOUS) ? __builtin_ctzll(ready & SYNCHRONOUS) + 1 : __builtin_ctzll(ready) + 1;
-        p->pending &= ~LX_SIGBIT(sig);
+        struct lx_sinfo si = take(p, sig);
         p->intr = 0;
         if (uinfo) {
             struct lx_siginfo info;
-            fill_siginfo(&info, sig, &p->sinfo[sig - 1]);
+            fill_siginfo(&info, sig, &si);
             if (lx_copy_out(c, uinfo, &info, sizeof(info)))
                 return -LX_EFAULT;
         }
@@ -716,7 +789,7 @@ int64_t lx_sys_rt_sigtimedwait(struct lx_ctx *c, uint64_t uset, uint64_t uinfo, 
         return -LX_EAGAIN;
     if (uts && lx_timer_start())
         return -LX_ENOSYS;
-    if (p->pending & ~p->blocked & ~set)
+    if ((p->pending | p->p->pending) & ~p->blocked & ~set)
         return -LX_EINTR;
     p->wait_set = set;
     lx_timer_update();
@@ -725,7 +798,7 @@ int64_t lx_sys_rt_sigtimedwait(struct lx_ctx *c, uint64_t uset, uint64_t uinfo, 
 
 int64_t lx_sys_sigaltstack(struct lx_ctx *c, uint64_t uss, uint64_t uoss)
 {
-    struct lx_proc *p = c->p;
+    struct lx_thread *p = c->t;
     uint64_t sp = c->call->mr[FAULT_MR_SP];
     struct lx_stack old = { p->ss_sp, (int32_t)(altstack_flags(p, sp) | (p->ss_flags & SS_AUTODISARM)), 0, p->ss_size };
     if (uss) {
@@ -791,7 +864,7 @@ static const struct lx_fpsimd_context *records(const uint8_t *res, uint32_t have
 /* Restore the state a frame at sp saved; 0, or -1 for a bad frame. */
 static int restore(struct lx_ctx *c, uint64_t sp, struct petrel_regs *r)
 {
-    struct lx_proc *p = c->p;
+    struct lx_thread *p = c->t;
     /* The frame up to its first records (Linux's access_ok covers all of it);
      * the rest of the records' space only if they go on there. */
     int more;
@@ -831,7 +904,7 @@ static int restore(struct lx_ctx *c, uint64_t sp, struct petrel_regs *r)
 
 int64_t lx_sys_rt_sigreturn(struct lx_ctx *c)
 {
-    struct lx_proc *p = c->p;
+    struct lx_thread *p = c->t;
     struct petrel_regs r;
     uint64_t sp = c->call->mr[FAULT_MR_SP];
     if (svc_thread_read_regs(p->thread, &r) || restore(c, sp, &r)) {
@@ -851,6 +924,7 @@ int64_t lx_sys_rt_sigreturn(struct lx_ctx *c)
 void lx_sig_fault(struct lx_ctx *c, unsigned kind, uint64_t addr, uint64_t esr)
 {
     struct lx_proc *p = c->p;
+    struct lx_thread *t = c->t;
     const uint64_t *mr = c->call->mr;
     uint32_t ec = (uint32_t)(esr >> 26);
     int sig;
@@ -875,46 +949,48 @@ void lx_sig_fault(struct lx_ctx *c, unsigned kind, uint64_t addr, uint64_t esr)
         si.code = lx_vma_has(p, addr) ? SEGV_ACCERR : SEGV_MAPERR;
     }
     const struct lx_sigaction *ka = &p->act[sig - 1];
-    if (ka->handler <= SIG_IGN || (p->blocked & LX_SIGBIT(sig))) {
+    if (ka->handler <= SIG_IGN || (t->blocked & LX_SIGBIT(sig))) {
         lx_log("pid %d (%s): signal %d, fault at 0x%lx, pc 0x%lx", p->pid, p->comm, sig, (unsigned long)addr,
                (unsigned long)mr[FAULT_MR_PC]);
         lx_proc_end(p, sig);
         return;
     }
     struct petrel_regs r;
-    if (svc_thread_read_regs(p->thread, &r)) {
+    if (svc_thread_read_regs(t->thread, &r)) {
         lx_proc_end(p, sig);
         return;
     }
     /* Linux keeps the ESR with only the class, the write bit and a generic fault status. */
-    p->fault_addr = addr;
-    p->fault_esr = (ec == 0x24 || ec == 0x25) ? (esr & ((0x3full << 26) | (1u << 25) | (1u << 8) | (1u << 6))) | 0x4
+    t->fault_addr = addr;
+    t->fault_esr = (ec == 0x24 || ec == 0x25) ? (esr & ((0x3full << 26) | (1u << 25) | (1u << 8) | (1u << 6))) | 0x4
                                               : (esr & (0x3full << 26)) | (1u << 25);
-    p->pending |= LX_SIGBIT(sig);
-    p->sinfo[sig - 1] = si;
+    t->pending |= LX_SIGBIT(sig);
+    t->sinfo[sig - 1] = si;
     int entered = 0;
-    if (act(p, c->call, &r, &entered) == LX_NORETURN)
+    if (act(t, c->call, &r, &entered) == LX_NORETURN)
         return;
     reply_regs(c, &r);
 }
 
 /* ---------------------------------------------------------------- fork and exec */
 
-void lx_sig_fork(struct lx_proc *child, const struct lx_proc *parent)
+void lx_sig_fork(struct lx_thread *child, const struct lx_thread *parent)
 {
-    memcpy(child->act, parent->act, sizeof(child->act));
+    if (child->p != parent->p)
+        memcpy(child->p->act, parent->p->act, sizeof(child->p->act));
     child->blocked = parent->blocked;
     child->ss_sp = parent->ss_sp;
     child->ss_size = parent->ss_size;
     child->ss_flags = parent->ss_flags;
 }
 
-void lx_sig_exec(struct lx_proc *p)
+void lx_sig_exec(struct lx_thread *p)
 {
+    struct lx_sigaction *act = p->p->act;
     for (int i = 0; i < LX_NSIG; i++) {
-        if (p->act[i].handler != SIG_IGN)
-            p->act[i].handler = SIG_DFL;
-        p->act[i].flags = p->act[i].restorer = p->act[i].mask = 0;
+        if (act[i].handler != SIG_IGN)
+            act[i].handler = SIG_DFL;
+        act[i].flags = act[i].restorer = act[i].mask = 0;
     }
     p->ss_sp = p->ss_size = 0;
     p->ss_flags = 0;
@@ -929,14 +1005,16 @@ static int timer_ready;
 void lx_timer_update(void)
 {
     struct lx_proc *procs = lx_procs();
+    struct lx_thread *threads = lx_threads();
     uint64_t next = 0;
     for (int i = 0; i < LX_PROCS; i++) {
         struct lx_proc *q = &procs[i];
-        if (!q->used || q->ended)
-            continue;
-        if (q->alarm_at && (!next || q->alarm_at < next))
+        if (q->used && !q->ended && q->alarm_at && (!next || q->alarm_at < next))
             next = q->alarm_at;
-        if (q->blk.token && q->timed && (!next || q->deadline < next))
+    }
+    for (int i = 0; i < LX_THREADS; i++) {
+        struct lx_thread *q = &threads[i];
+        if (q->used && q->blk.token && q->timed && (!next || q->deadline < next))
             next = q->deadline;
     }
     if (next && lx_timer_start())
@@ -949,17 +1027,19 @@ void lx_timer_update(void)
 static void timer_fired(void)
 {
     struct lx_proc *procs = lx_procs();
+    struct lx_thread *threads = lx_threads();
     uint64_t now = svc_clock_ns();
     for (int i = 0; i < LX_PROCS; i++) {
         struct lx_proc *q = &procs[i];
-        if (!q->used || q->ended)
-            continue;
-        if (q->alarm_at && now >= q->alarm_at) {
+        if (q->used && !q->ended && q->alarm_at && now >= q->alarm_at) {
             q->alarm_at = q->alarm_every ? now + q->alarm_every : 0;
             struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0 };
             lx_sig_send(q, LX_SIGALRM, &si);
         }
-        if (q->used && !q->ended && q->blk.token && q->timed && now >= q->deadline)
+    }
+    for (int i = 0; i < LX_THREADS; i++) {
+        struct lx_thread *q = &threads[i];
+        if (q->used && q->blk.token && q->timed && now >= q->deadline)
             lx_wake(q, 0);                      /* it runs its call again and finds its time up */
     }
     lx_timer_update();
@@ -984,7 +1064,7 @@ int lx_timer_start(void)
 /* nanosleep (clock -1) and clock_nanosleep. */
 int64_t lx_sys_nanosleep(struct lx_ctx *c, uint64_t clock, uint64_t flags, uint64_t ureq, uint64_t urem)
 {
-    struct lx_proc *p = c->p;
+    struct lx_thread *p = c->t;
     int abs = (int64_t)clock >= 0 && ((uint32_t)flags & TIMER_ABSTIME);
     if ((int64_t)clock >= 0) {
         uint32_t id = (uint32_t)clock;
@@ -1022,7 +1102,7 @@ int64_t lx_sys_nanosleep(struct lx_ctx *c, uint64_t clock, uint64_t flags, uint6
 
 int lx_sig_mask_for_call(struct lx_ctx *c, uint64_t umask)
 {
-    struct lx_proc *p = c->p;
+    struct lx_thread *p = c->t;
     if (!umask || p->restore_mask)
         return 0;                               /* none, or set by an earlier run of the same call */
     uint64_t set;

@@ -32,15 +32,19 @@ enum {
     NR_fstatfs = 44, NR_truncate = 45, NR_ftruncate = 46, NR_fallocate = 47, NR_faccessat = 48, NR_fchmod = 52,
     NR_fchmodat = 53, NR_fchownat = 54, NR_fchown = 55, NR_pwrite64 = 68, NR_sendfile = 71, NR_sync = 81,
     NR_fsync = 82, NR_fdatasync = 83, NR_utimensat = 88, NR_syncfs = 267, NR_renameat2 = 276,
-    NR_faccessat2 = 439, NR_fchmodat2 = 452, NR_umask = 166,
+    NR_faccessat2 = 439, NR_fchmodat2 = 452, NR_umask = 166, NR_futex = 98, NR_clone3 = 435,
 };
 
 static uint8_t logged[NSYS / 8];
 
-/* exit and exit_group: one thread per process in this step, so both end it. */
-static int64_t sys_exit_group(struct lx_ctx *c, uint64_t code)
+/* exit ends the calling thread (the process with its last one), exit_group the process. */
+static int64_t sys_exit(struct lx_ctx *c, uint64_t code, int group)
 {
-    lx_proc_end(c->p, (int)((code & 0xff) << 8));
+    int status = (int)((code & 0xff) << 8);
+    if (group)
+        lx_proc_end(c->p, status);
+    else
+        lx_thread_exit(c, status);
     return LX_NORETURN;
 }
 
@@ -218,8 +222,8 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_fdatasync:      return lx_sys_fsync(c, a[0]);
     case NR_utimensat:      return lx_sys_utimensat(c, (int64_t)a[0], a[1], a[2], a[3]);
     case NR_umask:          return lx_sys_umask(c, a[0]);
-    case NR_exit:
-    case NR_exit_group:     return sys_exit_group(c, a[0]);
+    case NR_exit:           return sys_exit(c, a[0], 0);
+    case NR_exit_group:     return sys_exit(c, a[0], 1);
     case NR_brk:            return lx_sys_brk(c, a[0]);
     case NR_mmap:           return lx_sys_mmap(c, a[0], a[1], a[2], a[3], (int64_t)a[4], a[5]);
     case NR_munmap:         return lx_sys_munmap(c, a[0], a[1]);
@@ -230,9 +234,11 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_chdir:          return lx_sys_chdir(c, a[0]);
     case NR_fchdir:         return lx_sys_fchdir(c, a[0]);
     case NR_prctl:          return sys_prctl(c, a[0], a[1]);
-    case NR_set_robust_list: return a[1] == 24 ? 0 : -LX_EINVAL;   /* kept nowhere: one thread per process */
+    case NR_set_robust_list: return a[1] == 24 ? 0 : -LX_EINVAL;   /* kept nowhere: see docs/design/personality.md */
+    case NR_futex:          return lx_sys_futex(c, a[0], a[1], a[2], a[3], a[4], a[5]);
     case NR_mprotect:       return lx_sys_mprotect(c, a[0], a[1], a[2]);
     case NR_clone:          return lx_sys_clone(c, a[0], a[1], a[2], a[3], a[4]);
+    case NR_clone3:         return lx_sys_clone3(c, a[0], a[1]);
     case NR_execve:         return lx_sys_execve(c, a[0], a[1], a[2]);
     case NR_wait4:          return lx_sys_wait4(c, (int64_t)a[0], a[1], a[2], a[3]);
     case NR_waitid:         return lx_sys_waitid(c, a[0], a[1], a[2], a[3]);
@@ -258,16 +264,16 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_clock_nanosleep: return lx_sys_nanosleep(c, (uint32_t)a[0], a[1], a[2], a[3]);
     case NR_setitimer:      return lx_sys_setitimer(c, a[0], a[1], a[2]);
     case NR_getitimer:      return lx_sys_getitimer(c, a[0], a[1]);
-    case NR_getpid:
-    case NR_gettid:         return c->p->pid;
+    case NR_getpid:         return c->p->pid;
+    case NR_gettid:         return c->t->tid;
     case NR_getppid:        return c->p->ppid;
     case NR_getuid:
     case NR_geteuid:
     case NR_getgid:
     case NR_getegid:        return 0;           /* one user: root */
     case NR_set_tid_address:
-        c->p->tid_address = a[0];
-        return c->p->pid;
+        c->t->clear_tid = a[0];
+        return c->t->tid;
     default:
         break;
     }

@@ -26,6 +26,7 @@ static inline const char *errname(int e)
         { ENAMETOOLONG, "ENAMETOOLONG" }, { ENOSYS, "ENOSYS" }, { ELOOP, "ELOOP" }, { EOVERFLOW, "EOVERFLOW" },
         { ENOTEMPTY, "ENOTEMPTY" }, { EXDEV, "EXDEV" }, { ENOSPC, "ENOSPC" }, { EOPNOTSUPP, "EOPNOTSUPP" },
         { EMLINK, "EMLINK" }, { EFBIG, "EFBIG" }, { ERANGE, "ERANGE" }, { EPIPE, "EPIPE" },
+        { ETIMEDOUT, "ETIMEDOUT" },
     };
     for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (names[i].e == e)
