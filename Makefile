@@ -87,7 +87,10 @@ LIBGCC = $(shell aarch64-linux-gnu-gcc -print-libgcc-file-name 2>/dev/null)
 # interpreter /lib/ld-linux-aarch64.so.1) and statically, and against musl
 # dynamically (/lib/ld-musl-aarch64.so.1); rootfs.py puts the interpreters
 # and libc.so.6 from the installed cross packages into the archive.
-LINUX_OTHER_LIBC = $(O)/linux/bin/dynamic-glibc $(O)/linux/bin/dynamic-glibc-static $(O)/linux/bin/dynamic-musl
+# threads.c is also built against glibc (its pthreads use clone3, robust
+# lists and rseq), dynamically.
+LINUX_OTHER_LIBC = $(O)/linux/bin/dynamic-glibc $(O)/linux/bin/dynamic-glibc-static $(O)/linux/bin/dynamic-musl \
+                   $(O)/linux/bin/threads-glibc
 
 .PHONY: all kernel kernel-test user clean linux-bench linux-root data
 .SECONDEXPANSION:

@@ -60,7 +60,7 @@ struct lx_sinfo {
 #define LX_PROC_THREADS 32              /* threads of one process (control pages below LX_UTCB_VA) */
 #define LX_FDS          64              /* descriptors per process (RLIMIT_NOFILE) */
 #define LX_OPEN         256             /* open file descriptions in all */
-#define LX_VMAS         64              /* mapped ranges per process (the program, heap, stack, mmaps) */
+#define LX_VMAS         128             /* mapped ranges per process (the program, heap, stack, mmaps) */
 #define LX_MOBJS        (LX_PROCS * LX_VMAS)    /* memory objects behind them, in all */
 #define LX_PIPES        64              /* pipes in all */
 #define LX_PIPE_BUF     (64 * 1024)     /* a pipe's capacity */

@@ -34,6 +34,8 @@ DEFAULT_RUN = "hello\nargs one two\n"
 SHARED_LIBS = {
     "lib/ld-linux-aarch64.so.1": Path("/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1"),
     "lib/aarch64-linux-gnu/libc.so.6": Path("/usr/aarch64-linux-gnu/lib/libc.so.6"),
+    # glibc loads it to unwind a thread's stack at pthread_exit and cancellation
+    "lib/aarch64-linux-gnu/libgcc_s.so.1": Path("/usr/aarch64-linux-gnu/lib/libgcc_s.so.1"),
     "lib/ld-musl-aarch64.so.1": Path("/usr/lib/aarch64-linux-musl/libc.so"),
 }
 
