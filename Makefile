@@ -213,7 +213,8 @@ $(O)/user/svc-obj/%_server.c.o: $(GEN)/services/%_server.c | $(GENHDRS) $(SVC_GE
 $(O)/user/svc-obj/%/main.o: services/env/user_main.c | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< ($*)"
-	$(Q)$(CC) $(UCFLAGS) -DSERVICE_ENTRY=$*_service -DSERVICE_FAST=$*_fastentry -c $< -o $@
+	$(Q)$(CC) $(UCFLAGS) -DSERVICE_ENTRY=$*_service -DSERVICE_FAST=$*_fastentry \
+	    -DSERVICE_FAULT_FAST=$*_fault_fast -c $< -o $@
 
 $(O)/user/svc-obj/env/%.c.o: services/env/%.c | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)

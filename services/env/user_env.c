@@ -303,7 +303,24 @@ static bool serve_fast(int (*fast)(struct svc_call *, uint64_t *), struct svc_ca
 
 _Static_assert(sizeof(struct petrel_msg) == 9 * sizeof(uint64_t), "a message is the words x1..x9 of a frame");
 
-void svc_serve(uint32_t ep, void (*entry)(struct svc_call *), int (*fast)(struct svc_call *, uint64_t *))
+/* A fault through the service's register entry for faults: the message's
+ * first words join the rest in the control page (whose first six message
+ * slots the kernel never uses), so the message is read where it is. True
+ * if it was answered (the reply is in the loop's message). */
+static bool serve_fault_fast(int (*fault_fast)(struct svc_call *, const uint64_t *), struct svc_call *call,
+                             const struct petrel_msg *m)
+{
+    uint64_t *msg = utcb()->mr;
+    for (unsigned i = 0; i < MSG_REG_MRS; i++)
+        msg[i] = m->mr[i];
+    call->label = LABEL_FAULT;
+    call->len = FAULT_MSG_LEN;
+    call->nhandles = 0;
+    return fault_fast(call, msg) == SVC_FAST_ANSWERED;
+}
+
+void svc_serve(uint32_t ep, void (*entry)(struct svc_call *), int (*fast)(struct svc_call *, uint64_t *),
+               int (*fault_fast)(struct svc_call *, const uint64_t *))
 {
     uint64_t x[1 + sizeof(struct petrel_msg) / sizeof(uint64_t)] = { 0 };
     struct petrel_msg *m = (struct petrel_msg *)&x[1];
@@ -327,6 +344,10 @@ void svc_serve(uint32_t ep, void (*entry)(struct svc_call *), int (*fast)(struct
         env.have_reply = 0;
         env.ngiven = 0;
         bool answered;
+        if (fault_fast && m->info == MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0) && serve_fault_fast(fault_fast, &call, m)) {
+            r = sys_ipc_reply_recv(ep, m);
+            continue;
+        }
         if (fast && MSG_HANDLES(m->info) == 0 && serve_fast(fast, &call, x, &answered)) {
             if (answered) {
                 r = sys_ipc_reply_recv(ep, m);

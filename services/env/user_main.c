@@ -1,11 +1,13 @@
 /* The main of a user-placed service: serve the endpoint granted as "service"
- * with the service's entry and register path (SERVICE_ENTRY,
- * SERVICE_FAST, set by the build). */
+ * with the service's entry and register paths (SERVICE_ENTRY, SERVICE_FAST
+ * and SERVICE_FAULT_FAST, set by the build; a service without the last
+ * leaves the weak reference NULL). */
 #include "petrel.h"
 #include "svc.h"
 
 void SERVICE_ENTRY(struct svc_call *call);
 int SERVICE_FAST(struct svc_call *call, uint64_t *x);
+int SERVICE_FAULT_FAST(struct svc_call *call, const uint64_t *msg) __attribute__((weak));  /* NULL: none */
 
 int main(void *info)
 {
@@ -14,6 +16,6 @@ int main(void *info)
         puts("service: no \"service\" endpoint granted");
         return 1;
     }
-    svc_serve(ep, SERVICE_ENTRY, SERVICE_FAST);
+    svc_serve(ep, SERVICE_ENTRY, SERVICE_FAST, SERVICE_FAULT_FAST);
     return 1;
 }

@@ -118,8 +118,11 @@ void svc_irq_done(uint32_t irq);
 /* The user placement's server loop (services/env/user_env.c): each
  * request goes to `fast` first (the generated <name>_fastentry: a
  * register-only request answered from the message registers, no copy into
- * a svc_call), then to `entry`. */
-void svc_serve(uint32_t ep, void (*entry)(struct svc_call *call), int (*fast)(struct svc_call *call, uint64_t *x));
+ * a svc_call), then to `entry`. A fault of a thread the service handles
+ * goes first to `fault_fast` when there is one (<name>_fault_fast, idl
+ * fault_fast = true), with the fault message where it arrived. */
+void svc_serve(uint32_t ep, void (*entry)(struct svc_call *call), int (*fast)(struct svc_call *call, uint64_t *x),
+               int (*fault_fast)(struct svc_call *call, const uint64_t *msg));
 
 static inline void svc_bytes_put(uint64_t *dst, const void *src, uint32_t len)
 {

@@ -3,8 +3,8 @@
  * processes and answers their system calls.
  *
  * Each Linux process is a Petrel address space the personality made, with
- * one thread whose fault handler is the personality's own endpoint,
- * badged with the process's pid. A Linux `svc #0` in it is a fault the
+ * threads whose fault handler is the personality's own endpoint, each
+ * badged with its tid and slot. A Linux `svc #0` in one is a fault the
  * kernel delivers as a call on that endpoint (L4Linux's system-call
  * redirection): the registers x0..x8 arrive in the fault message, the
  * handler runs, and the reply resumes the thread after the `svc` with x0
@@ -14,9 +14,8 @@
  * interface's methods: exec starts a process, wait waits for its end, run
  * runs the commands of a file one after the other.
  *
- * The same source is meant for both placements: it uses only svc.h and
- * svc_proc.h. This step places it in user space only (the Makefile keeps
- * it out of the kernel build; see docs/design/personality.md).
+ * The same source serves both placements: it uses only svc.h and
+ * svc_proc.h (docs/design/personality.md).
  */
 #include "cmd_words.h"
 #include "lx.h"
@@ -153,6 +152,19 @@ struct lx_thread *lx_thread_of_tid(int tid)
     return NULL;
 }
 
+/* A thread's fault badge: its tid and its slot, so that finding it takes one look. */
+static uint64_t badge_of(const struct lx_thread *t)
+{
+    return (uint64_t)t->tid << 7 | (uint64_t)(t - threads);
+}
+
+static struct lx_thread *thread_of_badge(uint64_t badge)
+{
+    _Static_assert(LX_THREADS <= 128, "a slot fits in a badge's low 7 bits");
+    struct lx_thread *t = (badge & 127) < LX_THREADS ? &threads[badge & 127] : NULL;
+    return t && t->used && (uint64_t)t->tid == badge >> 7 ? t : NULL;
+}
+
 struct lx_thread *lx_threads(void)
 {
     return threads;
@@ -173,7 +185,7 @@ struct lx_thread *lx_main_thread(struct lx_proc *p)
 static int new_id(void)
 {
     while (lx_proc_of_pid(next_pid) || lx_thread_of_tid(next_pid) || next_pid >= 1 << 30)
-        next_pid = next_pid >= 1 << 30 ? 2 : next_pid + 1;     /* (fault badges stay below 2^30) */
+        next_pid = next_pid >= 1 << 30 ? 2 : next_pid + 1;     /* (Linux's pid_max is at most 2^22) */
     return next_pid++;
 }
 
@@ -305,7 +317,7 @@ int lx_thread_start(struct lx_thread *t, svc_handle from, uint64_t pc, uint64_t 
         return -LX_EAGAIN;
     if (tls && svc_thread_set_tls(t->thread, *tls))
         return -LX_EAGAIN;
-    if (svc_thread_fault_to_me(t->thread, (uint64_t)t->tid) || svc_thread_start(t->thread, pc, sp, arg))
+    if (svc_thread_fault_to_me(t->thread, badge_of(t)) || svc_thread_start(t->thread, pc, sp, arg))
         return -LX_EAGAIN;
     return 0;
 }
@@ -628,7 +640,7 @@ static void serve(struct lx_ctx *c)
 
 static void fault(struct svc_call *call)
 {
-    struct lx_thread *t = call->badge < 1u << 30 ? lx_thread_of_tid((int)call->badge) : NULL;
+    struct lx_thread *t = thread_of_badge(call->badge);
     if (!t || t->p->ended) {
         uint64_t stop[1] = { FAULT_REPLY_STOP };
         svc_reply(call, 0, 1, stop);
@@ -645,8 +657,9 @@ static void fault(struct svc_call *call)
 
 /* The register entry for faults (idl/linux.toml: fault_fast): the system
  * calls that only read what the process table says, answered in the
- * caller's own kernel entry when the personality is in the kernel. Any
- * other fault: SVC_FAST_OTHER, nothing done (linux_service serves it). */
+ * caller's own kernel entry when the personality is in the kernel, and
+ * straight from the received message in the user server loop. Any other
+ * fault: SVC_FAST_OTHER, nothing done (linux_service serves it). */
 int linux_fault_fast(struct svc_call *call, const uint64_t *mr)
 {
     enum { NR_getpid = 172, NR_getppid = 173, NR_getuid = 174, NR_geteuid = 175, NR_getgid = 176,
@@ -654,7 +667,7 @@ int linux_fault_fast(struct svc_call *call, const uint64_t *mr)
     uint64_t nr = mr[FAULT_MR_X0 + 8];
     if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL || nr < NR_getpid || nr > NR_gettid)
         return SVC_FAST_OTHER;          /* (first, so the other calls pay two compares) */
-    struct lx_thread *t = call->badge < 1u << 30 ? lx_thread_of_tid((int)call->badge) : NULL;
+    struct lx_thread *t = thread_of_badge(call->badge);
     if (!t || t->p->ended || ((t->pending | t->p->pending) & ~t->blocked))
         return SVC_FAST_OTHER;                  /* a signal to act on: the full path delivers it */
     int64_t r;

@@ -296,7 +296,7 @@ struct lx_proc {
 };
 
 /* A thread of a process: what runs, blocks in a call and takes signals.
- * Its fault badge is its tid; the first thread's tid is the pid. */
+ * Its fault badge is its tid and slot (linux.c); the first thread's tid is the pid. */
 struct lx_thread {
     int used;
     int tid;
@@ -324,7 +324,7 @@ struct lx_thread {
 
 /* The process of pid, or NULL. */
 struct lx_proc *lx_proc_of_pid(int pid);
-/* The thread of tid (a fault's badge), or NULL. */
+/* The thread of tid, or NULL. */
 struct lx_thread *lx_thread_of_tid(int tid);
 /* Every thread slot (LX_THREADS of them; `used` says which are). */
 struct lx_thread *lx_threads(void);
