@@ -61,8 +61,9 @@ struct thread *buffer_owner(void)
 struct ksvc_run *ksvc_env_run(void)
 {
     struct ksvc_run *run = this_cpu()->ksvc;
-    if (!run && current_thread()->ksvc_fast_svc)
-        run = current_thread()->ksvc_fast_svc->run;
+    struct thread *cur = current_thread();     /* none in an interrupt taken while the core idles */
+    if (!run && cur && cur->ksvc_fast_svc)
+        run = cur->ksvc_fast_svc->run;
     return run;
 }
 
