@@ -108,7 +108,9 @@ static void reap(void)
 /* Drop a reference; the last one frees the object (see reap). */
 void obj_unref(struct object *o)
 {
-    ASSERT(o->refs > 0);
+    if (o->refs == 0)                   /* a reference dropped twice: say whose drop it was */
+        panic("obj_unref: object %p of type %d has no reference left (dropped from %p)", (void *)o, (int)o->type,
+              __builtin_return_address(0));
     if (--o->refs || o->type == OBJ_ROOT)
         return;
     o->next_dead = dead_objects;
