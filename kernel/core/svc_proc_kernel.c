@@ -275,6 +275,17 @@ int svc_thread_set_tls(svc_handle thread, uint64_t value)
     return err;
 }
 
+int svc_thread_make_foreign(svc_handle thread)
+{
+    bool l = env_lock();
+    int err;
+    struct thread *t = thread_held(thread, R_MANAGE, &err);
+    if (t)
+        thread_make_foreign(t);
+    env_unlock(l);
+    return err;
+}
+
 int svc_thread_start(svc_handle thread, uint64_t pc, uint64_t sp, uint64_t arg)
 {
     bool l = env_lock();

@@ -421,6 +421,21 @@ int64_t sys_thread_set_priority(uint32_t h, uint64_t prio)
     return 0;
 }
 
+void thread_make_foreign(struct thread *t)
+{
+    t->foreign_svc = true;
+}
+
+int64_t sys_thread_make_foreign(uint32_t h)
+{
+    int64_t err;
+    struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
+    if (!o)
+        return err;
+    thread_make_foreign(THREAD_OF(o));
+    return 0;
+}
+
 int64_t sys_thread_set_affinity(uint32_t h, uint64_t cpu)
 {
     int64_t err;

@@ -50,6 +50,7 @@ struct fault_info {
 
 struct thread {
     struct trapframe tf;        /* first: the EL0 entry saves here */
+    bool foreign_svc;           /* every svc is a Linux call (thread_make_foreign); at TF_THREAD_FOREIGN */
     struct object obj;
     struct space *space;
     unsigned cpu;               /* the core it runs on (its affinity) */
@@ -109,6 +110,7 @@ struct thread {
     const struct ksvc *ksvc_fast_svc;   /* the service of its last register-path request */
     bool ksvc_rewound;                  /* waiting for a service with its pc back on its svc */
 };
+_Static_assert(__builtin_offsetof(struct thread, foreign_svc) == TF_THREAD_FOREIGN, "vectors.S reads the flag there");
 
 /*
  * Take the kernel lock for an entry from EL0 by t, the thread current on
@@ -144,6 +146,8 @@ int thread_set_fault_ep(struct thread *t, struct endpoint *ep, uint64_t badge);
 int thread_copy_state(struct thread *dst, struct thread *src);
 /* Set t's TLS register (TPIDR_EL0), live if t is the current thread. */
 void thread_set_tls(struct thread *t, uint64_t value);
+/* Make every svc of t a Linux system call (for good). */
+void thread_make_foreign(struct thread *t);
 void thread_kill(struct thread *t, int status);
 void thread_set_prio(struct thread *t, unsigned prio);     /* effective priority, requeues */
 void thread_fault(struct thread *t, const struct fault_info *fi);

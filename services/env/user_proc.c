@@ -116,6 +116,11 @@ int svc_thread_set_tls(svc_handle t, uint64_t value)
     return (int)sys_thread_set_tls((uint32_t)t, value);
 }
 
+int svc_thread_make_foreign(svc_handle t)
+{
+    return (int)sys_thread_make_foreign((uint32_t)t);
+}
+
 int svc_thread_start(svc_handle thread, uint64_t pc, uint64_t sp, uint64_t arg)
 {
     return (int)sys_thread_start((uint32_t)thread, pc, sp, arg);

@@ -64,6 +64,9 @@ int svc_thread_fault_to_me(svc_handle thread, uint64_t badge);
 int svc_thread_copy(svc_handle t, svc_handle from);
 /* Set a thread's TLS register (TPIDR_EL0). */
 int svc_thread_set_tls(svc_handle t, uint64_t value);
+/* Make every svc of the thread, whatever its number, a Linux system call
+ * for its fault handler (for good): a Linux program makes no Petrel call. */
+int svc_thread_make_foreign(svc_handle t);
 /* Start it at pc with stack pointer sp and x0 = arg. */
 int svc_thread_start(svc_handle thread, uint64_t pc, uint64_t sp, uint64_t arg);
 

@@ -256,9 +256,8 @@ static void proc_release(struct lx_proc *p)
  * What a Linux process itself may make the kernel allocate. Its memory
  * objects are made by the personality and charged to it; charged to the
  * process are the records and page tables of its mappings and its threads.
- * A Linux program can also make Petrel system calls (`svc #N`, N > 0)
- * directly: it holds no handle, but could create objects of its own; these
- * limits bound that too (spaces to one: 0 would mean "none of its own").
+ * Its threads are foreign (svc_thread_make_foreign): every `svc` of theirs
+ * is a Linux call, so the process itself asks the kernel for nothing.
  */
 static const uint64_t proc_limits[LIMIT_KINDS] = {
     [LIMIT_MEMORY] = 32u << 20, [LIMIT_THREADS] = LX_PROC_THREADS, [LIMIT_HANDLES] = 8, [LIMIT_SPACES] = 1,
@@ -316,6 +315,8 @@ int lx_thread_start(struct lx_thread *t, svc_handle from, uint64_t pc, uint64_t 
     if (from && svc_thread_copy(t->thread, from))
         return -LX_EAGAIN;
     if (tls && svc_thread_set_tls(t->thread, *tls))
+        return -LX_EAGAIN;
+    if (svc_thread_make_foreign(t->thread))    /* svc #N, N > 0, is a Linux call too, as on Linux */
         return -LX_EAGAIN;
     if (svc_thread_fault_to_me(t->thread, badge_of(t)) || svc_thread_start(t->thread, pc, sp, arg))
         return -LX_EAGAIN;

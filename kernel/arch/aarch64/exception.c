@@ -145,8 +145,8 @@ struct trapframe *exc_el0_svc_locked(struct trapframe *tf, uint64_t esr)
 {
     unsigned n = esr & 0xffff;
     struct thread *t = (struct thread *)tf;
-    if (unlikely(n == 0 || t->state != T_RUNNING))
-        return el0_sync_locked(tf, esr);    /* svc #0: a Linux call, for the handler */
+    if (unlikely(n == 0 || t->foreign_svc || t->state != T_RUNNING))
+        return el0_sync_locked(tf, esr);    /* svc #0 or a foreign thread's: a Linux call, for the handler */
     tf->x[0] = (uint64_t)syscall_dispatch(n, tf);
     return sched_exit();
 }
@@ -190,7 +190,7 @@ static NOINLINE struct trapframe *el0_sync_locked(struct trapframe *tf, uint64_t
     if (t->state != T_RUNNING)
         return sched_exit();            /* killed by another core meanwhile */
     unsigned ec = (unsigned)(esr >> 26);
-    if (ec == EC_SVC64 && (esr & 0xffff) != 0) {
+    if (ec == EC_SVC64 && (esr & 0xffff) != 0 && !t->foreign_svc) {
         int64_t r = syscall_dispatch(esr & 0xffff, tf);
         tf->x[0] = (uint64_t)r;
         return sched_exit();

@@ -140,15 +140,18 @@ restore_frame:
     eret
 
 /* EL0 sync: the syndrome goes along as the second argument. System
- * calls (class 0x15, SVC64) take their own entries: the two the IPC
- * fastpath serves go straight to it, a leaf call (idl/syscalls.toml) to
- * its handler in syscall_leaf, a Linux `svc #0` to its fastpath, every
- * other call to exc_el0_svc. */
+ * calls (class 0x15, SVC64) take their own entries: every svc of a thread
+ * made foreign (a Linux thread: thread_make_foreign) and a Linux `svc #0`
+ * go to the foreign-call fastpath, the two calls the IPC fastpath serves
+ * straight to it, a leaf call (idl/syscalls.toml) to its handler in
+ * syscall_leaf, every other call to exc_el0_svc. */
 el0_sync_entry:
     mrs     x1, esr_el1
     lsr     x2, x1, #26
     cmp     x2, #0x15
     b.ne    exc_el0_sync
+    ldrb    w3, [x0, #TF_THREAD_FOREIGN]
+    cbnz    w3, fastpath_foreign_syscall
     and     x2, x1, #0xffff
     cmp     x2, #SYS_IPC_CALL
     b.eq    fastpath_call

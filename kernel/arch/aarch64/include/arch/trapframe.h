@@ -3,6 +3,9 @@
 #define PETREL_TRAPFRAME_H
 
 #define TF_SIZE     272
+/* struct thread's foreign_svc flag, right after its frame (thread.h checks):
+ * the system call entry reads it before anything else. */
+#define TF_THREAD_FOREIGN   TF_SIZE
 
 #ifndef __ASSEMBLER__
 #include "types.h"
