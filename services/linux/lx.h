@@ -544,6 +544,8 @@ int64_t lx_tty_write(struct lx_ctx *c, uint64_t buf, uint64_t len);
 int64_t lx_tty_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg);
 /* The terminal's signals (SIGINT, SIGQUIT, SIGTSTP...) to every process of group `pgrp` (signal.c). */
 void lx_signal_group(int pgrp, int sig);
+/* Does the calling thread ignore or block sig (the terminal's job control asks)? */
+int lx_sig_ignored_or_blocked(struct lx_ctx *c, int sig);
 
 /* Signals (signal.c). */
 int64_t lx_sys_rt_sigaction(struct lx_ctx *c, uint64_t sig, uint64_t act, uint64_t oact, uint64_t size);

@@ -1114,6 +1114,11 @@ int lx_sig_mask_for_call(struct lx_ctx *c, uint64_t umask)
     return 0;
 }
 
+int lx_sig_ignored_or_blocked(struct lx_ctx *c, int sig)
+{
+    return c->p->act[sig - 1].handler == SIG_IGN || (c->t->blocked & LX_SIGBIT(sig));
+}
+
 /* The terminal's signals: from the kernel (SI_KERNEL), to the group. */
 void lx_signal_group(int pgrp, int sig)
 {

@@ -17,7 +17,12 @@
  * the programs native code starts (0) until a session leader without one
  * takes it (TIOCSCTTY) or it is let go (TIOCNOTTY). Its foreground process
  * group starts as group 0 and moves by TIOCSPGRP (tcsetpgrp), as a shell
- * with job control does.
+ * with job control does. A process of another group of the session that
+ * reads it gets SIGTTIN for its group, and one that changes its settings
+ * (or writes, with TOSTOP) SIGTTOU, and the call waits until the group is
+ * continued in the foreground; EIO instead (SIGTTIN) or nothing (SIGTTOU)
+ * when the caller ignores or blocks the signal, EIO for an orphaned group:
+ * Linux's job control.
  *
  * Without the UART (systems that grant it nothing, as the tests' oracle
  * systems) a read of the console is at end of file at once, as before, and
@@ -44,6 +49,7 @@
 #define ICRNL       0000400
 #define ISIG        0000001
 #define ICANON      0000002
+#define TOSTOP      0000400
 #define ECHO        0000010
 #define ECHOE       0000020
 #define ECHOK       0000040
@@ -314,10 +320,46 @@ static void consume(uint32_t n)
     }
 }
 
+/* Is group pgrp of session sid orphaned: no member has a parent in
+ * another group of the same session (so nobody will continue it)? */
+static int orphaned(int pgrp, int sid)
+{
+    struct lx_proc *procs = lx_procs();
+    for (int i = 0; i < LX_PROCS; i++) {
+        struct lx_proc *q = &procs[i];
+        if (!q->used || q->ended || q->pgid != pgrp)
+            continue;
+        struct lx_proc *parent = q->ppid ? lx_proc_of_pid(q->ppid) : NULL;
+        if (parent && parent->pgid != pgrp && parent->sid == sid)
+            return 0;
+    }
+    return 1;
+}
+
+/* Job control (Linux's tty_check_change): a process of a background
+ * group of the terminal's session that reads (SIGTTIN) or changes it
+ * (SIGTTOU) stops with its group and waits to be in the foreground.
+ * 0 to go on, LX_BLOCK, or -EIO. */
+static int64_t job_check(struct lx_ctx *c, int sig)
+{
+    struct lx_proc *p = c->p;
+    if (!lx_tty_is_ctty(p) || p->pgid == tty.pgrp)
+        return 0;
+    if (lx_sig_ignored_or_blocked(c, sig))
+        return sig == LX_SIGTTIN ? -LX_EIO : 0;
+    if (orphaned(p->pgid, p->sid))
+        return -LX_EIO;
+    lx_signal_group(p->pgid, sig);              /* the group stops (the caller at its answer) */
+    return lx_block(c, LX_BLK_TTY, 0);          /* runs again when it is continued and input or tcsetpgrp comes */
+}
+
 int64_t lx_tty_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len)
 {
     if (!tty.uart)
         return 0;                               /* no input: end of file */
+    int64_t job = job_check(c, LX_SIGTTIN);
+    if (job)
+        return job;
     if (len == 0)
         return 0;
     int canon = (tty.t.lflag & ICANON) != 0;
@@ -348,6 +390,9 @@ int64_t lx_tty_write(struct lx_ctx *c, uint64_t buf, uint64_t len)
 {
     char chunk[512];
     uint64_t done = 0;
+    int64_t job = (tty.t.lflag & TOSTOP) ? job_check(c, LX_SIGTTOU) : 0;
+    if (job)
+        return job;
     while (done < len) {
         uint64_t k = len - done < sizeof(chunk) ? len - done : sizeof(chunk);
         if (lx_copy_in(c, chunk, buf + done, k))
@@ -389,7 +434,14 @@ int64_t lx_tty_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t
 {
     struct lx_proc *p = c->p;
     int mine = lx_tty_is_ctty(p);
-    switch ((uint32_t)req) {
+    uint32_t r = (uint32_t)req;
+    if (r == TCSETS || r == TCSETSW || r == TCSETSF || r == TCFLSH || r == TCXONC || r == TIOCSPGRP ||
+        r == TCSBRK || r == TCSBRKP) {
+        int64_t job = job_check(c, LX_SIGTTOU);    /* changing the terminal from the background */
+        if (job)
+            return job;
+    }
+    switch (r) {
     case TCGETS:
         return lx_copy_out(c, arg, &tty.t, sizeof(tty.t));
     case TCSETS:
@@ -434,6 +486,7 @@ int64_t lx_tty_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t
         if (!group_in_session(pgrp, p->sid))
             return -LX_EPERM;
         tty.pgrp = pgrp;
+        lx_wake_all(LX_BLK_TTY, 0);             /* a reader stopped in the background may now read */
         return 0;
     }
     case TIOCGSID:
