@@ -192,15 +192,20 @@ void thread_kill(struct thread *t, int status)
         kprintf("petrel: shutting down\n");
         arch_system_off();
     }
-    if (prev == T_RUNNING) {
-        /* Running elsewhere (its affinity may have just changed, so look
-         * for the core it is current on): that core must stop it now. */
-        for (unsigned i = 0; i < ncpus_present; i++)
-            if (cpus[i].current == t && i != this_cpu()->index)
-                irq_send_ipi(i, IRQ_SGI_WAKE);
-        return;                 /* that core's scheduler drops the reference */
+    /* Current on a core (running, or in the middle of a kernel entry that
+     * changed its state, a kernel-placed service's request say): that
+     * core's scheduler drops the "alive" reference when it switches away
+     * (sched_exit_slow, sched_idle), and another core must stop it now. */
+    bool current = false;
+    for (unsigned i = 0; i < ncpus_present; i++) {
+        if (cpus[i].current != t)
+            continue;
+        current = true;
+        if (i != this_cpu()->index)
+            irq_send_ipi(i, IRQ_SGI_WAKE);
     }
-    obj_unref(&t->obj);
+    if (!current)
+        obj_unref(&t->obj);
 }
 
 /* The last handle to t is gone: a running or waiting thread runs on, but

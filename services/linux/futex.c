@@ -94,6 +94,7 @@ void lx_futex_wake_addr(struct lx_proc *p, uint64_t uaddr, int n)
         wake(key, n, FUTEX_BITSET_ANY);
 }
 
+/* absolute: 0 for a relative timeout, 1 for a CLOCK_MONOTONIC time, 2 for a CLOCK_REALTIME one. */
 static int64_t futex_wait(struct lx_ctx *c, uint64_t uaddr, uint32_t val, uint64_t uts, uint32_t bits, int private,
                           int absolute)
 {
@@ -115,8 +116,9 @@ static int64_t futex_wait(struct lx_ctx *c, uint64_t uaddr, uint32_t val, uint64
         return -LX_EAGAIN;
     if (uts) {
         if (absolute && !t->timed) {
-            t->timed = 1;                       /* every clock counts from the same origin here */
-            t->deadline = ns;
+            uint64_t base = absolute > 1 ? lx_realtime_base() : 0;     /* CLOCK_REALTIME: the calendar's */
+            t->timed = 1;
+            t->deadline = ns > base ? ns - base : 0;
         }
         if (lx_deadline_passed(c, ns))
             return -LX_ETIMEDOUT;
@@ -187,7 +189,8 @@ int64_t lx_sys_futex(struct lx_ctx *c, uint64_t uaddr, uint64_t uop, uint64_t va
     case FUTEX_WAIT_BITSET:
         if (!(uint32_t)val3)
             return -LX_EINVAL;
-        return futex_wait(c, uaddr, (uint32_t)val, uts, (uint32_t)val3, private, 1);
+        return futex_wait(c, uaddr, (uint32_t)val, uts, (uint32_t)val3, private,
+                          (op & FUTEX_CLOCK_REALTIME) ? 2 : 1);
     case FUTEX_WAKE:
     case FUTEX_WAKE_BITSET:
         if (cmd == FUTEX_WAKE_BITSET && !(uint32_t)val3)

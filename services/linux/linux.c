@@ -24,8 +24,10 @@
 #define ROOT_ARCHIVE    "rootfs.cpio"
 #define MAX_ARGS        32
 
-static struct lx_proc procs[LX_PROCS];
-static struct lx_thread threads[LX_THREADS];
+/* The process and thread tables: the service's own memory (svc_alloc,
+ * charged to its account), made when the first program starts (fs). */
+static struct lx_proc *procs;
+static struct lx_thread *threads;
 static int next_pid = 1;
 static int fs_ready;            /* 0: not tried; 1: loaded; < 0: the error */
 
@@ -133,7 +135,7 @@ int64_t lx_copy_str(struct lx_ctx *c, char *dst, uint64_t src, uint64_t max)
 
 struct lx_proc *lx_proc_of_pid(int pid)
 {
-    for (int i = 0; i < LX_PROCS; i++)
+    for (int i = 0; i < LX_PROCS && procs; i++)
         if (procs[i].used && procs[i].pid == pid)
             return &procs[i];
     return NULL;
@@ -146,7 +148,7 @@ struct lx_proc *lx_procs(void)
 
 struct lx_thread *lx_thread_of_tid(int tid)
 {
-    for (int i = 0; i < LX_THREADS; i++)
+    for (int i = 0; i < LX_THREADS && threads; i++)
         if (threads[i].used && threads[i].tid == tid)
             return &threads[i];
     return NULL;
@@ -161,7 +163,7 @@ static uint64_t badge_of(const struct lx_thread *t)
 static struct lx_thread *thread_of_badge(uint64_t badge)
 {
     _Static_assert(LX_THREADS <= 128, "a slot fits in a badge's low 7 bits");
-    struct lx_thread *t = (badge & 127) < LX_THREADS ? &threads[badge & 127] : NULL;
+    struct lx_thread *t = threads && (badge & 127) < LX_THREADS ? &threads[badge & 127] : NULL;
     return t && t->used && (uint64_t)t->tid == badge >> 7 ? t : NULL;
 }
 
@@ -228,8 +230,17 @@ void lx_thread_free(struct lx_thread *t)
 static int fs(void)
 {
     if (!fs_ready) {
+        if (!procs)
+            procs = svc_alloc(LX_PROCS * sizeof(*procs));
+        if (!threads)
+            threads = svc_alloc(LX_THREADS * sizeof(*threads));
+        if (!procs || !threads) {
+            lx_log("no memory for the process tables");
+            return -LX_ENOMEM;                  /* (tried again at the next start) */
+        }
         int err = lx_fs_init(ROOT_ARCHIVE);
         fs_ready = err ? err : 1;
+        lx_clock_init();
         lx_tty_init();
         if (err)
             lx_log("no root file system (boot image file %s): error %d", ROOT_ARCHIVE, -err);

@@ -152,6 +152,10 @@ const uint8_t *lx_node_data(const struct lx_node *n);
 void lx_fs_usage(uint64_t *bytes_used, uint32_t *nodes_used, uint32_t *nodes_max);
 /* The time now (the realtime clock). */
 struct lx_time lx_now(void);
+/* The calendar (syscalls.c): read the real-time clock once; what the
+ * realtime clock is ahead of the system counter (svc_clock_ns), in ns. */
+void lx_clock_init(void);
+uint64_t lx_realtime_base(void);
 /* Resolve `path` (absolute, or relative to directory `dir`); follow a
  * final symbolic link when `follow`. A node index or a negated errno. */
 int32_t lx_lookup(int32_t dir, const char *path, int follow);

@@ -63,7 +63,7 @@ void lx_fs_usage(uint64_t *bytes_used, uint32_t *nodes_used, uint32_t *nodes_max
 
 struct lx_time lx_now(void)
 {
-    uint64_t ns = svc_clock_ns();
+    uint64_t ns = svc_clock_ns() + lx_realtime_base();
     return (struct lx_time){ (int64_t)(ns / 1000000000u), (int64_t)(ns % 1000000000u) };
 }
 

@@ -1076,8 +1076,9 @@ int64_t lx_sys_nanosleep(struct lx_ctx *c, uint64_t clock, uint64_t flags, uint6
     if (err)
         return err;
     if (abs && !p->timed) {
+        uint64_t base = (uint32_t)clock == 0 ? lx_realtime_base() : 0;     /* CLOCK_REALTIME: the calendar's */
         p->timed = 1;
-        p->deadline = ns;
+        p->deadline = ns > base ? ns - base : 0;
     }
     uint64_t now = svc_clock_ns();
     if (lx_deadline_passed(c, ns))

@@ -61,15 +61,36 @@ static int64_t sys_uname(struct lx_ctx *c, uint64_t buf)
     return lx_copy_out(c, buf, u, sizeof(u));
 }
 
-/* CLOCK_REALTIME, MONOTONIC, MONOTONIC_RAW, REALTIME_COARSE,
- * MONOTONIC_COARSE, BOOTTIME: all the system counter since boot (Petrel
- * keeps no calendar time yet, so the realtime clock starts at the epoch). */
+/* The calendar: the real-time clock's seconds when the personality
+ * started, less the system counter then. The RTC (an ARM PL031, granted as
+ * devices = ["arm,pl031"]) is read once; without one the realtime clock
+ * starts at the epoch at boot. */
+#define RTC_DR  0x00                            /* the data register: seconds since the epoch */
+static uint64_t realtime_base;
+
+void lx_clock_init(void)
+{
+    uint32_t irq;
+    volatile uint32_t *rtc = svc_device("arm,pl031", &irq);
+    if (rtc) {
+        uint64_t now = svc_clock_ns(), sec = rtc[RTC_DR / 4];
+        realtime_base = sec * 1000000000ull > now ? sec * 1000000000ull - now : 0;
+    }
+}
+
+uint64_t lx_realtime_base(void)
+{
+    return realtime_base;
+}
+
+/* CLOCK_REALTIME and REALTIME_COARSE: the calendar (above); MONOTONIC,
+ * MONOTONIC_RAW, MONOTONIC_COARSE, BOOTTIME: the system counter since boot. */
 static int64_t sys_clock_gettime(struct lx_ctx *c, uint64_t clock, uint64_t buf)
 {
     uint32_t id = (uint32_t)clock;
     if (id > 7 || id == 2 || id == 3)
         return -LX_EINVAL;                      /* process and thread CPU clocks: not yet */
-    uint64_t ns = svc_clock_ns();
+    uint64_t ns = svc_clock_ns() + (id == 0 || id == 5 ? realtime_base : 0);
     int64_t ts[2] = { (int64_t)(ns / 1000000000u), (int64_t)(ns % 1000000000u) };
     return lx_copy_out(c, buf, ts, sizeof(ts));
 }
