@@ -57,7 +57,7 @@ struct lx_file *lx_file_new(int32_t node, uint32_t flags)
 {
     for (int i = 0; i < LX_OPEN; i++) {
         if (!files[i].refs) {
-            files[i] = (struct lx_file){ 1, node, flags, 0, -1 };
+            files[i] = (struct lx_file){ 1, node, flags, 0, -1, -1 };
             if (node >= 0)
                 lx_node(node)->opens++;
             return &files[i];
@@ -75,6 +75,11 @@ void lx_file_put(struct lx_file *f)
 {
     if (--f->refs)
         return;
+    lx_event_file_gone(f);                      /* epoll watches of it go (and an event object's own) */
+    if (f->ev >= 0) {
+        f->ev = -1;
+        return;
+    }
     if (f->node < 0) {
         lx_pipe_close(f);
         return;
@@ -275,6 +280,8 @@ static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint
 {
     if (len > MAX_RW_COUNT)
         len = MAX_RW_COUNT;
+    if (f->ev >= 0)
+        return lx_event_rw(c, f, buf, len, 0);
     if (f->node < 0)
         return lx_pipe_read(c, f, buf, len);
     struct lx_node *n = lx_node(f->node);
@@ -352,6 +359,8 @@ static int64_t write_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uin
 {
     if (len > MAX_RW_COUNT)
         len = MAX_RW_COUNT;
+    if (f->ev >= 0)
+        return lx_event_rw(c, f, buf, len, 1);
     if (f->node < 0)
         return lx_pipe_write(c, f, buf, len);
     struct lx_node *n = lx_node(f->node);
@@ -526,6 +535,8 @@ int64_t lx_sys_lseek(struct lx_ctx *c, uint64_t fd, int64_t off, uint64_t whence
     struct lx_file *f = file_of(c->p, (uint32_t)fd);
     if (!f)
         return -LX_EBADF;
+    if (f->ev >= 0)
+        return 0;                               /* anonymous inodes: lseek does nothing (noop_llseek) */
     if (f->node < 0)
         return -LX_ESPIPE;
     struct lx_node *n = lx_node(f->node);
@@ -604,11 +615,11 @@ static int64_t stat_out(struct lx_ctx *c, int32_t node, uint64_t buf)
 int64_t lx_sys_fstat(struct lx_ctx *c, uint64_t fd, uint64_t buf)
 {
     struct lx_file *f = file_of(c->p, (uint32_t)fd);
-    if (f && f->node < 0) {                     /* a pipe: a FIFO of the pipe file system */
+    if (f && f->node < 0) {                     /* a pipe: a FIFO of the pipe file system; an event object */
         struct lx_stat st = { 0 };
         st.dev = 0xc;
-        st.ino = 0x1000 + (uint64_t)f->pipe;
-        st.mode = 0010600;
+        st.ino = f->ev >= 0 ? 0x2000 + (uint64_t)f->ev : 0x1000 + (uint64_t)f->pipe;
+        st.mode = f->ev >= 0 ? 0600 : 0010600;  /* (Linux's anonymous inodes have no type) */
         st.nlink = 1;
         st.blksize = 4096;
         return lx_copy_out(c, buf, &st, sizeof(st));
@@ -714,7 +725,7 @@ int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg)
     struct lx_file *f = file_of(c->p, (uint32_t)fd);
     if (!f)
         return -LX_EBADF;
-    if (f->node < 0 && (uint32_t)req == FIONREAD) {
+    if (f->node < 0 && f->ev < 0 && (uint32_t)req == FIONREAD) {
         int32_t avail = (int32_t)lx_pipe_avail(f);
         return lx_copy_out(c, arg, &avail, sizeof(avail));
     }

@@ -452,9 +452,17 @@ int64_t lx_block(struct lx_ctx *c, int kind, int32_t on)
     return LX_BLOCK;
 }
 
+static uint64_t io_generation;
+
+uint64_t lx_io_generation(void)
+{
+    return io_generation;
+}
+
 void lx_wake_all(int kind, int32_t on)
 {
     int io = kind != LX_BLK_WAIT && kind != LX_BLK_VFORK;
+    io_generation += io;
     for (int i = 0; i < LX_THREADS; i++) {
         struct lx_thread *t = &threads[i];
         if (!t->used)

@@ -228,6 +228,7 @@ struct lx_file {
     uint32_t flags;             /* O_ACCMODE, O_APPEND, O_NONBLOCK, ... as opened or set */
     uint64_t pos;
     int32_t pipe;               /* the pipe of a pipe's end (node -1) */
+    int32_t ev;                 /* the event object of an eventfd, timerfd or epoll (node -1, event.c), or -1 */
 };
 
 /* Take a reference to f (a new descriptor names it) and drop one (a
@@ -261,7 +262,7 @@ struct lx_vma {
  * later: restarted (the thread runs its `svc` again with the same
  * registers, and finds what it waited for), or resumed with a result. */
 enum { LX_BLK_NONE, LX_BLK_PIPE, LX_BLK_WAIT, LX_BLK_VFORK, LX_BLK_TTY, LX_BLK_POLL, LX_BLK_SLEEP, LX_BLK_SIGSUSPEND,
-       LX_BLK_SIGWAIT, LX_BLK_FUTEX };
+       LX_BLK_SIGWAIT, LX_BLK_FUTEX, LX_BLK_EVENT };
 struct lx_block {
     int kind;
     svc_token token;
@@ -366,6 +367,8 @@ struct lx_ctx {
  * call runs again when lx_wake_all(kind, on) or a signal wakes it):
  * returns LX_BLOCK for the handler to return. */
 int64_t lx_block(struct lx_ctx *c, int kind, int32_t on);
+/* How many file events (lx_wake_all of a file's kind) there have been: epoll's edge triggering. */
+uint64_t lx_io_generation(void);
 /* Answer a blocked thread: restart its call (the kinds but
  * LX_BLK_VFORK), or resume it with x0 = result (LX_BLK_VFORK). */
 void lx_wake(struct lx_thread *t, int64_t result);
@@ -537,6 +540,25 @@ uint64_t lx_pipe_avail(struct lx_file *f);
 int lx_fd_new(struct lx_proc *p, struct lx_file *f, int cloexec, int from);
 /* A free open file description, refs 1, or NULL (ENFILE). */
 struct lx_file *lx_file_new(int32_t node, uint32_t flags);
+
+/* eventfd, timerfd and epoll (event.c). */
+int64_t lx_sys_eventfd2(struct lx_ctx *c, uint64_t initval, uint64_t flags);
+int64_t lx_sys_timerfd_create(struct lx_ctx *c, uint64_t clock, uint64_t flags);
+int64_t lx_sys_timerfd_settime(struct lx_ctx *c, uint64_t fd, uint64_t flags, uint64_t unew, uint64_t uold);
+int64_t lx_sys_timerfd_gettime(struct lx_ctx *c, uint64_t fd, uint64_t ucur);
+int64_t lx_sys_epoll_create1(struct lx_ctx *c, uint64_t flags);
+int64_t lx_sys_epoll_ctl(struct lx_ctx *c, uint64_t epfd, uint64_t op, uint64_t fd, uint64_t uevent);
+int64_t lx_sys_epoll_pwait(struct lx_ctx *c, uint64_t epfd, uint64_t uevents, uint64_t maxevents, int64_t ms,
+                           uint64_t uts, int two, uint64_t mask, uint64_t masksize);
+/* An event descriptor's read or write (the descriptor's checks done), its
+ * poll state, and the end of an open file (its watches go; an event
+ * object's own file frees it). */
+int64_t lx_event_rw(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len, int writing);
+int lx_event_poll(struct lx_file *f);
+void lx_event_file_gone(struct lx_file *f);
+/* The earliest armed timerfd expiry (0: none), and the timer's visit. */
+uint64_t lx_event_next_deadline(void);
+void lx_event_timers(void);
 
 /* The terminal (tty.c): the console's line discipline, job control ioctls. */
 void lx_tty_init(void);

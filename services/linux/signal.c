@@ -1017,6 +1017,9 @@ void lx_timer_update(void)
         if (q->used && q->blk.token && q->timed && (!next || q->deadline < next))
             next = q->deadline;
     }
+    uint64_t ev = lx_event_next_deadline();     /* armed timerfds */
+    if (ev && (!next || ev < next))
+        next = ev;
     if (next && lx_timer_start())
         return;
     if (timer_ready)
@@ -1042,6 +1045,7 @@ static void timer_fired(void)
         if (q->used && q->blk.token && q->timed && now >= q->deadline)
             lx_wake(q, 0);                      /* it runs its call again and finds its time up */
     }
+    lx_event_timers();                          /* timerfds that expired: their waiters and polls */
     lx_timer_update();
 }
 

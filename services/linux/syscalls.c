@@ -33,6 +33,8 @@ enum {
     NR_fchmodat = 53, NR_fchownat = 54, NR_fchown = 55, NR_pwrite64 = 68, NR_sendfile = 71, NR_sync = 81,
     NR_fsync = 82, NR_fdatasync = 83, NR_utimensat = 88, NR_syncfs = 267, NR_renameat2 = 276,
     NR_faccessat2 = 439, NR_fchmodat2 = 452, NR_umask = 166, NR_futex = 98, NR_clone3 = 435,
+    NR_eventfd2 = 19, NR_epoll_create1 = 20, NR_epoll_ctl = 21, NR_epoll_pwait = 22, NR_epoll_pwait2 = 441,
+    NR_timerfd_create = 85, NR_timerfd_settime = 86, NR_timerfd_gettime = 87,
 };
 
 static uint8_t logged[NSYS / 8];
@@ -260,6 +262,14 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_mprotect:       return lx_sys_mprotect(c, a[0], a[1], a[2]);
     case NR_clone:          return lx_sys_clone(c, a[0], a[1], a[2], a[3], a[4]);
     case NR_clone3:         return lx_sys_clone3(c, a[0], a[1]);
+    case NR_eventfd2:       return lx_sys_eventfd2(c, a[0], a[1]);
+    case NR_timerfd_create: return lx_sys_timerfd_create(c, a[0], a[1]);
+    case NR_timerfd_settime: return lx_sys_timerfd_settime(c, a[0], a[1], a[2], a[3]);
+    case NR_timerfd_gettime: return lx_sys_timerfd_gettime(c, a[0], a[1]);
+    case NR_epoll_create1:  return lx_sys_epoll_create1(c, a[0]);
+    case NR_epoll_ctl:      return lx_sys_epoll_ctl(c, a[0], a[1], a[2], a[3]);
+    case NR_epoll_pwait:    return lx_sys_epoll_pwait(c, a[0], a[1], a[2], (int64_t)a[3], 0, 0, a[4], a[5]);
+    case NR_epoll_pwait2:   return lx_sys_epoll_pwait(c, a[0], a[1], a[2], 0, a[3], 1, a[4], a[5]);
     case NR_execve:         return lx_sys_execve(c, a[0], a[1], a[2]);
     case NR_wait4:          return lx_sys_wait4(c, (int64_t)a[0], a[1], a[2], a[3]);
     case NR_waitid:         return lx_sys_waitid(c, a[0], a[1], a[2], a[3]);

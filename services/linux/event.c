@@ -1,0 +1,511 @@
+/*
+ * Descriptors for waiting: eventfd, timerfd and epoll.
+ *
+ * Each is an open file (node -1) naming an event object of this file's
+ * table (`ev`). A call that must wait keeps its reply (LX_BLK_EVENT on the
+ * object) and runs again when the object changes; every change calls
+ * lx_wake_all, which also wakes waiting polls and epolls, as every file
+ * event does (linux.c).
+ *
+ * - eventfd: a 64-bit counter. read takes it all (EFD_SEMAPHORE: one) and
+ *   waits at zero; write adds and waits while the sum would pass
+ *   0xfffffffffffffffe.
+ * - timerfd: a deadline and an interval on a clock; read returns the
+ *   expirations since the last read (counted when read or polled) and
+ *   waits until the first. The personality's timer (signal.c) runs at
+ *   the earliest armed deadline and wakes the waiters.
+ * - epoll: a set of watched (descriptor, open file) pairs, each with its
+ *   events and data. epoll_pwait asks each watched file for its poll
+ *   state (lx_file_poll): level-triggered by default; EPOLLET reports a
+ *   file when it has events it did not have at its last report, or any
+ *   file event came since (Linux reports a file's own new wake-ups; this
+ *   may report one more time than Linux, which edge-triggered programs,
+ *   reading until EAGAIN, never mind); EPOLLONESHOT disables a watch once
+ *   reported until EPOLL_CTL_MOD. A watch goes when its open file does
+ *   (the last descriptor closed), as on Linux.
+ *
+ * The tables are the service's own memory, made at first use:
+ * LX_EVENTS objects and LX_WATCHES watches in all (ENFILE / ENOSPC past
+ * them, as Linux's limits say).
+ */
+#include "lx.h"
+
+#define LX_EVENTS       64
+#define LX_WATCHES      256
+#define EV_MAX          0xfffffffffffffffeull
+#define NS              1000000000ull
+
+#define O_RDWR          2
+#define EFD_SEMAPHORE   1
+#define EFD_CLOEXEC     02000000
+#define TFD_TIMER_ABSTIME       1
+#define TFD_TIMER_CANCEL_ON_SET 2
+#define EPOLL_CTL_ADD   1
+#define EPOLL_CTL_DEL   2
+#define EPOLL_CTL_MOD   3
+#define EPOLLEXCLUSIVE  (1u << 28)
+#define EPOLLWAKEUP     (1u << 29)
+#define EPOLLONESHOT    (1u << 30)
+#define EPOLLET         (1u << 31)
+#define EP_MAX_EVENTS   (0x7fffffff / 16)
+
+enum { EV_NONE, EV_EVENTFD, EV_TIMERFD, EV_EPOLL };
+
+struct lx_event {
+    int kind;
+    uint64_t count;             /* eventfd: the counter; timerfd: expirations not yet read */
+    int semaphore;
+    int clock;                  /* timerfd: its clock */
+    uint64_t next, interval;    /* timerfd: the next expiry (system counter ns; 0: disarmed) */
+};
+
+struct lx_watch {
+    int32_t ep;                 /* the epoll object (-1: a free slot) */
+    int32_t fd;
+    struct lx_file *f;
+    uint32_t events;            /* asked for, with EPOLLET/EPOLLONESHOT */
+    uint64_t data;
+    uint32_t last;              /* EPOLLET: what it had at its last report... */
+    uint64_t gen;               /* ... and the file events' count then (lx_io_generation) */
+    int off;                    /* EPOLLONESHOT: reported, off until EPOLL_CTL_MOD */
+};
+
+static struct lx_event *events;
+static struct lx_watch *watches;
+
+static int tables(void)
+{
+    if (!events)
+        events = svc_alloc(LX_EVENTS * sizeof(*events));
+    if (!watches) {
+        watches = svc_alloc(LX_WATCHES * sizeof(*watches));
+        for (int i = 0; watches && i < LX_WATCHES; i++)
+            watches[i].ep = -1;
+    }
+    return events && watches ? 0 : -LX_ENOMEM;
+}
+
+static struct lx_event *ev_of(struct lx_file *f)
+{
+    return f && f->ev >= 0 && events ? &events[f->ev] : NULL;
+}
+
+/* A new object of `kind` behind a new descriptor; the descriptor or a negated errno. */
+static int64_t ev_new(struct lx_ctx *c, int kind, uint32_t oflags, int cloexec, struct lx_event **out)
+{
+    int err = tables();
+    if (err)
+        return err;
+    int idx = -1;
+    for (int i = 0; i < LX_EVENTS && idx < 0; i++)
+        if (events[i].kind == EV_NONE)
+            idx = i;
+    if (idx < 0)
+        return -LX_ENFILE;
+    struct lx_file *f = lx_file_new(-1, O_RDWR | oflags);
+    if (!f)
+        return -LX_ENFILE;
+    f->ev = idx;
+    int fd = lx_fd_new(c->p, f, cloexec, 0);
+    if (fd < 0) {
+        f->ev = -1;
+        lx_file_put(f);
+        return fd;
+    }
+    events[idx] = (struct lx_event){ .kind = kind };
+    *out = &events[idx];
+    return fd;
+}
+
+/* ---------------------------------------------------------------- timerfd's clock */
+
+/* Count the expirations of timer e up to now. */
+static void tick(struct lx_event *e)
+{
+    uint64_t now = svc_clock_ns();
+    if (!e->next || now < e->next)
+        return;
+    uint64_t n = 1 + (e->interval ? (now - e->next) / e->interval : 0);
+    e->count += n;
+    e->next = e->interval ? e->next + n * e->interval : 0;
+}
+
+uint64_t lx_event_next_deadline(void)
+{
+    uint64_t next = 0;
+    for (int i = 0; events && i < LX_EVENTS; i++)
+        if (events[i].kind == EV_TIMERFD && events[i].next && (!next || events[i].next < next))
+            next = events[i].next;
+    return next;
+}
+
+void lx_event_timers(void)
+{
+    uint64_t now = svc_clock_ns();
+    for (int i = 0; events && i < LX_EVENTS; i++) {
+        struct lx_event *e = &events[i];
+        if (e->kind == EV_TIMERFD && e->next && now >= e->next) {
+            tick(e);
+            lx_wake_all(LX_BLK_EVENT, i);       /* readers, polls and epolls look again */
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- the file calls */
+
+int lx_event_poll(struct lx_file *f);
+
+/* What epoll object `ep` reports now into out[0..max) (NULL: only
+ * count); how many. Reporting changes EPOLLET and EPOLLONESHOT state. */
+static int ep_scan(int ep, struct lx_watch **out, uint32_t *revents, int max)
+{
+    int n = 0;
+    for (int i = 0; i < LX_WATCHES && n < max; i++) {
+        struct lx_watch *w = &watches[i];
+        if (w->ep != ep || w->off)
+            continue;
+        uint32_t r = (uint32_t)lx_file_poll(w->f);
+        if (r & LX_POLLIN)
+            r |= 0x040;                         /* EPOLLRDNORM */
+        if (r & LX_POLLOUT)
+            r |= 0x100;                         /* EPOLLWRNORM */
+        r &= (w->events & ~(EPOLLET | EPOLLONESHOT | EPOLLEXCLUSIVE | EPOLLWAKEUP)) | LX_POLLERR | LX_POLLHUP;
+        uint64_t gen = lx_io_generation();
+        uint32_t fresh = !(w->events & EPOLLET) || gen != w->gen ? r : r & ~w->last;
+        if (w->events & EPOLLET) {
+            w->last = r;
+            w->gen = gen;
+        }
+        if (!fresh)
+            continue;
+        if (out) {
+            out[n] = w;
+            revents[n] = r;
+            if (w->events & EPOLLONESHOT)
+                w->off = 1;
+        } else if (w->events & EPOLLET) {
+            w->last &= ~fresh;                  /* only looking (poll of the epoll): not a report */
+            w->gen--;
+        }
+        n++;
+    }
+    return n;
+}
+
+int lx_event_poll(struct lx_file *f)
+{
+    struct lx_event *e = ev_of(f);
+    if (!e)
+        return 0;
+    switch (e->kind) {
+    case EV_EVENTFD:
+        return (e->count ? LX_POLLIN : 0) | (e->count < EV_MAX ? LX_POLLOUT : 0);
+    case EV_TIMERFD:
+        tick(e);
+        return e->count ? LX_POLLIN : 0;
+    case EV_EPOLL:
+        return ep_scan(f->ev, NULL, NULL, 1) ? LX_POLLIN : 0;
+    default:
+        return 0;
+    }
+}
+
+int64_t lx_event_rw(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len, int writing)
+{
+    struct lx_event *e = ev_of(f);
+    if (e->kind == EV_EPOLL)
+        return -LX_EINVAL;                      /* an epoll descriptor is neither read nor written */
+    if (len < 8)
+        return -LX_EINVAL;
+    if (e->kind == EV_TIMERFD) {
+        if (writing)
+            return -LX_EINVAL;
+        tick(e);
+        if (!e->count) {
+            if (f->flags & O_NONBLOCK)
+                return -LX_EAGAIN;
+            if (!e->next)
+                return lx_block(c, LX_BLK_EVENT, f->ev);       /* disarmed: until settime */
+            int err = lx_timer_start();
+            if (err)
+                return err;
+            c->t->timed = 1;                    /* woken at the expiry (lx_event_timers) */
+            c->t->deadline = e->next;
+            return lx_block(c, LX_BLK_EVENT, f->ev);
+        }
+        uint64_t n = e->count;
+        if (lx_copy_out(c, buf, &n, 8))
+            return -LX_EFAULT;
+        e->count = 0;
+        lx_wake_all(LX_BLK_EVENT, f->ev);
+        return 8;
+    }
+    uint64_t v;
+    if (!writing) {
+        if (!e->count)
+            return (f->flags & O_NONBLOCK) ? -LX_EAGAIN : lx_block(c, LX_BLK_EVENT, f->ev);
+        v = e->semaphore ? 1 : e->count;
+        if (lx_copy_out(c, buf, &v, 8))
+            return -LX_EFAULT;
+        e->count -= v;
+    } else {
+        if (lx_copy_in(c, &v, buf, 8))
+            return -LX_EFAULT;
+        if (v == UINT64_MAX)
+            return -LX_EINVAL;
+        if (v > EV_MAX - e->count)
+            return (f->flags & O_NONBLOCK) ? -LX_EAGAIN : lx_block(c, LX_BLK_EVENT, f->ev);
+        e->count += v;
+    }
+    lx_wake_all(LX_BLK_EVENT, f->ev);           /* the other side, and polls */
+    return 8;
+}
+
+void lx_event_file_gone(struct lx_file *f)
+{
+    for (int i = 0; watches && i < LX_WATCHES; i++)
+        if (watches[i].ep >= 0 && (watches[i].f == f || (f->ev >= 0 && watches[i].ep == f->ev)))
+            watches[i].ep = -1;                 /* watches of the file, and an epoll's own */
+    struct lx_event *e = ev_of(f);
+    if (e) {
+        lx_wake_all(LX_BLK_EVENT, f->ev);
+        e->kind = EV_NONE;
+    }
+}
+
+/* ---------------------------------------------------------------- eventfd and timerfd calls */
+
+int64_t lx_sys_eventfd2(struct lx_ctx *c, uint64_t initval, uint64_t flags)
+{
+    uint32_t fl = (uint32_t)flags;
+    if (fl & ~(uint32_t)(EFD_SEMAPHORE | EFD_CLOEXEC | O_NONBLOCK))
+        return -LX_EINVAL;
+    struct lx_event *e;
+    int64_t fd = ev_new(c, EV_EVENTFD, fl & O_NONBLOCK, (fl & EFD_CLOEXEC) != 0, &e);
+    if (fd >= 0) {
+        e->count = (uint32_t)initval;           /* an unsigned int */
+        e->semaphore = (fl & EFD_SEMAPHORE) != 0;
+    }
+    return fd;
+}
+
+int64_t lx_sys_timerfd_create(struct lx_ctx *c, uint64_t clock, uint64_t flags)
+{
+    uint32_t id = (uint32_t)clock, fl = (uint32_t)flags;
+    if (id != 0 && id != 1 && id != 7 && id != 8 && id != 9)
+        return -LX_EINVAL;                      /* REALTIME, MONOTONIC, BOOTTIME and their ALARM forms */
+    if (fl & ~(uint32_t)(EFD_CLOEXEC | O_NONBLOCK))
+        return -LX_EINVAL;
+    struct lx_event *e;
+    int64_t fd = ev_new(c, EV_TIMERFD, fl & O_NONBLOCK, (fl & EFD_CLOEXEC) != 0, &e);
+    if (fd >= 0)
+        e->clock = (int)id;
+    return fd;
+}
+
+/* The timer of descriptor fd, or NULL with *err (EBADF, or EINVAL for another kind). */
+static struct lx_event *timer_of(struct lx_ctx *c, uint64_t fd, int64_t *err)
+{
+    struct lx_file *f = lx_fd_file(c->p, fd);
+    struct lx_event *e = ev_of(f);
+    *err = !f ? -LX_EBADF : -LX_EINVAL;
+    return e && e->kind == EV_TIMERFD ? e : NULL;
+}
+
+/* struct itimerspec of e now: the interval, then the time left. */
+static void timer_now(struct lx_event *e, int64_t out[4])
+{
+    tick(e);
+    uint64_t now = svc_clock_ns(), left = e->next > now ? e->next - now : 0;
+    out[0] = (int64_t)(e->interval / NS);
+    out[1] = (int64_t)(e->interval % NS);
+    out[2] = (int64_t)(left / NS);
+    out[3] = (int64_t)(left % NS);
+}
+
+int64_t lx_sys_timerfd_settime(struct lx_ctx *c, uint64_t fd, uint64_t flags, uint64_t unew, uint64_t uold)
+{
+    int64_t err, v[4], old[4];
+    struct lx_event *e = timer_of(c, fd, &err);
+    if (!e)
+        return err;
+    uint32_t fl = (uint32_t)flags;
+    if (fl & ~(uint32_t)(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET))
+        return -LX_EINVAL;
+    if (lx_copy_in(c, v, unew, sizeof(v)))
+        return -LX_EFAULT;
+    if (v[0] < 0 || v[1] < 0 || v[1] >= (int64_t)NS || v[2] < 0 || v[3] < 0 || v[3] >= (int64_t)NS)
+        return -LX_EINVAL;
+    uint64_t value = (uint64_t)v[2] * NS + (uint64_t)v[3];
+    if (value && (err = lx_timer_start()))
+        return err;
+    timer_now(e, old);
+    e->count = 0;
+    e->interval = (uint64_t)v[0] * NS + (uint64_t)v[1];
+    if (!value) {
+        e->next = 0;
+    } else if (fl & TFD_TIMER_ABSTIME) {
+        uint64_t base = (e->clock == 0 || e->clock == 8) ? lx_realtime_base() : 0;
+        e->next = value > base ? value - base : 1;     /* already past: expires at once */
+    } else {
+        e->next = svc_clock_ns() + value;
+    }
+    lx_timer_update();
+    lx_wake_all(LX_BLK_EVENT, (int32_t)(e - events));
+    if (uold && lx_copy_out(c, uold, old, sizeof(old)))
+        return -LX_EFAULT;
+    return 0;
+}
+
+int64_t lx_sys_timerfd_gettime(struct lx_ctx *c, uint64_t fd, uint64_t ucur)
+{
+    int64_t err, cur[4];
+    struct lx_event *e = timer_of(c, fd, &err);
+    if (!e)
+        return err;
+    timer_now(e, cur);
+    return lx_copy_out(c, ucur, cur, sizeof(cur));
+}
+
+/* ---------------------------------------------------------------- epoll */
+
+int64_t lx_sys_epoll_create1(struct lx_ctx *c, uint64_t flags)
+{
+    if ((uint32_t)flags & ~(uint32_t)EFD_CLOEXEC)
+        return -LX_EINVAL;
+    struct lx_event *e;
+    return ev_new(c, EV_EPOLL, 0, ((uint32_t)flags & EFD_CLOEXEC) != 0, &e);
+}
+
+/* The epoll object of descriptor epfd, or -EBADF / -EINVAL. */
+static int32_t epoll_of(struct lx_ctx *c, uint64_t epfd)
+{
+    struct lx_file *f = lx_fd_file(c->p, epfd);
+    struct lx_event *e = ev_of(f);
+    if (!f)
+        return -LX_EBADF;
+    return e && e->kind == EV_EPOLL ? f->ev : -LX_EINVAL;
+}
+
+static struct lx_watch *watch_find(int32_t ep, int32_t fd, struct lx_file *f)
+{
+    for (int i = 0; i < LX_WATCHES; i++)
+        if (watches[i].ep == ep && watches[i].fd == fd && watches[i].f == f)
+            return &watches[i];
+    return NULL;
+}
+
+/* Does epoll `ep` watch epoll `target`, or one that does (a loop if added)? */
+static int reaches(int32_t ep, int32_t target, int depth)
+{
+    if (ep == target)
+        return 1;
+    for (int i = 0; depth < 5 && i < LX_WATCHES; i++) {
+        struct lx_watch *w = &watches[i];
+        if (w->ep == ep && w->f->ev >= 0 && events[w->f->ev].kind == EV_EPOLL && reaches(w->f->ev, target, depth + 1))
+            return 1;
+    }
+    return 0;
+}
+
+int64_t lx_sys_epoll_ctl(struct lx_ctx *c, uint64_t epfd, uint64_t op, uint64_t fd, uint64_t uevent)
+{
+    struct { uint32_t events, pad; uint64_t data; } ev = { 0, 0, 0 };
+    uint32_t o = (uint32_t)op;
+    if ((o == EPOLL_CTL_ADD || o == EPOLL_CTL_MOD) && lx_copy_in(c, &ev, uevent, sizeof(ev)))
+        return -LX_EFAULT;
+    int32_t ep = epoll_of(c, epfd);
+    if (ep < 0)
+        return ep == -LX_EINVAL ? -LX_EINVAL : -LX_EBADF;
+    struct lx_file *f = lx_fd_file(c->p, fd);
+    if (!f)
+        return -LX_EBADF;
+    if (f->ev == ep)
+        return -LX_EINVAL;                      /* itself */
+    if (f->node >= 0) {
+        struct lx_node *n = lx_node(f->node);
+        if ((n->mode & LX_S_IFMT) != LX_S_IFCHR || (n->dev != LX_DEV_CONSOLE && n->dev != LX_DEV_TTY))
+            return -LX_EPERM;                   /* files, directories, /dev/null...: nothing to wait for */
+    }
+    if ((ev.events & EPOLLEXCLUSIVE) && (o == EPOLL_CTL_MOD || (f->ev >= 0 && events[f->ev].kind == EV_EPOLL)))
+        return -LX_EINVAL;
+    struct lx_watch *w = watch_find(ep, (int32_t)fd, f);
+    switch (o) {
+    case EPOLL_CTL_ADD:
+        if (w)
+            return -LX_EEXIST;
+        if (f->ev >= 0 && events[f->ev].kind == EV_EPOLL && reaches(f->ev, ep, 0))
+            return -LX_ELOOP;
+        for (int i = 0; i < LX_WATCHES && !w; i++)
+            if (watches[i].ep < 0)
+                w = &watches[i];
+        if (!w)
+            return -LX_ENOSPC;                  /* (Linux: max_user_watches) */
+        *w = (struct lx_watch){ ep, (int32_t)fd, f, ev.events, ev.data, 0, 0, 0 };
+        break;
+    case EPOLL_CTL_MOD:
+        if (!w)
+            return -LX_ENOENT;
+        if (w->events & EPOLLEXCLUSIVE)
+            return -LX_EINVAL;
+        w->events = ev.events;
+        w->data = ev.data;
+        w->last = 0;
+        w->off = 0;
+        break;
+    case EPOLL_CTL_DEL:
+        if (!w)
+            return -LX_ENOENT;
+        w->ep = -1;
+        return 0;
+    default:
+        return -LX_EINVAL;
+    }
+    lx_wake_all(LX_BLK_EVENT, ep);              /* a waiter looks again */
+    return 0;
+}
+
+/* epoll_pwait (uts 0: timeout in ms, -1 for ever) and epoll_pwait2 (a timespec, NULL for ever). */
+int64_t lx_sys_epoll_pwait(struct lx_ctx *c, uint64_t epfd, uint64_t uevents, uint64_t maxevents, int64_t ms,
+                           uint64_t uts, int two, uint64_t mask, uint64_t masksize)
+{
+    int32_t max = (int32_t)maxevents;
+    if (max <= 0 || max > EP_MAX_EVENTS)
+        return -LX_EINVAL;
+    if (!lx_range_ok(uevents, (uint64_t)max * 16))
+        return -LX_EFAULT;
+    int32_t ep = epoll_of(c, epfd);
+    if (ep < 0)
+        return ep;
+    int wait = 1;
+    uint64_t ns = 0;
+    if (two && uts) {
+        int64_t err = lx_timespec_in(c, uts, &ns);
+        if (err)
+            return err;
+        wait = ns ? 1 : 0;
+    } else if (!two && (int32_t)ms >= 0) {
+        ns = (uint64_t)(int32_t)ms * 1000000ull;
+        wait = ms ? 1 : 0;
+    }
+    int timed = two ? uts != 0 : (int32_t)ms >= 0;
+    if (mask && masksize != 8)
+        return -LX_EINVAL;
+    int64_t err = lx_sig_mask_for_call(c, mask);
+    if (err)
+        return err;
+    struct lx_watch *got[32];
+    uint32_t rev[32];
+    int n = ep_scan(ep, got, rev, max < 32 ? max : 32);
+    if (n == 0) {
+        if (!wait || (timed && (lx_deadline_passed(c, ns) || lx_timer_start())))
+            return 0;
+        return lx_block(c, LX_BLK_POLL, 0);     /* any file event wakes it */
+    }
+    for (int i = 0; i < n; i++) {
+        struct { uint32_t events, pad; uint64_t data; } out = { rev[i], 0, got[i]->data };
+        if (lx_copy_out(c, uevents + (uint64_t)i * 16, &out, sizeof(out)))
+            return -LX_EFAULT;
+    }
+    return n;
+}
