@@ -57,11 +57,9 @@ static int key_of(struct lx_proc *p, uint64_t uaddr, int private, uint64_t key[2
 /* Wake up to n threads waiting on key whose bits meet `bits`; how many. */
 static int wake(const uint64_t key[2], int n, uint32_t bits)
 {
-    struct lx_thread *threads = lx_threads();
     int woken = 0;
-    for (int i = 0; i < LX_THREADS && woken < n; i++) {
-        struct lx_thread *t = &threads[i];
-        if (t->used && t->blk.token && t->blk.kind == LX_BLK_FUTEX && t->fkey[0] == key[0] &&
+    for (struct lx_thread *t = lx_waiting_next(NULL); t && woken < n; t = lx_waiting_next(t)) {
+        if (t->blk.kind == LX_BLK_FUTEX && t->fkey[0] == key[0] &&
             t->fkey[1] == key[1] && (t->fbits & bits)) {
             lx_wake_resume(t, 0);
             woken++;
@@ -73,11 +71,9 @@ static int wake(const uint64_t key[2], int n, uint32_t bits)
 /* Move up to n waiters of `from` to `to`; how many. */
 static int requeue(const uint64_t from[2], const uint64_t to[2], int n)
 {
-    struct lx_thread *threads = lx_threads();
     int moved = 0;
-    for (int i = 0; i < LX_THREADS && moved < n; i++) {
-        struct lx_thread *t = &threads[i];
-        if (t->used && t->blk.token && t->blk.kind == LX_BLK_FUTEX && t->fkey[0] == from[0] &&
+    for (struct lx_thread *t = lx_waiting_next(NULL); t && moved < n; t = lx_waiting_next(t)) {
+        if (t->blk.kind == LX_BLK_FUTEX && t->fkey[0] == from[0] &&
             t->fkey[1] == from[1]) {
             t->fkey[0] = to[0];
             t->fkey[1] = to[1];

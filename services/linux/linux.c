@@ -174,13 +174,37 @@ struct lx_thread *lx_threads(void)
 
 struct lx_thread *lx_main_thread(struct lx_proc *p)
 {
-    struct lx_thread *first = NULL;
-    for (int i = 0; i < LX_THREADS; i++) {
-        struct lx_thread *t = &threads[i];
-        if (t->used && t->p == p && (t->tid == p->pid || !first))
-            first = t;
+    struct lx_thread *any = p->first_thread;
+    for (struct lx_thread *t = any; t; t = t->sibling)
+        if (t->tid == p->pid)
+            return t;
+    return any;
+}
+
+/* The threads that keep a reply (blk.token set): bit i for threads[i], so
+ * that a wake-up looks at those only. */
+static uint64_t waiting[(LX_THREADS + 63) / 64];
+
+static void set_waiting(struct lx_thread *t, int on)
+{
+    unsigned i = (unsigned)(t - threads);
+    if (on)
+        waiting[i / 64] |= 1ull << (i % 64);
+    else
+        waiting[i / 64] &= ~(1ull << (i % 64));
+}
+
+struct lx_thread *lx_waiting_next(const struct lx_thread *after)
+{
+    unsigned from = after ? (unsigned)(after - threads) + 1 : 0;
+    for (unsigned w = from / 64; threads && w < (LX_THREADS + 63) / 64; w++) {
+        uint64_t bits = waiting[w];
+        if (from > w * 64)
+            bits &= ~0ull << (from - w * 64);
+        if (bits)
+            return &threads[w * 64 + (unsigned)__builtin_ctzll(bits)];
     }
-    return first;
+    return NULL;
 }
 
 /* A fresh pid or tid (they share one space of numbers, as on Linux). */
@@ -204,6 +228,8 @@ struct lx_thread *lx_thread_new(struct lx_proc *p, int tid, int *err)
     memset(t, 0, sizeof(*t));
     t->used = 1;
     t->p = p;
+    t->sibling = p->first_thread;
+    p->first_thread = t;
     t->tid = tid ? tid : new_id();
     t->utcb = slot;
     p->utcbs |= 1u << slot;
@@ -222,8 +248,16 @@ void lx_thread_free(struct lx_thread *t)
     }
     if (t->thread)
         svc_handle_release(t->thread);
-    t->p->utcbs &= ~(1u << t->utcb);
-    t->p->nthreads--;
+    struct lx_proc *p = t->p;
+    for (struct lx_thread **link = &p->first_thread; *link; link = &(*link)->sibling) {
+        if (*link == t) {
+            *link = t->sibling;
+            break;
+        }
+    }
+    p->utcbs &= ~(1u << t->utcb);
+    p->nthreads--;
+    set_waiting(t, 0);
     memset(t, 0, sizeof(*t));
 }
 
@@ -251,9 +285,8 @@ static int fs(void)
 /* Release what a process holds besides its slot and its identity. */
 static void proc_release(struct lx_proc *p)
 {
-    for (int i = 0; i < LX_THREADS; i++)
-        if (threads[i].used && threads[i].p == p)
-            lx_thread_free(&threads[i]);
+    while (p->first_thread)
+        lx_thread_free(p->first_thread);
     if (p->space) {
         svc_space_kill(p->space);
         svc_handle_release(p->space);
@@ -422,6 +455,7 @@ void lx_wake_resume(struct lx_thread *t, int64_t result)
 {
     struct lx_block b = t->blk;
     t->blk = (struct lx_block){ 0 };
+    set_waiting(t, 0);
     if (!b.token)
         return;
     t->timed = 0;
@@ -437,6 +471,7 @@ void lx_wake(struct lx_thread *t, int64_t result)
     }
     struct lx_block b = t->blk;
     t->blk = (struct lx_block){ 0 };
+    set_waiting(t, 0);
     if (!b.token)
         return;
     uint64_t again[12] = { FAULT_REPLY_RESUME, b.pc - 4, b.sp };   /* the `svc` once more */
@@ -463,10 +498,7 @@ void lx_wake_all(int kind, int32_t on)
 {
     int io = kind != LX_BLK_WAIT && kind != LX_BLK_VFORK;
     io_generation += io;
-    for (int i = 0; i < LX_THREADS; i++) {
-        struct lx_thread *t = &threads[i];
-        if (!t->used)
-            continue;
+    for (struct lx_thread *t = lx_waiting_next(NULL); t; t = lx_waiting_next(t)) {
         if (t->blk.kind == kind && t->blk.on == on)
             lx_wake(t, kind == LX_BLK_VFORK ? on : 0);     /* a vfork parent learns the child's pid */
         else if (io && t->blk.kind == LX_BLK_POLL)
@@ -476,9 +508,9 @@ void lx_wake_all(int kind, int32_t on)
 
 void lx_wake_proc(struct lx_proc *p, int kind)
 {
-    for (int i = 0; i < LX_THREADS; i++)
-        if (threads[i].used && threads[i].p == p && threads[i].blk.kind == kind)
-            lx_wake(&threads[i], 0);
+    for (struct lx_thread *t = p->first_thread; t; t = t->sibling)
+        if (t->blk.token && t->blk.kind == kind)
+            lx_wake(t, 0);
 }
 
 void lx_thread_exit(struct lx_ctx *c, int status)
@@ -642,6 +674,7 @@ static void serve(struct lx_ctx *c)
         }
         t->blk.token = svc_defer(c->call);
         if (t->blk.token) {
+            set_waiting(t, 1);
             t->blk.pc = mr[FAULT_MR_PC];
             t->blk.sp = mr[FAULT_MR_SP];
             for (int i = 0; i < 9; i++)

@@ -279,6 +279,7 @@ struct lx_proc {
     int32_t cwd;                /* the working directory's node (0: the root) */
     svc_handle space;
     int nthreads;               /* its threads alive (0: ended, or between exec's two steps) */
+    struct lx_thread *first_thread;     /* its threads, through their `sibling` */
     uint32_t utcbs;             /* the control page slots its threads use (bit k: LX_UTCB_VA - k pages) */
     char comm[16];              /* the program's name (its file name, cut) */
     uint64_t brk_start, brk;    /* the heap: [brk_start, brk); mapped to lx_page_up(brk) */
@@ -306,6 +307,7 @@ struct lx_thread {
     int used;
     int tid;
     struct lx_proc *p;
+    struct lx_thread *sibling;  /* the next thread of p */
     svc_handle thread;
     int utcb;                   /* its control page: LX_UTCB_VA - utcb pages */
     struct lx_block blk;        /* the call it is blocked in */
@@ -333,6 +335,9 @@ struct lx_proc *lx_proc_of_pid(int pid);
 struct lx_thread *lx_thread_of_tid(int tid);
 /* Every thread slot (LX_THREADS of them; `used` says which are). */
 struct lx_thread *lx_threads(void);
+/* The threads that keep a call's reply, in slot order: the one after
+ * `after` (NULL: the first), or NULL. */
+struct lx_thread *lx_waiting_next(const struct lx_thread *after);
 /* The first thread of p (the one a process-wide signal tries first), or NULL. */
 struct lx_thread *lx_main_thread(struct lx_proc *p);
 /* A new thread of p with a fresh tid (tid: that one, for a new process's

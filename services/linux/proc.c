@@ -306,10 +306,9 @@ int64_t lx_sys_execve(struct lx_ctx *c, uint64_t upath, uint64_t uargv, uint64_t
     /* The point of no return: the old program goes, every thread of it
      * (the caller's kernel thread with its space); the caller's record
      * stays as the process's only thread, with the pid as its tid. */
-    struct lx_thread *t = c->t, *threads = lx_threads();
-    for (int i = 0; i < LX_THREADS; i++)
-        if (threads[i].used && threads[i].p == p && &threads[i] != t)
-            lx_thread_free(&threads[i]);
+    struct lx_thread *t = c->t;
+    while (p->first_thread != t || t->sibling)
+        lx_thread_free(p->first_thread != t ? p->first_thread : t->sibling);
     t->tid = p->pid;
     svc_space_kill(p->space);
     svc_handle_release(p->space);

@@ -474,11 +474,7 @@ static void notify_parent(struct lx_proc *p, int code, int status)
 /* Every thread of p, one after the other: for (t = NULL; (t = each(p, t)); ). */
 static struct lx_thread *each(struct lx_proc *p, struct lx_thread *after)
 {
-    struct lx_thread *threads = lx_threads();
-    for (int i = after ? (int)(after - threads) + 1 : 0; i < LX_THREADS; i++)
-        if (threads[i].used && threads[i].p == p)
-            return &threads[i];
-    return NULL;
+    return after ? after->sibling : p->first_thread;
 }
 
 static void stop(struct lx_proc *p, int sig)
@@ -1005,18 +1001,15 @@ static int timer_ready;
 void lx_timer_update(void)
 {
     struct lx_proc *procs = lx_procs();
-    struct lx_thread *threads = lx_threads();
     uint64_t next = 0;
     for (int i = 0; i < LX_PROCS; i++) {
         struct lx_proc *q = &procs[i];
         if (q->used && !q->ended && q->alarm_at && (!next || q->alarm_at < next))
             next = q->alarm_at;
     }
-    for (int i = 0; i < LX_THREADS; i++) {
-        struct lx_thread *q = &threads[i];
-        if (q->used && q->blk.token && q->timed && (!next || q->deadline < next))
+    for (struct lx_thread *q = lx_waiting_next(NULL); q; q = lx_waiting_next(q))
+        if (q->timed && (!next || q->deadline < next))
             next = q->deadline;
-    }
     uint64_t ev = lx_event_next_deadline();     /* armed timerfds */
     if (ev && (!next || ev < next))
         next = ev;
@@ -1030,7 +1023,6 @@ void lx_timer_update(void)
 static void timer_fired(void)
 {
     struct lx_proc *procs = lx_procs();
-    struct lx_thread *threads = lx_threads();
     uint64_t now = svc_clock_ns();
     for (int i = 0; i < LX_PROCS; i++) {
         struct lx_proc *q = &procs[i];
@@ -1040,11 +1032,9 @@ static void timer_fired(void)
             lx_sig_send(q, LX_SIGALRM, &si);
         }
     }
-    for (int i = 0; i < LX_THREADS; i++) {
-        struct lx_thread *q = &threads[i];
-        if (q->used && q->blk.token && q->timed && now >= q->deadline)
+    for (struct lx_thread *q = lx_waiting_next(NULL); q; q = lx_waiting_next(q))
+        if (q->timed && now >= q->deadline)
             lx_wake(q, 0);                      /* it runs its call again and finds its time up */
-    }
     lx_event_timers();                          /* timerfds that expired: their waiters and polls */
     lx_timer_update();
 }
