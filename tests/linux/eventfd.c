@@ -55,9 +55,9 @@ int main(void)
     SHOW("write bad address", write(fd, (void *)8, 8));
     SHOW("read bad address", read(fd, (void *)8, 8));
     SHOW("lseek", lseek(fd, 0, SEEK_SET));
-    struct stat st;
-    fstat(fd, &st);
-    printf("fstat mode 0%o\n", (unsigned)st.st_mode);
+    struct stat st = { 0 };
+    SHOW("fstat", fstat(fd, &st));
+    printf("fstat: no file type: %d\n", (st.st_mode & S_IFMT) == 0);  /* (the permission bits vary between kernels) */
     close(fd);
 
     int sem = eventfd(2, EFD_SEMAPHORE | EFD_NONBLOCK);

@@ -132,8 +132,10 @@ int main(void)
                                 SYS_sigaltstack, SYS_nanosleep, SYS_getitimer, SYS_setitimer, SYS_pwrite64,
                                 SYS_mkdirat, SYS_unlinkat, SYS_renameat2, SYS_linkat, SYS_symlinkat, SYS_fchmod,
                                 SYS_fchmodat, SYS_fchown, SYS_fchownat, SYS_utimensat, SYS_faccessat, SYS_truncate,
-                                SYS_ftruncate, SYS_fsync, SYS_fdatasync, SYS_statfs, SYS_fstatfs, SYS_sendfile, 404,
-                                999 };
+                                SYS_ftruncate, SYS_fsync, SYS_fdatasync, SYS_statfs, SYS_fstatfs, SYS_sendfile,
+                                SYS_futex, SYS_eventfd2, SYS_epoll_create1, SYS_epoll_ctl, SYS_epoll_pwait,
+                                SYS_timerfd_create, SYS_timerfd_settime, SYS_timerfd_gettime, SYS_set_tid_address,
+                                404, 999 };
     srand(42);
     long calls = 0;
     for (int i = 0; i < 100000; i++) {
@@ -150,6 +152,10 @@ int main(void)
             a[0] = null;                        /* never copy a file to the console */
         if ((nr == SYS_read || nr == SYS_readv || nr == SYS_pread64 || nr == SYS_ioctl) && (unsigned)a[0] <= 2)
             a[0] = 50;                          /* never wait for (or reconfigure) the console */
+        if (nr == SYS_eventfd2 || nr == SYS_timerfd_create)
+            a[1] |= O_NONBLOCK;                 /* a random read of it must never wait for ever */
+        if (nr == SYS_epoll_pwait)
+            a[3] = 0;                           /* nor a random wait */
         syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
         calls++;
     }
