@@ -57,7 +57,7 @@ struct lx_file *lx_file_new(int32_t node, uint32_t flags)
 {
     for (int i = 0; i < LX_OPEN; i++) {
         if (!files[i].refs) {
-            files[i] = (struct lx_file){ 1, node, flags, 0, -1, -1 };
+            files[i] = (struct lx_file){ 1, node, flags, 0, -1, -1, -1 };
             if (node >= 0)
                 lx_node(node)->opens++;
             return &files[i];
@@ -73,9 +73,16 @@ void lx_file_get(struct lx_file *f)
 
 void lx_file_put(struct lx_file *f)
 {
-    if (--f->refs)
+    if (--f->refs) {
+        lx_sock_ref_dropped();                  /* a cycle of sockets in flight may be all that holds it now */
         return;
+    }
     lx_event_file_gone(f);                      /* epoll watches of it go (and an event object's own) */
+    if (f->sock >= 0) {
+        lx_sock_close(f);
+        f->sock = -1;
+        return;
+    }
     if (f->ev >= 0) {
         f->ev = -1;
         return;
@@ -236,8 +243,8 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
             return -LX_EISDIR;
         if (n->proc && writing)
             return -LX_EACCES;                  /* /proc is read-only here */
-        if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_NONE)
-            return -LX_ENXIO;
+        if ((kind(n) == LX_S_IFCHR && n->dev == LX_DEV_NONE) || kind(n) == LX_S_IFSOCK)
+            return -LX_ENXIO;                   /* (a socket is reached with connect, not open) */
         if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_TTY) {
             if (!lx_tty_is_ctty(c->p))
                 return -LX_ENXIO;               /* /dev/tty: the caller's controlling terminal, if it has one */
@@ -282,6 +289,8 @@ static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint
         len = MAX_RW_COUNT;
     if (f->ev >= 0)
         return lx_event_rw(c, f, buf, len, 0);
+    if (f->sock >= 0)
+        return lx_sock_rw(c, f, 0, (uint64_t)-1, buf, len, 0);
     if (f->node < 0)
         return lx_pipe_read(c, f, buf, len);
     struct lx_node *n = lx_node(f->node);
@@ -361,6 +370,8 @@ static int64_t write_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uin
         len = MAX_RW_COUNT;
     if (f->ev >= 0)
         return lx_event_rw(c, f, buf, len, 1);
+    if (f->sock >= 0)
+        return lx_sock_rw(c, f, 0, (uint64_t)-1, buf, len, 1);
     if (f->node < 0)
         return lx_pipe_write(c, f, buf, len);
     struct lx_node *n = lx_node(f->node);
@@ -491,6 +502,8 @@ int64_t lx_sys_readv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt,
     uint64_t n = (uint32_t)cnt;
     if (n > UIO_MAXIOV)
         return -LX_EINVAL;
+    if (f->sock >= 0)
+        return lx_sock_rw(c, f, uiov, n, 0, 0, writing);
     struct { uint64_t base, len; } iov[16];
     uint64_t total = 0;
     /* Check every vector first, as Linux does before moving a byte. */
@@ -618,8 +631,9 @@ int64_t lx_sys_fstat(struct lx_ctx *c, uint64_t fd, uint64_t buf)
     if (f && f->node < 0) {                     /* a pipe: a FIFO of the pipe file system; an event object */
         struct lx_stat st = { 0 };
         st.dev = 0xc;
-        st.ino = f->ev >= 0 ? 0x2000 + (uint64_t)f->ev : 0x1000 + (uint64_t)f->pipe;
-        st.mode = f->ev >= 0 ? 0600 : 0010600;  /* (Linux's anonymous inodes have no type) */
+        st.ino = f->ev >= 0 ? 0x2000 + (uint64_t)f->ev : f->sock >= 0 ? 0x3000 + (uint64_t)f->sock :
+                 0x1000 + (uint64_t)f->pipe;
+        st.mode = f->ev >= 0 ? 0600 : f->sock >= 0 ? LX_S_IFSOCK | 0777 : 0010600;    /* (Linux's anonymous inodes have no type) */
         st.nlink = 1;
         st.blksize = 4096;
         return lx_copy_out(c, buf, &st, sizeof(st));
@@ -725,7 +739,12 @@ int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg)
     struct lx_file *f = file_of(c->p, (uint32_t)fd);
     if (!f)
         return -LX_EBADF;
-    if (f->node < 0 && f->ev < 0 && (uint32_t)req == FIONREAD) {
+    if (f->sock >= 0 && (uint32_t)req == FIONREAD) {
+        int64_t avail = lx_sock_inq(f);
+        int32_t v = (int32_t)avail;
+        return avail < 0 ? avail : lx_copy_out(c, arg, &v, sizeof(v));
+    }
+    if (f->node < 0 && f->ev < 0 && f->sock < 0 && (uint32_t)req == FIONREAD) {
         int32_t avail = (int32_t)lx_pipe_avail(f);
         return lx_copy_out(c, arg, &avail, sizeof(avail));
     }

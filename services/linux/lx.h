@@ -96,6 +96,7 @@ static inline uint64_t lx_page_up(uint64_t x) { return (x + LX_PAGE - 1) & ~(LX_
 #define LX_S_IFCHR  0020000
 #define LX_S_IFREG  0100000
 #define LX_S_IFLNK  0120000
+#define LX_S_IFSOCK 0140000
 
 /* What a node is beyond its mode. */
 enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE, LX_DEV_TTY };
@@ -229,6 +230,7 @@ struct lx_file {
     uint64_t pos;
     int32_t pipe;               /* the pipe of a pipe's end (node -1) */
     int32_t ev;                 /* the event object of an eventfd, timerfd or epoll (node -1, event.c), or -1 */
+    int32_t sock;               /* the socket of a socket's file (node -1, socket.c), or -1 */
 };
 
 /* Take a reference to f (a new descriptor names it) and drop one (a
@@ -262,7 +264,7 @@ struct lx_vma {
  * later: restarted (the thread runs its `svc` again with the same
  * registers, and finds what it waited for), or resumed with a result. */
 enum { LX_BLK_NONE, LX_BLK_PIPE, LX_BLK_WAIT, LX_BLK_VFORK, LX_BLK_TTY, LX_BLK_POLL, LX_BLK_SLEEP, LX_BLK_SIGSUSPEND,
-       LX_BLK_SIGWAIT, LX_BLK_FUTEX, LX_BLK_EVENT };
+       LX_BLK_SIGWAIT, LX_BLK_FUTEX, LX_BLK_EVENT, LX_BLK_SOCK };
 struct lx_block {
     int kind;
     svc_token token;
@@ -564,6 +566,36 @@ void lx_event_file_gone(struct lx_file *f);
 /* The earliest armed timerfd expiry (0: none), and the timer's visit. */
 uint64_t lx_event_next_deadline(void);
 void lx_event_timers(void);
+
+/* AF_UNIX sockets (socket.c). */
+int64_t lx_sys_socket(struct lx_ctx *c, uint64_t family, uint64_t type, uint64_t protocol);
+int64_t lx_sys_socketpair(struct lx_ctx *c, uint64_t family, uint64_t type, uint64_t protocol, uint64_t usv);
+int64_t lx_sys_bind(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t len);
+int64_t lx_sys_listen(struct lx_ctx *c, uint64_t fd, uint64_t backlog);
+int64_t lx_sys_connect(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t len);
+int64_t lx_sys_accept4(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t ulen, uint64_t flags);
+int64_t lx_sys_sendto(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, uint64_t flags, uint64_t uto,
+                      uint64_t tolen);
+int64_t lx_sys_recvfrom(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, uint64_t flags, uint64_t uaddr,
+                        uint64_t ulen);
+int64_t lx_sys_sendmsg(struct lx_ctx *c, uint64_t fd, uint64_t umsg, uint64_t flags);
+int64_t lx_sys_recvmsg(struct lx_ctx *c, uint64_t fd, uint64_t umsg, uint64_t flags);
+int64_t lx_sys_shutdown(struct lx_ctx *c, uint64_t fd, uint64_t how);
+/* getsockname (peer 0) and getpeername (peer 1). */
+int64_t lx_sys_getsockname(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t ulen, int peer);
+int64_t lx_sys_setsockopt(struct lx_ctx *c, uint64_t fd, uint64_t level, uint64_t name, uint64_t uval, uint64_t len);
+int64_t lx_sys_getsockopt(struct lx_ctx *c, uint64_t fd, uint64_t level, uint64_t name, uint64_t uval, uint64_t ulen);
+/* read/write (niov -1: the buffer buf, len) and readv/writev (niov
+ * vectors at iov) of a socket's file (the descriptor's checks done). */
+int64_t lx_sock_rw(struct lx_ctx *c, struct lx_file *f, uint64_t iov, uint64_t niov, uint64_t buf, uint64_t len,
+                   int writing);
+/* A socket's poll state; bytes waiting (FIONREAD), or a negated errno. */
+int lx_sock_poll(struct lx_file *f);
+int64_t lx_sock_inq(struct lx_file *f);
+/* A socket's open file went (its socket closes); a reference to a file
+ * was dropped (sockets that only files in flight held are collected). */
+void lx_sock_close(struct lx_file *f);
+void lx_sock_ref_dropped(void);
 
 /* The terminal (tty.c): the console's line discipline, job control ioctls. */
 void lx_tty_init(void);

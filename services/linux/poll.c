@@ -29,6 +29,8 @@ int lx_file_poll(struct lx_file *f)
 {
     if (f->ev >= 0)
         return lx_event_poll(f);
+    if (f->sock >= 0)
+        return lx_sock_poll(f);
     if (f->node < 0)
         return lx_pipe_poll(f);
     struct lx_node *n = lx_node(f->node);

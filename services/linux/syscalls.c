@@ -23,6 +23,9 @@ enum {
     NR_uname = 160, NR_getpid = 172, NR_getppid = 173, NR_getuid = 174, NR_geteuid = 175,
     NR_getgid = 176, NR_getegid = 177, NR_gettid = 178, NR_brk = 214, NR_munmap = 215, NR_mmap = 222,
     NR_getrandom = 278, NR_pselect6 = 72, NR_ppoll = 73, NR_socket = 198, NR_socketpair = 199,
+    NR_bind = 200, NR_listen = 201, NR_accept = 202, NR_connect = 203, NR_getsockname = 204, NR_getpeername = 205,
+    NR_sendto = 206, NR_recvfrom = 207, NR_setsockopt = 208, NR_getsockopt = 209, NR_shutdown = 210,
+    NR_sendmsg = 211, NR_recvmsg = 212, NR_accept4 = 242,
     NR_getrlimit = 163, NR_setrlimit = 164, NR_prlimit64 = 261, NR_rseq = 293, NR_readlinkat = 78,
     NR_nanosleep = 101, NR_getitimer = 102, NR_setitimer = 103,
     NR_clock_nanosleep = 115, NR_kill = 129, NR_tkill = 130, NR_tgkill = 131, NR_sigaltstack = 132,
@@ -215,8 +218,22 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_setrlimit:      return sys_prlimit(c, 0, a[0], a[1], 0);
     case NR_rseq:           return -LX_ENOSYS;  /* not supported (C libraries go on without): not logged */
     case NR_readlinkat:     return lx_sys_readlinkat(c, (int64_t)a[0], a[1], a[2], a[3]);
-    case NR_socket:
-    case NR_socketpair:     return -LX_EAFNOSUPPORT;    /* no sockets yet (AF_INET comes with the network) */
+    case NR_socket:         return lx_sys_socket(c, a[0], a[1], a[2]);
+    case NR_socketpair:     return lx_sys_socketpair(c, a[0], a[1], a[2], a[3]);
+    case NR_bind:           return lx_sys_bind(c, a[0], a[1], a[2]);
+    case NR_listen:         return lx_sys_listen(c, a[0], a[1]);
+    case NR_accept:         return lx_sys_accept4(c, a[0], a[1], a[2], 0);
+    case NR_accept4:        return lx_sys_accept4(c, a[0], a[1], a[2], a[3]);
+    case NR_connect:        return lx_sys_connect(c, a[0], a[1], a[2]);
+    case NR_getsockname:    return lx_sys_getsockname(c, a[0], a[1], a[2], 0);
+    case NR_getpeername:    return lx_sys_getsockname(c, a[0], a[1], a[2], 1);
+    case NR_sendto:         return lx_sys_sendto(c, a[0], a[1], a[2], a[3], a[4], a[5]);
+    case NR_recvfrom:       return lx_sys_recvfrom(c, a[0], a[1], a[2], a[3], a[4], a[5]);
+    case NR_setsockopt:     return lx_sys_setsockopt(c, a[0], a[1], a[2], a[3], a[4]);
+    case NR_getsockopt:     return lx_sys_getsockopt(c, a[0], a[1], a[2], a[3], a[4]);
+    case NR_shutdown:       return lx_sys_shutdown(c, a[0], a[1]);
+    case NR_sendmsg:        return lx_sys_sendmsg(c, a[0], a[1], a[2]);
+    case NR_recvmsg:        return lx_sys_recvmsg(c, a[0], a[1], a[2]);
     case NR_ppoll:          return lx_sys_ppoll(c, a[0], a[1], a[2], a[3], a[4]);
     case NR_pselect6:       return lx_sys_pselect6(c, a[0], a[1], a[2], a[3], a[4], a[5]);
     case NR_pwrite64:       return lx_sys_pwrite(c, a[0], a[1], a[2], (int64_t)a[3]);

@@ -26,7 +26,12 @@ static inline const char *errname(int e)
         { ENAMETOOLONG, "ENAMETOOLONG" }, { ENOSYS, "ENOSYS" }, { ELOOP, "ELOOP" }, { EOVERFLOW, "EOVERFLOW" },
         { ENOTEMPTY, "ENOTEMPTY" }, { EXDEV, "EXDEV" }, { ENOSPC, "ENOSPC" }, { EOPNOTSUPP, "EOPNOTSUPP" },
         { EMLINK, "EMLINK" }, { EFBIG, "EFBIG" }, { ERANGE, "ERANGE" }, { EPIPE, "EPIPE" },
-        { ETIMEDOUT, "ETIMEDOUT" },
+        { ETIMEDOUT, "ETIMEDOUT" }, { ENOTSOCK, "ENOTSOCK" }, { EDESTADDRREQ, "EDESTADDRREQ" },
+        { EMSGSIZE, "EMSGSIZE" }, { EPROTOTYPE, "EPROTOTYPE" }, { ENOPROTOOPT, "ENOPROTOOPT" },
+        { EPROTONOSUPPORT, "EPROTONOSUPPORT" }, { ESOCKTNOSUPPORT, "ESOCKTNOSUPPORT" },
+        { EAFNOSUPPORT, "EAFNOSUPPORT" }, { EADDRINUSE, "EADDRINUSE" }, { ECONNRESET, "ECONNRESET" },
+        { ENOBUFS, "ENOBUFS" }, { EISCONN, "EISCONN" }, { ENOTCONN, "ENOTCONN" },
+        { ECONNREFUSED, "ECONNREFUSED" }, { EDOM, "EDOM" },
     };
     for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (names[i].e == e)
