@@ -289,9 +289,10 @@ static int ring_copy(struct lx_ctx *c, struct lx_sock *s, uint32_t pos, const st
 /* ---------------------------------------------------------------- addresses */
 
 /* Copy a struct sockaddr_un from the process and check it: its length, or
- * a negated errno. AF_UNSPEC is allowed when unspec_ok (a datagram
+ * a negated errno. The family alone (length 2) is an address only for
+ * bind (`bind`: autobind). AF_UNSPEC is allowed when unspec_ok (a datagram
  * socket's disconnect): then 0. */
-static int64_t addr_in(struct lx_ctx *c, uint64_t uaddr, uint64_t len, uint8_t *addr, int unspec_ok)
+static int64_t addr_in(struct lx_ctx *c, uint64_t uaddr, uint64_t len, uint8_t *addr, int unspec_ok, int bind)
 {
     if ((int32_t)len < 0 || len > UN_MAX || len < 2)
         return -LX_EINVAL;
@@ -300,7 +301,7 @@ static int64_t addr_in(struct lx_ctx *c, uint64_t uaddr, uint64_t len, uint8_t *
     uint16_t family = (uint16_t)(addr[0] | addr[1] << 8);
     if (family == AF_UNSPEC && unspec_ok)
         return 0;
-    if (family != AF_UNIX)
+    if (family != AF_UNIX || (len == 2 && !bind))
         return -LX_EINVAL;
     return (int64_t)len;
 }
@@ -597,7 +598,7 @@ int64_t lx_sys_bind(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t len)
     if (!s)
         return err;
     uint8_t addr[UN_MAX];
-    int64_t n = addr_in(c, uaddr, len, addr, 0);
+    int64_t n = addr_in(c, uaddr, len, addr, 0, 1);
     if (n < 0)
         return n;
     if (n == 2) {
@@ -716,7 +717,7 @@ int64_t lx_sys_connect(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t l
     if (!s)
         return err;
     uint8_t addr[UN_MAX];
-    int64_t n = addr_in(c, uaddr, len, addr, s->type == SOCK_DGRAM);
+    int64_t n = addr_in(c, uaddr, len, addr, s->type == SOCK_DGRAM, 0);
     if (n < 0)
         return n;
     if (s->type == SOCK_DGRAM)
@@ -1033,7 +1034,7 @@ static int64_t sock_send(struct lx_ctx *c, struct lx_file *f, const struct uio *
     if (uto && tolen) {
         if (connection_based(s))
             return s->state == SS_CONNECTED ? -LX_EISCONN : -LX_EOPNOTSUPP;
-        n = addr_in(c, uto, tolen, to, 0);
+        n = addr_in(c, uto, tolen, to, 0, 0);
         if (n < 0)
             return n;
     }
@@ -1119,8 +1120,9 @@ static int64_t recv_record(struct lx_ctx *c, struct lx_sock *s, const struct uio
             if (lx_copy_out(c, a->uname, rec->addr, al < room ? al : room))
                 return -LX_EFAULT;
             a->namelen = al;
-        } else if (addr_out(c, a->uname, a->unamelen, rec->addr, al)) {
-            return -LX_EFAULT;
+        } else if (al ? addr_out(c, a->uname, a->unamelen, rec->addr, al) :
+                        lx_copy_out(c, a->unamelen, &(int32_t){ 0 }, 4)) {
+            return -LX_EFAULT;                  /* (an unbound sender: no address at all) */
         }
     }
     int peek = (a->flags & MSG_PEEK) != 0;
@@ -1151,7 +1153,7 @@ static int64_t recv_stream(struct lx_ctx *c, struct lx_sock *s, const struct uio
     for (uint32_t k = 0; done < len && k < s->rcount; k++) {
         struct srec *rec = &s->q->recs[(s->rhead + k) % SOCK_RECS];
         uint64_t n = rec->len < len - done ? rec->len : len - done;
-        if (ring_copy(c, s, pos, u, done, n, 1))
+        if (ring_copy(c, s, peek ? pos : s->head, u, done, n, 1))
             return done ? (int64_t)done : -LX_EFAULT;
         done += n;
         uint32_t nf = rec->nfiles;
@@ -1201,6 +1203,8 @@ static int64_t sock_recv(struct lx_ctx *c, struct lx_file *f, const struct uio *
             s->err = 0;
             return -e;
         }
+        if (s->type != SOCK_STREAM && nonblock)
+            return -LX_EAGAIN;                  /* (a record socket says so before its end of file) */
         if (s->shut & RCV_SHUTDOWN)
             return 0;
         if (nonblock)
@@ -1312,7 +1316,7 @@ int64_t lx_sys_recvmsg(struct lx_ctx *c, uint64_t fd, uint64_t umsg, uint64_t fl
     if (len < 0)
         return len;
     struct recv_args a = { .flags = (uint32_t)flags, .uname = m.name, .unamelen = m.namelen, .msg = 1,
-                           .ctl = m.control, .ctllen = m.controllen };
+                           .ctl = m.control, .ctllen = m.controllen, .mflags = (uint32_t)flags & MSG_CMSG_CLOEXEC };
     int64_t r = sock_recv(c, f, &u, (uint64_t)len, &a);
     if (r < 0)
         return r;
