@@ -30,7 +30,9 @@
  * process can reach any more and empties their queues, which closes them
  * (Linux's unix_gc does the same).
  *
- * Limits: LX_SOCKS sockets in all (ENFILE past it); SOCK_BUF bytes,
+ * Limits: LX_SOCKS sockets in all (ENFILE past it), LX_PROC_SOCKS made by
+ * one process and still open (EMFILE past it: a process cannot take them
+ * all, and the queue memory it makes is bounded); SOCK_BUF bytes,
  * SOCK_RECS records and SCM_MAX_FD descriptors queued to one socket (the
  * writer waits); a datagram of at most SO_SNDBUF - 32 bytes (EMSGSIZE); an
  * unconnected receiver holds at most MAX_DGRAM_QLEN + 1 datagrams from
@@ -39,6 +41,7 @@
 #include "lx.h"
 
 #define LX_SOCKS        64
+#define LX_PROC_SOCKS   32              /* sockets one process made and still open (EMFILE past it) */
 #define SOCK_BUF        212992          /* a receive queue's bytes: Linux's default buffer, so its biggest datagram fits */
 #define SOCK_RECS       64
 #define SCM_MAX_FD      253
@@ -157,6 +160,7 @@ struct lx_sock {
     int peer_gone;              /* a datagram socket's peer closed: ECONNREFUSED once */
     int32_t cred_pid;           /* SO_PEERCRED: the peer's pid (at connect, listen or socketpair) */
     int32_t own_pid;            /* who made it, or listened on it */
+    int32_t owner;              /* the process it is charged to (who made it) */
     uint32_t sndbuf, rcvbuf;    /* what SO_SNDBUF and SO_RCVBUF say */
     int passcred, reuseaddr, keepalive, broadcast, oobinline, dontroute;
     uint32_t linger[2];
@@ -181,9 +185,17 @@ static int32_t index_of(const struct lx_sock *s)
     return (int32_t)(s - socks);
 }
 
-/* A new socket of `type` with its queue, or NULL (ENFILE or ENOMEM in *err). */
+/* A new socket of `type` with its queue, charged to the calling process,
+ * or NULL (EMFILE past its share, ENFILE, ENOMEM in *err). */
 static struct lx_sock *sock_new(struct lx_ctx *c, int type, int *err)
 {
+    int mine = 0;
+    for (int i = 0; i < LX_SOCKS; i++)
+        mine += socks[i].state != SS_FREE && socks[i].owner == c->p->pid;
+    if (mine >= LX_PROC_SOCKS) {
+        *err = -LX_EMFILE;                      /* one process never takes every socket there is */
+        return NULL;
+    }
     for (int i = 0; i < LX_SOCKS; i++) {
         struct lx_sock *s = &socks[i];
         if (s->state != SS_FREE)
@@ -194,7 +206,7 @@ static struct lx_sock *sock_new(struct lx_ctx *c, int type, int *err)
             return NULL;
         }
         *s = (struct lx_sock){ .state = SS_OPEN, .type = type, .q = q, .peer = -1, .listener = -1, .node = -1,
-                               .own_pid = c->p->pid, .sndbuf = DEFAULT_BUF, .rcvbuf = DEFAULT_BUF };
+                               .own_pid = c->p->pid, .owner = c->p->pid, .sndbuf = DEFAULT_BUF, .rcvbuf = DEFAULT_BUF };
         return s;
     }
     *err = -LX_ENFILE;

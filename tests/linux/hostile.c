@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include "lxtest.h"
+#include <sys/socket.h>
 
 #define KERNEL_PTR  0xffff000000001000ul
 #define HIGH_PTR    0x0000700000000000ul        /* in the user range on Linux, mapped nowhere */
@@ -135,7 +136,9 @@ int main(void)
                                 SYS_ftruncate, SYS_fsync, SYS_fdatasync, SYS_statfs, SYS_fstatfs, SYS_sendfile,
                                 SYS_futex, SYS_eventfd2, SYS_epoll_create1, SYS_epoll_ctl, SYS_epoll_pwait,
                                 SYS_timerfd_create, SYS_timerfd_settime, SYS_timerfd_gettime, SYS_set_tid_address,
-                                404, 999 };
+                                SYS_socket, SYS_socketpair, SYS_bind, SYS_listen, SYS_accept4, SYS_connect,
+                                SYS_getsockname, SYS_getpeername, SYS_sendto, SYS_recvfrom, SYS_setsockopt,
+                                SYS_getsockopt, SYS_shutdown, SYS_sendmsg, SYS_recvmsg, 404, 999 };
     srand(42);
     long calls = 0;
     for (int i = 0; i < 100000; i++) {
@@ -156,6 +159,16 @@ int main(void)
             a[1] |= O_NONBLOCK;                 /* a random read of it must never wait for ever */
         if (nr == SYS_epoll_pwait)
             a[3] = 0;                           /* nor a random wait */
+        if ((nr == SYS_socket || nr == SYS_socketpair) && rand() % 2) {
+            a[0] = AF_UNIX;                     /* mostly sockets that exist */
+            a[1] = rand() % 6;
+        }
+        if (nr == SYS_socket || nr == SYS_socketpair)
+            a[1] |= SOCK_NONBLOCK;              /* every socket: no random call waits on it */
+        if (nr == SYS_sendto || nr == SYS_recvfrom)
+            a[3] |= MSG_DONTWAIT;
+        if (nr == SYS_sendmsg || nr == SYS_recvmsg)
+            a[2] |= MSG_DONTWAIT;
         syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
         calls++;
     }
