@@ -376,6 +376,19 @@ int svc_thread_suspend(svc_handle thread)
     return state;
 }
 
+int svc_thread_kill(svc_handle thread)
+{
+    bool l = env_lock();
+    int err;
+    struct thread *t = thread_held(thread, R_MANAGE, &err);
+    if (t) {
+        thread_kill(t, -1);
+        err = 0;
+    }
+    env_unlock(l);
+    return err;
+}
+
 int svc_thread_resume(svc_handle thread)
 {
     bool l = env_lock();

@@ -170,6 +170,11 @@ int svc_thread_resume(svc_handle t)
     return (int)sys_thread_resume((uint32_t)t);
 }
 
+int svc_thread_kill(svc_handle t)
+{
+    return (int)sys_thread_kill((uint32_t)t);
+}
+
 /*
  * The timer: a thread of ours sleeps on a futex until the deadline (or a
  * change of it), then signals the server loop's notification; the loop

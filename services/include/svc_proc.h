@@ -85,6 +85,9 @@ int svc_thread_write_fp(svc_handle t, const struct petrel_fpregs *fp);
  * A negated error if it cannot be stopped. */
 int svc_thread_suspend(svc_handle t);
 int svc_thread_resume(svc_handle t);
+/* End a thread whatever it is doing (its control page goes; its space
+ * stays unless it was the last thread there); 0 or a negated error. */
+int svc_thread_kill(svc_handle t);
 
 /* One timer for the service: `handler` runs (between requests, never
  * during one) once the clock (svc_clock_ns) has passed the deadline last

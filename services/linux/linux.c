@@ -246,6 +246,8 @@ void lx_thread_free(struct lx_thread *t)
         uint64_t stop[1] = { FAULT_REPLY_STOP };
         svc_reply_later(t->blk.token, 0, 1, stop);
     }
+    if (t->thread && t->p->vm_of)
+        svc_thread_kill(t->thread);             /* in a space it borrowed: the space stays */
     if (t->thread)
         svc_handle_release(t->thread);
     struct lx_proc *p = t->p;
@@ -256,6 +258,8 @@ void lx_thread_free(struct lx_thread *t)
         }
     }
     p->utcbs &= ~(1u << t->utcb);
+    if (p->vm_of)
+        p->vm_of->utcbs &= ~(1u << t->utcb);   /* the control page was the lender's */
     p->nthreads--;
     set_waiting(t, 0);
     memset(t, 0, sizeof(*t));
@@ -287,11 +291,13 @@ static void proc_release(struct lx_proc *p)
 {
     while (p->first_thread)
         lx_thread_free(p->first_thread);
-    if (p->space) {
+    if (p->space && !p->vm_of) {
+        lx_end_borrowers(p);
         svc_space_kill(p->space);
         svc_handle_release(p->space);
     }
     p->space = 0;
+    p->vm_of = NULL;
     lx_files_drop(p);
     lx_vmas_drop(p);
 }
@@ -404,6 +410,13 @@ int lx_exec(char *const argv[], int argc, char *const envp[], int envc)
 }
 
 static void script_next(void);
+
+void lx_end_borrowers(struct lx_proc *p)
+{
+    for (int i = 0; i < LX_PROCS; i++)
+        if (procs[i].used && !procs[i].ended && procs[i].vm_of == p)
+            lx_proc_end(&procs[i], LX_SIGKILL);
+}
 
 void lx_proc_end(struct lx_proc *p, int status)
 {

@@ -280,6 +280,8 @@ struct lx_proc {
     int orphan;                 /* its parent ended: nobody will wait for it */
     int32_t cwd;                /* the working directory's node (0: the root) */
     svc_handle space;
+    struct lx_proc *vm_of;      /* a vfork child (CLONE_VM | CLONE_VFORK): the process whose space it runs in
+                                 * until it execs or ends (its own mappings are none); NULL otherwise */
     int nthreads;               /* its threads alive (0: ended, or between exec's two steps) */
     struct lx_thread *first_thread;     /* its threads, through their `sibling` */
     uint32_t utcbs;             /* the control page slots its threads use (bit k: LX_UTCB_VA - k pages) */
@@ -353,6 +355,8 @@ struct lx_proc *lx_procs(void);
 int lx_exec(char *const argv[], int argc, char *const envp[], int envc);
 /* End a process with Linux wait status `status`: kill its space, tell its waiter. */
 void lx_proc_end(struct lx_proc *p, int status);
+/* p's space is about to go: the vfork children running in it end (SIGKILL). */
+void lx_end_borrowers(struct lx_proc *p);
 
 /* Load the ELF of node `node` into a new space of process p and build its
  * stack; the entry pc and initial sp in *pc, *sp. 0 or a negated errno. */

@@ -95,6 +95,25 @@ static int64_t clone_thread(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint6
 #define CLD_EXITED  1
 #define CLD_KILLED  2
 
+/* A vfork child with CLONE_VM runs in its parent's space (its own new one
+ * goes), on a control page of the parent's, until it execs or ends; the
+ * parent waits meanwhile (its other threads may run). 0 or -EAGAIN. */
+static int borrow_space(struct lx_proc *p, struct lx_proc *child)
+{
+    struct lx_thread *ct = lx_main_thread(child);
+    if (p->utcbs == ~0u)
+        return -LX_EAGAIN;
+    int slot = __builtin_ctz(~p->utcbs);
+    svc_space_kill(child->space);
+    svc_handle_release(child->space);
+    child->space = p->space;
+    child->vm_of = p;
+    child->utcbs = 1u << slot;
+    ct->utcb = slot;
+    p->utcbs |= 1u << slot;
+    return 0;
+}
+
 int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t ptid, uint64_t tls, uint64_t ctid)
 {
     struct lx_proc *p = c->p;
@@ -105,7 +124,7 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
     if ((flags & CLONE_THREAD) && (flags & CLONE_THREAD_NEEDS) == CLONE_THREAD_NEEDS &&
         !(flags & ~(uint64_t)CLONE_THREAD_OK))
         return clone_thread(c, flags, sp, ptid, tls, ctid);
-    if ((flags & ~(uint64_t)CLONE_PROCESS_OK) || ((flags & CLONE_VM) && !(flags & CLONE_VFORK))) {
+    if ((flags & ~(uint64_t)CLONE_PROCESS_OK) || ((flags & CLONE_VM) && !(flags & CLONE_VFORK)) || p->vm_of) {
         static int said;
         if (!said++)
             lx_log("pid %d (%s): clone flags 0x%lx: only processes and whole threads are supported", p->pid,
@@ -131,10 +150,13 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
             child->cloexec[fd] = p->cloexec[fd];
         }
     }
-    err = lx_vmas_fork(p, child);
+    if (flags & CLONE_VM)
+        err = borrow_space(p, child);
+    else
+        err = lx_vmas_fork(p, child);
     int pid = child->pid;
-    if (!err && (flags & CLONE_CHILD_SETTID))
-        lx_vma_poke(child, ctid, &pid, sizeof(pid));    /* in the child's copy only; a bad address is ignored */
+    if (!err && (flags & CLONE_CHILD_SETTID))          /* in the child's memory; a bad address is ignored */
+        lx_vma_poke(child->vm_of ? p : child, ctid, &pid, sizeof(pid));
     if (!err && (flags & CLONE_PARENT_SETTID))
         lx_copy_out(c, ptid, &pid, sizeof(pid));
     const uint64_t *mr = c->call->mr;
@@ -310,8 +332,15 @@ int64_t lx_sys_execve(struct lx_ctx *c, uint64_t upath, uint64_t uargv, uint64_t
     while (p->first_thread != t || t->sibling)
         lx_thread_free(p->first_thread != t ? p->first_thread : t->sibling);
     t->tid = p->pid;
-    svc_space_kill(p->space);
-    svc_handle_release(p->space);
+    if (p->vm_of) {                             /* a vfork child: the lender's space stays, its page goes back */
+        svc_thread_kill(t->thread);
+        p->vm_of->utcbs &= ~(1u << t->utcb);
+        p->vm_of = NULL;
+    } else {
+        lx_end_borrowers(p);
+        svc_space_kill(p->space);
+        svc_handle_release(p->space);
+    }
     svc_handle_release(t->thread);
     t->thread = 0;
     lx_vmas_drop(p);

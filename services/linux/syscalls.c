@@ -200,6 +200,8 @@ static int64_t sys_prlimit(struct lx_ctx *c, int64_t pid, uint64_t res, uint64_t
 
 int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
 {
+    if (c->p->vm_of && (nr == NR_brk || nr == NR_mmap || nr == NR_munmap || nr == NR_mprotect))
+        return -LX_ENOMEM;                      /* a vfork child in its parent's memory changes no mapping */
     switch (nr) {
     case NR_read:           return lx_sys_read(c, a[0], a[1], a[2]);
     case NR_write:          return lx_sys_write(c, a[0], a[1], a[2]);
