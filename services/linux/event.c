@@ -192,6 +192,12 @@ static int ep_scan(int ep, struct lx_watch **out, uint32_t *revents, int max)
     return n;
 }
 
+const char *lx_event_name(struct lx_file *f)
+{
+    struct lx_event *e = ev_of(f);
+    return !e ? "" : e->kind == EV_EVENTFD ? "[eventfd]" : e->kind == EV_TIMERFD ? "[timerfd]" : "[eventpoll]";
+}
+
 int lx_event_poll(struct lx_file *f)
 {
     struct lx_event *e = ev_of(f);

@@ -783,7 +783,7 @@ int64_t lx_sys_readlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint6
     struct lx_node *n = lx_node(node);
     if (kind(n) != LX_S_IFLNK)
         return -LX_EINVAL;
-    char self[24];
+    static char self[LX_PATH_MAX];
     const char *target = (const char *)lx_node_data(n);
     uint64_t tlen = n->size;
     if (n->proc) {

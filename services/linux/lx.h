@@ -180,6 +180,9 @@ int lx_lookup_last(int32_t dir, const char *path, struct lx_last *l);
 int32_t lx_follow_last(struct lx_last *l, int depth);
 /* The entry of name[0..len) in directory dir, or -1. */
 int32_t lx_dent_find(int32_t dir, const char *name, uint32_t len);
+/* The absolute path of node n into buf (NUL-terminated); its length, or
+ * -ENOENT for a node no entry names any more. */
+int64_t lx_node_path(int32_t n, char *buf, uint64_t size);
 /* Is node n the directory dir or below it? */
 int lx_is_below(int32_t n, int32_t dir);
 /* A new node of `mode` (no links yet, times now), or -ENOSPC. */
@@ -204,7 +207,8 @@ struct lx_proc;
 /* /proc (procfs.c): made on lookup, its files generated on read. */
 enum { LX_PROC_ROOT = 1, LX_PROC_SELF, LX_PROC_PIDDIR, LX_PROC_STAT, LX_PROC_STATUS, LX_PROC_CMDLINE, LX_PROC_COMM,
        LX_PROC_MAPS, LX_PROC_MEMINFO, LX_PROC_CPUINFO, LX_PROC_UPTIME, LX_PROC_MOUNTS, LX_PROC_VERSION,
-       LX_PROC_LOADAVG, LX_PROC_FILESYSTEMS };
+       LX_PROC_LOADAVG, LX_PROC_FILESYSTEMS, LX_PROC_EXE, LX_PROC_CWD, LX_PROC_FDDIR,
+       LX_PROC_FD = 64 };                       /* LX_PROC_FD + n: /proc/PID/fd/n */
 /* The node of name[0..len) in /proc directory `dir`, or a negated errno. */
 int32_t lx_procfs_lookup(int32_t dir, const char *name, uint32_t len);
 /* Make /proc's fixed files (after lx_fs_init); 0 or a negated errno. */
@@ -567,6 +571,8 @@ int64_t lx_sys_epoll_pwait(struct lx_ctx *c, uint64_t epfd, uint64_t uevents, ui
 int64_t lx_event_rw(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len, int writing);
 int lx_event_poll(struct lx_file *f);
 void lx_event_file_gone(struct lx_file *f);
+/* The name Linux gives an event descriptor's anonymous inode: "[eventfd]", "[timerfd]", "[eventpoll]". */
+const char *lx_event_name(struct lx_file *f);
 /* The earliest armed timerfd expiry (0: none), and the timer's visit. */
 uint64_t lx_event_next_deadline(void);
 void lx_event_timers(void);

@@ -49,9 +49,11 @@ static const struct { const char *name; uint32_t what; uint32_t mode; } fixed[] 
     { "filesystems", LX_PROC_FILESYSTEMS, LX_S_IFREG | 0444 },
 };
 
-static const struct { const char *name; uint32_t what; } per_pid[] = {
-    { "stat", LX_PROC_STAT }, { "status", LX_PROC_STATUS }, { "cmdline", LX_PROC_CMDLINE },
-    { "comm", LX_PROC_COMM }, { "maps", LX_PROC_MAPS },
+static const struct { const char *name; uint32_t what; uint32_t mode; } per_pid[] = {
+    { "stat", LX_PROC_STAT, LX_S_IFREG | 0444 }, { "status", LX_PROC_STATUS, LX_S_IFREG | 0444 },
+    { "cmdline", LX_PROC_CMDLINE, LX_S_IFREG | 0444 }, { "comm", LX_PROC_COMM, LX_S_IFREG | 0444 },
+    { "maps", LX_PROC_MAPS, LX_S_IFREG | 0444 }, { "exe", LX_PROC_EXE, LX_S_IFLNK | 0777 },
+    { "cwd", LX_PROC_CWD, LX_S_IFLNK | 0777 }, { "fd", LX_PROC_FDDIR, LX_S_IFDIR | 0500 },
 };
 #define NPER_PID (sizeof(per_pid) / sizeof(per_pid[0]))
 
@@ -186,15 +188,74 @@ int32_t lx_procfs_lookup(int32_t dir, const char *name, uint32_t len)
             return -LX_ENOENT;
         for (unsigned i = 0; i < NPER_PID; i++)
             if (strlen(per_pid[i].name) == len && !memcmp(per_pid[i].name, name, len))
-                return dynamic(per_pid[i].what, d->proc_pid, LX_S_IFREG | 0444, dir);
+                return dynamic(per_pid[i].what, d->proc_pid, per_pid[i].mode, dir);
+    }
+    if (d->proc == LX_PROC_FDDIR) {
+        struct lx_proc *p = proc_of(d->proc_pid);
+        int fd = parse_pid(name, len);
+        if (len == 1 && name[0] == '0')
+            fd = 0;
+        if (!p || p->ended || fd < 0 || fd >= LX_FDS || !p->fds[fd])
+            return -LX_ENOENT;
+        return dynamic(LX_PROC_FD + (uint32_t)fd, d->proc_pid, LX_S_IFLNK | 0700, dir);
     }
     return -LX_ENOENT;
 }
 
+/* The path of node n (" (deleted)" after a name no entry has any more, as Linux says). */
+static uint64_t node_link(int32_t n, char *buf, uint64_t size)
+{
+    int64_t len = lx_node_path(n, buf, size);
+    if (len >= 0)
+        return (uint64_t)len;
+    int l = fmt(buf, size, "(deleted)");
+    return l > 0 && (uint64_t)l < size ? (uint64_t)l : 0;
+}
+
+/* What /proc/PID/fd/N names: a file's path, or pipe:[ino], socket:[ino], anon_inode:[kind]. */
+static uint64_t fd_link(struct lx_file *f, char *buf, uint64_t size)
+{
+    int len;
+    if (f->node >= 0)
+        return node_link(f->node, buf, size);
+    if (f->sock >= 0)
+        len = fmt(buf, size, "socket:[%d]", 0x3000 + f->sock);
+    else if (f->ev >= 0)
+        len = fmt(buf, size, "anon_inode:%s", lx_event_name(f));
+    else
+        len = fmt(buf, size, "pipe:[%d]", 0x1000 + f->pipe);
+    return len > 0 && (uint64_t)len < size ? (uint64_t)len : 0;
+}
+
+static const struct started *started_of(const struct lx_proc *p);
+
 uint64_t lx_procfs_link(int32_t n, char *buf, uint64_t size)
 {
-    (void)n;
-    int len = fmt(buf, size, "%d", caller_pid);
+    const struct lx_node *node = lx_node(n);
+    int len = 0;
+    if (node->proc == LX_PROC_SELF) {
+        len = fmt(buf, size, "%d", caller_pid);
+        return len > 0 && (uint64_t)len < size ? (uint64_t)len : 0;
+    }
+    struct lx_proc *p = proc_of(node->proc_pid);
+    if (!p || p->ended)
+        return 0;
+    if (node->proc == LX_PROC_CWD)
+        return node_link(p->cwd, buf, size);
+    if (node->proc >= LX_PROC_FD) {
+        uint32_t fd = node->proc - LX_PROC_FD;
+        return fd < LX_FDS && p->fds[fd] ? fd_link(p->fds[fd], buf, size) : 0;
+    }
+    const struct started *st = started_of(p);   /* exe: the path it was started by */
+    if (!st)
+        return 0;
+    if (st->exe[0] == '/') {
+        len = fmt(buf, size, "%s", st->exe);
+    } else {
+        uint64_t at = node_link(p->cwd, buf, size);
+        len = fmt(buf + at, size - at, "%s%s", at > 1 ? "/" : "", st->exe[0] == '.' && st->exe[1] == '/' ?
+                  st->exe + 2 : st->exe) + (int)at;
+    }
     return len > 0 && (uint64_t)len < size ? (uint64_t)len : 0;
 }
 
@@ -223,10 +284,22 @@ int lx_procfs_entry(int32_t dir, uint64_t from, char *name, uint8_t *type, uint6
         if (i >= NPER_PID)
             return -1;
         memcpy(name, per_pid[i].name, strlen(per_pid[i].name) + 1);
-        *type = 8;                              /* DT_REG */
+        *type = (uint8_t)((per_pid[i].mode & LX_S_IFMT) >> 12);    /* DT_* */
         *ino = 0x10000000ull + (uint64_t)d->proc_pid * 16 + 1 + i;
         *cookie = 3 + i;
         return 0;
+    }
+    if (d->proc == LX_PROC_FDDIR) {
+        struct lx_proc *p = proc_of(d->proc_pid);
+        for (uint64_t fd = from < 2 ? 0 : from - 2; p && !p->ended && fd < LX_FDS; fd++) {
+            if (!p->fds[fd])
+                continue;
+            fmt(name, 16, "%d", (int)fd);
+            *type = 10;                         /* DT_LNK */
+            *ino = 0x20000000ull + (uint64_t)d->proc_pid * 128 + fd;
+            *cookie = 3 + fd;
+            return 0;
+        }
     }
     return -1;
 }

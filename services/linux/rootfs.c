@@ -524,19 +524,57 @@ int lx_fs_init(const char *name)
 }
 
 /* ---------------------------------------------------------------- paths */
+
+/* The entry naming node n (a directory's own; another node's first found), or -1. */
+static int32_t dent_of(int32_t n)
+{
+    if ((nodes[n].mode & LX_S_IFMT) == LX_S_IFDIR)
+        return nodes[n].dent;
+    for (int32_t d = 0; d < maxdents; d++)
+        if (dents[d].node == n)
+            return d;
+    return -1;
+}
+
+int64_t lx_node_path(int32_t n, char *buf, uint64_t size)
+{
+    if (!lx_node(n) || size < 2)
+        return -LX_ENOENT;
+    uint64_t at = size - 1;                     /* built from the end */
+    buf[at] = 0;
+    int32_t cur = n;
+    for (int hops = 0; cur != LX_ROOT; hops++) {
+        int32_t d = dent_of(cur);
+        if (d < 0 || hops > 4096)
+            return -LX_ENOENT;                  /* removed */
+        if (dents[d].len + 1 > at)
+            return -LX_ENAMETOOLONG;
+        at -= dents[d].len;
+        memcpy(buf + at, dents[d].name, dents[d].len);
+        buf[--at] = '/';
+        cur = dents[d].dir;
+    }
+    if (at == size - 1)
+        buf[--at] = '/';                        /* the root itself */
+    uint64_t len = size - 1 - at;
+    memmove(buf, buf + at, len + 1);
+    return (int64_t)len;
+}
 static int32_t resolve(int32_t dir, const char *path, uint64_t plen, int follow, int depth);
 
 /* Follow symbolic link `n` found in directory `dir`. */
 static int32_t follow_link(int32_t dir, int32_t n, int depth)
 {
+    static char proc_targets[8][512];           /* /proc's links, generated: one buffer per depth */
     if (depth >= 40)
         return -LX_ELOOP;
-    char self[24];
     const char *target;
     uint64_t len;
     if (nodes[n].proc) {
-        len = lx_procfs_link(n, self, sizeof(self));
-        target = self;
+        if (depth >= 8)
+            return -LX_ELOOP;
+        len = lx_procfs_link(n, proc_targets[depth], sizeof(proc_targets[depth]));
+        target = proc_targets[depth];
     } else {
         len = nodes[n].size;
         target = (const char *)lx_node_data(&nodes[n]);

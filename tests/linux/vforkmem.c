@@ -46,8 +46,9 @@ int main(void)
         execl("/bin/hello", "hello", (char *)NULL);
         _exit(127);
     }
-    printf("after exec: %d\n", shared_word);
+    int seen = shared_word;                     /* (printed after the wait: hello may print meanwhile) */
     waitpid(pid, &status, 0);
+    printf("after exec: %d\n", seen);
     printf("hello's status: %d\n", WEXITSTATUS(status));
 
     /* a failed exec is seen through the memory */
