@@ -539,6 +539,9 @@ int64_t lx_sys_fcntl(struct lx_ctx *c, uint64_t fd, uint64_t cmd, uint64_t arg);
 /* Read and write a pipe's end (the descriptor's checks done). */
 int64_t lx_pipe_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
 int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
+/* sendfile's write into a pipe from the personality's src: what fits
+ * (0: nothing; with may_wait, LX_BLOCK or EAGAIN instead), or -EPIPE. */
+int64_t lx_pipe_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *src, uint64_t len, int may_wait);
 /* A pipe's end closed for good. */
 void lx_pipe_close(struct lx_file *f);
 /* poll's events (POLLIN, POLLOUT, POLLERR, POLLHUP, as Linux's) now true of a pipe's end. */
@@ -599,6 +602,9 @@ int64_t lx_sys_getsockopt(struct lx_ctx *c, uint64_t fd, uint64_t level, uint64_
  * vectors at iov) of a socket's file (the descriptor's checks done). */
 int64_t lx_sock_rw(struct lx_ctx *c, struct lx_file *f, uint64_t iov, uint64_t niov, uint64_t buf, uint64_t len,
                    int writing);
+/* sendfile's write into a stream socket from the personality's src, as
+ * lx_pipe_write_kernel; -EINVAL for other types. */
+int64_t lx_sock_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *src, uint64_t len, int may_wait);
 /* A socket's poll state; bytes waiting (FIONREAD), or a negated errno. */
 int lx_sock_poll(struct lx_file *f);
 int64_t lx_sock_inq(struct lx_file *f);
@@ -614,6 +620,7 @@ uint64_t lx_tty_avail(void);
 int lx_tty_poll(void);
 int64_t lx_tty_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
 int64_t lx_tty_write(struct lx_ctx *c, uint64_t buf, uint64_t len);
+int64_t lx_tty_write_kernel(struct lx_ctx *c, const void *src, uint64_t len);
 int64_t lx_tty_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg);
 /* The terminal's signals (SIGINT, SIGQUIT, SIGTSTP...) to every process of group `pgrp` (signal.c). */
 void lx_signal_group(int pgrp, int sig);

@@ -179,6 +179,27 @@ int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_
     return (int64_t)done;
 }
 
+int64_t lx_pipe_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *src, uint64_t len, int may_wait)
+{
+    struct lx_pipe *pp = &pipes[f->pipe];
+    if (!pp->readers)
+        return -LX_EPIPE;
+    uint64_t room = LX_PIPE_BUF - pp->count;
+    if (room == 0 && len) {
+        if (!may_wait)
+            return 0;
+        return wait_pipe(c, f);
+    }
+    uint64_t n = len < room ? len : room;
+    uint64_t tail = (pp->head + pp->count) % LX_PIPE_BUF;
+    uint64_t first = LX_PIPE_BUF - tail < n ? LX_PIPE_BUF - tail : n;
+    memcpy(pp->buf + tail, src, first);
+    memcpy(pp->buf, (const uint8_t *)src + first, n - first);
+    pp->count += (uint32_t)n;
+    lx_wake_all(LX_BLK_PIPE, f->pipe);
+    return (int64_t)n;
+}
+
 /* ---------------------------------------------------------------- dup, dup3, fcntl */
 
 int64_t lx_sys_dup(struct lx_ctx *c, uint64_t fd)

@@ -237,16 +237,22 @@ static int connection_based(const struct lx_sock *s)
 /* ---------------------------------------------------------------- the user's buffers */
 
 /* A list of the calling process's buffers: an iovec array (n entries at
- * iov), or one buffer (n 0: base, len). */
+ * iov), or one buffer (n 0: base, len); or the personality's own bytes
+ * (kbuf: sendfile's). */
 struct uio {
     uint64_t iov, n;
     uint64_t base, len;
+    const uint8_t *kbuf;
 };
 
 /* Copy len bytes at offset off of u to (out 0) or from (out 1) buf; 0 or -EFAULT. */
 static int uio_copy(struct lx_ctx *c, const struct uio *u, uint64_t off, void *buf, uint64_t len, int out)
 {
     uint8_t *b = buf;
+    if (u->kbuf) {
+        memcpy(b, u->kbuf + off, len);          /* (only ever copied from) */
+        return 0;
+    }
     for (uint64_t k = 0; len && k < (u->n ? u->n : 1); k++) {
         uint64_t v[2] = { u->base, u->len };
         if (u->n && lx_copy_in(c, v, u->iov + k * 16, 16))
@@ -270,7 +276,7 @@ static int64_t uio_iov(struct lx_ctx *c, struct uio *u, uint64_t iov, uint64_t n
 {
     if (n > UIO_MAXIOV)
         return -LX_EMSGSIZE;
-    *u = (struct uio){ iov, n, 0, 0 };
+    *u = (struct uio){ iov, n, 0, 0, NULL };
     uint64_t total = 0;
     for (uint64_t k = 0; k < n; k++) {
         uint64_t v[2];
@@ -1034,6 +1040,31 @@ static int64_t dgram_send(struct lx_ctx *c, struct lx_sock *s, int nonblock, con
     return (int64_t)len;
 }
 
+int64_t lx_sock_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *src, uint64_t len, int may_wait)
+{
+    struct lx_sock *s = sock_of(f);
+    if (s->type != SOCK_STREAM)
+        return -LX_EINVAL;
+    if (s->state != SS_CONNECTED)
+        return -LX_ENOTCONN;
+    struct lx_sock *r = peer_of(s);
+    if (!r || (s->shut & SEND_SHUTDOWN) || (r->shut & RCV_SHUTDOWN))
+        return -LX_EPIPE;
+    const struct srec *last = r->rcount ? &r->q->recs[(r->rhead + r->rcount - 1) % SOCK_RECS] : NULL;
+    int merge = last && !last->nfiles;
+    uint64_t room = SOCK_BUF - r->count;
+    uint64_t n = len < room ? len : room;
+    if (len && (!n || !has_room(r, n, 0, merge))) {
+        if (!may_wait)
+            return 0;
+        return (f->flags & O_NONBLOCK) ? -LX_EAGAIN : sock_wait(c, s->peer, s->sndtimeo);
+    }
+    struct uio u = { 0, 0, 0, 0, src };
+    enqueue(c, r, s, &u, 0, n, 0, merge);
+    lx_wake_all(LX_BLK_SOCK, s->peer);
+    return (int64_t)n;
+}
+
 /* Send: the checks common to every way in, then the type's own. */
 static int64_t sock_send(struct lx_ctx *c, struct lx_file *f, const struct uio *u, uint64_t len, uint32_t flags,
                          uint64_t uto, uint64_t tolen, uint64_t ctl, uint64_t ctllen)
@@ -1254,7 +1285,7 @@ int64_t lx_sys_sendto(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len,
         len = MAX_RW_COUNT;
     if (!lx_range_ok(buf, len))
         return -LX_EFAULT;
-    struct uio u = { 0, 0, buf, len };
+    struct uio u = { 0, 0, buf, len, NULL };
     return sock_send(c, f, &u, len, (uint32_t)flags, uto, (uint32_t)tolen, 0, 0);
 }
 
@@ -1269,7 +1300,7 @@ int64_t lx_sys_recvfrom(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t le
         len = MAX_RW_COUNT;
     if (!lx_range_ok(buf, len))
         return -LX_EFAULT;
-    struct uio u = { 0, 0, buf, len };
+    struct uio u = { 0, 0, buf, len, NULL };
     struct recv_args a = { .flags = (uint32_t)flags, .uname = uaddr, .unamelen = ulen };
     if (uaddr) {
         int32_t room;
@@ -1344,7 +1375,7 @@ int64_t lx_sys_recvmsg(struct lx_ctx *c, uint64_t fd, uint64_t umsg, uint64_t fl
 int64_t lx_sock_rw(struct lx_ctx *c, struct lx_file *f, uint64_t iov, uint64_t niov, uint64_t buf, uint64_t len,
                    int writing)
 {
-    struct uio u = { 0, 0, buf, len };
+    struct uio u = { 0, 0, buf, len, NULL };
     if (niov != (uint64_t)-1) {
         int64_t n = uio_iov(c, &u, iov, niov);
         if (n < 0)

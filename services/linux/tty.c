@@ -386,6 +386,15 @@ int64_t lx_tty_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t 
     return (int64_t)went;
 }
 
+int64_t lx_tty_write_kernel(struct lx_ctx *c, const void *src, uint64_t len)
+{
+    int64_t job = (tty.t.lflag & TOSTOP) ? job_check(c, LX_SIGTTOU) : 0;
+    if (job)
+        return job;
+    out(src, len);
+    return (int64_t)len;
+}
+
 int64_t lx_tty_write(struct lx_ctx *c, uint64_t buf, uint64_t len)
 {
     char chunk[512];

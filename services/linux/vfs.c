@@ -587,6 +587,28 @@ static int sendable(struct lx_file *f)
     return n && (kind(n) == LX_S_IFREG || (kind(n) == LX_S_IFCHR && (n->dev == LX_DEV_NULL || n->dev == LX_DEV_ZERO)));
 }
 
+/* Can sendfile write to f: a file as above, a pipe's write end, a stream
+ * socket, the console? */
+static int send_target(struct lx_file *f)
+{
+    struct lx_node *n = f->node >= 0 ? lx_node(f->node) : NULL;
+    return sendable(f) || (f->node < 0 && f->ev < 0) || (n && kind(n) == LX_S_IFCHR && n->dev == LX_DEV_CONSOLE);
+}
+
+/* Write len bytes of the personality's src to sendfile's target: what
+ * went (0: nothing fits; with may_wait, LX_BLOCK or EAGAIN instead). */
+static int64_t send_out(struct lx_ctx *c, struct lx_file *out, const void *src, uint64_t len, int may_wait)
+{
+    if (out->sock >= 0)
+        return lx_sock_write_kernel(c, out, src, len, may_wait);
+    if (out->node < 0)
+        return lx_pipe_write_kernel(c, out, src, len, may_wait);
+    struct lx_node *n = lx_node(out->node);
+    if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_CONSOLE)
+        return lx_tty_write_kernel(c, src, len);
+    return lx_file_write_kernel(out, src, len);
+}
+
 int64_t lx_sys_sendfile(struct lx_ctx *c, uint64_t out_fd, uint64_t in_fd, uint64_t offp, uint64_t count)
 {
     static uint8_t chunk[16384];
@@ -605,7 +627,7 @@ int64_t lx_sys_sendfile(struct lx_ctx *c, uint64_t out_fd, uint64_t in_fd, uint6
     struct lx_file *out = changing(c, (uint32_t)out_fd);
     if (!out || (out->flags & O_ACCMODE) == 0)
         return -LX_EBADF;
-    if ((out->flags & O_APPEND) || !sendable(in) || !sendable(out))
+    if ((out->flags & O_APPEND) || !sendable(in) || !send_target(out))
         return -LX_EINVAL;
     uint64_t pos = offp ? (uint64_t)off : in->pos, done = 0;
     int64_t err = 0;
@@ -616,7 +638,13 @@ int64_t lx_sys_sendfile(struct lx_ctx *c, uint64_t out_fd, uint64_t in_fd, uint6
             err = r;
             break;
         }
-        int64_t w = lx_file_write_kernel(out, chunk, (uint64_t)r);
+        int64_t w = send_out(c, out, chunk, (uint64_t)r, done == 0);
+        if (w == LX_BLOCK)
+            return LX_BLOCK;                    /* nothing went: the call runs again when there is room */
+        if (w == -LX_EPIPE && !done) {
+            struct lx_sinfo si = { LX_SI_USER, c->p->pid, 0, 0 };
+            lx_sig_send_thread(c->t, LX_SIGPIPE, &si);
+        }
         if (w < 0) {
             pos -= (uint64_t)r;
             err = w;

@@ -10,6 +10,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "lxtest.h"
+#include <sys/wait.h>
+#include <signal.h>
+#include <sys/socket.h>
 
 #define D "/tmp/sendfile"
 
@@ -94,6 +97,52 @@ int main(void)
     SHOW("same bytes", !memcmp(buf, back, sizeof(buf)));
     struct stat st;
     SHOW("size", (fstat(copy, &st), (long)st.st_size));
+
+    /* Into a pipe (read by a child, more than the pipe holds), a stream socket, the console. */
+    int q[2];
+    pipe(q);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(q[1]);
+        long got = 0, r;
+        static char in2[300 * 1024];
+        while ((r = read(q[0], in2 + got, sizeof(in2) - got)) > 0)
+            got += r;
+        printf("the child read %ld, same bytes %d\n", got, !memcmp(in2, buf, sizeof(buf)));
+        _exit(0);
+    }
+    close(q[0]);
+    off = 0;
+    total = 0;
+    while (total < (long)sizeof(buf) && (n = sendfile(q[1], big, &off, sizeof(buf) - total)) > 0)
+        total += n;
+    close(q[1]);
+    waitpid(pid, NULL, 0);
+    printf("into a pipe: %ld\n", total);
+    pipe(q);
+    close(q[0]);
+    signal(SIGPIPE, SIG_IGN);
+    off = 0;
+    SHOW("into a pipe without readers", sendfile(q[1], big, &off, 10));
+    close(q[1]);
+    pipe(q);
+    fcntl(q[1], F_SETFL, O_NONBLOCK);
+    off = 0;
+    SHOW("into a nonblocking pipe, more than it holds", sendfile(q[1], big, &off, sizeof(buf)));
+    SHOW("into it when full", sendfile(q[1], big, &off, 10));
+    close(q[0]);
+    close(q[1]);
+    int sv[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    off = 1000;
+    SHOW("into a socket", sendfile(sv[0], big, &off, 5000));
+    SHOW("read from its peer", read(sv[1], back, sizeof(back)));
+    SHOW("same bytes", !memcmp(back, buf + 1000, 5000));
+    close(sv[0]);
+    close(sv[1]);
+    int hello = open("/etc/hello.txt", O_RDONLY);
+    SHOW("onto the console", sendfile(1, hello, NULL, 100));
+    close(hello);
     close(big);
     close(copy);
     close(in);
