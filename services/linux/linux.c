@@ -454,7 +454,7 @@ void lx_proc_end(struct lx_proc *p, int status)
     } else if (parent) {
         const struct lx_sigaction *ka = &parent->act[LX_SIGCHLD - 1];
         int sig = status & 0x7f;
-        struct lx_sinfo si = { sig ? LX_CLD_KILLED : LX_CLD_EXITED, p->pid, sig ? sig : (status >> 8) & 0xff, 0 };
+        struct lx_sinfo si = { sig ? LX_CLD_KILLED : LX_CLD_EXITED, p->pid, sig ? sig : (status >> 8) & 0xff, 0, 0 };
         if (ka->handler == 1 || (ka->flags & 2))
             p->used = 0;                        /* SIG_IGN or SA_NOCLDWAIT: nobody waits for it */
         lx_sig_send(parent, LX_SIGCHLD, &si);

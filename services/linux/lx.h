@@ -52,7 +52,11 @@ struct lx_sigaction {
 struct lx_sinfo {
     int32_t code, pid, status;  /* status: SIGCHLD's */
     uint64_t addr;              /* a fault's address */
+    uint64_t value;             /* si_value of a queued signal (SI_QUEUE) */
 };
+#define LX_SI_QUEUE     (-1)
+#define LX_SIGRTMIN     32
+#define LX_RTQ          64      /* instances of real-time signals queued to a process beyond the first of each */
 
 /* ---------------------------------------------------------------- limits of this personality */
 #define LX_PROCS        32              /* Linux processes alive (or unwaited) at once */
@@ -303,6 +307,8 @@ struct lx_proc {
     struct lx_sigaction act[LX_NSIG];   /* shared by its threads */
     struct lx_sinfo sinfo[LX_NSIG];     /* of each signal pending for the process (standard ones do not queue) */
     uint64_t pending;           /* sent to the process: any thread not blocking it takes it */
+    struct { int sig; struct lx_sinfo si; } rtq[LX_RTQ];  /* later instances of pending real-time signals, in order */
+    int nrtq;
     int doomed;                 /* a fatal signal came while one of its threads was in a call: ends after it */
     uint64_t alarm_at, alarm_every;     /* ITIMER_REAL: next expiry (0: off) and interval, in ns */
     int stopped;                /* by a stop signal */
@@ -636,6 +642,8 @@ int64_t lx_sys_rt_sigtimedwait(struct lx_ctx *c, uint64_t set, uint64_t info, ui
 int64_t lx_sys_sigaltstack(struct lx_ctx *c, uint64_t ss, uint64_t oss);
 int64_t lx_sys_kill(struct lx_ctx *c, int64_t pid, uint64_t sig);
 int64_t lx_sys_tgkill(struct lx_ctx *c, int64_t tgid, int64_t tid, uint64_t sig, int tkill);
+/* rt_sigqueueinfo (tid 0) and rt_tgsigqueueinfo. */
+int64_t lx_sys_rt_sigqueueinfo(struct lx_ctx *c, int64_t tgid, int64_t tid, uint64_t sig, uint64_t uinfo);
 int64_t lx_sys_rt_sigreturn(struct lx_ctx *c);
 int64_t lx_sys_nanosleep(struct lx_ctx *c, uint64_t clock, uint64_t flags, uint64_t req, uint64_t rem);
 int64_t lx_sys_setitimer(struct lx_ctx *c, uint64_t which, uint64_t val, uint64_t old);

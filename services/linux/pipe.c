@@ -154,7 +154,7 @@ int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_
     uint64_t done = p->io_done;
     p->io_done = 0;
     if (!pp->readers) {
-        struct lx_sinfo si = { LX_SI_USER, c->p->pid, 0, 0 };
+        struct lx_sinfo si = { LX_SI_USER, c->p->pid, 0, 0, 0 };
         lx_sig_send_thread(p, LX_SIGPIPE, &si); /* acted on when this call returns */
         return done ? (int64_t)done : -LX_EPIPE;
     }

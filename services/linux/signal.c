@@ -210,6 +210,8 @@ static void fill_siginfo(struct lx_siginfo *info, int sig, const struct lx_sinfo
         info->u.addr = si->addr;
     } else if (si->code <= 0) {
         info->u.chld.pid = si->pid;
+        if (si->code == LX_SI_QUEUE)
+            memcpy(info->u.raw + 8, &si->value, 8);    /* si_value */
     }
 }
 
@@ -285,8 +287,29 @@ static struct lx_sinfo take(struct lx_thread *t, int sig)
         t->pending &= ~bit;
         return t->sinfo[sig - 1];
     }
-    t->p->pending &= ~bit;
-    return t->p->sinfo[sig - 1];
+    struct lx_proc *p = t->p;
+    struct lx_sinfo si = p->sinfo[sig - 1];
+    p->pending &= ~bit;
+    for (int i = 0; i < p->nrtq; i++) {
+        if (p->rtq[i].sig != sig)
+            continue;
+        p->sinfo[sig - 1] = p->rtq[i].si;       /* the next instance of a real-time signal: still pending */
+        p->pending |= bit;
+        memmove(&p->rtq[i], &p->rtq[i + 1], (size_t)(p->nrtq - i - 1) * sizeof(p->rtq[0]));
+        p->nrtq--;
+        break;
+    }
+    return si;
+}
+
+/* Forget the queued instances of sig (it is ignored or taken away). */
+static void drop_queued(struct lx_proc *p, int sig)
+{
+    int k = 0;
+    for (int i = 0; i < p->nrtq; i++)
+        if (p->rtq[i].sig != sig)
+            p->rtq[k++] = p->rtq[i];
+    p->nrtq = k;
 }
 
 /* Act on t's pending signals before it goes on from register state *r
@@ -465,7 +488,7 @@ static void notify_parent(struct lx_proc *p, int code, int status)
     if (!parent)
         return;
     if (!(parent->act[LX_SIGCHLD - 1].flags & SA_NOCLDSTOP)) {
-        struct lx_sinfo si = { code, p->pid, status, 0 };
+        struct lx_sinfo si = { code, p->pid, status, 0, 0 };
         lx_sig_send(parent, LX_SIGCHLD, &si);
     }
     lx_wake_proc(parent, LX_BLK_WAIT);
@@ -525,8 +548,15 @@ static void send(struct lx_proc *p, struct lx_thread *t, int sig, const struct l
         for (struct lx_thread *u = NULL; (u = each(p, u)); )
             u->pending &= ~LX_SIGBIT(LX_SIGCONT);
     }
-    if (ignored(main, sig) || ((t ? t->pending : p->pending) & bit))
-        return;                                 /* standard signals do not queue */
+    if (ignored(main, sig))
+        return;
+    if ((t ? t->pending : p->pending) & bit) {
+        if (!t && sig >= LX_SIGRTMIN && p->nrtq < LX_RTQ) {
+            p->rtq[p->nrtq].sig = sig;          /* real-time signals queue (to a process) */
+            p->rtq[p->nrtq++].si = *si;
+        }
+        return;                                 /* standard signals do not */
+    }
     if (t) {
         t->pending |= bit;
         t->sinfo[sig - 1] = *si;
@@ -564,6 +594,7 @@ static void send(struct lx_proc *p, struct lx_thread *t, int sig, const struct l
             stop(p, sig);
         } else {
             p->pending &= ~bit;
+            drop_queued(p, sig);
             if (t)
                 t->pending &= ~bit;
         }
@@ -586,7 +617,7 @@ void lx_sig_send_thread(struct lx_thread *t, int sig, const struct lx_sinfo *si)
 static int64_t send_to(struct lx_proc *self, int32_t pid, uint64_t sig, int code)
 {
     struct lx_proc *procs = lx_procs();
-    struct lx_sinfo si = { code, self->pid, 0, 0 };
+    struct lx_sinfo si = { code, self->pid, 0, 0, 0 };
     if (pid == INT32_MIN)
         return -LX_ESRCH;
     if (pid > 0) {
@@ -638,9 +669,41 @@ int64_t lx_sys_tgkill(struct lx_ctx *c, int64_t tgid, int64_t tid, uint64_t sig,
     if (s > LX_NSIG)
         return -LX_EINVAL;
     if (s) {
-        struct lx_sinfo si = { LX_SI_TKILL, c->p->pid, 0, 0 };
+        struct lx_sinfo si = { LX_SI_TKILL, c->p->pid, 0, 0, 0 };
         lx_sig_send_thread(q, (int)s, &si);
     }
+    return 0;
+}
+
+/* rt_sigqueueinfo and rt_tgsigqueueinfo (tid > 0): a signal with the
+ * caller's siginfo (si_code, si_pid, si_value as given). */
+int64_t lx_sys_rt_sigqueueinfo(struct lx_ctx *c, int64_t tgid, int64_t tid, uint64_t sig, uint64_t uinfo)
+{
+    struct lx_siginfo info;
+    if (lx_copy_in(c, &info, uinfo, sizeof(info)))
+        return -LX_EFAULT;
+    int32_t g = (int32_t)tgid, t = (int32_t)tid;
+    uint32_t s = (uint32_t)sig;
+    if (tid && (g <= 0 || t <= 0))
+        return -LX_EINVAL;
+    if ((info.code >= 0 || info.code == LX_SI_TKILL) && g != c->p->pid)
+        return -LX_EPERM;                       /* only the kernel sends those, to others (checked first, as Linux) */
+    struct lx_thread *q = tid ? lx_thread_of_tid(t) : NULL;
+    struct lx_proc *p = tid ? (q && q->p->pid == g ? q->p : NULL) : lx_proc_of_pid(g);
+    if (s > LX_NSIG)
+        return -LX_EINVAL;
+    if (!p || p->ended)
+        return -LX_ESRCH;
+    if (!s)
+        return 0;
+    if (s >= LX_SIGRTMIN && !tid && (p->pending & LX_SIGBIT(s)) && p->nrtq >= LX_RTQ)
+        return -LX_EAGAIN;                      /* the queue is full (Linux: RLIMIT_SIGPENDING) */
+    struct lx_sinfo si = { info.code, info.u.chld.pid, 0, 0, 0 };
+    memcpy(&si.value, info.u.raw + 8, 8);
+    if (q)
+        lx_sig_send_thread(q, (int)s, &si);
+    else
+        lx_sig_send(p, (int)s, &si);
     return 0;
 }
 
@@ -666,6 +729,7 @@ int64_t lx_sys_rt_sigaction(struct lx_ctx *c, uint64_t sig, uint64_t uact, uint6
         int a = default_action(s);
         if (na.handler == SIG_IGN || (na.handler == SIG_DFL && (a == ACT_IGNORE || a == ACT_CONT))) {
             p->pending &= ~LX_SIGBIT(s);        /* an ignored signal that waits goes, blocked or not */
+            drop_queued(p, s);
             for (struct lx_thread *t = NULL; (t = each(p, t)); )
                 t->pending &= ~LX_SIGBIT(s);
         }
@@ -924,7 +988,7 @@ void lx_sig_fault(struct lx_ctx *c, unsigned kind, uint64_t addr, uint64_t esr)
     const uint64_t *mr = c->call->mr;
     uint32_t ec = (uint32_t)(esr >> 26);
     int sig;
-    struct lx_sinfo si = { 0, 0, 0, addr };
+    struct lx_sinfo si = { 0, 0, 0, addr, 0 };
     if (kind == FAULT_INSN && addr == LX_SIGRETURN_VA && mr[FAULT_MR_PC] == LX_SIGRETURN_VA) {
         lx_sys_rt_sigreturn(c);                 /* a handler without SA_RESTORER returned */
         return;
@@ -1028,7 +1092,7 @@ static void timer_fired(void)
         struct lx_proc *q = &procs[i];
         if (q->used && !q->ended && q->alarm_at && now >= q->alarm_at) {
             q->alarm_at = q->alarm_every ? now + q->alarm_every : 0;
-            struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0 };
+            struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0, 0 };
             lx_sig_send(q, LX_SIGALRM, &si);
         }
     }
@@ -1118,7 +1182,7 @@ int lx_sig_ignored_or_blocked(struct lx_ctx *c, int sig)
 void lx_signal_group(int pgrp, int sig)
 {
     struct lx_proc *procs = lx_procs();
-    struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0 };
+    struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0, 0 };
     for (int i = 0; i < LX_PROCS; i++)
         if (procs[i].used && !procs[i].ended && procs[i].pgid == pgrp)
             lx_sig_send(&procs[i], sig, &si);
