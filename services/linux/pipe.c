@@ -94,6 +94,8 @@ int lx_pipe_poll(struct lx_file *f)
 
 void lx_pipe_close(struct lx_file *f)
 {
+    if (f->pipe < 0 || f->pipe >= LX_PIPES)
+        return;                                 /* never a pipe's (an event object's that got no descriptor) */
     struct lx_pipe *pp = &pipes[f->pipe];
     if ((f->flags & O_ACCMODE) == O_WRONLY)
         pp->writers--;
