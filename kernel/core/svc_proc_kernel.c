@@ -355,6 +355,17 @@ int svc_thread_write_fp(svc_handle thread, const struct petrel_fpregs *fp)
     return err;
 }
 
+int svc_thread_stats(svc_handle thread, struct petrel_thread_stats *st)
+{
+    bool l = env_lock();
+    int err;
+    struct thread *t = thread_held(thread, R_READ, &err);
+    if (t)
+        thread_stats_get(t, st);
+    env_unlock(l);
+    return err;
+}
+
 /* A thread running on another core stops at its next kernel entry, which
  * this code, holding the kernel, cannot wait for: it says THREAD_RUNNING
  * and the caller tries again later. The caller of the request running

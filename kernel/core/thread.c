@@ -550,13 +550,8 @@ void thread_set_tls(struct thread *t, uint64_t value)
     t->tls = value;
 }
 
-int64_t sys_thread_stats(uint32_t h, vaddr_t buf)
+void thread_stats_get(struct thread *t, struct petrel_thread_stats *st)
 {
-    int64_t err;
-    struct object *o = lookup(h, OBJ_THREAD, R_READ, &err);
-    if (!o)
-        return err;
-    struct thread *t = THREAD_OF(o);
     uint64_t ticks = t->cpu_ticks;
     if (t->state == T_RUNNING && t == current_thread())
         ticks += arch_counter() - t->run_start;
@@ -564,7 +559,17 @@ int64_t sys_thread_stats(uint32_t h, vaddr_t buf)
     for (unsigned i = 0; i < ncpus_present && state == T_DEAD; i++)
         if (cpus[i].current == t)
             state = T_RUNNING;      /* killed, but its core has yet to stop it */
-    struct petrel_thread_stats st = { ticks_to_ns(ticks), state, t->base_prio, t->cpu, t->prio };
+    *st = (struct petrel_thread_stats){ ticks_to_ns(ticks), state, t->base_prio, t->cpu, t->prio };
+}
+
+int64_t sys_thread_stats(uint32_t h, vaddr_t buf)
+{
+    int64_t err;
+    struct object *o = lookup(h, OBJ_THREAD, R_READ, &err);
+    if (!o)
+        return err;
+    struct petrel_thread_stats st;
+    thread_stats_get(THREAD_OF(o), &st);
     return copy_to_user(buf, &st, sizeof(st));
 }
 

@@ -146,6 +146,10 @@ int thread_set_fault_ep(struct thread *t, struct endpoint *ep, uint64_t badge);
 int thread_copy_state(struct thread *dst, struct thread *src);
 /* Set t's TLS register (TPIDR_EL0), live if t is the current thread. */
 void thread_set_tls(struct thread *t, uint64_t value);
+/* t's CPU time (the current thread's run so far included), state,
+ * priorities and core, as thread_stats reports them. */
+struct petrel_thread_stats;
+void thread_stats_get(struct thread *t, struct petrel_thread_stats *st);
 /* Make every svc of t a Linux system call (for good). */
 void thread_make_foreign(struct thread *t);
 void thread_kill(struct thread *t, int status);

@@ -146,6 +146,11 @@ int svc_thread_write_fp(svc_handle t, const struct petrel_fpregs *fp)
     return (int)sys_thread_write_fp((uint32_t)t, fp);
 }
 
+int svc_thread_stats(svc_handle t, struct petrel_thread_stats *st)
+{
+    return (int)sys_thread_stats((uint32_t)t, st);
+}
+
 /* On another core the thread stops at its next kernel entry (the kernel
  * sends that core an interrupt): wait for it, yielding. */
 int svc_thread_suspend(svc_handle t)

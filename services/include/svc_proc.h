@@ -78,6 +78,9 @@ int svc_thread_read_regs(svc_handle t, struct petrel_regs *r);
 int svc_thread_write_regs(svc_handle t, const struct petrel_regs *r);
 int svc_thread_read_fp(svc_handle t, struct petrel_fpregs *fp);
 int svc_thread_write_fp(svc_handle t, const struct petrel_fpregs *fp);
+/* A thread's CPU time, state, priority and core (struct petrel_thread_stats
+ * of petrel_abi.h: what thread_stats reports); 0 or an error. */
+int svc_thread_stats(svc_handle t, struct petrel_thread_stats *st);
 /* Stop a thread from running until svc_thread_resume; it is off every
  * core when this returns. Its state then (THREAD_* of petrel_abi.h):
  * THREAD_SEND or THREAD_REPLY if it is in a call (a fault call to this

@@ -23,6 +23,7 @@
 #define O_EXCL      0200
 #define O_TRUNC     01000
 #define O_APPEND    02000
+#define O_NOCTTY    0400
 #define O_DIRECTORY 040000
 #define O_NOFOLLOW  0100000
 #define O_CLOEXEC   02000000
@@ -199,7 +200,7 @@ static int32_t open_create(int32_t dir, const char *path, uint32_t fl, uint32_t 
         if (l.node != -LX_ENOENT)
             return l.node;
         if (lx_node(l.dir)->proc)
-            return -LX_EACCES;
+            return -LX_ENOENT;                  /* /proc makes no names (its lookup fails first, as Linux's) */
         if (!lx_node(l.dir)->nlink)
             return -LX_ENOENT;
         int32_t n = lx_node_new(LX_S_IFREG | (mode & 07777 & ~mask));
@@ -216,11 +217,13 @@ static int32_t open_create(int32_t dir, const char *path, uint32_t fl, uint32_t 
 
 int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t flags, uint64_t mode)
 {
+    uint32_t fl = (uint32_t)flags;
+    if ((fl & (O_CREAT | O_DIRECTORY)) == (O_CREAT | O_DIRECTORY) && !(fl & O_PATH))
+        return -LX_EINVAL;                      /* Linux's rule (6.4, and 6.1's updates), before the path */
     int32_t dir;
     int64_t len = lx_path_at(c, dirfd, upath, path_buf, &dir);
     if (len <= 0)
         return len ? len : -LX_ENOENT;
-    uint32_t fl = (uint32_t)flags;
     if ((fl & O_TMPFILE) == O_TMPFILE)
         return -LX_EOPNOTSUPP;                  /* no unnamed files */
     if ((fl & O_ACCMODE) == O_ACCMODE && !(fl & O_PATH))
@@ -231,12 +234,12 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
     if (node < 0)
         return node;
     struct lx_node *n = lx_node(node);
-    if (kind(n) == LX_S_IFLNK && !(fl & O_PATH))
-        return -LX_ELOOP;                       /* O_NOFOLLOW on a link */
     if ((fl & O_CREAT) && !made && kind(n) == LX_S_IFDIR)
         return -LX_EISDIR;
     if ((fl & O_DIRECTORY) && kind(n) != LX_S_IFDIR)
         return -LX_ENOTDIR;
+    if (kind(n) == LX_S_IFLNK && !(fl & O_PATH))
+        return -LX_ELOOP;                       /* O_NOFOLLOW on a link (after O_DIRECTORY, as Linux checks) */
     int writing = (fl & O_ACCMODE) != 0 || (fl & O_TRUNC);
     if (!(fl & O_PATH)) {
         if (kind(n) == LX_S_IFDIR && writing)
@@ -254,8 +257,11 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
             n = lx_node(node);
         }
     }
-    uint32_t keep = (fl & O_PATH) ? (O_PATH | O_DIRECTORY | O_NOFOLLOW) : ~(uint32_t)(O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC);
-    struct lx_file *f = lx_file_new(node, (fl & keep) | O_LARGEFILE);
+    /* What F_GETFL shows: O_PATH keeps only itself, O_DIRECTORY and
+     * O_NOFOLLOW; other opens all but the open-time flags, with O_LARGEFILE. */
+    uint32_t kept = (fl & O_PATH) ? fl & (O_PATH | O_DIRECTORY | O_NOFOLLOW)
+                                  : (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) | O_LARGEFILE;
+    struct lx_file *f = lx_file_new(node, kept);
     if (!f)
         return -LX_ENFILE;
     int fd = lx_fd_new(c->p, f, (fl & O_CLOEXEC) != 0, 0);
@@ -625,20 +631,31 @@ static int64_t stat_out(struct lx_ctx *c, int32_t node, uint64_t buf)
     return lx_copy_out(c, buf, &st, sizeof(st));
 }
 
+/* The struct stat of open file f: its node's, or for a pipe a FIFO of the
+ * pipe file system, for an event object an anonymous inode. */
+static void file_stat(struct lx_file *f, struct lx_stat *st)
+{
+    if (f->node >= 0) {
+        lx_stat_fill(f->node, st);
+        return;
+    }
+    memset(st, 0, sizeof(*st));
+    st->dev = 0xc;
+    st->ino = f->ev >= 0 ? 0x2000 + (uint64_t)f->ev : f->sock >= 0 ? 0x3000 + (uint64_t)f->sock :
+              0x1000 + (uint64_t)f->pipe;
+    st->mode = f->ev >= 0 ? 0600 : f->sock >= 0 ? LX_S_IFSOCK | 0777 : 0010600;  /* (anonymous inodes have no type) */
+    st->nlink = 1;
+    st->blksize = 4096;
+}
+
 int64_t lx_sys_fstat(struct lx_ctx *c, uint64_t fd, uint64_t buf)
 {
     struct lx_file *f = file_of(c->p, (uint32_t)fd);
-    if (f && f->node < 0) {                     /* a pipe: a FIFO of the pipe file system; an event object */
-        struct lx_stat st = { 0 };
-        st.dev = 0xc;
-        st.ino = f->ev >= 0 ? 0x2000 + (uint64_t)f->ev : f->sock >= 0 ? 0x3000 + (uint64_t)f->sock :
-                 0x1000 + (uint64_t)f->pipe;
-        st.mode = f->ev >= 0 ? 0600 : f->sock >= 0 ? LX_S_IFSOCK | 0777 : 0010600;    /* (Linux's anonymous inodes have no type) */
-        st.nlink = 1;
-        st.blksize = 4096;
-        return lx_copy_out(c, buf, &st, sizeof(st));
-    }
-    return f ? stat_out(c, f->node, buf) : -LX_EBADF;
+    if (!f)
+        return -LX_EBADF;
+    struct lx_stat st;
+    file_stat(f, &st);
+    return lx_copy_out(c, buf, &st, sizeof(st));
 }
 
 int64_t lx_sys_newfstatat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t buf, uint64_t flags)
@@ -658,6 +675,92 @@ int64_t lx_sys_newfstatat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint6
         return -LX_ENOENT;
     int32_t node = lx_lookup(dir, path_buf, !((uint32_t)flags & AT_SYMLINK_NOFOLLOW));
     return node < 0 ? node : stat_out(c, node, buf);
+}
+
+#define AT_STATX_SYNC_TYPE  0x6000
+#define STATX_BASIC_STATS   0x7ff
+#define STATX_MNT_ID        0x1000
+#define STATX__RESERVED     0x80000000u
+#define STATX_ATTR_MOUNT_ROOT 0x2000
+#define STATX_ATTR_KNOWN    (0x10 | 0x20 | 0x40 | 0x1000 | STATX_ATTR_MOUNT_ROOT | 0x200000)
+                            /* immutable, append, nodump (tmpfs's), automount, mount root, DAX */
+
+/* struct statx, 256 bytes. */
+struct lx_statx_time { int64_t sec; uint32_t nsec; int32_t pad; };
+struct lx_statx {
+    uint32_t mask, blksize;
+    uint64_t attributes;
+    uint32_t nlink, uid, gid;
+    uint16_t mode, pad0;
+    uint64_t ino, size, blocks, attributes_mask;
+    struct lx_statx_time atime, btime, ctime, mtime;
+    uint32_t rdev_major, rdev_minor, dev_major, dev_minor;
+    uint64_t mnt_id;
+    uint32_t dio_mem_align, dio_offset_align;
+    uint64_t spare[12];
+};
+_Static_assert(sizeof(struct lx_statx) == 256, "struct statx is 256 bytes");
+
+/* statx: what stat says, in statx's form. Every file has the basic
+ * fields and a mount id (the root's file system 1, /proc 2, pipes 3); no
+ * birth time is kept, so STATX_BTIME is never in the mask. The sync
+ * flags mean nothing for files in memory. */
+int64_t lx_sys_statx(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t flags, uint64_t mask, uint64_t buf)
+{
+    uint32_t fl = (uint32_t)flags;
+    int32_t dir = 0;
+    int64_t len = lx_path_at(c, dirfd, upath, path_buf, &dir);
+    if (len == 0 && !(fl & AT_EMPTY_PATH))
+        len = -LX_ENOENT;
+    if ((uint32_t)mask & STATX__RESERVED)
+        return -LX_EINVAL;
+    if ((fl & AT_STATX_SYNC_TYPE) == AT_STATX_SYNC_TYPE)
+        return -LX_EINVAL;
+    if (fl & ~(uint32_t)(AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH | AT_STATX_SYNC_TYPE))
+        return -LX_EINVAL;
+    if (len < 0)
+        return len;
+    struct lx_stat st;
+    int32_t node = -1;
+    if (len == 0) {                             /* AT_EMPTY_PATH: dirfd itself */
+        struct lx_file *f = (int32_t)dirfd == AT_FDCWD ? NULL : file_of(c->p, (uint32_t)dirfd);
+        if ((int32_t)dirfd != AT_FDCWD && !f)
+            return -LX_EBADF;
+        if (f && f->node < 0)
+            file_stat(f, &st);
+        else
+            node = f ? f->node : c->p->cwd;
+    } else {
+        node = lx_lookup(dir, path_buf, !(fl & AT_SYMLINK_NOFOLLOW));
+        if (node < 0)
+            return node;
+    }
+    if (node >= 0)
+        lx_stat_fill(node, &st);
+    struct lx_statx sx;
+    memset(&sx, 0, sizeof(sx));
+    sx.mask = STATX_BASIC_STATS | STATX_MNT_ID;
+    sx.blksize = (uint32_t)st.blksize;
+    sx.nlink = st.nlink;
+    sx.uid = st.uid;
+    sx.gid = st.gid;
+    sx.mode = (uint16_t)st.mode;
+    sx.ino = st.ino;
+    sx.size = (uint64_t)st.size;
+    sx.blocks = (uint64_t)st.blocks;
+    sx.attributes_mask = STATX_ATTR_KNOWN;
+    if (node == LX_ROOT || (node >= 0 && lx_node(node)->proc == LX_PROC_ROOT))
+        sx.attributes |= STATX_ATTR_MOUNT_ROOT;
+    sx.atime = (struct lx_statx_time){ st.atime, (uint32_t)st.atime_ns, 0 };
+    sx.mtime = (struct lx_statx_time){ st.mtime, (uint32_t)st.mtime_ns, 0 };
+    sx.ctime = (struct lx_statx_time){ st.ctime, (uint32_t)st.ctime_ns, 0 };
+    /* Linux's device numbers: major in bits 8-19, minor in 0-7 and 20-31. */
+    sx.rdev_major = (uint32_t)(st.rdev >> 8) & 0xfff;
+    sx.rdev_minor = (uint32_t)(st.rdev & 0xff) | (uint32_t)((st.rdev >> 12) & ~0xffull);
+    sx.dev_major = (uint32_t)(st.dev >> 8) & 0xfff;
+    sx.dev_minor = (uint32_t)(st.dev & 0xff) | (uint32_t)((st.dev >> 12) & ~0xffull);
+    sx.mnt_id = node < 0 ? 3 : lx_node(node)->proc ? 2 : 1;
+    return lx_copy_out(c, buf, &sx, sizeof(sx));
 }
 
 /* The entry of directory `dir` after cookie `pos` ("." is 1, ".." 2,

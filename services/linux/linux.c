@@ -246,11 +246,13 @@ void lx_thread_free(struct lx_thread *t)
         uint64_t stop[1] = { FAULT_REPLY_STOP };
         svc_reply_later(t->blk.token, 0, 1, stop);
     }
-    if (t->thread && t->p->vm_of)
-        svc_thread_kill(t->thread);             /* in a space it borrowed: the space stays */
-    if (t->thread)
-        svc_handle_release(t->thread);
     struct lx_proc *p = t->p;
+    if (t->thread) {
+        p->cpu_gone += lx_thread_cpu_ns(t);     /* its time stays the process's */
+        if (p->vm_of)
+            svc_thread_kill(t->thread);         /* in a space it borrowed: the space stays */
+        svc_handle_release(t->thread);
+    }
     for (struct lx_thread **link = &p->first_thread; *link; link = &(*link)->sibling) {
         if (*link == t) {
             *link = t->sibling;
@@ -263,6 +265,26 @@ void lx_thread_free(struct lx_thread *t)
     p->nthreads--;
     set_waiting(t, 0);
     memset(t, 0, sizeof(*t));
+}
+
+uint64_t lx_thread_cpu_ns(const struct lx_thread *t)
+{
+    struct petrel_thread_stats st;
+    return t->thread && svc_thread_stats(t->thread, &st) == 0 ? st.cpu_ns : 0;
+}
+
+uint32_t lx_thread_core(const struct lx_thread *t)
+{
+    struct petrel_thread_stats st;
+    return t->thread && svc_thread_stats(t->thread, &st) == 0 ? st.cpu : 0;
+}
+
+uint64_t lx_proc_cpu_ns(const struct lx_proc *p)
+{
+    uint64_t ns = p->cpu_gone;
+    for (const struct lx_thread *t = p->first_thread; t; t = t->sibling)
+        ns += lx_thread_cpu_ns(t);
+    return ns;
 }
 
 static int fs(void)

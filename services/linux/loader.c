@@ -57,8 +57,8 @@ static int check_header(const struct elf64_ehdr *eh, uint64_t size)
 /* Map one PT_LOAD segment of the file at archive offset `foff0` into p's
  * space at base + vaddr; in place only when the file is in the archive
  * (`in_place`: a file written since lives in the personality's memory). */
-static int load_segment(struct lx_proc *p, const uint8_t *file, uint64_t foff0, int in_place, uint64_t base,
-                        const struct elf64_phdr *ph)
+static int load_segment(struct lx_proc *p, int32_t node, const uint8_t *file, uint64_t foff0, int in_place,
+                        uint64_t base, const struct elf64_phdr *ph)
 {
     uint64_t va = base + ph->vaddr, start = va & ~(LX_PAGE - 1), end = lx_page_up(va + ph->memsz);
     uint32_t rights = ((ph->flags & PF_R) ? R_READ : 0) | ((ph->flags & PF_W) ? R_WRITE | R_READ : 0) |
@@ -82,10 +82,9 @@ static int load_segment(struct lx_proc *p, const uint8_t *file, uint64_t foff0, 
         err = -LX_ENOMEM;
     else
         err = lx_vma_map(p, o, start, 0, end - start, rights, LX_VMA_PROG) ? -LX_ENOMEM : 0;
-    if (!o->refs) {
-        svc_handle_release(o->h);               /* never mapped */
-        o->h = 0;
-    }
+    if (ph->filesz && ph->offset >= va - start)     /* its file pages: what MADV_DONTNEED reads again */
+        lx_mobj_origin(o, node, ph->offset - (va - start), lx_page_up(va - start + ph->filesz));
+    lx_mobj_unused(o);                          /* (never mapped: released) */
     return err;
 }
 
@@ -184,7 +183,7 @@ static int map_elf(struct lx_proc *p, int32_t node, uint64_t dyn_base, struct el
     if (hi == 0 || base + eh->entry < base + lo || base + eh->entry >= base + hi)
         return -LX_ENOEXEC;
     for (unsigned i = 0; i < eh->phnum; i++)
-        if (ph[i].type == PT_LOAD && (err = load_segment(p, file, n->data_off, !n->mem, base, &ph[i])) != 0)
+        if (ph[i].type == PT_LOAD && (err = load_segment(p, node, file, n->data_off, !n->mem, base, &ph[i])) != 0)
             return err;
     im->base = base;
     im->entry = base + eh->entry;

@@ -182,6 +182,8 @@ struct lx_last {
 int lx_lookup_last(int32_t dir, const char *path, struct lx_last *l);
 /* The node a final symbolic link l->node leads to, or a negated errno. */
 int32_t lx_follow_last(struct lx_last *l, int depth);
+/* An entry naming node `node` (the first found, of any directory), or -1. */
+int32_t lx_dent_of(int32_t node);
 /* The entry of name[0..len) in directory dir, or -1. */
 int32_t lx_dent_find(int32_t dir, const char *name, uint32_t len);
 /* The absolute path of node n into buf (NUL-terminated); its length, or
@@ -253,6 +255,11 @@ struct lx_mobj {
     svc_handle h;
     uint32_t refs;              /* 0: free */
     uint8_t file;               /* the root archive's (read-only, shared by all: never cloned) */
+    uint8_t shared;             /* MAP_SHARED anonymous memory: a fork maps this object, not a copy */
+    int32_t node;               /* a private copy of a file's bytes (mmap, a program's data): the
+                                 * file (held open), or -1 for anonymous memory... */
+    uint32_t foff, fend;        /* ...offset 0 holds its bytes from foff; past fend the object is
+                                 * anonymous (a program's .bss) */
 };
 
 /* A mapped range of a process: [start, end) of object obj from offset
@@ -313,6 +320,10 @@ struct lx_proc {
     uint64_t alarm_at, alarm_every;     /* ITIMER_REAL: next expiry (0: off) and interval, in ns */
     int stopped;                /* by a stop signal */
     int report;                 /* for WUNTRACED/WCONTINUED: the stop signal, or 0xffff continued; 0 none */
+    int execed;                 /* it called execve since it was forked (setpgid's EACCES) */
+    int nice;                   /* setpriority's value, -20..19 (kept and reported: the scheduler ignores it) */
+    uint64_t cpu_gone;          /* CPU time (ns) of its threads that ended */
+    uint64_t cpu_children;      /* CPU time of the children it waited for (their children's included) */
 };
 
 /* A thread of a process: what runs, blocks in a call and takes signals.
@@ -359,6 +370,12 @@ struct lx_thread *lx_main_thread(struct lx_proc *p);
 struct lx_thread *lx_thread_new(struct lx_proc *p, int tid, int *err);
 /* A thread ends (its kernel thread already stopped or about to be): its slot goes. */
 void lx_thread_free(struct lx_thread *t);
+/* CPU time (ns) of a thread so far, and the core it runs on (the kernel's
+ * accounting: time in the personality's calls counts only in the kernel
+ * placement); a process's CPU time, its ended threads' included. */
+uint64_t lx_thread_cpu_ns(const struct lx_thread *t);
+uint32_t lx_thread_core(const struct lx_thread *t);
+uint64_t lx_proc_cpu_ns(const struct lx_proc *p);
 /* Every process slot (LX_PROCS of them; `used` says which are). */
 struct lx_proc *lx_procs(void);
 /* Start a process from argv/envp (NUL-separated strings); its pid or a negated errno. */
@@ -427,6 +444,7 @@ int64_t lx_sys_readv(struct lx_ctx *c, uint64_t fd, uint64_t iov, uint64_t cnt, 
 int64_t lx_sys_lseek(struct lx_ctx *c, uint64_t fd, int64_t off, uint64_t whence);
 int64_t lx_sys_fstat(struct lx_ctx *c, uint64_t fd, uint64_t buf);
 int64_t lx_sys_newfstatat(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64_t buf, uint64_t flags);
+int64_t lx_sys_statx(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64_t flags, uint64_t mask, uint64_t buf);
 int64_t lx_sys_getdents64(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len);
 int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg);
 /* poll.c: ppoll and pselect6. */
@@ -490,6 +508,10 @@ int64_t lx_sys_mmap(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot
                     uint64_t off);
 int64_t lx_sys_munmap(struct lx_ctx *c, uint64_t addr, uint64_t len);
 int64_t lx_sys_mprotect(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot);
+int64_t lx_sys_madvise(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t advice);
+int64_t lx_sys_mremap(struct lx_ctx *c, uint64_t addr, uint64_t old_len, uint64_t new_len, uint64_t flags,
+                      uint64_t new_addr);
+int64_t lx_sys_msync(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t flags);
 /* Map [va, va + size) of p to `size` bytes of obj from offset off (the
  * object gains a reference); 0 or a negated errno. */
 int lx_vma_map(struct lx_proc *p, struct lx_mobj *obj, uint64_t va, uint64_t off, uint64_t size, uint32_t rights,
@@ -500,6 +522,11 @@ int lx_vma_fresh(struct lx_proc *p, uint64_t va, uint64_t size, uint32_t rights,
 struct lx_mobj *lx_file_mobj(void);
 /* A new object record for handle h (refs 0 until mapped), or NULL (h released). */
 struct lx_mobj *lx_mobj_new(svc_handle h, int file);
+/* Say that o is a copy of file node's bytes from foff, up to fend bytes
+ * of o (the node is held open while o lives). */
+void lx_mobj_origin(struct lx_mobj *o, int32_t node, uint64_t foff, uint64_t fend);
+/* Release a record no range came to use (a failed mapping). */
+void lx_mobj_unused(struct lx_mobj *o);
 /* Drop every mapping record of p (the kernel's mappings go with its space). */
 void lx_vmas_drop(struct lx_proc *p);
 /* Give child (an empty space) copy-on-write copies of every mapping of p;
@@ -513,12 +540,26 @@ int lx_vma_poke(struct lx_proc *p, uint64_t va, const void *src, uint64_t len);
 int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t ptid, uint64_t tls, uint64_t ctid);
 int64_t lx_sys_clone3(struct lx_ctx *c, uint64_t uargs, uint64_t size);
 int64_t lx_sys_execve(struct lx_ctx *c, uint64_t path, uint64_t argv, uint64_t envp);
+int64_t lx_sys_execveat(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64_t argv, uint64_t envp, uint64_t flags);
 int64_t lx_sys_wait4(struct lx_ctx *c, int64_t pid, uint64_t status, uint64_t options, uint64_t rusage);
-int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t info, uint64_t options);
+int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t info, uint64_t options,
+                      uint64_t rusage);
 int64_t lx_sys_setpgid(struct lx_ctx *c, int64_t pid, int64_t pgid);
 int64_t lx_sys_getpgid(struct lx_ctx *c, int64_t pid);
 int64_t lx_sys_getsid(struct lx_ctx *c, int64_t pid);
 int64_t lx_sys_setsid(struct lx_ctx *c);
+/* Priorities and scheduling (proc.c). */
+int64_t lx_sys_getpriority(struct lx_ctx *c, uint64_t which, uint64_t who);
+int64_t lx_sys_setpriority(struct lx_ctx *c, uint64_t which, uint64_t who, uint64_t niceval);
+int64_t lx_sys_sched_getaffinity(struct lx_ctx *c, int64_t pid, uint64_t len, uint64_t mask);
+int64_t lx_sys_sched_setaffinity(struct lx_ctx *c, int64_t pid, uint64_t len, uint64_t mask);
+int64_t lx_sys_getcpu(struct lx_ctx *c, uint64_t cpu, uint64_t node);
+int64_t lx_sys_sched_getscheduler(struct lx_ctx *c, int64_t pid);
+int64_t lx_sys_sched_getparam(struct lx_ctx *c, int64_t pid, uint64_t param);
+int64_t lx_sched_priority_limit(uint32_t policy, int max);
+/* Write a struct rusage with CPU time cpu_ns (as user time; the rest 0)
+ * to buf; 0 or -EFAULT (syscalls.c). */
+int lx_rusage_out(struct lx_ctx *c, uint64_t buf, uint64_t cpu_ns);
 /* A fresh empty space with a Linux process's limits, or 0. */
 svc_handle lx_space_new(void);
 /* A new process slot with a fresh pid and space (limits set) and its
@@ -541,6 +582,7 @@ void lx_futex_wake_addr(struct lx_proc *p, uint64_t uaddr, int n);
 int64_t lx_sys_pipe2(struct lx_ctx *c, uint64_t fds, uint64_t flags);
 int64_t lx_sys_dup(struct lx_ctx *c, uint64_t fd);
 int64_t lx_sys_dup3(struct lx_ctx *c, uint64_t oldfd, uint64_t newfd, uint64_t flags);
+int64_t lx_sys_close_range(struct lx_ctx *c, uint64_t first, uint64_t last, uint64_t flags);
 int64_t lx_sys_fcntl(struct lx_ctx *c, uint64_t fd, uint64_t cmd, uint64_t arg);
 /* Read and write a pipe's end (the descriptor's checks done). */
 int64_t lx_pipe_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);

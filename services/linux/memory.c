@@ -34,8 +34,8 @@
                          0x4000 /* NORESERVE */ | 0x8000 /* POPULATE */ | 0x10000 /* NONBLOCK */ | \
                          0x20000 /* STACK */ | 0x40000 /* HUGETLB */ | 0x80000 /* SYNC */)
 
-static struct lx_mobj mobjs[LX_MOBJS];
-static struct lx_mobj file_obj = { 0, 1, 1 };
+static struct lx_mobj *mobjs;                   /* LX_MOBJS records: the service's memory (svc_alloc) */
+static struct lx_mobj file_obj = { 0, 1, 1, 0, -1, 0, 0 };
 
 struct lx_mobj *lx_file_mobj(void)
 {
@@ -45,9 +45,11 @@ struct lx_mobj *lx_file_mobj(void)
 
 struct lx_mobj *lx_mobj_new(svc_handle h, int file)
 {
-    for (int i = 0; i < LX_MOBJS; i++) {
+    if (!mobjs)
+        mobjs = svc_alloc(LX_MOBJS * sizeof(*mobjs));
+    for (int i = 0; i < LX_MOBJS && mobjs; i++) {
         if (!mobjs[i].h) {
-            mobjs[i] = (struct lx_mobj){ h, 0, (uint8_t)file };
+            mobjs[i] = (struct lx_mobj){ h, 0, (uint8_t)file, 0, -1, 0, 0 };
             return &mobjs[i];
         }
     }
@@ -55,22 +57,53 @@ struct lx_mobj *lx_mobj_new(svc_handle h, int file)
     return NULL;
 }
 
+void lx_mobj_origin(struct lx_mobj *o, int32_t node, uint64_t foff, uint64_t fend)
+{
+    if (o->node >= 0 || !lx_node(node) || foff > UINT32_MAX || fend > UINT32_MAX)
+        return;                                 /* (too large to say: treated as anonymous) */
+    lx_node(node)->opens++;
+    o->node = node;
+    o->foff = (uint32_t)foff;
+    o->fend = (uint32_t)fend;
+}
+
+/* The handle and the file of o go: its record is free. */
+static void mobj_release(struct lx_mobj *o)
+{
+    svc_handle_release(o->h);
+    o->h = 0;
+    if (o->node >= 0) {
+        struct lx_node *n = lx_node(o->node);
+        if (n && n->opens) {
+            n->opens--;
+            lx_node_maybe_free(o->node);
+        }
+        o->node = -1;
+    }
+}
+
 /* One range stopped using o: the last one releases it. */
 static void mobj_put(struct lx_mobj *o)
 {
     if (!o || o->file || --o->refs)
         return;
-    svc_handle_release(o->h);
-    o->h = 0;
+    mobj_release(o);
 }
 
-/* A record nothing came to use (a failed mapping) is released. */
-static void mobj_unused(struct lx_mobj *o)
+void lx_mobj_unused(struct lx_mobj *o)
 {
-    if (o && !o->file && !o->refs) {
-        svc_handle_release(o->h);
-        o->h = 0;
-    }
+    if (o && !o->file && !o->refs)
+        mobj_release(o);
+}
+
+/* Range v of p stops using its object (the heap forgets an object it
+ * held the last reference to, so that brk never maps it again). */
+static void vma_drop_obj(struct lx_proc *p, struct lx_vma *v)
+{
+    if (v->obj && v->obj == p->heap_obj && v->obj->refs == 1)
+        p->heap_obj = NULL;
+    mobj_put(v->obj);
+    v->obj = NULL;
 }
 
 static uint32_t rights_of(uint64_t prot)
@@ -117,7 +150,7 @@ int lx_vma_fresh(struct lx_proc *p, uint64_t va, uint64_t size, uint32_t rights,
     if (!o)
         return -LX_ENOMEM;
     err = lx_vma_map(p, o, va, 0, size, rights, kind);
-    mobj_unused(o);
+    lx_mobj_unused(o);
     return err;
 }
 
@@ -172,11 +205,58 @@ static int vmas_remove(struct lx_proc *p, uint64_t start, uint64_t end)
     for (unsigned i = 0; i < p->nvmas; i++) {
         struct lx_vma *v = &p->vmas[i];
         if (start <= v->start && v->end <= end) {
-            mobj_put(v->obj);
+            vma_drop_obj(p, v);
             p->vmas[i--] = p->vmas[--p->nvmas];
         }
     }
     return 0;
+}
+
+/* Does [start, end) overlap a range of p? */
+static int mapped(struct lx_proc *p, uint64_t start, uint64_t end)
+{
+    for (unsigned i = 0; i < p->nvmas; i++)
+        if (start < p->vmas[i].end && p->vmas[i].start < end)
+            return 1;
+    return 0;
+}
+
+/* A fresh object of `size` zero bytes (shared: MAP_SHARED memory), not
+ * mapped yet; NULL without memory. */
+static struct lx_mobj *anon(uint64_t size, int shared)
+{
+    int err;
+    svc_handle m = svc_mem_create(size, &err);
+    struct lx_mobj *o = m ? lx_mobj_new(m, 0) : NULL;
+    if (o)
+        o->shared = (uint8_t)shared;
+    return o;
+}
+
+/* A fresh object of `size` bytes holding file node's bytes from `off`
+ * (zeros past its end), for fend bytes (past them, zeros: fend == size
+ * for a file mapping); not mapped yet. NULL without memory. */
+static struct lx_mobj *file_copy_to(int32_t node, uint64_t off, uint64_t size, uint64_t fend)
+{
+    struct lx_mobj *o = anon(size, 0);
+    struct lx_node *n = lx_node(node);
+    if (!o || !n)
+        return o;
+    uint64_t want = fend < size ? fend : size;
+    if (off < n->size && want) {
+        uint64_t k = n->size - off < want ? n->size - off : want;
+        if (svc_mem_write(o->h, 0, lx_node_data(n) + off, k)) {
+            lx_mobj_unused(o);
+            return NULL;
+        }
+    }
+    lx_mobj_origin(o, node, off, fend);
+    return o;
+}
+
+static struct lx_mobj *file_copy(int32_t node, uint64_t off, uint64_t size)
+{
+    return file_copy_to(node, off, size, size);
 }
 
 /* Does [start, end) overlap a range of p, its heap's reach or its stack? */
@@ -220,7 +300,7 @@ static int heap_grow(struct lx_proc *p, uint64_t from, uint64_t to)
         if (!o)
             return -LX_ENOMEM;
         err = lx_vma_map(p, o, from, 0, to - from, R_READ | R_WRITE, LX_VMA_HEAP);
-        mobj_unused(o);
+        lx_mobj_unused(o);
         if (err)
             return err;
         p->heap_obj = o;
@@ -265,19 +345,23 @@ int64_t lx_sys_mmap(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot
         return -LX_EINVAL;
     if (type == MAP_SHARED_VALIDATE && (fl & ~(uint32_t)MAP_KNOWN))
         return -LX_EINVAL;
+    if (type == MAP_SHARED_VALIDATE && (fl & MAP_ANONYMOUS))
+        return -LX_EINVAL;                      /* (Linux 6.1 validates only file mappings) */
     uint64_t size = lx_page_up(len);
     if (size < len || size > LX_MMAP_TOP - LX_MMAP_BOTTOM)
         return -LX_ENOMEM;
     if ((prot & PROT_WRITE) && (prot & PROT_EXEC))
         return -LX_EACCES;                      /* Petrel never maps memory writable and executable */
     struct lx_node *file = NULL;
+    int32_t fnode = -1;
     if (!(fl & MAP_ANONYMOUS)) {
         struct lx_file *f = (int32_t)fd >= 0 && (uint32_t)fd < LX_FDS ? p->fds[(uint32_t)fd] : NULL;
         if (!f)
             return -LX_EBADF;
         if (f->node < 0)
             return -LX_ENODEV;                  /* a pipe */
-        file = lx_node(f->node);
+        fnode = f->node;
+        file = lx_node(fnode);
         if ((file->mode & LX_S_IFMT) != LX_S_IFREG)
             return -LX_ENODEV;
         if (type != MAP_PRIVATE && (prot & PROT_WRITE))
@@ -288,7 +372,7 @@ int64_t lx_sys_mmap(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot
         va = addr;
         if ((va & (LX_PAGE - 1)) || va < 0x10000 || va + size < va || va + size > LX_UTCB_VA)
             return (va & (LX_PAGE - 1)) ? -LX_EINVAL : -LX_ENOMEM;
-        if ((fl & MAP_FIXED_NOREPLACE) && !(fl & MAP_FIXED) && taken(p, va, va + size))
+        if ((fl & MAP_FIXED_NOREPLACE) && mapped(p, va, va + size))
             return -LX_EEXIST;
     } else {
         va = addr & ~(LX_PAGE - 1);
@@ -307,24 +391,16 @@ int64_t lx_sys_mmap(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot
             return -LX_ENOMEM;
     }
     uint32_t rights = rights_of(prot);
-    if (!file && !rights)                       /* reserved: an object only for what mprotect opens later */
+    int shared = !file && type != MAP_PRIVATE;
+    if (!file && !rights && !shared)            /* reserved: an object only for what mprotect opens later */
         return lx_vma_map(p, NULL, va, 0, size, 0, LX_VMA_MMAP) ? -LX_ENOMEM : (int64_t)va;
-    if (!file)
-        return lx_vma_fresh(p, va, size, rights, LX_VMA_MMAP) ? -LX_ENOMEM : (int64_t)va;
-    /* A private copy of the file (the root never changes under it). */
-    int err;
-    svc_handle m = svc_mem_create(size, &err);
-    struct lx_mobj *o = m ? lx_mobj_new(m, 0) : NULL;
+    /* Anonymous memory (shared: the same object in every process that
+     * forks from this one), or a private copy of the file. */
+    struct lx_mobj *o = file ? file_copy(fnode, off, size) : anon(size, shared);
     if (!o)
         return -LX_ENOMEM;
-    err = 0;
-    if (off < file->size) {
-        uint64_t n = file->size - off < size ? file->size - off : size;
-        err = svc_mem_write(o->h, 0, lx_node_data(file) + off, n);
-    }
-    if (!err)
-        err = lx_vma_map(p, o, va, 0, size, rights, LX_VMA_MMAP);
-    mobj_unused(o);
+    int err = lx_vma_map(p, o, va, 0, size, rights, LX_VMA_MMAP);
+    lx_mobj_unused(o);
     return err ? -LX_ENOMEM : (int64_t)va;
 }
 
@@ -394,7 +470,7 @@ int64_t lx_sys_mprotect(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t 
                 err = -LX_ENOMEM;
             else
                 o->refs++, v->obj = o, v->off = 0;
-            mobj_unused(o);
+            lx_mobj_unused(o);
         } else if (!rights) {
             err = svc_mem_unmap(p->space, v->start, n) ? -LX_ENOMEM : 0;
         } else if (!v->rights) {
@@ -410,6 +486,341 @@ int64_t lx_sys_mprotect(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t 
     return result;
 }
 
+/* ---------------------------------------------------------------- madvise, mremap, msync */
+
+/* Page-align a length as Linux does (wrapping to 0 for the last page's worth). */
+static uint64_t page_align(uint64_t len)
+{
+    return (len + LX_PAGE - 1) & ~(LX_PAGE - 1);
+}
+
+/* What range v would hold if it were made again from scratch, `size`
+ * bytes from `off` of its object on: zeros for anonymous memory, the file's
+ * bytes again for a private copy of a file (past fend, zeros), the same
+ * kind of object (shared or not). A fresh object, not mapped; NULL
+ * without memory. */
+static struct lx_mobj *fresh_like(const struct lx_vma *v, uint64_t off, uint64_t size)
+{
+    const struct lx_mobj *o = v->obj;
+    if (o && o->node >= 0 && off < o->fend)
+        return file_copy_to(o->node, o->foff + off, size, o->fend - off);
+    return anon(size, o && o->shared);
+}
+
+/* Write what fresh_like would hold over `len` bytes of o from `off` on
+ * (zeros, or the file's bytes), in place. 0 or -ENOMEM. */
+static int refill(struct lx_mobj *o, uint64_t off, uint64_t len)
+{
+    static const uint8_t zeros[4096];
+    struct lx_node *n = o->node >= 0 ? lx_node(o->node) : NULL;
+    for (uint64_t at = 0; at < len; at += sizeof(zeros)) {
+        uint64_t k = len - at < sizeof(zeros) ? len - at : sizeof(zeros), pos = off + at;
+        const uint8_t *src = zeros;
+        uint64_t fpos = n ? o->foff + pos : 0;
+        if (n && pos + k <= o->fend && fpos + k <= n->size)
+            src = lx_node_data(n) + fpos;       /* (a page that is partly file, partly not: zeros) */
+        if (svc_mem_write(o->h, pos, src, k))
+            return -LX_ENOMEM;
+    }
+    return 0;
+}
+
+/* MADV_DONTNEED on [start, end): each private range there reads as if
+ * never touched (zeros, or the file's bytes for a copy of a file): it gets
+ * a fresh object, and the old one's pages go with its last range. Shared
+ * memory and the archive's own pages keep their contents, as on Linux.
+ * Without free range records for the cuts, the bytes are rewritten in
+ * place instead. */
+static int64_t discard(struct lx_proc *p, uint64_t start, uint64_t end)
+{
+    int in_place = p->nvmas + splits(p, start, end) > LX_VMAS;
+    if (!in_place) {
+        split_at(p, start);
+        split_at(p, end);
+    }
+    for (unsigned i = 0; i < p->nvmas; i++) {
+        struct lx_vma *v = &p->vmas[i];
+        uint64_t from = v->start > start ? v->start : start, to = v->end < end ? v->end : end;
+        if (from >= to || !v->obj || v->obj->file || v->obj->shared)
+            continue;
+        if (in_place) {
+            if (refill(v->obj, v->off + (from - v->start), to - from))
+                return -LX_ENOMEM;
+            continue;
+        }
+        struct lx_mobj *o = fresh_like(v, v->off, v->end - v->start);
+        if (!o)
+            return -LX_ENOMEM;
+        if (v->rights) {
+            svc_mem_unmap(p->space, v->start, v->end - v->start);
+            if (svc_mem_map(p->space, o->h, v->start, 0, v->end - v->start, v->rights)) {
+                svc_mem_map(p->space, v->obj->h, v->start, v->off, v->end - v->start, v->rights);
+                lx_mobj_unused(o);
+                return -LX_ENOMEM;
+            }
+        }
+        vma_drop_obj(p, v);
+        o->refs++;
+        v->obj = o;
+        v->off = 0;
+    }
+    return 0;
+}
+
+#define MADV_NORMAL         0
+#define MADV_RANDOM         1
+#define MADV_SEQUENTIAL     2
+#define MADV_WILLNEED       3
+#define MADV_DONTNEED       4
+#define MADV_FREE           8
+#define MADV_MERGEABLE      12
+#define MADV_UNMERGEABLE    13
+#define MADV_HUGEPAGE       14
+#define MADV_NOHUGEPAGE     15
+#define MADV_DONTDUMP       16
+#define MADV_DODUMP         17
+#define MADV_COLD           20
+#define MADV_PAGEOUT        21
+
+/* Is range v anonymous memory as Linux counts it (not a file's pages,
+ * not shared memory)? MADV_FREE takes only that. */
+static int anonymous(const struct lx_vma *v)
+{
+    return !v->obj || (!v->obj->file && !v->obj->shared && v->obj->node < 0);
+}
+
+/* madvise: MADV_DONTNEED (above); MADV_FREE on anonymous memory (the pages
+ * may be freed: here they are kept, which the call allows); the hints
+ * (NORMAL, RANDOM, SEQUENTIAL, WILLNEED, COLD, PAGEOUT, HUGEPAGE,
+ * NOHUGEPAGE, MERGEABLE, UNMERGEABLE, DONTDUMP, DODUMP) are taken and change
+ * nothing. Other advice is EINVAL (DONTFORK, WIPEONFORK and the rest are
+ * not supported). As on Linux, the mapped parts of a range with holes are
+ * advised and the call then fails with ENOMEM. */
+int64_t lx_sys_madvise(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t advice)
+{
+    struct lx_proc *p = c->p;
+    switch ((int32_t)advice) {
+    case MADV_NORMAL: case MADV_RANDOM: case MADV_SEQUENTIAL: case MADV_WILLNEED: case MADV_DONTNEED:
+    case MADV_FREE: case MADV_MERGEABLE: case MADV_UNMERGEABLE: case MADV_HUGEPAGE: case MADV_NOHUGEPAGE:
+    case MADV_DONTDUMP: case MADV_DODUMP: case MADV_COLD: case MADV_PAGEOUT:
+        break;
+    default:
+        return -LX_EINVAL;
+    }
+    uint64_t size = page_align(len), end = addr + size;
+    if ((addr & (LX_PAGE - 1)) || (len && !size) || end < addr)
+        return -LX_EINVAL;
+    if (end == addr)
+        return 0;
+    int any = 0, hole = !covered(p, addr, end);
+    for (unsigned i = 0; i < p->nvmas; i++) {
+        struct lx_vma *v = &p->vmas[i];
+        if (v->start < end && addr < v->end) {
+            any = 1;
+            if ((int32_t)advice == MADV_FREE && !anonymous(v))
+                return -LX_EINVAL;
+        }
+    }
+    if (!any)
+        return -LX_ENOMEM;
+    if ((int32_t)advice == MADV_DONTNEED) {
+        int64_t err = discard(p, addr, end);
+        if (err)
+            return err;
+    }
+    return hole ? -LX_ENOMEM : 0;
+}
+
+#define MREMAP_MAYMOVE      1
+#define MREMAP_FIXED        2
+#define MREMAP_DONTUNMAP    4
+
+/* The ranges of [addr, addr + len) if they make one mapping as Linux sees
+ * one: every page mapped, with the same rights, kind and sharing; 0, or
+ * -EFAULT. */
+static int one_mapping(struct lx_proc *p, uint64_t addr, uint64_t len)
+{
+    if (!covered(p, addr, addr + len))
+        return -LX_EFAULT;
+    const struct lx_vma *first = NULL;
+    for (unsigned i = 0; i < p->nvmas; i++) {
+        const struct lx_vma *v = &p->vmas[i];
+        if (!(v->start < addr + len && addr < v->end))
+            continue;
+        if (!first)
+            first = v;
+        else if (v->rights != first->rights || v->kind != first->kind ||
+                 (v->obj && v->obj->shared) != (first->obj && first->obj->shared))
+            return -LX_EFAULT;
+    }
+    return 0;
+}
+
+/* The range of p holding address a, or NULL. */
+static struct lx_vma *vma_at(struct lx_proc *p, uint64_t a)
+{
+    for (unsigned i = 0; i < p->nvmas; i++)
+        if (p->vmas[i].start <= a && a < p->vmas[i].end)
+            return &p->vmas[i];
+    return NULL;
+}
+
+/* Map [at, at + size) of p as the continuation of range v, whose end is
+ * `at` or was (mremap moved it): more of the same kind of memory. 0 or
+ * -ENOMEM. */
+static int extend(struct lx_proc *p, const struct lx_vma *v, uint64_t at, uint64_t size)
+{
+    if (!v->obj)
+        return lx_vma_map(p, NULL, at, 0, size, 0, v->kind) ? -LX_ENOMEM : 0;
+    struct lx_mobj *o = fresh_like(v, v->off + (v->end - v->start), size);
+    if (!o)
+        return -LX_ENOMEM;
+    int err = lx_vma_map(p, o, at, 0, size, v->rights, v->kind);
+    lx_mobj_unused(o);
+    return err ? -LX_ENOMEM : 0;
+}
+
+/* Move the ranges of [from, from + len) to `to` (the same objects, so the
+ * contents go with them); without `keep` the old addresses are unmapped,
+ * with it (MREMAP_DONTUNMAP) they stay mapped and read as fresh memory. */
+static int64_t move(struct lx_proc *p, uint64_t from, uint64_t len, uint64_t to, int keep)
+{
+    static struct lx_vma *moving;               /* (the service's memory, made at first use) */
+    unsigned n = 0;
+    if (!moving && !(moving = svc_alloc(LX_VMAS * sizeof(*moving))))
+        return -LX_ENOMEM;
+    split_at(p, from);
+    split_at(p, from + len);
+    for (unsigned i = 0; i < p->nvmas; i++)
+        if (from <= p->vmas[i].start && p->vmas[i].end <= from + len)
+            moving[n++] = p->vmas[i];
+    for (unsigned i = 0; i < n; i++) {
+        struct lx_vma *v = &moving[i];
+        if (lx_vma_map(p, v->obj, to + (v->start - from), v->off, v->end - v->start, v->rights, v->kind))
+            return -LX_ENOMEM;                  /* (room was checked: not expected) */
+    }
+    if (keep)
+        return discard(p, from, from + len);
+    vmas_remove(p, from, from + len);
+    svc_mem_unmap(p->space, from, len);
+    return 0;
+}
+
+/* Unmap [addr, addr + len) for mremap; 0 or -ENOMEM. */
+static int unmap(struct lx_proc *p, uint64_t addr, uint64_t len)
+{
+    if (!len)
+        return 0;
+    if (vmas_remove(p, addr, addr + len))
+        return -LX_ENOMEM;
+    svc_mem_unmap(p->space, addr, len);
+    return 0;
+}
+
+/* mremap: shrink (the tail unmapped), grow in place when the pages after
+ * are free (more of the same memory: zeros, or the file's next bytes),
+ * else move with MREMAP_MAYMOVE (the same objects mapped elsewhere: no
+ * byte is copied), MREMAP_FIXED to new_addr (what was there unmapped),
+ * MREMAP_DONTUNMAP (the old range stays, as fresh memory). Linux's
+ * errors: EINVAL for bad flags, alignment or overlap, EFAULT for a range
+ * that is not one mapping, ENOMEM when it cannot grow. An old length of 0
+ * (Linux's duplicate of a shared mapping) is EINVAL here. */
+int64_t lx_sys_mremap(struct lx_ctx *c, uint64_t addr, uint64_t old_len, uint64_t new_len, uint64_t flags,
+                      uint64_t new_addr)
+{
+    struct lx_proc *p = c->p;
+    if (flags & ~(uint64_t)(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP))
+        return -LX_EINVAL;
+    if ((flags & MREMAP_FIXED) && !(flags & MREMAP_MAYMOVE))
+        return -LX_EINVAL;
+    if ((flags & MREMAP_DONTUNMAP) && (!(flags & MREMAP_MAYMOVE) || old_len != new_len))
+        return -LX_EINVAL;
+    if (addr & (LX_PAGE - 1))
+        return -LX_EINVAL;
+    uint64_t old = page_align(old_len), size = page_align(new_len);
+    if (!size)
+        return -LX_EINVAL;
+    if (!vma_at(p, addr))
+        return -LX_EFAULT;
+    if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
+        if (new_addr & (LX_PAGE - 1))
+            return -LX_EINVAL;
+        if (size > LX_TASK_SIZE || new_addr > LX_TASK_SIZE - size)
+            return -LX_EINVAL;
+        if (addr + old > new_addr && new_addr + size > addr)
+            return -LX_EINVAL;                  /* the old and new ranges overlap */
+        if (flags & MREMAP_FIXED) {
+            if (new_addr < 0x10000 || new_addr + size > LX_UTCB_VA)
+                return -LX_ENOMEM;              /* outside what Petrel maps */
+            if (unmap(p, new_addr, size))
+                return -LX_ENOMEM;
+        }
+        if (old > size) {
+            if (unmap(p, addr + size, old - size))
+                return -LX_ENOMEM;
+            old = size;
+        }
+    } else if (old >= size) {                   /* shrinking: the tail goes */
+        return unmap(p, addr + size, old - size) ? -LX_ENOMEM : (int64_t)addr;
+    }
+    if (!old)
+        return -LX_EINVAL;
+    int err = one_mapping(p, addr, old);
+    if (err)
+        return err;
+    unsigned pieces = 0;
+    for (unsigned i = 0; i < p->nvmas; i++)
+        pieces += p->vmas[i].start < addr + old && addr < p->vmas[i].end;
+    if (p->nvmas + splits(p, addr, addr + old) + pieces + 1 > LX_VMAS)
+        return -LX_ENOMEM;                      /* no records for the moved ranges */
+    struct lx_vma last = *vma_at(p, addr + old - 1);
+    last.end = addr + old;                      /* (what a tail continues) */
+    uint64_t to;
+    if (flags & MREMAP_FIXED) {
+        to = new_addr;
+    } else if (!(flags & MREMAP_DONTUNMAP) && addr + size > addr &&
+               addr + size <= LX_STACK_TOP - LX_STACK_SIZE && !mapped(p, addr + old, addr + size)) {
+        return extend(p, &last, addr + old, size - old) ? -LX_ENOMEM : (int64_t)addr;    /* in place */
+    } else if (!(flags & MREMAP_MAYMOVE)) {
+        return -LX_ENOMEM;
+    } else {
+        int hint = (flags & MREMAP_DONTUNMAP) && new_addr >= LX_MMAP_BOTTOM && new_addr + size <= LX_MMAP_TOP &&
+                   !taken(p, new_addr, new_addr + size);
+        to = hint ? new_addr : find_gap(p, size);
+        if (!to)
+            return -LX_ENOMEM;
+    }
+    err = (int)move(p, addr, old, to, (flags & MREMAP_DONTUNMAP) != 0);
+    if (!err && size > old)
+        err = extend(p, &last, to + old, size - old);
+    return err ? err : (int64_t)to;
+}
+
+#define MS_ASYNC        1
+#define MS_INVALIDATE   2
+#define MS_SYNC         4
+
+/* msync: everything is in memory, so there is nothing to write back; the
+ * flags and the range are checked as Linux checks them (an unmapped page
+ * is ENOMEM; with MS_ASYNC alone, at once if the range starts unmapped). */
+int64_t lx_sys_msync(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t flags)
+{
+    struct lx_proc *p = c->p;
+    int32_t fl = (int32_t)flags;
+    if (fl & ~(MS_ASYNC | MS_INVALIDATE | MS_SYNC))
+        return -LX_EINVAL;
+    if (addr & (LX_PAGE - 1))
+        return -LX_EINVAL;
+    if ((fl & MS_ASYNC) && (fl & MS_SYNC))
+        return -LX_EINVAL;
+    uint64_t end = addr + page_align(len);
+    if (end < addr)
+        return -LX_ENOMEM;
+    if (end == addr)
+        return 0;
+    return covered(p, addr, end) ? 0 : -LX_ENOMEM;
+}
+
 int lx_vmas_fork(struct lx_proc *p, struct lx_proc *child)
 {
     static struct { struct lx_mobj *from, *to; } clones[LX_VMAS];
@@ -417,7 +828,7 @@ int lx_vmas_fork(struct lx_proc *p, struct lx_proc *child)
     for (unsigned i = 0; i < p->nvmas; i++) {
         struct lx_vma v = p->vmas[i];
         struct lx_mobj *to = v.obj;
-        if (v.obj && !v.obj->file) {
+        if (v.obj && !v.obj->file && !v.obj->shared) {
             to = NULL;
             for (unsigned k = 0; k < nclones && !to; k++)
                 if (clones[k].from == v.obj)
@@ -427,13 +838,15 @@ int lx_vmas_fork(struct lx_proc *p, struct lx_proc *child)
                 svc_handle m = svc_mem_clone(v.obj->h, &err);
                 if (!m || !(to = lx_mobj_new(m, 0)))
                     return -LX_ENOMEM;
+                if (v.obj->node >= 0)
+                    lx_mobj_origin(to, v.obj->node, v.obj->foff, v.obj->fend);
                 clones[nclones].from = v.obj;
                 clones[nclones++].to = to;
             }
         }
         int err = lx_vma_map(child, to, v.start, v.off, v.end - v.start, v.rights, v.kind);
         if (to)
-            mobj_unused(to);
+            lx_mobj_unused(to);
         if (err)
             return err;
         if (v.obj == p->heap_obj && v.obj)

@@ -1,5 +1,5 @@
 /*
- * Pipes and the descriptor calls: pipe2, dup, dup3, fcntl.
+ * Pipes and the descriptor calls: pipe2, dup, dup3, close_range, fcntl.
  *
  * A pipe is a ring of LX_PIPE_BUF bytes in the personality (nothing of the
  * kernel's), with the counts of the open file descriptions of its two
@@ -28,6 +28,8 @@
 #define F_GETFL     3
 #define F_SETFL     4
 #define F_DUPFD_CLOEXEC 1030
+#define F_GETPIPE_SZ 1032
+#define O_PATH      010000000
 #define FD_CLOEXEC  1
 #define SETFL_BITS  (O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME)
 
@@ -94,6 +96,8 @@ int lx_pipe_poll(struct lx_file *f)
 
 void lx_pipe_close(struct lx_file *f)
 {
+    if (f->pipe < 0 || f->pipe >= LX_PIPES)
+        return;                                 /* never a pipe's (an event object's that got no descriptor) */
     struct lx_pipe *pp = &pipes[f->pipe];
     if ((f->flags & O_ACCMODE) == O_WRONLY)
         pp->writers--;
@@ -234,6 +238,38 @@ int64_t lx_sys_dup3(struct lx_ctx *c, uint64_t oldfd, uint64_t newfd, uint64_t f
     return n;
 }
 
+#define CLOSE_RANGE_UNSHARE 2
+#define CLOSE_RANGE_CLOEXEC 4
+
+/* close_range: close (or, with CLOSE_RANGE_CLOEXEC, mark close-on-exec)
+ * every open descriptor from first to last. CLOSE_RANGE_UNSHARE asks for
+ * a table of the caller's own first: a process of one thread has that
+ * already; the threads of a process share one table here, which cannot be
+ * split (EINVAL). */
+int64_t lx_sys_close_range(struct lx_ctx *c, uint64_t ufirst, uint64_t ulast, uint64_t flags)
+{
+    struct lx_proc *p = c->p;
+    uint32_t first = (uint32_t)ufirst, last = (uint32_t)ulast, fl = (uint32_t)flags;
+    if (fl & ~(uint32_t)(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC))
+        return -LX_EINVAL;
+    if (first > last)
+        return -LX_EINVAL;
+    if ((fl & CLOSE_RANGE_UNSHARE) && p->nthreads > 1)
+        return -LX_EINVAL;
+    for (uint32_t fd = first; fd <= last && fd < LX_FDS; fd++) {
+        if (!p->fds[fd])
+            continue;
+        if (fl & CLOSE_RANGE_CLOEXEC) {
+            p->cloexec[fd] = 1;
+        } else {
+            struct lx_file *f = p->fds[fd];
+            p->fds[fd] = NULL;
+            lx_file_put(f);
+        }
+    }
+    return 0;
+}
+
 int64_t lx_sys_fcntl(struct lx_ctx *c, uint64_t ufd, uint64_t cmd, uint64_t arg)
 {
     struct lx_proc *p = c->p;
@@ -241,7 +277,13 @@ int64_t lx_sys_fcntl(struct lx_ctx *c, uint64_t ufd, uint64_t cmd, uint64_t arg)
     struct lx_file *f = file_of(p, fd);
     if (!f)
         return -LX_EBADF;
-    switch ((uint32_t)cmd) {
+    uint32_t op = (uint32_t)cmd;
+    if ((f->flags & O_PATH) && op != F_DUPFD && op != F_DUPFD_CLOEXEC && op != F_GETFD && op != F_SETFD &&
+        op != F_GETFL)
+        return -LX_EBADF;                       /* an O_PATH descriptor: the descriptor's own commands only */
+    switch (op) {
+    case F_GETPIPE_SZ:                          /* a pipe's capacity (fixed: F_SETPIPE_SZ is not supported) */
+        return f->node < 0 && f->ev < 0 ? LX_PIPE_BUF : -LX_EBADF;
     case F_DUPFD:
     case F_DUPFD_CLOEXEC: {
         if ((uint32_t)arg >= LX_FDS)

@@ -139,6 +139,7 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
     child->pgid = p->pgid;
     child->sid = p->sid;
     child->cwd = p->cwd;
+    child->nice = p->nice;
     memcpy(child->comm, p->comm, sizeof(child->comm));
     struct lx_thread *ct = lx_main_thread(child);
     ct->clear_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
@@ -236,8 +237,10 @@ static int copy_vector(struct lx_ctx *c, uint64_t uvec, uint64_t *used, int *n)
 
 /* A `#!` script: put the interpreter (and its one argument) before the
  * script's path in argv; the interpreter's node, or a negated errno. */
-static int32_t script(int32_t node, int *argc)
+static int32_t script(int32_t node, int *argc, int hidden)
 {
+    if (hidden)
+        return -LX_ENOENT;                      /* its path (/dev/fd/N of a close-on-exec fd) is gone after exec */
     struct lx_node *n = lx_node(node);
     const char *text = (const char *)lx_node_data(n);
     uint64_t len = n->size < 256 ? n->size : 256, i = 2, end;
@@ -281,13 +284,65 @@ static int32_t script(int32_t node, int *argc)
     return in;
 }
 
-int64_t lx_sys_execve(struct lx_ctx *c, uint64_t upath, uint64_t uargv, uint64_t uenvp)
+#define AT_FDCWD            (-100)
+#define AT_SYMLINK_NOFOLLOW 0x100
+#define AT_EMPTY_PATH       0x1000
+
+/* The file execveat names: `exec_path` (len bytes) from dirfd, or dirfd
+ * itself for an empty path; a node or a negated errno. */
+static int32_t exec_node(struct lx_ctx *c, int64_t dirfd, int64_t len, uint32_t flags)
+{
+    if (len == 0) {                             /* AT_EMPTY_PATH: the descriptor's file */
+        if ((int32_t)dirfd == AT_FDCWD)
+            return c->p->cwd;
+        struct lx_file *f = (int32_t)dirfd >= 0 ? lx_fd_file(c->p, (uint32_t)dirfd) : NULL;
+        if (!f)
+            return -LX_EBADF;
+        return f->node >= 0 ? f->node : -LX_EACCES;     /* a pipe or an event object: not a program */
+    }
+    int32_t dir = lx_start_dir(c, dirfd, exec_path);
+    if (dir < 0)
+        return dir;
+    int32_t node = lx_lookup(dir, exec_path, !(flags & AT_SYMLINK_NOFOLLOW));
+    if (node >= 0 && (lx_node(node)->mode & LX_S_IFMT) == LX_S_IFLNK)
+        return -LX_ELOOP;                       /* AT_SYMLINK_NOFOLLOW on a link */
+    return node;
+}
+
+/* Name a program found through descriptor fd as Linux does, for AT_EXECFN,
+ * its comm and a script's interpreter: "/dev/fd/N", or "/dev/fd/N/PATH"
+ * for the relative path of len bytes in exec_path. 0 or -ENAMETOOLONG. */
+static int fd_path(int32_t fd, int64_t len)
+{
+    char num[16];
+    int k = 0;
+    uint32_t v = (uint32_t)fd;
+    do
+        num[k++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    uint64_t prefix = 8 + (uint64_t)k + (len ? 1 : 0);
+    if (prefix + (uint64_t)len + 1 > sizeof(exec_path))
+        return -LX_ENAMETOOLONG;
+    memmove(exec_path + prefix, exec_path, (uint64_t)len + 1);
+    memcpy(exec_path, "/dev/fd/", 8);
+    for (int i = 0; i < k; i++)
+        exec_path[8 + i] = num[k - 1 - i];
+    if (len)
+        exec_path[prefix - 1] = '/';
+    return 0;
+}
+
+/* execve, and execveat: the program at path `upath` from dirfd (AT_FDCWD:
+ * the working directory), or dirfd's own file with AT_EMPTY_PATH and an
+ * empty path; AT_SYMLINK_NOFOLLOW refuses a final link (ELOOP). */
+static int64_t exec_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t uargv, uint64_t uenvp,
+                       uint32_t flags)
 {
     struct lx_proc *p = c->p;
     int64_t len = lx_copy_str(c, exec_path, upath, sizeof(exec_path));
     if (len < 0)
         return len;
-    if (len == 0)
+    if (len == 0 && !(flags & AT_EMPTY_PATH))
         return -LX_ENOENT;
     /* The strings first, then the file, in Linux's order: argv to
      * exec_vec[0..argc), envp after it, then moved to envp[]. */
@@ -302,14 +357,19 @@ int64_t lx_sys_execve(struct lx_ctx *c, uint64_t upath, uint64_t uargv, uint64_t
     static char *envp[EXEC_ARGS];
     int nenv = count - argc;
     memcpy(envp, &exec_vec[argc], sizeof(envp[0]) * (size_t)nenv);
-    int32_t node = lx_lookup(exec_path[0] == '/' ? LX_ROOT : p->cwd, exec_path, 1);
+    if (flags & ~(uint32_t)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+        return -LX_EINVAL;
+    int32_t node = exec_node(c, dirfd, len, flags);
     if (node < 0)
         return node;
+    int by_fd = (int32_t)dirfd != AT_FDCWD && exec_path[0] != '/';
+    if (by_fd && (err = fd_path((int32_t)dirfd, len)) != 0)
+        return err;
     struct lx_node *n = lx_node(node);
     if ((n->mode & LX_S_IFMT) != LX_S_IFREG || !(n->mode & 0111))
         return -LX_EACCES;
     if (n->size >= 2 && !memcmp(lx_node_data(n), "#!", 2)) {
-        node = script(node, &argc);
+        node = script(node, &argc, by_fd && p->cloexec[(uint32_t)dirfd]);
         if (node < 0)
             return node;
     }
@@ -332,6 +392,7 @@ int64_t lx_sys_execve(struct lx_ctx *c, uint64_t upath, uint64_t uargv, uint64_t
     while (p->first_thread != t || t->sibling)
         lx_thread_free(p->first_thread != t ? p->first_thread : t->sibling);
     t->tid = p->pid;
+    p->cpu_gone += lx_thread_cpu_ns(t);         /* the old program's time stays the process's */
     if (p->vm_of) {                             /* a vfork child: the lender's space stays, its page goes back */
         svc_thread_kill(t->thread);
         p->vm_of->utcbs &= ~(1u << t->utcb);
@@ -343,6 +404,7 @@ int64_t lx_sys_execve(struct lx_ctx *c, uint64_t upath, uint64_t uargv, uint64_t
     }
     svc_handle_release(t->thread);
     t->thread = 0;
+    p->execed = 1;
     lx_vmas_drop(p);
     p->space = image.space;
     memcpy(p->vmas, image.vmas, sizeof(p->vmas));
@@ -364,14 +426,29 @@ int64_t lx_sys_execve(struct lx_ctx *c, uint64_t upath, uint64_t uargv, uint64_t
     for (const char *s = exec_path; *s; s++)
         if (*s == '/' && s[1])
             base = s + 1;
+    struct lx_dent *named = len == 0 && by_fd ? lx_dent(lx_dent_of(node)) : NULL;
     memset(p->comm, 0, sizeof(p->comm));
-    memcpy(p->comm, base, strnlen(base, sizeof(p->comm) - 1));
+    if (named)                                  /* by descriptor: the file's own name, as Linux does */
+        memcpy(p->comm, named->name, named->len < sizeof(p->comm) - 1 ? named->len : sizeof(p->comm) - 1);
+    else
+        memcpy(p->comm, base, strnlen(base, sizeof(p->comm) - 1));
     lx_wake_all(LX_BLK_VFORK, p->pid);          /* a vfork parent goes on */
     if (lx_thread_start(t, 0, pc, sp, 0, NULL)) {
         lx_log("pid %d (%s): no thread for the new program", p->pid, p->comm);
         lx_proc_end(p, 9);
     }
     return LX_NORETURN;
+}
+
+int64_t lx_sys_execve(struct lx_ctx *c, uint64_t upath, uint64_t uargv, uint64_t uenvp)
+{
+    return exec_at(c, AT_FDCWD, upath, uargv, uenvp, 0);
+}
+
+int64_t lx_sys_execveat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t uargv, uint64_t uenvp,
+                        uint64_t flags)
+{
+    return exec_at(c, dirfd, upath, uargv, uenvp, (uint32_t)flags);
 }
 
 /* ---------------------------------------------------------------- waiting */
@@ -386,6 +463,19 @@ static int selects(struct lx_proc *p, struct lx_proc *q, int32_t pid)
     if (pid == -1)
         return 1;
     return q->pgid == (pid == 0 ? p->pgid : -pid);
+}
+
+/* A child's CPU time with that of the children it waited for (what wait4's rusage reports). */
+static uint64_t child_cpu(const struct lx_proc *q)
+{
+    return (q->ended ? q->cpu_gone : lx_proc_cpu_ns(q)) + q->cpu_children;
+}
+
+/* p waits for ended child q: its slot goes, its time is p's children's. */
+static void reap(struct lx_proc *p, struct lx_proc *q)
+{
+    p->cpu_children += child_cpu(q);
+    q->used = 0;
 }
 
 int64_t lx_sys_wait4(struct lx_ctx *c, int64_t upid, uint64_t ustatus, uint64_t options, uint64_t rusage)
@@ -404,6 +494,7 @@ int64_t lx_sys_wait4(struct lx_ctx *c, int64_t upid, uint64_t ustatus, uint64_t 
             continue;
         any = 1;
         int32_t status = q->status, qpid = q->pid;
+        uint64_t cpu = child_cpu(q);
         if (!q->ended && (opt & WUNTRACED) && q->stopped && q->report && q->report != 0xffff) {
             status = q->report << 8 | 0x7f;     /* stopped by that signal: reported once */
             q->report = 0;
@@ -413,12 +504,11 @@ int64_t lx_sys_wait4(struct lx_ctx *c, int64_t upid, uint64_t ustatus, uint64_t 
         } else if (!q->ended) {
             continue;
         } else {
-            q->used = 0;                        /* reaped */
+            reap(p, q);
         }
         if (ustatus && lx_copy_out(c, ustatus, &status, sizeof(status)))
             return -LX_EFAULT;
-        static const uint8_t zero_rusage[144];
-        if (rusage && lx_copy_out(c, rusage, zero_rusage, sizeof(zero_rusage)))
+        if (rusage && lx_rusage_out(c, rusage, cpu))
             return -LX_EFAULT;
         return qpid;
     }
@@ -429,7 +519,8 @@ int64_t lx_sys_wait4(struct lx_ctx *c, int64_t upid, uint64_t ustatus, uint64_t 
     return lx_block(c, LX_BLK_WAIT, 0);
 }
 
-int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t info, uint64_t options)
+int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t info, uint64_t options,
+                      uint64_t rusage)
 {
     struct lx_proc *p = c->p, *procs = lx_procs();
     uint32_t opt = (uint32_t)options, type = (uint32_t)idtype;
@@ -448,6 +539,7 @@ int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t i
         return -LX_EINVAL;
     int any = 0;
     int32_t si[7] = { 0 };                      /* signo, errno, code, (pad), pid, uid, status */
+    uint64_t cpu = 0;
     for (int i = 0; i < LX_PROCS; i++) {
         struct lx_proc *q = &procs[i];
         if (!selects(p, q, sel))
@@ -455,6 +547,7 @@ int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t i
         any = 1;
         si[0] = SIGCHLD;
         si[4] = q->pid;
+        cpu = child_cpu(q);
         if (!q->ended && (opt & WUNTRACED) && q->stopped && q->report && q->report != 0xffff) {
             si[2] = LX_CLD_STOPPED;
             si[6] = q->report;
@@ -470,7 +563,7 @@ int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t i
         }
         if (!(opt & WNOWAIT)) {
             if (q->ended)
-                q->used = 0;
+                reap(p, q);
             else
                 q->report = 0;
         }
@@ -481,6 +574,8 @@ int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t i
     if (!si[0] && !(opt & WNOHANG)) {
         return lx_block(c, LX_BLK_WAIT, 0);
     }
+    if (si[0] && rusage && lx_rusage_out(c, rusage, cpu))
+        return -LX_EFAULT;                      /* (nothing found with WNOHANG: rusage untouched) */
     if (info && (lx_copy_out(c, info, si, 12) || lx_copy_out(c, info + 16, &si[4], 12)))
         return -LX_EFAULT;
     return 0;
@@ -488,29 +583,47 @@ int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t i
 
 /* ---------------------------------------------------------------- groups and sessions */
 
-/* The process `pid` names for p (0: p itself), or NULL. */
-static struct lx_proc *target(struct lx_proc *p, int64_t upid)
+/* The process `pid` names for p (0: p itself; a zombie too, as Linux
+ * finds it until it is waited for; the tid of a thread names its
+ * process, and *thread says so), or NULL. */
+static struct lx_proc *target(struct lx_proc *p, int64_t upid, int *thread)
 {
     int32_t pid = (int32_t)upid;
+    *thread = 0;
     if (pid == 0)
         return p;
     struct lx_proc *q = pid > 0 ? lx_proc_of_pid(pid) : NULL;
-    return q && !q->ended ? q : NULL;
+    if (q)
+        return q;
+    struct lx_thread *t = pid > 0 ? lx_thread_of_tid(pid) : NULL;
+    *thread = t != NULL;
+    return t ? t->p : NULL;
 }
 
+/* setpgid, in Linux's order: the process (ESRCH; a thread that does not
+ * lead its process, EINVAL), a child in another session (EPERM) or one
+ * that has called execve (EACCES), a session leader (EPERM), a group
+ * that is not in the caller's session (EPERM). */
 int64_t lx_sys_setpgid(struct lx_ctx *c, int64_t upid, int64_t upgid)
 {
     struct lx_proc *p = c->p, *procs = lx_procs();
-    int32_t pgid = (int32_t)upgid;
+    int32_t pid = (int32_t)upid ? (int32_t)upid : p->pid, pgid = (int32_t)upgid ? (int32_t)upgid : pid;
     if (pgid < 0)
-        return -LX_EINVAL;
-    struct lx_proc *q = target(p, upid);
-    if (!q || (q != p && q->ppid != p->pid))
+        return -LX_EINVAL;                      /* (setpgid(-1, 0) too: the group would be -1) */
+    int thread;
+    struct lx_proc *q = target(p, pid, &thread);
+    if (!q)
         return -LX_ESRCH;
-    if (q->pid == q->sid || q->sid != p->sid)
-        return -LX_EPERM;                       /* a session leader, or a child in another session */
-    if (pgid == 0)
-        pgid = q->pid;
+    if (thread)
+        return -LX_EINVAL;
+    if (q != p && q->ppid != p->pid)
+        return -LX_ESRCH;
+    if (q != p && q->sid != p->sid)
+        return -LX_EPERM;
+    if (q != p && q->execed)
+        return -LX_EACCES;
+    if (q->pid == q->sid)
+        return -LX_EPERM;                       /* a session leader */
     if (pgid != q->pid) {
         int found = 0;
         for (int i = 0; i < LX_PROCS && !found; i++)
@@ -524,13 +637,15 @@ int64_t lx_sys_setpgid(struct lx_ctx *c, int64_t upid, int64_t upgid)
 
 int64_t lx_sys_getpgid(struct lx_ctx *c, int64_t pid)
 {
-    struct lx_proc *q = target(c->p, pid);
+    int thread;
+    struct lx_proc *q = target(c->p, pid, &thread);
     return q ? q->pgid : -LX_ESRCH;
 }
 
 int64_t lx_sys_getsid(struct lx_ctx *c, int64_t pid)
 {
-    struct lx_proc *q = target(c->p, pid);
+    int thread;
+    struct lx_proc *q = target(c->p, pid, &thread);
     return q ? q->sid : -LX_ESRCH;
 }
 
@@ -542,4 +657,161 @@ int64_t lx_sys_setsid(struct lx_ctx *c)
             return -LX_EPERM;                   /* already a group's leader */
     p->pgid = p->sid = p->pid;
     return p->pid;
+}
+
+/* ---------------------------------------------------------------- priorities and scheduling */
+
+#define PRIO_PROCESS    0
+#define PRIO_PGRP       1
+#define PRIO_USER       2
+#define NICE_MIN        (-20)
+#define NICE_MAX        19
+
+/* Does getpriority's or setpriority's (which, who) name process q, as
+ * seen by p? who 0 is p itself, p's group, or root (every process). */
+static int prio_names(struct lx_proc *p, struct lx_proc *q, uint32_t which, int32_t who)
+{
+    if (!q->used)
+        return 0;
+    switch (which) {
+    case PRIO_PROCESS: {
+        if (who == 0)
+            return q == p;
+        struct lx_thread *t = lx_thread_of_tid(who);
+        return q->pid == who || (t && t->p == q);
+    }
+    case PRIO_PGRP:
+        return q->pgid == (who ? who : p->pgid);
+    default:
+        return who == 0;                        /* PRIO_USER: root's processes are all of them */
+    }
+}
+
+/* getpriority: the highest priority (20 - nice: 1 to 40) among the
+ * processes named; ESRCH if none. Nice values are kept per process and
+ * inherited; Petrel's scheduler does not look at them. */
+int64_t lx_sys_getpriority(struct lx_ctx *c, uint64_t which, uint64_t who)
+{
+    struct lx_proc *procs = lx_procs();
+    if ((uint32_t)which > PRIO_USER)
+        return -LX_EINVAL;
+    int64_t best = -LX_ESRCH;
+    for (int i = 0; i < LX_PROCS; i++)
+        if (prio_names(c->p, &procs[i], (uint32_t)which, (int32_t)who) && 20 - procs[i].nice > best)
+            best = 20 - procs[i].nice;
+    return best;
+}
+
+/* setpriority: the nice value (clamped to -20..19) of every process named
+ * (root may lower it as well as raise it); ESRCH if none. */
+int64_t lx_sys_setpriority(struct lx_ctx *c, uint64_t which, uint64_t who, uint64_t niceval)
+{
+    struct lx_proc *procs = lx_procs();
+    if ((uint32_t)which > PRIO_USER)
+        return -LX_EINVAL;
+    int32_t nice = (int32_t)niceval;
+    nice = nice < NICE_MIN ? NICE_MIN : nice > NICE_MAX ? NICE_MAX : nice;
+    int64_t err = -LX_ESRCH;
+    for (int i = 0; i < LX_PROCS; i++) {
+        if (prio_names(c->p, &procs[i], (uint32_t)which, (int32_t)who)) {
+            procs[i].nice = nice;
+            err = 0;
+        }
+    }
+    return err;
+}
+
+/* The thread a scheduling call's pid names (0: the caller), or NULL. */
+static struct lx_thread *sched_thread(struct lx_ctx *c, int32_t pid)
+{
+    return pid == 0 ? c->t : pid > 0 ? lx_thread_of_tid(pid) : NULL;
+}
+
+#define CPUMASK_BYTES   8                       /* Linux's cpumask_size() for up to 64 cores */
+
+/* sched_getaffinity: the core the thread runs on. Petrel does not move a
+ * Linux thread between cores (each runs on the core its process started
+ * on), so that core is all its affinity is. Linux's rules: a length of
+ * fewer bits than cores, or not a multiple of 8, is EINVAL; the mask's
+ * size (8 bytes) is returned. */
+int64_t lx_sys_sched_getaffinity(struct lx_ctx *c, int64_t pid, uint64_t len, uint64_t umask)
+{
+    uint32_t n = (uint32_t)len;
+    if (n == 0 || (n & (CPUMASK_BYTES - 1)))
+        return -LX_EINVAL;
+    struct lx_thread *t = sched_thread(c, (int32_t)pid);
+    if (!t)
+        return -LX_ESRCH;
+    uint64_t mask = 1ull << (lx_thread_core(t) & 63);
+    return lx_copy_out(c, umask, &mask, CPUMASK_BYTES) ? -LX_EFAULT : CPUMASK_BYTES;
+}
+
+/* sched_setaffinity: a mask that holds the thread's core is accepted (it
+ * stays there); one without it is EINVAL, as Petrel does not move it (Linux
+ * would, to a core of the mask that is online). A length under 8 bytes
+ * reads that much, the rest zeros. */
+int64_t lx_sys_sched_setaffinity(struct lx_ctx *c, int64_t pid, uint64_t len, uint64_t umask)
+{
+    uint32_t n = (uint32_t)len < CPUMASK_BYTES ? (uint32_t)len : CPUMASK_BYTES;
+    uint64_t mask = 0;
+    if (lx_copy_in(c, &mask, umask, n))
+        return -LX_EFAULT;
+    struct lx_thread *t = sched_thread(c, (int32_t)pid);
+    if (!t)
+        return -LX_ESRCH;
+    return (mask >> (lx_thread_core(t) & 63)) & 1 ? 0 : -LX_EINVAL;
+}
+
+/* getcpu: the core the caller runs on, node 0; NULL pointers are skipped. */
+int64_t lx_sys_getcpu(struct lx_ctx *c, uint64_t ucpu, uint64_t unode)
+{
+    uint32_t cpu = lx_thread_core(c->t), node = 0;
+    if (ucpu && lx_copy_out(c, ucpu, &cpu, sizeof(cpu)))
+        return -LX_EFAULT;
+    if (unode && lx_copy_out(c, unode, &node, sizeof(node)))
+        return -LX_EFAULT;
+    return 0;
+}
+
+#define SCHED_OTHER     0
+#define SCHED_FIFO      1
+#define SCHED_RR        2
+#define SCHED_BATCH     3
+#define SCHED_IDLE      5
+#define SCHED_DEADLINE  6
+
+/* sched_getscheduler: every Linux thread is SCHED_OTHER here. */
+int64_t lx_sys_sched_getscheduler(struct lx_ctx *c, int64_t pid)
+{
+    if ((int32_t)pid < 0)
+        return -LX_EINVAL;
+    return sched_thread(c, (int32_t)pid) ? SCHED_OTHER : -LX_ESRCH;
+}
+
+/* sched_getparam: priority 0, SCHED_OTHER's. */
+int64_t lx_sys_sched_getparam(struct lx_ctx *c, int64_t pid, uint64_t param)
+{
+    if (!param || (int32_t)pid < 0)
+        return -LX_EINVAL;
+    if (!sched_thread(c, (int32_t)pid))
+        return -LX_ESRCH;
+    int32_t prio = 0;
+    return lx_copy_out(c, param, &prio, sizeof(prio));
+}
+
+/* sched_get_priority_max and _min: Linux's ranges for each policy. */
+int64_t lx_sched_priority_limit(uint32_t policy, int max)
+{
+    switch (policy) {
+    case SCHED_FIFO:
+    case SCHED_RR:
+        return max ? 99 : 1;
+    case SCHED_OTHER:
+    case SCHED_BATCH:
+    case SCHED_IDLE:
+    case SCHED_DEADLINE:
+        return 0;
+    default:
+        return -LX_EINVAL;
+    }
 }

@@ -396,8 +396,10 @@ static void gen_stat(const struct lx_proc *p)
     char s = state_of(p);
     int ctty = lx_tty_is_ctty(p);
     uint64_t vsize = p->ended ? 0 : vm_size(p), rss = vsize / LX_PAGE;
-    put("%d (%s) %c %d %d %d %d %d 4194560 0 0 0 0 0 0 0 0 20 0 %d 0 0 %lu %lu 18446744073709551615 ",
+    uint64_t tick = 10000000;                   /* clock ticks (1/100 s): CPU time, all of it user time */
+    put("%d (%s) %c %d %d %d %d %d 4194560 0 0 0 0 %lu 0 %lu 0 %d %d %d 0 0 %lu %lu 18446744073709551615 ",
         p->pid, p->comm, s, p->ppid, p->pgid, p->sid, ctty ? 0x501 : 0, ctty ? p->pgid : -1,
+        (unsigned long)(lx_proc_cpu_ns(p) / tick), (unsigned long)(p->cpu_children / tick), 20 + p->nice, p->nice,
         p->nthreads > 0 ? p->nthreads : 1, (unsigned long)vsize, (unsigned long)rss);
     put("65536 65536 %lu 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 %lu %lu %lu %lu %lu %d\n",
         (unsigned long)(LX_STACK_TOP - 4096), (unsigned long)p->brk_start, (unsigned long)p->brk,

@@ -46,6 +46,14 @@ struct lx_dent *lx_dent(int32_t d)
     return d >= 0 && d < maxdents && dents[d].node >= 0 ? &dents[d] : NULL;
 }
 
+int32_t lx_dent_of(int32_t node)
+{
+    for (int32_t d = 0; d < maxdents && dents; d++)
+        if (dents[d].node == node)
+            return d;
+    return -1;
+}
+
 const uint8_t *lx_fs_data(void) { return archive; }
 svc_handle lx_fs_object(void) { return archive_mem; }
 

@@ -1125,16 +1125,26 @@ int64_t lx_sys_nanosleep(struct lx_ctx *c, uint64_t clock, uint64_t flags, uint6
     struct lx_thread *p = c->t;
     int abs = (int64_t)clock >= 0 && ((uint32_t)flags & TIMER_ABSTIME);
     if ((int64_t)clock >= 0) {
-        uint32_t id = (uint32_t)clock;
-        if (id != 0 && id != 1 && id != 4 && id != 7 && id != 11)     /* not the CPU-time clocks */
+        /* Linux's rules: the realtime, monotonic, boot, alarm and TAI
+         * clocks sleep; MONOTONIC_RAW, the coarse clocks and the thread
+         * CPU clock cannot (EOPNOTSUPP); the process CPU clocks, which
+         * Linux can sleep on, are not supported here (EOPNOTSUPP too);
+         * 10 and past 11 are no clocks (EINVAL). */
+        int32_t id = (int32_t)clock;
+        if (id < 0)
+            return -LX_EOPNOTSUPP;
+        if (id == 10 || id > 11)
             return -LX_EINVAL;
+        if (id >= 2 && id <= 6)
+            return -LX_EOPNOTSUPP;
     }
     uint64_t ns;
     int64_t err = lx_timespec_in(c, ureq, &ns);
     if (err)
         return err;
     if (abs && !p->timed) {
-        uint64_t base = (uint32_t)clock == 0 ? lx_realtime_base() : 0;     /* CLOCK_REALTIME: the calendar's */
+        uint32_t id = (uint32_t)clock;
+        uint64_t base = id == 0 || id == 8 || id == 11 ? lx_realtime_base() : 0;    /* REALTIME, its ALARM, TAI: the calendar's */
         p->timed = 1;
         p->deadline = ns > base ? ns - base : 0;
     }

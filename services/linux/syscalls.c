@@ -1,7 +1,7 @@
 /*
  * The Linux system call table (AArch64 numbers, asm-generic/unistd.h) and
  * the calls that need no module of their own: exit, identity, time,
- * uname, random bytes.
+ * uname, sysinfo, resource usage, random bytes.
  *
  * A call that is not in the table returns -ENOSYS and is logged once per
  * number ("petrel-linux: ... unknown system call N"); it never ends the
@@ -38,6 +38,13 @@ enum {
     NR_faccessat2 = 439, NR_fchmodat2 = 452, NR_umask = 166, NR_futex = 98, NR_clone3 = 435,
     NR_eventfd2 = 19, NR_epoll_create1 = 20, NR_epoll_ctl = 21, NR_epoll_pwait = 22, NR_epoll_pwait2 = 441,
     NR_timerfd_create = 85, NR_timerfd_settime = 86, NR_timerfd_gettime = 87,
+    NR_clock_getres = 114, NR_gettimeofday = 169, NR_times = 153, NR_getrusage = 165, NR_sysinfo = 179,
+    NR_setregid = 143, NR_setgid = 144, NR_setreuid = 145, NR_setuid = 146, NR_setresuid = 147,
+    NR_getresuid = 148, NR_setresgid = 149, NR_getresgid = 150, NR_getgroups = 158, NR_setgroups = 159,
+    NR_setpriority = 140, NR_getpriority = 141, NR_sched_getscheduler = 120, NR_sched_getparam = 121,
+    NR_sched_setaffinity = 122, NR_sched_getaffinity = 123, NR_sched_yield = 124, NR_sched_get_priority_max = 125,
+    NR_sched_get_priority_min = 126, NR_getcpu = 168, NR_close_range = 436, NR_statx = 291,
+    NR_execveat = 281, NR_madvise = 233, NR_mremap = 216, NR_msync = 227,
 };
 
 static uint8_t logged[NSYS / 8];
@@ -88,16 +95,237 @@ uint64_t lx_realtime_base(void)
     return realtime_base;
 }
 
-/* CLOCK_REALTIME and REALTIME_COARSE: the calendar (above); MONOTONIC,
- * MONOTONIC_RAW, MONOTONIC_COARSE, BOOTTIME: the system counter since boot. */
+#define NS          1000000000ull
+#define USER_HZ     100                         /* clock_t's ticks a second (AT_CLKTCK) */
+
+enum {
+    CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID, CLOCK_MONOTONIC_RAW,
+    CLOCK_REALTIME_COARSE, CLOCK_MONOTONIC_COARSE, CLOCK_BOOTTIME, CLOCK_REALTIME_ALARM, CLOCK_BOOTTIME_ALARM,
+    CLOCK_SGI_CYCLE, CLOCK_TAI,
+};
+
+/* A CPU-time clock's id names a process or a thread: ~pid << 3, 4 for a
+ * thread, the low two bits the kind (PROF, VIRT, SCHED: one time here, as
+ * the kernel does not split user and system time). Its time in *ns, or
+ * -EINVAL for an id that names nothing Linux would answer for. */
+static int cpu_clock(struct lx_ctx *c, int32_t id, uint64_t *ns)
+{
+    if ((id & 3) == 3)
+        return -LX_EINVAL;
+    int32_t pid = ~(id >> 3);
+    if (id & 4) {                               /* a thread of the caller's process */
+        struct lx_thread *t = pid ? lx_thread_of_tid(pid) : c->t;
+        if (!t || t->p != c->p)
+            return -LX_EINVAL;
+        *ns = lx_thread_cpu_ns(t);
+        return 0;
+    }
+    struct lx_proc *p = pid ? lx_proc_of_pid(pid) : c->p;
+    if (!p || p->ended)
+        return -LX_EINVAL;
+    *ns = lx_proc_cpu_ns(p);
+    return 0;
+}
+
+/* The time of clock `clock` in *ns; 0 or -EINVAL. CLOCK_REALTIME, its
+ * COARSE and ALARM forms, and TAI (no leap seconds are kept: TAI is the
+ * calendar, as on a Linux whose offset was never set): the calendar
+ * (above); MONOTONIC, MONOTONIC_RAW, MONOTONIC_COARSE, BOOTTIME and
+ * BOOTTIME_ALARM: the system counter since boot; the CPU-time clocks: the
+ * kernel's accounting of the process's or thread's threads. */
+static int clock_read(struct lx_ctx *c, uint64_t clock, uint64_t *ns)
+{
+    int32_t id = (int32_t)clock;
+    if (id < 0)
+        return cpu_clock(c, id, ns);
+    switch (id) {
+    case CLOCK_REALTIME: case CLOCK_REALTIME_COARSE: case CLOCK_REALTIME_ALARM: case CLOCK_TAI:
+        *ns = svc_clock_ns() + realtime_base;
+        return 0;
+    case CLOCK_MONOTONIC: case CLOCK_MONOTONIC_RAW: case CLOCK_MONOTONIC_COARSE: case CLOCK_BOOTTIME:
+    case CLOCK_BOOTTIME_ALARM:
+        *ns = svc_clock_ns();
+        return 0;
+    case CLOCK_PROCESS_CPUTIME_ID:
+        *ns = lx_proc_cpu_ns(c->p);
+        return 0;
+    case CLOCK_THREAD_CPUTIME_ID:
+        *ns = lx_thread_cpu_ns(c->t);
+        return 0;
+    default:
+        return -LX_EINVAL;
+    }
+}
+
 static int64_t sys_clock_gettime(struct lx_ctx *c, uint64_t clock, uint64_t buf)
 {
-    uint32_t id = (uint32_t)clock;
-    if (id > 7 || id == 2 || id == 3)
-        return -LX_EINVAL;                      /* process and thread CPU clocks: not yet */
-    uint64_t ns = svc_clock_ns() + (id == 0 || id == 5 ? realtime_base : 0);
-    int64_t ts[2] = { (int64_t)(ns / 1000000000u), (int64_t)(ns % 1000000000u) };
+    uint64_t ns;
+    int err = clock_read(c, clock, &ns);
+    if (err)
+        return err;
+    int64_t ts[2] = { (int64_t)(ns / NS), (int64_t)(ns % NS) };
     return lx_copy_out(c, buf, ts, sizeof(ts));
+}
+
+/* clock_getres: every clock reads the counter to the nanosecond (the
+ * coarse ones too: they are not coarser here), so 1 ns; a NULL buffer
+ * only checks the clock. */
+static int64_t sys_clock_getres(struct lx_ctx *c, uint64_t clock, uint64_t buf)
+{
+    uint64_t ns;
+    int err = clock_read(c, clock, &ns);
+    if (err)
+        return err;
+    int64_t ts[2] = { 0, 1 };
+    return buf ? lx_copy_out(c, buf, ts, sizeof(ts)) : 0;
+}
+
+/* gettimeofday: the calendar in seconds and microseconds; the time zone
+ * is UTC without daylight saving (Linux's default, never set here). */
+static int64_t sys_gettimeofday(struct lx_ctx *c, uint64_t tv, uint64_t tz)
+{
+    uint64_t ns = svc_clock_ns() + realtime_base;
+    int64_t t[2] = { (int64_t)(ns / NS), (int64_t)(ns % NS / 1000) };
+    int32_t zone[2] = { 0, 0 };
+    if (tv && lx_copy_out(c, tv, t, sizeof(t)))
+        return -LX_EFAULT;
+    if (tz && lx_copy_out(c, tz, zone, sizeof(zone)))
+        return -LX_EFAULT;
+    return 0;
+}
+
+/* times: the process's CPU time and its waited-for children's, in clock
+ * ticks (all of it user time: the kernel does not split off system time),
+ * and the ticks since boot. */
+static int64_t sys_times(struct lx_ctx *c, uint64_t buf)
+{
+    int64_t uptime = (int64_t)(svc_clock_ns() / (NS / USER_HZ));
+    if (!buf)
+        return uptime;
+    int64_t tms[4] = { (int64_t)(lx_proc_cpu_ns(c->p) / (NS / USER_HZ)), 0,
+                       (int64_t)(c->p->cpu_children / (NS / USER_HZ)), 0 };
+    return lx_copy_out(c, buf, tms, sizeof(tms)) ? -LX_EFAULT : uptime;
+}
+
+#define RUSAGE_SELF     0
+#define RUSAGE_CHILDREN (-1)
+#define RUSAGE_THREAD   1
+
+int lx_rusage_out(struct lx_ctx *c, uint64_t buf, uint64_t cpu_ns)
+{
+    int64_t ru[18] = { 0 };                     /* struct rusage: two timevals and fourteen longs */
+    ru[0] = (int64_t)(cpu_ns / NS);
+    ru[1] = (int64_t)(cpu_ns % NS / 1000);
+    return lx_copy_out(c, buf, ru, sizeof(ru));
+}
+
+/* getrusage: CPU time as the kernel accounts it, all of it user time;
+ * the counts Linux keeps besides (page faults, context switches, the
+ * largest resident size) are not kept here: zeros. */
+static int64_t sys_getrusage(struct lx_ctx *c, uint64_t who, uint64_t buf)
+{
+    uint64_t ns;
+    switch ((int32_t)who) {
+    case RUSAGE_SELF:       ns = lx_proc_cpu_ns(c->p); break;
+    case RUSAGE_CHILDREN:   ns = c->p->cpu_children; break;
+    case RUSAGE_THREAD:     ns = lx_thread_cpu_ns(c->t); break;
+    default:                return -LX_EINVAL;
+    }
+    return lx_rusage_out(c, buf, ns);
+}
+
+/* The memory /proc/meminfo reports (procfs.c): 128 MiB, less 16 MiB kept
+ * and the files written into memory. */
+#define MEM_TOTAL   (128ull << 20)
+#define MEM_KEPT    (16ull << 20)
+
+/* sysinfo: uptime (rounded up to a second, as Linux does), no load, the
+ * memory /proc/meminfo shows, no swap, the threads alive; mem_unit 1. */
+static int64_t sys_sysinfo(struct lx_ctx *c, uint64_t buf)
+{
+    struct {
+        int64_t uptime;
+        uint64_t loads[3], totalram, freeram, sharedram, bufferram, totalswap, freeswap;
+        uint16_t procs, pad;
+        uint64_t totalhigh, freehigh;
+        uint32_t mem_unit;
+    } si;
+    _Static_assert(sizeof(si) == 112, "struct sysinfo is 112 bytes on arm64");
+    memset(&si, 0, sizeof(si));
+    uint64_t now = svc_clock_ns(), used;
+    uint32_t nodes, max;
+    lx_fs_usage(&used, &nodes, &max);
+    si.uptime = (int64_t)(now / NS + (now % NS != 0));
+    si.totalram = MEM_TOTAL;
+    si.freeram = MEM_TOTAL - MEM_KEPT - (used < MEM_TOTAL - MEM_KEPT ? used : MEM_TOTAL - MEM_KEPT);
+    si.sharedram = used;
+    struct lx_thread *threads = lx_threads();
+    for (int i = 0; i < LX_THREADS && threads; i++)
+        si.procs += threads[i].used != 0;
+    si.mem_unit = 1;
+    return lx_copy_out(c, buf, &si, sizeof(si));
+}
+
+/* ---------------------------------------------------------------- identity */
+/* One user, root, with no supplementary groups. Asking for what is
+ * already so (root, or -1: unchanged) succeeds; becoming another user or
+ * group, or taking groups, is refused with EPERM, as Linux refuses a
+ * process without the privilege: the personality has no other user. */
+
+#define ID_KEEP     0xffffffffu                 /* -1: leave it as it is */
+
+/* Each id of ids[0..n) root or -1? 0, or -EPERM. */
+static int64_t ids_root(const uint64_t *ids, int n)
+{
+    for (int i = 0; i < n; i++)
+        if ((uint32_t)ids[i] != 0 && (uint32_t)ids[i] != ID_KEEP)
+            return -LX_EPERM;
+    return 0;
+}
+
+/* setuid and setgid: -1 is no id at all (EINVAL). */
+static int64_t sys_setid(uint64_t id)
+{
+    if ((uint32_t)id == ID_KEEP)
+        return -LX_EINVAL;
+    return (uint32_t)id ? -LX_EPERM : 0;
+}
+
+/* getresuid and getresgid: three zeros, written one after the other (EFAULT stops). */
+static int64_t sys_getresid(struct lx_ctx *c, const uint64_t *ptrs)
+{
+    uint32_t zero = 0;
+    for (int i = 0; i < 3; i++)
+        if (lx_copy_out(c, ptrs[i], &zero, sizeof(zero)))
+            return -LX_EFAULT;
+    return 0;
+}
+
+#define NGROUPS_MAX 65536
+
+/* getgroups: none (a size below 0 is EINVAL; nothing is written). */
+static int64_t sys_getgroups(uint64_t size)
+{
+    return (int32_t)size < 0 ? -LX_EINVAL : 0;
+}
+
+/* setgroups: none is what there is; any group is EPERM. The list is read
+ * first, as Linux reads it (EFAULT), and checked (-1: EINVAL). */
+static int64_t sys_setgroups(struct lx_ctx *c, uint64_t size, uint64_t list)
+{
+    uint32_t n = (uint32_t)size;
+    if (n > NGROUPS_MAX)
+        return -LX_EINVAL;
+    int64_t err = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t gid;
+        if (lx_copy_in(c, &gid, list + 4ull * i, sizeof(gid)))
+            return -LX_EFAULT;
+        if (gid == ID_KEEP)
+            return -LX_EINVAL;
+        err = -LX_EPERM;
+    }
+    return err;
 }
 
 #define GRND_NONBLOCK 1
@@ -213,6 +441,7 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_lseek:          return lx_sys_lseek(c, a[0], (int64_t)a[1], a[2]);
     case NR_fstat:          return lx_sys_fstat(c, a[0], a[1]);
     case NR_newfstatat:     return lx_sys_newfstatat(c, (int64_t)a[0], a[1], a[2], a[3]);
+    case NR_statx:          return lx_sys_statx(c, (int64_t)a[0], a[1], a[2], a[3], a[4]);
     case NR_getdents64:     return lx_sys_getdents64(c, a[0], a[1], a[2]);
     case NR_ioctl:          return lx_sys_ioctl(c, a[0], a[1], a[2]);
     case NR_prlimit64:      return sys_prlimit(c, (int64_t)a[0], a[1], a[2], a[3]);
@@ -271,6 +500,11 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_munmap:         return lx_sys_munmap(c, a[0], a[1]);
     case NR_uname:          return sys_uname(c, a[0]);
     case NR_clock_gettime:  return sys_clock_gettime(c, a[0], a[1]);
+    case NR_clock_getres:   return sys_clock_getres(c, a[0], a[1]);
+    case NR_gettimeofday:   return sys_gettimeofday(c, a[0], a[1]);
+    case NR_times:          return sys_times(c, a[0]);
+    case NR_getrusage:      return sys_getrusage(c, a[0], a[1]);
+    case NR_sysinfo:        return sys_sysinfo(c, a[0]);
     case NR_getrandom:      return sys_getrandom(c, a[0], a[1], a[2]);
     case NR_getcwd:         return lx_sys_getcwd(c, a[0], a[1]);
     case NR_chdir:          return lx_sys_chdir(c, a[0]);
@@ -279,6 +513,9 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_set_robust_list: return a[1] == 24 ? 0 : -LX_EINVAL;   /* kept nowhere: see docs/design/personality.md */
     case NR_futex:          return lx_sys_futex(c, a[0], a[1], a[2], a[3], a[4], a[5]);
     case NR_mprotect:       return lx_sys_mprotect(c, a[0], a[1], a[2]);
+    case NR_madvise:        return lx_sys_madvise(c, a[0], a[1], a[2]);
+    case NR_mremap:         return lx_sys_mremap(c, a[0], a[1], a[2], a[3], a[4]);
+    case NR_msync:          return lx_sys_msync(c, a[0], a[1], a[2]);
     case NR_clone:          return lx_sys_clone(c, a[0], a[1], a[2], a[3], a[4]);
     case NR_clone3:         return lx_sys_clone3(c, a[0], a[1]);
     case NR_eventfd2:       return lx_sys_eventfd2(c, a[0], a[1]);
@@ -290,8 +527,9 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_epoll_pwait:    return lx_sys_epoll_pwait(c, a[0], a[1], a[2], (int64_t)a[3], 0, 0, a[4], a[5]);
     case NR_epoll_pwait2:   return lx_sys_epoll_pwait(c, a[0], a[1], a[2], 0, a[3], 1, a[4], a[5]);
     case NR_execve:         return lx_sys_execve(c, a[0], a[1], a[2]);
+    case NR_execveat:       return lx_sys_execveat(c, (int64_t)a[0], a[1], a[2], a[3], a[4]);
     case NR_wait4:          return lx_sys_wait4(c, (int64_t)a[0], a[1], a[2], a[3]);
-    case NR_waitid:         return lx_sys_waitid(c, a[0], a[1], a[2], a[3]);
+    case NR_waitid:         return lx_sys_waitid(c, a[0], a[1], a[2], a[3], a[4]);
     case NR_setpgid:        return lx_sys_setpgid(c, (int64_t)a[0], (int64_t)a[1]);
     case NR_getpgid:        return lx_sys_getpgid(c, (int64_t)a[0]);
     case NR_getsid:         return lx_sys_getsid(c, (int64_t)a[0]);
@@ -299,6 +537,7 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_pipe2:          return lx_sys_pipe2(c, a[0], a[1]);
     case NR_dup:            return lx_sys_dup(c, a[0]);
     case NR_dup3:           return lx_sys_dup3(c, a[0], a[1], a[2]);
+    case NR_close_range:    return lx_sys_close_range(c, a[0], a[1], a[2]);
     case NR_fcntl:          return lx_sys_fcntl(c, a[0], a[1], a[2]);
     case NR_rt_sigaction:   return lx_sys_rt_sigaction(c, a[0], a[1], a[2], a[3]);
     case NR_rt_sigprocmask: return lx_sys_rt_sigprocmask(c, a[0], a[1], a[2], a[3]);
@@ -323,6 +562,26 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_geteuid:
     case NR_getgid:
     case NR_getegid:        return 0;           /* one user: root */
+    case NR_setuid:
+    case NR_setgid:         return sys_setid(a[0]);
+    case NR_setreuid:
+    case NR_setregid:       return ids_root(a, 2);
+    case NR_setresuid:
+    case NR_setresgid:      return ids_root(a, 3);
+    case NR_getresuid:
+    case NR_getresgid:      return sys_getresid(c, a);
+    case NR_getgroups:      return sys_getgroups(a[0]);
+    case NR_setgroups:      return sys_setgroups(c, a[0], a[1]);
+    case NR_getpriority:    return lx_sys_getpriority(c, a[0], a[1]);
+    case NR_setpriority:    return lx_sys_setpriority(c, a[0], a[1], a[2]);
+    case NR_sched_yield:    return 0;           /* the reply itself lets others run */
+    case NR_sched_getaffinity: return lx_sys_sched_getaffinity(c, (int64_t)a[0], a[1], a[2]);
+    case NR_sched_setaffinity: return lx_sys_sched_setaffinity(c, (int64_t)a[0], a[1], a[2]);
+    case NR_getcpu:         return lx_sys_getcpu(c, a[0], a[1]);
+    case NR_sched_getscheduler: return lx_sys_sched_getscheduler(c, (int64_t)a[0]);
+    case NR_sched_getparam: return lx_sys_sched_getparam(c, (int64_t)a[0], a[1]);
+    case NR_sched_get_priority_max:
+    case NR_sched_get_priority_min: return lx_sched_priority_limit((uint32_t)a[0], nr == NR_sched_get_priority_max);
     case NR_set_tid_address:
         c->t->clear_tid = a[0];
         return c->t->tid;

@@ -85,7 +85,7 @@ static int new_name(struct lx_ctx *c, int64_t dirfd, const char *path, struct lx
     if (!lx_node(l->dir)->nlink)
         return -LX_ENOENT;                      /* in a removed directory */
     if (lx_node(l->dir)->proc)
-        return -LX_EACCES;
+        return -LX_ENOENT;                      /* /proc makes no names: its lookup fails, as Linux's */
     return 0;
 }
 

@@ -1,0 +1,141 @@
+/* Scheduling calls: sched_yield, CPU affinity and getcpu, nice values
+ * (getpriority, setpriority), the policy and its parameters. Raw system
+ * calls where musl's wrappers differ (its sched_getscheduler and
+ * sched_getparam are ENOSYS stubs, its getpriority adds 20). */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "lxtest.h"
+
+/* An address the compiler cannot see through. */
+static void *hidden(uintptr_t a)
+{
+    void *p = (void *)a;
+    __asm__ volatile("" : "+r"(p));
+    return p;
+}
+
+static unsigned current_cpu(void)
+{
+    unsigned cpu = 999, node = 999;
+    syscall(SYS_getcpu, &cpu, &node, NULL);
+    return cpu;
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IONBF, 0);
+    SHOW("sched_yield", syscall(SYS_sched_yield));
+    SHOW("sched_yield again", sched_yield());
+
+    uint64_t mask[16];
+    memset(mask, 0, sizeof(mask));
+    SHOW("sched_getaffinity, 8 bytes", syscall(SYS_sched_getaffinity, 0, 8, mask));
+    uint64_t orig = mask[0];
+    SHOW("sched_getaffinity, 128 bytes", syscall(SYS_sched_getaffinity, 0, 128, mask));
+    SHOW("sched_getaffinity, 0 bytes", syscall(SYS_sched_getaffinity, 0, 0, mask));
+    SHOW("sched_getaffinity, 4 bytes", syscall(SYS_sched_getaffinity, 0, 4, mask));
+    SHOW("sched_getaffinity, 12 bytes", syscall(SYS_sched_getaffinity, 0, 12, mask));
+    SHOW("sched_getaffinity into a bad pointer", syscall(SYS_sched_getaffinity, 0, 8, hidden(8)));
+    SHOW("sched_getaffinity of nobody", syscall(SYS_sched_getaffinity, 99999, 8, mask));
+    SHOW("sched_getaffinity of itself by pid", syscall(SYS_sched_getaffinity, getpid(), 8, mask) == 8);
+    cpu_set_t set;
+    SHOW("musl's sched_getaffinity", sched_getaffinity(0, sizeof(set), &set));
+
+    unsigned cpu = 999, node = 999;
+    SHOW("getcpu", syscall(SYS_getcpu, &cpu, &node, NULL));
+    printf("node: %u\n", node);
+    printf("the mask holds that core: %d ~cpu %u mask %#lx, %d cores\n", (int)((orig >> cpu) & 1), cpu,
+           (unsigned long)orig, CPU_COUNT(&set));
+    SHOW("getcpu without pointers", syscall(SYS_getcpu, NULL, NULL, NULL));
+    SHOW("getcpu into a bad pointer", syscall(SYS_getcpu, hidden(8), NULL, NULL));
+    SHOW("getcpu, node into a bad pointer", syscall(SYS_getcpu, &cpu, hidden(8), NULL));
+    printf("sched_getcpu agrees: %d\n", sched_getcpu() == (int)current_cpu());
+
+    /* Pinned to the core it is on, it stays there. */
+    cpu = current_cpu();
+    uint64_t one = 1ull << cpu;
+    SHOW("sched_setaffinity to its core", syscall(SYS_sched_setaffinity, 0, 8, &one));
+    SHOW("sched_getaffinity then", syscall(SYS_sched_getaffinity, 0, 8, mask));
+    printf("the mask is that core alone: %d\n", mask[0] == one);
+    sched_yield();
+    printf("still on it: %d\n", current_cpu() == cpu);
+    uint64_t none = 0, far = 1ull << 63;
+    SHOW("sched_setaffinity to no core", syscall(SYS_sched_setaffinity, 0, 8, &none));
+    SHOW("sched_setaffinity to core 63 only", syscall(SYS_sched_setaffinity, 0, 8, &far));
+    SHOW("sched_setaffinity of 0 bytes", syscall(SYS_sched_setaffinity, 0, 0, &one));
+    SHOW("sched_setaffinity from a bad pointer", syscall(SYS_sched_setaffinity, 0, 8, hidden(8)));
+    SHOW("sched_setaffinity of nobody", syscall(SYS_sched_setaffinity, 99999, 8, &one));
+    SHOW("sched_setaffinity of 4 bytes", cpu < 32 ? syscall(SYS_sched_setaffinity, 0, 4, &one) : 0);
+    SHOW("sched_setaffinity back", syscall(SYS_sched_setaffinity, 0, 8, &orig));
+
+    /* Nice values: kept per process, inherited, clamped to -20..19. */
+    SHOW("setpgid(0, 0) (its own group)", setpgid(0, 0));
+    SHOW("getpriority raw (20 - nice)", syscall(SYS_getpriority, PRIO_PROCESS, 0));
+    printf("getpriority: %d\n", getpriority(PRIO_PROCESS, 0));
+    SHOW("setpriority 5", setpriority(PRIO_PROCESS, 0, 5));
+    printf("getpriority: %d\n", getpriority(PRIO_PROCESS, 0));
+    printf("getpriority by pid: %d\n", getpriority(PRIO_PROCESS, getpid()));
+    printf("getpriority of its group: %d\n", getpriority(PRIO_PGRP, 0));
+    printf("getpriority of its group by id: %d\n", getpriority(PRIO_PGRP, getpid()));
+    SHOW("setpriority 100 (clamped)", setpriority(PRIO_PROCESS, 0, 100));
+    printf("getpriority: %d\n", getpriority(PRIO_PROCESS, 0));
+    SHOW("setpriority -100 (root may lower it)", setpriority(PRIO_PROCESS, 0, -100));
+    printf("getpriority: %d\n", getpriority(PRIO_PROCESS, 0));
+    printf("nice(3): %d\n", nice(3));
+    SHOW("setpriority 2", setpriority(PRIO_PROCESS, 0, 2));
+    int p2c[2], c2p[2];
+    pipe(p2c);
+    pipe(c2p);
+    pid_t pid = fork();
+    if (pid == 0) {
+        char b;
+        printf("child inherits nice: %d\n", getpriority(PRIO_PROCESS, 0));
+        write(c2p[1], "x", 1);
+        read(p2c[0], &b, 1);
+        _exit(0);
+    }
+    char b;
+    read(c2p[0], &b, 1);
+    SHOW("setpriority of the child", setpriority(PRIO_PROCESS, pid, 7));
+    printf("its nice: %d\n", getpriority(PRIO_PROCESS, pid));
+    SHOW("the group's highest (20 - lowest nice), raw", syscall(SYS_getpriority, PRIO_PGRP, 0));
+    SHOW("setpriority of the group", setpriority(PRIO_PGRP, 0, 4));
+    printf("the child's: %d\n", getpriority(PRIO_PROCESS, pid));
+    write(p2c[1], "x", 1);
+    int st;
+    waitpid(pid, &st, 0);
+    SHOW("getpriority of nobody", syscall(SYS_getpriority, PRIO_PROCESS, 99999));
+    SHOW("setpriority of nobody", setpriority(PRIO_PROCESS, 99999, 0));
+    SHOW("getpriority of a group that is not there", syscall(SYS_getpriority, PRIO_PGRP, 99999));
+    SHOW("getpriority of user 1000 (none)", syscall(SYS_getpriority, PRIO_USER, 1000));
+    SHOW("setpriority of user 1000 (none)", setpriority(PRIO_USER, 1000, 0));
+    SHOW("getpriority which 3", syscall(SYS_getpriority, 3, 0));
+    SHOW("getpriority which -1", syscall(SYS_getpriority, -1, 0));
+    SHOW("setpriority which 3", setpriority(3, 0, 0));
+
+    /* The policy: SCHED_OTHER, priority 0. */
+    SHOW("sched_getscheduler", syscall(SYS_sched_getscheduler, 0));
+    SHOW("sched_getscheduler by pid", syscall(SYS_sched_getscheduler, getpid()));
+    SHOW("sched_getscheduler of -1", syscall(SYS_sched_getscheduler, -1));
+    SHOW("sched_getscheduler of nobody", syscall(SYS_sched_getscheduler, 99999));
+    int prio = 77;
+    SHOW("sched_getparam", syscall(SYS_sched_getparam, 0, &prio));
+    printf("priority: %d\n", prio);
+    SHOW("sched_getparam into NULL", syscall(SYS_sched_getparam, 0, NULL));
+    SHOW("sched_getparam of -1", syscall(SYS_sched_getparam, -1, &prio));
+    SHOW("sched_getparam of nobody", syscall(SYS_sched_getparam, 99999, &prio));
+    SHOW("sched_getparam into a bad pointer", syscall(SYS_sched_getparam, 0, hidden(8)));
+    static const int policies[] = { SCHED_OTHER, SCHED_FIFO, SCHED_RR, SCHED_BATCH, 4, SCHED_IDLE, 6, 7, -1 };
+    for (unsigned i = 0; i < sizeof(policies) / sizeof(policies[0]); i++) {
+        char what[64];
+        snprintf(what, sizeof(what), "priority range of policy %d: max", policies[i]);
+        SHOW(what, syscall(SYS_sched_get_priority_max, policies[i]));
+        snprintf(what, sizeof(what), "priority range of policy %d: min", policies[i]);
+        SHOW(what, syscall(SYS_sched_get_priority_min, policies[i]));
+    }
+    return 0;
+}
