@@ -92,18 +92,24 @@ int main(void)
     show("then one more");
 
     /* to a child, from here, through rt_sigqueueinfo */
-    int p[2];
+    int p[2], go[2];
     pipe(p);
+    pipe(go);
     pid_t pid = fork();
     if (pid == 0) {
         sigprocmask(SIG_BLOCK, &block, NULL);
         write(p[1], "r", 1);
         struct timespec ts = { 5, 0 };
+        int s[2], v[2], from[2];
         for (int i = 0; i < 2; i++) {
-            int s = sigtimedwait(&block, &si, &ts);
-            printf("child: RTMIN+%d value %d from the parent %d\n", s - SIGRTMIN, si.si_value.sival_int,
-                   si.si_pid == getppid());
+            s[i] = sigtimedwait(&block, &si, &ts);
+            v[i] = si.si_value.sival_int;
+            from[i] = si.si_pid == getppid();
         }
+        char c;
+        read(go[0], &c, 1);                     /* (printed after the parent's lines) */
+        for (int i = 0; i < 2; i++)
+            printf("child: RTMIN+%d value %d from the parent %d\n", s[i] - SIGRTMIN, v[i], from[i]);
         _exit(0);
     }
     char c;
@@ -115,6 +121,7 @@ int main(void)
     SHOW("rt_sigqueueinfo bad signal", syscall(SYS_rt_sigqueueinfo, pid, 99, &fake));
     SHOW("rt_sigqueueinfo bad address", syscall(SYS_rt_sigqueueinfo, pid, SIGRTMIN, (void *)8));
     SHOW("rt_sigqueueinfo to nobody", sigqueue(99999, SIGRTMIN, (union sigval){ 0 }));
+    write(go[1], "g", 1);
     waitpid(pid, NULL, 0);
     return 0;
 }
