@@ -254,6 +254,7 @@ static struct lx_mobj *file_copy_to(int32_t node, uint64_t off, uint64_t size, u
     return o;
 }
 
+/* A private file mapping's object: the file's bytes from off, all of it file-backed. */
 static struct lx_mobj *file_copy(int32_t node, uint64_t off, uint64_t size)
 {
     return file_copy_to(node, off, size, size);

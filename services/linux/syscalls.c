@@ -154,6 +154,7 @@ static int clock_read(struct lx_ctx *c, uint64_t clock, uint64_t *ns)
     }
 }
 
+/* clock_gettime: a struct timespec of the clock's time. */
 static int64_t sys_clock_gettime(struct lx_ctx *c, uint64_t clock, uint64_t buf)
 {
     uint64_t ns;
@@ -208,6 +209,7 @@ static int64_t sys_times(struct lx_ctx *c, uint64_t buf)
 #define RUSAGE_CHILDREN (-1)
 #define RUSAGE_THREAD   1
 
+/* A struct rusage at buf: the CPU time as user time, the rest 0. */
 int lx_rusage_out(struct lx_ctx *c, uint64_t buf, uint64_t cpu_ns)
 {
     int64_t ru[18] = { 0 };                     /* struct rusage: two timevals and fourteen longs */
