@@ -254,6 +254,7 @@ static struct lx_mobj *file_copy_to(int32_t node, uint64_t off, uint64_t size, u
     return o;
 }
 
+/* A private file mapping's object: the file's bytes from off, all of it file-backed. */
 static struct lx_mobj *file_copy(int32_t node, uint64_t off, uint64_t size)
 {
     return file_copy_to(node, off, size, size);
@@ -706,14 +707,18 @@ static int64_t move(struct lx_proc *p, uint64_t from, uint64_t len, uint64_t to,
     return 0;
 }
 
-/* Unmap [addr, addr + len) for mremap; 0 or -ENOMEM. */
+/* Unmap [addr, addr + len) for mremap, by munmap's rules (EINVAL past
+ * the end of user space); 0 or a negated errno. */
 static int unmap(struct lx_proc *p, uint64_t addr, uint64_t len)
 {
-    if (!len)
+    if (len > LX_TASK_SIZE || addr > LX_TASK_SIZE - len)
+        return -LX_EINVAL;
+    uint64_t end = addr + len < LX_UTCB_VA ? addr + len : LX_UTCB_VA;
+    if (addr >= end)
         return 0;
-    if (vmas_remove(p, addr, addr + len))
+    if (vmas_remove(p, addr, end))
         return -LX_ENOMEM;
-    svc_mem_unmap(p->space, addr, len);
+    svc_mem_unmap(p->space, addr, end - addr);
     return 0;
 }
 
@@ -749,22 +754,28 @@ int64_t lx_sys_mremap(struct lx_ctx *c, uint64_t addr, uint64_t old_len, uint64_
             return -LX_EINVAL;
         if (addr + old > new_addr && new_addr + size > addr)
             return -LX_EINVAL;                  /* the old and new ranges overlap */
+        int err;
         if (flags & MREMAP_FIXED) {
             if (new_addr < 0x10000 || new_addr + size > LX_UTCB_VA)
                 return -LX_ENOMEM;              /* outside what Petrel maps */
-            if (unmap(p, new_addr, size))
-                return -LX_ENOMEM;
+            if ((err = unmap(p, new_addr, size)) != 0)
+                return err;
         }
         if (old > size) {
-            if (unmap(p, addr + size, old - size))
-                return -LX_ENOMEM;
+            if ((err = unmap(p, addr + size, old - size)) != 0)
+                return err;
             old = size;
         }
     } else if (old >= size) {                   /* shrinking: the tail goes */
-        return unmap(p, addr + size, old - size) ? -LX_ENOMEM : (int64_t)addr;
+        int err = unmap(p, addr + size, old - size);
+        return err ? err : (int64_t)addr;
     }
     if (!old)
         return -LX_EINVAL;
+    if (old > LX_TASK_SIZE - addr)
+        return -LX_EFAULT;                      /* past any mapping */
+    if (size > LX_MMAP_TOP - LX_MMAP_BOTTOM)
+        return -LX_ENOMEM;                      /* more than there is room for */
     int err = one_mapping(p, addr, old);
     if (err)
         return err;

@@ -157,6 +157,7 @@ static int clock_read(struct lx_ctx *c, uint64_t clock, uint64_t *ns)
     }
 }
 
+/* clock_gettime: a struct timespec of the clock's time. */
 static int64_t sys_clock_gettime(struct lx_ctx *c, uint64_t clock, uint64_t buf)
 {
     uint64_t ns;
@@ -211,6 +212,7 @@ static int64_t sys_times(struct lx_ctx *c, uint64_t buf)
 #define RUSAGE_CHILDREN (-1)
 #define RUSAGE_THREAD   1
 
+/* A struct rusage at buf: the CPU time as user time, the rest 0. */
 int lx_rusage_out(struct lx_ctx *c, uint64_t buf, uint64_t cpu_ns)
 {
     int64_t ru[18] = { 0 };                     /* struct rusage: two timevals and fourteen longs */
@@ -574,7 +576,7 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_setgroups:      return sys_setgroups(c, a[0], a[1]);
     case NR_getpriority:    return lx_sys_getpriority(c, a[0], a[1]);
     case NR_setpriority:    return lx_sys_setpriority(c, a[0], a[1], a[2]);
-    case NR_sched_yield:    return 0;           /* the reply itself lets others run */
+    case NR_sched_yield:    return 0;           /* at once: the time slice is not given up (docs/design/personality.md) */
     case NR_sched_getaffinity: return lx_sys_sched_getaffinity(c, (int64_t)a[0], a[1], a[2]);
     case NR_sched_setaffinity: return lx_sys_sched_setaffinity(c, (int64_t)a[0], a[1], a[2]);
     case NR_getcpu:         return lx_sys_getcpu(c, a[0], a[1]);

@@ -125,6 +125,22 @@ int main(void)
     show_addr("growing across two protections", mremap(two, 2 * PAGE, 4 * PAGE, MREMAP_MAYMOVE), two);
     show_addr("growing past the end of a mapping", mremap(two + PAGE, 2 * PAGE, 4 * PAGE, MREMAP_MAYMOVE), two);
     show_addr("an old length of 0 (private memory)", mremap(two, 0, PAGE, MREMAP_MAYMOVE), two);
+    /* Huge lengths, by the system call (musl refuses lengths past
+     * PTRDIFF_MAX itself with ENOMEM). */
+    show_addr("shrinking from a huge old length", (void *)syscall(SYS_mremap, two, 1ul << 62, PAGE, 0, 0), two);
+    show_addr("shrinking from an old length past the end of memory",
+              (void *)syscall(SYS_mremap, two, -4ul * PAGE, PAGE, 0, 0), two);
+    show_addr("growing to 2^62 bytes", (void *)syscall(SYS_mremap, two, PAGE, 1ul << 62, MREMAP_MAYMOVE, 0), two);
+    show_addr("growing to a length past the end of memory",
+              (void *)syscall(SYS_mremap, two, PAGE, -4ul * PAGE, MREMAP_MAYMOVE, 0), two);
+    show_addr("growing to 2^62 bytes in place", (void *)syscall(SYS_mremap, two, PAGE, 1ul << 62, 0, 0), two);
+    show_addr("a new length that rounds to 0", (void *)syscall(SYS_mremap, two, PAGE, -1ul, MREMAP_MAYMOVE, 0), two);
+    show_addr("growing from a huge old length", (void *)syscall(SYS_mremap, two, 1ul << 62, 1ul << 63,
+                                                                MREMAP_MAYMOVE, 0), two);
+    show_addr("MREMAP_FIXED to the end of memory", (void *)syscall(SYS_mremap, two, PAGE, PAGE,
+                                                                   MREMAP_MAYMOVE | MREMAP_FIXED, -1ul * PAGE), two);
+    show_addr("musl's mremap to 2^63 bytes", mremap(two, PAGE, 1ul << 63, MREMAP_MAYMOVE), two);
+    printf("the first page still there: %d\n", mapped(two));
 
     /* Shared memory moved stays shared with a child. */
     char *s = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
