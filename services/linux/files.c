@@ -238,6 +238,8 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
         return -LX_EISDIR;
     if ((fl & O_DIRECTORY) && kind(n) != LX_S_IFDIR)
         return -LX_ENOTDIR;
+    if (n->proc >= LX_PROC_PIPE && !(fl & O_PATH))
+        return lx_pipe_reopen(c->p, (int32_t)(n->proc - LX_PROC_PIPE), fl);   /* /proc/PID/fd/N of a pipe */
     if (kind(n) == LX_S_IFLNK && !(fl & O_PATH))
         return -LX_ELOOP;                       /* O_NOFOLLOW on a link (after O_DIRECTORY, as Linux checks) */
     int writing = (fl & O_ACCMODE) != 0 || (fl & O_TRUNC);

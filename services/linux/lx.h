@@ -101,6 +101,7 @@ static inline uint64_t lx_page_up(uint64_t x) { return (x + LX_PAGE - 1) & ~(LX_
 #define LX_S_IFREG  0100000
 #define LX_S_IFLNK  0120000
 #define LX_S_IFSOCK 0140000
+#define LX_S_IFIFO  0010000
 
 /* What a node is beyond its mode. */
 enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE, LX_DEV_TTY };
@@ -214,7 +215,12 @@ struct lx_proc;
 enum { LX_PROC_ROOT = 1, LX_PROC_SELF, LX_PROC_PIDDIR, LX_PROC_STAT, LX_PROC_STATUS, LX_PROC_CMDLINE, LX_PROC_COMM,
        LX_PROC_MAPS, LX_PROC_MEMINFO, LX_PROC_CPUINFO, LX_PROC_UPTIME, LX_PROC_MOUNTS, LX_PROC_VERSION,
        LX_PROC_LOADAVG, LX_PROC_FILESYSTEMS, LX_PROC_EXE, LX_PROC_CWD, LX_PROC_FDDIR,
-       LX_PROC_FD = 64 };                       /* LX_PROC_FD + n: /proc/PID/fd/n */
+       LX_PROC_FD = 64,                         /* LX_PROC_FD + n: /proc/PID/fd/n */
+       LX_PROC_PIPE = 256 };                    /* LX_PROC_PIPE + n: pipe n, reached through fd/N (a FIFO) */
+/* What /proc/PID/fd/N link `n` leads to when followed: the open file's
+ * node, a FIFO node for a pipe (LX_PROC_PIPE), or -ENXIO (a socket, an
+ * event descriptor: Linux's magic links do not reopen those). */
+int32_t lx_procfs_fd_target(int32_t n);
 /* The node of name[0..len) in /proc directory `dir`, or a negated errno. */
 int32_t lx_procfs_lookup(int32_t dir, const char *name, uint32_t len);
 /* Make /proc's fixed files (after lx_fs_init); 0 or a negated errno. */
@@ -590,6 +596,9 @@ int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_
 /* sendfile's write into a pipe from the personality's src: what fits
  * (0: nothing; with may_wait, LX_BLOCK or EAGAIN instead), or -EPIPE. */
 int64_t lx_pipe_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *src, uint64_t len, int may_wait);
+/* A new open file of pipe `pipe` (a FIFO reached through /proc/PID/fd/N)
+ * with open flags fl: a descriptor of p, or a negated errno. */
+int64_t lx_pipe_reopen(struct lx_proc *p, int32_t pipe, uint32_t fl);
 /* A pipe's end closed for good. */
 void lx_pipe_close(struct lx_file *f);
 /* poll's events (POLLIN, POLLOUT, POLLERR, POLLHUP, as Linux's) now true of a pipe's end. */

@@ -99,9 +99,9 @@ void lx_pipe_close(struct lx_file *f)
     if (f->pipe < 0 || f->pipe >= LX_PIPES)
         return;                                 /* never a pipe's (an event object's that got no descriptor) */
     struct lx_pipe *pp = &pipes[f->pipe];
-    if ((f->flags & O_ACCMODE) == O_WRONLY)
-        pp->writers--;
-    else
+    if ((f->flags & O_ACCMODE) != 0)
+        pp->writers--;                          /* (O_RDWR, through /proc/PID/fd: both ends) */
+    if ((f->flags & O_ACCMODE) != O_WRONLY)
         pp->readers--;
     if (!pp->readers && !pp->writers) {
         svc_free(pp->buf, LX_PIPE_BUF);
@@ -202,6 +202,27 @@ int64_t lx_pipe_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *sr
     pp->count += (uint32_t)n;
     lx_wake_all(LX_BLK_PIPE, f->pipe);
     return (int64_t)n;
+}
+
+int64_t lx_pipe_reopen(struct lx_proc *p, int32_t pipe, uint32_t fl)
+{
+    if (pipe < 0 || pipe >= LX_PIPES || !pipes[pipe].buf)
+        return -LX_ENOENT;
+    uint32_t acc = fl & O_ACCMODE;
+    struct lx_file *f = lx_file_new(-1, acc | (fl & (O_NONBLOCK | O_APPEND)));
+    if (!f)
+        return -LX_ENFILE;
+    f->pipe = pipe;
+    int fd = lx_fd_new(p, f, (fl & O_CLOEXEC) != 0, 0);
+    if (fd < 0) {
+        f->refs = 0;
+        return fd;
+    }
+    if (acc != O_WRONLY)
+        pipes[pipe].readers++;
+    if (acc != 0)
+        pipes[pipe].writers++;
+    return fd;
 }
 
 /* ---------------------------------------------------------------- dup, dup3, fcntl */

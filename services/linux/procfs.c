@@ -202,6 +202,22 @@ int32_t lx_procfs_lookup(int32_t dir, const char *name, uint32_t len)
     return -LX_ENOENT;
 }
 
+int32_t lx_procfs_fd_target(int32_t n)
+{
+    const struct lx_node *node = lx_node(n);
+    struct lx_proc *p = proc_of(node->proc_pid);
+    uint32_t fd = node->proc - LX_PROC_FD;
+    struct lx_file *f = p && !p->ended && fd < LX_FDS ? p->fds[fd] : NULL;
+    if (!f)
+        return -LX_ENOENT;
+    if (f->node >= 0)
+        return f->node;
+    if (f->sock >= 0 || f->ev >= 0)
+        return -LX_ENXIO;
+    int32_t root = proc_root();                 /* a pipe: a FIFO node of /proc standing for it */
+    return dynamic(LX_PROC_PIPE + (uint32_t)f->pipe, 0, LX_S_IFIFO | 0600, root < 0 ? LX_ROOT : root);
+}
+
 /* The path of node n (" (deleted)" after a name no entry has any more, as Linux says). */
 static uint64_t node_link(int32_t n, char *buf, uint64_t size)
 {

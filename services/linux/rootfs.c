@@ -436,12 +436,27 @@ static void device(const char *path, uint32_t dev)
     }
 }
 
+/* A symbolic link at path (if the archive has no such name) to target. */
+static void dev_link(const char *path, const char *target)
+{
+    int32_t d = lx_lookup(LX_ROOT, path, 0);
+    if (d >= 0)
+        return;
+    int32_t n = place(path, (uint32_t)strlen(path));
+    if (n < 0)
+        return;
+    set_kind(n, LX_S_IFLNK | 0777);
+    uint64_t len = strlen(target);
+    if (lx_node_resize(&nodes[n], len) == 0)
+        memcpy(nodes[n].mem, target, len);
+}
+
 /* An upper bound of the nodes the archive makes: one per entry, one per
  * "/" in a name (a directory it may imply), the root, /dev and its
  * devices; or -EINVAL for a malformed archive. */
 static int32_t count_nodes(void)
 {
-    uint64_t n = 8, at = 0;
+    uint64_t n = 12, at = 0;
     while (at + 110 <= archive_size && n < (1u << 24)) {
         const uint8_t *h = archive + at;
         int64_t size = hex8(h + 6 + 8 * 6), namesize = hex8(h + 6 + 8 * 11);
@@ -523,6 +538,10 @@ int lx_fs_init(const char *name)
     device("dev/zero", LX_DEV_ZERO);
     device("dev/console", LX_DEV_CONSOLE);
     device("dev/tty", LX_DEV_TTY);
+    dev_link("dev/fd", "/proc/self/fd");        /* as udev makes them on Linux */
+    dev_link("dev/stdin", "/proc/self/fd/0");
+    dev_link("dev/stdout", "/proc/self/fd/1");
+    dev_link("dev/stderr", "/proc/self/fd/2");
     int32_t proc = place("proc", 4);
     if (proc >= 0 && (nodes[proc].mode & LX_S_IFMT) == LX_S_IFDIR) {
         nodes[proc].mode = LX_S_IFDIR | 0555;
@@ -578,6 +597,8 @@ static int32_t follow_link(int32_t dir, int32_t n, int depth)
         return -LX_ELOOP;
     const char *target;
     uint64_t len;
+    if (nodes[n].proc >= LX_PROC_FD)
+        return lx_procfs_fd_target(n);          /* the descriptor's own file, as Linux's magic links */
     if (nodes[n].proc) {
         if (depth >= 8)
             return -LX_ELOOP;

@@ -50,6 +50,10 @@ int main(void)
 {
     mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
     mount("proc", "/proc", "proc", 0, NULL);
+    symlink("/proc/self/fd", "/dev/fd");        /* what udev makes on a Linux system (Petrel's /dev has them) */
+    symlink("/proc/self/fd/0", "/dev/stdin");
+    symlink("/proc/self/fd/1", "/dev/stdout");
+    symlink("/proc/self/fd/2", "/dev/stderr");
     static char text[4096];
     int fd = open("/etc/lxrun", O_RDONLY);
     ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
