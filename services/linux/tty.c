@@ -7,7 +7,7 @@
  * UART's receive interrupt and go through Linux's line discipline, with
  * Linux's termios: input translation (ICRNL, INLCR, IGNCR, ISTRIP), echo
  * (ECHO, ECHOE, ECHOK, ECHONL, ECHOCTL), canonical lines with erase, word
- * erase and kill (ICANON), end of file (VEOF), raw reads by VMIN, and the
+ * erase and kill (ICANON), end of file (VEOF), raw reads by VMIN and VTIME, and the
  * signal characters (ISIG: VINTR, VQUIT, VSUSP) sent to the terminal's
  * foreground process group. Output goes to the system console, which
  * always turns "\n" into "\r\n" (OPOST and ONLCR in effect whatever the
@@ -111,6 +111,7 @@ static struct {
      * reads as end of file); a switch to raw mode makes it a byte. */
     uint8_t buf[TTY_BUF];
     uint32_t count, ready;
+    uint64_t last_input;        /* when input last became readable (svc_clock_ns): VTIME's inter-byte timer */
     int stalled;                /* the queue was full: the receive interrupt is masked */
 } tty = { .sid = NO_SESSION };
 
@@ -154,6 +155,7 @@ static void wake_readers(void)
 static void publish(void)
 {
     tty.ready = tty.count;
+    tty.last_input = svc_clock_ns();
     wake_readers();
 }
 
@@ -370,9 +372,26 @@ int64_t lx_tty_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t 
         consume(1);
         return 0;
     }
-    if (!canon && tty.t.cc[VMIN] == 0 && avail == 0)
-        return 0;                               /* VMIN 0: a poll (VTIME is taken as 0: no timed reads) */
+    uint64_t vtime = canon ? 0 : (uint64_t)tty.t.cc[VTIME] * 100000000ull;       /* tenths of a second */
+    if (!canon && tty.t.cc[VMIN] == 0 && avail == 0) {
+        if (!vtime)
+            return 0;                           /* VMIN 0, VTIME 0: a poll */
+        if (f->flags & O_NONBLOCK)
+            return -LX_EAGAIN;
+        if (lx_deadline_passed(c, vtime) || lx_timer_start())
+            return 0;                           /* VMIN 0: VTIME after the read began, then nothing */
+        return lx_block(c, LX_BLK_TTY, 0);
+    }
     uint64_t want = canon ? 1 : tty.t.cc[VMIN] < len ? tty.t.cc[VMIN] : len;    /* raw: VMIN bytes, or all asked */
+    if (avail < want && vtime && avail > 0 && !(f->flags & O_NONBLOCK)) {
+        uint64_t end = tty.last_input + vtime;  /* VMIN and VTIME: VTIME after the last byte came */
+        if (svc_clock_ns() < end && !lx_timer_start()) {
+            c->t->timed = 1;
+            c->t->deadline = end;
+            return lx_block(c, LX_BLK_TTY, 0);
+        }
+        want = avail;
+    }
     if (avail < want) {
         if (f->flags & O_NONBLOCK)
             return -LX_EAGAIN;
