@@ -320,7 +320,8 @@ struct lx_proc {
     struct lx_sigaction act[LX_NSIG];   /* shared by its threads */
     struct lx_sinfo sinfo[LX_NSIG];     /* of each signal pending for the process (standard ones do not queue) */
     uint64_t pending;           /* sent to the process: any thread not blocking it takes it */
-    struct { int sig; struct lx_sinfo si; } rtq[LX_RTQ];  /* later instances of pending real-time signals, in order */
+    struct { int sig, tid; struct lx_sinfo si; } rtq[LX_RTQ];   /* later instances of pending real-time
+                                                                 * signals, in order (tid: sent to that thread) */
     int nrtq;
     int doomed;                 /* a fatal signal came while one of its threads was in a call: ends after it */
     uint64_t alarm_at, alarm_every;     /* ITIMER_REAL: next expiry (0: off) and interval, in ns */
@@ -702,6 +703,8 @@ int64_t lx_sys_getitimer(struct lx_ctx *c, uint64_t which, uint64_t cur);
 /* Send sig to p with info (sender pid, code...); whatever its action says
  * happens now, or when p's current call returns. */
 void lx_sig_send(struct lx_proc *p, int sig, const struct lx_sinfo *info);
+/* Thread t ends: the real-time signals queued to it alone go. */
+void lx_sig_thread_gone(struct lx_thread *t);
 /* Send sig to thread t alone (tkill, tgkill). */
 void lx_sig_send_thread(struct lx_thread *t, int sig, const struct lx_sinfo *info);
 /* Answer p's current call (c): resume at pc with x0 = result, first

@@ -283,23 +283,38 @@ static void stop(struct lx_proc *p, int sig);
 static struct lx_sinfo take(struct lx_thread *t, int sig)
 {
     uint64_t bit = LX_SIGBIT(sig);
-    if (t->pending & bit) {
-        t->pending &= ~bit;
-        return t->sinfo[sig - 1];
-    }
     struct lx_proc *p = t->p;
-    struct lx_sinfo si = p->sinfo[sig - 1];
-    p->pending &= ~bit;
+    int own = (t->pending & bit) != 0;
+    struct lx_sinfo si = own ? t->sinfo[sig - 1] : p->sinfo[sig - 1];
+    if (own)
+        t->pending &= ~bit;
+    else
+        p->pending &= ~bit;
     for (int i = 0; i < p->nrtq; i++) {
-        if (p->rtq[i].sig != sig)
+        if (p->rtq[i].sig != sig || p->rtq[i].tid != (own ? t->tid : 0))
             continue;
-        p->sinfo[sig - 1] = p->rtq[i].si;       /* the next instance of a real-time signal: still pending */
-        p->pending |= bit;
+        if (own) {                              /* the next instance of a real-time signal: still pending */
+            t->sinfo[sig - 1] = p->rtq[i].si;
+            t->pending |= bit;
+        } else {
+            p->sinfo[sig - 1] = p->rtq[i].si;
+            p->pending |= bit;
+        }
         memmove(&p->rtq[i], &p->rtq[i + 1], (size_t)(p->nrtq - i - 1) * sizeof(p->rtq[0]));
         p->nrtq--;
         break;
     }
     return si;
+}
+
+void lx_sig_thread_gone(struct lx_thread *t)
+{
+    struct lx_proc *p = t->p;
+    int k = 0;
+    for (int i = 0; i < p->nrtq; i++)
+        if (p->rtq[i].tid != t->tid)
+            p->rtq[k++] = p->rtq[i];
+    p->nrtq = k;
 }
 
 /* Forget the queued instances of sig (it is ignored or taken away). */
@@ -551,8 +566,9 @@ static void send(struct lx_proc *p, struct lx_thread *t, int sig, const struct l
     if (ignored(main, sig))
         return;
     if ((t ? t->pending : p->pending) & bit) {
-        if (!t && sig >= LX_SIGRTMIN && p->nrtq < LX_RTQ) {
-            p->rtq[p->nrtq].sig = sig;          /* real-time signals queue (to a process) */
+        if (sig >= LX_SIGRTMIN && p->nrtq < LX_RTQ) {
+            p->rtq[p->nrtq].sig = sig;          /* real-time signals queue (to the process, or a thread) */
+            p->rtq[p->nrtq].tid = t ? t->tid : 0;
             p->rtq[p->nrtq++].si = *si;
         }
         return;                                 /* standard signals do not */
@@ -696,7 +712,7 @@ int64_t lx_sys_rt_sigqueueinfo(struct lx_ctx *c, int64_t tgid, int64_t tid, uint
         return -LX_ESRCH;
     if (!s)
         return 0;
-    if (s >= LX_SIGRTMIN && !tid && (p->pending & LX_SIGBIT(s)) && p->nrtq >= LX_RTQ)
+    if (s >= LX_SIGRTMIN && ((q ? q->pending : p->pending) & LX_SIGBIT(s)) && p->nrtq >= LX_RTQ)
         return -LX_EAGAIN;                      /* the queue is full (Linux: RLIMIT_SIGPENDING) */
     struct lx_sinfo si = { info.code, info.u.chld.pid, 0, 0, 0 };
     memcpy(&si.value, info.u.raw + 8, 8);

@@ -91,6 +91,18 @@ int main(void)
     sigprocmask(SIG_UNBLOCK, &block, NULL);
     show("then one more");
 
+    /* to this thread alone: rt_tgsigqueueinfo and tgkill queue too */
+    sigprocmask(SIG_BLOCK, &block, NULL);
+    for (int i = 1; i <= 3; i++) {
+        siginfo_t ti = { .si_signo = SIGRTMIN + 1, .si_code = SI_QUEUE, .si_pid = getpid() };
+        ti.si_value.sival_int = 50 + i;
+        syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), SIGRTMIN + 1, &ti);
+    }
+    syscall(SYS_tgkill, getpid(), gettid(), SIGRTMIN + 1);
+    sigqueue(getpid(), SIGRTMIN + 1, (union sigval){ .sival_int = 60 });
+    sigprocmask(SIG_UNBLOCK, &block, NULL);
+    show("to the thread, and one to the process");
+
     /* to a child, from here, through rt_sigqueueinfo */
     int p[2], go[2];
     pipe(p);
