@@ -325,6 +325,8 @@ struct lx_proc {
     int nrtq;
     int doomed;                 /* a fatal signal came while one of its threads was in a call: ends after it */
     uint64_t alarm_at, alarm_every;     /* ITIMER_REAL: next expiry (0: off) and interval, in ns */
+    uint64_t cpu_at[2], cpu_every[2];   /* ITIMER_VIRTUAL, ITIMER_PROF: the expiry in the process's CPU
+                                         * time (lx_proc_cpu_ns; 0: off) and the interval, in ns */
     int stopped;                /* by a stop signal */
     int report;                 /* for WUNTRACED/WCONTINUED: the stop signal, or 0xffff continued; 0 none */
     int execed;                 /* it called execve since it was forked (setpgid's EACCES) */

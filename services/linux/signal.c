@@ -2,7 +2,8 @@
  * Signals: rt_sigaction, rt_sigprocmask, rt_sigpending, rt_sigsuspend,
  * rt_sigtimedwait, sigaltstack, kill, tkill, tgkill, rt_sigreturn; the
  * timed waits (nanosleep, clock_nanosleep; ppoll's and pselect6's timeouts
- * and masks for poll.c) and ITIMER_REAL (setitimer, getitimer: musl's and glibc's alarm).
+ * and masks for poll.c) and the interval timers (setitimer, getitimer: musl's and glibc's
+ * alarm; ITIMER_VIRTUAL and ITIMER_PROF in the process's CPU time).
  *
  * A signal sent to a process becomes pending; what its action says
  * happens at once when it can (a default action that ends or stops the
@@ -1082,10 +1083,19 @@ void lx_timer_update(void)
 {
     struct lx_proc *procs = lx_procs();
     uint64_t next = 0;
+    uint64_t now = svc_clock_ns();
     for (int i = 0; i < LX_PROCS; i++) {
         struct lx_proc *q = &procs[i];
         if (q->used && !q->ended && q->alarm_at && (!next || q->alarm_at < next))
             next = q->alarm_at;
+        for (int k = 0; k < 2; k++) {
+            if (!q->used || q->ended || !q->cpu_at[k])
+                continue;
+            uint64_t cpu = lx_proc_cpu_ns(q);   /* CPU time goes no faster than the clock: look again then */
+            uint64_t at = now + (q->cpu_at[k] > cpu ? q->cpu_at[k] - cpu : 0);
+            if (!next || at < next)
+                next = at;
+        }
     }
     for (struct lx_thread *q = lx_waiting_next(NULL); q; q = lx_waiting_next(q))
         if (q->timed && (!next || q->deadline < next))
@@ -1110,6 +1120,16 @@ static void timer_fired(void)
             q->alarm_at = q->alarm_every ? now + q->alarm_every : 0;
             struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0, 0 };
             lx_sig_send(q, LX_SIGALRM, &si);
+        }
+        for (int k = 0; k < 2; k++) {
+            if (!q->used || q->ended || !q->cpu_at[k])
+                continue;
+            uint64_t cpu = lx_proc_cpu_ns(q);
+            if (cpu < q->cpu_at[k])
+                continue;
+            q->cpu_at[k] = q->cpu_every[k] ? cpu + q->cpu_every[k] : 0;
+            struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0, 0 };
+            lx_sig_send(q, k == 0 ? LX_SIGVTALRM : LX_SIGPROF, &si);
         }
     }
     for (struct lx_thread *q = lx_waiting_next(NULL); q; q = lx_waiting_next(q))
@@ -1218,12 +1238,17 @@ void lx_signal_group(int pgrp, int sig)
 #define ITIMER_PROF     2
 #define US              1000ull
 
-/* struct itimerval of the remaining time and interval of p's ITIMER_REAL. */
-static void itimer_now(struct lx_proc *p, int64_t out[4])
+/* struct itimerval of the remaining time and interval of p's timer
+ * `which`: ITIMER_REAL in the system counter's time, ITIMER_VIRTUAL and
+ * ITIMER_PROF in the process's CPU time. */
+static void itimer_now(struct lx_proc *p, uint32_t which, int64_t out[4])
 {
-    uint64_t now = svc_clock_ns(), left = p->alarm_at > now ? p->alarm_at - now : (p->alarm_at ? 1000 : 0);
-    out[0] = (int64_t)(p->alarm_every / NS);
-    out[1] = (int64_t)(p->alarm_every % NS / US);
+    uint64_t now = which == ITIMER_REAL ? svc_clock_ns() : lx_proc_cpu_ns(p);
+    uint64_t at = which == ITIMER_REAL ? p->alarm_at : p->cpu_at[which - 1];
+    uint64_t every = which == ITIMER_REAL ? p->alarm_every : p->cpu_every[which - 1];
+    uint64_t left = at > now ? at - now : (at ? 1000 : 0);
+    out[0] = (int64_t)(every / NS);
+    out[1] = (int64_t)(every % NS / US);
     out[2] = (int64_t)(left / NS);
     out[3] = (int64_t)(left % NS / US);
 }
@@ -1233,8 +1258,7 @@ int64_t lx_sys_getitimer(struct lx_ctx *c, uint64_t which, uint64_t ucur)
     if ((uint32_t)which > ITIMER_PROF)
         return -LX_EINVAL;
     int64_t cur[4] = { 0 };
-    if ((uint32_t)which == ITIMER_REAL)
-        itimer_now(c->p, cur);
+    itimer_now(c->p, (uint32_t)which, cur);
     return lx_copy_out(c, ucur, cur, sizeof(cur));
 }
 
@@ -1246,20 +1270,21 @@ int64_t lx_sys_setitimer(struct lx_ctx *c, uint64_t which, uint64_t uval, uint64
         return -LX_EFAULT;
     if (val[0] < 0 || val[1] < 0 || val[1] >= 1000000 || val[2] < 0 || val[3] < 0 || val[3] >= 1000000)
         return -LX_EINVAL;
-    if ((uint32_t)which > ITIMER_PROF)
+    uint32_t w = (uint32_t)which;
+    if (w > ITIMER_PROF)
         return -LX_EINVAL;
-    if ((uint32_t)which != ITIMER_REAL) {
-        static int said;
-        if (!said++)
-            lx_log("pid %d (%s): setitimer %u: only ITIMER_REAL is supported", p->pid, p->comm, (unsigned)which);
-        return -LX_EINVAL;
-    }
-    itimer_now(p, old);
+    itimer_now(p, w, old);
     uint64_t value = (uint64_t)val[2] * NS + (uint64_t)val[3] * US;
     if (value && lx_timer_start())
         return -LX_ENOSYS;
-    p->alarm_every = (uint64_t)val[0] * NS + (uint64_t)val[1] * US;
-    p->alarm_at = value ? svc_clock_ns() + value : 0;
+    uint64_t every = (uint64_t)val[0] * NS + (uint64_t)val[1] * US;
+    if (w == ITIMER_REAL) {
+        p->alarm_every = every;
+        p->alarm_at = value ? svc_clock_ns() + value : 0;
+    } else {
+        p->cpu_every[w - 1] = every;            /* counted in the process's CPU time */
+        p->cpu_at[w - 1] = value ? lx_proc_cpu_ns(p) + value : 0;
+    }
     lx_timer_update();
     if (uold && lx_copy_out(c, uold, old, sizeof(old)))
         return -LX_EFAULT;
