@@ -207,9 +207,17 @@ struct lx_thread *lx_waiting_next(const struct lx_thread *after)
     return NULL;
 }
 
+static uint64_t ids_given;
+
+uint64_t lx_ids_given(void)
+{
+    return ids_given;
+}
+
 /* A fresh pid or tid (they share one space of numbers, as on Linux). */
 static int new_id(void)
 {
+    ids_given++;
     while (lx_proc_of_pid(next_pid) || lx_thread_of_tid(next_pid) || next_pid >= 1 << 30)
         next_pid = next_pid >= 1 << 30 ? 2 : next_pid + 1;     /* (Linux's pid_max is at most 2^22) */
     return next_pid++;

@@ -214,7 +214,7 @@ struct lx_proc;
 /* /proc (procfs.c): made on lookup, its files generated on read. */
 enum { LX_PROC_ROOT = 1, LX_PROC_SELF, LX_PROC_PIDDIR, LX_PROC_STAT, LX_PROC_STATUS, LX_PROC_CMDLINE, LX_PROC_COMM,
        LX_PROC_MAPS, LX_PROC_MEMINFO, LX_PROC_CPUINFO, LX_PROC_UPTIME, LX_PROC_MOUNTS, LX_PROC_VERSION,
-       LX_PROC_LOADAVG, LX_PROC_FILESYSTEMS, LX_PROC_EXE, LX_PROC_CWD, LX_PROC_FDDIR,
+       LX_PROC_LOADAVG, LX_PROC_FILESYSTEMS, LX_PROC_EXE, LX_PROC_CWD, LX_PROC_FDDIR, LX_PROC_KSTAT,
        LX_PROC_FD = 64,                         /* LX_PROC_FD + n: /proc/PID/fd/n */
        LX_PROC_PIPE = 256 };                    /* LX_PROC_PIPE + n: pipe n, reached through fd/N (a FIFO) */
 /* What /proc/PID/fd/N link `n` leads to when followed: the open file's
@@ -363,6 +363,8 @@ struct lx_thread {
     uint32_t fbits;             /* ... and its FUTEX_WAIT_BITSET bits */
 };
 
+/* How many pids and tids have been given out since boot (/proc/stat's "processes"). */
+uint64_t lx_ids_given(void);
 /* The process of pid, or NULL. */
 struct lx_proc *lx_proc_of_pid(int pid);
 /* The thread of tid, or NULL. */

@@ -121,10 +121,12 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
         return -LX_EINVAL;                      /* Linux's own rules first */
     if ((flags & CLONE_THREAD) && !(flags & CLONE_SIGHAND))
         return -LX_EINVAL;
+    if ((flags & CLONE_THREAD) && p->vm_of)
+        return -LX_EAGAIN;                      /* a vfork child makes no threads in its parent's memory */
     if ((flags & CLONE_THREAD) && (flags & CLONE_THREAD_NEEDS) == CLONE_THREAD_NEEDS &&
         !(flags & ~(uint64_t)CLONE_THREAD_OK))
         return clone_thread(c, flags, sp, ptid, tls, ctid);
-    if ((flags & ~(uint64_t)CLONE_PROCESS_OK) || ((flags & CLONE_VM) && !(flags & CLONE_VFORK)) || p->vm_of) {
+    if ((flags & ~(uint64_t)CLONE_PROCESS_OK) || ((flags & CLONE_VM) && !(flags & CLONE_VFORK))) {
         static int said;
         if (!said++)
             lx_log("pid %d (%s): clone flags 0x%lx: only processes and whole threads are supported", p->pid,
@@ -151,13 +153,14 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
             child->cloexec[fd] = p->cloexec[fd];
         }
     }
+    struct lx_proc *mem = p->vm_of ? p->vm_of : p;     /* whose memory it is (a vfork child's: its parent's) */
     if (flags & CLONE_VM)
-        err = borrow_space(p, child);
+        err = borrow_space(mem, child);
     else
-        err = lx_vmas_fork(p, child);
+        err = lx_vmas_fork(mem, child);
     int pid = child->pid;
     if (!err && (flags & CLONE_CHILD_SETTID))          /* in the child's memory; a bad address is ignored */
-        lx_vma_poke(child->vm_of ? p : child, ctid, &pid, sizeof(pid));
+        lx_vma_poke(child->vm_of ? child->vm_of : child, ctid, &pid, sizeof(pid));
     if (!err && (flags & CLONE_PARENT_SETTID))
         lx_copy_out(c, ptid, &pid, sizeof(pid));
     const uint64_t *mr = c->call->mr;

@@ -47,6 +47,7 @@ static const struct { const char *name; uint32_t what; uint32_t mode; } fixed[] 
     { "version", LX_PROC_VERSION, LX_S_IFREG | 0444 },
     { "loadavg", LX_PROC_LOADAVG, LX_S_IFREG | 0444 },
     { "filesystems", LX_PROC_FILESYSTEMS, LX_S_IFREG | 0444 },
+    { "stat", LX_PROC_KSTAT, LX_S_IFREG | 0444 },
 };
 
 static const struct { const char *name; uint32_t what; uint32_t mode; } per_pid[] = {
@@ -530,6 +531,25 @@ static void gen(const struct lx_node *n)
     case LX_PROC_FILESYSTEMS:
         put("nodev\ttmpfs\nnodev\tproc\n");
         break;
+    case LX_PROC_KSTAT: {
+        /* In USER_HZ ticks since boot: the CPU time of the processes there are (and of the
+         * children they waited for) as user time, the rest of the time since boot as idle. */
+        uint64_t tick = 1000000000u / 100, user = 0;
+        int running = 0;
+        struct lx_proc *procs = lx_procs();
+        for (int i = 0; i < LX_PROCS; i++) {
+            if (!procs[i].used || procs[i].ended)
+                continue;
+            user += lx_proc_cpu_ns(&procs[i]) + procs[i].cpu_children;
+            running += state_of(&procs[i]) == 'R';
+        }
+        uint64_t up = ns / tick, u = user / tick, idle = up > u ? up - u : 0;
+        for (int k = 0; k < 2; k++)
+            put("cpu%s %lu 0 0 %lu 0 0 0 0 0 0\n", k ? "0" : " ", (unsigned long)u, (unsigned long)idle);
+        put("intr 0\nctxt 0\nbtime %lu\nprocesses %lu\nprocs_running %d\nprocs_blocked 0\nsoftirq 0\n",
+            (unsigned long)(lx_realtime_base() / 1000000000u), (unsigned long)lx_ids_given(), running);
+        break;
+    }
     default:
         break;
     }

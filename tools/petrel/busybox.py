@@ -22,6 +22,8 @@ APPLETS = (
     "cp", "mv", "ln", "touch", "wc", "head", "tail", "sort", "uniq", "grep", "sed", "awk", "tr", "cut", "xargs",
     "expr", "seq", "sleep", "kill", "ps", "date", "env", "tee", "od", "md5sum", "sha256sum", "stat", "du", "id",
     "uname", "basename", "dirname", "yes", "find", "cmp", "diff", "gzip", "gunzip", "tar", "dd",
+    "stty", "top", "free", "uptime", "readlink", "realpath", "which", "whoami", "hostname", "nproc", "sync",
+    "mktemp", "more", "vi", "clear", "time", "timeout", "chmod", "chown", "nohup", "usleep", "hexdump", "xxd",
 )
 
 
