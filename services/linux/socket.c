@@ -127,6 +127,7 @@ struct srec {
     uint32_t len;
     uint16_t nfiles;
     uint16_t addrlen;
+    int32_t pid;                /* the sender (SCM_CREDENTIALS) */
     uint8_t addr[UN_MAX];
 };
 
@@ -920,6 +921,7 @@ static int enqueue(struct lx_ctx *c, struct lx_sock *r, const struct lx_sock *s,
         rec->len = (uint32_t)n;
         rec->nfiles = (uint16_t)nfiles;
         rec->addrlen = s->addrlen;
+        rec->pid = c->p->pid;
         memcpy(rec->addr, s->addr, UN_MAX);
         r->rcount++;
     }
@@ -964,7 +966,7 @@ static int64_t stream_send(struct lx_ctx *c, struct lx_sock *s, int nonblock, co
             return (int64_t)done;
         }
         const struct srec *last = r->rcount ? &r->q->recs[(r->rhead + r->rcount - 1) % SOCK_RECS] : NULL;
-        int merge = s->type == SOCK_STREAM && last && !last->nfiles && !nfiles && r->rcount;
+        int merge = s->type == SOCK_STREAM && last && !last->nfiles && !nfiles && last->pid == c->p->pid;
         uint64_t room = SOCK_BUF - r->count;
         uint64_t n = len - done;
         if (s->type == SOCK_SEQPACKET && n > DGRAM_MAX(s)) {
@@ -1051,7 +1053,7 @@ int64_t lx_sock_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *sr
     if (!r || (s->shut & SEND_SHUTDOWN) || (r->shut & RCV_SHUTDOWN))
         return -LX_EPIPE;
     const struct srec *last = r->rcount ? &r->q->recs[(r->rhead + r->rcount - 1) % SOCK_RECS] : NULL;
-    int merge = last && !last->nfiles;
+    int merge = last && !last->nfiles && last->pid == c->p->pid;   /* (another writer's bytes: a record of their own) */
     uint64_t room = SOCK_BUF - r->count;
     uint64_t n = len < room ? len : room;
     if (len && (!n || !has_room(r, n, 0, merge))) {
@@ -1135,6 +1137,9 @@ static int64_t control_out(struct lx_ctx *c, struct lx_sock *s, uint32_t n, int 
     return used;
 }
 
+struct recv_args;
+static uint64_t creds_out(struct lx_ctx *c, struct recv_args *a, const struct lx_sock *s, int32_t pid);
+
 /* What a receive call asks besides its buffers, and what it answers. */
 struct recv_args {
     uint32_t flags;
@@ -1169,13 +1174,15 @@ static int64_t recv_record(struct lx_ctx *c, struct lx_sock *s, const struct uio
         }
     }
     int peek = (a->flags & MSG_PEEK) != 0;
+    uint64_t cr = creds_out(c, a, s, rec->pid);
     int64_t used = 0;
     if (rec->nfiles) {
-        used = control_out(c, s, rec->nfiles, peek, a->ctl, a->ctllen, a->flags & MSG_CMSG_CLOEXEC, &a->mflags);
+        used = control_out(c, s, rec->nfiles, peek, a->ctl ? a->ctl + cr : 0, a->ctllen - cr,
+                           a->flags & MSG_CMSG_CLOEXEC, &a->mflags);
         if (!peek)
             rec->nfiles = 0;
     }
-    a->ctlused = (uint64_t)used;
+    a->ctlused = cr + (uint64_t)used;
     int64_t whole = rec->len;
     if (!peek) {
         s->head = (s->head + rec->len) % SOCK_BUF;
@@ -1193,16 +1200,22 @@ static int64_t recv_stream(struct lx_ctx *c, struct lx_sock *s, const struct uio
 {
     int peek = (a->flags & MSG_PEEK) != 0;
     uint32_t pos = s->head;
+    int32_t from = s->q->recs[s->rhead].pid;
+    uint64_t cr = creds_out(c, a, s, from);
+    a->ctlused = cr;
     for (uint32_t k = 0; done < len && k < s->rcount; k++) {
         struct srec *rec = &s->q->recs[(s->rhead + k) % SOCK_RECS];
+        if (s->passcred && rec->pid != from)
+            break;                              /* with SO_PASSCRED, one writer's bytes at a time (Linux's rule) */
         uint64_t n = rec->len < len - done ? rec->len : len - done;
         if (ring_copy(c, s, peek ? pos : s->head, u, done, n, 1))
             return done ? (int64_t)done : -LX_EFAULT;
         done += n;
         uint32_t nf = rec->nfiles;
         if (nf) {
-            int64_t used = control_out(c, s, nf, peek, a->ctl, a->ctllen, a->flags & MSG_CMSG_CLOEXEC, &a->mflags);
-            a->ctlused = (uint64_t)used;
+            int64_t used = control_out(c, s, nf, peek, a->ctl ? a->ctl + cr : 0, a->ctllen - cr,
+                                       a->flags & MSG_CMSG_CLOEXEC, &a->mflags);
+            a->ctlused = cr + (uint64_t)used;
             if (!peek)
                 rec->nfiles = 0;
         }
@@ -1224,6 +1237,22 @@ static int64_t recv_stream(struct lx_ctx *c, struct lx_sock *s, const struct uio
     if (!peek)
         lx_wake_all(LX_BLK_SOCK, index_of(s));  /* room for the writer */
     return (int64_t)done;
+}
+
+/* With SO_PASSCRED on s, SCM_CREDENTIALS of the sender `pid` (uid and gid
+ * 0) first in the control buffer: the bytes it takes; none and MSG_CTRUNC
+ * when it does not fit. */
+static uint64_t creds_out(struct lx_ctx *c, struct recv_args *a, const struct lx_sock *s, int32_t pid)
+{
+    if (!s->passcred || !a->msg)
+        return 0;
+    struct { uint64_t len; int32_t level, type; int32_t pid; uint32_t uid, gid; } m =
+        { 28, SOL_SOCKET, SCM_CREDENTIALS, pid, 0, 0 };
+    if (!a->ctl || a->ctllen < 28 || lx_copy_out(c, a->ctl, &m, 28)) {
+        a->mflags |= MSG_CTRUNC;
+        return 0;
+    }
+    return a->ctllen < 32 ? a->ctllen : 32;
 }
 
 static int64_t sock_recv(struct lx_ctx *c, struct lx_file *f, const struct uio *u, uint64_t len, struct recv_args *a)

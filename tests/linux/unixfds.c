@@ -190,6 +190,54 @@ static void details(void)
     close(sv[1]);
 }
 
+/* SO_PASSCRED: SCM_CREDENTIALS with each message, before any descriptors;
+ * a stream read does not join two writers' bytes. */
+static void credentials(void)
+{
+    int sv[2], one = 1;
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    setsockopt(sv[1], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
+    write(sv[0], "p1", 2);
+    pid_t pid = fork();
+    if (pid == 0) {
+        write(sv[0], "c1", 2);
+        _exit(0);
+    }
+    waitpid(pid, NULL, 0);
+    int fd = open("/dev/null", O_RDONLY);
+    send_fds(sv[0], "p2", &fd, 1);
+    for (int i = 0; i < 3; i++) {
+        union { char buf[256]; struct cmsghdr align; } u;
+        char text[16] = { 0 };
+        struct iovec iov = { text, sizeof(text) - 1 };
+        struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+        long r = recvmsg(sv[1], &m, 0);
+        printf("read %ld \"%s\":", r, text);
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+            if (c->cmsg_type == SCM_CREDENTIALS) {
+                struct ucred cr;
+                memcpy(&cr, CMSG_DATA(c), sizeof(cr));
+                printf(" credentials (me %d, child %d, uid %d)", cr.pid == getpid(), cr.pid == pid, (int)cr.uid);
+            } else if (c->cmsg_type == SCM_RIGHTS) {
+                int got;
+                memcpy(&got, CMSG_DATA(c), sizeof(got));
+                printf(" a descriptor");
+                close(got);
+            }
+        }
+        printf("\n");
+    }
+    write(sv[0], "x", 1);
+    char cbuf[16], t;
+    struct iovec iov = { &t, 1 };
+    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+    SHOW("a control buffer too small for them", recvmsg(sv[1], &m, 0));
+    printf("MSG_CTRUNC: %d\n", !!(m.msg_flags & MSG_CTRUNC));
+    close(fd);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 /* Sockets held only by descriptors in flight: sent over themselves, and a
  * cycle of two, then closed; many rounds, so a leak would use up the
  * sockets there are. */
@@ -219,6 +267,7 @@ int main(void)
     setvbuf(stdout, NULL, _IONBF, 0);
     to_child();
     details();
+    credentials();
     cycles();
     return 0;
 }
