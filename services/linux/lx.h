@@ -656,6 +656,8 @@ int64_t lx_sys_recvfrom(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t le
 int64_t lx_sys_sendmsg(struct lx_ctx *c, uint64_t fd, uint64_t umsg, uint64_t flags);
 int64_t lx_sys_recvmsg(struct lx_ctx *c, uint64_t fd, uint64_t umsg, uint64_t flags);
 int64_t lx_sys_shutdown(struct lx_ctx *c, uint64_t fd, uint64_t how);
+int64_t lx_sys_sendmmsg(struct lx_ctx *c, uint64_t fd, uint64_t uvec, uint64_t vlen, uint64_t flags);
+int64_t lx_sys_recvmmsg(struct lx_ctx *c, uint64_t fd, uint64_t uvec, uint64_t vlen, uint64_t flags, uint64_t uts);
 /* getsockname (peer 0) and getpeername (peer 1). */
 int64_t lx_sys_getsockname(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t ulen, int peer);
 int64_t lx_sys_setsockopt(struct lx_ctx *c, uint64_t fd, uint64_t level, uint64_t name, uint64_t uval, uint64_t len);

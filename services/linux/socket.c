@@ -1401,6 +1401,60 @@ int64_t lx_sys_recvmsg(struct lx_ctx *c, uint64_t fd, uint64_t umsg, uint64_t fl
     return r;
 }
 
+/* sendmmsg: each struct mmsghdr (a msghdr and the count sent, 64 bytes)
+ * as sendmsg, the first as flags say and the rest without waiting; how
+ * many went (the first one's error if none did). */
+#define MMSG_SIZE       64
+#define MSG_WAITFORONE  0x10000
+
+int64_t lx_sys_sendmmsg(struct lx_ctx *c, uint64_t fd, uint64_t uvec, uint64_t vlen, uint64_t flags)
+{
+    int64_t err;
+    if (!sock_fd(c, fd, NULL, &err))
+        return err;
+    uint32_t n = (uint32_t)vlen > UIO_MAXIOV ? UIO_MAXIOV : (uint32_t)vlen, done = 0;
+    for (; done < n; done++) {
+        uint64_t m = uvec + (uint64_t)done * MMSG_SIZE;
+        int64_t r = lx_sys_sendmsg(c, fd, m, done ? (flags | MSG_DONTWAIT) : flags);
+        if (r < 0 || r == LX_BLOCK)
+            return done ? (int64_t)done : r;    /* (LX_BLOCK only for the first: nothing went yet) */
+        uint32_t len = (uint32_t)r;
+        if (lx_copy_out(c, m + 56, &len, 4))
+            return done ? (int64_t)done : -LX_EFAULT;
+    }
+    return done;
+}
+
+/* recvmmsg: the first message as recvmsg with flags (it may wait), then
+ * those already there (Linux waits for all vlen unless MSG_WAITFORONE;
+ * here every one after the first is taken without waiting, as with
+ * MSG_WAITFORONE); the timeout is checked, not used. */
+int64_t lx_sys_recvmmsg(struct lx_ctx *c, uint64_t fd, uint64_t uvec, uint64_t vlen, uint64_t flags, uint64_t uts)
+{
+    int64_t err;
+    if (!sock_fd(c, fd, NULL, &err))
+        return err;
+    if (uts) {
+        int64_t ts[2];
+        if (lx_copy_in(c, ts, uts, sizeof(ts)))
+            return -LX_EFAULT;
+        if (ts[0] < 0 || ts[1] < 0 || ts[1] >= 1000000000)
+            return -LX_EINVAL;
+    }
+    uint32_t n = (uint32_t)vlen > UIO_MAXIOV ? UIO_MAXIOV : (uint32_t)vlen, done = 0;
+    uint64_t fl = flags & ~(uint64_t)MSG_WAITFORONE;
+    for (; done < n; done++) {
+        uint64_t m = uvec + (uint64_t)done * MMSG_SIZE;
+        int64_t r = lx_sys_recvmsg(c, fd, m, done ? (fl | MSG_DONTWAIT) : fl);
+        if (r < 0 || r == LX_BLOCK)
+            return done ? (int64_t)done : r;
+        uint32_t len = (uint32_t)r;
+        if (lx_copy_out(c, m + 56, &len, 4))
+            return done ? (int64_t)done : -LX_EFAULT;
+    }
+    return done;
+}
+
 int64_t lx_sock_rw(struct lx_ctx *c, struct lx_file *f, uint64_t iov, uint64_t niov, uint64_t buf, uint64_t len,
                    int writing)
 {

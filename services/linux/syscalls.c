@@ -25,7 +25,7 @@ enum {
     NR_getrandom = 278, NR_pselect6 = 72, NR_ppoll = 73, NR_socket = 198, NR_socketpair = 199,
     NR_bind = 200, NR_listen = 201, NR_accept = 202, NR_connect = 203, NR_getsockname = 204, NR_getpeername = 205,
     NR_sendto = 206, NR_recvfrom = 207, NR_setsockopt = 208, NR_getsockopt = 209, NR_shutdown = 210,
-    NR_sendmsg = 211, NR_recvmsg = 212, NR_accept4 = 242, NR_rt_sigqueueinfo = 138, NR_rt_tgsigqueueinfo = 240,
+    NR_sendmsg = 211, NR_recvmsg = 212, NR_accept4 = 242, NR_recvmmsg = 243, NR_sendmmsg = 269, NR_rt_sigqueueinfo = 138, NR_rt_tgsigqueueinfo = 240,
     NR_getrlimit = 163, NR_setrlimit = 164, NR_prlimit64 = 261, NR_rseq = 293, NR_readlinkat = 78,
     NR_nanosleep = 101, NR_getitimer = 102, NR_setitimer = 103,
     NR_clock_nanosleep = 115, NR_kill = 129, NR_tkill = 130, NR_tgkill = 131, NR_sigaltstack = 132,
@@ -467,6 +467,8 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_shutdown:       return lx_sys_shutdown(c, a[0], a[1]);
     case NR_sendmsg:        return lx_sys_sendmsg(c, a[0], a[1], a[2]);
     case NR_recvmsg:        return lx_sys_recvmsg(c, a[0], a[1], a[2]);
+    case NR_sendmmsg:       return lx_sys_sendmmsg(c, a[0], a[1], a[2], a[3]);
+    case NR_recvmmsg:       return lx_sys_recvmmsg(c, a[0], a[1], a[2], a[3], a[4]);
     case NR_ppoll:          return lx_sys_ppoll(c, a[0], a[1], a[2], a[3], a[4]);
     case NR_pselect6:       return lx_sys_pselect6(c, a[0], a[1], a[2], a[3], a[4], a[5]);
     case NR_pwrite64:       return lx_sys_pwrite(c, a[0], a[1], a[2], (int64_t)a[3]);

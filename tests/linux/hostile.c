@@ -163,7 +163,8 @@ int main(void)
                                 SYS_close_range, SYS_statx, SYS_msync,
                                 SYS_socket, SYS_socketpair, SYS_bind, SYS_listen, SYS_accept4, SYS_connect,
                                 SYS_getsockname, SYS_getpeername, SYS_sendto, SYS_recvfrom, SYS_setsockopt,
-                                SYS_getsockopt, SYS_shutdown, SYS_sendmsg, SYS_recvmsg, 404, 999 };
+                                SYS_getsockopt, SYS_shutdown, SYS_sendmsg, SYS_recvmsg, SYS_sendmmsg, SYS_recvmmsg,
+                                404, 999 };
     srand(42);
     long calls = 0;
     for (int i = 0; i < 100000; i++) {
@@ -192,7 +193,7 @@ int main(void)
         }
         if (nr == SYS_socket || nr == SYS_socketpair)
             a[1] |= SOCK_NONBLOCK;              /* every socket: no random call waits on it */
-        if (nr == SYS_sendto || nr == SYS_recvfrom)
+        if (nr == SYS_sendto || nr == SYS_recvfrom || nr == SYS_sendmmsg || nr == SYS_recvmmsg)
             a[3] |= MSG_DONTWAIT;
         if (nr == SYS_sendmsg || nr == SYS_recvmsg)
             a[2] |= MSG_DONTWAIT;

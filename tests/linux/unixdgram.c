@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 
@@ -179,6 +180,42 @@ static void autobound(void)
     close(t);
 }
 
+/* sendmmsg and recvmmsg: several datagrams in one call each, their lengths. */
+static void mmsg(void)
+{
+    int sv[2];
+    socketpair(AF_UNIX, SOCK_DGRAM, 0, sv);
+    static char bufs[4][16];
+    struct iovec out[3] = { { "first", 5 }, { "second", 6 }, { "3", 1 } };
+    struct mmsghdr om[3];
+    memset(om, 0, sizeof(om));
+    for (int i = 0; i < 3; i++) {
+        om[i].msg_hdr.msg_iov = &out[i];
+        om[i].msg_hdr.msg_iovlen = 1;
+    }
+    SHOW("sendmmsg of three", syscall(SYS_sendmmsg, sv[0], om, 3, 0));     /* (musl's sendmmsg loops over sendmsg) */
+    printf("their lengths: %u %u %u\n", om[0].msg_len, om[1].msg_len, om[2].msg_len);
+    struct iovec in[4];
+    struct mmsghdr im[4];
+    memset(im, 0, sizeof(im));
+    for (int i = 0; i < 4; i++) {
+        in[i] = (struct iovec){ bufs[i], sizeof(bufs[i]) - 1 };
+        im[i].msg_hdr.msg_iov = &in[i];
+        im[i].msg_hdr.msg_iovlen = 1;
+    }
+    SHOW("recvmmsg of two", recvmmsg(sv[1], im, 2, 0, NULL));
+    printf("got: %s (%u) %s (%u)\n", bufs[0], im[0].msg_len, bufs[1], im[1].msg_len);
+    SHOW("recvmmsg of four, MSG_DONTWAIT, one there", recvmmsg(sv[1], im, 4, MSG_DONTWAIT, NULL));
+    printf("got: %s (%u)\n", bufs[0], im[0].msg_len);
+    SHOW("recvmmsg with none there, MSG_DONTWAIT", recvmmsg(sv[1], im, 4, MSG_DONTWAIT, NULL));
+    SHOW("sendmmsg of none", syscall(SYS_sendmmsg, sv[0], om, 0, 0));
+    SHOW("sendmmsg bad address", syscall(SYS_sendmmsg, sv[0], 8, 1, 0));
+    SHOW("recvmmsg bad timeout", recvmmsg(sv[1], im, 1, MSG_DONTWAIT, (struct timespec *)8));
+    SHOW("sendmmsg on a file", syscall(SYS_sendmmsg, open("/dev/null", O_RDONLY), om, 1, 0));
+    close(sv[0]);
+    close(sv[1]);
+}
+
 static void seqpacket(void)
 {
     int sv[2];
@@ -231,6 +268,7 @@ int main(void)
     pair();
     bound();
     autobound();
+    mmsg();
     seqpacket();
     return 0;
 }
