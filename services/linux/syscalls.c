@@ -25,7 +25,7 @@ enum {
     NR_getrandom = 278, NR_pselect6 = 72, NR_ppoll = 73, NR_socket = 198, NR_socketpair = 199,
     NR_bind = 200, NR_listen = 201, NR_accept = 202, NR_connect = 203, NR_getsockname = 204, NR_getpeername = 205,
     NR_sendto = 206, NR_recvfrom = 207, NR_setsockopt = 208, NR_getsockopt = 209, NR_shutdown = 210,
-    NR_sendmsg = 211, NR_recvmsg = 212, NR_accept4 = 242, NR_recvmmsg = 243, NR_sendmmsg = 269, NR_rt_sigqueueinfo = 138, NR_rt_tgsigqueueinfo = 240,
+    NR_sendmsg = 211, NR_recvmsg = 212, NR_accept4 = 242, NR_recvmmsg = 243, NR_sethostname = 161, NR_setdomainname = 162, NR_sendmmsg = 269, NR_rt_sigqueueinfo = 138, NR_rt_tgsigqueueinfo = 240,
     NR_getrlimit = 163, NR_setrlimit = 164, NR_prlimit64 = 261, NR_rseq = 293, NR_readlinkat = 78,
     NR_nanosleep = 101, NR_getitimer = 102, NR_setitimer = 103,
     NR_clock_nanosleep = 115, NR_kill = 129, NR_tkill = 130, NR_tgkill = 131, NR_sigaltstack = 132,
@@ -61,16 +61,34 @@ static int64_t sys_exit(struct lx_ctx *c, uint64_t code, int group)
 }
 
 /* struct new_utsname: six fields of 65 bytes. */
+/* The host and domain names (sethostname, setdomainname: root may set them). */
+static char names[2][65] = { "petrel", "(none)" };
+
 static int64_t sys_uname(struct lx_ctx *c, uint64_t buf)
 {
     static const char *const fields[6] = {
-        "Linux", "petrel", "6.1.0-petrel", LX_VERSION_STRING, "aarch64", "(none)",
+        "Linux", NULL, "6.1.0-petrel", LX_VERSION_STRING, "aarch64", NULL,
     };
     char u[6][65];
     memset(u, 0, sizeof(u));
-    for (int i = 0; i < 6; i++)
-        memcpy(u[i], fields[i], strlen(fields[i]));
+    for (int i = 0; i < 6; i++) {
+        const char *f = i == 1 ? names[0] : i == 5 ? names[1] : fields[i];
+        memcpy(u[i], f, strlen(f));
+    }
     return lx_copy_out(c, buf, u, sizeof(u));
+}
+
+/* sethostname (which 0) and setdomainname (1): len bytes, at most 64. */
+static int64_t sys_setname(struct lx_ctx *c, int which, uint64_t uname, uint64_t len)
+{
+    int32_t l = (int32_t)len;                   /* (an int, as Linux takes it) */
+    if (l < 0 || l > 64)
+        return -LX_EINVAL;
+    char n[65] = { 0 };
+    if (lx_copy_in(c, n, uname, (uint64_t)l))
+        return -LX_EFAULT;
+    memcpy(names[which], n, sizeof(n));
+    return 0;
 }
 
 /* The calendar: the real-time clock's seconds when the personality
@@ -503,6 +521,8 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_mmap:           return lx_sys_mmap(c, a[0], a[1], a[2], a[3], (int64_t)a[4], a[5]);
     case NR_munmap:         return lx_sys_munmap(c, a[0], a[1]);
     case NR_uname:          return sys_uname(c, a[0]);
+    case NR_sethostname:    return sys_setname(c, 0, a[0], a[1]);
+    case NR_setdomainname:  return sys_setname(c, 1, a[0], a[1]);
     case NR_clock_gettime:  return sys_clock_gettime(c, a[0], a[1]);
     case NR_clock_getres:   return sys_clock_getres(c, a[0], a[1]);
     case NR_gettimeofday:   return sys_gettimeofday(c, a[0], a[1]);
