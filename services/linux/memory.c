@@ -405,19 +405,27 @@ int64_t lx_sys_mmap(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot
     return err ? -LX_ENOMEM : (int64_t)va;
 }
 
-int64_t lx_sys_munmap(struct lx_ctx *c, uint64_t addr, uint64_t len)
+/* Unmap [addr, addr + len) of p (munmap, mremap): EINVAL past the end of
+ * user space; nothing is mapped past Petrel's end. 0 or a negated errno. */
+static int unmap(struct lx_proc *p, uint64_t addr, uint64_t len)
 {
-    struct lx_proc *p = c->p;
-    uint64_t size = lx_page_up(len);
-    if ((addr & (LX_PAGE - 1)) || len == 0 || size < len || addr + size < addr || addr + size > LX_TASK_SIZE)
-        return -LX_EINVAL;                      /* Linux's rules: nothing is mapped past Petrel's end */
-    uint64_t end = addr + size < LX_UTCB_VA ? addr + size : LX_UTCB_VA;
+    if (len > LX_TASK_SIZE || addr > LX_TASK_SIZE - len)
+        return -LX_EINVAL;
+    uint64_t end = addr + len < LX_UTCB_VA ? addr + len : LX_UTCB_VA;
     if (addr >= end)
         return 0;
     if (vmas_remove(p, addr, end))
         return -LX_ENOMEM;
     svc_mem_unmap(p->space, addr, end - addr);
     return 0;
+}
+
+int64_t lx_sys_munmap(struct lx_ctx *c, uint64_t addr, uint64_t len)
+{
+    uint64_t size = lx_page_up(len);
+    if ((addr & (LX_PAGE - 1)) || len == 0 || size < len || addr + size < addr || addr + size > LX_TASK_SIZE)
+        return -LX_EINVAL;                      /* Linux's rules */
+    return unmap(c->p, addr, size);
 }
 
 /* Every page of [start, end) in one of p's ranges? */
@@ -704,21 +712,6 @@ static int64_t move(struct lx_proc *p, uint64_t from, uint64_t len, uint64_t to,
         return discard(p, from, from + len);
     vmas_remove(p, from, from + len);
     svc_mem_unmap(p->space, from, len);
-    return 0;
-}
-
-/* Unmap [addr, addr + len) for mremap, by munmap's rules (EINVAL past
- * the end of user space); 0 or a negated errno. */
-static int unmap(struct lx_proc *p, uint64_t addr, uint64_t len)
-{
-    if (len > LX_TASK_SIZE || addr > LX_TASK_SIZE - len)
-        return -LX_EINVAL;
-    uint64_t end = addr + len < LX_UTCB_VA ? addr + len : LX_UTCB_VA;
-    if (addr >= end)
-        return 0;
-    if (vmas_remove(p, addr, end))
-        return -LX_ENOMEM;
-    svc_mem_unmap(p->space, addr, end - addr);
     return 0;
 }
 

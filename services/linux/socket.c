@@ -1303,33 +1303,43 @@ static int64_t sock_recv(struct lx_ctx *c, struct lx_file *f, const struct uio *
 
 /* ---------------------------------------------------------------- the calls that move data */
 
+/* The socket file of fd and its one buffer [buf, buf + len) as u (len cut
+ * to MAX_RW_COUNT), or NULL with *err. */
+static struct lx_file *sock_buf(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, struct uio *u, int64_t *err)
+{
+    struct lx_file *f;
+    if (!sock_fd(c, fd, &f, err))
+        return NULL;
+    if (len > MAX_RW_COUNT)
+        len = MAX_RW_COUNT;
+    if (!lx_range_ok(buf, len)) {
+        *err = -LX_EFAULT;
+        return NULL;
+    }
+    *u = (struct uio){ 0, 0, buf, len, NULL };
+    return f;
+}
+
 int64_t lx_sys_sendto(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, uint64_t flags, uint64_t uto,
                       uint64_t tolen)
 {
     int64_t err;
-    struct lx_file *f;
-    if (!sock_fd(c, fd, &f, &err))
+    struct uio u;
+    struct lx_file *f = sock_buf(c, fd, buf, len, &u, &err);
+    if (!f)
         return err;
-    if (len > MAX_RW_COUNT)
-        len = MAX_RW_COUNT;
-    if (!lx_range_ok(buf, len))
-        return -LX_EFAULT;
-    struct uio u = { 0, 0, buf, len, NULL };
-    return sock_send(c, f, &u, len, (uint32_t)flags, uto, (uint32_t)tolen, 0, 0);
+    return sock_send(c, f, &u, u.len, (uint32_t)flags, uto, (uint32_t)tolen, 0, 0);
 }
 
 int64_t lx_sys_recvfrom(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, uint64_t flags, uint64_t uaddr,
                         uint64_t ulen)
 {
     int64_t err;
-    struct lx_file *f;
-    if (!sock_fd(c, fd, &f, &err))
+    struct uio u;
+    struct lx_file *f = sock_buf(c, fd, buf, len, &u, &err);
+    if (!f)
         return err;
-    if (len > MAX_RW_COUNT)
-        len = MAX_RW_COUNT;
-    if (!lx_range_ok(buf, len))
-        return -LX_EFAULT;
-    struct uio u = { 0, 0, buf, len, NULL };
+    len = u.len;
     struct recv_args a = { .flags = (uint32_t)flags, .uname = uaddr, .unamelen = ulen };
     if (uaddr) {
         int32_t room;
@@ -1356,36 +1366,38 @@ struct lx_msghdr {
     int32_t flags, pad1;
 };
 
+/* The socket file of fd, its struct msghdr at umsg into m and the
+ * message's buffers as u; NULL with *err (for a receive, a negative name
+ * length is EINVAL). */
+static struct lx_file *sock_msg(struct lx_ctx *c, uint64_t fd, uint64_t umsg, struct lx_msghdr *m, struct uio *u,
+                                int receiving, int64_t *err)
+{
+    struct lx_file *f;
+    if (!sock_fd(c, fd, &f, err))
+        return NULL;
+    *err = lx_copy_in(c, m, umsg, sizeof(*m)) ? -LX_EFAULT : receiving && (int32_t)m->namelen < 0 ? -LX_EINVAL :
+           uio_iov(c, u, m->iov, m->iovlen);
+    return *err < 0 ? NULL : f;
+}
+
 int64_t lx_sys_sendmsg(struct lx_ctx *c, uint64_t fd, uint64_t umsg, uint64_t flags)
 {
-    int64_t err;
-    struct lx_file *f;
-    if (!sock_fd(c, fd, &f, &err))
-        return err;
+    int64_t len;
     struct lx_msghdr m;
-    if (lx_copy_in(c, &m, umsg, sizeof(m)))
-        return -LX_EFAULT;
     struct uio u;
-    int64_t len = uio_iov(c, &u, m.iov, m.iovlen);
-    if (len < 0)
+    struct lx_file *f = sock_msg(c, fd, umsg, &m, &u, 0, &len);
+    if (!f)
         return len;
     return sock_send(c, f, &u, (uint64_t)len, (uint32_t)flags, m.name, m.namelen, m.control, m.controllen);
 }
 
 int64_t lx_sys_recvmsg(struct lx_ctx *c, uint64_t fd, uint64_t umsg, uint64_t flags)
 {
-    int64_t err;
-    struct lx_file *f;
-    if (!sock_fd(c, fd, &f, &err))
-        return err;
+    int64_t len;
     struct lx_msghdr m;
-    if (lx_copy_in(c, &m, umsg, sizeof(m)))
-        return -LX_EFAULT;
-    if ((int32_t)m.namelen < 0)
-        return -LX_EINVAL;
     struct uio u;
-    int64_t len = uio_iov(c, &u, m.iov, m.iovlen);
-    if (len < 0)
+    struct lx_file *f = sock_msg(c, fd, umsg, &m, &u, 1, &len);
+    if (!f)
         return len;
     struct recv_args a = { .flags = (uint32_t)flags, .uname = m.name, .unamelen = m.namelen, .msg = 1,
                            .ctl = m.control, .ctllen = m.controllen, .mflags = (uint32_t)flags & MSG_CMSG_CLOEXEC };
@@ -1401,21 +1413,26 @@ int64_t lx_sys_recvmsg(struct lx_ctx *c, uint64_t fd, uint64_t umsg, uint64_t fl
     return r;
 }
 
-/* sendmmsg: each struct mmsghdr (a msghdr and the count sent, 64 bytes)
- * as sendmsg, the first as flags say and the rest without waiting; how
- * many went (the first one's error if none did). */
+/* sendmmsg and recvmmsg: each struct mmsghdr (a msghdr and the count
+ * moved, 64 bytes) as sendmsg or recvmsg, the first as flags say (it may
+ * wait) and the rest without waiting; how many went (the first one's
+ * error if none did). Linux's recvmmsg waits for all vlen unless
+ * MSG_WAITFORONE; here every one after the first is taken only if it is
+ * there, as with MSG_WAITFORONE. */
 #define MMSG_SIZE       64
 #define MSG_WAITFORONE  0x10000
 
-int64_t lx_sys_sendmmsg(struct lx_ctx *c, uint64_t fd, uint64_t uvec, uint64_t vlen, uint64_t flags)
+static int64_t mmsg(struct lx_ctx *c, uint64_t fd, uint64_t uvec, uint64_t vlen, uint64_t flags, int receiving)
 {
     int64_t err;
     if (!sock_fd(c, fd, NULL, &err))
         return err;
     uint32_t n = (uint32_t)vlen > UIO_MAXIOV ? UIO_MAXIOV : (uint32_t)vlen, done = 0;
+    flags &= ~(uint64_t)MSG_WAITFORONE;
     for (; done < n; done++) {
         uint64_t m = uvec + (uint64_t)done * MMSG_SIZE;
-        int64_t r = lx_sys_sendmsg(c, fd, m, done ? (flags | MSG_DONTWAIT) : flags);
+        uint64_t fl = done ? (flags | MSG_DONTWAIT) : flags;
+        int64_t r = receiving ? lx_sys_recvmsg(c, fd, m, fl) : lx_sys_sendmsg(c, fd, m, fl);
         if (r < 0 || r == LX_BLOCK)
             return done ? (int64_t)done : r;    /* (LX_BLOCK only for the first: nothing went yet) */
         uint32_t len = (uint32_t)r;
@@ -1425,34 +1442,20 @@ int64_t lx_sys_sendmmsg(struct lx_ctx *c, uint64_t fd, uint64_t uvec, uint64_t v
     return done;
 }
 
-/* recvmmsg: the first message as recvmsg with flags (it may wait), then
- * those already there (Linux waits for all vlen unless MSG_WAITFORONE;
- * here every one after the first is taken without waiting, as with
- * MSG_WAITFORONE); the timeout is checked, not used. */
+int64_t lx_sys_sendmmsg(struct lx_ctx *c, uint64_t fd, uint64_t uvec, uint64_t vlen, uint64_t flags)
+{
+    return mmsg(c, fd, uvec, vlen, flags, 0);
+}
+
+/* (The timeout is checked, not used.) */
 int64_t lx_sys_recvmmsg(struct lx_ctx *c, uint64_t fd, uint64_t uvec, uint64_t vlen, uint64_t flags, uint64_t uts)
 {
-    int64_t err;
-    if (!sock_fd(c, fd, NULL, &err))
-        return err;
-    if (uts) {
-        int64_t ts[2];
-        if (lx_copy_in(c, ts, uts, sizeof(ts)))
-            return -LX_EFAULT;
-        if (ts[0] < 0 || ts[1] < 0 || ts[1] >= 1000000000)
-            return -LX_EINVAL;
-    }
-    uint32_t n = (uint32_t)vlen > UIO_MAXIOV ? UIO_MAXIOV : (uint32_t)vlen, done = 0;
-    uint64_t fl = flags & ~(uint64_t)MSG_WAITFORONE;
-    for (; done < n; done++) {
-        uint64_t m = uvec + (uint64_t)done * MMSG_SIZE;
-        int64_t r = lx_sys_recvmsg(c, fd, m, done ? (fl | MSG_DONTWAIT) : fl);
-        if (r < 0 || r == LX_BLOCK)
-            return done ? (int64_t)done : r;
-        uint32_t len = (uint32_t)r;
-        if (lx_copy_out(c, m + 56, &len, 4))
-            return done ? (int64_t)done : -LX_EFAULT;
-    }
-    return done;
+    int64_t ts[2];
+    if (uts && lx_copy_in(c, ts, uts, sizeof(ts)))
+        return -LX_EFAULT;
+    if (uts && (ts[0] < 0 || ts[1] < 0 || ts[1] >= 1000000000))
+        return -LX_EINVAL;
+    return mmsg(c, fd, uvec, vlen, flags, 1);
 }
 
 int64_t lx_sock_rw(struct lx_ctx *c, struct lx_file *f, uint64_t iov, uint64_t niov, uint64_t buf, uint64_t len,
