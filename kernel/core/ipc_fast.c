@@ -18,6 +18,7 @@
 #include "sched.h"
 #include "cpu.h"
 #include "switch.h"
+#include "ksvc.h"
 #include <arch/trapframe.h>
 
 /* The endpoint behind handle h with `rights`, or NULL (inline lookup). */
@@ -54,12 +55,16 @@ static ALWAYS_INLINE void fast_copy(struct thread *from, struct thread *to, uint
 {
     to->tf.x[0] = 0;
     to->tf.x[1] = info;
-    to->tf.x[2] = from->tf.x[2];
-    to->tf.x[3] = from->tf.x[3];
-    to->tf.x[4] = from->tf.x[4];
-    to->tf.x[5] = from->tf.x[5];
-    to->tf.x[6] = from->tf.x[6];
-    to->tf.x[7] = from->tf.x[7];
+    /* All loads before the stores, so they go in pairs (from and to may
+     * be the same thread as far as the compiler knows). */
+    uint64_t m0 = from->tf.x[2], m1 = from->tf.x[3], m2 = from->tf.x[4];
+    uint64_t m3 = from->tf.x[5], m4 = from->tf.x[6], m5 = from->tf.x[7];
+    to->tf.x[2] = m0;
+    to->tf.x[3] = m1;
+    to->tf.x[4] = m2;
+    to->tf.x[5] = m3;
+    to->tf.x[6] = m4;
+    to->tf.x[7] = m5;
     to->tf.x[8] = badge;
     to->tf.x[9] = from->space->id;
     if (unlikely(MSG_LEN(info) > MSG_REG_MRS))
@@ -94,24 +99,37 @@ static ALWAYS_INLINE struct trapframe *fast_call_switch(struct cpu *c, struct th
     return &dst->tf;
 }
 
-struct trapframe *fastpath_call(struct trapframe *tf, uint64_t esr)
+/* The rest of a fastpath call whose endpoint is a user-level server's: out
+ * of line, so the kernel-placed service's branch in fastpath_call saves no
+ * registers for it. */
+static NOINLINE struct trapframe *fast_call_server(struct trapframe *tf, uint64_t esr, struct endpoint *ep,
+                                                   uint64_t info, uint64_t badge)
 {
     struct thread *cur = (struct thread *)tf;
     struct cpu *c = this_cpu();
+    struct thread *dst = fast_server(c, cur, ep);
+    if (!dst)
+        return exc_el0_svc_locked(tf, esr);
+    /* dst in a register of its own: the copy then writes its frame in pairs
+     * at small offsets, not field by field from the queue link. */
+    __asm__("" : "+r"(dst));
+    fast_copy(cur, dst, info, badge);
+    cur->send_is_fault = false;
+    return fast_call_switch(c, cur, ep, dst);
+}
+
+struct trapframe *fastpath_call(struct trapframe *tf, uint64_t esr)
+{
+    struct thread *cur = (struct thread *)tf;
     uint64_t info = tf->x[1], badge;
     if (!kernel_enter(cur) || !fast_info(info))
         return exc_el0_svc_locked(tf, esr);
     struct endpoint *ep = fast_endpoint(cur, tf->x[0], R_WRITE, &badge);
     if (!ep)
         return exc_el0_svc_locked(tf, esr);
-    if (ep->ksvc)
-        return ksvc_fastcall(tf, ep, info, badge);  /* a kernel-placed service: answered in this entry */
-    struct thread *dst = fast_server(c, cur, ep);
-    if (!dst)
-        return exc_el0_svc_locked(tf, esr);
-    fast_copy(cur, dst, info, badge);
-    cur->send_is_fault = false;
-    return fast_call_switch(c, cur, ep, dst);
+    if (ep->ksvc)       /* a kernel-placed service: answered in this entry (ksvc.h) */
+        return ep->ksvc->fastcall(tf, ep, info, badge);
+    return fast_call_server(tf, esr, ep, info, badge);
 }
 
 /*

@@ -720,13 +720,6 @@ void ksvc_fault(struct thread *t, struct endpoint *ep, uint64_t badge)
     ksvc_call(ep, MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0), badge, true);
 }
 
-/* The IPC fastpath's call on a kernel-placed service: the interface's own
- * (ksvc_fast in ksvc.h, one per interface in the generated table). */
-struct trapframe *ksvc_fastcall(struct trapframe *tf, struct endpoint *ep, uint64_t info, uint64_t badge)
-{
-    return ep->ksvc->fastcall(tf, ep, info, badge);
-}
-
 /* A fastpath call its register entry did not take: a request on the
  * service's stack, then the scheduler. */
 struct trapframe *ksvc_slowcall(struct trapframe *tf, struct endpoint *ep, uint64_t info, uint64_t badge)

@@ -27,9 +27,6 @@ bool fault_apply(struct thread *caller, unsigned len, const uint64_t *mr);
 
 /* A call or send on an endpoint bound to a kernel service (svc_kernel.c). */
 int64_t ksvc_call(struct endpoint *ep, uint64_t info, uint64_t badge, bool is_call);
-/* The same for the IPC fastpath's call (kernel lock held): answers it and
- * returns the frame to resume, releasing the lock. */
-struct trapframe *ksvc_fastcall(struct trapframe *tf, struct endpoint *ep, uint64_t info, uint64_t badge);
 
 struct notification {
     struct object obj;
