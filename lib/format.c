@@ -1,6 +1,6 @@
 /*
  * A small printf engine shared by the kernel and the user runtime:
- * %d %u %x %p %s %c %% with the l, ll and z length modifiers, a field
+ * %d %u %x %o %p %s %c %% with the l, ll and z length modifiers, a field
  * width, '0' padding and '-' for left alignment.
  */
 #include "format.h"
@@ -18,7 +18,7 @@ static void out_c(struct out *o, char c)
     o->len++;
 }
 
-/* Emit an unsigned number in base 10 or 16 with width and padding. */
+/* Emit an unsigned number in base 8, 10 or 16 with width and padding. */
 static void out_num(struct out *o, uint64_t v, unsigned base, int width, char pad, bool neg, bool left)
 {
     char tmp[24];
@@ -69,7 +69,9 @@ int fmt_vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
             out_num(&o, lng ? va_arg(ap, uint64_t) : va_arg(ap, unsigned), 10, width, pad, false, left);
             break;
         case 'x':
-            out_num(&o, lng ? va_arg(ap, uint64_t) : va_arg(ap, unsigned), 16, width, pad, false, left);
+        case 'o':
+            out_num(&o, lng ? va_arg(ap, uint64_t) : va_arg(ap, unsigned), *fmt == 'x' ? 16 : 8, width, pad, false,
+                    left);
             break;
         case 'p':
             out_c(&o, '0');

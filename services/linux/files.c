@@ -617,6 +617,8 @@ int lx_stat_fill(int32_t node, void *out)
     st.size = (int64_t)n->size;
     if (kind(n) == LX_S_IFDIR)
         st.size = n->proc ? 0 : (int64_t)(DIR_ENTRY_SIZE * (2 + (uint64_t)n->entries));
+    if (lx_proc_is_fd(n->proc))
+        st.size = 64;                           /* what Linux says of /proc/PID/fd/N */
     st.blksize = 4096;
     st.blocks = kind(n) == LX_S_IFREG ? (int64_t)(lx_page_up(n->size) / 512) : 0;
     st.atime = n->atime.sec, st.atime_ns = n->atime.nsec;
@@ -931,27 +933,16 @@ int64_t lx_sys_fchdir(struct lx_ctx *c, uint64_t fd)
     return f->node < 0 ? -LX_ENOTDIR : set_cwd(c, f->node);
 }
 
-/* The working directory's path, built from its node up to the root. */
+/* The working directory's path (lx_node_path: from its node up to the root). */
 int64_t lx_sys_getcwd(struct lx_ctx *c, uint64_t buf, uint64_t size)
 {
-    uint64_t at = sizeof(path_buf) - 1;
-    path_buf[at] = 0;
     if (!lx_node(c->p->cwd)->nlink)
         return -LX_ENOENT;                      /* removed */
-    for (int32_t n = c->p->cwd; n != LX_ROOT; n = lx_node(n)->parent) {
-        struct lx_dent *d = lx_dent(lx_node(n)->dent);
-        if (!d)
-            return -LX_ENOENT;
-        if (d->len + 1 > at)
-            return -LX_ENAMETOOLONG;
-        at -= d->len;
-        memcpy(path_buf + at, d->name, d->len);
-        path_buf[--at] = '/';
-    }
-    if (at == sizeof(path_buf) - 1)
-        path_buf[--at] = '/';
-    uint64_t len = sizeof(path_buf) - at;           /* with its NUL */
-    if (size < len)
+    lx_procfs_caller(c->p);
+    int64_t len = lx_node_path(c->p->cwd, path_buf, sizeof(path_buf));
+    if (len < 0)
+        return len;
+    if (size < (uint64_t)len + 1)               /* with its NUL */
         return -LX_ERANGE;
-    return lx_copy_out(c, buf, path_buf + at, len) ? -LX_EFAULT : (int64_t)len;
+    return lx_copy_out(c, buf, path_buf, (uint64_t)len + 1) ? -LX_EFAULT : len + 1;
 }

@@ -241,6 +241,6 @@ int lx_load(struct lx_proc *p, int32_t node, const char *execfn, char *const arg
     err = !*sp ? -LX_E2BIG : lx_vma_poke(p, *sp, s.buf + s.size - used, used) ? -LX_ENOMEM : 0;
     *pc = prog.interp ? interp.entry : prog.entry;
     if (!err)
-        lx_procfs_exec(p, execfn, argv, argc);
+        lx_procfs_exec(p, execfn, argv, argc, envp, envc);
     return err;
 }

@@ -213,10 +213,18 @@ struct lx_proc;
 
 /* /proc (procfs.c): made on lookup, its files generated on read. */
 enum { LX_PROC_ROOT = 1, LX_PROC_SELF, LX_PROC_PIDDIR, LX_PROC_STAT, LX_PROC_STATUS, LX_PROC_CMDLINE, LX_PROC_COMM,
-       LX_PROC_MAPS, LX_PROC_MEMINFO, LX_PROC_CPUINFO, LX_PROC_UPTIME, LX_PROC_MOUNTS, LX_PROC_VERSION,
-       LX_PROC_LOADAVG, LX_PROC_FILESYSTEMS, LX_PROC_EXE, LX_PROC_CWD, LX_PROC_FDDIR, LX_PROC_KSTAT,
+       LX_PROC_MAPS, LX_PROC_ENVIRON, LX_PROC_MEMINFO, LX_PROC_CPUINFO, LX_PROC_UPTIME,
+       LX_PROC_MOUNTS, LX_PROC_VERSION, LX_PROC_LOADAVG, LX_PROC_FILESYSTEMS, LX_PROC_EXE, LX_PROC_CWD,
+       LX_PROC_FDDIR, LX_PROC_FDINFODIR, LX_PROC_KSTAT,
        LX_PROC_FD = 64,                         /* LX_PROC_FD + n: /proc/PID/fd/n */
+       LX_PROC_FDINFO = 128,                    /* LX_PROC_FDINFO + n: /proc/PID/fdinfo/n */
        LX_PROC_PIPE = 256 };                    /* LX_PROC_PIPE + n: pipe n, reached through fd/N (a FIFO) */
+_Static_assert(LX_PROC_FD + LX_FDS <= LX_PROC_FDINFO && LX_PROC_FDINFO + LX_FDS <= LX_PROC_PIPE, "/proc node kinds");
+/* Is `what` one of /proc/PID/fd/N's links? */
+static inline int lx_proc_is_fd(uint32_t what) { return what >= LX_PROC_FD && what < LX_PROC_FD + LX_FDS; }
+/* The path of /proc node n that no directory entry names (a process's
+ * directory and what is in it): its length, or a negated errno. */
+int64_t lx_procfs_path(int32_t n, char *buf, uint64_t size);
 /* What /proc/PID/fd/N link `n` leads to when followed: the open file's
  * node, a FIFO node for a pipe (LX_PROC_PIPE), or -ENXIO (a socket, an
  * event descriptor: Linux's magic links do not reopen those). */
@@ -235,8 +243,9 @@ const char *lx_procfs_text(int32_t n, uint64_t *len);
  * name into name (NUL-terminated), node type (DT_*), inode number and
  * cookie; 0, or -1 past the end. */
 int lx_procfs_entry(int32_t dir, uint64_t from, char *name, uint8_t *type, uint64_t *ino, uint64_t *cookie);
-/* Remember a process's argv for /proc/PID/cmdline (at exec). */
-void lx_procfs_exec(const struct lx_proc *p, const char *execfn, char *const argv[], int argc);
+/* Remember a process's argv and environment for /proc/PID/cmdline and environ (at exec). */
+void lx_procfs_exec(const struct lx_proc *p, const char *execfn, char *const argv[], int argc, char *const envp[],
+                    int envc);
 
 /* ---------------------------------------------------------------- open files */
 struct lx_file {

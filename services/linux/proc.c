@@ -342,7 +342,7 @@ static int64_t exec_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t
                        uint32_t flags)
 {
     struct lx_proc *p = c->p;
-    int64_t len = lx_copy_str(c, exec_path, upath, sizeof(exec_path));
+    int64_t len = lx_path_in(c, exec_path, upath);     /* (/proc/self is the caller) */
     if (len < 0)
         return len;
     if (len == 0 && !(flags & AT_EMPTY_PATH))

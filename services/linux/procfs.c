@@ -3,16 +3,18 @@
  * proc file system. The fixed files (self, meminfo, cpuinfo, uptime,
  * mounts, version, loadavg, filesystems) are nodes linked into /proc at
  * start; a process's directory /proc/PID and its files (stat, status,
- * cmdline, comm, maps) are nodes made on lookup and kept in a small cache
+ * cmdline, environ, comm, maps, the fd and fdinfo directories and what is
+ * in them) are nodes made on lookup and kept in a small cache
  * keyed by (what, pid), reused once nothing holds them. A listing of /proc
  * shows the fixed files, then one directory per live pid (cookie 2^40 +
  * pid, so a listing resumes after the last pid it gave).
  *
  * What the personality does not know is a plausible constant: CPU times
  * (0), the start time (0), memory totals (the default system's 128 MiB),
- * the CPU's description (the Cortex-A53 QEMU emulates). cmdline is the argv
- * the process was started with (a forked child shows its parent's), kept
- * at exec rather than read from the process's memory.
+ * the CPU's description (the Cortex-A53 QEMU emulates). cmdline and
+ * environ are the argv and environment the process was started with (a
+ * forked child shows its parent's), kept at exec rather than read from
+ * the process's memory: environ keeps its first ENVIRON_MAX bytes.
  */
 #include "lx.h"
 #include "format.h"
@@ -20,6 +22,7 @@
 #define PROC_CACHE      96
 #define PID_COOKIE      (1ull << 40)
 #define CMDLINE_MAX     512
+#define ENVIRON_MAX     1024
 #define EXE_MAX         128
 
 static int32_t cache[PROC_CACHE];
@@ -33,9 +36,10 @@ static uint64_t text_len;
 static struct started {
     svc_handle space;
     int pid;                    /* 0 until the process with that space first asks (an exec loads into a new one) */
-    uint32_t len;
+    uint32_t len, env_len;
     char exe[EXE_MAX];
     char cmdline[CMDLINE_MAX];
+    char environ[ENVIRON_MAX];
 } started[LX_PROCS * 2];
 
 static const struct { const char *name; uint32_t what; uint32_t mode; } fixed[] = {
@@ -55,6 +59,7 @@ static const struct { const char *name; uint32_t what; uint32_t mode; } per_pid[
     { "cmdline", LX_PROC_CMDLINE, LX_S_IFREG | 0444 }, { "comm", LX_PROC_COMM, LX_S_IFREG | 0444 },
     { "maps", LX_PROC_MAPS, LX_S_IFREG | 0444 }, { "exe", LX_PROC_EXE, LX_S_IFLNK | 0777 },
     { "cwd", LX_PROC_CWD, LX_S_IFLNK | 0777 }, { "fd", LX_PROC_FDDIR, LX_S_IFDIR | 0500 },
+    { "environ", LX_PROC_ENVIRON, LX_S_IFREG | 0400 }, { "fdinfo", LX_PROC_FDINFODIR, LX_S_IFDIR | 0500 },
 };
 #define NPER_PID (sizeof(per_pid) / sizeof(per_pid[0]))
 
@@ -191,16 +196,45 @@ int32_t lx_procfs_lookup(int32_t dir, const char *name, uint32_t len)
             if (strlen(per_pid[i].name) == len && !memcmp(per_pid[i].name, name, len))
                 return dynamic(per_pid[i].what, d->proc_pid, per_pid[i].mode, dir);
     }
-    if (d->proc == LX_PROC_FDDIR) {
+    if (d->proc == LX_PROC_FDDIR || d->proc == LX_PROC_FDINFODIR) {
         struct lx_proc *p = proc_of(d->proc_pid);
         int fd = parse_pid(name, len);
         if (len == 1 && name[0] == '0')
             fd = 0;
         if (!p || p->ended || fd < 0 || fd >= LX_FDS || !p->fds[fd])
             return -LX_ENOENT;
-        return dynamic(LX_PROC_FD + (uint32_t)fd, d->proc_pid, LX_S_IFLNK | 0700, dir);
+        if (d->proc == LX_PROC_FDINFODIR)
+            return dynamic(LX_PROC_FDINFO + (uint32_t)fd, d->proc_pid, LX_S_IFREG | 0444, dir);
+        int32_t n = dynamic(LX_PROC_FD + (uint32_t)fd, d->proc_pid, LX_S_IFLNK, dir);
+        if (n >= 0) {                           /* r-x, -wx or rwx: the descriptor's access, as Linux shows it */
+            uint32_t acc = p->fds[fd]->flags & 3;
+            lx_node(n)->mode = LX_S_IFLNK | (acc != 1 ? 0500 : 0100) | (acc != 0 ? 0200 : 0);
+        }
+        return n;
     }
     return -LX_ENOENT;
+}
+
+int64_t lx_procfs_path(int32_t n, char *buf, uint64_t size)
+{
+    const struct lx_node *node = lx_node(n);
+    uint32_t what = node->proc;
+    int pid = node->proc_pid, len;
+    if (what == LX_PROC_PIDDIR) {
+        len = fmt(buf, size, "/proc/%d", pid);
+    } else if (lx_proc_is_fd(what)) {
+        len = fmt(buf, size, "/proc/%d/fd/%u", pid, what - LX_PROC_FD);
+    } else if (what >= LX_PROC_FDINFO && what < LX_PROC_FDINFO + LX_FDS) {
+        len = fmt(buf, size, "/proc/%d/fdinfo/%u", pid, what - LX_PROC_FDINFO);
+    } else {
+        unsigned i = 0;
+        while (i < NPER_PID && per_pid[i].what != what)
+            i++;
+        if (i == NPER_PID)
+            return -LX_ENOENT;                  /* a pipe's FIFO: in no directory */
+        len = fmt(buf, size, "/proc/%d/%s", pid, per_pid[i].name);
+    }
+    return len > 0 && (uint64_t)len < size ? len : -LX_ENAMETOOLONG;
 }
 
 int32_t lx_procfs_fd_target(int32_t n)
@@ -259,7 +293,7 @@ uint64_t lx_procfs_link(int32_t n, char *buf, uint64_t size)
         return 0;
     if (node->proc == LX_PROC_CWD)
         return node_link(p->cwd, buf, size);
-    if (node->proc >= LX_PROC_FD) {
+    if (lx_proc_is_fd(node->proc)) {
         uint32_t fd = node->proc - LX_PROC_FD;
         return fd < LX_FDS && p->fds[fd] ? fd_link(p->fds[fd], buf, size) : 0;
     }
@@ -306,14 +340,15 @@ int lx_procfs_entry(int32_t dir, uint64_t from, char *name, uint8_t *type, uint6
         *cookie = 3 + i;
         return 0;
     }
-    if (d->proc == LX_PROC_FDDIR) {
+    if (d->proc == LX_PROC_FDDIR || d->proc == LX_PROC_FDINFODIR) {
         struct lx_proc *p = proc_of(d->proc_pid);
+        int info = d->proc == LX_PROC_FDINFODIR;
         for (uint64_t fd = from < 2 ? 0 : from - 2; p && !p->ended && fd < LX_FDS; fd++) {
             if (!p->fds[fd])
                 continue;
             fmt(name, 16, "%d", (int)fd);
-            *type = 10;                         /* DT_LNK */
-            *ino = 0x20000000ull + (uint64_t)d->proc_pid * 128 + fd;
+            *type = info ? 8 : 10;              /* DT_REG, DT_LNK */
+            *ino = 0x20000000ull + (uint64_t)d->proc_pid * 128 + (uint64_t)info * 64 + fd;
             *cookie = 3 + fd;
             return 0;
         }
@@ -321,7 +356,23 @@ int lx_procfs_entry(int32_t dir, uint64_t from, char *name, uint8_t *type, uint6
     return -1;
 }
 
-void lx_procfs_exec(const struct lx_proc *p, const char *execfn, char *const argv[], int argc)
+/* Strings strs[0..n) one after another, each with its NUL, into dst (at
+ * most max bytes: whole strings only); the bytes used. */
+static uint32_t pack_strings(char *dst, uint32_t max, char *const strs[], int n)
+{
+    uint32_t at = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t l = strlen(strs[i]) + 1;
+        if (at + l > max)
+            break;
+        memcpy(dst + at, strs[i], l);
+        at += (uint32_t)l;
+    }
+    return at;
+}
+
+void lx_procfs_exec(const struct lx_proc *p, const char *execfn, char *const argv[], int argc, char *const envp[],
+                    int envc)
 {
     struct lx_proc *procs = lx_procs();
     struct started *s = NULL;
@@ -343,15 +394,8 @@ void lx_procfs_exec(const struct lx_proc *p, const char *execfn, char *const arg
     uint64_t el = strnlen(execfn, EXE_MAX - 1);
     memcpy(s->exe, execfn, el);
     s->exe[el] = 0;
-    uint32_t at = 0;
-    for (int i = 0; i < argc; i++) {
-        uint64_t l = strlen(argv[i]) + 1;
-        if (at + l > CMDLINE_MAX)
-            break;
-        memcpy(s->cmdline + at, argv[i], l);
-        at += (uint32_t)l;
-    }
-    s->len = at;
+    s->len = pack_strings(s->cmdline, CMDLINE_MAX, argv, argc);
+    s->env_len = pack_strings(s->environ, ENVIRON_MAX, envp, envc);
 }
 
 /* What process p (or, for a forked child that did not exec, its parent) started with. */
@@ -468,12 +512,34 @@ static void gen_maps(const struct lx_proc *p)
     }
 }
 
+/* /proc/PID/fdinfo/N: the position, the status flags (with O_CLOEXEC if
+ * the descriptor has it),
+ * the mount (1 the root, 2 /proc, 3 pipes and sockets) and the inode. */
+static void gen_fdinfo(const struct lx_proc *p, uint32_t fd)
+{
+    const struct lx_file *f = fd < LX_FDS ? p->fds[fd] : NULL;
+    if (!f)
+        return;
+    uint32_t flags = f->flags | (p->cloexec[fd] ? 02000000 : 0);
+    int mnt = f->node < 0 ? 3 : lx_node(f->node)->proc ? 2 : 1;
+    uint64_t ino = f->node >= 0 ? (uint64_t)f->node + 1 : f->sock >= 0 ? 0x3000u + (uint64_t)f->sock :
+                   f->ev >= 0 ? 0 : 0x1000u + (uint64_t)f->pipe;
+    put("pos:\t%lu\nflags:\t0%o\nmnt_id:\t%d\nino:\t%lu\n", (unsigned long)f->pos, flags, mnt,
+        (unsigned long)ino);
+}
+
 static void gen(const struct lx_node *n)
 {
     text_len = 0;
     text[0] = 0;
     uint64_t ns = svc_clock_ns();
-    if (n->proc >= LX_PROC_STAT && n->proc <= LX_PROC_MAPS) {
+    if (n->proc >= LX_PROC_FDINFO && n->proc < LX_PROC_FDINFO + LX_FDS) {
+        const struct lx_proc *p = proc_of(n->proc_pid);
+        if (p && !p->ended)
+            gen_fdinfo(p, n->proc - LX_PROC_FDINFO);
+        return;
+    }
+    if (n->proc >= LX_PROC_STAT && n->proc <= LX_PROC_ENVIRON) {
         const struct lx_proc *p = proc_of(n->proc_pid);
         if (!p)
             return;
@@ -487,6 +553,12 @@ static void gen(const struct lx_node *n)
             if (st && !p->ended) {
                 memcpy(text, st->cmdline, st->len);
                 text_len = st->len;
+            }
+            break;
+        case LX_PROC_ENVIRON:
+            if (st && !p->ended) {
+                memcpy(text, st->environ, st->env_len);
+                text_len = st->env_len;
             }
             break;
         }

@@ -567,6 +567,8 @@ int64_t lx_node_path(int32_t n, char *buf, uint64_t size)
 {
     if (!lx_node(n) || size < 2)
         return -LX_ENOENT;
+    if (nodes[n].proc && dent_of(n) < 0)
+        return lx_procfs_path(n, buf, size);    /* /proc/PID and below: no entry names them */
     uint64_t at = size - 1;                     /* built from the end */
     buf[at] = 0;
     int32_t cur = n;
@@ -597,7 +599,7 @@ static int32_t follow_link(int32_t dir, int32_t n, int depth)
         return -LX_ELOOP;
     const char *target;
     uint64_t len;
-    if (nodes[n].proc >= LX_PROC_FD)
+    if (lx_proc_is_fd(nodes[n].proc))
         return lx_procfs_fd_target(n);          /* the descriptor's own file, as Linux's magic links */
     if (nodes[n].proc) {
         if (depth >= 8)
