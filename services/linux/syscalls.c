@@ -38,7 +38,7 @@ enum {
     NR_faccessat2 = 439, NR_fchmodat2 = 452, NR_umask = 166, NR_futex = 98, NR_clone3 = 435,
     NR_eventfd2 = 19, NR_epoll_create1 = 20, NR_epoll_ctl = 21, NR_epoll_pwait = 22, NR_epoll_pwait2 = 441,
     NR_timerfd_create = 85, NR_timerfd_settime = 86, NR_timerfd_gettime = 87,
-    NR_clock_getres = 114, NR_gettimeofday = 169, NR_times = 153, NR_getrusage = 165, NR_sysinfo = 179,
+    NR_clock_getres = 114, NR_gettimeofday = 169, NR_clock_settime = 112, NR_settimeofday = 170, NR_times = 153, NR_getrusage = 165, NR_sysinfo = 179,
     NR_setregid = 143, NR_setgid = 144, NR_setreuid = 145, NR_setuid = 146, NR_setresuid = 147,
     NR_getresuid = 148, NR_setresgid = 149, NR_getresgid = 150, NR_getgroups = 158, NR_setgroups = 159,
     NR_setpriority = 140, NR_getpriority = 141, NR_sched_getscheduler = 120, NR_sched_getparam = 121,
@@ -186,6 +186,74 @@ static int64_t sys_clock_gettime(struct lx_ctx *c, uint64_t clock, uint64_t buf)
     return lx_copy_out(c, buf, ts, sizeof(ts));
 }
 
+/* The time zone settimeofday keeps (minutes west of Greenwich, DST kind):
+ * only reported back, as Linux's sys_tz. */
+static int32_t time_zone[2];
+
+/* The latest calendar time that may be set: Linux's TIME_SETTOD_SEC_MAX
+ * (the end of its 64-bit nanosecond time, less 30 years of uptime). */
+#define SETTOD_SEC_MAX  (9223372036ll - 946080000ll)
+
+/* Set the calendar to sec:nsec (Linux's do_settimeofday64): EINVAL for a
+ * time Linux refuses, or one before the time since boot (the calendar
+ * would start before the machine did). Timers already set for an absolute
+ * calendar time keep the deadline they were given. */
+static int set_calendar(int64_t sec, int64_t nsec)
+{
+    if (sec < 0 || nsec < 0 || nsec >= (int64_t)NS || sec >= SETTOD_SEC_MAX)
+        return -LX_EINVAL;
+    uint64_t want = (uint64_t)sec * NS + (uint64_t)nsec, now = svc_clock_ns();
+    if (want < now)
+        return -LX_EINVAL;
+    realtime_base = want - now;
+    return 0;
+}
+
+/* clock_settime: only CLOCK_REALTIME can be set (the one user is root);
+ * the CPU-time clock of a process or thread that exists (an id of
+ * clock_getcpuclockid) is EPERM, every other clock, CLOCK_PROCESS_CPUTIME_ID
+ * among them, EINVAL, before the time is read, as Linux checks. */
+static int64_t sys_clock_settime(struct lx_ctx *c, uint64_t clock, uint64_t tp)
+{
+    int32_t id = (int32_t)clock;
+    uint64_t ns;
+    if (id < 0)
+        return cpu_clock(c, id, &ns) ? -LX_EINVAL : -LX_EPERM;
+    if (id != CLOCK_REALTIME)
+        return -LX_EINVAL;
+    int64_t ts[2];
+    if (lx_copy_in(c, ts, tp, sizeof(ts)))
+        return -LX_EFAULT;
+    return set_calendar(ts[0], ts[1]);
+}
+
+/* settimeofday: the calendar (a NULL tv leaves it) and the time zone (a
+ * NULL tz leaves it; at most 15 hours from Greenwich). Microseconds up to
+ * and including 1,000,000 pass the first check, as in Linux, and fail the
+ * second. */
+static int64_t sys_settimeofday(struct lx_ctx *c, uint64_t tv, uint64_t tz)
+{
+    int64_t t[2] = { 0, 0 };
+    int32_t zone[2];
+    if (tv) {
+        if (lx_copy_in(c, t, tv, sizeof(t)))
+            return -LX_EFAULT;
+        if (t[1] > 1000000 || t[1] < 0)
+            return -LX_EINVAL;
+    }
+    if (tz && lx_copy_in(c, zone, tz, sizeof(zone)))
+        return -LX_EFAULT;
+    if (tv && (t[0] < 0 || t[1] * 1000 >= (int64_t)NS || t[0] >= SETTOD_SEC_MAX))
+        return -LX_EINVAL;
+    if (tz) {
+        if (zone[0] > 15 * 60 || zone[0] < -15 * 60)
+            return -LX_EINVAL;
+        time_zone[0] = zone[0];
+        time_zone[1] = zone[1];
+    }
+    return tv ? set_calendar(t[0], t[1] * 1000) : 0;
+}
+
 /* clock_getres: every clock reads the counter to the nanosecond (the
  * coarse ones too: they are not coarser here), so 1 ns; a NULL buffer
  * only checks the clock. */
@@ -199,13 +267,13 @@ static int64_t sys_clock_getres(struct lx_ctx *c, uint64_t clock, uint64_t buf)
     return buf ? lx_copy_out(c, buf, ts, sizeof(ts)) : 0;
 }
 
-/* gettimeofday: the calendar in seconds and microseconds; the time zone
- * is UTC without daylight saving (Linux's default, never set here). */
+/* gettimeofday: the calendar in seconds and microseconds, and the time
+ * zone last set (UTC, no daylight saving, until one is). */
 static int64_t sys_gettimeofday(struct lx_ctx *c, uint64_t tv, uint64_t tz)
 {
     uint64_t ns = svc_clock_ns() + realtime_base;
     int64_t t[2] = { (int64_t)(ns / NS), (int64_t)(ns % NS / 1000) };
-    int32_t zone[2] = { 0, 0 };
+    int32_t zone[2] = { time_zone[0], time_zone[1] };
     if (tv && lx_copy_out(c, tv, t, sizeof(t)))
         return -LX_EFAULT;
     if (tz && lx_copy_out(c, tz, zone, sizeof(zone)))
@@ -526,6 +594,8 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_clock_gettime:  return sys_clock_gettime(c, a[0], a[1]);
     case NR_clock_getres:   return sys_clock_getres(c, a[0], a[1]);
     case NR_gettimeofday:   return sys_gettimeofday(c, a[0], a[1]);
+    case NR_clock_settime:  return sys_clock_settime(c, a[0], a[1]);
+    case NR_settimeofday:   return sys_settimeofday(c, a[0], a[1]);
     case NR_times:          return sys_times(c, a[0]);
     case NR_getrusage:      return sys_getrusage(c, a[0], a[1]);
     case NR_sysinfo:        return sys_sysinfo(c, a[0]);
