@@ -57,6 +57,9 @@ struct lx_event {
     int semaphore;
     int clock;                  /* timerfd: its clock */
     uint64_t next, interval;    /* timerfd: the next expiry (system counter ns; 0: disarmed) */
+    int abs_calendar;           /* timerfd: set for an absolute calendar time (moves when the clock is set) */
+    int might_cancel;           /* ... with TFD_TIMER_CANCEL_ON_SET */
+    int canceled;               /* the clock was set since: the next read says ECANCELED */
 };
 
 struct lx_watch {
@@ -151,6 +154,22 @@ void lx_event_timers(void)
     }
 }
 
+void lx_event_clock_set(int64_t delta)
+{
+    for (int i = 0; events && i < LX_EVENTS; i++) {
+        struct lx_event *e = &events[i];
+        if (e->kind != EV_TIMERFD || !e->abs_calendar)
+            continue;
+        if (e->next)
+            e->next = delta > 0 && (uint64_t)delta >= e->next ? 1 : e->next - (uint64_t)delta;
+        if (e->might_cancel) {
+            e->canceled = 1;
+            e->count++;                         /* readable: the read says ECANCELED */
+        }
+        lx_wake_all(LX_BLK_EVENT, i);
+    }
+}
+
 /* ---------------------------------------------------------------- the file calls */
 
 int lx_event_poll(struct lx_file *f);
@@ -226,6 +245,11 @@ int64_t lx_event_rw(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t 
     if (e->kind == EV_TIMERFD) {
         if (writing)
             return -LX_EINVAL;
+        if (e->canceled) {                      /* the clock was set: said once */
+            e->canceled = 0;
+            e->count = 0;
+            return -LX_ECANCELED;
+        }
         tick(e);
         if (!e->count) {
             if (f->flags & O_NONBLOCK)
@@ -347,11 +371,15 @@ int64_t lx_sys_timerfd_settime(struct lx_ctx *c, uint64_t fd, uint64_t flags, ui
         return err;
     timer_now(e, old);
     e->count = 0;
+    e->canceled = 0;
     e->interval = (uint64_t)v[0] * NS + (uint64_t)v[1];
+    int calendar = e->clock == 0 || e->clock == 8;     /* REALTIME, REALTIME_ALARM */
+    e->abs_calendar = value && (fl & TFD_TIMER_ABSTIME) && calendar;
+    e->might_cancel = e->abs_calendar && (fl & TFD_TIMER_CANCEL_ON_SET);
     if (!value) {
         e->next = 0;
     } else if (fl & TFD_TIMER_ABSTIME) {
-        uint64_t base = (e->clock == 0 || e->clock == 8) ? lx_realtime_base() : 0;
+        uint64_t base = calendar ? lx_realtime_base() : 0;
         e->next = value > base ? value - base : 1;     /* already past: expires at once */
     } else {
         e->next = svc_clock_ns() + value;

@@ -114,6 +114,7 @@ static int64_t futex_wait(struct lx_ctx *c, uint64_t uaddr, uint32_t val, uint64
         if (absolute && !t->timed) {
             uint64_t base = absolute > 1 ? lx_realtime_base() : 0;     /* CLOCK_REALTIME: the calendar's */
             t->timed = 1;
+            t->timed_calendar = absolute > 1;
             t->deadline = ns > base ? ns - base : 0;
         }
         if (lx_deadline_passed(c, ns))

@@ -503,6 +503,7 @@ void lx_wake_resume(struct lx_thread *t, int64_t result)
     if (!b.token)
         return;
     t->timed = 0;
+    t->timed_calendar = 0;
     uint64_t resume[4] = { FAULT_REPLY_RESUME, b.pc, b.sp, (uint64_t)result };
     svc_reply_later(b.token, 0, 4, resume);
 }
@@ -714,6 +715,7 @@ static void serve(struct lx_ctx *c)
     if (r == LX_BLOCK) {
         if (lx_sig_interrupted(c, nr)) {        /* EINTR, or the handler first with SA_RESTART */
             t->timed = 0;
+    t->timed_calendar = 0;
             return;
         }
         t->blk.token = svc_defer(c->call);
@@ -732,6 +734,7 @@ static void serve(struct lx_ctx *c)
     }
     t->intr = 0;                                /* the call is done: a wake-up it had is spent */
     t->timed = 0;
+    t->timed_calendar = 0;
     lx_sig_reply(c, mr[FAULT_MR_PC], r);        /* pending signals are acted on here */
 }
 

@@ -21,7 +21,7 @@ enum {
     LX_ENFILE = 23, LX_EMFILE = 24, LX_ENOTTY = 25, LX_ESPIPE = 29, LX_EROFS = 30,
     LX_EPIPE = 32, LX_EXDEV = 18, LX_EMLINK = 31, LX_ENOSPC = 28, LX_EFBIG = 27, LX_ENOTEMPTY = 39,
     LX_EOPNOTSUPP = 95, LX_ENXIO = 6, LX_ERANGE = 34, LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ELOOP = 40,
-    LX_EOVERFLOW = 75, LX_ELIBBAD = 80, LX_EAFNOSUPPORT = 97,
+    LX_EOVERFLOW = 75, LX_ELIBBAD = 80, LX_EAFNOSUPPORT = 97, LX_ECANCELED = 125,
 };
 
 /* ---------------------------------------------------------------- signal numbers (Linux's) */
@@ -55,11 +55,13 @@ struct lx_sinfo {
     uint64_t value;             /* si_value of a queued signal (SI_QUEUE) */
 };
 #define LX_SI_QUEUE     (-1)
+#define LX_SI_TIMER     (-2)    /* a POSIX timer's: pid is the timer's id, status its overruns */
 #define LX_SIGRTMIN     32
 #define LX_RTQ          64      /* instances of real-time signals queued to a process beyond the first of each */
 
 /* ---------------------------------------------------------------- limits of this personality */
 #define LX_PROCS        32              /* Linux processes alive (or unwaited) at once */
+#define LX_PTIMERS      32              /* POSIX timers of one process (timer_create: EAGAIN past it) */
 #define LX_THREADS      96              /* threads of all of them, at once */
 #define LX_PROC_THREADS 32              /* threads of one process (control pages below LX_UTCB_VA) */
 #define LX_FDS          64              /* descriptors per process (RLIMIT_NOFILE) */
@@ -303,6 +305,21 @@ struct lx_block {
 };
 
 /* ---------------------------------------------------------------- processes */
+/* A POSIX timer (ptimer.c). */
+struct lx_ptimer {
+    int used;
+    int32_t id;                 /* timer_create's id */
+    int32_t clock;              /* the clock it was made on */
+    int cpu;                    /* it measures CPU time: of process cpu_pid, or of thread cpu_tid if set */
+    int32_t cpu_pid, cpu_tid;
+    int32_t notify, sig, tid;   /* sigev_notify, sigev_signo, and the thread for SIGEV_THREAD_ID (0: any) */
+    uint64_t value;             /* sigev_value */
+    uint64_t at, every;         /* next expiry on its clock (counter or CPU ns; 0: disarmed) and interval */
+    int abs_calendar;           /* set for an absolute calendar time: moves when the clock is set */
+    uint32_t overrun;           /* expiries its pending signal stands for, less one */
+    uint32_t overrun_last;      /* what the last signal taken said (timer_getoverrun) */
+};
+
 struct lx_proc {
     int used;
     int pid, ppid;              /* ppid 0: no Linux parent (started by a native program, or orphaned) */
@@ -342,6 +359,8 @@ struct lx_proc {
     int nice;                   /* setpriority's value, -20..19 (kept and reported: the scheduler ignores it) */
     uint64_t cpu_gone;          /* CPU time (ns) of its threads that ended */
     uint64_t cpu_children;      /* CPU time of the children it waited for (their children's included) */
+    struct lx_ptimer timers[LX_PTIMERS];        /* timer_create's (ptimer.c) */
+    int32_t next_timer_id;      /* the id the next timer_create gets (-1: all were given) */
 };
 
 /* A thread of a process: what runs, blocks in a call and takes signals.
@@ -358,6 +377,7 @@ struct lx_thread {
     int in_call;                /* its system call is being answered now */
     int intr;                   /* a signal woke its blocked call: run again, the call is interrupted */
     int timed;                  /* its call waits until `deadline` (kept across the call's restarts) */
+    int timed_calendar;         /* ... an absolute calendar time: it moves when the clock is set */
     uint64_t deadline;
     uint64_t blocked, pending;  /* its signal mask; signals sent to it alone (tkill, its faults) */
     struct lx_sinfo sinfo[LX_NSIG];
@@ -738,6 +758,27 @@ void lx_sig_fork(struct lx_thread *child, const struct lx_thread *parent);
 void lx_sig_exec(struct lx_thread *t);
 /* Deadlines changed: set the service's timer to the earliest. */
 void lx_timer_update(void);
+/* POSIX timers (ptimer.c): the system calls; exec deletes a process's
+ * timers; the service timer runs the expired ones and asks for the next
+ * expiry (counter ns, 0: none); a timer's signal taken by a thread gets
+ * its overrun count; the calendar moved by `delta` ns (clock_settime). */
+int64_t lx_sys_timer_create(struct lx_ctx *c, uint64_t clock, uint64_t uevent, uint64_t uid);
+int64_t lx_sys_timer_settime(struct lx_ctx *c, uint64_t id, uint64_t flags, uint64_t unew, uint64_t uold);
+int64_t lx_sys_timer_gettime(struct lx_ctx *c, uint64_t id, uint64_t ucur);
+int64_t lx_sys_timer_getoverrun(struct lx_ctx *c, uint64_t id);
+int64_t lx_sys_timer_delete(struct lx_ctx *c, uint64_t id);
+void lx_ptimers_exec(struct lx_proc *p);
+void lx_ptimers_fire(uint64_t now);
+uint64_t lx_ptimers_next(uint64_t now);
+void lx_ptimer_taken(struct lx_proc *p, struct lx_sinfo *si);
+void lx_ptimers_clock_set(int64_t delta);
+/* The same for timerfds (event.c): absolute calendar expiries move, and
+ * those armed with TFD_TIMER_CANCEL_ON_SET are cancelled (ECANCELED). */
+void lx_event_clock_set(int64_t delta);
+/* The calendar moved by delta ns (clock_settime, settimeofday): the waits,
+ * timerfds and POSIX timers set for an absolute calendar time follow it,
+ * as Linux's do; relative ones run on. */
+void lx_calendar_moved(int64_t delta);
 /* The service's timer, attached at first use: 0, or -ENOSYS where the
  * placement has none (logged once). */
 int lx_timer_start(void);

@@ -418,6 +418,7 @@ static int64_t exec_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t
     p->heap_va = p->heap_end = p->heap_top = 0;
     t->clear_tid = 0;
     lx_sig_exec(t);
+    lx_ptimers_exec(p);
     for (int fd = 0; fd < LX_FDS; fd++) {
         if (p->fds[fd] && p->cloexec[fd]) {
             lx_file_put(p->fds[fd]);

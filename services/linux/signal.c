@@ -210,8 +210,10 @@ static void fill_siginfo(struct lx_siginfo *info, int sig, const struct lx_sinfo
                                 sig == LX_SIGFPE)) {
         info->u.addr = si->addr;
     } else if (si->code <= 0) {
-        info->u.chld.pid = si->pid;
-        if (si->code == LX_SI_QUEUE)
+        info->u.chld.pid = si->pid;             /* si_pid, or a timer's si_tid */
+        if (si->code == LX_SI_TIMER)
+            info->u.chld.uid = si->status;      /* si_overrun */
+        if (si->code == LX_SI_QUEUE || si->code == LX_SI_TIMER)
             memcpy(info->u.raw + 8, &si->value, 8);    /* si_value */
     }
 }
@@ -305,6 +307,8 @@ static struct lx_sinfo take(struct lx_thread *t, int sig)
         p->nrtq--;
         break;
     }
+    if (si.code == LX_SI_TIMER)
+        lx_ptimer_taken(p, &si);                /* the overruns it stands for */
     return si;
 }
 
@@ -1103,10 +1107,23 @@ void lx_timer_update(void)
     uint64_t ev = lx_event_next_deadline();     /* armed timerfds */
     if (ev && (!next || ev < next))
         next = ev;
+    uint64_t pt = lx_ptimers_next(now);         /* POSIX timers */
+    if (pt && (!next || pt < next))
+        next = pt;
     if (next && lx_timer_start())
         return;
     if (timer_ready)
         svc_timer_set(next);
+}
+
+void lx_calendar_moved(int64_t delta)
+{
+    for (struct lx_thread *q = lx_waiting_next(NULL); q; q = lx_waiting_next(q))
+        if (q->timed && q->timed_calendar)
+            q->deadline = delta > 0 && (uint64_t)delta >= q->deadline ? 0 : q->deadline - (uint64_t)delta;
+    lx_event_clock_set(delta);
+    lx_ptimers_clock_set(delta);
+    lx_timer_update();
 }
 
 /* The service's timer went off: alarms, and timed waits whose time is up. */
@@ -1136,6 +1153,7 @@ static void timer_fired(void)
         if (q->timed && now >= q->deadline)
             lx_wake(q, 0);                      /* it runs its call again and finds its time up */
     lx_event_timers();                          /* timerfds that expired: their waiters and polls */
+    lx_ptimers_fire(now);
     lx_timer_update();
 }
 
@@ -1182,6 +1200,7 @@ int64_t lx_sys_nanosleep(struct lx_ctx *c, uint64_t clock, uint64_t flags, uint6
         uint32_t id = (uint32_t)clock;
         uint64_t base = id == 0 || id == 8 || id == 11 ? lx_realtime_base() : 0;    /* REALTIME, its ALARM, TAI: the calendar's */
         p->timed = 1;
+        p->timed_calendar = id == 0 || id == 8 || id == 11;
         p->deadline = ns > base ? ns - base : 0;
     }
     uint64_t now = svc_clock_ns();

@@ -38,7 +38,9 @@ enum {
     NR_faccessat2 = 439, NR_fchmodat2 = 452, NR_umask = 166, NR_futex = 98, NR_clone3 = 435,
     NR_eventfd2 = 19, NR_epoll_create1 = 20, NR_epoll_ctl = 21, NR_epoll_pwait = 22, NR_epoll_pwait2 = 441,
     NR_timerfd_create = 85, NR_timerfd_settime = 86, NR_timerfd_gettime = 87,
-    NR_clock_getres = 114, NR_gettimeofday = 169, NR_clock_settime = 112, NR_settimeofday = 170, NR_times = 153, NR_getrusage = 165, NR_sysinfo = 179,
+    NR_clock_getres = 114, NR_gettimeofday = 169, NR_clock_settime = 112, NR_settimeofday = 170,
+    NR_timer_create = 107, NR_timer_gettime = 108, NR_timer_getoverrun = 109, NR_timer_settime = 110,
+    NR_timer_delete = 111, NR_times = 153, NR_getrusage = 165, NR_sysinfo = 179,
     NR_setregid = 143, NR_setgid = 144, NR_setreuid = 145, NR_setuid = 146, NR_setresuid = 147,
     NR_getresuid = 148, NR_setresgid = 149, NR_getresgid = 150, NR_getgroups = 158, NR_setgroups = 159,
     NR_setpriority = 140, NR_getpriority = 141, NR_sched_getscheduler = 120, NR_sched_getparam = 121,
@@ -196,8 +198,8 @@ static int32_t time_zone[2];
 
 /* Set the calendar to sec:nsec (Linux's do_settimeofday64): EINVAL for a
  * time Linux refuses, or one before the time since boot (the calendar
- * would start before the machine did). Timers already set for an absolute
- * calendar time keep the deadline they were given. */
+ * would start before the machine did). Waits and timers set for an
+ * absolute calendar time follow it (lx_calendar_moved). */
 static int set_calendar(int64_t sec, int64_t nsec)
 {
     if (sec < 0 || nsec < 0 || nsec >= (int64_t)NS || sec >= SETTOD_SEC_MAX)
@@ -205,7 +207,9 @@ static int set_calendar(int64_t sec, int64_t nsec)
     uint64_t want = (uint64_t)sec * NS + (uint64_t)nsec, now = svc_clock_ns();
     if (want < now)
         return -LX_EINVAL;
+    int64_t delta = (int64_t)(want - now) - (int64_t)realtime_base;
     realtime_base = want - now;
+    lx_calendar_moved(delta);
     return 0;
 }
 
@@ -596,6 +600,11 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_gettimeofday:   return sys_gettimeofday(c, a[0], a[1]);
     case NR_clock_settime:  return sys_clock_settime(c, a[0], a[1]);
     case NR_settimeofday:   return sys_settimeofday(c, a[0], a[1]);
+    case NR_timer_create:   return lx_sys_timer_create(c, a[0], a[1], a[2]);
+    case NR_timer_settime:  return lx_sys_timer_settime(c, a[0], a[1], a[2], a[3]);
+    case NR_timer_gettime:  return lx_sys_timer_gettime(c, a[0], a[1]);
+    case NR_timer_getoverrun: return lx_sys_timer_getoverrun(c, a[0]);
+    case NR_timer_delete:   return lx_sys_timer_delete(c, a[0]);
     case NR_times:          return sys_times(c, a[0]);
     case NR_getrusage:      return sys_getrusage(c, a[0], a[1]);
     case NR_sysinfo:        return sys_sysinfo(c, a[0]);

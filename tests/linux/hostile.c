@@ -54,6 +54,11 @@ int main(void)
         TRY("ioctl TIOCGWINSZ into", syscall(SYS_ioctl, 1, 0x5413, p));
         TRY("uname into", syscall(SYS_uname, p));
         TRY("clock_gettime into", syscall(SYS_clock_gettime, 1, p));
+        TRY("clock_settime from", syscall(SYS_clock_settime, 0, p));
+        TRY("timer_create id into", syscall(SYS_timer_create, 1, NULL, p));
+        TRY("timer_create sigevent", syscall(SYS_timer_create, 1, p, buf));
+        TRY("timer_settime from", syscall(SYS_timer_settime, 0, 0, p, NULL));
+        TRY("timer_gettime into", syscall(SYS_timer_gettime, 0, p));
         TRY("getrandom into", syscall(SYS_getrandom, p, 16, 0));
         TRY("munmap at", syscall(SYS_munmap, p, 4096));
         TRY("pipe2 into", syscall(SYS_pipe2, p, 0));

@@ -31,7 +31,7 @@ static inline const char *errname(int e)
         { EPROTONOSUPPORT, "EPROTONOSUPPORT" }, { ESOCKTNOSUPPORT, "ESOCKTNOSUPPORT" },
         { EAFNOSUPPORT, "EAFNOSUPPORT" }, { EADDRINUSE, "EADDRINUSE" }, { ECONNRESET, "ECONNRESET" },
         { ENOBUFS, "ENOBUFS" }, { EISCONN, "EISCONN" }, { ENOTCONN, "ENOTCONN" },
-        { ECONNREFUSED, "ECONNREFUSED" }, { EDOM, "EDOM" },
+        { ECONNREFUSED, "ECONNREFUSED" }, { EDOM, "EDOM" }, { ECANCELED, "ECANCELED" },
     };
     for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (names[i].e == e)

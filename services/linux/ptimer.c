@@ -1,0 +1,379 @@
+/*
+ * POSIX per-process timers: timer_create, timer_settime, timer_gettime,
+ * timer_getoverrun and timer_delete, as Linux's posix-timers.c has them.
+ *
+ * A process has up to LX_PTIMERS timers. Ids count up from 0 per process
+ * and are not used again (Linux's posix_timer_id); a failed
+ * timer_create that got as far as an id uses it up too. A timer measures
+ * the calendar and the monotonic clocks on the system counter (an absolute
+ * calendar time is turned into the counter's time when it is set) and
+ * the CPU-time clocks on the kernel's accounting of a process or thread,
+ * looked at again when the counter says that much time could have gone.
+ *
+ * When a timer expires it queues its signal (SI_TIMER, si_timerid, the
+ * sigev_value) to the process or, with SIGEV_THREAD_ID, to one of its
+ * threads; while that signal is still pending, further expiries only
+ * count overruns, which the signal carries when it is taken (si_overrun)
+ * and timer_getoverrun reports afterwards. SIGEV_NONE timers only run
+ * down (timer_gettime). A fork's child has no timers; exec deletes them.
+ */
+#include "lx.h"
+
+#define NS              1000000000ull
+#define TIMER_ABSTIME   1
+#define SIGEV_SIGNAL    0
+#define SIGEV_NONE      1
+#define SIGEV_THREAD    2
+#define SIGEV_THREAD_ID 4
+#define DELAYTIMER_MAX  0x7fffffff
+
+enum { CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID, CLOCK_MONOTONIC_RAW,
+       CLOCK_REALTIME_COARSE, CLOCK_MONOTONIC_COARSE, CLOCK_BOOTTIME, CLOCK_REALTIME_ALARM, CLOCK_BOOTTIME_ALARM,
+       CLOCK_SGI_CYCLE, CLOCK_TAI };
+
+/* struct sigevent as arm64 Linux lays it out (64 bytes). */
+struct lx_sigevent {
+    uint64_t value;             /* sigev_value */
+    int32_t signo, notify;
+    int32_t tid;                /* sigev_notify_thread_id (SIGEV_THREAD_ID) */
+    int32_t pad[11];
+};
+
+/* The CPU time that timer t's clock measures now, or 0 if what it
+ * measures is gone. */
+static uint64_t cpu_now(const struct lx_ptimer *t)
+{
+    if (t->cpu_tid) {
+        const struct lx_thread *th = lx_thread_of_tid(t->cpu_tid);
+        return th ? lx_thread_cpu_ns(th) : 0;
+    }
+    const struct lx_proc *p = lx_proc_of_pid(t->cpu_pid);
+    return p && !p->ended ? lx_proc_cpu_ns(p) : 0;
+}
+
+/* The time timer t runs on, now: the counter or a CPU time. */
+static uint64_t clock_now(const struct lx_ptimer *t)
+{
+    return t->cpu ? cpu_now(t) : svc_clock_ns();
+}
+
+/* Is a calendar clock (an absolute time on it is the calendar's)? */
+static int calendar(int32_t clock)
+{
+    return clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_ALARM || clock == CLOCK_TAI;
+}
+
+/* Check `clock` for a timer and note what kind it is in *t; 0, -EINVAL
+ * (no clock) or -EOPNOTSUPP (no timers on it). Which process or thread a
+ * CPU clock of clock_getcpuclockid names is checked later (cpu_target),
+ * as Linux does it after the timer has its id. */
+static int timer_clock(struct lx_ctx *c, int32_t clock, struct lx_ptimer *t)
+{
+    t->clock = clock;
+    if (clock < 0) {                            /* ~pid << 3 | kind; kind 3 names a clock device */
+        t->cpu = 1;
+        return (clock & 3) == 3 ? -LX_EOPNOTSUPP : 0;
+    }
+    switch (clock) {
+    case CLOCK_REALTIME: case CLOCK_MONOTONIC: case CLOCK_BOOTTIME: case CLOCK_REALTIME_ALARM:
+    case CLOCK_BOOTTIME_ALARM: case CLOCK_TAI:
+        return 0;
+    case CLOCK_PROCESS_CPUTIME_ID:
+        t->cpu = 1;
+        t->cpu_pid = c->p->pid;
+        return 0;
+    case CLOCK_THREAD_CPUTIME_ID:
+        t->cpu = 1;
+        t->cpu_tid = c->t->tid;
+        return 0;
+    case CLOCK_MONOTONIC_RAW: case CLOCK_REALTIME_COARSE: case CLOCK_MONOTONIC_COARSE:
+        return -LX_EOPNOTSUPP;
+    default:
+        return -LX_EINVAL;
+    }
+}
+
+/* The process or thread a CPU clock of clock_getcpuclockid (~pid << 3,
+ * 4 for a thread) names: one of the caller's threads, or any process. */
+static int cpu_target(struct lx_ctx *c, struct lx_ptimer *t)
+{
+    if (t->clock >= 0)
+        return 0;
+    int32_t id = ~(t->clock >> 3);
+    if (t->clock & 4) {
+        const struct lx_thread *th = id ? lx_thread_of_tid(id) : c->t;
+        if (!th || th->p != c->p)
+            return -LX_EINVAL;
+        t->cpu_tid = th->tid;
+    } else {
+        const struct lx_proc *p = id ? lx_proc_of_pid(id) : c->p;
+        if (!p || p->ended)
+            return -LX_EINVAL;
+        t->cpu_pid = p->pid;
+    }
+    return 0;
+}
+
+/* Linux's good_sigevent: what notifies, which signal, which thread. */
+static int check_event(struct lx_ctx *c, const struct lx_sigevent *ev)
+{
+    switch (ev->notify) {
+    case SIGEV_SIGNAL | SIGEV_THREAD_ID: {
+        const struct lx_thread *th = lx_thread_of_tid(ev->tid);
+        if (!th || th->p != c->p)
+            return -LX_EINVAL;
+    }
+        /* fall through */
+    case SIGEV_SIGNAL:
+    case SIGEV_THREAD:
+        if (ev->signo <= 0 || ev->signo > LX_NSIG)
+            return -LX_EINVAL;
+        /* fall through */
+    case SIGEV_NONE:
+        return 0;
+    default:
+        return -LX_EINVAL;
+    }
+}
+
+int64_t lx_sys_timer_create(struct lx_ctx *c, uint64_t clock, uint64_t uevent, uint64_t uid)
+{
+    struct lx_proc *p = c->p;
+    struct lx_sigevent ev;
+    if (uevent && lx_copy_in(c, &ev, uevent, sizeof(ev)))
+        return -LX_EFAULT;
+    struct lx_ptimer t = { 0 };
+    int err = timer_clock(c, (int32_t)clock, &t);
+    if (err)
+        return err;
+    struct lx_ptimer *slot = NULL;
+    for (int i = 0; i < LX_PTIMERS && !slot; i++)
+        if (!p->timers[i].used)
+            slot = &p->timers[i];
+    if (!slot || p->next_timer_id < 0)
+        return -LX_EAGAIN;
+    t.id = p->next_timer_id;                    /* used up from here on, whatever happens */
+    p->next_timer_id = t.id == INT32_MAX ? -1 : t.id + 1;
+    if (uevent) {
+        if ((err = check_event(c, &ev)))
+            return err;
+        t.notify = ev.notify;
+        t.sig = ev.signo;
+        t.tid = ev.notify == (SIGEV_SIGNAL | SIGEV_THREAD_ID) ? ev.tid : 0;
+        t.value = ev.value;
+    } else {
+        t.notify = SIGEV_SIGNAL;
+        t.sig = LX_SIGALRM;
+        t.value = (uint64_t)(uint32_t)t.id;     /* sival_int: the timer's id */
+    }
+    int32_t id = t.id;
+    if (lx_copy_out(c, uid, &id, sizeof(id)))
+        return -LX_EFAULT;
+    if ((err = cpu_target(c, &t)))
+        return err;
+    t.used = 1;
+    *slot = t;
+    return 0;
+}
+
+/* Process p's timer `id`, or NULL. */
+static struct lx_ptimer *timer_of(struct lx_proc *p, uint64_t id)
+{
+    for (int i = 0; i < LX_PTIMERS; i++)
+        if (p->timers[i].used && (uint64_t)(uint32_t)p->timers[i].id == (id & 0xffffffffu) &&
+            (int64_t)(int32_t)id == (int64_t)id)
+            return &p->timers[i];
+    return NULL;
+}
+
+/* Move a SIGEV_NONE timer on past `now`, counting what it missed (nothing
+ * is sent for it, so this happens when it is looked at). */
+static void run_down(struct lx_ptimer *t, uint64_t now)
+{
+    if (t->notify != SIGEV_NONE || !t->at || now < t->at)
+        return;
+    if (!t->every) {
+        t->at = 0;
+        return;
+    }
+    uint64_t missed = (now - t->at) / t->every;
+    t->at += (missed + 1) * t->every;
+}
+
+/* struct itimerspec of t: its interval and the time left. */
+static void timer_now(struct lx_ptimer *t, int64_t out[4])
+{
+    uint64_t now = clock_now(t);
+    run_down(t, now);
+    uint64_t left = t->at > now ? t->at - now : 0;
+    out[0] = (int64_t)(t->every / NS);
+    out[1] = (int64_t)(t->every % NS);
+    out[2] = (int64_t)(left / NS);
+    out[3] = (int64_t)(left % NS);
+}
+
+int64_t lx_sys_timer_settime(struct lx_ctx *c, uint64_t id, uint64_t flags, uint64_t unew, uint64_t uold)
+{
+    int64_t v[4], old[4];
+    if (!unew)
+        return -LX_EINVAL;
+    if (lx_copy_in(c, v, unew, sizeof(v)))
+        return -LX_EFAULT;
+    if (v[0] < 0 || v[1] < 0 || v[1] >= (int64_t)NS || v[2] < 0 || v[3] < 0 || v[3] >= (int64_t)NS)
+        return -LX_EINVAL;
+    struct lx_ptimer *t = timer_of(c->p, id);
+    if (!t)
+        return -LX_EINVAL;
+    uint64_t value = (uint64_t)v[2] > (UINT64_MAX / 4) / NS ? UINT64_MAX / 4 : (uint64_t)v[2] * NS + (uint64_t)v[3];
+    uint64_t every = (uint64_t)v[0] > (UINT64_MAX / 4) / NS ? UINT64_MAX / 4 : (uint64_t)v[0] * NS + (uint64_t)v[1];
+    if (value && !t->cpu && t->notify != SIGEV_NONE) {
+        int64_t err = lx_timer_start();
+        if (err)
+            return err;
+    }
+    timer_now(t, old);
+    t->overrun_last = 0;
+    t->abs_calendar = 0;                        /* a relative time runs on the counter, as Linux's */
+    t->every = value ? every : 0;
+    uint64_t now = clock_now(t);
+    if (!value) {
+        t->at = 0;
+    } else if ((uint32_t)flags & TIMER_ABSTIME) {
+        t->abs_calendar = calendar(t->clock);   /* it follows the calendar when the clock is set */
+        uint64_t base = t->abs_calendar ? lx_realtime_base() : 0;
+        t->at = value > base ? value - base : 1;
+        if (t->at <= now)
+            t->at = now ? now : 1;              /* already past: expires at once */
+    } else {
+        t->at = now + value;
+    }
+    lx_timer_update();
+    if (uold && lx_copy_out(c, uold, old, sizeof(old)))
+        return -LX_EFAULT;
+    return 0;
+}
+
+int64_t lx_sys_timer_gettime(struct lx_ctx *c, uint64_t id, uint64_t ucur)
+{
+    struct lx_ptimer *t = timer_of(c->p, id);
+    if (!t)
+        return -LX_EINVAL;
+    int64_t cur[4];
+    timer_now(t, cur);
+    return lx_copy_out(c, ucur, cur, sizeof(cur));
+}
+
+int64_t lx_sys_timer_getoverrun(struct lx_ctx *c, uint64_t id)
+{
+    struct lx_ptimer *t = timer_of(c->p, id);
+    return t ? (int64_t)t->overrun_last : -LX_EINVAL;
+}
+
+int64_t lx_sys_timer_delete(struct lx_ctx *c, uint64_t id)
+{
+    struct lx_ptimer *t = timer_of(c->p, id);
+    if (!t)
+        return -LX_EINVAL;
+    t->used = 0;                                /* a signal of it still pending stays pending */
+    lx_timer_update();
+    return 0;
+}
+
+void lx_ptimers_exec(struct lx_proc *p)
+{
+    for (int i = 0; i < LX_PTIMERS; i++)
+        p->timers[i].used = 0;
+}
+
+/* Is the signal of process p's timer t queued and not yet taken? */
+static int signal_pending(struct lx_proc *p, const struct lx_ptimer *t)
+{
+    uint64_t bit = LX_SIGBIT(t->sig);
+    const struct lx_thread *th = t->tid ? lx_thread_of_tid(t->tid) : NULL;
+    const struct lx_sinfo *si = th ? &th->sinfo[t->sig - 1] : &p->sinfo[t->sig - 1];
+    if (((th ? th->pending : p->pending) & bit) && si->code == LX_SI_TIMER && si->pid == t->id)
+        return 1;
+    for (int i = 0; i < p->nrtq; i++)
+        if (p->rtq[i].sig == t->sig && p->rtq[i].si.code == LX_SI_TIMER && p->rtq[i].si.pid == t->id)
+            return 1;
+    return 0;
+}
+
+/* t of process p expired (now on its clock): on to its next period, and
+ * its signal sent, or an overrun counted if that is still pending. */
+static void expire(struct lx_proc *p, struct lx_ptimer *t, uint64_t now)
+{
+    uint64_t missed = t->every ? (now - t->at) / t->every : 0;
+    t->at = t->every ? t->at + (missed + 1) * t->every : 0;
+    uint64_t over = t->overrun + missed;
+    if (signal_pending(p, t)) {
+        t->overrun = over + 1 > DELAYTIMER_MAX ? DELAYTIMER_MAX : (uint32_t)(over + 1);
+        return;
+    }
+    t->overrun = over > DELAYTIMER_MAX ? DELAYTIMER_MAX : (uint32_t)over;
+    struct lx_sinfo si = { LX_SI_TIMER, t->id, 0, 0, t->value };
+    struct lx_thread *th = t->tid ? lx_thread_of_tid(t->tid) : NULL;
+    if (th && th->p == p)
+        lx_sig_send_thread(th, t->sig, &si);
+    else if (!t->tid)
+        lx_sig_send(p, t->sig, &si);            /* (a target thread that has gone gets nothing, as Linux) */
+}
+
+void lx_ptimers_fire(uint64_t now)
+{
+    struct lx_proc *procs = lx_procs();
+    for (int i = 0; i < LX_PROCS; i++) {
+        struct lx_proc *p = &procs[i];
+        for (int k = 0; p->used && !p->ended && k < LX_PTIMERS; k++) {
+            struct lx_ptimer *t = &p->timers[k];
+            if (!t->used || !t->at || t->notify == SIGEV_NONE)
+                continue;
+            uint64_t at_now = t->cpu ? cpu_now(t) : now;
+            if (at_now >= t->at)
+                expire(p, t, at_now);
+        }
+    }
+}
+
+uint64_t lx_ptimers_next(uint64_t now)
+{
+    struct lx_proc *procs = lx_procs();
+    uint64_t next = 0;
+    for (int i = 0; i < LX_PROCS; i++) {
+        const struct lx_proc *p = &procs[i];
+        for (int k = 0; p->used && !p->ended && k < LX_PTIMERS; k++) {
+            const struct lx_ptimer *t = &p->timers[k];
+            if (!t->used || !t->at || t->notify == SIGEV_NONE)
+                continue;
+            uint64_t at = t->at;
+            if (t->cpu) {                       /* CPU time goes no faster than the clock: look again then */
+                uint64_t cpu = cpu_now(t);
+                at = now + (t->at > cpu ? t->at - cpu : 0);
+            }
+            if (!next || at < next)
+                next = at;
+        }
+    }
+    return next;
+}
+
+void lx_ptimer_taken(struct lx_proc *p, struct lx_sinfo *si)
+{
+    struct lx_ptimer *t = timer_of(p, (uint64_t)(uint32_t)si->pid);
+    if (!t)
+        return;                                 /* deleted since: no overruns to tell */
+    si->status = (int32_t)t->overrun;
+    t->overrun_last = t->overrun;
+    t->overrun = 0;
+}
+
+void lx_ptimers_clock_set(int64_t delta)
+{
+    struct lx_proc *procs = lx_procs();
+    for (int i = 0; i < LX_PROCS; i++)
+        for (int k = 0; procs[i].used && k < LX_PTIMERS; k++) {
+            struct lx_ptimer *t = &procs[i].timers[k];
+            if (t->used && t->at && t->abs_calendar)
+                t->at = delta > 0 && (uint64_t)delta >= t->at ? 1 : t->at - (uint64_t)delta;
+        }
+}
