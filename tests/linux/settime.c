@@ -2,8 +2,9 @@
  * Setting the clock (root may): clock_settime and settimeofday, the
  * clocks that cannot be set, Linux's order of checks, the calendar read
  * back through clock_gettime, gettimeofday and time, the time zone
- * settimeofday keeps, and a child that sees the new time. The clock is
- * put back at the end.
+ * settimeofday keeps, a child that sees the new time, and an absolute
+ * sleep that follows the calendar while a relative one does not. The
+ * clock is put back at the end.
  */
 #include "lxtest.h"
 #include <stdint.h>
@@ -106,6 +107,34 @@ int main(void)
     tz.tz_minuteswest = 0;
     SHOW("settimeofday the zone alone", settod(NULL, &tz));
     show_date("zone back");
+
+    /* an absolute sleep on the calendar follows it; a relative one does not */
+    struct timespec wake_at;
+    clock_gettime(CLOCK_REALTIME, &wake_at);
+    wake_at.tv_sec += 10;
+    pid_t sleeper = fork();
+    if (sleeper == 0) {
+        int64_t t0 = ns_of(CLOCK_MONOTONIC);
+        int r = clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &wake_at, NULL);
+        printf("absolute sleep: %d, woke within 3 s of the clock's move: %d\n", r,
+               ns_of(CLOCK_MONOTONIC) - t0 < 3000000000ll);
+        _exit(0);
+    }
+    pid_t napper = fork();
+    if (napper == 0) {
+        int64_t t0 = ns_of(CLOCK_MONOTONIC);
+        struct timespec half = { 0, 500000000 };
+        int r = clock_nanosleep(CLOCK_REALTIME, 0, &half, NULL);
+        printf("relative sleep: %d, took its half second: %d\n", r, ns_of(CLOCK_MONOTONIC) - t0 >= 500000000ll);
+        _exit(0);
+    }
+    struct timespec tenth = { 0, 100000000 };
+    nanosleep(&tenth, NULL);
+    struct timespec later;
+    clock_gettime(CLOCK_REALTIME, &later);
+    SHOW("the clock moved 20 s on", settime(CLOCK_REALTIME, later.tv_sec + 20, later.tv_nsec));
+    waitpid(sleeper, NULL, 0);
+    waitpid(napper, NULL, 0);
 
     int64_t back = real0 + (ns_of(CLOCK_MONOTONIC) - mono0);
     SHOW("the clock put back", settime(CLOCK_REALTIME, back / 1000000000ll, back % 1000000000ll));
