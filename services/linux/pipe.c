@@ -2,8 +2,9 @@
  * Pipes and the descriptor calls: pipe2, dup, dup3, close_range, fcntl.
  *
  * A pipe is a ring of LX_PIPE_BUF bytes in the personality (nothing of the
- * kernel's), with the counts of the open file descriptions of its two
- * ends. A read of an empty pipe and a write to a full one wait (the
+ * kernel's; F_SETPIPE_SZ makes it 4 KiB to 1 MiB, a power of two as
+ * Linux rounds it), with the counts of the open file descriptions of its
+ * two ends. A read of an empty pipe and a write to a full one wait (the
  * caller keeps its reply, linux.c: lx_wake) until the other side moves,
  * then run again; with O_NONBLOCK they fail with EAGAIN instead. Reading
  * gives end of file once every writer is closed; writing with no reader
@@ -28,13 +29,16 @@
 #define F_GETFL     3
 #define F_SETFL     4
 #define F_DUPFD_CLOEXEC 1030
+#define F_SETPIPE_SZ 1031
 #define F_GETPIPE_SZ 1032
+#define PIPE_MAX_SIZE (1u << 20)       /* Linux's /proc/sys/fs/pipe-max-size */
 #define O_PATH      010000000
 #define FD_CLOEXEC  1
 #define SETFL_BITS  (O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME)
 
 struct lx_pipe {
     uint8_t *buf;               /* NULL: free */
+    uint32_t cap;               /* its size */
     uint32_t head, count;       /* the first unread byte, how many */
     uint32_t readers, writers;  /* open file descriptions of each end */
 };
@@ -63,7 +67,7 @@ int64_t lx_sys_pipe2(struct lx_ctx *c, uint64_t ufds, uint64_t flags)
     int wfd = rfd >= 0 ? lx_fd_new(c->p, w, (fl & O_CLOEXEC) != 0, 0) : rfd;
     int32_t fds[2] = { rfd, wfd };
     if (wfd >= 0 && lx_copy_out(c, ufds, fds, sizeof(fds)) == 0) {
-        pipes[i] = (struct lx_pipe){ buf, 0, 0, 1, 1 };
+        pipes[i] = (struct lx_pipe){ buf, LX_PIPE_BUF, 0, 0, 1, 1 };
         r->pipe = w->pipe = i;
         return 0;
     }
@@ -90,7 +94,7 @@ int lx_pipe_poll(struct lx_file *f)
 {
     const struct lx_pipe *pp = &pipes[f->pipe];
     if ((f->flags & O_ACCMODE) == O_WRONLY)
-        return !pp->readers ? LX_POLLOUT | LX_POLLERR : LX_PIPE_BUF - pp->count >= LX_PIPE_ATOMIC ? LX_POLLOUT : 0;
+        return !pp->readers ? LX_POLLOUT | LX_POLLERR : pp->cap - pp->count >= LX_PIPE_ATOMIC ? LX_POLLOUT : 0;
     return (pp->count ? LX_POLLIN : 0) | (pp->writers ? 0 : LX_POLLHUP);
 }
 
@@ -104,7 +108,7 @@ void lx_pipe_close(struct lx_file *f)
     if ((f->flags & O_ACCMODE) != O_WRONLY)
         pp->readers--;
     if (!pp->readers && !pp->writers) {
-        svc_free(pp->buf, LX_PIPE_BUF);
+        svc_free(pp->buf, pp->cap);
         *pp = (struct lx_pipe){ 0 };
         return;
     }
@@ -127,11 +131,11 @@ int64_t lx_pipe_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t
     if (pp->count == 0)
         return pp->writers ? wait_pipe(c, f) : 0;
     uint64_t n = len < pp->count ? len : pp->count;
-    uint64_t first = LX_PIPE_BUF - pp->head < n ? LX_PIPE_BUF - pp->head : n;
+    uint64_t first = pp->cap - pp->head < n ? pp->cap - pp->head : n;
     if (lx_copy_out(c, buf, pp->buf + pp->head, first) ||
         (n > first && lx_copy_out(c, buf + first, pp->buf, n - first)))
         return -LX_EFAULT;
-    pp->head = (uint32_t)((pp->head + n) % LX_PIPE_BUF);
+    pp->head = (uint32_t)((pp->head + n) % pp->cap);
     pp->count -= (uint32_t)n;
     lx_wake_all(LX_BLK_PIPE, f->pipe);          /* room for writers */
     return (int64_t)n;
@@ -140,10 +144,10 @@ int64_t lx_pipe_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t
 /* Copy up to n bytes from the process into the pipe's free room; how many, or -EFAULT. */
 static int64_t fill(struct lx_ctx *c, struct lx_pipe *pp, uint64_t buf, uint64_t n)
 {
-    uint64_t room = LX_PIPE_BUF - pp->count;
+    uint64_t room = pp->cap - pp->count;
     n = n < room ? n : room;
-    uint64_t tail = (pp->head + pp->count) % LX_PIPE_BUF;
-    uint64_t first = LX_PIPE_BUF - tail < n ? LX_PIPE_BUF - tail : n;
+    uint64_t tail = (pp->head + pp->count) % pp->cap;
+    uint64_t first = pp->cap - tail < n ? pp->cap - tail : n;
     if (lx_copy_in(c, pp->buf + tail, buf, first) || (n > first && lx_copy_in(c, pp->buf, buf + first, n - first)))
         return -LX_EFAULT;
     pp->count += (uint32_t)n;
@@ -164,7 +168,7 @@ int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_
     }
     if (len == 0)
         return 0;
-    uint64_t room = LX_PIPE_BUF - pp->count;
+    uint64_t room = pp->cap - pp->count;
     if (len - done <= LX_PIPE_ATOMIC ? room < len - done : room == 0) {
         if (f->flags & O_NONBLOCK)
             return done ? (int64_t)done : -LX_EAGAIN;
@@ -188,15 +192,15 @@ int64_t lx_pipe_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *sr
     struct lx_pipe *pp = &pipes[f->pipe];
     if (!pp->readers)
         return -LX_EPIPE;
-    uint64_t room = LX_PIPE_BUF - pp->count;
+    uint64_t room = pp->cap - pp->count;
     if (room == 0 && len) {
         if (!may_wait)
             return 0;
         return wait_pipe(c, f);
     }
     uint64_t n = len < room ? len : room;
-    uint64_t tail = (pp->head + pp->count) % LX_PIPE_BUF;
-    uint64_t first = LX_PIPE_BUF - tail < n ? LX_PIPE_BUF - tail : n;
+    uint64_t tail = (pp->head + pp->count) % pp->cap;
+    uint64_t first = pp->cap - tail < n ? pp->cap - tail : n;
     memcpy(pp->buf + tail, src, first);
     memcpy(pp->buf, (const uint8_t *)src + first, n - first);
     pp->count += (uint32_t)n;
@@ -291,6 +295,43 @@ int64_t lx_sys_close_range(struct lx_ctx *c, uint64_t ufirst, uint64_t ulast, ui
     return 0;
 }
 
+/* Is f a pipe's end (not a file, an event object or a socket)? */
+static int is_pipe(const struct lx_file *f)
+{
+    return f->node < 0 && f->ev < 0 && f->sock < 0;
+}
+
+/* F_SETPIPE_SZ: at least a page, a power of two (Linux's
+ * round_pipe_size: past 2^31 EINVAL), at most 1 MiB here (EPERM, what
+ * Linux says to a user without CAP_SYS_RESOURCE), never less than what
+ * the pipe holds (EBUSY). The new size. */
+static int64_t set_size(struct lx_pipe *pp, uint64_t arg)
+{
+    if (arg > (1ull << 31))
+        return -LX_EINVAL;
+    uint32_t size = LX_PAGE;
+    while (size < arg)
+        size <<= 1;
+    if (size > PIPE_MAX_SIZE)
+        return -LX_EPERM;
+    if (size == pp->cap)
+        return size;
+    if (size < pp->count)
+        return -LX_EBUSY;
+    uint8_t *buf = svc_alloc(size);
+    if (!buf)
+        return -LX_ENOMEM;
+    uint32_t first = pp->cap - pp->head < pp->count ? pp->cap - pp->head : pp->count;
+    memcpy(buf, pp->buf + pp->head, first);     /* the bytes it holds, from the start of the new ring */
+    memcpy(buf + first, pp->buf, pp->count - first);
+    svc_free(pp->buf, pp->cap);
+    pp->buf = buf;
+    pp->cap = size;
+    pp->head = 0;
+    lx_wake_all(LX_BLK_PIPE, (int32_t)(pp - pipes));   /* writers: there may be room now */
+    return size;
+}
+
 int64_t lx_sys_fcntl(struct lx_ctx *c, uint64_t ufd, uint64_t cmd, uint64_t arg)
 {
     struct lx_proc *p = c->p;
@@ -303,8 +344,10 @@ int64_t lx_sys_fcntl(struct lx_ctx *c, uint64_t ufd, uint64_t cmd, uint64_t arg)
         op != F_GETFL)
         return -LX_EBADF;                       /* an O_PATH descriptor: the descriptor's own commands only */
     switch (op) {
-    case F_GETPIPE_SZ:                          /* a pipe's capacity (fixed: F_SETPIPE_SZ is not supported) */
-        return f->node < 0 && f->ev < 0 ? LX_PIPE_BUF : -LX_EBADF;
+    case F_GETPIPE_SZ:
+        return is_pipe(f) ? (int64_t)pipes[f->pipe].cap : -LX_EBADF;
+    case F_SETPIPE_SZ:
+        return is_pipe(f) ? set_size(&pipes[f->pipe], arg) : -LX_EBADF;
     case F_DUPFD:
     case F_DUPFD_CLOEXEC: {
         if ((uint32_t)arg >= LX_FDS)

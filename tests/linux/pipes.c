@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "lxtest.h"
+#include <sys/socket.h>
+#include <sys/syscall.h>
 
 #define BIG (200 * 1024)
 
@@ -167,5 +169,31 @@ int main(void)
     SHOW("pipe2 with O_CLOEXEC", pipe2(p, O_CLOEXEC));
     printf("close-on-exec set: %d\n", fcntl(p[0], F_GETFD) == FD_CLOEXEC && fcntl(p[1], F_GETFD) == FD_CLOEXEC);
     SHOW("pipe to a bad pointer", pipe(hidden(8)));
+
+    /* A pipe's size: F_GETPIPE_SZ and F_SETPIPE_SZ */
+    int q[2];
+    pipe2(q, O_NONBLOCK);
+    SHOW("F_GETPIPE_SZ", fcntl(q[0], F_GETPIPE_SZ));
+    SHOW("F_SETPIPE_SZ 100", fcntl(q[1], F_SETPIPE_SZ, 100));
+    SHOW("F_GETPIPE_SZ of the other end", fcntl(q[0], F_GETPIPE_SZ));
+    static char blob[8192];
+    memset(blob, 'z', sizeof(blob));
+    SHOW("write 4096 into it", write(q[1], blob, 4096));
+    SHOW("write 1 more", write(q[1], blob, 1));
+    SHOW("F_SETPIPE_SZ 5000", fcntl(q[1], F_SETPIPE_SZ, 5000));
+    SHOW("write 4096 more", write(q[1], blob, 4096));
+    SHOW("F_SETPIPE_SZ 4096 while it holds 8192", fcntl(q[1], F_SETPIPE_SZ, 4096));
+    SHOW("read 8192 back", read(q[0], blob, sizeof(blob)));
+    printf("all z: %d\n", blob[0] == 'z' && blob[8191] == 'z');
+    SHOW("F_SETPIPE_SZ 0", fcntl(q[1], F_SETPIPE_SZ, 0));
+    SHOW("F_SETPIPE_SZ 70000", fcntl(q[1], F_SETPIPE_SZ, 70000));
+    SHOW("F_SETPIPE_SZ 1 MiB", fcntl(q[1], F_SETPIPE_SZ, 1 << 20));
+    SHOW("F_SETPIPE_SZ -1", fcntl(q[1], F_SETPIPE_SZ, -1));
+    SHOW("F_SETPIPE_SZ 2^31 + 1", syscall(SYS_fcntl, q[1], F_SETPIPE_SZ, (1ul << 31) + 1));
+    SHOW("F_GETPIPE_SZ after the errors", fcntl(q[0], F_GETPIPE_SZ));
+    int sv[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    SHOW("F_GETPIPE_SZ of a socket", fcntl(sv[0], F_GETPIPE_SZ));
+    SHOW("F_SETPIPE_SZ of a file", fcntl(0 + open("/etc/hello.txt", O_RDONLY), F_SETPIPE_SZ, 4096));
     return 0;
 }
