@@ -132,9 +132,10 @@ int main(void)
     nanosleep(&tenth, NULL);
     struct timespec later;
     clock_gettime(CLOCK_REALTIME, &later);
-    SHOW("the clock moved 20 s on", settime(CLOCK_REALTIME, later.tv_sec + 20, later.tv_nsec));
+    long moved = settime(CLOCK_REALTIME, later.tv_sec + 20, later.tv_nsec);
     waitpid(sleeper, NULL, 0);
     waitpid(napper, NULL, 0);
+    SHOW("the clock moved 20 s on (said after the sleepers)", moved);
 
     int64_t back = real0 + (ns_of(CLOCK_MONOTONIC) - mono0);
     SHOW("the clock put back", settime(CLOCK_REALTIME, back / 1000000000ll, back % 1000000000ll));
