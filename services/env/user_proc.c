@@ -73,6 +73,25 @@ int svc_mem_write(svc_handle mem, uint64_t offset, const void *src, uint64_t len
     return (int)err;
 }
 
+/* Map the pages of `mem` holding [offset, offset + len) here for a moment
+ * (read-only) and copy out of them. */
+int svc_mem_read(svc_handle mem, uint64_t offset, void *dst, uint64_t len)
+{
+    if (!len)
+        return 0;
+    uint64_t start = offset & ~4095ull, end = (offset + len + 4095) & ~4095ull;
+    if (end <= start)
+        return SVC_E_INVAL;
+    uint64_t va = va_alloc(end - start, 4096);
+    int64_t err = sys_mem_map(self_space(), (uint32_t)mem, va, start, end - start, R_READ);
+    if (err == 0) {
+        memcpy(dst, (const uint8_t *)va + (offset - start), len);
+        sys_mem_unmap(self_space(), va);
+    }
+    va_free(va, end - start);
+    return (int)err;
+}
+
 int svc_mem_map(svc_handle space, svc_handle mem, uint64_t va, uint64_t offset, uint64_t size, uint32_t rights)
 {
     return (int)sys_mem_map((uint32_t)space, (uint32_t)mem, va, offset, size, rights);
