@@ -54,42 +54,87 @@ svc_handle svc_mem_clone(svc_handle mem, int *err)
     return made(sys_mem_clone((uint32_t)mem), err);
 }
 
-/* Map the pages of `mem` holding [offset, offset + len) here for a moment
- * and copy into them. */
+/* Objects this service reads and writes (svc_mem_read, svc_mem_write)
+ * are mapped here whole and stay mapped for the next call: a file's
+ * object is read and written again and again, and a copy through a kept
+ * mapping costs no system call. The VIEWS objects used last are kept;
+ * releasing a handle drops its view (user_proc_forget), so a handle number
+ * used again never shows the object it named before. */
+#define VIEWS 8
+static struct view {
+    uint32_t h;                 /* 0: free */
+    uint8_t writable;
+    uint64_t va, size, used;
+} views[VIEWS];
+static uint64_t view_clock;
+
+static void view_drop(struct view *v)
+{
+    sys_mem_unmap(self_space(), v->va);
+    va_free(v->va, v->size);
+    v->h = 0;
+}
+
+void user_proc_forget(uint32_t h)
+{
+    for (unsigned i = 0; i < VIEWS; i++)
+        if (views[i].h && views[i].h == h)
+            view_drop(&views[i]);
+}
+
+/* [offset, offset + len) of object mem, mapped here (writable if `write`);
+ * NULL if it is past the object's end or cannot be mapped. */
+static uint8_t *view_of(svc_handle mem, uint64_t offset, uint64_t len, int write)
+{
+    uint32_t h = (uint32_t)mem;
+    struct view *v = NULL, *oldest = &views[0];
+    for (unsigned i = 0; i < VIEWS && !v; i++) {
+        if (views[i].h && views[i].h == h)
+            v = &views[i];
+        else if (!views[i].h || (oldest->h && views[i].used < oldest->used))
+            oldest = &views[i];
+    }
+    if (!v) {
+        int64_t size = sys_mem_size(h);
+        if (size <= 0)
+            return NULL;
+        uint64_t va = va_alloc((uint64_t)size, 4096);
+        uint8_t writable = sys_mem_map(self_space(), h, va, 0, (uint64_t)size, R_READ | R_WRITE) == 0;
+        if (!writable && sys_mem_map(self_space(), h, va, 0, (uint64_t)size, R_READ) != 0) {
+            va_free(va, (uint64_t)size);
+            return NULL;
+        }
+        if (oldest->h)
+            view_drop(oldest);
+        v = oldest;
+        *v = (struct view){ h, writable, va, (uint64_t)size, 0 };
+    }
+    v->used = ++view_clock;
+    if (offset > v->size || len > v->size - offset || (write && !v->writable))
+        return NULL;
+    return (uint8_t *)v->va + offset;
+}
+
 int svc_mem_write(svc_handle mem, uint64_t offset, const void *src, uint64_t len)
 {
     if (!len)
         return 0;
-    uint64_t start = offset & ~4095ull, end = (offset + len + 4095) & ~4095ull;
-    if (end <= start)
+    uint8_t *at = view_of(mem, offset, len, 1);
+    if (!at)
         return SVC_E_INVAL;
-    uint64_t va = va_alloc(end - start, 4096);
-    int64_t err = sys_mem_map(self_space(), (uint32_t)mem, va, start, end - start, R_READ | R_WRITE);
-    if (err == 0) {
-        memcpy((uint8_t *)va + (offset - start), src, len);
-        sys_mem_unmap(self_space(), va);
-    }
-    va_free(va, end - start);
-    return (int)err;
+    memcpy(at, src, len);
+    return 0;
 }
 
-/* Map the pages of `mem` holding [offset, offset + len) here for a moment
- * (read-only) and copy out of them. */
 int svc_mem_read(svc_handle mem, uint64_t offset, void *dst, uint64_t len)
 {
     if (!len)
         return 0;
-    uint64_t start = offset & ~4095ull, end = (offset + len + 4095) & ~4095ull;
-    if (end <= start)
+    const uint8_t *at = view_of(mem, offset, len, 0);
+    if (!at)
         return SVC_E_INVAL;
-    uint64_t va = va_alloc(end - start, 4096);
-    int64_t err = sys_mem_map(self_space(), (uint32_t)mem, va, start, end - start, R_READ);
-    if (err == 0) {
-        memcpy(dst, (const uint8_t *)va + (offset - start), len);
-        sys_mem_unmap(self_space(), va);
-    }
-    va_free(va, end - start);
-    return (int)err;
+    memcpy(dst, at, len);
+    return 0;
 }
 
 int svc_mem_map(svc_handle space, svc_handle mem, uint64_t va, uint64_t offset, uint64_t size, uint32_t rights)
