@@ -58,6 +58,7 @@
 #define SEGV_MAPERR     1
 #define SEGV_ACCERR     2
 #define BUS_ADRALN      1
+#define BUS_ADRERR      2
 #define ILL_ILLOPC      1
 #define TRAP_BRKPT      1
 #define NS              1000000000ull
@@ -1004,6 +1005,7 @@ void lx_sig_fault(struct lx_ctx *c, unsigned kind, uint64_t addr, uint64_t esr)
     struct lx_thread *t = c->t;
     const uint64_t *mr = c->call->mr;
     uint32_t ec = (uint32_t)(esr >> 26);
+    uint32_t need = R_READ | (kind == FAULT_INSN ? R_EXEC : 0) | (ec == 0x24 && (esr & (1u << 6)) ? R_WRITE : 0);
     int sig;
     struct lx_sinfo si = { 0, 0, 0, addr, 0 };
     if (kind == FAULT_INSN && addr == LX_SIGRETURN_VA && mr[FAULT_MR_PC] == LX_SIGRETURN_VA) {
@@ -1021,6 +1023,9 @@ void lx_sig_fault(struct lx_ctx *c, unsigned kind, uint64_t addr, uint64_t esr)
     } else if (kind == FAULT_ALIGN) {
         sig = LX_SIGBUS;
         si.code = BUS_ADRALN;
+    } else if (lx_vma_past_eof(p, addr, need)) {
+        sig = LX_SIGBUS;                        /* a page of a shared file mapping past the file's end */
+        si.code = BUS_ADRERR;
     } else {
         sig = LX_SIGSEGV;
         si.code = lx_vma_has(p, addr) ? SEGV_ACCERR : SEGV_MAPERR;
