@@ -707,6 +707,7 @@ static void serve(struct lx_ctx *c)
         return;
     }
     uint64_t nr = mr[FAULT_MR_X0 + 8];
+    t->retried = 0;                             /* (a fault after a call is a new one) */
     int64_t r = lx_syscall(c, nr, &mr[FAULT_MR_X0]);
     if (r == LX_NORETURN)
         return;

@@ -384,6 +384,7 @@ struct lx_thread {
     uint64_t ss_sp, ss_size;    /* sigaltstack */
     uint32_t ss_flags;
     uint64_t fault_addr, fault_esr;     /* of its last fault signal (the frame's fault_address and ESR record) */
+    uint64_t retried;           /* the page of its last fault, run again (a file grew meanwhile), or 0 */
     uint64_t clear_tid;         /* set_tid_address, CLONE_CHILD_CLEARTID: zeroed and woken when it ends */
     uint64_t fkey[2];           /* the futex it waits on (LX_BLK_FUTEX) */
     uint32_t fbits;             /* ... and its FUTEX_WAIT_BITSET bits */
@@ -576,10 +577,11 @@ uint64_t lx_mobj_span(const struct lx_mobj *o, uint64_t off, uint64_t len);
 /* File node n's size went from `old` to its size now: every range that
  * maps its object maps the pages it reaches now. */
 void lx_file_resized(const struct lx_node *n, uint64_t old);
-/* Is va in a range of p that allows the access `need` (R_* rights) and
- * maps a file's own object, past the file's last page (a fault there is
- * SIGBUS, BUS_ADRERR)? */
-int lx_vma_past_eof(struct lx_proc *p, uint64_t va, uint32_t need);
+/* Where va is, for a fault of an access `need` (R_* rights): -1 if not
+ * in a range of p that allows it and maps a file's own object; 0 past
+ * the file's last page (SIGBUS, BUS_ADRERR); 1 inside it (mapped now: the
+ * file grew since the access). */
+int lx_vma_file_page(struct lx_proc *p, uint64_t va, uint32_t need);
 /* Drop every mapping record of p (the kernel's mappings go with its space). */
 void lx_vmas_drop(struct lx_proc *p);
 /* Give child (an empty space) copy-on-write copies of every mapping of p;

@@ -125,15 +125,17 @@ void lx_file_resized(const struct lx_node *n, uint64_t old)
     }
 }
 
-int lx_vma_past_eof(struct lx_proc *p, uint64_t va, uint32_t need)
+int lx_vma_file_page(struct lx_proc *p, uint64_t va, uint32_t need)
 {
     for (unsigned i = 0; i < p->nvmas; i++) {
         const struct lx_vma *v = &p->vmas[i];
-        if (v->start <= va && va < v->end)
-            return v->obj && v->obj->of_file && (v->rights & need) == need &&
-                   va - v->start >= lx_mobj_span(v->obj, v->off, v->end - v->start);
+        if (v->start <= va && va < v->end) {
+            if (!v->obj || !v->obj->of_file || (v->rights & need) != need)
+                return -1;
+            return va - v->start < lx_mobj_span(v->obj, v->off, v->end - v->start);
+        }
     }
-    return 0;
+    return -1;
 }
 
 void lx_mobj_origin(struct lx_mobj *o, int32_t node, uint64_t foff, uint64_t fend)
