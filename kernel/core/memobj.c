@@ -306,6 +306,9 @@ int memobj_write(struct memobj *m, uint64_t offset, const void *src, uint64_t le
     return 0;
 }
 
+/* The read side of memobj_write: committed pages are copied, the others
+ * read as fill_page would make them, without making them (a read of a
+ * file the service never wrote costs no memory). */
 int memobj_read(struct memobj *m, uint64_t offset, void *dst, uint64_t len)
 {
     uint8_t *to = dst;

@@ -115,6 +115,8 @@ static void errors(void)
     SHOW("MAP_SHARED_VALIDATE with an unknown flag", (long)mmap(NULL, PAGE, PROT_READ, MAP_SHARED_VALIDATE | 0x200000,
                                                                  rw, 0));
     SHOW("MAP_SHARED_VALIDATE with MAP_SYNC", (long)mmap(NULL, PAGE, PROT_READ, MAP_SHARED_VALIDATE | MAP_SYNC, rw, 0));
+    SHOW("MAP_SHARED_VALIDATE with MAP_FIXED_NOREPLACE", (long)mmap((void *)0x3000000000, PAGE, PROT_READ,
+                                                                     MAP_SHARED_VALIDATE | MAP_FIXED_NOREPLACE, rw, 0));
     SHOW("MAP_SHARED_VALIDATE with an unknown flag, a read-only descriptor, writable",
          (long)mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED_VALIDATE | 0x200000, ro, 0));
     SHOW("MAP_SHARED with an unknown flag", (long)mmap(NULL, PAGE, PROT_READ, MAP_SHARED | 0x200000, rw, 0) == -1 ?
