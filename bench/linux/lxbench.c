@@ -248,6 +248,32 @@ static void memory(void)
          if (a == MAP_FAILED || munmap(a, 1 << 20)) abort());
 }
 
+/* pread and pwrite of a page of a file of 16 pages in /tmp: one that was
+ * never mapped, then the same file while it is mapped MAP_SHARED (on
+ * Petrel its contents are then in a memory object). */
+static void file_pages(void)
+{
+    static char page[4096];
+    const char *path = "/tmp/lxbench-pages";
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    for (int i = 0; i < 16; i++)
+        if (write(fd, page, sizeof(page)) != sizeof(page))
+            abort();
+    TIME("lx_pread_4k", 2000, if (pread(fd, page, 4096, (i_ % 16) * 4096) != 4096) abort());
+    char *m = mmap(NULL, 16 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+        skip("lx_pread_4k_shared", "no shared file mappings");
+        skip("lx_pwrite_4k_shared", "no shared file mappings");
+    } else {
+        m[0] = 1;
+        TIME("lx_pread_4k_shared", 2000, if (pread(fd, page, 4096, (i_ % 16) * 4096) != 4096) abort());
+        TIME("lx_pwrite_4k_shared", 2000, if (pwrite(fd, page, 4096, (i_ % 16) * 4096) != 4096) abort());
+        munmap(m, 16 * 4096);
+    }
+    close(fd);
+    unlink(path);
+}
+
 /* A CPU-bound loop: no system call at all, the same instructions on both. */
 static void cpu_loop(void)
 {
@@ -272,6 +298,7 @@ int main(int argc, char **argv)
     round_trips();
     processes();
     memory();
+    file_pages();
     cpu_loop();
     printf(quick ? "lxbench: done\n" : "BENCH-END\n");
     return 0;

@@ -306,6 +306,37 @@ int memobj_write(struct memobj *m, uint64_t offset, const void *src, uint64_t le
     return 0;
 }
 
+/* The read side of memobj_write: committed pages are copied, the others
+ * read as fill_page would make them, without making them (a read of a
+ * file the service never wrote costs no memory). */
+int memobj_read(struct memobj *m, uint64_t offset, void *dst, uint64_t len)
+{
+    uint8_t *to = dst;
+    if (m->kind == MEM_PHYS)
+        return -E_PERM;
+    if (offset + len < offset || offset + len > m->size)
+        return -E_INVAL;
+    uint64_t pb = page_bytes(m);
+    while (len) {
+        uint64_t idx = offset / pb, in = offset % pb, n = MIN(len, pb - in), from_src = 0;
+        if (m->kind == MEM_FILE) {
+            memcpy(to, (const uint8_t *)phys_to_virt(m->base) + offset, n);
+        } else if (m->pages[idx]) {
+            memcpy(to, (const uint8_t *)phys_to_virt(m->pages[idx]) + in, n);
+        } else {
+            /* Not committed: what fill_page would make, the source file's
+             * bytes (a clone of a file) up to its size, then zeros. */
+            if (m->src_pa && offset < m->src_size)
+                from_src = MIN(n, m->src_size - offset);
+            if (from_src)
+                memcpy(to, (const uint8_t *)phys_to_virt(m->src_pa) + offset, from_src);
+            memset(to + from_src, 0, n - from_src);
+        }
+        offset += n, to += n, len -= n;
+    }
+    return 0;
+}
+
 int memobj_resolve_access(struct space *s, vaddr_t va, bool write, bool exec)
 {
     struct mapping *map = space_find_mapping(s, va);

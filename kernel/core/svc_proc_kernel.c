@@ -178,6 +178,17 @@ int svc_mem_write(svc_handle mem, uint64_t offset, const void *src, uint64_t len
     return err;
 }
 
+int svc_mem_read(svc_handle mem, uint64_t offset, void *dst, uint64_t len)
+{
+    bool l = env_lock();
+    int err;
+    struct object *o = held(mem, OBJ_MEMORY, R_READ, &err);
+    if (o)
+        err = memobj_read(list_entry(o, struct memobj, obj), offset, dst, len);
+    env_unlock(l);
+    return err;
+}
+
 int svc_mem_map(svc_handle space, svc_handle mem, uint64_t va, uint64_t offset, uint64_t size, uint32_t rights)
 {
     bool l = env_lock();

@@ -50,6 +50,10 @@ int memobj_protect_range(struct space *s, vaddr_t va, uint64_t size, uint32_t ri
 /* Write len bytes into anonymous object m at offset (its pages made or
  * un-shared as a write access would); 0 or an error. */
 int memobj_write(struct memobj *m, uint64_t offset, const void *src, uint64_t len);
+/* Read len bytes of anonymous or file object m at offset into dst (a page
+ * never committed reads as it would be filled, committing nothing); 0 or
+ * an error. */
+int memobj_read(struct memobj *m, uint64_t offset, void *dst, uint64_t len);
 /* A copy-on-write clone of src, charged to owner; NULL with *err. */
 struct memobj *memobj_clone(struct space *owner, struct memobj *src, int *err);
 /* The rights a creator gets on an anonymous object and on a boot file's. */

@@ -80,3 +80,27 @@ KTEST(vm_cow_sharing, "vm: copy-on-write shares blocks until a write")
     obj_unref(&m->obj);
     obj_unref(&s->obj);
 }
+
+KTEST(vm_read_write, "vm: memobj_read gives what memobj_write wrote, zeros elsewhere, committing nothing")
+{
+    int err;
+    struct memobj *m = memobj_create(0x4000, 0, false, &err);
+    if (!KT_CHECK(m, "object"))
+        return;
+    uint8_t buf[64];
+    static const char text[] = "across a page boundary";
+    KT_CHECK(memobj_write(m, 0x1ff0, text, sizeof(text)) == 0, "write");
+    KT_CHECK(memobj_read(m, 0x1ff0, buf, sizeof(text)) == 0 && !memcmp(buf, text, sizeof(text)), "read it back");
+    memset(buf, 0xaa, sizeof(buf));
+    KT_CHECK(memobj_read(m, 0x3000, buf, sizeof(buf)) == 0 && buf[0] == 0 && buf[63] == 0,
+             "a page never written reads zeros");
+    KT_CHECK(!m->pages[3], "and reading it committed nothing");
+    KT_CHECK(memobj_read(m, 0x3fff, buf, 2) == -E_INVAL && memobj_read(m, ~0ull, buf, 2) == -E_INVAL,
+             "past the end or wrapping: E_INVAL");
+    struct memobj *c = memobj_clone(NULL, m, &err);
+    KT_CHECK(c && memobj_read(c, 0x1ff0, buf, sizeof(text)) == 0 && !memcmp(buf, text, sizeof(text)),
+             "a clone reads its source's bytes");
+    if (c)
+        obj_unref(&c->obj);
+    obj_unref(&m->obj);
+}

@@ -113,6 +113,7 @@ int svc_signal(svc_handle n, uint64_t bits)
 
 void svc_handle_release(svc_handle h)
 {
+    user_proc_forget((uint32_t)h);              /* a view of it goes (before its number can be used again) */
     sys_handle_close((uint32_t)h);
 }
 

@@ -17,4 +17,8 @@
  * be made). */
 uint32_t user_env_event(void (*handler)(void));
 
+/* Handle h is being released: drop what the process environment keeps of
+ * it (user_proc.c: a mapping of a memory object read or written). */
+void user_proc_forget(uint32_t h);
+
 #endif

@@ -54,23 +54,128 @@ svc_handle svc_mem_clone(svc_handle mem, int *err)
     return made(sys_mem_clone((uint32_t)mem), err);
 }
 
-/* Map the pages of `mem` holding [offset, offset + len) here for a moment
- * and copy into them. */
-int svc_mem_write(svc_handle mem, uint64_t offset, const void *src, uint64_t len)
+/* An object this service reads or writes again (svc_mem_read,
+ * svc_mem_write: a file's object, read and written with each call on the
+ * file) is mapped here whole and stays mapped, so that a copy costs no
+ * system call; one used only once (a program's segment, its stack) is
+ * mapped for that call only, which is cheaper than a kept mapping. The
+ * VIEWS objects used last are kept, and the VIEWS last used once
+ * remembered. Releasing a handle forgets both (user_proc_forget), so a
+ * handle number used again never shows the object it named before. */
+#define VIEWS 8
+static struct view {
+    uint32_t h;                 /* 0: free */
+    uint8_t writable;
+    uint64_t va, size, used;
+} views[VIEWS];
+static uint64_t view_clock;
+static uint32_t once[VIEWS];    /* objects used once, without a view */
+static unsigned once_next;
+
+static void view_drop(struct view *v)
 {
-    if (!len)
-        return 0;
+    sys_mem_unmap(self_space(), v->va);
+    va_free(v->va, v->size);
+    v->h = 0;
+}
+
+void user_proc_forget(uint32_t h)
+{
+    for (unsigned i = 0; i < VIEWS; i++) {
+        if (views[i].h && views[i].h == h)
+            view_drop(&views[i]);
+        if (once[i] == h)
+            once[i] = 0;
+    }
+}
+
+/* Was h used once already (remembered now if not)? */
+static int used_before(uint32_t h)
+{
+    for (unsigned i = 0; i < VIEWS; i++)
+        if (once[i] && once[i] == h)
+            return 1;
+    once[once_next] = h;
+    once_next = (once_next + 1) % VIEWS;
+    return 0;
+}
+
+/* [offset, offset + len) of object mem in its kept mapping here, made now
+ * on its second use (writable if the object allows); NULL on its first
+ * use, or if it is past the object's end or cannot be mapped (the caller
+ * then maps the pages for the call: copy_once). */
+static uint8_t *view_of(svc_handle mem, uint64_t offset, uint64_t len, int write)
+{
+    uint32_t h = (uint32_t)mem;
+    struct view *v = NULL, *oldest = &views[0];
+    for (unsigned i = 0; i < VIEWS && !v; i++) {
+        if (views[i].h && views[i].h == h)
+            v = &views[i];
+        else if (!views[i].h || (oldest->h && views[i].used < oldest->used))
+            oldest = &views[i];
+    }
+    if (!v) {
+        int64_t size = used_before(h) ? sys_mem_size(h) : 0;
+        if (size <= 0)
+            return NULL;
+        uint64_t va = va_alloc((uint64_t)size, 4096);
+        uint8_t writable = sys_mem_map(self_space(), h, va, 0, (uint64_t)size, R_READ | R_WRITE) == 0;
+        if (!writable && sys_mem_map(self_space(), h, va, 0, (uint64_t)size, R_READ) != 0) {
+            va_free(va, (uint64_t)size);
+            return NULL;
+        }
+        if (oldest->h)
+            view_drop(oldest);
+        v = oldest;
+        *v = (struct view){ h, writable, va, (uint64_t)size, 0 };
+    }
+    v->used = ++view_clock;
+    if (offset > v->size || len > v->size - offset || (write && !v->writable))
+        return NULL;
+    return (uint8_t *)v->va + offset;
+}
+
+/* Map the pages of mem holding [offset, offset + len) here for a moment
+ * and copy into them (write) or out of them; 0 or an error. */
+static int copy_once(svc_handle mem, uint64_t offset, void *buf, uint64_t len, int write)
+{
     uint64_t start = offset & ~4095ull, end = (offset + len + 4095) & ~4095ull;
     if (end <= start)
         return SVC_E_INVAL;
     uint64_t va = va_alloc(end - start, 4096);
-    int64_t err = sys_mem_map(self_space(), (uint32_t)mem, va, start, end - start, R_READ | R_WRITE);
+    int64_t err = sys_mem_map(self_space(), (uint32_t)mem, va, start, end - start,
+                              write ? R_READ | R_WRITE : R_READ);
     if (err == 0) {
-        memcpy((uint8_t *)va + (offset - start), src, len);
+        if (write)
+            memcpy((uint8_t *)va + (offset - start), buf, len);
+        else
+            memcpy(buf, (const uint8_t *)va + (offset - start), len);
         sys_mem_unmap(self_space(), va);
     }
     va_free(va, end - start);
     return (int)err;
+}
+
+int svc_mem_write(svc_handle mem, uint64_t offset, const void *src, uint64_t len)
+{
+    if (!len)
+        return 0;
+    uint8_t *at = view_of(mem, offset, len, 1);
+    if (!at)
+        return copy_once(mem, offset, (void *)(uintptr_t)src, len, 1);
+    memcpy(at, src, len);
+    return 0;
+}
+
+int svc_mem_read(svc_handle mem, uint64_t offset, void *dst, uint64_t len)
+{
+    if (!len)
+        return 0;
+    const uint8_t *at = view_of(mem, offset, len, 0);
+    if (!at)
+        return copy_once(mem, offset, dst, len, 0);
+    memcpy(dst, at, len);
+    return 0;
 }
 
 int svc_mem_map(svc_handle space, svc_handle mem, uint64_t va, uint64_t offset, uint64_t size, uint32_t rights)

@@ -47,6 +47,9 @@ svc_handle svc_mem_clone(svc_handle mem, int *err);
 /* Write `len` bytes into memory object `mem` at `offset` (before it is
  * mapped where its owner could see a partial write). */
 int svc_mem_write(svc_handle mem, uint64_t offset, const void *src, uint64_t len);
+/* Read `len` bytes of memory object `mem` at `offset` into dst (a page
+ * never written reads as zeros); 0 or an error. */
+int svc_mem_read(svc_handle mem, uint64_t offset, void *dst, uint64_t len);
 /* Map, unmap and protect in another process (mem_map, mem_unmap_range,
  * mem_protect). A mapping keeps its object alive: the service may release
  * its handle right after mapping. */

@@ -9,7 +9,8 @@
  * by the descriptors naming it; each description holds its node open
  * (lx_node.opens), so an unlinked file stays readable until the last close.
  * Regular files are read from the archive in place until written, then
- * from memory (rootfs.c). The console is the terminal (tty.c).
+ * from memory, or through their memory object once mapped MAP_SHARED
+ * (rootfs.c). The console is the terminal (tty.c).
  *
  * Errors are checked in Linux's order: the descriptor (EBADF), its access
  * mode (EBADF), the buffer's range (EFAULT), then the file's kind.
@@ -289,6 +290,32 @@ int64_t lx_sys_close(struct lx_ctx *c, uint64_t fd)
 }
 
 static const uint8_t zeros[1024];
+static uint8_t bounce[4096];                /* a page of a file in a memory object, on its way */
+
+/* Copy up to len bytes of regular file n from *pos to the process at buf
+ * (range checked), through `bounce` when n's contents are in a memory
+ * object; how many (0: end of file), or -EFAULT (-ENOMEM: the object
+ * could not be read) if none could go. */
+static int64_t read_regular(struct lx_ctx *c, struct lx_node *n, uint64_t buf, uint64_t len, uint64_t *pos)
+{
+    uint64_t left = *pos < n->size ? n->size - *pos : 0, want = len < left ? len : left, count = 0;
+    if (!n->obj)
+        count = lx_copy_out_some(c, buf, lx_node_data(n) + *pos, want);
+    int err = 0;
+    while (n->obj && count < want && !err) {
+        uint64_t k = want - count < sizeof(bounce) ? want - count : sizeof(bounce);
+        if ((err = lx_node_read(n, *pos + count, bounce, k)) != 0)
+            break;
+        uint64_t went = lx_copy_out_some(c, buf + count, bounce, k);
+        count += went;
+        if (went < k)
+            break;
+    }
+    if (count == 0 && want)
+        return err ? err : -LX_EFAULT;
+    *pos += count;
+    return (int64_t)count;
+}
 
 /* Read up to len bytes of f at *pos into the process at buf (range checked). */
 static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len, uint64_t *pos)
@@ -306,12 +333,11 @@ static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint
     case LX_S_IFDIR:
         return -LX_EISDIR;
     case LX_S_IFREG: {
-        uint64_t size = n->size;
-        const uint8_t *data = lx_node_data(n);
-        if (n->proc) {
-            lx_procfs_caller(c->p);             /* its state shows as running */
-            data = (const uint8_t *)lx_procfs_text(f->node, &size);
-        }
+        if (!n->proc)
+            return read_regular(c, n, buf, len, pos);
+        uint64_t size;
+        lx_procfs_caller(c->p);                 /* its state shows as running */
+        const uint8_t *data = (const uint8_t *)lx_procfs_text(f->node, &size);
         uint64_t left = *pos < size ? size - *pos : 0, want = len < left ? len : left;
         uint64_t count = lx_copy_out_some(c, buf, data + *pos, want);
         if (count == 0 && want)
@@ -354,19 +380,21 @@ static int64_t write_regular(struct lx_ctx *c, struct lx_file *f, struct lx_node
     if (err)
         return err;
     uint64_t done = 0;
-    while (done < len) {
+    while (done < len && !err) {
         uint64_t at = buf + done, chunk = LX_PAGE - (at & (LX_PAGE - 1));
         if (chunk > len - done)
             chunk = len - done;
-        if (lx_copy_in(c, n->mem + *pos + done, at, chunk))
+        if (n->obj ? lx_copy_in(c, bounce, at, chunk) : lx_copy_in(c, n->mem + *pos + done, at, chunk))
+            break;
+        if (n->obj && (err = lx_node_write(n, *pos + done, bounce, chunk)) != 0)
             break;
         done += chunk;
     }
     if (!done)
-        return -LX_EFAULT;
+        return err ? err : -LX_EFAULT;
     *pos += done;
     if (*pos > n->size)
-        n->size = *pos;
+        lx_node_set_size(n, *pos);
     n->mtime = n->ctime = lx_now();
     return (int64_t)done;
 }
@@ -464,11 +492,12 @@ int64_t lx_file_read_kernel(struct lx_file *f, void *dst, uint64_t len, uint64_t
     if (kind(n) != LX_S_IFREG)
         return kind(n) == LX_S_IFDIR ? -LX_EISDIR : -LX_EINVAL;
     uint64_t size = n->size;
-    const uint8_t *data = lx_node_data(n);
-    if (n->proc)
-        data = (const uint8_t *)lx_procfs_text(f->node, &size);
+    const uint8_t *data = n->proc ? (const uint8_t *)lx_procfs_text(f->node, &size) : NULL;
     uint64_t left = *pos < size ? size - *pos : 0, want = len < left ? len : left;
-    memcpy(dst, data + *pos, want);
+    if (data)
+        memcpy(dst, data + *pos, want);
+    else if (want && lx_node_read(n, *pos, dst, want))
+        return -LX_ENOMEM;
     *pos += want;
     return (int64_t)want;
 }
@@ -491,12 +520,13 @@ int64_t lx_file_write_kernel(struct lx_file *f, const void *src, uint64_t len)
     if (len > LX_FILE_MAX - f->pos)
         len = LX_FILE_MAX - f->pos;
     int err = lx_node_reserve(n, f->pos + len);
+    if (!err)
+        err = lx_node_write(n, f->pos, src, len);
     if (err)
         return err;
-    memcpy(n->mem + f->pos, src, len);
     f->pos += len;
     if (f->pos > n->size)
-        n->size = f->pos;
+        lx_node_set_size(n, f->pos);
     n->mtime = n->ctime = lx_now();
     return (int64_t)len;
 }

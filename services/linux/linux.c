@@ -682,9 +682,8 @@ static int64_t m_run(struct svc_call *call, const uint8_t *path, uint32_t len, u
     struct lx_node *n = node >= 0 ? lx_node(node) : NULL;
     if (!n || (n->mode & LX_S_IFMT) != LX_S_IFREG)
         return SVC_E_NOENT;
-    if (n->size >= sizeof(script.text))
+    if (n->size >= sizeof(script.text) || lx_node_read(n, 0, script.text, n->size))
         return SVC_E_INVAL;
-    memcpy(script.text, lx_node_data(n), n->size);
     script.len = (uint32_t)n->size;
     script.at = 0;
     script.status = 0;
@@ -709,6 +708,7 @@ static void serve(struct lx_ctx *c)
         return;
     }
     uint64_t nr = mr[FAULT_MR_X0 + 8];
+    t->retried = 0;                             /* (a fault after a call is a new one) */
     int64_t r = lx_syscall(c, nr, &mr[FAULT_MR_X0]);
     if (r == LX_NORETURN)
         return;

@@ -13,9 +13,12 @@
  *
  * Segments that are not writable map the file's pages in place from the
  * root archive when they are page-aligned there (the archive packer
- * aligns them); writable segments, and any segment that is not aligned,
- * are copied into a fresh anonymous object with .bss zeroed. Each is a
- * mapped range of the process (memory.c), as the stack is.
+ * aligns them); writable segments, any segment that is not aligned, and
+ * every segment of a file written since (in memory, or in a memory object
+ * once mapped MAP_SHARED: rootfs.c) are copied into a fresh anonymous
+ * object with .bss zeroed. Each is a mapped range of the process
+ * (memory.c), as the stack is. The headers are read into a buffer
+ * (lx_node_read), wherever the file's bytes are.
  *
  * A dynamic program (PT_INTERP) gets its interpreter (ld-linux-aarch64.so.1,
  * ld-musl-aarch64.so.1: a static-PIE ELF of the root archive) mapped at
@@ -54,12 +57,13 @@ static int check_header(const struct elf64_ehdr *eh, uint64_t size)
     return 0;
 }
 
-/* Map one PT_LOAD segment of the file at archive offset `foff0` into p's
- * space at base + vaddr; in place only when the file is in the archive
- * (`in_place`: a file written since lives in the personality's memory). */
-static int load_segment(struct lx_proc *p, int32_t node, const uint8_t *file, uint64_t foff0, int in_place,
-                        uint64_t base, const struct elf64_phdr *ph)
+/* Map one PT_LOAD segment of file `node` into p's space at base +
+ * vaddr: in place when the file is in the archive (its bytes at archive
+ * offset data_off), else a copy. */
+static int load_segment(struct lx_proc *p, int32_t node, uint64_t base, const struct elf64_phdr *ph)
 {
+    const struct lx_node *n = lx_node(node);
+    int in_place = !n->mem && !n->obj;
     uint64_t va = base + ph->vaddr, start = va & ~(LX_PAGE - 1), end = lx_page_up(va + ph->memsz);
     uint32_t rights = ((ph->flags & PF_R) ? R_READ : 0) | ((ph->flags & PF_W) ? R_WRITE | R_READ : 0) |
                       ((ph->flags & PF_X) ? R_EXEC | R_READ : 0);
@@ -67,7 +71,7 @@ static int load_segment(struct lx_proc *p, int32_t node, const uint8_t *file, ui
         return 0;
     if ((ph->flags & PF_W) && (ph->flags & PF_X))
         return -LX_ENOEXEC;                     /* Petrel maps nothing writable and executable */
-    uint64_t file_at = foff0 + ph->offset - (va - start);
+    uint64_t file_at = n->data_off + ph->offset - (va - start);
     if (in_place && !(ph->flags & PF_W) && (file_at & (LX_PAGE - 1)) == 0 && ph->filesz == ph->memsz) {
         /* In place: the archive's own pages (bytes past the segment in its
          * last page are the file's next bytes, as on Linux). */
@@ -78,7 +82,7 @@ static int load_segment(struct lx_proc *p, int32_t node, const uint8_t *file, ui
     struct lx_mobj *o = m ? lx_mobj_new(m, 0) : NULL;
     if (!o)
         return -LX_ENOMEM;
-    if (ph->filesz && svc_mem_write(o->h, va - start, file + ph->offset, ph->filesz) != 0)
+    if (ph->filesz && lx_node_copy_out(n, ph->offset, o->h, va - start, ph->filesz) != 0)
         err = -LX_ENOMEM;
     else
         err = lx_vma_map(p, o, start, 0, end - start, rights, LX_VMA_PROG) ? -LX_ENOMEM : 0;
@@ -150,22 +154,28 @@ struct elf_image {
  * an ET_DYN file goes at `dyn_base`. 0 or a negated errno. */
 static int map_elf(struct lx_proc *p, int32_t node, uint64_t dyn_base, struct elf_image *im)
 {
+    static struct elf64_ehdr header;
+    static struct elf64_phdr phdrs[64];
+    static char interp[2][LX_PATH_MAX];         /* the program's PT_INTERP path, kept while its
+                                                 * interpreter is mapped (whose own goes to [1]) */
     struct lx_node *n = lx_node(node);
-    const uint8_t *file = lx_node_data(n);
-    const struct elf64_ehdr *eh = (const void *)file;
+    const struct elf64_ehdr *eh = &header;
+    if (n->size < sizeof(header) || lx_node_read(n, 0, &header, sizeof(header)))
+        return -LX_ENOEXEC;
     int err = check_header(eh, n->size);
-    if (err)
-        return err;
-    const struct elf64_phdr *ph = (const void *)(file + eh->phoff);
+    if (err || lx_node_read(n, eh->phoff, phdrs, eh->phnum * sizeof(phdrs[0])))
+        return err ? err : -LX_ENOEXEC;
+    const struct elf64_phdr *ph = phdrs;
+    char *path = interp[dyn_base == LX_INTERP_BASE];
     uint64_t base = eh->type == ET_DYN ? dyn_base : 0, phdr = 0, lo = ~0ull, hi = 0;
     im->interp = NULL;
     for (unsigned i = 0; i < eh->phnum; i++) {
         if (ph[i].type == PT_INTERP) {
             /* A path inside the file, NUL-terminated within the segment. */
             if (!elf_segment_in_file(&ph[i], n->size) || ph[i].filesz < 2 || ph[i].filesz > LX_PATH_MAX ||
-                file[ph[i].offset + ph[i].filesz - 1] != 0)
+                lx_node_read(n, ph[i].offset, path, ph[i].filesz) || path[ph[i].filesz - 1] != 0)
                 return -LX_ENOEXEC;
-            im->interp = (const char *)file + ph[i].offset;
+            im->interp = path;
         }
         if (ph[i].type == PT_PHDR)
             phdr = base + ph[i].vaddr;
@@ -183,7 +193,7 @@ static int map_elf(struct lx_proc *p, int32_t node, uint64_t dyn_base, struct el
     if (hi == 0 || base + eh->entry < base + lo || base + eh->entry >= base + hi)
         return -LX_ENOEXEC;
     for (unsigned i = 0; i < eh->phnum; i++)
-        if (ph[i].type == PT_LOAD && (err = load_segment(p, node, file, n->data_off, !n->mem, base, &ph[i])) != 0)
+        if (ph[i].type == PT_LOAD && (err = load_segment(p, node, base, &ph[i])) != 0)
             return err;
     im->base = base;
     im->entry = base + eh->entry;

@@ -110,11 +110,16 @@ enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE, LX_DEV_TTY };
 
 /* The in-memory file system's limits (rootfs.c): file contents copied
  * into memory once written, in all (ENOSPC past it), and the nodes and
- * directory entries that may be made beyond the archive's own. */
+ * directory entries that may be made beyond the archive's own. Files
+ * mapped MAP_SHARED keep their contents in a memory object of
+ * LX_VFS_BYTES (the largest a file can be; pages are made when touched),
+ * at most LX_SHARED_FILES of them at once (mmap: ENOMEM past it). */
 #define LX_VFS_BYTES        (32ull << 20)
 #define LX_VFS_NEW_NODES    4096
+#define LX_SHARED_FILES     64
 
 struct lx_time { int64_t sec, nsec; };
+struct lx_mobj;
 
 /* A node: what a file is. Its names are directory entries (struct lx_dent). */
 struct lx_node {
@@ -124,9 +129,11 @@ struct lx_node {
     uint32_t opens;             /* open file descriptions holding it */
     uint32_t uid, gid;
     uint64_t size;
-    uint64_t data_off;          /* the contents in the archive, in place, while mem is NULL */
+    uint64_t data_off;          /* the contents in the archive, in place, while mem and obj are NULL */
     uint8_t *mem;               /* the contents in memory once written: cap bytes, zero past size */
-    uint64_t cap;
+    uint64_t cap;               /* bytes charged to the file system's limit (mem's, or obj's reach) */
+    struct lx_mobj *obj;        /* the contents in a memory object once mapped MAP_SHARED (mem NULL):
+                                 * the file's only copy, which every shared mapping of it maps */
     struct lx_time atime, mtime, ctime;
     int32_t parent;             /* a directory: the one holding it (the root: itself) */
     int32_t dent;               /* a directory: the entry naming it (-1: the root, or removed) */
@@ -154,8 +161,23 @@ struct lx_dent *lx_dent(int32_t d);
 /* The archive's bytes (in place) and its memory object (for mapping file pages). */
 const uint8_t *lx_fs_data(void);
 svc_handle lx_fs_object(void);
-/* A node's contents: in the archive or in memory. */
+/* A node's contents in place, in the archive or in memory: not for a
+ * file whose contents are in a memory object (n->obj; use lx_node_read),
+ * so for symbolic links, say. */
 const uint8_t *lx_node_data(const struct lx_node *n);
+/* Copy len bytes of n's contents from off (inside its size) into dst, or
+ * into memory object mem at `at`; 0 or -ENOMEM. */
+int lx_node_read(const struct lx_node *n, uint64_t off, void *dst, uint64_t len);
+int lx_node_copy_out(const struct lx_node *n, uint64_t off, svc_handle mem, uint64_t at, uint64_t len);
+/* Write len bytes at off into n's contents, made room for first
+ * (lx_node_reserve); the size is the caller's (lx_node_set_size). 0 or -ENOSPC. */
+int lx_node_write(struct lx_node *n, uint64_t off, const void *src, uint64_t len);
+/* The size of a regular file becomes `size` (its shared mappings follow:
+ * pages past its end go, pages it grew into come). */
+void lx_node_set_size(struct lx_node *n, uint64_t size);
+/* The memory object of regular file `node`, its contents moved there if
+ * they are not yet; NULL (ENOMEM) past the file system's limits. */
+struct lx_mobj *lx_node_share(int32_t node);
 /* Bytes of contents in memory, nodes in use and the most there can be. */
 void lx_fs_usage(uint64_t *bytes_used, uint32_t *nodes_used, uint32_t *nodes_max);
 /* The time now (the realtime clock). */
@@ -267,12 +289,15 @@ void lx_file_put(struct lx_file *f);
 
 /* ---------------------------------------------------------------- memory */
 /* A memory object behind mappings, shared by the mapped ranges that cut
- * pieces of it (refs); the root archive's object is never released. */
+ * pieces of it (refs); the root archive's object is never released, nor
+ * a file's own (of_file) while its node lives. */
 struct lx_mobj {
     svc_handle h;
-    uint32_t refs;              /* 0: free */
+    uint32_t refs;              /* 0: free (a file's own: not mapped) */
     uint8_t file;               /* the root archive's (read-only, shared by all: never cloned) */
-    uint8_t shared;             /* MAP_SHARED anonymous memory: a fork maps this object, not a copy */
+    uint8_t shared;             /* MAP_SHARED memory: a fork maps this object, not a copy */
+    uint8_t of_file;            /* the contents of file `node` (shared too): its node holds it, and
+                                 * a range maps only the pages the file reaches (lx_mobj_span) */
     int32_t node;               /* a private copy of a file's bytes (mmap, a program's data): the
                                  * file (held open), or -1 for anonymous memory... */
     uint32_t foff, fend;        /* ...offset 0 holds its bytes from foff; past fend the object is
@@ -289,6 +314,7 @@ struct lx_vma {
     struct lx_mobj *obj;
     uint32_t rights;
     uint8_t kind;
+    uint8_t nowrite;            /* a shared mapping of a file not open for writing: never PROT_WRITE */
 };
 
 /* ---------------------------------------------------------------- blocking */
@@ -387,6 +413,7 @@ struct lx_thread {
     uint64_t ss_sp, ss_size;    /* sigaltstack */
     uint32_t ss_flags;
     uint64_t fault_addr, fault_esr;     /* of its last fault signal (the frame's fault_address and ESR record) */
+    uint64_t retried;           /* the page of its last fault, run again (a file grew meanwhile), or 0 */
     uint64_t clear_tid;         /* set_tid_address, CLONE_CHILD_CLEARTID: zeroed and woken when it ends */
     uint64_t fkey[2];           /* the futex it waits on (LX_BLK_FUTEX) */
     uint32_t fbits;             /* ... and its FUTEX_WAIT_BITSET bits */
@@ -567,6 +594,23 @@ struct lx_mobj *lx_mobj_new(svc_handle h, int file);
 void lx_mobj_origin(struct lx_mobj *o, int32_t node, uint64_t foff, uint64_t fend);
 /* Release a record no range came to use (a failed mapping). */
 void lx_mobj_unused(struct lx_mobj *o);
+/* A file's own object for node (refs 0: nothing maps it yet), or NULL (h released). */
+struct lx_mobj *lx_mobj_of_file(svc_handle h, int32_t node);
+/* Release a file's own object record (its node goes, or keeps its
+ * contents elsewhere again); nothing may map it. */
+void lx_mobj_file_gone(struct lx_mobj *o);
+/* How many of len bytes from offset off of o a range maps in the kernel:
+ * all, but for a file's own object only up to the end of the page the
+ * file ends in (past it: SIGBUS). */
+uint64_t lx_mobj_span(const struct lx_mobj *o, uint64_t off, uint64_t len);
+/* File node n's size went from `old` to its size now: every range that
+ * maps its object maps the pages it reaches now. */
+void lx_file_resized(const struct lx_node *n, uint64_t old);
+/* Where va is, for a fault of an access `need` (R_* rights): -1 if not
+ * in a range of p that allows it and maps a file's own object; 0 past
+ * the file's last page (SIGBUS, BUS_ADRERR); 1 inside it (mapped now: the
+ * file grew since the access). */
+int lx_vma_file_page(struct lx_proc *p, uint64_t va, uint32_t need);
 /* Drop every mapping record of p (the kernel's mappings go with its space). */
 void lx_vmas_drop(struct lx_proc *p);
 /* Give child (an empty space) copy-on-write copies of every mapping of p;

@@ -14,6 +14,13 @@
  * a piece at a time as the break moves, so a program that moves it a page
  * at a time makes one range, not thousands. Growing again over a part
  * that was given back takes a new object (zeros).
+ *
+ * A MAP_SHARED mapping of a file maps the file's own object (rootfs.c,
+ * lx_node_share), which holds its contents for read and write too; a
+ * range of it maps only the pages the file reaches (lx_mobj_span), and
+ * follows the file as it grows and shrinks (lx_file_resized), so a touch
+ * of a page wholly past the end faults to us and is SIGBUS, as on Linux.
+ * A private mapping of such a file is a copy-on-write clone of it.
  */
 #include "lx.h"
 
@@ -29,13 +36,17 @@
 #define MAP_FIXED       0x10
 #define MAP_ANONYMOUS   0x20
 #define MAP_FIXED_NOREPLACE 0x100000
-#define MAP_KNOWN       (MAP_TYPE | MAP_FIXED | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | 0x100 /* GROWSDOWN */ | \
-                         0x800 /* DENYWRITE */ | 0x1000 /* EXECUTABLE */ | 0x2000 /* LOCKED */ | \
-                         0x4000 /* NORESERVE */ | 0x8000 /* POPULATE */ | 0x10000 /* NONBLOCK */ | \
-                         0x20000 /* STACK */ | 0x40000 /* HUGETLB */ | 0x80000 /* SYNC */)
+#define O_ACCMODE       3
+#define O_WRONLY        1
+#define O_PATH          010000000
+/* Linux's LEGACY_MAP_MASK: the flags a MAP_SHARED_VALIDATE file mapping takes. */
+#define MAP_LEGACY      (MAP_TYPE | MAP_FIXED | MAP_ANONYMOUS | 0x100 /* GROWSDOWN */ | 0x800 /* DENYWRITE */ | \
+                         0x1000 /* EXECUTABLE */ | 0x2000 /* LOCKED */ | 0x4000 /* NORESERVE */ | \
+                         0x8000 /* POPULATE */ | 0x10000 /* NONBLOCK */ | 0x20000 /* STACK */ | \
+                         0x40000 /* HUGETLB */ | 0x4000000 /* UNINITIALIZED */)
 
 static struct lx_mobj *mobjs;                   /* LX_MOBJS records: the service's memory (svc_alloc) */
-static struct lx_mobj file_obj = { 0, 1, 1, 0, -1, 0, 0 };
+static struct lx_mobj file_obj = { .refs = 1, .file = 1, .node = -1 };
 
 struct lx_mobj *lx_file_mobj(void)
 {
@@ -49,12 +60,82 @@ struct lx_mobj *lx_mobj_new(svc_handle h, int file)
         mobjs = svc_alloc(LX_MOBJS * sizeof(*mobjs));
     for (int i = 0; i < LX_MOBJS && mobjs; i++) {
         if (!mobjs[i].h) {
-            mobjs[i] = (struct lx_mobj){ h, 0, (uint8_t)file, 0, -1, 0, 0 };
+            mobjs[i] = (struct lx_mobj){ .h = h, .file = (uint8_t)file, .node = -1 };
             return &mobjs[i];
         }
     }
     svc_handle_release(h);
     return NULL;
+}
+
+struct lx_mobj *lx_mobj_of_file(svc_handle h, int32_t node)
+{
+    struct lx_mobj *o = lx_mobj_new(h, 0);
+    if (o) {
+        o->shared = 1;
+        o->of_file = 1;
+        o->node = node;
+    }
+    return o;
+}
+
+void lx_mobj_file_gone(struct lx_mobj *o)
+{
+    if (!o || !o->of_file || o->refs)
+        return;
+    svc_handle_release(o->h);
+    *o = (struct lx_mobj){ .node = -1 };
+}
+
+/* The bytes of len from off that a file reaching `reach` bytes (the end
+ * of its last page) has. */
+static uint64_t reach_span(uint64_t reach, uint64_t off, uint64_t len)
+{
+    if (off >= reach)
+        return 0;
+    return reach - off < len ? reach - off : len;
+}
+
+uint64_t lx_mobj_span(const struct lx_mobj *o, uint64_t off, uint64_t len)
+{
+    if (!o || !o->of_file)
+        return len;
+    const struct lx_node *n = lx_node(o->node);
+    return reach_span(n ? lx_page_up(n->size) : 0, off, len);
+}
+
+void lx_file_resized(const struct lx_node *n, uint64_t old)
+{
+    struct lx_proc *procs = lx_procs();
+    uint64_t was = lx_page_up(old), now = lx_page_up(n->size);
+    if (!n->obj || was == now)
+        return;
+    for (int i = 0; i < LX_PROCS; i++) {
+        struct lx_proc *p = &procs[i];
+        for (unsigned k = 0; p->used && k < p->nvmas; k++) {
+            const struct lx_vma *v = &p->vmas[k];
+            if (v->obj != n->obj || !v->rights)
+                continue;
+            uint64_t len = v->end - v->start, a = reach_span(was, v->off, len), b = reach_span(now, v->off, len);
+            if (b > a)                          /* grown: the new pages mapped beside the old */
+                svc_mem_map(p->space, v->obj->h, v->start + a, v->off + a, b - a, v->rights);
+            else if (a > b)                     /* shrunk: the pages past the end go (SIGBUS) */
+                svc_mem_unmap(p->space, v->start + b, a - b);
+        }
+    }
+}
+
+int lx_vma_file_page(struct lx_proc *p, uint64_t va, uint32_t need)
+{
+    for (unsigned i = 0; i < p->nvmas; i++) {
+        const struct lx_vma *v = &p->vmas[i];
+        if (v->start <= va && va < v->end) {
+            if (!v->obj || !v->obj->of_file || (v->rights & need) != need)
+                return -1;
+            return va - v->start < lx_mobj_span(v->obj, v->off, v->end - v->start);
+        }
+    }
+    return -1;
 }
 
 void lx_mobj_origin(struct lx_mobj *o, int32_t node, uint64_t foff, uint64_t fend)
@@ -82,17 +163,21 @@ static void mobj_release(struct lx_mobj *o)
     }
 }
 
-/* One range stopped using o: the last one releases it. */
+/* One range stopped using o: the last one releases it (a file's own
+ * object stays with its node, which may go now: an unlinked file). */
 static void mobj_put(struct lx_mobj *o)
 {
     if (!o || o->file || --o->refs)
         return;
-    mobj_release(o);
+    if (o->of_file)
+        lx_node_maybe_free(o->node);
+    else
+        mobj_release(o);
 }
 
 void lx_mobj_unused(struct lx_mobj *o)
 {
-    if (o && !o->file && !o->refs)
+    if (o && !o->file && !o->of_file && !o->refs)
         mobj_release(o);
 }
 
@@ -118,7 +203,7 @@ static int vma_add(struct lx_proc *p, struct lx_vma v)
     for (unsigned i = 0; i < p->nvmas; i++) {
         struct lx_vma *w = &p->vmas[i];
         if (w->end == v.start && w->obj == v.obj && v.obj && w->off + (w->end - w->start) == v.off &&
-            w->rights == v.rights && w->kind == v.kind) {
+            w->rights == v.rights && w->kind == v.kind && w->nowrite == v.nowrite) {
             w->end = v.end;
             mobj_put(v.obj);                    /* one range holds it once */
             return 0;
@@ -130,16 +215,26 @@ static int vma_add(struct lx_proc *p, struct lx_vma v)
     return 0;
 }
 
-int lx_vma_map(struct lx_proc *p, struct lx_mobj *obj, uint64_t va, uint64_t off, uint64_t size, uint32_t rights,
-               int kind)
+/* lx_vma_map for a range that may never be made writable (nowrite: a
+ * shared mapping of a file not open for writing). Of a file's own object
+ * only the pages the file reaches are mapped in the kernel. */
+static int vma_map(struct lx_proc *p, struct lx_mobj *obj, uint64_t va, uint64_t off, uint64_t size, uint32_t rights,
+                   int kind, int nowrite)
 {
     if (p->nvmas == LX_VMAS)
         return -LX_ENOMEM;
-    if (obj && rights && svc_mem_map(p->space, obj->h, va, off, size, rights))
+    uint64_t span = lx_mobj_span(obj, off, size);
+    if (obj && rights && span && svc_mem_map(p->space, obj->h, va, off, span, rights))
         return -LX_ENOMEM;
     if (obj)
         obj->refs++;
-    return vma_add(p, (struct lx_vma){ va, va + size, off, obj, rights, (uint8_t)kind });
+    return vma_add(p, (struct lx_vma){ va, va + size, off, obj, rights, (uint8_t)kind, (uint8_t)nowrite });
+}
+
+int lx_vma_map(struct lx_proc *p, struct lx_mobj *obj, uint64_t va, uint64_t off, uint64_t size, uint32_t rights,
+               int kind)
+{
+    return vma_map(p, obj, va, off, size, rights, kind, 0);
 }
 
 int lx_vma_fresh(struct lx_proc *p, uint64_t va, uint64_t size, uint32_t rights, int kind)
@@ -245,7 +340,7 @@ static struct lx_mobj *file_copy_to(int32_t node, uint64_t off, uint64_t size, u
     uint64_t want = fend < size ? fend : size;
     if (off < n->size && want) {
         uint64_t k = n->size - off < want ? n->size - off : want;
-        if (svc_mem_write(o->h, 0, lx_node_data(n) + off, k)) {
+        if (lx_node_copy_out(n, off, o->h, 0, k)) {
             lx_mobj_unused(o);
             return NULL;
         }
@@ -254,10 +349,23 @@ static struct lx_mobj *file_copy_to(int32_t node, uint64_t off, uint64_t size, u
     return o;
 }
 
-/* A private file mapping's object: the file's bytes from off, all of it file-backed. */
-static struct lx_mobj *file_copy(int32_t node, uint64_t off, uint64_t size)
+/* A private file mapping's object and, in *at, the offset in it of the
+ * file's byte off: a copy-on-write clone of the file's own object if it
+ * has one (the file's bytes at their own offsets), else a copy of the
+ * file's bytes from off, all of it file-backed. NULL without memory. */
+static struct lx_mobj *file_private(int32_t node, uint64_t off, uint64_t size, uint64_t *at)
 {
-    return file_copy_to(node, off, size, size);
+    struct lx_node *n = lx_node(node);
+    *at = 0;
+    if (!n->obj || off > LX_VFS_BYTES || size > LX_VFS_BYTES - off)
+        return file_copy_to(node, off, size, size);
+    int err;
+    svc_handle m = svc_mem_clone(n->obj->h, &err);
+    struct lx_mobj *o = m ? lx_mobj_new(m, 0) : NULL;
+    if (o)
+        lx_mobj_origin(o, node, 0, LX_VFS_BYTES);
+    *at = off;
+    return o;
 }
 
 /* Does [start, end) overlap a range of p, its heap's reach or its stack? */
@@ -344,8 +452,6 @@ int64_t lx_sys_mmap(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot
         return -LX_EINVAL;
     if (type != MAP_SHARED && type != MAP_PRIVATE && type != MAP_SHARED_VALIDATE)
         return -LX_EINVAL;
-    if (type == MAP_SHARED_VALIDATE && (fl & ~(uint32_t)MAP_KNOWN))
-        return -LX_EINVAL;
     if (type == MAP_SHARED_VALIDATE && (fl & MAP_ANONYMOUS))
         return -LX_EINVAL;                      /* (Linux 6.1 validates only file mappings) */
     uint64_t size = lx_page_up(len);
@@ -355,18 +461,30 @@ int64_t lx_sys_mmap(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot
         return -LX_EACCES;                      /* Petrel never maps memory writable and executable */
     struct lx_node *file = NULL;
     int32_t fnode = -1;
+    int nowrite = 0;
     if (!(fl & MAP_ANONYMOUS)) {
+        /* Linux's order: the descriptor, the file's largest offset, the
+         * flags, its access mode (a shared mapping writes the file, every
+         * mapping reads it), then its kind. */
         struct lx_file *f = (int32_t)fd >= 0 && (uint32_t)fd < LX_FDS ? p->fds[(uint32_t)fd] : NULL;
-        if (!f)
+        if (!f || (f->flags & O_PATH))
             return -LX_EBADF;
+        if (off > (uint64_t)INT64_MAX - size)
+            return -LX_EOVERFLOW;
+        if (type == MAP_SHARED_VALIDATE && (fl & ~(uint32_t)MAP_LEGACY))
+            return -LX_EOPNOTSUPP;              /* (MAP_SYNC, MAP_FIXED_NOREPLACE: not for these files) */
+        uint32_t acc = f->flags & O_ACCMODE;
+        if (type != MAP_PRIVATE && (prot & PROT_WRITE) && acc == 0)
+            return -LX_EACCES;
+        nowrite = type != MAP_PRIVATE && acc == 0;
+        if (acc == O_WRONLY)
+            return -LX_EACCES;
         if (f->node < 0)
-            return -LX_ENODEV;                  /* a pipe */
+            return -LX_ENODEV;                  /* a pipe, a socket, an event descriptor */
         fnode = f->node;
         file = lx_node(fnode);
-        if ((file->mode & LX_S_IFMT) != LX_S_IFREG)
+        if ((file->mode & LX_S_IFMT) != LX_S_IFREG || file->proc)
             return -LX_ENODEV;
-        if (type != MAP_PRIVATE && (prot & PROT_WRITE))
-            return -LX_EACCES;                  /* the root is read-only */
     }
     uint64_t va;
     if (fl & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
@@ -396,11 +514,16 @@ int64_t lx_sys_mmap(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot
     if (!file && !rights && !shared)            /* reserved: an object only for what mprotect opens later */
         return lx_vma_map(p, NULL, va, 0, size, 0, LX_VMA_MMAP) ? -LX_ENOMEM : (int64_t)va;
     /* Anonymous memory (shared: the same object in every process that
-     * forks from this one), or a private copy of the file. */
-    struct lx_mobj *o = file ? file_copy(fnode, off, size) : anon(size, shared);
+     * forks from this one), the file's own object (shared), or a private
+     * copy of the file. */
+    uint64_t at = 0;
+    struct lx_mobj *o = !file ? anon(size, shared) : type != MAP_PRIVATE ? lx_node_share(fnode) :
+                        file_private(fnode, off, size, &at);
     if (!o)
         return -LX_ENOMEM;
-    int err = lx_vma_map(p, o, va, 0, size, rights, LX_VMA_MMAP);
+    if (file && type != MAP_PRIVATE)
+        at = off;
+    int err = vma_map(p, o, va, at, size, rights, LX_VMA_MMAP, nowrite);
     lx_mobj_unused(o);
     return err ? -LX_ENOMEM : (int64_t)va;
 }
@@ -459,6 +582,9 @@ int64_t lx_sys_mprotect(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t 
         return -LX_ENOMEM;
     if ((prot & PROT_WRITE) && (prot & PROT_EXEC))
         return -LX_EACCES;                      /* never writable and executable */
+    for (unsigned i = 0; i < p->nvmas && (prot & PROT_WRITE); i++)
+        if (p->vmas[i].nowrite && p->vmas[i].start < end && addr < p->vmas[i].end)
+            return -LX_EACCES;                  /* a shared mapping of a file open read-only */
     if (p->nvmas + splits(p, addr, end) > LX_VMAS)
         return -LX_ENOMEM;
     split_at(p, addr);
@@ -483,9 +609,11 @@ int64_t lx_sys_mprotect(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t 
         } else if (!rights) {
             err = svc_mem_unmap(p->space, v->start, n) ? -LX_ENOMEM : 0;
         } else if (!v->rights) {
-            err = svc_mem_map(p->space, v->obj->h, v->start, v->off, n, rights) ? -LX_EACCES : 0;
+            uint64_t span = lx_mobj_span(v->obj, v->off, n);    /* (a file's pages: those it reaches) */
+            err = span && svc_mem_map(p->space, v->obj->h, v->start, v->off, span, rights) ? -LX_EACCES : 0;
         } else {
-            err = svc_mem_protect(p->space, v->start, n, rights) ? -LX_EACCES : 0;
+            uint64_t span = lx_mobj_span(v->obj, v->off, n);
+            err = span && svc_mem_protect(p->space, v->start, span, rights) ? -LX_EACCES : 0;
         }
         if (err)
             result = err;
@@ -524,11 +652,11 @@ static int refill(struct lx_mobj *o, uint64_t off, uint64_t len)
     struct lx_node *n = o->node >= 0 ? lx_node(o->node) : NULL;
     for (uint64_t at = 0; at < len; at += sizeof(zeros)) {
         uint64_t k = len - at < sizeof(zeros) ? len - at : sizeof(zeros), pos = off + at;
-        const uint8_t *src = zeros;
         uint64_t fpos = n ? o->foff + pos : 0;
-        if (n && pos + k <= o->fend && fpos + k <= n->size)
-            src = lx_node_data(n) + fpos;       /* (a page that is partly file, partly not: zeros) */
-        if (svc_mem_write(o->h, pos, src, k))
+        int err = n && pos + k <= o->fend && fpos + k <= n->size ?
+                  lx_node_copy_out(n, fpos, o->h, pos, k) :     /* (a page partly file, partly not: zeros) */
+                  svc_mem_write(o->h, pos, zeros, k);
+        if (err)
             return -LX_ENOMEM;
     }
     return 0;
@@ -681,6 +809,9 @@ static int extend(struct lx_proc *p, const struct lx_vma *v, uint64_t at, uint64
 {
     if (!v->obj)
         return lx_vma_map(p, NULL, at, 0, size, 0, v->kind) ? -LX_ENOMEM : 0;
+    if (v->obj->of_file)                        /* the file's next pages */
+        return vma_map(p, v->obj, at, v->off + (v->end - v->start), size, v->rights, v->kind, v->nowrite) ?
+               -LX_ENOMEM : 0;
     struct lx_mobj *o = fresh_like(v, v->off + (v->end - v->start), size);
     if (!o)
         return -LX_ENOMEM;
@@ -705,7 +836,7 @@ static int64_t move(struct lx_proc *p, uint64_t from, uint64_t len, uint64_t to,
             moving[n++] = p->vmas[i];
     for (unsigned i = 0; i < n; i++) {
         struct lx_vma *v = &moving[i];
-        if (lx_vma_map(p, v->obj, to + (v->start - from), v->off, v->end - v->start, v->rights, v->kind))
+        if (vma_map(p, v->obj, to + (v->start - from), v->off, v->end - v->start, v->rights, v->kind, v->nowrite))
             return -LX_ENOMEM;                  /* (room was checked: not expected) */
     }
     if (keep)
@@ -848,7 +979,7 @@ int lx_vmas_fork(struct lx_proc *p, struct lx_proc *child)
                 clones[nclones++].to = to;
             }
         }
-        int err = lx_vma_map(child, to, v.start, v.off, v.end - v.start, v.rights, v.kind);
+        int err = vma_map(child, to, v.start, v.off, v.end - v.start, v.rights, v.kind, v.nowrite);
         if (to)
             lx_mobj_unused(to);
         if (err)

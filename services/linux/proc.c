@@ -245,8 +245,10 @@ static int32_t script(int32_t node, int *argc, int hidden)
     if (hidden)
         return -LX_ENOENT;                      /* its path (/dev/fd/N of a close-on-exec fd) is gone after exec */
     struct lx_node *n = lx_node(node);
-    const char *text = (const char *)lx_node_data(n);
-    uint64_t len = n->size < 256 ? n->size : 256, i = 2, end;
+    static char text[256];
+    uint64_t len = n->size < sizeof(text) ? n->size : sizeof(text), i = 2, end;
+    if (lx_node_read(n, 0, text, len))
+        return -LX_ENOMEM;
     while (i < len && (text[i] == ' ' || text[i] == '\t'))
         i++;
     for (end = i; end < len && text[end] != '\n' && text[end] != ' ' && text[end] != '\t'; end++)
@@ -371,7 +373,8 @@ static int64_t exec_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t
     struct lx_node *n = lx_node(node);
     if ((n->mode & LX_S_IFMT) != LX_S_IFREG || !(n->mode & 0111))
         return -LX_EACCES;
-    if (n->size >= 2 && !memcmp(lx_node_data(n), "#!", 2)) {
+    char magic[2];
+    if (n->size >= 2 && lx_node_read(n, 0, magic, 2) == 0 && !memcmp(magic, "#!", 2)) {
         node = script(node, &argc, by_fd && p->cloexec[(uint32_t)dirfd]);
         if (node < 0)
             return node;

@@ -501,10 +501,10 @@ static void gen_maps(const struct lx_proc *p)
         const char *name = v->kind == LX_VMA_HEAP ? "[heap]" : v->kind == LX_VMA_STACK ? "[stack]" :
                            v->kind == LX_VMA_PROG && st ? st->exe : "";
         char line[96];
-        int n = fmt(line, sizeof(line), "%08lx-%08lx %c%c%cp %08lx 00:00 0",
+        int n = fmt(line, sizeof(line), "%08lx-%08lx %c%c%c%c %08lx 00:00 0",
                                    (unsigned long)v->start, (unsigned long)v->end, (v->rights & R_READ) ? 'r' : '-',
                                    (v->rights & R_WRITE) ? 'w' : '-', (v->rights & R_EXEC) ? 'x' : '-',
-                                   (unsigned long)v->off);
+                                   v->obj && v->obj->shared ? 's' : 'p', (unsigned long)v->off);
         while (name[0] && n < 73 && n < (int)sizeof(line) - 1)
             line[n++] = ' ';                    /* Linux pads the name to column 74 */
         line[n < (int)sizeof(line) ? n : (int)sizeof(line) - 1] = 0;

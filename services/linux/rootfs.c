@@ -9,6 +9,18 @@
  * to it), at most LX_VFS_BYTES in all (ENOSPC past it). Names of the
  * archive stay in it too; new names go to a pool of small slots.
  *
+ * A regular file mapped MAP_SHARED moves its contents into a memory
+ * object (lx_node_share), which every shared mapping maps: from then on
+ * that object is the file's only copy, read and written with
+ * svc_mem_read and svc_mem_write, so a store through a mapping is what
+ * read() sees and a write() is what the mappings see, as with Linux's
+ * page cache. It is charged like memory contents (cap: the end of the
+ * page its largest size reached); the bytes between the size and the end
+ * of its page are zeros except for stores through a mapping past the end,
+ * which a shrink clears (tmpfs's rule). At most LX_SHARED_FILES files are
+ * in objects: making one more first moves one that nothing maps back into
+ * memory.
+ *
  * Nodes and entries live in two tables sized at start (the archive's count
  * plus LX_VFS_NEW_NODES). A node is freed when no entry names it, no open
  * file description holds it and it is no process's working directory: an
@@ -35,6 +47,7 @@ static uint64_t archive_size;
 static svc_handle archive_mem;
 static uint64_t mem_used;                   /* bytes of file contents in memory (page-rounded capacities) */
 static uint32_t used_nodes;
+static uint32_t shared_nodes;               /* nodes whose contents are in a memory object */
 
 struct lx_node *lx_node(int32_t n)
 {
@@ -60,6 +73,41 @@ svc_handle lx_fs_object(void) { return archive_mem; }
 const uint8_t *lx_node_data(const struct lx_node *n)
 {
     return n->mem ? n->mem : archive + n->data_off;
+}
+
+int lx_node_read(const struct lx_node *n, uint64_t off, void *dst, uint64_t len)
+{
+    if (off > n->size || len > n->size - off)
+        return -LX_ENOMEM;                      /* (not asked by the callers) */
+    if (n->obj)
+        return svc_mem_read(n->obj->h, off, dst, len) ? -LX_ENOMEM : 0;
+    memcpy(dst, lx_node_data(n) + off, len);
+    return 0;
+}
+
+int lx_node_copy_out(const struct lx_node *n, uint64_t off, svc_handle mem, uint64_t at, uint64_t len)
+{
+    static uint8_t bounce[16384];
+    if (off > n->size || len > n->size - off)
+        return -LX_ENOMEM;
+    if (!n->obj)
+        return svc_mem_write(mem, at, lx_node_data(n) + off, len) ? -LX_ENOMEM : 0;
+    for (uint64_t done = 0; done < len; done += sizeof(bounce)) {
+        uint64_t k = len - done < sizeof(bounce) ? len - done : sizeof(bounce);
+        if (svc_mem_read(n->obj->h, off + done, bounce, k) || svc_mem_write(mem, at + done, bounce, k))
+            return -LX_ENOMEM;
+    }
+    return 0;
+}
+
+int lx_node_write(struct lx_node *n, uint64_t off, const void *src, uint64_t len)
+{
+    if (off > n->cap || len > n->cap - off)
+        return -LX_ENOSPC;                      /* no room made */
+    if (n->obj)
+        return svc_mem_write(n->obj->h, off, src, len) ? -LX_ENOSPC : 0;
+    memcpy(n->mem + off, src, len);
+    return 0;
 }
 
 void lx_fs_usage(uint64_t *bytes_used, uint32_t *nodes_used, uint32_t *nodes_max)
@@ -111,13 +159,19 @@ static void name_release(const char *s, uint32_t len)
 static int is_cwd(int32_t n);
 static void node_free_mem(struct lx_node *n);
 
+/* Is node n mapped (its object, by some process's range)? */
+static int mapped(const struct lx_node *n)
+{
+    return n->obj && n->obj->refs;
+}
+
 /* Free every node nothing holds any more: removed directories that were
  * some process's working directory until it moved or ended. */
 static void sweep(void)
 {
     for (int32_t i = 1; i < maxnodes; i++) {
         struct lx_node *n = &nodes[i];
-        if (n->mode && !n->nlink && !n->opens && !n->proc && !is_cwd(i)) {
+        if (n->mode && !n->nlink && !n->opens && !n->proc && !mapped(n) && !is_cwd(i)) {
             node_free_mem(n);
             n->mode = 0;
             used_nodes--;
@@ -155,18 +209,22 @@ static int is_cwd(int32_t n)
 
 static void node_free_mem(struct lx_node *n)
 {
-    if (n->mem) {
+    if (n->mem)
         svc_free(n->mem, n->cap);
-        mem_used -= n->cap;
+    if (n->obj) {
+        lx_mobj_file_gone(n->obj);
+        shared_nodes--;
     }
+    mem_used -= n->cap;
     n->mem = NULL;
+    n->obj = NULL;
     n->cap = 0;
 }
 
 void lx_node_maybe_free(int32_t i)
 {
     struct lx_node *n = lx_node(i);
-    if (!n || i == LX_ROOT || n->nlink || n->opens || n->proc || is_cwd(i))
+    if (!n || i == LX_ROOT || n->nlink || n->opens || n->proc || mapped(n) || is_cwd(i))
         return;
     node_free_mem(n);
     n->mode = 0;
@@ -179,6 +237,14 @@ int lx_node_reserve(struct lx_node *n, uint64_t end)
         return 0;
     if (end > LX_VFS_BYTES)
         return -LX_ENOSPC;
+    if (n->obj) {                               /* the object has room: the pages are only charged */
+        uint64_t cap = lx_page_up(end);
+        if (mem_used - n->cap + cap > LX_VFS_BYTES)
+            return -LX_ENOSPC;
+        mem_used += cap - n->cap;
+        n->cap = cap;
+        return 0;
+    }
     uint64_t cap = lx_page_up(end), more = lx_page_up(n->cap * 2);
     if (more > cap && mem_used - n->cap + more <= LX_VFS_BYTES && more <= LX_VFS_BYTES)
         cap = more;                             /* doubling: a file written in small pieces copies little */
@@ -196,8 +262,39 @@ int lx_node_reserve(struct lx_node *n, uint64_t end)
     return 0;
 }
 
+/* Zero [from, to) of n's object (a shrink: what a mapping stored past
+ * the new end, and the pages past it, read as zeros when it grows again). */
+static void zero_object(struct lx_node *n, uint64_t from, uint64_t to)
+{
+    static const uint8_t zeros[4096];
+    while (from < to) {
+        uint64_t k = sizeof(zeros) - (from & (sizeof(zeros) - 1));     /* to the end of its page */
+        if (k > to - from)
+            k = to - from;
+        svc_mem_write(n->obj->h, from, zeros, k);
+        from += k;
+    }
+}
+
+void lx_node_set_size(struct lx_node *n, uint64_t size)
+{
+    uint64_t old = n->size;
+    n->size = size;
+    if (!n->obj || size == old)
+        return;
+    if (size < old)
+        zero_object(n, size, lx_page_up(old) < n->cap ? lx_page_up(old) : n->cap);
+    lx_file_resized(n, old);
+}
+
 int lx_node_resize(struct lx_node *n, uint64_t size)
 {
+    if (n->obj) {
+        int err = lx_node_reserve(n, size);
+        if (!err)
+            lx_node_set_size(n, size);
+        return err;
+    }
     if (size > n->size) {
         int err = lx_node_reserve(n, size);
         if (err)
@@ -216,6 +313,75 @@ int lx_node_resize(struct lx_node *n, uint64_t size)
     }
     n->size = size;
     return 0;
+}
+
+/* Move the contents of a file in an object that nothing maps back into
+ * memory, to make room for another; 0, or -ENOMEM if none can move. */
+static int unshare_one(void)
+{
+    for (int32_t i = 0; i < maxnodes; i++) {
+        struct lx_node *n = &nodes[i];
+        if (!n->mode || !n->obj || n->obj->refs)
+            continue;
+        uint8_t *mem = n->cap ? svc_alloc(n->cap) : NULL;       /* zeroed past the size */
+        if (n->cap && (!mem || svc_mem_read(n->obj->h, 0, mem, n->size))) {
+            if (mem)
+                svc_free(mem, n->cap);
+            continue;
+        }
+        lx_mobj_file_gone(n->obj);
+        n->obj = NULL;
+        n->mem = mem;
+        shared_nodes--;
+        return 0;
+    }
+    return -LX_ENOMEM;
+}
+
+/* Write the contents of n into object h, leaving out pages of zeros (a
+ * sparse file costs the object nothing there); 0 or an error. */
+static int fill_object(const struct lx_node *n, svc_handle h)
+{
+    const uint8_t *data = lx_node_data(n);
+    for (uint64_t at = 0; at < n->size; at += LX_PAGE) {
+        uint64_t k = n->size - at < LX_PAGE ? n->size - at : LX_PAGE, i = 0;
+        while (i < k && !data[at + i])
+            i++;
+        if (i < k && svc_mem_write(h, at, data + at, k))
+            return -LX_ENOMEM;
+    }
+    return 0;
+}
+
+struct lx_mobj *lx_node_share(int32_t node)
+{
+    struct lx_node *n = lx_node(node);
+    if (!n || (n->mode & LX_S_IFMT) != LX_S_IFREG || n->proc)
+        return NULL;
+    if (n->obj)
+        return n->obj;
+    uint64_t cap = lx_page_up(n->size);
+    if (cap < n->cap)
+        cap = n->cap;                           /* (what memory held stays charged) */
+    if (mem_used - n->cap + cap > LX_VFS_BYTES || (shared_nodes >= LX_SHARED_FILES && unshare_one()))
+        return NULL;
+    int err;
+    svc_handle h = svc_mem_create(LX_VFS_BYTES, &err);
+    struct lx_mobj *o = h ? lx_mobj_of_file(h, node) : NULL;
+    if (!o)
+        return NULL;
+    if (fill_object(n, o->h)) {
+        lx_mobj_file_gone(o);
+        return NULL;
+    }
+    if (n->mem)
+        svc_free(n->mem, n->cap);
+    mem_used += cap - n->cap;
+    n->mem = NULL;
+    n->cap = cap;
+    n->obj = o;
+    shared_nodes++;
+    return o;
 }
 
 /* ---------------------------------------------------------------- entries */

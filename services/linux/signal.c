@@ -58,6 +58,7 @@
 #define SEGV_MAPERR     1
 #define SEGV_ACCERR     2
 #define BUS_ADRALN      1
+#define BUS_ADRERR      2
 #define ILL_ILLOPC      1
 #define TRAP_BRKPT      1
 #define NS              1000000000ull
@@ -1008,8 +1009,19 @@ void lx_sig_fault(struct lx_ctx *c, unsigned kind, uint64_t addr, uint64_t esr)
     struct lx_thread *t = c->t;
     const uint64_t *mr = c->call->mr;
     uint32_t ec = (uint32_t)(esr >> 26);
-    int sig;
+    uint32_t need = R_READ | (kind == FAULT_INSN ? R_EXEC : 0) | (ec == 0x24 && (esr & (1u << 6)) ? R_WRITE : 0);
+    int sig, in_file = kind == FAULT_DATA || kind == FAULT_INSN ? lx_vma_file_page(p, addr, need) : -1;
     struct lx_sinfo si = { 0, 0, 0, addr, 0 };
+    if (in_file == 1 && t->retried != (addr & ~(LX_PAGE - 1))) {
+        /* A page of a shared file mapping that the file reaches: it grew
+         * (another thread's write) after this access faulted, and the
+         * page is mapped now. Run the access again, once. */
+        uint64_t resume[1] = { FAULT_REPLY_RESUME };
+        t->retried = addr & ~(LX_PAGE - 1);
+        svc_reply(c->call, 0, 1, resume);
+        return;
+    }
+    t->retried = 0;
     if (kind == FAULT_INSN && addr == LX_SIGRETURN_VA && mr[FAULT_MR_PC] == LX_SIGRETURN_VA) {
         lx_sys_rt_sigreturn(c);                 /* a handler without SA_RESTORER returned */
         return;
@@ -1025,6 +1037,9 @@ void lx_sig_fault(struct lx_ctx *c, unsigned kind, uint64_t addr, uint64_t esr)
     } else if (kind == FAULT_ALIGN) {
         sig = LX_SIGBUS;
         si.code = BUS_ADRALN;
+    } else if (in_file >= 0) {
+        sig = LX_SIGBUS;                        /* a page of a shared file mapping past the file's end (or */
+        si.code = BUS_ADRERR;                   /* one that cannot be filled: run again, it faulted again) */
     } else {
         sig = LX_SIGSEGV;
         si.code = lx_vma_has(p, addr) ? SEGV_ACCERR : SEGV_MAPERR;

@@ -509,7 +509,7 @@ int64_t lx_sys_fallocate(struct lx_ctx *c, uint64_t fd, uint64_t mode, int64_t o
     if (err)
         return err;
     if (!((uint32_t)mode & FALLOC_FL_KEEP_SIZE) && end > n->size) {
-        n->size = end;
+        lx_node_set_size(n, end);
         n->ctime = lx_now();
     }
     return 0;

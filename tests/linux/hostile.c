@@ -137,6 +137,8 @@ int main(void)
     SHOW("mmap a huge length", syscall(SYS_mmap, 0, HUGE, 3, 0x22, -1, 0));
     SHOW("mmap fixed at a kernel address", syscall(SYS_mmap, KERNEL_PTR, 4096, 3, 0x32, -1, 0));
     SHOW("munmap a huge length", syscall(SYS_munmap, 0x10000, HUGE));
+    SHOW("mmap a file shared at a huge offset", syscall(SYS_mmap, 0, 4096, 3, 0x01, wfile, HUGE));
+    SHOW("mmap a file shared with a huge length", syscall(SYS_mmap, 0, HUGE, 3, 0x01, wfile, 0));
     char longpath[5000];
     for (unsigned i = 0; i < sizeof(longpath); i++)
         longpath[i] = i % 2 ? '/' : 'a';
@@ -165,7 +167,7 @@ int main(void)
                                 SYS_clock_getres, SYS_gettimeofday, SYS_times, SYS_getrusage, SYS_sysinfo,
                                 SYS_getresuid, SYS_getresgid, SYS_getgroups, SYS_getpriority, SYS_sched_yield,
                                 SYS_sched_getaffinity, SYS_getcpu, SYS_sched_getscheduler, SYS_sched_getparam, SYS_sched_get_priority_max,
-                                SYS_close_range, SYS_statx, SYS_msync,
+                                SYS_close_range, SYS_statx, SYS_msync, SYS_mmap,
                                 SYS_socket, SYS_socketpair, SYS_bind, SYS_listen, SYS_accept4, SYS_connect,
                                 SYS_getsockname, SYS_getpeername, SYS_sendto, SYS_recvfrom, SYS_setsockopt,
                                 SYS_getsockopt, SYS_shutdown, SYS_sendmsg, SYS_recvmsg, SYS_sendmmsg, SYS_recvmmsg,
@@ -192,6 +194,8 @@ int main(void)
             a[1] |= O_NONBLOCK;                 /* a random read of it must never wait for ever */
         if (nr == SYS_epoll_pwait)
             a[3] = 0;                           /* nor a random wait */
+        if (nr == SYS_mmap)
+            a[3] &= ~0x100010L;                 /* never over the program's own memory (MAP_FIXED, _NOREPLACE) */
         if ((nr == SYS_socket || nr == SYS_socketpair) && rand() % 2) {
             a[0] = AF_UNIX;                     /* mostly sockets that exist */
             a[1] = rand() % 6;

@@ -24,6 +24,10 @@ int main(void)
     printf("a private write: mapping %.5s, file %.5s, other mapping %.5s\n", w, again, m);
     SHOW("a shared writable mapping of a read-only file", (long)mmap(NULL, 4096, PROT_READ | PROT_WRITE,
                                                                       MAP_SHARED, fd, 0));
+    int wo = open("/tmp/mmapfile-wo", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    SHOW("a private mapping of a write-only descriptor", (long)mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, wo, 0));
+    close(wo);
+    unlink("/tmp/mmapfile-wo");
     SHOW("an offset that is not page aligned", (long)mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 100));
     int dir = open("/data", O_RDONLY);
     SHOW("mmap of a directory", (long)mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, dir, 0));

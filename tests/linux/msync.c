@@ -1,5 +1,6 @@
 /* msync: everything is in memory, so it only checks its flags and the
- * range, as Linux does (ENOMEM for unmapped pages). */
+ * range, as Linux does (ENOMEM for unmapped pages); a store through a
+ * shared file mapping is the file's before and after it. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <sys/mman.h>
@@ -43,6 +44,20 @@ int main(void)
     SHOW("a shared file mapping, MS_SYNC", msync(f, PAGE, MS_SYNC));
     SHOW("a shared file mapping, MS_INVALIDATE", msync(f, PAGE, MS_INVALIDATE));
     printf("still reads: %.12s\n", f);
+    int wfd = open("/tmp/msync-file", O_RDWR | O_CREAT | O_TRUNC, 0644);
+    write(wfd, "abcdef", 6);
+    char *wf = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, wfd, 0);
+    wf[0] = 'X';
+    char back[8] = { 0 };
+    pread(wfd, back, 6, 0);
+    printf("a store through a shared writable file mapping, read before msync: %s\n", back);
+    SHOW("that mapping, MS_SYNC", msync(wf, PAGE, MS_SYNC));
+    SHOW("that mapping, MS_ASYNC | MS_INVALIDATE", msync(wf, PAGE, MS_ASYNC | MS_INVALIDATE));
+    pread(wfd, back, 6, 0);
+    printf("read after: %s, the mapping: %.6s\n", back, wf);
+    munmap(wf, PAGE);
+    close(wfd);
+    unlink("/tmp/msync-file");
     char *s = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     s[0] = 5;
     SHOW("shared memory", msync(s, PAGE, MS_SYNC));

@@ -46,7 +46,7 @@ LX_METRICS = [
     "lx_null_syscall", "lx_read_dev_zero", "lx_write_dev_null", "lx_stat", "lx_fstat", "lx_open_close",
     "lx_select_10", "lx_sig_install", "lx_sig_catch", "lx_prot_fault", "lx_pipe_rtt", "lx_unix_rtt",
     "lx_fork_exit", "lx_fork_execve", "lx_fork_sh", "lx_file_mmap_fault", "lx_mmap_1m", "lx_ctx_2p",
-    "lx_cpu_loop",
+    "lx_pread_4k", "lx_pread_4k_shared", "lx_pwrite_4k_shared", "lx_cpu_loop",
 ]
 LX_SYSTEMS = {"linux": None, "petrel-linux-kernel": "linux-kernel", "petrel-linux-user": "linux-user"}
 # L4Linux paper, Table II and III (us): native Linux, L4Linux.
