@@ -565,6 +565,31 @@ static int covered(struct lx_proc *p, uint64_t start, uint64_t end)
     return 1;
 }
 
+/* Range v maps the root archive's pages in place (a program's read-only
+ * segment): give it a private copy of them, mapped with `rights`, so it
+ * may be written as a private file mapping may on Linux. 0 or -ENOMEM. */
+static int own_copy(struct lx_proc *p, struct lx_vma *v, uint32_t rights)
+{
+    uint64_t n = v->end - v->start;
+    struct lx_mobj *o = anon(n, 0);
+    int err = !o || svc_mem_write(o->h, 0, lx_fs_data() + v->off, n);
+    if (!err) {
+        svc_mem_unmap(p->space, v->start, n);
+        err = svc_mem_map(p->space, o->h, v->start, 0, n, rights);
+        if (err && v->rights)   /* put the archive's pages back as they were */
+            svc_mem_map(p->space, v->obj->h, v->start, v->off, n, v->rights);
+    }
+    if (err) {
+        lx_mobj_unused(o);
+        return -LX_ENOMEM;
+    }
+    vma_drop_obj(p, v);
+    o->refs++;
+    v->obj = o;
+    v->off = 0;
+    return 0;
+}
+
 int64_t lx_sys_mprotect(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot)
 {
     struct lx_proc *p = c->p;
@@ -608,6 +633,8 @@ int64_t lx_sys_mprotect(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t 
             lx_mobj_unused(o);
         } else if (!rights) {
             err = svc_mem_unmap(p->space, v->start, n) ? -LX_ENOMEM : 0;
+        } else if (v->obj->file && (rights & R_WRITE)) {
+            err = own_copy(p, v, rights);       /* the archive's pages are read-only for everyone */
         } else if (!v->rights) {
             uint64_t span = lx_mobj_span(v->obj, v->off, n);    /* (a file's pages: those it reaches) */
             err = span && svc_mem_map(p->space, v->obj->h, v->start, v->off, span, rights) ? -LX_EACCES : 0;

@@ -7,6 +7,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "lxtest.h"
+#include <sys/wait.h>
+
+/* Three pages of read-only data: one of them is wholly in it, no code there. */
+static const uint8_t ro_table[3 * 4096] = { [0 ... 3 * 4096 - 1] = 7 };
 
 int main(void)
 {
@@ -59,5 +63,25 @@ int main(void)
     lseek(fd, 0, SEEK_SET);
     SHOW("read across into an unmapped page", read(fd, two + 4096 - 10, 40));
     SHOW("read starting in an unmapped page", read(fd, two + 4096, 10));
+
+    /* The program's own read-only pages made writable (a private file
+     * mapping: the process gets its own copy), then read-only again. */
+    uint8_t *page = (uint8_t *)(((uintptr_t)ro_table + 4095) & ~(uintptr_t)4095);
+    printf("a read-only page of the program: %d\n", page[0] == 7 && page[4095] == 7);
+    SHOW("mprotect it read-write", mprotect(page, 4096, PROT_READ | PROT_WRITE));
+    page[0] = 42;
+    page[4095] = 43;
+    printf("written: %d %d, the next page still %d\n", page[0], page[4095], page[4096]);
+    pid_t pid = fork();
+    if (pid == 0) {
+        printf("a child sees %d and writes its own\n", page[0]);
+        page[0] = 99;
+        _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    printf("the parent keeps %d\n", page[0]);
+    SHOW("mprotect it read-only again", mprotect(page, 4096, PROT_READ));
+    printf("still %d\n", page[0]);
     return 0;
 }
