@@ -118,6 +118,10 @@ static NOINLINE struct trapframe *fast_call_server(struct trapframe *tf, uint64_
     return fast_call_switch(c, cur, ep, dst);
 }
 
+/* ipc_call from the vector: a kernel-placed service answers it here, a
+ * user-level server waiting on this core gets it straight away, anything
+ * else takes the general path. Returns the frame to resume, the lock
+ * released. */
 struct trapframe *fastpath_call(struct trapframe *tf, uint64_t esr)
 {
     struct thread *cur = (struct thread *)tf;

@@ -158,9 +158,9 @@ void lx_event_clock_set(int64_t delta)
 {
     for (int i = 0; events && i < LX_EVENTS; i++) {
         struct lx_event *e = &events[i];
-        if (e->kind != EV_TIMERFD || !e->abs_calendar)
+        if (e->kind != EV_TIMERFD || (!e->abs_calendar && !e->might_cancel))
             continue;
-        if (e->next)
+        if (e->next && e->abs_calendar)
             e->next = delta > 0 && (uint64_t)delta >= e->next ? 1 : e->next - (uint64_t)delta;
         if (e->might_cancel) {
             e->canceled = 1;
@@ -375,7 +375,7 @@ int64_t lx_sys_timerfd_settime(struct lx_ctx *c, uint64_t fd, uint64_t flags, ui
     e->interval = (uint64_t)v[0] * NS + (uint64_t)v[1];
     int calendar = e->clock == 0 || e->clock == 8;     /* REALTIME, REALTIME_ALARM */
     e->abs_calendar = value && (fl & TFD_TIMER_ABSTIME) && calendar;
-    e->might_cancel = e->abs_calendar && (fl & TFD_TIMER_CANCEL_ON_SET);
+    e->might_cancel = calendar && (fl & TFD_TIMER_ABSTIME) && (fl & TFD_TIMER_CANCEL_ON_SET);   /* armed or not */
     if (!value) {
         e->next = 0;
     } else if (fl & TFD_TIMER_ABSTIME) {

@@ -485,7 +485,7 @@ void lx_proc_end(struct lx_proc *p, int status)
     } else if (parent) {
         const struct lx_sigaction *ka = &parent->act[LX_SIGCHLD - 1];
         int sig = status & 0x7f;
-        struct lx_sinfo si = { sig ? LX_CLD_KILLED : LX_CLD_EXITED, p->pid, sig ? sig : (status >> 8) & 0xff, 0, 0 };
+        struct lx_sinfo si = { sig ? LX_CLD_KILLED : LX_CLD_EXITED, p->pid, sig ? sig : (status >> 8) & 0xff, 0, 0, 0 };
         if (ka->handler == 1 || (ka->flags & 2))
             p->used = 0;                        /* SIG_IGN or SA_NOCLDWAIT: nobody waits for it */
         lx_sig_send(parent, LX_SIGCHLD, &si);
@@ -715,7 +715,7 @@ static void serve(struct lx_ctx *c)
     if (r == LX_BLOCK) {
         if (lx_sig_interrupted(c, nr)) {        /* EINTR, or the handler first with SA_RESTART */
             t->timed = 0;
-    t->timed_calendar = 0;
+            t->timed_calendar = 0;
             return;
         }
         t->blk.token = svc_defer(c->call);

@@ -53,6 +53,7 @@ struct lx_sinfo {
     int32_t code, pid, status;  /* status: SIGCHLD's */
     uint64_t addr;              /* a fault's address */
     uint64_t value;             /* si_value of a queued signal (SI_QUEUE) */
+    int32_t timer;              /* a POSIX timer's own signal: its id + 1 (rt_sigqueueinfo cannot set it) */
 };
 #define LX_SI_QUEUE     (-1)
 #define LX_SI_TIMER     (-2)    /* a POSIX timer's: pid is the timer's id, status its overruns */

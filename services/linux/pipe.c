@@ -32,6 +32,7 @@
 #define F_SETPIPE_SZ 1031
 #define F_GETPIPE_SZ 1032
 #define PIPE_MAX_SIZE (1u << 20)       /* Linux's /proc/sys/fs/pipe-max-size */
+#define PIPE_BYTES    (8u << 20)       /* all pipes' rings together, at most (F_SETPIPE_SZ: EPERM past it) */
 #define O_PATH      010000000
 #define FD_CLOEXEC  1
 #define SETFL_BITS  (O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME)
@@ -44,6 +45,7 @@ struct lx_pipe {
 };
 
 static struct lx_pipe pipes[LX_PIPES];
+static uint64_t pipe_bytes;             /* the rings' sizes, summed */
 
 static struct lx_file *file_of(struct lx_proc *p, uint64_t fd)
 {
@@ -68,6 +70,7 @@ int64_t lx_sys_pipe2(struct lx_ctx *c, uint64_t ufds, uint64_t flags)
     int32_t fds[2] = { rfd, wfd };
     if (wfd >= 0 && lx_copy_out(c, ufds, fds, sizeof(fds)) == 0) {
         pipes[i] = (struct lx_pipe){ buf, LX_PIPE_BUF, 0, 0, 1, 1 };
+        pipe_bytes += LX_PIPE_BUF;
         r->pipe = w->pipe = i;
         return 0;
     }
@@ -109,6 +112,7 @@ void lx_pipe_close(struct lx_file *f)
         pp->readers--;
     if (!pp->readers && !pp->writers) {
         svc_free(pp->buf, pp->cap);
+        pipe_bytes -= pp->cap;
         *pp = (struct lx_pipe){ 0 };
         return;
     }
@@ -162,7 +166,7 @@ int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_
     uint64_t done = p->io_done;
     p->io_done = 0;
     if (!pp->readers) {
-        struct lx_sinfo si = { LX_SI_USER, c->p->pid, 0, 0, 0 };
+        struct lx_sinfo si = { LX_SI_USER, c->p->pid, 0, 0, 0, 0 };
         lx_sig_send_thread(p, LX_SIGPIPE, &si); /* acted on when this call returns */
         return done ? (int64_t)done : -LX_EPIPE;
     }
@@ -302,9 +306,10 @@ static int is_pipe(const struct lx_file *f)
 }
 
 /* F_SETPIPE_SZ: at least a page, a power of two (Linux's
- * round_pipe_size: past 2^31 EINVAL), at most 1 MiB here (EPERM, what
- * Linux says to a user without CAP_SYS_RESOURCE), never less than what
- * the pipe holds (EBUSY). The new size. */
+ * round_pipe_size: past 2^31 EINVAL), at most 1 MiB, and all pipes
+ * together at most PIPE_BYTES here (EPERM, what Linux says to a user
+ * without CAP_SYS_RESOURCE or past its pipe buffer limits), never less
+ * than what the pipe holds (EBUSY). The new size. */
 static int64_t set_size(struct lx_pipe *pp, uint64_t arg)
 {
     if (arg > (1ull << 31))
@@ -312,7 +317,7 @@ static int64_t set_size(struct lx_pipe *pp, uint64_t arg)
     uint32_t size = LX_PAGE;
     while (size < arg)
         size <<= 1;
-    if (size > PIPE_MAX_SIZE)
+    if (size > PIPE_MAX_SIZE || (size > pp->cap && pipe_bytes - pp->cap + size > PIPE_BYTES))
         return -LX_EPERM;
     if (size == pp->cap)
         return size;
@@ -325,6 +330,7 @@ static int64_t set_size(struct lx_pipe *pp, uint64_t arg)
     memcpy(buf, pp->buf + pp->head, first);     /* the bytes it holds, from the start of the new ring */
     memcpy(buf + first, pp->buf, pp->count - first);
     svc_free(pp->buf, pp->cap);
+    pipe_bytes = pipe_bytes - pp->cap + size;
     pp->buf = buf;
     pp->cap = size;
     pp->head = 0;

@@ -206,9 +206,10 @@ int32_t lx_procfs_lookup(int32_t dir, const char *name, uint32_t len)
         if (d->proc == LX_PROC_FDINFODIR)
             return dynamic(LX_PROC_FDINFO + (uint32_t)fd, d->proc_pid, LX_S_IFREG | 0444, dir);
         int32_t n = dynamic(LX_PROC_FD + (uint32_t)fd, d->proc_pid, LX_S_IFLNK, dir);
-        if (n >= 0) {                           /* r-x, -wx or rwx: the descriptor's access, as Linux shows it */
-            uint32_t acc = p->fds[fd]->flags & 3;
-            lx_node(n)->mode = LX_S_IFLNK | (acc != 1 ? 0500 : 0100) | (acc != 0 ? 0200 : 0);
+        if (n >= 0) {                           /* r-x, -wx or rwx: the descriptor's access (O_PATH: none), as Linux shows it */
+            uint32_t fl = p->fds[fd]->flags, acc = fl & 3;
+            uint32_t mode = (acc != 1 ? 0500 : 0100) | (acc != 0 ? 0200 : 0);
+            lx_node(n)->mode = LX_S_IFLNK | ((fl & 010000000) ? 0 : mode);
         }
         return n;
     }
@@ -513,8 +514,8 @@ static void gen_maps(const struct lx_proc *p)
 }
 
 /* /proc/PID/fdinfo/N: the position, the status flags (with O_CLOEXEC if
- * the descriptor has it),
- * the mount (1 the root, 2 /proc, 3 pipes and sockets) and the inode. */
+ * the descriptor has it), the mount (1 the root, 2 /proc, 3 pipes,
+ * sockets and event objects) and the inode (what fstat says). */
 static void gen_fdinfo(const struct lx_proc *p, uint32_t fd)
 {
     const struct lx_file *f = fd < LX_FDS ? p->fds[fd] : NULL;
@@ -523,7 +524,7 @@ static void gen_fdinfo(const struct lx_proc *p, uint32_t fd)
     uint32_t flags = f->flags | (p->cloexec[fd] ? 02000000 : 0);
     int mnt = f->node < 0 ? 3 : lx_node(f->node)->proc ? 2 : 1;
     uint64_t ino = f->node >= 0 ? (uint64_t)f->node + 1 : f->sock >= 0 ? 0x3000u + (uint64_t)f->sock :
-                   f->ev >= 0 ? 0 : 0x1000u + (uint64_t)f->pipe;
+                   f->ev >= 0 ? 0x2000u + (uint64_t)f->ev : 0x1000u + (uint64_t)f->pipe;
     put("pos:\t%lu\nflags:\t0%o\nmnt_id:\t%d\nino:\t%lu\n", (unsigned long)f->pos, flags, mnt,
         (unsigned long)ino);
 }

@@ -3,8 +3,8 @@
  * timer_getoverrun and timer_delete, as Linux's posix-timers.c has them.
  *
  * A process has up to LX_PTIMERS timers. Ids count up from 0 per process
- * and are not used again (Linux's posix_timer_id); a failed
- * timer_create that got as far as an id uses it up too. A timer measures
+ * (Linux's posix_timer_id; past INT_MAX Petrel gives no more, where Linux
+ * wraps); a failed timer_create that got as far as an id uses it up too. A timer measures
  * the calendar and the monotonic clocks on the system counter (an absolute
  * calendar time is turned into the counter's time when it is set) and
  * the CPU-time clocks on the kernel's accounting of a process or thread,
@@ -12,10 +12,13 @@
  *
  * When a timer expires it queues its signal (SI_TIMER, si_timerid, the
  * sigev_value) to the process or, with SIGEV_THREAD_ID, to one of its
- * threads; while that signal is still pending, further expiries only
- * count overruns, which the signal carries when it is taken (si_overrun)
- * and timer_getoverrun reports afterwards. SIGEV_NONE timers only run
- * down (timer_gettime). A fork's child has no timers; exec deletes them.
+ * threads. While that signal is pending the timer rests, as Linux's does
+ * until posixtimer_rearm: when the signal is taken, the periods that went
+ * by are its overruns (si_overrun, and timer_getoverrun afterwards) and
+ * the timer goes on from the next one. A signal that is ignored queues
+ * nothing: the timer then goes off at most once a tick (Linux's limit for
+ * the same case). SIGEV_NONE timers only run down (timer_gettime). A
+ * fork's child has no timers; exec deletes them.
  */
 #include "lx.h"
 
@@ -26,6 +29,7 @@
 #define SIGEV_THREAD    2
 #define SIGEV_THREAD_ID 4
 #define DELAYTIMER_MAX  0x7fffffff
+#define TICK_NS         10000000ull             /* the least period of a timer whose signal is ignored */
 
 enum { CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID, CLOCK_MONOTONIC_RAW,
        CLOCK_REALTIME_COARSE, CLOCK_MONOTONIC_COARSE, CLOCK_BOOTTIME, CLOCK_REALTIME_ALARM, CLOCK_BOOTTIME_ALARM,
@@ -39,20 +43,23 @@ struct lx_sigevent {
     int32_t pad[11];
 };
 
-/* The CPU time that timer t's clock measures now, or 0 if what it
- * measures is gone. */
-static uint64_t cpu_now(const struct lx_ptimer *t)
+/* The CPU time that timer t's clock measures now; 0 (and t disarmed for
+ * good, as Linux's timer of a task that has gone) if what it measures is
+ * gone. */
+static uint64_t cpu_now(struct lx_ptimer *t)
 {
-    if (t->cpu_tid) {
-        const struct lx_thread *th = lx_thread_of_tid(t->cpu_tid);
-        return th ? lx_thread_cpu_ns(th) : 0;
-    }
-    const struct lx_proc *p = lx_proc_of_pid(t->cpu_pid);
-    return p && !p->ended ? lx_proc_cpu_ns(p) : 0;
+    const struct lx_thread *th = t->cpu_tid ? lx_thread_of_tid(t->cpu_tid) : NULL;
+    const struct lx_proc *p = t->cpu_tid ? NULL : lx_proc_of_pid(t->cpu_pid);
+    if (th)
+        return lx_thread_cpu_ns(th);
+    if (p && !p->ended)
+        return lx_proc_cpu_ns(p);
+    t->at = 0;
+    return 0;
 }
 
 /* The time timer t runs on, now: the counter or a CPU time. */
-static uint64_t clock_now(const struct lx_ptimer *t)
+static uint64_t clock_now(struct lx_ptimer *t)
 {
     return t->cpu ? cpu_now(t) : svc_clock_ns();
 }
@@ -70,9 +77,9 @@ static int calendar(int32_t clock)
 static int timer_clock(struct lx_ctx *c, int32_t clock, struct lx_ptimer *t)
 {
     t->clock = clock;
-    if (clock < 0) {                            /* ~pid << 3 | kind; kind 3 names a clock device */
+    if (clock < 0) {                            /* ~pid << 3 | kind (4: a thread); 3 a clock device */
         t->cpu = 1;
-        return (clock & 3) == 3 ? -LX_EOPNOTSUPP : 0;
+        return (clock & 7) == 3 ? -LX_EOPNOTSUPP : 0;
     }
     switch (clock) {
     case CLOCK_REALTIME: case CLOCK_MONOTONIC: case CLOCK_BOOTTIME: case CLOCK_REALTIME_ALARM:
@@ -99,6 +106,8 @@ static int cpu_target(struct lx_ctx *c, struct lx_ptimer *t)
 {
     if (t->clock >= 0)
         return 0;
+    if ((t->clock & 3) == 3)
+        return -LX_EINVAL;                      /* no such kind of CPU clock */
     int32_t id = ~(t->clock >> 3);
     if (t->clock & 4) {
         const struct lx_thread *th = id ? lx_thread_of_tid(id) : c->t;
@@ -136,6 +145,10 @@ static int check_event(struct lx_ctx *c, const struct lx_sigevent *ev)
     }
 }
 
+/* timer_create, in Linux's order: the sigevent's EFAULT, the clock
+ * (EINVAL, EOPNOTSUPP), a free slot (EAGAIN), then with an id used up
+ * the sigevent's checks (EINVAL), the id's EFAULT and a CPU clock's
+ * target (EINVAL). */
 int64_t lx_sys_timer_create(struct lx_ctx *c, uint64_t clock, uint64_t uevent, uint64_t uid)
 {
     struct lx_proc *p = c->p;
@@ -176,12 +189,11 @@ int64_t lx_sys_timer_create(struct lx_ctx *c, uint64_t clock, uint64_t uevent, u
     return 0;
 }
 
-/* Process p's timer `id`, or NULL. */
+/* Process p's timer `id` (a timer_t: an int, so the low 32 bits), or NULL. */
 static struct lx_ptimer *timer_of(struct lx_proc *p, uint64_t id)
 {
     for (int i = 0; i < LX_PTIMERS; i++)
-        if (p->timers[i].used && (uint64_t)(uint32_t)p->timers[i].id == (id & 0xffffffffu) &&
-            (int64_t)(int32_t)id == (int64_t)id)
+        if (p->timers[i].used && p->timers[i].id == (int32_t)id)
             return &p->timers[i];
     return NULL;
 }
@@ -212,6 +224,8 @@ static void timer_now(struct lx_ptimer *t, int64_t out[4])
     out[3] = (int64_t)(left % NS);
 }
 
+/* timer_settime: NULL is EINVAL, then the new value's EFAULT and EINVAL,
+ * then the id; the old setting is written after the change. */
 int64_t lx_sys_timer_settime(struct lx_ctx *c, uint64_t id, uint64_t flags, uint64_t unew, uint64_t uold)
 {
     int64_t v[4], old[4];
@@ -233,6 +247,7 @@ int64_t lx_sys_timer_settime(struct lx_ctx *c, uint64_t id, uint64_t flags, uint
     }
     timer_now(t, old);
     t->overrun_last = 0;
+    t->overrun = 0;
     t->abs_calendar = 0;                        /* a relative time runs on the counter, as Linux's */
     t->every = value ? every : 0;
     uint64_t now = clock_now(t);
@@ -253,6 +268,7 @@ int64_t lx_sys_timer_settime(struct lx_ctx *c, uint64_t id, uint64_t flags, uint
     return 0;
 }
 
+/* timer_gettime: the interval and the time left (0: disarmed or spent). */
 int64_t lx_sys_timer_gettime(struct lx_ctx *c, uint64_t id, uint64_t ucur)
 {
     struct lx_ptimer *t = timer_of(c->p, id);
@@ -263,22 +279,25 @@ int64_t lx_sys_timer_gettime(struct lx_ctx *c, uint64_t id, uint64_t ucur)
     return lx_copy_out(c, ucur, cur, sizeof(cur));
 }
 
+/* timer_getoverrun: what the timer's last signal taken carried. */
 int64_t lx_sys_timer_getoverrun(struct lx_ctx *c, uint64_t id)
 {
     struct lx_ptimer *t = timer_of(c->p, id);
     return t ? (int64_t)t->overrun_last : -LX_EINVAL;
 }
 
+/* timer_delete: a signal of it still pending stays pending. */
 int64_t lx_sys_timer_delete(struct lx_ctx *c, uint64_t id)
 {
     struct lx_ptimer *t = timer_of(c->p, id);
     if (!t)
         return -LX_EINVAL;
-    t->used = 0;                                /* a signal of it still pending stays pending */
+    t->used = 0;
     lx_timer_update();
     return 0;
 }
 
+/* exec: the process's timers go (the id count goes on). */
 void lx_ptimers_exec(struct lx_proc *p)
 {
     for (int i = 0; i < LX_PTIMERS; i++)
@@ -291,34 +310,38 @@ static int signal_pending(struct lx_proc *p, const struct lx_ptimer *t)
     uint64_t bit = LX_SIGBIT(t->sig);
     const struct lx_thread *th = t->tid ? lx_thread_of_tid(t->tid) : NULL;
     const struct lx_sinfo *si = th ? &th->sinfo[t->sig - 1] : &p->sinfo[t->sig - 1];
-    if (((th ? th->pending : p->pending) & bit) && si->code == LX_SI_TIMER && si->pid == t->id)
+    if (((th ? th->pending : p->pending) & bit) && si->timer == t->id + 1)
         return 1;
     for (int i = 0; i < p->nrtq; i++)
-        if (p->rtq[i].sig == t->sig && p->rtq[i].si.code == LX_SI_TIMER && p->rtq[i].si.pid == t->id)
+        if (p->rtq[i].sig == t->sig && p->rtq[i].si.timer == t->id + 1)
             return 1;
     return 0;
 }
 
-/* t of process p expired (now on its clock): on to its next period, and
- * its signal sent, or an overrun counted if that is still pending. */
+/* Is t armed and due to go off by itself (not resting while its signal waits)? */
+static int running(struct lx_proc *p, const struct lx_ptimer *t)
+{
+    return t->used && t->at && t->notify != SIGEV_NONE && !signal_pending(p, t);
+}
+
+/* t of process p expired (now on its clock): its signal sent, and t on to
+ * its next period (the periods it missed: overruns). */
 static void expire(struct lx_proc *p, struct lx_ptimer *t, uint64_t now)
 {
     uint64_t missed = t->every ? (now - t->at) / t->every : 0;
     t->at = t->every ? t->at + (missed + 1) * t->every : 0;
-    uint64_t over = t->overrun + missed;
-    if (signal_pending(p, t)) {
-        t->overrun = over + 1 > DELAYTIMER_MAX ? DELAYTIMER_MAX : (uint32_t)(over + 1);
-        return;
-    }
-    t->overrun = over > DELAYTIMER_MAX ? DELAYTIMER_MAX : (uint32_t)over;
-    struct lx_sinfo si = { LX_SI_TIMER, t->id, 0, 0, t->value };
+    t->overrun = missed > DELAYTIMER_MAX ? DELAYTIMER_MAX : (uint32_t)missed;
+    struct lx_sinfo si = { LX_SI_TIMER, t->id, 0, 0, t->value, t->id + 1 };
     struct lx_thread *th = t->tid ? lx_thread_of_tid(t->tid) : NULL;
     if (th && th->p == p)
         lx_sig_send_thread(th, t->sig, &si);
     else if (!t->tid)
         lx_sig_send(p, t->sig, &si);            /* (a target thread that has gone gets nothing, as Linux) */
+    if (t->at && t->at < now + TICK_NS && !signal_pending(p, t))
+        t->at = now + TICK_NS;                  /* ignored: no faster than a tick */
 }
 
+/* The service's timer went off (the counter says `now`): the timers due. */
 void lx_ptimers_fire(uint64_t now)
 {
     struct lx_proc *procs = lx_procs();
@@ -326,28 +349,33 @@ void lx_ptimers_fire(uint64_t now)
         struct lx_proc *p = &procs[i];
         for (int k = 0; p->used && !p->ended && k < LX_PTIMERS; k++) {
             struct lx_ptimer *t = &p->timers[k];
-            if (!t->used || !t->at || t->notify == SIGEV_NONE)
+            if (!running(p, t))
                 continue;
             uint64_t at_now = t->cpu ? cpu_now(t) : now;
-            if (at_now >= t->at)
+            if (t->at && at_now >= t->at)
                 expire(p, t, at_now);
         }
     }
 }
 
+/* When the service's timer should go off next for the timers (counter
+ * ns, 0: none): a CPU-time timer is looked at when its process could have
+ * used that much time if it ran all along. */
 uint64_t lx_ptimers_next(uint64_t now)
 {
     struct lx_proc *procs = lx_procs();
     uint64_t next = 0;
     for (int i = 0; i < LX_PROCS; i++) {
-        const struct lx_proc *p = &procs[i];
+        struct lx_proc *p = &procs[i];
         for (int k = 0; p->used && !p->ended && k < LX_PTIMERS; k++) {
-            const struct lx_ptimer *t = &p->timers[k];
-            if (!t->used || !t->at || t->notify == SIGEV_NONE)
+            struct lx_ptimer *t = &p->timers[k];
+            if (!running(p, t))
                 continue;
             uint64_t at = t->at;
-            if (t->cpu) {                       /* CPU time goes no faster than the clock: look again then */
+            if (t->cpu) {
                 uint64_t cpu = cpu_now(t);
+                if (!t->at)
+                    continue;                   /* (its process or thread has gone) */
                 at = now + (t->at > cpu ? t->at - cpu : 0);
             }
             if (!next || at < next)
@@ -357,16 +385,28 @@ uint64_t lx_ptimers_next(uint64_t now)
     return next;
 }
 
+/* A thread takes the signal of one of p's timers (si: a copy about to be
+ * delivered): the periods that went by since it was sent are its
+ * overruns, and the timer runs on from the next period. */
 void lx_ptimer_taken(struct lx_proc *p, struct lx_sinfo *si)
 {
-    struct lx_ptimer *t = timer_of(p, (uint64_t)(uint32_t)si->pid);
+    struct lx_ptimer *t = si->timer ? timer_of(p, (uint64_t)(uint32_t)(si->timer - 1)) : NULL;
     if (!t)
-        return;                                 /* deleted since: no overruns to tell */
-    si->status = (int32_t)t->overrun;
-    t->overrun_last = t->overrun;
+        return;                                 /* deleted since, or not a timer's own: no overruns to tell */
+    uint64_t over = t->overrun, now = clock_now(t);
+    if (t->at && t->every && now >= t->at) {
+        uint64_t missed = (now - t->at) / t->every + 1;
+        over += missed;
+        t->at += missed * t->every;
+    }
     t->overrun = 0;
+    t->overrun_last = over > DELAYTIMER_MAX ? DELAYTIMER_MAX : (uint32_t)over;
+    si->status = (int32_t)t->overrun_last;
+    lx_timer_update();
 }
 
+/* The calendar moved by delta ns: timers set for an absolute calendar
+ * time follow it (one whose time the move passed goes off at once). */
 void lx_ptimers_clock_set(int64_t delta)
 {
     struct lx_proc *procs = lx_procs();

@@ -509,7 +509,7 @@ static void notify_parent(struct lx_proc *p, int code, int status)
     if (!parent)
         return;
     if (!(parent->act[LX_SIGCHLD - 1].flags & SA_NOCLDSTOP)) {
-        struct lx_sinfo si = { code, p->pid, status, 0, 0 };
+        struct lx_sinfo si = { code, p->pid, status, 0, 0, 0 };
         lx_sig_send(parent, LX_SIGCHLD, &si);
     }
     lx_wake_proc(parent, LX_BLK_WAIT);
@@ -639,7 +639,7 @@ void lx_sig_send_thread(struct lx_thread *t, int sig, const struct lx_sinfo *si)
 static int64_t send_to(struct lx_proc *self, int32_t pid, uint64_t sig, int code)
 {
     struct lx_proc *procs = lx_procs();
-    struct lx_sinfo si = { code, self->pid, 0, 0, 0 };
+    struct lx_sinfo si = { code, self->pid, 0, 0, 0, 0 };
     if (pid == INT32_MIN)
         return -LX_ESRCH;
     if (pid > 0) {
@@ -691,7 +691,7 @@ int64_t lx_sys_tgkill(struct lx_ctx *c, int64_t tgid, int64_t tid, uint64_t sig,
     if (s > LX_NSIG)
         return -LX_EINVAL;
     if (s) {
-        struct lx_sinfo si = { LX_SI_TKILL, c->p->pid, 0, 0, 0 };
+        struct lx_sinfo si = { LX_SI_TKILL, c->p->pid, 0, 0, 0, 0 };
         lx_sig_send_thread(q, (int)s, &si);
     }
     return 0;
@@ -720,7 +720,7 @@ int64_t lx_sys_rt_sigqueueinfo(struct lx_ctx *c, int64_t tgid, int64_t tid, uint
         return 0;
     if (s >= LX_SIGRTMIN && ((q ? q->pending : p->pending) & LX_SIGBIT(s)) && p->nrtq >= LX_RTQ)
         return -LX_EAGAIN;                      /* the queue is full (Linux: RLIMIT_SIGPENDING) */
-    struct lx_sinfo si = { info.code, info.u.chld.pid, 0, 0, 0 };
+    struct lx_sinfo si = { info.code, info.u.chld.pid, 0, 0, 0, 0 };
     memcpy(&si.value, info.u.raw + 8, 8);
     if (q)
         lx_sig_send_thread(q, (int)s, &si);
@@ -1011,7 +1011,7 @@ void lx_sig_fault(struct lx_ctx *c, unsigned kind, uint64_t addr, uint64_t esr)
     uint32_t ec = (uint32_t)(esr >> 26);
     uint32_t need = R_READ | (kind == FAULT_INSN ? R_EXEC : 0) | (ec == 0x24 && (esr & (1u << 6)) ? R_WRITE : 0);
     int sig, in_file = kind == FAULT_DATA || kind == FAULT_INSN ? lx_vma_file_page(p, addr, need) : -1;
-    struct lx_sinfo si = { 0, 0, 0, addr, 0 };
+    struct lx_sinfo si = { 0, 0, 0, addr, 0, 0 };
     if (in_file == 1 && t->retried != (addr & ~(LX_PAGE - 1))) {
         /* A page of a shared file mapping that the file reaches: it grew
          * (another thread's write) after this access faulted, and the
@@ -1135,7 +1135,7 @@ void lx_calendar_moved(int64_t delta)
 {
     for (struct lx_thread *q = lx_waiting_next(NULL); q; q = lx_waiting_next(q))
         if (q->timed && q->timed_calendar)
-            q->deadline = delta > 0 && (uint64_t)delta >= q->deadline ? 0 : q->deadline - (uint64_t)delta;
+            q->deadline = delta > 0 && (uint64_t)delta >= q->deadline ? 1 : q->deadline - (uint64_t)delta;
     lx_event_clock_set(delta);
     lx_ptimers_clock_set(delta);
     lx_timer_update();
@@ -1150,7 +1150,7 @@ static void timer_fired(void)
         struct lx_proc *q = &procs[i];
         if (q->used && !q->ended && q->alarm_at && now >= q->alarm_at) {
             q->alarm_at = q->alarm_every ? now + q->alarm_every : 0;
-            struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0, 0 };
+            struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0, 0, 0 };
             lx_sig_send(q, LX_SIGALRM, &si);
         }
         for (int k = 0; k < 2; k++) {
@@ -1160,7 +1160,7 @@ static void timer_fired(void)
             if (cpu < q->cpu_at[k])
                 continue;
             q->cpu_at[k] = q->cpu_every[k] ? cpu + q->cpu_every[k] : 0;
-            struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0, 0 };
+            struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0, 0, 0 };
             lx_sig_send(q, k == 0 ? LX_SIGVTALRM : LX_SIGPROF, &si);
         }
     }
@@ -1262,7 +1262,7 @@ int lx_sig_ignored_or_blocked(struct lx_ctx *c, int sig)
 void lx_signal_group(int pgrp, int sig)
 {
     struct lx_proc *procs = lx_procs();
-    struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0, 0 };
+    struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0, 0, 0 };
     for (int i = 0; i < LX_PROCS; i++)
         if (procs[i].used && !procs[i].ended && procs[i].pgid == pgrp)
             lx_sig_send(&procs[i], sig, &si);

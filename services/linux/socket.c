@@ -936,7 +936,7 @@ static int enqueue(struct lx_ctx *c, struct lx_sock *r, const struct lx_sock *s,
 static int64_t broken_pipe(struct lx_ctx *c, uint64_t done, uint32_t flags)
 {
     if (!done && !(flags & MSG_NOSIGNAL)) {
-        struct lx_sinfo si = { LX_SI_USER, c->p->pid, 0, 0, 0 };
+        struct lx_sinfo si = { LX_SI_USER, c->p->pid, 0, 0, 0, 0 };
         lx_sig_send_thread(c->t, LX_SIGPIPE, &si);
     }
     return done ? (int64_t)done : -LX_EPIPE;

@@ -213,21 +213,22 @@ static int set_calendar(int64_t sec, int64_t nsec)
     return 0;
 }
 
-/* clock_settime: only CLOCK_REALTIME can be set (the one user is root);
- * the CPU-time clock of a process or thread that exists (an id of
- * clock_getcpuclockid) is EPERM, every other clock, CLOCK_PROCESS_CPUTIME_ID
- * among them, EINVAL, before the time is read, as Linux checks. */
+/* clock_settime: only CLOCK_REALTIME can be set (the one user is root).
+ * Every other clock of a number (CLOCK_PROCESS_CPUTIME_ID among them) is
+ * EINVAL before the time is read; a CPU-time clock of clock_getcpuclockid
+ * is read first (EFAULT), then EPERM if its process or thread exists and
+ * EINVAL if not, as Linux checks. */
 static int64_t sys_clock_settime(struct lx_ctx *c, uint64_t clock, uint64_t tp)
 {
     int32_t id = (int32_t)clock;
     uint64_t ns;
-    if (id < 0)
-        return cpu_clock(c, id, &ns) ? -LX_EINVAL : -LX_EPERM;
-    if (id != CLOCK_REALTIME)
+    if (id >= 0 && id != CLOCK_REALTIME)
         return -LX_EINVAL;
     int64_t ts[2];
     if (lx_copy_in(c, ts, tp, sizeof(ts)))
         return -LX_EFAULT;
+    if (id < 0)
+        return cpu_clock(c, id, &ns) ? -LX_EINVAL : -LX_EPERM;
     return set_calendar(ts[0], ts[1]);
 }
 

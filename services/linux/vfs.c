@@ -642,7 +642,7 @@ int64_t lx_sys_sendfile(struct lx_ctx *c, uint64_t out_fd, uint64_t in_fd, uint6
         if (w == LX_BLOCK)
             return LX_BLOCK;                    /* nothing went: the call runs again when there is room */
         if (w == -LX_EPIPE && !done) {
-            struct lx_sinfo si = { LX_SI_USER, c->p->pid, 0, 0, 0 };
+            struct lx_sinfo si = { LX_SI_USER, c->p->pid, 0, 0, 0, 0 };
             lx_sig_send_thread(c->t, LX_SIGPIPE, &si);
         }
         if (w < 0) {

@@ -58,10 +58,11 @@ static void take(const char *what, int sig, long ms)
 
 static int thread_sig;
 
+/* Another thread waits for the signal the timer sends to main: it must not get it. */
 static void *waiter(void *arg)
 {
     (void)arg;
-    take("the thread took", thread_sig, 2000);
+    take("the other thread", thread_sig, 300);
     return NULL;
 }
 
@@ -147,8 +148,8 @@ int main(int argc, char **argv)
     struct timespec zero = { 0, 0 };
     int got = sigtimedwait(&one, &si, &zero);
     long over = syscall(SYS_timer_getoverrun, id2);
-    printf("interval: signal %d, overrun in 5..15 %d ~%d, getoverrun the same %d\n", got == SIGRTMIN + 1,
-           si.si_overrun >= 5 && si.si_overrun <= 15, si.si_overrun, over == si.si_overrun);
+    printf("interval: signal %d, overrun in 5..15 %d, getoverrun the same %d ~%d\n", got == SIGRTMIN + 1,
+           si.si_overrun >= 5 && si.si_overrun <= 15, over == si.si_overrun, si.si_overrun);
     SHOW("gettime while running", syscall(SYS_timer_gettime, id2, &cur));
     printf("  interval %ld.%09ld, value at most that %d\n", (long)cur.it_interval.tv_sec, cur.it_interval.tv_nsec,
            cur.it_value.tv_sec == 0 && cur.it_value.tv_nsec <= 10 * MS);
@@ -182,24 +183,23 @@ int main(int argc, char **argv)
     SHOW("settime absolute in the past", settime(abs, TIMER_ABSTIME, 1000, 0, NULL));
     take("in the past", SIGRTMIN + 2, 2000);
 
-    /* SIGEV_THREAD_ID: to one thread */
+    /* SIGEV_THREAD_ID: to main only, while another thread waits for the
+     * same signal (it would take one sent to the process) */
     pthread_t th;
+    int dir = -1;
     thread_sig = SIGRTMIN + 3;
-    pthread_create(&th, NULL, waiter, NULL);
-    pause.tv_nsec = 20 * MS;
-    nanosleep(&pause, NULL);
-    int tid = -1, dir = -1;
-    /* the waiter's tid: the thread after this one (tids count up) */
-    for (int t = getpid() + 1; t < getpid() + 64 && tid < 0; t++)
-        if (syscall(SYS_tgkill, getpid(), t, 0) == 0)
-            tid = t;
     ev.signo = SIGRTMIN + 3;
     ev.notify = SIGEV_SIGNAL | SIGEV_THREAD_ID;
-    ev.tid = tid;
+    ev.tid = getpid();
     ev.value.sival_int = 9;
-    SHOW("create for the thread", create(CLOCK_MONOTONIC, &ev, &dir));
-    SHOW("settime 20 ms", settime(dir, 0, 20 * MS, 0, NULL));
+    SHOW("create for the main thread", create(CLOCK_MONOTONIC, &ev, &dir));
+    printf("settime 20 ms: %ld\n", settime(dir, 0, 20 * MS, 0, NULL));
+    pthread_create(&th, NULL, waiter, NULL);
     pthread_join(th, NULL);
+    sigset_t pend;
+    sigpending(&pend);
+    printf("pending for main: %d\n", sigismember(&pend, SIGRTMIN + 3));
+    take("main took", SIGRTMIN + 3, 0);
 
     /* the process's CPU time */
     int cpu = -1;
@@ -208,7 +208,6 @@ int main(int argc, char **argv)
     ev.value.sival_int = 4;
     SHOW("create on PROCESS_CPUTIME", create(CLOCK_PROCESS_CPUTIME_ID, &ev, &cpu));
     SHOW("settime 20 ms of CPU", settime(cpu, 0, 20 * MS, 0, NULL));
-    sigset_t pend;
     struct timespec start, t1;
     clock_gettime(CLOCK_MONOTONIC, &start);
     do {
@@ -216,6 +215,25 @@ int main(int argc, char **argv)
         clock_gettime(CLOCK_MONOTONIC, &t1);
     } while (!sigismember(&pend, SIGRTMIN + 4) && t1.tv_sec - start.tv_sec < 10);
     take("CPU timer", SIGRTMIN + 4, 0);
+
+    /* a signal that looks like a timer's (rt_sigqueueinfo may send
+     * SI_TIMER) does not stand in for the timer's own */
+    siginfo_t fake;
+    memset(&fake, 0, sizeof(fake));
+    fake.si_signo = SIGRTMIN + 1;
+    fake.si_code = SI_TIMER;
+    fake.si_value.sival_int = 1234;
+    SHOW("queue a look-alike", syscall(SYS_rt_sigqueueinfo, getpid(), SIGRTMIN + 1, &fake));
+    SHOW("settime 20 ms", settime(id2, 0, 20 * MS, 0, NULL));
+    take("first", SIGRTMIN + 1, 2000);
+    take("second", SIGRTMIN + 1, 2000);
+
+    /* a 1 ns period whose signal is ignored: the system keeps going */
+    signal(SIGRTMIN + 4, SIG_IGN);
+    SHOW("settime every nanosecond, ignored", settime(cpu, 0, 1, 1, NULL));
+    pause.tv_nsec = 100 * MS;
+    nanosleep(&pause, NULL);
+    printf("after 100 ms of it: still here\n");
 
     SHOW("delete", syscall(SYS_timer_delete, cpu));
     SHOW("delete again", syscall(SYS_timer_delete, cpu));
@@ -240,8 +258,6 @@ int main(int argc, char **argv)
     ev.value.sival_int = 11;
     SHOW("create relative REALTIME", create(CLOCK_REALTIME, &ev, &rel));
     SHOW("settime 1 s relative", settime(rel, 0, 1000 * MS, 0, NULL));
-    ev.signo = SIGRTMIN + 2;
-    ev.value.sival_int = 12;
     SHOW("settime absolute now + 10 s", settime(abs, TIMER_ABSTIME, (long)real0.tv_sec * 1000000000l + 10000 * MS, 0,
                                                 NULL));
     int tfd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK);

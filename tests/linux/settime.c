@@ -45,7 +45,8 @@ static void show_date(const char *what)
     struct tm tm;
     gmtime_r(&ts.tv_sec, &tm);
     printf("%s: %d day %d; gettimeofday agrees %d, time agrees %d; zone %d %d\n", what, tm.tm_year + 1900,
-           tm.tm_yday, tv.tv_sec - ts.tv_sec <= 1, t - ts.tv_sec <= 1, tz.tz_minuteswest, tz.tz_dsttime);
+           tm.tm_yday, tv.tv_sec >= ts.tv_sec && tv.tv_sec - ts.tv_sec <= 1, t >= ts.tv_sec && t - ts.tv_sec <= 1,
+           tz.tz_minuteswest, tz.tz_dsttime);
 }
 
 int main(void)
@@ -139,6 +140,7 @@ int main(void)
 
     int64_t back = real0 + (ns_of(CLOCK_MONOTONIC) - mono0);
     SHOW("the clock put back", settime(CLOCK_REALTIME, back / 1000000000ll, back % 1000000000ll));
-    printf("back within a second: %d\n", ns_of(CLOCK_REALTIME) - (real0 + ns_of(CLOCK_MONOTONIC) - mono0) < 1000000000ll);
+    int64_t off = ns_of(CLOCK_REALTIME) - (real0 + ns_of(CLOCK_MONOTONIC) - mono0);
+    printf("back within a second: %d\n", off > -1000000000ll && off < 1000000000ll);
     return 0;
 }
