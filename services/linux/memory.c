@@ -565,6 +565,28 @@ static int covered(struct lx_proc *p, uint64_t start, uint64_t end)
     return 1;
 }
 
+/* Put fresh object o (not mapped yet) under range v in place of its
+ * object, mapped with `rights` (0: left unmapped); if it cannot be
+ * mapped, v stays as it was and o goes. 0 or -ENOMEM. */
+static int swap_obj(struct lx_proc *p, struct lx_vma *v, struct lx_mobj *o, uint32_t rights)
+{
+    uint64_t n = v->end - v->start;
+    if (rights) {
+        svc_mem_unmap(p->space, v->start, n);
+        if (svc_mem_map(p->space, o->h, v->start, 0, n, rights)) {
+            if (v->rights)
+                svc_mem_map(p->space, v->obj->h, v->start, v->off, n, v->rights);
+            lx_mobj_unused(o);
+            return -LX_ENOMEM;
+        }
+    }
+    vma_drop_obj(p, v);
+    o->refs++;
+    v->obj = o;
+    v->off = 0;
+    return 0;
+}
+
 /* Range v maps the root archive's pages in place (a program's read-only
  * segment): give it a private copy of them, mapped with `rights`, so it
  * may be written as a private file mapping may on Linux. 0 or -ENOMEM. */
@@ -572,22 +594,11 @@ static int own_copy(struct lx_proc *p, struct lx_vma *v, uint32_t rights)
 {
     uint64_t n = v->end - v->start;
     struct lx_mobj *o = anon(n, 0);
-    int err = !o || svc_mem_write(o->h, 0, lx_fs_data() + v->off, n);
-    if (!err) {
-        svc_mem_unmap(p->space, v->start, n);
-        err = svc_mem_map(p->space, o->h, v->start, 0, n, rights);
-        if (err && v->rights)   /* put the archive's pages back as they were */
-            svc_mem_map(p->space, v->obj->h, v->start, v->off, n, v->rights);
-    }
-    if (err) {
+    if (!o || svc_mem_write(o->h, 0, lx_fs_data() + v->off, n)) {
         lx_mobj_unused(o);
         return -LX_ENOMEM;
     }
-    vma_drop_obj(p, v);
-    o->refs++;
-    v->obj = o;
-    v->off = 0;
-    return 0;
+    return swap_obj(p, v, o, rights);
 }
 
 int64_t lx_sys_mprotect(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot)
@@ -713,20 +724,8 @@ static int64_t discard(struct lx_proc *p, uint64_t start, uint64_t end)
             continue;
         }
         struct lx_mobj *o = fresh_like(v, v->off, v->end - v->start);
-        if (!o)
+        if (!o || swap_obj(p, v, o, v->rights))
             return -LX_ENOMEM;
-        if (v->rights) {
-            svc_mem_unmap(p->space, v->start, v->end - v->start);
-            if (svc_mem_map(p->space, o->h, v->start, 0, v->end - v->start, v->rights)) {
-                svc_mem_map(p->space, v->obj->h, v->start, v->off, v->end - v->start, v->rights);
-                lx_mobj_unused(o);
-                return -LX_ENOMEM;
-            }
-        }
-        vma_drop_obj(p, v);
-        o->refs++;
-        v->obj = o;
-        v->off = 0;
     }
     return 0;
 }

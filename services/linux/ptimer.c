@@ -341,20 +341,31 @@ static void expire(struct lx_proc *p, struct lx_ptimer *t, uint64_t now)
         t->at = now + TICK_NS;                  /* ignored: no faster than a tick */
 }
 
+/* The running timer after t (NULL: the first) of any process, its
+ * process in *pp; NULL after the last. */
+static struct lx_ptimer *next_running(struct lx_ptimer *t, struct lx_proc **pp)
+{
+    struct lx_proc *procs = lx_procs();
+    int i = t ? (int)(*pp - procs) : 0, k = t ? (int)(t - (*pp)->timers) + 1 : 0;
+    for (; i < LX_PROCS; i++, k = 0) {
+        struct lx_proc *p = &procs[i];
+        for (; p->used && !p->ended && k < LX_PTIMERS; k++)
+            if (running(p, &p->timers[k])) {
+                *pp = p;
+                return &p->timers[k];
+            }
+    }
+    return NULL;
+}
+
 /* The service's timer went off (the counter says `now`): the timers due. */
 void lx_ptimers_fire(uint64_t now)
 {
-    struct lx_proc *procs = lx_procs();
-    for (int i = 0; i < LX_PROCS; i++) {
-        struct lx_proc *p = &procs[i];
-        for (int k = 0; p->used && !p->ended && k < LX_PTIMERS; k++) {
-            struct lx_ptimer *t = &p->timers[k];
-            if (!running(p, t))
-                continue;
-            uint64_t at_now = t->cpu ? cpu_now(t) : now;
-            if (t->at && at_now >= t->at)
-                expire(p, t, at_now);
-        }
+    struct lx_proc *p = NULL;
+    for (struct lx_ptimer *t = NULL; (t = next_running(t, &p)); ) {
+        uint64_t at_now = t->cpu ? cpu_now(t) : now;
+        if (t->at && at_now >= t->at)
+            expire(p, t, at_now);
     }
 }
 
@@ -363,24 +374,16 @@ void lx_ptimers_fire(uint64_t now)
  * used that much time if it ran all along. */
 uint64_t lx_ptimers_next(uint64_t now)
 {
-    struct lx_proc *procs = lx_procs();
     uint64_t next = 0;
-    for (int i = 0; i < LX_PROCS; i++) {
-        struct lx_proc *p = &procs[i];
-        for (int k = 0; p->used && !p->ended && k < LX_PTIMERS; k++) {
-            struct lx_ptimer *t = &p->timers[k];
-            if (!running(p, t))
-                continue;
-            uint64_t at = t->at;
-            if (t->cpu) {
-                uint64_t cpu = cpu_now(t);
-                if (!t->at)
-                    continue;                   /* (its process or thread has gone) */
-                at = now + (t->at > cpu ? t->at - cpu : 0);
-            }
-            if (!next || at < next)
-                next = at;
-        }
+    struct lx_proc *p = NULL;
+    for (struct lx_ptimer *t = NULL; (t = next_running(t, &p)); ) {
+        uint64_t at = t->at, cpu = t->cpu ? cpu_now(t) : 0;
+        if (t->cpu && !t->at)
+            continue;                           /* (its process or thread has gone) */
+        if (t->cpu)
+            at = now + (t->at > cpu ? t->at - cpu : 0);
+        if (!next || at < next)
+            next = at;
     }
     return next;
 }
