@@ -755,36 +755,103 @@ static void fault(struct svc_call *call)
         lx_proc_end(p, p->doomed);              /* a fatal signal that came during the call */
 }
 
-/* The register entry for faults (idl/linux.toml: fault_fast): the system
- * calls that only read what the process table says, answered in the
- * caller's own kernel entry when the personality is in the kernel, and
- * straight from the received message in the user server loop. Any other
- * fault: SVC_FAST_OTHER, nothing done (linux_service serves it). */
-int linux_fault_fast(struct svc_call *call, const uint64_t *mr)
+/* Linux calls that never wait and whose work is bounded, which the
+ * register entry below may serve: read and pread of at most FAST_IO bytes
+ * from a regular file or /dev/null or /dev/zero, write and pwrite to
+ * /dev/null, a read or write of a pipe or a connected stream socket that
+ * finishes without waiting, and calls that only read or set the caller's
+ * own state.
+ * 1: such a call; 2: one if its descriptor says so (io_bounded); 0: not. */
+#define FAST_IO         (64 * 1024)
+
+enum { NR_getcwd = 17, NR_dup = 23, NR_dup3 = 24, NR_lseek = 62, NR_read = 63, NR_write = 64, NR_pread64 = 67,
+       NR_pwrite64 = 68, NR_newfstatat = 79, NR_fstat = 80, NR_clock_gettime = 113, NR_clock_getres = 114,
+       NR_sigaltstack = 132, NR_rt_sigaction = 134, NR_rt_sigprocmask = 135, NR_rt_sigpending = 136,
+       NR_times = 153, NR_uname = 160, NR_getrusage = 165, NR_umask = 166, NR_gettimeofday = 169,
+       NR_getpid = 172, NR_getppid = 173, NR_getuid = 174, NR_geteuid = 175, NR_getgid = 176, NR_getegid = 177,
+       NR_gettid = 178, NR_sysinfo = 179, NR_statx = 291 };
+
+static int bounded_call(uint64_t nr)
 {
-    enum { NR_getpid = 172, NR_getppid = 173, NR_getuid = 174, NR_geteuid = 175, NR_getgid = 176,
-           NR_getegid = 177, NR_gettid = 178 };
-    uint64_t nr = mr[FAULT_MR_X0 + 8];
-    if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL || nr < NR_getpid || nr > NR_gettid)
-        return SVC_FAST_OTHER;          /* (first, so the other calls pay two compares) */
+    switch (nr) {
+    case NR_getcwd: case NR_dup: case NR_dup3: case NR_lseek: case NR_newfstatat: case NR_fstat:
+    case NR_clock_gettime: case NR_clock_getres: case NR_sigaltstack: case NR_rt_sigaction:
+    case NR_rt_sigprocmask: case NR_rt_sigpending: case NR_times: case NR_uname: case NR_getrusage:
+    case NR_umask: case NR_gettimeofday: case NR_sysinfo: case NR_statx:
+        return 1;
+    case NR_read: case NR_pread64: case NR_write: case NR_pwrite64:
+        return 2;
+    default:
+        return 0;
+    }
+}
+
+/* A read or write (nr) of x[2] bytes through descriptor x[0] of process p:
+ * bounded (see above)? */
+static int io_bounded(struct lx_proc *p, uint64_t nr, const uint64_t *x)
+{
+    struct lx_file *f = lx_fd_file(p, x[0]);
+    const struct lx_node *n = f && f->node >= 0 ? lx_node(f->node) : NULL;
+    if (!f || x[2] > FAST_IO)
+        return 0;
+    if (!n && f->sock >= 0)                     /* a stream socket or a pipe's end: if it would not wait */
+        return (nr == NR_read || nr == NR_write) && lx_sock_ready(f, nr == NR_write, x[2]);
+    if (!n)
+        return (nr == NR_read || nr == NR_write) && f->ev < 0 && f->pipe >= 0 &&
+               lx_pipe_ready(f, nr == NR_write, x[2]);
+    uint32_t kind = n->mode & LX_S_IFMT;
+    int dev = kind == LX_S_IFCHR ? (int)n->dev : -1;
+    if (nr == NR_write || nr == NR_pwrite64)
+        return dev == LX_DEV_NULL;
+    return (kind == LX_S_IFREG && !n->proc) || dev == LX_DEV_NULL || dev == LX_DEV_ZERO;
+}
+
+/* A bounded call (nr, from message mr; `bounded` as bounded_call says)
+ * for the register entry: served through fault() with the message copied
+ * into the call, unless a signal is pending (even a blocked one: the call
+ * might unblock it) or its descriptor makes it unbounded. Out of line, so
+ * the calls that are not served here pay nothing for it. */
+static __attribute__((noinline)) int serve_bounded(struct svc_call *call, const uint64_t *mr, uint64_t nr,
+                                                   int bounded)
+{
+    struct lx_thread *t = thread_of_badge(call->badge);
+    if (!t || t->p->ended || t->pending || t->p->pending || t->p->doomed || t->restore_mask ||
+        (bounded == 2 && !io_bounded(t->p, nr, &mr[FAULT_MR_X0])))
+        return SVC_FAST_OTHER;
+    memcpy(call->mr, mr, FAULT_MSG_LEN * sizeof(uint64_t));
+    call->len = FAULT_MSG_LEN;
+    fault(call);
+    return SVC_FAST_ANSWERED;
+}
+
+/* getpid, getppid, gettid and the uid and gid calls of thread t, answered
+ * from the process table (0 for the ids: one user, root). */
+static int serve_ids(struct svc_call *call, const uint64_t *mr, uint64_t nr)
+{
     struct lx_thread *t = thread_of_badge(call->badge);
     if (!t || t->p->ended || ((t->pending | t->p->pending) & ~t->blocked))
         return SVC_FAST_OTHER;                  /* a signal to act on: the full path delivers it */
-    int64_t r;
-    switch (nr) {
-    case NR_getpid:     r = t->p->pid; break;
-    case NR_gettid:     r = t->tid; break;
-    case NR_getppid:    r = t->p->ppid; break;
-    case NR_getuid:
-    case NR_geteuid:
-    case NR_getgid:
-    case NR_getegid:    r = 0; break;
-    default:
-        return SVC_FAST_OTHER;
-    }
+    int64_t r = nr == NR_getpid ? t->p->pid : nr == NR_gettid ? t->tid : nr == NR_getppid ? t->p->ppid : 0;
     uint64_t resume[4] = { FAULT_REPLY_RESUME, mr[FAULT_MR_PC], mr[FAULT_MR_SP], (uint64_t)r };
     svc_reply(call, 0, 4, resume);
     return SVC_FAST_ANSWERED;
+}
+
+/* The register entry for faults (idl/linux.toml: fault_fast): a system
+ * call answered in the caller's own kernel entry when the personality is
+ * in the kernel (without a request on the service's stack), and straight
+ * from the received message in the user server loop: the calls that only
+ * read what the process table says, and the bounded calls above. Any
+ * other fault: SVC_FAST_OTHER, nothing done (linux_service serves it). */
+int linux_fault_fast(struct svc_call *call, const uint64_t *mr)
+{
+    uint64_t nr = mr[FAULT_MR_X0 + 8];
+    if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL)
+        return SVC_FAST_OTHER;
+    if (nr >= NR_getpid && nr <= NR_gettid)
+        return serve_ids(call, mr, nr);
+    int bounded = bounded_call(nr);
+    return bounded ? serve_bounded(call, mr, nr, bounded) : SVC_FAST_OTHER;
 }
 
 /* The service's entry: a process's fault (its system calls among them),

@@ -690,6 +690,12 @@ int lx_pipe_poll(struct lx_file *f);
 int lx_file_poll(struct lx_file *f);
 /* Bytes waiting in the pipe of f. */
 uint64_t lx_pipe_avail(struct lx_file *f);
+/* Would a read (writing 0) or a write of len bytes on pipe end f finish
+ * without waiting (and, writing, without SIGPIPE)? */
+int lx_pipe_ready(struct lx_file *f, int writing, uint64_t len);
+/* The same for a connected stream socket (socket.c): one neither shut
+ * down nor failed, with data to read or room for len bytes at its peer. */
+int lx_sock_ready(struct lx_file *f, int writing, uint64_t len);
 /* The lowest free descriptor of p from `from` on for f, or -EMFILE. */
 int lx_fd_new(struct lx_proc *p, struct lx_file *f, int cloexec, int from);
 /* A free open file description, refs 1, or NULL (ENFILE). */

@@ -101,6 +101,14 @@ int lx_pipe_poll(struct lx_file *f)
     return (pp->count ? LX_POLLIN : 0) | (pp->writers ? 0 : LX_POLLHUP);
 }
 
+int lx_pipe_ready(struct lx_file *f, int writing, uint64_t len)
+{
+    const struct lx_pipe *pp = &pipes[f->pipe];
+    if (writing)
+        return pp->readers && pp->cap - pp->count >= len;
+    return pp->count || !pp->writers;
+}
+
 void lx_pipe_close(struct lx_file *f)
 {
     if (f->pipe < 0 || f->pipe >= LX_PIPES)

@@ -1648,6 +1648,17 @@ int64_t lx_sys_getsockopt(struct lx_ctx *c, uint64_t fd, uint64_t level, uint64_
     return 0;
 }
 
+int lx_sock_ready(struct lx_file *f, int writing, uint64_t len)
+{
+    const struct lx_sock *s = sock_of(f);
+    if (s->type != SOCK_STREAM || s->state != SS_CONNECTED || s->err || s->shut)
+        return 0;
+    if (!writing)
+        return s->rcount != 0;
+    const struct lx_sock *r = peer_of(s);
+    return r && !r->shut && has_room(r, len, 0, 1) && has_room(r, len, 0, 0);
+}
+
 int lx_sock_poll(struct lx_file *f)
 {
     const struct lx_sock *s = sock_of(f);
