@@ -20,6 +20,9 @@
  * `lxbench --quick` runs each row three times and prints "lxbench: ROW
  * ~ran" (or "~skipped: why") instead of figures: the test suite's check
  * that the program runs on Linux and Petrel alike (linux/oracle).
+ * `lxbench --trace ROW` runs only the group of rows ROW is in, five times
+ * each, for `./petrel profile ROW ANCHOR` (QEMU's log of every
+ * instruction of the run).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +42,7 @@
 
 static uint64_t freq;
 static int quick;               /* --quick: a few of each, no figures (the test suite's check) */
+static int trace;               /* --trace: five of each (a middle one is profiled) */
 
 static void report(const char *metric, uint64_t ticks, uint64_t ops)
 {
@@ -57,10 +61,10 @@ static void skip(const char *metric, const char *why)
     fflush(stdout);
 }
 
-/* How many of an operation to time: n, or 3 with --quick. */
+/* How many of an operation to time: n, or 3 with --quick, 5 with --trace. */
 static long times(long n)
 {
-    return quick ? 3 : n;
+    return trace ? 5 : quick ? 3 : n;
 }
 
 #define TIME(metric, ops, body) do {                                    \
@@ -286,12 +290,46 @@ static void cpu_loop(void)
     report("lx_cpu_loop", bench_counter() - t0, (uint64_t)times(2000000));
 }
 
+/* The groups of rows, each with the first row and the one after its last. */
+static const struct { const char *first; void (*run)(void); } groups[] = {
+    { "lx_null_syscall", simple_calls }, { "lx_sig_install", signals }, { "lx_pipe_rtt", round_trips },
+    { "lx_fork_exit", processes }, { "lx_file_mmap_fault", memory }, { "lx_pread_4k", file_pages },
+    { "lx_cpu_loop", cpu_loop },
+};
+static const char *const rows[] = {
+    "lx_null_syscall", "lx_read_dev_zero", "lx_write_dev_null", "lx_stat", "lx_fstat", "lx_open_close",
+    "lx_select_10", "lx_sig_install", "lx_sig_catch", "lx_prot_fault", "lx_pipe_rtt", "lx_ctx_2p", "lx_unix_rtt",
+    "lx_fork_exit", "lx_fork_execve", "lx_fork_sh", "lx_file_mmap_fault", "lx_mmap_1m", "lx_pread_4k",
+    "lx_pread_4k_shared", "lx_pwrite_4k_shared", "lx_cpu_loop",
+};
+
+/* --trace ROW: run the group ROW is in (rows are listed group by group). */
+static int trace_row(const char *row)
+{
+    void (*run)(void) = NULL;
+    for (unsigned i = 0, g = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        if (g + 1 < sizeof(groups) / sizeof(groups[0]) && strcmp(rows[i], groups[g + 1].first) == 0)
+            g++;
+        if (strcmp(rows[i], row) == 0)
+            run = groups[g].run;
+    }
+    if (!run) {
+        printf("lxbench: no row %s\n", row);
+        return 2;
+    }
+    run();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--exit") == 0)
         return 0;
-    quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    trace = argc > 2 && strcmp(argv[1], "--trace") == 0;
     freq = bench_freq();
+    if (trace)
+        return trace_row(argv[2]);
+    quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     simple_calls();
     signals();

@@ -90,3 +90,15 @@ def test_linux_benchmark_program_runs(tmp_path):
         assert any(m == metric for m, _ in found), f"{metric} missing"
     for system in ["linux-pipe", "linux-unix", "linux-futex"]:
         assert ("ipc_rtt_4b", system) in found
+
+
+# lxbench --trace ROW finds a row's group in its own table of rows: it must
+# list every lx row of the bench, group by group, in the program's order.
+def test_lxbench_trace_table_lists_every_row():
+    import re
+    src = (REPO / "bench" / "linux" / "lxbench.c").read_text()
+    table = re.search(r"static const char \*const rows\[\] = \{(.*?)\};", src, re.S).group(1)
+    rows = re.findall(r'"(lx_\w+)"', table)
+    timed = re.findall(r'(?:TIME|report)\("(lx_\w+)"', src)
+    assert sorted(rows) == sorted(bench.LX_METRICS)
+    assert rows == list(dict.fromkeys(timed)), "the rows in the order the program runs them"

@@ -124,10 +124,14 @@ def add_profile(sub) -> None:
                        description="Boot the benchmark image (written by ./petrel bench) in icount mode with "
                                    "QEMU's per-instruction log, running only METRIC, and attribute one iteration "
                                    "(from one run of ANCHOR, a function the loop calls once per iteration, to "
-                                   "the next) to the kernel's and the bench program's functions. Example: "
-                                   "./petrel profile noop_kernel_service noop_ping")
-    p.add_argument("metric", help="the benchmark: " + ", ".join(bench.METRICS))
+                                   "the next) to the kernel's and the bench program's functions. A Linux row "
+                                   "(lx_*) boots lxbench --trace ROW on the Linux personality instead (--system). "
+                                   "Examples: ./petrel profile noop_kernel_service noop_ping; "
+                                   "./petrel profile lx_sig_install sigaction --system linux-user")
+    p.add_argument("metric", help="the benchmark: " + ", ".join(bench.METRICS + bench.LX_METRICS))
     p.add_argument("anchor", help="a function the benchmark loop calls once per iteration")
+    p.add_argument("--system", default="linux-kernel", choices=["linux-kernel", "linux-user"],
+                   help="for an lx_* row: the personality's placement (default linux-kernel)")
     p.add_argument("--listing", action="store_true", help="print every instruction of the iteration")
     p.add_argument("--log", metavar="FILE", help="QEMU's log (large; default build/bench/insntrace.log)")
 
@@ -257,7 +261,8 @@ def cmd_tlb(args) -> int:
 # `./petrel profile`: needs the image ./petrel bench writes.
 def cmd_profile(args) -> int:
     from petrel import insntrace
-    argv = [args.metric, args.anchor] + (["--listing"] if args.listing else []) + (["--log", args.log] if args.log else [])
+    argv = [args.metric, args.anchor, "--system", args.system] + (["--listing"] if args.listing else []) + \
+        (["--log", args.log] if args.log else [])
     return insntrace.main(argv)
 
 

@@ -12,6 +12,13 @@ calls once per iteration, to the next) in the middle of the run is printed
 per function, in the order the functions first run, with its total.
 `--listing` adds every instruction with its disassembly. The figures in
 docs/design/ipc-fastpath.md come from this command.
+
+A Linux row (lx_*) boots `lxbench --trace ROW` (the group of rows ROW is
+in, five times each) on the Linux personality of `--system`
+(linux-kernel or linux-user) instead, and names the PCs of the kernel,
+lxbench and, in user space, the personality:
+
+    ./petrel profile lx_sig_install sigaction --system linux-kernel
 """
 import argparse
 import bisect
@@ -77,22 +84,46 @@ def _disassembly(elfs) -> dict:
     return text
 
 
+# The QEMU command line that runs `lxbench --trace ROW` on the Linux
+# personality of `system` (an image of its own in build/bench/), and the
+# ELF files whose symbols name the PCs.
+def lx_trace(row: str, system: str, machine) -> tuple:
+    from petrel import oracle, rootfs, systems
+    out = bench.bench_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    archive = out / "lx-trace-rootfs.cpio"
+    archive.write_bytes(rootfs.build(f"lxbench --trace {row}\n", (), paths.REPO))
+    entries = systems.read_entries(systems.load_system(paths.REPO / "systems" / f"{system}.toml", paths.REPO),
+                                   paths.REPO)
+    image = oracle.write_image(out / f"lx-trace-{system}.pbi", entries, archive)
+    elfs = [paths.kernel_elf(), paths.build_dir() / "linux" / "bin" / "lxbench"]
+    if system == "linux-user":
+        elfs.append(paths.user_elf("svc-linux"))
+    return qemu.build_argv(paths.kernel_bin(), image, machine, ""), elfs
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="petrel.insntrace", description=__doc__.splitlines()[0])
-    p.add_argument("metric", help="the benchmark to run: " + ", ".join(bench.METRICS))
+    p.add_argument("metric", help="the benchmark to run: " + ", ".join(bench.METRICS + bench.LX_METRICS))
     p.add_argument("anchor", help="a function the benchmark loop calls once per iteration")
+    p.add_argument("--system", default="linux-kernel", choices=["linux-kernel", "linux-user"],
+                   help="for an lx_* row: the system whose personality runs lxbench")
     p.add_argument("--log", type=Path, default=None,
                    help="QEMU's log (large; default build/bench/insntrace.log)")
     p.add_argument("--listing", action="store_true", help="print every instruction of the iteration")
     args = p.parse_args(argv)
-    image = bench.bench_dir() / "petrel-bench.pbi"
-    elfs = [paths.kernel_elf(), paths.user_elf("bench")]
-    if args.metric not in bench.METRICS or not image.exists():
-        print(f"insntrace: needs a benchmark name and {paths.rel(image)} (run ./petrel bench first)",
-              file=sys.stderr)
-        return 2
+    machine = qemu.Machine("cortex-a53", 2, 1, "512M", True)
     args.log = args.log or bench.bench_dir() / "insntrace.log"
-    argv = bench.petrel_argv(image, qemu.Machine("cortex-a53", 2, 1, "512M", True), args.metric)
+    if args.metric in bench.LX_METRICS:
+        argv, elfs = lx_trace(args.metric, args.system, machine)
+    else:
+        image = bench.bench_dir() / "petrel-bench.pbi"
+        elfs = [paths.kernel_elf(), paths.user_elf("bench")]
+        if args.metric not in bench.METRICS or not image.exists():
+            print(f"insntrace: needs a benchmark name and {paths.rel(image)} (run ./petrel bench first)",
+                  file=sys.stderr)
+            return 2
+        argv = bench.petrel_argv(image, machine, args.metric)
     subprocess.run(argv + TRACE_FLAGS + ["-D", str(args.log)], stdin=subprocess.DEVNULL,
                    stdout=subprocess.DEVNULL, timeout=1200, check=True)
     with open(args.log) as f:
