@@ -388,6 +388,7 @@ struct lx_proc {
     uint64_t cpu_children;      /* CPU time of the children it waited for (their children's included) */
     struct lx_ptimer timers[LX_PTIMERS];        /* timer_create's (ptimer.c) */
     int32_t next_timer_id;      /* the id the next timer_create gets (-1: all were given) */
+    int ntimers;                /* timers in use: the service's timer looks at none of a process without */
 };
 
 /* A thread of a process: what runs, blocks in a call and takes signals.

@@ -186,6 +186,7 @@ int64_t lx_sys_timer_create(struct lx_ctx *c, uint64_t clock, uint64_t uevent, u
         return err;
     t.used = 1;
     *slot = t;
+    p->ntimers++;
     return 0;
 }
 
@@ -293,6 +294,7 @@ int64_t lx_sys_timer_delete(struct lx_ctx *c, uint64_t id)
     if (!t)
         return -LX_EINVAL;
     t->used = 0;
+    c->p->ntimers--;
     lx_timer_update();
     return 0;
 }
@@ -302,6 +304,7 @@ void lx_ptimers_exec(struct lx_proc *p)
 {
     for (int i = 0; i < LX_PTIMERS; i++)
         p->timers[i].used = 0;
+    p->ntimers = 0;
 }
 
 /* Is the signal of process p's timer t queued and not yet taken? */
@@ -349,7 +352,7 @@ static struct lx_ptimer *next_running(struct lx_ptimer *t, struct lx_proc **pp)
     int i = t ? (int)(*pp - procs) : 0, k = t ? (int)(t - (*pp)->timers) + 1 : 0;
     for (; i < LX_PROCS; i++, k = 0) {
         struct lx_proc *p = &procs[i];
-        for (; p->used && !p->ended && k < LX_PTIMERS; k++)
+        for (; p->used && !p->ended && p->ntimers && k < LX_PTIMERS; k++)
             if (running(p, &p->timers[k])) {
                 *pp = p;
                 return &p->timers[k];
@@ -414,7 +417,7 @@ void lx_ptimers_clock_set(int64_t delta)
 {
     struct lx_proc *procs = lx_procs();
     for (int i = 0; i < LX_PROCS; i++)
-        for (int k = 0; procs[i].used && k < LX_PTIMERS; k++) {
+        for (int k = 0; procs[i].used && procs[i].ntimers && k < LX_PTIMERS; k++) {
             struct lx_ptimer *t = &procs[i].timers[k];
             if (t->used && t->at && t->abs_calendar)
                 t->at = delta > 0 && (uint64_t)delta >= t->at ? 1 : t->at - (uint64_t)delta;
