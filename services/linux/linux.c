@@ -738,6 +738,18 @@ static void serve(struct lx_ctx *c)
     lx_sig_reply(c, mr[FAULT_MR_PC], r);        /* pending signals are acted on here */
 }
 
+/* The fault of thread t (alive, its process not ended), served. */
+static void fault_of(struct svc_call *call, struct lx_thread *t)
+{
+    struct lx_proc *p = t->p;
+    struct lx_ctx c = { p, t, call };
+    t->in_call = 1;                             /* signals it is sent now wait for its answer */
+    serve(&c);
+    t->in_call = 0;
+    if (p->doomed && p->used && !p->ended)
+        lx_proc_end(p, p->doomed);              /* a fatal signal that came during the call */
+}
+
 static void fault(struct svc_call *call)
 {
     struct lx_thread *t = thread_of_badge(call->badge);
@@ -746,13 +758,7 @@ static void fault(struct svc_call *call)
         svc_reply(call, 0, 1, stop);
         return;
     }
-    struct lx_proc *p = t->p;
-    struct lx_ctx c = { p, t, call };
-    t->in_call = 1;                             /* signals it is sent now wait for its answer */
-    serve(&c);
-    t->in_call = 0;
-    if (p->doomed && p->used && !p->ended)
-        lx_proc_end(p, p->doomed);              /* a fatal signal that came during the call */
+    fault_of(call, t);
 }
 
 /* Linux calls that never wait and whose work is bounded, which the
@@ -763,13 +769,6 @@ static void fault(struct svc_call *call)
  * own state.
  * 1: such a call; 2: one if its descriptor says so (io_bounded); 0: not. */
 #define FAST_IO         (64 * 1024)
-
-enum { NR_getcwd = 17, NR_dup = 23, NR_dup3 = 24, NR_lseek = 62, NR_read = 63, NR_write = 64, NR_pread64 = 67,
-       NR_pwrite64 = 68, NR_newfstatat = 79, NR_fstat = 80, NR_clock_gettime = 113, NR_clock_getres = 114,
-       NR_sigaltstack = 132, NR_rt_sigaction = 134, NR_rt_sigprocmask = 135, NR_rt_sigpending = 136,
-       NR_times = 153, NR_uname = 160, NR_getrusage = 165, NR_umask = 166, NR_gettimeofday = 169,
-       NR_getpid = 172, NR_getppid = 173, NR_getuid = 174, NR_geteuid = 175, NR_getgid = 176, NR_getegid = 177,
-       NR_gettid = 178, NR_sysinfo = 179, NR_statx = 291 };
 
 static int bounded_call(uint64_t nr)
 {
@@ -807,7 +806,7 @@ static int io_bounded(struct lx_proc *p, uint64_t nr, const uint64_t *x)
 }
 
 /* A bounded call (nr, from message mr; `bounded` as bounded_call says)
- * for the register entry: served through fault() with the message copied
+ * for the register entry: served as any fault (fault_of) with the message copied
  * into the call, unless a signal is pending (even a blocked one: the call
  * might unblock it) or its descriptor makes it unbounded. Out of line, so
  * the calls that are not served here pay nothing for it. */
@@ -820,7 +819,7 @@ static __attribute__((noinline)) int serve_bounded(struct svc_call *call, const 
         return SVC_FAST_OTHER;
     memcpy(call->mr, mr, FAULT_MSG_LEN * sizeof(uint64_t));
     call->len = FAULT_MSG_LEN;
-    fault(call);
+    fault_of(call, t);
     return SVC_FAST_ANSWERED;
 }
 

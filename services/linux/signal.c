@@ -64,7 +64,6 @@
 #define NS              1000000000ull
 
 /* System call numbers the restart rules name. */
-enum { NR_read = 63, NR_write = 64, NR_readv = 65, NR_writev = 66, NR_wait4 = 260, NR_waitid = 95 };
 
 /* ---------------------------------------------------------------- the frame (Linux's arm64 layout) */
 struct lx_siginfo {

@@ -14,41 +14,6 @@
 #define NSYS 512
 #define LX_VERSION_STRING "#1 Petrel 0.1 (Linux personality)"
 
-enum {
-    NR_getcwd = 17, NR_chdir = 49, NR_fchdir = 50, NR_set_robust_list = 99, NR_prctl = 167, NR_dup = 23, NR_dup3 = 24, NR_fcntl = 25, NR_ioctl = 29, NR_pipe2 = 59, NR_waitid = 95, NR_setpgid = 154,
-    NR_getpgid = 155, NR_getsid = 156, NR_setsid = 157, NR_clone = 220, NR_execve = 221, NR_mprotect = 226,
-    NR_wait4 = 260, NR_openat = 56, NR_close = 57, NR_getdents64 = 61, NR_lseek = 62, NR_read = 63,
-    NR_write = 64, NR_readv = 65, NR_writev = 66, NR_pread64 = 67, NR_newfstatat = 79, NR_fstat = 80,
-    NR_exit = 93, NR_exit_group = 94, NR_set_tid_address = 96, NR_clock_gettime = 113,
-    NR_uname = 160, NR_getpid = 172, NR_getppid = 173, NR_getuid = 174, NR_geteuid = 175,
-    NR_getgid = 176, NR_getegid = 177, NR_gettid = 178, NR_brk = 214, NR_munmap = 215, NR_mmap = 222,
-    NR_getrandom = 278, NR_pselect6 = 72, NR_ppoll = 73, NR_socket = 198, NR_socketpair = 199,
-    NR_bind = 200, NR_listen = 201, NR_accept = 202, NR_connect = 203, NR_getsockname = 204, NR_getpeername = 205,
-    NR_sendto = 206, NR_recvfrom = 207, NR_setsockopt = 208, NR_getsockopt = 209, NR_shutdown = 210,
-    NR_sendmsg = 211, NR_recvmsg = 212, NR_accept4 = 242, NR_recvmmsg = 243, NR_sethostname = 161, NR_setdomainname = 162, NR_sendmmsg = 269, NR_rt_sigqueueinfo = 138, NR_rt_tgsigqueueinfo = 240,
-    NR_getrlimit = 163, NR_setrlimit = 164, NR_prlimit64 = 261, NR_rseq = 293, NR_readlinkat = 78,
-    NR_nanosleep = 101, NR_getitimer = 102, NR_setitimer = 103,
-    NR_clock_nanosleep = 115, NR_kill = 129, NR_tkill = 130, NR_tgkill = 131, NR_sigaltstack = 132,
-    NR_rt_sigsuspend = 133, NR_rt_sigaction = 134, NR_rt_sigprocmask = 135, NR_rt_sigpending = 136,
-    NR_rt_sigtimedwait = 137, NR_rt_sigreturn = 139,
-    NR_mkdirat = 34, NR_unlinkat = 35, NR_symlinkat = 36, NR_linkat = 37, NR_renameat = 38, NR_statfs = 43,
-    NR_fstatfs = 44, NR_truncate = 45, NR_ftruncate = 46, NR_fallocate = 47, NR_faccessat = 48, NR_fchmod = 52,
-    NR_fchmodat = 53, NR_fchownat = 54, NR_fchown = 55, NR_pwrite64 = 68, NR_sendfile = 71, NR_sync = 81,
-    NR_fsync = 82, NR_fdatasync = 83, NR_utimensat = 88, NR_syncfs = 267, NR_renameat2 = 276,
-    NR_faccessat2 = 439, NR_fchmodat2 = 452, NR_umask = 166, NR_futex = 98, NR_clone3 = 435,
-    NR_eventfd2 = 19, NR_epoll_create1 = 20, NR_epoll_ctl = 21, NR_epoll_pwait = 22, NR_epoll_pwait2 = 441,
-    NR_timerfd_create = 85, NR_timerfd_settime = 86, NR_timerfd_gettime = 87,
-    NR_clock_getres = 114, NR_gettimeofday = 169, NR_clock_settime = 112, NR_settimeofday = 170,
-    NR_timer_create = 107, NR_timer_gettime = 108, NR_timer_getoverrun = 109, NR_timer_settime = 110,
-    NR_timer_delete = 111, NR_times = 153, NR_getrusage = 165, NR_sysinfo = 179,
-    NR_setregid = 143, NR_setgid = 144, NR_setreuid = 145, NR_setuid = 146, NR_setresuid = 147,
-    NR_getresuid = 148, NR_setresgid = 149, NR_getresgid = 150, NR_getgroups = 158, NR_setgroups = 159,
-    NR_setpriority = 140, NR_getpriority = 141, NR_sched_getscheduler = 120, NR_sched_getparam = 121,
-    NR_sched_setaffinity = 122, NR_sched_getaffinity = 123, NR_sched_yield = 124, NR_sched_get_priority_max = 125,
-    NR_sched_get_priority_min = 126, NR_getcpu = 168, NR_close_range = 436, NR_statx = 291,
-    NR_execveat = 281, NR_madvise = 233, NR_mremap = 216, NR_msync = 227,
-};
-
 static uint8_t logged[NSYS / 8];
 
 /* exit ends the calling thread (the process with its last one), exit_group the process. */
