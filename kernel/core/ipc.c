@@ -432,16 +432,7 @@ bool ipc_send_fault(struct thread *t, const struct fault_info *fi)
     struct endpoint *ep = t->fault_ep;
     if (!ep || (ep->obj.handles == 0 && !ep->ksvc) || (ep->ksvc && t != current_thread()))
         return false;
-    uint64_t *m = t->fault_msg;
-    m[FAULT_MR_KIND] = fi->kind;
-    m[FAULT_MR_ADDR] = fi->addr;
-    m[FAULT_MR_ESR] = fi->esr;
-    m[FAULT_MR_PC] = t->tf.pc;
-    m[FAULT_MR_SP] = t->tf.sp;
-    for (unsigned i = 0; i < 9; i++)
-        m[FAULT_MR_X0 + i] = t->tf.x[i];
-    t->send_is_fault = true;
-    t->in_fault = true;
+    fault_msg_fill(t, fi->kind, fi->addr, fi->esr);
     uint64_t info = MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0);
     if (ep->ksvc) {
         ksvc_fault(t, ep, t->fault_badge);  /* a kernel-placed handler: served in this entry */

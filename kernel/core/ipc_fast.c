@@ -138,10 +138,12 @@ struct trapframe *fastpath_call(struct trapframe *tf, uint64_t esr)
 
 /*
  * A Linux `svc #0` (a foreign system call) of a thread whose fault handler
- * is a user-placed server waiting on this core (the Linux personality in
- * user space): the fault message goes straight into the server's
- * registers and UTCB, exactly as ipc_send_fault would deliver it, and the
- * server runs. Anything else takes the general path.
+ * is a kernel-placed service (the Linux personality in the kernel) is
+ * offered to it here (ksvc_foreign_syscall); one whose handler is a
+ * user-placed server waiting on this core (the personality in user space)
+ * has its fault message go straight into the server's registers and UTCB,
+ * exactly as ipc_send_fault would deliver it, and the server runs.
+ * Anything else takes the general path.
  */
 struct trapframe *fastpath_foreign_syscall(struct trapframe *tf, uint64_t esr)
 {
@@ -150,17 +152,13 @@ struct trapframe *fastpath_foreign_syscall(struct trapframe *tf, uint64_t esr)
     if (!kernel_enter(cur))
         return exc_el0_svc_locked(tf, esr);
     struct endpoint *ep = cur->fault_ep;
-    struct thread *dst = ep && !ep->ksvc && ep->obj.handles ? fast_server(c, cur, ep) : NULL;
+    if (ep && ep->ksvc)
+        return ksvc_foreign_syscall(tf, esr, ep);   /* the personality in the kernel: this entry answers */
+    struct thread *dst = ep && ep->obj.handles ? fast_server(c, cur, ep) : NULL;
     if (!dst)
         return exc_el0_svc_locked(tf, esr);
+    fault_msg_fill(cur, FAULT_FOREIGN_SYSCALL, tf->x[8], esr);
     uint64_t *m = cur->fault_msg;
-    m[FAULT_MR_KIND] = FAULT_FOREIGN_SYSCALL;
-    m[FAULT_MR_ADDR] = tf->x[8];
-    m[FAULT_MR_ESR] = esr;
-    m[FAULT_MR_PC] = tf->pc;
-    m[FAULT_MR_SP] = tf->sp;
-    for (unsigned i = 0; i < 9; i++)
-        m[FAULT_MR_X0 + i] = tf->x[i];
     dst->tf.x[0] = 0;
     dst->tf.x[1] = MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0);
     for (unsigned i = 0; i < MSG_REG_MRS; i++)
@@ -169,8 +167,6 @@ struct trapframe *fastpath_foreign_syscall(struct trapframe *tf, uint64_t esr)
         dst->utcb->mr[i] = m[i];
     dst->tf.x[8] = cur->fault_badge;
     dst->tf.x[9] = cur->space->id;
-    cur->send_is_fault = true;
-    cur->in_fault = true;
     return fast_call_switch(c, cur, ep, dst);
 }
 

@@ -704,20 +704,32 @@ static bool fault_fast(struct thread *t, const struct ksvc *svc, uint64_t badge)
     return svc->fault_fast(&call, t->fault_msg) == SVC_FAST_ANSWERED;
 }
 
-void ksvc_fault(struct thread *t, struct endpoint *ep, uint64_t badge)
+bool ksvc_fault(struct thread *t, struct endpoint *ep, uint64_t badge)
 {
     struct ksvc_run *run = run_of(ep->ksvc);
     if (!run->holder && ep->ksvc->fault_fast && fault_fast(t, ep->ksvc, badge))
-        return;
+        return true;
     if (run->holder) {
         /* Busy: wait, then fault again — a system call by running its
          * `svc` once more, any other fault by its instruction. */
         t->in_fault = false;
         t->send_is_fault = false;
         wait_for_service(run, t, t->fault_msg[FAULT_MR_KIND] == FAULT_FOREIGN_SYSCALL);
-        return;
+        return false;
     }
     ksvc_call(ep, MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0), badge, true);
+    return false;
+}
+
+struct trapframe *ksvc_foreign_syscall(struct trapframe *tf, uint64_t esr, struct endpoint *ep)
+{
+    struct thread *t = (struct thread *)tf;     /* the frame is the thread's first member */
+    fault_msg_fill(t, FAULT_FOREIGN_SYSCALL, tf->x[8], esr);
+    if (ksvc_fault(t, ep, t->fault_badge) && t->state == T_RUNNING && !this_cpu()->rq.summary) {
+        kernel_unlock();
+        return tf;          /* answered, nothing better here: as ksvc_fast */
+    }
+    return sched_exit();
 }
 
 /* A fastpath call its register entry did not take: a request on the

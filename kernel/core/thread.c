@@ -243,8 +243,10 @@ void thread_fault(struct thread *t, const struct fault_info *fi)
 {
     if (ipc_send_fault(t, fi))
         return;
+    char buf[64];
     kprintf("fault: thread \"%s\": %s (%s) at 0x%lx, pc 0x%lx, esr 0x%lx\n",
-            t->name, fault_kind_name(fi->kind), fi->detail, fi->addr, t->tf.pc, fi->esr);
+            t->name, fault_kind_name(fi->kind),
+            fi->detail ? fi->detail : arch_fault_detail(fi->esr, buf, sizeof(buf)), fi->addr, t->tf.pc, fi->esr);
     kprintf("fault: thread \"%s\" killed\n", t->name);
     thread_kill(t, -1);
 }

@@ -37,6 +37,10 @@ struct arch_kctx;
 void arch_kctx_init(struct arch_kctx *c, uint64_t stack_top, void (*entry)(void *), void *arg);
 void arch_kctx_switch(struct arch_kctx *save, const struct arch_kctx *load);
 
+/* What the syndrome esr of an EL0 exception says, written into buf: for
+ * the message of a fault that kills its thread. */
+const char *arch_fault_detail(uint64_t esr, char *buf, size_t size);
+
 /* ARCH_FPEN_TRAP_EL0: the value of cpu->fpen while EL0's FP/SIMD use traps. */
 
 /* Zeroing whole pages (len a multiple of 256, va 64-byte aligned). */

@@ -83,8 +83,15 @@ struct thread *buffer_owner(void);
 struct ksvc_run *ksvc_env_run(void);
 /* A fault of the current thread t for a handler endpoint bound to a
  * kernel service: served in t's kernel entry as a request labelled
- * LABEL_FAULT with t->fault_msg, badged `badge` (ipc_send_fault). */
-void ksvc_fault(struct thread *t, struct endpoint *ep, uint64_t badge);
+ * LABEL_FAULT with t->fault_msg, badged `badge` (ipc_send_fault); true
+ * if the service's register entry for faults answered it. */
+bool ksvc_fault(struct thread *t, struct endpoint *ep, uint64_t badge);
+/* The same for a Linux system call of the current thread (tf, syndrome
+ * esr) from fastpath_foreign_syscall, the kernel lock held: the fault
+ * message built and served here, the caller resumed at once when the
+ * register entry answered and left nothing better to run (as ksvc_fast);
+ * else through the scheduler. Returns the frame to resume, lock released. */
+struct trapframe *ksvc_foreign_syscall(struct trapframe *tf, uint64_t esr, struct endpoint *ep);
 
 /* A call the register entry left alone: ksvc_call, then the scheduler. */
 ksvc_fastcall_fn ksvc_slowcall;

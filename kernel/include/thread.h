@@ -45,7 +45,7 @@ struct fault_info {
     unsigned kind;              /* FAULT_* of petrel_abi.h */
     uint64_t addr;
     uint64_t esr;
-    const char *detail;
+    const char *detail;         /* for the message if it kills; NULL: arch_fault_detail(esr) */
 };
 
 struct thread {
@@ -155,6 +155,23 @@ void thread_make_foreign(struct thread *t);
 void thread_kill(struct thread *t, int status);
 void thread_set_prio(struct thread *t, unsigned prio);     /* effective priority, requeues */
 void thread_fault(struct thread *t, const struct fault_info *fi);
+/* t's fault message for its handler (kind, address, syndrome, pc, sp,
+ * x0..x8) in t->fault_msg, t waiting for the answer: ipc_send_fault's,
+ * and the fastpaths' for a Linux system call. */
+static ALWAYS_INLINE void fault_msg_fill(struct thread *t, unsigned kind, uint64_t addr, uint64_t esr)
+{
+    uint64_t *m = t->fault_msg;
+    m[FAULT_MR_KIND] = kind;
+    m[FAULT_MR_ADDR] = addr;
+    m[FAULT_MR_ESR] = esr;
+    m[FAULT_MR_PC] = t->tf.pc;
+    m[FAULT_MR_SP] = t->tf.sp;
+    for (unsigned i = 0; i < 9; i++)
+        m[FAULT_MR_X0 + i] = t->tf.x[i];
+    t->send_is_fault = true;
+    t->in_fault = true;
+}
+
 /* The machine is out of memory for t's page fault (not t's own limit):
  * without a fault handler t waits and retries instead of dying. */
 bool thread_wait_for_memory(struct thread *t);

@@ -702,7 +702,7 @@ const struct linux_ops linux_ops = { m_exec, m_wait, m_run };
 static void serve(struct lx_ctx *c)
 {
     struct lx_thread *t = c->t;
-    const uint64_t *mr = c->call->mr;
+    const uint64_t *mr = c->mr;
     if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL) {
         lx_sig_fault(c, (unsigned)mr[FAULT_MR_KIND], mr[FAULT_MR_ADDR], mr[FAULT_MR_ESR]);
         return;
@@ -739,10 +739,10 @@ static void serve(struct lx_ctx *c)
 }
 
 /* The fault of thread t (alive, its process not ended), served. */
-static void fault_of(struct svc_call *call, struct lx_thread *t)
+static void fault_of(struct svc_call *call, const uint64_t *mr, struct lx_thread *t)
 {
     struct lx_proc *p = t->p;
-    struct lx_ctx c = { p, t, call };
+    struct lx_ctx c = { p, t, call, mr };
     t->in_call = 1;                             /* signals it is sent now wait for its answer */
     serve(&c);
     t->in_call = 0;
@@ -758,15 +758,15 @@ static void fault(struct svc_call *call)
         svc_reply(call, 0, 1, stop);
         return;
     }
-    fault_of(call, t);
+    fault_of(call, call->mr, t);
 }
 
 /* Linux calls that never wait and whose work is bounded, which the
- * register entry below may serve: read and pread of at most FAST_IO bytes
- * from a regular file or /dev/null or /dev/zero, write and pwrite to
- * /dev/null, a read or write of a pipe or a connected stream socket that
- * finishes without waiting, and calls that only read or set the caller's
- * own state.
+ * register entry below may serve: read, pread, write and pwrite of at most
+ * FAST_IO bytes on a regular file (not /proc's) or /dev/null or /dev/zero,
+ * a read or write of a pipe or a connected stream socket that finishes
+ * without waiting, and calls that only read or set the caller's own
+ * state.
  * 1: such a call; 2: one if its descriptor says so (io_bounded); 0: not. */
 #define FAST_IO         (64 * 1024)
 
@@ -800,16 +800,15 @@ static int io_bounded(struct lx_proc *p, uint64_t nr, const uint64_t *x)
                lx_pipe_ready(f, nr == NR_write, x[2]);
     uint32_t kind = n->mode & LX_S_IFMT;
     int dev = kind == LX_S_IFCHR ? (int)n->dev : -1;
-    if (nr == NR_write || nr == NR_pwrite64)
-        return dev == LX_DEV_NULL;
     return (kind == LX_S_IFREG && !n->proc) || dev == LX_DEV_NULL || dev == LX_DEV_ZERO;
 }
 
 /* A bounded call (nr, from message mr; `bounded` as bounded_call says)
- * for the register entry: served as any fault (fault_of) with the message copied
- * into the call, unless a signal is pending (even a blocked one: the call
- * might unblock it) or its descriptor makes it unbounded. Out of line, so
- * the calls that are not served here pay nothing for it. */
+ * for the register entry: served as any fault (fault_of), the message
+ * read where it is (not copied into the call), unless a signal is
+ * pending (even a blocked one: the call might unblock it) or its
+ * descriptor makes it unbounded. Out of line, so the calls that are not
+ * served here pay nothing for it. */
 static __attribute__((noinline)) int serve_bounded(struct svc_call *call, const uint64_t *mr, uint64_t nr,
                                                    int bounded)
 {
@@ -817,9 +816,7 @@ static __attribute__((noinline)) int serve_bounded(struct svc_call *call, const 
     if (!t || t->p->ended || t->pending || t->p->pending || t->p->doomed || t->restore_mask ||
         (bounded == 2 && !io_bounded(t->p, nr, &mr[FAULT_MR_X0])))
         return SVC_FAST_OTHER;
-    memcpy(call->mr, mr, FAULT_MSG_LEN * sizeof(uint64_t));
-    call->len = FAULT_MSG_LEN;
-    fault_of(call, t);
+    fault_of(call, mr, t);
     return SVC_FAST_ANSWERED;
 }
 

@@ -501,6 +501,7 @@ struct lx_ctx {
     struct lx_proc *p;
     struct lx_thread *t;        /* the calling thread, one of p's */
     struct svc_call *call;
+    const uint64_t *mr;         /* the fault message (a system call's registers): call->mr, or the register entry's */
 };
 
 #define LX_NORETURN     (-4096 - 1)     /* the process ended (or was replaced): no reply */

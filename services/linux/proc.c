@@ -71,7 +71,7 @@ static int64_t clone_thread(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint6
         err = -LX_EFAULT;
     if (!err && (flags & CLONE_PARENT_SETTID) && lx_copy_out(c, ptid, &tid, sizeof(tid)))
         err = -LX_EFAULT;
-    const uint64_t *mr = c->call->mr;
+    const uint64_t *mr = c->mr;
     if (!err)
         err = lx_thread_start(t, c->t->thread, mr[FAULT_MR_PC], sp ? sp : mr[FAULT_MR_SP], 0,
                               (flags & CLONE_SETTLS) ? &tls : NULL);
@@ -163,7 +163,7 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
         lx_vma_poke(child->vm_of ? child->vm_of : child, ctid, &pid, sizeof(pid));
     if (!err && (flags & CLONE_PARENT_SETTID))
         lx_copy_out(c, ptid, &pid, sizeof(pid));
-    const uint64_t *mr = c->call->mr;
+    const uint64_t *mr = c->mr;
     if (!err)
         err = lx_thread_start(ct, c->t->thread, mr[FAULT_MR_PC], sp ? sp : mr[FAULT_MR_SP], 0,
                               (flags & CLONE_SETTLS) ? &tls : NULL);

@@ -192,7 +192,7 @@ static int put(struct lx_thread *t, struct svc_call *call, uint64_t va, const vo
 {
     struct lx_proc *p = t->p;
     if (call) {
-        struct lx_ctx c = { p, t, call };
+        struct lx_ctx c = { p, t, call, call->mr };
         return lx_copy_out(&c, va, src, len);
     }
     return lx_range_ok(va, len) ? lx_vma_poke(p, va, src, len) : -LX_EFAULT;
@@ -389,7 +389,7 @@ static void reply_regs(struct lx_ctx *c, const struct petrel_regs *r)
 void lx_sig_reply(struct lx_ctx *c, uint64_t pc, int64_t result)
 {
     struct lx_thread *p = c->t;
-    const uint64_t *mr = c->call->mr;
+    const uint64_t *mr = c->mr;
     if (p->restore_mask && result != -LX_EINTR) {
         p->blocked = p->saved_mask;             /* a call that was not interrupted: its mask goes first */
         p->restore_mask = 0;
@@ -434,7 +434,7 @@ int lx_sig_interrupted(struct lx_ctx *c, uint64_t nr)
     p->blk = (struct lx_block){ 0 };
     if (!sig)
         return 0;
-    const uint64_t *mr = c->call->mr;
+    const uint64_t *mr = c->mr;
     if (p->io_done) {                           /* a write that moved some bytes returns their count */
         int64_t done = (int64_t)p->io_done;
         p->io_done = 0;
@@ -880,7 +880,7 @@ int64_t lx_sys_rt_sigtimedwait(struct lx_ctx *c, uint64_t uset, uint64_t uinfo, 
 int64_t lx_sys_sigaltstack(struct lx_ctx *c, uint64_t uss, uint64_t uoss)
 {
     struct lx_thread *p = c->t;
-    uint64_t sp = c->call->mr[FAULT_MR_SP];
+    uint64_t sp = c->mr[FAULT_MR_SP];
     struct lx_stack old = { p->ss_sp, (int32_t)(altstack_flags(p, sp) | (p->ss_flags & SS_AUTODISARM)), 0, p->ss_size };
     if (uss) {
         struct lx_stack ns;
@@ -987,7 +987,7 @@ int64_t lx_sys_rt_sigreturn(struct lx_ctx *c)
 {
     struct lx_thread *p = c->t;
     struct petrel_regs r;
-    uint64_t sp = c->call->mr[FAULT_MR_SP];
+    uint64_t sp = c->mr[FAULT_MR_SP];
     if (svc_thread_read_regs(p->thread, &r) || restore(c, sp, &r)) {
         lx_sig_fault(c, FAULT_DATA, sp, 0);     /* Linux: SIGSEGV for a bad frame */
         return LX_NORETURN;
@@ -1006,7 +1006,7 @@ void lx_sig_fault(struct lx_ctx *c, unsigned kind, uint64_t addr, uint64_t esr)
 {
     struct lx_proc *p = c->p;
     struct lx_thread *t = c->t;
-    const uint64_t *mr = c->call->mr;
+    const uint64_t *mr = c->mr;
     uint32_t ec = (uint32_t)(esr >> 26);
     uint32_t need = R_READ | (kind == FAULT_INSN ? R_EXEC : 0) | (ec == 0x24 && (esr & (1u << 6)) ? R_WRITE : 0);
     int sig, in_file = kind == FAULT_DATA || kind == FAULT_INSN ? lx_vma_file_page(p, addr, need) : -1;

@@ -49,10 +49,16 @@ void arch_trap_init(void)
     isb();
 }
 
-/* Describe an abort's fault status code. */
-static const char *abort_detail(uint64_t esr, char *buf, size_t size)
+/* What an EL0 exception was, for the message of a fault that kills its
+ * thread (thread_fault): an abort's fault status, or the class. Only
+ * then, so a fault its handler takes costs no formatting. */
+const char *arch_fault_detail(uint64_t esr, char *buf, size_t size)
 {
-    unsigned fsc = esr & 0x3f, level = fsc & 3;
+    unsigned ec = (unsigned)(esr >> 26), fsc = esr & 0x3f, level = fsc & 3;
+    if (ec != EC_DABT_LOW && ec != EC_IABT_LOW) {
+        ksnprintf(buf, size, "exception class 0x%x", ec);
+        return buf;
+    }
     const char *what;
     if ((fsc & 0x3c) == 0x04) what = "translation fault";
     else if ((fsc & 0x3c) == 0x08) what = "access flag fault";
@@ -60,7 +66,7 @@ static const char *abort_detail(uint64_t esr, char *buf, size_t size)
     else if (fsc == 0x21) what = "alignment fault";
     else what = "abort";
     bool has_level = (fsc & 0x30) == 0 && fsc >= 4;
-    const char *rw = (esr >> 26) == EC_DABT_LOW ? ((esr & (1 << 6)) ? ", write" : ", read") : "";
+    const char *rw = ec == EC_DABT_LOW ? ((esr & (1 << 6)) ? ", write" : ", read") : "";
     if (has_level)
         ksnprintf(buf, size, "%s, level %u%s", what, level, rw);
     else
@@ -84,8 +90,7 @@ static int resolve_abort(struct thread *t, uint64_t esr, uint64_t far)
 static void el0_fault(struct thread *t, uint64_t esr, uint64_t far)
 {
     unsigned ec = (unsigned)(esr >> 26);
-    char buf[64];
-    struct fault_info fi = { FAULT_OTHER, far, esr, "" };
+    struct fault_info fi = { FAULT_OTHER, far, esr, NULL };     /* NULL: arch_fault_detail */
     switch (ec) {
     case EC_SVC64:
         fi.kind = FAULT_FOREIGN_SYSCALL;
@@ -94,11 +99,9 @@ static void el0_fault(struct thread *t, uint64_t esr, uint64_t far)
         break;
     case EC_DABT_LOW:
         fi.kind = ((esr & 0x3f) == 0x21) ? FAULT_ALIGN : FAULT_DATA;
-        fi.detail = abort_detail(esr, buf, sizeof(buf));
         break;
     case EC_IABT_LOW:
         fi.kind = FAULT_INSN;
-        fi.detail = abort_detail(esr, buf, sizeof(buf));
         break;
     case EC_PC_ALIGN:
         fi.kind = FAULT_ALIGN;
@@ -119,8 +122,6 @@ static void el0_fault(struct thread *t, uint64_t esr, uint64_t far)
                     ec == EC_ILLEGAL ? "illegal execution state" : "undefined instruction";
         break;
     default:
-        ksnprintf(buf, sizeof(buf), "exception class 0x%x", ec);
-        fi.detail = buf;
         break;
     }
     thread_fault(t, &fi);
