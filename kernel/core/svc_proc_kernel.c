@@ -189,6 +189,44 @@ int svc_mem_read(svc_handle mem, uint64_t offset, void *dst, uint64_t len)
     return err;
 }
 
+/* Between the caller's buffer and a memory object with no copy in
+ * between: a page of the caller's at a time under the lock, straight from
+ * the caller's page into the object's (as svc_copy_in reaches the caller:
+ * svc_kernel.c). */
+static int mem_copy_client(svc_handle mem, uint64_t offset, uint64_t client_addr, uint64_t len, bool to_client)
+{
+    if (client_addr + len < client_addr)
+        return SVC_E_FAULT;
+    while (len) {
+        uint64_t n = MIN(len, 4096 - (client_addr & 4095));
+        bool l = env_lock();
+        int err;
+        struct object *o = held(mem, OBJ_MEMORY, to_client ? R_READ : R_WRITE, &err);
+        uint8_t *theirs = o && buffer_owner() ? user_ptr(client_addr, to_client) : NULL;
+        if (o && !theirs)
+            err = SVC_E_FAULT;
+        else if (o && to_client)
+            err = memobj_read(list_entry(o, struct memobj, obj), offset, theirs, n);
+        else if (o)
+            err = memobj_write(list_entry(o, struct memobj, obj), offset, theirs, n);
+        env_unlock(l);
+        if (err)
+            return err;
+        client_addr += n, offset += n, len -= n;
+    }
+    return 0;
+}
+
+int svc_mem_copy_in(struct svc_call *call, svc_handle mem, uint64_t offset, uint64_t client_addr, uint64_t len)
+{
+    return mem_copy_client(mem, offset, client_addr, len, false);
+}
+
+int svc_mem_copy_out(struct svc_call *call, uint64_t client_addr, svc_handle mem, uint64_t offset, uint64_t len)
+{
+    return mem_copy_client(mem, offset, client_addr, len, true);
+}
+
 int svc_mem_map(svc_handle space, svc_handle mem, uint64_t va, uint64_t offset, uint64_t size, uint32_t rights)
 {
     bool l = env_lock();

@@ -167,6 +167,38 @@ int svc_mem_write(svc_handle mem, uint64_t offset, const void *src, uint64_t len
     return 0;
 }
 
+/* Through the object's view when it has one (one copy, by the kernel,
+ * between the caller and the view); else through a buffer here. */
+static int mem_copy_client(struct svc_call *call, svc_handle mem, uint64_t offset, uint64_t client_addr,
+                           uint64_t len, int to_client)
+{
+    uint8_t buf[512];
+    if (!len)
+        return 0;
+    uint8_t *at = view_of(mem, offset, len, !to_client);
+    if (at)
+        return to_client ? svc_copy_out(call, client_addr, at, len) : svc_copy_in(call, at, client_addr, len);
+    for (uint64_t done = 0; done < len; done += sizeof(buf)) {
+        uint64_t k = MIN(len - done, sizeof(buf));
+        int err = to_client ? svc_mem_read(mem, offset + done, buf, k) : svc_copy_in(call, buf, client_addr + done, k);
+        if (!err)
+            err = to_client ? svc_copy_out(call, client_addr + done, buf, k) : svc_mem_write(mem, offset + done, buf, k);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
+int svc_mem_copy_in(struct svc_call *call, svc_handle mem, uint64_t offset, uint64_t client_addr, uint64_t len)
+{
+    return mem_copy_client(call, mem, offset, client_addr, len, 0);
+}
+
+int svc_mem_copy_out(struct svc_call *call, uint64_t client_addr, svc_handle mem, uint64_t offset, uint64_t len)
+{
+    return mem_copy_client(call, mem, offset, client_addr, len, 1);
+}
+
 int svc_mem_read(svc_handle mem, uint64_t offset, void *dst, uint64_t len)
 {
     if (!len)

@@ -50,6 +50,13 @@ int svc_mem_write(svc_handle mem, uint64_t offset, const void *src, uint64_t len
 /* Read `len` bytes of memory object `mem` at `offset` into dst (a page
  * never written reads as zeros); 0 or an error. */
 int svc_mem_read(svc_handle mem, uint64_t offset, void *dst, uint64_t len);
+/* Copy `len` bytes from the caller of `call` at client_addr into memory
+ * object `mem` at `offset` (svc_mem_copy_in), or the other way
+ * (svc_mem_copy_out), with no copy in between; 0, SVC_E_FAULT if the
+ * caller's buffer could not be reached (what went before it went), or
+ * the object's error. */
+int svc_mem_copy_in(struct svc_call *call, svc_handle mem, uint64_t offset, uint64_t client_addr, uint64_t len);
+int svc_mem_copy_out(struct svc_call *call, uint64_t client_addr, svc_handle mem, uint64_t offset, uint64_t len);
 /* Map, unmap and protect in another process (mem_map, mem_unmap_range,
  * mem_protect). A mapping keeps its object alive: the service may release
  * its handle right after mapping. */

@@ -290,27 +290,27 @@ int64_t lx_sys_close(struct lx_ctx *c, uint64_t fd)
 }
 
 static const uint8_t zeros[1024];
-static uint8_t bounce[4096];                /* a page of a file in a memory object, on its way */
 
 /* Copy up to len bytes of regular file n from *pos to the process at buf
- * (range checked), through `bounce` when n's contents are in a memory
- * object; how many (0: end of file), or -EFAULT (-ENOMEM: the object
- * could not be read) if none could go. */
+ * (range checked), a page of the process's at a time straight from the
+ * memory object when n's contents are in one; how many (0: end of file),
+ * or -EFAULT (-ENOMEM: the object could not be read) if none could go. */
 static int64_t read_regular(struct lx_ctx *c, struct lx_node *n, uint64_t buf, uint64_t len, uint64_t *pos)
 {
     uint64_t left = *pos < n->size ? n->size - *pos : 0, want = len < left ? len : left, count = 0;
     if (!n->obj)
         count = lx_copy_out_some(c, buf, lx_node_data(n) + *pos, want);
     int err = 0;
-    while (n->obj && count < want && !err) {
-        uint64_t k = want - count < sizeof(bounce) ? want - count : sizeof(bounce);
-        if ((err = lx_node_read(n, *pos + count, bounce, k)) != 0)
+    while (n->obj && count < want) {
+        uint64_t k = LX_PAGE - ((buf + count) & (LX_PAGE - 1));
+        if (k > want - count)
+            k = want - count;
+        if ((err = lx_node_read_to(c, n, *pos + count, buf + count, k)) != 0)
             break;
-        uint64_t went = lx_copy_out_some(c, buf + count, bounce, k);
-        count += went;
-        if (went < k)
-            break;
+        count += k;
     }
+    if (err == -LX_EFAULT)
+        err = 0;                                /* the process's buffer: what went before it counts */
     if (count == 0 && want)
         return err ? err : -LX_EFAULT;
     *pos += count;
@@ -384,10 +384,11 @@ static int64_t write_regular(struct lx_ctx *c, struct lx_file *f, struct lx_node
         uint64_t at = buf + done, chunk = LX_PAGE - (at & (LX_PAGE - 1));
         if (chunk > len - done)
             chunk = len - done;
-        if (n->obj ? lx_copy_in(c, bounce, at, chunk) : lx_copy_in(c, n->mem + *pos + done, at, chunk))
+        int e = n->obj ? lx_node_write_from(c, n, *pos + done, at, chunk) : lx_copy_in(c, n->mem + *pos + done, at, chunk);
+        if (e) {
+            err = e == -LX_EFAULT ? 0 : e;      /* the process's buffer: what went before it counts */
             break;
-        if (n->obj && (err = lx_node_write(n, *pos + done, bounce, chunk)) != 0)
-            break;
+        }
         done += chunk;
     }
     if (!done)

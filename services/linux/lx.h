@@ -209,6 +209,13 @@ int lx_node_copy_out(const struct lx_node *n, uint64_t off, svc_handle mem, uint
 /* Write len bytes at off into n's contents, made room for first
  * (lx_node_reserve); the size is the caller's (lx_node_set_size). 0 or -ENOSPC. */
 int lx_node_write(struct lx_node *n, uint64_t off, const void *src, uint64_t len);
+struct lx_ctx;
+/* The same for a file in a memory object (n->obj), straight between the
+ * object and the calling process's memory at src or dst (one page of the
+ * process's at most): 0, -EFAULT (the process's buffer), or -ENOSPC and
+ * -ENOMEM as above. */
+int lx_node_write_from(struct lx_ctx *c, struct lx_node *n, uint64_t off, uint64_t src, uint64_t len);
+int lx_node_read_to(struct lx_ctx *c, const struct lx_node *n, uint64_t off, uint64_t dst, uint64_t len);
 /* The size of a regular file becomes `size` (its shared mappings follow:
  * pages past its end go, pages it grew into come). */
 void lx_node_set_size(struct lx_node *n, uint64_t size);

@@ -12,7 +12,8 @@
  * A regular file mapped MAP_SHARED moves its contents into a memory
  * object (lx_node_share), which every shared mapping maps: from then on
  * that object is the file's only copy, read and written with
- * svc_mem_read and svc_mem_write, so a store through a mapping is what
+ * svc_mem_read and svc_mem_write (and by read() and write() straight
+ * between it and the process: svc_mem_copy_out, svc_mem_copy_in), so a store through a mapping is what
  * read() sees and a write() is what the mappings see, as with Linux's
  * page cache. It is charged like memory contents (cap: the end of the
  * page its largest size reached); the bytes between the size and the end
@@ -108,6 +109,26 @@ int lx_node_write(struct lx_node *n, uint64_t off, const void *src, uint64_t len
         return svc_mem_write(n->obj->h, off, src, len) ? -LX_ENOSPC : 0;
     memcpy(n->mem + off, src, len);
     return 0;
+}
+
+int lx_node_write_from(struct lx_ctx *c, struct lx_node *n, uint64_t off, uint64_t src, uint64_t len)
+{
+    if (off > n->cap || len > n->cap - off)
+        return -LX_ENOSPC;                      /* no room made */
+    if (!lx_range_ok(src, len))
+        return -LX_EFAULT;
+    int err = svc_mem_copy_in(c->call, n->obj->h, off, src, len);
+    return err == SVC_E_FAULT ? -LX_EFAULT : err ? -LX_ENOSPC : 0;
+}
+
+int lx_node_read_to(struct lx_ctx *c, const struct lx_node *n, uint64_t off, uint64_t dst, uint64_t len)
+{
+    if (off > n->size || len > n->size - off)
+        return -LX_ENOMEM;                      /* (not asked by the callers) */
+    if (!lx_range_ok(dst, len))
+        return -LX_EFAULT;
+    int err = svc_mem_copy_out(c->call, dst, n->obj->h, off, len);
+    return err == SVC_E_FAULT ? -LX_EFAULT : err ? -LX_ENOMEM : 0;
 }
 
 void lx_fs_usage(uint64_t *bytes_used, uint32_t *nodes_used, uint32_t *nodes_max)

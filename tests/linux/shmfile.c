@@ -2,7 +2,9 @@
  * writing, coherent with read and write (both ways), with other mappings
  * of the file (the same process, a forked child, another process that
  * opened and mapped it itself), kept after munmap and close; ftruncate
- * growing and shrinking it (SIGBUS past the end), unlink and rename while
+ * growing and shrinking it (SIGBUS past the end), read and write between
+ * the file and buffers anywhere (the mapping itself, a buffer running
+ * into an unreachable page), unlink and rename while
  * mapped, a file of many pages, a private mapping taken after shared
  * stores, mprotect, mremap, msync, and the errors (EACCES, ENODEV,
  * EBADF, EINVAL). */
@@ -325,6 +327,51 @@ static void many_pages(void)
     free(back);
 }
 
+/* read() and write() of a mapped file go straight between its pages and
+ * the buffer: across pages on both sides, from and into the mapping
+ * itself, and up to a buffer page that cannot be reached (what went
+ * before it counts; none of it: EFAULT). */
+static void buffers(void)
+{
+    const long size = 3 * PAGE;
+    int fd = open("/tmp/shm-h", O_RDWR | O_CREAT | O_TRUNC, 0644);
+    char *buf = malloc(4 * PAGE), *back = malloc(4 * PAGE);
+    for (long i = 0; i < size; i++)
+        buf[i] = (char)(i * 13 + 1);
+    write(fd, buf, (size_t)size);
+    char *m = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    for (long i = 0; i < 2 * PAGE; i++)
+        buf[PAGE + i] = (char)(i * 5 + 2);
+    SHOW("pwrite of 2 pages from an unaligned buffer at an unaligned offset", pwrite(fd, buf + PAGE + 50, 5000, 1000));
+    printf("  the mapping holds it: %d\n", memcmp(m + 1000, buf + PAGE + 50, 5000) == 0);
+    m[7000] = 'W';
+    SHOW("pread of 2 pages into an unaligned buffer", pread(fd, back + 77, 6000, 1500));
+    printf("  it is what the mapping holds: %d\n", memcmp(back + 77, m + 1500, 6000) == 0);
+    SHOW("pwrite from the mapping itself, another page", pwrite(fd, m + 2 * PAGE, 100, 10));
+    printf("  the mapping then: %d\n", memcmp(m + 10, m + 2 * PAGE, 100) == 0);
+    SHOW("pread into the mapping itself", pread(fd, m + 2 * PAGE + 500, 300, 3000));
+    printf("  the mapping then: %d\n", memcmp(m + 2 * PAGE + 500, m + 3000, 300) == 0);
+    /* A buffer whose second page is PROT_NONE. */
+    char *two = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    memset(two, 'b', PAGE);
+    mprotect(two + PAGE, PAGE, PROT_NONE);
+    SHOW("pwrite of 300 bytes, 100 before an unreachable page", pwrite(fd, two + PAGE - 100, 300, 200));
+    show_read("  the file then", fd, 195, 10);
+    SHOW("pwrite from the unreachable page", pwrite(fd, two + PAGE, 10, 0));
+    SHOW("pread of 300 bytes, 100 before an unreachable page", pread(fd, two + PAGE - 100, 300, 0));
+    printf("  the 100 bytes read: %d\n", memcmp(two + PAGE - 100, m, 100) == 0);
+    SHOW("pread into the unreachable page", pread(fd, two + PAGE, 10, 0));
+    mprotect(two, PAGE, PROT_READ);
+    SHOW("pread into a read-only page", pread(fd, two, 10, 0));
+    printf("size after all: %ld\n", size_of(fd));
+    munmap(two, 2 * PAGE);
+    munmap(m, (size_t)size);
+    close(fd);
+    unlink("/tmp/shm-h");
+    free(buf);
+    free(back);
+}
+
 /* A program written through a shared mapping, then run. */
 static void exec_it(void)
 {
@@ -424,6 +471,7 @@ int main(void)
     processes();
     names();
     many_pages();
+    buffers();
     exec_it();
     limits();
     return 0;
