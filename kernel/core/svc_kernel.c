@@ -725,7 +725,7 @@ struct trapframe *ksvc_foreign_syscall(struct trapframe *tf, uint64_t esr, struc
 {
     struct thread *t = (struct thread *)tf;     /* the frame is the thread's first member */
     fault_msg_fill(t, FAULT_FOREIGN_SYSCALL, tf->x[8], esr);
-    if (ksvc_fault(t, ep, t->fault_badge) && t->state == T_RUNNING && !this_cpu()->rq.summary) {
+    if (ksvc_fault(t, ep, t->fault_badge) && ksvc_resume_now(t)) {
         kernel_unlock();
         return tf;          /* answered, nothing better here: as ksvc_fast */
     }

@@ -190,9 +190,9 @@ int svc_mem_read(svc_handle mem, uint64_t offset, void *dst, uint64_t len)
 }
 
 /* Between the caller's buffer and a memory object with no copy in
- * between: a page of the caller's at a time under the lock, straight from
- * the caller's page into the object's (as svc_copy_in reaches the caller:
- * svc_kernel.c). */
+ * between: a page of the caller's at a time under the lock (at most a page
+ * under it, as svc_mem_write), straight from the caller's page into the
+ * object's (as svc_copy_in reaches the caller: svc_kernel.c). */
 static int mem_copy_client(svc_handle mem, uint64_t offset, uint64_t client_addr, uint64_t len, bool to_client)
 {
     if (client_addr + len < client_addr)
@@ -202,13 +202,12 @@ static int mem_copy_client(svc_handle mem, uint64_t offset, uint64_t client_addr
         bool l = env_lock();
         int err;
         struct object *o = held(mem, OBJ_MEMORY, to_client ? R_READ : R_WRITE, &err);
-        uint8_t *theirs = o && buffer_owner() ? user_ptr(client_addr, to_client) : NULL;
-        if (o && !theirs)
+        struct memobj *m = o ? list_entry(o, struct memobj, obj) : NULL;
+        uint8_t *theirs = m && buffer_owner() ? user_ptr(client_addr, to_client) : NULL;
+        if (m && !theirs)
             err = SVC_E_FAULT;
-        else if (o && to_client)
-            err = memobj_read(list_entry(o, struct memobj, obj), offset, theirs, n);
-        else if (o)
-            err = memobj_write(list_entry(o, struct memobj, obj), offset, theirs, n);
+        else if (m)
+            err = to_client ? memobj_read(m, offset, theirs, n) : memobj_write(m, offset, theirs, n);
         env_unlock(l);
         if (err)
             return err;

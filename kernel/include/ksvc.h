@@ -96,6 +96,16 @@ struct trapframe *ksvc_foreign_syscall(struct trapframe *tf, uint64_t esr, struc
 /* A call the register entry left alone: ksvc_call, then the scheduler. */
 ksvc_fastcall_fn ksvc_slowcall;
 
+/* May t, whose call a register entry just answered in its own kernel
+ * entry, go back to user space at once, without sched_exit's decision?
+ * Yes if it still runs here, unsuspended, and nothing is ready on this
+ * core (what sched_exit would find). */
+static ALWAYS_INLINE bool ksvc_resume_now(const struct thread *t)
+{
+    struct cpu *c = this_cpu();
+    return t->state == T_RUNNING && !c->rq.summary && t->cpu == c->index && !t->suspended;
+}
+
 /*
  * The IPC fastpath's call on a kernel-placed service (kernel lock held;
  * returns the frame to resume, the lock released). The interface's
@@ -125,7 +135,7 @@ static ALWAYS_INLINE struct trapframe *ksvc_fast(int (*fast)(struct svc_call *ca
     call.len = MSG_LEN(info);
     call.nhandles = 0;
     int r = fast(&call, tf->x);
-    if (r == SVC_FAST_ANSWERED && t->state == T_RUNNING && !this_cpu()->rq.summary) {
+    if (r == SVC_FAST_ANSWERED && ksvc_resume_now(t)) {
         kernel_unlock();
         return tf;
     }

@@ -304,16 +304,17 @@ static bool serve_fast(int (*fast)(struct svc_call *, uint64_t *), struct svc_ca
 
 _Static_assert(sizeof(struct petrel_msg) == 9 * sizeof(uint64_t), "a message is the words x1..x9 of a frame");
 
-/* A fault through the service's register entry for faults: the message's
- * first words join the rest in the control page (whose first six message
- * slots the kernel never uses), so the message is read where it is. True
- * if it was answered (the reply is in the loop's message). */
+/* A fault through the service's register entry for faults: the message
+ * (its first words from the registers, the rest from the control page)
+ * copied out first, since a reply the entry sends meanwhile (waking
+ * another caller: svc_reply) is loaded into the control page. True if it
+ * was answered (the reply is in the loop's message). */
 static bool serve_fault_fast(int (*fault_fast)(struct svc_call *, const uint64_t *), struct svc_call *call,
                              const struct petrel_msg *m)
 {
-    uint64_t *msg = utcb()->mr;
-    for (unsigned i = 0; i < MSG_REG_MRS; i++)
-        msg[i] = m->mr[i];
+    uint64_t msg[FAULT_MSG_LEN];
+    __builtin_memcpy(msg, m->mr, MSG_REG_MRS * sizeof(uint64_t));
+    __builtin_memcpy(msg + MSG_REG_MRS, utcb()->mr + MSG_REG_MRS, (FAULT_MSG_LEN - MSG_REG_MRS) * sizeof(uint64_t));
     call->label = LABEL_FAULT;
     call->len = FAULT_MSG_LEN;
     call->nhandles = 0;

@@ -23,7 +23,6 @@
 #define O_CREAT     0100
 #define O_EXCL      0200
 #define O_TRUNC     01000
-#define O_APPEND    02000
 #define O_NOCTTY    0400
 #define O_DIRECTORY 040000
 #define O_NOFOLLOW  0100000

@@ -763,7 +763,8 @@ static void fault(struct svc_call *call)
 
 /* Linux calls that never wait and whose work is bounded, which the
  * register entry below may serve: read, pread, write and pwrite of at most
- * FAST_IO bytes on a regular file (not /proc's) or /dev/null or /dev/zero,
+ * FAST_IO bytes on a regular file (not /proc's; a write only inside the
+ * file, not past its end or appending) or /dev/null or /dev/zero,
  * a read or write of a pipe or a connected stream socket that finishes
  * without waiting, and calls that only read or set the caller's own
  * state.
@@ -800,6 +801,11 @@ static int io_bounded(struct lx_proc *p, uint64_t nr, const uint64_t *x)
                lx_pipe_ready(f, nr == NR_write, x[2]);
     uint32_t kind = n->mode & LX_S_IFMT;
     int dev = kind == LX_S_IFCHR ? (int)n->dev : -1;
+    if (kind == LX_S_IFREG && (nr == NR_write || nr == NR_pwrite64)) {
+        /* Inside the file only: growing it may move its contents or remap its shared mappings. */
+        uint64_t pos = nr == NR_pwrite64 ? x[3] : f->pos;
+        return !n->proc && !(f->flags & O_APPEND) && pos <= n->size && x[2] <= n->size - pos;
+    }
     return (kind == LX_S_IFREG && !n->proc) || dev == LX_DEV_NULL || dev == LX_DEV_ZERO;
 }
 

@@ -129,6 +129,7 @@ struct lx_sinfo {
                                                  * (Linux's access_ok, with Petrel's 39-bit limit) */
 
 #define O_NONBLOCK      04000           /* the open flag (a file's flags, FIONBIO, pipes, the terminal) */
+#define O_APPEND        02000           /* the open flag (writes go to the end) */
 
 static inline uint64_t lx_page_up(uint64_t x) { return (x + LX_PAGE - 1) & ~(LX_PAGE - 1); }
 

@@ -18,7 +18,6 @@
 #define O_ACCMODE   3
 #define O_WRONLY    1
 #define O_RDWR      2
-#define O_APPEND    02000
 #define O_ASYNC     020000
 #define O_DIRECT    0200000
 #define O_NOATIME   01000000
