@@ -287,6 +287,12 @@ bool fault_apply(struct thread *caller, unsigned len, const uint64_t *mr)
         thread_kill(caller, -1);
         return false;
     }
+    /* A yield: the thread running here (the reply came in its own entry)
+     * goes to the back when it leaves the kernel (sched_exit, with a new
+     * slice); one waiting goes to the back when it is queued, with a new
+     * slice already. */
+    if (len >= 1 && mr[0] == FAULT_REPLY_YIELD)
+        caller->slice = caller == this_cpu()->current ? 0 : SLICE_TICKS;
     if (len >= 2 && mr[1] < USER_VA_LIMIT)
         caller->tf.pc = mr[1];
     if (len >= 3 && mr[2] < USER_VA_LIMIT + 4096)

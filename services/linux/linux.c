@@ -742,7 +742,7 @@ static void serve(struct lx_ctx *c)
 static void fault_of(struct svc_call *call, const uint64_t *mr, struct lx_thread *t)
 {
     struct lx_proc *p = t->p;
-    struct lx_ctx c = { p, t, call, mr };
+    struct lx_ctx c = { p, t, call, mr, 0 };
     t->in_call = 1;                             /* signals it is sent now wait for its answer */
     serve(&c);
     t->in_call = 0;
@@ -767,7 +767,7 @@ static void fault(struct svc_call *call)
  * file, not past its end or appending) or /dev/null or /dev/zero,
  * a read or write of a pipe or a connected stream socket that finishes
  * without waiting, and calls that only read or set the caller's own
- * state.
+ * state (sched_yield among them: its answer is all it does).
  * 1: such a call; 2: one if its descriptor says so (io_bounded); 0: not. */
 #define FAST_IO         (64 * 1024)
 
@@ -777,7 +777,7 @@ static int bounded_call(uint64_t nr)
     case NR_getcwd: case NR_dup: case NR_dup3: case NR_lseek: case NR_newfstatat: case NR_fstat:
     case NR_clock_gettime: case NR_clock_getres: case NR_sigaltstack: case NR_rt_sigaction:
     case NR_rt_sigprocmask: case NR_rt_sigpending: case NR_times: case NR_uname: case NR_getrusage:
-    case NR_umask: case NR_gettimeofday: case NR_sysinfo: case NR_statx:
+    case NR_umask: case NR_gettimeofday: case NR_sysinfo: case NR_statx: case NR_sched_yield:
         return 1;
     case NR_read: case NR_pread64: case NR_write: case NR_pwrite64:
         return 2;

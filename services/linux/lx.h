@@ -510,6 +510,7 @@ struct lx_ctx {
     struct lx_thread *t;        /* the calling thread, one of p's */
     struct svc_call *call;
     const uint64_t *mr;         /* the fault message (a system call's registers): call->mr, or the register entry's */
+    int yield;                  /* the answer gives up the rest of the time slice (sched_yield) */
 };
 
 #define LX_NORETURN     (-4096 - 1)     /* the process ended (or was replaced): no reply */

@@ -192,7 +192,7 @@ static int put(struct lx_thread *t, struct svc_call *call, uint64_t va, const vo
 {
     struct lx_proc *p = t->p;
     if (call) {
-        struct lx_ctx c = { p, t, call, call->mr };
+        struct lx_ctx c = { p, t, call, call->mr, 0 };
         return lx_copy_out(&c, va, src, len);
     }
     return lx_range_ok(va, len) ? lx_vma_poke(p, va, src, len) : -LX_EFAULT;
@@ -395,7 +395,8 @@ void lx_sig_reply(struct lx_ctx *c, uint64_t pc, int64_t result)
         p->restore_mask = 0;
     }
     if (!((p->pending | p->p->pending) & ~p->blocked) && !p->restore_mask) {
-        uint64_t resume[4] = { FAULT_REPLY_RESUME, pc, mr[FAULT_MR_SP], (uint64_t)result };
+        uint64_t resume[4] = { c->yield ? FAULT_REPLY_YIELD : FAULT_REPLY_RESUME, pc, mr[FAULT_MR_SP],
+                               (uint64_t)result };
         svc_reply(c->call, 0, 4, resume);
         return;
     }

@@ -643,7 +643,7 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_setgroups:      return sys_setgroups(c, a[0], a[1]);
     case NR_getpriority:    return lx_sys_getpriority(c, a[0], a[1]);
     case NR_setpriority:    return lx_sys_setpriority(c, a[0], a[1], a[2]);
-    case NR_sched_yield:    return 0;           /* at once: the time slice is not given up (docs/design/personality.md) */
+    case NR_sched_yield:    c->yield = 1; return 0;     /* answered with FAULT_REPLY_YIELD (lx_sig_reply) */
     case NR_sched_getaffinity: return lx_sys_sched_getaffinity(c, (int64_t)a[0], a[1], a[2]);
     case NR_sched_setaffinity: return lx_sys_sched_setaffinity(c, (int64_t)a[0], a[1], a[2]);
     case NR_getcpu:         return lx_sys_getcpu(c, a[0], a[1]);

@@ -1,8 +1,10 @@
-/* Scheduling calls: sched_yield, CPU affinity and getcpu, nice values
+/* Scheduling calls: sched_yield (which gives the core to another thread
+ * ready there), CPU affinity and getcpu, nice values
  * (getpriority, setpriority), the policy and its parameters. Raw system
  * calls where musl's wrappers differ (its sched_getscheduler and
  * sched_getparam are ENOSYS stubs, its getpriority adds 20). */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <sys/resource.h>
@@ -25,11 +27,57 @@ static unsigned current_cpu(void)
     return cpu;
 }
 
+#define ROUNDS 200
+
+static volatile int turn;
+static volatile long other_yields;
+
+/* The second thread: its half of the turns. */
+static void *other(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < ROUNDS; i++) {
+        while (turn != 1)
+            sched_yield(), other_yields++;
+        turn = 0;
+    }
+    return NULL;
+}
+
+/* Two threads on one core pass a turn back and forth, each yielding
+ * while the turn is the other's: when a yield gives the core to the
+ * other thread at once, a turn takes about one yield (a yield that kept
+ * the core would spin through the rest of the time slice). */
+static void yield_to_another(void)
+{
+    uint64_t mask[16], one[16];
+    memset(mask, 0, sizeof(mask));
+    memset(one, 0, sizeof(one));
+    syscall(SYS_sched_getaffinity, 0, sizeof(mask), mask);
+    one[0] = mask[0] & -mask[0];            /* the first core it may use */
+    int pinned = syscall(SYS_sched_setaffinity, 0, sizeof(one), one) == 0;
+    pthread_t th;
+    int made = pthread_create(&th, NULL, other, NULL) == 0;
+    long yields = 0;
+    for (int i = 0; made && i < ROUNDS; i++) {
+        while (turn != 0)
+            sched_yield(), yields++;
+        turn = 1;
+    }
+    if (made)
+        pthread_join(th, NULL);
+    long per = (yields + other_yields) / (2 * ROUNDS);
+    printf("pinned to one core %d, a thread made %d; yields a turn: %s ~%ld\n", pinned, made,
+           per <= 3 ? "at most 3" : "more than 3", per);
+    syscall(SYS_sched_setaffinity, 0, sizeof(mask), mask);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
     SHOW("sched_yield", syscall(SYS_sched_yield));
     SHOW("sched_yield again", sched_yield());
+    yield_to_another();
 
     uint64_t mask[16];
     memset(mask, 0, sizeof(mask));

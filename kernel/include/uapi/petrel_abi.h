@@ -101,9 +101,12 @@ enum {
 enum {
     FAULT_DATA, FAULT_INSN, FAULT_ALIGN, FAULT_UNDEF, FAULT_FOREIGN_SYSCALL, FAULT_OTHER
 };
-/* The handler's reply: MR0 = action, then (optional) pc, sp, x0..x8. */
+/* The handler's reply: MR0 = action, then (optional) pc, sp, x0..x8.
+ * YIELD resumes as RESUME, the thread giving up the rest of its time
+ * slice: it goes behind the threads ready at its priority on its core. */
 #define FAULT_REPLY_RESUME  0
 #define FAULT_REPLY_STOP    1
+#define FAULT_REPLY_YIELD   2
 
 /* thread_read_regs / thread_write_regs layout. */
 struct petrel_regs {
