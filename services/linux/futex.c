@@ -18,7 +18,22 @@
  * FUTEX_WAKE_OP's read-modify-write of the second word is a copy in and
  * a copy out: atomic with respect to futex calls, not to stores that
  * other threads of the process make at the same moment on other cores.
- * The priority-inheritance operations are not implemented (ENOSYS).
+ *
+ * Priority-inheritance futexes (FUTEX_LOCK_PI, LOCK_PI2, TRYLOCK_PI,
+ * UNLOCK_PI) keep Linux's protocol on the word: the owner's tid, with
+ * FUTEX_WAITERS while threads wait; an unlock hands the lock to a waiter
+ * (Linux picks the one of highest priority, and here all are equal: the
+ * first in the personality's table of threads; the word becomes
+ * FUTEX_WAITERS | its tid, as Linux writes it) and an owner that ends
+ * holding it hands it on with FUTEX_OWNER_DIED. The inheritance itself
+ * has nothing to do: every Linux thread runs at the same priority (nice
+ * values are kept, not applied). The requeue-to-PI operations are ENOSYS.
+ *
+ * Robust futex lists (set_robust_list): when a thread ends (exit, the
+ * end of its process, or the execve of another program) its list is
+ * walked in the process's memory as Linux walks it (at most 2048 entries,
+ * then the pending one): each word it still owns gets FUTEX_OWNER_DIED,
+ * and a waiter is woken (a PI word goes to its first waiter).
  */
 #include "lx.h"
 
@@ -31,7 +46,12 @@ enum {
 #define FUTEX_CLOCK_REALTIME    256
 #define FUTEX_CMD_MASK          (~(uint32_t)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME))
 #define FUTEX_BITSET_ANY        0xffffffffu
+#define FUTEX_WAITERS           0x80000000u
+#define FUTEX_OWNER_DIED        0x40000000u
+#define FUTEX_TID_MASK          0x3fffffffu
+#define ROBUST_LIST_LIMIT       2048
 #define LX_ETIMEDOUT            110
+#define LX_EDEADLK              35
 
 /* The key of the word at uaddr for process p; 0 or -EFAULT. */
 static int key_of(struct lx_proc *p, uint64_t uaddr, int private, uint64_t key[2])
@@ -59,7 +79,7 @@ static int wake(const uint64_t key[2], int n, uint32_t bits)
 {
     int woken = 0;
     for (struct lx_thread *t = lx_waiting_next(NULL); t && woken < n; t = lx_waiting_next(t)) {
-        if (t->blk.kind == LX_BLK_FUTEX && t->fkey[0] == key[0] &&
+        if (t->blk.kind == LX_BLK_FUTEX && !t->fpi && t->fkey[0] == key[0] &&
             t->fkey[1] == key[1] && (t->fbits & bits)) {
             lx_wake_resume(t, 0);
             woken++;
@@ -73,7 +93,7 @@ static int requeue(const uint64_t from[2], const uint64_t to[2], int n)
 {
     int moved = 0;
     for (struct lx_thread *t = lx_waiting_next(NULL); t && moved < n; t = lx_waiting_next(t)) {
-        if (t->blk.kind == LX_BLK_FUTEX && t->fkey[0] == from[0] &&
+        if (t->blk.kind == LX_BLK_FUTEX && !t->fpi && t->fkey[0] == from[0] &&
             t->fkey[1] == from[1]) {
             t->fkey[0] = to[0];
             t->fkey[1] = to[1];
@@ -127,6 +147,7 @@ static int64_t futex_wait(struct lx_ctx *c, uint64_t uaddr, uint32_t val, uint64
     if (err)
         return err;
     t->fbits = bits;
+    t->fpi = 0;
     if (uts)
         lx_timer_update();
     return lx_block(c, LX_BLK_FUTEX, 0);
@@ -156,6 +177,107 @@ static int wake_op(struct lx_ctx *c, uint64_t uaddr2, uint32_t encoded, int *cmp
     return 0;
 }
 
+/* The first thread waiting for the PI futex of key (other than `not`), or NULL. */
+static struct lx_thread *pi_waiter(const uint64_t key[2], const struct lx_thread *not)
+{
+    for (struct lx_thread *t = lx_waiting_next(NULL); t; t = lx_waiting_next(t))
+        if (t->blk.kind == LX_BLK_FUTEX && t->fpi && t != not && t->fkey[0] == key[0] && t->fkey[1] == key[1])
+            return t;
+    return NULL;
+}
+
+/* The PI futex of key goes from its owner to waiter w: the word (at va in
+ * process p) names w with FUTEX_WAITERS (and `died` if the owner ended
+ * holding it), and w's FUTEX_LOCK_PI returns 0. */
+static int pi_hand_over(struct lx_proc *p, struct lx_ctx *c, uint64_t va, struct lx_thread *w, uint32_t died)
+{
+    uint32_t word = FUTEX_WAITERS | died | (uint32_t)w->tid;
+    if (c ? lx_copy_out(c, va, &word, sizeof(word)) : lx_vma_poke(p, va, &word, sizeof(word)))
+        return -LX_EFAULT;
+    for (struct lx_thread *o = lx_waiting_next(NULL); o; o = lx_waiting_next(o))
+        if (o->blk.kind == LX_BLK_FUTEX && o->fpi && o->fkey[0] == w->fkey[0] && o->fkey[1] == w->fkey[1])
+            o->fowner = w->tid;                 /* the others wait for the new owner now */
+    lx_wake_resume(w, 0);
+    return 0;
+}
+
+/* FUTEX_LOCK_PI (absolute 2: its timeout is a CLOCK_REALTIME time),
+ * FUTEX_LOCK_PI2 (absolute 1, or 2 with FUTEX_CLOCK_REALTIME) and
+ * FUTEX_TRYLOCK_PI (try). A call that waited and runs again (a signal,
+ * the timeout) takes the lock if it is free by then. */
+static int64_t lock_pi(struct lx_ctx *c, uint64_t uaddr, uint64_t uts, int private, int absolute, int try)
+{
+    struct lx_thread *t = c->t;
+    uint64_t ns = 0, key[2];
+    int64_t err;
+    if (uts && !try && (err = lx_timespec_in(c, uts, &ns)) != 0)
+        return err;
+    uint32_t word;
+    if (lx_copy_in(c, &word, uaddr, sizeof(word)))
+        return -LX_EFAULT;
+    if ((err = key_of(c->p, uaddr, private, key)))
+        return err;
+    if ((word & FUTEX_TID_MASK) == (uint32_t)t->tid)
+        return -LX_EDEADLK;
+    if (!(word & FUTEX_TID_MASK)) {
+        /* Free (perhaps after an owner died): it is the caller's now. */
+        uint32_t mine = (word & FUTEX_OWNER_DIED) | (uint32_t)t->tid | (pi_waiter(key, t) ? FUTEX_WAITERS : 0);
+        return lx_copy_out(c, uaddr, &mine, sizeof(mine)) ? -LX_EFAULT : 0;
+    }
+    if (!lx_thread_of_tid((int)(word & FUTEX_TID_MASK)))
+        return -LX_ESRCH;                       /* no thread has the tid the word names */
+    if (try)
+        return -LX_EAGAIN;
+    if (t->intr) {
+        t->intr = 0;
+        return -LX_EINTR;                       /* a signal woke it (linux.c runs the handler) */
+    }
+    if (uts) {
+        if (!t->timed) {
+            uint64_t base = absolute > 1 ? lx_realtime_base() : 0;
+            t->timed = 1;
+            t->timed_calendar = absolute > 1;
+            t->deadline = ns > base ? ns - base : 0;
+        }
+        if (lx_deadline_passed(c, ns))
+            return -LX_ETIMEDOUT;
+        if ((err = lx_timer_start()))
+            return err;
+    }
+    if (!(word & FUTEX_WAITERS)) {
+        word |= FUTEX_WAITERS;
+        if (lx_copy_out(c, uaddr, &word, sizeof(word)))
+            return -LX_EFAULT;
+    }
+    t->fkey[0] = key[0];
+    t->fkey[1] = key[1];
+    t->fbits = FUTEX_BITSET_ANY;
+    t->fpi = 1;
+    t->fuaddr = uaddr;
+    t->fowner = (int)(word & FUTEX_TID_MASK);
+    if (uts)
+        lx_timer_update();
+    return lx_block(c, LX_BLK_FUTEX, 0);
+}
+
+static int64_t unlock_pi(struct lx_ctx *c, uint64_t uaddr, int private)
+{
+    uint32_t word;
+    uint64_t key[2];
+    int64_t err;
+    if (lx_copy_in(c, &word, uaddr, sizeof(word)))
+        return -LX_EFAULT;
+    if ((word & FUTEX_TID_MASK) != (uint32_t)c->t->tid)
+        return -LX_EPERM;
+    if ((err = key_of(c->p, uaddr, private, key)))
+        return err;
+    struct lx_thread *w = pi_waiter(key, NULL);
+    if (w)
+        return pi_hand_over(c->p, c, uaddr, w, 0);
+    word = 0;
+    return lx_copy_out(c, uaddr, &word, sizeof(word)) ? -LX_EFAULT : 0;
+}
+
 int64_t lx_sys_futex(struct lx_ctx *c, uint64_t uaddr, uint64_t uop, uint64_t val, uint64_t uts, uint64_t uaddr2,
                      uint64_t val3)
 {
@@ -164,14 +286,14 @@ int64_t lx_sys_futex(struct lx_ctx *c, uint64_t uaddr, uint64_t uop, uint64_t va
     if ((op & FUTEX_CLOCK_REALTIME) && cmd != FUTEX_WAIT_BITSET && cmd != FUTEX_WAIT_REQUEUE_PI &&
         cmd != FUTEX_LOCK_PI2)
         return -LX_ENOSYS;
-    if (cmd >= FUTEX_LOCK_PI && cmd <= FUTEX_TRYLOCK_PI) {
+    if (cmd == FUTEX_WAIT_REQUEUE_PI || cmd == FUTEX_CMP_REQUEUE_PI) {
         static int said;
         if (!said++)
-            lx_log("pid %d (%s): priority-inheritance futexes are not supported, returning ENOSYS", c->p->pid,
+            lx_log("pid %d (%s): the requeue-to-PI futex operations are not supported, returning ENOSYS", c->p->pid,
                    c->p->comm);
         return -LX_ENOSYS;
     }
-    if (cmd > FUTEX_WAKE_BITSET || cmd == FUTEX_FD)
+    if ((cmd > FUTEX_WAKE_BITSET && cmd != FUTEX_LOCK_PI2) || cmd == FUTEX_FD)
         return -LX_ENOSYS;
     if (uaddr & 3)
         return -LX_EINVAL;
@@ -181,6 +303,14 @@ int64_t lx_sys_futex(struct lx_ctx *c, uint64_t uaddr, uint64_t uop, uint64_t va
     int64_t err;
     int n = (int32_t)val <= 0 ? 1 : (int)(uint32_t)val;  /* Linux wakes one for a count of 0 or less */
     switch (cmd) {
+    case FUTEX_LOCK_PI:
+        return lock_pi(c, uaddr, uts, private, 2, 0);
+    case FUTEX_LOCK_PI2:
+        return lock_pi(c, uaddr, uts, private, (op & FUTEX_CLOCK_REALTIME) ? 2 : 1, 0);
+    case FUTEX_TRYLOCK_PI:
+        return lock_pi(c, uaddr, 0, private, 0, 1);
+    case FUTEX_UNLOCK_PI:
+        return unlock_pi(c, uaddr, private);
     case FUTEX_WAIT:
         return futex_wait(c, uaddr, (uint32_t)val, uts, FUTEX_BITSET_ANY, private, 0);
     case FUTEX_WAIT_BITSET:
@@ -234,5 +364,97 @@ int64_t lx_sys_futex(struct lx_ctx *c, uint64_t uaddr, uint64_t uop, uint64_t va
     }
     default:
         return -LX_ENOSYS;
+    }
+}
+
+/* ---------------------------------------------------------------- robust lists, and owners that end */
+
+int64_t lx_sys_set_robust_list(struct lx_ctx *c, uint64_t head, uint64_t len)
+{
+    if (len != 24)                              /* sizeof(struct robust_list_head) */
+        return -LX_EINVAL;
+    c->t->robust = head;
+    return 0;
+}
+
+int64_t lx_sys_get_robust_list(struct lx_ctx *c, int64_t tid, uint64_t uhead, uint64_t ulen)
+{
+    const struct lx_thread *t = tid ? lx_thread_of_tid((int)tid) : c->t;
+    if (!t || tid < 0 || tid > (int64_t)FUTEX_TID_MASK)
+        return -LX_ESRCH;
+    uint64_t head = t->robust, len = 24;
+    if (lx_copy_out(c, ulen, &len, sizeof(len)) || lx_copy_out(c, uhead, &head, sizeof(head)))
+        return -LX_EFAULT;
+    return 0;
+}
+
+/* Thread t (tid) of p ended holding the futex word at va: Linux's
+ * handle_futex_death. `pending` is the list's op_pending entry. */
+static void owner_died(struct lx_proc *p, uint64_t va, int tid, int pi, int pending)
+{
+    uint32_t word;
+    uint64_t key[2];
+    if ((va & 3) || lx_vma_peek(p, va, &word, sizeof(word)) || key_of(p, va, 0, key))
+        return;
+    if (pending && !pi && word == 0) {
+        wake(key, 1, FUTEX_BITSET_ANY);         /* it died between unlocking and leaving the list */
+        uint64_t mine[2] = { (uint64_t)(uintptr_t)p, va };
+        wake(mine, 1, FUTEX_BITSET_ANY);
+        return;
+    }
+    if ((word & FUTEX_TID_MASK) != (uint32_t)tid)
+        return;
+    /* (A PI word's waiters get it next, from lx_futex_thread_gone.) */
+    uint32_t dead = (word & FUTEX_WAITERS) | FUTEX_OWNER_DIED;
+    if (lx_vma_poke(p, va, &dead, sizeof(dead)))
+        return;
+    if (!pi && (word & FUTEX_WAITERS)) {
+        /* One waiter, private or shared: a word of private memory meets both on Linux. */
+        uint64_t mine[2] = { (uint64_t)(uintptr_t)p, va };
+        if (!wake(key, 1, FUTEX_BITSET_ANY))
+            wake(mine, 1, FUTEX_BITSET_ANY);
+    }
+}
+
+/* An entry of the list: the address, and the PI flag in its lowest bit. */
+static int robust_entry(struct lx_proc *p, uint64_t at, uint64_t *entry, int *pi)
+{
+    uint64_t v;
+    if (lx_vma_peek(p, at, &v, sizeof(v)))
+        return -1;
+    *entry = v & ~1ull;
+    *pi = (int)(v & 1);
+    return 0;
+}
+
+void lx_futex_thread_gone(struct lx_thread *t)
+{
+    struct lx_proc *p = t->p->vm_of ? t->p->vm_of : t->p;
+    uint64_t head = t->robust, entry, pending, next;
+    int64_t offset;
+    int pi, pending_pi, next_pi;
+    t->robust = 0;
+    if (head && !robust_entry(p, head, &entry, &pi) && !lx_vma_peek(p, head + 8, &offset, sizeof(offset)) &&
+        !robust_entry(p, head + 16, &pending, &pending_pi)) {
+        for (unsigned n = 0; entry != head && n < ROBUST_LIST_LIMIT; n++) {
+            /* The next one is read first: the owner's death may free this entry. */
+            int bad = robust_entry(p, entry, &next, &next_pi);
+            if (entry != pending)
+                owner_died(p, entry + (uint64_t)offset, t->tid, pi, 0);
+            if (bad)
+                break;
+            entry = next;
+            pi = next_pi;
+        }
+        if (pending)
+            owner_died(p, pending + (uint64_t)offset, t->tid, pending_pi, 1);
+    }
+    /* Each PI futex it holds that a thread waits for goes to its first
+     * waiter, with FUTEX_OWNER_DIED (Linux's exit_pi_state_list). */
+    for (struct lx_thread *w = lx_waiting_next(NULL); w; w = lx_waiting_next(w)) {
+        if (w->blk.kind == LX_BLK_FUTEX && w->fpi && w != t && w->fowner == t->tid) {
+            struct lx_proc *wp = w->p->vm_of ? w->p->vm_of : w->p;
+            pi_hand_over(wp, NULL, w->fuaddr, w, FUTEX_OWNER_DIED);
+        }
     }
 }

@@ -255,6 +255,7 @@ void lx_thread_free(struct lx_thread *t)
         svc_reply_later(t->blk.token, 0, 1, stop);
     }
     struct lx_proc *p = t->p;
+    lx_futex_thread_gone(t);
     lx_sig_thread_gone(t);
     if (t->thread) {
         p->cpu_gone += lx_thread_cpu_ns(t);     /* its time stays the process's */

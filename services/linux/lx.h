@@ -26,7 +26,7 @@ enum {
 
 /* ---------------------------------------------------------------- system call numbers (Linux's, AArch64) */
 enum {
-    NR_getcwd = 17, NR_chdir = 49, NR_fchdir = 50, NR_set_robust_list = 99, NR_prctl = 167, NR_dup = 23, NR_dup3 = 24, NR_fcntl = 25, NR_ioctl = 29, NR_pipe2 = 59, NR_waitid = 95, NR_setpgid = 154,
+    NR_getcwd = 17, NR_chdir = 49, NR_fchdir = 50, NR_set_robust_list = 99, NR_get_robust_list = 100, NR_prctl = 167, NR_dup = 23, NR_dup3 = 24, NR_fcntl = 25, NR_ioctl = 29, NR_pipe2 = 59, NR_waitid = 95, NR_setpgid = 154,
     NR_getpgid = 155, NR_getsid = 156, NR_setsid = 157, NR_clone = 220, NR_execve = 221, NR_mprotect = 226,
     NR_wait4 = 260, NR_openat = 56, NR_close = 57, NR_getdents64 = 61, NR_lseek = 62, NR_read = 63,
     NR_write = 64, NR_readv = 65, NR_writev = 66, NR_pread64 = 67, NR_newfstatat = 79, NR_fstat = 80,
@@ -463,6 +463,10 @@ struct lx_thread {
     uint64_t clear_tid;         /* set_tid_address, CLONE_CHILD_CLEARTID: zeroed and woken when it ends */
     uint64_t fkey[2];           /* the futex it waits on (LX_BLK_FUTEX) */
     uint32_t fbits;             /* ... and its FUTEX_WAIT_BITSET bits */
+    int fpi;                    /* ... a priority-inheritance one (FUTEX_LOCK_PI), at fuaddr, */
+    uint64_t fuaddr;
+    int fowner;                 /* ... held by the thread of this tid */
+    uint64_t robust;            /* set_robust_list's head, or 0 */
 };
 
 /* How many pids and tids have been given out since boot (/proc/stat's "processes"). */
@@ -667,6 +671,8 @@ int lx_vmas_fork(struct lx_proc *p, struct lx_proc *child);
 /* Write into p's memory at va (the object behind it, so a copy-on-write
  * page of a new child is its own); 0 or -EFAULT. */
 int lx_vma_poke(struct lx_proc *p, uint64_t va, const void *src, uint64_t len);
+/* Read p's memory at va (through the object behind it); 0 or -EFAULT. */
+int lx_vma_peek(struct lx_proc *p, uint64_t va, void *dst, uint64_t len);
 
 /* Processes (proc.c). */
 int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t ptid, uint64_t tls, uint64_t ctid);
@@ -709,6 +715,12 @@ void lx_thread_exit(struct lx_ctx *c, int status);
 int64_t lx_sys_futex(struct lx_ctx *c, uint64_t uaddr, uint64_t op, uint64_t val, uint64_t uts, uint64_t uaddr2,
                      uint64_t val3);
 void lx_futex_wake_addr(struct lx_proc *p, uint64_t uaddr, int n);
+/* Thread t ends (exit, its process's end, execve): the futexes its robust
+ * list names and the PI futexes it holds are marked FUTEX_OWNER_DIED and
+ * passed on, with p's memory still mapped. */
+void lx_futex_thread_gone(struct lx_thread *t);
+int64_t lx_sys_set_robust_list(struct lx_ctx *c, uint64_t head, uint64_t len);
+int64_t lx_sys_get_robust_list(struct lx_ctx *c, int64_t tid, uint64_t uhead, uint64_t ulen);
 
 /* Pipes and descriptors (pipe.c). */
 int64_t lx_sys_pipe2(struct lx_ctx *c, uint64_t fds, uint64_t flags);

@@ -1034,6 +1034,19 @@ int lx_vma_poke(struct lx_proc *p, uint64_t va, const void *src, uint64_t len)
     return -LX_EFAULT;
 }
 
+int lx_vma_peek(struct lx_proc *p, uint64_t va, void *dst, uint64_t len)
+{
+    for (unsigned i = 0; i < p->nvmas; i++) {
+        struct lx_vma *v = &p->vmas[i];
+        if (v->start <= va && va + len <= v->end && va + len >= va) {
+            if (!v->obj || !(v->rights & R_READ))
+                return -LX_EFAULT;
+            return svc_mem_read(v->obj->h, v->off + (va - v->start), dst, len) ? -LX_EFAULT : 0;
+        }
+    }
+    return -LX_EFAULT;
+}
+
 int lx_vma_has(struct lx_proc *p, uint64_t va)
 {
     for (unsigned i = 0; i < p->nvmas; i++)

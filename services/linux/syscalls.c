@@ -579,7 +579,8 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_chdir:          return lx_sys_chdir(c, a[0]);
     case NR_fchdir:         return lx_sys_fchdir(c, a[0]);
     case NR_prctl:          return sys_prctl(c, a[0], a[1]);
-    case NR_set_robust_list: return a[1] == 24 ? 0 : -LX_EINVAL;   /* kept nowhere: see docs/design/personality.md */
+    case NR_set_robust_list: return lx_sys_set_robust_list(c, a[0], a[1]);
+    case NR_get_robust_list: return lx_sys_get_robust_list(c, (int64_t)a[0], a[1], a[2]);
     case NR_futex:          return lx_sys_futex(c, a[0], a[1], a[2], a[3], a[4], a[5]);
     case NR_mprotect:       return lx_sys_mprotect(c, a[0], a[1], a[2]);
     case NR_madvise:        return lx_sys_madvise(c, a[0], a[1], a[2]);

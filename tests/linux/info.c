@@ -104,7 +104,9 @@ int main(void)
     printf("wait4's rusage: the child's 0.1 s busy: %d ~%.3f\n", child >= 0.02, child);
     getrusage(RUSAGE_CHILDREN, &rc);
     double children = tv(rc.ru_utime) + tv(rc.ru_stime);
-    printf("RUSAGE_CHILDREN now holds it: %d ~%.3f\n", children >= 0.02 && children >= child - 0.001, children);
+    /* (Linux's two sums of the same time differ by a few ms: wait4's is
+     * the scheduler's exact one, RUSAGE_CHILDREN's the tick-sampled split.) */
+    printf("RUSAGE_CHILDREN now holds it: %d ~%.3f\n", children >= 0.02 && children >= child - 0.02, children);
 
     /* times: clock ticks of 1/100 s. */
     printf("clock ticks a second: %ld\n", sysconf(_SC_CLK_TCK));
