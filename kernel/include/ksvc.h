@@ -99,7 +99,9 @@ ksvc_fastcall_fn ksvc_slowcall;
 /* May t, whose call a register entry just answered in its own kernel
  * entry, go back to user space at once, without sched_exit's decision?
  * Yes if it still runs here, unsuspended, and nothing is ready on this
- * core (what sched_exit would find). */
+ * core (what sched_exit would find). The Linux personality's answer may
+ * stop its caller (SIGSTOP) or move it, so its register entry for faults
+ * asks all of it. */
 static ALWAYS_INLINE bool ksvc_resume_now(const struct thread *t)
 {
     struct cpu *c = this_cpu();
@@ -135,7 +137,11 @@ static ALWAYS_INLINE struct trapframe *ksvc_fast(int (*fast)(struct svc_call *ca
     call.len = MSG_LEN(info);
     call.nhandles = 0;
     int r = fast(&call, tf->x);
-    if (r == SVC_FAST_ANSWERED && ksvc_resume_now(t)) {
+    /* (Not ksvc_resume_now's whole check: no method of an interface moves
+     * or suspends its own caller, and one that did would take effect at
+     * the caller's next kernel entry, the tick at the latest: every
+     * kernel-placed method call pays for this check.) */
+    if (r == SVC_FAST_ANSWERED && t->state == T_RUNNING && !this_cpu()->rq.summary) {
         kernel_unlock();
         return tf;
     }
