@@ -157,14 +157,22 @@ struct trapframe *fastpath_foreign_syscall(struct trapframe *tf, uint64_t esr)
     struct thread *dst = ep && ep->obj.handles ? fast_server(c, cur, ep) : NULL;
     if (!dst)
         return exc_el0_svc_locked(tf, esr);
-    fault_msg_fill(cur, FAULT_FOREIGN_SYSCALL, tf->x[8], esr);
-    uint64_t *m = cur->fault_msg;
+    /* The fault message goes straight into the server's registers and
+     * UTCB, not through cur->fault_msg: that is read only for a fault
+     * message that waits in a queue (deliver) or a kernel-placed handler. */
+    _Static_assert(FAULT_MR_X0 == MSG_REG_MRS - 1, "x0 is the last message word in a register");
+    cur->send_is_fault = true;
+    cur->in_fault = true;
     dst->tf.x[0] = 0;
     dst->tf.x[1] = MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0);
-    for (unsigned i = 0; i < MSG_REG_MRS; i++)
-        dst->tf.x[2 + i] = m[i];
-    for (unsigned i = MSG_REG_MRS; i < FAULT_MSG_LEN; i++)
-        dst->utcb->mr[i] = m[i];
+    dst->tf.x[2 + FAULT_MR_KIND] = FAULT_FOREIGN_SYSCALL;
+    dst->tf.x[2 + FAULT_MR_ADDR] = tf->x[8];
+    dst->tf.x[2 + FAULT_MR_ESR] = esr;
+    dst->tf.x[2 + FAULT_MR_PC] = tf->pc;
+    dst->tf.x[2 + FAULT_MR_SP] = tf->sp;
+    dst->tf.x[2 + FAULT_MR_X0] = tf->x[0];
+    for (unsigned i = 1; i < 9; i++)
+        dst->utcb->mr[FAULT_MR_X0 + i] = tf->x[i];
     dst->tf.x[8] = cur->fault_badge;
     dst->tf.x[9] = cur->space->id;
     return fast_call_switch(c, cur, ep, dst);

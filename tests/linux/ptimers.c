@@ -153,6 +153,8 @@ int main(int argc, char **argv)
     SHOW("gettime while running", syscall(SYS_timer_gettime, id2, &cur));
     printf("  interval %ld.%09ld, value at most that %d\n", (long)cur.it_interval.tv_sec, cur.it_interval.tv_nsec,
            cur.it_value.tv_sec == 0 && cur.it_value.tv_nsec <= 10 * MS);
+    struct timespec expire = { 0, 25 * MS };
+    nanosleep(&expire, NULL);                   /* (so that a signal surely waits when it is disarmed) */
     SHOW("disarm", settime(id2, 0, 0, 10 * MS, &old));
     printf("  old interval %ld ms\n", old.it_interval.tv_nsec / MS);
     SHOW("gettime disarmed", syscall(SYS_timer_gettime, id2, &cur));
