@@ -306,6 +306,24 @@ int memobj_write(struct memobj *m, uint64_t offset, const void *src, uint64_t le
     return 0;
 }
 
+int memobj_cas32(struct memobj *m, uint64_t offset, uint32_t expect, uint32_t desired, uint32_t *old)
+{
+    if (m->kind != MEM_ANON)
+        return -E_PERM;
+    if ((offset & 3) || offset >= m->size)
+        return -E_INVAL;
+    uint64_t pb = page_bytes(m);
+    paddr_t pa;
+    bool writable;
+    int err = page_for_access(m, offset / pb, true, &pa, &writable);
+    if (err)
+        return err;
+    uint32_t *word = (uint32_t *)((uint8_t *)phys_to_virt(pa) + offset % pb);
+    __atomic_compare_exchange_n(word, &expect, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    *old = expect;
+    return 0;
+}
+
 /* The read side of memobj_write: committed pages are copied, the others
  * read as fill_page would make them, without making them (a read of a
  * file the service never wrote costs no memory). */

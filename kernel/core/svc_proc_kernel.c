@@ -178,6 +178,17 @@ int svc_mem_write(svc_handle mem, uint64_t offset, const void *src, uint64_t len
     return err;
 }
 
+int svc_mem_cas32(svc_handle mem, uint64_t offset, uint32_t expect, uint32_t desired, uint32_t *old)
+{
+    bool l = env_lock();
+    int err;
+    struct object *o = held(mem, OBJ_MEMORY, R_WRITE, &err);
+    if (o)
+        err = memobj_cas32(list_entry(o, struct memobj, obj), offset, expect, desired, old);
+    env_unlock(l);
+    return err;
+}
+
 int svc_mem_read(svc_handle mem, uint64_t offset, void *dst, uint64_t len)
 {
     bool l = env_lock();

@@ -50,6 +50,10 @@ int memobj_protect_range(struct space *s, vaddr_t va, uint64_t size, uint32_t ri
 /* Write len bytes into anonymous object m at offset (its pages made or
  * un-shared as a write access would); 0 or an error. */
 int memobj_write(struct memobj *m, uint64_t offset, const void *src, uint64_t len);
+/* An atomic compare-and-swap of the aligned 32-bit word of anonymous
+ * object m at offset (its page made or un-shared as a write would), atomic
+ * also against the programs that map it: *old gets what was there. */
+int memobj_cas32(struct memobj *m, uint64_t offset, uint32_t expect, uint32_t desired, uint32_t *old);
 /* Read len bytes of anonymous or file object m at offset into dst (a page
  * never committed reads as it would be filled, committing nothing); 0 or
  * an error. */

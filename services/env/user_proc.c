@@ -167,6 +167,33 @@ int svc_mem_write(svc_handle mem, uint64_t offset, const void *src, uint64_t len
     return 0;
 }
 
+static void cas_at(uint32_t *word, uint32_t expect, uint32_t desired, uint32_t *old)
+{
+    __atomic_compare_exchange_n(word, &expect, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    *old = expect;
+}
+
+/* Through the object's view, or its page mapped here for a moment: the
+ * same memory the processes map, so the atomic is atomic against them. */
+int svc_mem_cas32(svc_handle mem, uint64_t offset, uint32_t expect, uint32_t desired, uint32_t *old)
+{
+    if (offset & 3)
+        return SVC_E_INVAL;
+    uint8_t *at = view_of(mem, offset, 4, 1);
+    if (at) {
+        cas_at((uint32_t *)at, expect, desired, old);
+        return 0;
+    }
+    uint64_t start = offset & ~4095ull, va = va_alloc(4096, 4096);
+    int64_t err = sys_mem_map(self_space(), (uint32_t)mem, va, start, 4096, R_READ | R_WRITE);
+    if (err == 0) {
+        cas_at((uint32_t *)(va + (offset - start)), expect, desired, old);
+        sys_mem_unmap(self_space(), va);
+    }
+    va_free(va, 4096);
+    return (int)err;
+}
+
 /* Through the object's view when it has one (one copy, by the kernel,
  * between the caller and the view); else through a buffer here. */
 static int mem_copy_client(struct svc_call *call, svc_handle mem, uint64_t offset, uint64_t client_addr,

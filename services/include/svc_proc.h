@@ -50,6 +50,11 @@ int svc_mem_write(svc_handle mem, uint64_t offset, const void *src, uint64_t len
 /* Read `len` bytes of memory object `mem` at `offset` into dst (a page
  * never written reads as zeros); 0 or an error. */
 int svc_mem_read(svc_handle mem, uint64_t offset, void *dst, uint64_t len);
+/* Compare-and-swap the aligned 32-bit word of memory object `mem` at
+ * `offset`, atomically also against the processes that map it (a futex
+ * word): `desired` replaces it if it was `expect`; *old says what it was.
+ * 0 or an error. */
+int svc_mem_cas32(svc_handle mem, uint64_t offset, uint32_t expect, uint32_t desired, uint32_t *old);
 /* Copy `len` bytes from the caller of `call` at client_addr into memory
  * object `mem` at `offset` (svc_mem_copy_in), or the other way
  * (svc_mem_copy_out), with no copy in between; 0, SVC_E_FAULT if the

@@ -27,7 +27,8 @@
  * FUTEX_WAITERS | its tid, as Linux writes it) and an owner that ends
  * holding it hands it on with FUTEX_OWNER_DIED. The inheritance itself
  * has nothing to do: every Linux thread runs at the same priority (nice
- * values are kept, not applied). The requeue-to-PI operations are ENOSYS.
+ * values are kept, not applied). A signal runs its handler and then the
+ * lock again, as Linux does. The requeue-to-PI operations are ENOSYS.
  *
  * Robust futex lists (set_robust_list): when a thread ends (exit, the
  * end of its process, or the execve of another program) its list is
@@ -186,14 +187,32 @@ static struct lx_thread *pi_waiter(const uint64_t key[2], const struct lx_thread
     return NULL;
 }
 
-/* The PI futex of key goes from its owner to waiter w: the word (at va in
- * process p) names w with FUTEX_WAITERS (and `died` if the owner ended
- * holding it), and w's FUTEX_LOCK_PI returns 0. */
-static int pi_hand_over(struct lx_proc *p, struct lx_ctx *c, uint64_t va, struct lx_thread *w, uint32_t died)
+/* Whose memory p's threads run in (a vfork child's is its parent's). */
+static struct lx_proc *memory_of(struct lx_proc *p)
 {
-    uint32_t word = FUTEX_WAITERS | died | (uint32_t)w->tid;
-    if (c ? lx_copy_out(c, va, &word, sizeof(word)) : lx_vma_poke(p, va, &word, sizeof(word)))
+    return p->vm_of ? p->vm_of : p;
+}
+
+/* A PI or robust word changes only by compare-and-swap (lx_vma_cas32),
+ * as Linux's cmpxchg: the process's other threads lock and unlock it in
+ * user space meanwhile, on any core. One that keeps changing it under the
+ * personality gets EAGAIN after this many tries, not the personality's
+ * time. */
+#define CAS_TRIES 64
+
+/* The PI futex at va of process p goes from its owner to waiter w, if the
+ * word is still `word`: it then names w with FUTEX_WAITERS (and `died` if
+ * the owner ended holding it), and w's FUTEX_LOCK_PI returns 0. 0, 1 if
+ * the word had changed (*word says to what), or -EFAULT. */
+static int pi_hand_over(struct lx_proc *p, uint64_t va, uint32_t *word, struct lx_thread *w, uint32_t died)
+{
+    uint32_t old;
+    if (lx_vma_cas32(p, va, *word, FUTEX_WAITERS | died | (uint32_t)w->tid, &old))
         return -LX_EFAULT;
+    if (old != *word) {
+        *word = old;
+        return 1;
+    }
     for (struct lx_thread *o = lx_waiting_next(NULL); o; o = lx_waiting_next(o))
         if (o->blk.kind == LX_BLK_FUTEX && o->fpi && o->fkey[0] == w->fkey[0] && o->fkey[1] == w->fkey[1])
             o->fowner = w->tid;                 /* the others wait for the new owner now */
@@ -203,79 +222,102 @@ static int pi_hand_over(struct lx_proc *p, struct lx_ctx *c, uint64_t va, struct
 
 /* FUTEX_LOCK_PI (absolute 2: its timeout is a CLOCK_REALTIME time),
  * FUTEX_LOCK_PI2 (absolute 1, or 2 with FUTEX_CLOCK_REALTIME) and
- * FUTEX_TRYLOCK_PI (try). A call that waited and runs again (a signal,
- * the timeout) takes the lock if it is free by then. */
+ * FUTEX_TRYLOCK_PI (try). A call that waited and runs again (the timeout,
+ * a signal) takes the lock if it is free by then. */
 static int64_t lock_pi(struct lx_ctx *c, uint64_t uaddr, uint64_t uts, int private, int absolute, int try)
 {
     struct lx_thread *t = c->t;
+    struct lx_proc *mp = memory_of(c->p);
     uint64_t ns = 0, key[2];
     int64_t err;
     if (uts && !try && (err = lx_timespec_in(c, uts, &ns)) != 0)
         return err;
-    uint32_t word;
-    if (lx_copy_in(c, &word, uaddr, sizeof(word)))
+    uint32_t word, old;
+    if (lx_vma_peek(mp, uaddr, &word, sizeof(word)))
         return -LX_EFAULT;
     if ((err = key_of(c->p, uaddr, private, key)))
         return err;
-    if ((word & FUTEX_TID_MASK) == (uint32_t)t->tid)
-        return -LX_EDEADLK;
-    if (!(word & FUTEX_TID_MASK)) {
-        /* Free (perhaps after an owner died): it is the caller's now. */
-        uint32_t mine = (word & FUTEX_OWNER_DIED) | (uint32_t)t->tid | (pi_waiter(key, t) ? FUTEX_WAITERS : 0);
-        return lx_copy_out(c, uaddr, &mine, sizeof(mine)) ? -LX_EFAULT : 0;
-    }
-    if (!lx_thread_of_tid((int)(word & FUTEX_TID_MASK)))
-        return -LX_ESRCH;                       /* no thread has the tid the word names */
-    if (try)
-        return -LX_EAGAIN;
-    if (t->intr) {
-        t->intr = 0;
-        return -LX_EINTR;                       /* a signal woke it (linux.c runs the handler) */
-    }
-    if (uts) {
-        if (!t->timed) {
-            uint64_t base = absolute > 1 ? lx_realtime_base() : 0;
-            t->timed = 1;
-            t->timed_calendar = absolute > 1;
-            t->deadline = ns > base ? ns - base : 0;
+    for (int tries = 0; tries < CAS_TRIES; tries++) {
+        if ((word & FUTEX_TID_MASK) == (uint32_t)t->tid)
+            return -LX_EDEADLK;
+        if (!(word & FUTEX_TID_MASK)) {
+            /* Free (perhaps after an owner died): the caller's now. */
+            uint32_t mine = (word & FUTEX_OWNER_DIED) | (uint32_t)t->tid | (pi_waiter(key, t) ? FUTEX_WAITERS : 0);
+            if (lx_vma_cas32(mp, uaddr, word, mine, &old))
+                return -LX_EFAULT;
+            if (old == word)
+                return 0;
+            word = old;
+            continue;
         }
-        if (lx_deadline_passed(c, ns))
-            return -LX_ETIMEDOUT;
-        if ((err = lx_timer_start()))
-            return err;
+        if (!lx_thread_of_tid((int)(word & FUTEX_TID_MASK)))
+            return -LX_ESRCH;                   /* no thread has the tid the word names */
+        if (try)
+            return -LX_EAGAIN;
+        if (!(word & FUTEX_WAITERS)) {
+            if (lx_vma_cas32(mp, uaddr, word, word | FUTEX_WAITERS, &old))
+                return -LX_EFAULT;
+            if (old != word) {
+                word = old;
+                continue;
+            }
+            word |= FUTEX_WAITERS;
+        }
+        /* (A signal that woke it: the call blocks again, and
+         * lx_sig_interrupted runs the handler and then the call again,
+         * never EINTR: signal.c.) */
+        if (uts) {
+            if (!t->timed) {
+                uint64_t base = absolute > 1 ? lx_realtime_base() : 0;
+                t->timed = 1;
+                t->timed_calendar = absolute > 1;
+                t->deadline = ns > base ? ns - base : 0;
+            }
+            if (lx_deadline_passed(c, ns))
+                return -LX_ETIMEDOUT;
+            if ((err = lx_timer_start()))
+                return err;
+        }
+        t->fkey[0] = key[0];
+        t->fkey[1] = key[1];
+        t->fbits = FUTEX_BITSET_ANY;
+        t->fpi = 1;
+        t->fuaddr = uaddr;
+        t->fowner = (int)(word & FUTEX_TID_MASK);
+        if (uts)
+            lx_timer_update();
+        return lx_block(c, LX_BLK_FUTEX, 0);
     }
-    if (!(word & FUTEX_WAITERS)) {
-        word |= FUTEX_WAITERS;
-        if (lx_copy_out(c, uaddr, &word, sizeof(word)))
-            return -LX_EFAULT;
-    }
-    t->fkey[0] = key[0];
-    t->fkey[1] = key[1];
-    t->fbits = FUTEX_BITSET_ANY;
-    t->fpi = 1;
-    t->fuaddr = uaddr;
-    t->fowner = (int)(word & FUTEX_TID_MASK);
-    if (uts)
-        lx_timer_update();
-    return lx_block(c, LX_BLK_FUTEX, 0);
+    return -LX_EAGAIN;
 }
 
 static int64_t unlock_pi(struct lx_ctx *c, uint64_t uaddr, int private)
 {
-    uint32_t word;
+    struct lx_proc *mp = memory_of(c->p);
+    uint32_t word, old;
     uint64_t key[2];
     int64_t err;
-    if (lx_copy_in(c, &word, uaddr, sizeof(word)))
+    if (lx_vma_peek(mp, uaddr, &word, sizeof(word)))
         return -LX_EFAULT;
-    if ((word & FUTEX_TID_MASK) != (uint32_t)c->t->tid)
-        return -LX_EPERM;
     if ((err = key_of(c->p, uaddr, private, key)))
         return err;
-    struct lx_thread *w = pi_waiter(key, NULL);
-    if (w)
-        return pi_hand_over(c->p, c, uaddr, w, 0);
-    word = 0;
-    return lx_copy_out(c, uaddr, &word, sizeof(word)) ? -LX_EFAULT : 0;
+    for (int tries = 0; tries < CAS_TRIES; tries++) {
+        if ((word & FUTEX_TID_MASK) != (uint32_t)c->t->tid)
+            return -LX_EPERM;
+        struct lx_thread *w = pi_waiter(key, NULL);
+        if (w) {
+            int r = pi_hand_over(mp, uaddr, &word, w, 0);
+            if (r <= 0)
+                return r;
+            continue;
+        }
+        if (lx_vma_cas32(mp, uaddr, word, 0, &old))
+            return -LX_EFAULT;
+        if (old == word)
+            return 0;
+        word = old;
+    }
+    return -LX_EAGAIN;
 }
 
 int64_t lx_sys_futex(struct lx_ctx *c, uint64_t uaddr, uint64_t uop, uint64_t val, uint64_t uts, uint64_t uaddr2,
@@ -392,25 +434,27 @@ int64_t lx_sys_get_robust_list(struct lx_ctx *c, int64_t tid, uint64_t uhead, ui
  * handle_futex_death. `pending` is the list's op_pending entry. */
 static void owner_died(struct lx_proc *p, uint64_t va, int tid, int pi, int pending)
 {
-    uint32_t word;
-    uint64_t key[2];
+    uint32_t word, old;
+    uint64_t key[2], mine[2] = { (uint64_t)(uintptr_t)p, va };
     if ((va & 3) || lx_vma_peek(p, va, &word, sizeof(word)) || key_of(p, va, 0, key))
         return;
     if (pending && !pi && word == 0) {
-        wake(key, 1, FUTEX_BITSET_ANY);         /* it died between unlocking and leaving the list */
-        uint64_t mine[2] = { (uint64_t)(uintptr_t)p, va };
-        wake(mine, 1, FUTEX_BITSET_ANY);
+        if (!wake(key, 1, FUTEX_BITSET_ANY))    /* it died between unlocking and leaving the list */
+            wake(mine, 1, FUTEX_BITSET_ANY);
         return;
     }
-    if ((word & FUTEX_TID_MASK) != (uint32_t)tid)
-        return;
-    /* (A PI word's waiters get it next, from lx_futex_thread_gone.) */
-    uint32_t dead = (word & FUTEX_WAITERS) | FUTEX_OWNER_DIED;
-    if (lx_vma_poke(p, va, &dead, sizeof(dead)))
-        return;
-    if (!pi && (word & FUTEX_WAITERS)) {
+    for (int tries = 0; tries < CAS_TRIES; tries++) {
+        if ((word & FUTEX_TID_MASK) != (uint32_t)tid)
+            return;
+        /* (A PI word's waiters get it next, from lx_futex_thread_gone.) */
+        if (lx_vma_cas32(p, va, word, (word & FUTEX_WAITERS) | FUTEX_OWNER_DIED, &old))
+            return;
+        if (old == word)
+            break;
+        word = old;
+    }
+    if (!pi && (word & FUTEX_WAITERS) && (word & FUTEX_TID_MASK) == (uint32_t)tid) {
         /* One waiter, private or shared: a word of private memory meets both on Linux. */
-        uint64_t mine[2] = { (uint64_t)(uintptr_t)p, va };
         if (!wake(key, 1, FUTEX_BITSET_ANY))
             wake(mine, 1, FUTEX_BITSET_ANY);
     }
@@ -429,7 +473,7 @@ static int robust_entry(struct lx_proc *p, uint64_t at, uint64_t *entry, int *pi
 
 void lx_futex_thread_gone(struct lx_thread *t)
 {
-    struct lx_proc *p = t->p->vm_of ? t->p->vm_of : t->p;
+    struct lx_proc *p = memory_of(t->p);
     uint64_t head = t->robust, entry, pending, next;
     int64_t offset;
     int pi, pending_pi, next_pi;
@@ -450,11 +494,18 @@ void lx_futex_thread_gone(struct lx_thread *t)
             owner_died(p, pending + (uint64_t)offset, t->tid, pending_pi, 1);
     }
     /* Each PI futex it holds that a thread waits for goes to its first
-     * waiter, with FUTEX_OWNER_DIED (Linux's exit_pi_state_list). */
+     * waiter, with FUTEX_OWNER_DIED (Linux's exit_pi_state_list). One
+     * that cannot be handed over (its word unmapped, or changed by hand)
+     * wakes to run its lock again. */
     for (struct lx_thread *w = lx_waiting_next(NULL); w; w = lx_waiting_next(w)) {
         if (w->blk.kind == LX_BLK_FUTEX && w->fpi && w != t && w->fowner == t->tid) {
-            struct lx_proc *wp = w->p->vm_of ? w->p->vm_of : w->p;
-            pi_hand_over(wp, NULL, w->fuaddr, w, FUTEX_OWNER_DIED);
+            struct lx_proc *wp = memory_of(w->p);
+            uint32_t word;
+            int r = lx_vma_peek(wp, w->fuaddr, &word, sizeof(word)) ? -1 : 1;
+            for (int tries = 0; tries < CAS_TRIES && r == 1; tries++)
+                r = pi_hand_over(wp, w->fuaddr, &word, w, FUTEX_OWNER_DIED);
+            if (r != 0)
+                lx_wake(w, 0);
         }
     }
 }

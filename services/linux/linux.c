@@ -254,6 +254,8 @@ void lx_thread_free(struct lx_thread *t)
         uint64_t stop[1] = { FAULT_REPLY_STOP };
         svc_reply_later(t->blk.token, 0, 1, stop);
     }
+    t->blk = (struct lx_block){ 0 };            /* (so no wake-up below finds it waiting) */
+    set_waiting(t, 0);
     struct lx_proc *p = t->p;
     lx_futex_thread_gone(t);
     lx_sig_thread_gone(t);

@@ -673,6 +673,10 @@ int lx_vmas_fork(struct lx_proc *p, struct lx_proc *child);
 int lx_vma_poke(struct lx_proc *p, uint64_t va, const void *src, uint64_t len);
 /* Read p's memory at va (through the object behind it); 0 or -EFAULT. */
 int lx_vma_peek(struct lx_proc *p, uint64_t va, void *dst, uint64_t len);
+/* Compare-and-swap the word at va in p's memory (futex.c), atomically
+ * against p's threads on any core: *old gets what was there; 0 or -EFAULT
+ * (not writable memory of p's own). */
+int lx_vma_cas32(struct lx_proc *p, uint64_t va, uint32_t expect, uint32_t desired, uint32_t *old);
 
 /* Processes (proc.c). */
 int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t ptid, uint64_t tls, uint64_t ctid);

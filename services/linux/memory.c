@@ -1047,6 +1047,19 @@ int lx_vma_peek(struct lx_proc *p, uint64_t va, void *dst, uint64_t len)
     return -LX_EFAULT;
 }
 
+int lx_vma_cas32(struct lx_proc *p, uint64_t va, uint32_t expect, uint32_t desired, uint32_t *old)
+{
+    for (unsigned i = 0; i < p->nvmas; i++) {
+        struct lx_vma *v = &p->vmas[i];
+        if (v->start <= va && va + 4 <= v->end && va + 4 >= va) {
+            if (!v->obj || v->obj->file || !(v->rights & R_WRITE) || (va & 3))
+                return -LX_EFAULT;
+            return svc_mem_cas32(v->obj->h, v->off + (va - v->start), expect, desired, old) ? -LX_EFAULT : 0;
+        }
+    }
+    return -LX_EFAULT;
+}
+
 int lx_vma_has(struct lx_proc *p, uint64_t va)
 {
     for (unsigned i = 0; i < p->nvmas; i++)

@@ -442,7 +442,12 @@ int lx_sig_interrupted(struct lx_ctx *c, uint64_t nr)
         lx_sig_reply(c, mr[FAULT_MR_PC], done);
         return 1;
     }
-    if ((c->p->act[sig - 1].flags & SA_RESTART) && c->p->act[sig - 1].handler > SIG_IGN && restartable(nr)) {
+    /* FUTEX_LOCK_PI and LOCK_PI2 run again after the handler whatever
+     * SA_RESTART says, as Linux's ERESTARTNOINTR (a PI mutex's caller
+     * takes any other answer for the lock). */
+    uint32_t fop = (uint32_t)mr[FAULT_MR_X0 + 1] & 127;
+    int always = nr == NR_futex && (fop == 6 || fop == 13);
+    if ((always || ((c->p->act[sig - 1].flags & SA_RESTART) && restartable(nr))) && c->p->act[sig - 1].handler > SIG_IGN) {
         struct petrel_regs r;                   /* the handler returns to the `svc` itself */
         if (svc_thread_read_regs(p->thread, &r) == 0) {
             r.pc = mr[FAULT_MR_PC] - 4;

@@ -1,7 +1,8 @@
 /*
  * Priority-inheritance futexes and robust futex lists: FUTEX_LOCK_PI,
  * LOCK_PI2, TRYLOCK_PI and UNLOCK_PI on the word (the errors, a hand-over
- * between threads, timeouts, an owner that ends holding it), set and
+ * between threads, a signal to a waiter, timeouts, an owner that ends
+ * holding it), set and
  * get_robust_list with a list walked when its thread ends, and pthread's
  * robust and priority-inheritance mutexes across threads and processes.
  * Waits for another thread to block are given time (usleep), as in futex.
@@ -9,6 +10,7 @@
 #define _GNU_SOURCE
 #include "lxtest.h"
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -124,6 +126,40 @@ static void hand_over(void)
     show_word("  the word it saw", other_word[0], me, other_tid);
     printf("its UNLOCK_PI: %ld\n", other_r[1]);
     show_word("  the word then", other_word[1], me, other_tid);
+}
+
+/* A signal to a thread waiting in LOCK_PI: its handler runs, then the
+ * lock goes on (never EINTR, with or without SA_RESTART). */
+static volatile int handled;
+static void on_usr1(int sig)
+{
+    (void)sig;
+    handled++;
+}
+
+static void signalled(void)
+{
+    long me = tid_of_me();
+    pthread_t th;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_usr1;                    /* (no SA_RESTART) */
+    sigaction(SIGUSR1, &sa, NULL);
+    other_started = 0;
+    handled = 0;
+    futex(&pw, FUTEX_TRYLOCK_PI | FUTEX_PRIVATE_FLAG, NULL);
+    pthread_create(&th, NULL, taker, NULL);
+    while (!other_started)
+        usleep(1000);
+    usleep(50000);
+    pthread_kill(th, SIGUSR1);
+    usleep(50000);
+    printf("a signal to the waiting thread: its handler ran %d\n", handled);
+    SHOW("UNLOCK_PI", futex(&pw, FUTEX_UNLOCK_PI | FUTEX_PRIVATE_FLAG, NULL));
+    pthread_join(th, NULL);
+    printf("its LOCK_PI: %ld\n", other_r[0]);
+    show_word("  the word it saw", other_word[0], me, other_tid);
+    signal(SIGUSR1, SIG_DFL);
 }
 
 /* Another thread's LOCK_PI with timeouts on each clock, the word held here. */
@@ -357,6 +393,7 @@ int main(void)
     setvbuf(stdout, NULL, _IONBF, 0);
     errors();
     hand_over();
+    signalled();
     timeouts();
     owner_ends();
     robust_lists();
