@@ -480,17 +480,16 @@ void lx_futex_thread_gone(struct lx_thread *t)
     t->robust = 0;
     if (head && !robust_entry(p, head, &entry, &pi) && !lx_vma_peek(p, head + 8, &offset, sizeof(offset)) &&
         !robust_entry(p, head + 16, &pending, &pending_pi)) {
-        for (unsigned n = 0; entry != head && n < ROBUST_LIST_LIMIT; n++) {
+        int bad = 0;
+        for (unsigned n = 0; entry != head && n < ROBUST_LIST_LIMIT && !bad; n++) {
             /* The next one is read first: the owner's death may free this entry. */
-            int bad = robust_entry(p, entry, &next, &next_pi);
+            bad = robust_entry(p, entry, &next, &next_pi);
             if (entry != pending)
                 owner_died(p, entry + (uint64_t)offset, t->tid, pi, 0);
-            if (bad)
-                break;
             entry = next;
             pi = next_pi;
         }
-        if (pending)
+        if (pending && !bad)                    /* (Linux stops at an entry it cannot read) */
             owner_died(p, pending + (uint64_t)offset, t->tid, pending_pi, 1);
     }
     /* Each PI futex it holds that a thread waits for goes to its first

@@ -162,7 +162,7 @@ int main(void)
                                 SYS_mkdirat, SYS_unlinkat, SYS_renameat2, SYS_linkat, SYS_symlinkat, SYS_fchmod,
                                 SYS_fchmodat, SYS_fchown, SYS_fchownat, SYS_utimensat, SYS_faccessat, SYS_truncate,
                                 SYS_ftruncate, SYS_fsync, SYS_fdatasync, SYS_statfs, SYS_fstatfs, SYS_sendfile,
-                                SYS_futex, SYS_eventfd2, SYS_epoll_create1, SYS_epoll_ctl, SYS_epoll_pwait,
+                                SYS_futex, SYS_set_robust_list, SYS_get_robust_list, SYS_eventfd2, SYS_epoll_create1, SYS_epoll_ctl, SYS_epoll_pwait,
                                 SYS_timerfd_create, SYS_timerfd_settime, SYS_timerfd_gettime, SYS_set_tid_address,
                                 SYS_clock_getres, SYS_gettimeofday, SYS_times, SYS_getrusage, SYS_sysinfo,
                                 SYS_getresuid, SYS_getresgid, SYS_getgroups, SYS_getpriority, SYS_sched_yield,
