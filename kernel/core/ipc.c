@@ -297,6 +297,9 @@ bool fault_apply(struct thread *caller, unsigned len, const uint64_t *mr)
         caller->tf.pc = mr[1];
     if (len >= 3 && mr[2] < USER_VA_LIMIT + 4096)
         caller->tf.sp = mr[2];
+    /* Mostly one register (a system call's result): a plain loop, not
+     * the compiler's unrolled one with its set-up. */
+#pragma clang loop unroll(disable) vectorize(disable)
     for (unsigned i = 3; i < len && i < 12; i++)
         caller->tf.x[i - 3] = mr[i];
     return true;
