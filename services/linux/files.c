@@ -101,7 +101,7 @@ void lx_file_put(struct lx_file *f)
 
 int lx_fd_new(struct lx_proc *p, struct lx_file *f, int cloexec, int from)
 {
-    for (int fd = from; fd < LX_FDS; fd++) {
+    for (int fd = from; fd < (int)lx_nofile(p); fd++) {
         if (!p->fds[fd]) {
             p->fds[fd] = f;
             p->cloexec[fd] = (uint8_t)cloexec;
@@ -371,6 +371,9 @@ static int64_t write_regular(struct lx_ctx *c, struct lx_file *f, struct lx_node
         *pos = n->size;
     if (len == 0)
         return 0;
+    int64_t big = lx_fsize_check(c, *pos, &len);
+    if (big)
+        return big;
     if (*pos >= LX_FILE_MAX)
         return -LX_EFBIG;
     if (len > LX_FILE_MAX - *pos)

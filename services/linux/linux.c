@@ -371,6 +371,7 @@ struct lx_proc *lx_proc_new(int *err)
     if (!p)
         return NULL;
     memset(p, 0, sizeof(*p));
+    lx_rlimits_init(p);
     p->pid = new_id();
     if (!lx_thread_new(p, p->pid, err))
         return NULL;
@@ -807,7 +808,8 @@ static int io_bounded(struct lx_proc *p, uint64_t nr, const uint64_t *x)
     if (kind == LX_S_IFREG && (nr == NR_write || nr == NR_pwrite64)) {
         /* Inside the file only: growing it may move its contents or remap its shared mappings. */
         uint64_t pos = nr == NR_pwrite64 ? x[3] : f->pos;
-        return !n->proc && !(f->flags & O_APPEND) && pos <= n->size && x[2] <= n->size - pos;
+        return !n->proc && !(f->flags & O_APPEND) && pos <= n->size && x[2] <= n->size - pos &&
+               p->rlim[LX_RLIMIT_FSIZE][0] == ~0ull;   /* (past a file size limit: SIGXFSZ, the full path) */
     }
     return (kind == LX_S_IFREG && !n->proc) || dev == LX_DEV_NULL || dev == LX_DEV_ZERO;
 }

@@ -391,10 +391,15 @@ struct lx_ptimer {
     uint32_t overrun_last;      /* what the last signal taken said (timer_getoverrun) */
 };
 
+#define LX_RLIMITS          16
+#define LX_RLIMIT_FSIZE     1
+#define LX_RLIMIT_NOFILE    7
+
 struct lx_proc {
     int used;
     int pid, ppid;              /* ppid 0: no Linux parent (started by a native program, or orphaned) */
     int pgid, sid;
+    uint64_t rlim[LX_RLIMITS][2];   /* its resource limits, soft and hard (prlimit64; fork copies them) */
     int orphan;                 /* its parent ended: nobody will wait for it */
     int32_t cwd;                /* the working directory's node (0: the root) */
     svc_handle space;
@@ -761,6 +766,17 @@ int lx_pipe_ready(struct lx_file *f, int writing, uint64_t len);
 int lx_sock_ready(struct lx_file *f, int writing, uint64_t len);
 /* The lowest free descriptor of p from `from` on for f, or -EMFILE. */
 int lx_fd_new(struct lx_proc *p, struct lx_file *f, int cloexec, int from);
+/* How many descriptors p may have: RLIMIT_NOFILE's soft limit, at most the table's LX_FDS. */
+static inline uint32_t lx_nofile(const struct lx_proc *p)
+{
+    return p->rlim[LX_RLIMIT_NOFILE][0] < LX_FDS ? (uint32_t)p->rlim[LX_RLIMIT_NOFILE][0] : LX_FDS;
+}
+/* Linux's defaults (syscalls.c): a new process's limits. */
+void lx_rlimits_init(struct lx_proc *p);
+/* RLIMIT_FSIZE for c's thread: a write of *len bytes at pos (len given)
+ * or a size of pos (len NULL) past the soft limit sends it SIGXFSZ and is
+ * -EFBIG; a write that starts below the limit is cut to end at it; 0. */
+int64_t lx_fsize_check(struct lx_ctx *c, uint64_t pos, uint64_t *len);
 /* A free open file description, refs 1, or NULL (ENFILE). */
 struct lx_file *lx_file_new(int32_t node, uint32_t flags);
 

@@ -261,7 +261,7 @@ int64_t lx_sys_dup3(struct lx_ctx *c, uint64_t oldfd, uint64_t newfd, uint64_t f
         return -LX_EINVAL;
     if (o == n)
         return -LX_EINVAL;
-    if (n >= LX_FDS)
+    if (n >= lx_nofile(p))
         return -LX_EBADF;
     struct lx_file *f = file_of(p, o);
     if (!f)
@@ -363,7 +363,7 @@ int64_t lx_sys_fcntl(struct lx_ctx *c, uint64_t ufd, uint64_t cmd, uint64_t arg)
         return is_pipe(f) ? set_size(&pipes[f->pipe], arg) : -LX_EBADF;
     case F_DUPFD:
     case F_DUPFD_CLOEXEC: {
-        if ((uint32_t)arg >= LX_FDS)
+        if ((uint32_t)arg >= lx_nofile(p))
             return -LX_EINVAL;
         int nfd = lx_fd_new(p, f, (uint32_t)cmd == F_DUPFD_CLOEXEC, (int)(uint32_t)arg);
         if (nfd >= 0)

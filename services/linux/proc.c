@@ -141,6 +141,7 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
     child->pgid = p->pgid;
     child->sid = p->sid;
     child->cwd = p->cwd;
+    memcpy(child->rlim, p->rlim, sizeof(child->rlim));
     child->nice = p->nice;
     memcpy(child->comm, p->comm, sizeof(child->comm));
     struct lx_thread *ct = lx_main_thread(child);

@@ -440,11 +440,10 @@ static int64_t sys_prctl(struct lx_ctx *c, uint64_t option, uint64_t arg)
 }
 
 #define RLIM_INF    (~0ull)
-#define RLIMIT_NLIMITS 16
 
-/* The resource limits, fixed: what this personality enforces (NOFILE,
- * NPROC, STACK) and Linux's defaults for the rest. */
-static const uint64_t rlimits[RLIMIT_NLIMITS][2] = {
+/* Linux's defaults for root, and what the personality's tables hold
+ * (NOFILE, NPROC, STACK). */
+static const uint64_t rlimits[LX_RLIMITS][2] = {
     { RLIM_INF, RLIM_INF },             /* CPU */
     { RLIM_INF, RLIM_INF },             /* FSIZE */
     { RLIM_INF, RLIM_INF },             /* DATA */
@@ -463,25 +462,52 @@ static const uint64_t rlimits[RLIMIT_NLIMITS][2] = {
     { RLIM_INF, RLIM_INF },             /* RTTIME */
 };
 
-/* prlimit64 (and getrlimit, setrlimit): the limits are read-only here, so
- * a new limit other than the current one is refused with EPERM. */
+void lx_rlimits_init(struct lx_proc *p)
+{
+    memcpy(p->rlim, rlimits, sizeof(p->rlim));
+}
+
+/* prlimit64 (and getrlimit, setrlimit) of process pid (0: the caller's),
+ * as Linux for root: any limit may go up or down, the soft one never above
+ * the hard one (EINVAL), RLIMIT_NOFILE's hard one never past the table
+ * (EPERM, as past Linux's nr_open). NOFILE and FSIZE are enforced; the
+ * others are kept and reported (the stack, the process table and the
+ * rest keep their sizes). The old limits are what was there before. */
 static int64_t sys_prlimit(struct lx_ctx *c, int64_t pid, uint64_t res, uint64_t unew, uint64_t uold)
 {
-    if ((int32_t)pid != 0 && (int32_t)pid != c->p->pid && !lx_proc_of_pid((int32_t)pid))
+    struct lx_proc *q = (int32_t)pid == 0 ? c->p : lx_proc_of_pid((int32_t)pid);
+    if (!q || q->ended)
         return -LX_ESRCH;
-    if ((uint32_t)res >= RLIMIT_NLIMITS)
+    if ((uint32_t)res >= LX_RLIMITS)
         return -LX_EINVAL;
-    const uint64_t *now = rlimits[(uint32_t)res];
+    uint64_t *now = q->rlim[(uint32_t)res], old[2] = { now[0], now[1] };
     if (unew) {
         uint64_t want[2];
         if (lx_copy_in(c, want, unew, sizeof(want)))
             return -LX_EFAULT;
         if (want[0] > want[1])
             return -LX_EINVAL;
-        if (want[0] != now[0] || want[1] != now[1])
+        if ((uint32_t)res == LX_RLIMIT_NOFILE && want[1] > LX_FDS)
             return -LX_EPERM;
+        now[0] = want[0];
+        now[1] = want[1];
     }
-    return uold ? lx_copy_out(c, uold, now, 16) : 0;
+    return uold ? lx_copy_out(c, uold, old, sizeof(old)) : 0;
+}
+
+int64_t lx_fsize_check(struct lx_ctx *c, uint64_t pos, uint64_t *len)
+{
+    uint64_t limit = c->p->rlim[LX_RLIMIT_FSIZE][0];
+    if (limit == RLIM_INF)
+        return 0;
+    if (len ? pos >= limit : pos > limit) {     /* (a size may be the limit itself) */
+        struct lx_sinfo si = { LX_SI_USER, c->p->pid, 0, 0, 0, 0 };   /* Linux's send_sig(SIGXFSZ, current, 0) */
+        lx_sig_send_thread(c->t, LX_SIGXFSZ, &si);     /* acted on when this call returns */
+        return -LX_EFBIG;
+    }
+    if (len && *len > limit - pos)
+        *len = limit - pos;
+    return 0;
 }
 
 int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)

@@ -443,10 +443,13 @@ int64_t lx_sys_faccessat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64
 
 /* ---------------------------------------------------------------- sizes */
 
-static int64_t truncate_node(struct lx_node *n, int64_t len)
+static int64_t truncate_node(struct lx_ctx *c, struct lx_node *n, int64_t len)
 {
     if (n->proc)
         return -LX_EACCES;
+    int64_t big = (uint64_t)len > n->size ? lx_fsize_check(c, (uint64_t)len, NULL) : 0;   /* growing only */
+    if (big)
+        return big;
     int err = lx_node_resize(n, (uint64_t)len);
     if (err)
         return err;
@@ -466,7 +469,7 @@ int64_t lx_sys_truncate(struct lx_ctx *c, uint64_t upath, int64_t len)
         return -LX_EISDIR;
     if (kind(n) != LX_S_IFREG)
         return -LX_EINVAL;
-    return truncate_node(n, len);
+    return truncate_node(c, n, len);
 }
 
 int64_t lx_sys_ftruncate(struct lx_ctx *c, uint64_t fd, int64_t len)
@@ -478,7 +481,7 @@ int64_t lx_sys_ftruncate(struct lx_ctx *c, uint64_t fd, int64_t len)
         return -LX_EBADF;
     if (f->node < 0 || kind(lx_node(f->node)) != LX_S_IFREG || (f->flags & O_ACCMODE) == 0)
         return -LX_EINVAL;
-    return truncate_node(lx_node(f->node), len);
+    return truncate_node(c, lx_node(f->node), len);
 }
 
 #define FALLOC_FL_KEEP_SIZE 1
@@ -505,6 +508,9 @@ int64_t lx_sys_fallocate(struct lx_ctx *c, uint64_t fd, uint64_t mode, int64_t o
     if (off > INT64_MAX - len)
         return -LX_EFBIG;
     uint64_t end = (uint64_t)(off + len);
+    int64_t big = end > n->size ? lx_fsize_check(c, end, NULL) : 0;     /* (FALLOC_FL_KEEP_SIZE too, as Linux) */
+    if (big)
+        return big;
     int err = lx_node_reserve(n, end);
     if (err)
         return err;
