@@ -392,6 +392,7 @@ struct lx_ptimer {
 };
 
 #define LX_RLIMITS          16
+#define LX_RLIMIT_CPU       0
 #define LX_RLIMIT_FSIZE     1
 #define LX_RLIMIT_NOFILE    7
 

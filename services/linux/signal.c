@@ -1103,6 +1103,32 @@ void lx_sig_exec(struct lx_thread *p)
 
 static int timer_ready;
 
+/* RLIMIT_CPU of q: the CPU time (ns) at which its next SIGXCPU (or, at the
+ * hard limit, SIGKILL) is due; 0 without a soft limit (Linux looks at the
+ * hard one only then too). */
+static uint64_t cpu_limit_at(const struct lx_proc *q)
+{
+    uint64_t soft = q->rlim[LX_RLIMIT_CPU][0];
+    if (soft >= ~0ull / 1000000000ull)
+        return 0;                               /* (RLIM_INFINITY, or as good as it) */
+    return soft ? soft * 1000000000ull : 1;     /* (0 s: due at once) */
+}
+
+/* q's CPU time passed its RLIMIT_CPU: SIGKILL at the hard limit, else
+ * SIGXCPU with the soft limit a second further on (Linux's rule). */
+static void cpu_limit_passed(struct lx_proc *q, uint64_t cpu)
+{
+    uint64_t *lim = q->rlim[LX_RLIMIT_CPU];
+    struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0, 0, 0 };
+    if (lim[1] < ~0ull / 1000000000ull && cpu >= lim[1] * 1000000000ull) {
+        lx_sig_send(q, LX_SIGKILL, &si);
+        return;
+    }
+    if (lim[0] < lim[1])
+        lim[0]++;
+    lx_sig_send(q, LX_SIGXCPU, &si);
+}
+
 void lx_timer_update(void)
 {
     struct lx_proc *procs = lx_procs();
@@ -1117,6 +1143,12 @@ void lx_timer_update(void)
                 continue;
             uint64_t cpu = lx_proc_cpu_ns(q);   /* CPU time goes no faster than the clock: look again then */
             uint64_t at = now + (q->cpu_at[k] > cpu ? q->cpu_at[k] - cpu : 0);
+            if (!next || at < next)
+                next = at;
+        }
+        uint64_t limit = q->used && !q->ended ? cpu_limit_at(q) : 0;
+        if (limit) {
+            uint64_t cpu = lx_proc_cpu_ns(q), at = now + (limit > cpu ? limit - cpu : 0);
             if (!next || at < next)
                 next = at;
         }
@@ -1167,6 +1199,12 @@ static void timer_fired(void)
             q->cpu_at[k] = q->cpu_every[k] ? cpu + q->cpu_every[k] : 0;
             struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0, 0, 0 };
             lx_sig_send(q, k == 0 ? LX_SIGVTALRM : LX_SIGPROF, &si);
+        }
+        uint64_t limit = q->used && !q->ended ? cpu_limit_at(q) : 0;
+        if (limit) {
+            uint64_t cpu = lx_proc_cpu_ns(q);
+            if (cpu >= limit)
+                cpu_limit_passed(q, cpu);
         }
     }
     for (struct lx_thread *q = lx_waiting_next(NULL); q; q = lx_waiting_next(q))

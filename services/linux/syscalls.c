@@ -470,8 +470,8 @@ void lx_rlimits_init(struct lx_proc *p)
 /* prlimit64 (and getrlimit, setrlimit) of process pid (0: the caller's),
  * as Linux for root: any limit may go up or down, the soft one never above
  * the hard one (EINVAL), RLIMIT_NOFILE's hard one never past the table
- * (EPERM, as past Linux's nr_open). NOFILE and FSIZE are enforced; the
- * others are kept and reported (the stack, the process table and the
+ * (EPERM, as past Linux's nr_open). NOFILE, FSIZE and CPU are enforced
+ * (CPU: signal.c's timer); the others are kept and reported (the stack, the process table and the
  * rest keep their sizes). The old limits are what was there before. */
 static int64_t sys_prlimit(struct lx_ctx *c, int64_t pid, uint64_t res, uint64_t unew, uint64_t uold)
 {
@@ -493,6 +493,8 @@ static int64_t sys_prlimit(struct lx_ctx *c, int64_t pid, uint64_t res, uint64_t
             return -LX_EPERM;
         now[0] = want[0];
         now[1] = want[1];
+        if ((uint32_t)res == LX_RLIMIT_CPU)
+            lx_timer_update();                  /* (its SIGXCPU comes from the service's timer) */
     }
     return uold ? lx_copy_out(c, uold, old, sizeof(old)) : 0;
 }

@@ -1,7 +1,8 @@
 /* Resource limits (prlimit64, getrlimit, setrlimit) and readlinkat: what
  * the personality answers as Linux does for root; RLIMIT_NOFILE lowered
  * (open, dup2, F_DUPFD) and RLIMIT_FSIZE (SIGXFSZ and EFBIG from write,
- * ftruncate and fallocate), inherited by a child, set on another process. */
+ * ftruncate and fallocate), RLIMIT_CPU (SIGXCPU, then SIGKILL), inherited
+ * by a child, set on another process. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdlib.h>
@@ -83,6 +84,42 @@ static void fsize(void)
     SHOW("setrlimit FSIZE back", setrlimit(RLIMIT_FSIZE, &old));
 }
 
+/* RLIMIT_CPU of 1 s soft, 3 s hard: SIGXCPU at 1 s and at 2 s (the soft
+ * limit a second further each time), SIGKILL at 3 s. */
+static int xcpu_pipe;
+static void on_xcpu(int sig)
+{
+    (void)sig;
+    struct rlimit r;
+    getrlimit(RLIMIT_CPU, &r);
+    char c = (char)('0' + r.rlim_cur);
+    write(xcpu_pipe, &c, 1);
+}
+
+static void cpu(void)
+{
+    int p[2];
+    pipe(p);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        xcpu_pipe = p[1];
+        signal(SIGXCPU, on_xcpu);
+        struct rlimit r = { 1, 3 };
+        setrlimit(RLIMIT_CPU, &r);
+        for (volatile unsigned long i = 0;; i++)
+            ;
+    }
+    close(p[1]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    char got[16] = { 0 };
+    long n = read(p[0], got, sizeof(got) - 1);
+    close(p[0]);
+    printf("RLIMIT_CPU 1 s, hard 3 s: SIGXCPU %ld times, the soft limit then %s; then signal %d\n", n, got,
+           WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+}
+
 /* prlimit64 on a child: its limit changes, not the caller's. */
 static void other_process(void)
 {
@@ -133,6 +170,7 @@ int main(void)
     SHOW("readlink into 3 bytes", readlink("/bin/sh", buf, 3));
     nofile();
     fsize();
+    cpu();
     other_process();
     return 0;
 }
