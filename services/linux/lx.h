@@ -360,7 +360,10 @@ struct lx_vma {
     uint32_t rights;
     uint8_t kind;
     uint8_t nowrite;            /* a shared mapping of a file not open for writing: never PROT_WRITE */
+    uint8_t on_fork;            /* LX_VMA_DONTFORK, LX_VMA_WIPEONFORK (madvise), or 0: copied */
 };
+#define LX_VMA_DONTFORK     1   /* a fork's child does not get this range */
+#define LX_VMA_WIPEONFORK   2   /* ... gets it as fresh zeros */
 
 /* ---------------------------------------------------------------- blocking */
 /* A call that cannot finish now keeps its reply (svc_defer) and is answered

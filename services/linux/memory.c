@@ -228,7 +228,7 @@ static int vma_map(struct lx_proc *p, struct lx_mobj *obj, uint64_t va, uint64_t
         return -LX_ENOMEM;
     if (obj)
         obj->refs++;
-    return vma_add(p, (struct lx_vma){ va, va + size, off, obj, rights, (uint8_t)kind, (uint8_t)nowrite });
+    return vma_add(p, (struct lx_vma){ va, va + size, off, obj, rights, (uint8_t)kind, (uint8_t)nowrite, 0 });
 }
 
 int lx_vma_map(struct lx_proc *p, struct lx_mobj *obj, uint64_t va, uint64_t off, uint64_t size, uint32_t rights,
@@ -744,6 +744,10 @@ static int64_t discard(struct lx_proc *p, uint64_t start, uint64_t end)
 #define MADV_DODUMP         17
 #define MADV_COLD           20
 #define MADV_PAGEOUT        21
+#define MADV_DONTFORK       10
+#define MADV_DOFORK         11
+#define MADV_WIPEONFORK     18
+#define MADV_KEEPONFORK     19
 
 /* Is range v anonymous memory as Linux counts it (not a file's pages,
  * not shared memory)? MADV_FREE takes only that. */
@@ -756,8 +760,9 @@ static int anonymous(const struct lx_vma *v)
  * may be freed: here they are kept, which the call allows); the hints
  * (NORMAL, RANDOM, SEQUENTIAL, WILLNEED, COLD, PAGEOUT, HUGEPAGE,
  * NOHUGEPAGE, MERGEABLE, UNMERGEABLE, DONTDUMP, DODUMP) are taken and change
- * nothing. Other advice is EINVAL (DONTFORK, WIPEONFORK and the rest are
- * not supported). As on Linux, the mapped parts of a range with holes are
+ * nothing; DONTFORK and WIPEONFORK (private anonymous memory only: EINVAL)
+ * mark the range for fork (lx_vmas_fork), DOFORK and KEEPONFORK unmark it.
+ * Other advice is EINVAL. As on Linux, the mapped parts of a range with holes are
  * advised and the call then fails with ENOMEM. */
 int64_t lx_sys_madvise(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t advice)
 {
@@ -766,6 +771,7 @@ int64_t lx_sys_madvise(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t a
     case MADV_NORMAL: case MADV_RANDOM: case MADV_SEQUENTIAL: case MADV_WILLNEED: case MADV_DONTNEED:
     case MADV_FREE: case MADV_MERGEABLE: case MADV_UNMERGEABLE: case MADV_HUGEPAGE: case MADV_NOHUGEPAGE:
     case MADV_DONTDUMP: case MADV_DODUMP: case MADV_COLD: case MADV_PAGEOUT:
+    case MADV_DONTFORK: case MADV_DOFORK: case MADV_WIPEONFORK: case MADV_KEEPONFORK:
         break;
     default:
         return -LX_EINVAL;
@@ -780,7 +786,7 @@ int64_t lx_sys_madvise(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t a
         struct lx_vma *v = &p->vmas[i];
         if (v->start < end && addr < v->end) {
             any = 1;
-            if ((int32_t)advice == MADV_FREE && !anonymous(v))
+            if (((int32_t)advice == MADV_FREE || (int32_t)advice == MADV_WIPEONFORK) && !anonymous(v))
                 return -LX_EINVAL;
         }
     }
@@ -790,6 +796,19 @@ int64_t lx_sys_madvise(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t a
         int64_t err = discard(p, addr, end);
         if (err)
             return err;
+    }
+    uint8_t set = (int32_t)advice == MADV_DONTFORK ? LX_VMA_DONTFORK : (int32_t)advice == MADV_WIPEONFORK ?
+                  LX_VMA_WIPEONFORK : 0;
+    uint8_t clear = (int32_t)advice == MADV_DOFORK ? LX_VMA_DONTFORK : (int32_t)advice == MADV_KEEPONFORK ?
+                    LX_VMA_WIPEONFORK : 0;
+    if (set | clear) {
+        if (p->nvmas + splits(p, addr, end) > LX_VMAS)
+            return -LX_ENOMEM;                  /* (no slot for a piece: nothing changed) */
+        split_at(p, addr);
+        split_at(p, end);
+        for (unsigned i = 0; i < p->nvmas; i++)
+            if (p->vmas[i].start >= addr && p->vmas[i].end <= end)
+                p->vmas[i].on_fork = (uint8_t)((p->vmas[i].on_fork | set) & ~clear);
     }
     return hole ? -LX_ENOMEM : 0;
 }
@@ -989,6 +1008,17 @@ int lx_vmas_fork(struct lx_proc *p, struct lx_proc *child)
     for (unsigned i = 0; i < p->nvmas; i++) {
         struct lx_vma v = p->vmas[i];
         struct lx_mobj *to = v.obj;
+        if (v.on_fork & LX_VMA_DONTFORK)
+            continue;                           /* (MADV_DONTFORK: not the child's) */
+        if (v.on_fork & LX_VMA_WIPEONFORK) {
+            int err = lx_vma_fresh(child, v.start, v.end - v.start, v.rights, v.kind);
+            if (err)
+                return err;
+            for (unsigned k = 0; k < child->nvmas; k++)
+                if (child->vmas[k].start == v.start)
+                    child->vmas[k].on_fork = LX_VMA_WIPEONFORK;     /* (kept by the child, as Linux) */
+            continue;
+        }
         if (v.obj && !v.obj->file && !v.obj->shared) {
             to = NULL;
             for (unsigned k = 0; k < nclones && !to; k++)

@@ -2,7 +2,10 @@
  * (a private file mapping, and a program's data, its file's bytes again;
  * shared memory keeps its contents), the hints change nothing, MADV_FREE
  * only on anonymous memory, holes (ENOMEM after advising the rest), the
- * heap, and the errors. */
+ * heap, the errors, and what a fork's child gets of ranges advised
+ * MADV_DONTFORK (nothing) or MADV_WIPEONFORK (zeros), and undone. */
+#include <setjmp.h>
+#include <signal.h>
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <sys/mman.h>
@@ -21,6 +24,59 @@ static int all(const char *p, long n, char c)
         if (p[i] != c)
             return 0;
     return 1;
+}
+
+static sigjmp_buf back;
+static void on_segv(int sig)
+{
+    (void)sig;
+    siglongjmp(back, 1);
+}
+
+/* In a child: 0 if the byte at p cannot be read, else 1 + (its value == want). */
+static int child_reads(volatile char *p, char want)
+{
+    signal(SIGSEGV, on_segv);
+    if (sigsetjmp(back, 1))
+        return 0;
+    return 1 + (*p == want);
+}
+
+/* Fork and report what the child reads at p: "unmapped", "the same" or "other". */
+static const char *after_fork(char *p, char want)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(child_reads(p, want));
+    int st = 0;
+    waitpid(pid, &st, 0);
+    int r = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r == 0 ? "unmapped" : r == 2 ? "the same" : r == 1 ? "other bytes" : "died";
+}
+
+static void on_fork(void)
+{
+    char *m = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    memset(m, 'k', 3 * PAGE);
+    SHOW("MADV_DONTFORK of the middle page", madvise(m + PAGE, PAGE, MADV_DONTFORK));
+    printf("  a child reads it: %s; the pages beside it: %s, %s\n", after_fork(m + PAGE, 'k'),
+           after_fork(m, 'k'), after_fork(m + 2 * PAGE, 'k'));
+    SHOW("MADV_DOFORK", madvise(m + PAGE, PAGE, MADV_DOFORK));
+    printf("  a child reads it: %s\n", after_fork(m + PAGE, 'k'));
+    SHOW("MADV_WIPEONFORK of the last page", madvise(m + 2 * PAGE, PAGE, MADV_WIPEONFORK));
+    printf("  a child reads zeros: %s; this process still 'k': %d\n", after_fork(m + 2 * PAGE, 0), m[2 * PAGE] == 'k');
+    SHOW("MADV_KEEPONFORK", madvise(m + 2 * PAGE, PAGE, MADV_KEEPONFORK));
+    printf("  a child reads it: %s\n", after_fork(m + 2 * PAGE, 'k'));
+    char *s = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    SHOW("MADV_WIPEONFORK of shared memory", madvise(s, PAGE, MADV_WIPEONFORK));
+    SHOW("MADV_DONTFORK of shared memory", madvise(s, PAGE, MADV_DONTFORK));
+    int fd = open("/etc/hello.txt", O_RDONLY);
+    char *f = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE, fd, 0);
+    SHOW("MADV_WIPEONFORK of a file mapping", madvise(f, PAGE, MADV_WIPEONFORK));
+    close(fd);
+    munmap(f, PAGE);
+    munmap(s, PAGE);
+    munmap(m, 3 * PAGE);
 }
 
 int main(void)
@@ -129,5 +185,6 @@ int main(void)
     int st;
     waitpid(pid, &st, 0);
     printf("the child sees the same: %d\n", WEXITSTATUS(st));
+    on_fork();
     return 0;
 }
