@@ -135,25 +135,46 @@ static uint8_t *view_of(svc_handle mem, uint64_t offset, uint64_t len, int write
     return (uint8_t *)v->va + offset;
 }
 
-/* Map the pages of mem holding [offset, offset + len) here for a moment
- * and copy into them (write) or out of them; 0 or an error. */
-static int copy_once(svc_handle mem, uint64_t offset, void *buf, uint64_t len, int write)
+/* The pages of mem holding [offset, offset + len) mapped here for a
+ * moment (unmap_once after): where offset is now, or 0 with *err. */
+static uint8_t *map_once(svc_handle mem, uint64_t offset, uint64_t len, int write, int *err)
 {
     uint64_t start = offset & ~4095ull, end = (offset + len + 4095) & ~4095ull;
-    if (end <= start)
-        return SVC_E_INVAL;
-    uint64_t va = va_alloc(end - start, 4096);
-    int64_t err = sys_mem_map(self_space(), (uint32_t)mem, va, start, end - start,
-                              write ? R_READ | R_WRITE : R_READ);
-    if (err == 0) {
-        if (write)
-            memcpy((uint8_t *)va + (offset - start), buf, len);
-        else
-            memcpy(buf, (const uint8_t *)va + (offset - start), len);
-        sys_mem_unmap(self_space(), va);
+    if (end <= start) {
+        *err = SVC_E_INVAL;
+        return 0;
     }
+    uint64_t va = va_alloc(end - start, 4096);
+    *err = (int)sys_mem_map(self_space(), (uint32_t)mem, va, start, end - start, write ? R_READ | R_WRITE : R_READ);
+    if (*err) {
+        va_free(va, end - start);
+        return 0;
+    }
+    return (uint8_t *)va + (offset - start);
+}
+
+static void unmap_once(uint8_t *at, uint64_t offset, uint64_t len)
+{
+    uint64_t start = offset & ~4095ull, end = (offset + len + 4095) & ~4095ull;
+    uint64_t va = (uint64_t)at - (offset - start);
+    sys_mem_unmap(self_space(), va);
     va_free(va, end - start);
-    return (int)err;
+}
+
+/* Copy into the pages of mem holding [offset, offset + len) (write) or
+ * out of them, mapped for the copy; 0 or an error. */
+static int copy_once(svc_handle mem, uint64_t offset, void *buf, uint64_t len, int write)
+{
+    int err;
+    uint8_t *at = map_once(mem, offset, len, write, &err);
+    if (!at)
+        return err;
+    if (write)
+        memcpy(at, buf, len);
+    else
+        memcpy(buf, at, len);
+    unmap_once(at, offset, len);
+    return 0;
 }
 
 int svc_mem_write(svc_handle mem, uint64_t offset, const void *src, uint64_t len)
@@ -179,19 +200,17 @@ int svc_mem_cas32(svc_handle mem, uint64_t offset, uint32_t expect, uint32_t des
 {
     if (offset & 3)
         return SVC_E_INVAL;
+    int err;
     uint8_t *at = view_of(mem, offset, 4, 1);
     if (at) {
         cas_at((uint32_t *)at, expect, desired, old);
         return 0;
     }
-    uint64_t start = offset & ~4095ull, va = va_alloc(4096, 4096);
-    int64_t err = sys_mem_map(self_space(), (uint32_t)mem, va, start, 4096, R_READ | R_WRITE);
-    if (err == 0) {
-        cas_at((uint32_t *)(va + (offset - start)), expect, desired, old);
-        sys_mem_unmap(self_space(), va);
-    }
-    va_free(va, 4096);
-    return (int)err;
+    if (!(at = map_once(mem, offset, 4, 1, &err)))
+        return err;
+    cas_at((uint32_t *)at, expect, desired, old);
+    unmap_once(at, offset, 4);
+    return 0;
 }
 
 /* Through the object's view when it has one (one copy, by the kernel,

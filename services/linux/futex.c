@@ -187,12 +187,6 @@ static struct lx_thread *pi_waiter(const uint64_t key[2], const struct lx_thread
     return NULL;
 }
 
-/* Whose memory p's threads run in (a vfork child's is its parent's). */
-static struct lx_proc *memory_of(struct lx_proc *p)
-{
-    return p->vm_of ? p->vm_of : p;
-}
-
 /* A PI or robust word changes only by compare-and-swap (lx_vma_cas32),
  * as Linux's cmpxchg: the process's other threads lock and unlock it in
  * user space meanwhile, on any core. One that keeps changing it under the
@@ -227,7 +221,7 @@ static int pi_hand_over(struct lx_proc *p, uint64_t va, uint32_t *word, struct l
 static int64_t lock_pi(struct lx_ctx *c, uint64_t uaddr, uint64_t uts, int private, int absolute, int try)
 {
     struct lx_thread *t = c->t;
-    struct lx_proc *mp = memory_of(c->p);
+    struct lx_proc *mp = lx_memory_of(c->p);
     uint64_t ns = 0, key[2];
     int64_t err;
     if (uts && !try && (err = lx_timespec_in(c, uts, &ns)) != 0)
@@ -293,7 +287,7 @@ static int64_t lock_pi(struct lx_ctx *c, uint64_t uaddr, uint64_t uts, int priva
 
 static int64_t unlock_pi(struct lx_ctx *c, uint64_t uaddr, int private)
 {
-    struct lx_proc *mp = memory_of(c->p);
+    struct lx_proc *mp = lx_memory_of(c->p);
     uint32_t word, old;
     uint64_t key[2];
     int64_t err;
@@ -318,6 +312,12 @@ static int64_t unlock_pi(struct lx_ctx *c, uint64_t uaddr, int private)
         word = old;
     }
     return -LX_EAGAIN;
+}
+
+int lx_futex_never_eintr(uint64_t op)
+{
+    uint32_t cmd = (uint32_t)op & FUTEX_CMD_MASK;
+    return cmd == FUTEX_LOCK_PI || cmd == FUTEX_LOCK_PI2;
 }
 
 int64_t lx_sys_futex(struct lx_ctx *c, uint64_t uaddr, uint64_t uop, uint64_t val, uint64_t uts, uint64_t uaddr2,
@@ -473,7 +473,7 @@ static int robust_entry(struct lx_proc *p, uint64_t at, uint64_t *entry, int *pi
 
 void lx_futex_thread_gone(struct lx_thread *t)
 {
-    struct lx_proc *p = memory_of(t->p);
+    struct lx_proc *p = lx_memory_of(t->p);
     uint64_t head = t->robust, entry, pending, next;
     int64_t offset;
     int pi, pending_pi, next_pi;
@@ -498,7 +498,7 @@ void lx_futex_thread_gone(struct lx_thread *t)
      * wakes to run its lock again. */
     for (struct lx_thread *w = lx_waiting_next(NULL); w; w = lx_waiting_next(w)) {
         if (w->blk.kind == LX_BLK_FUTEX && w->fpi && w != t && w->fowner == t->tid) {
-            struct lx_proc *wp = memory_of(w->p);
+            struct lx_proc *wp = lx_memory_of(w->p);
             uint32_t word;
             int r = lx_vma_peek(wp, w->fuaddr, &word, sizeof(word)) ? -1 : 1;
             for (int tries = 0; tries < CAS_TRIES && r == 1; tries++)

@@ -680,6 +680,11 @@ int lx_vmas_fork(struct lx_proc *p, struct lx_proc *child);
 /* Write into p's memory at va (the object behind it, so a copy-on-write
  * page of a new child is its own); 0 or -EFAULT. */
 int lx_vma_poke(struct lx_proc *p, uint64_t va, const void *src, uint64_t len);
+/* Whose memory p's threads run in: a vfork child's is its parent's. */
+static inline struct lx_proc *lx_memory_of(struct lx_proc *p)
+{
+    return p->vm_of ? p->vm_of : p;
+}
 /* Read p's memory at va (through the object behind it); 0 or -EFAULT. */
 int lx_vma_peek(struct lx_proc *p, uint64_t va, void *dst, uint64_t len);
 /* Compare-and-swap the word at va in p's memory (futex.c), atomically
@@ -732,6 +737,10 @@ void lx_futex_wake_addr(struct lx_proc *p, uint64_t uaddr, int n);
  * list names and the PI futexes it holds are marked FUTEX_OWNER_DIED and
  * passed on, with p's memory still mapped. */
 void lx_futex_thread_gone(struct lx_thread *t);
+/* Is futex operation `op` one that a signal never ends with EINTR (it runs
+ * again after the handler, as Linux's FUTEX_LOCK_PI: a PI mutex's caller
+ * takes any other answer for the lock)? */
+int lx_futex_never_eintr(uint64_t op);
 int64_t lx_sys_set_robust_list(struct lx_ctx *c, uint64_t head, uint64_t len);
 int64_t lx_sys_get_robust_list(struct lx_ctx *c, int64_t tid, uint64_t uhead, uint64_t ulen);
 

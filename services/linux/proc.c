@@ -154,14 +154,14 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
             child->cloexec[fd] = p->cloexec[fd];
         }
     }
-    struct lx_proc *mem = p->vm_of ? p->vm_of : p;     /* whose memory it is (a vfork child's: its parent's) */
+    struct lx_proc *mem = lx_memory_of(p);
     if (flags & CLONE_VM)
         err = borrow_space(mem, child);
     else
         err = lx_vmas_fork(mem, child);
     int pid = child->pid;
     if (!err && (flags & CLONE_CHILD_SETTID))          /* in the child's memory; a bad address is ignored */
-        lx_vma_poke(child->vm_of ? child->vm_of : child, ctid, &pid, sizeof(pid));
+        lx_vma_poke(lx_memory_of(child), ctid, &pid, sizeof(pid));
     if (!err && (flags & CLONE_PARENT_SETTID))
         lx_copy_out(c, ptid, &pid, sizeof(pid));
     const uint64_t *mr = c->mr;

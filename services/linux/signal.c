@@ -442,11 +442,9 @@ int lx_sig_interrupted(struct lx_ctx *c, uint64_t nr)
         lx_sig_reply(c, mr[FAULT_MR_PC], done);
         return 1;
     }
-    /* FUTEX_LOCK_PI and LOCK_PI2 run again after the handler whatever
-     * SA_RESTART says, as Linux's ERESTARTNOINTR (a PI mutex's caller
-     * takes any other answer for the lock). */
-    uint32_t fop = (uint32_t)mr[FAULT_MR_X0 + 1] & 127;
-    int always = nr == NR_futex && (fop == 6 || fop == 13);
+    /* Some calls run again after the handler whatever SA_RESTART says,
+     * as Linux's ERESTARTNOINTR (futex.c). */
+    int always = nr == NR_futex && lx_futex_never_eintr(mr[FAULT_MR_X0 + 1]);
     if ((always || ((c->p->act[sig - 1].flags & SA_RESTART) && restartable(nr))) && c->p->act[sig - 1].handler > SIG_IGN) {
         struct petrel_regs r;                   /* the handler returns to the `svc` itself */
         if (svc_thread_read_regs(p->thread, &r) == 0) {
