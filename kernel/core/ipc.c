@@ -116,7 +116,8 @@ static void transfer(struct thread *src, struct thread *dst, uint64_t info, uint
         for (unsigned i = MSG_REG_MRS; i < len; i++)
             dst->utcb->mr[i] = src->fault_msg[i];
     } else {
-        for (unsigned i = 0; i < MSG_REG_MRS; i++)
+        /* the message's registers only: past its length dst keeps its own (fast_copy) */
+        for (unsigned i = 0; i < MSG_REG_MRS && i < len; i++)
             dst->tf.x[2 + i] = src->tf.x[2 + i];
         ipc_copy_utcb(src, dst, len);
     }

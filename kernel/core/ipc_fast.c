@@ -51,24 +51,38 @@ static ALWAYS_INLINE bool fast_may_run(struct cpu *c, struct thread *to)
     return to->prio >= top;
 }
 
+/* The message's registers (MR0..MR5 in x2..x7) and its length's worth of
+ * UTCB words: registers past the length keep the receiver's own values,
+ * so nothing of the sender's beyond its message reaches the receiver (the
+ * proxies do not clear what they do not send). */
 static ALWAYS_INLINE void fast_copy(struct thread *from, struct thread *to, uint64_t info, uint64_t badge)
 {
+    unsigned len = MSG_LEN(info);
     to->tf.x[0] = 0;
     to->tf.x[1] = info;
-    /* All loads before the stores, so they go in pairs (from and to may
-     * be the same thread as far as the compiler knows). */
-    uint64_t m0 = from->tf.x[2], m1 = from->tf.x[3], m2 = from->tf.x[4];
-    uint64_t m3 = from->tf.x[5], m4 = from->tf.x[6], m5 = from->tf.x[7];
-    to->tf.x[2] = m0;
-    to->tf.x[3] = m1;
-    to->tf.x[4] = m2;
-    to->tf.x[5] = m3;
-    to->tf.x[6] = m4;
-    to->tf.x[7] = m5;
+    if (likely(len >= MSG_REG_MRS)) {
+        /* All loads before the stores, so they go in pairs (from and to
+         * may be the same thread as far as the compiler knows). */
+        uint64_t m0 = from->tf.x[2], m1 = from->tf.x[3], m2 = from->tf.x[4];
+        uint64_t m3 = from->tf.x[5], m4 = from->tf.x[6], m5 = from->tf.x[7];
+        to->tf.x[2] = m0;
+        to->tf.x[3] = m1;
+        to->tf.x[4] = m2;
+        to->tf.x[5] = m3;
+        to->tf.x[6] = m4;
+        to->tf.x[7] = m5;
+        if (unlikely(len > MSG_REG_MRS))
+            ipc_copy_utcb(from, to, len);       /* out of line: short messages pay one branch */
+    } else if (len) {
+        to->tf.x[2] = from->tf.x[2];
+        if (len > 1) {
+            to->tf.x[3] = from->tf.x[3];
+            for (unsigned i = 2; i < len; i++)
+                to->tf.x[2 + i] = from->tf.x[2 + i];
+        }
+    }
     to->tf.x[8] = badge;
     to->tf.x[9] = from->space->id;
-    if (unlikely(MSG_LEN(info) > MSG_REG_MRS))
-        ipc_copy_utcb(from, to, MSG_LEN(info));     /* out of line: short messages pay one branch */
 }
 
 /* The receiver waiting on ep that a call from cur may switch to at once
@@ -134,6 +148,65 @@ struct trapframe *fastpath_call(struct trapframe *tf, uint64_t esr)
     if (ep->ksvc)       /* a kernel-placed service: answered in this entry (ksvc.h) */
         return ep->ksvc->fastcall(tf, ep, info, badge);
     return fast_call_server(tf, esr, ep, info, badge);
+}
+
+/* The light call (thread.h): kcall_none is the entry of an empty one. */
+uintptr_t kcall_none(struct trapframe *tf)
+{
+    ((struct thread *)tf)->kcall_ctx.after = KCALL_UNSERVED;
+    return (uintptr_t)tf + 1;
+}
+
+void kcall_forget(struct thread *t)
+{
+    t->kcall.handle = 0;
+    t->kcall.info = 0;
+    t->kcall.fn = kcall_none;
+}
+
+void kcall_forget_space(struct space *s)
+{
+    list_for_each(pos, &s->threads)
+        kcall_forget(list_entry(pos, struct thread, space_link));
+    s->kcall_cached = false;
+}
+
+void kcall_remember(struct thread *t, uint64_t h, struct endpoint *ep, uint64_t info, uint64_t badge)
+{
+    const struct ksvc *k = ep->ksvc;
+    if (t->foreign_svc)
+        return;
+    for (unsigned i = 0; i < k->nlights; i++) {
+        if (k->lights[i].info != info)
+            continue;
+        struct kcall_ctx *c = &t->kcall_ctx;
+        t->kcall.handle = h;
+        t->kcall.info = info;
+        t->kcall.fn = k->lights[i].fn;
+        c->run = k->run;
+        c->svc = k;
+        c->call.label = MSG_LABEL(info);
+        c->call.badge = badge;
+        c->call.pid = t->space->id;
+        c->call.env = t;
+        c->call.len = MSG_LEN(info);
+        c->call.nhandles = 0;
+        c->call.mr = NULL;
+        t->space->kcall_cached = true;
+        return;
+    }
+}
+
+/* After a light entry that did not answer (ksvc_light), the frame whole
+ * again and esr the syndrome of the call: on the same way as any call. */
+struct trapframe *kcall_slow(struct trapframe *tf, uint64_t esr)
+{
+    struct thread *t = (struct thread *)tf;
+    if (t->kcall_ctx.after == KCALL_SCHEDULE)
+        return sched_exit();            /* (one core: no lock to take) */
+    if (t->foreign_svc)
+        return fastpath_foreign_syscall(tf, esr);   /* (an empty light call matches x0 = x1 = 0) */
+    return fastpath_call(tf, esr);
 }
 
 /*

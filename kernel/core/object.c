@@ -6,6 +6,7 @@
 #include "space.h"
 #include "memory.h"
 #include "kmalloc.h"
+#include "thread.h"
 
 static struct object *dead_objects;     /* references gone, not yet freed */
 static struct space *doomed_spaces;     /* waiting to be torn down */
@@ -499,6 +500,8 @@ static void slot_release(struct space *s, struct handle_slot *sl, uint32_t index
     uint32_t l = index >> HANDLE_LEAF_BITS, k = index & (HANDLE_LEAF_SLOTS - 1);
     struct object *o = sl->obj;
     struct handle_leaf *li = &t->info[l];
+    if (s->kcall_cached)
+        kcall_forget_space(s);          /* a light call may name this handle */
     sl->obj = NULL;
     sl->rights = 0;
     sl->badge = 0;

@@ -606,7 +606,9 @@ static NORETURN void request_main(void *arg)
 {
     struct ksvc_run *run = arg;
     struct thread *t = run->holder;
+    uint64_t mr[MSG_MAX_MRS];
     struct svc_call call;
+    call.mr = mr;
     int err = take_handles(t, MSG_HANDLES(run->info), &call);
     if (err) {
         t->tf.x[0] = (uint64_t)err;
@@ -700,6 +702,7 @@ static bool fault_fast(struct thread *t, const struct ksvc *svc, uint64_t badge)
     call.env = t;
     call.len = 0;                       /* the message is t->fault_msg, read in place */
     call.nhandles = 0;
+    call.mr = NULL;
     t->ksvc_fast_svc = svc;
     return svc->fault_fast(&call, t->fault_msg) == SVC_FAST_ANSWERED;
 }

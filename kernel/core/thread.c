@@ -94,6 +94,7 @@ struct thread *thread_create(struct space *s, vaddr_t utcb_va, int *err)
     t->utcb_pa = utcb;
     t->utcb = phys_to_virt(utcb);
     t->tf.pstate = 0;                       /* EL0t, interrupts unmasked */
+    kcall_forget(t);
     *err = 0;
     return t;
 }
@@ -431,6 +432,7 @@ int64_t sys_thread_set_priority(uint32_t h, uint64_t prio)
 void thread_make_foreign(struct thread *t)
 {
     t->foreign_svc = true;
+    kcall_forget(t);        /* its svc are Linux calls now, never light calls */
 }
 
 int64_t sys_thread_make_foreign(uint32_t h)

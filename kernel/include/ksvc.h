@@ -17,6 +17,12 @@
 
 typedef struct trapframe *ksvc_fastcall_fn(struct trapframe *tf, struct endpoint *ep, uint64_t info, uint64_t badge);
 
+/* A register-only method's light entry (ksvc_light), by its request word. */
+struct ksvc_light {
+    uint64_t info;
+    uintptr_t (*fn)(struct trapframe *tf);
+};
+
 struct ksvc {
     unsigned id;                            /* interface id */
     const char *name;
@@ -24,6 +30,8 @@ struct ksvc {
     ksvc_fastcall_fn *fastcall;             /* the fastpath's call: ksvc_fast with <name>_fast */
     struct ksvc_run *run;                   /* its request in progress (its own kernel stack) */
     int (*fault_fast)(struct svc_call *call, const uint64_t *msg);  /* <name>_fault_fast, or NULL */
+    const struct ksvc_light *lights;        /* its register-only methods' light entries */
+    unsigned nlights;
 };
 
 extern const struct ksvc ksvc_table[];
@@ -108,6 +116,11 @@ static ALWAYS_INLINE bool ksvc_resume_now(const struct thread *t)
     return t->state == T_RUNNING && !c->rq.summary && t->cpu == c->index && !t->suspended;
 }
 
+/* A register-only request that the fastpath's register entry is about to
+ * serve for t, through handle h: if the method has a light entry, t's
+ * light call remembers it (ipc_fast.c). */
+void kcall_remember(struct thread *t, uint64_t h, struct endpoint *ep, uint64_t info, uint64_t badge);
+
 /*
  * The IPC fastpath's call on a kernel-placed service (kernel lock held;
  * returns the frame to resume, the lock released). The interface's
@@ -120,6 +133,8 @@ static ALWAYS_INLINE bool ksvc_resume_now(const struct thread *t)
  * would keep it (nothing is ready here; a suspension or a move ordered by
  * another core comes with an interrupt, taken on the way out). Anything
  * else goes through ksvc_call and the scheduler, with the same results.
+ * With one core, the request is remembered as the thread's light call
+ * first, so that the same request next time takes ksvc_light.
  */
 static ALWAYS_INLINE struct trapframe *ksvc_fast(int (*fast)(struct svc_call *call, uint64_t *x),
                                                  struct trapframe *tf, struct endpoint *ep, uint64_t info,
@@ -128,6 +143,8 @@ static ALWAYS_INLINE struct trapframe *ksvc_fast(int (*fast)(struct svc_call *ca
     struct thread *t = (struct thread *)tf;     /* the frame is the thread's first member */
     if (unlikely(ep->ksvc->run->holder))
         return ksvc_slowcall(tf, ep, info, badge);  /* busy with a request: wait for it there */
+    if (!smp_running)
+        kcall_remember(t, tf->x[0], ep, info, badge);
     t->ksvc_fast_svc = ep->ksvc;                /* whose interrupt a handler may attach */
     struct svc_call call;
     call.label = MSG_LABEL(info);
@@ -136,6 +153,7 @@ static ALWAYS_INLINE struct trapframe *ksvc_fast(int (*fast)(struct svc_call *ca
     call.env = t;
     call.len = MSG_LEN(info);
     call.nhandles = 0;
+    call.mr = NULL;
     int r = fast(&call, tf->x);
     /* (Not ksvc_resume_now's whole check: no method of an interface moves
      * or suspends its own caller, and one that did would take effect at
@@ -149,5 +167,40 @@ static ALWAYS_INLINE struct trapframe *ksvc_fast(int (*fast)(struct svc_call *ca
         return ksvc_slowcall(tf, ep, info, badge);
     return sched_exit();        /* kept for later (the caller waits), or someone woke */
 }
+
+/*
+ * A light call (struct kcall in thread.h): the exception vector found x0
+ * and x1 of an IPC call equal to the thread's light call and, having saved
+ * only x0..x17 and x30 (registers C does not preserve; the kernel never
+ * uses x18), called this with the method's register entry `fast` inlined,
+ * one function per register-only method (ksvc_table.c). One core runs,
+ * so no lock is taken (a light call is only ever filled then). The call
+ * context was filled in when the light call was remembered; the handler
+ * runs as on ksvc_fast. Returns the frame when the caller may resume at
+ * once (the vector restores those registers and returns), or the frame
+ * + 1 with kcall_ctx.after saying what kcall_slow does once the vector has
+ * saved the rest of the frame: KCALL_UNSERVED (nothing was done: the
+ * service is busy, or the request is not one the entry takes) sends it
+ * down the fastpath; KCALL_SCHEDULE (answered or kept, but the caller no
+ * longer runs or a thread woke) goes through the scheduler.
+ */
+static ALWAYS_INLINE uintptr_t ksvc_light(int (*fast)(struct svc_call *call, uint64_t *x), struct trapframe *tf)
+{
+    struct thread *t = (struct thread *)tf;
+    if (unlikely(t->kcall_ctx.run->holder)) {
+        t->kcall_ctx.after = KCALL_UNSERVED;
+        return (uintptr_t)tf + 1;
+    }
+    t->ksvc_fast_svc = t->kcall_ctx.svc;
+    int r = fast(&t->kcall_ctx.call, tf->x);
+    if (likely(r == SVC_FAST_ANSWERED && t->state == T_RUNNING && !this_cpu()->rq.summary))
+        return (uintptr_t)tf;
+    t->kcall_ctx.after = r == SVC_FAST_OTHER ? KCALL_UNSERVED : KCALL_SCHEDULE;
+    return (uintptr_t)tf + 1;
+}
+
+/* The light entry's way on (vectors.S), the frame whole again, esr the
+ * call's syndrome: see ksvc_light. */
+struct trapframe *kcall_slow(struct trapframe *tf, uint64_t esr);
 
 #endif

@@ -41,6 +41,7 @@ struct space {
     unsigned nthreads;
     bool had_threads;
     bool torn_down;             /* no threads, handles or mappings any more, ever */
+    bool kcall_cached;          /* a thread of it may have a light call (struct kcall) */
     bool teardown_queued;
     struct space *next_teardown;    /* on the teardown work list */
     struct space *parent;       /* the space that created it (a reference): charged too */

@@ -12,6 +12,7 @@
 #include "object.h"
 #include "list.h"
 #include "cpu.h"
+#include "svc.h"
 #include <arch/trapframe.h>
 
 struct space;
@@ -48,9 +49,39 @@ struct fault_info {
     const char *detail;         /* for the message if it kills; NULL: arch_fault_detail(esr) */
 };
 
+/*
+ * A thread's light call (ipc_fast.c; docs/design/ipc-fastpath.md): the
+ * register-only request it last made of a kernel-placed service through
+ * the fastpath. The EL0 entry compares a call's x0 (the handle) and x1
+ * (the message word) with `handle` and `info` before it saves anything
+ * else, and on a match runs `fn`, the method's light entry, which serves
+ * the request from the registers: no handle lookup, no dispatch, no call
+ * record to fill. Whatever changes what the handle names in the thread's
+ * space (slot_release) or makes the thread foreign empties it
+ * (kcall_forget); it is filled only with one core running. The match
+ * sits right after the frame, where the entry reaches it; what the entry
+ * needs next is at the end of struct thread (struct kcall_ctx), so that
+ * it pushes no other field out of reach of a short displacement.
+ */
+struct kcall {
+    uint64_t handle;            /* at TF_THREAD_KCALL */
+    uint64_t info;
+    uintptr_t (*fn)(struct trapframe *tf);  /* at TF_THREAD_KCALL + KCALL_FN; kcall_none when empty */
+};
+
+struct kcall_ctx {
+    struct ksvc_run *run;       /* the service's request state (busy: holder) */
+    const struct ksvc *svc;
+    unsigned after;             /* what kcall_slow does when fn did not answer: KCALL_* */
+    struct svc_call call;       /* the handler's call: label, badge, pid, env, len; no mr[] */
+};
+
+enum { KCALL_UNSERVED, KCALL_SCHEDULE };
+
 struct thread {
     struct trapframe tf;        /* first: the EL0 entry saves here */
     bool foreign_svc;           /* every svc is a Linux call (thread_make_foreign); at TF_THREAD_FOREIGN */
+    struct kcall kcall;         /* at TF_THREAD_KCALL */
     struct object obj;
     struct space *space;
     unsigned cpu;               /* the core it runs on (its affinity) */
@@ -109,8 +140,19 @@ struct thread {
     bool ksvc_stopped;          /* its request stopped at a step: resume it, not EL0 */
     const struct ksvc *ksvc_fast_svc;   /* the service of its last register-path request */
     bool ksvc_rewound;                  /* waiting for a service with its pc back on its svc */
+    struct kcall_ctx kcall_ctx;         /* the rest of its light call (struct kcall) */
 };
 _Static_assert(__builtin_offsetof(struct thread, foreign_svc) == TF_THREAD_FOREIGN, "vectors.S reads the flag there");
+_Static_assert(__builtin_offsetof(struct thread, kcall) == TF_THREAD_KCALL &&
+               __builtin_offsetof(struct kcall, info) == 8 && __builtin_offsetof(struct kcall, fn) == KCALL_FN,
+               "vectors.S reads the light call there");
+
+/* Empty t's light call (kernel lock held). */
+void kcall_forget(struct thread *t);
+/* Empty the light calls of every thread of space s, if any has one. */
+void kcall_forget_space(struct space *s);
+/* The light entry of an empty light call: it sends the request on to the fastpath. */
+uintptr_t kcall_none(struct trapframe *tf);
 
 /*
  * Take the kernel lock for an entry from EL0 by t, the thread current on

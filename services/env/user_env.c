@@ -327,7 +327,9 @@ void svc_serve(uint32_t ep, void (*entry)(struct svc_call *), int (*fast)(struct
     uint64_t x[1 + sizeof(struct petrel_msg) / sizeof(uint64_t)] = { 0 };
     struct petrel_msg *m = (struct petrel_msg *)&x[1];
     struct user_env env = { .out = m };
+    uint64_t mr[MSG_MAX_MRS];
     struct svc_call call;
+    call.mr = mr;
     int64_t r = sys_ipc_recv(ep, m);
     for (;;) {
         if (r < 0) {

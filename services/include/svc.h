@@ -40,8 +40,10 @@ typedef uint64_t svc_handle;    /* an object the service holds: passed in a requ
 
 /* A request. A handler uses badge and pid, and passes the call on to
  * svc_defer, svc_copy_in and svc_copy_out; the rest is the skeleton's. A
- * request served from registers (see <interface>_fast) has no mr[]: the
- * arguments stay in the caller's registers. */
+ * request served from registers (see <interface>_fast) has no mr[] (NULL):
+ * the arguments stay in the caller's registers. A handler never writes its
+ * call: the kernel keeps a register request's call from one request to the
+ * next (the light call, docs/design/ipc-fastpath.md). */
 struct svc_call {
     uint64_t label;             /* interface id << 16 | method */
     uint64_t badge;             /* of the handle the client called through */
@@ -50,7 +52,7 @@ struct svc_call {
     unsigned len;               /* message registers in mr[] */
     unsigned nhandles;          /* objects passed with the request */
     svc_handle handles[MSG_MAX_HANDLES];
-    uint64_t mr[MSG_MAX_MRS];
+    uint64_t *mr;               /* the message registers: the environment's array of MSG_MAX_MRS */
 };
 
 /* Reply now with len registers (the skeleton's use). */

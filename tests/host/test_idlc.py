@@ -166,22 +166,26 @@ out = [ { name = "old", type = "u64" } ]
     idlc.compile_interface(write(tmp_path, text), tmp_path / "out")
     header = (tmp_path / "out" / "demo_if.h").read_text()
     client = (tmp_path / "out" / "demo_client.c").read_text()
-    fast = header[header.index("static inline int demo_fast"):]
+    put_entry = header[header.index("static inline int demo_fast_put("):]
+    put_entry = put_entry[:put_entry.index("\n}\n")]
+    fast = header[header.index("static inline int demo_fast("):]
     fast = fast[:fast.index("\n}\n")]
     # The register entry: only `put`, keyed by its exact request word; a u32
     # with stray bits goes to the skeleton (SVC_FAST_OTHER), which refuses it.
-    assert "case MSG_INFO(((uint64_t)DEMO_IF_ID << 16) | DEMO_PUT, 2, 0):" in fast
-    assert "DEMO_GET" not in fast
-    assert "if (x[2] >> 32)\n            return SVC_FAST_OTHER;" in fast
-    assert "status = demo_ops.put(call, (uint32_t)x[2], (uint64_t)x[3], &old);" in fast
-    assert "x[3] = (uint64_t)old;" in fast and "reply = MSG_INFO(((uint64_t)DEMO_IF_ID << 16) | DEMO_PUT, 2, 0);" in fast
-    assert "return SVC_FAST_KEPT;" in fast and "default:\n        return SVC_FAST_OTHER;" in fast
+    assert "case MSG_INFO(((uint64_t)DEMO_IF_ID << 16) | DEMO_PUT, 2, 0):\n        return demo_fast_put(call, x);" in fast
+    assert "DEMO_GET" not in fast and "demo_fast_get" not in header
+    assert "if (x[2] >> 32)\n        return SVC_FAST_OTHER;" in put_entry
+    assert "int64_t status = demo_ops.put(call, (uint32_t)x[2], (uint64_t)x[3], &old);" in put_entry
+    assert "x[3] = (uint64_t)old;" in put_entry and "reply = MSG_INFO(((uint64_t)DEMO_IF_ID << 16) | DEMO_PUT, 2, 0);" in put_entry
+    assert "return SVC_FAST_KEPT;" in put_entry and "default:\n        return SVC_FAST_OTHER;" in fast
     # The proxy of `put` is the call itself; `get` keeps the generic transport.
     put = client[client.index("int64_t demo_put("):]
     get = client[client.index("int64_t demo_get("):client.index("int64_t demo_put(")]
     assert "svc_client_call" not in put and "svc %[nr]" in put and '[nr] "i"(SYS_IPC_CALL)' in put
     assert 'register uint64_t x2 __asm__("x2") = (uint64_t)key;' in put
-    assert 'register uint64_t x4 __asm__("x4") = 0;' in put           # nothing of the caller's leaks
+    # the registers past the arguments are not set (the kernel passes none of
+    # them to a server) and count as clobbered by the call
+    assert 'register uint64_t x4 __asm__("x4");' in put and '"=r"(x4)' in put and '"+r"(x3)' in put
     assert "svc_client_status(x0, x1, x2, 2)" in put and "*old = (uint64_t)x3;" in put
     assert "svc_client_call" in get
 
@@ -190,7 +194,17 @@ def test_kernel_table_names_each_register_path(tmp_path):
     itf = idlc.load(write(tmp_path, MINIMAL))
     table = idlc.kernel_table([itf])
     assert "return ksvc_fast(demo_fast, tf, ep, info, badge);" in table
-    assert '{ 9, "demo", demo_service, demo_fastcall, &ksvc_runs[0], NULL },' in table
+    assert '{ 9, "demo", demo_service, demo_fastcall, &ksvc_runs[0], NULL, NULL, 0 },' in table
+    # a light entry per register-only method, keyed by its request word
+    text = MINIMAL + """
+[[method]]
+name = "put"
+in = [ { name = "key", type = "u32" } ]
+"""
+    table = idlc.kernel_table([idlc.load(write(tmp_path, text))])
+    assert "return ksvc_light(demo_fast_put, tf);" in table
+    assert "{ MSG_INFO(((uint64_t)DEMO_IF_ID << 16) | DEMO_PUT, 1, 0), demo_light_put }," in table
+    assert "demo_fastcall, &ksvc_runs[0], NULL, demo_lights, 1 }," in table
     assert "_Static_assert(1 <= ARCH_SERVICE_STACKS" in table     # a kernel stack for each service
 
 
@@ -198,7 +212,7 @@ def test_a_fault_fast_entry_is_declared_and_in_the_kernel_table(tmp_path):
     itf = idlc.load(write(tmp_path, MINIMAL.replace('id = 9', 'id = 9\nfault_fast = true')))
     assert itf.fault_fast
     assert "int demo_fault_fast(struct svc_call *call, const uint64_t *msg);" in idlc.header(itf)
-    assert '&ksvc_runs[0], demo_fault_fast },' in idlc.kernel_table([itf])
+    assert '&ksvc_runs[0], demo_fault_fast, NULL, 0 },' in idlc.kernel_table([itf])
     with pytest.raises(idlc.IdlError, match="fault_fast must be true or false"):
         idlc.load(write(tmp_path, MINIMAL.replace('id = 9', 'id = 9\nfault_fast = "yes"')))
 

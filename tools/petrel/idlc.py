@@ -26,9 +26,11 @@ is generated in its first line.
 Register-only methods: a method whose arguments and results are all scalars
 and fit in MR0..MR5 (the registers x2..x7) both ways gets a proxy that is one
 inline `svc` with its arguments in x2.. (no array, no generic transport) and
-a case in <name>_fast, the skeleton's register entry: the kernel hands it a
-call on a kernel-placed service straight from the caller's saved registers
-and it answers into them. Anything it does not recognise exactly goes to the
+a register entry <name>_fast_<method>, picked by <name>_fast: the kernel
+hands it a call on a kernel-placed service straight from the caller's saved
+registers and it answers into them; the kernel's table (ksvc_table.c) also
+gets a light entry per such method, which a thread's repeated request runs
+straight from the exception vector. Anything it does not recognise exactly goes to the
 skeleton (<name>_dispatch), which answers it as before, errors included.
 """
 import argparse
@@ -425,41 +427,45 @@ def _word(itf: Interface, m: Method, length: int) -> str:
     return f"MSG_INFO(((uint64_t){up}_IF_ID << 16) | {up}_{m.name.upper()}, {length}, 0)"
 
 
-# The register entry: one case per register-only method, keyed by the exact
-# request word (label, length, no handles, no flags). A u32 argument with
-# stray bits is left to the skeleton, which refuses it with E_INVAL. Inline,
-# so that the kernel's side of the call (ksvc_fast) and this make one function.
+# The register entry: one function per register-only method (<name>_fast_<method>),
+# and <name>_fast, which picks one by the exact request word (label, length,
+# no handles, no flags). A u32 argument with stray bits is left to the
+# skeleton, which refuses it with E_INVAL. Inline, so that the kernel's side
+# of the call (ksvc_fast, ksvc_light) and this make one function.
 def _fast_entry(itf: Interface) -> list:
     fast = [m for m in itf.methods if m.register_only()]
-    out = [f"/* The register entry: a register-only request straight from the caller's\n"
-           f" * registers x[0..9] (x[1] the message word, x[2..7] MR0..MR5). It answers\n"
-           f" * into them (x0 0, x1 the reply's word, x2 the status, x3.. the outs):\n"
-           f" * SVC_FAST_ANSWERED, or SVC_FAST_KEPT if the handler kept the reply. Any\n"
-           f" * other request: SVC_FAST_OTHER, having done nothing ({itf.name}_service\n"
-           f" * answers it). */\n"
-           f"static inline int {itf.name}_fast(struct svc_call *call, uint64_t *x)\n{{\n"]
-    if not fast:
-        return out + ["    return SVC_FAST_OTHER;\n}\n\n"]
-    out.append("    int64_t status;\n    uint64_t reply;\n    switch (x[1]) {\n")
+    out = []
     for m in fast:
-        out.append(f"    case {_word(itf, m, m.request_mrs())}: {{\n")
+        out.append(f"/* {m.name}: the register entry of one request word ({itf.name}_fast). */\n"
+                   f"static inline int {itf.name}_fast_{m.name}(struct svc_call *call, uint64_t *x)\n{{\n")
         for i, a in enumerate(m.ins):
             if a.type == "u32":
-                out.append(f"        if (x[{2 + i}] >> 32)\n            return SVC_FAST_OTHER;\n")
+                out.append(f"    if (x[{2 + i}] >> 32)\n        return SVC_FAST_OTHER;\n")
         for a in m.outs:
-            out.append(f"        {SCALARS[a.type]} {a.name} = 0;\n")
+            out.append(f"    {SCALARS[a.type]} {a.name} = 0;\n")
         args = ["call"] + [f"({SCALARS[a.type]})x[{2 + i}]" for i, a in enumerate(m.ins)] + [f"&{a.name}" for a in m.outs]
-        out.append(f"        status = {itf.name}_ops.{m.name}({', '.join(args)});\n")
-        out.append("        if (status == SVC_DEFERRED)\n            return SVC_FAST_KEPT;\n")
+        out.append(f"    int64_t status = {itf.name}_ops.{m.name}({', '.join(args)});\n")
+        out.append("    if (status == SVC_DEFERRED)\n        return SVC_FAST_KEPT;\n")
+        out.append(f"    uint64_t reply = {_word(itf, m, 1)};\n")
         if m.outs:
-            out.append("        if (status == 0) {\n")
+            out.append("    if (status == 0) {\n")
             for i, a in enumerate(m.outs):
-                out.append(f"            x[{3 + i}] = (uint64_t){a.name};\n")
-            out.append(f"            reply = {_word(itf, m, m.reply_mrs())};\n"
-                       f"            break;\n        }}\n")
-        out.append(f"        reply = {_word(itf, m, 1)};\n        break;\n    }}\n")
-    out.append("    default:\n        return SVC_FAST_OTHER;\n    }\n"
-               "    x[0] = 0;\n    x[1] = reply;\n    x[2] = (uint64_t)status;\n    return SVC_FAST_ANSWERED;\n}\n\n")
+                out.append(f"        x[{3 + i}] = (uint64_t){a.name};\n")
+            out.append(f"        reply = {_word(itf, m, m.reply_mrs())};\n    }}\n")
+        out.append("    x[0] = 0;\n    x[1] = reply;\n    x[2] = (uint64_t)status;\n    return SVC_FAST_ANSWERED;\n}\n\n")
+    out.append(f"/* The register entry: a register-only request straight from the caller's\n"
+               f" * registers x[0..9] (x[1] the message word, x[2..7] MR0..MR5). It answers\n"
+               f" * into them (x0 0, x1 the reply's word, x2 the status, x3.. the outs):\n"
+               f" * SVC_FAST_ANSWERED, or SVC_FAST_KEPT if the handler kept the reply. Any\n"
+               f" * other request: SVC_FAST_OTHER, having done nothing ({itf.name}_service\n"
+               f" * answers it). */\n"
+               f"static inline int {itf.name}_fast(struct svc_call *call, uint64_t *x)\n{{\n")
+    if not fast:
+        return out + ["    (void)call;\n    (void)x;\n    return SVC_FAST_OTHER;\n}\n\n"]
+    out.append("    switch (x[1]) {\n")
+    for m in fast:
+        out.append(f"    case {_word(itf, m, m.request_mrs())}:\n        return {itf.name}_fast_{m.name}(call, x);\n")
+    out.append("    default:\n        return SVC_FAST_OTHER;\n    }\n}\n\n")
     return out
 
 
@@ -515,19 +521,23 @@ def client(itf: Interface) -> str:
     return "".join(out)
 
 
-# The proxy of a register-only method: the IPC call itself, inline. The
-# registers that carry no argument go as zeros (the kernel passes all six
-# to a user-placed server); a reply that is not a plain success of the
-# right length goes to svc_client_status.
+# The proxy of a register-only method: the IPC call itself, inline. Only the
+# registers of the arguments are set: the kernel passes no register beyond
+# the message's length to a user-placed server (each side keeps its own
+# there), so the rest need no zeroing and count as clobbered; a reply that
+# is not a plain success of the right length goes to svc_client_status.
 def _register_proxy(itf: Interface, m: Method) -> list:
     out = [f"int64_t {itf.name}_{m.name}({_proxy_params(m)})\n{{\n",
            "    register uint64_t x0 __asm__(\"x0\") = ep;\n",
            f"    register uint64_t x1 __asm__(\"x1\") = {_word(itf, m, m.request_mrs())};\n"]
     for i in range(REG_MRS):
-        value = f"(uint64_t){m.ins[i].name}" if i < len(m.ins) else "0"
-        out.append(f"    register uint64_t x{2 + i} __asm__(\"x{2 + i}\") = {value};\n")
+        if i < len(m.ins):
+            out.append(f"    register uint64_t x{2 + i} __asm__(\"x{2 + i}\") = (uint64_t){m.ins[i].name};\n")
+        else:
+            out.append(f"    register uint64_t x{2 + i} __asm__(\"x{2 + i}\");\n")
     out.append("    register uint64_t x8 __asm__(\"x8\");\n    register uint64_t x9 __asm__(\"x9\");\n")
-    regs = ", ".join(f'"+r"(x{i})' for i in range(2 + REG_MRS))
+    regs = ", ".join([f'"+r"(x{i})' for i in range(2 + len(m.ins))] +
+                     [f'"=r"(x{2 + i})' for i in range(len(m.ins), REG_MRS)])
     out.append(f"    __asm__ volatile(\"svc %[nr]\"\n        : {regs}, \"=r\"(x8), \"=r\"(x9)\n"
                "        : [nr] \"i\"(SYS_IPC_CALL) : \"memory\");\n")
     # the call succeeded, the reply has the right length and no handles, the status is 0 or more
@@ -554,8 +564,10 @@ def compile_interface(path: Path, outdir: Path) -> Interface:
 
 
 # The kernel's table of the services compiled into it: one entry per
-# interface, pointing at the service's entry (<name>_service) and at the
-# fastpath's call, the kernel's ksvc_fast with the register entry inlined.
+# interface, pointing at the service's entry (<name>_service), at the
+# fastpath's call (the kernel's ksvc_fast with the register entry inlined)
+# and at its light calls: per register-only method, ksvc_light with that
+# method's register entry inlined, keyed by the method's request word.
 def kernel_table(interfaces: list) -> str:
     out = ["/* Generated by tools/petrel/idlc.py from the services present: do not edit. */\n",
            '#include "ksvc.h"\n']
@@ -565,13 +577,24 @@ def kernel_table(interfaces: list) -> str:
         out.append(f"\nstatic struct trapframe *{itf.name}_fastcall(struct trapframe *tf, struct endpoint *ep, "
                    f"uint64_t info, uint64_t badge)\n{{\n"
                    f"    return ksvc_fast({itf.name}_fast, tf, ep, info, badge);\n}}\n")
+        fast = [m for m in itf.methods if m.register_only()]
+        for m in fast:
+            out.append(f"\nstatic uintptr_t {itf.name}_light_{m.name}(struct trapframe *tf)\n{{\n"
+                       f"    return ksvc_light({itf.name}_fast_{m.name}, tf);\n}}\n")
+        if fast:
+            out.append(f"\nstatic const struct ksvc_light {itf.name}_lights[] = {{\n")
+            for m in fast:
+                out.append(f"    {{ {_word(itf, m, m.request_mrs())}, {itf.name}_light_{m.name} }},\n")
+            out.append("};\n")
     out.append(f"\n_Static_assert({len(interfaces)} <= ARCH_SERVICE_STACKS, "
                f"\"a kernel stack for each service built in (KSVC_STACKS)\");\n")
     out.append("\nconst struct ksvc ksvc_table[] = {\n")
     for i, itf in enumerate(interfaces):
         fault = f"{itf.name}_fault_fast" if itf.fault_fast else "NULL"
+        nfast = len([m for m in itf.methods if m.register_only()])
+        lights = f"{itf.name}_lights, {nfast}" if nfast else "NULL, 0"
         out.append(f'    {{ {itf.id}, "{itf.name}", {itf.name}_service, {itf.name}_fastcall, &ksvc_runs[{i}], '
-                   f'{fault} }},\n')
+                   f'{fault}, {lights} }},\n')
     out.append("};\n\nconst unsigned ksvc_count = sizeof(ksvc_table) / sizeof(ksvc_table[0]);\n")
     return "".join(out)
 

@@ -15,6 +15,7 @@
  * must then fail (the check of the check).
  */
 #include "sfuzz.h"
+#include "noop_if.h"
 
 #define MAX_PROCS       8
 #define WORKER_PRIO     100
@@ -51,7 +52,7 @@ static uint64_t done_total(void)
 }
 
 /* Spawn worker w with its limits; it waits at its start line until `go`. */
-static int64_t start_worker(unsigned w, uint32_t shared_ep, uint32_t shared_n, uint32_t root_ro, uint64_t ops,
+static int64_t start_worker(unsigned w, uint32_t shared_ep, uint32_t shared_n, uint32_t kservice, uint32_t root_ro, uint64_t ops,
                             uint64_t seed, unsigned trace)
 {
     int64_t m = sys_mem_create(FZ_SHARED_SIZE, MEM_EAGER);
@@ -68,12 +69,13 @@ static int64_t start_worker(unsigned w, uint32_t shared_ep, uint32_t shared_n, u
         { "shared_ep", shared_ep, R_READ | R_WRITE | R_GRANT | R_DUP },
         { "shared_n", shared_n, R_READ | R_WRITE | R_GRANT | R_DUP },
         { "root", root_ro, R_READ },
+        { "kservice", kservice, R_WRITE | R_GRANT | R_DUP },
     };
     char args[160];
     snprintf(args, sizeof(args), "mode=worker id=%u threads=%u cpus=%u ops=%lu seed=%lu prio=%u trace=%u",
              w, threads, ncpus, (unsigned long)ops, (unsigned long)(seed ^ (w + 1) * 0xd1b54a32d192ed03ull),
              WORKER_PRIO, trace);
-    struct spawn_req req = { "sfuzz", args, WORKER_PRIO + 1, (int)(w % ncpus), g, 4, 0,
+    struct spawn_req req = { "sfuzz", args, WORKER_PRIO + 1, (int)(w % ncpus), g, 5, 0,
                              WORKER_MEM, WORKER_THREADS, WORKER_HANDLES, WORKER_SPACES };
     return spawn(&req, &wk[w].r);
 }
@@ -250,16 +252,22 @@ int driver_main(const struct petrel_bootinfo *bi)
            (unsigned long)seed, procs, threads, (unsigned long)ops);
 
     int64_t root_ro = sys_handle_dup(root_handle(), R_READ | R_GRANT, 0);
+    /* The kernel-placed NoOp service's endpoint (op kcall): made before the
+     * usage is taken, since the service keeps the first endpoint bound to
+     * it for good (its processes' fault handler). */
+    int64_t kservice = sys_endpoint_create();
+    int64_t bound = kservice < 0 ? kservice : sys_service_bind(root_handle(), (uint32_t)kservice, NOOP_IF_ID, 0);
     warm_tables(16ull << 20);
     int64_t base[LIMIT_KINDS], u[LIMIT_KINDS];
     usage_now(base);
     print_usage("root usage before", base);
 
     int64_t shared_ep = sys_endpoint_create(), shared_n = sys_notify_create();
-    int64_t err = shared_ep < 0 ? shared_ep : shared_n < 0 ? shared_n : root_ro < 0 ? root_ro : 0;
+    int64_t err = shared_ep < 0 ? shared_ep : shared_n < 0 ? shared_n : root_ro < 0 ? root_ro : bound;
     unsigned started = 0;
     for (; !err && started < procs; started++) {
-        err = start_worker(started, (uint32_t)shared_ep, (uint32_t)shared_n, (uint32_t)root_ro, ops, seed, trace);
+        err = start_worker(started, (uint32_t)shared_ep, (uint32_t)shared_n, (uint32_t)kservice, (uint32_t)root_ro,
+                           ops, seed, trace);
         if (err)
             printf("# sfuzz: worker %u: %s\n", started, error_str(err));
     }
@@ -303,6 +311,13 @@ int driver_main(const struct petrel_bootinfo *bi)
                 printf("# sfuzz: worker %u thread %u stopped at operation %lu (%s)\n", w, t,
                        (unsigned long)wk[w].sh->t[t].done, fz_op_names[wk[w].sh->t[t].cur_op % OP_COUNT]);
     report_ops();
+    uint64_t checked = 0, wrong = 0;
+    for (unsigned w = 0; w < procs; w++) {
+        checked += wk[w].sh->kcall_checked;
+        wrong += wk[w].sh->kcall_wrong;
+    }
+    tap_ok(checked > 0 && wrong == 0, "sfuzz: the kernel-placed NoOp service summed right %lu times, wrong %lu times",
+           (unsigned long)(checked - wrong), (unsigned long)wrong);
 
     /* Limits: no worker (with its children) got past any of them. */
     bool within = true;
@@ -353,6 +368,7 @@ int driver_main(const struct petrel_bootinfo *bi)
     tap_ok(back, "sfuzz: and its usage is back again after that program exits");
     print_usage("root usage at the end", u);
     sys_handle_close((uint32_t)root_ro);
+    sys_handle_close((uint32_t)kservice);
     tap_plan();
     return 0;
 }

@@ -33,6 +33,7 @@ struct fz_ctx {
     uint64_t seed;
     struct fz_thread_stats *st;
     uint64_t temp_va;               /* a private window for setting up other spaces */
+    unsigned kcall_word;            /* op kcall's last request (repeated often: a light call) */
 };
 
 /* Shared by the worker's threads (worker.c). */
@@ -45,6 +46,7 @@ struct fz_worker {
     uint32_t main_thread;
     uint32_t root_ro;               /* the system object with R_READ: boot files only */
     uint32_t shared_ep, shared_n;   /* the same objects in every worker */
+    uint32_t kservice;              /* an endpoint bound to the kernel-placed NoOp service (never in the table) */
     struct fz_shared *sh;
     volatile uint64_t faults[FZ_MAX_THREADS];   /* per fuzzing thread, counted by the fault server */
 };

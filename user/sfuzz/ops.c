@@ -15,6 +15,7 @@
  * moves its pc or sp.
  */
 #include "fuzz.h"
+#include "noop_if.h"
 
 static volatile uint32_t spawn_lock;
 
@@ -572,6 +573,55 @@ static int64_t op_ipc(struct fz_ctx *c, unsigned op)
     return r;
 }
 
+/*
+ * A register-only request of the NoOp service placed in the kernel: the
+ * request a thread repeats through one handle becomes its light call
+ * (docs/design/ipc-fastpath.md), so the other operations close, give and
+ * badge its handles under it. Through the worker's own handle to the
+ * service (its sums must be right), a badged duplicate put in the table,
+ * or any endpoint of the table; now and then with a word the service does
+ * not take.
+ */
+static int64_t op_kcall(struct fz_ctx *c)
+{
+    static const uint64_t words[] = {
+        MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_PING, 0, 0),
+        MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 2, 0),
+        MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WHO, 0, 0),
+        MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 2, 0),
+        MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WORK, 1, 0),
+    };
+    struct fz_ent ep = { 0 };
+    unsigned how = (unsigned)below(c, 8);
+    if (how == 0)
+        return op_create(c, sys_handle_dup(W.kservice, R_WRITE | R_GRANT | R_DUP, rnd(c)), OBJ_ENDPOINT, K_OTHER);
+    if (how < 3 && !fz_pick(c, 1u << OBJ_ENDPOINT, 0, &ep, NULL))
+        return -E_NOENT;
+    bool own = how >= 3;
+    if (own)
+        ep.h = W.kservice;
+    unsigned k = chance(c, 4) ? (unsigned)below(c, sizeof(words) / sizeof(words[0])) : c->kcall_word;
+    c->kcall_word = k;
+    struct petrel_msg m = { words[k], { rnd(c), rnd(c) >> below(c, 64), rnd(c), rnd(c), rnd(c), rnd(c) }, 0, 0 };
+    if (k == 4)
+        m.mr[0] = below(c, 2000);                       /* work: a short spin */
+    if (k == 3 && !chance(c, 8))
+        m.mr[1] = below(c, 70);                         /* low: mostly a 32-bit bit count */
+    if (chance(c, 32))
+        m.info = rnd(c) & ~(0x3ull << 6);               /* a word it may not take (no handles) */
+    uint64_t a = m.mr[0], b = m.mr[1];
+    c->st->may_block = 1;
+    int64_t r = sys_ipc_call(ep.h, &m);
+    c->st->may_block = 0;
+    if (own && k == 1 && m.info == words[1] && r == 0) {
+        W.sh->kcall_checked++;
+        bool right = a + b < a ? (int64_t)m.mr[0] == -E_RANGE : m.mr[0] == 0 && m.mr[1] == a + b;
+        if (!right)
+            W.sh->kcall_wrong++;
+    }
+    return r;
+}
+
 static int64_t op_reply_to(struct fz_ctx *c)
 {
     struct fz_ent rh;
@@ -654,7 +704,7 @@ static const uint8_t weight[OP_COUNT] = {
     [OP_kill] = 4, [OP_suspend] = 3, [OP_resume] = 3, [OP_priority] = 2, [OP_affinity] = 2,
     [OP_read_regs] = 2, [OP_write_regs] = 4, [OP_stats] = 2, [OP_fault_handler] = 3, [OP_set_tls] = 1,
     [OP_bind] = 2, [OP_thread_copy] = 2,
-    [OP_send] = 6, [OP_recv] = 6, [OP_call] = 5, [OP_reply] = 3, [OP_reply_recv] = 3, [OP_reply_save] = 2,
+    [OP_send] = 6, [OP_recv] = 6, [OP_call] = 5, [OP_kcall] = 4, [OP_reply] = 3, [OP_reply_recv] = 3, [OP_reply_save] = 2,
     [OP_reply_to] = 2, [OP_reply_copy] = 2,
     [OP_signal] = 4, [OP_poll] = 2, [OP_futex_wait] = 2, [OP_futex_wake] = 3,
     [OP_space_kill] = 2, [OP_set_limit] = 2, [OP_usage] = 2, [OP_space_id] = 1,
@@ -714,6 +764,7 @@ static int64_t run_op(struct fz_ctx *c, unsigned op)
         return op_thread_misc(c, op);
     case OP_send: case OP_recv: case OP_call: case OP_reply: case OP_reply_recv:
         return op_ipc(c, op);
+    case OP_kcall: return op_kcall(c);
     case OP_reply_save: {
         int64_t h = sys_reply_save();
         return h > 0 ? op_create(c, h, OBJ_REPLY, K_OTHER) : h;

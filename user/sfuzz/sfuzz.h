@@ -23,7 +23,7 @@
     X(map) X(unmap) X(unmap_range) X(protect) X(touch) X(ktouch) X(mem_size) \
     X(kill) X(suspend) X(resume) X(priority) X(affinity) X(read_regs) X(write_regs) X(stats) \
     X(fault_handler) X(set_tls) X(bind) X(thread_copy) \
-    X(send) X(recv) X(call) X(reply) X(reply_recv) X(reply_save) X(reply_to) X(reply_copy) \
+    X(send) X(recv) X(call) X(kcall) X(reply) X(reply_recv) X(reply_save) X(reply_to) X(reply_copy) \
     X(signal) X(poll) X(futex_wait) X(futex_wake) \
     X(space_kill) X(set_limit) X(usage) X(space_id) \
     X(yield)
@@ -49,6 +49,8 @@ struct fz_shared {
     volatile uint64_t faults;       /* fuzzing-thread faults resumed by the worker */
     volatile uint64_t rescues;      /* fuzzing threads killed while stuck, and replaced */
     volatile uint64_t victims;      /* victim threads started (own and child spaces) */
+    volatile uint64_t kcall_checked;    /* kernel-placed NoOp sums checked (op kcall) */
+    volatile uint64_t kcall_wrong;      /* and found wrong */
     volatile uint32_t kill_state[THREAD_DEAD + 2];   /* a killed thread's state just before */
     volatile uint32_t wregs_state[THREAD_DEAD + 2];  /* a rewritten thread's state */
     struct fz_thread_stats t[FZ_MAX_THREADS];

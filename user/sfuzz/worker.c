@@ -77,7 +77,7 @@ static void ticker(void *arg)
 /* A fuzzing thread stuck in IPC: kill it and start another in its place. */
 static void watch(void)
 {
-    static struct fz_ctx shed = { FZ_MAX_THREADS, 0x5eed, NULL, 0 };
+    static struct fz_ctx shed = { FZ_MAX_THREADS, 0x5eed, NULL, 0, 0 };
     static uint64_t last[FZ_MAX_THREADS], still[FZ_MAX_THREADS];
     for (unsigned i = 0; i < W.nthreads; i++) {
         struct fz_thread_stats *st = &W.sh->t[i];
@@ -160,6 +160,7 @@ int worker_main(void)
     W.root_ro = start_handle("root");
     W.shared_ep = start_handle("shared_ep");
     W.shared_n = start_handle("shared_n");
+    W.kservice = start_handle("kservice");
     uint64_t va = va_alloc(FZ_SHARED_SIZE, 4096);
     if (sys_mem_map(W.own_space, start_handle("shared"), va, 0, FZ_SHARED_SIZE, R_READ | R_WRITE) != 0) {
         printf("sfuzz: worker %u: no shared page\n", W.id);
@@ -181,7 +182,7 @@ int worker_main(void)
         fuzz_stack[i] = (uint64_t)mem_alloc(FUZZ_STACK, 0, NULL);
         fuzz_utcb[i] = va_alloc(4096, 4096);
         ctx[i] = (struct fz_ctx){ i, W.seed ^ ((i + 1) * 0x9e3779b97f4a7c15ull), &W.sh->t[i],
-                                  FZ_TEMP_BASE + i * 0x100000 };
+                                  FZ_TEMP_BASE + i * 0x100000, 0 };
         if (!fuzz_stack[i]) {
             printf("sfuzz: worker %u: no stacks\n", W.id);
             return 1;

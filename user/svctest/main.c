@@ -12,6 +12,81 @@
 
 static uint64_t my_pid;
 
+/*
+ * regs_call(ep, info, out): an IPC call of `info` (no message registers)
+ * on ep with x10..x30 set to REG_PATTERN(n) first; after the call, x10..x30
+ * and sp - (sp before) go to out[0..21]. Returns the call's x0. Every
+ * register but x0..x9 must come back as it was, however the kernel served
+ * the call (a repeated kernel-placed request takes the light call, which
+ * saves only part of the frame).
+ */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define REG_PATTERN(n)  (0x5a5a000000000000ull | (uint64_t)(n) << 32 | 0xb000u | (n))
+int64_t regs_call(uint64_t ep, uint64_t info, uint64_t *out);
+__asm__(
+    "    .text\n"
+    "    .global regs_call\n"
+    "regs_call:\n"
+    "    sub   sp, sp, #304\n"
+    "    stp   x19, x20, [sp, #0]\n"
+    "    stp   x21, x22, [sp, #16]\n"
+    "    stp   x23, x24, [sp, #32]\n"
+    "    stp   x25, x26, [sp, #48]\n"
+    "    stp   x27, x28, [sp, #64]\n"
+    "    stp   x29, x30, [sp, #80]\n"
+    "    mov   x9, sp\n"
+    "    stp   x2, x9, [sp, #96]\n"
+    "    .irp n, 10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30\n"
+    "    movz  x\\n, #(0xb000 + \\n)\n"
+    "    movk  x\\n, #\\n, lsl #32\n"
+    "    movk  x\\n, #0x5a5a, lsl #48\n"
+    "    .endr\n"
+    "    svc   #" STR(SYS_IPC_CALL) "\n"
+    "    stp   x10, x11, [sp, #112]\n"
+    "    stp   x12, x13, [sp, #128]\n"
+    "    stp   x14, x15, [sp, #144]\n"
+    "    stp   x16, x17, [sp, #160]\n"
+    "    stp   x18, x19, [sp, #176]\n"
+    "    stp   x20, x21, [sp, #192]\n"
+    "    stp   x22, x23, [sp, #208]\n"
+    "    stp   x24, x25, [sp, #224]\n"
+    "    stp   x26, x27, [sp, #240]\n"
+    "    stp   x28, x29, [sp, #256]\n"
+    "    ldp   x2, x9, [sp, #96]\n"
+    "    mov   x10, sp\n"
+    "    sub   x9, x10, x9\n"
+    "    stp   x30, x9, [sp, #272]\n"
+    "    add   x10, sp, #112\n"
+    "    mov   x11, #22\n"
+    "1:  ldr   x12, [x10], #8\n"
+    "    str   x12, [x2], #8\n"
+    "    subs  x11, x11, #1\n"
+    "    b.ne  1b\n"
+    "    ldp   x19, x20, [sp, #0]\n"
+    "    ldp   x21, x22, [sp, #16]\n"
+    "    ldp   x23, x24, [sp, #32]\n"
+    "    ldp   x25, x26, [sp, #48]\n"
+    "    ldp   x27, x28, [sp, #64]\n"
+    "    ldp   x29, x30, [sp, #80]\n"
+    "    add   sp, sp, #304\n"
+    "    ret\n");
+
+/* A ping through regs_call: 0 if it was answered and every register that
+ * must survive did; else the call's error, or 1 + the first register
+ * number that changed (32: sp). */
+static int64_t ping_keeping_registers(uint32_t ep)
+{
+    uint64_t out[22];
+    int64_t r = regs_call(ep, MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_PING, 0, 0), out);
+    if (r)
+        return r;
+    for (unsigned n = 10; n <= 30; n++)
+        if (out[n - 10] != REG_PATTERN(n))
+            return 1 + n;
+    return out[21] ? 33 : 0;
+}
+
 struct later_arg {
     uint32_t ep;
     volatile int64_t result;
@@ -26,6 +101,77 @@ static void later_thread(void *arg)
     a->result = noop_later(a->ep, &order);
     a->order = order;
     a->done = 1;
+}
+
+struct closer_arg {
+    uint32_t h;
+    volatile int phase;
+    volatile int64_t before, after;
+};
+
+/* Pings through h until told the handle went, then once more. */
+static void pinger_thread(void *arg)
+{
+    struct closer_arg *a = arg;
+    int64_t r = 0;
+    for (int i = 0; i < 5; i++)
+        r |= noop_ping(a->h);
+    a->before = r;
+    a->phase = 1;
+    while (a->phase != 2)
+        sleep_ms(1);
+    a->after = noop_ping(a->h);
+    a->phase = 3;
+}
+
+/*
+ * What a light call (a repeated register-only request of a kernel-placed
+ * service, served from the exception vector) must never change: the
+ * handle's rights, badge and life, for this thread and for the others of
+ * its process. The same checks hold for a user-placed server.
+ */
+static void light_calls(const char *where, uint32_t ep)
+{
+    int64_t kept = 0;
+    for (int i = 0; i < 50 && !kept; i++)
+        kept = ping_keeping_registers(ep);
+    tap_ok(kept == 0, "%s: a call keeps x10..x30 and sp, call after call (%ld)", where, (long)kept);
+
+    uint32_t ha = (uint32_t)sys_handle_dup(ep, R_WRITE, 0x11);
+    uint32_t hb = (uint32_t)sys_handle_dup(ep, R_WRITE, 0x22);
+    bool badges = true;
+    for (int i = 0; i < 4; i++) {
+        uint64_t b1 = 0, b2 = 0, b3 = 0, b4 = 0, pid = 0;
+        badges &= noop_who(ha, &b1, &pid) == 0 && noop_who(ha, &b2, &pid) == 0 && noop_who(hb, &b3, &pid) == 0 &&
+                  noop_who(hb, &b4, &pid) == 0 && b1 == 0x11 && b2 == 0x11 && b3 == 0x22 && b4 == 0x22 &&
+                  pid == my_pid;
+    }
+    tap_ok(badges, "%s: each handle's badge, alternating and repeated", where);
+
+    int64_t r1 = noop_ping(ha), r2 = noop_ping(ha);
+    sys_handle_close(ha);
+    int64_t r3 = noop_ping(ha), r4 = noop_ping(ha);
+    tap_ok(r1 == 0 && r2 == 0 && r3 == -E_BADHANDLE && r4 == -E_BADHANDLE,
+           "%s: a closed handle is refused, even right after it served (%ld %ld)", where, (long)r3, (long)r4);
+
+    uint32_t hr = (uint32_t)sys_handle_dup(ep, R_READ, 0);
+    int64_t p1 = noop_ping(hr), p2 = noop_ping(hr);
+    uint64_t sum = 0;
+    int64_t p3 = noop_add(hr, 1, 2, &sum);
+    tap_ok(p1 == -E_PERM && p2 == -E_PERM && p3 == -E_PERM, "%s: a handle without the write right is refused, "
+           "every time", where);
+    sys_handle_close(hr);
+
+    struct closer_arg c = { hb, 0, 1, 1 };
+    thread_spawn(pinger_thread, &c, 100, 0);
+    for (int i = 0; i < 200 && c.phase != 1; i++)
+        sleep_ms(1);
+    sys_handle_close(hb);
+    c.phase = 2;
+    for (int i = 0; i < 200 && c.phase != 3; i++)
+        sleep_ms(1);
+    tap_ok(c.phase == 3 && c.before == 0 && c.after == -E_BADHANDLE,
+           "%s: a handle another thread closed is refused to this one (%ld)", where, (long)c.after);
 }
 
 static void checks(const char *where, uint32_t ep)
@@ -90,17 +236,93 @@ static void checks(const char *where, uint32_t ep)
     struct petrel_msg sent = { MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 0, 0), { 0 }, 0, 0 };
     tap_ok(sys_ipc_send(ep, &sent) == 0 && noop_ping(ep) == 0, "%s: a send is served and answered to nobody", where);
 
-    /* A deferred reply: "later" answers when the next ping arrives. */
+    /* A deferred reply: "later" answers when the next ping arrives. The
+     * ping keeps the caller's registers though it wakes another thread
+     * (a light call's way through the scheduler). */
     struct later_arg a = { ep, 1, 0, 0 };
     thread_spawn(later_thread, &a, 150, -1);
     sleep_ms(10);
     int was_done = a.done;
     int64_t busy = noop_later(ep, &sum);
-    int64_t ping = noop_ping(ep);
+    int64_t ping = ping_keeping_registers(ep);
     for (int i = 0; i < 100 && !a.done; i++)
         sleep_ms(1);
     tap_ok(!was_done && busy == -E_BUSY && ping == 0 && a.done && a.result == 0 && a.order > 0,
-           "%s: a reply kept for later reaches the blocked caller", where);
+           "%s: a reply kept for later reaches the blocked caller (ping %ld)", where, (long)ping);
+
+    light_calls(where, ep);
+}
+
+/* A server of two requests that records the message registers it got. */
+struct mr_server_arg {
+    uint32_t ep;
+    volatile uint64_t seen[2][MSG_REG_MRS];
+    volatile int done;
+};
+
+static void mr_server(void *arg)
+{
+    struct mr_server_arg *a = arg;
+    /* 1: the caller comes while this waits (the fastpath); the reply goes
+     * by the general path */
+    struct petrel_msg m = { 0, { 0, 0x71, 0x72, 0x73, 0x74, 0x75 }, 0, 0 };
+    int64_t r = sys_ipc_recv(a->ep, &m);
+    for (unsigned i = 0; i < MSG_REG_MRS; i++)
+        a->seen[0][i] = m.mr[i];
+    struct petrel_msg reply = { MSG_INFO(1, 1, 0), { 0x99, 0xe1, 0xe2, 0xe3, 0xe4, 0xe5 }, 0, 0 };
+    if (r == 0)
+        r = sys_ipc_reply(0, &reply);
+    /* 2: the caller waits for this (the general path); the reply goes by
+     * the fastpath's reply-and-receive, which then takes request 3 */
+    sleep_ms(20);
+    struct petrel_msg m2 = { 0, { 0, 0, 0x83, 0x84, 0x85, 0x86 }, 0, 0 };
+    if (r == 0)
+        r = sys_ipc_recv(a->ep, &m2);
+    for (unsigned i = 0; i < MSG_REG_MRS; i++)
+        a->seen[1][i] = m2.mr[i];
+    m2.info = MSG_INFO(1, 1, 0);
+    m2.mr[0] = 0x98;
+    for (unsigned i = 1; i < MSG_REG_MRS; i++)
+        m2.mr[i] = 0xf0 + i;
+    if (r == 0)
+        r = sys_ipc_reply_recv(a->ep, &m2);
+    struct petrel_msg last = { MSG_INFO(1, 0, 0), { 0 }, 0, 0 };
+    if (r == 0)
+        sys_ipc_reply(0, &last);
+    a->done = 1;
+}
+
+/*
+ * Message registers past a message's length: the receiver keeps its own
+ * there, on the fastpath (the server already waits) and on the general
+ * path (the caller waits for the server), both ways. Nothing of the
+ * sender's beyond its message reaches the other side.
+ */
+static void past_length(void)
+{
+    struct mr_server_arg a = { (uint32_t)sys_endpoint_create(), { { 0 } }, 0 };
+    thread_spawn(mr_server, &a, 150, 0);           /* waits at once (higher priority) */
+    struct petrel_msg m1 = { MSG_INFO(1, 1, 0), { 0x42, 0xc1, 0xc2, 0xc3, 0xc4, 0xc5 }, 0, 0 };
+    int64_t r1 = sys_ipc_call(a.ep, &m1);
+    struct petrel_msg m2 = { MSG_INFO(1, 2, 0), { 0x43, 0x44, 0xd2, 0xd3, 0xd4, 0xd5 }, 0, 0 };
+    int64_t r2 = sys_ipc_call(a.ep, &m2);
+    struct petrel_msg m3 = { MSG_INFO(1, 0, 0), { 0 }, 0, 0 };
+    int64_t r3 = sys_ipc_call(a.ep, &m3);
+    for (int i = 0; i < 200 && !a.done; i++)
+        sleep_ms(1);
+    bool server_kept = a.done && a.seen[0][0] == 0x42 && a.seen[1][0] == 0x43 && a.seen[1][1] == 0x44;
+    for (unsigned i = 1; i < MSG_REG_MRS; i++)
+        server_kept &= a.seen[0][i] == 0x70 + i;
+    for (unsigned i = 2; i < MSG_REG_MRS; i++)
+        server_kept &= a.seen[1][i] == 0x81 + i;
+    bool client_kept = r1 == 0 && r2 == 0 && r3 == 0 && m1.mr[0] == 0x99 && m2.mr[0] == 0x98;
+    for (unsigned i = 1; i < MSG_REG_MRS; i++)
+        client_kept &= m1.mr[i] == 0xc0 + i;
+    for (unsigned i = 1; i < MSG_REG_MRS; i++)
+        client_kept &= m2.mr[i] == (i == 1 ? 0x44 : 0xd0 + i);
+    tap_ok(server_kept, "message registers past the length: the server keeps its own");
+    tap_ok(client_kept, "message registers past the length: the caller keeps its own in the reply");
+    sys_handle_close(a.ep);
 }
 
 static volatile int m_done, h_done, h_before_m;
@@ -161,6 +383,7 @@ int main(const struct petrel_bootinfo *bi)
 
     checks("kernel", kep);
     checks("user", uep);
+    past_length();
     inversion(uep);
     tap_plan();
     return 0;

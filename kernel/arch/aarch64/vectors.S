@@ -29,6 +29,11 @@
 .macro save_regs
     stp     x0, x1, [sp, #16 * 0]
     stp     x2, x3, [sp, #16 * 1]
+    save_regs_from_x4
+.endm
+
+/* The same from x4 on (x0..x3 already saved). */
+.macro save_regs_from_x4
     stp     x4, x5, [sp, #16 * 2]
     stp     x6, x7, [sp, #16 * 3]
     stp     x8, x9, [sp, #16 * 4]
@@ -92,6 +97,60 @@
     b       restore_frame
 .endm
 
+/* From the frame (sp, passed on in x0) to the top of this core's kernel stack. */
+.macro to_kstack
+    mov     x0, sp
+    mrs     x1, tpidr_el1
+    ldr     x1, [x1]                /* struct cpu: kstack_top */
+    mov     sp, x1
+.endm
+
+/*
+ * EL0 AArch64 sync. The syndrome is decoded before the frame is whole:
+ * an IPC call (`svc #SYS_IPC_CALL`) whose handle and message word (x0,
+ * x1) match the thread's light call (struct kcall, thread.h) is served
+ * by the light call's entry having saved only x0..x17 and x30, the
+ * registers C code may change (the kernel never uses x18): x19..x29 stay
+ * in their registers across the C code, and sp_el0, elr and spsr in
+ * theirs (an exception taken meanwhile at EL1 restores the last two
+ * before it returns). The entry (ksvc_light) returns the frame, and
+ * those registers alone go back; or the frame + 1, and the rest of the
+ * frame is saved for kcall_slow. Every other exception saves the whole
+ * frame first: el0_call (an IPC call), el0_svc (another system call),
+ * el0_sync_other (anything else).
+ */
+.macro el0_sync_vector n
+    .org exception_vectors + \n * 0x80
+    sub     sp, sp, #TF_SIZE
+    stp     x0, x1, [sp, #16 * 0]
+    stp     x2, x3, [sp, #16 * 1]
+    mrs     x3, esr_el1
+    lsr     x2, x3, #26
+    cmp     x2, #0x15               /* SVC64 */
+    b.ne    el0_sync_other
+    and     x2, x3, #0xffff         /* the call's number */
+    cmp     x2, #SYS_IPC_CALL
+    b.ne    el0_svc
+    ldp     x2, x3, [sp, #TF_THREAD_KCALL]
+    cmp     x0, x2
+    ccmp    x1, x3, #0, eq
+    b.ne    el0_call
+    stp     x4, x5, [sp, #16 * 2]
+    stp     x6, x7, [sp, #16 * 3]
+    stp     x8, x9, [sp, #16 * 4]
+    stp     x10, x11, [sp, #16 * 5]
+    stp     x12, x13, [sp, #16 * 6]
+    stp     x14, x15, [sp, #16 * 7]
+    stp     x16, x17, [sp, #16 * 8]
+    str     x30, [sp, #16 * 15]
+    to_kstack
+    ldr     x2, [x0, #TF_THREAD_KCALL + KCALL_FN]
+    blr     x2
+    tbnz    x0, #0, el0_kcall_slow
+    mov     sp, x0
+    b       el0_kcall_return
+.endm
+
 .section .text
 .balign 2048
 .global exception_vectors
@@ -104,7 +163,7 @@ exception_vectors:
     el1h_vector exc_el1_irq, 5      /* EL1h irq */
     el1h_vector exc_bad_mode, 6     /* EL1h fiq */
     el1h_vector exc_serror, 7       /* EL1h serror */
-    el0_vector  el0_sync_entry, 8   /* EL0 AArch64 sync */
+    el0_sync_vector 8               /* EL0 AArch64 sync */
     el0_vector  exc_el0_irq, 9     /* EL0 AArch64 irq */
     el1_vector  exc_bad_mode, 10    /* EL0 AArch64 fiq */
     el0_vector  exc_el0_serror, 11    /* EL0 AArch64 serror */
@@ -139,22 +198,85 @@ restore_frame:
     add     sp, sp, #TF_SIZE
     eret
 
-/* EL0 sync: the syndrome goes along as the second argument. System
- * calls (class 0x15, SVC64) take their own entries: every svc of a thread
- * made foreign (a Linux thread: thread_make_foreign) and a Linux `svc #0`
- * go to the foreign-call fastpath, the two calls the IPC fastpath serves
- * straight to it, a leaf call (idl/syscalls.toml) to its handler in
- * syscall_leaf, every other call to exc_el0_svc. */
-el0_sync_entry:
+/* The light call answered: back with the registers its entry saved. */
+el0_kcall_return:
+    ldp     x0, x1, [sp, #16 * 0]
+    ldp     x2, x3, [sp, #16 * 1]
+    ldp     x4, x5, [sp, #16 * 2]
+    ldp     x6, x7, [sp, #16 * 3]
+    ldp     x8, x9, [sp, #16 * 4]
+    ldp     x10, x11, [sp, #16 * 5]
+    ldp     x12, x13, [sp, #16 * 6]
+    ldp     x14, x15, [sp, #16 * 7]
+    ldp     x16, x17, [sp, #16 * 8]
+    ldr     x30, [sp, #16 * 15]
+    add     sp, sp, #TF_SIZE
+    eret
+
+/* The light call did not answer (x0 = frame + 1, on the kernel stack):
+ * the rest of the frame, still in the registers, goes into it, and
+ * kcall_slow carries on with the call's syndrome. */
+el0_kcall_slow:
+    sub     x0, x0, #1
+    stp     x18, x19, [x0, #16 * 9]
+    stp     x20, x21, [x0, #16 * 10]
+    stp     x22, x23, [x0, #16 * 11]
+    stp     x24, x25, [x0, #16 * 12]
+    stp     x26, x27, [x0, #16 * 13]
+    stp     x28, x29, [x0, #16 * 14]
+    mrs     x21, sp_el0
+    str     x21, [x0, #16 * 15 + 8]
+    mrs     x22, elr_el1
+    mrs     x23, spsr_el1
+    stp     x22, x23, [x0, #16 * 16]
+    mov     x1, #SYS_IPC_CALL
+    movk    x1, #0x5600, lsl #16    /* SVC64 (0x15 << 26), 32-bit instruction (1 << 25) */
+    bl      kcall_slow
+    mov     sp, x0
+    b       restore_frame
+
+/* Any other IPC call: the foreign-call fastpath for a foreign thread, else
+ * the IPC fastpath. */
+el0_call:
+    save_regs_from_x4
+    to_kstack
+    ldrb    w3, [x0, #TF_THREAD_FOREIGN]
     mrs     x1, esr_el1
-    lsr     x2, x1, #26
-    cmp     x2, #0x15
-    b.ne    exc_el0_sync
+    cbnz    w3, 1f
+    bl      fastpath_call
+    mov     sp, x0
+    b       restore_frame
+1:  bl      fastpath_foreign_syscall
+    mov     sp, x0
+    b       restore_frame
+
+/* Any other system call (x2 = its number, x3 = syndrome). */
+el0_svc:
+    save_regs_from_x4
+    to_kstack
+    mov     x1, x3
+    bl      el0_svc_entry
+    mov     sp, x0
+    b       restore_frame
+
+/* Anything else but a system call (x3 = syndrome). */
+el0_sync_other:
+    save_regs_from_x4
+    to_kstack
+    mov     x1, x3
+    bl      exc_el0_sync
+    mov     sp, x0
+    b       restore_frame
+
+/* A system call but an IPC call (x2 = its number): the syndrome goes
+ * along as the second argument. Every svc of a thread made foreign (a Linux thread:
+ * thread_make_foreign) and a Linux `svc #0` go to the foreign-call
+ * fastpath, a reply-and-receive to the IPC fastpath, a leaf call
+ * (idl/syscalls.toml) to its handler in syscall_leaf, every other call to
+ * exc_el0_svc. */
+el0_svc_entry:
     ldrb    w3, [x0, #TF_THREAD_FOREIGN]
     cbnz    w3, fastpath_foreign_syscall
-    and     x2, x1, #0xffff
-    cmp     x2, #SYS_IPC_CALL
-    b.eq    fastpath_call
     cmp     x2, #SYS_IPC_REPLY_RECV
     b.eq    fastpath_reply_recv
     cmp     x2, #SYSCALL_LEAF_TOP

@@ -6,16 +6,16 @@ int64_t noop_ping(uint32_t ep)
 {
     register uint64_t x0 __asm__("x0") = ep;
     register uint64_t x1 __asm__("x1") = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_PING, 0, 0);
-    register uint64_t x2 __asm__("x2") = 0;
-    register uint64_t x3 __asm__("x3") = 0;
-    register uint64_t x4 __asm__("x4") = 0;
-    register uint64_t x5 __asm__("x5") = 0;
-    register uint64_t x6 __asm__("x6") = 0;
-    register uint64_t x7 __asm__("x7") = 0;
+    register uint64_t x2 __asm__("x2");
+    register uint64_t x3 __asm__("x3");
+    register uint64_t x4 __asm__("x4");
+    register uint64_t x5 __asm__("x5");
+    register uint64_t x6 __asm__("x6");
+    register uint64_t x7 __asm__("x7");
     register uint64_t x8 __asm__("x8");
     register uint64_t x9 __asm__("x9");
     __asm__ volatile("svc %[nr]"
-        : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x4), "+r"(x5), "+r"(x6), "+r"(x7), "=r"(x8), "=r"(x9)
+        : "+r"(x0), "+r"(x1), "=r"(x2), "=r"(x3), "=r"(x4), "=r"(x5), "=r"(x6), "=r"(x7), "=r"(x8), "=r"(x9)
         : [nr] "i"(SYS_IPC_CALL) : "memory");
     if (x0 != 0 || (x1 & 0xff) != 1 || (int64_t)x2 < 0)
         return svc_client_status(x0, x1, x2, 1);
@@ -28,14 +28,14 @@ int64_t noop_add(uint32_t ep, uint64_t a, uint64_t b, uint64_t *sum)
     register uint64_t x1 __asm__("x1") = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 2, 0);
     register uint64_t x2 __asm__("x2") = (uint64_t)a;
     register uint64_t x3 __asm__("x3") = (uint64_t)b;
-    register uint64_t x4 __asm__("x4") = 0;
-    register uint64_t x5 __asm__("x5") = 0;
-    register uint64_t x6 __asm__("x6") = 0;
-    register uint64_t x7 __asm__("x7") = 0;
+    register uint64_t x4 __asm__("x4");
+    register uint64_t x5 __asm__("x5");
+    register uint64_t x6 __asm__("x6");
+    register uint64_t x7 __asm__("x7");
     register uint64_t x8 __asm__("x8");
     register uint64_t x9 __asm__("x9");
     __asm__ volatile("svc %[nr]"
-        : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x4), "+r"(x5), "+r"(x6), "+r"(x7), "=r"(x8), "=r"(x9)
+        : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "=r"(x4), "=r"(x5), "=r"(x6), "=r"(x7), "=r"(x8), "=r"(x9)
         : [nr] "i"(SYS_IPC_CALL) : "memory");
     if (x0 != 0 || (x1 & 0xff) != 2 || (int64_t)x2 < 0) {
         int64_t err = svc_client_status(x0, x1, x2, 2);
@@ -73,16 +73,16 @@ int64_t noop_who(uint32_t ep, uint64_t *badge, uint64_t *pid)
 {
     register uint64_t x0 __asm__("x0") = ep;
     register uint64_t x1 __asm__("x1") = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WHO, 0, 0);
-    register uint64_t x2 __asm__("x2") = 0;
-    register uint64_t x3 __asm__("x3") = 0;
-    register uint64_t x4 __asm__("x4") = 0;
-    register uint64_t x5 __asm__("x5") = 0;
-    register uint64_t x6 __asm__("x6") = 0;
-    register uint64_t x7 __asm__("x7") = 0;
+    register uint64_t x2 __asm__("x2");
+    register uint64_t x3 __asm__("x3");
+    register uint64_t x4 __asm__("x4");
+    register uint64_t x5 __asm__("x5");
+    register uint64_t x6 __asm__("x6");
+    register uint64_t x7 __asm__("x7");
     register uint64_t x8 __asm__("x8");
     register uint64_t x9 __asm__("x9");
     __asm__ volatile("svc %[nr]"
-        : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x4), "+r"(x5), "+r"(x6), "+r"(x7), "=r"(x8), "=r"(x9)
+        : "+r"(x0), "+r"(x1), "=r"(x2), "=r"(x3), "=r"(x4), "=r"(x5), "=r"(x6), "=r"(x7), "=r"(x8), "=r"(x9)
         : [nr] "i"(SYS_IPC_CALL) : "memory");
     if (x0 != 0 || (x1 & 0xff) != 3 || (int64_t)x2 < 0) {
         int64_t err = svc_client_status(x0, x1, x2, 3);
@@ -98,16 +98,16 @@ int64_t noop_later(uint32_t ep, uint64_t *order)
 {
     register uint64_t x0 __asm__("x0") = ep;
     register uint64_t x1 __asm__("x1") = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 0, 0);
-    register uint64_t x2 __asm__("x2") = 0;
-    register uint64_t x3 __asm__("x3") = 0;
-    register uint64_t x4 __asm__("x4") = 0;
-    register uint64_t x5 __asm__("x5") = 0;
-    register uint64_t x6 __asm__("x6") = 0;
-    register uint64_t x7 __asm__("x7") = 0;
+    register uint64_t x2 __asm__("x2");
+    register uint64_t x3 __asm__("x3");
+    register uint64_t x4 __asm__("x4");
+    register uint64_t x5 __asm__("x5");
+    register uint64_t x6 __asm__("x6");
+    register uint64_t x7 __asm__("x7");
     register uint64_t x8 __asm__("x8");
     register uint64_t x9 __asm__("x9");
     __asm__ volatile("svc %[nr]"
-        : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x4), "+r"(x5), "+r"(x6), "+r"(x7), "=r"(x8), "=r"(x9)
+        : "+r"(x0), "+r"(x1), "=r"(x2), "=r"(x3), "=r"(x4), "=r"(x5), "=r"(x6), "=r"(x7), "=r"(x8), "=r"(x9)
         : [nr] "i"(SYS_IPC_CALL) : "memory");
     if (x0 != 0 || (x1 & 0xff) != 2 || (int64_t)x2 < 0) {
         int64_t err = svc_client_status(x0, x1, x2, 2);
@@ -123,15 +123,15 @@ int64_t noop_work(uint32_t ep, uint64_t loops)
     register uint64_t x0 __asm__("x0") = ep;
     register uint64_t x1 __asm__("x1") = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WORK, 1, 0);
     register uint64_t x2 __asm__("x2") = (uint64_t)loops;
-    register uint64_t x3 __asm__("x3") = 0;
-    register uint64_t x4 __asm__("x4") = 0;
-    register uint64_t x5 __asm__("x5") = 0;
-    register uint64_t x6 __asm__("x6") = 0;
-    register uint64_t x7 __asm__("x7") = 0;
+    register uint64_t x3 __asm__("x3");
+    register uint64_t x4 __asm__("x4");
+    register uint64_t x5 __asm__("x5");
+    register uint64_t x6 __asm__("x6");
+    register uint64_t x7 __asm__("x7");
     register uint64_t x8 __asm__("x8");
     register uint64_t x9 __asm__("x9");
     __asm__ volatile("svc %[nr]"
-        : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x4), "+r"(x5), "+r"(x6), "+r"(x7), "=r"(x8), "=r"(x9)
+        : "+r"(x0), "+r"(x1), "+r"(x2), "=r"(x3), "=r"(x4), "=r"(x5), "=r"(x6), "=r"(x7), "=r"(x8), "=r"(x9)
         : [nr] "i"(SYS_IPC_CALL) : "memory");
     if (x0 != 0 || (x1 & 0xff) != 1 || (int64_t)x2 < 0)
         return svc_client_status(x0, x1, x2, 1);
@@ -175,14 +175,14 @@ int64_t noop_low(uint32_t ep, uint64_t value, uint32_t bits, uint64_t *low)
     register uint64_t x1 __asm__("x1") = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 2, 0);
     register uint64_t x2 __asm__("x2") = (uint64_t)value;
     register uint64_t x3 __asm__("x3") = (uint64_t)bits;
-    register uint64_t x4 __asm__("x4") = 0;
-    register uint64_t x5 __asm__("x5") = 0;
-    register uint64_t x6 __asm__("x6") = 0;
-    register uint64_t x7 __asm__("x7") = 0;
+    register uint64_t x4 __asm__("x4");
+    register uint64_t x5 __asm__("x5");
+    register uint64_t x6 __asm__("x6");
+    register uint64_t x7 __asm__("x7");
     register uint64_t x8 __asm__("x8");
     register uint64_t x9 __asm__("x9");
     __asm__ volatile("svc %[nr]"
-        : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x4), "+r"(x5), "+r"(x6), "+r"(x7), "=r"(x8), "=r"(x9)
+        : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "=r"(x4), "=r"(x5), "=r"(x6), "=r"(x7), "=r"(x8), "=r"(x9)
         : [nr] "i"(SYS_IPC_CALL) : "memory");
     if (x0 != 0 || (x1 & 0xff) != 2 || (int64_t)x2 < 0) {
         int64_t err = svc_client_status(x0, x1, x2, 2);

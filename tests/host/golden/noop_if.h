@@ -55,6 +55,108 @@ void noop_dispatch(const struct noop_ops *ops, struct svc_call *call);
 /* True if a request label belongs to this interface. */
 static inline int noop_owns(uint64_t label) { return (label >> 16) == NOOP_IF_ID; }
 
+/* ping: the register entry of one request word (noop_fast). */
+static inline int noop_fast_ping(struct svc_call *call, uint64_t *x)
+{
+    int64_t status = noop_ops.ping(call);
+    if (status == SVC_DEFERRED)
+        return SVC_FAST_KEPT;
+    uint64_t reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_PING, 1, 0);
+    x[0] = 0;
+    x[1] = reply;
+    x[2] = (uint64_t)status;
+    return SVC_FAST_ANSWERED;
+}
+
+/* add: the register entry of one request word (noop_fast). */
+static inline int noop_fast_add(struct svc_call *call, uint64_t *x)
+{
+    uint64_t sum = 0;
+    int64_t status = noop_ops.add(call, (uint64_t)x[2], (uint64_t)x[3], &sum);
+    if (status == SVC_DEFERRED)
+        return SVC_FAST_KEPT;
+    uint64_t reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 1, 0);
+    if (status == 0) {
+        x[3] = (uint64_t)sum;
+        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 2, 0);
+    }
+    x[0] = 0;
+    x[1] = reply;
+    x[2] = (uint64_t)status;
+    return SVC_FAST_ANSWERED;
+}
+
+/* who: the register entry of one request word (noop_fast). */
+static inline int noop_fast_who(struct svc_call *call, uint64_t *x)
+{
+    uint64_t badge = 0;
+    uint64_t pid = 0;
+    int64_t status = noop_ops.who(call, &badge, &pid);
+    if (status == SVC_DEFERRED)
+        return SVC_FAST_KEPT;
+    uint64_t reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WHO, 1, 0);
+    if (status == 0) {
+        x[3] = (uint64_t)badge;
+        x[4] = (uint64_t)pid;
+        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WHO, 3, 0);
+    }
+    x[0] = 0;
+    x[1] = reply;
+    x[2] = (uint64_t)status;
+    return SVC_FAST_ANSWERED;
+}
+
+/* later: the register entry of one request word (noop_fast). */
+static inline int noop_fast_later(struct svc_call *call, uint64_t *x)
+{
+    uint64_t order = 0;
+    int64_t status = noop_ops.later(call, &order);
+    if (status == SVC_DEFERRED)
+        return SVC_FAST_KEPT;
+    uint64_t reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 1, 0);
+    if (status == 0) {
+        x[3] = (uint64_t)order;
+        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 2, 0);
+    }
+    x[0] = 0;
+    x[1] = reply;
+    x[2] = (uint64_t)status;
+    return SVC_FAST_ANSWERED;
+}
+
+/* work: the register entry of one request word (noop_fast). */
+static inline int noop_fast_work(struct svc_call *call, uint64_t *x)
+{
+    int64_t status = noop_ops.work(call, (uint64_t)x[2]);
+    if (status == SVC_DEFERRED)
+        return SVC_FAST_KEPT;
+    uint64_t reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WORK, 1, 0);
+    x[0] = 0;
+    x[1] = reply;
+    x[2] = (uint64_t)status;
+    return SVC_FAST_ANSWERED;
+}
+
+/* low: the register entry of one request word (noop_fast). */
+static inline int noop_fast_low(struct svc_call *call, uint64_t *x)
+{
+    if (x[3] >> 32)
+        return SVC_FAST_OTHER;
+    uint64_t low = 0;
+    int64_t status = noop_ops.low(call, (uint64_t)x[2], (uint32_t)x[3], &low);
+    if (status == SVC_DEFERRED)
+        return SVC_FAST_KEPT;
+    uint64_t reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 1, 0);
+    if (status == 0) {
+        x[3] = (uint64_t)low;
+        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 2, 0);
+    }
+    x[0] = 0;
+    x[1] = reply;
+    x[2] = (uint64_t)status;
+    return SVC_FAST_ANSWERED;
+}
+
 /* The register entry: a register-only request straight from the caller's
  * registers x[0..9] (x[1] the message word, x[2..7] MR0..MR5). It answers
  * into them (x0 0, x1 the reply's word, x2 the status, x3.. the outs):
@@ -63,86 +165,22 @@ static inline int noop_owns(uint64_t label) { return (label >> 16) == NOOP_IF_ID
  * answers it). */
 static inline int noop_fast(struct svc_call *call, uint64_t *x)
 {
-    int64_t status;
-    uint64_t reply;
     switch (x[1]) {
-    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_PING, 0, 0): {
-        status = noop_ops.ping(call);
-        if (status == SVC_DEFERRED)
-            return SVC_FAST_KEPT;
-        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_PING, 1, 0);
-        break;
-    }
-    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 2, 0): {
-        uint64_t sum = 0;
-        status = noop_ops.add(call, (uint64_t)x[2], (uint64_t)x[3], &sum);
-        if (status == SVC_DEFERRED)
-            return SVC_FAST_KEPT;
-        if (status == 0) {
-            x[3] = (uint64_t)sum;
-            reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 2, 0);
-            break;
-        }
-        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 1, 0);
-        break;
-    }
-    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WHO, 0, 0): {
-        uint64_t badge = 0;
-        uint64_t pid = 0;
-        status = noop_ops.who(call, &badge, &pid);
-        if (status == SVC_DEFERRED)
-            return SVC_FAST_KEPT;
-        if (status == 0) {
-            x[3] = (uint64_t)badge;
-            x[4] = (uint64_t)pid;
-            reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WHO, 3, 0);
-            break;
-        }
-        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WHO, 1, 0);
-        break;
-    }
-    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 0, 0): {
-        uint64_t order = 0;
-        status = noop_ops.later(call, &order);
-        if (status == SVC_DEFERRED)
-            return SVC_FAST_KEPT;
-        if (status == 0) {
-            x[3] = (uint64_t)order;
-            reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 2, 0);
-            break;
-        }
-        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 1, 0);
-        break;
-    }
-    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WORK, 1, 0): {
-        status = noop_ops.work(call, (uint64_t)x[2]);
-        if (status == SVC_DEFERRED)
-            return SVC_FAST_KEPT;
-        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WORK, 1, 0);
-        break;
-    }
-    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 2, 0): {
-        if (x[3] >> 32)
-            return SVC_FAST_OTHER;
-        uint64_t low = 0;
-        status = noop_ops.low(call, (uint64_t)x[2], (uint32_t)x[3], &low);
-        if (status == SVC_DEFERRED)
-            return SVC_FAST_KEPT;
-        if (status == 0) {
-            x[3] = (uint64_t)low;
-            reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 2, 0);
-            break;
-        }
-        reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 1, 0);
-        break;
-    }
+    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_PING, 0, 0):
+        return noop_fast_ping(call, x);
+    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_ADD, 2, 0):
+        return noop_fast_add(call, x);
+    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WHO, 0, 0):
+        return noop_fast_who(call, x);
+    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 0, 0):
+        return noop_fast_later(call, x);
+    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WORK, 1, 0):
+        return noop_fast_work(call, x);
+    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 2, 0):
+        return noop_fast_low(call, x);
     default:
         return SVC_FAST_OTHER;
     }
-    x[0] = 0;
-    x[1] = reply;
-    x[2] = (uint64_t)status;
-    return SVC_FAST_ANSWERED;
 }
 
 /* Reply later to a deferred ping. */

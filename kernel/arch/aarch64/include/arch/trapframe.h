@@ -6,6 +6,10 @@
 /* struct thread's foreign_svc flag, right after its frame (thread.h checks):
  * the system call entry reads it before anything else. */
 #define TF_THREAD_FOREIGN   TF_SIZE
+/* struct thread's light call (struct kcall), after the flag: the handle and
+ * message word it matches, then its entry, at KCALL_FN. */
+#define TF_THREAD_KCALL     (TF_SIZE + 8)
+#define KCALL_FN            16
 
 #ifndef __ASSEMBLER__
 #include "types.h"
