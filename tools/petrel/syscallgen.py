@@ -228,8 +228,10 @@ def reference(groups, calls) -> str:
            "argument (handle, u32) with any of its upper 32 bits set is refused with E_INVAL.\n"
            "IPC calls (marked *ipc*) take a handle in x0, the message word in x1 and MR0..MR5 in\n"
            "x2..x7, and return the status in x0, the message word in x1, MR0..MR5 in x2..x7, the\n"
-           "sender's badge in x8 and its process id in x9. User programs call the stubs of\n"
-           "`petrel_syscalls.h` (`sys_<name>`).\n\n"]
+           "sender's badge in x8 and its process id in x9. Only the message's length of MR0..MR31\n"
+           "travels: past it the receiver keeps its own registers and UTCB words, so nothing of the\n"
+           "sender's beyond its message reaches it; every register but x0..x9 is kept across an IPC\n"
+           "call. User programs call the stubs of `petrel_syscalls.h` (`sys_<name>`).\n\n"]
     for g, gdoc in groups.items():
         members = [c for c in calls if c.group == g]
         if not members:
