@@ -70,10 +70,10 @@ struct kcall {
 };
 
 struct kcall_ctx {
+    struct svc_call call;       /* the handler's call: label, badge, pid, env, len; no mr[] */
     struct ksvc_run *run;       /* the service's request state (busy: holder) */
     const struct ksvc *svc;
     unsigned after;             /* what kcall_slow does when fn did not answer: KCALL_* */
-    struct svc_call call;       /* the handler's call: label, badge, pid, env, len; no mr[] */
 };
 
 enum { KCALL_UNSERVED, KCALL_SCHEDULE };

@@ -68,6 +68,23 @@ def test_ratios_and_targets():
     assert not dict(bench.targets(slow))["ipc_rtt_4b <= 600 instructions"]
 
 
+def test_hot_path_targets_are_ratios_of_the_same_run():
+    rows = [{"metric": m, "system": "petrel", "median": v} for m, v in [
+        ("null_syscall", 80.0), ("ipc_rtt_4b", 383.0), ("noop_kernel_service", 104.0),
+        ("noop_user_service", 481.0), ("page_fault", 700.0), ("thread_create_exit", 6000.0),
+        ("process_spawn_exit", 50807.0)]]
+    results = dict(bench.hot_path_targets(rows))
+    assert all(results.values()), results
+    over = {"null_syscall": 92.0, "ipc_rtt_4b": 401.0, "noop_kernel_service": 104.5,
+            "noop_user_service": 481.5, "page_fault": 701.0, "thread_create_exit": 6001.0,
+            "process_spawn_exit": 50808.0}
+    for metric, bad in over.items():
+        worse = [dict(r, median=bad) if r["metric"] == metric else r for r in rows]
+        failed = [name for name, ok in bench.hot_path_targets(worse) if not ok]
+        assert len(failed) >= 1 and any(name.startswith(metric) for name in failed), (metric, failed)
+    assert not all(dict(bench.hot_path_targets(rows[:1])).values())     # a row missing: not met
+
+
 def test_report_has_a_row_per_measured_metric():
     text = bench.report(ROWS, qemu.Machine("cortex-a53", 2, 1, "512M", True), "./petrel bench")
     assert "| null_syscall | 138 | 543 |" in text

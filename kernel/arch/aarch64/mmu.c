@@ -459,16 +459,33 @@ unsigned mmu_unmap_user(uint64_t *l1, uint16_t asid, vaddr_t va, uint64_t size, 
     return freed;
 }
 
+/* Are the eight entries of a table from t on all zero (nothing there)?
+ * Most of a user table is: a process's tables are scanned eight entries
+ * to a test (four load pairs), not one. */
+static inline bool table_octet_empty(const uint64_t *t)
+{
+    return !(t[0] | t[1] | t[2] | t[3] | t[4] | t[5] | t[6] | t[7]);
+}
+
 /* Free the L2 and L3 tables under a user L1 (not the pages they map). */
 void mmu_free_tables(uint64_t *l1)
 {
     for (unsigned i = 0; i < 512; i++) {
+        if (i % 8 == 0 && table_octet_empty(&l1[i])) {
+            i += 7;
+            continue;
+        }
         if ((l1[i] & 3) != 3)
             continue;
         uint64_t *l2 = table_va(l1[i]);
-        for (unsigned j = 0; j < 512; j++)
+        for (unsigned j = 0; j < 512; j++) {
+            if (j % 8 == 0 && table_octet_empty(&l2[j])) {
+                j += 7;
+                continue;
+            }
             if ((l2[j] & 3) == 3)
                 frame_free(l2[j] & PTE_ADDR_MASK, 0);
+        }
         frame_free(l1[i] & PTE_ADDR_MASK, 0);
         l1[i] = 0;
     }
