@@ -32,6 +32,10 @@ KINC     = -Ilib/include -Ikernel/include -Ikernel/include/uapi -I$(O)/gen/kerne
 # light call's entry need not save it (vectors.S).
 KCFLAGS  = $(CFLAGS_COMMON) $(KINC) -ffixed-x18 -fomit-frame-pointer -mcmodel=small -mstrict-align -Wframe-larger-than=4096 -Wvla
 KLDS     = kernel/arch/aarch64/kernel.ld
+# Every kernel object is rebuilt when KCFLAGS change (the rule is after
+# `all`): the light call's entry relies on no kernel code using x18, so no
+# object may keep older flags.
+KFLAGS_STAMP = $(O)/kernel/kcflags.txt
 
 kobjs = $(patsubst %,$(O)/$(1)/%.o,$(2))
 
@@ -99,6 +103,12 @@ LINUX_OTHER_LIBC = $(O)/linux/bin/dynamic-glibc $(O)/linux/bin/dynamic-glibc-sta
 .SECONDEXPANSION:
 .SECONDARY:
 all: kernel kernel-test user linux-bench linux-root data
+
+$(KFLAGS_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(KCFLAGS)' | cmp -s - $@ || echo '$(KCFLAGS)' > $@
+.PHONY: FORCE
+FORCE:
 
 # Data files system descriptions put in boot images ([[file]]): 1 MiB whose
 # byte i is (i * 7 + i / 4096) mod 256, for the long-request tests and bench.
@@ -192,12 +202,12 @@ $(GEN)/services/%_if.h $(GEN)/services/%_server.c $(GEN)/services/%_client.c &: 
 	@echo "  IDLC    idl/$*.toml"
 	$(Q)PYTHONPATH=tools python3 -m petrel.idlc $(GEN)/services idl/$*.toml
 
-$(O)/kernel/gen/%_server.c.o: $(GEN)/services/%_server.c | $(GENHDRS) $(SVC_GEN)
+$(O)/kernel/gen/%_server.c.o: $(GEN)/services/%_server.c $(KFLAGS_STAMP) | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
 
-$(O)/kernel-test/gen/%_server.c.o: $(GEN)/services/%_server.c | $(GENHDRS) $(SVC_GEN)
+$(O)/kernel-test/gen/%_server.c.o: $(GEN)/services/%_server.c $(KFLAGS_STAMP) | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (test)"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=1 -c $< -o $@
@@ -237,12 +247,12 @@ $(O)/services/%.elf: $$(addprefix $(O)/user/svc-obj/src/,$$(addsuffix .o,$$(wild
 	@echo "  LD      $@"
 	$(Q)$(LD) -T $(ULDS) -nostdlib $(ULDFLAGS) -o $@ $(filter %.o,$^)
 
-$(O)/kernel/gen/%.c.o: $(GEN)/kernel/%.c
+$(O)/kernel/gen/%.c.o: $(GEN)/kernel/%.c $(KFLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
 
-$(O)/kernel-test/gen/%.c.o: $(GEN)/kernel/%.c
+$(O)/kernel-test/gen/%.c.o: $(GEN)/kernel/%.c $(KFLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (test)"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=1 -c $< -o $@
@@ -259,22 +269,22 @@ $(O)/kernel-test/kernel.elf: $(KTOBJ) $(KLDS)
 	@echo "  OBJCOPY $@"
 	$(Q)$(OBJCOPY) -O binary $< $@
 
-$(O)/kernel/%.c.o: %.c | $(GENHDRS) $(SVC_GEN)
+$(O)/kernel/%.c.o: %.c $(KFLAGS_STAMP) | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
 
-$(O)/kernel/%.S.o: %.S | $(GENHDRS) $(SVC_GEN)
+$(O)/kernel/%.S.o: %.S $(KFLAGS_STAMP) | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
 
-$(O)/kernel-test/%.c.o: %.c | $(GENHDRS) $(SVC_GEN)
+$(O)/kernel-test/%.c.o: %.c $(KFLAGS_STAMP) | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (test)"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=1 -c $< -o $@
 
-$(O)/kernel-test/%.S.o: %.S | $(GENHDRS) $(SVC_GEN)
+$(O)/kernel-test/%.S.o: %.S $(KFLAGS_STAMP) | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  AS      $< (test)"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=1 -c $< -o $@

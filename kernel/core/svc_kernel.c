@@ -124,8 +124,8 @@ static bool write_reply(struct thread *t, uint64_t label, unsigned len, const ui
         return fault_apply(t, len, mr);
     t->tf.x[0] = 0;
     t->tf.x[1] = MSG_INFO(label, len, got);
-    for (unsigned i = 0; i < MSG_REG_MRS; i++)
-        t->tf.x[2 + i] = i < len ? mr[i] : 0;
+    for (unsigned i = 0; i < MSG_REG_MRS && i < len; i++)
+        t->tf.x[2 + i] = mr[i];         /* past the length the caller keeps its own (as from a server) */
     for (unsigned i = MSG_REG_MRS; i < len; i++)
         t->utcb->mr[i] = mr[i];
     t->tf.x[8] = 0;

@@ -112,8 +112,11 @@
  * by the light call's entry having saved only x0..x17 and x30, the
  * registers C code may change (the kernel never uses x18): x19..x29 stay
  * in their registers across the C code, and sp_el0, elr and spsr in
- * theirs (an exception taken meanwhile at EL1 restores the last two
- * before it returns). The entry (ksvc_light) returns the frame, and
+ * theirs. That needs no exception taken at EL1 before the eret, which
+ * would overwrite elr and spsr: interrupts stay masked in the kernel
+ * (only a long request on a service's own stack unmasks them, and a
+ * light call never runs one), and a synchronous exception at EL1 is a
+ * panic. The entry (ksvc_light) returns the frame, and
  * those registers alone go back; or the frame + 1, and the rest of the
  * frame is saved for kcall_slow. Every other exception saves the whole
  * frame first: el0_call (an IPC call), el0_svc (another system call),
