@@ -118,14 +118,16 @@ static unsigned give_objects(struct thread *t, unsigned nh, const svc_handle *h,
 /* Write a reply into the caller's saved registers and UTCB; a reply to a
  * fault resumes or stops the thread as its words say (fault_apply).
  * Returns false if that killed it. */
-static bool write_reply(struct thread *t, uint64_t label, unsigned len, const uint64_t *mr, unsigned got)
+static NOINLINE bool write_reply(struct thread *t, uint64_t label, unsigned len, const uint64_t *mr, unsigned got)
 {
     if (t->in_fault)
         return fault_apply(t, len, mr);
     t->tf.x[0] = 0;
     t->tf.x[1] = MSG_INFO(label, len, got);
-    for (unsigned i = 0; i < MSG_REG_MRS && i < len; i++)
-        t->tf.x[2 + i] = mr[i];         /* past the length the caller keeps its own (as from a server) */
+    /* past the length the caller keeps its own registers, as after a server's reply */
+    unsigned regs = MIN(len, MSG_REG_MRS);
+    for (unsigned i = 0; i < regs; i++)
+        t->tf.x[2 + i] = mr[i];
     for (unsigned i = MSG_REG_MRS; i < len; i++)
         t->utcb->mr[i] = mr[i];
     t->tf.x[8] = 0;
@@ -135,7 +137,11 @@ static bool write_reply(struct thread *t, uint64_t label, unsigned len, const ui
 
 void svc_reply(struct svc_call *call, uint64_t label, unsigned len, const uint64_t *mr)
 {
-    svc_reply_objects(call, label, len, mr, 0, NULL, NULL);
+    bool l = env_lock();
+    struct thread *t = reply_target(call);
+    if (t)
+        write_reply(t, label, MIN(len, MSG_MAX_MRS), mr, 0);
+    env_unlock(l);
 }
 
 void svc_reply_objects(struct svc_call *call, uint64_t label, unsigned len, const uint64_t *mr, unsigned nh,
