@@ -63,6 +63,13 @@ void svc_fail(struct svc_call *call, int64_t err)
     for (unsigned i = 0; i < call->nhandles; i++)
         svc_handle_release(call->handles[i]);
     call->nhandles = 0;
+    if (call->label == LABEL_FAULT) {
+        /* A fault the service does not take: the thread stops (a reply to a
+         * fault carries a plain label), as svc_kernel.c does. */
+        uint64_t stop[1] = { FAULT_REPLY_STOP };
+        svc_reply(call, 0, 1, stop);
+        return;
+    }
     uint64_t mr[1] = { (uint64_t)err };
     svc_reply(call, call->label, 1, mr);
 }
@@ -321,6 +328,20 @@ static bool serve_fault_fast(int (*fault_fast)(struct svc_call *, const uint64_t
     return fault_fast(call, msg) == SVC_FAST_ANSWERED;
 }
 
+/* Reply with m and wait for the next request. A reply the kernel refuses
+ * (a message it does not take) ends neither the service nor its loop: it
+ * waits for the next request all the same (a receive that fails fails
+ * again, and ends the loop). */
+static int64_t reply_and_wait(uint32_t ep, struct petrel_msg *m)
+{
+    int64_t r = sys_ipc_reply_recv(ep, m);
+    if (r < 0) {
+        m->info = 0;
+        r = sys_ipc_recv(ep, m);
+    }
+    return r;
+}
+
 void svc_serve(uint32_t ep, void (*entry)(struct svc_call *), int (*fast)(struct svc_call *, uint64_t *),
                int (*fault_fast)(struct svc_call *, const uint64_t *))
 {
@@ -349,12 +370,12 @@ void svc_serve(uint32_t ep, void (*entry)(struct svc_call *), int (*fast)(struct
         env.ngiven = 0;
         bool answered;
         if (fault_fast && m->info == MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0) && serve_fault_fast(fault_fast, &call, m)) {
-            r = sys_ipc_reply_recv(ep, m);
+            r = reply_and_wait(ep, m);
             continue;
         }
         if (fast && MSG_HANDLES(m->info) == 0 && serve_fast(fast, &call, x, &answered)) {
             if (answered) {
-                r = sys_ipc_reply_recv(ep, m);
+                r = reply_and_wait(ep, m);
             } else {
                 m->info = 0;             /* kept for later (svc_defer) */
                 r = sys_ipc_recv(ep, m);
@@ -376,7 +397,7 @@ void svc_serve(uint32_t ep, void (*entry)(struct svc_call *), int (*fast)(struct
             m->info = 0;
             r = sys_ipc_recv(ep, m);
         } else if (env.have_reply) {
-            r = sys_ipc_reply_recv(ep, m);     /* svc_reply wrote the reply into m */
+            r = reply_and_wait(ep, m);     /* svc_reply wrote the reply into m */
         } else {
             m->info = 0;
             r = sys_ipc_recv(ep, m);

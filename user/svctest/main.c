@@ -174,6 +174,69 @@ static void light_calls(const char *where, uint32_t ep)
            "%s: a handle another thread closed is refused to this one (%ld)", where, (long)c.after);
 }
 
+static volatile int stop_hammer;
+
+/* Faults once: its handler is a service that handles no faults. */
+static void fault_once(void *arg)
+{
+    *(volatile uint64_t *)8 = 1;
+}
+
+struct echo_arg {
+    uint32_t ep;
+    int rounds;                 /* < 0: until stop_hammer */
+    volatile int done, ok;
+};
+
+/* Requests that are not register-only, one after another (in the kernel
+ * placement each is a request on the service's own stack). */
+static void echo_many(void *arg)
+{
+    struct echo_arg *a = arg;
+    int ok = 1;
+    for (int i = 0; a->rounds < 0 ? !stop_hammer : i < a->rounds; i++) {
+        uint8_t back[8];
+        uint32_t back_len = 0, count = 0;
+        ok &= noop_echo(a->ep, "ab", 2, back, &back_len, &count) == 0 && back_len == 2 && back[0] == 'b';
+    }
+    a->ok = ok;
+    a->done = 1;
+}
+
+/*
+ * A thread that calls the service without pause does not starve the
+ * service's other callers of its priority: when a request ends, the
+ * service is kept a while for the waiter it woke, so the busy caller
+ * cannot take it back first. And a thread whose fault handler is a service
+ * that handles no faults is stopped, not resumed into the same fault.
+ */
+static void fairness(const char *where, uint32_t ep)
+{
+    struct petrel_thread_stats st = { 0 };
+    sys_thread_stats(self_thread(), &st);
+    stop_hammer = 0;
+    struct echo_arg h = { ep, -1, 0, 0 }, a = { ep, 50, 0, 0 };
+    int64_t ht = thread_spawn(echo_many, &h, st.prio, 0);
+    int64_t at = thread_spawn(echo_many, &a, st.prio, 0);
+    for (int i = 0; i < 3000 && !a.done; i++)
+        sleep_ms(1);
+    int done = a.done;
+    stop_hammer = 1;
+    for (int i = 0; i < 3000 && !(a.done && h.done); i++)
+        sleep_ms(1);                    /* starved, it goes on once the busy caller stops */
+    thread_reap((uint32_t)at);
+    thread_reap((uint32_t)ht);
+    tap_ok(done && a.ok && h.ok, "%s: a caller that never pauses does not starve the service's other callers", where);
+
+    int64_t f = thread_spawn(fault_once, NULL, 1, 0);
+    int64_t set = f > 0 ? sys_thread_set_fault_handler((uint32_t)f, ep) : f;
+    sys_thread_set_priority((uint32_t)f, st.prio);
+    bool stopped = wait_state((uint32_t)f, THREAD_DEAD, 2000);
+    thread_reap((uint32_t)f);
+    tap_ok(set == 0 && stopped && noop_ping(ep) == 0,
+           "%s: a fault sent to the service, which handles none, stops the thread (and the service goes on)", where);
+}
+
 static void checks(const char *where, uint32_t ep)
 {
     tap_ok(noop_ping(ep) == 0, "%s: ping", where);
@@ -251,6 +314,7 @@ static void checks(const char *where, uint32_t ep)
            "%s: a reply kept for later reaches the blocked caller (ping %ld)", where, (long)ping);
 
     light_calls(where, ep);
+    fairness(where, ep);
 }
 
 /* A server of two requests that records the message registers it got. */
