@@ -578,11 +578,11 @@ bool ksvc_irq_enter(void)
 }
 
 /*
- * Is the service taken for t: busy, or kept for the waiter it woke last?
- * A woken waiter makes its call again when it runs; until then (for one
- * tick period of the default rate at most, in case it never does, and
- * not once it dies or is suspended: ksvc_thread_leaves) only a caller of
- * higher priority
+ * Is the service taken for t: busy, or kept for the waiter it woke last
+ * on this core (wake_next)? A woken waiter makes its call again when it
+ * runs; until then (for one tick period of the default rate at most, in
+ * case it never does, and not once it dies or is suspended:
+ * ksvc_thread_leaves) only a caller of higher priority
  * may take the service before it. Without that, a caller that keeps
  * calling (or faulting to a service that resumes it) takes the service
  * back every time before those it woke get to run, and they never do.
@@ -608,8 +608,14 @@ static void wake_next(struct ksvc_run *run)
     list_del(&w->link);
     w->ksvc_wait = NULL;
     sched_enqueue(w);
-    run->next = w;
-    run->next_since = arch_counter();
+    /* Kept for it only when it waits on this core, where the caller it
+     * would lose to gives way at once by waiting; a waiter on another core
+     * may not run for a whole time slice, and the service is not left idle
+     * that long for it. */
+    if (w->cpu == this_cpu()->index) {
+        run->next = w;
+        run->next_since = arch_counter();
+    }
 }
 
 void ksvc_thread_leaves(struct thread *t)
