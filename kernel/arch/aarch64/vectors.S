@@ -32,8 +32,8 @@
     save_regs_from_x4
 .endm
 
-/* The same from x4 on (x0..x3 already saved). */
-.macro save_regs_from_x4
+/* x4..x17 into the frame at sp: with x0..x3, the registers C may change. */
+.macro save_x4_x17
     stp     x4, x5, [sp, #16 * 2]
     stp     x6, x7, [sp, #16 * 3]
     stp     x8, x9, [sp, #16 * 4]
@@ -41,6 +41,24 @@
     stp     x12, x13, [sp, #16 * 6]
     stp     x14, x15, [sp, #16 * 7]
     stp     x16, x17, [sp, #16 * 8]
+.endm
+
+/* x0..x17 back from the frame at sp. */
+.macro load_x0_x17
+    ldp     x0, x1, [sp, #16 * 0]
+    ldp     x2, x3, [sp, #16 * 1]
+    ldp     x4, x5, [sp, #16 * 2]
+    ldp     x6, x7, [sp, #16 * 3]
+    ldp     x8, x9, [sp, #16 * 4]
+    ldp     x10, x11, [sp, #16 * 5]
+    ldp     x12, x13, [sp, #16 * 6]
+    ldp     x14, x15, [sp, #16 * 7]
+    ldp     x16, x17, [sp, #16 * 8]
+.endm
+
+/* The same from x4 on (x0..x3 already saved). */
+.macro save_regs_from_x4
+    save_x4_x17
     stp     x18, x19, [sp, #16 * 9]
     stp     x20, x21, [sp, #16 * 10]
     stp     x22, x23, [sp, #16 * 11]
@@ -138,13 +156,7 @@
     cmp     x0, x2
     ccmp    x1, x3, #0, eq
     b.ne    el0_call
-    stp     x4, x5, [sp, #16 * 2]
-    stp     x6, x7, [sp, #16 * 3]
-    stp     x8, x9, [sp, #16 * 4]
-    stp     x10, x11, [sp, #16 * 5]
-    stp     x12, x13, [sp, #16 * 6]
-    stp     x14, x15, [sp, #16 * 7]
-    stp     x16, x17, [sp, #16 * 8]
+    save_x4_x17
     str     x30, [sp, #16 * 15]
     to_kstack
     ldr     x2, [x0, #TF_THREAD_KCALL + KCALL_FN]
@@ -183,15 +195,7 @@ restore_frame:
     msr     spsr_el1, x23
     ldp     x30, x21, [sp, #16 * 15]
     msr     sp_el0, x21
-    ldp     x0, x1, [sp, #16 * 0]
-    ldp     x2, x3, [sp, #16 * 1]
-    ldp     x4, x5, [sp, #16 * 2]
-    ldp     x6, x7, [sp, #16 * 3]
-    ldp     x8, x9, [sp, #16 * 4]
-    ldp     x10, x11, [sp, #16 * 5]
-    ldp     x12, x13, [sp, #16 * 6]
-    ldp     x14, x15, [sp, #16 * 7]
-    ldp     x16, x17, [sp, #16 * 8]
+    load_x0_x17
     ldp     x18, x19, [sp, #16 * 9]
     ldp     x20, x21, [sp, #16 * 10]
     ldp     x22, x23, [sp, #16 * 11]
@@ -203,15 +207,7 @@ restore_frame:
 
 /* The light call answered: back with the registers its entry saved. */
 el0_kcall_return:
-    ldp     x0, x1, [sp, #16 * 0]
-    ldp     x2, x3, [sp, #16 * 1]
-    ldp     x4, x5, [sp, #16 * 2]
-    ldp     x6, x7, [sp, #16 * 3]
-    ldp     x8, x9, [sp, #16 * 4]
-    ldp     x10, x11, [sp, #16 * 5]
-    ldp     x12, x13, [sp, #16 * 6]
-    ldp     x14, x15, [sp, #16 * 7]
-    ldp     x16, x17, [sp, #16 * 8]
+    load_x0_x17
     ldr     x30, [sp, #16 * 15]
     add     sp, sp, #TF_SIZE
     eret
