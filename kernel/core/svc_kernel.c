@@ -577,54 +577,6 @@ bool ksvc_irq_enter(void)
     return true;
 }
 
-/*
- * Is the service taken for t: busy, or kept for the waiter it woke last
- * on this core (wake_next)? A woken waiter makes its call again when it
- * runs; until then (for one tick period of the default rate at most, in
- * case it never does, and not once it dies or is suspended:
- * ksvc_thread_leaves) only a caller of higher priority
- * may take the service before it. Without that, a caller that keeps
- * calling (or faulting to a service that resumes it) takes the service
- * back every time before those it woke get to run, and they never do.
- */
-static bool run_taken(const struct ksvc_run *run, const struct thread *t)
-{
-    if (run->holder)
-        return true;
-    if (!run->next || run->next == t || run->next->prio < t->prio)
-        return false;
-    return arch_counter() - run->next_since < arch_counter_freq() / CONFIG_HZ;
-}
-
-
-/* Wake the first waiter of run (it makes its call again) and keep the
- * service for it. */
-static void wake_next(struct ksvc_run *run)
-{
-    run->next = NULL;
-    if (list_empty(&run->waiters))
-        return;
-    struct thread *w = list_first(&run->waiters, struct thread, link);
-    list_del(&w->link);
-    w->ksvc_wait = NULL;
-    sched_enqueue(w);
-    /* Kept for it only when it waits on this core, where the caller it
-     * would lose to gives way at once by waiting; a waiter on another core
-     * may not run for a whole time slice, and the service is not left idle
-     * that long for it. */
-    if (w->cpu == this_cpu()->index) {
-        run->next = w;
-        run->next_since = arch_counter();
-    }
-}
-
-void ksvc_thread_leaves(struct thread *t)
-{
-    for (unsigned i = 0; i < ksvc_count; i++)
-        if (ksvc_runs[i].next == t)
-            wake_next(&ksvc_runs[i]);
-}
-
 /* The request is over: free the service for the next caller, run the
  * interrupts that came meanwhile, and leave its stack for good. */
 static NORETURN void finish_request(struct ksvc_run *run)
@@ -641,8 +593,12 @@ static NORETURN void finish_request(struct ksvc_run *run)
         }
     }
     run->holder = NULL;
-    if (!run->next)
-        wake_next(run);                 /* (one woken before, that a higher caller went ahead of, still comes) */
+    if (!list_empty(&run->waiters)) {
+        struct thread *w = list_first(&run->waiters, struct thread, link);
+        list_del(&w->link);
+        w->ksvc_wait = NULL;
+        sched_enqueue(w);               /* it makes its call again */
+    }
     if (run->timer_due) {
         run->timer_due = false;
         run->timer();
@@ -707,8 +663,8 @@ static void wait_for_service(struct ksvc_run *run, struct thread *t, bool rewind
     while (pos != &run->waiters && list_entry(pos, struct thread, link)->prio >= t->prio)
         pos = pos->next;
     list_add_tail(pos, &t->link);       /* before the first worse one */
-    if (run->holder && t->prio > run->holder->prio)
-        thread_set_prio(run->holder, t->prio);  /* (kept for a woken waiter instead: not above t, run_taken) */
+    if (t->prio > run->holder->prio)
+        thread_set_prio(run->holder, t->prio);
 }
 
 void ksvc_cancel_wait(struct thread *t)
@@ -729,14 +685,12 @@ int64_t ksvc_call(struct endpoint *ep, uint64_t info, uint64_t badge, bool is_ca
 {
     struct thread *t = current_thread();
     struct ksvc_run *run = run_of(ep->ksvc);
-    if (run_taken(run, t)) {
+    if (run->holder) {
         if (info & MSG_NONBLOCK)
             return -E_AGAIN;
         wait_for_service(run, t, true);
         return (int64_t)t->tf.x[0];
     }
-    if (run->next == t)
-        run->next = NULL;
     run->holder = t;
     run->svc = ep->ksvc;
     run->info = info;
@@ -772,7 +726,7 @@ bool ksvc_fault(struct thread *t, struct endpoint *ep, uint64_t badge)
     struct ksvc_run *run = run_of(ep->ksvc);
     if (!run->holder && ep->ksvc->fault_fast && fault_fast(t, ep->ksvc, badge))
         return true;
-    if (run_taken(run, t)) {
+    if (run->holder) {
         /* Busy: wait, then fault again — a system call by running its
          * `svc` once more, any other fault by its instruction. */
         t->in_fault = false;

@@ -169,7 +169,6 @@ void thread_kill(struct thread *t, int status)
         return;
     if (t->ksvc_run)
         ksvc_abort(t);          /* its request finishes first, without it */
-    ksvc_thread_leaves(t);
     unsigned prev = t->state;
     if (prev == T_READY)
         sched_dequeue(t);
@@ -377,7 +376,6 @@ int thread_suspend(struct thread *t)
     }
     sched_dequeue(t);
     t->suspended = true;
-    ksvc_thread_leaves(t);
     if (t->state == T_RUNNING && t != current_thread())
         irq_send_ipi(t->cpu, IRQ_SGI_WAKE);
     return 0;

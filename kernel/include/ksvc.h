@@ -48,8 +48,6 @@ struct ksvc_run {
     unsigned prio_before;       /* the holder's priority when it came */
     bool abort;                 /* the holder died: finish without it */
     bool ready;                 /* initialised (waiters) */
-    struct thread *next;        /* the waiter woken last, for which it is kept a while (run_taken) */
-    uint64_t next_since;        /* counter ticks when it was woken */
     struct endpoint *ep;        /* the endpoint bound to it (the first): a fault handler of its processes */
     struct space *account;      /* what its processes and memory are charged to (service_bind), or NULL */
     /* the request */

@@ -229,14 +229,11 @@ struct thread *current_thread(void);
  * between bounded steps; the scheduler resumes it when that thread is
  * picked again (ksvc_stopped). A caller killed meanwhile has its request
  * finished at once without it (ksvc_abort); one waiting for a busy
- * service leaves the queue (ksvc_cancel_wait); one that dies or is
- * suspended after a service woke it to call again passes its turn on
- * (ksvc_thread_leaves). */
+ * service leaves the queue (ksvc_cancel_wait). */
 static inline bool ksvc_stopped(const struct thread *t) { return t->ksvc_stopped; }
 void ksvc_resume(struct thread *t);
 void ksvc_abort(struct thread *t);
 void ksvc_cancel_wait(struct thread *t);
-void ksvc_thread_leaves(struct thread *t);
 /* Interrupts that come while a request's service code runs (exception.c). */
 bool ksvc_irq_enter(void);
 bool ksvc_irq_exit(void);

@@ -205,10 +205,11 @@ static void echo_many(void *arg)
 
 /*
  * A thread that calls the service without pause does not starve the
- * service's other callers of its priority: when a request ends, the
- * service is kept a while for the waiter it woke, so the busy caller
- * cannot take it back first. And a thread whose fault handler is a service
- * that handles no faults is stopped, not resumed into the same fault.
+ * service's other callers of its priority (a waiter woken when a request
+ * ends competes with it). And a thread whose fault handler is a service
+ * that handles no faults is stopped, not resumed into the same fault (in
+ * the kernel placement that kept the service busy for good; in user space
+ * the refused reply ended the server's loop).
  */
 static void fairness(const char *where, uint32_t ep)
 {
