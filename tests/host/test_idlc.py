@@ -154,6 +154,28 @@ def test_register_only_classification(tmp_path, ins, outs, register_only):
     assert _method(tmp_path, ins, outs).register_only() is register_only
 
 
+def test_a_long_method_never_takes_the_register_path(tmp_path):
+    """`long = true`: all scalars, but served as a request on the service's
+    own stack (preemptible), with the generic proxy."""
+    text = MINIMAL + """
+[[method]]
+name = "spin"
+long = true
+in = [ { name = "loops", type = "u64" } ]
+"""
+    itf = idlc.load(write(tmp_path, text))
+    assert not itf.methods[1].register_only()
+    idlc.compile_interface(write(tmp_path, text), tmp_path / "out")
+    header = (tmp_path / "out" / "demo_if.h").read_text()
+    client = (tmp_path / "out" / "demo_client.c").read_text()
+    assert "demo_fast_spin" not in header and "DEMO_SPIN, 1, 0):" not in header
+    spin = client[client.index("int64_t demo_spin("):]
+    assert "svc_client_call" in spin and "svc %[nr]" not in spin
+    assert "demo_light_spin" not in idlc.kernel_table([itf])
+    with pytest.raises(idlc.IdlError, match="long must be true or false"):
+        idlc.load(write(tmp_path, text.replace("long = true", 'long = "yes"')))
+
+
 def test_register_only_methods_get_the_register_path(tmp_path):
     text = MINIMAL + """
 [[method]]

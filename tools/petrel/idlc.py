@@ -24,7 +24,9 @@ or fills with svc_copy_in / svc_copy_out (large data, no size limit here). Every
 is generated in its first line.
 
 Register-only methods: a method whose arguments and results are all scalars
-and fit in MR0..MR5 (the registers x2..x7) both ways gets a proxy that is one
+and fit in MR0..MR5 (the registers x2..x7) both ways, and that is not marked
+`long = true` (it may take long: a kernel-placed instance must serve it as a
+preemptible request on its own stack), gets a proxy that is one
 inline `svc` with its arguments in x2.. (no array, no generic transport) and
 a register entry <name>_fast_<method>, picked by <name>_fast: the kernel
 hands it a call on a kernel-placed service straight from the caller's saved
@@ -47,7 +49,7 @@ MAX_MRS = 32
 REG_MRS = 6         # MR0..MR5 travel in x2..x7
 MAX_HANDLES = 3
 MAX_BYTES = 200
-METHOD_KEYS = {"name", "doc", "in", "out", "errors"}
+METHOD_KEYS = {"name", "doc", "in", "out", "errors", "long"}
 ERRORS = {"E_INVAL", "E_FAULT", "E_NOMEM", "E_NOENT", "E_RANGE", "E_BUSY", "E_PERM", "E_AGAIN",
           "E_CLOSED", "E_STATE", "E_TIMEOUT", "E_BADHANDLE", "E_LIMIT"}
 
@@ -88,6 +90,7 @@ class Method:
     ins: list = field(default_factory=list)
     outs: list = field(default_factory=list)
     errors: list = field(default_factory=list)
+    long: bool = False      # may take long: never on a register path (`long = true`)
 
     def request_mrs(self) -> int:
         return sum(a.mrs() for a in self.ins)
@@ -103,8 +106,9 @@ class Method:
 
     def register_only(self) -> bool:
         """Every argument and result a scalar, the request and the reply
-        (with its status) in MR0..MR5: served from registers alone."""
-        return (all(a.type in SCALARS for a in self.ins + self.outs)
+        (with its status) in MR0..MR5, and not `long`: served from registers
+        alone, in the caller's kernel entry with interrupts masked."""
+        return (not self.long and all(a.type in SCALARS for a in self.ins + self.outs)
                 and self.request_mrs() <= REG_MRS and self.reply_mrs() <= REG_MRS)
 
 
@@ -195,8 +199,10 @@ def load(path: Path) -> Interface:
         errors = m.get("errors", [])
         if not isinstance(errors, list) or any(e not in ERRORS for e in errors):
             raise IdlError(f"{where}: errors must be a list of {', '.join(sorted(ERRORS))}")
+        if not isinstance(m.get("long", False), bool):
+            raise IdlError(f"{where}: long must be true or false")
         method = Method(i + 1, mname, m.get("doc", ""), _args(where, m.get("in", []), "in"),
-                        _args(where, m.get("out", []), "out"), errors)
+                        _args(where, m.get("out", []), "out"), errors, m.get("long", False))
         if method.request_mrs() > MAX_MRS or method.reply_mrs() > MAX_MRS:
             raise IdlError(f"{where}: needs more than {MAX_MRS} message registers")
         if method.request_handles() > 3 or len(method.reply_handles()) > 3:

@@ -120,21 +120,15 @@ int64_t noop_later(uint32_t ep, uint64_t *order)
 
 int64_t noop_work(uint32_t ep, uint64_t loops)
 {
-    register uint64_t x0 __asm__("x0") = ep;
-    register uint64_t x1 __asm__("x1") = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WORK, 1, 0);
-    register uint64_t x2 __asm__("x2") = (uint64_t)loops;
-    register uint64_t x3 __asm__("x3");
-    register uint64_t x4 __asm__("x4");
-    register uint64_t x5 __asm__("x5");
-    register uint64_t x6 __asm__("x6");
-    register uint64_t x7 __asm__("x7");
-    register uint64_t x8 __asm__("x8");
-    register uint64_t x9 __asm__("x9");
-    __asm__ volatile("svc %[nr]"
-        : "+r"(x0), "+r"(x1), "+r"(x2), "=r"(x3), "=r"(x4), "=r"(x5), "=r"(x6), "=r"(x7), "=r"(x8), "=r"(x9)
-        : [nr] "i"(SYS_IPC_CALL) : "memory");
-    if (x0 != 0 || (x1 & 0xff) != 1 || (int64_t)x2 < 0)
-        return svc_client_status(x0, x1, x2, 1);
+    uint64_t mr[1] = { 0 };
+    mr[0] = (uint64_t)loops;
+    int64_t err = svc_client_call(ep, ((uint64_t)NOOP_IF_ID << 16) | 6, 1, mr, 1, 0, 0, 0);
+    if (err < 0)
+        return err;
+    if ((int64_t)mr[0] < 0)
+        return (int64_t)mr[0];
+    if (err != 1)
+        return SVC_E_INVAL;
     return 0;
 }
 

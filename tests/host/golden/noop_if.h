@@ -124,19 +124,6 @@ static inline int noop_fast_later(struct svc_call *call, uint64_t *x)
     return SVC_FAST_ANSWERED;
 }
 
-/* work: the register entry of one request word (noop_fast). */
-static inline int noop_fast_work(struct svc_call *call, uint64_t *x)
-{
-    int64_t status = noop_ops.work(call, (uint64_t)x[2]);
-    if (status == SVC_DEFERRED)
-        return SVC_FAST_KEPT;
-    uint64_t reply = MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WORK, 1, 0);
-    x[0] = 0;
-    x[1] = reply;
-    x[2] = (uint64_t)status;
-    return SVC_FAST_ANSWERED;
-}
-
 /* low: the register entry of one request word (noop_fast). */
 static inline int noop_fast_low(struct svc_call *call, uint64_t *x)
 {
@@ -174,8 +161,6 @@ static inline int noop_fast(struct svc_call *call, uint64_t *x)
         return noop_fast_who(call, x);
     case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LATER, 0, 0):
         return noop_fast_later(call, x);
-    case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_WORK, 1, 0):
-        return noop_fast_work(call, x);
     case MSG_INFO(((uint64_t)NOOP_IF_ID << 16) | NOOP_LOW, 2, 0):
         return noop_fast_low(call, x);
     default:
