@@ -112,6 +112,24 @@ void lx_futex_wake_addr(struct lx_proc *p, uint64_t uaddr, int n)
 }
 
 /* absolute: 0 for a relative timeout, 1 for a CLOCK_MONOTONIC time, 2 for a CLOCK_REALTIME one. */
+/* The timeout of c's futex wait, at ns: an absolute one (absolute 1 on the
+ * monotonic clock, 2 on the calendar's) is set on the first try, a
+ * relative one is lx_deadline_passed's. 0, -ETIMEDOUT once it passed, or
+ * the timer's error. */
+static int64_t arm_timeout(struct lx_ctx *c, uint64_t ns, int absolute)
+{
+    struct lx_thread *t = c->t;
+    if (absolute && !t->timed) {
+        uint64_t base = absolute > 1 ? lx_realtime_base() : 0;     /* CLOCK_REALTIME: the calendar's */
+        t->timed = 1;
+        t->timed_calendar = absolute > 1;
+        t->deadline = ns > base ? ns - base : 0;
+    }
+    if (lx_deadline_passed(c, ns))
+        return -LX_ETIMEDOUT;
+    return lx_timer_start();
+}
+
 static int64_t futex_wait(struct lx_ctx *c, uint64_t uaddr, uint32_t val, uint64_t uts, uint32_t bits, int private,
                           int absolute)
 {
@@ -132,15 +150,7 @@ static int64_t futex_wait(struct lx_ctx *c, uint64_t uaddr, uint32_t val, uint64
     if (now != val)
         return -LX_EAGAIN;
     if (uts) {
-        if (absolute && !t->timed) {
-            uint64_t base = absolute > 1 ? lx_realtime_base() : 0;     /* CLOCK_REALTIME: the calendar's */
-            t->timed = 1;
-            t->timed_calendar = absolute > 1;
-            t->deadline = ns > base ? ns - base : 0;
-        }
-        if (lx_deadline_passed(c, ns))
-            return -LX_ETIMEDOUT;
-        int64_t err = lx_timer_start();
+        int64_t err = arm_timeout(c, ns, absolute);
         if (err)
             return err;
     }
@@ -260,18 +270,8 @@ static int64_t lock_pi(struct lx_ctx *c, uint64_t uaddr, uint64_t uts, int priva
         /* (A signal that woke it: the call blocks again, and
          * lx_sig_interrupted runs the handler and then the call again,
          * never EINTR: signal.c.) */
-        if (uts) {
-            if (!t->timed) {
-                uint64_t base = absolute > 1 ? lx_realtime_base() : 0;
-                t->timed = 1;
-                t->timed_calendar = absolute > 1;
-                t->deadline = ns > base ? ns - base : 0;
-            }
-            if (lx_deadline_passed(c, ns))
-                return -LX_ETIMEDOUT;
-            if ((err = lx_timer_start()))
-                return err;
-        }
+        if (uts && (err = arm_timeout(c, ns, absolute)))   /* (absolute: 1 or 2 here) */
+            return err;
         t->fkey[0] = key[0];
         t->fkey[1] = key[1];
         t->fbits = FUTEX_BITSET_ANY;

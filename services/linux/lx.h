@@ -482,6 +482,9 @@ struct lx_thread {
 uint64_t lx_ids_given(void);
 /* The process of pid, or NULL. */
 struct lx_proc *lx_proc_of_pid(int pid);
+/* The process `pid` names for p (0: p itself; a zombie too; the tid of a
+ * thread names its process, and *thread says so), or NULL (proc.c). */
+struct lx_proc *lx_proc_target(struct lx_proc *p, int64_t upid, int *thread);
 /* The thread of tid, or NULL. */
 struct lx_thread *lx_thread_of_tid(int tid);
 /* Every thread slot (LX_THREADS of them; `used` says which are). */

@@ -289,14 +289,23 @@ static int split_at(struct lx_proc *p, uint64_t a)
     return 0;
 }
 
-/* Take [start, end) out of p's ranges (the kernel's mappings are the
- * caller's); -ENOMEM, changing nothing, if a split needs a slot there is not. */
-static int vmas_remove(struct lx_proc *p, uint64_t start, uint64_t end)
+/* Split p's ranges at start and end, so that [start, end) is whole ranges;
+ * -ENOMEM, changing nothing, if a piece needs a slot there is not. */
+static int cut(struct lx_proc *p, uint64_t start, uint64_t end)
 {
     if (p->nvmas + splits(p, start, end) > LX_VMAS)
         return -LX_ENOMEM;
     split_at(p, start);
     split_at(p, end);
+    return 0;
+}
+
+/* Take [start, end) out of p's ranges (the kernel's mappings are the
+ * caller's); -ENOMEM, changing nothing, if a split needs a slot there is not. */
+static int vmas_remove(struct lx_proc *p, uint64_t start, uint64_t end)
+{
+    if (cut(p, start, end))
+        return -LX_ENOMEM;
     for (unsigned i = 0; i < p->nvmas; i++) {
         struct lx_vma *v = &p->vmas[i];
         if (start <= v->start && v->end <= end) {
@@ -621,10 +630,8 @@ int64_t lx_sys_mprotect(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t 
     for (unsigned i = 0; i < p->nvmas && (prot & PROT_WRITE); i++)
         if (p->vmas[i].nowrite && p->vmas[i].start < end && addr < p->vmas[i].end)
             return -LX_EACCES;                  /* a shared mapping of a file open read-only */
-    if (p->nvmas + splits(p, addr, end) > LX_VMAS)
+    if (cut(p, addr, end))
         return -LX_ENOMEM;
-    split_at(p, addr);
-    split_at(p, end);
     uint32_t rights = rights_of(prot);
     int64_t result = 0;
     for (unsigned i = 0; i < p->nvmas; i++) {
@@ -802,10 +809,8 @@ int64_t lx_sys_madvise(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t a
     uint8_t clear = (int32_t)advice == MADV_DOFORK ? LX_VMA_DONTFORK : (int32_t)advice == MADV_KEEPONFORK ?
                     LX_VMA_WIPEONFORK : 0;
     if (set | clear) {
-        if (p->nvmas + splits(p, addr, end) > LX_VMAS)
+        if (cut(p, addr, end))
             return -LX_ENOMEM;                  /* (no slot for a piece: nothing changed) */
-        split_at(p, addr);
-        split_at(p, end);
         for (unsigned i = 0; i < p->nvmas; i++)
             if (p->vmas[i].start >= addr && p->vmas[i].end <= end)
                 p->vmas[i].on_fork = (uint8_t)((p->vmas[i].on_fork | set) & ~clear);
@@ -1051,43 +1056,40 @@ int lx_vmas_fork(struct lx_proc *p, struct lx_proc *child)
     return 0;
 }
 
-int lx_vma_poke(struct lx_proc *p, uint64_t va, const void *src, uint64_t len)
+/* The range of p holding all of [va, va + len) (len > 0), with its memory
+ * object, or NULL. */
+static struct lx_vma *vma_holding(struct lx_proc *p, uint64_t va, uint64_t len)
 {
     for (unsigned i = 0; i < p->nvmas; i++) {
         struct lx_vma *v = &p->vmas[i];
-        if (v->start <= va && va + len <= v->end && va + len >= va) {
-            if (!v->obj || v->obj->file || !(v->rights & R_WRITE))
-                return -LX_EFAULT;
-            return svc_mem_write(v->obj->h, v->off + (va - v->start), src, len) ? -LX_EFAULT : 0;
-        }
+        if (v->start <= va && va + len <= v->end && va + len >= va)
+            return v->obj ? v : NULL;
     }
-    return -LX_EFAULT;
+    return NULL;
+}
+
+int lx_vma_poke(struct lx_proc *p, uint64_t va, const void *src, uint64_t len)
+{
+    struct lx_vma *v = vma_holding(p, va, len);
+    if (!v || v->obj->file || !(v->rights & R_WRITE))
+        return -LX_EFAULT;
+    return svc_mem_write(v->obj->h, v->off + (va - v->start), src, len) ? -LX_EFAULT : 0;
 }
 
 int lx_vma_peek(struct lx_proc *p, uint64_t va, void *dst, uint64_t len)
 {
-    for (unsigned i = 0; i < p->nvmas; i++) {
-        struct lx_vma *v = &p->vmas[i];
-        if (v->start <= va && va + len <= v->end && va + len >= va) {
-            if (!v->obj || !(v->rights & R_READ))
-                return -LX_EFAULT;
-            return svc_mem_read(v->obj->h, v->off + (va - v->start), dst, len) ? -LX_EFAULT : 0;
-        }
-    }
-    return -LX_EFAULT;
+    struct lx_vma *v = vma_holding(p, va, len);
+    if (!v || !(v->rights & R_READ))
+        return -LX_EFAULT;
+    return svc_mem_read(v->obj->h, v->off + (va - v->start), dst, len) ? -LX_EFAULT : 0;
 }
 
 int lx_vma_cas32(struct lx_proc *p, uint64_t va, uint32_t expect, uint32_t desired, uint32_t *old)
 {
-    for (unsigned i = 0; i < p->nvmas; i++) {
-        struct lx_vma *v = &p->vmas[i];
-        if (v->start <= va && va + 4 <= v->end && va + 4 >= va) {
-            if (!v->obj || v->obj->file || !(v->rights & R_WRITE) || (va & 3))
-                return -LX_EFAULT;
-            return svc_mem_cas32(v->obj->h, v->off + (va - v->start), expect, desired, old) ? -LX_EFAULT : 0;
-        }
-    }
-    return -LX_EFAULT;
+    struct lx_vma *v = vma_holding(p, va, 4);
+    if (!v || v->obj->file || !(v->rights & R_WRITE) || (va & 3))
+        return -LX_EFAULT;
+    return svc_mem_cas32(v->obj->h, v->off + (va - v->start), expect, desired, old) ? -LX_EFAULT : 0;
 }
 
 int lx_vma_has(struct lx_proc *p, uint64_t va)

@@ -595,7 +595,7 @@ int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t i
 /* The process `pid` names for p (0: p itself; a zombie too, as Linux
  * finds it until it is waited for; the tid of a thread names its
  * process, and *thread says so), or NULL. */
-static struct lx_proc *target(struct lx_proc *p, int64_t upid, int *thread)
+struct lx_proc *lx_proc_target(struct lx_proc *p, int64_t upid, int *thread)
 {
     int32_t pid = (int32_t)upid;
     *thread = 0;
@@ -620,7 +620,7 @@ int64_t lx_sys_setpgid(struct lx_ctx *c, int64_t upid, int64_t upgid)
     if (pgid < 0)
         return -LX_EINVAL;                      /* (setpgid(-1, 0) too: the group would be -1) */
     int thread;
-    struct lx_proc *q = target(p, pid, &thread);
+    struct lx_proc *q = lx_proc_target(p, pid, &thread);
     if (!q)
         return -LX_ESRCH;
     if (thread)
@@ -647,14 +647,14 @@ int64_t lx_sys_setpgid(struct lx_ctx *c, int64_t upid, int64_t upgid)
 int64_t lx_sys_getpgid(struct lx_ctx *c, int64_t pid)
 {
     int thread;
-    struct lx_proc *q = target(c->p, pid, &thread);
+    struct lx_proc *q = lx_proc_target(c->p, pid, &thread);
     return q ? q->pgid : -LX_ESRCH;
 }
 
 int64_t lx_sys_getsid(struct lx_ctx *c, int64_t pid)
 {
     int thread;
-    struct lx_proc *q = target(c->p, pid, &thread);
+    struct lx_proc *q = lx_proc_target(c->p, pid, &thread);
     return q ? q->sid : -LX_ESRCH;
 }
 

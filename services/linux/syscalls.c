@@ -475,9 +475,8 @@ void lx_rlimits_init(struct lx_proc *p)
  * rest keep their sizes). The old limits are what was there before. */
 static int64_t sys_prlimit(struct lx_ctx *c, int64_t pid, uint64_t res, uint64_t unew, uint64_t uold)
 {
-    struct lx_proc *q = (int32_t)pid == 0 ? c->p : lx_proc_of_pid((int32_t)pid);
-    if (!q && (int32_t)pid > 0 && lx_thread_of_tid((int32_t)pid))
-        q = lx_thread_of_tid((int32_t)pid)->p;  /* a thread's id names its process's limits */
+    int thread;
+    struct lx_proc *q = lx_proc_target(c->p, pid, &thread);    /* a thread's id names its process's limits */
     if (!q || q->ended)
         return -LX_ESRCH;
     if ((uint32_t)res >= LX_RLIMITS)

@@ -121,6 +121,10 @@ class Interface:
     own_entry: bool = False     # the service writes <name>_service itself (entry = "service")
     fault_fast: bool = False    # the service writes <name>_fault_fast, its register entry for faults
 
+    def register_methods(self) -> list:
+        """The methods served from registers alone (Method.register_only)."""
+        return [m for m in self.methods if m.register_only()]
+
 
 def _args(where: str, raw, direction: str) -> list:
     if not isinstance(raw, list):
@@ -439,7 +443,7 @@ def _word(itf: Interface, m: Method, length: int) -> str:
 # skeleton, which refuses it with E_INVAL. Inline, so that the kernel's side
 # of the call (ksvc_fast, ksvc_light) and this make one function.
 def _fast_entry(itf: Interface) -> list:
-    fast = [m for m in itf.methods if m.register_only()]
+    fast = itf.register_methods()
     out = []
     for m in fast:
         out.append(f"/* {m.name}: the register entry of one request word ({itf.name}_fast). */\n"
@@ -583,7 +587,7 @@ def kernel_table(interfaces: list) -> str:
         out.append(f"\nstatic struct trapframe *{itf.name}_fastcall(struct trapframe *tf, struct endpoint *ep, "
                    f"uint64_t info, uint64_t badge)\n{{\n"
                    f"    return ksvc_fast({itf.name}_fast, tf, ep, info, badge);\n}}\n")
-        fast = [m for m in itf.methods if m.register_only()]
+        fast = itf.register_methods()
         for m in fast:
             out.append(f"\nstatic uintptr_t {itf.name}_light_{m.name}(struct trapframe *tf)\n{{\n"
                        f"    return ksvc_light({itf.name}_fast_{m.name}, tf);\n}}\n")
@@ -597,7 +601,7 @@ def kernel_table(interfaces: list) -> str:
     out.append("\nconst struct ksvc ksvc_table[] = {\n")
     for i, itf in enumerate(interfaces):
         fault = f"{itf.name}_fault_fast" if itf.fault_fast else "NULL"
-        nfast = len([m for m in itf.methods if m.register_only()])
+        nfast = len(itf.register_methods())
         lights = f"{itf.name}_lights, {nfast}" if nfast else "NULL, 0"
         out.append(f'    {{ {itf.id}, "{itf.name}", {itf.name}_service, {itf.name}_fastcall, &ksvc_runs[{i}], '
                    f'{fault}, {lights} }},\n')

@@ -56,20 +56,30 @@
     ldp     x16, x17, [sp, #16 * 8]
 .endm
 
+/* x18..x29 into the frame at \base. */
+.macro save_x18_x29 base
+    stp     x18, x19, [\base, #16 * 9]
+    stp     x20, x21, [\base, #16 * 10]
+    stp     x22, x23, [\base, #16 * 11]
+    stp     x24, x25, [\base, #16 * 12]
+    stp     x26, x27, [\base, #16 * 13]
+    stp     x28, x29, [\base, #16 * 14]
+.endm
+
+/* elr and spsr into the frame at \base (x22, x23 already saved). */
+.macro save_elr_spsr base
+    mrs     x22, elr_el1
+    mrs     x23, spsr_el1
+    stp     x22, x23, [\base, #16 * 16]
+.endm
+
 /* The same from x4 on (x0..x3 already saved). */
 .macro save_regs_from_x4
     save_x4_x17
-    stp     x18, x19, [sp, #16 * 9]
-    stp     x20, x21, [sp, #16 * 10]
-    stp     x22, x23, [sp, #16 * 11]
-    stp     x24, x25, [sp, #16 * 12]
-    stp     x26, x27, [sp, #16 * 13]
-    stp     x28, x29, [sp, #16 * 14]
+    save_x18_x29 sp
     mrs     x21, sp_el0
     stp     x30, x21, [sp, #16 * 15]
-    mrs     x22, elr_el1
-    mrs     x23, spsr_el1
-    stp     x22, x23, [sp, #16 * 16]
+    save_elr_spsr sp
 .endm
 
 /* Each entry is at most 0x80 bytes: .org refuses to move backwards. */
@@ -217,17 +227,10 @@ el0_kcall_return:
  * kcall_slow carries on with the call's syndrome. */
 el0_kcall_slow:
     sub     x0, x0, #1
-    stp     x18, x19, [x0, #16 * 9]
-    stp     x20, x21, [x0, #16 * 10]
-    stp     x22, x23, [x0, #16 * 11]
-    stp     x24, x25, [x0, #16 * 12]
-    stp     x26, x27, [x0, #16 * 13]
-    stp     x28, x29, [x0, #16 * 14]
+    save_x18_x29 x0
     mrs     x21, sp_el0
-    str     x21, [x0, #16 * 15 + 8]
-    mrs     x22, elr_el1
-    mrs     x23, spsr_el1
-    stp     x22, x23, [x0, #16 * 16]
+    str     x21, [x0, #16 * 15 + 8]     /* (x30 is the user's already: lr is the kernel's now) */
+    save_elr_spsr x0
     mov     x1, #SYS_IPC_CALL
     movk    x1, #0x5600, lsl #16    /* SVC64 (0x15 << 26), 32-bit instruction (1 << 25) */
     bl      kcall_slow
