@@ -197,13 +197,15 @@ static uint32_t rights_of(uint64_t prot)
            ((prot & PROT_EXEC) ? R_READ | R_EXEC : 0);
 }
 
-/* Record a range (merged into the one before it when it continues it). */
+/* Record a range (merged into the one before it when it continues it with
+ * the same object, rights and fork advice: Linux keeps ranges of other
+ * madvise flags apart, so heap grown past a MADV_DONTFORK range is not). */
 static int vma_add(struct lx_proc *p, struct lx_vma v)
 {
     for (unsigned i = 0; i < p->nvmas; i++) {
         struct lx_vma *w = &p->vmas[i];
         if (w->end == v.start && w->obj == v.obj && v.obj && w->off + (w->end - w->start) == v.off &&
-            w->rights == v.rights && w->kind == v.kind && w->nowrite == v.nowrite) {
+            w->rights == v.rights && w->kind == v.kind && w->nowrite == v.nowrite && w->on_fork == v.on_fork) {
             w->end = v.end;
             mobj_put(v.obj);                    /* one range holds it once */
             return 0;

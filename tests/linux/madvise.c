@@ -77,6 +77,20 @@ static void on_fork(void)
     munmap(f, PAGE);
     munmap(s, PAGE);
     munmap(m, 3 * PAGE);
+
+    /* The heap grown after MADV_DONTFORK of its top page: the new page is
+     * not part of the advised range (a child gets it). */
+    char *b = (char *)syscall(SYS_brk, 0);
+    b = (char *)(((uintptr_t)b + PAGE - 1) & ~(uintptr_t)(PAGE - 1));
+    if ((char *)syscall(SYS_brk, b + PAGE) == b + PAGE) {
+        memset(b, 'h', PAGE);
+        SHOW("MADV_DONTFORK of the heap's top page", madvise(b, PAGE, MADV_DONTFORK));
+        syscall(SYS_brk, b + 2 * PAGE);
+        memset(b + PAGE, 'g', PAGE);
+        printf("  a child reads the page the heap grew by: %s; the advised one: %s\n", after_fork(b + PAGE, 'g'),
+               after_fork(b, 'h'));
+        syscall(SYS_brk, b);
+    }
 }
 
 int main(void)
