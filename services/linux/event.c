@@ -48,6 +48,7 @@
 #define EPOLLONESHOT    (1u << 30)
 #define EPOLLET         (1u << 31)
 #define EP_MAX_EVENTS   (0x7fffffff / 16)
+#define EP_MAX_NESTS    4               /* Linux's: epoll_ctl's ELOOP past this many epolls nested in a chain */
 
 enum { EV_NONE, EV_EVENTFD, EV_TIMERFD, EV_EPOLL };
 
@@ -65,7 +66,8 @@ struct lx_event {
 struct lx_watch {
     int32_t ep;                 /* the epoll object (-1: a free slot) */
     int32_t fd;
-    struct lx_file *f;
+    struct lx_file *f;          /* the watched file (no reference: its end removes the watch) ... */
+    uint32_t fgen;              /* ... of this generation (a stale one is dropped, not polled) */
     uint32_t events;            /* asked for, with EPOLLET/EPOLLONESHOT */
     uint64_t data;
     uint32_t last;              /* EPOLLET: what it had at its last report... */
@@ -90,7 +92,7 @@ static int tables(void)
 
 static struct lx_event *ev_of(struct lx_file *f)
 {
-    return f && f->ev >= 0 && events ? &events[f->ev] : NULL;
+    return f && f->kind == LX_FILE_EVENT && f->ev >= 0 && f->ev < LX_EVENTS && events ? &events[f->ev] : NULL;
 }
 
 /* A new object of `kind` behind a new descriptor; the descriptor or a negated errno. */
@@ -105,19 +107,26 @@ static int64_t ev_new(struct lx_ctx *c, int kind, uint32_t oflags, int cloexec, 
             idx = i;
     if (idx < 0)
         return -LX_ENFILE;
-    struct lx_file *f = lx_file_new(-1, O_RDWR | oflags);
+    struct lx_file *f = lx_file_new(LX_FILE_EVENT, idx, O_RDWR | oflags);
     if (!f)
         return -LX_ENFILE;
-    f->ev = idx;
     int fd = lx_fd_new(c->p, f, cloexec, 0);
     if (fd < 0) {
-        f->ev = -1;
-        lx_file_put(f);
+        lx_file_discard(f);                     /* (the object was not made) */
         return fd;
     }
     events[idx] = (struct lx_event){ .kind = kind };
     *out = &events[idx];
     return fd;
+}
+
+void lx_events_in_use(uint32_t *objects, uint32_t *nwatches)
+{
+    *objects = *nwatches = 0;
+    for (int i = 0; events && i < LX_EVENTS; i++)
+        *objects += events[i].kind != EV_NONE;
+    for (int i = 0; watches && i < LX_WATCHES; i++)
+        *nwatches += watches[i].ep >= 0;
 }
 
 /* ---------------------------------------------------------------- timerfd's clock */
@@ -174,16 +183,41 @@ void lx_event_clock_set(int64_t delta)
 
 int lx_event_poll(struct lx_file *f);
 
+/* The epoll object that open file f is, or -1. */
+static int32_t epoll_obj(const struct lx_file *f)
+{
+    if (f->kind != LX_FILE_EVENT || !events || f->ev < 0 || f->ev >= LX_EVENTS || events[f->ev].kind != EV_EPOLL)
+        return -1;
+    return f->ev;
+}
+
+/* Is watch w's file still the one it was made for? A watch goes with its
+ * file (lx_event_file_gone), so this holds; one that did not is dropped. */
+static int watch_live(struct lx_watch *w)
+{
+    if (w->f->kind != LX_FILE_FREE && w->f->gen == w->fgen)
+        return 1;
+    w->ep = -1;
+    return 0;
+}
+
 /* What epoll object `ep` reports now into out[0..max) (NULL: only
- * count); how many. Reporting changes EPOLLET and EPOLLONESHOT state. */
-static int ep_scan(int ep, struct lx_watch **out, uint32_t *revents, int max)
+ * count); how many. Reporting changes EPOLLET and EPOLLONESHOT state.
+ * An epoll it watches is asked in turn, `depth` levels down: epoll_ctl
+ * keeps chains to EP_MAX_NESTS + 1 epolls, and this stops there anyway. */
+static int ep_scan(int ep, struct lx_watch **out, uint32_t *revents, int max, int depth)
 {
     int n = 0;
     for (int i = 0; i < LX_WATCHES && n < max; i++) {
         struct lx_watch *w = &watches[i];
-        if (w->ep != ep || w->off)
+        if (w->ep != ep || w->off || !watch_live(w))
             continue;
-        uint32_t r = (uint32_t)lx_file_poll(w->f);
+        int32_t inner = epoll_obj(w->f);
+        uint32_t r;
+        if (inner < 0)
+            r = (uint32_t)lx_file_poll(w->f);
+        else
+            r = depth < EP_MAX_NESTS && ep_scan(inner, NULL, NULL, 1, depth + 1) ? LX_POLLIN : 0;
         if (r & LX_POLLIN)
             r |= 0x040;                         /* EPOLLRDNORM */
         if (r & LX_POLLOUT)
@@ -229,7 +263,7 @@ int lx_event_poll(struct lx_file *f)
         tick(e);
         return e->count ? LX_POLLIN : 0;
     case EV_EPOLL:
-        return ep_scan(f->ev, NULL, NULL, 1) ? LX_POLLIN : 0;
+        return ep_scan(f->ev, NULL, NULL, 1, 0) ? LX_POLLIN : 0;
     default:
         return 0;
     }
@@ -414,7 +448,7 @@ int64_t lx_sys_epoll_create1(struct lx_ctx *c, uint64_t flags)
 /* The epoll object of descriptor epfd, or -EBADF / -EINVAL. */
 static int32_t epoll_of(struct lx_ctx *c, uint64_t epfd)
 {
-    struct lx_file *f = lx_fd_file(c->p, epfd);
+    struct lx_file *f = lx_call_file(c, epfd);
     struct lx_event *e = ev_of(f);
     if (!f)
         return -LX_EBADF;
@@ -429,17 +463,62 @@ static struct lx_watch *watch_find(int32_t ep, int32_t fd, struct lx_file *f)
     return NULL;
 }
 
-/* Does epoll `ep` watch epoll `target`, or one that does (a loop if added)? */
-static int reaches(int32_t ep, int32_t target, int depth)
+/* Linux's check of an epoll inside an epoll (fs/eventpoll.c: ep_loop_check):
+ * the chain below `to` (how many epolls deep it goes), never reaching
+ * `into`, and the chain above `into` (how many epolls watch it, nested),
+ * may together make at most EP_MAX_NESTS links with the new one. Each
+ * object is visited once per check (its depth kept), and the walks stop
+ * past EP_MAX_NESTS, so the recursion is at most EP_MAX_NESTS + 2 deep
+ * whatever a program built. */
+static uint32_t check_gen;
+static uint32_t down_gen[LX_EVENTS], up_gen[LX_EVENTS];
+static int down_depth[LX_EVENTS], up_depth[LX_EVENTS];
+
+/* How deep the chain of epolls below ep goes (EP_MAX_NESTS + 1: too deep, or it reaches `into`). */
+static int depth_below(int32_t ep, int32_t into, int depth)
 {
-    if (ep == target)
-        return 1;
-    for (int i = 0; depth < 5 && i < LX_WATCHES; i++) {
+    if (down_gen[ep] == check_gen)
+        return down_depth[ep];
+    down_gen[ep] = check_gen;
+    int result = 0;
+    for (int i = 0; i < LX_WATCHES && result <= EP_MAX_NESTS; i++) {
         struct lx_watch *w = &watches[i];
-        if (w->ep == ep && w->f->ev >= 0 && events[w->f->ev].kind == EV_EPOLL && reaches(w->f->ev, target, depth + 1))
-            return 1;
+        int32_t to = w->ep == ep && watch_live(w) ? epoll_obj(w->f) : -1;
+        if (to < 0)
+            continue;
+        int d = to == into || depth > EP_MAX_NESTS ? EP_MAX_NESTS + 1 : depth_below(to, into, depth + 1) + 1;
+        result = d > result ? d : result;
     }
-    return 0;
+    down_depth[ep] = result;
+    return result;
+}
+
+/* How long the chain of epolls that watch ep (nested) is. */
+static int depth_above(int32_t ep, int depth)
+{
+    if (up_gen[ep] == check_gen)
+        return up_depth[ep];
+    up_gen[ep] = check_gen;
+    int result = 0;
+    for (int i = 0; i < LX_WATCHES && depth <= EP_MAX_NESTS + 1; i++) {
+        struct lx_watch *w = &watches[i];
+        if (w->ep < 0 || !watch_live(w) || epoll_obj(w->f) != ep)
+            continue;
+        int d = depth_above(w->ep, depth + 1) + 1;
+        result = d > result ? d : result;
+    }
+    up_depth[ep] = result;
+    return result;
+}
+
+/* May epoll `to` be added to epoll `into` (0), or would it close a loop or nest too deep (-ELOOP)? */
+static int loop_check(int32_t into, int32_t to)
+{
+    check_gen++;
+    int below = depth_below(to, into, 0);
+    if (below > EP_MAX_NESTS)
+        return -LX_ELOOP;
+    return below + 1 + depth_above(into, 0) > EP_MAX_NESTS ? -LX_ELOOP : 0;
 }
 
 int64_t lx_sys_epoll_ctl(struct lx_ctx *c, uint64_t epfd, uint64_t op, uint64_t fd, uint64_t uevent)
@@ -468,14 +547,14 @@ int64_t lx_sys_epoll_ctl(struct lx_ctx *c, uint64_t epfd, uint64_t op, uint64_t 
     case EPOLL_CTL_ADD:
         if (w)
             return -LX_EEXIST;
-        if (f->ev >= 0 && events[f->ev].kind == EV_EPOLL && reaches(f->ev, ep, 0))
+        if (epoll_obj(f) >= 0 && loop_check(ep, f->ev))
             return -LX_ELOOP;
         for (int i = 0; i < LX_WATCHES && !w; i++)
             if (watches[i].ep < 0)
                 w = &watches[i];
         if (!w)
             return -LX_ENOSPC;                  /* (Linux: max_user_watches) */
-        *w = (struct lx_watch){ ep, (int32_t)fd, f, ev.events, ev.data, 0, 0, 0 };
+        *w = (struct lx_watch){ ep, (int32_t)fd, f, f->gen, ev.events, ev.data, 0, 0, 0 };
         break;
     case EPOLL_CTL_MOD:
         if (!w)
@@ -530,7 +609,7 @@ int64_t lx_sys_epoll_pwait(struct lx_ctx *c, uint64_t epfd, uint64_t uevents, ui
         return err;
     struct lx_watch *got[32];
     uint32_t rev[32];
-    int n = ep_scan(ep, got, rev, max < 32 ? max : 32);
+    int n = ep_scan(ep, got, rev, max < 32 ? max : 32, 0);
     if (n == 0) {
         if (!wait || (timed && (lx_deadline_passed(c, ns) || lx_timer_start())))
             return 0;

@@ -40,31 +40,104 @@
 #define O_TMPFILE   020000000
 
 static struct lx_file files[LX_OPEN];
-static char path_buf[LX_PATH_MAX];          /* the path of the call being served (one at a time) */
+static struct lx_file *dying;               /* files whose last reference went, to finalise */
+static int finalising;                      /* lx_file_put is finalising them (further puts only queue) */
+static char path_buf[LX_PATH_MAX];          /* the path of the call being served (one at a time; no
+                                             * lx_file_put path reaches a path lookup) */
 static int32_t console_node = -1;
 
-/* The open file behind descriptor fd of process p, or NULL. */
-static struct lx_file *file_of(struct lx_proc *p, uint64_t fd)
+/* Is f a file in use (not free, not being finalised) whose generation is gen? */
+static int file_live(const struct lx_file *f, uint32_t gen)
 {
-    return fd < LX_FDS ? p->fds[fd] : NULL;
+    return f->kind != LX_FILE_FREE && f->refs && !f->dying && f->gen == gen;
 }
 
 struct lx_file *lx_fd_file(struct lx_proc *p, uint64_t fd)
 {
-    return file_of(p, (uint32_t)fd);
+    if (fd >= LX_FDS || !p->fds[fd])
+        return NULL;
+    struct lx_file *f = p->fds[fd];
+    if (!file_live(f, p->fdgen[fd])) {
+        lx_log("pid %d: descriptor %u names a stale open file (refused)", p->pid, (unsigned)fd);
+        p->fds[fd] = NULL;                      /* (a bug of ours: never served) */
+        return NULL;
+    }
+    return f;
 }
 
-struct lx_file *lx_file_new(int32_t node, uint32_t flags)
+/* The open file behind descriptor fd of process p, or NULL. */
+static struct lx_file *file_of(struct lx_proc *p, uint64_t fd)
+{
+    return lx_fd_file(p, fd);
+}
+
+void lx_fd_set(struct lx_proc *p, uint32_t fd, struct lx_file *f)
+{
+    p->fds[fd] = f;
+    p->fdgen[fd] = f ? f->gen : 0;
+}
+
+struct lx_file *lx_call_file(struct lx_ctx *c, uint64_t fd)
+{
+    const struct lx_io *io = &c->t->io;
+    if (io->file && io->nr == c->nr && io->fd == (uint32_t)fd)
+        return io->file;
+    return lx_fd_file(c->p, fd);
+}
+
+void lx_io_end(struct lx_thread *t)
+{
+    struct lx_file *f = t->io.file;
+    t->io = (struct lx_io){ 0 };
+    if (f)
+        lx_file_put(f);
+}
+
+struct lx_file *lx_file_new(int kind, int32_t obj, uint32_t flags)
 {
     for (int i = 0; i < LX_OPEN; i++) {
-        if (!files[i].refs) {
-            files[i] = (struct lx_file){ 1, node, flags, 0, -1, -1, -1 };
-            if (node >= 0)
-                lx_node(node)->opens++;
-            return &files[i];
+        struct lx_file *f = &files[i];
+        if (f->kind != LX_FILE_FREE)
+            continue;
+        *f = (struct lx_file){ .refs = 1, .kind = (uint8_t)kind, .gen = f->gen, .node = -1, .flags = flags,
+                               .pipe = -1, .ev = -1, .sock = -1 };
+        if (kind == LX_FILE_NODE) {
+            f->node = obj;
+            lx_node(obj)->opens++;
+        } else if (kind == LX_FILE_PIPE) {
+            f->pipe = obj;
+        } else if (kind == LX_FILE_EVENT) {
+            f->ev = obj;
+        } else {
+            f->sock = obj;
         }
+        return f;
     }
     return NULL;
+}
+
+/* The slot of f is free again, with a new generation. */
+static void file_free(struct lx_file *f)
+{
+    uint32_t gen = f->gen + 1;
+    *f = (struct lx_file){ .kind = LX_FILE_FREE, .gen = gen, .node = -1, .pipe = -1, .ev = -1, .sock = -1 };
+}
+
+/* Let go of node n, which an open file held. */
+static void node_let_go(int32_t node)
+{
+    struct lx_node *n = lx_node(node);
+    if (n && n->opens) {
+        n->opens--;
+        lx_node_maybe_free(node);
+    }
+}
+
+void lx_file_discard(struct lx_file *f)
+{
+    if (f->kind == LX_FILE_NODE)
+        node_let_go(f->node);
+    file_free(f);
 }
 
 void lx_file_get(struct lx_file *f)
@@ -72,38 +145,67 @@ void lx_file_get(struct lx_file *f)
     f->refs++;
 }
 
+/* The last reference to f went: what it holds goes, then its slot. */
+static void finalise(struct lx_file *f)
+{
+    lx_event_file_gone(f);                      /* epoll watches of it go (and an event object's own) */
+    switch (f->kind) {
+    case LX_FILE_SOCK:
+        lx_sock_close(f);                       /* (its queue's files are dropped: they only queue here) */
+        break;
+    case LX_FILE_PIPE:
+        lx_pipe_close(f);
+        break;
+    case LX_FILE_NODE:
+        node_let_go(f->node);
+        break;
+    default:
+        break;
+    }
+    file_free(f);
+}
+
 void lx_file_put(struct lx_file *f)
 {
-    if (--f->refs) {
+    if (f->kind == LX_FILE_FREE || !f->refs || f->dying) {
+        lx_log("a reference dropped twice to an open file (ignored)");
+        return;
+    }
+    if (--f->refs == 0) {
+        f->dying = 1;
+        f->next_dying = dying;
+        dying = f;
+    } else {
         lx_sock_ref_dropped();                  /* a cycle of sockets in flight may be all that holds it now */
-        return;
     }
-    lx_event_file_gone(f);                      /* epoll watches of it go (and an event object's own) */
-    if (f->sock >= 0) {
-        lx_sock_close(f);
-        f->sock = -1;
-        return;
+    if (finalising)
+        return;                                 /* the outermost put finalises it */
+    finalising = 1;
+    for (;;) {
+        if (dying) {
+            struct lx_file *d = dying;
+            dying = d->next_dying;
+            finalise(d);
+        } else if (!lx_sock_collect()) {
+            break;                              /* nothing to finalise, and no socket left unreachable */
+        }
     }
-    if (f->ev >= 0) {
-        f->ev = -1;
-        return;
-    }
-    if (f->node < 0) {
-        lx_pipe_close(f);
-        return;
-    }
-    struct lx_node *n = lx_node(f->node);
-    if (n && n->opens) {
-        n->opens--;
-        lx_node_maybe_free(f->node);
-    }
+    finalising = 0;
+}
+
+uint32_t lx_files_in_use(void)
+{
+    uint32_t n = 0;
+    for (int i = 0; i < LX_OPEN; i++)
+        n += files[i].kind != LX_FILE_FREE;
+    return n;
 }
 
 int lx_fd_new(struct lx_proc *p, struct lx_file *f, int cloexec, int from)
 {
     for (int fd = from; fd < (int)lx_nofile(p); fd++) {
         if (!p->fds[fd]) {
-            p->fds[fd] = f;
+            lx_fd_set(p, (uint32_t)fd, f);
             p->cloexec[fd] = (uint8_t)cloexec;
             return fd;
         }
@@ -115,20 +217,22 @@ int lx_files_init(struct lx_proc *p)
 {
     if (console_node < 0)
         console_node = lx_lookup(LX_ROOT, "/dev/console", 1);
-    struct lx_file *f = console_node >= 0 ? lx_file_new(console_node, O_RDWR) : NULL;
+    struct lx_file *f = console_node >= 0 ? lx_file_new(LX_FILE_NODE, console_node, O_RDWR) : NULL;
     if (!f)
         return -LX_ENFILE;
     f->refs = 3;
-    p->fds[0] = p->fds[1] = p->fds[2] = f;
+    for (uint32_t fd = 0; fd < 3; fd++)
+        lx_fd_set(p, fd, f);
     return 0;
 }
 
 void lx_files_drop(struct lx_proc *p)
 {
     for (int fd = 0; fd < LX_FDS; fd++) {
-        if (p->fds[fd])
-            lx_file_put(p->fds[fd]);
-        p->fds[fd] = NULL;
+        struct lx_file *f = lx_fd_file(p, (uint32_t)fd);
+        lx_fd_set(p, (uint32_t)fd, NULL);
+        if (f)
+            lx_file_put(f);
     }
 }
 
@@ -238,8 +342,16 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
         return -LX_EISDIR;
     if ((fl & O_DIRECTORY) && kind(n) != LX_S_IFDIR)
         return -LX_ENOTDIR;
-    if (n->proc >= LX_PROC_PIPE && !(fl & O_PATH))
-        return lx_pipe_reopen(c->p, (int32_t)(n->proc - LX_PROC_PIPE), fl);   /* /proc/PID/fd/N of a pipe */
+    if (n->proc >= LX_PROC_PIPE && !(fl & O_PATH)) {    /* /proc/PID/fd/N of a pipe: its slot and generation */
+        int32_t pipe = (int32_t)(n->proc - LX_PROC_PIPE);
+        uint32_t gen = (uint32_t)n->proc_pid;
+        int64_t fd = lx_pipe_reopen(c->p, &pipe, &gen, fl);
+        if (fd >= 0) {
+            n->proc = LX_PROC_PIPE + (uint32_t)pipe;   /* (a new pipe, if the old one was gone) */
+            n->proc_pid = (int32_t)gen;
+        }
+        return fd;
+    }
     if (kind(n) == LX_S_IFLNK && !(fl & O_PATH))
         return -LX_ELOOP;                       /* O_NOFOLLOW on a link (after O_DIRECTORY, as Linux checks) */
     int writing = (fl & O_ACCMODE) != 0 || (fl & O_TRUNC);
@@ -263,12 +375,12 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
      * O_NOFOLLOW; other opens all but the open-time flags, with O_LARGEFILE. */
     uint32_t kept = (fl & O_PATH) ? fl & (O_PATH | O_DIRECTORY | O_NOFOLLOW)
                                   : (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) | O_LARGEFILE;
-    struct lx_file *f = lx_file_new(node, kept);
+    struct lx_file *f = lx_file_new(LX_FILE_NODE, node, kept);
     if (!f)
         return -LX_ENFILE;
     int fd = lx_fd_new(c->p, f, (fl & O_CLOEXEC) != 0, 0);
     if (fd < 0) {
-        lx_file_put(f);
+        lx_file_discard(f);
         return fd;
     }
     if ((fl & O_TRUNC) && !(fl & O_PATH) && kind(n) == LX_S_IFREG && !made) {
@@ -283,7 +395,7 @@ int64_t lx_sys_close(struct lx_ctx *c, uint64_t fd)
     struct lx_file *f = file_of(c->p, (uint32_t)fd);
     if (!f)
         return -LX_EBADF;
-    c->p->fds[(uint32_t)fd] = NULL;
+    lx_fd_set(c->p, (uint32_t)fd, NULL);
     lx_file_put(f);
     return 0;
 }
@@ -321,12 +433,18 @@ static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint
 {
     if (len > MAX_RW_COUNT)
         len = MAX_RW_COUNT;
-    if (f->ev >= 0)
+    switch (f->kind) {
+    case LX_FILE_EVENT:
         return lx_event_rw(c, f, buf, len, 0);
-    if (f->sock >= 0)
+    case LX_FILE_SOCK:
         return lx_sock_rw(c, f, 0, (uint64_t)-1, buf, len, 0);
-    if (f->node < 0)
+    case LX_FILE_PIPE:
         return lx_pipe_read(c, f, buf, len);
+    case LX_FILE_NODE:
+        break;
+    default:
+        return -LX_EBADF;
+    }
     struct lx_node *n = lx_node(f->node);
     switch (kind(n)) {
     case LX_S_IFDIR:
@@ -407,12 +525,18 @@ static int64_t write_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uin
 {
     if (len > MAX_RW_COUNT)
         len = MAX_RW_COUNT;
-    if (f->ev >= 0)
+    switch (f->kind) {
+    case LX_FILE_EVENT:
         return lx_event_rw(c, f, buf, len, 1);
-    if (f->sock >= 0)
+    case LX_FILE_SOCK:
         return lx_sock_rw(c, f, 0, (uint64_t)-1, buf, len, 1);
-    if (f->node < 0)
+    case LX_FILE_PIPE:
         return lx_pipe_write(c, f, buf, len);
+    case LX_FILE_NODE:
+        break;
+    default:
+        return -LX_EBADF;
+    }
     struct lx_node *n = lx_node(f->node);
     if (kind(n) == LX_S_IFREG && !n->proc)
         return write_regular(c, f, n, buf, len, pos);
@@ -425,7 +549,7 @@ static int64_t write_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uin
 
 int64_t lx_sys_read(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len)
 {
-    struct lx_file *f = file_of(c->p, (uint32_t)fd);
+    struct lx_file *f = lx_call_file(c, (uint32_t)fd);
     if (!f || (f->flags & O_ACCMODE) == O_WRONLY || (f->flags & O_PATH))
         return -LX_EBADF;
     if (!lx_range_ok(buf, len))
@@ -435,7 +559,7 @@ int64_t lx_sys_read(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len)
 
 int64_t lx_sys_pread(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, int64_t off)
 {
-    struct lx_file *f = file_of(c->p, (uint32_t)fd);
+    struct lx_file *f = lx_call_file(c, (uint32_t)fd);
     if (!f || (f->flags & O_ACCMODE) == O_WRONLY || (f->flags & O_PATH))
         return -LX_EBADF;
     if (!lx_range_ok(buf, len))
@@ -452,7 +576,7 @@ int64_t lx_sys_pread(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, 
 
 int64_t lx_sys_write(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len)
 {
-    struct lx_file *f = file_of(c->p, (uint32_t)fd);
+    struct lx_file *f = lx_call_file(c, (uint32_t)fd);
     if (!f || (f->flags & O_ACCMODE) == 0 || (f->flags & O_PATH))
         return -LX_EBADF;
     if (!lx_range_ok(buf, len))
@@ -464,7 +588,7 @@ int64_t lx_sys_write(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len)
  * Linux's behaviour). */
 int64_t lx_sys_pwrite(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, int64_t off)
 {
-    struct lx_file *f = file_of(c->p, (uint32_t)fd);
+    struct lx_file *f = lx_call_file(c, (uint32_t)fd);
     if (!f || (f->flags & O_ACCMODE) == 0 || (f->flags & O_PATH))
         return -LX_EBADF;
     if (!lx_range_ok(buf, len))
@@ -537,7 +661,7 @@ int64_t lx_file_write_kernel(struct lx_file *f, const void *src, uint64_t len)
 /* readv (writing 0) and writev (writing 1). */
 int64_t lx_sys_readv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt, int writing)
 {
-    struct lx_file *f = file_of(c->p, (uint32_t)fd);
+    struct lx_file *f = lx_call_file(c, (uint32_t)fd);
     if (!f || (f->flags & O_PATH) || (f->flags & O_ACCMODE) == (writing ? 0 : O_WRONLY))
         return -LX_EBADF;
     uint64_t n = (uint32_t)cnt;
@@ -567,8 +691,8 @@ int64_t lx_sys_readv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt,
             uint64_t want = iov[j].len < MAX_RW_COUNT - total ? iov[j].len : MAX_RW_COUNT - total;
             int64_t r = writing ? write_file(c, f, iov[j].base, want, &f->pos) : read_file(c, f, iov[j].base, want, &f->pos);
             if (r == LX_BLOCK) {                /* a pipe: what moved so far, or wait with nothing moved */
-                total += c->t->io_done;
-                c->t->io_done = 0;
+                total += c->t->io.done;
+                c->t->io.done = 0;
                 if (!total)
                     return LX_BLOCK;
                 c->t->blk.kind = LX_BLK_NONE;
@@ -884,7 +1008,7 @@ int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg)
         int32_t v = (int32_t)avail;
         return avail < 0 ? avail : lx_copy_out(c, arg, &v, sizeof(v));
     }
-    if (f->node < 0 && f->ev < 0 && f->sock < 0 && (uint32_t)req == FIONREAD) {
+    if (f->kind == LX_FILE_PIPE && (uint32_t)req == FIONREAD) {
         int32_t avail = (int32_t)lx_pipe_avail(f);
         return lx_copy_out(c, arg, &avail, sizeof(avail));
     }

@@ -256,6 +256,7 @@ void lx_thread_free(struct lx_thread *t)
     }
     t->blk = (struct lx_block){ 0 };            /* (so no wake-up below finds it waiting) */
     set_waiting(t, 0);
+    lx_io_end(t);                               /* its call's open file goes */
     struct lx_proc *p = t->p;
     lx_futex_thread_gone(t);
     lx_sig_thread_gone(t);
@@ -506,6 +507,7 @@ void lx_wake_resume(struct lx_thread *t, int64_t result)
     set_waiting(t, 0);
     if (!b.token)
         return;
+    lx_io_end(t);                               /* answered: the call is over */
     t->timed = 0;
     t->timed_calendar = 0;
     uint64_t resume[4] = { FAULT_REPLY_RESUME, b.pc, b.sp, (uint64_t)result };
@@ -702,6 +704,37 @@ const struct linux_ops linux_ops = { m_exec, m_wait, m_run };
 
 /* ---------------------------------------------------------------- faults */
 
+/* The calls that wait on the open file of their first argument, a descriptor. */
+static int waits_on_fd(uint64_t nr)
+{
+    switch (nr) {
+    case NR_read: case NR_write: case NR_readv: case NR_writev: case NR_sendto: case NR_recvfrom:
+    case NR_sendmsg: case NR_recvmsg: case NR_sendmmsg: case NR_recvmmsg: case NR_accept: case NR_accept4:
+    case NR_connect: case NR_epoll_pwait: case NR_epoll_pwait2:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The call c serves (nr) waits: it keeps its open file (a reference) for
+ * its restarts, as a Linux call keeps the file it works on however its
+ * descriptor changes meanwhile. */
+static void io_keep(struct lx_ctx *c, uint64_t nr)
+{
+    struct lx_io *io = &c->t->io;
+    uint32_t fd = (uint32_t)c->mr[FAULT_MR_X0];
+    if (io->file || !waits_on_fd(nr))
+        return;                                 /* (kept already: this is one of its restarts) */
+    struct lx_file *f = lx_fd_file(c->p, fd);
+    if (!f)
+        return;
+    lx_file_get(f);
+    io->nr = nr;
+    io->fd = fd;
+    io->file = f;
+}
+
 /* A system call (or a real fault) of process p, answered now or kept. */
 static void serve(struct lx_ctx *c)
 {
@@ -715,15 +748,17 @@ static void serve(struct lx_ctx *c)
     t->retried = 0;                             /* (a fault after a call is a new one) */
     int64_t r = lx_syscall(c, nr, &mr[FAULT_MR_X0]);
     if (r == LX_NORETURN)
-        return;
+        return;                                 /* (its thread is gone, and its io with it) */
     if (r == LX_BLOCK) {
         if (lx_sig_interrupted(c, nr)) {        /* EINTR, or the handler first with SA_RESTART */
             t->timed = 0;
             t->timed_calendar = 0;
+            lx_io_end(t);
             return;
         }
         t->blk.token = svc_defer(c->call);
         if (t->blk.token) {
+            io_keep(c, nr);
             set_waiting(t, 1);
             t->blk.pc = mr[FAULT_MR_PC];
             t->blk.sp = mr[FAULT_MR_SP];
@@ -734,9 +769,10 @@ static void serve(struct lx_ctx *c)
             return;
         }
         t->blk.kind = LX_BLK_NONE;
-        r = -LX_ENOMEM;
+        r = t->io.done ? (int64_t)t->io.done : -LX_ENOMEM;
     }
-    t->intr = 0;                                /* the call is done: a wake-up it had is spent */
+    lx_io_end(t);                               /* the call is done: what it kept goes */
+    t->intr = 0;                                /* ... and a wake-up it had is spent */
     t->timed = 0;
     t->timed_calendar = 0;
     lx_sig_reply(c, mr[FAULT_MR_PC], r);        /* pending signals are acted on here */
@@ -746,7 +782,7 @@ static void serve(struct lx_ctx *c)
 static void fault_of(struct svc_call *call, const uint64_t *mr, struct lx_thread *t)
 {
     struct lx_proc *p = t->p;
-    struct lx_ctx c = { p, t, call, mr, 0 };
+    struct lx_ctx c = { p, t, mr[FAULT_MR_X0 + 8], call, mr, 0 };
     t->in_call = 1;                             /* signals it is sent now wait for its answer */
     serve(&c);
     t->in_call = 0;
@@ -795,14 +831,15 @@ static int bounded_call(uint64_t nr)
 static int io_bounded(struct lx_proc *p, uint64_t nr, const uint64_t *x)
 {
     struct lx_file *f = lx_fd_file(p, x[0]);
-    const struct lx_node *n = f && f->node >= 0 ? lx_node(f->node) : NULL;
+    const struct lx_node *n = f && f->kind == LX_FILE_NODE ? lx_node(f->node) : NULL;
     if (!f || x[2] > FAST_IO)
         return 0;
-    if (!n && f->sock >= 0)                     /* a stream socket or a pipe's end: if it would not wait */
+    if (f->kind == LX_FILE_SOCK)                /* a stream socket or a pipe's end: if it would not wait */
         return (nr == NR_read || nr == NR_write) && lx_sock_ready(f, nr == NR_write, x[2]);
+    if (f->kind == LX_FILE_PIPE)
+        return (nr == NR_read || nr == NR_write) && lx_pipe_ready(f, nr == NR_write, x[2]);
     if (!n)
-        return (nr == NR_read || nr == NR_write) && f->ev < 0 && f->pipe >= 0 &&
-               lx_pipe_ready(f, nr == NR_write, x[2]);
+        return 0;
     uint32_t kind = n->mode & LX_S_IFMT;
     int dev = kind == LX_S_IFCHR ? (int)n->dev : -1;
     if (kind == LX_S_IFREG && (nr == NR_write || nr == NR_pwrite64)) {
@@ -824,7 +861,7 @@ static __attribute__((noinline)) int serve_bounded(struct svc_call *call, const 
                                                    int bounded)
 {
     struct lx_thread *t = thread_of_badge(call->badge);
-    if (!t || t->p->ended || t->pending || t->p->pending || t->p->doomed || t->restore_mask ||
+    if (!t || t->p->ended || t->pending || t->p->pending || t->p->doomed || t->restore_mask || t->io.file ||
         (bounded == 2 && !io_bounded(t->p, nr, &mr[FAULT_MR_X0])))
         return SVC_FAST_OTHER;
     fault_of(call, mr, t);

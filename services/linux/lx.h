@@ -284,7 +284,7 @@ struct lx_proc;
 enum { LX_PROC_ROOT = 1, LX_PROC_SELF, LX_PROC_PIDDIR, LX_PROC_STAT, LX_PROC_STATUS, LX_PROC_CMDLINE, LX_PROC_COMM,
        LX_PROC_MAPS, LX_PROC_ENVIRON, LX_PROC_MEMINFO, LX_PROC_CPUINFO, LX_PROC_UPTIME,
        LX_PROC_MOUNTS, LX_PROC_VERSION, LX_PROC_LOADAVG, LX_PROC_FILESYSTEMS, LX_PROC_EXE, LX_PROC_CWD,
-       LX_PROC_FDDIR, LX_PROC_FDINFODIR, LX_PROC_KSTAT,
+       LX_PROC_FDDIR, LX_PROC_FDINFODIR, LX_PROC_KSTAT, LX_PROC_PETREL,
        LX_PROC_FD = 64,                         /* LX_PROC_FD + n: /proc/PID/fd/n */
        LX_PROC_FDINFO = 128,                    /* LX_PROC_FDINFO + n: /proc/PID/fdinfo/n */
        LX_PROC_PIPE = 256 };                    /* LX_PROC_PIPE + n: pipe n, reached through fd/N (a FIFO) */
@@ -317,21 +317,50 @@ void lx_procfs_exec(const struct lx_proc *p, const char *execfn, char *const arg
                     int envc);
 
 /* ---------------------------------------------------------------- open files */
+/*
+ * An open file description: a slot of files.c's table, counted by the
+ * references to it (descriptors of every process, files in flight in
+ * socket queues, blocked calls that hold it). Its kind is one field; the
+ * index of the object behind it is the field of that kind, and the other
+ * three are -1 (so `f->node < 0` means "not a file of the tree").
+ * When the last reference goes, the file is finalised (its socket, pipe
+ * end, event object or node let go) and its slot freed with a new
+ * generation: a descriptor or an epoll watch that remembers the old
+ * generation finds the slot stale and is refused, never served.
+ * docs/design/personality.md, "Lifetimes", states the rules.
+ */
+enum lx_file_kind { LX_FILE_FREE, LX_FILE_NODE, LX_FILE_PIPE, LX_FILE_EVENT, LX_FILE_SOCK };
 struct lx_file {
-    uint32_t refs;              /* descriptors naming it (in every process); 0: free */
-    int32_t node;               /* a node of the root, or -1 for a pipe's end */
+    uint32_t refs;              /* references (0: free, or being finalised) */
+    uint8_t kind;               /* LX_FILE_*: LX_FILE_FREE is a free slot */
+    uint8_t dying;              /* its last reference went: finalised next (lx_file_put) */
+    uint32_t gen;               /* the slot's generation: changes each time it is freed */
+    int32_t node;               /* LX_FILE_NODE: a node of the root */
     uint32_t flags;             /* O_ACCMODE, O_APPEND, O_NONBLOCK, ... as opened or set */
     uint64_t pos;
-    int32_t pipe;               /* the pipe of a pipe's end (node -1) */
-    int32_t ev;                 /* the event object of an eventfd, timerfd or epoll (node -1, event.c), or -1 */
-    int32_t sock;               /* the socket of a socket's file (node -1, socket.c), or -1 */
+    int32_t pipe;               /* LX_FILE_PIPE: the pipe of a pipe's end */
+    int32_t ev;                 /* LX_FILE_EVENT: the event object of an eventfd, timerfd or epoll (event.c) */
+    int32_t sock;               /* LX_FILE_SOCK: the socket (socket.c) */
+    struct lx_file *next_dying; /* the list of files to finalise */
 };
 
-/* Take a reference to f (a new descriptor names it) and drop one (a
- * descriptor closed: the last one frees it, and a pipe's end closes). */
+/* A new open file of `kind` for object `obj` (a node, pipe, event object
+ * or socket index), refs 1; or NULL (ENFILE). A node's file holds it open. */
+struct lx_file *lx_file_new(int kind, int32_t obj, uint32_t flags);
+/* Free a file lx_file_new gave that nothing else saw (a failed call): its
+ * node let go, nothing else finalised. */
+void lx_file_discard(struct lx_file *f);
+/* Take a reference to f, and drop one. The last one finalises the file:
+ * after the outermost lx_file_put returns, every file whose last
+ * reference went meanwhile (a socket's queue holds files, whose sockets
+ * hold more) is finalised, one at a time, without recursion. */
 void lx_file_get(struct lx_file *f);
 void lx_file_put(struct lx_file *f);
-
+/* What the personality holds now, for /proc/petrel (procfs.c): open
+ * files, memory object records, event objects and epoll watches. */
+uint32_t lx_files_in_use(void);
+uint32_t lx_mobjs_in_use(void);
+void lx_events_in_use(uint32_t *objects, uint32_t *watches);
 /* ---------------------------------------------------------------- memory */
 /* A memory object behind mappings, shared by the mapped ranges that cut
  * pieces of it (refs); the root archive's object is never released, nor
@@ -378,6 +407,19 @@ struct lx_block {
     uint64_t pc, sp, x[9];      /* the registers of the call (pc after its svc) */
 };
 
+/* What a call that waits keeps until it ends, in any way: its number and
+ * descriptor, the open file it works on (a reference: a thread that closes
+ * the descriptor meanwhile leaves the file to the call, as on Linux, and
+ * the call's restarts use it), and the bytes it already moved. Set when
+ * the call waits (linux.c: serve), dropped when it returns, is
+ * interrupted, or its thread ends (lx_io_end); nothing of it outlives the call. */
+struct lx_io {
+    uint64_t nr;                /* the system call (0: none kept) */
+    uint32_t fd;
+    struct lx_file *file;       /* held, or NULL */
+    uint64_t done;              /* a write's (or MSG_WAITALL read's) bytes moved so far */
+};
+
 /* ---------------------------------------------------------------- processes */
 /* A POSIX timer (ptimer.c). */
 struct lx_ptimer {
@@ -416,7 +458,8 @@ struct lx_proc {
     uint64_t brk_start, brk;    /* the heap: [brk_start, brk); mapped to lx_page_up(brk) */
     struct lx_mobj *heap_obj;   /* the heap's current object: offset 0 at heap_va, [heap_va, heap_top) */
     uint64_t heap_va, heap_end, heap_top;   /* heap_end: how far it was ever mapped */
-    struct lx_file *fds[LX_FDS];
+    struct lx_file *fds[LX_FDS];        /* its descriptors (set only through lx_fd_set) ... */
+    uint32_t fdgen[LX_FDS];             /* ... each with the generation of the file it named */
     uint8_t cloexec[LX_FDS];
     struct lx_vma vmas[LX_VMAS];
     unsigned nvmas;
@@ -454,7 +497,7 @@ struct lx_thread {
     svc_handle thread;
     int utcb;                   /* its control page: LX_UTCB_VA - utcb pages */
     struct lx_block blk;        /* the call it is blocked in */
-    uint64_t io_done;           /* bytes a blocked write already moved (kept across its restarts) */
+    struct lx_io io;            /* the call it is in the middle of (kept across its restarts) */
     int in_call;                /* its system call is being answered now */
     int intr;                   /* a signal woke its blocked call: run again, the call is interrupted */
     int timed;                  /* its call waits until `deadline` (kept across the call's restarts) */
@@ -524,6 +567,7 @@ int lx_load(struct lx_proc *p, int32_t node, const char *execfn, char *const arg
 struct lx_ctx {
     struct lx_proc *p;
     struct lx_thread *t;        /* the calling thread, one of p's */
+    uint64_t nr;                /* the system call being served */
     struct svc_call *call;
     const uint64_t *mr;         /* the fault message (a system call's registers): call->mr, or the register entry's */
     int yield;                  /* the answer gives up the rest of the time slice (sched_yield) */
@@ -592,8 +636,18 @@ int64_t lx_sys_getcwd(struct lx_ctx *c, uint64_t buf, uint64_t size);
 uint32_t lx_umask_of(const struct lx_proc *p);
 int64_t lx_sys_umask(struct lx_ctx *c, uint64_t mask);
 int64_t lx_sys_pwrite(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, int64_t off);
-/* The open file of descriptor fd of p, or NULL. */
+/* The open file of descriptor fd of p, or NULL (none, or a stale one:
+ * logged, as it is a bug of the personality). */
 struct lx_file *lx_fd_file(struct lx_proc *p, uint64_t fd);
+/* Descriptor fd of p names f from now on (NULL: nothing), with f's
+ * generation; the caller moves the references. */
+void lx_fd_set(struct lx_proc *p, uint32_t fd, struct lx_file *f);
+/* The open file the call c serves works on through descriptor fd: the
+ * file its waiting kept (c->t->io), if this is that call again on that
+ * descriptor, else the descriptor's (lx_fd_file). */
+struct lx_file *lx_call_file(struct lx_ctx *c, uint64_t fd);
+/* The call of thread t ends: what it kept (c->t->io) goes. */
+void lx_io_end(struct lx_thread *t);
 /* Copy a path from the process into buf (LX_PATH_MAX bytes); its length or a negated errno. */
 int64_t lx_path_in(struct lx_ctx *c, char *buf, uint64_t upath);
 /* The directory a path is relative to (AT_FDCWD or a directory descriptor), or a negated errno. */
@@ -759,9 +813,15 @@ int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_
 /* sendfile's write into a pipe from the personality's src: what fits
  * (0: nothing; with may_wait, LX_BLOCK or EAGAIN instead), or -EPIPE. */
 int64_t lx_pipe_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *src, uint64_t len, int may_wait);
-/* A new open file of pipe `pipe` (a FIFO reached through /proc/PID/fd/N)
- * with open flags fl: a descriptor of p, or a negated errno. */
-int64_t lx_pipe_reopen(struct lx_proc *p, int32_t pipe, uint32_t fl);
+/* A new open file of pipe *pipe of generation *gen (a FIFO reached
+ * through /proc/PID/fd/N) with open flags fl: a descriptor of p, or a
+ * negated errno. A pipe that is gone (its slot free, or another pipe's
+ * now) is not reached: as Linux gives a FIFO whose pipe went a new empty
+ * one, a new pipe is made, and *pipe and *gen name it. */
+int64_t lx_pipe_reopen(struct lx_proc *p, int32_t *pipe, uint32_t *gen, uint32_t fl);
+/* The generation of the pipe of f (0: not a pipe's end); pipes in use. */
+uint32_t lx_pipe_gen(const struct lx_file *f);
+uint32_t lx_pipes_in_use(void);
 /* A pipe's end closed for good. */
 void lx_pipe_close(struct lx_file *f);
 /* poll's events (POLLIN, POLLOUT, POLLERR, POLLHUP, as Linux's) now true of a pipe's end. */
@@ -793,8 +853,6 @@ void lx_rlimits_init(struct lx_proc *p);
  * or a size of pos (len NULL) past the soft limit sends it SIGXFSZ and is
  * -EFBIG; a write that starts below the limit is cut to end at it; 0. */
 int64_t lx_fsize_check(struct lx_ctx *c, uint64_t pos, uint64_t *len);
-/* A free open file description, refs 1, or NULL (ENFILE). */
-struct lx_file *lx_file_new(int32_t node, uint32_t flags);
 
 /* eventfd, timerfd and epoll (event.c). */
 int64_t lx_sys_eventfd2(struct lx_ctx *c, uint64_t initval, uint64_t flags);
@@ -851,6 +909,11 @@ int64_t lx_sock_inq(struct lx_file *f);
  * was dropped (sockets that only files in flight held are collected). */
 void lx_sock_close(struct lx_file *f);
 void lx_sock_ref_dropped(void);
+/* Collect the sockets only files in flight reach, if a dropped reference
+ * made that due: 1 if it dropped references (lx_file_put looks again), 0
+ * if it had nothing to do. Sockets in use (for /proc/petrel). */
+int lx_sock_collect(void);
+uint32_t lx_socks_in_use(void);
 
 /* The terminal (tty.c): the console's line discipline, job control ioctls. */
 void lx_tty_init(void);

@@ -48,6 +48,14 @@
 static struct lx_mobj *mobjs;                   /* LX_MOBJS records: the service's memory (svc_alloc) */
 static struct lx_mobj file_obj = { .refs = 1, .file = 1, .node = -1 };
 
+uint32_t lx_mobjs_in_use(void)
+{
+    uint32_t n = 0;
+    for (int i = 0; i < LX_MOBJS && mobjs; i++)
+        n += mobjs[i].h != 0;
+    return n;
+}
+
 struct lx_mobj *lx_file_mobj(void)
 {
     file_obj.h = lx_fs_object();
@@ -477,7 +485,7 @@ int64_t lx_sys_mmap(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot
         /* Linux's order: the descriptor, the file's largest offset, the
          * flags, its access mode (a shared mapping writes the file, every
          * mapping reads it), then its kind. */
-        struct lx_file *f = (int32_t)fd >= 0 && (uint32_t)fd < LX_FDS ? p->fds[(uint32_t)fd] : NULL;
+        struct lx_file *f = (int32_t)fd >= 0 ? lx_fd_file(p, (uint32_t)fd) : NULL;
         if (!f || (f->flags & O_PATH))
             return -LX_EBADF;
         if (off > (uint64_t)INT64_MAX - size)
@@ -1008,10 +1016,24 @@ int64_t lx_sys_msync(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t fla
     return covered(p, addr, end) ? 0 : -LX_ENOMEM;
 }
 
+/* The copy child already has of the object of p's range i, made for an
+ * earlier range of p (the ranges cut from one object share one copy), or
+ * NULL: found in the child's own ranges, so that fork keeps no table. */
+static struct lx_mobj *clone_made(const struct lx_proc *p, const struct lx_proc *child, unsigned i)
+{
+    for (unsigned k = 0; k < i; k++) {
+        const struct lx_vma *v = &p->vmas[k];
+        if (v->obj != p->vmas[i].obj || v->on_fork)
+            continue;
+        for (unsigned j = 0; j < child->nvmas; j++)
+            if (child->vmas[j].start <= v->start && v->start < child->vmas[j].end)
+                return child->vmas[j].obj;
+    }
+    return NULL;
+}
+
 int lx_vmas_fork(struct lx_proc *p, struct lx_proc *child)
 {
-    static struct { struct lx_mobj *from, *to; } clones[LX_VMAS];
-    unsigned nclones = 0;
     for (unsigned i = 0; i < p->nvmas; i++) {
         struct lx_vma v = p->vmas[i];
         struct lx_mobj *to = v.obj;
@@ -1027,10 +1049,7 @@ int lx_vmas_fork(struct lx_proc *p, struct lx_proc *child)
             continue;
         }
         if (v.obj && !v.obj->file && !v.obj->shared) {
-            to = NULL;
-            for (unsigned k = 0; k < nclones && !to; k++)
-                if (clones[k].from == v.obj)
-                    to = clones[k].to;
+            to = clone_made(p, child, i);
             if (!to) {
                 int err;
                 svc_handle m = svc_mem_clone(v.obj->h, &err);
@@ -1038,8 +1057,6 @@ int lx_vmas_fork(struct lx_proc *p, struct lx_proc *child)
                     return -LX_ENOMEM;
                 if (v.obj->node >= 0)
                     lx_mobj_origin(to, v.obj->node, v.obj->foff, v.obj->fend);
-                clones[nclones].from = v.obj;
-                clones[nclones++].to = to;
             }
         }
         int err = vma_map(child, to, v.start, v.off, v.end - v.start, v.rights, v.kind, v.nowrite);

@@ -41,6 +41,8 @@ struct lx_pipe {
     uint32_t cap;               /* its size */
     uint32_t head, count;       /* the first unread byte, how many */
     uint32_t readers, writers;  /* open file descriptions of each end */
+    uint32_t gen;               /* the slot's generation: changes each time a pipe takes it (a /proc
+                                 * node that names the pipe keeps it: lx_pipe_reopen) */
 };
 
 static struct lx_pipe pipes[LX_PIPES];
@@ -48,7 +50,51 @@ static uint64_t pipe_bytes;             /* the rings' sizes, summed */
 
 static struct lx_file *file_of(struct lx_proc *p, uint64_t fd)
 {
-    return fd < LX_FDS ? p->fds[fd] : NULL;
+    return lx_fd_file(p, fd);
+}
+
+/* The pipe of open file f, or NULL if f is not a pipe's end. */
+static struct lx_pipe *pipe_of(const struct lx_file *f)
+{
+    if (f->kind != LX_FILE_PIPE || f->pipe < 0 || f->pipe >= LX_PIPES || !pipes[f->pipe].buf)
+        return NULL;
+    return &pipes[f->pipe];
+}
+
+/* A free pipe slot (its ring not made yet), or -1. */
+static int32_t pipe_slot(void)
+{
+    for (int32_t i = 0; i < LX_PIPES; i++)
+        if (!pipes[i].buf)
+            return i;
+    return -1;
+}
+
+/* Make pipe i with its ring, its ends not open yet; 0 or -ENOMEM. */
+static int pipe_make(int32_t i)
+{
+    uint8_t *buf = svc_alloc(LX_PIPE_BUF);
+    if (!buf)
+        return -LX_ENOMEM;
+    pipes[i] = (struct lx_pipe){ buf, LX_PIPE_BUF, 0, 0, 0, 0, pipes[i].gen + 1 };
+    pipe_bytes += LX_PIPE_BUF;
+    return 0;
+}
+
+/* Free pipe pp's ring (no end is open). */
+static void pipe_unmake(struct lx_pipe *pp)
+{
+    svc_free(pp->buf, pp->cap);
+    pipe_bytes -= pp->cap;
+    *pp = (struct lx_pipe){ .gen = pp->gen };
+}
+
+uint32_t lx_pipes_in_use(void)
+{
+    uint32_t n = 0;
+    for (int i = 0; i < LX_PIPES; i++)
+        n += pipes[i].buf != NULL;
+    return n;
 }
 
 int64_t lx_sys_pipe2(struct lx_ctx *c, uint64_t ufds, uint64_t flags)
@@ -56,45 +102,44 @@ int64_t lx_sys_pipe2(struct lx_ctx *c, uint64_t ufds, uint64_t flags)
     uint32_t fl = (uint32_t)flags;
     if (fl & ~(uint32_t)(O_CLOEXEC | O_NONBLOCK | O_DIRECT))
         return -LX_EINVAL;
-    int i = 0;
-    while (i < LX_PIPES && pipes[i].buf)
-        i++;
-    if (i == LX_PIPES)
+    int32_t i = pipe_slot();
+    if (i < 0)
         return -LX_ENFILE;
-    struct lx_file *r = lx_file_new(-1, fl & (O_NONBLOCK | O_DIRECT));
-    struct lx_file *w = r ? lx_file_new(-1, O_WRONLY | (fl & (O_NONBLOCK | O_DIRECT))) : NULL;
-    uint8_t *buf = w ? svc_alloc(LX_PIPE_BUF) : NULL;
-    int rfd = buf ? lx_fd_new(c->p, r, (fl & O_CLOEXEC) != 0, 0) : -LX_ENFILE;
+    struct lx_file *r = lx_file_new(LX_FILE_PIPE, i, fl & (O_NONBLOCK | O_DIRECT));
+    struct lx_file *w = r ? lx_file_new(LX_FILE_PIPE, i, O_WRONLY | (fl & (O_NONBLOCK | O_DIRECT))) : NULL;
+    int err = w ? pipe_make(i) : -LX_ENFILE;
+    int rfd = !err ? lx_fd_new(c->p, r, (fl & O_CLOEXEC) != 0, 0) : err;
     int wfd = rfd >= 0 ? lx_fd_new(c->p, w, (fl & O_CLOEXEC) != 0, 0) : rfd;
     int32_t fds[2] = { rfd, wfd };
     if (wfd >= 0 && lx_copy_out(c, ufds, fds, sizeof(fds)) == 0) {
-        pipes[i] = (struct lx_pipe){ buf, LX_PIPE_BUF, 0, 0, 1, 1 };
-        pipe_bytes += LX_PIPE_BUF;
-        r->pipe = w->pipe = i;
+        pipes[i].readers = pipes[i].writers = 1;
         return 0;
     }
-    int err = wfd >= 0 ? -LX_EFAULT : wfd;
+    err = wfd >= 0 ? -LX_EFAULT : wfd;
     if (rfd >= 0)
-        c->p->fds[rfd] = NULL;
+        lx_fd_set(c->p, (uint32_t)rfd, NULL);
     if (wfd >= 0)
-        c->p->fds[wfd] = NULL;
-    if (buf)
-        svc_free(buf, LX_PIPE_BUF);
+        lx_fd_set(c->p, (uint32_t)wfd, NULL);
+    if (pipes[i].buf)
+        pipe_unmake(&pipes[i]);
     if (r)
-        r->refs = 0;
+        lx_file_discard(r);
     if (w)
-        w->refs = 0;
+        lx_file_discard(w);
     return err;
 }
 
 uint64_t lx_pipe_avail(struct lx_file *f)
 {
-    return pipes[f->pipe].count;
+    const struct lx_pipe *pp = pipe_of(f);
+    return pp ? pp->count : 0;
 }
 
 int lx_pipe_poll(struct lx_file *f)
 {
-    const struct lx_pipe *pp = &pipes[f->pipe];
+    const struct lx_pipe *pp = pipe_of(f);
+    if (!pp)
+        return LX_POLLERR;
     if ((f->flags & O_ACCMODE) == O_WRONLY)
         return !pp->readers ? LX_POLLOUT | LX_POLLERR : pp->cap - pp->count >= LX_PIPE_ATOMIC ? LX_POLLOUT : 0;
     return (pp->count ? LX_POLLIN : 0) | (pp->writers ? 0 : LX_POLLHUP);
@@ -102,7 +147,9 @@ int lx_pipe_poll(struct lx_file *f)
 
 int lx_pipe_ready(struct lx_file *f, int writing, uint64_t len)
 {
-    const struct lx_pipe *pp = &pipes[f->pipe];
+    const struct lx_pipe *pp = pipe_of(f);
+    if (!pp)
+        return 0;
     if (writing)
         return pp->readers && pp->cap - pp->count >= len;
     return pp->count || !pp->writers;
@@ -110,17 +157,15 @@ int lx_pipe_ready(struct lx_file *f, int writing, uint64_t len)
 
 void lx_pipe_close(struct lx_file *f)
 {
-    if (f->pipe < 0 || f->pipe >= LX_PIPES)
-        return;                                 /* never a pipe's (an event object's that got no descriptor) */
-    struct lx_pipe *pp = &pipes[f->pipe];
-    if ((f->flags & O_ACCMODE) != 0)
+    struct lx_pipe *pp = pipe_of(f);
+    if (!pp)
+        return;
+    if ((f->flags & O_ACCMODE) != 0 && pp->writers)
         pp->writers--;                          /* (O_RDWR, through /proc/PID/fd: both ends) */
-    if ((f->flags & O_ACCMODE) != O_WRONLY)
+    if ((f->flags & O_ACCMODE) != O_WRONLY && pp->readers)
         pp->readers--;
     if (!pp->readers && !pp->writers) {
-        svc_free(pp->buf, pp->cap);
-        pipe_bytes -= pp->cap;
-        *pp = (struct lx_pipe){ 0 };
+        pipe_unmake(pp);
         return;
     }
     lx_wake_all(LX_BLK_PIPE, f->pipe);          /* end of file, or EPIPE, for whoever waits */
@@ -136,7 +181,9 @@ static int64_t wait_pipe(struct lx_ctx *c, struct lx_file *f)
 
 int64_t lx_pipe_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len)
 {
-    struct lx_pipe *pp = &pipes[f->pipe];
+    struct lx_pipe *pp = pipe_of(f);
+    if (!pp)
+        return -LX_EBADF;
     if (len == 0)
         return 0;
     if (pp->count == 0)
@@ -168,10 +215,12 @@ static int64_t fill(struct lx_ctx *c, struct lx_pipe *pp, uint64_t buf, uint64_t
 /* write(): all of it, waiting for room as often as it takes. */
 int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len)
 {
-    struct lx_pipe *pp = &pipes[f->pipe];
+    struct lx_pipe *pp = pipe_of(f);
+    if (!pp)
+        return -LX_EBADF;
     struct lx_thread *p = c->t;
-    uint64_t done = p->io_done;
-    p->io_done = 0;
+    uint64_t done = p->io.done;                 /* (0 unless this call waited before: lx_io_end) */
+    p->io.done = 0;
     if (!pp->readers) {
         struct lx_sinfo si = { LX_SI_USER, c->p->pid, 0, 0, 0, 0 };
         lx_sig_send_thread(p, LX_SIGPIPE, &si); /* acted on when this call returns */
@@ -183,7 +232,7 @@ int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_
     if (len - done <= LX_PIPE_ATOMIC ? room < len - done : room == 0) {
         if (f->flags & O_NONBLOCK)
             return done ? (int64_t)done : -LX_EAGAIN;
-        p->io_done = done;
+        p->io.done = done;
         return wait_pipe(c, f);
     }
     int64_t n = fill(c, pp, buf + done, len - done);
@@ -192,7 +241,7 @@ int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_
     done += (uint64_t)n;
     lx_wake_all(LX_BLK_PIPE, f->pipe);          /* data for readers */
     if (done < len && !(f->flags & O_NONBLOCK)) {
-        p->io_done = done;
+        p->io.done = done;
         return wait_pipe(c, f);
     }
     return (int64_t)done;
@@ -200,7 +249,9 @@ int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_
 
 int64_t lx_pipe_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *src, uint64_t len, int may_wait)
 {
-    struct lx_pipe *pp = &pipes[f->pipe];
+    struct lx_pipe *pp = pipe_of(f);
+    if (!pp)
+        return -LX_EBADF;
     if (!pp->readers)
         return -LX_EPIPE;
     uint64_t room = pp->cap - pp->count;
@@ -219,24 +270,41 @@ int64_t lx_pipe_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *sr
     return (int64_t)n;
 }
 
-int64_t lx_pipe_reopen(struct lx_proc *p, int32_t pipe, uint32_t fl)
+uint32_t lx_pipe_gen(const struct lx_file *f)
 {
-    if (pipe < 0 || pipe >= LX_PIPES || !pipes[pipe].buf)
+    const struct lx_pipe *pp = pipe_of(f);
+    return pp ? pp->gen : 0;
+}
+
+int64_t lx_pipe_reopen(struct lx_proc *p, int32_t *pipe, uint32_t *gen, uint32_t fl)
+{
+    if (*pipe < 0 || *pipe >= LX_PIPES)
         return -LX_ENOENT;
+    int32_t i = *pipe;
+    int fresh = !pipes[i].buf || pipes[i].gen != *gen;
+    if (fresh) {                                /* its pipe is gone: as on Linux, the FIFO gets a new one */
+        i = pipe_slot();
+        if (i < 0)
+            return -LX_ENFILE;
+    }
     uint32_t acc = fl & O_ACCMODE;
-    struct lx_file *f = lx_file_new(-1, acc | (fl & (O_NONBLOCK | O_APPEND)));
+    struct lx_file *f = lx_file_new(LX_FILE_PIPE, i, acc | (fl & (O_NONBLOCK | O_APPEND)));
     if (!f)
         return -LX_ENFILE;
-    f->pipe = pipe;
-    int fd = lx_fd_new(p, f, (fl & O_CLOEXEC) != 0, 0);
+    int err = fresh ? pipe_make(i) : 0;
+    int fd = err ? err : lx_fd_new(p, f, (fl & O_CLOEXEC) != 0, 0);
     if (fd < 0) {
-        f->refs = 0;
+        if (fresh && pipes[i].buf)
+            pipe_unmake(&pipes[i]);
+        lx_file_discard(f);
         return fd;
     }
     if (acc != O_WRONLY)
-        pipes[pipe].readers++;
+        pipes[i].readers++;
     if (acc != 0)
-        pipes[pipe].writers++;
+        pipes[i].writers++;
+    *pipe = i;
+    *gen = pipes[i].gen;
     return fd;
 }
 
@@ -267,9 +335,10 @@ int64_t lx_sys_dup3(struct lx_ctx *c, uint64_t oldfd, uint64_t newfd, uint64_t f
     if (!f)
         return -LX_EBADF;
     lx_file_get(f);
-    if (p->fds[n])
-        lx_file_put(p->fds[n]);
-    p->fds[n] = f;
+    struct lx_file *old = lx_fd_file(p, n);
+    lx_fd_set(p, n, f);
+    if (old)
+        lx_file_put(old);
     p->cloexec[n] = ((uint32_t)flags & O_CLOEXEC) != 0;
     return n;
 }
@@ -298,9 +367,10 @@ int64_t lx_sys_close_range(struct lx_ctx *c, uint64_t ufirst, uint64_t ulast, ui
         if (fl & CLOSE_RANGE_CLOEXEC) {
             p->cloexec[fd] = 1;
         } else {
-            struct lx_file *f = p->fds[fd];
-            p->fds[fd] = NULL;
-            lx_file_put(f);
+            struct lx_file *f = lx_fd_file(p, fd);
+            lx_fd_set(p, fd, NULL);
+            if (f)
+                lx_file_put(f);
         }
     }
     return 0;
@@ -309,7 +379,7 @@ int64_t lx_sys_close_range(struct lx_ctx *c, uint64_t ufirst, uint64_t ulast, ui
 /* Is f a pipe's end (not a file, an event object or a socket)? */
 static int is_pipe(const struct lx_file *f)
 {
-    return f->node < 0 && f->ev < 0 && f->sock < 0;
+    return pipe_of(f) != NULL;
 }
 
 /* F_SETPIPE_SZ: at least a page, a power of two (Linux's

@@ -27,12 +27,18 @@ struct lx_pollfd {
 
 int lx_file_poll(struct lx_file *f)
 {
-    if (f->ev >= 0)
+    switch (f->kind) {
+    case LX_FILE_EVENT:
         return lx_event_poll(f);
-    if (f->sock >= 0)
+    case LX_FILE_SOCK:
         return lx_sock_poll(f);
-    if (f->node < 0)
+    case LX_FILE_PIPE:
         return lx_pipe_poll(f);
+    case LX_FILE_NODE:
+        break;
+    default:
+        return LX_POLLERR;
+    }
     struct lx_node *n = lx_node(f->node);
     if ((n->mode & LX_S_IFMT) == LX_S_IFCHR && n->dev == LX_DEV_CONSOLE)
         return lx_tty_poll();
@@ -41,7 +47,7 @@ int lx_file_poll(struct lx_file *f)
 
 static struct lx_file *file_of(struct lx_proc *p, int64_t fd)
 {
-    return fd >= 0 && fd < LX_FDS ? p->fds[fd] : NULL;
+    return fd >= 0 ? lx_fd_file(p, (uint64_t)fd) : NULL;
 }
 
 /* Read the timeout (a struct timespec, or none): -1 to wait for ever, 0 not to wait, 1 for a later time

@@ -148,9 +148,10 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
     ct->clear_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
     lx_sig_fork(ct, c->t);
     for (int fd = 0; fd < LX_FDS; fd++) {
-        if (p->fds[fd]) {
-            lx_file_get(p->fds[fd]);
-            child->fds[fd] = p->fds[fd];
+        struct lx_file *f = lx_fd_file(p, (uint32_t)fd);
+        if (f) {
+            lx_file_get(f);
+            lx_fd_set(child, (uint32_t)fd, f);
             child->cloexec[fd] = p->cloexec[fd];
         }
     }
@@ -425,9 +426,10 @@ static int64_t exec_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t
     lx_sig_exec(t);
     lx_ptimers_exec(p);
     for (int fd = 0; fd < LX_FDS; fd++) {
-        if (p->fds[fd] && p->cloexec[fd]) {
-            lx_file_put(p->fds[fd]);
-            p->fds[fd] = NULL;
+        struct lx_file *f = lx_fd_file(p, (uint32_t)fd);
+        if (f && p->cloexec[fd]) {
+            lx_fd_set(p, (uint32_t)fd, NULL);
+            lx_file_put(f);
         }
         p->cloexec[fd] = 0;
     }

@@ -52,6 +52,7 @@ static const struct { const char *name; uint32_t what; uint32_t mode; } fixed[] 
     { "loadavg", LX_PROC_LOADAVG, LX_S_IFREG | 0444 },
     { "filesystems", LX_PROC_FILESYSTEMS, LX_S_IFREG | 0444 },
     { "stat", LX_PROC_KSTAT, LX_S_IFREG | 0444 },
+    { "petrel", LX_PROC_PETREL, LX_S_IFREG | 0444 },
 };
 
 static const struct { const char *name; uint32_t what; uint32_t mode; } per_pid[] = {
@@ -201,7 +202,7 @@ int32_t lx_procfs_lookup(int32_t dir, const char *name, uint32_t len)
         int fd = parse_pid(name, len);
         if (len == 1 && name[0] == '0')
             fd = 0;
-        if (!p || p->ended || fd < 0 || fd >= LX_FDS || !p->fds[fd])
+        if (!p || p->ended || fd < 0 || fd >= LX_FDS || !lx_fd_file(p, (uint32_t)fd))
             return -LX_ENOENT;
         if (d->proc == LX_PROC_FDINFODIR)
             return dynamic(LX_PROC_FDINFO + (uint32_t)fd, d->proc_pid, LX_S_IFREG | 0444, dir);
@@ -243,15 +244,16 @@ int32_t lx_procfs_fd_target(int32_t n)
     const struct lx_node *node = lx_node(n);
     struct lx_proc *p = proc_of(node->proc_pid);
     uint32_t fd = node->proc - LX_PROC_FD;
-    struct lx_file *f = p && !p->ended && fd < LX_FDS ? p->fds[fd] : NULL;
+    struct lx_file *f = p && !p->ended ? lx_fd_file(p, fd) : NULL;
     if (!f)
         return -LX_ENOENT;
-    if (f->node >= 0)
+    if (f->kind == LX_FILE_NODE)
         return f->node;
-    if (f->sock >= 0 || f->ev >= 0)
+    if (f->kind != LX_FILE_PIPE)
         return -LX_ENXIO;
-    int32_t root = proc_root();                 /* a pipe: a FIFO node of /proc standing for it */
-    return dynamic(LX_PROC_PIPE + (uint32_t)f->pipe, 0, LX_S_IFIFO | 0600, root < 0 ? LX_ROOT : root);
+    int32_t root = proc_root();                 /* a pipe: a FIFO node of /proc standing for it, named by */
+    return dynamic(LX_PROC_PIPE + (uint32_t)f->pipe, (int)lx_pipe_gen(f),      /* its slot and generation */
+                   LX_S_IFIFO | 0600, root < 0 ? LX_ROOT : root);
 }
 
 /* The path of node n (" (deleted)" after a name no entry has any more, as Linux says). */
@@ -296,7 +298,8 @@ uint64_t lx_procfs_link(int32_t n, char *buf, uint64_t size)
         return node_link(p->cwd, buf, size);
     if (lx_proc_is_fd(node->proc)) {
         uint32_t fd = node->proc - LX_PROC_FD;
-        return fd < LX_FDS && p->fds[fd] ? fd_link(p->fds[fd], buf, size) : 0;
+        struct lx_file *f = lx_fd_file(p, fd);
+        return f ? fd_link(f, buf, size) : 0;
     }
     const struct started *st = started_of(p);   /* exe: the path it was started by */
     if (!st)
@@ -518,7 +521,7 @@ static void gen_maps(const struct lx_proc *p)
  * sockets and event objects) and the inode (what fstat says). */
 static void gen_fdinfo(const struct lx_proc *p, uint32_t fd)
 {
-    const struct lx_file *f = fd < LX_FDS ? p->fds[fd] : NULL;
+    const struct lx_file *f = lx_fd_file((struct lx_proc *)p, fd);   /* (clears only a stale one) */
     if (!f)
         return;
     uint32_t flags = f->flags | (p->cloexec[fd] ? 02000000 : 0);
@@ -621,6 +624,25 @@ static void gen(const struct lx_node *n)
             put("cpu%s %lu 0 0 %lu 0 0 0 0 0 0\n", k ? "0" : " ", (unsigned long)u, (unsigned long)idle);
         put("intr 0\nctxt 0\nbtime %lu\nprocesses %lu\nprocs_running %d\nprocs_blocked 0\nsoftirq 0\n",
             (unsigned long)(lx_realtime_base() / 1000000000u), (unsigned long)lx_ids_given(), running);
+        break;
+    }
+    case LX_PROC_PETREL: {
+        /* Petrel's own (Linux has no such file): what the personality holds now, so that a
+         * test can see everything a program made go when it ends. */
+        int nprocs = 0, nthreads = 0;
+        struct lx_proc *procs = lx_procs();
+        for (int i = 0; i < LX_PROCS; i++)
+            nprocs += procs[i].used;
+        struct lx_thread *threads = lx_threads();
+        for (int i = 0; threads && i < LX_THREADS; i++)
+            nthreads += threads[i].used;
+        uint32_t evs, watches, nodes, nodes_max;
+        uint64_t bytes;
+        lx_events_in_use(&evs, &watches);
+        lx_fs_usage(&bytes, &nodes, &nodes_max);
+        put("procs %d\nthreads %d\nfiles %u\npipes %u\nsockets %u\nevents %u\nwatches %u\nmobjs %u\n"
+            "nodes %u\nfs_bytes %lu\n", nprocs, nthreads, lx_files_in_use(), lx_pipes_in_use(), lx_socks_in_use(),
+            evs, watches, lx_mobjs_in_use(), nodes, (unsigned long)bytes);
         break;
     }
     default:

@@ -192,7 +192,7 @@ static int put(struct lx_thread *t, struct svc_call *call, uint64_t va, const vo
 {
     struct lx_proc *p = t->p;
     if (call) {
-        struct lx_ctx c = { p, t, call, call->mr, 0 };
+        struct lx_ctx c = { p, t, 0, call, call->mr, 0 };
         return lx_copy_out(&c, va, src, len);
     }
     return lx_range_ok(va, len) ? lx_vma_poke(p, va, src, len) : -LX_EFAULT;
@@ -436,9 +436,9 @@ int lx_sig_interrupted(struct lx_ctx *c, uint64_t nr)
     if (!sig)
         return 0;
     const uint64_t *mr = c->mr;
-    if (p->io_done) {                           /* a write that moved some bytes returns their count */
-        int64_t done = (int64_t)p->io_done;
-        p->io_done = 0;
+    if (p->io.done) {                           /* a write that moved some bytes returns their count */
+        int64_t done = (int64_t)p->io.done;
+        p->io.done = 0;
         lx_sig_reply(c, mr[FAULT_MR_PC], done);
         return 1;
     }

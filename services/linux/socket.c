@@ -26,7 +26,7 @@
  * Descriptors in flight hold references to their open files. A socket
  * whose only references are in flight (sent over itself, or in a cycle of
  * sockets) would never close: when a socket's file loses a reference and
- * descriptors are in flight, a collection (sock_gc) finds the sockets no
+ * descriptors are in flight, a collection (lx_sock_collect) finds the sockets no
  * process can reach any more and empties their queues, which closes them
  * (Linux's unix_gc does the same).
  *
@@ -171,14 +171,22 @@ struct lx_sock {
 static struct lx_sock socks[LX_SOCKS];
 static uint64_t next_seq;
 static uint32_t in_flight;      /* files in flight in all queues */
-static int gc_running;
+static int gc_due;             /* a reference to a file went while files were in flight */
 static uint32_t autobind_next;
 
 /* ---------------------------------------------------------------- slots */
 
 static struct lx_sock *sock_of(struct lx_file *f)
 {
-    return &socks[f->sock];
+    return &socks[f->sock];                     /* (f->kind is LX_FILE_SOCK: its callers checked) */
+}
+
+uint32_t lx_socks_in_use(void)
+{
+    uint32_t n = 0;
+    for (int i = 0; i < LX_SOCKS; i++)
+        n += socks[i].state != SS_FREE;
+    return n;
 }
 
 static int32_t index_of(const struct lx_sock *s)
@@ -217,11 +225,9 @@ static struct lx_sock *sock_new(struct lx_ctx *c, int type, int *err)
 /* An open file for socket s (refs 1), or NULL. */
 static struct lx_file *sock_file(struct lx_sock *s, uint32_t flags)
 {
-    struct lx_file *f = lx_file_new(-1, O_RDWR | (flags & O_NONBLOCK));
-    if (f) {
-        f->sock = index_of(s);
+    struct lx_file *f = lx_file_new(LX_FILE_SOCK, index_of(s), O_RDWR | (flags & O_NONBLOCK));
+    if (f)
         s->file = f;
-    }
     return f;
 }
 
@@ -406,24 +412,27 @@ static void autobind(struct lx_sock *s)
 
 /* ---------------------------------------------------------------- closing, and the collection of unreachable sockets */
 
-static void sock_gc(void);
 
-/* Take the files out of s's queue and drop them. */
+/* Take the files out of s's queue and drop them, one at a time, the
+ * queue consistent at each drop. A drop finalises nothing while it runs
+ * (lx_file_put finalises in its outermost call, after this returns), so
+ * neither s nor any other queue changes under it. */
 static void purge(struct lx_sock *s)
 {
-    static struct lx_file *drop[SCM_MAX_FD];
-    uint32_t n = s->fcount;
-    for (uint32_t k = 0; k < n; k++)
-        drop[k] = s->q->files[(s->fhead + k) % SCM_MAX_FD];
-    s->fcount = 0;
     for (uint32_t k = 0; k < s->rcount; k++)
         s->q->recs[(s->rhead + k) % SOCK_RECS].nfiles = 0;
-    in_flight -= n;
-    for (uint32_t k = 0; k < n; k++)
-        lx_file_put(drop[k]);                   /* (may close other sockets: drop[] is taken first) */
+    while (s->q && s->fcount) {
+        struct lx_file *f = s->q->files[s->fhead];
+        s->fhead = (s->fhead + 1) % SCM_MAX_FD;
+        s->fcount--;
+        in_flight--;
+        lx_file_put(f);
+    }
 }
 
-/* Socket s goes: its peer sees the end, its unaccepted connections go. */
+/* Socket s goes: its peer sees the end, its unaccepted connections go.
+ * An unaccepted connection is never a listener, so this goes one level
+ * deep at most. */
 static void sock_release(struct lx_sock *s)
 {
     int32_t me = index_of(s);
@@ -449,6 +458,7 @@ static void sock_release(struct lx_sock *s)
         lx_wake_all(LX_BLK_SOCK, s->listener);
     }
     s->state = SS_FREE;                         /* nothing reaches it from here on */
+    s->file = NULL;
     purge(s);
     for (int i = 0; i < LX_SOCKS; i++)
         if (socks[i].state != SS_FREE && socks[i].listener == me)
@@ -465,56 +475,86 @@ static void sock_release(struct lx_sock *s)
 
 void lx_sock_close(struct lx_file *f)
 {
-    sock_release(sock_of(f));
+    if (f->kind == LX_FILE_SOCK && f->sock >= 0 && f->sock < LX_SOCKS && socks[f->sock].state != SS_FREE &&
+        socks[f->sock].file == f)
+        sock_release(sock_of(f));
 }
 
 void lx_sock_ref_dropped(void)
 {
-    if (in_flight && !gc_running)
-        sock_gc();
+    if (in_flight)
+        gc_due = 1;                             /* lx_file_put runs the collection (lx_sock_collect) */
 }
 
-/* Mark socket i reachable, and what is in flight in it. */
-static void mark(uint8_t *live, int i)
+/* The collection's scratch: which sockets files in flight hold, which are
+ * reachable, and the sockets still to visit. Used by lx_sock_collect
+ * alone, which never runs inside itself (lx_file_put calls it only from
+ * its outermost call, between finalisations). */
+static uint32_t held[LX_SOCKS];
+static uint8_t live[LX_SOCKS];
+static int32_t visit[LX_SOCKS];
+
+/* Mark socket i reachable, and everything in flight in it, and the
+ * unaccepted connections of it, transitively: a walk with a list of its
+ * own (each socket enters it once), not a recursion. */
+static void mark(int i)
 {
+    uint32_t n = 0;
     if (live[i])
         return;
     live[i] = 1;
-    struct lx_sock *s = &socks[i];
-    for (uint32_t k = 0; k < s->fcount; k++) {
-        struct lx_file *f = s->q->files[(s->fhead + k) % SCM_MAX_FD];
-        if (f->sock >= 0)
-            mark(live, f->sock);
+    visit[n++] = i;
+    while (n) {
+        struct lx_sock *s = &socks[visit[--n]];
+        int32_t me = index_of(s);
+        for (uint32_t k = 0; k < s->fcount; k++) {
+            struct lx_file *f = s->q->files[(s->fhead + k) % SCM_MAX_FD];
+            if (f->kind == LX_FILE_SOCK && !live[f->sock]) {
+                live[f->sock] = 1;
+                visit[n++] = f->sock;
+            }
+        }
+        for (int j = 0; j < LX_SOCKS; j++) {
+            if (socks[j].state != SS_FREE && socks[j].listener == me && !live[j]) {
+                live[j] = 1;                    /* its unaccepted connections */
+                visit[n++] = j;
+            }
+        }
     }
-    for (int j = 0; j < LX_SOCKS; j++)
-        if (socks[j].state != SS_FREE && socks[j].listener == i)
-            mark(live, j);                      /* its unaccepted connections */
 }
 
 /* Find the sockets that only descriptors in flight reach (no process
- * holds them or can receive them) and empty their queues. */
-static void sock_gc(void)
+ * holds them or can receive them) and empty their queues; 1 if it ran
+ * (references were dropped, so lx_file_put looks again), 0 if it was not
+ * due. Linux's unix_gc does the same. */
+int lx_sock_collect(void)
 {
-    static uint32_t held[LX_SOCKS];
-    static uint8_t live[LX_SOCKS];
-    gc_running = 1;
+    if (!gc_due)
+        return 0;
+    gc_due = 0;
+    if (!in_flight)
+        return 0;
     for (int i = 0; i < LX_SOCKS; i++)
         held[i] = live[i] = 0;
     for (int i = 0; i < LX_SOCKS; i++) {
         struct lx_sock *s = &socks[i];
         for (uint32_t k = 0; s->state != SS_FREE && k < s->fcount; k++) {
             struct lx_file *f = s->q->files[(s->fhead + k) % SCM_MAX_FD];
-            if (f->sock >= 0)
+            if (f->kind == LX_FILE_SOCK)
                 held[f->sock]++;
         }
     }
     for (int i = 0; i < LX_SOCKS; i++)
         if (socks[i].state != SS_FREE && socks[i].file && socks[i].file->refs > held[i])
-            mark(live, i);                      /* a descriptor of some process names it */
-    for (int i = 0; i < LX_SOCKS; i++)
-        if (socks[i].state != SS_FREE && socks[i].listener < 0 && !live[i] && socks[i].fcount)
+            mark(i);                            /* a descriptor of some process (or a waiting call) holds it */
+    int dropped = 0;
+    for (int i = 0; i < LX_SOCKS; i++) {
+        if (socks[i].state != SS_FREE && socks[i].listener < 0 && !live[i] && socks[i].fcount) {
             purge(&socks[i]);                   /* its files go; the cycle's sockets close */
-    gc_running = 0;
+            dropped = 1;
+        }
+    }
+    return dropped;
 }
 
 /* ---------------------------------------------------------------- socket, socketpair */
@@ -576,7 +616,7 @@ int64_t lx_sys_socketpair(struct lx_ctx *c, uint64_t family, uint64_t type, uint
     int fdb = fda >= 0 ? lx_fd_new(c->p, fb, (fl & SOCK_CLOEXEC) != 0, 0) : -LX_ENFILE;
     if (fdb < 0) {
         if (fda >= 0)
-            c->p->fds[fda] = NULL;
+            lx_fd_set(c->p, (uint32_t)fda, NULL);
         if (fa)
             lx_file_put(fa);
         else if (a)
@@ -599,9 +639,9 @@ int64_t lx_sys_socketpair(struct lx_ctx *c, uint64_t family, uint64_t type, uint
 /* The socket of descriptor fd: the slot, or NULL with *err (EBADF, ENOTSOCK). */
 static struct lx_sock *sock_fd(struct lx_ctx *c, uint64_t fd, struct lx_file **fp, int64_t *err)
 {
-    struct lx_file *f = lx_fd_file(c->p, (uint32_t)fd);
+    struct lx_file *f = lx_call_file(c, (uint32_t)fd);
     *err = !f ? -LX_EBADF : -LX_ENOTSOCK;
-    if (!f || f->sock < 0)
+    if (!f || f->kind != LX_FILE_SOCK || f->sock < 0 || f->sock >= LX_SOCKS || socks[f->sock].state == SS_FREE)
         return NULL;
     if (fp)
         *fp = f;
@@ -810,7 +850,7 @@ int64_t lx_sys_accept4(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t u
     int nfd = lx_fd_new(c->p, nf, (fl & SOCK_CLOEXEC) != 0, 0);
     if (nfd < 0) {
         s->file = NULL;
-        nf->refs = 0;
+        lx_file_discard(nf);                    /* (the connection stays, for the next accept) */
         return nfd;
     }
     s->listener = -1;
@@ -820,7 +860,7 @@ int64_t lx_sys_accept4(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t u
     uint32_t pl = p ? p->addrlen : s->peer_addrlen;
     lx_wake_all(LX_BLK_SOCK, me);               /* room for connects */
     if (addr_out(c, uaddr, ulen, pa, pl)) {
-        c->p->fds[nfd] = NULL;
+        lx_fd_set(c->p, (uint32_t)nfd, NULL);
         lx_file_put(nf);                        /* (Linux drops the connection too) */
         return -LX_EFAULT;
     }
@@ -831,7 +871,10 @@ int64_t lx_sys_accept4(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t u
 
 /* The control data of a sendmsg: the files of its SCM_RIGHTS (into
  * sendfiles, *nfiles of them, each with a reference taken); 0 or a negated
- * errno (then no references are held). */
+ * errno (then no references are held). sendfiles is one call's: filled by
+ * control_in and emptied (into a queue, or dropped) before that send
+ * returns; a drop may finalise files (lx_file_put), and no finalisation
+ * sends, so nothing reaches it while it is in use. */
 static struct lx_file *sendfiles[SCM_MAX_FD];
 
 static void drop_sendfiles(uint32_t n)
@@ -947,8 +990,8 @@ static int64_t broken_pipe(struct lx_ctx *c, uint64_t done, uint32_t flags)
 static int64_t stream_send(struct lx_ctx *c, struct lx_sock *s, int nonblock, const struct uio *u, uint64_t len,
                            uint32_t flags, uint32_t nfiles)
 {
-    uint64_t done = c->t->io_done;
-    c->t->io_done = 0;
+    uint64_t done = c->t->io.done;
+    c->t->io.done = 0;
     if (done)
         nfiles = 0;                             /* (they went with the first piece) */
     for (;;) {
@@ -981,10 +1024,10 @@ static int64_t stream_send(struct lx_ctx *c, struct lx_sock *s, int nonblock, co
                 return done ? (int64_t)done : -LX_EAGAIN;
             }
             drop_sendfiles(nfiles);             /* (taken again when the call runs again) */
-            c->t->io_done = done;
+            c->t->io.done = done;
             int64_t w = sock_wait(c, s->peer, s->sndtimeo);
             if (w != LX_BLOCK)
-                c->t->io_done = 0;
+                c->t->io.done = 0;
             return w == LX_BLOCK || !done ? w : (int64_t)done;
         }
         if (enqueue(c, r, s, u, done, n, nfiles, merge)) {
@@ -1112,7 +1155,7 @@ static int64_t control_out(struct lx_ctx *c, struct lx_sock *s, uint32_t n, int 
             break;
         int32_t v = fd;
         if (lx_copy_out(c, ctl + 16 + 4 * k, &v, 4)) {
-            c->p->fds[fd] = NULL;
+            lx_fd_set(c->p, (uint32_t)fd, NULL);
             break;
         }
         if (peek)
@@ -1127,12 +1170,13 @@ static int64_t control_out(struct lx_ctx *c, struct lx_sock *s, uint32_t n, int 
     }
     if (given < n)
         *mflags |= MSG_CTRUNC;
-    if (!peek) {
-        for (uint32_t k = given; k < n; k++)
-            lx_file_put(s->q->files[(s->fhead + k) % SCM_MAX_FD]);
-        s->fhead = (s->fhead + n) % SCM_MAX_FD;
-        s->fcount -= n;
-        in_flight -= n;
+    for (uint32_t k = 0; !peek && k < n && s->q; k++) {
+        struct lx_file *f = s->q->files[s->fhead];     /* out of the ring first, then dropped */
+        s->fhead = (s->fhead + 1) % SCM_MAX_FD;
+        s->fcount--;
+        in_flight--;
+        if (k >= given)
+            lx_file_put(f);                     /* (one the receiver had no room for) */
     }
     return used;
 }
@@ -1265,8 +1309,8 @@ static int64_t sock_recv(struct lx_ctx *c, struct lx_file *f, const struct uio *
     if (s->type == SOCK_SEQPACKET && s->state != SS_CONNECTED)
         return -LX_ENOTCONN;
     int nonblock = (f->flags & O_NONBLOCK) || (a->flags & MSG_DONTWAIT);
-    uint64_t done = c->t->io_done;              /* MSG_WAITALL: what a stream read took before it waited */
-    c->t->io_done = 0;
+    uint64_t done = c->t->io.done;              /* MSG_WAITALL: what a stream read took before it waited */
+    c->t->io.done = 0;
     if (!s->rcount) {
         if (done && (s->err || (s->shut & RCV_SHUTDOWN)))
             return (int64_t)done;
@@ -1281,10 +1325,10 @@ static int64_t sock_recv(struct lx_ctx *c, struct lx_file *f, const struct uio *
             return 0;
         if (nonblock)
             return done ? (int64_t)done : -LX_EAGAIN;
-        c->t->io_done = done;
+        c->t->io.done = done;
         int64_t w = sock_wait(c, index_of(s), s->rcvtimeo);
         if (w != LX_BLOCK)
-            c->t->io_done = 0;
+            c->t->io.done = 0;
         return w == LX_BLOCK || !done ? w : (int64_t)done;
     }
     if (s->type != SOCK_STREAM)
@@ -1292,10 +1336,10 @@ static int64_t sock_recv(struct lx_ctx *c, struct lx_file *f, const struct uio *
     int64_t r = recv_stream(c, s, u, len, a, done);
     if (r >= 0 && (uint64_t)r < len && (a->flags & MSG_WAITALL) && !(a->flags & MSG_PEEK) && !nonblock &&
         !a->ctlused && !(s->shut & RCV_SHUTDOWN) && !s->err) {
-        c->t->io_done = (uint64_t)r;            /* wait for the rest */
+        c->t->io.done = (uint64_t)r;            /* wait for the rest */
         int64_t w = sock_wait(c, index_of(s), s->rcvtimeo);
         if (w != LX_BLOCK)
-            c->t->io_done = 0;
+            c->t->io.done = 0;
         return w == LX_BLOCK ? w : r;
     }
     return r;
