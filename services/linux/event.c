@@ -32,6 +32,8 @@
 
 #define LX_EVENTS       64
 #define LX_WATCHES      256
+#define PROC_EVENTS     (LX_EVENTS / 2)         /* objects one process made and still open (EMFILE past it) */
+#define PROC_WATCHES    (LX_WATCHES / 2)        /* watches one process added and still in place (ENOSPC past it) */
 #define EV_MAX          0xfffffffffffffffeull
 #define NS              1000000000ull
 
@@ -61,6 +63,7 @@ struct lx_event {
     int abs_calendar;           /* timerfd: set for an absolute calendar time (moves when the clock is set) */
     int might_cancel;           /* ... with TFD_TIMER_CANCEL_ON_SET */
     int canceled;               /* the clock was set since: the next read says ECANCELED */
+    int32_t owner;              /* the pid of the process that made it (its share: PROC_EVENTS) */
 };
 
 struct lx_watch {
@@ -73,6 +76,7 @@ struct lx_watch {
     uint32_t last;              /* EPOLLET: what it had at its last report... */
     uint64_t gen;               /* ... and the file events' count then (lx_io_generation) */
     int off;                    /* EPOLLONESHOT: reported, off until EPOLL_CTL_MOD */
+    int32_t owner;              /* the pid of the process that added it (its share: PROC_WATCHES) */
 };
 
 static struct lx_event *events;
@@ -101,21 +105,25 @@ static int64_t ev_new(struct lx_ctx *c, int kind, uint32_t oflags, int cloexec, 
     int err = tables();
     if (err)
         return err;
-    int idx = -1;
-    for (int i = 0; i < LX_EVENTS && idx < 0; i++)
-        if (events[i].kind == EV_NONE)
+    int idx = -1, mine = 0;
+    for (int i = 0; i < LX_EVENTS; i++) {
+        if (events[i].kind == EV_NONE && idx < 0)
             idx = i;
+        mine += events[i].kind != EV_NONE && events[i].owner == c->p->pid;
+    }
+    if (mine >= PROC_EVENTS)
+        return -LX_EMFILE;                      /* one process never takes every object there is */
     if (idx < 0)
         return -LX_ENFILE;
-    struct lx_file *f = lx_file_new(LX_FILE_EVENT, idx, O_RDWR | oflags);
+    struct lx_file *f = lx_file_new(c->p, LX_FILE_EVENT, idx, O_RDWR | oflags);
     if (!f)
-        return -LX_ENFILE;
+        return lx_file_error(c->p);
     int fd = lx_fd_new(c->p, f, cloexec, 0);
     if (fd < 0) {
         lx_file_discard(f);                     /* (the object was not made) */
         return fd;
     }
-    events[idx] = (struct lx_event){ .kind = kind };
+    events[idx] = (struct lx_event){ .kind = kind, .owner = c->p->pid };
     *out = &events[idx];
     return fd;
 }
@@ -549,12 +557,15 @@ int64_t lx_sys_epoll_ctl(struct lx_ctx *c, uint64_t epfd, uint64_t op, uint64_t 
             return -LX_EEXIST;
         if (epoll_obj(f) >= 0 && loop_check(ep, f->ev))
             return -LX_ELOOP;
-        for (int i = 0; i < LX_WATCHES && !w; i++)
-            if (watches[i].ep < 0)
+        int mine = 0;
+        for (int i = 0; i < LX_WATCHES; i++) {
+            if (watches[i].ep < 0 && !w)
                 w = &watches[i];
-        if (!w)
-            return -LX_ENOSPC;                  /* (Linux: max_user_watches) */
-        *w = (struct lx_watch){ ep, (int32_t)fd, f, f->gen, ev.events, ev.data, 0, 0, 0 };
+            mine += watches[i].ep >= 0 && watches[i].owner == c->p->pid;
+        }
+        if (!w || mine >= PROC_WATCHES)
+            return -LX_ENOSPC;                  /* (Linux: max_user_watches; one process never takes them all) */
+        *w = (struct lx_watch){ ep, (int32_t)fd, f, f->gen, ev.events, ev.data, 0, 0, 0, c->p->pid };
         break;
     case EPOLL_CTL_MOD:
         if (!w)

@@ -80,7 +80,7 @@ void lx_fd_set(struct lx_proc *p, uint32_t fd, struct lx_file *f)
 struct lx_file *lx_call_file(struct lx_ctx *c, uint64_t fd)
 {
     const struct lx_io *io = &c->t->io;
-    if (io->file && io->nr == c->nr && io->fd == (uint32_t)fd)
+    if (io->file && io->nr == c->nr && io->fd == (uint32_t)fd && io->pc == c->mr[FAULT_MR_PC])
         return io->file;
     return lx_fd_file(c->p, fd);
 }
@@ -93,14 +93,22 @@ void lx_io_end(struct lx_thread *t)
         lx_file_put(f);
 }
 
-struct lx_file *lx_file_new(int kind, int32_t obj, uint32_t flags)
+int lx_file_error(const struct lx_proc *by)
 {
+    return by->files >= LX_PROC_OPEN ? -LX_EMFILE : -LX_ENFILE;
+}
+
+struct lx_file *lx_file_new(struct lx_proc *by, int kind, int32_t obj, uint32_t flags)
+{
+    if (by->files >= LX_PROC_OPEN)
+        return NULL;                            /* one process never takes every open file there is */
     for (int i = 0; i < LX_OPEN; i++) {
         struct lx_file *f = &files[i];
         if (f->kind != LX_FILE_FREE)
             continue;
         *f = (struct lx_file){ .refs = 1, .kind = (uint8_t)kind, .gen = f->gen, .node = -1, .flags = flags,
-                               .pipe = -1, .ev = -1, .sock = -1 };
+                               .pipe = -1, .ev = -1, .sock = -1, .owner = by, .owner_pid = by->pid };
+        by->files++;
         if (kind == LX_FILE_NODE) {
             f->node = obj;
             lx_node(obj)->opens++;
@@ -116,9 +124,11 @@ struct lx_file *lx_file_new(int kind, int32_t obj, uint32_t flags)
     return NULL;
 }
 
-/* The slot of f is free again, with a new generation. */
+/* The slot of f is free again, with a new generation, and its owner's share one more. */
 static void file_free(struct lx_file *f)
 {
+    if (f->owner && f->owner->used && f->owner->pid == f->owner_pid && f->owner->files)
+        f->owner->files--;
     uint32_t gen = f->gen + 1;
     *f = (struct lx_file){ .kind = LX_FILE_FREE, .gen = gen, .node = -1, .pipe = -1, .ev = -1, .sock = -1 };
 }
@@ -217,7 +227,7 @@ int lx_files_init(struct lx_proc *p)
 {
     if (console_node < 0)
         console_node = lx_lookup(LX_ROOT, "/dev/console", 1);
-    struct lx_file *f = console_node >= 0 ? lx_file_new(LX_FILE_NODE, console_node, O_RDWR) : NULL;
+    struct lx_file *f = console_node >= 0 ? lx_file_new(p, LX_FILE_NODE, console_node, O_RDWR) : NULL;
     if (!f)
         return -LX_ENFILE;
     f->refs = 3;
@@ -375,9 +385,9 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
      * O_NOFOLLOW; other opens all but the open-time flags, with O_LARGEFILE. */
     uint32_t kept = (fl & O_PATH) ? fl & (O_PATH | O_DIRECTORY | O_NOFOLLOW)
                                   : (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) | O_LARGEFILE;
-    struct lx_file *f = lx_file_new(LX_FILE_NODE, node, kept);
+    struct lx_file *f = lx_file_new(c->p, LX_FILE_NODE, node, kept);
     if (!f)
-        return -LX_ENFILE;
+        return lx_file_error(c->p);
     int fd = lx_fd_new(c->p, f, (fl & O_CLOEXEC) != 0, 0);
     if (fd < 0) {
         lx_file_discard(f);

@@ -731,6 +731,7 @@ static void io_keep(struct lx_ctx *c, uint64_t nr)
         return;
     lx_file_get(f);
     io->nr = nr;
+    io->pc = c->mr[FAULT_MR_PC];
     io->fd = fd;
     io->file = f;
 }

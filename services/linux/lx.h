@@ -103,9 +103,11 @@ struct lx_sinfo {
 #define LX_PROC_THREADS 32              /* threads of one process (control pages below LX_UTCB_VA) */
 #define LX_FDS          64              /* descriptors per process (RLIMIT_NOFILE) */
 #define LX_OPEN         256             /* open file descriptions in all */
+#define LX_PROC_OPEN    (LX_OPEN / 2)   /* ... made by one process and still open (EMFILE past it) */
 #define LX_VMAS         128             /* mapped ranges per process (the program, heap, stack, mmaps) */
 #define LX_MOBJS        (LX_PROCS * LX_VMAS)    /* memory objects behind them, in all */
 #define LX_PIPES        64              /* pipes in all */
+#define LX_PROC_PIPES   (LX_PIPES / 2)  /* ... made by one process and still open (EMFILE past it) */
 #define LX_PIPE_BUF     (64 * 1024)     /* a pipe's capacity */
 #define LX_PIPE_ATOMIC  4096            /* writes up to this size are never split (PIPE_BUF) */
 #define LX_PATH_MAX     4096
@@ -341,12 +343,18 @@ struct lx_file {
     int32_t pipe;               /* LX_FILE_PIPE: the pipe of a pipe's end */
     int32_t ev;                 /* LX_FILE_EVENT: the event object of an eventfd, timerfd or epoll (event.c) */
     int32_t sock;               /* LX_FILE_SOCK: the socket (socket.c) */
+    struct lx_proc *owner;      /* the process it is charged to (that made it; NULL once that one is */
+    int32_t owner_pid;          /* gone: owner_pid tells), in owner->files */
     struct lx_file *next_dying; /* the list of files to finalise */
 };
 
 /* A new open file of `kind` for object `obj` (a node, pipe, event object
- * or socket index), refs 1; or NULL (ENFILE). A node's file holds it open. */
-struct lx_file *lx_file_new(int kind, int32_t obj, uint32_t flags);
+ * or socket index), refs 1, charged to process `by`; or NULL (the error:
+ * lx_file_error). A node's file holds it open. */
+struct lx_file *lx_file_new(struct lx_proc *by, int kind, int32_t obj, uint32_t flags);
+/* Why lx_file_new gave nothing to `by`: -EMFILE (its share of the table,
+ * LX_PROC_OPEN, is used) or -ENFILE (the table is full). */
+int lx_file_error(const struct lx_proc *by);
 /* Free a file lx_file_new gave that nothing else saw (a failed call): its
  * node let go, nothing else finalised. */
 void lx_file_discard(struct lx_file *f);
@@ -415,6 +423,7 @@ struct lx_block {
  * interrupted, or its thread ends (lx_io_end); nothing of it outlives the call. */
 struct lx_io {
     uint64_t nr;                /* the system call (0: none kept) */
+    uint64_t pc;                /* ... made from here (the address after its svc) */
     uint32_t fd;
     struct lx_file *file;       /* held, or NULL */
     uint64_t done;              /* a write's (or MSG_WAITALL read's) bytes moved so far */
@@ -461,6 +470,7 @@ struct lx_proc {
     struct lx_file *fds[LX_FDS];        /* its descriptors (set only through lx_fd_set) ... */
     uint32_t fdgen[LX_FDS];             /* ... each with the generation of the file it named */
     uint8_t cloexec[LX_FDS];
+    uint32_t files, pipes;              /* open files and pipes it made that are still open (its shares) */
     struct lx_vma vmas[LX_VMAS];
     unsigned nvmas;
     int ended, status;          /* ended: the Linux wait status is set */

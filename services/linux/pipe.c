@@ -43,6 +43,8 @@ struct lx_pipe {
     uint32_t readers, writers;  /* open file descriptions of each end */
     uint32_t gen;               /* the slot's generation: changes each time a pipe takes it (a /proc
                                  * node that names the pipe keeps it: lx_pipe_reopen) */
+    struct lx_proc *owner;      /* the process it is charged to (owner->pipes), while owner_pid is its pid */
+    int32_t owner_pid;
 };
 
 static struct lx_pipe pipes[LX_PIPES];
@@ -70,20 +72,23 @@ static int32_t pipe_slot(void)
     return -1;
 }
 
-/* Make pipe i with its ring, its ends not open yet; 0 or -ENOMEM. */
-static int pipe_make(int32_t i)
+/* Make pipe i with its ring, charged to `by`, its ends not open yet; 0 or -ENOMEM. */
+static int pipe_make(struct lx_proc *by, int32_t i)
 {
     uint8_t *buf = svc_alloc(LX_PIPE_BUF);
     if (!buf)
         return -LX_ENOMEM;
-    pipes[i] = (struct lx_pipe){ buf, LX_PIPE_BUF, 0, 0, 0, 0, pipes[i].gen + 1 };
+    pipes[i] = (struct lx_pipe){ buf, LX_PIPE_BUF, 0, 0, 0, 0, pipes[i].gen + 1, by, by->pid };
     pipe_bytes += LX_PIPE_BUF;
+    by->pipes++;
     return 0;
 }
 
 /* Free pipe pp's ring (no end is open). */
 static void pipe_unmake(struct lx_pipe *pp)
 {
+    if (pp->owner && pp->owner->used && pp->owner->pid == pp->owner_pid && pp->owner->pipes)
+        pp->owner->pipes--;
     svc_free(pp->buf, pp->cap);
     pipe_bytes -= pp->cap;
     *pp = (struct lx_pipe){ .gen = pp->gen };
@@ -105,9 +110,11 @@ int64_t lx_sys_pipe2(struct lx_ctx *c, uint64_t ufds, uint64_t flags)
     int32_t i = pipe_slot();
     if (i < 0)
         return -LX_ENFILE;
-    struct lx_file *r = lx_file_new(LX_FILE_PIPE, i, fl & (O_NONBLOCK | O_DIRECT));
-    struct lx_file *w = r ? lx_file_new(LX_FILE_PIPE, i, O_WRONLY | (fl & (O_NONBLOCK | O_DIRECT))) : NULL;
-    int err = w ? pipe_make(i) : -LX_ENFILE;
+    if (c->p->pipes >= LX_PROC_PIPES)
+        return -LX_EMFILE;                      /* one process never takes every pipe there is */
+    struct lx_file *r = lx_file_new(c->p, LX_FILE_PIPE, i, fl & (O_NONBLOCK | O_DIRECT));
+    struct lx_file *w = r ? lx_file_new(c->p, LX_FILE_PIPE, i, O_WRONLY | (fl & (O_NONBLOCK | O_DIRECT))) : NULL;
+    int err = w ? pipe_make(c->p, i) : lx_file_error(c->p);
     int rfd = !err ? lx_fd_new(c->p, r, (fl & O_CLOEXEC) != 0, 0) : err;
     int wfd = rfd >= 0 ? lx_fd_new(c->p, w, (fl & O_CLOEXEC) != 0, 0) : rfd;
     int32_t fds[2] = { rfd, wfd };
@@ -286,12 +293,14 @@ int64_t lx_pipe_reopen(struct lx_proc *p, int32_t *pipe, uint32_t *gen, uint32_t
         i = pipe_slot();
         if (i < 0)
             return -LX_ENFILE;
+        if (p->pipes >= LX_PROC_PIPES)
+            return -LX_EMFILE;
     }
     uint32_t acc = fl & O_ACCMODE;
-    struct lx_file *f = lx_file_new(LX_FILE_PIPE, i, acc | (fl & (O_NONBLOCK | O_APPEND)));
+    struct lx_file *f = lx_file_new(p, LX_FILE_PIPE, i, acc | (fl & (O_NONBLOCK | O_APPEND)));
     if (!f)
-        return -LX_ENFILE;
-    int err = fresh ? pipe_make(i) : 0;
+        return lx_file_error(p);
+    int err = fresh ? pipe_make(p, i) : 0;
     int fd = err ? err : lx_fd_new(p, f, (fl & O_CLOEXEC) != 0, 0);
     if (fd < 0) {
         if (fresh && pipes[i].buf)

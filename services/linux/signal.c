@@ -476,10 +476,18 @@ static void deliver_async(struct lx_thread *p)
         svc_thread_resume(p->thread);
         return;
     }
-    int entered = 0;
+    int entered = 0, changed = 0;
+    if (p->io.nr) {                             /* woken to run its call again, not there yet: */
+        if (p->io.done && r.pc == p->io.pc - 4) {
+            r.pc = p->io.pc;                    /* the signal ends it, with the bytes it moved (as */
+            r.x[0] = p->io.done;                /* Linux's write returns a partial count) */
+            changed = 1;
+        }
+        lx_io_end(p);                           /* (or it runs again from the start after the handler) */
+    }
     if (act(p, NULL, &r, &entered) == LX_NORETURN)
         return;
-    if (entered && svc_thread_write_regs(p->thread, &r)) {
+    if ((entered || changed) && svc_thread_write_regs(p->thread, &r)) {
         lx_proc_end(p->p, LX_SIGSEGV);
         return;
     }

@@ -153,6 +153,8 @@ struct lx_sock {
     uint32_t backlog, pending;  /* a listener: connections it may hold (less one), holds */
     int32_t node;               /* bound to this file system node, or -1 */
     uint16_t addrlen;           /* its address (0: none) */
+    uint8_t bound;              /* it took the address itself (bind, autobind): it answers to the name;
+                                 * an accepted connection shows its listener's but does not */
     uint8_t addr[UN_MAX];
     uint16_t peer_addrlen;      /* the address of a peer that closed (getpeername still answers) */
     uint8_t peer_addr[UN_MAX];
@@ -223,9 +225,9 @@ static struct lx_sock *sock_new(struct lx_ctx *c, int type, int *err)
 }
 
 /* An open file for socket s (refs 1), or NULL. */
-static struct lx_file *sock_file(struct lx_sock *s, uint32_t flags)
+static struct lx_file *sock_file(struct lx_ctx *c, struct lx_sock *s, uint32_t flags)
 {
-    struct lx_file *f = lx_file_new(LX_FILE_SOCK, index_of(s), O_RDWR | (flags & O_NONBLOCK));
+    struct lx_file *f = lx_file_new(c->p, LX_FILE_SOCK, index_of(s), O_RDWR | (flags & O_NONBLOCK));
     if (f)
         s->file = f;
     return f;
@@ -346,7 +348,7 @@ static int32_t find_bound(struct lx_ctx *c, const uint8_t *addr, uint64_t len)
 {
     if (len > 2 && addr[2] == 0) {              /* an abstract name: all of its bytes */
         for (int i = 0; i < LX_SOCKS; i++)
-            if (socks[i].state != SS_FREE && socks[i].addrlen == len && socks[i].node < 0 &&
+            if (socks[i].state != SS_FREE && socks[i].bound && socks[i].addrlen == len && socks[i].node < 0 &&
                 memcmp(socks[i].addr, addr, len) == 0)
                 return i;
         return -LX_ECONNREFUSED;
@@ -401,10 +403,12 @@ static void autobind(struct lx_sock *s)
             a[3 + k] = (uint8_t)hex[(v >> (4 * (4 - k))) & 0xf];
         int used = 0;
         for (int i = 0; i < LX_SOCKS; i++)
-            used |= socks[i].state != SS_FREE && socks[i].addrlen == 8 && memcmp(socks[i].addr, a, 8) == 0;
+            used |= socks[i].state != SS_FREE && socks[i].bound && socks[i].addrlen == 8 &&
+                    memcmp(socks[i].addr, a, 8) == 0;
         if (!used) {
             memcpy(s->addr, a, 8);
             s->addrlen = 8;
+            s->bound = 1;
             return;
         }
     }
@@ -549,9 +553,9 @@ int lx_sock_collect(void)
             mark(i);                            /* a descriptor of some process (or a waiting call) holds it */
     int dropped = 0;
     for (int i = 0; i < LX_SOCKS; i++) {
-        if (socks[i].state != SS_FREE && socks[i].listener < 0 && !live[i] && socks[i].fcount) {
-            purge(&socks[i]);                   /* its files go; the cycle's sockets close */
-            dropped = 1;
+        if (socks[i].state != SS_FREE && !live[i] && socks[i].fcount) {
+            purge(&socks[i]);                   /* its files go; the cycle's sockets close (an unaccepted */
+            dropped = 1;                        /* connection is live only through a live listener) */
         }
     }
     return dropped;
@@ -578,8 +582,8 @@ int64_t lx_sys_socket(struct lx_ctx *c, uint64_t family, uint64_t type, uint64_t
     struct lx_sock *s = sock_new(c, (int)t, &err);
     if (!s)
         return err;
-    struct lx_file *f = sock_file(s, fl);
-    int fd = f ? lx_fd_new(c->p, f, (fl & SOCK_CLOEXEC) != 0, 0) : -LX_ENFILE;
+    struct lx_file *f = sock_file(c, s, fl);
+    int fd = f ? lx_fd_new(c->p, f, (fl & SOCK_CLOEXEC) != 0, 0) : lx_file_error(c->p);
     if (fd < 0) {
         if (f)
             lx_file_put(f);                     /* (closes the socket) */
@@ -610,9 +614,9 @@ int64_t lx_sys_socketpair(struct lx_ctx *c, uint64_t family, uint64_t type, uint
     int err = 0;
     struct lx_sock *a = sock_new(c, (int)t, &err);
     struct lx_sock *b = a ? sock_new(c, (int)t, &err) : NULL;
-    struct lx_file *fa = b ? sock_file(a, fl) : NULL;
-    struct lx_file *fb = fa ? sock_file(b, fl) : NULL;
-    int fda = fb ? lx_fd_new(c->p, fa, (fl & SOCK_CLOEXEC) != 0, 0) : -LX_ENFILE;
+    struct lx_file *fa = b ? sock_file(c, a, fl) : NULL;
+    struct lx_file *fb = fa ? sock_file(c, b, fl) : NULL;
+    int fda = fb ? lx_fd_new(c->p, fa, (fl & SOCK_CLOEXEC) != 0, 0) : b ? lx_file_error(c->p) : -LX_ENFILE;
     int fdb = fda >= 0 ? lx_fd_new(c->p, fb, (fl & SOCK_CLOEXEC) != 0, 0) : -LX_ENFILE;
     if (fdb < 0) {
         if (fda >= 0)
@@ -669,11 +673,12 @@ int64_t lx_sys_bind(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t len)
         if (s->addrlen)
             return -LX_EINVAL;                  /* bound already */
         for (int i = 0; i < LX_SOCKS; i++)
-            if (socks[i].state != SS_FREE && socks[i].addrlen == n && socks[i].node < 0 &&
+            if (socks[i].state != SS_FREE && socks[i].bound && socks[i].addrlen == n && socks[i].node < 0 &&
                 memcmp(socks[i].addr, addr, (uint64_t)n) == 0)
                 return -LX_EADDRINUSE;
         memcpy(s->addr, addr, (uint64_t)n);
         s->addrlen = (uint16_t)n;
+        s->bound = 1;
         return 0;
     }
     char path[UN_MAX];
@@ -709,6 +714,7 @@ int64_t lx_sys_bind(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t len)
     s->addr[0] = AF_UNIX;
     memcpy(s->addr + 2, path, plen);
     s->addrlen = (uint16_t)(2 + plen + 1);
+    s->bound = 1;
     return 0;
 }
 
@@ -844,9 +850,9 @@ int64_t lx_sys_accept4(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t u
     if (pick < 0)
         return (f->flags & O_NONBLOCK) ? -LX_EAGAIN : sock_wait(c, me, l->rcvtimeo);
     struct lx_sock *s = &socks[pick];
-    struct lx_file *nf = sock_file(s, fl);
+    struct lx_file *nf = sock_file(c, s, fl);
     if (!nf)
-        return -LX_ENFILE;
+        return lx_file_error(c->p);
     int nfd = lx_fd_new(c->p, nf, (fl & SOCK_CLOEXEC) != 0, 0);
     if (nfd < 0) {
         s->file = NULL;

@@ -13,6 +13,12 @@
  *    the deepest allowed chain answer.
  * 4. /proc/self/fd/N of an O_PATH descriptor of a pipe that is gone
  *    reaches a new pipe of its own, never another process's.
+ * 5. A listener sent into its own unaccepted connection's queue, then
+ *    closed: collected (nothing stays after the program is done).
+ * 6. An accepted connection shows its listener's abstract name but does
+ *    not answer to it.
+ * 7. One process parks pipes, eventfds and files in its socket queues
+ *    until something says no: another process still gets its own.
  */
 #define _GNU_SOURCE
 #include "lxtest.h"
@@ -25,6 +31,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 /* Send descriptors fds[0..n) over socket s with one byte of data. */
@@ -308,6 +315,164 @@ static void proc_pipe(void)
     close(opath);
 }
 
+/* An abstract address "\0name" into a; its length. */
+static socklen_t abstract(struct sockaddr_un *a, const char *name)
+{
+    memset(a, 0, sizeof(*a));
+    a->sun_family = AF_UNIX;
+    memcpy(a->sun_path + 1, name, strlen(name));
+    return (socklen_t)(sizeof(sa_family_t) + 1 + strlen(name));
+}
+
+/* Part 5: rounds of a listener that sends itself into its own connection's queue. */
+static void listener_in_flight(void)
+{
+    int done = 0;
+    for (int r = 0; r < 120; r++) {
+        char name[32];
+        snprintf(name, sizeof(name), "lt-embryo-%d", r);
+        struct sockaddr_un a;
+        socklen_t len = abstract(&a, name);
+        int l = socket(AF_UNIX, SOCK_STREAM, 0), c = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (l < 0 || c < 0 || bind(l, (struct sockaddr *)&a, len) || listen(l, 1) ||
+            connect(c, (struct sockaddr *)&a, len) || send_fds(c, &l, 1) != 1) {
+            printf("round %d: %s\n", r, errname(errno));
+            break;
+        }
+        close(l);
+        close(c);
+        done++;
+    }
+    printf("rounds done: %d\n", done);
+    int s[2];
+    SHOW("a socketpair afterwards", socketpair(AF_UNIX, SOCK_STREAM, 0, s));
+    close(s[0]);
+    close(s[1]);
+}
+
+/* Part 6: an accepted connection and its listener's abstract name. */
+static void accepted_name(void)
+{
+    int d[3];
+    for (int i = 0; i < 3; i++)
+        d[i] = socket(AF_UNIX, SOCK_STREAM, 0);    /* low slots taken, then freed for the connection */
+    struct sockaddr_un a;
+    socklen_t len = abstract(&a, "lt-server");
+    int l = socket(AF_UNIX, SOCK_STREAM, 0);
+    SHOW("bind", bind(l, (struct sockaddr *)&a, len));
+    SHOW("listen", listen(l, 8));
+    for (int i = 0; i < 3; i++)
+        close(d[i]);
+    int c1 = socket(AF_UNIX, SOCK_STREAM, 0);
+    SHOW("first connect", connect(c1, (struct sockaddr *)&a, len));
+    int s1 = accept(l, NULL, NULL);
+    printf("accept: %s\n", s1 >= 0 ? "ok" : errname(errno));
+    struct sockaddr_un got;
+    memset(&got, 0, sizeof(got));
+    socklen_t glen = sizeof(got);
+    getsockname(s1, (struct sockaddr *)&got, &glen);
+    printf("the connection's name: %d bytes, \"%s\"\n", (int)glen, got.sun_path + 1);
+    int c2 = socket(AF_UNIX, SOCK_STREAM, 0);
+    SHOW("second connect", connect(c2, (struct sockaddr *)&a, len));
+    close(l);
+    int l2 = socket(AF_UNIX, SOCK_STREAM, 0);
+    SHOW("bind again after the listener closed", bind(l2, (struct sockaddr *)&a, len));
+    close(l2);
+    close(c1);
+    close(c2);
+    close(s1);
+}
+
+/* Send fds[0..n) into one of the queues q[0..3], the next with room; 0, or -1 when all are full. */
+static int park(const int *q, int *at, int *fds, int n)
+{
+    while (*at < 4) {
+        char byte = 'x';
+        struct iovec iov = { &byte, 1 };
+        union { char buf[CMSG_SPACE(2 * sizeof(int))]; struct cmsghdr align; } u;
+        memset(&u, 0, sizeof(u));
+        struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                            .msg_controllen = CMSG_SPACE(n * sizeof(int)) };
+        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(n * sizeof(int));
+        memcpy(CMSG_DATA(c), fds, n * sizeof(int));
+        if (sendmsg(q[*at], &m, MSG_DONTWAIT) == 1)
+            return 0;
+        (*at)++;
+    }
+    return -1;
+}
+
+/* Part 7: a hog parks what it can (at most 300 of each) while a victim asks for its own. */
+static void hog(void)
+{
+    int ready[2], go[2];
+    pipe(ready);
+    pipe(go);
+    pid_t child = fork();
+    if (child == 0) {
+        int q[4], at = 0;
+        socketpair(AF_UNIX, SOCK_STREAM, 0, q);
+        socketpair(AF_UNIX, SOCK_STREAM, 0, q + 2);
+        for (int k = 0; k < 300; k++) {
+            int p[2];
+            if (pipe(p))
+                break;
+            int bad = park(q, &at, p, 2);
+            close(p[0]);
+            close(p[1]);
+            if (bad)
+                break;
+        }
+        for (int k = 0; k < 300; k++) {
+            int e = eventfd(0, 0);
+            if (e < 0)
+                break;
+            int bad = park(q, &at, &e, 1);
+            close(e);
+            if (bad)
+                break;
+        }
+        for (int k = 0; k < 300; k++) {
+            int fd = open("/dev/null", O_RDONLY);
+            if (fd < 0)
+                break;
+            int bad = park(q, &at, &fd, 1);
+            close(fd);
+            if (bad)
+                break;
+        }
+        write(ready[1], "r", 1);
+        wait_byte(go[0]);
+        _exit(0);
+    }
+    wait_byte(ready[0]);
+    int p[2], s[2];
+    SHOW("victim: pipe", pipe(p));
+    int fd = open("/dev/null", O_RDONLY), e = eventfd(0, 0), ep = epoll_create1(0);
+    printf("victim: open %s\n", fd >= 0 ? "ok" : errname(errno));
+    printf("victim: eventfd %s\n", e >= 0 ? "ok" : errname(errno));
+    printf("victim: epoll_create1 %s\n", ep >= 0 ? "ok" : errname(errno));
+    SHOW("victim: socketpair", socketpair(AF_UNIX, SOCK_STREAM, 0, s));
+    write(go[1], "g", 1);
+    int status;
+    waitpid(child, &status, 0);
+    printf("hog: status %d\n", WEXITSTATUS(status));
+    close(p[0]);
+    close(p[1]);
+    close(s[0]);
+    close(s[1]);
+    close(fd);
+    close(e);
+    close(ep);
+    close(ready[0]);
+    close(ready[1]);
+    close(go[0]);
+    close(go[1]);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -319,6 +484,12 @@ int main(void)
     epoll_nesting();
     printf("-- /proc pipe of a pipe that is gone\n");
     proc_pipe();
+    printf("-- a listener in flight in its own connection\n");
+    listener_in_flight();
+    printf("-- an accepted connection and its listener's name\n");
+    accepted_name();
+    printf("-- one process parks what it can\n");
+    hog();
     printf("lifetimes: done\n");
     return 0;
 }
