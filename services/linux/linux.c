@@ -746,10 +746,12 @@ static void serve(struct lx_ctx *c)
         return;
     }
     uint64_t nr = mr[FAULT_MR_X0 + 8];
+    int tid = t->tid;
     t->retried = 0;                             /* (a fault after a call is a new one) */
     int64_t r = lx_syscall(c, nr, &mr[FAULT_MR_X0]);
-    if (r == LX_NORETURN)
-        return;                                 /* (its thread is gone, and its io with it) */
+    if (r == LX_NORETURN || !t->used || t->tid != tid)
+        return;                                 /* its thread is gone (and its io with it): a vfork child
+                                                 * that killed its parent ends with the space it ran in */
     if (r == LX_BLOCK) {
         if (lx_sig_interrupted(c, nr)) {        /* EINTR, or the handler first with SA_RESTART */
             t->timed = 0;

@@ -19,6 +19,8 @@
  *    not answer to it.
  * 7. One process parks pipes, eventfds and files in its socket queues
  *    until something says no: another process still gets its own.
+ * 8. A vfork child (CLONE_VM | CLONE_VFORK) kills its parent while the
+ *    parent waits for it.
  */
 #define _GNU_SOURCE
 #include "lxtest.h"
@@ -31,6 +33,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 
@@ -473,6 +476,28 @@ static void hog(void)
     close(go[1]);
 }
 
+/* Part 8: the middle process vforks a child that kills it with SIGKILL. */
+static void vfork_kills_parent(void)
+{
+    pid_t middle = fork();
+    if (middle == 0) {
+        long r = syscall(SYS_clone, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
+        if (r == 0) {                           /* the child, on the middle's stack: raw calls only */
+            syscall(SYS_kill, syscall(SYS_getppid), SIGKILL);
+            syscall(SYS_exit, 0);
+        }
+        _exit(3);                               /* (never: SIGKILL came first) */
+    }
+    int status;
+    waitpid(middle, &status, 0);
+    printf("the vfork parent: %s %d\n", WIFSIGNALED(status) ? "signal" : "exit",
+           WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    int p[2];
+    SHOW("a pipe afterwards", pipe(p));
+    close(p[0]);
+    close(p[1]);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -490,6 +515,8 @@ int main(void)
     accepted_name();
     printf("-- one process parks what it can\n");
     hog();
+    printf("-- a vfork child kills its parent\n");
+    vfork_kills_parent();
     printf("lifetimes: done\n");
     return 0;
 }
