@@ -37,8 +37,8 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
-/* Send descriptors fds[0..n) over socket s with one byte of data. */
-static long send_fds(int s, const int *fds, int n)
+/* Send descriptors fds[0..n) over socket s with one byte of data (sendmsg's flags). */
+static long send_flags(int s, const int *fds, int n, int flags)
 {
     char byte = 'x';
     struct iovec iov = { &byte, 1 };
@@ -51,7 +51,13 @@ static long send_fds(int s, const int *fds, int n)
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(n * sizeof(int));
     memcpy(CMSG_DATA(c), fds, n * sizeof(int));
-    return sendmsg(s, &m, 0);
+    return sendmsg(s, &m, flags);
+}
+
+/* The same, waiting for room. */
+static long send_fds(int s, const int *fds, int n)
+{
+    return send_flags(s, fds, n, 0);
 }
 
 /* Print what descriptor fd reads from offset 0 (up to 31 bytes). */
@@ -390,18 +396,7 @@ static void accepted_name(void)
 static int park(const int *q, int *at, int *fds, int n)
 {
     while (*at < 4) {
-        char byte = 'x';
-        struct iovec iov = { &byte, 1 };
-        union { char buf[CMSG_SPACE(2 * sizeof(int))]; struct cmsghdr align; } u;
-        memset(&u, 0, sizeof(u));
-        struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                            .msg_controllen = CMSG_SPACE(n * sizeof(int)) };
-        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(n * sizeof(int));
-        memcpy(CMSG_DATA(c), fds, n * sizeof(int));
-        if (sendmsg(q[*at], &m, MSG_DONTWAIT) == 1)
+        if (send_flags(q[*at], fds, n, MSG_DONTWAIT) == 1)
             return 0;
         (*at)++;
     }
