@@ -267,8 +267,9 @@ int lx_is_below(int32_t n, int32_t dir);
 int32_t lx_node_new(uint32_t mode);
 /* Free node n if nothing holds it any more (no entry, open file, working directory). */
 void lx_node_maybe_free(int32_t n);
-/* Make room for contents up to `end` in memory (copying them out of the
- * archive first); resize to `size` (zeros past the old end). 0 or -ENOSPC. */
+/* Make room for contents up to `end`, and at least the file's size, in
+ * memory (copying them out of the archive first); resize to `size` (zeros
+ * past the old end). 0 or -ENOSPC. */
 int lx_node_reserve(struct lx_node *n, uint64_t end);
 int lx_node_resize(struct lx_node *n, uint64_t size);
 /* Name node `node` as name[0..len) in directory dir; 0 or -ENOSPC. */

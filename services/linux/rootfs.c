@@ -254,6 +254,9 @@ void lx_node_maybe_free(int32_t i)
 
 int lx_node_reserve(struct lx_node *n, uint64_t end)
 {
+    if (end < n->size)
+        end = n->size;                          /* the whole file moves: every byte below its size stays
+                                                 * readable (a write near the start of a big file) */
     if (end <= n->cap)
         return 0;
     if (end > LX_VFS_BYTES)

@@ -21,6 +21,9 @@
  *    until something says no: another process still gets its own.
  * 8. A vfork child (CLONE_VM | CLONE_VFORK) kills its parent while the
  *    parent waits for it.
+ * 9. A few bytes written at the start of a file of the root archive
+ *    bigger than a page: the rest of it reads as it was (the contents
+ *    move to memory whole), and nothing past it.
  */
 #define _GNU_SOURCE
 #include "lxtest.h"
@@ -493,6 +496,24 @@ static void vfork_kills_parent(void)
     close(p[1]);
 }
 
+/* Part 9: write 8 bytes at the start of /bin/hello (78 KiB of the archive), read it all, put them back. */
+static void big_file_write(void)
+{
+    int fd = open("/bin/hello", O_RDWR);
+    struct stat st;
+    fstat(fd, &st);
+    static char before[256 * 1024], after[256 * 1024];
+    long size = st.st_size < (long)sizeof(before) ? st.st_size : (long)sizeof(before);
+    long got = pread(fd, before, size, 0);
+    SHOW("pwrite 8 bytes at 0", pwrite(fd, "PETREL!!", 8, 0));
+    long again = pread(fd, after, size + 100, 0);
+    printf("read back: %s, %s\n", again == got ? "the same size" : "ANOTHER SIZE",
+           memcmp(after, "PETREL!!", 8) == 0 && memcmp(after + 8, before + 8, size - 8) == 0 ? "the rest as it was"
+                                                                                            : "DIFFERENT");
+    SHOW("put them back", pwrite(fd, before, 8, 0));
+    close(fd);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -512,6 +533,8 @@ int main(void)
     hog();
     printf("-- a vfork child kills its parent\n");
     vfork_kills_parent();
+    printf("-- a write at the start of a big file of the archive\n");
+    big_file_write();
     printf("lifetimes: done\n");
     return 0;
 }
