@@ -23,7 +23,8 @@ Start with `./petrel run` (build and boot to the serial console) and
 def add_setup(sub) -> None:
     p = sub.add_parser("setup", help="install what the project needs (apt packages, .venv)",
                        description="Install the Debian packages Petrel needs (QEMU, clang, lld, llvm, "
-                                   "make, dtc, gdb-multiarch) and the Python packages of "
+                                   "make, dtc, gdb-multiarch, clang 14's sanitizer and libFuzzer runtimes) and the "
+                                   "Python packages of "
                                    "requirements.txt into the project virtualenv .venv/. "
                                    "Idempotent; fast when everything is there.")
     p.add_argument("--check", action="store_true",
@@ -147,12 +148,30 @@ def add_config(sub) -> None:
     p.add_argument("--reset", action="store_true", help="go back to configs/defconfig")
 
 
+# Adds the `fuzz` subcommand (petrel/fuzz.py).
+def add_fuzz(sub) -> None:
+    p = sub.add_parser("fuzz", help="fuzz the Linux personality on this machine (libFuzzer, ASan, UBSan)",
+                       description="Build the Linux personality's sources for this machine with AddressSanitizer, "
+                                   "UndefinedBehaviorSanitizer and libFuzzer against a test double of the service "
+                                   "environment (tests/hostfuzz/), and drive them with system calls of several "
+                                   "processes and threads for a while. New corpus entries go to build/fuzz/corpus, "
+                                   "crashes to build/fuzz/crashes; a progress line each minute. Exits 1 if a crash "
+                                   "was found, printing how to replay it. See docs/design/fuzzing.md.")
+    p.add_argument("target", choices=("personality",), help="what to fuzz: personality (services/linux/)")
+    p.add_argument("--minutes", type=float, default=10, metavar="N", help="how long to fuzz (default 10)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N", help="fuzzing processes (libFuzzer -fork=N; default 1)")
+    p.add_argument("--replay", metavar="FILE",
+                   help="run one input (a crash) once, tracing each operation, instead of fuzzing")
+    p.add_argument("-v", "--verbose", action="store_true", help="show the build and a progress line each second")
+
+
 # Returns the argument parser of ./petrel.
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="petrel", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (add_setup, add_build, add_run, add_test, add_bench, add_profile, add_config, add_tlb):
+    for add in (add_setup, add_build, add_run, add_test, add_bench, add_profile, add_config, add_tlb,
+                add_fuzz):
         add(sub)
     return parser
 
@@ -266,8 +285,17 @@ def cmd_profile(args) -> int:
     return insntrace.main(argv)
 
 
+# `./petrel fuzz`.
+def cmd_fuzz(args) -> int:
+    from petrel import fuzz
+    if args.minutes <= 0 or args.jobs < 1:
+        print("fuzz: --minutes and --jobs must be positive", file=sys.stderr)
+        return 2
+    return fuzz.main(args.target, args.minutes, args.jobs, args.replay, args.verbose)
+
+
 COMMANDS = {"setup": cmd_setup, "build": cmd_build, "run": cmd_run, "test": cmd_test, "bench": cmd_bench,
-            "profile": cmd_profile, "config": cmd_config, "tlb": cmd_tlb}
+            "profile": cmd_profile, "config": cmd_config, "tlb": cmd_tlb, "fuzz": cmd_fuzz}
 
 
 # Entry point of ./petrel; returns the exit status.

@@ -1,7 +1,8 @@
 """Setup: everything Petrel needs on a fresh Debian 12 machine, installed by us.
 
 Two parts:
-- Debian packages (QEMU, clang/lld/llvm, make, dtc, gdb-multiarch), checked
+- Debian packages (QEMU, clang/lld/llvm, make, dtc, gdb-multiarch, and clang
+  14's sanitizer and libFuzzer runtimes for the host fuzzer), checked
   with one dpkg-query call and installed with apt-get when missing.
 - A project-local virtualenv `.venv/` with the Python packages of
   requirements.txt. A stamp file `.venv/.petrel-setup` holds a hash of
@@ -27,7 +28,8 @@ from petrel import paths
 
 APT_PACKAGES = ["qemu-system-arm", "clang", "lld", "llvm", "make",
                 "device-tree-compiler", "gdb-multiarch", "qemu-user-static", "gcc-aarch64-linux-gnu",
-                "libc6-dev-arm64-cross", "libgcc-s1-arm64-cross", "musl-dev:arm64"]
+                "libc6-dev-arm64-cross", "libgcc-s1-arm64-cross", "musl-dev:arm64",
+                "clang-14", "libclang-rt-14-dev"]     # the host fuzzer: clang 14, its sanitizer and libFuzzer runtimes
 FOREIGN_ARCH = "arm64"      # musl-dev:arm64 gives aarch64-linux-musl-gcc (the Linux baseline)
 VENV_APT_PACKAGE = "python3-venv"
 # Commands that stand for the packages where there is no dpkg (non-Debian hosts).
@@ -35,7 +37,8 @@ APT_COMMANDS = {"qemu-system-arm": "qemu-system-aarch64", "clang": "clang", "lld
                 "llvm": "llvm-objcopy", "make": "make", "device-tree-compiler": "dtc",
                 "gdb-multiarch": "gdb-multiarch", "qemu-user-static": "qemu-aarch64-static",
                 "gcc-aarch64-linux-gnu": "aarch64-linux-gnu-gcc", "musl-dev:arm64": "aarch64-linux-musl-gcc",
-                "libc6-dev-arm64-cross": "aarch64-linux-gnu-gcc", "libgcc-s1-arm64-cross": "aarch64-linux-gnu-gcc"}
+                "libc6-dev-arm64-cross": "aarch64-linux-gnu-gcc", "libgcc-s1-arm64-cross": "aarch64-linux-gnu-gcc",
+                "clang-14": "clang-14", "libclang-rt-14-dev": "clang-14"}
 STAMP_NAME = ".petrel-setup"
 MARKER = "PETREL_IN_VENV"
 
