@@ -998,8 +998,10 @@ static int64_t stream_send(struct lx_ctx *c, struct lx_sock *s, int nonblock, co
 {
     uint64_t done = c->t->io.done;
     c->t->io.done = 0;
-    if (done)
-        nfiles = 0;                             /* (they went with the first piece) */
+    if (done) {
+        drop_sendfiles(nfiles);                 /* (they went with the first piece: these are the */
+        nfiles = 0;                             /* references this run of the call took again) */
+    }
     for (;;) {
         if (s->state != SS_CONNECTED) {
             drop_sendfiles(nfiles);

@@ -106,6 +106,14 @@ SEEDS = {
         op("OPENAT", 1, ETC_BIG, O_RDWR_INDEX), # 3
         op("WRITE", 1, 3, LEN_16),
         op("READ", 1, 3, LEN_65536)),
+    # Found by the fuzzer: a stream sendmsg with a descriptor that fills the queue, waits and runs again:
+    # the run again took the descriptor's reference again and kept it (a leak once every process ended).
+    "sendmsg-restart-leak": seed(0,
+        op("SOCKETPAIR", 1, STREAM),            # 3, 4
+        op("OPENAT", 1, ETC_HOSTNAME, 0),       # 5
+        op("THREAD", 1, 0),                     # tid 2
+        sendmsg(1, 3, 6, [5]),                  # 250000 bytes: the queue takes 212992, then it waits
+        op("READ", 2, 4, LEN_65536)),           # room: it runs again
     # fork, a parent waiting in wait4, the child's exit waking it.
     "fork-wait": seed(0,
         op("FORK", 1),                          # pid 2

@@ -24,6 +24,9 @@
  * 9. A few bytes written at the start of a file of the root archive
  *    bigger than a page: the rest of it reads as it was (the contents
  *    move to memory whole), and nothing past it.
+ * 10. A stream sendmsg with a descriptor, bigger than the receiver's
+ *    queue, waits and runs again: no reference to the descriptor's file
+ *    stays behind (the pipe it names sees end of file once closed).
  */
 #define _GNU_SOURCE
 #include "lxtest.h"
@@ -514,6 +517,60 @@ static void big_file_write(void)
     close(fd);
 }
 
+/* Part 10: a pipe's write end sent with 250000 bytes over a stream socket; all of it read. */
+static void big_send_with_fd(void)
+{
+    enum { SIZE = 250000 };
+    static char data[SIZE];
+    int p[2], s[2];
+    pipe(p);
+    socketpair(AF_UNIX, SOCK_STREAM, 0, s);
+    pid_t child = fork();
+    if (child == 0) {
+        close(s[1]);
+        char byte = 'x';
+        struct iovec iov = { data, SIZE };
+        union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+        memset(&u, 0, sizeof(u));
+        struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &p[1], sizeof(int));
+        (void)byte;
+        long n = sendmsg(s[0], &m, 0);
+        _exit(n == SIZE ? 0 : 1);
+    }
+    close(s[0]);
+    close(p[1]);
+    long total = 0, fds = 0;
+    while (total < SIZE) {
+        static char buf[65536];
+        struct iovec iov = { buf, sizeof(buf) };
+        union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+        struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+        long n = recvmsg(s[1], &m, 0);
+        if (n <= 0)
+            break;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c), sizeof(int));
+            close(fd);
+            fds++;
+        }
+        total += n;
+    }
+    int status;
+    waitpid(child, &status, 0);
+    printf("received %ld bytes and %ld descriptor; the sender: %d\n", total, fds, WEXITSTATUS(status));
+    close(s[1]);
+    fcntl(p[0], F_SETFL, O_NONBLOCK);
+    char c;
+    SHOW("the pipe, every write end closed", read(p[0], &c, 1));
+    close(p[0]);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -535,6 +592,8 @@ int main(void)
     vfork_kills_parent();
     printf("-- a write at the start of a big file of the archive\n");
     big_file_write();
+    printf("-- a stream sendmsg with a descriptor that waits\n");
+    big_send_with_fd();
     printf("lifetimes: done\n");
     return 0;
 }
