@@ -43,11 +43,10 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
-/* Send descriptors fds[0..n) over socket s with one byte of data (sendmsg's flags). */
-static long send_flags(int s, const int *fds, int n, int flags)
+/* Send len bytes of data with descriptors fds[0..n) over socket s (sendmsg's flags). */
+static long send_data(int s, const void *data, size_t len, const int *fds, int n, int flags)
 {
-    char byte = 'x';
-    struct iovec iov = { &byte, 1 };
+    struct iovec iov = { (void *)data, len };
     union { char buf[CMSG_SPACE(8 * sizeof(int))]; struct cmsghdr align; } u;
     memset(&u, 0, sizeof(u));
     struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
@@ -58,6 +57,12 @@ static long send_flags(int s, const int *fds, int n, int flags)
     c->cmsg_len = CMSG_LEN(n * sizeof(int));
     memcpy(CMSG_DATA(c), fds, n * sizeof(int));
     return sendmsg(s, &m, flags);
+}
+
+/* Send descriptors fds[0..n) over socket s with one byte of data (sendmsg's flags). */
+static long send_flags(int s, const int *fds, int n, int flags)
+{
+    return send_data(s, "x", 1, fds, n, flags);
 }
 
 /* The same, waiting for room. */
@@ -528,18 +533,7 @@ static void big_send_with_fd(void)
     pid_t child = fork();
     if (child == 0) {
         close(s[1]);
-        char byte = 'x';
-        struct iovec iov = { data, SIZE };
-        union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
-        memset(&u, 0, sizeof(u));
-        struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
-        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &p[1], sizeof(int));
-        (void)byte;
-        long n = sendmsg(s[0], &m, 0);
+        long n = send_data(s[0], data, SIZE, &p[1], 1, 0);
         _exit(n == SIZE ? 0 : 1);
     }
     close(s[0]);
