@@ -64,6 +64,7 @@ struct lx_event {
     int might_cancel;           /* ... with TFD_TIMER_CANCEL_ON_SET */
     int canceled;               /* the clock was set since: the next read says ECANCELED */
     int32_t owner;              /* the pid of the process that made it (its share: PROC_EVENTS) */
+    uint32_t ino;               /* its inode number (lx_ino_new) */
 };
 
 struct lx_watch {
@@ -94,7 +95,7 @@ static int tables(void)
     return events && watches ? 0 : -LX_ENOMEM;
 }
 
-static struct lx_event *ev_of(struct lx_file *f)
+static struct lx_event *ev_of(const struct lx_file *f)
 {
     return f && f->kind == LX_FILE_EVENT && f->ev >= 0 && f->ev < LX_EVENTS && events ? &events[f->ev] : NULL;
 }
@@ -123,7 +124,7 @@ static int64_t ev_new(struct lx_ctx *c, int kind, uint32_t oflags, int cloexec, 
         lx_file_discard(f);                     /* (the object was not made) */
         return fd;
     }
-    events[idx] = (struct lx_event){ .kind = kind, .owner = c->p->pid };
+    events[idx] = (struct lx_event){ .kind = kind, .owner = c->p->pid, .ino = lx_ino_new() };
     *out = &events[idx];
     return fd;
 }
@@ -259,6 +260,18 @@ const char *lx_event_name(struct lx_file *f)
     return !e ? "" : e->kind == EV_EVENTFD ? "[eventfd]" : e->kind == EV_TIMERFD ? "[timerfd]" : "[eventpoll]";
 }
 
+int lx_event_name_of(const struct lx_file *f)
+{
+    const struct lx_event *e = ev_of(f);
+    return !e ? 0 : e->kind == EV_EVENTFD ? LX_NAME_EVENTFD : e->kind == EV_TIMERFD ? LX_NAME_TIMERFD : LX_NAME_EPOLL;
+}
+
+uint32_t lx_event_ino(const struct lx_file *f)
+{
+    const struct lx_event *e = ev_of(f);
+    return e ? e->ino : 0;
+}
+
 int lx_event_poll(struct lx_file *f)
 {
     struct lx_event *e = ev_of(f);
@@ -275,6 +288,19 @@ int lx_event_poll(struct lx_file *f)
     default:
         return 0;
     }
+}
+
+int64_t lx_eventfd_take(struct lx_ctx *c, struct lx_file *f, uint64_t *v)
+{
+    struct lx_event *e = ev_of(f);
+    if (!e || e->kind != EV_EVENTFD)
+        return -LX_EINVAL;
+    if (!e->count)
+        return (f->flags & O_NONBLOCK) ? -LX_EAGAIN : lx_block(c, LX_BLK_EVENT, f->ev);
+    *v = e->semaphore ? 1 : e->count;
+    e->count -= *v;
+    lx_wake_all(LX_BLK_EVENT, f->ev);           /* room for writers */
+    return 8;
 }
 
 int64_t lx_event_rw(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len, int writing)
@@ -314,12 +340,11 @@ int64_t lx_event_rw(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t 
     }
     uint64_t v;
     if (!writing) {
-        if (!e->count)
-            return (f->flags & O_NONBLOCK) ? -LX_EAGAIN : lx_block(c, LX_BLK_EVENT, f->ev);
-        v = e->semaphore ? 1 : e->count;
+        int64_t r = lx_eventfd_take(c, f, &v);
+        if (r != 8)
+            return r;
         if (lx_copy_out(c, buf, &v, 8))
-            return -LX_EFAULT;
-        e->count -= v;
+            return -LX_EFAULT;                  /* (taken: as Linux, which copies after) */
     } else {
         if (lx_copy_in(c, &v, buf, 8))
             return -LX_EFAULT;
@@ -378,7 +403,7 @@ int64_t lx_sys_timerfd_create(struct lx_ctx *c, uint64_t clock, uint64_t flags)
 /* The timer of descriptor fd, or NULL with *err (EBADF, or EINVAL for another kind). */
 static struct lx_event *timer_of(struct lx_ctx *c, uint64_t fd, int64_t *err)
 {
-    struct lx_file *f = lx_fd_file(c->p, fd);
+    struct lx_file *f = lx_fd_use(c->p, fd);
     struct lx_event *e = ev_of(f);
     *err = !f ? -LX_EBADF : -LX_EINVAL;
     return e && e->kind == EV_TIMERFD ? e : NULL;
@@ -538,9 +563,9 @@ int64_t lx_sys_epoll_ctl(struct lx_ctx *c, uint64_t epfd, uint64_t op, uint64_t 
     int32_t ep = epoll_of(c, epfd);
     if (ep < 0)
         return ep == -LX_EINVAL ? -LX_EINVAL : -LX_EBADF;
-    struct lx_file *f = lx_fd_file(c->p, fd);
+    struct lx_file *f = lx_fd_use(c->p, fd);
     if (!f)
-        return -LX_EBADF;
+        return -LX_EBADF;                       /* (an O_PATH one too, as Linux's fdget) */
     if (f->ev == ep)
         return -LX_EINVAL;                      /* itself */
     if (f->node >= 0) {

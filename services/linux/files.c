@@ -65,10 +65,52 @@ struct lx_file *lx_fd_file(struct lx_proc *p, uint64_t fd)
     return f;
 }
 
-/* The open file behind descriptor fd of process p, or NULL. */
+struct lx_file *lx_fd_use(struct lx_proc *p, uint64_t fd)
+{
+    struct lx_file *f = lx_fd_file(p, fd);
+    return f && !(f->flags & O_PATH) ? f : NULL;
+}
+
+/* The open file behind descriptor fd of process p (O_PATH too), or NULL. */
 static struct lx_file *file_of(struct lx_proc *p, uint64_t fd)
 {
     return lx_fd_file(p, fd);
+}
+
+struct lx_file *lx_file_at(int32_t i, uint32_t gen)
+{
+    return i >= 0 && i < LX_OPEN && file_live(&files[i], gen) ? &files[i] : NULL;
+}
+
+int32_t lx_file_slot(const struct lx_file *f)
+{
+    return (int32_t)(f - files);
+}
+
+uint32_t lx_ino_new(void)
+{
+    static uint32_t next = 0x1000;              /* (below: none of Linux's small fixed numbers) */
+    if (next >= 0x7fffffff)
+        next = 0x1000;
+    return next++;
+}
+
+uint64_t lx_file_ino(const struct lx_file *f)
+{
+    switch (f->kind) {
+    case LX_FILE_NODE:
+        return (uint64_t)f->node + 1;           /* (lx_stat_fill's) */
+    case LX_FILE_PIPE:
+        return lx_pipe_ino(f);
+    case LX_FILE_EVENT:
+        return lx_event_ino(f);
+    case LX_FILE_SOCK:
+        return lx_sock_ino(f);
+    case LX_FILE_NAME:
+        return f->name_ino;
+    default:
+        return 0;
+    }
 }
 
 void lx_fd_set(struct lx_proc *p, uint32_t fd, struct lx_file *f)
@@ -82,7 +124,7 @@ struct lx_file *lx_call_file(struct lx_ctx *c, uint64_t fd)
     const struct lx_io *io = &c->t->io;
     if (io->file && io->nr == c->nr && io->fd == (uint32_t)fd && io->pc == c->mr[FAULT_MR_PC])
         return io->file;
-    return lx_fd_file(c->p, fd);
+    return lx_fd_use(c->p, fd);
 }
 
 void lx_io_end(struct lx_thread *t)
@@ -116,8 +158,10 @@ struct lx_file *lx_file_new(struct lx_proc *by, int kind, int32_t obj, uint32_t 
             f->pipe = obj;
         } else if (kind == LX_FILE_EVENT) {
             f->ev = obj;
-        } else {
+        } else if (kind == LX_FILE_SOCK) {
             f->sock = obj;
+        } else {
+            f->name_ino = (uint32_t)obj;        /* (LX_FILE_NAME: the caller sets name_of) */
         }
         return f;
     }
@@ -352,15 +396,9 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
         return -LX_EISDIR;
     if ((fl & O_DIRECTORY) && kind(n) != LX_S_IFDIR)
         return -LX_ENOTDIR;
-    if (n->proc >= LX_PROC_PIPE && !(fl & O_PATH)) {    /* /proc/PID/fd/N of a pipe: its slot and generation */
-        int32_t pipe = (int32_t)(n->proc - LX_PROC_PIPE);
-        uint32_t gen = (uint32_t)n->proc_pid;
-        int64_t fd = lx_pipe_reopen(c->p, &pipe, &gen, fl);
-        if (fd >= 0) {
-            n->proc = LX_PROC_PIPE + (uint32_t)pipe;   /* (a new pipe, if the old one was gone) */
-            n->proc_pid = (int32_t)gen;
-        }
-        return fd;
+    if (n->proc >= LX_PROC_OBJ) {               /* /proc/PID/fd/N of a pipe, socket or event object */
+        struct lx_file *t = lx_file_at((int32_t)(n->proc - LX_PROC_OBJ), (uint32_t)n->proc_pid);
+        return t ? lx_file_reopen(c->p, t, fl) : -LX_ENOENT;
     }
     if (kind(n) == LX_S_IFLNK && !(fl & O_PATH))
         return -LX_ELOOP;                       /* O_NOFOLLOW on a link (after O_DIRECTORY, as Linux checks) */
@@ -668,6 +706,30 @@ int64_t lx_file_write_kernel(struct lx_file *f, const void *src, uint64_t len)
     return (int64_t)len;
 }
 
+/* readv of an eventfd: its 8 bytes spread over the vectors (`room`
+ * bytes in all), as Linux's eventfd read_iter gathers (its write is
+ * per vector). */
+static int64_t eventfd_readv(struct lx_ctx *c, struct lx_file *f, uint64_t uiov, uint64_t n, uint64_t room)
+{
+    if (room < 8)
+        return -LX_EINVAL;
+    uint64_t v;
+    int64_t r = lx_eventfd_take(c, f, &v);
+    if (r != 8)
+        return r;
+    uint64_t done = 0;
+    for (uint64_t i = 0; i < n && done < 8; i++) {
+        struct { uint64_t base, len; } one;
+        if (lx_copy_in(c, &one, uiov + i * 16, 16))
+            return -LX_EFAULT;
+        uint64_t k = one.len < 8 - done ? one.len : 8 - done;
+        if (k && lx_copy_out(c, one.base, (const uint8_t *)&v + done, k))
+            return -LX_EFAULT;
+        done += k;
+    }
+    return 8;
+}
+
 /* readv (writing 0) and writev (writing 1). */
 int64_t lx_sys_readv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt, int writing)
 {
@@ -680,7 +742,7 @@ int64_t lx_sys_readv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt,
     if (f->sock >= 0)
         return lx_sock_rw(c, f, uiov, n, 0, 0, writing);
     struct { uint64_t base, len; } iov[16];
-    uint64_t total = 0;
+    uint64_t total = 0, room = 0;
     /* Check every vector first, as Linux does before moving a byte. */
     for (uint64_t i = 0; i < n; i += 16) {
         uint64_t k = n - i < 16 ? n - i : 16;
@@ -691,8 +753,11 @@ int64_t lx_sys_readv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt,
                 return -LX_EINVAL;
             if (!lx_range_ok(iov[j].base, iov[j].len))
                 return -LX_EFAULT;
+            room += iov[j].len < MAX_RW_COUNT ? iov[j].len : MAX_RW_COUNT;
         }
     }
+    if (!writing && lx_event_name_of(f) == LX_NAME_EVENTFD)
+        return eventfd_readv(c, f, uiov, n, room);
     for (uint64_t i = 0; i < n; i += 16) {
         uint64_t k = n - i < 16 ? n - i : 16;
         if (lx_copy_in(c, iov, uiov + i * 16, k * 16))
@@ -720,7 +785,7 @@ int64_t lx_sys_readv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt,
 
 int64_t lx_sys_lseek(struct lx_ctx *c, uint64_t fd, int64_t off, uint64_t whence)
 {
-    struct lx_file *f = file_of(c->p, (uint32_t)fd);
+    struct lx_file *f = lx_fd_use(c->p, (uint32_t)fd);
     if (!f)
         return -LX_EBADF;
     if (f->ev >= 0)
@@ -769,9 +834,19 @@ _Static_assert(sizeof(struct lx_stat) == 128, "struct stat is 128 bytes on arm64
 /* tmpfs's sizes of a directory: 20 bytes a name, "." and ".." included. */
 #define DIR_ENTRY_SIZE 20
 
+static void file_stat(const struct lx_file *f, struct lx_stat *st);
+
 int lx_stat_fill(int32_t node, void *out)
 {
     struct lx_node *n = lx_node(node);
+    struct lx_file *obj = n->proc >= LX_PROC_OBJ ? lx_file_at((int32_t)(n->proc - LX_PROC_OBJ), (uint32_t)n->proc_pid)
+                                                 : NULL;
+    if (obj) {                                  /* /proc/PID/fd/N followed to a pipe, socket or event: that */
+        struct lx_stat st;
+        file_stat(obj, &st);
+        memcpy(out, &st, sizeof(st));
+        return 0;
+    }
     static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500 };  /* null 1:3, zero 1:5, console 5:1, tty 5:0 */
     struct lx_stat st = { 0 };
     st.dev = n->proc ? 0x16 : 1;
@@ -803,20 +878,42 @@ static int64_t stat_out(struct lx_ctx *c, int32_t node, uint64_t buf)
 }
 
 /* The struct stat of open file f: its node's, or for a pipe a FIFO of the
- * pipe file system, for an event object an anonymous inode. */
-static void file_stat(struct lx_file *f, struct lx_stat *st)
+ * pipe file system, for a socket one of the socket file system, for an
+ * event object an anonymous inode (an O_PATH name of one: the same). */
+static void file_stat(const struct lx_file *f, struct lx_stat *st)
 {
-    if (f->node >= 0) {
+    if (f->kind == LX_FILE_NODE) {
         lx_stat_fill(f->node, st);
         return;
     }
+    int what = f->kind == LX_FILE_NAME ? f->name_of : f->kind == LX_FILE_PIPE ? LX_NAME_PIPE :
+               f->kind == LX_FILE_SOCK ? LX_NAME_SOCK : LX_NAME_EVENTFD;
     memset(st, 0, sizeof(*st));
     st->dev = 0xc;
-    st->ino = f->ev >= 0 ? 0x2000 + (uint64_t)f->ev : f->sock >= 0 ? 0x3000 + (uint64_t)f->sock :
-              0x1000 + (uint64_t)f->pipe;
-    st->mode = f->ev >= 0 ? 0600 : f->sock >= 0 ? LX_S_IFSOCK | 0777 : 0010600;  /* (anonymous inodes have no type) */
+    st->ino = lx_file_ino(f);
+    st->mode = what == LX_NAME_PIPE ? LX_S_IFIFO | 0600 : what == LX_NAME_SOCK ? LX_S_IFSOCK | 0777 :
+               0600;                            /* (anonymous inodes have no type) */
     st->nlink = 1;
     st->blksize = 4096;
+}
+
+int64_t lx_file_reopen(struct lx_proc *p, struct lx_file *t, uint32_t fl)
+{
+    int what = t->kind == LX_FILE_NAME ? t->name_of : t->kind == LX_FILE_PIPE ? LX_NAME_PIPE :
+               t->kind == LX_FILE_SOCK ? LX_NAME_SOCK : lx_event_name_of(t);
+    uint32_t ino = (uint32_t)lx_file_ino(t);
+    if (!what || !ino)
+        return -LX_ENOENT;
+    if (!(fl & O_PATH))
+        return what == LX_NAME_PIPE ? lx_pipe_reopen(p, ino, fl) : -LX_ENXIO;
+    struct lx_file *f = lx_file_new(p, LX_FILE_NAME, (int32_t)ino, O_PATH | (fl & O_NOFOLLOW));
+    if (!f)
+        return lx_file_error(p);
+    f->name_of = (uint8_t)what;
+    int fd = lx_fd_new(p, f, (fl & O_CLOEXEC) != 0, 0);
+    if (fd < 0)
+        lx_file_discard(f);
+    return fd;
 }
 
 int64_t lx_sys_fstat(struct lx_ctx *c, uint64_t fd, uint64_t buf)
@@ -1010,7 +1107,7 @@ int64_t lx_sys_getdents64(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t 
 
 int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg)
 {
-    struct lx_file *f = file_of(c->p, (uint32_t)fd);
+    struct lx_file *f = lx_fd_use(c->p, (uint32_t)fd);
     if (!f)
         return -LX_EBADF;
     if (f->sock >= 0 && (uint32_t)req == FIONREAD) {

@@ -290,16 +290,18 @@ enum { LX_PROC_ROOT = 1, LX_PROC_SELF, LX_PROC_PIDDIR, LX_PROC_STAT, LX_PROC_STA
        LX_PROC_FDDIR, LX_PROC_FDINFODIR, LX_PROC_KSTAT, LX_PROC_PETREL,
        LX_PROC_FD = 64,                         /* LX_PROC_FD + n: /proc/PID/fd/n */
        LX_PROC_FDINFO = 128,                    /* LX_PROC_FDINFO + n: /proc/PID/fdinfo/n */
-       LX_PROC_PIPE = 256 };                    /* LX_PROC_PIPE + n: pipe n, reached through fd/N (a FIFO) */
-_Static_assert(LX_PROC_FD + LX_FDS <= LX_PROC_FDINFO && LX_PROC_FDINFO + LX_FDS <= LX_PROC_PIPE, "/proc node kinds");
+       LX_PROC_OBJ = 256 };                     /* LX_PROC_OBJ + n: open file n (not a node's), reached through
+                                                 * fd/N; the node's proc_pid is the file's generation */
+_Static_assert(LX_PROC_FD + LX_FDS <= LX_PROC_FDINFO && LX_PROC_FDINFO + LX_FDS <= LX_PROC_OBJ, "/proc node kinds");
 /* Is `what` one of /proc/PID/fd/N's links? */
 static inline int lx_proc_is_fd(uint32_t what) { return what >= LX_PROC_FD && what < LX_PROC_FD + LX_FDS; }
 /* The path of /proc node n that no directory entry names (a process's
  * directory and what is in it): its length, or a negated errno. */
 int64_t lx_procfs_path(int32_t n, char *buf, uint64_t size);
 /* What /proc/PID/fd/N link `n` leads to when followed: the open file's
- * node, a FIFO node for a pipe (LX_PROC_PIPE), or -ENXIO (a socket, an
- * event descriptor: Linux's magic links do not reopen those). */
+ * node, or for a pipe, a socket, an event object or an O_PATH name of one
+ * a node of /proc standing for that open file (LX_PROC_OBJ: lx_proc_obj);
+ * -ENOENT if the descriptor is gone. */
 int32_t lx_procfs_fd_target(int32_t n);
 /* The node of name[0..len) in /proc directory `dir`, or a negated errno. */
 int32_t lx_procfs_lookup(int32_t dir, const char *name, uint32_t len);
@@ -332,7 +334,14 @@ void lx_procfs_exec(const struct lx_proc *p, const char *execfn, char *const arg
  * generation finds the slot stale and is refused, never served.
  * docs/design/personality.md, "Lifetimes", states the rules.
  */
-enum lx_file_kind { LX_FILE_FREE, LX_FILE_NODE, LX_FILE_PIPE, LX_FILE_EVENT, LX_FILE_SOCK };
+enum lx_file_kind { LX_FILE_FREE, LX_FILE_NODE, LX_FILE_PIPE, LX_FILE_EVENT, LX_FILE_SOCK, LX_FILE_NAME };
+/* What an LX_FILE_NAME file names: an O_PATH descriptor of a pipe, a
+ * socket or an event object (opened through /proc/PID/fd/N). It keeps
+ * what fstat and /proc say of the object and nothing of the object
+ * itself, as Linux's O_PATH file keeps only the inode: no operation
+ * reaches a pipe, socket or event through it. Opening it again through
+ * /proc reaches the pipe of that inode number (lx_pipe_reopen). */
+enum lx_name_of { LX_NAME_PIPE = 1, LX_NAME_SOCK, LX_NAME_EVENTFD, LX_NAME_TIMERFD, LX_NAME_EPOLL };
 struct lx_file {
     uint32_t refs;              /* references (0: free, or being finalised) */
     uint8_t kind;               /* LX_FILE_*: LX_FILE_FREE is a free slot */
@@ -344,6 +353,8 @@ struct lx_file {
     int32_t pipe;               /* LX_FILE_PIPE: the pipe of a pipe's end */
     int32_t ev;                 /* LX_FILE_EVENT: the event object of an eventfd, timerfd or epoll (event.c) */
     int32_t sock;               /* LX_FILE_SOCK: the socket (socket.c) */
+    uint8_t name_of;            /* LX_FILE_NAME: what it names (LX_NAME_*) ... */
+    uint32_t name_ino;          /* ... and that object's inode number */
     struct lx_proc *owner;      /* the process it is charged to (that made it; NULL once that one is */
     int32_t owner_pid;          /* gone: owner_pid tells), in owner->files */
     struct lx_file *next_dying; /* the list of files to finalise */
@@ -648,14 +659,32 @@ uint32_t lx_umask_of(const struct lx_proc *p);
 int64_t lx_sys_umask(struct lx_ctx *c, uint64_t mask);
 int64_t lx_sys_pwrite(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, int64_t off);
 /* The open file of descriptor fd of p, or NULL (none, or a stale one:
- * logged, as it is a bug of the personality). */
+ * logged, as it is a bug of the personality); an O_PATH one too, for
+ * the calls that take those (close, dup, fcntl, fstat, *at, fchdir,
+ * SCM_RIGHTS), as Linux's fdget_raw. */
 struct lx_file *lx_fd_file(struct lx_proc *p, uint64_t fd);
+/* The open file of descriptor fd of p for a call that works on it, or
+ * NULL (none, or an O_PATH descriptor: EBADF), as Linux's fdget. */
+struct lx_file *lx_fd_use(struct lx_proc *p, uint64_t fd);
+/* Open file slot i if it is live with generation gen, or NULL. */
+struct lx_file *lx_file_at(int32_t i, uint32_t gen);
+/* Slot number of open file f in the table. */
+int32_t lx_file_slot(const struct lx_file *f);
+/* A new inode number for a pipe, socket or event object (as Linux's get_next_ino). */
+uint32_t lx_ino_new(void);
+/* The inode number fstat gives for open file f. */
+uint64_t lx_file_ino(const struct lx_file *f);
+/* Open `t` (a file /proc/PID/fd/N names that is not a node's) again for
+ * p with open flags fl: with O_PATH a name of it (LX_FILE_NAME); else a
+ * pipe's end joins that pipe (a new one if it is gone), and a socket or
+ * an event object gives ENXIO, as on Linux. A descriptor or a negated errno. */
+int64_t lx_file_reopen(struct lx_proc *p, struct lx_file *t, uint32_t fl);
 /* Descriptor fd of p names f from now on (NULL: nothing), with f's
  * generation; the caller moves the references. */
 void lx_fd_set(struct lx_proc *p, uint32_t fd, struct lx_file *f);
 /* The open file the call c serves works on through descriptor fd: the
  * file its waiting kept (c->t->io), if this is that call again on that
- * descriptor, else the descriptor's (lx_fd_file). */
+ * descriptor, else the descriptor's (lx_fd_use). */
 struct lx_file *lx_call_file(struct lx_ctx *c, uint64_t fd);
 /* The call of thread t ends: what it kept (c->t->io) goes. */
 void lx_io_end(struct lx_thread *t);
@@ -824,14 +853,17 @@ int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_
 /* sendfile's write into a pipe from the personality's src: what fits
  * (0: nothing; with may_wait, LX_BLOCK or EAGAIN instead), or -EPIPE. */
 int64_t lx_pipe_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *src, uint64_t len, int may_wait);
-/* A new open file of pipe *pipe of generation *gen (a FIFO reached
- * through /proc/PID/fd/N) with open flags fl: a descriptor of p, or a
- * negated errno. A pipe that is gone (its slot free, or another pipe's
- * now) is not reached: as Linux gives a FIFO whose pipe went a new empty
- * one, a new pipe is made, and *pipe and *gen name it. */
-int64_t lx_pipe_reopen(struct lx_proc *p, int32_t *pipe, uint32_t *gen, uint32_t fl);
-/* The generation of the pipe of f (0: not a pipe's end); pipes in use. */
-uint32_t lx_pipe_gen(const struct lx_file *f);
+/* A new open file, with open flags fl, of the pipe of inode number ino
+ * (a pipe's end or an O_PATH name of one, reached through
+ * /proc/PID/fd/N): a descriptor of p, or a negated errno. Once every end
+ * of that pipe closed, Linux's pipe inode gets a new empty pipe when it is
+ * opened again; so here: a new pipe with the same inode number. */
+int64_t lx_pipe_reopen(struct lx_proc *p, uint32_t ino, uint32_t fl);
+/* The inode numbers of the pipe, socket or event object of f (0: not one). */
+uint32_t lx_pipe_ino(const struct lx_file *f);
+uint32_t lx_sock_ino(const struct lx_file *f);
+uint32_t lx_event_ino(const struct lx_file *f);
+/* Pipes in use. */
 uint32_t lx_pipes_in_use(void);
 /* A pipe's end closed for good. */
 void lx_pipe_close(struct lx_file *f);
@@ -878,10 +910,15 @@ int64_t lx_sys_epoll_pwait(struct lx_ctx *c, uint64_t epfd, uint64_t uevents, ui
  * poll state, and the end of an open file (its watches go; an event
  * object's own file frees it). */
 int64_t lx_event_rw(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len, int writing);
+/* Take an eventfd's value (one with EFD_SEMAPHORE) into *v: 8, -EAGAIN,
+ * LX_BLOCK, or -EINVAL (f is not an eventfd). */
+int64_t lx_eventfd_take(struct lx_ctx *c, struct lx_file *f, uint64_t *v);
 int lx_event_poll(struct lx_file *f);
 void lx_event_file_gone(struct lx_file *f);
 /* The name Linux gives an event descriptor's anonymous inode: "[eventfd]", "[timerfd]", "[eventpoll]". */
 const char *lx_event_name(struct lx_file *f);
+/* What an O_PATH name of event file f names: LX_NAME_EVENTFD, _TIMERFD or _EPOLL (0: not an event's file). */
+int lx_event_name_of(const struct lx_file *f);
 /* The earliest armed timerfd expiry (0: none), and the timer's visit. */
 uint64_t lx_event_next_deadline(void);
 void lx_event_timers(void);

@@ -41,8 +41,8 @@ struct lx_pipe {
     uint32_t cap;               /* its size */
     uint32_t head, count;       /* the first unread byte, how many */
     uint32_t readers, writers;  /* open file descriptions of each end */
-    uint32_t gen;               /* the slot's generation: changes each time a pipe takes it (a /proc
-                                 * node that names the pipe keeps it: lx_pipe_reopen) */
+    uint32_t ino;               /* its inode number (lx_ino_new; a pipe made again for an O_PATH name
+                                 * of a gone one takes that one's: lx_pipe_reopen) */
     struct lx_proc *owner;      /* the process it is charged to (owner->pipes), while owner_pid is its pid */
     int32_t owner_pid;
 };
@@ -72,13 +72,14 @@ static int32_t pipe_slot(void)
     return -1;
 }
 
-/* Make pipe i with its ring, charged to `by`, its ends not open yet; 0 or -ENOMEM. */
-static int pipe_make(struct lx_proc *by, int32_t i)
+/* Make pipe i with its ring and inode number ino, charged to `by`, its
+ * ends not open yet; 0 or -ENOMEM. */
+static int pipe_make(struct lx_proc *by, int32_t i, uint32_t ino)
 {
     uint8_t *buf = svc_alloc(LX_PIPE_BUF);
     if (!buf)
         return -LX_ENOMEM;
-    pipes[i] = (struct lx_pipe){ buf, LX_PIPE_BUF, 0, 0, 0, 0, pipes[i].gen + 1, by, by->pid };
+    pipes[i] = (struct lx_pipe){ buf, LX_PIPE_BUF, 0, 0, 0, 0, ino, by, by->pid };
     pipe_bytes += LX_PIPE_BUF;
     by->pipes++;
     return 0;
@@ -91,7 +92,7 @@ static void pipe_unmake(struct lx_pipe *pp)
         pp->owner->pipes--;
     svc_free(pp->buf, pp->cap);
     pipe_bytes -= pp->cap;
-    *pp = (struct lx_pipe){ .gen = pp->gen };
+    *pp = (struct lx_pipe){ 0 };
 }
 
 uint32_t lx_pipes_in_use(void)
@@ -114,7 +115,7 @@ int64_t lx_sys_pipe2(struct lx_ctx *c, uint64_t ufds, uint64_t flags)
         return -LX_EMFILE;                      /* one process never takes every pipe there is */
     struct lx_file *r = lx_file_new(c->p, LX_FILE_PIPE, i, fl & (O_NONBLOCK | O_DIRECT));
     struct lx_file *w = r ? lx_file_new(c->p, LX_FILE_PIPE, i, O_WRONLY | (fl & (O_NONBLOCK | O_DIRECT))) : NULL;
-    int err = w ? pipe_make(c->p, i) : lx_file_error(c->p);
+    int err = w ? pipe_make(c->p, i, lx_ino_new()) : lx_file_error(c->p);
     int rfd = !err ? lx_fd_new(c->p, r, (fl & O_CLOEXEC) != 0, 0) : err;
     int wfd = rfd >= 0 ? lx_fd_new(c->p, w, (fl & O_CLOEXEC) != 0, 0) : rfd;
     int32_t fds[2] = { rfd, wfd };
@@ -277,19 +278,20 @@ int64_t lx_pipe_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *sr
     return (int64_t)n;
 }
 
-uint32_t lx_pipe_gen(const struct lx_file *f)
+uint32_t lx_pipe_ino(const struct lx_file *f)
 {
     const struct lx_pipe *pp = pipe_of(f);
-    return pp ? pp->gen : 0;
+    return pp ? pp->ino : 0;
 }
 
-int64_t lx_pipe_reopen(struct lx_proc *p, int32_t *pipe, uint32_t *gen, uint32_t fl)
+int64_t lx_pipe_reopen(struct lx_proc *p, uint32_t ino, uint32_t fl)
 {
-    if (*pipe < 0 || *pipe >= LX_PIPES)
-        return -LX_ENOENT;
-    int32_t i = *pipe;
-    int fresh = !pipes[i].buf || pipes[i].gen != *gen;
-    if (fresh) {                                /* its pipe is gone: as on Linux, the FIFO gets a new one */
+    int32_t i = -1;
+    for (int32_t j = 0; j < LX_PIPES && i < 0; j++)
+        if (pipes[j].buf && pipes[j].ino == ino)
+            i = j;
+    int fresh = i < 0;
+    if (fresh) {                                /* its pipe is gone: as on Linux, the inode gets a new one */
         i = pipe_slot();
         if (i < 0)
             return -LX_ENFILE;
@@ -300,7 +302,7 @@ int64_t lx_pipe_reopen(struct lx_proc *p, int32_t *pipe, uint32_t *gen, uint32_t
     struct lx_file *f = lx_file_new(p, LX_FILE_PIPE, i, acc | (fl & (O_NONBLOCK | O_APPEND)));
     if (!f)
         return lx_file_error(p);
-    int err = fresh ? pipe_make(p, i) : 0;
+    int err = fresh ? pipe_make(p, i, ino) : 0;
     int fd = err ? err : lx_fd_new(p, f, (fl & O_CLOEXEC) != 0, 0);
     if (fd < 0) {
         if (fresh && pipes[i].buf)
@@ -312,8 +314,6 @@ int64_t lx_pipe_reopen(struct lx_proc *p, int32_t *pipe, uint32_t *gen, uint32_t
         pipes[i].readers++;
     if (acc != 0)
         pipes[i].writers++;
-    *pipe = i;
-    *gen = pipes[i].gen;
     return fd;
 }
 

@@ -14,6 +14,8 @@
  */
 #include "lx.h"
 
+#define O_PATH      010000000
+
 #define POLL_MAX    LX_FDS          /* more entries than descriptors: EINVAL (Linux: RLIMIT_NOFILE) */
 #define POLLNVAL    0x020
 #define POLLPRI     0x002
@@ -45,9 +47,10 @@ int lx_file_poll(struct lx_file *f)
     return LX_POLLIN | LX_POLLOUT;
 }
 
+/* The file of descriptor fd for poll: none for an O_PATH one (POLLNVAL), as on Linux. */
 static struct lx_file *file_of(struct lx_proc *p, int64_t fd)
 {
-    return fd >= 0 ? lx_fd_file(p, (uint64_t)fd) : NULL;
+    return fd >= 0 ? lx_fd_use(p, (uint64_t)fd) : NULL;
 }
 
 /* Read the timeout (a struct timespec, or none): -1 to wait for ever, 0 not to wait, 1 for a later time
@@ -138,10 +141,12 @@ int64_t lx_sys_pselect6(struct lx_ctx *c, uint64_t nfds, uint64_t urd, uint64_t 
         uint64_t bit = 1ull << (fd % 64), w = fd / 64;
         if (!((in[0][w] | in[1][w] | in[2][w]) & bit))
             continue;
-        struct lx_file *f = file_of(c->p, (int64_t)fd);
+        struct lx_file *f = lx_fd_file(c->p, fd);
         if (!f)
             return -LX_EBADF;
-        int r = lx_file_poll(f);
+        /* An O_PATH descriptor is open but has nothing to poll: select
+         * says it is ready to read and write, as Linux's DEFAULT_POLLMASK. */
+        int r = (f->flags & O_PATH) ? LX_POLLIN | LX_POLLOUT : lx_file_poll(f);
         if ((in[0][w] & bit) && (r & (LX_POLLIN | LX_POLLHUP | LX_POLLERR))) {
             out[0][w] |= bit;
             count++;

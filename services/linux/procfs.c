@@ -249,11 +249,12 @@ int32_t lx_procfs_fd_target(int32_t n)
         return -LX_ENOENT;
     if (f->kind == LX_FILE_NODE)
         return f->node;
-    if (f->kind != LX_FILE_PIPE)
-        return -LX_ENXIO;
-    int32_t root = proc_root();                 /* a pipe: a FIFO node of /proc standing for it, named by */
-    return dynamic(LX_PROC_PIPE + (uint32_t)f->pipe, (int)lx_pipe_gen(f),      /* its slot and generation */
-                   LX_S_IFIFO | 0600, root < 0 ? LX_ROOT : root);
+    int what = f->kind == LX_FILE_NAME ? f->name_of : f->kind == LX_FILE_PIPE ? LX_NAME_PIPE :
+               f->kind == LX_FILE_SOCK ? LX_NAME_SOCK : LX_NAME_EVENTFD;
+    uint32_t mode = what == LX_NAME_PIPE ? LX_S_IFIFO | 0600 : what == LX_NAME_SOCK ? LX_S_IFSOCK | 0777 : 0600;
+    int32_t root = proc_root();                 /* a node of /proc standing for the open file, named by */
+    return dynamic(LX_PROC_OBJ + (uint32_t)lx_file_slot(f), (int)f->gen,    /* its slot and generation */
+                   mode, root < 0 ? LX_ROOT : root);
 }
 
 /* The path of node n (" (deleted)" after a name no entry has any more, as Linux says). */
@@ -269,15 +270,16 @@ static uint64_t node_link(int32_t n, char *buf, uint64_t size)
 /* What /proc/PID/fd/N names: a file's path, or pipe:[ino], socket:[ino], anon_inode:[kind]. */
 static uint64_t fd_link(struct lx_file *f, char *buf, uint64_t size)
 {
-    int len;
-    if (f->node >= 0)
+    static const char *const anon[] = { [LX_NAME_EVENTFD] = "[eventfd]", [LX_NAME_TIMERFD] = "[timerfd]",
+                                        [LX_NAME_EPOLL] = "[eventpoll]" };
+    if (f->kind == LX_FILE_NODE)
         return node_link(f->node, buf, size);
-    if (f->sock >= 0)
-        len = fmt(buf, size, "socket:[%d]", 0x3000 + f->sock);
-    else if (f->ev >= 0)
-        len = fmt(buf, size, "anon_inode:%s", lx_event_name(f));
-    else
-        len = fmt(buf, size, "pipe:[%d]", 0x1000 + f->pipe);
+    int what = f->kind == LX_FILE_NAME ? f->name_of : f->kind == LX_FILE_PIPE ? LX_NAME_PIPE :
+               f->kind == LX_FILE_SOCK ? LX_NAME_SOCK : lx_event_name_of(f);
+    unsigned long ino = (unsigned long)lx_file_ino(f);
+    int len = what == LX_NAME_PIPE ? fmt(buf, size, "pipe:[%lu]", ino) :
+              what == LX_NAME_SOCK ? fmt(buf, size, "socket:[%lu]", ino) :
+              what >= LX_NAME_EVENTFD && what <= LX_NAME_EPOLL ? fmt(buf, size, "anon_inode:%s", anon[what]) : 0;
     return len > 0 && (uint64_t)len < size ? (uint64_t)len : 0;
 }
 
@@ -525,9 +527,8 @@ static void gen_fdinfo(const struct lx_proc *p, uint32_t fd)
     if (!f)
         return;
     uint32_t flags = f->flags | (p->cloexec[fd] ? 02000000 : 0);
-    int mnt = f->node < 0 ? 3 : lx_node(f->node)->proc ? 2 : 1;
-    uint64_t ino = f->node >= 0 ? (uint64_t)f->node + 1 : f->sock >= 0 ? 0x3000u + (uint64_t)f->sock :
-                   f->ev >= 0 ? 0x2000u + (uint64_t)f->ev : 0x1000u + (uint64_t)f->pipe;
+    int mnt = f->kind != LX_FILE_NODE ? 3 : lx_node(f->node)->proc ? 2 : 1;
+    uint64_t ino = lx_file_ino(f);
     put("pos:\t%lu\nflags:\t0%o\nmnt_id:\t%d\nino:\t%lu\n", (unsigned long)f->pos, flags, mnt,
         (unsigned long)ino);
 }

@@ -165,6 +165,7 @@ struct lx_sock {
     int32_t own_pid;            /* who made it, or listened on it */
     int32_t owner;              /* the process it is charged to (who made it) */
     uint32_t sndbuf, rcvbuf;    /* what SO_SNDBUF and SO_RCVBUF say */
+    uint32_t ino;               /* its inode number (lx_ino_new) */
     int passcred, reuseaddr, keepalive, broadcast, oobinline, dontroute;
     uint32_t linger[2];
     uint64_t rcvtimeo, sndtimeo;        /* ns (0: none) */
@@ -217,7 +218,8 @@ static struct lx_sock *sock_new(struct lx_ctx *c, int type, int *err)
             return NULL;
         }
         *s = (struct lx_sock){ .state = SS_OPEN, .type = type, .q = q, .peer = -1, .listener = -1, .node = -1,
-                               .own_pid = c->p->pid, .owner = c->p->pid, .sndbuf = DEFAULT_BUF, .rcvbuf = DEFAULT_BUF };
+                               .own_pid = c->p->pid, .owner = c->p->pid, .sndbuf = DEFAULT_BUF, .rcvbuf = DEFAULT_BUF,
+                               .ino = lx_ino_new() };
         return s;
     }
     *err = -LX_ENFILE;
@@ -482,6 +484,13 @@ void lx_sock_close(struct lx_file *f)
     if (f->kind == LX_FILE_SOCK && f->sock >= 0 && f->sock < LX_SOCKS && socks[f->sock].state != SS_FREE &&
         socks[f->sock].file == f)
         sock_release(sock_of(f));
+}
+
+uint32_t lx_sock_ino(const struct lx_file *f)
+{
+    if (f->kind != LX_FILE_SOCK || f->sock < 0 || f->sock >= LX_SOCKS || socks[f->sock].state == SS_FREE)
+        return 0;
+    return socks[f->sock].ino;
 }
 
 void lx_sock_ref_dropped(void)

@@ -161,17 +161,6 @@ __attribute__((no_sanitize("address", "coverage"))) static void copy_state(char 
 
 /* ---------------------------------------------------------------- what the driver keeps track of */
 
-/* Each pipe slot's generation: a new pipe in the slot is a new one. */
-static uint32_t pipe_gen[LX_PIPES];
-
-/* O_PATH descriptions of /proc/PID/fd/N of a pipe: the pipe they name. */
-static struct {
-    struct lx_file *f;
-    int32_t slot;
-    uint32_t gen;
-} opath[64];
-static unsigned nopath;
-
 /* Mappings made by mmap, per pid: where munmap may aim. */
 static struct {
     int pid;
@@ -415,68 +404,19 @@ static void check_state(void)
 
 /* ---------------------------------------------------------------- pipes seen through /proc */
 
-/* The identity of the pipe of pipe end f: its slot and generation (the
- * personality's own since it has them, else the driver's count of the
- * pipes pipe2 made in the slot). */
-static void pipe_identity(const struct lx_file *f, int32_t *slot, uint32_t *gen)
+/* The inode number of the pipe open file f stands for: a pipe's end's,
+ * or an O_PATH name's of a pipe (its identity, which a pipe made again
+ * for a name whose pipe went takes over); 0 if neither. */
+static uint32_t pipe_named(const struct lx_file *f)
 {
-    *slot = f->pipe;
 #ifdef HF_LX_FILE_KINDS
-    *gen = lx_pipe_gen(f);
-#else
-    *gen = pipe_gen[f->pipe];
+    if (is_pipe_end(f))
+        return lx_pipe_ino(f);
+    if (f && f->kind == LX_FILE_NAME && f->name_of == LX_NAME_PIPE)
+        return f->name_ino;
 #endif
-}
-
-/* The pipe a file stands for: its own (a pipe's end), or the one an O_PATH
- * description of /proc/PID/fd/N was opened on; 0 if neither. */
-static int pipe_named(const struct lx_file *f, int32_t *slot, uint32_t *gen)
-{
-    if (is_pipe_end(f)) {
-        pipe_identity(f, slot, gen);
-        return 1;
-    }
-    for (unsigned i = 0; f && i < nopath; i++) {
-        if (opath[i].f == f) {
-            *slot = opath[i].slot;
-            *gen = opath[i].gen;
-            return 1;
-        }
-    }
+    (void)f;
     return 0;
-}
-
-/* The generation of the pipe in each slot that a descriptor of some process names (0: none). */
-static void pipes_named(uint32_t gens[LX_PIPES])
-{
-    memset(gens, 0, LX_PIPES * sizeof(gens[0]));
-    struct lx_proc *all = lx_procs();
-    for (unsigned k = 0; all && k < LX_PROCS; k++) {
-        for (int fd = 0; all[k].used && !all[k].ended && fd < LX_FDS; fd++) {
-            int32_t slot;
-            uint32_t gen;
-            if (is_pipe_end(all[k].fds[fd])) {
-                pipe_identity(all[k].fds[fd], &slot, &gen);
-                gens[slot] = gen;
-            }
-        }
-    }
-}
-
-/* Remember that O_PATH description f names pipe slot/gen. */
-static void opath_note(struct lx_file *f, int32_t slot, uint32_t gen)
-{
-    unsigned i = 0;
-    while (i < nopath && opath[i].f != f)
-        i++;
-    if (i == nopath) {
-        if (nopath == 64)
-            return;
-        nopath++;
-    }
-    opath[i].f = f;
-    opath[i].slot = slot;
-    opath[i].gen = gen;
 }
 
 /* ---------------------------------------------------------------- the operations */
@@ -577,33 +517,20 @@ static void op_open_proc_fd(struct hf_thread *t, struct lx_proc *p)
         snprintf(path, sizeof(path), "/proc/self/fd/%lld", (long long)fd);
     else
         snprintf(path, sizeof(path), "/proc/%d/fd/%lld", q->pid, (long long)fd);
-    int32_t slot = -1;
-    uint32_t gen = 0, before[LX_PIPES];
-    int named = fd >= 0 && fd < LX_FDS && pipe_named(q->fds[fd], &slot, &gen);
-    pipes_named(before);
+    uint32_t ino = fd >= 0 && fd < LX_FDS ? pipe_named(q->fds[fd]) : 0;
     poke(t, scratch(t) + AT_PATH, path, strlen(path) + 1);
     int64_t r = sys(t, NR_openat, NR(-100), scratch(t) + AT_PATH, fl, 0, 0, 0);
     hf_trace("op %u: tid %d openat(%s, %#x) = %s%s", nops, tid_of(t), path, fl, how_name(),
-             named ? " (a pipe's)" : "");
-    if (last_how != DONE || r < 0 || r >= LX_FDS || !named || !p->used || p->ended)
+             ino ? " (a pipe's)" : "");
+    if (last_how != DONE || r < 0 || r >= LX_FDS || !ino || !p->used || p->ended)
         return;
-    struct lx_file *g = p->fds[r];
-    if (!g)
-        return;
-    if (fl & 010000000) {
-        opath_note(g, slot, gen);
-        return;
-    }
-    if (!is_pipe_end(g))
-        return;
-    /* The pipe it named, or (that one gone) a new one, as Linux gives a
-     * FIFO whose pipe went: never another pipe some process has. */
-    int32_t now_slot;
-    uint32_t now_gen;
-    pipe_identity(g, &now_slot, &now_gen);
-    if ((now_slot != slot || now_gen != gen) && before[now_slot] == now_gen)
-        hf_fail("pid %d: %s reopened pipe %d (generation %u) of another descriptor, but it named pipe %d of "
-                "generation %u, which is gone: a stale reference", p->pid, path, now_slot, now_gen, slot, gen);
+    /* The pipe it named (its O_PATH name, or an end of that pipe, or of a
+     * new one of the same inode if that one is gone, as on Linux): never
+     * another pipe some process has. */
+    uint32_t now = p->fds[r] ? pipe_named(p->fds[r]) : 0;
+    if (now != ino)
+        hf_fail("pid %d: %s (flags %#x) gave descriptor %lld of pipe inode %u, but it named pipe inode %u",
+                p->pid, path, fl, (long long)r, now, ino);
 }
 
 /* close(fd). */
@@ -627,19 +554,16 @@ static void op_rw(struct hf_thread *t, struct lx_proc *p, int writing)
              (unsigned long long)len, how_name());
 }
 
-/* pipe2(flags of 8): a new pipe in its slot is a new generation. */
+/* pipe2(flags of 8). */
 static void op_pipe2(struct hf_thread *t, struct lx_proc *p)
 {
     static const uint32_t flags[8] = { 0, 04000, 02000000, 040000, 04000 | 02000000, 0, 0, 04000 };
     uint32_t fl = flags[u8() % 8];
     int64_t r = sys(t, NR_pipe2, scratch(t) + AT_OUT, fl, 0, 0, 0, 0);
     int32_t fds[2] = { -1, -1 };
-    if (last_how == DONE && r == 0) {
+    if (last_how == DONE && r == 0)
         hf_peek(t->space, scratch(t) + AT_OUT, fds, sizeof(fds));
-        struct lx_file *f = fds[0] >= 0 && fds[0] < LX_FDS ? p->fds[fds[0]] : NULL;
-        if (is_pipe_end(f))
-            pipe_gen[f->pipe]++;
-    }
+    (void)p;
     hf_trace("op %u: tid %d pipe2(%#x) = %s [%d, %d]", nops, tid_of(t), fl, how_name(), fds[0], fds[1]);
 }
 
@@ -1518,9 +1442,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     in_size = size;
     in_at = 0;
     nops = 0;
-    nopath = 0;
     nmaps = 0;
-    memset(pipe_gen, 0, sizeof(pipe_gen));
     hf_env_reset();
     copy_state(__lxstate_start, snapshot, (size_t)(__lxstate_end - __lxstate_start));
     int nproc = 1 + u8() % 3;

@@ -1,10 +1,16 @@
 /*
  * /proc/PID/exe, cwd and fd/: what a process's links say (paths of files
  * and directories, pipe:[N], socket:[N], anon_inode:[eventfd]), the fd
- * directory's listing, another process's links, and a closed descriptor.
+ * directory's listing, another process's links, and a closed descriptor;
+ * then pipes, sockets and event descriptors reached through their links:
+ * stat, O_PATH opens (what they name, what works on them, after the
+ * object closed) and opens for reading and writing.
  */
 #include "lxtest.h"
 #include <dirent.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -36,6 +42,131 @@ static void show_fd(int fd)
     snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
     snprintf(what, sizeof(what), "fd %d", fd);
     show_link(what, path);
+}
+
+/* Is what path leads to the same object as descriptor fd (inode and type)? */
+static int same_as(int fd, const char *path, int follow)
+{
+    struct stat a, b;
+    if (fstat(fd, &a))
+        return -1;
+    if (follow ? stat(path, &b) : fstat(atoi(path), &b))
+        return -2;
+    return a.st_ino == b.st_ino && a.st_mode == b.st_mode && a.st_dev == b.st_dev;
+}
+
+/* Do two links say the same? */
+static int same_link(int a, int b)
+{
+    char pa[64], pb[64], la[128] = { 0 }, lb[128] = { 0 };
+    snprintf(pa, sizeof(pa), "/proc/self/fd/%d", a);
+    snprintf(pb, sizeof(pb), "/proc/self/fd/%d", b);
+    if (readlink(pa, la, sizeof(la) - 1) < 0 || readlink(pb, lb, sizeof(lb) - 1) < 0)
+        return -1;
+    return !strcmp(la, lb);
+}
+
+/* A pipe, a socket, an eventfd and an epoll through /proc/self/fd/N. */
+static void objects(void)
+{
+    int p[2], sv[2];
+    pipe(p);
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    int fds[] = { p[0], p[1], sv[0], eventfd(3, 0), epoll_create1(0) };
+    const char *names[] = { "pipe read end", "pipe write end", "socket", "eventfd", "epoll" };
+    for (int i = 0; i < 5; i++) {
+        char path[64], num[16];
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[i]);
+        struct stat st;
+        errno = 0;
+        int r = stat(path, &st);
+        printf("%s: stat through the link %d %s, type 0%o, same object %d\n", names[i], r, errname(errno),
+               (unsigned)(st.st_mode & S_IFMT), same_as(fds[i], path, 1));
+        errno = 0;
+        int o = open(path, O_PATH);
+        printf("%s: O_PATH open %s, F_GETFL has O_PATH %d\n", names[i], o >= 0 ? "ok" : errname(errno),
+               o >= 0 && (fcntl(o, F_GETFL) & O_PATH) != 0);
+        if (o < 0)
+            continue;
+        snprintf(num, sizeof(num), "%d", o);
+        printf("%s: the O_PATH one: same object %d, same link %d\n", names[i], same_as(fds[i], num, 0),
+               same_link(fds[i], o));
+        char c;
+        uint64_t v;
+        SHOW("  read", read(o, &c, 1));
+        SHOW("  write", write(o, &v, 8));
+        SHOW("  lseek", lseek(o, 0, SEEK_SET));
+        int t = 0;
+        socklen_t tl = sizeof(t);
+        SHOW("  getsockopt", getsockopt(o, SOL_SOCKET, SO_TYPE, &t, &tl));
+        struct pollfd pf = { o, POLLIN | POLLOUT, 0 };
+        long n = poll(&pf, 1, 0);
+        printf("  poll: %ld revents 0x%x\n", n, (unsigned)pf.revents);
+        fd_set rs;
+        FD_ZERO(&rs);
+        FD_SET(o, &rs);
+        struct timeval tv = { 0, 0 };
+        fd_set ws;
+        FD_ZERO(&ws);
+        FD_SET(o, &ws);
+        errno = 0;
+        n = select(o + 1, &rs, &ws, NULL, &tv);
+        printf("  select: %ld %s, readable %d, writable %d\n", n, n < 0 ? errname(errno) : "", FD_ISSET(o, &rs) != 0,
+               FD_ISSET(o, &ws) != 0);
+        int ep = epoll_create1(0);
+        struct epoll_event ee = { EPOLLIN, { 0 } };
+        SHOW("  epoll_ctl of it", epoll_ctl(ep, EPOLL_CTL_ADD, o, &ee));
+        SHOW("  epoll_wait on it", epoll_wait(o, &ee, 1, 0));
+        close(ep);
+        int d = dup(o);
+        printf("  its dup: same object %d\n", d >= 0 ? same_as(o, (snprintf(num, sizeof(num), "%d", d), num), 0) : -1);
+        close(d);
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", o);
+        int o2 = open(path, O_PATH);
+        printf("  O_PATH again through it: %s, same object %d\n", o2 >= 0 ? "ok" : errname(errno),
+               o2 >= 0 ? same_as(fds[i], (snprintf(num, sizeof(num), "%d", o2), num), 0) : -1);
+        close(o2);
+        errno = 0;
+        int rw = open(path, O_RDWR | O_NONBLOCK);
+        printf("  O_RDWR through it: %s\n", rw >= 0 ? "ok" : errname(errno));
+        if (rw >= 0)
+            close(rw);
+        close(o);
+    }
+    for (int i = 2; i < 5; i++) {               /* (Linux reopens none of these) */
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[i]);
+        errno = 0;
+        int rw = open(path, O_RDWR);
+        printf("%s opened O_RDWR: %s\n", names[i], rw >= 0 ? "ok" : errname(errno));
+        if (rw >= 0)
+            close(rw);
+    }
+    /* The pipe's name outlives the pipe: fstat still says it, and opening
+     * it again gives a new empty pipe of the same inode. */
+    char path[64], num[16];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", p[0]);
+    int o = open(path, O_PATH);
+    struct stat before, after;
+    fstat(p[0], &before);
+    write(p[1], "old", 3);
+    close(p[0]);
+    close(p[1]);
+    fstat(o, &after);
+    printf("the pipe closed: its O_PATH name keeps its inode %d\n", before.st_ino == after.st_ino);
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", o);
+    int r = open(path, O_RDONLY | O_NONBLOCK), w = open(path, O_WRONLY | O_NONBLOCK);
+    char buf[8] = { 0 };
+    SHOW("  reopened: read (empty)", read(r, buf, sizeof(buf)));
+    SHOW("  write", write(w, "new", 3));
+    SHOW("  read", read(r, buf, sizeof(buf)));
+    printf("  read \"%s\"; same inode %d\n", buf, same_as(r, (snprintf(num, sizeof(num), "%d", o), num), 0));
+    close(r);
+    close(w);
+    close(o);
+    for (int i = 2; i < 5; i++)
+        close(fds[i]);
+    close(sv[1]);
 }
 
 int main(void)
@@ -99,5 +230,8 @@ int main(void)
     waitpid(pid, NULL, 0);
     SHOW("a gone child's fd directory", open(path, O_RDONLY));
     rmdir("/tmp/pd");
+    close(file);
+    close(dir);
+    objects();
     return 0;
 }
