@@ -81,6 +81,15 @@ def test_oracle_cases_need_a_system_and_one_line_commands():
     assert case.oracle == ["hello", "args 1"]
 
 
+def test_run_cases_take_commands_for_petrel_alone():
+    with pytest.raises(cases.CaseError):
+        cases.parse_cases('[[case]]\nname = "a"\nrun = ["hello"]\n')
+    with pytest.raises(cases.CaseError):
+        cases.parse_cases('[[case]]\nname = "a"\nsystem = "linux-user"\nrun = ["a"]\noracle = ["b"]\n')
+    (case,) = cases.parse_cases('[[case]]\nname = "a"\nsystem = "linux-user"\nrun = ["lxfuzz ops=10"]\n')
+    assert case.run == ["lxfuzz ops=10"] and not case.oracle
+
+
 def test_the_personality_is_placed_by_its_description():
     from petrel import paths, systems
     kernel = systems.load_system(paths.REPO / "systems" / "linux-kernel.toml", paths.REPO)

@@ -59,6 +59,7 @@ class Case:
     pre: list = field(default_factory=list)
     allow_panic: bool = False
     oracle: list = field(default_factory=list)  # Linux command lines: run on Linux and Petrel, compared (oracle.py)
+    run: list = field(default_factory=list)     # Linux command lines run on Petrel only (judged by `expect`)
 
     # The QEMU machine this case boots on.
     def machine(self) -> qemu.Machine:
@@ -74,6 +75,7 @@ FIELD_TYPES = {
     "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "typing": list, "files": list, "cpu": str, "gic": int,
     "smp": int, "mem": str, "icount": bool, "virtualization": bool, "append": str, "tap": bool, "expect": list,
     "expect_exit": (int, str), "timeout": (int, float), "pre": list, "allow_panic": bool, "oracle": list,
+    "run": list,
 }
 CASE_KEYS = set(FIELD_TYPES) | {"matrix"}
 
@@ -160,10 +162,14 @@ def check_case(where: str, case: Case, steps) -> None:
         raise CaseError(f"{where}: key 'expect_exit' must be a number or \"nonzero\"")
     if case.timeout <= 0:
         raise CaseError(f"{where}: key 'timeout' must be positive")
-    if not all(isinstance(c, str) and c.strip() and "\n" not in c and len(c) < 200 for c in case.oracle):
-        raise CaseError(f"{where}: key 'oracle' must be a list of one-line commands")
-    if case.oracle and not case.system:
-        raise CaseError(f"{where}: key 'oracle' needs 'system' (one with the Linux personality and rootfs.cpio)")
+    for key in ("oracle", "run"):
+        commands = getattr(case, key)
+        if not all(isinstance(c, str) and c.strip() and "\n" not in c and len(c) < 200 for c in commands):
+            raise CaseError(f"{where}: key '{key}' must be a list of one-line commands")
+        if commands and not case.system:
+            raise CaseError(f"{where}: key '{key}' needs 'system' (one with the Linux personality and rootfs.cpio)")
+    if case.oracle and case.run:
+        raise CaseError(f"{where}: keys 'oracle' and 'run' go in different cases")
     if not all(isinstance(step, str) for step in case.pre):
         raise CaseError(f"{where}: key 'pre' must be a list of step names")
     for step in case.pre:

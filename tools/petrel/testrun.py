@@ -7,7 +7,8 @@ exit status and the serial console:
 - no console line contains "PANIC" (unless `allow_panic`),
 - every `expect` regex matches, each after the previous match,
 - for `tap` cases: a plan is present, every planned test reported, none failed,
-- for `oracle` cases: the same commands on Linux print the same (oracle.py).
+- for `oracle` cases: the same commands on Linux print the same (oracle.py);
+  a `run` case has its commands run on Petrel only (as /etc/lxrun).
 
 Every case counts as one test ("<case>"); a TAP case adds one test per planned
 test ("<case>/<description>"). Host tests come from pytest's JUnit XML. The
@@ -163,8 +164,8 @@ def pack_case_image(case: cases.Case, repo: Path) -> Path | None:
         try:
             system = systems.load_system(repo / "systems" / f"{case.system}.toml", repo)
             entries = systems.read_entries(system, repo)
-            if case.oracle:
-                entries = oracle.with_archive(entries, oracle.write_archive(case.slug(), case.oracle, repo))
+            if case.oracle or case.run:
+                entries = oracle.with_archive(entries, oracle.write_archive(case.slug(), case.oracle or case.run, repo))
             bootimage.write_image(out, entries)
         except systems.SystemConfigError as err:
             raise ValueError(str(err)) from None
