@@ -829,11 +829,10 @@ static int bounded_call(uint64_t nr)
     }
 }
 
-/* A read or write (nr) of x[2] bytes through descriptor x[0] of process p:
- * bounded (see above)? */
-static int io_bounded(struct lx_proc *p, uint64_t nr, const uint64_t *x)
+/* A read or write (nr) of x[2] bytes through open file f (descriptor
+ * x[0]'s, or the file a kept call runs on) of process p: bounded (see above)? */
+static int io_bounded(struct lx_proc *p, struct lx_file *f, uint64_t nr, const uint64_t *x)
 {
-    struct lx_file *f = lx_fd_file(p, x[0]);
     const struct lx_node *n = f && f->kind == LX_FILE_NODE ? lx_node(f->node) : NULL;
     if (!f || x[2] > FAST_IO)
         return 0;
@@ -864,8 +863,15 @@ static __attribute__((noinline)) int serve_bounded(struct svc_call *call, const 
                                                    int bounded)
 {
     struct lx_thread *t = thread_of_badge(call->badge);
-    if (!t || t->p->ended || t->pending || t->p->pending || t->p->doomed || t->restore_mask || t->io.file ||
-        (bounded == 2 && !io_bounded(t->p, nr, &mr[FAULT_MR_X0])))
+    if (!t || t->p->ended || t->pending || t->p->pending || t->p->doomed || t->restore_mask)
+        return SVC_FAST_OTHER;
+    /* A kept call run again (woken: its reader or writer moved) is bounded
+     * by its own file, not by what its descriptor names now. */
+    const struct lx_io *io = &t->io;
+    if (io->file && (io->nr != nr || io->fd != (uint32_t)mr[FAULT_MR_X0] || io->pc != mr[FAULT_MR_PC]))
+        return SVC_FAST_OTHER;
+    if (bounded == 2 && !io_bounded(t->p, io->file ? io->file : lx_fd_use(t->p, mr[FAULT_MR_X0]), nr,
+                                    &mr[FAULT_MR_X0]))
         return SVC_FAST_OTHER;
     fault_of(call, mr, t);
     return SVC_FAST_ANSWERED;
