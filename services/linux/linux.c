@@ -774,7 +774,8 @@ static void serve(struct lx_ctx *c)
         t->blk.kind = LX_BLK_NONE;
         r = t->io.done ? (int64_t)t->io.done : -LX_ENOMEM;
     }
-    lx_io_end(t);                               /* the call is done: what it kept goes */
+    if (t->io.file || t->io.done)
+        lx_io_end(t);                           /* the call is done: what it kept goes */
     t->intr = 0;                                /* ... and a wake-up it had is spent */
     t->timed = 0;
     t->timed_calendar = 0;
@@ -865,14 +866,15 @@ static __attribute__((noinline)) int serve_bounded(struct svc_call *call, const 
     struct lx_thread *t = thread_of_badge(call->badge);
     if (!t || t->p->ended || t->pending || t->p->pending || t->p->doomed || t->restore_mask)
         return SVC_FAST_OTHER;
-    /* A kept call run again (woken: its reader or writer moved) is bounded
-     * by its own file, not by what its descriptor names now. */
-    const struct lx_io *io = &t->io;
-    if (io->file && (io->nr != nr || io->fd != (uint32_t)mr[FAULT_MR_X0] || io->pc != mr[FAULT_MR_PC]))
-        return SVC_FAST_OTHER;
-    if (bounded == 2 && !io_bounded(t->p, io->file ? io->file : lx_fd_use(t->p, mr[FAULT_MR_X0]), nr,
-                                    &mr[FAULT_MR_X0]))
-        return SVC_FAST_OTHER;
+    if (bounded == 2) {
+        /* A kept call run again (woken: its reader or writer moved) is
+         * bounded by its own file, not by what its descriptor names now. */
+        const struct lx_io *io = &t->io;
+        if (io->file && (io->nr != nr || io->fd != (uint32_t)mr[FAULT_MR_X0] || io->pc != mr[FAULT_MR_PC]))
+            return SVC_FAST_OTHER;
+        if (!io_bounded(t->p, io->file ? io->file : lx_fd_use(t->p, mr[FAULT_MR_X0]), nr, &mr[FAULT_MR_X0]))
+            return SVC_FAST_OTHER;
+    }
     fault_of(call, mr, t);
     return SVC_FAST_ANSWERED;
 }
