@@ -429,12 +429,11 @@ int lx_sig_interrupted(struct lx_ctx *c, uint64_t nr)
 {
     struct lx_thread *p = c->t;
     int sig = next_signal(p);
-    if (!p->intr && !sig)
-        return 0;
-    p->intr = 0;
-    p->blk = (struct lx_block){ 0 };
+    p->intr = 0;                                /* (a wake-up whose signal another thread took: it waits
+                                                 * again, still on what it waits for) */
     if (!sig)
         return 0;
+    p->blk = (struct lx_block){ 0 };
     const uint64_t *mr = c->mr;
     if (p->io.done) {                           /* a write that moved some bytes returns their count */
         int64_t done = (int64_t)p->io.done;
@@ -465,8 +464,11 @@ int lx_sig_interrupted(struct lx_ctx *c, uint64_t nr)
 static void deliver_async(struct lx_thread *p)
 {
     int state = svc_thread_suspend(p->thread);
-    if (state < 0)
+    if (state < 0) {
+        svc_thread_resume(p->thread);           /* (it may be suspended and not stopped yet: never left so;
+                                                 * its next call delivers the signal) */
         return;
+    }
     if (state == THREAD_SEND || state == THREAD_REPLY) {
         svc_thread_resume(p->thread);           /* its call is on its way: the answer delivers */
         return;
@@ -484,6 +486,8 @@ static void deliver_async(struct lx_thread *p)
             changed = 1;
         }
         lx_io_end(p);                           /* (or it runs again from the start after the handler) */
+        p->timed = 0;                           /* (its wait is over: no timer wakes it any more) */
+        p->timed_calendar = 0;
     }
     if (act(p, NULL, &r, &entered) == LX_NORETURN)
         return;

@@ -1974,8 +1974,8 @@ static void op_check(struct ctx *c)
         int mode_ok = p.e.path ? (flags & O_PATH) != 0 : (int)(flags & O_ACCMODE) == accmode(&p.e);
         if (!fl || !mode_ok || !!(flags & O_CLOEXEC) != p.e.cloexec ||
             (ino && o && strtoull(ino + 5, NULL, 10) != o->ino[p.e.kind == K_PIPE ? 0 : p.e.end & 1]))
-            fail("%s of a %s%s (end %d, close-on-exec %d): %s", path, p.e.path ? "O_PATH " : "", kind_names[p.e.kind],
-                 p.e.end, p.e.cloexec, r < 0 ? errname(err) : got);
+            fail("%s of a %s%s (end %d, close-on-exec %d): read %ld %s \"%s\"", path, p.e.path ? "O_PATH " : "",
+                 kind_names[p.e.kind], p.e.end, p.e.cloexec, r, r < 0 ? errname(err) : "", got);
     }
 }
 
@@ -2357,6 +2357,7 @@ static long drain(int fd, uint8_t t, uint8_t *buf, size_t size, const char *what
     long total = 0;
     int64_t t0 = now_ms();
     for (;;) {
+        memset(buf, 0, size);                   /* (a count without its bytes shows as zeros) */
         blocking(1);
         long r = read(fd, buf, size);
         blocking(0);
@@ -2377,7 +2378,8 @@ static long drain(int fd, uint8_t t, uint8_t *buf, size_t size, const char *what
         }
         for (long i = 0; i < r; i++)
             if (buf[i] != t) {
-                fail("%s: byte %ld read from %d is 0x%02x, not 0x%02x", what, total + i, fd, buf[i], t);
+                fail("%s: byte %ld read from %d (a read of %ld) is 0x%02x, not 0x%02x", what, total + i, fd, r, buf[i],
+                     t);
                 return -1;
             }
         total += r;
@@ -2498,12 +2500,14 @@ static void blk_pipe_write(struct ctx *c)
                          "(%ld bytes)", len, way == 0 ? "closed" : way == 1 ? "replaced" : "kept (signalled)", total);
                     break;
                 }
+                memset(b, 0, sizeof(c->buf));           /* (a count without its bytes shows as zeros) */
                 r = read(p[0], b, sizeof(c->buf));
                 if (r > 0)
                     total += r;
                 for (long i = 0; i < r; i++)
                     if (b[i] != tagb(pid_, 0)) {
-                        fail("pipe write blocked: byte 0x%02x read", b[i]);
+                        fail("pipe write blocked: read %ld of %zu bytes (%ld so far), byte %ld is 0x%02x", r,
+                             sizeof(c->buf), total, i, b[i]);
                         break;
                     }
             }
