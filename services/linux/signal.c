@@ -480,12 +480,21 @@ static void deliver_async(struct lx_thread *p)
     }
     int entered = 0, changed = 0;
     if (p->io.nr) {                             /* woken to run its call again, not there yet: */
-        if (p->io.done && r.pc == p->io.pc - 4) {
+        int sig = next_signal(p);
+        const struct lx_sigaction *ka = sig ? &p->p->act[sig - 1] : NULL;
+        int handler = ka && ka->handler > SIG_IGN;
+        if (r.pc == p->io.pc - 4 && p->io.done) {
             r.pc = p->io.pc;                    /* the signal ends it, with the bytes it moved (as */
             r.x[0] = p->io.done;                /* Linux's write returns a partial count) */
             changed = 1;
+        } else if (r.pc == p->io.pc - 4 && handler && !((ka->flags & SA_RESTART) && restartable(p->io.nr))) {
+            r.pc = p->io.pc;                    /* a handler without SA_RESTART: EINTR, as Linux answers a
+                                                 * call a signal interrupts (run again, it would look its
+                                                 * descriptor up afresh: perhaps another file by now) */
+            r.x[0] = (uint64_t)-LX_EINTR;
+            changed = 1;
         }
-        lx_io_end(p);                           /* (or it runs again from the start after the handler) */
+        lx_io_end(p);                           /* (or, with SA_RESTART, it runs again after the handler) */
         p->timed = 0;                           /* (its wait is over: no timer wakes it any more) */
         p->timed_calendar = 0;
     }

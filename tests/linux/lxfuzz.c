@@ -568,6 +568,20 @@ static void close_private(int fd)
     end_close(fd);
 }
 
+/* The two private pairs (pipes or socketpairs) a blocked-call test made:
+ * each closed if it was made (its object nonzero). */
+static void close_pairs(uint32_t a_id, const int a[2], uint32_t b_id, const int b[2])
+{
+    if (a_id) {
+        close_private(a[0]);
+        close_private(a[1]);
+    }
+    if (b_id) {
+        close_private(b[0]);
+        close_private(b[1]);
+    }
+}
+
 /* Descriptors of object obj whose end matches (pipes: a writer or a reader)
  * that this process holds now: snapshot, then whether they stayed. */
 struct hold {
@@ -1958,8 +1972,11 @@ static void op_check(struct ctx *c)
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         long r = fd >= 0 ? read(fd, got, sizeof(got) - 1) : -1;
         int err = errno;
-        if (fd >= 0)
+        struct stat st1 = { 0 };
+        if (fd >= 0) {
+            fstat(fd, &st1);
             close(fd);
+        }
         created();
         tally(r, err);
         lock();
@@ -1973,9 +1990,26 @@ static void op_check(struct ctx *c)
         struct obj *o = obj_of(p.e.obj);
         int mode_ok = p.e.path ? (flags & O_PATH) != 0 : (int)(flags & O_ACCMODE) == accmode(&p.e);
         if (!fl || !mode_ok || !!(flags & O_CLOEXEC) != p.e.cloexec ||
-            (ino && o && strtoull(ino + 5, NULL, 10) != o->ino[p.e.kind == K_PIPE ? 0 : p.e.end & 1]))
-            fail("%s of a %s%s (end %d, close-on-exec %d): read %ld %s \"%s\"", path, p.e.path ? "O_PATH " : "",
-                 kind_names[p.e.kind], p.e.end, p.e.cloexec, r, r < 0 ? errname(err) : "", got);
+            (ino && o && strtoull(ino + 5, NULL, 10) != o->ino[p.e.kind == K_PIPE ? 0 : p.e.end & 1])) {
+            /* What the descriptor and a second look say now (a transient or a wrong file?). */
+            char again[96] = { 0 }, link[64] = { 0 }, lpath[48];
+            int fd2 = open(path, O_RDONLY | O_CLOEXEC);
+            long r2 = fd2 >= 0 ? read(fd2, again, sizeof(again) - 1) : -1;
+            struct stat st2 = { 0 };
+            if (fd2 >= 0) {
+                fstat(fd2, &st2);
+                close(fd2);
+            }
+            snprintf(lpath, sizeof(lpath), "/proc/self/fd/%d", p.fd);
+            readlink(lpath, link, sizeof(link) - 1);
+            for (char *q = again; *q; q++)
+                if (*q == '\n')
+                    *q = ' ';
+            fail("%s of a %s%s (end %d, close-on-exec %d): read %ld %s \"%s\"; now F_GETFD %d, link \"%s\", "
+                 "again %ld \"%s\" (fdinfo inodes %llu, %llu)", path, p.e.path ? "O_PATH " : "", kind_names[p.e.kind],
+                 p.e.end, p.e.cloexec, r, r < 0 ? errname(err) : "", got, fcntl(p.fd, F_GETFD), link, r2, again,
+                 (unsigned long long)st1.st_ino, (unsigned long long)st2.st_ino);
+        }
     }
 }
 
@@ -2451,14 +2485,7 @@ static void blk_pipe_read(struct ctx *c)
         if (excl)
             excluded();
     }
-    if (pid_) {
-        close_private(p[0]);
-        close_private(p[1]);
-    }
-    if (qid) {
-        close_private(q[0]);
-        close_private(q[1]);
-    }
+    close_pairs(pid_, p, qid, q);
 }
 
 /* A thread blocked writing more than a private pipe holds; its descriptor
@@ -2530,14 +2557,7 @@ static void blk_pipe_write(struct ctx *c)
         }
         munmap(big, len);
     }
-    if (pid_) {
-        close_private(p[0]);
-        close_private(p[1]);
-    }
-    if (qid) {
-        close_private(q[0]);
-        close_private(q[1]);
-    }
+    close_pairs(pid_, p, qid, q);
 }
 
 /* A thread blocked in recv on a private socket; closed or replaced (by a
@@ -2585,14 +2605,7 @@ static void blk_sock_recv(struct ctx *c)
         if (excl)
             excluded();
     }
-    if (sid) {
-        close_private(s[0]);
-        close_private(s[1]);
-    }
-    if (qid) {
-        close_private(q[0]);
-        close_private(q[1]);
-    }
+    close_pairs(sid, s, qid, q);
 }
 
 /* A thread blocked in send on a full private datagram socket; its
@@ -2668,14 +2681,7 @@ static void blk_dgram_send(struct ctx *c)
         }
         munmap(m, len);
     }
-    if (sid) {
-        close_private(s[0]);
-        close_private(s[1]);
-    }
-    if (qid) {
-        close_private(q[0]);
-        close_private(q[1]);
-    }
+    close_pairs(sid, s, qid, q);
 }
 
 /* A thread blocked in epoll_wait on a private epoll watching a private
@@ -2729,14 +2735,7 @@ static void blk_epoll(struct ctx *c)
     }
     close_private(ep2);
     close_private(ep);
-    if (pid_) {
-        close_private(p[0]);
-        close_private(p[1]);
-    }
-    if (qid) {
-        close_private(q[0]);
-        close_private(q[1]);
-    }
+    close_pairs(pid_, p, qid, q);
 }
 
 /* A thread blocked reading a private eventfd; closed or replaced under it;
