@@ -1189,6 +1189,18 @@ int64_t lx_sys_chdir(struct lx_ctx *c, uint64_t upath)
     return set_cwd(c, lx_lookup(dir, path_buf, 1));
 }
 
+int64_t lx_sys_fadvise64(struct lx_ctx *c, uint64_t fd, int64_t len, uint64_t advice)
+{
+    struct lx_file *f = lx_fd_use(c->p, fd);
+    if (!f)
+        return -LX_EBADF;
+    if (f->kind == LX_FILE_PIPE || (f->kind == LX_FILE_NODE && kind(lx_node(f->node)) == LX_S_IFIFO))
+        return -LX_ESPIPE;
+    if (len < 0 || (uint32_t)advice > 5)
+        return -LX_EINVAL;                      /* POSIX_FADV_NORMAL .. POSIX_FADV_NOREUSE: nothing to do */
+    return 0;
+}
+
 int64_t lx_sys_fchdir(struct lx_ctx *c, uint64_t fd)
 {
     struct lx_file *f = file_of(c->p, (uint32_t)fd);

@@ -45,7 +45,7 @@ enum {
     NR_mkdirat = 34, NR_unlinkat = 35, NR_symlinkat = 36, NR_linkat = 37, NR_renameat = 38, NR_statfs = 43,
     NR_fstatfs = 44, NR_truncate = 45, NR_ftruncate = 46, NR_fallocate = 47, NR_faccessat = 48, NR_fchmod = 52,
     NR_fchmodat = 53, NR_fchownat = 54, NR_fchown = 55, NR_pwrite64 = 68, NR_sendfile = 71, NR_sync = 81,
-    NR_fsync = 82, NR_fdatasync = 83, NR_utimensat = 88, NR_syncfs = 267, NR_renameat2 = 276,
+    NR_fsync = 82, NR_fdatasync = 83, NR_fadvise64 = 223, NR_utimensat = 88, NR_syncfs = 267, NR_renameat2 = 276,
     NR_faccessat2 = 439, NR_fchmodat2 = 452, NR_umask = 166, NR_futex = 98, NR_clone3 = 435,
     NR_eventfd2 = 19, NR_epoll_create1 = 20, NR_epoll_ctl = 21, NR_epoll_pwait = 22, NR_epoll_pwait2 = 441,
     NR_timerfd_create = 85, NR_timerfd_settime = 86, NR_timerfd_gettime = 87,
@@ -720,6 +720,9 @@ int64_t lx_sys_truncate(struct lx_ctx *c, uint64_t path, int64_t len);
 int64_t lx_sys_ftruncate(struct lx_ctx *c, uint64_t fd, int64_t len);
 int64_t lx_sys_fsync(struct lx_ctx *c, uint64_t fd);
 int64_t lx_sys_statfs(struct lx_ctx *c, uint64_t path, uint64_t buf);
+/* fadvise64: advice taken and ignored as Linux's tmpfs does (EBADF,
+ * ESPIPE for a pipe, EINVAL for a negative length or unknown advice). */
+int64_t lx_sys_fadvise64(struct lx_ctx *c, uint64_t fd, int64_t len, uint64_t advice);
 int64_t lx_sys_fstatfs(struct lx_ctx *c, uint64_t fd, uint64_t buf);
 int64_t lx_sys_sendfile(struct lx_ctx *c, uint64_t out, uint64_t in, uint64_t offp, uint64_t count);
 int64_t lx_sys_fallocate(struct lx_ctx *c, uint64_t fd, uint64_t mode, int64_t off, int64_t len);

@@ -578,6 +578,7 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_sendfile:       return lx_sys_sendfile(c, a[0], a[1], a[2], a[3]);
     case NR_sync:           return 0;           /* everything is in memory */
     case NR_syncfs:         return lx_fd_use(c->p, a[0]) ? 0 : -LX_EBADF;
+    case NR_fadvise64:      return lx_sys_fadvise64(c, a[0], (int64_t)a[2], a[3]);
     case NR_fsync:
     case NR_fdatasync:      return lx_sys_fsync(c, a[0]);
     case NR_utimensat:      return lx_sys_utimensat(c, (int64_t)a[0], a[1], a[2], a[3]);
