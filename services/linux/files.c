@@ -95,6 +95,28 @@ uint32_t lx_ino_new(void)
     return next++;
 }
 
+int lx_file_names(const struct lx_file *f)
+{
+    switch (f->kind) {
+    case LX_FILE_NAME:
+        return f->name_of;
+    case LX_FILE_PIPE:
+        return LX_NAME_PIPE;
+    case LX_FILE_SOCK:
+        return LX_NAME_SOCK;
+    case LX_FILE_EVENT:
+        return lx_event_name_of(f);
+    default:
+        return 0;
+    }
+}
+
+uint32_t lx_name_mode(int what)
+{
+    return what == LX_NAME_PIPE ? LX_S_IFIFO | 0600 : what == LX_NAME_SOCK ? LX_S_IFSOCK | 0777 :
+           0600;                                /* (anonymous inodes have no type) */
+}
+
 uint64_t lx_file_ino(const struct lx_file *f)
 {
     switch (f->kind) {
@@ -886,21 +908,17 @@ static void file_stat(const struct lx_file *f, struct lx_stat *st)
         lx_stat_fill(f->node, st);
         return;
     }
-    int what = f->kind == LX_FILE_NAME ? f->name_of : f->kind == LX_FILE_PIPE ? LX_NAME_PIPE :
-               f->kind == LX_FILE_SOCK ? LX_NAME_SOCK : LX_NAME_EVENTFD;
     memset(st, 0, sizeof(*st));
     st->dev = 0xc;
     st->ino = lx_file_ino(f);
-    st->mode = what == LX_NAME_PIPE ? LX_S_IFIFO | 0600 : what == LX_NAME_SOCK ? LX_S_IFSOCK | 0777 :
-               0600;                            /* (anonymous inodes have no type) */
+    st->mode = lx_name_mode(lx_file_names(f));
     st->nlink = 1;
     st->blksize = 4096;
 }
 
 int64_t lx_file_reopen(struct lx_proc *p, struct lx_file *t, uint32_t fl)
 {
-    int what = t->kind == LX_FILE_NAME ? t->name_of : t->kind == LX_FILE_PIPE ? LX_NAME_PIPE :
-               t->kind == LX_FILE_SOCK ? LX_NAME_SOCK : lx_event_name_of(t);
+    int what = lx_file_names(t);
     uint32_t ino = (uint32_t)lx_file_ino(t);
     if (!what || !ino)
         return -LX_ENOENT;

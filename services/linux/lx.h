@@ -672,6 +672,10 @@ struct lx_file *lx_file_at(int32_t i, uint32_t gen);
 int32_t lx_file_slot(const struct lx_file *f);
 /* A new inode number for a pipe, socket or event object (as Linux's get_next_ino). */
 uint32_t lx_ino_new(void);
+/* What an O_PATH name of open file f names (LX_NAME_*; 0 for a node's
+ * file), and the st_mode fstat gives for that kind of object. */
+int lx_file_names(const struct lx_file *f);
+uint32_t lx_name_mode(int what);
 /* The inode number fstat gives for open file f. */
 uint64_t lx_file_ino(const struct lx_file *f);
 /* Open `t` (a file /proc/PID/fd/N names that is not a node's) again for

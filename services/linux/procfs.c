@@ -249,9 +249,7 @@ int32_t lx_procfs_fd_target(int32_t n)
         return -LX_ENOENT;
     if (f->kind == LX_FILE_NODE)
         return f->node;
-    int what = f->kind == LX_FILE_NAME ? f->name_of : f->kind == LX_FILE_PIPE ? LX_NAME_PIPE :
-               f->kind == LX_FILE_SOCK ? LX_NAME_SOCK : LX_NAME_EVENTFD;
-    uint32_t mode = what == LX_NAME_PIPE ? LX_S_IFIFO | 0600 : what == LX_NAME_SOCK ? LX_S_IFSOCK | 0777 : 0600;
+    uint32_t mode = lx_name_mode(lx_file_names(f));
     int32_t root = proc_root();                 /* a node of /proc standing for the open file, named by */
     return dynamic(LX_PROC_OBJ + (uint32_t)lx_file_slot(f), (int)f->gen,    /* its slot and generation */
                    mode, root < 0 ? LX_ROOT : root);
@@ -274,8 +272,7 @@ static uint64_t fd_link(struct lx_file *f, char *buf, uint64_t size)
                                         [LX_NAME_EPOLL] = "[eventpoll]" };
     if (f->kind == LX_FILE_NODE)
         return node_link(f->node, buf, size);
-    int what = f->kind == LX_FILE_NAME ? f->name_of : f->kind == LX_FILE_PIPE ? LX_NAME_PIPE :
-               f->kind == LX_FILE_SOCK ? LX_NAME_SOCK : lx_event_name_of(f);
+    int what = lx_file_names(f);
     unsigned long ino = (unsigned long)lx_file_ino(f);
     int len = what == LX_NAME_PIPE ? fmt(buf, size, "pipe:[%lu]", ino) :
               what == LX_NAME_SOCK ? fmt(buf, size, "socket:[%lu]", ino) :
