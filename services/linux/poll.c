@@ -10,7 +10,9 @@
  * never waits; a positive one is a deadline kept across the call's runs
  * (signal.c), after which it returns 0. The signal mask argument holds
  * while the call runs (and for the handler of the signal that interrupts
- * it, EINTR: signal.c).
+ * it, EINTR: signal.c). On return, after a wait or not, the sets and
+ * revents say what is ready (nothing after a timeout) and the timespec
+ * holds the time left, as Linux's ppoll and pselect6 write them back.
  */
 #include "lx.h"
 
@@ -74,6 +76,21 @@ static int64_t none_ready(struct lx_ctx *c, int64_t wait, uint64_t ns)
     return lx_block(c, LX_BLK_POLL, 0);
 }
 
+/* Write back the time left of a timeout, as Linux's ppoll and pselect6 do
+ * (glibc's select reports it through its timeval): the full time when the
+ * call never waited, else what is left of its deadline. A timespec in
+ * memory the process cannot write is no reason to lose the answer (Linux
+ * ignores the fault too). */
+static void time_left_out(struct lx_ctx *c, uint64_t uts, int64_t wait, uint64_t ns)
+{
+    if (wait <= 0)
+        return;
+    uint64_t now = svc_clock_ns();
+    uint64_t left = !c->t->timed ? ns : c->t->deadline > now ? c->t->deadline - now : 0;
+    int64_t ts[2] = { (int64_t)(left / 1000000000u), (int64_t)(left % 1000000000u) };
+    lx_copy_out(c, uts, ts, sizeof(ts));
+}
+
 int64_t lx_sys_ppoll(struct lx_ctx *c, uint64_t ufds, uint64_t nfds, uint64_t uts, uint64_t mask, uint64_t masksize)
 {
     struct lx_pollfd fds[POLL_MAX];
@@ -105,9 +122,13 @@ int64_t lx_sys_ppoll(struct lx_ctx *c, uint64_t ufds, uint64_t nfds, uint64_t ut
         if (fds[i].revents)
             count++;
     }
-    if (count == 0)
-        return none_ready(c, wait, ns);
-    if (lx_copy_out(c, ufds, fds, nfds * sizeof(fds[0])))
+    if (count == 0) {
+        int64_t r = none_ready(c, wait, ns);
+        if (r)
+            return r;                           /* waiting */
+    }
+    time_left_out(c, uts, wait, ns);
+    if (lx_copy_out(c, ufds, fds, nfds * sizeof(fds[0])))    /* cleared revents after a timeout too */
         return -LX_EFAULT;
     return count;
 }
@@ -144,24 +165,34 @@ int64_t lx_sys_pselect6(struct lx_ctx *c, uint64_t nfds, uint64_t urd, uint64_t 
         struct lx_file *f = lx_fd_file(c->p, fd);
         if (!f)
             return -LX_EBADF;
-        /* An O_PATH descriptor is open but has nothing to poll: select
-         * says it is ready to read and write, as Linux's DEFAULT_POLLMASK. */
-        int r = (f->flags & O_PATH) ? LX_POLLIN | LX_POLLOUT : lx_file_poll(f);
-        if ((in[0][w] & bit) && (r & (LX_POLLIN | LX_POLLHUP | LX_POLLERR))) {
+        /* An O_PATH descriptor is open but has nothing to poll: Linux's
+         * select gets POLLNVAL for it, which counts in all three sets. No
+         * other file here has urgent data (POLLPRI: a socket's out-of-band
+         * data, a pty in packet mode), so exceptfds is otherwise empty. */
+        int r = (f->flags & O_PATH) ? POLLNVAL : lx_file_poll(f);
+        if ((in[0][w] & bit) && (r & (LX_POLLIN | LX_POLLHUP | LX_POLLERR | POLLNVAL))) {
             out[0][w] |= bit;
             count++;
         }
-        if ((in[1][w] & bit) && (r & (LX_POLLOUT | LX_POLLERR))) {
+        if ((in[1][w] & bit) && (r & (LX_POLLOUT | LX_POLLERR | POLLNVAL))) {
             out[1][w] |= bit;
+            count++;
+        }
+        if ((in[2][w] & bit) && (r & (POLLPRI | POLLNVAL))) {
+            out[2][w] |= bit;
             count++;
         }
     }
     int64_t err = lx_sig_mask_for_call(c, sig[0]);
     if (err)
         return err;
-    if (count == 0)
-        return none_ready(c, wait, ns);
-    for (int k = 0; k < 3; k++)
+    if (count == 0) {
+        int64_t r = none_ready(c, wait, ns);
+        if (r)
+            return r;                           /* waiting */
+    }
+    time_left_out(c, uts, wait, ns);
+    for (int k = 0; k < 3; k++)                 /* cleared sets after a timeout too */
         if (sets[k] && lx_copy_out(c, sets[k], out[k], bytes))
             return -LX_EFAULT;
     return count;
