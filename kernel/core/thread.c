@@ -556,13 +556,19 @@ void thread_set_tls(struct thread *t, uint64_t value)
 
 void thread_stats_get(struct thread *t, struct petrel_thread_stats *st)
 {
+    /* Its time includes the slice it is running now, on this core or
+     * another (the kernel lock keeps cpu_ticks and run_start still), so
+     * that a process's threads summed at any moment cover all of it. */
     uint64_t ticks = t->cpu_ticks;
-    if (t->state == T_RUNNING && t == current_thread())
-        ticks += arch_counter() - t->run_start;
     unsigned state = t->state;
-    for (unsigned i = 0; i < ncpus_present && state == T_DEAD; i++)
-        if (cpus[i].current == t)
+    for (unsigned i = 0; i < ncpus_present; i++) {
+        if (cpus[i].current != t)
+            continue;
+        if (state == T_RUNNING)
+            ticks += arch_counter() - t->run_start;
+        else if (state == T_DEAD)
             state = T_RUNNING;      /* killed, but its core has yet to stop it */
+    }
     *st = (struct petrel_thread_stats){ ticks_to_ns(ticks), state, t->base_prio, t->cpu, t->prio };
 }
 

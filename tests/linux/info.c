@@ -1,6 +1,7 @@
 /* uname's fields, sysinfo, getrusage and times: what they say that Linux
  * and Petrel agree on, and sanity checks of the rest. */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -31,6 +32,53 @@ static void busy(double seconds)
 static double tv(struct timeval t)
 {
     return (double)t.tv_sec + t.tv_usec / 1e6;
+}
+
+static volatile int spinning;
+static volatile double spun;            /* the spinning thread's own CPU time, as it last read it */
+
+static void *spin(void *arg)
+{
+    (void)arg;
+    while (spinning) {
+        for (volatile int i = 0; i < 20000; i++)
+            ;
+        spun = now(CLOCK_THREAD_CPUTIME_ID);
+    }
+    return NULL;
+}
+
+/* While a second thread computes (on another core where there is one),
+ * the caller's thread time read first is at most the process's read
+ * after it, and neither the process's rusage nor its CPU clock goes
+ * back, at any moment. */
+static void consistent_with_a_busy_thread(void)
+{
+    pthread_t th;
+    spinning = 1;
+    pthread_create(&th, NULL, spin, NULL);
+    int above = 0, back = 0, clock_back = 0, behind = 0;
+    double last = 0, last_clock = 0;
+    for (int i = 0; i < 2000; i++) {
+        struct rusage t, s;
+        getrusage(RUSAGE_THREAD, &t);
+        getrusage(RUSAGE_SELF, &s);
+        double tt = tv(t.ru_utime) + tv(t.ru_stime), st = tv(s.ru_utime) + tv(s.ru_stime);
+        double clk = now(CLOCK_PROCESS_CPUTIME_ID);
+        above += tt > st + 0.001;
+        back += st + 0.001 < last;
+        clock_back += clk < last_clock;
+        /* The process's time covers both threads', the running one's included. */
+        double other = spun, mine = now(CLOCK_THREAD_CPUTIME_ID), all = now(CLOCK_PROCESS_CPUTIME_ID);
+        behind += all + 0.002 < other + mine;
+        last = st;
+        last_clock = clk;
+    }
+    spinning = 0;
+    pthread_join(th, NULL);
+    printf("with a busy thread: thread above process %d times, process going back %d, its clock going back %d\n",
+           above, back, clock_back);
+    printf("with a busy thread: the process's clock behind its threads' %d times\n", behind);
 }
 
 int main(void)
@@ -82,8 +130,10 @@ int main(void)
            r1.ru_stime.tv_usec >= 0 && r1.ru_stime.tv_usec < 1000000);
     printf("maxrss: ~%ld\n", r1.ru_maxrss);
     SHOW("getrusage THREAD", getrusage(RUSAGE_THREAD, &rt));
-    printf("the thread's time is at most the process's: %d\n",
-           tv(rt.ru_utime) + tv(rt.ru_stime) <= tv(r1.ru_utime) + tv(r1.ru_stime) + 0.05);
+    getrusage(RUSAGE_SELF, &r1);
+    printf("the thread's time is at most the process's read after it: %d\n",
+           tv(rt.ru_utime) + tv(rt.ru_stime) <= tv(r1.ru_utime) + tv(r1.ru_stime) + 0.001);
+    consistent_with_a_busy_thread();
     SHOW("getrusage CHILDREN", getrusage(RUSAGE_CHILDREN, &rc));
     printf("no children yet: %d\n", rc.ru_utime.tv_sec == 0 && rc.ru_utime.tv_usec == 0 &&
            rc.ru_stime.tv_sec == 0 && rc.ru_stime.tv_usec == 0);

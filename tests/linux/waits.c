@@ -26,6 +26,57 @@ static void show_info(const char *what, long r, const siginfo_t *si, pid_t pid)
                si->si_pid == pid ? "the child's" : si->si_pid == 0 ? "0" : "other");
 }
 
+static volatile int chlds;
+
+static void on_chld(int sig)
+{
+    (void)sig;
+    chlds++;
+}
+
+/* The parent already waits (WUNTRACED | WCONTINUED) when its child stops
+ * itself and when the parent continues it, under a SIGCHLD action of
+ * `flags` (-1: the default action). The wait returns the child whatever
+ * the action: a SIGCHLD that comes with the stop does not interrupt it. */
+static void stop_while_waiting(const char *what, int flags)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = flags < 0 ? SIG_DFL : on_chld;
+    sa.sa_flags = flags < 0 ? 0 : flags;
+    sigaction(SIGCHLD, &sa, NULL);
+    chlds = 0;
+    int p[2];
+    pipe(p);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct timespec ms20 = { 0, 20000000 };
+        nanosleep(&ms20, NULL);
+        raise(SIGSTOP);
+        char b;
+        read(p[0], &b, 1);
+        _exit(9);
+    }
+    int st = 0;
+    errno = 0;
+    pid_t r = waitpid(pid, &st, WUNTRACED);
+    printf("%s: waitpid WUNTRACED while it stops: %s %s\n", what, r == pid ? "the child" : "not the child",
+           r < 0 ? errname(errno) : "");
+    show("  status", st);
+    printf("%s: SIGCHLD handled %d times by then\n", what, chlds);
+    kill(pid, SIGCONT);
+    r = waitpid(pid, &st, WCONTINUED);
+    printf("%s: waitpid WCONTINUED: %s\n", what, r == pid ? "the child" : r < 0 ? errname(errno) : "other");
+    show("  status", st);
+    write(p[1], "x", 1);
+    r = waitpid(pid, &st, 0);
+    printf("%s: then its exit: %s\n", what, r == pid ? "the child" : r < 0 ? errname(errno) : "other");
+    show("  status", st);
+    close(p[0]);
+    close(p[1]);
+    signal(SIGCHLD, SIG_DFL);
+}
+
 /* A child that waits for a byte on fd, then exits with `code`. */
 static pid_t child_waiting(int fd, int code)
 {
@@ -152,6 +203,12 @@ int main(void)
         printf("%s with rusage: %ld, 10 ms of CPU or more %d ~%.3f\n", k ? "waitid" : "wait4", r >= 0 ? 0 : r,
                cpu >= 0.01, cpu);
     }
+
+    stop_while_waiting("SA_NOCLDSTOP | SA_RESTART", SA_NOCLDSTOP | SA_RESTART);
+    stop_while_waiting("SA_NOCLDSTOP", SA_NOCLDSTOP);
+    stop_while_waiting("SA_RESTART", SA_RESTART);
+    stop_while_waiting("a handler without SA_RESTART", 0);
+    stop_while_waiting("the default action", -1);
 
     /* Errors. */
     SHOW("wait with no children", wait(&st));
