@@ -36,14 +36,14 @@ static void on_chld(int sig)
 
 /* The parent already waits (WUNTRACED | WCONTINUED) when its child stops
  * itself and when the parent continues it, under a SIGCHLD action of
- * `flags` (-1: the default action). The wait returns the child whatever
+ * `flags` (-1: the default action, -2: it with SA_NOCLDSTOP). The wait returns the child whatever
  * the action: a SIGCHLD that comes with the stop does not interrupt it. */
 static void stop_while_waiting(const char *what, int flags)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = flags < 0 ? SIG_DFL : on_chld;
-    sa.sa_flags = flags < 0 ? 0 : flags;
+    sa.sa_flags = flags == -2 ? SA_NOCLDSTOP : flags < 0 ? 0 : flags;
     sigaction(SIGCHLD, &sa, NULL);
     chlds = 0;
     int p[2];
@@ -68,6 +68,11 @@ static void stop_while_waiting(const char *what, int flags)
     r = waitpid(pid, &st, WCONTINUED);
     printf("%s: waitpid WCONTINUED: %s\n", what, r == pid ? "the child" : r < 0 ? errname(errno) : "other");
     show("  status", st);
+    /* Linux's child sends the SIGCHLD of its continuing when it runs
+     * again: let it come before the wait for the exit, which it would
+     * interrupt without SA_RESTART. */
+    struct timespec ms50 = { 0, 50000000 };
+    nanosleep(&ms50, NULL);
     write(p[1], "x", 1);
     r = waitpid(pid, &st, 0);
     printf("%s: then its exit: %s\n", what, r == pid ? "the child" : r < 0 ? errname(errno) : "other");
@@ -209,6 +214,7 @@ int main(void)
     stop_while_waiting("SA_RESTART", SA_RESTART);
     stop_while_waiting("a handler without SA_RESTART", 0);
     stop_while_waiting("the default action", -1);
+    stop_while_waiting("the default action with SA_NOCLDSTOP", -2);
 
     /* Errors. */
     SHOW("wait with no children", wait(&st));
