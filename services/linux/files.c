@@ -537,12 +537,18 @@ static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint
     }
     if (n->dev == LX_DEV_CONSOLE)
         return lx_tty_read(c, f, buf, len);
-    if (n->dev != LX_DEV_ZERO)
-        return 0;                               /* /dev/null: end of file */
+    if (n->dev == LX_DEV_NULL)
+        return 0;                               /* end of file */
+    int random = n->dev == LX_DEV_RANDOM || n->dev == LX_DEV_URANDOM;
+    uint8_t bytes[256];
     uint64_t done = 0;
-    while (done < len) {
+    while (done < len) {                        /* /dev/zero and /dev/full: zeros; /dev/(u)random: random bytes */
         uint64_t chunk = len - done < sizeof(zeros) ? len - done : sizeof(zeros);
-        if (lx_copy_out(c, buf + done, zeros, chunk))
+        if (random) {
+            chunk = chunk < sizeof(bytes) ? chunk : sizeof(bytes);
+            lx_random(bytes, chunk);
+        }
+        if (lx_copy_out(c, buf + done, random ? bytes : zeros, chunk))
             return done ? (int64_t)done : -LX_EFAULT;
         done += chunk;
     }
@@ -612,9 +618,11 @@ static int64_t write_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uin
         return write_regular(c, f, n, buf, len, pos);
     if (kind(n) != LX_S_IFCHR)
         return -LX_EBADF;
-    if (n->dev != LX_DEV_CONSOLE)
-        return (int64_t)len;                    /* /dev/null and /dev/zero take everything unread */
-    return lx_tty_write(c, buf, len);
+    if (n->dev == LX_DEV_CONSOLE)
+        return lx_tty_write(c, buf, len);
+    if (n->dev == LX_DEV_FULL)
+        return -LX_ENOSPC;                      /* the device that is always full */
+    return (int64_t)len;                        /* /dev/null, zero and (u)random take everything unread */
 }
 
 int64_t lx_sys_read(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len)
@@ -680,8 +688,12 @@ int64_t lx_file_read_kernel(struct lx_file *f, void *dst, uint64_t len, uint64_t
     if (!n)
         return -LX_EINVAL;
     if (kind(n) == LX_S_IFCHR) {
-        if (n->dev == LX_DEV_ZERO) {
+        if (n->dev == LX_DEV_ZERO || n->dev == LX_DEV_FULL) {
             memset(dst, 0, len);
+            return (int64_t)len;
+        }
+        if (n->dev == LX_DEV_RANDOM || n->dev == LX_DEV_URANDOM) {
+            lx_random(dst, len);
             return (int64_t)len;
         }
         return n->dev == LX_DEV_NULL ? 0 : -LX_EINVAL;
@@ -705,7 +717,8 @@ int64_t lx_file_write_kernel(struct lx_file *f, const void *src, uint64_t len)
     if (!n)
         return -LX_EINVAL;
     if (kind(n) == LX_S_IFCHR)
-        return n->dev == LX_DEV_NULL || n->dev == LX_DEV_ZERO ? (int64_t)len : -LX_EINVAL;
+        return n->dev == LX_DEV_FULL ? -LX_ENOSPC : n->dev != LX_DEV_CONSOLE && n->dev != LX_DEV_TTY ? (int64_t)len
+                                                                                             : -LX_EINVAL;
     if (kind(n) != LX_S_IFREG || n->proc)
         return -LX_EINVAL;
     if (f->flags & O_APPEND)
@@ -869,9 +882,10 @@ int lx_stat_fill(int32_t node, void *out)
         memcpy(out, &st, sizeof(st));
         return 0;
     }
-    static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500 };  /* null 1:3, zero 1:5, console 5:1, tty 5:0 */
+    /* null 1:3, zero 1:5, console 5:1, tty 5:0, full 1:7, random 1:8, urandom 1:9 */
+    static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500, 0x107, 0x108, 0x109 };
     struct lx_stat st = { 0 };
-    st.dev = n->proc ? 0x16 : 1;
+    st.dev = lx_fs_dev(lx_node_fs(node));
     st.ino = (uint64_t)node + 1;
     st.mode = n->mode;
     st.nlink = n->nlink;

@@ -23,6 +23,7 @@
 
 #define ROOT_ARCHIVE    "rootfs.cpio"
 #define MAX_ARGS        32
+#define LX_LINE_MAX     4096            /* a command line of a script, its newline included (longer: cut) */
 
 /* The process and thread tables: the service's own memory (svc_alloc,
  * charged to its account), made when the first program starts (fs). */
@@ -589,7 +590,8 @@ static char *const default_env[] = { "HOME=/", "TERM=linux", "PATH=/bin" };
 static void script_next(void)
 {
     while (script.at < script.len) {
-        char line[256], *argv[MAX_ARGS], path[96];
+        static char line[LX_LINE_MAX], shown[LX_LINE_MAX];     /* (one script runs at a time) */
+        char *argv[MAX_ARGS], path[96];
         uint32_t end = script.at;
         while (end < script.len && script.text[end] != '\n')
             end++;
@@ -597,7 +599,6 @@ static void script_next(void)
         memcpy(line, script.text + script.at, n);
         line[n] = 0;
         script.at = end + 1;
-        char shown[256];
         memcpy(shown, line, n + 1);
         int argc = cmd_words(line, argv, MAX_ARGS);
         if (argc == 0 || argv[0][0] == '#')

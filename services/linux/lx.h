@@ -146,7 +146,15 @@ static inline uint64_t lx_page_up(uint64_t x) { return (x + LX_PAGE - 1) & ~(LX_
 #define LX_S_IFIFO  0010000
 
 /* What a node is beyond its mode. */
-enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE, LX_DEV_TTY };
+enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE, LX_DEV_TTY, LX_DEV_FULL, LX_DEV_RANDOM,
+       LX_DEV_URANDOM };
+
+/* The file systems the tree is made of, mounted as a Debian system has
+ * them (the root, devtmpfs on /dev, devpts on /dev/pts, tmpfs on
+ * /dev/shm, proc on /proc): one store, but each its own device number
+ * (st_dev), statfs and mount table line, and no name moves or links
+ * from one to another (EXDEV). */
+enum { LX_FS_ROOT, LX_FS_DEV, LX_FS_PTS, LX_FS_SHM, LX_FS_PROC, LX_FS_COUNT };
 
 /* The in-memory file system's limits (rootfs.c): file contents copied
  * into memory once written, in all (ENOSPC past it), and the nodes and
@@ -180,6 +188,7 @@ struct lx_node {
     int32_t first, last;        /* a directory: its entries, newest first (-1: none) */
     uint32_t entries;
     uint32_t proc;              /* a node of /proc: what it shows (LX_PROC_*); 0 otherwise */
+    uint32_t fs;                /* LX_FS_* it is in (not LX_FS_PROC: proc says that; lx_node_fs) */
     int32_t proc_pid;           /* ... and of which process */
 };
 
@@ -227,6 +236,11 @@ void lx_node_set_size(struct lx_node *n, uint64_t size);
 struct lx_mobj *lx_node_share(int32_t node);
 /* Bytes of contents in memory, nodes in use and the most there can be. */
 void lx_fs_usage(uint64_t *bytes_used, uint32_t *nodes_used, uint32_t *nodes_max);
+int lx_node_fs(int32_t n);
+int lx_is_mount_point(int32_t n);
+uint32_t lx_fs_dev(int fs);
+uint32_t lx_fs_mount_id(int fs);
+void lx_fs_usage_of(int fs, uint64_t *bytes_used, uint32_t *nodes_used);
 /* The time now (the realtime clock). */
 struct lx_time lx_now(void);
 /* The calendar (syscalls.c): read the real-time clock once; what the
@@ -287,7 +301,7 @@ struct lx_proc;
 enum { LX_PROC_ROOT = 1, LX_PROC_SELF, LX_PROC_PIDDIR, LX_PROC_STAT, LX_PROC_STATUS, LX_PROC_CMDLINE, LX_PROC_COMM,
        LX_PROC_MAPS, LX_PROC_ENVIRON, LX_PROC_MEMINFO, LX_PROC_CPUINFO, LX_PROC_UPTIME,
        LX_PROC_MOUNTS, LX_PROC_VERSION, LX_PROC_LOADAVG, LX_PROC_FILESYSTEMS, LX_PROC_EXE, LX_PROC_CWD,
-       LX_PROC_FDDIR, LX_PROC_FDINFODIR, LX_PROC_KSTAT, LX_PROC_PETREL,
+       LX_PROC_FDDIR, LX_PROC_FDINFODIR, LX_PROC_KSTAT, LX_PROC_PETREL, LX_PROC_PMOUNTS, LX_PROC_MOUNTINFO,
        LX_PROC_FD = 64,                         /* LX_PROC_FD + n: /proc/PID/fd/n */
        LX_PROC_FDINFO = 128,                    /* LX_PROC_FDINFO + n: /proc/PID/fdinfo/n */
        LX_PROC_OBJ = 256 };                     /* LX_PROC_OBJ + n: open file n (not a node's), reached through

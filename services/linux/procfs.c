@@ -47,7 +47,7 @@ static const struct { const char *name; uint32_t what; uint32_t mode; } fixed[] 
     { "meminfo", LX_PROC_MEMINFO, LX_S_IFREG | 0444 },
     { "cpuinfo", LX_PROC_CPUINFO, LX_S_IFREG | 0444 },
     { "uptime", LX_PROC_UPTIME, LX_S_IFREG | 0444 },
-    { "mounts", LX_PROC_MOUNTS, LX_S_IFREG | 0444 },
+    { "mounts", LX_PROC_MOUNTS, LX_S_IFLNK | 0777 },     /* -> self/mounts */
     { "version", LX_PROC_VERSION, LX_S_IFREG | 0444 },
     { "loadavg", LX_PROC_LOADAVG, LX_S_IFREG | 0444 },
     { "filesystems", LX_PROC_FILESYSTEMS, LX_S_IFREG | 0444 },
@@ -61,6 +61,7 @@ static const struct { const char *name; uint32_t what; uint32_t mode; } per_pid[
     { "maps", LX_PROC_MAPS, LX_S_IFREG | 0444 }, { "exe", LX_PROC_EXE, LX_S_IFLNK | 0777 },
     { "cwd", LX_PROC_CWD, LX_S_IFLNK | 0777 }, { "fd", LX_PROC_FDDIR, LX_S_IFDIR | 0500 },
     { "environ", LX_PROC_ENVIRON, LX_S_IFREG | 0400 }, { "fdinfo", LX_PROC_FDINFODIR, LX_S_IFDIR | 0500 },
+    { "mounts", LX_PROC_PMOUNTS, LX_S_IFREG | 0444 }, { "mountinfo", LX_PROC_MOUNTINFO, LX_S_IFREG | 0444 },
 };
 #define NPER_PID (sizeof(per_pid) / sizeof(per_pid[0]))
 
@@ -109,6 +110,8 @@ int lx_procfs_init(void)
         if (n < 0)
             return n;
         lx_node(n)->proc = fixed[i].what;
+        if (fixed[i].what == LX_PROC_MOUNTS)
+            lx_node(n)->size = 11;              /* a fixed link's size is its target's length: "self/mounts" */
         int err = lx_link(root, fixed[i].name, (uint32_t)strlen(fixed[i].name), n);
         if (err)
             return err;
@@ -286,8 +289,8 @@ uint64_t lx_procfs_link(int32_t n, char *buf, uint64_t size)
 {
     const struct lx_node *node = lx_node(n);
     int len = 0;
-    if (node->proc == LX_PROC_SELF) {
-        len = fmt(buf, size, "%d", caller_pid);
+    if (node->proc == LX_PROC_SELF || node->proc == LX_PROC_MOUNTS) {
+        len = node->proc == LX_PROC_SELF ? fmt(buf, size, "%d", caller_pid) : fmt(buf, size, "self/mounts");
         return len > 0 && (uint64_t)len < size ? (uint64_t)len : 0;
     }
     struct lx_proc *p = proc_of(node->proc_pid);
@@ -516,7 +519,7 @@ static void gen_maps(const struct lx_proc *p)
 }
 
 /* /proc/PID/fdinfo/N: the position, the status flags (with O_CLOEXEC if
- * the descriptor has it), the mount (1 the root, 2 /proc, 3 pipes,
+ * the descriptor has it), the mount (its id in mountinfo; 3 for pipes,
  * sockets and event objects) and the inode (what fstat says). */
 static void gen_fdinfo(const struct lx_proc *p, uint32_t fd)
 {
@@ -524,10 +527,41 @@ static void gen_fdinfo(const struct lx_proc *p, uint32_t fd)
     if (!f)
         return;
     uint32_t flags = f->flags | (p->cloexec[fd] ? 02000000 : 0);
-    int mnt = f->kind != LX_FILE_NODE ? 3 : lx_node(f->node)->proc ? 2 : 1;
+    int mnt = f->kind != LX_FILE_NODE ? 3 : (int)lx_fs_mount_id(lx_node_fs(f->node));
     uint64_t ino = lx_file_ino(f);
     put("pos:\t%lu\nflags:\t0%o\nmnt_id:\t%d\nino:\t%lu\n", (unsigned long)f->pos, flags, mnt,
         (unsigned long)ino);
+}
+
+/* /proc/PID/mounts (the fstab format) or mountinfo: the file systems
+ * (rootfs.c), as Linux lists them when its init mounts them in this
+ * order. The tmpfs sizes are the store's. */
+static void gen_mounts(int info)
+{
+    static const struct { int fs; const char *dir, *type, *source, *flags, *opts; } m[] = {
+        { LX_FS_ROOT, "/", "rootfs", "rootfs", "rw", "rw,size=%luk,nr_inodes=%u,inode64" },
+        { LX_FS_DEV, "/dev", "devtmpfs", "devtmpfs", "rw,relatime", "rw,size=%luk,nr_inodes=%u,mode=755,inode64" },
+        { LX_FS_PROC, "/proc", "proc", "proc", "rw,relatime", "rw" },
+        { LX_FS_PTS, "/dev/pts", "devpts", "devpts", "rw,nosuid,noexec,relatime", "rw,gid=5,mode=620,ptmxmode=000" },
+        { LX_FS_SHM, "/dev/shm", "tmpfs", "tmpfs", "rw,nosuid,nodev,relatime", "rw,inode64" },
+    };
+    uint64_t used;
+    uint32_t nodes, max;
+    lx_fs_usage(&used, &nodes, &max);
+    unsigned long kb = (unsigned long)(LX_VFS_BYTES >> 10);
+    for (unsigned i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+        char opts[96];
+        fmt(opts, sizeof(opts), m[i].opts, kb, max);
+        uint32_t dev = lx_fs_dev(m[i].fs);
+        if (info) {
+            uint32_t parent = m[i].fs == LX_FS_ROOT ? 1 : m[i].fs == LX_FS_PTS || m[i].fs == LX_FS_SHM ? 23 : 1;
+            put("%u %u %u:%u / %s %s - %s %s %s\n", lx_fs_mount_id(m[i].fs), parent, dev >> 20, dev & 0xfffff,
+                m[i].dir, m[i].flags, m[i].type, m[i].source, opts);
+        } else {
+            /* the fstab line: the mount flags first, then the options after the first ("rw") */
+            put("%s %s %s %s%s 0 0\n", m[i].source, m[i].dir, m[i].type, m[i].flags, opts + 2);
+        }
+    }
 }
 
 static void gen(const struct lx_node *n)
@@ -585,8 +619,9 @@ static void gen(const struct lx_node *n)
     case LX_PROC_UPTIME:
         put("%lu.%02lu 0.00\n", (unsigned long)(ns / 1000000000u), (unsigned long)(ns / 10000000u % 100));
         break;
-    case LX_PROC_MOUNTS:
-        put("rootfs / tmpfs rw 0 0\nproc /proc proc rw,nosuid,nodev,noexec,relatime 0 0\n");
+    case LX_PROC_PMOUNTS:
+    case LX_PROC_MOUNTINFO:
+        gen_mounts(n->proc == LX_PROC_MOUNTINFO);
         break;
     case LX_PROC_VERSION:
         put("Linux version 6.1.0-petrel (petrel) #1 Petrel 0.1 (Linux personality)\n");

@@ -138,6 +138,48 @@ void lx_fs_usage(uint64_t *bytes_used, uint32_t *nodes_used, uint32_t *nodes_max
     *nodes_max = (uint32_t)maxnodes;
 }
 
+/* The file system node n is in. */
+int lx_node_fs(int32_t n)
+{
+    return nodes[n].proc ? LX_FS_PROC : (int)nodes[n].fs;
+}
+
+/* Is n the root of a file system mounted on a directory of another? */
+int lx_is_mount_point(int32_t n)
+{
+    return (nodes[n].mode & LX_S_IFMT) == LX_S_IFDIR && n != LX_ROOT && lx_node_fs(n) != lx_node_fs(nodes[n].parent);
+}
+
+/* Each file system's device number (st_dev), as Linux numbers them when
+ * its init mounts them in this order: the root 0:2, devtmpfs 0:5, proc
+ * 0:21, devpts 0:22, the tmpfs of /dev/shm 0:23. */
+uint32_t lx_fs_dev(int fs)
+{
+    static const uint32_t dev[LX_FS_COUNT] = { [LX_FS_ROOT] = 2, [LX_FS_DEV] = 5, [LX_FS_PTS] = 22,
+                                               [LX_FS_SHM] = 23, [LX_FS_PROC] = 21 };
+    return dev[fs];
+}
+
+/* Each file system's mount id (/proc/PID/mountinfo, fdinfo's mnt_id), as Linux's. */
+uint32_t lx_fs_mount_id(int fs)
+{
+    static const uint32_t id[LX_FS_COUNT] = { [LX_FS_ROOT] = 1, [LX_FS_DEV] = 23, [LX_FS_PROC] = 24,
+                                              [LX_FS_PTS] = 25, [LX_FS_SHM] = 26 };
+    return id[fs];
+}
+
+/* Bytes of contents and nodes of one file system (they share one store). */
+void lx_fs_usage_of(int fs, uint64_t *bytes_used, uint32_t *nodes_used)
+{
+    *bytes_used = 0;
+    *nodes_used = 0;
+    for (int32_t i = 0; i < maxnodes; i++)
+        if (nodes[i].mode && lx_node_fs(i) == fs) {
+            *bytes_used += nodes[i].cap;
+            (*nodes_used)++;
+        }
+}
+
 struct lx_time lx_now(void)
 {
     uint64_t ns = svc_clock_ns() + lx_realtime_base();
@@ -443,6 +485,7 @@ static int32_t dent_add(int32_t dir, const char *name, uint32_t len, int32_t nod
     dent_hint = d + 1;
     struct lx_node *p = &nodes[dir];
     dents[d] = (struct lx_dent){ stored, len, node, dir, p->first, -1, next_cookie--, (uint8_t)!in_place };
+    nodes[node].fs = p->fs;                     /* (a name never links across file systems: EXDEV) */
     if (p->first >= 0)
         dents[p->first].prev = d;
     else
@@ -626,6 +669,20 @@ static void device(const char *path, uint32_t dev)
     }
 }
 
+/* Mount file system fs on the directory at path (made if the archive has
+ * none): it and what the archive put below it are that file system's. */
+static void mount_at(const char *path, int fs, uint32_t mode)
+{
+    int32_t n = place(path, (uint32_t)strlen(path));
+    if (n < 0 || (nodes[n].mode & LX_S_IFMT) != LX_S_IFDIR)
+        return;
+    nodes[n].mode = LX_S_IFDIR | mode;
+    nodes[n].fs = (uint32_t)fs;
+    for (int32_t d = 0; d < maxdents; d++)
+        if (dents[d].node >= 0 && lx_is_below(dents[d].dir, n))
+            nodes[dents[d].node].fs = (uint32_t)fs;
+}
+
 /* A symbolic link at path (if the archive has no such name) to target. */
 static void dev_link(const char *path, const char *target)
 {
@@ -646,7 +703,7 @@ static void dev_link(const char *path, const char *target)
  * devices; or -EINVAL for a malformed archive. */
 static int32_t count_nodes(void)
 {
-    uint64_t n = 12, at = 0;
+    uint64_t n = 24, at = 0;
     while (at + 110 <= archive_size && n < (1u << 24)) {
         const uint8_t *h = archive + at;
         int64_t size = hex8(h + 6 + 8 * 6), namesize = hex8(h + 6 + 8 * 11);
@@ -724,10 +781,16 @@ int lx_fs_init(const char *name)
         node->gid = (uint32_t)f[3];
         at = (data_at + size + 3) & ~3ull;
     }
+    mount_at("dev", LX_FS_DEV, 0755);
     device("dev/null", LX_DEV_NULL);
     device("dev/zero", LX_DEV_ZERO);
+    device("dev/full", LX_DEV_FULL);
+    device("dev/random", LX_DEV_RANDOM);
+    device("dev/urandom", LX_DEV_URANDOM);
     device("dev/console", LX_DEV_CONSOLE);
     device("dev/tty", LX_DEV_TTY);
+    mount_at("dev/pts", LX_FS_PTS, 0755);
+    mount_at("dev/shm", LX_FS_SHM, 01777);
     dev_link("dev/fd", "/proc/self/fd");        /* as udev makes them on Linux */
     dev_link("dev/stdin", "/proc/self/fd/0");
     dev_link("dev/stdout", "/proc/self/fd/1");

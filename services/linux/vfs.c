@@ -29,6 +29,7 @@
 #define S_ISGID             02000
 #define S_IXGRP             00010
 #define MAX_RW_COUNT        0x7ffff000ull
+#define DEVPTS_SUPER_MAGIC  0x1cd1
 #define TMPFS_MAGIC         0x01021994
 #define PROC_SUPER_MAGIC    0x9fa0
 #define ST_VALID            0x20
@@ -131,6 +132,8 @@ int64_t lx_sys_unlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_
             return -LX_ENOTDIR;
         if (l.dent < 0 || lx_node(l.dir)->proc)
             return -LX_EPERM;                   /* /proc's */
+        if (lx_is_mount_point(l.node))
+            return -LX_EBUSY;
         if (lx_node(l.node)->entries)
             return -LX_ENOTEMPTY;
     } else {
@@ -172,6 +175,8 @@ int64_t lx_sys_renameat2(struct lx_ctx *c, int64_t olddirfd, uint64_t oldpath, i
         return nlen ? nlen : -LX_ENOENT;
     if ((err = lx_lookup_last(ndir, path_b, &n)) != 0)
         return err;
+    if (lx_node_fs(o.dir) != lx_node_fs(n.dir))
+        return -LX_EXDEV;                       /* another file system: a name does not move there */
     if (o.type != LX_LAST_NORM)
         return -LX_EBUSY;
     if (n.type != LX_LAST_NORM)
@@ -201,6 +206,8 @@ int64_t lx_sys_renameat2(struct lx_ctx *c, int64_t olddirfd, uint64_t oldpath, i
         return -LX_EINVAL;
     if (ndir_is && lx_is_below(o.dir, n.node))
         return (fl & RENAME_EXCHANGE) ? -LX_EINVAL : -LX_ENOTEMPTY;
+    if (lx_is_mount_point(o.node) || (n.node >= 0 && lx_is_mount_point(n.node)))
+        return -LX_EBUSY;
     if (o.node == n.node)
         return 0;                               /* two names of one file: nothing to do */
     if (fl & RENAME_EXCHANGE) {
@@ -239,6 +246,8 @@ int64_t lx_sys_linkat(struct lx_ctx *c, int64_t olddirfd, uint64_t oldpath, int6
     if (err)
         return err;
     struct lx_node *n = lx_node(old);
+    if (lx_node_fs(old) != lx_node_fs(l.dir))
+        return -LX_EXDEV;
     if (kind(n) == LX_S_IFDIR || n->proc)
         return -LX_EPERM;
     if (!n->nlink)
@@ -547,18 +556,28 @@ static int64_t statfs_out(struct lx_ctx *c, int32_t node, uint64_t buf)
     struct lx_statfs st = { 0 };
     st.bsize = st.frsize = 4096;
     st.namelen = LX_NAME_MAX;
-    st.flags = ST_VALID;
-    if (lx_node(node)->proc) {
+    int fs = lx_node_fs(node);
+    /* Mount flags as the mount table says: ST_NOSUID 2, ST_NODEV 4, ST_NOEXEC 8, ST_RELATIME 0x1000. */
+    static const int64_t flags[LX_FS_COUNT] = { [LX_FS_ROOT] = 0, [LX_FS_DEV] = 0x1000, [LX_FS_PTS] = 0x100a,
+                                                [LX_FS_SHM] = 0x1006, [LX_FS_PROC] = 0x1000 };
+    st.flags = ST_VALID | flags[fs];
+    if (fs == LX_FS_PROC) {
         st.type = PROC_SUPER_MAGIC;
+    } else if (fs == LX_FS_PTS) {
+        st.type = DEVPTS_SUPER_MAGIC;
     } else {
-        uint64_t used;
-        uint32_t nodes, max;
+        /* The tmpfs ones share one store: each shows what it holds as
+         * used and what the store has left as free. */
+        uint64_t used, mine;
+        uint32_t nodes, max, my_nodes;
         lx_fs_usage(&used, &nodes, &max);
+        lx_fs_usage_of(fs, &mine, &my_nodes);
         st.type = TMPFS_MAGIC;
-        st.blocks = LX_VFS_BYTES / 4096;
         st.bfree = st.bavail = (LX_VFS_BYTES - used) / 4096;
-        st.files = max;
+        st.blocks = st.bfree + mine / 4096;
         st.ffree = max - nodes;
+        st.files = st.ffree + my_nodes;
+        st.fsid[0] = (int32_t)lx_fs_dev(fs);
     }
     return lx_copy_out(c, buf, &st, sizeof(st));
 }

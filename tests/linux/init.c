@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,7 +21,8 @@ static char *env[] = { "HOME=/", "TERM=linux", "PATH=/bin", NULL };
 
 static void run(char *line)
 {
-    char shown[256], path[96], *argv[32];
+    static char shown[4096];
+    char path[96], *argv[32];
     snprintf(shown, sizeof(shown), "%s", line);
     int argc = cmd_words(line, argv, 31);         /* 'a b' is one word, without its quotes */
     argv[argc] = NULL;
@@ -50,6 +52,10 @@ int main(void)
 {
     mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
     mount("proc", "/proc", "proc", 0, NULL);
+    mkdir("/dev/pts", 0755);                    /* as a Debian system mounts them (Petrel's /dev has them) */
+    mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "gid=5,mode=620,ptmxmode=000");
+    mkdir("/dev/shm", 01777);
+    mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
     symlink("/proc/self/fd", "/dev/fd");        /* what udev makes on a Linux system (Petrel's /dev has them) */
     symlink("/proc/self/fd/0", "/dev/stdin");
     symlink("/proc/self/fd/1", "/dev/stdout");

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from petrel import bootimage, linuxbase, oracle, paths, qemu, rootfs, systems
 
+LINE_MAX = 4096         # a command line of /etc/lxrun, its newline included (services/linux, tests/linux/init.c)
 RESULT = re.compile(r"^lx: (exit|signal) (\d+)\s*$")
 
 
@@ -23,6 +24,8 @@ def prepare(system: str, command: str, adds: list, repo: Path = paths.REPO) -> t
     out = paths.build_dir(repo) / "run"
     out.mkdir(parents=True, exist_ok=True)
     archive = out / "rootfs.cpio"
+    if len(command.encode()) > LINE_MAX - 1:
+        raise ValueError(f"the command is {len(command.encode())} bytes long; at most {LINE_MAX - 1} run")
     run = command + "\n" if command else rootfs.DEFAULT_RUN
     archive.write_bytes(rootfs.build(run, [rootfs.parse_add(a) for a in adds], repo))
     desc = systems.load_system(repo / "systems" / f"{system}.toml", repo)
