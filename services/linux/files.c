@@ -137,6 +137,9 @@ uint64_t lx_file_ino(const struct lx_file *f)
 
 void lx_fd_set(struct lx_proc *p, uint32_t fd, struct lx_file *f)
 {
+    struct lx_file *old = p->fds[fd];
+    if (old && old != f && p->fdgen[fd] == old->gen && old->kind != LX_FILE_FREE)
+        lx_locks_closed(p, old);                /* any close of a file ends the process's POSIX locks of it */
     p->fds[fd] = f;
     p->fdgen[fd] = f ? f->gen : 0;
 }
@@ -225,6 +228,7 @@ void lx_file_get(struct lx_file *f)
 static void finalise(struct lx_file *f)
 {
     lx_event_file_gone(f);                      /* epoll watches of it go (and an event object's own) */
+    lx_locks_file_gone(f);                      /* its OFD and flock locks */
     switch (f->kind) {
     case LX_FILE_SOCK:
         lx_sock_close(f);                       /* (its queue's files are dropped: they only queue here) */

@@ -52,7 +52,6 @@ enum {
 #define FUTEX_TID_MASK          0x3fffffffu
 #define ROBUST_LIST_LIMIT       2048
 #define LX_ETIMEDOUT            110
-#define LX_EDEADLK              35
 
 /* The key of the word at uaddr for process p; 0 or -EFAULT. */
 static int key_of(struct lx_proc *p, uint64_t uaddr, int private, uint64_t key[2])

@@ -21,12 +21,12 @@ enum {
     LX_ENFILE = 23, LX_EMFILE = 24, LX_ENOTTY = 25, LX_ESPIPE = 29, LX_EROFS = 30,
     LX_EPIPE = 32, LX_EXDEV = 18, LX_EMLINK = 31, LX_ENOSPC = 28, LX_EFBIG = 27, LX_ENOTEMPTY = 39,
     LX_EOPNOTSUPP = 95, LX_ENXIO = 6, LX_ERANGE = 34, LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ELOOP = 40,
-    LX_EOVERFLOW = 75, LX_ELIBBAD = 80, LX_EAFNOSUPPORT = 97, LX_ECANCELED = 125,
+    LX_EOVERFLOW = 75, LX_EDEADLK = 35, LX_ENOLCK = 37, LX_ELIBBAD = 80, LX_EAFNOSUPPORT = 97, LX_ECANCELED = 125,
 };
 
 /* ---------------------------------------------------------------- system call numbers (Linux's, AArch64) */
 enum {
-    NR_getcwd = 17, NR_chdir = 49, NR_fchdir = 50, NR_set_robust_list = 99, NR_get_robust_list = 100, NR_prctl = 167, NR_dup = 23, NR_dup3 = 24, NR_fcntl = 25, NR_ioctl = 29, NR_pipe2 = 59, NR_waitid = 95, NR_setpgid = 154,
+    NR_getcwd = 17, NR_chdir = 49, NR_fchdir = 50, NR_set_robust_list = 99, NR_get_robust_list = 100, NR_prctl = 167, NR_dup = 23, NR_dup3 = 24, NR_fcntl = 25, NR_flock = 32, NR_ioctl = 29, NR_pipe2 = 59, NR_waitid = 95, NR_setpgid = 154,
     NR_getpgid = 155, NR_getsid = 156, NR_setsid = 157, NR_clone = 220, NR_execve = 221, NR_mprotect = 226,
     NR_wait4 = 260, NR_openat = 56, NR_close = 57, NR_getdents64 = 61, NR_lseek = 62, NR_read = 63,
     NR_write = 64, NR_readv = 65, NR_writev = 66, NR_pread64 = 67, NR_newfstatat = 79, NR_fstat = 80,
@@ -107,6 +107,8 @@ struct lx_sinfo {
 #define LX_VMAS         128             /* mapped ranges per process (the program, heap, stack, mmaps) */
 #define LX_MOBJS        (LX_PROCS * LX_VMAS)    /* memory objects behind them, in all */
 #define LX_PIPES        64              /* pipes in all */
+#define LX_LOCKS        512             /* file locks (POSIX, OFD and flock ranges) in all (lock.c) */
+#define LX_PROC_LOCKS   (LX_LOCKS / 4)  /* ... set by one process (ENOLCK past either) */
 #define LX_PROC_PIPES   (LX_PIPES / 2)  /* ... made by one process and still open (EMFILE past it) */
 #define LX_PIPE_BUF     (64 * 1024)     /* a pipe's capacity */
 #define LX_PIPE_ATOMIC  4096            /* writes up to this size are never split (PIPE_BUF) */
@@ -433,7 +435,7 @@ struct lx_vma {
  * later: restarted (the thread runs its `svc` again with the same
  * registers, and finds what it waited for), or resumed with a result. */
 enum { LX_BLK_NONE, LX_BLK_PIPE, LX_BLK_WAIT, LX_BLK_VFORK, LX_BLK_TTY, LX_BLK_POLL, LX_BLK_SLEEP, LX_BLK_SIGSUSPEND,
-       LX_BLK_SIGWAIT, LX_BLK_FUTEX, LX_BLK_EVENT, LX_BLK_SOCK };
+       LX_BLK_SIGWAIT, LX_BLK_FUTEX, LX_BLK_EVENT, LX_BLK_SOCK, LX_BLK_LOCK };
 struct lx_block {
     int kind;
     svc_token token;
@@ -549,6 +551,7 @@ struct lx_thread {
     uint64_t fault_addr, fault_esr;     /* of its last fault signal (the frame's fault_address and ESR record) */
     uint64_t retried;           /* the page of its last fault, run again (a file grew meanwhile), or 0 */
     uint64_t clear_tid;         /* set_tid_address, CLONE_CHILD_CLEARTID: zeroed and woken when it ends */
+    int32_t lock_blocker;       /* the process whose POSIX lock it waits for (LX_BLK_LOCK), or 0 */
     uint64_t fkey[2];           /* the futex it waits on (LX_BLK_FUTEX) */
     uint32_t fbits;             /* ... and its FUTEX_WAIT_BITSET bits */
     int fpi;                    /* ... a priority-inheritance one (FUTEX_LOCK_PI), at fuaddr, */
@@ -741,6 +744,16 @@ int64_t lx_sys_statfs(struct lx_ctx *c, uint64_t path, uint64_t buf);
 /* fadvise64: advice taken and ignored as Linux's tmpfs does (EBADF,
  * ESPIPE for a pipe, EINVAL for a negative length or unknown advice). */
 int64_t lx_sys_fadvise64(struct lx_ctx *c, uint64_t fd, int64_t len, uint64_t advice);
+
+/* File locks (lock.c): fcntl's F_GETLK, F_SETLK, F_SETLKW and F_OFD_*
+ * (cmd) with the struct flock at uflock; flock; what a close of f by p
+ * (its POSIX locks of that file) and the last close of f (its OFD and
+ * flock locks) release. */
+int64_t lx_fcntl_lock(struct lx_ctx *c, struct lx_file *f, uint32_t cmd, uint64_t uflock);
+int64_t lx_sys_flock(struct lx_ctx *c, uint64_t fd, uint64_t op);
+void lx_locks_closed(const struct lx_proc *p, const struct lx_file *f);
+void lx_locks_file_gone(const struct lx_file *f);
+uint32_t lx_locks_in_use(void);
 int64_t lx_sys_fstatfs(struct lx_ctx *c, uint64_t fd, uint64_t buf);
 int64_t lx_sys_sendfile(struct lx_ctx *c, uint64_t out, uint64_t in, uint64_t offp, uint64_t count);
 int64_t lx_sys_fallocate(struct lx_ctx *c, uint64_t fd, uint64_t mode, int64_t off, int64_t len);

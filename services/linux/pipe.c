@@ -29,6 +29,12 @@
 #define F_SETFL     4
 #define F_DUPFD_CLOEXEC 1030
 #define F_SETPIPE_SZ 1031
+#define F_GETLK     5
+#define F_SETLK     6
+#define F_SETLKW    7
+#define F_OFD_GETLK 36
+#define F_OFD_SETLK 37
+#define F_OFD_SETLKW 38
 #define F_GETPIPE_SZ 1032
 #define PIPE_MAX_SIZE (1u << 20)       /* Linux's /proc/sys/fs/pipe-max-size */
 #define PIPE_BYTES    (8u << 20)       /* all pipes' rings together, at most (F_SETPIPE_SZ: EPERM past it) */
@@ -436,6 +442,13 @@ int64_t lx_sys_fcntl(struct lx_ctx *c, uint64_t ufd, uint64_t cmd, uint64_t arg)
         op != F_GETFL)
         return -LX_EBADF;                       /* an O_PATH descriptor: the descriptor's own commands only */
     switch (op) {
+    case F_GETLK:
+    case F_SETLK:
+    case F_SETLKW:
+    case F_OFD_GETLK:
+    case F_OFD_SETLK:
+    case F_OFD_SETLKW:
+        return lx_fcntl_lock(c, f, op, arg);
     case F_GETPIPE_SZ:
         return is_pipe(f) ? (int64_t)pipes[f->pipe].cap : -LX_EBADF;
     case F_SETPIPE_SZ:

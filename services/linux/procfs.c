@@ -674,8 +674,8 @@ static void gen(const struct lx_node *n)
         lx_events_in_use(&evs, &watches);
         lx_fs_usage(&bytes, &nodes, &nodes_max);
         put("procs %d\nthreads %d\nfiles %u\npipes %u\nsockets %u\nevents %u\nwatches %u\nmobjs %u\n"
-            "nodes %u\nfs_bytes %lu\n", nprocs, nthreads, lx_files_in_use(), lx_pipes_in_use(), lx_socks_in_use(),
-            evs, watches, lx_mobjs_in_use(), nodes, (unsigned long)bytes);
+            "nodes %u\nfs_bytes %lu\nlocks %u\n", nprocs, nthreads, lx_files_in_use(), lx_pipes_in_use(),
+            lx_socks_in_use(), evs, watches, lx_mobjs_in_use(), nodes, (unsigned long)bytes, lx_locks_in_use());
         break;
     }
     default:

@@ -422,7 +422,7 @@ void lx_sig_reply(struct lx_ctx *c, uint64_t pc, int64_t result)
 static int restartable(uint64_t nr)
 {
     return nr == NR_read || nr == NR_write || nr == NR_readv || nr == NR_writev || nr == NR_wait4 ||
-           nr == NR_waitid;
+           nr == NR_waitid || nr == NR_fcntl || nr == NR_flock;   /* (fcntl: F_SETLKW, the one that waits) */
 }
 
 int lx_sig_interrupted(struct lx_ctx *c, uint64_t nr)
