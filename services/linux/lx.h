@@ -26,7 +26,9 @@ enum {
 
 /* ---------------------------------------------------------------- system call numbers (Linux's, AArch64) */
 enum {
-    NR_getcwd = 17, NR_chdir = 49, NR_fchdir = 50, NR_set_robust_list = 99, NR_get_robust_list = 100, NR_prctl = 167, NR_dup = 23, NR_dup3 = 24, NR_fcntl = 25, NR_flock = 32, NR_ioctl = 29, NR_pipe2 = 59, NR_waitid = 95, NR_setpgid = 154,
+    NR_getcwd = 17, NR_chdir = 49, NR_fchdir = 50, NR_set_robust_list = 99, NR_get_robust_list = 100, NR_prctl = 167, NR_dup = 23, NR_dup3 = 24, NR_fcntl = 25, NR_flock = 32, NR_setxattr = 5, NR_lsetxattr = 6, NR_fsetxattr = 7, NR_getxattr = 8,
+    NR_lgetxattr = 9, NR_fgetxattr = 10, NR_listxattr = 11, NR_llistxattr = 12, NR_flistxattr = 13,
+    NR_removexattr = 14, NR_lremovexattr = 15, NR_fremovexattr = 16, NR_ioctl = 29, NR_pipe2 = 59, NR_waitid = 95, NR_setpgid = 154,
     NR_getpgid = 155, NR_getsid = 156, NR_setsid = 157, NR_clone = 220, NR_execve = 221, NR_mprotect = 226,
     NR_wait4 = 260, NR_openat = 56, NR_close = 57, NR_getdents64 = 61, NR_lseek = 62, NR_read = 63,
     NR_write = 64, NR_readv = 65, NR_writev = 66, NR_pread64 = 67, NR_newfstatat = 79, NR_fstat = 80,
@@ -167,9 +169,11 @@ enum { LX_FS_ROOT, LX_FS_DEV, LX_FS_PTS, LX_FS_SHM, LX_FS_PROC, LX_FS_COUNT };
 #define LX_VFS_BYTES        (32ull << 20)
 #define LX_VFS_NEW_NODES    4096
 #define LX_SHARED_FILES     64
+#define LX_XATTR_BYTES      (1ull << 20)    /* extended attributes, names and values, in all (xattr.c) */
 
 struct lx_time { int64_t sec, nsec; };
 struct lx_mobj;
+struct lx_xattr;
 
 /* A node: what a file is. Its names are directory entries (struct lx_dent). */
 struct lx_node {
@@ -191,6 +195,7 @@ struct lx_node {
     uint32_t entries;
     uint32_t proc;              /* a node of /proc: what it shows (LX_PROC_*); 0 otherwise */
     uint32_t fs;                /* LX_FS_* it is in (not LX_FS_PROC: proc says that; lx_node_fs) */
+    struct lx_xattr *xattrs;    /* its extended attributes, newest first (xattr.c) */
     int32_t proc_pid;           /* ... and of which process */
 };
 
@@ -754,6 +759,13 @@ int64_t lx_sys_flock(struct lx_ctx *c, uint64_t fd, uint64_t op);
 void lx_locks_closed(const struct lx_proc *p, const struct lx_file *f);
 void lx_locks_file_gone(const struct lx_file *f);
 uint32_t lx_locks_in_use(void);
+
+/* Extended attributes (xattr.c): the twelve calls (nr; a: their
+ * arguments); a node's, freed with it. */
+int64_t lx_sys_xattr(struct lx_ctx *c, uint64_t nr, const uint64_t *a);
+void lx_xattrs_free(struct lx_node *n);
+/* The node of a path from the working directory (vfs.c), following a final link when `follow`. */
+int32_t lx_node_at_path(struct lx_ctx *c, uint64_t upath, int follow);
 int64_t lx_sys_fstatfs(struct lx_ctx *c, uint64_t fd, uint64_t buf);
 int64_t lx_sys_sendfile(struct lx_ctx *c, uint64_t out, uint64_t in, uint64_t offp, uint64_t count);
 int64_t lx_sys_fallocate(struct lx_ctx *c, uint64_t fd, uint64_t mode, int64_t off, int64_t len);

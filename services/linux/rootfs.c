@@ -272,6 +272,7 @@ static int is_cwd(int32_t n)
 
 static void node_free_mem(struct lx_node *n)
 {
+    lx_xattrs_free(n);
     if (n->mem)
         svc_free(n->mem, n->cap);
     if (n->obj) {

@@ -640,6 +640,10 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_close_range:    return lx_sys_close_range(c, a[0], a[1], a[2]);
     case NR_fcntl:          return lx_sys_fcntl(c, a[0], a[1], a[2]);
     case NR_flock:          return lx_sys_flock(c, a[0], a[1]);
+    case NR_setxattr: case NR_lsetxattr: case NR_fsetxattr: case NR_getxattr: case NR_lgetxattr:
+    case NR_fgetxattr: case NR_listxattr: case NR_llistxattr: case NR_flistxattr: case NR_removexattr:
+    case NR_lremovexattr: case NR_fremovexattr:
+                            return lx_sys_xattr(c, nr, a);
     case NR_rt_sigaction:   return lx_sys_rt_sigaction(c, a[0], a[1], a[2], a[3]);
     case NR_rt_sigprocmask: return lx_sys_rt_sigprocmask(c, a[0], a[1], a[2], a[3]);
     case NR_rt_sigpending:  return lx_sys_rt_sigpending(c, a[0], a[1]);

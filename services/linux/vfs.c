@@ -59,6 +59,11 @@ static int32_t node_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, int foll
     return lx_lookup(dir, path_a, follow);
 }
 
+int32_t lx_node_at_path(struct lx_ctx *c, uint64_t upath, int follow)
+{
+    return node_at(c, AT_FDCWD, upath, follow, 0);
+}
+
 /* The open file of fd for a call that changes it: EBADF for none or an O_PATH one. */
 static struct lx_file *changing(struct lx_ctx *c, uint64_t fd)
 {
