@@ -91,3 +91,23 @@ def test_run_times_out_and_kills_qemu(fake_kernel):
     assert "stuck" in console
     assert time.monotonic() - start < 10
     assert not qemu._live
+
+
+def test_typed_input_ends_with_ctrl_d_until_the_guest_stops(tmp_path):
+    # A stand-in for QEMU that reads its console input: a first Ctrl-D is
+    # taken by a program, a second one ends the shell. Typing keeps
+    # sending Ctrl-D after the input ends, as a closed pipe stays at its end.
+    fake = tmp_path / "guest.py"
+    fake.write_text(
+        "import sys\n"
+        "seen = b''\n"
+        "while seen.count(b'\\x04') < 2:\n"
+        "    b = sys.stdin.buffer.read(1)\n"
+        "    if not b:\n"
+        "        sys.exit(3)\n"
+        "    seen += b\n"
+        "sys.exit(0 if seen.startswith(b'ls\\n\\x04') else 4)\n")
+    import io
+    import sys
+    status = qemu.run_typed([sys.executable, str(fake)], io.BytesIO(b"ls\n"), eof_every=0.05)
+    assert status == 0

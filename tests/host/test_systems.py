@@ -1,7 +1,7 @@
 """System descriptions (systems/*.toml) and their packing into boot images."""
 import pytest
 
-from petrel import bootimage, systems
+from petrel import bootimage, paths, systems
 
 GOOD = """
 [system]
@@ -198,3 +198,16 @@ def test_a_program_calling_a_service_must_be_granted_one():
         system = systems.load_system(path, REPO)
         with pytest.raises(systems.SystemConfigError, match="calls the noop interface .noop_add. but is granted no noop"):
             systems.read_entries(system, REPO)
+
+
+def test_a_command_runs_in_the_default_systems_too():
+    # `./petrel run --system default-kernel --exec CMD`: lxrun runs /etc/lxrun
+    # (where the command goes) instead of the shell's /etc/shell.
+    from petrel import linuxrun
+    for name in ("default", "default-kernel", "linux-user"):
+        desc = systems.load_system(paths.REPO / "systems" / f"{name}.toml")
+        lxrun = [p for p in linuxrun.runs_lxrun_script(desc).programs if p.name == "lxrun"]
+        assert lxrun and lxrun[0].args == "script=/etc/lxrun"
+    demo = systems.load_system(paths.REPO / "systems" / "demo.toml")
+    with pytest.raises(ValueError, match="no lxrun program"):
+        linuxrun.runs_lxrun_script(demo)

@@ -8,6 +8,7 @@ command's (its `lx: exit N`; 128 + N for `lx: signal N`), so scripts and CI
 can use it. With `--linux` the same archive boots Debian's kernel instead
 (its /init runs the same command), for comparison.
 """
+import dataclasses
 import re
 import subprocess
 import sys
@@ -17,6 +18,18 @@ from petrel import bootimage, linuxbase, oracle, paths, qemu, rootfs, systems
 
 LINE_MAX = 4096         # a command line of /etc/lxrun, its newline included (services/linux, tests/linux/init.c)
 RESULT = re.compile(r"^lx: (exit|signal) (\d+)\s*$")
+
+
+# The system with its lxrun program running /etc/lxrun (where the command
+# goes), whatever script it runs when booted on its own (the default
+# systems' /etc/shell); ValueError for a system without lxrun.
+def runs_lxrun_script(desc):
+    progs = [p for p in desc.programs if p.name == "lxrun"]
+    if not progs:
+        raise ValueError(f"system {desc.name} has no lxrun program to run a Linux command in")
+    args = " ".join(a for a in progs[0].args.split() if not a.startswith("script=")) + " script=/etc/lxrun"
+    return dataclasses.replace(desc, programs=tuple(
+        dataclasses.replace(p, args=args.strip()) if p.name == "lxrun" else p for p in desc.programs))
 
 
 # Packs build/run/rootfs.cpio and build/run/<system>.pbi; returns their paths.
@@ -29,6 +42,8 @@ def prepare(system: str, command: str, adds: list, repo: Path = paths.REPO) -> t
     run = command + "\n" if command else rootfs.DEFAULT_RUN
     archive.write_bytes(rootfs.build(run, [rootfs.parse_add(a) for a in adds], repo))
     desc = systems.load_system(repo / "systems" / f"{system}.toml", repo)
+    if command:
+        desc = runs_lxrun_script(desc)
     image = out / f"{system}.pbi"
     bootimage.write_image(image, oracle.with_archive(systems.read_entries(desc, repo), archive))
     return archive, image

@@ -197,11 +197,14 @@ def format_argv(argv: list) -> str:
 
 
 # Runs QEMU with its serial console's input from `source` (a file or pipe,
-# not a terminal): its bytes are typed as they come, then Ctrl-D, which is
-# end of file to a reader of the console (the default system's shell exits
-# on it and the machine powers off). The console goes to stdout. Returns
-# QEMU's exit status.
-def run_typed(argv: list, source) -> int:
+# not a terminal): its bytes are typed as they come; once it ends, Ctrl-D
+# is typed every half second until QEMU exits, so the end of the input
+# stays an end of file to whatever reads the console next, as a closed
+# pipe is (a Ctrl-D typed before the shell reads, or read by a program
+# the shell runs, would otherwise leave the shell waiting for ever). The
+# default system's shell exits on it and the machine powers off. The
+# console goes to stdout. Returns QEMU's exit status.
+def run_typed(argv: list, source, eof_every: float = 0.5) -> int:
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE)
     try:
         while True:
@@ -210,8 +213,13 @@ def run_typed(argv: list, source) -> int:
                 break
             proc.stdin.write(chunk)
             proc.stdin.flush()
-        proc.stdin.write(b"\x04")
-        proc.stdin.close()
+        while True:
+            proc.stdin.write(b"\x04")
+            proc.stdin.flush()
+            try:
+                return proc.wait(timeout=eof_every)
+            except subprocess.TimeoutExpired:
+                continue
     except BrokenPipeError:
         pass
     except KeyboardInterrupt:
