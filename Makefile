@@ -165,7 +165,8 @@ $(O)/linux/init: tests/linux/init.c lib/include/cmd_words.h
 $(LINUX_ROOT): $(patsubst %,$(O)/linux/bin/%,$(LINUX_TESTS)) $(LINUX_PIE) $(LINUX_OTHER_LIBC) $(O)/linux/bin/lxbench \
         $(O)/linux/init \
         $(shell find tests/linux/root) \
-        $(wildcard .cache/busybox/busybox) tools/petrel/rootfs.py tools/petrel/cpio.py tools/petrel/busybox.py Makefile
+        $(wildcard .cache/busybox/busybox) $(wildcard .cache/debian/*/VERSION) \
+        tools/petrel/rootfs.py tools/petrel/cpio.py tools/petrel/busybox.py tools/petrel/debian.py Makefile
 	@echo "  CPIO    $@"
 	$(Q)PYTHONPATH=tools $(PYTHON) -m petrel.rootfs $@
 

@@ -590,16 +590,16 @@ static char *const default_env[] = { "HOME=/", "TERM=linux", "PATH=/bin" };
 static void script_next(void)
 {
     while (script.at < script.len) {
-        static char line[LX_LINE_MAX], shown[LX_LINE_MAX];     /* (one script runs at a time) */
+        static char line[LX_LINE_MAX];          /* (one script runs at a time) */
         char *argv[MAX_ARGS], path[96];
         uint32_t end = script.at;
         while (end < script.len && script.text[end] != '\n')
             end++;
         uint32_t n = end - script.at < sizeof(line) - 1 ? end - script.at : sizeof(line) - 1;
-        memcpy(line, script.text + script.at, n);
+        const char *shown = script.text + script.at;    /* (cmd_words changes line) */
+        memcpy(line, shown, n);
         line[n] = 0;
         script.at = end + 1;
-        memcpy(shown, line, n + 1);
         int argc = cmd_words(line, argv, MAX_ARGS);
         if (argc == 0 || argv[0][0] == '#')
             continue;

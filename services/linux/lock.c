@@ -49,13 +49,13 @@
 enum { OWN_POSIX = 1, OWN_OFD, OWN_FLOCK };
 
 struct lock {
+    uint64_t key;               /* the file */
+    int64_t start, end;         /* bytes start..end, both in (end OFFSET_MAX: to any end) */
+    int32_t pid;                /* OWN_POSIX: the owner */
+    int32_t charged;            /* the pid of the process it is charged to */
+    int16_t file;               /* OWN_OFD, OWN_FLOCK: the owning open file description's slot */
     uint8_t cls;                /* OWN_*: 0 a free entry */
     uint8_t type;               /* F_RDLCK or F_WRLCK */
-    uint64_t key;               /* the file */
-    int32_t pid;                /* OWN_POSIX: the owner */
-    const struct lx_file *file; /* OWN_OFD, OWN_FLOCK: the owning open file description */
-    int64_t start, end;         /* bytes start..end, both in (end OFFSET_MAX: to any end) */
-    int32_t charged;            /* the pid of the process it is charged to */
 };
 
 static struct lock locks[LX_LOCKS];
@@ -77,7 +77,7 @@ static uint64_t key_of(const struct lx_file *f)
 
 static int same_owner(const struct lock *l, int cls, int32_t pid, const struct lx_file *f)
 {
-    return l->cls == cls && (cls == OWN_POSIX ? l->pid == pid : l->file == f);
+    return l->cls == cls && (cls == OWN_POSIX ? l->pid == pid : l->file == lx_file_slot(f));
 }
 
 static int overlaps(const struct lock *l, int64_t start, int64_t end)
@@ -220,7 +220,8 @@ static int64_t set_range(struct lx_ctx *c, uint64_t key, int cls, const struct l
     }
     if (add) {
         struct lock *l = new_entry();
-        *l = (struct lock){ (uint8_t)cls, (uint8_t)type, key, pid, cls == OWN_POSIX ? NULL : f, s, e, pid };
+        *l = (struct lock){ key, s, e, pid, pid, (int16_t)(cls == OWN_POSIX ? -1 : lx_file_slot(f)), (uint8_t)cls,
+                            (uint8_t)type };
     }
     if (shrank || !add)
         released();                             /* (a write lock cut or made a read lock: waiters may go) */
@@ -342,7 +343,7 @@ int64_t lx_sys_flock(struct lx_ctx *c, uint64_t ufd, uint64_t op)
     uint64_t key = key_of(f);
     struct lock *mine = NULL;
     for (int i = 0; i < LX_LOCKS; i++)
-        if (locks[i].cls == OWN_FLOCK && locks[i].key == key && locks[i].file == f)
+        if (locks[i].cls == OWN_FLOCK && locks[i].key == key && locks[i].file == lx_file_slot(f))
             mine = &locks[i];
     if (mine && mine->type == type)
         return 0;
@@ -356,7 +357,8 @@ int64_t lx_sys_flock(struct lx_ctx *c, uint64_t ufd, uint64_t op)
         return ((uint32_t)op & LOCK_NB) ? -LX_EAGAIN : lx_block(c, LX_BLK_LOCK, 0);
     if (!free_entries() || charged_to(c->p->pid) >= LX_PROC_LOCKS)
         return -LX_ENOLCK;
-    *new_entry() = (struct lock){ OWN_FLOCK, (uint8_t)type, key, 0, f, 0, OFFSET_MAX, c->p->pid };
+    *new_entry() = (struct lock){ key, 0, OFFSET_MAX, 0, c->p->pid, (int16_t)lx_file_slot(f), OWN_FLOCK,
+                                  (uint8_t)type };
     return 0;
 }
 
@@ -377,7 +379,7 @@ void lx_locks_file_gone(const struct lx_file *f)
 {
     int any = 0;
     for (int i = 0; i < LX_LOCKS; i++)
-        if ((locks[i].cls == OWN_OFD || locks[i].cls == OWN_FLOCK) && locks[i].file == f) {
+        if ((locks[i].cls == OWN_OFD || locks[i].cls == OWN_FLOCK) && locks[i].file == lx_file_slot(f)) {
             locks[i].cls = 0;
             any = 1;
         }

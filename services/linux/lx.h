@@ -109,7 +109,7 @@ struct lx_sinfo {
 #define LX_VMAS         128             /* mapped ranges per process (the program, heap, stack, mmaps) */
 #define LX_MOBJS        (LX_PROCS * LX_VMAS)    /* memory objects behind them, in all */
 #define LX_PIPES        64              /* pipes in all */
-#define LX_LOCKS        512             /* file locks (POSIX, OFD and flock ranges) in all (lock.c) */
+#define LX_LOCKS        256             /* file locks (POSIX, OFD and flock ranges) in all (lock.c) */
 #define LX_PROC_LOCKS   (LX_LOCKS / 4)  /* ... set by one process (ENOLCK past either) */
 #define LX_PROC_PIPES   (LX_PIPES / 2)  /* ... made by one process and still open (EMFILE past it) */
 #define LX_PIPE_BUF     (64 * 1024)     /* a pipe's capacity */

@@ -3,7 +3,7 @@ import stat
 
 import pytest
 
-from petrel import cases, cpio, oracle, rootfs
+from petrel import cases, cpio, debian, oracle, rootfs
 
 
 # Walks a newc archive: [(name, mode, data offset, data)].
@@ -70,6 +70,18 @@ def test_add_specs():
         rootfs.parse_add("x:relative/path")
     with pytest.raises(ValueError):
         rootfs.parse_add("x:/a/../b")
+
+
+def test_glibc_of_two_builds_is_refused():
+    deb = b"..GNU C Library (Debian GLIBC 2.36-9+deb12u14) stable release version 2.36.\n.."
+    deb_ld = b"..ld.so (Debian GLIBC 2.36-9+deb12u14) stable release version 2.36.\n.."
+    cross = b"..GNU C Library (Debian GLIBC 2.36-8cross1) stable release version 2.36.\n.."
+    assert debian.glibc_build(deb) == "Debian GLIBC 2.36-9+deb12u14 2.36"
+    assert debian.glibc_build(b"no version here") is None
+    rootfs.check_glibc({rootfs.GLIBC_INTERP: deb_ld, rootfs.GLIBC_LIBC: deb})
+    rootfs.check_glibc({rootfs.GLIBC_LIBC: cross})              # (no interpreter: nothing to compare)
+    with pytest.raises(ValueError, match="add both from one build"):
+        rootfs.check_glibc({rootfs.GLIBC_INTERP: deb_ld, rootfs.GLIBC_LIBC: cross})
 
 
 def test_oracle_cases_need_a_system_and_one_line_commands():

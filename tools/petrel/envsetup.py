@@ -192,6 +192,8 @@ def check(repo: Path = paths.REPO) -> list:
         todo.append("the Linux baseline kernel (Debian's linux-image-arm64)")
     if not busybox.present(repo):
         todo.append("Debian's busybox-static (arm64)")
+    from petrel import debian
+    todo += [f"Debian's {p} (arm64)" for p in debian.missing(repo)]
     return todo
 
 
@@ -212,6 +214,8 @@ def ensure(repo: Path = paths.REPO, quiet: bool = False) -> None:
         linuxbase.fetch(repo, say)
     if not busybox.present(repo):
         busybox.fetch(repo, say)
+    from petrel import debian
+    debian.fetch(repo, say)
     if not quiet:
         say("everything is installed")
 

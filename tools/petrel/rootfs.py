@@ -12,8 +12,9 @@ initramfs. It holds:
     /etc/hello-link    a symbolic link (to hello.txt)
     /etc/lxrun         the commands to run, one per line
     /etc/shell         /bin/sh: what the default system runs
-    /lib/...           glibc's and musl's interpreters and glibc's libc.so.6
-                       (SHARED_LIBS), for dynamically linked programs
+    /lib/...           glibc's and musl's interpreters, glibc's libc.so.6 and
+                       libm.so.6 from Debian's libc6 (SHARED_LIBS), for
+                       dynamically linked programs
     /dev, /proc, /root, /tmp  empty directories (Linux mounts devtmpfs and proc)
 
 Program contents are page-aligned inside the archive, so the personality
@@ -25,19 +26,41 @@ import argparse
 import sys
 from pathlib import Path
 
-from petrel import busybox, cpio, paths
+from petrel import busybox, cpio, debian, paths
 
 DEFAULT_RUN = "hello\nargs one two\n"
 
-# The C libraries dynamic programs need, from the cross packages ./petrel
-# setup installs (libc6-arm64-cross, musl-dev:arm64): guest path -> host file.
+# The C libraries dynamic programs need: glibc's interpreter, libc.so.6 and
+# libm.so.6 of one build, Debian's arm64 libc6, and the unwinder glibc loads
+# at pthread_exit and cancellation (debian.py fetches them at setup); musl's
+# interpreter from the package setup installs (musl-dev:arm64).
+# guest path -> (Debian package, its file) or a host file.
+GLIBC_INTERP = "lib/ld-linux-aarch64.so.1"
+GLIBC_LIBC = "lib/aarch64-linux-gnu/libc.so.6"
 SHARED_LIBS = {
-    "lib/ld-linux-aarch64.so.1": Path("/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1"),
-    "lib/aarch64-linux-gnu/libc.so.6": Path("/usr/aarch64-linux-gnu/lib/libc.so.6"),
-    # glibc loads it to unwind a thread's stack at pthread_exit and cancellation
-    "lib/aarch64-linux-gnu/libgcc_s.so.1": Path("/usr/aarch64-linux-gnu/lib/libgcc_s.so.1"),
+    GLIBC_INTERP: ("libc6", "lib/aarch64-linux-gnu/ld-linux-aarch64.so.1"),
+    GLIBC_LIBC: ("libc6", "lib/aarch64-linux-gnu/libc.so.6"),
+    "lib/aarch64-linux-gnu/libm.so.6": ("libc6", "lib/aarch64-linux-gnu/libm.so.6"),
+    "lib/aarch64-linux-gnu/libgcc_s.so.1": ("libgcc-s1", "lib/aarch64-linux-gnu/libgcc_s.so.1"),
     "lib/ld-musl-aarch64.so.1": Path("/usr/lib/aarch64-linux-musl/libc.so"),
 }
+
+
+def shared_lib_source(spec, repo: Path = paths.REPO) -> Path:
+    return spec if isinstance(spec, Path) else debian.file(spec[0], spec[1], repo)
+
+
+# Refuses an archive whose glibc interpreter and libc.so.6 are of two
+# builds (a libc.so.6 added beside the archive's interpreter, or the
+# reverse): programs then fail in ways hard to trace (threads hang).
+def check_glibc(files: dict) -> None:
+    interp, libc = files.get(GLIBC_INTERP), files.get(GLIBC_LIBC)
+    if interp is None or libc is None:
+        return
+    a, b = debian.glibc_build(interp), debian.glibc_build(libc)
+    if a != b:
+        raise ValueError(f"--add: /{GLIBC_LIBC} is glibc build '{b}' but the interpreter /{GLIBC_INTERP} is "
+                         f"'{a}': add both from one build (Debian's libc6 package has them together)")
 
 
 def linux_dir(repo: Path = paths.REPO) -> Path:
@@ -102,11 +125,13 @@ def build(run: str = DEFAULT_RUN, adds=(), repo: Path = paths.REPO) -> bytes:
     files["etc/lxrun"] = run.encode()
     files["etc/shell"] = b"/bin/sh\n"         # the default system's one command (systems/default.toml)
     links = {"etc/hello-link": "hello.txt"} if "etc/hello.txt" in files else {}
-    for guest, host in SHARED_LIBS.items():
+    for guest, spec in SHARED_LIBS.items():
+        host = shared_lib_source(spec, repo)
         if host.exists() and guest not in files:
             files[guest] = host.read_bytes()
             executables.add(guest)          # (page-aligned in the archive: mapped in place)
             dirs.append(guest.rsplit("/", 1)[0]) if guest.rsplit("/", 1)[0] not in dirs else None
+    check_glibc(files)
     if busybox.present(repo) and "bin/busybox" not in files:
         files["bin/busybox"] = busybox.binary(repo).read_bytes()
         executables.add("bin/busybox")
