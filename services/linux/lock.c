@@ -26,13 +26,6 @@
  */
 #include "lx.h"
 
-#define F_GETLK         5
-#define F_SETLK         6
-#define F_SETLKW        7
-#define F_OFD_GETLK     36
-#define F_OFD_SETLK     37
-#define F_OFD_SETLKW    38
-
 #define F_RDLCK         0
 #define F_WRLCK         1
 #define F_UNLCK         2

@@ -754,6 +754,12 @@ int64_t lx_sys_fadvise64(struct lx_ctx *c, uint64_t fd, int64_t len, uint64_t ad
  * (cmd) with the struct flock at uflock; flock; what a close of f by p
  * (its POSIX locks of that file) and the last close of f (its OFD and
  * flock locks) release. */
+#define F_GETLK         5
+#define F_SETLK         6
+#define F_SETLKW        7
+#define F_OFD_GETLK     36
+#define F_OFD_SETLK     37
+#define F_OFD_SETLKW    38
 int64_t lx_fcntl_lock(struct lx_ctx *c, struct lx_file *f, uint32_t cmd, uint64_t uflock);
 int64_t lx_sys_flock(struct lx_ctx *c, uint64_t fd, uint64_t op);
 void lx_locks_closed(const struct lx_proc *p, const struct lx_file *f);

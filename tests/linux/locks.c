@@ -126,6 +126,22 @@ static void on_alarm(int sig)
     (void)sig;
 }
 
+/* A child that holds byte 0 for 1.5 s (from when this returns). */
+static pid_t holding_byte_0(const int p[2])
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int cfd = open(PATH, O_RDWR);
+        setlk(cfd, F_SETLK, F_WRLCK, SEEK_SET, 0, 1);
+        write(p[1], "w", 1);
+        ms(1500);
+        _exit(0);
+    }
+    char b;
+    read(p[0], &b, 1);
+    return pid;
+}
+
 static void waiting(void)
 {
     int fd = open(PATH, O_RDWR);
@@ -166,29 +182,13 @@ static void waiting(void)
     waitpid(pid, &st, 0);
 
     /* A signal ends the wait: EINTR without SA_RESTART; with it, the wait goes on. */
-    pid = fork();
-    if (pid == 0) {
-        int cfd = open(PATH, O_RDWR);
-        setlk(cfd, F_SETLK, F_WRLCK, SEEK_SET, 0, 1);
-        write(p[1], "w", 1);
-        ms(1500);
-        _exit(0);
-    }
-    read(p[0], &b, 1);
+    pid = holding_byte_0(p);
     struct sigaction sa = { .sa_handler = on_alarm };
     sigaction(SIGALRM, &sa, NULL);
     alarm(1);
     SHOW("F_SETLKW interrupted by SIGALRM (no SA_RESTART)", setlk(fd, F_SETLKW, F_WRLCK, SEEK_SET, 0, 1));
     waitpid(pid, &st, 0);
-    pid = fork();
-    if (pid == 0) {
-        int cfd = open(PATH, O_RDWR);
-        setlk(cfd, F_SETLK, F_WRLCK, SEEK_SET, 0, 1);
-        write(p[1], "w", 1);
-        ms(1500);
-        _exit(0);
-    }
-    read(p[0], &b, 1);
+    pid = holding_byte_0(p);
     sa.sa_flags = SA_RESTART;
     sigaction(SIGALRM, &sa, NULL);
     alarm(1);

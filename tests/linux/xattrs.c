@@ -11,28 +11,10 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
-#ifndef ENODATA
-#define ENODATA 61
-#endif
-
-static const char *err(int e)
-{
-    return e == ENODATA ? "ENODATA" : e == E2BIG ? "E2BIG" : errname(e);
-}
-
-#define X(what, expr) do {                                                  \
-        errno = 0;                                                          \
-        long x_r_ = (long)(expr);                                           \
-        if (x_r_ < 0)                                                       \
-            printf("%s: %ld %s\n", what, x_r_, err(errno));                 \
-        else                                                                \
-            printf("%s: %ld\n", what, x_r_);                                \
-    } while (0)
-
 static void list(const char *what, long n, const char *buf)
 {
     if (n < 0) {
-        printf("%s: %s\n", what, err(errno));
+        printf("%s: %s\n", what, errname(errno));
         return;
     }
     printf("%s (%ld bytes):", what, n);
@@ -47,7 +29,7 @@ static void get(const char *what, const char *path, const char *name)
     errno = 0;
     long n = getxattr(path, name, v, sizeof(v) - 1);
     if (n < 0)
-        printf("%s: %s\n", what, err(errno));
+        printf("%s: %s\n", what, errname(errno));
     else
         printf("%s: %ld \"%s\"\n", what, n, v);
 }
@@ -61,15 +43,15 @@ static void names_on(const char *path, int nofollow)
                                          "trusted.", "security.", "system.", "nodot" };
     for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         snprintf(what, sizeof(what), "%s: set %s", path, names[i]);
-        X(what, nofollow ? lsetxattr(path, names[i], "v", 1, 0) : setxattr(path, names[i], "v", 1, 0));
+        SHOW(what, nofollow ? lsetxattr(path, names[i], "v", 1, 0) : setxattr(path, names[i], "v", 1, 0));
         snprintf(what, sizeof(what), "%s: get %s", path, names[i]);
-        X(what, nofollow ? lgetxattr(path, names[i], buf, sizeof(buf)) : getxattr(path, names[i], buf, sizeof(buf)));
+        SHOW(what, nofollow ? lgetxattr(path, names[i], buf, sizeof(buf)) : getxattr(path, names[i], buf, sizeof(buf)));
     }
     snprintf(what, sizeof(what), "%s: list", path);
     list(what, nofollow ? llistxattr(path, buf, sizeof(buf)) : listxattr(path, buf, sizeof(buf)), buf);
     for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         snprintf(what, sizeof(what), "%s: remove %s", path, names[i]);
-        X(what, nofollow ? lremovexattr(path, names[i]) : removexattr(path, names[i]));
+        SHOW(what, nofollow ? lremovexattr(path, names[i]) : removexattr(path, names[i]));
     }
 }
 
@@ -81,27 +63,27 @@ int main(void)
     char buf[512];
 
     /* Set, replace, list (order), read, size queries, remove. */
-    X("set trusted.one", setxattr(f, "trusted.one", "1", 1, 0));
-    X("set security.two", setxattr(f, "security.two", "22", 2, 0));
-    X("set trusted.three (empty)", setxattr(f, "trusted.three", "", 0, 0));
+    SHOW("set trusted.one", setxattr(f, "trusted.one", "1", 1, 0));
+    SHOW("set security.two", setxattr(f, "security.two", "22", 2, 0));
+    SHOW("set trusted.three (empty)", setxattr(f, "trusted.three", "", 0, 0));
     list("list", listxattr(f, buf, sizeof(buf)), buf);
-    X("list's size", listxattr(f, NULL, 0));
-    X("list into too small a buffer", listxattr(f, buf, 10));
+    SHOW("list's size", listxattr(f, NULL, 0));
+    SHOW("list into too small a buffer", listxattr(f, buf, 10));
     get("get trusted.one", f, "trusted.one");
     get("get trusted.three", f, "trusted.three");
-    X("size of security.two", getxattr(f, "security.two", NULL, 0));
-    X("get into too small a buffer", getxattr(f, "security.two", buf, 1));
-    X("replace trusted.one", setxattr(f, "trusted.one", "one", 3, XATTR_REPLACE));
+    SHOW("size of security.two", getxattr(f, "security.two", NULL, 0));
+    SHOW("get into too small a buffer", getxattr(f, "security.two", buf, 1));
+    SHOW("replace trusted.one", setxattr(f, "trusted.one", "one", 3, XATTR_REPLACE));
     get("  now", f, "trusted.one");
-    X("create trusted.one again", setxattr(f, "trusted.one", "x", 1, XATTR_CREATE));
-    X("replace a missing one", setxattr(f, "trusted.none", "x", 1, XATTR_REPLACE));
-    X("create a new one", setxattr(f, "trusted.four", "4444", 4, XATTR_CREATE));
-    X("both flags, existing", setxattr(f, "trusted.four", "4", 1, XATTR_CREATE | XATTR_REPLACE));
-    X("flags 4", setxattr(f, "trusted.four", "4", 1, 4));
+    SHOW("create trusted.one again", setxattr(f, "trusted.one", "x", 1, XATTR_CREATE));
+    SHOW("replace a missing one", setxattr(f, "trusted.none", "x", 1, XATTR_REPLACE));
+    SHOW("create a new one", setxattr(f, "trusted.four", "4444", 4, XATTR_CREATE));
+    SHOW("both flags, existing", setxattr(f, "trusted.four", "4", 1, XATTR_CREATE | XATTR_REPLACE));
+    SHOW("flags 4", setxattr(f, "trusted.four", "4", 1, 4));
     list("list", listxattr(f, buf, sizeof(buf)), buf);
-    X("get a missing one", getxattr(f, "trusted.none", buf, sizeof(buf)));
-    X("remove trusted.one", removexattr(f, "trusted.one"));
-    X("remove it again", removexattr(f, "trusted.one"));
+    SHOW("get a missing one", getxattr(f, "trusted.none", buf, sizeof(buf)));
+    SHOW("remove trusted.one", removexattr(f, "trusted.one"));
+    SHOW("remove it again", removexattr(f, "trusted.one"));
     list("list", listxattr(f, buf, sizeof(buf)), buf);
 
     /* Names and sizes. */
@@ -109,51 +91,51 @@ int main(void)
     memset(longname, 'n', sizeof(longname));
     memcpy(longname, "trusted.", 8);
     longname[255] = 0;
-    X("a name of 255 bytes", setxattr(f, longname, "x", 1, 0));
-    X("  get it", getxattr(f, longname, buf, sizeof(buf)));
-    X("  remove it", removexattr(f, longname));
+    SHOW("a name of 255 bytes", setxattr(f, longname, "x", 1, 0));
+    SHOW("  get it", getxattr(f, longname, buf, sizeof(buf)));
+    SHOW("  remove it", removexattr(f, longname));
     longname[255] = 'n';
     longname[256] = 0;
-    X("a name of 256 bytes", setxattr(f, longname, "x", 1, 0));
-    X("  get", getxattr(f, longname, buf, sizeof(buf)));
-    X("an empty name", setxattr(f, "", "x", 1, 0));
-    X("  get", getxattr(f, "", buf, sizeof(buf)));
-    X("  remove", removexattr(f, ""));
+    SHOW("a name of 256 bytes", setxattr(f, longname, "x", 1, 0));
+    SHOW("  get", getxattr(f, longname, buf, sizeof(buf)));
+    SHOW("an empty name", setxattr(f, "", "x", 1, 0));
+    SHOW("  get", getxattr(f, "", buf, sizeof(buf)));
+    SHOW("  remove", removexattr(f, ""));
     char *big = calloc(1, 70000);
-    X("a value of 65536 bytes", setxattr(f, "trusted.big", big, 65536, 0));
-    X("  its size", getxattr(f, "trusted.big", NULL, 0));
-    X("  read into 65536", getxattr(f, "trusted.big", big, 65536));
-    X("  read into 70000", getxattr(f, "trusted.big", big, 70000));
-    X("  read into 100", getxattr(f, "trusted.big", big, 100));
-    X("a value of 65537 bytes", setxattr(f, "trusted.big2", big, 65537, 0));
-    X("remove the big one", removexattr(f, "trusted.big"));
-    X("a bad name pointer", setxattr(f, (char *)8, "x", 1, 0));
-    X("a bad value pointer", setxattr(f, "trusted.bad", (char *)8, 1, 0));
-    X("  it was not made", getxattr(f, "trusted.bad", NULL, 0));
-    X("get into a bad pointer", getxattr(f, "security.two", (char *)8, 10));
-    X("list into a bad pointer", listxattr(f, (char *)8, 100));
-    X("a missing file", getxattr("/tmp/none", "trusted.a", buf, sizeof(buf)));
-    X("a missing file's list", listxattr("/tmp/none", buf, sizeof(buf)));
+    SHOW("a value of 65536 bytes", setxattr(f, "trusted.big", big, 65536, 0));
+    SHOW("  its size", getxattr(f, "trusted.big", NULL, 0));
+    SHOW("  read into 65536", getxattr(f, "trusted.big", big, 65536));
+    SHOW("  read into 70000", getxattr(f, "trusted.big", big, 70000));
+    SHOW("  read into 100", getxattr(f, "trusted.big", big, 100));
+    SHOW("a value of 65537 bytes", setxattr(f, "trusted.big2", big, 65537, 0));
+    SHOW("remove the big one", removexattr(f, "trusted.big"));
+    SHOW("a bad name pointer", setxattr(f, (char *)8, "x", 1, 0));
+    SHOW("a bad value pointer", setxattr(f, "trusted.bad", (char *)8, 1, 0));
+    SHOW("  it was not made", getxattr(f, "trusted.bad", NULL, 0));
+    SHOW("get into a bad pointer", getxattr(f, "security.two", (char *)8, 10));
+    SHOW("list into a bad pointer", listxattr(f, (char *)8, 100));
+    SHOW("a missing file", getxattr("/tmp/none", "trusted.a", buf, sizeof(buf)));
+    SHOW("a missing file's list", listxattr("/tmp/none", buf, sizeof(buf)));
 
     /* Through a descriptor, and the descriptor kinds. */
     int fd = open(f, O_RDONLY);
-    X("fsetxattr on a read-only descriptor", fsetxattr(fd, "trusted.fd", "fd", 2, 0));
-    X("fgetxattr", fgetxattr(fd, "trusted.fd", buf, sizeof(buf)));
+    SHOW("fsetxattr on a read-only descriptor", fsetxattr(fd, "trusted.fd", "fd", 2, 0));
+    SHOW("fgetxattr", fgetxattr(fd, "trusted.fd", buf, sizeof(buf)));
     list("flistxattr", flistxattr(fd, buf, sizeof(buf)), buf);
-    X("fremovexattr", fremovexattr(fd, "trusted.fd"));
+    SHOW("fremovexattr", fremovexattr(fd, "trusted.fd"));
     close(fd);
     int path = open(f, O_PATH);
-    X("fgetxattr on an O_PATH descriptor", fgetxattr(path, "trusted.fd", buf, sizeof(buf)));
-    X("flistxattr on an O_PATH descriptor", flistxattr(path, buf, sizeof(buf)));
+    SHOW("fgetxattr on an O_PATH descriptor", fgetxattr(path, "trusted.fd", buf, sizeof(buf)));
+    SHOW("flistxattr on an O_PATH descriptor", flistxattr(path, buf, sizeof(buf)));
     close(path);
-    X("fgetxattr on a closed descriptor", fgetxattr(60, "trusted.fd", buf, sizeof(buf)));
+    SHOW("fgetxattr on a closed descriptor", fgetxattr(60, "trusted.fd", buf, sizeof(buf)));
     int p[2];
     pipe(p);
-    X("fsetxattr on a pipe", fsetxattr(p[0], "trusted.a", "a", 1, 0));
-    X("fgetxattr on a pipe", fgetxattr(p[0], "trusted.a", buf, sizeof(buf)));
-    X("fgetxattr on a pipe, empty name", fgetxattr(p[0], "", buf, sizeof(buf)));
-    X("flistxattr on a pipe", flistxattr(p[0], buf, sizeof(buf)));
-    X("fremovexattr on a pipe", fremovexattr(p[0], "trusted.a"));
+    SHOW("fsetxattr on a pipe", fsetxattr(p[0], "trusted.a", "a", 1, 0));
+    SHOW("fgetxattr on a pipe", fgetxattr(p[0], "trusted.a", buf, sizeof(buf)));
+    SHOW("fgetxattr on a pipe, empty name", fgetxattr(p[0], "", buf, sizeof(buf)));
+    SHOW("flistxattr on a pipe", flistxattr(p[0], buf, sizeof(buf)));
+    SHOW("fremovexattr on a pipe", fremovexattr(p[0], "trusted.a"));
     close(p[0]);
     close(p[1]);
 
@@ -176,7 +158,7 @@ int main(void)
     get("ls: system.nfs4_acl", f, "system.nfs4_acl");
 
     /* A new file has none; a renamed or linked file keeps its own. */
-    X("set before the rename", setxattr(f, "trusted.kept", "k", 1, 0));
+    SHOW("set before the rename", setxattr(f, "trusted.kept", "k", 1, 0));
     rename(f, "/tmp/xattrs2.txt");
     link("/tmp/xattrs2.txt", "/tmp/xattrs3.txt");
     get("after a rename", "/tmp/xattrs2.txt", "trusted.kept");

@@ -8,11 +8,10 @@ root archive builder (rootfs.py) puts it in as /bin/busybox, with /bin/sh
 and the applets of APPLETS as symbolic links to it.
 """
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
-from petrel import paths
+from petrel import debian, paths
 
 PACKAGE = "busybox-static:arm64"
 
@@ -51,17 +50,13 @@ def present(repo: Path = paths.REPO) -> bool:
 def fetch(repo: Path = paths.REPO, say=print) -> None:
     say(f"downloading Debian's busybox: {PACKAGE}")
     with tempfile.TemporaryDirectory() as tmp:
-        r = subprocess.run(["apt-get", "download", PACKAGE], cwd=tmp, capture_output=True, text=True)
-        debs = list(Path(tmp).glob("*.deb"))
-        if r.returncode != 0 or not debs:
-            raise BusyboxError(f"apt-get download {PACKAGE} failed: {r.stderr.strip()[-300:]}")
         tree = Path(tmp) / "x"
-        subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(tree)], check=True)
+        name = debian.unpack(PACKAGE.removesuffix(":arm64"), tree, BusyboxError)
         found = tree / "bin" / "busybox"
         if not found.is_file():
-            raise BusyboxError(f"{debs[0].name} has no bin/busybox")
+            raise BusyboxError(f"{name}.deb has no bin/busybox")
         cache_dir(repo).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(found, binary(repo))
         binary(repo).chmod(0o755)
-        (cache_dir(repo) / "VERSION").write_text(debs[0].name.removesuffix(".deb") + "\n")
+        (cache_dir(repo) / "VERSION").write_text(name + "\n")
     say(f"busybox ready: {paths.rel(binary(repo), repo)} ({version(repo)})")

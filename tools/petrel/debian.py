@@ -50,22 +50,30 @@ def missing(repo: Path = paths.REPO, packages=PACKAGES) -> list:
     return [p for p in packages if not (tree(p, repo) / "VERSION").exists()]
 
 
+# Downloads PACKAGE:arm64 with apt-get and unpacks it into `into` (made);
+# returns the package file's name without ".deb". `error` is raised when
+# apt-get cannot get it.
+def unpack(package: str, into: Path, error=DebianError) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run(["apt-get", "download", f"{package}:arm64"], cwd=tmp, capture_output=True, text=True)
+        debs = list(Path(tmp).glob("*.deb"))
+        if r.returncode != 0 or not debs:
+            raise error(f"apt-get download {package}:arm64 failed: {r.stderr.strip()[-300:]}")
+        into.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(into)], check=True)
+        return debs[0].name.removesuffix(".deb")
+
+
 # Downloads and unpacks the packages not in the cache yet.
 def fetch(repo: Path = paths.REPO, say=print, packages=PACKAGES) -> None:
     for package in missing(repo, packages):
         say(f"downloading Debian's {package} (arm64)")
-        with tempfile.TemporaryDirectory() as tmp:
-            r = subprocess.run(["apt-get", "download", f"{package}:arm64"], cwd=tmp, capture_output=True, text=True)
-            debs = list(Path(tmp).glob("*.deb"))
-            if r.returncode != 0 or not debs:
-                raise DebianError(f"apt-get download {package}:arm64 failed: {r.stderr.strip()[-300:]}")
-            dest = tree(package, repo)
-            if dest.exists():
-                shutil.rmtree(dest)
-            dest.mkdir(parents=True)
-            subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(dest)], check=True)
-            (dest / "VERSION").write_text(debs[0].name.removesuffix(".deb") + "\n")
-        say(f"{package} ready: {paths.rel(tree(package, repo), repo)} ({version(package, repo)})")
+        dest = tree(package, repo)
+        if dest.exists():
+            shutil.rmtree(dest)
+        name = unpack(package, dest)
+        (dest / "VERSION").write_text(name + "\n")
+        say(f"{package} ready: {paths.rel(dest, repo)} ({version(package, repo)})")
 
 
 GLIBC_BUILD = re.compile(rb"\(([^()\n]*GLIBC[^()\n]*)\) stable release version ([0-9]+(?:\.[0-9]+)*)")

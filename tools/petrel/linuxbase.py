@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from petrel import paths
+from petrel import debian, paths
 
 
 class BaselineError(RuntimeError):
@@ -55,16 +55,12 @@ def fetch(repo: Path = paths.REPO, say=print) -> None:
     package = resolve_package()
     say(f"downloading the Linux baseline kernel: {package}:arm64")
     with tempfile.TemporaryDirectory() as tmp:
-        r = subprocess.run(["apt-get", "download", f"{package}:arm64"], cwd=tmp, capture_output=True, text=True)
-        debs = list(Path(tmp).glob("*.deb"))
-        if r.returncode != 0 or not debs:
-            raise BaselineError(f"apt-get download {package}:arm64 failed: {r.stderr.strip()[-300:]}")
         tree = Path(tmp) / "x"
-        subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(tree)], check=True)
+        name = debian.unpack(package, tree, BaselineError)
         kernels = list((tree / "boot").glob("vmlinuz-*"))
         modules = list(tree.glob("lib/modules/*/kernel/drivers/android/binder_linux.ko*"))
         if not kernels or not modules:
-            raise BaselineError(f"{debs[0].name} has no kernel image or binder_linux module")
+            raise BaselineError(f"{name}.deb has no kernel image or binder_linux module")
         out = cache_dir(repo)
         out.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(kernels[0], image(repo))
