@@ -586,9 +586,15 @@ static void send(struct lx_proc *p, struct lx_thread *t, int sig, const struct l
     if (!main)
         return;                                 /* no thread left to take it */
     uint64_t bit = LX_SIGBIT(sig);
-    if (sig == LX_SIGCONT || sig == LX_SIGKILL)
+    if (sig == LX_SIGCONT || sig == LX_SIGKILL) {
         cont(p);
-    else if (default_action(sig) == ACT_STOP) {
+        /* Continuing it delivers what came while it was stopped, which
+         * may have ended it (a handler without room for its frame) or
+         * the thread the signal was for. */
+        main = t ? t : lx_main_thread(p);
+        if (!p->used || p->ended || !main || main->p != p)
+            return;
+    } else if (default_action(sig) == ACT_STOP) {
         p->pending &= ~LX_SIGBIT(LX_SIGCONT);
         for (struct lx_thread *u = NULL; (u = each(p, u)); )
             u->pending &= ~LX_SIGBIT(LX_SIGCONT);

@@ -90,6 +90,10 @@ SEEDS = {
         op("OPEN_PROC_FD", 1, 0, 5, O_RDONLY),
         op("WRITE", 1, 4, LEN_16),
         op("READ", 1, 6, LEN_16)),
+    # Found by the fuzzer, kept as it found it: a stopped vfork child with signal 64 pending (a
+    # handler without room for its frame) gets SIGKILL, whose continuing delivers 64 first and so
+    # ends the process inside the sending of SIGKILL.
+    "sigkill-continues-into-a-fatal-frame": bytes.fromhex("05017a65726f17312104ffffffffff5dff0f00007100000001100000000000006f102affffffff2afffffffffff3ff6f"),
     # Found by the fuzzer: a vfork child sends its parent a fatal signal (SIGUSR2) and so ends in its own call.
     "vfork-child-kills-parent": seed(0,
         op("VFORK", 1),                         # pid 2, in 1's memory
