@@ -66,13 +66,14 @@ static void stop_while_waiting(const char *what, int flags)
     printf("%s: SIGCHLD handled %d times by then\n", what, chlds);
     kill(pid, SIGCONT);
     r = waitpid(pid, &st, WCONTINUED);
-    printf("%s: waitpid WCONTINUED: %s\n", what, r == pid ? "the child" : r < 0 ? errname(errno) : "other");
-    show("  status", st);
+    int e = errno;
     /* Linux's child sends the SIGCHLD of its continuing when it runs
-     * again: let it come before the wait for the exit, which it would
-     * interrupt without SA_RESTART. */
+     * again: let it come now, not during the output or the wait for the
+     * exit, which it would interrupt without SA_RESTART. */
     struct timespec ms50 = { 0, 50000000 };
     nanosleep(&ms50, NULL);
+    printf("%s: waitpid WCONTINUED: %s\n", what, r == pid ? "the child" : r < 0 ? errname(e) : "other");
+    show("  status", st);
     write(p[1], "x", 1);
     r = waitpid(pid, &st, 0);
     printf("%s: then its exit: %s\n", what, r == pid ? "the child" : r < 0 ? errname(errno) : "other");
