@@ -48,6 +48,36 @@ static void *spin(void *arg)
     return NULL;
 }
 
+static void *spin_quietly(void *arg)
+{
+    (void)arg;
+    while (spinning)                            /* no system call: nothing switches it out on a core of its own */
+        ;
+    return NULL;
+}
+
+/* A thread that computes without a call, read by another while it runs:
+ * its CPU clock and the process's count the slice it is in (on a core of
+ * its own it may never be switched out). */
+static void running_thread_counted(void)
+{
+    pthread_t th;
+    spinning = 1;
+    pthread_create(&th, NULL, spin_quietly, NULL);
+    clockid_t its;
+    pthread_getcpuclockid(th, &its);
+    double before = now(its), process_before = now(CLOCK_PROCESS_CPUTIME_ID);
+    struct timespec ms100 = { 0, 100000000 };
+    nanosleep(&ms100, NULL);
+    double after = now(its), process_after = now(CLOCK_PROCESS_CPUTIME_ID);
+    spinning = 0;
+    pthread_join(th, NULL);
+    printf("a computing thread's clock, read while it runs, grew by 50 ms or more in 100 ms: %d ~%.3f\n",
+           after - before >= 0.05, after - before);
+    printf("and the process's too: %d ~%.3f\n", process_after - process_before >= 0.05,
+           process_after - process_before);
+}
+
 /* While a second thread computes (on another core where there is one),
  * the caller's thread time read first is at most the process's read
  * after it, and neither the process's rusage nor its CPU clock goes
@@ -134,6 +164,7 @@ int main(void)
     printf("the thread's time is at most the process's read after it: %d\n",
            tv(rt.ru_utime) + tv(rt.ru_stime) <= tv(r1.ru_utime) + tv(r1.ru_stime) + 0.001);
     consistent_with_a_busy_thread();
+    running_thread_counted();
     SHOW("getrusage CHILDREN", getrusage(RUSAGE_CHILDREN, &rc));
     printf("no children yet: %d\n", rc.ru_utime.tv_sec == 0 && rc.ru_utime.tv_usec == 0 &&
            rc.ru_stime.tv_sec == 0 && rc.ru_stime.tv_usec == 0);

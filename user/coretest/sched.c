@@ -308,6 +308,21 @@ static void affinity(void)
     for (int i = 0; i < 100 && spins[2] == before; i++)
         sleep_ms(10);
     tap_ok(e == 0 && st.cpu == ncpus - 1 && spins[2] > before, "sched: a thread moves to core %u and runs there", ncpus - 1);
+    /* Its CPU time, read from this core while it runs on its own, counts
+     * the slice it is in: it grows between two readings 1 ms apart,
+     * whether or not a tick came between them. */
+    int grew = 0;
+    for (int i = 0; i < 20; i++) {
+        struct petrel_thread_stats s1, s2;
+        sys_thread_stats((uint32_t)t, &s1);
+        uint64_t until = (uint64_t)sys_clock_ns() + 1000000;
+        while ((uint64_t)sys_clock_ns() < until)
+            ;
+        sys_thread_stats((uint32_t)t, &s2);
+        grew += s2.cpu_ns > s1.cpu_ns;
+    }
+    tap_ok(ncpus < 2 || grew == 20, "sched: a thread running on another core has its current slice counted (%d of 20)",
+           grew);
     tap_ok(sys_thread_set_affinity((uint32_t)t, 64) == -E_INVAL, "sched: no such core is refused");
     stop = 1;
     sleep_ms(10);
