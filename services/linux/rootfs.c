@@ -221,6 +221,7 @@ static void name_release(const char *s, uint32_t len)
 /* ---------------------------------------------------------------- nodes */
 static int is_cwd(int32_t n);
 static void node_free_mem(struct lx_node *n);
+static void node_free(struct lx_node *n);
 
 /* Is node n mapped (its object, by some process's range)? */
 static int mapped(const struct lx_node *n)
@@ -234,11 +235,8 @@ static void sweep(void)
 {
     for (int32_t i = 1; i < maxnodes; i++) {
         struct lx_node *n = &nodes[i];
-        if (n->mode && !n->nlink && !n->opens && !n->proc && !mapped(n) && !is_cwd(i)) {
-            node_free_mem(n);
-            n->mode = 0;
-            used_nodes--;
-        }
+        if (n->mode && !n->nlink && !n->opens && !n->proc && !mapped(n) && !is_cwd(i))
+            node_free(n);
     }
 }
 
@@ -270,9 +268,18 @@ static int is_cwd(int32_t n)
     return 0;
 }
 
+/* The node goes: its contents, its attributes, its slot. */
+static void node_free(struct lx_node *n)
+{
+    node_free_mem(n);
+    lx_xattrs_free(n);
+    n->mode = 0;
+    used_nodes--;
+}
+
+/* Its contents go (the node stays: a resize gives it others). */
 static void node_free_mem(struct lx_node *n)
 {
-    lx_xattrs_free(n);
     if (n->mem)
         svc_free(n->mem, n->cap);
     if (n->obj) {
@@ -290,9 +297,7 @@ void lx_node_maybe_free(int32_t i)
     struct lx_node *n = lx_node(i);
     if (!n || i == LX_ROOT || n->nlink || n->opens || n->proc || mapped(n) || is_cwd(i))
         return;
-    node_free_mem(n);
-    n->mode = 0;
-    used_nodes--;
+    node_free(n);
 }
 
 int lx_node_reserve(struct lx_node *n, uint64_t end)

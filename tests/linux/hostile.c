@@ -34,6 +34,8 @@ int main(void)
     int file = open("/etc/hello.txt", O_RDONLY), dir = open("/data", O_RDONLY | O_DIRECTORY);
     int null = open("/dev/null", O_WRONLY), zero = open("/dev/zero", O_RDONLY);
     int wfile = open("/tmp/hostile", O_RDWR | O_CREAT | O_TRUNC, 0644);
+    int full = open("/dev/full", O_RDWR), urandom = open("/dev/urandom", O_RDWR);
+    syscall(SYS_setxattr, "/tmp/hostile", "trusted.h", "v", 1, 0);
     for (unsigned i = 0; i < sizeof(bad_ptrs) / sizeof(bad_ptrs[0]); i++) {
         long p = (long)bad_ptrs[i];
         const char *n = bad_names[i];
@@ -116,6 +118,21 @@ int main(void)
         TRY("madvise at", syscall(SYS_madvise, p, 4096, 0));
         TRY("mremap at", syscall(SYS_mremap, p, 4096, 4096, 0, 0));
         TRY("msync at", syscall(SYS_msync, p, 4096, 4));
+        TRY("fcntl F_SETLK from", syscall(SYS_fcntl, wfile, F_SETLK, p));
+        TRY("fcntl F_GETLK into", syscall(SYS_fcntl, file, F_GETLK, p));
+        TRY("fcntl F_OFD_SETLKW from", syscall(SYS_fcntl, wfile, F_OFD_SETLKW, p));
+        TRY("setxattr path", syscall(SYS_setxattr, p, "trusted.h", "v", 1, 0));
+        TRY("setxattr name", syscall(SYS_setxattr, "/tmp/hostile", p, "v", 1, 0));
+        TRY("setxattr value", syscall(SYS_setxattr, "/tmp/hostile", "trusted.v", p, 10, 0));
+        TRY("getxattr name", syscall(SYS_getxattr, "/tmp/hostile", p, buf, 10));
+        TRY("getxattr into", syscall(SYS_getxattr, "/tmp/hostile", "trusted.h", p, 10));
+        TRY("lgetxattr path", syscall(SYS_lgetxattr, p, "trusted.h", buf, 10));
+        TRY("fgetxattr into", syscall(SYS_fgetxattr, wfile, "trusted.h", p, 10));
+        TRY("listxattr into", syscall(SYS_listxattr, "/tmp/hostile", p, 100));
+        TRY("flistxattr into", syscall(SYS_flistxattr, wfile, p, 100));
+        TRY("removexattr name", syscall(SYS_removexattr, "/tmp/hostile", p));
+        TRY("read /dev/full into", syscall(SYS_read, full, p, 10));
+        TRY("read /dev/urandom into", syscall(SYS_read, urandom, p, 10));
     }
     SHOW("read with a huge length", syscall(SYS_read, file, buf, HUGE));
     SHOW("read with length -1", syscall(SYS_read, file, buf, -1L));
@@ -171,6 +188,9 @@ int main(void)
                                 SYS_socket, SYS_socketpair, SYS_bind, SYS_listen, SYS_accept4, SYS_connect,
                                 SYS_getsockname, SYS_getpeername, SYS_sendto, SYS_recvfrom, SYS_setsockopt,
                                 SYS_getsockopt, SYS_shutdown, SYS_sendmsg, SYS_recvmsg, SYS_sendmmsg, SYS_recvmmsg,
+                                SYS_fcntl, SYS_flock, SYS_setxattr, SYS_lsetxattr, SYS_fsetxattr, SYS_getxattr,
+                                SYS_lgetxattr, SYS_fgetxattr, SYS_listxattr, SYS_llistxattr, SYS_flistxattr,
+                                SYS_removexattr, SYS_lremovexattr, SYS_fremovexattr,
                                 404, 999 };
     srand(42);
     long calls = 0;
@@ -190,6 +210,12 @@ int main(void)
             a[0] = null;                        /* never copy a file to the console */
         if ((nr == SYS_read || nr == SYS_readv || nr == SYS_pread64 || nr == SYS_ioctl) && (unsigned)a[0] <= 2)
             a[0] = 50;                          /* never wait for (or reconfigure) the console */
+        if ((nr == SYS_fcntl || nr == SYS_flock) && (unsigned)a[0] <= 6)
+            a[0] = wfile;                       /* keep stdio's and the test's own descriptors as they are */
+        if (nr == SYS_fcntl && (a[1] == F_SETLKW || a[1] == 38))
+            a[1] = a[1] == F_SETLKW ? F_SETLK : 37; /* a random lock never waits (two descriptions can conflict) */
+        if (nr == SYS_flock)
+            a[1] |= 4;                          /* LOCK_NB, for the same reason */
         if (nr == SYS_eventfd2 || nr == SYS_timerfd_create)
             a[1] |= O_NONBLOCK;                 /* a random read of it must never wait for ever */
         if (nr == SYS_epoll_pwait)

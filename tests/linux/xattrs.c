@@ -157,6 +157,18 @@ int main(void)
     get("ls: system.posix_acl_access", f, "system.posix_acl_access");
     get("ls: system.nfs4_acl", f, "system.nfs4_acl");
 
+    /* Its contents growing, moving or shrinking leave a file's attributes alone. */
+    int w = open(f, O_WRONLY | O_APPEND);
+    SHOW("set, then the file grows", setxattr(f, "trusted.grow", "g", 1, 0));
+    for (int i = 0; i < 100; i++)
+        write(w, big, 1000);
+    close(w);
+    get("  after 100,000 bytes more", f, "trusted.grow");
+    truncate(f, 0);
+    get("  after a truncate to 0", f, "trusted.grow");
+    truncate(f, 200000);
+    get("  after a truncate to 200,000", f, "trusted.grow");
+
     /* A new file has none; a renamed or linked file keeps its own. */
     SHOW("set before the rename", setxattr(f, "trusted.kept", "k", 1, 0));
     rename(f, "/tmp/xattrs2.txt");
