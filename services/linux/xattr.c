@@ -72,29 +72,28 @@ static int64_t name_in(struct lx_ctx *c, uint64_t uname, char *name)
     return len;
 }
 
-/* The node a call works on, or -EOPNOTSUPP for a file without one (a
- * pipe, socket or event file: no attributes). */
+#define NO_NODE         INT32_MIN       /* a pipe, socket or event file: an inode without attributes */
+
+/* The node an f* call works on (NO_NODE for a file without one), or -EBADF. */
 static int32_t file_node(struct lx_ctx *c, uint64_t fd)
 {
     struct lx_file *f = lx_fd_use(c->p, (uint32_t)fd);
     if (!f)
         return -LX_EBADF;
-    return f->kind == LX_FILE_NODE ? f->node : -LX_EOPNOTSUPP;
+    return f->kind == LX_FILE_NODE ? f->node : NO_NODE;
 }
 
 /* Does the node keep attributes (tmpfs), or none at all (EOPNOTSUPP)? */
 static int keeps(int32_t node)
 {
-    int fs = lx_node_fs(node);
-    return fs != LX_FS_PROC && fs != LX_FS_PTS;
+    return node != NO_NODE && lx_node_fs(node) != LX_FS_PROC && lx_node_fs(node) != LX_FS_PTS;
 }
 
 /* What the VFS and tmpfs say before a name is looked for: 0 (a kept
  * attribute), 1 (a POSIX ACL name), or a negated errno. */
 static int64_t check(int32_t node, const char *name, int write)
 {
-    struct lx_node *n = lx_node(node);
-    uint32_t kind = n->mode & LX_S_IFMT;
+    uint32_t kind = node == NO_NODE ? LX_S_IFIFO : lx_node(node)->mode & LX_S_IFMT;
     if (prefixed(name, "user.") && kind != LX_S_IFREG && kind != LX_S_IFDIR)
         return write ? -LX_EPERM : -LX_ENODATA;
     if (!keeps(node))
@@ -148,37 +147,35 @@ static int64_t do_set(struct lx_ctx *c, int32_t node, uint64_t uname, uint64_t u
         return len;
     if (size > XATTR_SIZE_MAX)
         return -LX_E2BIG;
+    /* The value is read first, as Linux copies it before the VFS looks
+     * at the name or the file. */
+    uint64_t need = sizeof(struct lx_xattr) + (uint64_t)len + 1 + size;
     if (!lx_range_ok(uvalue, size))
         return -LX_EFAULT;
-    if (acl_name(name) && keeps(node) && size) {    /* tmpfs reads an ACL's form first: version 2, 8-byte entries */
-        uint32_t version = 0;
-        if (size >= 4 && lx_copy_in(c, &version, uvalue, 4))
-            return -LX_EFAULT;
-        if (size < 4 || version != 2 || (size - 4) % 8)
-            return -LX_EINVAL;
-    }
-    int64_t err = check(node, name, 1);
-    if (err)
-        return err > 0 ? -LX_EOPNOTSUPP : err;  /* (setting an ACL) */
-    struct lx_node *n = lx_node(node);
-    struct lx_xattr **at = find(n, name);
-    if (at && (flags & XATTR_CREATE))
-        return -LX_EEXIST;
-    if (!at && (flags & XATTR_REPLACE))
-        return -LX_ENODATA;
-    uint64_t need = sizeof(struct lx_xattr) + (uint64_t)len + 1 + size;
-    uint64_t freed = at ? bytes_of(*at) : 0;
-    if (xattr_bytes - freed + need > LX_XATTR_BYTES)
-        return -LX_ENOSPC;
     struct lx_xattr *x = svc_alloc(need);
     if (!x)
         return -LX_ENOMEM;
     x->name_len = (uint32_t)len + 1;
     x->size = (uint32_t)size;
     memcpy(x->data, name, (uint64_t)len + 1);
-    if (size && lx_copy_in(c, x->data + x->name_len, uvalue, size)) {
+    const uint8_t *value = (const uint8_t *)x->data + x->name_len;
+    int64_t err = size && lx_copy_in(c, x->data + x->name_len, uvalue, size) ? -LX_EFAULT : 0;
+    if (!err && acl_name(name) && keeps(node) && size &&        /* tmpfs reads an ACL's form first: */
+        (size < 4 || value[0] != 2 || value[1] || value[2] || value[3] || (size - 4) % 8))  /* version 2, 8-byte entries */
+        err = -LX_EINVAL;
+    if (!err && (err = check(node, name, 1)) > 0)
+        err = -LX_EOPNOTSUPP;                   /* (setting an ACL) */
+    struct lx_node *n = lx_node(node);
+    struct lx_xattr **at = err ? NULL : find(n, name);
+    if (!err && at && (flags & XATTR_CREATE))
+        err = -LX_EEXIST;
+    if (!err && !at && (flags & XATTR_REPLACE))
+        err = -LX_ENODATA;
+    if (!err && xattr_bytes - (at ? bytes_of(*at) : 0) + need > LX_XATTR_BYTES)
+        err = -LX_ENOSPC;
+    if (err) {
         svc_free(x, need);
-        return -LX_EFAULT;
+        return err;
     }
     xattr_bytes += need;
     if (at) {                                   /* replaced in its place */
@@ -233,37 +230,19 @@ static int64_t do_remove(struct lx_ctx *c, int32_t node, uint64_t uname)
     return 0;
 }
 
-/* The node of a path call (lookup first, as Linux), following a final
- * link unless `nofollow`. */
-static int32_t path_node(struct lx_ctx *c, uint64_t upath, int nofollow)
-{
-    return lx_node_at_path(c, upath, !nofollow);
-}
-
 int64_t lx_sys_xattr(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
 {
-    int32_t node;
+    int32_t node;                               /* the file first (lookup, descriptor), as Linux */
     switch (nr) {
-    case NR_setxattr: case NR_lsetxattr:
-    case NR_getxattr: case NR_lgetxattr:
-    case NR_listxattr: case NR_llistxattr:
-    case NR_removexattr: case NR_lremovexattr:
-        node = path_node(c, a[0], nr == NR_lsetxattr || nr == NR_lgetxattr || nr == NR_llistxattr ||
-                                  nr == NR_lremovexattr);
-        break;
-    default:
+    case NR_fsetxattr: case NR_fgetxattr: case NR_flistxattr: case NR_fremovexattr:
         node = file_node(c, a[0]);
         break;
+    default:                                    /* the l* forms do not follow a final link */
+        node = lx_node_at_path(c, a[0], nr != NR_lsetxattr && nr != NR_lgetxattr && nr != NR_llistxattr &&
+                                            nr != NR_lremovexattr);
+        break;
     }
-    if (node == -LX_EOPNOTSUPP) {               /* a file without a node */
-        if (nr == NR_flistxattr)
-            return 0;
-        char name[XATTR_NAME_MAX + 1];
-        int64_t len = nr == NR_fsetxattr && (a[4] & ~(uint64_t)(XATTR_CREATE | XATTR_REPLACE)) ? -LX_EINVAL
-                                                                                          : name_in(c, a[1], name);
-        return len < 0 ? len : -LX_EOPNOTSUPP;
-    }
-    if (node < 0)
+    if (node < 0 && node != NO_NODE)
         return node;
     switch (nr) {
     case NR_setxattr: case NR_lsetxattr: case NR_fsetxattr:

@@ -112,6 +112,11 @@ int main(void)
     SHOW("a bad name pointer", setxattr(f, (char *)8, "x", 1, 0));
     SHOW("a bad value pointer", setxattr(f, "trusted.bad", (char *)8, 1, 0));
     SHOW("  it was not made", getxattr(f, "trusted.bad", NULL, 0));
+    SHOW("a bad value pointer, user.*", setxattr(f, "user.bad", (char *)8, 1, 0));
+    SHOW("a bad value pointer, an unknown namespace", setxattr(f, "other.bad", (char *)8, 1, 0));
+    SHOW("a bad value pointer, an existing one with XATTR_CREATE", setxattr(f, "security.two", (char *)8, 1,
+                                                                              XATTR_CREATE));
+    SHOW("a bad value pointer on /proc", setxattr("/proc/self/status", "trusted.bad", (char *)8, 1, 0));
     SHOW("get into a bad pointer", getxattr(f, "security.two", (char *)8, 10));
     SHOW("list into a bad pointer", listxattr(f, (char *)8, 100));
     SHOW("a missing file", getxattr("/tmp/none", "trusted.a", buf, sizeof(buf)));
@@ -136,6 +141,10 @@ int main(void)
     SHOW("fgetxattr on a pipe, empty name", fgetxattr(p[0], "", buf, sizeof(buf)));
     SHOW("flistxattr on a pipe", flistxattr(p[0], buf, sizeof(buf)));
     SHOW("fremovexattr on a pipe", fremovexattr(p[0], "trusted.a"));
+    SHOW("fsetxattr user.a on a pipe", fsetxattr(p[0], "user.a", "a", 1, 0));
+    SHOW("fgetxattr user.a on a pipe", fgetxattr(p[0], "user.a", buf, sizeof(buf)));
+    SHOW("fsetxattr on a pipe, bad value", fsetxattr(p[0], "trusted.a", (char *)8, 1, 0));
+    SHOW("fsetxattr on a pipe, value too big", fsetxattr(p[0], "trusted.a", buf, 70000, 0));
     close(p[0]);
     close(p[1]);
 
