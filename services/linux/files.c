@@ -720,9 +720,11 @@ int64_t lx_file_write_kernel(struct lx_file *f, const void *src, uint64_t len)
     struct lx_node *n = f->node >= 0 ? lx_node(f->node) : NULL;
     if (!n)
         return -LX_EINVAL;
-    if (kind(n) == LX_S_IFCHR)
-        return n->dev == LX_DEV_FULL ? -LX_ENOSPC : n->dev != LX_DEV_CONSOLE && n->dev != LX_DEV_TTY ? (int64_t)len
-                                                                                             : -LX_EINVAL;
+    if (kind(n) == LX_S_IFCHR) {
+        if (n->dev == LX_DEV_CONSOLE || n->dev == LX_DEV_TTY)
+            return -LX_EINVAL;
+        return n->dev == LX_DEV_FULL ? -LX_ENOSPC : (int64_t)len;   /* null, zero, (u)random take it all */
+    }
     if (kind(n) != LX_S_IFREG || n->proc)
         return -LX_EINVAL;
     if (f->flags & O_APPEND)

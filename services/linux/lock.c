@@ -222,7 +222,7 @@ static int64_t set_range(struct lx_ctx *c, uint64_t key, int cls, const struct l
 }
 
 /* Read a struct flock into the byte range it names in f: 0, or a negated errno. */
-static int64_t range_of(struct lx_ctx *c, struct lx_file *f, const struct lx_flock *fl, int64_t *start, int64_t *end)
+static int64_t range_of(const struct lx_file *f, const struct lx_flock *fl, int64_t *start, int64_t *end)
 {
     int64_t base;
     switch (fl->whence) {
@@ -240,7 +240,6 @@ static int64_t range_of(struct lx_ctx *c, struct lx_file *f, const struct lx_flo
     default:
         return -LX_EINVAL;
     }
-    (void)c;
     int64_t s;
     if (__builtin_add_overflow(base, fl->start, &s))
         return -LX_EOVERFLOW;
@@ -275,7 +274,7 @@ int64_t lx_fcntl_lock(struct lx_ctx *c, struct lx_file *f, uint32_t cmd, uint64_
     if (cmd == F_GETLK || cmd == F_OFD_GETLK) {
         if (fl.type != F_RDLCK && fl.type != F_WRLCK)
             return -LX_EINVAL;
-        int64_t err = range_of(c, f, &fl, &start, &end);
+        int64_t err = range_of(f, &fl, &start, &end);
         if (err)
             return err;
         if (ofd && fl.pid != 0)
@@ -292,7 +291,7 @@ int64_t lx_fcntl_lock(struct lx_ctx *c, struct lx_file *f, uint32_t cmd, uint64_
         }
         return lx_copy_out(c, uflock, &fl, sizeof(fl)) ? -LX_EFAULT : 0;
     }
-    int64_t err = range_of(c, f, &fl, &start, &end);
+    int64_t err = range_of(f, &fl, &start, &end);
     if (err)
         return err;
     if (ofd && fl.pid != 0)

@@ -538,12 +538,14 @@ static void gen_fdinfo(const struct lx_proc *p, uint32_t fd)
  * order. The tmpfs sizes are the store's. */
 static void gen_mounts(int info)
 {
-    static const struct { int fs; const char *dir, *type, *source, *flags, *opts; } m[] = {
-        { LX_FS_ROOT, "/", "rootfs", "rootfs", "rw", "rw,size=%luk,nr_inodes=%u,inode64" },
-        { LX_FS_DEV, "/dev", "devtmpfs", "devtmpfs", "rw,relatime", "rw,size=%luk,nr_inodes=%u,mode=755,inode64" },
-        { LX_FS_PROC, "/proc", "proc", "proc", "rw,relatime", "rw" },
-        { LX_FS_PTS, "/dev/pts", "devpts", "devpts", "rw,nosuid,noexec,relatime", "rw,gid=5,mode=620,ptmxmode=000" },
-        { LX_FS_SHM, "/dev/shm", "tmpfs", "tmpfs", "rw,nosuid,nodev,relatime", "rw,inode64" },
+    static const struct { int fs, parent; const char *dir, *type, *source, *flags, *opts; } m[] = {
+        { LX_FS_ROOT, LX_FS_ROOT, "/", "rootfs", "rootfs", "rw", "rw,size=%luk,nr_inodes=%u,inode64" },
+        { LX_FS_DEV, LX_FS_ROOT, "/dev", "devtmpfs", "devtmpfs", "rw,relatime",
+          "rw,size=%luk,nr_inodes=%u,mode=755,inode64" },
+        { LX_FS_PROC, LX_FS_ROOT, "/proc", "proc", "proc", "rw,relatime", "rw" },
+        { LX_FS_PTS, LX_FS_DEV, "/dev/pts", "devpts", "devpts", "rw,nosuid,noexec,relatime",
+          "rw,gid=5,mode=620,ptmxmode=000" },
+        { LX_FS_SHM, LX_FS_DEV, "/dev/shm", "tmpfs", "tmpfs", "rw,nosuid,nodev,relatime", "rw,inode64" },
     };
     uint64_t used;
     uint32_t nodes, max;
@@ -554,9 +556,8 @@ static void gen_mounts(int info)
         fmt(opts, sizeof(opts), m[i].opts, kb, max);
         uint32_t dev = lx_fs_dev(m[i].fs);
         if (info) {
-            uint32_t parent = m[i].fs == LX_FS_ROOT ? 1 : m[i].fs == LX_FS_PTS || m[i].fs == LX_FS_SHM ? 23 : 1;
-            put("%u %u %u:%u / %s %s - %s %s %s\n", lx_fs_mount_id(m[i].fs), parent, dev >> 20, dev & 0xfffff,
-                m[i].dir, m[i].flags, m[i].type, m[i].source, opts);
+            put("%u %u %u:%u / %s %s - %s %s %s\n", lx_fs_mount_id(m[i].fs), lx_fs_mount_id(m[i].parent),
+                dev >> 20, dev & 0xfffff, m[i].dir, m[i].flags, m[i].type, m[i].source, opts);
         } else {
             /* the fstab line: the mount flags first, then the options after the first ("rw") */
             put("%s %s %s %s%s 0 0\n", m[i].source, m[i].dir, m[i].type, m[i].flags, opts + 2);

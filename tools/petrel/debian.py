@@ -42,10 +42,6 @@ def version(package: str, repo: Path = paths.REPO) -> str:
     return paths.cached_version(tree(package, repo))
 
 
-def present(repo: Path = paths.REPO, packages=PACKAGES) -> bool:
-    return all((tree(p, repo) / "VERSION").exists() for p in packages)
-
-
 def missing(repo: Path = paths.REPO, packages=PACKAGES) -> list:
     return [p for p in packages if not (tree(p, repo) / "VERSION").exists()]
 
