@@ -127,6 +127,9 @@ struct lx_sinfo {
 #define LX_MMAP_BOTTOM  0x0000001000000000ull
 #define LX_INTERP_BASE  0x0000000f00000000ull   /* where a dynamic program's interpreter is placed */
 #define LX_BRK_MAX      (1ull << 30)            /* the heap may grow this far past the program */
+#define LX_MEM_TOTAL    (128ull << 20)          /* the memory Linux processes have (the service's
+                                                 * limit in systems/linux-*.toml): /proc/meminfo's
+                                                 * MemTotal, and the most one call may reserve */
 #define LX_HEAP_CHUNK   (8ull << 20)            /* the heap grows through objects of at least this size */
 #define LX_UTCB_VA      0x0000007ffffff000ull   /* the kernel's control page of the first thread; the
                                                  * others' go down from it a page each */

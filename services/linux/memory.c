@@ -36,6 +36,7 @@
 #define MAP_FIXED       0x10
 #define MAP_ANONYMOUS   0x20
 #define MAP_FIXED_NOREPLACE 0x100000
+#define MAP_NORESERVE   0x4000
 #define O_ACCMODE       3
 #define O_WRONLY        1
 #define O_PATH          010000000
@@ -441,6 +442,15 @@ static int heap_grow(struct lx_proc *p, uint64_t from, uint64_t to)
     return 0;
 }
 
+/* Linux's overcommit heuristic (vm.overcommit_memory 0): a call that would
+ * reserve more than all of memory at once fails (brk, mmap and mremap of
+ * private writable or shared anonymous memory); anything less is let
+ * through, to be made when touched. */
+static int too_big(uint64_t bytes)
+{
+    return bytes > LX_MEM_TOTAL;
+}
+
 int64_t lx_sys_brk(struct lx_ctx *c, uint64_t addr)
 {
     struct lx_proc *p = c->p;
@@ -448,6 +458,8 @@ int64_t lx_sys_brk(struct lx_ctx *c, uint64_t addr)
         return (int64_t)p->brk;
     uint64_t old_end = lx_page_up(p->brk), new_end = lx_page_up(addr);
     if (new_end > old_end) {
+        if (too_big(new_end - old_end))
+            return (int64_t)p->brk;
         for (unsigned i = 0; i < p->nvmas; i++)
             if (old_end < p->vmas[i].end && p->vmas[i].start < new_end)
                 return (int64_t)p->brk;         /* a mapping is in the way */
@@ -530,6 +542,9 @@ int64_t lx_sys_mmap(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot
     }
     uint32_t rights = rights_of(prot);
     int shared = !file && type != MAP_PRIVATE;
+    int reserves = (type == MAP_PRIVATE && (prot & PROT_WRITE)) || shared;
+    if (reserves && !(fl & MAP_NORESERVE) && too_big(size))
+        return -LX_ENOMEM;
     if (!file && !rights && !shared)            /* reserved: an object only for what mprotect opens later */
         return lx_vma_map(p, NULL, va, 0, size, 0, LX_VMA_MMAP) ? -LX_ENOMEM : (int64_t)va;
     /* Anonymous memory (shared: the same object in every process that
@@ -970,6 +985,8 @@ int64_t lx_sys_mremap(struct lx_ctx *c, uint64_t addr, uint64_t old_len, uint64_
         return -LX_ENOMEM;                      /* no records for the moved ranges */
     struct lx_vma last = *vma_at(p, addr + old - 1);
     last.end = addr + old;                      /* (what a tail continues) */
+    if (size > old && (last.rights & R_WRITE) && too_big(size - old))
+        return -LX_ENOMEM;
     uint64_t to;
     if (flags & MREMAP_FIXED) {
         to = new_addr;

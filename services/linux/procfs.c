@@ -606,9 +606,9 @@ static void gen(const struct lx_node *n)
         uint64_t used;
         uint32_t nodes, max;
         lx_fs_usage(&used, &nodes, &max);
-        put("MemTotal:         131072 kB\nMemFree:        %8lu kB\nMemAvailable:   %8lu kB\nBuffers:               0 kB\n"
-            "Cached:         %8lu kB\nSwapCached:            0 kB\n", (unsigned long)(131072 - 16384 - used / 1024),
-            (unsigned long)(131072 - 16384 - used / 1024), (unsigned long)(used / 1024));
+        unsigned long total = LX_MEM_TOTAL >> 10, free = total - 16384 - used / 1024;
+        put("MemTotal:       %8lu kB\nMemFree:        %8lu kB\nMemAvailable:   %8lu kB\nBuffers:               0 kB\n"
+            "Cached:         %8lu kB\nSwapCached:            0 kB\n", total, free, free, (unsigned long)(used / 1024));
         put("SwapTotal:             0 kB\nSwapFree:              0 kB\nShmem:          %8lu kB\n", (unsigned long)(used / 1024));
         break;
     }

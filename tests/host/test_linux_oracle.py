@@ -142,3 +142,49 @@ def test_the_archive_has_the_c_libraries_for_dynamic_programs(tmp_path, monkeypa
     assert data == b"\x7fELF libc" and mode & 0o111 and at % 4096 == 0     # mapped in place
     assert stat.S_ISDIR(found["lib/aarch64-linux-gnu"][0])
     assert "lib/ld-musl-aarch64.so.1" not in found      # a library the host lacks is left out
+
+
+def test_packages_go_in_with_links_kept_docs_pruned_and_libraries_on_pages(tmp_path):
+    (tmp_path / ".cache" / "busybox").mkdir(parents=True)
+    (tmp_path / ".cache" / "busybox" / "busybox").write_bytes(b"\x7fELF busybox")
+    (tmp_path / "build" / "linux" / "bin").mkdir(parents=True)
+    (tmp_path / "tests" / "linux" / "root").mkdir(parents=True)
+    (tmp_path / "tests" / "apps").mkdir(parents=True)
+    (tmp_path / "tests" / "apps" / "task.sh").write_text("echo task\n")
+    pkg = debian.tree("dash", tmp_path)
+    (pkg / "bin").mkdir(parents=True)
+    (pkg / "bin" / "dash").write_bytes(b"\x7fELF dash")
+    (pkg / "bin" / "dash").chmod(0o755)
+    (pkg / "bin" / "sh").symlink_to("dash")
+    (pkg / "usr" / "lib").mkdir(parents=True)
+    (pkg / "usr" / "lib" / "libx.so.1").write_bytes(b"\x7fELF lib")        # not executable, as Debian ships it
+    (pkg / "usr" / "share" / "doc" / "dash").mkdir(parents=True)
+    (pkg / "usr" / "share" / "doc" / "dash" / "copyright").write_text("c")
+    (pkg / "VERSION").write_text("dash_1_arm64\n")
+    found = {name: (mode, at, data) for name, mode, at, data in entries(rootfs.build("sh\n", (), tmp_path, ["dash"]))}
+    assert stat.S_ISLNK(found["bin/sh"][0]) and found["bin/sh"][2] == b"dash"     # the package's sh, not busybox's
+    assert found["bin/dash"][2] == b"\x7fELF dash" and found["bin/dash"][0] & 0o111
+    mode, at, data = found["usr/lib/libx.so.1"]
+    assert data == b"\x7fELF lib" and not mode & 0o111 and at % 4096 == 0
+    assert not any(name.startswith("usr/share/doc") for name in found) and "VERSION" not in found
+    assert found["apps/task.sh"][2] == b"echo task\n"
+    assert stat.S_ISLNK(found["bin/cat"][0]) and found["bin/cat"][2] == b"busybox"
+    with pytest.raises(debian.DebianError, match="setup"):
+        rootfs.build("sh\n", (), tmp_path, ["jq"])
+
+
+def test_package_sets_of_cases():
+    with pytest.raises(cases.CaseError, match="package set"):
+        cases.parse_cases('[[case]]\nname = "a"\nsystem = "linux-user"\noracle = ["x"]\npackages = "all"\n')
+    with pytest.raises(cases.CaseError, match="oracle"):
+        cases.parse_cases('[[case]]\nname = "a"\nsystem = "linux-user"\npackages = "apps"\n')
+    (case,) = cases.parse_cases('[[case]]\nname = "a"\nsystem = "linux-user"\noracle = ["x"]\npackages = "apps"\n')
+    assert case.packages == "apps"
+
+
+def test_the_apps_set_is_a_dependency_closure_without_the_package_manager(monkeypatch):
+    class Done:
+        returncode, stderr = 0, ""
+        stdout = "sqlite3:arm64\n  Depends: libc6:arm64\nlibc6:arm64\n<virtual:arm64>\ndpkg:arm64\nperl:amd64\n"
+    monkeypatch.setattr(debian.subprocess, "run", lambda *a, **k: Done())
+    assert debian.closure(["sqlite3"]) == ["libc6", "sqlite3"]

@@ -1,4 +1,5 @@
 /* The heap and anonymous mappings. */
+#define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -51,6 +52,25 @@ int main(void)
     SHOW("mmap unaligned offset", (long)mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, 0, 5));
     SHOW("mmap 2^60 bytes", (long)mmap(NULL, 1ull << 60, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     SHOW("mmap a bad descriptor", (long)mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, 99, 0));
+    /* Linux's overcommit heuristic: memory that may be written, reserved
+     * in one call, cannot be more than all there is (here 1 GiB, more than
+     * either system has; xz -9 asks for 674 MiB); read-only, MAP_NORESERVE
+     * or in parts, it can. */
+    size_t gib = 1ul << 30;
+    SHOW("mmap 1 GiB writable", (long)mmap(NULL, gib, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    SHOW("mmap 1 GiB shared", (long)mmap(NULL, gib, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+    void *ro = mmap(NULL, gib, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *nr = mmap(NULL, gib, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    printf("mmap 1 GiB read-only: %d, with MAP_NORESERVE: %d\n", ro != MAP_FAILED, nr != MAP_FAILED);
+    munmap(ro, gib);
+    void *half = mmap(NULL, 64 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    SHOW("mremap 64 MiB to 1 GiB", (long)mremap(half, 64 << 20, gib, MREMAP_MAYMOVE));
+    char *heap = (char *)syscall(SYS_brk, 0);
+    printf("brk 1 GiB further: %s\n", (char *)syscall(SYS_brk, heap + gib) == heap ? "refused" : "moved");
+    memset(nr, 3, 4096);
+    printf("a MAP_NORESERVE page written: %d\n", ((char *)nr)[4095]);
+    munmap(nr, gib);
+    munmap(half, 64 << 20);
     SHOW("munmap unaligned", munmap((void *)0x10001, 4096));
     SHOW("munmap length 0", munmap((void *)0x10000, 0));
     SHOW("munmap nothing mapped", munmap((void *)0x3000000000, 4096));

@@ -60,6 +60,7 @@ class Case:
     allow_panic: bool = False
     oracle: list = field(default_factory=list)  # Linux command lines: run on Linux and Petrel, compared (oracle.py)
     run: list = field(default_factory=list)     # Linux command lines run on Petrel only (judged by `expect`)
+    packages: str = ""          # "apps": the root archive has Debian's programs of the real-programs suite
 
     # The QEMU machine this case boots on.
     def machine(self) -> qemu.Machine:
@@ -75,8 +76,9 @@ FIELD_TYPES = {
     "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "typing": list, "files": list, "cpu": str, "gic": int,
     "smp": int, "mem": str, "icount": bool, "virtualization": bool, "append": str, "tap": bool, "expect": list,
     "expect_exit": (int, str), "timeout": (int, float), "pre": list, "allow_panic": bool, "oracle": list,
-    "run": list,
+    "run": list, "packages": str,
 }
+PACKAGE_SETS = ("", "apps")
 CASE_KEYS = set(FIELD_TYPES) | {"matrix"}
 
 
@@ -168,6 +170,10 @@ def check_case(where: str, case: Case, steps) -> None:
             raise CaseError(f"{where}: key '{key}' must be a list of one-line commands")
         if commands and not case.system:
             raise CaseError(f"{where}: key '{key}' needs 'system' (one with the Linux personality and rootfs.cpio)")
+    if case.packages not in PACKAGE_SETS:
+        raise CaseError(f"{where}: key 'packages': {case.packages!r} is not a package set (known: apps)")
+    if case.packages and not (case.oracle or case.run):
+        raise CaseError(f"{where}: key 'packages' goes with 'oracle' or 'run'")
     if case.oracle and case.run:
         raise CaseError(f"{where}: keys 'oracle' and 'run' go in different cases")
     if not all(isinstance(step, str) for step in case.pre):

@@ -21,6 +21,21 @@ from petrel import paths
 # at pthread_exit and cancellation.
 PACKAGES = ("libc6", "libgcc-s1")
 
+# The programs of the real-programs suite (tests/apps/, `packages = "apps"`
+# in cases.toml): fetched with every arm64 package they depend on (APPS_LIST
+# records that closure), and put into the root archive at / as Debian
+# installs them (their own /bin and /usr/bin programs in place of busybox's
+# applets of the same name).
+APPS = ("python3.11-minimal", "libpython3.11-stdlib", "sqlite3", "coreutils", "findutils", "grep", "sed",
+        "gawk", "diffutils", "tar", "gzip", "xz-utils", "bzip2", "bc", "jq", "lua5.4", "file", "dash")
+# Dependencies that only a package manager uses (maintainer scripts).
+NOT_NEEDED = ("dpkg", "install-info", "debconf", "perl-base")
+# What the archive leaves out of a package: documentation, manual pages,
+# translations and glibc's character set converters (iconv's, 20 MiB).
+PRUNED = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale", "usr/share/lintian",
+          "usr/share/bug", "usr/lib/aarch64-linux-gnu/gconv")
+APPS_LIST = "apps.list"
+
 
 class DebianError(RuntimeError):
     """A package could not be obtained."""
@@ -44,6 +59,62 @@ def version(package: str, repo: Path = paths.REPO) -> str:
 
 def missing(repo: Path = paths.REPO, packages=PACKAGES) -> list:
     return [p for p in packages if not (tree(p, repo) / "VERSION").exists()]
+
+
+# The arm64 packages `roots` need, themselves included (Depends and
+# Pre-Depends, recursively, from apt's lists), without NOT_NEEDED.
+def closure(roots=APPS, error=DebianError) -> list:
+    r = subprocess.run(["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts",
+                        "--no-breaks", "--no-replaces", "--no-enhances"] + [f"{p}:arm64" for p in roots],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise error(f"apt-cache depends failed: {r.stderr.strip()[-300:]}")
+    names = {line.removesuffix(":arm64") for line in r.stdout.splitlines()
+             if line.endswith(":arm64") and not line.startswith((" ", "<"))}
+    return sorted(names - set(NOT_NEEDED))
+
+
+# The packages of the apps set as fetched (APPS_LIST), or None before.
+def apps_packages(repo: Path = paths.REPO):
+    listed = cache_dir(repo) / APPS_LIST
+    return listed.read_text().split() if listed.exists() else None
+
+
+def apps_missing(repo: Path = paths.REPO) -> list:
+    listed = apps_packages(repo)
+    return list(APPS) if listed is None else missing(repo, listed)
+
+
+# Fetches the apps set and its dependencies; records the closure.
+def fetch_apps(repo: Path = paths.REPO, say=print) -> None:
+    if not apps_missing(repo):
+        return
+    packages = closure()
+    say(f"the real-programs suite needs {len(packages)} Debian packages (arm64)")
+    fetch(repo, say, packages)
+    (cache_dir(repo) / APPS_LIST).write_text("\n".join(packages) + "\n")
+
+
+# The files of unpacked packages as the root archive takes them:
+# ({guest path: host file}, {guest path: link target}, [directories]),
+# without PRUNED, in package order (a later package's file wins).
+def contents(packages, repo: Path = paths.REPO) -> tuple:
+    files, links, dirs = {}, {}, []
+    for package in packages:
+        top = tree(package, repo)
+        if not (top / "VERSION").exists():
+            raise DebianError(f"Debian's {package} is not fetched: run `./petrel setup`")
+        for item in sorted(top.rglob("*")):
+            rel = item.relative_to(top).as_posix()
+            if rel == "VERSION" or any(rel == p or rel.startswith(p + "/") for p in PRUNED):
+                continue
+            if item.is_symlink():
+                links[rel] = str(item.readlink())
+            elif item.is_dir():
+                dirs.append(rel)
+            else:
+                files[rel] = item
+    return files, links, dirs
 
 
 # Downloads PACKAGE:arm64 with apt-get and unpacks it into `into` (made);

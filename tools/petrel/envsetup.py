@@ -194,6 +194,8 @@ def check(repo: Path = paths.REPO) -> list:
         todo.append("Debian's busybox-static (arm64)")
     from petrel import debian
     todo += [f"Debian's {p} (arm64)" for p in debian.missing(repo)]
+    if debian.apps_missing(repo):
+        todo.append("the real-programs suite's Debian packages (arm64)")
     return todo
 
 
@@ -216,6 +218,7 @@ def ensure(repo: Path = paths.REPO, quiet: bool = False) -> None:
         busybox.fetch(repo, say)
     from petrel import debian
     debian.fetch(repo, say)
+    debian.fetch_apps(repo, say)
     if not quiet:
         say("everything is installed")
 

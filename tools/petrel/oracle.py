@@ -20,7 +20,7 @@ import hashlib
 import threading
 from pathlib import Path
 
-from petrel import bootimage, linuxbase, paths, qemu, rootfs
+from petrel import bootimage, debian, linuxbase, paths, qemu, rootfs
 
 LINUX_APPEND = "console=ttyAMA0 quiet loglevel=1 rdinit=/init"
 LINUX_TIMEOUT = 120
@@ -52,11 +52,15 @@ def archive_path(name: str, repo: Path = paths.REPO) -> Path:
     return paths.build_dir(repo) / "test" / "oracle" / f"{name}.cpio"
 
 
-# Writes the case's root archive; returns its path.
-def write_archive(name: str, commands: list, repo: Path = paths.REPO) -> Path:
+# Writes the case's root archive (with the Debian package set `packages`
+# named, "apps" or ""); returns its path.
+def write_archive(name: str, commands: list, repo: Path = paths.REPO, packages: str = "") -> Path:
     out = archive_path(name, repo)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(rootfs.build("".join(c + "\n" for c in commands), (), repo))
+    chosen = debian.apps_packages(repo) if packages == "apps" else ()
+    if packages and chosen is None:
+        raise ValueError("the real-programs suite's Debian packages are missing: run `./petrel setup`")
+    out.write_bytes(rootfs.build("".join(c + "\n" for c in commands), (), repo, chosen))
     return out
 
 

@@ -17,6 +17,11 @@ initramfs. It holds:
                        dynamically linked programs
     /dev, /proc, /root, /tmp  empty directories (Linux mounts devtmpfs and proc)
 
+With `packages` (Debian package names, fetched by debian.py), their files
+go in at their own paths, symbolic links kept, before busybox's applet
+links (a package's /bin/ls wins over busybox's), and the scripts of the
+real-programs suite (tests/apps/) at /apps.
+
 Program contents are page-aligned inside the archive, so the personality
 maps their text in place. `--add HOST[:GUEST]` files go in as they are.
 
@@ -84,10 +89,12 @@ def parse_add(spec: str) -> tuple:
 
 # Returns the archive's bytes: the built test programs, the data tree,
 # `run` as /etc/lxrun and the (host, guest) pairs of `adds`.
-def build(run: str = DEFAULT_RUN, adds=(), repo: Path = paths.REPO) -> bytes:
+def build(run: str = DEFAULT_RUN, adds=(), repo: Path = paths.REPO, packages=()) -> bytes:
     out = linux_dir(repo)
-    files, executables = {}, set()
+    files, executables, links, elf = {}, set(), {}, set()
     dirs = ["bin", "etc", "dev", "proc", "root", "tmp"]      # Linux's own initramfs adds /root too
+    if packages:
+        add_packages(packages, files, executables, links, dirs, elf, repo)
     init = out / "init"
     if init.exists():
         files["init"] = init.read_bytes()
@@ -124,10 +131,11 @@ def build(run: str = DEFAULT_RUN, adds=(), repo: Path = paths.REPO) -> bytes:
                 executables.add(rel)
     files["etc/lxrun"] = run.encode()
     files["etc/shell"] = b"/bin/sh\n"         # the default system's one command (systems/default.toml)
-    links = {"etc/hello-link": "hello.txt"} if "etc/hello.txt" in files else {}
+    if "etc/hello.txt" in files:
+        links["etc/hello-link"] = "hello.txt"
     for guest, spec in SHARED_LIBS.items():
         host = shared_lib_source(spec, repo)
-        if host.exists() and guest not in files:
+        if host.exists() and guest not in files and guest not in links:
             files[guest] = host.read_bytes()
             executables.add(guest)          # (page-aligned in the archive: mapped in place)
             dirs.append(guest.rsplit("/", 1)[0]) if guest.rsplit("/", 1)[0] not in dirs else None
@@ -136,10 +144,34 @@ def build(run: str = DEFAULT_RUN, adds=(), repo: Path = paths.REPO) -> bytes:
         files["bin/busybox"] = busybox.binary(repo).read_bytes()
         executables.add("bin/busybox")
         for applet in busybox.APPLETS:
-            if f"bin/{applet}" not in files:
+            if f"bin/{applet}" not in files and f"bin/{applet}" not in links:
                 links[f"bin/{applet}"] = "busybox"
-    return cpio.archive(files, dirs=dirs, executables=executables, links=links, aligned=executables,
+    return cpio.archive(files, dirs=dirs, executables=executables, links=links, aligned=executables | elf,
                         root_mode=0o755)
+
+
+# Adds the files of Debian `packages` and tests/apps/ (at /apps); ELF
+# files (shared libraries are not executable) go into `elf`, to be mapped
+# in place.
+def add_packages(packages, files: dict, executables: set, links: dict, dirs: list, elf: set, repo: Path) -> None:
+    hosts, package_links, package_dirs = debian.contents(packages, repo)
+    apps = repo / "tests" / "apps"
+    for item in sorted(apps.rglob("*")) if apps.is_dir() else ():
+        rel = "apps/" + item.relative_to(apps).as_posix()
+        if item.is_dir():
+            package_dirs.append(rel)
+        else:
+            hosts[rel] = item
+    package_dirs.insert(0, "apps") if apps.is_dir() else None
+    for d in package_dirs:
+        dirs.append(d) if d not in dirs else None
+    links.update(package_links)
+    for rel, host in hosts.items():
+        files[rel] = host.read_bytes()
+        if host.stat().st_mode & 0o111:
+            executables.add(rel)
+        if files[rel][:4] == b"\x7fELF":
+            elf.add(rel)
 
 
 def main(argv=None) -> int:
