@@ -584,7 +584,10 @@ void lx_thread_exit(struct lx_ctx *c, int status)
 
 /* ---------------------------------------------------------------- starting commands */
 
-static char *const default_env[] = { "HOME=/", "TERM=linux", "PATH=/bin" };
+/* The environment of a command (tests/linux/init.c gives Linux's the same):
+ * PATH is Debian's for root. */
+static char *const default_env[] = { "HOME=/", "TERM=linux",
+                                     "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" };
 
 /* Start the next command of the script, or finish it. */
 static void script_next(void)

@@ -451,6 +451,8 @@ static int64_t set_termios(struct lx_ctx *c, uint64_t arg, int flush)
  * shell may make a finished pipeline stage's group the foreground one.) */
 static int group_in_session(int pgrp, int sid)
 {
+    if (pgrp == 0 && sid == 0)
+        return 1;           /* the group of the native programs (lxrun) that started session 0 */
     struct lx_proc *procs = lx_procs();
     for (int i = 0; i < LX_PROCS; i++)
         if (procs[i].used && procs[i].pgid == pgrp && procs[i].sid == sid)

@@ -17,7 +17,8 @@
 
 #include "cmd_words.h"
 
-static char *env[] = { "HOME=/", "TERM=linux", "PATH=/bin", NULL };
+static char *env[] = { "HOME=/", "TERM=linux", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                       NULL };
 
 static void run(char *line)
 {

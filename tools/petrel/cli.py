@@ -64,6 +64,10 @@ def add_run(sub) -> None:
     p.add_argument("--add", action="append", default=[], metavar="HOST[:GUEST]",
                    help="put a host file or directory into the root archive (repeatable; default GUEST: "
                         "/bin/NAME for a file, /NAME for a directory)")
+    p.add_argument("--apps", action="store_true",
+                   help="put Debian's programs of the real-programs suite (python3.11, sqlite3, coreutils, "
+                        "tar, xz, gawk, jq, lua5.4, ...; tests/apps/README.md) into the root archive; "
+                        "without --exec, boot the shell on it")
     p.add_argument("--linux", action="store_true",
                    help="with --exec/--add: boot Debian's Linux kernel on the same archive instead")
     p.add_argument("--append", default="", metavar="ARGS", help="kernel command line (bootargs)")
@@ -200,6 +204,9 @@ def cmd_run(args) -> int:
         return cmd_run_linux(args)
     image = args.image or paths.system_image(args.system or "default")
     machine = qemu.Machine(args.cpu, args.gic, args.smp, args.mem, args.icount)
+    if args.apps and args.image:
+        print("run: --apps goes without --image", file=sys.stderr)
+        return 2
     typed = not sys.stdin.isatty()
     try:
         argv = qemu.build_argv(paths.kernel_bin(), image, machine, args.append,
@@ -211,6 +218,14 @@ def cmd_run(args) -> int:
     status = build.build()
     if status:
         return status
+    if args.apps:
+        from petrel import linuxrun
+        try:
+            image = linuxrun.prepare(args.system or "default", "", [], paths.REPO, linuxrun.apps())[1]
+        except (ValueError, OSError) as err:
+            print(f"run: {err}", file=sys.stderr)
+            return 2
+        argv[argv.index("-initrd") + 1] = str(image)
     if args.gdb is not None:
         elf = paths.rel(paths.kernel_elf())
         print(f"waiting for gdb on port {args.gdb}: gdb-multiarch {elf} -ex 'target remote :{args.gdb}'")
@@ -235,7 +250,8 @@ def cmd_run_linux(args) -> int:
     status = build.build()
     if status:
         return status
-    return linuxrun.main(args.system or "linux-user", args.exec_cmd or "", args.add, args.linux, machine)
+    return linuxrun.main(args.system or "linux-user", args.exec_cmd or "", args.add, args.linux, machine,
+                         with_apps=args.apps)
 
 
 # `./petrel test`.

@@ -1,4 +1,4 @@
-"""`./petrel run --exec CMD [--add HOST[:GUEST]]`: Linux programs, one command.
+"""`./petrel run --exec CMD [--add HOST[:GUEST]] [--apps]`: Linux programs, one command.
 
 The root archive (rootfs.py) is rebuilt with the host files of `--add`
 and with CMD as /etc/lxrun, and the system (default linux-user) is packed
@@ -6,7 +6,9 @@ again with it as its rootfs.cpio, into build/run/. Petrel then boots
 non-interactively: the console is copied here, and the exit status is the
 command's (its `lx: exit N`; 128 + N for `lx: signal N`), so scripts and CI
 can use it. With `--linux` the same archive boots Debian's kernel instead
-(its /init runs the same command), for comparison.
+(its /init runs the same command), for comparison. `--apps` puts Debian's
+programs of the real-programs suite into the archive (tests/apps/README.md);
+without --exec it boots the default system's shell on that archive.
 """
 import dataclasses
 import re
@@ -14,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from petrel import bootimage, linuxbase, oracle, paths, qemu, rootfs, systems
+from petrel import bootimage, debian, linuxbase, oracle, paths, qemu, rootfs, systems
 
 LINE_MAX = 4096         # a command line of /etc/lxrun, its newline included (services/linux, tests/linux/init.c)
 RESULT = re.compile(r"^lx: (exit|signal) (\d+)\s*$")
@@ -32,15 +34,24 @@ def runs_lxrun_script(desc):
         dataclasses.replace(p, args=args.strip()) if p.name == "lxrun" else p for p in desc.programs))
 
 
-# Packs build/run/rootfs.cpio and build/run/<system>.pbi; returns their paths.
-def prepare(system: str, command: str, adds: list, repo: Path = paths.REPO) -> tuple:
+# The Debian packages of the real-programs suite, fetched by setup.
+def apps(repo: Path = paths.REPO) -> list:
+    chosen = debian.apps_packages(repo)
+    if chosen is None or debian.apps_missing(repo):
+        raise ValueError("the real-programs suite's Debian packages are missing: run `./petrel setup`")
+    return chosen
+
+
+# Packs build/run/rootfs.cpio and build/run/<system>.pbi (with the Debian
+# `packages` too); returns their paths.
+def prepare(system: str, command: str, adds: list, repo: Path = paths.REPO, packages=()) -> tuple:
     out = paths.build_dir(repo) / "run"
     out.mkdir(parents=True, exist_ok=True)
     archive = out / "rootfs.cpio"
     if len(command.encode()) > LINE_MAX - 1:
         raise ValueError(f"the command is {len(command.encode())} bytes long; at most {LINE_MAX - 1} run")
     run = command + "\n" if command else rootfs.DEFAULT_RUN
-    archive.write_bytes(rootfs.build(run, [rootfs.parse_add(a) for a in adds], repo))
+    archive.write_bytes(rootfs.build(run, [rootfs.parse_add(a) for a in adds], repo, packages))
     desc = systems.load_system(repo / "systems" / f"{system}.toml", repo)
     if command:
         desc = runs_lxrun_script(desc)
@@ -70,10 +81,10 @@ def boot(argv: list) -> int:
 
 
 def main(system: str, command: str, adds: list, linux: bool, machine: qemu.Machine,
-         repo: Path = paths.REPO) -> int:
+         repo: Path = paths.REPO, with_apps: bool = False) -> int:
     try:
-        archive, image = prepare(system, command, adds, repo)
-    except (ValueError, OSError, systems.SystemConfigError) as err:
+        archive, image = prepare(system, command, adds, repo, apps(repo) if with_apps else ())
+    except (ValueError, OSError, systems.SystemConfigError, debian.DebianError) as err:
         print(f"run: {err}", file=sys.stderr)
         return 2
     if linux:
