@@ -102,7 +102,7 @@ LINUX_OTHER_LIBC = $(O)/linux/bin/dynamic-glibc $(O)/linux/bin/dynamic-glibc-sta
 .PHONY: all kernel kernel-test user clean linux-bench linux-root data
 .SECONDEXPANSION:
 .SECONDARY:
-all: kernel kernel-test user linux-bench linux-root data
+all: kernel kernel-test user linux-bench linux-root data docs/reference/linux-syscalls.md
 
 $(KFLAGS_STAMP): FORCE
 	@mkdir -p $(dir $@)
@@ -192,6 +192,11 @@ $(GEN)/kernel/autoconf.h: kernel/Kconfig configs/defconfig $(wildcard $(O)/.conf
 $(GENSRC) $(SYSHDRS) docs/reference/syscalls.md &: idl/syscalls.toml tools/petrel/syscallgen.py
 	@echo "  GEN     $(GEN) docs/reference/syscalls.md"
 	$(Q)PYTHONPATH=tools python3 -m petrel.syscallgen idl/syscalls.toml $(GEN) docs/reference/syscalls.md
+
+# The Linux personality's system call table, as a reference page.
+docs/reference/linux-syscalls.md: services/linux/lx.h $(wildcard services/linux/*.c) tools/petrel/lxsyscalls.py
+	@echo "  GEN     $@"
+	$(Q)PYTHONPATH=tools python3 -m petrel.lxsyscalls $@
 
 # The kernel's table of the services present (services/<name>/ with idl/<name>.toml).
 $(GEN)/kernel/ksvc_table.c: $(patsubst %,idl/%.toml,$(KSERVICES)) tools/petrel/idlc.py Makefile | $(SVC_GEN)

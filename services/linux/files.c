@@ -772,11 +772,10 @@ static int64_t eventfd_readv(struct lx_ctx *c, struct lx_file *f, uint64_t uiov,
 }
 
 /* readv (writing 0) and writev (writing 1). */
-int64_t lx_sys_readv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt, int writing)
+/* The vectors of readv and writev (and their p- and 2 forms, `pos` their
+ * offset): all checked first, then moved one after the other. */
+static int64_t vector_rw(struct lx_ctx *c, struct lx_file *f, uint64_t uiov, uint64_t cnt, int writing, uint64_t *pos)
 {
-    struct lx_file *f = lx_call_file(c, (uint32_t)fd);
-    if (!f || (f->flags & O_PATH) || (f->flags & O_ACCMODE) == (writing ? 0 : O_WRONLY))
-        return -LX_EBADF;
     uint64_t n = (uint32_t)cnt;
     if (n > UIO_MAXIOV)
         return -LX_EINVAL;
@@ -805,7 +804,7 @@ int64_t lx_sys_readv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt,
             return total ? (int64_t)total : -LX_EFAULT;
         for (uint64_t j = 0; j < k; j++) {
             uint64_t want = iov[j].len < MAX_RW_COUNT - total ? iov[j].len : MAX_RW_COUNT - total;
-            int64_t r = writing ? write_file(c, f, iov[j].base, want, &f->pos) : read_file(c, f, iov[j].base, want, &f->pos);
+            int64_t r = writing ? write_file(c, f, iov[j].base, want, pos) : read_file(c, f, iov[j].base, want, pos);
             if (r == LX_BLOCK) {                /* a pipe: what moved so far, or wait with nothing moved */
                 total += c->t->io.done;
                 c->t->io.done = 0;
@@ -822,6 +821,46 @@ int64_t lx_sys_readv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt,
         }
     }
     return (int64_t)total;
+}
+
+int64_t lx_sys_readv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt, int writing)
+{
+    struct lx_file *f = lx_call_file(c, (uint32_t)fd);
+    if (!f || (f->flags & O_PATH) || (f->flags & O_ACCMODE) == (writing ? 0 : O_WRONLY))
+        return -LX_EBADF;
+    return vector_rw(c, f, uiov, cnt, writing, &f->pos);
+}
+
+#define RWF_ALL     0x1f    /* RWF_HIPRI, RWF_DSYNC, RWF_SYNC, RWF_NOWAIT, RWF_APPEND */
+#define RWF_APPEND  0x10
+
+/* preadv and pwritev (v2 0), preadv2 and pwritev2 (v2 1: flags, and an
+ * offset of -1 for the file's position), in Linux's order: the offset,
+ * the descriptor, a pipe or socket ESPIPE, the access mode, the flags. */
+int64_t lx_sys_preadv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt, int64_t off, uint64_t flags,
+                      int v2, int writing)
+{
+    if (off < 0 && !(v2 && off == -1))
+        return -LX_EINVAL;
+    struct lx_file *f = lx_call_file(c, (uint32_t)fd);
+    if (!f || (f->flags & O_PATH))
+        return -LX_EBADF;
+    if (off == -1) {
+        if ((f->flags & O_ACCMODE) == (writing ? 0 : O_WRONLY))
+            return -LX_EBADF;
+        return ((uint32_t)flags & ~RWF_ALL) ? -LX_EOPNOTSUPP : vector_rw(c, f, uiov, cnt, writing, &f->pos);
+    }
+    struct lx_node *n = f->node >= 0 ? lx_node(f->node) : NULL;
+    if (!n || f->sock >= 0 || (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_CONSOLE))
+        return -LX_ESPIPE;
+    if ((f->flags & O_ACCMODE) == (writing ? 0 : O_WRONLY))
+        return -LX_EBADF;
+    if ((uint32_t)flags & ~RWF_ALL)
+        return -LX_EOPNOTSUPP;
+    uint64_t pos = (uint64_t)off;
+    if (writing && ((uint32_t)flags & RWF_APPEND) && kind(n) == LX_S_IFREG)
+        pos = n->size;
+    return vector_rw(c, f, uiov, cnt, writing, kind(n) == LX_S_IFREG || kind(n) == LX_S_IFDIR ? &pos : &f->pos);
 }
 
 int64_t lx_sys_lseek(struct lx_ctx *c, uint64_t fd, int64_t off, uint64_t whence)

@@ -25,41 +25,70 @@ enum {
 };
 
 /* ---------------------------------------------------------------- system call numbers (Linux's, AArch64) */
+/* Every one (asm-generic/unistd.h as arm64 has it, through Linux 6.6's
+ * fchmodat2): docs/reference/linux-syscalls.md lists them with what the
+ * personality does with each (tools/petrel/lxsyscalls.py). */
 enum {
-    NR_getcwd = 17, NR_chdir = 49, NR_fchdir = 50, NR_set_robust_list = 99, NR_get_robust_list = 100, NR_prctl = 167, NR_dup = 23, NR_dup3 = 24, NR_fcntl = 25, NR_flock = 32, NR_setxattr = 5, NR_lsetxattr = 6, NR_fsetxattr = 7, NR_getxattr = 8,
-    NR_lgetxattr = 9, NR_fgetxattr = 10, NR_listxattr = 11, NR_llistxattr = 12, NR_flistxattr = 13,
-    NR_removexattr = 14, NR_lremovexattr = 15, NR_fremovexattr = 16, NR_ioctl = 29, NR_pipe2 = 59, NR_waitid = 95, NR_setpgid = 154,
-    NR_getpgid = 155, NR_getsid = 156, NR_setsid = 157, NR_clone = 220, NR_execve = 221, NR_mprotect = 226,
-    NR_wait4 = 260, NR_openat = 56, NR_close = 57, NR_getdents64 = 61, NR_lseek = 62, NR_read = 63,
-    NR_write = 64, NR_readv = 65, NR_writev = 66, NR_pread64 = 67, NR_newfstatat = 79, NR_fstat = 80,
-    NR_exit = 93, NR_exit_group = 94, NR_set_tid_address = 96, NR_clock_gettime = 113,
-    NR_uname = 160, NR_getpid = 172, NR_getppid = 173, NR_getuid = 174, NR_geteuid = 175,
-    NR_getgid = 176, NR_getegid = 177, NR_gettid = 178, NR_brk = 214, NR_munmap = 215, NR_mmap = 222,
-    NR_getrandom = 278, NR_pselect6 = 72, NR_ppoll = 73, NR_socket = 198, NR_socketpair = 199,
+    NR_io_setup = 0, NR_io_destroy = 1, NR_io_submit = 2, NR_io_cancel = 3, NR_io_getevents = 4, NR_setxattr = 5,
+    NR_lsetxattr = 6, NR_fsetxattr = 7, NR_getxattr = 8, NR_lgetxattr = 9, NR_fgetxattr = 10, NR_listxattr = 11,
+    NR_llistxattr = 12, NR_flistxattr = 13, NR_removexattr = 14, NR_lremovexattr = 15, NR_fremovexattr = 16,
+    NR_getcwd = 17, NR_lookup_dcookie = 18, NR_eventfd2 = 19, NR_epoll_create1 = 20, NR_epoll_ctl = 21,
+    NR_epoll_pwait = 22, NR_dup = 23, NR_dup3 = 24, NR_fcntl = 25, NR_inotify_init1 = 26, NR_inotify_add_watch = 27,
+    NR_inotify_rm_watch = 28, NR_ioctl = 29, NR_ioprio_set = 30, NR_ioprio_get = 31, NR_flock = 32, NR_mknodat = 33,
+    NR_mkdirat = 34, NR_unlinkat = 35, NR_symlinkat = 36, NR_linkat = 37, NR_renameat = 38, NR_umount2 = 39,
+    NR_mount = 40, NR_pivot_root = 41, NR_nfsservctl = 42, NR_statfs = 43, NR_fstatfs = 44, NR_truncate = 45,
+    NR_ftruncate = 46, NR_fallocate = 47, NR_faccessat = 48, NR_chdir = 49, NR_fchdir = 50, NR_chroot = 51,
+    NR_fchmod = 52, NR_fchmodat = 53, NR_fchownat = 54, NR_fchown = 55, NR_openat = 56, NR_close = 57,
+    NR_vhangup = 58, NR_pipe2 = 59, NR_quotactl = 60, NR_getdents64 = 61, NR_lseek = 62, NR_read = 63,
+    NR_write = 64, NR_readv = 65, NR_writev = 66, NR_pread64 = 67, NR_pwrite64 = 68, NR_preadv = 69,
+    NR_pwritev = 70, NR_sendfile = 71, NR_pselect6 = 72, NR_ppoll = 73, NR_signalfd4 = 74, NR_vmsplice = 75,
+    NR_splice = 76, NR_tee = 77, NR_readlinkat = 78, NR_newfstatat = 79, NR_fstat = 80, NR_sync = 81, NR_fsync = 82,
+    NR_fdatasync = 83, NR_sync_file_range = 84, NR_timerfd_create = 85, NR_timerfd_settime = 86,
+    NR_timerfd_gettime = 87, NR_utimensat = 88, NR_acct = 89, NR_capget = 90, NR_capset = 91, NR_personality = 92,
+    NR_exit = 93, NR_exit_group = 94, NR_waitid = 95, NR_set_tid_address = 96, NR_unshare = 97, NR_futex = 98,
+    NR_set_robust_list = 99, NR_get_robust_list = 100, NR_nanosleep = 101, NR_getitimer = 102, NR_setitimer = 103,
+    NR_kexec_load = 104, NR_init_module = 105, NR_delete_module = 106, NR_timer_create = 107,
+    NR_timer_gettime = 108, NR_timer_getoverrun = 109, NR_timer_settime = 110, NR_timer_delete = 111,
+    NR_clock_settime = 112, NR_clock_gettime = 113, NR_clock_getres = 114, NR_clock_nanosleep = 115,
+    NR_syslog = 116, NR_ptrace = 117, NR_sched_setparam = 118, NR_sched_setscheduler = 119,
+    NR_sched_getscheduler = 120, NR_sched_getparam = 121, NR_sched_setaffinity = 122, NR_sched_getaffinity = 123,
+    NR_sched_yield = 124, NR_sched_get_priority_max = 125, NR_sched_get_priority_min = 126,
+    NR_sched_rr_get_interval = 127, NR_restart_syscall = 128, NR_kill = 129, NR_tkill = 130, NR_tgkill = 131,
+    NR_sigaltstack = 132, NR_rt_sigsuspend = 133, NR_rt_sigaction = 134, NR_rt_sigprocmask = 135,
+    NR_rt_sigpending = 136, NR_rt_sigtimedwait = 137, NR_rt_sigqueueinfo = 138, NR_rt_sigreturn = 139,
+    NR_setpriority = 140, NR_getpriority = 141, NR_reboot = 142, NR_setregid = 143, NR_setgid = 144,
+    NR_setreuid = 145, NR_setuid = 146, NR_setresuid = 147, NR_getresuid = 148, NR_setresgid = 149,
+    NR_getresgid = 150, NR_setfsuid = 151, NR_setfsgid = 152, NR_times = 153, NR_setpgid = 154, NR_getpgid = 155,
+    NR_getsid = 156, NR_setsid = 157, NR_getgroups = 158, NR_setgroups = 159, NR_uname = 160, NR_sethostname = 161,
+    NR_setdomainname = 162, NR_getrlimit = 163, NR_setrlimit = 164, NR_getrusage = 165, NR_umask = 166,
+    NR_prctl = 167, NR_getcpu = 168, NR_gettimeofday = 169, NR_settimeofday = 170, NR_adjtimex = 171,
+    NR_getpid = 172, NR_getppid = 173, NR_getuid = 174, NR_geteuid = 175, NR_getgid = 176, NR_getegid = 177,
+    NR_gettid = 178, NR_sysinfo = 179, NR_mq_open = 180, NR_mq_unlink = 181, NR_mq_timedsend = 182,
+    NR_mq_timedreceive = 183, NR_mq_notify = 184, NR_mq_getsetattr = 185, NR_msgget = 186, NR_msgctl = 187,
+    NR_msgrcv = 188, NR_msgsnd = 189, NR_semget = 190, NR_semctl = 191, NR_semtimedop = 192, NR_semop = 193,
+    NR_shmget = 194, NR_shmctl = 195, NR_shmat = 196, NR_shmdt = 197, NR_socket = 198, NR_socketpair = 199,
     NR_bind = 200, NR_listen = 201, NR_accept = 202, NR_connect = 203, NR_getsockname = 204, NR_getpeername = 205,
     NR_sendto = 206, NR_recvfrom = 207, NR_setsockopt = 208, NR_getsockopt = 209, NR_shutdown = 210,
-    NR_sendmsg = 211, NR_recvmsg = 212, NR_accept4 = 242, NR_recvmmsg = 243, NR_sethostname = 161, NR_setdomainname = 162, NR_sendmmsg = 269, NR_rt_sigqueueinfo = 138, NR_rt_tgsigqueueinfo = 240,
-    NR_getrlimit = 163, NR_setrlimit = 164, NR_prlimit64 = 261, NR_rseq = 293, NR_readlinkat = 78,
-    NR_nanosleep = 101, NR_getitimer = 102, NR_setitimer = 103,
-    NR_clock_nanosleep = 115, NR_kill = 129, NR_tkill = 130, NR_tgkill = 131, NR_sigaltstack = 132,
-    NR_rt_sigsuspend = 133, NR_rt_sigaction = 134, NR_rt_sigprocmask = 135, NR_rt_sigpending = 136,
-    NR_rt_sigtimedwait = 137, NR_rt_sigreturn = 139,
-    NR_mkdirat = 34, NR_unlinkat = 35, NR_symlinkat = 36, NR_linkat = 37, NR_renameat = 38, NR_statfs = 43,
-    NR_fstatfs = 44, NR_truncate = 45, NR_ftruncate = 46, NR_fallocate = 47, NR_faccessat = 48, NR_fchmod = 52,
-    NR_fchmodat = 53, NR_fchownat = 54, NR_fchown = 55, NR_pwrite64 = 68, NR_sendfile = 71, NR_sync = 81,
-    NR_fsync = 82, NR_fdatasync = 83, NR_fadvise64 = 223, NR_utimensat = 88, NR_syncfs = 267, NR_renameat2 = 276,
-    NR_faccessat2 = 439, NR_fchmodat2 = 452, NR_umask = 166, NR_futex = 98, NR_clone3 = 435,
-    NR_eventfd2 = 19, NR_epoll_create1 = 20, NR_epoll_ctl = 21, NR_epoll_pwait = 22, NR_epoll_pwait2 = 441,
-    NR_timerfd_create = 85, NR_timerfd_settime = 86, NR_timerfd_gettime = 87,
-    NR_clock_getres = 114, NR_gettimeofday = 169, NR_clock_settime = 112, NR_settimeofday = 170,
-    NR_timer_create = 107, NR_timer_gettime = 108, NR_timer_getoverrun = 109, NR_timer_settime = 110,
-    NR_timer_delete = 111, NR_times = 153, NR_getrusage = 165, NR_sysinfo = 179,
-    NR_setregid = 143, NR_setgid = 144, NR_setreuid = 145, NR_setuid = 146, NR_setresuid = 147,
-    NR_getresuid = 148, NR_setresgid = 149, NR_getresgid = 150, NR_getgroups = 158, NR_setgroups = 159,
-    NR_setpriority = 140, NR_getpriority = 141, NR_sched_getscheduler = 120, NR_sched_getparam = 121,
-    NR_sched_setaffinity = 122, NR_sched_getaffinity = 123, NR_sched_yield = 124, NR_sched_get_priority_max = 125,
-    NR_sched_get_priority_min = 126, NR_getcpu = 168, NR_close_range = 436, NR_statx = 291,
-    NR_execveat = 281, NR_madvise = 233, NR_mremap = 216, NR_msync = 227,
+    NR_sendmsg = 211, NR_recvmsg = 212, NR_readahead = 213, NR_brk = 214, NR_munmap = 215, NR_mremap = 216,
+    NR_add_key = 217, NR_request_key = 218, NR_keyctl = 219, NR_clone = 220, NR_execve = 221, NR_mmap = 222,
+    NR_fadvise64 = 223, NR_swapon = 224, NR_swapoff = 225, NR_mprotect = 226, NR_msync = 227, NR_mlock = 228,
+    NR_munlock = 229, NR_mlockall = 230, NR_munlockall = 231, NR_mincore = 232, NR_madvise = 233,
+    NR_remap_file_pages = 234, NR_mbind = 235, NR_get_mempolicy = 236, NR_set_mempolicy = 237,
+    NR_migrate_pages = 238, NR_move_pages = 239, NR_rt_tgsigqueueinfo = 240, NR_perf_event_open = 241,
+    NR_accept4 = 242, NR_recvmmsg = 243, NR_wait4 = 260, NR_prlimit64 = 261, NR_fanotify_init = 262,
+    NR_fanotify_mark = 263, NR_name_to_handle_at = 264, NR_open_by_handle_at = 265, NR_clock_adjtime = 266,
+    NR_syncfs = 267, NR_setns = 268, NR_sendmmsg = 269, NR_process_vm_readv = 270, NR_process_vm_writev = 271,
+    NR_kcmp = 272, NR_finit_module = 273, NR_sched_setattr = 274, NR_sched_getattr = 275, NR_renameat2 = 276,
+    NR_seccomp = 277, NR_getrandom = 278, NR_memfd_create = 279, NR_bpf = 280, NR_execveat = 281,
+    NR_userfaultfd = 282, NR_membarrier = 283, NR_mlock2 = 284, NR_copy_file_range = 285, NR_preadv2 = 286,
+    NR_pwritev2 = 287, NR_pkey_mprotect = 288, NR_pkey_alloc = 289, NR_pkey_free = 290, NR_statx = 291,
+    NR_io_pgetevents = 292, NR_rseq = 293, NR_kexec_file_load = 294, NR_pidfd_send_signal = 424,
+    NR_io_uring_setup = 425, NR_io_uring_enter = 426, NR_io_uring_register = 427, NR_open_tree = 428,
+    NR_move_mount = 429, NR_fsopen = 430, NR_fsconfig = 431, NR_fsmount = 432, NR_fspick = 433, NR_pidfd_open = 434,
+    NR_clone3 = 435, NR_close_range = 436, NR_openat2 = 437, NR_pidfd_getfd = 438, NR_faccessat2 = 439,
+    NR_process_madvise = 440, NR_epoll_pwait2 = 441, NR_mount_setattr = 442, NR_landlock_create_ruleset = 444,
+    NR_landlock_add_rule = 445, NR_landlock_restrict_self = 446, NR_memfd_secret = 447, NR_process_mrelease = 448,
+    NR_futex_waitv = 449, NR_set_mempolicy_home_node = 450, NR_cachestat = 451, NR_fchmodat2 = 452,
 };
 
 /* ---------------------------------------------------------------- signal numbers (Linux's) */
@@ -663,6 +692,9 @@ int64_t lx_sys_read(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len);
 int64_t lx_sys_pread(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, int64_t off);
 int64_t lx_sys_write(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len);
 int64_t lx_sys_readv(struct lx_ctx *c, uint64_t fd, uint64_t iov, uint64_t cnt, int writing);
+int64_t lx_sys_mlock(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t flags);
+int64_t lx_sys_preadv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt, int64_t off, uint64_t flags,
+                      int v2, int writing);
 int64_t lx_sys_lseek(struct lx_ctx *c, uint64_t fd, int64_t off, uint64_t whence);
 int64_t lx_sys_fstat(struct lx_ctx *c, uint64_t fd, uint64_t buf);
 int64_t lx_sys_newfstatat(struct lx_ctx *c, int64_t dirfd, uint64_t path, uint64_t buf, uint64_t flags);
@@ -777,6 +809,8 @@ void lx_xattrs_free(struct lx_node *n);
 int32_t lx_node_at_path(struct lx_ctx *c, uint64_t upath, int follow);
 int64_t lx_sys_fstatfs(struct lx_ctx *c, uint64_t fd, uint64_t buf);
 int64_t lx_sys_sendfile(struct lx_ctx *c, uint64_t out, uint64_t in, uint64_t offp, uint64_t count);
+int64_t lx_sys_copy_file_range(struct lx_ctx *c, uint64_t fd_in, uint64_t uoff_in, uint64_t fd_out,
+                               uint64_t uoff_out, uint64_t len, uint64_t flags);
 int64_t lx_sys_fallocate(struct lx_ctx *c, uint64_t fd, uint64_t mode, int64_t off, int64_t len);
 /* The console descriptors 0, 1 and 2 of a new process; 0 or a negated errno. */
 int lx_files_init(struct lx_proc *p);

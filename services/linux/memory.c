@@ -1033,6 +1033,24 @@ int64_t lx_sys_msync(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t fla
     return covered(p, addr, end) ? 0 : -LX_ENOMEM;
 }
 
+#define MLOCK_ONFAULT   1
+
+/* mlock, munlock and mlock2: every page of a Linux process stays in memory
+ * (nothing is swapped), so locking changes nothing; Linux's checks: the
+ * flags, a range that wraps (EINVAL), then the range (from its page, its
+ * length rounded up) wholly mapped, else ENOMEM. */
+int64_t lx_sys_mlock(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t flags)
+{
+    if (flags & ~(uint64_t)MLOCK_ONFAULT)
+        return -LX_EINVAL;
+    uint64_t start = addr & ~(LX_PAGE - 1), end = start + page_align(len + (addr & (LX_PAGE - 1)));
+    if (end < start)
+        return -LX_EINVAL;                      /* the range wraps */
+    if (end == start)
+        return 0;
+    return covered(c->p, start, end) ? 0 : -LX_ENOMEM;
+}
+
 /* The copy child already has of the object of p's range i, made for an
  * earlier range of p (the ranges cut from one object share one copy), or
  * NULL: found in the child's own ranges, so that fork keeps no table. */

@@ -513,6 +513,37 @@ int64_t lx_fsize_check(struct lx_ctx *c, uint64_t pos, uint64_t *len)
     return 0;
 }
 
+#define LX_O_PATH 010000000
+
+/* readahead: nothing to read ahead (every file is in memory); Linux's
+ * checks: a descriptor open for reading, of a regular file. */
+static int64_t sys_readahead(struct lx_ctx *c, uint64_t fd)
+{
+    struct lx_file *f = lx_fd_file(c->p, (uint32_t)fd);
+    if (!f || (f->flags & 3) == 1 || (f->flags & LX_O_PATH))
+        return -LX_EBADF;
+    struct lx_node *n = f->node >= 0 && f->sock < 0 ? lx_node(f->node) : NULL;
+    return n && (n->mode & LX_S_IFMT) == LX_S_IFREG ? 0 : -LX_EINVAL;
+}
+
+/* sync_file_range: nothing to write back; Linux's checks of the flags, the
+ * range, the descriptor and its kind (a pipe or socket ESPIPE). */
+static int64_t sys_sync_file_range(struct lx_ctx *c, uint64_t fd, int64_t off, int64_t nbytes, uint64_t flags)
+{
+    if ((uint32_t)flags & ~7u)
+        return -LX_EINVAL;
+    if (off < 0 || nbytes < 0 || (nbytes && off > INT64_MAX - nbytes))
+        return -LX_EINVAL;
+    struct lx_file *f = lx_fd_file(c->p, (uint32_t)fd);
+    if (!f || (f->flags & LX_O_PATH))
+        return -LX_EBADF;
+    struct lx_node *n = f->node >= 0 && f->sock < 0 ? lx_node(f->node) : NULL;
+    if (!n)
+        return -LX_ESPIPE;
+    uint32_t k = n->mode & LX_S_IFMT;
+    return k == LX_S_IFREG || k == LX_S_IFDIR || k == LX_S_IFLNK ? 0 : -LX_ESPIPE;
+}
+
 int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
 {
     if (c->p->vm_of && (nr == NR_brk || nr == NR_mmap || nr == NR_munmap || nr == NR_mprotect))
@@ -523,6 +554,10 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_readv:          return lx_sys_readv(c, a[0], a[1], a[2], 0);
     case NR_writev:         return lx_sys_readv(c, a[0], a[1], a[2], 1);
     case NR_pread64:        return lx_sys_pread(c, a[0], a[1], a[2], (int64_t)a[3]);
+    case NR_preadv:         return lx_sys_preadv(c, a[0], a[1], a[2], (int64_t)a[3], 0, 0, 0);
+    case NR_pwritev:        return lx_sys_preadv(c, a[0], a[1], a[2], (int64_t)a[3], 0, 0, 1);
+    case NR_preadv2:        return lx_sys_preadv(c, a[0], a[1], a[2], (int64_t)a[3], a[5], 1, 0);
+    case NR_pwritev2:       return lx_sys_preadv(c, a[0], a[1], a[2], (int64_t)a[3], a[5], 1, 1);
     case NR_openat:         return lx_sys_openat(c, (int64_t)a[0], a[1], a[2], a[3]);
     case NR_close:          return lx_sys_close(c, a[0]);
     case NR_lseek:          return lx_sys_lseek(c, a[0], (int64_t)a[1], a[2]);
@@ -576,6 +611,7 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_fchownat:       return lx_sys_fchownat(c, (int64_t)a[0], a[1], a[2], a[3], a[4]);
     case NR_fchown:         return lx_sys_fchown(c, a[0], a[1], a[2]);
     case NR_sendfile:       return lx_sys_sendfile(c, a[0], a[1], a[2], a[3]);
+    case NR_copy_file_range: return lx_sys_copy_file_range(c, a[0], a[1], a[2], a[3], a[4], a[5]);
     case NR_sync:           return 0;           /* everything is in memory */
     case NR_syncfs:         return lx_fd_use(c->p, a[0]) ? 0 : -LX_EBADF;
     case NR_fadvise64:      return lx_sys_fadvise64(c, a[0], (int64_t)a[2], a[3]);
@@ -690,6 +726,55 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_set_tid_address:
         c->t->clear_tid = a[0];
         return c->t->tid;
+    case NR_setfsuid:
+    case NR_setfsgid:       return 0;           /* the previous one: root's (one user) */
+    case NR_readahead:      return sys_readahead(c, a[0]);
+    case NR_sync_file_range: return sys_sync_file_range(c, a[0], (int64_t)a[1], (int64_t)a[2], a[3]);
+    case NR_mlock:
+    case NR_munlock:        return lx_sys_mlock(c, a[0], a[1], 0);
+    case NR_mlock2:         return lx_sys_mlock(c, a[0], a[1], a[2]);
+    case NR_mlockall:       return a[0] && !(a[0] & ~7ull) && (a[0] & 3) ? 0 : -LX_EINVAL;   /* all is resident */
+    case NR_munlockall:     return 0;
+    case NR_restart_syscall: return -LX_EINTR;  /* no restart pending: Linux's answer to a direct call */
+    /* Refused on purpose, as a Linux kernel built without the feature
+     * answers (ENOSYS, not logged: programs ask and go on without). */
+    case NR_io_setup: case NR_io_destroy: case NR_io_submit: case NR_io_cancel: case NR_io_getevents:
+    case NR_io_pgetevents:  return -LX_ENOSYS;  /* Linux AIO (CONFIG_AIO off): glibc's POSIX AIO uses threads */
+    case NR_io_uring_setup: case NR_io_uring_enter:
+    case NR_io_uring_register: return -LX_ENOSYS;   /* io_uring (CONFIG_IO_URING off): programs fall back to calls */
+    case NR_lookup_dcookie: case NR_nfsservctl: return -LX_ENOSYS;     /* gone from Linux itself */
+    case NR_kexec_load: case NR_kexec_file_load: return -LX_ENOSYS;    /* the machine is Petrel's, not a program's to replace */
+    case NR_init_module: case NR_finit_module:
+    case NR_delete_module:  return -LX_ENOSYS;  /* no kernel modules (CONFIG_MODULES off): services are placed by the system description */
+    case NR_acct:           return -LX_ENOSYS;  /* process accounting (CONFIG_BSD_PROCESS_ACCT off) */
+    case NR_quotactl:       return -LX_ENOSYS;  /* disk quotas (CONFIG_QUOTACTL off) */
+    case NR_swapon: case NR_swapoff: return -LX_ENOSYS;    /* no swap (CONFIG_SWAP off) */
+    case NR_mq_open: case NR_mq_unlink: case NR_mq_timedsend: case NR_mq_timedreceive: case NR_mq_notify:
+    case NR_mq_getsetattr:  return -LX_ENOSYS;  /* POSIX message queues (CONFIG_POSIX_MQUEUE off) */
+    case NR_msgget: case NR_msgctl: case NR_msgrcv: case NR_msgsnd: case NR_semget: case NR_semctl:
+    case NR_semtimedop: case NR_semop: case NR_shmget: case NR_shmctl: case NR_shmat:
+    case NR_shmdt:          return -LX_ENOSYS;  /* System V IPC (CONFIG_SYSVIPC off): POSIX shm and semaphores in /dev/shm work */
+    case NR_add_key: case NR_request_key: case NR_keyctl: return -LX_ENOSYS;   /* kernel keyrings (CONFIG_KEYS off) */
+    case NR_mbind: case NR_get_mempolicy: case NR_set_mempolicy: case NR_migrate_pages: case NR_move_pages:
+    case NR_set_mempolicy_home_node: return -LX_ENOSYS;    /* NUMA policies (CONFIG_NUMA off): one memory node */
+    case NR_perf_event_open: return -LX_ENOSYS; /* perf events (CONFIG_PERF_EVENTS off): Petrel's tracing is ./petrel trace */
+    case NR_fanotify_init: case NR_fanotify_mark: return -LX_ENOSYS;   /* fanotify (CONFIG_FANOTIFY off) */
+    case NR_name_to_handle_at: case NR_open_by_handle_at: return -LX_ENOSYS;    /* file handles (CONFIG_FHANDLE off) */
+    case NR_bpf:            return -LX_ENOSYS;  /* eBPF (CONFIG_BPF_SYSCALL off) */
+    case NR_userfaultfd:    return -LX_ENOSYS;  /* userfaultfd (CONFIG_USERFAULTFD off) */
+    case NR_seccomp:        return -LX_ENOSYS;  /* seccomp filters (CONFIG_SECCOMP off) */
+    case NR_kcmp:           return -LX_ENOSYS;  /* kcmp (CONFIG_KCMP off) */
+    case NR_process_vm_readv: case NR_process_vm_writev: return -LX_ENOSYS;    /* CONFIG_CROSS_MEMORY_ATTACH off: no process reaches another's memory */
+    case NR_memfd_secret:   return -LX_ENOSYS;  /* secret memory (CONFIG_SECRETMEM off) */
+    case NR_landlock_create_ruleset: case NR_landlock_add_rule:
+    case NR_landlock_restrict_self: return -LX_ENOSYS;     /* Landlock (CONFIG_SECURITY_LANDLOCK off) */
+    case NR_open_tree: case NR_move_mount: case NR_fsopen: case NR_fsconfig: case NR_fsmount: case NR_fspick:
+    case NR_mount_setattr:  return -LX_ENOSYS;  /* the new mount API: util-linux falls back to mount(2) */
+    case NR_cachestat:      return -LX_ENOSYS;  /* Linux 6.5's, after the 6.1 the personality follows */
+    case NR_pkey_alloc: case NR_pkey_free:
+    case NR_pkey_mprotect:  return -LX_ENOSYS;  /* no memory protection keys on arm64 (nor in Linux 6.1 there) */
+    case NR_ptrace:         return -LX_EPERM;   /* one process never reaches into another (Yama's answer) */
+    case NR_reboot:         return -LX_EPERM;   /* powering the machine off is the native root task's, not a Linux program's */
     default:
         break;
     }

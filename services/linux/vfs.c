@@ -606,6 +606,91 @@ int64_t lx_sys_fstatfs(struct lx_ctx *c, uint64_t fd, uint64_t buf)
     return statfs_out(c, f->node, buf);
 }
 
+/* ---------------------------------------------------------------- copy_file_range */
+
+/* copy_file_range: bytes of one regular file into another of the same file
+ * system (Linux 6.1's checks in its order: descriptors, offsets read,
+ * flags, directories EISDIR, other kinds EINVAL, access and O_APPEND
+ * EBADF, another file system EXDEV, wrapping offsets EOVERFLOW, the copy
+ * cut at the input's end, the size limit, overlap within one file EINVAL,
+ * negative offsets EINVAL). Offsets given are read and written back, the
+ * files' own positions otherwise. */
+int64_t lx_sys_copy_file_range(struct lx_ctx *c, uint64_t fd_in, uint64_t uoff_in, uint64_t fd_out,
+                               uint64_t uoff_out, uint64_t len, uint64_t flags)
+{
+    static uint8_t chunk[16384];
+    struct lx_file *in = changing(c, (uint32_t)fd_in), *out = in ? changing(c, (uint32_t)fd_out) : NULL;
+    if (!in || !out)
+        return -LX_EBADF;
+    int64_t pos_in = (int64_t)in->pos, pos_out = (int64_t)out->pos;
+    if ((uoff_in && lx_copy_in(c, &pos_in, uoff_in, sizeof(pos_in))) ||
+        (uoff_out && lx_copy_in(c, &pos_out, uoff_out, sizeof(pos_out))))
+        return -LX_EFAULT;
+    if (flags)
+        return -LX_EINVAL;
+    struct lx_node *a = in->node >= 0 ? lx_node(in->node) : NULL, *b = out->node >= 0 ? lx_node(out->node) : NULL;
+    if ((a && kind(a) == LX_S_IFDIR) || (b && kind(b) == LX_S_IFDIR))
+        return -LX_EISDIR;
+    if (!a || !b || kind(a) != LX_S_IFREG || kind(b) != LX_S_IFREG || in->sock >= 0 || out->sock >= 0)
+        return -LX_EINVAL;
+    if ((in->flags & O_ACCMODE) == 1 || (out->flags & O_ACCMODE) == 0 || (out->flags & O_APPEND))
+        return -LX_EBADF;
+    if (lx_node_fs(in->node) != lx_node_fs(out->node))
+        return -LX_EXDEV;
+    if ((uint64_t)pos_in + len < (uint64_t)pos_in || (uint64_t)pos_out + len < (uint64_t)pos_out)
+        return -LX_EOVERFLOW;
+    uint64_t size_in = a->size;
+    if (a->proc)
+        lx_procfs_text(in->node, &size_in);
+    uint64_t count = pos_in >= 0 && (uint64_t)pos_in >= size_in ? 0 :
+                     len < size_in - (uint64_t)pos_in ? len : size_in - (uint64_t)pos_in;
+    if (pos_out >= 0) {
+        int64_t err = lx_fsize_check(c, (uint64_t)pos_out, &count);
+        if (err)
+            return err;
+    }
+    if (in->node == out->node && (uint64_t)pos_out + count > (uint64_t)pos_in &&
+        (uint64_t)pos_out < (uint64_t)pos_in + count)
+        return -LX_EINVAL;
+    if (count == 0)
+        return 0;
+    if (pos_in < 0 || pos_out < 0)
+        return -LX_EINVAL;
+    if (count > MAX_RW_COUNT)
+        count = MAX_RW_COUNT;
+    uint64_t from = (uint64_t)pos_in, kept = out->pos, done = 0;
+    out->pos = (uint64_t)pos_out;
+    int64_t err = 0;
+    while (done < count) {
+        uint64_t want = count - done < sizeof(chunk) ? count - done : sizeof(chunk);
+        int64_t r = lx_file_read_kernel(in, chunk, want, &from);
+        if (r <= 0) {
+            err = r;
+            break;
+        }
+        int64_t w = lx_file_write_kernel(out, chunk, (uint64_t)r);
+        if (w < 0) {
+            from -= (uint64_t)r;
+            err = w;
+            break;
+        }
+        done += (uint64_t)w;
+    }
+    uint64_t end = out->pos;
+    if (uoff_out)
+        out->pos = kept;
+    if (!done)
+        return err;
+    pos_in = (int64_t)from;
+    pos_out = (int64_t)end;
+    if ((uoff_in && lx_copy_out(c, uoff_in, &pos_in, sizeof(pos_in))) ||
+        (uoff_out && lx_copy_out(c, uoff_out, &pos_out, sizeof(pos_out))))
+        return -LX_EFAULT;
+    if (!uoff_in)
+        in->pos = from;
+    return (int64_t)done;
+}
+
 /* ---------------------------------------------------------------- sendfile */
 
 /* Is f a file sendfile moves bytes of here: a regular file, a /proc file,

@@ -106,3 +106,30 @@ def test_stubs_compile_for_aarch64(tmp_path):
 def test_bad_descriptions_are_refused(tmp_path, change, message):
     with pytest.raises(syscallgen.IdlError, match=message):
         syscallgen.load(idl(tmp_path, MINIMAL.replace(*change, 1)))
+
+
+def test_linux_syscall_page_is_current_and_complete():
+    from petrel import lxsyscalls
+    calls = lxsyscalls.load(REPO)
+    page = (REPO / "docs" / "reference" / "linux-syscalls.md").read_text()
+    assert page == lxsyscalls.reference(calls), "run ./petrel build to regenerate docs/reference/linux-syscalls.md"
+    by_name = {c.name: c for c in calls}
+    assert by_name["openat"].status == "implemented" and by_name["openat"].where == "files.c"
+    assert by_name["rseq"].status == "refused" and by_name["rseq"].errno == "ENOSYS"
+    assert by_name["io_uring_setup"].status == "refused" and by_name["io_uring_setup"].note
+    assert [c.number for c in calls] == sorted({c.number for c in calls}) and len(calls) > 300
+
+
+def test_linux_syscall_table_reading():
+    from petrel import lxsyscalls
+    lx_h = "enum { NR_a = 0, NR_b = 1, NR_c = 2, NR_d = 3 };"
+    c = ("int64_t lx_syscall(x) {\n    switch (nr) {\n    case NR_a:   return lx_sys_a(c);\n"
+         "    case NR_b:\n    case NR_c:   return -LX_EPERM;   /* why not */\n    default:\n")
+    calls = lxsyscalls.table(lx_h, c, {"a.c": "int64_t lx_sys_a(struct lx_ctx *c)\n"})
+    assert [(x.name, x.status, x.where or x.errno, x.note) for x in calls] == [
+        ("a", "implemented", "a.c", ""), ("b", "refused", "EPERM", "why not"), ("c", "refused", "EPERM", "why not"),
+        ("d", "missing", "", "")]
+    with pytest.raises(lxsyscalls.TableError, match="without a comment"):
+        lxsyscalls.table(lx_h, c.replace("/* why not */", ""), {})
+    with pytest.raises(lxsyscalls.TableError, match="not a number"):
+        lxsyscalls.table(lx_h, c.replace("NR_a:", "NR_z:"), {})

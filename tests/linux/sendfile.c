@@ -4,6 +4,7 @@
  * left out: Petrel does not support them (EINVAL, then programs fall back
  * to read and write). */
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
@@ -24,6 +25,53 @@ static void cat(const char *what, const char *path)
     printf("%s: %ld [%s]\n", what, n, n >= 0 ? buf : errname((int)-n));
     if (fd >= 0)
         close(fd);
+}
+
+/* copy_file_range (coreutils cp uses it first): offsets given and not,
+ * the copy cut at the end, within one file, and each error in Linux's order. */
+static void copy_range(void)
+{
+    write_text(D "/cr-in", "0123456789abcdefghij");
+    int in = open(D "/cr-in", O_RDONLY), out = open(D "/cr-out", O_RDWR | O_CREAT | O_TRUNC, 0644);
+    int64_t a = 5, b = 2;
+    SHOW("copy_file_range with offsets", syscall(SYS_copy_file_range, in, &a, out, &b, 8, 0));
+    printf("offsets now %lld %lld, positions %ld %ld\n", (long long)a, (long long)b, (long)lseek(in, 0, SEEK_CUR),
+           (long)lseek(out, 0, SEEK_CUR));
+    cat("the copy (a hole first)", D "/cr-out");
+    SHOW("without offsets, past the end", syscall(SYS_copy_file_range, in, NULL, out, NULL, 100, 0));
+    printf("positions now %ld %ld\n", (long)lseek(in, 0, SEEK_CUR), (long)lseek(out, 0, SEEK_CUR));
+    SHOW("at the end", syscall(SYS_copy_file_range, in, NULL, out, NULL, 100, 0));
+    a = 0, b = 30;
+    SHOW("within one file, apart", syscall(SYS_copy_file_range, out, &a, out, &b, 4, 0));
+    a = 0, b = 2;
+    SHOW("within one file, overlapping", syscall(SYS_copy_file_range, out, &a, out, &b, 4, 0));
+    cat("then", D "/cr-out");
+    SHOW("flags", syscall(SYS_copy_file_range, in, NULL, out, NULL, 1, 1));
+    SHOW("a bad descriptor", syscall(SYS_copy_file_range, 99, NULL, out, NULL, 1, 0));
+    SHOW("a bad offset pointer", syscall(SYS_copy_file_range, in, (void *)8, out, NULL, 1, 0));
+    SHOW("a directory", syscall(SYS_copy_file_range, open("/tmp", O_RDONLY | O_DIRECTORY), NULL, out, NULL, 1, 0));
+    int p[2];
+    pipe(p);
+    SHOW("into a pipe", syscall(SYS_copy_file_range, in, NULL, p[1], NULL, 1, 0));
+    SHOW("into a file open for reading", syscall(SYS_copy_file_range, in, NULL, in, NULL, 1, 0));
+    int app = open(D "/cr-out", O_WRONLY | O_APPEND);
+    SHOW("into an O_APPEND file", syscall(SYS_copy_file_range, in, NULL, app, NULL, 1, 0));
+    int shm = open("/dev/shm/cr", O_RDWR | O_CREAT, 0600);
+    SHOW("into another file system", syscall(SYS_copy_file_range, in, NULL, shm, NULL, 1, 0));
+    SHOW("from /proc", syscall(SYS_copy_file_range, open("/proc/self/stat", O_RDONLY), NULL, out, NULL, 10, 0));
+    a = -5;
+    SHOW("a negative offset", syscall(SYS_copy_file_range, in, &a, out, NULL, 1, 0));
+    a = INT64_MAX;
+    SHOW("an offset that wraps", syscall(SYS_copy_file_range, in, &a, out, NULL, 10, 0));
+    unlink("/dev/shm/cr");
+    unlink(D "/cr-in");
+    unlink(D "/cr-out");
+    close(app);
+    close(shm);
+    close(p[0]);
+    close(p[1]);
+    close(in);
+    close(out);
 }
 
 int main(void)
@@ -148,6 +196,7 @@ int main(void)
     close(in);
     close(out);
 
+    copy_range();
     unlink(D "/in");
     unlink(D "/out");
     unlink(D "/big");

@@ -49,6 +49,15 @@ LX_METRICS = [
     "lx_pread_4k", "lx_pread_4k_shared", "lx_pwrite_4k_shared", "lx_cpu_loop",
 ]
 LX_SYSTEMS = {"linux": None, "petrel-linux-kernel": "linux-kernel", "petrel-linux-user": "linux-user"}
+# Whole Debian programs (the real-programs suite's packages, tests/apps/),
+# timed by `lxbench --time` on the same three systems: the time of one run.
+APP_METRICS = ["lx_python_startup", "lx_sqlite_insert_1000"]
+SQLITE_1000 = ("'drop table if exists t; create table t(k integer primary key, v text); begin; "
+               "with recursive c(x) as (select 1 union all select x + 1 from c where x < 1000) "
+               "insert into t select x, hex(x * 7919) from c; commit;'")
+APP_RUN = (f"lxbench --time lx_python_startup 3 /usr/bin/python3.11 -c pass\n"
+           f"lxbench --time lx_sqlite_insert_1000 3 /usr/bin/sqlite3 /tmp/bench.db {SQLITE_1000}\n"
+           f"lxbench --end\n")
 # L4Linux paper, Table II and III (us): native Linux, L4Linux.
 LX_PAPER = {
     "lx_null_syscall": (0.7158, 22.3718), "lx_read_dev_zero": (3.6399, 34.3318),
@@ -113,7 +122,7 @@ def parse(console: str, system: str = "") -> dict:
         parts = line.strip().split()
         if len(parts) >= 5 and parts[2] == "-" and system:
             parts[2] = system
-        if len(parts) >= 5 and parts[0] == "BENCH" and (parts[1] in METRICS or parts[1] in LX_METRICS):
+        if len(parts) >= 5 and parts[0] == "BENCH" and parts[1] in METRICS + LX_METRICS + APP_METRICS:
             try:
                 found[(parts[1], parts[2])] = float(parts[3])
             except ValueError:
@@ -170,8 +179,10 @@ def measure(machine: qemu.Machine, runs: int, only: str, repo: Path = paths.REPO
         plan = ([(machine, only)] if not only else []) + [(two, "ipc_rtt_cross_core")]
     for m, what in plan:
         collect(m, what, runs, image, initrd, samples, repo)
-    if not only or only.startswith("lx"):
+    if not only or only == "lx" or only in LX_METRICS:
         collect_lx(machine, only, runs, samples, repo)
+    if not only or only == "lx" or only in APP_METRICS:
+        collect_apps(machine, only, runs, samples, repo)
     rows = []
     for (metric, system), values in sorted(samples.items()):
         unit = "MB/s" if metric in BANDWIDTH else ("insns" if mode == "icount" else "ns")
@@ -202,25 +213,44 @@ def collect(machine: qemu.Machine, only: str, runs: int, image: Path, initrd: Pa
 # Boots lxbench on Linux and on Petrel in both placements of the
 # personality, `runs` times each, adding to samples.
 def collect_lx(machine: qemu.Machine, only: str, runs: int, samples: dict, repo: Path) -> None:
-    from petrel import oracle, rootfs, systems
+    from petrel import rootfs
+    boot_three(machine, only, runs, samples, repo, "lxbench", rootfs.build("lxbench\n", (), repo))
+
+
+# Boots the apps rows (Debian's programs, timed by lxbench --time) on the
+# three systems; skipped, with a message, before setup has fetched them.
+def collect_apps(machine: qemu.Machine, only: str, runs: int, samples: dict, repo: Path) -> None:
+    from petrel import debian, rootfs
+    packages = debian.apps_packages(repo)
+    if packages is None or debian.apps_missing(repo):
+        print("bench: the apps rows need the real-programs suite's Debian packages: run `./petrel setup`")
+        return
+    boot_three(machine, only, runs, samples, repo, "apps", rootfs.build(APP_RUN, (), repo, packages))
+
+
+# Boots `archive` (a root archive whose /etc/lxrun prints BENCH lines) on
+# Linux and on Petrel in both placements, `runs` times each.
+def boot_three(machine: qemu.Machine, only: str, runs: int, samples: dict, repo: Path, name: str,
+               archive_bytes: bytes) -> None:
+    from petrel import oracle, systems
     mode = "icount" if machine.icount else "wall"
     out = bench_dir(repo)
-    archive = out / "lx-rootfs.cpio"
-    archive.write_bytes(rootfs.build("lxbench\n", (), repo))
+    archive = out / f"{name}-rootfs.cpio"
+    archive.write_bytes(archive_bytes)
     boots = []
     for system, desc in LX_SYSTEMS.items():
         if desc is None:
             argv = qemu.build_argv(linuxbase.image(repo), archive, machine, oracle.LINUX_APPEND)
         else:
             entries = systems.read_entries(systems.load_system(repo / "systems" / f"{desc}.toml", repo), repo)
-            image = oracle.write_image(out / f"lx-{desc}.pbi", entries, archive)
+            image = oracle.write_image(out / f"{name}-{desc}.pbi", entries, archive)
             argv = qemu.build_argv(paths.kernel_bin(repo=repo), image, machine, "")
         boots.append((system, argv))
     for system, argv in boots:
         for run in range(runs):
-            print(f"bench: booting {system} with lxbench ({mode}, {machine.cpu}, {machine.smp} core"
+            print(f"bench: booting {system} with {name} ({mode}, {machine.cpu}, {machine.smp} core"
                   f"{'s' if machine.smp > 1 else ''}), run {run + 1} of {runs}", flush=True)
-            log = out / f"{system}-lxbench-{mode}-smp{machine.smp}-{run + 1}.log"
+            log = out / f"{system}-{name}-{mode}-smp{machine.smp}-{run + 1}.log"
             for key, v in boot(argv, f"{system} {run + 1}/{runs}", 900, log, system).items():
                 if only in ("", "lx") or key[0] == only:
                     samples.setdefault(key, []).append(v)
@@ -298,7 +328,7 @@ def lx_report(rows: list, unit: str) -> list:
              f"Petrel cheaper). L4Linux: the paper's L4Linux / native Linux (its slowdown).\n\n",
              "| metric | linux | petrel-linux-kernel | ratio | petrel-linux-user | ratio | L4Linux paper |\n",
              "|---|---:|---:|---:|---:|---:|---:|\n"]
-    for metric in LX_METRICS:
+    for metric in LX_METRICS + APP_METRICS:
         lx, k, u = (value(rows, metric, s) for s in LX_SYSTEMS)
         if lx is None and k is None and u is None:
             continue
@@ -368,6 +398,10 @@ def lx_targets(rows: list) -> list:
         ("lx_fork_exit <= 1.5x Linux in both placements",
          max(v("lx_fork_exit", "petrel-linux-kernel") or big, v("lx_fork_exit", "petrel-linux-user") or big)
          <= 1.5 * (v("lx_fork_exit", "linux") or 0)),
+        ("lx_python_startup, kernel-placed personality <= Linux",
+         (v("lx_python_startup", "petrel-linux-kernel") or big) <= (v("lx_python_startup", "linux") or 0)),
+        ("lx_sqlite_insert_1000, kernel-placed personality <= Linux",
+         (v("lx_sqlite_insert_1000", "petrel-linux-kernel") or big) <= (v("lx_sqlite_insert_1000", "linux") or 0)),
         ("lx_cpu_loop no more than 1% slower than Linux in both placements",
          all((v("lx_cpu_loop", s) or big) <= 1.01 * (v("lx_cpu_loop", "linux") or 0)
              for s in ("petrel-linux-kernel", "petrel-linux-user"))),
@@ -390,7 +424,7 @@ def chart(rows: list, path: Path) -> bool:
             if r is not None:
                 labels.append(f"{metric}\n{s}")
                 values.append(r)
-    for metric in LX_METRICS:
+    for metric in LX_METRICS + APP_METRICS:
         for s in ("petrel-linux-kernel", "petrel-linux-user"):
             r = ratio(metric, value(rows, metric, s), value(rows, metric, "linux"))
             if r is not None:
@@ -413,8 +447,8 @@ def chart(rows: list, path: Path) -> bool:
 
 
 def main(mode: str, cpu: str, smp: int, only: str, runs, mem: str = "512M", repo: Path = paths.REPO) -> int:
-    if only and only not in METRICS and only not in LX_METRICS and only != "lx":
-        print(f"bench: unknown benchmark {only!r}; choose from {', '.join(METRICS + LX_METRICS)}, "
+    if only and only not in METRICS + LX_METRICS + APP_METRICS and only != "lx":
+        print(f"bench: unknown benchmark {only!r}; choose from {', '.join(METRICS + LX_METRICS + APP_METRICS)}, "
               f"or lx (all lx_ rows)", file=sys.stderr)
         return 2
     machine = qemu.Machine(cpu, 2 if smp <= 8 else 3, smp, mem, mode == "icount")
