@@ -588,6 +588,7 @@ void lx_thread_exit(struct lx_ctx *c, int status)
  * PATH is Debian's for root. */
 static char *const default_env[] = { "HOME=/", "TERM=linux",
                                      "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" };
+static const char *const path_dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin" };
 
 /* Start the next command of the script, or finish it. */
 static void script_next(void)
@@ -609,14 +610,22 @@ static void script_next(void)
         svc_console_write("lx: run ", 8);
         svc_console_write(shown, n);
         svc_console_write("\n", 1);
-        if (argv[0][0] != '/') {                /* a bare name is a program of /bin */
-            uint64_t len = strnlen(argv[0], sizeof(path) - 6);
-            memcpy(path, "/bin/", 5);
-            memcpy(path + 5, argv[0], len);
-            path[5 + len] = 0;
+        int pid = -LX_ENOENT;
+        if (argv[0][0] == '/') {
+            pid = lx_exec(argv, argc, default_env, 3);
+        } else {                                /* a bare name: the first of PATH's directories that has it */
+            const char *name = argv[0];
+            uint64_t len = strnlen(name, sizeof(path) - 20);
             argv[0] = path;
+            for (unsigned d = 0; d < sizeof(path_dirs) / sizeof(path_dirs[0]) && pid == -LX_ENOENT; d++) {
+                uint64_t at = strlen(path_dirs[d]);
+                memcpy(path, path_dirs[d], at);
+                path[at] = '/';
+                memcpy(path + at + 1, name, len);
+                path[at + 1 + len] = 0;
+                pid = lx_exec(argv, argc, default_env, 3);
+            }
         }
-        int pid = lx_exec(argv, argc, default_env, 3);
         if (pid > 0) {
             script.pid = pid;
             return;

@@ -6,6 +6,7 @@
  * (`lx: run LINE`, `lx: exit N` or `lx: signal N`, `lx: done`), with the
  * same environment, then powers the machine off.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,13 +32,20 @@ static void run(char *line)
         return;
     printf("lx: run %s\n", shown);
     fflush(stdout);
-    if (argv[0][0] != '/') {
-        snprintf(path, sizeof(path), "/bin/%s", argv[0]);
-        argv[0] = path;
-    }
     pid_t pid = fork();
-    if (pid == 0) {
-        execve(argv[0], argv, env);
+    if (pid == 0) {                             /* a bare name: the first of PATH's directories that has it */
+        static const char *const dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin",
+                                            "/bin" };
+        const char *name = argv[0];
+        for (unsigned d = 0; d < (name[0] == '/' ? 1 : sizeof(dirs) / sizeof(dirs[0])); d++) {
+            if (name[0] != '/') {
+                snprintf(path, sizeof(path), "%s/%s", dirs[d], name);
+                argv[0] = path;
+            }
+            execve(argv[0], argv, env);
+            if (errno != ENOENT)
+                break;
+        }
         _exit(127);
     }
     int status = 0;
