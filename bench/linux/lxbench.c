@@ -28,7 +28,10 @@
  * output to /dev/null), and prints METRIC's row, the time of one run
  * (the apps rows: Debian's python3.11 and sqlite3); a run that fails
  * prints "BENCH-SKIP METRIC ..." instead. `lxbench --end` prints the
- * BENCH-END line that closes a boot's figures.
+ * BENCH-END line that closes a boot's figures. `lxbench --since-boot
+ * METRIC` prints the virtual counter itself as METRIC's row: the time since
+ * the machine was reset (boot_to_shell: run by the first shell, under
+ * -icount the instructions the boot took).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -360,6 +363,11 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--exit") == 0)
         return 0;
+    if (argc > 2 && strcmp(argv[1], "--since-boot") == 0) {
+        freq = bench_freq();
+        report(argv[2], bench_counter(), 1);
+        return 0;
+    }
     if (argc > 1 && strcmp(argv[1], "--end") == 0) {
         printf("BENCH-END\n");
         return 0;

@@ -615,10 +615,11 @@ int64_t lx_sys_fstatfs(struct lx_ctx *c, uint64_t fd, uint64_t buf)
  * cut at the input's end, the size limit, overlap within one file EINVAL,
  * negative offsets EINVAL). Offsets given are read and written back, the
  * files' own positions otherwise. */
+static uint8_t chunk[16384];                    /* what sendfile and copy_file_range move at a time */
+
 int64_t lx_sys_copy_file_range(struct lx_ctx *c, uint64_t fd_in, uint64_t uoff_in, uint64_t fd_out,
                                uint64_t uoff_out, uint64_t len, uint64_t flags)
 {
-    static uint8_t chunk[16384];
     struct lx_file *in = changing(c, (uint32_t)fd_in), *out = in ? changing(c, (uint32_t)fd_out) : NULL;
     if (!in || !out)
         return -LX_EBADF;
@@ -726,7 +727,6 @@ static int64_t send_out(struct lx_ctx *c, struct lx_file *out, const void *src, 
 
 int64_t lx_sys_sendfile(struct lx_ctx *c, uint64_t out_fd, uint64_t in_fd, uint64_t offp, uint64_t count)
 {
-    static uint8_t chunk[16384];
     int64_t off = 0;
     if (offp && lx_copy_in(c, &off, offp, sizeof(off)))
         return -LX_EFAULT;

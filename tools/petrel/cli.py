@@ -108,7 +108,7 @@ def add_bench(sub) -> None:
                         "instructions advance the clock)")
     p.add_argument("--mem", default="512M", help="guest memory (default 512M)")
     p.add_argument("--only", metavar="NAME", help="run one benchmark: " + ", ".join(bench.METRICS + bench.LX_METRICS +
-                   bench.APP_METRICS) + "; lx: every lx_ row")
+                   bench.APP_METRICS + bench.BOOT_METRICS) + "; lx: every lx_ row")
     p.add_argument("--runs", type=int, metavar="N", help="boots per system (default 1 for icount, 5 for wall)")
 
 
