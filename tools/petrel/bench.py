@@ -177,7 +177,7 @@ def measure(machine: qemu.Machine, runs: int, only: str, repo: Path = paths.REPO
     image, initrd = prepare(repo)
     samples = {}
     mode = "icount" if machine.icount else "wall"
-    plan = [(machine, only)] if not only.startswith("lx") else []
+    plan = [(machine, only)] if not only.startswith("lx") and only not in BOOT_METRICS else []
     if machine.smp == 1 and only in ("", "ipc_rtt_cross_core"):
         two = qemu.Machine(machine.cpu, machine.gic, 2, machine.mem, machine.icount)
         plan = ([(machine, only)] if not only else []) + [(two, "ipc_rtt_cross_core")]
