@@ -1970,7 +1970,10 @@ static void op_check(struct ctx *c)
         uint16_t flux0 = p.e.flux;
         creating();
         int fd = open(path, O_RDONLY | O_CLOEXEC);
-        long r = fd >= 0 ? read(fd, got, sizeof(got) - 1) : -1;
+        /* pread at 0: another thread's unpinned read of a number it picked
+         * before that number was closed may land on this new descriptor
+         * and move its position (an eventfd read takes 8 bytes). */
+        long r = fd >= 0 ? pread(fd, got, sizeof(got) - 1, 0) : -1;
         int err = errno;
         struct stat st1 = { 0 };
         if (fd >= 0) {
@@ -1994,7 +1997,7 @@ static void op_check(struct ctx *c)
             /* What the descriptor and a second look say now (a transient or a wrong file?). */
             char again[96] = { 0 }, link[64] = { 0 }, lpath[48];
             int fd2 = open(path, O_RDONLY | O_CLOEXEC);
-            long r2 = fd2 >= 0 ? read(fd2, again, sizeof(again) - 1) : -1;
+            long r2 = fd2 >= 0 ? pread(fd2, again, sizeof(again) - 1, 0) : -1;
             struct stat st2 = { 0 };
             if (fd2 >= 0) {
                 fstat(fd2, &st2);
