@@ -586,9 +586,8 @@ void lx_thread_exit(struct lx_ctx *c, int status)
 
 /* The environment of a command (tests/linux/init.c gives Linux's the same):
  * PATH is Debian's for root. */
-static char *const default_env[] = { "HOME=/", "TERM=linux",
-                                     "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" };
-static const char *const path_dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin" };
+#define LX_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+static char *const default_env[] = { "HOME=/", "TERM=linux", ("PATH=" LX_PATH) };
 
 /* Start the next command of the script, or finish it. */
 static void script_next(void)
@@ -617,13 +616,16 @@ static void script_next(void)
             const char *name = argv[0];
             uint64_t len = strnlen(name, sizeof(path) - 20);
             argv[0] = path;
-            for (unsigned d = 0; d < sizeof(path_dirs) / sizeof(path_dirs[0]) && pid == -LX_ENOENT; d++) {
-                uint64_t at = strlen(path_dirs[d]);
-                memcpy(path, path_dirs[d], at);
+            for (const char *dir = LX_PATH; *dir && pid == -LX_ENOENT; ) {
+                uint64_t at = 0;
+                while (dir[at] && dir[at] != ':')
+                    at++;
+                memcpy(path, dir, at);
                 path[at] = '/';
                 memcpy(path + at + 1, name, len);
                 path[at + 1 + len] = 0;
                 pid = lx_exec(argv, argc, default_env, 3);
+                dir += at + (dir[at] == ':');
             }
         }
         if (pid > 0) {

@@ -18,8 +18,8 @@
 
 #include "cmd_words.h"
 
-static char *env[] = { "HOME=/", "TERM=linux", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                       NULL };
+#define PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+static char *env[] = { "HOME=/", "TERM=linux", "PATH=" PATH, NULL };
 
 static void run(char *line)
 {
@@ -34,17 +34,17 @@ static void run(char *line)
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {                             /* a bare name: the first of PATH's directories that has it */
-        static const char *const dirs[] = { "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin",
-                                            "/bin" };
-        const char *name = argv[0];
-        for (unsigned d = 0; d < (name[0] == '/' ? 1 : sizeof(dirs) / sizeof(dirs[0])); d++) {
-            if (name[0] != '/') {
-                snprintf(path, sizeof(path), "%s/%s", dirs[d], name);
-                argv[0] = path;
-            }
-            execve(argv[0], argv, env);
+        const char *name = argv[0], *dir = PATH;
+        if (name[0] == '/')
+            execve(name, argv, env);
+        while (name[0] != '/' && *dir) {
+            size_t n = strcspn(dir, ":");
+            snprintf(path, sizeof(path), "%.*s/%s", (int)n, dir, name);
+            argv[0] = path;
+            execve(path, argv, env);
             if (errno != ENOENT)
                 break;
+            dir += n + (dir[n] == ':');
         }
         _exit(127);
     }

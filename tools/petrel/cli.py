@@ -220,10 +220,10 @@ def cmd_run(args) -> int:
     if status:
         return status
     if args.apps:
-        from petrel import linuxrun
+        from petrel import debian, linuxrun
         try:
-            image = linuxrun.prepare(args.system or "default", "", [], paths.REPO, linuxrun.apps())[1]
-        except (ValueError, OSError) as err:
+            image = linuxrun.prepare(args.system or "default", "", [], paths.REPO, debian.apps_ready())[1]
+        except (ValueError, OSError, debian.DebianError) as err:
             print(f"run: {err}", file=sys.stderr)
             return 2
         argv[argv.index("-initrd") + 1] = str(image)

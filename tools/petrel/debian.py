@@ -85,6 +85,13 @@ def apps_missing(repo: Path = paths.REPO) -> list:
     return list(APPS) if listed is None else missing(repo, listed)
 
 
+# The apps set's packages, all fetched; DebianError before setup has them.
+def apps_ready(repo: Path = paths.REPO) -> list:
+    if apps_missing(repo):
+        raise DebianError("the real-programs suite's Debian packages are missing: run `./petrel setup`")
+    return apps_packages(repo)
+
+
 # Fetches the apps set and its dependencies; records the closure.
 def fetch_apps(repo: Path = paths.REPO, say=print) -> None:
     if not apps_missing(repo):

@@ -34,14 +34,6 @@ def runs_lxrun_script(desc):
         dataclasses.replace(p, args=args.strip()) if p.name == "lxrun" else p for p in desc.programs))
 
 
-# The Debian packages of the real-programs suite, fetched by setup.
-def apps(repo: Path = paths.REPO) -> list:
-    chosen = debian.apps_packages(repo)
-    if chosen is None or debian.apps_missing(repo):
-        raise ValueError("the real-programs suite's Debian packages are missing: run `./petrel setup`")
-    return chosen
-
-
 # Packs build/run/rootfs.cpio and build/run/<system>.pbi (with the Debian
 # `packages` too); returns their paths.
 def prepare(system: str, command: str, adds: list, repo: Path = paths.REPO, packages=()) -> tuple:
@@ -83,7 +75,7 @@ def boot(argv: list) -> int:
 def main(system: str, command: str, adds: list, linux: bool, machine: qemu.Machine,
          repo: Path = paths.REPO, with_apps: bool = False) -> int:
     try:
-        archive, image = prepare(system, command, adds, repo, apps(repo) if with_apps else ())
+        archive, image = prepare(system, command, adds, repo, debian.apps_ready(repo) if with_apps else ())
     except (ValueError, OSError, systems.SystemConfigError, debian.DebianError) as err:
         print(f"run: {err}", file=sys.stderr)
         return 2

@@ -72,8 +72,6 @@ def groups(lines: list) -> list:
             m = COMMENT.search(rest)
             out.append((names, rest, m.group(1) if m else ""))
             names = []
-        elif rest and not names and out and rest.startswith("/*"):
-            continue
     if names:
         raise TableError(f"syscalls.c: case {names[-1]} has no statement")
     return out

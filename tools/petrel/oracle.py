@@ -57,9 +57,10 @@ def archive_path(name: str, repo: Path = paths.REPO) -> Path:
 def write_archive(name: str, commands: list, repo: Path = paths.REPO, packages: str = "") -> Path:
     out = archive_path(name, repo)
     out.parent.mkdir(parents=True, exist_ok=True)
-    chosen = debian.apps_packages(repo) if packages == "apps" else ()
-    if packages and chosen is None:
-        raise ValueError("the real-programs suite's Debian packages are missing: run `./petrel setup`")
+    try:
+        chosen = debian.apps_ready(repo) if packages == "apps" else ()
+    except debian.DebianError as err:
+        raise ValueError(str(err)) from None
     out.write_bytes(rootfs.build("".join(c + "\n" for c in commands), (), repo, chosen))
     return out
 
