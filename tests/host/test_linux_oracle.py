@@ -188,3 +188,23 @@ def test_the_apps_set_is_a_dependency_closure_without_the_package_manager(monkey
         stdout = "sqlite3:arm64\n  Depends: libc6:arm64\nlibc6:arm64\n<virtual:arm64>\ndpkg:arm64\nperl:amd64\n"
     monkeypatch.setattr(debian.subprocess, "run", lambda *a, **k: Done())
     assert debian.closure(["sqlite3"]) == ["libc6", "sqlite3"]
+
+
+def test_the_apps_set_is_refused_with_a_message_before_setup(tmp_path):
+    with pytest.raises(debian.DebianError, match="run `./petrel setup`"):
+        debian.apps_ready(tmp_path)
+    with pytest.raises(ValueError, match="run `./petrel setup`"):
+        oracle.write_archive("x", ["hello"], tmp_path, "apps")
+    (debian.cache_dir(tmp_path)).mkdir(parents=True)
+    (debian.cache_dir(tmp_path) / debian.APPS_LIST).write_text("jq\n")
+    with pytest.raises(debian.DebianError):
+        debian.apps_ready(tmp_path)                     # listed, not unpacked
+    (debian.tree("jq", tmp_path)).mkdir(parents=True)
+    (debian.tree("jq", tmp_path) / "VERSION").write_text("jq_1_arm64\n")
+    assert debian.apps_ready(tmp_path) == ["jq"]
+
+
+def test_run_apps_goes_without_image(capsys):
+    from petrel import cli
+    assert cli.main(["run", "--apps", "--image", "x.pbi"]) == 2
+    assert "--apps goes without --image" in capsys.readouterr().err

@@ -131,6 +131,17 @@ int main(void)
         TRY("listxattr into", syscall(SYS_listxattr, "/tmp/hostile", p, 100));
         TRY("flistxattr into", syscall(SYS_flistxattr, wfile, p, 100));
         TRY("removexattr name", syscall(SYS_removexattr, "/tmp/hostile", p));
+        TRY("copy_file_range in offset", syscall(SYS_copy_file_range, file, p, wfile, NULL, 10L, 0L));
+        TRY("copy_file_range out offset", syscall(SYS_copy_file_range, file, NULL, wfile, p, 10L, 0L));
+        TRY("preadv vectors", syscall(SYS_preadv, file, p, 2L, 0L, 0L));
+        TRY("pwritev vectors", syscall(SYS_pwritev, wfile, p, 2L, 0L, 0L));
+        TRY("preadv2 vectors", syscall(SYS_preadv2, file, p, 2L, -1L, 0L, 0L));
+        TRY("pwritev2 vectors", syscall(SYS_pwritev2, wfile, p, 2L, 0L, 0L, 0x10L));
+        struct iovec wild = { (void *)p, 10 };
+        TRY("preadv into", syscall(SYS_preadv, file, &wild, 1L, 0L, 0L));
+        TRY("pwritev from", syscall(SYS_pwritev, wfile, &wild, 1L, 0L, 0L));
+        TRY("mlock at", syscall(SYS_mlock, p, 4096L));
+        TRY("mlock2 at", syscall(SYS_mlock2, p, 4096L, 1L));
         TRY("read /dev/full into", syscall(SYS_read, full, p, 10));
         TRY("read /dev/urandom into", syscall(SYS_read, urandom, p, 10));
     }
@@ -191,6 +202,9 @@ int main(void)
                                 SYS_fcntl, SYS_flock, SYS_setxattr, SYS_lsetxattr, SYS_fsetxattr, SYS_getxattr,
                                 SYS_lgetxattr, SYS_fgetxattr, SYS_listxattr, SYS_llistxattr, SYS_flistxattr,
                                 SYS_removexattr, SYS_lremovexattr, SYS_fremovexattr,
+                                SYS_copy_file_range, SYS_preadv, SYS_pwritev, SYS_preadv2, SYS_pwritev2,
+                                SYS_readahead, SYS_sync_file_range, SYS_mlock, SYS_munlock, SYS_mlock2,
+                                SYS_munlockall, SYS_restart_syscall,
                                 404, 999 };
     srand(42);
     long calls = 0;
@@ -208,8 +222,13 @@ int main(void)
             a[0] += 7;
         if (nr == SYS_sendfile && (unsigned long)a[0] <= 2)
             a[0] = null;                        /* never copy a file to the console */
-        if ((nr == SYS_read || nr == SYS_readv || nr == SYS_pread64 || nr == SYS_ioctl) && (unsigned)a[0] <= 2)
+        if ((nr == SYS_read || nr == SYS_readv || nr == SYS_pread64 || nr == SYS_ioctl || nr == SYS_preadv ||
+             nr == SYS_preadv2) && (unsigned)a[0] <= 2)
             a[0] = 50;                          /* never wait for (or reconfigure) the console */
+        if ((nr == SYS_pwritev || nr == SYS_pwritev2) && (unsigned)a[0] <= 2)
+            a[0] = null;                        /* never write random bytes to the console */
+        if (nr == SYS_copy_file_range && (unsigned)a[2] <= 2)
+            a[2] = null;
         if ((nr == SYS_fcntl || nr == SYS_flock) && (unsigned)a[0] <= 6)
             a[0] = wfile;                       /* keep stdio's and the test's own descriptors as they are */
         if (nr == SYS_fcntl && (a[1] == F_SETLKW || a[1] == 38))
