@@ -1,5 +1,5 @@
 /*
- * Descriptors for waiting: eventfd, timerfd and epoll.
+ * Descriptors for waiting: eventfd, timerfd, signalfd and epoll.
  *
  * Each is an open file (node -1) naming an event object of this file's
  * table (`ev`). A call that must wait keeps its reply (LX_BLK_EVENT on the
@@ -14,6 +14,13 @@
  *   expirations since the last read (counted when read or polled) and
  *   waits until the first. The personality's timer (signal.c) runs at
  *   the earliest armed deadline and wakes the waiters.
+ * - signalfd: a set of signals. read takes pending signals of the set
+ *   (the reading thread's own, then its process's), as many
+ *   struct signalfd_siginfo as fit, and waits for the first; the signals
+ *   stay pending until then (a program blocks them). A signal sent to a
+ *   process wakes the signalfd waiters. poll says POLLIN when a signal of
+ *   the set is pending for the process that made it or one of its
+ *   threads (Linux asks the polling thread).
  * - epoll: a set of watched (descriptor, open file) pairs, each with its
  *   events and data. epoll_pwait asks each watched file for its poll
  *   state (lx_file_poll): level-triggered by default; EPOLLET reports a
@@ -52,7 +59,10 @@
 #define EP_MAX_EVENTS   (0x7fffffff / 16)
 #define EP_MAX_NESTS    4               /* Linux's: epoll_ctl's ELOOP past this many epolls nested in a chain */
 
-enum { EV_NONE, EV_EVENTFD, EV_TIMERFD, EV_EPOLL };
+#define SFD_CLOEXEC     02000000
+#define SIGINFO_SIZE    128                     /* struct signalfd_siginfo */
+
+enum { EV_NONE, EV_EVENTFD, EV_TIMERFD, EV_EPOLL, EV_SIGNALFD };
 
 struct lx_event {
     int kind;
@@ -63,6 +73,7 @@ struct lx_event {
     int abs_calendar;           /* timerfd: set for an absolute calendar time (moves when the clock is set) */
     int might_cancel;           /* ... with TFD_TIMER_CANCEL_ON_SET */
     int canceled;               /* the clock was set since: the next read says ECANCELED */
+    uint64_t sigmask;           /* signalfd: its signals (bit sig - 1) */
     int32_t owner;              /* the pid of the process that made it (its share: PROC_EVENTS) */
     uint32_t ino;               /* its inode number (lx_ino_new) */
 };
@@ -191,6 +202,7 @@ void lx_event_clock_set(int64_t delta)
 /* ---------------------------------------------------------------- the file calls */
 
 int lx_event_poll(struct lx_file *f);
+static int64_t signalfd_read(struct lx_ctx *c, struct lx_file *f, struct lx_event *e, uint64_t buf, uint64_t len);
 
 /* The epoll object that open file f is, or -1. */
 static int32_t epoll_obj(const struct lx_file *f)
@@ -257,13 +269,15 @@ static int ep_scan(int ep, struct lx_watch **out, uint32_t *revents, int max, in
 const char *lx_event_name(struct lx_file *f)
 {
     struct lx_event *e = ev_of(f);
-    return !e ? "" : e->kind == EV_EVENTFD ? "[eventfd]" : e->kind == EV_TIMERFD ? "[timerfd]" : "[eventpoll]";
+    return !e ? "" : e->kind == EV_EVENTFD ? "[eventfd]" : e->kind == EV_TIMERFD ? "[timerfd]" :
+           e->kind == EV_SIGNALFD ? "[signalfd]" : "[eventpoll]";
 }
 
 int lx_event_name_of(const struct lx_file *f)
 {
     const struct lx_event *e = ev_of(f);
-    return !e ? 0 : e->kind == EV_EVENTFD ? LX_NAME_EVENTFD : e->kind == EV_TIMERFD ? LX_NAME_TIMERFD : LX_NAME_EPOLL;
+    return !e ? 0 : e->kind == EV_EVENTFD ? LX_NAME_EVENTFD : e->kind == EV_TIMERFD ? LX_NAME_TIMERFD :
+           e->kind == EV_SIGNALFD ? LX_NAME_SIGNALFD : LX_NAME_EPOLL;
 }
 
 uint32_t lx_event_ino(const struct lx_file *f)
@@ -285,6 +299,10 @@ int lx_event_poll(struct lx_file *f)
         return e->count ? LX_POLLIN : 0;
     case EV_EPOLL:
         return ep_scan(f->ev, NULL, NULL, 1, 0) ? LX_POLLIN : 0;
+    case EV_SIGNALFD: {
+        struct lx_proc *p = lx_proc_of_pid(e->owner);
+        return p && !p->ended && (lx_sig_pending_any(p) & e->sigmask) ? LX_POLLIN : 0;
+    }
     default:
         return 0;
     }
@@ -308,6 +326,8 @@ int64_t lx_event_rw(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t 
     struct lx_event *e = ev_of(f);
     if (e->kind == EV_EPOLL)
         return -LX_EINVAL;                      /* an epoll descriptor is neither read nor written */
+    if (e->kind == EV_SIGNALFD)
+        return writing ? -LX_EINVAL : signalfd_read(c, f, e, buf, len);
     if (len < 8)
         return -LX_EINVAL;
     if (e->kind == EV_TIMERFD) {
@@ -368,6 +388,89 @@ void lx_event_file_gone(struct lx_file *f)
         lx_wake_all(LX_BLK_EVENT, f->ev);
         e->kind = EV_NONE;
     }
+}
+
+/* ---------------------------------------------------------------- signalfd */
+
+/* read of a signalfd: a struct signalfd_siginfo for each signal of its
+ * set pending for the reader, as many as fit; waits for the first. */
+static int64_t signalfd_read(struct lx_ctx *c, struct lx_file *f, struct lx_event *e, uint64_t buf, uint64_t len)
+{
+    if (len < SIGINFO_SIZE)
+        return -LX_EINVAL;
+    uint64_t done = 0;
+    while (len - done >= SIGINFO_SIZE) {
+        struct lx_sinfo si;
+        int sig = lx_sig_take_from(c->t, e->sigmask, &si);
+        if (!sig)
+            break;
+        struct {
+            uint32_t signo;
+            int32_t err, code;
+            uint32_t pid, uid;
+            int32_t fd;
+            uint32_t tid, band, overrun, trapno;
+            int32_t status, value_int;
+            uint64_t ptr, utime, stime, addr;
+            uint16_t addr_lsb;
+            uint8_t pad[46];
+        } info = { 0 };
+        _Static_assert(sizeof(info) == SIGINFO_SIZE, "struct signalfd_siginfo is 128 bytes");
+        info.signo = (uint32_t)sig;
+        info.code = si.code == LX_SI_QUEUE ? -1 : si.code == LX_SI_TIMER ? -2 : si.code;
+        if (si.code == LX_SI_TIMER) {
+            info.tid = (uint32_t)si.pid;        /* the timer's id, and its overruns */
+            info.overrun = (uint32_t)si.status;
+        } else {
+            info.pid = (uint32_t)si.pid;
+            info.status = si.status;
+        }
+        info.addr = si.addr;
+        info.ptr = si.value;
+        info.value_int = (int32_t)si.value;
+        if (lx_copy_out(c, buf + done, &info, sizeof(info)))
+            return done ? (int64_t)done : -LX_EFAULT;
+        done += SIGINFO_SIZE;
+    }
+    if (done)
+        return (int64_t)done;
+    return (f->flags & O_NONBLOCK) ? -LX_EAGAIN : lx_block(c, LX_BLK_EVENT, f->ev);
+}
+
+void lx_event_signal_sent(void)
+{
+    for (int i = 0; events && i < LX_EVENTS; i++)
+        if (events[i].kind == EV_SIGNALFD)
+            lx_wake_all(LX_BLK_EVENT, i);       /* readers, polls and epolls look again */
+}
+
+int64_t lx_sys_signalfd4(struct lx_ctx *c, int64_t fd, uint64_t umask, uint64_t size, uint64_t flags)
+{
+    uint32_t fl = (uint32_t)flags;
+    uint64_t mask;
+    if (fl & ~(uint32_t)(SFD_CLOEXEC | O_NONBLOCK))
+        return -LX_EINVAL;
+    if (size != 8)
+        return -LX_EINVAL;
+    if (lx_copy_in(c, &mask, umask, sizeof(mask)))
+        return -LX_EFAULT;
+    mask &= ~(LX_SIGBIT(LX_SIGKILL) | LX_SIGBIT(LX_SIGSTOP));
+    if ((int32_t)fd != -1) {
+        struct lx_file *f = lx_fd_use(c->p, (uint64_t)(uint32_t)fd);
+        if (!f)
+            return -LX_EBADF;
+        struct lx_event *e = ev_of(f);
+        if (!e || e->kind != EV_SIGNALFD)
+            return -LX_EINVAL;
+        e->sigmask = mask;
+        lx_wake_all(LX_BLK_EVENT, f->ev);
+        return (int32_t)fd;
+    }
+    struct lx_event *e;
+    int64_t nfd = ev_new(c, EV_SIGNALFD, fl & O_NONBLOCK, (fl & SFD_CLOEXEC) != 0, &e);
+    if (nfd >= 0)
+        e->sigmask = mask;
+    return nfd;
 }
 
 /* ---------------------------------------------------------------- eventfd and timerfd calls */
@@ -570,7 +673,7 @@ int64_t lx_sys_epoll_ctl(struct lx_ctx *c, uint64_t epfd, uint64_t op, uint64_t 
         return -LX_EINVAL;                      /* itself */
     if (f->node >= 0) {
         struct lx_node *n = lx_node(f->node);
-        if ((n->mode & LX_S_IFMT) != LX_S_IFCHR || (n->dev != LX_DEV_CONSOLE && n->dev != LX_DEV_TTY))
+        if (!lx_node_is_tty(n))
             return -LX_EPERM;                   /* files, directories, /dev/null...: nothing to wait for */
     }
     if ((ev.events & EPOLLEXCLUSIVE) && (o == EPOLL_CTL_MOD || (f->ev >= 0 && events[f->ev].kind == EV_EPOLL)))

@@ -174,7 +174,8 @@ struct lx_file *lx_file_new(struct lx_proc *by, int kind, int32_t obj, uint32_t 
         if (f->kind != LX_FILE_FREE)
             continue;
         *f = (struct lx_file){ .refs = 1, .kind = (uint8_t)kind, .gen = f->gen, .node = -1, .flags = flags,
-                               .pipe = -1, .ev = -1, .sock = -1, .owner = by, .owner_pid = by->pid };
+                               .pipe = -1, .ev = -1, .sock = -1, .pty = -1, .owner = by,
+                               .owner_pid = by->pid };
         by->files++;
         if (kind == LX_FILE_NODE) {
             f->node = obj;
@@ -199,7 +200,7 @@ static void file_free(struct lx_file *f)
     if (f->owner && f->owner->used && f->owner->pid == f->owner_pid && f->owner->files)
         f->owner->files--;
     uint32_t gen = f->gen + 1;
-    *f = (struct lx_file){ .kind = LX_FILE_FREE, .gen = gen, .node = -1, .pipe = -1, .ev = -1, .sock = -1 };
+    *f = (struct lx_file){ .kind = LX_FILE_FREE, .gen = gen, .node = -1, .pipe = -1, .ev = -1, .sock = -1, .pty = -1 };
 }
 
 /* Let go of node n, which an open file held. */
@@ -237,6 +238,7 @@ static void finalise(struct lx_file *f)
         lx_pipe_close(f);
         break;
     case LX_FILE_NODE:
+        lx_tty_file_gone(f);                    /* a pseudo-terminal's side */
         node_let_go(f->node);
         break;
     default:
@@ -437,12 +439,18 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
         if ((kind(n) == LX_S_IFCHR && n->dev == LX_DEV_NONE) || kind(n) == LX_S_IFSOCK)
             return -LX_ENXIO;                   /* (a socket is reached with connect, not open) */
         if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_TTY) {
-            if (!lx_tty_is_ctty(c->p))
-                return -LX_ENXIO;               /* /dev/tty: the caller's controlling terminal, if it has one */
-            node = console_node >= 0 ? console_node : lx_lookup(LX_ROOT, "/dev/console", 1);
+            node = lx_tty_ctty_node(c->p);      /* /dev/tty: the caller's controlling terminal, if it has one */
             if (node < 0)
                 return -LX_ENXIO;
             n = lx_node(node);
+        }
+        if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_PTMX)
+            return lx_pty_open_master(c, node, (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) |
+                                      O_LARGEFILE, (fl & O_CLOEXEC) != 0);
+        if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_PTS) {
+            int err = lx_pty_slave_check(node);
+            if (err)
+                return err;
         }
     }
     /* What F_GETFL shows: O_PATH keeps only itself, O_DIRECTORY and
@@ -457,6 +465,8 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
         lx_file_discard(f);
         return fd;
     }
+    if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_PTS && !(fl & O_PATH))
+        lx_pty_slave_opened(c, f, fl);
     if ((fl & O_TRUNC) && !(fl & O_PATH) && kind(n) == LX_S_IFREG && !made) {
         lx_node_resize(n, 0);
         n->mtime = n->ctime = lx_now();
@@ -539,7 +549,7 @@ static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint
     default:
         break;
     }
-    if (n->dev == LX_DEV_CONSOLE)
+    if (lx_node_is_tty(n))
         return lx_tty_read(c, f, buf, len);
     if (n->dev == LX_DEV_NULL)
         return 0;                               /* end of file */
@@ -622,8 +632,8 @@ static int64_t write_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uin
         return write_regular(c, f, n, buf, len, pos);
     if (kind(n) != LX_S_IFCHR)
         return -LX_EBADF;
-    if (n->dev == LX_DEV_CONSOLE)
-        return lx_tty_write(c, buf, len);
+    if (lx_node_is_tty(n))
+        return lx_tty_write(c, f, buf, len);
     if (n->dev == LX_DEV_FULL)
         return -LX_ENOSPC;                      /* the device that is always full */
     return (int64_t)len;                        /* /dev/null, zero and (u)random take everything unread */
@@ -651,7 +661,7 @@ int64_t lx_sys_pread(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, 
     if (off < 0)
         return -LX_EINVAL;
     if (kind(lx_node(f->node)) != LX_S_IFREG && kind(lx_node(f->node)) != LX_S_IFDIR)
-        return lx_node(f->node)->dev == LX_DEV_CONSOLE ? -LX_ESPIPE : read_file(c, f, buf, len, &f->pos);
+        return lx_node_is_tty(lx_node(f->node)) ? -LX_ESPIPE : read_file(c, f, buf, len, &f->pos);
     uint64_t pos = (uint64_t)off;
     return read_file(c, f, buf, len, &pos);
 }
@@ -680,7 +690,7 @@ int64_t lx_sys_pwrite(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len,
     if (off < 0)
         return -LX_EINVAL;
     struct lx_node *n = lx_node(f->node);
-    if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_CONSOLE)
+    if (lx_node_is_tty(n))
         return -LX_ESPIPE;
     uint64_t pos = (uint64_t)off;
     return write_file(c, f, buf, len, kind(n) == LX_S_IFREG ? &pos : &f->pos);
@@ -721,7 +731,7 @@ int64_t lx_file_write_kernel(struct lx_file *f, const void *src, uint64_t len)
     if (!n)
         return -LX_EINVAL;
     if (kind(n) == LX_S_IFCHR) {
-        if (n->dev == LX_DEV_CONSOLE || n->dev == LX_DEV_TTY)
+        if (lx_node_is_tty(n) || n->dev == LX_DEV_TTY)
             return -LX_EINVAL;
         return n->dev == LX_DEV_FULL ? -LX_ENOSPC : (int64_t)len;   /* null, zero, (u)random take it all */
     }
@@ -851,7 +861,7 @@ int64_t lx_sys_preadv(struct lx_ctx *c, uint64_t fd, uint64_t uiov, uint64_t cnt
         return ((uint32_t)flags & ~RWF_ALL) ? -LX_EOPNOTSUPP : vector_rw(c, f, uiov, cnt, writing, &f->pos);
     }
     struct lx_node *n = f->node >= 0 ? lx_node(f->node) : NULL;
-    if (!n || f->sock >= 0 || (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_CONSOLE))
+    if (!n || f->sock >= 0 || lx_node_is_tty(n))
         return -LX_ESPIPE;
     if ((f->flags & O_ACCMODE) == (writing ? 0 : O_WRONLY))
         return -LX_EBADF;
@@ -874,7 +884,7 @@ int64_t lx_sys_lseek(struct lx_ctx *c, uint64_t fd, int64_t off, uint64_t whence
         return -LX_ESPIPE;
     struct lx_node *n = lx_node(f->node);
     if (kind(n) == LX_S_IFCHR)
-        return n->dev == LX_DEV_CONSOLE ? -LX_ESPIPE : 0;
+        return lx_node_is_tty(n) ? -LX_ESPIPE : 0;
     int64_t base;
     switch ((uint32_t)whence) {
     case 0: base = 0; break;
@@ -927,8 +937,8 @@ int lx_stat_fill(int32_t node, void *out)
         memcpy(out, &st, sizeof(st));
         return 0;
     }
-    /* null 1:3, zero 1:5, console 5:1, tty 5:0, full 1:7, random 1:8, urandom 1:9 */
-    static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500, 0x107, 0x108, 0x109 };
+    /* null 1:3, zero 1:5, console 5:1, tty 5:0, full 1:7, random 1:8, urandom 1:9, ptmx 5:2 (pts: 136:N) */
+    static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500, 0x107, 0x108, 0x109, 0x502, 0 };
     struct lx_stat st = { 0 };
     st.dev = lx_fs_dev(lx_node_fs(node));
     st.ino = (uint64_t)node + 1;
@@ -936,7 +946,7 @@ int lx_stat_fill(int32_t node, void *out)
     st.nlink = n->nlink;
     st.uid = n->uid;
     st.gid = n->gid;
-    st.rdev = kind(n) == LX_S_IFCHR ? rdev[n->dev] : 0;
+    st.rdev = kind(n) != LX_S_IFCHR ? 0 : n->dev == LX_DEV_PTS ? lx_tty_pts_rdev(n) : rdev[n->dev];
     st.size = (int64_t)n->size;
     if (kind(n) == LX_S_IFDIR)
         st.size = n->proc ? 0 : (int64_t)(DIR_ENTRY_SIZE * (2 + (uint64_t)n->entries));
@@ -1212,7 +1222,7 @@ int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg)
         break;
     }
     struct lx_node *n = f->node >= 0 ? lx_node(f->node) : NULL;
-    if (!n || kind(n) != LX_S_IFCHR || n->dev != LX_DEV_CONSOLE)
+    if (!lx_node_is_tty(n))
         return -LX_ENOTTY;
     return lx_tty_ioctl(c, f, req, arg);
 }

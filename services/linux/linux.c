@@ -457,6 +457,8 @@ void lx_end_borrowers(struct lx_proc *p)
 
 void lx_proc_end(struct lx_proc *p, int status)
 {
+    if (p->sid == p->pid)
+        lx_tty_leader_gone(p);                  /* its pseudo-terminal's foreground group: SIGHUP */
     proc_release(p);
     p->ended = 1;
     p->status = status;

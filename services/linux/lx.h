@@ -141,6 +141,9 @@ struct lx_sinfo {
 #define LX_LOCKS        256             /* file locks (POSIX, OFD and flock ranges) in all (lock.c) */
 #define LX_PROC_LOCKS   (LX_LOCKS / 4)  /* ... set by one process (ENOLCK past either) */
 #define LX_PROC_PIPES   (LX_PIPES / 2)  /* ... made by one process and still open (EMFILE past it) */
+#define LX_PTYS         64              /* pseudo-terminals in all (/dev/pts/0..63; open of /dev/ptmx:
+                                         * ENOSPC past it, as past Linux's kernel.pty.max) */
+#define LX_PROC_PTYS    (LX_PTYS / 4)   /* ... made by one process and still open (ENOSPC past it) */
 #define LX_PIPE_BUF     (64 * 1024)     /* a pipe's capacity */
 #define LX_PIPE_ATOMIC  4096            /* writes up to this size are never split (PIPE_BUF) */
 #define LX_PATH_MAX     4096
@@ -183,7 +186,7 @@ static inline uint64_t lx_page_up(uint64_t x) { return (x + LX_PAGE - 1) & ~(LX_
 
 /* What a node is beyond its mode. */
 enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE, LX_DEV_TTY, LX_DEV_FULL, LX_DEV_RANDOM,
-       LX_DEV_URANDOM };
+       LX_DEV_URANDOM, LX_DEV_PTMX, LX_DEV_PTS };
 
 /* The file systems the tree is made of, mounted as a Debian system has
  * them (the root, devtmpfs on /dev, devpts on /dev/pts, tmpfs on
@@ -229,6 +232,7 @@ struct lx_node {
     uint32_t fs;                /* LX_FS_* it is in (not LX_FS_PROC: proc says that; lx_node_fs) */
     struct lx_xattr *xattrs;    /* its extended attributes, newest first (xattr.c) */
     int32_t proc_pid;           /* ... and of which process */
+    int32_t pty;                /* LX_DEV_PTS: the pseudo-terminal it is the slave of (tty.c) */
 };
 
 /* A directory entry: name[0..len) in directory `dir` names node `node`. */
@@ -394,7 +398,7 @@ enum lx_file_kind { LX_FILE_FREE, LX_FILE_NODE, LX_FILE_PIPE, LX_FILE_EVENT, LX_
  * itself, as Linux's O_PATH file keeps only the inode: no operation
  * reaches a pipe, socket or event through it. Opening it again through
  * /proc reaches the pipe of that inode number (lx_pipe_reopen). */
-enum lx_name_of { LX_NAME_PIPE = 1, LX_NAME_SOCK, LX_NAME_EVENTFD, LX_NAME_TIMERFD, LX_NAME_EPOLL };
+enum lx_name_of { LX_NAME_PIPE = 1, LX_NAME_SOCK, LX_NAME_EVENTFD, LX_NAME_TIMERFD, LX_NAME_EPOLL, LX_NAME_SIGNALFD };
 struct lx_file {
     uint32_t refs;              /* references (0: free, or being finalised) */
     uint8_t kind;               /* LX_FILE_*: LX_FILE_FREE is a free slot */
@@ -408,6 +412,7 @@ struct lx_file {
     int32_t sock;               /* LX_FILE_SOCK: the socket (socket.c) */
     uint8_t name_of;            /* LX_FILE_NAME: what it names (LX_NAME_*) ... */
     uint32_t name_ino;          /* ... and that object's inode number */
+    int32_t pty;                /* an open /dev/ptmx: the pseudo-terminal it is the master of (else -1) */
     struct lx_proc *owner;      /* the process it is charged to (that made it; NULL once that one is */
     int32_t owner_pid;          /* gone: owner_pid tells), in owner->files */
     struct lx_file *next_dying; /* the list of files to finalise */
@@ -535,7 +540,8 @@ struct lx_proc {
     struct lx_file *fds[LX_FDS];        /* its descriptors (set only through lx_fd_set) ... */
     uint32_t fdgen[LX_FDS];             /* ... each with the generation of the file it named */
     uint8_t cloexec[LX_FDS];
-    uint32_t files, pipes;              /* open files and pipes it made that are still open (its shares) */
+    uint32_t files, pipes, ptys;        /* open files, pipes and pseudo-terminals it made that are still
+                                         * open (its shares) */
     struct lx_vma vmas[LX_VMAS];
     unsigned nvmas;
     int ended, status;          /* ended: the Linux wait status is set */
@@ -989,6 +995,9 @@ int64_t lx_fsize_check(struct lx_ctx *c, uint64_t pos, uint64_t *len);
 /* eventfd, timerfd and epoll (event.c). */
 int64_t lx_sys_eventfd2(struct lx_ctx *c, uint64_t initval, uint64_t flags);
 int64_t lx_sys_timerfd_create(struct lx_ctx *c, uint64_t clock, uint64_t flags);
+int64_t lx_sys_signalfd4(struct lx_ctx *c, int64_t fd, uint64_t umask, uint64_t size, uint64_t flags);
+/* A signal was made pending: signalfd readers and pollers look again. */
+void lx_event_signal_sent(void);
 int64_t lx_sys_timerfd_settime(struct lx_ctx *c, uint64_t fd, uint64_t flags, uint64_t unew, uint64_t uold);
 int64_t lx_sys_timerfd_gettime(struct lx_ctx *c, uint64_t fd, uint64_t ucur);
 int64_t lx_sys_epoll_create1(struct lx_ctx *c, uint64_t flags);
@@ -1052,14 +1061,32 @@ void lx_sock_ref_dropped(void);
 int lx_sock_collect(void);
 uint32_t lx_socks_in_use(void);
 
-/* The terminal (tty.c): the console's line discipline, job control ioctls. */
+/* The terminals (tty.c): the console's line discipline and the
+ * pseudo-terminals (/dev/ptmx, /dev/pts/N), their job control ioctls. */
 void lx_tty_init(void);
+/* Is node n a terminal's (the console, /dev/ptmx, /dev/pts/N)? */
+int lx_node_is_tty(const struct lx_node *n);
+/* Does p's session have a controlling terminal; its node (/dev/tty's), or
+ * -ENXIO; for /proc/PID/stat, its device number and foreground group. */
 int lx_tty_is_ctty(const struct lx_proc *p);
-uint64_t lx_tty_avail(void);
-int lx_tty_poll(void);
+int32_t lx_tty_ctty_node(const struct lx_proc *p);
+uint32_t lx_tty_ctty_dev(const struct lx_proc *p, int *fg_pgrp);
+/* st_rdev of /dev/pts/N node n. */
+uint32_t lx_tty_pts_rdev(const struct lx_node *n);
+/* open of /dev/ptmx (a new pseudo-terminal; the descriptor or a negated
+ * errno); open of /dev/pts/N node `node`: 0 if it may be opened, -EIO if
+ * it is locked or its master is gone; and once its file f exists. */
+int64_t lx_pty_open_master(struct lx_ctx *c, int32_t node, uint32_t flags, int cloexec);
+int lx_pty_slave_check(int32_t node);
+void lx_pty_slave_opened(struct lx_ctx *c, struct lx_file *f, uint32_t open_flags);
+/* The last reference to terminal file f went (tty.c lets the pty go). */
+void lx_tty_file_gone(struct lx_file *f);
+/* Session leader p ended: its controlling pseudo-terminal's foreground group gets SIGHUP. */
+void lx_tty_leader_gone(const struct lx_proc *p);
+int lx_tty_poll(struct lx_file *f);
 int64_t lx_tty_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
-int64_t lx_tty_write(struct lx_ctx *c, uint64_t buf, uint64_t len);
-int64_t lx_tty_write_kernel(struct lx_ctx *c, const void *src, uint64_t len);
+int64_t lx_tty_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
+int64_t lx_tty_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *src, uint64_t len);
 int64_t lx_tty_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg);
 /* The terminal's signals (SIGINT, SIGQUIT, SIGTSTP...) to every process of group `pgrp` (signal.c). */
 void lx_signal_group(int pgrp, int sig);
@@ -1084,6 +1111,11 @@ int64_t lx_sys_getitimer(struct lx_ctx *c, uint64_t which, uint64_t cur);
 /* Send sig to p with info (sender pid, code...); whatever its action says
  * happens now, or when p's current call returns. */
 void lx_sig_send(struct lx_proc *p, int sig, const struct lx_sinfo *info);
+/* signalfd: take the first signal of `set` pending for thread t (its own,
+ * then its process's; a synchronous one first), its info into *si; the
+ * signal, or 0 if none is. What is pending for p or any of its threads. */
+int lx_sig_take_from(struct lx_thread *t, uint64_t set, struct lx_sinfo *si);
+uint64_t lx_sig_pending_any(struct lx_proc *p);
 /* Thread t ends: the real-time signals queued to it alone go. */
 void lx_sig_thread_gone(struct lx_thread *t);
 /* Send sig to thread t alone (tkill, tgkill). */

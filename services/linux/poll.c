@@ -44,8 +44,8 @@ int lx_file_poll(struct lx_file *f)
         return LX_POLLERR;
     }
     struct lx_node *n = lx_node(f->node);
-    if ((n->mode & LX_S_IFMT) == LX_S_IFCHR && n->dev == LX_DEV_CONSOLE)
-        return lx_tty_poll();
+    if (lx_node_is_tty(n))
+        return lx_tty_poll(f);
     if ((n->mode & LX_S_IFMT) == LX_S_IFCHR && n->dev == LX_DEV_RANDOM)
         return LX_POLLIN;                       /* Linux's random_poll once its generator is ready */
     return LX_POLLIN | LX_POLLOUT;

@@ -272,14 +272,14 @@ static uint64_t node_link(int32_t n, char *buf, uint64_t size)
 static uint64_t fd_link(struct lx_file *f, char *buf, uint64_t size)
 {
     static const char *const anon[] = { [LX_NAME_EVENTFD] = "[eventfd]", [LX_NAME_TIMERFD] = "[timerfd]",
-                                        [LX_NAME_EPOLL] = "[eventpoll]" };
+                                        [LX_NAME_EPOLL] = "[eventpoll]", [LX_NAME_SIGNALFD] = "[signalfd]" };
     if (f->kind == LX_FILE_NODE)
         return node_link(f->node, buf, size);
     int what = lx_file_names(f);
     unsigned long ino = (unsigned long)lx_file_ino(f);
     int len = what == LX_NAME_PIPE ? fmt(buf, size, "pipe:[%lu]", ino) :
               what == LX_NAME_SOCK ? fmt(buf, size, "socket:[%lu]", ino) :
-              what >= LX_NAME_EVENTFD && what <= LX_NAME_EPOLL ? fmt(buf, size, "anon_inode:%s", anon[what]) : 0;
+              what >= LX_NAME_EVENTFD && what <= LX_NAME_SIGNALFD ? fmt(buf, size, "anon_inode:%s", anon[what]) : 0;
     return len > 0 && (uint64_t)len < size ? (uint64_t)len : 0;
 }
 
@@ -461,11 +461,12 @@ static uint64_t vm_size(const struct lx_proc *p)
 static void gen_stat(const struct lx_proc *p)
 {
     char s = state_of(p);
-    int ctty = lx_tty_is_ctty(p);
+    int fg;
+    uint32_t ctty = lx_tty_ctty_dev(p, &fg);
     uint64_t vsize = p->ended ? 0 : vm_size(p), rss = vsize / LX_PAGE;
     uint64_t tick = 10000000;                   /* clock ticks (1/100 s): CPU time, all of it user time */
     put("%d (%s) %c %d %d %d %d %d 4194560 0 0 0 0 %lu 0 %lu 0 %d %d %d 0 0 %lu %lu 18446744073709551615 ",
-        p->pid, p->comm, s, p->ppid, p->pgid, p->sid, ctty ? 0x501 : 0, ctty ? p->pgid : -1,
+        p->pid, p->comm, s, p->ppid, p->pgid, p->sid, (int)ctty, fg,
         (unsigned long)(lx_proc_cpu_ns(p) / tick), (unsigned long)(p->cpu_children / tick), 20 + p->nice, p->nice,
         p->nthreads > 0 ? p->nthreads : 1, (unsigned long)vsize, (unsigned long)rss);
     put("65536 65536 %lu 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 %lu %lu %lu %lu %lu %d\n",

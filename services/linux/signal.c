@@ -616,6 +616,7 @@ static void send(struct lx_proc *p, struct lx_thread *t, int sig, const struct l
         p->pending |= bit;
         p->sinfo[sig - 1] = *si;
     }
+    lx_event_signal_sent();                     /* a signalfd may take it */
     for (struct lx_thread *u = NULL; (u = each(p, u)); ) {
         if ((!t || u == t) && u->blk.token && u->blk.kind == LX_BLK_SIGWAIT && (u->wait_set & bit)) {
             lx_wake(u, 0);                      /* rt_sigtimedwait runs again and takes it */
@@ -864,6 +865,24 @@ int lx_deadline_passed(struct lx_ctx *c, uint64_t ns)
         p->deadline = now + ns;
     }
     return now >= p->deadline;
+}
+
+int lx_sig_take_from(struct lx_thread *t, uint64_t set, struct lx_sinfo *si)
+{
+    uint64_t ready = (t->pending | t->p->pending) & set;
+    if (!ready)
+        return 0;
+    int sig = (ready & SYNCHRONOUS) ? __builtin_ctzll(ready & SYNCHRONOUS) + 1 : __builtin_ctzll(ready) + 1;
+    *si = take(t, sig);
+    return sig;
+}
+
+uint64_t lx_sig_pending_any(struct lx_proc *p)
+{
+    uint64_t all = p->pending;
+    for (struct lx_thread *u = NULL; (u = each(p, u)); )
+        all |= u->pending;
+    return all;
 }
 
 int64_t lx_sys_rt_sigtimedwait(struct lx_ctx *c, uint64_t uset, uint64_t uinfo, uint64_t uts, uint64_t size)

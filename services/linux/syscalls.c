@@ -656,6 +656,7 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_clone3:         return lx_sys_clone3(c, a[0], a[1]);
     case NR_eventfd2:       return lx_sys_eventfd2(c, a[0], a[1]);
     case NR_timerfd_create: return lx_sys_timerfd_create(c, a[0], a[1]);
+    case NR_signalfd4:      return lx_sys_signalfd4(c, (int64_t)a[0], a[1], a[2], a[3]);
     case NR_timerfd_settime: return lx_sys_timerfd_settime(c, a[0], a[1], a[2], a[3]);
     case NR_timerfd_gettime: return lx_sys_timerfd_gettime(c, a[0], a[1]);
     case NR_epoll_create1:  return lx_sys_epoll_create1(c, a[0]);

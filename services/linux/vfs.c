@@ -708,7 +708,7 @@ static int sendable(struct lx_file *f)
 static int send_target(struct lx_file *f)
 {
     struct lx_node *n = f->node >= 0 ? lx_node(f->node) : NULL;
-    return sendable(f) || (f->node < 0 && f->ev < 0) || (n && kind(n) == LX_S_IFCHR && n->dev == LX_DEV_CONSOLE);
+    return sendable(f) || (f->node < 0 && f->ev < 0) || lx_node_is_tty(n);
 }
 
 /* Write len bytes of the personality's src to sendfile's target: what
@@ -720,8 +720,8 @@ static int64_t send_out(struct lx_ctx *c, struct lx_file *out, const void *src, 
     if (out->node < 0)
         return lx_pipe_write_kernel(c, out, src, len, may_wait);
     struct lx_node *n = lx_node(out->node);
-    if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_CONSOLE)
-        return lx_tty_write_kernel(c, src, len);
+    if (lx_node_is_tty(n))
+        return lx_tty_write_kernel(c, out, src, len);
     return lx_file_write_kernel(out, src, len);
 }
 

@@ -27,9 +27,11 @@ PACKAGES = ("libc6", "libgcc-s1")
 # installs them (their own /bin and /usr/bin programs in place of busybox's
 # applets of the same name).
 APPS = ("python3.11-minimal", "libpython3.11-stdlib", "sqlite3", "coreutils", "findutils", "grep", "sed",
-        "gawk", "diffutils", "tar", "gzip", "xz-utils", "bzip2", "bc", "jq", "lua5.4", "file", "dash")
-# Dependencies that only a package manager uses (maintainer scripts).
-NOT_NEEDED = ("dpkg", "install-info", "debconf", "perl-base")
+        "gawk", "diffutils", "tar", "gzip", "xz-utils", "bzip2", "bc", "jq", "lua5.4", "file", "dash",
+        "bsdutils")
+# Dependencies that only a package manager uses (maintainer scripts), and
+# elogind's stand-in for libsystemd0 (an alternative of a dependency).
+NOT_NEEDED = ("dpkg", "install-info", "debconf", "perl-base", "libelogind0")
 # What the archive leaves out of a package: documentation, manual pages,
 # translations and glibc's character set converters (iconv's, 20 MiB).
 PRUNED = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale", "usr/share/lintian",
@@ -82,7 +84,9 @@ def apps_packages(repo: Path = paths.REPO):
 
 def apps_missing(repo: Path = paths.REPO) -> list:
     listed = apps_packages(repo)
-    return list(APPS) if listed is None else missing(repo, listed)
+    if listed is None:
+        return list(APPS)
+    return [p for p in APPS if p not in listed] + missing(repo, listed)   # (APPS grown since: fetched again)
 
 
 # The apps set's packages, all fetched; DebianError before setup has them.
