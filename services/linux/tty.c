@@ -114,10 +114,12 @@ enum { SIGHUP = 1, SIGINT = 2, SIGQUIT = 3, SIGCONT = 18, SIGTSTP = 20, SIGWINCH
 #define NO_SESSION  (-1)
 #define TTY_GID     5           /* the group of /dev/pts/N (devpts's gid=5: Debian's "tty") */
 #define PTY_MAJOR   136         /* /dev/pts/N is 136:N */
+#define ECHO_ROOM   8           /* the most one input character can echo (an erase of ^X: 6) */
 #define O_NOCTTY    0400
 #define O_LARGEFILE 0400000
 #define O_CLOEXEC   02000000
 #define O_PATH      010000000
+#define O_ACCMODE   3
 
 /* The kernel's struct termios (TCGETS/TCSETS: 36 bytes). */
 struct lx_termios {
@@ -769,7 +771,9 @@ static uint64_t put(struct tty *t, int master, const uint8_t *src, uint64_t len)
     if (!master)
         return out(t, src, len);
     uint64_t i = 0;
-    while (i < len && input(t, src[i]))
+    /* With echo on, input waits while the master's queue could not take
+     * its echo (Linux stalls the slave's input on a full master too). */
+    while (i < len && !((t->t.lflag & ECHO) && out_room(t) < ECHO_ROOM) && input(t, src[i]))
         i++;
     return i;
 }
@@ -890,6 +894,8 @@ static int64_t master_ioctl(struct lx_ctx *c, struct tty *t, uint32_t r, uint64_
     }
     case TIOCGPTPEER: {
         uint32_t fl = (uint32_t)arg;
+        if (fl & ~(uint32_t)(O_ACCMODE | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | O_APPEND | O_LARGEFILE))
+            return -LX_EINVAL;                  /* (an open flag a terminal has no use for) */
         if (t->node < 0 || lx_pty_slave_check(t->node))
             return -LX_EIO;
         struct lx_file *f = lx_file_new(c->p, LX_FILE_NODE, t->node,

@@ -5,6 +5,7 @@
  * random calls with hostile arguments; the program (and the system) must
  * still work afterwards.
  */
+#define _GNU_SOURCE
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/time.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #include "lxtest.h"
 #include <sys/socket.h>
@@ -176,6 +178,37 @@ int main(void)
     SHOW("tgkill with signal -3", syscall(SYS_tgkill, getpid(), getpid(), -3));
     SHOW("rt_sigaction of signal 1 << 32 | 10", syscall(SYS_rt_sigaction, 1L << 32 | SIGUSR1, NULL, buf, 8));
     SHOW("rt_sigtimedwait with sigsetsize -1", syscall(SYS_rt_sigtimedwait, &usr1_set, NULL, &zero_ts, -1L));
+    SHOW("signalfd4 with a mask size of 4", syscall(SYS_signalfd4, -1, &usr1_set, 4, 0));
+    SHOW("signalfd4 with a kernel mask", syscall(SYS_signalfd4, -1, KERNEL_PTR, 8, 0));
+    SHOW("signalfd4 of a file", syscall(SYS_signalfd4, file, &usr1_set, 8, 0));
+    SHOW("signalfd4 with flags -1", syscall(SYS_signalfd4, -1, &usr1_set, 8, -1));
+
+    /* Pseudo-terminals until the system refuses (Linux: its descriptor
+     * limit; Petrel: the process's share), each master written until it
+     * is full; then all closed, and one made again. */
+    static int masters[1100];
+    int nmasters = 0, pty_err = 0;
+    while (nmasters < 1100) {
+        int m = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_NONBLOCK);
+        if (m < 0) {
+            pty_err = errno;
+            break;
+        }
+        masters[nmasters++] = m;
+    }
+    printf("ptys until an error: ~%d %s\n", nmasters, errname(pty_err));
+    long filled = 0, w;
+    unlockpt(masters[0]);
+    while ((w = write(masters[0], buf, sizeof(buf))) > 0 && filled < (1L << 20))
+        filled += w;
+    printf("a master written until it is full: %s ~%ld bytes\n", w < 0 ? errname(errno) : "no error", filled);
+    SHOW("TIOCGPTN to a kernel address", ioctl(masters[0], TIOCGPTN, (void *)KERNEL_PTR));
+    SHOW("TIOCSWINSZ from a kernel address", ioctl(masters[0], TIOCSWINSZ, (void *)KERNEL_PTR));
+    for (int i = 0; i < nmasters; i++)
+        close(masters[i]);
+    int again = open("/dev/ptmx", O_RDWR | O_NOCTTY);
+    SHOW("a pty once they are closed", again >= 0);
+    close(again);
 
     /* Random calls: the results are not compared, only survival. (Not
      * the set*id calls: on Linux a random one makes root another user; nor
@@ -204,7 +237,7 @@ int main(void)
                                 SYS_removexattr, SYS_lremovexattr, SYS_fremovexattr,
                                 SYS_copy_file_range, SYS_preadv, SYS_pwritev, SYS_preadv2, SYS_pwritev2,
                                 SYS_readahead, SYS_sync_file_range, SYS_mlock, SYS_munlock, SYS_mlock2,
-                                SYS_munlockall, SYS_restart_syscall,
+                                SYS_munlockall, SYS_restart_syscall, SYS_signalfd4,
                                 404, 999 };
     srand(42);
     long calls = 0;
@@ -237,6 +270,8 @@ int main(void)
             a[1] |= 4;                          /* LOCK_NB, for the same reason */
         if (nr == SYS_eventfd2 || nr == SYS_timerfd_create)
             a[1] |= O_NONBLOCK;                 /* a random read of it must never wait for ever */
+        if (nr == SYS_signalfd4)
+            a[3] |= O_NONBLOCK;                 /* a random read of it must never wait for ever */
         if (nr == SYS_epoll_pwait)
             a[3] = 0;                           /* nor a random wait */
         if (nr == SYS_mmap)
