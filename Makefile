@@ -59,7 +59,18 @@ KTOBJ     = $(call kobjs,kernel-test,$(KSRC) $(KTSRC)) $(O)/kernel-test/gen/sysc
             $(O)/kernel-test/gen/ksvc_table.c.o $(KTSVCOBJ)
 
 # ---------------------------------------------------------------- user
-UPROGS   = $(filter-out rt,$(notdir $(patsubst %/main.c,%,$(wildcard user/*/main.c))))
+# Native programs: what ships in user/ (the runtime user/rt is not one), the
+# guest tests' programs in tests/programs/, the benchmarks' in bench/programs/.
+# Each directory with a main.c is a program, built as $(O)/user/<name>.elf.
+UDIRS    = user tests/programs bench/programs
+UPROGDIRS = $(filter-out user/rt,$(patsubst %/main.c,%,$(wildcard $(addsuffix /*/main.c,$(UDIRS)))))
+UPROGS   = $(notdir $(UPROGDIRS))
+UDUPS    = $(strip $(foreach n,$(sort $(UPROGS)),$(if $(word 2,$(filter $(n),$(UPROGS))),$(n))))
+ifneq ($(UDUPS),)
+$(error programs share a name (each builds $(O)/user/<name>.elf): $(filter $(addprefix %/,$(UDUPS)),$(UPROGDIRS)))
+endif
+# The sources of program $(1): its directory's C and assembly files.
+usrc     = $(wildcard $(foreach d,$(UDIRS),$(d)/$(1)/*.c $(d)/$(1)/*.S))
 URTSRC   = $(wildcard user/rt/*.c user/rt/*.S) $(wildcard lib/*.c)
 URTGEN   = $(foreach s,$(notdir $(basename $(filter-out idl/syscalls.toml,$(IDLS)))),$(O)/user/rt-obj/gen/$(s)_client.c.o)
 UCFLAGS  = $(CFLAGS_COMMON) -fomit-frame-pointer -Ilib/include -Iuser/rt/include -Ikernel/include/uapi -I$(O)/gen/user \
@@ -315,7 +326,7 @@ $(O)/user/obj/%.S.o: %.S | $(GENHDRS) $(SVC_GEN)
 	@echo "  AS      $<"
 	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
 
-$(O)/user/%.elf: $$(addprefix $(O)/user/obj/,$$(addsuffix .o,$$(wildcard user/$$*/*.c user/$$*/*.S))) $(URTOBJ) $(ULDS)
+$(O)/user/%.elf: $$(addprefix $(O)/user/obj/,$$(addsuffix .o,$$(call usrc,$$*))) $(URTOBJ) $(ULDS)
 	@echo "  LD      $@"
 	$(Q)$(LD) -T $(ULDS) -nostdlib $(ULDFLAGS) -o $@ $(filter %.o,$^)
 

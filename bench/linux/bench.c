@@ -1,9 +1,9 @@
 /*
  * The Linux side of `./petrel bench`: PID 1 of the baseline initramfs.
  * It mounts /dev and /proc, loads binder_linux (devices=binder), runs the
- * same benchmarks as user/bench on Linux's primitives — Binder, pipes,
- * AF_UNIX sockets, futexes over shared memory, eventfd — prints the same
- * BENCH lines, and powers the machine off. Built static with musl.
+ * same benchmarks as bench/programs/bench on Linux's primitives — Binder,
+ * pipes, AF_UNIX sockets, futexes over shared memory, eventfd — prints the
+ * same BENCH lines, and powers the machine off. Built static with musl.
  * Argument (kernel command line): quick=1 for a short pass.
  */
 #define _GNU_SOURCE
@@ -460,7 +460,8 @@ static void bandwidth(uint64_t bytes)
 
 /*
  * The file service's anchor: a 128 KiB file on tmpfs written, then read,
- * in 16 KiB requests, the same rounds as Petrel's file_rw (user/bench).
+ * in 16 KiB requests, the same rounds as Petrel's file_rw
+ * (bench/programs/bench).
  * Reported for both placements' rows as system linux-tmpfs.
  */
 static void tmpfs_rw(void)

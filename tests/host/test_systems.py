@@ -1,4 +1,7 @@
 """System descriptions (systems/*.toml) and their packing into boot images."""
+import tomllib
+from pathlib import Path
+
 import pytest
 
 from petrel import bootimage, paths, systems
@@ -105,7 +108,8 @@ def test_load_errors_name_file_and_key(repo, text, message):
 
 def test_missing_binary_and_file_are_reported(repo):
     (repo / "build" / "user" / "hello.elf").unlink()
-    with pytest.raises(systems.SystemConfigError, match="'hello' key 'binary': build/user/hello.elf does not exist"):
+    with pytest.raises(systems.SystemConfigError, match="'hello' key 'binary': build/user/hello.elf does not exist"
+                       r".*under user/, tests/programs/ or bench/programs/\?"):
         systems.pack_system(write(repo, GOOD), repo)
     (repo / "motd.txt").unlink()
     with pytest.raises(systems.SystemConfigError, match="'etc/motd' key 'path': motd.txt"):
@@ -127,6 +131,19 @@ def test_repository_demo_system_is_valid():
     assert system.name == "demo"
     assert system.items[0].name == "root"
     assert system.items[0].path == REPO / "build" / "user" / "root.elf"
+
+
+# A program's binary names its source directory; its last component names
+# the ELF the Makefile builds (build/user/<name>.elf, wherever the source is).
+def test_every_binary_names_a_program_directory():
+    from conftest import REPO
+    for source in sorted((REPO / "systems").glob("*.toml")):
+        system = systems.load_system(source, REPO)
+        doc = tomllib.loads(source.read_text())
+        for prog, item in zip(doc.get("program", []), system.items):
+            binary = prog["binary"]
+            assert (REPO / binary / "main.c").is_file(), f"{source.name}: {binary} has no main.c"
+            assert item.path == REPO / "build" / "user" / f"{Path(binary).name}.elf"
 
 
 def test_services_in_the_manifest_and_image():

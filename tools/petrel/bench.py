@@ -1,9 +1,9 @@
 """`./petrel bench`: Petrel against Linux, side by side in the same QEMU.
 
 Both systems boot on exactly the same machine (cpu, cores, memory, mode):
-Petrel with the bench image (user/bench as the root task, user/benchpeer,
-user/benchnull), Linux (Debian's arm64 kernel, see linuxbase.py) with an
-initramfs whose /init is bench/linux/bench.c. Each prints BENCH lines
+Petrel with the bench image (bench/programs/: bench as the root task,
+benchpeer, benchnull), Linux (Debian's arm64 kernel, see linuxbase.py) with
+an initramfs whose /init is bench/linux/bench.c. Each prints BENCH lines
 (bench/common/bench.h), which are collected into build/bench/results.json,
 a report build/bench/report.md in the source papers' shape, and a bar
 chart of the ratios, build/bench/ratios.png.

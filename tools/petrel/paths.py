@@ -28,8 +28,9 @@ def kernel_elf(flavour: str = "kernel", repo: Path = REPO) -> Path:
     return build_dir(repo) / flavour / "kernel.elf"
 
 
-# Returns the ELF that the Makefile builds for user program `name` (user/<name>/),
-# or, for "svc-<service>", the user-placed build of services/<service>/.
+# Returns the ELF that the Makefile builds for native program `name` (the
+# directory <name>/ under user/, tests/programs/ or bench/programs/), or, for
+# "svc-<service>", the user-placed build of services/<service>/.
 def user_elf(name: str, repo: Path = REPO) -> Path:
     if name.startswith("svc-"):
         return build_dir(repo) / "services" / f"{name[4:]}.elf"

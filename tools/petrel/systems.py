@@ -11,7 +11,9 @@ A system file is static, checked at build time, and turned into one PBI image
 
     [[program]]            # executable ELF, in order; the first is the root task
     name = "root"
-    binary = "user/root"   # built by the Makefile as build/user/root.elf
+    binary = "user/root"   # its source directory (user/, tests/programs/ or
+                           # bench/programs/); the Makefile builds it as
+                           # build/user/<last component>.elf
 
     [[program]]            # started by the root task, in this order
     name = "echo"
@@ -382,7 +384,8 @@ def read_entries(system: System, repo: Path = paths.REPO) -> list:
         try:
             data = item.path.read_bytes()
         except OSError:
-            hint = " (not built? is there a main.c for it under user/?)" if kind == "binary" else ""
+            hint = (" (not built? is there a main.c for it under user/, tests/programs/ or bench/programs/?)"
+                    if kind == "binary" else "")
             raise SystemConfigError(f"{label}: {item.name!r} key {kind!r}: {paths.rel(item.path, repo)} "
                                f"does not exist{hint}") from None
         if item.flags & bootimage.FLAG_EXEC:

@@ -10,7 +10,7 @@
 #include "noop_if.h"
 #include "fs_if.h"
 #include "fs_abi.h"
-#include "../../bench/common/bench.h"
+#include "../../common/bench.h"
 
 static uint64_t freq, overhead, scale = 1;
 static unsigned ncpus;

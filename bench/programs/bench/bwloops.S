@@ -1,2 +1,2 @@
 /* The shared bandwidth loops (bench/common/bwloops.S). */
-#include "../../bench/common/bwloops.S"
+#include "../../common/bwloops.S"

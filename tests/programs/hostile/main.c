@@ -1,5 +1,5 @@
 /*
- * hostile: the unprivileged attacker of user/sectest. It holds only its
+ * hostile: the unprivileged attacker of sectest. It holds only its
  * own space and thread handles, "parent" (an endpoint to report on) and
  * whatever the test grants, and it runs under the test's limits. Each
  * mode replays one attack an independent review found and reports what

@@ -12,7 +12,7 @@
  *                process can hold, shrink it back, then meet a memory and a
  *                handle limit of its own; reports each step on "ep"
  *
- * Reproducers of kernel holes (user/coretest/review.c runs them, one per boot):
+ * Reproducers of kernel holes (coretest/review.c runs them, one per boot):
  * mode=deadbind    bind a notification to a dead thread, free the thread, let
  *                  its memory become our FP save area, signal
  * mode=deadfault   set a fault handler on a dead thread, exit (leaks our space)

@@ -1,5 +1,5 @@
 /*
- * What user/sectest (the test, a root task) and user/hostile (the
+ * What sectest (the test, a root task) and hostile (the
  * unprivileged attacker it spawns) agree on. The child reports with a
  * call on its "parent" endpoint: label LABEL_REPORT, up to six words;
  * the test's reply (MR0) lets it go on. Its exit comes as the

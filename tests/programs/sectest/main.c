@@ -1,7 +1,7 @@
 /*
  * sectest: regression tests for the attacks an independent security
  * review found. It runs as the root task and replays each attack from
- * an unprivileged user/hostile process (its own space and thread
+ * an unprivileged hostile process (its own space and thread
  * handles, a "parent" endpoint and what the test grants; a memory limit
  * of 1 MiB unless the attack needs more), then checks the kernel's
  * answer, that the child's resources all come back, and that the system

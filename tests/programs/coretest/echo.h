@@ -1,5 +1,5 @@
 /* The echo protocol coretest speaks with its own server threads and with
- * corepeer's echo mode (user/corepeer includes this file too). */
+ * corepeer's echo mode (corepeer includes this file too). */
 #ifndef CORETEST_ECHO_H
 #define CORETEST_ECHO_H
 
