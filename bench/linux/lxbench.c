@@ -26,8 +26,10 @@
  * `lxbench --time METRIC N PROGRAM ARG...` times a whole program instead:
  * it runs PROGRAM N times, one after the other (fork, execve, wait; its
  * output to /dev/null), and prints METRIC's row, the time of one run
- * (the apps rows: Debian's python3.11 and sqlite3); a run that fails
- * prints "BENCH-SKIP METRIC ..." instead. `lxbench --end` prints the
+ * (the apps rows: Debian's python3.11 and sqlite3; the application
+ * benchmarks of bench/apps/apps.sh); a run that fails prints "BENCH-SKIP
+ * METRIC PROGRAM exited with status N" (or "killed by signal N") instead,
+ * and lxbench exits with 1. `lxbench --end` prints the
  * BENCH-END line that closes a boot's figures. `lxbench --since-boot
  * METRIC` prints the virtual counter itself as METRIC's row: the time since
  * the machine was reset (boot_to_shell: run by the first shell, under
@@ -351,7 +353,12 @@ static int time_program(const char *metric, long n, char **prog)
         }
         int status = -1;
         if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0) {
-            printf("BENCH-SKIP %s %s-failed-status-%d\n", metric, prog[0], status);
+            if (pid > 0 && WIFEXITED(status))
+                printf("BENCH-SKIP %s %s exited with status %d\n", metric, prog[0], WEXITSTATUS(status));
+            else if (pid > 0 && WIFSIGNALED(status))
+                printf("BENCH-SKIP %s %s killed by signal %d\n", metric, prog[0], WTERMSIG(status));
+            else
+                printf("BENCH-SKIP %s %s could not be started (%s)\n", metric, prog[0], strerror(errno));
             return 1;
         }
     }

@@ -119,3 +119,90 @@ def test_lxbench_trace_table_lists_every_row():
     timed = re.findall(r'(?:TIME|report)\("(lx_\w+)"', src)
     assert sorted(rows) == sorted(bench.LX_METRICS)
     assert rows == list(dict.fromkeys(timed)), "the rows in the order the program runs them"
+
+
+# The application benchmarks (--suite apps): the rows of bench/apps/apps.sh's
+# boot, what it said beside them, the report's Table IV section and targets.
+APPS_CONSOLE = """lx: run sh /bench/apps.sh
+/usr/bin/gs: error while loading shared libraries: libXau.so.6: failed to map segment from shared object
+apps: /usr/bin/gs does not load
+petrel-linux: pid 9 (gs): unknown system call 999, returning ENOSYS
+BENCH app_lame - 101000000.000 1
+BENCH-OUT lame.mp3 aaaa
+BENCH-SKIP app_ghostscript /usr/bin/gs exited with status 127
+BENCH-OUT ghostscript.png -
+BENCH app_xz - 500000000.000 1
+BENCH-OUT xz.xz cccc
+BENCH-END
+"""
+
+
+def test_app_rows_and_what_the_boot_said():
+    assert bench.parse(APPS_CONSOLE, "petrel-linux-kernel") == {
+        ("app_lame", "petrel-linux-kernel"): 101000000.0, ("app_xz", "petrel-linux-kernel"): 500000000.0}
+    notes = bench.app_notes(APPS_CONSOLE)
+    assert notes["skip"] == {"app_ghostscript": "/usr/bin/gs exited with status 127"}
+    assert notes["out"] == {"lame.mp3": "aaaa", "ghostscript.png": "-", "xz.xz": "cccc"}
+    assert notes["said"] == ["/usr/bin/gs: error while loading shared libraries: libXau.so.6: failed to map "
+                             "segment from shared object", "/usr/bin/gs does not load"]
+    assert notes["unknown"] == ["gs: 999"]
+
+
+# Every app row on the three systems (Petrel's at Linux's time), but for
+# app_lame, app_ghostscript (missing in the kernel placement) and app_xz.
+def apps_rows(kernel_lame: float) -> list:
+    figures = {"linux": (100e6, 1200e6, 550e6), "petrel-linux-kernel": (kernel_lame, None, 500e6),
+               "petrel-linux-user": (100.5e6, 1210e6, 551e6)}
+    rows = []
+    for system, (lame, gs, xz) in figures.items():
+        given = {"app_lame": lame, "app_ghostscript": gs, "app_xz": xz}
+        rows += [{"metric": m, "system": system, "median": given.get(m, 1e6)} for m in bench.SUITE_APPS
+                 if given.get(m, 1e6) is not None]
+    return rows
+
+
+def test_apps_report_shows_slowdowns_beside_table_iv_and_what_went_wrong():
+    linux = bench.app_notes(APPS_CONSOLE.replace("BENCH-OUT ghostscript.png -", "BENCH-OUT ghostscript.png bbbb")
+                            .replace("BENCH-OUT xz.xz cccc", "BENCH-OUT xz.xz dddd"))
+    linux.update(said=[], skip={}, unknown=[])
+    notes = {"linux": linux, "petrel-linux-kernel": bench.app_notes(APPS_CONSOLE), "failed": {}}
+    text = bench.report(apps_rows(101e6), qemu.Machine("cortex-a53", 2, 1, "512M", True),
+                        "./petrel bench --suite apps", notes)
+    assert "| metric | Petrel |" not in text            # no rows of the default suite
+    assert "| app_lame | lame: 4 s of 44.1 kHz stereo WAV to a 128 kbit/s MP3 | 100,000,000 | 101,000,000 | " \
+           "1.010x | 100,500,000 | 1.005x | lame | 78.69 | 81.1 | 1.03x |" in text
+    assert "| app_ghostscript |" in text and "| failed | – |" in text
+    assert "| app_xz |" in text and "| – | – | – | – |" in text        # no Table IV row for xz
+    assert "- petrel-linux-kernel: app_ghostscript failed (/usr/bin/gs exited with status 127)" in text
+    assert "- petrel-linux-kernel: unknown system call gs: 999" in text
+    assert "- petrel-linux-kernel: outputs unlike Linux's (or not made): ghostscript.png, xz.xz" in text
+    clean = {s: dict(linux) for s in bench.LX_SYSTEMS}
+    text = bench.report(apps_rows(101e6), qemu.Machine("cortex-a53", 2, 1, "512M", True), "x", clean)
+    assert "each of the 3 output files is the same as Linux's" in text and "What went wrong" not in text
+
+
+def test_apps_targets_want_every_row_within_two_percent_in_both_placements():
+    with_gs = apps_rows(101e6) + [{"metric": "app_ghostscript", "system": "petrel-linux-kernel", "median": 1e9}]
+    kernel, user = bench.apps_targets(with_gs)
+    assert "petrel-linux-kernel" in kernel[0] and "worst app_lame 1.010x" in kernel[0] and kernel[1]
+    assert user[1] and "worst app_ghostscript 1.008x" in user[0]
+    kernel, _ = bench.apps_targets(apps_rows(102.5e6) + with_gs[-1:])
+    assert not kernel[1] and "worst app_lame 1.025x" in kernel[0]
+    kernel, user = bench.apps_targets(apps_rows(101e6))             # ghostscript missing in the kernel placement
+    assert not kernel[1] and kernel[0].endswith("missing app_ghostscript)") and user[1]
+
+
+# apps.sh times exactly the rows the harness knows, in its order, and each
+# row's Table IV counterpart is one of the paper's rows.
+def test_apps_script_times_the_suite_rows():
+    import re
+    script = (REPO / "bench" / "apps" / "apps.sh").read_text()
+    assert re.findall(r"lxbench --time (app_\w+) ", script) == list(bench.SUITE_APPS)
+    assert all(paper is None or paper in bench.TABLE_IV for _, paper in bench.SUITE_APPS.values())
+    assert len(bench.TABLE_IV) == 18
+
+
+def test_suite_option_is_checked_before_building(capsys):
+    assert bench.main("icount", "cortex-a53", 1, "lx_stat", None, suite="apps") == 2
+    assert "--only names an app_ row" in capsys.readouterr().err
+    assert bench.main("icount", "cortex-a53", 1, None, None, suite="nosuch") == 2

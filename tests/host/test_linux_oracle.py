@@ -208,3 +208,92 @@ def test_run_apps_goes_without_image(capsys):
     from petrel import cli
     assert cli.main(["run", "--apps", "--image", "x.pbi"]) == 2
     assert "--apps goes without --image" in capsys.readouterr().err
+
+
+# apt-cache depends (not recursive) as the bench set's walk reads it: the
+# first of alternatives, a virtual package's first provider, and nothing
+# that an architecture "all" package satisfies.
+APT_DEPENDS = """sox:arm64
+ |Depends: libsox-fmt-alsa:arm64
+  Depends: libsox-fmt-pulse:arm64
+  Depends: libsox3:arm64
+  Depends: libc6:arm64
+libgs10:arm64
+  Depends: <libgs10-common:arm64>
+    libgs10-common
+  Depends: libcups2:arm64
+  Depends: <debconf-2.0:arm64>
+    cdebconf:arm64
+    debconf
+  Breaks: libgs9:arm64
+  Depends: fontconfig-config:arm64
+    fontconfig-config
+<iamerican:arm64>
+lame:arm64
+  PreDepends: libtinfo6:arm64
+ |Depends: <libfoo:arm64>
+    libfoo1:arm64
+  Depends: libbar:arm64
+"""
+
+
+def test_the_bench_set_takes_first_choices_of_arm64_packages():
+    assert debian.first_choices(APT_DEPENDS) == {"libsox-fmt-alsa", "libsox3", "libc6", "libcups2", "cdebconf",
+                                                 "libtinfo6", "libfoo1"}
+
+
+def test_the_bench_set_walk_leaves_out_what_only_a_skipped_package_needs(monkeypatch):
+    graph = {"sox": ["libsox-fmt-alsa", "libsox3"], "libsox-fmt-alsa": ["libasound2"], "libsox3": ["libc6"],
+             "libc6": [], "libasound2": ["libc6"]}
+    asked = []
+
+    class Done:
+        returncode, stderr = 0, ""
+
+        def __init__(self, argv):
+            names = [a.removesuffix(":arm64") for a in argv if a.endswith(":arm64")]
+            asked.append(names)
+            self.stdout = "".join(f"{n}:arm64\n" + "".join(f"  Depends: {d}:arm64\n" for d in graph[n])
+                                  for n in names)
+    monkeypatch.setattr(debian.subprocess, "run", lambda argv, **k: Done(argv))
+    assert debian.walk(["sox"], skip=("libsox-fmt-alsa",)) == ["libc6", "libsox3", "sox"]
+    assert asked == [["sox"], ["libsox3"], ["libc6"]]                  # one apt-cache call a level
+
+
+def test_the_bench_set_is_refused_before_setup_and_fetches_data_by_bare_name(tmp_path, monkeypatch):
+    with pytest.raises(debian.DebianError, match="application benchmarks.*run `./petrel setup`"):
+        debian.bench_ready(tmp_path)
+    assert set(debian.bench_missing(tmp_path)) == set(debian.BENCH_APPS + debian.BENCH_DATA)
+    fetched = []
+    monkeypatch.setattr(debian, "walk", lambda roots: ["lame", "libc6"])
+    monkeypatch.setattr(debian, "fetch", lambda repo, say, packages: fetched.extend(packages))
+    debian.cache_dir(tmp_path).mkdir(parents=True)
+    debian.fetch_bench(tmp_path, say=lambda m: None)
+    assert fetched == ["lame", "libc6", *debian.BENCH_DATA]
+    assert debian.bench_packages(tmp_path) == fetched
+    for p in fetched:
+        (debian.tree(p, tmp_path)).mkdir(parents=True)
+        (debian.tree(p, tmp_path) / "VERSION").write_text(f"{p}_1\n")
+    assert debian.bench_ready(tmp_path) == fetched
+    argvs = []
+
+    class Fail:
+        returncode, stderr = 1, "no"
+    monkeypatch.setattr(debian.subprocess, "run", lambda argv, **k: argvs.append(argv) or Fail())
+    for name in ("iamerican", "lame"):
+        with pytest.raises(debian.DebianError):
+            debian.unpack(name, tmp_path / "x")
+    assert argvs == [["apt-get", "download", "iamerican"], ["apt-get", "download", "lame:arm64"]]
+
+
+def test_the_bench_archive_leaves_out_the_fonts_other_copies(tmp_path):
+    top = debian.tree("fonts-urw-base35", tmp_path)
+    for rel in ("usr/share/fonts/type1/urw-base35/N.t1", "usr/share/fonts/X11/Type1/N.pfb",
+                "usr/share/fonts/opentype/urw-base35/N.otf", "usr/share/doc/fonts-urw-base35/copyright"):
+        (top / rel).parent.mkdir(parents=True, exist_ok=True)
+        (top / rel).write_text("x")
+    (top / "VERSION").write_text("fonts_1\n")
+    files, _, _ = debian.contents(["fonts-urw-base35"], tmp_path, debian.BENCH_PRUNED)
+    assert list(files) == ["usr/share/fonts/type1/urw-base35/N.t1"]
+    files, _, _ = debian.contents(["fonts-urw-base35"], tmp_path)
+    assert len(files) == 3

@@ -8,19 +8,25 @@ an initramfs whose /init is bench/linux/bench.c. Each prints BENCH lines
 a report build/bench/report.md in the source papers' shape, and a bar
 chart of the ratios, build/bench/ratios.png.
 
+`--suite apps` runs only the application benchmarks (the L4Linux paper's
+Table IV with Debian's programs, bench/apps/apps.sh) on Linux and on
+Petrel's Linux personality in both placements; the default suite leaves
+them out.
+
 --mode icount runs QEMU with `-icount shift=0,align=off,sleep=off`: one
 guest instruction is one nanosecond of guest time, so a figure is an
 instruction count and repeats exactly. --mode wall runs plain TCG several
 times and keeps the median, minimum and maximum.
 """
 import json
+import re
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from petrel import bootimage, build, cpio, linuxbase, paths, qemu
+from petrel import bootimage, build, cpio, debian, linuxbase, paths, qemu
 
 METRICS = [
     "null_syscall", "ipc_rtt_4b", "ipc_rtt_124b", "ipc_rtt_same_as", "ipc_rtt_cross_core",
@@ -72,6 +78,39 @@ LX_PAPER = {
     "lx_fork_execve": (15915.493, 110000), "lx_fork_sh": (45000, 232000), "lx_file_mmap_fault": (46.0907, 307.4131),
     "lx_ctx_2p": (40.02, 132.9),
 }
+# The application benchmarks (`--suite apps`, the L4Linux paper's Table IV):
+# Debian's programs of debian.BENCH_APPS, each run once by `lxbench --time`
+# from bench/apps/apps.sh on the three systems of LX_SYSTEMS, on inputs the
+# script makes first. Row: (what it runs, the Table IV row it stands for).
+SUITE_APPS = {
+    "app_lame": ("lame: 4 s of 44.1 kHz stereo WAV to a 128 kbit/s MP3", "lame"),
+    "app_madplay_short": ("madplay: a 1 s MP3 to WAV", "mad (small MP3 file)"),
+    "app_madplay_long": ("madplay: a 4 s MP3 to WAV", "mad (large MP3 file)"),
+    "app_cjpeg": ("cjpeg: a 960x720 PPM (bench/linux/picture.c) to JPEG, quality 90", "jpeg"),
+    "app_djpeg": ("djpeg: that JPEG (quality 75) back to PPM", "jpeg"),
+    "app_tiff2bw": ("tiff2bw: the 960x720 RGB TIFF to grey", "tiff2bw"),
+    "app_tiffdither": ("tiffdither: the grey TIFF to 1 bit, Floyd-Steinberg", "tiffdither"),
+    "app_tiffmedian": ("tiffmedian: the RGB TIFF to a 256-colour palette", "tiffmedian"),
+    "app_ghostscript": ("gs: bench/apps/page.ps to a 100 dpi PNG", "ghostscript"),
+    "app_ispell": ("ispell -l: its dictionary's 49,204 words, every fifth (of 4 letters or more) misspelt", "ispell"),
+    "app_toast": ("toast: 30 s of 8 kHz u-law to GSM 06.10", "GSM"),
+    "app_sox": ("sox: the 4 s WAV to IMA ADPCM", "adpcm"),
+    "app_flac": ("flac -5: the 4 s WAV", None),
+    "app_xz": ("xz -6: the 440 KB text", None),
+}
+APPS_SUITE_RUN = "sh /bench/apps.sh\nlxbench --end\n"
+SUITES = ("default", "apps")
+# The L4Linux paper, Table IV (seconds): native Linux, L4Linux.
+TABLE_IV = {
+    "lame": (78.69, 81.1), "mad (small MP3 file)": (0.232, 0.598), "mad (large MP3 file)": (1.828, 2.506),
+    "mad (larger MP3 file)": (7.842, 9.012), "mplayer": (5.512, 5.712), "jpeg": (0.84, 1.44),
+    "tiff2bw": (0.64, 1.814), "tiffdither": (1.44, 1.892), "tiffmedian": (1.742, 3.52), "typeset": (7.86, 9.118),
+    "ghostscript": (6.188, 7.7354), "ispell": (6.658, 8.71), "stringsearch": (0.07, 0.332),
+    "rsynth": (24.75, 25.642), "CRC32": (0.7, 1.088), "FFT": (10.794, 11.63), "GSM": (9.8, 10.61),
+    "adpcm": (0.37, 1.088),
+}
+# The apps rows' target: within 2% of Linux's time in both placements.
+APPS_TARGET = 1.02
 LATENCY_SYSTEMS = ["petrel", "petrel-user", "petrel-loop", "petrel-idle"]
 LINUX_SYSTEMS = ["linux", "linux-binder", "linux-pipe", "linux-unix", "linux-futex", "linux-tmpfs"]
 BANDWIDTH = {"mem_read_bw", "mem_copy_bw", "file_read_kernel", "file_read_user", "file_write_kernel",
@@ -126,7 +165,8 @@ def parse(console: str, system: str = "") -> dict:
         parts = line.strip().split()
         if len(parts) >= 5 and parts[2] == "-" and system:
             parts[2] = system
-        if len(parts) >= 5 and parts[0] == "BENCH" and parts[1] in METRICS + LX_METRICS + APP_METRICS + BOOT_METRICS:
+        if len(parts) >= 5 and parts[0] == "BENCH" and parts[1] in METRICS + LX_METRICS + APP_METRICS + \
+                BOOT_METRICS + list(SUITE_APPS):
             try:
                 found[(parts[1], parts[2])] = float(parts[3])
             except ValueError:
@@ -187,6 +227,19 @@ def measure(machine: qemu.Machine, runs: int, only: str, repo: Path = paths.REPO
         collect_lx(machine, only, runs, samples, repo)
     if not only or only == "lx" or only in APP_METRICS:
         collect_apps(machine, only, runs, samples, repo)
+    return summary(samples, mode)
+
+
+# The application benchmarks alone (--suite apps): rows for results.json,
+# and what the boots said beside them (collect_suite_apps).
+def measure_apps(machine: qemu.Machine, runs: int, only: str, repo: Path = paths.REPO) -> tuple:
+    samples = {}
+    notes = collect_suite_apps(machine, only or "", runs, samples, repo)
+    return summary(samples, "icount" if machine.icount else "wall"), notes
+
+
+# Rows for results.json from {(metric, system): [values]}: median, min, max.
+def summary(samples: dict, mode: str) -> list:
     rows = []
     for (metric, system), values in sorted(samples.items()):
         unit = "MB/s" if metric in BANDWIDTH else ("insns" if mode == "icount" else "ns")
@@ -235,15 +288,18 @@ def collect_apps(machine: qemu.Machine, only: str, runs: int, samples: dict, rep
 
 
 # Boots `archive` (a root archive whose /etc/lxrun prints BENCH lines) on
-# Linux and on Petrel in both placements, `runs` times each.
+# Linux and on Petrel in both placements, `runs` times each; returns the
+# (system, console log) of each boot. With `keep_going`, a boot that does
+# not finish is noted in `failed` ({system: why}) with the figures it
+# printed kept, and the other systems still boot.
 def boot_three(machine: qemu.Machine, only: str, runs: int, samples: dict, repo: Path, name: str,
-               archive_bytes: bytes) -> None:
+               archive_bytes: bytes, keep_going: bool = False, failed: dict = None) -> list:
     from petrel import oracle, systems
     mode = "icount" if machine.icount else "wall"
     out = bench_dir(repo)
     archive = out / f"{name}-rootfs.cpio"
     archive.write_bytes(archive_bytes)
-    boots = []
+    boots, logs = [], []
     for system, desc in LX_SYSTEMS.items():
         if desc is None:
             argv = qemu.build_argv(linuxbase.image(repo), archive, machine, oracle.LINUX_APPEND)
@@ -257,9 +313,66 @@ def boot_three(machine: qemu.Machine, only: str, runs: int, samples: dict, repo:
             print(f"bench: booting {system} with {name} ({mode}, {machine.cpu}, {machine.smp} core"
                   f"{'s' if machine.smp > 1 else ''}), run {run + 1} of {runs}", flush=True)
             log = out / f"{system}-{name}-{mode}-smp{machine.smp}-{run + 1}.log"
-            for key, v in boot(argv, f"{system} {run + 1}/{runs}", 900, log, system).items():
+            logs.append((system, log))
+            try:
+                found = boot(argv, f"{system} {run + 1}/{runs}", 900, log, system)
+            except BenchError as err:
+                if not keep_going:
+                    raise
+                print(f"bench: {err}", file=sys.stderr)
+                failed[system] = str(err)
+                found = parse(log.read_text(errors="replace"), system) if log.exists() else {}
+            for key, v in found.items():
                 if only in ("", "lx") or key[0] == only:
                     samples.setdefault(key, []).append(v)
+    return logs
+
+
+# Boots the application benchmarks (bench/apps/apps.sh over Debian's
+# programs of debian.BENCH_APPS, their files at /bench) on the three
+# systems; returns what the boots said beside their figures (app_notes of
+# each system's last boot, and "failed": the boots that did not finish).
+def collect_suite_apps(machine: qemu.Machine, only: str, runs: int, samples: dict, repo: Path) -> dict:
+    from petrel import rootfs
+    packages = debian.bench_ready(repo)
+    archive = rootfs.build(APPS_SUITE_RUN, [(repo / "bench" / "apps", "/bench")], repo, packages,
+                           debian.BENCH_PRUNED)
+    failed = {}
+    logs = boot_three(machine, only if only in SUITE_APPS else "", runs, samples, repo, "appbench", archive,
+                      keep_going=True, failed=failed)
+    notes = {system: app_notes(log.read_text(errors="replace")) for system, log in logs if log.exists()}
+    notes["failed"] = failed
+    return notes
+
+
+# What an apps boot said beside its figures: "skip" {row: why} (lxbench's
+# BENCH-SKIP: the program failed), "out" {output file: sha256}, "said"
+# [apps.sh's complaints: inputs it could not make, programs that do not
+# load, and the dynamic linker's reasons], "unknown" [the personality's
+# unknown system calls, "NAME: N"].
+def app_notes(console: str) -> dict:
+    notes = {"skip": {}, "out": {}, "said": [], "unknown": []}
+    for line in console.replace("\r", "").splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[0] == "BENCH-SKIP" and parts[1] in SUITE_APPS:
+            notes["skip"][parts[1]] = " ".join(parts[2:])
+        elif len(parts) == 3 and parts[0] == "BENCH-OUT":
+            notes["out"][parts[1]] = parts[2]
+        elif line.startswith("apps: ") or "error while loading shared libraries" in line:
+            notes["said"].append(line.removeprefix("apps: ").strip())
+        elif "unknown system call" in line:
+            m = re.search(r"\(([^)]*)\): unknown system call (\d+)", line)
+            call = f"{m.group(1)}: {m.group(2)}" if m else line.strip()
+            if call not in notes["unknown"]:
+                notes["unknown"].append(call)
+    return notes
+
+
+# The output files of a Petrel system's boot that differ from Linux's (or
+# that one of the two did not make).
+def output_differences(notes: dict, system: str) -> list:
+    linux, other = notes.get("linux", {}).get("out", {}), notes.get(system, {}).get("out", {})
+    return sorted(f for f in set(linux) | set(other) if linux.get(f) != other.get(f))
 
 
 def value(rows: list, metric: str, system: str):
@@ -284,19 +397,24 @@ def fmt(v) -> str:
 
 
 # The report: one row per metric, Petrel, every Linux variant, the best
-# (smallest) ratio against Linux, and the papers' figures.
-def report(rows: list, machine: qemu.Machine, command: str) -> str:
+# (smallest) ratio against Linux, and the papers' figures; the Linux
+# programs' table, and with `notes` (--suite apps) the applications' one.
+def report(rows: list, machine: qemu.Machine, command: str, notes: dict = None) -> str:
     mode = "icount" if machine.icount else "wall"
     unit = "guest instructions" if mode == "icount" else "nanoseconds"
     lines = [f"# Petrel vs Linux, side by side\n\n",
              f"`{command}` on QEMU virt, {machine.cpu}, {machine.smp} core(s), {machine.mem}, mode {mode}; "
-             f"Linux {linuxbase.version()} (Debian). Latencies in {unit} per operation (lower is better), "
-             f"bandwidth in MB/s of guest time. Ratio: Linux / Petrel for latencies (how many times "
-             f"cheaper Petrel is), Petrel / Linux for bandwidth."
-             + (" ipc_rtt_cross_core is measured on a second pair of two-core boots." if machine.smp == 1 else "")
-             + "\n\n",
-             "| metric | Petrel | " + " | ".join(LINUX_SYSTEMS) + " | ratio vs each | source papers |\n",
-             "|---|---:|" + "---:|" * len(LINUX_SYSTEMS) + "---|---|\n"]
+             f"Linux {linuxbase.version()} (Debian)."]
+    if any(r["metric"] in METRICS for r in rows):
+        lines += [f" Latencies in {unit} per operation (lower is better), "
+                  f"bandwidth in MB/s of guest time. Ratio: Linux / Petrel for latencies (how many times "
+                  f"cheaper Petrel is), Petrel / Linux for bandwidth."
+                  + (" ipc_rtt_cross_core is measured on a second pair of two-core boots." if machine.smp == 1 else "")
+                  + "\n\n",
+                  "| metric | Petrel | " + " | ".join(LINUX_SYSTEMS) + " | ratio vs each | source papers |\n",
+                  "|---|---:|" + "---:|" * len(LINUX_SYSTEMS) + "---|---|\n"]
+    else:
+        lines.append("\n")
     for metric in METRICS:
         p = value(rows, metric, "petrel")
         others = [value(rows, metric, s) for s in LINUX_SYSTEMS]
@@ -307,6 +425,8 @@ def report(rows: list, machine: qemu.Machine, command: str) -> str:
         lines.append(f"| {metric} | {fmt(p)} | " + " | ".join(fmt(o) for o in others) +
                      f" | {', '.join(ratios) or '–'} | {PAPER.get(metric, '')} |\n")
     lines += lx_report(rows, unit)
+    if notes is not None:
+        lines += apps_report(rows, notes, unit)
     lat = [value(rows, "irq_latency_under_kservice", s) for s in LATENCY_SYSTEMS]
     if any(v is not None for v in lat):
         idle = lat[3]
@@ -345,6 +465,68 @@ def lx_report(rows: list, unit: str) -> list:
         lines.append(f"| {metric} | {fmt(lx)} | {fmt(k)} | {f'{rk:.2f}x' if rk else '–'} | {fmt(u)} | "
                      f"{f'{ru:.2f}x' if ru else '–'} | {f'{paper[1] / paper[0]:.1f}x slower' if paper else '–'} |\n")
     return lines
+
+
+# The application benchmarks' table (the L4Linux paper's Table IV): the
+# guest time of one run of each program on Linux and on Petrel in both
+# placements, Petrel / Linux (its slowdown, as the paper's L4Linux /
+# native), the paper's figures for the row, and what went wrong: failed
+# programs and inputs, unknown system calls, outputs unlike Linux's.
+def apps_report(rows: list, notes: dict, unit: str) -> list:
+    lines = ["\n## Debian's applications on Petrel (the L4Linux paper's Table IV)\n\n",
+             f"One run of each program, timed by `lxbench --time` from bench/apps/apps.sh on inputs it makes "
+             f"first, in {unit}. Slowdown: Petrel / Linux (1.00x: Linux's time; above 1: Petrel slower), as the "
+             f"paper's L4Linux / native Linux (its Table IV, seconds on an ARM11).\n\n",
+             "| row | what runs | linux | petrel-linux-kernel | slowdown | petrel-linux-user | slowdown | "
+             "Table IV row | native (s) | L4Linux (s) | L4Linux slowdown |\n",
+             "|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|\n"]
+    for metric, (what, paper_row) in SUITE_APPS.items():
+        lx, k, u = (value(rows, metric, s) for s in LX_SYSTEMS)
+        cell = lambda v, system: fmt(v) if v is not None else (
+            "failed" if metric in notes.get(system, {}).get("skip", {}) else "–")
+        slow = lambda v: f"{v / lx:.3f}x" if v is not None and lx else "–"
+        native, l4 = TABLE_IV.get(paper_row, (None, None))
+        lines.append(f"| {metric} | {what} | {cell(lx, 'linux')} | {cell(k, 'petrel-linux-kernel')} | {slow(k)} | "
+                     f"{cell(u, 'petrel-linux-user')} | {slow(u)} | {paper_row or '–'} | "
+                     f"{native if native else '–'} | {l4 if l4 else '–'} | "
+                     f"{f'{l4 / native:.2f}x' if native else '–'} |\n")
+    lines.append("\n")
+    problems = []
+    for system, why in sorted(notes.get("failed", {}).items()):
+        problems.append(f"- {system}: {why}\n")
+    for system in LX_SYSTEMS:
+        said = notes.get(system)
+        if said is None:
+            continue
+        problems += [f"- {system}: {row} failed ({why})\n" for row, why in sorted(said["skip"].items())]
+        problems += [f"- {system}: {what}\n" for what in said["said"]]
+        problems += [f"- {system}: unknown system call {call}\n" for call in said["unknown"]]
+        if system != "linux" and "linux" in notes:
+            differ = output_differences(notes, system)
+            problems += [f"- {system}: outputs unlike Linux's (or not made): {', '.join(differ)}\n"] if differ else []
+    if problems:
+        lines += ["What went wrong:\n\n"] + problems
+    elif all(s in notes for s in LX_SYSTEMS):
+        lines.append(f"Every program ran on every system, and each of the {len(notes['linux']['out'])} output "
+                     f"files is the same as Linux's (sha256) in both placements; no unknown system call.\n")
+    return lines
+
+
+# The apps rows' target: each within APPS_TARGET of Linux's time in each
+# placement (a row missing on either side is not met).
+def apps_targets(rows: list) -> list:
+    out = []
+    for system in ("petrel-linux-kernel", "petrel-linux-user"):
+        pairs = {m: (value(rows, m, system), value(rows, m, "linux")) for m in SUITE_APPS}
+        missing = [m for m, (p, lx) in pairs.items() if not p or not lx]
+        slow = {m: p / lx for m, (p, lx) in pairs.items() if m not in missing}
+        worst = max(slow, key=slow.get) if slow else None
+        said = [f"worst {worst} {slow[worst]:.3f}x"] if worst else []
+        said += [f"missing {', '.join(missing)}"] if missing else []
+        shown = ", ".join(said)
+        out.append((f"every app_ row within {APPS_TARGET:.2f}x of Linux, {system} ({shown})",
+                    not missing and slow[worst] <= APPS_TARGET))
+    return out
 
 
 # The targets of the benchmark issue, checked on icount figures.
@@ -435,7 +617,7 @@ def chart(rows: list, path: Path) -> bool:
             if r is not None:
                 labels.append(f"{metric}\n{s}")
                 values.append(r)
-    for metric in LX_METRICS + APP_METRICS + BOOT_METRICS:
+    for metric in LX_METRICS + APP_METRICS + BOOT_METRICS + list(SUITE_APPS):
         for s in ("petrel-linux-kernel", "petrel-linux-user"):
             r = ratio(metric, value(rows, metric, s), value(rows, metric, "linux"))
             if r is not None:
@@ -457,12 +639,21 @@ def chart(rows: list, path: Path) -> bool:
     return True
 
 
-def main(mode: str, cpu: str, smp: int, only: str, runs, mem: str = "512M", repo: Path = paths.REPO) -> int:
-    if only and only not in METRICS + LX_METRICS + APP_METRICS + BOOT_METRICS and only != "lx":
-        print(f"bench: unknown benchmark {only!r}; choose from "
-              f"{', '.join(METRICS + LX_METRICS + APP_METRICS + BOOT_METRICS)}, "
+# `./petrel bench`: the default suite (Petrel's own rows, the Linux
+# programs' rows, the boot), or --suite apps (the application benchmarks
+# alone); --only one row of either.
+def main(mode: str, cpu: str, smp: int, only: str, runs, mem: str = "512M", repo: Path = paths.REPO,
+         suite: str = "default") -> int:
+    known = METRICS + LX_METRICS + APP_METRICS + BOOT_METRICS + list(SUITE_APPS)
+    if only and only not in known and only != "lx":
+        print(f"bench: unknown benchmark {only!r}; choose from {', '.join(known)}, "
               f"or lx (all lx_ rows)", file=sys.stderr)
         return 2
+    if suite not in SUITES or (suite == "apps" and only and only not in SUITE_APPS):
+        print(f"bench: --suite is one of {', '.join(SUITES)}; with --suite apps, --only names an app_ row",
+              file=sys.stderr)
+        return 2
+    apps = suite == "apps" or only in SUITE_APPS
     machine = qemu.Machine(cpu, 2 if smp <= 8 else 3, smp, mem, mode == "icount")
     try:
         qemu.check_machine(machine)
@@ -478,14 +669,19 @@ def main(mode: str, cpu: str, smp: int, only: str, runs, mem: str = "512M", repo
         return 1
     command = "./petrel bench " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else "./petrel bench"
     try:
-        rows = measure(machine, runs, only, repo)
-    except BenchError as err:
+        rows, notes = measure_apps(machine, runs, only, repo) if apps else (measure(machine, runs, only, repo), None)
+    except (BenchError, debian.DebianError) as err:
         print(f"bench: {err}", file=sys.stderr)
         return 1
     out = bench_dir(repo)
     (out / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
-    text = report(rows, machine, command)
-    checks = (targets(rows) if not only else lx_targets(rows) if only == "lx" else []) if machine.icount else []
+    text = report(rows, machine, command, notes)
+    if not machine.icount:
+        checks = []
+    elif apps:
+        checks = apps_targets(rows) if not only else []
+    else:
+        checks = targets(rows) if not only else lx_targets(rows) if only == "lx" else []
     if checks:
         text += "\n## Targets\n\n" + "".join(f"- {'met' if ok else 'NOT met'}: {name}\n" for name, ok in checks)
     (out / "report.md").write_text(text)

@@ -25,7 +25,9 @@ def add_setup(sub) -> None:
                        description="Install the Debian packages Petrel needs (QEMU, clang, lld, llvm, "
                                    "make, dtc, gdb-multiarch, clang 14's sanitizer and libFuzzer runtimes) and the "
                                    "Python packages of "
-                                   "requirements.txt into the project virtualenv .venv/. "
+                                   "requirements.txt into the project virtualenv .venv/, and download Debian's "
+                                   "arm64 packages the Linux side uses (the baseline kernel, busybox, glibc, the "
+                                   "real-programs suite's and the application benchmarks' programs) into .cache/. "
                                    "Idempotent; fast when everything is there.")
     p.add_argument("--check", action="store_true",
                    help="only report what is missing; exit 1 if anything is")
@@ -107,8 +109,15 @@ def add_bench(sub) -> None:
                    help="cores (default 1; ipc_rtt_cross_core needs 2; under icount every core's "
                         "instructions advance the clock)")
     p.add_argument("--mem", default="512M", help="guest memory (default 512M)")
+    p.add_argument("--suite", choices=bench.SUITES, default="default",
+                   help="default: Petrel's own rows, the Linux system call rows, python3/sqlite3 and the boot "
+                        "(about a minute under icount); apps: only the application benchmarks of the L4Linux "
+                        "paper's Table IV (lame, madplay, cjpeg/djpeg, the TIFF tools, ghostscript, ispell, toast, "
+                        "sox, flac, xz: Debian's programs on inputs the bench makes) on Linux and in both "
+                        "placements, a few minutes; the default suite does not run them (default: default)")
     p.add_argument("--only", metavar="NAME", help="run one benchmark: " + ", ".join(bench.METRICS + bench.LX_METRICS +
-                   bench.APP_METRICS + bench.BOOT_METRICS) + "; lx: every lx_ row")
+                   bench.APP_METRICS + bench.BOOT_METRICS + list(bench.SUITE_APPS)) +
+                   "; lx: every lx_ row; an app_ row boots the whole apps suite and keeps that row")
     p.add_argument("--runs", type=int, metavar="N", help="boots per system (default 1 for icount, 5 for wall)")
 
 
@@ -263,7 +272,7 @@ def cmd_test(args) -> int:
 
 # `./petrel bench`.
 def cmd_bench(args) -> int:
-    return bench.main(args.mode, args.cpu, args.smp, args.only, args.runs, args.mem)
+    return bench.main(args.mode, args.cpu, args.smp, args.only, args.runs, args.mem, suite=args.suite)
 
 
 # `./petrel config`.

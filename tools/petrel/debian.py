@@ -8,6 +8,12 @@ committed), with the package's file name in `VERSION`. The root archive
 of one build, Debian's libc6, the same build the Debian programs a user
 adds were linked against (the cross toolchain's glibc is another build,
 whose interpreter does not go with Debian's libc.so.6).
+
+Two larger sets go into root archives on demand: the real-programs
+suite's (APPS, with everything apt would install for them) and the
+application benchmarks' (BENCH_APPS, without what their runs never load,
+and BENCH_DATA, their architecture "all" data); each is fetched by setup
+and its package list kept in the cache.
 """
 import re
 import shutil
@@ -37,6 +43,35 @@ NOT_NEEDED = ("dpkg", "install-info", "debconf", "perl-base", "libelogind0")
 PRUNED = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale", "usr/share/lintian",
           "usr/share/bug", "usr/lib/aarch64-linux-gnu/gconv")
 APPS_LIST = "apps.list"
+
+# The programs of the application benchmarks (`./petrel bench --suite apps`,
+# the L4Linux paper's Table IV): MP3 encoding and decoding, JPEG, TIFF,
+# PostScript, a spelling checker, GSM, sound, lossless audio and xz.
+# Fetched with what they need (walk(), without BENCH_NOT_NEEDED), listed
+# in BENCH_LIST.
+BENCH_APPS = ("lame", "madplay", "libjpeg-turbo-progs", "libtiff-tools", "ghostscript", "ispell", "libgsm-tools",
+              "sox", "flac", "xz-utils")
+# Their data, of architecture "all" (downloaded by bare name, their own
+# dependencies not followed): ispell's American dictionary and the English
+# affix file it links to, Ghostscript's Resource tree (Init files, the
+# Font links) and ICC profiles, and the URW fonts those Font links name.
+BENCH_DATA = ("iamerican", "ienglish-common", "libgs10-common", "libgs-common", "fonts-urw-base35")
+# What the bench's programs never load, besides NOT_NEEDED: sox's format
+# plugins (sound devices, and file types it reads through libsndfile and
+# others; WAV, raw and IMA ADPCM are libsox's own), libmagic's database
+# (sox looks at a file's contents only when nothing else names its type)
+# and debconf's other implementation.
+BENCH_NOT_NEEDED = NOT_NEEDED + ("libsox-fmt-alsa", "libsox-fmt-ao", "libsox-fmt-oss", "libsox-fmt-pulse",
+                                 "libsox-fmt-base", "libmagic-mgc", "cdebconf")
+# What the bench's archive also leaves out: the URW fonts' copies for X11
+# and in OpenType, and their metrics (Ghostscript reads the Type 1 files
+# of usr/share/fonts/type1).
+BENCH_PRUNED = PRUNED + ("usr/share/fonts/X11", "usr/share/fonts/opentype", "usr/share/fonts/afm",
+                         "etc/X11", "usr/share/fontconfig", "usr/share/metainfo")
+BENCH_LIST = "bench-apps.list"
+# The options of apt-cache depends: what a package needs to run (Depends, Pre-Depends).
+APT_DEPENDS = ["apt-cache", "depends", "--no-recommends", "--no-suggests", "--no-conflicts", "--no-breaks",
+               "--no-replaces", "--no-enhances"]
 
 
 class DebianError(RuntimeError):
@@ -76,10 +111,60 @@ def closure(roots=APPS, error=DebianError) -> list:
     return sorted(names - set(NOT_NEEDED))
 
 
+# The arm64 packages `roots` need, themselves included, one level of
+# Depends and Pre-Depends at a time (first_choices), leaving out `skip` and
+# whatever only a left-out package needs.
+def walk(roots, skip=BENCH_NOT_NEEDED, error=DebianError) -> list:
+    found, todo = set(), sorted(set(roots) - set(skip))
+    while todo:
+        found.update(todo)
+        r = subprocess.run(APT_DEPENDS + [f"{p}:arm64" for p in todo], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise error(f"apt-cache depends failed: {r.stderr.strip()[-300:]}")
+        todo = sorted(first_choices(r.stdout) - set(skip) - found)
+    return sorted(found)
+
+
+# The packages a non-recursive `apt-cache depends` output picks: for each
+# dependency, its first alternative (a|b), or that one's first provider
+# when it lists any (a virtual package, or one another architecture
+# satisfies); only arm64 packages, named without the suffix (a dependency
+# that an architecture "all" package satisfies is data, named on its own).
+def first_choices(text: str) -> set:
+    picked, current, providers_open, continued = set(), None, False, False
+
+    def commit():
+        if current and current.endswith(":arm64") and not current.startswith("<"):
+            picked.add(current.removesuffix(":arm64"))
+
+    for line in text.splitlines():
+        dep = re.match(r"^ ([ |])(?:Pre)?Depends: (\S+)$", line)
+        if line.startswith("    "):
+            if providers_open:
+                current, providers_open = line.strip(), False
+            continue
+        if dep and not continued:
+            commit()
+            current, providers_open = dep.group(2), True
+        elif dep:
+            providers_open = False
+        else:
+            commit()
+            current, providers_open = None, False
+        continued = bool(dep) and dep.group(1) == "|"
+    commit()
+    return picked
+
+
+# The packages of a set as fetched (its list file in the cache), or None before.
+def listed(list_name: str, repo: Path = paths.REPO):
+    path = cache_dir(repo) / list_name
+    return path.read_text().split() if path.exists() else None
+
+
 # The packages of the apps set as fetched (APPS_LIST), or None before.
 def apps_packages(repo: Path = paths.REPO):
-    listed = cache_dir(repo) / APPS_LIST
-    return listed.read_text().split() if listed.exists() else None
+    return listed(APPS_LIST, repo)
 
 
 def apps_missing(repo: Path = paths.REPO) -> list:
@@ -106,10 +191,40 @@ def fetch_apps(repo: Path = paths.REPO, say=print) -> None:
     (cache_dir(repo) / APPS_LIST).write_text("\n".join(packages) + "\n")
 
 
+# The bench set (BENCH_APPS, BENCH_DATA and what they need) as fetched, or
+# None before.
+def bench_packages(repo: Path = paths.REPO):
+    return listed(BENCH_LIST, repo)
+
+
+# The bench set's packages not fetched yet (its roots before setup).
+def bench_missing(repo: Path = paths.REPO) -> list:
+    names = bench_packages(repo)
+    return list(BENCH_APPS + BENCH_DATA) if names is None else missing(repo, names)
+
+
+# The bench set's packages, all fetched; DebianError before setup has them.
+def bench_ready(repo: Path = paths.REPO) -> list:
+    if bench_missing(repo):
+        raise DebianError("the application benchmarks' Debian packages are missing: run `./petrel setup`")
+    return bench_packages(repo)
+
+
+# Fetches the bench set: the programs and what they need, and their data;
+# records the list.
+def fetch_bench(repo: Path = paths.REPO, say=print) -> None:
+    if not bench_missing(repo):
+        return
+    packages = walk(BENCH_APPS) + list(BENCH_DATA)
+    say(f"the application benchmarks need {len(packages)} Debian packages (arm64 and all)")
+    fetch(repo, say, packages)
+    (cache_dir(repo) / BENCH_LIST).write_text("\n".join(packages) + "\n")
+
+
 # The files of unpacked packages as the root archive takes them:
 # ({guest path: host file}, {guest path: link target}, [directories]),
-# without PRUNED, in package order (a later package's file wins).
-def contents(packages, repo: Path = paths.REPO) -> tuple:
+# without `pruned`, in package order (a later package's file wins).
+def contents(packages, repo: Path = paths.REPO, pruned=PRUNED) -> tuple:
     files, links, dirs = {}, {}, []
     for package in packages:
         top = tree(package, repo)
@@ -117,7 +232,7 @@ def contents(packages, repo: Path = paths.REPO) -> tuple:
             raise DebianError(f"Debian's {package} is not fetched: run `./petrel setup`")
         for item in sorted(top.rglob("*")):
             rel = item.relative_to(top).as_posix()
-            if rel == "VERSION" or any(rel == p or rel.startswith(p + "/") for p in PRUNED):
+            if rel == "VERSION" or any(rel == p or rel.startswith(p + "/") for p in pruned):
                 continue
             if item.is_symlink():
                 links[rel] = str(item.readlink())
@@ -128,15 +243,17 @@ def contents(packages, repo: Path = paths.REPO) -> tuple:
     return files, links, dirs
 
 
-# Downloads PACKAGE:arm64 with apt-get and unpacks it into `into` (made);
-# returns the package file's name without ".deb". `error` is raised when
-# apt-get cannot get it.
+# Downloads PACKAGE:arm64 (PACKAGE itself for one of architecture "all",
+# BENCH_DATA) with apt-get and unpacks it into `into` (made); returns the
+# package file's name without ".deb". `error` is raised when apt-get cannot
+# get it.
 def unpack(package: str, into: Path, error=DebianError) -> str:
+    name = package if package in BENCH_DATA else f"{package}:arm64"
     with tempfile.TemporaryDirectory() as tmp:
-        r = subprocess.run(["apt-get", "download", f"{package}:arm64"], cwd=tmp, capture_output=True, text=True)
+        r = subprocess.run(["apt-get", "download", name], cwd=tmp, capture_output=True, text=True)
         debs = list(Path(tmp).glob("*.deb"))
         if r.returncode != 0 or not debs:
-            raise error(f"apt-get download {package}:arm64 failed: {r.stderr.strip()[-300:]}")
+            raise error(f"apt-get download {name} failed: {r.stderr.strip()[-300:]}")
         into.mkdir(parents=True, exist_ok=True)
         subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(into)], check=True)
         return debs[0].name.removesuffix(".deb")

@@ -196,6 +196,8 @@ def check(repo: Path = paths.REPO) -> list:
     todo += [f"Debian's {p} (arm64)" for p in debian.missing(repo)]
     if debian.apps_missing(repo):
         todo.append("the real-programs suite's Debian packages (arm64)")
+    if debian.bench_missing(repo):
+        todo.append("the application benchmarks' Debian packages (arm64)")
     return todo
 
 
@@ -219,6 +221,7 @@ def ensure(repo: Path = paths.REPO, quiet: bool = False) -> None:
     from petrel import debian
     debian.fetch(repo, say)
     debian.fetch_apps(repo, say)
+    debian.fetch_bench(repo, say)
     if not quiet:
         say("everything is installed")
 

@@ -88,13 +88,14 @@ def parse_add(spec: str) -> tuple:
 
 
 # Returns the archive's bytes: the built test programs, the data tree,
-# `run` as /etc/lxrun and the (host, guest) pairs of `adds`.
-def build(run: str = DEFAULT_RUN, adds=(), repo: Path = paths.REPO, packages=()) -> bytes:
+# `run` as /etc/lxrun, the (host, guest) pairs of `adds` and the files of
+# Debian `packages` but those under `pruned`.
+def build(run: str = DEFAULT_RUN, adds=(), repo: Path = paths.REPO, packages=(), pruned=debian.PRUNED) -> bytes:
     out = linux_dir(repo)
     files, executables, links, elf = {}, set(), {}, set()
     dirs = ["bin", "etc", "dev", "proc", "root", "tmp"]      # Linux's own initramfs adds /root too
     if packages:
-        add_packages(packages, files, executables, links, dirs, elf, repo)
+        add_packages(packages, files, executables, links, dirs, elf, repo, pruned)
     init = out / "init"
     if init.exists():
         files["init"] = init.read_bytes()
@@ -150,11 +151,12 @@ def build(run: str = DEFAULT_RUN, adds=(), repo: Path = paths.REPO, packages=())
                         root_mode=0o755)
 
 
-# Adds the files of Debian `packages` and tests/apps/ (at /apps); ELF
-# files (shared libraries are not executable) go into `elf`, to be mapped
-# in place.
-def add_packages(packages, files: dict, executables: set, links: dict, dirs: list, elf: set, repo: Path) -> None:
-    hosts, package_links, package_dirs = debian.contents(packages, repo)
+# Adds the files of Debian `packages` (without `pruned`) and tests/apps/
+# (at /apps); ELF files (shared libraries are not executable) go into
+# `elf`, to be mapped in place.
+def add_packages(packages, files: dict, executables: set, links: dict, dirs: list, elf: set, repo: Path,
+                 pruned=debian.PRUNED) -> None:
+    hosts, package_links, package_dirs = debian.contents(packages, repo, pruned)
     apps = repo / "tests" / "apps"
     for item in sorted(apps.rglob("*")) if apps.is_dir() else ():
         rel = "apps/" + item.relative_to(apps).as_posix()
