@@ -214,7 +214,8 @@ int64_t lx_sys_clone3(struct lx_ctx *c, uint64_t uargs, uint64_t size)
 #define EXEC_ARGS   1024                        /* argv and envp entries together */
 
 static char exec_path[LX_PATH_MAX];
-static char exec_strings[LX_ARG_MAX];
+static char *exec_strings;                     /* LX_ARG_MAX bytes, made at the first exec (not in the
+                                                 * kernel image: its TLB entries are precious) */
 static char *exec_vec[EXEC_ARGS + 4];
 static struct lx_proc image;                    /* the new program, until it replaces the old */
 
@@ -231,7 +232,7 @@ static int copy_vector(struct lx_ctx *c, uint64_t uvec, uint64_t *used, int *n)
             return 0;
         if (*n >= EXEC_ARGS)
             return -LX_E2BIG;
-        int64_t len = lx_copy_str(c, exec_strings + *used, s, sizeof(exec_strings) - *used);
+        int64_t len = lx_copy_str(c, exec_strings + *used, s, LX_ARG_MAX - *used);
         if (len < 0)
             return len == -LX_ENAMETOOLONG ? -LX_E2BIG : (int)len;
         exec_vec[(*n)++] = exec_strings + *used;
@@ -353,6 +354,8 @@ static int64_t exec_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t
         return -LX_ENOENT;
     /* The strings first, then the file, in Linux's order: argv to
      * exec_vec[0..argc), envp after it, then moved to envp[]. */
+    if (!exec_strings && !(exec_strings = svc_alloc(LX_ARG_MAX)))
+        return -LX_ENOMEM;
     uint64_t used = 0;
     int count = 0;
     int err = copy_vector(c, uargv, &used, &count);

@@ -277,6 +277,11 @@ static void node_free(struct lx_node *n)
     used_nodes--;
 }
 
+/* The largest file contents kept in one block of the personality's
+ * memory (in the kernel placement, blocks go to 2 MiB); larger files live
+ * in a memory object. */
+#define FILE_MEM_MAX    (1ull << 20)
+
 /* Its contents go (the node stays: a resize gives it others). */
 static void node_free_mem(struct lx_node *n)
 {
@@ -320,6 +325,12 @@ int lx_node_reserve(struct lx_node *n, uint64_t end)
     uint64_t cap = lx_page_up(end), more = lx_page_up(n->cap * 2);
     if (more > cap && mem_used - n->cap + more <= LX_VFS_BYTES && more <= LX_VFS_BYTES)
         cap = more;                             /* doubling: a file written in small pieces copies little */
+    if (cap > FILE_MEM_MAX) {                   /* a large file: into a memory object, its pages made when
+                                                 * written (one block of memory may not be had) */
+        if (!lx_node_share((int32_t)(n - nodes)))
+            return -LX_ENOSPC;
+        return lx_node_reserve(n, end);
+    }
     if (mem_used - n->cap + cap > LX_VFS_BYTES)
         return -LX_ENOSPC;
     uint8_t *mem = svc_alloc(cap);              /* zeroed: holes read as zeros */
@@ -393,8 +404,8 @@ static int unshare_one(void)
 {
     for (int32_t i = 0; i < maxnodes; i++) {
         struct lx_node *n = &nodes[i];
-        if (!n->mode || !n->obj || n->obj->refs)
-            continue;
+        if (!n->mode || !n->obj || n->obj->refs || n->cap > FILE_MEM_MAX)
+            continue;                           /* (a large file stays in its object) */
         uint8_t *mem = n->cap ? svc_alloc(n->cap) : NULL;       /* zeroed past the size */
         if (n->cap && (!mem || svc_mem_read(n->obj->h, 0, mem, n->size))) {
             if (mem)

@@ -196,12 +196,19 @@ def test_the_apps_set_is_refused_with_a_message_before_setup(tmp_path):
     with pytest.raises(ValueError, match="run `./petrel setup`"):
         oracle.write_archive("x", ["hello"], tmp_path, "apps")
     (debian.cache_dir(tmp_path)).mkdir(parents=True)
-    (debian.cache_dir(tmp_path) / debian.APPS_LIST).write_text("jq\n")
+    listed = list(debian.APPS) + ["libjq1"]
+    (debian.cache_dir(tmp_path) / debian.APPS_LIST).write_text("\n".join(listed[1:]) + "\n")
+    for name in listed:
+        (debian.tree(name, tmp_path)).mkdir(parents=True)
+        (debian.tree(name, tmp_path) / "VERSION").write_text(f"{name}_1_arm64\n")
+    with pytest.raises(debian.DebianError):
+        debian.apps_ready(tmp_path)                     # a package of APPS not in the list: fetched again
+    (debian.cache_dir(tmp_path) / debian.APPS_LIST).write_text("\n".join(listed) + "\n")
+    (debian.tree("libjq1", tmp_path) / "VERSION").unlink()
     with pytest.raises(debian.DebianError):
         debian.apps_ready(tmp_path)                     # listed, not unpacked
-    (debian.tree("jq", tmp_path)).mkdir(parents=True)
-    (debian.tree("jq", tmp_path) / "VERSION").write_text("jq_1_arm64\n")
-    assert debian.apps_ready(tmp_path) == ["jq"]
+    (debian.tree("libjq1", tmp_path) / "VERSION").write_text("libjq1_1_arm64\n")
+    assert debian.apps_ready(tmp_path) == listed
 
 
 def test_run_apps_goes_without_image(capsys):
