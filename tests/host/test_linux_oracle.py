@@ -272,12 +272,12 @@ def test_the_bench_set_is_refused_before_setup_and_fetches_data_by_bare_name(tmp
         debian.bench_ready(tmp_path)
     assert set(debian.bench_missing(tmp_path)) == set(debian.BENCH_APPS + debian.BENCH_DATA)
     fetched = []
-    monkeypatch.setattr(debian, "walk", lambda roots: ["lame", "libc6"])
+    monkeypatch.setattr(debian, "walk", lambda roots: list(roots) + ["libc6"])
     monkeypatch.setattr(debian, "fetch", lambda repo, say, packages: fetched.extend(packages))
     debian.cache_dir(tmp_path).mkdir(parents=True)
     debian.fetch_bench(tmp_path, say=lambda m: None)
-    assert fetched == ["lame", "libc6", *debian.BENCH_DATA]
-    assert debian.bench_packages(tmp_path) == fetched
+    assert fetched == [*debian.BENCH_APPS, "libc6", *debian.BENCH_DATA]
+    assert debian.listed(debian.BENCH_LIST, tmp_path) == fetched
     for p in fetched:
         (debian.tree(p, tmp_path)).mkdir(parents=True)
         (debian.tree(p, tmp_path) / "VERSION").write_text(f"{p}_1\n")

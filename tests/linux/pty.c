@@ -152,6 +152,44 @@ static void on_hup(int sig)
     hups++;
 }
 
+/* The hangup's child: a session leader whose controlling terminal's
+ * master closes; it reports the SIGHUP and what the slave does then. */
+static void hangup(const char *name, int report)
+{
+    signal(SIGHUP, on_hup);
+    setsid();
+    int s = open(name, O_RDWR);
+    write(report, "r", 1);
+    while (!hups)
+        usleep(10000);
+    char line[128];
+    ssize_t k = read(s, line, sizeof(line));
+    int rerr = errno;
+    long w = write(s, "x", 1);
+    snprintf(line, sizeof(line), "SIGHUP %d, read %ld %s, write %ld %s, tcgetpgrp %s\n", (int)hups, (long)k,
+             k < 0 ? errname(rerr) : "", w, w < 0 ? errname(errno) : "", tcgetpgrp(s) < 0 ? errname(errno) : "a group");
+    write(report, line, strlen(line));
+    _exit(0);
+}
+
+/* Fork a child that runs `child` on slave `name` (without master m: the
+ * parent's close of it must be the last) and reports on a pipe; the
+ * pipe's read end in *from, the child's pid returned. */
+static pid_t start(void (*child)(const char *, int), const char *name, int m, int *from)
+{
+    int fds[2];
+    pipe(fds);
+    pid_t kid = fork();
+    if (kid == 0) {
+        close(fds[0]);
+        close(m);
+        child(name, fds[1]);
+    }
+    close(fds[1]);
+    *from = fds[0];
+    return kid;
+}
+
 /* Pass the child's lines on `from` to stdout until it closes. */
 static void relay(int from)
 {
@@ -267,17 +305,11 @@ int main(void)
     show_stat("the slave once both are closed", name);
 
     /* A session leader's controlling terminal, and ^C to its group. */
-    int fds[2];
+    int from;
     m = pair(name, sizeof(name));
-    pipe(fds);
-    pid_t kid = fork();
-    if (kid == 0) {
-        close(fds[0]);
-        leader(name, fds[1]);
-    }
-    close(fds[1]);
+    pid_t kid = start(leader, name, m, &from);
     char line[128];
-    ssize_t k = read(fds[0], line, sizeof(line) - 1);
+    ssize_t k = read(from, line, sizeof(line) - 1);
     line[k > 0 ? k : 0] = 0;
     printf("leader: %s", line);
     usleep(100000);
@@ -286,55 +318,29 @@ int main(void)
     waitpid(kid, &st, 0);
     printf("the leader ended by %s\n", WIFSIGNALED(st) && WTERMSIG(st) == SIGINT ? "SIGINT" : "something else");
     drain("echo of ^C", m);
-    close(fds[0]);
+    close(from);
     close(m);
 
     /* Job control in the pty. */
     m = pair(name, sizeof(name));
-    pipe(fds);
-    kid = fork();
-    if (kid == 0) {
-        close(fds[0]);
-        jobs(name, fds[1]);
-    }
-    close(fds[1]);
-    k = read(fds[0], line, sizeof(line) - 1);
+    kid = start(jobs, name, m, &from);
+    k = read(from, line, sizeof(line) - 1);
     line[k > 0 ? k : 0] = 0;
     printf("jobs: %s", line);
     write(m, "fg-line\n", 8);
-    relay(fds[0]);
+    relay(from);
     waitpid(kid, &st, 0);
-    close(fds[0]);
+    close(from);
     close(m);
 
     /* The master closed: the slave is hung up, its name gone, its session leader gets SIGHUP. */
     m = pair(name, sizeof(name));
-    pipe(fds);
-    kid = fork();
-    if (kid == 0) {
-        close(fds[0]);
-        close(m);                               /* (the parent's close must be the master's last) */
-        signal(SIGHUP, on_hup);
-        setsid();
-        s = open(name, O_RDWR);
-        write(fds[1], "r", 1);
-        while (!hups)
-            usleep(10000);
-        k = read(s, line, sizeof(line));
-        int rerr = errno;
-        long w = write(s, "x", 1);
-        snprintf(line, sizeof(line), "SIGHUP %d, read %ld %s, write %ld %s, tcgetpgrp %s\n", (int)hups, (long)k,
-                 k < 0 ? errname(rerr) : "", w, w < 0 ? errname(errno) : "",
-                 tcgetpgrp(s) < 0 ? errname(errno) : "a group");
-        write(fds[1], line, strlen(line));
-        _exit(0);
-    }
-    close(fds[1]);
-    read(fds[0], line, 1);
+    kid = start(hangup, name, m, &from);
+    read(from, line, 1);
     close(m);
     show_stat("the slave's name once the master is closed", name);
-    relay(fds[0]);
+    relay(from);
     waitpid(kid, &st, 0);
-    close(fds[0]);
+    close(from);
     return 0;
 }

@@ -162,23 +162,28 @@ def listed(list_name: str, repo: Path = paths.REPO):
     return path.read_text().split() if path.exists() else None
 
 
-# The packages of the apps set as fetched (APPS_LIST), or None before.
-def apps_packages(repo: Path = paths.REPO):
-    return listed(APPS_LIST, repo)
+# A set's packages not fetched yet: its roots before setup (or roots added
+# since), and the listed packages not unpacked.
+def set_missing(roots, list_name: str, repo: Path = paths.REPO) -> list:
+    names = listed(list_name, repo)
+    if names is None:
+        return list(roots)
+    return [p for p in roots if p not in names] + missing(repo, names)
+
+
+# A set's packages, all fetched; DebianError (naming `what`, a possessive) before setup has them.
+def set_ready(roots, list_name: str, what: str, repo: Path = paths.REPO) -> list:
+    if set_missing(roots, list_name, repo):
+        raise DebianError(f"{what} Debian packages are missing: run `./petrel setup`")
+    return listed(list_name, repo)
 
 
 def apps_missing(repo: Path = paths.REPO) -> list:
-    listed = apps_packages(repo)
-    if listed is None:
-        return list(APPS)
-    return [p for p in APPS if p not in listed] + missing(repo, listed)   # (APPS grown since: fetched again)
+    return set_missing(APPS, APPS_LIST, repo)
 
 
-# The apps set's packages, all fetched; DebianError before setup has them.
 def apps_ready(repo: Path = paths.REPO) -> list:
-    if apps_missing(repo):
-        raise DebianError("the real-programs suite's Debian packages are missing: run `./petrel setup`")
-    return apps_packages(repo)
+    return set_ready(APPS, APPS_LIST, "the real-programs suite's", repo)
 
 
 # Fetches the apps set and its dependencies; records the closure.
@@ -191,23 +196,12 @@ def fetch_apps(repo: Path = paths.REPO, say=print) -> None:
     (cache_dir(repo) / APPS_LIST).write_text("\n".join(packages) + "\n")
 
 
-# The bench set (BENCH_APPS, BENCH_DATA and what they need) as fetched, or
-# None before.
-def bench_packages(repo: Path = paths.REPO):
-    return listed(BENCH_LIST, repo)
-
-
-# The bench set's packages not fetched yet (its roots before setup).
 def bench_missing(repo: Path = paths.REPO) -> list:
-    names = bench_packages(repo)
-    return list(BENCH_APPS + BENCH_DATA) if names is None else missing(repo, names)
+    return set_missing(BENCH_APPS + BENCH_DATA, BENCH_LIST, repo)
 
 
-# The bench set's packages, all fetched; DebianError before setup has them.
 def bench_ready(repo: Path = paths.REPO) -> list:
-    if bench_missing(repo):
-        raise DebianError("the application benchmarks' Debian packages are missing: run `./petrel setup`")
-    return bench_packages(repo)
+    return set_ready(BENCH_APPS + BENCH_DATA, BENCH_LIST, "the application benchmarks'", repo)
 
 
 # Fetches the bench set: the programs and what they need, and their data;
