@@ -24,6 +24,7 @@
 #define ROOT_ARCHIVE    "rootfs.cpio"
 #define MAX_ARGS        32
 #define LX_LINE_MAX     4096            /* a command line of a script, its newline included (longer: cut) */
+#define LX_SCRIPT_MAX   (64 * 1024)     /* a command file (run: SVC_E_INVAL past it) */
 
 /* The process and thread tables: the service's own memory (svc_alloc,
  * charged to its account), made when the first program starts (fs). */
@@ -35,7 +36,7 @@ static int fs_ready;            /* 0: not tried; 1: loaded; < 0: the error */
 /* The command file `run` is working through. */
 static struct {
     svc_token token;            /* 0: none running */
-    char text[4096];
+    char *text;                 /* LX_SCRIPT_MAX bytes, made at the first run */
     uint32_t len, at;           /* its bytes, and the start of the next line */
     int pid;                    /* the command running now */
     int status;                 /* the last nonzero exit code */
@@ -705,7 +706,9 @@ static int64_t m_run(struct svc_call *call, const uint8_t *path, uint32_t len, u
     struct lx_node *n = node >= 0 ? lx_node(node) : NULL;
     if (!n || (n->mode & LX_S_IFMT) != LX_S_IFREG)
         return SVC_E_NOENT;
-    if (n->size >= sizeof(script.text) || lx_node_read(n, 0, script.text, n->size))
+    if (!script.text && !(script.text = svc_alloc(LX_SCRIPT_MAX)))
+        return SVC_E_NOMEM;
+    if (n->size >= LX_SCRIPT_MAX || lx_node_read(n, 0, script.text, n->size))
         return SVC_E_INVAL;
     script.len = (uint32_t)n->size;
     script.at = 0;

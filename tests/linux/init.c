@@ -69,9 +69,13 @@ int main(void)
     symlink("/proc/self/fd/0", "/dev/stdin");
     symlink("/proc/self/fd/1", "/dev/stdout");
     symlink("/proc/self/fd/2", "/dev/stderr");
-    static char text[4096];
+    static char text[64 * 1024];                /* Petrel's LX_SCRIPT_MAX (services/linux/linux.c) */
     int fd = open("/etc/lxrun", O_RDONLY);
     ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+    if (n == (ssize_t)sizeof(text) - 1) {
+        printf("lx: /etc/lxrun is too long\n");  /* (as Petrel refuses it) */
+        n = 0;
+    }
     text[n > 0 ? n : 0] = 0;
     if (fd >= 0)
         close(fd);                              /* the commands start with descriptors 0-2 only */
