@@ -44,7 +44,6 @@
 #define EV_MAX          0xfffffffffffffffeull
 #define NS              1000000000ull
 
-#define O_RDWR          2
 #define EFD_SEMAPHORE   1
 #define EFD_CLOEXEC     02000000
 #define TFD_TIMER_ABSTIME       1
@@ -93,6 +92,7 @@ struct lx_watch {
 
 static struct lx_event *events;
 static struct lx_watch *watches;
+static int signalfds;                           /* signalfd objects open (lx_event_signal_sent looks only then) */
 
 static int tables(void)
 {
@@ -127,14 +127,10 @@ static int64_t ev_new(struct lx_ctx *c, int kind, uint32_t oflags, int cloexec, 
         return -LX_EMFILE;                      /* one process never takes every object there is */
     if (idx < 0)
         return -LX_ENFILE;
-    struct lx_file *f = lx_file_new(c->p, LX_FILE_EVENT, idx, O_RDWR | oflags);
-    if (!f)
-        return lx_file_error(c->p);
-    int fd = lx_fd_new(c->p, f, cloexec, 0);
-    if (fd < 0) {
-        lx_file_discard(f);                     /* (the object was not made) */
-        return fd;
-    }
+    struct lx_file *f;
+    int fd = lx_fd_open(c->p, LX_FILE_EVENT, idx, O_RDWR | oflags, cloexec, &f);
+    if (fd < 0)
+        return fd;                              /* (the object was not made) */
     events[idx] = (struct lx_event){ .kind = kind, .owner = c->p->pid, .ino = lx_ino_new() };
     *out = &events[idx];
     return fd;
@@ -386,6 +382,7 @@ void lx_event_file_gone(struct lx_file *f)
     struct lx_event *e = ev_of(f);
     if (e) {
         lx_wake_all(LX_BLK_EVENT, f->ev);
+        signalfds -= e->kind == EV_SIGNALFD;
         e->kind = EV_NONE;
     }
 }
@@ -439,7 +436,7 @@ static int64_t signalfd_read(struct lx_ctx *c, struct lx_file *f, struct lx_even
 
 void lx_event_signal_sent(void)
 {
-    for (int i = 0; events && i < LX_EVENTS; i++)
+    for (int i = 0; signalfds && i < LX_EVENTS; i++)
         if (events[i].kind == EV_SIGNALFD)
             lx_wake_all(LX_BLK_EVENT, i);       /* readers, polls and epolls look again */
 }
@@ -468,8 +465,10 @@ int64_t lx_sys_signalfd4(struct lx_ctx *c, int64_t fd, uint64_t umask, uint64_t 
     }
     struct lx_event *e;
     int64_t nfd = ev_new(c, EV_SIGNALFD, fl & O_NONBLOCK, (fl & SFD_CLOEXEC) != 0, &e);
-    if (nfd >= 0)
+    if (nfd >= 0) {
         e->sigmask = mask;
+        signalfds++;
+    }
     return nfd;
 }
 

@@ -17,19 +17,7 @@
  */
 #include "lx.h"
 
-#define O_ACCMODE   3
-#define O_WRONLY    1
-#define O_RDWR      2
-#define O_CREAT     0100
-#define O_EXCL      0200
-#define O_TRUNC     01000
-#define O_NOCTTY    0400
-#define O_DIRECTORY 040000
-#define O_NOFOLLOW  0100000
-#define O_CLOEXEC   02000000
-#define O_LARGEFILE 0400000
 #define FIONREAD    0x541b
-#define O_PATH      010000000
 #define AT_FDCWD    (-100)
 #define AT_SYMLINK_NOFOLLOW 0x100
 #define AT_NO_AUTOMOUNT     0x800
@@ -37,7 +25,6 @@
 #define MAX_RW_COUNT        0x7ffff000ull
 #define LX_FILE_MAX         ((uint64_t)INT64_MAX)  /* Linux's largest file offset (MAX_LFS_FILESIZE) */
 #define UIO_MAXIOV          1024
-#define O_TMPFILE   020000000
 
 static struct lx_file files[LX_OPEN];
 static struct lx_file *dying;               /* files whose last reference went, to finalise */
@@ -295,6 +282,19 @@ int lx_fd_new(struct lx_proc *p, struct lx_file *f, int cloexec, int from)
     return -LX_EMFILE;
 }
 
+int lx_fd_open(struct lx_proc *p, int kind, int32_t obj, uint32_t flags, int cloexec, struct lx_file **out)
+{
+    struct lx_file *f = lx_file_new(p, kind, obj, flags);
+    if (!f)
+        return lx_file_error(p);
+    int fd = lx_fd_new(p, f, cloexec, 0);
+    if (fd < 0)
+        lx_file_discard(f);
+    else
+        *out = f;
+    return fd;
+}
+
 int lx_files_init(struct lx_proc *p)
 {
     if (console_node < 0)
@@ -457,14 +457,10 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
      * O_NOFOLLOW; other opens all but the open-time flags, with O_LARGEFILE. */
     uint32_t kept = (fl & O_PATH) ? fl & (O_PATH | O_DIRECTORY | O_NOFOLLOW)
                                   : (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) | O_LARGEFILE;
-    struct lx_file *f = lx_file_new(c->p, LX_FILE_NODE, node, kept);
-    if (!f)
-        return lx_file_error(c->p);
-    int fd = lx_fd_new(c->p, f, (fl & O_CLOEXEC) != 0, 0);
-    if (fd < 0) {
-        lx_file_discard(f);
+    struct lx_file *f;
+    int fd = lx_fd_open(c->p, LX_FILE_NODE, node, kept, (fl & O_CLOEXEC) != 0, &f);
+    if (fd < 0)
         return fd;
-    }
     if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_PTS && !(fl & O_PATH))
         lx_pty_slave_opened(c, f, fl);
     if ((fl & O_TRUNC) && !(fl & O_PATH) && kind(n) == LX_S_IFREG && !made) {
@@ -993,13 +989,10 @@ int64_t lx_file_reopen(struct lx_proc *p, struct lx_file *t, uint32_t fl)
         return -LX_ENOENT;
     if (!(fl & O_PATH))
         return what == LX_NAME_PIPE ? lx_pipe_reopen(p, ino, fl) : -LX_ENXIO;
-    struct lx_file *f = lx_file_new(p, LX_FILE_NAME, (int32_t)ino, O_PATH | (fl & O_NOFOLLOW));
-    if (!f)
-        return lx_file_error(p);
-    f->name_of = (uint8_t)what;
-    int fd = lx_fd_new(p, f, (fl & O_CLOEXEC) != 0, 0);
-    if (fd < 0)
-        lx_file_discard(f);
+    struct lx_file *f;
+    int fd = lx_fd_open(p, LX_FILE_NAME, (int32_t)ino, O_PATH | (fl & O_NOFOLLOW), (fl & O_CLOEXEC) != 0, &f);
+    if (fd >= 0)
+        f->name_of = (uint8_t)what;
     return fd;
 }
 

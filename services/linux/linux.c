@@ -42,8 +42,7 @@ static struct {
     int status;                 /* the last nonzero exit code */
 } script;
 
-/* snprintf for this file (both placements have fmt_vsnprintf). */
-static int format(char *buf, size_t size, const char *fmt, ...)
+int lx_format(char *buf, size_t size, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -482,8 +481,8 @@ void lx_proc_end(struct lx_proc *p, int status)
     } else if (script.token && p->pid == script.pid) {
         char line[48];
         int code = (status >> 8) & 0xff, sig = status & 0x7f;
-        int len = sig ? format(line, sizeof(line), "lx: signal %d\n", sig) :
-                        format(line, sizeof(line), "lx: exit %d\n", code);
+        int len = sig ? lx_format(line, sizeof(line), "lx: signal %d\n", sig) :
+                        lx_format(line, sizeof(line), "lx: exit %d\n", code);
         svc_console_write(line, (uint64_t)len);
         if (sig)
             script.status = 128 + sig;
@@ -636,7 +635,7 @@ static void script_next(void)
             return;
         }
         char msg[48];
-        svc_console_write(msg, (uint64_t)format(msg, sizeof(msg), "lx: cannot run, errno %d\n", -pid));
+        svc_console_write(msg, (uint64_t)lx_format(msg, sizeof(msg), "lx: cannot run, errno %d\n", -pid));
         script.status = 127;
     }
     svc_console_write("lx: done\n", 9);

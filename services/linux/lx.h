@@ -169,8 +169,25 @@ struct lx_sinfo {
 #define LX_USER_END     (1ull << 39)            /* the end of a Petrel address space: past it, EFAULT
                                                  * (Linux's access_ok, with Petrel's 39-bit limit) */
 
-#define O_NONBLOCK      04000           /* the open flag (a file's flags, FIONBIO, pipes, the terminal) */
-#define O_APPEND        02000           /* the open flag (writes go to the end) */
+/* Linux's open flags (AArch64: asm-generic/fcntl.h), as a file's flags keep them. */
+#define O_ACCMODE       3
+#define O_WRONLY        1
+#define O_RDWR          2
+#define O_CREAT         0100
+#define O_EXCL          0200
+#define O_NOCTTY        0400
+#define O_TRUNC         01000
+#define O_APPEND        02000           /* writes go to the end */
+#define O_NONBLOCK      04000           /* (a file's flags, FIONBIO, pipes, the terminal) */
+#define O_ASYNC         020000
+#define O_DIRECTORY     040000
+#define O_NOFOLLOW      0100000
+#define O_DIRECT        0200000
+#define O_LARGEFILE     0400000
+#define O_NOATIME       01000000
+#define O_CLOEXEC       02000000
+#define O_PATH          010000000
+#define O_TMPFILE       020000000
 
 static inline uint64_t lx_page_up(uint64_t x) { return (x + LX_PAGE - 1) & ~(LX_PAGE - 1); }
 
@@ -980,6 +997,10 @@ int lx_pipe_ready(struct lx_file *f, int writing, uint64_t len);
 int lx_sock_ready(struct lx_file *f, int writing, uint64_t len);
 /* The lowest free descriptor of p from `from` on for f, or -EMFILE. */
 int lx_fd_new(struct lx_proc *p, struct lx_file *f, int cloexec, int from);
+/* A new open file (lx_file_new's kind, obj and flags, made by p) behind
+ * p's lowest free descriptor: the descriptor, its file in *out; or a
+ * negated errno, nothing left behind. */
+int lx_fd_open(struct lx_proc *p, int kind, int32_t obj, uint32_t flags, int cloexec, struct lx_file **out);
 /* How many descriptors p may have: RLIMIT_NOFILE's soft limit, at most the table's LX_FDS. */
 static inline uint32_t lx_nofile(const struct lx_proc *p)
 {
@@ -1176,6 +1197,8 @@ int lx_vma_has(struct lx_proc *p, uint64_t va);
 
 /* Random bytes (a generator seeded from the system counter: not for keys). */
 void lx_random(void *buf, uint64_t len);
+/* snprintf (fmt_vsnprintf, which both placements have): the length written. */
+int lx_format(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Write a line to the console, marked as the personality's own
  * ("petrel-linux: ..."), so that tests can tell it from program output. */
 void lx_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -37,9 +37,6 @@
 #define MAP_ANONYMOUS   0x20
 #define MAP_FIXED_NOREPLACE 0x100000
 #define MAP_NORESERVE   0x4000
-#define O_ACCMODE       3
-#define O_WRONLY        1
-#define O_PATH          010000000
 /* Linux's LEGACY_MAP_MASK: the flags a MAP_SHARED_VALIDATE file mapping takes. */
 #define MAP_LEGACY      (MAP_TYPE | MAP_FIXED | MAP_ANONYMOUS | 0x100 /* GROWSDOWN */ | 0x800 /* DENYWRITE */ | \
                          0x1000 /* EXECUTABLE */ | 0x2000 /* LOCKED */ | 0x4000 /* NORESERVE */ | \

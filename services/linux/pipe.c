@@ -15,13 +15,6 @@
  */
 #include "lx.h"
 
-#define O_ACCMODE   3
-#define O_WRONLY    1
-#define O_RDWR      2
-#define O_ASYNC     020000
-#define O_DIRECT    0200000
-#define O_NOATIME   01000000
-#define O_CLOEXEC   02000000
 #define F_DUPFD     0
 #define F_GETFD     1
 #define F_SETFD     2
@@ -32,7 +25,6 @@
 #define F_GETPIPE_SZ 1032
 #define PIPE_MAX_SIZE (1u << 20)       /* Linux's /proc/sys/fs/pipe-max-size */
 #define PIPE_BYTES    (8u << 20)       /* all pipes' rings together, at most (F_SETPIPE_SZ: EPERM past it) */
-#define O_PATH      010000000
 #define FD_CLOEXEC  1
 #define SETFL_BITS  (O_APPEND | O_NONBLOCK | O_ASYNC | O_DIRECT | O_NOATIME)
 

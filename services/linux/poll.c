@@ -16,8 +16,6 @@
  */
 #include "lx.h"
 
-#define O_PATH      010000000
-
 #define POLL_MAX    LX_FDS          /* more entries than descriptors: EINVAL (Linux: RLIMIT_NOFILE) */
 #define POLLNVAL    0x020
 #define POLLPRI     0x002

@@ -64,7 +64,6 @@
 #define SOCK_MAX        11
 #define SOCK_CLOEXEC    02000000
 #define SOCK_NONBLOCK   O_NONBLOCK
-#define O_RDWR          2
 
 #define MSG_OOB         0x1
 #define MSG_PEEK        0x2

@@ -115,11 +115,6 @@ enum { SIGHUP = 1, SIGINT = 2, SIGQUIT = 3, SIGCONT = 18, SIGTSTP = 20, SIGWINCH
 #define TTY_GID     5           /* the group of /dev/pts/N (devpts's gid=5: Debian's "tty") */
 #define PTY_MAJOR   136         /* /dev/pts/N is 136:N */
 #define ECHO_ROOM   8           /* the most one input character can echo (an erase of ^X: 6) */
-#define O_NOCTTY    0400
-#define O_LARGEFILE 0400000
-#define O_CLOEXEC   02000000
-#define O_PATH      010000000
-#define O_ACCMODE   3
 
 /* The kernel's struct termios (TCGETS/TCSETS: 36 bytes). */
 struct lx_termios {
@@ -490,10 +485,7 @@ int64_t lx_pty_open_master(struct lx_ctx *c, int32_t ptmx, uint32_t flags, int c
     t->t.cflag = PTS_CFLAG;
     int32_t node = lx_node_new(LX_S_IFCHR | 0620);
     char name[12];
-    int len = 0;
-    for (int v = idx, k = 1000000; k; k /= 10)
-        if (v >= k || len || k == 1)
-            name[len++] = (char)('0' + (v / k) % 10);
+    int len = lx_format(name, sizeof(name), "%d", idx);
     if (node < 0 || lx_link(pts, name, (uint32_t)len, node) != 0) {
         if (node >= 0)
             lx_node_maybe_free(node);
@@ -510,11 +502,9 @@ int64_t lx_pty_open_master(struct lx_ctx *c, int32_t ptmx, uint32_t flags, int c
     t->node = node;
     ptys[idx] = t;
     p->ptys++;
-    struct lx_file *f = lx_file_new(p, LX_FILE_NODE, ptmx, flags);
-    int fd = f ? lx_fd_new(p, f, cloexec, 0) : lx_file_error(p);
+    struct lx_file *f;
+    int fd = lx_fd_open(p, LX_FILE_NODE, ptmx, flags, cloexec, &f);
     if (fd < 0) {
-        if (f)
-            lx_file_discard(f);
         pty_unname(t);
         pty_free(t);
         return fd;
@@ -898,16 +888,11 @@ static int64_t master_ioctl(struct lx_ctx *c, struct tty *t, uint32_t r, uint64_
             return -LX_EINVAL;                  /* (an open flag a terminal has no use for) */
         if (t->node < 0 || lx_pty_slave_check(t->node))
             return -LX_EIO;
-        struct lx_file *f = lx_file_new(c->p, LX_FILE_NODE, t->node,
-                                        (fl & ~(uint32_t)(O_CLOEXEC | O_NOCTTY)) | O_LARGEFILE);
-        if (!f)
-            return lx_file_error(c->p);
-        int fd = lx_fd_new(c->p, f, (fl & O_CLOEXEC) != 0, 0);
-        if (fd < 0) {
-            lx_file_discard(f);
-            return fd;
-        }
-        lx_pty_slave_opened(c, f, fl | O_NOCTTY        /* (always) */);
+        struct lx_file *f;
+        int fd = lx_fd_open(c->p, LX_FILE_NODE, t->node, (fl & ~(uint32_t)(O_CLOEXEC | O_NOCTTY)) | O_LARGEFILE,
+                            (fl & O_CLOEXEC) != 0, &f);
+        if (fd >= 0)
+            lx_pty_slave_opened(c, f, fl | O_NOCTTY);  /* (always O_NOCTTY) */
         return fd;
     }
     case FIONREAD: {

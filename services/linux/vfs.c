@@ -11,9 +11,6 @@
  */
 #include "lx.h"
 
-#define O_ACCMODE           3
-#define O_APPEND            02000
-#define O_PATH              010000000
 #define AT_FDCWD            (-100)
 #define AT_SYMLINK_NOFOLLOW 0x100
 #define AT_REMOVEDIR        0x200
