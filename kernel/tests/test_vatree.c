@@ -8,6 +8,8 @@
  */
 #include "ktest.h"
 #include "vatree.h"
+
+_Static_assert(VATREE_OVERLAP == -E_BUSY, "the tree's overlap is the kernel's E_BUSY");
 #include "memory.h"
 #include "arch.h"
 

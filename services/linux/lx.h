@@ -191,6 +191,14 @@ struct lx_sinfo {
 
 static inline uint64_t lx_page_up(uint64_t x) { return (x + LX_PAGE - 1) & ~(LX_PAGE - 1); }
 
+/* The personality's records (heap.c): `size` bytes, zeroed, from size
+ * classes in pages of the service's memory, or NULL when that is used up;
+ * freed with the size they were made with. What the records hold now
+ * (bytes of pages), for /proc/petrel. */
+void *lx_alloc(size_t size);
+void lx_free(void *p, size_t size);
+uint64_t lx_heap_bytes(void);
+
 /* ---------------------------------------------------------------- the root file system */
 /* File types as st_mode has them. */
 #define LX_S_IFMT   0170000

@@ -31,9 +31,8 @@
  * caller; the tree never allocates or frees.
  */
 #include "vatree.h"
-#include "kernel.h"
 
-static inline vaddr_t last_byte(const struct vanode *n) { return n->start + (n->size - 1); }
+static inline uint64_t last_byte(const struct vanode *n) { return n->start + (n->size - 1); }
 static inline int height(const struct vanode *n) { return n ? n->height : 0; }
 
 static void update_height(struct vanode *n)
@@ -129,8 +128,9 @@ void vatree_init(struct vatree *t)
  * descent leaves behind. */
 int vatree_insert(struct vatree *t, struct vanode *n)
 {
-    ASSERT(n->size > 0 && last_byte(n) >= n->start);
-    vaddr_t last = last_byte(n);
+    uint64_t last = last_byte(n);
+    if (n->size == 0 || last < n->start)
+        return VATREE_OVERLAP;          /* empty or wrapping: no place in any tree */
     struct vanode *parent = NULL, **link = &t->root;
     while (*link) {
         parent = *link;
@@ -139,7 +139,7 @@ int vatree_insert(struct vatree *t, struct vanode *n)
         else if (n->start > last_byte(parent))
             link = &parent->right;
         else
-            return -E_BUSY;
+            return VATREE_OVERLAP;
     }
     n->left = n->right = NULL;
     n->parent = parent;
@@ -156,7 +156,6 @@ int vatree_insert(struct vatree *t, struct vanode *n)
  * embedded in the caller's records. */
 void vatree_remove(struct vatree *t, struct vanode *n)
 {
-    ASSERT(t->count > 0);
     struct vanode *fix;
     if (n->left && n->right) {
         struct vanode *s = n->right;
@@ -189,7 +188,7 @@ void vatree_remove(struct vatree *t, struct vanode *n)
     fix_upwards(t, fix);
 }
 
-struct vanode *vatree_find(const struct vatree *t, vaddr_t va)
+struct vanode *vatree_find(const struct vatree *t, uint64_t va)
 {
     struct vanode *n = t->root;
     while (n) {
@@ -206,13 +205,13 @@ struct vanode *vatree_find(const struct vatree *t, vaddr_t va)
 /* The overlapping nodes, if any, are consecutive in address order and the
  * first of them is the lowest node ending at or after va; find that node
  * (the last bytes are sorted) and see whether it starts in the range. */
-struct vanode *vatree_first_overlap(const struct vatree *t, vaddr_t va, uint64_t size)
+struct vanode *vatree_first_overlap(const struct vatree *t, uint64_t va, uint64_t size)
 {
     if (size == 0)
         return NULL;
-    vaddr_t last = va + (size - 1);
+    uint64_t last = va + (size - 1);
     if (last < va)
-        last = ~(vaddr_t)0;
+        last = ~(uint64_t)0;
     struct vanode *n = t->root, *best = NULL;
     while (n) {
         if (last_byte(n) >= va) {

@@ -1,6 +1,7 @@
 /*
  * Intrusive balanced tree of non-overlapping virtual address ranges (an
- * AVL tree, kernel/core/vatree.c). The caller embeds a struct vanode in
+ * AVL tree, lib/vatree.c), shared by the kernel (its mappings) and the
+ * Linux personality (each process's mapped ranges). The caller embeds a struct vanode in
  * its own record, sets start and size, and finds the record again with
  * vanode_entry. Every operation is O(log n), iterative and allocation
  * free; the caller provides the locking.
@@ -11,11 +12,12 @@
 #ifndef PETREL_VATREE_H
 #define PETREL_VATREE_H
 
-#include "types.h"
+#include <stddef.h>
+#include <stdint.h>
 
 struct vanode {
     struct vanode *left, *right, *parent;
-    vaddr_t start;
+    uint64_t start;
     uint64_t size;
     int8_t height;          /* of the subtree rooted here; a leaf is 1 */
 };
@@ -29,8 +31,12 @@ struct vatree {
 
 void vatree_init(struct vatree *t);
 
-/* Insert n (start and size set by the caller): 0, or -E_BUSY if its range
- * overlaps a node already in the tree (the tree is then unchanged).
+/* What vatree_insert returns for an overlap (the kernel's -E_BUSY). */
+#define VATREE_OVERLAP (-7)
+
+/* Insert n (start and size set by the caller): 0, or VATREE_OVERLAP if its range
+ * overlaps a node already in the tree, or is empty or wraps (the tree is
+ * then unchanged).
  * Adjacent ranges do not overlap. */
 int vatree_insert(struct vatree *t, struct vanode *n);
 
@@ -38,11 +44,11 @@ int vatree_insert(struct vatree *t, struct vanode *n);
 void vatree_remove(struct vatree *t, struct vanode *n);
 
 /* The node whose range contains va, or NULL. */
-struct vanode *vatree_find(const struct vatree *t, vaddr_t va);
+struct vanode *vatree_find(const struct vatree *t, uint64_t va);
 
 /* The lowest-start node overlapping [va, va + size), or NULL (always NULL
  * for size 0; a range running past the top is cut at the top). */
-struct vanode *vatree_first_overlap(const struct vatree *t, vaddr_t va, uint64_t size);
+struct vanode *vatree_first_overlap(const struct vatree *t, uint64_t va, uint64_t size);
 
 /* In address order: the lowest node (NULL if empty), and the one after n
  * (NULL at the end). */
