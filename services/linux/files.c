@@ -161,7 +161,7 @@ struct lx_file *lx_file_new(struct lx_proc *by, int kind, int32_t obj, uint32_t 
         if (f->kind != LX_FILE_FREE)
             continue;
         *f = (struct lx_file){ .refs = 1, .kind = (uint8_t)kind, .gen = f->gen, .node = -1, .flags = flags,
-                               .pipe = -1, .ev = -1, .sock = -1, .pty = -1, .owner = by,
+                               .pipe = -1, .ev = -1, .sock = -1, .pty = -1, .owner_serial = by->serial,
                                .owner_pid = by->pid };
         by->files++;
         if (kind == LX_FILE_NODE) {
@@ -184,8 +184,9 @@ struct lx_file *lx_file_new(struct lx_proc *by, int kind, int32_t obj, uint32_t 
 /* The slot of f is free again, with a new generation, and its owner's share one more. */
 static void file_free(struct lx_file *f)
 {
-    if (f->owner && f->owner->used && f->owner->pid == f->owner_pid && f->owner->files)
-        f->owner->files--;
+    struct lx_proc *owner = lx_proc_of_serial(f->owner_pid, f->owner_serial);
+    if (owner && owner->files)
+        owner->files--;
     uint32_t gen = f->gen + 1;
     *f = (struct lx_file){ .kind = LX_FILE_FREE, .gen = gen, .node = -1, .pipe = -1, .ev = -1, .sock = -1, .pty = -1 };
 }

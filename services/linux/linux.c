@@ -26,11 +26,6 @@
 #define LX_LINE_MAX     4096            /* a command line of a script, its newline included (longer: cut) */
 #define LX_SCRIPT_MAX   (64 * 1024)     /* a command file (run: SVC_E_INVAL past it) */
 
-/* The process and thread tables: the service's own memory (svc_alloc,
- * charged to its account), made when the first program starts (fs). */
-static struct lx_proc *procs;
-static struct lx_thread *threads;
-static int next_pid = 1;
 static int fs_ready;            /* 0: not tried; 1: loaded; < 0: the error */
 
 /* The command file `run` is working through. */
@@ -134,43 +129,163 @@ int64_t lx_copy_str(struct lx_ctx *c, char *dst, uint64_t src, uint64_t max)
     return -LX_ENAMETOOLONG;
 }
 
+/* ---------------------------------------------------------------- the process and thread tables */
+/*
+ * Processes and threads are records of the service's memory (lx_alloc),
+ * made as programs fork and clone and bounded only by what the system
+ * description gives the personality (spaces, threads, memory): no table
+ * is fixed at build time. Each kind is found by its id through a hash
+ * table that doubles as it fills (O(1) on average); every process is on
+ * one list (oldest first) for the calls that look at all of them (kill
+ * -1, /proc); a process's children are a list of its own, so waiting for
+ * one and ending never look at the others.
+ *
+ * A thread also has a slot: a small number, given lowest first and used
+ * again, that names it in its fault badge (the tid beside it, so a stale
+ * badge finds nothing) and in the bitmap of threads that keep a reply
+ * (lx_waiting_next), which a wake-up walks in slot order and which stays
+ * right while the walk wakes the threads it finds.
+ *
+ * A record freed during a request (a process reaped, a thread ended)
+ * leaves the tables at once but stays readable until the request is
+ * done: the code that freed it may still look at it (serve checks
+ * `t->used` after a call that may have ended its own thread), and a
+ * freed process keeps its `next`, so a walk of every process that sends
+ * a signal which ends the one it is on goes on from there (such walks
+ * skip records whose `used` is 0). lx_reap, run when the next request
+ * starts, frees them.
+ */
+struct idhash {
+    void **bucket;              /* chains through the records' hnext */
+    uint32_t mask;              /* buckets - 1 (0: none yet) */
+    uint32_t count;
+};
+
+static struct idhash pid_hash, tid_hash;
+static struct lx_proc *proc_first, *proc_last;
+static struct lx_proc *dead_procs;      /* freed in this request, through their hnext */
+static struct lx_thread *dead_threads;
+static uint32_t procs_alive, threads_alive;
+static uint64_t proc_serial;
+
+/* The thread slots: slot[i] is the thread in slot i or NULL; `taken` and
+ * `waiting` have bit i for slot i. All three grow together (doubling). */
+static struct lx_thread **slot;
+static uint64_t *taken, *waiting;
+static uint32_t slots;                  /* entries of slot[] (a multiple of 64) */
+
+#define HASH_FIRST  256                 /* buckets a table starts with */
+
+static uint32_t hash_id(int id, uint32_t mask)
+{
+    return ((uint32_t)id * 0x9e3779b1u >> 8) & mask;
+}
+
+/* The chain link of a record of either kind: hnext is at the same use in both. */
+#define LINK(rec, is_proc) ((is_proc) ? (void **)&((struct lx_proc *)(rec))->hnext : \
+                                        (void **)&((struct lx_thread *)(rec))->hnext)
+#define ID(rec, is_proc) ((is_proc) ? ((struct lx_proc *)(rec))->pid : ((struct lx_thread *)(rec))->tid)
+
+/* Twice the buckets, when it can be had (if not, chains just get longer). */
+static void hash_grow(struct idhash *h, int is_proc)
+{
+    uint32_t nb = h->mask ? (h->mask + 1) * 2 : HASH_FIRST;
+    void **b = lx_alloc(nb * sizeof(void *));
+    if (!b)
+        return;
+    for (uint32_t i = 0; h->mask && i <= h->mask; i++) {
+        void *rec = h->bucket[i];
+        while (rec) {
+            void *next = *LINK(rec, is_proc);
+            uint32_t k = hash_id(ID(rec, is_proc), nb - 1);
+            *LINK(rec, is_proc) = b[k];
+            b[k] = rec;
+            rec = next;
+        }
+    }
+    if (h->mask)
+        lx_free(h->bucket, (h->mask + 1) * sizeof(void *));
+    h->bucket = b;
+    h->mask = nb - 1;
+}
+
+/* 0, or -ENOMEM when the table has no buckets at all and none can be had. */
+static int hash_add(struct idhash *h, void *rec, int is_proc)
+{
+    if (!h->mask || h->count >= (h->mask + 1) * 2)
+        hash_grow(h, is_proc);
+    if (!h->mask)
+        return -LX_ENOMEM;
+    uint32_t k = hash_id(ID(rec, is_proc), h->mask);
+    *LINK(rec, is_proc) = h->bucket[k];
+    h->bucket[k] = rec;
+    h->count++;
+    return 0;
+}
+
+static void hash_del(struct idhash *h, void *rec, int is_proc)
+{
+    for (void **link = &h->bucket[hash_id(ID(rec, is_proc), h->mask)]; *link; link = LINK(*link, is_proc)) {
+        if (*link == rec) {
+            *link = *LINK(rec, is_proc);
+            h->count--;
+            return;
+        }
+    }
+}
+
+static void *hash_find(const struct idhash *h, int id, int is_proc)
+{
+    if (!h->mask)
+        return NULL;
+    void *rec = h->bucket[hash_id(id, h->mask)];
+    while (rec && ID(rec, is_proc) != id)
+        rec = *LINK(rec, is_proc);
+    return rec;
+}
+
 struct lx_proc *lx_proc_of_pid(int pid)
 {
-    for (int i = 0; i < LX_PROCS && procs; i++)
-        if (procs[i].used && procs[i].pid == pid)
-            return &procs[i];
-    return NULL;
+    return hash_find(&pid_hash, pid, 1);
+}
+
+struct lx_proc *lx_proc_of_serial(int pid, uint64_t serial)
+{
+    struct lx_proc *p = lx_proc_of_pid(pid);
+    return p && p->serial == serial ? p : NULL;
 }
 
 struct lx_proc *lx_procs(void)
 {
-    return procs;
+    return proc_first;
+}
+
+uint32_t lx_procs_alive(void)
+{
+    return procs_alive;
+}
+
+uint32_t lx_threads_alive(void)
+{
+    return threads_alive;
 }
 
 struct lx_thread *lx_thread_of_tid(int tid)
 {
-    for (int i = 0; i < LX_THREADS && threads; i++)
-        if (threads[i].used && threads[i].tid == tid)
-            return &threads[i];
-    return NULL;
+    return hash_find(&tid_hash, tid, 0);
 }
 
 /* A thread's fault badge: its tid and its slot, so that finding it takes one look. */
 static uint64_t badge_of(const struct lx_thread *t)
 {
-    return (uint64_t)t->tid << 7 | (uint64_t)(t - threads);
+    return (uint64_t)(uint32_t)t->tid << 32 | t->slot;
 }
 
 static struct lx_thread *thread_of_badge(uint64_t badge)
 {
-    _Static_assert(LX_THREADS <= 128, "a slot fits in a badge's low 7 bits");
-    struct lx_thread *t = threads && (badge & 127) < LX_THREADS ? &threads[badge & 127] : NULL;
-    return t && t->used && (uint64_t)t->tid == badge >> 7 ? t : NULL;
-}
-
-struct lx_thread *lx_threads(void)
-{
-    return threads;
+    uint32_t i = (uint32_t)badge;
+    struct lx_thread *t = i < slots ? slot[i] : NULL;
+    return t && (uint64_t)(uint32_t)t->tid == badge >> 32 ? t : NULL;
 }
 
 struct lx_thread *lx_main_thread(struct lx_proc *p)
@@ -182,13 +297,9 @@ struct lx_thread *lx_main_thread(struct lx_proc *p)
     return any;
 }
 
-/* The threads that keep a reply (blk.token set): bit i for threads[i], so
- * that a wake-up looks at those only. */
-static uint64_t waiting[(LX_THREADS + 63) / 64];
-
 static void set_waiting(struct lx_thread *t, int on)
 {
-    unsigned i = (unsigned)(t - threads);
+    unsigned i = t->slot;
     if (on)
         waiting[i / 64] |= 1ull << (i % 64);
     else
@@ -197,52 +308,146 @@ static void set_waiting(struct lx_thread *t, int on)
 
 struct lx_thread *lx_waiting_next(const struct lx_thread *after)
 {
-    unsigned from = after ? (unsigned)(after - threads) + 1 : 0;
-    for (unsigned w = from / 64; threads && w < (LX_THREADS + 63) / 64; w++) {
+    unsigned from = after ? after->slot + 1 : 0;
+    for (unsigned w = from / 64; w < slots / 64; w++) {
         uint64_t bits = waiting[w];
         if (from > w * 64)
             bits &= ~0ull << (from - w * 64);
         if (bits)
-            return &threads[w * 64 + (unsigned)__builtin_ctzll(bits)];
+            return slot[w * 64 + (unsigned)__builtin_ctzll(bits)];
     }
     return NULL;
 }
 
+/* Twice the slots (64 at first); -ENOMEM if that cannot be had. */
+static int slots_grow(void)
+{
+    uint32_t n = slots ? slots * 2 : 64;
+    struct lx_thread **s = lx_alloc(n * sizeof(*s));
+    uint64_t *tk = lx_alloc(n / 8), *wt = lx_alloc(n / 8);
+    if (!s || !tk || !wt) {
+        lx_free(s, n * sizeof(*s));
+        lx_free(tk, n / 8);
+        lx_free(wt, n / 8);
+        return -LX_ENOMEM;
+    }
+    if (slots) {
+        memcpy(s, slot, slots * sizeof(*s));
+        memcpy(tk, taken, slots / 8);
+        memcpy(wt, waiting, slots / 8);
+        lx_free(slot, slots * sizeof(*s));
+        lx_free(taken, slots / 8);
+        lx_free(waiting, slots / 8);
+    }
+    slot = s, taken = tk, waiting = wt, slots = n;
+    return 0;
+}
+
+/* The lowest free slot, growing the slots if all are taken; -ENOMEM. */
+static int64_t slot_take(void)
+{
+    for (;;) {
+        for (uint32_t w = 0; w < slots / 64; w++)
+            if (~taken[w]) {
+                uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(~taken[w]);
+                taken[w] |= 1ull << (i % 64);
+                return i;
+            }
+        if (slots_grow())
+            return -LX_ENOMEM;
+    }
+}
+
 static uint64_t ids_given;
+static int next_id = 1;
 
 uint64_t lx_ids_given(void)
 {
     return ids_given;
 }
 
-/* A fresh pid or tid (they share one space of numbers, as on Linux). */
+/* A fresh pid or tid (they share one space of numbers, as on Linux): the
+ * next one not in use, going round from LX_PID_MAX to 300 as Linux does;
+ * 0 if every number is in use. */
 static int new_id(void)
 {
-    ids_given++;
-    while (lx_proc_of_pid(next_pid) || lx_thread_of_tid(next_pid) || next_pid >= 1 << 30)
-        next_pid = next_pid >= 1 << 30 ? 2 : next_pid + 1;     /* (Linux's pid_max is at most 2^22) */
-    return next_pid++;
+    for (int tries = 0; tries < LX_PID_MAX; tries++) {
+        int id = next_id;
+        next_id = next_id + 1 >= LX_PID_MAX ? 300 : next_id + 1;
+        if (!lx_proc_of_pid(id) && !lx_thread_of_tid(id)) {
+            ids_given++;
+            return id;
+        }
+    }
+    return 0;
+}
+
+int lx_utcb_take(struct lx_proc *p)
+{
+    for (uint32_t w = 0;; w++) {
+        if (w == p->utcb_words) {
+            uint32_t n = w ? w * 2 : 1;
+            if ((uint64_t)n * 64 > LX_PROC_THREADS + 1ull)
+                n = (LX_PROC_THREADS + 1 + 63) / 64;
+            if (n == w)
+                return -1;                      /* every control page is used */
+            uint64_t *m = lx_alloc(n * sizeof(uint64_t));
+            if (!m)
+                return -1;
+            if (w)
+                memcpy(m, p->utcbs, w * sizeof(uint64_t));
+            lx_free(p->utcbs, w * sizeof(uint64_t));
+            p->utcbs = m;
+            p->utcb_words = n;
+        }
+        if (~p->utcbs[w]) {
+            int k = (int)(w * 64) + __builtin_ctzll(~p->utcbs[w]);
+            if (k > LX_PROC_THREADS)
+                return -1;
+            p->utcbs[w] |= 1ull << (k % 64);
+            return k;
+        }
+    }
+}
+
+void lx_utcb_give(struct lx_proc *p, int k)
+{
+    if (k >= 0 && (uint32_t)k / 64 < p->utcb_words)
+        p->utcbs[k / 64] &= ~(1ull << (k % 64));
 }
 
 struct lx_thread *lx_thread_new(struct lx_proc *p, int tid, int *err)
 {
-    struct lx_thread *t = NULL;
-    for (int i = 0; i < LX_THREADS && !t; i++)
-        if (!threads[i].used)
-            t = &threads[i];
     *err = -LX_EAGAIN;
-    if (!t || p->nthreads >= LX_PROC_THREADS)
+    if (p->nthreads >= LX_PROC_THREADS)
         return NULL;
-    int slot = __builtin_ctz(~p->utcbs);        /* a free control page (nthreads < 32: there is one) */
-    memset(t, 0, sizeof(*t));
+    *err = -LX_ENOMEM;
+    struct lx_thread *t = lx_alloc(sizeof(*t));
+    if (!t)
+        return NULL;
+    int64_t s = slot_take();
+    if (s < 0) {
+        lx_free(t, sizeof(*t));
+        return NULL;
+    }
+    int utcb = lx_utcb_take(p);
+    t->tid = tid ? tid : new_id();
+    if (utcb < 0 || !t->tid || hash_add(&tid_hash, t, 0)) {
+        *err = -LX_EAGAIN;                      /* no control page or id left (or no memory for either) */
+        lx_utcb_give(p, utcb);
+        taken[s / 64] &= ~(1ull << (s % 64));
+        lx_free(t, sizeof(*t));
+        return NULL;
+    }
     t->used = 1;
+    t->slot = (uint32_t)s;
+    slot[s] = t;
     t->p = p;
     t->sibling = p->first_thread;
     p->first_thread = t;
-    t->tid = tid ? tid : new_id();
-    t->utcb = slot;
-    p->utcbs |= 1u << slot;
+    t->utcb = utcb;
     p->nthreads++;
+    threads_alive++;
     *err = 0;
     return t;
 }
@@ -266,6 +471,7 @@ void lx_thread_free(struct lx_thread *t)
         if (p->vm_of)
             svc_thread_kill(t->thread);         /* in a space it borrowed: the space stays */
         svc_handle_release(t->thread);
+        t->thread = 0;
     }
     for (struct lx_thread **link = &p->first_thread; *link; link = &(*link)->sibling) {
         if (*link == t) {
@@ -273,12 +479,51 @@ void lx_thread_free(struct lx_thread *t)
             break;
         }
     }
-    p->utcbs &= ~(1u << t->utcb);
-    if (p->vm_of)
-        p->vm_of->utcbs &= ~(1u << t->utcb);   /* the control page was the lender's */
+    lx_utcb_give(p->vm_of ? p->vm_of : p, t->utcb);    /* a vfork child's control page was the lender's */
     p->nthreads--;
     set_waiting(t, 0);
-    memset(t, 0, sizeof(*t));
+    hash_del(&tid_hash, t, 0);
+    slot[t->slot] = NULL;
+    taken[t->slot / 64] &= ~(1ull << (t->slot % 64));
+    threads_alive--;
+    t->used = 0;
+    t->hnext = dead_threads;                    /* freed when this request is done */
+    dead_threads = t;
+}
+
+void lx_proc_free(struct lx_proc *p)
+{
+    if (!p->used)
+        return;
+    struct lx_proc *parent = p->ppid ? lx_proc_of_pid(p->ppid) : NULL;
+    if (parent) {
+        *(p->sibling_prev ? &p->sibling_prev->sibling : &parent->first_child) = p->sibling;
+        *(p->sibling ? &p->sibling->sibling_prev : &parent->last_child) = p->sibling_prev;
+    }
+    hash_del(&pid_hash, p, 1);
+    *(p->prev ? &p->prev->next : &proc_first) = p->next;
+    *(p->next ? &p->next->prev : &proc_last) = p->prev;
+    procs_alive--;
+    p->used = 0;
+    p->hnext = dead_procs;                      /* freed when this request is done; its next stays, */
+    dead_procs = p;                             /* so a walk of lx_procs that is on it goes on */
+}
+
+void lx_reap(void)
+{
+    while (dead_threads) {
+        struct lx_thread *t = dead_threads;
+        dead_threads = t->hnext;
+        lx_free(t, sizeof(*t));
+    }
+    while (dead_procs) {
+        struct lx_proc *p = dead_procs;
+        dead_procs = p->hnext;
+        lx_procfs_drop(p);
+        lx_ptimers_exec(p);                     /* (kept till now: a walk of the timers may be on one) */
+        lx_free(p->utcbs, p->utcb_words * sizeof(uint64_t));
+        lx_free(p, sizeof(*p));
+    }
 }
 
 uint64_t lx_thread_cpu_ns(const struct lx_thread *t)
@@ -304,14 +549,6 @@ uint64_t lx_proc_cpu_ns(const struct lx_proc *p)
 static int fs(void)
 {
     if (!fs_ready) {
-        if (!procs)
-            procs = svc_alloc(LX_PROCS * sizeof(*procs));
-        if (!threads)
-            threads = svc_alloc(LX_THREADS * sizeof(*threads));
-        if (!procs || !threads) {
-            lx_log("no memory for the process tables");
-            return -LX_ENOMEM;                  /* (tried again at the next start) */
-        }
         int err = lx_fs_init(ROOT_ARCHIVE);
         fs_ready = err ? err : 1;
         lx_clock_init();
@@ -322,7 +559,7 @@ static int fs(void)
     return fs_ready < 0 ? fs_ready : 0;
 }
 
-/* Release what a process holds besides its slot and its identity. */
+/* Release what a process holds besides its record and its identity. */
 static void proc_release(struct lx_proc *p)
 {
     while (p->first_thread)
@@ -333,6 +570,8 @@ static void proc_release(struct lx_proc *p)
         svc_handle_release(p->space);
     }
     p->space = 0;
+    if (p->vm_of)
+        p->vm_of->borrowed--;
     p->vm_of = NULL;
     lx_files_drop(p);
     lx_vmas_drop(p);
@@ -346,7 +585,7 @@ static void proc_release(struct lx_proc *p)
  * is a Linux call, so the process itself asks the kernel for nothing.
  */
 static const uint64_t proc_limits[LIMIT_KINDS] = {
-    [LIMIT_MEMORY] = 32u << 20, [LIMIT_THREADS] = LX_PROC_THREADS, [LIMIT_HANDLES] = 8, [LIMIT_SPACES] = 1,
+    [LIMIT_MEMORY] = 64u << 20, [LIMIT_THREADS] = LX_PROC_THREADS, [LIMIT_HANDLES] = 8, [LIMIT_SPACES] = 1,
 };
 
 svc_handle lx_space_new(void)
@@ -363,25 +602,39 @@ svc_handle lx_space_new(void)
     return s;
 }
 
-struct lx_proc *lx_proc_new(int *err)
+struct lx_proc *lx_proc_new(struct lx_proc *parent, int *err)
 {
-    struct lx_proc *p = NULL;
-    for (int i = 0; i < LX_PROCS && !p; i++)
-        if (!procs[i].used)
-            p = &procs[i];
-    *err = -LX_EAGAIN;
+    struct lx_proc *p = lx_alloc(sizeof(*p));
+    *err = -LX_ENOMEM;
     if (!p)
         return NULL;
-    memset(p, 0, sizeof(*p));
     lx_rlimits_init(p);
+    p->umask = parent ? parent->umask : LX_UMASK;
     p->pid = new_id();
-    if (!lx_thread_new(p, p->pid, err))
+    p->serial = ++proc_serial;
+    if (!p->pid || hash_add(&pid_hash, p, 1)) {
+        *err = p->pid ? -LX_ENOMEM : -LX_EAGAIN;
+        lx_free(p, sizeof(*p));
         return NULL;
+    }
     p->used = 1;
+    p->prev = proc_last;
+    *(proc_last ? &proc_last->next : &proc_first) = p;
+    proc_last = p;
+    procs_alive++;
+    if (parent) {
+        p->ppid = parent->pid;
+        p->sibling_prev = parent->last_child;
+        *(parent->last_child ? &parent->last_child->sibling : &parent->first_child) = p;
+        parent->last_child = p;
+    }
+    if (!lx_thread_new(p, p->pid, err)) {
+        lx_proc_free(p);
+        return NULL;
+    }
     p->space = lx_space_new();
     if (!p->space) {
-        proc_release(p);
-        p->used = 0;
+        lx_proc_discard(p);
         *err = -LX_EAGAIN;
         return NULL;
     }
@@ -391,7 +644,7 @@ struct lx_proc *lx_proc_new(int *err)
 void lx_proc_discard(struct lx_proc *p)
 {
     proc_release(p);
-    p->used = 0;
+    lx_proc_free(p);
 }
 
 int lx_thread_start(struct lx_thread *t, svc_handle from, uint64_t pc, uint64_t sp, uint64_t arg, const uint64_t *tls)
@@ -423,10 +676,9 @@ int lx_exec(char *const argv[], int argc, char *const envp[], int envc)
     struct lx_node *n = lx_node(node);
     if ((n->mode & LX_S_IFMT) != LX_S_IFREG || !(n->mode & 0111))
         return -LX_EACCES;
-    struct lx_proc *p = lx_proc_new(&err);
+    struct lx_proc *p = lx_proc_new(NULL, &err);  /* started by a native program: no Linux parent */
     if (!p)
         return err;
-    p->ppid = 0;                                /* started by a native program: no Linux parent */
     p->pgid = p->sid = 0;                       /* as a child of Linux's /init: in its group and session 0 */
     const char *base = argv[0];
     for (const char *s = argv[0]; *s; s++)
@@ -450,9 +702,11 @@ static void script_next(void);
 
 void lx_end_borrowers(struct lx_proc *p)
 {
-    for (int i = 0; i < LX_PROCS; i++)
-        if (procs[i].used && !procs[i].ended && procs[i].vm_of == p)
-            lx_proc_end(&procs[i], LX_SIGKILL);
+    if (!p->borrowed)
+        return;
+    for (struct lx_proc *q = lx_procs(); q; q = q->next)
+        if (q->used && !q->ended && q->vm_of == p)
+            lx_proc_end(q, LX_SIGKILL);
 }
 
 void lx_proc_end(struct lx_proc *p, int status)
@@ -463,21 +717,22 @@ void lx_proc_end(struct lx_proc *p, int status)
     p->ended = 1;
     p->status = status;
     lx_wake_all(LX_BLK_VFORK, p->pid);          /* a vfork parent goes on */
-    for (int i = 0; i < LX_PROCS; i++) {
-        struct lx_proc *q = &procs[i];
-        if (!q->used)
-            continue;
-        if (q->ppid == p->pid && q->ended) {
-            q->used = 0;                        /* nobody will wait for these */
-        } else if (q->ppid == p->pid) {
-            q->ppid = 0;
+    struct lx_proc *q = p->first_child;
+    p->first_child = p->last_child = NULL;
+    while (q) {
+        struct lx_proc *next = q->sibling;
+        q->sibling = q->sibling_prev = NULL;
+        q->ppid = 0;
+        if (q->ended)
+            lx_proc_free(q);                    /* nobody will wait for these */
+        else
             q->orphan = 1;
-        }
+        q = next;
     }
     struct lx_proc *parent = p->ppid ? lx_proc_of_pid(p->ppid) : NULL;
     if (p->waiter) {
         linux_wait_reply(p->waiter, 0, (uint64_t)status);
-        p->used = 0;
+        lx_proc_free(p);
     } else if (script.token && p->pid == script.pid) {
         char line[48];
         int code = (status >> 8) & 0xff, sig = status & 0x7f;
@@ -488,18 +743,18 @@ void lx_proc_end(struct lx_proc *p, int status)
             script.status = 128 + sig;
         else if (code)
             script.status = code;
-        p->used = 0;
+        lx_proc_free(p);
         script_next();
     } else if (parent) {
         const struct lx_sigaction *ka = &parent->act[LX_SIGCHLD - 1];
         int sig = status & 0x7f;
         struct lx_sinfo si = { sig ? LX_CLD_KILLED : LX_CLD_EXITED, p->pid, sig ? sig : (status >> 8) & 0xff, 0, 0, 0 };
         if (ka->handler == 1 || (ka->flags & 2))
-            p->used = 0;                        /* SIG_IGN or SA_NOCLDWAIT: nobody waits for it */
+            lx_proc_free(p);                   /* SIG_IGN or SA_NOCLDWAIT: nobody waits for it */
         lx_sig_send(parent, LX_SIGCHLD, &si);
         lx_wake_proc(parent, LX_BLK_WAIT);      /* a thread waiting for a child looks again */
     } else if (p->orphan) {
-        p->used = 0;
+        lx_proc_free(p);
     }
 }
 
@@ -682,7 +937,7 @@ static int64_t m_wait(struct svc_call *call, uint64_t pid, uint64_t *status)
         return SVC_E_NOENT;                     /* not one a native program started */
     if (p->ended) {
         *status = (uint64_t)p->status;
-        p->used = 0;
+        lx_proc_free(p);
         return 0;
     }
     if (p->waiter || (script.token && script.pid == p->pid))
@@ -920,6 +1175,8 @@ static int serve_ids(struct svc_call *call, const uint64_t *mr, uint64_t nr)
 int linux_fault_fast(struct svc_call *call, const uint64_t *mr)
 {
     uint64_t nr = mr[FAULT_MR_X0 + 8];
+    if (dead_procs || dead_threads)
+        lx_reap();                              /* records freed by the request before this one */
     if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL)
         return SVC_FAST_OTHER;
     if (nr >= NR_getpid && nr <= NR_gettid)
@@ -932,6 +1189,8 @@ int linux_fault_fast(struct svc_call *call, const uint64_t *mr)
  * or a request of the interface. */
 void linux_service(struct svc_call *call)
 {
+    if (dead_procs || dead_threads)
+        lx_reap();
     if (call->label == LABEL_FAULT)
         fault(call);
     else

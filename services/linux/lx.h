@@ -128,15 +128,20 @@ struct lx_sinfo {
 #define LX_RTQ          64      /* instances of real-time signals queued to a process beyond the first of each */
 
 /* ---------------------------------------------------------------- limits of this personality */
-#define LX_PROCS        32              /* Linux processes alive (or unwaited) at once */
-#define LX_PTIMERS      32              /* POSIX timers of one process (timer_create: EAGAIN past it) */
-#define LX_THREADS      96              /* threads of all of them, at once */
-#define LX_PROC_THREADS 32              /* threads of one process (control pages below LX_UTCB_VA) */
+#define LX_PID_MAX      32768           /* pids and tids go up to this, then start again at 300 (Linux's
+                                         * pid_max and RESERVED_PIDS); processes and threads are records
+                                         * that grow with use, bounded by the system description's
+                                         * limits (spaces, threads, memory) */
+#define LX_NPROC        8192            /* RLIMIT_NPROC's default: half of the threads the default
+                                         * systems allow, as Linux's is half its threads-max (root is
+                                         * not held to it) */
+#define LX_PROC_THREADS 65535           /* threads of one process: its control pages lie below LX_UTCB_VA,
+                                         * above the stack */
 #define LX_FDS          64              /* descriptors per process (RLIMIT_NOFILE) */
 #define LX_OPEN         256             /* open file descriptions in all */
 #define LX_PROC_OPEN    (LX_OPEN / 2)   /* ... made by one process and still open (EMFILE past it) */
 #define LX_VMAS         128             /* mapped ranges per process (the program, heap, stack, mmaps) */
-#define LX_MOBJS        (LX_PROCS * LX_VMAS)    /* memory objects behind them, in all */
+#define LX_MOBJS        (32 * LX_VMAS)          /* memory objects behind them, in all */
 #define LX_PIPES        64              /* pipes in all */
 #define LX_LOCKS        256             /* file locks (POSIX, OFD and flock ranges) in all (lock.c) */
 #define LX_PROC_LOCKS   (LX_LOCKS / 4)  /* ... set by one process (ENOLCK past either) */
@@ -399,9 +404,13 @@ const char *lx_procfs_text(int32_t n, uint64_t *len);
  * name into name (NUL-terminated), node type (DT_*), inode number and
  * cookie; 0, or -1 past the end. */
 int lx_procfs_entry(int32_t dir, uint64_t from, char *name, uint8_t *type, uint64_t *ino, uint64_t *cookie);
-/* Remember a process's argv and environment for /proc/PID/cmdline and environ (at exec). */
-void lx_procfs_exec(const struct lx_proc *p, const char *execfn, char *const argv[], int argc, char *const envp[],
+/* Remember a process's argv and environment for /proc/PID/cmdline and
+ * environ (at exec: p->started, the one it had let go); a forked child
+ * shares its parent's; and a process's reference let go. */
+void lx_procfs_exec(struct lx_proc *p, const char *execfn, char *const argv[], int argc, char *const envp[],
                     int envc);
+void lx_procfs_fork(struct lx_proc *child, const struct lx_proc *parent);
+void lx_procfs_drop(struct lx_proc *p);
 
 /* ---------------------------------------------------------------- open files */
 /*
@@ -438,8 +447,8 @@ struct lx_file {
     uint8_t name_of;            /* LX_FILE_NAME: what it names (LX_NAME_*) ... */
     uint32_t name_ino;          /* ... and that object's inode number */
     int32_t pty;                /* an open /dev/ptmx: the pseudo-terminal it is the master of (else -1) */
-    struct lx_proc *owner;      /* the process it is charged to (that made it; NULL once that one is */
-    int32_t owner_pid;          /* gone: owner_pid tells), in owner->files */
+    uint64_t owner_serial;      /* the process it is charged to (that made it), in its `files`, while */
+    int32_t owner_pid;          /* the process of pid owner_pid has this serial number */
     struct lx_file *next_dying; /* the list of files to finalise */
 };
 
@@ -528,6 +537,7 @@ struct lx_io {
 /* A POSIX timer (ptimer.c). */
 struct lx_ptimer {
     int used;
+    struct lx_ptimer *next;     /* the next of its process's */
     int32_t id;                 /* timer_create's id */
     int32_t clock;              /* the clock it was made on */
     int cpu;                    /* it measures CPU time: of process cpu_pid, or of thread cpu_tid if set */
@@ -544,9 +554,17 @@ struct lx_ptimer {
 #define LX_RLIMIT_CPU       0
 #define LX_RLIMIT_FSIZE     1
 #define LX_RLIMIT_NOFILE    7
+#define LX_RLIMIT_SIGPENDING 11
 
+struct lx_started;
 struct lx_proc {
-    int used;
+    int used;                   /* 1 while in the tables; 0 once freed (the record itself goes after the
+                                 * request that freed it: lx_reap) */
+    struct lx_proc *next, *prev;        /* every process, oldest first (lx_procs) */
+    struct lx_proc *hnext;      /* the next of its pid hash bucket */
+    struct lx_proc *first_child, *last_child;   /* its children (ppid == pid), oldest first (wait's */
+    struct lx_proc *sibling, *sibling_prev;     /* order, as Linux's), and its neighbours among its parent's */
+    uint64_t serial;            /* never the same for two processes (a pid is used again) */
     int pid, ppid;              /* ppid 0: no Linux parent (started by a native program, or orphaned) */
     int pgid, sid;
     uint64_t rlim[LX_RLIMITS][2];   /* its resource limits, soft and hard (prlimit64; fork copies them) */
@@ -555,9 +573,13 @@ struct lx_proc {
     svc_handle space;
     struct lx_proc *vm_of;      /* a vfork child (CLONE_VM | CLONE_VFORK): the process whose space it runs in
                                  * until it execs or ends (its own mappings are none); NULL otherwise */
+    int borrowed;               /* vfork children running in its space now */
     int nthreads;               /* its threads alive (0: ended, or between exec's two steps) */
     struct lx_thread *first_thread;     /* its threads, through their `sibling` */
-    uint32_t utcbs;             /* the control page slots its threads use (bit k: LX_UTCB_VA - k pages) */
+    uint64_t *utcbs;            /* the control page slots its threads use (bit k: LX_UTCB_VA - k pages), */
+    uint32_t utcb_words;        /* ... in a bitmap of this many words that grows with them */
+    uint32_t umask;             /* the file mode creation mask (fork copies it) */
+    struct lx_started *started; /* what its program was started with, for /proc (procfs.c) */
     char comm[16];              /* the program's name (its file name, cut) */
     uint64_t brk_start, brk;    /* the heap: [brk_start, brk); mapped to lx_page_up(brk) */
     struct lx_mobj *heap_obj;   /* the heap's current object: offset 0 at heap_va, [heap_va, heap_top) */
@@ -588,7 +610,7 @@ struct lx_proc {
     int nice;                   /* setpriority's value, -20..19 (kept and reported: the scheduler ignores it) */
     uint64_t cpu_gone;          /* CPU time (ns) of its threads that ended */
     uint64_t cpu_children;      /* CPU time of the children it waited for (their children's included) */
-    struct lx_ptimer timers[LX_PTIMERS];        /* timer_create's (ptimer.c) */
+    struct lx_ptimer *timers;   /* timer_create's (ptimer.c), newest first */
     int32_t next_timer_id;      /* the id the next timer_create gets (-1: all were given) */
     int ntimers;                /* timers in use: the service's timer looks at none of a process without */
 };
@@ -596,8 +618,10 @@ struct lx_proc {
 /* A thread of a process: what runs, blocks in a call and takes signals.
  * Its fault badge is its tid and slot (linux.c); the first thread's tid is the pid. */
 struct lx_thread {
-    int used;
+    int used;                   /* as a process's */
     int tid;
+    uint32_t slot;              /* its place in the thread slots (its fault badge, lx_waiting_next) */
+    struct lx_thread *hnext;    /* the next of its tid hash bucket */
     struct lx_proc *p;
     struct lx_thread *sibling;  /* the next thread of p */
     svc_handle thread;
@@ -637,8 +661,9 @@ struct lx_proc *lx_proc_of_pid(int pid);
 struct lx_proc *lx_proc_target(struct lx_proc *p, int64_t upid, int *thread);
 /* The thread of tid, or NULL. */
 struct lx_thread *lx_thread_of_tid(int tid);
-/* Every thread slot (LX_THREADS of them; `used` says which are). */
-struct lx_thread *lx_threads(void);
+/* Threads and processes alive (not yet freed), for /proc and sysinfo. */
+uint32_t lx_threads_alive(void);
+uint32_t lx_procs_alive(void);
 /* The threads that keep a call's reply, in slot order: the one after
  * `after` (NULL: the first), or NULL. */
 struct lx_thread *lx_waiting_next(const struct lx_thread *after);
@@ -655,8 +680,14 @@ void lx_thread_free(struct lx_thread *t);
 uint64_t lx_thread_cpu_ns(const struct lx_thread *t);
 uint32_t lx_thread_core(const struct lx_thread *t);
 uint64_t lx_proc_cpu_ns(const struct lx_proc *p);
-/* Every process slot (LX_PROCS of them; `used` says which are). */
+/* Every process, oldest first (then through p->next), zombies too. */
 struct lx_proc *lx_procs(void);
+/* The process of pid if it is still the one with that serial number, else NULL. */
+struct lx_proc *lx_proc_of_serial(int pid, uint64_t serial);
+/* Free the records of the processes and threads that ended in earlier
+ * requests: run at the start of each request, so that a record freed
+ * during one stays readable until that request is done. */
+void lx_reap(void);
 /* Start a process from argv/envp (NUL-separated strings); its pid or a negated errno. */
 int lx_exec(char *const argv[], int argc, char *const envp[], int envc);
 /* End a process with Linux wait status `status`: kill its space, tell its waiter. */
@@ -935,11 +966,19 @@ int64_t lx_sched_priority_limit(uint32_t policy, int max);
 int lx_rusage_out(struct lx_ctx *c, uint64_t buf, uint64_t cpu_ns);
 /* A fresh empty space with a Linux process's limits, or 0. */
 svc_handle lx_space_new(void);
-/* A new process slot with a fresh pid and space (limits set) and its
- * first thread (not started), or NULL with *err (-EAGAIN). */
-struct lx_proc *lx_proc_new(int *err);
-/* Release a slot lx_proc_new gave that never ran. */
+/* A new process with a fresh pid and space (limits set) and its first
+ * thread (not started), child of `parent` (NULL: none), or NULL with *err
+ * (-EAGAIN: no pid, space or thread; -ENOMEM: no memory for its record). */
+struct lx_proc *lx_proc_new(struct lx_proc *parent, int *err);
+/* Release a process lx_proc_new gave that never ran. */
 void lx_proc_discard(struct lx_proc *p);
+/* A process nobody will wait for any more (reaped, or never to be):
+ * out of the tables, its record freed by lx_reap. */
+void lx_proc_free(struct lx_proc *p);
+/* A control page slot for a new thread in p's space (LX_UTCB_VA - slot
+ * pages), or -1 (-EAGAIN: none left, or no memory for the map); and one given back. */
+int lx_utcb_take(struct lx_proc *p);
+void lx_utcb_give(struct lx_proc *p, int slot);
 /* Give t a kernel thread in its process's space faulting to us, started
  * at pc/sp with x0 = arg; with the registers of thread `from` if it is
  * not 0, and TLS *tls if tls is not NULL. 0 or -EAGAIN. */

@@ -112,12 +112,10 @@ uint64_t lx_mobj_span(const struct lx_mobj *o, uint64_t off, uint64_t len)
 
 void lx_file_resized(const struct lx_node *n, uint64_t old)
 {
-    struct lx_proc *procs = lx_procs();
     uint64_t was = lx_page_up(old), now = lx_page_up(n->size);
     if (!n->obj || was == now)
         return;
-    for (int i = 0; i < LX_PROCS; i++) {
-        struct lx_proc *p = &procs[i];
+    for (struct lx_proc *p = lx_procs(); p; p = p->next) {
         for (unsigned k = 0; p->used && k < p->nvmas; k++) {
             const struct lx_vma *v = &p->vmas[k];
             if (v->obj != n->obj || !v->rights)

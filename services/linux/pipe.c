@@ -35,7 +35,8 @@ struct lx_pipe {
     uint32_t readers, writers;  /* open file descriptions of each end */
     uint32_t ino;               /* its inode number (lx_ino_new; a pipe made again for an O_PATH name
                                  * of a gone one takes that one's: lx_pipe_reopen) */
-    struct lx_proc *owner;      /* the process it is charged to (owner->pipes), while owner_pid is its pid */
+    uint64_t owner_serial;      /* the process it is charged to (its pipes), while one of pid owner_pid
+                                 * has this serial number */
     int32_t owner_pid;
 };
 
@@ -71,7 +72,7 @@ static int pipe_make(struct lx_proc *by, int32_t i, uint32_t ino)
     uint8_t *buf = svc_alloc(LX_PIPE_BUF);
     if (!buf)
         return -LX_ENOMEM;
-    pipes[i] = (struct lx_pipe){ buf, LX_PIPE_BUF, 0, 0, 0, 0, ino, by, by->pid };
+    pipes[i] = (struct lx_pipe){ buf, LX_PIPE_BUF, 0, 0, 0, 0, ino, by->serial, by->pid };
     pipe_bytes += LX_PIPE_BUF;
     by->pipes++;
     return 0;
@@ -80,8 +81,9 @@ static int pipe_make(struct lx_proc *by, int32_t i, uint32_t ino)
 /* Free pipe pp's ring (no end is open). */
 static void pipe_unmake(struct lx_pipe *pp)
 {
-    if (pp->owner && pp->owner->used && pp->owner->pid == pp->owner_pid && pp->owner->pipes)
-        pp->owner->pipes--;
+    struct lx_proc *owner = lx_proc_of_serial(pp->owner_pid, pp->owner_serial);
+    if (owner && owner->pipes)
+        owner->pipes--;
     svc_free(pp->buf, pp->cap);
     pipe_bytes -= pp->cap;
     *pp = (struct lx_pipe){ 0 };

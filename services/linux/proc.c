@@ -101,16 +101,16 @@ static int64_t clone_thread(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint6
 static int borrow_space(struct lx_proc *p, struct lx_proc *child)
 {
     struct lx_thread *ct = lx_main_thread(child);
-    if (p->utcbs == ~0u)
+    int slot = lx_utcb_take(p);
+    if (slot < 0)
         return -LX_EAGAIN;
-    int slot = __builtin_ctz(~p->utcbs);
     svc_space_kill(child->space);
     svc_handle_release(child->space);
     child->space = p->space;
     child->vm_of = p;
-    child->utcbs = 1u << slot;
+    p->borrowed++;
+    lx_utcb_give(child, ct->utcb);              /* its own space's page: none used until it execs */
     ct->utcb = slot;
-    p->utcbs |= 1u << slot;
     return 0;
 }
 
@@ -134,16 +134,16 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
         return -LX_ENOSYS;
     }
     int err;
-    struct lx_proc *child = lx_proc_new(&err);
+    struct lx_proc *child = lx_proc_new(p, &err);
     if (!child)
         return err;
-    child->ppid = p->pid;
     child->pgid = p->pgid;
     child->sid = p->sid;
     child->cwd = p->cwd;
     memcpy(child->rlim, p->rlim, sizeof(child->rlim));
     child->nice = p->nice;
     memcpy(child->comm, p->comm, sizeof(child->comm));
+    lx_procfs_fork(child, p);
     struct lx_thread *ct = lx_main_thread(child);
     ct->clear_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
     lx_sig_fork(ct, c->t);
@@ -392,6 +392,7 @@ static int64_t exec_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t
     err = lx_load(&image, node, exec_path, exec_vec, argc, envp, nenv, &pc, &sp);
     if (err) {
         lx_vmas_drop(&image);
+        lx_procfs_drop(&image);
         svc_space_kill(image.space);
         svc_handle_release(image.space);
         return err;
@@ -407,8 +408,10 @@ static int64_t exec_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t
     p->cpu_gone += lx_thread_cpu_ns(t);         /* the old program's time stays the process's */
     if (p->vm_of) {                             /* a vfork child: the lender's space stays, its page goes back */
         svc_thread_kill(t->thread);
-        p->vm_of->utcbs &= ~(1u << t->utcb);
+        lx_utcb_give(p->vm_of, t->utcb);
+        p->vm_of->borrowed--;
         p->vm_of = NULL;
+        t->utcb = lx_utcb_take(p);              /* its own map has room: it holds none now */
     } else {
         lx_end_borrowers(p);
         svc_space_kill(p->space);
@@ -419,6 +422,9 @@ static int64_t exec_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t
     p->execed = 1;
     lx_vmas_drop(p);
     p->space = image.space;
+    lx_procfs_drop(p);
+    p->started = image.started;                 /* what it was started with, for /proc */
+    image.started = NULL;
     memcpy(p->vmas, image.vmas, sizeof(p->vmas));
     p->nvmas = image.nvmas;
     p->brk_start = image.brk_start;
@@ -471,7 +477,7 @@ int64_t lx_sys_execveat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_
 static int selects(struct lx_proc *p, struct lx_proc *q, int32_t pid)
 {
     if (!q->used || q->ppid != p->pid)
-        return 0;
+        return 0;                               /* (the children list holds p's only) */
     if (pid > 0)
         return q->pid == pid;
     if (pid == -1)
@@ -489,12 +495,12 @@ static uint64_t child_cpu(const struct lx_proc *q)
 static void reap(struct lx_proc *p, struct lx_proc *q)
 {
     p->cpu_children += child_cpu(q);
-    q->used = 0;
+    lx_proc_free(q);
 }
 
 int64_t lx_sys_wait4(struct lx_ctx *c, int64_t upid, uint64_t ustatus, uint64_t options, uint64_t rusage)
 {
-    struct lx_proc *p = c->p, *procs = lx_procs();
+    struct lx_proc *p = c->p;
     int32_t pid = (int32_t)upid;
     uint32_t opt = (uint32_t)options;
     if (opt & ~(WNOHANG | WUNTRACED | WCONTINUED | WALL_BITS))
@@ -502,8 +508,7 @@ int64_t lx_sys_wait4(struct lx_ctx *c, int64_t upid, uint64_t ustatus, uint64_t 
     if (pid == INT32_MIN)
         return -LX_ESRCH;
     int any = 0;
-    for (int i = 0; i < LX_PROCS; i++) {
-        struct lx_proc *q = &procs[i];
+    for (struct lx_proc *q = p->first_child; q; q = q->sibling) {
         if (!selects(p, q, pid))
             continue;
         any = 1;
@@ -536,7 +541,7 @@ int64_t lx_sys_wait4(struct lx_ctx *c, int64_t upid, uint64_t ustatus, uint64_t 
 int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t info, uint64_t options,
                       uint64_t rusage)
 {
-    struct lx_proc *p = c->p, *procs = lx_procs();
+    struct lx_proc *p = c->p;
     uint32_t opt = (uint32_t)options, type = (uint32_t)idtype;
     int32_t sel = (int32_t)id;
     if (opt & ~(WNOHANG | WUNTRACED | WEXITED | WCONTINUED | WNOWAIT | WALL_BITS))
@@ -554,8 +559,7 @@ int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t i
     int any = 0;
     int32_t si[7] = { 0 };                      /* signo, errno, code, (pad), pid, uid, status */
     uint64_t cpu = 0;
-    for (int i = 0; i < LX_PROCS; i++) {
-        struct lx_proc *q = &procs[i];
+    for (struct lx_proc *q = p->first_child; q; q = q->sibling) {
         if (!selects(p, q, sel))
             continue;
         any = 1;
@@ -620,7 +624,7 @@ struct lx_proc *lx_proc_target(struct lx_proc *p, int64_t upid, int *thread)
  * that is not in the caller's session (EPERM). */
 int64_t lx_sys_setpgid(struct lx_ctx *c, int64_t upid, int64_t upgid)
 {
-    struct lx_proc *p = c->p, *procs = lx_procs();
+    struct lx_proc *p = c->p;
     int32_t pid = (int32_t)upid ? (int32_t)upid : p->pid, pgid = (int32_t)upgid ? (int32_t)upgid : pid;
     if (pgid < 0)
         return -LX_EINVAL;                      /* (setpgid(-1, 0) too: the group would be -1) */
@@ -640,8 +644,8 @@ int64_t lx_sys_setpgid(struct lx_ctx *c, int64_t upid, int64_t upgid)
         return -LX_EPERM;                       /* a session leader */
     if (pgid != q->pid) {
         int found = 0;
-        for (int i = 0; i < LX_PROCS && !found; i++)
-            found = procs[i].used && procs[i].pgid == pgid && procs[i].sid == p->sid;   /* zombies count */
+        for (struct lx_proc *g = lx_procs(); g && !found; g = g->next)
+            found = g->pgid == pgid && g->sid == p->sid;    /* zombies count */
         if (!found)
             return -LX_EPERM;
     }
@@ -665,9 +669,9 @@ int64_t lx_sys_getsid(struct lx_ctx *c, int64_t pid)
 
 int64_t lx_sys_setsid(struct lx_ctx *c)
 {
-    struct lx_proc *p = c->p, *procs = lx_procs();
-    for (int i = 0; i < LX_PROCS; i++)
-        if (procs[i].used && procs[i].pgid == p->pid)       /* a zombie keeps its group too */
+    struct lx_proc *p = c->p;
+    for (struct lx_proc *q = lx_procs(); q; q = q->next)
+        if (q->pgid == p->pid)                  /* a zombie keeps its group too */
             return -LX_EPERM;                   /* already a group's leader */
     p->pgid = p->sid = p->pid;
     return p->pid;
@@ -706,13 +710,12 @@ static int prio_names(struct lx_proc *p, struct lx_proc *q, uint32_t which, int3
  * inherited; Petrel's scheduler does not look at them. */
 int64_t lx_sys_getpriority(struct lx_ctx *c, uint64_t which, uint64_t who)
 {
-    struct lx_proc *procs = lx_procs();
     if ((uint32_t)which > PRIO_USER)
         return -LX_EINVAL;
     int64_t best = -LX_ESRCH;
-    for (int i = 0; i < LX_PROCS; i++)
-        if (prio_names(c->p, &procs[i], (uint32_t)which, (int32_t)who) && 20 - procs[i].nice > best)
-            best = 20 - procs[i].nice;
+    for (struct lx_proc *q = lx_procs(); q; q = q->next)
+        if (prio_names(c->p, q, (uint32_t)which, (int32_t)who) && 20 - q->nice > best)
+            best = 20 - q->nice;
     return best;
 }
 
@@ -720,15 +723,14 @@ int64_t lx_sys_getpriority(struct lx_ctx *c, uint64_t which, uint64_t who)
  * (root may lower it as well as raise it); ESRCH if none. */
 int64_t lx_sys_setpriority(struct lx_ctx *c, uint64_t which, uint64_t who, uint64_t niceval)
 {
-    struct lx_proc *procs = lx_procs();
     if ((uint32_t)which > PRIO_USER)
         return -LX_EINVAL;
     int32_t nice = (int32_t)niceval;
     nice = nice < NICE_MIN ? NICE_MIN : nice > NICE_MAX ? NICE_MAX : nice;
     int64_t err = -LX_ESRCH;
-    for (int i = 0; i < LX_PROCS; i++) {
-        if (prio_names(c->p, &procs[i], (uint32_t)which, (int32_t)who)) {
-            procs[i].nice = nice;
+    for (struct lx_proc *q = lx_procs(); q; q = q->next) {
+        if (prio_names(c->p, q, (uint32_t)which, (int32_t)who)) {
+            q->nice = nice;
             err = 0;
         }
     }

@@ -31,16 +31,15 @@ static int caller_pid;
 static char text[16384];
 static uint64_t text_len;
 
-/* What a process was started with, by its space (an exec loads the new
- * program into a new space, which the process then takes). */
-static struct started {
-    svc_handle space;
-    int pid;                    /* 0 until the process with that space first asks (an exec loads into a new one) */
+/* What a process was started with: made at exec, shared by the children
+ * it forks until they exec (p->started; counted references). */
+struct lx_started {
+    uint32_t refs;
     uint32_t len, env_len;
     char exe[EXE_MAX];
     char cmdline[CMDLINE_MAX];
     char environ[ENVIRON_MAX];
-} started[LX_PROCS * 2];
+};
 
 static const struct { const char *name; uint32_t what; uint32_t mode; } fixed[] = {
     { "self", LX_PROC_SELF, LX_S_IFLNK | 0777 },
@@ -84,11 +83,7 @@ void lx_procfs_caller(const struct lx_proc *p)
 
 static struct lx_proc *proc_of(int pid)
 {
-    struct lx_proc *procs = lx_procs();
-    for (int i = 0; i < LX_PROCS; i++)
-        if (procs[i].used && procs[i].pid == pid)
-            return &procs[i];
-    return NULL;
+    return lx_proc_of_pid(pid);
 }
 
 static int32_t proc_root(void)
@@ -122,11 +117,10 @@ int lx_procfs_init(void)
 /* Is node n a live process's working directory? */
 static int held(int32_t n)
 {
-    struct lx_proc *procs = lx_procs();
     if (lx_node(n)->opens)
         return 1;
-    for (int i = 0; i < LX_PROCS; i++)
-        if (procs[i].used && procs[i].cwd == n)
+    for (struct lx_proc *p = lx_procs(); p; p = p->next)
+        if (p->used && p->cwd == n)
             return 1;
     return 0;
 }
@@ -283,7 +277,6 @@ static uint64_t fd_link(struct lx_file *f, char *buf, uint64_t size)
     return len > 0 && (uint64_t)len < size ? (uint64_t)len : 0;
 }
 
-static const struct started *started_of(const struct lx_proc *p);
 
 uint64_t lx_procfs_link(int32_t n, char *buf, uint64_t size)
 {
@@ -303,7 +296,7 @@ uint64_t lx_procfs_link(int32_t n, char *buf, uint64_t size)
         struct lx_file *f = lx_fd_file(p, fd);
         return f ? fd_link(f, buf, size) : 0;
     }
-    const struct started *st = started_of(p);   /* exe: the path it was started by */
+    const struct lx_started *st = p->started;   /* exe: the path it was started by */
     if (!st)
         return 0;
     if (st->exe[0] == '/') {
@@ -321,12 +314,11 @@ int lx_procfs_entry(int32_t dir, uint64_t from, char *name, uint8_t *type, uint6
     struct lx_node *d = lx_node(dir);
     if (d->proc == LX_PROC_ROOT) {
         int best = -1;
-        struct lx_proc *procs = lx_procs();
-        for (int i = 0; i < LX_PROCS; i++) {
-            if (!procs[i].used || PID_COOKIE + (uint64_t)procs[i].pid <= from)
+        for (struct lx_proc *q = lx_procs(); q; q = q->next) {
+            if (PID_COOKIE + (uint64_t)q->pid <= from)
                 continue;
-            if (best < 0 || procs[i].pid < best)
-                best = procs[i].pid;
+            if (best < 0 || q->pid < best)
+                best = q->pid;
         }
         if (best < 0)
             return -1;
@@ -377,26 +369,15 @@ static uint32_t pack_strings(char *dst, uint32_t max, char *const strs[], int n)
     return at;
 }
 
-void lx_procfs_exec(const struct lx_proc *p, const char *execfn, char *const argv[], int argc, char *const envp[],
+void lx_procfs_exec(struct lx_proc *p, const char *execfn, char *const argv[], int argc, char *const envp[],
                     int envc)
 {
-    struct lx_proc *procs = lx_procs();
-    struct started *s = NULL;
-    for (unsigned i = 0; i < sizeof(started) / sizeof(started[0]) && !s; i++)
-        if (started[i].space == p->space)
-            s = &started[i];                    /* a handle number used again: its old record goes */
-    for (unsigned i = 0; i < sizeof(started) / sizeof(started[0]) && !s; i++) {
-        int live = 0;
-        for (int k = 0; k < LX_PROCS; k++)
-            live |= procs[k].used && started[i].space && procs[k].space == started[i].space;
-        if (!live)
-            s = &started[i];
-    }
+    struct lx_started *s = lx_alloc(sizeof(*s));
+    lx_procfs_drop(p);
+    p->started = s;
     if (!s)
-        return;
-    s->space = p->space;
-    s->pid = 0;
-    s->exe[0] = 0;
+        return;                                 /* (no memory: /proc shows nothing of it) */
+    s->refs = 1;
     uint64_t el = strnlen(execfn, EXE_MAX - 1);
     memcpy(s->exe, execfn, el);
     s->exe[el] = 0;
@@ -404,20 +385,18 @@ void lx_procfs_exec(const struct lx_proc *p, const char *execfn, char *const arg
     s->env_len = pack_strings(s->environ, ENVIRON_MAX, envp, envc);
 }
 
-/* What process p (or, for a forked child that did not exec, its parent) started with. */
-static const struct started *started_of(const struct lx_proc *p)
+void lx_procfs_fork(struct lx_proc *child, const struct lx_proc *parent)
 {
-    for (int hops = 0; p && hops < LX_PROCS; hops++) {
-        for (unsigned i = 0; i < sizeof(started) / sizeof(started[0]); i++) {
-            struct started *s = &started[i];
-            if (s->space && s->space == p->space && (!s->pid || s->pid == p->pid)) {
-                s->pid = p->pid;
-                return s;
-            }
-        }
-        p = p->ppid ? proc_of(p->ppid) : NULL;
-    }
-    return NULL;
+    child->started = parent->started;
+    if (child->started)
+        child->started->refs++;
+}
+
+void lx_procfs_drop(struct lx_proc *p)
+{
+    if (p->started && --p->started->refs == 0)
+        lx_free(p->started, sizeof(*p->started));
+    p->started = NULL;
 }
 
 /* ---------------------------------------------------------------- the files' text */
@@ -496,7 +475,7 @@ static void gen_status(const struct lx_proc *p)
 static void gen_maps(const struct lx_proc *p)
 {
     uint64_t after = 0;
-    const struct started *st = started_of(p);
+    const struct lx_started *st = p->started;
     for (;;) {                                  /* the ranges in address order */
         const struct lx_vma *v = NULL;
         for (unsigned i = 0; i < p->nvmas; i++)
@@ -581,7 +560,7 @@ static void gen(const struct lx_node *n)
         const struct lx_proc *p = proc_of(n->proc_pid);
         if (!p)
             return;
-        const struct started *st = started_of(p);
+        const struct lx_started *st = p->started;
         switch (n->proc) {
         case LX_PROC_STAT: gen_stat(p); break;
         case LX_PROC_STATUS: gen_status(p); break;
@@ -630,11 +609,10 @@ static void gen(const struct lx_node *n)
         break;
     case LX_PROC_LOADAVG: {
         int count = 0, last = 0;
-        struct lx_proc *procs = lx_procs();
-        for (int i = 0; i < LX_PROCS; i++)
-            if (procs[i].used && !procs[i].ended) {
+        for (struct lx_proc *q = lx_procs(); q; q = q->next)
+            if (!q->ended) {
                 count++;
-                last = procs[i].pid > last ? procs[i].pid : last;
+                last = q->pid > last ? q->pid : last;
             }
         put("0.00 0.00 0.00 1/%d %d\n", count, last);
         break;
@@ -647,12 +625,11 @@ static void gen(const struct lx_node *n)
          * children they waited for) as user time, the rest of the time since boot as idle. */
         uint64_t tick = 1000000000u / 100, user = 0;
         int running = 0;
-        struct lx_proc *procs = lx_procs();
-        for (int i = 0; i < LX_PROCS; i++) {
-            if (!procs[i].used || procs[i].ended)
+        for (struct lx_proc *q = lx_procs(); q; q = q->next) {
+            if (q->ended)
                 continue;
-            user += lx_proc_cpu_ns(&procs[i]) + procs[i].cpu_children;
-            running += state_of(&procs[i]) == 'R';
+            user += lx_proc_cpu_ns(q) + q->cpu_children;
+            running += state_of(q) == 'R';
         }
         uint64_t up = ns / tick, u = user / tick, idle = up > u ? up - u : 0;
         for (int k = 0; k < 2; k++)
@@ -664,20 +641,15 @@ static void gen(const struct lx_node *n)
     case LX_PROC_PETREL: {
         /* Petrel's own (Linux has no such file): what the personality holds now, so that a
          * test can see everything a program made go when it ends. */
-        int nprocs = 0, nthreads = 0;
-        struct lx_proc *procs = lx_procs();
-        for (int i = 0; i < LX_PROCS; i++)
-            nprocs += procs[i].used;
-        struct lx_thread *threads = lx_threads();
-        for (int i = 0; threads && i < LX_THREADS; i++)
-            nthreads += threads[i].used;
+        uint32_t nprocs = lx_procs_alive(), nthreads = lx_threads_alive();
         uint32_t evs, watches, nodes, nodes_max;
         uint64_t bytes;
         lx_events_in_use(&evs, &watches);
         lx_fs_usage(&bytes, &nodes, &nodes_max);
-        put("procs %d\nthreads %d\nfiles %u\npipes %u\nsockets %u\nevents %u\nwatches %u\nmobjs %u\n"
-            "nodes %u\nfs_bytes %lu\nlocks %u\n", nprocs, nthreads, lx_files_in_use(), lx_pipes_in_use(),
-            lx_socks_in_use(), evs, watches, lx_mobjs_in_use(), nodes, (unsigned long)bytes, lx_locks_in_use());
+        put("procs %u\nthreads %u\nfiles %u\npipes %u\nsockets %u\nevents %u\nwatches %u\nmobjs %u\n"
+            "nodes %u\nfs_bytes %lu\nlocks %u\nheap_bytes %lu\n", nprocs, nthreads, lx_files_in_use(),
+            lx_pipes_in_use(), lx_socks_in_use(), evs, watches, lx_mobjs_in_use(), nodes, (unsigned long)bytes,
+            lx_locks_in_use(), (unsigned long)lx_heap_bytes());
         break;
     }
     default:

@@ -2,7 +2,9 @@
  * POSIX per-process timers: timer_create, timer_settime, timer_gettime,
  * timer_getoverrun and timer_delete, as Linux's posix-timers.c has them.
  *
- * A process has up to LX_PTIMERS timers. Ids count up from 0 per process
+ * A process's timers are records on a list of its own (lx_alloc), as
+ * many as its RLIMIT_SIGPENDING (Linux's bound: each timer keeps a queued
+ * signal ready) and memory allow (EAGAIN past either). Ids count up from 0 per process
  * (Linux's posix_timer_id; past INT_MAX Petrel gives no more, where Linux
  * wraps); a failed timer_create that got as far as an id uses it up too. A timer measures
  * the calendar and the monotonic clocks on the system counter (an absolute
@@ -159,11 +161,7 @@ int64_t lx_sys_timer_create(struct lx_ctx *c, uint64_t clock, uint64_t uevent, u
     int err = timer_clock(c, (int32_t)clock, &t);
     if (err)
         return err;
-    struct lx_ptimer *slot = NULL;
-    for (int i = 0; i < LX_PTIMERS && !slot; i++)
-        if (!p->timers[i].used)
-            slot = &p->timers[i];
-    if (!slot || p->next_timer_id < 0)
+    if ((uint64_t)p->ntimers >= p->rlim[LX_RLIMIT_SIGPENDING][0] || p->next_timer_id < 0)
         return -LX_EAGAIN;
     t.id = p->next_timer_id;                    /* used up from here on, whatever happens */
     p->next_timer_id = t.id == INT32_MAX ? -1 : t.id + 1;
@@ -184,8 +182,13 @@ int64_t lx_sys_timer_create(struct lx_ctx *c, uint64_t clock, uint64_t uevent, u
         return -LX_EFAULT;
     if ((err = cpu_target(c, &t)))
         return err;
-    t.used = 1;
-    *slot = t;
+    struct lx_ptimer *rec = lx_alloc(sizeof(*rec));
+    if (!rec)
+        return -LX_EAGAIN;                      /* (Linux's answer when it has no memory for one) */
+    *rec = t;
+    rec->used = 1;
+    rec->next = p->timers;
+    p->timers = rec;
     p->ntimers++;
     return 0;
 }
@@ -193,9 +196,9 @@ int64_t lx_sys_timer_create(struct lx_ctx *c, uint64_t clock, uint64_t uevent, u
 /* Process p's timer `id` (a timer_t: an int, so the low 32 bits), or NULL. */
 static struct lx_ptimer *timer_of(struct lx_proc *p, uint64_t id)
 {
-    for (int i = 0; i < LX_PTIMERS; i++)
-        if (p->timers[i].used && p->timers[i].id == (int32_t)id)
-            return &p->timers[i];
+    for (struct lx_ptimer *t = p->timers; t; t = t->next)
+        if (t->id == (int32_t)id)
+            return t;
     return NULL;
 }
 
@@ -293,17 +296,26 @@ int64_t lx_sys_timer_delete(struct lx_ctx *c, uint64_t id)
     struct lx_ptimer *t = timer_of(c->p, id);
     if (!t)
         return -LX_EINVAL;
-    t->used = 0;
+    for (struct lx_ptimer **link = &c->p->timers; *link; link = &(*link)->next) {
+        if (*link == t) {
+            *link = t->next;
+            break;
+        }
+    }
+    lx_free(t, sizeof(*t));
     c->p->ntimers--;
     lx_timer_update();
     return 0;
 }
 
-/* exec: the process's timers go (the id count goes on). */
+/* exec, and the end of the process: its timers go (the id count goes on). */
 void lx_ptimers_exec(struct lx_proc *p)
 {
-    for (int i = 0; i < LX_PTIMERS; i++)
-        p->timers[i].used = 0;
+    while (p->timers) {
+        struct lx_ptimer *t = p->timers;
+        p->timers = t->next;
+        lx_free(t, sizeof(*t));
+    }
     p->ntimers = 0;
 }
 
@@ -348,15 +360,16 @@ static void expire(struct lx_proc *p, struct lx_ptimer *t, uint64_t now)
  * process in *pp; NULL after the last. */
 static struct lx_ptimer *next_running(struct lx_ptimer *t, struct lx_proc **pp)
 {
-    struct lx_proc *procs = lx_procs();
-    int i = t ? (int)(*pp - procs) : 0, k = t ? (int)(t - (*pp)->timers) + 1 : 0;
-    for (; i < LX_PROCS; i++, k = 0) {
-        struct lx_proc *p = &procs[i];
-        for (; p->used && !p->ended && p->ntimers && k < LX_PTIMERS; k++)
-            if (running(p, &p->timers[k])) {
+    struct lx_proc *p = t ? *pp : lx_procs();
+    struct lx_ptimer *from = t ? t->next : p ? p->timers : NULL;
+    while (p) {
+        for (struct lx_ptimer *u = p->used && !p->ended ? from : NULL; u; u = u->next)
+            if (running(p, u)) {
                 *pp = p;
-                return &p->timers[k];
+                return u;
             }
+        p = p->next;
+        from = p ? p->timers : NULL;
     }
     return NULL;
 }
@@ -415,11 +428,9 @@ void lx_ptimer_taken(struct lx_proc *p, struct lx_sinfo *si)
  * time follow it (one whose time the move passed goes off at once). */
 void lx_ptimers_clock_set(int64_t delta)
 {
-    struct lx_proc *procs = lx_procs();
-    for (int i = 0; i < LX_PROCS; i++)
-        for (int k = 0; procs[i].used && procs[i].ntimers && k < LX_PTIMERS; k++) {
-            struct lx_ptimer *t = &procs[i].timers[k];
-            if (t->used && t->at && t->abs_calendar)
+    for (struct lx_proc *p = lx_procs(); p; p = p->next)
+        for (struct lx_ptimer *t = p->used ? p->timers : NULL; t; t = t->next) {
+            if (t->at && t->abs_calendar)
                 t->at = delta > 0 && (uint64_t)delta >= t->at ? 1 : t->at - (uint64_t)delta;
         }
 }

@@ -261,9 +261,8 @@ int32_t lx_node_new(uint32_t mode)
 /* Is node n some process's working directory? */
 static int is_cwd(int32_t n)
 {
-    struct lx_proc *procs = lx_procs();
-    for (int i = 0; i < LX_PROCS; i++)
-        if (procs[i].used && !procs[i].ended && procs[i].cwd == n)
+    for (struct lx_proc *p = lx_procs(); p; p = p->next)
+        if (p->used && !p->ended && p->cwd == n)
             return 1;
     return 0;
 }

@@ -669,7 +669,6 @@ void lx_sig_send_thread(struct lx_thread *t, int sig, const struct lx_sinfo *si)
 /* The target of kill's pid, as Linux picks: one process, a group, or all. */
 static int64_t send_to(struct lx_proc *self, int32_t pid, uint64_t sig, int code)
 {
-    struct lx_proc *procs = lx_procs();
     struct lx_sinfo si = { code, self->pid, 0, 0, 0, 0 };
     if (pid == INT32_MIN)
         return -LX_ESRCH;
@@ -686,10 +685,9 @@ static int64_t send_to(struct lx_proc *self, int32_t pid, uint64_t sig, int code
     int32_t group = pid == 0 ? self->pgid : -pid;
     int found = 0;
     int64_t err = 0;
-    for (int i = 0; i < LX_PROCS; i++) {
-        struct lx_proc *q = &procs[i];
+    for (struct lx_proc *q = lx_procs(); q; q = q->next) {
         if (!q->used)
-            continue;
+            continue;                           /* (ended by a signal of this walk) */
         if (pid == -1 ? (q == self || q->pid == 1) : q->pgid != group)
             continue;
         found = 1;
@@ -1175,11 +1173,9 @@ static void cpu_limit_passed(struct lx_proc *q, uint64_t cpu)
 
 void lx_timer_update(void)
 {
-    struct lx_proc *procs = lx_procs();
     uint64_t next = 0;
     uint64_t now = svc_clock_ns();
-    for (int i = 0; i < LX_PROCS; i++) {
-        struct lx_proc *q = &procs[i];
+    for (struct lx_proc *q = lx_procs(); q; q = q->next) {
         if (q->used && !q->ended && q->alarm_at && (!next || q->alarm_at < next))
             next = q->alarm_at;
         for (int k = 0; k < 2; k++) {
@@ -1225,10 +1221,9 @@ void lx_calendar_moved(int64_t delta)
 /* The service's timer went off: alarms, and timed waits whose time is up. */
 static void timer_fired(void)
 {
-    struct lx_proc *procs = lx_procs();
+    lx_reap();                                  /* (an entry of the service: see lx_reap) */
     uint64_t now = svc_clock_ns();
-    for (int i = 0; i < LX_PROCS; i++) {
-        struct lx_proc *q = &procs[i];
+    for (struct lx_proc *q = lx_procs(); q; q = q->next) {
         if (q->used && !q->ended && q->alarm_at && now >= q->alarm_at) {
             q->alarm_at = q->alarm_every ? now + q->alarm_every : 0;
             struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0, 0, 0 };
@@ -1348,11 +1343,10 @@ int lx_sig_ignored_or_blocked(struct lx_ctx *c, int sig)
 /* The terminal's signals: from the kernel (SI_KERNEL), to the group. */
 void lx_signal_group(int pgrp, int sig)
 {
-    struct lx_proc *procs = lx_procs();
     struct lx_sinfo si = { LX_SI_KERNEL, 0, 0, 0, 0, 0 };
-    for (int i = 0; i < LX_PROCS; i++)
-        if (procs[i].used && !procs[i].ended && procs[i].pgid == pgrp)
-            lx_sig_send(&procs[i], sig, &si);
+    for (struct lx_proc *q = lx_procs(); q; q = q->next)
+        if (q->used && !q->ended && q->pgid == pgrp)
+            lx_sig_send(q, sig, &si);
 }
 
 #define ITIMER_REAL     0

@@ -317,9 +317,7 @@ static int64_t sys_sysinfo(struct lx_ctx *c, uint64_t buf)
     si.totalram = MEM_TOTAL;
     si.freeram = MEM_TOTAL - MEM_KEPT - (used < MEM_TOTAL - MEM_KEPT ? used : MEM_TOTAL - MEM_KEPT);
     si.sharedram = used;
-    struct lx_thread *threads = lx_threads();
-    for (int i = 0; i < LX_THREADS && threads; i++)
-        si.procs += threads[i].used != 0;
+    si.procs = (uint16_t)lx_threads_alive();
     si.mem_unit = 1;
     return lx_copy_out(c, buf, &si, sizeof(si));
 }
@@ -441,8 +439,7 @@ static int64_t sys_prctl(struct lx_ctx *c, uint64_t option, uint64_t arg)
 
 #define RLIM_INF    (~0ull)
 
-/* Linux's defaults for root, and what the personality's tables hold
- * (NOFILE, NPROC, STACK). */
+/* Linux's defaults for root, and what the personality holds (NOFILE, STACK). */
 static const uint64_t rlimits[LX_RLIMITS][2] = {
     { RLIM_INF, RLIM_INF },             /* CPU */
     { RLIM_INF, RLIM_INF },             /* FSIZE */
@@ -450,12 +447,12 @@ static const uint64_t rlimits[LX_RLIMITS][2] = {
     { LX_STACK_SIZE, RLIM_INF },        /* STACK (the stack is made this size: a higher hard limit changes nothing) */
     { 0, RLIM_INF },                    /* CORE */
     { RLIM_INF, RLIM_INF },             /* RSS */
-    { LX_PROCS, LX_PROCS },             /* NPROC */
+    { LX_NPROC, LX_NPROC },             /* NPROC (root is not held to it, as on Linux) */
     { LX_FDS, LX_FDS },                 /* NOFILE */
     { 8u << 20, 8u << 20 },             /* MEMLOCK */
     { RLIM_INF, RLIM_INF },             /* AS */
     { RLIM_INF, RLIM_INF },             /* LOCKS */
-    { 0, 0 },                           /* SIGPENDING: no queued signals */
+    { LX_NPROC, LX_NPROC },             /* SIGPENDING: bounds POSIX timers (ptimer.c), as on Linux */
     { 819200, 819200 },                 /* MSGQUEUE */
     { 0, 0 },                           /* NICE */
     { 0, 0 },                           /* RTPRIO */

@@ -155,7 +155,8 @@ struct tty {
     int hung;                   /* the master is closed: the slave is hung up */
     int locked;                 /* the slave may not be opened (TIOCSPTLCK) */
     int32_t node;               /* its /dev/pts/N (-1 once removed) */
-    struct lx_proc *owner;      /* the process it is charged to (owner->ptys), while owner_pid is its pid */
+    uint64_t owner_serial;      /* the process it is charged to (its ptys), while one of pid owner_pid
+                                 * has this serial number */
     int32_t owner_pid;
 };
 
@@ -320,6 +321,7 @@ static int input(struct tty *tt, uint8_t c)
 /* The receive interrupt: the FIFO through the line discipline while the queue has room. */
 static void received(void)
 {
+    lx_reap();                                  /* (an entry of the service: see lx_reap) */
     *reg(UART_ICR) = IM_RX | IM_RT;
     while (!(*reg(UART_FR) & FR_RXFE)) {
         uint8_t c = (uint8_t)(*reg(UART_DR) & 0xff);
@@ -438,8 +440,9 @@ uint32_t lx_tty_pts_rdev(const struct lx_node *n)
 /* Free pseudo-terminal t (neither side is open). */
 static void pty_free(struct tty *t)
 {
-    if (t->owner && t->owner->used && t->owner->pid == t->owner_pid && t->owner->ptys)
-        t->owner->ptys--;
+    struct lx_proc *owner = lx_proc_of_serial(t->owner_pid, t->owner_serial);
+    if (owner && owner->ptys)
+        owner->ptys--;
     ptys[t->index] = NULL;
     svc_free(t->out, TTY_BUF);
     svc_free(t->buf, TTY_BUF);
@@ -481,7 +484,7 @@ int64_t lx_pty_open_master(struct lx_ctx *c, int32_t ptmx, uint32_t flags, int c
         return -LX_ENOMEM;
     }
     *t = (struct tty){ .index = idx, .t = cooked, .sid = NO_SESSION, .buf = in, .out = outq, .locked = 1,
-                       .node = -1, .owner = p, .owner_pid = p->pid };
+                       .node = -1, .owner_serial = p->serial, .owner_pid = p->pid };
     t->t.cflag = PTS_CFLAG;
     int32_t node = lx_node_new(LX_S_IFCHR | 0620);
     char name[12];
@@ -645,9 +648,7 @@ static void consume(struct tty *t, uint32_t n)
  * another group of the same session (so nobody will continue it)? */
 static int orphaned(int pgrp, int sid)
 {
-    struct lx_proc *procs = lx_procs();
-    for (int i = 0; i < LX_PROCS; i++) {
-        struct lx_proc *q = &procs[i];
+    for (struct lx_proc *q = lx_procs(); q; q = q->next) {
         if (!q->used || q->ended || q->pgid != pgrp)
             continue;
         struct lx_proc *parent = q->ppid ? lx_proc_of_pid(q->ppid) : NULL;
@@ -838,9 +839,8 @@ static int group_in_session(int pgrp, int sid)
 {
     if (pgrp == 0 && sid == 0)
         return 1;           /* the group of the native programs (lxrun) that started session 0 */
-    struct lx_proc *procs = lx_procs();
-    for (int i = 0; i < LX_PROCS; i++)
-        if (procs[i].used && procs[i].pgid == pgrp && procs[i].sid == sid)
+    for (struct lx_proc *q = lx_procs(); q; q = q->next)
+        if (q->used && q->pgid == pgrp && q->sid == sid)
             return 1;
     return 0;
 }

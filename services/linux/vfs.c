@@ -286,38 +286,16 @@ int64_t lx_sys_symlinkat(struct lx_ctx *c, uint64_t target, int64_t newdirfd, ui
 }
 
 /* ---------------------------------------------------------------- the creation mask */
-/* Each process slot's mask, valid while the slot holds the same pid. A
- * process that never set its own has its parent's (looked up when it is
- * needed, so a parent's change after the fork shows through: a small
- * difference from Linux, which copies it at fork), or LX_UMASK. */
-static struct { int pid; uint32_t mask; } masks[LX_PROCS];
-
-static struct lx_proc *proc_by_pid(int pid)
-{
-    struct lx_proc *procs = lx_procs();
-    for (int i = 0; i < LX_PROCS; i++)
-        if (procs[i].used && procs[i].pid == pid)
-            return &procs[i];
-    return NULL;
-}
-
+/* The mask is the process's own, copied at fork as on Linux. */
 uint32_t lx_umask_of(const struct lx_proc *p)
 {
-    for (int hops = 0; p && hops < LX_PROCS; hops++) {
-        int slot = (int)(p - lx_procs());
-        if (slot >= 0 && slot < LX_PROCS && masks[slot].pid == p->pid && p->pid)
-            return masks[slot].mask;
-        p = p->ppid ? proc_by_pid(p->ppid) : NULL;
-    }
-    return LX_UMASK;
+    return p->umask;
 }
 
 int64_t lx_sys_umask(struct lx_ctx *c, uint64_t mask)
 {
-    uint32_t old = lx_umask_of(c->p);
-    int slot = (int)(c->p - lx_procs());
-    masks[slot].pid = c->p->pid;
-    masks[slot].mask = (uint32_t)mask & 0777;
+    uint32_t old = c->p->umask;
+    c->p->umask = (uint32_t)mask & 0777;
     return old;
 }
 

@@ -69,4 +69,67 @@ static inline void show_text(const char *what, const char *path)
         close(fd);
 }
 
+/* What Petrel's personality holds now (/proc/petrel: "name value" lines,
+ * Petrel's own file); petrel_usage_read gives 0 on Linux, which has none. */
+#define PETREL_USAGE_MAX 24
+struct petrel_usage {
+    int n;
+    char name[PETREL_USAGE_MAX][24];
+    long long value[PETREL_USAGE_MAX];
+};
+
+static inline int petrel_usage_read(struct petrel_usage *u)
+{
+    char text[2048];
+    int fd = open("/proc/petrel", O_RDONLY | O_CLOEXEC);
+    u->n = 0;
+    if (fd < 0)
+        return 0;
+    long n = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    text[n > 0 ? n : 0] = 0;
+    for (char *line = text; *line && u->n < PETREL_USAGE_MAX; ) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = 0;
+        if (sscanf(line, "%23s %lld", u->name[u->n], &u->value[u->n]) == 2)
+            u->n++;
+        if (!nl)
+            break;
+        line = nl + 1;
+    }
+    return 1;
+}
+
+/* Does `now` hold what `then` did: every count the same, and heap_bytes
+ * (the pages under the personality's records) at most `slack` more (a
+ * table that indexes records stays at its largest size, and each size
+ * class keeps one empty page)? With `loud`, the differences go to stderr. */
+static inline int petrel_usage_same(const struct petrel_usage *then, const struct petrel_usage *now, long long slack, int loud)
+{
+    int same = then->n == now->n;
+    for (int i = 0; i < then->n && i < now->n; i++) {
+        long long allowed = strcmp(then->name[i], "heap_bytes") ? 0 : slack;
+        int ok = !strcmp(then->name[i], now->name[i]) && now->value[i] >= then->value[i] - allowed &&
+                 now->value[i] <= then->value[i] + allowed;
+        if (!ok && loud)
+            fprintf(stderr, "usage: %s %lld, was %lld\n", now->name[i], now->value[i], then->value[i]);
+        same &= ok;
+    }
+    return same;
+}
+
+/* Read the usage into `now` until it holds what `then` did (what a process
+ * leaves is let go as the personality finishes with it), for at most 5 s;
+ * 1 if it does, or on Linux (nothing to compare). */
+static inline int petrel_usage_back(const struct petrel_usage *then, struct petrel_usage *now, long long slack)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        if (!petrel_usage_read(now) || petrel_usage_same(then, now, slack, 0))
+            return 1;
+        usleep(50000);
+    }
+    return petrel_usage_same(then, now, slack, 1);
+}
+
 #endif
