@@ -485,6 +485,18 @@ static int selects(struct lx_proc *p, struct lx_proc *q, int32_t pid)
     return q->pgid == (pid == 0 ? p->pgid : -pid);
 }
 
+/* The first of p's children that wait's selector `pid` may name: that
+ * one itself for a pid (found by its number, so that waiting for one of
+ * many children does not look at the others), else the oldest. */
+static struct lx_proc *first_selected(struct lx_proc *p, int32_t pid)
+{
+    if (pid > 0) {
+        struct lx_proc *q = lx_proc_of_pid(pid);
+        return q && q->ppid == p->pid ? q : NULL;
+    }
+    return p->first_child;
+}
+
 /* A child's CPU time with that of the children it waited for (what wait4's rusage reports). */
 static uint64_t child_cpu(const struct lx_proc *q)
 {
@@ -508,7 +520,7 @@ int64_t lx_sys_wait4(struct lx_ctx *c, int64_t upid, uint64_t ustatus, uint64_t 
     if (pid == INT32_MIN)
         return -LX_ESRCH;
     int any = 0;
-    for (struct lx_proc *q = p->first_child; q; q = q->sibling) {
+    for (struct lx_proc *q = first_selected(p, pid); q; q = pid > 0 ? NULL : q->sibling) {
         if (!selects(p, q, pid))
             continue;
         any = 1;
@@ -559,7 +571,7 @@ int64_t lx_sys_waitid(struct lx_ctx *c, uint64_t idtype, uint64_t id, uint64_t i
     int any = 0;
     int32_t si[7] = { 0 };                      /* signo, errno, code, (pad), pid, uid, status */
     uint64_t cpu = 0;
-    for (struct lx_proc *q = p->first_child; q; q = q->sibling) {
+    for (struct lx_proc *q = first_selected(p, sel); q; q = sel > 0 ? NULL : q->sibling) {
         if (!selects(p, q, sel))
             continue;
         any = 1;
