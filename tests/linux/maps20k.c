@@ -7,8 +7,9 @@
  * mapped ranges (Linux's vm.max_map_count, 65530): one-page PROT_NONE
  * mappings with holes between them until mmap says ENOMEM; at the limit a
  * cut in the middle of a mapping fails too, and works again once they
- * are unmapped. (That part takes Linux 10 s in QEMU: the oracle's one
- * Linux boot for all its programs has no room for it.) */
+ * are unmapped. (That part takes Linux about 10 s in QEMU, and the
+ * oracle boots Linux once, within 120 s, for all its programs: it is left
+ * out of that run.) */
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
