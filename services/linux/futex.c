@@ -61,17 +61,12 @@ static int key_of(struct lx_proc *p, uint64_t uaddr, int private, uint64_t key[2
         key[1] = uaddr;
         return 0;
     }
-    for (unsigned i = 0; i < p->nvmas; i++) {
-        const struct lx_vma *v = &p->vmas[i];
-        if (v->start <= uaddr && uaddr < v->end) {
-            if (!v->obj)
-                return -LX_EFAULT;              /* reserved, nothing mapped */
-            key[0] = (uint64_t)(uintptr_t)v->obj | 1;  /* (objects are aligned: never a process's key) */
-            key[1] = v->off + (uaddr - v->start);
-            return 0;
-        }
-    }
-    return -LX_EFAULT;
+    const struct lx_vma *v = lx_vma_at(p, uaddr);
+    if (!v || !v->obj)
+        return -LX_EFAULT;                      /* not mapped, or reserved with nothing mapped */
+    key[0] = (uint64_t)(uintptr_t)v->obj | 1;  /* (objects are aligned: never a process's key) */
+    key[1] = v->off + (uaddr - v->node.start);
+    return 0;
 }
 
 /* Wake up to n threads waiting on key whose bits meet `bits`; how many. */

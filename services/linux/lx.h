@@ -12,6 +12,7 @@
 #include "linux_if.h"
 #include "svc_proc.h"
 #include "pstring.h"
+#include "vatree.h"
 
 /* ---------------------------------------------------------------- errno (Linux's values) */
 enum {
@@ -140,8 +141,8 @@ struct lx_sinfo {
 #define LX_FDS          64              /* descriptors per process (RLIMIT_NOFILE) */
 #define LX_OPEN         256             /* open file descriptions in all */
 #define LX_PROC_OPEN    (LX_OPEN / 2)   /* ... made by one process and still open (EMFILE past it) */
-#define LX_VMAS         128             /* mapped ranges per process (the program, heap, stack, mmaps) */
-#define LX_MOBJS        (32 * LX_VMAS)          /* memory objects behind them, in all */
+#define LX_MAP_COUNT    65530           /* mapped ranges per process (Linux's vm.max_map_count): records
+                                         * allocated as needed (lx_alloc), ENOMEM past it */
 #define LX_PIPES        64              /* pipes in all */
 #define LX_LOCKS        256             /* file locks (POSIX, OFD and flock ranges) in all (lock.c) */
 #define LX_PROC_LOCKS   (LX_LOCKS / 4)  /* ... set by one process (ENOLCK past either) */
@@ -479,7 +480,7 @@ void lx_events_in_use(uint32_t *objects, uint32_t *watches);
  * a file's own (of_file) while its node lives. */
 struct lx_mobj {
     svc_handle h;
-    uint32_t refs;              /* 0: free (a file's own: not mapped) */
+    uint32_t refs;              /* ranges using it (a file's own: 0 while not mapped) */
     uint8_t file;               /* the root archive's (read-only, shared by all: never cloned) */
     uint8_t shared;             /* MAP_SHARED memory: a fork maps this object, not a copy */
     uint8_t of_file;            /* the contents of file `node` (shared too): its node holds it, and
@@ -488,15 +489,19 @@ struct lx_mobj {
                                  * file (held open), or -1 for anonymous memory... */
     uint32_t foff, fend;        /* ...offset 0 holds its bytes from foff; past fend the object is
                                  * anonymous (a program's .bss) */
+    struct lx_mobj *fork_copy;  /* during a fork only: the child's copy (lx_vmas_fork) */
 };
 
 /* A mapped range of a process: [start, end) of object obj from offset
  * off, with the rights it has now. obj NULL: reserved, nothing mapped
  * (PROT_NONE). The personality keeps these to place mappings and to fork;
- * the kernel keeps the mappings themselves. */
+ * the kernel keeps the mappings themselves. Each is a record of its own
+ * (lx_alloc) in its process's tree (lx_proc.vmas), ordered by address:
+ * node.start is its start, node.size its length (lx_vma_end). */
 enum { LX_VMA_MMAP, LX_VMA_PROG, LX_VMA_HEAP, LX_VMA_STACK };
 struct lx_vma {
-    uint64_t start, end, off;
+    struct vanode node;
+    uint64_t off;
     struct lx_mobj *obj;
     uint32_t rights;
     uint8_t kind;
@@ -505,6 +510,23 @@ struct lx_vma {
 };
 #define LX_VMA_DONTFORK     1   /* a fork's child does not get this range */
 #define LX_VMA_WIPEONFORK   2   /* ... gets it as fresh zeros */
+
+static inline uint64_t lx_vma_end(const struct lx_vma *v)
+{
+    return v->node.start + v->node.size;
+}
+
+/* The range of a tree's node (NULL for none). */
+static inline struct lx_vma *lx_vma_of(const struct vanode *n)
+{
+    return n ? vanode_entry(n, struct lx_vma, node) : NULL;
+}
+
+/* The range after v in address order (NULL at the end). */
+static inline struct lx_vma *lx_vma_next(const struct lx_vma *v)
+{
+    return lx_vma_of(vatree_next(&v->node));
+}
 
 /* ---------------------------------------------------------------- blocking */
 /* A call that cannot finish now keeps its reply (svc_defer) and is answered
@@ -589,8 +611,10 @@ struct lx_proc {
     uint8_t cloexec[LX_FDS];
     uint32_t files, pipes, ptys;        /* open files, pipes and pseudo-terminals it made that are still
                                          * open (its shares) */
-    struct lx_vma vmas[LX_VMAS];
-    unsigned nvmas;
+    struct vatree vmas;         /* its mapped ranges (struct lx_vma), by address; vmas.count of them */
+    uint64_t gap_top;           /* where find_gap (memory.c) may resume: LX_MMAP_TOP or a range's start, with
+                                 * no free gap of gap_need bytes or more above it (0: search from the top) */
+    uint64_t gap_need;
     int ended, status;          /* ended: the Linux wait status is set */
     svc_token waiter;           /* a native wait(pid) in progress */
     /* signals (signal.c) */
@@ -614,6 +638,17 @@ struct lx_proc {
     int32_t next_timer_id;      /* the id the next timer_create gets (-1: all were given) */
     int ntimers;                /* timers in use: the service's timer looks at none of a process without */
 };
+
+/* p's lowest range (NULL if none), and the one holding address va (NULL if none): O(log n). */
+static inline struct lx_vma *lx_vma_first(const struct lx_proc *p)
+{
+    return lx_vma_of(vatree_first(&p->vmas));
+}
+
+static inline struct lx_vma *lx_vma_at(const struct lx_proc *p, uint64_t va)
+{
+    return lx_vma_of(vatree_find(&p->vmas, va));
+}
 
 /* A thread of a process: what runs, blocks in a call and takes signals.
  * Its fault badge is its tid and slot (linux.c); the first thread's tid is the pid. */

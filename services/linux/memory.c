@@ -43,15 +43,12 @@
                          0x8000 /* POPULATE */ | 0x10000 /* NONBLOCK */ | 0x20000 /* STACK */ | \
                          0x40000 /* HUGETLB */ | 0x4000000 /* UNINITIALIZED */)
 
-static struct lx_mobj *mobjs;                   /* LX_MOBJS records: the service's memory (svc_alloc) */
 static struct lx_mobj file_obj = { .refs = 1, .file = 1, .node = -1 };
+static uint32_t mobjs_live;                     /* records of lx_mobj_new not freed yet */
 
 uint32_t lx_mobjs_in_use(void)
 {
-    uint32_t n = 0;
-    for (int i = 0; i < LX_MOBJS && mobjs; i++)
-        n += mobjs[i].h != 0;
-    return n;
+    return mobjs_live;
 }
 
 struct lx_mobj *lx_file_mobj(void)
@@ -62,16 +59,23 @@ struct lx_mobj *lx_file_mobj(void)
 
 struct lx_mobj *lx_mobj_new(svc_handle h, int file)
 {
-    if (!mobjs)
-        mobjs = svc_alloc(LX_MOBJS * sizeof(*mobjs));
-    for (int i = 0; i < LX_MOBJS && mobjs; i++) {
-        if (!mobjs[i].h) {
-            mobjs[i] = (struct lx_mobj){ .h = h, .file = (uint8_t)file, .node = -1 };
-            return &mobjs[i];
-        }
+    struct lx_mobj *o = lx_alloc(sizeof(*o));
+    if (!o) {
+        svc_handle_release(h);
+        return NULL;
     }
-    svc_handle_release(h);
-    return NULL;
+    o->h = h;
+    o->file = (uint8_t)file;
+    o->node = -1;
+    mobjs_live++;
+    return o;
+}
+
+/* Give o's record back (its handle and file are released already). */
+static void mobj_free(struct lx_mobj *o)
+{
+    lx_free(o, sizeof(*o));
+    mobjs_live--;
 }
 
 struct lx_mobj *lx_mobj_of_file(svc_handle h, int32_t node)
@@ -90,7 +94,7 @@ void lx_mobj_file_gone(struct lx_mobj *o)
     if (!o || !o->of_file || o->refs)
         return;
     svc_handle_release(o->h);
-    *o = (struct lx_mobj){ .node = -1 };
+    mobj_free(o);
 }
 
 /* The bytes of len from off that a file reaching `reach` bytes (the end
@@ -116,30 +120,24 @@ void lx_file_resized(const struct lx_node *n, uint64_t old)
     if (!n->obj || was == now)
         return;
     for (struct lx_proc *p = lx_procs(); p; p = p->next) {
-        for (unsigned k = 0; p->used && k < p->nvmas; k++) {
-            const struct lx_vma *v = &p->vmas[k];
+        for (const struct lx_vma *v = p->used ? lx_vma_first(p) : NULL; v; v = lx_vma_next(v)) {
             if (v->obj != n->obj || !v->rights)
                 continue;
-            uint64_t len = v->end - v->start, a = reach_span(was, v->off, len), b = reach_span(now, v->off, len);
+            uint64_t len = v->node.size, a = reach_span(was, v->off, len), b = reach_span(now, v->off, len);
             if (b > a)                          /* grown: the new pages mapped beside the old */
-                svc_mem_map(p->space, v->obj->h, v->start + a, v->off + a, b - a, v->rights);
+                svc_mem_map(p->space, v->obj->h, v->node.start + a, v->off + a, b - a, v->rights);
             else if (a > b)                     /* shrunk: the pages past the end go (SIGBUS) */
-                svc_mem_unmap(p->space, v->start + b, a - b);
+                svc_mem_unmap(p->space, v->node.start + b, a - b);
         }
     }
 }
 
 int lx_vma_file_page(struct lx_proc *p, uint64_t va, uint32_t need)
 {
-    for (unsigned i = 0; i < p->nvmas; i++) {
-        const struct lx_vma *v = &p->vmas[i];
-        if (v->start <= va && va < v->end) {
-            if (!v->obj || !v->obj->of_file || (v->rights & need) != need)
-                return -1;
-            return va - v->start < lx_mobj_span(v->obj, v->off, v->end - v->start);
-        }
-    }
-    return -1;
+    const struct lx_vma *v = lx_vma_at(p, va);
+    if (!v || !v->obj || !v->obj->of_file || (v->rights & need) != need)
+        return -1;
+    return va - v->node.start < lx_mobj_span(v->obj, v->off, v->node.size);
 }
 
 void lx_mobj_origin(struct lx_mobj *o, int32_t node, uint64_t foff, uint64_t fend)
@@ -152,19 +150,18 @@ void lx_mobj_origin(struct lx_mobj *o, int32_t node, uint64_t foff, uint64_t fen
     o->fend = (uint32_t)fend;
 }
 
-/* The handle and the file of o go: its record is free. */
+/* The handle and the file of o go, and its record. */
 static void mobj_release(struct lx_mobj *o)
 {
     svc_handle_release(o->h);
-    o->h = 0;
     if (o->node >= 0) {
         struct lx_node *n = lx_node(o->node);
         if (n && n->opens) {
             n->opens--;
             lx_node_maybe_free(o->node);
         }
-        o->node = -1;
     }
+    mobj_free(o);
 }
 
 /* One range stopped using o: the last one releases it (a file's own
@@ -201,40 +198,126 @@ static uint32_t rights_of(uint64_t prot)
            ((prot & PROT_EXEC) ? R_READ | R_EXEC : 0);
 }
 
-/* Record a range (merged into the one before it when it continues it with
+/* ---------------------------------------------------------------- range records */
+
+/* Records set aside by vma_reserve, linked through node.left: a change
+ * that cuts ranges takes them first, so that it cannot fail half way for
+ * want of memory. The calls that reserve give the rest back when they
+ * return (vma_unreserve), so nothing stays set aside between calls. */
+static struct vanode *spare;
+static unsigned nspare;
+
+/* A zeroed range record: a spare one, else a new one; NULL without memory. */
+static struct lx_vma *vma_new(void)
+{
+    if (!spare)
+        return lx_alloc(sizeof(struct lx_vma));
+    struct lx_vma *v = lx_vma_of(spare);
+    spare = spare->left;
+    nspare--;
+    memset(v, 0, sizeof(*v));
+    return v;
+}
+
+static void vma_unreserve(void)
+{
+    while (spare) {
+        struct vanode *n = spare;
+        spare = n->left;
+        lx_free(lx_vma_of(n), sizeof(struct lx_vma));
+    }
+    nspare = 0;
+}
+
+/* What a call that may have set records aside returns, once they are
+ * given back (brk, mmap, munmap, mprotect, madvise and mremap end here). */
+static int64_t unreserved(int64_t result)
+{
+    vma_unreserve();
+    return result;
+}
+
+/* Have n spare records; 0, or -ENOMEM (none kept). */
+static int vma_reserve(uint64_t n)
+{
+    while (nspare < n) {
+        struct lx_vma *v = lx_alloc(sizeof(*v));
+        if (!v) {
+            vma_unreserve();
+            return -LX_ENOMEM;
+        }
+        v->node.left = spare;
+        spare = &v->node;
+        nspare++;
+    }
+    return 0;
+}
+
+/* Take range v out of p's tree and free it (its object is the caller's).
+ * A range gone at or above where find_gap resumes may open a gap there:
+ * the next search starts from the top again. */
+static void vma_delete(struct lx_proc *p, struct lx_vma *v)
+{
+    if (lx_vma_end(v) > p->gap_top)
+        p->gap_top = 0;
+    vatree_remove(&p->vmas, &v->node);
+    lx_free(v, sizeof(*v));
+}
+
+/* The lowest range of p overlapping [start, end), or NULL. */
+static struct lx_vma *first_in(const struct lx_proc *p, uint64_t start, uint64_t end)
+{
+    return end > start ? lx_vma_of(vatree_first_overlap(&p->vmas, start, end - start)) : NULL;
+}
+
+/* Record range v (merged into the one before it when it continues it with
  * the same object, rights and fork advice: Linux keeps ranges of other
  * madvise flags apart, so heap grown past a MADV_DONTFORK range is not). */
-static int vma_add(struct lx_proc *p, struct lx_vma v)
+static int vma_add(struct lx_proc *p, struct lx_vma *v)
 {
-    for (unsigned i = 0; i < p->nvmas; i++) {
-        struct lx_vma *w = &p->vmas[i];
-        if (w->end == v.start && w->obj == v.obj && v.obj && w->off + (w->end - w->start) == v.off &&
-            w->rights == v.rights && w->kind == v.kind && w->nowrite == v.nowrite && w->on_fork == v.on_fork) {
-            w->end = v.end;
-            mobj_put(v.obj);                    /* one range holds it once */
-            return 0;
-        }
+    uint64_t start = v->node.start;
+    struct lx_vma *w = start ? lx_vma_at(p, start - 1) : NULL;
+    if (w && w->obj == v->obj && v->obj && w->off + w->node.size == v->off && w->rights == v->rights &&
+        w->kind == v->kind && w->nowrite == v->nowrite && w->on_fork == v->on_fork) {
+        w->node.size += v->node.size;           /* (the tree's order stays: v's room was free) */
+        mobj_put(v->obj);                       /* one range holds it once */
+        lx_free(v, sizeof(*v));
+        return 0;
     }
-    if (p->nvmas == LX_VMAS)
-        return -LX_ENOMEM;
-    p->vmas[p->nvmas++] = v;
-    return 0;
+    if (vatree_insert(&p->vmas, &v->node) == 0)
+        return 0;
+    mobj_put(v->obj);                           /* (not expected: the callers unmapped the room) */
+    lx_free(v, sizeof(*v));
+    return -LX_ENOMEM;
 }
 
 /* lx_vma_map for a range that may never be made writable (nowrite: a
  * shared mapping of a file not open for writing). Of a file's own object
- * only the pages the file reaches are mapped in the kernel. */
+ * only the pages the file reaches are mapped in the kernel. Like Linux,
+ * a process past its limit of ranges gets no more (ENOMEM). */
 static int vma_map(struct lx_proc *p, struct lx_mobj *obj, uint64_t va, uint64_t off, uint64_t size, uint32_t rights,
                    int kind, int nowrite)
 {
-    if (p->nvmas == LX_VMAS)
+    if (p->vmas.count > LX_MAP_COUNT)
+        return -LX_ENOMEM;
+    struct lx_vma *v = vma_new();
+    if (!v)
         return -LX_ENOMEM;
     uint64_t span = lx_mobj_span(obj, off, size);
-    if (obj && rights && span && svc_mem_map(p->space, obj->h, va, off, span, rights))
+    if (obj && rights && span && svc_mem_map(p->space, obj->h, va, off, span, rights)) {
+        lx_free(v, sizeof(*v));
         return -LX_ENOMEM;
+    }
     if (obj)
         obj->refs++;
-    return vma_add(p, (struct lx_vma){ va, va + size, off, obj, rights, (uint8_t)kind, (uint8_t)nowrite, 0 });
+    v->node.start = va;
+    v->node.size = size;
+    v->off = off;
+    v->obj = obj;
+    v->rights = rights;
+    v->kind = (uint8_t)kind;
+    v->nowrite = (uint8_t)nowrite;
+    return vma_add(p, v);
 }
 
 int lx_vma_map(struct lx_proc *p, struct lx_mobj *obj, uint64_t va, uint64_t off, uint64_t size, uint32_t rights,
@@ -257,49 +340,66 @@ int lx_vma_fresh(struct lx_proc *p, uint64_t va, uint64_t size, uint32_t rights,
 
 void lx_vmas_drop(struct lx_proc *p)
 {
-    for (unsigned i = 0; i < p->nvmas; i++)
-        mobj_put(p->vmas[i].obj);
-    p->nvmas = 0;
+    struct lx_vma *v;
+    while ((v = lx_vma_first(p)) != NULL) {
+        mobj_put(v->obj);
+        vatree_remove(&p->vmas, &v->node);
+        lx_free(v, sizeof(*v));
+    }
+    vatree_init(&p->vmas);
+    p->gap_top = p->gap_need = 0;
     p->heap_obj = NULL;
     p->heap_va = p->heap_end = p->heap_top = 0;
 }
 
-/* How many new records cutting the ranges at start and at end takes
- * (one for each address strictly inside a range). */
-static unsigned splits(struct lx_proc *p, uint64_t start, uint64_t end)
+/* Does cutting p's ranges at address a take a new record (a strictly
+ * inside a range)? */
+static int splits_at(const struct lx_proc *p, uint64_t a)
 {
-    unsigned n = 0;
-    for (unsigned i = 0; i < p->nvmas; i++)
-        n += (p->vmas[i].start < start && start < p->vmas[i].end) + (p->vmas[i].start < end && end < p->vmas[i].end);
-    return n;
+    const struct lx_vma *v = lx_vma_at(p, a);
+    return v && v->node.start < a;
 }
 
-/* Cut the ranges at address a (so that none crosses it); -ENOMEM without a slot. */
+/* How many new records cutting the ranges at start and at end takes. */
+static unsigned splits(const struct lx_proc *p, uint64_t start, uint64_t end)
+{
+    return (unsigned)(splits_at(p, start) + splits_at(p, end));
+}
+
+/* Cut the ranges at address a (so that none crosses it): the part from a
+ * on becomes a record of its own; -ENOMEM without one. */
 static int split_at(struct lx_proc *p, uint64_t a)
 {
-    for (unsigned i = 0; i < p->nvmas; i++) {
-        struct lx_vma *v = &p->vmas[i];
-        if (v->start < a && a < v->end) {
-            if (p->nvmas == LX_VMAS)
-                return -LX_ENOMEM;
-            struct lx_vma hi = *v;
-            hi.off += a - v->start;
-            hi.start = a;
-            v->end = a;
-            if (hi.obj)
-                hi.obj->refs++;
-            p->vmas[p->nvmas++] = hi;
-            return 0;
-        }
-    }
+    struct lx_vma *v = lx_vma_at(p, a);
+    if (!v || v->node.start == a)
+        return 0;
+    struct lx_vma *hi = vma_new();
+    if (!hi)
+        return -LX_ENOMEM;
+    uint64_t below = a - v->node.start;
+    hi->node.start = a;
+    hi->node.size = v->node.size - below;
+    hi->off = v->off + below;
+    hi->obj = v->obj;
+    hi->rights = v->rights;
+    hi->kind = v->kind;
+    hi->nowrite = v->nowrite;
+    hi->on_fork = v->on_fork;
+    v->node.size = below;
+    if (hi->obj)
+        hi->obj->refs++;
+    vatree_insert(&p->vmas, &hi->node);
     return 0;
 }
 
 /* Split p's ranges at start and end, so that [start, end) is whole ranges;
- * -ENOMEM, changing nothing, if a piece needs a slot there is not. */
-static int cut(struct lx_proc *p, uint64_t start, uint64_t end)
+ * -ENOMEM, changing nothing, without the records for the pieces, or past
+ * the limit of ranges when `bounded` (mprotect and madvise, as Linux:
+ * munmap's pieces go, so it checks only a cut in the middle, below). */
+static int cut(struct lx_proc *p, uint64_t start, uint64_t end, int bounded)
 {
-    if (p->nvmas + splits(p, start, end) > LX_VMAS)
+    unsigned n = splits(p, start, end);
+    if ((bounded && p->vmas.count + n > LX_MAP_COUNT) || vma_reserve(n))
         return -LX_ENOMEM;
     split_at(p, start);
     split_at(p, end);
@@ -307,17 +407,21 @@ static int cut(struct lx_proc *p, uint64_t start, uint64_t end)
 }
 
 /* Take [start, end) out of p's ranges (the kernel's mappings are the
- * caller's); -ENOMEM, changing nothing, if a split needs a slot there is not. */
+ * caller's); -ENOMEM, changing nothing, if a hole in the middle of a range
+ * would pass the limit of ranges, or without records for the pieces. */
 static int vmas_remove(struct lx_proc *p, uint64_t start, uint64_t end)
 {
-    if (cut(p, start, end))
+    const struct lx_vma *mid = lx_vma_at(p, start);
+    if (mid && mid->node.start < start && end < lx_vma_end(mid) && p->vmas.count >= LX_MAP_COUNT)
         return -LX_ENOMEM;
-    for (unsigned i = 0; i < p->nvmas; i++) {
-        struct lx_vma *v = &p->vmas[i];
-        if (start <= v->start && v->end <= end) {
-            vma_drop_obj(p, v);
-            p->vmas[i--] = p->vmas[--p->nvmas];
-        }
+    if (cut(p, start, end, 0))
+        return -LX_ENOMEM;
+    struct lx_vma *v = first_in(p, start, end);
+    while (v && v->node.start < end) {
+        struct lx_vma *next = lx_vma_next(v);
+        vma_drop_obj(p, v);
+        vma_delete(p, v);
+        v = next;
     }
     return 0;
 }
@@ -325,10 +429,7 @@ static int vmas_remove(struct lx_proc *p, uint64_t start, uint64_t end)
 /* Does [start, end) overlap a range of p? */
 static int mapped(struct lx_proc *p, uint64_t start, uint64_t end)
 {
-    for (unsigned i = 0; i < p->nvmas; i++)
-        if (start < p->vmas[i].end && p->vmas[i].start < end)
-            return 1;
-    return 0;
+    return first_in(p, start, end) != NULL;
 }
 
 /* A fresh object of `size` zero bytes (shared: MAP_SHARED memory), not
@@ -386,28 +487,35 @@ static struct lx_mobj *file_private(int32_t node, uint64_t off, uint64_t size, u
 /* Does [start, end) overlap a range of p, its heap's reach or its stack? */
 static int taken(struct lx_proc *p, uint64_t start, uint64_t end)
 {
-    for (unsigned i = 0; i < p->nvmas; i++)
-        if (start < p->vmas[i].end && p->vmas[i].start < end)
-            return 1;
+    if (mapped(p, start, end))
+        return 1;
     if (start < p->brk_start + LX_BRK_MAX && end > p->brk_start - LX_BRK_MAX)
         return 1;                               /* the program and the room its heap may grow into */
     return end > LX_STACK_TOP - LX_STACK_SIZE;
 }
 
-/* The highest free gap of `len` bytes below LX_MMAP_TOP, or 0. */
+/* The highest free gap of `len` bytes below LX_MMAP_TOP, or 0: windows of
+ * len bytes tried from the top down, each ending where the last one met
+ * a range. Mappings placed one after another below each other would make
+ * every search walk all of them, so p remembers where the last one ended
+ * (gap_top) and that no gap above it held gap_need bytes: a search for at
+ * least that many resumes there and finds what a search from the top
+ * would. A range that goes at or above gap_top forgets it (vma_delete). */
 static uint64_t find_gap(struct lx_proc *p, uint64_t len)
 {
-    uint64_t top = LX_MMAP_TOP;
+    uint64_t top = p->gap_top && len >= p->gap_need ? p->gap_top : LX_MMAP_TOP;
     while (top >= LX_MMAP_BOTTOM + len) {
-        uint64_t start = top - len, lowest = top;
-        for (unsigned i = 0; i < p->nvmas; i++)
-            if (start < p->vmas[i].end && p->vmas[i].start < top && p->vmas[i].start < lowest)
-                lowest = p->vmas[i].start;
-        if (lowest == top && !taken(p, start, top))
-            return start;
-        if (lowest == top)
+        uint64_t start = top - len;
+        const struct lx_vma *lowest = first_in(p, start, top);
+        if (lowest) {
+            top = lowest->node.start;
+            continue;
+        }
+        if (taken(p, start, top))
             return 0;                           /* the heap is in the way: nothing lower is tried */
-        top = lowest;
+        p->gap_top = top;                       /* (LX_MMAP_TOP, or a range's start) */
+        p->gap_need = len;
+        return start;
     }
     return 0;
 }
@@ -446,7 +554,7 @@ static int too_big(uint64_t bytes)
     return bytes > LX_MEM_TOTAL;
 }
 
-int64_t lx_sys_brk(struct lx_ctx *c, uint64_t addr)
+static int64_t brk_call(struct lx_ctx *c, uint64_t addr)
 {
     struct lx_proc *p = c->p;
     if (addr < p->brk_start || addr > p->brk_start + LX_BRK_MAX)
@@ -455,9 +563,8 @@ int64_t lx_sys_brk(struct lx_ctx *c, uint64_t addr)
     if (new_end > old_end) {
         if (too_big(new_end - old_end))
             return (int64_t)p->brk;
-        for (unsigned i = 0; i < p->nvmas; i++)
-            if (old_end < p->vmas[i].end && p->vmas[i].start < new_end)
-                return (int64_t)p->brk;         /* a mapping is in the way */
+        if (mapped(p, old_end, new_end))
+            return (int64_t)p->brk;             /* a mapping is in the way */
         if (heap_grow(p, old_end, new_end))
             return (int64_t)p->brk;
     } else if (new_end < old_end) {
@@ -469,8 +576,13 @@ int64_t lx_sys_brk(struct lx_ctx *c, uint64_t addr)
     return (int64_t)addr;
 }
 
-int64_t lx_sys_mmap(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot, uint64_t flags, int64_t fd,
-                    uint64_t off)
+int64_t lx_sys_brk(struct lx_ctx *c, uint64_t addr)
+{
+    return unreserved(brk_call(c, addr));
+}
+
+static int64_t mmap_call(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot, uint64_t flags, int64_t fd,
+                         uint64_t off)
 {
     struct lx_proc *p = c->p;
     uint32_t fl = (uint32_t)flags, type = fl & MAP_TYPE;
@@ -526,14 +638,12 @@ int64_t lx_sys_mmap(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot
         if (!va)
             return -LX_ENOMEM;
     }
-    if (p->nvmas == LX_VMAS)
-        return -LX_ENOMEM;
+    if (p->vmas.count > LX_MAP_COUNT)
+        return -LX_ENOMEM;                      /* Linux's check: past vm.max_map_count */
     if (fl & MAP_FIXED) {                       /* replaces whatever was there */
         if (vmas_remove(p, va, va + size))
             return -LX_ENOMEM;
         svc_mem_unmap(p->space, va, size);
-        if (p->nvmas == LX_VMAS)
-            return -LX_ENOMEM;
     }
     uint32_t rights = rights_of(prot);
     int shared = !file && type != MAP_PRIVATE;
@@ -557,6 +667,12 @@ int64_t lx_sys_mmap(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot
     return err ? -LX_ENOMEM : (int64_t)va;
 }
 
+int64_t lx_sys_mmap(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot, uint64_t flags, int64_t fd,
+                    uint64_t off)
+{
+    return unreserved(mmap_call(c, addr, len, prot, flags, fd, off));
+}
+
 /* Unmap [addr, addr + len) of p (munmap, mremap): EINVAL past the end of
  * user space; nothing is mapped past Petrel's end. 0 or a negated errno. */
 static int unmap(struct lx_proc *p, uint64_t addr, uint64_t len)
@@ -572,7 +688,7 @@ static int unmap(struct lx_proc *p, uint64_t addr, uint64_t len)
     return 0;
 }
 
-int64_t lx_sys_munmap(struct lx_ctx *c, uint64_t addr, uint64_t len)
+static int64_t munmap_call(struct lx_ctx *c, uint64_t addr, uint64_t len)
 {
     uint64_t size = lx_page_up(len);
     if ((addr & (LX_PAGE - 1)) || len == 0 || size < len || addr + size < addr || addr + size > LX_TASK_SIZE)
@@ -580,18 +696,22 @@ int64_t lx_sys_munmap(struct lx_ctx *c, uint64_t addr, uint64_t len)
     return unmap(c->p, addr, size);
 }
 
+int64_t lx_sys_munmap(struct lx_ctx *c, uint64_t addr, uint64_t len)
+{
+    return unreserved(munmap_call(c, addr, len));
+}
+
 /* Every page of [start, end) in one of p's ranges? */
 static int covered(struct lx_proc *p, uint64_t start, uint64_t end)
 {
-    while (start < end) {
-        unsigned i = 0;
-        while (i < p->nvmas && !(p->vmas[i].start <= start && start < p->vmas[i].end))
-            i++;
-        if (i == p->nvmas)
+    const struct lx_vma *v = lx_vma_at(p, start);
+    while (v && lx_vma_end(v) < end) {
+        const struct lx_vma *next = lx_vma_next(v);
+        if (!next || next->node.start != lx_vma_end(v))
             return 0;
-        start = p->vmas[i].end;
+        v = next;
     }
-    return 1;
+    return v != NULL;
 }
 
 /* Put fresh object o (not mapped yet) under range v in place of its
@@ -599,12 +719,12 @@ static int covered(struct lx_proc *p, uint64_t start, uint64_t end)
  * mapped, v stays as it was and o goes. 0 or -ENOMEM. */
 static int swap_obj(struct lx_proc *p, struct lx_vma *v, struct lx_mobj *o, uint32_t rights)
 {
-    uint64_t n = v->end - v->start;
+    uint64_t n = v->node.size;
     if (rights) {
-        svc_mem_unmap(p->space, v->start, n);
-        if (svc_mem_map(p->space, o->h, v->start, 0, n, rights)) {
+        svc_mem_unmap(p->space, v->node.start, n);
+        if (svc_mem_map(p->space, o->h, v->node.start, 0, n, rights)) {
             if (v->rights)
-                svc_mem_map(p->space, v->obj->h, v->start, v->off, n, v->rights);
+                svc_mem_map(p->space, v->obj->h, v->node.start, v->off, n, v->rights);
             lx_mobj_unused(o);
             return -LX_ENOMEM;
         }
@@ -621,7 +741,7 @@ static int swap_obj(struct lx_proc *p, struct lx_vma *v, struct lx_mobj *o, uint
  * may be written as a private file mapping may on Linux. 0 or -ENOMEM. */
 static int own_copy(struct lx_proc *p, struct lx_vma *v, uint32_t rights)
 {
-    uint64_t n = v->end - v->start;
+    uint64_t n = v->node.size;
     struct lx_mobj *o = anon(n, 0);
     if (!o || svc_mem_write(o->h, 0, lx_fs_data() + v->off, n)) {
         lx_mobj_unused(o);
@@ -630,7 +750,7 @@ static int own_copy(struct lx_proc *p, struct lx_vma *v, uint32_t rights)
     return swap_obj(p, v, o, rights);
 }
 
-int64_t lx_sys_mprotect(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot)
+static int64_t mprotect_call(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot)
 {
     struct lx_proc *p = c->p;
     if ((addr & (LX_PAGE - 1)) || (prot & ~(uint64_t)(PROT_READ | PROT_WRITE | PROT_EXEC | PROT_GROWSDOWN |
@@ -647,38 +767,38 @@ int64_t lx_sys_mprotect(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t 
         return -LX_ENOMEM;
     if ((prot & PROT_WRITE) && (prot & PROT_EXEC))
         return -LX_EACCES;                      /* never writable and executable */
-    for (unsigned i = 0; i < p->nvmas && (prot & PROT_WRITE); i++)
-        if (p->vmas[i].nowrite && p->vmas[i].start < end && addr < p->vmas[i].end)
+    for (const struct lx_vma *v = first_in(p, addr, end); v && v->node.start < end && (prot & PROT_WRITE);
+         v = lx_vma_next(v))
+        if (v->nowrite)
             return -LX_EACCES;                  /* a shared mapping of a file open read-only */
-    if (cut(p, addr, end))
+    if (cut(p, addr, end, 1))
         return -LX_ENOMEM;
     uint32_t rights = rights_of(prot);
     int64_t result = 0;
-    for (unsigned i = 0; i < p->nvmas; i++) {
-        struct lx_vma *v = &p->vmas[i];
-        if (v->start < addr || v->end > end || v->rights == rights)
+    for (struct lx_vma *v = first_in(p, addr, end); v && v->node.start < end; v = lx_vma_next(v)) {
+        if (v->rights == rights)
             continue;
-        uint64_t n = v->end - v->start;
+        uint64_t n = v->node.size;
         int err = 0;
         if (!v->obj) {                          /* reserved (PROT_NONE): fresh memory from now on */
             int err2;
             svc_handle m = svc_mem_create(n, &err2);
             struct lx_mobj *o = m ? lx_mobj_new(m, 0) : NULL;
-            if (!o || svc_mem_map(p->space, o->h, v->start, 0, n, rights))
+            if (!o || svc_mem_map(p->space, o->h, v->node.start, 0, n, rights))
                 err = -LX_ENOMEM;
             else
                 o->refs++, v->obj = o, v->off = 0;
             lx_mobj_unused(o);
         } else if (!rights) {
-            err = svc_mem_unmap(p->space, v->start, n) ? -LX_ENOMEM : 0;
+            err = svc_mem_unmap(p->space, v->node.start, n) ? -LX_ENOMEM : 0;
         } else if (v->obj->file && (rights & R_WRITE)) {
             err = own_copy(p, v, rights);       /* the archive's pages are read-only for everyone */
         } else if (!v->rights) {
             uint64_t span = lx_mobj_span(v->obj, v->off, n);    /* (a file's pages: those it reaches) */
-            err = span && svc_mem_map(p->space, v->obj->h, v->start, v->off, span, rights) ? -LX_EACCES : 0;
+            err = span && svc_mem_map(p->space, v->obj->h, v->node.start, v->off, span, rights) ? -LX_EACCES : 0;
         } else {
             uint64_t span = lx_mobj_span(v->obj, v->off, n);
-            err = span && svc_mem_protect(p->space, v->start, span, rights) ? -LX_EACCES : 0;
+            err = span && svc_mem_protect(p->space, v->node.start, span, rights) ? -LX_EACCES : 0;
         }
         if (err)
             result = err;
@@ -686,6 +806,11 @@ int64_t lx_sys_mprotect(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t 
             v->rights = rights;
     }
     return result;
+}
+
+int64_t lx_sys_mprotect(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot)
+{
+    return unreserved(mprotect_call(c, addr, len, prot));
 }
 
 /* ---------------------------------------------------------------- madvise, mremap, msync */
@@ -735,22 +860,17 @@ static int refill(struct lx_mobj *o, uint64_t off, uint64_t len)
  * place instead. */
 static int64_t discard(struct lx_proc *p, uint64_t start, uint64_t end)
 {
-    int in_place = p->nvmas + splits(p, start, end) > LX_VMAS;
-    if (!in_place) {
-        split_at(p, start);
-        split_at(p, end);
-    }
-    for (unsigned i = 0; i < p->nvmas; i++) {
-        struct lx_vma *v = &p->vmas[i];
-        uint64_t from = v->start > start ? v->start : start, to = v->end < end ? v->end : end;
-        if (from >= to || !v->obj || v->obj->file || v->obj->shared)
+    int in_place = cut(p, start, end, 1) != 0;
+    for (struct lx_vma *v = first_in(p, start, end); v && v->node.start < end; v = lx_vma_next(v)) {
+        uint64_t from = v->node.start > start ? v->node.start : start, to = lx_vma_end(v) < end ? lx_vma_end(v) : end;
+        if (!v->obj || v->obj->file || v->obj->shared)
             continue;
         if (in_place) {
-            if (refill(v->obj, v->off + (from - v->start), to - from))
+            if (refill(v->obj, v->off + (from - v->node.start), to - from))
                 return -LX_ENOMEM;
             continue;
         }
-        struct lx_mobj *o = fresh_like(v, v->off, v->end - v->start);
+        struct lx_mobj *o = fresh_like(v, v->off, v->node.size);
         if (!o || swap_obj(p, v, o, v->rights))
             return -LX_ENOMEM;
     }
@@ -791,7 +911,7 @@ static int anonymous(const struct lx_vma *v)
  * mark the range for fork (lx_vmas_fork), DOFORK and KEEPONFORK unmark it.
  * Other advice is EINVAL. As on Linux, the mapped parts of a range with holes are
  * advised and the call then fails with ENOMEM. */
-int64_t lx_sys_madvise(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t advice)
+static int64_t madvise_call(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t advice)
 {
     struct lx_proc *p = c->p;
     switch ((int32_t)advice) {
@@ -809,13 +929,10 @@ int64_t lx_sys_madvise(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t a
     if (end == addr)
         return 0;
     int any = 0, hole = !covered(p, addr, end);
-    for (unsigned i = 0; i < p->nvmas; i++) {
-        struct lx_vma *v = &p->vmas[i];
-        if (v->start < end && addr < v->end) {
-            any = 1;
-            if (((int32_t)advice == MADV_FREE || (int32_t)advice == MADV_WIPEONFORK) && !anonymous(v))
-                return -LX_EINVAL;
-        }
+    for (const struct lx_vma *v = first_in(p, addr, end); v && v->node.start < end; v = lx_vma_next(v)) {
+        any = 1;
+        if (((int32_t)advice == MADV_FREE || (int32_t)advice == MADV_WIPEONFORK) && !anonymous(v))
+            return -LX_EINVAL;
     }
     if (!any)
         return -LX_ENOMEM;
@@ -829,13 +946,17 @@ int64_t lx_sys_madvise(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t a
     uint8_t clear = (int32_t)advice == MADV_DOFORK ? LX_VMA_DONTFORK : (int32_t)advice == MADV_KEEPONFORK ?
                     LX_VMA_WIPEONFORK : 0;
     if (set | clear) {
-        if (cut(p, addr, end))
-            return -LX_ENOMEM;                  /* (no slot for a piece: nothing changed) */
-        for (unsigned i = 0; i < p->nvmas; i++)
-            if (p->vmas[i].start >= addr && p->vmas[i].end <= end)
-                p->vmas[i].on_fork = (uint8_t)((p->vmas[i].on_fork | set) & ~clear);
+        if (cut(p, addr, end, 1))
+            return -LX_ENOMEM;                  /* (no record for a piece: nothing changed) */
+        for (struct lx_vma *v = first_in(p, addr, end); v && v->node.start < end; v = lx_vma_next(v))
+            v->on_fork = (uint8_t)((v->on_fork | set) & ~clear);
     }
     return hole ? -LX_ENOMEM : 0;
+}
+
+int64_t lx_sys_madvise(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t advice)
+{
+    return unreserved(madvise_call(c, addr, len, advice));
 }
 
 #define MREMAP_MAYMOVE      1
@@ -849,27 +970,13 @@ static int one_mapping(struct lx_proc *p, uint64_t addr, uint64_t len)
 {
     if (!covered(p, addr, addr + len))
         return -LX_EFAULT;
-    const struct lx_vma *first = NULL;
-    for (unsigned i = 0; i < p->nvmas; i++) {
-        const struct lx_vma *v = &p->vmas[i];
-        if (!(v->start < addr + len && addr < v->end))
-            continue;
-        if (!first)
-            first = v;
-        else if (v->rights != first->rights || v->kind != first->kind ||
+    const struct lx_vma *first = first_in(p, addr, addr + len);
+    for (const struct lx_vma *v = first; v && v->node.start < addr + len; v = lx_vma_next(v)) {
+        if (v->rights != first->rights || v->kind != first->kind ||
                  (v->obj && v->obj->shared) != (first->obj && first->obj->shared))
             return -LX_EFAULT;
     }
     return 0;
-}
-
-/* The range of p holding address a, or NULL. */
-static struct lx_vma *vma_at(struct lx_proc *p, uint64_t a)
-{
-    for (unsigned i = 0; i < p->nvmas; i++)
-        if (p->vmas[i].start <= a && a < p->vmas[i].end)
-            return &p->vmas[i];
-    return NULL;
 }
 
 /* Map [at, at + size) of p as the continuation of range v, whose end is
@@ -880,9 +987,9 @@ static int extend(struct lx_proc *p, const struct lx_vma *v, uint64_t at, uint64
     if (!v->obj)
         return lx_vma_map(p, NULL, at, 0, size, 0, v->kind) ? -LX_ENOMEM : 0;
     if (v->obj->of_file)                        /* the file's next pages */
-        return vma_map(p, v->obj, at, v->off + (v->end - v->start), size, v->rights, v->kind, v->nowrite) ?
+        return vma_map(p, v->obj, at, v->off + v->node.size, size, v->rights, v->kind, v->nowrite) ?
                -LX_ENOMEM : 0;
-    struct lx_mobj *o = fresh_like(v, v->off + (v->end - v->start), size);
+    struct lx_mobj *o = fresh_like(v, v->off + v->node.size, size);
     if (!o)
         return -LX_ENOMEM;
     int err = lx_vma_map(p, o, at, 0, size, v->rights, v->kind);
@@ -895,19 +1002,15 @@ static int extend(struct lx_proc *p, const struct lx_vma *v, uint64_t at, uint64
  * with it (MREMAP_DONTUNMAP) they stay mapped and read as fresh memory. */
 static int64_t move(struct lx_proc *p, uint64_t from, uint64_t len, uint64_t to, int keep)
 {
-    static struct lx_vma *moving;               /* (the service's memory, made at first use) */
-    unsigned n = 0;
-    if (!moving && !(moving = svc_alloc(LX_VMAS * sizeof(*moving))))
-        return -LX_ENOMEM;
+    uint64_t end = from + len;
     split_at(p, from);
-    split_at(p, from + len);
-    for (unsigned i = 0; i < p->nvmas; i++)
-        if (from <= p->vmas[i].start && p->vmas[i].end <= from + len)
-            moving[n++] = p->vmas[i];
-    for (unsigned i = 0; i < n; i++) {
-        struct lx_vma *v = &moving[i];
-        if (vma_map(p, v->obj, to + (v->start - from), v->off, v->end - v->start, v->rights, v->kind, v->nowrite))
-            return -LX_ENOMEM;                  /* (room was checked: not expected) */
+    split_at(p, end);
+    for (struct lx_vma *v = lx_vma_at(p, from); v && v->node.start < end; v = lx_vma_next(v)) {
+        /* (A piece mapped right after the old range may have merged into
+         * its last piece: that one is cut at the old end.) */
+        uint64_t size = (lx_vma_end(v) < end ? lx_vma_end(v) : end) - v->node.start;
+        if (vma_map(p, v->obj, to + (v->node.start - from), v->off, size, v->rights, v->kind, v->nowrite))
+            return -LX_ENOMEM;                  /* (records were set aside: not expected) */
     }
     if (keep)
         return discard(p, from, from + len);
@@ -924,8 +1027,8 @@ static int64_t move(struct lx_proc *p, uint64_t from, uint64_t len, uint64_t to,
  * errors: EINVAL for bad flags, alignment or overlap, EFAULT for a range
  * that is not one mapping, ENOMEM when it cannot grow. An old length of 0
  * (Linux's duplicate of a shared mapping) is EINVAL here. */
-int64_t lx_sys_mremap(struct lx_ctx *c, uint64_t addr, uint64_t old_len, uint64_t new_len, uint64_t flags,
-                      uint64_t new_addr)
+static int64_t mremap_call(struct lx_ctx *c, uint64_t addr, uint64_t old_len, uint64_t new_len, uint64_t flags,
+                           uint64_t new_addr)
 {
     struct lx_proc *p = c->p;
     if (flags & ~(uint64_t)(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP))
@@ -939,7 +1042,7 @@ int64_t lx_sys_mremap(struct lx_ctx *c, uint64_t addr, uint64_t old_len, uint64_
     uint64_t old = page_align(old_len), size = page_align(new_len);
     if (!size)
         return -LX_EINVAL;
-    if (!vma_at(p, addr))
+    if (!lx_vma_at(p, addr))
         return -LX_EFAULT;
     if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
         if (new_addr & (LX_PAGE - 1))
@@ -973,13 +1076,14 @@ int64_t lx_sys_mremap(struct lx_ctx *c, uint64_t addr, uint64_t old_len, uint64_
     int err = one_mapping(p, addr, old);
     if (err)
         return err;
-    unsigned pieces = 0;
-    for (unsigned i = 0; i < p->nvmas; i++)
-        pieces += p->vmas[i].start < addr + old && addr < p->vmas[i].end;
-    if (p->nvmas + splits(p, addr, addr + old) + pieces + 1 > LX_VMAS)
+    uint64_t pieces = 0;
+    for (const struct lx_vma *v = first_in(p, addr, addr + old); v && v->node.start < addr + old; v = lx_vma_next(v))
+        pieces++;
+    uint64_t need = splits(p, addr, addr + old) + pieces + 1;
+    if (p->vmas.count + need > LX_MAP_COUNT || vma_reserve(need))
         return -LX_ENOMEM;                      /* no records for the moved ranges */
-    struct lx_vma last = *vma_at(p, addr + old - 1);
-    last.end = addr + old;                      /* (what a tail continues) */
+    struct lx_vma last = *lx_vma_at(p, addr + old - 1);
+    last.node.size = addr + old - last.node.start;  /* (what a tail continues) */
     if (size > old && (last.rights & R_WRITE) && too_big(size - old))
         return -LX_ENOMEM;
     uint64_t to;
@@ -1001,6 +1105,12 @@ int64_t lx_sys_mremap(struct lx_ctx *c, uint64_t addr, uint64_t old_len, uint64_
     if (!err && size > old)
         err = extend(p, &last, to + old, size - old);
     return err ? err : (int64_t)to;
+}
+
+int64_t lx_sys_mremap(struct lx_ctx *c, uint64_t addr, uint64_t old_len, uint64_t new_len, uint64_t flags,
+                      uint64_t new_addr)
+{
+    return unreserved(mremap_call(c, addr, old_len, new_len, flags, new_addr));
 }
 
 #define MS_ASYNC        1
@@ -1046,57 +1156,70 @@ int64_t lx_sys_mlock(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t fla
     return covered(c->p, start, end) ? 0 : -LX_ENOMEM;
 }
 
-/* The copy child already has of the object of p's range i, made for an
- * earlier range of p (the ranges cut from one object share one copy), or
- * NULL: found in the child's own ranges, so that fork keeps no table. */
-static struct lx_mobj *clone_made(const struct lx_proc *p, const struct lx_proc *child, unsigned i)
+/* The object child maps for range v of p: the object itself if it is
+ * shared (or the archive's), else a copy-on-write copy, one per object
+ * (the ranges cut from one object share one copy: the first makes it
+ * and leaves it in the object's fork_copy). NULL for a reserved range;
+ * *err set without memory. */
+static struct lx_mobj *fork_obj(const struct lx_vma *v, int *err)
 {
-    for (unsigned k = 0; k < i; k++) {
-        const struct lx_vma *v = &p->vmas[k];
-        if (v->obj != p->vmas[i].obj || v->on_fork)
-            continue;
-        for (unsigned j = 0; j < child->nvmas; j++)
-            if (child->vmas[j].start <= v->start && v->start < child->vmas[j].end)
-                return child->vmas[j].obj;
+    struct lx_mobj *o = v->obj;
+    *err = 0;
+    if (!o || o->file || o->shared)
+        return o;
+    if (o->fork_copy)
+        return o->fork_copy;
+    int e;
+    svc_handle m = svc_mem_clone(o->h, &e);
+    struct lx_mobj *to = m ? lx_mobj_new(m, 0) : NULL;
+    if (!to) {
+        *err = -LX_ENOMEM;
+        return NULL;
     }
-    return NULL;
+    if (o->node >= 0)
+        lx_mobj_origin(to, o->node, o->foff, o->fend);
+    return to;
+}
+
+/* Give child range v of p: a copy of it, fresh zeros (MADV_WIPEONFORK,
+ * kept by the child, as Linux), or nothing (MADV_DONTFORK). 0 or a
+ * negated errno. */
+static int fork_range(struct lx_proc *p, const struct lx_vma *v, struct lx_proc *child)
+{
+    uint64_t start = v->node.start, size = v->node.size;
+    if (v->on_fork & LX_VMA_DONTFORK)
+        return 0;
+    if (v->on_fork & LX_VMA_WIPEONFORK) {
+        int err = lx_vma_fresh(child, start, size, v->rights, v->kind);
+        struct lx_vma *w = err ? NULL : lx_vma_at(child, start);
+        if (w && w->node.start == start)
+            w->on_fork = LX_VMA_WIPEONFORK;
+        return err;
+    }
+    int err;
+    struct lx_mobj *to = fork_obj(v, &err);
+    if (err)
+        return err;
+    err = vma_map(child, to, start, v->off, size, v->rights, v->kind, v->nowrite);
+    if (to && to != v->obj && !err)
+        v->obj->fork_copy = to;                 /* (held by the child's range now) */
+    if (to)
+        lx_mobj_unused(to);
+    if (!err && v->obj && v->obj == p->heap_obj)
+        child->heap_obj = to;
+    return err;
 }
 
 int lx_vmas_fork(struct lx_proc *p, struct lx_proc *child)
 {
-    for (unsigned i = 0; i < p->nvmas; i++) {
-        struct lx_vma v = p->vmas[i];
-        struct lx_mobj *to = v.obj;
-        if (v.on_fork & LX_VMA_DONTFORK)
-            continue;                           /* (MADV_DONTFORK: not the child's) */
-        if (v.on_fork & LX_VMA_WIPEONFORK) {
-            int err = lx_vma_fresh(child, v.start, v.end - v.start, v.rights, v.kind);
-            if (err)
-                return err;
-            for (unsigned k = 0; k < child->nvmas; k++)
-                if (child->vmas[k].start == v.start)
-                    child->vmas[k].on_fork = LX_VMA_WIPEONFORK;     /* (kept by the child, as Linux) */
-            continue;
-        }
-        if (v.obj && !v.obj->file && !v.obj->shared) {
-            to = clone_made(p, child, i);
-            if (!to) {
-                int err;
-                svc_handle m = svc_mem_clone(v.obj->h, &err);
-                if (!m || !(to = lx_mobj_new(m, 0)))
-                    return -LX_ENOMEM;
-                if (v.obj->node >= 0)
-                    lx_mobj_origin(to, v.obj->node, v.obj->foff, v.obj->fend);
-            }
-        }
-        int err = vma_map(child, to, v.start, v.off, v.end - v.start, v.rights, v.kind, v.nowrite);
-        if (to)
-            lx_mobj_unused(to);
-        if (err)
-            return err;
-        if (v.obj == p->heap_obj && v.obj)
-            child->heap_obj = to;
-    }
+    int err = 0;
+    for (const struct lx_vma *v = lx_vma_first(p); v && !err; v = lx_vma_next(v))
+        err = fork_range(p, v, child);
+    for (const struct lx_vma *v = lx_vma_first(p); v; v = lx_vma_next(v))
+        if (v->obj)
+            v->obj->fork_copy = NULL;           /* (nothing of a fork stays in the parent's objects) */
+    if (err)
+        return err;
     child->brk_start = p->brk_start;
     child->brk = p->brk;
     child->heap_va = p->heap_va;
@@ -1109,12 +1232,10 @@ int lx_vmas_fork(struct lx_proc *p, struct lx_proc *child)
  * object, or NULL. */
 static struct lx_vma *vma_holding(struct lx_proc *p, uint64_t va, uint64_t len)
 {
-    for (unsigned i = 0; i < p->nvmas; i++) {
-        struct lx_vma *v = &p->vmas[i];
-        if (v->start <= va && va + len <= v->end && va + len >= va)
-            return v->obj ? v : NULL;
-    }
-    return NULL;
+    struct lx_vma *v = lx_vma_at(p, va);
+    if (!v || va + len > lx_vma_end(v) || va + len < va)
+        return NULL;
+    return v->obj ? v : NULL;
 }
 
 int lx_vma_poke(struct lx_proc *p, uint64_t va, const void *src, uint64_t len)
@@ -1122,7 +1243,7 @@ int lx_vma_poke(struct lx_proc *p, uint64_t va, const void *src, uint64_t len)
     struct lx_vma *v = vma_holding(p, va, len);
     if (!v || v->obj->file || !(v->rights & R_WRITE))
         return -LX_EFAULT;
-    return svc_mem_write(v->obj->h, v->off + (va - v->start), src, len) ? -LX_EFAULT : 0;
+    return svc_mem_write(v->obj->h, v->off + (va - v->node.start), src, len) ? -LX_EFAULT : 0;
 }
 
 int lx_vma_peek(struct lx_proc *p, uint64_t va, void *dst, uint64_t len)
@@ -1130,7 +1251,7 @@ int lx_vma_peek(struct lx_proc *p, uint64_t va, void *dst, uint64_t len)
     struct lx_vma *v = vma_holding(p, va, len);
     if (!v || !(v->rights & R_READ))
         return -LX_EFAULT;
-    return svc_mem_read(v->obj->h, v->off + (va - v->start), dst, len) ? -LX_EFAULT : 0;
+    return svc_mem_read(v->obj->h, v->off + (va - v->node.start), dst, len) ? -LX_EFAULT : 0;
 }
 
 int lx_vma_cas32(struct lx_proc *p, uint64_t va, uint32_t expect, uint32_t desired, uint32_t *old)
@@ -1138,13 +1259,10 @@ int lx_vma_cas32(struct lx_proc *p, uint64_t va, uint32_t expect, uint32_t desir
     struct lx_vma *v = vma_holding(p, va, 4);
     if (!v || v->obj->file || !(v->rights & R_WRITE) || (va & 3))
         return -LX_EFAULT;
-    return svc_mem_cas32(v->obj->h, v->off + (va - v->start), expect, desired, old) ? -LX_EFAULT : 0;
+    return svc_mem_cas32(v->obj->h, v->off + (va - v->node.start), expect, desired, old) ? -LX_EFAULT : 0;
 }
 
 int lx_vma_has(struct lx_proc *p, uint64_t va)
 {
-    for (unsigned i = 0; i < p->nvmas; i++)
-        if (p->vmas[i].start <= va && va < p->vmas[i].end)
-            return 1;
-    return 0;
+    return lx_vma_at(p, va) != NULL;
 }

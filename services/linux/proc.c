@@ -425,8 +425,7 @@ static int64_t exec_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t
     lx_procfs_drop(p);
     p->started = image.started;                 /* what it was started with, for /proc */
     image.started = NULL;
-    memcpy(p->vmas, image.vmas, sizeof(p->vmas));
-    p->nvmas = image.nvmas;
+    p->vmas = image.vmas;                       /* (the tree's records are the image's: moved, not copied) */
     p->brk_start = image.brk_start;
     p->brk = image.brk;
     p->heap_obj = NULL;

@@ -432,8 +432,8 @@ static const char *state_word(char s)
 static uint64_t vm_size(const struct lx_proc *p)
 {
     uint64_t size = 0;
-    for (unsigned i = 0; i < p->nvmas; i++)
-        size += p->vmas[i].end - p->vmas[i].start;
+    for (const struct lx_vma *v = lx_vma_first(p); v; v = lx_vma_next(v))
+        size += v->node.size;
     return size;
 }
 
@@ -474,23 +474,15 @@ static void gen_status(const struct lx_proc *p)
 
 static void gen_maps(const struct lx_proc *p)
 {
-    uint64_t after = 0;
     const struct lx_started *st = p->started;
-    for (;;) {                                  /* the ranges in address order */
-        const struct lx_vma *v = NULL;
-        for (unsigned i = 0; i < p->nvmas; i++)
-            if (p->vmas[i].start >= after && (!v || p->vmas[i].start < v->start))
-                v = &p->vmas[i];
-        if (!v)
-            break;
-        after = v->end;
+    for (const struct lx_vma *v = lx_vma_first(p); v; v = lx_vma_next(v)) {   /* in address order */
         const char *name = v->kind == LX_VMA_HEAP ? "[heap]" : v->kind == LX_VMA_STACK ? "[stack]" :
                            v->kind == LX_VMA_PROG && st ? st->exe : "";
         char line[96];
         int n = fmt(line, sizeof(line), "%08lx-%08lx %c%c%c%c %08lx 00:00 0",
-                                   (unsigned long)v->start, (unsigned long)v->end, (v->rights & R_READ) ? 'r' : '-',
-                                   (v->rights & R_WRITE) ? 'w' : '-', (v->rights & R_EXEC) ? 'x' : '-',
-                                   v->obj && v->obj->shared ? 's' : 'p', (unsigned long)v->off);
+                    (unsigned long)v->node.start, (unsigned long)lx_vma_end(v), (v->rights & R_READ) ? 'r' : '-',
+                    (v->rights & R_WRITE) ? 'w' : '-', (v->rights & R_EXEC) ? 'x' : '-',
+                    v->obj && v->obj->shared ? 's' : 'p', (unsigned long)v->off);
         while (name[0] && n < 73 && n < (int)sizeof(line) - 1)
             line[n++] = ' ';                    /* Linux pads the name to column 74 */
         line[n < (int)sizeof(line) ? n : (int)sizeof(line) - 1] = 0;
