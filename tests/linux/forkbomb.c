@@ -1,6 +1,6 @@
-/* Many processes: fork until the system says no (EAGAIN on Petrel, whose
- * personality holds 32 processes; Linux lets root have far more, so the
- * program stops at 200), then everything still works: the children end,
+/* Many processes: fork until the system says no or 200 are alive (both
+ * Linux and Petrel let root have far more; what bounds Petrel's is the
+ * system description's spaces and memory), then everything still works: the children end,
  * are waited for, and a new fork succeeds. Each child has its copy of 40
  * separate mappings (the personality holds a memory object for each). */
 #include <stdlib.h>
