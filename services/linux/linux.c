@@ -452,6 +452,13 @@ struct lx_thread *lx_thread_new(struct lx_proc *p, int tid, int *err)
     return t;
 }
 
+void lx_thread_renumber(struct lx_thread *t, int tid)
+{
+    hash_del(&tid_hash, t, 0);
+    t->tid = tid;
+    hash_add(&tid_hash, t, 0);                  /* (the table has buckets: it held t) */
+}
+
 void lx_thread_free(struct lx_thread *t)
 {
     if (!t->used)

@@ -707,6 +707,8 @@ struct lx_thread *lx_main_thread(struct lx_proc *p);
 /* A new thread of p with a fresh tid (tid: that one, for a new process's
  * first), not started; or NULL with *err (-EAGAIN). */
 struct lx_thread *lx_thread_new(struct lx_proc *p, int tid, int *err);
+/* A thread takes another tid (exec: the caller becomes the process's main thread). */
+void lx_thread_renumber(struct lx_thread *t, int tid);
 /* A thread ends (its kernel thread already stopped or about to be): its slot goes. */
 void lx_thread_free(struct lx_thread *t);
 /* CPU time (ns) of a thread so far, and the core it runs on (the kernel's

@@ -404,7 +404,7 @@ static int64_t exec_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t
     while (p->first_thread != t || t->sibling)
         lx_thread_free(p->first_thread != t ? p->first_thread : t->sibling);
     lx_futex_thread_gone(t);                    /* its robust list, in the old program's memory */
-    t->tid = p->pid;
+    lx_thread_renumber(t, p->pid);
     p->cpu_gone += lx_thread_cpu_ns(t);         /* the old program's time stays the process's */
     if (p->vm_of) {                             /* a vfork child: the lender's space stays, its page goes back */
         svc_thread_kill(t->thread);
