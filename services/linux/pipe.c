@@ -337,10 +337,13 @@ int64_t lx_sys_dup3(struct lx_ctx *c, uint64_t oldfd, uint64_t newfd, uint64_t f
         return -LX_EBADF;
     lx_file_get(f);
     struct lx_file *old = lx_fd_file(p, n);
-    lx_fd_set(p, n, f);
+    if (lx_fd_set(p, n, f)) {
+        lx_file_put(f);
+        return -LX_ENOMEM;                      /* (the table could not grow to n: nothing changed) */
+    }
     if (old)
         lx_file_put(old);
-    p->cloexec[n] = ((uint32_t)flags & O_CLOEXEC) != 0;
+    lx_fd_set_cloexec(p, n, ((uint32_t)flags & O_CLOEXEC) != 0);
     return n;
 }
 
@@ -362,11 +365,11 @@ int64_t lx_sys_close_range(struct lx_ctx *c, uint64_t ufirst, uint64_t ulast, ui
         return -LX_EINVAL;
     if ((fl & CLOSE_RANGE_UNSHARE) && p->nthreads > 1)
         return -LX_EINVAL;
-    for (uint32_t fd = first; fd <= last && fd < LX_FDS; fd++) {
-        if (!p->fds[fd])
-            continue;
+    for (int64_t next = lx_fd_next_open(p, first); next >= 0 && (uint64_t)next <= last;
+         next = lx_fd_next_open(p, (uint64_t)next + 1)) {
+        uint32_t fd = (uint32_t)next;
         if (fl & CLOSE_RANGE_CLOEXEC) {
-            p->cloexec[fd] = 1;
+            lx_fd_set_cloexec(p, fd, 1);
         } else {
             struct lx_file *f = lx_fd_file(p, fd);
             lx_fd_set(p, fd, NULL);
@@ -449,9 +452,9 @@ int64_t lx_sys_fcntl(struct lx_ctx *c, uint64_t ufd, uint64_t cmd, uint64_t arg)
         return nfd;
     }
     case F_GETFD:
-        return p->cloexec[fd] ? FD_CLOEXEC : 0;
+        return lx_fd_cloexec(p, fd) ? FD_CLOEXEC : 0;
     case F_SETFD:
-        p->cloexec[fd] = (arg & FD_CLOEXEC) != 0;
+        lx_fd_set_cloexec(p, fd, (arg & FD_CLOEXEC) != 0);
         return 0;
     case F_GETFL:
         return f->flags;
