@@ -140,10 +140,12 @@ struct lx_sinfo {
                                          * with use up to this (ENFILE past it, or when memory runs out) */
 #define LX_VMAS         128             /* mapped ranges per process (the program, heap, stack, mmaps) */
 #define LX_MOBJS        (LX_PROCS * LX_VMAS)    /* memory objects behind them, in all */
-#define LX_PIPES        64              /* pipes in all */
+#define LX_NR_PIPES     (1u << 20)      /* pipes in all (the table grows with use up to this; ENFILE past it,
+                                         * or when memory runs out) */
 #define LX_LOCKS        256             /* file locks (POSIX, OFD and flock ranges) in all (lock.c) */
 #define LX_PROC_LOCKS   (LX_LOCKS / 4)  /* ... set by one process (ENOLCK past either) */
-#define LX_PROC_PIPES   (LX_PIPES / 2)  /* ... made by one process and still open (EMFILE past it) */
+#define LX_PROC_PIPES   1024            /* pipes made by one process and still open with rings of LX_PIPE_BUF;
+                                         * past them a new one's is a page (Linux's pipe-user-pages-soft) */
 #define LX_PTYS         64              /* pseudo-terminals in all (/dev/pts/0..63; open of /dev/ptmx:
                                          * ENOSPC past it, as past Linux's kernel.pty.max) */
 #define LX_PROC_PTYS    (LX_PTYS / 4)   /* ... made by one process and still open (ENOSPC past it) */
@@ -196,8 +198,10 @@ static inline uint64_t lx_page_up(uint64_t x) { return (x + LX_PAGE - 1) & ~(LX_
 
 /* The personality's records (heap.c): `size` bytes, zeroed, from size
  * classes in pages of the service's memory, or NULL when that is used up;
- * freed with the size they were made with. What the records hold now
- * (bytes of pages), for /proc/petrel. */
+ * freed with the size they were made with. For /proc/petrel: the bytes
+ * of the records in use now (their classes' sizes, whole pages for big
+ * ones), which come back exactly when everything made is freed (the
+ * pages held may not: each class keeps one for reuse once it had one). */
 void *lx_alloc(size_t size);
 void lx_free(void *p, size_t size);
 uint64_t lx_heap_bytes(void);

@@ -192,8 +192,9 @@ static int run(void)
     return 0;
 }
 
-/* A run of a few hundred descriptors: the personality's heap keeps a page
- * of each size it has used, which the big run then finds there. */
+/* A run of a few hundred descriptors first, so that whatever the
+ * personality makes once and keeps (the first chunk of its open file
+ * table) is there before the usage is read. */
 static void warm(void)
 {
     pid_t pid = fork();
