@@ -306,13 +306,16 @@ void lx_io_end(struct lx_thread *t)
         lx_file_put(f);
 }
 
-/* How many open files `by` may have made that are still open: its hard
- * RLIMIT_NOFILE (its own descriptors stop at the soft one first; this
- * bounds those it passed on and closed, to children or into sockets). */
+/* How many open files `by` may have made that are still open: twice its
+ * hard RLIMIT_NOFILE, and never fewer than a new process's hard limit.
+ * Its own descriptors stop at the soft limit first; this bounds those it
+ * passed on and closed (to children, or in flight in sockets, which Linux
+ * bounds by RLIMIT_NOFILE too) without refusing a program that keeps a
+ * low limit and passes many around. */
 static uint32_t files_allowed(const struct lx_proc *by)
 {
-    uint64_t hard = by->rlim[LX_RLIMIT_NOFILE][1];
-    return hard < LX_NR_OPEN ? (uint32_t)hard : LX_NR_OPEN;
+    uint64_t hard = by->rlim[LX_RLIMIT_NOFILE][1], twice = hard < LX_NR_OPEN ? hard * 2 : 2ull * LX_NR_OPEN;
+    return twice < LX_NOFILE_HARD ? LX_NOFILE_HARD : (uint32_t)twice;
 }
 
 int lx_file_error(const struct lx_proc *by)

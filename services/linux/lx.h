@@ -458,8 +458,8 @@ struct lx_file {
  * lx_file_error). A node's file holds it open. */
 struct lx_file *lx_file_new(struct lx_proc *by, int kind, int32_t obj, uint32_t flags);
 /* Why lx_file_new gave nothing to `by`: -EMFILE (the open files it made
- * and that are still open, descriptors of its own or not, reach its hard
- * RLIMIT_NOFILE) or -ENFILE (LX_NR_FILE in all, or no memory). */
+ * and that are still open, descriptors of its own or not, reach twice its
+ * hard RLIMIT_NOFILE, at least LX_NOFILE_HARD) or -ENFILE (LX_NR_FILE in all, or no memory). */
 int lx_file_error(const struct lx_proc *by);
 /* Free a file lx_file_new gave that nothing else saw (a failed call): its
  * node let go, nothing else finalised. */
