@@ -26,7 +26,35 @@
 #define LX_FILE_MAX         ((uint64_t)INT64_MAX)  /* Linux's largest file offset (MAX_LFS_FILESIZE) */
 #define UIO_MAXIOV          1024
 
-static struct lx_file files[LX_OPEN];
+/*
+ * The open file table grows with use: chunks of CHUNK slots, made when
+ * every slot of the chunks there are is taken and given back when their
+ * last file goes (but the lowest chunk, which stays, so that a file made
+ * and closed in a loop does not make and free a chunk each time). A slot
+ * keeps its index for as long as its chunk lives, so lx_file_at(i, gen)
+ * is two array lookups; generations come from one counter for the whole
+ * table, so a slot used again (in the same chunk or in one made anew)
+ * never takes a generation it had: a descriptor or an epoll watch that
+ * remembers an old one finds the slot stale.
+ *
+ * A free slot is found from `chunk_room`, the lowest chunk that may have one,
+ * in the chunk's bitmap of slots in use: a word of 64 at a time.
+ */
+#define CHUNK       256
+#define CHUNKS      (LX_NR_FILE / CHUNK)
+#define CHUNK_WORDS (CHUNK / 64)
+
+struct chunk {
+    uint64_t used[CHUNK_WORDS];     /* slot k in use: bit k % 64 of word k / 64 */
+    uint32_t count;                 /* slots in use */
+    struct lx_file slot[CHUNK];
+};
+
+static struct chunk *chunks[CHUNKS];
+static uint32_t chunk_room;                 /* no chunk below it has a free slot */
+static uint32_t files_open;                 /* slots in use, in all */
+static uint32_t next_gen = 1;               /* the generation of the next file made (never 0) */
+
 static struct lx_file *dying;               /* files whose last reference went, to finalise */
 static int finalising;                      /* lx_file_put is finalising them (further puts only queue) */
 static char path_buf[LX_PATH_MAX];          /* the path of the call being served (one at a time; no
@@ -39,14 +67,28 @@ static int file_live(const struct lx_file *f, uint32_t gen)
     return f->kind != LX_FILE_FREE && f->refs && !f->dying && f->gen == gen;
 }
 
+/* The file in slot i whose generation is gen, even one being finalised,
+ * or NULL. */
+static struct lx_file *slot_file(uint32_t i, uint32_t gen)
+{
+    struct chunk *ch = i < LX_NR_FILE ? chunks[i / CHUNK] : NULL;
+    struct lx_file *f = ch ? &ch->slot[i % CHUNK] : NULL;
+    return f && f->kind != LX_FILE_FREE && f->gen == gen ? f : NULL;
+}
+
+/* What descriptor entry e (lx_fdtable.slot) names: the file's slot and generation. */
+static uint32_t entry_slot(uint64_t e) { return (uint32_t)e - 1; }
+static uint32_t entry_gen(uint64_t e) { return (uint32_t)(e >> 32); }
+
 struct lx_file *lx_fd_file(struct lx_proc *p, uint64_t fd)
 {
-    if (fd >= LX_FDS || !p->fds[fd])
+    if (fd >= p->fdt.size || !p->fdt.slot[fd])
         return NULL;
-    struct lx_file *f = p->fds[fd];
-    if (!file_live(f, p->fdgen[fd])) {
+    uint64_t e = p->fdt.slot[fd];
+    struct lx_file *f = lx_file_at((int32_t)entry_slot(e), entry_gen(e));
+    if (!f) {
         lx_log("pid %d: descriptor %u names a stale open file (refused)", p->pid, (unsigned)fd);
-        p->fds[fd] = NULL;                      /* (a bug of ours: never served) */
+        lx_fd_set(p, (uint32_t)fd, NULL);       /* (a bug of ours: never served) */
         return NULL;
     }
     return f;
@@ -66,12 +108,13 @@ static struct lx_file *file_of(struct lx_proc *p, uint64_t fd)
 
 struct lx_file *lx_file_at(int32_t i, uint32_t gen)
 {
-    return i >= 0 && i < LX_OPEN && file_live(&files[i], gen) ? &files[i] : NULL;
+    struct lx_file *f = i >= 0 ? slot_file((uint32_t)i, gen) : NULL;
+    return f && file_live(f, gen) ? f : NULL;
 }
 
 int32_t lx_file_slot(const struct lx_file *f)
 {
-    return (int32_t)(f - files);
+    return f->slot;
 }
 
 uint32_t lx_ino_new(void)
@@ -122,13 +165,129 @@ uint64_t lx_file_ino(const struct lx_file *f)
     }
 }
 
-void lx_fd_set(struct lx_proc *p, uint32_t fd, struct lx_file *f)
+/* ---------------------------------------------------------------- descriptor tables */
+
+/* Bytes of a descriptor table of `size`: its slots, then its two bitmaps. */
+static uint64_t fdt_bytes(uint32_t size)
 {
-    struct lx_file *old = p->fds[fd];
-    if (old && old != f && p->fdgen[fd] == old->gen && old->kind != LX_FILE_FREE)
+    return (uint64_t)size * 8 + (uint64_t)size / 64 * 8 * 2;
+}
+
+/* Make p's table room for descriptor fd: the next power of two past it
+ * (64 at least), with what the old one held; 0 or -ENOMEM. */
+static int fdt_grow(struct lx_proc *p, uint32_t fd)
+{
+    struct lx_fdtable *t = &p->fdt;
+    if (fd < t->size)
+        return 0;
+    if (fd >= LX_NR_OPEN)
+        return -LX_EMFILE;                      /* (callers check RLIMIT_NOFILE first) */
+    uint32_t size = t->size ? t->size : 64;
+    while (size <= fd)
+        size *= 2;
+    uint64_t *mem = lx_alloc(fdt_bytes(size));
+    if (!mem)
+        return -LX_ENOMEM;
+    struct lx_fdtable n = { size, t->next, mem, mem + size, mem + size + size / 64 };
+    if (t->size) {
+        memcpy(n.slot, t->slot, (uint64_t)t->size * 8);
+        memcpy(n.open, t->open, (uint64_t)t->size / 8);
+        memcpy(n.cloexec, t->cloexec, (uint64_t)t->size / 8);
+        lx_free(t->slot, fdt_bytes(t->size));
+    }
+    *t = n;
+    return 0;
+}
+
+/* The lowest descriptor from `from` on whose bit in `bits` is `want`
+ * (1: open, 0: free), or t->size if none. */
+static uint32_t fdt_scan(const struct lx_fdtable *t, const uint64_t *bits, uint64_t from, int want)
+{
+    for (uint64_t w = from / 64; w < t->size / 64; w++) {
+        uint64_t word = want ? bits[w] : ~bits[w];
+        if (w == from / 64)
+            word &= ~0ull << (from % 64);       /* (none below from) */
+        if (word)
+            return (uint32_t)(w * 64 + (uint64_t)__builtin_ctzll(word));
+    }
+    return t->size;
+}
+
+int lx_fd_set(struct lx_proc *p, uint32_t fd, struct lx_file *f)
+{
+    struct lx_fdtable *t = &p->fdt;
+    if (f && fdt_grow(p, fd))
+        return -LX_ENOMEM;
+    if (fd >= t->size)
+        return 0;                               /* (nothing there to close) */
+    uint64_t e = t->slot[fd];
+    struct lx_file *old = e ? slot_file(entry_slot(e), entry_gen(e)) : NULL;
+    if (old && old != f)
         lx_locks_closed(p, old);                /* any close of a file ends the process's POSIX locks of it */
-    p->fds[fd] = f;
-    p->fdgen[fd] = f ? f->gen : 0;
+    uint64_t bit = 1ull << (fd % 64);
+    t->cloexec[fd / 64] &= ~bit;
+    if (f) {
+        t->slot[fd] = (uint64_t)f->gen << 32 | ((uint32_t)f->slot + 1);
+        t->open[fd / 64] |= bit;
+    } else {
+        t->slot[fd] = 0;
+        t->open[fd / 64] &= ~bit;
+        if (fd < t->next)
+            t->next = fd;                       /* the lowest free one may be this one now */
+    }
+    return 0;
+}
+
+int lx_fd_cloexec(const struct lx_proc *p, uint32_t fd)
+{
+    return fd < p->fdt.size && (p->fdt.cloexec[fd / 64] >> (fd % 64) & 1);
+}
+
+void lx_fd_set_cloexec(struct lx_proc *p, uint32_t fd, int on)
+{
+    if (fd >= p->fdt.size)
+        return;
+    uint64_t bit = 1ull << (fd % 64);
+    p->fdt.cloexec[fd / 64] = on ? p->fdt.cloexec[fd / 64] | bit : p->fdt.cloexec[fd / 64] & ~bit;
+}
+
+int64_t lx_fd_next_open(const struct lx_proc *p, uint64_t from)
+{
+    uint32_t fd = from < p->fdt.size ? fdt_scan(&p->fdt, p->fdt.open, from, 1) : p->fdt.size;
+    return fd < p->fdt.size ? (int64_t)fd : -1;
+}
+
+/* The table a child gets (as Linux's dup_fd) is only as big as the
+ * parent's highest open descriptor needs. */
+int lx_fds_fork(struct lx_proc *p, struct lx_proc *child)
+{
+    int64_t last = -1;
+    for (int64_t fd = lx_fd_next_open(p, 0); fd >= 0; fd = lx_fd_next_open(p, (uint64_t)fd + 1))
+        last = fd;
+    if (last >= 0 && fdt_grow(child, (uint32_t)last))
+        return -LX_ENOMEM;
+    for (int64_t fd = lx_fd_next_open(p, 0); fd >= 0; fd = lx_fd_next_open(p, (uint64_t)fd + 1)) {
+        struct lx_file *f = lx_fd_file(p, (uint32_t)fd);
+        if (!f)
+            continue;
+        lx_file_get(f);
+        lx_fd_set(child, (uint32_t)fd, f);      /* (the table has room: no failure) */
+        lx_fd_set_cloexec(child, (uint32_t)fd, lx_fd_cloexec(p, (uint32_t)fd));
+    }
+    child->fdt.next = p->fdt.next;
+    return 0;
+}
+
+void lx_fds_exec(struct lx_proc *p)
+{
+    for (int64_t fd = lx_fd_next_open(p, 0); fd >= 0; fd = lx_fd_next_open(p, (uint64_t)fd + 1)) {
+        if (!lx_fd_cloexec(p, (uint32_t)fd))
+            continue;
+        struct lx_file *f = lx_fd_file(p, (uint32_t)fd);
+        lx_fd_set(p, (uint32_t)fd, NULL);
+        if (f)
+            lx_file_put(f);
+    }
 }
 
 struct lx_file *lx_call_file(struct lx_ctx *c, uint64_t fd)
@@ -147,48 +306,110 @@ void lx_io_end(struct lx_thread *t)
         lx_file_put(f);
 }
 
+/* How many open files `by` may have made that are still open: twice its
+ * hard RLIMIT_NOFILE, and never fewer than a new process's hard limit.
+ * Its own descriptors stop at the soft limit first; this bounds those it
+ * passed on and closed (to children, or in flight in sockets, which Linux
+ * bounds by RLIMIT_NOFILE too) without refusing a program that keeps a
+ * low limit and passes many around. */
+static uint32_t files_allowed(const struct lx_proc *by)
+{
+    uint64_t hard = by->rlim[LX_RLIMIT_NOFILE][1], twice = hard < LX_NR_OPEN ? hard * 2 : 2ull * LX_NR_OPEN;
+    return twice < LX_NOFILE_HARD ? LX_NOFILE_HARD : (uint32_t)twice;
+}
+
 int lx_file_error(const struct lx_proc *by)
 {
-    return by->files >= LX_PROC_OPEN ? -LX_EMFILE : -LX_ENFILE;
+    return by->files >= files_allowed(by) ? -LX_EMFILE : -LX_ENFILE;
+}
+
+/* A new chunk at index k, all free; 0 or -1 (no memory). */
+static int chunk_make(uint32_t k)
+{
+    struct chunk *ch = lx_alloc(sizeof(struct chunk));
+    if (!ch)
+        return -1;
+    for (uint32_t i = 0; i < CHUNK; i++)
+        ch->slot[i] = (struct lx_file){ .kind = LX_FILE_FREE, .slot = (int32_t)(k * CHUNK + i) };
+    chunks[k] = ch;
+    return 0;
+}
+
+/* A free slot of the table (made in a new chunk if all are taken), marked
+ * in use; or NULL (LX_NR_FILE in use, or no memory). */
+static struct lx_file *slot_take(void)
+{
+    uint32_t k = chunk_room;
+    while (k < CHUNKS && chunks[k] && chunks[k]->count == CHUNK)
+        k++;
+    chunk_room = k;
+    if (k == CHUNKS || (!chunks[k] && chunk_make(k)))
+        return NULL;
+    struct chunk *ch = chunks[k];
+    uint32_t w = 0;
+    while (ch->used[w] == ~0ull)
+        w++;
+    uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(~ch->used[w]);
+    ch->used[w] |= 1ull << (i % 64);
+    ch->count++;
+    files_open++;
+    return &ch->slot[i];
+}
+
+/* Slot f is free again; its chunk is given back if that was its last file
+ * (but chunk 0). */
+static void slot_give(struct lx_file *f)
+{
+    uint32_t k = (uint32_t)f->slot / CHUNK, i = (uint32_t)f->slot % CHUNK;
+    struct chunk *ch = chunks[k];
+    *f = (struct lx_file){ .kind = LX_FILE_FREE, .slot = f->slot };
+    ch->used[i / 64] &= ~(1ull << (i % 64));
+    ch->count--;
+    files_open--;
+    if (k < chunk_room)
+        chunk_room = k;
+    if (ch->count == 0 && k > 0) {
+        lx_free(ch, sizeof(struct chunk));
+        chunks[k] = NULL;
+    }
 }
 
 struct lx_file *lx_file_new(struct lx_proc *by, int kind, int32_t obj, uint32_t flags)
 {
-    if (by->files >= LX_PROC_OPEN)
+    if (by->files >= files_allowed(by))
         return NULL;                            /* one process never takes every open file there is */
-    for (int i = 0; i < LX_OPEN; i++) {
-        struct lx_file *f = &files[i];
-        if (f->kind != LX_FILE_FREE)
-            continue;
-        *f = (struct lx_file){ .refs = 1, .kind = (uint8_t)kind, .gen = f->gen, .node = -1, .flags = flags,
-                               .pipe = -1, .ev = -1, .sock = -1, .pty = -1, .owner_serial = by->serial,
-                               .owner_pid = by->pid };
-        by->files++;
-        if (kind == LX_FILE_NODE) {
-            f->node = obj;
-            lx_node(obj)->opens++;
-        } else if (kind == LX_FILE_PIPE) {
-            f->pipe = obj;
-        } else if (kind == LX_FILE_EVENT) {
-            f->ev = obj;
-        } else if (kind == LX_FILE_SOCK) {
-            f->sock = obj;
-        } else {
-            f->name_ino = (uint32_t)obj;        /* (LX_FILE_NAME: the caller sets name_of) */
-        }
-        return f;
+    struct lx_file *f = slot_take();
+    if (!f)
+        return NULL;
+    uint32_t gen = next_gen++;
+    if (next_gen == 0)
+        next_gen = 1;
+    *f = (struct lx_file){ .refs = 1, .kind = (uint8_t)kind, .gen = gen, .slot = f->slot, .node = -1,
+                           .flags = flags, .pipe = -1, .ev = -1, .sock = -1, .pty = -1, .owner_serial = by->serial,
+                           .owner_pid = by->pid };
+    by->files++;
+    if (kind == LX_FILE_NODE) {
+        f->node = obj;
+        lx_node(obj)->opens++;
+    } else if (kind == LX_FILE_PIPE) {
+        f->pipe = obj;
+    } else if (kind == LX_FILE_EVENT) {
+        f->ev = obj;
+    } else if (kind == LX_FILE_SOCK) {
+        f->sock = obj;
+    } else {
+        f->name_ino = (uint32_t)obj;            /* (LX_FILE_NAME: the caller sets name_of) */
     }
-    return NULL;
+    return f;
 }
 
-/* The slot of f is free again, with a new generation, and its owner's share one more. */
+/* The slot of f is free again, and its owner's share one more. */
 static void file_free(struct lx_file *f)
 {
     struct lx_proc *owner = lx_proc_of_serial(f->owner_pid, f->owner_serial);
     if (owner && owner->files)
         owner->files--;
-    uint32_t gen = f->gen + 1;
-    *f = (struct lx_file){ .kind = LX_FILE_FREE, .gen = gen, .node = -1, .pipe = -1, .ev = -1, .sock = -1, .pty = -1 };
+    slot_give(f);
 }
 
 /* Let go of node n, which an open file held. */
@@ -265,22 +486,25 @@ void lx_file_put(struct lx_file *f)
 
 uint32_t lx_files_in_use(void)
 {
-    uint32_t n = 0;
-    for (int i = 0; i < LX_OPEN; i++)
-        n += files[i].kind != LX_FILE_FREE;
-    return n;
+    return files_open;
 }
 
+/* The lowest free descriptor from `from` on, as Linux's alloc_fd: the
+ * search starts at the table's `next` when that is higher (none is free
+ * below it), and a search from below `next` moves it past what it took. */
 int lx_fd_new(struct lx_proc *p, struct lx_file *f, int cloexec, int from)
 {
-    for (int fd = from; fd < (int)lx_nofile(p); fd++) {
-        if (!p->fds[fd]) {
-            lx_fd_set(p, (uint32_t)fd, f);
-            p->cloexec[fd] = (uint8_t)cloexec;
-            return fd;
-        }
-    }
-    return -LX_EMFILE;
+    struct lx_fdtable *t = &p->fdt;
+    uint32_t start = (uint32_t)from, fd = start < t->next ? t->next : start;
+    fd = fd < t->size ? fdt_scan(t, t->open, fd, 0) : fd;
+    if (fd >= lx_nofile(p))
+        return -LX_EMFILE;
+    if (lx_fd_set(p, fd, f))
+        return -LX_ENOMEM;
+    if (start <= t->next)
+        t->next = fd + 1;
+    lx_fd_set_cloexec(p, fd, cloexec);
+    return (int)fd;
 }
 
 int lx_fd_open(struct lx_proc *p, int kind, int32_t obj, uint32_t flags, int cloexec, struct lx_file **out)
@@ -303,20 +527,27 @@ int lx_files_init(struct lx_proc *p)
     struct lx_file *f = console_node >= 0 ? lx_file_new(p, LX_FILE_NODE, console_node, O_RDWR) : NULL;
     if (!f)
         return -LX_ENFILE;
+    if (lx_fd_set(p, 0, f)) {                   /* (the table's first allocation) */
+        lx_file_discard(f);
+        return -LX_ENOMEM;
+    }
     f->refs = 3;
-    for (uint32_t fd = 0; fd < 3; fd++)
-        lx_fd_set(p, fd, f);
+    lx_fd_set(p, 1, f);
+    lx_fd_set(p, 2, f);
     return 0;
 }
 
 void lx_files_drop(struct lx_proc *p)
 {
-    for (int fd = 0; fd < LX_FDS; fd++) {
+    for (int64_t fd = lx_fd_next_open(p, 0); fd >= 0; fd = lx_fd_next_open(p, (uint64_t)fd + 1)) {
         struct lx_file *f = lx_fd_file(p, (uint32_t)fd);
         lx_fd_set(p, (uint32_t)fd, NULL);
         if (f)
             lx_file_put(f);
     }
+    if (p->fdt.size)
+        lx_free(p->fdt.slot, fdt_bytes(p->fdt.size));
+    p->fdt = (struct lx_fdtable){ 0 };
 }
 
 static uint32_t kind(const struct lx_node *n) { return n->mode & LX_S_IFMT; }
@@ -1210,7 +1441,7 @@ int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg)
     }
     case FIOCLEX:
     case FIONCLEX:
-        c->p->cloexec[(uint32_t)fd] = (uint32_t)req == FIOCLEX;
+        lx_fd_set_cloexec(c->p, (uint32_t)fd, (uint32_t)req == FIOCLEX);
         return 0;
     default:
         break;

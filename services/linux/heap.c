@@ -39,6 +39,7 @@ _Static_assert(sizeof(struct slab) == 32, "the header is 32 bytes");
 
 static struct slab *partial[CLASSES];
 static uint64_t held;           /* bytes of svc_alloc's memory held now */
+static uint64_t in_use;         /* bytes of the records given out and not freed (their classes' sizes) */
 
 static unsigned class_of(size_t size)
 {
@@ -93,8 +94,10 @@ void *lx_alloc(size_t size)
 {
     if (size > class_size[CLASSES - 1]) {
         void *p = svc_alloc(size);
-        if (p)
+        if (p) {
             held += lx_page_up(size);
+            in_use += lx_page_up(size);
+        }
         return p;
     }
     unsigned c = class_of(size ? size : 1);
@@ -106,6 +109,7 @@ void *lx_alloc(size_t size)
     if (++s->used == per_page(c))
         unlink_slab(s);                 /* full */
     memset(p, 0, class_size[c]);
+    in_use += class_size[c];
     return p;
 }
 
@@ -116,6 +120,7 @@ void lx_free(void *p, size_t size)
     if (size > class_size[CLASSES - 1]) {
         svc_free(p, size);
         held -= lx_page_up(size);
+        in_use -= lx_page_up(size);
         return;
     }
     struct slab *s = (struct slab *)((uintptr_t)p & ~(uintptr_t)(SLAB_PAGE - 1));
@@ -124,6 +129,7 @@ void lx_free(void *p, size_t size)
     *(void **)p = s->free;
     s->free = p;
     s->used--;
+    in_use -= class_size[c];
     if (was_full)
         push_slab(s);
     if (s->used == 0 && (s->next || s->prev)) {     /* empty, and not the class's only page with room */
@@ -135,5 +141,5 @@ void lx_free(void *p, size_t size)
 
 uint64_t lx_heap_bytes(void)
 {
-    return held;
+    return in_use;
 }

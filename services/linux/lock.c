@@ -46,7 +46,7 @@ struct lock {
     int64_t start, end;         /* bytes start..end, both in (end OFFSET_MAX: to any end) */
     int32_t pid;                /* OWN_POSIX: the owner */
     int32_t charged;            /* the pid of the process it is charged to */
-    int16_t file;               /* OWN_OFD, OWN_FLOCK: the owning open file description's slot */
+    int32_t file;               /* OWN_OFD, OWN_FLOCK: the owning open file description's slot */
     uint8_t cls;                /* OWN_*: 0 a free entry */
     uint8_t type;               /* F_RDLCK or F_WRLCK */
 };
@@ -213,7 +213,7 @@ static int64_t set_range(struct lx_ctx *c, uint64_t key, int cls, const struct l
     }
     if (add) {
         struct lock *l = new_entry();
-        *l = (struct lock){ key, s, e, pid, pid, (int16_t)(cls == OWN_POSIX ? -1 : lx_file_slot(f)), (uint8_t)cls,
+        *l = (struct lock){ key, s, e, pid, pid, cls == OWN_POSIX ? -1 : lx_file_slot(f), (uint8_t)cls,
                             (uint8_t)type };
     }
     if (shrank || !add)
@@ -349,7 +349,7 @@ int64_t lx_sys_flock(struct lx_ctx *c, uint64_t ufd, uint64_t op)
         return ((uint32_t)op & LOCK_NB) ? -LX_EAGAIN : lx_block(c, LX_BLK_LOCK, 0);
     if (!free_entries() || charged_to(c->p->pid) >= LX_PROC_LOCKS)
         return -LX_ENOLCK;
-    *new_entry() = (struct lock){ key, 0, OFFSET_MAX, 0, c->p->pid, (int16_t)lx_file_slot(f), OWN_FLOCK,
+    *new_entry() = (struct lock){ key, 0, OFFSET_MAX, 0, c->p->pid, lx_file_slot(f), OWN_FLOCK,
                                   (uint8_t)type };
     return 0;
 }

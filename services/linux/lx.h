@@ -138,15 +138,20 @@ struct lx_sinfo {
                                          * not held to it) */
 #define LX_PROC_THREADS 65535           /* threads of one process: its control pages lie below LX_UTCB_VA,
                                          * above the stack */
-#define LX_FDS          64              /* descriptors per process (RLIMIT_NOFILE) */
-#define LX_OPEN         256             /* open file descriptions in all */
-#define LX_PROC_OPEN    (LX_OPEN / 2)   /* ... made by one process and still open (EMFILE past it) */
+#define LX_NOFILE_SOFT  1024            /* RLIMIT_NOFILE of a new process: descriptors 0..1023 ... */
+#define LX_NOFILE_HARD  4096            /* ... raised by the process up to this (Linux's defaults, INR_OPEN_*) */
+#define LX_NR_OPEN      (1u << 20)      /* the highest RLIMIT_NOFILE there is (Linux's fs.nr_open): descriptor
+                                         * tables grow with use up to this size */
+#define LX_NR_FILE      (1u << 20)      /* open file descriptions in all (Linux's fs.file-max): the table grows
+                                         * with use up to this (ENFILE past it, or when memory runs out) */
 #define LX_MAP_COUNT    65530           /* mapped ranges per process (Linux's vm.max_map_count): records
                                          * allocated as needed (lx_alloc), ENOMEM past it */
-#define LX_PIPES        64              /* pipes in all */
+#define LX_NR_PIPES     (1u << 20)      /* pipes in all (the table grows with use up to this; ENFILE past it,
+                                         * or when memory runs out) */
 #define LX_LOCKS        256             /* file locks (POSIX, OFD and flock ranges) in all (lock.c) */
 #define LX_PROC_LOCKS   (LX_LOCKS / 4)  /* ... set by one process (ENOLCK past either) */
-#define LX_PROC_PIPES   (LX_PIPES / 2)  /* ... made by one process and still open (EMFILE past it) */
+#define LX_PROC_PIPES   1024            /* pipes made by one process and still open with rings of LX_PIPE_BUF;
+                                         * past them a new one's is a page (Linux's pipe-user-pages-soft) */
 #define LX_PTYS         64              /* pseudo-terminals in all (/dev/pts/0..63; open of /dev/ptmx:
                                          * ENOSPC past it, as past Linux's kernel.pty.max) */
 #define LX_PROC_PTYS    (LX_PTYS / 4)   /* ... made by one process and still open (ENOSPC past it) */
@@ -199,8 +204,10 @@ static inline uint64_t lx_page_up(uint64_t x) { return (x + LX_PAGE - 1) & ~(LX_
 
 /* The personality's records (heap.c): `size` bytes, zeroed, from size
  * classes in pages of the service's memory, or NULL when that is used up;
- * freed with the size they were made with. What the records hold now
- * (bytes of pages), for /proc/petrel. */
+ * freed with the size they were made with. For /proc/petrel: the bytes
+ * of the records in use now (their classes' sizes, whole pages for big
+ * ones), which come back exactly when everything made is freed (the
+ * pages held may not: each class keeps one for reuse once it had one). */
 void *lx_alloc(size_t size);
 void lx_free(void *p, size_t size);
 uint64_t lx_heap_bytes(void);
@@ -376,13 +383,15 @@ enum { LX_PROC_ROOT = 1, LX_PROC_SELF, LX_PROC_PIDDIR, LX_PROC_STAT, LX_PROC_STA
        LX_PROC_MAPS, LX_PROC_ENVIRON, LX_PROC_MEMINFO, LX_PROC_CPUINFO, LX_PROC_UPTIME,
        LX_PROC_MOUNTS, LX_PROC_VERSION, LX_PROC_LOADAVG, LX_PROC_FILESYSTEMS, LX_PROC_EXE, LX_PROC_CWD,
        LX_PROC_FDDIR, LX_PROC_FDINFODIR, LX_PROC_KSTAT, LX_PROC_PETREL, LX_PROC_PMOUNTS, LX_PROC_MOUNTINFO,
-       LX_PROC_FD = 64,                         /* LX_PROC_FD + n: /proc/PID/fd/n */
-       LX_PROC_FDINFO = 128,                    /* LX_PROC_FDINFO + n: /proc/PID/fdinfo/n */
-       LX_PROC_OBJ = 256 };                     /* LX_PROC_OBJ + n: open file n (not a node's), reached through
+       LX_PROC_FD = 1u << 20,                   /* LX_PROC_FD + n: /proc/PID/fd/n */
+       LX_PROC_FDINFO = 2u << 20,               /* LX_PROC_FDINFO + n: /proc/PID/fdinfo/n */
+       LX_PROC_OBJ = 3u << 20 };                /* LX_PROC_OBJ + n: open file n (not a node's), reached through
                                                  * fd/N; the node's proc_pid is the file's generation */
-_Static_assert(LX_PROC_FD + LX_FDS <= LX_PROC_FDINFO && LX_PROC_FDINFO + LX_FDS <= LX_PROC_OBJ, "/proc node kinds");
-/* Is `what` one of /proc/PID/fd/N's links? */
-static inline int lx_proc_is_fd(uint32_t what) { return what >= LX_PROC_FD && what < LX_PROC_FD + LX_FDS; }
+_Static_assert(LX_PROC_MOUNTINFO < LX_PROC_FD && LX_NR_OPEN <= LX_PROC_FDINFO - LX_PROC_FD &&
+               LX_NR_OPEN <= LX_PROC_OBJ - LX_PROC_FDINFO, "/proc node kinds");
+/* Is `what` one of /proc/PID/fd/N's links, or /proc/PID/fdinfo/N? */
+static inline int lx_proc_is_fd(uint32_t what) { return what >= LX_PROC_FD && what < LX_PROC_FDINFO; }
+static inline int lx_proc_is_fdinfo(uint32_t what) { return what >= LX_PROC_FDINFO && what < LX_PROC_OBJ; }
 /* The path of /proc node n that no directory entry names (a process's
  * directory and what is in it): its length, or a negated errno. */
 int64_t lx_procfs_path(int32_t n, char *buf, uint64_t size);
@@ -438,7 +447,8 @@ struct lx_file {
     uint32_t refs;              /* references (0: free, or being finalised) */
     uint8_t kind;               /* LX_FILE_*: LX_FILE_FREE is a free slot */
     uint8_t dying;              /* its last reference went: finalised next (lx_file_put) */
-    uint32_t gen;               /* the slot's generation: changes each time it is freed */
+    uint32_t gen;               /* its generation: each file made has a new one (files.c) */
+    int32_t slot;               /* its index in the table (lx_file_at) */
     int32_t node;               /* LX_FILE_NODE: a node of the root */
     uint32_t flags;             /* O_ACCMODE, O_APPEND, O_NONBLOCK, ... as opened or set */
     uint64_t pos;
@@ -457,8 +467,9 @@ struct lx_file {
  * or socket index), refs 1, charged to process `by`; or NULL (the error:
  * lx_file_error). A node's file holds it open. */
 struct lx_file *lx_file_new(struct lx_proc *by, int kind, int32_t obj, uint32_t flags);
-/* Why lx_file_new gave nothing to `by`: -EMFILE (its share of the table,
- * LX_PROC_OPEN, is used) or -ENFILE (the table is full). */
+/* Why lx_file_new gave nothing to `by`: -EMFILE (the open files it made
+ * and that are still open, descriptors of its own or not, reach twice its
+ * hard RLIMIT_NOFILE, at least LX_NOFILE_HARD) or -ENFILE (LX_NR_FILE in all, or no memory). */
 int lx_file_error(const struct lx_proc *by);
 /* Free a file lx_file_new gave that nothing else saw (a failed call): its
  * node let go, nothing else finalised. */
@@ -572,6 +583,22 @@ struct lx_ptimer {
     uint32_t overrun_last;      /* what the last signal taken said (timer_getoverrun) */
 };
 
+/* A process's descriptors, as Linux's fdtable: room for `size`
+ * descriptors (0, or a power of two from 64 on), doubled when a
+ * descriptor past it is wanted, freed when the process ends. Each
+ * descriptor is the slot of the open file it names and that file's
+ * generation (lx_file_at: a stale one is refused, never served); two
+ * bitmaps say which are open and which close on exec, so the lowest free
+ * descriptor is found a word of 64 at a time, from `next` on (none is
+ * free below it). All of it is one allocation: the slots, then the two
+ * bitmaps. */
+struct lx_fdtable {
+    uint32_t size;
+    uint32_t next;
+    uint64_t *slot;             /* descriptor fd: (generation << 32) | (file slot + 1); 0 if closed */
+    uint64_t *open, *cloexec;   /* size / 64 words each */
+};
+
 #define LX_RLIMITS          16
 #define LX_RLIMIT_CPU       0
 #define LX_RLIMIT_FSIZE     1
@@ -606,9 +633,7 @@ struct lx_proc {
     uint64_t brk_start, brk;    /* the heap: [brk_start, brk); mapped to lx_page_up(brk) */
     struct lx_mobj *heap_obj;   /* the heap's current object: offset 0 at heap_va, [heap_va, heap_top) */
     uint64_t heap_va, heap_end, heap_top;   /* heap_end: how far it was ever mapped */
-    struct lx_file *fds[LX_FDS];        /* its descriptors (set only through lx_fd_set) ... */
-    uint32_t fdgen[LX_FDS];             /* ... each with the generation of the file it named */
-    uint8_t cloexec[LX_FDS];
+    struct lx_fdtable fdt;              /* its descriptors (files.c; changed only through lx_fd_*) */
     uint32_t files, pipes, ptys;        /* open files, pipes and pseudo-terminals it made that are still
                                          * open (its shares) */
     struct vatree vmas;         /* its mapped ranges (struct lx_vma), by address; vmas.count of them */
@@ -839,9 +864,19 @@ uint64_t lx_file_ino(const struct lx_file *f);
  * pipe's end joins that pipe (a new one if it is gone), and a socket or
  * an event object gives ENXIO, as on Linux. A descriptor or a negated errno. */
 int64_t lx_file_reopen(struct lx_proc *p, struct lx_file *t, uint32_t fl);
-/* Descriptor fd of p names f from now on (NULL: nothing), with f's
- * generation; the caller moves the references. */
-void lx_fd_set(struct lx_proc *p, uint32_t fd, struct lx_file *f);
+/* Descriptor fd of p names f from now on (NULL: nothing; not
+ * close-on-exec), with f's generation; the caller moves the references.
+ * 0, or -ENOMEM if the table had to grow and could not (nothing changed). */
+int lx_fd_set(struct lx_proc *p, uint32_t fd, struct lx_file *f);
+/* Is descriptor fd of p (an open one) closed on exec, and mark it so or not. */
+int lx_fd_cloexec(const struct lx_proc *p, uint32_t fd);
+void lx_fd_set_cloexec(struct lx_proc *p, uint32_t fd, int on);
+/* The first open descriptor of p from `from` on, or -1. */
+int64_t lx_fd_next_open(const struct lx_proc *p, uint64_t from);
+/* Make child's descriptors those of p (fork): each takes a reference. 0 or -ENOMEM. */
+int lx_fds_fork(struct lx_proc *p, struct lx_proc *child);
+/* Close p's close-on-exec descriptors (execve). */
+void lx_fds_exec(struct lx_proc *p);
 /* The open file the call c serves works on through descriptor fd: the
  * file its waiting kept (c->t->io), if this is that call again on that
  * descriptor, else the descriptor's (lx_fd_use). */
@@ -913,7 +948,7 @@ int64_t lx_sys_copy_file_range(struct lx_ctx *c, uint64_t fd_in, uint64_t uoff_i
 int64_t lx_sys_fallocate(struct lx_ctx *c, uint64_t fd, uint64_t mode, int64_t off, int64_t len);
 /* The console descriptors 0, 1 and 2 of a new process; 0 or a negated errno. */
 int lx_files_init(struct lx_proc *p);
-/* Close every descriptor of p. */
+/* Close every descriptor of p, and free its table. */
 void lx_files_drop(struct lx_proc *p);
 
 int64_t lx_sys_brk(struct lx_ctx *c, uint64_t addr);
@@ -1085,10 +1120,10 @@ int lx_fd_new(struct lx_proc *p, struct lx_file *f, int cloexec, int from);
  * p's lowest free descriptor: the descriptor, its file in *out; or a
  * negated errno, nothing left behind. */
 int lx_fd_open(struct lx_proc *p, int kind, int32_t obj, uint32_t flags, int cloexec, struct lx_file **out);
-/* How many descriptors p may have: RLIMIT_NOFILE's soft limit, at most the table's LX_FDS. */
+/* How many descriptors p may have: RLIMIT_NOFILE's soft limit (at most LX_NR_OPEN). */
 static inline uint32_t lx_nofile(const struct lx_proc *p)
 {
-    return p->rlim[LX_RLIMIT_NOFILE][0] < LX_FDS ? (uint32_t)p->rlim[LX_RLIMIT_NOFILE][0] : LX_FDS;
+    return p->rlim[LX_RLIMIT_NOFILE][0] < LX_NR_OPEN ? (uint32_t)p->rlim[LX_RLIMIT_NOFILE][0] : LX_NR_OPEN;
 }
 /* Linux's defaults (syscalls.c): a new process's limits. */
 void lx_rlimits_init(struct lx_proc *p);

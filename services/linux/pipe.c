@@ -38,9 +38,15 @@ struct lx_pipe {
     uint64_t owner_serial;      /* the process it is charged to (its pipes), while one of pid owner_pid
                                  * has this serial number */
     int32_t owner_pid;
+    int32_t id;                 /* its index in `pipes` (what open files and waits name it by) */
 };
 
-static struct lx_pipe pipes[LX_PIPES];
+/* The pipes: records of the personality's heap, named by their index in
+ * an array of pointers that doubles when full (from 64 entries on, up to
+ * LX_NR_PIPES), so that a pipe's number stays what it was while it lives.
+ * A free entry is looked for from `pipes_low` on (none is free below it). */
+static struct lx_pipe **pipes;
+static uint32_t pipes_size, pipes_low, pipes_used;
 static uint64_t pipe_bytes;             /* the rings' sizes, summed */
 
 static struct lx_file *file_of(struct lx_proc *p, uint64_t fd)
@@ -51,29 +57,56 @@ static struct lx_file *file_of(struct lx_proc *p, uint64_t fd)
 /* The pipe of open file f, or NULL if f is not a pipe's end. */
 static struct lx_pipe *pipe_of(const struct lx_file *f)
 {
-    if (f->kind != LX_FILE_PIPE || f->pipe < 0 || f->pipe >= LX_PIPES || !pipes[f->pipe].buf)
+    if (f->kind != LX_FILE_PIPE || f->pipe < 0 || (uint32_t)f->pipe >= pipes_size)
         return NULL;
-    return &pipes[f->pipe];
+    return pipes[f->pipe];
 }
 
-/* A free pipe slot (its ring not made yet), or -1. */
+/* Double the array of pipes; 0 or -1 (LX_NR_PIPES, or no memory). */
+static int pipes_grow(void)
+{
+    uint32_t size = pipes_size ? pipes_size * 2 : 64;
+    if (size > LX_NR_PIPES)
+        return -1;
+    struct lx_pipe **n = lx_alloc(size * sizeof(*n));
+    if (!n)
+        return -1;
+    if (pipes_size) {
+        memcpy(n, pipes, pipes_size * sizeof(*n));
+        lx_free(pipes, pipes_size * sizeof(*n));
+    }
+    pipes = n;
+    pipes_size = size;
+    return 0;
+}
+
+/* A free pipe number (its pipe not made yet), or -1. */
 static int32_t pipe_slot(void)
 {
-    for (int32_t i = 0; i < LX_PIPES; i++)
-        if (!pipes[i].buf)
-            return i;
-    return -1;
+    uint32_t i = pipes_low;
+    while (i < pipes_size && pipes[i])
+        i++;
+    pipes_low = i;
+    if (i == pipes_size && pipes_grow())
+        return -1;
+    return (int32_t)i;
 }
 
 /* Make pipe i with its ring and inode number ino, charged to `by`, its
  * ends not open yet; 0 or -ENOMEM. */
 static int pipe_make(struct lx_proc *by, int32_t i, uint32_t ino)
 {
-    uint8_t *buf = svc_alloc(LX_PIPE_BUF);
-    if (!buf)
+    uint32_t cap = by->pipes < LX_PROC_PIPES ? LX_PIPE_BUF : LX_PAGE;
+    struct lx_pipe *pp = lx_alloc(sizeof(*pp));
+    uint8_t *buf = pp ? svc_alloc(cap) : NULL;
+    if (!buf) {
+        lx_free(pp, sizeof(*pp));
         return -LX_ENOMEM;
-    pipes[i] = (struct lx_pipe){ buf, LX_PIPE_BUF, 0, 0, 0, 0, ino, by->serial, by->pid };
-    pipe_bytes += LX_PIPE_BUF;
+    }
+    *pp = (struct lx_pipe){ buf, cap, 0, 0, 0, 0, ino, by->serial, by->pid, i };
+    pipes[i] = pp;
+    pipes_used++;
+    pipe_bytes += cap;
     by->pipes++;
     return 0;
 }
@@ -86,15 +119,21 @@ static void pipe_unmake(struct lx_pipe *pp)
         owner->pipes--;
     svc_free(pp->buf, pp->cap);
     pipe_bytes -= pp->cap;
-    *pp = (struct lx_pipe){ 0 };
+    pipes[pp->id] = NULL;
+    if ((uint32_t)pp->id < pipes_low)
+        pipes_low = (uint32_t)pp->id;
+    pipes_used--;
+    lx_free(pp, sizeof(*pp));
+    if (pipes_used == 0) {                      /* the last one: the array goes too (every byte back) */
+        lx_free(pipes, pipes_size * sizeof(*pipes));
+        pipes = NULL;
+        pipes_size = pipes_low = 0;
+    }
 }
 
 uint32_t lx_pipes_in_use(void)
 {
-    uint32_t n = 0;
-    for (int i = 0; i < LX_PIPES; i++)
-        n += pipes[i].buf != NULL;
-    return n;
+    return pipes_used;
 }
 
 int64_t lx_sys_pipe2(struct lx_ctx *c, uint64_t ufds, uint64_t flags)
@@ -105,8 +144,6 @@ int64_t lx_sys_pipe2(struct lx_ctx *c, uint64_t ufds, uint64_t flags)
     int32_t i = pipe_slot();
     if (i < 0)
         return -LX_ENFILE;
-    if (c->p->pipes >= LX_PROC_PIPES)
-        return -LX_EMFILE;                      /* one process never takes every pipe there is */
     struct lx_file *r = lx_file_new(c->p, LX_FILE_PIPE, i, fl & (O_NONBLOCK | O_DIRECT));
     struct lx_file *w = r ? lx_file_new(c->p, LX_FILE_PIPE, i, O_WRONLY | (fl & (O_NONBLOCK | O_DIRECT))) : NULL;
     int err = w ? pipe_make(c->p, i, lx_ino_new()) : lx_file_error(c->p);
@@ -114,7 +151,7 @@ int64_t lx_sys_pipe2(struct lx_ctx *c, uint64_t ufds, uint64_t flags)
     int wfd = rfd >= 0 ? lx_fd_new(c->p, w, (fl & O_CLOEXEC) != 0, 0) : rfd;
     int32_t fds[2] = { rfd, wfd };
     if (wfd >= 0 && lx_copy_out(c, ufds, fds, sizeof(fds)) == 0) {
-        pipes[i].readers = pipes[i].writers = 1;
+        pipes[i]->readers = pipes[i]->writers = 1;
         return 0;
     }
     err = wfd >= 0 ? -LX_EFAULT : wfd;
@@ -122,8 +159,8 @@ int64_t lx_sys_pipe2(struct lx_ctx *c, uint64_t ufds, uint64_t flags)
         lx_fd_set(c->p, (uint32_t)rfd, NULL);
     if (wfd >= 0)
         lx_fd_set(c->p, (uint32_t)wfd, NULL);
-    if (pipes[i].buf)
-        pipe_unmake(&pipes[i]);
+    if (pipes[i])
+        pipe_unmake(pipes[i]);
     if (r)
         lx_file_discard(r);
     if (w)
@@ -281,16 +318,14 @@ uint32_t lx_pipe_ino(const struct lx_file *f)
 int64_t lx_pipe_reopen(struct lx_proc *p, uint32_t ino, uint32_t fl)
 {
     int32_t i = -1;
-    for (int32_t j = 0; j < LX_PIPES && i < 0; j++)
-        if (pipes[j].buf && pipes[j].ino == ino)
-            i = j;
+    for (uint32_t j = 0; j < pipes_size && i < 0; j++)
+        if (pipes[j] && pipes[j]->ino == ino)
+            i = (int32_t)j;
     int fresh = i < 0;
     if (fresh) {                                /* its pipe is gone: as on Linux, the inode gets a new one */
         i = pipe_slot();
         if (i < 0)
             return -LX_ENFILE;
-        if (p->pipes >= LX_PROC_PIPES)
-            return -LX_EMFILE;
     }
     uint32_t acc = fl & O_ACCMODE;
     struct lx_file *f = lx_file_new(p, LX_FILE_PIPE, i, acc | (fl & (O_NONBLOCK | O_APPEND)));
@@ -299,15 +334,15 @@ int64_t lx_pipe_reopen(struct lx_proc *p, uint32_t ino, uint32_t fl)
     int err = fresh ? pipe_make(p, i, ino) : 0;
     int fd = err ? err : lx_fd_new(p, f, (fl & O_CLOEXEC) != 0, 0);
     if (fd < 0) {
-        if (fresh && pipes[i].buf)
-            pipe_unmake(&pipes[i]);
+        if (fresh && pipes[i])
+            pipe_unmake(pipes[i]);
         lx_file_discard(f);
         return fd;
     }
     if (acc != O_WRONLY)
-        pipes[i].readers++;
+        pipes[i]->readers++;
     if (acc != 0)
-        pipes[i].writers++;
+        pipes[i]->writers++;
     return fd;
 }
 
@@ -339,10 +374,13 @@ int64_t lx_sys_dup3(struct lx_ctx *c, uint64_t oldfd, uint64_t newfd, uint64_t f
         return -LX_EBADF;
     lx_file_get(f);
     struct lx_file *old = lx_fd_file(p, n);
-    lx_fd_set(p, n, f);
+    if (lx_fd_set(p, n, f)) {
+        lx_file_put(f);
+        return -LX_ENOMEM;                      /* (the table could not grow to n: nothing changed) */
+    }
     if (old)
         lx_file_put(old);
-    p->cloexec[n] = ((uint32_t)flags & O_CLOEXEC) != 0;
+    lx_fd_set_cloexec(p, n, ((uint32_t)flags & O_CLOEXEC) != 0);
     return n;
 }
 
@@ -364,11 +402,11 @@ int64_t lx_sys_close_range(struct lx_ctx *c, uint64_t ufirst, uint64_t ulast, ui
         return -LX_EINVAL;
     if ((fl & CLOSE_RANGE_UNSHARE) && p->nthreads > 1)
         return -LX_EINVAL;
-    for (uint32_t fd = first; fd <= last && fd < LX_FDS; fd++) {
-        if (!p->fds[fd])
-            continue;
+    for (int64_t next = lx_fd_next_open(p, first); next >= 0 && (uint64_t)next <= last;
+         next = lx_fd_next_open(p, (uint64_t)next + 1)) {
+        uint32_t fd = (uint32_t)next;
         if (fl & CLOSE_RANGE_CLOEXEC) {
-            p->cloexec[fd] = 1;
+            lx_fd_set_cloexec(p, fd, 1);
         } else {
             struct lx_file *f = lx_fd_file(p, fd);
             lx_fd_set(p, fd, NULL);
@@ -414,7 +452,7 @@ static int64_t set_size(struct lx_pipe *pp, uint64_t arg)
     pp->buf = buf;
     pp->cap = size;
     pp->head = 0;
-    lx_wake_all(LX_BLK_PIPE, (int32_t)(pp - pipes));   /* writers: there may be room now */
+    lx_wake_all(LX_BLK_PIPE, pp->id);   /* writers: there may be room now */
     return size;
 }
 
@@ -438,9 +476,9 @@ int64_t lx_sys_fcntl(struct lx_ctx *c, uint64_t ufd, uint64_t cmd, uint64_t arg)
     case F_OFD_SETLKW:
         return lx_fcntl_lock(c, f, op, arg);
     case F_GETPIPE_SZ:
-        return is_pipe(f) ? (int64_t)pipes[f->pipe].cap : -LX_EBADF;
+        return is_pipe(f) ? (int64_t)pipes[f->pipe]->cap : -LX_EBADF;
     case F_SETPIPE_SZ:
-        return is_pipe(f) ? set_size(&pipes[f->pipe], arg) : -LX_EBADF;
+        return is_pipe(f) ? set_size(pipes[f->pipe], arg) : -LX_EBADF;
     case F_DUPFD:
     case F_DUPFD_CLOEXEC: {
         if ((uint32_t)arg >= lx_nofile(p))
@@ -451,9 +489,9 @@ int64_t lx_sys_fcntl(struct lx_ctx *c, uint64_t ufd, uint64_t cmd, uint64_t arg)
         return nfd;
     }
     case F_GETFD:
-        return p->cloexec[fd] ? FD_CLOEXEC : 0;
+        return lx_fd_cloexec(p, fd) ? FD_CLOEXEC : 0;
     case F_SETFD:
-        p->cloexec[fd] = (arg & FD_CLOEXEC) != 0;
+        lx_fd_set_cloexec(p, fd, (arg & FD_CLOEXEC) != 0);
         return 0;
     case F_GETFL:
         return f->flags;

@@ -16,7 +16,6 @@
  */
 #include "lx.h"
 
-#define POLL_MAX    LX_FDS          /* more entries than descriptors: EINVAL (Linux: RLIMIT_NOFILE) */
 #define POLLNVAL    0x020
 #define POLLPRI     0x002
 #define POLLRDNORM  0x040
@@ -91,22 +90,13 @@ static void time_left_out(struct lx_ctx *c, uint64_t uts, int64_t wait, uint64_t
     lx_copy_out(c, uts, ts, sizeof(ts));
 }
 
-int64_t lx_sys_ppoll(struct lx_ctx *c, uint64_t ufds, uint64_t nfds, uint64_t uts, uint64_t mask, uint64_t masksize)
+/* The entries of a ppoll call: on the stack for a few, else from the
+ * personality's heap (up to RLIMIT_NOFILE of them, as Linux allows). */
+#define POLL_STACK  64
+
+/* Fill in fds[0..nfds)'s revents; how many have some. */
+static int64_t poll_scan(struct lx_ctx *c, struct lx_pollfd *fds, uint64_t nfds)
 {
-    struct lx_pollfd fds[POLL_MAX];
-    if (nfds > POLL_MAX)
-        return -LX_EINVAL;
-    uint64_t ns;
-    int64_t wait = timeout_kind(c, uts, &ns);
-    if (wait < -1)
-        return wait + 2;
-    if (mask && masksize != 8)
-        return -LX_EINVAL;
-    if (lx_copy_in(c, fds, ufds, nfds * sizeof(fds[0])))
-        return -LX_EFAULT;
-    int64_t err = lx_sig_mask_for_call(c, mask);
-    if (err)
-        return err;
     int64_t count = 0;
     for (uint64_t i = 0; i < nfds; i++) {
         fds[i].revents = 0;
@@ -122,6 +112,25 @@ int64_t lx_sys_ppoll(struct lx_ctx *c, uint64_t ufds, uint64_t nfds, uint64_t ut
         if (fds[i].revents)
             count++;
     }
+    return count;
+}
+
+/* ppoll with its entries in fds (nfds of them). */
+static int64_t ppoll_in(struct lx_ctx *c, struct lx_pollfd *fds, uint64_t ufds, uint64_t nfds, uint64_t uts,
+                        uint64_t mask, uint64_t masksize)
+{
+    uint64_t ns;
+    int64_t wait = timeout_kind(c, uts, &ns);
+    if (wait < -1)
+        return wait + 2;
+    if (mask && masksize != 8)
+        return -LX_EINVAL;
+    if (lx_copy_in(c, fds, ufds, nfds * sizeof(fds[0])))
+        return -LX_EFAULT;
+    int64_t err = lx_sig_mask_for_call(c, mask);
+    if (err)
+        return err;
+    int64_t count = poll_scan(c, fds, nfds);
     if (count == 0) {
         int64_t r = none_ready(c, wait, ns);
         if (r)
@@ -133,30 +142,30 @@ int64_t lx_sys_ppoll(struct lx_ctx *c, uint64_t ufds, uint64_t nfds, uint64_t ut
     return count;
 }
 
-/* pselect6: three fd_sets of nfds bits (64 per word), a timespec, and {sigmask pointer, size}. */
-int64_t lx_sys_pselect6(struct lx_ctx *c, uint64_t nfds, uint64_t urd, uint64_t uwr, uint64_t uex, uint64_t uts,
-                        uint64_t usig)
+int64_t lx_sys_ppoll(struct lx_ctx *c, uint64_t ufds, uint64_t nfds, uint64_t uts, uint64_t mask, uint64_t masksize)
 {
-    uint64_t in[3][LX_FDS / 64] = { { 0 } }, out[3][LX_FDS / 64] = { { 0 } };
-    const uint64_t sets[3] = { urd, uwr, uex };
-    if ((int32_t)nfds < 0)
-        return -LX_EINVAL;
-    if (nfds > LX_FDS)
-        nfds = LX_FDS;                          /* no descriptor beyond: Linux clips at the table's size */
-    uint64_t bytes = (nfds + 63) / 64 * 8;
-    uint64_t ns, sig[2] = { 0, 0 };
-    int64_t wait = timeout_kind(c, uts, &ns);
-    if (wait < -1)
-        return wait + 2;
-    if (usig) {
-        if (lx_copy_in(c, sig, usig, sizeof(sig)))
-            return -LX_EFAULT;
-        if (sig[0] && sig[1] != 8)
-            return -LX_EINVAL;
-    }
-    for (int k = 0; k < 3; k++)
-        if (sets[k] && lx_copy_in(c, in[k], sets[k], bytes))
-            return -LX_EFAULT;
+    struct lx_pollfd few[POLL_STACK];
+    if (nfds > lx_nofile(c->p))
+        return -LX_EINVAL;                      /* more entries than descriptors (Linux: RLIMIT_NOFILE) */
+    if (nfds <= POLL_STACK)
+        return ppoll_in(c, few, ufds, nfds, uts, mask, masksize);
+    struct lx_pollfd *fds = lx_alloc(nfds * sizeof(*fds));
+    if (!fds)
+        return -LX_ENOMEM;
+    int64_t r = ppoll_in(c, fds, ufds, nfds, uts, mask, masksize);
+    lx_free(fds, nfds * sizeof(*fds));
+    return r;
+}
+
+/* The six bitmaps of a pselect6 call (three in, three out) of `words`
+ * words each: on the stack for up to SELECT_STACK descriptors (FD_SETSIZE,
+ * what nearly every program passes), else from the personality's heap. */
+#define SELECT_STACK    1024
+
+/* Which of the descriptors below nfds in the sets in[0..3) are ready,
+ * into out[0..3); how many bits were set, or -EBADF. */
+static int64_t select_scan(struct lx_ctx *c, uint64_t nfds, uint64_t *const in[3], uint64_t *const out[3])
+{
     int64_t count = 0;
     for (uint64_t fd = 0; fd < nfds; fd++) {
         uint64_t bit = 1ull << (fd % 64), w = fd / 64;
@@ -183,6 +192,32 @@ int64_t lx_sys_pselect6(struct lx_ctx *c, uint64_t nfds, uint64_t urd, uint64_t 
             count++;
         }
     }
+    return count;
+}
+
+/* pselect6 with its six bitmaps at bits (zeroed, `words` words each). */
+static int64_t pselect_in(struct lx_ctx *c, uint64_t nfds, const uint64_t sets[3], uint64_t uts, uint64_t usig,
+                          uint64_t *bits, uint64_t words)
+{
+    uint64_t *const in[3] = { bits, bits + words, bits + 2 * words };
+    uint64_t *const out[3] = { bits + 3 * words, bits + 4 * words, bits + 5 * words };
+    uint64_t bytes = (nfds + 63) / 64 * 8;
+    uint64_t ns, sig[2] = { 0, 0 };
+    int64_t wait = timeout_kind(c, uts, &ns);
+    if (wait < -1)
+        return wait + 2;
+    if (usig) {
+        if (lx_copy_in(c, sig, usig, sizeof(sig)))
+            return -LX_EFAULT;
+        if (sig[0] && sig[1] != 8)
+            return -LX_EINVAL;
+    }
+    for (int k = 0; k < 3; k++)
+        if (sets[k] && lx_copy_in(c, in[k], sets[k], bytes))
+            return -LX_EFAULT;
+    int64_t count = select_scan(c, nfds, in, out);
+    if (count < 0)
+        return count;
     int64_t err = lx_sig_mask_for_call(c, sig[0]);
     if (err)
         return err;
@@ -196,4 +231,25 @@ int64_t lx_sys_pselect6(struct lx_ctx *c, uint64_t nfds, uint64_t urd, uint64_t 
         if (sets[k] && lx_copy_out(c, sets[k], out[k], bytes))
             return -LX_EFAULT;
     return count;
+}
+
+/* pselect6: three fd_sets of nfds bits (64 per word), a timespec, and {sigmask pointer, size}. */
+int64_t lx_sys_pselect6(struct lx_ctx *c, uint64_t nfds, uint64_t urd, uint64_t uwr, uint64_t uex, uint64_t uts,
+                        uint64_t usig)
+{
+    uint64_t few[6 * SELECT_STACK / 64] = { 0 };
+    const uint64_t sets[3] = { urd, uwr, uex };
+    if ((int32_t)nfds < 0)
+        return -LX_EINVAL;
+    if (nfds > c->p->fdt.size)
+        nfds = c->p->fdt.size;                  /* no descriptor beyond: Linux clips at the table's size */
+    uint64_t words = (nfds + 63) / 64;
+    if (nfds <= SELECT_STACK)
+        return pselect_in(c, nfds, sets, uts, usig, few, words);
+    uint64_t *bits = lx_alloc(6 * words * 8);
+    if (!bits)
+        return -LX_ENOMEM;
+    int64_t r = pselect_in(c, nfds, sets, uts, usig, bits, words);
+    lx_free(bits, 6 * words * 8);
+    return r;
 }

@@ -147,13 +147,9 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
     struct lx_thread *ct = lx_main_thread(child);
     ct->clear_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
     lx_sig_fork(ct, c->t);
-    for (int fd = 0; fd < LX_FDS; fd++) {
-        struct lx_file *f = lx_fd_file(p, (uint32_t)fd);
-        if (f) {
-            lx_file_get(f);
-            lx_fd_set(child, (uint32_t)fd, f);
-            child->cloexec[fd] = p->cloexec[fd];
-        }
+    if (lx_fds_fork(p, child)) {
+        lx_proc_discard(child);
+        return -LX_ENOMEM;
     }
     struct lx_proc *mem = lx_memory_of(p);
     if (flags & CLONE_VM)
@@ -380,7 +376,7 @@ static int64_t exec_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t
         return -LX_EACCES;
     char magic[2];
     if (n->size >= 2 && lx_node_read(n, 0, magic, 2) == 0 && !memcmp(magic, "#!", 2)) {
-        node = script(node, &argc, by_fd && p->cloexec[(uint32_t)dirfd]);
+        node = script(node, &argc, by_fd && lx_fd_cloexec(p, (uint32_t)dirfd));
         if (node < 0)
             return node;
     }
@@ -433,14 +429,7 @@ static int64_t exec_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t
     t->clear_tid = 0;
     lx_sig_exec(t);
     lx_ptimers_exec(p);
-    for (int fd = 0; fd < LX_FDS; fd++) {
-        struct lx_file *f = lx_fd_file(p, (uint32_t)fd);
-        if (f && p->cloexec[fd]) {
-            lx_fd_set(p, (uint32_t)fd, NULL);
-            lx_file_put(f);
-        }
-        p->cloexec[fd] = 0;
-    }
+    lx_fds_exec(p);
     const char *base = exec_path;
     for (const char *s = exec_path; *s; s++)
         if (*s == '/' && s[1])

@@ -199,13 +199,13 @@ int32_t lx_procfs_lookup(int32_t dir, const char *name, uint32_t len)
         int fd = parse_pid(name, len);
         if (len == 1 && name[0] == '0')
             fd = 0;
-        if (!p || p->ended || fd < 0 || fd >= LX_FDS || !lx_fd_file(p, (uint32_t)fd))
+        if (!p || p->ended || fd < 0 || !lx_fd_file(p, (uint32_t)fd))
             return -LX_ENOENT;
         if (d->proc == LX_PROC_FDINFODIR)
             return dynamic(LX_PROC_FDINFO + (uint32_t)fd, d->proc_pid, LX_S_IFREG | 0444, dir);
         int32_t n = dynamic(LX_PROC_FD + (uint32_t)fd, d->proc_pid, LX_S_IFLNK, dir);
         if (n >= 0) {                           /* r-x, -wx or rwx: the descriptor's access (O_PATH: none), as Linux shows it */
-            uint32_t fl = p->fds[fd]->flags, acc = fl & 3;
+            uint32_t fl = lx_fd_file(p, (uint32_t)fd)->flags, acc = fl & 3;
             uint32_t mode = (acc != 1 ? 0500 : 0100) | (acc != 0 ? 0200 : 0);
             lx_node(n)->mode = LX_S_IFLNK | ((fl & 010000000) ? 0 : mode);
         }
@@ -223,7 +223,7 @@ int64_t lx_procfs_path(int32_t n, char *buf, uint64_t size)
         len = fmt(buf, size, "/proc/%d", pid);
     } else if (lx_proc_is_fd(what)) {
         len = fmt(buf, size, "/proc/%d/fd/%u", pid, what - LX_PROC_FD);
-    } else if (what >= LX_PROC_FDINFO && what < LX_PROC_FDINFO + LX_FDS) {
+    } else if (lx_proc_is_fdinfo(what)) {
         len = fmt(buf, size, "/proc/%d/fdinfo/%u", pid, what - LX_PROC_FDINFO);
     } else {
         unsigned i = 0;
@@ -341,13 +341,12 @@ int lx_procfs_entry(int32_t dir, uint64_t from, char *name, uint8_t *type, uint6
     if (d->proc == LX_PROC_FDDIR || d->proc == LX_PROC_FDINFODIR) {
         struct lx_proc *p = proc_of(d->proc_pid);
         int info = d->proc == LX_PROC_FDINFODIR;
-        for (uint64_t fd = from < 2 ? 0 : from - 2; p && !p->ended && fd < LX_FDS; fd++) {
-            if (!p->fds[fd])
-                continue;
+        int64_t fd = p && !p->ended ? lx_fd_next_open(p, from < 2 ? 0 : from - 2) : -1;
+        if (fd >= 0) {
             fmt(name, 16, "%d", (int)fd);
             *type = info ? 8 : 10;              /* DT_REG, DT_LNK */
-            *ino = 0x20000000ull + (uint64_t)d->proc_pid * 128 + (uint64_t)info * 64 + fd;
-            *cookie = 3 + fd;
+            *ino = (1ull << 40) + ((uint64_t)d->proc_pid << 22) + ((uint64_t)info << 21) + (uint64_t)fd;
+            *cookie = 3 + (uint64_t)fd;
             return 0;
         }
     }
@@ -461,7 +460,7 @@ static void gen_status(const struct lx_proc *p)
     uint32_t mask = lx_umask_of(p);
     put("Name:\t%s\nUmask:\t0%u%u%u\nState:\t%c (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
         p->comm, mask >> 6 & 7, mask >> 3 & 7, mask & 7, s, state_word(s), p->pid, p->pid, p->ppid);
-    put("Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t%d\nGroups:\t0 \n", LX_FDS);
+    put("Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t%u\nGroups:\t0 \n", p->fdt.size);
     put("NStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\n", p->pid, p->pid, p->pgid, p->sid);
     put("VmPeak:\t%8lu kB\nVmSize:\t%8lu kB\nVmLck:\t       0 kB\nVmPin:\t       0 kB\nVmHWM:\t%8lu kB\n"
         "VmRSS:\t%8lu kB\n", (unsigned long)kb, (unsigned long)kb, (unsigned long)kb, (unsigned long)kb);
@@ -498,7 +497,7 @@ static void gen_fdinfo(const struct lx_proc *p, uint32_t fd)
     const struct lx_file *f = lx_fd_file((struct lx_proc *)p, fd);   /* (clears only a stale one) */
     if (!f)
         return;
-    uint32_t flags = f->flags | (p->cloexec[fd] ? 02000000 : 0);
+    uint32_t flags = f->flags | (lx_fd_cloexec(p, fd) ? 02000000 : 0);
     int mnt = f->kind != LX_FILE_NODE ? 3 : (int)lx_fs_mount_id(lx_node_fs(f->node));
     uint64_t ino = lx_file_ino(f);
     put("pos:\t%lu\nflags:\t0%o\nmnt_id:\t%d\nino:\t%lu\n", (unsigned long)f->pos, flags, mnt,
@@ -542,7 +541,7 @@ static void gen(const struct lx_node *n)
     text_len = 0;
     text[0] = 0;
     uint64_t ns = svc_clock_ns();
-    if (n->proc >= LX_PROC_FDINFO && n->proc < LX_PROC_FDINFO + LX_FDS) {
+    if (lx_proc_is_fdinfo(n->proc)) {
         const struct lx_proc *p = proc_of(n->proc_pid);
         if (p && !p->ended)
             gen_fdinfo(p, n->proc - LX_PROC_FDINFO);

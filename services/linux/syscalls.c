@@ -448,7 +448,7 @@ static const uint64_t rlimits[LX_RLIMITS][2] = {
     { 0, RLIM_INF },                    /* CORE */
     { RLIM_INF, RLIM_INF },             /* RSS */
     { LX_NPROC, LX_NPROC },             /* NPROC (root is not held to it, as on Linux) */
-    { LX_FDS, LX_FDS },                 /* NOFILE */
+    { LX_NOFILE_SOFT, LX_NOFILE_HARD }, /* NOFILE */
     { 8u << 20, 8u << 20 },             /* MEMLOCK */
     { RLIM_INF, RLIM_INF },             /* AS */
     { RLIM_INF, RLIM_INF },             /* LOCKS */
@@ -466,8 +466,8 @@ void lx_rlimits_init(struct lx_proc *p)
 
 /* prlimit64 (and getrlimit, setrlimit) of process pid (0: the caller's),
  * as Linux for root: any limit may go up or down, the soft one never above
- * the hard one (EINVAL), RLIMIT_NOFILE's hard one never past the table
- * (EPERM, as past Linux's nr_open). NOFILE, FSIZE and CPU are enforced
+ * the hard one (EINVAL), RLIMIT_NOFILE's hard one never past LX_NR_OPEN
+ * (EPERM, as past Linux's fs.nr_open). NOFILE, FSIZE and CPU are enforced
  * (CPU: signal.c's timer); the others are kept and reported (the stack, the process table and the
  * rest keep their sizes). The old limits are what was there before. */
 static int64_t sys_prlimit(struct lx_ctx *c, int64_t pid, uint64_t res, uint64_t unew, uint64_t uold)
@@ -485,7 +485,7 @@ static int64_t sys_prlimit(struct lx_ctx *c, int64_t pid, uint64_t res, uint64_t
             return -LX_EFAULT;
         if (want[0] > want[1])
             return -LX_EINVAL;
-        if ((uint32_t)res == LX_RLIMIT_NOFILE && want[1] > LX_FDS)
+        if ((uint32_t)res == LX_RLIMIT_NOFILE && want[1] > LX_NR_OPEN)
             return -LX_EPERM;
         now[0] = want[0];
         now[1] = want[1];
