@@ -292,12 +292,11 @@ static void file_pages(void)
 
 /* ---------------------------------------------------------------- a crowded process */
 
-/* Called once in each timed iteration of the crowded rows: an anchor of
- * its own for `./petrel profile` (fork and open run in the setup too). */
-static __attribute__((noinline)) void crowded_step(void)
-{
-    __asm__ volatile("" ::: "memory");
-}
+/* Called once in each timed iteration of a crowded row: anchors of their
+ * own for `./petrel profile` (fork and open run in the setup too). */
+static __attribute__((noinline)) void crowded_open(void) { __asm__ volatile("" ::: "memory"); }
+static __attribute__((noinline)) void crowded_mmap(void) { __asm__ volatile("" ::: "memory"); }
+static __attribute__((noinline)) void crowded_fork(void) { __asm__ volatile("" ::: "memory"); }
 
 /* Three rows again with much else alive (issue: no fixed tables): open and
  * close with 10,000 descriptors open, mmap and munmap of 1 MiB with 20,000
@@ -319,7 +318,7 @@ static void crowded(void)
     if (n < nfds) {
         skip("lx_open_close_10k_fds", "no 10,000 descriptors");
     } else {
-        TIME("lx_open_close_10k_fds", 2000, crowded_step(); int f = open(self, O_RDONLY); if (f < 0) abort(); close(f));
+        TIME("lx_open_close_10k_fds", 2000, crowded_open(); int f = open(self, O_RDONLY); if (f < 0) abort(); close(f));
     }
     for (int fd = first; fd >= 0 && fd < first + n; fd++)
         close(fd);
@@ -332,7 +331,7 @@ static void crowded(void)
     if (!split) {
         skip("lx_mmap_1m_20k_maps", "no 20,000 mappings");
     } else {
-        TIME("lx_mmap_1m_20k_maps", 500, crowded_step();
+        TIME("lx_mmap_1m_20k_maps", 500, crowded_mmap();
              void *a = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
              if (a == MAP_FAILED || munmap(a, 1 << 20)) abort());
     }
@@ -359,7 +358,7 @@ static void crowded(void)
     if (alive < nprocs) {
         skip("lx_fork_exit_1k_procs", "no 1,000 processes");
     } else {
-        TIME("lx_fork_exit_1k_procs", 40, crowded_step();
+        TIME("lx_fork_exit_1k_procs", 40, crowded_fork();
              pid_t p = fork(); if (p == 0) _exit(0); if (p < 0 || waitpid(p, &status, 0) != p) abort());
     }
     close(hold[1]);

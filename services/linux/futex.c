@@ -73,7 +73,7 @@ static int key_of(struct lx_proc *p, uint64_t uaddr, int private, uint64_t key[2
 static int wake(const uint64_t key[2], int n, uint32_t bits)
 {
     int woken = 0;
-    for (struct lx_thread *t = lx_waiting_next(NULL); t && woken < n; t = lx_waiting_next(t)) {
+    for (struct lx_thread *t = lx_waiting_on(LX_BLK_FUTEX, 0); t && woken < n; t = t->wq_next) {
         if (t->blk.kind == LX_BLK_FUTEX && !t->fpi && t->fkey[0] == key[0] &&
             t->fkey[1] == key[1] && (t->fbits & bits)) {
             lx_wake_resume(t, 0);
@@ -87,7 +87,7 @@ static int wake(const uint64_t key[2], int n, uint32_t bits)
 static int requeue(const uint64_t from[2], const uint64_t to[2], int n)
 {
     int moved = 0;
-    for (struct lx_thread *t = lx_waiting_next(NULL); t && moved < n; t = lx_waiting_next(t)) {
+    for (struct lx_thread *t = lx_waiting_on(LX_BLK_FUTEX, 0); t && moved < n; t = t->wq_next) {
         if (t->blk.kind == LX_BLK_FUTEX && !t->fpi && t->fkey[0] == from[0] &&
             t->fkey[1] == from[1]) {
             t->fkey[0] = to[0];
@@ -185,7 +185,7 @@ static int wake_op(struct lx_ctx *c, uint64_t uaddr2, uint32_t encoded, int *cmp
 /* The first thread waiting for the PI futex of key (other than `not`), or NULL. */
 static struct lx_thread *pi_waiter(const uint64_t key[2], const struct lx_thread *not)
 {
-    for (struct lx_thread *t = lx_waiting_next(NULL); t; t = lx_waiting_next(t))
+    for (struct lx_thread *t = lx_waiting_on(LX_BLK_FUTEX, 0); t; t = t->wq_next)
         if (t->blk.kind == LX_BLK_FUTEX && t->fpi && t != not && t->fkey[0] == key[0] && t->fkey[1] == key[1])
             return t;
     return NULL;
@@ -211,7 +211,7 @@ static int pi_hand_over(struct lx_proc *p, uint64_t va, uint32_t *word, struct l
         *word = old;
         return 1;
     }
-    for (struct lx_thread *o = lx_waiting_next(NULL); o; o = lx_waiting_next(o))
+    for (struct lx_thread *o = lx_waiting_on(LX_BLK_FUTEX, 0); o; o = o->wq_next)
         if (o->blk.kind == LX_BLK_FUTEX && o->fpi && o->fkey[0] == w->fkey[0] && o->fkey[1] == w->fkey[1])
             o->fowner = w->tid;                 /* the others wait for the new owner now */
     lx_wake_resume(w, 0);
@@ -490,7 +490,7 @@ void lx_futex_thread_gone(struct lx_thread *t)
      * waiter, with FUTEX_OWNER_DIED (Linux's exit_pi_state_list). One
      * that cannot be handed over (its word unmapped, or changed by hand)
      * wakes to run its lock again. */
-    for (struct lx_thread *w = lx_waiting_next(NULL); w; w = lx_waiting_next(w)) {
+    for (struct lx_thread *w = lx_waiting_on(LX_BLK_FUTEX, 0); w; w = w->wq_next) {
         if (w->blk.kind == LX_BLK_FUTEX && w->fpi && w != t && w->fowner == t->tid) {
             struct lx_proc *wp = lx_memory_of(w->p);
             uint32_t word;

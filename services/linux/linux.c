@@ -297,13 +297,40 @@ struct lx_thread *lx_main_thread(struct lx_proc *p)
     return any;
 }
 
+/* The threads that keep a reply are also queued by what they wait for
+ * (blk.kind and blk.on, which do not change while they wait), in a hash
+ * of lists: a wake-up of one pipe or child looks at the threads waiting
+ * for it (and at the polls, which any file event wakes), not at every
+ * thread that waits. */
+#define WQ_BUCKETS  256
+static struct lx_thread *wq_first[WQ_BUCKETS], *wq_last[WQ_BUCKETS];   /* oldest first, as Linux's queues */
+
+static uint32_t wq_of(int kind, int32_t on)
+{
+    return ((uint32_t)kind * 0x9e3779b1u ^ (uint32_t)on * 0x85ebca6bu) >> 24;
+}
+
 static void set_waiting(struct lx_thread *t, int on)
 {
     unsigned i = t->slot;
-    if (on)
+    int was = (waiting[i / 64] >> (i % 64)) & 1;
+    if (on && !was) {
         waiting[i / 64] |= 1ull << (i % 64);
-    else
+        t->wq = wq_of(t->blk.kind, t->blk.on);
+        t->wq_next = NULL;
+        t->wq_prev = wq_last[t->wq];
+        *(t->wq_prev ? &t->wq_prev->wq_next : &wq_first[t->wq]) = t;
+        wq_last[t->wq] = t;
+    } else if (!on && was) {                    /* (its wq_next stays: a walk that woke it goes on) */
         waiting[i / 64] &= ~(1ull << (i % 64));
+        *(t->wq_prev ? &t->wq_prev->wq_next : &wq_first[t->wq]) = t->wq_next;
+        *(t->wq_next ? &t->wq_next->wq_prev : &wq_last[t->wq]) = t->wq_prev;
+    }
+}
+
+struct lx_thread *lx_waiting_on(int kind, int32_t on)
+{
+    return wq_first[wq_of(kind, on)];
 }
 
 struct lx_thread *lx_waiting_next(const struct lx_thread *after)
@@ -814,10 +841,16 @@ void lx_wake_all(int kind, int32_t on)
 {
     int io = kind != LX_BLK_WAIT && kind != LX_BLK_VFORK;
     io_generation += io;
-    for (struct lx_thread *t = lx_waiting_next(NULL); t; t = lx_waiting_next(t)) {
+    /* A woken thread leaves its queue, and nothing else does meanwhile:
+     * the next one is taken before it is woken. */
+    for (struct lx_thread *t = wq_first[wq_of(kind, on)], *next; t; t = next) {
+        next = t->wq_next;
         if (t->blk.kind == kind && t->blk.on == on)
             lx_wake(t, kind == LX_BLK_VFORK ? on : 0);     /* a vfork parent learns the child's pid */
-        else if (io && t->blk.kind == LX_BLK_POLL)
+    }
+    for (struct lx_thread *t = io ? wq_first[wq_of(LX_BLK_POLL, 0)] : NULL, *next; t; t = next) {
+        next = t->wq_next;
+        if (t->blk.kind == LX_BLK_POLL)
             lx_wake(t, 0);                      /* a poll looks again at what it waits on */
     }
 }

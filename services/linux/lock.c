@@ -140,7 +140,7 @@ static int deadlock(int32_t pid, int32_t holder)
         if (holder == pid)
             return 1;
         int32_t next = 0;
-        for (struct lx_thread *t = lx_waiting_next(NULL); t; t = lx_waiting_next(t))
+        for (struct lx_thread *t = lx_waiting_on(LX_BLK_LOCK, 0); t; t = t->wq_next)
             if (t->blk.kind == LX_BLK_LOCK && t->p->pid == holder && t->lock_blocker) {
                 next = t->lock_blocker;
                 break;

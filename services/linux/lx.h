@@ -682,6 +682,8 @@ struct lx_thread {
     int tid;
     uint32_t slot;              /* its place in the thread slots (its fault badge, lx_waiting_next) */
     struct lx_thread *hnext;    /* the next of its tid hash bucket */
+    struct lx_thread *wq_next, *wq_prev;        /* its wait queue's (linux.c), while it keeps a reply */
+    uint32_t wq;
     struct lx_proc *p;
     struct lx_thread *sibling;  /* the next thread of p */
     svc_handle thread;
@@ -727,6 +729,11 @@ uint32_t lx_procs_alive(void);
 /* The threads that keep a call's reply, in slot order: the one after
  * `after` (NULL: the first), or NULL. */
 struct lx_thread *lx_waiting_next(const struct lx_thread *after);
+/* The first thread of the queue of threads waiting for `kind` on `on`,
+ * oldest first, then through their wq_next (the queue also holds threads
+ * waiting for other things: look at each one's blk). A walk may wake the
+ * thread it is on: take its wq_next first. */
+struct lx_thread *lx_waiting_on(int kind, int32_t on);
 /* The first thread of p (the one a process-wide signal tries first), or NULL. */
 struct lx_thread *lx_main_thread(struct lx_proc *p);
 /* A new thread of p with a fresh tid (tid: that one, for a new process's
