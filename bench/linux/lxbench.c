@@ -37,6 +37,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -292,6 +293,20 @@ static void file_pages(void)
 
 /* ---------------------------------------------------------------- a crowded process */
 
+/* Is process pid asleep in a call (its /proc/PID/stat state S)? */
+static int sleeping(pid_t pid)
+{
+    char path[32], text[256];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY);
+    long n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    text[n > 0 ? n : 0] = 0;
+    const char *paren = strrchr(text, ')');
+    return !paren || paren[1] != ' ' || paren[2] == 'S';       /* (unreadable: do not wait for it) */
+}
+
 /* Called once in each timed iteration of a crowded row: anchors of their
  * own for `./petrel profile` (fork and open run in the setup too). */
 static volatile int crowded_row;       /* (a different store in each: the three stay three functions) */
@@ -340,24 +355,24 @@ static void crowded(void)
         munmap(maps, (size_t)nmaps * 4096);
 
     static pid_t kids[1000];
-    int hold[2], ready[2], alive = 0, status;
-    if (pipe(hold) || pipe(ready))
+    int ready[2], alive = 0, status;
+    if (pipe(ready))
         abort();
     for (; alive < nprocs; alive++) {
         pid_t p = fork();
         if (p == 0) {
             char b = 0;
-            close(hold[1]);
+            close(ready[0]);
             write(ready[1], &b, 1);
-            read(hold[0], &b, 1);               /* waits here until the parent lets go */
-            _exit(0);
+            close(ready[1]);
+            for (;;)
+                pause();                        /* until the parent kills it */
         }
         if (p < 0)
             break;
         kids[alive] = p;
     }
-    close(hold[0]);
-    close(ready[1]);
+    close(ready[1]);                            /* (the parent keeps no more descriptors than before) */
     for (int got = 0; got < alive; ) {          /* each has started (and the timing is of the forks alone) */
         char buf[256];
         long n = read(ready[0], buf, sizeof(buf));
@@ -366,13 +381,17 @@ static void crowded(void)
         got += (int)n;
     }
     close(ready[0]);
+    for (int i = 0; i < alive; i++)             /* ... and waits in pause: nothing of theirs runs meanwhile */
+        while (!sleeping(kids[i]))
+            sched_yield();
     if (alive < nprocs) {
         skip("lx_fork_exit_1k_procs", "no 1,000 processes");
     } else {
         TIME("lx_fork_exit_1k_procs", 40, crowded_fork();
              pid_t p = fork(); if (p == 0) _exit(0); if (p < 0 || waitpid(p, &status, 0) != p) abort());
     }
-    close(hold[1]);
+    for (int i = 0; i < alive; i++)
+        kill(kids[i], SIGKILL);
     for (int i = 0; i < alive; i++)
         waitpid(kids[i], &status, 0);
 }

@@ -188,7 +188,7 @@ static int fdt_grow(struct lx_proc *p, uint32_t fd)
     uint64_t *mem = lx_alloc(fdt_bytes(size));
     if (!mem)
         return -LX_ENOMEM;
-    struct lx_fdtable n = { size, t->next, mem, mem + size, mem + size + size / 64 };
+    struct lx_fdtable n = { size, t->next, t->count, mem, mem + size, mem + size + size / 64 };
     if (t->size) {
         memcpy(n.slot, t->slot, (uint64_t)t->size * 8);
         memcpy(n.open, t->open, (uint64_t)t->size / 8);
@@ -226,6 +226,7 @@ int lx_fd_set(struct lx_proc *p, uint32_t fd, struct lx_file *f)
         lx_locks_closed(p, old);                /* any close of a file ends the process's POSIX locks of it */
     uint64_t bit = 1ull << (fd % 64);
     t->cloexec[fd / 64] &= ~bit;
+    t->count += (f != NULL) - ((t->open[fd / 64] & bit) != 0);
     if (f) {
         t->slot[fd] = (uint64_t)f->gen << 32 | ((uint32_t)f->slot + 1);
         t->open[fd / 64] |= bit;
@@ -262,11 +263,13 @@ int64_t lx_fd_next_open(const struct lx_proc *p, uint64_t from)
 int lx_fds_fork(struct lx_proc *p, struct lx_proc *child)
 {
     int64_t last = -1;
-    for (int64_t fd = lx_fd_next_open(p, 0); fd >= 0; fd = lx_fd_next_open(p, (uint64_t)fd + 1))
+    uint32_t left = p->fdt.count;               /* (the walks stop at the last open one, not the table's end) */
+    for (int64_t fd = lx_fd_next_open(p, 0); fd >= 0 && left; fd = lx_fd_next_open(p, (uint64_t)fd + 1), left--)
         last = fd;
     if (last >= 0 && fdt_grow(child, (uint32_t)last))
         return -LX_ENOMEM;
-    for (int64_t fd = lx_fd_next_open(p, 0); fd >= 0; fd = lx_fd_next_open(p, (uint64_t)fd + 1)) {
+    left = p->fdt.count;
+    for (int64_t fd = lx_fd_next_open(p, 0); fd >= 0 && left; fd = lx_fd_next_open(p, (uint64_t)fd + 1), left--) {
         struct lx_file *f = lx_fd_file(p, (uint32_t)fd);
         if (!f)
             continue;
@@ -280,7 +283,8 @@ int lx_fds_fork(struct lx_proc *p, struct lx_proc *child)
 
 void lx_fds_exec(struct lx_proc *p)
 {
-    for (int64_t fd = lx_fd_next_open(p, 0); fd >= 0; fd = lx_fd_next_open(p, (uint64_t)fd + 1)) {
+    uint32_t left = p->fdt.count;
+    for (int64_t fd = lx_fd_next_open(p, 0); fd >= 0 && left; fd = lx_fd_next_open(p, (uint64_t)fd + 1), left--) {
         if (!lx_fd_cloexec(p, (uint32_t)fd))
             continue;
         struct lx_file *f = lx_fd_file(p, (uint32_t)fd);
@@ -539,7 +543,8 @@ int lx_files_init(struct lx_proc *p)
 
 void lx_files_drop(struct lx_proc *p)
 {
-    for (int64_t fd = lx_fd_next_open(p, 0); fd >= 0; fd = lx_fd_next_open(p, (uint64_t)fd + 1)) {
+    uint32_t left = p->fdt.count;
+    for (int64_t fd = lx_fd_next_open(p, 0); fd >= 0 && left; fd = lx_fd_next_open(p, (uint64_t)fd + 1), left--) {
         struct lx_file *f = lx_fd_file(p, (uint32_t)fd);
         lx_fd_set(p, (uint32_t)fd, NULL);
         if (f)

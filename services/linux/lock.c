@@ -118,11 +118,25 @@ static uint32_t free_entries(void)
     return n;
 }
 
+/* One more than the highest entry that may be in use: the walks a close
+ * makes (lx_locks_closed, lx_locks_file_gone) stop there, so that closing
+ * a file costs nothing while nobody holds locks. */
+static int locks_top;
+
+static void top_settle(void)
+{
+    while (locks_top > 0 && !locks[locks_top - 1].cls)
+        locks_top--;
+}
+
 static struct lock *new_entry(void)
 {
     for (int i = 0; i < LX_LOCKS; i++)
-        if (!locks[i].cls)
+        if (!locks[i].cls) {
+            if (i >= locks_top)
+                locks_top = i + 1;
             return &locks[i];
+        }
     return NULL;                                /* (room was checked first) */
 }
 
@@ -356,13 +370,16 @@ int64_t lx_sys_flock(struct lx_ctx *c, uint64_t ufd, uint64_t op)
 
 void lx_locks_closed(const struct lx_proc *p, const struct lx_file *f)
 {
+    if (!locks_top)
+        return;
     uint64_t key = key_of(f);
     int any = 0;
-    for (int i = 0; i < LX_LOCKS; i++)
+    for (int i = 0; i < locks_top; i++)
         if (locks[i].cls == OWN_POSIX && locks[i].key == key && locks[i].pid == p->pid) {
             locks[i].cls = 0;
             any = 1;
         }
+    top_settle();
     if (any)
         released();
 }
@@ -370,11 +387,12 @@ void lx_locks_closed(const struct lx_proc *p, const struct lx_file *f)
 void lx_locks_file_gone(const struct lx_file *f)
 {
     int any = 0;
-    for (int i = 0; i < LX_LOCKS; i++)
+    for (int i = 0; i < locks_top; i++)
         if ((locks[i].cls == OWN_OFD || locks[i].cls == OWN_FLOCK) && locks[i].file == lx_file_slot(f)) {
             locks[i].cls = 0;
             any = 1;
         }
+    top_settle();
     if (any)
         released();
 }

@@ -595,6 +595,7 @@ struct lx_ptimer {
 struct lx_fdtable {
     uint32_t size;
     uint32_t next;
+    uint32_t count;             /* descriptors open (so that a walk of them stops at the last) */
     uint64_t *slot;             /* descriptor fd: (generation << 32) | (file slot + 1); 0 if closed */
     uint64_t *open, *cloexec;   /* size / 64 words each */
 };
