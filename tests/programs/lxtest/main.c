@@ -55,7 +55,8 @@ int main(void *info)
     tap_ok(wait_for(12345) == -E_NOENT && wait_for(0) == -E_NOENT && wait_for(~0ull >> 1) == -E_NOENT,
            "wait for pids that never were: E_NOENT");
 
-    /* Fill the process table with processes nobody waits for yet. */
+    /* Forty processes nobody waits for yet (more than the personality's
+     * old table of 32 held): each starts, and each is waited for. */
     int64_t pids[40];
     int started = 0;
     int64_t last = 0;
@@ -65,8 +66,7 @@ int main(void *info)
             break;
         pids[started++] = last;
     }
-    tap_ok(started == 32 && last == -E_LIMIT, "32 processes at once, the 33rd: E_LIMIT (%d, %ld)", started,
-           (long)last);
+    tap_ok(started == 40 && last > 0, "40 processes at once (%d, %ld)", started, (long)last);
     int reaped = 0;
     for (int i = 0; i < started; i++)
         reaped += wait_for(pids[i]) == 0;
