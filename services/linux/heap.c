@@ -139,6 +139,21 @@ void lx_free(void *p, size_t size)
     }
 }
 
+void lx_heap_trim(void)
+{
+    for (unsigned c = 0; c < CLASSES; c++) {
+        struct slab *s = partial[c];
+        while (s) {
+            struct slab *next = s->next;
+            if (s->used == 0) {
+                unlink_slab(s);
+                svc_free(s, SLAB_PAGE);
+            }
+            s = next;
+        }
+    }
+}
+
 uint64_t lx_heap_bytes(void)
 {
     return in_use;

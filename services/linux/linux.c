@@ -223,12 +223,17 @@ static int hash_add(struct idhash *h, void *rec, int is_proc)
     return 0;
 }
 
-static void hash_del(struct idhash *h, void *rec, int is_proc)
+/* Take rec out; the last one takes the buckets with it unless `keep`. */
+static void hash_del(struct idhash *h, void *rec, int is_proc, int keep)
 {
     for (void **link = &h->bucket[hash_id(ID(rec, is_proc), h->mask)]; *link; link = LINK(*link, is_proc)) {
         if (*link == rec) {
             *link = *LINK(rec, is_proc);
-            h->count--;
+            if (--h->count == 0 && !keep) {     /* the last one: the buckets go too (every byte back) */
+                lx_free(h->bucket, (h->mask + 1) * sizeof(void *));
+                h->bucket = NULL;
+                h->mask = 0;
+            }
             return;
         }
     }
@@ -481,7 +486,7 @@ struct lx_thread *lx_thread_new(struct lx_proc *p, int tid, int *err)
 
 void lx_thread_renumber(struct lx_thread *t, int tid)
 {
-    hash_del(&tid_hash, t, 0);
+    hash_del(&tid_hash, t, 0, 1);
     t->tid = tid;
     hash_add(&tid_hash, t, 0);                  /* (the table has buckets: it held t) */
 }
@@ -516,10 +521,16 @@ void lx_thread_free(struct lx_thread *t)
     lx_utcb_give(p->vm_of ? p->vm_of : p, t->utcb);    /* a vfork child's control page was the lender's */
     p->nthreads--;
     set_waiting(t, 0);
-    hash_del(&tid_hash, t, 0);
+    hash_del(&tid_hash, t, 0, 0);
     slot[t->slot] = NULL;
     taken[t->slot / 64] &= ~(1ull << (t->slot % 64));
     threads_alive--;
+    if (!threads_alive) {                       /* the last one: the slots go too */
+        lx_free(slot, slots * sizeof(*slot));
+        lx_free(taken, slots / 8);
+        lx_free(waiting, slots / 8);
+        slot = NULL, taken = waiting = NULL, slots = 0;
+    }
     t->used = 0;
     t->hnext = dead_threads;                    /* freed when this request is done */
     dead_threads = t;
@@ -534,7 +545,7 @@ void lx_proc_free(struct lx_proc *p)
         *(p->sibling_prev ? &p->sibling_prev->sibling : &parent->first_child) = p->sibling;
         *(p->sibling ? &p->sibling->sibling_prev : &parent->last_child) = p->sibling_prev;
     }
-    hash_del(&pid_hash, p, 1);
+    hash_del(&pid_hash, p, 1, 0);
     *(p->prev ? &p->prev->next : &proc_first) = p->next;
     *(p->next ? &p->next->prev : &proc_last) = p->prev;
     procs_alive--;

@@ -211,6 +211,9 @@ static inline uint64_t lx_page_up(uint64_t x) { return (x + LX_PAGE - 1) & ~(LX_
 void *lx_alloc(size_t size);
 void lx_free(void *p, size_t size);
 uint64_t lx_heap_bytes(void);
+/* Give back the empty pages each size class keeps (a test's check that
+ * nothing is left). */
+void lx_heap_trim(void);
 
 /* ---------------------------------------------------------------- the root file system */
 /* File types as st_mode has them. */

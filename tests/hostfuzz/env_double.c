@@ -7,7 +7,8 @@
  * user_proc.c) and checks what the kernel's calls check
  * (kernel/core/svc_proc_kernel.c, memobj.c):
  *
- * - svc_alloc is calloc, so AddressSanitizer sees every overflow of the
+ * - svc_alloc is calloc (page-aligned from a page on, as in both
+ *   placements), so AddressSanitizer sees every overflow of the
  *   personality's own memory; svc_free checks the pointer and the size
  *   (the kernel's kfree trusts the size);
  * - a space is a list of mappings of memory objects; an object is a
@@ -279,7 +280,11 @@ void *hf_alloc_at(size_t size, const char *file, int line)
 {
     if (injected(HF_INJ_ALLOC) || size > (512u << 20))
         return NULL;
-    void *p = calloc(1, size ? size : 1);
+    /* Page-aligned from a page on, as both placements give it (heap.c
+     * finds a record's page by rounding its address down). */
+    void *p = size >= 4096 ? aligned_alloc(4096, (size + 4095) & ~(size_t)4095) : calloc(1, size ? size : 1);
+    if (p && size >= 4096)
+        memset(p, 0, size);
     if (!p)
         return NULL;
     alloc_insert((struct hf_alloc){ p, size, file, line });

@@ -54,11 +54,6 @@
 #include "env_double.h"
 #include "lx.h"
 
-/* The personality's open files have a kind and a generation (lx.h's
- * LX_FILE_PIPE; the Makefile says so) since the fixes of their lifetimes;
- * before, a pipe's end was a file with no node, event object or socket.
- * Both are understood, so that the fuzzer can be run on older sources. */
-#ifdef HF_LX_FILE_KINDS
 /* Is f free, or on its way to be (its last reference gone)? */
 static int file_gone(const struct lx_file *f)
 {
@@ -68,34 +63,21 @@ static int file_gone(const struct lx_file *f)
 /* Is f a pipe's end? */
 static int is_pipe_end(const struct lx_file *f)
 {
-    return f && f->kind == LX_FILE_PIPE && f->pipe >= 0 && f->pipe < LX_PIPES;
+    return f && f->kind == LX_FILE_PIPE && f->pipe >= 0;
 }
 
-/* Is descriptor fd of p one the personality would refuse as stale? */
-static int fd_stale(const struct lx_proc *p, int fd)
+/* Every thread of every process (records, not a table: lx.h): the one
+ * after t, NULL for the first; NULL after the last. */
+static struct lx_thread *next_thread(struct lx_thread *t)
 {
-    return p->fdgen[fd] != p->fds[fd]->gen;
+    struct lx_proc *p = t ? t->p : lx_procs();
+    if (t && t->sibling)
+        return t->sibling;
+    for (p = t ? p->next : p; p; p = p->next)
+        if (p->used && p->first_thread)
+            return p->first_thread;
+    return NULL;
 }
-#else
-/* Is f free, or on its way to be (its last reference gone)? */
-static int file_gone(const struct lx_file *f)
-{
-    return f->refs == 0;
-}
-
-/* Is f a pipe's end? */
-static int is_pipe_end(const struct lx_file *f)
-{
-    return f && f->node < 0 && f->ev < 0 && f->sock < 0 && f->pipe >= 0 && f->pipe < LX_PIPES;
-}
-
-static int fd_stale(const struct lx_proc *p, int fd)
-{
-    (void)p;
-    (void)fd;
-    return 0;
-}
-#endif
 
 #define MAX_OPS         300
 #define TEXT_VA         0x400000ull     /* mkroot.py: the program's text... */
@@ -175,17 +157,16 @@ static unsigned nops;
 /* The personality's thread of the double's thread t (its fault badge), or NULL. */
 static struct lx_thread *lx_of(const struct hf_thread *t)
 {
-    struct lx_thread *all = lx_threads();
-    if (!all || !t->has_handler || (t->badge & 127) >= LX_THREADS)
+    if (!t->has_handler)
         return NULL;
-    struct lx_thread *lt = &all[t->badge & 127];
-    return lt->used && (uint64_t)lt->tid == t->badge >> 7 ? lt : NULL;
+    struct lx_thread *lt = lx_thread_of_tid((int)(t->badge >> 32));    /* (a badge: tid << 32 | slot) */
+    return lt && lt->used && lt->slot == (uint32_t)t->badge ? lt : NULL;
 }
 
 /* The tid a thread of the double stands for (its badge's). */
 static int tid_of(const struct hf_thread *t)
 {
-    return (int)(t->badge >> 7);
+    return (int)(t->badge >> 32);               /* (a fault badge is tid << 32 | slot: linux.c) */
 }
 
 /* The threads that can act now (running user code, not stopped), by tid. */
@@ -225,11 +206,10 @@ static struct hf_thread *pick_actor(uint8_t b)
 /* The used, not ended processes, by slot. */
 static struct lx_proc *live_proc(unsigned i)
 {
-    struct lx_proc *all = lx_procs();
     unsigned n = 0;
-    for (unsigned k = 0; all && k < LX_PROCS; k++)
-        if (all[k].used && !all[k].ended && n++ == i)
-            return &all[k];
+    for (struct lx_proc *p = lx_procs(); p; p = p->next)
+        if (p->used && !p->ended && n++ == i)
+            return p;
     return NULL;
 }
 
@@ -252,10 +232,9 @@ static int64_t fd_arg(struct lx_proc *p, uint8_t b)
         return b & 15;
     if (b < 0x80)
         return b == 0x7f ? -1 : b & 63;
-    int held[LX_FDS], n = 0;
-    for (int fd = 0; fd < LX_FDS; fd++)
-        if (p->fds[fd])
-            held[n++] = fd;
+    int held[64], n = 0;                        /* (the 64 lowest it holds) */
+    for (int64_t fd = lx_fd_next_open(p, 0); fd >= 0 && n < 64; fd = lx_fd_next_open(p, (uint64_t)fd + 1))
+        held[n++] = (int)fd;
     if (!n)
         return 0;
     return b < 0xc0 ? held[n - 1 - (b & 0x3f) % n] : held[(b & 0x3f) % n];
@@ -330,24 +309,22 @@ static int cmp_ptr(const void *a, const void *b)
 /* Every descriptor names a live open file counted at least once per descriptor. */
 static void check_files(void)
 {
-    static uintptr_t seen[LX_PROCS * LX_FDS];
+    static uintptr_t seen[1 << 16];
     unsigned n = 0;
-    struct lx_proc *all = lx_procs();
-    for (unsigned k = 0; all && k < LX_PROCS; k++) {
-        struct lx_proc *p = &all[k];
+    for (struct lx_proc *p = lx_procs(); p; p = p->next) {
         if (!p->used || p->ended)
             continue;
-        for (int fd = 0; fd < LX_FDS; fd++) {
-            struct lx_file *f = p->fds[fd];
+        for (int64_t fd = lx_fd_next_open(p, 0); fd >= 0 && n < sizeof(seen) / sizeof(seen[0]);
+             fd = lx_fd_next_open(p, (uint64_t)fd + 1)) {
+            struct lx_file *f = lx_fd_file(p, (uint64_t)fd);
             if (!f)
-                continue;
-            if (file_gone(f))
-                hf_fail("pid %d: descriptor %d names an open file that was freed (refs %u)", p->pid, fd, f->refs);
-            if (fd_stale(p, fd))
                 hf_fail("pid %d: descriptor %d names an open file freed and made again since (a stale descriptor)",
-                        p->pid, fd);
+                        p->pid, (int)fd);
+            if (file_gone(f))
+                hf_fail("pid %d: descriptor %d names an open file that was freed (refs %u)", p->pid, (int)fd,
+                        f->refs);
             if (f->refs > 1000000)
-                hf_fail("pid %d: descriptor %d names an open file whose count went below zero (%u)", p->pid, fd,
+                hf_fail("pid %d: descriptor %d names an open file whose count went below zero (%u)", p->pid, (int)fd,
                         f->refs);
             seen[n++] = (uintptr_t)f;
         }
@@ -367,9 +344,7 @@ static void check_files(void)
 /* The kept replies: each is live and its thread's; each waiting thread has one the personality holds. */
 static void check_tokens(void)
 {
-    struct lx_thread *all = lx_threads();
-    for (unsigned i = 0; all && i < LX_THREADS; i++) {
-        struct lx_thread *lt = &all[i];
+    for (struct lx_thread *lt = next_thread(NULL); lt; lt = next_thread(lt)) {
         if (!lt->used || !lt->blk.token)
             continue;
         struct hf_thread *owner = NULL;
@@ -385,11 +360,10 @@ static void check_tokens(void)
         if (t->state != HT_BLOCKED)
             continue;
         int held = 0;
-        for (unsigned k = 0; all && k < LX_THREADS && !held; k++)
-            held = all[k].used && all[k].blk.token == t->token;
-        struct lx_proc *procs = lx_procs();
-        for (unsigned k = 0; procs && k < LX_PROCS && !held; k++)
-            held = procs[k].used && procs[k].waiter == t->token;
+        for (struct lx_thread *lt = next_thread(NULL); lt && !held; lt = next_thread(lt))
+            held = lt->used && lt->blk.token == t->token;
+        for (struct lx_proc *q = lx_procs(); q && !held; q = q->next)
+            held = q->used && q->waiter == t->token;
         if (!held)
             hf_fail("tid %d waits in a reply nobody keeps any more: it waits for ever", tid_of(t));
     }
@@ -409,13 +383,10 @@ static void check_state(void)
  * for a name whose pipe went takes over); 0 if neither. */
 static uint32_t pipe_named(const struct lx_file *f)
 {
-#ifdef HF_LX_FILE_KINDS
     if (is_pipe_end(f))
         return lx_pipe_ino(f);
     if (f && f->kind == LX_FILE_NAME && f->name_of == LX_NAME_PIPE)
         return f->name_ino;
-#endif
-    (void)f;
     return 0;
 }
 
@@ -517,17 +488,17 @@ static void op_open_proc_fd(struct hf_thread *t, struct lx_proc *p)
         snprintf(path, sizeof(path), "/proc/self/fd/%lld", (long long)fd);
     else
         snprintf(path, sizeof(path), "/proc/%d/fd/%lld", q->pid, (long long)fd);
-    uint32_t ino = fd >= 0 && fd < LX_FDS ? pipe_named(q->fds[fd]) : 0;
+    uint32_t ino = fd >= 0 ? pipe_named(lx_fd_file(q, (uint64_t)fd)) : 0;
     poke(t, scratch(t) + AT_PATH, path, strlen(path) + 1);
     int64_t r = sys(t, NR_openat, NR(-100), scratch(t) + AT_PATH, fl, 0, 0, 0);
     hf_trace("op %u: tid %d openat(%s, %#x) = %s%s", nops, tid_of(t), path, fl, how_name(),
              ino ? " (a pipe's)" : "");
-    if (last_how != DONE || r < 0 || r >= LX_FDS || !ino || !p->used || p->ended)
+    if (last_how != DONE || r < 0 || !ino || !p->used || p->ended)
         return;
     /* The pipe it named (its O_PATH name, or an end of that pipe, or of a
      * new one of the same inode if that one is gone, as on Linux): never
      * another pipe some process has. */
-    uint32_t now = p->fds[r] ? pipe_named(p->fds[r]) : 0;
+    uint32_t now = pipe_named(lx_fd_file(p, (uint64_t)r));
     if (now != ino)
         hf_fail("pid %d: %s (flags %#x) gave descriptor %lld of pipe inode %u, but it named pipe inode %u",
                 p->pid, path, fl, (long long)r, now, ino);
@@ -1317,7 +1288,7 @@ static int start_process(int i)
 static void end_all(void)
 {
     run_woken();
-    for (int round = 0; round < 4 * LX_PROCS; round++) {
+    for (int round = 0; round < 4 * 1000; round++) {
         struct lx_proc *p = live_proc(0);
         if (!p)
             break;
@@ -1339,12 +1310,12 @@ static void end_all(void)
     }
     if (live_proc(0))
         hf_fail("a process does not end");
-    struct lx_proc *all = lx_procs();
-    for (unsigned k = 0; all && k < LX_PROCS; k++) {
-        if (all[k].used && all[k].ended && !all[k].ppid && !all[k].orphan) {
-            uint64_t mr[1] = { (uint64_t)all[k].pid }, out[4];
+    for (struct lx_proc *q = lx_procs(), *next; q; q = next) {
+        next = q->next;                         /* (a native wait frees q's record at the next request) */
+        if (q->used && q->ended && !q->ppid && !q->orphan) {
+            uint64_t mr[1] = { (uint64_t)q->pid }, out[4];
             if (!hf_native_call((uint64_t)LINUX_IF_ID << 16 | LINUX_WAIT, 1, mr, out))
-                hf_fail("a native wait for ended pid %d was kept", all[k].pid);
+                hf_fail("a native wait for ended pid %d was kept", q->pid);
         }
     }
 }
@@ -1352,51 +1323,37 @@ static void end_all(void)
 /* Nothing may be left once every process ended and was reaped. */
 static void check_clean(void)
 {
-    struct lx_proc *all = lx_procs();
-    for (unsigned k = 0; all && k < LX_PROCS; k++)
-        if (all[k].used)
-            hf_fail("leak: process slot %u (pid %d, parent %d, ended %d) is still used after every process ended",
-                    k, all[k].pid, all[k].ppid, all[k].ended);
-    struct lx_thread *threads = lx_threads();
-    for (unsigned k = 0; threads && k < LX_THREADS; k++)
-        if (threads[k].used)
-            hf_fail("leak: thread slot %u (tid %d) is still used after every process ended", k, threads[k].tid);
-#ifdef HF_LX_FILE_KINDS
+    lx_reap();                                  /* (records freed by the last request) */
+    lx_heap_trim();                             /* (and the empty pages the size classes keep) */
+    for (struct lx_proc *q = lx_procs(); q; q = q->next)
+        hf_fail("leak: process %d (parent %d, ended %d) is still there after every process ended", q->pid, q->ppid,
+                q->ended);
+    if (lx_threads_alive() || lx_procs_alive())
+        hf_fail("leak: %u threads and %u processes are still counted after every process ended", lx_threads_alive(),
+                lx_procs_alive());
     uint32_t files = lx_files_in_use(), pipes = lx_pipes_in_use(), socks = lx_socks_in_use(), events, watches;
     lx_events_in_use(&events, &watches);
     if (files || pipes || socks || events || watches)
         hf_fail("leak: %u open files, %u pipes, %u sockets, %u event objects and %u epoll watches are left after "
                 "every process ended", files, pipes, socks, events, watches);
-#else
-    /* Every open file description is free: take them all, then give them back. */
-    struct lx_file *got[LX_OPEN + 1];
-    unsigned n = 0;
-    while (n <= LX_OPEN && (got[n] = lx_file_new(-1, 0)) != NULL)
-        n++;
-    for (unsigned i = 0; i < n; i++)
-        got[i]->refs = 0;
-    if (n != LX_OPEN)
-        hf_fail("leak: %u open file descriptions are still in use after every process ended", LX_OPEN - n);
-#endif
     /* What the personality holds for good: the archive's object and the objects of files mapped shared. */
     svc_handle keep[LX_SHARED_FILES + 2];
     unsigned nkeep = 0;
-    if (lx_procs())
-        keep[nkeep++] = lx_fs_object();
+    svc_handle fs = lx_fs_object();             /* (0: the root file system was never loaded) */
+    if (fs)
+        keep[nkeep++] = fs;
     uint64_t bytes;
     uint32_t used, max = 0;
-    if (lx_procs())
+    if (fs)
         lx_fs_usage(&bytes, &used, &max);
     for (uint32_t i = 0; i < max; i++) {
         struct lx_node *nd = lx_node((int32_t)i);
         if (nd && nd->obj && nkeep < LX_SHARED_FILES + 2)
             keep[nkeep++] = nd->obj->h;
     }
-#ifdef HF_LX_FILE_KINDS
-    if (lx_procs() && lx_mobjs_in_use() != nkeep - 1)
+    if (fs && lx_mobjs_in_use() != nkeep - 1)
         hf_fail("leak: %u memory object records are in use after every process ended, but %u files are mapped "
                 "shared", lx_mobjs_in_use(), nkeep - 1);
-#endif
     hf_env_check_clean(keep, nkeep);
 }
 
