@@ -16,8 +16,9 @@
  * freed in a loop does not make and free a page each time). Records
  * bigger than the largest class are pages of their own (svc_alloc).
  *
- * Every operation is O(1). The personality serves one call at a time
- * (docs/design/personality.md, "Concurrency"), so nothing here locks.
+ * Every operation is O(1). The personality serves one request at a time
+ * in either placement (the kernel's service lock, the user server loop),
+ * so nothing here locks.
  */
 #include "lx.h"
 
@@ -38,7 +39,6 @@ static const uint16_t class_size[] = { 16, 32, 48, 64, 96, 128, 176, 256, 336, 4
 _Static_assert(sizeof(struct slab) == 32, "the header is 32 bytes");
 
 static struct slab *partial[CLASSES];
-static uint64_t held;           /* bytes of svc_alloc's memory held now */
 static uint64_t in_use;         /* bytes of the records given out and not freed (their classes' sizes) */
 
 static unsigned class_of(size_t size)
@@ -79,7 +79,6 @@ static struct slab *new_slab(unsigned c)
     struct slab *s = svc_alloc(SLAB_PAGE);
     if (!s)
         return NULL;
-    held += SLAB_PAGE;
     s->cls = (uint16_t)c;
     uint8_t *first = (uint8_t *)s + sizeof(struct slab);
     unsigned n = per_page(c);
@@ -94,10 +93,8 @@ void *lx_alloc(size_t size)
 {
     if (size > class_size[CLASSES - 1]) {
         void *p = svc_alloc(size);
-        if (p) {
-            held += lx_page_up(size);
+        if (p)
             in_use += lx_page_up(size);
-        }
         return p;
     }
     unsigned c = class_of(size ? size : 1);
@@ -119,7 +116,6 @@ void lx_free(void *p, size_t size)
         return;
     if (size > class_size[CLASSES - 1]) {
         svc_free(p, size);
-        held -= lx_page_up(size);
         in_use -= lx_page_up(size);
         return;
     }
@@ -135,7 +131,6 @@ void lx_free(void *p, size_t size)
     if (s->used == 0 && (s->next || s->prev)) {     /* empty, and not the class's only page with room */
         unlink_slab(s);
         svc_free(s, SLAB_PAGE);
-        held -= SLAB_PAGE;
     }
 }
 

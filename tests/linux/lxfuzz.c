@@ -3645,37 +3645,7 @@ static void worker_main(int w, uint64_t quota, uint64_t extra)
 
 /* ---------------------------------------------------------------- the run */
 
-#define USAGE_MAX 32
-
-struct usage {
-    int n;
-    char name[USAGE_MAX][24];
-    long long value[USAGE_MAX];
-};
-
-/* Read /proc/petrel ("name value" lines); 0 when there is none (Linux). */
-static int read_usage(struct usage *u)
-{
-    char text[2048];
-    int fd = open("/proc/petrel", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    long n = read(fd, text, sizeof(text) - 1);
-    close(fd);
-    text[n > 0 ? n : 0] = 0;
-    u->n = 0;
-    for (char *line = text; *line && u->n < USAGE_MAX; ) {
-        char *nl = strchr(line, '\n');
-        if (nl)
-            *nl = 0;
-        if (sscanf(line, "%23s %lld", u->name[u->n], &u->value[u->n]) == 2)
-            u->n++;
-        if (!nl)
-            break;
-        line = nl + 1;
-    }
-    return 1;
-}
+/* The personality's usage (/proc/petrel): lxtest.h's petrel_usage_read. */
 
 /* Look at enough of /proc (every descriptor's link and fdinfo, with
  * descriptors dup'ed for it) that Petrel's bounded cache of /proc nodes
@@ -3700,12 +3670,12 @@ static void fill_proc_cache(void)
 }
 
 /* Print what differs between two readings; returns how many differ. */
-static int usage_diff(const struct usage *a, const struct usage *b, int print)
+static int usage_diff(const struct petrel_usage *a, const struct petrel_usage *b, int print)
 {
     int d = a->n != b->n;
     for (int i = 0; i < a->n && i < b->n; i++) {
-        /* The pages under the personality's records may stay a little up: each size class keeps an
-         * empty page, and the tables that index records stay at their largest (lxtest.h). */
+        /* The personality's records may stay a little up: the tables that index them stay at their
+         * largest while any is left (lxtest.h). */
         long long slack = strcmp(a->name[i], "heap_bytes") ? 0 : 128 * 1024;
         if (strcmp(a->name[i], b->name[i]) || b->value[i] < a->value[i] - slack || b->value[i] > a->value[i] + slack) {
             d++;
@@ -3793,8 +3763,8 @@ int main(int argc, char **argv)
     unlink("/tmp/lxfuzz.failed");
     memset(res_.counters, 0, sizeof(res_.counters));     /* (touched before the usage is read) */
     fill_proc_cache();
-    struct usage before, after;
-    int petrel = read_usage(&before);
+    struct petrel_usage before, after;
+    int petrel = petrel_usage_read(&before);
     sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (sh == MAP_FAILED) {
         say("lxfuzz: mmap of %zu bytes: %s", sizeof(*sh), errname(errno));
@@ -3906,7 +3876,7 @@ int main(int argc, char **argv)
     if (petrel) {
         int64_t u0 = now_ms();
         int d;
-        while ((d = (read_usage(&after), usage_diff(&before, &after, 0))) && now_ms() - u0 < 5000)
+        while ((d = (petrel_usage_read(&after), usage_diff(&before, &after, 0))) && now_ms() - u0 < 5000)
             sleep_us(50000);
         if (d) {
             usage_diff(&before, &after, 1);

@@ -102,9 +102,9 @@ static inline int petrel_usage_read(struct petrel_usage *u)
 }
 
 /* Does `now` hold what `then` did: every count the same, and heap_bytes
- * (the pages under the personality's records) at most `slack` more (a
- * table that indexes records stays at its largest size, and each size
- * class keeps one empty page)? With `loud`, the differences go to stderr. */
+ * (the bytes of the personality's records in use) at most `slack` more
+ * (a table that indexes records stays at its largest size while any
+ * record is left)? With `loud`, the differences go to stderr. */
 static inline int petrel_usage_same(const struct petrel_usage *then, const struct petrel_usage *now, long long slack, int loud)
 {
     int same = then->n == now->n;
