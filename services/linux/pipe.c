@@ -111,6 +111,17 @@ static int pipe_make(struct lx_proc *by, int32_t i, uint32_t ino)
     return 0;
 }
 
+/* With no pipe left, the array goes too (every byte back): after the
+ * last pipe is unmade, and after a call that grew it made none. */
+static void pipes_trim(void)
+{
+    if (pipes_used || !pipes)
+        return;
+    lx_free(pipes, pipes_size * sizeof(*pipes));
+    pipes = NULL;
+    pipes_size = pipes_low = 0;
+}
+
 /* Free pipe pp's ring (no end is open). */
 static void pipe_unmake(struct lx_pipe *pp)
 {
@@ -124,11 +135,7 @@ static void pipe_unmake(struct lx_pipe *pp)
         pipes_low = (uint32_t)pp->id;
     pipes_used--;
     lx_free(pp, sizeof(*pp));
-    if (pipes_used == 0) {                      /* the last one: the array goes too (every byte back) */
-        lx_free(pipes, pipes_size * sizeof(*pipes));
-        pipes = NULL;
-        pipes_size = pipes_low = 0;
-    }
+    pipes_trim();
 }
 
 uint32_t lx_pipes_in_use(void)
@@ -161,6 +168,7 @@ int64_t lx_sys_pipe2(struct lx_ctx *c, uint64_t ufds, uint64_t flags)
         lx_fd_set(c->p, (uint32_t)wfd, NULL);
     if (pipes[i])
         pipe_unmake(pipes[i]);
+    pipes_trim();
     if (r)
         lx_file_discard(r);
     if (w)
@@ -329,13 +337,16 @@ int64_t lx_pipe_reopen(struct lx_proc *p, uint32_t ino, uint32_t fl)
     }
     uint32_t acc = fl & O_ACCMODE;
     struct lx_file *f = lx_file_new(p, LX_FILE_PIPE, i, acc | (fl & (O_NONBLOCK | O_APPEND)));
-    if (!f)
+    if (!f) {
+        pipes_trim();
         return lx_file_error(p);
+    }
     int err = fresh ? pipe_make(p, i, ino) : 0;
     int fd = err ? err : lx_fd_new(p, f, (fl & O_CLOEXEC) != 0, 0);
     if (fd < 0) {
         if (fresh && pipes[i])
             pipe_unmake(pipes[i]);
+        pipes_trim();
         lx_file_discard(f);
         return fd;
     }
