@@ -15,6 +15,19 @@
  *    current one's slice is used up (then it goes to the back).
  *  - A thread made ready on another core is queued there and that core
  *    gets an IPI if the newcomer should preempt what it runs.
+ *
+ * Cores: a thread may run on the cores of t->cpus (one core unless it
+ * was given more: a new thread gets its creator's core). The scheduler
+ * moves a thread among them at two moments only, so a thread woken by a
+ * partner on its core stays there (no ping-pong between cores on every
+ * call and reply):
+ *  - when it starts (sched_place): to an idle core of its set, else the
+ *    one with the fewest threads (its own on a tie);
+ *  - at a tick of a core where it waits in the run queue while one of
+ *    its cores idles (push): the first such thread, best priority first,
+ *    goes there.
+ * A thread stopped inside a kernel-placed service's request never moves:
+ * its request is resumed where it stopped.
  */
 #include "sched.h"
 #include "cpu.h"
@@ -55,6 +68,7 @@ static void rq_insert(struct runqueue *rq, struct thread *t, bool front)
         list_add_tail(&rq->level[t->prio], &t->link);
     rq->bitmap[t->prio / 64] |= 1ull << (t->prio % 64);
     rq->summary |= 1ull << (t->prio / 64);
+    rq->nready++;
 }
 
 static void rq_remove(struct runqueue *rq, struct thread *t)
@@ -65,6 +79,7 @@ static void rq_remove(struct runqueue *rq, struct thread *t)
         if (!rq->bitmap[t->prio / 64])
             rq->summary &= ~(1ull << (t->prio / 64));
     }
+    rq->nready--;
 }
 
 /* Make t runnable on its core, preempting there if it should. */
@@ -87,6 +102,91 @@ void sched_dequeue(struct thread *t)
 {
     if (t->state == T_READY && !t->suspended)
         rq_remove(&cpus[t->cpu].rq, t);
+}
+
+uint64_t sched_online_mask(void)
+{
+    uint64_t m = 0;
+    for (unsigned i = 0; i < ncpus_present; i++)
+        if (READ_ONCE(cpus[i].online))
+            m |= 1ull << i;
+    return m;
+}
+
+/* Threads on core c: those queued and the one running. */
+static unsigned load(const struct cpu *c)
+{
+    return c->rq.nready + (c->current != NULL);
+}
+
+void sched_place(struct thread *t)
+{
+    uint64_t allowed = t->cpus & sched_online_mask();
+    if (!(allowed & ~(1ull << t->cpu)))
+        return;                         /* its own core is all it has */
+    unsigned best = (allowed >> t->cpu) & 1 ? t->cpu : (unsigned)__builtin_ctzll(allowed);
+    for (uint64_t m = allowed; m; m &= m - 1) {
+        unsigned i = (unsigned)__builtin_ctzll(m);
+        if (load(&cpus[i]) < load(&cpus[best]))
+            best = i;
+    }
+    t->cpu = best;
+}
+
+/* Put t (not running, in no run queue or in that of its core) on `cpu`. */
+static void move(struct thread *t, unsigned cpu)
+{
+    if (t->state == T_READY) {
+        sched_dequeue(t);
+        t->cpu = cpu;
+        sched_enqueue(t);
+    } else if (t->state == T_RUNNING) {
+        unsigned old = t->cpu;
+        t->cpu = cpu;                   /* the scheduler of `old` moves it */
+        if (old != this_cpu()->index)
+            irq_send_ipi(old, IRQ_SGI_WAKE);
+    } else {
+        t->cpu = cpu;
+    }
+}
+
+int sched_set_cpus(struct thread *t, uint64_t mask)
+{
+    uint64_t allowed = mask & sched_online_mask();
+    if (!allowed)
+        return -E_INVAL;
+    t->cpus = allowed;
+    if (!((allowed >> t->cpu) & 1))
+        move(t, (unsigned)__builtin_ctzll(allowed));
+    return 0;
+}
+
+/* At a tick of core c with threads waiting: give the first of them that
+ * may run on an idle core to that core. */
+static void push(struct cpu *c)
+{
+    uint64_t idle = 0;
+    for (unsigned i = 0; i < ncpus_present; i++)
+        if (i != c->index && cpus[i].idle && !cpus[i].current && !cpus[i].rq.nready && READ_ONCE(cpus[i].online))
+            idle |= 1ull << i;
+    if (!idle)
+        return;
+    for (int p = NPRIO - 1; p >= 0; p--) {
+        if (!((c->rq.bitmap[p / 64] >> (p % 64)) & 1))
+            continue;
+        list_for_each(pos, &c->rq.level[p]) {
+            struct thread *t = list_entry(pos, struct thread, link);
+            uint64_t to = t->cpus & idle;
+            if (!to || t->ksvc_run || t->ksvc_stopped)
+                continue;
+            unsigned cpu = (unsigned)__builtin_ctzll(to);
+            rq_remove(&c->rq, t);
+            t->cpu = cpu;
+            rq_insert(&cpus[cpu].rq, t, false);
+            irq_send_ipi(cpu, IRQ_SGI_WAKE);
+            return;
+        }
+    }
 }
 
 struct thread *sched_peek(unsigned cpu)
@@ -114,6 +214,8 @@ void sched_tick(uint64_t periods)
             next = MIN(next, t->deadline);
     }
     c->next_timeout = next;
+    if (c->rq.nready && smp_running)
+        push(c);
 }
 
 void sched_yield(void)

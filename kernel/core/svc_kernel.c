@@ -694,6 +694,13 @@ int64_t ksvc_call(struct endpoint *ep, uint64_t info, uint64_t badge, bool is_ca
         wait_for_service(run, t, true);
         return (int64_t)t->tf.x[0];
     }
+    if (t->suspended) {
+        /* Suspended from another core after it left user space for this
+         * call: it stops when the request is done, as a thread suspended
+         * during one does. Stopped inside it, it would hold the service. */
+        t->suspended = false;
+        t->ksvc_suspend = true;
+    }
     run->holder = t;
     run->svc = ep->ksvc;
     run->info = info;

@@ -459,6 +459,22 @@ int svc_thread_kill(svc_handle thread)
     return err;
 }
 
+int svc_thread_set_cpus(svc_handle thread, uint64_t mask)
+{
+    bool l = env_lock();
+    int err;
+    struct thread *t = thread_held(thread, R_MANAGE, &err);
+    if (t)
+        err = sched_set_cpus(t, mask);
+    env_unlock(l);
+    return err;
+}
+
+uint64_t svc_cpus_online(void)
+{
+    return sched_online_mask();
+}
+
 int svc_thread_resume(svc_handle thread)
 {
     bool l = env_lock();

@@ -5,6 +5,7 @@
  * validates its arguments and returns an error, never panics.
  */
 #include "thread.h"
+#include "sched.h"
 #include "space.h"
 #include "bootimage.h"
 #include "timer.h"
@@ -104,6 +105,11 @@ int64_t sys_bootfile_info(uint64_t index, vaddr_t buf)
 int64_t sys_clock_ns(void)
 {
     return (int64_t)timer_ns();
+}
+
+int64_t sys_cpus_online(void)
+{
+    return (int64_t)sched_online_mask();
 }
 
 int64_t sys_system_off(uint32_t root)

@@ -85,6 +85,7 @@ struct thread *thread_create(struct space *s, vaddr_t utcb_va, int *err)
     list_init(&t->timeout_link);
     struct thread *cur = current_thread();
     t->cpu = cur ? cur->cpu : this_cpu()->index;
+    t->cpus = 1ull << t->cpu;
     t->prio = cur ? cur->base_prio : 128;
     t->base_prio = t->prio;
     t->max_prio = cur ? cur->max_prio : 255;
@@ -104,6 +105,7 @@ void thread_start(struct thread *t, uint64_t pc, uint64_t sp, uint64_t arg)
     t->tf.pc = pc;
     t->tf.sp = sp;
     t->tf.x[0] = arg;
+    sched_place(t);
     sched_enqueue(t);
 }
 
@@ -453,20 +455,14 @@ int64_t sys_thread_set_affinity(uint32_t h, uint64_t cpu)
         return err;
     if (cpu >= ncpus_present || !cpus[cpu].online)
         return -E_INVAL;
-    struct thread *t = THREAD_OF(o);
-    if (t->state == T_READY) {
-        sched_dequeue(t);
-        t->cpu = (unsigned)cpu;
-        sched_enqueue(t);
-    } else if (t->state == T_RUNNING) {
-        unsigned old = t->cpu;
-        t->cpu = (unsigned)cpu;         /* the scheduler of `old` moves it */
-        if (old != this_cpu()->index)
-            irq_send_ipi(old, IRQ_SGI_WAKE);
-    } else {
-        t->cpu = (unsigned)cpu;
-    }
-    return 0;
+    return sched_set_cpus(THREAD_OF(o), 1ull << cpu);
+}
+
+int64_t sys_thread_set_cpus(uint32_t h, uint64_t mask)
+{
+    int64_t err;
+    struct object *o = lookup(h, OBJ_THREAD, R_MANAGE, &err);
+    return o ? sched_set_cpus(THREAD_OF(o), mask) : err;
 }
 
 int64_t sys_thread_set_fault_handler(uint32_t h, uint32_t ep_h)

@@ -22,11 +22,19 @@ struct runqueue {
     struct list level[NPRIO];
     uint64_t bitmap[NPRIO / 64];
     uint64_t summary;           /* bit i: bitmap[i] non-empty */
+    unsigned nready;            /* threads queued */
 };
 
 void sched_init_cpu(unsigned cpu);
 void sched_enqueue(struct thread *t);           /* make runnable on t->cpu */
 void sched_dequeue(struct thread *t);
+/* A thread about to start: put it on the best of its cores (t->cpus). */
+void sched_place(struct thread *t);
+/* Let t run only on the cores of mask (online ones, at least one), moving
+ * it now if its core is not among them. */
+int sched_set_cpus(struct thread *t, uint64_t mask);
+/* The online cores as a mask. */
+uint64_t sched_online_mask(void);
 void sched_tick(uint64_t periods);              /* timer: slices (periods passed), timeouts */
 void sched_yield(void);
 struct thread *sched_peek(unsigned cpu);

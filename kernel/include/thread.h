@@ -84,7 +84,7 @@ struct thread {
     struct kcall kcall;         /* at TF_THREAD_KCALL */
     struct object obj;
     struct space *space;
-    unsigned cpu;               /* the core it runs on (its affinity) */
+    unsigned cpu;               /* the core it runs on, or whose run queue holds it */
     uint8_t prio;               /* effective: base, or higher while serving a caller */
     uint8_t base_prio;          /* as set with thread_set_priority */
     uint8_t state;
@@ -140,6 +140,8 @@ struct thread {
     bool ksvc_stopped;          /* its request stopped at a step: resume it, not EL0 */
     const struct ksvc *ksvc_fast_svc;   /* the service of its last register-path request */
     bool ksvc_rewound;                  /* waiting for a service with its pc back on its svc */
+    uint64_t cpus;              /* the cores it may run on (bit per core); the scheduler moves
+                                 * it among them (sched.c: "Cores") */
     struct kcall_ctx kcall_ctx;         /* the rest of its light call (struct kcall) */
 };
 _Static_assert(__builtin_offsetof(struct thread, foreign_svc) == TF_THREAD_FOREIGN, "vectors.S reads the flag there");

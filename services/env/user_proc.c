@@ -353,6 +353,16 @@ int svc_thread_suspend(svc_handle t)
     return SVC_E_STATE;
 }
 
+int svc_thread_set_cpus(svc_handle t, uint64_t mask)
+{
+    return (int)sys_thread_set_cpus((uint32_t)t, mask);
+}
+
+uint64_t svc_cpus_online(void)
+{
+    return (uint64_t)sys_cpus_online();
+}
+
 int svc_thread_resume(svc_handle t)
 {
     return (int)sys_thread_resume((uint32_t)t);

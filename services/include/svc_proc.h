@@ -82,6 +82,13 @@ int svc_thread_set_tls(svc_handle t, uint64_t value);
 /* Make every svc of the thread, whatever its number, a Linux system call
  * for its fault handler (for good): a Linux program makes no Petrel call. */
 int svc_thread_make_foreign(svc_handle t);
+/* Let it run on the cores of mask (bit i: core i; offline ones dropped):
+ * the kernel places it on the least busy when it starts and moves it to
+ * an idle one of them while it waits. 0, or SVC_E_INVAL if no core of
+ * the mask is online. A new thread may run only on its creator's core. */
+int svc_thread_set_cpus(svc_handle t, uint64_t mask);
+/* The cores online, as a mask. */
+uint64_t svc_cpus_online(void);
 /* Start it at pc with stack pointer sp and x0 = arg. */
 int svc_thread_start(svc_handle thread, uint64_t pc, uint64_t sp, uint64_t arg);
 

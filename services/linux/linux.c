@@ -583,6 +583,19 @@ uint32_t lx_thread_core(const struct lx_thread *t)
     return t->thread && svc_thread_stats(t->thread, &st) == 0 ? st.cpu : 0;
 }
 
+uint64_t lx_cpus_online(void)
+{
+    static uint64_t online;                     /* cores do not go offline */
+    if (!online)
+        online = svc_cpus_online();
+    return online ? online : 1;
+}
+
+int lx_ncpus(void)
+{
+    return __builtin_popcountll(lx_cpus_online());
+}
+
 uint64_t lx_proc_cpu_ns(const struct lx_proc *p)
 {
     uint64_t ns = p->cpu_gone;
@@ -703,6 +716,10 @@ int lx_thread_start(struct lx_thread *t, svc_handle from, uint64_t pc, uint64_t 
         return -LX_EAGAIN;
     if (svc_thread_make_foreign(t->thread))    /* svc #N, N > 0, is a Linux call too, as on Linux */
         return -LX_EAGAIN;
+    /* Any core of its affinity, the kernel's scheduler choosing; a mask
+     * whose cores have all gone offline since means every core. */
+    if (!t->cpus || svc_thread_set_cpus(t->thread, t->cpus))
+        svc_thread_set_cpus(t->thread, lx_cpus_online());
     if (svc_thread_fault_to_me(t->thread, badge_of(t)) || svc_thread_start(t->thread, pc, sp, arg))
         return -LX_EAGAIN;
     return 0;

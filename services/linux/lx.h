@@ -692,10 +692,12 @@ struct lx_thread {
     struct lx_thread *sibling;  /* the next thread of p */
     svc_handle thread;
     int utcb;                   /* its control page: LX_UTCB_VA - utcb pages */
+    uint64_t cpus;              /* its affinity (sched_setaffinity), inherited by clone and fork; 0: every core */
     struct lx_block blk;        /* the call it is blocked in */
     struct lx_io io;            /* the call it is in the middle of (kept across its restarts) */
     int in_call;                /* its system call is being answered now */
     int intr;                   /* a signal woke its blocked call: run again, the call is interrupted */
+    int stopping;               /* suspended on another core for a signal: the timer delivers it (signal.c) */
     int timed;                  /* its call waits until `deadline` (kept across the call's restarts) */
     int timed_calendar;         /* ... an absolute calendar time: it moves when the clock is set */
     uint64_t deadline;
@@ -752,6 +754,10 @@ void lx_thread_free(struct lx_thread *t);
  * placement); a process's CPU time, its ended threads' included. */
 uint64_t lx_thread_cpu_ns(const struct lx_thread *t);
 uint32_t lx_thread_core(const struct lx_thread *t);
+/* The cores online (bit i: core i), as the kernel says; Linux threads run on any of them. */
+uint64_t lx_cpus_online(void);
+/* How many: what sysconf's count of processors, /proc/cpuinfo and /proc/stat show. */
+int lx_ncpus(void);
 uint64_t lx_proc_cpu_ns(const struct lx_proc *p);
 /* Every process, oldest first (then through p->next), zombies too. */
 struct lx_proc *lx_procs(void);

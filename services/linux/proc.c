@@ -65,6 +65,7 @@ static int64_t clone_thread(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint6
         return err;
     int tid = t->tid;
     t->clear_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
+    t->cpus = c->t->cpus;
     lx_sig_fork(t, c->t);
     /* Both words are in the shared memory: written before the thread runs, as Linux does. */
     if ((flags & CLONE_CHILD_SETTID) && lx_copy_out(c, ctid, &tid, sizeof(tid)))
@@ -146,6 +147,7 @@ int64_t lx_sys_clone(struct lx_ctx *c, uint64_t flags, uint64_t sp, uint64_t pti
     lx_procfs_fork(child, p);
     struct lx_thread *ct = lx_main_thread(child);
     ct->clear_tid = (flags & CLONE_CHILD_CLEARTID) ? ctid : 0;
+    ct->cpus = c->t->cpus;
     lx_sig_fork(ct, c->t);
     if (lx_fds_fork(p, child)) {
         lx_proc_discard(child);
@@ -745,37 +747,47 @@ static struct lx_thread *sched_thread(struct lx_ctx *c, int32_t pid)
 
 #define CPUMASK_BYTES   8                       /* Linux's cpumask_size() for up to 64 cores */
 
-/* sched_getaffinity: the core the thread runs on. Petrel does not move a
- * Linux thread between cores (each runs on the core its process started
- * on), so that core is all its affinity is. Linux's rules: a length of
- * fewer bits than cores, or not a multiple of 8, is EINVAL; the mask's
- * size (8 bytes) is returned. */
+/* A thread's affinity: the cores it may run on that are online. */
+static uint64_t affinity(const struct lx_thread *t)
+{
+    uint64_t online = lx_cpus_online();
+    return t->cpus && (t->cpus & online) ? t->cpus & online : online;
+}
+
+/* sched_getaffinity: the thread's cores, as Linux's rules have it: a
+ * length of fewer bits than the highest core online, or not a multiple of
+ * 8, is EINVAL; the mask's size (8 bytes) is returned. */
 int64_t lx_sys_sched_getaffinity(struct lx_ctx *c, int64_t pid, uint64_t len, uint64_t umask)
 {
-    uint32_t n = (uint32_t)len;
-    if (n == 0 || (n & (CPUMASK_BYTES - 1)))
+    uint32_t n = (uint32_t)len;                 /* an unsigned int on Linux */
+    if (n == 0 || (n & (CPUMASK_BYTES - 1)) || (uint64_t)n * 8 < 64 - (uint64_t)__builtin_clzll(lx_cpus_online()))
         return -LX_EINVAL;
     struct lx_thread *t = sched_thread(c, (int32_t)pid);
     if (!t)
         return -LX_ESRCH;
-    uint64_t mask = 1ull << (lx_thread_core(t) & 63);
+    uint64_t mask = affinity(t);
     return lx_copy_out(c, umask, &mask, CPUMASK_BYTES) ? -LX_EFAULT : CPUMASK_BYTES;
 }
 
-/* sched_setaffinity: a mask that holds the thread's core is accepted (it
- * stays there); one without it is EINVAL, as Petrel does not move it (Linux
- * would, to a core of the mask that is online). A length under 8 bytes
- * reads that much, the rest zeros. */
+/* sched_setaffinity: the thread may run only on the cores of the mask
+ * that are online (none: EINVAL), and moves to one at once if its core
+ * is not among them. A length under 8 bytes reads that much, the rest
+ * zeros; bits past the first 64 cores are not read. */
 int64_t lx_sys_sched_setaffinity(struct lx_ctx *c, int64_t pid, uint64_t len, uint64_t umask)
 {
-    uint32_t n = (uint32_t)len < CPUMASK_BYTES ? (uint32_t)len : CPUMASK_BYTES;
+    uint32_t n = (uint32_t)len < CPUMASK_BYTES ? (uint32_t)len : CPUMASK_BYTES;   /* an unsigned int on Linux */
     uint64_t mask = 0;
     if (lx_copy_in(c, &mask, umask, n))
         return -LX_EFAULT;
     struct lx_thread *t = sched_thread(c, (int32_t)pid);
     if (!t)
         return -LX_ESRCH;
-    return (mask >> (lx_thread_core(t) & 63)) & 1 ? 0 : -LX_EINVAL;
+    if (!(mask & lx_cpus_online()))
+        return -LX_EINVAL;
+    if (t->thread && svc_thread_set_cpus(t->thread, mask))
+        return -LX_EINVAL;
+    t->cpus = mask & lx_cpus_online();
+    return 0;
 }
 
 /* getcpu: the core the caller runs on, node 0; NULL pointers are skipped. */

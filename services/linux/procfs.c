@@ -584,9 +584,10 @@ static void gen(const struct lx_node *n)
         break;
     }
     case LX_PROC_CPUINFO:
-        put("processor\t: 0\nBogoMIPS\t: 125.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32\n"
-            "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd03\n"
-            "CPU revision\t: 4\n\n");
+        for (uint64_t m = lx_cpus_online(); m; m &= m - 1)     /* one entry per core online, as Linux */
+            put("processor\t: %d\nBogoMIPS\t: 125.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32\n"
+                "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd03\n"
+                "CPU revision\t: 4\n\n", __builtin_ctzll(m));
         break;
     case LX_PROC_UPTIME:
         put("%lu.%02lu 0.00\n", (unsigned long)(ns / 1000000000u), (unsigned long)(ns / 10000000u % 100));
@@ -622,9 +623,12 @@ static void gen(const struct lx_node *n)
             user += lx_proc_cpu_ns(q) + q->cpu_children;
             running += state_of(q) == 'R';
         }
-        uint64_t up = ns / tick, u = user / tick, idle = up > u ? up - u : 0;
-        for (int k = 0; k < 2; k++)
-            put("cpu%s %lu 0 0 %lu 0 0 0 0 0 0\n", k ? "0" : " ", (unsigned long)u, (unsigned long)idle);
+        /* Every core's time since boot; the user time is not kept per core,
+         * so each core's line has an even share of it. */
+        uint64_t ncpu = (uint64_t)lx_ncpus(), up = ns / tick, u = user / tick, idle = up * ncpu > u ? up * ncpu - u : 0;
+        put("cpu  %lu 0 0 %lu 0 0 0 0 0 0\n", (unsigned long)u, (unsigned long)idle);
+        for (uint64_t m = lx_cpus_online(); m; m &= m - 1)
+            put("cpu%d %lu 0 0 %lu 0 0 0 0 0 0\n", __builtin_ctzll(m), (unsigned long)(u / ncpu), (unsigned long)(idle / ncpu));
         put("intr 0\nctxt 0\nbtime %lu\nprocesses %lu\nprocs_running %d\nprocs_blocked 0\nsoftirq 0\n",
             (unsigned long)(lx_realtime_base() / 1000000000u), (unsigned long)lx_ids_given(), running);
         break;

@@ -459,11 +459,17 @@ int lx_sig_interrupted(struct lx_ctx *c, uint64_t nr)
     return 1;
 }
 
+static void deliver_later(struct lx_thread *p);
+
 /* t runs user code (or is about to enter a call): stop it, and enter
  * its handlers from where it is. */
 static void deliver_async(struct lx_thread *p)
 {
     int state = svc_thread_suspend(p->thread);
+    if (state == THREAD_RUNNING) {              /* on another core, and this placement cannot wait there */
+        deliver_later(p);
+        return;
+    }
     if (state < 0) {
         svc_thread_resume(p->thread);           /* (it may be suspended and not stopped yet: never left so;
                                                  * its next call delivers the signal) */
@@ -506,6 +512,66 @@ static void deliver_async(struct lx_thread *p)
     }
     if (!p->p->stopped)
         svc_thread_resume(p->thread);
+}
+
+/* Threads deliver_async found running user code on another core. In the
+ * kernel placement the personality holds the kernel, so it cannot wait
+ * for that core to stop the thread (the user placement's
+ * svc_thread_suspend waits): the suspension it asked for takes hold at
+ * the interrupt the kernel sends there, and the timer looks again
+ * LX_STOP_RETRY_NS later. Kept by tid, so that a thread gone meanwhile
+ * is skipped. */
+#define LX_STOP_RETRY_NS    100000
+static int32_t *stopping;
+static uint32_t nstopping, stopping_cap;
+
+static void deliver_later(struct lx_thread *p)
+{
+    if (p->stopping)
+        return;
+    if (nstopping == stopping_cap) {
+        uint32_t cap = stopping_cap ? stopping_cap * 2 : 16;
+        int32_t *grown = lx_alloc(cap * sizeof(*grown));
+        if (!grown || lx_timer_start()) {
+            if (grown)
+                lx_free(grown, cap * sizeof(*grown));
+            svc_thread_resume(p->thread);       /* its next call delivers the signal */
+            return;
+        }
+        if (stopping)
+            memcpy(grown, stopping, nstopping * sizeof(*grown));
+        lx_free(stopping, stopping_cap * sizeof(*stopping));
+        stopping = grown;
+        stopping_cap = cap;
+    }
+    stopping[nstopping++] = p->tid;
+    p->stopping = 1;
+    lx_timer_update();
+}
+
+static void kick(struct lx_thread *p);
+
+/* The timer: each thread left suspended on another core is let go and
+ * kicked again (stopped by now, it takes its signal; still running, it
+ * waits for another round; in a call by now, the call's answer
+ * delivers). */
+static void deliver_stopped(void)
+{
+    int32_t *tids = stopping;
+    uint32_t n = nstopping, cap = stopping_cap;
+    stopping = NULL;
+    nstopping = stopping_cap = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct lx_thread *t = lx_thread_of_tid(tids[i]);
+        if (!t || !t->stopping)
+            continue;
+        t->stopping = 0;
+        if (t->p->stopped || t->p->ended)
+            continue;                           /* SIGCONT resumes it; an end kills it */
+        svc_thread_resume(t->thread);
+        kick(t);
+    }
+    lx_free(tids, cap * sizeof(*tids));
 }
 
 /* t has a signal to act on: wake its kept call (interrupted), or stop it
@@ -1202,6 +1268,8 @@ void lx_timer_update(void)
     uint64_t pt = lx_ptimers_next(now);         /* POSIX timers */
     if (pt && (!next || pt < next))
         next = pt;
+    if (nstopping && (!next || now + LX_STOP_RETRY_NS < next))
+        next = now + LX_STOP_RETRY_NS;          /* signals for threads stopping on other cores */
     if (next && lx_timer_start())
         return;
     if (timer_ready)
@@ -1222,6 +1290,8 @@ void lx_calendar_moved(int64_t delta)
 static void timer_fired(void)
 {
     lx_reap();                                  /* (an entry of the service: see lx_reap) */
+    if (nstopping)
+        deliver_stopped();
     uint64_t now = svc_clock_ns();
     for (struct lx_proc *q = lx_procs(); q; q = q->next) {
         if (q->used && !q->ended && q->alarm_at && now >= q->alarm_at) {

