@@ -1,5 +1,6 @@
 /* Scheduling calls: sched_yield (which gives the core to another thread
- * ready there), CPU affinity and getcpu, nice values
+ * ready there), CPU affinity and getcpu (and the count of cores that
+ * sysconf, /proc/cpuinfo and /proc/stat give), nice values
  * (getpriority, setpriority), the policy and its parameters. Raw system
  * calls where musl's wrappers differ (its sched_getscheduler and
  * sched_getparam are ENOSYS stubs, its getpriority adds 20). */
@@ -25,6 +26,78 @@ static unsigned current_cpu(void)
     unsigned cpu = 999, node = 999;
     syscall(SYS_getcpu, &cpu, &node, NULL);
     return cpu;
+}
+
+/* Lines of a file that start with `prefix` (and then a digit, if digit). */
+static int count_lines(const char *path, const char *prefix, int digit)
+{
+    FILE *f = fopen(path, "r");
+    char line[256];
+    int n = 0;
+    size_t len = strlen(prefix);
+    while (f && fgets(line, sizeof(line), f))
+        n += !strncmp(line, prefix, len) && (!digit || (line[len] >= '0' && line[len] <= '9'));
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static void *mask_of_thread(void *arg)
+{
+    syscall(SYS_sched_getaffinity, 0, 8, arg);
+    return NULL;
+}
+
+/* Every core online: the affinity mask, sysconf, /proc/cpuinfo and
+ * /proc/stat agree on how many there are; pinned to each in turn, the
+ * thread runs there; a thread it makes and a child it forks inherit its
+ * mask. */
+static void every_core(uint64_t orig)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    printf("cores online: ~%ld\n", n);
+    printf("the affinity mask has that many: %d\n", __builtin_popcountll(orig) == n);
+    printf("sysconf's configured count is the same: %d\n", sysconf(_SC_NPROCESSORS_CONF) == n);
+    printf("/proc/cpuinfo lists that many: %d\n", count_lines("/proc/cpuinfo", "processor\t:", 0) == n);
+    printf("/proc/stat lists that many: %d\n", count_lines("/proc/stat", "cpu", 1) == n);
+    int moved = 1, last = 0;
+    for (uint64_t m = orig; m; m &= m - 1) {
+        last = __builtin_ctzll(m);
+        uint64_t one = 1ull << last;
+        if (syscall(SYS_sched_setaffinity, 0, 8, &one) || current_cpu() != (unsigned)last)
+            moved = 0;
+        for (volatile int i = 0; i < 1000000; i++)
+            ;
+        if (current_cpu() != (unsigned)last)
+            moved = 0;
+    }
+    printf("pinned to each core in turn, it runs there: %d\n", moved);
+    uint64_t one = 1ull << last, got = 0;
+    pthread_t th;
+    if (pthread_create(&th, NULL, mask_of_thread, &got) == 0)
+        pthread_join(th, NULL);
+    printf("a thread it makes has its mask: %d\n", got == one);
+    int fds[2];
+    got = 0;
+    if (pipe(fds) == 0) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            uint64_t m = 0;
+            syscall(SYS_sched_getaffinity, 0, 8, &m);
+            write(fds[1], &m, sizeof(m));
+            _exit(0);
+        }
+        read(fds[0], &got, sizeof(got));
+        waitpid(pid, NULL, 0);
+        close(fds[0]);
+        close(fds[1]);
+    }
+    printf("a child it forks has its mask: %d\n", got == one);
+    uint64_t extra = orig | 1ull << 63;
+    SHOW("sched_setaffinity to every core and core 63", syscall(SYS_sched_setaffinity, 0, 8, &extra));
+    got = 0;
+    syscall(SYS_sched_getaffinity, 0, 8, &got);
+    printf("the mask then is the cores online: %d\n", got == orig);
 }
 
 #define ROUNDS 200
@@ -120,6 +193,7 @@ int main(void)
     SHOW("sched_setaffinity of nobody", syscall(SYS_sched_setaffinity, 99999, 8, &one));
     SHOW("sched_setaffinity of 4 bytes", cpu < 32 ? syscall(SYS_sched_setaffinity, 0, 4, &one) : 0);
     SHOW("sched_setaffinity back", syscall(SYS_sched_setaffinity, 0, 8, &orig));
+    every_core(orig);
 
     /* Nice values: kept per process, inherited, clamped to -20..19. */
     SHOW("setpgid(0, 0) (its own group)", setpgid(0, 0));

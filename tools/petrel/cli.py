@@ -91,7 +91,8 @@ def add_test(sub) -> None:
     where.add_argument("--guest-only", action="store_true", help="skip the host tests")
     where.add_argument("--host-only", action="store_true", help="skip the guest cases (and the build)")
     p.add_argument("-j", "--jobs", type=int, default=2, metavar="N",
-                   help="guest cases run in parallel (default 2)")
+                   help="host cores for guests (default 2): cases run in parallel while "
+                        "their cores (-smp) fit in N; a case with N cores or more runs alone")
     p.add_argument("--list", action="store_true", help="list the tests without running them")
 
 

@@ -15,10 +15,12 @@ test ("<case>/<description>"). Host tests come from pytest's JUnit XML. The
 last line is always "N passed, N failed" (", N skipped" when there are any).
 Consoles are saved to build/test/logs/<case>.log.
 """
+import collections
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -282,12 +284,52 @@ def finished(future, case: cases.Case) -> CaseResult:
         return CaseResult(case, [Outcome(case.name, "FAIL", reason)], [reason])
 
 
-# Runs the guest cases, `jobs` at a time, printing each as it finishes.
+# Host cores handed to guests: a case takes one per core of its machine
+# (at most all of them), in the order the cases were listed. QEMU runs
+# each guest core on a host thread, and a guest core that spins for a lock
+# its holder's descheduled thread holds burns its whole host time slice:
+# with more guest cores than host cores, SMP guests (Petrel's and Linux's)
+# slow down many times over and their tests' timeouts become lotteries.
+class CoreSlots:
+    def __init__(self, cores: int):
+        self.cores = max(1, cores)
+        self.free = self.cores
+        self.queue = collections.deque()
+        self.cv = threading.Condition()
+
+    def acquire(self, want: int) -> int:
+        want = max(1, min(want, self.cores))
+        me = object()
+        with self.cv:
+            self.queue.append(me)
+            self.cv.wait_for(lambda: self.queue[0] is me and self.free >= want)
+            self.queue.popleft()
+            self.free -= want
+            self.cv.notify_all()
+        return want
+
+    def release(self, n: int):
+        with self.cv:
+            self.free += n
+            self.cv.notify_all()
+
+
+def run_case_on(slots: CoreSlots, case, repo: Path, failed_steps):
+    n = slots.acquire(case.smp)
+    try:
+        return run_case(case, repo, failed_steps)
+    finally:
+        slots.release(n)
+
+
+# Runs the guest cases on `jobs` host cores (see CoreSlots), printing each
+# as it finishes.
 def run_guest(selected: list, jobs: int, repo: Path) -> list:
     failed_steps = run_pre_steps(selected, repo)
     results = []
+    slots = CoreSlots(jobs)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(run_case, c, repo, failed_steps): c for c in selected}
+        futures = {pool.submit(run_case_on, slots, c, repo, failed_steps): c for c in selected}
         try:
             for future in as_completed(futures):
                 results.append(finished(future, futures[future]))

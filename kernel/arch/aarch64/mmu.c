@@ -401,6 +401,26 @@ void mmu_set_pte(uint64_t *l1 UNUSED, uint16_t asid, uint64_t *pte, uint64_t val
     isb();
 }
 
+/* Invalidate the n leaves of asid just cleared (their addresses in va[],
+ * the first TLBI_BATCH of them) on every core: one by one, or, past
+ * TLBI_BATCH, the whole ASID at once, as Linux does past a table's worth:
+ * under QEMU every broadcast invalidation stops every other core, so a
+ * process's teardown would cost one such stop per page. */
+#define TLBI_BATCH      32
+
+static void tlbi_leaves(uint16_t asid, const vaddr_t *va, unsigned n)
+{
+    if (!n)
+        return;
+    dsb(ishst);
+    if (n > TLBI_BATCH) {
+        __asm__ volatile("tlbi aside1is, %0" :: "r"((uint64_t)asid << 48) : "memory");
+        return;
+    }
+    for (unsigned i = 0; i < n; i++)
+        tlbi_page(asid, va[i]);
+}
+
 /* Remove every leaf in [va, va+size) and invalidate it on every core;
  * tables left empty are freed. Returns how many table pages were freed. */
 unsigned mmu_unmap_user(uint64_t *l1, uint16_t asid, vaddr_t va, uint64_t size, paddr_t *spare)
@@ -425,9 +445,11 @@ unsigned mmu_unmap_user(uint64_t *l1, uint16_t asid, vaddr_t va, uint64_t size, 
             va = ALIGN_DOWN(va, MiB(2)) + MiB(2);
             continue;
         }
-        /* Within one L3 table: clear what the range covers, then count. */
+        /* Within one L3 table: clear what the range covers, invalidate
+         * it, then count (the table may go: after the invalidation). */
         uint64_t *l3 = table_va(*e2);
         vaddr_t stop = MIN(end, ALIGN_DOWN(va, MiB(2)) + MiB(2));
+        vaddr_t gone[TLBI_BATCH];
         unsigned cleared = 0;
         for (; va < stop; va += 4096) {
             uint64_t *e = &l3[(va >> L3_SHIFT) & 511];
@@ -437,20 +459,22 @@ unsigned mmu_unmap_user(uint64_t *l1, uint16_t asid, vaddr_t va, uint64_t size, 
                 uint64_t *first = e - ((va >> 12) & 15);
                 vaddr_t base = ALIGN_DOWN(va, KiB(64));
                 for (unsigned i = 0; i < 16; i++) {
-                    cleared += (first[i] & PTE_VALID) != 0;
+                    if (first[i] & PTE_VALID) {
+                        if (cleared < TLBI_BATCH)
+                            gone[cleared] = base + 4096ull * i;
+                        cleared++;
+                    }
                     first[i] = 0;
                 }
-                dsb(ishst);
-                for (unsigned i = 0; i < 16; i++)
-                    tlbi_page(asid, base + 4096ull * i);
                 va = base + KiB(64) - 4096;
                 continue;
             }
             *e = 0;
+            if (cleared < TLBI_BATCH)
+                gone[cleared] = va;
             cleared++;
-            dsb(ishst);
-            tlbi_page(asid, va);
         }
+        tlbi_leaves(asid, gone, cleared);
         if (cleared)
             freed += table_drop(e2, asid, va - 4096, cleared, spare);
     }
