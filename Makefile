@@ -166,6 +166,13 @@ $(O)/linux/bin/lxbench: bench/linux/lxbench.c bench/common/bench.h
 	@echo "  MUSLCC  $@"
 	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $<
 
+# lxpar: the parallel speed-up rows (lx_parallel_speedup, wall mode with
+# two cores or more): the same work in N threads or N processes.
+$(O)/linux/bin/lxpar: bench/linux/lxpar.c
+	@mkdir -p $(dir $@)
+	@echo "  MUSLCC  $@"
+	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $< -lpthread
+
 # picture: the deterministic picture the application benchmarks' JPEG and
 # TIFF rows start from (bench/apps/apps.sh), beside lxbench.
 $(O)/linux/bin/picture: bench/linux/picture.c
@@ -181,7 +188,7 @@ $(O)/linux/init: tests/linux/init.c lib/include/cmd_words.h
 # Debian's busybox (fetched by ./petrel setup into .cache/busybox) goes in
 # as /bin/busybox with /bin/sh and other applets linked to it.
 $(LINUX_ROOT): $(patsubst %,$(O)/linux/bin/%,$(LINUX_TESTS)) $(LINUX_PIE) $(LINUX_OTHER_LIBC) $(O)/linux/bin/lxbench \
-        $(O)/linux/bin/picture $(O)/linux/init \
+        $(O)/linux/bin/lxpar $(O)/linux/bin/picture $(O)/linux/init \
         $(shell find tests/linux/root) \
         $(wildcard .cache/busybox/busybox) $(wildcard .cache/debian/*/VERSION) \
         tools/petrel/rootfs.py tools/petrel/cpio.py tools/petrel/busybox.py tools/petrel/debian.py Makefile

@@ -206,3 +206,80 @@ def test_suite_option_is_checked_before_building(capsys):
     assert bench.main("icount", "cortex-a53", 1, "lx_stat", None, suite="apps") == 2
     assert "--only names an app_ row" in capsys.readouterr().err
     assert bench.main("icount", "cortex-a53", 1, None, None, suite="nosuch") == 2
+
+
+# The parallel speed-up rows (lxpar, wall mode, --smp N >= 2): each boot's
+# speed-up is time(1) / time(N) of that boot; a row's figure the median.
+PAR_CONSOLE = """lx: run lxpar threads 1
+lxpar: threads 1 worker, 1260000000 steps, every answer right; cpus 1
+BENCH lx_parallel_time_threads_1 - 1500000000 1260000000
+lxpar: threads 2 workers, 1260000000 steps, every answer right; cpus 1 0>1
+BENCH lx_parallel_time_threads_2 - 750000000 1260000000
+lxpar: procs 1 worker, 1260000000 steps, every answer right; cpus 0
+BENCH lx_parallel_time_procs_1 - 1400000000 1260000000
+BENCH-FAIL lx_parallel_time_procs_2 worker 2 of 2: ended at 1, expected 2
+lx: exit 1
+BENCH-END
+"""
+
+
+def test_parallel_rows_pair_the_times_of_one_boot():
+    samples, notes = {}, {"said": [], "cpus": {}}
+    bench.par_boot(PAR_CONSOLE, "linux", 2, samples, notes)
+    bench.par_boot(PAR_CONSOLE.replace("750000000", "1000000000"), "linux", 2, samples, notes)
+    assert samples == {("lx_parallel_speedup_threads_2", "linux"): [2.0, 1.5]}       # procs: no time with 2
+    assert notes["said"] == ["linux: BENCH-FAIL lx_parallel_time_procs_2 worker 2 of 2: ended at 1, expected 2"] * 2
+    assert notes["cpus"][("linux", "threads", 2)] == {"0>1 1": 2}
+    rows = bench.summary(samples, "wall")
+    assert rows[0]["unit"] == "x" and rows[0]["median"] == 1.75 and rows[0]["min"] == 1.5
+    assert ("lx_parallel_time_threads_2", "linux") in bench.parse(PAR_CONSOLE, "linux")
+
+
+def test_parallel_targets_want_nine_tenths_of_linux_in_both_placements():
+    rows = [{"metric": "lx_parallel_speedup_threads_2", "system": s, "median": v, "min": v, "max": v, "runs": 5}
+            for s, v in [("linux", 1.9), ("petrel-linux-kernel", 1.72), ("petrel-linux-user", 1.0)]]
+    (kernel, ok_k), (user, ok_u), *procs = bench.par_targets(
+        rows, ["lx_parallel_speedup_threads_2", "lx_parallel_speedup_procs_2"])
+    assert ok_k and "1.72x against 1.90x, 0.91" in kernel
+    assert not ok_u and "petrel-linux-user" in user
+    assert len(procs) == 2 and all(not ok and name.endswith("(missing)") for name, ok in procs)
+    text = bench.report(rows, qemu.Machine("cortex-a53", 2, 2, "512M", False), "x",
+                        par={"rows": ["lx_parallel_speedup_threads_2"], "failed": {}, "said": [], "cpus": {}})
+    assert "| lx_parallel_speedup_threads_2 | 1.90x (1.90–1.90) | 1.72x (1.72–1.72) | 0.91 | 1.00x" in text
+    assert "host cores" not in text
+    text = bench.report(rows, qemu.Machine("cortex-a53", 2, 4, "512M", False), "x",
+                        par={"rows": [], "failed": {}, "said": [], "cpus": {}, "smp": 4, "host_cores": 2})
+    assert "runs the 4 virtual cores on 2 host cores" in text
+
+
+def test_parallel_rows_are_not_applicable_under_icount_or_on_one_core(capsys):
+    assert bench.par_not_applicable(qemu.Machine(smp=2, icount=True))
+    assert bench.par_not_applicable(qemu.Machine(smp=1))
+    assert bench.par_not_applicable(qemu.Machine(smp=4)) is None
+    assert bench.par_wanted("") and bench.par_wanted("lx") and bench.par_wanted("lx_parallel_speedup_procs_4")
+    assert not bench.par_wanted("lx_stat")
+    text = bench.report([], qemu.Machine(smp=1, icount=True), "./petrel bench",
+                        par={"na": bench.par_not_applicable(qemu.Machine(smp=1, icount=True))})
+    assert "Not applicable: under -icount" in text
+    # Refused before anything is built: icount, one core, a row of another N.
+    assert bench.main("icount", "cortex-a53", 2, "lx_parallel_speedup", None) == 2
+    assert bench.main("wall", "cortex-a53", 1, "lx_parallel_speedup", None) == 2
+    assert bench.main("wall", "cortex-a53", 2, "lx_parallel_speedup_threads_4", None) == 2
+    assert "the machine has --smp 2" in capsys.readouterr().err
+
+
+# lxpar checks every worker's answer: right for any split, and its BENCH
+# line names the row the harness pairs.
+@pytest.mark.skipif(not shutil.which("qemu-aarch64-static"), reason="qemu-user-static not installed")
+def test_lxpar_checks_every_worker(tmp_path):
+    program = REPO / "build" / "linux" / "bin" / "lxpar"
+    assert program.exists(), "run ./petrel build first"
+    for kind, workers in [("threads", 1), ("threads", 3), ("procs", 4)]:
+        r = subprocess.run(["qemu-aarch64-static", str(program), kind, str(workers), "10007"], capture_output=True,
+                           text=True, timeout=60, cwd=tmp_path)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "every answer right" in r.stdout
+        assert (f"lx_parallel_time_{kind}_{workers}", "linux") in bench.parse(r.stdout, "linux")
+    r = subprocess.run(["qemu-aarch64-static", str(program), "threads", "0"], capture_output=True, text=True,
+                       timeout=60, cwd=tmp_path)
+    assert r.returncode == 2 and "usage" in r.stderr

@@ -13,12 +13,18 @@ Table IV with Debian's programs, bench/apps/apps.sh) on Linux and on
 Petrel's Linux personality in both placements; the default suite leaves
 them out.
 
+In wall mode on two cores or more (--smp N), the lx_parallel_speedup
+rows time lxpar (bench/linux/lxpar.c) doing the same CPU-bound work with
+one worker and with N, as threads and as processes, on the same three
+systems: Petrel's speed-up against Linux's (collect_par).
+
 --mode icount runs QEMU with `-icount shift=0,align=off,sleep=off`: one
 guest instruction is one nanosecond of guest time, so a figure is an
 instruction count and repeats exactly. --mode wall runs plain TCG several
 times and keeps the median, minimum and maximum.
 """
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -117,6 +123,20 @@ TABLE_IV = {
 }
 # The apps rows' target: within 2% of Linux's time in both placements.
 APPS_TARGET = 1.02
+# The parallel speed-up rows (wall mode, --smp N with N >= 2): lxpar
+# (bench/linux/lxpar.c) does a fixed amount of CPU-bound work with one
+# worker and with N, as threads and as processes, on the three systems of
+# LX_SYSTEMS, printing "BENCH lx_parallel_time_<kind>_<workers> - ns
+# steps". A row lx_parallel_speedup_<kind>_<N> is time(1) / time(N) of one
+# boot, median over the boots; its target is Petrel's speed-up at least
+# PAR_TARGET of Linux's, in each placement. Under -icount the guest clock
+# counts every core's instructions, and one core has nothing to share: no
+# rows then (par_not_applicable says why).
+PAR_ROW = "lx_parallel_speedup"
+PAR_KINDS = ("threads", "procs")
+PAR_TARGET = 0.9
+PAR_TIME_RE = re.compile(r"lx_parallel_time_(threads|procs)_([1-9][0-9]*)")
+PAR_ROW_RE = re.compile(r"lx_parallel_speedup_(threads|procs)_([1-9][0-9]*)")
 LATENCY_SYSTEMS = ["petrel", "petrel-user", "petrel-loop", "petrel-idle"]
 LINUX_SYSTEMS = ["linux", "linux-binder", "linux-pipe", "linux-unix", "linux-futex", "linux-tmpfs"]
 BANDWIDTH = {"mem_read_bw", "mem_copy_bw", "file_read_kernel", "file_read_user", "file_write_kernel",
@@ -171,8 +191,9 @@ def parse(console: str, system: str = "") -> dict:
         parts = line.strip().split()
         if len(parts) >= 5 and parts[2] == "-" and system:
             parts[2] = system
-        if len(parts) >= 5 and parts[0] == "BENCH" and parts[1] in METRICS + LX_METRICS + APP_METRICS + \
-                BOOT_METRICS + list(SUITE_APPS):
+        if len(parts) >= 5 and parts[0] == "BENCH" and (parts[1] in METRICS + LX_METRICS + APP_METRICS +
+                                                        BOOT_METRICS + list(SUITE_APPS)
+                                                        or PAR_TIME_RE.fullmatch(parts[1])):
             try:
                 found[(parts[1], parts[2])] = float(parts[3])
             except ValueError:
@@ -218,7 +239,9 @@ def linux_argv(initrd: Path, machine: qemu.Machine, repo: Path, only: str = "") 
 
 # Runs both systems `runs` times; returns rows for results.json. On one
 # core, the cross-core round trip gets its own pair of two-core boots.
-def measure(machine: qemu.Machine, runs: int, only: str, repo: Path = paths.REPO) -> list:
+# What the parallel rows' boots said goes into `par` (collect_par; with
+# "na", why they were not measured).
+def measure(machine: qemu.Machine, runs: int, only: str, repo: Path = paths.REPO, par: dict = None) -> list:
     only = only or ""                   # the command line's "not given" is None
     image, initrd = prepare(repo)
     samples = {}
@@ -233,6 +256,11 @@ def measure(machine: qemu.Machine, runs: int, only: str, repo: Path = paths.REPO
         collect_lx(machine, only, runs, samples, repo)
     if not only or only == "lx" or only in APP_METRICS:
         collect_apps(machine, only, runs, samples, repo)
+    if par_wanted(only):
+        why = par_not_applicable(machine)
+        notes = {"na": why} if why else collect_par(machine, only, runs, samples, repo)
+        if par is not None:
+            par.update(notes)
     return summary(samples, mode)
 
 
@@ -248,7 +276,8 @@ def measure_apps(machine: qemu.Machine, runs: int, only: str, repo: Path = paths
 def summary(samples: dict, mode: str) -> list:
     rows = []
     for (metric, system), values in sorted(samples.items()):
-        unit = "MB/s" if metric in BANDWIDTH else ("insns" if mode == "icount" else "ns")
+        unit = "MB/s" if metric in BANDWIDTH else "x" if PAR_ROW_RE.fullmatch(metric) else \
+            "insns" if mode == "icount" else "ns"
         rows.append({"metric": metric, "system": system, "mode": mode, "unit": unit,
                      "median": statistics.median(values), "min": min(values), "max": max(values),
                      "runs": len(values)})
@@ -291,6 +320,74 @@ def collect_apps(machine: qemu.Machine, only: str, runs: int, samples: dict, rep
         print(f"bench: skipping the apps rows: {err}")
         return
     boot_three(machine, only, runs, samples, repo, "apps", rootfs.build(APP_RUN, (), repo, packages))
+
+
+# Does `only` ask for the parallel rows? Everything (""), every lx row,
+# PAR_ROW (all of them at this --smp) or one of them.
+def par_wanted(only: str) -> bool:
+    return only in ("", "lx", PAR_ROW) or bool(PAR_ROW_RE.fullmatch(only))
+
+
+# Why the parallel rows cannot be measured on `machine`, or None.
+def par_not_applicable(machine: qemu.Machine):
+    if machine.icount:
+        return ("under -icount the guest clock advances with the instructions of every core, run one after "
+                "the other, so N workers take as long by it as one: use --mode wall")
+    if machine.smp < 2:
+        return "one core: nothing to run workers side by side on (use --smp 2 or more)"
+    return None
+
+
+# The parallel rows at `smp` cores (of `kinds`), and a time row's name.
+def par_rows(smp: int, kinds=PAR_KINDS) -> list:
+    return [f"{PAR_ROW}_{kind}_{smp}" for kind in kinds]
+
+
+def par_time(kind: str, workers: int) -> str:
+    return f"lx_parallel_time_{kind}_{workers}"
+
+
+# Boots lxpar on the three systems `runs` times each: in each boot, the
+# job with one worker and with machine.smp, as threads and as processes
+# (only one kind if `only` names its row). Adds the time rows and each
+# boot's speed-up (time(1) / time(N) of that boot) to samples. Returns
+# the notes the report shows: "rows" measured, "failed" boots {system:
+# why}, "said" [lxpar's BENCH-FAIL lines, with the system], "cpus"
+# {(system, kind, workers): {the cores the workers ran on: boots}}.
+def collect_par(machine: qemu.Machine, only: str, runs: int, samples: dict, repo: Path) -> dict:
+    from petrel import rootfs
+    n = machine.smp
+    kinds = [k for k in PAR_KINDS if not PAR_ROW_RE.fullmatch(only) or only == f"{PAR_ROW}_{k}_{n}"]
+    run = "".join(f"lxpar {kind} 1\nlxpar {kind} {n}\n" for kind in kinds) + "lxbench --end\n"
+    failed, times = {}, {}
+    logs = boot_three(machine, "", runs, times, repo, "lxpar", rootfs.build(run, (), repo),
+                      keep_going=True, failed=failed)
+    for key, values in times.items():
+        samples.setdefault(key, []).extend(values)
+    notes = {"rows": par_rows(n, kinds), "failed": failed, "said": [], "cpus": {}, "smp": n,
+             "host_cores": len(os.sched_getaffinity(0))}
+    for system, log in logs:
+        par_boot(log.read_text(errors="replace") if log.exists() else "", system, n, samples, notes)
+    return notes
+
+
+# One lxpar boot's console: each kind's speed-up, time(1) / time(n) of
+# this boot, into samples; its BENCH-FAIL lines and where the workers ran
+# into notes (collect_par's).
+def par_boot(console: str, system: str, n: int, samples: dict, notes: dict) -> None:
+    figures = parse(console, system)
+    for kind in PAR_KINDS:
+        one, many = figures.get((par_time(kind, 1), system)), figures.get((par_time(kind, n), system))
+        if one and many:
+            samples.setdefault((f"{PAR_ROW}_{kind}_{n}", system), []).append(one / many)
+    for line in console.replace("\r", "").splitlines():
+        if line.startswith("BENCH-FAIL lx_parallel"):
+            notes["said"].append(f"{system}: {line.strip()}")
+        m = re.match(r"lxpar: (threads|procs) (\d+) workers?, .*; cpus ([-0-9> ]+)$", line.strip())
+        if m:
+            cores = " ".join(sorted(m.group(3).split(), key=lambda c: [int(x) for x in c.split(">")]))
+            seen = notes["cpus"].setdefault((system, m.group(1), int(m.group(2))), {})
+            seen[cores] = seen.get(cores, 0) + 1
 
 
 # Boots `archive` (a root archive whose /etc/lxrun prints BENCH lines) on
@@ -389,11 +486,12 @@ def value(rows: list, metric: str, system: str):
 
 
 # Ratio Linux/Petrel for latencies (how many times cheaper Petrel is),
-# Petrel/Linux for bandwidth (how fast Petrel is relative to Linux).
+# Petrel/Linux for bandwidth and speed-ups (how fast Petrel is relative to
+# Linux).
 def ratio(metric: str, petrel, other):
     if petrel is None or other is None or petrel == 0 or other == 0:
         return None
-    return petrel / other if metric in BANDWIDTH else other / petrel
+    return petrel / other if metric in BANDWIDTH or PAR_ROW_RE.fullmatch(metric) else other / petrel
 
 
 def fmt(v) -> str:
@@ -405,7 +503,7 @@ def fmt(v) -> str:
 # The report: one row per metric, Petrel, every Linux variant, the best
 # (smallest) ratio against Linux, and the papers' figures; the Linux
 # programs' table, and with `notes` (--suite apps) the applications' one.
-def report(rows: list, machine: qemu.Machine, command: str, notes: dict = None) -> str:
+def report(rows: list, machine: qemu.Machine, command: str, notes: dict = None, par: dict = None) -> str:
     mode = "icount" if machine.icount else "wall"
     unit = "guest instructions" if mode == "icount" else "nanoseconds"
     lines = [f"# Petrel vs Linux, side by side\n\n",
@@ -431,6 +529,8 @@ def report(rows: list, machine: qemu.Machine, command: str, notes: dict = None) 
         lines.append(f"| {metric} | {fmt(p)} | " + " | ".join(fmt(o) for o in others) +
                      f" | {', '.join(ratios) or '–'} | {PAPER.get(metric, '')} |\n")
     lines += lx_report(rows, unit)
+    if par:
+        lines += par_report(rows, par)
     if notes is not None:
         lines += apps_report(rows, notes, unit)
     lat = [value(rows, "irq_latency_under_kservice", s) for s in LATENCY_SYSTEMS]
@@ -471,6 +571,71 @@ def lx_report(rows: list, unit: str) -> list:
         lines.append(f"| {metric} | {fmt(lx)} | {fmt(k)} | {f'{rk:.2f}x' if rk else '–'} | {fmt(u)} | "
                      f"{f'{ru:.2f}x' if ru else '–'} | {f'{paper[1] / paper[0]:.1f}x slower' if paper else '–'} |\n")
     return lines
+
+
+# The parallel speed-up table: each row's median speed-up (min-max of the
+# boots) on Linux and in both placements, Petrel / Linux beside, the jobs'
+# median times, the cores the workers finished on, and what went wrong;
+# or why the rows were not measured.
+def par_report(rows: list, par: dict) -> list:
+    lines = ["\n## Parallel speed-up (lx_parallel_speedup)\n\n"]
+    if par.get("na"):
+        return lines + [f"Not applicable: {par['na']} (`./petrel bench --mode wall --smp 2 --only {PAR_ROW}`).\n"]
+    runs = max((r["runs"] for r in rows if r.get("runs") and PAR_ROW_RE.fullmatch(r["metric"])), default=0)
+    lines += [f"lxpar (bench/linux/lxpar.c), one static program on Linux and on Petrel's Linux personality in the "
+              f"kernel and in user space, does a fixed amount of integer work with one worker and with N, as "
+              f"threads and as processes. Speed-up: the job's time with one worker / with N, in one boot; the "
+              f"median of {runs} boot{'s' if runs != 1 else ''} (min–max). Ratio: Petrel's speed-up / Linux's; "
+              f"the target is {PAR_TARGET} or more (within 10% of Linux's).\n\n",
+              "| row | linux | petrel-linux-kernel | ratio | petrel-linux-user | ratio |\n",
+              "|---|---:|---:|---:|---:|---:|\n"]
+    row_of = lambda metric, system: next((r for r in rows if r["metric"] == metric and r["system"] == system), None)
+    cell = lambda r: f"{r['median']:.2f}x ({r['min']:.2f}–{r['max']:.2f})" if r else "–"
+    for metric in par.get("rows", []):
+        lx, k, u = (row_of(metric, system) for system in LX_SYSTEMS)
+        rk, ru = (ratio(metric, r["median"] if r else None, lx["median"] if lx else None) for r in (k, u))
+        lines.append(f"| {metric} | {cell(lx)} | {cell(k)} | {f'{rk:.2f}' if rk else '–'} | {cell(u)} | "
+                     f"{f'{ru:.2f}' if ru else '–'} |\n")
+    lines += ["\nThe jobs' median times (seconds), and the cores the workers ran on, as lxpar saw them "
+              "(sched_getcpu before and after its part: a core, or where it started > where it finished), with "
+              "the number of boots that saw each placement in brackets:\n\n",
+              "| job | linux | petrel-linux-kernel | petrel-linux-user |\n", "|---|---|---|---|\n"]
+    for metric in par.get("rows", []):
+        kind, n = PAR_ROW_RE.fullmatch(metric).groups()
+        for workers in (1, int(n)):
+            cells = []
+            for system in LX_SYSTEMS:
+                t = value(rows, par_time(kind, workers), system)
+                seen = par.get("cpus", {}).get((system, kind, workers), {})
+                cores = ", ".join(f"{c} ({b})" for c, b in sorted(seen.items()))
+                cells.append(f"{t / 1e9:.3f} s" + (f"; cores {cores}" if cores else "") if t is not None else "–")
+            lines.append(f"| {kind}, {workers} worker{'s' if workers > 1 else ''} | " + " | ".join(cells) + " |\n")
+    host, smp = par.get("host_cores"), par.get("smp")
+    if host and smp and host < smp:
+        lines.append(f"\nThis host runs the {smp} virtual cores on {host} host core{'s' if host > 1 else ''}: no "
+                     f"system can speed up more than {host} times here, so these rows cannot tell a system that "
+                     f"scales to {smp} cores from one that scales to {host}.\n")
+    problems = [f"- {system}: {why}\n" for system, why in sorted(par.get("failed", {}).items())]
+    problems += [f"- {said}\n" for said in par.get("said", [])]
+    if problems:
+        lines += ["\nWhat went wrong:\n\n"] + problems
+    return lines
+
+
+# The parallel rows' targets: Petrel's speed-up at least PAR_TARGET of
+# Linux's on every row measured, in each placement (a row missing on
+# either side is not met).
+def par_targets(rows: list, measured: list) -> list:
+    out = []
+    for metric in measured:
+        lx = value(rows, metric, "linux")
+        for system in ("petrel-linux-kernel", "petrel-linux-user"):
+            p = value(rows, metric, system)
+            r = ratio(metric, p, lx)
+            shown = f"{p:.2f}x against {lx:.2f}x, {r:.2f}" if r else "missing"
+            out.append((f"{metric}, {system}: speed-up at least {PAR_TARGET} of Linux's ({shown})",
+                        r is not None and r >= PAR_TARGET))
+    return out
 
 
 # The application benchmarks' table (the L4Linux paper's Table IV): the
@@ -626,7 +791,8 @@ def chart(rows: list, path: Path) -> bool:
             if r is not None:
                 labels.append(f"{metric}\n{s}")
                 values.append(r)
-    for metric in LX_METRICS + APP_METRICS + BOOT_METRICS + list(SUITE_APPS):
+    speedups = sorted({r["metric"] for r in rows if PAR_ROW_RE.fullmatch(r["metric"])})
+    for metric in LX_METRICS + APP_METRICS + BOOT_METRICS + list(SUITE_APPS) + speedups:
         for s in ("petrel-linux-kernel", "petrel-linux-user"):
             r = ratio(metric, value(rows, metric, s), value(rows, metric, "linux"))
             if r is not None:
@@ -640,7 +806,7 @@ def chart(rows: list, path: Path) -> bool:
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(values)))
     ax.set_xticklabels(labels, rotation=90, fontsize=7)
-    ax.set_ylabel("Linux / Petrel (latency), Petrel / Linux (bandwidth)")
+    ax.set_ylabel("Linux / Petrel (latency), Petrel / Linux (bandwidth, speed-up)")
     ax.set_title("Petrel vs Linux in the same QEMU (above 1: Petrel better)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -654,10 +820,18 @@ def chart(rows: list, path: Path) -> bool:
 def main(mode: str, cpu: str, smp: int, only: str, runs, mem: str = "512M", repo: Path = paths.REPO,
          suite: str = "default") -> int:
     known = METRICS + LX_METRICS + APP_METRICS + BOOT_METRICS + list(SUITE_APPS)
-    if only and only not in known and only != "lx":
+    if only and only not in known and only != "lx" and not par_wanted(only):
         print(f"bench: unknown benchmark {only!r}; choose from {', '.join(known)}, "
-              f"or lx (all lx_ rows)", file=sys.stderr)
+              f"or lx (all lx_ rows), or {PAR_ROW} (with --mode wall --smp N, N >= 2: "
+              f"{', '.join(par_rows('N'))})", file=sys.stderr)
         return 2
+    if only and only not in ("lx", "") and par_wanted(only):
+        row = PAR_ROW_RE.fullmatch(only)
+        why = par_not_applicable(qemu.Machine(smp=smp, icount=mode == "icount"))
+        if why or (row and int(row.group(2)) != smp):
+            print(f"bench: {only} is not measured here: "
+                  f"{why or f'its N is {row.group(2)}, the machine has --smp {smp}'}", file=sys.stderr)
+            return 2
     if suite not in SUITES or (suite == "apps" and only and only not in SUITE_APPS):
         print(f"bench: --suite is one of {', '.join(SUITES)}; with --suite apps, --only names an app_ row",
               file=sys.stderr)
@@ -677,16 +851,18 @@ def main(mode: str, cpu: str, smp: int, only: str, runs, mem: str = "512M", repo
         print("bench: the Linux baseline is missing: run ./petrel setup", file=sys.stderr)
         return 1
     command = "./petrel bench " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else "./petrel bench"
+    par = {}
     try:
-        rows, notes = measure_apps(machine, runs, only, repo) if apps else (measure(machine, runs, only, repo), None)
+        rows, notes = measure_apps(machine, runs, only, repo) if apps else \
+            (measure(machine, runs, only, repo, par), None)
     except (BenchError, debian.DebianError) as err:
         print(f"bench: {err}", file=sys.stderr)
         return 1
     out = bench_dir(repo)
     (out / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
-    text = report(rows, machine, command, notes)
+    text = report(rows, machine, command, notes, par)
     if not machine.icount:
-        checks = []
+        checks = par_targets(rows, par.get("rows", []))
     elif apps:
         checks = apps_targets(rows) if not only else []
     else:
