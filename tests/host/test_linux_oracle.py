@@ -64,6 +64,20 @@ class _Tmp:
         return b"new"
 
 
+def test_linux_gets_the_cases_timeout_when_it_is_longer(tmp_path, monkeypatch):
+    from petrel import linuxbase, qemu
+    timeouts = []
+    monkeypatch.setattr(linuxbase, "present", lambda repo: True)
+    monkeypatch.setattr(linuxbase, "image", lambda repo: tmp_path / "Image")
+    monkeypatch.setattr(qemu, "run", lambda argv, timeout: timeouts.append(timeout) or (1, ""))
+    machine = qemu.Machine(smp=4)
+    for n, timeout in enumerate((240, 30)):
+        archive = tmp_path / f"a{n}.cpio"
+        archive.write_bytes(b"archive %d" % n)
+        oracle.run_linux(archive, machine, tmp_path, timeout)
+    assert timeouts == [240, oracle.LINUX_TIMEOUT]
+
+
 def test_add_specs():
     assert rootfs.parse_add("/tmp/nope/prog:/opt/prog")[1] == "/opt/prog"
     with pytest.raises(ValueError):

@@ -14,6 +14,9 @@ then `lx: done`. The transcripts from the first `lx: run` to `lx: done`
 must be identical line for line, except that everything from " ~" on in a
 line is masked (the programs print varying values that way) and lines of
 the personality's own log ("petrel-linux: ...") are left out.
+
+Linux gets LINUX_TIMEOUT seconds, or the case's timeout when that is
+longer (a case whose programs run for a fixed time, such as stress).
 """
 import difflib
 import hashlib
@@ -87,7 +90,8 @@ _linux_lock = threading.Lock()
 
 
 # Boots Linux with `archive` as initramfs; returns (status, console).
-def run_linux(archive: Path, machine: qemu.Machine, repo: Path = paths.REPO) -> tuple:
+def run_linux(archive: Path, machine: qemu.Machine, repo: Path = paths.REPO,
+              timeout: float = LINUX_TIMEOUT) -> tuple:
     if not linuxbase.present(repo):
         raise RuntimeError("the Linux baseline is missing: run `./petrel setup`")
     key = (hashlib.sha256(archive.read_bytes()).hexdigest(), repr(machine))
@@ -95,7 +99,7 @@ def run_linux(archive: Path, machine: qemu.Machine, repo: Path = paths.REPO) -> 
         if key in _linux_runs:
             return _linux_runs[key]
     argv = qemu.build_argv(linuxbase.image(repo), archive, machine, LINUX_APPEND)
-    result = qemu.run(argv, LINUX_TIMEOUT)
+    result = qemu.run(argv, max(timeout, LINUX_TIMEOUT))
     if result[0] == 0:
         with _linux_lock:
             _linux_runs[key] = result

@@ -229,7 +229,7 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
 def against_linux(case: cases.Case, console: str, repo: Path) -> list:
     archive = oracle.archive_path(case.slug(), repo)
     try:
-        status, linux = oracle.run_linux(archive, case.machine(), repo)
+        status, linux = oracle.run_linux(archive, case.machine(), repo, case.timeout)
     except (RuntimeError, OSError) as err:
         return [f"Linux run: {err}"]
     log = paths.build_dir(repo) / "test" / "logs" / f"{case.name}.linux.log"
