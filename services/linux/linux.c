@@ -717,8 +717,13 @@ int lx_thread_start(struct lx_thread *t, svc_handle from, uint64_t pc, uint64_t 
     if (svc_thread_make_foreign(t->thread))    /* svc #N, N > 0, is a Linux call too, as on Linux */
         return -LX_EAGAIN;
     /* Any core of its affinity, the kernel's scheduler choosing; a mask
-     * whose cores have all gone offline since means every core. */
-    if (!t->cpus || svc_thread_set_cpus(t->thread, t->cpus))
+     * whose cores have all gone offline since means every core. Not yet
+     * in the kernel placement: there a thread keeps its creator's core
+     * unless sched_setaffinity gave it cores (threads of one program
+     * running calls on several cores at once there still lose wake-ups:
+     * docs/design/personality.md, "Not yet"). */
+    int placed = t->cpus && !svc_thread_set_cpus(t->thread, t->cpus);
+    if (!placed && !svc_in_kernel())
         svc_thread_set_cpus(t->thread, lx_cpus_online());
     if (svc_thread_fault_to_me(t->thread, badge_of(t)) || svc_thread_start(t->thread, pc, sp, arg))
         return -LX_EAGAIN;
