@@ -475,11 +475,6 @@ uint64_t svc_cpus_online(void)
     return sched_online_mask();
 }
 
-int svc_in_kernel(void)
-{
-    return 1;
-}
-
 int svc_thread_resume(svc_handle thread)
 {
     bool l = env_lock();

@@ -363,11 +363,6 @@ uint64_t svc_cpus_online(void)
     return (uint64_t)sys_cpus_online();
 }
 
-int svc_in_kernel(void)
-{
-    return 0;
-}
-
 int svc_thread_resume(svc_handle t)
 {
     return (int)sys_thread_resume((uint32_t)t);

@@ -89,8 +89,6 @@ int svc_thread_make_foreign(svc_handle t);
 int svc_thread_set_cpus(svc_handle t, uint64_t mask);
 /* The cores online, as a mask. */
 uint64_t svc_cpus_online(void);
-/* 1 when the service runs inside the kernel, 0 in its own process. */
-int svc_in_kernel(void);
 /* Start it at pc with stack pointer sp and x0 = arg. */
 int svc_thread_start(svc_handle thread, uint64_t pc, uint64_t sp, uint64_t arg);
 

@@ -1311,11 +1311,6 @@ uint64_t svc_cpus_online(void)
     return 0x3;                                 /* two cores, as the guest tests run */
 }
 
-int svc_in_kernel(void)
-{
-    return 0;
-}
-
 int svc_thread_kill(svc_handle t)
 {
     struct hf_thread *th = thread_arg(t, "svc_thread_kill");
