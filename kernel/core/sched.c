@@ -104,15 +104,6 @@ void sched_dequeue(struct thread *t)
         rq_remove(&cpus[t->cpu].rq, t);
 }
 
-uint64_t sched_online_mask(void)
-{
-    uint64_t m = 0;
-    for (unsigned i = 0; i < ncpus_present; i++)
-        if (READ_ONCE(cpus[i].online))
-            m |= 1ull << i;
-    return m;
-}
-
 /* Threads on core c: those queued and the one running. */
 static unsigned load(const struct cpu *c)
 {
@@ -121,7 +112,7 @@ static unsigned load(const struct cpu *c)
 
 void sched_place(struct thread *t)
 {
-    uint64_t allowed = t->cpus & sched_online_mask();
+    uint64_t allowed = t->cpus & smp_online_mask();
     if (!(allowed & ~(1ull << t->cpu)))
         return;                         /* its own core is all it has */
     unsigned best = (allowed >> t->cpu) & 1 ? t->cpu : (unsigned)__builtin_ctzll(allowed);
@@ -133,7 +124,8 @@ void sched_place(struct thread *t)
     t->cpu = best;
 }
 
-/* Put t (not running, in no run queue or in that of its core) on `cpu`. */
+/* Put t on `cpu`: at once if it is queued or waits; if it runs, its
+ * core's scheduler moves it when it next leaves the kernel. */
 static void move(struct thread *t, unsigned cpu)
 {
     if (t->state == T_READY) {
@@ -152,7 +144,7 @@ static void move(struct thread *t, unsigned cpu)
 
 int sched_set_cpus(struct thread *t, uint64_t mask)
 {
-    uint64_t allowed = mask & sched_online_mask();
+    uint64_t allowed = mask & smp_online_mask();
     if (!allowed)
         return -E_INVAL;
     t->cpus = allowed;
@@ -167,7 +159,7 @@ static void push(struct cpu *c)
 {
     uint64_t idle = 0;
     for (unsigned i = 0; i < ncpus_present; i++)
-        if (i != c->index && cpus[i].idle && !cpus[i].current && !cpus[i].rq.nready && READ_ONCE(cpus[i].online))
+        if (i != c->index && cpus[i].idle && !cpus[i].rq.nready)
             idle |= 1ull << i;
     if (!idle)
         return;
@@ -179,11 +171,7 @@ static void push(struct cpu *c)
             uint64_t to = t->cpus & idle;
             if (!to || t->ksvc_run || t->ksvc_stopped)
                 continue;
-            unsigned cpu = (unsigned)__builtin_ctzll(to);
-            rq_remove(&c->rq, t);
-            t->cpu = cpu;
-            rq_insert(&cpus[cpu].rq, t, false);
-            irq_send_ipi(cpu, IRQ_SGI_WAKE);
+            move(t, (unsigned)__builtin_ctzll(to));      /* (the idle core gets an IPI) */
             return;
         }
     }

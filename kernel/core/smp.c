@@ -72,12 +72,18 @@ unsigned smp_boot_secondaries(void)
     return smp_online_count();
 }
 
+uint64_t smp_online_mask(void)
+{
+    uint64_t m = 0;
+    for (unsigned i = 0; i < ncpus_present; i++)
+        if (READ_ONCE(cpus[i].online))
+            m |= 1ull << i;
+    return m;
+}
+
 unsigned smp_online_count(void)
 {
-    unsigned n = 0;
-    for (unsigned i = 0; i < ncpus_present; i++)
-        n += READ_ONCE(cpus[i].online) != 0;
-    return n;
+    return (unsigned)__builtin_popcountll(smp_online_mask());
 }
 
 /* An inter-processor interrupt: count it and run any work posted for

@@ -472,7 +472,7 @@ int svc_thread_set_cpus(svc_handle thread, uint64_t mask)
 
 uint64_t svc_cpus_online(void)
 {
-    return sched_online_mask();
+    return smp_online_mask();
 }
 
 int svc_thread_resume(svc_handle thread)

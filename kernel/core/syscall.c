@@ -5,7 +5,6 @@
  * validates its arguments and returns an error, never panics.
  */
 #include "thread.h"
-#include "sched.h"
 #include "space.h"
 #include "bootimage.h"
 #include "timer.h"
@@ -109,7 +108,7 @@ int64_t sys_clock_ns(void)
 
 int64_t sys_cpus_online(void)
 {
-    return (int64_t)sched_online_mask();
+    return (int64_t)smp_online_mask();
 }
 
 int64_t sys_system_off(uint32_t root)

@@ -41,6 +41,7 @@ int smp_discover(const struct fdt *fdt);
 /* Start every secondary core and wait for it; returns cores online. */
 unsigned smp_boot_secondaries(void);
 unsigned smp_online_count(void);
+uint64_t smp_online_mask(void);     /* bit i: core i online */
 void smp_init_boot_cpu(void);
 
 /* Entry of a secondary core once its MMU is on (smp.c). */

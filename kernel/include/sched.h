@@ -33,8 +33,6 @@ void sched_place(struct thread *t);
 /* Let t run only on the cores of mask (online ones, at least one), moving
  * it now if its core is not among them. */
 int sched_set_cpus(struct thread *t, uint64_t mask);
-/* The online cores as a mask. */
-uint64_t sched_online_mask(void);
 void sched_tick(uint64_t periods);              /* timer: slices (periods passed), timeouts */
 void sched_yield(void);
 struct thread *sched_peek(unsigned cpu);

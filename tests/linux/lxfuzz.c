@@ -127,16 +127,6 @@ static volatile pid_t my_pid, parent_pid;
 
 /* ---------------------------------------------------------------- small helpers */
 
-static long gettid_(void) { return syscall(SYS_gettid); }
-
-/* Milliseconds of CLOCK_MONOTONIC. */
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Sleep us microseconds (a signal may end it early). */
 static void sleep_us(long us)
 {

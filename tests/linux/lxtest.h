@@ -10,9 +10,23 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+/* The caller's thread id (musl has no gettid wrapper). */
+static inline long gettid_(void) { return syscall(SYS_gettid); }
+
+/* Milliseconds of CLOCK_MONOTONIC. */
+static inline int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static inline const char *errname(int e)
 {

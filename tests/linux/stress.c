@@ -145,15 +145,6 @@ static uint64_t rnd(struct thr *t)
 
 static unsigned below(struct thr *t, unsigned n) { return (unsigned)(rnd(t) % n); }
 
-static long gettid_(void) { return syscall(SYS_gettid); }
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void sleep_ms(long ms)
 {
     struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };

@@ -21,7 +21,6 @@ static long counter;
 static __thread int tls_value = 7;
 static int tids_differ, pids_same, tls_ok;
 
-static long gettid_(void) { return syscall(SYS_gettid); }
 
 static void *worker(void *arg)
 {
