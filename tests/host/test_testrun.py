@@ -165,3 +165,38 @@ def test_runner_errors_become_case_failures(fake_repo, monkeypatch):
     selected = cases.parse_cases('[[case]]\nname = "x"\n')
     result, = testrun.run_guest(selected, 1, fake_repo)
     assert result.failed and result.reasons == ["runner error: qemu-system-aarch64 not found"]
+
+
+# Guest cores never outnumber the host cores the runner was given: cases
+# of 1, 2 and 4 cores on 2 host cores, run by as many workers as cases,
+# never hold more than 2 at once, and a case wider than the host takes
+# all of it, alone.
+def test_core_slots_never_oversubscribe():
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    slots = testrun.CoreSlots(2)
+    lock = threading.Lock()
+    busy = [0]
+    peak = [0]
+    alone = []
+
+    def run(smp):
+        n = slots.acquire(smp)
+        with lock:
+            busy[0] += n
+            peak[0] = max(peak[0], busy[0])
+            if smp >= 2:
+                alone.append(busy[0] == 2)
+        time.sleep(0.01)
+        with lock:
+            busy[0] -= n
+        slots.release(n)
+        return n
+
+    widths = [1, 2, 1, 4, 1, 1, 2, 1] * 3
+    with ThreadPoolExecutor(max_workers=len(widths)) as pool:
+        taken = list(pool.map(run, widths))
+    assert taken == [min(w, 2) for w in widths]
+    assert peak[0] == 2 and all(alone) and busy[0] == 0 and slots.free == 2

@@ -191,6 +191,8 @@ int64_t thread_spawn(void (*fn)(void *), void *arg, unsigned prio, int cpu)
     int64_t err = sys_thread_set_priority((uint32_t)t, prio);
     if (!err && cpu >= 0)
         err = sys_thread_set_affinity((uint32_t)t, (uint64_t)cpu);
+    if (!err && cpu == THREAD_ANY_CORE)
+        err = sys_thread_set_cpus((uint32_t)t, (uint64_t)sys_cpus_online());
     if (!err)
         err = sys_thread_set_tls((uint32_t)t, utcb_va);
     if (!err)

@@ -329,6 +329,62 @@ static void affinity(void)
     sys_thread_kill((uint32_t)t);
 }
 
+/* A thread's set of cores (thread_set_cpus, cpus_online): refused with
+ * no core of the mask online and on what is not a thread or lacks
+ * R_MANAGE; a thread starting with every core goes to an idle one; one
+ * waiting in a busy core's run queue moves, at a tick, to a core of its
+ * set that idles. */
+static void cores(void)
+{
+    uint64_t online = (uint64_t)sys_cpus_online();
+    tap_ok((online & 1) && (unsigned)__builtin_popcountll(online) == ncpus,
+           "sched: cpus_online names the %u cores online (%#lx)", ncpus, (unsigned long)online);
+    uint32_t n = (uint32_t)sys_notify_create();
+    int64_t weak = sys_handle_dup(self_thread(), R_READ, 0);
+    tap_ok(sys_thread_set_cpus(self_thread(), 0) == -E_INVAL && sys_thread_set_cpus(self_thread(), ~online) == -E_INVAL &&
+           sys_thread_set_cpus(n, online) == -E_BADHANDLE && sys_thread_set_cpus(0x3ffff, online) == -E_BADHANDLE &&
+           weak > 0 && sys_thread_set_cpus((uint32_t)weak, online) == -E_PERM,
+           "sched: thread_set_cpus refuses no core online, other objects, bad handles, a handle without R_MANAGE");
+    sys_handle_close(n);
+    if (weak > 0)
+        sys_handle_close((uint32_t)weak);
+    if (ncpus < 2) {
+        tap_ok(sys_thread_set_cpus(self_thread(), ~0ull) == 0, "sched: every core (one) is a thread's set");
+        return;
+    }
+    /* This thread on core 0; every other core idle. */
+    sys_thread_set_affinity(self_thread(), 0);
+    stop = 0;
+    spins[2] = spins[3] = 0;
+    struct petrel_thread_stats st;
+    int64_t a = thread_spawn(spinner, (void *)2, 60, THREAD_ANY_CORE);
+    sleep_ms(20);
+    int placed = a > 0 && sys_thread_stats((uint32_t)a, &st) == 0 && st.cpu != 0;
+    tap_ok(placed, "sched: a thread starting with every core goes to an idle one (core %u)", a > 0 ? st.cpu : 0);
+    stop = 1;
+    thread_reap((uint32_t)a);
+    /* Two spinners on core 0, one given every core afterwards: it
+     * stays where it is allowed, until a tick finds it waiting there. */
+    stop = 0;
+    a = thread_spawn(spinner, (void *)2, 60, 0);
+    int64_t b = thread_spawn(spinner, (void *)3, 60, 0);
+    int64_t e = b > 0 ? sys_thread_set_cpus((uint32_t)b, online) : b;
+    int moved = 0;
+    for (int i = 0; i < 100 && !moved; i++) {
+        sleep_ms(5);
+        moved = sys_thread_stats((uint32_t)b, &st) == 0 && st.cpu != 0;
+    }
+    uint64_t before = spins[3];
+    sleep_ms(20);
+    tap_ok(a > 0 && e == 0 && moved && spins[3] > before,
+           "sched: a thread waiting on a busy core moves to an idle core of its set and runs there");
+    stop = 1;
+    thread_reap((uint32_t)a);
+    thread_reap((uint32_t)b);
+    sys_thread_set_cpus(self_thread(), online);
+    sys_thread_set_affinity(self_thread(), 0);
+}
+
 void test_sched(void)
 {
     fp_state();
@@ -337,6 +393,7 @@ void test_sched(void)
     thread_copy();
     preemption();
     affinity();
+    cores();
     tap_ok(sys_thread_set_priority(self_thread(), 256) == -E_INVAL, "sched: priority 256 is refused");
     uint32_t ep = (uint32_t)sys_endpoint_create();
     struct spawn_grant g[] = { { "ep", ep, R_WRITE } };

@@ -380,6 +380,7 @@ static int64_t op_thread_misc(struct fz_ctx *c, unsigned op)
     case OP_resume: return sys_thread_resume(t.h);
     case OP_priority: return sys_thread_set_priority(t.h, W.prio - below(c, 12) + (chance(c, 16) ? 20 : 0));
     case OP_affinity: return sys_thread_set_affinity(t.h, below(c, W.ncpus + (chance(c, 8) ? 2 : 0)));
+    case OP_cpus: return sys_thread_set_cpus(t.h, chance(c, 4) ? rnd(c) : rnd(c) & ((1ull << W.ncpus) - 1));
     case OP_read_regs: {
         struct petrel_regs r;
         return sys_thread_read_regs(t.h, &r);
@@ -714,7 +715,7 @@ static const uint8_t weight[OP_COUNT] = {
     [OP_space_create] = 2, [OP_spawn] = 1, [OP_thread_create] = 6, [OP_thread_start] = 4,
     [OP_dup] = 4, [OP_close] = 6, [OP_give] = 4, [OP_info] = 1,
     [OP_map] = 8, [OP_unmap] = 3, [OP_unmap_range] = 2, [OP_protect] = 3, [OP_touch] = 4, [OP_ktouch] = 2, [OP_mem_size] = 1,
-    [OP_kill] = 4, [OP_suspend] = 3, [OP_resume] = 3, [OP_priority] = 2, [OP_affinity] = 2,
+    [OP_kill] = 4, [OP_suspend] = 3, [OP_resume] = 3, [OP_priority] = 2, [OP_affinity] = 2, [OP_cpus] = 2,
     [OP_read_regs] = 2, [OP_write_regs] = 4, [OP_stats] = 2, [OP_fault_handler] = 3, [OP_set_tls] = 1,
     [OP_bind] = 2, [OP_thread_copy] = 2,
     [OP_send] = 6, [OP_recv] = 6, [OP_call] = 5, [OP_kcall] = 4, [OP_reply] = 3, [OP_reply_recv] = 3, [OP_reply_save] = 2,
@@ -772,7 +773,7 @@ static int64_t run_op(struct fz_ctx *c, unsigned op)
     case OP_kill: return op_kill(c);
     case OP_thread_copy: return op_thread_copy(c);
     case OP_write_regs: return op_write_regs(c);
-    case OP_suspend: case OP_resume: case OP_priority: case OP_affinity: case OP_read_regs:
+    case OP_suspend: case OP_resume: case OP_priority: case OP_affinity: case OP_cpus: case OP_read_regs:
     case OP_stats: case OP_fault_handler: case OP_set_tls: case OP_bind:
         return op_thread_misc(c, op);
     case OP_send: case OP_recv: case OP_call: case OP_reply: case OP_reply_recv:

@@ -26,7 +26,7 @@
     X(send) X(recv) X(call) X(kcall) X(reply) X(reply_recv) X(reply_save) X(reply_to) X(reply_copy) \
     X(signal) X(poll) X(futex_wait) X(futex_wake) \
     X(space_kill) X(set_limit) X(usage) X(space_id) \
-    X(yield)
+    X(yield) X(cpus)
 
 #define FZ_ENUM(name) OP_##name,
 enum fz_op { FZ_OPS(FZ_ENUM) OP_COUNT };

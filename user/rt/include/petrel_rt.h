@@ -55,7 +55,10 @@ void va_free(uint64_t va, uint64_t size);
 /* An anonymous object of `size` bytes mapped here read-write; 0 on failure. */
 void *mem_alloc(uint64_t size, uint32_t flags, uint32_t *handle);
 
-/* A thread in this process running fn(arg) at `prio` on core `cpu` (-1: mine). */
+/* A thread in this process running fn(arg) at `prio` on core `cpu` (-1:
+ * mine; THREAD_ANY_CORE: any core online, the kernel's scheduler placing
+ * and moving it). */
+#define THREAD_ANY_CORE (-2)
 int64_t thread_spawn(void (*fn)(void *), void *arg, unsigned prio, int cpu);
 /* Sleep for ms milliseconds (a futex wait nobody wakes). */
 void sleep_ms(uint64_t ms);
