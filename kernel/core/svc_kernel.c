@@ -596,11 +596,16 @@ static NORETURN void finish_request(struct ksvc_run *run)
         }
     }
     run->holder = NULL;
-    if (!list_empty(&run->waiters)) {
+    /* Every waiter makes its call again (best priority first in each run
+     * queue): one takes the service, the others wait again. Woken alone,
+     * the best waiter would be the only one left to free the rest, and it
+     * may never take the service — answered on a register entry, which
+     * finishes no request; killed or suspended before it runs. */
+    while (!list_empty(&run->waiters)) {
         struct thread *w = list_first(&run->waiters, struct thread, link);
         list_del(&w->link);
         w->ksvc_wait = NULL;
-        sched_enqueue(w);               /* it makes its call again */
+        sched_enqueue(w);
     }
     if (run->timer_due) {
         run->timer_due = false;
