@@ -173,6 +173,13 @@ $(O)/linux/bin/lxpar: bench/linux/lxpar.c
 	@echo "  MUSLCC  $@"
 	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $< -lpthread
 
+# lxscale: the system call scaling rows (lx_syscall_scaling, wall mode with
+# two cores or more): N processes on their own cores, each making calls.
+$(O)/linux/bin/lxscale: bench/linux/lxscale.c
+	@mkdir -p $(dir $@)
+	@echo "  MUSLCC  $@"
+	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $<
+
 # picture: the deterministic picture the application benchmarks' JPEG and
 # TIFF rows start from (bench/apps/apps.sh), beside lxbench.
 $(O)/linux/bin/picture: bench/linux/picture.c
@@ -188,7 +195,7 @@ $(O)/linux/init: tests/linux/init.c lib/include/cmd_words.h
 # Debian's busybox (fetched by ./petrel setup into .cache/busybox) goes in
 # as /bin/busybox with /bin/sh and other applets linked to it.
 $(LINUX_ROOT): $(patsubst %,$(O)/linux/bin/%,$(LINUX_TESTS)) $(LINUX_PIE) $(LINUX_OTHER_LIBC) $(O)/linux/bin/lxbench \
-        $(O)/linux/bin/lxpar $(O)/linux/bin/picture $(O)/linux/init \
+        $(O)/linux/bin/lxpar $(O)/linux/bin/lxscale $(O)/linux/bin/picture $(O)/linux/init \
         $(shell find tests/linux/root) \
         $(wildcard .cache/busybox/busybox) $(wildcard .cache/debian/*/VERSION) \
         tools/petrel/rootfs.py tools/petrel/cpio.py tools/petrel/busybox.py tools/petrel/debian.py Makefile

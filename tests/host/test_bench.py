@@ -1,5 +1,6 @@
 """The benchmark harness: initramfs writer, BENCH line parsing, the report
 and targets, and the Linux benchmark program itself (under qemu-user)."""
+import os
 import shutil
 import subprocess
 
@@ -225,11 +226,11 @@ BENCH-END
 
 def test_parallel_rows_pair_the_times_of_one_boot():
     samples, notes = {}, {"said": [], "cpus": {}}
-    bench.par_boot(PAR_CONSOLE, "linux", 2, samples, notes)
-    bench.par_boot(PAR_CONSOLE.replace("750000000", "1000000000"), "linux", 2, samples, notes)
+    bench.speedup_boot(bench.PAR, PAR_CONSOLE, "linux", 2, samples, notes)
+    bench.speedup_boot(bench.PAR, PAR_CONSOLE.replace("750000000", "1000000000"), "linux", 2, samples, notes)
     assert samples == {("lx_parallel_speedup_threads_2", "linux"): [2.0, 1.5]}       # procs: no time with 2
     assert notes["said"] == ["linux: BENCH-FAIL lx_parallel_time_procs_2 worker 2 of 2: ended at 1, expected 2"] * 2
-    assert notes["cpus"][("linux", "threads", 2)] == {"0>1 1": 2}
+    assert notes["cpus"][("linux", "lx_parallel_time_threads_2")] == {"0>1 1": 2}
     rows = bench.summary(samples, "wall")
     assert rows[0]["unit"] == "x" and rows[0]["median"] == 1.75 and rows[0]["min"] == 1.5
     assert ("lx_parallel_time_threads_2", "linux") in bench.parse(PAR_CONSOLE, "linux")
@@ -238,28 +239,31 @@ def test_parallel_rows_pair_the_times_of_one_boot():
 def test_parallel_targets_want_nine_tenths_of_linux_in_both_placements():
     rows = [{"metric": "lx_parallel_speedup_threads_2", "system": s, "median": v, "min": v, "max": v, "runs": 5}
             for s, v in [("linux", 1.9), ("petrel-linux-kernel", 1.72), ("petrel-linux-user", 1.0)]]
-    (kernel, ok_k), (user, ok_u), *procs = bench.par_targets(
-        rows, ["lx_parallel_speedup_threads_2", "lx_parallel_speedup_procs_2"])
+    (kernel, ok_k), (user, ok_u), *procs = bench.speedup_targets(
+        bench.PAR, rows, ["lx_parallel_speedup_threads_2", "lx_parallel_speedup_procs_2"])
     assert ok_k and "1.72x against 1.90x, 0.91" in kernel
     assert not ok_u and "petrel-linux-user" in user
     assert len(procs) == 2 and all(not ok and name.endswith("(missing)") for name, ok in procs)
     text = bench.report(rows, qemu.Machine("cortex-a53", 2, 2, "512M", False), "x",
-                        par={"rows": ["lx_parallel_speedup_threads_2"], "failed": {}, "said": [], "cpus": {}})
+                        par={"lx_parallel_speedup": {"rows": ["lx_parallel_speedup_threads_2"], "failed": {},
+                                                     "said": [], "cpus": {}}})
     assert "| lx_parallel_speedup_threads_2 | 1.90x (1.90–1.90) | 1.72x (1.72–1.72) | 0.91 | 1.00x" in text
     assert "host cores" not in text
     text = bench.report(rows, qemu.Machine("cortex-a53", 2, 4, "512M", False), "x",
-                        par={"rows": [], "failed": {}, "said": [], "cpus": {}, "smp": 4, "host_cores": 2})
+                        par={"lx_parallel_speedup": {"rows": [], "failed": {}, "said": [], "cpus": {}, "smp": 4,
+                                                     "host_cores": 2}})
     assert "runs the 4 virtual cores on 2 host cores" in text
 
 
 def test_parallel_rows_are_not_applicable_under_icount_or_on_one_core(capsys):
-    assert bench.par_not_applicable(qemu.Machine(smp=2, icount=True))
-    assert bench.par_not_applicable(qemu.Machine(smp=1))
-    assert bench.par_not_applicable(qemu.Machine(smp=4)) is None
-    assert bench.par_wanted("") and bench.par_wanted("lx") and bench.par_wanted("lx_parallel_speedup_procs_4")
-    assert not bench.par_wanted("lx_stat")
+    assert bench.not_applicable(qemu.Machine(smp=2, icount=True))
+    assert bench.not_applicable(qemu.Machine(smp=1))
+    assert bench.not_applicable(qemu.Machine(smp=4)) is None
+    par = bench.PAR
+    assert bench.wanted(par, "") and bench.wanted(par, "lx") and bench.wanted(par, "lx_parallel_speedup_procs_4")
+    assert not bench.wanted(par, "lx_stat") and not bench.wanted(par, "lx_syscall_scaling")
     text = bench.report([], qemu.Machine(smp=1, icount=True), "./petrel bench",
-                        par={"na": bench.par_not_applicable(qemu.Machine(smp=1, icount=True))})
+                        par={"lx_parallel_speedup": {"na": bench.not_applicable(qemu.Machine(smp=1, icount=True))}})
     assert "Not applicable: under -icount" in text
     # Refused before anything is built: icount, one core, a row of another N.
     assert bench.main("icount", "cortex-a53", 2, "lx_parallel_speedup", None) == 2
@@ -283,3 +287,129 @@ def test_lxpar_checks_every_worker(tmp_path):
     r = subprocess.run(["qemu-aarch64-static", str(program), "threads", "0"], capture_output=True, text=True,
                        timeout=60, cwd=tmp_path)
     assert r.returncode == 2 and "usage" in r.stderr
+
+
+# The system call scaling rows (lxscale, wall mode, --smp N >= 2): each
+# boot's speed-up is the time of the job on one core / on N cores.
+SCALE_CONSOLE = """lx: run lxscale --cores 1 getppid 2
+lxscale: getppid 2 workers on 1 core, 150000 calls each, every one right; cpus 0 0
+BENCH lx_syscall_time_getppid_2_on_1 - 3000000000 300000
+lxscale: getppid 2 workers on 2 cores, 150000 calls each, every one right; cpus 1 0
+BENCH lx_syscall_time_getppid_2_on_2 - 1600000000 300000
+lxscale: pipe 2 workers on 1 core, 10000 round trips each, every one right; cpus 0/0 0/0
+BENCH lx_syscall_time_pipe_2_on_1 - 2800000000 20000
+lxscale: pipe 2 workers on 2 cores, 10000 round trips each, every one right; cpus 1/0 0>1/1
+BENCH lx_syscall_time_pipe_2_on_2 - 1400000000 20000
+BENCH-FAIL lx_syscall_time_zero_2_on_1 partner of worker 2 of 2: read 7: read returned -1 (Bad address)
+lx: exit 1
+BENCH-END
+"""
+
+
+def test_scaling_rows_pair_one_core_with_n_cores_in_one_boot():
+    samples, notes = {}, {"said": [], "cpus": {}}
+    bench.speedup_boot(bench.SCALE, SCALE_CONSOLE, "petrel-linux-user", 2, samples, notes)
+    bench.speedup_boot(bench.SCALE, SCALE_CONSOLE.replace("1600000000", "2000000000"), "petrel-linux-user", 2,
+                       samples, notes)
+    assert samples == {("lx_syscall_scaling_getppid_2", "petrel-linux-user"): [1.875, 1.5],
+                       ("lx_syscall_scaling_pipe_2", "petrel-linux-user"): [2.0, 2.0]}      # zero: no times
+    assert notes["said"] == ["petrel-linux-user: BENCH-FAIL lx_syscall_time_zero_2_on_1 partner of worker 2 of 2: "
+                             "read 7: read returned -1 (Bad address)"] * 2
+    # The cores in a canonical order: by worker's core, then partner's.
+    assert notes["cpus"][("petrel-linux-user", "lx_syscall_time_getppid_2_on_2")] == {"0 1": 2}
+    assert notes["cpus"][("petrel-linux-user", "lx_syscall_time_pipe_2_on_2")] == {"0>1/1 1/0": 2}
+    assert notes["cpus"][("petrel-linux-user", "lx_syscall_time_pipe_2_on_1")] == {"0/0 0/0": 2}
+    figures = bench.parse(SCALE_CONSOLE, "linux")
+    assert figures[("lx_syscall_time_pipe_2_on_2", "linux")] == 1.4e9
+    assert ("lx_syscall_time_getppid_2", "linux") not in figures
+    rows = bench.summary(samples, "wall")
+    assert rows[0]["unit"] == "x" and rows[0]["median"] == 1.6875
+    assert bench.speedup_of("lx_syscall_scaling_zero_4") is bench.SCALE
+    assert bench.speedup_of("lx_syscall_time_zero_2_on_1") is None and bench.speedup_of("lx_stat") is None
+    assert [cmd for cmd, _, _ in bench.SCALE.jobs("pipe", 4)] == ["lxscale --cores 1 pipe 4", "lxscale pipe 4"]
+
+
+def scale_rows(n, figures):
+    return [{"metric": f"lx_syscall_scaling_{kind}_{n}", "system": s, "median": v, "min": v, "max": v, "runs": 3}
+            for kind, by_system in figures.items() for s, v in by_system.items()]
+
+
+def test_scaling_targets_want_1_7x_at_two_cores_in_both_placements():
+    rows = scale_rows(2, {"getppid": {"linux": 1.95, "petrel-linux-kernel": 1.72, "petrel-linux-user": 0.4},
+                          "pipe": {"linux": 1.5, "petrel-linux-kernel": 1.8}})
+    measured = ["lx_syscall_scaling_getppid_2", "lx_syscall_scaling_pipe_2"]
+    (kernel, ok_k), (user, ok_u), (pipe_k, ok_pk), (pipe_u, ok_pu) = bench.speedup_targets(bench.SCALE, rows,
+                                                                                           measured)
+    assert ok_k and kernel == "lx_syscall_scaling_getppid_2, petrel-linux-kernel: speed-up at least 1.7x " \
+                              "(1.72x; Linux 1.95x)"
+    assert not ok_u and "(0.40x; Linux 1.95x)" in user
+    assert ok_pk and "Linux 1.50x" in pipe_k                # Linux's own figure does not matter
+    assert not ok_pu and pipe_u.endswith("(missing; Linux 1.50x)")
+    assert bench.speedup_targets(bench.SCALE, scale_rows(4, {"zero": {"linux": 3.0}}),
+                                 ["lx_syscall_scaling_zero_4"]) == []       # no target at N = 4
+    notes = {"rows": measured, "failed": {"petrel-linux-user": "no end"}, "said": [],
+             "cpus": {("linux", "lx_syscall_time_pipe_2_on_2"): {"0/1 1/0": 3}}, "smp": 2, "host_cores": 2}
+    rows.append({"metric": "lx_syscall_time_pipe_2_on_2", "system": "linux", "median": 1.4e9, "min": 1.4e9,
+                 "max": 1.4e9, "runs": 3})
+    text = bench.report(rows, qemu.Machine("cortex-a53", 2, 2, "512M", False), "x", par={"lx_syscall_scaling": notes})
+    assert "## System call scaling (lx_syscall_scaling)" in text and "the median of 3 boots" in text
+    assert "| lx_syscall_scaling_getppid_2 | 1.95x (1.95–1.95) | 1.72x (1.72–1.72) | 0.88 | 0.40x" in text
+    assert "| pipe, 2 workers on 2 cores | 1.400 s; cores 0/1 1/0 (3) | – | – |" in text
+    assert "| pipe, 2 workers on 1 core | – | – | – |" in text
+    assert "- petrel-linux-user: no end" in text and "Parallel speed-up" not in text
+
+
+def test_scaling_rows_are_refused_where_they_cannot_be_measured(capsys):
+    assert bench.wanted(bench.SCALE, "") and bench.wanted(bench.SCALE, "lx")
+    assert bench.wanted(bench.SCALE, "lx_syscall_scaling") and not bench.wanted(bench.SCALE, "lx_parallel_speedup")
+    assert bench.main("icount", "cortex-a53", 2, "lx_syscall_scaling", None) == 2
+    assert bench.main("wall", "cortex-a53", 1, "lx_syscall_scaling_pipe_1", None) == 2
+    assert bench.main("wall", "cortex-a53", 2, "lx_syscall_scaling_zero_4", None) == 2
+    assert "its N is 4, the machine has --smp 2" in capsys.readouterr().err
+    text = bench.report([], qemu.Machine(smp=1), "./petrel bench",
+                        par={"lx_syscall_scaling": {"na": bench.not_applicable(qemu.Machine(smp=1))}})
+    assert "Not applicable: one core" in text and "--only lx_syscall_scaling`" in text
+
+
+# lxscale checks every process's calls, pins them where it says, and its
+# BENCH line names the time row the harness pairs.
+@pytest.mark.skipif(not shutil.which("qemu-aarch64-static"), reason="qemu-user-static not installed")
+def test_lxscale_runs_every_kind_on_one_core_and_on_all(tmp_path):
+    program = REPO / "build" / "linux" / "bin" / "lxscale"
+    assert program.exists(), "run ./petrel build first"
+    for args, row in [(["getppid", "2", "500"], None), (["--cores", "1", "zero", "3", "300"], "zero_3_on_1"),
+                      (["--cores", "1", "pipe", "2", "200"], "pipe_2_on_1"), (["pipe", "1", "200"], None)]:
+        r = subprocess.run(["qemu-aarch64-static", str(program), *args], capture_output=True, text=True, timeout=60,
+                           cwd=tmp_path)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "every one right" in r.stdout
+        (metric, _), = bench.parse(r.stdout, "linux")
+        assert bench.SCALE.time_re.fullmatch(metric) and (row is None or metric == f"lx_syscall_time_{row}")
+        job, cores = bench.SCALE.cores_seen(r.stdout.splitlines()[0])
+        assert job == metric
+        if row:                                  # one core: every process on the first core of the mask
+            assert set(cores.replace("/", " ").split()) == {str(min(os.sched_getaffinity(0)))}
+    more = str(len(os.sched_getaffinity(0)) + 1)                   # more cores than the host gives it
+    r = subprocess.run(["qemu-aarch64-static", str(program), "--cores", more, "getppid", "1", "10"],
+                       capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert r.returncode == 1 and r.stdout.startswith("BENCH-FAIL lx_syscall_time_getppid_1 worker 1 of 1: fewer cores")
+    for args in (["pipe", "0"], ["--cores", "99", "getppid", "1"], ["getpid", "1"]):
+        r = subprocess.run(["qemu-aarch64-static", str(program), *args], capture_output=True, text=True, timeout=60,
+                           cwd=tmp_path)
+        assert r.returncode == 2 and "usage" in r.stderr
+
+
+# Other work on the host takes host cores a speed-up needs: the report
+# says how much there was, and warns above OTHER_LOAD.
+def test_speedup_report_says_what_else_the_host_ran():
+    assert bench.host_other((0.0, 100.0, 5.0), (10.0, 130.0, 25.0)) == 1.0      # 30 s busy, 20 of them ours
+    assert bench.host_other((0.0, 100.0, 5.0), (10.0, 120.0, 26.0)) == 0.0
+    assert bench.host_other((0.0, None, 5.0), (10.0, None, 25.0)) is None
+    wall, busy, own = bench.host_times()
+    assert wall > 0 and own > 0 and (busy is None or busy > 0)
+    notes = {"rows": [], "failed": {}, "said": [], "cpus": {}, "smp": 2, "host_cores": 2, "host_other": 0.93}
+    text = bench.report([], qemu.Machine(smp=2), "x", par={"lx_syscall_scaling": notes})
+    assert "kept 0.93 of its cores busy on average during these boots: the N-core jobs had fewer" in text
+    notes["host_other"] = 0.05
+    text = bench.report([], qemu.Machine(smp=2), "x", par={"lx_syscall_scaling": notes})
+    assert "kept 0.05 of its cores busy on average during these boots.\n" in text

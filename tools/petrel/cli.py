@@ -119,8 +119,9 @@ def add_bench(sub) -> None:
     p.add_argument("--only", metavar="NAME", help="run one benchmark: " + ", ".join(bench.METRICS + bench.LX_METRICS +
                    bench.APP_METRICS + bench.BOOT_METRICS + list(bench.SUITE_APPS)) +
                    "; lx: every lx_ row; an app_ row boots the whole apps suite and keeps that row; "
-                   f"{bench.PAR_ROW}: the parallel speed-up rows (--mode wall, --smp 2 or more), or one of them, "
-                   f"{', '.join(bench.par_rows('N'))}")
+                   f"{bench.PAR.row}: the parallel speed-up rows (--mode wall, --smp 2 or more), or one of them, "
+                   f"{', '.join(bench.speedup_rows(bench.PAR, 'N'))}; {bench.SCALE.row}: the system call scaling "
+                   f"rows (the same), or one of them, {', '.join(bench.speedup_rows(bench.SCALE, 'N'))}")
     p.add_argument("--runs", type=int, metavar="N", help="boots per system (default 1 for icount, 5 for wall)")
 
 
