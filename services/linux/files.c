@@ -1014,6 +1014,29 @@ static int64_t eventfd_readv(struct lx_ctx *c, struct lx_file *f, uint64_t uiov,
     return 8;
 }
 
+int lx_src_copy(struct lx_ctx *c, void *dst, const struct lx_src *s, uint64_t off, uint64_t n)
+{
+    if (!s->niov)
+        return lx_copy_in(c, dst, s->buf + off, n);
+    uint8_t *d = dst;
+    for (uint64_t i = 0; i < s->niov && n; i++) {
+        struct { uint64_t base, len; } v;
+        if (lx_copy_in(c, &v, s->iov + i * 16, 16))
+            return -LX_EFAULT;
+        if (off >= v.len) {
+            off -= v.len;
+            continue;
+        }
+        uint64_t k = v.len - off < n ? v.len - off : n;
+        if (lx_copy_in(c, d, v.base + off, k))
+            return -LX_EFAULT;
+        d += k;
+        n -= k;
+        off = 0;
+    }
+    return n ? -LX_EFAULT : 0;
+}
+
 /* readv (writing 0) and writev (writing 1). */
 /* The vectors of readv and writev (and their p- and 2 forms, `pos` their
  * offset): all checked first, then moved one after the other. */
@@ -1041,6 +1064,10 @@ static int64_t vector_rw(struct lx_ctx *c, struct lx_file *f, uint64_t uiov, uin
     }
     if (!writing && lx_event_name_of(f) == LX_NAME_EVENTFD)
         return eventfd_readv(c, f, uiov, n, room);
+    if (writing && f->kind == LX_FILE_PIPE) {   /* one write of them all: PIPE_BUF bytes or fewer never split */
+        struct lx_src s = { 0, uiov, n };
+        return lx_pipe_write_src(c, f, &s, room < MAX_RW_COUNT ? room : MAX_RW_COUNT);
+    }
     for (uint64_t i = 0; i < n; i += 16) {
         uint64_t k = n - i < 16 ? n - i : 16;
         if (lx_copy_in(c, iov, uiov + i * 16, k * 16))

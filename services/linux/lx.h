@@ -1098,6 +1098,18 @@ int64_t lx_sys_fcntl(struct lx_ctx *c, uint64_t fd, uint64_t cmd, uint64_t arg);
 /* Read and write a pipe's end (the descriptor's checks done). */
 int64_t lx_pipe_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
 int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
+/* The bytes a write takes from the process: one buffer at buf (niov 0),
+ * or the niov vectors (struct iovec: base, length) at iov one after the
+ * other, as writev reads them. lx_src_copy copies n of them from offset
+ * off; 0 or -EFAULT. */
+struct lx_src {
+    uint64_t buf, iov, niov;
+};
+int lx_src_copy(struct lx_ctx *c, void *dst, const struct lx_src *s, uint64_t off, uint64_t n);
+/* write() or writev() of len bytes of s to a pipe's end: one write, as
+ * Linux's pipe_write takes the vectors whole (at most PIPE_BUF bytes in
+ * all never split). */
+int64_t lx_pipe_write_src(struct lx_ctx *c, struct lx_file *f, const struct lx_src *s, uint64_t len);
 /* sendfile's write into a pipe from the personality's src: what fits
  * (0: nothing; with may_wait, LX_BLOCK or EAGAIN instead), or -EPIPE. */
 int64_t lx_pipe_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *src, uint64_t len, int may_wait);

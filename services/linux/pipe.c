@@ -246,21 +246,28 @@ int64_t lx_pipe_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t
     return (int64_t)n;
 }
 
-/* Copy up to n bytes from the process into the pipe's free room; how many, or -EFAULT. */
-static int64_t fill(struct lx_ctx *c, struct lx_pipe *pp, uint64_t buf, uint64_t n)
+/* Copy up to n bytes of s from offset off into the pipe's free room; how many, or -EFAULT. */
+static int64_t fill(struct lx_ctx *c, struct lx_pipe *pp, const struct lx_src *s, uint64_t off, uint64_t n)
 {
     uint64_t room = pp->cap - pp->count;
     n = n < room ? n : room;
     uint64_t tail = (pp->head + pp->count) % pp->cap;
     uint64_t first = pp->cap - tail < n ? pp->cap - tail : n;
-    if (lx_copy_in(c, pp->buf + tail, buf, first) || (n > first && lx_copy_in(c, pp->buf, buf + first, n - first)))
+    if (lx_src_copy(c, pp->buf + tail, s, off, first) ||
+        (n > first && lx_src_copy(c, pp->buf, s, off + first, n - first)))
         return -LX_EFAULT;
     pp->count += (uint32_t)n;
     return (int64_t)n;
 }
 
-/* write(): all of it, waiting for room as often as it takes. */
 int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len)
+{
+    struct lx_src s = { buf, 0, 0 };
+    return lx_pipe_write_src(c, f, &s, len);
+}
+
+/* All of it, waiting for room as often as it takes. */
+int64_t lx_pipe_write_src(struct lx_ctx *c, struct lx_file *f, const struct lx_src *s, uint64_t len)
 {
     struct lx_pipe *pp = pipe_of(f);
     if (!pp)
@@ -282,7 +289,7 @@ int64_t lx_pipe_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_
         p->io.done = done;
         return wait_pipe(c, f);
     }
-    int64_t n = fill(c, pp, buf + done, len - done);
+    int64_t n = fill(c, pp, s, done, len - done);
     if (n < 0)
         return done ? (int64_t)done : n;
     done += (uint64_t)n;

@@ -11,6 +11,7 @@
 #include "lxtest.h"
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
 #define BIG (200 * 1024)
 
@@ -195,5 +196,29 @@ int main(void)
     socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
     SHOW("F_GETPIPE_SZ of a socket", fcntl(sv[0], F_GETPIPE_SZ));
     SHOW("F_SETPIPE_SZ of a file", fcntl(0 + open("/etc/hello.txt", O_RDONLY), F_SETPIPE_SZ, 4096));
+
+    /* writev is one write: its vectors together, PIPE_BUF bytes or fewer
+     * never split, and a blocking one returns when all of it went. */
+    int a[2];
+    pipe2(a, O_NONBLOCK);
+    SHOW("fill all but 3000 bytes", write(a[1], big, 65536 - 3000));
+    struct iovec two[2] = { { blob, 2048 }, { blob + 2048, 2048 } };
+    SHOW("nonblocking writev of 2 x 2048 (room 3000)", writev(a[1], two, 2));
+    struct iovec small[2] = { { blob, 1000 }, { blob + 1000, 1000 } };
+    SHOW("nonblocking writev of 2 x 1000", writev(a[1], small, 2));
+    fcntl(a[1], F_SETFL, 0);
+    pid_t drainer = fork();
+    if (drainer == 0) {
+        usleep(100000);
+        long got = 0, n;
+        fcntl(a[0], F_SETFL, 0);
+        while (got < 65536 - 3000 + 2000 + 4096 && (n = read(a[0], big, sizeof(big))) > 0)
+            got += n;
+        _exit(got == 65536 - 3000 + 2000 + 4096 ? 0 : 1);
+    }
+    SHOW("blocking writev of 2 x 2048 (room 1000) while a reader drains", writev(a[1], two, 2));
+    int ws = -1;
+    waitpid(drainer, &ws, 0);
+    printf("the reader got every byte: %d\n", WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
     return 0;
 }
