@@ -277,6 +277,55 @@ static void long_request_yields(const char *where, uint32_t ep)
            "took %lu us)", where, (unsigned long)(late / 1000), (unsigned long)(took / 1000));
 }
 
+struct waiter_arg {
+    uint32_t ep;
+    int delay_ms, ping;         /* ping: a register-only call; else add */
+    volatile uint64_t called_ns, done_ns;
+    volatile int ok;
+};
+
+static void late_caller(void *arg)
+{
+    struct waiter_arg *a = arg;
+    sleep_ms(a->delay_ms);
+    a->called_ns = (uint64_t)sys_clock_ns();
+    uint64_t sum = 0;
+    a->ok = a->ping ? noop_ping(a->ep) == 0 : noop_add(a->ep, 2, 3, &sum) == 0 && sum == 5;
+    a->done_ns = (uint64_t)sys_clock_ns();
+}
+
+/* Two callers come while a long request runs, the better one with a
+ * register-only call: when the request ends, both are served. (The
+ * kernel placement woke only the best waiter; answered on the register
+ * entry, its call finished no request, and the other slept on until
+ * some other call came.) */
+static void waiters_all_served(const char *where, uint32_t ep)
+{
+    struct petrel_thread_stats st = { 0 };
+    sys_thread_stats(self_thread(), &st);
+    work_start_ns = work_end_ns = 0;
+    struct waiter_arg c = { ep, 3, 0, 0, 0, 0 }, b = { ep, 6, 1, 0, 0, 0 };
+    int64_t ct = thread_spawn(late_caller, &c, st.prio + 5, 0);
+    int64_t bt = thread_spawn(late_caller, &b, st.prio + 10, 0);
+    int64_t w = thread_spawn(long_worker, (void *)(uintptr_t)ep, st.prio - 10, 0);
+    for (int i = 0; i < 3000 && !(work_end_ns && c.done_ns && b.done_ns); i++)
+        sleep_ms(1);
+    bool during = c.called_ns > work_start_ns && b.called_ns > work_start_ns && work_end_ns &&
+                  c.called_ns < work_end_ns && b.called_ns < work_end_ns;
+    bool served = c.done_ns && b.done_ns && c.ok && b.ok;
+    for (int i = 0; i < 100 && !c.done_ns; i++) {
+        uint8_t back[2];
+        uint32_t back_len = 0, count = 0;
+        (void)noop_echo(ep, "ab", 2, back, &back_len, &count);  /* (a request that ends frees a caller left */
+        sleep_ms(1);                                            /* waiting, so that it can be reaped) */
+    }
+    thread_reap((uint32_t)ct);
+    thread_reap((uint32_t)bt);
+    thread_reap((uint32_t)w);
+    tap_ok(during && served, "%s: callers waiting for a long request are all served when it ends, the best one "
+           "with a register-only call (called during it: %d; served: %d)", where, during, served);
+}
+
 static void checks(const char *where, uint32_t ep)
 {
     tap_ok(noop_ping(ep) == 0, "%s: ping", where);
@@ -356,6 +405,7 @@ static void checks(const char *where, uint32_t ep)
     light_calls(where, ep);
     fairness(where, ep);
     long_request_yields(where, ep);
+    waiters_all_served(where, ep);
 }
 
 /* A server of two requests that records the message registers it got. */
