@@ -1019,16 +1019,17 @@ int lx_src_copy(struct lx_ctx *c, void *dst, const struct lx_src *s, uint64_t of
     if (!s->niov)
         return lx_copy_in(c, dst, s->buf + off, n);
     uint8_t *d = dst;
+    struct { uint64_t base, len; } v[16];       /* read 16 at a time, as vector_rw does */
     for (uint64_t i = 0; i < s->niov && n; i++) {
-        struct { uint64_t base, len; } v;
-        if (lx_copy_in(c, &v, s->iov + i * 16, 16))
+        if (i % 16 == 0 && lx_copy_in(c, v, s->iov + i * 16, (s->niov - i < 16 ? s->niov - i : 16) * 16))
             return -LX_EFAULT;
-        if (off >= v.len) {
-            off -= v.len;
+        uint64_t base = v[i % 16].base, len = v[i % 16].len;
+        if (off >= len) {
+            off -= len;
             continue;
         }
-        uint64_t k = v.len - off < n ? v.len - off : n;
-        if (lx_copy_in(c, d, v.base + off, k))
+        uint64_t k = len - off < n ? len - off : n;
+        if (lx_copy_in(c, d, base + off, k))
             return -LX_EFAULT;
         d += k;
         n -= k;
