@@ -335,7 +335,11 @@ int svc_thread_stats(svc_handle t, struct petrel_thread_stats *st)
 }
 
 /* On another core the thread stops at its next kernel entry (the kernel
- * sends that core an interrupt): wait for it, yielding. */
+ * sends that core an interrupt): wait for it a while, yielding. A core
+ * that does not take the interrupt in that time (its host thread not
+ * scheduled, under an emulator on a busy host) leaves the thread
+ * suspended but running: THREAD_RUNNING, as in the kernel placement,
+ * and the caller looks again later. */
 int svc_thread_suspend(svc_handle t)
 {
     int64_t err = sys_thread_suspend((uint32_t)t);
@@ -350,7 +354,7 @@ int svc_thread_suspend(svc_handle t)
             return (int)st.state;
         sys_yield();
     }
-    return SVC_E_STATE;
+    return THREAD_RUNNING;
 }
 
 int svc_thread_set_cpus(svc_handle t, uint64_t mask)

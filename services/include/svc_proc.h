@@ -103,11 +103,14 @@ int svc_thread_write_fp(svc_handle t, const struct petrel_fpregs *fp);
 /* A thread's CPU time, state, priority and core (struct petrel_thread_stats
  * of petrel_abi.h: what thread_stats reports); 0 or an error. */
 int svc_thread_stats(svc_handle t, struct petrel_thread_stats *st);
-/* Stop a thread from running until svc_thread_resume; it is off every
- * core when this returns. Its state then (THREAD_* of petrel_abi.h):
- * THREAD_SEND or THREAD_REPLY if it is in a call (a fault call to this
- * service on its way, say), THREAD_READY if it was running user code.
- * A negated error if it cannot be stopped. */
+/* Stop a thread from running until svc_thread_resume. Its state then
+ * (THREAD_* of petrel_abi.h): THREAD_SEND or THREAD_REPLY if it is in a
+ * call (a fault call to this service on its way, say), THREAD_READY if
+ * it was running user code and is off every core now; THREAD_RUNNING if
+ * it still runs user code on another core (it stops at its next kernel
+ * entry, which the kernel placement cannot wait for and the user
+ * placement waits for only a while): its registers are not to be
+ * touched yet, look again later. A negated error if it cannot be stopped. */
 int svc_thread_suspend(svc_handle t);
 int svc_thread_resume(svc_handle t);
 /* End a thread whatever it is doing (its control page goes; its space

@@ -466,7 +466,7 @@ static void deliver_later(struct lx_thread *p);
 static void deliver_async(struct lx_thread *p)
 {
     int state = svc_thread_suspend(p->thread);
-    if (state == THREAD_RUNNING) {              /* on another core, and this placement cannot wait there */
+    if (state == THREAD_RUNNING) {              /* still on another core (svc_thread_suspend) */
         deliver_later(p);
         return;
     }
@@ -516,9 +516,10 @@ static void deliver_async(struct lx_thread *p)
 
 /* Threads deliver_async found running user code on another core. In the
  * kernel placement the personality holds the kernel, so it cannot wait
- * for that core to stop the thread (the user placement's
- * svc_thread_suspend waits): the suspension it asked for takes hold at
- * the interrupt the kernel sends there, and the timer looks again
+ * for that core to stop the thread; the user placement's
+ * svc_thread_suspend waits, but only a while (that core may not run for
+ * long on a busy host): the suspension it asked for takes hold at the
+ * interrupt the kernel sends there, and the timer looks again
  * LX_STOP_RETRY_NS later. Kept by tid, so that a thread gone meanwhile
  * is skipped. */
 #define LX_STOP_RETRY_NS    100000

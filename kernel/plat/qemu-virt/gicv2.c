@@ -83,8 +83,24 @@ static void v2_disable(unsigned irq)
     *d32(GICD_ICENABLER + (irq / 32) * 4) = 1u << (irq % 32);
 }
 
-static unsigned v2_ack(void) { return *c32(GICC_IAR) & 0x3ff; }
-static void v2_eoi(unsigned irq) { *c32(GICC_EOIR) = irq; }
+/* The acknowledged value of an SGI carries the sending core's number in
+ * bits 12:10, and its end must be written with the same value (GICv2
+ * 4.4.5): each core keeps the last one it took. Interrupts are handled
+ * one at a time on a core (ack, handler, eoi, with interrupts masked). */
+static uint32_t last_iar[CONFIG_MAX_CPUS];
+
+static unsigned v2_ack(void)
+{
+    uint32_t iar = *c32(GICC_IAR);
+    last_iar[this_cpu()->index] = iar;
+    return iar & 0x3ff;
+}
+
+static void v2_eoi(unsigned irq)
+{
+    uint32_t iar = last_iar[this_cpu()->index];
+    *c32(GICC_EOIR) = (iar & 0x3ff) == irq ? iar : irq;
+}
 
 static void v2_send_sgi(unsigned cpu_index, unsigned sgi)
 {
