@@ -22,6 +22,8 @@
 #include "memobj.h"
 #include "bootimage.h"
 #include "timer.h"
+#include "cpu.h"
+#include "irq.h"
 #include "kmalloc.h"
 #include "kernel.h"
 #include "svc_proc.h"
@@ -492,7 +494,8 @@ int svc_thread_resume(svc_handle thread)
  * deadline: the core's timer interrupt is brought forward), with the
  * kernel lock held, as an interrupt handler of a kernel-placed service
  * does; while a request of the service is in progress it waits for its
- * end. A deadline set from another core is seen at that core's next tick. */
+ * end. A deadline set from another core that comes before that core's
+ * next tick reaches it with a wake-up interrupt, which re-arms its timer. */
 int svc_timer_attach(void (*handler)(void))
 {
     bool l = env_lock();
@@ -515,6 +518,8 @@ void svc_timer_set(uint64_t deadline_ns)
         run->timer_at = deadline_ns ? MAX(timer_ns_to_ticks(deadline_ns), 1ull) : 0;
         if (run->timer_cpu == this_cpu()->index)
             timer_rearm();
+        else if (run->timer_at && run->timer_at < READ_ONCE(cpus[run->timer_cpu].next_tick))
+            irq_send_ipi(run->timer_cpu, IRQ_SGI_WAKE);
     }
     env_unlock(l);
 }
