@@ -460,6 +460,14 @@ struct memobj *memobj_clone(struct space *owner, struct memobj *src, int *err)
     }
     c->src_pa = src->src_pa;
     c->src_size = src->src_size;
+    /* Every view of the source may have been writable: drop them all
+     * first (the TLBs of every core with them), so that a thread of the
+     * source running on another core meanwhile faults (and waits for the
+     * kernel) instead of writing into a page the clone already shares. */
+    list_for_each(pos, &src->mappings) {
+        struct mapping *map = list_entry(pos, struct mapping, mem_link);
+        space_unmap_range(map->space, map->va, map->size);
+    }
     for (uint64_t i = 0; i < src->npages; i++) {
         if (!src->pages[i])
             continue;
@@ -473,11 +481,6 @@ struct memobj *memobj_clone(struct space *owner, struct memobj *src, int *err)
             return NULL;
         }
         c->pages[i] = src->pages[i];
-    }
-    /* Every view of the source may have been writable: drop them all. */
-    list_for_each(pos, &src->mappings) {
-        struct mapping *map = list_entry(pos, struct mapping, mem_link);
-        space_unmap_range(map->space, map->va, map->size);
     }
     return c;
 }
