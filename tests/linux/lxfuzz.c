@@ -994,7 +994,11 @@ static void check_read(const struct pick *p, const uint8_t *b, long n, long room
                     consumed(c[i].obj, data_dir(c[i].kind, c[i].end), (uint64_t)msglen, what);
                 return;
             }
-        if (strict || tries >= 40)
+        /* Looked 40 times (about 10 ms): give up, unless a thread is
+         * still making a descriptor (creating() to created()). That
+         * thread may be off its core for longer than 10 ms, with threads
+         * on several cores: wait for it up to a second. */
+        if (strict || (tries >= 40 && (!__atomic_load_n(&fd_readers, __ATOMIC_SEQ_CST) || tries >= 4000)))
             break;
         /* A number that changed may also have named, for a moment,
          * another thread's /proc/self/fdinfo/N file: those are opened
@@ -1444,8 +1448,11 @@ static void op_write(struct ctx *c)
     else if (r == 0 && n > 0)
         fail("%s(%d, %zu) to a %s: 0 written", write_name(way), p.fd, n, kind_names[kind]);
     else if (r < 0 && !write_err_ok(kind, e, err, held, shut))
-        fail("%s(%d, %zu) to a %s%s (end %d)%s: %s", write_name(way), p.fd, n, e->path ? "O_PATH " : "",
-             kind_names[kind], e->end, held ? ", its other side held here" : "", errname(err));
+        fail("%s(%d, %zu) to a %s%s (end %d)%s: %s (the other side: descriptor %d of gen %u, %d in all; "
+             "that number now state %d gen %u)", write_name(way), p.fd, n, e->path ? "O_PATH " : "",
+             kind_names[kind], e->end, held ? ", its other side held here" : "", errname(err),
+             peers.n ? peers.fd[0] : -1, peers.n ? peers.gen[0] : 0, peers.n,
+             peers.n ? tab[peers.fd[0]].state : -1, peers.n ? tab[peers.fd[0]].gen : 0);
     else if (r < 0 && kind == K_EVENT && err == EINVAL && n == 8 && v != ~0ull)
         fail("write(%d) of %llu to an eventfd: EINVAL", p.fd, (unsigned long long)v);
     else if (r >= 0 && kind == K_EVENT && (n != 8 || v == ~0ull))
