@@ -1388,6 +1388,20 @@ static int write_err_ok(int kind, const struct ent *e, int err, int peer_held, i
     return kind == K_DGRAM && err == EMSGSIZE;
 }
 
+/* For a failure's message: the inode an object's end was made with, and
+ * the one a descriptor names now (0: none). */
+static uint64_t ino_made(uint32_t obj, int end)
+{
+    struct obj *o = obj_of(obj);
+    return o ? o->ino[end] : 0;
+}
+
+static uint64_t ino_now(int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
 static const char *write_name(int way) { return way == 0 ? "write" : way == 1 ? "writev" : way == 2 ? "send" : "sendmsg"; }
 
 /* Write through a pinned descriptor: tagged bytes, a message or an eventfd
@@ -1449,10 +1463,13 @@ static void op_write(struct ctx *c)
         fail("%s(%d, %zu) to a %s: 0 written", write_name(way), p.fd, n, kind_names[kind]);
     else if (r < 0 && !write_err_ok(kind, e, err, held, shut))
         fail("%s(%d, %zu) to a %s%s (end %d)%s: %s (the other side: descriptor %d of gen %u, %d in all; "
-             "that number now state %d gen %u)", write_name(way), p.fd, n, e->path ? "O_PATH " : "",
+             "that number now state %d gen %u; inodes made %llu %llu, now %llu here and %llu there)",
+             write_name(way), p.fd, n, e->path ? "O_PATH " : "",
              kind_names[kind], e->end, held ? ", its other side held here" : "", errname(err),
              peers.n ? peers.fd[0] : -1, peers.n ? peers.gen[0] : 0, peers.n,
-             peers.n ? tab[peers.fd[0]].state : -1, peers.n ? tab[peers.fd[0]].gen : 0);
+             peers.n ? tab[peers.fd[0]].state : -1, peers.n ? tab[peers.fd[0]].gen : 0,
+             (unsigned long long)ino_made(e->obj, 0), (unsigned long long)ino_made(e->obj, 1),
+             (unsigned long long)ino_now(p.fd), (unsigned long long)(peers.n ? ino_now(peers.fd[0]) : 0));
     else if (r < 0 && kind == K_EVENT && err == EINVAL && n == 8 && v != ~0ull)
         fail("write(%d) of %llu to an eventfd: EINVAL", p.fd, (unsigned long long)v);
     else if (r >= 0 && kind == K_EVENT && (n != 8 || v == ~0ull))
@@ -3163,6 +3180,14 @@ static void child_main(struct ctx *c)
             e->state = S_UNKNOWN;
         e->pins = e->flux = 0;
     }
+    /* A number the table calls free may still be open here: another
+     * thread's descriptor made (a private pipe's, say) but not yet
+     * recorded when the fork came. Kept, it would hold that pipe's end
+     * open, and its maker would wait for an end of file that comes only
+     * when this child goes. */
+    for (int fd = 3; fd < MAXFD; fd++)
+        if (tab[fd].state == S_FREE)
+            close(fd);
     for (int fd = 3; fd < MAXFD; fd++) {          /* the forked copy names what the table says */
         struct stat st;
         const char *d;
