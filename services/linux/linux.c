@@ -716,13 +716,10 @@ int lx_thread_start(struct lx_thread *t, svc_handle from, uint64_t pc, uint64_t 
         return -LX_EAGAIN;
     if (svc_thread_make_foreign(t->thread))    /* svc #N, N > 0, is a Linux call too, as on Linux */
         return -LX_EAGAIN;
-    /* The cores sched_setaffinity gave it (or its creator), the kernel's
-     * scheduler choosing among them. Without such a mask it keeps its
-     * creator's core for now: with every thread spread over the cores,
-     * lxfuzz and the stress case failed at two cores in both placements
-     * (docs/design/personality.md, "Not yet"). */
-    if (t->cpus)
-        svc_thread_set_cpus(t->thread, t->cpus);
+    /* The cores sched_setaffinity gave it (or its creator), or else every
+     * core online, as on Linux: the kernel's scheduler chooses among them
+     * (a new thread goes to the least busy). */
+    svc_thread_set_cpus(t->thread, t->cpus ? t->cpus : lx_cpus_online());
     if (svc_thread_fault_to_me(t->thread, badge_of(t)) || svc_thread_start(t->thread, pc, sp, arg))
         return -LX_EAGAIN;
     return 0;

@@ -950,25 +950,25 @@ static void consumed(uint32_t obj, int dir, uint64_t n, const char *what)
 
 /* The candidates for what pick p's number named during a call: the picked
  * object if the number kept its meaning (strict: returns 1), else all it
- * named since (returns 0; none when history ran out). */
+ * named since (returns 0; n = -1 when history ran out or a received
+ * object the registry does not know is among them). */
 static int candidates(const struct pick *p, struct cand *c, int *n)
 {
     if (same(p)) {
         c[0] = (struct cand){ p->e.obj, p->e.kind, p->e.end };
-        *n = 1;
+        *n = p->e.obj ? 1 : -1;                 /* (0: what it is, the registry does not know) */
         return 1;
     }
     lock();
     uint32_t g1 = tab[p->fd].gen;
-    *n = 0;
-    if (g1 - p->e.gen < HIST)
-        for (uint32_t g = p->e.gen; g != g1 + 1; g++) {
-            const struct hist *h = &hist[p->fd][g % HIST];
-            if (h->gen == g && h->obj)
-                c[(*n)++] = (struct cand){ h->obj, h->kind, h->end };
-        }
-    else
-        *n = -1;
+    *n = g1 - p->e.gen < HIST ? 0 : -1;
+    for (uint32_t g = p->e.gen; *n >= 0 && g != g1 + 1; g++) {
+        const struct hist *h = &hist[p->fd][g % HIST];
+        if (h->gen == g && h->obj)
+            c[(*n)++] = (struct cand){ h->obj, h->kind, h->end };
+        else if (h->gen == g && h->kind != K_NONE)
+            *n = -1;                            /* an object the registry does not know (received): no check */
+    }
     unlock();
     return 0;
 }
@@ -1556,8 +1556,9 @@ static void check_count(const struct pick *p, const char *what, long r, int err,
     if (r > room) {
         fail("%s(%d, %ld) from a %s returned %ld", what, p->fd, room, kind_names[e->kind], r);
     } else if (r == 0 && strict && room > 0 && held && !shut && e->kind != K_NULL) {
-        fail("%s(%d) from a %s (end %d): end of file while a writer is held here", what, p->fd, kind_names[e->kind],
-             e->end);
+        fail("%s(%d) from a %s (end %d): end of file while a writer is held here (inodes made %llu %llu, now %llu)",
+             what, p->fd, kind_names[e->kind], e->end, (unsigned long long)ino_made(e->obj, 0),
+             (unsigned long long)ino_made(e->obj, 1), (unsigned long long)ino_now(p->fd));
     } else if (r >= 0 && strict && (e->path || e->kind == K_EPOLL || (e->kind == K_PIPE && e->end == 1))) {
         fail("%s(%d) from a %s%s (end %d) returned %ld", what, p->fd, e->path ? "O_PATH " : "", kind_names[e->kind],
              e->end, r);
@@ -1738,17 +1739,23 @@ static void op_send_fds(struct ctx *c)
 static void op_shutdown(struct ctx *c)
 {
     struct pick p;
-    if (pick_use(c, f_sock, &p) < 0)
+    if (pick(c, f_sock, &p) < 0)
         return;
+    /* Pinned: the number must name the socket on record when the call
+     * comes (another thread's dup2 over it would shut down a socket the
+     * record never hears of, whose peer then sees EPIPE and end of file
+     * unexplained). A socket the registry does not know (received, its
+     * inode no longer in the hash) is left alone for the same reason. */
     struct obj *o = obj_of(p.e.obj);
-    if (o)
-        __atomic_store_n(&o->shut, 1, __ATOMIC_RELAXED);
+    if (!o || !pin(&p))
+        return;
+    __atomic_store_n(&o->shut, 1, __ATOMIC_RELAXED);
     int how = (int)below(c, 3);
     long r = shutdown(p.fd, how);
     int err = errno;
-    unuse(p.fd);
+    unpin(p.fd);
     tally(r, err);
-    if (r < 0 && same(&p) && err != ENOTCONN)
+    if (r < 0 && err != ENOTCONN)
         fail("shutdown(%d, %d) of a %s: %s", p.fd, how, kind_names[p.e.kind], errname(err));
 }
 
@@ -3617,7 +3624,11 @@ static int repro_mode(const char *which)
 
 static void start_thread(struct ctx *c)
 {
-    c->exiting = 0;
+    /* The old thread's tid goes first: a sibling that took it before
+     * the old thread ended and signals it now finds ESRCH, and must then
+     * see either exiting or another tid (op_signal). */
+    __atomic_store_n(&c->tid, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&c->exiting, 0, __ATOMIC_SEQ_CST);
     int e = pthread_create(&c->th, NULL, fuzz_main, c);
     if (e) {
         fail("pthread_create of a fuzzing thread: %s", errname(e));
