@@ -86,7 +86,8 @@ static void v2_disable(unsigned irq)
 /* The acknowledged value of an SGI carries the sending core's number in
  * bits 12:10, and its end must be written with the same value (GICv2
  * 4.4.5): each core keeps the last one it took. Interrupts are handled
- * one at a time on a core (ack, handler, eoi, with interrupts masked). */
+ * one at a time on a core (irq_handle: ack, handler, eoi of that one,
+ * with interrupts masked), so the last one taken is the one ending. */
 static uint32_t last_iar[CONFIG_MAX_CPUS];
 
 static unsigned v2_ack(void)
@@ -96,10 +97,9 @@ static unsigned v2_ack(void)
     return iar & 0x3ff;
 }
 
-static void v2_eoi(unsigned irq)
+static void v2_eoi(unsigned irq UNUSED)
 {
-    uint32_t iar = last_iar[this_cpu()->index];
-    *c32(GICC_EOIR) = (iar & 0x3ff) == irq ? iar : irq;
+    *c32(GICC_EOIR) = last_iar[this_cpu()->index];
 }
 
 static void v2_send_sgi(unsigned cpu_index, unsigned sgi)
