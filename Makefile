@@ -265,7 +265,7 @@ $(O)/user/svc-obj/%/main.o: services/env/user_main.c | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< ($*)"
 	$(Q)$(CC) $(UCFLAGS) -DSERVICE_ENTRY=$*_service -DSERVICE_FAST=$*_fastentry \
-	    -DSERVICE_FAULT_FAST=$*_fault_fast -c $< -o $@
+	    -DSERVICE_FAULT_FAST=$*_fault_fast -DSERVICE_FAULT_SHARED=$*_fault_shared -c $< -o $@
 
 $(O)/user/svc-obj/env/%.c.o: services/env/%.c | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)

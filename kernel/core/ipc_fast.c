@@ -222,6 +222,8 @@ struct trapframe *fastpath_foreign_syscall(struct trapframe *tf, uint64_t esr)
 {
     struct thread *cur = (struct thread *)tf;
     struct cpu *c = this_cpu();
+    if (smp_running && cur->fault_ksvc && cur->fault_ksvc->fault_shared && ksvc_shared_fault(tf, esr, cur->fault_ksvc))
+        return tf;          /* answered on the shared entry, without the lock */
     if (!kernel_enter(cur))
         return exc_el0_svc_locked(tf, esr);
     struct endpoint *ep = cur->fault_ep;

@@ -307,6 +307,32 @@ int svc_copy_out(struct svc_call *call, uint64_t client_addr, const void *src, u
     return copy_client(client_addr, (uint8_t *)src, len, true);
 }
 
+/*
+ * In a shared entry (this_cpu()->shared_in) the kernel lock is not held:
+ * the caller's pages are reached through its own translation (the MMU's,
+ * AT), never filled here. A page stays where it is meanwhile: only the
+ * service's other code, which waits for the shared entry to end, and the
+ * caller itself, which is here, unmap or replace a writable page of a
+ * Linux process (copy-on-write replaces only read-only ones).
+ */
+int svc_copy_out_try(struct svc_call *call, uint64_t client_addr, const void *src, uint64_t len)
+{
+    if (!this_cpu()->shared_in)
+        return svc_copy_out(call, client_addr, src, len);
+    const uint8_t *mine = src;
+    if (client_addr + len < client_addr)
+        return SVC_E_FAULT;
+    while (len) {
+        uint64_t n = MIN(len, 4096 - (client_addr & 4095));
+        uint8_t *theirs = arch_user_translate(client_addr, true);
+        if (!theirs)
+            return SVC_E_AGAIN;
+        memcpy(theirs, mine, n);
+        client_addr += n, mine += n, len -= n;
+    }
+    return 0;
+}
+
 /* A kernel-placed service lives as long as the kernel: its state is fresh once. */
 void *svc_state(size_t size, int *fresh)
 {
@@ -365,8 +391,11 @@ static void service_irq(unsigned irq, void *arg)
         run->irq_pending[irq / 64] |= 1ull << (irq % 64);
         return;
     }
-    if (irq_handlers[irq])
+    if (irq_handlers[irq] && run) {
+        ksvc_excl_begin(run);
         irq_handlers[irq]();
+        ksvc_excl_end(run);
+    }
 }
 
 static int irq_attach_locked(uint32_t irq, void (*handler)(void))
@@ -415,7 +444,9 @@ void ksvc_timer_tick(unsigned cpu)
                 struct cpu *c = this_cpu();
                 struct ksvc_run *outer = c->ksvc;
                 c->ksvc = run;          /* its environment calls are its own (no client) */
+                ksvc_excl_begin(run);
                 run->timer();
+                ksvc_excl_end(run);
                 c->ksvc = outer;
             }
         }
@@ -619,6 +650,7 @@ static NORETURN void finish_request(struct ksvc_run *run)
                 irq_handlers[w * 64 + bit]();
         }
     }
+    ksvc_excl_end(run);                 /* (taken with the service: ksvc_call) */
     arch_kctx_switch(&run->ctx, run->back);
     panic("a finished kernel service request resumed");
 }
@@ -706,6 +738,7 @@ int64_t ksvc_call(struct endpoint *ep, uint64_t info, uint64_t badge, bool is_ca
         t->suspended = false;
         t->ksvc_suspend = true;
     }
+    ksvc_excl_begin(run);               /* the service is the request's until finish_request */
     run->holder = t;
     run->svc = ep->ksvc;
     run->info = info;
@@ -733,7 +766,59 @@ static bool fault_fast(struct thread *t, const struct ksvc *svc, uint64_t badge)
     call.nhandles = 0;
     call.mr = NULL;
     t->ksvc_fast_svc = svc;
-    return svc->fault_fast(&call, t->fault_msg) == SVC_FAST_ANSWERED;
+    ksvc_excl_begin(svc->run);
+    int r = svc->fault_fast(&call, t->fault_msg);
+    ksvc_excl_end(svc->run);
+    return r == SVC_FAST_ANSWERED;
+}
+
+/* ---------------------------------------------------------------- the shared entry */
+
+void ksvc_excl_wait(struct ksvc_run *run)
+{
+    /* Dekker's handshake with ksvc_shared_fault: each side writes its own
+     * flag, then (after a full barrier) reads the other's, so at least one
+     * of them sees the other and backs off. Shared entries take a bounded
+     * number of steps with interrupts masked and never take the kernel
+     * lock, so waiting for them here, lock held, always ends. */
+    run->excl = true;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    unsigned me = this_cpu()->index;
+    for (unsigned i = 0; i < ncpus_present; i++)
+        while (i != me && __atomic_load_n(&cpus[i].shared_in, __ATOMIC_ACQUIRE) == run)
+            arch_cpu_relax();
+}
+
+bool ksvc_shared_fault(struct trapframe *tf, uint64_t esr, const struct ksvc *svc)
+{
+    struct thread *t = (struct thread *)tf;     /* the frame is the thread's first member */
+    struct ksvc_run *run = svc->run;
+    struct cpu *c = this_cpu();
+    c->shared_in = run;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&run->excl, __ATOMIC_ACQUIRE) || t->state != T_RUNNING) {
+        __atomic_store_n(&c->shared_in, NULL, __ATOMIC_RELEASE);
+        return false;
+    }
+    /* The message is built as for any fault of t (ksvc_foreign_syscall);
+     * the fields read here change only under the kernel lock by t's own
+     * core (fault handler, badge) or not at all while t runs (space). */
+    fault_msg_fill(t, FAULT_FOREIGN_SYSCALL, tf->x[8], esr);
+    struct svc_call call;
+    call.label = LABEL_FAULT;
+    call.badge = t->fault_badge;
+    call.pid = t->space->id;
+    call.env = t;
+    call.len = 0;
+    call.nhandles = 0;
+    call.mr = NULL;
+    int r = svc->fault_shared(&call, t->fault_msg);
+    __atomic_store_n(&c->shared_in, NULL, __ATOMIC_RELEASE);
+    if (r == SVC_FAST_ANSWERED)
+        return true;
+    t->send_is_fault = false;   /* (as before fault_msg_fill: the usual path fills it again) */
+    t->in_fault = false;
+    return false;
 }
 
 bool ksvc_fault(struct thread *t, struct endpoint *ep, uint64_t badge)
@@ -816,6 +901,7 @@ int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id, uint32_t acc
             if (!run->ready) {
                 list_init(&run->waiters);
                 run->stack = i;
+                run->shared = ksvc_table[i].fault_shared != NULL;
                 run->ready = true;
             }
             if (as && !run->account) {

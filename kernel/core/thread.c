@@ -488,6 +488,7 @@ int thread_set_fault_ep(struct thread *t, struct endpoint *ep, uint64_t badge)
         obj_unref(&t->fault_ep->obj);
     t->fault_ep = ep;
     t->fault_badge = ep ? badge : 0;
+    t->fault_ksvc = ep ? ep->ksvc : NULL;
     if (ep)
         obj_ref(&ep->obj);
     return 0;

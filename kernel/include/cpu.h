@@ -9,6 +9,8 @@
 struct thread;
 struct fdt;
 
+struct ksvc_run;
+
 struct cpu {
     uint64_t kstack_top;        /* first: the exception entry loads it */
     unsigned index;             /* logical number, 0 = boot core */
@@ -26,6 +28,10 @@ struct cpu {
     bool idle;
     struct ksvc_run *ksvc;      /* the kernel service request running here, if any */
     bool ksvc_unlocked;         /* its service code runs: no kernel lock, interrupts on */
+    /* the service whose shared register entry runs here (ksvc_shared_fault),
+     * or NULL; written only by this core, read by a core that wants the
+     * service to itself (ksvc_excl_begin) */
+    const struct ksvc_run *volatile shared_in;
     void (*volatile work)(void *); /* run by the IPI handler (self tests) */
     void *work_arg;
     volatile uint32_t work_done;

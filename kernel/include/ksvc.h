@@ -30,6 +30,7 @@ struct ksvc {
     ksvc_fastcall_fn *fastcall;             /* the fastpath's call: ksvc_fast with <name>_fast */
     struct ksvc_run *run;                   /* its request in progress (its own kernel stack) */
     int (*fault_fast)(struct svc_call *call, const uint64_t *msg);  /* <name>_fault_fast, or NULL */
+    int (*fault_shared)(struct svc_call *call, const uint64_t *msg); /* <name>_fault_shared, or NULL */
     const struct ksvc_light *lights;        /* its register-only methods' light entries */
     unsigned nlights;
 };
@@ -48,6 +49,8 @@ struct ksvc_run {
     unsigned prio_before;       /* the holder's priority when it came */
     bool abort;                 /* the holder died: finish without it */
     bool ready;                 /* initialised (waiters) */
+    bool shared;                /* the service has a shared entry (fault_shared) */
+    volatile bool excl;         /* its code other than the shared entry may run (ksvc_excl_begin) */
     struct endpoint *ep;        /* the endpoint bound to it (the first): a fault handler of its processes */
     struct space *account;      /* what its processes and memory are charged to (service_bind), or NULL */
     /* the request */
@@ -100,6 +103,31 @@ bool ksvc_fault(struct thread *t, struct endpoint *ep, uint64_t badge);
  * register entry answered and left nothing better to run (as ksvc_fast);
  * else through the scheduler. Returns the frame to resume, lock released. */
 struct trapframe *ksvc_foreign_syscall(struct trapframe *tf, uint64_t esr, struct endpoint *ep);
+
+/*
+ * The shared entry (a service's fault_shared; docs/design/hybrid.md,
+ * "Several cores in one service"): a Linux system call of t (tf, syndrome
+ * esr) offered, without the kernel lock and on several cores at once, to
+ * the register entry of svc that only reads the service's state. True if
+ * it answered (then t resumes at once); false if it did nothing, or if the
+ * service's other code may run now (then the call takes the usual path).
+ */
+bool ksvc_shared_fault(struct trapframe *tf, uint64_t esr, const struct ksvc *svc);
+/* Around any other code of the service run's (kernel lock held, or run
+ * held by a request): sets run->excl and waits for the shared entries
+ * running on other cores to end; ksvc_excl_end clears it. Nothing for a
+ * service without a shared entry. */
+void ksvc_excl_wait(struct ksvc_run *run);
+static ALWAYS_INLINE void ksvc_excl_begin(struct ksvc_run *run)
+{
+    if (unlikely(run->shared))
+        ksvc_excl_wait(run);
+}
+static ALWAYS_INLINE void ksvc_excl_end(struct ksvc_run *run)
+{
+    if (unlikely(run->shared))
+        __atomic_store_n(&run->excl, false, __ATOMIC_RELEASE);
+}
 
 /* A call the register entry left alone: ksvc_call, then the scheduler. */
 ksvc_fastcall_fn ksvc_slowcall;
@@ -154,7 +182,9 @@ static ALWAYS_INLINE struct trapframe *ksvc_fast(int (*fast)(struct svc_call *ca
     call.len = MSG_LEN(info);
     call.nhandles = 0;
     call.mr = NULL;
+    ksvc_excl_begin(ep->ksvc->run);
     int r = fast(&call, tf->x);
+    ksvc_excl_end(ep->ksvc->run);
     /* (Not ksvc_resume_now's whole check: no method of an interface moves
      * or suspends its own caller, and one that did would take effect at
      * the caller's next kernel entry, the tick at the latest: every

@@ -109,6 +109,7 @@ struct thread {
     struct notification *waiting_notify;
     struct endpoint *fault_ep;
     uint64_t fault_badge;
+    const struct ksvc *fault_ksvc;  /* fault_ep's kernel-placed service when it was set, or NULL (read without the lock) */
     struct endpoint *served_ep; /* the endpoint it last received on (priority inheritance) */
 
     /* futex and timeouts */

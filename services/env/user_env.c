@@ -149,6 +149,12 @@ int svc_copy_out(struct svc_call *call, uint64_t client_addr, const void *src, u
     return 0;
 }
 
+/* (One server thread runs the service: no shared entry, a copy as any.) */
+int svc_copy_out_try(struct svc_call *call, uint64_t client_addr, const void *src, uint64_t len)
+{
+    return svc_copy_out(call, client_addr, src, len);
+}
+
 /* The state object the supervisor granted as "state" (it survives us),
  * or, without one, fresh memory of our own. */
 void *svc_state(size_t size, int *fresh)
@@ -342,9 +348,74 @@ static int64_t reply_and_wait(uint32_t ep, struct petrel_msg *m)
     return r;
 }
 
-void svc_serve(uint32_t ep, void (*entry)(struct svc_call *), int (*fast)(struct svc_call *, uint64_t *),
-               int (*fault_fast)(struct svc_call *, const uint64_t *))
+/*
+ * Several server threads. A service with a shared entry gets a server
+ * thread on each core online besides the first (helpers, started by
+ * svc_serve), each waiting on the same endpoint, so that a client's call
+ * is taken on the client's own core. The shared entry runs on all of them
+ * at once; everything else of the service (its other entries, interrupt
+ * and event handlers) on one at a time, under `excl`. The two meet as
+ * Dekker's handshake: a thread entering the shared entry raises its flag
+ * and then looks at excl; one taking excl sets it and then waits for
+ * every flag to fall. The shared entry takes a bounded number of steps
+ * and never waits for anything, so that wait always ends.
+ */
+#define MAX_SERVERS 64
+
+static struct {
+    volatile uint32_t in_shared;        /* this server thread runs the shared entry */
+    uint8_t pad[60];                    /* (a cache line each) */
+} servers[MAX_SERVERS];
+static volatile uint32_t excl;          /* a server thread runs the service's other code */
+static unsigned nservers = 1;
+
+static struct {
+    uint32_t ep;
+    void (*entry)(struct svc_call *);
+    int (*fast)(struct svc_call *, uint64_t *);
+    int (*fault_fast)(struct svc_call *, const uint64_t *);
+    int (*fault_shared)(struct svc_call *, const uint64_t *);
+} loop;
+
+static void excl_take(unsigned me)
 {
+    if (nservers == 1)
+        return;
+    for (unsigned spins = 0;; spins++) {
+        uint32_t free = 0;
+        if (__atomic_compare_exchange_n(&excl, &free, 1, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+            break;
+        if (spins >= 100)
+            sys_yield();                /* its holder may wait for a core: let this one go */
+    }
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    for (unsigned i = 0; i < nservers; i++)
+        while (i != me && __atomic_load_n(&servers[i].in_shared, __ATOMIC_ACQUIRE))
+            __asm__ volatile("yield" ::: "memory");
+}
+
+static void excl_give(void)
+{
+    if (nservers > 1)
+        __atomic_store_n(&excl, 0, __ATOMIC_RELEASE);
+}
+
+/* The shared entry, unless another server thread has the service to
+ * itself: true if it answered. */
+static bool serve_shared(unsigned me, struct svc_call *call, const struct petrel_msg *m)
+{
+    servers[me].in_shared = 1;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    bool answered = false;
+    if (!__atomic_load_n(&excl, __ATOMIC_ACQUIRE))
+        answered = serve_fault_fast(loop.fault_shared, call, m);
+    __atomic_store_n(&servers[me].in_shared, 0, __ATOMIC_RELEASE);
+    return answered;
+}
+
+static void serve_loop(unsigned me)
+{
+    uint32_t ep = loop.ep;
     uint64_t x[1 + sizeof(struct petrel_msg) / sizeof(uint64_t)] = { 0 };
     struct petrel_msg *m = (struct petrel_msg *)&x[1];
     struct user_env env = { .out = m };
@@ -358,7 +429,9 @@ void svc_serve(uint32_t ep, void (*entry)(struct svc_call *), int (*fast)(struct
             return;
         }
         if (MSG_LABEL(m->info) == LABEL_NOTIFY) {
+            excl_take(me);
             interrupts(m->mr[0]);
+            excl_give();
             m->info = 0;
             r = sys_ipc_recv(ep, m);
             continue;
@@ -368,12 +441,19 @@ void svc_serve(uint32_t ep, void (*entry)(struct svc_call *), int (*fast)(struct
         call.env = &env;
         env.have_reply = 0;
         env.ngiven = 0;
-        bool answered;
-        if (fault_fast && m->info == MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0) && serve_fault_fast(fault_fast, &call, m)) {
+        bool answered, fault = m->info == MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0);
+        if (fault && nservers > 1 && serve_shared(me, &call, m)) {
             r = reply_and_wait(ep, m);
             continue;
         }
-        if (fast && MSG_HANDLES(m->info) == 0 && serve_fast(fast, &call, x, &answered)) {
+        excl_take(me);
+        if (fault && loop.fault_fast && serve_fault_fast(loop.fault_fast, &call, m)) {
+            excl_give();
+            r = reply_and_wait(ep, m);
+            continue;
+        }
+        if (loop.fast && MSG_HANDLES(m->info) == 0 && serve_fast(loop.fast, &call, x, &answered)) {
+            excl_give();
             if (answered) {
                 r = reply_and_wait(ep, m);
             } else {
@@ -389,18 +469,74 @@ void svc_serve(uint32_t ep, void (*entry)(struct svc_call *), int (*fast)(struct
         call.nhandles = MSG_HANDLES(m->info);
         for (unsigned i = 0; i < call.nhandles; i++)
             call.handles[i] = utcb()->recv_handles[i];
-        entry(&call);
+        loop.entry(&call);
         if (env.have_reply && env.ngiven) {
             sys_ipc_reply(0, m);           /* the objects go with it; then they are no longer ours */
             for (unsigned i = 0; i < env.ngiven; i++)
                 sys_handle_close(env.given[i]);
+            excl_give();
             m->info = 0;
             r = sys_ipc_recv(ep, m);
         } else if (env.have_reply) {
+            excl_give();
             r = reply_and_wait(ep, m);     /* svc_reply wrote the reply into m */
         } else {
+            excl_give();
             m->info = 0;
             r = sys_ipc_recv(ep, m);
         }
     }
+}
+
+static void helper_main(void *arg)
+{
+    serve_loop((unsigned)(uintptr_t)arg);
+}
+
+/* A server thread on each core online but this one's, at this one's
+ * priority, its faults going where this one's go (the supervisor's
+ * "fault" grant: a fault of any of them restarts the service). */
+static void start_helpers(void)
+{
+    struct petrel_thread_stats st;
+    uint64_t online = (uint64_t)sys_cpus_online();
+    uint32_t fault = start_handle("fault");
+    if (sys_thread_stats(self_thread(), &st) < 0 || !(online & ~(1ull << st.cpu)))
+        return;
+    if (!fault) {
+        puts("service: no \"fault\" endpoint granted: one server thread");
+        return;
+    }
+    /* Every slot counted before any helper runs: a slot whose helper could
+     * not be had stays out of the shared entry, and the lock is taken from
+     * the first request on. */
+    unsigned n = 1, slots[MAX_SERVERS];
+    for (unsigned cpu = 0; cpu < 64 && n < MAX_SERVERS; cpu++)
+        if ((online & (1ull << cpu)) && cpu != st.cpu)
+            slots[n++] = cpu;
+    nservers = n;
+    for (unsigned i = 1; i < n; i++) {
+        int64_t t = thread_spawn(helper_main, (void *)(uintptr_t)i, st.prio, (int)slots[i]);
+        if (t < 0) {
+            printf("service: no server thread for core %u: %s\n", slots[i], error_str(t));
+            continue;
+        }
+        int64_t err = sys_thread_set_fault_handler((uint32_t)t, fault);
+        if (err < 0)
+            printf("service: the server thread on core %u faults to nobody: %s\n", slots[i], error_str(err));
+    }
+}
+
+void svc_serve(uint32_t ep, void (*entry)(struct svc_call *), int (*fast)(struct svc_call *, uint64_t *),
+               int (*fault_fast)(struct svc_call *, const uint64_t *),
+               int (*fault_shared)(struct svc_call *, const uint64_t *))
+{
+    loop.ep = ep;
+    loop.entry = entry;
+    loop.fast = fast;
+    loop.fault_fast = fault_fast;
+    loop.fault_shared = fault_shared;
+    if (fault_shared)
+        start_helpers();
+    serve_loop(0);
 }

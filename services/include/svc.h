@@ -91,6 +91,12 @@ void svc_free(void *p, size_t size);
  * as the client itself could reach it. 0 or SVC_E_FAULT. */
 int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len);
 int svc_copy_out(struct svc_call *call, uint64_t client_addr, const void *src, uint64_t len);
+/* svc_copy_out for a shared entry (<name>_fault_shared): there, without
+ * the kernel lock, only into pages the client has mapped writable already,
+ * else SVC_E_AGAIN (what went before may be written: the usual path, which
+ * the entry then leaves the call to, writes it again); elsewhere as
+ * svc_copy_out. */
+int svc_copy_out_try(struct svc_call *call, uint64_t client_addr, const void *src, uint64_t len);
 
 /* The service's durable state: `size` bytes that outlive a restart of a
  * user-placed service (a memory object its supervisor keeps). *fresh says
@@ -116,15 +122,20 @@ int svc_irq_attach(uint32_t irq, void (*handler)(void));
 void svc_irq_done(uint32_t irq);
 
 #define SVC_E_FAULT     (-E_FAULT)
+#define SVC_E_AGAIN     (-E_AGAIN)
 
 /* The user placement's server loop (services/env/user_env.c): each
  * request goes to `fast` first (the generated <name>_fastentry: a
  * register-only request answered from the message registers, no copy into
  * a svc_call), then to `entry`. A fault of a thread the service handles
  * goes first to `fault_fast` when there is one (<name>_fault_fast, idl
- * fault_fast = true), with the fault message where it arrived. */
+ * fault_fast = true), with the fault message where it arrived. A service
+ * with a shared entry (`fault_shared`, idl fault_shared = true) is served
+ * by one server thread on each core online, which answer its faults there
+ * at once, and take turns for everything else (docs/design/hybrid.md). */
 void svc_serve(uint32_t ep, void (*entry)(struct svc_call *call), int (*fast)(struct svc_call *call, uint64_t *x),
-               int (*fault_fast)(struct svc_call *call, const uint64_t *msg));
+               int (*fault_fast)(struct svc_call *call, const uint64_t *msg),
+               int (*fault_shared)(struct svc_call *call, const uint64_t *msg));
 
 static inline void svc_bytes_put(uint64_t *dst, const void *src, uint32_t len)
 {

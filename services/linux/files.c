@@ -94,6 +94,13 @@ struct lx_file *lx_fd_file(struct lx_proc *p, uint64_t fd)
     return f;
 }
 
+struct lx_file *lx_fd_peek(struct lx_proc *p, uint64_t fd)
+{
+    uint64_t e = fd < p->fdt.size ? p->fdt.slot[fd] : 0;
+    struct lx_file *f = e ? lx_file_at((int32_t)entry_slot(e), entry_gen(e)) : NULL;
+    return f && !(f->flags & O_PATH) ? f : NULL;
+}
+
 struct lx_file *lx_fd_use(struct lx_proc *p, uint64_t fd)
 {
     struct lx_file *f = lx_fd_file(p, fd);

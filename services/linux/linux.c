@@ -1234,6 +1234,65 @@ static int serve_ids(struct svc_call *call, const uint64_t *mr, uint64_t nr)
     return SVC_FAST_ANSWERED;
 }
 
+/* A read or write (nr) of /dev/null, /dev/zero or /dev/full through
+ * descriptor x[0] by thread t, at most FAST_IO bytes at x[1], for the
+ * shared entry: what read_file and write_file do with them (no position,
+ * no state: zeros out, end of file, or every byte taken; a full device's
+ * write and every error go the usual way), or SVC_FAST_OTHER. */
+static int serve_null_zero(struct svc_call *call, const uint64_t *mr, struct lx_thread *t, uint64_t nr)
+{
+    static const uint8_t zero_page[4096];
+    const uint64_t *x = &mr[FAULT_MR_X0];
+    struct lx_file *f = t->io.file || t->io.done ? NULL : lx_fd_peek(t->p, x[0]);   /* (a kept call: its own file) */
+    const struct lx_node *n = f && f->kind == LX_FILE_NODE ? lx_node(f->node) : NULL;
+    if (!n || (n->mode & LX_S_IFMT) != LX_S_IFCHR || x[2] > FAST_IO || !lx_range_ok(x[1], x[2]))
+        return SVC_FAST_OTHER;
+    unsigned acc = f->flags & O_ACCMODE;
+    if (nr == NR_read && acc != O_WRONLY && (n->dev == LX_DEV_ZERO || n->dev == LX_DEV_FULL)) {
+        for (uint64_t done = 0; done < x[2]; done += sizeof(zero_page)) {
+            uint64_t chunk = x[2] - done < sizeof(zero_page) ? x[2] - done : sizeof(zero_page);
+            if (svc_copy_out_try(call, x[1] + done, zero_page, chunk))
+                return SVC_FAST_OTHER;          /* a page not there yet, or none: the usual path */
+        }
+    } else if (!(nr == NR_read && acc != O_WRONLY && n->dev == LX_DEV_NULL) &&
+               !(nr == NR_write && acc != 0 /* O_RDONLY */ && (n->dev == LX_DEV_NULL || n->dev == LX_DEV_ZERO))) {
+        return SVC_FAST_OTHER;
+    }
+    t->retried = 0;                             /* as serve: a fault after a call is a new one, */
+    t->intr = 0;                                /* and a wake-up it had is spent */
+    t->timed = 0;
+    t->timed_calendar = 0;
+    int64_t r = nr == NR_read && n->dev == LX_DEV_NULL ? 0 : (int64_t)x[2];
+    uint64_t resume[4] = { FAULT_REPLY_RESUME, mr[FAULT_MR_PC], mr[FAULT_MR_SP], (uint64_t)r };
+    svc_reply(call, 0, 4, resume);
+    return SVC_FAST_ANSWERED;
+}
+
+/*
+ * The shared register entry (idl/linux.toml: fault_shared): the part of
+ * linux_fault_fast that a kernel placement on several cores runs on each
+ * at once, without the kernel lock, while none of the personality's other
+ * code runs (docs/design/personality.md, "Several cores"). It reads the
+ * tables and writes only the calling thread's own record and memory: the
+ * id calls, and reads and writes of /dev/null and /dev/zero. Reaping dead
+ * records, a pending signal, and anything else: SVC_FAST_OTHER, nothing
+ * done.
+ */
+int linux_fault_shared(struct svc_call *call, const uint64_t *mr)
+{
+    uint64_t nr = mr[FAULT_MR_X0 + 8];
+    if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL || dead_procs || dead_threads)
+        return SVC_FAST_OTHER;
+    if (nr >= NR_getpid && nr <= NR_gettid)
+        return serve_ids(call, mr, nr);
+    if (nr != NR_read && nr != NR_write)
+        return SVC_FAST_OTHER;
+    struct lx_thread *t = thread_of_badge(call->badge);
+    if (!t || t->p->ended || t->pending || t->p->pending || t->p->doomed || t->restore_mask)
+        return SVC_FAST_OTHER;
+    return serve_null_zero(call, mr, t, nr);
+}
+
 /* The register entry for faults (idl/linux.toml: fault_fast): a system
  * call answered in the caller's own kernel entry when the personality is
  * in the kernel (without a request on the service's stack), and straight
@@ -1249,6 +1308,8 @@ int linux_fault_fast(struct svc_call *call, const uint64_t *mr)
         return SVC_FAST_OTHER;
     if (nr >= NR_getpid && nr <= NR_gettid)
         return serve_ids(call, mr, nr);
+    if ((nr == NR_read || nr == NR_write) && linux_fault_shared(call, mr) == SVC_FAST_ANSWERED)
+        return SVC_FAST_ANSWERED;
     int bounded = bounded_call(nr);
     return bounded ? serve_bounded(call, mr, nr, bounded) : SVC_FAST_OTHER;
 }

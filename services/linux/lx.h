@@ -864,6 +864,9 @@ struct lx_file *lx_fd_file(struct lx_proc *p, uint64_t fd);
 /* The open file of descriptor fd of p for a call that works on it, or
  * NULL (none, or an O_PATH descriptor: EBADF), as Linux's fdget. */
 struct lx_file *lx_fd_use(struct lx_proc *p, uint64_t fd);
+/* lx_fd_use that changes nothing (a stale entry is NULL, left for
+ * lx_fd_use to log and clear): for linux_fault_shared. */
+struct lx_file *lx_fd_peek(struct lx_proc *p, uint64_t fd);
 /* Open file slot i if it is live with generation gen, or NULL. */
 struct lx_file *lx_file_at(int32_t i, uint32_t gen);
 /* Slot number of open file f in the table. */

@@ -216,7 +216,7 @@ def test_kernel_table_names_each_register_path(tmp_path):
     itf = idlc.load(write(tmp_path, MINIMAL))
     table = idlc.kernel_table([itf])
     assert "return ksvc_fast(demo_fast, tf, ep, info, badge);" in table
-    assert '{ 9, "demo", demo_service, demo_fastcall, &ksvc_runs[0], NULL, NULL, 0 },' in table
+    assert '{ 9, "demo", demo_service, demo_fastcall, &ksvc_runs[0], NULL, NULL, NULL, 0 },' in table
     # a light entry per register-only method, keyed by its request word
     text = MINIMAL + """
 [[method]]
@@ -226,7 +226,7 @@ in = [ { name = "key", type = "u32" } ]
     table = idlc.kernel_table([idlc.load(write(tmp_path, text))])
     assert "return ksvc_light(demo_fast_put, tf);" in table
     assert "{ MSG_INFO(((uint64_t)DEMO_IF_ID << 16) | DEMO_PUT, 1, 0), demo_light_put }," in table
-    assert "demo_fastcall, &ksvc_runs[0], NULL, demo_lights, 1 }," in table
+    assert "demo_fastcall, &ksvc_runs[0], NULL, NULL, demo_lights, 1 }," in table
     assert "_Static_assert(1 <= ARCH_SERVICE_STACKS" in table     # a kernel stack for each service
 
 
@@ -234,9 +234,20 @@ def test_a_fault_fast_entry_is_declared_and_in_the_kernel_table(tmp_path):
     itf = idlc.load(write(tmp_path, MINIMAL.replace('id = 9', 'id = 9\nfault_fast = true')))
     assert itf.fault_fast
     assert "int demo_fault_fast(struct svc_call *call, const uint64_t *msg);" in idlc.header(itf)
-    assert '&ksvc_runs[0], demo_fault_fast, NULL, 0 },' in idlc.kernel_table([itf])
+    assert '&ksvc_runs[0], demo_fault_fast, NULL, NULL, 0 },' in idlc.kernel_table([itf])
     with pytest.raises(idlc.IdlError, match="fault_fast must be true or false"):
         idlc.load(write(tmp_path, MINIMAL.replace('id = 9', 'id = 9\nfault_fast = "yes"')))
+
+
+def test_a_shared_fault_entry_is_declared_and_in_the_kernel_table(tmp_path):
+    itf = idlc.load(write(tmp_path, MINIMAL.replace('id = 9', 'id = 9\nfault_fast = true\nfault_shared = true')))
+    assert itf.fault_shared
+    assert "int demo_fault_shared(struct svc_call *call, const uint64_t *msg);" in idlc.header(itf)
+    assert '&ksvc_runs[0], demo_fault_fast, demo_fault_shared, NULL, 0 },' in idlc.kernel_table([itf])
+    with pytest.raises(idlc.IdlError, match="fault_shared needs fault_fast"):
+        idlc.load(write(tmp_path, MINIMAL.replace('id = 9', 'id = 9\nfault_shared = true')))
+    with pytest.raises(idlc.IdlError, match="fault_shared must be true or false"):
+        idlc.load(write(tmp_path, MINIMAL.replace('id = 9', 'id = 9\nfault_fast = true\nfault_shared = 1')))
 
 
 def test_a_service_may_write_its_own_entry(tmp_path):

@@ -29,6 +29,11 @@
  *           some carry a pipe's read end or a mapping, which the consumer
  *           reads, checks and closes or unmaps
  *   thread  short-lived threads made and joined, each with its result
+ *   ids     getpid, getppid and gettid; /dev/zero read into a buffer and
+ *           into a fresh mapping with its first page not there yet,
+ *           /dev/null both ways, a read of a write-only descriptor (on
+ *           Petrel the calls several cores answer at once while the
+ *           others change the tables they read)
  * and three helper threads: the consumer, and two that pass a futex word
  * back and forth. Checks at the end: every real-time signal queued to a
  * thread arrived there exactly once, standard signals at most as often as
@@ -71,7 +76,7 @@
 #define FUTEX_WAKE_PRIVATE 129
 
 #define KINDS(X) X(pipe, 14) X(socket, 12) X(file, 8) X(memory, 14) X(fork, 5) X(kill, 4) X(signal, 20) \
-                 X(lock, 10) X(handoff, 10) X(thread, 3)
+                 X(lock, 10) X(handoff, 10) X(thread, 3) X(ids, 10)
 #define K_ENUM(name, w) K_##name,
 enum { KINDS(K_ENUM) NKINDS, K_START = NKINDS, K_STOP };
 #define K_NAME(name, w) #name,
@@ -104,7 +109,7 @@ struct thr {
 
 static struct thr thr[MAXTHR];
 static int nwork, nthr, verbose;
-static pid_t my_pid;
+static pid_t my_pid, my_ppid;
 static int sig_rt;
 static volatile int stop;
 static uint64_t failures, bad_signals, usr2_sent, usr2_got;
@@ -373,6 +378,62 @@ out:
     close_all(t, &s);
     if (linked)
         unlink(path);
+}
+
+/* ---------------------------------------------------------------- ids */
+
+static int all_zero(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return 0;
+    return 1;
+}
+
+/* A read of n bytes of /dev/zero returned k: all of them, or (Linux's
+ * read_zero stops after a page when a signal is pending, and signals fly
+ * here) whole pages of them. */
+static int zero_read(long k, size_t n)
+{
+    return k == (long)n || (k > 0 && (size_t)k < n && k % PAGE == 0);
+}
+
+static void op_ids(struct thr *t)
+{
+    struct fds s = { .n = 0 };
+    unsigned char *m = MAP_FAILED;
+    CHECK(getpid() == my_pid, "getpid: %d, not %d", (int)getpid(), (int)my_pid);
+    CHECK(getppid() == my_ppid, "getppid: %d, not %d", (int)getppid(), (int)my_ppid);
+    CHECK((pid_t)gettid_() == t->tid, "gettid: %d, not %d", (int)gettid_(), (int)t->tid);
+    int z = hold(&s, open("/dev/zero", O_RDONLY | O_CLOEXEC));
+    CALL(z);
+    size_t n = 1 + below(t, BUF);
+    memset(t->b, 0xa5, n);
+    long k = read(z, t->b, n);
+    CHECK(zero_read(k, n) && all_zero(t->b, (size_t)k), "read of %zu bytes of /dev/zero: %ld", n, k);
+    m = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(m != MAP_FAILED, "mmap: %s", errname(errno));
+    m[PAGE] = 0xa5;                                 /* the middle page there, the first not yet */
+    m[2 * PAGE + 7] = 0xa5;
+    k = read(z, m, 3 * PAGE);
+    CHECK(zero_read(k, 3 * PAGE) && all_zero(m, (size_t)k) && (k == 3 * PAGE || m[2 * PAGE + 7] == 0xa5),
+          "read of /dev/zero into a fresh mapping: %ld", k);
+    memset(m, 0xa5, 3 * PAGE);
+    k = read(z, m + 1, 2 * PAGE);
+    CHECK(zero_read(k, 2 * PAGE) && m[0] == 0xa5 && all_zero(m + 1, (size_t)k) && m[1 + k] == 0xa5,
+          "read of /dev/zero into a mapping: %ld", k);
+    CHECK(write(z, t->a, n) == -1 && errno == EBADF, "write to a read-only /dev/zero: %s", errname(errno));
+    int w = hold(&s, open("/dev/zero", O_WRONLY | O_CLOEXEC));
+    CALL(w);
+    CHECK(write(w, t->a, n) == (long)n, "write of %zu bytes to /dev/zero", n);
+    CHECK(read(w, t->b, n) == -1 && errno == EBADF, "read of a write-only /dev/zero: %s", errname(errno));
+    int null = hold(&s, open("/dev/null", O_RDWR | O_CLOEXEC));
+    CALL(null);
+    CHECK(write(null, t->a, n) == (long)n && read(null, t->b, n) == 0, "/dev/null");
+out:
+    if (m != MAP_FAILED)
+        munmap(m, 3 * PAGE);
+    close_all(t, &s);
 }
 
 /* ---------------------------------------------------------------- memory */
@@ -833,6 +894,7 @@ static void work(struct thr *t)
         case K_signal: op_signal(t); break;
         case K_lock: op_lock(t); break;
         case K_handoff: op_handoff(t); break;
+        case K_ids: op_ids(t); break;
         default: op_thread(t); break;
         }
         t->ops[k]++;
@@ -905,6 +967,7 @@ int main(int argc, char **argv)
     }
     setvbuf(stdout, NULL, _IONBF, 0);
     my_pid = getpid();
+    my_ppid = getppid();
     sig_rt = SIGRTMIN + 1;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     nwork = (int)(cores < 2 ? 2 : cores) + EXTRA;

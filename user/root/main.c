@@ -160,14 +160,18 @@ static const char *name_of(uint64_t pid)
 }
 
 /* Start (or restart) a user-placed service with its endpoint, state and
- * the system handle, its faults coming to us. The service may also send
+ * the system handle, its faults coming to us (the endpoint its main thread
+ * faults to is granted as "fault", for the other server threads it starts:
+ * user_env.c). The service may also send
  * on its endpoint and duplicate it (badged): that is how it makes itself
  * the fault handler of processes it creates (svc_thread_fault_to_me). */
 static int64_t start_instance(struct service *v)
 {
-    int64_t fault = sys_handle_dup(parent_ep, R_WRITE, BADGE_SERVICE | (uint64_t)(v - services));
-    struct spawn_grant g[2 + SERVICE_GRANTS] = { { "service", v->ep, R_READ | R_WRITE | R_DUP }, { "state", v->state, R_READ | R_WRITE } };
-    unsigned ng = v->state ? 2 : 1;
+    int64_t fault = sys_handle_dup(parent_ep, R_WRITE | R_GRANT, BADGE_SERVICE | (uint64_t)(v - services));
+    struct spawn_grant g[3 + SERVICE_GRANTS] = { { "service", v->ep, R_READ | R_WRITE | R_DUP },
+                                                 { "fault", (uint32_t)fault, R_WRITE },
+                                                 { "state", v->state, R_READ | R_WRITE } };
+    unsigned ng = v->state ? 3 : 2;
     for (unsigned i = 0; i < v->ngrants; i++)
         g[ng++] = v->grants[i];
     struct spawn_req req = v->limits;
@@ -199,7 +203,7 @@ static void restart(struct service *v, const struct petrel_msg *fault)
            (unsigned long)fault->mr[FAULT_MR_PC]);
     struct petrel_msg stop = { MSG_INFO(0, 1, 0), { FAULT_REPLY_STOP }, 0, 0 };
     sys_ipc_reply(0, &stop);
-    sys_thread_kill(v->thread);
+    sys_space_kill(v->space);           /* every server thread of it, not only the main one */
     sys_handle_close(v->thread);
     sys_handle_close(v->space);
     v->restarts++;
