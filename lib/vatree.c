@@ -35,11 +35,6 @@
 static inline uint64_t last_byte(const struct vanode *n) { return n->start + (n->size - 1); }
 static inline int height(const struct vanode *n) { return n ? n->height : 0; }
 
-static void update_height(struct vanode *n)
-{
-    int l = height(n->left), r = height(n->right);
-    n->height = (int8_t)(1 + (l > r ? l : r));
-}
 
 /* Make `with` (possibly NULL) take old's place under parent (NULL: the root). */
 static void replace_child(struct vatree *t, struct vanode *parent, struct vanode *old, struct vanode *with)
@@ -52,8 +47,15 @@ static void replace_child(struct vatree *t, struct vanode *parent, struct vanode
         parent->right = with;
 }
 
-/* Rotate x's right child up into x's place; returns that child. */
-static struct vanode *rotate_left(struct vatree *t, struct vanode *x)
+/* Weak AVL (WAVL, Haeupler, Sen and Tarjan) rank rules; `height` holds
+ * rank + 1 (a missing node 0, a leaf 1). Every child's height is 1 or 2
+ * below its parent's, a leaf's is 1. Insertions alone keep an AVL tree; a
+ * removal never climbs further than the node it demotes unless that
+ * node's parent is then 3 above it, so inserting and removing the same
+ * leaf over and over costs O(1), not the path to the root. */
+
+/* Rotate x's right child up into x's place (no heights changed). */
+static void rot_left(struct vatree *t, struct vanode *x)
 {
     struct vanode *y = x->right;
     x->right = y->left;
@@ -63,13 +65,9 @@ static struct vanode *rotate_left(struct vatree *t, struct vanode *x)
     replace_child(t, x->parent, x, y);
     y->left = x;
     x->parent = y;
-    update_height(x);
-    update_height(y);
-    return y;
 }
 
-/* Rotate x's left child up into x's place; returns that child. */
-static struct vanode *rotate_right(struct vatree *t, struct vanode *x)
+static void rot_right(struct vatree *t, struct vanode *x)
 {
     struct vanode *y = x->left;
     x->left = y->right;
@@ -79,40 +77,99 @@ static struct vanode *rotate_right(struct vatree *t, struct vanode *x)
     replace_child(t, x->parent, x, y);
     y->right = x;
     x->parent = y;
-    update_height(x);
-    update_height(y);
-    return y;
 }
 
-/* Restore the AVL condition at n, whose subtrees are valid AVL trees
- * differing in height by at most two; returns the subtree's new root. */
-static struct vanode *rebalance(struct vatree *t, struct vanode *n)
+/* After x (a new leaf, or a node just promoted) may have reached its
+ * parent's height. */
+static void insert_fix(struct vatree *t, struct vanode *x)
 {
-    int balance = height(n->left) - height(n->right);
-    if (balance > 1) {
-        if (height(n->left->left) < height(n->left->right))
-            rotate_left(t, n->left);
-        return rotate_right(t, n);
+    struct vanode *p;
+    while ((p = x->parent) != NULL && p->height == x->height) {
+        struct vanode *s = p->left == x ? p->right : p->left;
+        if (p->height - height(s) == 1) {       /* 0,1: promote and go on up */
+            p->height++;
+            x = p;
+            continue;
+        }
+        if (p->left == x) {                     /* 0,2: one or two rotations end it */
+            struct vanode *y = x->right;
+            if (x->height - height(y) == 2) {
+                rot_right(t, p);
+                p->height--;
+            } else {
+                rot_left(t, x);
+                rot_right(t, p);
+                y->height++;
+                x->height--;
+                p->height--;
+            }
+        } else {
+            struct vanode *y = x->left;
+            if (x->height - height(y) == 2) {
+                rot_left(t, p);
+                p->height--;
+            } else {
+                rot_right(t, x);
+                rot_left(t, p);
+                y->height++;
+                x->height--;
+                p->height--;
+            }
+        }
+        return;
     }
-    if (balance < -1) {
-        if (height(n->right->right) < height(n->right->left))
-            rotate_right(t, n->right);
-        return rotate_left(t, n);
-    }
-    update_height(n);
-    return n;
 }
 
-/* Climb from n to the root, rebalancing; stop as soon as a subtree keeps
- * its height, since nothing above it can then have changed. */
-static void fix_upwards(struct vatree *t, struct vanode *n)
+/* After a node under p went (p may now be a 2,2 leaf or 3 above a child). */
+static void remove_fix(struct vatree *t, struct vanode *p)
 {
-    while (n) {
-        int before = n->height;
-        struct vanode *top = rebalance(t, n);
-        if (top->height == before)
+    while (p) {
+        int hp = p->height, hl = height(p->left), hr = height(p->right);
+        if (!p->left && !p->right) {
+            if (hp == 1)
+                return;
+            p->height = 1;                      /* a 2,2 leaf: demote */
+            p = p->parent;
+            continue;
+        }
+        if (hp - hl <= 2 && hp - hr <= 2)
             return;
-        n = top->parent;
+        int left3 = hp - hl == 3;
+        struct vanode *s = left3 ? p->right : p->left;
+        if (hp - s->height == 2) {              /* 3,2: demote p */
+            p->height--;
+            p = p->parent;
+            continue;
+        }
+        if (s->height - height(s->left) == 2 && s->height - height(s->right) == 2) {
+            p->height--;                        /* 3,1 with s 2,2: demote both */
+            s->height--;
+            p = p->parent;
+            continue;
+        }
+        struct vanode *outer = left3 ? s->right : s->left, *inner = left3 ? s->left : s->right;
+        if (s->height - height(outer) == 1) {   /* one rotation */
+            if (left3)
+                rot_left(t, p);
+            else
+                rot_right(t, p);
+            s->height++;
+            p->height--;
+            if (!p->left && !p->right)
+                p->height = 1;
+        } else {                                /* two rotations */
+            if (left3) {
+                rot_right(t, s);
+                rot_left(t, p);
+            } else {
+                rot_left(t, s);
+                rot_right(t, p);
+            }
+            inner->height += 2;
+            s->height--;
+            p->height -= 2;
+        }
+        return;
     }
 }
 
@@ -146,7 +203,7 @@ int vatree_insert(struct vatree *t, struct vanode *n)
     n->height = 1;
     *link = n;
     t->count++;
-    fix_upwards(t, parent);
+    insert_fix(t, n);
     return 0;
 }
 
@@ -185,7 +242,7 @@ void vatree_remove(struct vatree *t, struct vanode *n)
     }
     t->count--;
     n->left = n->right = n->parent = NULL;
-    fix_upwards(t, fix);
+    remove_fix(t, fix);
 }
 
 struct vanode *vatree_find(const struct vatree *t, uint64_t va)

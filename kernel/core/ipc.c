@@ -232,7 +232,7 @@ static int64_t do_send(struct trapframe *tf, bool is_call)
     if (ep->ksvc)
         return ksvc_call(ep, info, sl->badge, is_call);
     if (!list_empty(&ep->receivers)) {
-        struct thread *dst = list_first(&ep->receivers, struct thread, link);
+        struct thread *dst = ep_receiver(&ep->receivers, this_cpu()->index);
         ipc_cancel(dst);
         if (is_call)
             inherit(dst, t->prio);
@@ -449,7 +449,7 @@ bool ipc_send_fault(struct thread *t, const struct fault_info *fi)
         return true;
     }
     if (!list_empty(&ep->receivers)) {
-        struct thread *dst = list_first(&ep->receivers, struct thread, link);
+        struct thread *dst = ep_receiver(&ep->receivers, this_cpu()->index);
         ipc_cancel(dst);
         deliver(t, dst, info, t->fault_badge, true);
     } else {

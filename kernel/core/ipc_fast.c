@@ -39,7 +39,7 @@ static ALWAYS_INLINE bool fast_info(uint64_t info)
 }
 
 /* May `to` run now instead of everything ready on this core? */
-static ALWAYS_INLINE bool fast_may_run(struct cpu *c, struct thread *to)
+static ALWAYS_INLINE bool fast_may_run(struct cpu *c, const struct thread *to)
 {
     if (to->cpu != c->index || to->suspended)
         return false;
@@ -85,16 +85,34 @@ static ALWAYS_INLINE void fast_copy(struct thread *from, struct thread *to, uint
     to->tf.x[9] = from->space->id;
 }
 
-/* The receiver waiting on ep that a call from cur may switch to at once
- * on this core, or NULL (a lower server would inherit: general path). */
+/* May a call from cur switch to dst, a receiver waiting on its endpoint,
+ * at once on this core? (Not to a lower server: it would inherit, on the
+ * general path.) */
+static ALWAYS_INLINE bool fast_server_ok(struct cpu *c, const struct thread *cur, const struct thread *dst)
+{
+    return fast_may_run(c, dst) && !dst->reply.caller && dst->prio >= cur->prio;
+}
+
+/* The first receiver waiting on ep if a call from cur may switch to it
+ * at once on this core, or NULL: then the caller looks further
+ * (fast_server_here) in a function of its own, so the common path saves
+ * no registers for the look. */
 static ALWAYS_INLINE struct thread *fast_server(struct cpu *c, const struct thread *cur, struct endpoint *ep)
 {
     if (list_empty(&ep->receivers))
         return NULL;
     struct thread *dst = list_first(&ep->receivers, struct thread, link);
-    if (!fast_may_run(c, dst) || dst->reply.caller || dst->prio < cur->prio)
+    return fast_server_ok(c, cur, dst) ? dst : NULL;
+}
+
+/* The second look: a receiver waiting on this core further in the queue
+ * (a server with a thread on each core), or NULL. */
+static ALWAYS_INLINE struct thread *fast_server_here(struct cpu *c, const struct thread *cur, struct endpoint *ep)
+{
+    if (list_empty(&ep->receivers))
         return NULL;
-    return dst;
+    struct thread *dst = ep_receiver(&ep->receivers, c->index);
+    return fast_server_ok(c, cur, dst) ? dst : NULL;
 }
 
 /* cur calls server dst of ep, its message already in dst's registers: dst
@@ -113,6 +131,30 @@ static ALWAYS_INLINE struct trapframe *fast_call_switch(struct cpu *c, struct th
     return &dst->tf;
 }
 
+/* A fastpath call to server dst, waiting on ep. */
+static ALWAYS_INLINE struct trapframe *fast_call_to(struct cpu *c, struct thread *cur, struct endpoint *ep,
+                                                    struct thread *dst, uint64_t info, uint64_t badge)
+{
+    /* dst in a register of its own: the copy then writes its frame in pairs
+     * at small offsets, not field by field from the queue link. */
+    __asm__("" : "+r"(dst));
+    fast_copy(cur, dst, info, badge);
+    cur->send_is_fault = false;
+    return fast_call_switch(c, cur, ep, dst);
+}
+
+/* fast_call_server's second look (fast_server_here). */
+static NOINLINE struct trapframe *fast_call_server_here(struct trapframe *tf, uint64_t esr, struct endpoint *ep,
+                                                        uint64_t info, uint64_t badge)
+{
+    struct thread *cur = (struct thread *)tf;
+    struct cpu *c = this_cpu();
+    struct thread *dst = fast_server_here(c, cur, ep);
+    if (!dst)
+        return exc_el0_svc_locked(tf, esr);
+    return fast_call_to(c, cur, ep, dst, info, badge);
+}
+
 /* The rest of a fastpath call whose endpoint is a user-level server's: out
  * of line, so the kernel-placed service's branch in fastpath_call saves no
  * registers for it. */
@@ -123,13 +165,8 @@ static NOINLINE struct trapframe *fast_call_server(struct trapframe *tf, uint64_
     struct cpu *c = this_cpu();
     struct thread *dst = fast_server(c, cur, ep);
     if (!dst)
-        return exc_el0_svc_locked(tf, esr);
-    /* dst in a register of its own: the copy then writes its frame in pairs
-     * at small offsets, not field by field from the queue link. */
-    __asm__("" : "+r"(dst));
-    fast_copy(cur, dst, info, badge);
-    cur->send_is_fault = false;
-    return fast_call_switch(c, cur, ep, dst);
+        return fast_call_server_here(tf, esr, ep, info, badge);
+    return fast_call_to(c, cur, ep, dst, info, badge);
 }
 
 /* ipc_call from the vector: a kernel-placed service answers it here, a
@@ -218,20 +255,62 @@ struct trapframe *kcall_slow(struct trapframe *tf, uint64_t esr)
  * exactly as ipc_send_fault would deliver it, and the server runs.
  * Anything else takes the general path.
  */
-struct trapframe *fastpath_foreign_syscall(struct trapframe *tf, uint64_t esr)
+static ALWAYS_INLINE struct trapframe *foreign_to(struct cpu *c, struct thread *cur, struct endpoint *ep,
+                                                  struct thread *dst, uint64_t esr);
+
+/* fastpath_foreign_syscall's second look (fast_server_here), lock held. */
+static NOINLINE struct trapframe *foreign_here(struct trapframe *tf, uint64_t esr, struct endpoint *ep)
 {
     struct thread *cur = (struct thread *)tf;
     struct cpu *c = this_cpu();
-    if (smp_running && cur->fault_ksvc && cur->fault_ksvc->fault_shared && ksvc_shared_fault(tf, esr, cur->fault_ksvc))
-        return tf;          /* answered on the shared entry, without the lock */
-    if (!kernel_enter(cur))
+    struct thread *dst = fast_server_here(c, cur, ep);
+    if (!dst)
         return exc_el0_svc_locked(tf, esr);
+    return foreign_to(c, cur, ep, dst, esr);
+}
+
+/* The foreign-call fastpath once the entry holds the lock (or needs none). */
+static ALWAYS_INLINE struct trapframe *foreign_locked(struct trapframe *tf, uint64_t esr)
+{
+    struct thread *cur = (struct thread *)tf;
+    struct cpu *c = this_cpu();
     struct endpoint *ep = cur->fault_ep;
     if (ep && ep->ksvc)
         return ksvc_foreign_syscall(tf, esr, ep);   /* the personality in the kernel: this entry answers */
-    struct thread *dst = ep && ep->obj.handles ? fast_server(c, cur, ep) : NULL;
-    if (!dst)
+    if (!ep || !ep->obj.handles)
         return exc_el0_svc_locked(tf, esr);
+    struct thread *dst = fast_server(c, cur, ep);
+    if (!dst)
+        return foreign_here(tf, esr, ep);
+    return foreign_to(c, cur, ep, dst, esr);
+}
+
+/* Several cores: the shared entry of the thread's kernel-placed handler
+ * first (ksvc.h), then the lock (kernel_enter). Out of line, so that the
+ * one-core path saves no registers for it. */
+static NOINLINE struct trapframe *foreign_smp(struct trapframe *tf, uint64_t esr)
+{
+    struct thread *cur = (struct thread *)tf;
+    const struct ksvc *svc = cur->fault_ksvc;
+    if (svc && svc->run->shared && ksvc_shared_fault(tf, esr, svc))
+        return tf;          /* answered on the shared entry, without the lock */
+    if (!kernel_enter(cur))
+        return exc_el0_svc_locked(tf, esr);
+    return foreign_locked(tf, esr);
+}
+
+struct trapframe *fastpath_foreign_syscall(struct trapframe *tf, uint64_t esr)
+{
+    if (unlikely(smp_running))
+        return foreign_smp(tf, esr);
+    return foreign_locked(tf, esr);
+}
+
+/* The foreign call of cur (the current thread) to server dst waiting on ep. */
+static ALWAYS_INLINE struct trapframe *foreign_to(struct cpu *c, struct thread *cur, struct endpoint *ep,
+                                                  struct thread *dst, uint64_t esr)
+{
+    struct trapframe *tf = &cur->tf;
     /* The fault message goes straight into the server's registers and
      * UTCB, not through cur->fault_msg: that is read only for a fault
      * message that waits in a queue (deliver) or a kernel-placed handler. */

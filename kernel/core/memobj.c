@@ -385,6 +385,13 @@ static struct mapping *mapping_alloc(struct space *s, int *err)
     return map;
 }
 
+/* Give back a mapping record mapping_alloc made for s, never linked. */
+static void mapping_free(struct space *s, struct mapping *map)
+{
+    space_uncharge(s, LIMIT_MEMORY, kmalloc_size(sizeof(struct mapping)));
+    kfree(map, sizeof(*map));
+}
+
 int memobj_map(struct space *s, struct memobj *m, vaddr_t va, uint64_t offset, uint64_t size, uint32_t rights)
 {
     return memobj_map_max(s, m, va, offset, size, rights, rights);
@@ -402,8 +409,6 @@ int memobj_map_max(struct space *s, struct memobj *m, vaddr_t va, uint64_t offse
         return -E_INVAL;
     if (s->torn_down)
         return -E_CLOSED;           /* a dead process gets no new mappings */
-    if (vatree_first_overlap(&s->mappings, va, size))
-        return -E_BUSY;
     if (!mmu_range_empty(s->l1, va, size))
         return -E_BUSY;
     int err;
@@ -417,10 +422,13 @@ int memobj_map_max(struct space *s, struct memobj *m, vaddr_t va, uint64_t offse
     map->offset = offset;
     map->rights = rights;
     map->max_rights = (max_rights | rights) & (R_READ | R_WRITE | R_EXEC);
-    obj_ref(&m->obj);
     map->node.start = va;
     map->node.size = size;
-    vatree_insert(&s->mappings, &map->node);    /* cannot overlap: checked above */
+    if (vatree_insert(&s->mappings, &map->node)) {
+        mapping_free(s, map);       /* overlaps a mapping: the insert's own descent found it */
+        return -E_BUSY;
+    }
+    obj_ref(&m->obj);
     list_add_tail(&m->mappings, &map->mem_link);
     if (!m->eager)
         return 0;
@@ -439,9 +447,8 @@ void memobj_unmap(struct mapping *map)
     space_unmap_range(map->space, map->va, map->size);
     vatree_remove(&map->space->mappings, &map->node);
     list_del(&map->mem_link);
-    space_uncharge(map->space, LIMIT_MEMORY, kmalloc_size(sizeof(struct mapping)));
     obj_unref(&map->mem->obj);
-    kfree(map, sizeof(*map));
+    mapping_free(map->space, map);
 }
 
 /* A copy-on-write clone of src, charged to owner. */
@@ -657,13 +664,6 @@ static int cut_range(struct space *s, vaddr_t va, uint64_t size)
     return err ? err : cut_at(s, va + size);
 }
 
-/* The first record starting in [va, va + size), in address order. */
-static struct mapping *first_in(struct space *s, vaddr_t va, uint64_t size)
-{
-    struct vanode *n = vatree_first_overlap(&s->mappings, va, size);
-    return n ? vanode_entry(n, struct mapping, node) : NULL;
-}
-
 int64_t sys_mem_unmap_range(uint32_t space_h, uint64_t va, uint64_t size)
 {
     struct handle_slot *ss;
@@ -675,12 +675,34 @@ int64_t sys_mem_unmap_range(uint32_t space_h, uint64_t va, uint64_t size)
 
 int memobj_unmap_range(struct space *s, vaddr_t va, uint64_t size)
 {
-    int err = cut_range(s, va, size);
-    if (err)
+    /* One search: the records to go follow the first in address order;
+     * the two at the ends are cut first (each checked before either is). */
+    if (!range_ok(va, size))
+        return -E_INVAL;
+    vaddr_t end = va + size;
+    struct vanode *first = vatree_first_overlap(&s->mappings, va, size), *w = first;
+    while (w && w->start + w->size <= end)
+        w = vatree_next(w);
+    struct mapping *lo = first && first->start < va ? vanode_entry(first, struct mapping, node) : NULL;
+    struct mapping *hi = w && w->start < end ? vanode_entry(w, struct mapping, node) : NULL;
+    if ((lo && !IS_ALIGNED(va - lo->va, page_bytes(lo->mem))) ||
+        (hi && !IS_ALIGNED(end - hi->va, page_bytes(hi->mem))))
+        return -E_INVAL;                /* inside a large page */
+    int err;
+    if (lo) {
+        if ((err = split(lo, va)) != 0)
+            return err;
+        first = vatree_next(&lo->node);
+        if (hi == lo)
+            hi = vanode_entry(first, struct mapping, node);
+    }
+    if (hi && (err = split(hi, end)) != 0)
         return err;
-    struct mapping *map;
-    while ((map = first_in(s, va, size)) != NULL)
-        memobj_unmap(map);
+    for (struct vanode *n = first; n && n->start < end; ) {
+        struct vanode *next = vatree_next(n);
+        memobj_unmap(vanode_entry(n, struct mapping, node));
+        n = next;
+    }
     return 0;
 }
 

@@ -766,6 +766,8 @@ static bool fault_fast(struct thread *t, const struct ksvc *svc, uint64_t badge)
     call.nhandles = 0;
     call.mr = NULL;
     t->ksvc_fast_svc = svc;
+    if (likely(!svc->run->shared))
+        return svc->fault_fast(&call, t->fault_msg) == SVC_FAST_ANSWERED;
     ksvc_excl_begin(svc->run);
     int r = svc->fault_fast(&call, t->fault_msg);
     ksvc_excl_end(svc->run);
@@ -901,7 +903,8 @@ int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id, uint32_t acc
             if (!run->ready) {
                 list_init(&run->waiters);
                 run->stack = i;
-                run->shared = ksvc_table[i].fault_shared != NULL;
+                /* (smp_running is final before the root task, which binds, runs) */
+                run->shared = ksvc_table[i].fault_shared != NULL && smp_running;
                 run->ready = true;
             }
             if (as && !run->account) {

@@ -49,7 +49,7 @@ struct ksvc_run {
     unsigned prio_before;       /* the holder's priority when it came */
     bool abort;                 /* the holder died: finish without it */
     bool ready;                 /* initialised (waiters) */
-    bool shared;                /* the service has a shared entry (fault_shared) */
+    bool shared;                /* the service has a shared entry (fault_shared), offered: several cores run */
     volatile bool excl;         /* its code other than the shared entry may run (ksvc_excl_begin) */
     struct endpoint *ep;        /* the endpoint bound to it (the first): a fault handler of its processes */
     struct space *account;      /* what its processes and memory are charged to (service_bind), or NULL */
@@ -116,7 +116,8 @@ bool ksvc_shared_fault(struct trapframe *tf, uint64_t esr, const struct ksvc *sv
 /* Around any other code of the service run's (kernel lock held, or run
  * held by a request): sets run->excl and waits for the shared entries
  * running on other cores to end; ksvc_excl_end clears it. Nothing for a
- * service without a shared entry. */
+ * service without a shared entry, or on one core (run->shared: the
+ * shared entry is offered only when several run). */
 void ksvc_excl_wait(struct ksvc_run *run);
 static ALWAYS_INLINE void ksvc_excl_begin(struct ksvc_run *run)
 {

@@ -109,7 +109,6 @@ struct thread {
     struct notification *waiting_notify;
     struct endpoint *fault_ep;
     uint64_t fault_badge;
-    const struct ksvc *fault_ksvc;  /* fault_ep's kernel-placed service when it was set, or NULL (read without the lock) */
     struct endpoint *served_ep; /* the endpoint it last received on (priority inheritance) */
 
     /* futex and timeouts */
@@ -141,6 +140,8 @@ struct thread {
     bool ksvc_stopped;          /* its request stopped at a step: resume it, not EL0 */
     const struct ksvc *ksvc_fast_svc;   /* the service of its last register-path request */
     bool ksvc_rewound;                  /* waiting for a service with its pc back on its svc */
+    const struct ksvc *fault_ksvc;      /* fault_ep's kernel-placed service when it was set, or NULL
+                                         * (read without the lock: svc_kernel.c, the shared entry) */
     uint64_t cpus;              /* the cores it may run on (bit per core); the scheduler moves
                                  * it among them (sched.c: "Cores") */
     struct kcall_ctx kcall_ctx;         /* the rest of its light call (struct kcall) */
@@ -169,6 +170,24 @@ static ALWAYS_INLINE bool kernel_enter(const struct thread *t)
         return true;
     spin_lock(&big_lock);
     return t->state == T_RUNNING;
+}
+
+/* The thread to hand a message on ep (it has receivers) to: the first
+ * receiver waiting on core `cpu` (a server with a thread on each core
+ * answers a call on the caller's core), looked for among the first
+ * CONFIG_MAX_CPUS receivers, else the first. Inline: the IPC fastpath's
+ * second look, which a call out would make it save registers for. */
+static ALWAYS_INLINE struct thread *ep_receiver(struct list *receivers, unsigned cpu)
+{
+    unsigned n = 0;
+    list_for_each(pos, receivers) {
+        struct thread *t = list_entry(pos, struct thread, link);
+        if (t->cpu == cpu)
+            return t;
+        if (++n == CONFIG_MAX_CPUS)
+            break;
+    }
+    return list_first(receivers, struct thread, link);
 }
 
 struct thread *thread_create(struct space *s, vaddr_t utcb_va, int *err);

@@ -377,9 +377,9 @@ static struct {
     int (*fault_shared)(struct svc_call *, const uint64_t *);
 } loop;
 
-static void excl_take(unsigned me)
+static void excl_take(unsigned me, bool several)
 {
-    if (nservers == 1)
+    if (!several)
         return;
     for (unsigned spins = 0;; spins++) {
         uint32_t free = 0;
@@ -394,9 +394,9 @@ static void excl_take(unsigned me)
             __asm__ volatile("yield" ::: "memory");
 }
 
-static void excl_give(void)
+static void excl_give(bool several)
 {
-    if (nservers > 1)
+    if (several)
         __atomic_store_n(&excl, 0, __ATOMIC_RELEASE);
 }
 
@@ -415,7 +415,13 @@ static bool serve_shared(unsigned me, struct svc_call *call, const struct petrel
 
 static void serve_loop(unsigned me)
 {
+    /* (The loop's constants in registers: read from memory after every
+     * call out, they cost the one-core path its instructions.) */
     uint32_t ep = loop.ep;
+    void (*entry)(struct svc_call *) = loop.entry;
+    int (*fast)(struct svc_call *, uint64_t *) = loop.fast;
+    int (*fault_fast)(struct svc_call *, const uint64_t *) = loop.fault_fast;
+    bool several = nservers > 1;
     uint64_t x[1 + sizeof(struct petrel_msg) / sizeof(uint64_t)] = { 0 };
     struct petrel_msg *m = (struct petrel_msg *)&x[1];
     struct user_env env = { .out = m };
@@ -429,9 +435,9 @@ static void serve_loop(unsigned me)
             return;
         }
         if (MSG_LABEL(m->info) == LABEL_NOTIFY) {
-            excl_take(me);
+            excl_take(me, several);
             interrupts(m->mr[0]);
-            excl_give();
+            excl_give(several);
             m->info = 0;
             r = sys_ipc_recv(ep, m);
             continue;
@@ -442,18 +448,18 @@ static void serve_loop(unsigned me)
         env.have_reply = 0;
         env.ngiven = 0;
         bool answered, fault = m->info == MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0);
-        if (fault && nservers > 1 && serve_shared(me, &call, m)) {
+        if (fault && several && serve_shared(me, &call, m)) {
             r = reply_and_wait(ep, m);
             continue;
         }
-        excl_take(me);
-        if (fault && loop.fault_fast && serve_fault_fast(loop.fault_fast, &call, m)) {
-            excl_give();
+        excl_take(me, several);
+        if (fault && fault_fast && serve_fault_fast(fault_fast, &call, m)) {
+            excl_give(several);
             r = reply_and_wait(ep, m);
             continue;
         }
-        if (loop.fast && MSG_HANDLES(m->info) == 0 && serve_fast(loop.fast, &call, x, &answered)) {
-            excl_give();
+        if (fast && MSG_HANDLES(m->info) == 0 && serve_fast(fast, &call, x, &answered)) {
+            excl_give(several);
             if (answered) {
                 r = reply_and_wait(ep, m);
             } else {
@@ -469,19 +475,19 @@ static void serve_loop(unsigned me)
         call.nhandles = MSG_HANDLES(m->info);
         for (unsigned i = 0; i < call.nhandles; i++)
             call.handles[i] = utcb()->recv_handles[i];
-        loop.entry(&call);
+        entry(&call);
         if (env.have_reply && env.ngiven) {
             sys_ipc_reply(0, m);           /* the objects go with it; then they are no longer ours */
             for (unsigned i = 0; i < env.ngiven; i++)
                 sys_handle_close(env.given[i]);
-            excl_give();
+            excl_give(several);
             m->info = 0;
             r = sys_ipc_recv(ep, m);
         } else if (env.have_reply) {
-            excl_give();
+            excl_give(several);
             r = reply_and_wait(ep, m);     /* svc_reply wrote the reply into m */
         } else {
-            excl_give();
+            excl_give(several);
             m->info = 0;
             r = sys_ipc_recv(ep, m);
         }

@@ -165,6 +165,7 @@ static struct idhash pid_hash, tid_hash;
 static struct lx_proc *proc_first, *proc_last;
 static struct lx_proc *dead_procs;      /* freed in this request, through their hnext */
 static struct lx_thread *dead_threads;
+static uint64_t shared_calls_gone;          /* lx_shared_calls of the threads that went */
 static uint32_t procs_alive, threads_alive;
 static uint64_t proc_serial;
 
@@ -273,6 +274,14 @@ uint32_t lx_procs_alive(void)
 uint32_t lx_threads_alive(void)
 {
     return threads_alive;
+}
+
+uint64_t lx_shared_calls(void)
+{
+    uint64_t n = shared_calls_gone;
+    for (uint32_t i = 0; i < slots; i++)
+        n += slot[i] ? slot[i]->shared_calls : 0;
+    return n;
 }
 
 struct lx_thread *lx_thread_of_tid(int tid)
@@ -532,6 +541,7 @@ void lx_thread_free(struct lx_thread *t)
         slot = NULL, taken = waiting = NULL, slots = 0;
     }
     t->used = 0;
+    shared_calls_gone += t->shared_calls;
     t->hnext = dead_threads;                    /* freed when this request is done */
     dead_threads = t;
 }
@@ -1196,54 +1206,16 @@ static int io_bounded(struct lx_proc *p, struct lx_file *f, uint64_t nr, const u
     return (kind == LX_S_IFREG && !n->proc) || dev == LX_DEV_NULL || dev == LX_DEV_ZERO;
 }
 
-/* A bounded call (nr, from message mr; `bounded` as bounded_call says)
- * for the register entry: served as any fault (fault_of), the message
- * read where it is (not copied into the call), unless a signal is
- * pending (even a blocked one: the call might unblock it) or its
- * descriptor makes it unbounded. Out of line, so the calls that are not
- * served here pay nothing for it. */
-static __attribute__((noinline)) int serve_bounded(struct svc_call *call, const uint64_t *mr, uint64_t nr,
-                                                   int bounded)
-{
-    struct lx_thread *t = thread_of_badge(call->badge);
-    if (!t || t->p->ended || t->pending || t->p->pending || t->p->doomed || t->restore_mask)
-        return SVC_FAST_OTHER;
-    if (bounded == 2) {
-        /* A kept call run again (woken: its reader or writer moved) is
-         * bounded by its own file, not by what its descriptor names now. */
-        const struct lx_io *io = &t->io;
-        if (io->file && (io->nr != nr || io->fd != (uint32_t)mr[FAULT_MR_X0] || io->pc != mr[FAULT_MR_PC]))
-            return SVC_FAST_OTHER;
-        if (!io_bounded(t->p, io->file ? io->file : lx_fd_use(t->p, mr[FAULT_MR_X0]), nr, &mr[FAULT_MR_X0]))
-            return SVC_FAST_OTHER;
-    }
-    fault_of(call, mr, t);
-    return SVC_FAST_ANSWERED;
-}
-
-/* getpid, getppid, gettid and the uid and gid calls of thread t, answered
- * from the process table (0 for the ids: one user, root). */
-static int serve_ids(struct svc_call *call, const uint64_t *mr, uint64_t nr)
-{
-    struct lx_thread *t = thread_of_badge(call->badge);
-    if (!t || t->p->ended || ((t->pending | t->p->pending) & ~t->blocked))
-        return SVC_FAST_OTHER;                  /* a signal to act on: the full path delivers it */
-    int64_t r = nr == NR_getpid ? t->p->pid : nr == NR_gettid ? t->tid : nr == NR_getppid ? t->p->ppid : 0;
-    uint64_t resume[4] = { FAULT_REPLY_RESUME, mr[FAULT_MR_PC], mr[FAULT_MR_SP], (uint64_t)r };
-    svc_reply(call, 0, 4, resume);
-    return SVC_FAST_ANSWERED;
-}
-
 /* A read or write (nr) of /dev/null, /dev/zero or /dev/full through
- * descriptor x[0] by thread t, at most FAST_IO bytes at x[1], for the
- * shared entry: what read_file and write_file do with them (no position,
+ * descriptor x[0] (open file f, or NULL) by thread t, with no call kept,
+ * at most FAST_IO bytes at x[1], for the shared entry: what read_file and write_file do with them (no position,
  * no state: zeros out, end of file, or every byte taken; a full device's
  * write and every error go the usual way), or SVC_FAST_OTHER. */
-static int serve_null_zero(struct svc_call *call, const uint64_t *mr, struct lx_thread *t, uint64_t nr)
+static int serve_null_zero(struct svc_call *call, const uint64_t *mr, struct lx_thread *t, struct lx_file *f,
+                           uint64_t nr)
 {
     static const uint8_t zero_page[4096];
     const uint64_t *x = &mr[FAULT_MR_X0];
-    struct lx_file *f = t->io.file || t->io.done ? NULL : lx_fd_peek(t->p, x[0]);   /* (a kept call: its own file) */
     const struct lx_node *n = f && f->kind == LX_FILE_NODE ? lx_node(f->node) : NULL;
     if (!n || (n->mode & LX_S_IFMT) != LX_S_IFCHR || x[2] > FAST_IO || !lx_range_ok(x[1], x[2]))
         return SVC_FAST_OTHER;
@@ -1268,6 +1240,47 @@ static int serve_null_zero(struct svc_call *call, const uint64_t *mr, struct lx_
     return SVC_FAST_ANSWERED;
 }
 
+/* A bounded call (nr, from message mr; `bounded` as bounded_call says)
+ * for the register entry: served as any fault (fault_of), the message
+ * read where it is (not copied into the call), unless a signal is
+ * pending (even a blocked one: the call might unblock it) or its
+ * descriptor makes it unbounded. Out of line, so the calls that are not
+ * served here pay nothing for it. */
+static __attribute__((noinline)) int serve_bounded(struct svc_call *call, const uint64_t *mr, uint64_t nr,
+                                                   int bounded)
+{
+    struct lx_thread *t = thread_of_badge(call->badge);
+    if (!t || t->p->ended || t->pending || t->p->pending || t->p->doomed || t->restore_mask)
+        return SVC_FAST_OTHER;
+    if (bounded == 2) {
+        /* A kept call run again (woken: its reader or writer moved) is
+         * bounded by its own file, not by what its descriptor names now. */
+        const struct lx_io *io = &t->io;
+        if (io->file && (io->nr != nr || io->fd != (uint32_t)mr[FAULT_MR_X0] || io->pc != mr[FAULT_MR_PC]))
+            return SVC_FAST_OTHER;
+        struct lx_file *f = io->file ? io->file : lx_fd_use(t->p, mr[FAULT_MR_X0]);
+        if (f && f->kind == LX_FILE_NODE && (nr == NR_read || nr == NR_write) && !io->file && !io->done &&
+            serve_null_zero(call, mr, t, f, nr) == SVC_FAST_ANSWERED)
+            return SVC_FAST_ANSWERED;           /* as the shared entry serves it */
+        if (!io_bounded(t->p, f, nr, &mr[FAULT_MR_X0]))
+            return SVC_FAST_OTHER;
+    }
+    fault_of(call, mr, t);
+    return SVC_FAST_ANSWERED;
+}
+
+/* getpid, getppid, gettid and the uid and gid calls of thread t, answered
+ * from the process table (0 for the ids: one user, root). */
+static int serve_ids(struct svc_call *call, const uint64_t *mr, struct lx_thread *t, uint64_t nr)
+{
+    if (!t || t->p->ended || ((t->pending | t->p->pending) & ~t->blocked))
+        return SVC_FAST_OTHER;                  /* a signal to act on: the full path delivers it */
+    int64_t r = nr == NR_getpid ? t->p->pid : nr == NR_gettid ? t->tid : nr == NR_getppid ? t->p->ppid : 0;
+    uint64_t resume[4] = { FAULT_REPLY_RESUME, mr[FAULT_MR_PC], mr[FAULT_MR_SP], (uint64_t)r };
+    svc_reply(call, 0, 4, resume);
+    return SVC_FAST_ANSWERED;
+}
+
 /*
  * The shared register entry (idl/linux.toml: fault_shared): the part of
  * linux_fault_fast that a kernel placement on several cores runs on each
@@ -1283,14 +1296,16 @@ int linux_fault_shared(struct svc_call *call, const uint64_t *mr)
     uint64_t nr = mr[FAULT_MR_X0 + 8];
     if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL || dead_procs || dead_threads)
         return SVC_FAST_OTHER;
-    if (nr >= NR_getpid && nr <= NR_gettid)
-        return serve_ids(call, mr, nr);
-    if (nr != NR_read && nr != NR_write)
-        return SVC_FAST_OTHER;
     struct lx_thread *t = thread_of_badge(call->badge);
-    if (!t || t->p->ended || t->pending || t->p->pending || t->p->doomed || t->restore_mask)
-        return SVC_FAST_OTHER;
-    return serve_null_zero(call, mr, t, nr);
+    int r = SVC_FAST_OTHER;
+    if (nr >= NR_getpid && nr <= NR_gettid)
+        r = serve_ids(call, mr, t, nr);
+    else if ((nr == NR_read || nr == NR_write) && t && !t->p->ended && !t->pending && !t->p->pending &&
+             !t->p->doomed && !t->restore_mask && !t->io.file && !t->io.done)     /* (a kept call: the full path) */
+        r = serve_null_zero(call, mr, t, lx_fd_peek(t->p, mr[FAULT_MR_X0]), nr);
+    if (r == SVC_FAST_ANSWERED)
+        t->shared_calls++;                      /* (its own record: no other core writes it) */
+    return r;
 }
 
 /* The register entry for faults (idl/linux.toml: fault_fast): a system
@@ -1307,9 +1322,7 @@ int linux_fault_fast(struct svc_call *call, const uint64_t *mr)
     if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL)
         return SVC_FAST_OTHER;
     if (nr >= NR_getpid && nr <= NR_gettid)
-        return serve_ids(call, mr, nr);
-    if ((nr == NR_read || nr == NR_write) && linux_fault_shared(call, mr) == SVC_FAST_ANSWERED)
-        return SVC_FAST_ANSWERED;
+        return serve_ids(call, mr, thread_of_badge(call->badge), nr);
     int bounded = bounded_call(nr);
     return bounded ? serve_bounded(call, mr, nr, bounded) : SVC_FAST_OTHER;
 }

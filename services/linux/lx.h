@@ -386,6 +386,7 @@ enum { LX_PROC_ROOT = 1, LX_PROC_SELF, LX_PROC_PIDDIR, LX_PROC_STAT, LX_PROC_STA
        LX_PROC_MAPS, LX_PROC_ENVIRON, LX_PROC_MEMINFO, LX_PROC_CPUINFO, LX_PROC_UPTIME,
        LX_PROC_MOUNTS, LX_PROC_VERSION, LX_PROC_LOADAVG, LX_PROC_FILESYSTEMS, LX_PROC_EXE, LX_PROC_CWD,
        LX_PROC_FDDIR, LX_PROC_FDINFODIR, LX_PROC_KSTAT, LX_PROC_PETREL, LX_PROC_PMOUNTS, LX_PROC_MOUNTINFO,
+       LX_PROC_PETREL_SHARED,
        LX_PROC_FD = 1u << 20,                   /* LX_PROC_FD + n: /proc/PID/fd/n */
        LX_PROC_FDINFO = 2u << 20,               /* LX_PROC_FDINFO + n: /proc/PID/fdinfo/n */
        LX_PROC_OBJ = 3u << 20 };                /* LX_PROC_OBJ + n: open file n (not a node's), reached through
@@ -710,6 +711,7 @@ struct lx_thread {
     uint32_t ss_flags;
     uint64_t fault_addr, fault_esr;     /* of its last fault signal (the frame's fault_address and ESR record) */
     uint64_t retried;           /* the page of its last fault, run again (a file grew meanwhile), or 0 */
+    uint64_t shared_calls;      /* its calls the shared entry answered (linux_fault_shared) */
     uint64_t clear_tid;         /* set_tid_address, CLONE_CHILD_CLEARTID: zeroed and woken when it ends */
     int32_t lock_blocker;       /* the process whose POSIX lock it waits for (LX_BLK_LOCK), or 0 */
     uint64_t fkey[2];           /* the futex it waits on (LX_BLK_FUTEX) */
@@ -731,6 +733,9 @@ struct lx_proc *lx_proc_target(struct lx_proc *p, int64_t upid, int *thread);
 struct lx_thread *lx_thread_of_tid(int tid);
 /* Threads and processes alive (not yet freed), for /proc and sysinfo. */
 uint32_t lx_threads_alive(void);
+/* The calls the shared entry has answered, of every thread there was
+ * (/proc/petrel_shared). */
+uint64_t lx_shared_calls(void);
 uint32_t lx_procs_alive(void);
 /* The threads that keep a call's reply, in slot order: the one after
  * `after` (NULL: the first), or NULL. */

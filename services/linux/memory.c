@@ -368,14 +368,22 @@ static unsigned splits(const struct lx_proc *p, uint64_t start, uint64_t end)
 
 /* Cut the ranges at address a (so that none crosses it): the part from a
  * on becomes a record of its own; -ENOMEM without one. */
+static struct lx_vma *split_vma(struct lx_proc *p, struct lx_vma *v, uint64_t a);
+
 static int split_at(struct lx_proc *p, uint64_t a)
 {
     struct lx_vma *v = lx_vma_at(p, a);
     if (!v || v->node.start == a)
         return 0;
+    return split_vma(p, v, a) ? 0 : -LX_ENOMEM;
+}
+
+/* Cut record v (a strictly inside it) at a: the upper part, or NULL without a record. */
+static struct lx_vma *split_vma(struct lx_proc *p, struct lx_vma *v, uint64_t a)
+{
     struct lx_vma *hi = vma_new();
     if (!hi)
-        return -LX_ENOMEM;
+        return NULL;
     uint64_t below = a - v->node.start;
     hi->node.start = a;
     hi->node.size = v->node.size - below;
@@ -389,7 +397,7 @@ static int split_at(struct lx_proc *p, uint64_t a)
     if (hi->obj)
         hi->obj->refs++;
     vatree_insert(&p->vmas, &hi->node);
-    return 0;
+    return hi;
 }
 
 /* Split p's ranges at start and end, so that [start, end) is whole ranges;
@@ -411,12 +419,26 @@ static int cut(struct lx_proc *p, uint64_t start, uint64_t end, int bounded)
  * would pass the limit of ranges, or without records for the pieces. */
 static int vmas_remove(struct lx_proc *p, uint64_t start, uint64_t end)
 {
-    const struct lx_vma *mid = lx_vma_at(p, start);
-    if (mid && mid->node.start < start && end < lx_vma_end(mid) && p->vmas.count >= LX_MAP_COUNT)
-        return -LX_ENOMEM;
-    if (cut(p, start, end, 0))
-        return -LX_ENOMEM;
+    /* One search: the ranges to go follow the first in address order. */
     struct lx_vma *v = first_in(p, start, end);
+    if (!v)
+        return 0;
+    struct lx_vma *w = v;
+    while (w && lx_vma_end(w) <= end)
+        w = lx_vma_next(w);
+    int lo = v->node.start < start, hi = w && w->node.start < end;
+    if (lo && w == v && p->vmas.count >= LX_MAP_COUNT)
+        return -LX_ENOMEM;
+    if (vma_reserve((unsigned)(lo + hi)))
+        return -LX_ENOMEM;
+    if (lo) {
+        struct lx_vma *up = split_vma(p, v, start);
+        if (w == v)
+            w = up;
+        v = up;
+    }
+    if (hi)
+        split_vma(p, w, end);
     while (v && v->node.start < end) {
         struct lx_vma *next = lx_vma_next(v);
         vma_drop_obj(p, v);
@@ -485,13 +507,16 @@ static struct lx_mobj *file_private(int32_t node, uint64_t off, uint64_t size, u
 }
 
 /* Does [start, end) overlap a range of p, its heap's reach or its stack? */
-static int taken(struct lx_proc *p, uint64_t start, uint64_t end)
+static int reserved_room(struct lx_proc *p, uint64_t start, uint64_t end)
 {
-    if (mapped(p, start, end))
-        return 1;
     if (start < p->brk_start + LX_BRK_MAX && end > p->brk_start - LX_BRK_MAX)
         return 1;                               /* the program and the room its heap may grow into */
     return end > LX_STACK_TOP - LX_STACK_SIZE;
+}
+
+static int taken(struct lx_proc *p, uint64_t start, uint64_t end)
+{
+    return mapped(p, start, end) || reserved_room(p, start, end);
 }
 
 /* The highest free gap of `len` bytes below LX_MMAP_TOP, or 0: windows of
@@ -511,7 +536,7 @@ static uint64_t find_gap(struct lx_proc *p, uint64_t len)
             top = lowest->node.start;
             continue;
         }
-        if (taken(p, start, top))
+        if (reserved_room(p, start, top))     /* (first_in found no range there) */
             return 0;                           /* the heap is in the way: nothing lower is tried */
         p->gap_top = top;                       /* (LX_MMAP_TOP, or a range's start) */
         p->gap_need = len;

@@ -52,6 +52,7 @@ static const struct { const char *name; uint32_t what; uint32_t mode; } fixed[] 
     { "filesystems", LX_PROC_FILESYSTEMS, LX_S_IFREG | 0444 },
     { "stat", LX_PROC_KSTAT, LX_S_IFREG | 0444 },
     { "petrel", LX_PROC_PETREL, LX_S_IFREG | 0444 },
+    { "petrel_shared", LX_PROC_PETREL_SHARED, LX_S_IFREG | 0444 },
 };
 
 static const struct { const char *name; uint32_t what; uint32_t mode; } per_pid[] = {
@@ -647,6 +648,12 @@ static void gen(const struct lx_node *n)
             lx_locks_in_use(), (unsigned long)lx_heap_bytes());
         break;
     }
+    case LX_PROC_PETREL_SHARED:
+        /* Petrel's own too: the calls answered on several cores at once
+         * (docs/design/personality.md, "Several cores"), apart from
+         * /proc/petrel, whose counts come back when a program ends. */
+        put("shared_calls %lu\n", (unsigned long)lx_shared_calls());
+        break;
     default:
         break;
     }

@@ -6,7 +6,11 @@
  *  - memory another thread unmaps (512 pages it had all read there)
  *    faults there afterwards, page by page, and a range mapped over its
  *    old one reads the new contents there;
- *  - 1 ms sleeps on either core end on time. */
+ *  - 1 ms sleeps on either core end on time;
+ *  - id calls and /dev/zero reads made on both cores at once are answered
+ *    right, and on Petrel with two cores by the personality's shared entry
+ *    (/proc/petrel_shared, Petrel's own: docs/design/personality.md,
+ *    "Several cores"), at least half of them: else a line says so. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -86,6 +90,50 @@ static void *worker(void *arg)
             done = c;
         }
     }
+    return NULL;
+}
+
+/* The shared entry's count of calls (/proc/petrel_shared), or -1 (Linux). */
+static long long shared_calls(void)
+{
+    char text[128];
+    long long n = -1;
+    int fd = open("/proc/petrel_shared", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    long k = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    text[k > 0 ? k : 0] = 0;
+    return sscanf(text, "shared_calls %lld", &n) == 1 ? n : -1;
+}
+
+#define ID_CALLS 20000
+#define ZERO_READS 1000
+
+/* ID_CALLS getppid and gettid and ZERO_READS reads of 4 KiB of /dev/zero
+ * on core cpu: how many were wrong. */
+static long id_calls_on(int cpu)
+{
+    static __thread char buf[4096];
+    pin(cpu);
+    long wrong = 0;
+    pid_t ppid = getppid(), tid = (pid_t)syscall(SYS_gettid);
+    for (int i = 0; i < ID_CALLS / 2; i++)
+        wrong += getppid() != ppid || (pid_t)syscall(SYS_gettid) != tid;
+    int z = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+    for (int i = 0; i < ZERO_READS; i++) {
+        buf[i % 4096] = 1;
+        wrong += read(z, buf, 4096) != 4096 || buf[i % 4096] != 0;
+    }
+    close(z);
+    return wrong;
+}
+
+static volatile long other_wrong = -1;
+
+static void *id_worker(void *arg)
+{
+    other_wrong = id_calls_on((int)(intptr_t)arg);
     return NULL;
 }
 
@@ -175,5 +223,19 @@ int main(void)
      * about 1 ms each (Linux: 1.1) on the first core and on the last. */
     int on_first = sleeps_on(first), on_last = sleeps_on(last);
     printf("200 sleeps of 1 ms on the first core and on the last, each in under 1 s: %d %d\n", on_first, on_last);
+
+    long long before = shared_calls();
+    pthread_t other;
+    if (pthread_create(&other, NULL, id_worker, (void *)(intptr_t)last)) {
+        printf("no thread\n");
+        return 1;
+    }
+    long wrong = id_calls_on(first);
+    pthread_join(other, NULL);
+    long long answered = before >= 0 ? shared_calls() - before : -1;
+    printf("id calls and /dev/zero reads on both cores at once, wrong answers: %ld\n", wrong + other_wrong);
+    if (before >= 0 && first != last && answered < ID_CALLS + ZERO_READS)
+        printf("the personality's shared entry answered %lld of %d calls on two cores\n", answered,
+               2 * (ID_CALLS + ZERO_READS));
     return 0;
 }
