@@ -391,11 +391,15 @@ static void service_irq(unsigned irq, void *arg)
         run->irq_pending[irq / 64] |= 1ull << (irq % 64);
         return;
     }
-    if (irq_handlers[irq] && run) {
-        ksvc_excl_begin(run);
+    if (!irq_handlers[irq])
+        return;
+    if (!run) {                         /* (attach always names the service: never so) */
         irq_handlers[irq]();
-        ksvc_excl_end(run);
+        return;
     }
+    ksvc_excl_begin(run);
+    irq_handlers[irq]();
+    ksvc_excl_end(run);
 }
 
 static int irq_attach_locked(uint32_t irq, void (*handler)(void))

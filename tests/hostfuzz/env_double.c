@@ -779,6 +779,13 @@ int svc_copy_out(struct svc_call *call, uint64_t client_addr, const void *src, u
     return space_copy(hc->t->space, client_addr, (void *)(uintptr_t)src, len, 1, R_WRITE) ? SVC_E_FAULT : 0;
 }
 
+/* (One thread runs the personality here, as in the user placement on one
+ * core: the shared entry's copy is any copy.) */
+int svc_copy_out_try(struct svc_call *call, uint64_t client_addr, const void *src, uint64_t len)
+{
+    return svc_copy_out(call, client_addr, src, len);
+}
+
 /* What the personality does not use: no durable state, no device, no interrupt. */
 void *svc_state(size_t size, int *fresh)
 {
@@ -1375,8 +1382,8 @@ void hf_advance(uint64_t ns)
 /* ---------------------------------------------------------------- requests */
 
 /* Deliver fault message msg of thread t: the register entry first (the
- * personality's fault_fast, as both placements offer it), then the
- * service's entry. */
+ * personality's fault_fast, as both placements offer it; every other one
+ * to its shared entry before that), then the service's entry. */
 static void deliver(struct hf_thread *t, const uint64_t *msg)
 {
     static struct hf_call hc;
@@ -1394,7 +1401,19 @@ static void deliver(struct hf_thread *t, const uint64_t *msg)
     t->state = HT_CALL;
     t->cpu_ns += 20000;
     env.clock += 1000;
-    int r = linux_fault_fast(&hc.call, msg);
+    /* Every other fault is offered to the shared entry first, as with
+     * several cores (it may only answer, never keep, and says which). */
+    static unsigned offers;
+    int r = SVC_FAST_OTHER;
+    if (offers++ & 1) {
+        r = linux_fault_shared(&hc.call, msg);
+        if (r != SVC_FAST_ANSWERED && r != SVC_FAST_OTHER)
+            hf_fail("the shared entry returned %d", r);
+        if (hc.kept || (r == SVC_FAST_ANSWERED) != (hc.replied != 0))
+            hf_fail("the shared entry kept a call, or answered and said otherwise (%d)", r);
+    }
+    if (r != SVC_FAST_ANSWERED)
+        r = linux_fault_fast(&hc.call, msg);
     if (r == SVC_FAST_ANSWERED && !hc.replied && !hc.kept)
         hf_fail("the register entry said it answered a fault it neither answered nor kept");
     if (r != SVC_FAST_ANSWERED) {
