@@ -1294,13 +1294,15 @@ static int serve_ids(struct svc_call *call, const uint64_t *mr, struct lx_thread
 int linux_fault_shared(struct svc_call *call, const uint64_t *mr)
 {
     uint64_t nr = mr[FAULT_MR_X0 + 8];
-    if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL || dead_procs || dead_threads)
-        return SVC_FAST_OTHER;
+    int ids = nr >= NR_getpid && nr <= NR_gettid;
+    if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL || (!ids && nr != NR_read && nr != NR_write) || dead_procs ||
+        dead_threads)
+        return SVC_FAST_OTHER;                  /* (every other call leaves before any lookup) */
     struct lx_thread *t = thread_of_badge(call->badge);
     int r = SVC_FAST_OTHER;
-    if (nr >= NR_getpid && nr <= NR_gettid)
+    if (ids)
         r = serve_ids(call, mr, t, nr);
-    else if ((nr == NR_read || nr == NR_write) && t && !t->p->ended && !t->pending && !t->p->pending &&
+    else if (t && !t->p->ended && !t->pending && !t->p->pending &&
              !t->p->doomed && !t->restore_mask && !t->io.file && !t->io.done)     /* (a kept call: the full path) */
         r = serve_null_zero(call, mr, t, lx_fd_peek(t->p, mr[FAULT_MR_X0]), nr);
     if (r == SVC_FAST_ANSWERED)
