@@ -82,19 +82,30 @@ static void rq_remove(struct runqueue *rq, struct thread *t)
     rq->nready--;
 }
 
-/* Make t runnable on its core, preempting there if it should. */
-void sched_enqueue(struct thread *t)
+/* Make t runnable on its core (at the back of its priority's queue, or
+ * at the front: its turn kept), preempting there if it should. */
+static void enqueue(struct thread *t, bool front)
 {
     t->state = T_READY;
     if (t->suspended)
         return;
     struct cpu *c = &cpus[t->cpu];
-    rq_insert(&c->rq, t, false);
+    rq_insert(&c->rq, t, front);
     if (c != this_cpu()) {
         struct thread *cur = c->current;
         if (!cur || t->prio > cur->prio)
             irq_send_ipi(t->cpu, IRQ_SGI_WAKE);
     }
+}
+
+void sched_enqueue(struct thread *t)
+{
+    enqueue(t, false);
+}
+
+void sched_enqueue_front(struct thread *t)
+{
+    enqueue(t, true);
 }
 
 /* Take t out of its run queue (if it is in one). */

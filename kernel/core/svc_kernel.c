@@ -635,12 +635,16 @@ static NORETURN void finish_request(struct ksvc_run *run)
      * queue): one takes the service, the others wait again. Woken alone,
      * the best waiter would be the only one left to free the rest, and it
      * may never take the service — answered on a register entry, which
-     * finishes no request; killed or suspended before it runs. */
+     * finishes no request; killed or suspended before it runs. Each
+     * keeps its turn on its core: it was stopped by the busy service, not
+     * done, and at the back of a queue of threads that call the service
+     * too it would find it busy again at every turn. (Taken from the
+     * last, so that the fronts keep the waiters' order.) */
     while (!list_empty(&run->waiters)) {
-        struct thread *w = list_first(&run->waiters, struct thread, link);
+        struct thread *w = list_entry(run->waiters.prev, struct thread, link);
         list_del(&w->link);
         w->ksvc_wait = NULL;
-        sched_enqueue(w);
+        sched_enqueue_front(w);
     }
     if (run->timer_due) {
         run->timer_due = false;

@@ -27,6 +27,10 @@ struct runqueue {
 
 void sched_init_cpu(unsigned cpu);
 void sched_enqueue(struct thread *t);           /* make runnable on t->cpu */
+/* The same, at the front of its priority's queue: for a thread that was
+ * stopped rather than done (it waited for a busy kernel-placed service
+ * only to make its call again), which keeps its turn. */
+void sched_enqueue_front(struct thread *t);
 void sched_dequeue(struct thread *t);
 /* A thread about to start: put it on the best of its cores (t->cpus). */
 void sched_place(struct thread *t);

@@ -377,17 +377,28 @@ static struct {
     int (*fault_shared)(struct svc_call *, const uint64_t *);
 } loop;
 
+/* excl: 0 free, 1 taken, 2 taken with a server thread asleep on it (a
+ * futex word, as a Drepper mutex). A thread that cannot have it sleeps
+ * rather than spins: the service's threads outrank its clients, and one
+ * spinning would keep its core from the clients whose calls it waits to
+ * serve (and, with more guest cores than host cores, from the holder). */
+static bool excl_try(void)
+{
+    uint32_t free = 0;
+    return __atomic_compare_exchange_n(&excl, &free, 1, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+}
+
 static void excl_take(unsigned me, bool several)
 {
     if (!several)
         return;
-    for (unsigned spins = 0;; spins++) {
-        uint32_t free = 0;
-        if (__atomic_compare_exchange_n(&excl, &free, 1, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
-            break;
-        if (spins >= 100)
-            sys_yield();                /* its holder may wait for a core: let this one go */
+    bool got = excl_try();
+    for (unsigned spins = 0; !got && spins < 64; spins++) {   /* held for one short call, as a rule */
+        __asm__ volatile("yield" ::: "memory");
+        got = !__atomic_load_n(&excl, __ATOMIC_RELAXED) && excl_try();
     }
+    while (!got && __atomic_exchange_n(&excl, 2, __ATOMIC_SEQ_CST) != 0)
+        sys_futex_wait((uint64_t)(uintptr_t)&excl, 2, 0);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     for (unsigned i = 0; i < nservers; i++)
         while (i != me && __atomic_load_n(&servers[i].in_shared, __ATOMIC_ACQUIRE))
@@ -396,8 +407,8 @@ static void excl_take(unsigned me, bool several)
 
 static void excl_give(bool several)
 {
-    if (several)
-        __atomic_store_n(&excl, 0, __ATOMIC_RELEASE);
+    if (several && __atomic_exchange_n(&excl, 0, __ATOMIC_RELEASE) == 2)
+        sys_futex_wake((uint64_t)(uintptr_t)&excl, 1);
 }
 
 /* The shared entry, unless another server thread has the service to

@@ -1281,6 +1281,31 @@ static int serve_ids(struct svc_call *call, const uint64_t *mr, struct lx_thread
     return SVC_FAST_ANSWERED;
 }
 
+/* clock_gettime of a clock that only reads the counter, and
+ * gettimeofday without a time zone, for thread t: the time written with
+ * an access that does not fault (svc_copy_out_try; a page not there yet
+ * takes the usual path). */
+static int serve_clock(struct svc_call *call, const uint64_t *mr, struct lx_thread *t, uint64_t nr)
+{
+    const uint64_t *x = &mr[FAULT_MR_X0];
+    uint64_t ns;
+    if (!t || t->p->ended || ((t->pending | t->p->pending) & ~t->blocked))
+        return SVC_FAST_OTHER;                  /* a signal to act on: the full path delivers it */
+    if (nr == NR_gettimeofday ? x[1] || !x[0] : lx_clock_counter_ns(x[0], &ns) != 0)
+        return SVC_FAST_OTHER;
+    if (nr == NR_gettimeofday)
+        ns = svc_clock_ns() + lx_realtime_base();
+    uint64_t buf = nr == NR_gettimeofday ? x[0] : x[1];
+    int64_t ts[2] = { (int64_t)(ns / 1000000000ull), (int64_t)(ns % 1000000000ull) };
+    if (nr == NR_gettimeofday)
+        ts[1] /= 1000;                          /* (microseconds) */
+    if (!lx_range_ok(buf, sizeof(ts)) || svc_copy_out_try(call, buf, ts, sizeof(ts)))
+        return SVC_FAST_OTHER;
+    uint64_t resume[4] = { FAULT_REPLY_RESUME, mr[FAULT_MR_PC], mr[FAULT_MR_SP], 0 };
+    svc_reply(call, 0, 4, resume);
+    return SVC_FAST_ANSWERED;
+}
+
 /*
  * The shared register entry (idl/linux.toml: fault_shared): the part of
  * linux_fault_fast that a kernel placement on several cores runs on each
@@ -1294,14 +1319,16 @@ static int serve_ids(struct svc_call *call, const uint64_t *mr, struct lx_thread
 int linux_fault_shared(struct svc_call *call, const uint64_t *mr)
 {
     uint64_t nr = mr[FAULT_MR_X0 + 8];
-    int ids = nr >= NR_getpid && nr <= NR_gettid;
-    if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL || (!ids && nr != NR_read && nr != NR_write) || dead_procs ||
-        dead_threads)
+    int ids = nr >= NR_getpid && nr <= NR_gettid, clock = nr == NR_clock_gettime || nr == NR_gettimeofday;
+    if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL || (!ids && !clock && nr != NR_read && nr != NR_write) ||
+        dead_procs || dead_threads)
         return SVC_FAST_OTHER;                  /* (every other call leaves before any lookup) */
     struct lx_thread *t = thread_of_badge(call->badge);
     int r = SVC_FAST_OTHER;
     if (ids)
         r = serve_ids(call, mr, t, nr);
+    else if (clock)
+        r = serve_clock(call, mr, t, nr);
     else if (t && !t->p->ended && !t->pending && !t->p->pending &&
              !t->p->doomed && !t->restore_mask && !t->io.file && !t->io.done)     /* (a kept call: the full path) */
         r = serve_null_zero(call, mr, t, lx_fd_peek(t->p, mr[FAULT_MR_X0]), nr);

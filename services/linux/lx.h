@@ -331,6 +331,10 @@ struct lx_time lx_now(void);
  * realtime clock is ahead of the system counter (svc_clock_ns), in ns. */
 void lx_clock_init(void);
 uint64_t lx_realtime_base(void);
+/* The time of a clock that only reads the counter (the realtime clocks
+ * add the calendar's base; no process or thread record is read, so the
+ * shared entry may ask): 0, or -1 for any other clock. */
+int lx_clock_counter_ns(uint64_t clock, uint64_t *ns);
 /* Resolve `path` (absolute, or relative to directory `dir`); follow a
  * final symbolic link when `follow`. A node index or a negated errno. */
 int32_t lx_lookup(int32_t dir, const char *path, int follow);

@@ -1317,9 +1317,14 @@ static void timer_fired(void)
                 cpu_limit_passed(q, cpu);
         }
     }
-    for (struct lx_thread *q = lx_waiting_next(NULL); q; q = lx_waiting_next(q))
-        if (q->timed && now >= q->deadline)
+    for (struct lx_thread *q = lx_waiting_next(NULL); q; q = lx_waiting_next(q)) {
+        if (!q->timed || now < q->deadline)
+            continue;
+        if (q->blk.kind == LX_BLK_SLEEP)
+            lx_wake_resume(q, 0);               /* a sleep whose time is up: 0, without running it again */
+        else
             lx_wake(q, 0);                      /* it runs its call again and finds its time up */
+    }
     lx_event_timers();                          /* timerfds that expired: their waiters and polls */
     lx_ptimers_fire(now);
     lx_timer_update();

@@ -118,12 +118,9 @@ static int cpu_clock(struct lx_ctx *c, int32_t id, uint64_t *ns)
  * (above); MONOTONIC, MONOTONIC_RAW, MONOTONIC_COARSE, BOOTTIME and
  * BOOTTIME_ALARM: the system counter since boot; the CPU-time clocks: the
  * kernel's accounting of the process's or thread's threads. */
-static int clock_read(struct lx_ctx *c, uint64_t clock, uint64_t *ns)
+int lx_clock_counter_ns(uint64_t clock, uint64_t *ns)
 {
-    int32_t id = (int32_t)clock;
-    if (id < 0)
-        return cpu_clock(c, id, ns);
-    switch (id) {
+    switch ((int32_t)clock) {
     case CLOCK_REALTIME: case CLOCK_REALTIME_COARSE: case CLOCK_REALTIME_ALARM: case CLOCK_TAI:
         *ns = svc_clock_ns() + realtime_base;
         return 0;
@@ -131,6 +128,19 @@ static int clock_read(struct lx_ctx *c, uint64_t clock, uint64_t *ns)
     case CLOCK_BOOTTIME_ALARM:
         *ns = svc_clock_ns();
         return 0;
+    default:
+        return -1;
+    }
+}
+
+static int clock_read(struct lx_ctx *c, uint64_t clock, uint64_t *ns)
+{
+    int32_t id = (int32_t)clock;
+    if (id < 0)
+        return cpu_clock(c, id, ns);
+    if (lx_clock_counter_ns(clock, ns) == 0)
+        return 0;
+    switch (id) {
     case CLOCK_PROCESS_CPUTIME_ID:
         *ns = lx_proc_cpu_ns(c->p);
         return 0;

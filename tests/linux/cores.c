@@ -7,7 +7,8 @@
  *    faults there afterwards, page by page, and a range mapped over its
  *    old one reads the new contents there;
  *  - 1 ms sleeps on either core end on time;
- *  - id calls and /dev/zero reads made on both cores at once are answered
+ *  - id calls, /dev/zero reads and clock reads (clock_gettime of the
+ *    monotonic clock, gettimeofday) made on both cores at once are answered
  *    right, and on Petrel with two cores by the personality's shared entry
  *    (/proc/petrel_shared, Petrel's own: docs/design/personality.md,
  *    "Several cores"), at least half of them: else a line says so. */
@@ -19,6 +20,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include "lxtest.h"
 
@@ -109,9 +111,12 @@ static long long shared_calls(void)
 
 #define ID_CALLS 20000
 #define ZERO_READS 1000
+#define CLOCK_CALLS 4000
 
-/* ID_CALLS getppid and gettid and ZERO_READS reads of 4 KiB of /dev/zero
- * on core cpu: how many were wrong. */
+/* ID_CALLS getppid and gettid, ZERO_READS reads of 4 KiB of /dev/zero and
+ * CLOCK_CALLS clock_gettime(CLOCK_MONOTONIC) and gettimeofday (system
+ * calls, not the vDSO's) on core cpu: how many were wrong (a clock going
+ * back counts). */
 static long id_calls_on(int cpu)
 {
     static __thread char buf[4096];
@@ -126,6 +131,18 @@ static long id_calls_on(int cpu)
         wrong += read(z, buf, 4096) != 4096 || buf[i % 4096] != 0;
     }
     close(z);
+    struct timespec last = { 0, 0 }, now;
+    struct timeval tv_last = { 0, 0 }, tv;
+    for (int i = 0; i < CLOCK_CALLS / 2; i++) {
+        int r = (int)syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &now);
+        wrong += r != 0 || now.tv_nsec >= 1000000000 || now.tv_sec < last.tv_sec ||
+                 (now.tv_sec == last.tv_sec && now.tv_nsec < last.tv_nsec);
+        last = now;
+        r = (int)syscall(SYS_gettimeofday, &tv, NULL);
+        wrong += r != 0 || tv.tv_usec >= 1000000 || tv.tv_sec < tv_last.tv_sec ||
+                 (tv.tv_sec == tv_last.tv_sec && tv.tv_usec < tv_last.tv_usec);
+        tv_last = tv;
+    }
     return wrong;
 }
 
@@ -233,9 +250,10 @@ int main(void)
     long wrong = id_calls_on(first);
     pthread_join(other, NULL);
     long long answered = before >= 0 ? shared_calls() - before : -1;
-    printf("id calls and /dev/zero reads on both cores at once, wrong answers: %ld\n", wrong + other_wrong);
-    if (before >= 0 && first != last && answered < ID_CALLS + ZERO_READS)
+    printf("id calls, /dev/zero reads and clock reads on both cores at once, wrong answers: %ld\n",
+           wrong + other_wrong);
+    if (before >= 0 && first != last && answered < ID_CALLS + ZERO_READS + CLOCK_CALLS)
         printf("the personality's shared entry answered %lld of %d calls on two cores\n", answered,
-               2 * (ID_CALLS + ZERO_READS));
+               2 * (ID_CALLS + ZERO_READS + CLOCK_CALLS));
     return 0;
 }
