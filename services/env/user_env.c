@@ -382,11 +382,6 @@ static struct {
  * rather than spins: the service's threads outrank its clients, and one
  * spinning would keep its core from the clients whose calls it waits to
  * serve (and, with more guest cores than host cores, from the holder). */
-/* A sleeper looks again after this long even unwoken: a wake-up that
- * went astray costs a millisecond, not the caller whose request the
- * sleeping server thread holds. */
-#define EXCL_NAP_NS 1000000ull
-
 static bool excl_try(void)
 {
     uint32_t free = 0;
@@ -403,7 +398,7 @@ static void excl_take(unsigned me, bool several)
         got = !__atomic_load_n(&excl, __ATOMIC_RELAXED) && excl_try();
     }
     while (!got && __atomic_exchange_n(&excl, 2, __ATOMIC_SEQ_CST) != 0)
-        sys_futex_wait((uint64_t)(uintptr_t)&excl, 2, EXCL_NAP_NS);
+        sys_futex_wait((uint64_t)(uintptr_t)&excl, 2, 0);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     for (unsigned i = 0; i < nservers; i++)
         while (i != me && __atomic_load_n(&servers[i].in_shared, __ATOMIC_ACQUIRE))

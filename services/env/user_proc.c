@@ -381,11 +381,27 @@ int svc_thread_kill(svc_handle t)
  * The timer: a thread of ours sleeps on a futex until the deadline (or a
  * change of it), then signals the server loop's notification; the loop
  * runs the handler between requests. timer_seq changes with every
- * deadline set, so a deadline fires once.
+ * deadline set, so a deadline fires once. timer_armed is the deadline the
+ * thread sleeps toward (~0: none; 0: not asleep), so that a deadline set
+ * no earlier than that one costs no wake-up: the thread wakes at its own,
+ * sees the new one and sleeps on (every timed wait of a busy personality
+ * sets the deadline again, mostly to a later one). The thread publishes
+ * timer_armed before its wait compares timer_seq, and svc_timer_set
+ * changes timer_seq before it reads timer_armed: one of the two sees the
+ * other's change.
  */
 static uint32_t timer_seq;
 static uint64_t timer_deadline;
+static uint64_t timer_armed;
 static uint32_t timer_note;
+
+static void timer_wait(uint32_t seq, uint64_t until, uint64_t now)
+{
+    __atomic_store_n(&timer_armed, until ? until : ~0ull, __ATOMIC_SEQ_CST);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    sys_futex_wait((uint64_t)&timer_seq, seq, until ? until - now : 0);
+    __atomic_store_n(&timer_armed, 0, __ATOMIC_RELAXED);
+}
 
 static void timer_thread(void *arg)
 {
@@ -396,13 +412,13 @@ static void timer_thread(void *arg)
         uint64_t d = __atomic_load_n(&timer_deadline, __ATOMIC_RELAXED);
         uint64_t now = svc_clock_ns();
         if (!d || (have_fired && fired == seq)) {
-            sys_futex_wait((uint64_t)&timer_seq, seq, 0);
+            timer_wait(seq, 0, now);
         } else if (now >= d) {
             sys_notify_signal(timer_note, USER_ENV_EVENT);
             fired = seq;
             have_fired = true;
         } else {
-            sys_futex_wait((uint64_t)&timer_seq, seq, d - now);
+            timer_wait(seq, d, now);
         }
     }
 }
@@ -429,8 +445,11 @@ int svc_timer_attach(void (*handler)(void))
 void svc_timer_set(uint64_t deadline_ns)
 {
     __atomic_store_n(&timer_deadline, deadline_ns, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&timer_seq, 1, __ATOMIC_RELEASE);
-    sys_futex_wake((uint64_t)&timer_seq, 1);
+    __atomic_add_fetch(&timer_seq, 1, __ATOMIC_SEQ_CST);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    uint64_t armed = __atomic_load_n(&timer_armed, __ATOMIC_SEQ_CST);
+    if (deadline_ns && (!armed || deadline_ns < armed))
+        sys_futex_wake((uint64_t)&timer_seq, 1);    /* (else it wakes at its own deadline, or at none) */
 }
 
 void svc_console_write(const void *buf, uint64_t len)

@@ -1120,7 +1120,7 @@ static void serve(struct lx_ctx *c)
             for (int i = 0; i < 9; i++)
                 t->blk.x[i] = mr[FAULT_MR_X0 + i];
             if (t->timed)
-                lx_timer_note(t->deadline);
+                lx_timer_update();
             return;
         }
         t->blk.kind = LX_BLK_NONE;
