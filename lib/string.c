@@ -1,5 +1,6 @@
 /* The string and memory routines shared by the kernel and the user runtime. */
 #include "pstring.h"
+#include <stdbool.h>
 
 void *memset(void *d, int c, size_t n)
 {
@@ -24,10 +25,34 @@ static inline uint64_t load64_any(const uint8_t *p)
     return v;
 }
 
+/*
+ * Copies of 2, 4 or 8 bytes between addresses aligned to that size are one
+ * load and one store (single-copy atomic), as the kernel's get_user and
+ * put_user are on Linux: a futex or lock word read from (or written into)
+ * memory that other threads change meanwhile is never seen half old, half
+ * new. Byte by byte, a word going from 0x451 to 0 to 0x452 could read as
+ * 0x52.
+ */
+static inline bool copy_word(void *d, const void *s, size_t n)
+{
+    uintptr_t both = (uintptr_t)d | (uintptr_t)s;
+    if (n == 8 && !(both & 7))
+        *(volatile uint64_t *)d = *(const volatile uint64_t *)s;
+    else if (n == 4 && !(both & 3))
+        *(volatile uint32_t *)d = *(const volatile uint32_t *)s;
+    else if (n == 2 && !(both & 1))
+        *(volatile uint16_t *)d = *(const volatile uint16_t *)s;
+    else
+        return false;
+    return true;
+}
+
 void *memcpy(void *d, const void *s, size_t n)
 {
     uint8_t *dp = d;
     const uint8_t *sp = s;
+    if (n < 16 && copy_word(d, s, n))
+        return d;
     if (n >= 16) {
         while ((uintptr_t)dp & 7) {     /* align the stores */
             *dp++ = *sp++;

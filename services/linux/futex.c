@@ -158,7 +158,17 @@ static int64_t futex_wait(struct lx_ctx *c, uint64_t uaddr, uint32_t val, uint64
     return lx_block(c, LX_BLK_FUTEX, 0);
 }
 
-/* FUTEX_WAKE_OP's operation on the old value, and its comparison. */
+/* A PI, robust or FUTEX_WAKE_OP word changes only by compare-and-swap (lx_vma_cas32),
+ * as Linux's cmpxchg: the process's other threads lock and unlock it in
+ * user space meanwhile, on any core. After this many tries lost to them,
+ * the call runs again from its `svc` (LX_AGAIN), as Linux's loop goes on
+ * trying: never EAGAIN, which glibc takes for a lock it got. */
+#define CAS_TRIES 64
+
+/* FUTEX_WAKE_OP's operation on the old value, atomic as Linux's
+ * futex_atomic_op_inuser (by compare-and-swap; a word of a file's shared
+ * mapping, which lx_vma_cas32 does not reach, by a copy in and out), and
+ * its comparison. */
 static int wake_op(struct lx_ctx *c, uint64_t uaddr2, uint32_t encoded, int *cmp_true)
 {
     uint32_t op = (encoded >> 28) & 7, cmp = (encoded >> 24) & 15;
@@ -170,13 +180,23 @@ static int wake_op(struct lx_ctx *c, uint64_t uaddr2, uint32_t encoded, int *cmp
     }
     if (op > 4 || cmp > 5)
         return -LX_ENOSYS;
-    uint32_t old;
+    uint32_t old, seen;
     if ((uaddr2 & 3) || lx_copy_in(c, &old, uaddr2, sizeof(old)))
         return (uaddr2 & 3) ? -LX_EINVAL : -LX_EFAULT;
-    uint32_t new = op == 0 ? oparg : op == 1 ? old + oparg : op == 2 ? (old | oparg) :
-                   op == 3 ? (old & ~oparg) : (old ^ oparg);
-    if (lx_copy_out(c, uaddr2, &new, sizeof(new)))
-        return -LX_EFAULT;
+    for (int tries = 0;; tries++) {
+        if (tries == CAS_TRIES)
+            return LX_AGAIN;                    /* (nothing done yet: the call runs again whole) */
+        uint32_t new = op == 0 ? oparg : op == 1 ? old + oparg : op == 2 ? (old | oparg) :
+                       op == 3 ? (old & ~oparg) : (old ^ oparg);
+        if (lx_vma_cas32(lx_memory_of(c->p), uaddr2, old, new, &seen)) {
+            if (lx_copy_out(c, uaddr2, &new, sizeof(new)))
+                return -LX_EFAULT;
+            break;
+        }
+        if (seen == old)
+            break;
+        old = seen;
+    }
     int32_t o = (int32_t)old, a = (int32_t)(cmparg << 20) >> 20;   /* cmparg is a signed 12-bit value */
     *cmp_true = cmp == 0 ? o == a : cmp == 1 ? o != a : cmp == 2 ? o < a : cmp == 3 ? o <= a : cmp == 4 ? o > a : o >= a;
     return 0;
@@ -191,12 +211,6 @@ static struct lx_thread *pi_waiter(const uint64_t key[2], const struct lx_thread
     return NULL;
 }
 
-/* A PI or robust word changes only by compare-and-swap (lx_vma_cas32),
- * as Linux's cmpxchg: the process's other threads lock and unlock it in
- * user space meanwhile, on any core. One that keeps changing it under the
- * personality gets EAGAIN after this many tries, not the personality's
- * time. */
-#define CAS_TRIES 64
 
 /* The PI futex at va of process p goes from its owner to waiter w, if the
  * word is still `word`: it then names w with FUTEX_WAITERS (and `died` if
@@ -276,7 +290,7 @@ static int64_t lock_pi(struct lx_ctx *c, uint64_t uaddr, uint64_t uts, int priva
             lx_timer_update();
         return lx_block(c, LX_BLK_FUTEX, 0);
     }
-    return -LX_EAGAIN;
+    return LX_AGAIN;
 }
 
 static int64_t unlock_pi(struct lx_ctx *c, uint64_t uaddr, int private)
@@ -305,7 +319,7 @@ static int64_t unlock_pi(struct lx_ctx *c, uint64_t uaddr, int private)
             return 0;
         word = old;
     }
-    return -LX_EAGAIN;
+    return LX_AGAIN;
 }
 
 int lx_futex_never_eintr(uint64_t op)

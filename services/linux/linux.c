@@ -1126,12 +1126,22 @@ static void serve(struct lx_ctx *c)
         t->blk.kind = LX_BLK_NONE;
         r = t->io.done ? (int64_t)t->io.done : -LX_ENOMEM;
     }
+    uint64_t pc = mr[FAULT_MR_PC];
+    if (r == LX_AGAIN) {
+        /* Its `svc` once more, with its own x0, behind the calls queued
+         * meanwhile (a handler first if a signal is pending, as after
+         * Linux's ERESTARTNOINTR): the personality's time per attempt is
+         * bounded, and a thread that keeps losing spends only its own. */
+        pc -= 4;
+        r = (int64_t)mr[FAULT_MR_X0];
+        c->yield = 1;
+    }
     if (t->io.file || t->io.done)
         lx_io_end(t);                           /* the call is done: what it kept goes */
     t->intr = 0;                                /* ... and a wake-up it had is spent */
     t->timed = 0;
     t->timed_calendar = 0;
-    lx_sig_reply(c, mr[FAULT_MR_PC], r);        /* pending signals are acted on here */
+    lx_sig_reply(c, pc, r);                     /* pending signals are acted on here */
 }
 
 /* The fault of thread t (alive, its process not ended), served. */

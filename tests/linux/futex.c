@@ -61,6 +61,58 @@ static void settle(int n)
     usleep(100000);
 }
 
+/* A word other threads change while the kernel reads or changes it: a
+ * futex call sees it whole (one 32-bit access), and FUTEX_WAKE_OP's
+ * operation is atomic against their own atomics. */
+static uint32_t busy;
+static volatile int stop;
+
+static void *flip(void *arg)
+{
+    (void)arg;
+    while (!stop) {
+        __atomic_store_n(&busy, 0x000000ffu, __ATOMIC_RELAXED);
+        __atomic_store_n(&busy, 0x0000ff00u, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+#define ADDS 20000
+
+static void *add(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < ADDS; i++)
+        __atomic_add_fetch(&busy, 1, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+static void changing_words(void)
+{
+    pthread_t t;
+    struct timespec none = { 0, 0 };
+    int again = 0, tries = 3000;
+    stop = 0;
+    busy = 0x000000ffu;
+    pthread_create(&t, NULL, flip, NULL);
+    for (int i = 0; i < tries; i++) {
+        /* 0x0000ffff and 0 are never its value: only a torn read matches. */
+        uint32_t never = (i & 1) ? 0x0000ffffu : 0;
+        again += futex(&busy, FUTEX_WAIT_PRIVATE, never, &none, NULL, 0) == -1 && errno == EAGAIN;
+    }
+    stop = 1;
+    pthread_join(t, NULL);
+    printf("wait on a word another thread keeps changing, never to the value: EAGAIN %d of %d\n", again, tries);
+    busy = 0;
+    int ops = 2000;
+    uint32_t op = FUTEX_OP(FUTEX_OP_ADD, 1, FUTEX_OP_CMP_EQ, 0);
+    pthread_create(&t, NULL, add, NULL);
+    for (int i = 0; i < ops; i++)
+        futex(&word, FUTEX_WAKE_OP_PRIVATE, 1, (void *)1, &busy, op);
+    pthread_join(t, NULL);
+    printf("wake_op adding %d beside a thread adding %d: %u\n", ops, ADDS, busy);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -148,5 +200,6 @@ int main(void)
     SHOW("wait on a read-only page, other value", futex(ro, FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0));
     SHOW("wait on a read-only page, timeout", futex(ro, FUTEX_WAIT_PRIVATE, 0, &short_ts, NULL, 0));
     SHOW("wake_op on a read-only page", futex(&word, FUTEX_WAKE_OP_PRIVATE, 1, (void *)1, ro, op));
+    changing_words();
     return 0;
 }
