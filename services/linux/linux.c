@@ -735,32 +735,57 @@ int lx_thread_start(struct lx_thread *t, svc_handle from, uint64_t pc, uint64_t 
     return 0;
 }
 
-int lx_exec(char *const argv[], int argc, char *const envp[], int envc)
+int lx_exec(char *const *argv, int argc, char *const envp[], int envc)
 {
     int err = fs();
     if (err)
         return err;
     if (argc < 1)
         return -LX_EINVAL;
-    int32_t node = lx_lookup(LX_ROOT, argv[0], 1);
+    const char *path = argv[0];                 /* (a script's: its comm and AT_EXECFN, as on Linux) */
+    int32_t node = lx_lookup(LX_ROOT, path, 1);
     if (node < 0)
         return node;
     struct lx_node *n = lx_node(node);
     if ((n->mode & LX_S_IFMT) != LX_S_IFREG || !(n->mode & 0111))
         return -LX_EACCES;
+    /* A `#!` script runs its interpreter with the script's path (and the
+     * interpreter's one argument) before its own arguments, as execve
+     * runs one (proc.c) and Linux runs init's. */
+    static char interp[LX_PATH_MAX], iarg[256];
+    char *sargv[MAX_ARGS + 2], magic[2];
+    if (n->size >= 2 && !lx_node_read(n, 0, magic, 2) && !memcmp(magic, "#!", 2)) {
+        int has_arg = lx_script_line(node, interp, sizeof(interp), iarg, sizeof(iarg));
+        if (has_arg < 0)
+            return has_arg;
+        if (argc + 1 + has_arg > MAX_ARGS + 2)
+            return -LX_E2BIG;
+        int32_t in = lx_script_interp(interp);
+        if (in < 0)
+            return in;
+        int k = 0;
+        sargv[k++] = interp;
+        if (has_arg)
+            sargv[k++] = iarg;
+        for (int i = 0; i < argc; i++)
+            sargv[k++] = argv[i];
+        argv = sargv;
+        argc = k;
+        node = in;
+    }
     struct lx_proc *p = lx_proc_new(NULL, &err);  /* started by a native program: no Linux parent */
     if (!p)
         return err;
     p->pgid = p->sid = 0;                       /* as a child of Linux's /init: in its group and session 0 */
-    const char *base = argv[0];
-    for (const char *s = argv[0]; *s; s++)
+    const char *base = path;
+    for (const char *s = path; *s; s++)
         if (*s == '/' && s[1])
             base = s + 1;
     memcpy(p->comm, base, strnlen(base, sizeof(p->comm) - 1));
     uint64_t pc, sp;
     err = lx_files_init(p);
     if (!err)
-        err = lx_load(p, node, argv[0], argv, argc, envp, envc, &pc, &sp);
+        err = lx_load(p, node, path, argv[0], argv, argc, envp, envc, &pc, &sp);
     if (!err)
         err = lx_thread_start(lx_main_thread(p), 0, pc, sp, 0, NULL);
     if (err) {

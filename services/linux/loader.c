@@ -218,7 +218,7 @@ static int map_interp(struct lx_proc *p, const char *path, struct elf_image *im)
     return err;
 }
 
-int lx_load(struct lx_proc *p, int32_t node, const char *execfn, char *const argv[], int argc,
+int lx_load(struct lx_proc *p, int32_t node, const char *execfn, const char *exe, char *const argv[], int argc,
             char *const envp[], int envc, uint64_t *pc, uint64_t *sp)
 {
     struct elf_image prog, interp = { 0 };
@@ -251,6 +251,6 @@ int lx_load(struct lx_proc *p, int32_t node, const char *execfn, char *const arg
     err = !*sp ? -LX_E2BIG : lx_vma_poke(p, *sp, s.buf + s.size - used, used) ? -LX_ENOMEM : 0;
     *pc = prog.interp ? interp.entry : prog.entry;
     if (!err)
-        lx_procfs_exec(p, execfn, argv, argc, envp, envc);
+        lx_procfs_exec(p, exe, argv, argc, envp, envc);
     return err;
 }

@@ -778,14 +778,22 @@ struct lx_proc *lx_proc_of_serial(int pid, uint64_t serial);
 void lx_reap(void);
 /* Start a process from argv/envp (NUL-separated strings); its pid or a negated errno. */
 int lx_exec(char *const argv[], int argc, char *const envp[], int envc);
+/* The `#!` line of script file `node`: its interpreter's path and its one
+ * argument (empty if none) into the buffers; 1 if it has an argument, 0
+ * if not, or a negated errno (ENOEXEC: no interpreter on the line). */
+int lx_script_line(int32_t node, char *interp, uint64_t isize, char *arg, uint64_t asize);
+/* The interpreter's node, a regular executable file, or a negated errno. */
+int32_t lx_script_interp(const char *interp);
 /* End a process with Linux wait status `status`: kill its space, tell its waiter. */
 void lx_proc_end(struct lx_proc *p, int status);
 /* p's space is about to go: the vfork children running in it end (SIGKILL). */
 void lx_end_borrowers(struct lx_proc *p);
 
 /* Load the ELF of node `node` into a new space of process p and build its
- * stack; the entry pc and initial sp in *pc, *sp. 0 or a negated errno. */
-int lx_load(struct lx_proc *p, int32_t node, const char *execfn, char *const argv[], int argc,
+ * stack; the entry pc and initial sp in *pc, *sp. 0 or a negated errno.
+ * execfn is the path the caller named (AT_EXECFN), exe the program's
+ * (/proc/PID/exe: a script's interpreter). */
+int lx_load(struct lx_proc *p, int32_t node, const char *execfn, const char *exe, char *const argv[], int argc,
             char *const envp[], int envc, uint64_t *pc, uint64_t *sp);
 
 /* ---------------------------------------------------------------- system calls */

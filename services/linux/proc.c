@@ -239,14 +239,10 @@ static int copy_vector(struct lx_ctx *c, uint64_t uvec, uint64_t *used, int *n)
     return 0;
 }
 
-/* A `#!` script: put the interpreter (and its one argument) before the
- * script's path in argv; the interpreter's node, or a negated errno. */
-static int32_t script(int32_t node, int *argc, int hidden)
+int lx_script_line(int32_t node, char *interp, uint64_t isize, char *arg, uint64_t asize)
 {
-    if (hidden)
-        return -LX_ENOENT;                      /* its path (/dev/fd/N of a close-on-exec fd) is gone after exec */
     struct lx_node *n = lx_node(node);
-    static char text[256];
+    char text[256];
     uint64_t len = n->size < sizeof(text) ? n->size : sizeof(text), i = 2, end;
     if (lx_node_read(n, 0, text, len))
         return -LX_ENOMEM;
@@ -256,31 +252,24 @@ static int32_t script(int32_t node, int *argc, int hidden)
         ;
     if (end == i || end == len)
         return -LX_ENOEXEC;
-    uint64_t arg = end, arg_end;
-    while (arg < len && (text[arg] == ' ' || text[arg] == '\t'))
-        arg++;
-    for (arg_end = arg; arg_end < len && text[arg_end] != '\n'; arg_end++)
+    uint64_t at = end, at_end;
+    while (at < len && (text[at] == ' ' || text[at] == '\t'))
+        at++;
+    for (at_end = at; at_end < len && text[at_end] != '\n'; at_end++)
         ;
-    while (arg_end > arg && (text[arg_end - 1] == ' ' || text[arg_end - 1] == '\t'))
-        arg_end--;
-    int extra = 1 + (arg_end > arg);
-    if (*argc + extra > EXEC_ARGS)
-        return -LX_E2BIG;
-    /* The strings go into exec_path's tail: interpreter, then its argument. */
-    uint64_t plen = strlen(exec_path) + 1, need = (end - i) + 1 + (arg_end - arg) + 1;
-    if (plen + need > sizeof(exec_path))
+    while (at_end > at && (text[at_end - 1] == ' ' || text[at_end - 1] == '\t'))
+        at_end--;
+    if (end - i >= isize || at_end - at >= asize)
         return -LX_ENAMETOOLONG;
-    char *interp = exec_path + plen, *iarg = interp + (end - i) + 1;
     memcpy(interp, text + i, end - i);
     interp[end - i] = 0;
-    memcpy(iarg, text + arg, arg_end - arg);
-    iarg[arg_end - arg] = 0;
-    memmove(&exec_vec[extra + 1], &exec_vec[1], sizeof(exec_vec[0]) * (size_t)(*argc > 0 ? *argc - 1 : 0));
-    exec_vec[0] = interp;
-    if (extra == 2)
-        exec_vec[1] = iarg;
-    exec_vec[extra] = exec_path;
-    *argc = (*argc > 0 ? *argc : 1) + extra;
+    memcpy(arg, text + at, at_end - at);
+    arg[at_end - at] = 0;
+    return at_end > at;
+}
+
+int32_t lx_script_interp(const char *interp)
+{
     int32_t in = lx_lookup(LX_ROOT, interp, 1);
     if (in < 0)
         return in;
@@ -288,6 +277,38 @@ static int32_t script(int32_t node, int *argc, int hidden)
     if ((inode->mode & LX_S_IFMT) != LX_S_IFREG || !(inode->mode & 0111))
         return -LX_EACCES;
     return in;
+}
+
+/* A `#!` script: put the interpreter (and its one argument) before the
+ * script's path in argv; the interpreter's node, or a negated errno. */
+static int32_t script(int32_t node, int *argc, int hidden)
+{
+    if (hidden)
+        return -LX_ENOENT;                      /* its path (/dev/fd/N of a close-on-exec fd) is gone after exec */
+    /* The strings go into exec_path's tail: interpreter, then its argument. */
+    uint64_t plen = strlen(exec_path) + 1;
+    if (plen >= sizeof(exec_path))
+        return -LX_ENAMETOOLONG;
+    char *interp = exec_path + plen;
+    uint64_t room = sizeof(exec_path) - plen;
+    char iarg[256];
+    int has_arg = lx_script_line(node, interp, room, iarg, sizeof(iarg));
+    if (has_arg < 0)
+        return has_arg;
+    uint64_t ilen = strlen(interp) + 1, alen = strlen(iarg) + 1;
+    if (ilen + alen > room)
+        return -LX_ENAMETOOLONG;
+    memcpy(interp + ilen, iarg, alen);
+    int extra = 1 + has_arg;
+    if (*argc + extra > EXEC_ARGS)
+        return -LX_E2BIG;
+    memmove(&exec_vec[extra + 1], &exec_vec[1], sizeof(exec_vec[0]) * (size_t)(*argc > 0 ? *argc - 1 : 0));
+    exec_vec[0] = interp;
+    if (extra == 2)
+        exec_vec[1] = interp + ilen;
+    exec_vec[extra] = exec_path;
+    *argc = (*argc > 0 ? *argc : 1) + extra;
+    return lx_script_interp(interp);
 }
 
 #define AT_FDCWD            (-100)
@@ -377,17 +398,19 @@ static int64_t exec_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t
     if ((n->mode & LX_S_IFMT) != LX_S_IFREG || !(n->mode & 0111))
         return -LX_EACCES;
     char magic[2];
+    const char *exe = exec_path;                /* /proc/PID/exe: the program, a script's interpreter */
     if (n->size >= 2 && lx_node_read(n, 0, magic, 2) == 0 && !memcmp(magic, "#!", 2)) {
         node = script(node, &argc, by_fd && lx_fd_cloexec(p, (uint32_t)dirfd));
         if (node < 0)
             return node;
+        exe = exec_vec[0];
     }
     memset(&image, 0, sizeof(image));
     image.space = lx_space_new();
     if (!image.space)
         return -LX_ENOMEM;
     uint64_t pc, sp;
-    err = lx_load(&image, node, exec_path, exec_vec, argc, envp, nenv, &pc, &sp);
+    err = lx_load(&image, node, exec_path, exe, exec_vec, argc, envp, nenv, &pc, &sp);
     if (err) {
         lx_vmas_drop(&image);
         lx_procfs_drop(&image);
