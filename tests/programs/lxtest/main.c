@@ -48,7 +48,9 @@ int main(void *info)
     tap_ok(start("/bin/nope", NULL) == -E_NOENT, "exec of a missing file: E_NOENT");
     tap_ok(start("/etc/hello.txt", NULL) == -E_PERM, "exec of a file without an execute bit: E_PERM");
     tap_ok(start("/etc", NULL) == -E_PERM, "exec of a directory: E_PERM");
-    tap_ok(start("/etc/script.sh", NULL) == -E_INVAL, "exec of an executable that is not an ELF file: E_INVAL");
+    tap_ok(start("/data/notelf", NULL) == -E_INVAL, "exec of an executable that is neither ELF nor a script: E_INVAL");
+    pid = start("/etc/script.sh", NULL);
+    tap_ok(pid > 0 && wait_for(pid) == 0, "exec of a #! script runs its interpreter on it (status 0)");
     uint64_t got = 0;
     tap_ok(linux_exec(ep, "/bin/hello", 10, &got) == -E_INVAL, "a command without its final NUL: E_INVAL");
     tap_ok(linux_exec(ep, "\0", 1, &got) == -E_INVAL, "an empty argv: E_INVAL");
