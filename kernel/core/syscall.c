@@ -18,9 +18,11 @@
 /* The system object: the root task's authority over devices and files. */
 struct object root_object = { .type = OBJ_ROOT, .refs = 1 };
 
+/* Written in pieces of 512 bytes, each whole on the console: a line of up
+ * to 512 bytes written at once is never cut by another core's. */
 int64_t sys_debug_write(vaddr_t buf, uint64_t len)
 {
-    char tmp[256];
+    char tmp[512];
     if (len > DEBUG_WRITE_MAX)
         return -E_INVAL;
     for (uint64_t done = 0; done < len; ) {

@@ -1045,6 +1045,28 @@ int lx_src_copy(struct lx_ctx *c, void *dst, const struct lx_src *s, uint64_t of
     return n ? -LX_EFAULT : 0;
 }
 
+/* A writev of `room` bytes or fewer to a terminal goes out as one write,
+ * as Linux writes a terminal's whole writev under one lock: a line that
+ * musl's stdio hands over in two vectors (what it buffered, and the rest)
+ * is never cut on the console by another writer's. */
+#define TTY_GATHER 512
+
+static int64_t tty_writev(struct lx_ctx *c, struct lx_file *f, uint64_t uiov, uint64_t n, uint64_t room)
+{
+    uint8_t all[TTY_GATHER];
+    struct { uint64_t base, len; } iov;
+    uint64_t at = 0;
+    for (uint64_t i = 0; i < n; i++) {         /* (a vector that faults ends the write, as on Linux) */
+        if (lx_copy_in(c, &iov, uiov + i * 16, 16) || iov.len > room - at ||
+            (iov.len && lx_copy_in(c, all + at, iov.base, iov.len)))
+            break;
+        at += iov.len;
+    }
+    if (at < room && !at)
+        return -LX_EFAULT;
+    return lx_tty_write_kernel(c, f, all, at, 1);
+}
+
 /* readv (writing 0) and writev (writing 1). */
 /* The vectors of readv and writev (and their p- and 2 forms, `pos` their
  * offset): all checked first, then moved one after the other. */
@@ -1076,6 +1098,8 @@ static int64_t vector_rw(struct lx_ctx *c, struct lx_file *f, uint64_t uiov, uin
         struct lx_src s = { 0, uiov, n };
         return lx_pipe_write_src(c, f, &s, room < MAX_RW_COUNT ? room : MAX_RW_COUNT);
     }
+    if (writing && room <= TTY_GATHER && f->kind == LX_FILE_NODE && lx_node_is_tty(lx_node(f->node)))
+        return tty_writev(c, f, uiov, n, room);
     for (uint64_t i = 0; i < n; i += 16) {
         uint64_t k = n - i < 16 ? n - i : 16;
         if (lx_copy_in(c, iov, uiov + i * 16, k * 16))

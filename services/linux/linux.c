@@ -46,18 +46,22 @@ int lx_format(char *buf, size_t size, const char *fmt, ...)
     return n < (int)size ? n : (int)size - 1;
 }
 
+/* One line on the console, written whole: a line another core writes at
+ * the same time goes before or after it, never into it. */
 void lx_log(const char *fmt, ...)
 {
+    static const char prefix[] = "petrel-linux: ";
+    const int at = (int)sizeof(prefix) - 1;
     char buf[256];
+    memcpy(buf, prefix, (size_t)at);
     va_list ap;
     va_start(ap, fmt);
-    int n = fmt_vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+    int n = fmt_vsnprintf(buf + at, sizeof(buf) - (size_t)at - 1, fmt, ap);
     va_end(ap);
-    if (n > (int)sizeof(buf) - 2)
-        n = (int)sizeof(buf) - 2;
-    buf[n] = '\n';
-    svc_console_write("petrel-linux: ", 14);
-    svc_console_write(buf, (uint64_t)n + 1);
+    if (n > (int)sizeof(buf) - at - 2)
+        n = (int)sizeof(buf) - at - 2;
+    buf[at + n] = '\n';
+    svc_console_write(buf, (uint64_t)(at + n + 1));
 }
 
 /* xorshift128+ seeded from the system counter at first use. */
@@ -966,9 +970,11 @@ static void script_next(void)
         int argc = cmd_words(line, argv, MAX_ARGS);
         if (argc == 0 || argv[0][0] == '#')
             continue;
-        svc_console_write("lx: run ", 8);
-        svc_console_write(shown, n);
-        svc_console_write("\n", 1);
+        static char said[LX_LINE_MAX + 16];     /* (one write: no other core's line lands inside it) */
+        memcpy(said, "lx: run ", 8);
+        memcpy(said + 8, shown, n);
+        said[8 + n] = '\n';
+        svc_console_write(said, 8 + (uint64_t)n + 1);
         int pid = -LX_ENOENT;
         if (argv[0][0] == '/') {
             pid = lx_exec(argv, argc, default_env, 3);

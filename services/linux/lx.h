@@ -1277,7 +1277,10 @@ void lx_tty_leader_gone(const struct lx_proc *p);
 int lx_tty_poll(struct lx_file *f);
 int64_t lx_tty_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
 int64_t lx_tty_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
-int64_t lx_tty_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *src, uint64_t len);
+/* A write to a terminal of src[0..len) in the personality's memory; one
+ * that is `resumable` waits for room as a write() does, restarted with the
+ * same bytes (writev's, gathered), else it ends short. */
+int64_t lx_tty_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *src, uint64_t len, int resumable);
 int64_t lx_tty_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg);
 /* The terminal's signals (SIGINT, SIGQUIT, SIGTSTP...) to every process of group `pgrp` (signal.c). */
 void lx_signal_group(int pgrp, int sig);

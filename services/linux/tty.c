@@ -770,9 +770,11 @@ static uint64_t put(struct tty *t, int master, const uint8_t *src, uint64_t len)
 }
 
 /* write() of a terminal: all of it, waiting for room as often as it takes
- * (the bytes moved kept across waits in the thread's io.done, as a pipe's). */
+ * (the bytes moved kept across waits in the thread's io.done, as a pipe's).
+ * From the program's memory at buf, or from the personality's at
+ * kernel_src; a write that may not wait (`resumable` 0) ends short. */
 static int64_t tty_write(struct lx_ctx *c, struct lx_file *f, struct tty *t, int master, uint64_t buf,
-                         const void *kernel_src, uint64_t len)
+                         const void *kernel_src, uint64_t len, int resumable)
 {
     if (!master && t->hung)
         return -LX_EIO;
@@ -781,7 +783,7 @@ static int64_t tty_write(struct lx_ctx *c, struct lx_file *f, struct tty *t, int
         if (job)
             return job;
     }
-    uint64_t done = kernel_src ? 0 : c->t->io.done;
+    uint64_t done = resumable ? c->t->io.done : 0;
     c->t->io.done = 0;
     while (done < len) {
         uint8_t chunk[512];
@@ -792,7 +794,7 @@ static int64_t tty_write(struct lx_ctx *c, struct lx_file *f, struct tty *t, int
         uint64_t went = put(t, master, src, k);
         done += went;
         if (went < k) {
-            if ((f->flags & O_NONBLOCK) || kernel_src)
+            if ((f->flags & O_NONBLOCK) || !resumable)
                 return done ? (int64_t)done : -LX_EAGAIN;
             c->t->io.done = done;
             return lx_block(c, LX_BLK_TTY, key(t));
@@ -805,14 +807,14 @@ int64_t lx_tty_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t
 {
     int master;
     struct tty *t = tty_of(f, &master);
-    return t ? tty_write(c, f, t, master, buf, NULL, len) : -LX_EIO;
+    return t ? tty_write(c, f, t, master, buf, NULL, len, 1) : -LX_EIO;
 }
 
-int64_t lx_tty_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *src, uint64_t len)
+int64_t lx_tty_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *src, uint64_t len, int resumable)
 {
     int master;
     struct tty *t = tty_of(f, &master);
-    return t ? tty_write(c, f, t, master, 0, src, len) : -LX_EIO;
+    return t ? tty_write(c, f, t, master, 0, src, len, resumable) : -LX_EIO;
 }
 
 /* ---------------------------------------------------------------- ioctl */

@@ -696,7 +696,7 @@ static int64_t send_out(struct lx_ctx *c, struct lx_file *out, const void *src, 
         return lx_pipe_write_kernel(c, out, src, len, may_wait);
     struct lx_node *n = lx_node(out->node);
     if (lx_node_is_tty(n))
-        return lx_tty_write_kernel(c, out, src, len);
+        return lx_tty_write_kernel(c, out, src, len, 0);
     return lx_file_write_kernel(out, src, len);
 }
 
