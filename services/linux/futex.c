@@ -154,7 +154,7 @@ static int64_t futex_wait(struct lx_ctx *c, uint64_t uaddr, uint32_t val, uint64
     t->fbits = bits;
     t->fpi = 0;
     if (uts)
-        lx_timer_update();
+        lx_timer_note(t->deadline);
     return lx_block(c, LX_BLK_FUTEX, 0);
 }
 
@@ -287,7 +287,7 @@ static int64_t lock_pi(struct lx_ctx *c, uint64_t uaddr, uint64_t uts, int priva
         t->fuaddr = uaddr;
         t->fowner = (int)(word & FUTEX_TID_MASK);
         if (uts)
-            lx_timer_update();
+            lx_timer_note(t->deadline);
         return lx_block(c, LX_BLK_FUTEX, 0);
     }
     return LX_AGAIN;

@@ -1151,7 +1151,7 @@ static void serve(struct lx_ctx *c)
             for (int i = 0; i < 9; i++)
                 t->blk.x[i] = mr[FAULT_MR_X0 + i];
             if (t->timed)
-                lx_timer_update();
+                lx_timer_note(t->deadline);
             return;
         }
         t->blk.kind = LX_BLK_NONE;

@@ -1330,6 +1330,9 @@ void lx_sig_fork(struct lx_thread *child, const struct lx_thread *parent);
 void lx_sig_exec(struct lx_thread *t);
 /* Deadlines changed: set the service's timer to the earliest. */
 void lx_timer_update(void);
+/* A deadline added (a timed wait's): the timer brought forward to it if
+ * it comes first (lx_timer_update at the next expiry sets it right). */
+void lx_timer_note(uint64_t at);
 /* POSIX timers (ptimer.c): the system calls; exec deletes a process's
  * timers; the service timer runs the expired ones and asks for the next
  * expiry (counter ns, 0: none); a timer's signal taken by a thread gets

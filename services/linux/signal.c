@@ -1211,6 +1211,7 @@ void lx_sig_exec(struct lx_thread *p)
 /* ---------------------------------------------------------------- timed waits and the interval timer */
 
 static int timer_ready;
+static uint64_t timer_set_at;                   /* the deadline given to the service's timer (0: none) */
 
 /* RLIMIT_CPU of q: the CPU time (ns) at which its next SIGXCPU (or, at the
  * hard limit, SIGKILL) is due; 0 without a soft limit (Linux looks at the
@@ -1273,8 +1274,24 @@ void lx_timer_update(void)
         next = now + LX_STOP_RETRY_NS;          /* signals for threads stopping on other cores */
     if (next && lx_timer_start())
         return;
-    if (timer_ready)
+    if (timer_ready) {
+        timer_set_at = next;
         svc_timer_set(next);
+    }
+}
+
+/* One deadline more (a thread's timed wait): the timer brought forward
+ * to it if it comes first, without a walk over every other deadline,
+ * which a personality with many waiting threads would pay at each wait.
+ * A deadline that goes early (its wait woken) leaves the timer set too
+ * early, never too late: it then goes off for nothing once, and its
+ * handler sets it right (timer_fired: lx_timer_update). */
+void lx_timer_note(uint64_t at)
+{
+    if (!at || (timer_set_at && timer_set_at <= at) || lx_timer_start())
+        return;
+    timer_set_at = at;
+    svc_timer_set(at);
 }
 
 void lx_calendar_moved(int64_t delta)
@@ -1393,7 +1410,7 @@ int64_t lx_sys_nanosleep(struct lx_ctx *c, uint64_t clock, uint64_t flags, uint6
     err = lx_timer_start();
     if (err)
         return err;
-    lx_timer_update();
+    lx_timer_note(p->deadline);
     return lx_block(c, LX_BLK_SLEEP, 0);
 }
 
