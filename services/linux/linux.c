@@ -1120,27 +1120,31 @@ static void io_keep(struct lx_ctx *c, uint64_t nr)
 }
 
 /* A system call (or a real fault) of process p, answered now or kept. */
-static void serve(struct lx_ctx *c)
+/* Serve c's fault; false only for a call the register entry left
+ * (LX_SLOW: nothing done, no answer). */
+static bool serve(struct lx_ctx *c)
 {
     struct lx_thread *t = c->t;
     const uint64_t *mr = c->mr;
     if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL) {
         lx_sig_fault(c, (unsigned)mr[FAULT_MR_KIND], mr[FAULT_MR_ADDR], mr[FAULT_MR_ESR]);
-        return;
+        return true;
     }
     uint64_t nr = mr[FAULT_MR_X0 + 8];
     int tid = t->tid;
     t->retried = 0;                             /* (a fault after a call is a new one) */
     int64_t r = lx_syscall(c, nr, &mr[FAULT_MR_X0]);
+    if (r == LX_SLOW)
+        return false;
     if (r == LX_NORETURN || !t->used || t->tid != tid)
-        return;                                 /* its thread is gone (and its io with it): a vfork child
+        return true;                                 /* its thread is gone (and its io with it): a vfork child
                                                  * that killed its parent ends with the space it ran in */
     if (r == LX_BLOCK) {
         if (lx_sig_interrupted(c, nr)) {        /* EINTR, or the handler first with SA_RESTART */
             t->timed = 0;
             t->timed_calendar = 0;
             lx_io_end(t);
-            return;
+            return true;
         }
         t->blk.token = svc_defer(c->call);
         if (t->blk.token) {
@@ -1152,7 +1156,7 @@ static void serve(struct lx_ctx *c)
                 t->blk.x[i] = mr[FAULT_MR_X0 + i];
             if (t->timed)
                 lx_timer_note(t->deadline);
-            return;
+            return true;
         }
         t->blk.kind = LX_BLK_NONE;
         r = t->io.done ? (int64_t)t->io.done : -LX_ENOMEM;
@@ -1173,18 +1177,20 @@ static void serve(struct lx_ctx *c)
     t->timed = 0;
     t->timed_calendar = 0;
     lx_sig_reply(c, pc, r);                     /* pending signals are acted on here */
+    return true;
 }
 
 /* The fault of thread t (alive, its process not ended), served. */
-static void fault_of(struct svc_call *call, const uint64_t *mr, struct lx_thread *t)
+static bool fault_of(struct svc_call *call, const uint64_t *mr, struct lx_thread *t, int fast)
 {
     struct lx_proc *p = t->p;
-    struct lx_ctx c = { p, t, mr[FAULT_MR_X0 + 8], call, mr, 0 };
+    struct lx_ctx c = { p, t, mr[FAULT_MR_X0 + 8], call, mr, 0, fast };
     t->in_call = 1;                             /* signals it is sent now wait for its answer */
-    serve(&c);
+    bool served = serve(&c);
     t->in_call = 0;
     if (p->doomed && p->used && !p->ended)
         lx_proc_end(p, p->doomed);              /* a fatal signal that came during the call */
+    return served;
 }
 
 static void fault(struct svc_call *call)
@@ -1195,7 +1201,7 @@ static void fault(struct svc_call *call)
         svc_reply(call, 0, 1, stop);
         return;
     }
-    fault_of(call, call->mr, t);
+    fault_of(call, call->mr, t, 0);
 }
 
 /* Linux calls that never wait and whose work is bounded, which the
@@ -1205,7 +1211,8 @@ static void fault(struct svc_call *call)
  * a read or write of a pipe or a connected stream socket that finishes
  * without waiting, and calls that only read or set the caller's own
  * state (sched_yield among them: its answer is all it does).
- * 1: such a call; 2: one if its descriptor says so (io_bounded); 0: not. */
+ * 1: such a call; 2: one if its descriptor says so (io_bounded); 3: one
+ * if its arguments say it cannot wait (poll_bounded); 0: not. */
 #define FAST_IO         (64 * 1024)
 
 static int bounded_call(uint64_t nr)
@@ -1218,9 +1225,24 @@ static int bounded_call(uint64_t nr)
         return 1;
     case NR_read: case NR_pread64: case NR_write: case NR_pwrite64:
         return 2;
+    case NR_pselect6: case NR_ppoll:
+        return 3;
     default:
         return 0;
     }
+}
+
+/* pselect6 or ppoll (nr, registers x) that may be served on the
+ * register entry: few enough descriptors that the scan is short, and a
+ * timeout given. Whether it would wait (a timeout other than zero) or
+ * change the signal mask shows only once the call has read them: it then
+ * answers LX_SLOW, nothing done, and the full path serves it. */
+#define FAST_SELECT_FDS 1024
+#define FAST_POLL_FDS   64
+
+static int poll_bounded(uint64_t nr, const uint64_t *x)
+{
+    return nr == NR_pselect6 ? x[0] <= FAST_SELECT_FDS && x[4] : x[1] <= FAST_POLL_FDS && x[2] && !x[3];
 }
 
 /* A read or write (nr) of x[2] bytes through open file f (descriptor
@@ -1306,8 +1328,9 @@ static __attribute__((noinline)) int serve_bounded(struct svc_call *call, const 
         if (!io_bounded(t->p, f, nr, &mr[FAULT_MR_X0]))
             return SVC_FAST_OTHER;
     }
-    fault_of(call, mr, t);
-    return SVC_FAST_ANSWERED;
+    if (bounded == 3 && (t->io.file || !poll_bounded(nr, &mr[FAULT_MR_X0])))
+        return SVC_FAST_OTHER;
+    return fault_of(call, mr, t, bounded == 3) ? SVC_FAST_ANSWERED : SVC_FAST_OTHER;
 }
 
 /* getpid, getppid, gettid and the uid and gid calls of thread t, answered

@@ -805,10 +805,13 @@ struct lx_ctx {
     struct svc_call *call;
     const uint64_t *mr;         /* the fault message (a system call's registers): call->mr, or the register entry's */
     int yield;                  /* the answer gives up the rest of the time slice (sched_yield) */
+    int fast;                   /* served on the register entry: a call that finds it must wait answers LX_SLOW */
 };
 
 #define LX_NORETURN     (-4096 - 1)     /* the process ended (or was replaced): no reply */
 #define LX_BLOCK        (-4096 - 2)     /* the call waits: c->p->blk.kind and .on say for what */
+#define LX_SLOW         (-4096 - 4)     /* (c->fast only) the call would wait or change the signal mask:
+                                         * nothing done, the full path serves it */
 #define LX_AGAIN        (-4096 - 3)     /* the call runs again from its `svc`, after a yield (pending
                                          * signals first): a word its other threads keep changing */
 

@@ -41,6 +41,8 @@ int lx_file_poll(struct lx_file *f)
         return LX_POLLERR;
     }
     struct lx_node *n = lx_node(f->node);
+    if (n && (n->mode & LX_S_IFMT) != LX_S_IFCHR)
+        return LX_POLLIN | LX_POLLOUT;          /* a file, a directory: always ready */
     if (lx_node_is_tty(n))
         return lx_tty_poll(f);
     if ((n->mode & LX_S_IFMT) == LX_S_IFCHR && n->dev == LX_DEV_RANDOM)
@@ -67,12 +69,15 @@ static int64_t timeout_kind(struct lx_ctx *c, uint64_t uts, uint64_t *ns)
     return *ns ? 1 : 0;
 }
 
-/* Nothing is ready: wait (for ever, or until the timeout), or return 0. */
+/* Nothing is ready: wait (for ever, or until the timeout), or return 0;
+ * a call that does not wait with a signal pending that the thread's mask
+ * (the call's own, while it runs) lets through is interrupted, EINTR and
+ * the handler run, as Linux's select and poll answer ERESTARTNOHAND then. */
 static int64_t none_ready(struct lx_ctx *c, int64_t wait, uint64_t ns)
 {
     if (wait == 0 || (wait > 0 && (lx_deadline_passed(c, ns) || lx_timer_start())))
-        return 0;                               /* (without a timer: as if the time were up) */
-    return lx_block(c, LX_BLK_POLL, 0);
+        return (c->t->pending | c->p->pending) & ~c->t->blocked ? -LX_EINTR : 0;
+    return lx_block(c, LX_BLK_POLL, 0);         /* (without a timer: as if the time were up, above) */
 }
 
 /* Write back the time left of a timeout, as Linux's ppoll and pselect6 do
@@ -125,6 +130,8 @@ static int64_t ppoll_in(struct lx_ctx *c, struct lx_pollfd *fds, uint64_t ufds, 
         return wait + 2;
     if (mask && masksize != 8)
         return -LX_EINVAL;
+    if (c->fast && (wait != 0 || mask))
+        return LX_SLOW;
     if (lx_copy_in(c, fds, ufds, nfds * sizeof(fds[0])))
         return -LX_EFAULT;
     int64_t err = lx_sig_mask_for_call(c, mask);
@@ -163,34 +170,40 @@ int64_t lx_sys_ppoll(struct lx_ctx *c, uint64_t ufds, uint64_t nfds, uint64_t ut
 #define SELECT_STACK    1024
 
 /* Which of the descriptors below nfds in the sets in[0..3) are ready,
- * into out[0..3); how many bits were set, or -EBADF. */
+ * into out[0..3); how many bits were set, or -EBADF. A word of 64
+ * descriptors at a time, only those asked about. */
 static int64_t select_scan(struct lx_ctx *c, uint64_t nfds, uint64_t *const in[3], uint64_t *const out[3])
 {
     int64_t count = 0;
-    for (uint64_t fd = 0; fd < nfds; fd++) {
-        uint64_t bit = 1ull << (fd % 64), w = fd / 64;
-        if (!((in[0][w] | in[1][w] | in[2][w]) & bit))
-            continue;
-        struct lx_file *f = lx_fd_file(c->p, fd);
-        if (!f)
-            return -LX_EBADF;
-        /* An O_PATH descriptor is open but has nothing to poll: Linux's
-         * select gets POLLNVAL for it, which counts in all three sets. No
-         * other file here has urgent data (POLLPRI: a socket's out-of-band
-         * data, a pty in packet mode), so exceptfds is otherwise empty. */
-        int r = (f->flags & O_PATH) ? POLLNVAL : lx_file_poll(f);
-        if ((in[0][w] & bit) && (r & (LX_POLLIN | LX_POLLHUP | LX_POLLERR | POLLNVAL))) {
-            out[0][w] |= bit;
-            count++;
+    uint64_t words = (nfds + 63) / 64;
+    for (uint64_t w = 0; w < words; w++) {
+        uint64_t rd = in[0][w], wr = in[1][w], ex = in[2][w], asked = rd | wr | ex;
+        if (w == words - 1 && nfds % 64)
+            asked &= (1ull << (nfds % 64)) - 1;  /* (bits past nfds are not looked at, as on Linux) */
+        uint64_t got_rd = 0, got_wr = 0, got_ex = 0;
+        for (; asked; asked &= asked - 1) {    /* each descriptor asked about, lowest first */
+            uint64_t bit = asked & -asked;
+            struct lx_file *f = lx_fd_file(c->p, w * 64 + (uint64_t)__builtin_ctzll(asked));
+            if (!f)
+                return -LX_EBADF;
+            /* An O_PATH descriptor is open but has nothing to poll:
+             * Linux's select gets POLLNVAL for it, which counts in all
+             * three sets. No other file here has urgent data (POLLPRI: a
+             * socket's out-of-band data, a pty in packet mode), so
+             * exceptfds is otherwise empty. */
+            int r = (f->flags & O_PATH) ? POLLNVAL : lx_file_poll(f);
+            if (r & (LX_POLLIN | LX_POLLHUP | LX_POLLERR | POLLNVAL))
+                got_rd |= bit;
+            if (r & (LX_POLLOUT | LX_POLLERR | POLLNVAL))
+                got_wr |= bit;
+            if (r & (POLLPRI | POLLNVAL))
+                got_ex |= bit;
         }
-        if ((in[1][w] & bit) && (r & (LX_POLLOUT | LX_POLLERR | POLLNVAL))) {
-            out[1][w] |= bit;
-            count++;
-        }
-        if ((in[2][w] & bit) && (r & (POLLPRI | POLLNVAL))) {
-            out[2][w] |= bit;
-            count++;
-        }
+        out[0][w] = got_rd & rd;
+        out[1][w] = got_wr & wr;
+        out[2][w] = got_ex & ex;
+        count += __builtin_popcountll(out[0][w]) + __builtin_popcountll(out[1][w]) +
+                 __builtin_popcountll(out[2][w]);
     }
     return count;
 }
@@ -212,6 +225,8 @@ static int64_t pselect_in(struct lx_ctx *c, uint64_t nfds, const uint64_t sets[3
         if (sig[0] && sig[1] != 8)
             return -LX_EINVAL;
     }
+    if (c->fast && (wait != 0 || sig[0]))
+        return LX_SLOW;
     for (int k = 0; k < 3; k++)
         if (sets[k] && lx_copy_in(c, in[k], sets[k], bytes))
             return -LX_EFAULT;
@@ -237,15 +252,17 @@ static int64_t pselect_in(struct lx_ctx *c, uint64_t nfds, const uint64_t sets[3
 int64_t lx_sys_pselect6(struct lx_ctx *c, uint64_t nfds, uint64_t urd, uint64_t uwr, uint64_t uex, uint64_t uts,
                         uint64_t usig)
 {
-    uint64_t few[6 * SELECT_STACK / 64] = { 0 };
+    uint64_t few[6 * SELECT_STACK / 64];      /* (only the words the call uses are cleared) */
     const uint64_t sets[3] = { urd, uwr, uex };
     if ((int32_t)nfds < 0)
         return -LX_EINVAL;
     if (nfds > c->p->fdt.size)
         nfds = c->p->fdt.size;                  /* no descriptor beyond: Linux clips at the table's size */
     uint64_t words = (nfds + 63) / 64;
-    if (nfds <= SELECT_STACK)
+    if (nfds <= SELECT_STACK) {
+        memset(few, 0, 6 * words * 8);
         return pselect_in(c, nfds, sets, uts, usig, few, words);
+    }
     uint64_t *bits = lx_alloc(6 * words * 8);
     if (!bits)
         return -LX_ENOMEM;

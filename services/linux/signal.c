@@ -192,7 +192,7 @@ static int put(struct lx_thread *t, struct svc_call *call, uint64_t va, const vo
 {
     struct lx_proc *p = t->p;
     if (call) {
-        struct lx_ctx c = { p, t, 0, call, call->mr, 0 };
+        struct lx_ctx c = { p, t, 0, call, call->mr, 0, 0 };
         return lx_copy_out(&c, va, src, len);
     }
     return lx_range_ok(va, len) ? lx_vma_poke(p, va, src, len) : -LX_EFAULT;

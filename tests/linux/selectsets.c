@@ -5,7 +5,10 @@
  * out-of-band data and a pty in packet mode, none of which is here, so
  * every exceptfds comes back empty. A select or ppoll that times out
  * clears every set it was given (lmbench's harness relies on it), and the
- * raw pselect6 and ppoll write back the time that was left.
+ * raw pselect6 and ppoll write back the time that was left. Calls with a
+ * zero timeout (which Petrel serves on the register entry of its
+ * personality) over two words of descriptors, with bad arguments and with
+ * a mask that unblocks a pending signal.
  */
 #define _GNU_SOURCE
 #include "lxtest.h"
@@ -102,6 +105,86 @@ static void times_out(int quiet_read, int quiet_write_full)
            (long)ts.tv_sec, ts.tv_nsec);
 }
 
+/* Calls that cannot wait (a zero timeout), each kind of argument that
+ * makes one different: descriptors past the first word of the sets,
+ * bits past nfds, a bad descriptor in the second word, more ppoll
+ * entries than a short scan, a bad timespec and masks, and a mask that
+ * unblocks a pending signal. */
+static volatile int usr1_caught;
+static void on_usr1(int sig) { (void)sig; usr1_caught++; }
+
+static void zero_timeouts(int ready, int quiet)
+{
+    int hi = dup2(ready, 100), hi_quiet = dup2(quiet, 130);
+    fd_set r;
+    FD_ZERO(&r);
+    FD_SET(ready, &r);
+    FD_SET(hi, &r);
+    FD_SET(hi_quiet, &r);
+    FD_SET(140, &r);                    /* past nfds (131): not looked at */
+    struct timespec ts = { 0, 0 };
+    int ret = (int)syscall(SYS_pselect6, hi_quiet + 1, &r, NULL, NULL, &ts, NULL);
+    printf("pselect6 over two words: %d, set %d %d %d %d\n", ret, FD_ISSET(ready, &r), FD_ISSET(hi, &r),
+           FD_ISSET(hi_quiet, &r), FD_ISSET(140, &r));
+    FD_ZERO(&r);
+    FD_SET(ready, &r);
+    FD_SET(120, &r);                    /* not open */
+    errno = 0;
+    ret = (int)syscall(SYS_pselect6, 121, &r, NULL, NULL, &ts, NULL);
+    printf("pselect6 with a closed descriptor in the second word: %d %s, set %d\n", ret,
+           ret < 0 ? errname(errno) : "", FD_ISSET(ready, &r));
+    struct pollfd many[70];
+    for (int i = 0; i < 70; i++)
+        many[i] = (struct pollfd){ i % 2 ? hi : hi_quiet, POLLIN, 0 };
+    ret = (int)syscall(SYS_ppoll, many, 70, &ts, NULL, 8);
+    printf("ppoll of 70 entries: %d, revents 0x%x 0x%x\n", ret, many[0].revents, many[1].revents);
+    struct timespec bad = { 0, 1000000000 };
+    errno = 0;
+    ret = (int)syscall(SYS_pselect6, ready + 1, &r, NULL, NULL, &bad, NULL);
+    printf("pselect6 with tv_nsec 1e9: %d %s\n", ret, ret < 0 ? errname(errno) : "");
+    errno = 0;
+    ret = (int)syscall(SYS_ppoll, many, 1, (void *)8, NULL, 8);
+    printf("ppoll with an unreadable timespec: %d %s\n", ret, ret < 0 ? errname(errno) : "");
+    sigset_t none;
+    sigemptyset(&none);
+    errno = 0;
+    ret = (int)syscall(SYS_ppoll, many, 1, &ts, &none, 7);
+    printf("ppoll with a mask size of 7: %d %s\n", ret, ret < 0 ? errname(errno) : "");
+    /* SIGUSR1 blocked and pending; a zero-timeout call whose mask unblocks it. */
+    signal(SIGUSR1, on_usr1);
+    sigset_t usr1, old;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &usr1, &old);
+    raise(SIGUSR1);
+    FD_ZERO(&r);
+    FD_SET(ready, &r);
+    struct { const sigset_t *mask; size_t size; } arg = { &none, 8 };
+    errno = 0;
+    ret = (int)syscall(SYS_pselect6, ready + 1, &r, NULL, NULL, &ts, &arg);
+    printf("pselect6 ready, its mask unblocking a pending signal: %d %s, caught %d\n", ret,
+           ret < 0 ? errname(errno) : "", usr1_caught);
+    FD_ZERO(&r);
+    FD_SET(hi_quiet, &r);
+    errno = 0;
+    ret = (int)syscall(SYS_pselect6, hi_quiet + 1, &r, NULL, NULL, &ts, &arg);
+    printf("pselect6 not ready, the same: %d %s, caught %d\n", ret, ret < 0 ? errname(errno) : "", usr1_caught);
+    raise(SIGUSR1);
+    struct pollfd one = { ready, POLLIN, 0 };
+    errno = 0;
+    ret = (int)syscall(SYS_ppoll, &one, 1, &ts, &none, 8);
+    printf("ppoll ready, its mask unblocking a pending signal: %d %s, caught %d\n", ret,
+           ret < 0 ? errname(errno) : "", usr1_caught);
+    one.fd = hi_quiet;
+    errno = 0;
+    ret = (int)syscall(SYS_ppoll, &one, 1, &ts, &none, 8);
+    printf("ppoll not ready, the same: %d %s, caught %d\n", ret, ret < 0 ? errname(errno) : "", usr1_caught);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    printf("after unblocking: caught %d\n", usr1_caught);
+    close(hi);
+    close(hi_quiet);
+}
+
 /* A select that finds something at once: the time left is what was given, or a little less. */
 static void time_left(int ready)
 {
@@ -195,6 +278,7 @@ int main(void)
     }
     times_out(empty[0], full[1]);
     time_left(fed[0]);
+    zero_timeouts(fed[0], empty[0]);
     unlink("/tmp/selectsets.txt");
     return 0;
 }
