@@ -1062,7 +1062,7 @@ static int64_t tty_writev(struct lx_ctx *c, struct lx_file *f, uint64_t uiov, ui
             break;
         at += iov.len;
     }
-    if (at < room && !at)
+    if (!at && room)
         return -LX_EFAULT;
     return lx_tty_write_kernel(c, f, all, at, 1);
 }

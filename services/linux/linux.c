@@ -1119,9 +1119,9 @@ static void io_keep(struct lx_ctx *c, uint64_t nr)
     io->file = f;
 }
 
-/* A system call (or a real fault) of process p, answered now or kept. */
-/* Serve c's fault; false only for a call the register entry left
- * (LX_SLOW: nothing done, no answer). */
+/* A system call (or a real fault) of process p, answered now or kept;
+ * false only for a call the register entry left (LX_SLOW: nothing done,
+ * no answer). */
 static bool serve(struct lx_ctx *c)
 {
     struct lx_thread *t = c->t;
@@ -1137,7 +1137,7 @@ static bool serve(struct lx_ctx *c)
     if (r == LX_SLOW)
         return false;
     if (r == LX_NORETURN || !t->used || t->tid != tid)
-        return true;                                 /* its thread is gone (and its io with it): a vfork child
+        return true;                            /* its thread is gone (and its io with it): a vfork child
                                                  * that killed its parent ends with the space it ran in */
     if (r == LX_BLOCK) {
         if (lx_sig_interrupted(c, nr)) {        /* EINTR, or the handler first with SA_RESTART */

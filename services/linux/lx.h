@@ -810,10 +810,10 @@ struct lx_ctx {
 
 #define LX_NORETURN     (-4096 - 1)     /* the process ended (or was replaced): no reply */
 #define LX_BLOCK        (-4096 - 2)     /* the call waits: c->p->blk.kind and .on say for what */
-#define LX_SLOW         (-4096 - 4)     /* (c->fast only) the call would wait or change the signal mask:
-                                         * nothing done, the full path serves it */
 #define LX_AGAIN        (-4096 - 3)     /* the call runs again from its `svc`, after a yield (pending
                                          * signals first): a word its other threads keep changing */
+#define LX_SLOW         (-4096 - 4)     /* (c->fast only) the call would wait or change the signal mask:
+                                         * nothing done, the full path serves it */
 
 /* The current call waits for `kind` on `on` (its reply is kept; the
  * call runs again when lx_wake_all(kind, on) or a signal wakes it):

@@ -45,7 +45,7 @@ int lx_file_poll(struct lx_file *f)
         return LX_POLLIN | LX_POLLOUT;          /* a file, a directory: always ready */
     if (lx_node_is_tty(n))
         return lx_tty_poll(f);
-    if ((n->mode & LX_S_IFMT) == LX_S_IFCHR && n->dev == LX_DEV_RANDOM)
+    if (n->dev == LX_DEV_RANDOM)
         return LX_POLLIN;                       /* Linux's random_poll once its generator is ready */
     return LX_POLLIN | LX_POLLOUT;
 }
