@@ -719,23 +719,36 @@ void lx_proc_discard(struct lx_proc *p)
     lx_proc_free(p);
 }
 
+/* A kernel call that made a thread failed: said once (the program sees
+ * only EAGAIN, as from Linux past its limits), with the step and error. */
+static int thread_failed(struct lx_thread *t, const char *step, int64_t err)
+{
+    static int said;
+    if (!said++)
+        lx_log("pid %d (%s): a new thread: %s failed with kernel error %ld", t->p->pid, t->p->comm, step,
+               (long)err);
+    return -LX_EAGAIN;
+}
+
 int lx_thread_start(struct lx_thread *t, svc_handle from, uint64_t pc, uint64_t sp, uint64_t arg, const uint64_t *tls)
 {
-    int serr;
+    int serr, e;
     if (!(t->thread = svc_thread_create(t->p->space, LX_UTCB_VA - (uint64_t)t->utcb * LX_PAGE, &serr)))
-        return -LX_EAGAIN;
-    if (from && svc_thread_copy(t->thread, from))
-        return -LX_EAGAIN;
-    if (tls && svc_thread_set_tls(t->thread, *tls))
-        return -LX_EAGAIN;
-    if (svc_thread_make_foreign(t->thread))    /* svc #N, N > 0, is a Linux call too, as on Linux */
-        return -LX_EAGAIN;
+        return thread_failed(t, "create", serr);
+    if (from && (e = svc_thread_copy(t->thread, from)))
+        return thread_failed(t, "copy", e);
+    if (tls && (e = svc_thread_set_tls(t->thread, *tls)))
+        return thread_failed(t, "set_tls", e);
+    if ((e = svc_thread_make_foreign(t->thread)))   /* svc #N, N > 0, is a Linux call too, as on Linux */
+        return thread_failed(t, "make_foreign", e);
     /* The cores sched_setaffinity gave it (or its creator), or else every
      * core online, as on Linux: the kernel's scheduler chooses among them
      * (a new thread goes to the least busy). */
     svc_thread_set_cpus(t->thread, t->cpus ? t->cpus : lx_cpus_online());
-    if (svc_thread_fault_to_me(t->thread, badge_of(t)) || svc_thread_start(t->thread, pc, sp, arg))
-        return -LX_EAGAIN;
+    if ((e = svc_thread_fault_to_me(t->thread, badge_of(t))))
+        return thread_failed(t, "fault_to_me", e);
+    if ((e = svc_thread_start(t->thread, pc, sp, arg)))
+        return thread_failed(t, "start", e);
     return 0;
 }
 
