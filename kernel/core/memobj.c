@@ -457,6 +457,9 @@ struct memobj *memobj_clone(struct space *owner, struct memobj *src, int *err)
     *err = -E_INVAL;
     if (src->kind == MEM_PHYS)
         return NULL;
+    *err = -E_PERM;
+    if (src->dma)
+        return NULL;                /* a device may be writing its pages: they are never shared */
     struct memobj *c = memobj_create_for(owner, src->size, src->order, false, err);
     if (!c)
         return NULL;
@@ -507,11 +510,30 @@ static int64_t hand_out(struct memobj *m, uint32_t rights)
 int64_t sys_mem_create(uint64_t size, uint32_t flags)
 {
     static const unsigned orders[] = { 0, 4, 9 };
-    if ((flags & ~(MEM_PAGE_MASK | MEM_EAGER)) || (flags & MEM_PAGE_MASK) > MEM_PAGE_2M)
+    if ((flags & ~(MEM_PAGE_MASK | MEM_EAGER | MEM_DMA)) || (flags & MEM_PAGE_MASK) > MEM_PAGE_2M)
         return -E_INVAL;
     int err;
-    struct memobj *m = memobj_create_for(cur_space(), size, orders[flags & MEM_PAGE_MASK], flags & MEM_EAGER, &err);
+    struct memobj *m = memobj_create_for(cur_space(), size, orders[flags & MEM_PAGE_MASK],
+                                         flags & (MEM_EAGER | MEM_DMA), &err);
+    if (m)
+        m->dma = flags & MEM_DMA;
     return m ? hand_out(m, ANON_RIGHTS) : err;
+}
+
+/* The physical address of the byte at `offset` of a MEM_DMA object: its
+ * page is one block of the object's page size, and stays where it is for
+ * the object's life (committed at creation, never shared by a clone). */
+int64_t sys_mem_dma_addr(uint32_t h, uint64_t offset)
+{
+    struct handle_slot *sl;
+    int err = handle_get(cur_space(), h, OBJ_MEMORY, R_WRITE, &sl);
+    if (err)
+        return err;
+    struct memobj *m = list_entry(sl->obj, struct memobj, obj);
+    if (!m->dma || offset >= m->size)
+        return -E_INVAL;
+    uint64_t pb = page_bytes(m);
+    return (int64_t)(m->pages[offset / pb] + offset % pb);
 }
 
 /* The system object: R_MANAGE for device memory, R_READ for the boot files. */

@@ -32,6 +32,7 @@
 #include "fdt.h"
 #include "irq.h"
 #include "cpu.h"
+#include "virtio_mmio.h"
 #include "timer.h"
 #include "svc.h"
 #include "syscalls_gen.h"
@@ -261,6 +262,22 @@ void svc_free(void *p, size_t size)
     env_unlock(l);
 }
 
+/* In the kernel a block of frames is contiguous and its address known. */
+void *svc_dma_alloc(size_t size, uint64_t *pa)
+{
+    if (size == 0 || size > MiB(2))
+        return NULL;
+    void *p = svc_alloc(size < 4096 ? 4096 : size);
+    if (p)
+        *pa = virt_to_phys(p);
+    return p;
+}
+
+void svc_dma_free(void *p, size_t size)
+{
+    svc_free(p, size < 4096 ? 4096 : size);
+}
+
 /*
  * Copies through a client's buffer: the caller is the current thread, so
  * its memory is reached directly, a page at a time under the lock (its
@@ -355,16 +372,42 @@ int svc_bootfile(uint32_t index, struct petrel_bootfile *info, const void **data
 
 extern struct fdt boot_fdt;
 
+/* The interrupt id of device tree node `node` (0 if none). */
+static uint32_t node_irq(int node)
+{
+    uint32_t len;
+    const uint8_t *p = fdt_prop(&boot_fdt, node, "interrupts", &len);
+    return p && len >= 12 ? be32(p + 4) + (be32(p) == 0 ? 32 : 16) : 0;
+}
+
+/* "virtio-<type>": the virtio,mmio node holding that type at the lowest
+ * address (virtio_mmio.h), or -1. */
+static int virtio_node(const char *compat)
+{
+    uint32_t id = virtio_device_id(compat);
+    int best = -1;
+    uint64_t best_pa = 0;
+    for (int node = -1; id && (node = fdt_find_compatible(&boot_fdt, node, VIRTIO_MMIO_COMPAT)) >= 0; ) {
+        uint64_t pa, size;
+        void *va;
+        if (!fdt_reg(&boot_fdt, node, 0, &pa, &size) || arch_map_device(pa, VIRTIO_MMIO_STRIDE, &va))
+            continue;
+        if (virtio_mmio_is(va, id) && (best < 0 || pa < best_pa)) {
+            best = node;
+            best_pa = pa;
+        }
+    }
+    return best;
+}
+
 static volatile void *device_locked(const char *compat, uint32_t *irq)
 {
-    int node = fdt_find_compatible(&boot_fdt, -1, compat);
+    int node = virtio_device_id(compat) ? virtio_node(compat) : fdt_find_compatible(&boot_fdt, -1, compat);
     uint64_t pa, size;
     void *va;
     if (node < 0 || !fdt_reg(&boot_fdt, node, 0, &pa, &size) || arch_map_device(pa, size ? size : 4096, &va))
         return NULL;
-    uint32_t len;
-    const uint8_t *p = fdt_prop(&boot_fdt, node, "interrupts", &len);
-    *irq = p && len >= 12 ? be32(p + 4) + (be32(p) == 0 ? 32 : 16) : 0;
+    *irq = node_irq(node);
     return va;
 }
 

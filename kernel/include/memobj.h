@@ -21,6 +21,7 @@ struct memobj {
     uint8_t kind;
     uint8_t order;          /* page order: 0 (4 KiB), 4 (64 KiB), 9 (2 MiB) */
     bool eager;
+    bool dma;               /* MEM_DMA: committed now, never shared or moved (a device sees it) */
     uint64_t size;
     paddr_t base;           /* MEM_FILE, MEM_PHYS: physical start */
     paddr_t src_pa;         /* MEM_ANON clone of a file: unwritten pages read from here */

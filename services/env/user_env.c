@@ -7,6 +7,7 @@
 #include "petrel.h"
 #include "svc.h"
 #include "user_env.h"
+#include "virtio_mmio.h"
 
 struct user_env {
     int have_reply;             /* a reply for the current call is in `out` */
@@ -113,6 +114,32 @@ void svc_free(void *p, size_t size)
     sys_mem_unmap(self_space(), (uint64_t)p);
 }
 
+/* One MEM_DMA page of the smallest size that holds `size`: contiguous. */
+void *svc_dma_alloc(size_t size, uint64_t *pa)
+{
+    uint32_t order = size <= 4096 ? MEM_PAGE_4K : size <= 0x10000 ? MEM_PAGE_64K : MEM_PAGE_2M;
+    if (size == 0 || size > 0x200000)
+        return NULL;
+    uint32_t h;
+    void *p = mem_alloc(size, order | MEM_DMA, &h);
+    if (!p)
+        return NULL;
+    int64_t addr = sys_mem_dma_addr(h, 0);
+    sys_handle_close(h);                        /* the mapping keeps the object */
+    if (addr < 0) {
+        sys_mem_unmap(self_space(), (uint64_t)p);
+        return NULL;
+    }
+    *pa = (uint64_t)addr;
+    return p;
+}
+
+void svc_dma_free(void *p, size_t size)
+{
+    (void)size;
+    sys_mem_unmap(self_space(), (uint64_t)p);
+}
+
 int svc_signal(svc_handle n, uint64_t bits)
 {
     return (int)sys_notify_signal((uint32_t)n, bits);
@@ -210,6 +237,17 @@ volatile void *svc_device(const char *compat, uint32_t *irq)
     uint64_t va = size > 0 ? va_alloc((uint64_t)size, 4096) : 0;
     if (size <= 0 || sys_mem_map(self_space(), dev, va, 0, (uint64_t)size, R_READ | R_WRITE) < 0)
         return NULL;
+    /* A virtio transport shares its page with others: the one of the
+     * type asked for, at the lowest address (virtio_mmio.h). */
+    uint32_t id = virtio_device_id(compat);
+    for (uint64_t off = 0; id && off < (uint64_t)size; off += VIRTIO_MMIO_STRIDE) {
+        if (virtio_mmio_is((const volatile void *)(va + off), id)) {
+            va += off;
+            id = 0;
+        }
+    }
+    if (id)
+        return NULL;                            /* (the root task granted a page without one) */
     snprintf(name, sizeof(name), "irq:%s", compat);
     uint32_t ih = start_handle(name);
     *irq = 0;

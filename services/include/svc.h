@@ -87,6 +87,13 @@ void svc_handle_release(svc_handle h);
 void *svc_alloc(size_t size);
 void svc_free(void *p, size_t size);
 
+/* Memory for a device to read and write: `size` bytes (at most 2 MiB),
+ * zeroed, physically contiguous, its bus address in *pa, charged like
+ * svc_alloc (a whole page of 4 KiB, 64 KiB or 2 MiB). NULL if none can
+ * be had. The device must be stopped before svc_dma_free. */
+void *svc_dma_alloc(size_t size, uint64_t *pa);
+void svc_dma_free(void *p, size_t size);
+
 /* Copy from or to a client buffer (a `buffer` argument) of the current call,
  * as the client itself could reach it. 0 or SVC_E_FAULT. */
 int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len);

@@ -51,10 +51,22 @@ def test_icount_and_no_image():
     (Machine(smp=0), "smp"),
     (Machine(gic=2, smp=9), "at most 8"),
     (Machine(mem="lots"), "mem"),
+    (Machine(net="bridge"), "net 'bridge'"),
+    (Machine(pcap="x.pcap"), "needs a network"),
 ])
 def test_bad_machines_are_rejected(machine, message):
     with pytest.raises(ValueError, match=message):
         qemu.build_argv("k.bin", None, machine)
+
+
+def test_network_is_virtio_net_on_a_modern_transport_and_isolated_for_tests():
+    assert "-netdev" not in qemu.build_argv("k", None, Machine())
+    user = qemu.build_argv("k", None, Machine(net="user"))
+    assert value(user, "-netdev") == "user,id=net0" and value(user, "-device") == "virtio-net-device,netdev=net0"
+    assert value(user, "-global") == "virtio-mmio.force-legacy=false" and "-object" not in user
+    isolated = qemu.build_argv("k", None, Machine(net="isolated", pcap="out.pcap"))
+    assert value(isolated, "-netdev") == "user,id=net0,restrict=on"
+    assert value(isolated, "-object") == "filter-dump,id=dump0,netdev=net0,file=out.pcap"
 
 
 def test_gicv3_allows_many_cores():

@@ -200,3 +200,40 @@ def test_core_slots_never_oversubscribe():
         taken = list(pool.map(run, widths))
     assert taken == [min(w, 2) for w in widths]
     assert peak[0] == 2 and all(alone) and busy[0] == 0 and slots.free == 2
+
+
+# A pcap file (libpcap format, Ethernet) holding `frames`.
+def write_pcap(path, frames):
+    import struct
+    data = struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1)
+    for i, f in enumerate(frames):
+        data += struct.pack("<IIII", 1000 + i, 0, len(f), len(f)) + f
+    path.write_bytes(data)
+
+
+# An Ethernet frame with an IPv4 ICMP echo request; `good`: its checksums right.
+def icmp_frame(good=True):
+    def csum(b):
+        s = sum(int.from_bytes(b[i:i + 2], "big") for i in range(0, len(b), 2))
+        while s >> 16:
+            s = (s & 0xffff) + (s >> 16)
+        return (~s & 0xffff).to_bytes(2, "big")
+    icmp = bytearray(b"\x08\x00\x00\x00\x12\x34\x00\x01" + bytes(range(32)))
+    icmp[2:4] = csum(bytes(icmp)) if good else b"\xde\xad"
+    ip = bytearray(b"\x45\x00" + (20 + len(icmp)).to_bytes(2, "big") + b"\x00\x01\x40\x00\x40\x01\x00\x00"
+                   + bytes([10, 0, 2, 15, 10, 0, 2, 2]))
+    ip[10:12] = csum(bytes(ip))
+    return b"\x52\x55\x0a\x00\x02\x02\x52\x54\x00\x12\x34\x56\x08\x00" + bytes(ip) + bytes(icmp)
+
+
+def test_recorded_frames_are_judged_by_tshark(tmp_path):
+    good = tmp_path / "good.pcap"
+    write_pcap(good, [icmp_frame()])
+    assert testrun.judge_frames(good, ["icmp"], tmp_path) == []
+    missing = testrun.judge_frames(good, ["arp", "icmp"], tmp_path)
+    assert len(missing) == 1 and missing[0].startswith("no arp frames in good.pcap (seen: ")
+    bad = tmp_path / "bad.pcap"
+    write_pcap(bad, [icmp_frame(), icmp_frame(False), icmp_frame()[:20]])
+    reasons = testrun.judge_frames(bad, ["icmp"], tmp_path)
+    assert len(reasons) == 1 and reasons[0].startswith("2 frames of bad.pcap malformed, in error or with a bad checksum")
+    assert testrun.judge_frames(tmp_path / "none.pcap", [], tmp_path) == ["no frames were recorded (none.pcap is missing)"]

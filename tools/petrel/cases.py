@@ -51,6 +51,10 @@ class Case:
     mem: str = "512M"
     icount: bool = False
     virtualization: bool = False
+    net: str = "none"           # a NIC on QEMU's user-mode network: "isolated" (qemu.NETS), its frames
+                                # recorded in build/test/logs/<name>.pcap
+    frames: list = field(default_factory=list)  # with a network: protocols its recorded frames must hold
+                                                # (tshark's names: "arp", "icmp", ...); every frame is judged
     append: str = ""
     tap: bool = False
     expect: list = field(default_factory=list)
@@ -64,7 +68,7 @@ class Case:
 
     # The QEMU machine this case boots on.
     def machine(self) -> qemu.Machine:
-        return qemu.Machine(self.cpu, self.gic, self.smp, self.mem, self.icount, self.virtualization)
+        return qemu.Machine(self.cpu, self.gic, self.smp, self.mem, self.icount, self.virtualization, self.net)
 
     # File-system-safe form of the case name (used for its boot image).
     def slug(self) -> str:
@@ -74,7 +78,7 @@ class Case:
 # Each key a case may set, with the check its value must pass.
 FIELD_TYPES = {
     "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "typing": list, "files": list, "cpu": str, "gic": int,
-    "smp": int, "mem": str, "icount": bool, "virtualization": bool, "append": str, "tap": bool, "expect": list,
+    "smp": int, "mem": str, "icount": bool, "virtualization": bool, "net": str, "frames": list, "append": str, "tap": bool, "expect": list,
     "expect_exit": (int, str), "timeout": (int, float), "pre": list, "allow_panic": bool, "oracle": list,
     "run": list, "packages": str,
 }

@@ -75,6 +75,18 @@ def add_run(sub) -> None:
     p.add_argument("--append", default="", metavar="ARGS", help="kernel command line (bootargs)")
     p.add_argument("--icount", action="store_true",
                    help="deterministic instruction counting: -icount shift=0,align=off,sleep=off")
+    p.add_argument("--net", choices=qemu.NETS,
+                   help="the virtio-net NIC's network: user (QEMU's user-mode network, 10.0.2.0/24; the default "
+                        "of an interactive run), isolated (the same with restrict=on: nothing beyond QEMU's own "
+                        "addresses; the default with --exec or typed input), or none")
+    p.add_argument("--pcap", metavar="FILE", help="record the NIC's frames in FILE (pcap, for tshark or wireshark)")
+
+
+# The machine `./petrel run` boots: a person's interactive run gets QEMU's
+# ordinary user-mode network, anything else an isolated one.
+def run_machine(args, interactive: bool) -> qemu.Machine:
+    net = args.net or ("user" if interactive else "isolated")
+    return qemu.Machine(args.cpu, args.gic, args.smp, args.mem, args.icount, net=net, pcap=args.pcap or "")
 
 
 # Adds the `test` subcommand.
@@ -217,11 +229,11 @@ def cmd_run(args) -> int:
     if args.exec_cmd is not None or args.add or args.linux:
         return cmd_run_linux(args)
     image = args.image or paths.system_image(args.system or "default")
-    machine = qemu.Machine(args.cpu, args.gic, args.smp, args.mem, args.icount)
     if args.apps and args.image:
         print("run: --apps goes without --image", file=sys.stderr)
         return 2
     typed = not sys.stdin.isatty()
+    machine = run_machine(args, not typed)
     try:
         argv = qemu.build_argv(paths.kernel_bin(), image, machine, args.append,
                                interactive=not typed, gdb_port=args.gdb)
@@ -255,7 +267,7 @@ def cmd_run_linux(args) -> int:
     if args.image or args.gdb is not None:
         print("run: --exec, --add and --linux go without --image and --gdb", file=sys.stderr)
         return 2
-    machine = qemu.Machine(args.cpu, args.gic, args.smp, args.mem, args.icount)
+    machine = run_machine(args, False)
     try:
         qemu.check_machine(machine)
     except ValueError as err:

@@ -29,13 +29,14 @@ from petrel import paths
 APT_PACKAGES = ["qemu-system-arm", "clang", "lld", "llvm", "make",
                 "device-tree-compiler", "gdb-multiarch", "qemu-user-static", "gcc-aarch64-linux-gnu",
                 "libc6-dev-arm64-cross", "libgcc-s1-arm64-cross", "musl-dev:arm64",
-                "clang-14", "libclang-rt-14-dev"]     # the host fuzzer: clang 14, its sanitizer and libFuzzer runtimes
+                "clang-14", "libclang-rt-14-dev",     # the host fuzzer: clang 14, its sanitizer and libFuzzer runtimes
+                "tshark"]                             # judges the frames network tests record
 FOREIGN_ARCH = "arm64"      # musl-dev:arm64 gives aarch64-linux-musl-gcc (the Linux baseline)
 VENV_APT_PACKAGE = "python3-venv"
 # Commands that stand for the packages where there is no dpkg (non-Debian hosts).
 APT_COMMANDS = {"qemu-system-arm": "qemu-system-aarch64", "clang": "clang", "lld": "ld.lld",
                 "llvm": "llvm-objcopy", "make": "make", "device-tree-compiler": "dtc",
-                "gdb-multiarch": "gdb-multiarch", "qemu-user-static": "qemu-aarch64-static",
+                "gdb-multiarch": "gdb-multiarch", "tshark": "tshark", "qemu-user-static": "qemu-aarch64-static",
                 "gcc-aarch64-linux-gnu": "aarch64-linux-gnu-gcc", "musl-dev:arm64": "aarch64-linux-musl-gcc",
                 "libc6-dev-arm64-cross": "aarch64-linux-gnu-gcc", "libgcc-s1-arm64-cross": "aarch64-linux-gnu-gcc",
                 "clang-14": "clang-14", "libclang-rt-14-dev": "clang-14"}

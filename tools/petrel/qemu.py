@@ -42,6 +42,15 @@ class Machine:
     mem: str = "512M"
     icount: bool = False
     virtualization: bool = False    # start the cores at EL2
+    net: str = "none"               # a virtio-net NIC: NETS
+    pcap: str = ""                  # with a NIC: record its frames in this file (QEMU's filter-dump)
+
+
+# The network a machine may have: "none"; "user", QEMU's user-mode network
+# (10.0.2.0/24, the host at 10.0.2.2, its DHCP and DNS), as a person's own
+# `./petrel run` gets it; "isolated", the same with restrict=on, so that the
+# guest reaches nothing beyond QEMU's own addresses (tests, benchmarks, CI).
+NETS = ("none", "user", "isolated")
 
 
 # Raises ValueError unless `m` describes a machine QEMU virt can start.
@@ -56,6 +65,10 @@ def check_machine(m: Machine) -> None:
         raise ValueError(f"smp {m.smp}: GICv2 supports at most {GICV2_MAX_CPUS} cores, use gic 3")
     if not isinstance(m.mem, str) or not MEM_RE.fullmatch(m.mem):
         raise ValueError(f"mem {m.mem!r}: expected a size such as 512M or 1G")
+    if m.net not in NETS:
+        raise ValueError(f"net {m.net!r}: expected one of {', '.join(NETS)}")
+    if m.pcap and m.net == "none":
+        raise ValueError("pcap: recording frames needs a network (net 'user' or 'isolated')")
 
 
 # Returns the QEMU argv. `interactive` puts the console and monitor on the
@@ -81,8 +94,22 @@ def build_argv(kernel, image=None, machine: Machine = Machine(), append: str = "
         argv += ["-serial", "stdio", "-monitor", "none"]
     if machine.icount:
         argv += ["-icount", ICOUNT]
+    argv += net_argv(machine)
     if gdb_port is not None:
         argv += ["-gdb", f"tcp::{gdb_port}", "-S"]
+    return argv
+
+
+# The NIC's part of the argv: a virtio-net device on a modern (version 2)
+# virtio-mmio transport, on QEMU's user-mode network.
+def net_argv(machine: Machine) -> list:
+    if machine.net == "none":
+        return []
+    netdev = "user,id=net0" + (",restrict=on" if machine.net == "isolated" else "")
+    argv = ["-global", "virtio-mmio.force-legacy=false", "-netdev", netdev,
+            "-device", "virtio-net-device,netdev=net0"]
+    if machine.pcap:
+        argv += ["-object", f"filter-dump,id=dump0,netdev=net0,file={machine.pcap}"]
     return argv
 
 

@@ -214,12 +214,19 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
         broken.append(str(err))
     if broken:
         return CaseResult(case, [Outcome(case.name, "FAIL", "; ".join(broken))], broken)
-    argv = qemu.build_argv(kernel, image, case.machine(), case.append)
+    machine = case.machine()
+    if machine.net != "none":                   # the frames, for a host-side test to judge
+        machine.pcap = str(paths.build_dir(repo) / "test" / "logs" / f"{case.slug()}.pcap")
+        Path(machine.pcap).parent.mkdir(parents=True, exist_ok=True)
+    argv = qemu.build_argv(kernel, image, machine, case.append)
     status, console = qemu.run(argv, case.timeout, case.input, case.input_after, [tuple(x) for x in case.typing])
     reasons, outcomes = evaluate(case, status, console)
     log = write_log(case, argv, status, console, repo)
     if case.oracle:
         reasons += against_linux(case, console, repo)
+        outcomes[0] = Outcome(case.name, "FAIL" if reasons else "ok", "; ".join(reasons))
+    if machine.pcap:
+        reasons += judge_frames(Path(machine.pcap), case.frames, repo)
         outcomes[0] = Outcome(case.name, "FAIL" if reasons else "ok", "; ".join(reasons))
     return CaseResult(case, outcomes, reasons, console, time.monotonic() - start, log)
 
@@ -241,6 +248,40 @@ def against_linux(case: cases.Case, console: str, repo: Path) -> list:
         return []
     shown = "\n".join(diff[:40]) + ("\n..." if len(diff) > 40 else "")
     return [f"Petrel's output differs from Linux's ({paths.rel(log, repo)}):\n{shown}"]
+
+
+# Checksums tshark checks (it leaves them unverified by default).
+TSHARK_CHECKS = ["-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE"]
+
+
+# Judges a case's recorded frames with tshark: none may be malformed, carry
+# an error or have a bad checksum, and each protocol of `must`
+# must appear. Returns the reasons the case fails.
+def judge_frames(pcap: Path, must: list, repo: Path) -> list:
+    if not pcap.exists():
+        return [f"no frames were recorded ({paths.rel(pcap, repo)} is missing)"]
+    base = ["tshark", "-n", "-r", str(pcap)] + TSHARK_CHECKS
+    try:
+        bad = subprocess.run(base + ["-Y", "_ws.malformed || _ws.expert.severity >= error || _ws.expert.group == checksum"],
+                             capture_output=True, text=True, timeout=120)
+        seen = subprocess.run(base + ["-T", "fields", "-e", "frame.protocols"],
+                              capture_output=True, text=True, timeout=120)
+    except FileNotFoundError:
+        return ["tshark is not installed (./petrel setup installs it)"]
+    except subprocess.TimeoutExpired:
+        return [f"tshark took over 120 s on {paths.rel(pcap, repo)}"]
+    if bad.returncode != 0 or seen.returncode != 0:
+        return [f"tshark failed on {paths.rel(pcap, repo)}: {(bad.stderr or seen.stderr).strip()[-300:]}"]
+    reasons = []
+    if bad.stdout.strip():
+        lines = bad.stdout.strip().splitlines()
+        reasons.append(f"{len(lines)} frames of {paths.rel(pcap, repo)} malformed, in error or with a bad checksum, first: "
+                       + "\n".join(lines[:5]))
+    protocols = {p for line in seen.stdout.splitlines() for p in line.strip().split(":") if p}
+    missing = [p for p in must if p not in protocols]
+    if missing:
+        reasons.append(f"no {', '.join(missing)} frames in {paths.rel(pcap, repo)} (seen: {', '.join(sorted(protocols))})")
+    return reasons
 
 
 # Formats the lines printed for a finished case.

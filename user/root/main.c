@@ -8,6 +8,7 @@
  * until every program has exited, and returns, which powers the machine off.
  */
 #include "petrel.h"
+#include "virtio_mmio.h"
 
 #define MAX_ENDPOINTS   16
 #define MAX_PROGRAMS    16
@@ -222,6 +223,32 @@ static void add_grant(struct service *v, const char *prefix, const char *what, u
     v->ngrants++;
 }
 
+/* "virtio-<type>": the virtio,mmio transport holding that type at the
+ * lowest address (virtio_mmio.h). Each is looked at through a mapping of
+ * its page here, which goes again. 0, or -E_NOENT if there is none. */
+static int virtio_find(const char *compat, struct petrel_device *found)
+{
+    uint32_t id = virtio_device_id(compat);
+    int64_t err = -E_NOENT;
+    struct petrel_device d;
+    for (uint64_t i = 0; sys_device_find(root_handle(), VIRTIO_MMIO_COMPAT, sizeof(VIRTIO_MMIO_COMPAT) - 1, i, &d) == 0;
+         i++) {
+        uint64_t base = d.pa & ~4095ull;
+        int64_t m = sys_mem_create_phys(root_handle(), base, 4096);
+        uint64_t va = m > 0 ? va_alloc(4096, 4096) : 0;
+        if (va && sys_mem_map(self_space(), (uint32_t)m, va, 0, 4096, R_READ) == 0) {
+            if (virtio_mmio_is((const volatile void *)(va + (d.pa - base)), id) && (err || d.pa < found->pa)) {
+                *found = d;
+                err = 0;
+            }
+            sys_mem_unmap(self_space(), va);
+        }
+        if (m > 0)
+            sys_handle_close((uint32_t)m);
+    }
+    return (int)err;
+}
+
 /* The declared devices (';'-separated compatible strings): their registers
  * and interrupt as objects of their own, so the service needs no system handle. */
 static void grant_devices(struct service *v, const char *devices)
@@ -236,7 +263,7 @@ static void grant_devices(struct service *v, const char *devices)
         compat[n] = 0;
         q += n + (q[n] == ';');
         struct petrel_device d;
-        if (sys_device_find(root_handle(), compat, n, 0, &d) < 0) {
+        if (virtio_device_id(compat) ? virtio_find(compat, &d) < 0 : sys_device_find(root_handle(), compat, n, 0, &d) < 0) {
             printf("root: service %s: no device %s\n", v->name, compat);
             continue;
         }

@@ -165,6 +165,7 @@ struct petrel_device {
 #define MEM_PAGE_2M     2
 #define MEM_PAGE_MASK   3
 #define MEM_EAGER       (1u << 2)   /* commit every page now (default: on first touch) */
+#define MEM_DMA         (1u << 3)   /* for a device: committed now, its pages never move (mem_dma_addr) */
 
 /* Thread states, as thread_stats reports them. */
 enum {

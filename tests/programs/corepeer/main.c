@@ -73,6 +73,9 @@ static void memlimit(void)
 {
     int64_t a = sys_mem_create(0x20000, MEM_EAGER);
     int64_t b = sys_mem_create(0x40000, MEM_EAGER);
+    int64_t dma = sys_mem_create(0x40000, MEM_DMA);        /* committed at once too: refused the same */
+    if (dma != b)
+        b = dma > 0 ? 0 : dma;
     uint32_t c;
     volatile uint8_t *p = mem_alloc(0x100000, 0, &c);
     int touched = 0;

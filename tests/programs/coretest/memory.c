@@ -273,6 +273,42 @@ static void device(void)
     sys_handle_close((uint32_t)m);
 }
 
+/* Memory for a device (MEM_DMA): committed and charged at creation, each
+ * page one physical block of RAM whose address mem_dma_addr gives and
+ * which never changes (a clone, which would share it, is refused). */
+static void dma(void)
+{
+    int64_t before = sys_space_usage(self_space(), LIMIT_MEMORY);
+    int64_t m = sys_mem_create(0x20000, MEM_PAGE_64K | MEM_DMA);
+    int64_t used = sys_space_usage(self_space(), LIMIT_MEMORY) - before;
+    int64_t a0 = m > 0 ? sys_mem_dma_addr((uint32_t)m, 0) : m, a1 = m > 0 ? sys_mem_dma_addr((uint32_t)m, 0x1fffe) : m;
+    tap_ok(m > 0 && used >= 0x20000 && a0 >= 0x40000000 && a0 < 0x60000000 && !(a0 & 0xffff) &&
+           a1 >= 0x40000000 && (a1 & 0xffff) == 0xfffe,
+           "memory: a DMA object is committed and charged at once, in 64 KiB blocks of RAM (0x%lx, 0x%lx)",
+           (unsigned long)a0, (unsigned long)a1);
+    uint64_t va = va_alloc(0x20000, 0x10000);
+    int64_t err = m > 0 ? sys_mem_map(self_space(), (uint32_t)m, va, 0, 0x20000, R_READ | R_WRITE) : m;
+    volatile uint64_t *p = (volatile uint64_t *)va;
+    bool kept = !err && p[0] == 0 && p[0x1fff8 / 8] == 0;
+    if (kept) {
+        p[0] = 0x1234;
+        kept = sys_mem_dma_addr((uint32_t)m, 0) == a0 && p[0] == 0x1234;
+    }
+    tap_ok(kept, "memory: a DMA object maps, reads zero and keeps its address when written");
+    int64_t ro = m > 0 ? sys_handle_dup((uint32_t)m, R_READ, 0) : m;
+    int64_t plain = sys_mem_create(0x1000, MEM_EAGER);
+    tap_ok(sys_mem_clone((uint32_t)m) == -E_PERM && sys_mem_dma_addr((uint32_t)m, 0x20000) == -E_INVAL &&
+           sys_mem_dma_addr((uint32_t)m, ~0ull) == -E_INVAL && sys_mem_dma_addr((uint32_t)ro, 0) == -E_PERM &&
+           sys_mem_dma_addr((uint32_t)plain, 0) == -E_INVAL && sys_mem_dma_addr(self_space(), 0) == -E_BADHANDLE &&
+           sys_mem_create(0x1000, MEM_DMA << 1) == -E_INVAL && sys_mem_create(0x11000, MEM_PAGE_64K | MEM_DMA) == -E_INVAL,
+           "memory: a DMA object is never cloned; its address needs R_WRITE, an offset inside, and a DMA object");
+    sys_handle_close((uint32_t)ro);
+    sys_handle_close((uint32_t)plain);
+    sys_mem_unmap(self_space(), va);
+    sys_handle_close((uint32_t)m);
+    tap_ok(sys_space_usage(self_space(), LIMIT_MEMORY) == before, "memory: a DMA object's memory is back when it goes");
+}
+
 /* Starting and ending processes gives back everything they took: the
  * root's usage (which counts its children) returns to where it was. */
 static void spawn_reap(void)
@@ -409,6 +445,7 @@ void test_memory(void)
     spawn_reap();
     limits();
     device();
+    dma();
     superpages();
     cow();
     files();
