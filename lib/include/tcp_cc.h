@@ -1,0 +1,73 @@
+/*
+ * TCP congestion control behind one small interface, in the manner of
+ * Linux's tcp_congestion_ops: the stack tells a module what each ACK did,
+ * when it detects a loss, when recovery ends and when the retransmission
+ * timer fires; the module keeps cwnd and ssthresh (in bytes). How segments
+ * are retransmitted during recovery (RFC 6675's pipe, or NewReno's window
+ * inflation for a peer without SACK) is the stack's: a module sets
+ * ssthresh and the window recovery starts from, and the window after it.
+ *
+ * Modules: "newreno" (RFC 5681 and RFC 6582), "cubic" (RFC 9438, with
+ * HyStart++ of RFC 9406 in slow start), "westwood" (Westwood+: ssthresh
+ * from the bandwidth estimate times the least RTT after a loss). Integer
+ * arithmetic only: the stack may run inside the kernel.
+ */
+#ifndef PETREL_TCP_CC_H
+#define PETREL_TCP_CC_H
+
+#include <stdint.h>
+
+/* What one ACK that acknowledged new data told the stack. */
+struct tcp_cc_ack {
+    uint32_t acked;             /* bytes newly acknowledged (cumulatively or by SACK) */
+    uint32_t rtt_us;            /* an RTT sample it gave (0: none) */
+    uint32_t srtt_us;           /* the smoothed RTT (RFC 6298) after it (0: none yet) */
+    uint32_t snd_una, snd_nxt;  /* the send sequence after it: a round ends when snd_una passes
+                                 * what snd_nxt was when the round began */
+    uint64_t now_us;
+};
+
+struct tcp_cc;
+
+struct tcp_cc_ops {
+    const char *name;
+    /* A new connection: cwnd the initial window (RFC 6928), ssthresh "infinite". */
+    void (*init)(struct tcp_cc *cc);
+    /* New data acknowledged outside loss recovery: grow cwnd. */
+    void (*ack)(struct tcp_cc *cc, const struct tcp_cc_ack *a);
+    /* A loss detected by duplicate ACKs or SACK (fast retransmit): set
+     * ssthresh, and cwnd to what recovery starts from. `flight`: the bytes
+     * outstanding when it was detected. */
+    void (*congestion)(struct tcp_cc *cc, uint32_t flight, uint64_t now_us);
+    /* Recovery over (the ACK that covers the recovery point): set cwnd.
+     * `flight`: bytes outstanding after that ACK. */
+    void (*recovered)(struct tcp_cc *cc, uint32_t flight);
+    /* The retransmission timer fired: set ssthresh and cwnd (1 segment). */
+    void (*timeout)(struct tcp_cc *cc, uint32_t flight, uint64_t now_us);
+};
+
+struct tcp_cc {
+    const struct tcp_cc_ops *ops;
+    uint32_t mss;               /* SMSS: bytes of payload in a full segment */
+    uint32_t cwnd;              /* bytes */
+    uint32_t ssthresh;          /* bytes */
+    uint64_t priv[16];          /* the module's own state */
+};
+
+#define TCP_CC_INFINITE 0x7fffffffu
+
+/* The modules, in the order /proc/sys/net/ipv4/tcp_available_congestion_control lists them. */
+extern const struct tcp_cc_ops tcp_cc_newreno, tcp_cc_cubic, tcp_cc_westwood;
+extern const struct tcp_cc_ops *const tcp_cc_modules[3];
+
+/* The module called `name`, or NULL. */
+const struct tcp_cc_ops *tcp_cc_find(const char *name);
+/* Start cc with module ops for segments of mss bytes. */
+void tcp_cc_start(struct tcp_cc *cc, const struct tcp_cc_ops *ops, uint32_t mss);
+
+/* RFC 6928's initial window: min(10 SMSS, max(2 SMSS, 14,600 bytes)). */
+uint32_t tcp_cc_initial_window(uint32_t mss);
+/* Integer cube root (the largest r with r^3 <= x). */
+uint64_t tcp_cc_cbrt(uint64_t x);
+
+#endif
