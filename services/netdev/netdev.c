@@ -334,17 +334,24 @@ static int64_t wait(struct svc_call *call, uint32_t what)
         return err;
     if (what != 1 && what != 2)
         return SVC_E_INVAL;
-    if ((what == 1 && frame_waiting()) || (what == 2 && tx_room()))
-        return 0;
     if (waiter)
-        return SVC_E_BUSY;
-    waiter = svc_defer(call);
-    if (!waiter)
-        return SVC_E_NOMEM;
+        return (what == 1 && frame_waiting()) || (what == 2 && tx_room()) ? 0 : SVC_E_BUSY;
+    /* Ask for the interrupt first, then look: what comes after the look
+     * raises it (its handler runs after this request, in either
+     * placement), what came before is seen here. */
     waiting_for = what;
     arm();
-    if ((what == 1 && frame_waiting()) || (what == 2 && tx_room()))
-        serve_waiter();                                 /* it came while the interrupt was not asked for */
+    if ((what == 1 && frame_waiting()) || (what == 2 && tx_room())) {
+        waiting_for = 0;
+        arm();
+        return 0;
+    }
+    waiter = svc_defer(call);
+    if (!waiter) {
+        waiting_for = 0;
+        arm();
+        return SVC_E_NOMEM;
+    }
     return SVC_DEFERRED;
 }
 

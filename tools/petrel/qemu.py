@@ -51,6 +51,10 @@ class Machine:
 # `./petrel run` gets it; "isolated", the same with restrict=on, so that the
 # guest reaches nothing beyond QEMU's own addresses (tests, benchmarks, CI).
 NETS = ("none", "user", "isolated")
+# Or "link:GUEST:RELAY": a dgram netdev on 127.0.0.1 that receives on port
+# GUEST and sends to the relay's port RELAY (netrelay.py: the project's own
+# link between two QEMUs).
+LINK_RE = re.compile(r"link:([0-9]{1,5}):([0-9]{1,5})")
 
 
 # Raises ValueError unless `m` describes a machine QEMU virt can start.
@@ -65,8 +69,11 @@ def check_machine(m: Machine) -> None:
         raise ValueError(f"smp {m.smp}: GICv2 supports at most {GICV2_MAX_CPUS} cores, use gic 3")
     if not isinstance(m.mem, str) or not MEM_RE.fullmatch(m.mem):
         raise ValueError(f"mem {m.mem!r}: expected a size such as 512M or 1G")
-    if m.net not in NETS:
-        raise ValueError(f"net {m.net!r}: expected one of {', '.join(NETS)}")
+    link = LINK_RE.fullmatch(m.net) if isinstance(m.net, str) else None
+    if m.net not in NETS and not link:
+        raise ValueError(f"net {m.net!r}: expected one of {', '.join(NETS)} or link:GUEST_PORT:RELAY_PORT")
+    if link and not all(1 <= int(port) <= 65535 for port in link.groups()):
+        raise ValueError(f"net {m.net!r}: ports are from 1 to 65535")
     if m.pcap and m.net == "none":
         raise ValueError("pcap: recording frames needs a network (net 'user' or 'isolated')")
 
@@ -105,7 +112,12 @@ def build_argv(kernel, image=None, machine: Machine = Machine(), append: str = "
 def net_argv(machine: Machine) -> list:
     if machine.net == "none":
         return []
-    netdev = "user,id=net0" + (",restrict=on" if machine.net == "isolated" else "")
+    link = LINK_RE.fullmatch(machine.net)
+    if link:
+        netdev = (f"dgram,id=net0,local.type=inet,local.host=127.0.0.1,local.port={link[1]},"
+                  f"remote.type=inet,remote.host=127.0.0.1,remote.port={link[2]}")
+    else:
+        netdev = "user,id=net0" + (",restrict=on" if machine.net == "isolated" else "")
     argv = ["-global", "virtio-mmio.force-legacy=false", "-netdev", netdev,
             "-device", "virtio-net-device,netdev=net0"]
     if machine.pcap:

@@ -1,0 +1,174 @@
+"""The project's own link (tools/petrel/netrelay.py): the relay's
+impairments on plain UDP sockets, then two Petrel machines joined through
+it, one sending numbered frames through its network device service in
+the kernel, the other counting them through the service in user space
+(tests/programs/netpair), every count compared with what the relay did."""
+import socket
+import threading
+import time
+
+import pytest
+
+from conftest import REPO
+from petrel import netrelay, paths, qemu
+from petrel.netrelay import Impairments, Relay
+
+HOST = "127.0.0.1"
+
+
+class Side:
+    """A stand-in for a QEMU: a UDP socket on the guest port of one side of the relay."""
+
+    def __init__(self, relay, side):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        self.sock.bind((HOST, relay.guest_port[side]))
+        self.to = (HOST, relay.port_for[side])
+
+    def send(self, frame):
+        self.sock.sendto(frame, self.to)
+
+    def receive(self, quiet=0.3):
+        got = []
+        self.sock.settimeout(quiet)
+        try:
+            while True:
+                got.append((self.sock.recv(65536), time.monotonic()))
+        except socket.timeout:
+            return got
+
+
+def frame(i, size=200):
+    return b"\xff" * 6 + b"\x02" * 6 + b"\x88\xb5" + i.to_bytes(4, "big") + bytes((i + k) % 251 for k in range(size - 18))
+
+
+def pump(imp, n, size=200, pace=0.0):
+    with Relay(imp) as relay:
+        a, b = Side(relay, "a"), Side(relay, "b")
+        sent = {}
+        for i in range(n):
+            sent[i] = time.monotonic()
+            a.send(frame(i, size))
+            if pace:
+                time.sleep(pace)
+        got = b.receive()
+    return relay, sent, got
+
+
+def test_impairments_are_checked():
+    for bad in (Impairments(loss=1.5), Impairments(corrupt=-0.1), Impairments(rtt_ms=-1), Impairments(rate_bps=-5)):
+        with pytest.raises(ValueError):
+            Relay(bad)
+    with pytest.raises(ValueError, match="link:GUEST_PORT:RELAY_PORT"):
+        qemu.build_argv("k", None, qemu.Machine(net="link:1"))
+    argv = qemu.build_argv("k", None, qemu.Machine(net="link:4000:4001"))
+    assert "dgram,id=net0,local.type=inet,local.host=127.0.0.1,local.port=4000,remote.type=inet," \
+           "remote.host=127.0.0.1,remote.port=4001" in argv
+
+
+def test_a_clean_link_passes_every_frame_in_order_after_its_delay():
+    relay, sent, got = pump(Impairments(rtt_ms=40), 200)
+    frames = [f for f, _ in got]
+    assert frames == [frame(i) for i in range(200)]
+    delays = [t - sent[int.from_bytes(f[14:18], "big")] for f, t in got]
+    assert min(delays) >= 0.019
+    st = relay.stats["ab"]
+    assert (st.frames, st.delivered, st.dropped, relay.stats["ba"].frames) == (200, 200, 0, 0)
+
+
+def test_losses_duplicates_reordering_and_corruption_are_as_the_relay_says():
+    imp = Impairments(loss=0.05, duplicate=0.05, reorder=0.05, corrupt=0.05, seed=3)
+    relay, _, got = pump(imp, 2000, pace=0.0002)
+    st = relay.stats["ab"]
+    fates = st.fates
+    assert len(fates) == 2000 and st.frames == 2000
+    for name, letter in (("dropped", "l"), ("duplicated", "d"), ("reordered", "r"), ("corrupted", "c")):
+        count = sum(letter in f for f in fates)
+        assert count == getattr(st, name) and 50 <= count <= 160, (name, count)   # 5 % of 2,000, roughly
+    def original(f):                # the frame number (a corrupted number: the frame one byte away)
+        i = int.from_bytes(f[14:18], "big")
+        for k in [i] + list(range(2000)):
+            if k < 2000 and sum(x != y for x, y in zip(f, frame(k))) <= 1:
+                return k
+        raise AssertionError(f"a frame no frame sent is one byte away from: {f[:20]!r}")
+    copies = {}
+    for f, _ in got:
+        copies.setdefault(original(f), []).append(f)
+    for i, fate in enumerate(fates):
+        if "l" in fate:
+            assert i not in copies
+            continue
+        assert len(copies.get(i, [])) == (2 if "d" in fate else 1), (i, fate)
+        diff = [k for k in range(len(frame(i))) if copies[i][0][k] != frame(i)[k]]
+        assert diff == ([diff[0]] if "c" in fate else []) and (not diff or diff[0] >= 14), (i, fate, diff)
+    order = [original(f) for f, _ in got]
+    late = sum(1 for k in range(1, len(order)) if order[k] < max(order[:k]))
+    assert late >= st.reordered // 2 and st.delivered == len(got)
+
+
+def test_the_same_seed_gives_the_same_fates():
+    imp = Impairments(loss=0.1, duplicate=0.1, reorder=0.1, corrupt=0.1, seed=11)
+    first, _, got1 = pump(imp, 300)
+    second, _, got2 = pump(imp, 300)
+    other, _, _ = pump(Impairments(loss=0.1, duplicate=0.1, reorder=0.1, corrupt=0.1, seed=12), 300)
+    assert first.stats["ab"].fates == second.stats["ab"].fates != other.stats["ab"].fates
+    assert sorted(f for f, _ in got1) == sorted(f for f, _ in got2)
+
+
+def test_the_rate_cap_spaces_frames_out():
+    relay, sent, got = pump(Impairments(rate_bps=1_000_000), 100, size=1250)     # 10 ms a frame
+    assert len(got) == 100
+    assert got[-1][1] - sent[0] >= 0.95
+
+
+# Expected receiver counts from the relay's fates of the sender's frames:
+# n data frames, then end frames until the first that arrives intact.
+def expected_counts(fates, n):
+    good = sum(1 for f in fates[:n] if "l" not in f and "c" not in f)
+    dups = sum(1 for f in fates[:n] if "d" in f and "l" not in f and "c" not in f)
+    # A held-back frame arrives after the next frame not lost, and is out of
+    # order if that one is a data frame that arrived intact (an end frame
+    # comes 200 ms later: the frame before it goes when its hold runs out).
+    late = 0
+    for i, f in enumerate(fates[:n]):
+        if "r" in f and "l" not in f and "c" not in f:
+            j = next((k for k in range(i + 1, len(fates)) if "l" not in fates[k]), None)
+            late += j is not None and j < n and "c" not in fates[j]
+    bad = sum(1 + ("d" in f) for f in fates[:n] if "c" in f and "l" not in f)
+    for f in fates[n:]:
+        if "l" in f:
+            continue
+        if "c" in f:
+            bad += 1 + ("d" in f)
+            continue
+        break
+    return good, bad, dups, late
+
+
+def test_two_petrels_over_the_link():
+    for system in ("netpair-send", "netpair-recv"):
+        assert paths.system_image(system).exists(), "run ./petrel build first"
+    imp = Impairments(rtt_ms=10, rate_bps=16_000_000, loss=0.02, duplicate=0.02, reorder=0.02, corrupt=0.02, seed=7)
+    consoles = {}
+    with Relay(imp) as relay:
+        def boot(side, system):
+            machine = qemu.Machine(net=relay.net_for(side))
+            argv = qemu.build_argv(paths.kernel_bin(), paths.system_image(system), machine, "")
+            consoles[side] = qemu.run(argv, 120)
+        receiver = threading.Thread(target=boot, args=("b", "netpair-recv"))
+        receiver.start()
+        time.sleep(1.0)                 # listening before the first frame
+        sender = threading.Thread(target=boot, args=("a", "netpair-send"))
+        sender.start()
+        sender.join()
+        receiver.join()
+    status_a, out_a = consoles["a"]
+    status_b, out_b = consoles["b"]
+    assert status_a == 0 and "netpair: sent 2000 frames" in out_a, (relay.stats, out_a[-2000:])
+    line = next((l for l in out_b.splitlines() if l.startswith("netpair: received")), out_b[-2000:])
+    st = relay.stats["ab"]
+    good, bad, dups, late = expected_counts(st.fates, 2000)
+    assert line == (f"netpair: received {good} good, {bad} corrupted, {dups} duplicates, {late} out of order, "
+                    f"{2000 - good} missing, 0 other"), (line, st)
+    assert st.frames >= 2001 and st.dropped > 0 and st.corrupted > 0 and st.duplicated > 0 and st.reordered > 0
+    assert status_b == 0
