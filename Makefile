@@ -42,12 +42,15 @@ kobjs = $(patsubst %,$(O)/$(1)/%.o,$(2))
 GEN       = $(O)/gen
 # Services: idl/<interface>.toml, implemented once in services/<interface>/.
 IDLS      = $(wildcard idl/*.toml)
-SERVICES  = $(filter-out env include,$(notdir $(wildcard services/*)))
+SERVICES  = $(filter-out env include common,$(notdir $(wildcard services/*)))
+# services/common: the code services share (a device's driver), linked
+# with each service in user space and once into the kernel.
+SVC_COMMON = $(wildcard services/common/*.c)
 # Every service is built for both placements (tools/petrel/systems.py
 # places each where its system description says).
 KSERVICES = $(SERVICES)
 SVC_GEN   = $(foreach s,$(notdir $(basename $(filter-out idl/syscalls.toml,$(IDLS)))),$(GEN)/services/$(s)_if.h)
-SVC_KSRC  = $(foreach s,$(KSERVICES),$(wildcard services/$(s)/*.c))
+SVC_KSRC  = $(foreach s,$(KSERVICES),$(wildcard services/$(s)/*.c)) $(SVC_COMMON)
 GENSRC    = $(GEN)/kernel/syscall_table.c
 SYSHDRS   = $(GEN)/kernel/syscalls_gen.h $(GEN)/user/petrel_syscalls.h
 GENHDRS   = $(SYSHDRS) $(GEN)/kernel/autoconf.h
@@ -277,7 +280,7 @@ $(O)/user/svc-obj/src/%.c.o: %.c | $(GENHDRS) $(SVC_GEN)
 	@echo "  CC      $< (user)"
 	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
 
-$(O)/services/%.elf: $$(addprefix $(O)/user/svc-obj/src/,$$(addsuffix .o,$$(wildcard services/$$*/*.c))) \
+$(O)/services/%.elf: $$(addprefix $(O)/user/svc-obj/src/,$$(addsuffix .o,$$(wildcard services/$$*/*.c) $(SVC_COMMON))) \
         $(O)/user/svc-obj/$$*_server.c.o $(O)/user/svc-obj/$$*/main.o $(O)/user/svc-obj/env/user_env.c.o \
         $(O)/user/svc-obj/env/user_proc.c.o \
         $(URTOBJ) $(ULDS)
