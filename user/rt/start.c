@@ -50,6 +50,18 @@ bool start_arg(const char *key, char *val, size_t size)
     return false;
 }
 
+/* The decimal number given as key=N, or dflt when there is none. */
+uint64_t start_arg_u64(const char *key, uint64_t dflt)
+{
+    char s[24];
+    if (!start_arg(key, s, sizeof(s)))
+        return dflt;
+    uint64_t v = 0;
+    for (const char *p = s; *p >= '0' && *p <= '9'; p++)
+        v = v * 10 + (uint64_t)(*p - '0');
+    return v;
+}
+
 #define LABEL_EXIT 0x45584954   /* "EXIT" */
 
 void exit(int status)

@@ -12,7 +12,6 @@
 /* Report six words to the test; returns its answer (MR0) or an error. */
 int64_t report(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e, uint64_t f);
 /* The number given as `key=` in the arguments, or dflt. */
-uint64_t arg_u64(const char *key, uint64_t dflt);
 /* A new space whose only thread was created and killed, so it is torn
  * down: its handle, or an error. */
 int64_t dead_space(void);

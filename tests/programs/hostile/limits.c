@@ -45,7 +45,7 @@ static int64_t nested_spinner(void)
  */
 void attack_park(void)
 {
-    unsigned n = (unsigned)arg_u64("n", 16), cpus = (unsigned)arg_u64("cpus", 1);
+    unsigned n = (unsigned)start_arg_u64("n", 16), cpus = (unsigned)start_arg_u64("cpus", 1);
     uint64_t va = va_alloc(4096, 4096);
     int64_t err = sys_mem_map(self_space(), start_handle("shm"), va, 0, 4096, R_READ | R_WRITE);
     volatile uint64_t *counters = (volatile uint64_t *)va;
@@ -56,7 +56,7 @@ void attack_park(void)
                                  (int)(i % (cpus ? cpus : 1)));
         started += t > 0;
     }
-    if (!err && arg_u64("nest", 0))
+    if (!err && start_arg_u64("nest", 0))
         err = nested_spinner();
     report(started, (uint64_t)err, 0, 0, 0, 0);
     for (;;)

@@ -27,17 +27,6 @@ int64_t report(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e, uint6
     return err ? err : (int64_t)m.mr[0];
 }
 
-uint64_t arg_u64(const char *key, uint64_t dflt)
-{
-    char s[24];
-    if (!start_arg(key, s, sizeof(s)))
-        return dflt;
-    uint64_t v = 0;
-    for (const char *p = s; *p >= '0' && *p <= '9'; p++)
-        v = v * 10 + (uint64_t)(*p - '0');
-    return v;
-}
-
 static void echo(uint32_t ep)
 {
     echo_loop(ep);

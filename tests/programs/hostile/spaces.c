@@ -152,7 +152,7 @@ void attack_stale_mapping(void)
  */
 void attack_chain(void)
 {
-    uint64_t want = arg_u64("n", 0), cap = want ? want : CHAIN_MAX;
+    uint64_t want = start_arg_u64("n", 0), cap = want ? want : CHAIN_MAX;
     int64_t prev = 0, err = 0;
     uint64_t n = 0;
     while (n < cap) {
@@ -176,7 +176,7 @@ void attack_chain(void)
     int64_t spaces = sys_space_usage(self_space(), LIMIT_SPACES);
     int64_t mem = sys_space_usage(self_space(), LIMIT_MEMORY);
     int64_t closed = -1, left = -1;
-    if (arg_u64("close", 0) && prev > 0) {
+    if (start_arg_u64("close", 0) && prev > 0) {
         closed = sys_handle_close((uint32_t)prev);
         for (int i = 0; i < 2000 && (left = sys_space_usage(self_space(), LIMIT_SPACES)) > 0; i++)
             sleep_ms(1);

@@ -36,17 +36,6 @@ static uint32_t crc32(const uint8_t *p, size_t n)
     return ~c;
 }
 
-static uint64_t arg(const char *key, uint64_t dflt)
-{
-    char v[24];
-    if (!start_arg(key, v, sizeof(v)))
-        return dflt;
-    uint64_t n = 0;
-    for (const char *p = v; *p >= '0' && *p <= '9'; p++)
-        n = n * 10 + (uint64_t)(*p - '0');
-    return n;
-}
-
 static size_t make(uint32_t seq, uint32_t kind, const uint8_t *mac)
 {
     size_t len = kind == KIND_END ? 60 : 60 + (size_t)(seq * 97u % (FRAME_MAX - 60 + 1));
@@ -157,7 +146,7 @@ int main(void)
     uint8_t m[6];
     for (int i = 0; i < 6; i++)
         m[i] = (uint8_t)(mac >> (8 * i));
-    uint32_t n = (uint32_t)arg("n", 1000);
+    uint32_t n = (uint32_t)start_arg_u64("n", 1000);
     if (n > MAX_N)
         n = MAX_N;
     char role[8] = "";

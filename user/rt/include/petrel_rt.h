@@ -31,6 +31,7 @@ const struct petrel_startinfo *startinfo(void);
 uint32_t start_handle(const char *name);
 /* The value of `key=` in the program's arguments (root: the boot arguments). */
 bool start_arg(const char *key, char *val, size_t size);
+uint64_t start_arg_u64(const char *key, uint64_t dflt);   /* key=N, or dflt */
 void rt_init(const void *info);
 /* End the process's main thread with `status`, telling the parent (if any). */
 __attribute__((noreturn)) void exit(int status);
