@@ -62,7 +62,9 @@ const uint8_t *vnet_rx_peek(struct vnet *v, uint32_t *len);
 void vnet_rx_done(struct vnet *v);
 /* Ask for an interrupt at the next event of the kinds in `want`
  * (VNET_WANT_FRAME | VNET_WANT_ROOM, or 0: none), then look: answers
- * whether one of them is there already (then no interrupt may come). */
+ * whether one of them is there already: then no interrupt may come for
+ * it, and the caller takes what is there and arms again (an event index
+ * left behind what was taken silences the device). */
 int vnet_arm(struct vnet *v, unsigned want);
 /* From the interrupt handler: acknowledge the device's interrupt. */
 void vnet_irq_ack(struct vnet *v);

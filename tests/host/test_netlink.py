@@ -2,7 +2,11 @@
 impairments on plain UDP sockets, then two Petrel machines joined through
 it, one sending numbered frames through its network device service in
 the kernel, the other counting them through the service in user space
-(tests/programs/netpair), every count compared with what the relay did."""
+(tests/programs/netpair), every count compared with what the relay did;
+then two Petrel network stacks (services/net, one in the kernel, one in
+user space) pinging and echoing UDP over a clean link and a lossy one
+(tests/programs/netpeer), the clean run's frames judged by tshark."""
+import re
 import socket
 import threading
 import time
@@ -10,7 +14,7 @@ import time
 import pytest
 
 from conftest import REPO
-from petrel import netrelay, paths, qemu
+from petrel import netrelay, paths, qemu, testrun
 from petrel.netrelay import Impairments, Relay
 
 HOST = "127.0.0.1"
@@ -172,3 +176,54 @@ def test_two_petrels_over_the_link():
                     f"{2000 - good} missing, 0 other"), (line, st)
     assert st.frames >= 2001 and st.dropped > 0 and st.corrupted > 0 and st.duplicated > 0 and st.reordered > 0
     assert status_b == 0
+
+
+# Boots the systems `first` (side b) and `second` (side a) on the relay,
+# the first a second ahead so that it listens before the other speaks, and
+# answers their (status, console) by side. pcaps: side -> file to record.
+def boot_pair(relay, first, second, pcaps=None):
+    for system in (first, second):
+        assert paths.system_image(system).exists(), "run ./petrel build first"
+    consoles = {}
+
+    def boot(side, system):
+        machine = qemu.Machine(net=relay.net_for(side), pcap=str((pcaps or {}).get(side, "")))
+        argv = qemu.build_argv(paths.kernel_bin(), paths.system_image(system), machine, "")
+        consoles[side] = qemu.run(argv, 120)
+    b = threading.Thread(target=boot, args=("b", first))
+    b.start()
+    time.sleep(1.0)
+    a = threading.Thread(target=boot, args=("a", second))
+    a.start()
+    a.join()
+    b.join()
+    return consoles
+
+
+@pytest.mark.parametrize("lossy", [False, True], ids=["clean", "lossy"])
+def test_two_stacks_ping_and_echo_udp(tmp_path, lossy):
+    imp = (Impairments(rtt_ms=10, loss=0.02, duplicate=0.02, reorder=0.02, corrupt=0.02, seed=5) if lossy
+           else Impairments(rtt_ms=2))
+    pcaps = {} if lossy else {"a": tmp_path / "client.pcap", "b": tmp_path / "echo.pcap"}
+    with Relay(imp) as relay:
+        consoles = boot_pair(relay, "netpeer-echo", "netpeer-client", pcaps)
+    (status_a, out_a), (status_b, out_b) = consoles["a"], consoles["b"]
+    summary = next((l for l in out_a.splitlines() if "datagrams echoed" in l), out_a[-1500:])
+    assert status_a == 0 and status_b == 0, (out_a[-1500:], out_b[-1500:])
+    m = re.fullmatch(r"netpeer: (\d)/5 pings answered, (\d+)/300 datagrams echoed intact "
+                     r"\((\d+) sent again, (\d+) wrong\)", summary)
+    assert m, summary
+    pings, intact, again, wrong = map(int, m.groups())
+    assert intact == 300 and wrong == 0, summary
+    echoed = re.search(r"netpeer: echoed (\d+) datagrams, answered (\d+) pings", out_b)
+    assert echoed, out_b[-1500:]
+    if lossy:
+        # 2 % of each direction's frames lost: some datagrams go again, and
+        # the relay did corrupt some, which the checksums kept out.
+        st_ab, st_ba = relay.stats["ab"], relay.stats["ba"]
+        assert again > 0 and st_ab.corrupted + st_ba.corrupted > 0 and pings >= 3, (summary, st_ab, st_ba)
+        assert int(echoed[1]) >= 300
+    else:
+        assert pings == 5 and again == 0 and int(echoed[1]) == 300 and int(echoed[2]) == 5, (summary, echoed[0])
+        for side in ("a", "b"):
+            assert testrun.judge_frames(pcaps[side], ["arp", "icmp", "udp"], REPO) == []

@@ -1,0 +1,287 @@
+/*
+ * The network stack service (idl/net.toml): its requests, its sockets and
+ * the NIC's interrupt; the packet layers are in stack.c. Written once
+ * against svc.h and placed in the kernel or in user space by the system
+ * description.
+ *
+ * The stack drives the machine's virtio-net device itself (services/common/
+ * virtio_net.c), opened at the first request; without one it still has its
+ * loopback interface. It asks for an interrupt at every received frame and
+ * handles the frames in the interrupt's handler, which runs between
+ * requests, never during one.
+ *
+ * A socket's received datagrams wait in a queue of SOCK_QUEUE slots
+ * allocated when it is opened (about 12 KiB), counted against its owner's
+ * SOCKS_PER_PID sockets.
+ */
+#include "net.h"
+#include "pstring.h"
+
+struct vnet net_nic;
+int net_nic_state;
+uint32_t net_addr, net_prefix, net_gateway;
+struct sock net_socks[NSOCKS];
+struct netstat net_stat;
+
+static uint64_t config_owner;           /* the client that configured the interface (0: none yet) */
+static uint16_t next_ephemeral[3] = { 0, EPHEMERAL_LO, EPHEMERAL_LO };
+
+/* Take every frame, then ask for the interrupt at the next one; a frame
+ * that came meanwhile is taken and the request made again, so that the
+ * device's event index is never left behind frames already taken (it
+ * would then stay silent while the ring fills). */
+static void receive_all(void)
+{
+    do
+        net_receive();
+    while (vnet_arm(&net_nic, VNET_WANT_FRAME));
+}
+
+static void interrupt(void)
+{
+    vnet_irq_ack(&net_nic);
+    receive_all();
+    svc_irq_done(net_nic.irq);
+}
+
+int net_nic_ready(void)
+{
+    if (net_nic_state)
+        return net_nic_state == 1;
+    int err = vnet_open(&net_nic, interrupt);
+    if (err) {
+        net_nic_state = err;                            /* (E_NOENT: the machine has none) */
+        return 0;
+    }
+    net_nic_state = 1;
+    receive_all();
+    return 1;
+}
+
+/* ---------------------------------------------------------------- sockets */
+
+struct sock *net_sock_find(uint32_t kind, uint16_t port)
+{
+    for (unsigned i = 0; i < NSOCKS; i++)
+        if (net_socks[i].pid && net_socks[i].kind == kind && net_socks[i].port == port)
+            return &net_socks[i];
+    return NULL;
+}
+
+void net_sock_deliver(struct sock *s, uint32_t addr, uint16_t port, const uint8_t *data, uint32_t len)
+{
+    if (s->count == SOCK_QUEUE || len > sizeof s->queue[0].data) {
+        if (s->kind == SOCK_UDP)
+            net_stat.udp_dropped++;
+        return;
+    }
+    struct dgram *d = &s->queue[(s->head + s->count++) % SOCK_QUEUE];
+    d->addr = addr;
+    d->port = port;
+    d->len = (uint16_t)len;
+    memcpy(d->data, data, len);
+    if (s->kind == SOCK_UDP)
+        net_stat.udp_in++;
+    if (s->waiter) {
+        svc_token t = s->waiter;
+        s->waiter = 0;
+        net_wait_reply(t, 0);
+    }
+}
+
+/* The client's socket numbered `sock` (its index + 1), or NULL. */
+static struct sock *sock_of(struct svc_call *call, uint32_t sock)
+{
+    if (sock == 0 || sock > NSOCKS || net_socks[sock - 1].pid != call->pid)
+        return NULL;
+    return &net_socks[sock - 1];
+}
+
+static int64_t open(struct svc_call *call, uint32_t kind, uint32_t port, uint32_t *sock, uint32_t *bound)
+{
+    if ((kind != SOCK_UDP && kind != SOCK_ICMP) || port > 0xffff)
+        return SVC_E_INVAL;
+    unsigned mine = 0, slot = NSOCKS;
+    for (unsigned i = 0; i < NSOCKS; i++) {
+        mine += net_socks[i].pid == call->pid;
+        if (!net_socks[i].pid && slot == NSOCKS)
+            slot = i;
+    }
+    if (mine >= SOCKS_PER_PID)
+        return SVC_E_LIMIT;
+    if (slot == NSOCKS)
+        return SVC_E_BUSY;
+    if (port == 0) {                                    /* the next free one from 49152 up, wrapping */
+        for (unsigned tries = 0; tries < 0x10000 - EPHEMERAL_LO && !port; tries++) {
+            uint16_t p = next_ephemeral[kind];
+            next_ephemeral[kind] = p == 0xffff ? EPHEMERAL_LO : (uint16_t)(p + 1);
+            if (!net_sock_find(kind, p))
+                port = p;
+        }
+        if (!port)
+            return SVC_E_BUSY;
+    } else if (net_sock_find(kind, (uint16_t)port))
+        return SVC_E_BUSY;
+    struct dgram *queue = svc_alloc(SOCK_QUEUE * sizeof *queue);
+    if (!queue)
+        return SVC_E_NOMEM;
+    net_socks[slot] = (struct sock){ .pid = call->pid, .kind = kind, .port = (uint16_t)port, .queue = queue };
+    *sock = slot + 1;
+    *bound = port;
+    return 0;
+}
+
+static int64_t sock_close(struct svc_call *call, uint32_t sock)
+{
+    struct sock *s = sock_of(call, sock);
+    if (!s)
+        return SVC_E_BADHANDLE;
+    if (s->waiter)
+        net_wait_reply(s->waiter, SVC_E_BADHANDLE);
+    svc_free(s->queue, SOCK_QUEUE * sizeof *s->queue);
+    memset(s, 0, sizeof *s);
+    return 0;
+}
+
+static int64_t sendto(struct svc_call *call, uint32_t sock, uint32_t addr, uint32_t port, uint64_t data,
+                      uint64_t data_len)
+{
+    static uint8_t msg[IP_MTU];
+    struct sock *s = sock_of(call, sock);
+    if (!s)
+        return SVC_E_BADHANDLE;
+    if (addr == 0 || (s->kind == SOCK_UDP && (port == 0 || port > 0xffff)))
+        return SVC_E_INVAL;
+    if (data_len > UDP_MAX)
+        return SVC_E_RANGE;
+    uint32_t len, off = s->kind == SOCK_UDP ? 8 : 0;
+    if (svc_copy_in(call, msg + off, data, data_len))
+        return SVC_E_FAULT;
+    len = off + (uint32_t)data_len;
+    uint32_t src = (addr >> 24) == 127 ? (LOOPBACK_NET | 1) : net_addr;
+    if (s->kind == SOCK_UDP) {
+        msg[0] = (uint8_t)(s->port >> 8);
+        msg[1] = (uint8_t)s->port;
+        msg[2] = (uint8_t)(port >> 8);
+        msg[3] = (uint8_t)port;
+        msg[4] = (uint8_t)(len >> 8);
+        msg[5] = (uint8_t)len;
+        msg[6] = msg[7] = 0;
+        uint32_t sum = (src >> 16) + (src & 0xffff) + (addr >> 16) + (addr & 0xffff) + 17 + len;
+        uint16_t c = net_checksum(msg, len, sum);
+        c = c ? c : 0xffff;                             /* RFC 768: a computed 0 is sent as all ones */
+        msg[6] = (uint8_t)(c >> 8);
+        msg[7] = (uint8_t)c;
+    } else {
+        if (len < 8 || msg[0] != 8 || msg[1] != 0)
+            return SVC_E_INVAL;
+        msg[4] = (uint8_t)(s->port >> 8);
+        msg[5] = (uint8_t)s->port;
+        msg[2] = msg[3] = 0;
+        uint16_t c = net_checksum(msg, len, 0);
+        msg[2] = (uint8_t)(c >> 8);
+        msg[3] = (uint8_t)c;
+    }
+    if (!net_addr && (addr >> 24) != 127)
+        return net_nic_ready() ? SVC_E_STATE : SVC_E_NOENT;
+    int err = net_ip_send(addr, s->kind == SOCK_UDP ? 17 : 1, msg, len);
+    net_loop_drain();
+    return err;
+}
+
+static int64_t recvfrom(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t buf_len, uint64_t *count,
+                        uint32_t *addr, uint32_t *port)
+{
+    struct sock *s = sock_of(call, sock);
+    if (!s)
+        return SVC_E_BADHANDLE;
+    if (!s->count)
+        return SVC_E_AGAIN;
+    struct dgram *d = &s->queue[s->head];
+    uint64_t n = d->len < buf_len ? d->len : buf_len;
+    if (n && svc_copy_out(call, buf, d->data, n) != 0)
+        return SVC_E_FAULT;                             /* the datagram stays */
+    *count = d->len;
+    *addr = d->addr;
+    *port = d->port;
+    s->head = (uint16_t)((s->head + 1) % SOCK_QUEUE);
+    s->count--;
+    return 0;
+}
+
+static int64_t wait(struct svc_call *call, uint32_t sock)
+{
+    struct sock *s = sock_of(call, sock);
+    if (!s)
+        return SVC_E_BADHANDLE;
+    if (s->count)
+        return 0;
+    if (s->waiter)
+        return SVC_E_BUSY;
+    s->waiter = svc_defer(call);
+    return s->waiter ? SVC_DEFERRED : SVC_E_NOMEM;
+}
+
+/* ---------------------------------------------------------------- the interface */
+
+static int64_t config(struct svc_call *call, uint32_t addr, uint32_t prefix, uint32_t gateway)
+{
+    if (!net_nic_ready())
+        return net_nic_state;
+    if (config_owner && config_owner != call->pid)
+        return SVC_E_PERM;
+    if (addr == 0) {
+        net_addr = net_prefix = net_gateway = 0;
+        net_forget_neighbours();
+        return 0;
+    }
+    if (prefix < 1 || prefix > 30)
+        return SVC_E_INVAL;
+    uint32_t mask = 0xffffffffu << (32 - prefix);
+    int bad_addr = (addr >> 24) == 127 || (addr >> 24) == 0 || (addr >> 28) >= 14 ||
+                   (addr & ~mask) == 0 || (addr & ~mask) == ~mask;
+    int bad_gw = gateway && ((gateway & mask) != (addr & mask) || gateway == addr || (gateway & ~mask) == 0 ||
+                             (gateway & ~mask) == ~mask);
+    if (bad_addr || bad_gw)
+        return SVC_E_INVAL;
+    config_owner = call->pid;
+    if (addr != net_addr || prefix != net_prefix)
+        net_forget_neighbours();
+    net_addr = addr;
+    net_prefix = prefix;
+    net_gateway = gateway;
+    return 0;
+}
+
+static int64_t info(struct svc_call *call, uint64_t *mac, uint32_t *addr, uint32_t *prefix, uint32_t *gateway,
+                    uint32_t *mtu, uint32_t *link)
+{
+    if (!net_nic_ready())
+        return net_nic_state;
+    uint64_t m = 0;
+    for (unsigned i = 0; i < 6; i++)
+        m |= (uint64_t)net_nic.mac[i] << (8 * i);
+    *mac = m;
+    *addr = net_addr;
+    *prefix = net_prefix;
+    *gateway = net_gateway;
+    *mtu = IP_MTU;
+    *link = (uint32_t)vnet_link_up(&net_nic);
+    return 0;
+}
+
+static int64_t stats(struct svc_call *call, uint64_t *ip_in, uint64_t *ip_dropped, uint64_t *udp_in,
+                     uint64_t *udp_dropped, uint64_t *echo_answered, uint64_t *tx_dropped)
+{
+    net_nic_ready();
+    *ip_in = net_stat.ip_in;
+    *ip_dropped = net_stat.ip_dropped;
+    *udp_in = net_stat.udp_in;
+    *udp_dropped = net_stat.udp_dropped;
+    *echo_answered = net_stat.echo_answered;
+    *tx_dropped = net_stat.tx_dropped;
+    return 0;
+}
+
+/* The handlers: the generated skeleton (net_service, net_fast) calls them. */
+const struct net_ops net_ops = { config, info, open, sendto, recvfrom, wait, sock_close, stats };

@@ -1,0 +1,62 @@
+/*
+ * The network stack's parts (services/net): the packet layers (stack.c)
+ * and the sockets and requests (net.c). One copy of this state per system;
+ * the service's requests and its interrupt handler never run at once.
+ * (Its names start net_: placed in the kernel, it shares one namespace.)
+ */
+#ifndef NET_H
+#define NET_H
+
+#include "net_if.h"
+#include "virtio_net.h"
+
+#define SOCK_UDP        1u
+#define SOCK_ICMP       2u
+#define NSOCKS          64u             /* the service's sockets in all */
+#define SOCKS_PER_PID   16u             /* a client's */
+#define SOCK_QUEUE      8u              /* datagrams a socket holds */
+#define UDP_MAX         1472u           /* payload of one 1,500-byte IPv4 packet */
+#define IP_MTU          1500u
+#define EPHEMERAL_LO    49152u
+
+#define LOOPBACK_NET    0x7f000000u     /* 127.0.0.0/8 */
+
+/* A received datagram waiting on a socket. */
+struct dgram {
+    uint32_t addr;
+    uint16_t port, len;
+    uint8_t data[IP_MTU - 20];
+};
+
+struct sock {
+    uint64_t pid;                       /* its owner; 0: the slot is free */
+    uint32_t kind;
+    uint16_t port;
+    uint16_t head, count;               /* the queue: oldest at head */
+    svc_token waiter;
+    struct dgram *queue;                /* SOCK_QUEUE of them (svc_alloc) */
+};
+
+struct netstat {
+    uint64_t ip_in, ip_dropped, udp_in, udp_dropped, echo_answered, tx_dropped;
+};
+
+extern struct vnet net_nic;
+extern int net_nic_state;                   /* 0 until the NIC was asked for, then vnet_open's answer */
+int net_nic_ready(void);                    /* the NIC started (1) or not (0) */
+extern uint32_t net_addr, net_prefix, net_gateway;
+extern struct sock net_socks[NSOCKS];
+extern struct netstat net_stat;
+
+/* stack.c */
+void net_receive(void);                  /* take every frame the NIC has */
+int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t len);
+uint16_t net_checksum(const uint8_t *p, uint32_t len, uint32_t sum);
+void net_forget_neighbours(void);
+void net_loop_drain(void);                  /* deliver what was sent to this host */
+
+/* net.c: a datagram for a socket arrived */
+struct sock *net_sock_find(uint32_t kind, uint16_t port);
+void net_sock_deliver(struct sock *s, uint32_t addr, uint16_t port, const uint8_t *data, uint32_t len);
+
+#endif

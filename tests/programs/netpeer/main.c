@@ -1,0 +1,277 @@
+/*
+ * netpeer: the network stack service (idl/net.toml, services/net) through
+ * its generated proxies.
+ *
+ * role=self (tests/guest/cases.toml, services/net): one machine on QEMU's
+ * user-mode network with restrict=on, 10.0.2.15/24 via 10.0.2.2: the
+ * interface, the errors of bad requests and the per-client socket limit,
+ * UDP over the loopback interface and to the host's own address, a closed
+ * port, pings of itself and of QEMU's gateway (ARP first), and the
+ * counters; TAP output.
+ *
+ * role=echo and role=client (tests/host/test_netlink.py): two machines
+ * on the project's own link. The echo side (`addr`) sends every UDP
+ * datagram back to where it came from until one says "quit"; the client
+ * (`addr`, `peer`) pings the peer, then sends `n` datagrams of sizes from
+ * 0 to 1,472 bytes, each carrying its number, and checks every echo byte
+ * for byte, sending a datagram again when its echo is late.
+ */
+#include "petrel.h"
+#include "net_if.h"
+
+#define UDP_MAX     1472
+#define ECHO_PORT   7
+
+static uint32_t ep;
+static uint8_t buf[2048], want[2048];
+
+/* An address a.b.c.d[/prefix] from the arguments (0 if absent or bad). */
+static uint32_t arg_addr(const char *key, uint32_t *prefix)
+{
+    char v[24];
+    if (!start_arg(key, v, sizeof(v)))
+        return 0;
+    uint32_t a = 0, part = 0, parts = 0;
+    const char *p = v;
+    for (; *p && *p != '/'; p++) {
+        if (*p == '.') {
+            a = a << 8 | part;
+            part = 0;
+            parts++;
+        } else
+            part = part * 10 + (uint32_t)(*p - '0');
+    }
+    a = a << 8 | part;
+    if (prefix) {
+        *prefix = 24;
+        if (*p == '/') {
+            *prefix = 0;
+            for (p++; *p >= '0' && *p <= '9'; p++)
+                *prefix = *prefix * 10 + (uint32_t)(*p - '0');
+        }
+    }
+    return parts == 3 ? a : 0;
+}
+
+/* The next datagram on sock within `ms` milliseconds: its length, or -1. */
+static int64_t recv_within(uint32_t sock, int ms, uint32_t *from, uint32_t *port)
+{
+    for (int waited = 0; waited <= ms; waited++) {
+        uint64_t n = 0;
+        int64_t err = net_recvfrom(ep, sock, buf, sizeof(buf), &n, from, port);
+        if (err == 0)
+            return (int64_t)n;
+        if (err != -E_AGAIN)
+            return err;
+        sleep_ms(1);
+    }
+    return -1;
+}
+
+/* Ping `addr` from the ICMP socket with sequence number seq; the reply's
+ * sequence number, or a negative error. */
+static int64_t ping(uint32_t sock, uint32_t addr, uint16_t seq, int ms)
+{
+    uint8_t req[8 + 32] = { 8, 0 };
+    req[6] = (uint8_t)(seq >> 8);
+    req[7] = (uint8_t)seq;
+    for (unsigned i = 8; i < sizeof(req); i++)
+        req[i] = (uint8_t)(i + seq);
+    int64_t err = net_sendto(ep, sock, addr, 0, req, sizeof(req));
+    if (err)
+        return err;
+    for (;;) {
+        uint32_t from = 0, port = 0;
+        int64_t n = recv_within(sock, ms, &from, &port);
+        if (n < 0)
+            return n;
+        if (n == sizeof(req) && from == addr && buf[0] == 0 && (buf[6] << 8 | buf[7]) == seq &&
+            memcmp(buf + 8, req + 8, sizeof(req) - 8) == 0)
+            return seq;
+    }
+}
+
+/* Datagram i of the client: its size and bytes. */
+static uint32_t pattern(uint32_t i, uint8_t *p)
+{
+    uint32_t len = i == 0 ? 0 : 4 + i * 211 % (UDP_MAX - 3);
+    for (uint32_t k = 0; k < len; k++)
+        p[k] = (uint8_t)(i * 13 + k * 7);
+    if (len >= 4) {
+        p[0] = (uint8_t)(i >> 24);
+        p[1] = (uint8_t)(i >> 16);
+        p[2] = (uint8_t)(i >> 8);
+        p[3] = (uint8_t)i;
+    }
+    return len;
+}
+
+static int self_test(void)
+{
+    uint64_t mac = 0;
+    uint32_t addr = 0, prefix = 0, gw = 0, mtu = 0, link = 0, sock = 0, bound = 0;
+    int64_t err = net_info(ep, &mac, &addr, &prefix, &gw, &mtu, &link);
+    tap_ok(err == 0 && mac == 0x563412005452ull && addr == 0 && mtu == 1500 && link == 1,
+           "net: the interface is up with QEMU's MAC, no address yet and a 1,500-byte MTU (err %ld)", (long)err);
+    const uint32_t me = 0x0a00020f, gateway = 0x0a000202;
+    tap_ok(net_config(ep, me, 0, gateway) == -E_INVAL && net_config(ep, me, 31, gateway) == -E_INVAL &&
+           net_config(ep, 0x7f000001, 8, 0) == -E_INVAL && net_config(ep, 0x0a0002ff, 24, gateway) == -E_INVAL &&
+           net_config(ep, 0x0a000200, 24, gateway) == -E_INVAL && net_config(ep, 0xe0000001, 24, 0) == -E_INVAL &&
+           net_config(ep, me, 24, 0x0a000302) == -E_INVAL && net_config(ep, me, 24, me) == -E_INVAL,
+           "net: bad addresses, prefixes and gateways are refused");
+    err = net_config(ep, me, 24, gateway);
+    net_info(ep, &mac, &addr, &prefix, &gw, &mtu, &link);
+    tap_ok(err == 0 && addr == me && prefix == 24 && gw == gateway, "net: configured 10.0.2.15/24 via 10.0.2.2");
+
+    uint32_t a = 0, b = 0, b_port = 0, ping_sock = 0;
+    tap_ok(net_open(ep, 3, 0, &sock, &bound) == -E_INVAL && net_open(ep, 1, 70000, &sock, &bound) == -E_INVAL &&
+           net_open(ep, 1, 5000, &a, &bound) == 0 && bound == 5000 && net_open(ep, 1, 5000, &sock, &bound) == -E_BUSY &&
+           net_open(ep, 1, 0, &b, &b_port) == 0 && b_port >= 49152 && net_open(ep, 2, 0, &ping_sock, &bound) == 0,
+           "net: sockets open on a port of their own or a picked one (%u); a taken port is E_BUSY", b_port);
+    uint32_t extra[16], opened = 0;
+    while (opened < 16 && net_open(ep, 1, 0, &extra[opened], &bound) == 0)
+        opened++;
+    err = net_open(ep, 1, 0, &sock, &bound);
+    for (uint32_t i = 0; i < opened; i++)
+        net_close(ep, extra[i]);
+    tap_ok(opened == 13 && err == -E_LIMIT, "net: a client's 17th socket is E_LIMIT (%u more opened, then %ld)",
+           opened, (long)err);
+
+    uint64_t n = 0;
+    uint32_t from = 0, port = 0;
+    tap_ok(net_sendto(ep, 99, 0x7f000001, 5000, "x", 1) == -E_BADHANDLE && net_close(ep, 0) == -E_BADHANDLE &&
+           net_recvfrom(ep, 65, buf, 16, &n, &from, &port) == -E_BADHANDLE && net_wait(ep, 77) == -E_BADHANDLE &&
+           net_sendto(ep, b, 0x7f000001, 0, "x", 1) == -E_INVAL && net_sendto(ep, b, 0, 5000, "x", 1) == -E_INVAL &&
+           net_sendto(ep, b, 0x7f000001, 5000, buf, UDP_MAX + 1) == -E_RANGE &&
+           net_sendto(ep, b, 0x7f000001, 5000, (void *)0x10, 8) == -E_FAULT &&
+           net_sendto(ep, ping_sock, 0x7f000001, 0, "\0\0\0\0\0\0\0\0", 8) == -E_INVAL &&
+           net_recvfrom(ep, a, buf, 16, &n, &from, &port) == -E_AGAIN,
+           "net: bad sockets, addresses, sizes and buffers are refused");
+
+    /* UDP through the loopback interface, then to our own address. */
+    uint32_t len = pattern(7, want);
+    err = net_sendto(ep, b, 0x7f000001, 5000, want, len);
+    int64_t got = err ? err : net_wait(ep, a);
+    got = got ? got : net_recvfrom(ep, a, buf, sizeof(buf), &n, &from, &port);
+    tap_ok(got == 0 && n == len && from == 0x7f000001 && port == b_port && memcmp(buf, want, len) == 0,
+           "net: %u bytes over 127.0.0.1 arrive whole from the sender's port (err %ld)", len, (long)got);
+    err = net_sendto(ep, a, me, b_port, "to myself", 9);
+    got = err ? err : recv_within(b, 100, &from, &port);
+    tap_ok(got == 9 && from == me && port == 5000 && memcmp(buf, "to myself", 9) == 0,
+           "net: a datagram to 10.0.2.15 comes back without touching the wire (%ld)", (long)got);
+    err = net_sendto(ep, b, me, 5000, buf, 5);
+    got = err ? err : net_recvfrom(ep, a, buf, 2, &n, &from, &port);
+    tap_ok(got == 0 && n == 5, "net: a datagram bigger than the buffer says its whole length (%lu)", (unsigned long)n);
+
+    uint64_t s0[6], s1[6];
+    net_stats(ep, &s0[0], &s0[1], &s0[2], &s0[3], &s0[4], &s0[5]);
+    err = net_sendto(ep, b, 0x7f000001, 5001, "nobody", 6);
+    int64_t pinged = ping(ping_sock, 0x7f000001, 1, 100);
+    net_stats(ep, &s1[0], &s1[1], &s1[2], &s1[3], &s1[4], &s1[5]);
+    tap_ok(err == 0 && s1[3] == s0[3] + 1 && pinged == 1 && s1[4] == s0[4] + 1,
+           "net: a closed port is counted, and the host answers its own ping (%ld)", (long)pinged);
+
+    int answered = 0;
+    for (uint16_t seq = 1; seq <= 3; seq++)
+        answered += ping(ping_sock, gateway, seq, 2000) == seq;
+    tap_ok(answered == 3, "net: 3 pings of the gateway 10.0.2.2 answered (ARP first)");
+
+    tap_ok(net_close(ep, a) == 0 && net_close(ep, a) == -E_BADHANDLE && net_close(ep, b) == 0 &&
+           net_close(ep, ping_sock) == 0 && net_open(ep, 1, 5000, &a, &bound) == 0 && net_close(ep, a) == 0,
+           "net: closed sockets are gone and their ports free");
+    tap_plan();
+    return 0;
+}
+
+static int echo(void)
+{
+    uint32_t sock = 0, bound = 0, from = 0, port = 0;
+    if (net_open(ep, 1, ECHO_PORT, &sock, &bound) != 0) {
+        printf("netpeer: cannot open UDP port %d\n", ECHO_PORT);
+        return 1;
+    }
+    printf("netpeer: echoing on UDP port %d\n", ECHO_PORT);
+    uint32_t echoed = 0;
+    for (;;) {
+        uint64_t n = 0;
+        int64_t err = net_wait(ep, sock);
+        if (!err)
+            err = net_recvfrom(ep, sock, buf, sizeof(buf), &n, &from, &port);
+        if (err) {
+            printf("netpeer: echo: error %ld\n", (long)err);
+            return 1;
+        }
+        if (n == 4 && memcmp(buf, "quit", 4) == 0)
+            break;
+        while ((err = net_sendto(ep, sock, from, port, buf, n)) == -E_AGAIN)
+            sleep_ms(1);
+        echoed += err == 0;
+    }
+    uint64_t s[6];
+    net_stats(ep, &s[0], &s[1], &s[2], &s[3], &s[4], &s[5]);
+    printf("netpeer: echoed %u datagrams, answered %lu pings\n", echoed, (unsigned long)s[4]);
+    printf("netpeer: stack counters: ip_in %lu ip_dropped %lu udp_in %lu udp_dropped %lu tx_dropped %lu\n",
+           (unsigned long)s[0], (unsigned long)s[1], (unsigned long)s[2], (unsigned long)s[3], (unsigned long)s[5]);
+    return 0;
+}
+
+static int client(uint32_t peer, uint32_t count)
+{
+    uint32_t usock = 0, psock = 0, bound = 0, from = 0, port = 0;
+    if (net_open(ep, 1, 0, &usock, &bound) != 0 || net_open(ep, 2, 0, &psock, &bound) != 0) {
+        printf("netpeer: cannot open sockets\n");
+        return 1;
+    }
+    int answered = 0;
+    for (uint16_t seq = 1; seq <= 5; seq++)
+        answered += ping(psock, peer, seq, 500) == seq;
+    uint32_t intact = 0, resent = 0, bad = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t len = pattern(i, want);
+        int ok = 0;
+        for (int tries = 0; tries < 10 && !ok; tries++) {
+            resent += tries > 0;
+            int64_t err;
+            while ((err = net_sendto(ep, usock, peer, ECHO_PORT, want, len)) == -E_AGAIN)
+                sleep_ms(1);
+            for (;;) {
+                int64_t n = err ? err : recv_within(usock, 300, &from, &port);
+                if (n < 0)
+                    break;
+                if (n == len && from == peer && port == ECHO_PORT && memcmp(buf, want, len) == 0) {
+                    ok = 1;
+                    break;
+                }
+                if (n == 0 || (n >= 4 && memcmp(buf, want, 4) != 0))
+                    continue;                           /* a late echo of an earlier one */
+                bad++;
+            }
+        }
+        intact += ok;
+    }
+    for (int i = 0; i < 3; i++)
+        net_sendto(ep, usock, peer, ECHO_PORT, "quit", 4);
+    printf("netpeer: %d/5 pings answered, %u/%u datagrams echoed intact (%u sent again, %u wrong)\n", answered,
+           intact, count, resent, bad);
+    return 0;
+}
+
+int main(void)
+{
+    char role[16];
+    ep = start_handle("net");
+    if (!start_arg("role", role, sizeof(role)) || strcmp(role, "self") == 0)
+        return self_test();
+    uint32_t prefix = 24, addr = arg_addr("addr", &prefix);
+    int64_t err = net_config(ep, addr, prefix, 0);
+    if (err) {
+        printf("netpeer: cannot configure the address (error %ld)\n", (long)err);
+        return 1;
+    }
+    if (strcmp(role, "echo") == 0)
+        return echo();
+    if (strcmp(role, "client") == 0)
+        return client(arg_addr("peer", NULL), (uint32_t)start_arg_u64("n", 200));
+    printf("netpeer: role=self, role=echo or role=client\n");
+    return 1;
+}
