@@ -158,7 +158,6 @@ static int64_t sendto(struct svc_call *call, uint32_t sock, uint32_t addr, uint3
     if (svc_copy_in(call, msg + off, data, data_len))
         return SVC_E_FAULT;
     len = off + (uint32_t)data_len;
-    uint32_t src = (addr >> 24) == 127 ? (LOOPBACK_NET | 1) : net_addr;
     if (s->kind == SOCK_UDP) {
         msg[0] = (uint8_t)(s->port >> 8);
         msg[1] = (uint8_t)s->port;
@@ -167,8 +166,7 @@ static int64_t sendto(struct svc_call *call, uint32_t sock, uint32_t addr, uint3
         msg[4] = (uint8_t)(len >> 8);
         msg[5] = (uint8_t)len;
         msg[6] = msg[7] = 0;
-        uint32_t sum = (src >> 16) + (src & 0xffff) + (addr >> 16) + (addr & 0xffff) + 17 + len;
-        uint16_t c = net_checksum(msg, len, sum);
+        uint16_t c = net_checksum(msg, len, net_pseudo_sum(net_source_for(addr), addr, 17, len));
         c = c ? c : 0xffff;                             /* RFC 768: a computed 0 is sent as all ones */
         msg[6] = (uint8_t)(c >> 8);
         msg[7] = (uint8_t)c;

@@ -52,6 +52,8 @@ extern struct netstat net_stat;
 void net_receive(void);                  /* take every frame the NIC has */
 int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t len);
 uint16_t net_checksum(const uint8_t *p, uint32_t len, uint32_t sum);
+uint32_t net_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto, uint32_t len);
+uint32_t net_source_for(uint32_t dst);       /* the source address a packet to dst carries */
 void net_forget_neighbours(void);
 void net_loop_drain(void);                  /* deliver what was sent to this host */
 

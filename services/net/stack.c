@@ -61,12 +61,14 @@ uint16_t net_checksum(const uint8_t *p, uint32_t len, uint32_t sum)
     return (uint16_t)~s;
 }
 
-static uint32_t pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto, uint32_t len)
+/* The partial sum of the pseudo-header (RFC 768) for a UDP datagram. */
+uint32_t net_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto, uint32_t len)
 {
     return (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto + len;
 }
 
 static int is_loopback(uint32_t a) { return (a >> 24) == (LOOPBACK_NET >> 24); }
+uint32_t net_source_for(uint32_t dst) { return is_loopback(dst) ? (LOOPBACK_NET | 1) : net_addr; }
 static uint32_t netmask(void) { return net_prefix ? 0xffffffffu << (32 - net_prefix) : 0; }
 static int is_local(uint32_t a) { return is_loopback(a) || (net_addr && a == net_addr); }
 static int is_broadcast(uint32_t a)
@@ -227,7 +229,7 @@ int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t le
     uint32_t hop = local ? dst : next_hop(dst);
     if (!hop)
         return SVC_E_NOENT;
-    uint32_t src = is_loopback(dst) ? (LOOPBACK_NET | 1) : net_addr;
+    uint32_t src = net_source_for(dst);
     uint8_t *ip = out;
     ip[0] = 0x45;
     ip[1] = 0;
@@ -317,7 +319,7 @@ static void udp_input(const uint8_t *ip, uint32_t hlen, uint32_t len)
     }
     ulen = get16(u + 4);
     uint32_t src = get32(ip + 12), dst = get32(ip + 16);
-    if (get16(u + 6) && net_checksum(u, ulen, pseudo_sum(src, dst, PROTO_UDP, ulen)) != 0) {
+    if (get16(u + 6) && net_checksum(u, ulen, net_pseudo_sum(src, dst, PROTO_UDP, ulen)) != 0) {
         net_stat.ip_dropped++;
         return;
     }
