@@ -336,12 +336,15 @@ NORETURN void sched_idle(void)
         }
         kernel_unlock();
         /* Sleep until something is queued here (an IPI follows every remote
-         * enqueue), without touching the kernel lock meanwhile. */
-        do {
-            arch_irq_enable();
+         * enqueue), without touching the kernel lock meanwhile. The wait
+         * starts with interrupts masked, which a pending interrupt still
+         * ends: an IPI sent between the unlock and the wait is not taken
+         * first and then slept through until the next tick. */
+        while (!READ_ONCE(c->rq.summary)) {
             arch_wait_for_interrupt();
+            arch_irq_enable();                  /* take it (the tick, an IPI) */
             arch_irq_disable();
-        } while (!READ_ONCE(c->rq.summary));
+        }
         kernel_lock();
     }
 }

@@ -48,7 +48,7 @@ static inline void arch_zero(void *va, uint64_t len);
 void arch_zero_init(void);
 
 /* Idle and barriers. */
-static inline void arch_wait_for_interrupt(void);
+static inline void arch_wait_for_interrupt(void);  /* until an interrupt is pending (masked or not) */
 static inline void arch_mb(void);                   /* full barrier */
 static inline void arch_cpu_relax(void);
 

@@ -825,11 +825,13 @@ void lx_end_borrowers(struct lx_proc *p)
 
 void lx_proc_end(struct lx_proc *p, int status)
 {
+    if (p->ended)
+        return;                                 /* (ended already: what follows may reach here again) */
+    p->ended = 1;                               /* first: a signal its end sends does not come back to it */
+    p->status = status;
     if (p->sid == p->pid)
         lx_tty_leader_gone(p);                  /* its pseudo-terminal's foreground group: SIGHUP */
     proc_release(p);
-    p->ended = 1;
-    p->status = status;
     lx_wake_all(LX_BLK_VFORK, p->pid);          /* a vfork parent goes on */
     struct lx_proc *q = p->first_child;
     p->first_child = p->last_child = NULL;

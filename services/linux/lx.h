@@ -702,7 +702,7 @@ struct lx_thread {
     struct lx_io io;            /* the call it is in the middle of (kept across its restarts) */
     int in_call;                /* its system call is being answered now */
     int intr;                   /* a signal woke its blocked call: run again, the call is interrupted */
-    int stopping;               /* suspended on another core for a signal: the timer delivers it (signal.c) */
+    int stopping;               /* listed for the timer to deliver a signal (signal.c: deliver_later) */
     int timed;                  /* its call waits until `deadline` (kept across the call's restarts) */
     int timed_calendar;         /* ... an absolute calendar time: it moves when the clock is set */
     uint64_t deadline;

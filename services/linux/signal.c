@@ -459,7 +459,7 @@ int lx_sig_interrupted(struct lx_ctx *c, uint64_t nr)
     return 1;
 }
 
-static void deliver_later(struct lx_thread *p);
+static void deliver_later(struct lx_thread *p, int suspended);
 
 /* t runs user code (or is about to enter a call): stop it, and enter
  * its handlers from where it is. */
@@ -467,16 +467,16 @@ static void deliver_async(struct lx_thread *p)
 {
     int state = svc_thread_suspend(p->thread);
     if (state == THREAD_RUNNING) {              /* still on another core (svc_thread_suspend) */
-        deliver_later(p);
+        deliver_later(p, 1);
         return;
     }
-    if (state < 0) {
-        svc_thread_resume(p->thread);           /* (it may be suspended and not stopped yet: never left so;
-                                                 * its next call delivers the signal) */
-        return;
-    }
-    if (state == THREAD_SEND || state == THREAD_REPLY) {
-        svc_thread_resume(p->thread);           /* its call is on its way: the answer delivers */
+    if (state < 0 || state == THREAD_SEND || state == THREAD_REPLY) {
+        /* Suspended but not stopped yet, or on its way into a call: the
+         * call's answer usually delivers the signal, but not every way
+         * into the kernel ends in an answer of ours. The timer looks
+         * again, so that a thread back in its own loop by then takes it. */
+        svc_thread_resume(p->thread);
+        deliver_later(p, 0);
         return;
     }
     struct petrel_regs r;
@@ -514,29 +514,38 @@ static void deliver_async(struct lx_thread *p)
         svc_thread_resume(p->thread);
 }
 
-/* Threads deliver_async found running user code on another core. In the
- * kernel placement the personality holds the kernel, so it cannot wait
- * for that core to stop the thread; the user placement's
- * svc_thread_suspend waits, but only a while (that core may not run for
- * long on a busy host): the suspension it asked for takes hold at the
- * interrupt the kernel sends there, and the timer looks again
- * LX_STOP_RETRY_NS later. Kept by tid, so that a thread gone meanwhile
- * is skipped. */
+/* Threads deliver_async could not stop where they run: running user
+ * code on another core, or on their way into the kernel. In the kernel
+ * placement the personality holds the kernel, so it cannot wait for that
+ * core to stop the thread; the user placement's svc_thread_suspend waits,
+ * but only a while (that core may not run for long on a busy host): the
+ * suspension it asked for takes hold at the interrupt the kernel sends
+ * there, and the timer looks again LX_STOP_RETRY_NS later. A thread on
+ * its way into a call is not left suspended (the kernel must take its
+ * call), only looked at again. Kept by tid, so that a thread gone
+ * meanwhile is skipped; t->stopping says which (LX_STOP_SUSPENDED, or
+ * LX_STOP_RECHECK). */
 #define LX_STOP_RETRY_NS    100000
+#define LX_STOP_SUSPENDED   1
+#define LX_STOP_RECHECK     2
 static int32_t *stopping;
 static uint32_t nstopping, stopping_cap;
 
-static void deliver_later(struct lx_thread *p)
+static void deliver_later(struct lx_thread *p, int suspended)
 {
-    if (p->stopping)
+    if (p->stopping) {
+        if (suspended)
+            p->stopping = LX_STOP_SUSPENDED;    /* (listed already: now to be resumed too) */
         return;
+    }
     if (nstopping == stopping_cap) {
         uint32_t cap = stopping_cap ? stopping_cap * 2 : 16;
         int32_t *grown = lx_alloc(cap * sizeof(*grown));
         if (!grown || lx_timer_start()) {
             if (grown)
                 lx_free(grown, cap * sizeof(*grown));
-            svc_thread_resume(p->thread);       /* its next call delivers the signal */
+            if (suspended)
+                svc_thread_resume(p->thread);   /* its next call delivers the signal */
             return;
         }
         if (stopping)
@@ -546,16 +555,16 @@ static void deliver_later(struct lx_thread *p)
         stopping_cap = cap;
     }
     stopping[nstopping++] = p->tid;
-    p->stopping = 1;
+    p->stopping = suspended ? LX_STOP_SUSPENDED : LX_STOP_RECHECK;
     lx_timer_update();
 }
 
 static void kick(struct lx_thread *p);
 
-/* The timer: each thread left suspended on another core is let go and
- * kicked again (stopped by now, it takes its signal; still running, it
- * waits for another round; in a call by now, the call's answer
- * delivers). */
+/* The timer: each thread left suspended on another core is let go, and
+ * each listed thread kicked again if its signal is still pending
+ * (stopped by now, it takes it; still running, it waits for another
+ * round; in a call by now, the call's answer delivers). */
 static void deliver_stopped(void)
 {
     int32_t *tids = stopping;
@@ -566,10 +575,12 @@ static void deliver_stopped(void)
         struct lx_thread *t = lx_thread_of_tid(tids[i]);
         if (!t || !t->stopping)
             continue;
+        int suspended = t->stopping == LX_STOP_SUSPENDED;
         t->stopping = 0;
         if (t->p->stopped || t->p->ended)
             continue;                           /* SIGCONT resumes it; an end kills it */
-        svc_thread_resume(t->thread);
+        if (suspended)
+            svc_thread_resume(t->thread);
         kick(t);
     }
     lx_free(tids, cap * sizeof(*tids));
@@ -643,6 +654,17 @@ static void cont(struct lx_proc *p)
 
 /* ---------------------------------------------------------------- sending */
 
+/* Who takes signal `bit` sent to p's thread t (NULL: to the process): t,
+ * or the first thread not blocking it; NULL while blocked everywhere. */
+static struct lx_thread *taker(struct lx_proc *p, struct lx_thread *t, uint64_t bit)
+{
+    struct lx_thread *to = t;
+    for (struct lx_thread *u = NULL; !to && (u = each(p, u)); )
+        if (!(u->blocked & bit))
+            to = u;
+    return to && !(to->blocked & bit) ? to : NULL;
+}
+
 /* A signal for p's thread t (t NULL: for the process, any of its
  * threads not blocking it). */
 static void send(struct lx_proc *p, struct lx_thread *t, int sig, const struct lx_sinfo *si)
@@ -674,7 +696,16 @@ static void send(struct lx_proc *p, struct lx_thread *t, int sig, const struct l
             p->rtq[p->nrtq].tid = t ? t->tid : 0;
             p->rtq[p->nrtq++].si = *si;
         }
-        return;                                 /* standard signals do not */
+        /* Standard signals do not. A taker running its own code is kicked
+         * again all the same: the signal waits pending only while every
+         * taker blocks it or is in a call whose answer delivers it, and
+         * stopping one that is neither costs little. (Not a taker blocked
+         * in a call: the first signal woke that call already, and waking
+         * it again would run it again, and a call may send this signal.) */
+        struct lx_thread *to = taker(p, t, bit);
+        if (to && !to->blk.token)
+            kick(to);
+        return;
     }
     if (t) {
         t->pending |= bit;
@@ -690,12 +721,8 @@ static void send(struct lx_proc *p, struct lx_thread *t, int sig, const struct l
             return;
         }
     }
-    /* Who takes it: t, or the first thread not blocking it. */
-    struct lx_thread *to = t;
-    for (struct lx_thread *u = NULL; !to && (u = each(p, u)); )
-        if (!(u->blocked & bit))
-            to = u;
-    if (!to || (to->blocked & bit))
+    struct lx_thread *to = taker(p, t, bit);
+    if (!to)
         return;                                 /* blocked everywhere: it waits */
     const struct lx_sigaction *ka = &p->act[sig - 1];
     if (sig == LX_SIGKILL || sig == LX_SIGSTOP || ka->handler == SIG_DFL) {
