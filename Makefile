@@ -106,12 +106,12 @@ LIBGCC = $(shell aarch64-linux-gnu-gcc -print-libgcc-file-name 2>/dev/null)
 # interpreter /lib/ld-linux-aarch64.so.1) and statically, and against musl
 # dynamically (/lib/ld-musl-aarch64.so.1); rootfs.py puts the interpreters
 # and libc.so.6 from the installed cross packages into the archive.
-# threads.c is also built against glibc (its pthreads use clone3, robust
-# lists and rseq), dynamically; exec.c too (its posix_spawn shares the
+# threads.c and threadchurn.c are also built against glibc (its pthreads use
+# clone3, robust lists and rseq), dynamically; exec.c too (its posix_spawn shares the
 # parent's memory with CLONE_VM | CLONE_VFORK and reports errors through it),
 # and vforkmem.c (musl's vfork is a fork on arm64, glibc's shares memory).
 LINUX_OTHER_LIBC = $(O)/linux/bin/dynamic-glibc $(O)/linux/bin/dynamic-glibc-static $(O)/linux/bin/dynamic-musl \
-                   $(O)/linux/bin/threads-glibc $(O)/linux/bin/exec-glibc $(O)/linux/bin/vforkmem-glibc
+                   $(O)/linux/bin/threads-glibc $(O)/linux/bin/threadchurn-glibc $(O)/linux/bin/exec-glibc $(O)/linux/bin/vforkmem-glibc
 
 .PHONY: all kernel kernel-test user clean linux-bench linux-root data
 .SECONDEXPANSION:

@@ -520,8 +520,15 @@ void lx_thread_free(struct lx_thread *t)
     lx_sig_thread_gone(t);
     if (t->thread) {
         p->cpu_gone += lx_thread_cpu_ns(t);     /* its time stays the process's */
-        if (p->vm_of)
-            svc_thread_kill(t->thread);         /* in a space it borrowed: the space stays */
+        /* Ended now, not by the "stop" answer to its call: in user space
+         * that answer goes out only when the server next waits, and
+         * another server thread may by then give its control page slot
+         * to a new thread (whose create would find the page still
+         * mapped) or count it against the process's thread limit. The
+         * answer then finds nobody (killed already in the kernel
+         * placement, where it stops the thread at once). A thread in a
+         * space it borrowed must go now too: that space stays. */
+        svc_thread_kill(t->thread);
         svc_handle_release(t->thread);
         t->thread = 0;
     }

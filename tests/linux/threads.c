@@ -21,6 +21,17 @@ static long counter;
 static __thread int tls_value = 7;
 static int tids_differ, pids_same, tls_ok;
 
+/* pthread_create, or the reason it failed and the end of the test (on
+ * Linux it never fails here; a join of a thread never made would hang). */
+static void spawn(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    int e = pthread_create(t, NULL, fn, arg);
+    if (e) {
+        printf("pthread_create failed: %s\n", strerror(e));
+        exit(1);
+    }
+}
+
 
 static void *worker(void *arg)
 {
@@ -166,7 +177,7 @@ int main(void)
     setvbuf(stdout, NULL, _IONBF, 0);
     pthread_t t[WORKERS];
     for (long i = 0; i < WORKERS; i++)
-        pthread_create(&t[i], NULL, worker, (void *)i);
+        spawn(&t[i], worker, (void *)i);
     long sum = 0;
     for (int i = 0; i < WORKERS; i++) {
         void *r;
@@ -179,9 +190,9 @@ int main(void)
     printf("main tls %d, main tid is pid: %d\n", tls_value, gettid_() == getpid());
 
     pthread_t p, c1, c2;
-    pthread_create(&p, NULL, producer, NULL);
-    pthread_create(&c1, NULL, consumer, NULL);
-    pthread_create(&c2, NULL, consumer, NULL);
+    spawn(&p, producer, NULL);
+    spawn(&c1, consumer, NULL);
+    spawn(&c2, consumer, NULL);
     pthread_join(p, NULL);
     pthread_join(c1, NULL);
     pthread_join(c2, NULL);
@@ -189,7 +200,7 @@ int main(void)
 
     signal(SIGUSR1, on_usr1);
     pthread_t tg;
-    pthread_create(&tg, NULL, target, NULL);
+    spawn(&tg, target, NULL);
     while (!target_ready)
         usleep(1000);
     SHOW("pthread_kill", pthread_kill(tg, SIGUSR1));
@@ -203,7 +214,7 @@ int main(void)
     sigaddset(&set, SIGUSR2);
     pthread_sigmask(SIG_BLOCK, &set, &old);
     pthread_t w;
-    pthread_create(&w, NULL, waiter, NULL);     /* inherits the mask: SIGUSR2 blocked */
+    spawn(&w, waiter, NULL);     /* inherits the mask: SIGUSR2 blocked */
     usleep(20000);
     kill(getpid(), SIGUSR2);                    /* to the process: the waiter takes it */
     void *wr;
@@ -217,8 +228,8 @@ int main(void)
     volatile int stop = 0;
     pthread_t s1, s2;
     printf("alone before: %d\n", settled_threads(1));
-    pthread_create(&s1, NULL, sleeper, (void *)&stop);
-    pthread_create(&s2, NULL, sleeper, (void *)&stop);
+    spawn(&s1, sleeper, (void *)&stop);
+    spawn(&s2, sleeper, (void *)&stop);
     printf("threads in /proc/self/status: %d\n", threads_in_status());
     stop = 1;
     pthread_join(s1, NULL);
@@ -227,14 +238,14 @@ int main(void)
 
     pthread_t f;
     void *fr;
-    pthread_create(&f, NULL, forker, NULL);
+    spawn(&f, forker, NULL);
     pthread_join(f, &fr);
     printf("fork from a thread: child exit %ld\n", (long)fr);
 
     pid_t pid = fork();
     if (pid == 0) {
         pthread_t e;
-        pthread_create(&e, NULL, slow_exit_group, NULL);
+        spawn(&e, slow_exit_group, NULL);
         pause();
         _exit(1);
     }
@@ -245,7 +256,7 @@ int main(void)
     pid = fork();
     if (pid == 0) {
         pthread_t e;
-        pthread_create(&e, NULL, exec_hello, NULL);
+        spawn(&e, exec_hello, NULL);
         pause();
         _exit(1);
     }
