@@ -440,9 +440,15 @@ static void service_irq(unsigned irq, void *arg)
         irq_handlers[irq]();
         return;
     }
+    /* Its environment calls are its own, as its timer's are: what it
+     * allocates is charged to the service, a timer it sets is its own. */
+    struct cpu *c = this_cpu();
+    struct ksvc_run *outer = c->ksvc;
+    c->ksvc = run;
     ksvc_excl_begin(run);
     irq_handlers[irq]();
     ksvc_excl_end(run);
+    c->ksvc = outer;
 }
 
 static int irq_attach_locked(uint32_t irq, void (*handler)(void))

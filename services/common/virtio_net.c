@@ -213,6 +213,12 @@ uint8_t *vnet_tx_buf(struct vnet *v)
     return qu->nfree ? qu->buf[qu->free[qu->nfree - 1]] + HDR_SIZE : NULL;
 }
 
+unsigned vnet_tx_room(struct vnet *v)
+{
+    tx_reclaim(v);
+    return v->q[TXQ].nfree;
+}
+
 void vnet_tx_commit(struct vnet *v, uint32_t len)
 {
     struct vnet_queue *qu = &v->q[TXQ];

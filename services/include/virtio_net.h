@@ -53,6 +53,9 @@ int vnet_link_up(struct vnet *v);
 /* The buffer to build the next frame in (VNET_FRAME_MAX bytes), or NULL
  * when every transmit buffer is with the device. */
 uint8_t *vnet_tx_buf(struct vnet *v);
+/* How many frames may be sent now (transmit buffers the device is not
+ * holding): a caller that must send several or none asks first. */
+unsigned vnet_tx_room(struct vnet *v);
 /* Send the frame of `len` bytes built in vnet_tx_buf's buffer. */
 void vnet_tx_commit(struct vnet *v, uint32_t len);
 /* The oldest received frame and its length, or NULL if none waits.

@@ -12,7 +12,8 @@
  *
  * A socket's received datagrams wait in a queue of SOCK_QUEUE slots
  * allocated when it is opened (about 12 KiB), counted against its owner's
- * SOCKS_PER_PID sockets.
+ * SOCKS_PER_PID sockets; one longer than a slot holds (a reassembled one)
+ * is kept in memory of its own, at most SOCK_BIG_BYTES of them a socket.
  */
 #include "net.h"
 #include "pstring.h"
@@ -48,6 +49,7 @@ int net_nic_ready(void)
 {
     if (net_nic_state)
         return net_nic_state == 1;
+    net_stack_start();                                  /* (the first request: before any frame comes) */
     int err = vnet_open(&net_nic, interrupt);
     if (err) {
         net_nic_state = err;                            /* (E_NOENT: the machine has none) */
@@ -70,7 +72,9 @@ struct sock *net_sock_find(uint32_t kind, uint16_t port)
 
 void net_sock_deliver(struct sock *s, uint32_t addr, uint16_t port, const uint8_t *data, uint32_t len)
 {
-    if (s->count == SOCK_QUEUE || len > sizeof s->queue[0].data) {
+    uint8_t *big = NULL;
+    if (s->count == SOCK_QUEUE ||
+        (len > INLINE_MAX && (s->big_bytes + len > SOCK_BIG_BYTES || !(big = svc_alloc(len))))) {
         if (s->kind == SOCK_UDP)
             net_stat.udp_dropped++;
         return;
@@ -78,8 +82,10 @@ void net_sock_deliver(struct sock *s, uint32_t addr, uint16_t port, const uint8_
     struct dgram *d = &s->queue[(s->head + s->count++) % SOCK_QUEUE];
     d->addr = addr;
     d->port = port;
-    d->len = (uint16_t)len;
-    memcpy(d->data, data, len);
+    d->len = len;
+    d->big = big;
+    memcpy(big ? big : d->data, data, len);
+    s->big_bytes += big ? len : 0;
     if (s->kind == SOCK_UDP)
         net_stat.udp_in++;
     if (s->waiter) {
@@ -87,6 +93,19 @@ void net_sock_deliver(struct sock *s, uint32_t addr, uint16_t port, const uint8_
         s->waiter = 0;
         net_wait_reply(t, 0);
     }
+}
+
+/* Take the oldest datagram off s's queue. */
+static void dgram_pop(struct sock *s)
+{
+    struct dgram *d = &s->queue[s->head];
+    if (d->big) {
+        svc_free(d->big, d->len);
+        s->big_bytes -= d->len;
+        d->big = NULL;
+    }
+    s->head = (uint16_t)((s->head + 1) % SOCK_QUEUE);
+    s->count--;
 }
 
 /* The client's socket numbered `sock` (its index + 1), or NULL. */
@@ -138,6 +157,8 @@ static int64_t sock_close(struct svc_call *call, uint32_t sock)
         return SVC_E_BADHANDLE;
     if (s->waiter)
         net_wait_reply(s->waiter, SVC_E_BADHANDLE);
+    while (s->count)
+        dgram_pop(s);
     svc_free(s->queue, SOCK_QUEUE * sizeof *s->queue);
     memset(s, 0, sizeof *s);
     return 0;
@@ -146,14 +167,14 @@ static int64_t sock_close(struct svc_call *call, uint32_t sock)
 static int64_t sendto(struct svc_call *call, uint32_t sock, uint32_t addr, uint32_t port, uint64_t data,
                       uint64_t data_len)
 {
-    static uint8_t msg[IP_MTU];
     struct sock *s = sock_of(call, sock);
     if (!s)
         return SVC_E_BADHANDLE;
     if (addr == 0 || (s->kind == SOCK_UDP && (port == 0 || port > 0xffff)))
         return SVC_E_INVAL;
-    if (data_len > UDP_MAX)
+    if (data_len > (s->kind == SOCK_UDP ? UDP_MAX : ICMP_MAX))
         return SVC_E_RANGE;
+    uint8_t *msg = net_ip_payload();                    /* built where the stack sends it from */
     uint32_t len, off = s->kind == SOCK_UDP ? 8 : 0;
     if (svc_copy_in(call, msg + off, data, data_len))
         return SVC_E_FAULT;
@@ -197,13 +218,12 @@ static int64_t recvfrom(struct svc_call *call, uint32_t sock, uint64_t buf, uint
         return SVC_E_AGAIN;
     struct dgram *d = &s->queue[s->head];
     uint64_t n = d->len < buf_len ? d->len : buf_len;
-    if (n && svc_copy_out(call, buf, d->data, n) != 0)
+    if (n && svc_copy_out(call, buf, d->big ? d->big : d->data, n) != 0)
         return SVC_E_FAULT;                             /* the datagram stays */
     *count = d->len;
     *addr = d->addr;
     *port = d->port;
-    s->head = (uint16_t)((s->head + 1) % SOCK_QUEUE);
-    s->count--;
+    dgram_pop(s);
     return 0;
 }
 
@@ -269,7 +289,8 @@ static int64_t info(struct svc_call *call, uint64_t *mac, uint32_t *addr, uint32
 }
 
 static int64_t stats(struct svc_call *call, uint64_t *ip_in, uint64_t *ip_dropped, uint64_t *udp_in,
-                     uint64_t *udp_dropped, uint64_t *echo_answered, uint64_t *tx_dropped)
+                     uint64_t *udp_dropped, uint64_t *echo_answered, uint64_t *tx_dropped, uint64_t *frags_in,
+                     uint64_t *reassembled, uint64_t *reasm_failed, uint64_t *frags_out)
 {
     net_nic_ready();
     *ip_in = net_stat.ip_in;
@@ -278,6 +299,10 @@ static int64_t stats(struct svc_call *call, uint64_t *ip_in, uint64_t *ip_droppe
     *udp_dropped = net_stat.udp_dropped;
     *echo_answered = net_stat.echo_answered;
     *tx_dropped = net_stat.tx_dropped;
+    *frags_in = net_stat.frags_in;
+    *reassembled = net_stat.reassembled;
+    *reasm_failed = net_stat.reasm_failed;
+    *frags_out = net_stat.frags_out;
     return 0;
 }
 

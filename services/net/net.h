@@ -15,17 +15,25 @@
 #define NSOCKS          64u             /* the service's sockets in all */
 #define SOCKS_PER_PID   16u             /* a client's */
 #define SOCK_QUEUE      8u              /* datagrams a socket holds */
-#define UDP_MAX         1472u           /* payload of one 1,500-byte IPv4 packet */
+#define SOCK_BIG_BYTES  (128u * 1024)   /* ... of which those past one frame's size hold at most this much */
 #define IP_MTU          1500u
+#define IP_MAX          65535u          /* an IPv4 datagram, header and all */
+#define IP_HLEN         20u             /* its header as sent (no options) */
+#define UDP_MAX         (IP_MAX - IP_HLEN - 8)  /* 65,507: the payload of the largest UDP datagram */
+#define ICMP_MAX        (IP_MAX - IP_HLEN)      /* an ICMP message */
+#define INLINE_MAX      (IP_MTU - IP_HLEN)      /* a datagram kept in its queue slot; bigger ones are allocated */
 #define EPHEMERAL_LO    49152u
 
 #define LOOPBACK_NET    0x7f000000u     /* 127.0.0.0/8 */
 
-/* A received datagram waiting on a socket. */
+/* A received datagram waiting on a socket: in the slot itself, or past
+ * INLINE_MAX bytes in memory of its own (`big`). */
 struct dgram {
     uint32_t addr;
-    uint16_t port, len;
-    uint8_t data[IP_MTU - 20];
+    uint16_t port;
+    uint32_t len;
+    uint8_t *big;
+    uint8_t data[INLINE_MAX];
 };
 
 struct sock {
@@ -33,12 +41,14 @@ struct sock {
     uint32_t kind;
     uint16_t port;
     uint16_t head, count;               /* the queue: oldest at head */
+    uint32_t big_bytes;                 /* what its big datagrams take */
     svc_token waiter;
     struct dgram *queue;                /* SOCK_QUEUE of them (svc_alloc) */
 };
 
 struct netstat {
     uint64_t ip_in, ip_dropped, udp_in, udp_dropped, echo_answered, tx_dropped;
+    uint64_t frags_in, reassembled, reasm_failed, frags_out;
 };
 
 extern struct vnet net_nic;
@@ -49,8 +59,13 @@ extern struct sock net_socks[NSOCKS];
 extern struct netstat net_stat;
 
 /* stack.c */
+void net_stack_start(void);              /* once, from the first request */
 void net_receive(void);                  /* take every frame the NIC has */
+/* Send `len` bytes of payload (at most IP_MAX - IP_HLEN) to dst: in one
+ * packet, or in fragments past the MTU. The payload may be built in place
+ * at net_ip_payload() (no copy then). */
 int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t len);
+uint8_t *net_ip_payload(void);
 uint16_t net_checksum(const uint8_t *p, uint32_t len, uint32_t sum);
 uint32_t net_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto, uint32_t len);
 uint32_t net_source_for(uint32_t dst);       /* the source address a packet to dst carries */

@@ -1,43 +1,77 @@
 /*
  * The packet layers of the network stack: Ethernet II, ARP (RFC 826),
- * IPv4 (RFC 791; no options sent, none honoured, fragments dropped),
- * ICMP (RFC 792: echo answered, port and protocol unreachable sent) and
- * UDP (RFC 768), over the NIC and the loopback interface.
+ * IPv4 (RFC 791; no options sent, none honoured; datagrams past the MTU
+ * sent in fragments and received ones reassembled), ICMP (RFC 792: echo
+ * answered, port and protocol unreachable and reassembly time exceeded
+ * sent) and UDP (RFC 768), over the NIC and the loopback interface.
  *
  * Received frames are taken from the device's ring one by one and handled
  * where the device wrote them; a datagram for a socket is copied into the
  * socket's queue (net.c). Packets for this host's own addresses go through
- * a small loopback queue instead of the wire, drained after the request
- * that sent them, so that nothing here calls itself.
+ * a small loopback queue instead of the wire (whole: the loopback interface
+ * has no MTU short of IP_MAX, like Linux's 64 KiB), drained after the
+ * request that sent them, so that nothing here calls itself.
+ *
+ * Reassembly (RFC 791, RFC 815's holes kept as a bitmap of 8-byte blocks)
+ * follows Linux: a fragment that overlaps one received before throws the
+ * whole datagram away (RFC 5722's rule, which Linux applies to IPv4 too),
+ * an exact duplicate is ignored, and a datagram not complete 30 seconds
+ * after its first fragment came is dropped, with an ICMP time exceeded
+ * (type 11, code 1) to its sender if its first fragment was in. At most
+ * FRAG_SLOTS datagrams are reassembled at once, FRAG_PER_SOURCE of them
+ * from one sender: past that the oldest (of that sender) gives way.
  */
 #include "net.h"
 #include "pstring.h"
+#include "svc_proc.h"
 
 #define ETH_HLEN        14u
 #define ETH_IP          0x0800u
 #define ETH_ARP         0x0806u
 #define ARP_LEN         28u
-#define IP_HLEN         20u
 #define PROTO_ICMP      1u
 #define PROTO_UDP       17u
 #define NEIGHBOURS      16u
 #define LOOP_SLOTS      4u
+#define FRAG_SLOTS      8u
+#define FRAG_PER_SOURCE 4u
+#define FRAG_TIME_NS    30000000000ull                  /* Linux's net.ipv4.ipfrag_time */
+#define FRAG_BLOCKS     ((IP_MAX - IP_HLEN + 7) / 8)    /* 8-byte blocks of a payload */
+#define FRAG_PAYLOAD    ((IP_MTU - IP_HLEN) & ~7u)      /* the payload of each fragment but the last */
 
 struct neighbour {
     uint32_t addr;                      /* 0: the entry is free */
     uint8_t mac[6];
     uint8_t resolved;
     uint32_t used;                      /* when last used, for replacing the oldest */
-    uint32_t held_len;                  /* a packet waiting for the answer (0: none) */
-    uint8_t held[IP_MTU];
+    uint32_t held_len;                  /* a packet waiting for the answer (0: none), */
+    uint8_t *held;                      /* ... whole (fragmented when sent), allocated */
+};
+
+/* A datagram being reassembled: its payload in `buf` after a 20-byte
+ * header made from its first fragment's. */
+struct reasm {
+    uint32_t src, dst;                  /* src 0: the slot is free */
+    uint16_t id;
+    uint8_t proto, have_last;
+    uint32_t len;                       /* the payload's end: the last fragment's, or the furthest yet */
+    uint32_t got;                       /* payload bytes received */
+    uint32_t head_len;                  /* the first fragment's header and 8 bytes, for ICMP (0: not in yet) */
+    uint8_t head[60 + 8];
+    uint64_t born;                      /* when its first fragment came (ns) */
+    uint8_t *buf;                       /* IP_MAX bytes (svc_alloc) */
+    uint64_t covered[(FRAG_BLOCKS + 63) / 64];  /* blocks received */
+    uint64_t starts[(FRAG_BLOCKS + 63) / 64];   /* blocks where a fragment received starts */
 };
 
 static struct neighbour neighbours[NEIGHBOURS];
 static uint32_t clock_;                 /* counts uses, for the oldest entry */
 static uint16_t ip_id;
-static uint8_t out[IP_MTU];             /* the packet being built */
-static uint8_t loop_pkt[LOOP_SLOTS][IP_MTU];
+static uint8_t out[IP_MAX];             /* the datagram being sent, whole */
+static uint8_t loop_pkt[LOOP_SLOTS][IP_MTU];    /* packets to this host: here up to the MTU, */
+static uint8_t *loop_big[LOOP_SLOTS];           /* ... past it in memory of their own */
 static uint32_t loop_len[LOOP_SLOTS], loop_head, loop_count;
+static struct reasm reasm[FRAG_SLOTS];
 
 static const uint8_t broadcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
@@ -120,6 +154,16 @@ static struct neighbour *neighbour_find(uint32_t addr)
     return NULL;
 }
 
+static void held_drop(struct neighbour *n)
+{
+    if (n->held_len) {
+        net_stat.tx_dropped++;
+        svc_free(n->held, n->held_len);
+    }
+    n->held = NULL;
+    n->held_len = 0;
+}
+
 /* An entry for addr: its own, else a free one, else the least recently used. */
 static struct neighbour *neighbour_make(uint32_t addr)
 {
@@ -134,10 +178,8 @@ static struct neighbour *neighbour_make(uint32_t addr)
         if (neighbours[i].used < oldest->used)
             oldest = &neighbours[i];
     }
-    if (oldest->held_len)
-        net_stat.tx_dropped++;
-    memset(oldest, 0, sizeof *oldest - IP_MTU);
-    oldest->held_len = 0;
+    held_drop(oldest);
+    memset(oldest, 0, sizeof *oldest);
     oldest->addr = addr;
     return oldest;
 }
@@ -145,26 +187,44 @@ static struct neighbour *neighbour_make(uint32_t addr)
 void net_forget_neighbours(void)
 {
     for (unsigned i = 0; i < NEIGHBOURS; i++) {
-        if (neighbours[i].held_len)
-            net_stat.tx_dropped++;
+        held_drop(&neighbours[i]);
         neighbours[i].addr = 0;
-        neighbours[i].held_len = 0;
     }
 }
 
-/* Put an IPv4 packet on the wire to the neighbour n (resolved). */
+/* Put the IPv4 packet pkt (len bytes, its header IP_HLEN bytes) on the
+ * wire to mac: as it is, or in fragments of FRAG_PAYLOAD bytes if it
+ * is bigger than the MTU (each with the header, its length, offset and
+ * more-fragments flag, and checksum of its own). All of them or none:
+ * E_AGAIN if the transmit ring has not room for every one. */
 static int wire_send(const uint8_t *mac, const uint8_t *pkt, uint32_t len)
 {
-    uint8_t *f = frame_start(mac, ETH_IP);
-    if (!f)
+    uint32_t payload = len - IP_HLEN;
+    uint32_t frags = len <= IP_MTU ? 1 : (payload + FRAG_PAYLOAD - 1) / FRAG_PAYLOAD;
+    if (!net_nic_ready() || vnet_tx_room(&net_nic) < frags)
         return SVC_E_AGAIN;
-    memcpy(f + ETH_HLEN, pkt, len);
-    uint32_t flen = ETH_HLEN + len;
-    if (flen < 60) {
-        memset(f + flen, 0, 60 - flen);
-        flen = 60;
-    }
-    vnet_tx_commit(&net_nic, flen);
+    uint32_t off = 0;
+    do {
+        uint32_t n = frags == 1 || payload - off < FRAG_PAYLOAD ? payload - off : FRAG_PAYLOAD;
+        uint8_t *f = frame_start(mac, ETH_IP);
+        uint8_t *ip = f + ETH_HLEN;
+        memcpy(ip, pkt, IP_HLEN);
+        memcpy(ip + IP_HLEN, pkt + IP_HLEN + off, n);
+        if (frags > 1) {
+            put16(ip + 2, IP_HLEN + n);
+            put16(ip + 6, (off + n < payload ? 0x2000u : 0) | off / 8);
+            put16(ip + 10, 0);
+            put16(ip + 10, net_checksum(ip, IP_HLEN, 0));
+            net_stat.frags_out++;
+        }
+        uint32_t flen = ETH_HLEN + IP_HLEN + n;
+        if (flen < 60) {
+            memset(f + flen, 0, 60 - flen);
+            flen = 60;
+        }
+        vnet_tx_commit(&net_nic, flen);
+        off += n;
+    } while (off < payload);
     return 0;
 }
 
@@ -179,6 +239,8 @@ static void arp_learn(uint32_t addr, const uint8_t *mac, int create)
     if (n->held_len) {
         if (wire_send(n->mac, n->held, n->held_len))
             net_stat.tx_dropped++;
+        svc_free(n->held, n->held_len);
+        n->held = NULL;
         n->held_len = 0;
     }
 }
@@ -209,21 +271,34 @@ static uint32_t next_hop(uint32_t dst)
     return net_gateway;
 }
 
+/* Queue a packet for this host (copied: up to the MTU into its slot,
+ * bigger ones into memory of their own). */
 static int loop_send(const uint8_t *pkt, uint32_t len)
 {
     if (loop_count == LOOP_SLOTS) {
         net_stat.tx_dropped++;
         return SVC_E_AGAIN;
     }
-    unsigned slot = (loop_head + loop_count++) % LOOP_SLOTS;
-    memcpy(loop_pkt[slot], pkt, len);
+    unsigned slot = (loop_head + loop_count) % LOOP_SLOTS;
+    uint8_t *to = loop_pkt[slot];
+    if (len > IP_MTU && !(to = loop_big[slot] = svc_alloc(len))) {
+        net_stat.tx_dropped++;
+        return SVC_E_NOMEM;
+    }
+    memcpy(to, pkt, len);
     loop_len[slot] = len;
+    loop_count++;
     return 0;
+}
+
+uint8_t *net_ip_payload(void)
+{
+    return out + IP_HLEN;
 }
 
 int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t len)
 {
-    if (len > IP_MTU - IP_HLEN)
+    if (len > IP_MAX - IP_HLEN)
         return SVC_E_RANGE;
     int local = is_local(dst);
     uint32_t hop = local ? dst : next_hop(dst);
@@ -231,18 +306,21 @@ int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t le
         return SVC_E_NOENT;
     uint32_t src = net_source_for(dst);
     uint8_t *ip = out;
+    if (payload != ip + IP_HLEN)
+        memmove(ip + IP_HLEN, payload, len);
     ip[0] = 0x45;
     ip[1] = 0;
     put16(ip + 2, IP_HLEN + len);
     put16(ip + 4, ip_id++);
-    put16(ip + 6, 0x4000);                              /* don't fragment: nothing here is fragmented */
+    /* Don't fragment on what goes whole (as Linux's path MTU discovery
+     * does); one sent in fragments may be fragmented further on the way. */
+    put16(ip + 6, local || IP_HLEN + len <= IP_MTU ? 0x4000 : 0);
     ip[8] = 64;
     ip[9] = proto;
     put16(ip + 10, 0);
     put32(ip + 12, src);
     put32(ip + 16, dst);
     put16(ip + 10, net_checksum(ip, IP_HLEN, 0));
-    memcpy(ip + IP_HLEN, payload, len);
     len += IP_HLEN;
     if (local)
         return loop_send(ip, len);
@@ -254,8 +332,9 @@ int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t le
     n->used = ++clock_;
     if (n->resolved)
         return wire_send(n->mac, ip, len);
-    if (n->held_len)
-        net_stat.tx_dropped++;                          /* the older one waits no more */
+    held_drop(n);                                       /* the older one waits no more */
+    if (!(n->held = svc_alloc(len)))
+        return SVC_E_NOMEM;
     memcpy(n->held, ip, len);
     n->held_len = len;
     arp_send(1, NULL, hop);
@@ -290,7 +369,7 @@ static void icmp_input(const uint8_t *ip, uint32_t hlen, uint32_t len)
     if (m[0] == 8 && m[1] == 0) {                       /* echo request: the same back as a reply */
         if (is_broadcast(get32(ip + 16)))
             return;                                     /* (no answer to a broadcast ping) */
-        static uint8_t reply[IP_MTU];
+        uint8_t *reply = net_ip_payload();             /* (built where it is sent from) */
         memcpy(reply, m, mlen);
         reply[0] = 0;
         put16(reply + 2, 0);
@@ -333,6 +412,185 @@ static void udp_input(const uint8_t *ip, uint32_t hlen, uint32_t len)
     net_sock_deliver(s, src, get16(u), u + 8, ulen - 8);
 }
 
+/* ---------------------------------------------------------------- reassembly */
+
+static uint8_t *spare;                  /* a reassembly buffer kept for the next datagram */
+static int timer_ready;
+
+static int bit(const uint64_t *m, uint32_t b) { return (int)(m[b / 64] >> (b % 64)) & 1; }
+static void set_bit(uint64_t *m, uint32_t b) { m[b / 64] |= 1ull << (b % 64); }
+
+static void reasm_free(struct reasm *r)
+{
+    if (r->buf && !spare)
+        spare = r->buf;
+    else if (r->buf)
+        svc_free(r->buf, IP_MAX);
+    memset(r, 0, sizeof *r);
+}
+
+/* The timer at the first deadline of a datagram in reassembly (or none). */
+static void reasm_timer_set(void)
+{
+    uint64_t first = 0;
+    for (unsigned i = 0; i < FRAG_SLOTS; i++)
+        if (reasm[i].src && (!first || reasm[i].born + FRAG_TIME_NS < first))
+            first = reasm[i].born + FRAG_TIME_NS;
+    if (timer_ready)
+        svc_timer_set(first);
+}
+
+/* Give up on a datagram: counted, and if its time ran out with its first
+ * fragment in, an ICMP time exceeded (fragment reassembly) to its sender,
+ * quoting that fragment, unless it is itself an ICMP error (RFC 1122). */
+static void reasm_fail(struct reasm *r, int expired)
+{
+    net_stat.reasm_failed++;
+    if (expired && r->head_len) {
+        uint32_t hlen = (uint32_t)(r->head[0] & 15) * 4;
+        uint8_t type = r->head_len > hlen ? r->head[hlen] : 0;
+        int icmp_err = r->proto == PROTO_ICMP && (type == 3 || type == 4 || type == 5 || type == 11 || type == 12);
+        if (!icmp_err && !is_broadcast(r->dst))
+            icmp_error(11, 1, r->head, r->head_len);
+    }
+    reasm_free(r);
+}
+
+static void reasm_expire(void)
+{
+    uint64_t now = svc_clock_ns();
+    for (unsigned i = 0; i < FRAG_SLOTS; i++)
+        if (reasm[i].src && now - reasm[i].born >= FRAG_TIME_NS)
+            reasm_fail(&reasm[i], 1);
+    reasm_timer_set();
+    net_loop_drain();
+}
+
+void net_stack_start(void)
+{
+    timer_ready = svc_timer_attach(reasm_expire) == 0;  /* (else datagrams expire when fragments come) */
+}
+
+/* The datagram of this fragment: its own, or a new one (in a free slot,
+ * else in place of the oldest of its sender's if it has FRAG_PER_SOURCE,
+ * else of the oldest of all); NULL without memory for one. */
+static struct reasm *reasm_find(const uint8_t *ip, uint64_t now)
+{
+    uint32_t src = get32(ip + 12), dst = get32(ip + 16);
+    uint16_t id = get16(ip + 4);
+    struct reasm *slot = NULL, *oldest = NULL, *oldest_mine = NULL;
+    unsigned mine = 0;
+    for (unsigned i = 0; i < FRAG_SLOTS; i++) {
+        struct reasm *r = &reasm[i];
+        if (r->src && now - r->born >= FRAG_TIME_NS)
+            reasm_fail(r, 1);
+        if (!r->src) {
+            slot = slot ? slot : r;
+            continue;
+        }
+        if (r->src == src && r->dst == dst && r->id == id && r->proto == ip[9])
+            return r;
+        if (!oldest || r->born < oldest->born)
+            oldest = r;
+        if (r->src == src) {
+            mine++;
+            if (!oldest_mine || r->born < oldest_mine->born)
+                oldest_mine = r;
+        }
+    }
+    if (mine >= FRAG_PER_SOURCE || !slot) {
+        slot = mine >= FRAG_PER_SOURCE ? oldest_mine : oldest;
+        reasm_fail(slot, 0);
+    }
+    if (spare) {
+        slot->buf = spare;
+        spare = NULL;
+    } else if (!(slot->buf = svc_alloc(IP_MAX))) {
+        return NULL;
+    }
+    slot->src = src;
+    slot->dst = dst;
+    slot->id = id;
+    slot->proto = ip[9];
+    slot->born = now;
+    reasm_timer_set();
+    return slot;
+}
+
+/* A fragment for this host (hlen + *len bytes): kept for its datagram.
+ * The datagram, complete, when this fragment completes it (its header
+ * and payload in the slot's buffer, its length in *len; the caller frees
+ * the slot), else NULL. */
+static struct reasm *reassemble(const uint8_t *ip, uint32_t hlen, uint32_t *len)
+{
+    net_stat.frags_in++;
+    uint32_t flags = get16(ip + 6), off = (flags & 0x1fff) * 8, end = off + (*len - hlen);
+    struct reasm *r = reasm_find(ip, svc_clock_ns());
+    if (!r) {
+        net_stat.reasm_failed++;
+        return NULL;
+    }
+    if (!(flags & 0x2000)) {                            /* the last: the length is known */
+        if (end < r->len || (r->have_last && end != r->len))
+            goto drop;                                  /* (data past it came, or another last) */
+        r->have_last = 1;
+        r->len = end;
+    } else {
+        end &= ~7u;                                     /* (all but the last hold 8-byte blocks) */
+        if (end > r->len) {
+            if (r->have_last)
+                goto drop;
+            r->len = end;
+        }
+    }
+    if (end == off)
+        goto drop;
+    if (end > IP_MAX - IP_HLEN) {                       /* no datagram is so long */
+        reasm_fail(r, 0);
+        return NULL;
+    }
+    uint32_t b0 = off / 8, b1 = (end + 7) / 8, b;
+    int any = 0, all = 1, starts_inside = 0;
+    for (b = b0; b < b1; b++) {
+        any |= bit(r->covered, b);
+        all &= bit(r->covered, b);
+        starts_inside |= b > b0 && bit(r->starts, b);
+    }
+    if (any) {
+        /* The same fragment again (the one received from b0 ends at b1)
+         * is ignored; any other overlap ends the datagram. */
+        if (all && bit(r->starts, b0) && !starts_inside &&
+            (b1 >= FRAG_BLOCKS || !bit(r->covered, b1) || bit(r->starts, b1)))
+            goto drop;
+        reasm_fail(r, 0);
+        return NULL;
+    }
+    memcpy(r->buf + IP_HLEN + off, ip + hlen, end - off);
+    for (b = b0; b < b1; b++)
+        set_bit(r->covered, b);
+    set_bit(r->starts, b0);
+    r->got += end - off;
+    if (off == 0) {
+        r->head_len = hlen + (end < 8 ? end : 8);
+        memcpy(r->head, ip, r->head_len);
+    }
+    if (!r->have_last || !r->head_len || r->got != r->len)
+        return NULL;
+    uint8_t *d = r->buf;                                /* whole: its header, from the first fragment's */
+    memcpy(d, r->head, IP_HLEN);
+    d[0] = 0x45;
+    put16(d + 2, IP_HLEN + r->len);
+    put16(d + 6, 0);
+    put16(d + 10, 0);
+    put16(d + 10, net_checksum(d, IP_HLEN, 0));
+    *len = IP_HLEN + r->len;
+    net_stat.reassembled++;
+    return r;
+drop:
+    net_stat.ip_dropped++;
+    return NULL;
+}
+
 static void ip_input(const uint8_t *ip, uint32_t len, int from_wire)
 {
     net_stat.ip_in++;
@@ -346,9 +604,16 @@ static void ip_input(const uint8_t *ip, uint32_t len, int from_wire)
     uint32_t src = get32(ip + 12), dst = get32(ip + 16);
     int ours = (net_addr && dst == net_addr) || is_broadcast(dst) || (!from_wire && is_loopback(dst));
     int martian = from_wire && (is_loopback(src) || is_loopback(dst) || (src >> 28) == 14 || src == 0xffffffffu);
-    if (!ours || martian || (get16(ip + 6) & 0x3fff)) {
-        net_stat.ip_dropped++;                          /* not for us, impossible, or a fragment */
+    if (!ours || martian) {
+        net_stat.ip_dropped++;                          /* not for us, or impossible */
         return;
+    }
+    struct reasm *whole = NULL;
+    if (get16(ip + 6) & 0x3fff) {                       /* a fragment (more follow, or an offset) */
+        if (!(whole = reassemble(ip, hlen, &len)))
+            return;
+        ip = whole->buf;
+        hlen = IP_HLEN;
     }
     if (ip[9] == PROTO_ICMP)
         icmp_input(ip, hlen, len);
@@ -359,6 +624,10 @@ static void ip_input(const uint8_t *ip, uint32_t len, int from_wire)
         if (!is_broadcast(dst))
             icmp_error(3, 2, ip, len);                  /* protocol unreachable */
     }
+    if (whole) {
+        reasm_free(whole);
+        reasm_timer_set();
+    }
 }
 
 void net_loop_drain(void)
@@ -366,10 +635,16 @@ void net_loop_drain(void)
     static uint8_t pkt[IP_MTU];
     while (loop_count) {
         uint32_t len = loop_len[loop_head];
-        memcpy(pkt, loop_pkt[loop_head], len);          /* (what it answers may take its slot) */
+        uint8_t *p = loop_big[loop_head];               /* (what it answers may take its slot) */
+        if (p)
+            loop_big[loop_head] = NULL;
+        else
+            memcpy(pkt, loop_pkt[loop_head], len);
         loop_head = (loop_head + 1) % LOOP_SLOTS;
         loop_count--;
-        ip_input(pkt, len, 0);
+        ip_input(p ? p : pkt, len, 0);
+        if (p)
+            svc_free(p, len);
     }
 }
 

@@ -6,9 +6,14 @@ socket on 127.0.0.1 and takes each datagram the test sends as a frame.
 First scripted conversations (in the manner of packetdrill, the frames
 made and read with scapy): ARP, ping, a UDP echo, the ICMP errors for a
 closed port and an unknown protocol, each reply checked field by field
-with its checksums; what must get no answer (a fragment, a broadcast ping,
-a frame for another MAC) gets none. Then 100,000 malformed frames of
-twenty kinds, after which the stack still answers and has counted them.
+with its checksums; fragments: a datagram sent in fragments out of order
+is reassembled and its echo comes back in fragments, a duplicate fragment
+is ignored, overlapping ones lose their datagram (as on Linux); what must
+get no answer (a broadcast ping, a frame for another MAC) gets none. Then
+100,000 malformed frames of twenty-one kinds, after which the stack still
+answers and has counted them; last, six datagrams that never complete
+from one sender: the four newest (a sender has at most four in
+reassembly) end 30 s later in an ICMP time exceeded each.
 The guest runs tests/programs/netpeer role=echo at 10.9.0.2."""
 import random
 import re
@@ -22,7 +27,8 @@ from conftest import REPO
 from petrel import netrelay, paths, qemu
 
 scapy = pytest.importorskip("scapy.all", reason="scapy is installed by ./petrel setup")
-from scapy.all import ARP, ICMP, IP, UDP, Ether, Raw  # noqa: E402
+from scapy.all import ARP, ICMP, IP, UDP, Ether, Raw, fragment  # noqa: E402
+from scapy.layers.inet import in4_chksum  # noqa: E402
 
 GUEST_IP, HOST_IP = "10.9.0.2", "10.9.0.9"
 GUEST_MAC, HOST_MAC = "52:54:00:12:34:56", "02:00:00:00:00:09"
@@ -83,6 +89,36 @@ def udp_data(frame) -> bytes:
     return bytes(frame[UDP])[8:frame[UDP].len]
 
 
+def echo_in_fragments(wire, data, sport, frags):
+    """Send the IP fragments `frags` (of a datagram to port 7 from sport
+    carrying `data`) and answer the echo's fragments as received (each
+    checked: the guest's address, DF clear, MF on all but the last, offsets
+    in 8-byte units, header checksums) and its reassembled UDP payload,
+    whose length and checksum are checked; (None, []) if no echo came."""
+    for f in frags:
+        wire.send(to_guest(f))
+    want = (len(data) + 8 + 1479) // 1480
+    got = wire.expect(lambda f: IP in f and f[IP].src == GUEST_IP and f[IP].proto == 17, 2.0, want)
+    if not got:
+        return None, []
+    got.sort(key=lambda f: f[IP].frag)
+    payload = b""
+    for i, f in enumerate(got):
+        ip = f[IP]
+        last = i == len(got) - 1
+        assert (ip.dst, ip.id, ip.flags.DF, ip.flags.MF, ip.frag * 8) == \
+            (HOST_IP, got[0][IP].id, 0, 0 if last else 1, len(payload)), f.summary()
+        assert last or ip.len == 1500, f.summary()
+        again = IP(bytes(ip)[:20])
+        del again.chksum
+        assert IP(bytes(again)).chksum == ip.chksum, f"fragment {i}: bad header checksum"
+        payload += bytes(ip.payload)[:ip.len - 20]
+    udp = UDP(payload)
+    assert (udp.sport, udp.dport, udp.len, len(payload)) == (7, sport, 8 + len(data), 8 + len(data))
+    assert in4_chksum(17, IP(src=GUEST_IP, dst=HOST_IP), payload) == 0, "bad UDP checksum over the datagram"
+    return payload[8:], got
+
+
 def to_guest(payload):
     return Ether(src=HOST_MAC, dst=GUEST_MAC) / payload
 
@@ -112,6 +148,7 @@ def hostile_frames(rng):
         "ICMP with a bad checksum": lambda: bytes(to_guest(IP(src=HOST_IP, dst=GUEST_IP) / ICMP(type=8, chksum=rng.randrange(1, 65535)) / Raw(b"p" * 16))),
         "truncated ICMP": lambda: bytes(to_guest(IP(src=HOST_IP, dst=GUEST_IP, proto=1) / Raw(b"\x08" * rng.randrange(0, 8)))),
         "fragment": lambda: bytes(to_guest(IP(src=HOST_IP, dst=GUEST_IP, flags="MF", frag=rng.randrange(0, 100)) / UDP(sport=4000, dport=7) / Raw(b"f" * 64))),
+        "fragment past the largest datagram": lambda: bytes(to_guest(IP(src=HOST_IP, dst=GUEST_IP, id=9, flags="MF", frag=rng.randrange(8180, 8192)) / Raw(b"b" * 64))),
         "overlapping last fragment": lambda: bytes(to_guest(IP(src=HOST_IP, dst=GUEST_IP, frag=rng.randrange(1, 8)) / Raw(b"o" * 64))),
         "martian source 127.0.0.1": lambda: bytes(to_guest(IP(src="127.0.0.1", dst=GUEST_IP) / ICMP() / Raw(b"m" * 8))),
         "truncated ARP": lambda: eth[:12] + b"\x08\x06" + bytes(ARP(op=1, psrc=HOST_IP, pdst=GUEST_IP, hwsrc=HOST_MAC))[:rng.randrange(0, 28)],
@@ -194,8 +231,32 @@ def test_scripted_conversations_then_a_flood_of_malformed_frames(guest):
     got = wire.expect(lambda f: ICMP in f)
     assert got and (got[0][ICMP].type, got[0][ICMP].code) == (3, 2), [g.summary() for g in got]
 
-    # No answer to: a fragment, a broadcast ping, a frame for another MAC.
-    wire.send(to_guest(IP(src=HOST_IP, dst=GUEST_IP, flags="MF") / UDP(sport=4001, dport=7) / Raw(b"frag")))
+    # Fragments: 4,000 bytes in three, last first; the echo comes back in
+    # three of its own (1,480 + 1,480 + 1,048 bytes of the 4,008).
+    data = bytes((i * 13 + 5) & 0xff for i in range(4000))
+    frags = fragment(IP(src=HOST_IP, dst=GUEST_IP, id=500) / UDP(sport=41000, dport=7) / Raw(data), fragsize=1480)
+    assert len(frags) == 3
+    echoed, got = echo_in_fragments(wire, data, 41000, list(reversed(frags)))
+    assert echoed == data and len(got) == 3, "no echo of a datagram sent in fragments out of order"
+    # An exact duplicate of a fragment is ignored: the echo comes once.
+    data = bytes((i * 7 + 1) & 0xff for i in range(2500))
+    frags = fragment(IP(src=HOST_IP, dst=GUEST_IP, id=501) / UDP(sport=41001, dport=7) / Raw(data), fragsize=1480)
+    echoed, got = echo_in_fragments(wire, data, 41001, [frags[0], frags[0], frags[1]])
+    assert echoed == data and len(got) == 2, "a duplicated fragment lost its datagram"
+    assert wire.expect(lambda f: IP in f and f[IP].src == GUEST_IP, 0.3) == [], "an echo came twice"
+    # Overlapping fragments (the second starts 8 bytes inside the first):
+    # the datagram is dropped, and what is sent of it afterwards makes no
+    # whole datagram (it starts a new one, never completed).
+    data = bytes(range(256)) * 8
+    whole = bytes(IP(src=HOST_IP, dst=GUEST_IP, id=502) / UDP(sport=41002, dport=7) / Raw(data))
+    body = whole[20:]
+    first = IP(src=HOST_IP, dst=GUEST_IP, id=502, proto=17, flags="MF", frag=0) / Raw(body[:1480])
+    overlap = IP(src=HOST_IP, dst=GUEST_IP, id=502, proto=17, frag=184) / Raw(body[1472:])
+    rest = IP(src=HOST_IP, dst=GUEST_IP, id=502, proto=17, frag=185) / Raw(body[1480:])
+    echoed, got = echo_in_fragments(wire, data, 41002, [first, overlap, rest])
+    assert echoed is None and got == [], "a datagram with overlapping fragments was delivered"
+
+    # No answer to: a broadcast ping, a frame for another MAC.
     wire.send(Ether(src=HOST_MAC, dst="ff:ff:ff:ff:ff:ff") / IP(src=HOST_IP, dst="10.9.0.255") / ICMP(id=9, seq=9))
     wire.send(Ether(src=HOST_MAC, dst="02:00:00:00:00:77") / IP(src=HOST_IP, dst=GUEST_IP) / ICMP(id=8, seq=8))
     assert wire.expect(lambda f: IP in f, 0.5) == []
@@ -227,25 +288,50 @@ def test_scripted_conversations_then_a_flood_of_malformed_frames(guest):
         status, out = result.get("run", (None, ""))
         raise AssertionError(f"the stack answers no ping 30 s after the flood (status {status}): {out[-3000:]}")
     wire.drain()
+    # Six datagrams that never complete (first fragments only) from this
+    # sender: it has at most four in reassembly, so the two oldest give way
+    # at once; the four newest time out 30 s later, each with an ICMP time
+    # exceeded (fragment reassembly) quoting its first fragment.
+    probes = {}
+    for k in range(6):
+        probe = IP(src=HOST_IP, dst=GUEST_IP, id=0x7000 + k, flags="MF") / UDP(sport=42000 + k, dport=7) / Raw(b"p" * 64)
+        probes[0x7000 + k] = bytes(probe)[:28]
+        wire.send(to_guest(probe))
+    probes_sent = time.monotonic()
     for seq in range(2, 6):
         wire.send(to_guest(IP(src=HOST_IP, dst=GUEST_IP) / ICMP(type=8, id=0x1234, seq=seq) / Raw(b"after")))
         got = wire.expect(lambda f: ICMP in f and f[ICMP].type == 0 and f[ICMP].seq == seq)
         assert got, f"no answer to ping {seq} after the flood"
     wire.send(to_guest(IP(src=HOST_IP, dst=GUEST_IP) / UDP(sport=4000, dport=7) / Raw(b"still there")))
     assert wire.expect(lambda f: UDP in f and udp_data(f) == b"still there"), "no UDP echo after the flood"
+    exceeded = wire.expect(lambda f: ICMP in f and f[ICMP].type == 11 and
+                           int.from_bytes(bytes(f[ICMP].payload)[4:6], "big") in probes, 40.0, 4)
+    waited = time.monotonic() - probes_sent
+    ids = sorted(int.from_bytes(bytes(f[ICMP].payload)[4:6], "big") for f in exceeded)
+    assert ids == [0x7002, 0x7003, 0x7004, 0x7005], [f.summary() for f in exceeded]
+    assert 29.0 <= waited <= 40.0, waited
+    for f in exceeded:
+        assert (f[IP].src, f[IP].dst, f[ICMP].code) == (GUEST_IP, HOST_IP, 1) and checksums_hold(f), f.summary()
+        quoted = bytes(f[ICMP].payload)
+        assert quoted == probes[int.from_bytes(quoted[4:6], "big")], quoted
     for _ in range(3):
         wire.send(to_guest(IP(src=HOST_IP, dst=GUEST_IP) / UDP(sport=4000, dport=7) / Raw(b"quit")))
     thread.join(timeout=60)
     status, out = result["run"]
     assert status == 0, out[-2000:]
-    m = re.search(r"netpeer: stack counters: ip_in (\d+) ip_dropped (\d+) udp_in (\d+) udp_dropped (\d+)", out)
+    m = re.search(r"netpeer: stack counters: ip_in (\d+) ip_dropped (\d+) udp_in (\d+) udp_dropped (\d+) "
+                  r"tx_dropped \d+ frags_in (\d+) reassembled (\d+) reasm_failed (\d+)", out)
     assert m, out[-2000:]
-    ip_in, ip_dropped = int(m[1]), int(m[2])
+    ip_in, ip_dropped, frags_in, reassembled, failed = int(m[1]), int(m[2]), int(m[5]), int(m[6]), int(m[7])
     print(f"{FLOOD} hostile frames sent; the stack saw {ip_in} IPv4 packets, dropped {ip_dropped}, "
+          f"took {frags_in} fragments, reassembled {reassembled} datagrams and gave up on {failed}, "
           f"answered again after {caught_up / 2:.1f} s")
-    # 16 of the 20 kinds are IPv4 packets (runts, ARP and oversized frames
-    # stop below IP): 80,000 of them. Nearly all reach the stack (QEMU drops
-    # what finds the receive ring full), and every one that does is dropped
-    # and counted; the rest of ip_in is the conversations' packets above.
-    hostile_ip = FLOOD * 16 // 20
-    assert ip_in >= hostile_ip * 9 // 10 and ip_dropped >= ip_in - int(m[3]) - int(m[4]) - 20, m[0]
+    # 17 of the 21 kinds are IPv4 packets (runts, ARP and oversized frames
+    # stop below IP). Nearly all reach the stack (QEMU drops what finds the
+    # receive ring full), and every one that does is dropped and counted, or
+    # (the three kinds of fragments) taken into a datagram that never
+    # completes; the rest of ip_in is the conversations' packets above.
+    # Only the conversations' two datagrams were whole.
+    hostile_ip = FLOOD * 17 // 21
+    assert ip_in >= hostile_ip * 9 // 10 and ip_dropped + frags_in >= ip_in - int(m[3]) - int(m[4]) - 20, m[0]
+    assert frags_in >= FLOOD * 3 // 21 * 9 // 10 and reassembled == 2 and failed > 0, m[0]

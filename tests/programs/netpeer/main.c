@@ -13,17 +13,19 @@
  * on the project's own link. The echo side (`addr`) sends every UDP
  * datagram back to where it came from until one says "quit"; the client
  * (`addr`, `peer`) pings the peer, then sends `n` datagrams of sizes from
- * 0 to 1,472 bytes, each carrying its number, and checks every echo byte
- * for byte, sending a datagram again when its echo is late.
+ * 0 to 1,472 bytes and every tenth of 1,473 to 5,920 (in two to four
+ * fragments), each carrying its number, and checks every echo byte for
+ * byte, sending a datagram again when its echo is late.
  */
 #include "petrel.h"
 #include "net_if.h"
 
-#define UDP_MAX     1472
+#define UDP_FRAME   1472                /* the payload of one frame */
+#define UDP_MAX     65507               /* of the largest datagram */
 #define ECHO_PORT   7
 
 static uint32_t ep;
-static uint8_t buf[2048], want[2048];
+static uint8_t buf[UDP_MAX + 1], want[UDP_MAX + 1];
 
 /* An address a.b.c.d[/prefix] from the arguments (0 if absent or bad). */
 static uint32_t arg_addr(const char *key, uint32_t *prefix)
@@ -68,16 +70,19 @@ static int64_t recv_within(uint32_t sock, int ms, uint32_t *from, uint32_t *port
     return -1;
 }
 
-/* Ping `addr` from the ICMP socket with sequence number seq; the reply's
- * sequence number, or a negative error. */
-static int64_t ping(uint32_t sock, uint32_t addr, uint16_t seq, int ms)
+/* Ping `addr` from the ICMP socket with sequence number seq and `data`
+ * bytes of data; the reply's sequence number, or a negative error. */
+static int64_t ping_sized(uint32_t sock, uint32_t addr, uint16_t seq, int ms, uint32_t data)
 {
-    uint8_t req[8 + 32] = { 8, 0 };
+    static uint8_t req[8 + 4096];
+    uint32_t len = 8 + (data < 4096 ? data : 4096);
+    memset(req, 0, 8);
+    req[0] = 8;
     req[6] = (uint8_t)(seq >> 8);
     req[7] = (uint8_t)seq;
-    for (unsigned i = 8; i < sizeof(req); i++)
+    for (unsigned i = 8; i < len; i++)
         req[i] = (uint8_t)(i + seq);
-    int64_t err = net_sendto(ep, sock, addr, 0, req, sizeof(req));
+    int64_t err = net_sendto(ep, sock, addr, 0, req, len);
     if (err)
         return err;
     for (;;) {
@@ -85,16 +90,21 @@ static int64_t ping(uint32_t sock, uint32_t addr, uint16_t seq, int ms)
         int64_t n = recv_within(sock, ms, &from, &port);
         if (n < 0)
             return n;
-        if (n == sizeof(req) && from == addr && buf[0] == 0 && (buf[6] << 8 | buf[7]) == seq &&
-            memcmp(buf + 8, req + 8, sizeof(req) - 8) == 0)
+        if (n == len && from == addr && buf[0] == 0 && (buf[6] << 8 | buf[7]) == seq &&
+            memcmp(buf + 8, req + 8, len - 8) == 0)
             return seq;
     }
+}
+
+static int64_t ping(uint32_t sock, uint32_t addr, uint16_t seq, int ms)
+{
+    return ping_sized(sock, addr, seq, ms, 32);
 }
 
 /* Datagram i of the client: its size and bytes. */
 static uint32_t pattern(uint32_t i, uint8_t *p)
 {
-    uint32_t len = i == 0 ? 0 : 4 + i * 211 % (UDP_MAX - 3);
+    uint32_t len = i == 0 ? 0 : i % 10 == 9 ? UDP_FRAME + 1 + i * 977 % (5920 - UDP_FRAME) : 4 + i * 211 % (UDP_FRAME - 3);
     for (uint32_t k = 0; k < len; k++)
         p[k] = (uint8_t)(i * 13 + k * 7);
     if (len >= 4) {
@@ -163,11 +173,20 @@ static int self_test(void)
     got = err ? err : net_recvfrom(ep, a, buf, 2, &n, &from, &port);
     tap_ok(got == 0 && n == 5, "net: a datagram bigger than the buffer says its whole length (%lu)", (unsigned long)n);
 
-    uint64_t s0[6], s1[6];
-    net_stats(ep, &s0[0], &s0[1], &s0[2], &s0[3], &s0[4], &s0[5]);
+    /* The largest datagram, whole over loopback; one byte more is E_RANGE. */
+    for (uint32_t k = 0; k < UDP_MAX; k++)
+        want[k] = (uint8_t)(k * 31 + k / 251);
+    err = net_sendto(ep, b, 0x7f000001, 5000, want, UDP_MAX);
+    got = err ? err : recv_within(a, 100, &from, &port);
+    tap_ok(got == UDP_MAX && port == b_port && memcmp(buf, want, UDP_MAX) == 0 &&
+           net_sendto(ep, b, 0x7f000001, 5000, want, UDP_MAX + 1) == -E_RANGE,
+           "net: a datagram of 65,507 bytes arrives whole over 127.0.0.1; 65,508 are E_RANGE (%ld)", (long)got);
+
+    uint64_t s0[10], s1[10];
+    net_stats(ep, &s0[0], &s0[1], &s0[2], &s0[3], &s0[4], &s0[5], &s0[6], &s0[7], &s0[8], &s0[9]);
     err = net_sendto(ep, b, 0x7f000001, 5001, "nobody", 6);
     int64_t pinged = ping(ping_sock, 0x7f000001, 1, 100);
-    net_stats(ep, &s1[0], &s1[1], &s1[2], &s1[3], &s1[4], &s1[5]);
+    net_stats(ep, &s1[0], &s1[1], &s1[2], &s1[3], &s1[4], &s1[5], &s1[6], &s1[7], &s1[8], &s1[9]);
     tap_ok(err == 0 && s1[3] == s0[3] + 1 && pinged == 1 && s1[4] == s0[4] + 1,
            "net: a closed port is counted, and the host answers its own ping (%ld)", (long)pinged);
 
@@ -175,6 +194,12 @@ static int self_test(void)
     for (uint16_t seq = 1; seq <= 3; seq++)
         answered += ping(ping_sock, gateway, seq, 2000) == seq;
     tap_ok(answered == 3, "net: 3 pings of the gateway 10.0.2.2 answered (ARP first)");
+    net_stats(ep, &s0[0], &s0[1], &s0[2], &s0[3], &s0[4], &s0[5], &s0[6], &s0[7], &s0[8], &s0[9]);
+    int64_t big = ping_sized(ping_sock, gateway, 4, 2000, 4000);
+    net_stats(ep, &s1[0], &s1[1], &s1[2], &s1[3], &s1[4], &s1[5], &s1[6], &s1[7], &s1[8], &s1[9]);
+    tap_ok(big == 4 && s1[9] - s0[9] == 3 && s1[6] - s0[6] >= 2 && s1[7] == s0[7] + 1,
+           "net: a ping of 4,000 bytes of the gateway goes in 3 fragments and its reply, in %lu, is reassembled (%ld)",
+           (unsigned long)(s1[6] - s0[6]), (long)big);
 
     tap_ok(net_close(ep, a) == 0 && net_close(ep, a) == -E_BADHANDLE && net_close(ep, b) == 0 &&
            net_close(ep, ping_sock) == 0 && net_open(ep, 1, 5000, &a, &bound) == 0 && net_close(ep, a) == 0,
@@ -207,11 +232,13 @@ static int echo(void)
             sleep_ms(1);
         echoed += err == 0;
     }
-    uint64_t s[6];
-    net_stats(ep, &s[0], &s[1], &s[2], &s[3], &s[4], &s[5]);
+    uint64_t s[10];
+    net_stats(ep, &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &s[6], &s[7], &s[8], &s[9]);
     printf("netpeer: echoed %u datagrams, answered %lu pings\n", echoed, (unsigned long)s[4]);
-    printf("netpeer: stack counters: ip_in %lu ip_dropped %lu udp_in %lu udp_dropped %lu tx_dropped %lu\n",
-           (unsigned long)s[0], (unsigned long)s[1], (unsigned long)s[2], (unsigned long)s[3], (unsigned long)s[5]);
+    printf("netpeer: stack counters: ip_in %lu ip_dropped %lu udp_in %lu udp_dropped %lu tx_dropped %lu "
+           "frags_in %lu reassembled %lu reasm_failed %lu frags_out %lu\n",
+           (unsigned long)s[0], (unsigned long)s[1], (unsigned long)s[2], (unsigned long)s[3], (unsigned long)s[5],
+           (unsigned long)s[6], (unsigned long)s[7], (unsigned long)s[8], (unsigned long)s[9]);
     return 0;
 }
 

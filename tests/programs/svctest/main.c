@@ -299,7 +299,7 @@ static void late_caller(void *arg)
  * kernel placement woke only the best waiter; answered on the register
  * entry, its call finished no request, and the other slept on until
  * some other call came.) */
-static void waiters_all_served(const char *where, uint32_t ep)
+static bool waiters_try(uint32_t ep, bool *during)
 {
     struct petrel_thread_stats st = { 0 };
     sys_thread_stats(self_thread(), &st);
@@ -310,8 +310,8 @@ static void waiters_all_served(const char *where, uint32_t ep)
     int64_t w = thread_spawn(long_worker, (void *)(uintptr_t)ep, st.prio - 10, 0);
     for (int i = 0; i < 3000 && !(work_end_ns && c.done_ns && b.done_ns); i++)
         sleep_ms(1);
-    bool during = c.called_ns > work_start_ns && b.called_ns > work_start_ns && work_end_ns &&
-                  c.called_ns < work_end_ns && b.called_ns < work_end_ns;
+    *during = c.called_ns > work_start_ns && b.called_ns > work_start_ns && work_end_ns &&
+              c.called_ns < work_end_ns && b.called_ns < work_end_ns;
     bool served = c.done_ns && b.done_ns && c.ok && b.ok;
     for (int i = 0; i < 100 && !c.done_ns; i++) {
         uint8_t back[2];
@@ -322,6 +322,17 @@ static void waiters_all_served(const char *where, uint32_t ep)
     thread_reap((uint32_t)ct);
     thread_reap((uint32_t)bt);
     thread_reap((uint32_t)w);
+    return served;
+}
+
+/* (On a loaded host the callers may come before the long request starts
+ * or after it ends: then the case is not what is checked, and it runs
+ * again, up to five times.) */
+static void waiters_all_served(const char *where, uint32_t ep)
+{
+    bool during = false, served = false;
+    for (int tries = 0; tries < 5 && !during; tries++)
+        served = waiters_try(ep, &during);
     tap_ok(during && served, "%s: callers waiting for a long request are all served when it ends, the best one "
            "with a register-only call (called during it: %d; served: %d)", where, during, served);
 }
