@@ -60,6 +60,7 @@ extern struct netstat net_stat;
 
 /* stack.c */
 void net_stack_start(void);              /* once, from the first request */
+void net_timers_update(void);            /* the timer at the stack's next deadline */
 void net_receive(void);                  /* take every frame the NIC has */
 /* Send `len` bytes of payload (at most IP_MAX - IP_HLEN) to dst: in one
  * packet, or in fragments past the MTU. The payload may be built in place

@@ -20,6 +20,14 @@
  * (type 11, code 1) to its sender if its first fragment was in. At most
  * FRAG_SLOTS datagrams are reassembled at once, FRAG_PER_SOURCE of them
  * from one sender: past that the oldest (of that sender) gives way.
+ *
+ * Neighbours go through Linux's NUD states with its default times: three
+ * broadcast requests a second apart to resolve one (then it is given up
+ * and the packet held for it dropped), confirmed by a reply for 15 to 45 s,
+ * then stale: still used, but the first use starts a 5 s grace after which
+ * three unicast requests confirm it or give it up; one stale and unused
+ * for 60 s goes. An ARP request from a neighbour makes it known but stale,
+ * as on Linux. The service's one timer serves these and reassembly.
  */
 #include "net.h"
 #include "pstring.h"
@@ -32,6 +40,11 @@
 #define PROTO_ICMP      1u
 #define PROTO_UDP       17u
 #define NEIGHBOURS      16u
+#define ARP_RETRANS_NS  1000000000ull   /* between requests (Linux's retrans_time_ms) */
+#define ARP_TRIES       3u              /* requests before giving up (mcast_solicit, ucast_solicit) */
+#define ARP_REACHABLE_NS 30000000000ull /* confirmed this long, times 0.5 to 1.5 (base_reachable_time_ms) */
+#define ARP_DELAY_NS    5000000000ull   /* a stale one used: the grace before probing (delay_first_probe_time) */
+#define ARP_GC_NS       60000000000ull  /* a stale one unused this long goes (gc_stale_time) */
 #define LOOP_SLOTS      4u
 #define FRAG_SLOTS      8u
 #define FRAG_PER_SOURCE 4u
@@ -39,10 +52,18 @@
 #define FRAG_BLOCKS     ((IP_MAX - IP_HLEN + 7) / 8)    /* 8-byte blocks of a payload */
 #define FRAG_PAYLOAD    ((IP_MTU - IP_HLEN) & ~7u)      /* the payload of each fragment but the last */
 
+/* A neighbour's states, as Linux's NUD ones: being resolved (broadcast
+ * requests), known and confirmed lately, known but not confirmed lately
+ * (used as it is), used while stale (a few seconds' grace for a
+ * confirmation), being confirmed (unicast requests). */
+enum { N_INCOMPLETE, N_REACHABLE, N_STALE, N_DELAY, N_PROBE };
+
 struct neighbour {
     uint32_t addr;                      /* 0: the entry is free */
     uint8_t mac[6];
-    uint8_t resolved;
+    uint8_t state, probes;              /* its state; requests sent in it */
+    uint64_t when;                      /* INCOMPLETE, PROBE: the next request; REACHABLE, DELAY: the
+                                         * state's end; STALE: since when */
     uint32_t used;                      /* when last used, for replacing the oldest */
     uint32_t held_len;                  /* a packet waiting for the answer (0: none), */
     uint8_t *held;                      /* ... whole (fragmented when sent), allocated */
@@ -125,9 +146,11 @@ static uint8_t *frame_start(const uint8_t *dst_mac, uint16_t type)
     return f;
 }
 
-static void arp_send(uint16_t op, const uint8_t *tha, uint32_t tpa)
+/* An ARP request for tpa (to eth_dst: broadcast, or a neighbour's MAC to
+ * confirm it) or a reply to tha. */
+static void arp_send(uint16_t op, const uint8_t *eth_dst, const uint8_t *tha, uint32_t tpa)
 {
-    uint8_t *f = frame_start(op == 1 ? broadcast_mac : tha, ETH_ARP);
+    uint8_t *f = frame_start(eth_dst, ETH_ARP);
     if (!f) {
         net_stat.tx_dropped++;
         return;
@@ -140,7 +163,7 @@ static void arp_send(uint16_t op, const uint8_t *tha, uint32_t tpa)
     put16(a + 6, op);
     memcpy(a + 8, net_nic.mac, 6);
     put32(a + 14, net_addr);
-    memcpy(a + 18, op == 1 ? (const uint8_t[6]){ 0 } : tha, 6);
+    memcpy(a + 18, tha ? tha : (const uint8_t[6]){ 0 }, 6);
     put32(a + 24, tpa);
     memset(a + ARP_LEN, 0, 60 - ETH_HLEN - ARP_LEN);    /* padded to the minimum frame */
     vnet_tx_commit(&net_nic, 60);
@@ -228,13 +251,38 @@ static int wire_send(const uint8_t *mac, const uint8_t *pkt, uint32_t len)
     return 0;
 }
 
-static void arp_learn(uint32_t addr, const uint8_t *mac, int create)
+/* How long a confirmation holds: ARP_REACHABLE_NS times 0.5 to 1.5, drawn
+ * for each (so that neighbours do not all go stale at once). */
+static uint64_t reachable_ns(void)
+{
+    static uint64_t x;
+    x = x * 6364136223846793005ull + (svc_clock_ns() | 1);
+    return ARP_REACHABLE_NS / 2 + (x >> 33) % ARP_REACHABLE_NS;
+}
+
+static void set_state(struct neighbour *n, uint8_t state, uint64_t when)
+{
+    n->state = state;
+    n->when = when;
+    n->probes = 0;
+    net_timers_update();
+}
+
+/* What an ARP packet from addr (at mac) says: a reply to this host
+ * confirms it; a request or an unasked-for change leaves it known but
+ * stale (Linux's neigh_update). A packet held for it goes. */
+static void arp_learn(uint32_t addr, const uint8_t *mac, int create, int confirms)
 {
     struct neighbour *n = create ? neighbour_make(addr) : neighbour_find(addr);
     if (!n)
         return;
+    uint64_t now = svc_clock_ns();
+    int changed = n->state == N_INCOMPLETE || memcmp(n->mac, mac, 6) != 0;
     memcpy(n->mac, mac, 6);
-    n->resolved = 1;
+    if (confirms)
+        set_state(n, N_REACHABLE, now + reachable_ns());
+    else if (changed)
+        set_state(n, N_STALE, now);
     n->used = ++clock_;
     if (n->held_len) {
         if (wire_send(n->mac, n->held, n->held_len))
@@ -254,9 +302,58 @@ static void arp_input(const uint8_t *a, uint32_t len)
     if ((op != 1 && op != 2) || !spa || is_broadcast(spa) || (a[8] & 1))
         return;                                         /* (no multicast or broadcast sender) */
     int for_us = net_addr && tpa == net_addr;
-    arp_learn(spa, a + 8, for_us);                      /* RFC 826: merge, and add if it is for us */
+    arp_learn(spa, a + 8, for_us, for_us && op == 2);   /* RFC 826: merge, and add if it is for us */
     if (for_us && op == 1)
-        arp_send(2, a + 8, spa);
+        arp_send(2, a + 8, a + 8, spa);
+}
+
+/* The neighbours' timers: requests sent again, or given up (the held
+ * packet dropped and counted, the entry gone); confirmations that
+ * lapse; stale ones used that are probed; stale ones unused that go. */
+static void neighbour_timers(uint64_t now)
+{
+    for (unsigned i = 0; i < NEIGHBOURS; i++) {
+        struct neighbour *n = &neighbours[i];
+        if (!n->addr)
+            continue;
+        if (n->state == N_STALE) {
+            if (now - n->when >= ARP_GC_NS)
+                n->addr = 0;
+            continue;
+        }
+        if (now < n->when)
+            continue;
+        if (n->state == N_REACHABLE) {
+            n->state = N_STALE;
+            n->when = now;
+        } else if (n->state == N_DELAY || n->probes < ARP_TRIES) {
+            if (n->state == N_DELAY) {
+                n->state = N_PROBE;
+                n->probes = 0;
+            }
+            n->probes++;
+            n->when = now + ARP_RETRANS_NS;
+            arp_send(1, n->state == N_PROBE ? n->mac : broadcast_mac, NULL, n->addr);
+        } else {
+            held_drop(n);                               /* no answer: unreachable */
+            n->addr = 0;
+        }
+    }
+}
+
+/* The first deadline of the neighbours' timers, or 0. */
+static uint64_t neighbour_deadline(void)
+{
+    uint64_t first = 0;
+    for (unsigned i = 0; i < NEIGHBOURS; i++) {
+        const struct neighbour *n = &neighbours[i];
+        if (!n->addr)
+            continue;
+        uint64_t at = n->state == N_STALE ? n->when + ARP_GC_NS : n->when;
+        if (!first || at < first)
+            first = at;
+    }
+    return first;
 }
 
 /* ---------------------------------------------------------------- IPv4 */
@@ -330,14 +427,22 @@ int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t le
         return wire_send(broadcast_mac, ip, len);
     struct neighbour *n = neighbour_make(hop);
     n->used = ++clock_;
-    if (n->resolved)
+    if (n->state != N_INCOMPLETE) {
+        if (n->state == N_STALE)                        /* used: confirmed soon, or probed */
+            set_state(n, N_DELAY, svc_clock_ns() + ARP_DELAY_NS);
         return wire_send(n->mac, ip, len);
+    }
     held_drop(n);                                       /* the older one waits no more */
     if (!(n->held = svc_alloc(len)))
         return SVC_E_NOMEM;
     memcpy(n->held, ip, len);
     n->held_len = len;
-    arp_send(1, NULL, hop);
+    if (!n->probes) {                                   /* the first request; the timer sends the others */
+        n->probes = 1;
+        n->when = svc_clock_ns() + ARP_RETRANS_NS;
+        arp_send(1, broadcast_mac, NULL, hop);
+        net_timers_update();
+    }
     return 0;
 }
 
@@ -429,10 +534,11 @@ static void reasm_free(struct reasm *r)
     memset(r, 0, sizeof *r);
 }
 
-/* The timer at the first deadline of a datagram in reassembly (or none). */
-static void reasm_timer_set(void)
+/* The service's one timer at the first deadline of a datagram in
+ * reassembly or a neighbour (or none). */
+void net_timers_update(void)
 {
-    uint64_t first = 0;
+    uint64_t first = neighbour_deadline();
     for (unsigned i = 0; i < FRAG_SLOTS; i++)
         if (reasm[i].src && (!first || reasm[i].born + FRAG_TIME_NS < first))
             first = reasm[i].born + FRAG_TIME_NS;
@@ -456,19 +562,20 @@ static void reasm_fail(struct reasm *r, int expired)
     reasm_free(r);
 }
 
-static void reasm_expire(void)
+static void timers(void)
 {
     uint64_t now = svc_clock_ns();
     for (unsigned i = 0; i < FRAG_SLOTS; i++)
         if (reasm[i].src && now - reasm[i].born >= FRAG_TIME_NS)
             reasm_fail(&reasm[i], 1);
-    reasm_timer_set();
+    neighbour_timers(now);
+    net_timers_update();
     net_loop_drain();
 }
 
 void net_stack_start(void)
 {
-    timer_ready = svc_timer_attach(reasm_expire) == 0;  /* (else datagrams expire when fragments come) */
+    timer_ready = svc_timer_attach(timers) == 0;
 }
 
 /* The datagram of this fragment: its own, or a new one (in a free slot,
@@ -513,7 +620,7 @@ static struct reasm *reasm_find(const uint8_t *ip, uint64_t now)
     slot->id = id;
     slot->proto = ip[9];
     slot->born = now;
-    reasm_timer_set();
+    net_timers_update();
     return slot;
 }
 
@@ -626,7 +733,7 @@ static void ip_input(const uint8_t *ip, uint32_t len, int from_wire)
     }
     if (whole) {
         reasm_free(whole);
-        reasm_timer_set();
+        net_timers_update();
     }
 }
 

@@ -8,7 +8,9 @@ made and read with scapy): ARP, ping, a UDP echo, the ICMP errors for a
 closed port and an unknown protocol, each reply checked field by field
 with its checksums; fragments: a datagram sent in fragments out of order
 is reassembled and its echo comes back in fragments, a duplicate fragment
-is ignored, overlapping ones lose their datagram (as on Linux); what must
+is ignored, overlapping ones lose their datagram (as on Linux); ARP: a
+neighbour that never answers is asked three times a second apart and
+given up, a known one is confirmed by a unicast request; what must
 get no answer (a broadcast ping, a frame for another MAC) gets none. Then
 100,000 malformed frames of twenty-one kinds, after which the stack still
 answers and has counted them; last, six datagrams that never complete
@@ -36,9 +38,12 @@ FLOOD = 100_000
 
 
 class Wire:
-    """This test's end of the guest's NIC."""
+    """This test's end of the guest's NIC. Like a host on the link, it
+    answers the guest's ARP requests for HOST_IP (and records every ARP
+    request the guest sends: time, Ethernet destination, address asked)."""
 
     def __init__(self):
+        self.arp_seen = []
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
         self.sock.bind(("127.0.0.1", 0))
@@ -47,6 +52,15 @@ class Wire:
 
     def send(self, frame):
         self.sock.sendto(bytes(frame), self.guest)
+
+    def _arp(self, data):
+        if len(data) < 42 or data[12:14] != b"\x08\x06" or data[20:22] != b"\x00\x01":
+            return
+        asked = socket.inet_ntoa(data[38:42])
+        self.arp_seen.append((time.monotonic(), data[0:6], asked))
+        if asked == HOST_IP:
+            self.send(Ether(src=HOST_MAC, dst=GUEST_MAC) /
+                      ARP(op=2, hwsrc=HOST_MAC, psrc=HOST_IP, hwdst=GUEST_MAC, pdst=GUEST_IP))
 
     # The frames that come within `seconds` and that `match` takes.
     def expect(self, match, seconds=2.0, count=1):
@@ -57,6 +71,7 @@ class Wire:
                 data = self.sock.recv(65536)
             except socket.timeout:
                 break
+            self._arp(data)
             frame = Ether(data)
             if match(frame):
                 got.append(frame)
@@ -66,7 +81,7 @@ class Wire:
         self.sock.settimeout(0)
         try:
             while True:
-                self.sock.recv(65536)
+                self._arp(self.sock.recv(65536))
         except (BlockingIOError, socket.timeout):
             pass
 
@@ -256,6 +271,23 @@ def test_scripted_conversations_then_a_flood_of_malformed_frames(guest):
     echoed, got = echo_in_fragments(wire, data, 41002, [first, overlap, rest])
     assert echoed is None and got == [], "a datagram with overlapping fragments was delivered"
 
+    # ARP: a neighbour that never answers is asked three times, a second
+    # apart, then given up (the datagram held for it is dropped); asked
+    # again later, it answers and gets the next one.
+    other, other_mac = "10.9.0.20", "02:00:00:00:00:20"
+    wire.send(to_guest(IP(src=other, dst=GUEST_IP) / UDP(sport=43000, dport=7) / Raw(b"lost")))
+    wire.expect(lambda f: False, 4.5)
+    asked = [(t, dst) for t, dst, a in wire.arp_seen if a == other]
+    gaps = [b[0] - a[0] for a, b in zip(asked, asked[1:])]
+    assert len(asked) == 3 and all(dst == b"\xff" * 6 for _, dst in asked) and all(0.8 < g < 1.6 for g in gaps), \
+        (asked, gaps)
+    wire.send(to_guest(IP(src=other, dst=GUEST_IP) / UDP(sport=43000, dport=7) / Raw(b"found")))
+    got = wire.expect(lambda f: ARP in f and f[ARP].op == 1 and f[ARP].pdst == other)
+    assert got, "no ARP request for a neighbour asked about again"
+    wire.send(Ether(src=other_mac, dst=GUEST_MAC) / ARP(op=2, hwsrc=other_mac, psrc=other, hwdst=GUEST_MAC, pdst=GUEST_IP))
+    got = wire.expect(lambda f: UDP in f and f[IP].dst == other, 1.0, 2)
+    assert [udp_data(f) for f in got] == [b"found"] and got[0].dst == other_mac, [f.summary() for f in got]
+
     # No answer to: a broadcast ping, a frame for another MAC.
     wire.send(Ether(src=HOST_MAC, dst="ff:ff:ff:ff:ff:ff") / IP(src=HOST_IP, dst="10.9.0.255") / ICMP(id=9, seq=9))
     wire.send(Ether(src=HOST_MAC, dst="02:00:00:00:00:77") / IP(src=HOST_IP, dst=GUEST_IP) / ICMP(id=8, seq=8))
@@ -314,6 +346,10 @@ def test_scripted_conversations_then_a_flood_of_malformed_frames(guest):
         assert (f[IP].src, f[IP].dst, f[ICMP].code) == (GUEST_IP, HOST_IP, 1) and checksums_hold(f), f.summary()
         quoted = bytes(f[ICMP].payload)
         assert quoted == probes[int.from_bytes(quoted[4:6], "big")], quoted
+    # The guest learnt this test's address from its ARP request (known,
+    # not confirmed): once used it was confirmed with a unicast request.
+    assert any(dst == bytes.fromhex(HOST_MAC.replace(":", "")) and a == HOST_IP for _, dst, a in wire.arp_seen), \
+        wire.arp_seen[:10]
     for _ in range(3):
         wire.send(to_guest(IP(src=HOST_IP, dst=GUEST_IP) / UDP(sport=4000, dport=7) / Raw(b"quit")))
     thread.join(timeout=60)
