@@ -249,6 +249,7 @@ static int64_t config(struct svc_call *call, uint32_t addr, uint32_t prefix, uin
     if (config_owner && config_owner != call->pid)
         return SVC_E_PERM;
     if (addr == 0) {
+        net_dhcp_stop();
         net_addr = net_prefix = net_gateway = 0;
         net_forget_neighbours();
         return 0;
@@ -263,12 +264,33 @@ static int64_t config(struct svc_call *call, uint32_t addr, uint32_t prefix, uin
     if (bad_addr || bad_gw)
         return SVC_E_INVAL;
     config_owner = call->pid;
+    net_dhcp_stop();                                    /* (set by hand: no lease kept any more) */
     if (addr != net_addr || prefix != net_prefix)
         net_forget_neighbours();
     net_addr = addr;
     net_prefix = prefix;
     net_gateway = gateway;
     return 0;
+}
+
+static int64_t dhcp(struct svc_call *call, uint32_t *addr, uint32_t *prefix, uint32_t *gateway, uint32_t *dns,
+                    uint32_t *lease)
+{
+    (void)addr, (void)prefix, (void)gateway, (void)dns, (void)lease;    /* (answered by net_dhcp_reply) */
+    if (!net_nic_ready())
+        return net_nic_state;
+    if (config_owner && config_owner != call->pid)
+        return SVC_E_PERM;
+    svc_token t = svc_defer(call);
+    if (!t)
+        return SVC_E_NOMEM;
+    int64_t err = net_dhcp_start(t);
+    if (err) {
+        net_dhcp_reply(t, err, 0, 0, 0, 0, 0);
+        return SVC_DEFERRED;
+    }
+    config_owner = call->pid;
+    return SVC_DEFERRED;
 }
 
 static int64_t info(struct svc_call *call, uint64_t *mac, uint32_t *addr, uint32_t *prefix, uint32_t *gateway,
@@ -307,4 +329,4 @@ static int64_t stats(struct svc_call *call, uint64_t *ip_in, uint64_t *ip_droppe
 }
 
 /* The handlers: the generated skeleton (net_service, net_fast) calls them. */
-const struct net_ops net_ops = { config, info, open, sendto, recvfrom, wait, sock_close, stats };
+const struct net_ops net_ops = { config, dhcp, info, open, sendto, recvfrom, wait, sock_close, stats };

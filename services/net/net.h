@@ -73,6 +73,13 @@ uint32_t net_source_for(uint32_t dst);       /* the source address a packet to d
 void net_forget_neighbours(void);
 void net_loop_drain(void);                  /* deliver what was sent to this host */
 
+/* dhcp.c */
+int64_t net_dhcp_start(svc_token waiter);   /* the `dhcp` request: answered when leased (or failed) */
+void net_dhcp_stop(void);
+uint64_t net_dhcp_deadline(void);           /* its next timer (0: none) */
+void net_dhcp_timer(uint64_t now);
+int net_dhcp_input(const uint8_t *m, uint32_t len);    /* UDP to port 68: taken (1) if the client runs */
+
 /* net.c: a datagram for a socket arrived */
 struct sock *net_sock_find(uint32_t kind, uint16_t port);
 void net_sock_deliver(struct sock *s, uint32_t addr, uint16_t port, const uint8_t *data, uint32_t len);

@@ -398,7 +398,7 @@ int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t le
     if (len > IP_MAX - IP_HLEN)
         return SVC_E_RANGE;
     int local = is_local(dst);
-    uint32_t hop = local ? dst : next_hop(dst);
+    uint32_t hop = local || dst == 0xffffffffu ? dst : next_hop(dst);   /* (broadcast: even with no address) */
     if (!hop)
         return SVC_E_NOENT;
     uint32_t src = net_source_for(dst);
@@ -507,6 +507,8 @@ static void udp_input(const uint8_t *ip, uint32_t hlen, uint32_t len)
         net_stat.ip_dropped++;
         return;
     }
+    if (get16(u + 2) == 68 && net_dhcp_input(u + 8, ulen - 8))
+        return;                                         /* the DHCP client's */
     struct sock *s = net_sock_find(SOCK_UDP, get16(u + 2));
     if (!s) {
         net_stat.udp_dropped++;
@@ -538,7 +540,9 @@ static void reasm_free(struct reasm *r)
  * reassembly or a neighbour (or none). */
 void net_timers_update(void)
 {
-    uint64_t first = neighbour_deadline();
+    uint64_t first = neighbour_deadline(), dhcp = net_dhcp_deadline();
+    if (dhcp && (!first || dhcp < first))
+        first = dhcp;
     for (unsigned i = 0; i < FRAG_SLOTS; i++)
         if (reasm[i].src && (!first || reasm[i].born + FRAG_TIME_NS < first))
             first = reasm[i].born + FRAG_TIME_NS;
@@ -569,6 +573,7 @@ static void timers(void)
         if (reasm[i].src && now - reasm[i].born >= FRAG_TIME_NS)
             reasm_fail(&reasm[i], 1);
     neighbour_timers(now);
+    net_dhcp_timer(now);
     net_timers_update();
     net_loop_drain();
 }

@@ -60,7 +60,7 @@ class Wire:
         self.arp_seen.append((time.monotonic(), data[0:6], asked))
         if asked == HOST_IP:
             self.send(Ether(src=HOST_MAC, dst=GUEST_MAC) /
-                      ARP(op=2, hwsrc=HOST_MAC, psrc=HOST_IP, hwdst=GUEST_MAC, pdst=GUEST_IP))
+                      ARP(op=2, hwsrc=HOST_MAC, psrc=HOST_IP, hwdst=GUEST_MAC, pdst=socket.inet_ntoa(data[28:32])))
 
     # The frames that come within `seconds` and that `match` takes.
     def expect(self, match, seconds=2.0, count=1):

@@ -3,7 +3,8 @@
  * its generated proxies.
  *
  * role=self (tests/guest/cases.toml, services/net): one machine on QEMU's
- * user-mode network with restrict=on, 10.0.2.15/24 via 10.0.2.2: the
+ * user-mode network with restrict=on: a lease from QEMU's DHCP server,
+ * then 10.0.2.15/24 via 10.0.2.2 set by hand: the
  * interface, the errors of bad requests and the per-client socket limit,
  * UDP over the loopback interface and to the host's own address, a closed
  * port, pings of itself and of QEMU's gateway (ARP first), and the
@@ -129,6 +130,12 @@ static int self_test(void)
            net_config(ep, 0x0a000200, 24, gateway) == -E_INVAL && net_config(ep, 0xe0000001, 24, 0) == -E_INVAL &&
            net_config(ep, me, 24, 0x0a000302) == -E_INVAL && net_config(ep, me, 24, me) == -E_INVAL,
            "net: bad addresses, prefixes and gateways are refused");
+    uint32_t dns = 0, lease = 0;
+    err = net_dhcp(ep, &addr, &prefix, &gw, &dns, &lease);
+    /* (A restricted user-mode network offers no router and no DNS server.) */
+    tap_ok(err == 0 && addr == me && prefix == 24 && gw == 0 && dns == 0 && lease == 86400,
+           "net: DHCP from QEMU's server leases 10.0.2.15/24 (no router or DNS: restrict=on) for %u s "
+           "(err %ld: %x/%u via %x, DNS %x)", lease, (long)err, addr, prefix, gw, dns);
     err = net_config(ep, me, 24, gateway);
     net_info(ep, &mac, &addr, &prefix, &gw, &mtu, &link);
     tap_ok(err == 0 && addr == me && prefix == 24 && gw == gateway, "net: configured 10.0.2.15/24 via 10.0.2.2");
@@ -283,12 +290,35 @@ static int client(uint32_t peer, uint32_t count)
     return 0;
 }
 
+/* role=dhcp: lease an address, then watch the interface's address for
+ * `secs` seconds, saying each change (tests/host/test_netdhcp.py plays
+ * the server). */
+static int dhcp_watch(uint32_t secs)
+{
+    uint32_t addr = 0, prefix = 0, gw = 0, dns = 0, lease = 0;
+    int64_t err = net_dhcp(ep, &addr, &prefix, &gw, &dns, &lease);
+    printf("netpeer: dhcp: error %ld, leased %x/%u via %x, dns %x, for %u s\n", (long)err, addr, prefix, gw, dns,
+           lease);
+    uint64_t mac = 0;
+    uint32_t last = addr, mtu = 0, link = 0;
+    for (uint32_t ms = 0; ms < secs * 1000; ms += 20) {
+        net_info(ep, &mac, &addr, &prefix, &gw, &mtu, &link);
+        if (addr != last)
+            printf("netpeer: dhcp: address now %x\n", addr);
+        last = addr;
+        sleep_ms(20);
+    }
+    return 0;
+}
+
 int main(void)
 {
     char role[16];
     ep = start_handle("net");
     if (!start_arg("role", role, sizeof(role)) || strcmp(role, "self") == 0)
         return self_test();
+    if (strcmp(role, "dhcp") == 0)
+        return dhcp_watch((uint32_t)start_arg_u64("secs", 10));
     uint32_t prefix = 24, addr = arg_addr("addr", &prefix);
     int64_t err = net_config(ep, addr, prefix, 0);
     if (err) {
@@ -299,6 +329,6 @@ int main(void)
         return echo();
     if (strcmp(role, "client") == 0)
         return client(arg_addr("peer", NULL), (uint32_t)start_arg_u64("n", 200));
-    printf("netpeer: role=self, role=echo or role=client\n");
+    printf("netpeer: role=self, role=echo, role=client or role=dhcp\n");
     return 1;
 }
