@@ -60,6 +60,21 @@ int net_nic_ready(void)
     return 1;
 }
 
+void *net_alloc(size_t size)
+{
+    void *p = svc_alloc(size);
+    net_stat.mem += p ? size : 0;
+    return p;
+}
+
+void net_free(void *p, size_t size)
+{
+    if (p) {
+        svc_free(p, size);
+        net_stat.mem -= size;
+    }
+}
+
 /* ---------------------------------------------------------------- sockets */
 
 struct sock *net_sock_find(uint32_t kind, uint16_t port)
@@ -74,7 +89,7 @@ void net_sock_deliver(struct sock *s, uint32_t addr, uint16_t port, const uint8_
 {
     uint8_t *big = NULL;
     if (s->count == SOCK_QUEUE ||
-        (len > INLINE_MAX && (s->big_bytes + len > SOCK_BIG_BYTES || !(big = svc_alloc(len))))) {
+        (len > INLINE_MAX && (s->big_bytes + len > SOCK_BIG_BYTES || !(big = net_alloc(len))))) {
         if (s->kind == SOCK_UDP)
             net_stat.udp_dropped++;
         return;
@@ -100,7 +115,7 @@ static void dgram_pop(struct sock *s)
 {
     struct dgram *d = &s->queue[s->head];
     if (d->big) {
-        svc_free(d->big, d->len);
+        net_free(d->big, d->len);
         s->big_bytes -= d->len;
         d->big = NULL;
     }
@@ -141,7 +156,7 @@ static int64_t open(struct svc_call *call, uint32_t kind, uint32_t port, uint32_
             return SVC_E_BUSY;
     } else if (net_sock_find(kind, (uint16_t)port))
         return SVC_E_BUSY;
-    struct dgram *queue = svc_alloc(SOCK_QUEUE * sizeof *queue);
+    struct dgram *queue = net_alloc(SOCK_QUEUE * sizeof *queue);
     if (!queue)
         return SVC_E_NOMEM;
     net_socks[slot] = (struct sock){ .pid = call->pid, .kind = kind, .port = (uint16_t)port, .queue = queue };
@@ -159,7 +174,7 @@ static int64_t sock_close(struct svc_call *call, uint32_t sock)
         net_wait_reply(s->waiter, SVC_E_BADHANDLE);
     while (s->count)
         dgram_pop(s);
-    svc_free(s->queue, SOCK_QUEUE * sizeof *s->queue);
+    net_free(s->queue, SOCK_QUEUE * sizeof *s->queue);
     memset(s, 0, sizeof *s);
     return 0;
 }
@@ -312,7 +327,7 @@ static int64_t info(struct svc_call *call, uint64_t *mac, uint32_t *addr, uint32
 
 static int64_t stats(struct svc_call *call, uint64_t *ip_in, uint64_t *ip_dropped, uint64_t *udp_in,
                      uint64_t *udp_dropped, uint64_t *echo_answered, uint64_t *tx_dropped, uint64_t *frags_in,
-                     uint64_t *reassembled, uint64_t *reasm_failed, uint64_t *frags_out)
+                     uint64_t *reassembled, uint64_t *reasm_failed, uint64_t *frags_out, uint64_t *mem)
 {
     net_nic_ready();
     *ip_in = net_stat.ip_in;
@@ -325,6 +340,7 @@ static int64_t stats(struct svc_call *call, uint64_t *ip_in, uint64_t *ip_droppe
     *reassembled = net_stat.reassembled;
     *reasm_failed = net_stat.reasm_failed;
     *frags_out = net_stat.frags_out;
+    *mem = net_stat.mem;
     return 0;
 }
 

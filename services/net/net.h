@@ -49,6 +49,7 @@ struct sock {
 struct netstat {
     uint64_t ip_in, ip_dropped, udp_in, udp_dropped, echo_answered, tx_dropped;
     uint64_t frags_in, reassembled, reasm_failed, frags_out;
+    uint64_t mem;                       /* bytes allocated (net_alloc) and not freed */
 };
 
 extern struct vnet net_nic;
@@ -57,6 +58,10 @@ int net_nic_ready(void);                    /* the NIC started (1) or not (0) */
 extern uint32_t net_addr, net_prefix, net_gateway;
 extern struct sock net_socks[NSOCKS];
 extern struct netstat net_stat;
+
+/* net.c: the service's memory (svc_alloc), counted in net_stat.mem */
+void *net_alloc(size_t size);
+void net_free(void *p, size_t size);
 
 /* stack.c */
 void net_stack_start(void);              /* once, from the first request */

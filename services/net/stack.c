@@ -181,7 +181,7 @@ static void held_drop(struct neighbour *n)
 {
     if (n->held_len) {
         net_stat.tx_dropped++;
-        svc_free(n->held, n->held_len);
+        net_free(n->held, n->held_len);
     }
     n->held = NULL;
     n->held_len = 0;
@@ -287,7 +287,7 @@ static void arp_learn(uint32_t addr, const uint8_t *mac, int create, int confirm
     if (n->held_len) {
         if (wire_send(n->mac, n->held, n->held_len))
             net_stat.tx_dropped++;
-        svc_free(n->held, n->held_len);
+        net_free(n->held, n->held_len);
         n->held = NULL;
         n->held_len = 0;
     }
@@ -378,7 +378,7 @@ static int loop_send(const uint8_t *pkt, uint32_t len)
     }
     unsigned slot = (loop_head + loop_count) % LOOP_SLOTS;
     uint8_t *to = loop_pkt[slot];
-    if (len > IP_MTU && !(to = loop_big[slot] = svc_alloc(len))) {
+    if (len > IP_MTU && !(to = loop_big[slot] = net_alloc(len))) {
         net_stat.tx_dropped++;
         return SVC_E_NOMEM;
     }
@@ -433,7 +433,7 @@ int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t le
         return wire_send(n->mac, ip, len);
     }
     held_drop(n);                                       /* the older one waits no more */
-    if (!(n->held = svc_alloc(len)))
+    if (!(n->held = net_alloc(len)))
         return SVC_E_NOMEM;
     memcpy(n->held, ip, len);
     n->held_len = len;
@@ -532,7 +532,7 @@ static void reasm_free(struct reasm *r)
     if (r->buf && !spare)
         spare = r->buf;
     else if (r->buf)
-        svc_free(r->buf, IP_MAX);
+        net_free(r->buf, IP_MAX);
     memset(r, 0, sizeof *r);
 }
 
@@ -617,7 +617,7 @@ static struct reasm *reasm_find(const uint8_t *ip, uint64_t now)
     if (spare) {
         slot->buf = spare;
         spare = NULL;
-    } else if (!(slot->buf = svc_alloc(IP_MAX))) {
+    } else if (!(slot->buf = net_alloc(IP_MAX))) {
         return NULL;
     }
     slot->src = src;
@@ -756,7 +756,7 @@ void net_loop_drain(void)
         loop_count--;
         ip_input(p ? p : pkt, len, 0);
         if (p)
-            svc_free(p, len);
+            net_free(p, len);
     }
 }
 

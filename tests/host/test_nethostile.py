@@ -15,7 +15,8 @@ get no answer (a broadcast ping, a frame for another MAC) gets none. Then
 100,000 malformed frames of twenty-one kinds, after which the stack still
 answers and has counted them; last, six datagrams that never complete
 from one sender: the four newest (a sender has at most four in
-reassembly) end 30 s later in an ICMP time exceeded each.
+reassembly) end 30 s later in an ICMP time exceeded each, after which the
+stack's memory is what it was before the conversations.
 The guest runs tests/programs/netpeer role=echo at 10.9.0.2."""
 import random
 import re
@@ -134,6 +135,18 @@ def echo_in_fragments(wire, data, sport, frags):
     return payload[8:], got
 
 
+def stack_memory(wire):
+    """The bytes the guest's stack holds allocated (its counters, asked of netpeer)."""
+    for _ in range(5):
+        wire.send(to_guest(IP(src=HOST_IP, dst=GUEST_IP) / UDP(sport=4999, dport=7) / Raw(b"stats?")))
+        got = wire.expect(lambda f: UDP in f and f[UDP].dport == 4999, 1.0)
+        if got:
+            m = re.search(rb"mem (\d+)", udp_data(got[0]))
+            assert m, udp_data(got[0])
+            return int(m[1])
+    raise AssertionError("netpeer did not say its stack's counters")
+
+
 def to_guest(payload):
     return Ether(src=HOST_MAC, dst=GUEST_MAC) / payload
 
@@ -211,6 +224,7 @@ def test_scripted_conversations_then_a_flood_of_malformed_frames(guest):
         (GUEST_MAC, HOST_MAC, GUEST_MAC, GUEST_IP, HOST_MAC, HOST_IP), reply.summary()
     time.sleep(0.3)                      # netpeer opens its port after the stack answers ARP
     wire.drain()
+    mem_before = stack_memory(wire)
 
     # Ping: the reply mirrors the request.
     ping = to_guest(IP(src=HOST_IP, dst=GUEST_IP, id=77) / ICMP(type=8, id=0x1234, seq=1) / Raw(bytes(range(56))))
@@ -346,6 +360,11 @@ def test_scripted_conversations_then_a_flood_of_malformed_frames(guest):
         assert (f[IP].src, f[IP].dst, f[ICMP].code) == (GUEST_IP, HOST_IP, 1) and checksums_hold(f), f.summary()
         quoted = bytes(f[ICMP].payload)
         assert quoted == probes[int.from_bytes(quoted[4:6], "big")], quoted
+    # Everything the conversations and the flood made the stack allocate
+    # is back (reassembly buffers, the held packet), but for the one
+    # reassembly buffer it keeps for the next datagram.
+    mem_after = stack_memory(wire)
+    assert mem_before <= mem_after <= mem_before + 65535, (mem_before, mem_after)
     # The guest learnt this test's address from its ARP request (known,
     # not confirmed): once used it was confirmed with a unicast request.
     assert any(dst == bytes.fromhex(HOST_MAC.replace(":", "")) and a == HOST_IP for _, dst, a in wire.arp_seen), \
@@ -356,12 +375,12 @@ def test_scripted_conversations_then_a_flood_of_malformed_frames(guest):
     status, out = result["run"]
     assert status == 0, out[-2000:]
     m = re.search(r"netpeer: stack counters: ip_in (\d+) ip_dropped (\d+) udp_in (\d+) udp_dropped (\d+) "
-                  r"tx_dropped \d+ frags_in (\d+) reassembled (\d+) reasm_failed (\d+)", out)
+                  r"echo_answered \d+ tx_dropped \d+ frags_in (\d+) reassembled (\d+) reasm_failed (\d+)", out)
     assert m, out[-2000:]
     ip_in, ip_dropped, frags_in, reassembled, failed = int(m[1]), int(m[2]), int(m[5]), int(m[6]), int(m[7])
     print(f"{FLOOD} hostile frames sent; the stack saw {ip_in} IPv4 packets, dropped {ip_dropped}, "
           f"took {frags_in} fragments, reassembled {reassembled} datagrams and gave up on {failed}, "
-          f"answered again after {caught_up / 2:.1f} s")
+          f"answered again after {caught_up / 2:.1f} s; its memory {mem_before} bytes before, {mem_after} after")
     # 17 of the 21 kinds are IPv4 packets (runts, ARP and oversized frames
     # stop below IP). Nearly all reach the stack (QEMU drops what finds the
     # receive ring full), and every one that does is dropped and counted, or

@@ -12,7 +12,8 @@
  *
  * role=echo and role=client (tests/host/test_netlink.py): two machines
  * on the project's own link. The echo side (`addr`) sends every UDP
- * datagram back to where it came from until one says "quit"; the client
+ * datagram back to where it came from until one says "quit" (one that
+ * says "stats?" gets the stack's counters as text instead); the client
  * (`addr`, `peer`) pings the peer, then sends `n` datagrams of sizes from
  * 0 to 1,472 bytes and every tenth of 1,473 to 5,920 (in two to four
  * fragments), each carrying its number, and checks every echo byte for
@@ -189,11 +190,11 @@ static int self_test(void)
            net_sendto(ep, b, 0x7f000001, 5000, want, UDP_MAX + 1) == -E_RANGE,
            "net: a datagram of 65,507 bytes arrives whole over 127.0.0.1; 65,508 are E_RANGE (%ld)", (long)got);
 
-    uint64_t s0[10], s1[10];
-    net_stats(ep, &s0[0], &s0[1], &s0[2], &s0[3], &s0[4], &s0[5], &s0[6], &s0[7], &s0[8], &s0[9]);
+    uint64_t s0[11], s1[11];
+    net_stats(ep, &s0[0], &s0[1], &s0[2], &s0[3], &s0[4], &s0[5], &s0[6], &s0[7], &s0[8], &s0[9], &s0[10]);
     err = net_sendto(ep, b, 0x7f000001, 5001, "nobody", 6);
     int64_t pinged = ping(ping_sock, 0x7f000001, 1, 100);
-    net_stats(ep, &s1[0], &s1[1], &s1[2], &s1[3], &s1[4], &s1[5], &s1[6], &s1[7], &s1[8], &s1[9]);
+    net_stats(ep, &s1[0], &s1[1], &s1[2], &s1[3], &s1[4], &s1[5], &s1[6], &s1[7], &s1[8], &s1[9], &s1[10]);
     tap_ok(err == 0 && s1[3] == s0[3] + 1 && pinged == 1 && s1[4] == s0[4] + 1,
            "net: a closed port is counted, and the host answers its own ping (%ld)", (long)pinged);
 
@@ -201,9 +202,9 @@ static int self_test(void)
     for (uint16_t seq = 1; seq <= 3; seq++)
         answered += ping(ping_sock, gateway, seq, 2000) == seq;
     tap_ok(answered == 3, "net: 3 pings of the gateway 10.0.2.2 answered (ARP first)");
-    net_stats(ep, &s0[0], &s0[1], &s0[2], &s0[3], &s0[4], &s0[5], &s0[6], &s0[7], &s0[8], &s0[9]);
+    net_stats(ep, &s0[0], &s0[1], &s0[2], &s0[3], &s0[4], &s0[5], &s0[6], &s0[7], &s0[8], &s0[9], &s0[10]);
     int64_t big = ping_sized(ping_sock, gateway, 4, 2000, 4000);
-    net_stats(ep, &s1[0], &s1[1], &s1[2], &s1[3], &s1[4], &s1[5], &s1[6], &s1[7], &s1[8], &s1[9]);
+    net_stats(ep, &s1[0], &s1[1], &s1[2], &s1[3], &s1[4], &s1[5], &s1[6], &s1[7], &s1[8], &s1[9], &s1[10]);
     tap_ok(big == 4 && s1[9] - s0[9] == 3 && s1[6] - s0[6] >= 2 && s1[7] == s0[7] + 1,
            "net: a ping of 4,000 bytes of the gateway goes in 3 fragments and its reply, in %lu, is reassembled (%ld)",
            (unsigned long)(s1[6] - s0[6]), (long)big);
@@ -213,6 +214,20 @@ static int self_test(void)
            "net: closed sockets are gone and their ports free");
     tap_plan();
     return 0;
+}
+
+/* The stack's counters as one line of text. */
+static const char *counters(void)
+{
+    static char line[320];
+    uint64_t s[11];
+    net_stats(ep, &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &s[6], &s[7], &s[8], &s[9], &s[10]);
+    snprintf(line, sizeof(line), "ip_in %lu ip_dropped %lu udp_in %lu udp_dropped %lu echo_answered %lu "
+             "tx_dropped %lu frags_in %lu reassembled %lu reasm_failed %lu frags_out %lu mem %lu",
+             (unsigned long)s[0], (unsigned long)s[1], (unsigned long)s[2], (unsigned long)s[3], (unsigned long)s[4],
+             (unsigned long)s[5], (unsigned long)s[6], (unsigned long)s[7], (unsigned long)s[8], (unsigned long)s[9],
+             (unsigned long)s[10]);
+    return line;
 }
 
 static int echo(void)
@@ -235,17 +250,19 @@ static int echo(void)
         }
         if (n == 4 && memcmp(buf, "quit", 4) == 0)
             break;
+        if (n == 6 && memcmp(buf, "stats?", 6) == 0) {   /* the counters as text, instead of an echo */
+            const char *c = counters();
+            n = strlen(c);
+            memmove(buf, c, n);
+        }
         while ((err = net_sendto(ep, sock, from, port, buf, n)) == -E_AGAIN)
             sleep_ms(1);
         echoed += err == 0;
     }
-    uint64_t s[10];
-    net_stats(ep, &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &s[6], &s[7], &s[8], &s[9]);
+    uint64_t s[11];
+    net_stats(ep, &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &s[6], &s[7], &s[8], &s[9], &s[10]);
     printf("netpeer: echoed %u datagrams, answered %lu pings\n", echoed, (unsigned long)s[4]);
-    printf("netpeer: stack counters: ip_in %lu ip_dropped %lu udp_in %lu udp_dropped %lu tx_dropped %lu "
-           "frags_in %lu reassembled %lu reasm_failed %lu frags_out %lu\n",
-           (unsigned long)s[0], (unsigned long)s[1], (unsigned long)s[2], (unsigned long)s[3], (unsigned long)s[5],
-           (unsigned long)s[6], (unsigned long)s[7], (unsigned long)s[8], (unsigned long)s[9]);
+    printf("netpeer: stack counters: %s\n", counters());
     return 0;
 }
 
