@@ -78,6 +78,9 @@ uint32_t net_source_for(uint32_t dst);       /* the source address a packet to d
 void net_forget_neighbours(void);
 void net_loop_drain(void);                  /* deliver what was sent to this host */
 
+/* tcp.c: a TCP segment for this host (to its broadcast address or not) */
+void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadcast);
+
 /* dhcp.c */
 int64_t net_dhcp_start(svc_token waiter);   /* the `dhcp` request: answered when leased (or failed) */
 void net_dhcp_stop(void);

@@ -3,7 +3,8 @@
  * IPv4 (RFC 791; no options sent, none honoured; datagrams past the MTU
  * sent in fragments and received ones reassembled), ICMP (RFC 792: echo
  * answered, port and protocol unreachable and reassembly time exceeded
- * sent) and UDP (RFC 768), over the NIC and the loopback interface.
+ * sent), UDP (RFC 768) and TCP's answer to a closed port (tcp.c), over
+ * the NIC and the loopback interface.
  *
  * Received frames are taken from the device's ring one by one and handled
  * where the device wrote them; a datagram for a socket is copied into the
@@ -731,6 +732,8 @@ static void ip_input(const uint8_t *ip, uint32_t len, int from_wire)
         icmp_input(ip, hlen, len);
     else if (ip[9] == PROTO_UDP)
         udp_input(ip, hlen, len);
+    else if (ip[9] == 6)
+        net_tcp_input(ip, hlen, len, is_broadcast(dst));
     else {
         net_stat.ip_dropped++;
         if (!is_broadcast(dst))

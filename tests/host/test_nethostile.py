@@ -5,14 +5,15 @@ socket on 127.0.0.1 and takes each datagram the test sends as a frame.
 
 First scripted conversations (in the manner of packetdrill, the frames
 made and read with scapy): ARP, ping, a UDP echo, the ICMP errors for a
-closed port and an unknown protocol, each reply checked field by field
+closed port and an unknown protocol, the RSTs for TCP to a closed port
+(none for a RST or a bad checksum), each reply checked field by field
 with its checksums; fragments: a datagram sent in fragments out of order
 is reassembled and its echo comes back in fragments, a duplicate fragment
 is ignored, overlapping ones lose their datagram (as on Linux); ARP: a
 neighbour that never answers is asked three times a second apart and
 given up, a known one is confirmed by a unicast request; what must
 get no answer (a broadcast ping, a frame for another MAC) gets none. Then
-100,000 malformed frames of twenty-one kinds, after which the stack still
+100,000 malformed frames of twenty-two kinds, after which the stack still
 answers and has counted them; last, six datagrams that never complete
 from one sender: the four newest (a sender has at most four in
 reassembly) end 30 s later in an ICMP time exceeded each, after which the
@@ -30,7 +31,7 @@ from conftest import REPO
 from petrel import netrelay, paths, qemu
 
 scapy = pytest.importorskip("scapy.all", reason="scapy is installed by ./petrel setup")
-from scapy.all import ARP, ICMP, IP, UDP, Ether, Raw, fragment  # noqa: E402
+from scapy.all import ARP, ICMP, IP, TCP, UDP, Ether, Raw, fragment  # noqa: E402
 from scapy.layers.inet import in4_chksum  # noqa: E402
 
 GUEST_IP, HOST_IP = "10.9.0.2", "10.9.0.9"
@@ -90,7 +91,7 @@ class Wire:
 def checksums_hold(frame) -> bool:
     """Do the IP, ICMP and UDP checksums of a received frame verify?"""
     again = Ether(bytes(frame))
-    for layer in (IP, ICMP, UDP):
+    for layer in (IP, ICMP, UDP, TCP):
         if layer in again:
             sent = again[layer].chksum
             del again[layer].chksum
@@ -176,6 +177,7 @@ def hostile_frames(rng):
         "ICMP with a bad checksum": lambda: bytes(to_guest(IP(src=HOST_IP, dst=GUEST_IP) / ICMP(type=8, chksum=rng.randrange(1, 65535)) / Raw(b"p" * 16))),
         "truncated ICMP": lambda: bytes(to_guest(IP(src=HOST_IP, dst=GUEST_IP, proto=1) / Raw(b"\x08" * rng.randrange(0, 8)))),
         "fragment": lambda: bytes(to_guest(IP(src=HOST_IP, dst=GUEST_IP, flags="MF", frag=rng.randrange(0, 100)) / UDP(sport=4000, dport=7) / Raw(b"f" * 64))),
+        "TCP data offset past the segment": lambda: bytes(to_guest(IP(src=HOST_IP, dst=GUEST_IP) / TCP(sport=4000, dport=80, dataofs=rng.randrange(6, 16), flags="S"))),
         "fragment past the largest datagram": lambda: bytes(to_guest(IP(src=HOST_IP, dst=GUEST_IP, id=9, flags="MF", frag=rng.randrange(8180, 8192)) / Raw(b"b" * 64))),
         "overlapping last fragment": lambda: bytes(to_guest(IP(src=HOST_IP, dst=GUEST_IP, frag=rng.randrange(1, 8)) / Raw(b"o" * 64))),
         "martian source 127.0.0.1": lambda: bytes(to_guest(IP(src="127.0.0.1", dst=GUEST_IP) / ICMP() / Raw(b"m" * 8))),
@@ -259,6 +261,23 @@ def test_scripted_conversations_then_a_flood_of_malformed_frames(guest):
     wire.send(to_guest(IP(src=HOST_IP, dst=GUEST_IP, proto=253) / Raw(b"\0" * 8)))
     got = wire.expect(lambda f: ICMP in f)
     assert got and (got[0][ICMP].type, got[0][ICMP].code) == (3, 2), [g.summary() for g in got]
+
+    # TCP to a closed port (every port, so far): RST as RFC 9293 says for a
+    # connection that does not exist, as Linux answers.
+    def reset_for(seg):
+        wire.send(to_guest(IP(src=HOST_IP, dst=GUEST_IP) / seg))
+        return wire.expect(lambda f: TCP in f, 0.5)
+    got = reset_for(TCP(sport=5555, dport=80, seq=1000, flags="S", window=64240, options=[("MSS", 1460)]))
+    assert got, "no RST for a SYN to a closed port"
+    t = got[0][TCP]
+    assert (got[0][IP].src, got[0][IP].dst, t.sport, t.dport, t.seq, t.ack, str(t.flags), t.window, t.dataofs) == \
+        (GUEST_IP, HOST_IP, 80, 5555, 0, 1001, "RA", 0, 5) and checksums_hold(got[0]), got[0].summary()
+    got = reset_for(TCP(sport=5556, dport=80, seq=50, ack=777, flags="A") / Raw(b"data"))
+    assert got and (got[0][TCP].seq, got[0][TCP].ack, str(got[0][TCP].flags)) == (777, 0, "R"), got
+    got = reset_for(TCP(sport=5557, dport=22, seq=2000, flags="PF") / Raw(b"12345"))
+    assert got and (got[0][TCP].seq, got[0][TCP].ack, str(got[0][TCP].flags)) == (0, 2006, "RA"), got
+    assert reset_for(TCP(sport=5558, dport=80, seq=1, flags="R")) == [], "an answer to a RST"
+    assert reset_for(TCP(sport=5559, dport=80, seq=1, flags="S", chksum=0x1234)) == [], "an answer to a bad checksum"
 
     # Fragments: 4,000 bytes in three, last first; the echo comes back in
     # three of its own (1,480 + 1,480 + 1,048 bytes of the 4,008).
@@ -381,12 +400,12 @@ def test_scripted_conversations_then_a_flood_of_malformed_frames(guest):
     print(f"{FLOOD} hostile frames sent; the stack saw {ip_in} IPv4 packets, dropped {ip_dropped}, "
           f"took {frags_in} fragments, reassembled {reassembled} datagrams and gave up on {failed}, "
           f"answered again after {caught_up / 2:.1f} s; its memory {mem_before} bytes before, {mem_after} after")
-    # 17 of the 21 kinds are IPv4 packets (runts, ARP and oversized frames
+    # 18 of the 22 kinds are IPv4 packets (runts, ARP and oversized frames
     # stop below IP). Nearly all reach the stack (QEMU drops what finds the
     # receive ring full), and every one that does is dropped and counted, or
     # (the three kinds of fragments) taken into a datagram that never
     # completes; the rest of ip_in is the conversations' packets above.
     # Only the conversations' two datagrams were whole.
-    hostile_ip = FLOOD * 17 // 21
+    hostile_ip = FLOOD * 18 // 22
     assert ip_in >= hostile_ip * 9 // 10 and ip_dropped + frags_in >= ip_in - int(m[3]) - int(m[4]) - 20, m[0]
-    assert frags_in >= FLOOD * 3 // 21 * 9 // 10 and reassembled == 2 and failed > 0, m[0]
+    assert frags_in >= FLOOD * 3 // 22 * 9 // 10 and reassembled == 2 and failed > 0, m[0]
