@@ -131,6 +131,7 @@ void svc_irq_done(uint32_t irq);
 #define SVC_E_FAULT     (-E_FAULT)
 #define SVC_E_AGAIN     (-E_AGAIN)
 #define SVC_E_BADHANDLE (-E_BADHANDLE)
+#define SVC_E_CLOSED    (-E_CLOSED)
 
 /* The user placement's server loop (services/env/user_env.c): each
  * request goes to `fast` first (the generated <name>_fastentry: a

@@ -25,7 +25,7 @@ struct sock net_socks[NSOCKS];
 struct netstat net_stat;
 
 static uint64_t config_owner;           /* the client that configured the interface (0: none yet) */
-static uint16_t next_ephemeral[3] = { 0, EPHEMERAL_LO, EPHEMERAL_LO };
+static uint16_t next_ephemeral[4] = { 0, EPHEMERAL_LO, EPHEMERAL_LO, EPHEMERAL_LO };
 
 /* Take every frame, then ask for the interrupt at the next one; a frame
  * that came meanwhile is taken and the request made again, so that the
@@ -103,10 +103,25 @@ void net_sock_deliver(struct sock *s, uint32_t addr, uint16_t port, const uint8_
     s->big_bytes += big ? len : 0;
     if (s->kind == SOCK_UDP)
         net_stat.udp_in++;
-    if (s->waiter) {
+    net_sock_wake(s);
+}
+
+static uint32_t sock_poll(const struct sock *s)
+{
+    if (s->kind == SOCK_TCP)
+        return net_tcp_poll(s);
+    return NET_POLLOUT | (s->count ? NET_POLLIN : 0);
+}
+
+void net_sock_wake(struct sock *s)
+{
+    if (!s->waiter)
+        return;
+    uint32_t ready = sock_poll(s) & (s->events | NET_POLLERR | NET_POLLHUP);
+    if (ready) {
         svc_token t = s->waiter;
         s->waiter = 0;
-        net_wait_reply(t, 0);
+        net_wait_reply(t, 0, ready);
     }
 }
 
@@ -124,17 +139,15 @@ static void dgram_pop(struct sock *s)
 }
 
 /* The client's socket numbered `sock` (its index + 1), or NULL. */
-static struct sock *sock_of(struct svc_call *call, uint32_t sock)
+struct sock *net_sock_of(struct svc_call *call, uint32_t sock)
 {
     if (sock == 0 || sock > NSOCKS || net_socks[sock - 1].pid != call->pid)
         return NULL;
     return &net_socks[sock - 1];
 }
 
-static int64_t open(struct svc_call *call, uint32_t kind, uint32_t port, uint32_t *sock, uint32_t *bound)
+int64_t net_sock_new(struct svc_call *call, uint32_t kind, uint16_t port, uint32_t *sock, struct sock **s)
 {
-    if ((kind != SOCK_UDP && kind != SOCK_ICMP) || port > 0xffff)
-        return SVC_E_INVAL;
     unsigned mine = 0, slot = NSOCKS;
     for (unsigned i = 0; i < NSOCKS; i++) {
         mine += net_socks[i].pid == call->pid;
@@ -145,6 +158,16 @@ static int64_t open(struct svc_call *call, uint32_t kind, uint32_t port, uint32_
         return SVC_E_LIMIT;
     if (slot == NSOCKS)
         return SVC_E_BUSY;
+    net_socks[slot] = (struct sock){ .pid = call->pid, .kind = kind, .port = port };
+    *sock = slot + 1;
+    *s = &net_socks[slot];
+    return 0;
+}
+
+static int64_t open(struct svc_call *call, uint32_t kind, uint32_t port, uint32_t *sock, uint32_t *bound)
+{
+    if ((kind != SOCK_UDP && kind != SOCK_ICMP && kind != SOCK_TCP) || port > 0xffff)
+        return SVC_E_INVAL;
     if (port == 0) {                                    /* the next free one from 49152 up, wrapping */
         for (unsigned tries = 0; tries < 0x10000 - EPHEMERAL_LO && !port; tries++) {
             uint16_t p = next_ephemeral[kind];
@@ -156,25 +179,34 @@ static int64_t open(struct svc_call *call, uint32_t kind, uint32_t port, uint32_
             return SVC_E_BUSY;
     } else if (net_sock_find(kind, (uint16_t)port))
         return SVC_E_BUSY;
-    struct dgram *queue = net_alloc(SOCK_QUEUE * sizeof *queue);
-    if (!queue)
+    struct dgram *queue = NULL;
+    if (kind != SOCK_TCP && !(queue = net_alloc(SOCK_QUEUE * sizeof *queue)))
         return SVC_E_NOMEM;
-    net_socks[slot] = (struct sock){ .pid = call->pid, .kind = kind, .port = (uint16_t)port, .queue = queue };
-    *sock = slot + 1;
+    struct sock *s;
+    int64_t err = net_sock_new(call, kind, (uint16_t)port, sock, &s);
+    if (!err && kind == SOCK_TCP && (err = net_tcp_open(s, call->pid)) != 0)
+        memset(s, 0, sizeof *s);
+    if (err) {
+        net_free(queue, SOCK_QUEUE * sizeof *queue);
+        return err;
+    }
+    s->queue = queue;
     *bound = port;
     return 0;
 }
 
 static int64_t sock_close(struct svc_call *call, uint32_t sock)
 {
-    struct sock *s = sock_of(call, sock);
+    struct sock *s = net_sock_of(call, sock);
     if (!s)
         return SVC_E_BADHANDLE;
     if (s->waiter)
-        net_wait_reply(s->waiter, SVC_E_BADHANDLE);
+        net_wait_reply(s->waiter, SVC_E_BADHANDLE, 0);
+    if (s->kind == SOCK_TCP)
+        net_tcp_close(s);
     while (s->count)
         dgram_pop(s);
-    net_free(s->queue, SOCK_QUEUE * sizeof *s->queue);
+    net_free(s->queue, s->queue ? SOCK_QUEUE * sizeof *s->queue : 0);
     memset(s, 0, sizeof *s);
     return 0;
 }
@@ -182,10 +214,10 @@ static int64_t sock_close(struct svc_call *call, uint32_t sock)
 static int64_t sendto(struct svc_call *call, uint32_t sock, uint32_t addr, uint32_t port, uint64_t data,
                       uint64_t data_len)
 {
-    struct sock *s = sock_of(call, sock);
+    struct sock *s = net_sock_of(call, sock);
     if (!s)
         return SVC_E_BADHANDLE;
-    if (addr == 0 || (s->kind == SOCK_UDP && (port == 0 || port > 0xffff)))
+    if (s->kind == SOCK_TCP || addr == 0 || (s->kind == SOCK_UDP && (port == 0 || port > 0xffff)))
         return SVC_E_INVAL;
     if (data_len > (s->kind == SOCK_UDP ? UDP_MAX : ICMP_MAX))
         return SVC_E_RANGE;
@@ -226,9 +258,11 @@ static int64_t sendto(struct svc_call *call, uint32_t sock, uint32_t addr, uint3
 static int64_t recvfrom(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t buf_len, uint64_t *count,
                         uint32_t *addr, uint32_t *port)
 {
-    struct sock *s = sock_of(call, sock);
+    struct sock *s = net_sock_of(call, sock);
     if (!s)
         return SVC_E_BADHANDLE;
+    if (s->kind == SOCK_TCP)
+        return SVC_E_INVAL;
     if (!s->count)
         return SVC_E_AGAIN;
     struct dgram *d = &s->queue[s->head];
@@ -242,15 +276,19 @@ static int64_t recvfrom(struct svc_call *call, uint32_t sock, uint64_t buf, uint
     return 0;
 }
 
-static int64_t wait(struct svc_call *call, uint32_t sock)
+static int64_t wait(struct svc_call *call, uint32_t sock, uint32_t events, uint32_t *revents)
 {
-    struct sock *s = sock_of(call, sock);
+    struct sock *s = net_sock_of(call, sock);
     if (!s)
         return SVC_E_BADHANDLE;
-    if (s->count)
+    uint32_t ready = sock_poll(s) & (events | NET_POLLERR | NET_POLLHUP);
+    if (ready) {
+        *revents = ready;
         return 0;
+    }
     if (s->waiter)
         return SVC_E_BUSY;
+    s->events = events;
     s->waiter = svc_defer(call);
     return s->waiter ? SVC_DEFERRED : SVC_E_NOMEM;
 }
@@ -327,7 +365,8 @@ static int64_t info(struct svc_call *call, uint64_t *mac, uint32_t *addr, uint32
 
 static int64_t stats(struct svc_call *call, uint64_t *ip_in, uint64_t *ip_dropped, uint64_t *udp_in,
                      uint64_t *udp_dropped, uint64_t *echo_answered, uint64_t *tx_dropped, uint64_t *frags_in,
-                     uint64_t *reassembled, uint64_t *reasm_failed, uint64_t *frags_out, uint64_t *mem)
+                     uint64_t *reassembled, uint64_t *reasm_failed, uint64_t *frags_out, uint64_t *mem,
+                     uint64_t *tcp_in, uint64_t *tcp_out)
 {
     net_nic_ready();
     *ip_in = net_stat.ip_in;
@@ -341,8 +380,12 @@ static int64_t stats(struct svc_call *call, uint64_t *ip_in, uint64_t *ip_droppe
     *reasm_failed = net_stat.reasm_failed;
     *frags_out = net_stat.frags_out;
     *mem = net_stat.mem;
+    *tcp_in = net_stat.tcp_in;
+    *tcp_out = net_stat.tcp_out;
     return 0;
 }
 
 /* The handlers: the generated skeleton (net_service, net_fast) calls them. */
-const struct net_ops net_ops = { config, dhcp, info, open, sendto, recvfrom, wait, sock_close, stats };
+const struct net_ops net_ops = { config, dhcp, info, open, sendto, recvfrom, wait, sock_close, stats,
+                                 net_op_listen, net_op_accept, net_op_connect, net_op_send, net_op_recv,
+                                 net_op_shutdown, net_op_tcp_info, net_op_tcp_set };

@@ -12,6 +12,7 @@
 
 #define SOCK_UDP        1u
 #define SOCK_ICMP       2u
+#define SOCK_TCP        3u
 #define NSOCKS          64u             /* the service's sockets in all */
 #define SOCKS_PER_PID   16u             /* a client's */
 #define SOCK_QUEUE      8u              /* datagrams a socket holds */
@@ -36,6 +37,19 @@ struct dgram {
     uint8_t data[INLINE_MAX];
 };
 
+/* poll(2)'s bits, as `wait` takes and answers them */
+#define NET_POLLIN      0x1u
+#define NET_POLLOUT     0x4u
+#define NET_POLLERR     0x8u
+#define NET_POLLHUP     0x10u
+#define NET_POLLRDHUP   0x2000u
+
+/* tcp_set's options */
+#define NET_TCP_NODELAY     1u
+#define NET_TCP_CONGESTION  2u
+
+struct tcb;
+
 struct sock {
     uint64_t pid;                       /* its owner; 0: the slot is free */
     uint32_t kind;
@@ -43,13 +57,16 @@ struct sock {
     uint16_t head, count;               /* the queue: oldest at head */
     uint32_t big_bytes;                 /* what its big datagrams take */
     svc_token waiter;
-    struct dgram *queue;                /* SOCK_QUEUE of them (svc_alloc) */
+    uint32_t events;                    /* what the waiter waits for */
+    struct dgram *queue;                /* SOCK_QUEUE of them (svc_alloc; not for TCP) */
+    struct tcb *tcb;                    /* TCP: its connection */
 };
 
 struct netstat {
     uint64_t ip_in, ip_dropped, udp_in, udp_dropped, echo_answered, tx_dropped;
     uint64_t frags_in, reassembled, reasm_failed, frags_out;
     uint64_t mem;                       /* bytes allocated (net_alloc) and not freed */
+    uint64_t tcp_in, tcp_out;
 };
 
 extern struct vnet net_nic;
@@ -80,6 +97,23 @@ void net_loop_drain(void);                  /* deliver what was sent to this hos
 
 /* tcp.c: a TCP segment for this host (to its broadcast address or not) */
 void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadcast);
+uint64_t net_tcp_deadline(void);            /* its next timer (0: none) */
+void net_tcp_timers(uint64_t now);
+int64_t net_tcp_open(struct sock *s, uint64_t pid);     /* a new TCP socket's connection block */
+void net_tcp_close(struct sock *s);
+uint32_t net_tcp_poll(const struct sock *s);
+/* tcp.c: the TCP methods of idl/net.toml */
+int64_t net_op_listen(struct svc_call *call, uint32_t sock, uint32_t backlog);
+int64_t net_op_accept(struct svc_call *call, uint32_t sock, uint32_t *conn, uint32_t *addr, uint32_t *port);
+int64_t net_op_connect(struct svc_call *call, uint32_t sock, uint32_t addr, uint32_t port);
+int64_t net_op_send(struct svc_call *call, uint32_t sock, uint64_t data, uint64_t data_len, uint64_t *count);
+int64_t net_op_recv(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t buf_len, uint64_t *count);
+int64_t net_op_shutdown(struct svc_call *call, uint32_t sock, uint32_t how);
+int64_t net_op_tcp_info(struct svc_call *call, uint32_t sock, uint32_t *state, uint32_t *error, uint32_t *laddr,
+                        uint32_t *raddr, uint32_t *rport, uint32_t *mss, uint32_t *rto_us, uint32_t *srtt_us,
+                        uint32_t *rttvar_us, uint32_t *cwnd, uint32_t *ssthresh, uint32_t *unacked,
+                        uint32_t *retrans, uint32_t *unread, uint32_t *unsent, uint32_t *snd_wnd);
+int64_t net_op_tcp_set(struct svc_call *call, uint32_t sock, uint32_t option, uint32_t value);
 
 /* dhcp.c */
 int64_t net_dhcp_start(svc_token waiter);   /* the `dhcp` request: answered when leased (or failed) */
@@ -91,5 +125,11 @@ int net_dhcp_input(const uint8_t *m, uint32_t len);    /* UDP to port 68: taken 
 /* net.c: a datagram for a socket arrived */
 struct sock *net_sock_find(uint32_t kind, uint16_t port);
 void net_sock_deliver(struct sock *s, uint32_t addr, uint16_t port, const uint8_t *data, uint32_t len);
+/* net.c: the client's socket numbered `sock` (or NULL); a new one for the
+ * client (E_LIMIT, E_BUSY); a socket's readiness changed (its waiter is
+ * answered if it waits for what is ready now). */
+struct sock *net_sock_of(struct svc_call *call, uint32_t sock);
+int64_t net_sock_new(struct svc_call *call, uint32_t kind, uint16_t port, uint32_t *sock, struct sock **s);
+void net_sock_wake(struct sock *s);
 
 #endif

@@ -46,7 +46,7 @@
 #define ARP_REACHABLE_NS 30000000000ull /* confirmed this long, times 0.5 to 1.5 (base_reachable_time_ms) */
 #define ARP_DELAY_NS    5000000000ull   /* a stale one used: the grace before probing (delay_first_probe_time) */
 #define ARP_GC_NS       60000000000ull  /* a stale one unused this long goes (gc_stale_time) */
-#define LOOP_SLOTS      4u
+#define LOOP_SLOTS      16u
 #define FRAG_SLOTS      8u
 #define FRAG_PER_SOURCE 4u
 #define FRAG_TIME_NS    30000000000ull                  /* Linux's net.ipv4.ipfrag_time */
@@ -541,9 +541,11 @@ static void reasm_free(struct reasm *r)
  * reassembly or a neighbour (or none). */
 void net_timers_update(void)
 {
-    uint64_t first = neighbour_deadline(), dhcp = net_dhcp_deadline();
+    uint64_t first = neighbour_deadline(), dhcp = net_dhcp_deadline(), tcp = net_tcp_deadline();
     if (dhcp && (!first || dhcp < first))
         first = dhcp;
+    if (tcp && (!first || tcp < first))
+        first = tcp;
     for (unsigned i = 0; i < FRAG_SLOTS; i++)
         if (reasm[i].src && (!first || reasm[i].born + FRAG_TIME_NS < first))
             first = reasm[i].born + FRAG_TIME_NS;
@@ -575,6 +577,7 @@ static void timers(void)
             reasm_fail(&reasm[i], 1);
     neighbour_timers(now);
     net_dhcp_timer(now);
+    net_tcp_timers(now);
     net_timers_update();
     net_loop_drain();
 }

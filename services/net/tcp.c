@@ -1,67 +1,1242 @@
 /*
- * TCP (RFC 9293) in the stack service. So far the stack has no TCP
- * sockets, so every port is closed: a segment is checked (header length,
- * checksum over the pseudo-header) and answered as RFC 9293 3.10.7.1 says
- * for a connection that does not exist, as Linux answers a closed port:
+ * TCP (RFC 9293) in the stack service: connections and their sockets.
  *
- * - a segment with RST is dropped;
- * - one without ACK gets <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>
- *   (SYN and FIN each count one in SEG.LEN);
- * - one with ACK gets <SEQ=SEG.ACK><CTL=RST>;
+ * A connection is a `struct tcb` in a table of NTCB, found by its four
+ * numbers (a listener by its port and local address). Each TCP socket has
+ * one from `open` on; a listener's connections get theirs when the SYN
+ * comes and their socket at `accept`. A connection closed by its socket
+ * lives on without one (an orphan) until its FIN is acknowledged and
+ * TIME_WAIT is over, or it is reset.
  *
- * never to a broadcast or multicast destination. docs/design/network.md
- * says what comes next.
+ * Segments are processed as RFC 9293 3.10.7 says, with RFC 5961's
+ * challenge ACKs for a RST or SYN that is not exactly expected. Sending
+ * follows RFC 5681 and 6582 (NewReno's fast retransmit and recovery, with
+ * window inflation) through the socket's congestion module (tcp_cc.h),
+ * RFC 6298's timer (tcp_rtx.h; Karn's rule), the sender's and receiver's
+ * silly window avoidance, Nagle's algorithm (off with TCP_NODELAY), zero
+ * window probes as Linux sends them (an ACK one below SND.UNA), delayed
+ * ACKs (40 ms, or at once every second segment). Data that comes early is
+ * kept in the receive ring at its place (OOO_RANGES ranges of it).
+ *
+ * Timings are Linux's, the oracle: SYN retried 6 times and a SYN-ACK 5,
+ * data 15 times, TIME_WAIT 60 s, an orphan's FIN_WAIT_2 60 s. The only
+ * option so far is MSS (window scaling, timestamps and SACK come next:
+ * docs/design/network.md).
  */
 #include "net.h"
 #include "pstring.h"
+#include "svc_proc.h"
+#include "tcp_cc.h"
+#include "tcp_rtx.h"
 
 #define PROTO_TCP       6u
 #define TCP_HLEN        20u
-
 #define FIN             0x01u
 #define SYN             0x02u
 #define RST             0x04u
+#define PSH             0x08u
 #define ACK             0x10u
+
+#define NTCB            128u            /* connections in all (listeners, orphans and TIME_WAIT among them) */
+#define TCB_PER_PID     48u             /* a client's (its TIME_WAITs give way when it needs more) */
+#define BUF_BYTES       (64u * 1024)    /* each direction's ring */
+#define BACKLOG_MAX     128u
+#define OOO_RANGES      4u
+#define DELACK_NS       40000000ull     /* Linux's TCP_DELACK_MIN */
+#define TIME_WAIT_NS    60000000000ull  /* Linux's TCP_TIMEWAIT_LEN */
+#define FIN_TIMEOUT_NS  60000000000ull  /* net.ipv4.tcp_fin_timeout */
+#define SYN_RETRIES     6u              /* net.ipv4.tcp_syn_retries */
+#define SYNACK_RETRIES  5u              /* net.ipv4.tcp_synack_retries */
+#define RETRIES2        15u             /* net.ipv4.tcp_retries2 */
+#define MSS_DEFAULT     536u            /* RFC 9293 3.7.1: without the option */
+#define MSS_MIN         88u             /* Linux's TCP_MIN_MSS */
+
+#define ECONNRESET      104
+#define ECONNREFUSED    111
+#define ETIMEDOUT       110
+
+/* The states, numbered as Linux numbers them (TCP_INFO's tcpi_state). */
+enum {
+    T_ESTABLISHED = 1, T_SYN_SENT, T_SYN_RECEIVED, T_FIN_WAIT_1, T_FIN_WAIT_2, T_TIME_WAIT, T_CLOSED,
+    T_CLOSE_WAIT, T_LAST_ACK, T_LISTEN, T_CLOSING,
+};
+
+struct ring {
+    uint8_t *buf;
+    uint32_t head, len;                 /* the oldest byte, and how many */
+};
+
+struct tcb {
+    uint64_t pid;                       /* its client; 0: the slot is free */
+    struct sock *sock;                  /* NULL: an orphan, or not accepted yet */
+    struct tcb *listener;               /* not accepted yet: whose queue it is in */
+    uint64_t born;                      /* the order connections came to a listener in */
+    uint8_t state, used, nodelay;
+    uint8_t shut_rd, shut_wr;           /* no more to read (FIN, shutdown or the end); no more to send */
+    uint8_t fin_done;                   /* our FIN was acknowledged */
+    uint8_t err_told;
+    int32_t err;                        /* a Linux errno: why the connection ended (0: it did not, or well) */
+    uint32_t laddr, raddr;
+    uint16_t lport, rport;
+    /* RFC 9293 3.3.1 */
+    uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, snd_wl1, snd_wl2, max_wnd;
+    uint32_t irs, rcv_nxt, rcv_adv;     /* rcv_adv: the right edge of the window we offered */
+    uint32_t mss, rmss;                 /* what we send in a segment; what we asked for */
+    struct ring snd, rcv;               /* snd: from snd_una (after the SYN); rcv: read up to rcv_nxt, then early data */
+    uint32_t ooo_start[OOO_RANGES], ooo_end[OOO_RANGES];    /* early data held, sorted, apart */
+    uint8_t nooo;
+    struct tcp_rto rto;
+    struct tcp_cc cc;
+    uint8_t dupacks, in_recovery, retries;
+    uint32_t recover, inflate;          /* RFC 6582's recovery point; NewReno's window inflation */
+    uint32_t rtt_seq;                   /* the segment being timed (Karn), valid while rtt_at */
+    uint64_t rtt_at;
+    uint64_t t_rtx, t_delack, t_wait, t_persist;    /* deadlines (0: none) */
+    uint32_t persist_us, retrans;
+    uint16_t backlog, pending;          /* a listener's: room, and connections in its queue */
+};
+
+static struct tcb tcbs[NTCB];
+static uint64_t isn_key[2], born_clock;
 
 static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static uint32_t get32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 static void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static void put32(uint8_t *p, uint32_t v) { put16(p, v >> 16); put16(p + 2, v); }
+static uint32_t min32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
-/* Send a segment with no data from local (laddr:lport) to remote. */
+/* ---------------------------------------------------------------- rings */
+
+static uint32_t ring_room(const struct ring *r) { return BUF_BYTES - r->len; }
+
+/* Copy n bytes to or from offset off of r's data, wrapping. */
+static void ring_write(struct ring *r, uint32_t off, const uint8_t *p, uint32_t n)
+{
+    uint32_t at = (r->head + off) % BUF_BYTES, first = min32(n, BUF_BYTES - at);
+    memcpy(r->buf + at, p, first);
+    memcpy(r->buf, p + first, n - first);
+}
+
+static void ring_read(const struct ring *r, uint32_t off, uint8_t *p, uint32_t n)
+{
+    uint32_t at = (r->head + off) % BUF_BYTES, first = min32(n, BUF_BYTES - at);
+    memcpy(p, r->buf + at, first);
+    memcpy(p + first, r->buf, n - first);
+}
+
+static void ring_drop(struct ring *r, uint32_t n)
+{
+    r->head = (r->head + n) % BUF_BYTES;
+    r->len -= n;
+}
+
+/* ---------------------------------------------------------------- sequence numbers and windows */
+
+/* RFC 6528: a clock ticking every 4 us plus a keyed hash of the
+ * connection's four numbers, so that a new incarnation starts above the
+ * old one's and an off-path host cannot guess it. */
+static uint32_t new_isn(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport)
+{
+    if (!isn_key[0]) {
+        isn_key[0] = svc_clock_ns() * 0x9e3779b97f4a7c15ull | 1;
+        isn_key[1] = (isn_key[0] ^ 0xbf58476d1ce4e5b9ull) * 0x94d049bb133111ebull;
+    }
+    uint64_t x = ((uint64_t)laddr << 32 | raddr) ^ isn_key[0];
+    x ^= ((uint64_t)lport << 16 | rport) * isn_key[1];
+    for (int i = 0; i < 3; i++) {                       /* (splitmix64's finaliser, three rounds) */
+        x ^= x >> 30;
+        x *= 0xbf58476d1ce4e5b9ull;
+        x ^= x >> 27;
+        x *= 0x94d049bb133111ebull;
+        x ^= x >> 31;
+    }
+    return (uint32_t)x + (uint32_t)(svc_clock_ns() / 4000);
+}
+
+/* The MSS the route allows: the largest datagram's to this host (65,495,
+ * as Linux's lo), the NIC's MTU's elsewhere. */
+static uint32_t route_mss(uint32_t raddr)
+{
+    int local = (raddr >> 24) == 127 || (net_addr && raddr == net_addr);
+    return (local ? IP_MAX : IP_MTU) - IP_HLEN - TCP_HLEN;
+}
+
+/* The room for data past rcv_nxt. */
+static uint32_t rcv_room(const struct tcb *t)
+{
+    return ring_room(&t->rcv);
+}
+
+/* The window to offer: never shrinking the right edge offered before, and
+ * moving it on only by a useful amount (RFC 9293 3.8.6.2.2: at least
+ * min(half the buffer, one segment)). */
+static uint32_t rcv_window(const struct tcb *t)
+{
+    uint32_t room = min32(rcv_room(t), 0xffff);         /* (no window scaling yet) */
+    uint32_t offered = seq_lt(t->rcv_nxt, t->rcv_adv) ? t->rcv_adv - t->rcv_nxt : 0;
+    if (room > offered && room - offered < min32(BUF_BYTES / 2, t->rmss))
+        return offered;
+    return room > offered ? room : offered;
+}
+
+/* ---------------------------------------------------------------- output */
+
 static void send_bare(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport, uint32_t seq, uint32_t ack,
                       uint8_t flags)
 {
-    uint8_t *t = net_ip_payload();
-    put16(t, lport);
-    put16(t + 2, rport);
-    put32(t + 4, seq);
-    put32(t + 8, ack);
-    t[12] = (TCP_HLEN / 4) << 4;
-    t[13] = flags;
-    put16(t + 14, 0);                                   /* window */
-    put16(t + 16, 0);
-    put16(t + 18, 0);                                   /* urgent pointer */
-    put16(t + 16, net_checksum(t, TCP_HLEN, net_pseudo_sum(laddr, raddr, PROTO_TCP, TCP_HLEN)));
-    if (net_ip_send(raddr, PROTO_TCP, t, TCP_HLEN))
+    uint8_t *s = net_ip_payload();
+    put16(s, lport);
+    put16(s + 2, rport);
+    put32(s + 4, seq);
+    put32(s + 8, ack);
+    s[12] = (TCP_HLEN / 4) << 4;
+    s[13] = flags;
+    put16(s + 14, 0);
+    put16(s + 16, 0);
+    put16(s + 18, 0);
+    put16(s + 16, net_checksum(s, TCP_HLEN, net_pseudo_sum(laddr, raddr, PROTO_TCP, TCP_HLEN)));
+    if (net_ip_send(raddr, PROTO_TCP, s, TCP_HLEN))
         net_stat.tx_dropped++;
 }
 
+/* Send one segment of t: seq, flags, and len bytes of the send ring from
+ * offset off (with the MSS option when SYN is set). */
+static int emit(struct tcb *t, uint32_t seq, uint8_t flags, uint32_t off, uint32_t len)
+{
+    uint8_t *s = net_ip_payload();
+    uint32_t hlen = TCP_HLEN + ((flags & SYN) ? 4 : 0), wnd = rcv_window(t);
+    put16(s, t->lport);
+    put16(s + 2, t->rport);
+    put32(s + 4, seq);
+    put32(s + 8, (flags & ACK) ? t->rcv_nxt : 0);
+    s[12] = (uint8_t)((hlen / 4) << 4);
+    s[13] = flags;
+    put16(s + 14, wnd);
+    put16(s + 16, 0);
+    put16(s + 18, 0);
+    if (flags & SYN) {
+        s[20] = 2;                                      /* MSS (RFC 9293 3.7.1) */
+        s[21] = 4;
+        put16(s + 22, t->rmss);
+    }
+    if (len)
+        ring_read(&t->snd, off, s + hlen, len);
+    put16(s + 16, net_checksum(s, hlen + len, net_pseudo_sum(t->laddr, t->raddr, PROTO_TCP, hlen + len)));
+    int err = net_ip_send(t->raddr, PROTO_TCP, s, hlen + len);
+    if (err) {
+        net_stat.tx_dropped++;
+        return err;
+    }
+    if (flags & ACK) {
+        t->t_delack = 0;                                /* (the ACK went with it) */
+        t->rcv_adv = t->rcv_nxt + wnd;
+    }
+    net_stat.tcp_out++;
+    return 0;
+}
+
+static void ack_now(struct tcb *t)
+{
+    emit(t, t->snd_nxt, ACK, 0, 0);
+}
+
+static void arm_rtx(struct tcb *t)
+{
+    t->t_rtx = svc_clock_ns() + (uint64_t)t->rto.rto_us * 1000;
+}
+
+/* Send what the state, the windows and the send ring allow. */
+static void output(struct tcb *t)
+{
+    if (t->state == T_SYN_SENT || t->state == T_SYN_RECEIVED) {
+        if (t->snd_nxt == t->iss) {                     /* the SYN (and our ACK of theirs) */
+            if (!t->rtt_at && t->snd_max == t->iss) {
+                t->rtt_seq = t->iss;
+                t->rtt_at = svc_clock_ns();
+            }
+            emit(t, t->iss, t->state == T_SYN_SENT ? SYN : SYN | ACK, 0, 0);
+            t->snd_nxt = t->snd_max = t->iss + 1;
+            if (!t->t_rtx)
+                arm_rtx(t);
+        }
+        return;
+    }
+    if ((t->state != T_ESTABLISHED && t->state != T_CLOSE_WAIT && t->state != T_FIN_WAIT_1 &&
+         t->state != T_CLOSING && t->state != T_LAST_ACK) || t->fin_done)
+        return;
+    uint32_t wnd = min32(t->snd_wnd, t->cc.cwnd + t->inflate);
+    for (;;) {
+        uint32_t end = t->snd_una + t->snd.len;         /* the sequence number after the last byte */
+        if (seq_lt(end, t->snd_nxt))
+            break;                                      /* (the FIN went) */
+        uint32_t sent = t->snd_nxt - t->snd_una, avail = t->snd.len - sent;
+        uint32_t flight = t->snd_nxt - t->snd_una;
+        uint32_t usable = wnd > flight ? wnd - flight : 0;
+        uint32_t n = min32(min32(avail, t->mss), usable);
+        int fin = t->shut_wr && n == avail;
+        if (n < t->mss && n > 0 && flight) {
+            if (n < avail && n < t->max_wnd / 2)
+                break;                                  /* the sender's silly window avoidance */
+            if (n == avail && !t->nodelay && !fin)
+                break;                                  /* Nagle: one small segment in flight at a time */
+        }
+        if (!n && !fin) {
+            if (avail && !flight && !t->t_rtx && !t->t_persist) {
+                t->persist_us = t->rto.rto_us;          /* a zero window: probe it */
+                t->t_persist = svc_clock_ns() + (uint64_t)t->persist_us * 1000;
+            }
+            break;
+        }
+        uint8_t flags = ACK | (n && n == avail ? PSH : 0) | (fin ? FIN : 0);
+        if (emit(t, t->snd_nxt, flags, sent, n)) {
+            if (!t->t_rtx)
+                arm_rtx(t);                             /* (no room: the timer sends it again) */
+            break;
+        }
+        if (seq_lt(t->snd_nxt, t->snd_max))
+            t->retrans++;
+        else if (!t->rtt_at && n) {
+            t->rtt_seq = t->snd_nxt;
+            t->rtt_at = svc_clock_ns();
+        }
+        t->snd_nxt += n + (uint32_t)fin;
+        t->snd_max = seq_max(t->snd_max, t->snd_nxt);
+        t->t_persist = 0;
+        if (fin && t->state == T_ESTABLISHED)
+            t->state = T_FIN_WAIT_1;
+        else if (fin && t->state == T_CLOSE_WAIT)
+            t->state = T_LAST_ACK;
+        if (!t->t_rtx)
+            arm_rtx(t);
+        if (fin)
+            break;
+    }
+}
+
+/* Acknowledge received data: at once, or within DELACK_NS for a lone
+ * segment (the second one is acknowledged at once). */
+static void ack_soon(struct tcb *t, int now)
+{
+    if (now || t->t_delack) {
+        ack_now(t);
+        return;
+    }
+    t->t_delack = svc_clock_ns() + DELACK_NS;
+}
+
+/* ---------------------------------------------------------------- the table */
+
+static void free_ring(struct ring *r)
+{
+    net_free(r->buf, BUF_BYTES);
+    *r = (struct ring){ 0 };
+}
+
+static void free_buffers(struct tcb *t)
+{
+    free_ring(&t->snd);
+    free_ring(&t->rcv);
+}
+
+static void tcb_free(struct tcb *t)
+{
+    free_buffers(t);
+    if (t->listener)
+        t->listener->pending--;
+    if (t->sock)
+        t->sock->tcb = NULL;
+    memset(t, 0, sizeof *t);
+}
+
+/* A free slot for client pid: a TIME_WAIT gives way (the oldest first)
+ * when the table or the client's share is full. */
+static struct tcb *tcb_new(uint64_t pid)
+{
+    unsigned mine = 0;
+    struct tcb *slot = NULL, *oldest_wait = NULL, *my_oldest_wait = NULL;
+    for (unsigned i = 0; i < NTCB; i++) {
+        struct tcb *t = &tcbs[i];
+        if (!t->pid) {
+            slot = slot ? slot : t;
+            continue;
+        }
+        mine += t->pid == pid;
+        if (t->state == T_TIME_WAIT && !t->sock) {
+            if (!oldest_wait || t->t_wait < oldest_wait->t_wait)
+                oldest_wait = t;
+            if (t->pid == pid && (!my_oldest_wait || t->t_wait < my_oldest_wait->t_wait))
+                my_oldest_wait = t;
+        }
+    }
+    if (mine >= TCB_PER_PID) {
+        if (!my_oldest_wait)
+            return NULL;
+        tcb_free(my_oldest_wait);
+        slot = my_oldest_wait;
+    } else if (!slot) {
+        if (!oldest_wait)
+            return NULL;
+        tcb_free(oldest_wait);
+        slot = oldest_wait;
+    }
+    memset(slot, 0, sizeof *slot);
+    slot->pid = pid;
+    slot->state = T_CLOSED;
+    slot->mss = MSS_DEFAULT;
+    tcp_rto_init(&slot->rto);
+    return slot;
+}
+
+static int get_buffers(struct tcb *t)
+{
+    t->snd.buf = net_alloc(BUF_BYTES);
+    t->rcv.buf = t->snd.buf ? net_alloc(BUF_BYTES) : NULL;
+    if (!t->rcv.buf) {
+        free_buffers(t);
+        return SVC_E_NOMEM;
+    }
+    return 0;
+}
+
+static struct tcb *tcb_find(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+{
+    struct tcb *listener = NULL;
+    for (unsigned i = 0; i < NTCB; i++) {
+        struct tcb *t = &tcbs[i];
+        if (!t->pid || t->lport != lport || t->state == T_CLOSED)
+            continue;
+        if (t->state == T_LISTEN) {
+            if (!t->laddr || t->laddr == laddr)
+                listener = t;
+            continue;
+        }
+        if (t->raddr == raddr && t->rport == rport && t->laddr == laddr)
+            return t;
+    }
+    return listener;
+}
+
+/* Tell the socket (or the listener it waits for) that something changed. */
+static void wake(struct tcb *t)
+{
+    if (t->sock)
+        net_sock_wake(t->sock);
+    else if (t->listener && t->listener->sock)
+        net_sock_wake(t->listener->sock);
+}
+
+/* The connection is over: its error and the data received kept for its
+ * socket (an orphan, or one not accepted yet, is freed). */
+static void tcb_end(struct tcb *t, int32_t err)
+{
+    t->state = T_CLOSED;
+    t->err = err;
+    t->shut_rd = t->shut_wr = 1;
+    t->t_rtx = t->t_delack = t->t_wait = t->t_persist = 0;
+    if (!t->sock) {
+        tcb_free(t);
+        return;
+    }
+    free_ring(&t->snd);
+    t->nooo = 0;
+    net_sock_wake(t->sock);
+}
+
+static void reset(struct tcb *t)
+{
+    send_bare(t->laddr, t->raddr, t->lport, t->rport, t->snd_nxt, 0, RST);
+}
+
+/* TIME_WAIT: nothing more to send; an orphan needs no rings any more. */
+static void enter_time_wait(struct tcb *t, uint64_t now)
+{
+    t->state = T_TIME_WAIT;
+    t->t_wait = now + TIME_WAIT_NS;
+    t->t_rtx = t->t_persist = 0;
+    free_ring(&t->snd);
+    if (!t->sock)
+        free_ring(&t->rcv);
+}
+
+/* ---------------------------------------------------------------- input */
+
+/* The MSS option of a SYN (MSS_DEFAULT without one). */
+static uint32_t syn_mss(const uint8_t *opt, uint32_t len)
+{
+    for (uint32_t i = 0; i < len;) {
+        if (opt[i] == 0)
+            break;
+        if (opt[i] == 1) {
+            i++;
+            continue;
+        }
+        if (i + 1 >= len || opt[i + 1] < 2 || i + opt[i + 1] > len)
+            break;
+        if (opt[i] == 2 && opt[i + 1] == 4) {
+            uint32_t m = get16(opt + i + 2);
+            return m < MSS_MIN ? MSS_MIN : m;
+        }
+        i += opt[i + 1];
+    }
+    return MSS_DEFAULT;
+}
+
+/* RFC 9293 3.10.7.4's acceptability test, against the room we have. */
+static int acceptable(const struct tcb *t, uint32_t seq, uint32_t len)
+{
+    uint32_t wnd = rcv_room(t);
+    if (!len)
+        return wnd ? seq_le(t->rcv_nxt, seq) && seq_lt(seq, t->rcv_nxt + wnd) : seq == t->rcv_nxt;
+    if (!wnd)
+        return 0;
+    uint32_t last = seq + len - 1;
+    return (seq_le(t->rcv_nxt, seq) && seq_lt(seq, t->rcv_nxt + wnd)) ||
+           (seq_le(t->rcv_nxt, last) && seq_lt(last, t->rcv_nxt + wnd));
+}
+
+static void start_cc(struct tcb *t, uint32_t peer_mss)
+{
+    t->mss = min32(peer_mss, route_mss(t->raddr));
+    tcp_cc_start(&t->cc, t->cc.ops ? t->cc.ops : &tcp_cc_newreno, t->mss);
+}
+
+static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t tlen);
+
 void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadcast)
 {
-    const uint8_t *t = ip + hlen;
+    const uint8_t *s = ip + hlen;
     uint32_t tlen = len - hlen, src = get32(ip + 12), dst = get32(ip + 16);
-    uint32_t off = tlen >= TCP_HLEN ? (uint32_t)(t[12] >> 4) * 4 : 0;
-    if (off < TCP_HLEN || off > tlen || net_checksum(t, tlen, net_pseudo_sum(src, dst, PROTO_TCP, tlen)) != 0) {
+    uint32_t off = tlen >= TCP_HLEN ? (uint32_t)(s[12] >> 4) * 4 : 0;
+    if (off < TCP_HLEN || off > tlen || net_checksum(s, tlen, net_pseudo_sum(src, dst, PROTO_TCP, tlen)) != 0) {
         net_stat.ip_dropped++;                          /* too short, bad offset or bad checksum */
         return;
     }
-    uint8_t flags = t[13];
-    if ((flags & RST) || to_broadcast)
+    if (to_broadcast)
         return;
-    uint32_t seq = get32(t + 4), seg_len = tlen - off + !!(flags & SYN) + !!(flags & FIN);
-    if (flags & ACK)
-        send_bare(dst, src, get16(t + 2), get16(t), get32(t + 8), 0, RST);
-    else
-        send_bare(dst, src, get16(t + 2), get16(t), 0, seq + seg_len, RST | ACK);
+    net_stat.tcp_in++;
+    uint32_t seq = get32(s + 4), ackn = get32(s + 8);
+    uint16_t sport = get16(s), dport = get16(s + 2);
+    uint8_t flags = s[13];
+    uint32_t seg_len = tlen - off + !!(flags & SYN) + !!(flags & FIN);
+    struct tcb *t = tcb_find(dst, dport, src, sport);
+    if (!t) {                                           /* 3.10.7.1 */
+        if (flags & RST)
+            return;
+        if (flags & ACK)
+            send_bare(dst, src, dport, sport, ackn, 0, RST);
+        else
+            send_bare(dst, src, dport, sport, 0, seq + seg_len, RST | ACK);
+        return;
+    }
+    if (t->state == T_LISTEN) {                         /* 3.10.7.2 */
+        if (flags & RST)
+            return;
+        if (flags & ACK) {
+            send_bare(dst, src, dport, sport, ackn, 0, RST);
+            return;
+        }
+        if (!(flags & SYN) || t->pending >= t->backlog)
+            return;                                     /* (a full queue: the peer tries again) */
+        struct tcb *c = tcb_new(t->pid);
+        if (!c)
+            return;
+        if (get_buffers(c)) {
+            tcb_free(c);
+            return;
+        }
+        c->laddr = dst;
+        c->raddr = src;
+        c->lport = dport;
+        c->rport = sport;
+        c->state = T_SYN_RECEIVED;
+        c->used = 1;
+        c->nodelay = t->nodelay;
+        c->irs = seq;
+        c->rcv_nxt = seq + 1;
+        c->rmss = route_mss(src);
+        c->cc.ops = t->cc.ops;
+        start_cc(c, syn_mss(s + TCP_HLEN, off - TCP_HLEN));
+        c->snd_wnd = c->max_wnd = get16(s + 14);
+        c->snd_wl1 = seq;
+        c->iss = c->snd_una = c->snd_nxt = c->snd_max = new_isn(dst, src, dport, sport);
+        c->listener = t;
+        c->born = ++born_clock;
+        t->pending++;
+        output(c);
+        net_timers_update();
+        return;
+    }
+    if (t->state == T_SYN_SENT) {                       /* 3.10.7.3 */
+        if ((flags & ACK) && (seq_le(ackn, t->iss) || seq_lt(t->snd_max, ackn))) {
+            if (!(flags & RST))
+                send_bare(dst, src, dport, sport, ackn, 0, RST);
+            return;
+        }
+        if (flags & RST) {
+            if (flags & ACK)
+                tcb_end(t, ECONNREFUSED);
+            return;
+        }
+        if (!(flags & SYN))
+            return;
+        t->irs = seq;
+        t->rcv_nxt = seq + 1;
+        start_cc(t, syn_mss(s + TCP_HLEN, off - TCP_HLEN));
+        if (flags & ACK) {
+            t->snd_una = ackn;
+            t->snd_wnd = t->max_wnd = get16(s + 14);
+            t->snd_wl1 = seq;
+            t->snd_wl2 = ackn;
+            t->state = T_ESTABLISHED;
+            t->t_rtx = 0;
+            t->retries = 0;
+            if (t->rtt_at) {
+                tcp_rto_sample(&t->rto, (uint32_t)((svc_clock_ns() - t->rtt_at) / 1000));
+                t->rtt_at = 0;
+            }
+            ack_now(t);
+            output(t);
+        } else {                                        /* simultaneous open */
+            t->state = T_SYN_RECEIVED;
+            emit(t, t->iss, SYN | ACK, 0, 0);
+        }
+        wake(t);
+        net_timers_update();
+        return;
+    }
+    if (!acceptable(t, seq, seg_len)) {                 /* 3.10.7.4, first */
+        if (!(flags & RST))
+            ack_now(t);
+        return;
+    }
+    if (flags & RST) {                                  /* second (RFC 5961 3.2: exactly at RCV.NXT) */
+        if (seq != t->rcv_nxt) {
+            ack_now(t);                                 /* a challenge ACK */
+            return;
+        }
+        if (t->state == T_SYN_RECEIVED && t->listener) {
+            tcb_free(t);                                /* back to LISTEN: the listener's */
+            return;
+        }
+        int32_t why = t->state == T_SYN_RECEIVED ? ECONNREFUSED : ECONNRESET;
+        if (t->state == T_CLOSING || t->state == T_LAST_ACK || t->state == T_TIME_WAIT)
+            why = 0;
+        tcb_end(t, why);
+        net_timers_update();
+        return;
+    }
+    if (flags & SYN) {                                  /* fourth (RFC 5961 4.2): a challenge ACK */
+        ack_now(t);
+        return;
+    }
+    if (!(flags & ACK))
+        return;
+    established(t, s, off, tlen);
+    if (t->pid)
+        wake(t);
+    net_timers_update();
+}
+
+/* Take early data [seq, seq + n) into the receive ring at its place, its
+ * range kept (merged with those it touches); dropped when the ranges are
+ * all in use and it touches none. */
+static void hold_early(struct tcb *t, uint32_t seq, const uint8_t *data, uint32_t n)
+{
+    uint32_t start = seq, end = seq + n;
+    unsigned i = 0;
+    while (i < t->nooo && seq_lt(t->ooo_end[i], start))
+        i++;
+    unsigned j = i;                                     /* [i, j): the ranges it touches */
+    while (j < t->nooo && seq_le(t->ooo_start[j], end))
+        j++;
+    if (i == j && t->nooo == OOO_RANGES)
+        return;
+    ring_write(&t->rcv, t->rcv.len + (seq - t->rcv_nxt), data, n);
+    if (i < j) {
+        start = seq_min(start, t->ooo_start[i]);
+        end = seq_max(end, t->ooo_end[j - 1]);
+    }
+    unsigned removed = j - i;                           /* replaced by one */
+    if (removed == 0) {
+        memmove(&t->ooo_start[i + 1], &t->ooo_start[i], (t->nooo - i) * sizeof t->ooo_start[0]);
+        memmove(&t->ooo_end[i + 1], &t->ooo_end[i], (t->nooo - i) * sizeof t->ooo_end[0]);
+        t->nooo++;
+    } else if (removed > 1) {
+        memmove(&t->ooo_start[i + 1], &t->ooo_start[j], (t->nooo - j) * sizeof t->ooo_start[0]);
+        memmove(&t->ooo_end[i + 1], &t->ooo_end[j], (t->nooo - j) * sizeof t->ooo_end[0]);
+        t->nooo = (uint8_t)(t->nooo - (removed - 1));
+    }
+    t->ooo_start[i] = start;
+    t->ooo_end[i] = end;
+}
+
+/* The data of a segment, trimmed to what is new and fits. 1 if it was in
+ * order (rcv_nxt moved). */
+static int take_data(struct tcb *t, uint32_t seq, const uint8_t *data, uint32_t dlen, int *early)
+{
+    if (seq_lt(seq, t->rcv_nxt)) {                      /* (the front was had already) */
+        uint32_t skip = min32(t->rcv_nxt - seq, dlen);
+        data += skip;
+        dlen -= skip;
+        seq += skip;
+    }
+    uint32_t room = rcv_room(t);
+    if (!dlen || seq - t->rcv_nxt >= room)
+        return 0;
+    dlen = min32(dlen, room - (seq - t->rcv_nxt));
+    if (seq != t->rcv_nxt) {
+        hold_early(t, seq, data, dlen);
+        *early = 1;
+        return 0;
+    }
+    ring_write(&t->rcv, t->rcv.len, data, dlen);
+    t->rcv.len += dlen;
+    t->rcv_nxt += dlen;
+    while (t->nooo && seq_le(t->ooo_start[0], t->rcv_nxt)) {   /* early data now in order */
+        if (seq_lt(t->rcv_nxt, t->ooo_end[0])) {
+            t->rcv.len += t->ooo_end[0] - t->rcv_nxt;
+            t->rcv_nxt = t->ooo_end[0];
+        }
+        t->nooo--;
+        memmove(&t->ooo_start[0], &t->ooo_start[1], t->nooo * sizeof t->ooo_start[0]);
+        memmove(&t->ooo_end[0], &t->ooo_end[1], t->nooo * sizeof t->ooo_end[0]);
+        *early = 1;                                     /* (a hole filled: acknowledged at once) */
+    }
+    return 1;
+}
+
+/* New data acknowledged (RFC 9293 3.10.7.4's fifth step; RFC 5681, 6582
+ * and 6298 for what it does to the window and the timer). */
+static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now)
+{
+    uint32_t acked = ackn - t->snd_una, data = acked;
+    if (t->snd_una == t->iss)
+        data--;                                         /* (our SYN) */
+    if (data > t->snd.len) {                            /* (our FIN too) */
+        data = t->snd.len;
+        t->fin_done = 1;
+    }
+    ring_drop(&t->snd, data);
+    t->snd_una = ackn;
+    if (seq_lt(t->snd_nxt, ackn))
+        t->snd_nxt = ackn;
+    t->retries = 0;
+    t->dupacks = 0;
+    uint32_t rtt = 0;
+    if (t->rtt_at && seq_lt(t->rtt_seq, ackn)) {
+        rtt = (uint32_t)((now - t->rtt_at) / 1000);
+        tcp_rto_sample(&t->rto, rtt ? rtt : 1);
+        t->rtt_at = 0;
+    }
+    if (t->in_recovery && seq_le(t->recover, ackn)) {
+        t->in_recovery = 0;
+        t->inflate = 0;
+        t->cc.ops->recovered(&t->cc, t->snd_max - t->snd_una);
+    } else if (t->in_recovery) {                        /* RFC 6582: a partial ACK, the next hole */
+        emit(t, t->snd_una, ACK, 0, min32(t->snd.len, t->mss));
+        t->retrans++;
+        t->inflate = (t->inflate > acked ? t->inflate - acked : 0) + t->mss;
+    } else if (data) {
+        struct tcp_cc_ack a = { data, rtt, t->rto.srtt_us, t->snd_una, t->snd_nxt, now / 1000 };
+        t->cc.ops->ack(&t->cc, &a);
+    }
+    t->t_rtx = t->snd_una == t->snd_max ? 0 : now + (uint64_t)t->rto.rto_us * 1000;
+}
+
+/* ACK, data and FIN of a segment in a synchronized state (3.10.7.4's fifth
+ * step on). */
+static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t tlen)
+{
+    uint32_t seq = get32(s + 4), ackn = get32(s + 8), wnd = get16(s + 14);
+    uint8_t flags = s[13];
+    uint64_t now = svc_clock_ns();
+    if (t->state == T_SYN_RECEIVED) {
+        if (!(seq_lt(t->snd_una, ackn) && seq_le(ackn, t->snd_max))) {
+            send_bare(t->laddr, t->raddr, t->lport, t->rport, ackn, 0, RST);
+            return;
+        }
+        t->state = T_ESTABLISHED;
+        t->snd_wnd = wnd;
+        t->max_wnd = wnd > t->max_wnd ? wnd : t->max_wnd;
+        t->snd_wl1 = seq;
+        t->snd_wl2 = ackn;
+    }
+    if (seq_lt(t->snd_max, ackn)) {                     /* acknowledges what was never sent */
+        ack_now(t);
+        return;
+    }
+    if (seq_lt(t->snd_una, ackn)) {
+        new_ack(t, ackn, now);
+    } else if (ackn == t->snd_una && tlen == off && wnd == t->snd_wnd && t->snd_una != t->snd_max &&
+               !(flags & (SYN | FIN))) {
+        /* RFC 5681's duplicate ACK: the third starts fast retransmit,
+         * each one after it lets one more segment out (NewReno). */
+        if (t->in_recovery) {
+            t->inflate += t->mss;
+        } else if (++t->dupacks == TCP_DUPTHRESH) {
+            t->cc.ops->congestion(&t->cc, t->snd_max - t->snd_una, now / 1000);
+            t->in_recovery = 1;
+            t->recover = t->snd_max;
+            t->inflate = TCP_DUPTHRESH * t->mss;
+            t->rtt_at = 0;                              /* (Karn) */
+            emit(t, t->snd_una, ACK, 0, min32(t->snd.len, t->mss));
+            t->retrans++;
+        }
+    }
+    if (seq_lt(t->snd_wl1, seq) || (t->snd_wl1 == seq && seq_le(t->snd_wl2, ackn))) {
+        t->snd_wnd = wnd;                               /* the window update (3.10.7.4) */
+        t->max_wnd = wnd > t->max_wnd ? wnd : t->max_wnd;
+        t->snd_wl1 = seq;
+        t->snd_wl2 = ackn;
+        if (wnd)
+            t->t_persist = 0;
+    }
+    if (t->fin_done) {
+        if (t->state == T_FIN_WAIT_1) {
+            t->state = T_FIN_WAIT_2;
+            if (!t->sock)
+                t->t_wait = now + FIN_TIMEOUT_NS;       /* an orphan waits so long for the peer's FIN */
+        } else if (t->state == T_CLOSING) {
+            enter_time_wait(t, now);
+        } else if (t->state == T_LAST_ACK) {
+            tcb_end(t, 0);
+            return;
+        }
+    }
+    uint32_t dlen = tlen - off;
+    int in_order = 0, early = 0;
+    if (dlen && (t->state == T_ESTABLISHED || t->state == T_FIN_WAIT_1 || t->state == T_FIN_WAIT_2)) {
+        if (!t->sock && !t->listener && seq_lt(t->rcv_nxt, seq + dlen)) {
+            reset(t);                                   /* new data for a closed socket (as Linux) */
+            tcb_end(t, 0);
+            return;
+        }
+        in_order = take_data(t, seq, s + off, dlen, &early);
+        if (in_order && !early)
+            ack_soon(t, 0);
+        else
+            ack_now(t);                                 /* early, a duplicate or no room: say where we are */
+    }
+    if ((flags & FIN) && seq + dlen == t->rcv_nxt && (t->state == T_ESTABLISHED || t->state == T_SYN_RECEIVED ||
+                                                      t->state == T_FIN_WAIT_1 || t->state == T_FIN_WAIT_2)) {
+        t->rcv_nxt++;                                   /* the eighth step */
+        t->shut_rd = 1;
+        if (t->state == T_FIN_WAIT_1)
+            t->state = t->fin_done ? T_TIME_WAIT : T_CLOSING;
+        else if (t->state == T_FIN_WAIT_2)
+            t->state = T_TIME_WAIT;
+        else
+            t->state = T_CLOSE_WAIT;
+        if (t->state == T_TIME_WAIT)
+            enter_time_wait(t, now);
+        ack_now(t);
+    } else if ((flags & FIN) && t->state == T_TIME_WAIT) {
+        ack_now(t);                                     /* the peer's FIN again: our ACK was lost */
+        t->t_wait = now + TIME_WAIT_NS;
+    }
+    output(t);
+}
+
+/* ---------------------------------------------------------------- timers */
+
+uint64_t net_tcp_deadline(void)
+{
+    uint64_t first = 0;
+    for (unsigned i = 0; i < NTCB; i++) {
+        const struct tcb *t = &tcbs[i];
+        uint64_t d[4] = { t->t_rtx, t->t_delack, t->t_wait, t->t_persist };
+        for (unsigned k = 0; k < 4; k++)
+            if (t->pid && d[k] && (!first || d[k] < first))
+                first = d[k];
+    }
+    return first;
+}
+
+/* The retransmission timer (RFC 6298 5.4-5.7): the oldest segment again,
+ * the timeout doubled, the congestion window one segment. */
+static void rtx_timeout(struct tcb *t, uint64_t now)
+{
+    int syn = t->state == T_SYN_SENT || t->state == T_SYN_RECEIVED;
+    unsigned limit = t->state == T_SYN_SENT ? SYN_RETRIES : t->state == T_SYN_RECEIVED ? SYNACK_RETRIES : RETRIES2;
+    t->t_rtx = 0;
+    if (++t->retries > limit) {
+        if (t->state == T_SYN_RECEIVED && t->listener) {
+            tcb_free(t);
+            return;
+        }
+        tcb_end(t, ETIMEDOUT);
+        return;
+    }
+    tcp_rto_backoff(&t->rto);
+    t->rtt_at = 0;                                      /* (Karn) */
+    t->retrans++;
+    if (syn) {
+        emit(t, t->iss, t->state == T_SYN_SENT ? SYN : SYN | ACK, 0, 0);
+    } else {
+        t->cc.ops->timeout(&t->cc, t->snd_max - t->snd_una, now / 1000);
+        t->in_recovery = 0;
+        t->inflate = 0;
+        t->dupacks = 0;
+        t->snd_nxt = t->snd_una;                        /* go back: send from the oldest again */
+        t->retrans--;                                   /* (output counts what it sends again) */
+        output(t);
+    }
+    if (t->pid && t->state != T_CLOSED && !t->t_rtx && t->snd_una != t->snd_max)
+        arm_rtx(t);
+}
+
+void net_tcp_timers(uint64_t now)
+{
+    for (unsigned i = 0; i < NTCB; i++) {
+        struct tcb *t = &tcbs[i];
+        if (!t->pid)
+            continue;
+        if (t->t_wait && now >= t->t_wait) {            /* TIME_WAIT, or an orphan's FIN_WAIT_2, over */
+            tcb_end(t, 0);
+            continue;
+        }
+        if (t->t_delack && now >= t->t_delack) {
+            t->t_delack = 0;
+            ack_now(t);
+        }
+        if (t->t_persist && now >= t->t_persist) {      /* a zero-window probe: an ACK one below SND.UNA */
+            emit(t, t->snd_una - 1, ACK, 0, 0);
+            t->persist_us = min32(t->persist_us * 2, TCP_RTO_MAX_US);
+            t->t_persist = now + (uint64_t)t->persist_us * 1000;
+        }
+        if (t->t_rtx && now >= t->t_rtx) {
+            rtx_timeout(t, now);
+            if (t->pid)
+                wake(t);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- sockets */
+
+/* A socket's readiness, as Linux's tcp_poll answers it. */
+uint32_t net_tcp_poll(const struct sock *s)
+{
+    const struct tcb *t = s->tcb;
+    if (!t)
+        return NET_POLLOUT | NET_POLLHUP;
+    if (t->state == T_LISTEN) {
+        for (unsigned i = 0; i < NTCB; i++)
+            if (tcbs[i].pid && tcbs[i].listener == t && tcbs[i].state != T_SYN_RECEIVED)
+                return NET_POLLIN;
+        return 0;
+    }
+    uint32_t r = 0;
+    if (t->err && !t->err_told)
+        r |= NET_POLLERR;
+    if (t->state == T_CLOSED || (t->shut_rd && t->shut_wr))
+        r |= NET_POLLHUP;
+    if (t->shut_rd)
+        r |= NET_POLLIN | NET_POLLRDHUP;
+    if (t->state == T_SYN_SENT || t->state == T_SYN_RECEIVED)
+        return r;
+    if (t->rcv.len)
+        r |= NET_POLLIN;
+    if (t->shut_wr || t->state == T_CLOSED || ring_room(&t->snd) >= t->snd.len / 2)
+        r |= NET_POLLOUT;
+    return r;
+}
+
+/* A TCP socket's connection when a socket is opened: CLOSED, bound to port. */
+int64_t net_tcp_open(struct sock *s, uint64_t pid)
+{
+    struct tcb *t = tcb_new(pid);
+    if (!t)
+        return SVC_E_LIMIT;
+    t->lport = s->port;
+    t->sock = s;
+    s->tcb = t;
+    return 0;
+}
+
+static void drop_pending(struct tcb *l)
+{
+    for (unsigned i = 0; i < NTCB; i++) {
+        struct tcb *c = &tcbs[i];
+        if (c->pid && c->listener == l) {
+            reset(c);
+            tcb_free(c);
+        }
+    }
+}
+
+void net_tcp_close(struct sock *s)
+{
+    struct tcb *t = s->tcb;
+    if (!t)
+        return;
+    t->sock = NULL;
+    s->tcb = NULL;
+    if (t->state == T_LISTEN)
+        drop_pending(t);
+    if (t->state == T_LISTEN || t->state == T_CLOSED || t->state == T_SYN_SENT) {
+        tcb_free(t);
+        return;
+    }
+    if (t->state == T_TIME_WAIT) {
+        free_ring(&t->rcv);                             /* (it waits out its time alone) */
+        return;
+    }
+    if (t->rcv.len) {
+        reset(t);                                       /* unread data: RST, as Linux (RFC 2525 2.17) */
+        tcb_free(t);
+        net_loop_drain();
+        return;
+    }
+    t->shut_rd = 1;
+    if (t->state == T_FIN_WAIT_2)
+        t->t_wait = svc_clock_ns() + FIN_TIMEOUT_NS;
+    if (!t->shut_wr) {
+        t->shut_wr = 1;
+        output(t);
+    }
+    net_timers_update();
+    net_loop_drain();
+}
+
+/* The socket's connection, checked for an operation: E_BADHANDLE (none:
+ * not a TCP socket), E_INVAL (not TCP). */
+static struct tcb *tcb_of(struct svc_call *call, uint32_t sock, int64_t *err)
+{
+    struct sock *s = net_sock_of(call, sock);
+    *err = !s ? SVC_E_BADHANDLE : s->kind != SOCK_TCP ? SVC_E_INVAL : 0;
+    return *err ? NULL : s->tcb;
+}
+
+int64_t net_op_listen(struct svc_call *call, uint32_t sock, uint32_t backlog)
+{
+    int64_t err;
+    struct tcb *t = tcb_of(call, sock, &err);
+    if (err)
+        return err;
+    if (t->state == T_LISTEN) {
+        t->backlog = (uint16_t)(backlog < 1 ? 1 : backlog > BACKLOG_MAX ? BACKLOG_MAX : backlog);
+        return 0;
+    }
+    if (t->state != T_CLOSED || t->used)
+        return SVC_E_STATE;
+    t->state = T_LISTEN;
+    t->used = 1;
+    t->backlog = (uint16_t)(backlog < 1 ? 1 : backlog > BACKLOG_MAX ? BACKLOG_MAX : backlog);
+    return 0;
+}
+
+int64_t net_op_accept(struct svc_call *call, uint32_t sock, uint32_t *conn, uint32_t *addr, uint32_t *port)
+{
+    int64_t err;
+    struct tcb *l = tcb_of(call, sock, &err);
+    if (err)
+        return err;
+    if (l->state != T_LISTEN)
+        return SVC_E_STATE;
+    struct tcb *first = NULL;
+    for (unsigned i = 0; i < NTCB; i++) {
+        struct tcb *c = &tcbs[i];
+        if (c->pid && c->listener == l && c->state != T_SYN_RECEIVED && (!first || c->born < first->born))
+            first = c;
+    }
+    if (!first)
+        return SVC_E_AGAIN;
+    struct sock *s;
+    err = net_sock_new(call, SOCK_TCP, l->lport, conn, &s);
+    if (err)
+        return err;
+    first->listener = NULL;
+    l->pending--;
+    first->sock = s;
+    s->tcb = first;
+    *addr = first->raddr;
+    *port = first->rport;
+    return 0;
+}
+
+int64_t net_op_connect(struct svc_call *call, uint32_t sock, uint32_t addr, uint32_t port)
+{
+    int64_t err;
+    struct tcb *t = tcb_of(call, sock, &err);
+    if (err)
+        return err;
+    if (t->state != T_CLOSED || t->used)
+        return SVC_E_STATE;
+    if (addr == 0 || port == 0 || port > 0xffff || (addr >> 28) >= 14)
+        return SVC_E_INVAL;
+    if (!net_addr && (addr >> 24) != 127)
+        return net_nic_ready() ? SVC_E_STATE : SVC_E_NOENT;
+    uint32_t laddr = net_source_for(addr);
+    for (unsigned i = 0; i < NTCB; i++) {
+        const struct tcb *o = &tcbs[i];
+        if (o->pid && o->state != T_CLOSED && o->state != T_LISTEN && o->lport == t->lport && o->laddr == laddr &&
+            o->raddr == addr && o->rport == port)
+            return SVC_E_BUSY;                          /* that connection exists (or waits in TIME_WAIT) */
+    }
+    if (get_buffers(t))
+        return SVC_E_NOMEM;
+    t->laddr = laddr;
+    t->raddr = addr;
+    t->rport = (uint16_t)port;
+    t->used = 1;
+    t->rmss = route_mss(addr);
+    t->iss = t->snd_una = t->snd_nxt = t->snd_max = new_isn(laddr, addr, t->lport, t->rport);
+    t->state = T_SYN_SENT;
+    output(t);
+    net_timers_update();
+    net_loop_drain();
+    return 0;
+}
+
+int64_t net_op_send(struct svc_call *call, uint32_t sock, uint64_t data, uint64_t data_len, uint64_t *count)
+{
+    int64_t err;
+    struct tcb *t = tcb_of(call, sock, &err);
+    if (err)
+        return err;
+    if (!t->used || t->state == T_LISTEN)
+        return SVC_E_STATE;
+    if (t->err && !t->err_told) {
+        t->err_told = 1;
+        return SVC_E_CLOSED;
+    }
+    if (t->shut_wr || t->state == T_CLOSED)
+        return SVC_E_CLOSED;
+    if (t->state == T_SYN_SENT || t->state == T_SYN_RECEIVED)
+        return SVC_E_AGAIN;
+    uint32_t n = (uint32_t)(data_len < ring_room(&t->snd) ? data_len : ring_room(&t->snd));
+    if (!n && data_len)
+        return SVC_E_AGAIN;
+    uint32_t at = (t->snd.head + t->snd.len) % BUF_BYTES, first = min32(n, BUF_BYTES - at);
+    if (svc_copy_in(call, t->snd.buf + at, data, first) || svc_copy_in(call, t->snd.buf, data + first, n - first))
+        return SVC_E_FAULT;
+    t->snd.len += n;
+    *count = n;
+    output(t);
+    net_timers_update();
+    net_loop_drain();
+    return 0;
+}
+
+int64_t net_op_recv(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t buf_len, uint64_t *count)
+{
+    int64_t err;
+    struct tcb *t = tcb_of(call, sock, &err);
+    if (err)
+        return err;
+    if (!t->used || t->state == T_LISTEN)
+        return SVC_E_STATE;
+    if (!t->rcv.len) {
+        if (t->err && !t->err_told) {
+            t->err_told = 1;
+            return SVC_E_CLOSED;
+        }
+        if (t->shut_rd || t->state == T_CLOSED) {
+            *count = 0;                                 /* the end of the stream */
+            return 0;
+        }
+        return SVC_E_AGAIN;
+    }
+    uint32_t n = (uint32_t)(buf_len < t->rcv.len ? buf_len : t->rcv.len);
+    uint32_t at = t->rcv.head, first = min32(n, BUF_BYTES - at);
+    if (svc_copy_out(call, buf, t->rcv.buf + at, first) || svc_copy_out(call, buf + first, t->rcv.buf, n - first))
+        return SVC_E_FAULT;
+    ring_drop(&t->rcv, n);
+    *count = n;
+    /* Tell the peer of the room when it grew by a useful amount (as Linux's tcp_cleanup_rbuf). */
+    uint32_t offered = seq_lt(t->rcv_nxt, t->rcv_adv) ? t->rcv_adv - t->rcv_nxt : 0;
+    if (n && t->state != T_CLOSED && rcv_window(t) >= offered + min32(BUF_BYTES / 2, 2 * t->rmss)) {
+        ack_now(t);
+        net_loop_drain();
+    }
+    return 0;
+}
+
+int64_t net_op_shutdown(struct svc_call *call, uint32_t sock, uint32_t how)
+{
+    int64_t err;
+    struct tcb *t = tcb_of(call, sock, &err);
+    if (err)
+        return err;
+    if (how > 2)
+        return SVC_E_INVAL;
+    if (!t->used || t->state == T_CLOSED)
+        return SVC_E_STATE;                             /* (ENOTCONN) */
+    if (t->state == T_LISTEN) {
+        if (how != 1) {                                 /* (reading shut: it listens no more, as Linux) */
+            drop_pending(t);
+            t->state = T_CLOSED;
+            t->shut_rd = t->shut_wr = 1;
+        }
+        return 0;
+    }
+    if (how != 1)
+        t->shut_rd = 1;
+    if (how != 0 && !t->shut_wr) {
+        t->shut_wr = 1;
+        output(t);
+        net_timers_update();
+        net_loop_drain();
+    }
+    return 0;
+}
+
+int64_t net_op_tcp_info(struct svc_call *call, uint32_t sock, uint32_t *state, uint32_t *error, uint32_t *laddr,
+                        uint32_t *raddr, uint32_t *rport, uint32_t *mss, uint32_t *rto_us, uint32_t *srtt_us,
+                        uint32_t *rttvar_us, uint32_t *cwnd, uint32_t *ssthresh, uint32_t *unacked,
+                        uint32_t *retrans, uint32_t *unread, uint32_t *unsent, uint32_t *snd_wnd)
+{
+    int64_t err;
+    struct tcb *t = tcb_of(call, sock, &err);
+    if (err)
+        return err;
+    *state = t->state;
+    *error = (uint32_t)t->err;
+    *laddr = t->laddr;
+    *raddr = t->raddr;
+    *rport = t->rport;
+    *mss = t->mss;
+    *rto_us = t->rto.rto_us;
+    *srtt_us = t->rto.srtt_us;
+    *rttvar_us = t->rto.rttvar_us;
+    *cwnd = t->cc.cwnd;
+    *ssthresh = t->cc.ssthresh;
+    *unacked = t->snd_max - t->snd_una;
+    *retrans = t->retrans;
+    *unread = t->rcv.len;
+    *unsent = t->snd.len - min32(t->snd.len, t->snd_nxt - t->snd_una);
+    *snd_wnd = t->snd_wnd;
+    return 0;
+}
+
+int64_t net_op_tcp_set(struct svc_call *call, uint32_t sock, uint32_t option, uint32_t value)
+{
+    int64_t err;
+    struct tcb *t = tcb_of(call, sock, &err);
+    if (err)
+        return err;
+    if (option == NET_TCP_NODELAY) {
+        if (value > 1)
+            return SVC_E_INVAL;
+        t->nodelay = (uint8_t)value;
+        output(t);
+        net_loop_drain();
+        return 0;
+    }
+    if (option == NET_TCP_CONGESTION) {
+        if (value >= sizeof tcp_cc_modules / sizeof tcp_cc_modules[0])
+            return SVC_E_INVAL;
+        const struct tcp_cc_ops *ops = tcp_cc_modules[value];
+        if (t->state == T_CLOSED || t->state == T_LISTEN || t->state == T_SYN_SENT)
+            t->cc.ops = ops;                            /* (started when the connection is) */
+        else if (t->cc.ops != ops) {                    /* (the module starts anew from the window now, as Linux's) */
+            uint32_t cwnd = t->cc.cwnd, ssthresh = t->cc.ssthresh;
+            tcp_cc_start(&t->cc, ops, t->mss);
+            t->cc.cwnd = cwnd;
+            t->cc.ssthresh = ssthresh;
+        }
+        return 0;
+    }
+    return SVC_E_INVAL;
 }

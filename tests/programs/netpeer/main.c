@@ -26,7 +26,14 @@
 #define UDP_MAX     65507               /* of the largest datagram */
 #define ECHO_PORT   7
 
-static uint32_t ep;
+#define POLLIN      0x1u
+#define POLLOUT     0x4u
+#define POLLERR     0x8u
+#define POLLHUP     0x10u
+#define POLLRDHUP   0x2000u
+#define NSTATS      13
+
+static uint32_t ep, rev;
 static uint8_t buf[UDP_MAX + 1], want[UDP_MAX + 1];
 
 /* An address a.b.c.d[/prefix] from the arguments (0 if absent or bad). */
@@ -55,6 +62,12 @@ static uint32_t arg_addr(const char *key, uint32_t *prefix)
         }
     }
     return parts == 3 ? a : 0;
+}
+
+/* The stack's counters (idl/net.toml's `stats`, in its order). */
+static void get_stats(uint64_t *s)
+{
+    net_stats(ep, &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &s[6], &s[7], &s[8], &s[9], &s[10], &s[11], &s[12]);
 }
 
 /* The next datagram on sock within `ms` milliseconds: its length, or -1. */
@@ -118,6 +131,169 @@ static uint32_t pattern(uint32_t i, uint8_t *p)
     return len;
 }
 
+
+/* ---------------------------------------------------------------- TCP */
+
+static uint8_t tcp_byte(uint64_t i) { return (uint8_t)(i * 7 + i / 1021); }
+
+/* Send `total` bytes of tcp_byte() from `from` while taking them at `to`
+ * (each checked), both non-blocking, for at most `ms` milliseconds: the
+ * bytes that arrived intact (stopping at the first wrong one). */
+static uint64_t tcp_pump(uint32_t from, uint32_t to, uint64_t total, int64_t ms)
+{
+    static uint8_t chunk[24 * 1024];
+    uint64_t sent = 0, got = 0;
+    int64_t end = sys_clock_ns() + ms * 1000000;
+    while (got < total && sys_clock_ns() < end) {
+        int progress = 0;
+        if (sent < total) {
+            uint64_t n = total - sent < sizeof(chunk) ? total - sent : sizeof(chunk), took = 0;
+            for (uint64_t k = 0; k < n; k++)
+                chunk[k] = tcp_byte(sent + k);
+            if (net_send(ep, from, chunk, n, &took) == 0 && took) {
+                sent += took;
+                progress = 1;
+            }
+        }
+        uint64_t n = 0;
+        if (net_recv(ep, to, buf, sizeof(chunk), &n) == 0 && n) {
+            for (uint64_t k = 0; k < n; k++)
+                if (buf[k] != tcp_byte(got + k))
+                    return got + k;
+            got += n;
+            progress = 1;
+        }
+        if (!progress)
+            sleep_ms(1);
+    }
+    return got;
+}
+
+/* tcp_info's state and error. */
+static uint32_t tcp_state(uint32_t sock, uint32_t *error)
+{
+    uint32_t v[16] = { 0 };
+    int64_t err = net_tcp_info(ep, sock, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
+                               &v[10], &v[11], &v[12], &v[13], &v[14], &v[15]);
+    if (error)
+        *error = v[1];
+    return err ? 0 : v[0];
+}
+
+/* A connection over 127.0.0.1 and what it does, then the refused, the
+ * reset and the bad requests. */
+static void tcp_self_test(void)
+{
+    enum { ESTABLISHED = 1, TIME_WAIT = 6, CLOSE = 7, LISTEN = 10 };
+    uint64_t s0[NSTATS], s1[NSTATS], n = 0;
+    get_stats(s0);
+    uint32_t l = 0, c = 0, a = 0, bound = 0, cport = 0, from = 0, port = 0, error = 0, u = 0;
+    int64_t err = net_open(ep, 3, 8000, &l, &bound);
+    err = err ? err : net_listen(ep, l, 4);
+    err = err ? err : net_open(ep, 3, 0, &c, &cport);
+    err = err ? err : net_connect(ep, c, 0x7f000001, 8000);
+    err = err ? err : net_wait(ep, c, POLLOUT, &rev);
+    uint32_t crev = rev;
+    err = err ? err : net_wait(ep, l, POLLIN, &rev);
+    err = err ? err : net_accept(ep, l, &a, &from, &port);
+    tap_ok(err == 0 && crev == POLLOUT && from == 0x7f000001 && port == cport && tcp_state(c, NULL) == ESTABLISHED &&
+           tcp_state(a, NULL) == ESTABLISHED && tcp_state(l, NULL) == LISTEN,
+           "tcp: a connection over 127.0.0.1 is set up and accepted from the client's port %u (err %ld)", cport,
+           (long)err);
+    int64_t t0 = sys_clock_ns();
+    uint64_t moved = tcp_pump(c, a, 4u << 20, 20000);
+    int64_t us = (sys_clock_ns() - t0) / 1000;
+    uint64_t back = tcp_pump(a, c, 300000, 20000);
+    tap_ok(moved == 4u << 20 && back == 300000,
+           "tcp: 4 MiB go one way intact (%lu bytes, %lu KiB/s) and 300,000 bytes the other (%lu)",
+           (unsigned long)moved, (unsigned long)(us ? moved * 1000000 / 1024 / (uint64_t)us : 0),
+           (unsigned long)back);
+    uint32_t v = 0;
+    err = net_tcp_set(ep, c, 1, 1);
+    err = err ? err : net_send(ep, c, "ab", 2, &n);
+    err = err ? err : net_send(ep, c, "cd", 2, &n);
+    err = err ? err : net_wait(ep, a, POLLIN, &rev);
+    uint64_t n2 = 0;
+    for (int i = 0; i < 100 && n2 < 4 && !err; i++) {
+        uint64_t k = 0;
+        err = net_recv(ep, a, buf + n2, 16, &k);
+        n2 += k;
+        if (err == -E_AGAIN) {
+            err = 0;
+            sleep_ms(1);
+        }
+    }
+    tap_ok(err == 0 && n2 == 4 && memcmp(buf, "abcd", 4) == 0, "tcp: with TCP_NODELAY two small sends arrive (%ld)",
+           (long)err);
+    /* The client shuts its sending: the server reads the end, closes; the client ends in TIME_WAIT. */
+    err = net_shutdown(ep, c, 1);
+    err = err ? err : net_wait(ep, a, POLLIN | POLLRDHUP, &rev);
+    uint32_t arev = rev;
+    err = err ? err : net_recv(ep, a, buf, 16, &n);
+    uint64_t end_a = n;
+    int64_t closed = net_close(ep, a);
+    err = err ? err : net_wait(ep, c, POLLRDHUP, &rev);
+    err = err ? err : net_recv(ep, c, buf, 16, &n);
+    v = tcp_state(c, NULL);
+    tap_ok(err == 0 && (arev & (POLLIN | POLLRDHUP)) == (POLLIN | POLLRDHUP) && end_a == 0 && closed == 0 &&
+           n == 0 && v == TIME_WAIT,
+           "tcp: shut down one way, then closed the other: both read the end, the client waits in TIME_WAIT "
+           "(state %u, err %ld)", v, (long)err);
+    net_close(ep, c);
+
+    /* A closed port: RST, ECONNREFUSED. */
+    err = net_open(ep, 3, 0, &c, &cport);
+    err = err ? err : net_connect(ep, c, 0x7f000001, 8001);
+    err = err ? err : net_wait(ep, c, POLLOUT, &rev);
+    v = tcp_state(c, &error);
+    int64_t r1 = net_recv(ep, c, buf, 16, &n), r2 = net_recv(ep, c, buf, 16, &n);
+    tap_ok(err == 0 && (rev & (POLLERR | POLLHUP)) == (POLLERR | POLLHUP) && v == CLOSE && error == 111 &&
+           r1 == -E_CLOSED && r2 == 0 && n == 0,
+           "tcp: a connection to a closed port is refused: POLLERR, ECONNREFUSED told once, then the end "
+           "(revents %x, error %u)", rev, error);
+    net_close(ep, c);
+
+    /* Closing with unread data resets the connection (as Linux). */
+    err = net_open(ep, 3, 0, &c, &cport);
+    err = err ? err : net_connect(ep, c, 0x7f000001, 8000);
+    err = err ? err : net_accept(ep, l, &a, &from, &port);
+    err = err ? err : net_send(ep, a, "unread", 6, &n);
+    err = err ? err : net_wait(ep, c, POLLIN, &rev);
+    err = err ? err : net_close(ep, c);
+    err = err ? err : net_wait(ep, a, POLLERR, &rev);
+    v = tcp_state(a, &error);
+    r1 = net_send(ep, a, "x", 1, &n);
+    r2 = net_send(ep, a, "x", 1, &n);
+    tap_ok(err == 0 && (rev & POLLERR) && v == CLOSE && error == 104 && r1 == -E_CLOSED && r2 == -E_CLOSED,
+           "tcp: closing with unread data resets the peer: ECONNRESET (error %u, err %ld)", error, (long)err);
+    net_close(ep, a);
+
+    /* Bad requests. */
+    err = net_open(ep, 3, 0, &c, &cport);
+    net_open(ep, 1, 0, &u, &bound);
+    tap_ok(err == 0 && net_open(ep, 3, 8000, &a, &bound) == -E_BUSY && net_listen(ep, u, 1) == -E_INVAL &&
+           net_accept(ep, c, &a, &from, &port) == -E_STATE && net_send(ep, c, "x", 1, &n) == -E_STATE &&
+           net_recv(ep, c, buf, 1, &n) == -E_STATE && net_shutdown(ep, c, 1) == -E_STATE &&
+           net_accept(ep, l, &a, &from, &port) == -E_AGAIN && net_connect(ep, c, 0, 80) == -E_INVAL &&
+           net_connect(ep, c, 0x7f000001, 0) == -E_INVAL && net_connect(ep, c, 0xe0000001, 80) == -E_INVAL &&
+           net_sendto(ep, c, 0x7f000001, 80, "x", 1) == -E_INVAL && net_recvfrom(ep, c, buf, 1, &n, &from, &port) == -E_INVAL &&
+           net_tcp_set(ep, c, 1, 2) == -E_INVAL && net_tcp_set(ep, c, 2, 3) == -E_INVAL && net_tcp_set(ep, c, 9, 0) == -E_INVAL &&
+           net_tcp_set(ep, c, 2, 1) == 0 && net_send(ep, 99, "x", 1, &n) == -E_BADHANDLE &&
+           net_connect(ep, c, 0x7f000001, 8000) == 0 && net_connect(ep, c, 0x7f000001, 8000) == -E_STATE &&
+           net_listen(ep, c, 1) == -E_STATE && net_shutdown(ep, c, 3) == -E_INVAL &&
+           net_send(ep, c, (void *)0x10, 8, &n) == -E_FAULT,
+           "tcp: bad requests are refused (wrong kind, wrong state, bad addresses, options and buffers)");
+    net_accept(ep, l, &a, &from, &port);
+    net_close(ep, a);
+    net_close(ep, c);
+    net_close(ep, u);
+    net_close(ep, l);
+    get_stats(s1);
+    tap_ok(s1[10] == s0[10] && s1[11] > s0[11] && s1[12] > s0[12],
+           "tcp: every connection closed, the stack holds what it held before (%lu bytes, %lu then) and counted "
+           "%lu segments in", (unsigned long)s1[10], (unsigned long)s0[10], (unsigned long)(s1[11] - s0[11]));
+}
+
 static int self_test(void)
 {
     uint64_t mac = 0;
@@ -142,7 +318,7 @@ static int self_test(void)
     tap_ok(err == 0 && addr == me && prefix == 24 && gw == gateway, "net: configured 10.0.2.15/24 via 10.0.2.2");
 
     uint32_t a = 0, b = 0, b_port = 0, ping_sock = 0;
-    tap_ok(net_open(ep, 3, 0, &sock, &bound) == -E_INVAL && net_open(ep, 1, 70000, &sock, &bound) == -E_INVAL &&
+    tap_ok(net_open(ep, 4, 0, &sock, &bound) == -E_INVAL && net_open(ep, 1, 70000, &sock, &bound) == -E_INVAL &&
            net_open(ep, 1, 5000, &a, &bound) == 0 && bound == 5000 && net_open(ep, 1, 5000, &sock, &bound) == -E_BUSY &&
            net_open(ep, 1, 0, &b, &b_port) == 0 && b_port >= 49152 && net_open(ep, 2, 0, &ping_sock, &bound) == 0,
            "net: sockets open on a port of their own or a picked one (%u); a taken port is E_BUSY", b_port);
@@ -158,7 +334,7 @@ static int self_test(void)
     uint64_t n = 0;
     uint32_t from = 0, port = 0;
     tap_ok(net_sendto(ep, 99, 0x7f000001, 5000, "x", 1) == -E_BADHANDLE && net_close(ep, 0) == -E_BADHANDLE &&
-           net_recvfrom(ep, 65, buf, 16, &n, &from, &port) == -E_BADHANDLE && net_wait(ep, 77) == -E_BADHANDLE &&
+           net_recvfrom(ep, 65, buf, 16, &n, &from, &port) == -E_BADHANDLE && net_wait(ep, 77, POLLIN, &rev) == -E_BADHANDLE &&
            net_sendto(ep, b, 0x7f000001, 0, "x", 1) == -E_INVAL && net_sendto(ep, b, 0, 5000, "x", 1) == -E_INVAL &&
            net_sendto(ep, b, 0x7f000001, 5000, buf, UDP_MAX + 1) == -E_RANGE &&
            net_sendto(ep, b, 0x7f000001, 5000, (void *)0x10, 8) == -E_FAULT &&
@@ -169,7 +345,7 @@ static int self_test(void)
     /* UDP through the loopback interface, then to our own address. */
     uint32_t len = pattern(7, want);
     err = net_sendto(ep, b, 0x7f000001, 5000, want, len);
-    int64_t got = err ? err : net_wait(ep, a);
+    int64_t got = err ? err : net_wait(ep, a, POLLIN, &rev);
     got = got ? got : net_recvfrom(ep, a, buf, sizeof(buf), &n, &from, &port);
     tap_ok(got == 0 && n == len && from == 0x7f000001 && port == b_port && memcmp(buf, want, len) == 0,
            "net: %u bytes over 127.0.0.1 arrive whole from the sender's port (err %ld)", len, (long)got);
@@ -190,11 +366,11 @@ static int self_test(void)
            net_sendto(ep, b, 0x7f000001, 5000, want, UDP_MAX + 1) == -E_RANGE,
            "net: a datagram of 65,507 bytes arrives whole over 127.0.0.1; 65,508 are E_RANGE (%ld)", (long)got);
 
-    uint64_t s0[11], s1[11];
-    net_stats(ep, &s0[0], &s0[1], &s0[2], &s0[3], &s0[4], &s0[5], &s0[6], &s0[7], &s0[8], &s0[9], &s0[10]);
+    uint64_t s0[NSTATS], s1[NSTATS];
+    get_stats(s0);
     err = net_sendto(ep, b, 0x7f000001, 5001, "nobody", 6);
     int64_t pinged = ping(ping_sock, 0x7f000001, 1, 100);
-    net_stats(ep, &s1[0], &s1[1], &s1[2], &s1[3], &s1[4], &s1[5], &s1[6], &s1[7], &s1[8], &s1[9], &s1[10]);
+    get_stats(s1);
     tap_ok(err == 0 && s1[3] == s0[3] + 1 && pinged == 1 && s1[4] == s0[4] + 1,
            "net: a closed port is counted, and the host answers its own ping (%ld)", (long)pinged);
 
@@ -202,9 +378,9 @@ static int self_test(void)
     for (uint16_t seq = 1; seq <= 3; seq++)
         answered += ping(ping_sock, gateway, seq, 2000) == seq;
     tap_ok(answered == 3, "net: 3 pings of the gateway 10.0.2.2 answered (ARP first)");
-    net_stats(ep, &s0[0], &s0[1], &s0[2], &s0[3], &s0[4], &s0[5], &s0[6], &s0[7], &s0[8], &s0[9], &s0[10]);
+    get_stats(s0);
     int64_t big = ping_sized(ping_sock, gateway, 4, 2000, 4000);
-    net_stats(ep, &s1[0], &s1[1], &s1[2], &s1[3], &s1[4], &s1[5], &s1[6], &s1[7], &s1[8], &s1[9], &s1[10]);
+    get_stats(s1);
     tap_ok(big == 4 && s1[9] - s0[9] == 3 && s1[6] - s0[6] >= 2 && s1[7] == s0[7] + 1,
            "net: a ping of 4,000 bytes of the gateway goes in 3 fragments and its reply, in %lu, is reassembled (%ld)",
            (unsigned long)(s1[6] - s0[6]), (long)big);
@@ -212,6 +388,7 @@ static int self_test(void)
     tap_ok(net_close(ep, a) == 0 && net_close(ep, a) == -E_BADHANDLE && net_close(ep, b) == 0 &&
            net_close(ep, ping_sock) == 0 && net_open(ep, 1, 5000, &a, &bound) == 0 && net_close(ep, a) == 0,
            "net: closed sockets are gone and their ports free");
+    tcp_self_test();
     tap_plan();
     return 0;
 }
@@ -219,14 +396,14 @@ static int self_test(void)
 /* The stack's counters as one line of text. */
 static const char *counters(void)
 {
-    static char line[320];
-    uint64_t s[11];
-    net_stats(ep, &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &s[6], &s[7], &s[8], &s[9], &s[10]);
+    static char line[360];
+    uint64_t s[NSTATS];
+    get_stats(s);
     snprintf(line, sizeof(line), "ip_in %lu ip_dropped %lu udp_in %lu udp_dropped %lu echo_answered %lu "
-             "tx_dropped %lu frags_in %lu reassembled %lu reasm_failed %lu frags_out %lu mem %lu",
+             "tx_dropped %lu frags_in %lu reassembled %lu reasm_failed %lu frags_out %lu mem %lu tcp_in %lu tcp_out %lu",
              (unsigned long)s[0], (unsigned long)s[1], (unsigned long)s[2], (unsigned long)s[3], (unsigned long)s[4],
              (unsigned long)s[5], (unsigned long)s[6], (unsigned long)s[7], (unsigned long)s[8], (unsigned long)s[9],
-             (unsigned long)s[10]);
+             (unsigned long)s[10], (unsigned long)s[11], (unsigned long)s[12]);
     return line;
 }
 
@@ -241,7 +418,7 @@ static int echo(void)
     uint32_t echoed = 0;
     for (;;) {
         uint64_t n = 0;
-        int64_t err = net_wait(ep, sock);
+        int64_t err = net_wait(ep, sock, POLLIN, &rev);
         if (!err)
             err = net_recvfrom(ep, sock, buf, sizeof(buf), &n, &from, &port);
         if (err) {
@@ -259,8 +436,8 @@ static int echo(void)
             sleep_ms(1);
         echoed += err == 0;
     }
-    uint64_t s[11];
-    net_stats(ep, &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &s[6], &s[7], &s[8], &s[9], &s[10]);
+    uint64_t s[NSTATS];
+    get_stats(s);
     printf("netpeer: echoed %u datagrams, answered %lu pings\n", echoed, (unsigned long)s[4]);
     printf("netpeer: stack counters: %s\n", counters());
     return 0;
