@@ -407,14 +407,110 @@ static const char *counters(void)
     return line;
 }
 
+/* TCP echo on port 7 (a thread of its own): up to 8 connections at once,
+ * each closed when its peer's data ends (or the connection does). */
+static void tcp_echo(void *arg)
+{
+    static uint8_t tbuf[8192];
+    uint32_t l = (uint32_t)(uint64_t)arg, conns[8] = { 0 };
+    for (;;) {
+        int progress = 0;
+        uint32_t c = 0, addr = 0, port = 0;
+        if (net_accept(ep, l, &c, &addr, &port) == 0) {
+            progress = 1;
+            unsigned i = 0;
+            while (i < 8 && conns[i])
+                i++;
+            if (i < 8)
+                conns[i] = c;
+            else
+                net_close(ep, c);
+        }
+        for (unsigned i = 0; i < 8; i++) {
+            uint64_t n = 0;
+            if (!conns[i])
+                continue;
+            int64_t err = net_recv(ep, conns[i], tbuf, sizeof(tbuf), &n);
+            if (err == -E_AGAIN)
+                continue;
+            progress = 1;
+            for (uint64_t done = 0, took = 0; !err && done < n; done += took) {
+                took = 0;
+                err = net_send(ep, conns[i], tbuf + done, n - done, &took);
+                if (err == -E_AGAIN) {
+                    err = 0;
+                    sleep_ms(1);
+                }
+            }
+            if (err || n == 0) {
+                net_close(ep, conns[i]);
+                conns[i] = 0;
+            }
+        }
+        if (!progress)
+            sleep_ms(1);
+    }
+}
+
+/* The echo side's "connect PORT BYTES": connect to the asker's PORT, send
+ * BYTES bytes of tcp_byte(), shut sending, read to the end (at most 20 s),
+ * close; what happened, as text. */
+static const char *tcp_connect_to(uint32_t addr, const char *cmd)
+{
+    static char line[160];
+    uint32_t port = 0, c = 0, bound = 0;
+    uint64_t bytes = 0, sent = 0, got = 0, n = 0;
+    const char *p = cmd + 8;
+    while (*p >= '0' && *p <= '9')
+        port = port * 10 + (uint32_t)(*p++ - '0');
+    while (*p == ' ')
+        p++;
+    while (*p >= '0' && *p <= '9')
+        bytes = bytes * 10 + (uint64_t)(*p++ - '0');
+    int64_t err = net_open(ep, 3, 0, &c, &bound);
+    err = err ? err : net_connect(ep, c, addr, port);
+    err = err ? err : net_wait(ep, c, POLLOUT, &rev);
+    int64_t end = sys_clock_ns() + 20000000000ll;
+    while (!err && sent < bytes && sys_clock_ns() < end) {
+        uint8_t chunk[1024];
+        uint64_t k = bytes - sent < sizeof(chunk) ? bytes - sent : sizeof(chunk), took = 0;
+        for (uint64_t i = 0; i < k; i++)
+            chunk[i] = tcp_byte(sent + i);
+        err = net_send(ep, c, chunk, k, &took);
+        sent += err ? 0 : took;
+        if (err == -E_AGAIN) {
+            err = 0;
+            sleep_ms(1);
+        }
+    }
+    err = err ? err : net_shutdown(ep, c, 1);
+    while (!err && sys_clock_ns() < end) {
+        err = net_recv(ep, c, buf, 4096, &n);
+        if (err == -E_AGAIN) {
+            err = 0;
+            sleep_ms(1);
+            continue;
+        }
+        if (err || n == 0)
+            break;
+        got += n;
+    }
+    uint32_t error = 0, state = tcp_state(c, &error);
+    net_close(ep, c);
+    snprintf(line, sizeof(line), "connect: err %ld sent %lu got %lu state %u error %u port %u", (long)err,
+             (unsigned long)sent, (unsigned long)got, state, error, bound);
+    return line;
+}
+
 static int echo(void)
 {
-    uint32_t sock = 0, bound = 0, from = 0, port = 0;
-    if (net_open(ep, 1, ECHO_PORT, &sock, &bound) != 0) {
-        printf("netpeer: cannot open UDP port %d\n", ECHO_PORT);
+    uint32_t sock = 0, bound = 0, from = 0, port = 0, l = 0;
+    if (net_open(ep, 1, ECHO_PORT, &sock, &bound) != 0 || net_open(ep, 3, ECHO_PORT, &l, &bound) != 0 ||
+        net_listen(ep, l, 8) != 0 || thread_spawn(tcp_echo, (void *)(uint64_t)l, 100, -1) < 0) {
+        printf("netpeer: cannot open UDP and TCP port %d\n", ECHO_PORT);
         return 1;
     }
-    printf("netpeer: echoing on UDP port %d\n", ECHO_PORT);
+    printf("netpeer: echoing on UDP and TCP port %d\n", ECHO_PORT);
     uint32_t echoed = 0;
     for (;;) {
         uint64_t n = 0;
@@ -429,6 +525,12 @@ static int echo(void)
             break;
         if (n == 6 && memcmp(buf, "stats?", 6) == 0) {   /* the counters as text, instead of an echo */
             const char *c = counters();
+            n = strlen(c);
+            memmove(buf, c, n);
+        }
+        if (n > 8 && n < 40 && memcmp(buf, "connect ", 8) == 0) {
+            buf[n] = 0;
+            const char *c = tcp_connect_to(from, (const char *)buf);
             n = strlen(c);
             memmove(buf, c, n);
         }

@@ -1,0 +1,200 @@
+"""TCP in the network stack (services/net/tcp.c) spoken to from the host,
+segment by segment with scapy (in the manner of packetdrill), in both
+placements: the test is the other machine on the wire, as in
+test_nethostile.py. The guest runs tests/programs/netpeer role=echo, whose
+thread echoes TCP on port 7 and closes a connection when its peer's data
+ends; a UDP datagram "connect PORT BYTES" makes it connect to us.
+
+Checked, field by field with the checksums: the handshake and its MSS
+option; data echoed with our data acknowledged; the retransmission of
+unacknowledged data after RFC 6298's timeout (Linux's 200 ms floor once
+an RTT is measured), doubling; data that comes early held and answered
+at once by a duplicate ACK, then acknowledged whole when the hole fills;
+our FIN acknowledged, the guest's FIN after the echo, the connection gone
+afterwards (a RST for what comes next); RFC 5961's challenge ACK for a RST
+or a SYN not exactly in place, and an exact RST ending the connection;
+a zero window probed (as Linux probes: an ACK one below SND.UNA) at
+growing intervals until it opens, then the data in segments no longer
+than our MSS; the guest as the client (SYN with its MSS, data within our
+MSS, its FIN, TIME_WAIT); and the stack's memory back where it was."""
+import re
+import time
+
+import pytest
+
+from test_nethostile import GUEST_IP, HOST_IP, checksums_hold, guest, resolve, stack_memory, to_guest, udp_data  # noqa: F401
+
+scapy = pytest.importorskip("scapy.all", reason="scapy is installed by ./petrel setup")
+from scapy.all import IP, TCP, UDP, Raw  # noqa: E402
+
+
+class Peer:
+    """Our end of one connection with the guest's port 7 (or, for the
+    guest's connect, its port `sport` to ours `dport`)."""
+
+    def __init__(self, wire, sport, dport=7, isn=1000):
+        self.wire, self.sport, self.dport = wire, sport, dport
+        self.seq, self.ack = isn, 0
+
+    def send(self, flags, data=b"", seq=None, ack=None, window=65535, options=None):
+        seg = TCP(sport=self.sport, dport=self.dport, seq=self.seq if seq is None else seq,
+                  ack=self.ack if ack is None else ack, flags=flags, window=window, options=options or [])
+        self.wire.send(to_guest(IP(src=HOST_IP, dst=GUEST_IP) / seg / Raw(data)) if data else
+                       to_guest(IP(src=HOST_IP, dst=GUEST_IP) / seg))
+        if seq is None:
+            self.seq += len(data) + ("S" in flags) + ("F" in flags)
+
+    def expect(self, seconds=1.0, count=1, where=lambda t: True):
+        """Segments of this connection from the guest (each checked: addresses and checksums)."""
+        got = self.wire.expect(lambda f: TCP in f and f[IP].src == GUEST_IP and f[TCP].sport == self.dport and
+                               f[TCP].dport == self.sport and where(f[TCP]), seconds, count)
+        for f in got:
+            assert f[IP].dst == HOST_IP and checksums_hold(f), f.summary()
+        return [f[TCP] for f in got]
+
+    def handshake(self, mss=1460, window=65535):
+        self.send("S", options=[("MSS", mss)], window=window)
+        got = self.expect()
+        assert got, "no SYN-ACK"
+        sa = got[0]
+        assert (str(sa.flags), sa.ack, sa.dataofs, sa.window, dict(sa.options).get("MSS")) == \
+            ("SA", self.seq, 6, 65535, 1460), sa.summary()
+        self.ack = sa.seq + 1
+        self.send("A", window=window)
+        return sa.seq + 1
+
+
+def payload(t):
+    """A segment's data (without the frame's padding)."""
+    ip = t.underlayer
+    return bytes(t.payload)[:ip.len - ip.ihl * 4 - t.dataofs * 4]
+
+
+def test_tcp_conversations(guest):
+    wire, result, thread = guest
+    resolve(wire)
+    time.sleep(0.3)
+    wire.drain()
+    mem_before = stack_memory(wire)
+
+    # The handshake, then data echoed with ours acknowledged.
+    p = Peer(wire, 40001)
+    una = p.handshake()
+    p.send("PA", b"hello tcp")
+    got = p.expect(1.0, where=lambda t: len(payload(t)) > 0)
+    assert got, "no echo"
+    first = time.monotonic()
+    e = got[0]
+    assert (payload(e), e.seq, e.ack, "P" in str(e.flags)) == (b"hello tcp", una, p.seq, True), e.summary()
+    # Not acknowledged: sent again after the timeout (at least Linux's 200 ms), then after twice it.
+    at = [first]
+    for _ in range(2):
+        again = p.expect(3.0, where=lambda t: len(payload(t)) > 0)
+        at.append(time.monotonic())
+        assert again and payload(again[0]) == b"hello tcp" and again[0].seq == una, again
+    gaps = [b - a for a, b in zip(at, at[1:])]
+    assert 0.15 <= gaps[0] <= 1.2 and gaps[1] >= 1.6 * gaps[0], gaps
+    p.ack = una + 9
+    p.send("A")
+
+    # Early data: a duplicate ACK at once; the hole filled: all acknowledged and echoed in order.
+    msg = bytes(range(65, 85))
+    p.send("PA", msg[10:], seq=p.seq + 10)
+    got = p.expect(0.5)
+    assert got and got[0].ack == p.seq and not payload(got[0]), [t.summary() for t in got]
+    p.send("PA", msg[:10])
+    p.seq += 10                                        # (the early 10 are in too)
+    echoed = b""
+    end = time.monotonic() + 2
+    while len(echoed) < 20 and time.monotonic() < end:
+        for t in p.expect(0.5, where=lambda t: len(payload(t)) > 0):
+            assert t.ack == p.seq, t.summary()
+            echoed += payload(t)
+    assert echoed == msg
+    p.ack += 20
+    p.send("A")
+
+    # Our FIN: acknowledged; the echo's end brings the guest's FIN; after
+    # our ACK of it the connection is gone (a RST answers what comes next).
+    p.send("FA")
+    fin = p.expect(1.0, where=lambda t: "F" in str(t.flags))
+    assert fin and fin[0].ack == p.seq and fin[0].seq == p.ack, [t.summary() for t in fin]
+    p.ack += 1
+    p.send("A")
+    p.send("PA", b"late")
+    rst = p.expect(1.0, where=lambda t: "R" in str(t.flags))
+    assert rst and rst[0].seq == p.ack, [t.summary() for t in rst]
+
+    # RFC 5961: a RST or SYN not exactly in place gets a challenge ACK; an exact RST ends it.
+    p = Peer(wire, 40002)
+    una = p.handshake()
+    p.send("R", seq=p.seq + 100)
+    got = p.expect(0.5)
+    assert got and str(got[0].flags) == "A" and (got[0].seq, got[0].ack) == (una, p.seq), [t.summary() for t in got]
+    p.send("S", seq=p.seq + 5)
+    got = p.expect(0.5)
+    assert got and str(got[0].flags) == "A" and got[0].ack == p.seq, [t.summary() for t in got]
+    p.send("R")
+    assert p.expect(0.3) == [], "an answer to a RST"
+    p.send("PA", b"after the reset")
+    rst = p.expect(1.0)
+    assert rst and "R" in str(rst[0].flags), [t.summary() for t in rst]
+
+    # A zero window: probed, at growing intervals, until it opens; then the
+    # data in segments no longer than our MSS of 1,000.
+    p = Peer(wire, 40003)
+    una = p.handshake(mss=1000)
+    p.send("A", window=0)
+    data = bytes((i * 3) & 0xff for i in range(3000))
+    for k in range(0, 3000, 1000):
+        p.send("PA", data[k:k + 1000], window=0)
+    probes, seen, other = [], time.monotonic(), []
+    while len(probes) < 3 and time.monotonic() < seen + 6:
+        for t in p.expect(1.0):
+            other.append(t.summary() + f" seq {t.seq} ack {t.ack} win {t.window}")
+            assert not payload(t), f"data into a zero window: {t.summary()}"
+            if t.seq == una - 1:
+                probes.append(time.monotonic())
+    assert len(probes) >= 3, (una, probes, other)
+    gaps = [b - a for a, b in zip(probes, probes[1:])]
+    assert gaps[1] > gaps[0] * 1.5 and gaps[0] >= 0.15, gaps
+    p.send("A", window=65535)
+    echoed, end = b"", time.monotonic() + 3
+    while len(echoed) < 3000 and time.monotonic() < end:
+        for t in p.expect(0.5, where=lambda t: len(payload(t)) > 0):
+            assert len(payload(t)) <= 1000 and t.seq == una + len(echoed), t.summary()
+            echoed += payload(t)
+            p.ack = t.seq + len(payload(t))
+            p.send("A")
+    assert echoed == data
+    p.send("R")
+
+    # The guest connects to us: SYN with its MSS, then its data within ours, its FIN; TIME_WAIT.
+    wire.send(to_guest(IP(src=HOST_IP, dst=GUEST_IP) / UDP(sport=4001, dport=7) / Raw(b"connect 5000 3000")))
+    syn = wire.expect(lambda f: TCP in f and f[TCP].dport == 5000 and "S" in str(f[TCP].flags), 2.0)
+    assert syn, "no SYN from the guest"
+    s = syn[0][TCP]
+    assert (str(s.flags), dict(s.options).get("MSS"), s.window) == ("S", 1460, 65535) and checksums_hold(syn[0])
+    c = Peer(wire, 5000, dport=s.sport, isn=9000)
+    c.ack = s.seq + 1
+    c.send("SA", options=[("MSS", 1000)])
+    got_data, fin_seen, end = b"", False, time.monotonic() + 3
+    while not fin_seen and time.monotonic() < end:
+        for t in c.expect(0.5):
+            assert len(payload(t)) <= 1000, t.summary()
+            if payload(t) and t.seq == c.ack:
+                got_data += payload(t)
+                c.ack += len(payload(t))
+            if "F" in str(t.flags) and t.seq == c.ack:
+                c.ack += 1
+                fin_seen = True
+        c.send("A")
+    assert fin_seen and got_data == bytes((i * 7 + i // 1021) & 0xff for i in range(3000))
+    c.send("FA")
+    reply = wire.expect(lambda f: UDP in f and f[UDP].dport == 4001, 3.0)
+    assert reply, "netpeer did not report its connection"
+    text = udp_data(reply[0]).decode()
+    assert re.match(r"connect: err 0 sent 3000 got 0 state 6 error 0 port \d+", text), text
+
+    time.sleep(0.3)
+    assert stack_memory(wire) == mem_before
