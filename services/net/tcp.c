@@ -50,6 +50,9 @@
 #define RETRIES2        15u             /* net.ipv4.tcp_retries2 */
 #define MSS_DEFAULT     536u            /* RFC 9293 3.7.1: without the option */
 #define MSS_MIN         88u             /* Linux's TCP_MIN_MSS */
+#define WSCALE          7u              /* the window shift we ask for (Linux's with its buffers) */
+#define TS_TICK_NS      1000000ull      /* timestamps count milliseconds (Linux's TCP_TS_HZ) */
+#define PAWS_IDLE_NS    (24ull * 86400 * 1000000000)    /* RFC 7323 5.5: TS.Recent older is invalid */
 
 #define ECONNRESET      104
 #define ECONNREFUSED    111
@@ -72,6 +75,8 @@ struct tcb {
     struct tcb *listener;               /* not accepted yet: whose queue it is in */
     uint64_t born;                      /* the order connections came to a listener in */
     uint8_t state, used, nodelay;
+    uint8_t ts_ok, sack_ok, ws_ok;      /* options agreed (offered, in SYN_SENT) */
+    uint8_t snd_wscale, rcv_wscale;
     uint8_t shut_rd, shut_wr;           /* no more to read (FIN, shutdown or the end); no more to send */
     uint8_t fin_done;                   /* our FIN was acknowledged */
     uint8_t err_told;
@@ -81,12 +86,16 @@ struct tcb {
     /* RFC 9293 3.3.1 */
     uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, snd_wl1, snd_wl2, max_wnd;
     uint32_t irs, rcv_nxt, rcv_adv;     /* rcv_adv: the right edge of the window we offered */
+    uint32_t last_ack_sent, ts_recent, ts_offset, last_early;
+    uint64_t ts_recent_at;
     uint32_t mss, rmss;                 /* what we send in a segment; what we asked for */
     struct ring snd, rcv;               /* snd: from snd_una (after the SYN); rcv: read up to rcv_nxt, then early data */
     uint32_t ooo_start[OOO_RANGES], ooo_end[OOO_RANGES];    /* early data held, sorted, apart */
     uint8_t nooo;
     struct tcp_rto rto;
     struct tcp_cc cc;
+    struct tcp_sb sb;                   /* what the peer SACKed */
+    uint32_t high_rxt;                  /* RFC 6675's HighRxt */
     uint8_t dupacks, in_recovery, retries;
     uint32_t recover, inflate;          /* RFC 6582's recovery point; NewReno's window inflation */
     uint32_t rtt_seq;                   /* the segment being timed (Karn), valid while rtt_at */
@@ -172,11 +181,130 @@ static uint32_t rcv_room(const struct tcb *t)
  * min(half the buffer, one segment)). */
 static uint32_t rcv_window(const struct tcb *t)
 {
-    uint32_t room = min32(rcv_room(t), 0xffff);         /* (no window scaling yet) */
+    uint32_t room = min32(rcv_room(t), 0xffffu << t->rcv_wscale);
+    room &= ~((1u << t->rcv_wscale) - 1);               /* (what the scaled field can say) */
     uint32_t offered = seq_lt(t->rcv_nxt, t->rcv_adv) ? t->rcv_adv - t->rcv_nxt : 0;
     if (room > offered && room - offered < min32(BUF_BYTES / 2, t->rmss))
         return offered;
     return room > offered ? room : offered;
+}
+
+/* ---------------------------------------------------------------- options */
+
+/* A segment's options (RFC 9293 3.2, RFC 7323, RFC 2018). */
+struct opts {
+    uint32_t mss;                       /* 0: none */
+    int32_t wscale;                     /* -1: none */
+    uint8_t sack_perm, has_ts, nsack;
+    uint32_t tsval, tsecr;
+    uint32_t sack_start[4], sack_end[4];
+};
+
+static void parse_options(const uint8_t *opt, uint32_t len, struct opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->wscale = -1;
+    for (uint32_t i = 0; i < len;) {
+        uint8_t kind = opt[i];
+        if (kind == 0)
+            break;
+        if (kind == 1) {
+            i++;
+            continue;
+        }
+        if (i + 1 >= len || opt[i + 1] < 2 || i + opt[i + 1] > len)
+            break;                                      /* (a malformed list: what came before holds) */
+        uint32_t olen = opt[i + 1];
+        const uint8_t *v = opt + i + 2;
+        if (kind == 2 && olen == 4) {
+            o->mss = get16(v) < MSS_MIN ? MSS_MIN : get16(v);
+        } else if (kind == 3 && olen == 3) {
+            o->wscale = v[0] > 14 ? 14 : v[0];          /* (RFC 7323 2.3: more is taken as 14) */
+        } else if (kind == 4 && olen == 2) {
+            o->sack_perm = 1;
+        } else if (kind == 5 && olen >= 10 && (olen - 2) % 8 == 0) {
+            for (uint32_t k = 0; k < (olen - 2) / 8 && k < 4; k++) {
+                o->sack_start[k] = get32(v + 8 * k);
+                o->sack_end[k] = get32(v + 8 * k + 4);
+                o->nsack = (uint8_t)(k + 1);
+            }
+        } else if (kind == 8 && olen == 10) {
+            o->has_ts = 1;
+            o->tsval = get32(v);
+            o->tsecr = get32(v + 4);
+        }
+        i += olen;
+    }
+}
+
+static uint32_t ts_now(const struct tcb *t)
+{
+    return (uint32_t)(svc_clock_ns() / TS_TICK_NS) + t->ts_offset;
+}
+
+/* The options of a segment of t with `flags` into p, in Linux's order
+ * and layout (so that a capture compares with Linux's): a SYN offers (or,
+ * answering, accepts) MSS, SACK, timestamps and window scaling; later
+ * segments carry the timestamps and, in a pure ACK while early data is
+ * held, SACK blocks (the range of the latest segment first). Their length
+ * (a multiple of 4). */
+static uint32_t write_options(const struct tcb *t, uint8_t *p, uint8_t flags, uint32_t len)
+{
+    uint32_t n = 0;
+    if (flags & SYN) {
+        p[n++] = 2;
+        p[n++] = 4;
+        put16(p + n, t->rmss);
+        n += 2;
+    }
+    if (t->ts_ok) {
+        if ((flags & SYN) && t->sack_ok) {
+            p[n++] = 4;
+            p[n++] = 2;
+        } else {
+            p[n++] = 1;
+            p[n++] = 1;
+        }
+        p[n++] = 8;
+        p[n++] = 10;
+        put32(p + n, ts_now(t));
+        put32(p + n + 4, t->ts_recent);
+        n += 8;
+    }
+    if ((flags & SYN) && t->ws_ok) {
+        p[n++] = 1;
+        p[n++] = 3;
+        p[n++] = 3;
+        p[n++] = WSCALE;
+    }
+    if ((flags & SYN) && t->sack_ok && !t->ts_ok) {
+        p[n++] = 1;
+        p[n++] = 1;
+        p[n++] = 4;
+        p[n++] = 2;
+    }
+    if (!(flags & (SYN | RST)) && !len && t->sack_ok && t->nooo) {
+        uint32_t max = t->ts_ok ? 3 : 4, k = t->nooo < max ? t->nooo : max, latest = 0;
+        for (uint32_t i = 0; i < t->nooo; i++)
+            if (seq_le(t->ooo_start[i], t->last_early) && seq_lt(t->last_early, t->ooo_end[i]))
+                latest = i;
+        p[n++] = 1;
+        p[n++] = 1;
+        p[n++] = 5;
+        p[n++] = (uint8_t)(2 + 8 * k);
+        put32(p + n, t->ooo_start[latest]);
+        put32(p + n + 4, t->ooo_end[latest]);
+        n += 8;
+        for (uint32_t i = 0, put = 1; i < t->nooo && put < k; i++) {
+            if (i == latest)
+                continue;
+            put32(p + n, t->ooo_start[i]);
+            put32(p + n + 4, t->ooo_end[i]);
+            n += 8;
+            put++;
+        }
+    }
+    return n;
 }
 
 /* ---------------------------------------------------------------- output */
@@ -204,21 +332,18 @@ static void send_bare(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t r
 static int emit(struct tcb *t, uint32_t seq, uint8_t flags, uint32_t off, uint32_t len)
 {
     uint8_t *s = net_ip_payload();
-    uint32_t hlen = TCP_HLEN + ((flags & SYN) ? 4 : 0), wnd = rcv_window(t);
+    uint32_t olen = write_options(t, s + TCP_HLEN, flags, len), hlen = TCP_HLEN + olen, wnd = rcv_window(t);
+    if (flags & SYN)
+        wnd = min32(rcv_room(t), 0xffff);               /* (a SYN's window is never scaled) */
     put16(s, t->lport);
     put16(s + 2, t->rport);
     put32(s + 4, seq);
     put32(s + 8, (flags & ACK) ? t->rcv_nxt : 0);
     s[12] = (uint8_t)((hlen / 4) << 4);
     s[13] = flags;
-    put16(s + 14, wnd);
+    put16(s + 14, (flags & SYN) ? wnd : wnd >> t->rcv_wscale);
     put16(s + 16, 0);
     put16(s + 18, 0);
-    if (flags & SYN) {
-        s[20] = 2;                                      /* MSS (RFC 9293 3.7.1) */
-        s[21] = 4;
-        put16(s + 22, t->rmss);
-    }
     if (len)
         ring_read(&t->snd, off, s + hlen, len);
     put16(s + 16, net_checksum(s, hlen + len, net_pseudo_sum(t->laddr, t->raddr, PROTO_TCP, hlen + len)));
@@ -230,6 +355,7 @@ static int emit(struct tcb *t, uint32_t seq, uint8_t flags, uint32_t off, uint32
     if (flags & ACK) {
         t->t_delack = 0;                                /* (the ACK went with it) */
         t->rcv_adv = t->rcv_nxt + wnd;
+        t->last_ack_sent = t->rcv_nxt;
     }
     net_stat.tcp_out++;
     return 0;
@@ -264,6 +390,17 @@ static void output(struct tcb *t)
     if ((t->state != T_ESTABLISHED && t->state != T_CLOSE_WAIT && t->state != T_FIN_WAIT_1 &&
          t->state != T_CLOSING && t->state != T_LAST_ACK) || t->fin_done)
         return;
+    int sack_rec = t->in_recovery && t->sack_ok;
+    while (sack_rec) {                                  /* RFC 6675 5 (C): the lost holes first, as the pipe allows */
+        uint32_t seq, len;
+        uint32_t pipe = tcp_sb_pipe(&t->sb, t->snd_una, t->snd_nxt, t->high_rxt, t->mss);
+        if (pipe + t->mss > t->cc.cwnd || !tcp_sb_next_seg(&t->sb, t->snd_una, t->high_rxt, t->mss, 0, &seq, &len))
+            break;
+        if (emit(t, seq, ACK, seq - t->snd_una, len))
+            break;
+        t->high_rxt = seq + len;
+        t->retrans++;
+    }
     uint32_t wnd = min32(t->snd_wnd, t->cc.cwnd + t->inflate);
     for (;;) {
         uint32_t end = t->snd_una + t->snd.len;         /* the sequence number after the last byte */
@@ -272,6 +409,10 @@ static void output(struct tcb *t)
         uint32_t sent = t->snd_nxt - t->snd_una, avail = t->snd.len - sent;
         uint32_t flight = t->snd_nxt - t->snd_una;
         uint32_t usable = wnd > flight ? wnd - flight : 0;
+        if (sack_rec) {                                 /* (new data, rule 2: within cwnd - pipe) */
+            uint32_t pipe = tcp_sb_pipe(&t->sb, t->snd_una, t->snd_nxt, t->high_rxt, t->mss);
+            usable = min32(t->snd_wnd > flight ? t->snd_wnd - flight : 0, t->cc.cwnd > pipe ? t->cc.cwnd - pipe : 0);
+        }
         uint32_t n = min32(min32(avail, t->mss), usable);
         int fin = t->shut_wr && n == avail;
         if (n < t->mss && n > 0 && flight) {
@@ -460,27 +601,6 @@ static void enter_time_wait(struct tcb *t, uint64_t now)
 
 /* ---------------------------------------------------------------- input */
 
-/* The MSS option of a SYN (MSS_DEFAULT without one). */
-static uint32_t syn_mss(const uint8_t *opt, uint32_t len)
-{
-    for (uint32_t i = 0; i < len;) {
-        if (opt[i] == 0)
-            break;
-        if (opt[i] == 1) {
-            i++;
-            continue;
-        }
-        if (i + 1 >= len || opt[i + 1] < 2 || i + opt[i + 1] > len)
-            break;
-        if (opt[i] == 2 && opt[i + 1] == 4) {
-            uint32_t m = get16(opt + i + 2);
-            return m < MSS_MIN ? MSS_MIN : m;
-        }
-        i += opt[i + 1];
-    }
-    return MSS_DEFAULT;
-}
-
 /* RFC 9293 3.10.7.4's acceptability test, against the room we have. */
 static int acceptable(const struct tcb *t, uint32_t seq, uint32_t len)
 {
@@ -494,13 +614,31 @@ static int acceptable(const struct tcb *t, uint32_t seq, uint32_t len)
            (seq_le(t->rcv_nxt, last) && seq_lt(last, t->rcv_nxt + wnd));
 }
 
-static void start_cc(struct tcb *t, uint32_t peer_mss)
+/* The options a SYN (or SYN-ACK) agreed, and the congestion module
+ * started for the segment size they give (the timestamps take 12 bytes of
+ * every segment, as Linux counts them). */
+static void agree(struct tcb *t, const struct opts *o)
 {
-    t->mss = min32(peer_mss, route_mss(t->raddr));
+    t->ts_ok = t->ts_ok && o->has_ts;
+    t->sack_ok = t->sack_ok && o->sack_perm;
+    t->ws_ok = t->ws_ok && o->wscale >= 0;
+    t->snd_wscale = t->ws_ok ? (uint8_t)o->wscale : 0;
+    t->rcv_wscale = t->ws_ok ? WSCALE : 0;
+    if (t->ts_ok) {
+        t->ts_recent = o->tsval;
+        t->ts_recent_at = svc_clock_ns();
+    }
+    t->mss = min32(o->mss ? o->mss : MSS_DEFAULT, route_mss(t->raddr)) - (t->ts_ok ? 12 : 0);
     tcp_cc_start(&t->cc, t->cc.ops ? t->cc.ops : &tcp_cc_newreno, t->mss);
 }
 
-static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t tlen);
+static void offer_options(struct tcb *t)
+{
+    t->ts_ok = t->sack_ok = t->ws_ok = 1;
+    t->ts_offset = (uint32_t)new_isn(t->raddr, t->laddr, t->rport, t->lport);
+}
+
+static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t tlen, const struct opts *o);
 
 void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadcast)
 {
@@ -518,6 +656,8 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
     uint16_t sport = get16(s), dport = get16(s + 2);
     uint8_t flags = s[13];
     uint32_t seg_len = tlen - off + !!(flags & SYN) + !!(flags & FIN);
+    struct opts o;
+    parse_options(s + TCP_HLEN, off - TCP_HLEN, &o);
     struct tcb *t = tcb_find(dst, dport, src, sport);
     if (!t) {                                           /* 3.10.7.1 */
         if (flags & RST)
@@ -555,7 +695,8 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
         c->rcv_nxt = seq + 1;
         c->rmss = route_mss(src);
         c->cc.ops = t->cc.ops;
-        start_cc(c, syn_mss(s + TCP_HLEN, off - TCP_HLEN));
+        offer_options(c);
+        agree(c, &o);
         c->snd_wnd = c->max_wnd = get16(s + 14);
         c->snd_wl1 = seq;
         c->iss = c->snd_una = c->snd_nxt = c->snd_max = new_isn(dst, src, dport, sport);
@@ -581,7 +722,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
             return;
         t->irs = seq;
         t->rcv_nxt = seq + 1;
-        start_cc(t, syn_mss(s + TCP_HLEN, off - TCP_HLEN));
+        agree(t, &o);
         if (flags & ACK) {
             t->snd_una = ackn;
             t->snd_wnd = t->max_wnd = get16(s + 14);
@@ -604,10 +745,22 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
         net_timers_update();
         return;
     }
+    /* RFC 7323 5.3: PAWS, an old timestamp marks an old duplicate. */
+    if (t->ts_ok && o.has_ts && !(flags & RST) && (int32_t)(o.tsval - t->ts_recent) < 0) {
+        if (svc_clock_ns() - t->ts_recent_at <= PAWS_IDLE_NS) {
+            ack_now(t);
+            return;
+        }
+        t->ts_recent = o.tsval;                         /* (idle past 24 days: TS.Recent is no more) */
+    }
     if (!acceptable(t, seq, seg_len)) {                 /* 3.10.7.4, first */
         if (!(flags & RST))
             ack_now(t);
         return;
+    }
+    if (t->ts_ok && o.has_ts && (int32_t)(o.tsval - t->ts_recent) >= 0 && seq_le(seq, t->last_ack_sent)) {
+        t->ts_recent = o.tsval;                         /* (RFC 7323 4.3) */
+        t->ts_recent_at = svc_clock_ns();
     }
     if (flags & RST) {                                  /* second (RFC 5961 3.2: exactly at RCV.NXT) */
         if (seq != t->rcv_nxt) {
@@ -631,7 +784,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
     }
     if (!(flags & ACK))
         return;
-    established(t, s, off, tlen);
+    established(t, s, off, tlen, &o);
     if (t->pid)
         wake(t);
     net_timers_update();
@@ -652,6 +805,7 @@ static void hold_early(struct tcb *t, uint32_t seq, const uint8_t *data, uint32_
     if (i == j && t->nooo == OOO_RANGES)
         return;
     ring_write(&t->rcv, t->rcv.len + (seq - t->rcv_nxt), data, n);
+    t->last_early = seq;
     if (i < j) {
         start = seq_min(start, t->ooo_start[i]);
         end = seq_max(end, t->ooo_end[j - 1]);
@@ -707,7 +861,7 @@ static int take_data(struct tcb *t, uint32_t seq, const uint8_t *data, uint32_t 
 
 /* New data acknowledged (RFC 9293 3.10.7.4's fifth step; RFC 5681, 6582
  * and 6298 for what it does to the window and the timer). */
-static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now)
+static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now, const struct opts *o)
 {
     uint32_t acked = ackn - t->snd_una, data = acked;
     if (t->snd_una == t->iss)
@@ -722,16 +876,28 @@ static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now)
         t->snd_nxt = ackn;
     t->retries = 0;
     t->dupacks = 0;
+    tcp_sb_ack(&t->sb, ackn);
+    if (seq_lt(t->high_rxt, ackn))
+        t->high_rxt = ackn;
+    /* An RTT sample: of the segment timed (Karn's rule kept), else by the
+     * timestamp echoed (RFC 7323 4.1; a tick of 1 ms at least, as Linux). */
     uint32_t rtt = 0;
     if (t->rtt_at && seq_lt(t->rtt_seq, ackn)) {
         rtt = (uint32_t)((now - t->rtt_at) / 1000);
-        tcp_rto_sample(&t->rto, rtt ? rtt : 1);
+        rtt = rtt ? rtt : 1;
         t->rtt_at = 0;
+    } else if (t->ts_ok && o->has_ts && o->tsecr && ts_now(t) - o->tsecr < 60000) {
+        uint32_t ms = ts_now(t) - o->tsecr;
+        rtt = ms ? ms * 1000 : 1000;
     }
+    if (rtt)
+        tcp_rto_sample(&t->rto, rtt);
     if (t->in_recovery && seq_le(t->recover, ackn)) {
         t->in_recovery = 0;
         t->inflate = 0;
         t->cc.ops->recovered(&t->cc, t->snd_max - t->snd_una);
+    } else if (t->in_recovery && t->sack_ok) {
+        /* RFC 6675: the holes go as the pipe lets them (output). */
     } else if (t->in_recovery) {                        /* RFC 6582: a partial ACK, the next hole */
         emit(t, t->snd_una, ACK, 0, min32(t->snd.len, t->mss));
         t->retrans++;
@@ -745,9 +911,33 @@ static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now)
 
 /* ACK, data and FIN of a segment in a synchronized state (3.10.7.4's fifth
  * step on). */
-static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t tlen)
+/* Loss detected (RFC 5681 3.2, RFC 6675 5): ssthresh and cwnd from the
+ * module, the first segment not acknowledged sent again at once. */
+static void enter_recovery(struct tcb *t, uint64_t now)
 {
-    uint32_t seq = get32(s + 4), ackn = get32(s + 8), wnd = get16(s + 14);
+    t->cc.ops->congestion(&t->cc, t->snd_max - t->snd_una, now / 1000);
+    t->in_recovery = 1;
+    t->recover = t->snd_max;
+    t->inflate = t->sack_ok ? 0 : TCP_DUPTHRESH * t->mss;
+    t->rtt_at = 0;                                      /* (Karn) */
+    uint32_t n = min32(t->snd.len, t->mss);
+    if (t->sack_ok) {
+        uint32_t seq, len;
+        if (!tcp_sb_next_seg(&t->sb, t->snd_una, t->snd_una, t->mss, 1, &seq, &len)) {
+            seq = t->snd_una;
+            len = n;
+        }
+        n = seq == t->snd_una ? len : n;
+        t->high_rxt = t->snd_una + n;
+    }
+    emit(t, t->snd_una, ACK, 0, n);
+    t->retrans++;
+    arm_rtx(t);                                         /* (the oldest segment sent again: its timer anew, as Linux) */
+}
+
+static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t tlen, const struct opts *o)
+{
+    uint32_t seq = get32(s + 4), ackn = get32(s + 8), wnd = (uint32_t)get16(s + 14) << t->snd_wscale;
     uint8_t flags = s[13];
     uint64_t now = svc_clock_ns();
     if (t->state == T_SYN_RECEIVED) {
@@ -765,22 +955,23 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
         ack_now(t);
         return;
     }
-    if (seq_lt(t->snd_una, ackn)) {
-        new_ack(t, ackn, now);
-    } else if (ackn == t->snd_una && tlen == off && wnd == t->snd_wnd && t->snd_una != t->snd_max &&
-               !(flags & (SYN | FIN))) {
-        /* RFC 5681's duplicate ACK: the third starts fast retransmit,
-         * each one after it lets one more segment out (NewReno). */
+    int advanced = seq_lt(t->snd_una, ackn);
+    if (advanced)
+        new_ack(t, ackn, now, o);
+    uint32_t sacked = 0;
+    for (unsigned k = 0; t->sack_ok && k < o->nsack; k++)
+        sacked += tcp_sb_add(&t->sb, t->snd_una, t->snd_max, o->sack_start[k], o->sack_end[k]);
+    int dup = !advanced && t->snd_una != t->snd_max &&
+              (sacked || (ackn == t->snd_una && tlen == off && wnd == t->snd_wnd && !(flags & (SYN | FIN))));
+    if (dup) {
+        /* RFC 5681's duplicate ACK (RFC 6675's: one that SACKs new data):
+         * the third, or SACKs that show the first segment lost, start
+         * recovery; in NewReno's each one after lets one more segment out. */
         if (t->in_recovery) {
-            t->inflate += t->mss;
-        } else if (++t->dupacks == TCP_DUPTHRESH) {
-            t->cc.ops->congestion(&t->cc, t->snd_max - t->snd_una, now / 1000);
-            t->in_recovery = 1;
-            t->recover = t->snd_max;
-            t->inflate = TCP_DUPTHRESH * t->mss;
-            t->rtt_at = 0;                              /* (Karn) */
-            emit(t, t->snd_una, ACK, 0, min32(t->snd.len, t->mss));
-            t->retrans++;
+            t->inflate += t->sack_ok ? 0 : t->mss;
+        } else if (++t->dupacks >= TCP_DUPTHRESH ||
+                   (t->sack_ok && tcp_sb_is_lost(&t->sb, t->snd_una, t->mss))) {
+            enter_recovery(t, now);
         }
     }
     if (seq_lt(t->snd_wl1, seq) || (t->snd_wl1 == seq && seq_le(t->snd_wl2, ackn))) {
@@ -877,6 +1068,8 @@ static void rtx_timeout(struct tcb *t, uint64_t now)
         t->in_recovery = 0;
         t->inflate = 0;
         t->dupacks = 0;
+        tcp_sb_clear(&t->sb);                           /* (RFC 2018 8: the peer may have dropped what it SACKed) */
+        t->high_rxt = t->snd_una;
         t->snd_nxt = t->snd_una;                        /* go back: send from the oldest again */
         t->retrans--;                                   /* (output counts what it sends again) */
         output(t);
@@ -1081,6 +1274,7 @@ int64_t net_op_connect(struct svc_call *call, uint32_t sock, uint32_t addr, uint
     t->rport = (uint16_t)port;
     t->used = 1;
     t->rmss = route_mss(addr);
+    offer_options(t);
     t->iss = t->snd_una = t->snd_nxt = t->snd_max = new_isn(laddr, addr, t->lport, t->rport);
     t->state = T_SYN_SENT;
     output(t);

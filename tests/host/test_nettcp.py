@@ -169,6 +169,93 @@ def test_tcp_conversations(guest):
     assert echoed == data
     p.send("R")
 
+    # Options as Linux offers them: the SYN-ACK answers in Linux's order;
+    # windows are scaled by 2^7, every segment echoes our timestamp.
+    p = Peer(wire, 40004)
+    p.send("S", options=[("MSS", 1460), ("SAckOK", b""), ("Timestamp", (5000, 0)), ("NOP", None), ("WScale", 7)])
+    got = p.expect()
+    assert got, "no SYN-ACK"
+    sa = got[0]
+    names = [o[0] for o in sa.options]
+    assert names == ["MSS", "SAckOK", "Timestamp", "NOP", "WScale"] and sa.dataofs == 10, sa.options
+    opts = dict(sa.options)
+    assert (opts["MSS"], opts["Timestamp"][1], opts["WScale"], sa.window) == (1460, 5000, 7, 65535), sa.options
+    una = p.ack = sa.seq + 1
+    tsval = 5001
+    time.sleep(0.3)                     # (an RTT of 300 ms: a timeout of about 900 ms, far from what follows)
+    p.send("A", window=512, options=[("NOP", None), ("NOP", None), ("Timestamp", (tsval, opts["Timestamp"][0]))])
+    # Two early pieces (two holes): the ACKs carry SACK blocks, the latest first.
+    base = p.seq
+    block = bytes(range(100, 200))
+
+    def ts(v):
+        return [("NOP", None), ("NOP", None), ("Timestamp", (v, 0))]
+    p.send("PA", block, seq=base + 200, window=512, options=ts(5002))
+    first = p.expect(0.5)
+    p.send("PA", block, seq=base + 400, window=512, options=ts(5003))
+    second = p.expect(0.5)
+    assert first and second, "no ACKs for early data"
+    sacks = [dict(t.options).get("SAck") for t in (first[0], second[0])]
+    assert sacks == [(base + 200, base + 300), (base + 400, base + 500, base + 200, base + 300)], sacks
+    for t in first + second:
+        assert t.ack == base and dict(t.options)["Timestamp"][1] == 5001, t.options   # (early: TS.Recent stays)
+        assert 400 <= t.window <= 512, t.window          # (64 KiB less what is held, in units of 128)
+    p.send("PA", block * 2, seq=base, window=512, options=ts(5004))
+    p.send("PA", block, seq=base + 300, window=512, options=ts(5005))
+    p.seq = base + 500
+    # The holes filled: all acknowledged (no SACK any more), and echoed
+    # (each piece acknowledged as it comes, else Nagle holds a small rest).
+    acked, echoed, end = False, {}, time.monotonic() + 2
+    while not (acked and sum(len(v) for v in echoed.values()) == 500) and time.monotonic() < end:
+        for t in p.expect(0.05):
+            if t.ack == base + 500 and "SAck" not in dict(t.options):
+                acked = True
+            if payload(t):
+                assert dict(t.options)["Timestamp"][1] >= 5004, t.options
+                echoed[t.seq - una] = payload(t)
+                p.send("A", ack=t.seq + len(payload(t)), window=512, options=ts(5005))
+    assert acked and b"".join(echoed[k] for k in sorted(echoed)) == block * 2 + block * 3, echoed.keys()
+    # Then 4,000 more, whose echo
+    # comes in segments of at most 1,448 bytes (the MSS less the
+    # timestamps), not acknowledged; then SACKs of all but its first
+    # segment: that one alone is sent again, at once.
+    def collect(total, start):
+        """Segments until `total` bytes came or none came for 0.1 s."""
+        got, end = {}, time.monotonic() + 2
+        while sum(len(v[1]) for v in got.values()) < total and time.monotonic() < end:
+            new = p.expect(0.1, where=lambda t: len(payload(t)) > 0)
+            if not new and got:
+                break
+            for t in new:
+                got[t.seq] = (t, payload(t))
+        return [got[k][0] for k in sorted(got, key=lambda k: k - start)], \
+            b"".join(got[k][1] for k in sorted(got, key=lambda k: k - start))
+    p.ack = una = una + 500
+    p.send("A", window=512, options=ts(5006))
+    more = bytes((i * 11) & 0xff for i in range(4000))
+    for k in range(0, 4000, 1000):
+        p.send("PA", more[k:k + 1000], window=512, options=ts(5007))
+    # (Nagle holds a last small piece until an ACK: what came is a prefix.)
+    segs, data = collect(4000, una)
+    assert more.startswith(data) and len(segs) >= 2 and len(data) >= 2896 and \
+        all(len(payload(t)) <= 1448 and dict(t.options)["Timestamp"][1] == 5007 for t in segs), \
+        [(t.seq - una, len(payload(t)), t.flags, t.options) for t in segs]
+    lo, hi = segs[1].seq, una + len(data)
+    for v in (5008, 5009, 5010):
+        p.send("A", ack=una, window=512, options=[("NOP", None), ("NOP", None), ("Timestamp", (v, 0)),
+                                                  ("NOP", None), ("NOP", None), ("SAck", (lo, hi))])
+    again = p.expect(0.15, where=lambda t: len(payload(t)) > 0)
+    assert again and again[0].seq == una and len(payload(again[0])) == lo - una, [t.summary() for t in again]
+    extra = p.expect(0.1, where=lambda t: len(payload(t)) > 0 and t.seq != hi)
+    assert extra == [], ("more than the hole was sent again", [(t.seq - una, len(payload(t))) for t in extra],
+                         [(t.seq - una, len(payload(t))) for t in segs], lo - una, hi - una)
+    p.send("A", ack=hi, window=512, options=ts(5011))
+    if len(data) < 4000:
+        rest, _ = collect(4000 - len(data), hi)
+        assert b"".join(payload(t) for t in rest) == more[len(data):]
+    p.send("A", ack=una + 4000, window=512, options=ts(5012))
+    p.send("R", seq=p.seq)
+
     # The guest connects to us: SYN with its MSS, then its data within ours, its FIN; TIME_WAIT.
     wire.send(to_guest(IP(src=HOST_IP, dst=GUEST_IP) / UDP(sport=4001, dport=7) / Raw(b"connect 5000 3000")))
     syn = wire.expect(lambda f: TCP in f and f[TCP].dport == 5000 and "S" in str(f[TCP].flags), 2.0)
