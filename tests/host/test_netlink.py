@@ -4,8 +4,9 @@ it, one sending numbered frames through its network device service in
 the kernel, the other counting them through the service in user space
 (tests/programs/netpair), every count compared with what the relay did;
 then two Petrel network stacks (services/net, one in the kernel, one in
-user space) pinging and echoing UDP over a clean link and a lossy one
-(tests/programs/netpeer), the clean run's frames judged by tshark."""
+user space) pinging and echoing UDP, then 400,000 bytes through a TCP
+echo, over a clean link and a lossy one (tests/programs/netpeer), the
+clean run's frames judged by tshark."""
 import re
 import socket
 import threading
@@ -215,6 +216,11 @@ def test_two_stacks_ping_and_echo_udp(tmp_path, lossy):
     assert m, summary
     pings, intact, again, wrong = map(int, m.groups())
     assert intact == 300 and wrong == 0, summary
+    tcp = re.search(r"netpeer: tcp: (\d+)/400000 bytes echoed, (\d+) wrong, in (\d+) ms; (\d+) segments sent "
+                    r"again; then the end \((-?\d+)\), state (\d+), error (-?\d+)", out_a)
+    assert tcp, out_a[-1500:]
+    got, wrong, ms, resent, eof, state, err = map(int, tcp.groups())
+    assert (got, wrong, eof, state, err) == (400000, 0, 0, 6, 0), tcp[0]     # (6: TIME_WAIT, the client closed first)
     echoed = re.search(r"netpeer: echoed (\d+) datagrams, answered (\d+) pings", out_b)
     assert echoed, out_b[-1500:]
     if lossy:
@@ -222,8 +228,9 @@ def test_two_stacks_ping_and_echo_udp(tmp_path, lossy):
         # the relay did corrupt some, which the checksums kept out.
         st_ab, st_ba = relay.stats["ab"], relay.stats["ba"]
         assert again > 0 and st_ab.corrupted + st_ba.corrupted > 0 and pings >= 3, (summary, st_ab, st_ba)
+        assert resent > 0, tcp[0]
         assert int(echoed[1]) >= 300
     else:
         assert pings == 5 and again == 0 and int(echoed[1]) == 300 and int(echoed[2]) == 5, (summary, echoed[0])
         for side in ("a", "b"):
-            assert testrun.judge_frames(pcaps[side], ["arp", "icmp", "udp"], REPO) == []
+            assert testrun.judge_frames(pcaps[side], ["arp", "icmp", "udp", "tcp"], REPO) == []

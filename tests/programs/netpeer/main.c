@@ -545,7 +545,65 @@ static int echo(void)
     return 0;
 }
 
-static int client(uint32_t peer, uint32_t count)
+/* role=client's TCP part: `total` bytes of tcp_byte() through the peer's
+ * TCP echo on one connection, sent and checked as they come back, then
+ * the end both ways; one line says how it went. */
+static void tcp_echo_check(uint32_t peer, uint64_t total)
+{
+    static uint8_t chunk[8192];
+    uint32_t c = 0, bound = 0;
+    uint64_t sent = 0, got = 0, n = 0, wrong = 0;
+    int64_t t0 = sys_clock_ns(), end = t0 + 90000000000ll;
+    int64_t err = net_open(ep, 3, 0, &c, &bound);
+    err = err ? err : net_connect(ep, c, peer, ECHO_PORT);
+    err = err ? err : net_wait(ep, c, POLLOUT, &rev);
+    while (!err && got < total && sys_clock_ns() < end) {
+        int progress = 0;
+        if (sent < total) {
+            uint64_t k = total - sent < sizeof(chunk) ? total - sent : sizeof(chunk), took = 0;
+            for (uint64_t i = 0; i < k; i++)
+                chunk[i] = tcp_byte(sent + i);
+            err = net_send(ep, c, chunk, k, &took);
+            sent += err ? 0 : took;
+            progress = err == 0;
+            err = err == -E_AGAIN ? 0 : err;
+        }
+        if (!err) {
+            err = net_recv(ep, c, buf, sizeof(chunk), &n);
+            if (!err && n == 0)
+                break;                                  /* (the end, early) */
+            for (uint64_t i = 0; !err && i < n; i++)
+                wrong += buf[i] != tcp_byte(got + i);
+            got += err ? 0 : n;
+            progress |= err == 0;
+            err = err == -E_AGAIN ? 0 : err;
+        }
+        if (!progress)
+            sleep_ms(1);
+    }
+    int64_t ms = (sys_clock_ns() - t0) / 1000000;
+    err = err ? err : net_shutdown(ep, c, 1);
+    int64_t eof = -1;
+    while (!err && sys_clock_ns() < end) {
+        err = net_recv(ep, c, buf, 16, &n);
+        if (err == -E_AGAIN) {
+            err = 0;
+            sleep_ms(1);
+            continue;
+        }
+        eof = err ? err : (int64_t)n;
+        break;
+    }
+    uint32_t v[16] = { 0 };
+    net_tcp_info(ep, c, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11],
+                 &v[12], &v[13], &v[14], &v[15]);
+    net_close(ep, c);
+    printf("netpeer: tcp: %lu/%lu bytes echoed, %lu wrong, in %ld ms; %u segments sent again; "
+           "then the end (%ld), state %u, error %ld\n", (unsigned long)got, (unsigned long)total,
+           (unsigned long)wrong, (long)ms, v[12], (long)eof, v[0], (long)err);
+}
+
+static int client(uint32_t peer, uint32_t count, uint64_t tcp_bytes)
 {
     uint32_t usock = 0, psock = 0, bound = 0, from = 0, port = 0;
     if (net_open(ep, 1, 0, &usock, &bound) != 0 || net_open(ep, 2, 0, &psock, &bound) != 0) {
@@ -579,6 +637,8 @@ static int client(uint32_t peer, uint32_t count)
         }
         intact += ok;
     }
+    if (tcp_bytes)
+        tcp_echo_check(peer, tcp_bytes);
     for (int i = 0; i < 3; i++)
         net_sendto(ep, usock, peer, ECHO_PORT, "quit", 4);
     printf("netpeer: %d/5 pings answered, %u/%u datagrams echoed intact (%u sent again, %u wrong)\n", answered,
@@ -624,7 +684,7 @@ int main(void)
     if (strcmp(role, "echo") == 0)
         return echo();
     if (strcmp(role, "client") == 0)
-        return client(arg_addr("peer", NULL), (uint32_t)start_arg_u64("n", 200));
+        return client(arg_addr("peer", NULL), (uint32_t)start_arg_u64("n", 200), start_arg_u64("tcp", 0));
     printf("netpeer: role=self, role=echo, role=client or role=dhcp\n");
     return 1;
 }
