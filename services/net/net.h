@@ -47,6 +47,11 @@ struct dgram {
 /* tcp_set's options */
 #define NET_TCP_NODELAY     1u
 #define NET_TCP_CONGESTION  2u
+#define NET_TCP_KEEPALIVE   3u
+#define NET_TCP_KEEPIDLE    4u
+#define NET_TCP_KEEPINTVL   5u
+#define NET_TCP_KEEPCNT     6u
+#define NET_TCP_LINGER0     7u
 
 struct tcb;
 

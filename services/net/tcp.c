@@ -54,6 +54,10 @@
 #define TS_TICK_NS      1000000ull      /* timestamps count milliseconds (Linux's TCP_TS_HZ) */
 #define PAWS_IDLE_NS    (24ull * 86400 * 1000000000)    /* RFC 7323 5.5: TS.Recent older is invalid */
 
+#define KEEP_IDLE_S     7200u           /* net.ipv4.tcp_keepalive_time */
+#define KEEP_INTVL_S    75u             /* net.ipv4.tcp_keepalive_intvl */
+#define KEEP_CNT        9u              /* net.ipv4.tcp_keepalive_probes */
+
 #define ECONNRESET      104
 #define ECONNREFUSED    111
 #define ETIMEDOUT       110
@@ -74,7 +78,10 @@ struct tcb {
     struct sock *sock;                  /* NULL: an orphan, or not accepted yet */
     struct tcb *listener;               /* not accepted yet: whose queue it is in */
     uint64_t born;                      /* the order connections came to a listener in */
-    uint8_t state, used, nodelay;
+    uint8_t state, used, nodelay, linger0;
+    uint8_t keepalive, keep_cnt, keep_sent;
+    uint16_t keep_idle, keep_intvl;     /* seconds */
+    uint64_t last_rcv;                  /* when a segment last came */
     uint8_t ts_ok, sack_ok, ws_ok;      /* options agreed (offered, in SYN_SENT) */
     uint8_t snd_wscale, rcv_wscale;
     uint8_t shut_rd, shut_wr;           /* no more to read (FIN, shutdown or the end); no more to send */
@@ -100,7 +107,7 @@ struct tcb {
     uint32_t recover, inflate;          /* RFC 6582's recovery point; NewReno's window inflation */
     uint32_t rtt_seq;                   /* the segment being timed (Karn), valid while rtt_at */
     uint64_t rtt_at;
-    uint64_t t_rtx, t_delack, t_wait, t_persist;    /* deadlines (0: none) */
+    uint64_t t_rtx, t_delack, t_wait, t_persist, t_keep;    /* deadlines (0: none) */
     uint32_t persist_us, retrans;
     uint16_t backlog, pending;          /* a listener's: room, and connections in its queue */
 };
@@ -524,6 +531,9 @@ static struct tcb *tcb_new(uint64_t pid)
     slot->pid = pid;
     slot->state = T_CLOSED;
     slot->mss = MSS_DEFAULT;
+    slot->keep_idle = KEEP_IDLE_S;
+    slot->keep_intvl = KEEP_INTVL_S;
+    slot->keep_cnt = KEEP_CNT;
     tcp_rto_init(&slot->rto);
     return slot;
 }
@@ -573,7 +583,7 @@ static void tcb_end(struct tcb *t, int32_t err)
     t->state = T_CLOSED;
     t->err = err;
     t->shut_rd = t->shut_wr = 1;
-    t->t_rtx = t->t_delack = t->t_wait = t->t_persist = 0;
+    t->t_rtx = t->t_delack = t->t_wait = t->t_persist = t->t_keep = 0;
     if (!t->sock) {
         tcb_free(t);
         return;
@@ -593,10 +603,53 @@ static void enter_time_wait(struct tcb *t, uint64_t now)
 {
     t->state = T_TIME_WAIT;
     t->t_wait = now + TIME_WAIT_NS;
-    t->t_rtx = t->t_persist = 0;
+    t->t_rtx = t->t_persist = t->t_keep = 0;
     free_ring(&t->snd);
     if (!t->sock)
         free_ring(&t->rcv);
+}
+
+/* ---------------------------------------------------------------- keepalive */
+
+static int synchronized(const struct tcb *t)
+{
+    return t->state != T_CLOSED && t->state != T_LISTEN && t->state != T_SYN_SENT && t->state != T_SYN_RECEIVED &&
+           t->state != T_TIME_WAIT;
+}
+
+/* The keepalive timer at the idle time after the last segment came (or
+ * none: keepalive off, or not connected). */
+static void keep_arm(struct tcb *t)
+{
+    uint64_t now = svc_clock_ns(), at = t->last_rcv + (uint64_t)t->keep_idle * 1000000000ull;
+    t->t_keep = t->keepalive && synchronized(t) ? (at > now ? at : now) : 0;
+}
+
+/* As Linux's tcp_keepalive_timer: nothing while data is out or queued;
+ * idle long enough, a probe (an ACK one below SND.UNA) every interval;
+ * when `keep_cnt` went unanswered, a RST and ETIMEDOUT. */
+static void keep_timer(struct tcb *t, uint64_t now)
+{
+    uint64_t idle = (uint64_t)t->keep_idle * 1000000000ull;
+    t->t_keep = 0;
+    if (!t->keepalive || !synchronized(t))
+        return;
+    if (t->snd_max != t->snd_una || t->snd.len) {
+        t->t_keep = now + idle;
+        return;
+    }
+    if (now - t->last_rcv < idle) {
+        t->t_keep = t->last_rcv + idle;
+        return;
+    }
+    if (t->keep_sent >= t->keep_cnt) {
+        reset(t);
+        tcb_end(t, ETIMEDOUT);
+        return;
+    }
+    emit(t, t->snd_una - 1, ACK, 0, 0);
+    t->keep_sent++;
+    t->t_keep = now + (uint64_t)t->keep_intvl * 1000000000ull;
 }
 
 /* ---------------------------------------------------------------- input */
@@ -690,7 +743,12 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
         c->rport = sport;
         c->state = T_SYN_RECEIVED;
         c->used = 1;
-        c->nodelay = t->nodelay;
+        c->nodelay = t->nodelay;               /* (a listener's options are its connections') */
+        c->linger0 = t->linger0;
+        c->keepalive = t->keepalive;
+        c->keep_idle = t->keep_idle;
+        c->keep_intvl = t->keep_intvl;
+        c->keep_cnt = t->keep_cnt;
         c->irs = seq;
         c->rcv_nxt = seq + 1;
         c->rmss = route_mss(src);
@@ -731,6 +789,8 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
             t->state = T_ESTABLISHED;
             t->t_rtx = 0;
             t->retries = 0;
+            t->last_rcv = svc_clock_ns();
+            keep_arm(t);
             if (t->rtt_at) {
                 tcp_rto_sample(&t->rto, (uint32_t)((svc_clock_ns() - t->rtt_at) / 1000));
                 t->rtt_at = 0;
@@ -758,6 +818,8 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
             ack_now(t);
         return;
     }
+    t->last_rcv = svc_clock_ns();
+    t->keep_sent = 0;
     if (t->ts_ok && o.has_ts && (int32_t)(o.tsval - t->ts_recent) >= 0 && seq_le(seq, t->last_ack_sent)) {
         t->ts_recent = o.tsval;                         /* (RFC 7323 4.3) */
         t->ts_recent_at = svc_clock_ns();
@@ -946,6 +1008,7 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
             return;
         }
         t->state = T_ESTABLISHED;
+        keep_arm(t);
         t->snd_wnd = wnd;
         t->max_wnd = wnd > t->max_wnd ? wnd : t->max_wnd;
         t->snd_wl1 = seq;
@@ -1035,8 +1098,8 @@ uint64_t net_tcp_deadline(void)
     uint64_t first = 0;
     for (unsigned i = 0; i < NTCB; i++) {
         const struct tcb *t = &tcbs[i];
-        uint64_t d[4] = { t->t_rtx, t->t_delack, t->t_wait, t->t_persist };
-        for (unsigned k = 0; k < 4; k++)
+        uint64_t d[5] = { t->t_rtx, t->t_delack, t->t_wait, t->t_persist, t->t_keep };
+        for (unsigned k = 0; k < 5; k++)
             if (t->pid && d[k] && (!first || d[k] < first))
                 first = d[k];
     }
@@ -1102,6 +1165,8 @@ void net_tcp_timers(uint64_t now)
             if (t->pid)
                 wake(t);
         }
+        if (t->pid && t->t_keep && now >= t->t_keep)
+            keep_timer(t, now);
     }
 }
 
@@ -1175,8 +1240,8 @@ void net_tcp_close(struct sock *s)
         free_ring(&t->rcv);                             /* (it waits out its time alone) */
         return;
     }
-    if (t->rcv.len) {
-        reset(t);                                       /* unread data: RST, as Linux (RFC 2525 2.17) */
+    if (t->rcv.len || t->linger0) {
+        reset(t);                                       /* unread data, or SO_LINGER 0: RST, as Linux (RFC 2525 2.17) */
         tcb_free(t);
         net_loop_drain();
         return;
@@ -1432,5 +1497,33 @@ int64_t net_op_tcp_set(struct svc_call *call, uint32_t sock, uint32_t option, ui
         }
         return 0;
     }
-    return SVC_E_INVAL;
+    if (option == NET_TCP_KEEPALIVE || option == NET_TCP_LINGER0) {
+        if (value > 1)
+            return SVC_E_INVAL;
+        if (option == NET_TCP_LINGER0) {
+            t->linger0 = (uint8_t)value;
+            return 0;
+        }
+        t->keepalive = (uint8_t)value;
+        if (value)
+            t->last_rcv = t->last_rcv ? t->last_rcv : svc_clock_ns();
+        keep_arm(t);
+        net_timers_update();
+        return 0;
+    }
+    uint32_t max = option == NET_TCP_KEEPCNT ? 127 : 32767;
+    if ((option != NET_TCP_KEEPIDLE && option != NET_TCP_KEEPINTVL && option != NET_TCP_KEEPCNT) || value < 1 ||
+        value > max)
+        return SVC_E_INVAL;
+    if (option == NET_TCP_KEEPIDLE)
+        t->keep_idle = (uint16_t)value;
+    else if (option == NET_TCP_KEEPINTVL)
+        t->keep_intvl = (uint16_t)value;
+    else
+        t->keep_cnt = (uint8_t)value;
+    if (option == NET_TCP_KEEPIDLE && t->t_keep) {
+        keep_arm(t);
+        net_timers_update();
+    }
+    return 0;
 }

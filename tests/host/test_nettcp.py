@@ -15,7 +15,11 @@ afterwards (a RST for what comes next); RFC 5961's challenge ACK for a RST
 or a SYN not exactly in place, and an exact RST ending the connection;
 a zero window probed (as Linux probes: an ACK one below SND.UNA) at
 growing intervals until it opens, then the data in segments no longer
-than our MSS; the guest as the client (SYN with its MSS, data within our
+than our MSS; options as Linux offers them (the SYN-ACK's in Linux's
+order, scaled windows, timestamps echoed, SACK blocks for early data, a
+SACKed hole sent again alone and at once); keepalive probes, the count
+starting again when one is answered, a RST after three unanswered; the
+guest as the client (SYN with its MSS, data within our
 MSS, its FIN, TIME_WAIT); and the stack's memory back where it was."""
 import re
 import time
@@ -282,6 +286,27 @@ def test_tcp_conversations(guest):
     assert reply, "netpeer did not report its connection"
     text = udp_data(reply[0]).decode()
     assert re.match(r"connect: err 0 sent 3000 got 0 state 6 error 0 port \d+", text), text
+
+    # Keepalive (netpeer's port 17: after 1 s idle, every 1 s, 3 probes):
+    # a probe answered starts the count again; 3 unanswered end the
+    # connection with a RST.
+    p = Peer(wire, 40005, dport=17)
+    una = p.handshake()
+    probes = []
+    while len(probes) < 5:
+        got = p.expect(2.0)
+        assert got, ("keepalive stopped", probes)
+        t = got[0]
+        probes.append((time.monotonic(), str(t.flags), t.seq - una, len(payload(t))))
+        if "R" in str(t.flags):
+            break
+        assert (str(t.flags), t.seq, len(payload(t))) == ("A", una - 1, 0), t.summary()
+        if len(probes) == 1:
+            p.send("A")                                 # (answered: the count starts again)
+    kinds = [(f, rel) for _, f, rel, _ in probes]
+    assert kinds == [("A", -1)] * 4 + [("R", 0)], probes
+    gaps = [b[0] - a[0] for a, b in zip(probes, probes[1:])]
+    assert all(0.8 <= g <= 1.6 for g in gaps), gaps
 
     time.sleep(0.3)
     assert stack_memory(wire) == mem_before

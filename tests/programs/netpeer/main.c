@@ -268,6 +268,18 @@ static void tcp_self_test(void)
            "tcp: closing with unread data resets the peer: ECONNRESET (error %u, err %ld)", error, (long)err);
     net_close(ep, a);
 
+    /* SO_LINGER 0: close resets at once. */
+    err = net_open(ep, 3, 0, &c, &cport);
+    err = err ? err : net_connect(ep, c, 0x7f000001, 8000);
+    err = err ? err : net_accept(ep, l, &a, &from, &port);
+    err = err ? err : net_tcp_set(ep, c, 7, 1);
+    err = err ? err : net_close(ep, c);
+    err = err ? err : net_wait(ep, a, POLLIN, &rev);
+    v = tcp_state(a, &error);
+    tap_ok(err == 0 && (rev & (POLLERR | POLLHUP)) && v == CLOSE && error == 104,
+           "tcp: with SO_LINGER 0, close resets the connection (error %u, err %ld)", error, (long)err);
+    net_close(ep, a);
+
     /* Bad requests. */
     err = net_open(ep, 3, 0, &c, &cport);
     net_open(ep, 1, 0, &u, &bound);
@@ -278,7 +290,10 @@ static void tcp_self_test(void)
            net_connect(ep, c, 0x7f000001, 0) == -E_INVAL && net_connect(ep, c, 0xe0000001, 80) == -E_INVAL &&
            net_sendto(ep, c, 0x7f000001, 80, "x", 1) == -E_INVAL && net_recvfrom(ep, c, buf, 1, &n, &from, &port) == -E_INVAL &&
            net_tcp_set(ep, c, 1, 2) == -E_INVAL && net_tcp_set(ep, c, 2, 3) == -E_INVAL && net_tcp_set(ep, c, 9, 0) == -E_INVAL &&
-           net_tcp_set(ep, c, 2, 1) == 0 && net_send(ep, 99, "x", 1, &n) == -E_BADHANDLE &&
+           net_tcp_set(ep, c, 2, 1) == 0 && net_tcp_set(ep, c, 3, 2) == -E_INVAL && net_tcp_set(ep, c, 4, 0) == -E_INVAL &&
+           net_tcp_set(ep, c, 4, 32768) == -E_INVAL && net_tcp_set(ep, c, 6, 128) == -E_INVAL &&
+           net_tcp_set(ep, c, 7, 2) == -E_INVAL && net_tcp_set(ep, c, 5, 32767) == 0 &&
+           net_send(ep, 99, "x", 1, &n) == -E_BADHANDLE &&
            net_connect(ep, c, 0x7f000001, 8000) == 0 && net_connect(ep, c, 0x7f000001, 8000) == -E_STATE &&
            net_listen(ep, c, 1) == -E_STATE && net_shutdown(ep, c, 3) == -E_INVAL &&
            net_send(ep, c, (void *)0x10, 8, &n) == -E_FAULT,
@@ -407,16 +422,20 @@ static const char *counters(void)
     return line;
 }
 
-/* TCP echo on port 7 (a thread of its own): up to 8 connections at once,
- * each closed when its peer's data ends (or the connection does). */
+/* TCP echo on port 7, and on port 17 with keepalive probes after 1 s
+ * idle, 1 s apart, 3 of them (a thread of its own): up to 8 connections
+ * at once, each closed when its peer's data ends (or the connection does). */
 static void tcp_echo(void *arg)
 {
     static uint8_t tbuf[8192];
-    uint32_t l = (uint32_t)(uint64_t)arg, conns[8] = { 0 };
-    for (;;) {
+    uint32_t l = (uint32_t)(uint64_t)arg, conns[8] = { 0 }, keep = 0, bound = 0;
+    if (net_open(ep, 3, 17, &keep, &bound) || net_tcp_set(ep, keep, 3, 1) || net_tcp_set(ep, keep, 4, 1) ||
+        net_tcp_set(ep, keep, 5, 1) || net_tcp_set(ep, keep, 6, 3) || net_listen(ep, keep, 4))
+        printf("netpeer: cannot listen on TCP port 17\n");
+    for (int turn = 0;; turn ^= 1) {
         int progress = 0;
         uint32_t c = 0, addr = 0, port = 0;
-        if (net_accept(ep, l, &c, &addr, &port) == 0) {
+        if (net_accept(ep, turn ? keep : l, &c, &addr, &port) == 0) {
             progress = 1;
             unsigned i = 0;
             while (i < 8 && conns[i])
