@@ -366,7 +366,7 @@ static int64_t info(struct svc_call *call, uint64_t *mac, uint32_t *addr, uint32
 static int64_t stats(struct svc_call *call, uint64_t *ip_in, uint64_t *ip_dropped, uint64_t *udp_in,
                      uint64_t *udp_dropped, uint64_t *echo_answered, uint64_t *tx_dropped, uint64_t *frags_in,
                      uint64_t *reassembled, uint64_t *reasm_failed, uint64_t *frags_out, uint64_t *mem,
-                     uint64_t *tcp_in, uint64_t *tcp_out)
+                     uint64_t *tcp_in, uint64_t *tcp_out, uint64_t *syn_cookies)
 {
     net_nic_ready();
     *ip_in = net_stat.ip_in;
@@ -382,6 +382,7 @@ static int64_t stats(struct svc_call *call, uint64_t *ip_in, uint64_t *ip_droppe
     *mem = net_stat.mem;
     *tcp_in = net_stat.tcp_in;
     *tcp_out = net_stat.tcp_out;
+    *syn_cookies = net_stat.syn_cookies;
     return 0;
 }
 

@@ -71,7 +71,7 @@ struct netstat {
     uint64_t ip_in, ip_dropped, udp_in, udp_dropped, echo_answered, tx_dropped;
     uint64_t frags_in, reassembled, reasm_failed, frags_out;
     uint64_t mem;                       /* bytes allocated (net_alloc) and not freed */
-    uint64_t tcp_in, tcp_out;
+    uint64_t tcp_in, tcp_out, syn_cookies;
 };
 
 extern struct vnet net_nic;

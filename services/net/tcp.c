@@ -693,6 +693,130 @@ static void offer_options(struct tcb *t)
 
 static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t tlen, const struct opts *o);
 
+/* ---------------------------------------------------------------- a listener's queue, SYN cookies */
+
+/* The listener's connections in SYN_RECEIVED, and those established and
+ * waiting for accept. */
+static void queue_counts(const struct tcb *l, unsigned *half, unsigned *ready)
+{
+    for (unsigned i = 0; i < NTCB; i++) {
+        if (!tcbs[i].pid || tcbs[i].listener != l)
+            continue;
+        if (tcbs[i].state == T_SYN_RECEIVED)
+            ++*half;
+        else
+            ++*ready;
+    }
+}
+
+/* A new connection of listener l from raddr:rport, its receive sequence
+ * at rcv_nxt, in SYN_RECEIVED with the listener's options; NULL if no
+ * slot or memory. */
+static struct tcb *child(struct tcb *l, uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport,
+                         uint32_t rcv_nxt)
+{
+    struct tcb *c = tcb_new(l->pid);
+    if (!c)
+        return NULL;
+    if (get_buffers(c)) {
+        tcb_free(c);
+        return NULL;
+    }
+    c->laddr = laddr;
+    c->raddr = raddr;
+    c->lport = lport;
+    c->rport = rport;
+    c->state = T_SYN_RECEIVED;
+    c->used = 1;
+    c->nodelay = l->nodelay;                            /* (a listener's options are its connections') */
+    c->linger0 = l->linger0;
+    c->keepalive = l->keepalive;
+    c->keep_idle = l->keep_idle;
+    c->keep_intvl = l->keep_intvl;
+    c->keep_cnt = l->keep_cnt;
+    c->irs = rcv_nxt - 1;
+    c->rcv_nxt = rcv_nxt;
+    c->rmss = route_mss(raddr);
+    c->cc.ops = l->cc.ops;
+    c->listener = l;
+    c->born = ++born_clock;
+    l->pending++;
+    return c;
+}
+
+/* SYN cookies (RFC 4987 3.6, in the manner of Linux's): when a listener
+ * has as many connections half open as its backlog, a SYN is answered
+ * without keeping anything; its ISN carries a time (5 bits of a 64 s
+ * clock), the MSS (an index into cookie_mss) and 24 bits of a keyed hash
+ * of the connection's four numbers, the peer's ISN and that time. The ACK
+ * that returns it makes the connection (without window scaling,
+ * timestamps or SACK: a cookie has no room for them). */
+static const uint16_t cookie_mss[4] = { 536, 1300, 1440, 1460 };
+
+static uint32_t cookie_hash(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport, uint32_t irs,
+                            uint32_t period)
+{
+    new_isn(0, 0, 0, 0);                                /* (the key made) */
+    uint64_t x = ((uint64_t)laddr << 32 | raddr) ^ isn_key[1];
+    x ^= ((uint64_t)lport << 48 | (uint64_t)rport << 32 | irs) * isn_key[0];
+    x ^= (uint64_t)period * 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 3; i++) {
+        x ^= x >> 31;
+        x *= 0xbf58476d1ce4e5b9ull;
+        x ^= x >> 29;
+    }
+    return (uint32_t)x & 0xffffff;
+}
+
+static uint32_t cookie_period(void)
+{
+    return (uint32_t)(svc_clock_ns() / 64000000000ull);
+}
+
+static void send_cookie(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport,
+                        uint32_t irs, const struct opts *o)
+{
+    static struct tcb c;                                /* (nothing kept: a scratch block to send from) */
+    uint32_t mss = o->mss ? o->mss : MSS_DEFAULT, m = 0, period = cookie_period();
+    while (m < 3 && cookie_mss[m + 1] <= mss)
+        m++;
+    memset(&c, 0, sizeof c);
+    c.laddr = laddr;
+    c.raddr = raddr;
+    c.lport = lport;
+    c.rport = rport;
+    c.rcv_nxt = irs + 1;
+    c.rmss = route_mss(raddr);
+    uint32_t cookie = (period & 31) << 27 | m << 24 | cookie_hash(laddr, raddr, lport, rport, irs, period);
+    if (emit(&c, cookie, SYN | ACK, 0, 0) == 0)
+        net_stat.syn_cookies++;
+}
+
+/* The connection an ACK to a listener makes if it returns a cookie
+ * (*valid) and the accept queue has room; NULL otherwise. */
+static struct tcb *from_cookie(struct tcb *l, uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport,
+                               uint32_t seq, uint32_t ackn, uint32_t wnd, unsigned ready, int *valid)
+{
+    uint32_t cookie = ackn - 1, now = cookie_period(), m = cookie >> 24 & 7, period = 0;
+    for (uint32_t back = 0; back < 2 && !*valid; back++) {
+        period = now - back;
+        *valid = (period & 31) == cookie >> 27 && m < 4 &&
+                 cookie_hash(laddr, raddr, lport, rport, seq - 1, period) == (cookie & 0xffffff);
+    }
+    if (!*valid || ready >= l->backlog)
+        return NULL;
+    struct tcb *c = child(l, laddr, raddr, lport, rport, seq);
+    if (!c)
+        return NULL;
+    struct opts o = { .mss = cookie_mss[m], .wscale = -1 };
+    agree(c, &o);
+    c->snd_wnd = c->max_wnd = wnd;
+    c->snd_wl1 = seq - 1;
+    c->iss = c->snd_una = cookie;
+    c->snd_nxt = c->snd_max = cookie + 1;
+    return c;
+}
+
 void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadcast)
 {
     const uint8_t *s = ip + hlen;
@@ -724,46 +848,40 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
     if (t->state == T_LISTEN) {                         /* 3.10.7.2 */
         if (flags & RST)
             return;
-        if (flags & ACK) {
-            send_bare(dst, src, dport, sport, ackn, 0, RST);
+        unsigned half = 0, ready = 0;
+        queue_counts(t, &half, &ready);
+        if ((flags & ACK) && !(flags & SYN)) {
+            int valid = 0;
+            struct tcb *c = from_cookie(t, dst, src, dport, sport, seq, ackn, get16(s + 14), ready, &valid);
+            if (!c) {
+                if (!valid)
+                    send_bare(dst, src, dport, sport, ackn, 0, RST);
+                return;                                 /* (a good cookie, no room: the peer sends again) */
+            }
+            t = c;                                      /* (on as a connection in SYN_RECEIVED) */
+        } else {
+            if (flags & ACK) {
+                send_bare(dst, src, dport, sport, ackn, 0, RST);
+                return;
+            }
+            if (!(flags & SYN) || ready >= t->backlog)
+                return;                                 /* (a full accept queue: the peer tries again) */
+            if (half >= t->backlog) {
+                send_cookie(dst, src, dport, sport, seq, &o);
+                return;
+            }
+            struct tcb *c = child(t, dst, src, dport, sport, seq + 1);
+            if (!c)
+                return;
+            offer_options(c);
+            agree(c, &o);
+            c->snd_wnd = c->max_wnd = get16(s + 14);
+            c->snd_wl1 = seq;
+            c->iss = c->snd_una = c->snd_nxt = c->snd_max = new_isn(dst, src, dport, sport);
+            output(c);
+            net_timers_update();
             return;
         }
-        if (!(flags & SYN) || t->pending >= t->backlog)
-            return;                                     /* (a full queue: the peer tries again) */
-        struct tcb *c = tcb_new(t->pid);
-        if (!c)
-            return;
-        if (get_buffers(c)) {
-            tcb_free(c);
-            return;
-        }
-        c->laddr = dst;
-        c->raddr = src;
-        c->lport = dport;
-        c->rport = sport;
-        c->state = T_SYN_RECEIVED;
-        c->used = 1;
-        c->nodelay = t->nodelay;               /* (a listener's options are its connections') */
-        c->linger0 = t->linger0;
-        c->keepalive = t->keepalive;
-        c->keep_idle = t->keep_idle;
-        c->keep_intvl = t->keep_intvl;
-        c->keep_cnt = t->keep_cnt;
-        c->irs = seq;
-        c->rcv_nxt = seq + 1;
-        c->rmss = route_mss(src);
-        c->cc.ops = t->cc.ops;
-        offer_options(c);
-        agree(c, &o);
-        c->snd_wnd = c->max_wnd = get16(s + 14);
-        c->snd_wl1 = seq;
-        c->iss = c->snd_una = c->snd_nxt = c->snd_max = new_isn(dst, src, dport, sport);
-        c->listener = t;
-        c->born = ++born_clock;
-        t->pending++;
-        output(c);
-        net_timers_update();
-        return;
     }
     if (t->state == T_SYN_SENT) {                       /* 3.10.7.3 */
         if ((flags & ACK) && (seq_le(ackn, t->iss) || seq_lt(t->snd_max, ackn))) {

@@ -136,16 +136,21 @@ def echo_in_fragments(wire, data, sport, frags):
     return payload[8:], got
 
 
-def stack_memory(wire):
-    """The bytes the guest's stack holds allocated (its counters, asked of netpeer)."""
+def stack_counters(wire):
+    """The guest's stack's counters by name (asked of netpeer)."""
     for _ in range(5):
         wire.send(to_guest(IP(src=HOST_IP, dst=GUEST_IP) / UDP(sport=4999, dport=7) / Raw(b"stats?")))
         got = wire.expect(lambda f: UDP in f and f[UDP].dport == 4999, 1.0)
         if got:
-            m = re.search(rb"mem (\d+)", udp_data(got[0]))
-            assert m, udp_data(got[0])
-            return int(m[1])
+            counters = {k.decode(): int(v) for k, v in re.findall(rb"(\w+) (\d+)", udp_data(got[0]))}
+            assert "mem" in counters, udp_data(got[0])
+            return counters
     raise AssertionError("netpeer did not say its stack's counters")
+
+
+def stack_memory(wire):
+    """The bytes the guest's stack holds allocated."""
+    return stack_counters(wire)["mem"]
 
 
 def to_guest(payload):

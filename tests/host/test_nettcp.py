@@ -19,14 +19,18 @@ than our MSS; options as Linux offers them (the SYN-ACK's in Linux's
 order, scaled windows, timestamps echoed, SACK blocks for early data, a
 SACKed hole sent again alone and at once); keepalive probes, the count
 starting again when one is answered, a RST after three unanswered; the
-guest as the client (SYN with its MSS, data within our
-MSS, its FIN, TIME_WAIT); and the stack's memory back where it was."""
+guest as the client (SYN with its MSS, data within our MSS, its FIN,
+TIME_WAIT); a flood of 2,000 SYNs on a listener with a backlog of 8: 8
+half open, the rest answered with SYN cookies (counted), one of which,
+completed, makes a connection that echoes, the stack holding no more than
+those connections' rings; and the stack's memory back where it was."""
 import re
 import time
 
 import pytest
 
-from test_nethostile import GUEST_IP, HOST_IP, checksums_hold, guest, resolve, stack_memory, to_guest, udp_data  # noqa: F401
+from test_nethostile import (GUEST_IP, HOST_IP, checksums_hold, guest, resolve, stack_counters,  # noqa: F401
+                             stack_memory, to_guest, udp_data)
 
 scapy = pytest.importorskip("scapy.all", reason="scapy is installed by ./petrel setup")
 from scapy.all import IP, TCP, UDP, Raw  # noqa: E402
@@ -308,5 +312,34 @@ def test_tcp_conversations(guest):
     gaps = [b[0] - a[0] for a, b in zip(probes, probes[1:])]
     assert all(0.8 <= g <= 1.6 for g in gaps), gaps
 
+    # A SYN flood on port 7 (backlog 8): 8 connections half open, the rest
+    # answered with SYN cookies; one of those completed makes a connection
+    # that echoes; the stack holds no more than the 9 connections' rings.
+    cookies_before = stack_counters(wire)["syn_cookies"]
+    for i in range(2000):
+        wire.send(to_guest(IP(src=HOST_IP, dst=GUEST_IP) /
+                           TCP(sport=20000 + i, dport=7, seq=70000 + i, flags="S", options=[("MSS", 1460)])))
+    synacks, end = {}, time.monotonic() + 5     # (a half-open one's SYN-ACK comes again after 1 s)
+    while len(synacks) < 2000 and time.monotonic() < end:
+        for f in wire.expect(lambda f: TCP in f and f[TCP].sport == 7 and 20000 <= f[TCP].dport < 22000 and
+                             str(f[TCP].flags) == "SA", 0.5, 2000 - len(synacks)):
+            assert f[TCP].ack == 70000 + f[TCP].dport - 20000 + 1 and checksums_hold(f), f.summary()
+            synacks[f[TCP].dport] = f[TCP].seq
+    assert len(synacks) >= 1900, len(synacks)
+    cookies = stack_counters(wire)["syn_cookies"] - cookies_before
+    assert cookies == len(synacks) - 8, (cookies, sorted(set(range(20000, 22000)) - set(synacks)))
+    last = max(synacks)                                # (answered with a cookie: the queue was full by then)
+    c = Peer(wire, last, isn=70000 + last - 20000 + 1)
+    c.ack = synacks[last] + 1
+    c.send("A")
+    c.send("PA", b"through a cookie")
+    got = c.expect(1.0, where=lambda t: len(payload(t)) > 0)
+    assert got and payload(got[0]) == b"through a cookie" and got[0].seq == synacks[last] + 1, \
+        [t.summary() for t in got]
+    assert stack_memory(wire) <= mem_before + 9 * 2 * 65536
+    c.send("R")
+    for port, isn in synacks.items():                  # (the half-open ones go; the cookies' had nothing)
+        wire.send(to_guest(IP(src=HOST_IP, dst=GUEST_IP) / TCP(sport=port, dport=7, seq=70000 + port - 20000 + 1,
+                                                                flags="R")))
     time.sleep(0.3)
     assert stack_memory(wire) == mem_before

@@ -31,7 +31,7 @@
 #define POLLERR     0x8u
 #define POLLHUP     0x10u
 #define POLLRDHUP   0x2000u
-#define NSTATS      13
+#define NSTATS      14
 
 static uint32_t ep, rev;
 static uint8_t buf[UDP_MAX + 1], want[UDP_MAX + 1];
@@ -67,7 +67,7 @@ static uint32_t arg_addr(const char *key, uint32_t *prefix)
 /* The stack's counters (idl/net.toml's `stats`, in its order). */
 static void get_stats(uint64_t *s)
 {
-    net_stats(ep, &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &s[6], &s[7], &s[8], &s[9], &s[10], &s[11], &s[12]);
+    net_stats(ep, &s[0], &s[1], &s[2], &s[3], &s[4], &s[5], &s[6], &s[7], &s[8], &s[9], &s[10], &s[11], &s[12], &s[13]);
 }
 
 /* The next datagram on sock within `ms` milliseconds: its length, or -1. */
@@ -411,14 +411,14 @@ static int self_test(void)
 /* The stack's counters as one line of text. */
 static const char *counters(void)
 {
-    static char line[360];
+    static char line[400];
     uint64_t s[NSTATS];
     get_stats(s);
     snprintf(line, sizeof(line), "ip_in %lu ip_dropped %lu udp_in %lu udp_dropped %lu echo_answered %lu "
-             "tx_dropped %lu frags_in %lu reassembled %lu reasm_failed %lu frags_out %lu mem %lu tcp_in %lu tcp_out %lu",
+             "tx_dropped %lu frags_in %lu reassembled %lu reasm_failed %lu frags_out %lu mem %lu tcp_in %lu tcp_out %lu syn_cookies %lu",
              (unsigned long)s[0], (unsigned long)s[1], (unsigned long)s[2], (unsigned long)s[3], (unsigned long)s[4],
              (unsigned long)s[5], (unsigned long)s[6], (unsigned long)s[7], (unsigned long)s[8], (unsigned long)s[9],
-             (unsigned long)s[10], (unsigned long)s[11], (unsigned long)s[12]);
+             (unsigned long)s[10], (unsigned long)s[11], (unsigned long)s[12], (unsigned long)s[13]);
     return line;
 }
 
