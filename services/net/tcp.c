@@ -1568,8 +1568,8 @@ int64_t net_op_tcp_info(struct svc_call *call, uint32_t sock, uint32_t *state, u
     struct tcb *t = tcb_of(call, sock, &err);
     if (err)
         return err;
-    *state = t->state;
-    *error = (uint32_t)t->err;
+    *state = t->state == T_TIME_WAIT ? T_CLOSED : t->state;    /* (Linux's socket is closed by then: a */
+    *error = (uint32_t)t->err;                                  /* TIME_WAIT is no socket's) */
     *laddr = t->laddr;
     *raddr = t->raddr;
     *rport = t->rport;

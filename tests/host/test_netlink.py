@@ -9,13 +9,15 @@ echo, over a clean link and a lossy one (tests/programs/netpeer), the
 clean run's frames judged by tshark."""
 import re
 import socket
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from conftest import REPO
-from petrel import netrelay, paths, qemu, testrun
+from petrel import cpio, linuxbase, netrelay, oracle, paths, qemu, testrun
 from petrel.netrelay import Impairments, Relay
 
 HOST = "127.0.0.1"
@@ -180,20 +182,23 @@ def test_two_petrels_over_the_link():
 
 
 # Boots the systems `first` (side b) and `second` (side a) on the relay,
-# the first a second ahead so that it listens before the other speaks, and
-# answers their (status, console) by side. pcaps: side -> file to record.
-def boot_pair(relay, first, second, pcaps=None):
+# the first `head_start` seconds ahead so that it listens before the other
+# speaks, and answers their (status, console) by side. A system is a
+# Petrel system's name, or a function of the machine giving QEMU's argv
+# (a Linux peer). pcaps: side -> file to record.
+def boot_pair(relay, first, second, pcaps=None, head_start=1.0):
     for system in (first, second):
-        assert paths.system_image(system).exists(), "run ./petrel build first"
+        assert callable(system) or paths.system_image(system).exists(), "run ./petrel build first"
     consoles = {}
 
     def boot(side, system):
         machine = qemu.Machine(net=relay.net_for(side), pcap=str((pcaps or {}).get(side, "")))
-        argv = qemu.build_argv(paths.kernel_bin(), paths.system_image(system), machine, "")
+        argv = system(machine) if callable(system) else \
+            qemu.build_argv(paths.kernel_bin(), paths.system_image(system), machine, "")
         consoles[side] = qemu.run(argv, 120)
     b = threading.Thread(target=boot, args=("b", first))
     b.start()
-    time.sleep(1.0)
+    time.sleep(head_start)
     a = threading.Thread(target=boot, args=("a", second))
     a.start()
     a.join()
@@ -220,7 +225,7 @@ def test_two_stacks_ping_and_echo_udp(tmp_path, lossy):
                     r"again; then the end \((-?\d+)\), state (\d+), error (-?\d+)", out_a)
     assert tcp, out_a[-1500:]
     got, wrong, ms, resent, eof, state, err = map(int, tcp.groups())
-    assert (got, wrong, eof, state, err) == (400000, 0, 0, 6, 0), tcp[0]     # (6: TIME_WAIT, the client closed first)
+    assert (got, wrong, eof, state, err) == (400000, 0, 0, 7, 0), tcp[0]     # (7: CLOSE, its connection in TIME_WAIT)
     echoed = re.search(r"netpeer: echoed (\d+) datagrams, answered (\d+) pings", out_b)
     assert echoed, out_b[-1500:]
     if lossy:
@@ -234,3 +239,58 @@ def test_two_stacks_ping_and_echo_udp(tmp_path, lossy):
         assert pings == 5 and again == 0 and int(echoed[1]) == 300 and int(echoed[2]) == 5, (summary, echoed[0])
         for side in ("a", "b"):
             assert testrun.judge_frames(pcaps[side], ["arp", "icmp", "udp", "tcp"], REPO) == []
+
+
+# A Linux peer: Debian's kernel (the bench's) with tests/linux/lxnetpeer as
+# init and the modules of a virtio-mmio NIC, playing `args` (its role).
+def linux_peer(tmp_path, args):
+    if not linuxbase.present(REPO):
+        pytest.fail("the Linux baseline is missing: run ./petrel setup")
+    initrd = tmp_path / "lxnetpeer.cpio"
+    files = {"init": (paths.build_dir(REPO) / "linux" / "bin" / "lxnetpeer").read_bytes()}
+    for m in linuxbase.NET_MODULES:
+        files[f"{m}.ko"] = linuxbase.net_module(m, REPO).read_bytes()
+    initrd.write_bytes(cpio.archive(files, dirs=["dev", "proc"], executables=["init"]))
+    return lambda machine: qemu.build_argv(linuxbase.image(REPO), initrd, machine, f"{oracle.LINUX_APPEND} {args}")
+
+
+TCP_LINE = (r"netpeer: tcp: (\d+)/400000 bytes echoed, (\d+) wrong, in (\d+) ms; (\d+) segments sent again; "
+            r"then the end \((-?\d+)\), state (\d+), error (-?\d+)")
+
+
+def test_petrel_client_with_a_linux_echo_through_loss():
+    """Petrel's client (its stack in the kernel) against Linux's own stack:
+    pings, 300 UDP datagrams up to 5,920 bytes (fragments both ways) and
+    400,000 bytes through Linux's TCP echo, with 1 % loss, duplication,
+    reordering and corruption each way."""
+    imp = Impairments(rtt_ms=10, loss=0.01, duplicate=0.01, reorder=0.01, corrupt=0.01, seed=9)
+    with tempfile.TemporaryDirectory() as tmp, Relay(imp) as relay:
+        peer = linux_peer(Path(tmp), "role=echo addr=10.9.0.2")
+        consoles = boot_pair(relay, peer, "netpeer-client", head_start=4.0)
+    (status_a, out_a), (status_b, out_b) = consoles["a"], consoles["b"]
+    assert status_a == 0 and "lxnetpeer: echo done" in out_b, (out_a[-1500:], out_b[-1500:])
+    summary = next((l for l in out_a.splitlines() if "datagrams echoed" in l), out_a[-1500:])
+    m = re.fullmatch(r"netpeer: (\d)/5 pings answered, (\d+)/300 datagrams echoed intact "
+                     r"\((\d+) sent again, (\d+) wrong\)", summary)
+    assert m and int(m[1]) >= 3 and (int(m[2]), int(m[4])) == (300, 0), summary
+    tcp = re.search(TCP_LINE, out_a)
+    assert tcp, out_a[-1500:]
+    got, wrong, ms, resent, eof, state, err = map(int, tcp.groups())
+    assert (got, wrong, eof, state, err) == (400000, 0, 0, 7, 0), tcp[0]
+
+
+def test_linux_client_with_a_petrel_echo(tmp_path):
+    """Linux's client and its TCP (CUBIC) against Petrel's echo (its stack
+    in user space) over a clean link: 400,000 bytes echoed intact, both
+    ends closed as Linux closes them (its socket CLOSE, no error), every
+    frame Petrel saw well formed to tshark."""
+    pcap = tmp_path / "petrel.pcap"
+    with Relay(Impairments(rtt_ms=2)) as relay:
+        peer = linux_peer(tmp_path, "role=client addr=10.9.0.1 peer=10.9.0.2")
+        consoles = boot_pair(relay, "netpeer-echo", peer, pcaps={"b": pcap})
+    (status_a, out_a), (status_b, out_b) = consoles["a"], consoles["b"]
+    tcp = re.search(TCP_LINE, out_a)
+    assert tcp and status_b == 0, (out_a[-1500:], out_b[-1500:])
+    got, wrong, ms, resent, eof, state, err = map(int, tcp.groups())
+    assert (got, wrong, eof, state, err) == (400000, 0, 0, 7, 0), tcp[0]
+    assert testrun.judge_frames(pcap, ["arp", "tcp", "udp"], REPO) == []

@@ -289,7 +289,7 @@ def test_tcp_conversations(guest):
     reply = wire.expect(lambda f: UDP in f and f[UDP].dport == 4001, 3.0)
     assert reply, "netpeer did not report its connection"
     text = udp_data(reply[0]).decode()
-    assert re.match(r"connect: err 0 sent 3000 got 0 state 6 error 0 port \d+", text), text
+    assert re.match(r"connect: err 0 sent 3000 got 0 state 7 error 0 port \d+", text), text
 
     # Keepalive (netpeer's port 17: after 1 s idle, every 1 s, 3 probes):
     # a probe answered starts the count again; 3 unanswered end the

@@ -2,8 +2,9 @@
 
 `fetch` resolves the versioned package behind the `linux-image-arm64`
 metapackage, downloads it with `apt-get download`, unpacks it with
-`dpkg-deb -x` and keeps only what the benchmarks boot: the kernel Image
-and the `binder_linux` module. Everything lands in `.cache/linux/`
+`dpkg-deb -x` and keeps only what the benchmarks and the Linux peers boot:
+the kernel Image, the `binder_linux` module and the modules a virtio-mmio
+network card needs (NET_MODULES, in the order they load). Everything lands in `.cache/linux/`
 (outside the build tree, so `make clean` keeps it).
 """
 import re
@@ -31,13 +32,24 @@ def binder_module(repo: Path = paths.REPO) -> Path:
     return cache_dir(repo) / "binder_linux.ko"
 
 
+# Module name -> its path in the package: what a virtio-mmio NIC needs, in
+# the order they load (each after what its modinfo `depends=` names).
+NET_MODULES = {"virtio_mmio": "drivers/virtio/virtio_mmio.ko", "failover": "net/core/failover.ko",
+               "net_failover": "drivers/net/net_failover.ko", "virtio_net": "drivers/net/virtio_net.ko"}
+
+
+def net_module(name: str, repo: Path = paths.REPO) -> Path:
+    return cache_dir(repo) / f"{name}.ko"
+
+
 def version(repo: Path = paths.REPO) -> str:
     return paths.cached_version(cache_dir(repo))
 
 
 # True when the kernel and the module are in the cache.
 def present(repo: Path = paths.REPO) -> bool:
-    return image(repo).exists() and binder_module(repo).exists()
+    return image(repo).exists() and binder_module(repo).exists() and \
+        all(net_module(m, repo).exists() for m in NET_MODULES)
 
 
 # Returns the versioned kernel package the metapackage depends on.
@@ -67,5 +79,10 @@ def fetch(repo: Path = paths.REPO, say=print) -> None:
         if modules[0].suffix != ".ko":
             raise BaselineError(f"compressed module {modules[0].name} is not supported")
         shutil.copyfile(modules[0], binder_module(repo))
+        for mod, rel in NET_MODULES.items():
+            found = list(tree.glob(f"lib/modules/*/kernel/{rel}"))
+            if not found:
+                raise BaselineError(f"{name}.deb has no {rel}")
+            shutil.copyfile(found[0], net_module(mod, repo))
         (out / "VERSION").write_text(kernels[0].name.removeprefix("vmlinuz-") + "\n")
     say(f"Linux baseline ready: {paths.rel(image(repo), repo)} ({version(repo)})")
