@@ -221,11 +221,7 @@ def test_two_stacks_ping_and_echo_udp(tmp_path, lossy):
     assert m, summary
     pings, intact, again, wrong = map(int, m.groups())
     assert intact == 300 and wrong == 0, summary
-    tcp = re.search(r"netpeer: tcp: (\d+)/400000 bytes echoed, (\d+) wrong, in (\d+) ms; (\d+) segments sent "
-                    r"again; then the end \((-?\d+)\), state (\d+), error (-?\d+)", out_a)
-    assert tcp, out_a[-1500:]
-    got, wrong, ms, resent, eof, state, err = map(int, tcp.groups())
-    assert (got, wrong, eof, state, err) == (400000, 0, 0, 7, 0), tcp[0]     # (7: CLOSE, its connection in TIME_WAIT)
+    resent = check_tcp_lines(out_a)
     echoed = re.search(r"netpeer: echoed (\d+) datagrams, answered (\d+) pings", out_b)
     assert echoed, out_b[-1500:]
     if lossy:
@@ -233,7 +229,7 @@ def test_two_stacks_ping_and_echo_udp(tmp_path, lossy):
         # the relay did corrupt some, which the checksums kept out.
         st_ab, st_ba = relay.stats["ab"], relay.stats["ba"]
         assert again > 0 and st_ab.corrupted + st_ba.corrupted > 0 and pings >= 3, (summary, st_ab, st_ba)
-        assert resent > 0, tcp[0]
+        assert resent > 0, out_a[-1500:]
         assert int(echoed[1]) >= 300
     else:
         assert pings == 5 and again == 0 and int(echoed[1]) == 300 and int(echoed[2]) == 5, (summary, echoed[0])
@@ -254,8 +250,22 @@ def linux_peer(tmp_path, args):
     return lambda machine: qemu.build_argv(linuxbase.image(REPO), initrd, machine, f"{oracle.LINUX_APPEND} {args}")
 
 
-TCP_LINE = (r"netpeer: tcp: (\d+)/400000 bytes echoed, (\d+) wrong, in (\d+) ms; (\d+) segments sent again; "
-            r"then the end \((-?\d+)\), state (\d+), error (-?\d+)")
+TCP_LINE = (r"netpeer: tcp (\w+): (\d+)/(\d+) bytes echoed, (\d+) wrong, in (\d+) ms; (\d+) segments sent "
+            r"again; then the end \((-?\d+)\), state (\d+), error (-?\d+)")
+
+
+def check_tcp_lines(console, modules=("newreno", "cubic", "westwood")):
+    """netpeer's client transfers (0 and 1 byte, then 400,000 with each
+    congestion module; lxnetpeer's one with Linux's): every byte echoed
+    intact, the end read, the socket CLOSE (its connection in TIME_WAIT, as
+    on Linux) without error. Answers the segments sent again in all."""
+    lines = re.findall(TCP_LINE, console)
+    sizes = [(cc, int(total)) for cc, _, total, *_ in lines]
+    want = ([("newreno", 0), ("newreno", 1)] if len(modules) > 1 else []) + [(m, 400000) for m in modules]
+    assert sizes == want, (sizes, console[-1500:])
+    for cc, got, total, wrong, ms, resent, eof, state, err in lines:
+        assert (int(got), int(wrong), int(eof), int(state), int(err)) == (int(total), 0, 0, 7, 0), lines
+    return sum(int(line[5]) for line in lines)
 
 
 def test_petrel_client_with_a_linux_echo_through_loss():
@@ -273,10 +283,7 @@ def test_petrel_client_with_a_linux_echo_through_loss():
     m = re.fullmatch(r"netpeer: (\d)/5 pings answered, (\d+)/300 datagrams echoed intact "
                      r"\((\d+) sent again, (\d+) wrong\)", summary)
     assert m and int(m[1]) >= 3 and (int(m[2]), int(m[4])) == (300, 0), summary
-    tcp = re.search(TCP_LINE, out_a)
-    assert tcp, out_a[-1500:]
-    got, wrong, ms, resent, eof, state, err = map(int, tcp.groups())
-    assert (got, wrong, eof, state, err) == (400000, 0, 0, 7, 0), tcp[0]
+    check_tcp_lines(out_a)
 
 
 def test_linux_client_with_a_petrel_echo(tmp_path):
@@ -289,8 +296,6 @@ def test_linux_client_with_a_petrel_echo(tmp_path):
         peer = linux_peer(tmp_path, "role=client addr=10.9.0.1 peer=10.9.0.2")
         consoles = boot_pair(relay, "netpeer-echo", peer, pcaps={"b": pcap})
     (status_a, out_a), (status_b, out_b) = consoles["a"], consoles["b"]
-    tcp = re.search(TCP_LINE, out_a)
-    assert tcp and status_b == 0, (out_a[-1500:], out_b[-1500:])
-    got, wrong, ms, resent, eof, state, err = map(int, tcp.groups())
-    assert (got, wrong, eof, state, err) == (400000, 0, 0, 7, 0), tcp[0]
+    assert status_b == 0, (out_a[-1500:], out_b[-1500:])
+    check_tcp_lines(out_a, modules=("cubic",))
     assert testrun.judge_frames(pcap, ["arp", "tcp", "udp"], REPO) == []

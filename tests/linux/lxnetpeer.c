@@ -212,12 +212,14 @@ static int client(const char *peer, uint64_t total)
     memset(&ti, 0, sizeof(ti));
     getsockopt(c, IPPROTO_TCP, TCP_INFO, &ti, &tl);
     close(c);
-    printf("netpeer: tcp: %llu/%llu bytes echoed, %llu wrong, in %lld ms; %u segments sent again; "
+    printf("netpeer: tcp cubic: %llu/%llu bytes echoed, %llu wrong, in %lld ms; %u segments sent again; "
            "then the end (%ld), state %u, error %ld\n", (unsigned long long)got, (unsigned long long)total,
            (unsigned long long)wrong, (long long)ms, ti.tcpi_total_retrans, eof, ti.tcpi_state, err);
     int u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         sendto(u, "quit", 4, 0, (struct sockaddr *)&a, sizeof(a));
+        usleep(100000);                                 /* (out of the NIC before the power goes) */
+    }
     return 0;
 }
 

@@ -572,13 +572,15 @@ static int echo(void)
 /* role=client's TCP part: `total` bytes of tcp_byte() through the peer's
  * TCP echo on one connection, sent and checked as they come back, then
  * the end both ways; one line says how it went. */
-static void tcp_echo_check(uint32_t peer, uint64_t total)
+static void tcp_echo_check(uint32_t peer, uint64_t total, uint32_t cc)
 {
+    static const char *const cc_name[] = { "newreno", "cubic", "westwood" };
     static uint8_t chunk[8192];
     uint32_t c = 0, bound = 0;
     uint64_t sent = 0, got = 0, n = 0, wrong = 0;
     int64_t t0 = sys_clock_ns(), end = t0 + 60000000000ll;
     int64_t err = net_open(ep, 3, 0, &c, &bound);
+    err = err ? err : net_tcp_set(ep, c, 2, cc);
     err = err ? err : net_connect(ep, c, peer, ECHO_PORT);
     err = err ? err : net_wait(ep, c, POLLOUT, &rev);
     while (!err && got < total && sys_clock_ns() < end) {
@@ -622,8 +624,8 @@ static void tcp_echo_check(uint32_t peer, uint64_t total)
     net_tcp_info(ep, c, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11],
                  &v[12], &v[13], &v[14], &v[15]);
     net_close(ep, c);
-    printf("netpeer: tcp: %lu/%lu bytes echoed, %lu wrong, in %ld ms; %u segments sent again; "
-           "then the end (%ld), state %u, error %ld\n", (unsigned long)got, (unsigned long)total,
+    printf("netpeer: tcp %s: %lu/%lu bytes echoed, %lu wrong, in %ld ms; %u segments sent again; "
+           "then the end (%ld), state %u, error %ld\n", cc_name[cc], (unsigned long)got, (unsigned long)total,
            (unsigned long)wrong, (long)ms, v[12], (long)eof, v[0], (long)err);
     if (got != total || eof != 0)                       /* (what the connection looked like, to tell why) */
         printf("netpeer: tcp: sent %lu; rto %u us, srtt %u, cwnd %u, ssthresh %u, unacked %u, unread %u, "
@@ -664,8 +666,12 @@ static int client(uint32_t peer, uint32_t count, uint64_t tcp_bytes)
         }
         intact += ok;
     }
-    if (tcp_bytes)
-        tcp_echo_check(peer, tcp_bytes);
+    if (tcp_bytes) {                                    /* 0 and 1 byte, then tcp_bytes with each module */
+        tcp_echo_check(peer, 0, 0);
+        tcp_echo_check(peer, 1, 0);
+        for (uint32_t cc = 0; cc < 3; cc++)
+            tcp_echo_check(peer, tcp_bytes, cc);
+    }
     for (int i = 0; i < 3; i++)
         net_sendto(ep, usock, peer, ECHO_PORT, "quit", 4);
     printf("netpeer: %d/5 pings answered, %u/%u datagrams echoed intact (%u sent again, %u wrong)\n", answered,
