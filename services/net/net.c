@@ -49,10 +49,10 @@ int net_nic_ready(void)
 {
     if (net_nic_state)
         return net_nic_state == 1;
-    net_stack_start();                                  /* (the first request: before any frame comes) */
-    int err = vnet_open(&net_nic, interrupt);
+    int err = net_stack_start();                        /* (the first request: before any frame comes) */
+    err = err ? err : vnet_open(&net_nic, interrupt);
     if (err) {
-        net_nic_state = err;                            /* (E_NOENT: the machine has none) */
+        net_nic_state = err;                            /* (E_NOENT: the machine has none; E_NOMEM) */
         return 0;
     }
     net_nic_state = 1;
@@ -168,6 +168,9 @@ static int64_t open(struct svc_call *call, uint32_t kind, uint32_t port, uint32_
 {
     if ((kind != SOCK_UDP && kind != SOCK_ICMP && kind != SOCK_TCP) || port > 0xffff)
         return SVC_E_INVAL;
+    net_nic_ready();                                    /* (the stack starts at the first request) */
+    if (!net_stack_ready())
+        return SVC_E_NOMEM;
     if (port == 0) {                                    /* the next free one from 49152 up, wrapping */
         for (unsigned tries = 0; tries < 0x10000 - EPHEMERAL_LO && !port; tries++) {
             uint16_t p = next_ephemeral[kind];

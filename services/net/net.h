@@ -86,7 +86,8 @@ void *net_alloc(size_t size);
 void net_free(void *p, size_t size);
 
 /* stack.c */
-void net_stack_start(void);              /* once, from the first request */
+int net_stack_start(void);               /* once, from the first request (SVC_E_NOMEM: no memory for it) */
+int net_stack_ready(void);               /* it started */
 void net_timers_update(void);            /* the timer at the stack's next deadline */
 void net_receive(void);                  /* take every frame the NIC has */
 /* Send `len` bytes of payload (at most IP_MAX - IP_HLEN) to dst: in one

@@ -46,7 +46,7 @@
 #define ARP_REACHABLE_NS 30000000000ull /* confirmed this long, times 0.5 to 1.5 (base_reachable_time_ms) */
 #define ARP_DELAY_NS    5000000000ull   /* a stale one used: the grace before probing (delay_first_probe_time) */
 #define ARP_GC_NS       60000000000ull  /* a stale one unused this long goes (gc_stale_time) */
-#define LOOP_SLOTS      16u
+#define LOOP_SLOTS      8u
 #define FRAG_SLOTS      8u
 #define FRAG_PER_SOURCE 4u
 #define FRAG_TIME_NS    30000000000ull                  /* Linux's net.ipv4.ipfrag_time */
@@ -89,7 +89,7 @@ struct reasm {
 static struct neighbour neighbours[NEIGHBOURS];
 static uint32_t clock_;                 /* counts uses, for the oldest entry */
 static uint16_t ip_id;
-static uint8_t out[IP_MAX];             /* the datagram being sent, whole */
+static uint8_t *out;                    /* the datagram being sent, whole (IP_MAX bytes; allocated at the start) */
 static uint8_t loop_pkt[LOOP_SLOTS][IP_MTU];    /* packets to this host: here up to the MTU, */
 static uint8_t *loop_big[LOOP_SLOTS];           /* ... past it in memory of their own */
 static uint32_t loop_len[LOOP_SLOTS], loop_head, loop_count;
@@ -582,9 +582,16 @@ static void timers(void)
     net_loop_drain();
 }
 
-void net_stack_start(void)
+int net_stack_start(void)
 {
     timer_ready = svc_timer_attach(timers) == 0;
+    out = svc_alloc(IP_MAX);
+    return out ? 0 : SVC_E_NOMEM;
+}
+
+int net_stack_ready(void)
+{
+    return out != NULL;
 }
 
 /* The datagram of this fragment: its own, or a new one (in a free slot,

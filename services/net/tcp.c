@@ -112,7 +112,17 @@ struct tcb {
     uint16_t backlog, pending;          /* a listener's: room, and connections in its queue */
 };
 
-static struct tcb tcbs[NTCB];
+/* The table: NTCB blocks and a scratch one last (a SYN cookie is sent
+ * from it), allocated at the first use (not in the kernel's image when
+ * the stack is placed there: no TLB entries for a stack without TCP). */
+static struct tcb *tcbs;
+
+static int table_ready(void)
+{
+    if (!tcbs)
+        tcbs = svc_alloc((NTCB + 1) * sizeof *tcbs);
+    return tcbs != NULL;
+}
 static uint64_t isn_key[2], born_clock;
 
 static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
@@ -776,19 +786,19 @@ static uint32_t cookie_period(void)
 static void send_cookie(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport,
                         uint32_t irs, const struct opts *o)
 {
-    static struct tcb c;                                /* (nothing kept: a scratch block to send from) */
+    struct tcb *c = &tcbs[NTCB];                        /* (nothing kept: a scratch block to send from) */
     uint32_t mss = o->mss ? o->mss : MSS_DEFAULT, m = 0, period = cookie_period();
     while (m < 3 && cookie_mss[m + 1] <= mss)
         m++;
-    memset(&c, 0, sizeof c);
-    c.laddr = laddr;
-    c.raddr = raddr;
-    c.lport = lport;
-    c.rport = rport;
-    c.rcv_nxt = irs + 1;
-    c.rmss = route_mss(raddr);
+    memset(c, 0, sizeof *c);
+    c->laddr = laddr;
+    c->raddr = raddr;
+    c->lport = lport;
+    c->rport = rport;
+    c->rcv_nxt = irs + 1;
+    c->rmss = route_mss(raddr);
     uint32_t cookie = (period & 31) << 27 | m << 24 | cookie_hash(laddr, raddr, lport, rport, irs, period);
-    if (emit(&c, cookie, SYN | ACK, 0, 0) == 0)
+    if (emit(c, cookie, SYN | ACK, 0, 0) == 0)
         net_stat.syn_cookies++;
 }
 
@@ -826,7 +836,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
         net_stat.ip_dropped++;                          /* too short, bad offset or bad checksum */
         return;
     }
-    if (to_broadcast)
+    if (to_broadcast || !table_ready())
         return;
     net_stat.tcp_in++;
     uint32_t seq = get32(s + 4), ackn = get32(s + 8);
@@ -1214,6 +1224,8 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
 uint64_t net_tcp_deadline(void)
 {
     uint64_t first = 0;
+    if (!tcbs)
+        return 0;
     for (unsigned i = 0; i < NTCB; i++) {
         const struct tcb *t = &tcbs[i];
         uint64_t d[5] = { t->t_rtx, t->t_delack, t->t_wait, t->t_persist, t->t_keep };
@@ -1261,7 +1273,7 @@ static void rtx_timeout(struct tcb *t, uint64_t now)
 
 void net_tcp_timers(uint64_t now)
 {
-    for (unsigned i = 0; i < NTCB; i++) {
+    for (unsigned i = 0; tcbs && i < NTCB; i++) {
         struct tcb *t = &tcbs[i];
         if (!t->pid)
             continue;
@@ -1321,6 +1333,8 @@ uint32_t net_tcp_poll(const struct sock *s)
 /* A TCP socket's connection when a socket is opened: CLOSED, bound to port. */
 int64_t net_tcp_open(struct sock *s, uint64_t pid)
 {
+    if (!table_ready())
+        return SVC_E_NOMEM;
     struct tcb *t = tcb_new(pid);
     if (!t)
         return SVC_E_LIMIT;
