@@ -101,7 +101,7 @@ def test_tcp_conversations(guest):
         at.append(time.monotonic())
         assert again and payload(again[0]) == b"hello tcp" and again[0].seq == una, again
     gaps = [b - a for a, b in zip(at, at[1:])]
-    assert 0.15 <= gaps[0] <= 1.2 and gaps[1] >= 1.6 * gaps[0], gaps
+    assert 0.15 <= gaps[0] <= 1.2 and gaps[1] >= 1.4 * gaps[0], gaps   # (2x, less the host's jitter)
     p.ack = una + 9
     p.send("A")
 
@@ -165,7 +165,7 @@ def test_tcp_conversations(guest):
                 probes.append(time.monotonic())
     assert len(probes) >= 3, (una, probes, other)
     gaps = [b - a for a, b in zip(probes, probes[1:])]
-    assert gaps[1] > gaps[0] * 1.5 and gaps[0] >= 0.15, gaps
+    assert gaps[1] > gaps[0] * 1.4 and gaps[0] >= 0.15, gaps
     p.send("A", window=65535)
     echoed, end = b"", time.monotonic() + 3
     while len(echoed) < 3000 and time.monotonic() < end:
@@ -252,7 +252,7 @@ def test_tcp_conversations(guest):
     for v in (5008, 5009, 5010):
         p.send("A", ack=una, window=512, options=[("NOP", None), ("NOP", None), ("Timestamp", (v, 0)),
                                                   ("NOP", None), ("NOP", None), ("SAck", (lo, hi))])
-    again = p.expect(0.15, where=lambda t: len(payload(t)) > 0)
+    again = p.expect(0.4, where=lambda t: len(payload(t)) > 0)   # (the timeout is about 900 ms)
     assert again and again[0].seq == una and len(payload(again[0])) == lo - una, [t.summary() for t in again]
     extra = p.expect(0.1, where=lambda t: len(payload(t)) > 0 and t.seq != hi)
     assert extra == [], ("more than the hole was sent again", [(t.seq - una, len(payload(t))) for t in extra],
