@@ -109,7 +109,9 @@ struct tcb {
     uint64_t rtt_at;
     uint64_t t_rtx, t_delack, t_wait, t_persist, t_keep;    /* deadlines (0: none) */
     uint32_t persist_us, retrans;
+    uint8_t probes;                     /* zero-window probes unanswered */
     uint16_t backlog, pending;          /* a listener's: room, and connections in its queue */
+    uint64_t cookie_at;                 /* a listener's: when it last sent a SYN cookie (0: never) */
 };
 
 /* The table: NTCB blocks and a scratch one last (a SYN cookie is sent
@@ -203,7 +205,7 @@ static uint32_t rcv_window(const struct tcb *t)
     uint32_t offered = seq_lt(t->rcv_nxt, t->rcv_adv) ? t->rcv_adv - t->rcv_nxt : 0;
     if (room > offered && room - offered < min32(BUF_BYTES / 2, t->rmss))
         return offered;
-    return room > offered ? room : offered;
+    return min32(room > offered ? room : offered, 0xffffu << t->rcv_wscale);
 }
 
 /* ---------------------------------------------------------------- options */
@@ -605,7 +607,7 @@ static void tcb_end(struct tcb *t, int32_t err)
 
 static void reset(struct tcb *t)
 {
-    send_bare(t->laddr, t->raddr, t->lport, t->rport, t->snd_nxt, 0, RST);
+    send_bare(t->laddr, t->raddr, t->lport, t->rport, t->snd_max, 0, RST);
 }
 
 /* TIME_WAIT: nothing more to send; an orphan needs no rings any more. */
@@ -745,7 +747,7 @@ static struct tcb *child(struct tcb *l, uint32_t laddr, uint32_t raddr, uint16_t
     c->keep_intvl = l->keep_intvl;
     c->keep_cnt = l->keep_cnt;
     c->irs = rcv_nxt - 1;
-    c->rcv_nxt = rcv_nxt;
+    c->rcv_nxt = c->rcv_adv = c->last_ack_sent = rcv_nxt;
     c->rmss = route_mss(raddr);
     c->cc.ops = l->cc.ops;
     c->listener = l;
@@ -764,12 +766,12 @@ static struct tcb *child(struct tcb *l, uint32_t laddr, uint32_t raddr, uint16_t
 static const uint16_t cookie_mss[4] = { 536, 1300, 1440, 1460 };
 
 static uint32_t cookie_hash(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport, uint32_t irs,
-                            uint32_t period)
+                            uint32_t period, uint32_t m)
 {
     new_isn(0, 0, 0, 0);                                /* (the key made) */
     uint64_t x = ((uint64_t)laddr << 32 | raddr) ^ isn_key[1];
     x ^= ((uint64_t)lport << 48 | (uint64_t)rport << 32 | irs) * isn_key[0];
-    x ^= (uint64_t)period * 0x9e3779b97f4a7c15ull;
+    x ^= ((uint64_t)m << 32 | period) * 0x9e3779b97f4a7c15ull;
     for (int i = 0; i < 3; i++) {
         x ^= x >> 31;
         x *= 0xbf58476d1ce4e5b9ull;
@@ -783,7 +785,7 @@ static uint32_t cookie_period(void)
     return (uint32_t)(svc_clock_ns() / 64000000000ull);
 }
 
-static void send_cookie(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport,
+static void send_cookie(struct tcb *l, uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport,
                         uint32_t irs, const struct opts *o)
 {
     struct tcb *c = &tcbs[NTCB];                        /* (nothing kept: a scratch block to send from) */
@@ -797,9 +799,10 @@ static void send_cookie(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t
     c->rport = rport;
     c->rcv_nxt = irs + 1;
     c->rmss = route_mss(raddr);
-    uint32_t cookie = (period & 31) << 27 | m << 24 | cookie_hash(laddr, raddr, lport, rport, irs, period);
+    uint32_t cookie = (period & 31) << 27 | m << 24 | cookie_hash(laddr, raddr, lport, rport, irs, period, m);
     if (emit(c, cookie, SYN | ACK, 0, 0) == 0)
         net_stat.syn_cookies++;
+    l->cookie_at = svc_clock_ns();
 }
 
 /* The connection an ACK to a listener makes if it returns a cookie
@@ -811,8 +814,11 @@ static struct tcb *from_cookie(struct tcb *l, uint32_t laddr, uint32_t raddr, ui
     for (uint32_t back = 0; back < 2 && !*valid; back++) {
         period = now - back;
         *valid = (period & 31) == cookie >> 27 && m < 4 &&
-                 cookie_hash(laddr, raddr, lport, rport, seq - 1, period) == (cookie & 0xffffff);
+                 cookie_hash(laddr, raddr, lport, rport, seq - 1, period, m) == (cookie & 0xffffff);
     }
+    /* (only while the listener has sent cookies lately, as Linux: a blind
+     * guess needs the listener flooded too) */
+    *valid = *valid && l->cookie_at && svc_clock_ns() - l->cookie_at < 2 * 64000000000ull;
     if (!*valid || ready >= l->backlog)
         return NULL;
     struct tcb *c = child(l, laddr, raddr, lport, rport, seq);
@@ -822,7 +828,7 @@ static struct tcb *from_cookie(struct tcb *l, uint32_t laddr, uint32_t raddr, ui
     agree(c, &o);
     c->snd_wnd = c->max_wnd = wnd;
     c->snd_wl1 = seq - 1;
-    c->iss = c->snd_una = cookie;
+    c->iss = c->snd_una = c->recover = cookie;
     c->snd_nxt = c->snd_max = cookie + 1;
     return c;
 }
@@ -877,17 +883,19 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
             if (!(flags & SYN) || ready >= t->backlog)
                 return;                                 /* (a full accept queue: the peer tries again) */
             if (half >= t->backlog) {
-                send_cookie(dst, src, dport, sport, seq, &o);
+                send_cookie(t, dst, src, dport, sport, seq, &o);
                 return;
             }
             struct tcb *c = child(t, dst, src, dport, sport, seq + 1);
-            if (!c)
+            if (!c) {                                   /* (no slot or memory for it: a cookie then) */
+                send_cookie(t, dst, src, dport, sport, seq, &o);
                 return;
+            }
             offer_options(c);
             agree(c, &o);
             c->snd_wnd = c->max_wnd = get16(s + 14);
             c->snd_wl1 = seq;
-            c->iss = c->snd_una = c->snd_nxt = c->snd_max = new_isn(dst, src, dport, sport);
+            c->iss = c->snd_una = c->snd_nxt = c->snd_max = c->recover = new_isn(dst, src, dport, sport);
             output(c);
             net_timers_update();
             return;
@@ -907,7 +915,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
         if (!(flags & SYN))
             return;
         t->irs = seq;
-        t->rcv_nxt = seq + 1;
+        t->rcv_nxt = t->rcv_adv = t->last_ack_sent = seq + 1;
         agree(t, &o);
         if (flags & ACK) {
             t->snd_una = ackn;
@@ -942,12 +950,19 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
         t->ts_recent = o.tsval;                         /* (idle past 24 days: TS.Recent is no more) */
     }
     if (!acceptable(t, seq, seg_len)) {                 /* 3.10.7.4, first */
+        if (t->state == T_SYN_RECEIVED && (flags & (SYN | ACK | RST)) == SYN && seq == t->irs) {
+            emit(t, t->iss, SYN | ACK, 0, 0);           /* the peer's SYN again: our SYN-ACK was lost */
+            return;
+        }
+        if (t->state == T_TIME_WAIT && (flags & FIN) && !(flags & RST))
+            t->t_wait = svc_clock_ns() + TIME_WAIT_NS;  /* its FIN again: our last ACK was lost (RFC 9293 3.10.7.4) */
         if (!(flags & RST))
             ack_now(t);
         return;
     }
     t->last_rcv = svc_clock_ns();
     t->keep_sent = 0;
+    t->probes = 0;
     if (t->ts_ok && o.has_ts && (int32_t)(o.tsval - t->ts_recent) >= 0 && seq_le(seq, t->last_ack_sent)) {
         t->ts_recent = o.tsval;                         /* (RFC 7323 4.3) */
         t->ts_recent_at = svc_clock_ns();
@@ -1054,8 +1069,6 @@ static int take_data(struct tcb *t, uint32_t seq, const uint8_t *data, uint32_t 
 static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now, const struct opts *o)
 {
     uint32_t acked = ackn - t->snd_una, data = acked;
-    if (t->snd_una == t->iss)
-        data--;                                         /* (our SYN) */
     if (data > t->snd.len) {                            /* (our FIN too) */
         data = t->snd.len;
         t->fin_done = 1;
@@ -1137,6 +1150,13 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
         }
         t->state = T_ESTABLISHED;
         keep_arm(t);
+        t->snd_una = t->iss + 1;                        /* (our SYN acknowledged: what new_ack sees is data) */
+        t->retries = 0;
+        t->t_rtx = t->snd_una == t->snd_max ? 0 : t->t_rtx;
+        if (t->rtt_at) {
+            tcp_rto_sample(&t->rto, (uint32_t)((now - t->rtt_at) / 1000) + 1);
+            t->rtt_at = 0;
+        }
         t->snd_wnd = wnd;
         t->max_wnd = wnd > t->max_wnd ? wnd : t->max_wnd;
         t->snd_wl1 = seq;
@@ -1160,9 +1180,9 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
          * recovery; in NewReno's each one after lets one more segment out. */
         if (t->in_recovery) {
             t->inflate += t->sack_ok ? 0 : t->mss;
-        } else if (++t->dupacks >= TCP_DUPTHRESH ||
-                   (t->sack_ok && tcp_sb_is_lost(&t->sb, t->snd_una, t->mss))) {
-            enter_recovery(t, now);
+        } else if ((++t->dupacks >= TCP_DUPTHRESH || (t->sack_ok && tcp_sb_is_lost(&t->sb, t->snd_una, t->mss))) &&
+                   seq_lt(t->recover, t->snd_una)) {
+            enter_recovery(t, now);                     /* (RFC 6582 3.2 1: not for what a timeout sent again) */
         }
     }
     if (seq_lt(t->snd_wl1, seq) || (t->snd_wl1 == seq && seq_le(t->snd_wl2, ackn))) {
@@ -1263,6 +1283,7 @@ static void rtx_timeout(struct tcb *t, uint64_t now)
         t->dupacks = 0;
         tcp_sb_clear(&t->sb);                           /* (RFC 2018 8: the peer may have dropped what it SACKed) */
         t->high_rxt = t->snd_una;
+        t->recover = t->snd_max;                        /* (RFC 6582 3.2 1) */
         t->snd_nxt = t->snd_una;                        /* go back: send from the oldest again */
         t->retrans--;                                   /* (output counts what it sends again) */
         output(t);
@@ -1287,6 +1308,10 @@ void net_tcp_timers(uint64_t now)
         }
         if (t->t_persist && now >= t->t_persist) {      /* a zero-window probe: an ACK one below SND.UNA */
             emit(t, t->snd_una - 1, ACK, 0, 0);
+            if (++t->probes > RETRIES2) {               /* (unanswered: the peer is gone, as Linux's tcp_probe_timer) */
+                tcb_end(t, ETIMEDOUT);
+                continue;
+            }
             t->persist_us = min32(t->persist_us * 2, TCP_RTO_MAX_US);
             t->t_persist = now + (uint64_t)t->persist_us * 1000;
         }
@@ -1472,7 +1497,7 @@ int64_t net_op_connect(struct svc_call *call, uint32_t sock, uint32_t addr, uint
     t->used = 1;
     t->rmss = route_mss(addr);
     offer_options(t);
-    t->iss = t->snd_una = t->snd_nxt = t->snd_max = new_isn(laddr, addr, t->lport, t->rport);
+    t->iss = t->snd_una = t->snd_nxt = t->snd_max = t->recover = new_isn(laddr, addr, t->lport, t->rport);
     t->state = T_SYN_SENT;
     output(t);
     net_timers_update();

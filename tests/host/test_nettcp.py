@@ -12,7 +12,8 @@ an RTT is measured), doubling; data that comes early held and answered
 at once by a duplicate ACK, then acknowledged whole when the hole fills;
 our FIN acknowledged, the guest's FIN after the echo, the connection gone
 afterwards (a RST for what comes next); RFC 5961's challenge ACK for a RST
-or a SYN not exactly in place, and an exact RST ending the connection;
+or a SYN not exactly in place, and an exact RST ending the connection; a
+SYN sent again in SYN-RECEIVED answered with the SYN-ACK again;
 a zero window probed (as Linux probes: an ACK one below SND.UNA) at
 growing intervals until it opens, then the data in segments no longer
 than our MSS; options as Linux offers them (the SYN-ACK's in Linux's
@@ -132,6 +133,18 @@ def test_tcp_conversations(guest):
     p.send("PA", b"late")
     rst = p.expect(1.0, where=lambda t: "R" in str(t.flags))
     assert rst and rst[0].seq == p.ack, [t.summary() for t in rst]
+
+    # A SYN sent again before our ACK (the SYN-ACK lost, say) gets the SYN-ACK again at once.
+    p = Peer(wire, 40006)
+    p.send("S", options=[("MSS", 1460)])
+    first = p.expect()
+    p.send("S", seq=p.seq - 1, options=[("MSS", 1460)])
+    second = p.expect(0.3)
+    assert first and second and str(second[0].flags) == "SA" and \
+        (second[0].seq, second[0].ack) == (first[0].seq, first[0].ack), [t.summary() for t in first + second]
+    p.ack = first[0].seq + 1
+    p.send("A")
+    p.send("R")
 
     # RFC 5961: a RST or SYN not exactly in place gets a challenge ACK; an exact RST ends it.
     p = Peer(wire, 40002)
@@ -276,7 +289,7 @@ def test_tcp_conversations(guest):
     got_data, fin_seen, end = b"", False, time.monotonic() + 3
     while not fin_seen and time.monotonic() < end:
         for t in c.expect(0.5):
-            assert len(payload(t)) <= 1000, t.summary()
+            assert len(payload(t)) <= 1000 and t.window == 65535, t.summary()    # (its 64 KiB ring, empty)
             if payload(t) and t.seq == c.ack:
                 got_data += payload(t)
                 c.ack += len(payload(t))
