@@ -110,7 +110,7 @@ struct tcb {
     uint64_t t_rtx, t_delack, t_wait, t_persist, t_keep;    /* deadlines (0: none) */
     uint32_t persist_us, retrans;
     uint8_t probes;                     /* zero-window probes unanswered */
-    uint16_t backlog, pending;          /* a listener's: room, and connections in its queue */
+    uint16_t backlog;                   /* a listener's: room in its queue */
     uint64_t cookie_at;                 /* a listener's: when it last sent a SYN cookie (0: never) */
 };
 
@@ -150,6 +150,20 @@ static void ring_read(const struct ring *r, uint32_t off, uint8_t *p, uint32_t n
     uint32_t at = (r->head + off) % BUF_BYTES, first = min32(n, BUF_BYTES - at);
     memcpy(p, r->buf + at, first);
     memcpy(p + first, r->buf, n - first);
+}
+
+/* Append n bytes from the client's `from` to r; take n bytes from r's
+ * front to the client's `to` (not dropping them). Nonzero: a bad buffer. */
+static int ring_copy_in(struct svc_call *call, struct ring *r, uint64_t from, uint32_t n)
+{
+    uint32_t at = (r->head + r->len) % BUF_BYTES, first = min32(n, BUF_BYTES - at);
+    return svc_copy_in(call, r->buf + at, from, first) || svc_copy_in(call, r->buf, from + first, n - first);
+}
+
+static int ring_copy_out(struct svc_call *call, const struct ring *r, uint64_t to, uint32_t n)
+{
+    uint32_t first = min32(n, BUF_BYTES - r->head);
+    return svc_copy_out(call, to, r->buf + r->head, first) || svc_copy_out(call, to + first, r->buf, n - first);
 }
 
 static void ring_drop(struct ring *r, uint32_t n)
@@ -195,6 +209,12 @@ static uint32_t rcv_room(const struct tcb *t)
     return ring_room(&t->rcv);
 }
 
+/* The window offered last, from rcv_nxt to its right edge. */
+static uint32_t offered(const struct tcb *t)
+{
+    return seq_lt(t->rcv_nxt, t->rcv_adv) ? t->rcv_adv - t->rcv_nxt : 0;
+}
+
 /* The window to offer: never shrinking the right edge offered before, and
  * moving it on only by a useful amount (RFC 9293 3.8.6.2.2: at least
  * min(half the buffer, one segment)). */
@@ -202,10 +222,10 @@ static uint32_t rcv_window(const struct tcb *t)
 {
     uint32_t room = min32(rcv_room(t), 0xffffu << t->rcv_wscale);
     room &= ~((1u << t->rcv_wscale) - 1);               /* (what the scaled field can say) */
-    uint32_t offered = seq_lt(t->rcv_nxt, t->rcv_adv) ? t->rcv_adv - t->rcv_nxt : 0;
-    if (room > offered && room - offered < min32(BUF_BYTES / 2, t->rmss))
-        return offered;
-    return min32(room > offered ? room : offered, 0xffffu << t->rcv_wscale);
+    uint32_t before = offered(t);
+    if (room > before && room - before < min32(BUF_BYTES / 2, t->rmss))
+        return before;
+    return min32(room > before ? room : before, 0xffffu << t->rcv_wscale);
 }
 
 /* ---------------------------------------------------------------- options */
@@ -501,8 +521,6 @@ static void free_buffers(struct tcb *t)
 static void tcb_free(struct tcb *t)
 {
     free_buffers(t);
-    if (t->listener)
-        t->listener->pending--;
     if (t->sock)
         t->sock->tcb = NULL;
     memset(t, 0, sizeof *t);
@@ -752,7 +770,6 @@ static struct tcb *child(struct tcb *l, uint32_t laddr, uint32_t raddr, uint16_t
     c->cc.ops = l->cc.ops;
     c->listener = l;
     c->born = ++born_clock;
-    l->pending++;
     return c;
 }
 
@@ -1462,7 +1479,6 @@ int64_t net_op_accept(struct svc_call *call, uint32_t sock, uint32_t *conn, uint
     if (err)
         return err;
     first->listener = NULL;
-    l->pending--;
     first->sock = s;
     s->tcb = first;
     *addr = first->raddr;
@@ -1505,18 +1521,31 @@ int64_t net_op_connect(struct svc_call *call, uint32_t sock, uint32_t addr, uint
     return 0;
 }
 
+/* The socket's connection for `send` and `recv` (E_STATE: it listens or
+ * never connected). */
+static struct tcb *conn_of(struct svc_call *call, uint32_t sock, int64_t *err)
+{
+    struct tcb *t = tcb_of(call, sock, err);
+    if (!*err && (!t->used || t->state == T_LISTEN))
+        *err = SVC_E_STATE;
+    return *err ? NULL : t;
+}
+
+/* The error the connection ended with, told once: E_CLOSED, else 0. */
+static int64_t tell_error(struct tcb *t)
+{
+    if (!t->err || t->err_told)
+        return 0;
+    t->err_told = 1;
+    return SVC_E_CLOSED;
+}
+
 int64_t net_op_send(struct svc_call *call, uint32_t sock, uint64_t data, uint64_t data_len, uint64_t *count)
 {
     int64_t err;
-    struct tcb *t = tcb_of(call, sock, &err);
-    if (err)
+    struct tcb *t = conn_of(call, sock, &err);
+    if (err || (err = tell_error(t)) != 0)
         return err;
-    if (!t->used || t->state == T_LISTEN)
-        return SVC_E_STATE;
-    if (t->err && !t->err_told) {
-        t->err_told = 1;
-        return SVC_E_CLOSED;
-    }
     if (t->shut_wr || t->state == T_CLOSED)
         return SVC_E_CLOSED;
     if (t->state == T_SYN_SENT || t->state == T_SYN_RECEIVED)
@@ -1524,8 +1553,7 @@ int64_t net_op_send(struct svc_call *call, uint32_t sock, uint64_t data, uint64_
     uint32_t n = (uint32_t)(data_len < ring_room(&t->snd) ? data_len : ring_room(&t->snd));
     if (!n && data_len)
         return SVC_E_AGAIN;
-    uint32_t at = (t->snd.head + t->snd.len) % BUF_BYTES, first = min32(n, BUF_BYTES - at);
-    if (svc_copy_in(call, t->snd.buf + at, data, first) || svc_copy_in(call, t->snd.buf, data + first, n - first))
+    if (ring_copy_in(call, &t->snd, data, n))
         return SVC_E_FAULT;
     t->snd.len += n;
     *count = n;
@@ -1538,16 +1566,12 @@ int64_t net_op_send(struct svc_call *call, uint32_t sock, uint64_t data, uint64_
 int64_t net_op_recv(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t buf_len, uint64_t *count)
 {
     int64_t err;
-    struct tcb *t = tcb_of(call, sock, &err);
+    struct tcb *t = conn_of(call, sock, &err);
     if (err)
         return err;
-    if (!t->used || t->state == T_LISTEN)
-        return SVC_E_STATE;
     if (!t->rcv.len) {
-        if (t->err && !t->err_told) {
-            t->err_told = 1;
-            return SVC_E_CLOSED;
-        }
+        if ((err = tell_error(t)) != 0)
+            return err;
         if (t->shut_rd || t->state == T_CLOSED) {
             *count = 0;                                 /* the end of the stream */
             return 0;
@@ -1555,14 +1579,12 @@ int64_t net_op_recv(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t
         return SVC_E_AGAIN;
     }
     uint32_t n = (uint32_t)(buf_len < t->rcv.len ? buf_len : t->rcv.len);
-    uint32_t at = t->rcv.head, first = min32(n, BUF_BYTES - at);
-    if (svc_copy_out(call, buf, t->rcv.buf + at, first) || svc_copy_out(call, buf + first, t->rcv.buf, n - first))
+    if (ring_copy_out(call, &t->rcv, buf, n))
         return SVC_E_FAULT;
     ring_drop(&t->rcv, n);
     *count = n;
     /* Tell the peer of the room when it grew by a useful amount (as Linux's tcp_cleanup_rbuf). */
-    uint32_t offered = seq_lt(t->rcv_nxt, t->rcv_adv) ? t->rcv_adv - t->rcv_nxt : 0;
-    if (n && t->state != T_CLOSED && rcv_window(t) >= offered + min32(BUF_BYTES / 2, 2 * t->rmss)) {
+    if (n && t->state != T_CLOSED && rcv_window(t) >= offered(t) + min32(BUF_BYTES / 2, 2 * t->rmss)) {
         ack_now(t);
         net_loop_drain();
     }

@@ -476,6 +476,24 @@ static void tcp_echo(void *arg)
     }
 }
 
+/* Read connection c to its end or until the clock passes `end`, adding
+ * what came to *got: 0 at the end, -E_TIMEOUT, or the error. */
+static int64_t read_to_end(uint32_t c, int64_t end, uint64_t *got)
+{
+    while (sys_clock_ns() < end) {
+        uint64_t n = 0;
+        int64_t err = net_recv(ep, c, buf, 4096, &n);
+        if (err == -E_AGAIN) {
+            sleep_ms(1);
+            continue;
+        }
+        if (err || n == 0)
+            return err;
+        *got += n;
+    }
+    return -E_TIMEOUT;
+}
+
 /* The echo side's "connect PORT BYTES": connect to the asker's PORT, send
  * BYTES bytes of tcp_byte(), shut sending, read to the end (at most 20 s),
  * close; what happened, as text. */
@@ -483,7 +501,7 @@ static const char *tcp_connect_to(uint32_t addr, const char *cmd)
 {
     static char line[160];
     uint32_t port = 0, c = 0, bound = 0;
-    uint64_t bytes = 0, sent = 0, got = 0, n = 0;
+    uint64_t bytes = 0, sent = 0, got = 0;
     const char *p = cmd + 8;
     while (*p >= '0' && *p <= '9')
         port = port * 10 + (uint32_t)(*p++ - '0');
@@ -508,17 +526,8 @@ static const char *tcp_connect_to(uint32_t addr, const char *cmd)
         }
     }
     err = err ? err : net_shutdown(ep, c, 1);
-    while (!err && sys_clock_ns() < end) {
-        err = net_recv(ep, c, buf, 4096, &n);
-        if (err == -E_AGAIN) {
-            err = 0;
-            sleep_ms(1);
-            continue;
-        }
-        if (err || n == 0)
-            break;
-        got += n;
-    }
+    err = err ? err : read_to_end(c, end, &got);
+    err = err == -E_TIMEOUT ? 0 : err;
     uint32_t error = 0, state = tcp_state(c, &error);
     net_close(ep, c);
     snprintf(line, sizeof(line), "connect: err %ld sent %lu got %lu state %u error %u port %u", (long)err,
@@ -610,15 +619,10 @@ static void tcp_echo_check(uint32_t peer, uint64_t total, uint32_t cc)
     int64_t ms = (sys_clock_ns() - t0) / 1000000;
     err = err ? err : net_shutdown(ep, c, 1);
     int64_t eof = -1;
-    while (!err && sys_clock_ns() < end) {
-        err = net_recv(ep, c, buf, 16, &n);
-        if (err == -E_AGAIN) {
-            err = 0;
-            sleep_ms(1);
-            continue;
-        }
-        eof = err ? err : (int64_t)n;
-        break;
+    if (!err) {
+        uint64_t extra = 0;                             /* (more after all came back: said as eof) */
+        eof = read_to_end(c, end, &extra);
+        eof = eof == -E_TIMEOUT ? -1 : eof ? eof : (int64_t)extra;
     }
     uint32_t v[16] = { 0 };
     net_tcp_info(ep, c, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11],
