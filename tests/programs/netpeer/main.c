@@ -307,7 +307,39 @@ static void tcp_self_test(void)
     net_close(ep, a);
     net_close(ep, c);
     net_close(ep, u);
+
+    /* A hostile client: 7 connections it fills and never reads. Each takes
+     * at most its send ring and the peer's receive ring (64 KiB each), then
+     * E_AGAIN; the stack holds no more than their rings; closing them all
+     * (the readers first: a reset for unread data) gives every byte back. */
+    static uint8_t junk[16384];
+    uint32_t cs[7] = { 0 }, as[7] = { 0 };
+    uint64_t least = ~0ull, most = 0, s2[NSTATS];
+    int64_t bad = 0;
+    for (int i = 0; i < 7; i++) {
+        uint64_t queued = 0;
+        bad |= net_open(ep, 3, 0, &cs[i], &cport) | net_connect(ep, cs[i], 0x7f000001, 8000) |
+               net_accept(ep, l, &as[i], &from, &port);
+        for (int k = 0; k < 64 && !bad; k++) {
+            err = net_send(ep, cs[i], junk, sizeof(junk), &n);
+            if (err == -E_AGAIN)
+                break;
+            bad |= err;
+            queued += n;
+        }
+        least = queued < least ? queued : least;
+        most = queued > most ? queued : most;
+    }
+    get_stats(s2);
+    for (int i = 0; i < 7; i++)
+        net_close(ep, as[i]);
+    for (int i = 0; i < 7; i++)
+        net_close(ep, cs[i]);
     net_close(ep, l);
+    tap_ok(bad == 0 && least >= 65536 && most <= 2 * 65536 && s2[10] <= s0[10] + 14 * 2 * 65536,
+           "tcp: 7 connections filled and never read take 64 to 128 KiB each (%lu to %lu), then E_AGAIN; the stack "
+           "holds %lu bytes more, no more than their rings", (unsigned long)least, (unsigned long)most,
+           (unsigned long)(s2[10] - s0[10]));
     get_stats(s1);
     tap_ok(s1[10] == s0[10] && s1[11] > s0[11] && s1[12] > s0[12],
            "tcp: every connection closed, the stack holds what it held before (%lu bytes, %lu then) and counted "
