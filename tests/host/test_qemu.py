@@ -1,5 +1,7 @@
 """QEMU command lines, and real runs of tiny fake kernels."""
+import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -123,3 +125,25 @@ def test_typed_input_ends_with_ctrl_d_until_the_guest_stops(tmp_path):
     import sys
     status = qemu.run_typed([sys.executable, str(fake)], io.BytesIO(b"ls\n"), eof_every=0.05)
     assert status == 0
+
+
+def test_a_typed_run_stopped_by_a_signal_stops_its_guest(tmp_path):
+    # `./petrel run < input` of a guest that never powers off (a server
+    # behind --forward), ended by kill: QEMU must go with it.
+    import sys
+    import subprocess
+    pid_file = tmp_path / "guest.pid"
+    guest = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(300)"
+    runner = subprocess.Popen([sys.executable, "-c",
+                               "import io, sys; from petrel import qemu; "
+                               f"sys.exit(qemu.run_typed([sys.executable, '-c', {guest!r}], io.BytesIO(b'')) & 255)"],
+                              cwd=str(Path(qemu.__file__).parent.parent))
+    deadline = time.monotonic() + 20
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pid = int(pid_file.read_text())
+    runner.terminate()
+    assert runner.wait(10) != 0
+    time.sleep(0.2)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

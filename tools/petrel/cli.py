@@ -6,6 +6,7 @@ virtualenv, so the tools can use its packages.
 """
 import argparse
 import os
+import re
 import sys
 
 from petrel import bench, build, envsetup, paths, qemu, testrun
@@ -80,13 +81,25 @@ def add_run(sub) -> None:
                         "of an interactive run), isolated (the same with restrict=on: nothing beyond QEMU's own "
                         "addresses; the default with --exec or typed input), or none")
     p.add_argument("--pcap", metavar="FILE", help="record the NIC's frames in FILE (pcap, for tshark or wireshark)")
+    p.add_argument("--forward", action="append", default=[], metavar="HOSTPORT:GUESTPORT", type=forward_arg,
+                   help="forward TCP connections to 127.0.0.1:HOSTPORT on the host to GUESTPORT of the guest "
+                        "(repeatable; QEMU's user-mode network, so not with --net none)")
+
+
+# `--forward HOSTPORT:GUESTPORT` as a pair of ports.
+def forward_arg(text: str) -> tuple:
+    m = re.fullmatch(r"([0-9]{1,5}):([0-9]{1,5})", text)
+    if not m or not all(1 <= int(port) <= 65535 for port in m.groups()):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected HOSTPORT:GUESTPORT, ports from 1 to 65535")
+    return int(m[1]), int(m[2])
 
 
 # The machine `./petrel run` boots: a person's interactive run gets QEMU's
 # ordinary user-mode network, anything else an isolated one.
 def run_machine(args, interactive: bool) -> qemu.Machine:
     net = args.net or ("user" if interactive else "isolated")
-    return qemu.Machine(args.cpu, args.gic, args.smp, args.mem, args.icount, net=net, pcap=args.pcap or "")
+    return qemu.Machine(args.cpu, args.gic, args.smp, args.mem, args.icount, net=net, pcap=args.pcap or "",
+                        forward=tuple(args.forward))
 
 
 # Adds the `test` subcommand.

@@ -44,6 +44,7 @@ class Machine:
     virtualization: bool = False    # start the cores at EL2
     net: str = "none"               # a virtio-net NIC: NETS
     pcap: str = ""                  # with a NIC: record its frames in this file (QEMU's filter-dump)
+    forward: tuple = ()             # (host port, guest port) pairs: TCP from 127.0.0.1 to the guest
 
 
 # The network a machine may have: "none"; "user", QEMU's user-mode network
@@ -76,6 +77,15 @@ def check_machine(m: Machine) -> None:
         raise ValueError(f"net {m.net!r}: ports are from 1 to 65535")
     if m.pcap and m.net == "none":
         raise ValueError("pcap: recording frames needs a network (net 'user' or 'isolated')")
+    if m.forward and m.net not in ("user", "isolated"):
+        raise ValueError(f"forward: forwarding a port needs QEMU's user-mode network (net 'user' or 'isolated'), "
+                         f"not {m.net!r}")
+    hosts = [h for h, _ in m.forward]
+    for h, g in m.forward:
+        if not all(isinstance(port, int) and 1 <= port <= 65535 for port in (h, g)):
+            raise ValueError(f"forward {h}:{g}: ports are from 1 to 65535")
+    if len(set(hosts)) != len(hosts):
+        raise ValueError("forward: a host port is forwarded twice")
 
 
 # Returns the QEMU argv. `interactive` puts the console and monitor on the
@@ -118,6 +128,9 @@ def net_argv(machine: Machine) -> list:
                   f"remote.type=inet,remote.host=127.0.0.1,remote.port={link[2]}")
     else:
         netdev = "user,id=net0" + (",restrict=on" if machine.net == "isolated" else "")
+        # Forwards listen on the host's loopback only: nothing beyond this
+        # machine reaches the guest through them.
+        netdev += "".join(f",hostfwd=tcp:127.0.0.1:{h}-:{g}" for h, g in machine.forward)
     argv = ["-global", "virtio-mmio.force-legacy=false", "-netdev", netdev,
             "-device", "virtio-net-device,netdev=net0"]
     if machine.pcap:
@@ -242,8 +255,21 @@ def format_argv(argv: list) -> str:
 # pipe is (a Ctrl-D typed before the shell reads, or read by a program
 # the shell runs, would otherwise leave the shell waiting for ever). The
 # default system's shell exits on it and the machine powers off. The
-# console goes to stdout. Returns QEMU's exit status.
+# console goes to stdout. Returns QEMU's exit status. Stopped by a signal
+# (Ctrl-C, kill, a closed terminal), it stops QEMU too: a guest that never
+# powers off (a server) must not outlive the command that started it.
 def run_typed(argv: list, source, eof_every: float = 0.5) -> int:
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return _run_typed_input(argv, source, eof_every)
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def _run_typed_input(argv: list, source, eof_every: float) -> int:
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE)
     try:
         while True:
