@@ -12,7 +12,8 @@
  *
  * A socket's received datagrams wait in a queue of SOCK_QUEUE slots
  * allocated when it is opened (about 12 KiB), counted against its owner's
- * SOCKS_PER_PID sockets; one longer than a slot holds (a reassembled one)
+ * SOCKS_PER_PID datagram sockets (TCP sockets are bounded by their
+ * connections, tcp.c); one longer than a slot holds (a reassembled one)
  * is kept in memory of its own, at most SOCK_BIG_BYTES of them a socket.
  */
 #include "net.h"
@@ -150,11 +151,13 @@ int64_t net_sock_new(struct svc_call *call, uint32_t kind, uint16_t port, uint32
 {
     unsigned mine = 0, slot = NSOCKS;
     for (unsigned i = 0; i < NSOCKS; i++) {
-        mine += net_socks[i].pid == call->pid;
+        mine += net_socks[i].pid == call->pid && net_socks[i].kind != SOCK_TCP;
         if (!net_socks[i].pid && slot == NSOCKS)
             slot = i;
     }
-    if (mine >= SOCKS_PER_PID)
+    /* A TCP socket costs no queue: its connection is what is bounded
+     * (TCB_PER_PID), so a server may hold more of them than datagram sockets. */
+    if (kind != SOCK_TCP && mine >= SOCKS_PER_PID)
         return SVC_E_LIMIT;
     if (slot == NSOCKS)
         return SVC_E_BUSY;

@@ -13,8 +13,8 @@
 #define SOCK_UDP        1u
 #define SOCK_ICMP       2u
 #define SOCK_TCP        3u
-#define NSOCKS          64u             /* the service's sockets in all */
-#define SOCKS_PER_PID   16u             /* a client's */
+#define NSOCKS          256u            /* the service's sockets in all */
+#define SOCKS_PER_PID   16u             /* a client's UDP and ICMP ones (TCP sockets: its connections' limit) */
 #define SOCK_QUEUE      8u              /* datagrams a socket holds */
 #define SOCK_BIG_BYTES  (128u * 1024)   /* ... of which those past one frame's size hold at most this much */
 #define IP_MTU          1500u

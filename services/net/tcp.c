@@ -37,8 +37,8 @@
 #define PSH             0x08u
 #define ACK             0x10u
 
-#define NTCB            128u            /* connections in all (listeners, orphans and TIME_WAIT among them) */
-#define TCB_PER_PID     48u             /* a client's (its TIME_WAITs give way when it needs more) */
+#define NTCB            256u            /* connections in all (listeners, orphans and TIME_WAIT among them) */
+#define TCB_PER_PID     128u            /* a client's, its listeners' among them: a server holds 100 at once */
 #define BUF_BYTES       (64u * 1024)    /* each direction's ring */
 #define BACKLOG_MAX     128u
 #define OOO_RANGES      4u

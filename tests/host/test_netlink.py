@@ -186,7 +186,7 @@ def test_two_petrels_over_the_link():
 # speaks, and answers their (status, console) by side. A system is a
 # Petrel system's name, or a function of the machine giving QEMU's argv
 # (a Linux peer). pcaps: side -> file to record.
-def boot_pair(relay, first, second, pcaps=None, head_start=1.0):
+def boot_pair(relay, first, second, pcaps=None, head_start=1.0, timeout=120):
     for system in (first, second):
         assert callable(system) or paths.system_image(system).exists(), "run ./petrel build first"
     consoles = {}
@@ -195,7 +195,7 @@ def boot_pair(relay, first, second, pcaps=None, head_start=1.0):
         machine = qemu.Machine(net=relay.net_for(side), pcap=str((pcaps or {}).get(side, "")))
         argv = system(machine) if callable(system) else \
             qemu.build_argv(paths.kernel_bin(), paths.system_image(system), machine, "")
-        consoles[side] = qemu.run(argv, 120)
+        consoles[side] = qemu.run(argv, timeout)
     b = threading.Thread(target=boot, args=("b", first))
     b.start()
     time.sleep(head_start)
@@ -299,3 +299,115 @@ def test_linux_client_with_a_petrel_echo(tmp_path):
     assert status_b == 0, (out_a[-1500:], out_b[-1500:])
     check_tcp_lines(out_a, modules=("cubic",))
     assert testrun.judge_frames(pcap, ["arp", "tcp", "udp"], REPO) == []
+
+
+# Linux's TCP/IP as the oracle: lxnetpeer role=oracle (Linux's stack)
+# against netpeer role=echo (Petrel's stack in user space, then in the
+# kernel) over a clean link, one run a placement whose lines the tests
+# below judge each in turn: pings of
+# Petrel, UDP datagrams of every size through its echo, connections to
+# closed ports both ways, 1 MiB and 64 MiB each way, 100 connections at
+# once, and a peer that vanishes with a connection open.
+@pytest.fixture(scope="module", params=["netpeer-echo", "netpeer-echo-kernel"], ids=["user", "kernel"])
+def oracle_run(request, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("oracle")
+    with Relay(Impairments()) as relay:
+        peer = linux_peer(tmp, "role=oracle addr=10.9.0.1 peer=10.9.0.2")
+        started = time.monotonic()
+        consoles = boot_pair(relay, request.param, peer, timeout=240)
+    (status_a, linux), (status_b, petrel) = consoles["a"], consoles["b"]
+    assert status_a == 0 and status_b == 0, (linux[-3000:], petrel[-3000:])
+    return linux, petrel, time.monotonic() - started
+
+
+def line_of(console, pattern):
+    m = re.search(pattern, console)
+    assert m, (pattern, console[-3000:])
+    return m
+
+
+def test_linux_pings_petrel(oracle_run):
+    """Linux's ping socket: seven echo requests of 0 to 65,507 bytes of data
+    (the last in 45 fragments each way), every reply Petrel's with the
+    request's sequence number and data, and Petrel counting them."""
+    linux, petrel, _ = oracle_run
+    m = line_of(linux, r"lxnetpeer: ping: (\d+)/(\d+) answered with their sequence numbers, (\d+) with wrong data")
+    assert (int(m[1]), int(m[2]), int(m[3])) == (7, 7, 0), m[0]
+    assert int(line_of(petrel, r"netpeer: echoed \d+ datagrams, answered (\d+) pings")[1]) == 7
+
+
+def udp_sizes():
+    """The sizes lxnetpeer's udp_sizes() sends, computed here on their own."""
+    sizes = list(range(0, 1601)) + list(range(1607, 3001, 7))
+    sizes += [k * 1480 - 8 + d for k in range(2, 45) for d in (-1, 0, 1) if k * 1480 - 8 + d <= 65507]
+    return sizes + list(range(4009, 65506, 1009)) + [65506, 65507]
+
+
+def test_udp_of_every_size_both_ways(oracle_run):
+    """Every UDP datagram size to 1,600 bytes, every 7th to 3,000, those
+    filling k fragments exactly and a byte either side, a stride to 65,507
+    and 65,507 itself: from Linux to Petrel's echo and back, each intact the
+    first time (a clean link), Petrel having echoed exactly those."""
+    linux, petrel, _ = oracle_run
+    m = line_of(linux, r"lxnetpeer: udp: (\d+)/(\d+) sizes echoed intact \((\d+) sent again, (\d+) wrong\), "
+                       r"the largest (\d+) bytes")
+    want = len(udp_sizes())
+    assert tuple(map(int, m.groups())) == (want, want, 0, 0, 65507), m[0]
+    # The echo's count: the datagrams, and the three "connect" commands of the TCP checks.
+    assert int(line_of(petrel, r"netpeer: echoed (\d+) datagrams")[1]) == want + 3
+
+
+def test_closed_ports_refuse_both_ways(oracle_run):
+    """A Linux client connecting where Petrel does not listen gets
+    ECONNREFUSED from Petrel's RST; Petrel connecting where Linux does not
+    listen gets Linux's RST: tcp_info's error ECONNREFUSED, E_CLOSED told
+    by recv, the socket CLOSE, nothing sent."""
+    linux, _, _ = oracle_run
+    m = line_of(linux, r"lxnetpeer: refused: connecting to Petrel's closed port 23: (-?\d+), errno (\d+)")
+    assert (int(m[1]), int(m[2])) == (-1, 111), m[0]
+    m = line_of(linux, r"lxnetpeer: refused: Petrel connecting to our closed port 24: "
+                       r"connect: err (-?\d+) sent (\d+) got (\d+) state (\d+) error (\d+)")
+    assert tuple(map(int, m.groups())) == (-13, 0, 0, 7, 111), m[0]   # -13: E_CLOSED
+
+
+def test_bulk_tcp_both_ways(oracle_run):
+    """1 MiB and 64 MiB from Linux to Petrel's sink, which checks every byte
+    and answers the count and a hash of them, and as much from Petrel to
+    Linux, which checks every byte: counts and hashes as the senders say,
+    nothing wrong, every connection ended without error."""
+    linux, petrel, elapsed = oracle_run
+    to = re.findall(r"lxnetpeer: tcp to Petrel: sent (\d+) bytes, hash (\w+), in (\d+) ms \(error (-?\d+)\); "
+                    r"Petrel says: sink: (\d+) bytes, (\d+) wrong, hash (\w+)", linux)
+    assert [(int(sent), h, int(err), int(got), int(wrong), h2 == h) for sent, h, _, err, got, wrong, h2 in to] == \
+        [(n, h, 0, n, 0, True) for n, (_, h, *_) in zip((1 << 20, 64 << 20), to)], (to, linux[-3000:])
+    assert len(re.findall(r"netpeer: tcp sink: (\d+) bytes, 0 wrong", petrel)) == 2
+    back = re.findall(r"lxnetpeer: tcp from Petrel: got (\d+) bytes, (\d+) wrong, hash (\w+), in (\d+) ms "
+                      r"\(error (-?\d+)\); Petrel says: connect: err (-?\d+) sent (\d+) got 0 state (\d+) "
+                      r"error (\d+) port \d+ hash (\w+)", linux)
+    assert [(int(got), int(wrong), int(err), int(perr), int(sent), int(state), int(error), h == h2)
+            for got, wrong, h, _, err, perr, sent, state, error, h2 in back] == \
+        [(n, 0, 0, 0, n, 7, 0, True) for n in (1 << 20, 64 << 20)], (back, linux[-3000:])
+    print(f"64 MiB to Petrel in {to[1][2]} ms, from Petrel in {back[1][3]} ms; the whole run {elapsed:.0f} s")
+
+
+def test_a_hundred_connections_at_once(oracle_run):
+    """Linux opens 100 connections to Petrel's echo (its listener's backlog
+    8: the rest by SYN cookies or SYNs sent again) before any sends; each
+    echoes its own 100 bytes, all are established when the last echo is in
+    and only then closed; Petrel held the 100 at once."""
+    linux, petrel, _ = oracle_run
+    m = line_of(linux, r"lxnetpeer: 100 connections: (\d+) connected, (\d+) echoed intact, (\d+) still established")
+    assert tuple(map(int, m.groups())) == (100, 100, 100), m[0]
+    assert int(line_of(petrel, r"netpeer: tcp: at most (\d+) connections open at once")[1]) >= 100
+    assert int(line_of(petrel, r"netpeer: stack counters: .* syn_cookies (\d+)")[1]) > 0   # (past the backlog)
+
+
+def test_a_vanished_peer_times_out(oracle_run):
+    """Linux opens a connection to Petrel's keepalive echo (1 s idle, probes
+    1 s apart, 3 of them), sees its echo, and powers off without closing:
+    Petrel's side ends with ETIMEDOUT about 4 s after the peer's last data
+    (idle + 3 intervals), not before its probes were due, not long after."""
+    linux, petrel, _ = oracle_run
+    assert "lxnetpeer: vanishing with a connection open to port 17 (its echo: 12 bytes)" in linux, linux[-3000:]
+    m = line_of(petrel, r"netpeer: tcp keepalive: the connection ended with error (\d+), (\d+) ms after")
+    assert int(m[1]) == 110 and 3900 <= int(m[2]) <= 5500, m[0]

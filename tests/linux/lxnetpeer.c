@@ -10,7 +10,16 @@
  * - role=client: sends `tcp` bytes (byte i is i * 7 + i / 1021) through
  *   the peer's TCP echo on port 7 while checking what comes back, shuts
  *   its sending and reads to the end, says how it went in netpeer's words,
- *   then tells the peer "quit".
+ *   then tells the peer "quit";
+ * - role=oracle: Linux's stack as the judge of Petrel's (netpeer role=echo
+ *   at `peer`): pings it, has it echo UDP datagrams of every size to
+ *   3,000 bytes and then a stride and the fragment boundaries to 65,507,
+ *   connects to a closed port and has Petrel connect to one of ours,
+ *   sends 1 MiB and 64 MiB to its sink on port 9 and has it send as many
+ *   to us, holds 100 connections to its echo at once, and last opens a
+ *   connection to its keepalive echo on port 17 and powers off without
+ *   closing it (the peer vanishes). Each check says what it saw in one
+ *   line that tests/host/test_netlink.py reads.
  *
  * Then it powers the machine off.
  */
@@ -223,6 +232,315 @@ static int client(const char *peer, uint64_t total)
     return 0;
 }
 
+/* ---------------------------------------------------------------- role=oracle */
+
+static struct sockaddr_in peer_port(const char *peer, int port)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+    inet_pton(AF_INET, peer, &a.sin_addr);
+    return a;
+}
+
+/* Wait for `events` on fd for at most ms milliseconds: the revents (0: none). */
+static int ready(int fd, short events, int ms)
+{
+    struct pollfd p = { fd, events, 0 };
+    return poll(&p, 1, ms) == 1 ? p.revents : 0;
+}
+
+/* netpeer's check of a stream: h = h * 31 + byte, 32 bits. */
+static uint32_t hash_bytes(uint32_t h, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = h * 31 + p[i];
+    return h;
+}
+
+/* Pings of 0 to 65,507 bytes of data from an ICMP echo socket: each reply
+ * must carry its request's sequence number and data. */
+static void oracle_ping(const char *peer)
+{
+    static const int sizes[] = { 56, 0, 56, 1472, 1473, 4000, 65507 };
+    static uint8_t req[65535], rep[65535];
+    int fd = open("/proc/sys/net/ipv4/ping_group_range", O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "0 2147483647", 12) != 12)
+        printf("lxnetpeer: ping_group_range: %s\n", strerror(errno));
+    close(fd);
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_ICMP);
+    struct sockaddr_in to = peer_port(peer, 0);
+    int n = (int)(sizeof(sizes) / sizeof(sizes[0])), answered = 0, wrong = 0;
+    for (int i = 0; i < n; i++) {
+        uint16_t seq = (uint16_t)(i + 1);
+        size_t len = 8 + (size_t)sizes[i];
+        memset(req, 0, 8);
+        req[0] = 8;                                     /* (the kernel sets the identifier and checksum) */
+        req[6] = (uint8_t)(seq >> 8);
+        req[7] = (uint8_t)seq;
+        for (size_t k = 8; k < len; k++)
+            req[k] = (uint8_t)(k * 3 + seq);
+        if (sendto(s, req, len, 0, (struct sockaddr *)&to, sizeof(to)) != (ssize_t)len)
+            printf("lxnetpeer: ping %u: %s\n", seq, strerror(errno));
+        while (ready(s, POLLIN, 2000)) {
+            ssize_t k = recv(s, rep, sizeof(rep), 0);
+            if (k >= 8 && rep[0] == 0 && (rep[6] << 8 | rep[7]) == seq) {
+                answered++;
+                wrong += (size_t)k != len || memcmp(rep + 8, req + 8, len - 8) != 0;
+                break;
+            }
+        }
+    }
+    close(s);
+    printf("lxnetpeer: ping: %d/%d answered with their sequence numbers, %d with wrong data\n", answered, n,
+           wrong);
+}
+
+/* The UDP sizes: every one to 1,600 bytes, then every 7th to 3,000, the
+ * payloads filling k fragments of 1,480 bytes exactly and a byte either
+ * side, every 1,009th from 3,000, and 65,506 and 65,507. */
+static int udp_sizes(int *sizes)
+{
+    int n = 0;
+    for (int len = 0; len <= 1600; len++)
+        sizes[n++] = len;
+    for (int len = 1607; len <= 3000; len += 7)
+        sizes[n++] = len;
+    for (int k = 2; k * 1480 - 8 - 1 <= 65507; k++)
+        for (int d = -1; d <= 1; d++)
+            if (k * 1480 - 8 + d <= 65507)
+                sizes[n++] = k * 1480 - 8 + d;
+    for (int len = 3000 + 1009; len < 65506; len += 1009)
+        sizes[n++] = len;
+    sizes[n++] = 65506;
+    sizes[n++] = 65507;
+    return n;
+}
+
+/* Each size through Petrel's UDP echo, one at a time: the echo must be
+ * the datagram, byte for byte (sent again after 1 s without it). */
+static void oracle_udp(int u, const char *peer)
+{
+    static int sizes[2000];
+    static uint8_t out[65507], in[65536];
+    struct sockaddr_in to = peer_port(peer, PORT);
+    int n = udp_sizes(sizes), intact = 0, again = 0, wrong = 0;
+    for (int i = 0; i < n; i++) {
+        size_t len = (size_t)sizes[i];
+        for (size_t k = 0; k < len; k++)
+            out[k] = (uint8_t)(k * 7 + len * 13 + 1);  /* (never "quit", "stats?" or "connect ") */
+        int ok = 0;
+        for (int tries = 0; tries < 3 && !ok; tries++) {
+            again += tries > 0;
+            sendto(u, out, len, 0, (struct sockaddr *)&to, sizeof(to));
+            while (!ok && ready(u, POLLIN, 1000)) {
+                ssize_t k = recv(u, in, sizeof(in), 0);
+                if (k == (ssize_t)len && memcmp(in, out, len) == 0)
+                    ok = 1;
+                else if (k >= 0 && (size_t)k == len)
+                    wrong++;
+            }
+        }
+        intact += ok;
+    }
+    printf("lxnetpeer: udp: %d/%d sizes echoed intact (%d sent again, %d wrong), the largest %d bytes\n", intact, n,
+           again, wrong, sizes[n - 1]);
+}
+
+/* Ask Petrel's echo (UDP) to do `cmd` and answer its line (a stale echo
+ * ignored); "" after `ms` without one. */
+static const char *ask(int u, const char *peer, const char *cmd, int ms)
+{
+    static char line[256];
+    struct sockaddr_in to = peer_port(peer, PORT);
+    sendto(u, cmd, strlen(cmd), 0, (struct sockaddr *)&to, sizeof(to));
+    while (ready(u, POLLIN, ms)) {
+        ssize_t k = recv(u, line, sizeof(line) - 1, 0);
+        if (k > 8 && memcmp(line, cmd, 7) == 0) {       /* ("connect" answers "connect: ...") */
+            line[k] = 0;
+            return line;
+        }
+    }
+    return "";
+}
+
+/* A connection to Petrel's closed port 23 (its RST: ECONNREFUSED), and
+ * Petrel's to our closed port 24 (ours). */
+static void oracle_refused(int u, const char *peer)
+{
+    struct sockaddr_in to = peer_port(peer, 23);
+    int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int r = connect(c, (struct sockaddr *)&to, sizeof(to)), e = r ? errno : 0;
+    close(c);
+    printf("lxnetpeer: refused: connecting to Petrel's closed port 23: %d, errno %d (%s)\n", r, e, strerror(e));
+    printf("lxnetpeer: refused: Petrel connecting to our closed port 24: %s\n", ask(u, peer, "connect 24 0", 30000));
+}
+
+/* `total` bytes of byte_at() to Petrel's sink on port 9, then its line. */
+static void oracle_to_sink(const char *peer, uint64_t total)
+{
+    static uint8_t chunk[65536];
+    static char line[256];
+    struct sockaddr_in to = peer_port(peer, 9);
+    int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    uint64_t sent = 0;
+    uint32_t h = 0;
+    long err = 0;
+    int64_t t0 = now_ms();
+    if (connect(c, (struct sockaddr *)&to, sizeof(to)) != 0)
+        err = -errno;
+    struct timeval tv = { 120, 0 };
+    setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    while (!err && sent < total) {
+        size_t k = total - sent < sizeof(chunk) ? (size_t)(total - sent) : sizeof(chunk);
+        for (size_t i = 0; i < k; i++)
+            chunk[i] = byte_at(sent + i);
+        h = hash_bytes(h, chunk, k);
+        if (write_all(c, chunk, k) != 0)
+            err = -errno;
+        sent += err ? 0 : k;
+    }
+    int64_t ms = now_ms() - t0;
+    shutdown(c, SHUT_WR);
+    size_t got = 0;
+    for (ssize_t k = 1; k > 0 && got < sizeof(line) - 1; got += k > 0 ? (size_t)k : 0)
+        k = read(c, line + got, sizeof(line) - 1 - got);
+    line[got] = 0;
+    close(c);
+    printf("lxnetpeer: tcp to Petrel: sent %llu bytes, hash %08x, in %lld ms (error %ld); Petrel says: %s\n",
+           (unsigned long long)sent, h, (long long)ms, err, line);
+}
+
+/* Have Petrel connect to our port 5001 and send `total` bytes; every one
+ * checked as it comes, then the end; its line. */
+static void oracle_from_source(int u, const char *peer, uint64_t total)
+{
+    static uint8_t buf[65536];
+    char cmd[48];
+    int l = bound(SOCK_STREAM, 5001);
+    listen(l, 1);
+    snprintf(cmd, sizeof(cmd), "connect 5001 %llu", (unsigned long long)total);
+    struct sockaddr_in to = peer_port(peer, PORT);
+    sendto(u, cmd, strlen(cmd), 0, (struct sockaddr *)&to, sizeof(to));
+    uint64_t got = 0, wrong = 0;
+    uint32_t h = 0;
+    long err = 0;
+    int64_t t0 = now_ms();
+    int c = ready(l, POLLIN, 10000) ? accept4(l, NULL, NULL, SOCK_CLOEXEC) : -1;
+    if (c < 0)
+        err = -ETIMEDOUT;
+    struct timeval tv = { 30, 0 };
+    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    for (ssize_t k = 1; !err && k > 0;) {
+        k = read(c, buf, sizeof(buf));
+        if (k < 0)
+            err = -errno;
+        for (ssize_t i = 0; i < k; i++)
+            wrong += buf[i] != byte_at(got + (uint64_t)i);
+        h = hash_bytes(h, buf, k > 0 ? (size_t)k : 0);
+        got += k > 0 ? (uint64_t)k : 0;
+    }
+    int64_t ms = now_ms() - t0;
+    close(c);
+    close(l);
+    char line[256] = "";
+    while (ready(u, POLLIN, 30000)) {                   /* (its answer, once it read our end) */
+        ssize_t k = recv(u, line, sizeof(line) - 1, 0);
+        line[k > 0 ? k : 0] = 0;
+        if (strncmp(line, "connect:", 8) == 0)
+            break;
+    }
+    printf("lxnetpeer: tcp from Petrel: got %llu bytes, %llu wrong, hash %08x, in %lld ms (error %ld); "
+           "Petrel says: %s\n", (unsigned long long)got, (unsigned long long)wrong, h, (long long)ms, err, line);
+}
+
+/* `n` connections to Petrel's echo, all connected before any sends, each
+ * sending 100 bytes of its own and reading them back; all still
+ * established when the last echo is in, then all closed. */
+static void oracle_many(const char *peer, int n)
+{
+    static int fd[100];
+    struct sockaddr_in to = peer_port(peer, PORT);
+    int connected = 0, intact = 0, established = 0;
+    for (int i = 0; i < n; i++) {
+        fd[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        connect(fd[i], (struct sockaddr *)&to, sizeof(to));
+    }
+    for (int i = 0; i < n; i++) {
+        int e = 0;
+        socklen_t el = sizeof(e);
+        if (ready(fd[i], POLLOUT, 30000) && getsockopt(fd[i], SOL_SOCKET, SO_ERROR, &e, &el) == 0 && !e)
+            connected++;
+    }
+    for (int i = 0; i < n; i++) {
+        uint8_t msg[100];
+        for (int k = 0; k < 100; k++)
+            msg[k] = (uint8_t)(i * 101 + k);
+        if (write(fd[i], msg, sizeof(msg)) != (ssize_t)sizeof(msg))
+            printf("lxnetpeer: connection %d: write: %s\n", i, strerror(errno));
+    }
+    for (int i = 0; i < n; i++) {
+        uint8_t back[100];
+        size_t got = 0;
+        while (got < sizeof(back) && ready(fd[i], POLLIN, 30000)) {
+            ssize_t k = read(fd[i], back + got, sizeof(back) - got);
+            if (k <= 0)
+                break;
+            got += (size_t)k;
+        }
+        int ok = got == sizeof(back);
+        for (int k = 0; ok && k < 100; k++)
+            ok = back[k] == (uint8_t)(i * 101 + k);
+        intact += ok;
+    }
+    for (int i = 0; i < n; i++) {
+        struct tcp_info ti;
+        socklen_t tl = sizeof(ti);
+        memset(&ti, 0, sizeof(ti));
+        getsockopt(fd[i], IPPROTO_TCP, TCP_INFO, &ti, &tl);
+        established += ti.tcpi_state == TCP_ESTABLISHED;
+    }
+    for (int i = 0; i < n; i++)
+        close(fd[i]);
+    printf("lxnetpeer: %d connections: %d connected, %d echoed intact, %d still established before any closed\n",
+           n, connected, intact, established);
+}
+
+/* A connection to Petrel's keepalive echo (port 17) that works, then the
+ * machine goes without closing it: Petrel must give it up (ETIMEDOUT). */
+static void oracle_vanish(int u, const char *peer)
+{
+    struct sockaddr_in to = peer_port(peer, 17);
+    char back[16] = "";
+    int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct timeval tv = { 10, 0 };
+    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    ssize_t k = -1;
+    if (connect(c, (struct sockaddr *)&to, sizeof(to)) == 0 && write(c, "still there?", 12) == 12)
+        k = read(c, back, 12);
+    printf("lxnetpeer: vanishing with a connection open to port 17 (its echo: %zd bytes)\n", k);
+    struct sockaddr_in echo = peer_port(peer, PORT);
+    for (int i = 0; i < 3; i++) {
+        sendto(u, "quit", 4, 0, (struct sockaddr *)&echo, sizeof(echo));
+        usleep(100000);                                 /* (out of the NIC before the power goes) */
+    }
+}
+
+static int oracle(const char *peer)
+{
+    int u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), big = 4 << 20;
+    setsockopt(u, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+    oracle_ping(peer);
+    oracle_udp(u, peer);
+    oracle_refused(u, peer);
+    oracle_to_sink(peer, 1 << 20);
+    oracle_to_sink(peer, 64 << 20);
+    oracle_from_source(u, peer, 1 << 20);
+    oracle_from_source(u, peer, 64 << 20);
+    oracle_many(peer, 100);
+    oracle_vanish(u, peer);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -238,8 +556,10 @@ int main(int argc, char **argv)
         echo();
     else if (role && strcmp(role, "client") == 0 && peer)
         client(peer, tcp ? strtoull(tcp, NULL, 10) : 400000);
+    else if (role && strcmp(role, "oracle") == 0 && peer)
+        oracle(peer);
     else
-        printf("lxnetpeer: role=echo or role=client peer=ADDR, and addr=ADDR\n");
+        printf("lxnetpeer: role=echo, role=client or role=oracle with peer=ADDR, and addr=ADDR\n");
     fflush(stdout);
     sync();
     reboot(RB_POWER_OFF);

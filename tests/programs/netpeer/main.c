@@ -344,6 +344,18 @@ static void tcp_self_test(void)
     tap_ok(s1[10] == s0[10] && s1[11] > s0[11] && s1[12] > s0[12],
            "tcp: every connection closed, the stack holds what it held before (%lu bytes, %lu then) and counted "
            "%lu segments in", (unsigned long)s1[10], (unsigned long)s0[10], (unsigned long)(s1[11] - s0[11]));
+
+    /* A client's TCP connections are bounded: 128 (its TIME_WAITs give way
+     * to new ones), half the service's table, whatever its 16 datagram
+     * sockets. */
+    static uint32_t many[129];
+    uint32_t opened = 0;
+    while (opened < 129 && (err = net_open(ep, 3, 0, &many[opened], &bound)) == 0)
+        opened++;
+    for (uint32_t i = 0; i < opened; i++)
+        net_close(ep, many[i]);
+    tap_ok(opened == 128 && err == -E_LIMIT, "tcp: a client's 129th TCP socket is E_LIMIT (%u opened, then %ld)",
+           opened, (long)err);
 }
 
 static int self_test(void)
@@ -459,37 +471,83 @@ static const char *counters(void)
     return line;
 }
 
-/* TCP echo on port 7, and on port 17 with keepalive probes after 1 s
- * idle, 1 s apart, 3 of them (a thread of its own): up to 8 connections
- * at once, each closed when its peer's data ends (or the connection does). */
-static void tcp_echo(void *arg)
+/* The sink's and the source's check of a stream: a rolling hash of its
+ * bytes (h = h * 31 + byte, 32 bits), which the other side computes too. */
+static uint32_t hash_bytes(uint32_t h, const uint8_t *p, uint64_t n)
 {
-    static uint8_t tbuf[8192];
-    uint32_t l = (uint32_t)(uint64_t)arg, conns[8] = { 0 }, keep = 0, bound = 0;
-    if (net_open(ep, 3, 17, &keep, &bound) || net_tcp_set(ep, keep, 3, 1) || net_tcp_set(ep, keep, 4, 1) ||
-        net_tcp_set(ep, keep, 5, 1) || net_tcp_set(ep, keep, 6, 3) || net_listen(ep, keep, 4))
-        printf("netpeer: cannot listen on TCP port 17\n");
-    for (int turn = 0;; turn ^= 1) {
+    for (uint64_t i = 0; i < n; i++)
+        h = h * 31 + p[i];
+    return h;
+}
+
+/* role=echo's TCP side, a thread of its own: an echo on port 7; the same on
+ * port 17 with keepalive probes after 1 s idle, 1 s apart, 3 of them; and a
+ * sink on port 9 that checks every byte against tcp_byte() and, at the end
+ * of the peer's data, answers how many came, how many were wrong and their
+ * hash, then closes. Up to MAX_CONNS connections at once (test_netlink's
+ * Linux client holds 100), each closed when its peer's data ends (or the
+ * connection does). A keepalive connection that ends in an error says so
+ * and how long after the peer's last data. */
+#define MAX_CONNS   120
+enum { ECHO, KEEP, SINK };
+static volatile uint32_t keep_open;     /* keepalive connections open: "quit" waits for them */
+static uint32_t most_at_once;
+
+static void tcp_serve(void *arg)
+{
+    static uint8_t tbuf[65536];
+    static uint32_t conns[MAX_CONNS], kind[MAX_CONNS], hash[MAX_CONNS];
+    static uint64_t got[MAX_CONNS], wrong[MAX_CONNS];
+    static int64_t last[MAX_CONNS];
+    uint32_t ls[3] = { (uint32_t)(uint64_t)arg, 0, 0 }, bound = 0, open_now = 0;
+    if (net_open(ep, 3, 17, &ls[KEEP], &bound) || net_tcp_set(ep, ls[KEEP], 3, 1) ||
+        net_tcp_set(ep, ls[KEEP], 4, 1) || net_tcp_set(ep, ls[KEEP], 5, 1) || net_tcp_set(ep, ls[KEEP], 6, 3) ||
+        net_listen(ep, ls[KEEP], 4) || net_open(ep, 3, 9, &ls[SINK], &bound) || net_listen(ep, ls[SINK], 4))
+        printf("netpeer: cannot listen on TCP ports 17 and 9\n");
+    for (;;) {
         int progress = 0;
-        uint32_t c = 0, addr = 0, port = 0;
-        if (net_accept(ep, turn ? keep : l, &c, &addr, &port) == 0) {
+        for (uint32_t k = ECHO; k <= SINK; k++) {
+            uint32_t c = 0, addr = 0, port = 0;
+            if (net_accept(ep, ls[k], &c, &addr, &port) != 0)
+                continue;
             progress = 1;
             unsigned i = 0;
-            while (i < 8 && conns[i])
+            while (i < MAX_CONNS && conns[i])
                 i++;
-            if (i < 8)
-                conns[i] = c;
-            else
+            if (i == MAX_CONNS) {
                 net_close(ep, c);
+                continue;
+            }
+            conns[i] = c;
+            kind[i] = k;
+            got[i] = wrong[i] = 0;
+            hash[i] = 0;
+            last[i] = sys_clock_ns();
+            keep_open += k == KEEP;
+            open_now++;
+            most_at_once = open_now > most_at_once ? open_now : most_at_once;
         }
-        for (unsigned i = 0; i < 8; i++) {
+        for (unsigned i = 0; i < MAX_CONNS; i++) {
             uint64_t n = 0;
             if (!conns[i])
                 continue;
-            int64_t err = net_recv(ep, conns[i], tbuf, sizeof(tbuf), &n);
+            int64_t err = net_recv(ep, conns[i], tbuf, kind[i] == SINK ? sizeof(tbuf) : 8192, &n);
             if (err == -E_AGAIN)
                 continue;
             progress = 1;
+            if (!err && n)
+                last[i] = sys_clock_ns();
+            if (kind[i] == SINK && !err) {
+                for (uint64_t k = 0; k < n; k++)
+                    wrong[i] += tbuf[k] != tcp_byte(got[i] + k);
+                hash[i] = hash_bytes(hash[i], tbuf, n);
+                got[i] += n;
+                if (n)
+                    continue;
+                n = (uint64_t)snprintf((char *)tbuf, 128, "sink: %lu bytes, %lu wrong, hash %08x",
+                                       (unsigned long)got[i], (unsigned long)wrong[i], hash[i]);
+                printf("netpeer: tcp %s\n", tbuf);
+            }
             for (uint64_t done = 0, took = 0; !err && done < n; done += took) {
                 took = 0;
                 err = net_send(ep, conns[i], tbuf + done, n - done, &took);
@@ -498,9 +556,16 @@ static void tcp_echo(void *arg)
                     sleep_ms(1);
                 }
             }
-            if (err || n == 0) {
+            if (err || n == 0 || kind[i] == SINK) {
+                uint32_t error = 0;
+                tcp_state(conns[i], &error);
+                if (kind[i] == KEEP && error)
+                    printf("netpeer: tcp keepalive: the connection ended with error %u, %ld ms after the peer's "
+                           "last data\n", error, (long)((sys_clock_ns() - last[i]) / 1000000));
                 net_close(ep, conns[i]);
                 conns[i] = 0;
+                keep_open -= kind[i] == KEEP;
+                open_now--;
             }
         }
         if (!progress)
@@ -527,8 +592,9 @@ static int64_t read_to_end(uint32_t c, int64_t end, uint64_t *got)
 }
 
 /* The echo side's "connect PORT BYTES": connect to the asker's PORT, send
- * BYTES bytes of tcp_byte(), shut sending, read to the end (at most 20 s),
- * close; what happened, as text. */
+ * BYTES bytes of tcp_byte() (for at most 120 s), shut sending, read to the
+ * end (at most 20 s more), close; what happened, as text (the hash of the
+ * bytes sent too), also said on the console. */
 static const char *tcp_connect_to(uint32_t addr, const char *cmd)
 {
     static char line[160];
@@ -544,26 +610,32 @@ static const char *tcp_connect_to(uint32_t addr, const char *cmd)
     int64_t err = net_open(ep, 3, 0, &c, &bound);
     err = err ? err : net_connect(ep, c, addr, port);
     err = err ? err : net_wait(ep, c, POLLOUT, &rev);
-    int64_t end = sys_clock_ns() + 20000000000ll;
+    if (!err && (rev & POLLERR))                        /* (refused, say: the error as recv tells it) */
+        err = net_recv(ep, c, buf, 1, &got);
+    int64_t t0 = sys_clock_ns(), end = t0 + 120000000000ll;
+    uint32_t h = 0;
     while (!err && sent < bytes && sys_clock_ns() < end) {
-        uint8_t chunk[1024];
+        static uint8_t chunk[16384];
         uint64_t k = bytes - sent < sizeof(chunk) ? bytes - sent : sizeof(chunk), took = 0;
         for (uint64_t i = 0; i < k; i++)
             chunk[i] = tcp_byte(sent + i);
         err = net_send(ep, c, chunk, k, &took);
         sent += err ? 0 : took;
+        h = err ? h : hash_bytes(h, chunk, took);
         if (err == -E_AGAIN) {
             err = 0;
             sleep_ms(1);
         }
     }
+    int64_t ms = (sys_clock_ns() - t0) / 1000000;
     err = err ? err : net_shutdown(ep, c, 1);
-    err = err ? err : read_to_end(c, end, &got);
+    err = err ? err : read_to_end(c, sys_clock_ns() + 20000000000ll, &got);
     err = err == -E_TIMEOUT ? 0 : err;
     uint32_t error = 0, state = tcp_state(c, &error);
     net_close(ep, c);
-    snprintf(line, sizeof(line), "connect: err %ld sent %lu got %lu state %u error %u port %u", (long)err,
-             (unsigned long)sent, (unsigned long)got, state, error, bound);
+    snprintf(line, sizeof(line), "connect: err %ld sent %lu got %lu state %u error %u port %u hash %08x in %ld ms",
+             (long)err, (unsigned long)sent, (unsigned long)got, state, error, bound, h, (long)ms);
+    printf("netpeer: tcp %s\n", line);
     return line;
 }
 
@@ -571,7 +643,7 @@ static int echo(void)
 {
     uint32_t sock = 0, bound = 0, from = 0, port = 0, l = 0;
     if (net_open(ep, 1, ECHO_PORT, &sock, &bound) != 0 || net_open(ep, 3, ECHO_PORT, &l, &bound) != 0 ||
-        net_listen(ep, l, 8) != 0 || thread_spawn(tcp_echo, (void *)(uint64_t)l, 100, -1) < 0) {
+        net_listen(ep, l, 8) != 0 || thread_spawn(tcp_serve, (void *)(uint64_t)l, 100, -1) < 0) {
         printf("netpeer: cannot open UDP and TCP port %d\n", ECHO_PORT);
         return 1;
     }
@@ -603,9 +675,12 @@ static int echo(void)
             sleep_ms(1);
         echoed += err == 0;
     }
+    for (int ms = 0; keep_open && ms < 20000; ms++)    /* (a keepalive connection's end, to be told) */
+        sleep_ms(1);
     uint64_t s[NSTATS];
     get_stats(s);
     printf("netpeer: echoed %u datagrams, answered %lu pings\n", echoed, (unsigned long)s[4]);
+    printf("netpeer: tcp: at most %u connections open at once\n", most_at_once);
     printf("netpeer: stack counters: %s\n", counters());
     return 0;
 }
