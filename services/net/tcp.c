@@ -739,6 +739,16 @@ static void queue_counts(const struct tcb *l, unsigned *half, unsigned *ready)
     }
 }
 
+/* Linux's sk_acceptq_is_full: the accept queue takes one connection past
+ * the backlog (listen(2) on Linux with a backlog of 2 has 3 established
+ * and waiting), then SYNs and the ACKs that would complete one are dropped. */
+static int accept_queue_full(const struct tcb *l)
+{
+    unsigned half = 0, ready = 0;
+    queue_counts(l, &half, &ready);
+    return ready > l->backlog;
+}
+
 /* A new connection of listener l from raddr:rport, its receive sequence
  * at rcv_nxt, in SYN_RECEIVED with the listener's options; NULL if no
  * slot or memory. */
@@ -825,7 +835,7 @@ static void send_cookie(struct tcb *l, uint32_t laddr, uint32_t raddr, uint16_t 
 /* The connection an ACK to a listener makes if it returns a cookie
  * (*valid) and the accept queue has room; NULL otherwise. */
 static struct tcb *from_cookie(struct tcb *l, uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport,
-                               uint32_t seq, uint32_t ackn, uint32_t wnd, unsigned ready, int *valid)
+                               uint32_t seq, uint32_t ackn, uint32_t wnd, int *valid)
 {
     uint32_t cookie = ackn - 1, now = cookie_period(), m = cookie >> 24 & 7, period = 0;
     for (uint32_t back = 0; back < 2 && !*valid; back++) {
@@ -836,7 +846,7 @@ static struct tcb *from_cookie(struct tcb *l, uint32_t laddr, uint32_t raddr, ui
     /* (only while the listener has sent cookies lately, as Linux: a blind
      * guess needs the listener flooded too) */
     *valid = *valid && l->cookie_at && svc_clock_ns() - l->cookie_at < 2 * 64000000000ull;
-    if (!*valid || ready >= l->backlog)
+    if (!*valid || accept_queue_full(l))
         return NULL;
     struct tcb *c = child(l, laddr, raddr, lport, rport, seq);
     if (!c)
@@ -885,7 +895,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
         queue_counts(t, &half, &ready);
         if ((flags & ACK) && !(flags & SYN)) {
             int valid = 0;
-            struct tcb *c = from_cookie(t, dst, src, dport, sport, seq, ackn, get16(s + 14), ready, &valid);
+            struct tcb *c = from_cookie(t, dst, src, dport, sport, seq, ackn, get16(s + 14), &valid);
             if (!c) {
                 if (!valid)
                     send_bare(dst, src, dport, sport, ackn, 0, RST);
@@ -897,7 +907,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
                 send_bare(dst, src, dport, sport, ackn, 0, RST);
                 return;
             }
-            if (!(flags & SYN) || ready >= t->backlog)
+            if (!(flags & SYN) || ready > t->backlog)
                 return;                                 /* (a full accept queue: the peer tries again) */
             if (half >= t->backlog) {
                 send_cookie(t, dst, src, dport, sport, seq, &o);
@@ -1165,6 +1175,8 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
             send_bare(t->laddr, t->raddr, t->lport, t->rport, ackn, 0, RST);
             return;
         }
+        if (t->listener && accept_queue_full(t->listener))
+            return;         /* (dropped, as Linux with tcp_abort_on_overflow 0: our SYN-ACK goes again, then the ACK) */
         t->state = T_ESTABLISHED;
         keep_arm(t);
         t->snd_una = t->iss + 1;                        /* (our SYN acknowledged: what new_ack sees is data) */

@@ -307,7 +307,7 @@ def test_linux_client_with_a_petrel_echo(tmp_path):
 # below judge each in turn: pings of
 # Petrel, UDP datagrams of every size through its echo, connections to
 # closed ports both ways, 1 MiB and 64 MiB each way, 100 connections at
-# once, and a peer that vanishes with a connection open.
+# once, a full backlog, and a peer that vanishes with a connection open.
 @pytest.fixture(scope="module", params=["netpeer-echo", "netpeer-echo-kernel"], ids=["user", "kernel"])
 def oracle_run(request, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("oracle")
@@ -388,6 +388,18 @@ def test_bulk_tcp_both_ways(oracle_run):
             for got, wrong, h, _, err, perr, sent, state, error, h2 in back] == \
         [(n, 0, 0, 0, n, 7, 0, True) for n in (1 << 20, 64 << 20)], (back, linux[-3000:])
     print(f"64 MiB to Petrel in {to[1][2]} ms, from Petrel in {back[1][3]} ms; the whole run {elapsed:.0f} s")
+
+
+def test_a_full_backlog_as_linux_fills_its_own(oracle_run):
+    """Five connections 200 ms apart to a listener with a backlog of 2 that
+    never accepts, Petrel's and then Linux's own (over its loopback): as
+    many established (the accept queue takes one past the backlog) and as
+    many left waiting, their SYNs dropped rather than refused."""
+    linux, _, _ = oracle_run
+    m = line_of(linux, r"lxnetpeer: backlog 2, never accepted, 5 connecting: Petrel's (\d+) established, (\d+) "
+                       r"waiting; Linux's own (\d+) established, (\d+) waiting")
+    petrel, own = tuple(map(int, m.groups()[:2])), tuple(map(int, m.groups()[2:]))
+    assert petrel == own == (3, 2), m[0]
 
 
 def test_a_hundred_connections_at_once(oracle_run):

@@ -16,7 +16,8 @@
  *   3,000 bytes and then a stride and the fragment boundaries to 65,507,
  *   connects to a closed port and has Petrel connect to one of ours,
  *   sends 1 MiB and 64 MiB to its sink on port 9 and has it send as many
- *   to us, holds 100 connections to its echo at once, and last opens a
+ *   to us, fills a listener's backlog (port 13) as it fills its own,
+ *   holds 100 connections to its echo at once, and last opens a
  *   connection to its keepalive echo on port 17 and powers off without
  *   closing it (the peer vanishes). Each check says what it saw in one
  *   line that tests/host/test_netlink.py reads.
@@ -505,6 +506,43 @@ static void oracle_many(const char *peer, int n)
            n, connected, intact, established);
 }
 
+/* Five connections, 200 ms apart, to `addr`:13, a listener with a backlog
+ * of 2 that never accepts: how many are established and how many are
+ * still waiting (their SYNs dropped, not refused) 1.5 s after the last. */
+static void backlog_count(const char *addr, int *established, int *waiting)
+{
+    int fd[5];
+    struct sockaddr_in to = peer_port(addr, 13);
+    *established = *waiting = 0;
+    for (int i = 0; i < 5; i++) {
+        fd[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        connect(fd[i], (struct sockaddr *)&to, sizeof(to));
+        usleep(200000);
+    }
+    usleep(1500000);
+    for (int i = 0; i < 5; i++) {
+        struct tcp_info ti;
+        socklen_t tl = sizeof(ti);
+        memset(&ti, 0, sizeof(ti));
+        getsockopt(fd[i], IPPROTO_TCP, TCP_INFO, &ti, &tl);
+        *established += ti.tcpi_state == TCP_ESTABLISHED;
+        *waiting += ti.tcpi_state == TCP_SYN_SENT;
+        close(fd[i]);
+    }
+}
+
+/* The same against Petrel's listener on port 13 and Linux's own. */
+static void oracle_backlog(const char *peer)
+{
+    int pe, pw, le, lw, l = bound(SOCK_STREAM, 13);
+    listen(l, 2);
+    backlog_count(peer, &pe, &pw);
+    backlog_count("127.0.0.1", &le, &lw);
+    close(l);
+    printf("lxnetpeer: backlog 2, never accepted, 5 connecting: Petrel's %d established, %d waiting; "
+           "Linux's own %d established, %d waiting\n", pe, pw, le, lw);
+}
+
 /* A connection to Petrel's keepalive echo (port 17) that works, then the
  * machine goes without closing it: Petrel must give it up (ETIMEDOUT). */
 static void oracle_vanish(int u, const char *peer)
@@ -536,6 +574,7 @@ static int oracle(const char *peer)
     oracle_to_sink(peer, 64 << 20);
     oracle_from_source(u, peer, 1 << 20);
     oracle_from_source(u, peer, 64 << 20);
+    oracle_backlog(peer);
     oracle_many(peer, 100);
     oracle_vanish(u, peer);
     return 0;

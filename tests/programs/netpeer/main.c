@@ -484,7 +484,8 @@ static uint32_t hash_bytes(uint32_t h, const uint8_t *p, uint64_t n)
  * port 17 with keepalive probes after 1 s idle, 1 s apart, 3 of them; and a
  * sink on port 9 that checks every byte against tcp_byte() and, at the end
  * of the peer's data, answers how many came, how many were wrong and their
- * hash, then closes. Up to MAX_CONNS connections at once (test_netlink's
+ * hash, then closes; and a listener on port 13 with a backlog of 2 that
+ * is never accepted from (its queue fills). Up to MAX_CONNS connections at once (test_netlink's
  * Linux client holds 100), each closed when its peer's data ends (or the
  * connection does). A keepalive connection that ends in an error says so
  * and how long after the peer's last data. */
@@ -499,11 +500,12 @@ static void tcp_serve(void *arg)
     static uint32_t conns[MAX_CONNS], kind[MAX_CONNS], hash[MAX_CONNS];
     static uint64_t got[MAX_CONNS], wrong[MAX_CONNS];
     static int64_t last[MAX_CONNS];
-    uint32_t ls[3] = { (uint32_t)(uint64_t)arg, 0, 0 }, bound = 0, open_now = 0;
+    uint32_t ls[3] = { (uint32_t)(uint64_t)arg, 0, 0 }, bound = 0, open_now = 0, full = 0;
     if (net_open(ep, 3, 17, &ls[KEEP], &bound) || net_tcp_set(ep, ls[KEEP], 3, 1) ||
         net_tcp_set(ep, ls[KEEP], 4, 1) || net_tcp_set(ep, ls[KEEP], 5, 1) || net_tcp_set(ep, ls[KEEP], 6, 3) ||
-        net_listen(ep, ls[KEEP], 4) || net_open(ep, 3, 9, &ls[SINK], &bound) || net_listen(ep, ls[SINK], 4))
-        printf("netpeer: cannot listen on TCP ports 17 and 9\n");
+        net_listen(ep, ls[KEEP], 4) || net_open(ep, 3, 9, &ls[SINK], &bound) || net_listen(ep, ls[SINK], 4) ||
+        net_open(ep, 3, 13, &full, &bound) || net_listen(ep, full, 2))
+        printf("netpeer: cannot listen on TCP ports 17, 9 and 13\n");
     for (;;) {
         int progress = 0;
         for (uint32_t k = ECHO; k <= SINK; k++) {
