@@ -6,7 +6,11 @@ the kernel, the other counting them through the service in user space
 then two Petrel network stacks (services/net, one in the kernel, one in
 user space) pinging and echoing UDP, then 400,000 bytes through a TCP
 echo, over a clean link and a lossy one (tests/programs/netpeer), the
-clean run's frames judged by tshark."""
+clean run's frames judged by tshark; then Petrel with a Linux peer
+(tests/linux/lxnetpeer): TCP echoes each way, and Linux's stack as the
+oracle of Petrel's in each placement (pings, UDP of every size to 65,507,
+refused connections, 1 MiB and 64 MiB each way, a full backlog, 100
+connections at once, a peer that vanishes)."""
 import re
 import socket
 import tempfile
