@@ -55,8 +55,14 @@ GENSRC    = $(GEN)/kernel/syscall_table.c
 SYSHDRS   = $(GEN)/kernel/syscalls_gen.h $(GEN)/user/petrel_syscalls.h
 GENHDRS   = $(SYSHDRS) $(GEN)/kernel/autoconf.h
 PYTHON   ?= python3
-KSVCOBJ   = $(call kobjs,kernel,$(SVC_KSRC)) $(patsubst %,$(O)/kernel/gen/%_server.c.o,$(KSERVICES))
-KTSVCOBJ  = $(call kobjs,kernel-test,$(SVC_KSRC)) $(patsubst %,$(O)/kernel-test/gen/%_server.c.o,$(KSERVICES))
+# The interfaces whose proxies services' code calls (services/linux/inet.c
+# calls net): compiled into the kernel too, each method through the
+# kernel's svc_client_call (the <name>_kclient.c proxies).
+KCLIENTS  = net
+KSVCOBJ   = $(call kobjs,kernel,$(SVC_KSRC)) $(patsubst %,$(O)/kernel/gen/%_server.c.o,$(KSERVICES)) \
+            $(patsubst %,$(O)/kernel/gen/%_kclient.c.o,$(KCLIENTS))
+KTSVCOBJ  = $(call kobjs,kernel-test,$(SVC_KSRC)) $(patsubst %,$(O)/kernel-test/gen/%_server.c.o,$(KSERVICES)) \
+            $(patsubst %,$(O)/kernel-test/gen/%_kclient.c.o,$(KCLIENTS))
 KOBJ      = $(call kobjs,kernel,$(KSRC)) $(O)/kernel/gen/syscall_table.c.o $(O)/kernel/gen/ksvc_table.c.o $(KSVCOBJ)
 KTOBJ     = $(call kobjs,kernel-test,$(KSRC) $(KTSRC)) $(O)/kernel-test/gen/syscall_table.c.o \
             $(O)/kernel-test/gen/ksvc_table.c.o $(KTSVCOBJ)
@@ -239,7 +245,7 @@ $(GEN)/kernel/ksvc_table.c: $(patsubst %,idl/%.toml,$(KSERVICES)) tools/petrel/i
 	$(Q)PYTHONPATH=tools python3 -m petrel.idlc --kernel-table $@ $(GEN)/services $(patsubst %,idl/%.toml,$(KSERVICES))
 
 # Service interfaces: proxies, skeletons and headers from idl/<name>.toml.
-$(GEN)/services/%_if.h $(GEN)/services/%_server.c $(GEN)/services/%_client.c &: idl/%.toml tools/petrel/idlc.py
+$(GEN)/services/%_if.h $(GEN)/services/%_server.c $(GEN)/services/%_client.c $(GEN)/services/%_kclient.c &: idl/%.toml tools/petrel/idlc.py
 	@echo "  IDLC    idl/$*.toml"
 	$(Q)PYTHONPATH=tools python3 -m petrel.idlc $(GEN)/services idl/$*.toml
 
@@ -248,7 +254,17 @@ $(O)/kernel/gen/%_server.c.o: $(GEN)/services/%_server.c $(KFLAGS_STAMP) | $(GEN
 	@echo "  CC      $<"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
 
+$(O)/kernel/gen/%_kclient.c.o: $(GEN)/services/%_kclient.c $(KFLAGS_STAMP) | $(GENHDRS) $(SVC_GEN)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
+
 $(O)/kernel-test/gen/%_server.c.o: $(GEN)/services/%_server.c $(KFLAGS_STAMP) | $(GENHDRS) $(SVC_GEN)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (test)"
+	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=1 -c $< -o $@
+
+$(O)/kernel-test/gen/%_kclient.c.o: $(GEN)/services/%_kclient.c $(KFLAGS_STAMP) | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (test)"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=1 -c $< -o $@

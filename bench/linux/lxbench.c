@@ -37,6 +37,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -397,6 +399,146 @@ static void crowded(void)
 }
 
 /* A CPU-bound loop: no system call at all, the same instructions on both. */
+/* ---------------------------------------------------------------- the network */
+
+#define NET_PORT 5401
+#define STREAM_CHUNK 65536
+
+static struct sockaddr_in loopback(int port)
+{
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return a;
+}
+
+static void skip_network(const char *why)
+{
+    skip("lx_tcp_rr_loopback", why);
+    skip("lx_udp_rr_loopback", why);
+    skip("lx_tcp_connect_loopback", why);
+    skip("lx_tcp_stream_loopback", why);
+}
+
+/* A TCP connection over 127.0.0.1 to a child process that runs `serve`
+ * on its end; the parent's end, or -1. */
+static int tcp_pair(int port, void (*serve)(int), pid_t *child)
+{
+    int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    struct sockaddr_in a = loopback(port);
+    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(l, 1) != 0)
+        return -1;
+    *child = fork();
+    if (*child == 0) {
+        int c = accept(l, NULL, NULL);
+        setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        serve(c);
+        _exit(0);
+    }
+    close(l);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)) != 0)
+        return -1;
+    return c;
+}
+
+static void echo_bytes(int c)
+{
+    char b;
+    while (read(c, &b, 1) == 1 && write(c, &b, 1) == 1)
+        ;
+}
+
+static void drain(int c)
+{
+    static char buf[STREAM_CHUNK];
+    while (read(c, buf, sizeof(buf)) > 0)
+        ;
+}
+
+/* netperf's TCP_RR and UDP_RR (1-byte request and response), TCP_CRR
+ * (connect, a 1-byte request and response, close), and a stream of 64 KiB
+ * writes, all over 127.0.0.1 between two processes. */
+static void network(void)
+{
+    char c = 'x';
+    pid_t child;
+    int s = tcp_pair(NET_PORT, echo_bytes, &child);
+    if (s < 0) {
+        skip_network(strerror(errno));
+        return;
+    }
+    TIME("lx_tcp_rr_loopback", 500, if (write(s, &c, 1) != 1 || read(s, &c, 1) != 1) abort());
+    close(s);
+    waitpid(child, NULL, 0);
+
+    int u = socket(AF_INET, SOCK_DGRAM, 0), v = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in ua = loopback(NET_PORT + 1), va = loopback(NET_PORT + 2);
+    if (u < 0 || v < 0 || bind(u, (struct sockaddr *)&ua, sizeof(ua)) || bind(v, (struct sockaddr *)&va, sizeof(va)) ||
+        connect(u, (struct sockaddr *)&va, sizeof(va)) || connect(v, (struct sockaddr *)&ua, sizeof(ua))) {
+        skip("lx_udp_rr_loopback", strerror(errno));
+    } else {
+        child = fork();
+        if (child == 0) {
+            while (recv(v, &c, 1, 0) == 1 && c != 'q' && send(v, &c, 1, 0) == 1)
+                ;
+            _exit(0);
+        }
+        TIME("lx_udp_rr_loopback", 500, if (send(u, &c, 1, 0) != 1 || recv(u, &c, 1, 0) != 1) abort());
+        send(u, "q", 1, 0);
+        waitpid(child, NULL, 0);
+    }
+    close(u);
+    close(v);
+
+    int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    struct sockaddr_in la = loopback(NET_PORT + 3);
+    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (l < 0 || bind(l, (struct sockaddr *)&la, sizeof(la)) != 0 || listen(l, 8) != 0) {
+        skip("lx_tcp_connect_loopback", strerror(errno));
+    } else {
+        child = fork();
+        if (child == 0) {
+            for (;;) {
+                int a = accept(l, NULL, NULL);
+                if (a < 0 || read(a, &c, 1) != 1 || c == 'q' || write(a, &c, 1) != 1)
+                    _exit(0);
+                close(a);
+            }
+        }
+        /* (the answer keeps the two in step: connecting on, the client
+         * would fill the listener's queue, and a SYN finding it full waits
+         * a second to be sent again) */
+        TIME("lx_tcp_connect_loopback", 100, {
+            int k = socket(AF_INET, SOCK_STREAM, 0);
+            if (k < 0 || connect(k, (struct sockaddr *)&la, sizeof(la)) != 0 || write(k, "c", 1) != 1 ||
+                read(k, &c, 1) != 1)
+                abort();
+            close(k);
+        });
+        int k = socket(AF_INET, SOCK_STREAM, 0);
+        if (connect(k, (struct sockaddr *)&la, sizeof(la)) == 0)
+            write(k, "q", 1);
+        close(k);
+        waitpid(child, NULL, 0);
+    }
+    close(l);
+
+    s = tcp_pair(NET_PORT + 4, drain, &child);
+    if (s < 0) {
+        skip("lx_tcp_stream_loopback", strerror(errno));
+        return;
+    }
+    static char chunk[STREAM_CHUNK];
+    TIME("lx_tcp_stream_loopback", 64, if (write(s, chunk, sizeof(chunk)) != sizeof(chunk)) abort());
+    close(s);
+    waitpid(child, NULL, 0);
+}
+
 static void cpu_loop(void)
 {
     volatile uint64_t sink;
@@ -412,14 +554,15 @@ static void cpu_loop(void)
 static const struct { const char *first; void (*run)(void); } groups[] = {
     { "lx_null_syscall", simple_calls }, { "lx_sig_install", signals }, { "lx_pipe_rtt", round_trips },
     { "lx_fork_exit", processes }, { "lx_file_mmap_fault", memory }, { "lx_pread_4k", file_pages },
-    { "lx_open_close_10k_fds", crowded }, { "lx_cpu_loop", cpu_loop },
+    { "lx_open_close_10k_fds", crowded }, { "lx_tcp_rr_loopback", network }, { "lx_cpu_loop", cpu_loop },
 };
 static const char *const rows[] = {
     "lx_null_syscall", "lx_read_dev_zero", "lx_write_dev_null", "lx_stat", "lx_fstat", "lx_open_close",
     "lx_select_10", "lx_sig_install", "lx_sig_catch", "lx_prot_fault", "lx_pipe_rtt", "lx_ctx_2p", "lx_unix_rtt",
     "lx_fork_exit", "lx_fork_execve", "lx_fork_sh", "lx_file_mmap_fault", "lx_mmap_1m", "lx_pread_4k",
     "lx_pread_4k_shared", "lx_pwrite_4k_shared", "lx_open_close_10k_fds", "lx_mmap_1m_20k_maps",
-    "lx_fork_exit_1k_procs", "lx_cpu_loop",
+    "lx_fork_exit_1k_procs", "lx_tcp_rr_loopback", "lx_udp_rr_loopback", "lx_tcp_connect_loopback",
+    "lx_tcp_stream_loopback", "lx_cpu_loop",
 };
 
 /* --trace ROW: run the group ROW is in (rows are listed group by group). */
@@ -505,6 +648,7 @@ int main(int argc, char **argv)
     memory();
     file_pages();
     crowded();
+    network();
     cpu_loop();
     printf(quick ? "lxbench: done\n" : "BENCH-END\n");
     return 0;

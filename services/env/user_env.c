@@ -291,6 +291,33 @@ uint32_t user_env_event(void (*handler)(void))
     return n;
 }
 
+/* Another service's endpoint, as the root task grants what `calls` names:
+ * under the callee's name, to send on. */
+svc_handle svc_service(const char *name)
+{
+    return start_handle(name);
+}
+
+/* The loop's notification, given away to signal only (the receiver could
+ * otherwise take it over, binding it to a thread of its own), with the
+ * bit set aside for it. */
+static void (*wakeup_handler)(void);
+static uint32_t wakeup_handle;
+
+svc_handle svc_wakeup(void (*handler)(void), uint64_t *bits)
+{
+    uint32_t n = loop_notification();
+    if (!n || wakeup_handler)
+        return 0;
+    int64_t h = sys_handle_dup(n, R_WRITE | R_GRANT, 0);
+    if (h < 0)
+        return 0;
+    wakeup_handler = handler;
+    wakeup_handle = (uint32_t)h;
+    *bits = USER_ENV_WAKEUP;
+    return wakeup_handle;
+}
+
 int svc_irq_attach(uint32_t irq, void (*handler)(void))
 {
     if (nirqs == 8)
@@ -327,6 +354,8 @@ static void interrupts(uint64_t bits)
             irqs[i].handler();
     if ((bits & USER_ENV_EVENT) && event_handler)
         event_handler();
+    if ((bits & USER_ENV_WAKEUP) && wakeup_handler)
+        wakeup_handler();
 }
 
 int svc_crash_for_testing(void)

@@ -11,6 +11,8 @@
  * the process environment (its timer); interrupts take the low bits, and
  * the kernel keeps bit 63. */
 #define USER_ENV_EVENT  (1ull << 62)
+/* The bit another service signals for svc_wakeup. */
+#define USER_ENV_WAKEUP (1ull << 61)
 
 /* Have the server loop run `handler` (between requests) whenever
  * USER_ENV_EVENT is signalled on the notification returned (0: none could

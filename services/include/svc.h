@@ -128,6 +128,20 @@ volatile void *svc_device(const char *compat, uint32_t *irq);
 int svc_irq_attach(uint32_t irq, void (*handler)(void));
 void svc_irq_done(uint32_t irq);
 
+/* Calling another service: the one named `name` in this service's `calls`
+ * list of the system description, as a handle for the interface's
+ * generated proxies (<interface>_<method>(h, ...)); 0 if the description
+ * gives none. The caller waits for each call: call only methods that
+ * answer at once, and learn of changes through a wakeup. In user space
+ * only so far: a kernel-placed service gets 0 (tools/petrel/systems.py
+ * refuses its `calls`). */
+svc_handle svc_service(const char *name);
+/* A wakeup: a notification to give another service (as a `handle`
+ * argument) for it to signal with *bits; each signal runs `handler` in
+ * this service, between requests, as an interrupt's handler runs. One per
+ * service; 0 if none can be made (in the kernel placement, so far). */
+svc_handle svc_wakeup(void (*handler)(void), uint64_t *bits);
+
 #define SVC_E_FAULT     (-E_FAULT)
 #define SVC_E_AGAIN     (-E_AGAIN)
 #define SVC_E_BADHANDLE (-E_BADHANDLE)

@@ -1215,7 +1215,31 @@ int lx_event_name_of(const struct lx_file *f);
 uint64_t lx_event_next_deadline(void);
 void lx_event_timers(void);
 
-/* AF_UNIX sockets (socket.c). */
+#define LX_SOCKS        64              /* sockets in all (socket.c; AF_INET ones too) */
+
+/* A list of the calling process's buffers: an iovec array (n entries at
+ * iov), or one buffer (n 0: base, len); or the personality's own bytes
+ * (kbuf: sendfile's). lx_uio_copy copies len bytes at offset off of u to
+ * (out 0) or from (out 1) buf; 0 or -EFAULT. */
+struct uio {
+    uint64_t iov, n;
+    uint64_t base, len;
+    const uint8_t *kbuf;
+};
+int lx_uio_copy(struct lx_ctx *c, const struct uio *u, uint64_t off, void *buf, uint64_t len, int out);
+
+/* What a receive call asks besides its buffers, and what it answers. */
+struct lx_recv_args {
+    uint32_t flags;
+    uint64_t uname, unamelen;   /* where the sender's address goes (recvfrom: a length word; 0: none) */
+    int msg;                    /* recvmsg: the name length is a value, returned in namelen */
+    uint64_t ctl, ctllen;
+    uint32_t mflags;            /* msg_flags out */
+    uint64_t ctlused;
+    uint32_t namelen;           /* recvmsg's name length out */
+};
+
+/* Sockets (socket.c; AF_INET ones through inet.c). */
 int64_t lx_sys_socket(struct lx_ctx *c, uint64_t family, uint64_t type, uint64_t protocol);
 int64_t lx_sys_socketpair(struct lx_ctx *c, uint64_t family, uint64_t type, uint64_t protocol, uint64_t usv);
 int64_t lx_sys_bind(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t len);
@@ -1245,6 +1269,37 @@ int64_t lx_sock_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *sr
 /* A socket's poll state; bytes waiting (FIONREAD), or a negated errno. */
 int lx_sock_poll(struct lx_file *f);
 int64_t lx_sock_inq(struct lx_file *f);
+/* Wait on socket slot `on` (LX_BLK_SOCK) with a timeout of `timeo` ns (0:
+ * none): LX_BLOCK, or EAGAIN once the time is up. */
+int64_t lx_sock_wait(struct lx_ctx *c, int32_t on, uint64_t timeo);
+/* A stream write that found the connection broken after `done` bytes:
+ * EPIPE (and SIGPIPE unless MSG_NOSIGNAL) if none went, else done. */
+int64_t lx_sock_broken_pipe(struct lx_ctx *c, uint64_t done, uint32_t flags);
+/* An int and a struct timeval (in ns, 0: none) option's value; 0 or a negated errno. */
+int lx_sock_opt_int(struct lx_ctx *c, uint64_t uval, uint64_t len, int32_t *v);
+int lx_sock_opt_timeval(struct lx_ctx *c, uint64_t uval, uint64_t len, uint64_t *ns);
+
+/* AF_INET sockets (inet.c): slot i of socket.c's table, each call after
+ * socket.c's checks of the descriptor. */
+int lx_inet_socket(int i, uint64_t type, uint64_t protocol);
+void lx_inet_close(int i);
+int64_t lx_inet_bind(struct lx_ctx *c, int i, uint64_t uaddr, uint64_t len);
+int64_t lx_inet_listen(int i, uint64_t backlog);
+int64_t lx_inet_connect(struct lx_ctx *c, int i, int nonblock, uint64_t uaddr, uint64_t len);
+int64_t lx_inet_accept(struct lx_ctx *c, int i, int nonblock, uint32_t *conn);
+void lx_inet_accepted(int i, int from, uint32_t conn);
+int64_t lx_inet_peer_out(struct lx_ctx *c, int i, uint64_t uaddr, uint64_t ulen);
+int64_t lx_inet_send(struct lx_ctx *c, int i, int nonblock, const struct uio *u, uint64_t len, uint32_t flags,
+                     uint64_t uto, uint64_t tolen);
+int64_t lx_inet_write_kernel(struct lx_ctx *c, int i, int nonblock, const void *src, uint64_t len, int may_wait);
+int64_t lx_inet_recv(struct lx_ctx *c, int i, int nonblock, const struct uio *u, uint64_t len,
+                     struct lx_recv_args *a);
+int64_t lx_inet_shutdown(int i, uint64_t how);
+int64_t lx_inet_name(struct lx_ctx *c, int i, uint64_t uaddr, uint64_t ulen, int peer);
+int64_t lx_inet_setsockopt(struct lx_ctx *c, int i, uint64_t level, uint64_t name, uint64_t uval, uint64_t len);
+int64_t lx_inet_getsockopt(struct lx_ctx *c, int i, uint64_t level, uint64_t name, uint64_t uval, uint64_t ulen);
+int lx_inet_poll(int i);
+int64_t lx_inet_inq(int i);
 /* A socket's open file went (its socket closes); a reference to a file
  * was dropped (sockets that only files in flight held are collected). */
 void lx_sock_close(struct lx_file *f);

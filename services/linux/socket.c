@@ -3,7 +3,9 @@
  * socket/bind/listen/accept4/connect on file system paths and on abstract
  * names; sendto/recvfrom/sendmsg/recvmsg (and read, write, readv, writev)
  * with SCM_RIGHTS; shutdown; getsockname/getpeername; the common socket
- * options. socket(AF_INET) fails with EAFNOSUPPORT until the network comes.
+ * options. AF_INET sockets take a slot here too (their open file and the
+ * descriptor calls), and inet.c does the rest of each call over the
+ * network stack.
  *
  * A socket is a slot of `socks` with its receive queue, the service's own
  * memory made with the socket: a ring of SOCK_BUF bytes, a ring of records
@@ -40,7 +42,6 @@
  */
 #include "lx.h"
 
-#define LX_SOCKS        64
 #define LX_PROC_SOCKS   32              /* sockets one process made and still open (EMFILE past it) */
 #define SOCK_BUF        212992          /* a receive queue's bytes: Linux's default buffer, so its biggest datagram fits */
 #define SOCK_RECS       64
@@ -56,6 +57,7 @@
 
 #define AF_UNSPEC       0
 #define AF_UNIX         1
+#define AF_INET         2
 #define SOCK_STREAM     1
 #define SOCK_DGRAM      2
 #define SOCK_RAW        3
@@ -141,6 +143,7 @@ enum { SS_FREE, SS_OPEN, SS_LISTEN, SS_CONNECTED };
 struct lx_sock {
     int state;                  /* SS_*: SS_FREE is a free slot */
     int type;                   /* SOCK_STREAM, SOCK_DGRAM or SOCK_SEQPACKET */
+    int family;                 /* AF_UNIX, or AF_INET: inet.c has the rest (same index), no queue here */
     struct squeue *q;
     uint32_t head, count;       /* the data ring: first byte, bytes */
     uint32_t rhead, rcount;     /* the record ring */
@@ -198,7 +201,7 @@ static int32_t index_of(const struct lx_sock *s)
 
 /* A new socket of `type` with its queue, charged to the calling process,
  * or NULL (EMFILE past its share, ENFILE, ENOMEM in *err). */
-static struct lx_sock *sock_new(struct lx_ctx *c, int type, int *err)
+static struct lx_sock *sock_new(struct lx_ctx *c, int family, int type, int *err)
 {
     int mine = 0;
     for (int i = 0; i < LX_SOCKS; i++)
@@ -211,12 +214,12 @@ static struct lx_sock *sock_new(struct lx_ctx *c, int type, int *err)
         struct lx_sock *s = &socks[i];
         if (s->state != SS_FREE)
             continue;
-        struct squeue *q = svc_alloc(sizeof(struct squeue));
-        if (!q) {
+        struct squeue *q = family == AF_UNIX ? svc_alloc(sizeof(struct squeue)) : NULL;
+        if (!q && family == AF_UNIX) {
             *err = -LX_ENOMEM;
             return NULL;
         }
-        *s = (struct lx_sock){ .state = SS_OPEN, .type = type, .q = q, .peer = -1, .listener = -1, .node = -1,
+        *s = (struct lx_sock){ .state = SS_OPEN, .type = type, .family = family, .q = q, .peer = -1, .listener = -1, .node = -1,
                                .own_pid = c->p->pid, .owner = c->p->pid, .sndbuf = DEFAULT_BUF, .rcvbuf = DEFAULT_BUF,
                                .ino = lx_ino_new() };
         return s;
@@ -246,17 +249,7 @@ static int connection_based(const struct lx_sock *s)
 
 /* ---------------------------------------------------------------- the user's buffers */
 
-/* A list of the calling process's buffers: an iovec array (n entries at
- * iov), or one buffer (n 0: base, len); or the personality's own bytes
- * (kbuf: sendfile's). */
-struct uio {
-    uint64_t iov, n;
-    uint64_t base, len;
-    const uint8_t *kbuf;
-};
-
-/* Copy len bytes at offset off of u to (out 0) or from (out 1) buf; 0 or -EFAULT. */
-static int uio_copy(struct lx_ctx *c, const struct uio *u, uint64_t off, void *buf, uint64_t len, int out)
+int lx_uio_copy(struct lx_ctx *c, const struct uio *u, uint64_t off, void *buf, uint64_t len, int out)
 {
     uint8_t *b = buf;
     if (u->kbuf) {
@@ -309,9 +302,9 @@ static int ring_copy(struct lx_ctx *c, struct lx_sock *s, uint32_t pos, const st
 {
     pos %= SOCK_BUF;
     uint64_t first = SOCK_BUF - pos < n ? SOCK_BUF - pos : n;
-    if (uio_copy(c, u, off, s->q->data + pos, first, out))
+    if (lx_uio_copy(c, u, off, s->q->data + pos, first, out))
         return -LX_EFAULT;
-    return n > first ? uio_copy(c, u, off + first, s->q->data, n - first, out) : 0;
+    return n > first ? lx_uio_copy(c, u, off + first, s->q->data, n - first, out) : 0;
 }
 
 /* ---------------------------------------------------------------- addresses */
@@ -441,6 +434,13 @@ static void purge(struct lx_sock *s)
 static void sock_release(struct lx_sock *s)
 {
     int32_t me = index_of(s);
+    if (s->family == AF_INET) {
+        lx_inet_close(me);
+        s->state = SS_FREE;
+        s->file = NULL;
+        lx_wake_all(LX_BLK_SOCK, me);
+        return;
+    }
     struct lx_sock *p = peer_of(s);
     if (p && connection_based(s)) {
         p->shut = RCV_SHUTDOWN | SEND_SHUTDOWN;
@@ -571,25 +571,10 @@ int lx_sock_collect(void)
 
 /* ---------------------------------------------------------------- socket, socketpair */
 
-int64_t lx_sys_socket(struct lx_ctx *c, uint64_t family, uint64_t type, uint64_t protocol)
+/* A descriptor for new socket s (SOCK_CLOEXEC, SOCK_NONBLOCK in fl), or a
+ * negated errno with the socket closed. */
+static int64_t sock_fd_new(struct lx_ctx *c, struct lx_sock *s, uint32_t fl)
 {
-    uint32_t t = (uint32_t)type & SOCK_TYPE_MASK, fl = (uint32_t)type & ~(uint32_t)SOCK_TYPE_MASK;
-    if (fl & ~(uint32_t)(SOCK_CLOEXEC | SOCK_NONBLOCK))
-        return -LX_EINVAL;
-    if ((uint32_t)family != AF_UNIX)
-        return -LX_EAFNOSUPPORT;                /* AF_INET comes with the network */
-    if ((uint32_t)protocol && (uint32_t)protocol != AF_UNIX)
-        return -LX_EPROTONOSUPPORT;
-    if (t == SOCK_RAW)
-        t = SOCK_DGRAM;                         /* (as Linux takes it) */
-    if (t >= SOCK_MAX)
-        return -LX_EINVAL;
-    if (t != SOCK_STREAM && t != SOCK_DGRAM && t != SOCK_SEQPACKET)
-        return -LX_ESOCKTNOSUPPORT;
-    int err = 0;
-    struct lx_sock *s = sock_new(c, (int)t, &err);
-    if (!s)
-        return err;
     struct lx_file *f = sock_file(c, s, fl);
     int fd = f ? lx_fd_new(c->p, f, (fl & SOCK_CLOEXEC) != 0, 0) : lx_file_error(c->p);
     if (fd < 0) {
@@ -599,6 +584,47 @@ int64_t lx_sys_socket(struct lx_ctx *c, uint64_t family, uint64_t type, uint64_t
             sock_release(s);
     }
     return fd;
+}
+
+/* socket(AF_INET): a slot without a queue, the rest inet.c's. */
+static int64_t inet_socket(struct lx_ctx *c, uint32_t type, uint64_t protocol, uint32_t fl)
+{
+    if (type >= SOCK_MAX)
+        return -LX_EINVAL;
+    int err = 0;
+    struct lx_sock *s = sock_new(c, AF_INET, (int)type, &err);
+    if (!s)
+        return err;
+    err = lx_inet_socket(index_of(s), type, protocol);
+    if (err) {
+        s->state = SS_FREE;
+        return err;
+    }
+    return sock_fd_new(c, s, fl);
+}
+
+int64_t lx_sys_socket(struct lx_ctx *c, uint64_t family, uint64_t type, uint64_t protocol)
+{
+    uint32_t t = (uint32_t)type & SOCK_TYPE_MASK, fl = (uint32_t)type & ~(uint32_t)SOCK_TYPE_MASK;
+    if (fl & ~(uint32_t)(SOCK_CLOEXEC | SOCK_NONBLOCK))
+        return -LX_EINVAL;
+    if ((uint32_t)family == AF_INET)
+        return inet_socket(c, t, protocol, fl);
+    if ((uint32_t)family != AF_UNIX)
+        return -LX_EAFNOSUPPORT;
+    if ((uint32_t)protocol && (uint32_t)protocol != AF_UNIX)
+        return -LX_EPROTONOSUPPORT;
+    if (t == SOCK_RAW)
+        t = SOCK_DGRAM;                         /* (as Linux takes it) */
+    if (t >= SOCK_MAX)
+        return -LX_EINVAL;
+    if (t != SOCK_STREAM && t != SOCK_DGRAM && t != SOCK_SEQPACKET)
+        return -LX_ESOCKTNOSUPPORT;
+    int err = 0;
+    struct lx_sock *s = sock_new(c, AF_UNIX, (int)t, &err);
+    if (!s)
+        return err;
+    return sock_fd_new(c, s, fl);
 }
 
 int64_t lx_sys_socketpair(struct lx_ctx *c, uint64_t family, uint64_t type, uint64_t protocol, uint64_t usv)
@@ -620,8 +646,8 @@ int64_t lx_sys_socketpair(struct lx_ctx *c, uint64_t family, uint64_t type, uint
     if (lx_copy_in(c, probe, usv, sizeof(probe)) || lx_copy_out(c, usv, probe, sizeof(probe)))
         return -LX_EFAULT;
     int err = 0;
-    struct lx_sock *a = sock_new(c, (int)t, &err);
-    struct lx_sock *b = a ? sock_new(c, (int)t, &err) : NULL;
+    struct lx_sock *a = sock_new(c, AF_UNIX, (int)t, &err);
+    struct lx_sock *b = a ? sock_new(c, AF_UNIX, (int)t, &err) : NULL;
     struct lx_file *fa = b ? sock_file(c, a, fl) : NULL;
     struct lx_file *fb = fa ? sock_file(c, b, fl) : NULL;
     int fda = fb ? lx_fd_new(c->p, fa, (fl & SOCK_CLOEXEC) != 0, 0) : b ? lx_file_error(c->p) : -LX_ENFILE;
@@ -668,6 +694,8 @@ int64_t lx_sys_bind(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t len)
     struct lx_sock *s = sock_fd(c, fd, NULL, &err);
     if (!s)
         return err;
+    if (s->family == AF_INET)
+        return lx_inet_bind(c, index_of(s), uaddr, len);
     uint8_t addr[UN_MAX];
     int64_t n = addr_in(c, uaddr, len, addr, 0, 1);
     if (n < 0)
@@ -732,6 +760,8 @@ int64_t lx_sys_listen(struct lx_ctx *c, uint64_t fd, uint64_t backlog)
     struct lx_sock *s = sock_fd(c, fd, NULL, &err);
     if (!s)
         return err;
+    if (s->family == AF_INET)
+        return lx_inet_listen(index_of(s), backlog);
     if (!connection_based(s))
         return -LX_EOPNOTSUPP;
     if (!s->addrlen || s->state == SS_CONNECTED)
@@ -748,7 +778,7 @@ int64_t lx_sys_listen(struct lx_ctx *c, uint64_t fd, uint64_t backlog)
 
 /* Wait on socket `on` (LX_BLK_SOCK) with a timeout of `timeo` ns (0: none):
  * LX_BLOCK, or EAGAIN once the time is up. */
-static int64_t sock_wait(struct lx_ctx *c, int32_t on, uint64_t timeo)
+int64_t lx_sock_wait(struct lx_ctx *c, int32_t on, uint64_t timeo)
 {
     if (timeo) {
         if (lx_deadline_passed(c, timeo))
@@ -789,6 +819,8 @@ int64_t lx_sys_connect(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t l
     struct lx_sock *s = sock_fd(c, fd, &f, &err);
     if (!s)
         return err;
+    if (s->family == AF_INET)
+        return lx_inet_connect(c, index_of(s), (f->flags & O_NONBLOCK) != 0, uaddr, len);
     uint8_t addr[UN_MAX];
     int64_t n = addr_in(c, uaddr, len, addr, s->type == SOCK_DGRAM, 0);
     if (n < 0)
@@ -804,13 +836,13 @@ int64_t lx_sys_connect(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t l
     if (l->state != SS_LISTEN)
         return -LX_ECONNREFUSED;
     if (l->pending > l->backlog)
-        return (f->flags & O_NONBLOCK) ? -LX_EAGAIN : sock_wait(c, o, s->sndtimeo);
+        return (f->flags & O_NONBLOCK) ? -LX_EAGAIN : lx_sock_wait(c, o, s->sndtimeo);
     if (s->state == SS_CONNECTED)               /* (checked after the listener's, as Linux does) */
         return -LX_EISCONN;
     if (s->state == SS_LISTEN)
         return -LX_EINVAL;
     int e = 0;
-    struct lx_sock *emb = sock_new(c, s->type, &e);
+    struct lx_sock *emb = sock_new(c, AF_UNIX, s->type, &e);
     if (!emb)
         return e;
     if (s->passcred && !s->addrlen)
@@ -830,6 +862,45 @@ int64_t lx_sys_connect(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t l
     return 0;
 }
 
+/* accept4 of an AF_INET listener: the stack's connection in a new slot. */
+static int64_t inet_accept(struct lx_ctx *c, struct lx_file *f, struct lx_sock *l, uint64_t uaddr, uint64_t ulen,
+                           uint32_t fl)
+{
+    if (uaddr) {                                /* check the length word before a connection is taken */
+        int32_t room;
+        if (lx_copy_in(c, &room, ulen, sizeof(room)))
+            return -LX_EFAULT;
+        if (room < 0)
+            return -LX_EINVAL;
+    }
+    int err = 0;
+    struct lx_sock *s = sock_new(c, AF_INET, l->type, &err);
+    if (!s)
+        return err;                             /* (the connection waits in the stack for the next accept) */
+    uint32_t conn = 0;
+    int64_t r = lx_inet_accept(c, index_of(l), (f->flags & O_NONBLOCK) != 0, &conn);
+    if (r) {
+        s->state = SS_FREE;
+        return r;
+    }
+    lx_inet_accepted(index_of(s), index_of(l), conn);
+    struct lx_file *nf = sock_file(c, s, fl);
+    int nfd = nf ? lx_fd_new(c->p, nf, (fl & SOCK_CLOEXEC) != 0, 0) : lx_file_error(c->p);
+    if (nfd < 0) {
+        if (nf)
+            lx_file_put(nf);                    /* (closes the connection: Linux's would be reset too) */
+        else
+            sock_release(s);
+        return nfd;
+    }
+    if (uaddr && lx_inet_peer_out(c, index_of(s), uaddr, ulen)) {
+        lx_fd_set(c->p, (uint32_t)nfd, NULL);
+        lx_file_put(nf);
+        return -LX_EFAULT;
+    }
+    return nfd;
+}
+
 int64_t lx_sys_accept4(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t ulen, uint64_t flags)
 {
     int64_t err;
@@ -840,6 +911,8 @@ int64_t lx_sys_accept4(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t u
     uint32_t fl = (uint32_t)flags;
     if (fl & ~(uint32_t)(SOCK_CLOEXEC | SOCK_NONBLOCK))
         return -LX_EINVAL;
+    if (l->family == AF_INET)
+        return inet_accept(c, f, l, uaddr, ulen, fl);
     if (!connection_based(l))
         return -LX_EOPNOTSUPP;
     if (l->state != SS_LISTEN)
@@ -856,7 +929,7 @@ int64_t lx_sys_accept4(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t u
         if (socks[i].state != SS_FREE && socks[i].listener == me && (pick < 0 || socks[i].seq < socks[pick].seq))
             pick = i;
     if (pick < 0)
-        return (f->flags & O_NONBLOCK) ? -LX_EAGAIN : sock_wait(c, me, l->rcvtimeo);
+        return (f->flags & O_NONBLOCK) ? -LX_EAGAIN : lx_sock_wait(c, me, l->rcvtimeo);
     struct lx_sock *s = &socks[pick];
     struct lx_file *nf = sock_file(c, s, fl);
     if (!nf)
@@ -990,7 +1063,7 @@ static int enqueue(struct lx_ctx *c, struct lx_sock *r, const struct lx_sock *s,
 }
 
 /* The broken-connection answer of a stream write: EPIPE, and SIGPIPE unless MSG_NOSIGNAL. */
-static int64_t broken_pipe(struct lx_ctx *c, uint64_t done, uint32_t flags)
+int64_t lx_sock_broken_pipe(struct lx_ctx *c, uint64_t done, uint32_t flags)
 {
     if (!done && !(flags & MSG_NOSIGNAL)) {
         struct lx_sinfo si = { LX_SI_USER, c->p->pid, 0, 0, 0, 0 };
@@ -1018,7 +1091,7 @@ static int64_t stream_send(struct lx_ctx *c, struct lx_sock *s, int nonblock, co
         struct lx_sock *r = peer_of(s);
         if (!r || (s->shut & SEND_SHUTDOWN) || (r->shut & RCV_SHUTDOWN)) {
             drop_sendfiles(nfiles);
-            return broken_pipe(c, done, flags);
+            return lx_sock_broken_pipe(c, done, flags);
         }
         if (done == len) {
             drop_sendfiles(nfiles);             /* (an empty write sends no files, as on Linux) */
@@ -1041,7 +1114,7 @@ static int64_t stream_send(struct lx_ctx *c, struct lx_sock *s, int nonblock, co
             }
             drop_sendfiles(nfiles);             /* (taken again when the call runs again) */
             c->t->io.done = done;
-            int64_t w = sock_wait(c, s->peer, s->sndtimeo);
+            int64_t w = lx_sock_wait(c, s->peer, s->sndtimeo);
             if (w != LX_BLOCK)
                 c->t->io.done = 0;
             return w == LX_BLOCK || !done ? w : (int64_t)done;
@@ -1091,7 +1164,7 @@ static int64_t dgram_send(struct lx_ctx *c, struct lx_sock *s, int nonblock, con
     int full = !has_room(r, len, nfiles, 0) || (r != s && r->peer != index_of(s) && r->rcount > MAX_DGRAM_QLEN);
     if (full) {
         drop_sendfiles(nfiles);
-        return nonblock ? -LX_EAGAIN : sock_wait(c, o, s->sndtimeo);
+        return nonblock ? -LX_EAGAIN : lx_sock_wait(c, o, s->sndtimeo);
     }
     if (enqueue(c, r, s, u, 0, len, nfiles, 0)) {
         drop_sendfiles(nfiles);
@@ -1106,6 +1179,8 @@ int64_t lx_sock_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *sr
     struct lx_sock *s = sock_of(f);
     if (s->type != SOCK_STREAM)
         return -LX_EINVAL;
+    if (s->family == AF_INET)
+        return lx_inet_write_kernel(c, index_of(s), (f->flags & O_NONBLOCK) != 0, src, len, may_wait);
     if (s->state != SS_CONNECTED)
         return -LX_ENOTCONN;
     struct lx_sock *r = peer_of(s);
@@ -1118,7 +1193,7 @@ int64_t lx_sock_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *sr
     if (len && (!n || !has_room(r, n, 0, merge))) {
         if (!may_wait)
             return 0;
-        return (f->flags & O_NONBLOCK) ? -LX_EAGAIN : sock_wait(c, s->peer, s->sndtimeo);
+        return (f->flags & O_NONBLOCK) ? -LX_EAGAIN : lx_sock_wait(c, s->peer, s->sndtimeo);
     }
     struct uio u = { 0, 0, 0, 0, src };
     enqueue(c, r, s, &u, 0, n, 0, merge);
@@ -1131,6 +1206,9 @@ static int64_t sock_send(struct lx_ctx *c, struct lx_file *f, const struct uio *
                          uint64_t uto, uint64_t tolen, uint64_t ctl, uint64_t ctllen)
 {
     struct lx_sock *s = sock_of(f);
+    if (s->family == AF_INET)
+        return lx_inet_send(c, index_of(s), (f->flags & O_NONBLOCK) || (flags & MSG_DONTWAIT), u, len, flags, uto,
+                            tolen);
     if (flags & MSG_OOB)
         return -LX_EOPNOTSUPP;
     uint8_t to[UN_MAX];
@@ -1197,23 +1275,11 @@ static int64_t control_out(struct lx_ctx *c, struct lx_sock *s, uint32_t n, int 
     return used;
 }
 
-struct recv_args;
-static uint64_t creds_out(struct lx_ctx *c, struct recv_args *a, const struct lx_sock *s, int32_t pid);
-
-/* What a receive call asks besides its buffers, and what it answers. */
-struct recv_args {
-    uint32_t flags;
-    uint64_t uname, unamelen;   /* where the sender's address goes (recvfrom: a length word; 0: none) */
-    int msg;                    /* recvmsg: the name length is a value, returned in namelen */
-    uint64_t ctl, ctllen;
-    uint32_t mflags;            /* msg_flags out */
-    uint64_t ctlused;
-    uint32_t namelen;           /* recvmsg's name length out */
-};
+static uint64_t creds_out(struct lx_ctx *c, struct lx_recv_args *a, const struct lx_sock *s, int32_t pid);
 
 /* A record-based receive (datagram, seqpacket): one message. */
 static int64_t recv_record(struct lx_ctx *c, struct lx_sock *s, const struct uio *u, uint64_t len,
-                           struct recv_args *a)
+                           struct lx_recv_args *a)
 {
     struct srec *rec = &s->q->recs[s->rhead];
     uint64_t n = rec->len < len ? rec->len : len;
@@ -1256,7 +1322,7 @@ static int64_t recv_record(struct lx_ctx *c, struct lx_sock *s, const struct uio
 
 /* A stream receive: bytes across records, stopping after one that carries files. */
 static int64_t recv_stream(struct lx_ctx *c, struct lx_sock *s, const struct uio *u, uint64_t len,
-                           struct recv_args *a, uint64_t done)
+                           struct lx_recv_args *a, uint64_t done)
 {
     int peek = (a->flags & MSG_PEEK) != 0;
     uint32_t pos = s->head;
@@ -1302,7 +1368,7 @@ static int64_t recv_stream(struct lx_ctx *c, struct lx_sock *s, const struct uio
 /* With SO_PASSCRED on s, SCM_CREDENTIALS of the sender `pid` (uid and gid
  * 0) first in the control buffer: the bytes it takes; none and MSG_CTRUNC
  * when it does not fit. */
-static uint64_t creds_out(struct lx_ctx *c, struct recv_args *a, const struct lx_sock *s, int32_t pid)
+static uint64_t creds_out(struct lx_ctx *c, struct lx_recv_args *a, const struct lx_sock *s, int32_t pid)
 {
     if (!s->passcred || !a->msg)
         return 0;
@@ -1315,9 +1381,11 @@ static uint64_t creds_out(struct lx_ctx *c, struct recv_args *a, const struct lx
     return a->ctllen < 32 ? a->ctllen : 32;
 }
 
-static int64_t sock_recv(struct lx_ctx *c, struct lx_file *f, const struct uio *u, uint64_t len, struct recv_args *a)
+static int64_t sock_recv(struct lx_ctx *c, struct lx_file *f, const struct uio *u, uint64_t len, struct lx_recv_args *a)
 {
     struct lx_sock *s = sock_of(f);
+    if (s->family == AF_INET)
+        return lx_inet_recv(c, index_of(s), (f->flags & O_NONBLOCK) || (a->flags & MSG_DONTWAIT), u, len, a);
     if (a->flags & MSG_OOB)
         return -LX_EOPNOTSUPP;
     if (s->type == SOCK_STREAM && s->state != SS_CONNECTED)
@@ -1342,7 +1410,7 @@ static int64_t sock_recv(struct lx_ctx *c, struct lx_file *f, const struct uio *
         if (nonblock)
             return done ? (int64_t)done : -LX_EAGAIN;
         c->t->io.done = done;
-        int64_t w = sock_wait(c, index_of(s), s->rcvtimeo);
+        int64_t w = lx_sock_wait(c, index_of(s), s->rcvtimeo);
         if (w != LX_BLOCK)
             c->t->io.done = 0;
         return w == LX_BLOCK || !done ? w : (int64_t)done;
@@ -1353,7 +1421,7 @@ static int64_t sock_recv(struct lx_ctx *c, struct lx_file *f, const struct uio *
     if (r >= 0 && (uint64_t)r < len && (a->flags & MSG_WAITALL) && !(a->flags & MSG_PEEK) && !nonblock &&
         !a->ctlused && !(s->shut & RCV_SHUTDOWN) && !s->err) {
         c->t->io.done = (uint64_t)r;            /* wait for the rest */
-        int64_t w = sock_wait(c, index_of(s), s->rcvtimeo);
+        int64_t w = lx_sock_wait(c, index_of(s), s->rcvtimeo);
         if (w != LX_BLOCK)
             c->t->io.done = 0;
         return w == LX_BLOCK ? w : r;
@@ -1400,7 +1468,7 @@ int64_t lx_sys_recvfrom(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t le
     if (!f)
         return err;
     len = u.len;
-    struct recv_args a = { .flags = (uint32_t)flags, .uname = uaddr, .unamelen = ulen };
+    struct lx_recv_args a = { .flags = (uint32_t)flags, .uname = uaddr, .unamelen = ulen };
     if (uaddr) {
         int32_t room;
         if (lx_copy_in(c, &room, ulen, sizeof(room)))
@@ -1459,7 +1527,7 @@ int64_t lx_sys_recvmsg(struct lx_ctx *c, uint64_t fd, uint64_t umsg, uint64_t fl
     struct lx_file *f = sock_msg(c, fd, umsg, &m, &u, 1, &len);
     if (!f)
         return len;
-    struct recv_args a = { .flags = (uint32_t)flags, .uname = m.name, .unamelen = m.namelen, .msg = 1,
+    struct lx_recv_args a = { .flags = (uint32_t)flags, .uname = m.name, .unamelen = m.namelen, .msg = 1,
                            .ctl = m.control, .ctllen = m.controllen, .mflags = (uint32_t)flags & MSG_CMSG_CLOEXEC };
     int64_t r = sock_recv(c, f, &u, (uint64_t)len, &a);
     if (r < 0)
@@ -1530,7 +1598,7 @@ int64_t lx_sock_rw(struct lx_ctx *c, struct lx_file *f, uint64_t iov, uint64_t n
     }
     if (writing)
         return sock_send(c, f, &u, len, 0, 0, 0, 0, 0);
-    struct recv_args a = { 0 };
+    struct lx_recv_args a = { 0 };
     return sock_recv(c, f, &u, len, &a);
 }
 
@@ -1542,6 +1610,8 @@ int64_t lx_sys_shutdown(struct lx_ctx *c, uint64_t fd, uint64_t how)
     struct lx_sock *s = sock_fd(c, fd, NULL, &err);
     if (!s)
         return err;
+    if (s->family == AF_INET)
+        return lx_inet_shutdown(index_of(s), how);
     if ((uint32_t)how > 2)
         return -LX_EINVAL;
     int mode = (int)(uint32_t)how + 1;          /* SHUT_RD 0 -> RCV, SHUT_WR 1 -> SEND, SHUT_RDWR -> both */
@@ -1563,6 +1633,8 @@ int64_t lx_sys_getsockname(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64
         return err;
     if (!uaddr)
         return -LX_EFAULT;
+    if (s->family == AF_INET)
+        return lx_inet_name(c, index_of(s), uaddr, ulen, peer);
     if (!peer)
         return addr_out(c, uaddr, ulen, s->addr, s->addrlen);
     struct lx_sock *p = peer_of(s);
@@ -1572,7 +1644,7 @@ int64_t lx_sys_getsockname(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64
 }
 
 /* An int option's value, clamped as Linux clamps buffer sizes. */
-static int opt_int(struct lx_ctx *c, uint64_t uval, uint64_t len, int32_t *v)
+int lx_sock_opt_int(struct lx_ctx *c, uint64_t uval, uint64_t len, int32_t *v)
 {
     if ((int32_t)len < 4)
         return -LX_EINVAL;
@@ -1580,7 +1652,7 @@ static int opt_int(struct lx_ctx *c, uint64_t uval, uint64_t len, int32_t *v)
 }
 
 /* A struct timeval option in ns (0: none); 0 or a negated errno. */
-static int opt_timeval(struct lx_ctx *c, uint64_t uval, uint64_t len, uint64_t *ns)
+int lx_sock_opt_timeval(struct lx_ctx *c, uint64_t uval, uint64_t len, uint64_t *ns)
 {
     int64_t tv[2];
     if ((int32_t)len < (int32_t)sizeof(tv))
@@ -1599,14 +1671,16 @@ int64_t lx_sys_setsockopt(struct lx_ctx *c, uint64_t fd, uint64_t level, uint64_
     struct lx_sock *s = sock_fd(c, fd, NULL, &err);
     if (!s)
         return err;
+    if (s->family == AF_INET)
+        return lx_inet_setsockopt(c, index_of(s), level, name, uval, len);
     if ((uint32_t)level != SOL_SOCKET)
         return -LX_EOPNOTSUPP;
     int32_t v = 0;
     switch ((uint32_t)name) {
     case SO_SNDTIMEO:
-        return opt_timeval(c, uval, len, &s->sndtimeo);
+        return lx_sock_opt_timeval(c, uval, len, &s->sndtimeo);
     case SO_RCVTIMEO:
-        return opt_timeval(c, uval, len, &s->rcvtimeo);
+        return lx_sock_opt_timeval(c, uval, len, &s->rcvtimeo);
     case SO_LINGER: {
         if ((int32_t)len < 8)
             return -LX_EINVAL;
@@ -1615,7 +1689,7 @@ int64_t lx_sys_setsockopt(struct lx_ctx *c, uint64_t fd, uint64_t level, uint64_
     default:
         break;
     }
-    int e = opt_int(c, uval, len, &v);
+    int e = lx_sock_opt_int(c, uval, len, &v);
     if (e)
         return e;
     switch ((uint32_t)name) {
@@ -1650,6 +1724,8 @@ int64_t lx_sys_getsockopt(struct lx_ctx *c, uint64_t fd, uint64_t level, uint64_
     struct lx_sock *s = sock_fd(c, fd, NULL, &err);
     if (!s)
         return err;
+    if (s->family == AF_INET)
+        return lx_inet_getsockopt(c, index_of(s), level, name, uval, ulen);
     if ((uint32_t)level != SOL_SOCKET)
         return -LX_EOPNOTSUPP;
     int32_t room;
@@ -1723,6 +1799,8 @@ int lx_sock_poll(struct lx_file *f)
 {
     const struct lx_sock *s = sock_of(f);
     int m = 0;
+    if (s->family == AF_INET)
+        return lx_inet_poll(index_of(s));
     if (s->state == SS_LISTEN)
         return s->pending ? LX_POLLIN : 0;
     if (s->err)
@@ -1748,6 +1826,8 @@ int lx_sock_poll(struct lx_file *f)
 int64_t lx_sock_inq(struct lx_file *f)
 {
     const struct lx_sock *s = sock_of(f);
+    if (s->family == AF_INET)
+        return lx_inet_inq(index_of(s));
     if (s->state == SS_LISTEN)
         return -LX_EINVAL;
     if (s->type == SOCK_STREAM)

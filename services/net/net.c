@@ -114,8 +114,22 @@ static uint32_t sock_poll(const struct sock *s)
     return NET_POLLOUT | (s->count ? NET_POLLIN : 0);
 }
 
+/* Clients that watch their sockets (`watch`) instead of waiting on each:
+ * each one's notification and the bits it asked for. */
+#define WATCHES 8u
+static struct { uint64_t pid; svc_handle note; uint64_t bits; } watches[WATCHES];
+
+static void watch_signal(uint64_t pid)
+{
+    for (unsigned i = 0; i < WATCHES; i++)
+        if (watches[i].pid == pid)
+            svc_signal(watches[i].note, watches[i].bits);
+}
+
 void net_sock_wake(struct sock *s)
 {
+    if (s->pid)
+        watch_signal(s->pid);
     if (!s->waiter)
         return;
     uint32_t ready = sock_poll(s) & (s->events | NET_POLLERR | NET_POLLHUP);
@@ -299,6 +313,39 @@ static int64_t wait(struct svc_call *call, uint32_t sock, uint32_t events, uint3
     return s->waiter ? SVC_DEFERRED : SVC_E_NOMEM;
 }
 
+static int64_t watch(struct svc_call *call, svc_handle note, uint64_t bits)
+{
+    unsigned slot = WATCHES;
+    for (unsigned i = 0; i < WATCHES; i++)
+        if (watches[i].pid == call->pid || (slot == WATCHES && !watches[i].pid))
+            slot = i;
+    if (slot < WATCHES && watches[slot].pid) {
+        svc_handle_release(watches[slot].note);
+        watches[slot].pid = 0;
+    }
+    if (!bits) {
+        svc_handle_release(note);
+        return 0;
+    }
+    if (slot == WATCHES) {
+        svc_handle_release(note);
+        return SVC_E_BUSY;
+    }
+    watches[slot].pid = call->pid;
+    watches[slot].note = note;
+    watches[slot].bits = bits;
+    return 0;
+}
+
+static int64_t poll_now(struct svc_call *call, uint32_t sock, uint32_t *revents)
+{
+    struct sock *s = net_sock_of(call, sock);
+    if (!s)
+        return SVC_E_BADHANDLE;
+    *revents = sock_poll(s);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- the interface */
 
 static int64_t config(struct svc_call *call, uint32_t addr, uint32_t prefix, uint32_t gateway)
@@ -395,4 +442,4 @@ static int64_t stats(struct svc_call *call, uint64_t *ip_in, uint64_t *ip_droppe
 /* The handlers: the generated skeleton (net_service, net_fast) calls them. */
 const struct net_ops net_ops = { config, dhcp, info, open, sendto, recvfrom, wait, sock_close, stats,
                                  net_op_listen, net_op_accept, net_op_connect, net_op_send, net_op_recv,
-                                 net_op_shutdown, net_op_tcp_info, net_op_tcp_set };
+                                 net_op_shutdown, net_op_tcp_info, net_op_tcp_set, watch, poll_now };

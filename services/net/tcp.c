@@ -1618,6 +1618,7 @@ int64_t net_op_shutdown(struct svc_call *call, uint32_t sock, uint32_t how)
             drop_pending(t);
             t->state = T_CLOSED;
             t->shut_rd = t->shut_wr = 1;
+            wake(t);                                    /* (a waiter for a connection learns it) */
         }
         return 0;
     }
@@ -1629,6 +1630,7 @@ int64_t net_op_shutdown(struct svc_call *call, uint32_t sock, uint32_t how)
         net_timers_update();
         net_loop_drain();
     }
+    wake(t);                                            /* (a reader waiting finds the end now) */
     return 0;
 }
 

@@ -120,7 +120,8 @@ def test_the_personality_is_placed_by_its_description():
     from petrel import paths, systems
     kernel = systems.load_system(paths.REPO / "systems" / "linux-kernel.toml", paths.REPO)
     user = systems.load_system(paths.REPO / "systems" / "linux-user.toml", paths.REPO)
-    assert [v.placement for v in kernel.services] == ["kernel"] and [v.placement for v in user.services] == ["user"]
+    placed = lambda system: {v.name: v.placement for v in system.services}
+    assert placed(kernel) == {"linux": "kernel"} and placed(user) == {"linux": "user", "net": "user"}
     assert "svc-linux" not in [i.name for i in kernel.items] and "svc-linux" in [i.name for i in user.items]
 
 

@@ -82,3 +82,37 @@ def test_a_host_program_reaches_a_petrel_server_through_the_forward():
     finally:
         qemu.kill_group(proc)
         proc.wait()
+
+
+def test_busybox_httpd_in_petrel_serves_the_host_through_the_forward():
+    """Debian's busybox httpd, a Linux program on the personality's AF_INET
+    sockets, on port 80 of the guest's DHCP address; the host's urllib
+    fetches a page and a missing one through --forward."""
+    import urllib.error
+    import urllib.request
+    port = free_port()
+    cmd = "sh -c 'mkdir /tmp/w; echo hello from petrel > /tmp/w/index.html; httpd -p 80 -h /tmp/w; sleep 25'"
+    run = subprocess.Popen([str(paths.REPO / "petrel"), "run", "--forward", f"{port}:80", "--exec", cmd],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        body, missing, deadline = None, None, time.monotonic() + 120
+        while body is None and time.monotonic() < deadline:
+            try:
+                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read()
+            except (urllib.error.URLError, ConnectionError, OSError):
+                time.sleep(0.5)
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/nothing", timeout=5)
+        except urllib.error.HTTPError as err:
+            missing = err.code
+        out, _ = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            run.terminate()
+            run.wait(30)
+    console = out.decode(errors="replace")
+    assert body == b"hello from petrel\n", console[-2000:]
+    assert missing == 404, console[-2000:]
+    # (QEMU's DHCP server names no router or DNS server on a restricted network)
+    assert "netcfg: 10.0.2.15/24, dns 0.0.0.0, leased for 86400 s" in console, console[-2000:]
+    assert run.returncode == 0, console[-2000:]

@@ -169,6 +169,7 @@ def test_services_in_the_manifest_and_image():
     ('name = "s"\ninterface = "noop"\nplacement = "user"\ncolour = 1', "unknown key 'colour'"),
     ('name = "s"\ninterface = "noop"\nplacement = "user"\ncalls = ["ghost"]', "'ghost' is not a \\[\\[service\\]\\]"),
     ('name = "s"\ninterface = "noop"\nplacement = "user"\ncalls = ["s"]', "cycle: s -> s"),
+    ('name = "s"\ninterface = "noop"\nplacement = "kernel"\ncalls = ["s"]', "kernel-placed service cannot call"),
     ('name = "s"\ninterface = "noop"\nplacement = "user"\ndevices = ["arm;pl011"]', "without spaces or ';'"),
     ('name = "s"\ninterface = "noop"\nplacement = "user"\nbootfiles = "yes"', "'bootfiles' must be"),
 ])
@@ -190,7 +191,7 @@ def test_a_device_goes_to_one_service_and_calls_do_not_cycle():
     two = ('\n[[service]]\nname = "a"\ninterface = "console"\nplacement = "user"\ndevices = ["arm,pl011"]\n'
            '\n[[service]]\nname = "b"\ninterface = "console"\nplacement = "user"\ndevices = ["arm,pl011"]\n')
     loop = ('\n[[service]]\nname = "a"\ninterface = "noop"\nplacement = "user"\ncalls = ["b"]\n'
-            '\n[[service]]\nname = "b"\ninterface = "noop"\nplacement = "kernel"\ncalls = ["a"]\n')
+            '\n[[service]]\nname = "b"\ninterface = "noop"\nplacement = "user"\ncalls = ["a"]\n')
     for extra, message in ((two, "'arm,pl011' is given to both 'a' and 'b'"), (loop, "cycle: a -> b -> a")):
         with tempfile.TemporaryDirectory() as tmp:
             path = pathlib.Path(tmp) / "x.toml"

@@ -10,7 +10,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -57,6 +60,22 @@ static void run(char *line)
     fflush(stdout);
 }
 
+/* The loopback interface up, as a Debian system's ifupdown brings it up
+ * (Petrel's is up from the start). */
+static void loopback_up(void)
+{
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct ifreq r;
+    memset(&r, 0, sizeof(r));
+    strcpy(r.ifr_name, "lo");
+    if (s >= 0 && ioctl(s, SIOCGIFFLAGS, &r) == 0 && !(r.ifr_flags & IFF_UP)) {
+        r.ifr_flags |= IFF_UP;
+        ioctl(s, SIOCSIFFLAGS, &r);
+    }
+    if (s >= 0)
+        close(s);
+}
+
 int main(void)
 {
     mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
@@ -65,6 +84,7 @@ int main(void)
     mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "gid=5,mode=620,ptmxmode=000");
     mkdir("/dev/shm", 01777);
     mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+    loopback_up();
     symlink("/proc/self/fd", "/dev/fd");        /* what udev makes on a Linux system (Petrel's /dev has them) */
     symlink("/proc/self/fd/0", "/dev/stdin");
     symlink("/proc/self/fd/1", "/dev/stdout");

@@ -47,6 +47,8 @@ static inline const char *errname(int e)
         { ENOBUFS, "ENOBUFS" }, { EISCONN, "EISCONN" }, { ENOTCONN, "ENOTCONN" },
         { ECONNREFUSED, "ECONNREFUSED" }, { EDOM, "EDOM" }, { ECANCELED, "ECANCELED" },
         { EDEADLK, "EDEADLK" }, { ENOLCK, "ENOLCK" }, { ENODATA, "ENODATA" }, { EOWNERDEAD, "EOWNERDEAD" }, { ENOTRECOVERABLE, "ENOTRECOVERABLE" },
+        { EINPROGRESS, "EINPROGRESS" }, { EALREADY, "EALREADY" }, { EADDRNOTAVAIL, "EADDRNOTAVAIL" },
+        { ENETUNREACH, "ENETUNREACH" },
     };
     for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (names[i].e == e)

@@ -7,6 +7,7 @@ virtualenv, so the tools can use its packages.
 import argparse
 import os
 import re
+import signal
 import sys
 
 from petrel import bench, build, envsetup, paths, qemu, testrun
@@ -353,6 +354,10 @@ COMMANDS = {"setup": cmd_setup, "build": cmd_build, "run": cmd_run, "test": cmd_
             "profile": cmd_profile, "config": cmd_config, "tlb": cmd_tlb, "fuzz": cmd_fuzz}
 
 
+def interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
 # Entry point of ./petrel; returns the exit status.
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
@@ -361,6 +366,10 @@ def main(argv=None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    # Stopped by kill or a closed terminal, a command ends as on Ctrl-C:
+    # what it started (QEMU in its own session) is stopped on the way out.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupted)
     try:
         if args.command != "setup" and not os.environ.get(envsetup.MARKER):
             envsetup.ensure(quiet=True)

@@ -493,11 +493,15 @@ def _fast_entry(itf: Interface) -> list:
     return out
 
 
-def client(itf: Interface) -> str:
+# The client proxies. `kernel`: for a kernel-placed service's calls, every
+# method through svc_client_call (no inline system call: there is none to
+# make from the kernel).
+def client(itf: Interface, kernel: bool = False) -> str:
     up = itf.name.upper()
-    out = [HEADER.format(name=itf.name), f'#include "{itf.name}_if.h"\n#include "svc_client.h"\n\n']
+    transport = "svc_transport.h" if kernel else "svc_client.h"
+    out = [HEADER.format(name=itf.name), f'#include "{itf.name}_if.h"\n#include "{transport}"\n\n']
     for m in itf.methods:
-        if m.register_only():
+        if m.register_only() and not kernel:
             out += _register_proxy(itf, m)
             continue
         words = max(m.request_mrs(), m.reply_mrs())
@@ -584,6 +588,7 @@ def compile_interface(path: Path, outdir: Path) -> Interface:
     write_if_changed(outdir / f"{itf.name}_if.h", header(itf))
     write_if_changed(outdir / f"{itf.name}_server.c", server(itf))
     write_if_changed(outdir / f"{itf.name}_client.c", client(itf))
+    write_if_changed(outdir / f"{itf.name}_kclient.c", client(itf, kernel=True))
     return itf
 
 

@@ -29,6 +29,10 @@ LINUX_APPEND = "console=ttyAMA0 quiet loglevel=1 rdinit=/init"
 LINUX_TIMEOUT = 120
 MASK = " ~"
 OWN_LOG = "petrel-linux:"
+# Lines of Petrel's own programs that run beside the Linux ones (the root
+# task's, and netcfg's as it leases the interface's address): not the
+# Linux programs' output, whenever they come.
+OWN_LINES = (OWN_LOG, "root: ", "netcfg: ")
 
 
 # The compared part of a console: from the first "lx: run" to "lx: done".
@@ -37,7 +41,7 @@ def transcript(console: str, petrel: bool) -> list:
     for line in console.replace("\r", "").split("\n"):
         if line.startswith("lx: run "):
             on = True
-        if not on or (petrel and line.startswith(OWN_LOG)):
+        if not on or (petrel and line.startswith(OWN_LINES)):
             continue
         at = line.find(MASK)
         lines.append(line if at < 0 else line[:at] + MASK)

@@ -103,10 +103,25 @@ class System:
     services: tuple = ()
 
     # The manifest the root task reads: endpoints, services, then programs in order.
+    # The services with each one after those it calls (there is no cycle:
+    # check_services), so that the root task, starting them in this order,
+    # has made a callee's endpoint before it grants it to a caller.
+    def services_in_call_order(self) -> list:
+        by_name, order = {v.name: v for v in self.services}, []
+
+        def visit(v):
+            if v not in order:
+                for c in v.calls:
+                    visit(by_name[c])
+                order.append(v)
+        for v in self.services:
+            visit(v)
+        return order
+
     def manifest(self) -> str:
         lines = [f"# {MANIFEST}: generated from {self.source.name} by tools/petrel/systems.py\n"]
         lines += [f"endpoint {e}\n" for e in self.endpoints]
-        for v in self.services:
+        for v in self.services_in_call_order():
             cpu = "-" if v.cpu is None else str(v.cpu)
             lines.append(f"service {v.name} {v.interface} {v.interface_id} {v.placement} {v.priority} {cpu} "
                          f"{';'.join(v.devices) or '-'} {1 if v.bootfiles else 0} {';'.join(v.calls) or '-'} "
@@ -246,6 +261,9 @@ def check_services(label: str, services: list) -> None:
         for c in v.calls:
             if c not in names:
                 raise SystemConfigError(f"{label}: service {v.name!r} key 'calls': {c!r} is not a [[service]]")
+        if v.calls and v.placement == "kernel":
+            raise SystemConfigError(f"{label}: service {v.name!r} is placed in the kernel and calls "
+                                    f"{', '.join(v.calls)}: a kernel-placed service cannot call other services yet")
     calls = {v.name: v.calls for v in services}
 
     def visit(name, path):

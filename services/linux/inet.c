@@ -1,0 +1,1017 @@
+/*
+ * AF_INET sockets: TCP (SOCK_STREAM) and UDP (SOCK_DGRAM) over Petrel's
+ * network stack, the `net` service (services/net, idl/net.toml), which
+ * the system description lets the personality call (`calls = ["net"]`).
+ *
+ * socket.c keeps the socket's slot, its open file and the descriptor
+ * calls; for a slot of family AF_INET it hands each call to the function
+ * here of the same index. What the stack keeps (the connection, its
+ * queues and windows) stays in the stack: a slot here is the stack's
+ * socket number and what Linux shows of the socket that the stack does
+ * not (its options, the address it was bound or connected to).
+ *
+ * The personality never waits in the stack: every call it makes answers
+ * at once (E_AGAIN when it would wait). A Linux call that must wait blocks
+ * as a pipe's does (LX_BLK_SOCK on the slot) and runs again when the
+ * stack signals the personality's wakeup (`watch`): any change of any of
+ * its sockets wakes the waiters of every AF_INET slot, which look again.
+ *
+ * Data goes through a bounce buffer of the personality's (the stack
+ * copies from and to its client, and its client is the personality): a
+ * send copies from the process into it, the stack from it; a receive the
+ * other way.
+ *
+ * The stack counts the personality as one client: its limits on sockets
+ * and connections (idl/net.toml) hold for all the Linux processes
+ * together, and the personality's own (LX_SOCKS, LX_PROC_SOCKS) for each.
+ */
+#include "lx.h"
+#include "net_if.h"
+
+#define AF_INET         2
+#define SOCK_STREAM     1
+#define SOCK_DGRAM      2
+#define IPPROTO_IP      0
+#define IPPROTO_TCP     6
+#define IPPROTO_UDP     17
+#define SOL_SOCKET      1
+
+#define SO_REUSEADDR    2
+#define SO_TYPE         3
+#define SO_ERROR        4
+#define SO_BROADCAST    6
+#define SO_SNDBUF       7
+#define SO_RCVBUF       8
+#define SO_KEEPALIVE    9
+#define SO_LINGER       13
+#define SO_RCVTIMEO     20
+#define SO_SNDTIMEO     21
+#define SO_ACCEPTCONN   30
+#define SO_PROTOCOL     38
+#define SO_DOMAIN       39
+#define TCP_NODELAY     1
+#define TCP_MAXSEG      2
+#define TCP_KEEPIDLE    4
+#define TCP_KEEPINTVL   5
+#define TCP_KEEPCNT     6
+#define TCP_INFO        11
+#define TCP_CONGESTION  13
+
+#define MSG_OOB         0x1
+#define MSG_PEEK        0x2
+#define MSG_TRUNC       0x20
+#define MSG_WAITALL     0x100
+
+#define LX_EADDRINUSE   98
+#define LX_EADDRNOTAVAIL 99
+#define LX_ENETUNREACH  101
+#define LX_ENOBUFS      105
+#define LX_EISCONN      106
+#define LX_ENOTCONN     107
+#define LX_EDESTADDRREQ 89
+#define LX_EMSGSIZE     90
+#define LX_ENOPROTOOPT  92
+#define LX_EPROTONOSUPPORT 93
+#define LX_EALREADY     114
+#define LX_ESOCKTNOSUPPORT 94
+#define LX_ECONNRESET   104
+#define LX_ECONNABORTED 103
+#define LX_ECONNREFUSED 111
+#define LX_EINPROGRESS  115
+
+#define POLLIN_         0x1
+#define POLLOUT_        0x4
+#define POLLERR_        0x8
+#define POLLHUP_        0x10
+
+#define UDP_MAX         65507u          /* the largest UDP payload over IPv4 */
+#define BOUNCE          65536u          /* the bounce buffer: one datagram, or a piece of a stream */
+#define BACKLOG_MAX     128u            /* the stack's (Linux's somaxconn is 4,096) */
+#define BUF_DEFAULT     212992u         /* Linux's wmem_default and rmem_default, as SO_*BUF say them */
+#define LOOPBACK        0x7f000001u
+#define NET_SOCK_TCP    3u
+#define NET_SOCK_UDP    1u
+#define NS              1000000000ull
+
+enum { IN_FREE, IN_NEW, IN_LISTEN, IN_CONNECTING, IN_CONNECTED };
+
+struct lx_inet {
+    uint8_t state;              /* IN_*: IN_FREE is a slot no AF_INET socket uses */
+    uint8_t type;               /* SOCK_STREAM or SOCK_DGRAM */
+    uint8_t connect_waits;      /* a blocking connect waits for the handshake */
+    uint8_t in_progress;        /* a non-blocking connect said EINPROGRESS: the next connect finishes it */
+    uint8_t err_told;           /* the error the connection ended with was told (once, as Linux tells it) */
+    uint8_t nodelay, keepalive, cc, reuseaddr, broadcast, linger0;
+    uint32_t sock;              /* the stack's socket (0: not opened yet) */
+    uint32_t laddr, raddr;      /* bound (0: any) and connected addresses */
+    uint16_t lport, rport;
+    int err;                    /* SO_ERROR: a pending error (positive errno) */
+    uint32_t keepidle, keepintvl, keepcnt;
+    uint32_t linger[2];
+    uint32_t sndbuf, rcvbuf;
+    uint64_t rcvtimeo, sndtimeo;
+};
+
+static struct lx_inet inets[LX_SOCKS];
+static uint32_t net_ep;                 /* the stack (0: not reached yet; ~0: this system has none) */
+static uint8_t *bounce;
+static svc_handle wakeup;               /* the notification the stack signals (svc_wakeup: one, kept) */
+static uint64_t wakeup_bits;
+
+/* The stack's poll bits are Linux's (NET_POLL*: idl/net.toml's `wait`). */
+
+/* A change in the stack: every AF_INET socket's waiters look again. */
+static void stack_changed(void)
+{
+    for (int i = 0; i < LX_SOCKS; i++)
+        if (inets[i].state != IN_FREE)
+            lx_wake_all(LX_BLK_SOCK, i);
+}
+
+/* The stack, reached at the first AF_INET socket: 0 and EAFNOSUPPORT if
+ * this system has none for the personality (as a Linux kernel built
+ * without INET says), ENOMEM and another try at the next socket if what it
+ * takes could not be had now. */
+static int64_t stack(void)
+{
+    if (net_ep == ~0u)
+        return -LX_EAFNOSUPPORT;
+    if (net_ep)
+        return 0;
+    svc_handle ep = svc_service("net");
+    if (!ep) {
+        net_ep = ~0u;
+        return -LX_EAFNOSUPPORT;
+    }
+    if (!wakeup)
+        wakeup = svc_wakeup(stack_changed, &wakeup_bits);
+    if (!bounce)
+        bounce = svc_alloc(BOUNCE);
+    if (!wakeup || !bounce || net_watch((uint32_t)ep, (uint32_t)wakeup, wakeup_bits) != 0)
+        return -LX_ENOMEM;
+    net_ep = (uint32_t)ep;
+    return 0;
+}
+
+/* A stack error as Linux's errno (E_CLOSED is each caller's: it depends on the call). */
+static int64_t lx_err(int64_t e)
+{
+    switch (e) {
+    case SVC_E_AGAIN:
+        return -LX_EAGAIN;
+    case SVC_E_BUSY:
+        return -LX_EADDRINUSE;
+    case SVC_E_NOMEM:
+        return -LX_ENOMEM;
+    case SVC_E_LIMIT:
+        return -LX_ENOBUFS;
+    case SVC_E_NOENT:
+        return -LX_ENETUNREACH;
+    case SVC_E_FAULT:
+        return -LX_EFAULT;
+    default:
+        return -LX_EINVAL;
+    }
+}
+
+/* The stack's tcp_info of connection `sock` into o[16] (idl/net.toml's
+ * order: state, error, laddr, raddr, rport, mss, rto_us, srtt_us,
+ * rttvar_us, cwnd, ssthresh, unacked, retrans, unread, unsent, snd_wnd);
+ * 0, or the stack's error (o all zero). */
+enum { TI_STATE, TI_ERROR, TI_LADDR, TI_RADDR, TI_RPORT, TI_MSS, TI_RTO, TI_SRTT, TI_RTTVAR, TI_CWND,
+       TI_SSTHRESH, TI_UNACKED, TI_RETRANS, TI_UNREAD, TI_UNSENT, TI_SND_WND };
+
+static int64_t tcp_info_of(uint32_t sock, uint32_t *o)
+{
+    memset(o, 0, 16 * sizeof(*o));
+    if (!sock)
+        return SVC_E_BADHANDLE;
+    return net_tcp_info(net_ep, sock, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8], &o[9], &o[10],
+                        &o[11], &o[12], &o[13], &o[14], &o[15]);
+}
+
+/* The errno a TCP connection ended with (0: none). */
+static int conn_error(const struct lx_inet *s)
+{
+    uint32_t o[16];
+    return tcp_info_of(s->sock, o) == 0 ? (int)o[TI_ERROR] : 0;
+}
+
+static uint32_t stack_poll(const struct lx_inet *s)
+{
+    uint32_t rev = 0;
+    return s->sock && net_poll(net_ep, s->sock, &rev) == 0 ? rev : 0;
+}
+
+/* The options kept before the stack's socket existed, given to it. */
+static void apply_options(const struct lx_inet *s)
+{
+    if (s->type != SOCK_STREAM || !s->sock)
+        return;
+    net_tcp_set(net_ep, s->sock, 1, s->nodelay);
+    net_tcp_set(net_ep, s->sock, 2, s->cc);
+    if (s->keepidle)
+        net_tcp_set(net_ep, s->sock, 4, s->keepidle);
+    if (s->keepintvl)
+        net_tcp_set(net_ep, s->sock, 5, s->keepintvl);
+    if (s->keepcnt)
+        net_tcp_set(net_ep, s->sock, 6, s->keepcnt);
+    net_tcp_set(net_ep, s->sock, 3, s->keepalive);
+    net_tcp_set(net_ep, s->sock, 7, s->linger0);
+}
+
+/* Open the stack's socket on `port` (0: an ephemeral one) if it has none. */
+static int64_t open_sock(struct lx_inet *s, uint32_t port)
+{
+    if (s->sock)
+        return 0;
+    uint32_t sock = 0, bound = 0;
+    int64_t e = net_open(net_ep, s->type == SOCK_STREAM ? NET_SOCK_TCP : NET_SOCK_UDP, port, &sock, &bound);
+    if (e)
+        return e == SVC_E_BUSY && !port ? -LX_EAGAIN : lx_err(e);      /* (no ephemeral port left: Linux's EAGAIN) */
+    s->sock = sock;
+    s->lport = (uint16_t)bound;
+    apply_options(s);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- addresses */
+
+struct sin {
+    uint16_t family;
+    uint16_t port;              /* network byte order */
+    uint32_t addr;              /* network byte order */
+    uint8_t zero[8];
+};
+
+static uint32_t swap32(uint32_t x) { return __builtin_bswap32(x); }
+static uint16_t swap16(uint16_t x) { return __builtin_bswap16(x); }
+
+/* A struct sockaddr_in from the process: 0, or a negated errno; *unspec
+ * (if asked) for AF_UNSPEC, which connect takes as "disconnect". */
+static int64_t addr_in(struct lx_ctx *c, uint64_t uaddr, uint64_t len, uint32_t *addr, uint16_t *port, int *unspec)
+{
+    struct sin a = { 0 };
+    if ((int32_t)len < 0)
+        return -LX_EINVAL;
+    if (len < sizeof(uint16_t))
+        return -LX_EINVAL;
+    if (lx_copy_in(c, &a, uaddr, len < sizeof(a) ? len : sizeof(a)))
+        return -LX_EFAULT;
+    if (unspec && a.family == 0) {
+        *unspec = 1;
+        return 0;
+    }
+    if (len < sizeof(a))
+        return -LX_EINVAL;
+    if (a.family != AF_INET)
+        return -LX_EAFNOSUPPORT;
+    *addr = swap32(a.addr);
+    *port = swap16(a.port);
+    return 0;
+}
+
+/* Write a struct sockaddr_in to the process as getsockname does: at most
+ * the room the length word at ulen says, the full length back into it. */
+static int64_t addr_out(struct lx_ctx *c, uint64_t uaddr, uint64_t ulen, uint32_t addr, uint16_t port)
+{
+    struct sin a = { AF_INET, swap16(port), swap32(addr), { 0 } };
+    int32_t room;
+    if (lx_copy_in(c, &room, ulen, sizeof(room)))
+        return -LX_EFAULT;
+    if (room < 0)
+        return -LX_EINVAL;
+    uint32_t n = (uint32_t)room < sizeof(a) ? (uint32_t)room : sizeof(a);
+    int32_t full = sizeof(a);
+    if ((n && lx_copy_out(c, uaddr, &a, n)) || lx_copy_out(c, ulen, &full, sizeof(full)))
+        return -LX_EFAULT;
+    return 0;
+}
+
+/* A receive's sender address into recvfrom's or recvmsg's name. */
+static int64_t name_out(struct lx_ctx *c, struct lx_recv_args *a, uint32_t addr, uint16_t port)
+{
+    if (!a->uname)
+        return 0;
+    if (!a->msg)
+        return addr_out(c, a->uname, a->unamelen, addr, port);
+    struct sin s = { AF_INET, swap16(port), swap32(addr), { 0 } };
+    uint32_t room = (uint32_t)a->unamelen;
+    if (room && lx_copy_out(c, a->uname, &s, room < sizeof(s) ? room : sizeof(s)))
+        return -LX_EFAULT;
+    a->namelen = sizeof(s);
+    return 0;
+}
+
+/* The interface's address (0: none yet). */
+static uint32_t if_addr(void)
+{
+    uint64_t mac = 0;
+    uint32_t addr = 0, prefix = 0, gw = 0, mtu = 0, link = 0;
+    return net_info(net_ep, &mac, &addr, &prefix, &gw, &mtu, &link) == 0 ? addr : 0;
+}
+
+/* ---------------------------------------------------------------- socket, close */
+
+int lx_inet_socket(int i, uint64_t type, uint64_t protocol)
+{
+    if (type != SOCK_STREAM && type != SOCK_DGRAM)
+        return -LX_ESOCKTNOSUPPORT;
+    if (protocol && protocol != (type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP))
+        return -LX_EPROTONOSUPPORT;
+    int64_t e = stack();
+    if (e)
+        return (int)e;
+    inets[i] = (struct lx_inet){ .state = IN_NEW, .type = (uint8_t)type, .cc = 1, .sndbuf = BUF_DEFAULT,
+                                 .rcvbuf = BUF_DEFAULT };
+    return 0;
+}
+
+void lx_inet_close(int i)
+{
+    struct lx_inet *s = &inets[i];
+    if (s->sock)
+        net_close(net_ep, s->sock);
+    s->state = IN_FREE;
+    s->sock = 0;
+}
+
+/* ---------------------------------------------------------------- bind, listen, connect, accept */
+
+int64_t lx_inet_bind(struct lx_ctx *c, int i, uint64_t uaddr, uint64_t len)
+{
+    struct lx_inet *s = &inets[i];
+    uint32_t addr = 0;
+    uint16_t port = 0;
+    int64_t e = addr_in(c, uaddr, len, &addr, &port, NULL);
+    if (e)
+        return e;
+    if (s->sock || s->state != IN_NEW)
+        return -LX_EINVAL;                      /* bound already */
+    if (addr && (addr >> 24) != 127 && addr != if_addr() && addr != 0xffffffffu)
+        return -LX_EADDRNOTAVAIL;
+    e = open_sock(s, port);
+    if (e)
+        return e;
+    s->laddr = addr;
+    return 0;
+}
+
+int64_t lx_inet_listen(int i, uint64_t backlog)
+{
+    struct lx_inet *s = &inets[i];
+    if (s->type != SOCK_STREAM)
+        return -LX_EOPNOTSUPP;
+    if (s->state != IN_NEW && s->state != IN_LISTEN)
+        return -LX_EINVAL;
+    int64_t e = open_sock(s, 0);
+    if (e)
+        return e;
+    int32_t b = (int32_t)backlog;
+    uint32_t n = b < 1 ? 1 : (uint32_t)b > BACKLOG_MAX ? BACKLOG_MAX : (uint32_t)b;
+    e = net_listen(net_ep, s->sock, n);
+    if (e && s->state != IN_LISTEN)
+        return lx_err(e);
+    s->state = IN_LISTEN;
+    return 0;
+}
+
+/* Wait on slot i (its sending or receiving timeout `timeo`). */
+static int64_t wait_on(struct lx_ctx *c, int i, uint64_t timeo)
+{
+    return lx_sock_wait(c, i, timeo);
+}
+
+/* A connection in progress moves on as the stack says: up (IN_CONNECTED),
+ * or failed: its error pending (SO_ERROR, or what connect says next) and
+ * the socket new again, able to connect again as Linux's is (the stack's
+ * socket goes with the failed connection, and a port bound with it). */
+static void settle(struct lx_inet *s)
+{
+    if (s->state != IN_CONNECTING)
+        return;
+    uint32_t rev = stack_poll(s);
+    if (rev & POLLERR_) {
+        int err = conn_error(s);
+        net_close(net_ep, s->sock);
+        s->sock = 0;
+        s->lport = 0;
+        s->state = IN_NEW;
+        s->err = err ? err : LX_ECONNREFUSED;
+    } else if (rev & POLLOUT_)
+        s->state = IN_CONNECTED;
+}
+
+static int take_err(struct lx_inet *s)
+{
+    int e = s->err;
+    s->err = 0;
+    return e;
+}
+
+/* The error an established connection ended with, the first time it is
+ * asked (Linux reports ECONNRESET or ETIMEDOUT once; then a read sees the
+ * end and a write EPIPE); 0 after that, or if none. */
+static int tell_error(struct lx_inet *s)
+{
+    int e = s->err_told ? 0 : conn_error(s);
+    s->err_told |= e != 0;
+    return e;
+}
+
+/* A connect whose handshake is under way: wait for it (blocking), or say
+ * EALREADY; once it ended, 0 or its error, as the first connect after the
+ * end says on Linux, whatever poll or SO_ERROR saw of it meanwhile. */
+static int64_t connect_outcome(struct lx_ctx *c, int i, int nonblock)
+{
+    struct lx_inet *s = &inets[i];
+    settle(s);
+    if (s->state == IN_CONNECTING) {
+        if (nonblock && !s->connect_waits)
+            return -LX_EALREADY;
+        s->connect_waits = 1;
+        int64_t w = wait_on(c, i, s->sndtimeo);
+        if (w == -LX_EAGAIN) {                  /* SO_SNDTIMEO ran out: the handshake goes on */
+            s->connect_waits = 0;
+            s->in_progress = 1;
+            return -LX_EINPROGRESS;
+        }
+        return w;
+    }
+    s->connect_waits = s->in_progress = 0;
+    if (s->state == IN_CONNECTED)
+        return 0;
+    int e = take_err(s);
+    return e ? -e : -LX_ECONNABORTED;
+}
+
+int64_t lx_inet_connect(struct lx_ctx *c, int i, int nonblock, uint64_t uaddr, uint64_t len)
+{
+    struct lx_inet *s = &inets[i];
+    uint32_t addr = 0;
+    uint16_t port = 0;
+    int unspec = 0;
+    if (s->type == SOCK_STREAM && (s->connect_waits || s->in_progress))
+        return connect_outcome(c, i, nonblock);
+    int64_t e = addr_in(c, uaddr, len, &addr, &port, &unspec);
+    if (e)
+        return e;
+    if (s->type == SOCK_DGRAM) {
+        if (unspec) {
+            s->raddr = 0;
+            s->rport = 0;
+            s->state = IN_NEW;
+            return 0;
+        }
+        e = open_sock(s, 0);
+        if (e)
+            return e;
+        s->raddr = addr ? addr : LOOPBACK;
+        s->rport = port;
+        s->state = IN_CONNECTED;
+        return 0;
+    }
+    if (unspec)
+        return s->state == IN_NEW ? 0 : -LX_EINVAL;
+    if (s->state == IN_CONNECTED || s->state == IN_LISTEN)
+        return -LX_EISCONN;
+    e = open_sock(s, 0);
+    if (e)
+        return e;
+    if (!addr)
+        addr = LOOPBACK;                        /* (Linux takes INADDR_ANY as this host) */
+    e = net_connect(net_ep, s->sock, addr, port);
+    if (e == SVC_E_BUSY)
+        return -LX_EADDRNOTAVAIL;
+    if (e == SVC_E_STATE)
+        return -LX_ENETUNREACH;                 /* no address on the interface yet: only loopback */
+    if (e)
+        return lx_err(e);
+    s->raddr = addr;
+    s->rport = port;
+    s->state = IN_CONNECTING;
+    s->err = 0;
+    s->err_told = 0;
+    if (nonblock) {
+        s->in_progress = 1;
+        return -LX_EINPROGRESS;
+    }
+    s->connect_waits = 1;
+    return connect_outcome(c, i, nonblock);
+}
+
+int64_t lx_inet_accept(struct lx_ctx *c, int i, int nonblock, uint32_t *conn)
+{
+    struct lx_inet *s = &inets[i];
+    if (s->type != SOCK_STREAM)
+        return -LX_EOPNOTSUPP;
+    if (s->state != IN_LISTEN)
+        return -LX_EINVAL;
+    uint32_t addr = 0, port = 0;
+    int64_t e = net_accept(net_ep, s->sock, conn, &addr, &port);
+    if (e == SVC_E_AGAIN)
+        return nonblock ? -LX_EAGAIN : wait_on(c, i, s->rcvtimeo);
+    return e ? lx_err(e) : 0;
+}
+
+/* Slot i takes connection `conn` that listener slot `from` accepted. */
+void lx_inet_accepted(int i, int from, uint32_t conn)
+{
+    struct lx_inet *l = &inets[from], *s = &inets[i];
+    *s = *l;                                    /* its options are the listener's, as on Linux */
+    s->sock = conn;
+    s->state = IN_CONNECTED;
+    s->connect_waits = 0;
+    s->err = 0;
+    uint32_t o[16];
+    tcp_info_of(conn, o);
+    s->laddr = o[TI_LADDR];
+    s->raddr = o[TI_RADDR];
+    s->rport = (uint16_t)o[TI_RPORT];
+}
+
+int64_t lx_inet_peer_out(struct lx_ctx *c, int i, uint64_t uaddr, uint64_t ulen)
+{
+    return addr_out(c, uaddr, ulen, inets[i].raddr, inets[i].rport);
+}
+
+/* ---------------------------------------------------------------- sending */
+
+static int64_t stream_send(struct lx_ctx *c, int i, int nonblock, const struct uio *u, uint64_t len, uint32_t flags)
+{
+    struct lx_inet *s = &inets[i];
+    uint64_t done = c->t->io.done;
+    c->t->io.done = 0;
+    settle(s);
+    if (s->state == IN_CONNECTING)
+        return nonblock ? -LX_EAGAIN : wait_on(c, i, s->sndtimeo);
+    if (s->err)
+        return -take_err(s);                    /* a connection that failed */
+    if (s->state != IN_CONNECTED)
+        return lx_sock_broken_pipe(c, 0, flags);
+    while (done < len) {
+        uint64_t n = len - done < BOUNCE ? len - done : BOUNCE, took = 0;
+        if (lx_uio_copy(c, u, done, bounce, n, 0))
+            return done ? (int64_t)done : -LX_EFAULT;
+        int64_t e = net_send(net_ep, s->sock, bounce, n, &took);
+        if (e == SVC_E_CLOSED) {
+            int err = done ? 0 : tell_error(s);
+            return err ? -err : lx_sock_broken_pipe(c, done, flags);
+        }
+        if (e && e != SVC_E_AGAIN)
+            return done ? (int64_t)done : lx_err(e);
+        done += took;
+        if (took < n) {                         /* the stack's send ring is full */
+            if (nonblock)
+                return done ? (int64_t)done : -LX_EAGAIN;
+            c->t->io.done = done;
+            int64_t w = wait_on(c, i, s->sndtimeo);
+            if (w != LX_BLOCK)
+                c->t->io.done = 0;
+            return w == LX_BLOCK || !done ? w : (int64_t)done;
+        }
+    }
+    return (int64_t)done;
+}
+
+int64_t lx_inet_write_kernel(struct lx_ctx *c, int i, int nonblock, const void *src, uint64_t len, int may_wait)
+{
+    struct lx_inet *s = &inets[i];
+    settle(s);
+    if (s->state != IN_CONNECTED)
+        return -LX_ENOTCONN;
+    uint64_t took = 0;
+    int64_t e = len ? net_send(net_ep, s->sock, (void *)src, len, &took) : 0;
+    if (e == SVC_E_CLOSED) {
+        int err = tell_error(s);
+        return -(err ? err : LX_EPIPE);
+    }
+    if (e && e != SVC_E_AGAIN)
+        return lx_err(e);
+    if (len && !took) {
+        if (!may_wait)
+            return 0;
+        return nonblock ? -LX_EAGAIN : wait_on(c, i, s->sndtimeo);
+    }
+    return (int64_t)took;
+}
+
+static int64_t dgram_send(struct lx_ctx *c, int i, const struct uio *u, uint64_t len, uint64_t uto, uint64_t tolen)
+{
+    struct lx_inet *s = &inets[i];
+    uint32_t addr = s->raddr;
+    uint16_t port = s->rport;
+    if (uto && tolen) {
+        int64_t e = addr_in(c, uto, tolen, &addr, &port, NULL);
+        if (e)
+            return e;
+        if (!addr)
+            addr = LOOPBACK;
+    } else if (!s->rport)
+        return -LX_EDESTADDRREQ;
+    if (!port)
+        return -LX_EINVAL;
+    if (len > UDP_MAX)
+        return -LX_EMSGSIZE;
+    int64_t e = open_sock(s, 0);
+    if (e)
+        return e;
+    if (len && lx_uio_copy(c, u, 0, bounce, len, 0))
+        return -LX_EFAULT;
+    e = net_sendto(net_ep, s->sock, addr, port, bounce, len);
+    if (e == SVC_E_AGAIN)
+        return (int64_t)len;                    /* no room in the device's ring: dropped, as Linux's full
+                                                 * queue drops it and says nothing (without IP_RECVERR) */
+    if (e == SVC_E_NOENT || e == SVC_E_STATE)
+        return -LX_ENETUNREACH;
+    if (e == SVC_E_INVAL)
+        return -LX_EINVAL;
+    return e ? lx_err(e) : (int64_t)len;
+}
+
+int64_t lx_inet_send(struct lx_ctx *c, int i, int nonblock, const struct uio *u, uint64_t len, uint32_t flags,
+                     uint64_t uto, uint64_t tolen)
+{
+    struct lx_inet *s = &inets[i];
+    if (flags & MSG_OOB)
+        return -LX_EOPNOTSUPP;
+    if (s->type == SOCK_DGRAM)
+        return dgram_send(c, i, u, len, uto, tolen);
+    return stream_send(c, i, nonblock, u, len, flags);  /* (an address is ignored, as Linux's TCP does) */
+}
+
+/* ---------------------------------------------------------------- receiving */
+
+static int64_t stream_recv(struct lx_ctx *c, int i, int nonblock, const struct uio *u, uint64_t len,
+                           struct lx_recv_args *a)
+{
+    struct lx_inet *s = &inets[i];
+    settle(s);
+    if (s->state == IN_CONNECTING)
+        return nonblock ? -LX_EAGAIN : wait_on(c, i, s->rcvtimeo);
+    if (s->err)
+        return -take_err(s);                    /* a connection that failed */
+    if (s->state != IN_CONNECTED)
+        return -LX_ENOTCONN;
+    if (a->flags & MSG_PEEK)
+        return -LX_EOPNOTSUPP;                  /* (the stack has no peek yet) */
+    uint64_t done = c->t->io.done;              /* MSG_WAITALL: what it took before it waited */
+    c->t->io.done = 0;
+    while (done < len) {
+        uint64_t n = len - done < BOUNCE ? len - done : BOUNCE, got = 0;
+        int64_t e = net_recv(net_ep, s->sock, bounce, n, &got);
+        if (e == SVC_E_CLOSED) {
+            int err = done ? 0 : tell_error(s);
+            return err ? -err : (int64_t)done;  /* (told once: then the end of the stream) */
+        }
+        if (e == SVC_E_AGAIN) {
+            if (done && !(a->flags & MSG_WAITALL))
+                break;
+            if (nonblock)
+                return done ? (int64_t)done : -LX_EAGAIN;
+            c->t->io.done = done;
+            int64_t w = wait_on(c, i, s->rcvtimeo);
+            if (w != LX_BLOCK)
+                c->t->io.done = 0;
+            return w == LX_BLOCK || !done ? w : (int64_t)done;
+        }
+        if (e)
+            return done ? (int64_t)done : lx_err(e);
+        if (!got)
+            break;                              /* the end of the stream */
+        if (lx_uio_copy(c, u, done, bounce, got, 1))
+            return done ? (int64_t)done : -LX_EFAULT;
+        done += got;
+    }
+    return (int64_t)done;
+}
+
+static int64_t dgram_recv(struct lx_ctx *c, int i, int nonblock, const struct uio *u, uint64_t len,
+                          struct lx_recv_args *a)
+{
+    struct lx_inet *s = &inets[i];
+    if (a->flags & MSG_PEEK)
+        return -LX_EOPNOTSUPP;
+    int64_t e = open_sock(s, 0);
+    if (e)
+        return e;
+    for (;;) {
+        uint64_t n = 0;
+        uint32_t from = 0, port = 0;
+        e = net_recvfrom(net_ep, s->sock, bounce, BOUNCE, &n, &from, &port);
+        if (e == SVC_E_AGAIN)
+            return nonblock ? -LX_EAGAIN : wait_on(c, i, s->rcvtimeo);
+        if (e)
+            return lx_err(e);
+        if (s->rport && (from != s->raddr || port != s->rport))
+            continue;                           /* a connected socket takes its peer's only */
+        uint64_t k = n < len ? n : len;
+        if (k && lx_uio_copy(c, u, 0, bounce, k, 1))
+            return -LX_EFAULT;
+        if (n > len)
+            a->mflags |= MSG_TRUNC;
+        e = name_out(c, a, from, (uint16_t)port);
+        if (e)
+            return e;
+        return (int64_t)((a->flags & MSG_TRUNC) ? n : k);
+    }
+}
+
+int64_t lx_inet_recv(struct lx_ctx *c, int i, int nonblock, const struct uio *u, uint64_t len,
+                     struct lx_recv_args *a)
+{
+    if (a->flags & MSG_OOB)
+        return -LX_EOPNOTSUPP;
+    if (inets[i].err) {
+        int e = inets[i].err;
+        inets[i].err = 0;
+        return -e;
+    }
+    return inets[i].type == SOCK_DGRAM ? dgram_recv(c, i, nonblock, u, len, a)
+                                       : stream_recv(c, i, nonblock, u, len, a);
+}
+
+/* ---------------------------------------------------------------- shutdown, names, poll */
+
+int64_t lx_inet_shutdown(int i, uint64_t how)
+{
+    struct lx_inet *s = &inets[i];
+    if (how > 2)
+        return -LX_EINVAL;
+    settle(s);
+    int64_t e = 0;
+    if (s->state == IN_LISTEN) {
+        if (how != 1) {
+            net_shutdown(net_ep, s->sock, 0);   /* it stops listening, as Linux's does */
+            s->state = IN_NEW;
+        }
+    } else if (s->type == SOCK_DGRAM && s->state == IN_CONNECTED) {
+        e = 0;                                  /* (Linux marks it and goes on delivering) */
+    } else if (s->state != IN_CONNECTED) {
+        return -LX_ENOTCONN;
+    } else {
+        e = net_shutdown(net_ep, s->sock, (uint32_t)how);
+        if (e == SVC_E_STATE)
+            return -LX_ENOTCONN;                /* (the connection is over) */
+    }
+    lx_wake_all(LX_BLK_SOCK, i);                /* its waiters look again: an accept ends, a read finds the end */
+    return e ? lx_err(e) : 0;
+}
+
+int64_t lx_inet_name(struct lx_ctx *c, int i, uint64_t uaddr, uint64_t ulen, int peer)
+{
+    struct lx_inet *s = &inets[i];
+    settle(s);
+    if (peer) {
+        if (s->state != IN_CONNECTED || !s->rport)
+            return -LX_ENOTCONN;
+        return addr_out(c, uaddr, ulen, s->raddr, s->rport);
+    }
+    uint32_t laddr = s->laddr;
+    if (s->type == SOCK_STREAM && (s->state == IN_CONNECTED || s->state == IN_CONNECTING)) {
+        uint32_t o[16];
+        if (tcp_info_of(s->sock, o) == 0 && o[TI_LADDR])
+            laddr = o[TI_LADDR];
+    } else if (s->type == SOCK_DGRAM && s->rport && !laddr)
+        laddr = (s->raddr >> 24) == 127 ? LOOPBACK : if_addr();
+    return addr_out(c, uaddr, ulen, laddr, s->lport);
+}
+
+int lx_inet_poll(int i)
+{
+    struct lx_inet *s = &inets[i];
+    settle(s);
+    uint32_t rev = s->sock ? stack_poll(s) : s->type == SOCK_STREAM ? POLLOUT_ | POLLHUP_ : POLLOUT_;
+    if (s->err_told)
+        rev &= ~POLLERR_;                       /* (its error was told: what is left is the end) */
+    if (s->err)
+        rev |= POLLERR_;
+    return (int)rev;
+}
+
+int64_t lx_inet_inq(int i)
+{
+    struct lx_inet *s = &inets[i];
+    if (s->type != SOCK_STREAM || !s->sock)
+        return 0;
+    if (s->state == IN_LISTEN)
+        return -LX_EINVAL;
+    uint32_t o[16];
+    return tcp_info_of(s->sock, o) == 0 ? o[TI_UNREAD] : 0;
+}
+
+/* ---------------------------------------------------------------- options */
+
+static const char *const cc_names[] = { "reno", "cubic", "westwood" };
+
+static int64_t set_tcp(struct lx_ctx *c, struct lx_inet *s, uint64_t name, uint64_t uval, uint64_t len)
+{
+    int32_t v = 0;
+    if (s->type != SOCK_STREAM)
+        return -LX_EOPNOTSUPP;
+    if (name == TCP_CONGESTION) {
+        char want[16] = { 0 };
+        uint64_t n = len < sizeof(want) - 1 ? len : sizeof(want) - 1;
+        if (lx_copy_in(c, want, uval, n))
+            return -LX_EFAULT;
+        for (uint8_t k = 0; k < 3; k++)
+            if (!strcmp(want, cc_names[k])) {
+                s->cc = k;
+                apply_options(s);
+                return 0;
+            }
+        return -LX_ENOENT;                      /* (Linux's answer for a module it does not have) */
+    }
+    int64_t e = lx_sock_opt_int(c, uval, len, &v);
+    if (e)
+        return e;
+    switch (name) {
+    case TCP_NODELAY:
+        s->nodelay = v != 0;
+        break;
+    case TCP_KEEPIDLE:
+    case TCP_KEEPINTVL:
+        if (v < 1 || v > 32767)
+            return -LX_EINVAL;
+        *(name == TCP_KEEPIDLE ? &s->keepidle : &s->keepintvl) = (uint32_t)v;
+        break;
+    case TCP_KEEPCNT:
+        if (v < 1 || v > 127)
+            return -LX_EINVAL;
+        s->keepcnt = (uint32_t)v;
+        break;
+    case TCP_MAXSEG:
+        return 0;                               /* (taken, as Linux takes it before connecting) */
+    default:
+        return -LX_ENOPROTOOPT;
+    }
+    apply_options(s);
+    return 0;
+}
+
+int64_t lx_inet_setsockopt(struct lx_ctx *c, int i, uint64_t level, uint64_t name, uint64_t uval, uint64_t len)
+{
+    struct lx_inet *s = &inets[i];
+    if (level == IPPROTO_TCP)
+        return set_tcp(c, s, name, uval, len);
+    if (level == IPPROTO_IP)
+        return 0;                               /* (IP_TOS and the like: taken, not used) */
+    if (level != SOL_SOCKET)
+        return -LX_ENOPROTOOPT;
+    int32_t v = 0;
+    int64_t e;
+    switch (name) {
+    case SO_RCVTIMEO:
+    case SO_SNDTIMEO:
+        return lx_sock_opt_timeval(c, uval, len, name == SO_RCVTIMEO ? &s->rcvtimeo : &s->sndtimeo);
+    case SO_LINGER: {
+        int32_t l[2];
+        if (len < sizeof(l))
+            return -LX_EINVAL;
+        if (lx_copy_in(c, l, uval, sizeof(l)))
+            return -LX_EFAULT;
+        s->linger[0] = l[0] != 0;
+        s->linger[1] = l[1] < 0 ? 0 : (uint32_t)l[1];
+        s->linger0 = l[0] && !l[1];
+        apply_options(s);
+        return 0;
+    }
+    }
+    if ((e = lx_sock_opt_int(c, uval, len, &v)) != 0)
+        return e;
+    switch (name) {
+    case SO_REUSEADDR:
+        s->reuseaddr = v != 0;
+        return 0;
+    case SO_BROADCAST:
+        s->broadcast = v != 0;
+        return 0;
+    case SO_KEEPALIVE:
+        s->keepalive = v != 0;
+        apply_options(s);
+        return 0;
+    case SO_SNDBUF:
+    case SO_RCVBUF: {
+        /* Doubled and clamped as Linux does (net.core.wmem_max and rmem_max
+         * 212,992; at least 4,608 and 2,304); the stack's rings keep their size. */
+        uint32_t want = v < 0 ? 0 : (uint32_t)v > BUF_DEFAULT ? BUF_DEFAULT : (uint32_t)v;
+        uint32_t min = name == SO_SNDBUF ? 4608 : 2304;
+        *(name == SO_SNDBUF ? &s->sndbuf : &s->rcvbuf) = want * 2 < min ? min : want * 2;
+        return 0;
+    }
+    default:
+        return -LX_ENOPROTOOPT;
+    }
+}
+
+/* struct tcp_info as Linux 6.1 lays it out (232 bytes): what the stack says of it. */
+static uint32_t tcp_info_fill(const struct lx_inet *s, uint8_t *b)
+{
+    uint32_t o[16];
+    memset(b, 0, 232);
+    if (tcp_info_of(s->sock, o) == 0) {
+        uint32_t mss = o[5] ? o[5] : 536;
+        uint32_t ssthresh = o[10] >= 0x7fffffffu / mss * mss ? 0x7fffffffu : o[10] / mss;
+        uint32_t w[] = {
+            [2] = o[6],             /* tcpi_rto (us) */
+            [4] = o[5],             /* tcpi_snd_mss */
+            [5] = o[5],             /* tcpi_rcv_mss */
+            [6] = (o[11] + mss - 1) / mss,      /* tcpi_unacked (segments) */
+            [9] = o[12],            /* tcpi_retrans */
+            [15] = 1500,            /* tcpi_pmtu */
+            [17] = o[7],            /* tcpi_rtt (us) */
+            [18] = o[8],            /* tcpi_rttvar (us) */
+            [19] = ssthresh,        /* tcpi_snd_ssthresh (segments) */
+            [20] = o[9] / mss,      /* tcpi_snd_cwnd (segments) */
+            [21] = o[5],            /* tcpi_advmss */
+            [22] = 3,               /* tcpi_reordering */
+            [25] = o[12],           /* tcpi_total_retrans */
+        };
+        b[0] = (uint8_t)o[0];                   /* tcpi_state (the stack's numbers are Linux's) */
+        for (unsigned k = 2; k < sizeof(w) / sizeof(w[0]); k++)
+            memcpy(b + 4 * k, &w[k], 4);
+        /* (tcpi_options and the window scales stay 0: the stack does not
+         * say what the handshake agreed) */
+    } else
+        b[0] = s->state == IN_LISTEN ? 10 : 7;  /* LISTEN, CLOSE */
+    return 232;
+}
+
+int64_t lx_inet_getsockopt(struct lx_ctx *c, int i, uint64_t level, uint64_t name, uint64_t uval, uint64_t ulen)
+{
+    struct lx_inet *s = &inets[i];
+    int32_t room;
+    if (lx_copy_in(c, &room, ulen, sizeof(room)))
+        return -LX_EFAULT;
+    if (room < 0)
+        return -LX_EINVAL;
+    uint8_t buf[232];
+    uint32_t n = sizeof(int32_t);
+    int32_t v = 0;
+    if (level == IPPROTO_TCP && s->type != SOCK_STREAM)
+        return -LX_EOPNOTSUPP;
+    if (level == IPPROTO_TCP && name == TCP_INFO) {
+        n = tcp_info_fill(s, buf);
+    } else if (level == IPPROTO_TCP && name == TCP_CONGESTION) {
+        memset(buf, 0, 16);
+        memcpy(buf, cc_names[s->cc], strlen(cc_names[s->cc]));
+        n = 16;
+    } else if (level == IPPROTO_TCP) {
+        switch (name) {
+        case TCP_NODELAY: v = s->nodelay; break;
+        case TCP_KEEPIDLE: v = s->keepidle ? (int32_t)s->keepidle : 7200; break;
+        case TCP_KEEPINTVL: v = s->keepintvl ? (int32_t)s->keepintvl : 75; break;
+        case TCP_KEEPCNT: v = s->keepcnt ? (int32_t)s->keepcnt : 9; break;
+        case TCP_MAXSEG: {
+            uint32_t o[16];                     /* the MSS it sends; 536 before it connects, as Linux says */
+            tcp_info_of(s->sock, o);
+            v = s->state == IN_CONNECTED && o[TI_MSS] ? (int32_t)o[TI_MSS] : 536;
+            break;
+        }
+        default: return -LX_ENOPROTOOPT;
+        }
+        memcpy(buf, &v, sizeof(v));
+    } else if (level == SOL_SOCKET) {
+        uint64_t tv[2];
+        switch (name) {
+        case SO_TYPE: v = s->type; break;
+        case SO_DOMAIN: v = AF_INET; break;
+        case SO_PROTOCOL: v = s->type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP; break;
+        case SO_ACCEPTCONN: v = s->state == IN_LISTEN; break;
+        case SO_REUSEADDR: v = s->reuseaddr; break;
+        case SO_BROADCAST: v = s->broadcast; break;
+        case SO_KEEPALIVE: v = s->keepalive; break;
+        case SO_SNDBUF: v = (int32_t)s->sndbuf; break;
+        case SO_RCVBUF: v = (int32_t)s->rcvbuf; break;
+        case SO_ERROR:
+            settle(s);                          /* (a non-blocking connect's outcome) */
+            v = take_err(s);
+            if (!v && s->state == IN_CONNECTED && s->type == SOCK_STREAM)
+                v = tell_error(s);
+            break;
+        case SO_LINGER:
+            memcpy(buf, s->linger, 8);
+            n = 8;
+            break;
+        case SO_RCVTIMEO:
+        case SO_SNDTIMEO: {
+            uint64_t ns = name == SO_RCVTIMEO ? s->rcvtimeo : s->sndtimeo;
+            tv[0] = ns / NS;
+            tv[1] = ns % NS / 1000;
+            memcpy(buf, tv, sizeof(tv));
+            n = sizeof(tv);
+            break;
+        }
+        default:
+            return -LX_ENOPROTOOPT;
+        }
+        if (n == sizeof(int32_t))
+            memcpy(buf, &v, sizeof(v));
+    } else
+        return -LX_ENOPROTOOPT;
+    uint32_t k = (uint32_t)room < n ? (uint32_t)room : n;
+    int32_t out = (int32_t)k;
+    if ((k && lx_copy_out(c, uval, buf, k)) || lx_copy_out(c, ulen, &out, sizeof(out)))
+        return -LX_EFAULT;
+    return 0;
+}

@@ -1,0 +1,339 @@
+/*
+ * AF_INET sockets over the loopback interface: TCP (bind, listen, accept4
+ * across fork, blocking and non-blocking connect, 1 MiB each way with a
+ * checksum, shutdown and the end of the stream, names, options, poll
+ * states, the errors of each call) and UDP (sendto/recvfrom, truncation,
+ * a 60,000-byte datagram, connected sockets). Ports the system picks are
+ * not printed (Linux and Petrel pick from different ranges).
+ */
+#define _GNU_SOURCE
+#include "lxtest.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#define PORT 5301
+
+static struct sockaddr_in loop_addr(int port)
+{
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return a;
+}
+
+static int polled(int fd)
+{
+    struct pollfd p = { fd, POLLIN | POLLOUT | POLLRDHUP, 0 };
+    poll(&p, 1, 0);
+    return p.revents;
+}
+
+static void show_name(const char *what, int fd, int peer, int with_port)
+{
+    struct sockaddr_in a;
+    memset(&a, 0x55, sizeof(a));
+    socklen_t len = sizeof(a);
+    errno = 0;
+    int r = peer ? getpeername(fd, (struct sockaddr *)&a, &len) : getsockname(fd, (struct sockaddr *)&a, &len);
+    if (r < 0) {
+        printf("%s: -1 %s\n", what, errname(errno));
+        return;
+    }
+    printf("%s: len %u family %d addr %s", what, (unsigned)len, a.sin_family, inet_ntoa(a.sin_addr));
+    if (with_port)
+        printf(" port %d\n", ntohs(a.sin_port));
+    else
+        printf(" port %s\n", ntohs(a.sin_port) ? "some" : "0");
+}
+
+static uint8_t byte_at(uint64_t i) { return (uint8_t)(i * 7 + i / 1021); }
+
+/* Write n bytes of byte_at from `from` on fd; how many went. */
+static uint64_t send_pattern(int fd, uint64_t n)
+{
+    static uint8_t chunk[8192];
+    uint64_t sent = 0;
+    while (sent < n) {
+        uint64_t k = n - sent < sizeof(chunk) ? n - sent : sizeof(chunk);
+        for (uint64_t i = 0; i < k; i++)
+            chunk[i] = byte_at(sent + i);
+        ssize_t w = write(fd, chunk, k);
+        if (w <= 0)
+            break;
+        sent += (uint64_t)w;
+    }
+    return sent;
+}
+
+/* Read to the end of the stream, checking every byte; prints what came. */
+static void recv_pattern(const char *what, int fd)
+{
+    static uint8_t buf[7000];
+    uint64_t got = 0, wrong = 0;
+    ssize_t r;
+    while ((r = read(fd, buf, sizeof(buf))) > 0) {
+        for (ssize_t i = 0; i < r; i++)
+            wrong += buf[i] != byte_at(got + (uint64_t)i);
+        got += (uint64_t)r;
+    }
+    printf("%s: %llu bytes, %llu wrong, end %s\n", what, (unsigned long long)got, (unsigned long long)wrong,
+           r == 0 ? "0" : errname(errno));
+}
+
+static void tcp_basics(void)
+{
+    SHOW("socket stream", socket(AF_INET, SOCK_STREAM, 0) >= 0);
+    SHOW("socket stream tcp", socket(AF_INET, SOCK_STREAM, IPPROTO_TCP) >= 0);
+    SHOW("socket stream udp", socket(AF_INET, SOCK_STREAM, IPPROTO_UDP));
+    SHOW("socket seqpacket", socket(AF_INET, SOCK_SEQPACKET, 0));
+    SHOW("socket bad type", socket(AF_INET, 77, 0));
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    int v = -1;
+    socklen_t len = sizeof(v);
+    getsockopt(s, SOL_SOCKET, SO_TYPE, &v, &len);
+    printf("SO_TYPE %d", v);
+    getsockopt(s, SOL_SOCKET, SO_DOMAIN, &v, &len);
+    printf(" SO_DOMAIN %d", v);
+    getsockopt(s, SOL_SOCKET, SO_PROTOCOL, &v, &len);
+    printf(" SO_PROTOCOL %d", v);
+    getsockopt(s, SOL_SOCKET, SO_ACCEPTCONN, &v, &len);
+    printf(" SO_ACCEPTCONN %d\n", v);
+    char cc[16] = { 0 };
+    len = sizeof(cc);
+    SHOW("TCP_CONGESTION get", getsockopt(s, IPPROTO_TCP, TCP_CONGESTION, cc, &len));
+    printf("congestion: %s (%u)\n", cc, (unsigned)len);
+    SHOW("TCP_CONGESTION reno", setsockopt(s, IPPROTO_TCP, TCP_CONGESTION, "reno", 4));
+    SHOW("TCP_CONGESTION bogus", setsockopt(s, IPPROTO_TCP, TCP_CONGESTION, "bogus", 5));
+    len = sizeof(cc);
+    getsockopt(s, IPPROTO_TCP, TCP_CONGESTION, cc, &len);
+    printf("congestion now: %s\n", cc);
+    v = 1;
+    SHOW("TCP_NODELAY set", setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &v, sizeof(v)));
+    v = -1;
+    len = sizeof(v);
+    getsockopt(s, IPPROTO_TCP, TCP_NODELAY, &v, &len);
+    printf("TCP_NODELAY %d\n", v);
+    v = 10000;
+    setsockopt(s, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+    len = sizeof(v);
+    getsockopt(s, SOL_SOCKET, SO_SNDBUF, &v, &len);
+    printf("SO_SNDBUF %d\n", v);
+    SHOW("TCP_NODELAY short", setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &v, 2));
+    SHOW("unknown level", setsockopt(s, 999, 1, &v, sizeof(v)) < 0 ? -1 : 0);
+    show_name("new socket name", s, 0, 1);
+    show_name("new socket peer", s, 1, 1);
+    printf("new socket poll %#x\n", polled(s));
+    char b[4];
+    SHOW("recv unconnected", recv(s, b, sizeof(b), 0));
+    SHOW("send unconnected", send(s, "x", 1, MSG_NOSIGNAL));
+    SHOW("accept unlistening", accept(s, NULL, NULL));
+    struct sockaddr_in a = loop_addr(PORT + 9);
+    SHOW("connect refused", connect(s, (struct sockaddr *)&a, sizeof(a)));
+    a.sin_family = AF_UNIX;
+    SHOW("connect bad family", connect(s, (struct sockaddr *)&a, sizeof(a)));
+    a = loop_addr(PORT);
+    SHOW("bind short", bind(s, (struct sockaddr *)&a, 8));
+    a.sin_addr.s_addr = htonl(0x0a0b0c0d);
+    SHOW("bind foreign address", bind(s, (struct sockaddr *)&a, sizeof(a)));
+    close(s);
+}
+
+static void tcp_server_client(void)
+{
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = loop_addr(PORT);
+    SHOW("bind", bind(l, (struct sockaddr *)&a, sizeof(a)));
+    SHOW("bind again", bind(l, (struct sockaddr *)&a, sizeof(a)));
+    int other = socket(AF_INET, SOCK_STREAM, 0);
+    SHOW("listen", listen(l, 4));
+    SHOW("bind taken port", bind(other, (struct sockaddr *)&a, sizeof(a)));
+    close(other);
+    show_name("listener name", l, 0, 1);
+    int v = -1;
+    socklen_t len = sizeof(v);
+    getsockopt(l, SOL_SOCKET, SO_ACCEPTCONN, &v, &len);
+    printf("listener SO_ACCEPTCONN %d poll %#x\n", v, polled(l));
+    fcntl(l, F_SETFL, O_NONBLOCK);
+    SHOW("accept nothing yet", accept(l, NULL, NULL));
+    fcntl(l, F_SETFL, 0);
+
+    pid_t child = fork();
+    if (child == 0) {
+        int c = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in to = loop_addr(PORT);
+        if (connect(c, (struct sockaddr *)&to, sizeof(to)) != 0) {
+            printf("child: connect %s\n", errname(errno));
+            _exit(1);
+        }
+        write(c, "hello", 5);
+        char buf[16] = { 0 };
+        ssize_t n = read(c, buf, sizeof(buf) - 1);
+        printf("child: read %zd '%s'\n", n, buf);
+        printf("child: sent %llu\n", (unsigned long long)send_pattern(c, 1 << 20));
+        shutdown(c, SHUT_WR);
+        recv_pattern("child: from the server", c);
+        close(c);
+        _exit(0);
+    }
+    struct sockaddr_in peer;
+    len = sizeof(peer);
+    int c = accept4(l, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC);
+    printf("accepted: %s len %u family %d addr %s\n", c >= 0 ? "yes" : errname(errno), (unsigned)len,
+           peer.sin_family, inet_ntoa(peer.sin_addr));
+    printf("accepted cloexec %d\n", (fcntl(c, F_GETFD) & FD_CLOEXEC) != 0);
+    show_name("accepted name", c, 0, 1);
+    show_name("accepted peer", c, 1, 0);
+    char buf[16] = { 0 };
+    ssize_t n = read(c, buf, 5);
+    printf("server: read %zd '%s'\n", n, buf);
+    write(c, "world", 5);
+    recv_pattern("server: from the child", c);
+    printf("server: poll after the end %#x\n", polled(c) & (POLLIN | POLLRDHUP));
+    printf("server: sent %llu\n", (unsigned long long)send_pattern(c, 1 << 20));
+    close(c);
+    int status = 0;
+    waitpid(child, &status, 0);
+    printf("child status %d\n", WEXITSTATUS(status));
+    close(l);
+}
+
+static void tcp_nonblocking(void)
+{
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    struct sockaddr_in a = loop_addr(PORT + 1);
+    bind(l, (struct sockaddr *)&a, sizeof(a));
+    listen(l, 2);
+    int c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    SHOW("connect non-blocking", connect(c, (struct sockaddr *)&a, sizeof(a)));
+    struct pollfd p = { c, POLLOUT, 0 };
+    SHOW("poll for the connection", poll(&p, 1, 5000));
+    printf("revents %#x\n", p.revents);
+    int err = -1;
+    socklen_t len = sizeof(err);
+    getsockopt(c, SOL_SOCKET, SO_ERROR, &err, &len);
+    printf("SO_ERROR %d\n", err);
+    SHOW("connect again", connect(c, (struct sockaddr *)&a, sizeof(a)));
+    p = (struct pollfd){ l, POLLIN, 0 };
+    SHOW("poll the listener", poll(&p, 1, 5000));
+    int s = accept(l, NULL, NULL);
+    char b[8];
+    SHOW("read nothing yet", recv(c, b, sizeof(b), 0));
+    SHOW("send", send(s, "abc", 3, 0));
+    p = (struct pollfd){ c, POLLIN, 0 };
+    poll(&p, 1, 5000);
+    SHOW("read", recv(c, b, sizeof(b), MSG_DONTWAIT));
+    int avail = -1;
+    int ep = epoll_create1(0);
+    struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 7 }, got;
+    epoll_ctl(ep, EPOLL_CTL_ADD, c, &ev);
+    SHOW("epoll nothing yet", epoll_wait(ep, &got, 1, 0));
+    pid_t kid = fork();
+    if (kid == 0) {
+        usleep(100000);                         /* the parent waits in epoll_wait first */
+        send(s, "defg", 4, 0);
+        _exit(0);
+    }
+    SHOW("epoll wait", epoll_wait(ep, &got, 1, 5000));
+    printf("epoll events %#x data %u\n", got.events, got.data.u32);
+    waitpid(kid, NULL, 0);
+    fd_set rd;
+    FD_ZERO(&rd);
+    FD_SET(c, &rd);
+    struct timeval tv = { 5, 0 };
+    SHOW("select", select(c + 1, &rd, NULL, NULL, &tv));
+    printf("select readable %d\n", FD_ISSET(c, &rd) != 0);
+    close(ep);
+    ioctl(c, FIONREAD, &avail);
+    printf("FIONREAD %d\n", avail);
+    close(s);
+    p = (struct pollfd){ c, POLLIN | POLLRDHUP, 0 };
+    poll(&p, 1, 5000);
+    SHOW("read the rest", recv(c, b, sizeof(b), 0));
+    SHOW("read the end", recv(c, b, sizeof(b), 0));
+    close(c);
+
+    c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    struct sockaddr_in closed = loop_addr(PORT + 8);
+    SHOW("connect a closed port", connect(c, (struct sockaddr *)&closed, sizeof(closed)));
+    p = (struct pollfd){ c, POLLOUT, 0 };
+    poll(&p, 1, 5000);
+    printf("refused revents %#x\n", p.revents & (POLLOUT | POLLERR | POLLHUP));
+    len = sizeof(err);
+    getsockopt(c, SOL_SOCKET, SO_ERROR, &err, &len);
+    printf("SO_ERROR %s\n", errname(err));
+    close(c);
+    close(l);
+}
+
+static void udp(void)
+{
+    int r = socket(AF_INET, SOCK_DGRAM, 0), s = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in a = loop_addr(PORT + 2);
+    SHOW("udp bind", bind(r, (struct sockaddr *)&a, sizeof(a)));
+    show_name("udp name", r, 0, 1);
+    printf("udp poll %#x\n", polled(r));
+    SHOW("udp send without address", send(s, "x", 1, 0));
+    SHOW("udp sendto", sendto(s, "ping", 4, 0, (struct sockaddr *)&a, sizeof(a)));
+    static char big[65600];
+    SHOW("udp sendto too big", sendto(s, big, 65508, 0, (struct sockaddr *)&a, sizeof(a)));
+    struct pollfd p = { r, POLLIN, 0 };
+    poll(&p, 1, 5000);
+    printf("udp poll now %#x\n", polled(r));
+    char buf[16] = { 0 };
+    struct sockaddr_in from;
+    socklen_t len = sizeof(from);
+    ssize_t n = recvfrom(r, buf, sizeof(buf), 0, (struct sockaddr *)&from, &len);
+    printf("udp recvfrom %zd '%s' from %s len %u\n", n, buf, inet_ntoa(from.sin_addr), (unsigned)len);
+    sendto(s, "0123456789", 10, 0, (struct sockaddr *)&a, sizeof(a));
+    poll(&p, 1, 5000);
+    SHOW("udp truncated", recv(r, buf, 4, MSG_TRUNC));
+    for (unsigned i = 0; i < 60000; i++)
+        big[i] = (char)byte_at(i);
+    SHOW("udp sendto 60000", sendto(s, big, 60000, 0, (struct sockaddr *)&a, sizeof(a)));
+    poll(&p, 1, 5000);
+    static char in[65600];
+    n = recv(r, in, sizeof(in), 0);
+    printf("udp 60000: %zd, same %d\n", n, n == 60000 && !memcmp(in, big, 60000));
+    struct iovec iov[2] = { { in, 3 }, { in + 3, 3 } };
+    struct msghdr m = { .msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = iov, .msg_iovlen = 2 };
+    sendto(s, "abcdefgh", 8, 0, (struct sockaddr *)&a, sizeof(a));
+    poll(&p, 1, 5000);
+    n = recvmsg(r, &m, 0);
+    printf("udp recvmsg %zd '%.6s' flags %#x namelen %u\n", n, in, m.msg_flags, (unsigned)m.msg_namelen);
+    SHOW("udp connect", connect(s, (struct sockaddr *)&a, sizeof(a)));
+    show_name("udp connected peer", s, 1, 1);
+    SHOW("udp send connected", send(s, "conn", 4, 0));
+    poll(&p, 1, 5000);
+    n = recv(r, buf, sizeof(buf), 0);
+    printf("udp got %zd '%.4s'\n", n, buf);
+    struct sockaddr_in none = { .sin_family = AF_UNSPEC };
+    SHOW("udp disconnect", connect(s, (struct sockaddr *)&none, sizeof(none)));
+    show_name("udp disconnected peer", s, 1, 1);
+    fcntl(r, F_SETFL, O_NONBLOCK);
+    SHOW("udp nothing to read", recv(r, buf, sizeof(buf), 0));
+    close(r);
+    close(s);
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IONBF, 0);
+    tcp_basics();
+    tcp_server_client();
+    tcp_nonblocking();
+    udp();
+    return 0;
+}
