@@ -22,7 +22,7 @@
 struct vnet net_nic;
 int net_nic_state;
 uint32_t net_addr, net_prefix, net_gateway;
-struct sock net_socks[NSOCKS];
+struct sock *net_socks;                 /* NSOCKS of them, from the first request on */
 struct netstat net_stat;
 
 static uint64_t config_owner;           /* the client that configured the interface (0: none yet) */
@@ -50,7 +50,12 @@ int net_nic_ready(void)
 {
     if (net_nic_state)
         return net_nic_state == 1;
-    int err = net_stack_start();                        /* (the first request: before any frame comes) */
+    /* The first request: the sockets and the stack before any frame comes
+     * (allocated, not in the kernel's image when the stack is placed there:
+     * no TLB entries for a system without a network). */
+    if (!net_socks && (net_socks = svc_alloc(NSOCKS * sizeof *net_socks)) != NULL)
+        memset(net_socks, 0, NSOCKS * sizeof *net_socks);
+    int err = net_socks ? net_stack_start() : SVC_E_NOMEM;
     err = err ? err : vnet_open(&net_nic, interrupt);
     if (err) {
         net_nic_state = err;                            /* (E_NOENT: the machine has none; E_NOMEM) */
@@ -80,7 +85,7 @@ void net_free(void *p, size_t size)
 
 struct sock *net_sock_find(uint32_t kind, uint16_t port)
 {
-    for (unsigned i = 0; i < NSOCKS; i++)
+    for (unsigned i = 0; net_socks && i < NSOCKS; i++)
         if (net_socks[i].pid && net_socks[i].kind == kind && net_socks[i].port == port)
             return &net_socks[i];
     return NULL;
@@ -156,7 +161,7 @@ static void dgram_pop(struct sock *s)
 /* The client's socket numbered `sock` (its index + 1), or NULL. */
 struct sock *net_sock_of(struct svc_call *call, uint32_t sock)
 {
-    if (sock == 0 || sock > NSOCKS || net_socks[sock - 1].pid != call->pid)
+    if (!net_socks || sock == 0 || sock > NSOCKS || net_socks[sock - 1].pid != call->pid)
         return NULL;
     return &net_socks[sock - 1];
 }

@@ -78,7 +78,7 @@ extern struct vnet net_nic;
 extern int net_nic_state;                   /* 0 until the NIC was asked for, then vnet_open's answer */
 int net_nic_ready(void);                    /* the NIC started (1) or not (0) */
 extern uint32_t net_addr, net_prefix, net_gateway;
-extern struct sock net_socks[NSOCKS];
+extern struct sock *net_socks;              /* NSOCKS, allocated at the first request */
 extern struct netstat net_stat;
 
 /* net.c: the service's memory (svc_alloc), counted in net_stat.mem */

@@ -485,10 +485,10 @@ static uint32_t hash_bytes(uint32_t h, const uint8_t *p, uint64_t n)
  * sink on port 9 that checks every byte against tcp_byte() and, at the end
  * of the peer's data, answers how many came, how many were wrong and their
  * hash, then closes; and a listener on port 13 with a backlog of 2 that
- * is never accepted from (its queue fills). Up to MAX_CONNS connections at once (test_netlink's
- * Linux client holds 100), each closed when its peer's data ends (or the
- * connection does). A keepalive connection that ends in an error says so
- * and how long after the peer's last data. */
+ * is never accepted from (its queue fills). Up to MAX_CONNS connections
+ * at once (test_netlink's Linux client holds 100), each closed when its
+ * peer's data ends (or the connection does). A keepalive connection that
+ * ends in an error says so and how long after the peer's last data. */
 #define MAX_CONNS   120
 enum { ECHO, KEEP, SINK };
 static volatile uint32_t keep_open;     /* keepalive connections open: "quit" waits for them */
@@ -506,28 +506,26 @@ static void tcp_serve(void *arg)
         net_listen(ep, ls[KEEP], 4) || net_open(ep, 3, 9, &ls[SINK], &bound) || net_listen(ep, ls[SINK], 4) ||
         net_open(ep, 3, 13, &full, &bound) || net_listen(ep, full, 2))
         printf("netpeer: cannot listen on TCP ports 17, 9 and 13\n");
-    for (;;) {
+    for (uint32_t k = 0;; k = (k + 1) % 3) {            /* (one listener a turn: the stack has work of its own) */
         int progress = 0;
-        for (uint32_t k = ECHO; k <= SINK; k++) {
-            uint32_t c = 0, addr = 0, port = 0;
-            if (net_accept(ep, ls[k], &c, &addr, &port) != 0)
-                continue;
+        uint32_t c = 0, addr = 0, port = 0;
+        if (net_accept(ep, ls[k], &c, &addr, &port) == 0) {
             progress = 1;
             unsigned i = 0;
             while (i < MAX_CONNS && conns[i])
                 i++;
-            if (i == MAX_CONNS) {
+            if (i == MAX_CONNS)
                 net_close(ep, c);
-                continue;
+            else {
+                conns[i] = c;
+                kind[i] = k;
+                got[i] = wrong[i] = 0;
+                hash[i] = 0;
+                last[i] = sys_clock_ns();
+                keep_open += k == KEEP;
+                open_now++;
+                most_at_once = open_now > most_at_once ? open_now : most_at_once;
             }
-            conns[i] = c;
-            kind[i] = k;
-            got[i] = wrong[i] = 0;
-            hash[i] = 0;
-            last[i] = sys_clock_ns();
-            keep_open += k == KEEP;
-            open_now++;
-            most_at_once = open_now > most_at_once ? open_now : most_at_once;
         }
         for (unsigned i = 0; i < MAX_CONNS; i++) {
             uint64_t n = 0;
@@ -540,8 +538,8 @@ static void tcp_serve(void *arg)
             if (!err && n)
                 last[i] = sys_clock_ns();
             if (kind[i] == SINK && !err) {
-                for (uint64_t k = 0; k < n; k++)
-                    wrong[i] += tbuf[k] != tcp_byte(got[i] + k);
+                for (uint64_t j = 0; j < n; j++)
+                    wrong[i] += tbuf[j] != tcp_byte(got[i] + j);
                 hash[i] = hash_bytes(hash[i], tbuf, n);
                 got[i] += n;
                 if (n)
