@@ -31,7 +31,9 @@
 #define AF_INET         2
 #define SOCK_STREAM     1
 #define SOCK_DGRAM      2
+#define SOCK_RAW        3
 #define IPPROTO_IP      0
+#define IPPROTO_ICMP    1
 #define IPPROTO_TCP     6
 #define IPPROTO_UDP     17
 #define SOL_SOCKET      1
@@ -85,12 +87,14 @@
 #define POLLHUP_        0x10
 
 #define UDP_MAX         65507u          /* the largest UDP payload over IPv4 */
+#define ICMP_MAX        65515u          /* ... and ICMP message */
 #define BOUNCE          65536u          /* the bounce buffer: one datagram, or a piece of a stream */
 #define BACKLOG_MAX     128u            /* the stack's (Linux's somaxconn is 4,096) */
 #define BUF_DEFAULT     212992u         /* Linux's wmem_default and rmem_default, as SO_*BUF say them */
 #define LOOPBACK        0x7f000001u
 #define NET_SOCK_TCP    3u
 #define NET_SOCK_UDP    1u
+#define NET_SOCK_ICMP   2u
 #define NS              1000000000ull
 
 enum { IN_FREE, IN_NEW, IN_LISTEN, IN_CONNECTING, IN_CONNECTED };
@@ -101,6 +105,7 @@ struct lx_inet {
     uint8_t connect_waits;      /* a blocking connect waits for the handshake */
     uint8_t in_progress;        /* a non-blocking connect said EINPROGRESS: the next connect finishes it */
     uint8_t err_told;           /* the error the connection ended with was told (once, as Linux tells it) */
+    uint8_t icmp;               /* a ping socket (SOCK_DGRAM, IPPROTO_ICMP): ICMP echo, its port the identifier */
     uint8_t nodelay, keepalive, cc, reuseaddr, broadcast, linger0;
     uint32_t sock;              /* the stack's socket (0: not opened yet) */
     uint32_t laddr, raddr;      /* bound (0: any) and connected addresses */
@@ -226,7 +231,8 @@ static int64_t open_sock(struct lx_inet *s, uint32_t port)
     if (s->sock)
         return 0;
     uint32_t sock = 0, bound = 0;
-    int64_t e = net_open(net_ep, s->type == SOCK_STREAM ? NET_SOCK_TCP : NET_SOCK_UDP, port, &sock, &bound);
+    uint32_t kind = s->type == SOCK_STREAM ? NET_SOCK_TCP : s->icmp ? NET_SOCK_ICMP : NET_SOCK_UDP;
+    int64_t e = net_open(net_ep, kind, port, &sock, &bound);
     if (e)
         return e == SVC_E_BUSY && !port ? -LX_EAGAIN : lx_err(e);      /* (no ephemeral port left: Linux's EAGAIN) */
     s->sock = sock;
@@ -315,15 +321,18 @@ static uint32_t if_addr(void)
 
 int lx_inet_socket(int i, uint64_t type, uint64_t protocol)
 {
+    if (type == SOCK_RAW)
+        return -LX_EPERM;                       /* (no raw sockets: as for a process without CAP_NET_RAW) */
     if (type != SOCK_STREAM && type != SOCK_DGRAM)
         return -LX_ESOCKTNOSUPPORT;
-    if (protocol && protocol != (type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP))
+    int icmp = type == SOCK_DGRAM && protocol == IPPROTO_ICMP;     /* a ping socket */
+    if (protocol && !icmp && protocol != (type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP))
         return -LX_EPROTONOSUPPORT;
     int64_t e = stack();
     if (e)
         return (int)e;
-    inets[i] = (struct lx_inet){ .state = IN_NEW, .type = (uint8_t)type, .cc = 1, .sndbuf = BUF_DEFAULT,
-                                 .rcvbuf = BUF_DEFAULT };
+    inets[i] = (struct lx_inet){ .state = IN_NEW, .type = (uint8_t)type, .icmp = (uint8_t)icmp, .cc = 1,
+                                 .sndbuf = BUF_DEFAULT, .rcvbuf = BUF_DEFAULT };
     return 0;
 }
 
@@ -607,11 +616,11 @@ static int64_t dgram_send(struct lx_ctx *c, int i, const struct uio *u, uint64_t
             return e;
         if (!addr)
             addr = LOOPBACK;
-    } else if (!s->rport)
+    } else if (s->state != IN_CONNECTED)
         return -LX_EDESTADDRREQ;
-    if (!port)
+    if (!port && !s->icmp)
         return -LX_EINVAL;
-    if (len > UDP_MAX)
+    if (len > (s->icmp ? ICMP_MAX : UDP_MAX))
         return -LX_EMSGSIZE;
     int64_t e = open_sock(s, 0);
     if (e)
@@ -624,6 +633,8 @@ static int64_t dgram_send(struct lx_ctx *c, int i, const struct uio *u, uint64_t
                                                  * queue drops it and says nothing (without IP_RECVERR) */
     if (e == SVC_E_NOENT || e == SVC_E_STATE)
         return -LX_ENETUNREACH;
+    if (e == SVC_E_RANGE)
+        return -LX_EMSGSIZE;
     if (e == SVC_E_INVAL)
         return -LX_EINVAL;
     return e ? lx_err(e) : (int64_t)len;
@@ -703,7 +714,7 @@ static int64_t dgram_recv(struct lx_ctx *c, int i, int nonblock, const struct ui
             return nonblock ? -LX_EAGAIN : wait_on(c, i, s->rcvtimeo);
         if (e)
             return lx_err(e);
-        if (s->rport && (from != s->raddr || port != s->rport))
+        if (s->state == IN_CONNECTED && (from != s->raddr || (!s->icmp && port != s->rport)))
             continue;                           /* a connected socket takes its peer's only */
         uint64_t k = n < len ? n : len;
         if (k && lx_uio_copy(c, u, 0, bounce, k, 1))
@@ -763,7 +774,7 @@ int64_t lx_inet_name(struct lx_ctx *c, int i, uint64_t uaddr, uint64_t ulen, int
     struct lx_inet *s = &inets[i];
     settle(s);
     if (peer) {
-        if (s->state != IN_CONNECTED || !s->rport)
+        if (s->state != IN_CONNECTED || (!s->rport && !s->icmp))
             return -LX_ENOTCONN;
         return addr_out(c, uaddr, ulen, s->raddr, s->rport);
     }
@@ -772,7 +783,7 @@ int64_t lx_inet_name(struct lx_ctx *c, int i, uint64_t uaddr, uint64_t ulen, int
         uint32_t o[16];
         if (tcp_info_of(s->sock, o) == 0 && o[TI_LADDR])
             laddr = o[TI_LADDR];
-    } else if (s->type == SOCK_DGRAM && s->rport && !laddr)
+    } else if (s->type == SOCK_DGRAM && s->state == IN_CONNECTED && !laddr)
         laddr = (s->raddr >> 24) == 127 ? LOOPBACK : if_addr();
     return addr_out(c, uaddr, ulen, laddr, s->lport);
 }
@@ -976,7 +987,7 @@ int64_t lx_inet_getsockopt(struct lx_ctx *c, int i, uint64_t level, uint64_t nam
         switch (name) {
         case SO_TYPE: v = s->type; break;
         case SO_DOMAIN: v = AF_INET; break;
-        case SO_PROTOCOL: v = s->type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP; break;
+        case SO_PROTOCOL: v = s->type == SOCK_STREAM ? IPPROTO_TCP : s->icmp ? IPPROTO_ICMP : IPPROTO_UDP; break;
         case SO_ACCEPTCONN: v = s->state == IN_LISTEN; break;
         case SO_REUSEADDR: v = s->reuseaddr; break;
         case SO_BROADCAST: v = s->broadcast; break;

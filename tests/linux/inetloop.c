@@ -328,6 +328,37 @@ static void udp(void)
     close(s);
 }
 
+/* Ping sockets (SOCK_DGRAM, IPPROTO_ICMP), as iputils' ping uses them:
+ * the system sets the identifier (the socket's port) and the checksum. */
+static void ping_socket(void)
+{
+    write_text("/proc/sys/net/ipv4/ping_group_range", "0 2147483647");     /* (Linux's default lets no group) */
+    int p = socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP);
+    printf("ping socket: %s\n", p >= 0 ? "yes" : errname(errno));
+    int v = -1;
+    socklen_t len = sizeof(v);
+    getsockopt(p, SOL_SOCKET, SO_PROTOCOL, &v, &len);
+    printf("ping SO_PROTOCOL %d\n", v);
+    struct sockaddr_in to = loop_addr(0);
+    uint8_t msg[14] = { 8, 0, 0, 0, 0, 0, 0, 7, 'p', 'e', 't', 'r', 'e', 'l' };
+    SHOW("ping send", sendto(p, msg, sizeof(msg), 0, (struct sockaddr *)&to, sizeof(to)));
+    uint8_t bad[8] = { 13, 0 };
+    SHOW("ping send not an echo", sendto(p, bad, sizeof(bad), 0, (struct sockaddr *)&to, sizeof(to)));
+    struct pollfd pf = { p, POLLIN, 0 };
+    poll(&pf, 1, 5000);
+    uint8_t in[64];
+    struct sockaddr_in from;
+    len = sizeof(from);
+    ssize_t n = recvfrom(p, in, sizeof(in), 0, (struct sockaddr *)&from, &len);
+    struct sockaddr_in me;
+    socklen_t ml = sizeof(me);
+    getsockname(p, (struct sockaddr *)&me, &ml);
+    printf("ping reply %zd type %d code %d seq %d from %s, identifier the socket's port %d, data %s\n", n, in[0],
+           in[1], in[6] << 8 | in[7], inet_ntoa(from.sin_addr), (in[4] << 8 | in[5]) == ntohs(me.sin_port),
+           n == 14 && !memcmp(in + 8, "petrel", 6) ? "echoed" : "wrong");
+    close(p);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -335,5 +366,6 @@ int main(void)
     tcp_server_client();
     tcp_nonblocking();
     udp();
+    ping_socket();
     return 0;
 }
