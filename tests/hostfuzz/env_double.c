@@ -28,6 +28,7 @@
 #include <string.h>
 #include "env_double.h"
 #include "linux_if.h"
+#include "svc_transport.h"
 
 int hf_tracing;
 
@@ -1325,6 +1326,31 @@ int svc_thread_kill(svc_handle t)
         return -E_BADHANDLE;
     thread_die(th);
     return 0;
+}
+
+/* ---------------------------------------------------------------- other services */
+
+/* The double has no network stack to call: the personality's AF_INET
+ * sockets say EAFNOSUPPORT, as in a system without one. */
+svc_handle svc_service(const char *name)
+{
+    return 0;
+}
+
+svc_handle svc_wakeup(void (*handler)(void), uint64_t *bits)
+{
+    *bits = 0;
+    return 0;
+}
+
+int64_t svc_client_call(uint32_t ep, uint64_t label, unsigned len, uint64_t *mr, unsigned cap, unsigned nh,
+                        const uint32_t *handles, uint32_t *got)
+{
+    return -E_NOSYS;
+}
+
+void svc_client_drop(const uint32_t *got)
+{
 }
 
 /* ---------------------------------------------------------------- timer, console, clock */
