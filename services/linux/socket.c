@@ -862,17 +862,24 @@ int64_t lx_sys_connect(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t l
     return 0;
 }
 
+/* accept4's address length word (if it asked for the address): 0, or EFAULT or EINVAL. */
+static int64_t accept_room(struct lx_ctx *c, uint64_t uaddr, uint64_t ulen)
+{
+    int32_t room;
+    if (!uaddr)
+        return 0;
+    if (lx_copy_in(c, &room, ulen, sizeof(room)))
+        return -LX_EFAULT;
+    return room < 0 ? -LX_EINVAL : 0;
+}
+
 /* accept4 of an AF_INET listener: the stack's connection in a new slot. */
 static int64_t inet_accept(struct lx_ctx *c, struct lx_file *f, struct lx_sock *l, uint64_t uaddr, uint64_t ulen,
                            uint32_t fl)
 {
-    if (uaddr) {                                /* check the length word before a connection is taken */
-        int32_t room;
-        if (lx_copy_in(c, &room, ulen, sizeof(room)))
-            return -LX_EFAULT;
-        if (room < 0)
-            return -LX_EINVAL;
-    }
+    int64_t bad = accept_room(c, uaddr, ulen);  /* checked before a connection is taken */
+    if (bad)
+        return bad;
     int err = 0;
     struct lx_sock *s = sock_new(c, AF_INET, l->type, &err);
     if (!s)
@@ -917,13 +924,9 @@ int64_t lx_sys_accept4(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t u
         return -LX_EOPNOTSUPP;
     if (l->state != SS_LISTEN)
         return -LX_EINVAL;
-    if (uaddr) {                                /* check the length word before a connection is taken */
-        int32_t room;
-        if (lx_copy_in(c, &room, ulen, sizeof(room)))
-            return -LX_EFAULT;
-        if (room < 0)
-            return -LX_EINVAL;
-    }
+    int64_t bad = accept_room(c, uaddr, ulen);  /* checked before a connection is taken */
+    if (bad)
+        return bad;
     int32_t me = index_of(l), pick = -1;
     for (int i = 0; i < LX_SOCKS; i++)
         if (socks[i].state != SS_FREE && socks[i].listener == me && (pick < 0 || socks[i].seq < socks[pick].seq))
