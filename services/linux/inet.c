@@ -85,6 +85,7 @@
 #define POLLOUT_        0x4
 #define POLLERR_        0x8
 #define POLLHUP_        0x10
+#define POLLRDHUP_      0x2000
 
 #define UDP_MAX         65507u          /* the largest UDP payload over IPv4 */
 #define ICMP_MAX        65515u          /* ... and ICMP message */
@@ -107,6 +108,8 @@ struct lx_inet {
     uint8_t err_told;           /* the error the connection ended with was told (once, as Linux tells it) */
     uint8_t icmp;               /* a ping socket (SOCK_DGRAM, IPPROTO_ICMP): ICMP echo, its port the identifier */
     uint8_t nodelay, keepalive, cc, reuseaddr, broadcast, linger0;
+    uint8_t shut;               /* SHUT_RD + 1 bits of a shutdown Linux marks without a connection
+                                 * (a datagram socket, or a stream one not connected) */
     uint32_t sock;              /* the stack's socket (0: not opened yet) */
     uint32_t laddr, raddr;      /* bound (0: any) and connected addresses */
     uint16_t lport, rport;
@@ -258,8 +261,8 @@ static uint16_t swap16(uint16_t x) { return __builtin_bswap16(x); }
 static int64_t addr_in(struct lx_ctx *c, uint64_t uaddr, uint64_t len, uint32_t *addr, uint16_t *port, int *unspec)
 {
     struct sin a = { 0 };
-    if ((int32_t)len < 0)
-        return -LX_EINVAL;
+    if ((int32_t)len < 0 || (uint32_t)len > 128)
+        return -LX_EINVAL;                      /* (past a struct sockaddr_storage, as Linux says) */
     if (len < sizeof(uint16_t))
         return -LX_EINVAL;
     if (lx_copy_in(c, &a, uaddr, len < sizeof(a) ? len : sizeof(a)))
@@ -325,6 +328,8 @@ int lx_inet_socket(int i, uint64_t type, uint64_t protocol)
         return -LX_EPERM;                       /* (no raw sockets: as for a process without CAP_NET_RAW) */
     if (type != SOCK_STREAM && type != SOCK_DGRAM)
         return -LX_ESOCKTNOSUPPORT;
+    if ((int32_t)protocol < 0 || (int32_t)protocol >= 256)
+        return -LX_EINVAL;
     int icmp = type == SOCK_DGRAM && protocol == IPPROTO_ICMP;     /* a ping socket */
     if (protocol && !icmp && protocol != (type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP))
         return -LX_EPROTONOSUPPORT;
@@ -622,6 +627,8 @@ static int64_t dgram_send(struct lx_ctx *c, int i, const struct uio *u, uint64_t
         return -LX_EINVAL;
     if (len > (s->icmp ? ICMP_MAX : UDP_MAX))
         return -LX_EMSGSIZE;
+    if (s->shut & 2)
+        return -LX_EPIPE;                       /* (shut for writing; no SIGPIPE for a datagram, as Linux) */
     int64_t e = open_sock(s, 0);
     if (e)
         return e;
@@ -663,7 +670,7 @@ static int64_t stream_recv(struct lx_ctx *c, int i, int nonblock, const struct u
     if (s->err)
         return -take_err(s);                    /* a connection that failed */
     if (s->state != IN_CONNECTED)
-        return -LX_ENOTCONN;
+        return s->shut & 1 ? 0 : -LX_ENOTCONN;
     if (a->flags & MSG_PEEK)
         return -LX_EOPNOTSUPP;                  /* (the stack has no peek yet) */
     uint64_t done = c->t->io.done;              /* MSG_WAITALL: what it took before it waited */
@@ -710,6 +717,8 @@ static int64_t dgram_recv(struct lx_ctx *c, int i, int nonblock, const struct ui
         uint64_t n = 0;
         uint32_t from = 0, port = 0;
         e = net_recvfrom(net_ep, s->sock, bounce, BOUNCE, &n, &from, &port);
+        if (e == SVC_E_AGAIN && (s->shut & 1))
+            return 0;                           /* shut for reading: the end */
         if (e == SVC_E_AGAIN)
             return nonblock ? -LX_EAGAIN : wait_on(c, i, s->rcvtimeo);
         if (e)
@@ -756,10 +765,13 @@ int64_t lx_inet_shutdown(int i, uint64_t how)
             net_shutdown(net_ep, s->sock, 0);   /* it stops listening, as Linux's does */
             s->state = IN_NEW;
         }
-    } else if (s->type == SOCK_DGRAM && s->state == IN_CONNECTED) {
-        e = 0;                                  /* (Linux marks it and goes on delivering) */
-    } else if (s->state != IN_CONNECTED) {
-        return -LX_ENOTCONN;
+    } else if (s->type == SOCK_DGRAM || s->state != IN_CONNECTED) {
+        /* Linux marks it, and says ENOTCONN unless connected: a receive
+         * with nothing queued then ends at once (0), a send is EPIPE. */
+        s->shut |= (uint8_t)(how + 1);
+        e = s->state == IN_CONNECTED ? 0 : -LX_ENOTCONN;
+        lx_wake_all(LX_BLK_SOCK, i);
+        return e;
     } else {
         e = net_shutdown(net_ep, s->sock, (uint32_t)how);
         if (e == SVC_E_STATE)
@@ -797,6 +809,10 @@ int lx_inet_poll(int i)
         rev &= ~POLLERR_;                       /* (its error was told: what is left is the end) */
     if (s->err)
         rev |= POLLERR_;
+    if (s->shut & 1)
+        rev |= POLLIN_ | POLLRDHUP_;            /* (marked without a connection: shutdown's note) */
+    if (s->shut == 3)
+        rev |= POLLHUP_;
     return (int)rev;
 }
 
@@ -819,7 +835,7 @@ static int64_t set_tcp(struct lx_ctx *c, struct lx_inet *s, uint64_t name, uint6
 {
     int32_t v = 0;
     if (s->type != SOCK_STREAM)
-        return -LX_EOPNOTSUPP;
+        return -LX_ENOPROTOOPT;                 /* (UDP hands another level to IP's, which knows only its own) */
     if (name == TCP_CONGESTION) {
         char want[16] = { 0 };
         uint64_t n = len < sizeof(want) - 1 ? len : sizeof(want) - 1;
@@ -959,8 +975,8 @@ int64_t lx_inet_getsockopt(struct lx_ctx *c, int i, uint64_t level, uint64_t nam
     uint8_t buf[232];
     uint32_t n = sizeof(int32_t);
     int32_t v = 0;
-    if (level == IPPROTO_TCP && s->type != SOCK_STREAM)
-        return -LX_EOPNOTSUPP;
+    if (level != SOL_SOCKET && level != IPPROTO_IP && (level != IPPROTO_TCP || s->type != SOCK_STREAM))
+        return -LX_EOPNOTSUPP;                  /* (IP's answer for a level not its own, as Linux's ip_getsockopt) */
     if (level == IPPROTO_TCP && name == TCP_INFO) {
         n = tcp_info_fill(s, buf);
     } else if (level == IPPROTO_TCP && name == TCP_CONGESTION) {

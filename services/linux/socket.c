@@ -43,6 +43,8 @@
 #include "lx.h"
 
 #define LX_PROC_SOCKS   32              /* sockets one process made and still open (EMFILE past it) */
+#define LX_PROC_DGRAMS  8               /* AF_INET datagram ones among them: half of the 16 the stack gives
+                                         * the personality for all its processes (services/net/net.h) */
 #define SOCK_BUF        212992          /* a receive queue's bytes: Linux's default buffer, so its biggest datagram fits */
 #define SOCK_RECS       64
 #define SCM_MAX_FD      253
@@ -591,7 +593,12 @@ static int64_t inet_socket(struct lx_ctx *c, uint32_t type, uint64_t protocol, u
 {
     if (type >= SOCK_MAX)
         return -LX_EINVAL;
-    int err = 0;
+    int err = 0, dgrams = 0;
+    for (int i = 0; i < LX_SOCKS && type == SOCK_DGRAM; i++)
+        dgrams += socks[i].state != SS_FREE && socks[i].family == AF_INET && socks[i].type == SOCK_DGRAM &&
+                  socks[i].owner == c->p->pid;
+    if (dgrams >= LX_PROC_DGRAMS)
+        return -LX_EMFILE;                      /* the stack's datagram sockets are shared by every process */
     struct lx_sock *s = sock_new(c, AF_INET, (int)type, &err);
     if (!s)
         return err;
@@ -1297,9 +1304,18 @@ static int64_t recv_record(struct lx_ctx *c, struct lx_sock *s, const struct uio
             if (lx_copy_out(c, a->uname, rec->addr, al < room ? al : room))
                 return -LX_EFAULT;
             a->namelen = al;
-        } else if (al ? addr_out(c, a->uname, a->unamelen, rec->addr, al) :
-                        lx_copy_out(c, a->unamelen, &(int32_t){ 0 }, 4)) {
-            return -LX_EFAULT;                  /* (an unbound sender: no address at all) */
+        } else if (al) {
+            int64_t e = addr_out(c, a->uname, a->unamelen, rec->addr, al);
+            if (e)
+                return e;
+        } else {
+            int32_t room;                       /* (an unbound sender: no address at all) */
+            if (lx_copy_in(c, &room, a->unamelen, sizeof(room)))
+                return -LX_EFAULT;
+            if (room < 0)
+                return -LX_EINVAL;
+            if (lx_copy_out(c, a->unamelen, &(int32_t){ 0 }, 4))
+                return -LX_EFAULT;
         }
     }
     int peek = (a->flags & MSG_PEEK) != 0;
@@ -1472,16 +1488,15 @@ int64_t lx_sys_recvfrom(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t le
         return err;
     len = u.len;
     struct lx_recv_args a = { .flags = (uint32_t)flags, .uname = uaddr, .unamelen = ulen };
-    if (uaddr) {
-        int32_t room;
+    /* The name's length word is read after the data is taken, as Linux
+     * reads it: a bad one loses what was received. */
+    int64_t r = sock_recv(c, f, &u, len, &a);
+    if (r >= 0 && uaddr && sock_of(f)->type != SOCK_DGRAM) {
+        int32_t room, zero = 0;                 /* a connection's receive names no sender */
         if (lx_copy_in(c, &room, ulen, sizeof(room)))
             return -LX_EFAULT;
         if (room < 0)
             return -LX_EINVAL;
-    }
-    int64_t r = sock_recv(c, f, &u, len, &a);
-    if (r >= 0 && uaddr && sock_of(f)->type != SOCK_DGRAM) {
-        int32_t zero = 0;                       /* a connection's receive names no sender */
         if (lx_copy_out(c, ulen, &zero, sizeof(zero)))
             return -LX_EFAULT;
     }
