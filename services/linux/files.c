@@ -678,8 +678,8 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
     if (!(fl & O_PATH)) {
         if (kind(n) == LX_S_IFDIR && writing)
             return -LX_EISDIR;
-        if (n->proc && writing)
-            return -LX_EACCES;                  /* /proc is read-only here */
+        if (n->proc && writing && !lx_procfs_writable(n->proc))
+            return -LX_EACCES;                  /* /proc is read-only here, but for its sysctls */
         if ((kind(n) == LX_S_IFCHR && n->dev == LX_DEV_NONE) || kind(n) == LX_S_IFSOCK)
             return -LX_ENXIO;                   /* (a socket is reached with connect, not open) */
         if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_TTY) {
@@ -707,7 +707,7 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
         return fd;
     if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_PTS && !(fl & O_PATH))
         lx_pty_slave_opened(c, f, fl);
-    if ((fl & O_TRUNC) && !(fl & O_PATH) && kind(n) == LX_S_IFREG && !made) {
+    if ((fl & O_TRUNC) && !(fl & O_PATH) && kind(n) == LX_S_IFREG && !made && !n->proc) {
         lx_node_resize(n, 0);
         n->mtime = n->ctime = lx_now();
     }
@@ -870,6 +870,8 @@ static int64_t write_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uin
     struct lx_node *n = lx_node(f->node);
     if (kind(n) == LX_S_IFREG && !n->proc)
         return write_regular(c, f, n, buf, len, pos);
+    if (kind(n) == LX_S_IFREG)
+        return lx_procfs_write(c, f->node, buf, len);
     if (kind(n) != LX_S_IFCHR)
         return -LX_EBADF;
     if (lx_node_is_tty(n))

@@ -121,6 +121,7 @@ struct lx_inet {
 };
 
 static struct lx_inet inets[LX_SOCKS];
+static uint8_t default_cc = 1;          /* net.ipv4.tcp_congestion_control of the Linux programs (cubic, Linux's) */
 static uint32_t net_ep;                 /* the stack (0: not reached yet; ~0: this system has none) */
 static uint8_t *bounce;
 static svc_handle wakeup;               /* the notification the stack signals (svc_wakeup: one, kept) */
@@ -336,7 +337,7 @@ int lx_inet_socket(int i, uint64_t type, uint64_t protocol)
     int64_t e = stack();
     if (e)
         return (int)e;
-    inets[i] = (struct lx_inet){ .state = IN_NEW, .type = (uint8_t)type, .icmp = (uint8_t)icmp, .cc = 1,
+    inets[i] = (struct lx_inet){ .state = IN_NEW, .type = (uint8_t)type, .icmp = (uint8_t)icmp, .cc = default_cc,
                                  .sndbuf = BUF_DEFAULT, .rcvbuf = BUF_DEFAULT };
     return 0;
 }
@@ -1041,4 +1042,191 @@ int64_t lx_inet_getsockopt(struct lx_ctx *c, int i, uint64_t level, uint64_t nam
     if ((k && lx_copy_out(c, uval, buf, k)) || lx_copy_out(c, ulen, &out, sizeof(out)))
         return -LX_EFAULT;
     return 0;
+}
+
+/* ---------------------------------------------------------------- /proc/net, /proc/sys/net/ipv4 */
+
+const char *lx_inet_cc_default(void)
+{
+    return cc_names[default_cc];
+}
+
+/* A new default for the Linux programs' new sockets: the personality's
+ * own, not the stack's system-wide one (other clients keep theirs). */
+int lx_inet_cc_set_default(const char *name)
+{
+    for (uint8_t k = 0; k < 3; k++)
+        if (!strcmp(name, cc_names[k])) {
+            default_cc = k;
+            return 0;
+        }
+    return -LX_ENOENT;                          /* (Linux's answer for a module it does not have) */
+}
+
+/* "%08X:%04X": an address as Linux's /proc/net shows it (the network-order
+ * word printed as a little-endian number) and a port. */
+static void put_endpoint(uint32_t addr, uint16_t port)
+{
+    static const char digits[] = "0123456789ABCDEF";
+    char b[14];
+    for (int k = 0; k < 8; k++)                 /* (the word as the machine reads it: its bytes reversed) */
+        b[k] = digits[(swap32(addr) >> (28 - 4 * k)) & 15];
+    b[8] = ':';
+    for (int k = 0; k < 4; k++)
+        b[9 + k] = digits[(port >> (12 - 4 * k)) & 15];
+    b[13] = 0;
+    lx_proc_put("%s", b);
+}
+
+static void put_hex8(uint32_t v)
+{
+    static const char digits[] = "0123456789ABCDEF";
+    char b[9];
+    for (int k = 0; k < 8; k++)
+        b[k] = digits[(v >> (28 - 4 * k)) & 15];
+    b[8] = 0;
+    lx_proc_put("%s", b);
+}
+
+/* End the line begun at `from` padded with spaces to `width` characters, as Linux's seq_pad does. */
+static void put_pad(uint64_t from, uint64_t width)
+{
+    for (uint64_t n = lx_proc_text_len() - from; n < width; n++)
+        lx_proc_put(" ");
+    lx_proc_put("\n");
+}
+
+/* The stack was reached (a system without one shows the files' headers only). */
+static int reached(void)
+{
+    return net_ep && net_ep != ~0u;
+}
+
+static void proc_dev(void)
+{
+    lx_proc_put("Inter-|   Receive                                                |  Transmit\n"
+                " face |bytes    packets errs drop fifo frame compressed multicast|"
+                "bytes    packets errs drop fifo colls carrier compressed\n");
+    static const char *const names[] = { "lo", "eth0" };
+    for (uint32_t index = 1; index <= 2 && reached(); index++) {
+        uint64_t rb = 0, rp = 0, rd = 0, tb = 0, tp = 0, td = 0;
+        if (net_ifstats(net_ep, index, &rb, &rp, &rd, &tb, &tp, &td) != 0)
+            continue;
+        lx_proc_put("%6s: %7lu %7lu %4u %4lu %4u %5u %10u %9u %8lu %7lu %4u %4lu %4u %5u %7u %10u\n", names[index - 1],
+                    (unsigned long)rb, (unsigned long)rp, 0, (unsigned long)rd, 0, 0, 0, 0, (unsigned long)tb,
+                    (unsigned long)tp, 0, (unsigned long)td, 0, 0, 0, 0);
+    }
+}
+
+/* One line a TCP socket that has a stack socket, as Linux's tcp4_seq_show. */
+static void proc_tcp(void)
+{
+    uint64_t start = lx_proc_text_len();
+    lx_proc_put("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode");
+    put_pad(start, 149);
+    int sl = 0;
+    for (int i = 0; i < LX_SOCKS && reached(); i++) {
+        struct lx_inet *s = &inets[i];
+        if (s->state == IN_FREE || s->type != SOCK_STREAM || !s->sock)
+            continue;
+        uint32_t o[16];
+        if (tcp_info_of(s->sock, o) != 0 && s->state != IN_LISTEN)
+            continue;
+        uint32_t st = s->state == IN_LISTEN ? 10 : o[TI_STATE], mss = o[TI_MSS] ? o[TI_MSS] : 536;
+        start = lx_proc_text_len();
+        lx_proc_put("%4d: ", sl++);
+        put_endpoint(s->state == IN_LISTEN ? s->laddr : o[TI_LADDR] ? o[TI_LADDR] : s->laddr, s->lport);
+        lx_proc_put(" ");
+        put_endpoint(s->state == IN_LISTEN ? 0 : o[TI_RADDR], s->state == IN_LISTEN ? 0 : (uint16_t)o[TI_RPORT]);
+        lx_proc_put(" %c%c ", "0123456789ABCDEF"[st >> 4 & 15], "0123456789ABCDEF"[st & 15]);
+        put_hex8(o[TI_UNACKED] + o[TI_UNSENT]);
+        lx_proc_put(":");
+        put_hex8(o[TI_UNREAD]);
+        lx_proc_put(" 00:00000000 ");
+        put_hex8(0);
+        uint32_t cwnd = st == 10 ? 10 : o[TI_CWND] / mss;       /* (a listener: the initial window, and 0) */
+        int ssthresh = st == 10 ? 0 : o[TI_SSTHRESH] >= 0x7fffffffu / mss * mss ? -1 : (int)(o[TI_SSTHRESH] / mss);
+        lx_proc_put(" %5u %8d %u 1 0000000000000000 %u 0 0 %u %d", 0, 0, lx_sock_ino_at(i),
+                    st == 10 ? 100 : o[TI_RTO] / 10000, cwnd, ssthresh);
+        put_pad(start, 149);
+    }
+}
+
+/* One line a UDP socket that has a stack socket (is bound), as Linux's udp4_format_sock. */
+static void proc_udp(void)
+{
+    uint64_t start = lx_proc_text_len();
+    lx_proc_put("   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode "
+                "ref pointer drops");
+    put_pad(start, 127);
+    int sl = 0;
+    for (int i = 0; i < LX_SOCKS && reached(); i++) {
+        struct lx_inet *s = &inets[i];
+        if (s->state == IN_FREE || s->type != SOCK_DGRAM || s->icmp || !s->sock)
+            continue;
+        start = lx_proc_text_len();
+        lx_proc_put("%5d: ", sl++);
+        put_endpoint(s->laddr, s->lport);
+        lx_proc_put(" ");
+        put_endpoint(s->state == IN_CONNECTED ? s->raddr : 0, s->state == IN_CONNECTED ? s->rport : 0);
+        lx_proc_put(" %02x 00000000:00000000 00:00000000 00000000 %5u %8d %u 2 0000000000000000 0",
+                    s->state == IN_CONNECTED ? 1 : 7, 0, 0, lx_sock_ino_at(i));
+        put_pad(start, 127);
+    }
+}
+
+/* The counters the stack keeps, in Linux's /proc/net/snmp layout; a counter
+ * it does not keep shows 0. */
+static void proc_snmp(void)
+{
+    uint64_t v[14] = { 0 };
+    if (reached())
+        net_stats(net_ep, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11],
+                  &v[12], &v[13]);
+    unsigned long ip_in = v[0], ip_drop = v[1], udp_in = v[2], udp_drop = v[3], echo = v[4];
+    unsigned long frags_in = v[6], reasm = v[7], reasm_fail = v[8], frags_out = v[9], tcp_in = v[11], tcp_out = v[12];
+    uint32_t estab = 0;
+    for (int i = 0; i < LX_SOCKS; i++)
+        estab += inets[i].state == IN_CONNECTED && inets[i].type == SOCK_STREAM;
+    lx_proc_put("Ip: Forwarding DefaultTTL InReceives InHdrErrors InAddrErrors ForwDatagrams InUnknownProtos "
+                "InDiscards InDelivers OutRequests OutDiscards OutNoRoutes ReasmTimeout ReasmReqds ReasmOKs "
+                "ReasmFails FragOKs FragFails FragCreates\n");
+    lx_proc_put("Ip: 2 64 %lu %lu 0 0 0 0 %lu 0 0 0 0 %lu %lu %lu 0 0 %lu\n", ip_in, ip_drop,
+                ip_in >= ip_drop ? ip_in - ip_drop : 0, frags_in, reasm, reasm_fail, frags_out);
+    lx_proc_put("Icmp: InMsgs InErrors InCsumErrors InDestUnreachs InTimeExcds InParmProbs InSrcQuenchs "
+                "InRedirects InEchos InEchoReps InTimestamps InTimestampReps InAddrMasks InAddrMaskReps OutMsgs "
+                "OutErrors OutRateLimitGlobal OutRateLimitHost OutDestUnreachs OutTimeExcds OutParmProbs "
+                "OutSrcQuenchs OutRedirects OutEchos OutEchoReps OutTimestamps OutTimestampReps OutAddrMasks "
+                "OutAddrMaskReps\n");
+    lx_proc_put("Icmp: %lu 0 0 0 0 0 0 0 %lu 0 0 0 0 0 %lu 0 0 0 0 0 0 0 0 0 %lu 0 0 0 0\n", echo, echo, echo, echo);
+    lx_proc_put("Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails EstabResets "
+                "CurrEstab InSegs OutSegs RetransSegs InErrs OutRsts InCsumErrors\n");
+    lx_proc_put("Tcp: 1 200 120000 -1 0 0 0 0 %u %lu %lu 0 0 0 0\n", estab, tcp_in, tcp_out);
+    static const char udp_head[] = "InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors "
+                                   "InCsumErrors IgnoredMulti MemErrors\n";
+    lx_proc_put("Udp: %s", udp_head);
+    lx_proc_put("Udp: %lu 0 0 0 %lu 0 0 0 0\n", udp_in, udp_drop);
+    lx_proc_put("UdpLite: %s", udp_head);
+    lx_proc_put("UdpLite: 0 0 0 0 0 0 0 0 0\n");
+}
+
+void lx_inet_proc(uint32_t what)
+{
+    if (!net_ep)
+        stack();                                /* (no socket made yet: reach the stack now) */
+    switch (what) {
+    case LX_PROC_NET_DEV: proc_dev(); break;
+    case LX_PROC_NET_TCP: proc_tcp(); break;
+    case LX_PROC_NET_UDP: proc_udp(); break;
+    case LX_PROC_NET_SNMP: proc_snmp(); break;
+    case LX_PROC_NET_TCP6:                      /* (no IPv6: the headers alone, as Linux's with none open) */
+        lx_proc_put("  sl  local_address                         remote_address                        st tx_queue "
+                    "rx_queue tr tm->when retrnsmt   uid  timeout inode\n");
+        break;
+    case LX_PROC_NET_UDP6:
+        lx_proc_put("  sl  local_address                         remote_address                        st tx_queue "
+                    "rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n");
+        break;
+    default: break;
+    }
 }

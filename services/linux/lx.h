@@ -390,12 +390,14 @@ enum { LX_PROC_ROOT = 1, LX_PROC_SELF, LX_PROC_PIDDIR, LX_PROC_STAT, LX_PROC_STA
        LX_PROC_MAPS, LX_PROC_ENVIRON, LX_PROC_MEMINFO, LX_PROC_CPUINFO, LX_PROC_UPTIME,
        LX_PROC_MOUNTS, LX_PROC_VERSION, LX_PROC_LOADAVG, LX_PROC_FILESYSTEMS, LX_PROC_EXE, LX_PROC_CWD,
        LX_PROC_FDDIR, LX_PROC_FDINFODIR, LX_PROC_KSTAT, LX_PROC_PETREL, LX_PROC_PMOUNTS, LX_PROC_MOUNTINFO,
-       LX_PROC_PETREL_SHARED,
+       LX_PROC_PETREL_SHARED, LX_PROC_NETDIR, LX_PROC_SYSDIR, LX_PROC_NET_DEV, LX_PROC_NET_TCP, LX_PROC_NET_UDP,
+       LX_PROC_NET_SNMP, LX_PROC_NET_TCP6, LX_PROC_NET_UDP6, LX_PROC_TCP_CC, LX_PROC_TCP_CC_AVAIL,
+       LX_PROC_TCP_CC_ALLOWED,
        LX_PROC_FD = 1u << 20,                   /* LX_PROC_FD + n: /proc/PID/fd/n */
        LX_PROC_FDINFO = 2u << 20,               /* LX_PROC_FDINFO + n: /proc/PID/fdinfo/n */
        LX_PROC_OBJ = 3u << 20 };                /* LX_PROC_OBJ + n: open file n (not a node's), reached through
                                                  * fd/N; the node's proc_pid is the file's generation */
-_Static_assert(LX_PROC_MOUNTINFO < LX_PROC_FD && LX_NR_OPEN <= LX_PROC_FDINFO - LX_PROC_FD &&
+_Static_assert(LX_PROC_TCP_CC_ALLOWED < LX_PROC_FD && LX_NR_OPEN <= LX_PROC_FDINFO - LX_PROC_FD &&
                LX_NR_OPEN <= LX_PROC_OBJ - LX_PROC_FDINFO, "/proc node kinds");
 /* Is `what` one of /proc/PID/fd/N's links, or /proc/PID/fdinfo/N? */
 static inline int lx_proc_is_fd(uint32_t what) { return what >= LX_PROC_FD && what < LX_PROC_FDINFO; }
@@ -418,6 +420,11 @@ uint64_t lx_procfs_link(int32_t n, char *buf, uint64_t size);
 void lx_procfs_caller(const struct lx_proc *p);
 /* Generate /proc file `n`; its text and length (static: until the next call). */
 const char *lx_procfs_text(int32_t n, uint64_t *len);
+/* Append to the /proc file being made (its generator's, and inet.c's for /proc/net). */
+void lx_proc_put(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+uint64_t lx_proc_text_len(void);               /* its length so far */
+int lx_procfs_writable(uint32_t what);
+int64_t lx_procfs_write(struct lx_ctx *c, int32_t node, uint64_t buf, uint64_t len);
 /* The n-th dynamic entry of /proc directory dir from cookie `from` on: its
  * name into name (NUL-terminated), node type (DT_*), inode number and
  * cookie; 0, or -1 past the end. */
@@ -1300,6 +1307,11 @@ int64_t lx_inet_setsockopt(struct lx_ctx *c, int i, uint64_t level, uint64_t nam
 int64_t lx_inet_getsockopt(struct lx_ctx *c, int i, uint64_t level, uint64_t name, uint64_t uval, uint64_t ulen);
 int lx_inet_poll(int i);
 int64_t lx_inet_inq(int i);
+/* /proc/net/dev, tcp, udp, snmp (LX_PROC_NET_*) through lx_proc_put;
+ * net.ipv4.tcp_congestion_control, the Linux programs' default. */
+void lx_inet_proc(uint32_t what);
+const char *lx_inet_cc_default(void);
+int lx_inet_cc_set_default(const char *name);
 /* A socket's open file went (its socket closes); a reference to a file
  * was dropped (sockets that only files in flight held are collected). */
 void lx_sock_close(struct lx_file *f);
@@ -1309,6 +1321,7 @@ void lx_sock_ref_dropped(void);
  * if it had nothing to do. Sockets in use (for /proc/petrel). */
 int lx_sock_collect(void);
 uint32_t lx_socks_in_use(void);
+uint32_t lx_sock_ino_at(int i);                 /* the inode number of socket slot i */
 
 /* The terminals (tty.c): the console's line discipline and the
  * pseudo-terminals (/dev/ptmx, /dev/pts/N), their job control ioctls. */

@@ -2,7 +2,9 @@
  * /proc: made when looked up, its files generated when read, as Linux's
  * proc file system. The fixed files (self, meminfo, cpuinfo, uptime,
  * mounts, version, loadavg, filesystems) are nodes linked into /proc at
- * start; a process's directory /proc/PID and its files (stat, status,
+ * start, and so are the directories net (dev, tcp, udp, snmp: inet.c
+ * makes them from the stack's state) and sys/net/ipv4 (the TCP congestion
+ * control sysctls, tcp_congestion_control writable); a process's directory /proc/PID and its files (stat, status,
  * cmdline, environ, comm, maps, the fd and fdinfo directories and what is
  * in them) are nodes made on lookup and kept in a small cache
  * keyed by (what, pid), reused once nothing holds them. A listing of /proc
@@ -54,6 +56,25 @@ static const struct { const char *name; uint32_t what; uint32_t mode; } fixed[] 
     { "petrel", LX_PROC_PETREL, LX_S_IFREG | 0444 },
     { "petrel_shared", LX_PROC_PETREL_SHARED, LX_S_IFREG | 0444 },
 };
+
+/* The fixed directories below /proc and what is in them: `dir` is the
+ * index in this table of the entry's directory (-1: /proc itself). */
+static const struct { int dir; const char *name; uint32_t what; uint32_t mode; } fixed_tree[] = {
+    { -1, "net", LX_PROC_NETDIR, LX_S_IFDIR | 0555 },
+    { 0, "dev", LX_PROC_NET_DEV, LX_S_IFREG | 0444 },
+    { 0, "tcp", LX_PROC_NET_TCP, LX_S_IFREG | 0444 },
+    { 0, "udp", LX_PROC_NET_UDP, LX_S_IFREG | 0444 },
+    { 0, "snmp", LX_PROC_NET_SNMP, LX_S_IFREG | 0444 },
+    { 0, "tcp6", LX_PROC_NET_TCP6, LX_S_IFREG | 0444 },
+    { 0, "udp6", LX_PROC_NET_UDP6, LX_S_IFREG | 0444 },
+    { -1, "sys", LX_PROC_SYSDIR, LX_S_IFDIR | 0555 },
+    { 7, "net", LX_PROC_SYSDIR, LX_S_IFDIR | 0555 },
+    { 8, "ipv4", LX_PROC_SYSDIR, LX_S_IFDIR | 0555 },
+    { 9, "tcp_congestion_control", LX_PROC_TCP_CC, LX_S_IFREG | 0644 },
+    { 9, "tcp_available_congestion_control", LX_PROC_TCP_CC_AVAIL, LX_S_IFREG | 0444 },
+    { 9, "tcp_allowed_congestion_control", LX_PROC_TCP_CC_ALLOWED, LX_S_IFREG | 0444 },
+};
+#define NFIXED_TREE (sizeof(fixed_tree) / sizeof(fixed_tree[0]))
 
 static const struct { const char *name; uint32_t what; uint32_t mode; } per_pid[] = {
     { "stat", LX_PROC_STAT, LX_S_IFREG | 0444 }, { "status", LX_PROC_STATUS, LX_S_IFREG | 0444 },
@@ -111,6 +132,18 @@ int lx_procfs_init(void)
         int err = lx_link(root, fixed[i].name, (uint32_t)strlen(fixed[i].name), n);
         if (err)
             return err;
+    }
+    int32_t made[NFIXED_TREE];
+    for (unsigned i = 0; i < NFIXED_TREE; i++) {
+        int32_t n = lx_node_new(fixed_tree[i].mode);
+        if (n < 0)
+            return n;
+        lx_node(n)->proc = fixed_tree[i].what;
+        int32_t dir = fixed_tree[i].dir < 0 ? root : made[fixed_tree[i].dir];
+        int err = lx_link(dir, fixed_tree[i].name, (uint32_t)strlen(fixed_tree[i].name), n);
+        if (err)
+            return err;
+        made[i] = n;
     }
     return 0;
 }
@@ -187,6 +220,10 @@ int32_t lx_procfs_lookup(int32_t dir, const char *name, uint32_t len)
         if (pid < 0 || !proc_of(pid))
             return -LX_ENOENT;
         return dynamic(LX_PROC_PIDDIR, pid, LX_S_IFDIR | 0555, dir);
+    }
+    if (d->proc == LX_PROC_NETDIR || d->proc == LX_PROC_SYSDIR) {
+        int32_t e = lx_dent_find(dir, name, len);
+        return e >= 0 ? lx_dent(e)->node : -LX_ENOENT;
     }
     if (d->proc == LX_PROC_PIDDIR) {
         if (!proc_of(d->proc_pid))
@@ -403,15 +440,33 @@ void lx_procfs_drop(struct lx_proc *p)
 
 static void put(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+static void put_v(const char *fmt, va_list ap)
+{
+    uint64_t room = sizeof(text) - text_len;
+    int n = fmt_vsnprintf(text + text_len, room, fmt, ap);
+    if (n > 0)
+        text_len += (uint64_t)n < room ? (uint64_t)n : room - 1;
+}
+
 static void put(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    uint64_t room = sizeof(text) - text_len;
-    int n = fmt_vsnprintf(text + text_len, room, fmt, ap);
+    put_v(fmt, ap);
     va_end(ap);
-    if (n > 0)
-        text_len += (uint64_t)n < room ? (uint64_t)n : room - 1;
+}
+
+uint64_t lx_proc_text_len(void)
+{
+    return text_len;
+}
+
+void lx_proc_put(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    put_v(fmt, ap);
+    va_end(ap);
 }
 
 static char state_of(const struct lx_proc *p)
@@ -654,9 +709,49 @@ static void gen(const struct lx_node *n)
          * /proc/petrel, whose counts come back when a program ends. */
         put("shared_calls %lu\n", (unsigned long)lx_shared_calls());
         break;
+    case LX_PROC_NET_DEV:
+    case LX_PROC_NET_TCP:
+    case LX_PROC_NET_UDP:
+    case LX_PROC_NET_SNMP:
+    case LX_PROC_NET_TCP6:
+    case LX_PROC_NET_UDP6:
+        lx_inet_proc(n->proc);
+        break;
+    case LX_PROC_TCP_CC:
+        put("%s\n", lx_inet_cc_default());
+        break;
+    case LX_PROC_TCP_CC_AVAIL:
+        put("reno cubic westwood\n");
+        break;
+    case LX_PROC_TCP_CC_ALLOWED:
+        put("reno cubic\n");                   /* (Linux's: what a process may choose without CAP_NET_ADMIN) */
+        break;
     default:
         break;
     }
+}
+
+int lx_procfs_writable(uint32_t what)
+{
+    return what == LX_PROC_TCP_CC;
+}
+
+/* A write to a writable /proc file: the whole of it is the new value (a
+ * trailing newline aside), as Linux's sysctl files take it. */
+int64_t lx_procfs_write(struct lx_ctx *c, int32_t node, uint64_t buf, uint64_t len)
+{
+    char v[32];
+    if (lx_node(node)->proc != LX_PROC_TCP_CC)
+        return -LX_EINVAL;
+    if (len >= sizeof(v))
+        return -LX_EINVAL;
+    if (lx_copy_in(c, v, buf, len))
+        return -LX_EFAULT;
+    v[len] = 0;
+    for (uint64_t k = len; k && (v[k - 1] == '\n' || v[k - 1] == ' '); k--)
+        v[k - 1] = 0;
+    int err = lx_inet_cc_set_default(v);
+    return err ? err : (int64_t)len;
 }
 
 const char *lx_procfs_text(int32_t node, uint64_t *len)

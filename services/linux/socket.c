@@ -487,6 +487,11 @@ void lx_sock_close(struct lx_file *f)
         sock_release(sock_of(f));
 }
 
+uint32_t lx_sock_ino_at(int i)
+{
+    return socks[i].ino;
+}
+
 uint32_t lx_sock_ino(const struct lx_file *f)
 {
     if (f->kind != LX_FILE_SOCK || f->sock < 0 || f->sock >= LX_SOCKS || socks[f->sock].state == SS_FREE)

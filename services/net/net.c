@@ -444,7 +444,44 @@ static int64_t stats(struct svc_call *call, uint64_t *ip_in, uint64_t *ip_droppe
     return 0;
 }
 
+static int64_t ifstats(struct svc_call *call, uint32_t index, uint64_t *rx_bytes, uint64_t *rx_packets,
+                       uint64_t *rx_dropped, uint64_t *tx_bytes, uint64_t *tx_packets, uint64_t *tx_dropped)
+{
+    (void)call;
+    if (index == 1) {                                   /* lo: what it sends it receives */
+        *rx_bytes = *tx_bytes = net_stat.lo_bytes;
+        *rx_packets = *tx_packets = net_stat.lo_packets;
+        *rx_dropped = 0;
+        *tx_dropped = net_stat.lo_dropped;
+        return 0;
+    }
+    if (index != 2 || !net_nic_ready())
+        return SVC_E_NOENT;
+    *rx_bytes = net_nic.rx_bytes;
+    *rx_packets = net_nic.rx_frames;
+    *rx_dropped = net_nic.rx_dropped;
+    *tx_bytes = net_nic.tx_bytes;
+    *tx_packets = net_nic.tx_frames;
+    *tx_dropped = net_stat.tx_dropped - net_stat.lo_dropped;
+    return 0;
+}
+
+static int64_t default_cc(struct svc_call *call, uint32_t set, uint32_t cc, uint32_t *now)
+{
+    if (set) {
+        if (cc > 2 || set != 1)
+            return SVC_E_INVAL;
+        if (config_owner && config_owner != call->pid)
+            return SVC_E_PERM;                          /* the system's choice: its configuration's owner's */
+        config_owner = call->pid;
+        net_tcp_default_cc = cc;
+    }
+    *now = net_tcp_default_cc;
+    return 0;
+}
+
 /* The handlers: the generated skeleton (net_service, net_fast) calls them. */
 const struct net_ops net_ops = { config, dhcp, info, open, sendto, recvfrom, wait, sock_close, stats,
                                  net_op_listen, net_op_accept, net_op_connect, net_op_send, net_op_recv,
-                                 net_op_shutdown, net_op_tcp_info, net_op_tcp_set, watch, poll_now };
+                                 net_op_shutdown, net_op_tcp_info, net_op_tcp_set, watch, poll_now,
+                                 ifstats, default_cc };

@@ -72,6 +72,7 @@ struct netstat {
     uint64_t frags_in, reassembled, reasm_failed, frags_out;
     uint64_t mem;                       /* bytes allocated (net_alloc) and not freed */
     uint64_t tcp_in, tcp_out, syn_cookies;
+    uint64_t lo_packets, lo_bytes, lo_dropped;  /* the loopback interface's (its drops are in tx_dropped too) */
 };
 
 extern struct vnet net_nic;
@@ -101,6 +102,8 @@ uint32_t net_source_for(uint32_t dst);       /* the source address a packet to d
 void net_forget_neighbours(void);
 void net_loop_drain(void);                  /* deliver what was sent to this host */
 
+/* tcp.c: the congestion control new connections take (`default_cc`) */
+extern uint32_t net_tcp_default_cc;
 /* tcp.c: a TCP segment for this host (to its broadcast address or not) */
 void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadcast);
 uint64_t net_tcp_deadline(void);            /* its next timer (0: none) */

@@ -375,14 +375,18 @@ static int loop_send(const uint8_t *pkt, uint32_t len)
 {
     if (loop_count == LOOP_SLOTS) {
         net_stat.tx_dropped++;
+        net_stat.lo_dropped++;
         return SVC_E_AGAIN;
     }
     unsigned slot = (loop_head + loop_count) % LOOP_SLOTS;
     uint8_t *to = loop_pkt[slot];
     if (len > IP_MTU && !(to = loop_big[slot] = net_alloc(len))) {
         net_stat.tx_dropped++;
+        net_stat.lo_dropped++;
         return SVC_E_NOMEM;
     }
+    net_stat.lo_packets++;
+    net_stat.lo_bytes += len;
     memcpy(to, pkt, len);
     loop_len[slot] = len;
     loop_count++;

@@ -29,6 +29,8 @@
 #include "tcp_cc.h"
 #include "tcp_rtx.h"
 
+uint32_t net_tcp_default_cc;            /* an index of tcp_cc_modules: newreno until the system says */
+
 #define PROTO_TCP       6u
 #define TCP_HLEN        20u
 #define FIN             0x01u
@@ -712,7 +714,7 @@ static void agree(struct tcb *t, const struct opts *o)
         t->ts_recent_at = svc_clock_ns();
     }
     t->mss = min32(o->mss ? o->mss : MSS_DEFAULT, route_mss(t->raddr)) - (t->ts_ok ? 12 : 0);
-    tcp_cc_start(&t->cc, t->cc.ops ? t->cc.ops : &tcp_cc_newreno, t->mss);
+    tcp_cc_start(&t->cc, t->cc.ops ? t->cc.ops : tcp_cc_modules[net_tcp_default_cc], t->mss);
 }
 
 static void offer_options(struct tcb *t)

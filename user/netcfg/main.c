@@ -4,8 +4,11 @@
  * on Linux). With `ip=dhcp` (the form of Linux's ip= boot argument) it asks
  * the stack (services/net, granted as "net") to lease one, which the stack
  * then keeps renewed; with `ip=A.B.C.D/PREFIX [gw=A.B.C.D]` it sets that
- * one (prefix 24 if none). It says what it did and exits; a machine
- * without a NIC has nothing to configure (status 0).
+ * one (prefix 24 if none). `cc=reno|cubic|westwood` makes that the
+ * congestion control of new TCP connections (newreno at first; Linux
+ * programs have the personality's own default, cubic as Linux's). It says
+ * what it did and exits; a machine without a NIC has no address to
+ * configure (status 0).
  */
 #include "petrel.h"
 #include "net_if.h"
@@ -56,7 +59,19 @@ int main(void)
     }
     uint32_t addr = 0, prefix = 24, gw = 0, dns = 0, lease = 0;
     int64_t err;
-    char ip[24] = "", g[24];
+    char ip[24] = "", g[24], cc[16];
+    if (start_arg("cc", cc, sizeof(cc))) {
+        static const char *const names[] = { "reno", "cubic", "westwood" };
+        uint32_t k = 0, now = 0;
+        while (k < 3 && strcmp(cc, names[k]))
+            k++;
+        err = k < 3 ? net_default_cc(ep, 1, k, &now) : -E_INVAL;
+        if (err) {
+            printf("netcfg: cc=%s: %s (reno, cubic or westwood)\n", cc, error_str(err));
+            return 2;
+        }
+        printf("netcfg: tcp congestion control %s\n", names[now]);
+    }
     start_arg("ip", ip, sizeof(ip));
     if (!strcmp(ip, "dhcp")) {
         err = net_dhcp(ep, &addr, &prefix, &gw, &dns, &lease);
