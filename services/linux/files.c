@@ -1493,6 +1493,8 @@ int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg)
         int32_t v = (int32_t)avail;
         return avail < 0 ? avail : lx_copy_out(c, arg, &v, sizeof(v));
     }
+    if (f->sock >= 0 && ((uint32_t)req & 0xff00) == 0x8900)
+        return lx_inet_ifioctl(c, (uint32_t)req, arg);     /* the interfaces' ioctls, on a socket of any family */
     if (f->kind == LX_FILE_PIPE && (uint32_t)req == FIONREAD) {
         int32_t avail = (int32_t)lx_pipe_avail(f);
         return lx_copy_out(c, arg, &avail, sizeof(avail));

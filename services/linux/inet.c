@@ -1210,6 +1210,30 @@ static void proc_snmp(void)
     lx_proc_put("UdpLite: 0 0 0 0 0 0 0 0 0\n");
 }
 
+/* The NIC's routes, as Linux's /proc/net/route shows its main table: the
+ * subnet's, and the default one through the gateway. */
+static void proc_route(void)
+{
+    uint64_t start = lx_proc_text_len(), mac = 0;
+    lx_proc_put("Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT");
+    put_pad(start, 127);
+    uint32_t addr = 0, prefix = 0, gw = 0, mtu = 0, link = 0;
+    if (!reached() || net_info(net_ep, &mac, &addr, &prefix, &gw, &mtu, &link) != 0 || !addr)
+        return;
+    uint32_t mask = prefix ? ~0u << (32 - prefix) : 0;
+    for (int r = gw ? 0 : 1; r < 2; r++) {      /* (Linux lists the default route first) */
+        start = lx_proc_text_len();
+        lx_proc_put("eth0\t");
+        put_hex8(r ? swap32(addr & mask) : 0);
+        lx_proc_put("\t");
+        put_hex8(r ? 0 : swap32(gw));
+        lx_proc_put("\t000%c\t0\t0\t0\t", r ? '1' : '3');       /* RTF_UP, and RTF_GATEWAY */
+        put_hex8(r ? swap32(mask) : 0);
+        lx_proc_put("\t0\t0\t0");
+        put_pad(start, 127);
+    }
+}
+
 void lx_inet_proc(uint32_t what)
 {
     if (!net_ep)
@@ -1219,6 +1243,7 @@ void lx_inet_proc(uint32_t what)
     case LX_PROC_NET_TCP: proc_tcp(); break;
     case LX_PROC_NET_UDP: proc_udp(); break;
     case LX_PROC_NET_SNMP: proc_snmp(); break;
+    case LX_PROC_NET_ROUTE: proc_route(); break;
     case LX_PROC_NET_TCP6:                      /* (no IPv6: the headers alone, as Linux's with none open) */
         lx_proc_put("  sl  local_address                         remote_address                        st tx_queue "
                     "rx_queue tr tm->when retrnsmt   uid  timeout inode\n");
@@ -1229,4 +1254,162 @@ void lx_inet_proc(uint32_t what)
         break;
     default: break;
     }
+}
+
+/* ---------------------------------------------------------------- interface ioctls (SIOCGIF*) */
+
+#define SIOCGIFNAME     0x8910
+#define SIOCGIFCONF     0x8912
+#define SIOCGIFFLAGS    0x8913
+#define SIOCGIFADDR     0x8915
+#define SIOCGIFDSTADDR  0x8917
+#define SIOCGIFBRDADDR  0x8919
+#define SIOCGIFNETMASK  0x891b
+#define SIOCGIFMETRIC   0x891d
+#define SIOCGIFMTU      0x8921
+#define SIOCGIFHWADDR   0x8927
+#define SIOCGIFINDEX    0x8933
+#define SIOCGIFTXQLEN   0x8942
+#define SIOCGIFMAP      0x8970
+#define IFF_UP          0x1
+#define IFF_BROADCAST   0x2
+#define IFF_LOOPBACK    0x8
+#define IFF_RUNNING     0x40
+#define IFF_MULTICAST   0x1000
+#define ARPHRD_ETHER    1
+#define ARPHRD_LOOPBACK 772
+
+/* An interface as the ioctls show it: index 1 lo, 2 eth0 (the NIC). */
+struct lx_if {
+    const char *name;
+    uint32_t index, flags, addr, mask, mtu;
+    uint16_t hwtype;
+    uint8_t mac[6];
+};
+
+/* Interface `index`: 0, or ENODEV (no such one: the NIC of a system without). */
+static int if_get(uint32_t index, struct lx_if *f)
+{
+    memset(f, 0, sizeof(*f));
+    if (index == 1) {
+        *f = (struct lx_if){ "lo", 1, IFF_UP | IFF_LOOPBACK | IFF_RUNNING, LOOPBACK, 0xff000000u, 1500,
+                             ARPHRD_LOOPBACK, { 0 } };
+        return 0;
+    }
+    uint64_t mac = 0;
+    uint32_t addr = 0, prefix = 0, gw = 0, mtu = 0, link = 0;
+    if (index != 2 || net_info(net_ep, &mac, &addr, &prefix, &gw, &mtu, &link) != 0)
+        return -LX_ENODEV;
+    *f = (struct lx_if){ "eth0", 2, IFF_UP | IFF_BROADCAST | IFF_MULTICAST | (link ? IFF_RUNNING : 0), addr,
+                         prefix ? ~0u << (32 - prefix) : 0, mtu, ARPHRD_ETHER, { 0 } };
+    for (int k = 0; k < 6; k++)
+        f->mac[k] = (uint8_t)(mac >> (8 * k));
+    return 0;
+}
+
+/* struct ifreq: the name, then a union of 24 bytes. */
+struct lx_ifreq {
+    char name[16];
+    union {
+        struct sin addr;
+        struct { uint16_t family; uint8_t data[14]; } hw;
+        int16_t flags;
+        int32_t value;
+        uint8_t map[24];
+    } u;
+};
+
+static void put_sin(struct lx_ifreq *r, uint32_t addr)
+{
+    r->u.addr = (struct sin){ AF_INET, 0, swap32(addr), { 0 } };
+}
+
+/* SIOCGIFCONF: an ifreq (name and address) for each interface with an
+ * address, as much as fits the caller's buffer; with none (NULL), the
+ * length they all take. */
+static int64_t if_conf(struct lx_ctx *c, uint64_t arg)
+{
+    struct { int32_t len, pad; uint64_t buf; } conf;
+    if (lx_copy_in(c, &conf, arg, sizeof(conf)))
+        return -LX_EFAULT;
+    int32_t used = 0;
+    for (uint32_t index = 1; index <= 2; index++) {
+        struct lx_if f;
+        if (if_get(index, &f) || !f.addr)
+            continue;
+        if (conf.buf) {
+            if (conf.len - used < (int32_t)sizeof(struct lx_ifreq))
+                break;
+            struct lx_ifreq r;
+            memset(&r, 0, sizeof(r));
+            memcpy(r.name, f.name, strlen(f.name));
+            put_sin(&r, f.addr);
+            if (lx_copy_out(c, conf.buf + (uint64_t)used, &r, sizeof(r)))
+                return -LX_EFAULT;
+        }
+        used += (int32_t)sizeof(struct lx_ifreq);
+    }
+    conf.len = used;
+    return lx_copy_out(c, arg, &conf.len, sizeof(conf.len)) ? -LX_EFAULT : 0;
+}
+
+int64_t lx_inet_ifioctl(struct lx_ctx *c, uint32_t req, uint64_t arg)
+{
+    int64_t e = stack();
+    if (e)
+        return req == SIOCGIFCONF ? e : -LX_ENODEV;
+    if (req == SIOCGIFCONF)
+        return if_conf(c, arg);
+    struct lx_ifreq r;
+    if (lx_copy_in(c, &r, arg, sizeof(r)))
+        return -LX_EFAULT;
+    struct lx_if f;
+    uint32_t index = 0;
+    if (req == SIOCGIFNAME) {
+        if (r.u.value < 1 || if_get((uint32_t)r.u.value, &f))
+            return -LX_ENODEV;
+        memset(r.name, 0, sizeof(r.name));
+        memcpy(r.name, f.name, strlen(f.name));
+        return lx_copy_out(c, arg, &r, sizeof(r)) ? -LX_EFAULT : 0;
+    }
+    r.name[15] = 0;
+    for (uint32_t k = 1; k <= 2 && !index; k++)
+        if (!if_get(k, &f) && !strcmp(r.name, f.name))
+            index = k;
+    if (!index)
+        return -LX_ENODEV;
+    memset(&r.u, 0, sizeof(r.u));
+    switch (req) {
+    case SIOCGIFFLAGS: r.u.flags = (int16_t)f.flags; break;
+    case SIOCGIFMETRIC: r.u.value = 0; break;
+    case SIOCGIFMTU: r.u.value = (int32_t)f.mtu; break;
+    case SIOCGIFINDEX: r.u.value = (int32_t)f.index; break;
+    case SIOCGIFTXQLEN: r.u.value = 1000; break;
+    case SIOCGIFMAP: break;                     /* (no memory window, interrupt or DMA channel to tell) */
+    case SIOCGIFHWADDR:
+        r.u.hw.family = f.hwtype;
+        memcpy(r.u.hw.data, f.mac, 6);
+        break;
+    case SIOCGIFADDR:
+    case SIOCGIFDSTADDR:                        /* (no point-to-point peer: the address itself, as Linux) */
+    case SIOCGIFNETMASK:
+    case SIOCGIFBRDADDR:
+        if (!f.addr)
+            return -LX_EADDRNOTAVAIL;
+        put_sin(&r, req == SIOCGIFNETMASK ? f.mask : req == SIOCGIFBRDADDR ? (f.flags & IFF_BROADCAST ? f.addr | ~f.mask : 0)
+                                                                            : f.addr);
+        break;
+    default:
+        /* The SIOCS* that change an interface: its configuration is the
+         * system's (netcfg), as for a process without CAP_NET_ADMIN. */
+        switch (req) {
+        case 0x890b: case 0x890c:               /* SIOCADDRT, SIOCDELRT */
+        case 0x8914: case 0x8916: case 0x8918: case 0x891a: case 0x891c:        /* SIOCSIFFLAGS .. NETMASK */
+        case 0x891e: case 0x8922: case 0x8923: case 0x8924: case 0x8943:        /* METRIC, MTU, NAME, HWADDR, TXQLEN */
+            return -LX_EPERM;
+        default:
+            return -LX_ENOTTY;
+        }
+    }
+    return lx_copy_out(c, arg, &r, sizeof(r)) ? -LX_EFAULT : 0;
 }

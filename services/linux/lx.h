@@ -391,7 +391,7 @@ enum { LX_PROC_ROOT = 1, LX_PROC_SELF, LX_PROC_PIDDIR, LX_PROC_STAT, LX_PROC_STA
        LX_PROC_MOUNTS, LX_PROC_VERSION, LX_PROC_LOADAVG, LX_PROC_FILESYSTEMS, LX_PROC_EXE, LX_PROC_CWD,
        LX_PROC_FDDIR, LX_PROC_FDINFODIR, LX_PROC_KSTAT, LX_PROC_PETREL, LX_PROC_PMOUNTS, LX_PROC_MOUNTINFO,
        LX_PROC_PETREL_SHARED, LX_PROC_NETDIR, LX_PROC_SYSDIR, LX_PROC_NET_DEV, LX_PROC_NET_TCP, LX_PROC_NET_UDP,
-       LX_PROC_NET_SNMP, LX_PROC_NET_TCP6, LX_PROC_NET_UDP6, LX_PROC_TCP_CC, LX_PROC_TCP_CC_AVAIL,
+       LX_PROC_NET_SNMP, LX_PROC_NET_TCP6, LX_PROC_NET_UDP6, LX_PROC_NET_ROUTE, LX_PROC_TCP_CC, LX_PROC_TCP_CC_AVAIL,
        LX_PROC_TCP_CC_ALLOWED,
        LX_PROC_FD = 1u << 20,                   /* LX_PROC_FD + n: /proc/PID/fd/n */
        LX_PROC_FDINFO = 2u << 20,               /* LX_PROC_FDINFO + n: /proc/PID/fdinfo/n */
@@ -1310,6 +1310,7 @@ int64_t lx_inet_inq(int i);
 /* /proc/net/dev, tcp, udp, snmp (LX_PROC_NET_*) through lx_proc_put;
  * net.ipv4.tcp_congestion_control, the Linux programs' default. */
 void lx_inet_proc(uint32_t what);
+int64_t lx_inet_ifioctl(struct lx_ctx *c, uint32_t req, uint64_t arg);    /* SIOCGIF* on any socket */
 const char *lx_inet_cc_default(void);
 int lx_inet_cc_set_default(const char *name);
 /* A socket's open file went (its socket closes); a reference to a file

@@ -67,12 +67,13 @@ static const struct { int dir; const char *name; uint32_t what; uint32_t mode; }
     { 0, "snmp", LX_PROC_NET_SNMP, LX_S_IFREG | 0444 },
     { 0, "tcp6", LX_PROC_NET_TCP6, LX_S_IFREG | 0444 },
     { 0, "udp6", LX_PROC_NET_UDP6, LX_S_IFREG | 0444 },
+    { 0, "route", LX_PROC_NET_ROUTE, LX_S_IFREG | 0444 },
     { -1, "sys", LX_PROC_SYSDIR, LX_S_IFDIR | 0555 },
-    { 7, "net", LX_PROC_SYSDIR, LX_S_IFDIR | 0555 },
-    { 8, "ipv4", LX_PROC_SYSDIR, LX_S_IFDIR | 0555 },
-    { 9, "tcp_congestion_control", LX_PROC_TCP_CC, LX_S_IFREG | 0644 },
-    { 9, "tcp_available_congestion_control", LX_PROC_TCP_CC_AVAIL, LX_S_IFREG | 0444 },
-    { 9, "tcp_allowed_congestion_control", LX_PROC_TCP_CC_ALLOWED, LX_S_IFREG | 0444 },
+    { 8, "net", LX_PROC_SYSDIR, LX_S_IFDIR | 0555 },
+    { 9, "ipv4", LX_PROC_SYSDIR, LX_S_IFDIR | 0555 },
+    { 10, "tcp_congestion_control", LX_PROC_TCP_CC, LX_S_IFREG | 0644 },
+    { 10, "tcp_available_congestion_control", LX_PROC_TCP_CC_AVAIL, LX_S_IFREG | 0444 },
+    { 10, "tcp_allowed_congestion_control", LX_PROC_TCP_CC_ALLOWED, LX_S_IFREG | 0444 },
 };
 #define NFIXED_TREE (sizeof(fixed_tree) / sizeof(fixed_tree[0]))
 
@@ -715,6 +716,7 @@ static void gen(const struct lx_node *n)
     case LX_PROC_NET_SNMP:
     case LX_PROC_NET_TCP6:
     case LX_PROC_NET_UDP6:
+    case LX_PROC_NET_ROUTE:
         lx_inet_proc(n->proc);
         break;
     case LX_PROC_TCP_CC:

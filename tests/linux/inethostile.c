@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include "lxtest.h"
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -186,6 +187,33 @@ static void errors(void)
     SHOW("getsockopt level 999", getsockopt(u, 999, 1, big, &(socklen_t){ 4 }));
     SHOW("ioctl FIONREAD bad pointer", ioctl(u, FIONREAD, KERNEL_PTR));
     SHOW("ioctl 0x1234", ioctl(u, 0x1234, big));
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof(ifr));
+    SHOW("SIOCGIFFLAGS kernel pointer", ioctl(u, SIOCGIFFLAGS, KERNEL_PTR));
+    strcpy(ifr.ifr_name, "nope");
+    SHOW("SIOCGIFFLAGS nope", ioctl(u, SIOCGIFFLAGS, &ifr));
+    memset(ifr.ifr_name, 'x', sizeof(ifr.ifr_name));            /* (no terminating zero) */
+    SHOW("SIOCGIFINDEX unterminated", ioctl(u, SIOCGIFINDEX, &ifr));
+    strcpy(ifr.ifr_name, "lo");
+    SHOW("SIOCGIFFLAGS lo", ioctl(u, SIOCGIFFLAGS, &ifr));
+    printf("its flags: %#x\n", ifr.ifr_flags);
+    SHOW("SIOCGIFINDEX lo", ioctl(u, SIOCGIFINDEX, &ifr));
+    printf("its index: %d\n", ifr.ifr_ifindex);
+    SHOW("SIOCGIFADDR lo", ioctl(u, SIOCGIFADDR, &ifr));
+    printf("its address: %s\n", inet_ntoa(((struct sockaddr_in *)&ifr.ifr_addr)->sin_addr));
+    SHOW("SIOCGIFNETMASK lo", ioctl(u, SIOCGIFNETMASK, &ifr));
+    printf("its mask: %s\n", inet_ntoa(((struct sockaddr_in *)&ifr.ifr_netmask)->sin_addr));
+    ifr.ifr_ifindex = 1;
+    SHOW("SIOCGIFNAME 1", ioctl(u, SIOCGIFNAME, &ifr));
+    printf("its name: %s\n", ifr.ifr_name);
+    ifr.ifr_ifindex = 99;
+    SHOW("SIOCGIFNAME 99", ioctl(u, SIOCGIFNAME, &ifr));
+    struct ifconf conf = { .ifc_len = 0, .ifc_buf = NULL };
+    SHOW("SIOCGIFCONF without a buffer", ioctl(u, SIOCGIFCONF, &conf));
+    printf("its length: %d\n", conf.ifc_len);
+    conf.ifc_len = 1000;
+    conf.ifc_buf = KERNEL_PTR;
+    SHOW("SIOCGIFCONF kernel buffer", ioctl(u, SIOCGIFCONF, &conf));
     close(t);
     close(u);
 }
