@@ -108,6 +108,8 @@ struct lx_inet {
     uint8_t err_told;           /* the error the connection ended with was told (once, as Linux tells it) */
     uint8_t icmp;               /* a ping socket (SOCK_DGRAM, IPPROTO_ICMP): ICMP echo, its port the identifier */
     uint8_t nodelay, keepalive, cc, reuseaddr, broadcast, linger0;
+    uint8_t raw;                /* a raw ICMP socket (SOCK_RAW, IPPROTO_ICMP): type SOCK_DGRAM, icmp set;
+                                 * it sends echo requests whole and receives replies with an IP header */
     uint8_t shut;               /* SHUT_RD + 1 bits of a shutdown Linux marks without a connection
                                  * (a datagram socket, or a stream one not connected) */
     uint32_t sock;              /* the stack's socket (0: not opened yet) */
@@ -325,19 +327,23 @@ static uint32_t if_addr(void)
 
 int lx_inet_socket(int i, uint64_t type, uint64_t protocol)
 {
-    if (type == SOCK_RAW)
-        return -LX_EPERM;                       /* (no raw sockets: as for a process without CAP_NET_RAW) */
-    if (type != SOCK_STREAM && type != SOCK_DGRAM)
+    if (type != SOCK_STREAM && type != SOCK_DGRAM && type != SOCK_RAW)
         return -LX_ESOCKTNOSUPPORT;
     if ((int32_t)protocol < 0 || (int32_t)protocol >= 256)
         return -LX_EINVAL;
-    int icmp = type == SOCK_DGRAM && protocol == IPPROTO_ICMP;     /* a ping socket */
+    int raw = type == SOCK_RAW;
+    if (raw && protocol != IPPROTO_ICMP)
+        return -LX_EPERM;                       /* (raw sockets of ICMP only: others as without CAP_NET_RAW) */
+    if (raw)
+        type = SOCK_DGRAM;
+    int icmp = type == SOCK_DGRAM && protocol == IPPROTO_ICMP;     /* a ping socket, or a raw ICMP one */
     if (protocol && !icmp && protocol != (type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP))
         return -LX_EPROTONOSUPPORT;
     int64_t e = stack();
     if (e)
         return (int)e;
-    inets[i] = (struct lx_inet){ .state = IN_NEW, .type = (uint8_t)type, .icmp = (uint8_t)icmp, .cc = default_cc,
+    inets[i] = (struct lx_inet){ .state = IN_NEW, .type = (uint8_t)type, .icmp = (uint8_t)icmp, .raw = (uint8_t)raw,
+                                 .cc = default_cc,
                                  .sndbuf = BUF_DEFAULT, .rcvbuf = BUF_DEFAULT };
     return 0;
 }
@@ -630,11 +636,21 @@ static int64_t dgram_send(struct lx_ctx *c, int i, const struct uio *u, uint64_t
         return -LX_EMSGSIZE;
     if (s->shut & 2)
         return -LX_EPIPE;                       /* (shut for writing; no SIGPIPE for a datagram, as Linux) */
-    int64_t e = open_sock(s, 0);
-    if (e)
-        return e;
     if (len && lx_uio_copy(c, u, 0, bounce, len, 0))
         return -LX_EFAULT;
+    uint16_t ident = 0;
+    if (s->raw) {                               /* the process's echo request, its identifier its own */
+        if (len < 8 || bounce[0] != 8 || bounce[1] != 0)
+            return -LX_EINVAL;                  /* (the stack sends echo requests only) */
+        ident = (uint16_t)(bounce[4] << 8 | bounce[5]);
+        if (s->sock && s->lport != ident) {
+            net_close(net_ep, s->sock);
+            s->sock = 0;
+        }
+    }
+    int64_t e = open_sock(s, ident);
+    if (e)
+        return e;
     e = net_sendto(net_ep, s->sock, addr, port, bounce, len);
     if (e == SVC_E_AGAIN)
         return (int64_t)len;                    /* no room in the device's ring: dropped, as Linux's full
@@ -726,12 +742,33 @@ static int64_t dgram_recv(struct lx_ctx *c, int i, int nonblock, const struct ui
             return lx_err(e);
         if (s->state == IN_CONNECTED && (from != s->raddr || (!s->icmp && port != s->rport)))
             continue;                           /* a connected socket takes its peer's only */
+        uint64_t at = 0;
+        if (s->raw) {                           /* the IPv4 header a raw socket receives before the message */
+            uint8_t h[20] = { 0x45, 0, (uint8_t)((n + 20) >> 8), (uint8_t)(n + 20), 0, 0, 0x40, 0, (uint8_t)port,
+                              IPPROTO_ICMP };
+            uint32_t dst = (from >> 24) == 127 ? LOOPBACK : if_addr();
+            for (int k = 0; k < 4; k++) {
+                h[12 + k] = (uint8_t)(from >> (24 - 8 * k));
+                h[16 + k] = (uint8_t)(dst >> (24 - 8 * k));
+            }
+            uint32_t sum = 0;
+            for (int k = 0; k < 20; k += 2)
+                sum += (uint32_t)(h[k] << 8 | h[k + 1]);
+            sum = (sum & 0xffff) + (sum >> 16);
+            sum = ~((sum & 0xffff) + (sum >> 16)) & 0xffff;
+            h[10] = (uint8_t)(sum >> 8);
+            h[11] = (uint8_t)sum;
+            at = len < 20 ? len : 20;
+            if (at && lx_uio_copy(c, u, 0, h, at, 1))
+                return -LX_EFAULT;
+            n += 20;
+        }
         uint64_t k = n < len ? n : len;
-        if (k && lx_uio_copy(c, u, 0, bounce, k, 1))
+        if (k > at && lx_uio_copy(c, u, at, bounce, k - at, 1))
             return -LX_EFAULT;
         if (n > len)
             a->mflags |= MSG_TRUNC;
-        e = name_out(c, a, from, (uint16_t)port);
+        e = name_out(c, a, from, s->icmp ? 0 : (uint16_t)port);
         if (e)
             return e;
         return (int64_t)((a->flags & MSG_TRUNC) ? n : k);
@@ -1002,7 +1039,7 @@ int64_t lx_inet_getsockopt(struct lx_ctx *c, int i, uint64_t level, uint64_t nam
     } else if (level == SOL_SOCKET) {
         uint64_t tv[2];
         switch (name) {
-        case SO_TYPE: v = s->type; break;
+        case SO_TYPE: v = s->raw ? SOCK_RAW : s->type; break;
         case SO_DOMAIN: v = AF_INET; break;
         case SO_PROTOCOL: v = s->type == SOCK_STREAM ? IPPROTO_TCP : s->icmp ? IPPROTO_ICMP : IPPROTO_UDP; break;
         case SO_ACCEPTCONN: v = s->state == IN_LISTEN; break;

@@ -599,12 +599,13 @@ static int64_t inet_socket(struct lx_ctx *c, uint32_t type, uint64_t protocol, u
     if (type >= SOCK_MAX)
         return -LX_EINVAL;
     int err = 0, dgrams = 0;
-    for (int i = 0; i < LX_SOCKS && type == SOCK_DGRAM; i++)
+    uint32_t kind = type == SOCK_RAW ? SOCK_DGRAM : type;  /* (a raw ICMP socket is a datagram one here) */
+    for (int i = 0; i < LX_SOCKS && kind == SOCK_DGRAM; i++)
         dgrams += socks[i].state != SS_FREE && socks[i].family == AF_INET && socks[i].type == SOCK_DGRAM &&
                   socks[i].owner == c->p->pid;
     if (dgrams >= LX_PROC_DGRAMS)
         return -LX_EMFILE;                      /* the stack's datagram sockets are shared by every process */
-    struct lx_sock *s = sock_new(c, AF_INET, (int)type, &err);
+    struct lx_sock *s = sock_new(c, AF_INET, (int)kind, &err);
     if (!s)
         return err;
     err = lx_inet_socket(index_of(s), type, protocol);

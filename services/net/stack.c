@@ -493,7 +493,7 @@ static void icmp_input(const uint8_t *ip, uint32_t hlen, uint32_t len)
     if (m[0] == 0 && m[1] == 0) {                       /* echo reply: to the socket of its identifier */
         struct sock *s = net_sock_find(SOCK_ICMP, get16(m + 4));
         if (s)
-            net_sock_deliver(s, src, 0, m, mlen);
+            net_sock_deliver(s, src, ip[8], m, mlen);  /* (its "port": the TTL it came with) */
         return;
     }
 }
