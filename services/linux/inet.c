@@ -1316,14 +1316,6 @@ void lx_inet_proc(uint32_t what)
 #define ARPHRD_ETHER    1
 #define ARPHRD_LOOPBACK 772
 
-/* An interface as the ioctls show it: index 1 lo, 2 eth0 (the NIC). */
-struct lx_if {
-    const char *name;
-    uint32_t index, flags, addr, mask, mtu;
-    uint16_t hwtype;
-    uint8_t mac[6];
-};
-
 /* Interface `index`: 0, or ENODEV (no such one: the NIC of a system without). */
 static int if_get(uint32_t index, struct lx_if *f)
 {
@@ -1342,6 +1334,19 @@ static int if_get(uint32_t index, struct lx_if *f)
     for (int k = 0; k < 6; k++)
         f->mac[k] = (uint8_t)(mac >> (8 * k));
     return 0;
+}
+
+int lx_inet_if(uint32_t index, struct lx_if *f, uint32_t *gateway)
+{
+    int64_t e = stack();
+    if (e)
+        return (int)e;
+    uint64_t mac = 0;
+    uint32_t addr = 0, prefix = 0, mtu = 0, link = 0;
+    *gateway = 0;
+    if (index == 2 && net_info(net_ep, &mac, &addr, &prefix, gateway, &mtu, &link) != 0)
+        *gateway = 0;
+    return if_get(index, f);
 }
 
 /* struct ifreq: the name, then a union of 24 bytes. */

@@ -1311,6 +1311,20 @@ int64_t lx_inet_inq(int i);
  * net.ipv4.tcp_congestion_control, the Linux programs' default. */
 void lx_inet_proc(uint32_t what);
 int64_t lx_inet_ifioctl(struct lx_ctx *c, uint32_t req, uint64_t arg);    /* SIOCGIF* on any socket */
+/* An interface as Linux programs see it: index 1 lo, 2 eth0 (the NIC). */
+struct lx_if {
+    const char *name;
+    uint32_t index, flags, addr, mask, mtu;     /* flags: IFF_*; addr and mask in the host's order (0: none) */
+    uint16_t hwtype;                            /* ARPHRD_* */
+    uint8_t mac[6];
+};
+/* Interface `index` (and the default gateway, 0: none): 0, ENODEV, or
+ * EAFNOSUPPORT in a system without the stack. */
+int lx_inet_if(uint32_t index, struct lx_if *f, uint32_t *gateway);
+/* rtnetlink.c: answer the NETLINK_ROUTE requests in msg (len bytes) from
+ * the socket whose port id is `portid`, each reply through `reply`. */
+void lx_rtnl_request(const uint8_t *msg, uint32_t len, uint32_t portid,
+                     void (*reply)(void *to, const uint8_t *msg, uint32_t len), void *to);
 const char *lx_inet_cc_default(void);
 int lx_inet_cc_set_default(const char *name);
 /* A socket's open file went (its socket closes); a reference to a file

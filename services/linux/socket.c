@@ -60,6 +60,8 @@
 #define AF_UNSPEC       0
 #define AF_UNIX         1
 #define AF_INET         2
+#define AF_NETLINK      16
+#define NL_ADDR         12              /* struct sockaddr_nl: family, pad, port id, groups */
 #define SOCK_STREAM     1
 #define SOCK_DGRAM      2
 #define SOCK_RAW        3
@@ -216,8 +218,8 @@ static struct lx_sock *sock_new(struct lx_ctx *c, int family, int type, int *err
         struct lx_sock *s = &socks[i];
         if (s->state != SS_FREE)
             continue;
-        struct squeue *q = family == AF_UNIX ? svc_alloc(sizeof(struct squeue)) : NULL;
-        if (!q && family == AF_UNIX) {
+        struct squeue *q = family != AF_INET ? svc_alloc(sizeof(struct squeue)) : NULL;
+        if (!q && family != AF_INET) {
             *err = -LX_ENOMEM;
             return NULL;
         }
@@ -616,6 +618,117 @@ static int64_t inet_socket(struct lx_ctx *c, uint32_t type, uint64_t protocol, u
     return sock_fd_new(c, s, fl);
 }
 
+/* ---------------------------------------------------------------- AF_NETLINK (NETLINK_ROUTE) */
+
+/* A netlink socket is a datagram socket with a queue of its own, named by
+ * a struct sockaddr_nl; what it sends to the kernel (port id 0) is answered
+ * by rtnetlink.c into its queue, from port id 0. */
+static const struct lx_sock kernel_nl = { .addrlen = NL_ADDR, .addr = { AF_NETLINK } };
+static int has_room(const struct lx_sock *r, uint64_t n, uint32_t nfiles, int merge);
+static int enqueue(struct lx_ctx *c, struct lx_sock *r, const struct lx_sock *s, const struct uio *u, uint64_t off,
+                   uint64_t n, uint32_t nfiles, int merge);
+
+static uint32_t nl_portid(const struct lx_sock *s)
+{
+    uint32_t id;
+    memcpy(&id, s->addr + 4, 4);
+    return id;
+}
+
+static int nl_taken(uint32_t id)
+{
+    for (int i = 0; i < LX_SOCKS; i++)
+        if (socks[i].state != SS_FREE && socks[i].family == AF_NETLINK && socks[i].addrlen && nl_portid(&socks[i]) == id)
+            return 1;
+    return 0;
+}
+
+/* Name s with port id `id` (0: the process's pid if free, else one of
+ * its own below 0xfffff000, as Linux's autobind picks). */
+static void nl_bind(struct lx_ctx *c, struct lx_sock *s, uint32_t id)
+{
+    static uint32_t next = 0xffffefffu;
+    if (!id) {
+        id = (uint32_t)c->p->pid;
+        while (nl_taken(id))
+            id = next--;
+    }
+    memset(s->addr, 0, UN_MAX);
+    s->addr[0] = AF_NETLINK;
+    memcpy(s->addr + 4, &id, 4);
+    s->addrlen = NL_ADDR;
+    s->bound = 1;
+}
+
+/* A struct sockaddr_nl from the process: its port id in *id; 0 or a negated errno. */
+static int64_t nl_addr_in(struct lx_ctx *c, uint64_t uaddr, uint64_t len, uint32_t *id)
+{
+    uint8_t a[NL_ADDR];
+    if ((int32_t)len < 0 || (uint32_t)len > 128)
+        return -LX_EINVAL;
+    if (len < NL_ADDR)
+        return -LX_EINVAL;
+    if (lx_copy_in(c, a, uaddr, NL_ADDR))
+        return -LX_EFAULT;
+    if (a[0] != AF_NETLINK || a[1] != 0)
+        return -LX_EINVAL;
+    memcpy(id, a + 4, 4);
+    return 0;
+}
+
+static int64_t netlink_socket(struct lx_ctx *c, uint32_t type, uint64_t protocol, uint32_t fl)
+{
+    if (type != SOCK_RAW && type != SOCK_DGRAM)
+        return -LX_ESOCKTNOSUPPORT;
+    if ((uint32_t)protocol != 0)
+        return -LX_EPROTONOSUPPORT;             /* NETLINK_ROUTE only */
+    int err = 0;
+    struct lx_sock *s = sock_new(c, AF_NETLINK, SOCK_DGRAM, &err);
+    if (!s)
+        return err;
+    return sock_fd_new(c, s, fl);
+}
+
+static void nl_reply(void *to, const uint8_t *msg, uint32_t len)
+{
+    struct lx_sock *s = to;
+    struct uio u = { 0, 0, 0, 0, msg };
+    if (!has_room(s, len, 0, 0)) {
+        s->err = LX_ENOBUFS;                    /* an overrun, as Linux reports one */
+        return;
+    }
+    enqueue(NULL, s, &kernel_nl, &u, 0, len, 0, 0);
+    lx_wake_all(LX_BLK_SOCK, index_of(s));
+}
+
+static int64_t netlink_send(struct lx_ctx *c, struct lx_sock *s, const struct uio *u, uint64_t len, uint64_t uto,
+                            uint64_t tolen)
+{
+    uint32_t to = 0;
+    if (uto && tolen) {
+        int64_t e = nl_addr_in(c, uto, tolen, &to);
+        if (e)
+            return e;
+        if (to)
+            return -LX_ECONNREFUSED;            /* (another process's netlink socket: not here) */
+    }
+    if (len > s->sndbuf - 32)
+        return -LX_EMSGSIZE;                    /* (Linux's bound: the send buffer) */
+    uint8_t *msg = len ? svc_alloc(len) : NULL;
+    if (len && !msg)
+        return -LX_ENOBUFS;
+    if (len && lx_uio_copy(c, u, 0, msg, len, 0)) {
+        svc_free(msg, len);
+        return -LX_EFAULT;
+    }
+    if (!s->addrlen)
+        nl_bind(c, s, 0);
+    lx_rtnl_request(msg, (uint32_t)len, nl_portid(s), nl_reply, s);
+    if (msg)
+        svc_free(msg, len);
+    return (int64_t)len;
+}
+
 int64_t lx_sys_socket(struct lx_ctx *c, uint64_t family, uint64_t type, uint64_t protocol)
 {
     uint32_t t = (uint32_t)type & SOCK_TYPE_MASK, fl = (uint32_t)type & ~(uint32_t)SOCK_TYPE_MASK;
@@ -623,6 +736,8 @@ int64_t lx_sys_socket(struct lx_ctx *c, uint64_t family, uint64_t type, uint64_t
         return -LX_EINVAL;
     if ((uint32_t)family == AF_INET)
         return inet_socket(c, t, protocol, fl);
+    if ((uint32_t)family == AF_NETLINK)
+        return netlink_socket(c, t, protocol, fl);
     if ((uint32_t)family != AF_UNIX)
         return -LX_EAFNOSUPPORT;
     if ((uint32_t)protocol && (uint32_t)protocol != AF_UNIX)
@@ -709,6 +824,18 @@ int64_t lx_sys_bind(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t len)
         return err;
     if (s->family == AF_INET)
         return lx_inet_bind(c, index_of(s), uaddr, len);
+    if (s->family == AF_NETLINK) {
+        uint32_t id = 0;
+        int64_t e = nl_addr_in(c, uaddr, len, &id);
+        if (e)
+            return e;
+        if (s->addrlen)
+            return id == nl_portid(s) ? 0 : -LX_EINVAL;
+        if (id && nl_taken(id))
+            return -LX_EADDRINUSE;
+        nl_bind(c, s, id);
+        return 0;
+    }
     uint8_t addr[UN_MAX];
     int64_t n = addr_in(c, uaddr, len, addr, 0, 1);
     if (n < 0)
@@ -834,6 +961,17 @@ int64_t lx_sys_connect(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64_t l
         return err;
     if (s->family == AF_INET)
         return lx_inet_connect(c, index_of(s), (f->flags & O_NONBLOCK) != 0, uaddr, len);
+    if (s->family == AF_NETLINK) {
+        uint32_t id = 0;
+        int64_t e = nl_addr_in(c, uaddr, len, &id);
+        if (e)
+            return e;
+        if (id)
+            return -LX_ECONNREFUSED;
+        if (!s->addrlen)
+            nl_bind(c, s, 0);
+        return 0;                               /* (the kernel: where its sends go anyway) */
+    }
     uint8_t addr[UN_MAX];
     int64_t n = addr_in(c, uaddr, len, addr, s->type == SOCK_DGRAM, 0);
     if (n < 0)
@@ -1067,7 +1205,7 @@ static int enqueue(struct lx_ctx *c, struct lx_sock *r, const struct lx_sock *s,
         rec->len = (uint32_t)n;
         rec->nfiles = (uint16_t)nfiles;
         rec->addrlen = s->addrlen;
-        rec->pid = c->p->pid;
+        rec->pid = c ? c->p->pid : 0;          /* (no process: the kernel's netlink answers) */
         memcpy(rec->addr, s->addr, UN_MAX);
         r->rcount++;
     }
@@ -1225,6 +1363,8 @@ static int64_t sock_send(struct lx_ctx *c, struct lx_file *f, const struct uio *
     if (s->family == AF_INET)
         return lx_inet_send(c, index_of(s), (f->flags & O_NONBLOCK) || (flags & MSG_DONTWAIT), u, len, flags, uto,
                             tolen);
+    if (s->family == AF_NETLINK)
+        return netlink_send(c, s, u, len, uto, tolen);
     if (flags & MSG_OOB)
         return -LX_EOPNOTSUPP;
     uint8_t to[UN_MAX];
@@ -1659,6 +1799,8 @@ int64_t lx_sys_getsockname(struct lx_ctx *c, uint64_t fd, uint64_t uaddr, uint64
         return -LX_EFAULT;
     if (s->family == AF_INET)
         return lx_inet_name(c, index_of(s), uaddr, ulen, peer);
+    if (s->family == AF_NETLINK)
+        return addr_out(c, uaddr, ulen, peer || !s->addrlen ? kernel_nl.addr : s->addr, NL_ADDR);
     if (!peer)
         return addr_out(c, uaddr, ulen, s->addr, s->addrlen);
     struct lx_sock *p = peer_of(s);
@@ -1774,7 +1916,7 @@ int64_t lx_sys_getsockopt(struct lx_ctx *c, uint64_t fd, uint64_t level, uint64_
     case SO_RCVLOWAT:   v = 1; break;
     case SO_SNDLOWAT:   v = 1; break;
     case SO_ACCEPTCONN: v = s->state == SS_LISTEN; break;
-    case SO_DOMAIN:     v = AF_UNIX; break;
+    case SO_DOMAIN:     v = s->family; break;
     case SO_PROTOCOL:   v = 0; break;
     case SO_LINGER:
         memcpy(out, s->linger, 8);

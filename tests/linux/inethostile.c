@@ -15,6 +15,7 @@
 #include "lxtest.h"
 #include <arpa/inet.h>
 #include <net/if.h>
+
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -216,6 +217,86 @@ static void errors(void)
     SHOW("SIOCGIFCONF kernel buffer", ioctl(u, SIOCGIFCONF, &conf));
     close(t);
     close(u);
+}
+
+/* ---------------------------------------------------------------- netlink */
+
+/* Linux's netlink UAPI (linux/netlink.h; the musl toolchain has no kernel headers). */
+#define NETLINK_ROUTE   0
+#define NLMSG_NOOP      1
+#define NLMSG_ERROR     2
+#define NLM_F_REQUEST   1
+#define NLM_F_ACK       4
+#define NLM_F_DUMP      0x300
+#define RTM_GETLINK     18
+#define RTM_GETADDR     22
+struct sockaddr_nl { sa_family_t nl_family; unsigned short nl_pad; uint32_t nl_pid, nl_groups; };
+struct nlmsghdr { uint32_t nlmsg_len; uint16_t nlmsg_type, nlmsg_flags; uint32_t nlmsg_seq, nlmsg_pid; };
+struct nlmsgerr { int error; struct nlmsghdr msg; };
+struct rtgenmsg { unsigned char rtgen_family; };
+#define NLMSG_ALIGN(n)  (((n) + 3) & ~3u)
+#define NLMSG_DATA(h)   ((void *)((char *)(h) + 16))
+#define NLMSG_OK(h, n)  ((n) >= 16 && (h)->nlmsg_len >= 16 && (h)->nlmsg_len <= (n))
+#define NLMSG_NEXT(h, n) ((n) -= NLMSG_ALIGN((h)->nlmsg_len), (struct nlmsghdr *)((char *)(h) + NLMSG_ALIGN((h)->nlmsg_len)))
+
+/* Send a netlink message of `type` and `flags` (with `extra` bytes of
+ * zeros after the header) and print what comes back: each message's type,
+ * flags and length, and an error's code. */
+static void nl_ask(int fd, const char *what, uint16_t type, uint16_t flags, int extra)
+{
+    static uint8_t req[256], buf[8192];
+    struct nlmsghdr *h = (struct nlmsghdr *)req;
+    memset(req, 0, sizeof(req));
+    h->nlmsg_len = (uint32_t)(sizeof(*h) + (unsigned)extra);
+    h->nlmsg_type = type;
+    h->nlmsg_flags = flags;
+    h->nlmsg_seq = 77;
+    struct sockaddr_nl k = { .nl_family = AF_NETLINK };
+    long n = sendto(fd, req, h->nlmsg_len, 0, (struct sockaddr *)&k, sizeof(k));
+    printf("%s: sent %ld\n", what, n);
+    n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n < 0) {
+        printf("  answer: -1 %s\n", errname(errno));
+        return;
+    }
+    for (struct nlmsghdr *r = (struct nlmsghdr *)buf; NLMSG_OK(r, (unsigned long)n); r = NLMSG_NEXT(r, n)) {
+        printf("  answer: type %u flags %#x length %u seq %u", r->nlmsg_type, r->nlmsg_flags, r->nlmsg_len, r->nlmsg_seq);
+        if (r->nlmsg_type == NLMSG_ERROR)
+            printf(" error %s", ((struct nlmsgerr *)NLMSG_DATA(r))->error ? errname(-((struct nlmsgerr *)NLMSG_DATA(r))->error) : "0");
+        printf("\n");
+    }
+}
+
+static void netlink(void)
+{
+    SHOW("netlink protocol 99", socket(AF_NETLINK, SOCK_RAW, 99));
+    SHOW("netlink stream", socket(AF_NETLINK, SOCK_STREAM, 0));
+    int fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+    struct sockaddr_nl a = { .nl_family = AF_NETLINK };
+    SHOW("netlink bind length 4", bind(fd, (struct sockaddr *)&a, 4));
+    a.nl_family = AF_INET;
+    SHOW("netlink bind AF_INET", bind(fd, (struct sockaddr *)&a, sizeof(a)));
+    SHOW("netlink bind kernel pointer", bind(fd, KERNEL_PTR, sizeof(a)));
+    a.nl_family = AF_NETLINK;
+    SHOW("netlink bind", bind(fd, (struct sockaddr *)&a, sizeof(a)));
+    socklen_t len = sizeof(a);
+    SHOW("netlink getsockname", getsockname(fd, (struct sockaddr *)&a, &len));
+    printf("its length %u, family %u, port id the pid: %d\n", len, a.nl_family, a.nl_pid == (uint32_t)getpid());
+    SHOW("netlink send 3 bytes", send(fd, "abc", 3, 0));
+    SHOW("netlink send kernel buffer", send(fd, KERNEL_PTR, 16, 0));
+    struct sockaddr_nl other = { .nl_family = AF_NETLINK, .nl_pid = 12345 };
+    SHOW("netlink sendto port 12345", sendto(fd, "abcdabcdabcdabcd", 16, 0, (struct sockaddr *)&other, sizeof(other)));
+    SHOW("netlink recv nothing there", recv(fd, &len, 4, MSG_DONTWAIT));
+    nl_ask(fd, "NLMSG_NOOP with an ack", NLMSG_NOOP, NLM_F_REQUEST | NLM_F_ACK, 0);
+    nl_ask(fd, "type 200", 200, NLM_F_REQUEST, 8);
+    nl_ask(fd, "not a request", RTM_GETLINK, 0, 16);
+    nl_ask(fd, "a length past the message", RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, -8);
+    struct { struct nlmsghdr h; struct rtgenmsg g; } req = { { sizeof(req), RTM_GETADDR, NLM_F_REQUEST | NLM_F_DUMP, 5, 0 },
+                                                             { AF_INET } };
+    send(fd, &req, sizeof(req), 0);
+    SHOW("netlink recv into a kernel buffer", recv(fd, KERNEL_PTR, 4096, 0));
+    SHOW("netlink recv 16 bytes with MSG_TRUNC", recv(fd, &a, 16, MSG_TRUNC | MSG_DONTWAIT) > 16);
+    close(fd);
 }
 
 /* ---------------------------------------------------------------- random calls */
@@ -488,6 +569,7 @@ int main(void)
     struct petrel_usage before, after;
     petrel_usage_read(&before);
     errors();
+    netlink();
     random_calls();
     exhaustion();
     races();
