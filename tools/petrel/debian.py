@@ -43,6 +43,11 @@ NOT_NEEDED = ("dpkg", "install-info", "debconf", "perl-base", "libelogind0")
 PRUNED = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale", "usr/share/lintian",
           "usr/share/bug", "usr/lib/aarch64-linux-gnu/gconv")
 APPS_LIST = "apps.list"
+# The network tools of the suite (iperf3 and its libraries), fetched one
+# level at a time (walk) without what only their maintainer scripts need:
+# apt's whole closure of them holds adduser, perl and PAM.
+NET_APPS = ("iperf3",)
+NET_NOT_NEEDED = NOT_NEEDED + ("adduser", "cdebconf", "init-system-helpers")
 
 # The programs of the application benchmarks (`./petrel bench --suite apps`,
 # the L4Linux paper's Table IV): MP3 encoding and decoding, JPEG, TIFF,
@@ -179,18 +184,18 @@ def set_ready(roots, list_name: str, what: str, repo: Path = paths.REPO) -> list
 
 
 def apps_missing(repo: Path = paths.REPO) -> list:
-    return set_missing(APPS, APPS_LIST, repo)
+    return set_missing(APPS + NET_APPS, APPS_LIST, repo)
 
 
 def apps_ready(repo: Path = paths.REPO) -> list:
-    return set_ready(APPS, APPS_LIST, "the real-programs suite's", repo)
+    return set_ready(APPS + NET_APPS, APPS_LIST, "the real-programs suite's", repo)
 
 
 # Fetches the apps set and its dependencies; records the closure.
 def fetch_apps(repo: Path = paths.REPO, say=print) -> None:
     if not apps_missing(repo):
         return
-    packages = closure()
+    packages = sorted(set(closure()) | set(walk(NET_APPS, NET_NOT_NEEDED)))
     say(f"the real-programs suite needs {len(packages)} Debian packages (arm64)")
     fetch(repo, say, packages)
     (cache_dir(repo) / APPS_LIST).write_text("\n".join(packages) + "\n")
