@@ -96,6 +96,7 @@
 #define NET_SOCK_TCP    3u
 #define NET_SOCK_UDP    1u
 #define NET_SOCK_ICMP   2u
+#define NET_OPEN_REUSE  0x100u          /* the stack's `open` kind flag: a UDP port shared */
 #define NS              1000000000ull
 
 enum { IN_FREE, IN_NEW, IN_LISTEN, IN_CONNECTING, IN_CONNECTED };
@@ -238,6 +239,8 @@ static int64_t open_sock(struct lx_inet *s, uint32_t port)
         return 0;
     uint32_t sock = 0, bound = 0;
     uint32_t kind = s->type == SOCK_STREAM ? NET_SOCK_TCP : s->icmp ? NET_SOCK_ICMP : NET_SOCK_UDP;
+    if (kind == NET_SOCK_UDP && s->reuseaddr && port)
+        kind |= NET_OPEN_REUSE;                 /* (SO_REUSEADDR: the port may be shared) */
     int64_t e = net_open(net_ep, kind, port, &sock, &bound);
     if (e)
         return e == SVC_E_BUSY && !port ? -LX_EAGAIN : lx_err(e);      /* (no ephemeral port left: Linux's EAGAIN) */
@@ -479,6 +482,8 @@ int64_t lx_inet_connect(struct lx_ctx *c, int i, int nonblock, uint64_t uaddr, u
         return e;
     if (s->type == SOCK_DGRAM) {
         if (unspec) {
+            if (s->sock && !s->icmp)
+                net_udp_connect(net_ep, s->sock, 0, 0);
             s->raddr = 0;
             s->rport = 0;
             s->state = IN_NEW;
@@ -490,6 +495,8 @@ int64_t lx_inet_connect(struct lx_ctx *c, int i, int nonblock, uint64_t uaddr, u
         s->raddr = addr ? addr : LOOPBACK;
         s->rport = port;
         s->state = IN_CONNECTED;
+        if (!s->icmp && port)
+            net_udp_connect(net_ep, s->sock, s->raddr, port);   /* (the stack's choice among sockets sharing a port) */
         return 0;
     }
     if (unspec)

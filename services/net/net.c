@@ -91,6 +91,36 @@ struct sock *net_sock_find(uint32_t kind, uint16_t port)
     return NULL;
 }
 
+/* The UDP socket a datagram from src:sport to `port` is for: one
+ * connected to that peer, else one not connected (of those sharing the
+ * port, as Linux's lookup scores them). */
+struct sock *net_udp_find(uint16_t port, uint32_t src, uint16_t sport)
+{
+    struct sock *open = NULL;
+    for (unsigned i = 0; net_socks && i < NSOCKS; i++) {
+        struct sock *s = &net_socks[i];
+        if (!s->pid || s->kind != SOCK_UDP || s->port != port)
+            continue;
+        if (s->peer_port && s->peer_addr == src && s->peer_port == sport)
+            return s;
+        if (!s->peer_port && !open)
+            open = s;
+    }
+    return open;
+}
+
+/* May `call`'s client open another UDP socket on `port`? Only when it
+ * asks to share it and every socket on it is its own and shared. */
+static int udp_port_shared(struct svc_call *call, uint16_t port)
+{
+    for (unsigned i = 0; net_socks && i < NSOCKS; i++) {
+        struct sock *s = &net_socks[i];
+        if (s->pid && s->kind == SOCK_UDP && s->port == port && (s->pid != call->pid || !s->reuse))
+            return 0;
+    }
+    return 1;
+}
+
 void net_sock_deliver(struct sock *s, uint32_t addr, uint16_t port, const uint8_t *data, uint32_t len)
 {
     uint8_t *big = NULL;
@@ -188,7 +218,9 @@ int64_t net_sock_new(struct svc_call *call, uint32_t kind, uint16_t port, uint32
 
 static int64_t open(struct svc_call *call, uint32_t kind, uint32_t port, uint32_t *sock, uint32_t *bound)
 {
-    if ((kind != SOCK_UDP && kind != SOCK_ICMP && kind != SOCK_TCP) || port > 0xffff)
+    int reuse = (kind & ~0xffu) == NET_OPEN_REUSE;
+    kind &= reuse ? 0xffu : ~0u;
+    if ((kind != SOCK_UDP && kind != SOCK_ICMP && kind != SOCK_TCP) || port > 0xffff || (reuse && kind != SOCK_UDP))
         return SVC_E_INVAL;
     net_nic_ready();                                    /* (the stack starts at the first request) */
     if (!net_stack_ready())
@@ -202,7 +234,7 @@ static int64_t open(struct svc_call *call, uint32_t kind, uint32_t port, uint32_
         }
         if (!port)
             return SVC_E_BUSY;
-    } else if (net_sock_find(kind, (uint16_t)port))
+    } else if (net_sock_find(kind, (uint16_t)port) && !(reuse && udp_port_shared(call, (uint16_t)port)))
         return SVC_E_BUSY;
     struct dgram *queue = NULL;
     if (kind != SOCK_TCP && !(queue = net_alloc(SOCK_QUEUE * sizeof *queue)))
@@ -216,7 +248,20 @@ static int64_t open(struct svc_call *call, uint32_t kind, uint32_t port, uint32_
         return err;
     }
     s->queue = queue;
+    s->reuse = (uint8_t)reuse;
     *bound = port;
+    return 0;
+}
+
+static int64_t udp_connect(struct svc_call *call, uint32_t sock, uint32_t addr, uint32_t port)
+{
+    struct sock *s = net_sock_of(call, sock);
+    if (!s)
+        return SVC_E_BADHANDLE;
+    if (s->kind != SOCK_UDP || port > 0xffff || (!port && addr))
+        return SVC_E_INVAL;
+    s->peer_addr = addr;
+    s->peer_port = (uint16_t)port;
     return 0;
 }
 
@@ -484,4 +529,4 @@ static int64_t default_cc(struct svc_call *call, uint32_t set, uint32_t cc, uint
 const struct net_ops net_ops = { config, dhcp, info, open, sendto, recvfrom, wait, sock_close, stats,
                                  net_op_listen, net_op_accept, net_op_connect, net_op_send, net_op_recv,
                                  net_op_shutdown, net_op_tcp_info, net_op_tcp_set, watch, poll_now,
-                                 ifstats, default_cc };
+                                 ifstats, default_cc, udp_connect };

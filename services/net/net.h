@@ -12,6 +12,7 @@
 
 #define SOCK_UDP        1u
 #define SOCK_ICMP       2u
+#define NET_OPEN_REUSE  0x100u          /* `open`'s kind | this: a UDP port shared (SO_REUSEADDR) */
 #define SOCK_TCP        3u
 #define NSOCKS          256u            /* the service's sockets in all */
 #define SOCKS_PER_PID   16u             /* a client's UDP and ICMP ones (TCP sockets: its connections' limit) */
@@ -65,6 +66,9 @@ struct sock {
     uint32_t events;                    /* what the waiter waits for */
     struct dgram *queue;                /* SOCK_QUEUE of them (svc_alloc; not for TCP) */
     struct tcb *tcb;                    /* TCP: its connection */
+    uint8_t reuse;                      /* UDP: opened with NET_OPEN_REUSE (its port may be shared) */
+    uint16_t peer_port;                 /* UDP: the peer it is connected to (`udp_connect`; 0: none) */
+    uint32_t peer_addr;
 };
 
 struct netstat {
@@ -133,6 +137,7 @@ int net_dhcp_input(const uint8_t *m, uint32_t len);    /* UDP to port 68: taken 
 
 /* net.c: a datagram for a socket arrived */
 struct sock *net_sock_find(uint32_t kind, uint16_t port);
+struct sock *net_udp_find(uint16_t port, uint32_t src, uint16_t sport);   /* a datagram's socket */
 void net_sock_deliver(struct sock *s, uint32_t addr, uint16_t port, const uint8_t *data, uint32_t len);
 /* net.c: the client's socket numbered `sock` (or NULL); a new one for the
  * client (E_LIMIT, E_BUSY); a socket's readiness changed (its waiter is

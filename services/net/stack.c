@@ -514,7 +514,7 @@ static void udp_input(const uint8_t *ip, uint32_t hlen, uint32_t len)
     }
     if (get16(u + 2) == 68 && net_dhcp_input(u + 8, ulen - 8))
         return;                                         /* the DHCP client's */
-    struct sock *s = net_sock_find(SOCK_UDP, get16(u + 2));
+    struct sock *s = net_udp_find(get16(u + 2), src, get16(u));
     if (!s) {
         net_stat.udp_dropped++;
         if (!is_broadcast(dst))

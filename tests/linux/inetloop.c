@@ -359,6 +359,41 @@ static void ping_socket(void)
     close(p);
 }
 
+/* UDP sockets sharing a port (SO_REUSEADDR on each): a datagram from the
+ * peer one is connected to goes to it, any other to the unconnected one;
+ * without the option the port is taken. */
+static void udp_shared_port(void)
+{
+    int one = 1;
+    struct sockaddr_in a = loop_addr(PORT + 20), pa = loop_addr(PORT + 21), pb = loop_addr(PORT + 22);
+    int s1 = socket(AF_INET, SOCK_DGRAM, 0), s2 = socket(AF_INET, SOCK_DGRAM, 0), s3 = socket(AF_INET, SOCK_DGRAM, 0);
+    int peer = socket(AF_INET, SOCK_DGRAM, 0), other = socket(AF_INET, SOCK_DGRAM, 0);
+    bind(peer, (struct sockaddr *)&pa, sizeof(pa));
+    bind(other, (struct sockaddr *)&pb, sizeof(pb));
+    setsockopt(s1, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    setsockopt(s2, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    SHOW("shared port: bind the first", bind(s1, (struct sockaddr *)&a, sizeof(a)));
+    SHOW("shared port: connect it", connect(s1, (struct sockaddr *)&pa, sizeof(pa)));
+    SHOW("shared port: bind the second", bind(s2, (struct sockaddr *)&a, sizeof(a)));
+    SHOW("shared port: bind one without SO_REUSEADDR", bind(s3, (struct sockaddr *)&a, sizeof(a)));
+    sendto(peer, "from peer", 9, 0, (struct sockaddr *)&a, sizeof(a));
+    sendto(other, "from other", 10, 0, (struct sockaddr *)&a, sizeof(a));
+    usleep(100000);
+    char buf[32];
+    long n = recv(s1, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+    buf[n > 0 ? n : 0] = 0;
+    printf("shared port: the connected one got: %s\n", n > 0 ? buf : errname(errno));
+    n = recv(s2, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+    buf[n > 0 ? n : 0] = 0;
+    printf("shared port: the other got: %s\n", n > 0 ? buf : errname(errno));
+    SHOW("shared port: nothing more for the connected one", recv(s1, buf, sizeof(buf), MSG_DONTWAIT));
+    close(s1);
+    close(s2);
+    close(s3);
+    close(peer);
+    close(other);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -367,5 +402,6 @@ int main(void)
     tcp_nonblocking();
     udp();
     ping_socket();
+    udp_shared_port();
     return 0;
 }
