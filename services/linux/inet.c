@@ -1328,7 +1328,9 @@ static int if_get(uint32_t index, struct lx_if *f)
 {
     memset(f, 0, sizeof(*f));
     if (index == 1) {
-        *f = (struct lx_if){ "lo", 1, IFF_UP | IFF_LOOPBACK | IFF_RUNNING, LOOPBACK, 0xff000000u, 1500,
+        /* (lo's MTU is Linux's 65,536: the stack's loopback takes any IPv4
+         * datagram whole, up to 65,535 bytes, which no MTU smaller would say) */
+        *f = (struct lx_if){ "lo", 1, IFF_UP | IFF_LOOPBACK | IFF_RUNNING, LOOPBACK, 0xff000000u, 65536,
                              ARPHRD_LOOPBACK, { 0 } };
         return 0;
     }
