@@ -96,7 +96,10 @@ struct sock *net_sock_find(uint32_t kind, uint16_t port)
  * port, as Linux's lookup scores them). */
 struct sock *net_udp_find(uint16_t port, uint32_t src, uint16_t sport)
 {
-    struct sock *open = NULL;
+    struct sock *open = net_sock_find(SOCK_UDP, port);
+    if (!open || !open->reuse)
+        return open;                            /* (a port not shared has one socket: the usual case, found at once) */
+    open = NULL;
     for (unsigned i = 0; net_socks && i < NSOCKS; i++) {
         struct sock *s = &net_socks[i];
         if (!s->pid || s->kind != SOCK_UDP || s->port != port)
