@@ -211,7 +211,7 @@ def test_the_apps_set_is_refused_with_a_message_before_setup(tmp_path):
     with pytest.raises(ValueError, match="run `./petrel setup`"):
         oracle.write_archive("x", ["hello"], tmp_path, "apps")
     (debian.cache_dir(tmp_path)).mkdir(parents=True)
-    listed = list(debian.APPS) + ["libjq1"]
+    listed = list(debian.APPS + debian.NET_APPS) + ["libjq1"]
     (debian.cache_dir(tmp_path) / debian.APPS_LIST).write_text("\n".join(listed[1:]) + "\n")
     for name in listed:
         (debian.tree(name, tmp_path)).mkdir(parents=True)
