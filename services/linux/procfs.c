@@ -439,35 +439,21 @@ void lx_procfs_drop(struct lx_proc *p)
 
 /* ---------------------------------------------------------------- the files' text */
 
-static void put(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void put_v(const char *fmt, va_list ap)
-{
-    uint64_t room = sizeof(text) - text_len;
-    int n = fmt_vsnprintf(text + text_len, room, fmt, ap);
-    if (n > 0)
-        text_len += (uint64_t)n < room ? (uint64_t)n : room - 1;
-}
-
-static void put(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    put_v(fmt, ap);
-    va_end(ap);
-}
-
 uint64_t lx_proc_text_len(void)
 {
     return text_len;
 }
 
+/* Append to the file being made (cut at the text's size). */
 void lx_proc_put(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    put_v(fmt, ap);
+    uint64_t room = sizeof(text) - text_len;
+    int n = fmt_vsnprintf(text + text_len, room, fmt, ap);
     va_end(ap);
+    if (n > 0)
+        text_len += (uint64_t)n < room ? (uint64_t)n : room - 1;
 }
 
 static char state_of(const struct lx_proc *p)
@@ -500,11 +486,11 @@ static void gen_stat(const struct lx_proc *p)
     uint32_t ctty = lx_tty_ctty_dev(p, &fg);
     uint64_t vsize = p->ended ? 0 : vm_size(p), rss = vsize / LX_PAGE;
     uint64_t tick = 10000000;                   /* clock ticks (1/100 s): CPU time, all of it user time */
-    put("%d (%s) %c %d %d %d %d %d 4194560 0 0 0 0 %lu 0 %lu 0 %d %d %d 0 0 %lu %lu 18446744073709551615 ",
+    lx_proc_put("%d (%s) %c %d %d %d %d %d 4194560 0 0 0 0 %lu 0 %lu 0 %d %d %d 0 0 %lu %lu 18446744073709551615 ",
         p->pid, p->comm, s, p->ppid, p->pgid, p->sid, (int)ctty, fg,
         (unsigned long)(lx_proc_cpu_ns(p) / tick), (unsigned long)(p->cpu_children / tick), 20 + p->nice, p->nice,
         p->nthreads > 0 ? p->nthreads : 1, (unsigned long)vsize, (unsigned long)rss);
-    put("65536 65536 %lu 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 %lu %lu %lu %lu %lu %d\n",
+    lx_proc_put("65536 65536 %lu 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 %lu %lu %lu %lu %lu %d\n",
         (unsigned long)(LX_STACK_TOP - 4096), (unsigned long)p->brk_start, (unsigned long)p->brk,
         (unsigned long)(LX_STACK_TOP - 4096), (unsigned long)(LX_STACK_TOP - 2048),
         (unsigned long)(LX_STACK_TOP - 2048), p->ended ? p->status : 0);
@@ -515,17 +501,17 @@ static void gen_status(const struct lx_proc *p)
     char s = state_of(p);
     uint64_t kb = (p->ended ? 0 : vm_size(p)) / 1024;
     uint32_t mask = lx_umask_of(p);
-    put("Name:\t%s\nUmask:\t0%u%u%u\nState:\t%c (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
+    lx_proc_put("Name:\t%s\nUmask:\t0%u%u%u\nState:\t%c (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
         p->comm, mask >> 6 & 7, mask >> 3 & 7, mask & 7, s, state_word(s), p->pid, p->pid, p->ppid);
-    put("Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t%u\nGroups:\t0 \n", p->fdt.size);
-    put("NStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\n", p->pid, p->pid, p->pgid, p->sid);
-    put("VmPeak:\t%8lu kB\nVmSize:\t%8lu kB\nVmLck:\t       0 kB\nVmPin:\t       0 kB\nVmHWM:\t%8lu kB\n"
+    lx_proc_put("Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t%u\nGroups:\t0 \n", p->fdt.size);
+    lx_proc_put("NStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\n", p->pid, p->pid, p->pgid, p->sid);
+    lx_proc_put("VmPeak:\t%8lu kB\nVmSize:\t%8lu kB\nVmLck:\t       0 kB\nVmPin:\t       0 kB\nVmHWM:\t%8lu kB\n"
         "VmRSS:\t%8lu kB\n", (unsigned long)kb, (unsigned long)kb, (unsigned long)kb, (unsigned long)kb);
-    put("Threads:\t%d\nSigQ:\t0/0\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n"
+    lx_proc_put("Threads:\t%d\nSigQ:\t0/0\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n"
         "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\nSigCgt:\t0000000000000000\n", p->nthreads);
-    put("CapInh:\t0000000000000000\nCapPrm:\t000001ffffffffff\nCapEff:\t000001ffffffffff\n"
+    lx_proc_put("CapInh:\t0000000000000000\nCapPrm:\t000001ffffffffff\nCapEff:\t000001ffffffffff\n"
         "CapBnd:\t000001ffffffffff\nCapAmb:\t0000000000000000\nNoNewPrivs:\t0\nSeccomp:\t0\n");
-    put("Cpus_allowed:\t1\nCpus_allowed_list:\t0\nvoluntary_ctxt_switches:\t0\nnonvoluntary_ctxt_switches:\t0\n");
+    lx_proc_put("Cpus_allowed:\t1\nCpus_allowed_list:\t0\nvoluntary_ctxt_switches:\t0\nnonvoluntary_ctxt_switches:\t0\n");
 }
 
 static void gen_maps(const struct lx_proc *p)
@@ -542,7 +528,7 @@ static void gen_maps(const struct lx_proc *p)
         while (name[0] && n < 73 && n < (int)sizeof(line) - 1)
             line[n++] = ' ';                    /* Linux pads the name to column 74 */
         line[n < (int)sizeof(line) ? n : (int)sizeof(line) - 1] = 0;
-        put("%s%s\n", line, name);
+        lx_proc_put("%s%s\n", line, name);
     }
 }
 
@@ -557,7 +543,7 @@ static void gen_fdinfo(const struct lx_proc *p, uint32_t fd)
     uint32_t flags = f->flags | (lx_fd_cloexec(p, fd) ? 02000000 : 0);
     int mnt = f->kind != LX_FILE_NODE ? 3 : (int)lx_fs_mount_id(lx_node_fs(f->node));
     uint64_t ino = lx_file_ino(f);
-    put("pos:\t%lu\nflags:\t0%o\nmnt_id:\t%d\nino:\t%lu\n", (unsigned long)f->pos, flags, mnt,
+    lx_proc_put("pos:\t%lu\nflags:\t0%o\nmnt_id:\t%d\nino:\t%lu\n", (unsigned long)f->pos, flags, mnt,
         (unsigned long)ino);
 }
 
@@ -584,11 +570,11 @@ static void gen_mounts(int info)
         fmt(opts, sizeof(opts), m[i].opts, kb, max);
         uint32_t dev = lx_fs_dev(m[i].fs);
         if (info) {
-            put("%u %u %u:%u / %s %s - %s %s %s\n", lx_fs_mount_id(m[i].fs), lx_fs_mount_id(m[i].parent),
+            lx_proc_put("%u %u %u:%u / %s %s - %s %s %s\n", lx_fs_mount_id(m[i].fs), lx_fs_mount_id(m[i].parent),
                 dev >> 20, dev & 0xfffff, m[i].dir, m[i].flags, m[i].type, m[i].source, opts);
         } else {
             /* the fstab line: the mount flags first, then the options after the first ("rw") */
-            put("%s %s %s %s%s 0 0\n", m[i].source, m[i].dir, m[i].type, m[i].flags, opts + 2);
+            lx_proc_put("%s %s %s %s%s 0 0\n", m[i].source, m[i].dir, m[i].type, m[i].flags, opts + 2);
         }
     }
 }
@@ -612,7 +598,7 @@ static void gen(const struct lx_node *n)
         switch (n->proc) {
         case LX_PROC_STAT: gen_stat(p); break;
         case LX_PROC_STATUS: gen_status(p); break;
-        case LX_PROC_COMM: put("%s\n", p->comm); break;
+        case LX_PROC_COMM: lx_proc_put("%s\n", p->comm); break;
         case LX_PROC_MAPS: if (!p->ended) gen_maps(p); break;
         case LX_PROC_CMDLINE:
             if (st && !p->ended) {
@@ -635,26 +621,26 @@ static void gen(const struct lx_node *n)
         uint32_t nodes, max;
         lx_fs_usage(&used, &nodes, &max);
         unsigned long total = LX_MEM_TOTAL >> 10, free = total - 16384 - used / 1024;
-        put("MemTotal:       %8lu kB\nMemFree:        %8lu kB\nMemAvailable:   %8lu kB\nBuffers:               0 kB\n"
+        lx_proc_put("MemTotal:       %8lu kB\nMemFree:        %8lu kB\nMemAvailable:   %8lu kB\nBuffers:               0 kB\n"
             "Cached:         %8lu kB\nSwapCached:            0 kB\n", total, free, free, (unsigned long)(used / 1024));
-        put("SwapTotal:             0 kB\nSwapFree:              0 kB\nShmem:          %8lu kB\n", (unsigned long)(used / 1024));
+        lx_proc_put("SwapTotal:             0 kB\nSwapFree:              0 kB\nShmem:          %8lu kB\n", (unsigned long)(used / 1024));
         break;
     }
     case LX_PROC_CPUINFO:
         for (uint64_t m = lx_cpus_online(); m; m &= m - 1)     /* one entry per core online, as Linux */
-            put("processor\t: %d\nBogoMIPS\t: 125.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32\n"
+            lx_proc_put("processor\t: %d\nBogoMIPS\t: 125.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32\n"
                 "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd03\n"
                 "CPU revision\t: 4\n\n", __builtin_ctzll(m));
         break;
     case LX_PROC_UPTIME:
-        put("%lu.%02lu 0.00\n", (unsigned long)(ns / 1000000000u), (unsigned long)(ns / 10000000u % 100));
+        lx_proc_put("%lu.%02lu 0.00\n", (unsigned long)(ns / 1000000000u), (unsigned long)(ns / 10000000u % 100));
         break;
     case LX_PROC_PMOUNTS:
     case LX_PROC_MOUNTINFO:
         gen_mounts(n->proc == LX_PROC_MOUNTINFO);
         break;
     case LX_PROC_VERSION:
-        put("Linux version 6.1.0-petrel (petrel) #1 Petrel 0.1 (Linux personality)\n");
+        lx_proc_put("Linux version 6.1.0-petrel (petrel) #1 Petrel 0.1 (Linux personality)\n");
         break;
     case LX_PROC_LOADAVG: {
         int count = 0, last = 0;
@@ -663,11 +649,11 @@ static void gen(const struct lx_node *n)
                 count++;
                 last = q->pid > last ? q->pid : last;
             }
-        put("0.00 0.00 0.00 1/%d %d\n", count, last);
+        lx_proc_put("0.00 0.00 0.00 1/%d %d\n", count, last);
         break;
     }
     case LX_PROC_FILESYSTEMS:
-        put("nodev\ttmpfs\nnodev\tproc\n");
+        lx_proc_put("nodev\ttmpfs\nnodev\tproc\n");
         break;
     case LX_PROC_KSTAT: {
         /* In USER_HZ ticks since boot: the CPU time of the processes there are (and of the
@@ -683,10 +669,10 @@ static void gen(const struct lx_node *n)
         /* Every core's time since boot; the user time is not kept per core,
          * so each core's line has an even share of it. */
         uint64_t ncpu = (uint64_t)lx_ncpus(), up = ns / tick, u = user / tick, idle = up * ncpu > u ? up * ncpu - u : 0;
-        put("cpu  %lu 0 0 %lu 0 0 0 0 0 0\n", (unsigned long)u, (unsigned long)idle);
+        lx_proc_put("cpu  %lu 0 0 %lu 0 0 0 0 0 0\n", (unsigned long)u, (unsigned long)idle);
         for (uint64_t m = lx_cpus_online(); m; m &= m - 1)
-            put("cpu%d %lu 0 0 %lu 0 0 0 0 0 0\n", __builtin_ctzll(m), (unsigned long)(u / ncpu), (unsigned long)(idle / ncpu));
-        put("intr 0\nctxt 0\nbtime %lu\nprocesses %lu\nprocs_running %d\nprocs_blocked 0\nsoftirq 0\n",
+            lx_proc_put("cpu%d %lu 0 0 %lu 0 0 0 0 0 0\n", __builtin_ctzll(m), (unsigned long)(u / ncpu), (unsigned long)(idle / ncpu));
+        lx_proc_put("intr 0\nctxt 0\nbtime %lu\nprocesses %lu\nprocs_running %d\nprocs_blocked 0\nsoftirq 0\n",
             (unsigned long)(lx_realtime_base() / 1000000000u), (unsigned long)lx_ids_given(), running);
         break;
     }
@@ -698,7 +684,7 @@ static void gen(const struct lx_node *n)
         uint64_t bytes;
         lx_events_in_use(&evs, &watches);
         lx_fs_usage(&bytes, &nodes, &nodes_max);
-        put("procs %u\nthreads %u\nfiles %u\npipes %u\nsockets %u\nevents %u\nwatches %u\nmobjs %u\n"
+        lx_proc_put("procs %u\nthreads %u\nfiles %u\npipes %u\nsockets %u\nevents %u\nwatches %u\nmobjs %u\n"
             "nodes %u\nfs_bytes %lu\nlocks %u\nheap_bytes %lu\n", nprocs, nthreads, lx_files_in_use(),
             lx_pipes_in_use(), lx_socks_in_use(), evs, watches, lx_mobjs_in_use(), nodes, (unsigned long)bytes,
             lx_locks_in_use(), (unsigned long)lx_heap_bytes());
@@ -708,7 +694,7 @@ static void gen(const struct lx_node *n)
         /* Petrel's own too: the calls answered on several cores at once
          * (docs/design/personality.md, "Several cores"), apart from
          * /proc/petrel, whose counts come back when a program ends. */
-        put("shared_calls %lu\n", (unsigned long)lx_shared_calls());
+        lx_proc_put("shared_calls %lu\n", (unsigned long)lx_shared_calls());
         break;
     case LX_PROC_NET_DEV:
     case LX_PROC_NET_TCP:
@@ -720,13 +706,13 @@ static void gen(const struct lx_node *n)
         lx_inet_proc(n->proc);
         break;
     case LX_PROC_TCP_CC:
-        put("%s\n", lx_inet_cc_default());
+        lx_proc_put("%s\n", lx_inet_cc_default());
         break;
     case LX_PROC_TCP_CC_AVAIL:
-        put("reno cubic westwood\n");
+        lx_proc_put("reno cubic westwood\n");
         break;
     case LX_PROC_TCP_CC_ALLOWED:
-        put("reno cubic\n");                   /* (Linux's: what a process may choose without CAP_NET_ADMIN) */
+        lx_proc_put("reno cubic\n");                   /* (Linux's: what a process may choose without CAP_NET_ADMIN) */
         break;
     default:
         break;
