@@ -21,8 +21,13 @@
  *   connection to its keepalive echo on port 17 and powers off without
  *   closing it (the peer vanishes). Each check says what it saw in one
  *   line that tests/host/test_netlink.py reads.
+ * - role=up: only the modules, lo and eth0, then it exits (a command of
+ *   /etc/lxrun run by tests/linux/init.c: `lxnetpeer role=up addr=ADDR`,
+ *   the network of `./petrel bench --suite net`'s Linux side).
  *
- * Then it powers the machine off.
+ * The settings come from the environment (the kernel passes its unknown
+ * boot arguments to init that way) or as KEY=VALUE arguments. Except as
+ * role=up, it then powers the machine off.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -582,8 +587,13 @@ static int oracle(const char *peer)
 
 int main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    for (int i = 1; i < argc; i++) {
+        char *eq = strchr(argv[i], '=');
+        if (eq) {
+            *eq = 0;
+            setenv(argv[i], eq + 1, 1);
+        }
+    }
     mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
     mount("proc", "/proc", "proc", 0, NULL);
     load_modules();
@@ -591,6 +601,10 @@ int main(int argc, char **argv)
     int err = if_up("lo", NULL) || !addr || if_up("eth0", addr);
     if (err)
         printf("lxnetpeer: the network did not come up\n");
+    if (role && strcmp(role, "up") == 0)
+        return err ? 1 : 0;
+    if (err)
+        ;                                               /* (said above) */
     else if (role && strcmp(role, "echo") == 0)
         echo();
     else if (role && strcmp(role, "client") == 0 && peer)
@@ -598,7 +612,7 @@ int main(int argc, char **argv)
     else if (role && strcmp(role, "oracle") == 0 && peer)
         oracle(peer);
     else
-        printf("lxnetpeer: role=echo, role=client or role=oracle with peer=ADDR, and addr=ADDR\n");
+        printf("lxnetpeer: role=up, role=echo, role=client or role=oracle with peer=ADDR, and addr=ADDR\n");
     fflush(stdout);
     sync();
     reboot(RB_POWER_OFF);

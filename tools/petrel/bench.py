@@ -121,7 +121,7 @@ SUITE_APPS = {
     "app_xz": ("xz -6: the 440 KB text", None),
 }
 APPS_SUITE_RUN = "sh /bench/apps.sh\nlxbench --end\n"
-SUITES = ("default", "apps")
+SUITES = ("default", "apps", "net")
 # The L4Linux paper, Table IV (seconds): native Linux, L4Linux.
 TABLE_IV = {
     "lame": (78.69, 81.1), "mad (small MP3 file)": (0.232, 0.598), "mad (large MP3 file)": (1.828, 2.506),
@@ -940,6 +940,26 @@ def chart(rows: list, path: Path) -> bool:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+# `./petrel bench --suite net` (netbench.py): wall mode only, every pair.
+def main_net(mode, cpu: str, smp: int, only, runs, mem: str, rtt_ms: float, loss_pct: float,
+             repo: Path = paths.REPO) -> int:
+    from petrel import netbench
+    if mode == "icount" or only:
+        print("bench: --suite net is wall mode only (iperf3's throughput), every pair; no --mode icount or --only",
+              file=sys.stderr)
+        return 2
+    machine = qemu.Machine(cpu, 2 if smp <= 8 else 3, smp, mem, False)
+    try:
+        qemu.check_machine(machine)
+        if runs is not None and runs < 1:
+            raise ValueError(f"--runs {runs}: expected 1 or more")
+    except ValueError as err:
+        print(f"bench: {err}", file=sys.stderr)
+        return 2
+    status = build.build(repo=repo)
+    return status or netbench.main(machine, runs or 3, rtt_ms, loss_pct, repo)
 
 
 # `./petrel bench`: the default suite (Petrel's own rows, the Linux

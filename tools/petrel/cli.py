@@ -128,9 +128,9 @@ def add_bench(sub) -> None:
                        description="Build, then boot Petrel and the Linux baseline on the same QEMU machine, "
                                    "run the same benchmarks on both, and write build/bench/results.json, "
                                    "build/bench/report.md and build/bench/ratios.png. See docs/benchmarks.md.")
-    p.add_argument("--mode", choices=("icount", "wall"), default="icount",
+    p.add_argument("--mode", choices=("icount", "wall"),
                    help="icount: -icount shift=0 (figures are guest instructions, exactly repeatable); "
-                        "wall: plain TCG, median of --runs (default icount)")
+                        "wall: plain TCG, median of --runs (default icount; wall with --suite net)")
     p.add_argument("--cpu", choices=qemu.CPUS, default="cortex-a53", help="CPU model (default cortex-a53)")
     p.add_argument("--smp", type=int, default=1, metavar="N",
                    help="cores (default 1; ipc_rtt_cross_core needs 2; under icount every core's "
@@ -141,14 +141,22 @@ def add_bench(sub) -> None:
                         "(about a minute under icount); apps: only the application benchmarks of the L4Linux "
                         "paper's Table IV (lame, madplay, cjpeg/djpeg, the TIFF tools, ghostscript, ispell, toast, "
                         "sox, flac, xz: Debian's programs on inputs the bench makes) on Linux and in both "
-                        "placements, a few minutes; the default suite does not run them (default: default)")
+                        "placements, a few minutes; the default suite does not run them; net: iperf3's TCP "
+                        "throughput between two QEMUs over the project's relay on 127.0.0.1, Petrel->Linux, "
+                        "Linux->Petrel (each placement of Petrel's stack) and Linux->Linux, wall mode, "
+                        "build/bench/net/ (default: default)")
     p.add_argument("--only", metavar="NAME", help="run one benchmark: " + ", ".join(bench.METRICS + bench.LX_METRICS +
                    bench.APP_METRICS + bench.BOOT_METRICS + list(bench.SUITE_APPS)) +
                    "; lx: every lx_ row; an app_ row boots the whole apps suite and keeps that row; "
                    f"{bench.PAR.row}: the parallel speed-up rows (--mode wall, --smp 2 or more), or one of them, "
                    f"{', '.join(bench.speedup_rows(bench.PAR, 'N'))}; {bench.SCALE.row}: the system call scaling "
                    f"rows (the same), or one of them, {', '.join(bench.speedup_rows(bench.SCALE, 'N'))}")
-    p.add_argument("--runs", type=int, metavar="N", help="boots per system (default 1 for icount, 5 for wall)")
+    p.add_argument("--runs", type=int, metavar="N",
+                   help="boots per system (default 1 for icount, 5 for wall, 3 for --suite net)")
+    p.add_argument("--rtt", type=float, default=0.0, metavar="MS",
+                   help="--suite net: the relay's round-trip delay in milliseconds (default 0)")
+    p.add_argument("--loss", type=float, default=0.0, metavar="PCT",
+                   help="--suite net: the relay's random loss in percent, each direction (default 0)")
 
 
 # Adds the `tlb` subcommand.
@@ -302,7 +310,12 @@ def cmd_test(args) -> int:
 
 # `./petrel bench`.
 def cmd_bench(args) -> int:
-    return bench.main(args.mode, args.cpu, args.smp, args.only, args.runs, args.mem, suite=args.suite)
+    if args.suite == "net":
+        return bench.main_net(args.mode, args.cpu, args.smp, args.only, args.runs, args.mem, args.rtt, args.loss)
+    if args.rtt or args.loss:
+        print("bench: --rtt and --loss are the relay's, for --suite net", file=sys.stderr)
+        return 2
+    return bench.main(args.mode or "icount", args.cpu, args.smp, args.only, args.runs, args.mem, suite=args.suite)
 
 
 # `./petrel config`.
