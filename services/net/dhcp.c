@@ -114,7 +114,7 @@ static void send_msg(uint8_t type)
     u[4] = (uint8_t)(len >> 8);
     u[5] = (uint8_t)len;
     u[6] = u[7] = 0;
-    uint16_t c = net_checksum(u, len, net_pseudo_sum(net_addr, dst, 17, len));
+    uint16_t c = inet_checksum(u, len, net_pseudo_sum(net_addr, dst, 17, len));
     c = c ? c : 0xffff;
     u[6] = (uint8_t)(c >> 8);
     u[7] = (uint8_t)c;

@@ -307,7 +307,7 @@ static int64_t sendto(struct svc_call *call, uint32_t sock, uint32_t addr, uint3
         msg[4] = (uint8_t)(len >> 8);
         msg[5] = (uint8_t)len;
         msg[6] = msg[7] = 0;
-        uint16_t c = net_checksum(msg, len, net_pseudo_sum(net_source_for(addr), addr, 17, len));
+        uint16_t c = inet_checksum(msg, len, net_pseudo_sum(net_source_for(addr), addr, 17, len));
         c = c ? c : 0xffff;                             /* RFC 768: a computed 0 is sent as all ones */
         msg[6] = (uint8_t)(c >> 8);
         msg[7] = (uint8_t)c;
@@ -317,7 +317,7 @@ static int64_t sendto(struct svc_call *call, uint32_t sock, uint32_t addr, uint3
         msg[4] = (uint8_t)(s->port >> 8);
         msg[5] = (uint8_t)s->port;
         msg[2] = msg[3] = 0;
-        uint16_t c = net_checksum(msg, len, 0);
+        uint16_t c = inet_checksum(msg, len, 0);
         msg[2] = (uint8_t)(c >> 8);
         msg[3] = (uint8_t)c;
     }

@@ -7,6 +7,7 @@
 #ifndef NET_H
 #define NET_H
 
+#include "inet_csum.h"
 #include "net_if.h"
 #include "virtio_net.h"
 
@@ -100,7 +101,6 @@ void net_receive(void);                  /* take every frame the NIC has */
  * at net_ip_payload() (no copy then). */
 int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t len);
 uint8_t *net_ip_payload(void);
-uint16_t net_checksum(const uint8_t *p, uint32_t len, uint32_t sum);
 uint32_t net_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto, uint32_t len);
 uint32_t net_source_for(uint32_t dst);       /* the source address a packet to dst carries */
 void net_forget_neighbours(void);
@@ -110,6 +110,7 @@ void net_loop_drain(void);                  /* deliver what was sent to this hos
 extern uint32_t net_tcp_default_cc;
 /* tcp.c: a TCP segment for this host (to its broadcast address or not) */
 void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadcast);
+void net_tcp_batch(int start);               /* frames from the NIC follow (1); they are done (0: held ACKs go) */
 uint64_t net_tcp_deadline(void);            /* its next timer (0: none) */
 void net_tcp_timers(uint64_t now);
 int64_t net_tcp_open(struct sock *s, uint64_t pid);     /* a new TCP socket's connection block */

@@ -102,21 +102,6 @@ static uint32_t get32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_
 static void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static void put32(uint8_t *p, uint32_t v) { put16(p, v >> 16); put16(p + 2, v); }
 
-/* The Internet checksum (RFC 1071) of p[0..len) added to `sum` (a
- * pseudo-header's partial sum), complemented: 0 over data that holds its
- * own correct checksum. */
-uint16_t net_checksum(const uint8_t *p, uint32_t len, uint32_t sum)
-{
-    uint64_t s = sum;
-    for (uint32_t i = 0; i + 1 < len; i += 2)
-        s += (uint32_t)(p[i] << 8 | p[i + 1]);
-    if (len & 1)
-        s += (uint32_t)p[len - 1] << 8;
-    while (s >> 16)
-        s = (s & 0xffff) + (s >> 16);
-    return (uint16_t)~s;
-}
-
 /* The partial sum of the pseudo-header (RFC 768) for a UDP datagram. */
 uint32_t net_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto, uint32_t len)
 {
@@ -238,7 +223,7 @@ static int wire_send(const uint8_t *mac, const uint8_t *pkt, uint32_t len)
             put16(ip + 2, IP_HLEN + n);
             put16(ip + 6, (off + n < payload ? 0x2000u : 0) | off / 8);
             put16(ip + 10, 0);
-            put16(ip + 10, net_checksum(ip, IP_HLEN, 0));
+            put16(ip + 10, inet_checksum(ip, IP_HLEN, 0));
             net_stat.frags_out++;
         }
         uint32_t flen = ETH_HLEN + IP_HLEN + n;
@@ -422,7 +407,7 @@ int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t le
     put16(ip + 10, 0);
     put32(ip + 12, src);
     put32(ip + 16, dst);
-    put16(ip + 10, net_checksum(ip, IP_HLEN, 0));
+    put16(ip + 10, inet_checksum(ip, IP_HLEN, 0));
     len += IP_HLEN;
     if (local)
         return loop_send(ip, len);
@@ -462,7 +447,7 @@ static void icmp_error(uint8_t type, uint8_t code, const uint8_t *ip, uint32_t i
     msg[0] = type;
     msg[1] = code;
     memcpy(msg + 8, ip, quote);
-    put16(msg + 2, net_checksum(msg, 8 + quote, 0));
+    put16(msg + 2, inet_checksum(msg, 8 + quote, 0));
     if (net_ip_send(get32(ip + 12), PROTO_ICMP, msg, 8 + quote))
         net_stat.tx_dropped++;
 }
@@ -471,7 +456,7 @@ static void icmp_input(const uint8_t *ip, uint32_t hlen, uint32_t len)
 {
     const uint8_t *m = ip + hlen;
     uint32_t mlen = len - hlen;
-    if (mlen < 8 || net_checksum(m, mlen, 0) != 0) {
+    if (mlen < 8 || inet_checksum(m, mlen, 0) != 0) {
         net_stat.ip_dropped++;
         return;
     }
@@ -483,7 +468,7 @@ static void icmp_input(const uint8_t *ip, uint32_t hlen, uint32_t len)
         memcpy(reply, m, mlen);
         reply[0] = 0;
         put16(reply + 2, 0);
-        put16(reply + 2, net_checksum(reply, mlen, 0));
+        put16(reply + 2, inet_checksum(reply, mlen, 0));
         if (net_ip_send(src, PROTO_ICMP, reply, mlen) == 0)
             net_stat.echo_answered++;
         else
@@ -508,7 +493,7 @@ static void udp_input(const uint8_t *ip, uint32_t hlen, uint32_t len)
     }
     ulen = get16(u + 4);
     uint32_t src = get32(ip + 12), dst = get32(ip + 16);
-    if (get16(u + 6) && net_checksum(u, ulen, net_pseudo_sum(src, dst, PROTO_UDP, ulen)) != 0) {
+    if (get16(u + 6) && inet_checksum(u, ulen, net_pseudo_sum(src, dst, PROTO_UDP, ulen)) != 0) {
         net_stat.ip_dropped++;
         return;
     }
@@ -709,7 +694,7 @@ static struct reasm *reassemble(const uint8_t *ip, uint32_t hlen, uint32_t *len)
     put16(d + 2, IP_HLEN + r->len);
     put16(d + 6, 0);
     put16(d + 10, 0);
-    put16(d + 10, net_checksum(d, IP_HLEN, 0));
+    put16(d + 10, inet_checksum(d, IP_HLEN, 0));
     *len = IP_HLEN + r->len;
     net_stat.reassembled++;
     return r;
@@ -723,7 +708,7 @@ static void ip_input(const uint8_t *ip, uint32_t len, int from_wire)
     net_stat.ip_in++;
     uint32_t hlen = (uint32_t)(ip[0] & 15) * 4;
     if (len < IP_HLEN || (ip[0] >> 4) != 4 || hlen < IP_HLEN || get16(ip + 2) < hlen || get16(ip + 2) > len ||
-        net_checksum(ip, hlen, 0) != 0) {
+        inet_checksum(ip, hlen, 0) != 0) {
         net_stat.ip_dropped++;
         return;
     }
@@ -781,6 +766,7 @@ void net_receive(void)
 {
     uint32_t len;
     const uint8_t *f;
+    net_tcp_batch(1);
     while ((f = vnet_rx_peek(&net_nic, &len)) != NULL) {
         uint16_t type = get16(f + 12);
         if (memcmp(f, net_nic.mac, 6) == 0 || memcmp(f, broadcast_mac, 6) == 0) {
@@ -791,5 +777,6 @@ void net_receive(void)
         }
         vnet_rx_done(&net_nic);
     }
+    net_tcp_batch(0);
     net_loop_drain();
 }

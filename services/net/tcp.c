@@ -41,7 +41,9 @@ uint32_t net_tcp_default_cc;            /* an index of tcp_cc_modules: newreno u
 
 #define NTCB            256u            /* connections in all (listeners, orphans and TIME_WAIT among them) */
 #define TCB_PER_PID     128u            /* a client's, its listeners' among them: a server holds 100 at once */
-#define BUF_BYTES       (64u * 1024)    /* each direction's ring */
+#define BUF_BYTES       (64u * 1024)    /* each direction's ring at first (a power of two) */
+#define BUF_MAX         (1024u * 1024)  /* ... grown (ring_grow) up to this */
+#define GROWN_MAX       (8u << 20)      /* the bytes a client's grown rings add in all */
 #define BACKLOG_MAX     128u
 #define OOO_RANGES      4u
 #define DELACK_NS       40000000ull     /* Linux's TCP_DELACK_MIN */
@@ -73,6 +75,7 @@ enum {
 struct ring {
     uint8_t *buf;
     uint32_t head, len;                 /* the oldest byte, and how many */
+    uint32_t size;                      /* BUF_BYTES, or grown: a power of two to BUF_MAX */
 };
 
 struct tcb {
@@ -112,6 +115,8 @@ struct tcb {
     uint64_t t_rtx, t_delack, t_wait, t_persist, t_keep;    /* deadlines (0: none) */
     uint32_t persist_us, retrans;
     uint8_t probes;                     /* zero-window probes unanswered */
+    uint8_t ack_batched;                /* in ack_batch: its ACK goes when the frames at hand are done */
+    uint8_t rcv_edge;                   /* the peer filled the window offered since the reader last emptied it */
     uint16_t backlog;                   /* a listener's: room in its queue */
     uint64_t cookie_at;                 /* a listener's: when it last sent a SYN cookie (0: never) */
 };
@@ -129,6 +134,18 @@ static int table_ready(void)
 }
 static uint64_t isn_key[2], born_clock;
 
+/* ACKs held while the stack takes a batch of frames from the NIC
+ * (net_tcp_batch): a connection that gets several segments at once is
+ * acknowledged once, at the end, as Linux acknowledges what its receive
+ * offload merged from one poll of the NIC. Every frame the receiver sends
+ * costs the link and the sender as much as a data segment. */
+#define ACK_BATCH       32u
+static struct tcb *ack_batch[ACK_BATCH];
+static unsigned ack_batched, batching;
+
+/* The connection the last segment was for (tcb_find looks there first). */
+static struct tcb *last_found;
+
 static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static uint32_t get32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 static void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
@@ -137,19 +154,22 @@ static uint32_t min32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
 /* ---------------------------------------------------------------- rings */
 
-static uint32_t ring_room(const struct ring *r) { return BUF_BYTES - r->len; }
+/* A ring's size; one not had yet or freed (and the scratch block's)
+ * counts as a new one, whose window a SYN-ACK or RST from it offers. */
+static uint32_t ring_size(const struct ring *r) { return r->buf ? r->size : BUF_BYTES; }
+static uint32_t ring_room(const struct ring *r) { return ring_size(r) - r->len; }
 
 /* Copy n bytes to or from offset off of r's data, wrapping. */
 static void ring_write(struct ring *r, uint32_t off, const uint8_t *p, uint32_t n)
 {
-    uint32_t at = (r->head + off) % BUF_BYTES, first = min32(n, BUF_BYTES - at);
+    uint32_t at = (r->head + off) & (r->size - 1), first = min32(n, r->size - at);
     memcpy(r->buf + at, p, first);
     memcpy(r->buf, p + first, n - first);
 }
 
 static void ring_read(const struct ring *r, uint32_t off, uint8_t *p, uint32_t n)
 {
-    uint32_t at = (r->head + off) % BUF_BYTES, first = min32(n, BUF_BYTES - at);
+    uint32_t at = (r->head + off) & (r->size - 1), first = min32(n, r->size - at);
     memcpy(p, r->buf + at, first);
     memcpy(p + first, r->buf, n - first);
 }
@@ -158,19 +178,19 @@ static void ring_read(const struct ring *r, uint32_t off, uint8_t *p, uint32_t n
  * front to the client's `to` (not dropping them). Nonzero: a bad buffer. */
 static int ring_copy_in(struct svc_call *call, struct ring *r, uint64_t from, uint32_t n)
 {
-    uint32_t at = (r->head + r->len) % BUF_BYTES, first = min32(n, BUF_BYTES - at);
+    uint32_t at = (r->head + r->len) & (r->size - 1), first = min32(n, r->size - at);
     return svc_copy_in(call, r->buf + at, from, first) || svc_copy_in(call, r->buf, from + first, n - first);
 }
 
 static int ring_copy_out(struct svc_call *call, const struct ring *r, uint64_t to, uint32_t n)
 {
-    uint32_t first = min32(n, BUF_BYTES - r->head);
+    uint32_t first = min32(n, r->size - r->head);
     return svc_copy_out(call, to, r->buf + r->head, first) || svc_copy_out(call, to + first, r->buf, n - first);
 }
 
 static void ring_drop(struct ring *r, uint32_t n)
 {
-    r->head = (r->head + n) % BUF_BYTES;
+    r->head = (r->head + n) & (r->size - 1);
     r->len -= n;
 }
 
@@ -225,7 +245,7 @@ static uint32_t rcv_window(const struct tcb *t)
     uint32_t room = min32(rcv_room(t), 0xffffu << t->rcv_wscale);
     room &= ~((1u << t->rcv_wscale) - 1);               /* (what the scaled field can say) */
     uint32_t before = offered(t);
-    if (room > before && room - before < min32(BUF_BYTES / 2, t->rmss))
+    if (room > before && room - before < min32(ring_size(&t->rcv) / 2, t->rmss))
         return before;
     return min32(room > before ? room : before, 0xffffu << t->rcv_wscale);
 }
@@ -363,7 +383,7 @@ static void send_bare(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t r
     put16(s + 14, 0);
     put16(s + 16, 0);
     put16(s + 18, 0);
-    put16(s + 16, net_checksum(s, TCP_HLEN, net_pseudo_sum(laddr, raddr, PROTO_TCP, TCP_HLEN)));
+    put16(s + 16, inet_checksum(s, TCP_HLEN, net_pseudo_sum(laddr, raddr, PROTO_TCP, TCP_HLEN)));
     if (net_ip_send(raddr, PROTO_TCP, s, TCP_HLEN))
         net_stat.tx_dropped++;
 }
@@ -387,7 +407,7 @@ static int emit(struct tcb *t, uint32_t seq, uint8_t flags, uint32_t off, uint32
     put16(s + 18, 0);
     if (len)
         ring_read(&t->snd, off, s + hlen, len);
-    put16(s + 16, net_checksum(s, hlen + len, net_pseudo_sum(t->laddr, t->raddr, PROTO_TCP, hlen + len)));
+    put16(s + 16, inet_checksum(s, hlen + len, net_pseudo_sum(t->laddr, t->raddr, PROTO_TCP, hlen + len)));
     int err = net_ip_send(t->raddr, PROTO_TCP, s, hlen + len);
     if (err) {
         net_stat.tx_dropped++;
@@ -395,6 +415,7 @@ static int emit(struct tcb *t, uint32_t seq, uint8_t flags, uint32_t off, uint32
     }
     if (flags & ACK) {
         t->t_delack = 0;                                /* (the ACK went with it) */
+        t->ack_batched = 0;
         t->rcv_adv = t->rcv_nxt + wnd;
         t->last_ack_sent = t->rcv_nxt;
     }
@@ -495,22 +516,55 @@ static void output(struct tcb *t)
     }
 }
 
+/* Hold t's ACK to the end of the batch of frames at hand; 0 if it cannot
+ * be held: no batch, the list full, or a quarter of the receive ring
+ * taken since the last ACK (the sender's window must not run dry while
+ * the batch lasts). */
+static int ack_later(struct tcb *t)
+{
+    if (!batching || t->rcv_nxt - t->last_ack_sent >= ring_size(&t->rcv) / 4)
+        return 0;
+    if (!t->ack_batched) {
+        if (ack_batched == ACK_BATCH)
+            return 0;
+        ack_batch[ack_batched++] = t;
+        t->ack_batched = 1;
+    }
+    return 1;
+}
+
 /* Acknowledge received data: at once, or within DELACK_NS for a lone
- * segment (the second one is acknowledged at once). */
+ * segment; the second one is acknowledged at once, or at the end of the
+ * batch of frames it came in. */
 static void ack_soon(struct tcb *t, int now)
 {
     if (now || t->t_delack) {
-        ack_now(t);
+        if (now || !ack_later(t))
+            ack_now(t);
         return;
     }
     t->t_delack = svc_clock_ns() + DELACK_NS;
+}
+
+void net_tcp_batch(int start)
+{
+    batching = (unsigned)start;
+    if (start)
+        return;
+    for (unsigned i = 0; i < ack_batched; i++) {
+        struct tcb *t = ack_batch[i];
+        if (t->ack_batched && t->pid && t->state != T_CLOSED)
+            ack_now(t);
+        t->ack_batched = 0;
+    }
+    ack_batched = 0;
 }
 
 /* ---------------------------------------------------------------- the table */
 
 static void free_ring(struct ring *r)
 {
-    net_free(r->buf, BUF_BYTES);
+    net_free(r->buf, r->size);
     *r = (struct ring){ 0 };
 }
 
@@ -574,6 +628,8 @@ static int get_buffers(struct tcb *t)
 {
     t->snd.buf = net_alloc(BUF_BYTES);
     t->rcv.buf = t->snd.buf ? net_alloc(BUF_BYTES) : NULL;
+    t->snd.size = t->snd.buf ? BUF_BYTES : 0;
+    t->rcv.size = t->rcv.buf ? BUF_BYTES : 0;
     if (!t->rcv.buf) {
         free_buffers(t);
         return SVC_E_NOMEM;
@@ -581,8 +637,43 @@ static int get_buffers(struct tcb *t)
     return 0;
 }
 
+static int tcb_is(const struct tcb *t, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
+{
+    return t->pid && t->state != T_CLOSED && t->state != T_LISTEN && t->lport == lport && t->raddr == raddr &&
+           t->rport == rport && t->laddr == laddr;
+}
+
+/* The connection of the four numbers, else the listener on the port. */
+/* Double a ring of t's, its contents kept at their offsets (early data
+ * past the read part too), when a ring of BUF_MAX would not be passed and
+ * t's client's grown rings would add at most GROWN_MAX bytes. 0 if done.
+ * (Linux grows a connection's buffers the same way, to net.ipv4.tcp_rmem
+ * and tcp_wmem's limits: a window of 64 KiB is less than a fast link
+ * holds in one round trip.) */
+static int ring_grow(struct tcb *t, struct ring *r)
+{
+    uint64_t grown = 0;
+    for (unsigned i = 0; i < NTCB; i++) {
+        const struct tcb *c = &tcbs[i];
+        if (c->pid == t->pid)
+            grown += (c->snd.size > BUF_BYTES ? c->snd.size - BUF_BYTES : 0) +
+                     (c->rcv.size > BUF_BYTES ? c->rcv.size - BUF_BYTES : 0);
+    }
+    uint8_t *buf;
+    if (!r->buf || r->size >= BUF_MAX || grown + r->size > GROWN_MAX || !(buf = net_alloc(r->size * 2)))
+        return -1;
+    ring_read(r, 0, buf, r->size);
+    net_free(r->buf, r->size);
+    r->buf = buf;
+    r->head = 0;
+    r->size *= 2;
+    return 0;
+}
+
 static struct tcb *tcb_find(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
 {
+    if (last_found && tcb_is(last_found, laddr, lport, raddr, rport))
+        return last_found;
     struct tcb *listener = NULL;
     for (unsigned i = 0; i < NTCB; i++) {
         struct tcb *t = &tcbs[i];
@@ -593,8 +684,8 @@ static struct tcb *tcb_find(uint32_t laddr, uint16_t lport, uint32_t raddr, uint
                 listener = t;
             continue;
         }
-        if (t->raddr == raddr && t->rport == rport && t->laddr == laddr)
-            return t;
+        if (tcb_is(t, laddr, lport, raddr, rport))
+            return last_found = t;
     }
     return listener;
 }
@@ -867,7 +958,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
     const uint8_t *s = ip + hlen;
     uint32_t tlen = len - hlen, src = get32(ip + 12), dst = get32(ip + 16);
     uint32_t off = tlen >= TCP_HLEN ? (uint32_t)(s[12] >> 4) * 4 : 0;
-    if (off < TCP_HLEN || off > tlen || net_checksum(s, tlen, net_pseudo_sum(src, dst, PROTO_TCP, tlen)) != 0) {
+    if (off < TCP_HLEN || off > tlen || inet_checksum(s, tlen, net_pseudo_sum(src, dst, PROTO_TCP, tlen)) != 0) {
         net_stat.ip_dropped++;                          /* too short, bad offset or bad checksum */
         return;
     }
@@ -1080,6 +1171,8 @@ static int take_data(struct tcb *t, uint32_t seq, const uint8_t *data, uint32_t 
     ring_write(&t->rcv, t->rcv.len, data, dlen);
     t->rcv.len += dlen;
     t->rcv_nxt += dlen;
+    if (t->rcv_nxt == t->rcv_adv)
+        t->rcv_edge = 1;                                /* the window held the peer back */
     while (t->nooo && seq_le(t->ooo_start[0], t->rcv_nxt)) {   /* early data now in order */
         if (seq_lt(t->rcv_nxt, t->ooo_end[0])) {
             t->rcv.len += t->ooo_end[0] - t->rcv_nxt;
@@ -1564,6 +1657,11 @@ int64_t net_op_send(struct svc_call *call, uint32_t sock, uint64_t data, uint64_
         return SVC_E_CLOSED;
     if (t->state == T_SYN_SENT || t->state == T_SYN_RECEIVED)
         return SVC_E_AGAIN;
+    /* The writer has more than the ring holds, all of it is sent, and the
+     * windows would let more go: the ring holds the connection back. */
+    if (data_len > ring_room(&t->snd) && t->snd_nxt - t->snd_una + t->mss > t->snd.len &&
+        min32(t->snd_wnd, t->cc.cwnd) >= t->snd.size)
+        ring_grow(t, &t->snd);
     uint32_t n = (uint32_t)(data_len < ring_room(&t->snd) ? data_len : ring_room(&t->snd));
     if (!n && data_len)
         return SVC_E_AGAIN;
@@ -1597,8 +1695,13 @@ int64_t net_op_recv(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t
         return SVC_E_FAULT;
     ring_drop(&t->rcv, n);
     *count = n;
+    /* The reader keeps up, and the window held the peer back: a bigger one. */
+    if (!t->rcv.len && t->rcv_edge && !t->nooo) {
+        t->rcv_edge = 0;
+        ring_grow(t, &t->rcv);
+    }
     /* Tell the peer of the room when it grew by a useful amount (as Linux's tcp_cleanup_rbuf). */
-    if (n && t->state != T_CLOSED && rcv_window(t) >= offered(t) + min32(BUF_BYTES / 2, 2 * t->rmss)) {
+    if (n && t->state != T_CLOSED && rcv_window(t) >= offered(t) + min32(ring_size(&t->rcv) / 2, 2 * t->rmss)) {
         ack_now(t);
         net_loop_drain();
     }

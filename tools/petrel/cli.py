@@ -150,7 +150,8 @@ def add_bench(sub) -> None:
                    "; lx: every lx_ row; an app_ row boots the whole apps suite and keeps that row; "
                    f"{bench.PAR.row}: the parallel speed-up rows (--mode wall, --smp 2 or more), or one of them, "
                    f"{', '.join(bench.speedup_rows(bench.PAR, 'N'))}; {bench.SCALE.row}: the system call scaling "
-                   f"rows (the same), or one of them, {', '.join(bench.speedup_rows(bench.SCALE, 'N'))}")
+                   f"rows (the same), or one of them, {', '.join(bench.speedup_rows(bench.SCALE, 'N'))}; with --suite "
+                   "net, one pair: linux->linux, petrel->linux or linux->petrel")
     p.add_argument("--runs", type=int, metavar="N",
                    help="boots per system (default 1 for icount, 5 for wall, 3 for --suite net)")
     p.add_argument("--rtt", type=float, default=0.0, metavar="MS",

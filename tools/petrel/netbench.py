@@ -18,7 +18,8 @@ linux->linux, petrel->linux and linux->petrel (those two in each placement
 of Petrel's stack). A run boots the server, then the client, which tries
 to connect once a second until the server listens; the figure is what
 iperf3's server received (its client's "receiver" line, Mbit/s). Each
-pair runs --runs times; the rows (metric tcp_throughput_mbps) go to
+pair runs --runs times, the pairs taking turns (a slow moment of the
+host's falls on all of them alike); the rows (metric tcp_throughput_mbps) go to
 build/bench/net/results.json with the median, minimum and maximum, and a
 report with the ratios to Linux->Linux to build/bench/net/report.md.
 """
@@ -75,6 +76,7 @@ class Pair:
 
 PAIRS = (Pair("linux", "linux"),) + tuple(Pair(p, "linux") for p in PLACEMENTS) + \
     tuple(Pair("linux", p) for p in PLACEMENTS)
+SYSTEMS = tuple(dict.fromkeys(p.system for p in PAIRS))     # what --only chooses from
 
 
 def out_dir(repo: Path = paths.REPO) -> Path:
@@ -189,7 +191,9 @@ def report(rows: list, machine: qemu.Machine, command: str) -> str:
     return "".join(lines)
 
 
-def main(machine: qemu.Machine, runs: int, rtt_ms: float, loss_pct: float, repo: Path = paths.REPO) -> int:
+# `only`: one of SYSTEMS, its pairs alone ("" or None: every pair).
+def main(machine: qemu.Machine, runs: int, rtt_ms: float, loss_pct: float, only: str = "",
+         repo: Path = paths.REPO) -> int:
     imp = Impairments(rtt_ms=rtt_ms, loss=loss_pct / 100)
     try:
         imp.check()
@@ -204,13 +208,14 @@ def main(machine: qemu.Machine, runs: int, rtt_ms: float, loss_pct: float, repo:
     try:
         print("bench: packing iperf3's root archives", flush=True)
         made = archives(repo)
-        samples = {}
-        for pair in PAIRS:
-            for run in range(runs):
+        pairs = [p for p in PAIRS if not only or p.system == only]
+        samples = {pair: [] for pair in pairs}
+        for run in range(runs):                 # (each pair in turn: the host's slow moments hit them alike)
+            for pair in pairs:
                 print(f"bench: {pair.label}, run {run + 1} of {runs}", flush=True)
                 mbps = run_pair(pair, made, machine, imp, run + 1, repo)
                 print(f"  {pair.label} {run + 1}/{runs}: {mbps:g} Mbit/s", flush=True)
-                samples.setdefault(pair, []).append(mbps)
+                samples[pair].append(mbps)
     except (NetBenchError, debian.DebianError, systems.SystemConfigError, ValueError) as err:
         print(f"bench: {err}", file=sys.stderr)
         return 1
