@@ -652,6 +652,8 @@ static int tcb_is(const struct tcb *t, uint32_t laddr, uint16_t lport, uint32_t 
  * holds in one round trip.) */
 static int ring_grow(struct tcb *t, struct ring *r)
 {
+    if (!r->buf || r->size >= BUF_MAX)
+        return -1;
     uint64_t grown = 0;
     for (unsigned i = 0; i < NTCB; i++) {
         const struct tcb *c = &tcbs[i];
@@ -660,7 +662,7 @@ static int ring_grow(struct tcb *t, struct ring *r)
                      (c->rcv.size > BUF_BYTES ? c->rcv.size - BUF_BYTES : 0);
     }
     uint8_t *buf;
-    if (!r->buf || r->size >= BUF_MAX || grown + r->size > GROWN_MAX || !(buf = net_alloc(r->size * 2)))
+    if (grown + r->size > GROWN_MAX || !(buf = net_alloc(r->size * 2)))
         return -1;
     ring_read(r, 0, buf, r->size);
     net_free(r->buf, r->size);

@@ -959,7 +959,7 @@ def main_net(mode, cpu: str, smp: int, only, runs, mem: str, rtt_ms: float, loss
         print(f"bench: {err}", file=sys.stderr)
         return 2
     status = build.build(repo=repo)
-    return status or netbench.main(machine, runs or 3, rtt_ms, loss_pct, only, repo)
+    return status or netbench.main(machine, runs or 5, rtt_ms, loss_pct, only, repo)
 
 
 # `./petrel bench`: the default suite (Petrel's own rows, the Linux

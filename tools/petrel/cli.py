@@ -153,7 +153,7 @@ def add_bench(sub) -> None:
                    f"rows (the same), or one of them, {', '.join(bench.speedup_rows(bench.SCALE, 'N'))}; with --suite "
                    "net, one pair: linux->linux, petrel->linux or linux->petrel")
     p.add_argument("--runs", type=int, metavar="N",
-                   help="boots per system (default 1 for icount, 5 for wall, 3 for --suite net)")
+                   help="boots per system (default 1 for icount, 5 for wall)")
     p.add_argument("--rtt", type=float, default=0.0, metavar="MS",
                    help="--suite net: the relay's round-trip delay in milliseconds (default 0)")
     p.add_argument("--loss", type=float, default=0.0, metavar="PCT",

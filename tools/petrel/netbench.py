@@ -37,7 +37,7 @@ from petrel import debian, linuxbase, oracle, paths, qemu, rootfs, systems
 from petrel.netrelay import Impairments, Relay
 
 SERVER, CLIENT = "10.9.0.1", "10.9.0.2"
-SECONDS = 5                     # iperf3's -t
+SECONDS = 10                    # iperf3's -t
 CC = "cubic"                    # Linux's default, and netcfg's cc= on Petrel's side
 TIMEOUT = 180                   # a boot's limit: the transfer, boots, and a client's tries
 TRIES = 60                      # the client's connection attempts, a second apart
