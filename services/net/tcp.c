@@ -146,6 +146,10 @@ static unsigned ack_batched, batching;
 /* The connection the last segment was for (tcb_find looks there first). */
 static struct tcb *last_found;
 
+/* The slots ever given out are the first tcb_top (tcb_new gives the
+ * lowest free one): the scans of connections stop there. */
+static unsigned tcb_top;
+
 static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static uint32_t get32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 static void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
@@ -615,6 +619,8 @@ static struct tcb *tcb_new(uint64_t pid)
     }
     memset(slot, 0, sizeof *slot);
     slot->pid = pid;
+    if ((unsigned)(slot - tcbs) >= tcb_top)
+        tcb_top = (unsigned)(slot - tcbs) + 1;
     slot->state = T_CLOSED;
     slot->mss = MSS_DEFAULT;
     slot->keep_idle = KEEP_IDLE_S;
@@ -655,7 +661,7 @@ static int ring_grow(struct tcb *t, struct ring *r)
     if (!r->buf || r->size >= BUF_MAX)
         return -1;
     uint64_t grown = 0;
-    for (unsigned i = 0; i < NTCB; i++) {
+    for (unsigned i = 0; i < tcb_top; i++) {
         const struct tcb *c = &tcbs[i];
         if (c->pid == t->pid)
             grown += (c->snd.size > BUF_BYTES ? c->snd.size - BUF_BYTES : 0) +
@@ -677,7 +683,7 @@ static struct tcb *tcb_find(uint32_t laddr, uint16_t lport, uint32_t raddr, uint
     if (last_found && tcb_is(last_found, laddr, lport, raddr, rport))
         return last_found;
     struct tcb *listener = NULL;
-    for (unsigned i = 0; i < NTCB; i++) {
+    for (unsigned i = 0; i < tcb_top; i++) {
         struct tcb *t = &tcbs[i];
         if (!t->pid || t->lport != lport || t->state == T_CLOSED)
             continue;
@@ -824,7 +830,7 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
  * waiting for accept. */
 static void queue_counts(const struct tcb *l, unsigned *half, unsigned *ready)
 {
-    for (unsigned i = 0; i < NTCB; i++) {
+    for (unsigned i = 0; i < tcb_top; i++) {
         if (!tcbs[i].pid || tcbs[i].listener != l)
             continue;
         if (tcbs[i].state == T_SYN_RECEIVED)
@@ -1372,11 +1378,13 @@ uint64_t net_tcp_deadline(void)
     uint64_t first = 0;
     if (!tcbs)
         return 0;
-    for (unsigned i = 0; i < NTCB; i++) {
+    for (unsigned i = 0; i < tcb_top; i++) {
         const struct tcb *t = &tcbs[i];
+        if (!t->pid)
+            continue;
         uint64_t d[5] = { t->t_rtx, t->t_delack, t->t_wait, t->t_persist, t->t_keep };
         for (unsigned k = 0; k < 5; k++)
-            if (t->pid && d[k] && (!first || d[k] < first))
+            if (d[k] && (!first || d[k] < first))
                 first = d[k];
     }
     return first;
@@ -1420,7 +1428,7 @@ static void rtx_timeout(struct tcb *t, uint64_t now)
 
 void net_tcp_timers(uint64_t now)
 {
-    for (unsigned i = 0; tcbs && i < NTCB; i++) {
+    for (unsigned i = 0; tcbs && i < tcb_top; i++) {
         struct tcb *t = &tcbs[i];
         if (!t->pid)
             continue;
@@ -1460,7 +1468,7 @@ uint32_t net_tcp_poll(const struct sock *s)
     if (!t)
         return NET_POLLOUT | NET_POLLHUP;
     if (t->state == T_LISTEN) {
-        for (unsigned i = 0; i < NTCB; i++)
+        for (unsigned i = 0; i < tcb_top; i++)
             if (tcbs[i].pid && tcbs[i].listener == t && tcbs[i].state != T_SYN_RECEIVED)
                 return NET_POLLIN;
         return 0;
@@ -1497,7 +1505,7 @@ int64_t net_tcp_open(struct sock *s, uint64_t pid)
 
 static void drop_pending(struct tcb *l)
 {
-    for (unsigned i = 0; i < NTCB; i++) {
+    for (unsigned i = 0; i < tcb_top; i++) {
         struct tcb *c = &tcbs[i];
         if (c->pid && c->listener == l) {
             reset(c);
@@ -1576,7 +1584,7 @@ int64_t net_op_accept(struct svc_call *call, uint32_t sock, uint32_t *conn, uint
     if (l->state != T_LISTEN)
         return SVC_E_STATE;
     struct tcb *first = NULL;
-    for (unsigned i = 0; i < NTCB; i++) {
+    for (unsigned i = 0; i < tcb_top; i++) {
         struct tcb *c = &tcbs[i];
         if (c->pid && c->listener == l && c->state != T_SYN_RECEIVED && (!first || c->born < first->born))
             first = c;
@@ -1608,7 +1616,7 @@ int64_t net_op_connect(struct svc_call *call, uint32_t sock, uint32_t addr, uint
     if (!net_addr && (addr >> 24) != 127)
         return net_nic_ready() ? SVC_E_STATE : SVC_E_NOENT;
     uint32_t laddr = net_source_for(addr);
-    for (unsigned i = 0; i < NTCB; i++) {
+    for (unsigned i = 0; i < tcb_top; i++) {
         const struct tcb *o = &tcbs[i];
         if (o->pid && o->state != T_CLOSED && o->state != T_LISTEN && o->lport == t->lport && o->laddr == laddr &&
             o->raddr == addr && o->rport == port)
