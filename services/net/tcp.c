@@ -643,13 +643,13 @@ static int get_buffers(struct tcb *t)
     return 0;
 }
 
+/* Is t the connection (not a listener) of these four numbers? */
 static int tcb_is(const struct tcb *t, uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
 {
     return t->pid && t->state != T_CLOSED && t->state != T_LISTEN && t->lport == lport && t->raddr == raddr &&
            t->rport == rport && t->laddr == laddr;
 }
 
-/* The connection of the four numbers, else the listener on the port. */
 /* Double a ring of t's, its contents kept at their offsets (early data
  * past the read part too), when a ring of BUF_MAX would not be passed and
  * t's client's grown rings would add at most GROWN_MAX bytes. 0 if done.
@@ -678,6 +678,7 @@ static int ring_grow(struct tcb *t, struct ring *r)
     return 0;
 }
 
+/* The connection of the four numbers, else the listener on the port. */
 static struct tcb *tcb_find(uint32_t laddr, uint16_t lport, uint32_t raddr, uint16_t rport)
 {
     if (last_found && tcb_is(last_found, laddr, lport, raddr, rport))
