@@ -57,6 +57,7 @@ uint32_t net_tcp_default_cc;            /* an index of tcp_cc_modules: newreno u
 #define WSCALE          7u              /* the window shift we ask for (Linux's with its buffers) */
 #define TS_TICK_NS      1000000ull      /* timestamps count milliseconds (Linux's TCP_TS_HZ) */
 #define PAWS_IDLE_NS    (24ull * 86400 * 1000000000)    /* RFC 7323 5.5: TS.Recent older is invalid */
+#define OOW_ACK_NS      500000000ull    /* net.ipv4.tcp_invalid_ratelimit: ACKs to segments out of place */
 
 #define KEEP_IDLE_S     7200u           /* net.ipv4.tcp_keepalive_time */
 #define KEEP_INTVL_S    75u             /* net.ipv4.tcp_keepalive_intvl */
@@ -119,6 +120,7 @@ struct tcb {
     uint8_t rcv_edge;                   /* the peer filled the window offered since the reader last emptied it */
     uint16_t backlog;                   /* a listener's: room in its queue */
     uint64_t cookie_at;                 /* a listener's: when it last sent a SYN cookie (0: never) */
+    uint64_t oow_ack_at;                /* when ack_oow last answered (0: never) */
 };
 
 /* The table: NTCB blocks and a scratch one last (a SYN cookie is sent
@@ -427,9 +429,31 @@ static int emit(struct tcb *t, uint32_t seq, uint8_t flags, uint32_t off, uint32
     return 0;
 }
 
+/* An ACK without data: at SND.MAX, not SND.NXT, which a timeout took back
+ * (the peer may have had what we sent before, and an ACK below its
+ * RCV.NXT is not acceptable to it), but not past the window's right edge
+ * (a peer that took part of a segment into the last of its room has a
+ * window of 0: only RCV.NXT is acceptable to it). As Linux's
+ * tcp_acceptable_seq. */
 static void ack_now(struct tcb *t)
 {
-    emit(t, t->snd_nxt, ACK, 0, 0);
+    emit(t, seq_min(t->snd_max, t->snd_una + t->snd_wnd), ACK, 0, 0);
+}
+
+/* The ACK that answers a segment out of place (outside the window, an
+ * old timestamp, a RST or SYN not exactly in place, an ACK of what was
+ * never sent): at most one in OOW_ACK_NS for those that take no sequence
+ * space or carry a SYN (as Linux: two ends each thinking the other out
+ * of place would otherwise ACK each other at the speed of the link). */
+static void ack_oow(struct tcb *t, uint32_t seg_len, uint8_t flags)
+{
+    uint64_t now = svc_clock_ns();
+    if (!seg_len || (flags & SYN)) {
+        if (t->oow_ack_at && now - t->oow_ack_at < OOW_ACK_NS)
+            return;
+        t->oow_ack_at = now;
+    }
+    ack_now(t);
 }
 
 static void arm_rtx(struct tcb *t)
@@ -786,14 +810,14 @@ static void keep_timer(struct tcb *t, uint64_t now)
 
 /* ---------------------------------------------------------------- input */
 
-/* RFC 9293 3.10.7.4's acceptability test, against the room we have. */
+/* RFC 9293 3.10.7.4's acceptability test, against the room we have. With
+ * no room, a segment exactly at RCV.NXT is let in for its ACK, window and
+ * RST (the RFC's "special allowance"; take_data refuses its data). */
 static int acceptable(const struct tcb *t, uint32_t seq, uint32_t len)
 {
     uint32_t wnd = rcv_room(t);
-    if (!len)
+    if (!len || !wnd)
         return wnd ? seq_le(t->rcv_nxt, seq) && seq_lt(seq, t->rcv_nxt + wnd) : seq == t->rcv_nxt;
-    if (!wnd)
-        return 0;
     uint32_t last = seq + len - 1;
     return (seq_le(t->rcv_nxt, seq) && seq_lt(seq, t->rcv_nxt + wnd)) ||
            (seq_le(t->rcv_nxt, last) && seq_lt(last, t->rcv_nxt + wnd));
@@ -1073,7 +1097,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
     /* RFC 7323 5.3: PAWS, an old timestamp marks an old duplicate. */
     if (t->ts_ok && o.has_ts && !(flags & RST) && (int32_t)(o.tsval - t->ts_recent) < 0) {
         if (svc_clock_ns() - t->ts_recent_at <= PAWS_IDLE_NS) {
-            ack_now(t);
+            ack_oow(t, seg_len, flags);
             return;
         }
         t->ts_recent = o.tsval;                         /* (idle past 24 days: TS.Recent is no more) */
@@ -1086,7 +1110,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
         if (t->state == T_TIME_WAIT && (flags & FIN) && !(flags & RST))
             t->t_wait = svc_clock_ns() + TIME_WAIT_NS;  /* its FIN again: our last ACK was lost (RFC 9293 3.10.7.4) */
         if (!(flags & RST))
-            ack_now(t);
+            ack_oow(t, seg_len, flags);
         return;
     }
     t->last_rcv = svc_clock_ns();
@@ -1098,7 +1122,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
     }
     if (flags & RST) {                                  /* second (RFC 5961 3.2: exactly at RCV.NXT) */
         if (seq != t->rcv_nxt) {
-            ack_now(t);                                 /* a challenge ACK */
+            ack_oow(t, seg_len, flags);                 /* a challenge ACK */
             return;
         }
         if (t->state == T_SYN_RECEIVED && t->listener) {
@@ -1113,7 +1137,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
         return;
     }
     if (flags & SYN) {                                  /* fourth (RFC 5961 4.2): a challenge ACK */
-        ack_now(t);
+        ack_oow(t, seg_len, flags);
         return;
     }
     if (!(flags & ACK))
@@ -1296,7 +1320,7 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
         t->snd_wl2 = ackn;
     }
     if (seq_lt(t->snd_max, ackn)) {                     /* acknowledges what was never sent */
-        ack_now(t);
+        ack_oow(t, tlen - off + !!(flags & FIN), flags);
         return;
     }
     int advanced = seq_lt(t->snd_una, ackn);

@@ -146,12 +146,16 @@ def test_tcp_conversations(guest):
     p.send("A")
     p.send("R")
 
-    # RFC 5961: a RST or SYN not exactly in place gets a challenge ACK; an exact RST ends it.
+    # RFC 5961: a RST or SYN not exactly in place gets a challenge ACK, at
+    # most one in 500 ms (as Linux's tcp_invalid_ratelimit); an exact RST ends it.
     p = Peer(wire, 40002)
     una = p.handshake()
     p.send("R", seq=p.seq + 100)
-    got = p.expect(0.5)
+    got = p.expect(0.3)
     assert got and str(got[0].flags) == "A" and (got[0].seq, got[0].ack) == (una, p.seq), [t.summary() for t in got]
+    p.send("S", seq=p.seq + 5)
+    assert p.expect(0.15) == [], "a second challenge ACK within 500 ms"
+    time.sleep(0.4)
     p.send("S", seq=p.seq + 5)
     got = p.expect(0.5)
     assert got and str(got[0].flags) == "A" and got[0].ack == p.seq, [t.summary() for t in got]
@@ -160,6 +164,40 @@ def test_tcp_conversations(guest):
     p.send("PA", b"after the reset")
     rst = p.expect(1.0)
     assert rst and "R" in str(rst[0].flags), [t.summary() for t in rst]
+
+    # Data sent again after a timeout: an ACK without data then carries the
+    # sequence number after all that was sent (SND.MAX, as BSD and Linux),
+    # not the one the timeout went back to, which we (the receiver) could
+    # not accept; nor past our window. Old ACKs of ours get an answer at
+    # most once in 500 ms.
+    p = Peer(wire, 40007)
+    una = p.handshake(mss=1000)
+    data = bytes((i * 5) & 0xff for i in range(3000))
+    for k in range(0, 3000, 1000):
+        p.send("PA", data[k:k + 1000])
+    segs = p.expect(1.0, count=3, where=lambda t: len(payload(t)) > 0)
+    assert [(t.seq - una, len(payload(t))) for t in segs] == [(0, 1000), (1000, 1000), (2000, 1000)], \
+        [t.summary() for t in segs]
+    again = p.expect(2.0, where=lambda t: len(payload(t)) > 0)
+    assert again and again[0].seq == una and len(payload(again[0])) == 1000, [t.summary() for t in again]
+    pure = lambda t: not payload(t)
+    p.send("A", seq=p.seq - 1)                          # (one below its RCV.NXT: out of place)
+    got = p.expect(0.3, where=pure)
+    assert got and (got[0].seq, got[0].ack) == (una + 3000, p.seq), [t.summary() for t in got]
+    p.send("A", seq=p.seq - 1)
+    assert p.expect(0.2, where=pure) == [], "a second answer to an old ACK within 500 ms"
+    time.sleep(0.4)
+    p.send("A", seq=p.seq - 1)
+    got = p.expect(0.5, where=pure)
+    assert got and (got[0].seq, got[0].ack) == (una + 3000, p.seq), [t.summary() for t in got]
+    # 100 bytes taken, the window 0: the ACK's number no further than the
+    # window's right edge (una + 100), the only one we can accept.
+    p.send("A", ack=una + 100, window=0)
+    time.sleep(0.6)
+    p.send("A", seq=p.seq - 1)
+    got = [(t.seq - una, t.ack - p.seq) for t in p.expect(0.3, count=10, where=pure)]
+    assert (100, 0) in got and (3000, 0) not in got, got
+    p.send("R")
 
     # A zero window: probed, at growing intervals, until it opens; then the
     # data in segments no longer than our MSS of 1,000.
