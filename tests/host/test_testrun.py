@@ -67,6 +67,20 @@ def test_tally_summary_names_failures_then_counts():
     assert clean.summary() == "1 passed, 0 failed"
 
 
+def test_summary_repeats_the_console_lines_that_tell_why():
+    console = "".join(f"line {i}\n" for i in range(40)).replace("line 3\n", "x: FAIL op 3\n")
+    console += "x: 10 ops, 1 failures, usage ~NOT back\nend\n"
+    _, outcomes = testrun.evaluate(case('expect = ["usage ~back"]'), 0, console)
+    assert outcomes[0].evidence == ["x: FAIL op 3", "...", "line 36", "line 37", "line 38", "line 39",
+                                    "x: 10 ops, 1 failures, usage ~NOT back", "end"]
+    assert testrun.evaluate(case('expect = ["end"]'), 0, console)[1][0].evidence == []
+    tally = testrun.Tally()
+    tally.add([outcomes[0]] + [testrun.Outcome(f"c{i}", "FAIL", "", ["why"]) for i in range(5)])
+    text = tally.summary().splitlines()
+    assert text[0].startswith("failed: c  (expected /usage ~back/") and text[1] == "        | x: FAIL op 3"
+    assert text.count("        | why") == 3 and text[-2:] == ["failed: c4", "0 passed, 6 failed"]
+
+
 def test_junit_outcomes(tmp_path):
     xml = tmp_path / "r.xml"
     xml.write_text("""<?xml version="1.0"?><testsuites><testsuite>

@@ -32,6 +32,7 @@ from petrel import bootimage, build, cases, dtbfixtures, oracle, paths, qemu, ta
 # Host-side preparation steps a case may name in `pre`.
 PRE_STEPS = {"dtb-fixtures": dtbfixtures.prepare}
 TAIL_LINES = 30
+SUMMARY_EVIDENCE_CASES = 4      # failed cases whose evidence the summary repeats
 INDENT = " " * 8
 
 
@@ -41,6 +42,7 @@ class Outcome:
     name: str
     status: str          # "ok", "FAIL" or "skip"
     detail: str = ""
+    evidence: list = field(default_factory=list)    # console lines the summary repeats
 
 
 @dataclass
@@ -79,10 +81,13 @@ class Tally:
                 self.failures.append(o)
 
     # The closing lines of a run: the failed tests again, so that the tail of a long log
-    # names them, then the counts.
+    # names them (the first few with the console lines that tell why), then the counts.
     def summary(self) -> str:
-        lines = [f"failed: {o.name}{'  (' + o.detail + ')' if o.detail else ''}"
-                 for o in self.failures]
+        lines = []
+        for n, o in enumerate(self.failures):
+            lines.append(f"failed: {o.name}{'  (' + o.detail + ')' if o.detail else ''}")
+            if n < SUMMARY_EVIDENCE_CASES:
+                lines += [f"{INDENT}| {line}" for line in o.evidence]
         line = f"{self.passed} passed, {self.failed} failed"
         lines.append(line + (f", {self.skipped} skipped" if self.skipped else ""))
         return "\n".join(lines)
@@ -153,8 +158,19 @@ def evaluate(case: cases.Case, status, console: str) -> tuple:
     if case.tap:
         sub, tap_reasons = tap_outcomes(case, console)
         reasons += tap_reasons
-    head = Outcome(case.name, "FAIL" if reasons else "ok", "; ".join(reasons))
+    head = Outcome(case.name, "FAIL" if reasons else "ok", "; ".join(reasons),
+                   evidence(console) if reasons else [])
     return reasons, [head] + sub
+
+
+# The console lines a failed case's summary line repeats: the first few that
+# report a failure or a panic, then the last few (a CI log is often read
+# from its end only, where the case's own console tail is long gone).
+def evidence(console: str, marked: int = 4, last: int = 6) -> list:
+    lines = console.rstrip("\n").splitlines()
+    tail = lines[-last:]
+    head = [line for line in lines[:-last] if re.search(r"FAIL|PANIC|NOT back", line)][:marked]
+    return [line[:200] for line in head + (["..."] if head else []) + tail]
 
 
 # Packs the case's boot image (a system of systems/, or the case's own list of
