@@ -101,6 +101,11 @@ void net_receive(void);                  /* take every frame the NIC has */
  * at net_ip_payload() (no copy then). */
 int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t len);
 uint8_t *net_ip_payload(void);
+/* Where a payload of len bytes to dst is best built: in the NIC's next
+ * transmit buffer when the packet goes out whole to a neighbour whose
+ * address is known (net_ip_send then copies nothing), else at
+ * net_ip_payload(). Good until the next call of either or net_ip_send. */
+uint8_t *net_ip_payload_to(uint32_t dst, uint32_t len);
 uint32_t net_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto, uint32_t len);
 uint32_t net_source_for(uint32_t dst);       /* the source address a packet to dst carries */
 void net_forget_neighbours(void);

@@ -217,8 +217,10 @@ static int wire_send(const uint8_t *mac, const uint8_t *pkt, uint32_t len)
         uint32_t n = frags == 1 || payload - off < FRAG_PAYLOAD ? payload - off : FRAG_PAYLOAD;
         uint8_t *f = frame_start(mac, ETH_IP);
         uint8_t *ip = f + ETH_HLEN;
-        memcpy(ip, pkt, IP_HLEN);
-        memcpy(ip + IP_HLEN, pkt + IP_HLEN + off, n);
+        if (ip != pkt) {                                /* (else built there: net_ip_payload_to) */
+            memcpy(ip, pkt, IP_HLEN);
+            memcpy(ip + IP_HLEN, pkt + IP_HLEN + off, n);
+        }
         if (frags > 1) {
             put16(ip + 2, IP_HLEN + n);
             put16(ip + 6, (off + n < payload ? 0x2000u : 0) | off / 8);
@@ -383,6 +385,23 @@ uint8_t *net_ip_payload(void)
     return out + IP_HLEN;
 }
 
+/* The payload of the NIC's next transmit buffer, when net_ip_payload_to
+ * gave it (NULL otherwise, or once net_ip_send has taken it). */
+static uint8_t *in_place;
+
+uint8_t *net_ip_payload_to(uint32_t dst, uint32_t len)
+{
+    in_place = NULL;
+    if (is_local(dst) || len > IP_MTU - IP_HLEN || !net_nic_ready() || !vnet_tx_room(&net_nic))
+        return net_ip_payload();
+    uint32_t hop = next_hop(dst);
+    struct neighbour *n = hop ? neighbour_find(hop) : NULL;
+    if (!n || n->state == N_INCOMPLETE || hop == 0xffffffffu || is_broadcast(hop))
+        return net_ip_payload();
+    in_place = vnet_tx_buf(&net_nic) + ETH_HLEN + IP_HLEN;
+    return in_place;
+}
+
 int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t len)
 {
     if (len > IP_MAX - IP_HLEN)
@@ -392,7 +411,8 @@ int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t le
     if (!hop)
         return SVC_E_NOENT;
     uint32_t src = net_source_for(dst);
-    uint8_t *ip = out;
+    uint8_t *ip = payload == in_place ? in_place - IP_HLEN : out;   /* (in_place: wire_send copies nothing) */
+    in_place = NULL;
     if (payload != ip + IP_HLEN)
         memmove(ip + IP_HLEN, payload, len);
     ip[0] = 0x45;

@@ -398,8 +398,10 @@ static void send_bare(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t r
  * offset off (with the MSS option when SYN is set). */
 static int emit(struct tcb *t, uint32_t seq, uint8_t flags, uint32_t off, uint32_t len)
 {
-    uint8_t *s = net_ip_payload();
-    uint32_t olen = write_options(t, s + TCP_HLEN, flags, len), hlen = TCP_HLEN + olen, wnd = rcv_window(t);
+    uint8_t opt[40];
+    uint32_t olen = write_options(t, opt, flags, len), hlen = TCP_HLEN + olen, wnd = rcv_window(t);
+    uint8_t *s = net_ip_payload_to(t->raddr, hlen + len);  /* (the NIC's buffer, if it can go there whole) */
+    memcpy(s + TCP_HLEN, opt, olen);
     if (flags & SYN)
         wnd = min32(rcv_room(t), 0xffff);               /* (a SYN's window is never scaled) */
     put16(s, t->lport);
