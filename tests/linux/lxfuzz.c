@@ -2044,7 +2044,10 @@ static void op_check(struct ctx *c)
 }
 
 /* /proc/self/fd/N opened: O_PATH (names the same object), then read-write
- * (a pipe: both its ends; a socket: ENXIO); or a child's /proc/PID/fd/N. */
+ * (a pipe: both its ends; a socket: ENXIO); or a child's /proc/PID/fd/N
+ * (O_PATH), looked at and closed at once: kept, it could be reopened
+ * read-write here (way 2 or 3 on it), which makes a private pipe of the
+ * child's (blk_pipe_write's) one that this process reads and writes. */
 static void op_proc_reopen(struct ctx *c)
 {
     struct pick p;
@@ -2072,11 +2075,18 @@ static void op_proc_reopen(struct ctx *c)
     int err = errno;
     unuse(p.fd);
     tally(r, err);
-    if (r >= 0) {
+    if (r >= 0 && way == 4) {
+        uint32_t obj;
+        int end, path_;
+        identify((int)r, &obj, &end, &path_);
+        if (!path_)
+            fail("open %s (O_PATH): F_GETFL says it is not O_PATH", path);
+        close((int)r);
+    } else if (r >= 0) {
         uint32_t obj;
         int end, path_;
         int kind = identify((int)r, &obj, &end, &path_);
-        int strict = way != 4 && same(&p) && (p.e.obj || !p.e.path);     /* (an O_PATH socket unknown: its kind too) */
+        int strict = same(&p) && (p.e.obj || !p.e.path);     /* (an O_PATH socket unknown: its kind too) */
         if (strict && (kind != p.e.kind || (obj != p.e.obj && p.e.obj && obj) || path_ != path_only)) {
             fail("open %s (%s) of a %s%s %u: a %s%s %u", path, path_only ? "O_PATH" : "O_RDWR", p.e.path ? "O_PATH " : "",
                  kind_names[p.e.kind], p.e.obj, path_ ? "O_PATH " : "", kind_names[kind], obj);
@@ -3728,19 +3738,29 @@ static int usage_diff(const struct petrel_usage *a, const struct petrel_usage *b
 static uint64_t arg_num(const char *s) { return strtoull(s, NULL, 0); }
 
 /* weight=NAME:N (a worker's weight of an operation, N; 0 also keeps it
- * from victims) or weight=all:N. */
-static int set_weight(const char *arg)
+ * from victims) or weight=all:N; with victim set, cweight=NAME:N (a
+ * victim's weight of an operation victims make at all: not fork, wait,
+ * sigaction, epoll_loop, thread_exit, exec or exit) or cweight=all:N (of
+ * each of those). */
+static int set_weight(const char *arg, int victim)
 {
+    static const unsigned victims_make[NOPS] = { OPS(OP_CW) };
     const char *colon = strchr(arg, ':');
     if (!colon)
         return 0;
-    int found = 0;
+    int found = 0, all = !strncmp(arg, "all:", 4);
     for (int op = 0; op < NOPS; op++)
         if (((size_t)(colon - arg) == strlen(op_names[op]) && !strncmp(arg, op_names[op], (size_t)(colon - arg))) ||
-            !strncmp(arg, "all:", 4)) {
-            op_weight[op] = (unsigned)arg_num(colon + 1);
-            if (!op_weight[op])
-                child_weight[op] = 0;
+            all) {
+            if (victim && !victims_make[op] && !all)
+                return 0;
+            if (victim) {
+                child_weight[op] = victims_make[op] ? (unsigned)arg_num(colon + 1) : 0;
+            } else {
+                op_weight[op] = (unsigned)arg_num(colon + 1);
+                if (!op_weight[op])
+                    child_weight[op] = 0;
+            }
             found = 1;
         }
     return found;
@@ -3774,10 +3794,12 @@ int main(int argc, char **argv)
             trace = (int)arg_num(argv[i] + 6);
         else if (!strncmp(argv[i], "stats=", 6))
             show_stats = (int)arg_num(argv[i] + 6);
-        else if (!strncmp(argv[i], "weight=", 7) && set_weight(argv[i] + 7))
+        else if (!strncmp(argv[i], "weight=", 7) && set_weight(argv[i] + 7, 0))
+            ;
+        else if (!strncmp(argv[i], "cweight=", 8) && set_weight(argv[i] + 8, 1))
             ;
         else {
-            say("usage: lxfuzz [seed=N] [procs=1..%d] [threads=1..%d] [ops=N] [trace=1] [stats=1] [weight=OP:N ...]",
+            say("usage: lxfuzz [seed=N] [procs=1..%d] [threads=1..%d] [ops=N] [trace=1] [stats=1] [weight=OP:N ...] [cweight=OP:N ...]",
                 MAXPROCS, MAXTHREADS);
             return 2;
         }
