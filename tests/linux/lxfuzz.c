@@ -2075,16 +2075,14 @@ static void op_proc_reopen(struct ctx *c)
     int err = errno;
     unuse(p.fd);
     tally(r, err);
+    uint32_t obj;
+    int end, path_;
     if (r >= 0 && way == 4) {
-        uint32_t obj;
-        int end, path_;
         identify((int)r, &obj, &end, &path_);
         if (!path_)
             fail("open %s (O_PATH): F_GETFL says it is not O_PATH", path);
         close((int)r);
     } else if (r >= 0) {
-        uint32_t obj;
-        int end, path_;
         int kind = identify((int)r, &obj, &end, &path_);
         int strict = same(&p) && (p.e.obj || !p.e.path);     /* (an O_PATH socket unknown: its kind too) */
         if (strict && (kind != p.e.kind || (obj != p.e.obj && p.e.obj && obj) || path_ != path_only)) {

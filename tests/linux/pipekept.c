@@ -62,8 +62,9 @@ static uint32_t below(uint32_t n)
     return rng % n;
 }
 
-/* Everything that can be read from fd now and until end of file (5 s at
- * most), every byte checked; -1 on a wrong byte or no end. */
+/* The bytes read from fd until j's write has finished (until_finished)
+ * or until end of file, 5 s at most, every byte checked to be tag; -1 on
+ * a wrong byte, an error other than EINTR, or no end in time. */
 static long read_all(int fd, uint8_t tag, uint8_t *b, size_t size, struct job *j, int until_finished)
 {
     long total = 0;
