@@ -69,12 +69,14 @@ void *memcpy(void *d, const void *s, size_t n)
             for (; n >= 8; n -= 8, dp += 8, sp += 8)
                 *(uint64_t *)dp = *(const uint64_t *)sp;
         } else {
-            /* The source is not aligned like the destination: unaligned loads. */
-            for (; n >= 32; n -= 32, dp += 32, sp += 32) {
+            /* The source is not aligned like the destination: unaligned loads,
+             * 64 bytes a round as above. */
+            for (; n >= 64; n -= 64, dp += 64, sp += 64) {
                 uint64_t w0 = load64_any(sp), w1 = load64_any(sp + 8), w2 = load64_any(sp + 16),
-                         w3 = load64_any(sp + 24);
+                         w3 = load64_any(sp + 24), w4 = load64_any(sp + 32), w5 = load64_any(sp + 40),
+                         w6 = load64_any(sp + 48), w7 = load64_any(sp + 56);
                 uint64_t *b = (uint64_t *)dp;
-                b[0] = w0, b[1] = w1, b[2] = w2, b[3] = w3;
+                b[0] = w0, b[1] = w1, b[2] = w2, b[3] = w3, b[4] = w4, b[5] = w5, b[6] = w6, b[7] = w7;
             }
             for (; n >= 8; n -= 8, dp += 8, sp += 8)
                 *(uint64_t *)dp = load64_any(sp);

@@ -152,9 +152,12 @@ void svc_handle_release(svc_handle h)
 }
 
 /* A copy through a client's buffer is one kernel entry per COPY_STEP bytes:
- * each entry is short, so the server thread (and whoever needs the core
- * or the kernel lock more urgently) waits at most one step. */
-#define COPY_STEP 4096
+ * each entry is short (a 16 KiB copy is about 4,000 instructions), so the
+ * server thread (and whoever needs the core or the kernel lock more
+ * urgently) waits at most one step; and long enough that a 64 KiB socket
+ * write's copies are not mostly kernel entries (at 4 KiB a step, each of
+ * the four copies of a write over the loopback took 16). */
+#define COPY_STEP 16384
 
 int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len)
 {

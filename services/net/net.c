@@ -307,7 +307,8 @@ static int64_t sendto(struct svc_call *call, uint32_t sock, uint32_t addr, uint3
         msg[4] = (uint8_t)(len >> 8);
         msg[5] = (uint8_t)len;
         msg[6] = msg[7] = 0;
-        uint16_t c = inet_checksum(msg, len, net_pseudo_sum(net_source_for(addr), addr, 17, len));
+        uint32_t pseudo = net_pseudo_sum(net_source_for(addr), addr, 17, len);
+        uint16_t c = net_is_local(addr) ? net_local_check(pseudo) : inet_checksum(msg, len, pseudo);
         c = c ? c : 0xffff;                             /* RFC 768: a computed 0 is sent as all ones */
         msg[6] = (uint8_t)(c >> 8);
         msg[7] = (uint8_t)c;

@@ -108,13 +108,16 @@ uint8_t *net_ip_payload(void);
 uint8_t *net_ip_payload_to(uint32_t dst, uint32_t len);
 uint32_t net_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto, uint32_t len);
 uint32_t net_source_for(uint32_t dst);       /* the source address a packet to dst carries */
+int net_is_local(uint32_t dst);             /* dst is this host's: packets to it go through the loopback */
+uint16_t net_local_check(uint32_t pseudo);  /* the TCP or UDP checksum field of such a packet */
 void net_forget_neighbours(void);
 void net_loop_drain(void);                  /* deliver what was sent to this host */
 
 /* tcp.c: the congestion control new connections take (`default_cc`) */
 extern uint32_t net_tcp_default_cc;
-/* tcp.c: a TCP segment for this host (to its broadcast address or not) */
-void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadcast);
+/* tcp.c: a TCP segment for this host (to its broadcast address or not;
+ * from the wire, its checksum checked, or from this host, not) */
+void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadcast, int from_wire);
 void net_tcp_batch(int start);               /* frames from the NIC follow (1); they are done (0: held ACKs go) */
 uint64_t net_tcp_deadline(void);            /* its next timer (0: none) */
 void net_tcp_timers(uint64_t now);

@@ -47,6 +47,7 @@
 #define ARP_DELAY_NS    5000000000ull   /* a stale one used: the grace before probing (delay_first_probe_time) */
 #define ARP_GC_NS       60000000000ull  /* a stale one unused this long goes (gc_stale_time) */
 #define LOOP_SLOTS      8u
+#define LOOP_SPARES     2u              /* IP_MAX buffers kept for big packets to this host */
 #define FRAG_SLOTS      8u
 #define FRAG_PER_SOURCE 4u
 #define FRAG_TIME_NS    30000000000ull                  /* Linux's net.ipv4.ipfrag_time */
@@ -93,6 +94,8 @@ static uint8_t *out;                    /* the datagram being sent, whole (IP_MA
 static uint8_t loop_pkt[LOOP_SLOTS][IP_MTU];    /* packets to this host: here up to the MTU, */
 static uint8_t *loop_big[LOOP_SLOTS];           /* ... past it in memory of their own */
 static uint32_t loop_len[LOOP_SLOTS], loop_head, loop_count;
+static uint8_t *loop_spare[LOOP_SPARES];        /* ... buffers of IP_MAX bytes they gave back */
+static uint32_t loop_spares;
 static struct reasm reasm[FRAG_SLOTS];
 
 static const uint8_t broadcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
@@ -112,6 +115,18 @@ static int is_loopback(uint32_t a) { return (a >> 24) == (LOOPBACK_NET >> 24); }
 uint32_t net_source_for(uint32_t dst) { return is_loopback(dst) ? (LOOPBACK_NET | 1) : net_addr; }
 static uint32_t netmask(void) { return net_prefix ? 0xffffffffu << (32 - net_prefix) : 0; }
 static int is_local(uint32_t a) { return is_loopback(a) || (net_addr && a == net_addr); }
+int net_is_local(uint32_t a) { return is_local(a); }
+
+/* The checksum field of a TCP or UDP packet to this host: the folded sum
+ * of its pseudo-header, what Linux's loopback leaves there (its lo
+ * checksums nothing: the packet never leaves memory, and what reads it is
+ * this stack, which checks no checksum of a packet that did not come from
+ * the wire). */
+uint16_t net_local_check(uint32_t pseudo)
+{
+    pseudo = (pseudo & 0xffff) + (pseudo >> 16);
+    return (uint16_t)((pseudo & 0xffff) + (pseudo >> 16));
+}
 static int is_broadcast(uint32_t a)
 {
     return a == 0xffffffffu || (net_addr && a == (net_addr | ~netmask()));
@@ -356,9 +371,26 @@ static uint32_t next_hop(uint32_t dst)
     return net_gateway;
 }
 
-/* Queue a packet for this host (copied: up to the MTU into its slot,
- * bigger ones into memory of their own). */
-static int loop_send(const uint8_t *pkt, uint32_t len)
+/* A buffer of IP_MAX bytes for a big packet to this host: one given back
+ * before, or a new one. */
+static uint8_t *loop_buf(void)
+{
+    return loop_spares ? loop_spare[--loop_spares] : net_alloc(IP_MAX);
+}
+
+static void loop_buf_put(uint8_t *p)
+{
+    if (loop_spares < LOOP_SPARES)
+        loop_spare[loop_spares++] = p;
+    else
+        net_free(p, IP_MAX);
+}
+
+/* Queue a packet for this host. One up to the MTU is copied into its slot;
+ * a bigger one built in `out` (net_ip_send's) is queued as it is, a fresh
+ * buffer taking out's place, so a 64 KiB segment is not copied again (nor
+ * memory mapped and faulted in for it: the buffers are used again). */
+static int loop_send(uint8_t *pkt, uint32_t len)
 {
     if (loop_count == LOOP_SLOTS) {
         net_stat.tx_dropped++;
@@ -367,14 +399,22 @@ static int loop_send(const uint8_t *pkt, uint32_t len)
     }
     unsigned slot = (loop_head + loop_count) % LOOP_SLOTS;
     uint8_t *to = loop_pkt[slot];
-    if (len > IP_MTU && !(to = loop_big[slot] = net_alloc(len))) {
-        net_stat.tx_dropped++;
-        net_stat.lo_dropped++;
-        return SVC_E_NOMEM;
+    if (len > IP_MTU) {
+        if (!(to = loop_buf())) {
+            net_stat.tx_dropped++;
+            net_stat.lo_dropped++;
+            return SVC_E_NOMEM;
+        }
+        if (pkt == out) {
+            out = to;
+            to = pkt;
+        }
+        loop_big[slot] = to;
     }
     net_stat.lo_packets++;
     net_stat.lo_bytes += len;
-    memcpy(to, pkt, len);
+    if (to != pkt)
+        memcpy(to, pkt, len);
     loop_len[slot] = len;
     loop_count++;
     return 0;
@@ -503,7 +543,7 @@ static void icmp_input(const uint8_t *ip, uint32_t hlen, uint32_t len)
     }
 }
 
-static void udp_input(const uint8_t *ip, uint32_t hlen, uint32_t len)
+static void udp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int from_wire)
 {
     const uint8_t *u = ip + hlen;
     uint32_t ulen = len - hlen;
@@ -513,7 +553,7 @@ static void udp_input(const uint8_t *ip, uint32_t hlen, uint32_t len)
     }
     ulen = get16(u + 4);
     uint32_t src = get32(ip + 12), dst = get32(ip + 16);
-    if (get16(u + 6) && inet_checksum(u, ulen, net_pseudo_sum(src, dst, PROTO_UDP, ulen)) != 0) {
+    if (from_wire && get16(u + 6) && inet_checksum(u, ulen, net_pseudo_sum(src, dst, PROTO_UDP, ulen)) != 0) {
         net_stat.ip_dropped++;
         return;
     }
@@ -750,9 +790,9 @@ static void ip_input(const uint8_t *ip, uint32_t len, int from_wire)
     if (ip[9] == PROTO_ICMP)
         icmp_input(ip, hlen, len);
     else if (ip[9] == PROTO_UDP)
-        udp_input(ip, hlen, len);
+        udp_input(ip, hlen, len, from_wire);
     else if (ip[9] == 6)
-        net_tcp_input(ip, hlen, len, is_broadcast(dst));
+        net_tcp_input(ip, hlen, len, is_broadcast(dst), from_wire);
     else {
         net_stat.ip_dropped++;
         if (!is_broadcast(dst))
@@ -778,7 +818,7 @@ void net_loop_drain(void)
         loop_count--;
         ip_input(p ? p : pkt, len, 0);
         if (p)
-            net_free(p, len);
+            loop_buf_put(p);
     }
 }
 

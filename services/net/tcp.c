@@ -376,6 +376,14 @@ static uint32_t write_options(const struct tcb *t, uint8_t *p, uint8_t flags, ui
 
 /* ---------------------------------------------------------------- output */
 
+/* The checksum field of a segment of len bytes at s: its checksum, or to
+ * this host the pseudo-header's sum alone (net_local_check). */
+static uint16_t tcp_check(const uint8_t *s, uint32_t len, uint32_t laddr, uint32_t raddr)
+{
+    uint32_t pseudo = net_pseudo_sum(laddr, raddr, PROTO_TCP, len);
+    return net_is_local(raddr) ? net_local_check(pseudo) : inet_checksum(s, len, pseudo);
+}
+
 static void send_bare(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t rport, uint32_t seq, uint32_t ack,
                       uint8_t flags)
 {
@@ -389,7 +397,7 @@ static void send_bare(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t r
     put16(s + 14, 0);
     put16(s + 16, 0);
     put16(s + 18, 0);
-    put16(s + 16, inet_checksum(s, TCP_HLEN, net_pseudo_sum(laddr, raddr, PROTO_TCP, TCP_HLEN)));
+    put16(s + 16, tcp_check(s, TCP_HLEN, laddr, raddr));
     if (net_ip_send(raddr, PROTO_TCP, s, TCP_HLEN))
         net_stat.tx_dropped++;
 }
@@ -415,7 +423,7 @@ static int emit(struct tcb *t, uint32_t seq, uint8_t flags, uint32_t off, uint32
     put16(s + 18, 0);
     if (len)
         ring_read(&t->snd, off, s + hlen, len);
-    put16(s + 16, inet_checksum(s, hlen + len, net_pseudo_sum(t->laddr, t->raddr, PROTO_TCP, hlen + len)));
+    put16(s + 16, tcp_check(s, hlen + len, t->laddr, t->raddr));
     int err = net_ip_send(t->raddr, PROTO_TCP, s, hlen + len);
     if (err) {
         net_stat.tx_dropped++;
@@ -988,12 +996,13 @@ static struct tcb *from_cookie(struct tcb *l, uint32_t laddr, uint32_t raddr, ui
     return c;
 }
 
-void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadcast)
+void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadcast, int from_wire)
 {
     const uint8_t *s = ip + hlen;
     uint32_t tlen = len - hlen, src = get32(ip + 12), dst = get32(ip + 16);
     uint32_t off = tlen >= TCP_HLEN ? (uint32_t)(s[12] >> 4) * 4 : 0;
-    if (off < TCP_HLEN || off > tlen || inet_checksum(s, tlen, net_pseudo_sum(src, dst, PROTO_TCP, tlen)) != 0) {
+    if (off < TCP_HLEN || off > tlen ||
+        (from_wire && inet_checksum(s, tlen, net_pseudo_sum(src, dst, PROTO_TCP, tlen)) != 0)) {
         net_stat.ip_dropped++;                          /* too short, bad offset or bad checksum */
         return;
     }
