@@ -684,6 +684,38 @@ int64_t lx_inet_send(struct lx_ctx *c, int i, int nonblock, const struct uio *u,
 
 /* ---------------------------------------------------------------- receiving */
 
+/* MSG_PEEK: what has come, left to be read. Waiting, it starts again from
+ * the first byte when it is woken. With MSG_WAITALL too it answers what
+ * there is, as without (Linux waits for all of len). */
+static int64_t stream_peek(struct lx_ctx *c, int i, int nonblock, const struct uio *u, uint64_t len)
+{
+    struct lx_inet *s = &inets[i];
+    uint64_t done = 0;
+    while (done < len) {
+        uint64_t n = len - done < BOUNCE ? len - done : BOUNCE, got = 0;
+        int64_t e = net_peek(net_ep, s->sock, done, bounce, n, &got);
+        if (e == SVC_E_CLOSED) {
+            int err = done ? 0 : tell_error(s);
+            return err ? -err : (int64_t)done;
+        }
+        if (e == SVC_E_AGAIN) {
+            if (done)
+                break;
+            return nonblock ? -LX_EAGAIN : wait_on(c, i, s->rcvtimeo);
+        }
+        if (e)
+            return done ? (int64_t)done : lx_err(e);
+        if (!got)
+            break;                              /* the end of the stream */
+        if (lx_uio_copy(c, u, done, bounce, got, 1))
+            return done ? (int64_t)done : -LX_EFAULT;
+        done += got;
+        if (got < n)
+            break;                              /* all there is */
+    }
+    return (int64_t)done;
+}
+
 static int64_t stream_recv(struct lx_ctx *c, int i, int nonblock, const struct uio *u, uint64_t len,
                            struct lx_recv_args *a)
 {
@@ -696,7 +728,7 @@ static int64_t stream_recv(struct lx_ctx *c, int i, int nonblock, const struct u
     if (s->state != IN_CONNECTED)
         return s->shut & 1 ? 0 : -LX_ENOTCONN;
     if (a->flags & MSG_PEEK)
-        return -LX_EOPNOTSUPP;                  /* (the stack has no peek yet) */
+        return stream_peek(c, i, nonblock, u, len);
     uint64_t done = c->t->io.done;              /* MSG_WAITALL: what it took before it waited */
     c->t->io.done = 0;
     while (done < len) {
@@ -732,23 +764,25 @@ static int64_t dgram_recv(struct lx_ctx *c, int i, int nonblock, const struct ui
                           struct lx_recv_args *a)
 {
     struct lx_inet *s = &inets[i];
-    if (a->flags & MSG_PEEK)
-        return -LX_EOPNOTSUPP;
+    int peek = (a->flags & MSG_PEEK) != 0;
     int64_t e = open_sock(s, 0);
     if (e)
         return e;
     for (;;) {
         uint64_t n = 0;
         uint32_t from = 0, port = 0;
-        e = net_recvfrom(net_ep, s->sock, bounce, BOUNCE, &n, &from, &port);
+        e = (peek ? net_peekfrom : net_recvfrom)(net_ep, s->sock, bounce, BOUNCE, &n, &from, &port);
         if (e == SVC_E_AGAIN && (s->shut & 1))
             return 0;                           /* shut for reading: the end */
         if (e == SVC_E_AGAIN)
             return nonblock ? -LX_EAGAIN : wait_on(c, i, s->rcvtimeo);
         if (e)
             return lx_err(e);
-        if (s->state == IN_CONNECTED && (from != s->raddr || (!s->icmp && port != s->rport)))
+        if (s->state == IN_CONNECTED && (from != s->raddr || (!s->icmp && port != s->rport))) {
+            if (peek)                           /* (peeked: taken now, to look at the next) */
+                net_recvfrom(net_ep, s->sock, bounce, 0, &n, &from, &port);
             continue;                           /* a connected socket takes its peer's only */
+        }
         uint64_t at = 0;
         if (s->raw) {                           /* the IPv4 header a raw socket receives before the message */
             uint8_t h[20] = { 0x45, 0, (uint8_t)((n + 20) >> 8), (uint8_t)(n + 20), 0, 0, 0x40, 0, (uint8_t)port,

@@ -329,8 +329,9 @@ static int64_t sendto(struct svc_call *call, uint32_t sock, uint32_t addr, uint3
     return err;
 }
 
-static int64_t recvfrom(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t buf_len, uint64_t *count,
-                        uint32_t *addr, uint32_t *port)
+/* The socket's oldest datagram into buf, taken (recvfrom) or left (peekfrom). */
+static int64_t take_dgram(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t buf_len, uint64_t *count,
+                          uint32_t *addr, uint32_t *port, int peek)
 {
     struct sock *s = net_sock_of(call, sock);
     if (!s)
@@ -346,8 +347,21 @@ static int64_t recvfrom(struct svc_call *call, uint32_t sock, uint64_t buf, uint
     *count = d->len;
     *addr = d->addr;
     *port = d->port;
-    dgram_pop(s);
+    if (!peek)
+        dgram_pop(s);
     return 0;
+}
+
+static int64_t recvfrom(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t buf_len, uint64_t *count,
+                        uint32_t *addr, uint32_t *port)
+{
+    return take_dgram(call, sock, buf, buf_len, count, addr, port, 0);
+}
+
+static int64_t peekfrom(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t buf_len, uint64_t *count,
+                        uint32_t *addr, uint32_t *port)
+{
+    return take_dgram(call, sock, buf, buf_len, count, addr, port, 1);
 }
 
 static int64_t wait(struct svc_call *call, uint32_t sock, uint32_t events, uint32_t *revents)
@@ -533,4 +547,4 @@ static int64_t default_cc(struct svc_call *call, uint32_t set, uint32_t cc, uint
 const struct net_ops net_ops = { config, dhcp, info, open, sendto, recvfrom, wait, sock_close, stats,
                                  net_op_listen, net_op_accept, net_op_connect, net_op_send, net_op_recv,
                                  net_op_shutdown, net_op_tcp_info, net_op_tcp_set, watch, poll_now,
-                                 ifstats, default_cc, udp_connect };
+                                 ifstats, default_cc, udp_connect, net_op_peek, peekfrom };

@@ -188,10 +188,11 @@ static int ring_copy_in(struct svc_call *call, struct ring *r, uint64_t from, ui
     return svc_copy_in(call, r->buf + at, from, first) || svc_copy_in(call, r->buf, from + first, n - first);
 }
 
-static int ring_copy_out(struct svc_call *call, const struct ring *r, uint64_t to, uint32_t n)
+/* n bytes from off past the ring's first to the client's `to`. */
+static int ring_copy_out(struct svc_call *call, const struct ring *r, uint32_t off, uint64_t to, uint32_t n)
 {
-    uint32_t first = min32(n, r->size - r->head);
-    return svc_copy_out(call, to, r->buf + r->head, first) || svc_copy_out(call, to + first, r->buf, n - first);
+    uint32_t at = (r->head + off) & (r->size - 1), first = min32(n, r->size - at);
+    return svc_copy_out(call, to, r->buf + at, first) || svc_copy_out(call, to + first, r->buf, n - first);
 }
 
 static void ring_drop(struct ring *r, uint32_t n)
@@ -1737,7 +1738,7 @@ int64_t net_op_recv(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t
         return SVC_E_AGAIN;
     }
     uint32_t n = (uint32_t)(buf_len < t->rcv.len ? buf_len : t->rcv.len);
-    if (ring_copy_out(call, &t->rcv, buf, n))
+    if (ring_copy_out(call, &t->rcv, 0, buf, n))
         return SVC_E_FAULT;
     ring_drop(&t->rcv, n);
     *count = n;
@@ -1751,6 +1752,29 @@ int64_t net_op_recv(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t
         ack_now(t);
         net_loop_drain();
     }
+    return 0;
+}
+
+int64_t net_op_peek(struct svc_call *call, uint32_t sock, uint64_t offset, uint64_t buf, uint64_t buf_len,
+                    uint64_t *count)
+{
+    int64_t err;
+    struct tcb *t = conn_of(call, sock, &err);
+    if (err)
+        return err;
+    if (t->rcv.len <= offset) {
+        if ((err = tell_error(t)) != 0)
+            return err;
+        if (t->shut_rd || t->state == T_CLOSED) {
+            *count = 0;                                 /* nothing more will come */
+            return 0;
+        }
+        return SVC_E_AGAIN;
+    }
+    uint32_t n = (uint32_t)(buf_len < t->rcv.len - offset ? buf_len : t->rcv.len - offset);
+    if (ring_copy_out(call, &t->rcv, (uint32_t)offset, buf, n))
+        return SVC_E_FAULT;
+    *count = n;
     return 0;
 }
 

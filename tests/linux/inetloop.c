@@ -3,7 +3,7 @@
  * across fork, blocking and non-blocking connect, 1 MiB each way with a
  * checksum, shutdown and the end of the stream, names, options, poll
  * states, the errors of each call) and UDP (sendto/recvfrom, truncation,
- * a 60,000-byte datagram, connected sockets). Ports the system picks are
+ * a 60,000-byte datagram, connected sockets) and MSG_PEEK on both. Ports the system picks are
  * not printed (Linux and Petrel pick from different ranges).
  */
 #define _GNU_SOURCE
@@ -328,6 +328,106 @@ static void udp(void)
     close(s);
 }
 
+/* MSG_PEEK: what has come, looked at and left to be read, on a stream and
+ * on datagrams. */
+static void peek(void)
+{
+    int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    struct sockaddr_in a = loop_addr(PORT + 6);
+    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    SHOW("peek listen", bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1));
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    SHOW("peek connect", connect(c, (struct sockaddr *)&a, sizeof(a)));
+    int s = accept(l, NULL, NULL);
+    char buf[64] = { 0 };
+    SHOW("peek nothing yet", recv(s, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT));
+    SHOW("peek write", write(c, "hello world", 11));
+    struct pollfd p = { s, POLLIN, 0 };
+    poll(&p, 1, 5000);
+    ssize_t n = recv(s, buf, 5, MSG_PEEK);
+    printf("peek 5: %zd '%.5s'\n", n, buf);
+    memset(buf, 0, sizeof(buf));
+    n = recv(s, buf, sizeof(buf), MSG_PEEK);
+    printf("peek all: %zd '%s'\n", n, buf);
+    int inq = -1;
+    ioctl(s, FIONREAD, &inq);
+    printf("peek left them: FIONREAD %d, poll %#x\n", inq, polled(s));
+    memset(buf, 0, sizeof(buf));
+    n = recv(s, buf, 6, 0);
+    printf("read 6: %zd '%s'\n", n, buf);
+    memset(buf, 0, sizeof(buf));
+    char a3[3] = { 0 }, b3[3] = { 0 };
+    struct iovec iov[2] = { { a3, 3 }, { b3, 3 } };
+    struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
+    n = recvmsg(s, &m, MSG_PEEK | MSG_DONTWAIT);
+    printf("peek into two vectors: %zd '%.3s' '%.2s' flags %#x\n", n, a3, b3, m.msg_flags);
+    n = read(s, buf, sizeof(buf));
+    printf("read the rest: %zd '%s'\n", n, buf);
+    SHOW("peek nothing left", recv(s, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT));
+    /* 40,000 bytes, peeked whole once they are all in, then read */
+    static uint8_t big[40000], in[50000];
+    for (unsigned i = 0; i < sizeof(big); i++)
+        big[i] = byte_at(i);
+    SHOW("peek write 40000", write(c, big, sizeof(big)));
+    for (int i = 0; i < 500 && (ioctl(s, FIONREAD, &inq) != 0 || inq < (int)sizeof(big)); i++)
+        usleep(10000);
+    n = recv(s, in, sizeof(in), MSG_PEEK);
+    printf("peek 40000: %zd, same %d\n", n, n == (ssize_t)sizeof(big) && !memcmp(in, big, sizeof(big)));
+    memset(in, 0, sizeof(in));
+    n = recv(s, in, sizeof(big), MSG_WAITALL);
+    printf("read 40000: %zd, same %d\n", n, n == (ssize_t)sizeof(big) && !memcmp(in, big, sizeof(big)));
+    pid_t late = fork();
+    if (late == 0) {
+        usleep(100000);
+        write(c, "late", 4);
+        _exit(0);
+    }
+    memset(buf, 0, sizeof(buf));
+    n = recv(s, buf, sizeof(buf), MSG_PEEK);             /* waits for it */
+    printf("peek waited: %zd '%s'\n", n, buf);
+    n = recv(s, buf, sizeof(buf), 0);
+    printf("read it: %zd\n", n);
+    waitpid(late, NULL, 0);
+    close(c);
+    poll(&p, 1, 5000);
+    SHOW("peek at the end", recv(s, buf, sizeof(buf), MSG_PEEK));
+    SHOW("read at the end", recv(s, buf, sizeof(buf), 0));
+    close(s);
+    close(l);
+
+    int r = socket(AF_INET, SOCK_DGRAM, 0), u = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in ra = loop_addr(PORT + 7), from;
+    SHOW("peek udp bind", bind(r, (struct sockaddr *)&ra, sizeof(ra)));
+    SHOW("peek udp nothing", recv(r, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT));
+    sendto(u, "first", 5, 0, (struct sockaddr *)&ra, sizeof(ra));
+    sendto(u, "second!", 7, 0, (struct sockaddr *)&ra, sizeof(ra));
+    p.fd = r;
+    poll(&p, 1, 5000);
+    memset(a3, 0, sizeof(a3));
+    struct iovec one_iov = { a3, 3 };
+    struct msghdr mu = { .msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &one_iov, .msg_iovlen = 1 };
+    n = recvmsg(r, &mu, MSG_PEEK);
+    printf("udp peek 3: %zd '%.3s' flags %#x from %s\n", n, a3, mu.msg_flags, inet_ntoa(from.sin_addr));
+    SHOW("udp peek with MSG_TRUNC", recv(r, buf, 2, MSG_PEEK | MSG_TRUNC));
+    memset(buf, 0, sizeof(buf));
+    n = recv(r, buf, sizeof(buf), MSG_PEEK);
+    printf("udp peek: %zd '%s'\n", n, buf);
+    memset(buf, 0, sizeof(buf));
+    n = recv(r, buf, sizeof(buf), 0);
+    printf("udp read: %zd '%s'\n", n, buf);
+    memset(buf, 0, sizeof(buf));
+    p.fd = r;
+    poll(&p, 1, 5000);
+    n = recv(r, buf, sizeof(buf), MSG_PEEK);
+    printf("udp peek the second: %zd '%s'\n", n, buf);
+    memset(buf, 0, sizeof(buf));
+    n = recv(r, buf, sizeof(buf), 0);
+    printf("udp read the second: %zd '%s'\n", n, buf);
+    SHOW("udp peek nothing left", recv(r, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT));
+    close(r);
+    close(u);
+}
+
 /* Ping sockets (SOCK_DGRAM, IPPROTO_ICMP), as iputils' ping uses them:
  * the system sets the identifier (the socket's port) and the checksum. */
 static void ping_socket(void)
@@ -401,6 +501,7 @@ int main(void)
     tcp_server_client();
     tcp_nonblocking();
     udp();
+    peek();
     ping_socket();
     udp_shared_port();
     return 0;

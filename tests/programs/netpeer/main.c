@@ -225,6 +225,26 @@ static void tcp_self_test(void)
     }
     tap_ok(err == 0 && n2 == 4 && memcmp(buf, "abcd", 4) == 0, "tcp: with TCP_NODELAY two small sends arrive (%ld)",
            (long)err);
+    /* peek: what has come, from an offset, left to be taken. */
+    err = net_send(ep, c, "efgh", 4, &n);
+    uint64_t all = 0, part = 0, taken = 0;
+    char whole[8] = { 0 }, tail[8] = { 0 };
+    for (int i = 0; i < 100 && all < 4 && !err; i++) {
+        err = net_peek(ep, a, 0, whole, sizeof(whole), &all);
+        if (err == -E_AGAIN || (!err && all < 4)) {
+            err = 0;
+            sleep_ms(1);
+        }
+    }
+    err = err ? err : net_peek(ep, a, 2, tail, sizeof(tail), &part);
+    int64_t past = net_peek(ep, a, 4, tail + 2, 4, &n), at_end = net_peek(ep, a, 9, tail + 2, 4, &n);
+    err = err ? err : net_recv(ep, a, buf, 16, &taken);
+    int64_t after = net_peek(ep, a, 0, buf + 8, 4, &n);
+    tap_ok(err == 0 && all == 4 && memcmp(whole, "efgh", 4) == 0 && part == 2 && memcmp(tail, "gh", 2) == 0 &&
+           past == -E_AGAIN && at_end == -E_AGAIN && taken == 4 && memcmp(buf, "efgh", 4) == 0 && after == -E_AGAIN,
+           "tcp: peek shows what came from an offset and leaves it; recv then takes it all (%ld, %lu %lu %lu, %ld %ld %ld)",
+           (long)err, (unsigned long)all, (unsigned long)part, (unsigned long)taken, (long)past, (long)at_end,
+           (long)after);
     /* The client shuts its sending: the server reads the end, closes; the client ends in TIME_WAIT. */
     err = net_shutdown(ep, c, 1);
     err = err ? err : net_wait(ep, a, POLLIN | POLLRDHUP, &rev);
@@ -417,9 +437,15 @@ static int self_test(void)
     got = err ? err : recv_within(b, 100, &from, &port);
     tap_ok(got == 9 && from == me && port == 5000 && memcmp(buf, "to myself", 9) == 0,
            "net: a datagram to 10.0.2.15 comes back without touching the wire (%ld)", (long)got);
-    err = net_sendto(ep, b, me, 5000, buf, 5);
-    got = err ? err : net_recvfrom(ep, a, buf, 2, &n, &from, &port);
-    tap_ok(got == 0 && n == 5, "net: a datagram bigger than the buffer says its whole length (%lu)", (unsigned long)n);
+    err = net_sendto(ep, b, me, 5000, "12345", 5);
+    uint64_t peeked = 0, again = 0;
+    got = err ? err : net_peekfrom(ep, a, buf, 2, &peeked, &from, &port);
+    got = got ? got : net_peekfrom(ep, a, buf + 2, 8, &again, &from, &port);
+    got = got ? got : net_recvfrom(ep, a, buf, 2, &n, &from, &port);
+    int64_t none = net_peekfrom(ep, a, buf, 2, &again, &from, &port);
+    tap_ok(got == 0 && peeked == 5 && n == 5 && memcmp(buf + 2, "12345", 5) == 0 && none == -E_AGAIN,
+           "net: a datagram bigger than the buffer says its whole length; peeked twice, it stays for recvfrom (%lu)",
+           (unsigned long)n);
 
     /* The largest datagram, whole over loopback; one byte more is E_RANGE. */
     for (uint32_t k = 0; k < UDP_MAX; k++)
