@@ -120,6 +120,8 @@ struct lx_inet {
     uint32_t keepidle, keepintvl, keepcnt;
     uint32_t linger[2];
     uint32_t sndbuf, rcvbuf;
+    uint8_t bufs_set;           /* SO_SNDBUF (1) and SO_RCVBUF (2) were set: the stack's caps (else its
+                                 * rings grow with use, as Linux's buffers are tuned until set) */
     uint64_t rcvtimeo, sndtimeo;
 };
 
@@ -230,6 +232,10 @@ static void apply_options(const struct lx_inet *s)
         net_tcp_set(net_ep, s->sock, 6, s->keepcnt);
     net_tcp_set(net_ep, s->sock, 3, s->keepalive);
     net_tcp_set(net_ep, s->sock, 7, s->linger0);
+    if (s->bufs_set & 1)
+        net_tcp_set(net_ep, s->sock, 8, s->sndbuf);
+    if (s->bufs_set & 2)
+        net_tcp_set(net_ep, s->sock, 9, s->rcvbuf);
 }
 
 /* Open the stack's socket on `port` (0: an ephemeral one) if it has none. */
@@ -684,13 +690,14 @@ int64_t lx_inet_send(struct lx_ctx *c, int i, int nonblock, const struct uio *u,
 
 /* ---------------------------------------------------------------- receiving */
 
-/* MSG_PEEK: what has come, left to be read. Waiting, it starts again from
- * the first byte when it is woken. With MSG_WAITALL too it answers what
- * there is, as without (Linux waits for all of len). */
-static int64_t stream_peek(struct lx_ctx *c, int i, int nonblock, const struct uio *u, uint64_t len)
+/* MSG_PEEK: what has come, left to be read. Waiting (for anything, or with
+ * MSG_WAITALL for all of len), it starts again from the first byte when
+ * the stack next changes. */
+static int64_t stream_peek(struct lx_ctx *c, int i, int nonblock, const struct uio *u, uint64_t len, int waitall)
 {
     struct lx_inet *s = &inets[i];
     uint64_t done = 0;
+    int ended = 0;
     while (done < len) {
         uint64_t n = len - done < BOUNCE ? len - done : BOUNCE, got = 0;
         int64_t e = net_peek(net_ep, s->sock, done, bounce, n, &got);
@@ -698,22 +705,26 @@ static int64_t stream_peek(struct lx_ctx *c, int i, int nonblock, const struct u
             int err = done ? 0 : tell_error(s);
             return err ? -err : (int64_t)done;
         }
-        if (e == SVC_E_AGAIN) {
-            if (done)
-                break;
-            return nonblock ? -LX_EAGAIN : wait_on(c, i, s->rcvtimeo);
-        }
+        if (e == SVC_E_AGAIN)
+            break;                              /* nothing more yet */
         if (e)
             return done ? (int64_t)done : lx_err(e);
-        if (!got)
-            break;                              /* the end of the stream */
+        if (!got) {
+            ended = 1;                          /* the end of the stream */
+            break;
+        }
         if (lx_uio_copy(c, u, done, bounce, got, 1))
             return done ? (int64_t)done : -LX_EFAULT;
         done += got;
-        if (got < n)
+        if (got < n && !waitall)
             break;                              /* all there is */
     }
-    return (int64_t)done;
+    if (ended || done == len || (done && !waitall))
+        return (int64_t)done;
+    if (nonblock)
+        return done ? (int64_t)done : -LX_EAGAIN;
+    int64_t w = wait_on(c, i, s->rcvtimeo);
+    return w == LX_BLOCK || !done ? w : (int64_t)done;
 }
 
 static int64_t stream_recv(struct lx_ctx *c, int i, int nonblock, const struct uio *u, uint64_t len,
@@ -728,7 +739,7 @@ static int64_t stream_recv(struct lx_ctx *c, int i, int nonblock, const struct u
     if (s->state != IN_CONNECTED)
         return s->shut & 1 ? 0 : -LX_ENOTCONN;
     if (a->flags & MSG_PEEK)
-        return stream_peek(c, i, nonblock, u, len);
+        return stream_peek(c, i, nonblock, u, len, (a->flags & MSG_WAITALL) != 0);
     uint64_t done = c->t->io.done;              /* MSG_WAITALL: what it took before it waited */
     c->t->io.done = 0;
     while (done < len) {
@@ -999,10 +1010,13 @@ int64_t lx_inet_setsockopt(struct lx_ctx *c, int i, uint64_t level, uint64_t nam
     case SO_SNDBUF:
     case SO_RCVBUF: {
         /* Doubled and clamped as Linux does (net.core.wmem_max and rmem_max
-         * 212,992; at least 4,608 and 2,304); the stack's rings keep their size. */
+         * 212,992; at least 4,608 and 2,304); a TCP socket's caps from then
+         * on: half of it queued to send, half of it the window offered. */
         uint32_t want = v < 0 ? 0 : (uint32_t)v > BUF_DEFAULT ? BUF_DEFAULT : (uint32_t)v;
         uint32_t min = name == SO_SNDBUF ? 4608 : 2304;
         *(name == SO_SNDBUF ? &s->sndbuf : &s->rcvbuf) = want * 2 < min ? min : want * 2;
+        s->bufs_set |= name == SO_SNDBUF ? 1 : 2;
+        apply_options(s);
         return 0;
     }
     default:

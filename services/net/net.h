@@ -54,6 +54,8 @@ struct dgram {
 #define NET_TCP_KEEPINTVL   5u
 #define NET_TCP_KEEPCNT     6u
 #define NET_TCP_LINGER0     7u
+#define NET_TCP_SNDBUF      8u
+#define NET_TCP_RCVBUF      9u
 
 struct tcb;
 

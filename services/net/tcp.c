@@ -118,6 +118,8 @@ struct tcb {
     uint8_t probes;                     /* zero-window probes unanswered */
     uint8_t ack_batched;                /* in ack_batch: its ACK goes when the frames at hand are done */
     uint8_t rcv_edge;                   /* the peer filled the window offered since the reader last emptied it */
+    uint32_t snd_cap, rcv_cap;          /* SO_SNDBUF and SO_RCVBUF as the client set them (0: not set: the
+                                         * rings grow with use) */
     uint16_t backlog;                   /* a listener's: room in its queue */
     uint64_t cookie_at;                 /* a listener's: when it last sent a SYN cookie (0: never) */
     uint64_t oow_ack_at;                /* when ack_oow last answered (0: never) */
@@ -238,6 +240,34 @@ static uint32_t rcv_room(const struct tcb *t)
     return ring_room(&t->rcv);
 }
 
+/* What is left of half of a cap (SO_SNDBUF or SO_RCVBUF: Linux counts the
+ * overhead of its buffers against the other half) beside `used` bytes,
+ * within `room`; `room` itself without a cap. */
+static uint32_t capped(uint32_t room, uint32_t cap, uint32_t used)
+{
+    return cap ? min32(room, cap / 2 > used ? cap / 2 - used : 0) : room;
+}
+
+/* The room to offer the peer: the receive ring's, within SO_RCVBUF. */
+static uint32_t rcv_offer(const struct tcb *t)
+{
+    return capped(rcv_room(t), t->rcv_cap, t->rcv.len);
+}
+
+/* The receive buffer the window is offered from: the ring, or half of
+ * SO_RCVBUF if less (for the receiver's silly window avoidance, RFC 9293
+ * 3.8.6.2.2, and when ACKs are due). */
+static uint32_t rcv_space(const struct tcb *t)
+{
+    return t->rcv_cap ? min32(t->rcv_cap / 2, ring_size(&t->rcv)) : ring_size(&t->rcv);
+}
+
+/* The room for the writer: the send ring's, within SO_SNDBUF. */
+static uint32_t snd_room(const struct tcb *t)
+{
+    return capped(ring_room(&t->snd), t->snd_cap, t->snd.len);
+}
+
 /* The window offered last, from rcv_nxt to its right edge. */
 static uint32_t offered(const struct tcb *t)
 {
@@ -249,10 +279,10 @@ static uint32_t offered(const struct tcb *t)
  * min(half the buffer, one segment)). */
 static uint32_t rcv_window(const struct tcb *t)
 {
-    uint32_t room = min32(rcv_room(t), 0xffffu << t->rcv_wscale);
+    uint32_t room = min32(rcv_offer(t), 0xffffu << t->rcv_wscale);
     room &= ~((1u << t->rcv_wscale) - 1);               /* (what the scaled field can say) */
     uint32_t before = offered(t);
-    if (room > before && room - before < min32(ring_size(&t->rcv) / 2, t->rmss))
+    if (room > before && room - before < min32(rcv_space(t) / 2, t->rmss))
         return before;
     return min32(room > before ? room : before, 0xffffu << t->rcv_wscale);
 }
@@ -412,7 +442,7 @@ static int emit(struct tcb *t, uint32_t seq, uint8_t flags, uint32_t off, uint32
     uint8_t *s = net_ip_payload_to(t->raddr, hlen + len);  /* (the NIC's buffer, if it can go there whole) */
     memcpy(s + TCP_HLEN, opt, olen);
     if (flags & SYN)
-        wnd = min32(rcv_room(t), 0xffff);               /* (a SYN's window is never scaled) */
+        wnd = min32(rcv_offer(t), 0xffff);              /* (a SYN's window is never scaled) */
     put16(s, t->lport);
     put16(s + 2, t->rport);
     put32(s + 4, seq);
@@ -561,7 +591,7 @@ static void output(struct tcb *t)
  * the batch lasts). */
 static int ack_later(struct tcb *t)
 {
-    if (!batching || t->rcv_nxt - t->last_ack_sent >= ring_size(&t->rcv) / 4)
+    if (!batching || t->rcv_nxt - t->last_ack_sent >= rcv_space(t) / 4)
         return 0;
     if (!t->ack_batched) {
         if (ack_batched == ACK_BATCH)
@@ -911,6 +941,8 @@ static struct tcb *child(struct tcb *l, uint32_t laddr, uint32_t raddr, uint16_t
     c->keep_idle = l->keep_idle;
     c->keep_intvl = l->keep_intvl;
     c->keep_cnt = l->keep_cnt;
+    c->snd_cap = l->snd_cap;
+    c->rcv_cap = l->rcv_cap;
     c->irs = rcv_nxt - 1;
     c->rcv_nxt = c->rcv_adv = c->last_ack_sent = rcv_nxt;
     c->rmss = route_mss(raddr);
@@ -1521,7 +1553,7 @@ uint32_t net_tcp_poll(const struct sock *s)
         return r;
     if (t->rcv.len)
         r |= NET_POLLIN;
-    if (t->shut_wr || t->state == T_CLOSED || ring_room(&t->snd) >= t->snd.len / 2)
+    if (t->shut_wr || t->state == T_CLOSED || (snd_room(t) && snd_room(t) >= t->snd.len / 2))
         r |= NET_POLLOUT;
     return r;
 }
@@ -1707,9 +1739,10 @@ int64_t net_op_send(struct svc_call *call, uint32_t sock, uint64_t data, uint64_
     /* The writer has more than the ring holds, all of it is sent, and the
      * windows would let more go: the ring holds the connection back. */
     if (data_len > ring_room(&t->snd) && t->snd_nxt - t->snd_una + t->mss > t->snd.len &&
-        min32(t->snd_wnd, t->cc.cwnd) >= t->snd.size)
+        min32(t->snd_wnd, t->cc.cwnd) >= t->snd.size && !t->snd_cap)
         ring_grow(t, &t->snd);
-    uint32_t n = (uint32_t)(data_len < ring_room(&t->snd) ? data_len : ring_room(&t->snd));
+    uint32_t room = snd_room(t);
+    uint32_t n = (uint32_t)(data_len < room ? data_len : room);
     if (!n && data_len)
         return SVC_E_AGAIN;
     if (ring_copy_in(call, &t->snd, data, n))
@@ -1745,10 +1778,11 @@ int64_t net_op_recv(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t
     /* The reader keeps up, and the window held the peer back: a bigger one. */
     if (!t->rcv.len && t->rcv_edge && !t->nooo) {
         t->rcv_edge = 0;
-        ring_grow(t, &t->rcv);
+        if (!t->rcv_cap)                                /* (SO_RCVBUF set: the ring stays) */
+            ring_grow(t, &t->rcv);
     }
     /* Tell the peer of the room when it grew by a useful amount (as Linux's tcp_cleanup_rbuf). */
-    if (n && t->state != T_CLOSED && rcv_window(t) >= offered(t) + min32(ring_size(&t->rcv) / 2, 2 * t->rmss)) {
+    if (n && t->state != T_CLOSED && rcv_window(t) >= offered(t) + min32(rcv_space(t) / 2, 2 * t->rmss)) {
         ack_now(t);
         net_loop_drain();
     }
@@ -1877,6 +1911,14 @@ int64_t net_op_tcp_set(struct svc_call *call, uint32_t sock, uint32_t option, ui
             t->last_rcv = t->last_rcv ? t->last_rcv : svc_clock_ns();
         keep_arm(t);
         net_timers_update();
+        return 0;
+    }
+    if (option == NET_TCP_SNDBUF || option == NET_TCP_RCVBUF) {
+        if (value && (value < 2048 || value > (1u << 24)))
+            return SVC_E_INVAL;
+        *(option == NET_TCP_SNDBUF ? &t->snd_cap : &t->rcv_cap) = value;
+        if (option == NET_TCP_SNDBUF)
+            wake(t);                                    /* (writable sooner or later than it was) */
         return 0;
     }
     uint32_t max = option == NET_TCP_KEEPCNT ? 127 : 32767;

@@ -3,7 +3,8 @@
  * across fork, blocking and non-blocking connect, 1 MiB each way with a
  * checksum, shutdown and the end of the stream, names, options, poll
  * states, the errors of each call) and UDP (sendto/recvfrom, truncation,
- * a 60,000-byte datagram, connected sockets) and MSG_PEEK on both. Ports the system picks are
+ * a 60,000-byte datagram, connected sockets), MSG_PEEK on both, and small
+ * SO_SNDBUF and SO_RCVBUF. Ports the system picks are
  * not printed (Linux and Petrel pick from different ranges).
  */
 #define _GNU_SOURCE
@@ -388,6 +389,19 @@ static void peek(void)
     n = recv(s, buf, sizeof(buf), 0);
     printf("read it: %zd\n", n);
     waitpid(late, NULL, 0);
+    late = fork();
+    if (late == 0) {
+        write(c, "ab", 2);
+        usleep(100000);
+        write(c, "cd", 2);
+        _exit(0);
+    }
+    memset(buf, 0, sizeof(buf));
+    n = recv(s, buf, 4, MSG_PEEK | MSG_WAITALL);        /* waits for all four */
+    printf("peek waited for all: %zd '%s'\n", n, buf);
+    n = recv(s, buf, sizeof(buf), 0);
+    printf("read them: %zd\n", n);
+    waitpid(late, NULL, 0);
     close(c);
     poll(&p, 1, 5000);
     SHOW("peek at the end", recv(s, buf, sizeof(buf), MSG_PEEK));
@@ -426,6 +440,61 @@ static void peek(void)
     SHOW("udp peek nothing left", recv(r, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT));
     close(r);
     close(u);
+}
+
+/* SO_SNDBUF and SO_RCVBUF set small (the listener's, which its connection
+ * takes, and the client's): what a non-blocking writer gets queued before
+ * EAGAIN is bounded by them (unset, it runs to hundreds of KiB), and a
+ * transfer many times their size still arrives whole. */
+static void small_buffers(void)
+{
+    int l = socket(AF_INET, SOCK_STREAM, 0), one = 1, small = 4096, v = 0;
+    socklen_t vl = sizeof(v);
+    struct sockaddr_in a = loop_addr(PORT + 8);
+    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    SHOW("small rcvbuf", setsockopt(l, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)));
+    SHOW("small listen", bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1));
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    SHOW("small sndbuf", setsockopt(c, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)));
+    SHOW("small connect", connect(c, (struct sockaddr *)&a, sizeof(a)));
+    int s = accept(l, NULL, NULL);
+    getsockopt(s, SOL_SOCKET, SO_RCVBUF, &v, &vl);
+    printf("small: the accepted socket's SO_RCVBUF %d\n", v);
+    fcntl(c, F_SETFL, O_NONBLOCK);
+    static uint8_t chunk[1024], in[8192];
+    uint64_t queued = 0, got = 0;
+    ssize_t w = 0;
+    for (int i = 0; i < 2000 && (w = write(c, chunk, sizeof(chunk))) > 0; i++)
+        queued += (uint64_t)w;
+    printf("small: queued before EAGAIN %s (%s)\n",
+           queued >= 2048 && queued < 65536 ? "between 2 KiB and 64 KiB" : "out of those bounds",
+           w < 0 ? errname(errno) : "no error");
+    for (int i = 0; i < 1000 && got < queued; i++) {
+        ssize_t r = read(s, in, sizeof(in));
+        if (r <= 0)
+            break;
+        got += (uint64_t)r;
+    }
+    printf("small: all of it read %d\n", got == queued);
+    fcntl(c, F_SETFL, 0);
+    pid_t writer = fork();
+    if (writer == 0)
+        _exit(send_pattern(c, 300000) == 300000 ? 0 : 1);
+    close(c);
+    uint64_t wrong = 0;
+    got = 0;
+    ssize_t r;
+    while (got < 300000 && (r = read(s, in, sizeof(in))) > 0) {
+        for (ssize_t i = 0; i < r; i++)
+            wrong += in[i] != byte_at(got + (uint64_t)i);
+        got += (uint64_t)r;
+    }
+    int st = 0;
+    waitpid(writer, &st, 0);
+    printf("small: 300000 bytes through them: %llu, %llu wrong, writer %d\n", (unsigned long long)got,
+           (unsigned long long)wrong, st);
+    close(s);
+    close(l);
 }
 
 /* Ping sockets (SOCK_DGRAM, IPPROTO_ICMP), as iputils' ping uses them:
@@ -502,6 +571,7 @@ int main(void)
     tcp_nonblocking();
     udp();
     peek();
+    small_buffers();
     ping_socket();
     udp_shared_port();
     return 0;

@@ -314,7 +314,9 @@ static void tcp_self_test(void)
            net_accept(ep, l, &a, &from, &port) == -E_AGAIN && net_connect(ep, c, 0, 80) == -E_INVAL &&
            net_connect(ep, c, 0x7f000001, 0) == -E_INVAL && net_connect(ep, c, 0xe0000001, 80) == -E_INVAL &&
            net_sendto(ep, c, 0x7f000001, 80, "x", 1) == -E_INVAL && net_recvfrom(ep, c, buf, 1, &n, &from, &port) == -E_INVAL &&
-           net_tcp_set(ep, c, 1, 2) == -E_INVAL && net_tcp_set(ep, c, 2, 3) == -E_INVAL && net_tcp_set(ep, c, 9, 0) == -E_INVAL &&
+           net_tcp_set(ep, c, 1, 2) == -E_INVAL && net_tcp_set(ep, c, 2, 3) == -E_INVAL &&
+           net_tcp_set(ep, c, 10, 0) == -E_INVAL && net_tcp_set(ep, c, 9, 1000) == -E_INVAL &&
+           net_tcp_set(ep, c, 8, (1u << 24) + 1) == -E_INVAL && net_tcp_set(ep, c, 9, 8192) == 0 && net_tcp_set(ep, c, 9, 0) == 0 &&
            net_tcp_set(ep, c, 2, 1) == 0 && net_tcp_set(ep, c, 3, 2) == -E_INVAL && net_tcp_set(ep, c, 4, 0) == -E_INVAL &&
            net_tcp_set(ep, c, 4, 32768) == -E_INVAL && net_tcp_set(ep, c, 6, 128) == -E_INVAL &&
            net_tcp_set(ep, c, 7, 2) == -E_INVAL && net_tcp_set(ep, c, 5, 32767) == 0 &&
