@@ -2,7 +2,7 @@
 from iperf3's report, the commands each side runs, the pairs, the rows
 and the report's targets, and the command line's refusals. (The suite
 itself boots QEMUs for minutes: it is the bench's, not the tests'.)"""
-from petrel import bench, netbench, qemu
+from petrel import bench, cli, netbench, qemu
 
 CLIENT_REPORT = """Connecting to host 10.9.0.1, port 5201
 [  5] local 10.9.0.2 port 49153 connected to 10.9.0.1 port 5201
@@ -65,6 +65,10 @@ def test_the_command_line_refuses(capsys):
     assert bench.main_net(None, "cortex-a53", 1, "lx_null_syscall", None, "512M", 0, 0) == 2
     assert bench.main_net(None, "cortex-a53", 1, None, 0, "512M", 0, 0) == 2
     assert "--runs 0" in capsys.readouterr().err
+    assert netbench.main(qemu.Machine(), 1, -1, 0) == 2
+    assert "rtt_ms" in capsys.readouterr().err
+    assert cli.main(["bench", "--pcap"]) == 2
+    assert "for --suite net" in capsys.readouterr().err
     assert netbench.main(qemu.Machine(), 1, -1, 0) == 2
     assert "rtt_ms" in capsys.readouterr().err
     assert netbench.main(qemu.Machine(), 1, 0, 150) == 2

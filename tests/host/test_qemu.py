@@ -69,6 +69,8 @@ def test_network_is_virtio_net_on_a_modern_transport_and_isolated_for_tests():
     isolated = qemu.build_argv("k", None, Machine(net="isolated", pcap="out.pcap"))
     assert value(isolated, "-netdev") == "user,id=net0,restrict=on"
     assert value(isolated, "-object") == "filter-dump,id=dump0,netdev=net0,file=out.pcap"
+    snapped = qemu.build_argv("k", None, Machine(net="isolated", pcap="out.pcap", pcap_snap=128))
+    assert value(snapped, "-object") == "filter-dump,id=dump0,netdev=net0,file=out.pcap,maxlen=128"
 
 
 def test_gicv3_allows_many_cores():

@@ -944,7 +944,7 @@ def chart(rows: list, path: Path) -> bool:
 
 # `./petrel bench --suite net` (netbench.py): wall mode only, every pair.
 def main_net(mode, cpu: str, smp: int, only, runs, mem: str, rtt_ms: float, loss_pct: float,
-             repo: Path = paths.REPO) -> int:
+             repo: Path = paths.REPO, pcap: bool = False) -> int:
     from petrel import netbench
     if mode == "icount" or (only and only not in netbench.SYSTEMS):
         print(f"bench: --suite net is wall mode only (iperf3's throughput); --only is one of "
@@ -959,7 +959,7 @@ def main_net(mode, cpu: str, smp: int, only, runs, mem: str, rtt_ms: float, loss
         print(f"bench: {err}", file=sys.stderr)
         return 2
     status = build.build(repo=repo)
-    return status or netbench.main(machine, runs or 5, rtt_ms, loss_pct, only, repo)
+    return status or netbench.main(machine, runs or 5, rtt_ms, loss_pct, only, repo, pcap=pcap)
 
 
 # `./petrel bench`: the default suite (Petrel's own rows, the Linux

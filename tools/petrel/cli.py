@@ -158,6 +158,9 @@ def add_bench(sub) -> None:
                    help="--suite net: the relay's round-trip delay in milliseconds (default 0)")
     p.add_argument("--loss", type=float, default=0.0, metavar="PCT",
                    help="--suite net: the relay's random loss in percent, each direction (default 0)")
+    p.add_argument("--pcap", action="store_true",
+                   help="--suite net: record each run's frames on both sides, their first 128 bytes, in "
+                        "build/bench/net/<run>-client.pcap and -server.pcap (for tshark)")
 
 
 # Adds the `tlb` subcommand.
@@ -312,9 +315,10 @@ def cmd_test(args) -> int:
 # `./petrel bench`.
 def cmd_bench(args) -> int:
     if args.suite == "net":
-        return bench.main_net(args.mode, args.cpu, args.smp, args.only, args.runs, args.mem, args.rtt, args.loss)
-    if args.rtt or args.loss:
-        print("bench: --rtt and --loss are the relay's, for --suite net", file=sys.stderr)
+        return bench.main_net(args.mode, args.cpu, args.smp, args.only, args.runs, args.mem, args.rtt, args.loss,
+                              pcap=args.pcap)
+    if args.rtt or args.loss or args.pcap:
+        print("bench: --rtt, --loss and --pcap are the relay's, for --suite net", file=sys.stderr)
         return 2
     return bench.main(args.mode or "icount", args.cpu, args.smp, args.only, args.runs, args.mem, suite=args.suite)
 

@@ -40,6 +40,7 @@ SERVER, CLIENT = "10.9.0.1", "10.9.0.2"
 SECONDS = 10                    # iperf3's -t
 CC = "cubic"                    # Linux's default, and netcfg's cc= on Petrel's side
 TIMEOUT = 180                   # a boot's limit: the transfer, boots, and a client's tries
+PCAP_SNAP = 128                 # --pcap: the bytes of each frame recorded (Ethernet, IP and TCP headers)
 TRIES = 60                      # the client's connection attempts, a second apart
 PLACEMENTS = {"user": "linux-user", "kernel": "linux-user-knet"}
 METRIC = "tcp_throughput_mbps"
@@ -135,12 +136,15 @@ def received_mbps(console: str):
 
 # One run of `pair`: boots the server and then the client on a relay with
 # `imp`; returns the throughput. The consoles go to build/bench/net/.
-def run_pair(pair: Pair, made: dict, machine: qemu.Machine, imp: Impairments, run: int, repo: Path) -> float:
+def run_pair(pair: Pair, made: dict, machine: qemu.Machine, imp: Impairments, run: int, repo: Path,
+             pcap: bool = False) -> float:
     consoles = {}
     stem = f"{pair.client}-to-{pair.server}-{run}"
     with Relay(imp) as relay:
         def boot(side, role, who):
             m = qemu.Machine(machine.cpu, machine.gic, machine.smp, machine.mem, False, net=relay.net_for(side))
+            if pcap:                            # (headers: a run is a few hundred thousand frames)
+                m = dataclasses.replace(m, pcap=str(out_dir(repo) / f"{stem}-{role}.pcap"), pcap_snap=PCAP_SNAP)
             consoles[role] = qemu.run(side_argv(who, role, made, m, repo), TIMEOUT)
         server = threading.Thread(target=boot, args=("b", "server", pair.server))
         server.start()
@@ -193,7 +197,7 @@ def report(rows: list, machine: qemu.Machine, command: str) -> str:
 
 # `only`: one of SYSTEMS, its pairs alone ("" or None: every pair).
 def main(machine: qemu.Machine, runs: int, rtt_ms: float, loss_pct: float, only: str = "",
-         repo: Path = paths.REPO) -> int:
+         repo: Path = paths.REPO, pcap: bool = False) -> int:
     imp = Impairments(rtt_ms=rtt_ms, loss=loss_pct / 100)
     try:
         imp.check()
@@ -213,7 +217,7 @@ def main(machine: qemu.Machine, runs: int, rtt_ms: float, loss_pct: float, only:
         for run in range(runs):                 # (each pair in turn: the host's slow moments hit them alike)
             for pair in pairs:
                 print(f"bench: {pair.label}, run {run + 1} of {runs}", flush=True)
-                mbps = run_pair(pair, made, machine, imp, run + 1, repo)
+                mbps = run_pair(pair, made, machine, imp, run + 1, repo, pcap)
                 print(f"  {pair.label} {run + 1}/{runs}: {mbps:g} Mbit/s", flush=True)
                 samples[pair].append(mbps)
     except (NetBenchError, debian.DebianError, systems.SystemConfigError, ValueError) as err:

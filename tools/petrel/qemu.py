@@ -44,6 +44,7 @@ class Machine:
     virtualization: bool = False    # start the cores at EL2
     net: str = "none"               # a virtio-net NIC: NETS
     pcap: str = ""                  # with a NIC: record its frames in this file (QEMU's filter-dump)
+    pcap_snap: int = 0              # ... only their first this many bytes (0: whole)
     forward: tuple = ()             # (host port, guest port) pairs: TCP from 127.0.0.1 to the guest
 
 
@@ -134,7 +135,8 @@ def net_argv(machine: Machine) -> list:
     argv = ["-global", "virtio-mmio.force-legacy=false", "-netdev", netdev,
             "-device", "virtio-net-device,netdev=net0"]
     if machine.pcap:
-        argv += ["-object", f"filter-dump,id=dump0,netdev=net0,file={machine.pcap}"]
+        argv += ["-object", f"filter-dump,id=dump0,netdev=net0,file={machine.pcap}" +
+                 (f",maxlen={machine.pcap_snap}" if machine.pcap_snap else "")]
     return argv
 
 
