@@ -143,6 +143,7 @@ static void errors(void)
     SHOW("recvfrom bad length word", recvfrom(u, big, 10, MSG_DONTWAIT, (struct sockaddr *)&a, KERNEL_PTR));
     SHOW("recvfrom negative length", recvfrom(u, big, 10, MSG_DONTWAIT, (struct sockaddr *)&a, &(socklen_t){ (socklen_t)-1 }));
     SHOW("sendto one to read", sendto(u, "y", 1, 0, (struct sockaddr *)&a, sizeof(a)));
+    SHOW("peek into a kernel buffer", recvfrom(u, KERNEL_PTR, 10, MSG_PEEK, NULL, NULL));
     SHOW("recvfrom it, name of length 2", recvfrom(u, huge, 10, 0, (struct sockaddr *)big, &(socklen_t){ 2 }));
     SHOW("recv nothing there", recv(u, big, 10, MSG_DONTWAIT));
 

@@ -238,11 +238,13 @@ static void tcp_self_test(void)
     }
     err = err ? err : net_peek(ep, a, 2, tail, sizeof(tail), &part);
     int64_t past = net_peek(ep, a, 4, tail + 2, 4, &n), at_end = net_peek(ep, a, 9, tail + 2, 4, &n);
+    int64_t fault = net_peek(ep, a, 0, (void *)0x10, 4, &n);         /* (and the data stays) */
     err = err ? err : net_recv(ep, a, buf, 16, &taken);
     int64_t after = net_peek(ep, a, 0, buf + 8, 4, &n);
     tap_ok(err == 0 && all == 4 && memcmp(whole, "efgh", 4) == 0 && part == 2 && memcmp(tail, "gh", 2) == 0 &&
-           past == -E_AGAIN && at_end == -E_AGAIN && taken == 4 && memcmp(buf, "efgh", 4) == 0 && after == -E_AGAIN,
-           "tcp: peek shows what came from an offset and leaves it; recv then takes it all (%ld, %lu %lu %lu, %ld %ld %ld)",
+           past == -E_AGAIN && at_end == -E_AGAIN && fault == -E_FAULT && taken == 4 && memcmp(buf, "efgh", 4) == 0 && after == -E_AGAIN,
+           "tcp: peek shows what came from an offset and leaves it (a bad buffer: E_FAULT); recv then takes it all "
+           "(%ld, %lu %lu %lu, %ld %ld %ld)",
            (long)err, (unsigned long)all, (unsigned long)part, (unsigned long)taken, (long)past, (long)at_end,
            (long)after);
     /* The client shuts its sending: the server reads the end, closes; the client ends in TIME_WAIT. */
@@ -311,6 +313,8 @@ static void tcp_self_test(void)
     tap_ok(err == 0 && net_open(ep, 3, 8000, &a, &bound) == -E_BUSY && net_listen(ep, u, 1) == -E_INVAL &&
            net_accept(ep, c, &a, &from, &port) == -E_STATE && net_send(ep, c, "x", 1, &n) == -E_STATE &&
            net_recv(ep, c, buf, 1, &n) == -E_STATE && net_shutdown(ep, c, 1) == -E_STATE &&
+           net_peek(ep, c, 0, buf, 1, &n) == -E_STATE && net_peek(ep, 99, 0, buf, 1, &n) == -E_BADHANDLE &&
+           net_peekfrom(ep, c, buf, 1, &n, &from, &port) == -E_INVAL &&
            net_accept(ep, l, &a, &from, &port) == -E_AGAIN && net_connect(ep, c, 0, 80) == -E_INVAL &&
            net_connect(ep, c, 0x7f000001, 0) == -E_INVAL && net_connect(ep, c, 0xe0000001, 80) == -E_INVAL &&
            net_sendto(ep, c, 0x7f000001, 80, "x", 1) == -E_INVAL && net_recvfrom(ep, c, buf, 1, &n, &from, &port) == -E_INVAL &&
@@ -421,6 +425,7 @@ static int self_test(void)
     uint32_t from = 0, port = 0;
     tap_ok(net_sendto(ep, 99, 0x7f000001, 5000, "x", 1) == -E_BADHANDLE && net_close(ep, 0) == -E_BADHANDLE &&
            net_recvfrom(ep, 65, buf, 16, &n, &from, &port) == -E_BADHANDLE && net_wait(ep, 77, POLLIN, &rev) == -E_BADHANDLE &&
+           net_peekfrom(ep, 65, buf, 16, &n, &from, &port) == -E_BADHANDLE &&
            net_sendto(ep, b, 0x7f000001, 0, "x", 1) == -E_INVAL && net_sendto(ep, b, 0, 5000, "x", 1) == -E_INVAL &&
            net_sendto(ep, b, 0x7f000001, 5000, buf, UDP_MAX + 1) == -E_RANGE &&
            net_sendto(ep, b, 0x7f000001, 5000, (void *)0x10, 8) == -E_FAULT &&
