@@ -1553,7 +1553,7 @@ uint32_t net_tcp_poll(const struct sock *s)
         return r;
     if (t->rcv.len)
         r |= NET_POLLIN;
-    if (t->shut_wr || t->state == T_CLOSED || (snd_room(t) && snd_room(t) >= t->snd.len / 2))
+    if (t->shut_wr || t->state == T_CLOSED || snd_room(t) >= t->snd.len / 2)
         r |= NET_POLLOUT;
     return r;
 }
@@ -1755,21 +1755,29 @@ int64_t net_op_send(struct svc_call *call, uint32_t sock, uint64_t data, uint64_
     return 0;
 }
 
+/* What recv and peek answer when nothing is there to read: the error
+ * the connection ended with (told once), the end of the stream (0), or
+ * E_AGAIN. */
+static int64_t nothing_to_read(struct tcb *t, uint64_t *count)
+{
+    int64_t err = tell_error(t);
+    if (err)
+        return err;
+    if (t->shut_rd || t->state == T_CLOSED) {
+        *count = 0;                                     /* the end of the stream */
+        return 0;
+    }
+    return SVC_E_AGAIN;
+}
+
 int64_t net_op_recv(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t buf_len, uint64_t *count)
 {
     int64_t err;
     struct tcb *t = conn_of(call, sock, &err);
     if (err)
         return err;
-    if (!t->rcv.len) {
-        if ((err = tell_error(t)) != 0)
-            return err;
-        if (t->shut_rd || t->state == T_CLOSED) {
-            *count = 0;                                 /* the end of the stream */
-            return 0;
-        }
-        return SVC_E_AGAIN;
-    }
+    if (!t->rcv.len)
+        return nothing_to_read(t, count);
     uint32_t n = (uint32_t)(buf_len < t->rcv.len ? buf_len : t->rcv.len);
     if (ring_copy_out(call, &t->rcv, 0, buf, n))
         return SVC_E_FAULT;
@@ -1796,15 +1804,8 @@ int64_t net_op_peek(struct svc_call *call, uint32_t sock, uint64_t offset, uint6
     struct tcb *t = conn_of(call, sock, &err);
     if (err)
         return err;
-    if (t->rcv.len <= offset) {
-        if ((err = tell_error(t)) != 0)
-            return err;
-        if (t->shut_rd || t->state == T_CLOSED) {
-            *count = 0;                                 /* nothing more will come */
-            return 0;
-        }
-        return SVC_E_AGAIN;
-    }
+    if (t->rcv.len <= offset)
+        return nothing_to_read(t, count);
     uint32_t n = (uint32_t)(buf_len < t->rcv.len - offset ? buf_len : t->rcv.len - offset);
     if (ring_copy_out(call, &t->rcv, (uint32_t)offset, buf, n))
         return SVC_E_FAULT;
