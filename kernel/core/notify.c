@@ -10,6 +10,7 @@
 #include "sched.h"
 #include "kmalloc.h"
 #include "syscalls_gen.h"
+#include "ksvc.h"
 
 #define BITS_MASK   0x7fffffffffffffffull
 
@@ -50,6 +51,10 @@ static void deliver_bound(struct notification *n, struct thread *t)
 
 void notify_raise(struct notification *n, uint64_t bits)
 {
+    if (unlikely(n->kwake)) {
+        ksvc_wake(n->kwake);           /* nobody waits on it: its service's handler runs */
+        return;
+    }
     n->bits |= bits & BITS_MASK;
     if (n->waiter) {
         thread_wake(n->waiter, take_bits(n));

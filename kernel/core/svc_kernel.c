@@ -47,7 +47,52 @@ struct ksvc_run ksvc_runs[ARCH_SERVICE_STACKS];
 static struct thread *reply_target(const struct svc_call *call)
 {
     struct thread *t = call->env;
+    if (unlikely((uintptr_t)t & 1))
+        return NULL;                    /* another kernel service (kclient_of): no thread */
     return t && t->ksvc_run && t->ksvc_run->abort ? NULL : t;
+}
+
+/*
+ * A request from another kernel-placed service (svc_client_call below):
+ * the message, the reply, and the caller's own handle values. Its call's
+ * env is this record's address with bit 0 set, which a thread's never has.
+ */
+struct kclient {
+    uint64_t label, pid;
+    unsigned len, nh;
+    uint64_t mr[MSG_MAX_MRS];           /* the request, then the reply */
+    svc_handle handles[MSG_MAX_HANDLES];
+    unsigned reply_len;
+    bool answered, done;
+};
+
+static struct kclient *kclient_of(const struct svc_call *call)
+{
+    uintptr_t e = (uintptr_t)call->env;
+    return unlikely(e & 1) ? (struct kclient *)(e - 1) : NULL;
+}
+
+static void kclient_answer(struct kclient *k, unsigned len, const uint64_t *mr)
+{
+    if (k->answered)
+        return;
+    k->reply_len = MIN(len, MSG_MAX_MRS);
+    for (unsigned i = 0; i < k->reply_len; i++)
+        k->mr[i] = mr[i];
+    k->answered = true;
+}
+
+/* A copy between a kernel client's memory (its own buffers, in the kernel)
+ * and the service's. */
+static int kclient_copy(uint64_t client_addr, uint8_t *mine, uint64_t len, bool to_client)
+{
+    if (client_addr + len < client_addr)
+        return SVC_E_FAULT;
+    if (to_client)
+        memcpy((void *)(uintptr_t)client_addr, mine, len);
+    else
+        memcpy(mine, (const void *)(uintptr_t)client_addr, len);
+    return 0;
 }
 
 /* Whose memory a client buffer is in: the caller of the request running
@@ -142,6 +187,11 @@ static NOINLINE bool write_reply(struct thread *t, uint64_t label, unsigned len,
  * around write_reply costs it 16 instructions. */
 void svc_reply(struct svc_call *call, uint64_t label, unsigned len, const uint64_t *mr)
 {
+    struct kclient *k = kclient_of(call);
+    if (k) {
+        kclient_answer(k, len, mr);
+        return;
+    }
     bool l = env_lock();
     struct thread *t = reply_target(call);
     if (t)
@@ -152,6 +202,15 @@ void svc_reply(struct svc_call *call, uint64_t label, unsigned len, const uint64
 void svc_reply_objects(struct svc_call *call, uint64_t label, unsigned len, const uint64_t *mr, unsigned nh,
                        const svc_handle *h, const uint32_t *rights)
 {
+    struct kclient *k = kclient_of(call);
+    if (k) {
+        /* (a kernel client holds no objects: none of its interfaces'
+         * replies carries one, and one that did would be dropped here) */
+        for (unsigned i = 0; i < nh; i++)
+            svc_handle_release(h[i]);
+        kclient_answer(k, len, mr);
+        return;
+    }
     bool l = env_lock();
     struct thread *t = reply_target(call);
     unsigned got = give_objects(t, nh, h, rights);
@@ -317,11 +376,15 @@ static int copy_client(uint64_t client_addr, uint8_t *mine, uint64_t len, bool t
 
 int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len)
 {
+    if (kclient_of(call))
+        return kclient_copy(client_addr, dst, len, false);
     return copy_client(client_addr, dst, len, false);
 }
 
 int svc_copy_out(struct svc_call *call, uint64_t client_addr, const void *src, uint64_t len)
 {
+    if (kclient_of(call))
+        return kclient_copy(client_addr, (uint8_t *)src, len, true);
     return copy_client(client_addr, (uint8_t *)src, len, true);
 }
 
@@ -519,36 +582,6 @@ uint64_t ksvc_timer_next(unsigned cpu)
     return next;
 }
 
-/* Calls from a kernel-placed service to another service do not exist yet
- * (svc.h; tools/petrel/systems.py refuses a kernel-placed service's
- * `calls`), nor wakeups from one. */
-svc_handle svc_service(const char *name)
-{
-    (void)name;
-    return 0;
-}
-
-svc_handle svc_wakeup(void (*handler)(void), uint64_t *bits)
-{
-    (void)handler;
-    *bits = 0;
-    return 0;
-}
-
-/* The transport of the kernel's proxies (<interface>_kclient.c): with no
- * service to call (svc_service gives none), every call fails. */
-int64_t svc_client_call(uint32_t ep, uint64_t label, unsigned len, uint64_t *mr, unsigned cap, unsigned nh,
-                        const uint32_t *handles, uint32_t *got)
-{
-    (void)ep, (void)label, (void)len, (void)mr, (void)cap, (void)nh, (void)handles, (void)got;
-    return -E_NOSYS;
-}
-
-void svc_client_drop(const uint32_t *got)
-{
-    (void)got;
-}
-
 int svc_crash_for_testing(void)
 {
     return SVC_E_PERM;          /* a fault here would be a kernel panic */
@@ -700,14 +733,21 @@ bool ksvc_irq_enter(void)
 static NORETURN void finish_request(struct ksvc_run *run)
 {
     struct thread *t = run->holder;
-    t->ksvc_run = NULL;
-    if (!run->abort) {
-        if (t->prio != run->prio_before)
-            thread_set_prio(t, MAX(run->prio_before, t->base_prio));  /* what waiters lent */
-        if (t->ksvc_suspend) {
-            t->ksvc_suspend = false;
-            sched_dequeue(t);
-            t->suspended = true;
+    if (run->kclient) {
+        /* a call from another kernel service: its request goes on (and
+         * gives back what waiters lent when it finishes) */
+        run->kclient->done = true;
+        run->kclient = NULL;
+    } else {
+        t->ksvc_run = NULL;
+        if (!run->abort) {
+            if (t->prio != run->prio_before)
+                thread_set_prio(t, MAX(run->prio_before, t->base_prio));  /* what waiters lent */
+            if (t->ksvc_suspend) {
+                t->ksvc_suspend = false;
+                sched_dequeue(t);
+                t->suspended = true;
+            }
         }
     }
     run->holder = NULL;
@@ -729,6 +769,10 @@ static NORETURN void finish_request(struct ksvc_run *run)
     if (run->timer_due) {
         run->timer_due = false;
         run->timer();
+    }
+    if (run->wake_due) {
+        run->wake_due = false;
+        run->wake();
     }
     for (unsigned w = 0; w < ARRAY_SIZE(run->irq_pending); w++) {
         while (run->irq_pending[w]) {
@@ -967,6 +1011,249 @@ void ksvc_abort(struct thread *t)
         struct arch_kctx here;
         run_request(run, &here);
     }
+}
+
+/* ---------------------------------------------------------------- calls to other kernel services */
+
+/*
+ * A kernel-placed service calls another kernel-placed one (svc_client_call,
+ * under the generated <interface>_kclient.c proxies) for the thread whose
+ * request it serves. The callee's request runs on the callee's own stack,
+ * as any of its requests does, held by that same thread; its client is a
+ * struct kclient rather than a user's registers and buffers: its reply
+ * lands there, and its copies go to and from the caller's memory, which is
+ * the kernel's. When the callee's request stops at a step (an interrupt, a
+ * better thread), the caller's stops with it; the scheduler resumes the
+ * caller, which resumes the callee. A busy callee is waited for as a busy
+ * service is by a user caller. The root task links a service only to
+ * kernel-placed services (service_link), and never in a cycle.
+ */
+#define KWAKE_HANDLE    0x7ffffffeu     /* the caller's handle value for its wakeup (svc_wakeup) */
+
+svc_handle svc_service(const char *name)
+{
+    struct ksvc_run *run = ksvc_env_run();
+    for (unsigned i = 0; run && i < KSVC_LINKS; i++)
+        if (run->links[i].svc && strcmp(run->links[i].name, name) == 0)
+            return i + 1;
+    return 0;
+}
+
+/* The service's wakeup: a notification charged to its account that runs
+ * `handler` when signalled (ksvc_wake); one per service. */
+svc_handle svc_wakeup(void (*handler)(void), uint64_t *bits)
+{
+    bool l = env_lock();
+    struct ksvc_run *run = ksvc_env_run();
+    svc_handle h = 0;
+    if (run && !run->wake_note) {
+        struct notification *n = notify_create(run->account);
+        if (n) {
+            n->kwake = run;
+            run->wake_note = n;         /* (the creation's reference: kept as long as the kernel) */
+            run->wake = handler;
+            h = KWAKE_HANDLE;
+        }
+    }
+    env_unlock(l);
+    *bits = h ? 1 : 0;
+    return h;
+}
+
+void ksvc_wake(struct ksvc_run *run)
+{
+    if (run->holder) {
+        run->wake_due = true;           /* after its request (finish_request) */
+        return;
+    }
+    struct cpu *c = this_cpu();
+    struct ksvc_run *outer = c->ksvc;
+    c->ksvc = run;                      /* its environment calls are its own, as in service_irq */
+    ksvc_excl_begin(run);
+    run->wake();
+    ksvc_excl_end(run);
+    c->ksvc = outer;
+}
+
+/* The callee's request, on its own stack. */
+static NORETURN void kclient_main(void *arg)
+{
+    struct ksvc_run *run = arg;
+    struct kclient *k = run->kclient;
+    struct svc_call call;
+    call.label = k->label;
+    call.badge = 0;
+    call.pid = k->pid;
+    call.env = (void *)((uintptr_t)k | 1);
+    call.len = k->len;
+    call.mr = k->mr;
+    call.nhandles = k->nh;
+    for (unsigned i = 0; i < k->nh; i++)
+        call.handles[i] = k->handles[i];
+    this_cpu()->ksvc_unlocked = true;
+    kernel_unlock();
+    arch_irq_enable();
+    run->svc->entry(&call);
+    arch_irq_disable();
+    struct cpu *c = this_cpu();
+    if (c->ksvc_unlocked) {             /* (not when finishing without a dead caller) */
+        c->ksvc_unlocked = false;
+        kernel_lock();
+    }
+    finish_request(run);
+}
+
+/* The caller's request stops here (lock held) until the scheduler picks
+ * its thread again; whether it was resumed only to finish without it. */
+static bool stop_request(struct ksvc_run *run, struct thread *t)
+{
+    t->ksvc_stopped = true;
+    arch_kctx_switch(&run->ctx, run->back);
+    return run->abort;
+}
+
+/* k's request to callee for run's caller t (lock held): the reply in k,
+ * or an error; *masked set when the caller is being finished without t. */
+static int64_t kclient_run(struct ksvc_run *run, struct thread *t, const struct ksvc *callee_svc,
+                           struct kclient *k, bool *masked)
+{
+    struct ksvc_run *callee = callee_svc->run;
+    while (callee->holder) {
+        wait_for_service(callee, t, false);
+        if (stop_request(run, t)) {
+            *masked = true;
+            if (t->ksvc_wait)
+                ksvc_cancel_wait(t);
+            for (unsigned i = 0; i < k->nh; i++)
+                svc_handle_release(k->handles[i]);
+            return -E_CLOSED;
+        }
+    }
+    ksvc_excl_begin(callee);            /* (ended by finish_request) */
+    callee->holder = t;
+    callee->svc = callee_svc;
+    callee->kclient = k;
+    callee->abort = false;
+    callee->is_call = true;
+    arch_kctx_init(&callee->ctx, arch_service_stack_top(callee->stack), kclient_main, callee);
+    struct arch_kctx here;
+    run_request(callee, &here);
+    while (!k->done) {
+        /* The callee's request stopped (t gave way): so does this one;
+         * resumed, it resumes the callee's, perhaps to finish without t. */
+        if (stop_request(run, t)) {
+            *masked = true;
+            callee->abort = true;
+        }
+        run_request(callee, &here);
+    }
+    return k->answered ? (int64_t)k->reply_len : -E_CLOSED;
+}
+
+int64_t svc_client_call(uint32_t ep, uint64_t label, unsigned len, uint64_t *mr, unsigned cap, unsigned nh,
+                        const uint32_t *handles, uint32_t *got)
+{
+    if (got)
+        got[0] = got[1] = got[2] = 0;   /* (a reply's objects are not kept: kclient) */
+    if (len > MSG_MAX_MRS || nh > MSG_MAX_HANDLES)
+        return -E_INVAL;
+    bool took = env_lock();
+    struct ksvc_run *run = this_cpu()->ksvc;
+    if (!took) {
+        /* An interrupt's, timer's or wakeup's handler, the register path,
+         * or a request finishing without its dead caller: nothing may
+         * wait here. */
+        return run && run->abort ? -E_CLOSED : -E_STATE;
+    }
+    const struct ksvc *callee = ep >= 1 && ep <= KSVC_LINKS ? run->links[ep - 1].svc : NULL;
+    struct kclient k;
+    k.label = label;
+    k.pid = run->account ? run->account->id : 0;
+    k.len = len;
+    k.nh = 0;
+    k.reply_len = 0;
+    k.answered = k.done = false;
+    for (unsigned i = 0; i < len; i++)
+        k.mr[i] = mr[i];
+    int64_t r = callee ? 0 : -E_BADHANDLE;
+    for (unsigned i = 0; !r && i < nh; i++) {
+        /* the caller's only object to pass on: its wakeup, to signal */
+        struct khandle *kh = handles[i] == KWAKE_HANDLE && run->wake_note ? kmalloc(sizeof(*kh)) : NULL;
+        if (!kh) {
+            r = handles[i] == KWAKE_HANDLE && run->wake_note ? -E_NOMEM : -E_INVAL;
+            break;
+        }
+        kh->obj = &run->wake_note->obj;
+        kh->rights = R_WRITE;
+        obj_ref(kh->obj);
+        k.handles[k.nh++] = (svc_handle)(uintptr_t)kh;
+    }
+    if (r) {
+        for (unsigned i = 0; i < k.nh; i++)
+            svc_handle_release(k.handles[i]);
+        env_unlock(took);
+        return r;
+    }
+    bool masked = false;
+    r = kclient_run(run, run->holder, callee, &k, &masked);
+    env_unlock(took && !masked);
+    for (unsigned i = 0; r > 0 && i < (unsigned)r && i < cap; i++)
+        mr[i] = k.mr[i];
+    return r;
+}
+
+void svc_client_drop(const uint32_t *got)
+{
+    (void)got;                          /* (nothing is ever given: svc_client_call) */
+}
+
+/* Does kernel service `from` call `to`, itself or through others? */
+static bool ksvc_reaches(const struct ksvc *from, const struct ksvc *to, unsigned depth)
+{
+    if (from == to)
+        return true;
+    for (unsigned i = 0; depth && i < KSVC_LINKS; i++)
+        if (from->run->links[i].svc && ksvc_reaches(from->run->links[i].svc, to, depth - 1))
+            return true;
+    return false;
+}
+
+int64_t sys_service_link(uint32_t root, uint32_t ep_h, uint32_t callee_h, vaddr_t name, uint64_t len)
+{
+    struct handle_slot *rs, *es, *cs;
+    struct space *s = current_thread()->space;
+    int err = handle_get(s, root, OBJ_ROOT, R_MANAGE, &rs);
+    if (!err)
+        err = handle_get(s, ep_h, OBJ_ENDPOINT, R_MANAGE, &es);
+    if (!err)
+        err = handle_get(s, callee_h, OBJ_ENDPOINT, R_WRITE, &cs);
+    if (err)
+        return err;
+    const struct ksvc *caller = list_entry(es->obj, struct endpoint, obj)->ksvc;
+    const struct ksvc *callee = list_entry(cs->obj, struct endpoint, obj)->ksvc;
+    struct ksvc_link *links = caller ? caller->run->links : NULL;
+    if (!caller || !callee || len == 0 || len >= sizeof(links[0].name))
+        return -E_INVAL;
+    char n[sizeof(links[0].name)];
+    if (copy_from_user(n, name, len))
+        return -E_FAULT;
+    n[len] = 0;
+    if (strlen(n) != len)
+        return -E_INVAL;
+    if (ksvc_reaches(callee, caller, ksvc_count))
+        return -E_INVAL;                /* a cycle: each would wait for the other */
+    struct ksvc_link *free = NULL;
+    for (unsigned i = 0; i < KSVC_LINKS; i++) {
+        if (links[i].svc && strcmp(links[i].name, n) == 0)
+            return -E_BUSY;
+        if (!links[i].svc && !free)
+            free = &links[i];
+    }
+    if (!free)
+        return -E_LIMIT;
+    memcpy(free->name, n, len + 1);
+    free->svc = callee;
+    return 0;
 }
 
 int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id, uint32_t account_h)

@@ -33,6 +33,7 @@ struct notification {
     uint64_t bits;              /* pending signals */
     struct thread *waiter;      /* a thread in notify_wait */
     struct thread *bound;       /* a thread whose ipc_recv also takes signals */
+    struct ksvc_run *kwake;     /* a kernel-placed service's wakeup (svc_wakeup): signals run it */
 };
 
 /* Deliver a fault of t to its handler endpoint as a call; false if none. */

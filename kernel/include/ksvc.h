@@ -38,6 +38,9 @@ struct ksvc {
 extern const struct ksvc ksvc_table[];
 extern const unsigned ksvc_count;
 
+#define KSVC_LINKS      4       /* services a kernel-placed service may call */
+struct kclient;
+
 /* A kernel-placed service's request in progress (svc_kernel.c): one per
  * service, on the service's own stack; docs/design/hybrid.md. */
 struct ksvc_run {
@@ -64,7 +67,25 @@ struct ksvc_run {
     uint64_t timer_at;          /* counter ticks */
     unsigned timer_cpu;
     bool timer_due;             /* it came during a request: run when it ends */
+    /* the services it may call (service_link): svc_service's handle is
+     * the index + 1 */
+    struct ksvc_link {
+        char name[24];
+        const struct ksvc *svc;
+    } links[KSVC_LINKS];
+    /* the request's client when it is another kernel-placed service
+     * (svc_client_call), else NULL */
+    struct kclient *kclient;
+    /* its wakeup (svc_wakeup): a notification whose signal runs the
+     * handler, after the request in progress if there is one */
+    struct notification *wake_note;
+    void (*wake)(void);
+    bool wake_due;
 };
+
+/* A signal of a kernel-placed service's wakeup notification (notify_raise,
+ * kernel lock held): its handler now, or after its request in progress. */
+void ksvc_wake(struct ksvc_run *run);
 
 /* The tick of core `cpu` (kernel lock not held): run the timers of the
  * kernel-placed services whose deadline passed; and the earliest deadline

@@ -261,9 +261,15 @@ def check_services(label: str, services: list) -> None:
         for c in v.calls:
             if c not in names:
                 raise SystemConfigError(f"{label}: service {v.name!r} key 'calls': {c!r} is not a [[service]]")
-        if v.calls and v.placement == "kernel":
+        placed = {w.name: w.placement for w in services}
+        user = [c for c in v.calls if placed.get(c) != "kernel"]
+        if v.placement == "kernel" and user:
             raise SystemConfigError(f"{label}: service {v.name!r} is placed in the kernel and calls "
-                                    f"{', '.join(v.calls)}: a kernel-placed service cannot call other services yet")
+                                    f"{', '.join(user)}, placed in user space: a kernel-placed service calls "
+                                    f"only kernel-placed services")
+        if v.placement == "kernel" and len(v.calls) > 4:
+            raise SystemConfigError(f"{label}: service {v.name!r} is placed in the kernel and calls "
+                                    f"{len(v.calls)} services: at most 4")
     calls = {v.name: v.calls for v in services}
 
     def visit(name, path):

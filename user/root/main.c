@@ -309,6 +309,15 @@ static void start_service(const char *line, uint32_t parent)
         int64_t err = acct < 0 ? acct : sys_service_bind(root_handle(), ep, id, (uint32_t)acct);
         if (acct > 0)
             sys_handle_close((uint32_t)acct);       /* the kernel keeps it */
+        /* The kernel-placed services it calls (placed before it: the
+         * manifest lists callees first), by the names it asks for. */
+        for (const char *q = calls; !err && strcmp(calls, "-") != 0 && *q; ) {
+            size_t n = 0;
+            while (q[n] && q[n] != ';')
+                n++;
+            err = sys_service_link(root_handle(), ep, endpoint_named(q, n), q, n);
+            q += n + (q[n] == ';');
+        }
         printf("root: service %s (%s) placed in the kernel%s%s\n", name, interface, err ? ": " : "",
                err ? error_str(err) : "");
         return;
