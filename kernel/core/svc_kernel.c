@@ -1039,6 +1039,13 @@ svc_handle svc_service(const char *name)
     return 0;
 }
 
+int svc_may_call(void)
+{
+    /* (read with interrupts on: the flag is this core's as long as the
+     * request runs here, and a request moved elsewhere has it set there) */
+    return this_cpu()->ksvc_unlocked;
+}
+
 /* The service's wakeup: a notification charged to its account that runs
  * `handler` when signalled (ksvc_wake); one per service. */
 svc_handle svc_wakeup(void (*handler)(void), uint64_t *bits)

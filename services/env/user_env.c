@@ -301,6 +301,11 @@ svc_handle svc_service(const char *name)
     return start_handle(name);
 }
 
+int svc_may_call(void)
+{
+    return 1;                           /* (one thread: a call waits wherever it is made) */
+}
+
 /* The loop's notification, given away to signal only (the receiver could
  * otherwise take it over, binding it to a thread of its own), with the
  * bit set aside for it. */

@@ -132,14 +132,19 @@ void svc_irq_done(uint32_t irq);
  * list of the system description, as a handle for the interface's
  * generated proxies (<interface>_<method>(h, ...)); 0 if the description
  * gives none. The caller waits for each call: call only methods that
- * answer at once, and learn of changes through a wakeup. In user space
- * only so far: a kernel-placed service gets 0 (tools/petrel/systems.py
- * refuses its `calls`). */
+ * answer at once, and learn of changes through a wakeup. A kernel-placed
+ * service calls only kernel-placed ones (tools/petrel/systems.py checks),
+ * in the same kernel entry, and only from a request: see svc_may_call. */
 svc_handle svc_service(const char *name);
+/* Whether a call to another service may be made from here: always in user
+ * space; in the kernel from a request's code, not from an interrupt's,
+ * timer's or wakeup's handler or a register entry (there a call fails
+ * with SVC_E_STATE: nothing may wait). */
+int svc_may_call(void);
 /* A wakeup: a notification to give another service (as a `handle`
  * argument) for it to signal with *bits; each signal runs `handler` in
  * this service, between requests, as an interrupt's handler runs. One per
- * service; 0 if none can be made (in the kernel placement, so far). */
+ * service; 0 if none can be made. */
 svc_handle svc_wakeup(void (*handler)(void), uint64_t *bits);
 
 #define SVC_E_FAULT     (-E_FAULT)

@@ -1167,6 +1167,7 @@ void lx_pipe_close(struct lx_file *f);
 int lx_pipe_poll(struct lx_file *f);
 /* What open file f has for poll now (LX_POLL*): every kind of file (poll.c). */
 int lx_file_poll(struct lx_file *f);
+int lx_file_poll_here(struct lx_file *f);
 /* Bytes waiting in the pipe of f. */
 uint64_t lx_pipe_avail(struct lx_file *f);
 /* Would a read (writing 0) or a write of len bytes on pipe end f finish
@@ -1275,6 +1276,7 @@ int64_t lx_sock_rw(struct lx_ctx *c, struct lx_file *f, uint64_t iov, uint64_t n
 int64_t lx_sock_write_kernel(struct lx_ctx *c, struct lx_file *f, const void *src, uint64_t len, int may_wait);
 /* A socket's poll state; bytes waiting (FIONREAD), or a negated errno. */
 int lx_sock_poll(struct lx_file *f);
+int lx_sock_is_inet(struct lx_file *f);
 int64_t lx_sock_inq(struct lx_file *f);
 /* Wait on socket slot `on` (LX_BLK_SOCK) with a timeout of `timeo` ns (0:
  * none): LX_BLOCK, or EAGAIN once the time is up. */

@@ -26,6 +26,14 @@ struct lx_pollfd {
     int16_t events, revents;
 };
 
+/* Whether f's readiness can be learnt here: not an AF_INET socket's where
+ * the stack cannot be called (a kernel-placed personality's register
+ * entry: the full path asks it). */
+int lx_file_poll_here(struct lx_file *f)
+{
+    return f->kind != LX_FILE_SOCK || svc_may_call() || !lx_sock_is_inet(f);
+}
+
 int lx_file_poll(struct lx_file *f)
 {
     switch (f->kind) {
@@ -108,6 +116,8 @@ static int64_t poll_scan(struct lx_ctx *c, struct lx_pollfd *fds, uint64_t nfds)
         if (fds[i].fd < 0)
             continue;
         struct lx_file *f = file_of(c->p, fds[i].fd);
+        if (c->fast && f && !lx_file_poll_here(f))
+            return LX_SLOW;
         int r = f ? lx_file_poll(f) : POLLNVAL;
         if (r & LX_POLLIN)
             r |= POLLRDNORM;
@@ -138,6 +148,8 @@ static int64_t ppoll_in(struct lx_ctx *c, struct lx_pollfd *fds, uint64_t ufds, 
     if (err)
         return err;
     int64_t count = poll_scan(c, fds, nfds);
+    if (count < 0)
+        return count;                           /* LX_SLOW: nothing done */
     if (count == 0) {
         int64_t r = none_ready(c, wait, ns);
         if (r)
@@ -191,6 +203,8 @@ static int64_t select_scan(struct lx_ctx *c, uint64_t nfds, uint64_t *const in[3
              * three sets. No other file here has urgent data (POLLPRI: a
              * socket's out-of-band data, a pty in packet mode), so
              * exceptfds is otherwise empty. */
+            if (c->fast && !lx_file_poll_here(f))
+                return LX_SLOW;
             int r = (f->flags & O_PATH) ? POLLNVAL : lx_file_poll(f);
             if (r & (LX_POLLIN | LX_POLLHUP | LX_POLLERR | POLLNVAL))
                 got_rd |= bit;

@@ -1961,6 +1961,11 @@ int lx_sock_ready(struct lx_file *f, int writing, uint64_t len)
     return r && !r->shut && has_room(r, len, 0, 1) && has_room(r, len, 0, 0);
 }
 
+int lx_sock_is_inet(struct lx_file *f)
+{
+    return sock_of(f)->family == AF_INET;
+}
+
 int lx_sock_poll(struct lx_file *f)
 {
     const struct lx_sock *s = sock_of(f);
