@@ -1110,6 +1110,14 @@ static NORETURN void kclient_main(void *arg)
     finish_request(run);
 }
 
+/* Release the objects of a request that never reached its service. */
+static void kclient_drop(struct kclient *k)
+{
+    for (unsigned i = 0; i < k->nh; i++)
+        svc_handle_release(k->handles[i]);
+    k->nh = 0;
+}
+
 /* The caller's request stops here (lock held) until the scheduler picks
  * its thread again; whether it was resumed only to finish without it. */
 static bool stop_request(struct ksvc_run *run, struct thread *t)
@@ -1126,13 +1134,16 @@ static int64_t kclient_run(struct ksvc_run *run, struct thread *t, const struct 
 {
     struct ksvc_run *callee = callee_svc->run;
     while (callee->holder) {
-        wait_for_service(callee, t, false);
-        if (stop_request(run, t)) {
-            *masked = true;
+        if (!run->abort) {
+            wait_for_service(callee, t, false);
+            *masked = stop_request(run, t);
+        }
+        if (run->abort) {
+            /* Its thread is dead (killed by another, or by this very
+             * request): nothing waits for it any more. */
             if (t->ksvc_wait)
                 ksvc_cancel_wait(t);
-            for (unsigned i = 0; i < k->nh; i++)
-                svc_handle_release(k->handles[i]);
+            kclient_drop(k);
             return -E_CLOSED;
         }
     }
@@ -1196,8 +1207,7 @@ int64_t svc_client_call(uint32_t ep, uint64_t label, unsigned len, uint64_t *mr,
         k.handles[k.nh++] = (svc_handle)(uintptr_t)kh;
     }
     if (r) {
-        for (unsigned i = 0; i < k.nh; i++)
-            svc_handle_release(k.handles[i]);
+        kclient_drop(&k);
         env_unlock(took);
         return r;
     }

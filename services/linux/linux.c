@@ -641,6 +641,11 @@ static int fs(void)
 /* Release what a process holds besides its record and its identity. */
 static void proc_release(struct lx_proc *p)
 {
+    /* Its files first, while the thread whose call ends it still lives:
+     * closing a socket calls the network stack, and in the kernel
+     * placement that call may have to wait for the stack, which only a
+     * living caller can (svc_client_call). */
+    lx_files_drop(p);
     while (p->first_thread)
         lx_thread_free(p->first_thread);
     if (p->space && !p->vm_of) {
@@ -652,7 +657,6 @@ static void proc_release(struct lx_proc *p)
     if (p->vm_of)
         p->vm_of->borrowed--;
     p->vm_of = NULL;
-    lx_files_drop(p);
     lx_vmas_drop(p);
 }
 

@@ -844,6 +844,39 @@ static int dhcp_watch(uint32_t secs)
     return 0;
 }
 
+/* role=busy: keep the stack busy for `secs` seconds with requests that
+ * run on its own stack (datagrams of 2,000 bytes to itself over the
+ * loopback, sent and taken back: copies through this client's buffers),
+ * so that another caller of a kernel-placed stack (the kernel-placed
+ * Linux personality, on another core) often finds it serving this one
+ * and waits; every datagram checked. */
+static int busy(uint32_t secs)
+{
+    static uint8_t out[2000], in[2000];
+    uint64_t rounds = 0, wrong = 0;
+    uint32_t sock = 0, port = 0;
+    if (net_open(ep, 1, 0, &sock, &port) != 0) {
+        printf("netpeer: busy: no socket\n");
+        return 1;
+    }
+    int64_t end = sys_clock_ns() + (int64_t)secs * 1000000000;
+    while (sys_clock_ns() < end) {
+        for (unsigned i = 0; i < sizeof(out); i++)
+            out[i] = (uint8_t)(rounds + i * 7);
+        uint64_t got = 0;
+        uint32_t from = 0, from_port = 0;
+        int64_t err = net_sendto(ep, sock, 0x7f000001, port, out, sizeof(out));
+        while (!err && (err = net_recvfrom(ep, sock, in, sizeof(in), &got, &from, &from_port)) == SVC_E_AGAIN)
+            ;
+        wrong += err != 0 || got != sizeof(out) || from != 0x7f000001 || from_port != port ||
+                 memcmp(in, out, sizeof(out)) != 0;
+        rounds++;
+    }
+    net_close(ep, sock);
+    printf("netpeer: busy: %lu datagrams, %lu wrong\n", (unsigned long)rounds, (unsigned long)wrong);
+    return wrong != 0;
+}
+
 int main(void)
 {
     char role[16];
@@ -852,6 +885,8 @@ int main(void)
         return self_test();
     if (strcmp(role, "dhcp") == 0)
         return dhcp_watch((uint32_t)start_arg_u64("secs", 10));
+    if (strcmp(role, "busy") == 0)
+        return busy((uint32_t)start_arg_u64("secs", 10));
     uint32_t prefix = 24, addr = arg_addr("addr", &prefix);
     int64_t err = net_config(ep, addr, prefix, 0);
     if (err) {
@@ -862,6 +897,6 @@ int main(void)
         return echo();
     if (strcmp(role, "client") == 0)
         return client(arg_addr("peer", NULL), (uint32_t)start_arg_u64("n", 200), start_arg_u64("tcp", 0));
-    printf("netpeer: role=self, role=echo, role=client or role=dhcp\n");
+    printf("netpeer: role=self, role=echo, role=client, role=dhcp or role=busy\n");
     return 1;
 }
