@@ -82,11 +82,11 @@ static void kclient_answer(struct kclient *k, unsigned len, const uint64_t *mr)
     k->answered = true;
 }
 
-/* A copy between a kernel client's memory (its own buffers, in the kernel)
- * and the service's. */
+/* A copy between a kernel client's memory (its own buffers, in the
+ * kernel's half of the address space) and the service's. */
 static int kclient_copy(uint64_t client_addr, uint8_t *mine, uint64_t len, bool to_client)
 {
-    if (client_addr + len < client_addr)
+    if (client_addr + len < client_addr || client_addr < KERNEL_DIRECT_BASE)
         return SVC_E_FAULT;
     if (to_client)
         memcpy((void *)(uintptr_t)client_addr, mine, len);

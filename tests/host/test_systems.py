@@ -169,7 +169,7 @@ def test_services_in_the_manifest_and_image():
     ('name = "s"\ninterface = "noop"\nplacement = "user"\ncolour = 1', "unknown key 'colour'"),
     ('name = "s"\ninterface = "noop"\nplacement = "user"\ncalls = ["ghost"]', "'ghost' is not a \\[\\[service\\]\\]"),
     ('name = "s"\ninterface = "noop"\nplacement = "user"\ncalls = ["s"]', "cycle: s -> s"),
-    ('name = "s"\ninterface = "noop"\nplacement = "kernel"\ncalls = ["s"]', "kernel-placed service cannot call"),
+    ('name = "s"\ninterface = "noop"\nplacement = "kernel"\ncalls = ["s"]', "cycle: s -> s"),
     ('name = "s"\ninterface = "noop"\nplacement = "user"\ndevices = ["arm;pl011"]', "without spaces or ';'"),
     ('name = "s"\ninterface = "noop"\nplacement = "user"\nbootfiles = "yes"', "'bootfiles' must be"),
 ])
@@ -200,6 +200,33 @@ def test_a_device_goes_to_one_service_and_calls_do_not_cycle():
                 systems.load_system(path, REPO)
     console = systems.load_system(REPO / "systems" / "console-user.toml", REPO)
     assert "service console console 3 user 150 - arm,pl011 0 - 67108864:256:511:64" in console.manifest().splitlines()
+
+
+def test_a_kernel_placed_service_calls_only_kernel_placed_ones():
+    from conftest import REPO
+    import tempfile, pathlib
+    base = (REPO / "systems" / "demo.toml").read_text()
+
+    def svc(name, placement, calls=()):
+        listed = ", ".join(f'"{c}"' for c in calls)
+        return (f'\n[[service]]\nname = "{name}"\ninterface = "noop"\nplacement = "{placement}"\n'
+                f'calls = [{listed}]\n')
+    user_callee = svc("b", "user") + svc("a", "kernel", ["b"])
+    five = "".join(svc(f"c{i}", "kernel") for i in range(5)) + svc("a", "kernel", [f"c{i}" for i in range(5)])
+    for extra, message in ((user_callee, "'a' is placed in the kernel and calls b, placed in user space"),
+                           (five, "calls 5 services: at most 4")):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = pathlib.Path(tmp) / "x.toml"
+            path.write_text(base + extra)
+            with pytest.raises(systems.SystemConfigError, match=message):
+                systems.load_system(path, REPO)
+    # Kernel to kernel, and user to either: accepted, the callee listed on
+    # the caller's manifest line (the root task links them: service_link).
+    both = systems.load_system(REPO / "systems" / "linux-kernel.toml", REPO)
+    lines = both.manifest().splitlines()
+    assert [x.split()[:4] for x in lines if x.startswith("service ")] == [
+        ["service", "net", "net", "6"], ["service", "linux", "linux", "4"]]
+    assert [x.split()[9] for x in lines if x.startswith("service ")] == ["-", "net"]
 
 
 def test_a_program_calling_a_service_must_be_granted_one():

@@ -526,6 +526,41 @@ static void inversion(uint32_t ep)
            "(the server inherits its priority)");
 }
 
+/* service_link: the kernel-placed noop (bound to kep) may call another
+ * kernel-placed service, here the console's instance bound to a second
+ * endpoint; every bad argument refused, and no cycle. uep is an endpoint
+ * a user-space server answers. */
+static void links(uint32_t kep, uint32_t uep)
+{
+    uint32_t root = root_handle(), other = (uint32_t)sys_endpoint_create();
+    int64_t bound = sys_service_bind(root, other, 3, 0);        /* the console, in the kernel */
+    int64_t first = sys_service_link(root, kep, other, "other", 5);
+    tap_ok(bound == 0 && first == 0, "service_link: noop may call another kernel-placed service (%s, %s)",
+           error_str(bound), error_str(first));
+    int64_t read_only = sys_handle_dup(other, R_READ, 0);
+    tap_ok(sys_service_link(root, kep, other, "other", 5) == -E_BUSY &&
+           sys_service_link(root, other, kep, "back", 4) == -E_INVAL &&
+           sys_service_link(root, kep, kep, "self", 4) == -E_INVAL &&
+           sys_service_link(root, kep, uep, "user", 4) == -E_INVAL &&
+           sys_service_link(root, uep, other, "user", 4) == -E_INVAL &&
+           sys_service_link(self_space(), kep, other, "x", 1) == -E_BADHANDLE &&
+           sys_service_link(root, kep, (uint32_t)read_only, "x", 1) == -E_PERM &&
+           sys_service_link(root, kep, other, "", 0) == -E_INVAL &&
+           sys_service_link(root, kep, other, "abcdefghijklmnopqrstuvwx", 24) == -E_INVAL &&
+           sys_service_link(root, kep, other, "a\0b", 3) == -E_INVAL &&
+           sys_service_link(root, kep, other, (const void *)0x10, 3) == -E_FAULT,
+           "service_link: the name taken, a cycle, a user-placed end, bad handles, rights, names and "
+           "pointers refused");
+    int64_t more = 0;
+    for (int i = 2; i <= 4 && !more; i++) {
+        char name[3] = { 'n', (char)('0' + i), 0 };
+        more = sys_service_link(root, kep, other, name, 2);
+    }
+    tap_ok(more == 0 && sys_service_link(root, kep, other, "n5", 2) == -E_LIMIT,
+           "service_link: four names a service, the fifth refused (%s)", error_str(more));
+    sys_handle_close((uint32_t)read_only);
+}
+
 int main(const struct petrel_bootinfo *bi)
 {
     my_pid = (uint64_t)sys_space_id(self_space());
@@ -547,6 +582,7 @@ int main(const struct petrel_bootinfo *bi)
     int64_t err = spawn(&req, &r);
     tap_ok(err == 0, "user placement: svc-noop started (%s)", error_str(err));
 
+    links(kep, uep);
     checks("kernel", kep);
     checks("user", uep);
     past_length();
