@@ -47,15 +47,15 @@ struct ksvc_run ksvc_runs[ARCH_SERVICE_STACKS];
 static struct thread *reply_target(const struct svc_call *call)
 {
     struct thread *t = call->env;
-    if (unlikely((uintptr_t)t & 1))
-        return NULL;                    /* another kernel service (kclient_of): no thread */
     return t && t->ksvc_run && t->ksvc_run->abort ? NULL : t;
 }
 
 /*
  * A request from another kernel-placed service (svc_client_call below):
  * the message, the reply, and the caller's own handle values. Its call's
- * env is this record's address with bit 0 set, which a thread's never has.
+ * env is NULL, as a send's (no thread to answer), and the callee's run
+ * names it (kclient_here), so that the replies of every other request pay
+ * nothing for it.
  */
 struct kclient {
     uint64_t label, pid;
@@ -66,15 +66,28 @@ struct kclient {
     bool answered, done;
 };
 
-static struct kclient *kclient_of(const struct svc_call *call)
+/* The kernel client of the request running here, if it has one (the
+ * lock held, or interrupts off: the request stays on this core). */
+static struct kclient *kclient_here(void)
 {
-    uintptr_t e = (uintptr_t)call->env;
-    return unlikely(e & 1) ? (struct kclient *)(e - 1) : NULL;
+    struct ksvc_run *run = this_cpu()->ksvc;
+    return run ? run->kclient : NULL;
+}
+
+/* Is this call a kernel client's? */
+static bool kclient_call(const struct svc_call *call)
+{
+    if (call->env)
+        return false;
+    bool l = env_lock();
+    bool k = kclient_here() != NULL;
+    env_unlock(l);
+    return k;
 }
 
 static void kclient_answer(struct kclient *k, unsigned len, const uint64_t *mr)
 {
-    if (k->answered)
+    if (!k || k->answered)
         return;
     k->reply_len = MIN(len, MSG_MAX_MRS);
     for (unsigned i = 0; i < k->reply_len; i++)
@@ -187,35 +200,25 @@ static NOINLINE bool write_reply(struct thread *t, uint64_t label, unsigned len,
  * around write_reply costs it 16 instructions. */
 void svc_reply(struct svc_call *call, uint64_t label, unsigned len, const uint64_t *mr)
 {
-    struct kclient *k = kclient_of(call);
-    if (k) {
-        kclient_answer(k, len, mr);
-        return;
-    }
     bool l = env_lock();
     struct thread *t = reply_target(call);
     if (t)
         write_reply(t, label, MIN(len, MSG_MAX_MRS), mr, 0);
+    else
+        kclient_answer(kclient_here(), len, mr);
     env_unlock(l);
 }
 
 void svc_reply_objects(struct svc_call *call, uint64_t label, unsigned len, const uint64_t *mr, unsigned nh,
                        const svc_handle *h, const uint32_t *rights)
 {
-    struct kclient *k = kclient_of(call);
-    if (k) {
-        /* (a kernel client holds no objects: none of its interfaces'
-         * replies carries one, and one that did would be dropped here) */
-        for (unsigned i = 0; i < nh; i++)
-            svc_handle_release(h[i]);
-        kclient_answer(k, len, mr);
-        return;
-    }
     bool l = env_lock();
     struct thread *t = reply_target(call);
     unsigned got = give_objects(t, nh, h, rights);
     if (t)
         write_reply(t, label, MIN(len, MSG_MAX_MRS), mr, got);
+    else
+        kclient_answer(kclient_here(), len, mr);  /* (which holds no objects: they went above) */
     env_unlock(l);
 }
 
@@ -376,14 +379,14 @@ static int copy_client(uint64_t client_addr, uint8_t *mine, uint64_t len, bool t
 
 int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len)
 {
-    if (kclient_of(call))
+    if (kclient_call(call))
         return kclient_copy(client_addr, dst, len, false);
     return copy_client(client_addr, dst, len, false);
 }
 
 int svc_copy_out(struct svc_call *call, uint64_t client_addr, const void *src, uint64_t len)
 {
-    if (kclient_of(call))
+    if (kclient_call(call))
         return kclient_copy(client_addr, (uint8_t *)src, len, true);
     return copy_client(client_addr, (uint8_t *)src, len, true);
 }
@@ -1091,7 +1094,7 @@ static NORETURN void kclient_main(void *arg)
     call.label = k->label;
     call.badge = 0;
     call.pid = k->pid;
-    call.env = (void *)((uintptr_t)k | 1);
+    call.env = NULL;                    /* (no thread: its reply goes to k, kclient_here) */
     call.len = k->len;
     call.mr = k->mr;
     call.nhandles = k->nh;
