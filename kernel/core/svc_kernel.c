@@ -42,6 +42,11 @@
 
 struct ksvc_run ksvc_runs[ARCH_SERVICE_STACKS];
 
+/* A kernel-placed service's handle for its own wakeup (svc_wakeup): no
+ * struct khandle, only a value it passes in a call (svc_client_call) or
+ * signals; releasing it does nothing. */
+#define KWAKE_HANDLE    0x7ffffffeu
+
 /* Whom a reply of this call goes to: its caller, unless it is a send or
  * the caller died in the middle of the request. */
 static struct thread *reply_target(const struct svc_call *call)
@@ -597,6 +602,11 @@ int svc_crash_for_testing(void)
  */
 static int signal_locked(svc_handle n, uint64_t bits)
 {
+    struct ksvc_run *run = ksvc_env_run();
+    if (n == KWAKE_HANDLE && run && run->wake_note) {
+        ksvc_wake(run);                 /* its own wakeup: the handler, now or after this request */
+        return 0;
+    }
     struct khandle *k = (struct khandle *)(uintptr_t)n;
     if (!k || k->obj->type != OBJ_NOTIFICATION)
         return -E_BADHANDLE;
@@ -641,7 +651,7 @@ svc_handle svc_notify_create(void)
 void svc_handle_release(svc_handle h)
 {
     struct khandle *k = (struct khandle *)(uintptr_t)h;
-    if (k) {
+    if (k && h != KWAKE_HANDLE) {
         bool l = env_lock();
         obj_unref(k->obj);
         kfree(k, sizeof(*k));
@@ -825,6 +835,15 @@ static NORETURN void request_main(void *arg)
     finish_request(run);
 }
 
+/* Queue t among run's waiters, best priority first (before the first worse one). */
+static void waiters_add(struct ksvc_run *run, struct thread *t)
+{
+    struct list *pos = run->waiters.next;
+    while (pos != &run->waiters && list_entry(pos, struct thread, link)->prio >= t->prio)
+        pos = pos->next;
+    list_add_tail(pos, &t->link);
+}
+
 /* The service is busy: t waits (best priority first), lending its
  * priority to the caller being served, then makes its call again. */
 static void wait_for_service(struct ksvc_run *run, struct thread *t, bool rewind)
@@ -834,12 +853,17 @@ static void wait_for_service(struct ksvc_run *run, struct thread *t, bool rewind
         t->tf.pc -= 4;                  /* back onto its svc instruction */
     t->state = T_SEND;
     t->ksvc_wait = run;
-    struct list *pos = run->waiters.next;
-    while (pos != &run->waiters && list_entry(pos, struct thread, link)->prio >= t->prio)
-        pos = pos->next;
-    list_add_tail(pos, &t->link);       /* before the first worse one */
-    if (t->prio > run->holder->prio)
-        thread_set_prio(run->holder, t->prio);
+    waiters_add(run, t);
+    /* The holder gets t's priority; if it waits in turn for a busy
+     * service (a kernel-placed service's call to another: kclient_run),
+     * so does that one's holder, and so on (links never loop). */
+    for (struct thread *h = run->holder; h && t->prio > h->prio; h = h->ksvc_wait ? h->ksvc_wait->holder : NULL) {
+        thread_set_prio(h, t->prio);
+        if (h->ksvc_wait) {
+            list_del(&h->link);         /* its place among that service's waiters moves up */
+            waiters_add(h->ksvc_wait, h);
+        }
+    }
 }
 
 void ksvc_cancel_wait(struct thread *t)
@@ -1031,22 +1055,21 @@ void ksvc_abort(struct thread *t)
  * service is by a user caller. The root task links a service only to
  * kernel-placed services (service_link), and never in a cycle.
  */
-#define KWAKE_HANDLE    0x7ffffffeu     /* the caller's handle value for its wakeup (svc_wakeup) */
-
 svc_handle svc_service(const char *name)
 {
     struct ksvc_run *run = ksvc_env_run();
     for (unsigned i = 0; run && i < KSVC_LINKS; i++)
-        if (run->links[i].svc && strcmp(run->links[i].name, name) == 0)
+        if (__atomic_load_n(&run->links[i].svc, __ATOMIC_ACQUIRE) && strcmp(run->links[i].name, name) == 0)
             return i + 1;
     return 0;
 }
 
 int svc_may_call(void)
 {
-    /* (read with interrupts on: the flag is this core's as long as the
-     * request runs here, and a request moved elsewhere has it set there) */
-    return this_cpu()->ksvc_unlocked;
+    uint64_t flags = arch_irq_save();   /* (the request stays on this core meanwhile) */
+    int may = this_cpu()->ksvc_unlocked;
+    arch_irq_restore(flags);
+    return may;
 }
 
 /* The service's wakeup: a notification charged to its account that runs
@@ -1137,11 +1160,13 @@ static int64_t kclient_run(struct ksvc_run *run, struct thread *t, const struct 
 {
     struct ksvc_run *callee = callee_svc->run;
     while (callee->holder) {
-        if (!run->abort) {
+        /* (t->ksvc_run: the outermost request of a chain of calls, which
+         * ksvc_abort marks when t dies while this one runs) */
+        if (!run->abort && !t->ksvc_run->abort) {
             wait_for_service(callee, t, false);
             *masked = stop_request(run, t);
         }
-        if (run->abort) {
+        if (run->abort || t->ksvc_run->abort) {
             /* Its thread is dead (killed by another, or by this very
              * request): nothing waits for it any more. */
             if (t->ksvc_wait)
@@ -1272,7 +1297,7 @@ int64_t sys_service_link(uint32_t root, uint32_t ep_h, uint32_t callee_h, vaddr_
     if (!free)
         return -E_LIMIT;
     memcpy(free->name, n, len + 1);
-    free->svc = callee;
+    __atomic_store_n(&free->svc, callee, __ATOMIC_RELEASE);     /* (svc_service reads it unlocked) */
     return 0;
 }
 
