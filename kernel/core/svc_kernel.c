@@ -71,8 +71,8 @@ struct kclient {
     bool answered, done;
 };
 
-/* The kernel client of the request running here, if it has one (the
- * lock held, or interrupts off: the request stays on this core). */
+/* The kernel client of the request running here, if it has one
+ * (interrupts off: the request stays on this core). */
 static struct kclient *kclient_here(void)
 {
     struct ksvc_run *run = this_cpu()->ksvc;
@@ -84,9 +84,9 @@ static bool kclient_call(const struct svc_call *call)
 {
     if (call->env)
         return false;
-    bool l = env_lock();
+    uint64_t flags = arch_irq_save();   /* (the request stays on this core meanwhile) */
     bool k = kclient_here() != NULL;
-    env_unlock(l);
+    arch_irq_restore(flags);
     return k;
 }
 
@@ -800,6 +800,22 @@ static NORETURN void finish_request(struct ksvc_run *run)
     panic("a finished kernel service request resumed");
 }
 
+/* The service's code for a request (lock held, interrupts off, on its
+ * stack): unlocked and interruptible, then the lock again. */
+static void serve(struct ksvc_run *run, struct svc_call *call)
+{
+    this_cpu()->ksvc_unlocked = true;
+    kernel_unlock();
+    arch_irq_enable();
+    run->svc->entry(call);
+    arch_irq_disable();
+    struct cpu *c = this_cpu();
+    if (c->ksvc_unlocked) {             /* (not when finishing without a dead caller) */
+        c->ksvc_unlocked = false;
+        kernel_lock();
+    }
+}
+
 /* A request from start to end, on the service's stack. */
 static NORETURN void request_main(void *arg)
 {
@@ -820,16 +836,7 @@ static NORETURN void request_main(void *arg)
     call.badge = run->badge;
     call.pid = t->space->id;
     call.env = run->is_call ? t : NULL;     /* a send gets no reply */
-    this_cpu()->ksvc_unlocked = true;   /* the service's own work: unlocked, interruptible */
-    kernel_unlock();
-    arch_irq_enable();
-    run->svc->entry(&call);
-    arch_irq_disable();
-    struct cpu *c = this_cpu();
-    if (c->ksvc_unlocked) {             /* (not when finishing without a dead caller) */
-        c->ksvc_unlocked = false;
-        kernel_lock();
-    }
+    serve(run, &call);
     if (!run->is_call && !run->abort)
         t->tf.x[0] = 0;
     finish_request(run);
@@ -1123,16 +1130,7 @@ static NORETURN void kclient_main(void *arg)
     call.nhandles = k->nh;
     for (unsigned i = 0; i < k->nh; i++)
         call.handles[i] = k->handles[i];
-    this_cpu()->ksvc_unlocked = true;
-    kernel_unlock();
-    arch_irq_enable();
-    run->svc->entry(&call);
-    arch_irq_disable();
-    struct cpu *c = this_cpu();
-    if (c->ksvc_unlocked) {             /* (not when finishing without a dead caller) */
-        c->ksvc_unlocked = false;
-        kernel_lock();
-    }
+    serve(run, &call);
     finish_request(run);
 }
 

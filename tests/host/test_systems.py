@@ -184,27 +184,32 @@ def test_bad_services_are_refused(service, message):
             systems.load_system(path, REPO)
 
 
-def test_a_device_goes_to_one_service_and_calls_do_not_cycle():
+def assert_refused(text, message):
+    """A system description `text` is refused with `message`."""
     from conftest import REPO
     import tempfile, pathlib
+    with tempfile.TemporaryDirectory() as tmp:
+        path = pathlib.Path(tmp) / "x.toml"
+        path.write_text(text)
+        with pytest.raises(systems.SystemConfigError, match=message):
+            systems.load_system(path, REPO)
+
+
+def test_a_device_goes_to_one_service_and_calls_do_not_cycle():
+    from conftest import REPO
     base = (REPO / "systems" / "demo.toml").read_text()
     two = ('\n[[service]]\nname = "a"\ninterface = "console"\nplacement = "user"\ndevices = ["arm,pl011"]\n'
            '\n[[service]]\nname = "b"\ninterface = "console"\nplacement = "user"\ndevices = ["arm,pl011"]\n')
     loop = ('\n[[service]]\nname = "a"\ninterface = "noop"\nplacement = "user"\ncalls = ["b"]\n'
             '\n[[service]]\nname = "b"\ninterface = "noop"\nplacement = "user"\ncalls = ["a"]\n')
     for extra, message in ((two, "'arm,pl011' is given to both 'a' and 'b'"), (loop, "cycle: a -> b -> a")):
-        with tempfile.TemporaryDirectory() as tmp:
-            path = pathlib.Path(tmp) / "x.toml"
-            path.write_text(base + extra)
-            with pytest.raises(systems.SystemConfigError, match=message):
-                systems.load_system(path, REPO)
+        assert_refused(base + extra, message)
     console = systems.load_system(REPO / "systems" / "console-user.toml", REPO)
     assert "service console console 3 user 150 - arm,pl011 0 - 67108864:256:511:64" in console.manifest().splitlines()
 
 
 def test_a_kernel_placed_service_calls_only_kernel_placed_ones():
     from conftest import REPO
-    import tempfile, pathlib
     base = (REPO / "systems" / "demo.toml").read_text()
 
     def svc(name, placement, calls=()):
@@ -215,11 +220,7 @@ def test_a_kernel_placed_service_calls_only_kernel_placed_ones():
     five = "".join(svc(f"c{i}", "kernel") for i in range(5)) + svc("a", "kernel", [f"c{i}" for i in range(5)])
     for extra, message in ((user_callee, "'a' is placed in the kernel and calls b, placed in user space"),
                            (five, "calls 5 services: at most 4")):
-        with tempfile.TemporaryDirectory() as tmp:
-            path = pathlib.Path(tmp) / "x.toml"
-            path.write_text(base + extra)
-            with pytest.raises(systems.SystemConfigError, match=message):
-                systems.load_system(path, REPO)
+        assert_refused(base + extra, message)
     # Kernel to kernel, and user to either: accepted, the callee listed on
     # the caller's manifest line (the root task links them: service_link).
     both = systems.load_system(REPO / "systems" / "linux-kernel.toml", REPO)

@@ -253,6 +253,7 @@ def load_service(where: str, svc: dict, endpoints: list, services: list, repo: P
 # services, and no service waits on itself through a chain of calls.
 def check_services(label: str, services: list) -> None:
     owner, names = {}, {v.name for v in services}
+    placed = {v.name: v.placement for v in services}
     for v in services:
         for d in v.devices:
             if d in owner:
@@ -261,8 +262,7 @@ def check_services(label: str, services: list) -> None:
         for c in v.calls:
             if c not in names:
                 raise SystemConfigError(f"{label}: service {v.name!r} key 'calls': {c!r} is not a [[service]]")
-        placed = {w.name: w.placement for w in services}
-        user = [c for c in v.calls if placed.get(c) != "kernel"]
+        user = [c for c in v.calls if placed[c] != "kernel"]
         if v.placement == "kernel" and user:
             raise SystemConfigError(f"{label}: service {v.name!r} is placed in the kernel and calls "
                                     f"{', '.join(user)}, placed in user space: a kernel-placed service calls "
