@@ -61,21 +61,43 @@ static int need_event(uint16_t event, uint16_t now, uint16_t old)
     return (uint16_t)(now - event - 1) < (uint16_t)(now - old);
 }
 
+/* A barrier the device sees. Between the driver's publishing of an index
+ * and its reading of the device's event index (and the other way round on
+ * the device's side) each needs a full barrier, or both may read the
+ * other's old value and wait for each other for ever. A dmb is that barrier
+ * on hardware, but QEMU's TCG drops the guest's barriers when the machine
+ * has one core (it expects no other observer), while its device model runs
+ * on another host thread: the guest's store may still sit in the host's
+ * store buffer when its next load reads. A register read takes QEMU's
+ * global lock, which is a full barrier on the host. It costs a device
+ * access, so it is paid only where a stale event index would be trusted:
+ * before not kicking and before going to wait for an interrupt. Without it
+ * the transmit queue stalled about one run in fifteen of
+ * tests/host/test_netlink.py: the device waiting for a kick at index 51,
+ * the driver past it, sure it had asked in time. */
+static void device_fence(struct vnet *v)
+{
+    barrier();
+    (void)rd(v, VIRTIO_MMIO_MAGIC);
+    barrier();
+}
+
 /* Tell the device about descriptors made available since the last kick,
- * if it asked to hear of them, and always when it had used every receive
- * buffer offered before them: it may be waiting for one. QEMU's virtio-net
- * has left its avail_event behind after finding the receive ring empty
- * under load (QEMU commit 06b12970174, "virtio-net: fix network stall
- * under load"), and then no index says to kick; a flood of frames wedged
- * the receive path here about once in fifty runs until this. The device's
- * used index, read after the new avail index is published, tells. */
+ * if it asked to hear of them (its avail_event, read after a barrier it
+ * sees), and always when it had used every receive buffer offered before
+ * them: it may be waiting for one. The device's used index, read after
+ * the new avail index is published, tells. */
 static void kick(struct vnet *v, unsigned n)
 {
     struct vnet_queue *qu = &v->q[n];
     barrier();
-    uint16_t event = *avail_event(qu);
     int dry = n == RXQ && qu->used[1] == qu->kicked;
-    if (dry || need_event(event, qu->avail_idx, qu->kicked))
+    int need = dry || need_event(*avail_event(qu), qu->avail_idx, qu->kicked);
+    if (!need) {
+        device_fence(v);
+        need = need_event(*avail_event(qu), qu->avail_idx, qu->kicked);
+    }
+    if (need)
         wr(v, VIRTIO_MMIO_QUEUE_NOTIFY, n);
     qu->kicked = qu->avail_idx;
 }
@@ -269,7 +291,8 @@ int vnet_arm(struct vnet *v, unsigned want)
     *used_event(rx) = (want & VNET_WANT_FRAME) ? rx->used_seen : (uint16_t)(rx->used_seen - 1);
     tx_reclaim(v);
     *used_event(tx) = (want & VNET_WANT_ROOM) ? tx->used_seen : (uint16_t)(tx->used_seen - 1);
-    barrier();
+    if (want)
+        device_fence(v);                        /* the event indexes out before the used indexes are read */
     tx_reclaim(v);
     return ((want & VNET_WANT_FRAME) && rx->used[1] != rx->used_seen) || ((want & VNET_WANT_ROOM) && tx->nfree);
 }
