@@ -111,10 +111,15 @@ static void make_available(struct vnet_queue *qu, uint16_t d)
     qu->avail[1] = qu->avail_idx;
 }
 
-/* Queue n: a 4 KiB page of DMA memory for its rings, and its buffers in
- * pieces of 64 KiB (BUFS_PER_PIECE each: in user space one MEM_DMA page). */
+/* Queue n: DMA memory for its rings (the descriptor table, then the
+ * avail ring with used_event, then the used ring with avail_event, each
+ * as virtio 1.2, 2.7 aligns it), and its buffers in pieces of 64 KiB
+ * (BUFS_PER_PIECE each: in user space one MEM_DMA page). */
 #define PIECE           0x10000u
 #define BUFS_PER_PIECE  (PIECE / BUF_SIZE)
+#define AVAIL_OFF       (16u * RING_SIZE)
+#define USED_OFF        ((AVAIL_OFF + 6u + 2u * RING_SIZE + 3u) & ~3u)
+#define RINGS_BYTES     ((USED_OFF + 6u + 8u * RING_SIZE + 0xfffu) & ~0xfffu)
 static int queue_setup(struct vnet *v, unsigned n)
 {
     struct vnet_queue *qu = &v->q[n];
@@ -122,13 +127,12 @@ static int queue_setup(struct vnet *v, unsigned n)
     if (rd(v, VIRTIO_MMIO_QUEUE_READY) || rd(v, VIRTIO_MMIO_QUEUE_NUM_MAX) < RING_SIZE)
         return SVC_E_STATE;
     uint64_t page_pa, bufs_pa = 0;
-    uint8_t *page = svc_dma_alloc(0x1000, &page_pa), *bufs = NULL;
+    uint8_t *page = svc_dma_alloc(RINGS_BYTES, &page_pa), *bufs = NULL;
     if (!page)
         return SVC_E_NOMEM;                             /* (what was had stays: the device starts once) */
-    /* desc at 0 (16 x 64 = 1 KiB), avail at 1 KiB, used at 2 KiB (4 + 8 x 64 + 2 bytes). */
     qu->desc = (volatile struct vnet_desc *)page;
-    qu->avail = (volatile uint16_t *)(page + 0x400);
-    qu->used = (volatile uint16_t *)(page + 0x800);
+    qu->avail = (volatile uint16_t *)(page + AVAIL_OFF);
+    qu->used = (volatile uint16_t *)(page + USED_OFF);
     for (unsigned i = 0; i < RING_SIZE; i++) {
         if (i % BUFS_PER_PIECE == 0 && !(bufs = svc_dma_alloc(PIECE, &bufs_pa)))
             return SVC_E_NOMEM;
@@ -141,7 +145,7 @@ static int queue_setup(struct vnet *v, unsigned n)
     }
     qu->nfree = n == TXQ ? RING_SIZE : 0;
     wr(v, VIRTIO_MMIO_QUEUE_NUM, RING_SIZE);
-    uint64_t d = page_pa, a = page_pa + 0x400, u = page_pa + 0x800;
+    uint64_t d = page_pa, a = page_pa + AVAIL_OFF, u = page_pa + USED_OFF;
     wr(v, VIRTIO_MMIO_QUEUE_DESC_LO, (uint32_t)d);
     wr(v, VIRTIO_MMIO_QUEUE_DESC_HI, (uint32_t)(d >> 32));
     wr(v, VIRTIO_MMIO_QUEUE_AVAIL_LO, (uint32_t)a);
