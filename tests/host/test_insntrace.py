@@ -27,3 +27,12 @@ def test_a_pc_below_every_symbol_and_a_missing_anchor():
         insntrace.attribute([0x1000], SYMS, "nothere")
     with pytest.raises(ValueError, match="no whole iteration"):
         insntrace.attribute([0x1010, 0x1000], SYMS, "call")
+
+
+def test_only_the_traced_rows_hits_count_when_lxbench_marks_it():
+    syms = SYMS + [(0x3000, "lxbench_traced_begin"), (0x3010, "lxbench_traced_end")]
+    other = [0x1010, 0x2000, 0x1018]             # another row of the group calling the anchor
+    once = [0x1010, 0x1014, 0x1018, 0x1000]      # the traced row's iteration: no kernel
+    pcs = other * 5 + [0x3000] + once * 3 + [0x3010] + other * 5
+    parts, window = insntrace.attribute(pcs, syms, "call")
+    assert parts == [("call", 3), ("loop", 1)] and window == once

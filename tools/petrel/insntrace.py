@@ -52,12 +52,22 @@ def symbols(elf: Path) -> list:
 
 # One iteration of pcs: from the middle hit of `anchor`'s address to the
 # next one. Returns [(function, instructions)] in order of first execution
-# and the PCs of the iteration.
+# and the PCs of the iteration. Where the trace runs the traced row's loop
+# between hits of lxbench_traced_begin and lxbench_traced_end (lxbench
+# --trace ROW), only the anchor's hits between them count: the other rows
+# of ROW's group may call the anchor too.
 def attribute(pcs: list, syms: list, anchor: str) -> tuple:
     starts = [a for a, name in syms if name == anchor]
     if not starts:
         raise ValueError(f"no symbol {anchor!r}")
-    hits = [i for i, pc in enumerate(pcs) if pc == starts[0]]
+    marks = dict((name, a) for a, name in syms if name in ("lxbench_traced_begin", "lxbench_traced_end"))
+    lo, hi = 0, len(pcs)
+    if len(marks) == 2:
+        begin = next((i for i, pc in enumerate(pcs) if pc == marks["lxbench_traced_begin"]), None)
+        end = next((i for i, pc in enumerate(pcs) if pc == marks["lxbench_traced_end"] and i > (begin or 0)), None)
+        if begin is not None and end is not None:
+            lo, hi = begin, end
+    hits = [i for i in range(lo, hi) if pcs[i] == starts[0]]
     if len(hits) < 2:
         raise ValueError(f"{anchor} ran {len(hits)} times: no whole iteration")
     mid = len(hits) // 2
