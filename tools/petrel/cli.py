@@ -182,7 +182,9 @@ def add_profile(sub) -> None:
                                    "QEMU's per-instruction log, running only METRIC, and attribute one iteration "
                                    "(from one run of ANCHOR, a function the loop calls once per iteration, to "
                                    "the next) to the kernel's and the bench program's functions. A Linux row "
-                                   "(lx_*) boots lxbench --trace ROW on the Linux personality instead (--system). "
+                                   "(lx_*) boots lxbench --trace ROW on the Linux personality instead (--system), and "
+                                   "only ANCHOR's calls inside ROW's own loop count, not those of the other rows "
+                                   "of its group. "
                                    "Examples: ./petrel profile noop_kernel_service noop_ping; "
                                    "./petrel profile lx_sig_install sigaction --system linux-user")
     p.add_argument("metric", help="the benchmark: " + ", ".join(bench.METRICS + bench.LX_METRICS))
