@@ -25,6 +25,20 @@ static inline uint64_t load64_any(const uint8_t *p)
     return v;
 }
 
+/* An 8-byte store to any address (as load64_any). */
+static inline void store64_any(uint8_t *p, uint64_t v)
+{
+    __asm__("str %1, [%2]" : "=m"(*(uint8_t (*)[8])p) : "r"(v), "r"(p) : );
+}
+
+/* w[0..7] to 64 bytes at any address: four store pairs off one base. */
+static inline void store64x8_any(uint8_t *p, const uint64_t w[8])
+{
+    __asm__("stp %1, %2, [%9]\n\tstp %3, %4, [%9, #16]\n\tstp %5, %6, [%9, #32]\n\tstp %7, %8, [%9, #48]"
+            : "=m"(*(uint8_t (*)[64])p)
+            : "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]), "r"(w[4]), "r"(w[5]), "r"(w[6]), "r"(w[7]), "r"(p));
+}
+
 /* 64 bytes from any address into w[0..7]: four unaligned load pairs off
  * one base register. (load64_any eight times took an address register a
  * load: memcpy's unaligned round was 24 instructions; with this, 13.) */
@@ -61,38 +75,57 @@ void *memcpy(void *d, const void *s, size_t n)
 {
     uint8_t *dp = d;
     const uint8_t *sp = s;
-    if (n < 16 && copy_word(d, s, n))
+    if (n < 16) {
+        if (!copy_word(d, s, n))
+            while (n--)
+                *dp++ = *sp++;
         return d;
-    if (n >= 16) {
-        while ((uintptr_t)dp & 7) {     /* align the stores */
-            *dp++ = *sp++;
-            n--;
+    }
+    uint8_t *end_d = dp + n;
+    const uint8_t *end_s = sp + n;
+    if (n < 64) {
+        /* Words, then one that ends where the copy does (its first bytes
+         * written again with the same values). */
+        for (; n >= 8; n -= 8, dp += 8, sp += 8)
+            store64_any(dp, load64_any(sp));
+        if (n)
+            store64_any(end_d - 8, load64_any(end_s - 8));
+        return d;
+    }
+    /* The stores aligned: one unaligned word covers the bytes before the
+     * first aligned one (a copy in pieces, as copy_client's, pays this on
+     * each piece: byte by byte it was up to 7 rounds). */
+    if ((uintptr_t)dp & 7) {
+        size_t k = 8 - ((uintptr_t)dp & 7);
+        store64_any(dp, load64_any(sp));
+        dp += k, sp += k, n -= k;
+    }
+    if (((uintptr_t)sp & 7) == 0) {
+        /* 64 bytes a round: eight loads, then eight stores (paired by the compiler). */
+        for (; n >= 64; n -= 64, dp += 64, sp += 64) {
+            const uint64_t *a = (const uint64_t *)sp;
+            uint64_t *b = (uint64_t *)dp;
+            uint64_t w0 = a[0], w1 = a[1], w2 = a[2], w3 = a[3], w4 = a[4], w5 = a[5], w6 = a[6], w7 = a[7];
+            b[0] = w0, b[1] = w1, b[2] = w2, b[3] = w3, b[4] = w4, b[5] = w5, b[6] = w6, b[7] = w7;
         }
-        if (((uintptr_t)sp & 7) == 0) {
-            /* 64 bytes a round: eight loads, then eight stores (paired by the compiler). */
-            for (; n >= 64; n -= 64, dp += 64, sp += 64) {
-                const uint64_t *a = (const uint64_t *)sp;
-                uint64_t *b = (uint64_t *)dp;
-                uint64_t w0 = a[0], w1 = a[1], w2 = a[2], w3 = a[3], w4 = a[4], w5 = a[5], w6 = a[6], w7 = a[7];
-                b[0] = w0, b[1] = w1, b[2] = w2, b[3] = w3, b[4] = w4, b[5] = w5, b[6] = w6, b[7] = w7;
-            }
-            for (; n >= 8; n -= 8, dp += 8, sp += 8)
-                *(uint64_t *)dp = *(const uint64_t *)sp;
-        } else {
-            /* The source is not aligned like the destination: unaligned loads,
-             * 64 bytes a round as above. */
-            for (; n >= 64; n -= 64, dp += 64, sp += 64) {
-                uint64_t w[8];
-                load64x8_any(sp, w);
-                uint64_t *b = (uint64_t *)dp;
-                b[0] = w[0], b[1] = w[1], b[2] = w[2], b[3] = w[3], b[4] = w[4], b[5] = w[5], b[6] = w[6], b[7] = w[7];
-            }
-            for (; n >= 8; n -= 8, dp += 8, sp += 8)
-                *(uint64_t *)dp = load64_any(sp);
+    } else {
+        /* The source is not aligned like the destination: unaligned loads,
+         * 64 bytes a round as above. */
+        for (; n >= 64; n -= 64, dp += 64, sp += 64) {
+            uint64_t w[8];
+            load64x8_any(sp, w);
+            uint64_t *b = (uint64_t *)dp;
+            b[0] = w[0], b[1] = w[1], b[2] = w[2], b[3] = w[3], b[4] = w[4], b[5] = w[5], b[6] = w[6], b[7] = w[7];
         }
     }
-    while (n--)
-        *dp++ = *sp++;
+    /* The last 0-63 bytes: the 64 that end where the copy does, in one
+     * round (those copied already are written again with the same values;
+     * word by word the rest took up to 7 rounds of 6 instructions). */
+    if (n) {
+        uint64_t w[8];
+        load64x8_any(end_s - 64, w);
+        store64x8_any(end_d - 64, w);
+    }
     return d;
 }
 
@@ -100,8 +133,21 @@ void *memmove(void *d, const void *s, size_t n)
 {
     uint8_t *dp = d;
     const uint8_t *sp = s;
-    if (dp <= sp || dp >= sp + n)
+    /* memcpy copies forwards, but writes up to 64 bytes before what it
+     * reads last (its last round ends where the copy does): a destination
+     * less than 64 bytes below an overlapping source goes a word at a time
+     * (or a byte, closer than a word). */
+    if (dp >= sp + n || sp >= dp + n || sp >= dp + 64)
         return memcpy(d, s, n);
+    if (dp < sp) {
+        size_t i = 0;
+        if (sp >= dp + 8)
+            for (; i + 8 <= n; i += 8)
+                store64_any(dp + i, load64_any(sp + i));
+        for (; i < n; i++)
+            dp[i] = sp[i];
+        return d;
+    }
     while (n--)
         dp[n] = sp[n];
     return d;
