@@ -100,12 +100,18 @@ static void kclient_answer(struct kclient *k, unsigned len, const uint64_t *mr)
     k->answered = true;
 }
 
-/* A copy between a kernel client's memory (its own buffers, in the
- * kernel's half of the address space) and the service's. */
+static int copy_client(uint64_t client_addr, uint8_t *mine, uint64_t len, bool to_client);
+
+/* A copy between a kernel client's memory and the service's: the client's
+ * own buffers, in the kernel's half of the address space, or a buffer of
+ * the thread the client serves, which it passed on as it is
+ * (svc_client_buffer_passes): the user half is that thread's. */
 static int kclient_copy(uint64_t client_addr, uint8_t *mine, uint64_t len, bool to_client)
 {
-    if (client_addr + len < client_addr || client_addr < KERNEL_DIRECT_BASE)
+    if (client_addr + len < client_addr)
         return SVC_E_FAULT;
+    if (client_addr < KERNEL_DIRECT_BASE)
+        return copy_client(client_addr, mine, len, to_client);
     if (to_client)
         memcpy((void *)(uintptr_t)client_addr, mine, len);
     else
@@ -380,6 +386,18 @@ static int copy_client(uint64_t client_addr, uint8_t *mine, uint64_t len, bool t
         client_addr += done, mine += done, len -= done;
     }
     return 0;
+}
+
+/* A request's code runs for a thread (its holder) whose address space is
+ * the current one, and the services it calls run for that same thread
+ * (kclient_run): they reach its memory as this one does (kclient_copy). */
+int svc_client_buffer_passes(struct svc_call *call)
+{
+    (void)call;
+    uint64_t flags = arch_irq_save();   /* (the request stays on this core meanwhile) */
+    int passes = this_cpu()->ksvc_unlocked && buffer_owner() != NULL;
+    arch_irq_restore(flags);
+    return passes;
 }
 
 int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len)

@@ -306,6 +306,12 @@ int svc_may_call(void)
     return 1;                           /* (one thread: a call waits wherever it is made) */
 }
 
+int svc_client_buffer_passes(struct svc_call *call)
+{
+    (void)call;
+    return 0;                           /* (the callee reaches only this process's memory) */
+}
+
 /* The loop's notification, given away to signal only (the receiver could
  * otherwise take it over, binding it to a thread of its own), with the
  * bit set aside for it. */

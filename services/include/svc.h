@@ -141,6 +141,14 @@ svc_handle svc_service(const char *name);
  * timer's or wakeup's handler or a register entry (there a call fails
  * with SVC_E_STATE: nothing may wait). */
 int svc_may_call(void);
+/* Whether an address in the memory of this request's client may be passed
+ * on, as it is, in a `buffer` argument of a call to another service
+ * (svc_service): then the callee's svc_copy_in and svc_copy_out reach the
+ * client's memory, and the bytes are not copied through a buffer of this
+ * service's on the way. In the kernel, where both services run for the
+ * client's own thread; in user space never (copy through a buffer of the
+ * service's own and pass that). */
+int svc_client_buffer_passes(struct svc_call *call);
 /* A wakeup: a notification to give another service (as a `handle`
  * argument) for it to signal with *bits; each signal runs `handler` in
  * this service, between requests, as an interrupt's handler runs. One per

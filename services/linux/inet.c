@@ -16,10 +16,13 @@
  * stack signals the personality's wakeup (`watch`): any change of any of
  * its sockets wakes the waiters of every AF_INET slot, which look again.
  *
- * Data goes through a bounce buffer of the personality's (the stack
- * copies from and to its client, and its client is the personality): a
- * send copies from the process into it, the stack from it; a receive the
- * other way.
+ * A stream's bytes go straight between the process's memory and the
+ * stack's rings where the stack reaches that memory (both in the kernel,
+ * for the process's own thread: svc_client_buffer_passes). Otherwise, and
+ * always for datagrams, they go through a bounce buffer of the
+ * personality's (the stack copies from and to its client, and its client
+ * is the personality): a send copies from the process into it, the stack
+ * from it; a receive the other way.
  *
  * The stack counts the personality as one client: its limits on sockets
  * and connections (idl/net.toml) hold for all the Linux processes
@@ -571,6 +574,28 @@ int64_t lx_inet_peer_out(struct lx_ctx *c, int i, uint64_t uaddr, uint64_t ulen)
 
 /* ---------------------------------------------------------------- sending */
 
+/* Where the next bytes of a stream, `done` bytes into u, go to the stack
+ * or come from it: u's own memory, passed on as it is where the stack
+ * reaches it (svc_client_buffer_passes: the personality and the stack
+ * both in the kernel, so each byte is copied once between the program
+ * and the stack's rings), else the bounce buffer, filled from u first
+ * when `fill`. At most `max` bytes (*n, 0 past u's end); 0 or -EFAULT. */
+static int stream_piece(struct lx_ctx *c, const struct uio *u, uint64_t done, uint64_t max, int fill,
+                        uint64_t *at, uint64_t *n)
+{
+    if (svc_client_buffer_passes(c->call))
+        return lx_uio_piece(c, u, done, max, at, n);
+    *at = (uint64_t)(uintptr_t)bounce;
+    *n = max < BOUNCE ? max : BOUNCE;
+    return fill ? lx_uio_copy(c, u, done, bounce, *n, 0) : 0;
+}
+
+/* The bytes a piece of stream_piece received: into u, if they came into the bounce buffer. */
+static int stream_piece_got(struct lx_ctx *c, const struct uio *u, uint64_t done, uint64_t at, uint64_t got)
+{
+    return at == (uint64_t)(uintptr_t)bounce ? lx_uio_copy(c, u, done, bounce, got, 1) : 0;
+}
+
 static int64_t stream_send(struct lx_ctx *c, int i, int nonblock, const struct uio *u, uint64_t len, uint32_t flags)
 {
     struct lx_inet *s = &inets[i];
@@ -584,10 +609,10 @@ static int64_t stream_send(struct lx_ctx *c, int i, int nonblock, const struct u
     if (s->state != IN_CONNECTED)
         return lx_sock_broken_pipe(c, 0, flags);
     while (done < len) {
-        uint64_t n = len - done < BOUNCE ? len - done : BOUNCE, took = 0;
-        if (lx_uio_copy(c, u, done, bounce, n, 0))
+        uint64_t at, n, took = 0;
+        if (stream_piece(c, u, done, len - done, 1, &at, &n) || !n)
             return done ? (int64_t)done : -LX_EFAULT;
-        int64_t e = net_send(net_ep, s->sock, bounce, n, &took);
+        int64_t e = net_send(net_ep, s->sock, (void *)(uintptr_t)at, n, &took);
         if (e == SVC_E_CLOSED) {
             int err = done ? 0 : tell_error(s);
             return err ? -err : lx_sock_broken_pipe(c, done, flags);
@@ -699,8 +724,10 @@ static int64_t stream_peek(struct lx_ctx *c, int i, int nonblock, const struct u
     uint64_t done = 0;
     int ended = 0;
     while (done < len) {
-        uint64_t n = len - done < BOUNCE ? len - done : BOUNCE, got = 0;
-        int64_t e = net_peek(net_ep, s->sock, done, bounce, n, &got);
+        uint64_t at, n, got = 0;
+        if (stream_piece(c, u, done, len - done, 0, &at, &n) || !n)
+            return done ? (int64_t)done : -LX_EFAULT;
+        int64_t e = net_peek(net_ep, s->sock, done, (void *)(uintptr_t)at, n, &got);
         if (e == SVC_E_CLOSED) {
             int err = done ? 0 : tell_error(s);
             return err ? -err : (int64_t)done;
@@ -713,7 +740,7 @@ static int64_t stream_peek(struct lx_ctx *c, int i, int nonblock, const struct u
             ended = 1;                          /* the end of the stream */
             break;
         }
-        if (lx_uio_copy(c, u, done, bounce, got, 1))
+        if (stream_piece_got(c, u, done, at, got))
             return done ? (int64_t)done : -LX_EFAULT;
         done += got;
         if (got < n && !waitall)
@@ -743,8 +770,10 @@ static int64_t stream_recv(struct lx_ctx *c, int i, int nonblock, const struct u
     uint64_t done = c->t->io.done;              /* MSG_WAITALL: what it took before it waited */
     c->t->io.done = 0;
     while (done < len) {
-        uint64_t n = len - done < BOUNCE ? len - done : BOUNCE, got = 0;
-        int64_t e = net_recv(net_ep, s->sock, bounce, n, &got);
+        uint64_t at, n, got = 0;
+        if (stream_piece(c, u, done, len - done, 0, &at, &n) || !n)
+            return done ? (int64_t)done : -LX_EFAULT;
+        int64_t e = net_recv(net_ep, s->sock, (void *)(uintptr_t)at, n, &got);
         if (e == SVC_E_CLOSED) {
             int err = done ? 0 : tell_error(s);
             return err ? -err : (int64_t)done;  /* (told once: then the end of the stream) */
@@ -764,7 +793,7 @@ static int64_t stream_recv(struct lx_ctx *c, int i, int nonblock, const struct u
             return done ? (int64_t)done : lx_err(e);
         if (!got)
             break;                              /* the end of the stream */
-        if (lx_uio_copy(c, u, done, bounce, got, 1))
+        if (stream_piece_got(c, u, done, at, got))
             return done ? (int64_t)done : -LX_EFAULT;
         done += got;
     }

@@ -1235,6 +1235,11 @@ struct uio {
     const uint8_t *kbuf;
 };
 int lx_uio_copy(struct lx_ctx *c, const struct uio *u, uint64_t off, void *buf, uint64_t len, int out);
+/* The piece of u that starts `off` bytes in, in one go: its address (in
+ * the caller's memory, or u's kernel buffer) and its length, at most max
+ * (0 past the end); 0 or -LX_EFAULT. */
+int lx_uio_piece(struct lx_ctx *c, const struct uio *u, uint64_t off, uint64_t max, uint64_t *addr,
+                 uint64_t *len);
 
 /* What a receive call asks besides its buffers, and what it answers. */
 struct lx_recv_args {

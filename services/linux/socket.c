@@ -278,6 +278,27 @@ int lx_uio_copy(struct lx_ctx *c, const struct uio *u, uint64_t off, void *buf, 
     return 0;
 }
 
+int lx_uio_piece(struct lx_ctx *c, const struct uio *u, uint64_t off, uint64_t max, uint64_t *addr,
+                 uint64_t *len)
+{
+    uint64_t v[2] = { u->base, u->len };
+    if (u->kbuf)
+        v[0] = (uint64_t)(uintptr_t)u->kbuf, v[1] = off + max;    /* (its length is the caller's) */
+    for (uint64_t k = 0; k < (u->n ? u->n : 1); k++) {
+        if (u->n && lx_copy_in(c, v, u->iov + k * 16, 16))
+            return -LX_EFAULT;
+        if (off < v[1]) {
+            *addr = v[0] + off;
+            *len = v[1] - off < max ? v[1] - off : max;
+            return 0;
+        }
+        off -= v[1];
+    }
+    *addr = 0;
+    *len = 0;
+    return 0;
+}
+
 /* Check an iovec array (as readv does) and set up u; the total length or a negated errno. */
 static int64_t uio_iov(struct lx_ctx *c, struct uio *u, uint64_t iov, uint64_t n)
 {
