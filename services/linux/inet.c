@@ -579,14 +579,19 @@ int64_t lx_inet_peer_out(struct lx_ctx *c, int i, uint64_t uaddr, uint64_t ulen)
  * reaches it (svc_client_buffer_passes: the personality and the stack
  * both in the kernel, so each byte is copied once between the program
  * and the stack's rings), else the bounce buffer, filled from u first
- * when `fill`. At most `max` bytes (*n, 0 past u's end); 0 or -EFAULT. */
+ * when sending (`fill`). At most `max` bytes and BOUNCE (*n, 0 past u's
+ * end); 0 or -EFAULT. A send from several buffers goes through the bounce
+ * buffer all the same: like Linux's, its piece of up to 64 KiB goes
+ * whole or not at all when a buffer in it cannot be read (one by one,
+ * those before it would go). */
 static int stream_piece(struct lx_ctx *c, const struct uio *u, uint64_t done, uint64_t max, int fill,
                         uint64_t *at, uint64_t *n)
 {
-    if (svc_client_buffer_passes(c->call))
+    max = max < BOUNCE ? max : BOUNCE;
+    if ((!fill || u->n <= 1) && svc_client_buffer_passes(c->call))
         return lx_uio_piece(c, u, done, max, at, n);
     *at = (uint64_t)(uintptr_t)bounce;
-    *n = max < BOUNCE ? max : BOUNCE;
+    *n = max;
     return fill ? lx_uio_copy(c, u, done, bounce, *n, 0) : 0;
 }
 
@@ -773,7 +778,12 @@ static int64_t stream_recv(struct lx_ctx *c, int i, int nonblock, const struct u
         uint64_t at, n, got = 0;
         if (stream_piece(c, u, done, len - done, 0, &at, &n) || !n)
             return done ? (int64_t)done : -LX_EFAULT;
-        int64_t e = net_recv(net_ep, s->sock, (void *)(uintptr_t)at, n, &got);
+        /* Into the bounce buffer the bytes are only peeked, and taken once
+         * they are in the process's buffers: one it cannot write to leaves
+         * them to be read (as on Linux), rather than lost. */
+        int bounced = at == (uint64_t)(uintptr_t)bounce;
+        int64_t e = bounced ? net_peek(net_ep, s->sock, 0, bounce, n, &got)
+                            : net_recv(net_ep, s->sock, (void *)(uintptr_t)at, n, &got);
         if (e == SVC_E_CLOSED) {
             int err = done ? 0 : tell_error(s);
             return err ? -err : (int64_t)done;  /* (told once: then the end of the stream) */
@@ -795,6 +805,8 @@ static int64_t stream_recv(struct lx_ctx *c, int i, int nonblock, const struct u
             break;                              /* the end of the stream */
         if (stream_piece_got(c, u, done, at, got))
             return done ? (int64_t)done : -LX_EFAULT;
+        if (bounced && (e = net_discard(net_ep, s->sock, got, &got)) != 0)
+            return done ? (int64_t)done : lx_err(e);
         done += got;
     }
     return (int64_t)done;

@@ -134,6 +134,7 @@ int64_t net_op_send(struct svc_call *call, uint32_t sock, uint64_t data, uint64_
 int64_t net_op_recv(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t buf_len, uint64_t *count);
 int64_t net_op_peek(struct svc_call *call, uint32_t sock, uint64_t offset, uint64_t buf, uint64_t buf_len,
                     uint64_t *count);
+int64_t net_op_discard(struct svc_call *call, uint32_t sock, uint64_t count, uint64_t *dropped);
 int64_t net_op_shutdown(struct svc_call *call, uint32_t sock, uint32_t how);
 int64_t net_op_tcp_info(struct svc_call *call, uint32_t sock, uint32_t *state, uint32_t *error, uint32_t *laddr,
                         uint32_t *raddr, uint32_t *rport, uint32_t *mss, uint32_t *rto_us, uint32_t *srtt_us,

@@ -1770,6 +1770,23 @@ static int64_t nothing_to_read(struct tcb *t, uint64_t *count)
     return SVC_E_AGAIN;
 }
 
+/* n bytes of t's received data were taken: a bigger ring when the reader
+ * keeps up and the window held the peer back, and the peer told of the
+ * room when it grew by a useful amount (as Linux's tcp_cleanup_rbuf). */
+static void taken(struct tcb *t, uint32_t n)
+{
+    ring_drop(&t->rcv, n);
+    if (!t->rcv.len && t->rcv_edge && !t->nooo) {
+        t->rcv_edge = 0;
+        if (!t->rcv_cap)                                /* (SO_RCVBUF set: the ring stays) */
+            ring_grow(t, &t->rcv);
+    }
+    if (n && t->state != T_CLOSED && rcv_window(t) >= offered(t) + min32(rcv_space(t) / 2, 2 * t->rmss)) {
+        ack_now(t);
+        net_loop_drain();
+    }
+}
+
 int64_t net_op_recv(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t buf_len, uint64_t *count)
 {
     int64_t err;
@@ -1781,19 +1798,22 @@ int64_t net_op_recv(struct svc_call *call, uint32_t sock, uint64_t buf, uint64_t
     uint32_t n = (uint32_t)(buf_len < t->rcv.len ? buf_len : t->rcv.len);
     if (ring_copy_out(call, &t->rcv, 0, buf, n))
         return SVC_E_FAULT;
-    ring_drop(&t->rcv, n);
     *count = n;
-    /* The reader keeps up, and the window held the peer back: a bigger one. */
-    if (!t->rcv.len && t->rcv_edge && !t->nooo) {
-        t->rcv_edge = 0;
-        if (!t->rcv_cap)                                /* (SO_RCVBUF set: the ring stays) */
-            ring_grow(t, &t->rcv);
-    }
-    /* Tell the peer of the room when it grew by a useful amount (as Linux's tcp_cleanup_rbuf). */
-    if (n && t->state != T_CLOSED && rcv_window(t) >= offered(t) + min32(rcv_space(t) / 2, 2 * t->rmss)) {
-        ack_now(t);
-        net_loop_drain();
-    }
+    taken(t, n);
+    return 0;
+}
+
+int64_t net_op_discard(struct svc_call *call, uint32_t sock, uint64_t count, uint64_t *dropped)
+{
+    int64_t err;
+    struct tcb *t = conn_of(call, sock, &err);
+    if (err)
+        return err;
+    if (!t->rcv.len)
+        return nothing_to_read(t, dropped);
+    uint32_t n = (uint32_t)(count < t->rcv.len ? count : t->rcv.len);
+    *dropped = n;
+    taken(t, n);
     return 0;
 }
 

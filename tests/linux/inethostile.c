@@ -23,6 +23,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -563,6 +564,42 @@ static void races(void)
     close(u);
 }
 
+/* ---------------------------------------------------------------- a stream's buffers */
+
+/* A stream's bytes from and into buffers the process cannot reach (with
+ * the personality and the stack in the kernel, the stack copies from and
+ * into the process's buffers itself): refused, and nothing sent or taken. */
+static void stream_buffers(void)
+{
+    int l = tcp_listener(PORT + 7), fd[2];
+    char buf[32];
+    struct pollfd p;
+    char *gone = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    munmap(gone, 4096);
+    if (tcp_pair(l, PORT + 7, fd) < 0) {
+        printf("stream pair: %s\n", errname(errno));
+        close(l);
+        return;
+    }
+    SHOW("stream send kernel buffer", send(fd[0], KERNEL_PTR, 10, MSG_NOSIGNAL));
+    SHOW("stream send NULL buffer", send(fd[0], NULL, 10, MSG_NOSIGNAL));
+    SHOW("stream write unmapped buffer", write(fd[0], gone, 10));
+    SHOW("stream send hello", send(fd[0], "hello", 5, MSG_NOSIGNAL));
+    p.fd = fd[1];
+    p.events = POLLIN;
+    SHOW("stream poll for it", poll(&p, 1, 5000));
+    SHOW("stream recv into a kernel buffer", recv(fd[1], KERNEL_PTR, 10, 0));
+    SHOW("stream recv into NULL", recv(fd[1], NULL, 10, 0));
+    SHOW("stream read into unmapped", read(fd[1], gone, 10));
+    SHOW("stream peek into NULL", recv(fd[1], NULL, 10, MSG_PEEK));
+    memset(buf, 0, sizeof(buf));
+    SHOW("stream recv after them", recv(fd[1], buf, sizeof(buf) - 1, MSG_DONTWAIT));
+    printf("stream got: %s\n", buf);
+    close(fd[0]);
+    close(fd[1]);
+    close(l);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -570,6 +607,7 @@ int main(void)
     struct petrel_usage before, after;
     petrel_usage_read(&before);
     errors();
+    stream_buffers();
     netlink();
     random_calls();
     exhaustion();

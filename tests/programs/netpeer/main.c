@@ -247,6 +247,22 @@ static void tcp_self_test(void)
            "(%ld, %lu %lu %lu, %ld %ld %ld)",
            (long)err, (unsigned long)all, (unsigned long)part, (unsigned long)taken, (long)past, (long)at_end,
            (long)after);
+    /* discard: what recv would take, dropped without a copy. */
+    err = net_send(ep, c, "ijkl", 4, &n);
+    uint64_t there = 0, dropped = 0, rest = 0;
+    for (int i = 0; i < 100 && there < 4 && !err; i++) {
+        err = net_peek(ep, a, 0, whole, sizeof(whole), &there);
+        if (err == -E_AGAIN || (!err && there < 4)) {
+            err = 0;
+            sleep_ms(1);
+        }
+    }
+    err = err ? err : net_discard(ep, a, 2, &dropped);
+    err = err ? err : net_recv(ep, a, buf, 16, &rest);
+    int64_t none = net_discard(ep, a, 2, &n);
+    tap_ok(err == 0 && dropped == 2 && rest == 2 && memcmp(buf, "kl", 2) == 0 && none == -E_AGAIN,
+           "tcp: discard drops what recv would take, and recv takes the rest (%ld, %lu %lu, %ld)", (long)err,
+           (unsigned long)dropped, (unsigned long)rest, (long)none);
     /* The client shuts its sending: the server reads the end, closes; the client ends in TIME_WAIT. */
     err = net_shutdown(ep, c, 1);
     err = err ? err : net_wait(ep, a, POLLIN | POLLRDHUP, &rev);
@@ -314,6 +330,7 @@ static void tcp_self_test(void)
            net_accept(ep, c, &a, &from, &port) == -E_STATE && net_send(ep, c, "x", 1, &n) == -E_STATE &&
            net_recv(ep, c, buf, 1, &n) == -E_STATE && net_shutdown(ep, c, 1) == -E_STATE &&
            net_peek(ep, c, 0, buf, 1, &n) == -E_STATE && net_peek(ep, 99, 0, buf, 1, &n) == -E_BADHANDLE &&
+           net_discard(ep, c, 1, &n) == -E_STATE && net_discard(ep, 99, 1, &n) == -E_BADHANDLE &&
            net_peekfrom(ep, c, buf, 1, &n, &from, &port) == -E_INVAL &&
            net_accept(ep, l, &a, &from, &port) == -E_AGAIN && net_connect(ep, c, 0, 80) == -E_INVAL &&
            net_connect(ep, c, 0x7f000001, 0) == -E_INVAL && net_connect(ep, c, 0xe0000001, 80) == -E_INVAL &&
