@@ -114,6 +114,25 @@ int net_is_local(uint32_t dst);             /* dst is this host's: packets to it
 uint16_t net_local_check(uint32_t pseudo);  /* the TCP or UDP checksum field of such a packet */
 void net_forget_neighbours(void);
 void net_loop_drain(void);                  /* deliver what was sent to this host */
+/* Bytes in up to two pieces (a ring's, wrapping round). */
+struct net_bytes {
+    const uint8_t *p[2];
+    uint32_t n[2];
+};
+/* As net_ip_send of `hlen` bytes of header followed by `data`, to this
+ * host only (net_is_local, else E_INVAL): the data is not copied but
+ * referred to, and is read when the packet is delivered (net_loop_drain,
+ * at the end of the request), or copied first where net_loop_forget says
+ * its memory goes away; what it holds may change meanwhile only where the
+ * receiver has had it already. */
+int net_ip_send_ref(uint32_t dst, uint8_t proto, const uint8_t *hdr, uint32_t hlen, const struct net_bytes *data);
+/* [buf, buf + size) is about to be freed or reused: packets queued for
+ * this host that refer to it take copies of their data. */
+void net_loop_forget(const uint8_t *buf, uint32_t size);
+/* The data of the packet being delivered, when it refers to its data
+ * (net_ip_send_ref), else NULL: its payload past the headers is there,
+ * not after them. */
+extern const struct net_bytes *net_loop_data;
 
 /* tcp.c: the congestion control new connections take (`default_cc`) */
 extern uint32_t net_tcp_default_cc;

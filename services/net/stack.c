@@ -94,6 +94,8 @@ static uint8_t *out;                    /* the datagram being sent, whole (IP_MA
 static uint8_t loop_pkt[LOOP_SLOTS][IP_MTU];    /* packets to this host: here up to the MTU, */
 static uint8_t *loop_big[LOOP_SLOTS];           /* ... past it in memory of their own */
 static uint32_t loop_len[LOOP_SLOTS], loop_head, loop_count;
+static struct net_bytes loop_ref[LOOP_SLOTS];    /* ... the data one refers to (net_ip_send_ref; 0 bytes: none) */
+const struct net_bytes *net_loop_data;
 static uint8_t *loop_spare[LOOP_SPARES];        /* ... buffers of IP_MAX bytes they gave back */
 static uint32_t loop_spares;
 static struct reasm reasm[FRAG_SLOTS];
@@ -386,11 +388,18 @@ static void loop_buf_put(uint8_t *p)
         net_free(p, IP_MAX);
 }
 
+static uint32_t bytes_len(const struct net_bytes *d)
+{
+    return d ? d->n[0] + d->n[1] : 0;
+}
+
 /* Queue a packet for this host. One up to the MTU is copied into its slot;
  * a bigger one built in `out` (net_ip_send's) is queued as it is, a fresh
  * buffer taking out's place, so a 64 KiB segment is not copied again (nor
- * memory mapped and faulted in for it: the buffers are used again). */
-static int loop_send(uint8_t *pkt, uint32_t len)
+ * memory mapped and faulted in for it: the buffers are used again). One
+ * that refers to its data (`ref`: a TCP segment's, in its send ring) has
+ * only its headers in the slot. */
+static int loop_send(uint8_t *pkt, uint32_t len, const struct net_bytes *ref)
 {
     if (loop_count == LOOP_SLOTS) {
         net_stat.tx_dropped++;
@@ -412,10 +421,11 @@ static int loop_send(uint8_t *pkt, uint32_t len)
         loop_big[slot] = to;
     }
     net_stat.lo_packets++;
-    net_stat.lo_bytes += len;
+    net_stat.lo_bytes += len + bytes_len(ref);
     if (to != pkt)
         memcpy(to, pkt, len);
     loop_len[slot] = len;
+    loop_ref[slot] = ref ? *ref : (struct net_bytes){ { NULL, NULL }, { 0, 0 } };
     loop_count++;
     return 0;
 }
@@ -442,9 +452,57 @@ uint8_t *net_ip_payload_to(uint32_t dst, uint32_t len)
     return in_place;
 }
 
+static int ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t len, const struct net_bytes *ref);
+
 int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t len)
 {
-    if (len > IP_MAX - IP_HLEN)
+    return ip_send(dst, proto, payload, len, NULL);
+}
+
+int net_ip_send_ref(uint32_t dst, uint8_t proto, const uint8_t *hdr, uint32_t hlen, const struct net_bytes *data)
+{
+    if (!is_local(dst))
+        return SVC_E_INVAL;
+    return ip_send(dst, proto, hdr, hlen, data);
+}
+
+/* A copy of the data each queued packet that refers into [buf, buf + size)
+ * refers to, after its headers in its slot (or in a buffer of its own,
+ * past the MTU; without one, the packet is lost, as a full queue loses
+ * one: TCP sends it again). */
+void net_loop_forget(const uint8_t *buf, uint32_t size)
+{
+    for (unsigned k = 0; k < loop_count; k++) {
+        unsigned slot = (loop_head + k) % LOOP_SLOTS;
+        struct net_bytes *d = &loop_ref[slot];
+        int inside = 0;
+        for (unsigned i = 0; i < 2; i++)
+            inside |= d->n[i] && d->p[i] < buf + size && d->p[i] + d->n[i] > buf;
+        if (!inside)
+            continue;
+        uint32_t len = loop_len[slot], total = len + bytes_len(d);
+        uint8_t *to = loop_pkt[slot];
+        if (total > IP_MTU && (to = loop_buf()) != NULL) {
+            memcpy(to, loop_pkt[slot], len);
+            loop_big[slot] = to;
+        }
+        if (to) {
+            memcpy(to + len, d->p[0], d->n[0]);
+            memcpy(to + len + d->n[0], d->p[1], d->n[1]);
+            loop_len[slot] = total;
+        } else {
+            loop_len[slot] = 0;                         /* (delivered as nothing: dropped) */
+            net_stat.lo_dropped++;
+        }
+        *d = (struct net_bytes){ { NULL, NULL }, { 0, 0 } };
+    }
+}
+
+/* net_ip_send, the payload in `payload` and then `ref` (to this host only). */
+static int ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t len, const struct net_bytes *ref)
+{
+    uint32_t total = len + bytes_len(ref);
+    if (total > IP_MAX - IP_HLEN)
         return SVC_E_RANGE;
     int local = is_local(dst);
     uint32_t hop = local || dst == 0xffffffffu ? dst : next_hop(dst);   /* (broadcast: even with no address) */
@@ -457,11 +515,11 @@ int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t le
         memmove(ip + IP_HLEN, payload, len);
     ip[0] = 0x45;
     ip[1] = 0;
-    put16(ip + 2, IP_HLEN + len);
+    put16(ip + 2, IP_HLEN + total);
     put16(ip + 4, ip_id++);
     /* Don't fragment on what goes whole (as Linux's path MTU discovery
      * does); one sent in fragments may be fragmented further on the way. */
-    put16(ip + 6, local || IP_HLEN + len <= IP_MTU ? 0x4000 : 0);
+    put16(ip + 6, local || IP_HLEN + total <= IP_MTU ? 0x4000 : 0);
     ip[8] = 64;
     ip[9] = proto;
     put16(ip + 10, 0);
@@ -470,7 +528,7 @@ int net_ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t le
     put16(ip + 10, inet_checksum(ip, IP_HLEN, 0));
     len += IP_HLEN;
     if (local)
-        return loop_send(ip, len);
+        return loop_send(ip, len, ref);
     if (!net_nic_ready())
         return SVC_E_NOENT;
     if (hop == 0xffffffffu || is_broadcast(hop))
@@ -814,9 +872,13 @@ void net_loop_drain(void)
             loop_big[loop_head] = NULL;
         else
             memcpy(pkt, loop_pkt[loop_head], len);
+        struct net_bytes ref = loop_ref[loop_head];
         loop_head = (loop_head + 1) % LOOP_SLOTS;
         loop_count--;
-        ip_input(p ? p : pkt, len, 0);
+        const struct net_bytes *outer = net_loop_data;
+        net_loop_data = bytes_len(&ref) ? &ref : NULL;
+        ip_input(p ? p : pkt, len + bytes_len(&ref), 0);
+        net_loop_data = outer;
         if (p)
             loop_buf_put(p);
     }

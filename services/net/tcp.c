@@ -168,11 +168,35 @@ static uint32_t ring_size(const struct ring *r) { return r->buf ? r->size : BUF_
 static uint32_t ring_room(const struct ring *r) { return ring_size(r) - r->len; }
 
 /* Copy n bytes to or from offset off of r's data, wrapping. */
-static void ring_write(struct ring *r, uint32_t off, const uint8_t *p, uint32_t n)
+static void ring_put(struct ring *r, uint32_t off, const uint8_t *p, uint32_t n)
 {
     uint32_t at = (r->head + off) & (r->size - 1), first = min32(n, r->size - at);
     memcpy(r->buf + at, p, first);
     memcpy(r->buf, p + first, n - first);
+}
+
+/* n bytes of d from `from` on, to offset off of r's data. */
+static void ring_write(struct ring *r, uint32_t off, const struct net_bytes *d, uint32_t from, uint32_t n)
+{
+    for (unsigned i = 0; i < 2 && n; i++) {
+        if (from >= d->n[i]) {
+            from -= d->n[i];
+            continue;
+        }
+        uint32_t k = min32(n, d->n[i] - from);
+        ring_put(r, off, d->p[i] + from, k);
+        off += k;
+        n -= k;
+        from = 0;
+    }
+}
+
+/* n bytes from offset off of r's data, where they are (in two pieces
+ * where they wrap round). */
+static void ring_bytes(const struct ring *r, uint32_t off, uint32_t n, struct net_bytes *d)
+{
+    uint32_t at = (r->head + off) & (r->size - 1), first = min32(n, r->size - at);
+    *d = (struct net_bytes){ { r->buf + at, r->buf }, { first, n - first } };
 }
 
 static void ring_read(const struct ring *r, uint32_t off, uint8_t *p, uint32_t n)
@@ -452,10 +476,16 @@ static int emit(struct tcb *t, uint32_t seq, uint8_t flags, uint32_t off, uint32
     put16(s + 14, (flags & SYN) ? wnd : wnd >> t->rcv_wscale);
     put16(s + 16, 0);
     put16(s + 18, 0);
-    if (len)
+    /* To this host, the data stays in the ring until the receiver takes
+     * it (net_ip_send_ref): copied once, from this ring to the other's. */
+    struct net_bytes d;
+    int ref = len && net_is_local(t->raddr);
+    if (ref)
+        ring_bytes(&t->snd, off, len, &d);
+    else if (len)
         ring_read(&t->snd, off, s + hlen, len);
     put16(s + 16, tcp_check(s, hlen + len, t->laddr, t->raddr));
-    int err = net_ip_send(t->raddr, PROTO_TCP, s, hlen + len);
+    int err = ref ? net_ip_send_ref(t->raddr, PROTO_TCP, s, hlen, &d) : net_ip_send(t->raddr, PROTO_TCP, s, hlen + len);
     if (err) {
         net_stat.tx_dropped++;
         return err;
@@ -633,6 +663,7 @@ void net_tcp_batch(int start)
 
 static void free_ring(struct ring *r)
 {
+    net_loop_forget(r->buf, r->size);                   /* (segments to this host may refer to it) */
     net_free(r->buf, r->size);
     *r = (struct ring){ 0 };
 }
@@ -736,6 +767,7 @@ static int ring_grow(struct tcb *t, struct ring *r)
     if (grown + r->size > GROWN_MAX || !(buf = net_alloc(r->size * 2)))
         return -1;
     ring_read(r, 0, buf, r->size);
+    net_loop_forget(r->buf, r->size);
     net_free(r->buf, r->size);
     r->buf = buf;
     r->head = 0;
@@ -1195,7 +1227,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
 /* Take early data [seq, seq + n) into the receive ring at its place, its
  * range kept (merged with those it touches); dropped when the ranges are
  * all in use and it touches none. */
-static void hold_early(struct tcb *t, uint32_t seq, const uint8_t *data, uint32_t n)
+static void hold_early(struct tcb *t, uint32_t seq, const struct net_bytes *data, uint32_t from, uint32_t n)
 {
     uint32_t start = seq, end = seq + n;
     unsigned i = 0;
@@ -1206,7 +1238,7 @@ static void hold_early(struct tcb *t, uint32_t seq, const uint8_t *data, uint32_
         j++;
     if (i == j && t->nooo == OOO_RANGES)
         return;
-    ring_write(&t->rcv, t->rcv.len + (seq - t->rcv_nxt), data, n);
+    ring_write(&t->rcv, t->rcv.len + (seq - t->rcv_nxt), data, from, n);
     t->last_early = seq;
     if (i < j) {
         start = seq_min(start, t->ooo_start[i]);
@@ -1228,24 +1260,24 @@ static void hold_early(struct tcb *t, uint32_t seq, const uint8_t *data, uint32_
 
 /* The data of a segment, trimmed to what is new and fits. 1 if it was in
  * order (rcv_nxt moved). */
-static int take_data(struct tcb *t, uint32_t seq, const uint8_t *data, uint32_t dlen, int *early)
+static int take_data(struct tcb *t, uint32_t seq, const struct net_bytes *data, uint32_t dlen, int *early)
 {
+    uint32_t from = 0;
     if (seq_lt(seq, t->rcv_nxt)) {                      /* (the front was had already) */
-        uint32_t skip = min32(t->rcv_nxt - seq, dlen);
-        data += skip;
-        dlen -= skip;
-        seq += skip;
+        from = min32(t->rcv_nxt - seq, dlen);
+        dlen -= from;
+        seq += from;
     }
     uint32_t room = rcv_room(t);
     if (!dlen || seq - t->rcv_nxt >= room)
         return 0;
     dlen = min32(dlen, room - (seq - t->rcv_nxt));
     if (seq != t->rcv_nxt) {
-        hold_early(t, seq, data, dlen);
+        hold_early(t, seq, data, from, dlen);
         *early = 1;
         return 0;
     }
-    ring_write(&t->rcv, t->rcv.len, data, dlen);
+    ring_write(&t->rcv, t->rcv.len, data, from, dlen);
     t->rcv.len += dlen;
     t->rcv_nxt += dlen;
     if (t->rcv_nxt == t->rcv_adv)
@@ -1414,7 +1446,9 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
             tcb_end(t, 0);
             return;
         }
-        in_order = take_data(t, seq, s + off, dlen, &early);
+        /* (from this host, perhaps still in the sender's ring: net_loop_data) */
+        struct net_bytes d = { { s + off, NULL }, { dlen, 0 } };
+        in_order = take_data(t, seq, net_loop_data ? net_loop_data : &d, dlen, &early);
         if (in_order && !early)
             ack_soon(t, 0);
         else
