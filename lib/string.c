@@ -71,6 +71,36 @@ static inline bool copy_word(void *d, const void *s, size_t n)
     return true;
 }
 
+/* n bytes (a multiple of 64) from s to d (8-byte aligned), 64 a round in
+ * general registers: eight loads, then eight stores. */
+static inline void copy_rounds_regs(uint8_t *dp, const uint8_t *sp, size_t n)
+{
+    if (((uintptr_t)sp & 7) == 0) {
+        for (; n; n -= 64, dp += 64, sp += 64) {   /* (paired by the compiler) */
+            const uint64_t *a = (const uint64_t *)sp;
+            uint64_t *b = (uint64_t *)dp;
+            uint64_t w0 = a[0], w1 = a[1], w2 = a[2], w3 = a[3], w4 = a[4], w5 = a[5], w6 = a[6], w7 = a[7];
+            b[0] = w0, b[1] = w1, b[2] = w2, b[3] = w3, b[4] = w4, b[5] = w5, b[6] = w6, b[7] = w7;
+        }
+        return;
+    }
+    /* The source is not aligned like the destination: unaligned loads. */
+    for (; n; n -= 64, dp += 64, sp += 64) {
+        uint64_t w[8];
+        load64x8_any(sp, w);
+        uint64_t *b = (uint64_t *)dp;
+        b[0] = w[0], b[1] = w[1], b[2] = w[2], b[3] = w[3], b[4] = w[4], b[5] = w[5], b[6] = w[6], b[7] = w[7];
+    }
+}
+
+/* User space's copy_rounds: general registers (a program that never
+ * touched FP/SIMD would otherwise start paying for its state at every
+ * switch: kernel/arch/aarch64/fpu.c). The kernel has its own. */
+__attribute__((weak)) void copy_rounds(uint8_t *d, const uint8_t *s, size_t n)
+{
+    copy_rounds_regs(d, s, n);
+}
+
 void *memcpy(void *d, const void *s, size_t n)
 {
     uint8_t *dp = d;
@@ -100,24 +130,12 @@ void *memcpy(void *d, const void *s, size_t n)
         store64_any(dp, load64_any(sp));
         dp += k, sp += k, n -= k;
     }
-    if (((uintptr_t)sp & 7) == 0) {
-        /* 64 bytes a round: eight loads, then eight stores (paired by the compiler). */
-        for (; n >= 64; n -= 64, dp += 64, sp += 64) {
-            const uint64_t *a = (const uint64_t *)sp;
-            uint64_t *b = (uint64_t *)dp;
-            uint64_t w0 = a[0], w1 = a[1], w2 = a[2], w3 = a[3], w4 = a[4], w5 = a[5], w6 = a[6], w7 = a[7];
-            b[0] = w0, b[1] = w1, b[2] = w2, b[3] = w3, b[4] = w4, b[5] = w5, b[6] = w6, b[7] = w7;
-        }
-    } else {
-        /* The source is not aligned like the destination: unaligned loads,
-         * 64 bytes a round as above. */
-        for (; n >= 64; n -= 64, dp += 64, sp += 64) {
-            uint64_t w[8];
-            load64x8_any(sp, w);
-            uint64_t *b = (uint64_t *)dp;
-            b[0] = w[0], b[1] = w[1], b[2] = w[2], b[3] = w[3], b[4] = w[4], b[5] = w[5], b[6] = w[6], b[7] = w[7];
-        }
-    }
+    size_t rounds = n & ~(size_t)63;
+    if (rounds >= COPY_WIDE_MIN)
+        copy_rounds(dp, sp, rounds);
+    else
+        copy_rounds_regs(dp, sp, rounds);
+    dp += rounds, sp += rounds, n -= rounds;
     /* The last 0-63 bytes: the 64 that end where the copy does, in one
      * round (those copied already are written again with the same values;
      * word by word the rest took up to 7 rounds of 6 instructions). */
