@@ -723,14 +723,16 @@ int64_t lx_inet_send(struct lx_ctx *c, int i, int nonblock, const struct uio *u,
 /* MSG_PEEK: what has come, left to be read. Waiting (for anything, or with
  * MSG_WAITALL for all of len), it starts again from the first byte when
  * the stack next changes. */
-static int64_t stream_peek(struct lx_ctx *c, int i, int nonblock, const struct uio *u, uint64_t len, int waitall)
+static int64_t stream_peek(struct lx_ctx *c, int i, int nonblock, const struct uio *u, uint64_t len, int waitall,
+                           int trunc)
 {
     struct lx_inet *s = &inets[i];
     uint64_t done = 0;
     int ended = 0;
     while (done < len) {
-        uint64_t at, n, got = 0;
-        if (stream_piece(c, u, done, len - done, 0, &at, &n) || !n)
+        uint64_t at = (uint64_t)(uintptr_t)bounce, n = len - done < BOUNCE ? len - done : BOUNCE, got = 0;
+        /* (MSG_TRUNC: counted, not copied, as Linux's tcp_recvmsg) */
+        if (!trunc && (stream_piece(c, u, done, len - done, 0, &at, &n) || !n))
             return done ? (int64_t)done : -LX_EFAULT;
         int64_t e = net_peek(net_ep, s->sock, done, (void *)(uintptr_t)at, n, &got);
         if (e == SVC_E_CLOSED) {
@@ -745,7 +747,7 @@ static int64_t stream_peek(struct lx_ctx *c, int i, int nonblock, const struct u
             ended = 1;                          /* the end of the stream */
             break;
         }
-        if (stream_piece_got(c, u, done, at, got))
+        if (!trunc && stream_piece_got(c, u, done, at, got))
             return done ? (int64_t)done : -LX_EFAULT;
         done += got;
         if (got < n && !waitall)
@@ -771,19 +773,22 @@ static int64_t stream_recv(struct lx_ctx *c, int i, int nonblock, const struct u
     if (s->state != IN_CONNECTED)
         return s->shut & 1 ? 0 : -LX_ENOTCONN;
     if (a->flags & MSG_PEEK)
-        return stream_peek(c, i, nonblock, u, len, (a->flags & MSG_WAITALL) != 0);
+        return stream_peek(c, i, nonblock, u, len, (a->flags & MSG_WAITALL) != 0, (a->flags & MSG_TRUNC) != 0);
     uint64_t done = c->t->io.done;              /* MSG_WAITALL: what it took before it waited */
     c->t->io.done = 0;
+    int trunc = (a->flags & MSG_TRUNC) != 0;
     while (done < len) {
-        uint64_t at, n, got = 0;
-        if (stream_piece(c, u, done, len - done, 0, &at, &n) || !n)
+        uint64_t at = 0, n = len - done, got = 0;
+        if (!trunc && (stream_piece(c, u, done, len - done, 0, &at, &n) || !n))
             return done ? (int64_t)done : -LX_EFAULT;
         /* Into the bounce buffer the bytes are only peeked, and taken once
          * they are in the process's buffers: one it cannot write to leaves
-         * them to be read (as on Linux), rather than lost. */
+         * them to be read (as on Linux), rather than lost. MSG_TRUNC drops
+         * them uncopied (Linux's tcp_recvmsg). */
         int bounced = at == (uint64_t)(uintptr_t)bounce;
-        int64_t e = bounced ? net_peek(net_ep, s->sock, 0, bounce, n, &got)
-                            : net_recv(net_ep, s->sock, (void *)(uintptr_t)at, n, &got);
+        int64_t e = trunc     ? net_discard(net_ep, s->sock, n, &got)
+                    : bounced ? net_peek(net_ep, s->sock, 0, bounce, n, &got)
+                              : net_recv(net_ep, s->sock, (void *)(uintptr_t)at, n, &got);
         if (e == SVC_E_CLOSED) {
             int err = done ? 0 : tell_error(s);
             return err ? -err : (int64_t)done;  /* (told once: then the end of the stream) */
@@ -803,9 +808,9 @@ static int64_t stream_recv(struct lx_ctx *c, int i, int nonblock, const struct u
             return done ? (int64_t)done : lx_err(e);
         if (!got)
             break;                              /* the end of the stream */
-        if (stream_piece_got(c, u, done, at, got))
+        if (!trunc && stream_piece_got(c, u, done, at, got))
             return done ? (int64_t)done : -LX_EFAULT;
-        if (bounced && (e = net_discard(net_ep, s->sock, got, &got)) != 0)
+        if (!trunc && bounced && (e = net_discard(net_ep, s->sock, got, &got)) != 0)
             return done ? (int64_t)done : lx_err(e);
         done += got;
     }

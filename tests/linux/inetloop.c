@@ -377,6 +377,16 @@ static void peek(void)
     memset(in, 0, sizeof(in));
     n = recv(s, in, sizeof(big), MSG_WAITALL);
     printf("read 40000: %zd, same %d\n", n, n == (ssize_t)sizeof(big) && !memcmp(in, big, sizeof(big)));
+    /* MSG_TRUNC on a stream: counted and not copied, dropped unless peeked */
+    SHOW("trunc write", write(c, "0123456789", 10));
+    for (int i = 0; i < 500 && (ioctl(s, FIONREAD, &inq) != 0 || inq < 10); i++)
+        usleep(10000);
+    memset(buf, 0, sizeof(buf));
+    SHOW("peek 4 with MSG_TRUNC", recv(s, buf, 4, MSG_PEEK | MSG_TRUNC));
+    printf("it copied nothing: '%s'\n", buf);
+    SHOW("recv 3 with MSG_TRUNC into NULL", recv(s, NULL, 3, MSG_TRUNC));
+    n = recv(s, buf, sizeof(buf), 0);
+    printf("read after them: %zd '%s'\n", n, buf);
     pid_t late = fork();
     if (late == 0) {
         usleep(100000);
