@@ -95,6 +95,7 @@ static uint8_t loop_pkt[LOOP_SLOTS][IP_MTU];    /* packets to this host: here up
 static uint8_t *loop_big[LOOP_SLOTS];           /* ... past it in memory of their own */
 static uint32_t loop_len[LOOP_SLOTS], loop_head, loop_count;
 static struct net_bytes loop_ref[LOOP_SLOTS];    /* ... the data one refers to (net_ip_send_ref; 0 bytes: none) */
+static const struct net_bytes no_bytes;
 const struct net_bytes *net_loop_data;
 static uint8_t *loop_spare[LOOP_SPARES];        /* ... buffers of IP_MAX bytes they gave back */
 static uint32_t loop_spares;
@@ -425,7 +426,7 @@ static int loop_send(uint8_t *pkt, uint32_t len, const struct net_bytes *ref)
     if (to != pkt)
         memcpy(to, pkt, len);
     loop_len[slot] = len;
-    loop_ref[slot] = ref ? *ref : (struct net_bytes){ { NULL, NULL }, { 0, 0 } };
+    loop_ref[slot] = ref ? *ref : no_bytes;
     loop_count++;
     return 0;
 }
@@ -494,7 +495,7 @@ void net_loop_forget(const uint8_t *buf, uint32_t size)
             loop_len[slot] = 0;                         /* (delivered as nothing: dropped) */
             net_stat.lo_dropped++;
         }
-        *d = (struct net_bytes){ { NULL, NULL }, { 0, 0 } };
+        *d = no_bytes;
     }
 }
 
