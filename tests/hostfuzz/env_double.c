@@ -1342,6 +1342,12 @@ int svc_may_call(void)
     return 1;                   /* (no service to call: svc_service gives none) */
 }
 
+int svc_client_buffer_passes(struct svc_call *call)
+{
+    (void)call;
+    return 0;                   /* (as in user space: a callee reaches only its own client's memory) */
+}
+
 svc_handle svc_wakeup(void (*handler)(void), uint64_t *bits)
 {
     *bits = 0;
