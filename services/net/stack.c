@@ -632,6 +632,7 @@ static void udp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int from_w
 
 static uint8_t *spare;                  /* a reassembly buffer kept for the next datagram */
 static int timer_ready;
+static uint64_t timer_asked;            /* the deadline the service's timer has (0: none, or it came) */
 
 static int bit(const uint64_t *m, uint32_t b) { return (int)(m[b / 64] >> (b % 64)) & 1; }
 static void set_bit(uint64_t *m, uint32_t b) { m[b / 64] |= 1ull << (b % 64); }
@@ -657,8 +658,10 @@ void net_timers_update(void)
     for (unsigned i = 0; i < FRAG_SLOTS; i++)
         if (reasm[i].src && (!first || reasm[i].born + FRAG_TIME_NS < first))
             first = reasm[i].born + FRAG_TIME_NS;
-    if (timer_ready)
+    if (timer_ready && first != timer_asked) {          /* (most requests leave it as it was) */
+        timer_asked = first;
         svc_timer_set(first);
+    }
 }
 
 /* Give up on a datagram: counted, and if its time ran out with its first
@@ -680,6 +683,7 @@ static void reasm_fail(struct reasm *r, int expired)
 static void timers(void)
 {
     uint64_t now = svc_clock_ns();
+    timer_asked = 0;
     for (unsigned i = 0; i < FRAG_SLOTS; i++)
         if (reasm[i].src && now - reasm[i].born >= FRAG_TIME_NS)
             reasm_fail(&reasm[i], 1);

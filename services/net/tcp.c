@@ -154,6 +154,27 @@ static struct tcb *last_found;
  * lowest free one): the scans of connections stop there. */
 static unsigned tcb_top;
 
+/* No connection's timer is due before this (0: none is set). Setting one
+ * earlier lowers it (set_timer); one stopped or moved later leaves it
+ * where it was, so the service's timer may come early: net_tcp_timers
+ * then finds nothing due and sets it exact again from every connection's
+ * deadlines. The stack asks for its next deadline after every request,
+ * and a scan of all connections (TIME_WAIT's among them) each time cost
+ * more than the rest of a loopback segment's timer work. */
+static uint64_t tcp_first;
+
+static void timer_note(uint64_t at)
+{
+    if (at && (!tcp_first || at < tcp_first))
+        tcp_first = at;
+}
+
+static void set_timer(uint64_t *deadline, uint64_t at)
+{
+    *deadline = at;
+    timer_note(at);
+}
+
 static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static uint32_t get32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 static void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
@@ -529,7 +550,7 @@ static void ack_oow(struct tcb *t, uint32_t seg_len, uint8_t flags)
 
 static void arm_rtx(struct tcb *t)
 {
-    t->t_rtx = svc_clock_ns() + (uint64_t)t->rto.rto_us * 1000;
+    set_timer(&t->t_rtx, svc_clock_ns() + (uint64_t)t->rto.rto_us * 1000);
 }
 
 /* Send what the state, the windows and the send ring allow. */
@@ -585,7 +606,7 @@ static void output(struct tcb *t)
         if (!n && !fin) {
             if (avail && !flight && !t->t_rtx && !t->t_persist) {
                 t->persist_us = t->rto.rto_us;          /* a zero window: probe it */
-                t->t_persist = svc_clock_ns() + (uint64_t)t->persist_us * 1000;
+                set_timer(&t->t_persist, svc_clock_ns() + (uint64_t)t->persist_us * 1000);
             }
             break;
         }
@@ -642,7 +663,7 @@ static void ack_soon(struct tcb *t, int now)
             ack_now(t);
         return;
     }
-    t->t_delack = svc_clock_ns() + DELACK_NS;
+    set_timer(&t->t_delack, svc_clock_ns() + DELACK_NS);
 }
 
 void net_tcp_batch(int start)
@@ -766,7 +787,7 @@ static int ring_grow(struct tcb *t, struct ring *r)
     uint8_t *buf;
     if (grown + r->size > GROWN_MAX || !(buf = net_alloc(r->size * 2)))
         return -1;
-    ring_read(r, 0, buf, r->size);
+    ring_read(r, 0, buf, r->len);                       /* (the bytes it holds: a receive ring grows empty) */
     net_loop_forget(r->buf, r->size);
     net_free(r->buf, r->size);
     r->buf = buf;
@@ -831,7 +852,7 @@ static void reset(struct tcb *t)
 static void enter_time_wait(struct tcb *t, uint64_t now)
 {
     t->state = T_TIME_WAIT;
-    t->t_wait = now + TIME_WAIT_NS;
+    set_timer(&t->t_wait, now + TIME_WAIT_NS);
     t->t_rtx = t->t_persist = t->t_keep = 0;
     free_ring(&t->snd);
     if (!t->sock)
@@ -851,7 +872,7 @@ static int synchronized(const struct tcb *t)
 static void keep_arm(struct tcb *t)
 {
     uint64_t now = svc_clock_ns(), at = t->last_rcv + (uint64_t)t->keep_idle * 1000000000ull;
-    t->t_keep = t->keepalive && synchronized(t) ? (at > now ? at : now) : 0;
+    set_timer(&t->t_keep, t->keepalive && synchronized(t) ? (at > now ? at : now) : 0);
 }
 
 /* As Linux's tcp_keepalive_timer: nothing while data is out or queued;
@@ -864,11 +885,11 @@ static void keep_timer(struct tcb *t, uint64_t now)
     if (!t->keepalive || !synchronized(t))
         return;
     if (t->snd_max != t->snd_una || t->snd.len) {
-        t->t_keep = now + idle;
+        set_timer(&t->t_keep, now + idle);
         return;
     }
     if (now - t->last_rcv < idle) {
-        t->t_keep = t->last_rcv + idle;
+        set_timer(&t->t_keep, t->last_rcv + idle);
         return;
     }
     if (t->keep_sent >= t->keep_cnt) {
@@ -878,7 +899,7 @@ static void keep_timer(struct tcb *t, uint64_t now)
     }
     emit(t, t->snd_una - 1, ACK, 0, 0);
     t->keep_sent++;
-    t->t_keep = now + (uint64_t)t->keep_intvl * 1000000000ull;
+    set_timer(&t->t_keep, now + (uint64_t)t->keep_intvl * 1000000000ull);
 }
 
 /* ---------------------------------------------------------------- input */
@@ -1184,7 +1205,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
             return;
         }
         if (t->state == T_TIME_WAIT && (flags & FIN) && !(flags & RST))
-            t->t_wait = svc_clock_ns() + TIME_WAIT_NS;  /* its FIN again: our last ACK was lost (RFC 9293 3.10.7.4) */
+            set_timer(&t->t_wait, svc_clock_ns() + TIME_WAIT_NS);  /* its FIN again: our last ACK was lost (RFC 9293 3.10.7.4) */
         if (!(flags & RST))
             ack_oow(t, seg_len, flags);
         return;
@@ -1340,7 +1361,7 @@ static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now, const struct opt
         struct tcp_cc_ack a = { data, rtt, t->rto.srtt_us, t->snd_una, t->snd_nxt, now / 1000 };
         t->cc.ops->ack(&t->cc, &a);
     }
-    t->t_rtx = t->snd_una == t->snd_max ? 0 : now + (uint64_t)t->rto.rto_us * 1000;
+    set_timer(&t->t_rtx, t->snd_una == t->snd_max ? 0 : now + (uint64_t)t->rto.rto_us * 1000);
 }
 
 /* ACK, data and FIN of a segment in a synchronized state (3.10.7.4's fifth
@@ -1430,7 +1451,7 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
         if (t->state == T_FIN_WAIT_1) {
             t->state = T_FIN_WAIT_2;
             if (!t->sock)
-                t->t_wait = now + FIN_TIMEOUT_NS;       /* an orphan waits so long for the peer's FIN */
+                set_timer(&t->t_wait, now + FIN_TIMEOUT_NS);       /* an orphan waits so long for the peer's FIN */
         } else if (t->state == T_CLOSING) {
             enter_time_wait(t, now);
         } else if (t->state == T_LAST_ACK) {
@@ -1469,7 +1490,7 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
         ack_now(t);
     } else if ((flags & FIN) && t->state == T_TIME_WAIT) {
         ack_now(t);                                     /* the peer's FIN again: our ACK was lost */
-        t->t_wait = now + TIME_WAIT_NS;
+        set_timer(&t->t_wait, now + TIME_WAIT_NS);
     }
     output(t);
 }
@@ -1478,19 +1499,7 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
 
 uint64_t net_tcp_deadline(void)
 {
-    uint64_t first = 0;
-    if (!tcbs)
-        return 0;
-    for (unsigned i = 0; i < tcb_top; i++) {
-        const struct tcb *t = &tcbs[i];
-        if (!t->pid)
-            continue;
-        uint64_t d[5] = { t->t_rtx, t->t_delack, t->t_wait, t->t_persist, t->t_keep };
-        for (unsigned k = 0; k < 5; k++)
-            if (d[k] && (!first || d[k] < first))
-                first = d[k];
-    }
-    return first;
+    return tcp_first;
 }
 
 /* The retransmission timer (RFC 6298 5.4-5.7): the oldest segment again,
@@ -1529,36 +1538,46 @@ static void rtx_timeout(struct tcb *t, uint64_t now)
         arm_rtx(t);
 }
 
+/* t's timers that are due at `now`, run. */
+static void timers_due(struct tcb *t, uint64_t now)
+{
+    if (t->t_wait && now >= t->t_wait) {                /* TIME_WAIT, or an orphan's FIN_WAIT_2, over */
+        tcb_end(t, 0);
+        return;
+    }
+    if (t->t_delack && now >= t->t_delack) {
+        t->t_delack = 0;
+        ack_now(t);
+    }
+    if (t->t_persist && now >= t->t_persist) {          /* a zero-window probe: an ACK one below SND.UNA */
+        emit(t, t->snd_una - 1, ACK, 0, 0);
+        if (++t->probes > RETRIES2) {                   /* (unanswered: the peer is gone, as Linux's tcp_probe_timer) */
+            tcb_end(t, ETIMEDOUT);
+            return;
+        }
+        t->persist_us = min32(t->persist_us * 2, TCP_RTO_MAX_US);
+        set_timer(&t->t_persist, now + (uint64_t)t->persist_us * 1000);
+    }
+    if (t->t_rtx && now >= t->t_rtx) {
+        rtx_timeout(t, now);
+        if (t->pid)
+            wake(t);
+    }
+    if (t->pid && t->t_keep && now >= t->t_keep)
+        keep_timer(t, now);
+}
+
 void net_tcp_timers(uint64_t now)
 {
+    tcp_first = 0;                                      /* (found again below, and lowered by set_timer meanwhile) */
     for (unsigned i = 0; tcbs && i < tcb_top; i++) {
         struct tcb *t = &tcbs[i];
+        if (t->pid)
+            timers_due(t, now);
         if (!t->pid)
             continue;
-        if (t->t_wait && now >= t->t_wait) {            /* TIME_WAIT, or an orphan's FIN_WAIT_2, over */
-            tcb_end(t, 0);
-            continue;
-        }
-        if (t->t_delack && now >= t->t_delack) {
-            t->t_delack = 0;
-            ack_now(t);
-        }
-        if (t->t_persist && now >= t->t_persist) {      /* a zero-window probe: an ACK one below SND.UNA */
-            emit(t, t->snd_una - 1, ACK, 0, 0);
-            if (++t->probes > RETRIES2) {               /* (unanswered: the peer is gone, as Linux's tcp_probe_timer) */
-                tcb_end(t, ETIMEDOUT);
-                continue;
-            }
-            t->persist_us = min32(t->persist_us * 2, TCP_RTO_MAX_US);
-            t->t_persist = now + (uint64_t)t->persist_us * 1000;
-        }
-        if (t->t_rtx && now >= t->t_rtx) {
-            rtx_timeout(t, now);
-            if (t->pid)
-                wake(t);
-        }
-        if (t->pid && t->t_keep && now >= t->t_keep)
-            keep_timer(t, now);
+        timer_note(t->t_rtx), timer_note(t->t_delack), timer_note(t->t_wait);
+        timer_note(t->t_persist), timer_note(t->t_keep);
     }
 }
 
@@ -1642,7 +1661,7 @@ void net_tcp_close(struct sock *s)
     }
     t->shut_rd = 1;
     if (t->state == T_FIN_WAIT_2)
-        t->t_wait = svc_clock_ns() + FIN_TIMEOUT_NS;
+        set_timer(&t->t_wait, svc_clock_ns() + FIN_TIMEOUT_NS);
     if (!t->shut_wr) {
         t->shut_wr = 1;
         output(t);
