@@ -148,6 +148,7 @@ static void give_reply(struct thread *server, struct thread *caller)
     if (old)
         thread_wake(old, -E_CLOSED);    /* the server received again without replying */
     server->reply.caller = caller;
+    server->lend_len = 0;               /* (a lend was for the caller before) */
     caller->reply_holder = &server->reply;
     caller->state = T_REPLY;
 }
@@ -477,14 +478,55 @@ void ipc_thread_gone(struct thread *t)
     }
 }
 
-/* A server copies to or from the buffers of the caller it is answering. */
+/* A server copies to or from the buffers of the caller it is answering,
+ * or (REPLY_COPY_LENT) of that caller's own caller, in the range it lent. */
 int64_t sys_reply_copy(uint64_t dir, uint64_t caller_va, uint64_t my_va, uint64_t len)
 {
     struct thread *t = current_thread();
     struct thread *caller = t->reply.caller;
     if (!caller)
         return -E_STATE;
-    if (dir > 1 || len > KiB(64))
+    if (dir > (REPLY_COPY_LENT | 1) || len > KiB(64))
         return -E_INVAL;
-    return space_copy(caller->space, caller_va, my_va, len, dir == 1);
+    struct thread *owner = dir & REPLY_COPY_LENT ? lent_owner(caller, caller_va, len, dir & 1) : caller;
+    if (!owner)
+        return -E_FAULT;
+    return space_copy(owner->space, caller_va, my_va, len, dir & 1);
+}
+
+/*
+ * Lend the servers this thread calls, while it answers its caller, the
+ * caller's bytes [va, va + len) (writable: to write as well): a service
+ * passes its client's buffer on in a call to another service, which
+ * copies straight between that buffer and its own memory (reply_copy
+ * with REPLY_COPY_LENT, or a kernel-placed service's copy of an address
+ * with SVC_BUFFER_LENT), so that the bytes are not copied through the
+ * service in the middle. One range at a time (a new lend replaces it);
+ * it ends when this thread receives another call. It reaches nothing its
+ * lender could not: the lender reaches its caller's memory through
+ * reply_copy already.
+ */
+int64_t sys_reply_lend(uint64_t va, uint64_t len, uint64_t writable)
+{
+    struct thread *t = current_thread();
+    if (!t->reply.caller)
+        return -E_STATE;
+    if (writable > 1 || va + len < va || va + len > USER_VA_LIMIT)
+        return -E_INVAL;
+    t->lend_va = va;
+    t->lend_len = len;
+    t->lend_write = writable;
+    return 0;
+}
+
+/* The thread whose memory a server reaches through `lender`'s lent range
+ * for len bytes at va (write: to write them): the caller `lender` is
+ * answering, or NULL outside the range or without one. */
+struct thread *lent_owner(struct thread *lender, uint64_t va, uint64_t len, bool write)
+{
+    struct thread *owner = lender ? lender->reply.caller : NULL;
+    if (!owner || va < lender->lend_va || va + len < va || va + len > lender->lend_va + lender->lend_len ||
+        (write && !lender->lend_write))
+        return NULL;
+    return owner;
 }

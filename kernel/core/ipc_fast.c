@@ -126,6 +126,7 @@ static ALWAYS_INLINE struct trapframe *fast_call_switch(struct cpu *c, struct th
     cur->state = T_REPLY;
     cur->reply_holder = &dst->reply;
     dst->reply.caller = cur;
+    dst->lend_len = 0;
     switch_from_to(c, cur, dst);
     kernel_unlock();
     return &dst->tf;

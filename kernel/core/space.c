@@ -359,6 +359,25 @@ int space_copy(struct space *other, vaddr_t other_va, vaddr_t my_va, size_t len,
     return 0;
 }
 
+/* Copy len bytes between kbuf (the kernel's) and other_va (space other). */
+int space_copy_kernel(struct space *other, vaddr_t other_va, uint8_t *kbuf, size_t len, bool to_other)
+{
+    if (other_va + len < other_va)
+        return -E_FAULT;
+    while (len) {
+        size_t chunk = MIN(len, 4096 - (other_va & 4095));
+        uint8_t *theirs = other_ptr(other, other_va, to_other);
+        if (!theirs)
+            return -E_FAULT;
+        if (to_other)
+            memcpy(theirs, kbuf, chunk);
+        else
+            memcpy(kbuf, theirs, chunk);
+        other_va += chunk, kbuf += chunk, len -= chunk;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- system calls */
 
 int64_t sys_space_create(void)

@@ -105,7 +105,7 @@ static int copy_client(uint64_t client_addr, uint8_t *mine, uint64_t len, bool t
 /* A copy between a kernel client's memory and the service's: the client's
  * own buffers, in the kernel's half of the address space, or a buffer of
  * the thread the client serves, which it passed on as it is
- * (svc_client_buffer_passes): the user half is that thread's. */
+ * (svc_client_buffer): the user half is that thread's. */
 static int kclient_copy(uint64_t client_addr, uint8_t *mine, uint64_t len, bool to_client)
 {
     if (client_addr + len < client_addr)
@@ -363,10 +363,29 @@ void svc_dma_free(void *p, size_t size)
  */
 #define COPY_POLL 1024
 
+/* A buffer the client lent of its own caller's memory (reply_lend): a page
+ * at a time, the lend looked at again for each under the lock. */
+static int copy_lent(uint64_t va, uint8_t *mine, uint64_t len, bool to_client)
+{
+    while (len) {
+        uint64_t n = MIN(len, 4096 - (va & 4095));
+        bool l = env_lock();
+        struct thread *owner = lent_owner(buffer_owner(), va, n, to_client);
+        int err = owner ? space_copy_kernel(owner->space, va, mine, n, to_client) : -E_FAULT;
+        env_unlock(l);
+        if (err)
+            return SVC_E_FAULT;
+        va += n, mine += n, len -= n;
+    }
+    return 0;
+}
+
 static int copy_client(uint64_t client_addr, uint8_t *mine, uint64_t len, bool to_client)
 {
     if (client_addr + len < client_addr)
         return SVC_E_FAULT;
+    if (client_addr & SVC_BUFFER_LENT)
+        return copy_lent(client_addr & ~SVC_BUFFER_LENT, mine, len, to_client);
     while (len) {
         uint64_t n = MIN(len, 4096 - (client_addr & 4095)), done = 0;
         bool l = env_lock();
@@ -392,13 +411,13 @@ static int copy_client(uint64_t client_addr, uint8_t *mine, uint64_t len, bool t
 /* A request's code runs for a thread (its holder) whose address space is
  * the current one, and the services it calls run for that same thread
  * (kclient_run): they reach its memory as this one does (kclient_copy). */
-int svc_client_buffer_passes(struct svc_call *call)
+uint64_t svc_client_buffer(struct svc_call *call, uint64_t addr, uint64_t len, int writable)
 {
-    (void)call;
+    (void)call, (void)len, (void)writable;
     uint64_t flags = arch_irq_save();   /* (the request stays on this core meanwhile) */
     int passes = this_cpu()->ksvc_unlocked && buffer_owner() != NULL;
     arch_irq_restore(flags);
-    return passes;
+    return passes ? addr : 0;
 }
 
 int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len)

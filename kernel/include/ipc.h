@@ -42,6 +42,8 @@ bool ipc_send_fault(struct thread *t, const struct fault_info *fi);
 void ipc_cancel(struct thread *t);
 /* A dying thread gives up every reply relationship. */
 void ipc_thread_gone(struct thread *t);
+/* Whose memory len bytes at va of lender's lent range are (reply_lend): its caller's; NULL outside it. */
+struct thread *lent_owner(struct thread *lender, uint64_t va, uint64_t len, bool write);
 /* A new notification charged to payer (one reference, no handle); NULL if none. */
 struct notification *notify_create(struct space *payer);
 /* Signal a notification (also used by interrupt delivery). */

@@ -113,6 +113,8 @@ paddr_t mmu_pte_pa(uint64_t pte);
 paddr_t mmu_user_pa(uint64_t *l1, vaddr_t va, bool write);
 /* Copy between the current space and another (the caller of a server). */
 int space_copy(struct space *other, vaddr_t other_va, vaddr_t my_va, size_t len, bool to_other);
+/* The same between a kernel buffer and other_va. */
+int space_copy_kernel(struct space *other, vaddr_t other_va, uint8_t *kbuf, size_t len, bool to_other);
 bool mmu_pte_writable(uint64_t pte);
 
 #endif

@@ -159,24 +159,30 @@ void svc_handle_release(svc_handle h)
  * the four copies of a write over the loopback took 16). */
 #define COPY_STEP 16384
 
-int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len)
+/* A buffer the client lent of its own client's (svc_client_buffer) is
+ * reached with REPLY_COPY_LENT. */
+static int copy_with_client(uint64_t dir, uint64_t client_addr, uint64_t mine, uint64_t len)
 {
+    if (client_addr & SVC_BUFFER_LENT)
+        dir |= REPLY_COPY_LENT, client_addr &= ~SVC_BUFFER_LENT;
     for (uint64_t done = 0; done < len; done += COPY_STEP) {
         uint64_t n = MIN(len - done, COPY_STEP);
-        if (sys_reply_copy(0, client_addr + done, (uint64_t)dst + done, n) < 0)
+        if (sys_reply_copy(dir, client_addr + done, mine + done, n) < 0)
             return SVC_E_FAULT;
     }
     return 0;
 }
 
+int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len)
+{
+    (void)call;
+    return copy_with_client(0, client_addr, (uint64_t)dst, len);
+}
+
 int svc_copy_out(struct svc_call *call, uint64_t client_addr, const void *src, uint64_t len)
 {
-    for (uint64_t done = 0; done < len; done += COPY_STEP) {
-        uint64_t n = MIN(len - done, COPY_STEP);
-        if (sys_reply_copy(1, client_addr + done, (uint64_t)src + done, n) < 0)
-            return SVC_E_FAULT;
-    }
-    return 0;
+    (void)call;
+    return copy_with_client(1, client_addr, (uint64_t)src, len);
 }
 
 /* (One server thread runs the service: no shared entry, a copy as any.) */
@@ -306,10 +312,12 @@ int svc_may_call(void)
     return 1;                           /* (one thread: a call waits wherever it is made) */
 }
 
-int svc_client_buffer_passes(struct svc_call *call)
+uint64_t svc_client_buffer(struct svc_call *call, uint64_t addr, uint64_t len, int writable)
 {
     (void)call;
-    return 0;                           /* (the callee reaches only this process's memory) */
+    if (sys_reply_lend(addr, len, writable ? 1 : 0) < 0)
+        return 0;                       /* (answering no call, or not a user range) */
+    return addr | SVC_BUFFER_LENT;
 }
 
 /* The loop's notification, given away to signal only (the receiver could

@@ -141,14 +141,18 @@ svc_handle svc_service(const char *name);
  * timer's or wakeup's handler or a register entry (there a call fails
  * with SVC_E_STATE: nothing may wait). */
 int svc_may_call(void);
-/* Whether an address in the memory of this request's client may be passed
- * on, as it is, in a `buffer` argument of a call to another service
- * (svc_service): then the callee's svc_copy_in and svc_copy_out reach the
- * client's memory, and the bytes are not copied through a buffer of this
- * service's on the way. In the kernel, where both services run for the
- * client's own thread; in user space never (copy through a buffer of the
- * service's own and pass that). */
-int svc_client_buffer_passes(struct svc_call *call);
+/* What to pass in a `buffer` argument of a call to another service
+ * (svc_service) for the len bytes at addr in the memory of this request's
+ * client (writable: the callee may write them), so that the callee's
+ * svc_copy_in and svc_copy_out reach the client's memory and the bytes
+ * are not copied through a buffer of this service's on the way; 0 when
+ * they cannot be passed (copy them through a buffer of the service's own
+ * and pass that). In the kernel, where both services run for the client's
+ * own thread, addr itself; in user space the range is lent to the services
+ * this one calls until its next request (the kernel's reply_lend), and the
+ * address is tagged SVC_BUFFER_LENT, and the callee reaches that range of
+ * the client's memory and no other byte of it. */
+uint64_t svc_client_buffer(struct svc_call *call, uint64_t addr, uint64_t len, int writable);
 /* A wakeup: a notification to give another service (as a `handle`
  * argument) for it to signal with *bits; each signal runs `handler` in
  * this service, between requests, as an interrupt's handler runs. One per

@@ -17,12 +17,12 @@
  * its sockets wakes the waiters of every AF_INET slot, which look again.
  *
  * A stream's bytes go straight between the process's memory and the
- * stack's rings where the stack reaches that memory (both in the kernel,
- * for the process's own thread: svc_client_buffer_passes). Otherwise, and
- * always for datagrams, they go through a bounce buffer of the
- * personality's (the stack copies from and to its client, and its client
- * is the personality): a send copies from the process into it, the stack
- * from it; a receive the other way.
+ * stack's rings: the personality passes the process's buffer on to the
+ * stack (svc_client_buffer: as it is when both are in the kernel, for
+ * the process's own thread; lent by the kernel in user space). A send
+ * from several buffers, and every datagram, goes through a bounce buffer
+ * of the personality's instead: a send copies from the process into it,
+ * the stack from it; a receive the other way.
  *
  * The stack counts the personality as one client: its limits on sockets
  * and connections (idl/net.toml) hold for all the Linux processes
@@ -575,11 +575,10 @@ int64_t lx_inet_peer_out(struct lx_ctx *c, int i, uint64_t uaddr, uint64_t ulen)
 /* ---------------------------------------------------------------- sending */
 
 /* Where the next bytes of a stream, `done` bytes into u, go to the stack
- * or come from it: u's own memory, passed on as it is where the stack
- * reaches it (svc_client_buffer_passes: the personality and the stack
- * both in the kernel, so each byte is copied once between the program
- * and the stack's rings), else the bounce buffer, filled from u first
- * when sending (`fill`). At most `max` bytes and BOUNCE (*n, 0 past u's
+ * or come from it: u's own memory, passed on to the stack
+ * (svc_client_buffer), so that each byte is copied once between the
+ * program and the stack's rings, else the bounce buffer, filled from u
+ * first when sending (`fill`). At most `max` bytes and BOUNCE (*n, 0 past u's
  * end); 0 or -EFAULT. A send from several buffers goes through the bounce
  * buffer all the same: like Linux's, its piece of up to 64 KiB goes
  * whole or not at all when a buffer in it cannot be read (one by one,
@@ -588,8 +587,16 @@ static int stream_piece(struct lx_ctx *c, const struct uio *u, uint64_t done, ui
                         uint64_t *at, uint64_t *n)
 {
     max = max < BOUNCE ? max : BOUNCE;
-    if ((!fill || u->n <= 1) && svc_client_buffer_passes(c->call))
-        return lx_uio_piece(c, u, done, max, at, n);
+    if (!fill || u->n <= 1) {
+        int e = lx_uio_piece(c, u, done, max, at, n);
+        if (e || !*n || u->kbuf)
+            return e;                           /* (a buffer of the personality's own passes as it is) */
+        uint64_t pass = svc_client_buffer(c->call, *at, *n, !fill);
+        if (pass) {
+            *at = pass;
+            return 0;
+        }
+    }
     *at = (uint64_t)(uintptr_t)bounce;
     *n = max;
     return fill ? lx_uio_copy(c, u, done, bounce, *n, 0) : 0;

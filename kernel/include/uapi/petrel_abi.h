@@ -81,6 +81,14 @@ enum {
 #define LABEL_FAULT         (LABEL_KERNEL | 1)
 #define LABEL_NOTIFY        (LABEL_KERNEL | 2)
 
+/* reply_copy's `dir`: bit 0 set copies to the caller; REPLY_COPY_LENT
+ * reaches the caller's own caller, in the range the caller lent
+ * (reply_lend). A service's buffer argument that is such a range carries
+ * SVC_BUFFER_LENT (above every user and kernel address), so that a service
+ * in either placement copies it with the lender's caller. */
+#define REPLY_COPY_LENT     2ull
+#define SVC_BUFFER_LENT     (1ull << 62)
+
 /* The user thread control block: one page per thread, mapped where its
  * creator said, also written by the kernel during IPC. */
 struct petrel_utcb {

@@ -153,6 +153,98 @@ static void reply_once(void)
     sys_handle_close(r.ep);
 }
 
+/* reply_lend: a client A calls B, B lends C a range of A's memory and calls
+ * C, C copies with REPLY_COPY_LENT (mr: dir, va, len; the reply: the
+ * result and the first 8 bytes C read). */
+struct lend {
+    uint32_t ep_b, ep_c;
+    volatile int64_t bad_rights, wraps, lend, in_range, past, readonly_write, lend_w, write, after, bad_dir;
+    volatile uint64_t got;
+};
+
+static void lent_server(void *arg)
+{
+    struct lend *l = arg;
+    static uint8_t buf[64];
+    struct petrel_msg m = { 0 };
+    while (sys_ipc_recv(l->ep_c, &m) == 0 && MSG_LABEL(m.info) != LABEL_QUIT) {
+        memset(buf, 'W', sizeof buf);
+        int64_t r = sys_reply_copy(m.mr[0], m.mr[1], (uint64_t)(uintptr_t)buf, m.mr[2]);
+        m.info = MSG_INFO(0, 2, 0);
+        m.mr[0] = (uint64_t)r;
+        memcpy((void *)&m.mr[1], buf, 8);
+        sys_ipc_reply(0, &m);
+    }
+    sys_ipc_reply(0, &m);
+}
+
+static int64_t lent_copy(struct lend *l, uint64_t dir, uint64_t va, uint64_t len, volatile uint64_t *got)
+{
+    struct petrel_msg m = { MSG_INFO(1, 3, 0), { dir, va, len }, 0, 0 };
+    if (sys_ipc_call(l->ep_c, &m) != 0)
+        return -E_STATE;
+    if (got)
+        *got = m.mr[1];
+    return (int64_t)m.mr[0];
+}
+
+static void lender(void *arg)
+{
+    struct lend *l = arg;
+    struct petrel_msg m = { 0 };
+    sys_ipc_recv(l->ep_b, &m);
+    uint64_t a = m.mr[0];
+    l->bad_rights = sys_reply_lend(a, 64, 2);
+    l->wraps = sys_reply_lend(~0ull - 8, 64, 0);
+    l->lend = sys_reply_lend(a, 64, 0);
+    l->in_range = lent_copy(l, REPLY_COPY_LENT, a + 8, 16, &l->got);
+    l->past = lent_copy(l, REPLY_COPY_LENT, a + 56, 16, NULL);
+    l->readonly_write = lent_copy(l, REPLY_COPY_LENT | 1, a, 8, NULL);
+    l->bad_dir = lent_copy(l, 4, a, 8, NULL);
+    l->lend_w = sys_reply_lend(a, 64, 1);
+    l->write = lent_copy(l, REPLY_COPY_LENT | 1, a + 4, 8, NULL);
+    m.info = MSG_INFO(0, 0, 0);
+    sys_ipc_reply(0, &m);
+    sys_ipc_recv(l->ep_b, &m);                  /* the next call: the lend is over */
+    l->after = lent_copy(l, REPLY_COPY_LENT, a, 8, NULL);
+    m.info = MSG_INFO(0, 0, 0);
+    sys_ipc_reply(0, &m);
+}
+
+static void reply_lend(void)
+{
+    static uint8_t mine[64];
+    for (unsigned i = 0; i < sizeof mine; i++)
+        mine[i] = (uint8_t)i;
+    struct lend l = { 0 };
+    l.ep_b = (uint32_t)sys_endpoint_create();
+    l.ep_c = (uint32_t)sys_endpoint_create();
+    tap_ok(sys_reply_lend((uint64_t)(uintptr_t)mine, 8, 0) == -E_STATE,
+           "ipc: reply_lend without a call to answer is refused");
+    thread_spawn(lent_server, &l, 120, -1);
+    thread_spawn(lender, &l, 110, -1);
+    struct petrel_msg m = { MSG_INFO(1, 1, 0), { (uint64_t)(uintptr_t)mine }, 0, 0 };
+    int64_t first = sys_ipc_call(l.ep_b, &m);
+    struct petrel_msg m2 = { MSG_INFO(1, 1, 0), { (uint64_t)(uintptr_t)mine }, 0, 0 };
+    int64_t second = sys_ipc_call(l.ep_b, &m2);
+    tap_ok(first == 0 && l.bad_rights == -E_INVAL && l.wraps == -E_INVAL && l.lend == 0,
+           "ipc: reply_lend checks its range and rights (%s, %s)", error_str(l.bad_rights), error_str(l.wraps));
+    tap_ok(l.in_range == 0 && l.got == 0x0f0e0d0c0b0a0908ull,
+           "ipc: a server reads its caller's lent range of the caller's caller (%s, 0x%lx)", error_str(l.in_range),
+           (unsigned long)l.got);
+    tap_ok(l.past == -E_FAULT && l.readonly_write == -E_FAULT && l.bad_dir == -E_INVAL,
+           "ipc: past the lent range, or writing a range lent to read, is E_FAULT (%s, %s, %s)", error_str(l.past),
+           error_str(l.readonly_write), error_str(l.bad_dir));
+    tap_ok(l.lend_w == 0 && l.write == 0 && mine[3] == 3 && mine[4] == 'W' && mine[11] == 'W' && mine[12] == 12,
+           "ipc: a range lent writable is written, and only there (%s)", error_str(l.write));
+    tap_ok(second == 0 && l.after == -E_FAULT, "ipc: a lend ends when the lender receives its next call (%s)",
+           error_str(l.after));
+    struct petrel_msg q = { MSG_INFO(LABEL_QUIT, 0, 0), { 0 }, 0, 0 };
+    sys_ipc_call(l.ep_c, &q);
+    sys_handle_close(l.ep_b);
+    sys_handle_close(l.ep_c);
+}
+
 struct waiter {
     uint32_t h;
     volatile int64_t result;
@@ -231,6 +323,7 @@ void test_ipc(void)
     transfer();
     badge_identity();
     reply_once();
+    reply_lend();
     notifications();
     if (ncpus > 1)
         cross_core_wake();

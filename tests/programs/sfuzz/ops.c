@@ -652,7 +652,15 @@ static int64_t op_reply_to(struct fz_ctx *c)
 static int64_t op_reply_copy(struct fz_ctx *c)
 {
     uint64_t len = chance(c, 16) ? 0x10001 : below(c, 0x2000);
-    return sys_reply_copy(below(c, 3), slot_va(c) + below(c, 0x4000), slot_va(c) + below(c, 0x4000), len);
+    return sys_reply_copy(below(c, 5), slot_va(c) + below(c, 0x4000), slot_va(c) + below(c, 0x4000), len);
+}
+
+/* A lend of a range (sometimes wrapping, past user space, or with a bad
+ * rights word) for the servers a call answered here would call. */
+static int64_t op_reply_lend(struct fz_ctx *c)
+{
+    uint64_t va = chance(c, 16) ? ~0ull - below(c, 0x1000) : slot_va(c) + below(c, 0x4000);
+    return sys_reply_lend(va, below(c, 0x8000), below(c, 3));
 }
 
 /* ---------------------------------------------------------------- notifications, futexes */
@@ -719,7 +727,7 @@ static const uint8_t weight[OP_COUNT] = {
     [OP_read_regs] = 2, [OP_write_regs] = 4, [OP_stats] = 2, [OP_fault_handler] = 3, [OP_set_tls] = 1,
     [OP_bind] = 2, [OP_thread_copy] = 2,
     [OP_send] = 6, [OP_recv] = 6, [OP_call] = 5, [OP_kcall] = 4, [OP_reply] = 3, [OP_reply_recv] = 3, [OP_reply_save] = 2,
-    [OP_reply_to] = 2, [OP_reply_copy] = 2,
+    [OP_reply_to] = 2, [OP_reply_copy] = 2, [OP_reply_lend] = 2,
     [OP_signal] = 4, [OP_poll] = 2, [OP_futex_wait] = 2, [OP_futex_wake] = 3,
     [OP_space_kill] = 2, [OP_set_limit] = 2, [OP_usage] = 2, [OP_space_id] = 1,
     [OP_yield] = 3,
@@ -785,6 +793,7 @@ static int64_t run_op(struct fz_ctx *c, unsigned op)
     }
     case OP_reply_to: return op_reply_to(c);
     case OP_reply_copy: return op_reply_copy(c);
+    case OP_reply_lend: return op_reply_lend(c);
     case OP_signal: case OP_poll: return op_notify(c, op);
     case OP_futex_wait: case OP_futex_wake: return op_futex(c, op);
     case OP_space_kill: case OP_set_limit: case OP_usage: case OP_space_id:
