@@ -30,6 +30,7 @@
  */
 #include "lx.h"
 #include "net_if.h"
+#include "net_mib.h"
 
 #define AF_INET         2
 #define SOCK_STREAM     1
@@ -1320,37 +1321,74 @@ static void proc_udp(void)
     }
 }
 
-/* The counters the stack keeps, in Linux's /proc/net/snmp layout; a counter
- * it does not keep shows 0. */
+/* ICMP's counters by type that Linux names in its Icmp lines (icmpmibmap),
+ * in its order. */
+static const uint8_t icmp_named[] = { 3, 11, 12, 4, 5, 8, 0, 13, 14, 17, 18 };
+static const char *const icmp_names[] = { "DestUnreachs", "TimeExcds", "ParmProbs", "SrcQuenchs", "Redirects", "Echos",
+                                          "EchoReps", "Timestamps", "TimestampReps", "AddrMasks", "AddrMaskReps" };
+
+/* Linux's IcmpMsg lines: the types with a count (received ones first), 16
+ * a line pair, none without any. */
+static void proc_icmpmsg(const uint64_t *m)
+{
+    unsigned types[16], count = 0;
+    for (unsigned i = 0; i <= 512; i++) {
+        if (i < 512 && m[MIB_ICMP_IN_TYPE + i])
+            types[count++] = i;
+        if (count == 16 || (i == 512 && count)) {
+            lx_proc_put("IcmpMsg:");
+            for (unsigned j = 0; j < count; j++)
+                lx_proc_put(" %sType%u", types[j] & 0x100 ? "Out" : "In", types[j] & 0xff);
+            lx_proc_put("\nIcmpMsg:");
+            for (unsigned j = 0; j < count; j++)
+                lx_proc_put(" %lu", (unsigned long)m[MIB_ICMP_IN_TYPE + types[j]]);
+            lx_proc_put("\n");
+            count = 0;
+        }
+    }
+}
+
+/* The stack's counters (its `snmp`), in Linux's /proc/net/snmp layout. */
 static void proc_snmp(void)
 {
-    uint64_t v[14] = { 0 };
+    static uint64_t m[NET_MIB_COUNT];
+    uint64_t got = 0;
+    memset(m, 0, sizeof m);
     if (reached())
-        net_stats(net_ep, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11],
-                  &v[12], &v[13]);
-    unsigned long ip_in = v[0], ip_drop = v[1], udp_in = v[2], udp_drop = v[3], echo = v[4];
-    unsigned long frags_in = v[6], reasm = v[7], reasm_fail = v[8], frags_out = v[9], tcp_in = v[11], tcp_out = v[12];
-    uint32_t estab = 0;
-    for (int i = 0; i < LX_SOCKS; i++)
-        estab += inets[i].state == IN_CONNECTED && inets[i].type == SOCK_STREAM;
+        net_snmp(net_ep, m, sizeof m, &got);
+#define V(f) (unsigned long)m[MIB_##f]
     lx_proc_put("Ip: Forwarding DefaultTTL InReceives InHdrErrors InAddrErrors ForwDatagrams InUnknownProtos "
                 "InDiscards InDelivers OutRequests OutDiscards OutNoRoutes ReasmTimeout ReasmReqds ReasmOKs "
                 "ReasmFails FragOKs FragFails FragCreates\n");
-    lx_proc_put("Ip: 2 64 %lu %lu 0 0 0 0 %lu 0 0 0 0 %lu %lu %lu 0 0 %lu\n", ip_in, ip_drop,
-                ip_in >= ip_drop ? ip_in - ip_drop : 0, frags_in, reasm, reasm_fail, frags_out);
-    lx_proc_put("Icmp: InMsgs InErrors InCsumErrors InDestUnreachs InTimeExcds InParmProbs InSrcQuenchs "
-                "InRedirects InEchos InEchoReps InTimestamps InTimestampReps InAddrMasks InAddrMaskReps OutMsgs "
-                "OutErrors OutRateLimitGlobal OutRateLimitHost OutDestUnreachs OutTimeExcds OutParmProbs "
-                "OutSrcQuenchs OutRedirects OutEchos OutEchoReps OutTimestamps OutTimestampReps OutAddrMasks "
-                "OutAddrMaskReps\n");
-    lx_proc_put("Icmp: %lu 0 0 0 0 0 0 0 %lu 0 0 0 0 0 %lu 0 0 0 0 0 0 0 0 0 %lu 0 0 0 0\n", echo, echo, echo, echo);
+    lx_proc_put("Ip: 2 64 %lu %lu %lu 0 %lu 0 %lu %lu %lu %lu %lu %lu %lu %lu %lu 0 %lu\n", V(IP_IN_RECEIVES),
+                V(IP_IN_HDR_ERRORS), V(IP_IN_ADDR_ERRORS), V(IP_IN_UNKNOWN_PROTOS), V(IP_IN_DELIVERS),
+                V(IP_OUT_REQUESTS), V(IP_OUT_DISCARDS), V(IP_OUT_NO_ROUTES), V(IP_REASM_TIMEOUT), V(IP_REASM_REQDS),
+                V(IP_REASM_OKS), V(IP_REASM_FAILS), V(IP_FRAG_OKS), V(IP_FRAG_CREATES));
+    lx_proc_put("Icmp: InMsgs InErrors InCsumErrors");
+    for (unsigned i = 0; i < sizeof icmp_named; i++)
+        lx_proc_put(" In%s", icmp_names[i]);
+    lx_proc_put(" OutMsgs OutErrors OutRateLimitGlobal OutRateLimitHost");
+    for (unsigned i = 0; i < sizeof icmp_named; i++)
+        lx_proc_put(" Out%s", icmp_names[i]);
+    lx_proc_put("\nIcmp: %lu %lu %lu", V(ICMP_IN_MSGS), V(ICMP_IN_ERRORS), V(ICMP_IN_CSUM_ERRORS));
+    for (unsigned i = 0; i < sizeof icmp_named; i++)
+        lx_proc_put(" %lu", (unsigned long)m[MIB_ICMP_IN_TYPE + icmp_named[i]]);
+    lx_proc_put(" %lu %lu 0 0", V(ICMP_OUT_MSGS), V(ICMP_OUT_ERRORS));
+    for (unsigned i = 0; i < sizeof icmp_named; i++)
+        lx_proc_put(" %lu", (unsigned long)m[MIB_ICMP_OUT_TYPE + icmp_named[i]]);
+    lx_proc_put("\n");
+    proc_icmpmsg(m);
     lx_proc_put("Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails EstabResets "
                 "CurrEstab InSegs OutSegs RetransSegs InErrs OutRsts InCsumErrors\n");
-    lx_proc_put("Tcp: 1 200 120000 -1 0 0 0 0 %u %lu %lu 0 0 0 0\n", estab, tcp_in, tcp_out);
+    lx_proc_put("Tcp: 1 200 120000 -1 %lu %lu %lu %lu %lu %lu %lu %lu %lu %lu %lu\n", V(TCP_ACTIVE_OPENS),
+                V(TCP_PASSIVE_OPENS), V(TCP_ATTEMPT_FAILS), V(TCP_ESTAB_RESETS), V(TCP_CURR_ESTAB), V(TCP_IN_SEGS),
+                V(TCP_OUT_SEGS), V(TCP_RETRANS_SEGS), V(TCP_IN_ERRS), V(TCP_OUT_RSTS), V(TCP_IN_CSUM_ERRORS));
     static const char udp_head[] = "InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors "
                                    "InCsumErrors IgnoredMulti MemErrors\n";
     lx_proc_put("Udp: %s", udp_head);
-    lx_proc_put("Udp: %lu 0 0 0 %lu 0 0 0 0\n", udp_in, udp_drop);
+    lx_proc_put("Udp: %lu %lu %lu %lu %lu %lu %lu 0 0\n", V(UDP_IN_DATAGRAMS), V(UDP_NO_PORTS), V(UDP_IN_ERRORS),
+                V(UDP_OUT_DATAGRAMS), V(UDP_RCVBUF_ERRORS), V(UDP_SNDBUF_ERRORS), V(UDP_IN_CSUM_ERRORS));
+#undef V
     lx_proc_put("UdpLite: %s", udp_head);
     lx_proc_put("UdpLite: 0 0 0 0 0 0 0 0 0\n");
 }

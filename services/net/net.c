@@ -24,6 +24,7 @@ int net_nic_state;
 uint32_t net_addr, net_prefix, net_gateway;
 struct sock *net_socks;                 /* NSOCKS of them, from the first request on */
 struct netstat net_stat;
+uint64_t net_mib[NET_MIB_COUNT];
 
 static uint64_t config_owner;           /* the client that configured the interface (0: none yet) */
 static uint16_t next_ephemeral[4] = { 0, EPHEMERAL_LO, EPHEMERAL_LO, EPHEMERAL_LO };
@@ -129,10 +130,15 @@ void net_sock_deliver(struct sock *s, uint32_t addr, uint16_t port, const uint8_
     uint8_t *big = NULL;
     if (s->count == SOCK_QUEUE ||
         (len > INLINE_MAX && (s->big_bytes + len > SOCK_BIG_BYTES || !(big = net_alloc(len))))) {
-        if (s->kind == SOCK_UDP)
+        if (s->kind == SOCK_UDP) {
             net_stat.udp_dropped++;
+            MIB(UDP_RCVBUF_ERRORS);
+            MIB(UDP_IN_ERRORS);
+        }
         return;
     }
+    if (s->kind == SOCK_UDP)
+        MIB(UDP_IN_DATAGRAMS);
     struct dgram *d = &s->queue[(s->head + s->count++) % SOCK_QUEUE];
     d->addr = addr;
     d->port = port;
@@ -325,6 +331,12 @@ static int64_t sendto(struct svc_call *call, uint32_t sock, uint32_t addr, uint3
     if (!net_addr && (addr >> 24) != 127)
         return net_nic_ready() ? SVC_E_STATE : SVC_E_NOENT;
     int err = net_ip_send(addr, s->kind == SOCK_UDP ? 17 : 1, msg, len);
+    if (s->kind != SOCK_UDP)
+        net_icmp_sent(msg[0], err);
+    else if (!err)
+        MIB(UDP_OUT_DATAGRAMS);
+    else if (err == SVC_E_AGAIN || err == SVC_E_NOMEM)
+        MIB(UDP_SNDBUF_ERRORS);
     net_loop_drain();
     return err;
 }
@@ -507,6 +519,19 @@ static int64_t stats(struct svc_call *call, uint64_t *ip_in, uint64_t *ip_droppe
     return 0;
 }
 
+/* Linux's /proc/net/snmp counters (net_mib.h), as many as buf holds. */
+static int64_t snmp(struct svc_call *call, uint64_t buf, uint64_t buf_len, uint64_t *count)
+{
+    net_nic_ready();
+    net_mib[MIB_TCP_CURR_ESTAB] = net_tcp_curr_estab();
+    uint64_t n = buf_len / sizeof(uint64_t);
+    n = n < NET_MIB_COUNT ? n : NET_MIB_COUNT;
+    if (svc_copy_out(call, buf, net_mib, n * sizeof(uint64_t)))
+        return SVC_E_FAULT;
+    *count = n;
+    return 0;
+}
+
 static int64_t ifstats(struct svc_call *call, uint32_t index, uint64_t *rx_bytes, uint64_t *rx_packets,
                        uint64_t *rx_dropped, uint64_t *tx_bytes, uint64_t *tx_packets, uint64_t *tx_dropped)
 {
@@ -547,4 +572,4 @@ static int64_t default_cc(struct svc_call *call, uint32_t set, uint32_t cc, uint
 const struct net_ops net_ops = { config, dhcp, info, open, sendto, recvfrom, wait, sock_close, stats,
                                  net_op_listen, net_op_accept, net_op_connect, net_op_send, net_op_recv,
                                  net_op_shutdown, net_op_tcp_info, net_op_tcp_set, watch, poll_now,
-                                 ifstats, default_cc, udp_connect, net_op_peek, peekfrom, net_op_discard };
+                                 ifstats, default_cc, udp_connect, net_op_peek, peekfrom, net_op_discard, snmp };

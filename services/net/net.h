@@ -10,6 +10,7 @@
 #include "inet_csum.h"
 #include "net_if.h"
 #include "virtio_net.h"
+#include "net_mib.h"
 
 #define SOCK_UDP        1u
 #define SOCK_ICMP       2u
@@ -88,6 +89,9 @@ int net_nic_ready(void);                    /* the NIC started (1) or not (0) */
 extern uint32_t net_addr, net_prefix, net_gateway;
 extern struct sock *net_socks;              /* NSOCKS, allocated at the first request */
 extern struct netstat net_stat;
+extern uint64_t net_mib[NET_MIB_COUNT];     /* Linux's /proc/net/snmp counters (net_mib.h) */
+#define MIB(field) (net_mib[MIB_##field]++)
+void net_icmp_sent(uint8_t type, int err);  /* an ICMP message of `type` went (err 0) or not */
 
 /* net.c: the service's memory (svc_alloc), counted in net_stat.mem */
 void *net_alloc(size_t size);
@@ -141,6 +145,7 @@ extern uint32_t net_tcp_default_cc;
 void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadcast, int from_wire);
 void net_tcp_batch(int start);               /* frames from the NIC follow (1); they are done (0: held ACKs go) */
 uint64_t net_tcp_deadline(void);            /* its next timer (0: none) */
+uint64_t net_tcp_curr_estab(void);          /* connections ESTABLISHED or in CLOSE_WAIT */
 void net_tcp_timers(uint64_t now);
 int64_t net_tcp_open(struct sock *s, uint64_t pid);     /* a new TCP socket's connection block */
 void net_tcp_close(struct sock *s);

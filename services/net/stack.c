@@ -245,6 +245,7 @@ static int wire_send(const uint8_t *mac, const uint8_t *pkt, uint32_t len)
             put16(ip + 10, 0);
             put16(ip + 10, inet_checksum(ip, IP_HLEN, 0));
             net_stat.frags_out++;
+            MIB(IP_FRAG_CREATES);
         }
         uint32_t flen = ETH_HLEN + IP_HLEN + n;
         if (flen < 60) {
@@ -254,6 +255,8 @@ static int wire_send(const uint8_t *mac, const uint8_t *pkt, uint32_t len)
         vnet_tx_commit(&net_nic, flen);
         off += n;
     } while (off < payload);
+    if (frags > 1)
+        MIB(IP_FRAG_OKS);
     return 0;
 }
 
@@ -499,16 +502,33 @@ void net_loop_forget(const uint8_t *buf, uint32_t size)
     }
 }
 
+static int ip_route_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t len,
+                         const struct net_bytes *ref, uint32_t hop);
+
 /* net_ip_send, the payload in `payload` and then `ref` (to this host only). */
 static int ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t len, const struct net_bytes *ref)
 {
     uint32_t total = len + bytes_len(ref);
     if (total > IP_MAX - IP_HLEN)
         return SVC_E_RANGE;
-    int local = is_local(dst);
-    uint32_t hop = local || dst == 0xffffffffu ? dst : next_hop(dst);   /* (broadcast: even with no address) */
-    if (!hop)
+    uint32_t hop = is_local(dst) || dst == 0xffffffffu ? dst : next_hop(dst);   /* (broadcast: even with no address) */
+    MIB(IP_OUT_REQUESTS);
+    if (!hop) {
+        MIB(IP_OUT_NO_ROUTES);
         return SVC_E_NOENT;
+    }
+    int err = ip_route_send(dst, proto, payload, len, ref, hop);
+    if (err)
+        MIB(IP_OUT_DISCARDS);
+    return err;
+}
+
+/* ip_send's packet to dst through hop, the next hop it found. */
+static int ip_route_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t len,
+                         const struct net_bytes *ref, uint32_t hop)
+{
+    uint32_t total = len + bytes_len(ref);
+    int local = is_local(dst);
     uint32_t src = net_source_for(dst);
     uint8_t *ip = payload == in_place ? in_place - IP_HLEN : out;   /* (in_place: wire_send copies nothing) */
     in_place = NULL;
@@ -567,18 +587,35 @@ static void icmp_error(uint8_t type, uint8_t code, const uint8_t *ip, uint32_t i
     msg[1] = code;
     memcpy(msg + 8, ip, quote);
     put16(msg + 2, inet_checksum(msg, 8 + quote, 0));
-    if (net_ip_send(get32(ip + 12), PROTO_ICMP, msg, 8 + quote))
+    int err = net_ip_send(get32(ip + 12), PROTO_ICMP, msg, 8 + quote);
+    net_icmp_sent(type, err);
+    if (err)
         net_stat.tx_dropped++;
+}
+
+void net_icmp_sent(uint8_t type, int err)
+{
+    if (err) {
+        MIB(ICMP_OUT_ERRORS);
+        return;
+    }
+    MIB(ICMP_OUT_MSGS);
+    net_mib[MIB_ICMP_OUT_TYPE + type]++;
 }
 
 static void icmp_input(const uint8_t *ip, uint32_t hlen, uint32_t len)
 {
     const uint8_t *m = ip + hlen;
     uint32_t mlen = len - hlen;
+    MIB(ICMP_IN_MSGS);
     if (mlen < 8 || inet_checksum(m, mlen, 0) != 0) {
+        if (mlen >= 8)
+            MIB(ICMP_IN_CSUM_ERRORS);
+        MIB(ICMP_IN_ERRORS);
         net_stat.ip_dropped++;
         return;
     }
+    net_mib[MIB_ICMP_IN_TYPE + m[0]]++;
     uint32_t src = get32(ip + 12);
     if (m[0] == 8 && m[1] == 0) {                       /* echo request: the same back as a reply */
         if (is_broadcast(get32(ip + 16)))
@@ -588,7 +625,9 @@ static void icmp_input(const uint8_t *ip, uint32_t hlen, uint32_t len)
         reply[0] = 0;
         put16(reply + 2, 0);
         put16(reply + 2, inet_checksum(reply, mlen, 0));
-        if (net_ip_send(src, PROTO_ICMP, reply, mlen) == 0)
+        int err = net_ip_send(src, PROTO_ICMP, reply, mlen);
+        net_icmp_sent(0, err);
+        if (err == 0)
             net_stat.echo_answered++;
         else
             net_stat.tx_dropped++;
@@ -607,19 +646,25 @@ static void udp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int from_w
     const uint8_t *u = ip + hlen;
     uint32_t ulen = len - hlen;
     if (ulen < 8 || get16(u + 4) < 8 || get16(u + 4) > ulen) {
+        MIB(UDP_IN_ERRORS);
         net_stat.ip_dropped++;
         return;
     }
     ulen = get16(u + 4);
     uint32_t src = get32(ip + 12), dst = get32(ip + 16);
     if (from_wire && get16(u + 6) && inet_checksum(u, ulen, net_pseudo_sum(src, dst, PROTO_UDP, ulen)) != 0) {
+        MIB(UDP_IN_CSUM_ERRORS);
+        MIB(UDP_IN_ERRORS);
         net_stat.ip_dropped++;
         return;
     }
-    if (get16(u + 2) == 68 && net_dhcp_input(u + 8, ulen - 8))
-        return;                                         /* the DHCP client's */
+    if (get16(u + 2) == 68 && net_dhcp_input(u + 8, ulen - 8)) {
+        MIB(UDP_IN_DATAGRAMS);                          /* (the DHCP client's: a socket of its own on Linux) */
+        return;
+    }
     struct sock *s = net_udp_find(get16(u + 2), src, get16(u));
     if (!s) {
+        MIB(UDP_NO_PORTS);
         net_stat.udp_dropped++;
         if (!is_broadcast(dst))
             icmp_error(3, 3, ip, len);                  /* port unreachable */
@@ -670,6 +715,9 @@ void net_timers_update(void)
 static void reasm_fail(struct reasm *r, int expired)
 {
     net_stat.reasm_failed++;
+    MIB(IP_REASM_FAILS);
+    if (expired)
+        MIB(IP_REASM_TIMEOUT);
     if (expired && r->head_len) {
         uint32_t hlen = (uint32_t)(r->head[0] & 15) * 4;
         uint8_t type = r->head_len > hlen ? r->head[hlen] : 0;
@@ -759,10 +807,12 @@ static struct reasm *reasm_find(const uint8_t *ip, uint64_t now)
 static struct reasm *reassemble(const uint8_t *ip, uint32_t hlen, uint32_t *len)
 {
     net_stat.frags_in++;
+    MIB(IP_REASM_REQDS);
     uint32_t flags = get16(ip + 6), off = (flags & 0x1fff) * 8, end = off + (*len - hlen);
     struct reasm *r = reasm_find(ip, svc_clock_ns());
     if (!r) {
         net_stat.reasm_failed++;
+        MIB(IP_REASM_FAILS);
         return NULL;
     }
     if (!(flags & 0x2000)) {                            /* the last: the length is known */
@@ -820,6 +870,7 @@ static struct reasm *reassemble(const uint8_t *ip, uint32_t hlen, uint32_t *len)
     put16(d + 10, inet_checksum(d, IP_HLEN, 0));
     *len = IP_HLEN + r->len;
     net_stat.reassembled++;
+    MIB(IP_REASM_OKS);
     return r;
 drop:
     net_stat.ip_dropped++;
@@ -829,9 +880,11 @@ drop:
 static void ip_input(const uint8_t *ip, uint32_t len, int from_wire)
 {
     net_stat.ip_in++;
+    MIB(IP_IN_RECEIVES);
     uint32_t hlen = (uint32_t)(ip[0] & 15) * 4;
     if (len < IP_HLEN || (ip[0] >> 4) != 4 || hlen < IP_HLEN || get16(ip + 2) < hlen || get16(ip + 2) > len ||
         inet_checksum(ip, hlen, 0) != 0) {
+        MIB(IP_IN_HDR_ERRORS);
         net_stat.ip_dropped++;
         return;
     }
@@ -840,6 +893,7 @@ static void ip_input(const uint8_t *ip, uint32_t len, int from_wire)
     int ours = (net_addr && dst == net_addr) || is_broadcast(dst) || (!from_wire && is_loopback(dst));
     int martian = from_wire && (is_loopback(src) || is_loopback(dst) || (src >> 28) == 14 || src == 0xffffffffu);
     if (!ours || martian) {
+        MIB(IP_IN_ADDR_ERRORS);
         net_stat.ip_dropped++;                          /* not for us, or impossible */
         return;
     }
@@ -850,6 +904,8 @@ static void ip_input(const uint8_t *ip, uint32_t len, int from_wire)
         ip = whole->buf;
         hlen = IP_HLEN;
     }
+    int known = ip[9] == PROTO_ICMP || ip[9] == PROTO_UDP || ip[9] == 6;
+    net_mib[known ? MIB_IP_IN_DELIVERS : MIB_IP_IN_UNKNOWN_PROTOS]++;
     if (ip[9] == PROTO_ICMP)
         icmp_input(ip, hlen, len);
     else if (ip[9] == PROTO_UDP)

@@ -163,6 +163,13 @@ static unsigned tcb_top;
  * more than the rest of a loopback segment's timer work. */
 static uint64_t tcp_first;
 
+/* t sent a segment again (n 1), or one counted so was not (n -1). */
+static void count_retrans(struct tcb *t, int n)
+{
+    t->retrans += (uint32_t)n;
+    net_mib[MIB_TCP_RETRANS_SEGS] += (uint64_t)(int64_t)n;
+}
+
 static void timer_note(uint64_t at)
 {
     if (at && (!tcp_first || at < tcp_first))
@@ -474,8 +481,13 @@ static void send_bare(uint32_t laddr, uint32_t raddr, uint16_t lport, uint16_t r
     put16(s + 16, 0);
     put16(s + 18, 0);
     put16(s + 16, tcp_check(s, TCP_HLEN, laddr, raddr));
-    if (net_ip_send(raddr, PROTO_TCP, s, TCP_HLEN))
+    if (net_ip_send(raddr, PROTO_TCP, s, TCP_HLEN)) {
         net_stat.tx_dropped++;
+        return;
+    }
+    MIB(TCP_OUT_SEGS);
+    if (flags & RST)
+        MIB(TCP_OUT_RSTS);
 }
 
 /* Send one segment of t: seq, flags, and len bytes of the send ring from
@@ -518,6 +530,9 @@ static int emit(struct tcb *t, uint32_t seq, uint8_t flags, uint32_t off, uint32
         t->last_ack_sent = t->rcv_nxt;
     }
     net_stat.tcp_out++;
+    MIB(TCP_OUT_SEGS);
+    if (flags & RST)
+        MIB(TCP_OUT_RSTS);
     return 0;
 }
 
@@ -581,7 +596,7 @@ static void output(struct tcb *t)
         if (emit(t, seq, ACK, seq - t->snd_una, len))
             break;
         t->high_rxt = seq + len;
-        t->retrans++;
+        count_retrans(t, 1);
     }
     uint32_t wnd = min32(t->snd_wnd, t->cc.cwnd + t->inflate);
     for (;;) {
@@ -617,7 +632,7 @@ static void output(struct tcb *t)
             break;
         }
         if (seq_lt(t->snd_nxt, t->snd_max))
-            t->retrans++;
+            count_retrans(t, 1);
         else if (!t->rtt_at && n) {
             t->rtt_seq = t->snd_nxt;
             t->rtt_at = svc_clock_ns();
@@ -826,10 +841,20 @@ static void wake(struct tcb *t)
         net_sock_wake(t->listener->sock);
 }
 
+/* t goes from its state to CLOSED: Linux's counters of that (tcp_set_state, tcp_done). */
+static void count_closing(const struct tcb *t)
+{
+    if (t->state == T_SYN_SENT || (t->state == T_SYN_RECEIVED && !t->listener))
+        MIB(TCP_ATTEMPT_FAILS);                         /* (a listener's half-open one is Linux's request socket: not counted) */
+    else if (t->state == T_ESTABLISHED || t->state == T_CLOSE_WAIT)
+        MIB(TCP_ESTAB_RESETS);
+}
+
 /* The connection is over: its error and the data received kept for its
  * socket (an orphan, or one not accepted yet, is freed). */
 static void tcb_end(struct tcb *t, int32_t err)
 {
+    count_closing(t);
     t->state = T_CLOSED;
     t->err = err;
     t->shut_rd = t->shut_wr = 1;
@@ -1087,8 +1112,13 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
     const uint8_t *s = ip + hlen;
     uint32_t tlen = len - hlen, src = get32(ip + 12), dst = get32(ip + 16);
     uint32_t off = tlen >= TCP_HLEN ? (uint32_t)(s[12] >> 4) * 4 : 0;
-    if (off < TCP_HLEN || off > tlen ||
-        (from_wire && inet_checksum(s, tlen, net_pseudo_sum(src, dst, PROTO_TCP, tlen)) != 0)) {
+    MIB(TCP_IN_SEGS);
+    int bad_sum = off >= TCP_HLEN && off <= tlen && from_wire &&
+                  inet_checksum(s, tlen, net_pseudo_sum(src, dst, PROTO_TCP, tlen)) != 0;
+    if (off < TCP_HLEN || off > tlen || bad_sum) {
+        if (bad_sum)
+            MIB(TCP_IN_CSUM_ERRORS);
+        MIB(TCP_IN_ERRS);
         net_stat.ip_dropped++;                          /* too short, bad offset or bad checksum */
         return;
     }
@@ -1355,7 +1385,7 @@ static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now, const struct opt
         /* RFC 6675: the holes go as the pipe lets them (output). */
     } else if (t->in_recovery) {                        /* RFC 6582: a partial ACK, the next hole */
         emit(t, t->snd_una, ACK, 0, min32(t->snd.len, t->mss));
-        t->retrans++;
+        count_retrans(t, 1);
         t->inflate = (t->inflate > acked ? t->inflate - acked : 0) + t->mss;
     } else if (data) {
         struct tcp_cc_ack a = { data, rtt, t->rto.srtt_us, t->snd_una, t->snd_nxt, now / 1000 };
@@ -1386,7 +1416,7 @@ static void enter_recovery(struct tcb *t, uint64_t now)
         t->high_rxt = t->snd_una + n;
     }
     emit(t, t->snd_una, ACK, 0, n);
-    t->retrans++;
+    count_retrans(t, 1);
     arm_rtx(t);                                         /* (the oldest segment sent again: its timer anew, as Linux) */
 }
 
@@ -1402,6 +1432,8 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
         }
         if (t->listener && accept_queue_full(t->listener))
             return;         /* (dropped, as Linux with tcp_abort_on_overflow 0: our SYN-ACK goes again, then the ACK) */
+        if (t->listener)
+            MIB(TCP_PASSIVE_OPENS);
         t->state = T_ESTABLISHED;
         keep_arm(t);
         t->snd_una = t->iss + 1;                        /* (our SYN acknowledged: what new_ack sees is data) */
@@ -1502,6 +1534,14 @@ uint64_t net_tcp_deadline(void)
     return tcp_first;
 }
 
+uint64_t net_tcp_curr_estab(void)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; tcbs && i < tcb_top; i++)
+        n += tcbs[i].pid && (tcbs[i].state == T_ESTABLISHED || tcbs[i].state == T_CLOSE_WAIT);
+    return n;
+}
+
 /* The retransmission timer (RFC 6298 5.4-5.7): the oldest segment again,
  * the timeout doubled, the congestion window one segment. */
 static void rtx_timeout(struct tcb *t, uint64_t now)
@@ -1519,7 +1559,7 @@ static void rtx_timeout(struct tcb *t, uint64_t now)
     }
     tcp_rto_backoff(&t->rto);
     t->rtt_at = 0;                                      /* (Karn) */
-    t->retrans++;
+    count_retrans(t, 1);
     if (syn) {
         emit(t, t->iss, t->state == T_SYN_SENT ? SYN : SYN | ACK, 0, 0);
     } else {
@@ -1531,7 +1571,7 @@ static void rtx_timeout(struct tcb *t, uint64_t now)
         t->high_rxt = t->snd_una;
         t->recover = t->snd_max;                        /* (RFC 6582 3.2 1) */
         t->snd_nxt = t->snd_una;                        /* go back: send from the oldest again */
-        t->retrans--;                                   /* (output counts what it sends again) */
+        count_retrans(t, -1);                                   /* (output counts what it sends again) */
         output(t);
     }
     if (t->pid && t->state != T_CLOSED && !t->t_rtx && t->snd_una != t->snd_max)
@@ -1655,6 +1695,7 @@ void net_tcp_close(struct sock *s)
     }
     if (t->rcv.len || t->linger0) {
         reset(t);                                       /* unread data, or SO_LINGER 0: RST, as Linux (RFC 2525 2.17) */
+        count_closing(t);
         tcb_free(t);
         net_loop_drain();
         return;
@@ -1754,6 +1795,7 @@ int64_t net_op_connect(struct svc_call *call, uint32_t sock, uint32_t addr, uint
     offer_options(t);
     t->iss = t->snd_una = t->snd_nxt = t->snd_max = t->recover = new_isn(laddr, addr, t->lport, t->rport);
     t->state = T_SYN_SENT;
+    MIB(TCP_ACTIVE_OPENS);
     output(t);
     net_timers_update();
     net_loop_drain();

@@ -4,7 +4,8 @@
  * checksum, shutdown and the end of the stream, names, options, poll
  * states, the errors of each call) and UDP (sendto/recvfrom, truncation,
  * a 60,000-byte datagram, connected sockets), MSG_PEEK on both, and small
- * SO_SNDBUF and SO_RCVBUF. Ports the system picks are
+ * SO_SNDBUF and SO_RCVBUF, and the counters of /proc/net/snmp an exchange
+ * moves. Ports the system picks are
  * not printed (Linux and Petrel pick from different ranges).
  */
 #define _GNU_SOURCE
@@ -638,7 +639,129 @@ static void simd_kept(void)
     close(l);
 }
 
-int main(void)
+/* /proc/net/snmp as "Group:Field" -> value; the number of fields read. */
+#define SNMP_MAX 160
+struct snmp { int n; char name[SNMP_MAX][40]; long long v[SNMP_MAX]; };
+
+static int snmp_read(struct snmp *t)
+{
+    static char text[8192];
+    t->n = 0;
+    int fd = open("/proc/net/snmp", O_RDONLY);
+    ssize_t len = fd < 0 ? -1 : read(fd, text, sizeof(text) - 1);
+    if (fd >= 0)
+        close(fd);
+    if (len <= 0)
+        return 0;
+    text[len] = 0;
+    char *line = text;
+    while (line && *line) {             /* a line of names, then one of values */
+        char *names = line, *vals = strchr(line, '\n');
+        if (!vals)
+            break;
+        *vals++ = 0;
+        char *next = strchr(vals, '\n');
+        if (next)
+            *next++ = 0;
+        char *group_end = strchr(names, ':');
+        if (!group_end)
+            break;
+        int glen = (int)(group_end - names);
+        char *np = group_end + 1, *vp = strchr(vals, ':');
+        vp = vp ? vp + 1 : vals;
+        for (;;) {
+            char name[32];
+            long long v;
+            int an, bn;
+            if (sscanf(np, " %31s%n", name, &an) != 1 || sscanf(vp, " %lld%n", &v, &bn) != 1 || t->n == SNMP_MAX)
+                break;
+            snprintf(t->name[t->n], sizeof(t->name[0]), "%.*s:%s", glen, names, name);
+            t->v[t->n++] = v;
+            np += an, vp += bn;
+        }
+        line = next;
+    }
+    return t->n;
+}
+
+static long long snmp_get(const struct snmp *t, const char *name)
+{
+    for (int i = 0; i < t->n; i++)
+        if (!strcmp(t->name[i], name))
+            return t->v[i];
+    return 0;                           /* (an IcmpMsg type not seen yet) */
+}
+
+/* The counters of /proc/net/snmp that a known exchange over 127.0.0.1
+ * moves, by how much: a connection opened and closed, one refused, one
+ * reset by SO_LINGER 0, a datagram delivered, one to a closed port (port
+ * unreachable), a ping. Counts of segments and packets, which acknowledgment
+ * timing moves, only grow. */
+static void snmp_counts(void)
+{
+    static struct snmp a, b;
+    printf("snmp fields: %d\n", snmp_read(&a) > 50);
+    int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    struct sockaddr_in la = loop_addr(PORT + 50), closed = loop_addr(PORT + 51);
+    bind(l, (struct sockaddr *)&la, sizeof(la));
+    listen(l, 4);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    connect(c, (struct sockaddr *)&la, sizeof(la));
+    int s = accept(l, NULL, NULL);
+    char x = 'x';
+    SHOW("snmp: a byte each way", write(c, &x, 1) + read(s, &x, 1) + write(s, &x, 1) + read(c, &x, 1));
+    close(c);
+    SHOW("snmp: the end of the stream", read(s, &x, 1));
+    close(s);
+    int r = socket(AF_INET, SOCK_STREAM, 0);
+    SHOW("snmp: connect to a closed port", connect(r, (struct sockaddr *)&closed, sizeof(closed)));
+    close(r);
+    c = socket(AF_INET, SOCK_STREAM, 0);
+    connect(c, (struct sockaddr *)&la, sizeof(la));
+    s = accept(l, NULL, NULL);
+    struct linger lg = { 1, 0 };
+    setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    close(s);
+    SHOW("snmp: read after the peer's RST", read(c, &x, 1));
+    close(c);
+    close(l);
+    int u = socket(AF_INET, SOCK_DGRAM, 0), v = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in ua = loop_addr(PORT + 52);
+    bind(u, (struct sockaddr *)&ua, sizeof(ua));
+    SHOW("snmp: a datagram", sendto(v, "d", 1, 0, (struct sockaddr *)&ua, sizeof(ua)) + recv(u, &x, 1, 0));
+    SHOW("snmp: a datagram to a closed port", sendto(v, "d", 1, 0, (struct sockaddr *)&closed, sizeof(closed)));
+    usleep(100000);
+    close(u);
+    close(v);
+    int p = socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP);
+    uint8_t msg[8] = { 8, 0, 0, 0, 0, 0, 0, 1 }, in[64];
+    struct sockaddr_in to = loop_addr(0);
+    sendto(p, msg, sizeof(msg), 0, (struct sockaddr *)&to, sizeof(to));
+    SHOW("snmp: a ping's reply", recv(p, in, sizeof(in), 0));
+    close(p);
+    usleep(100000);
+    snmp_read(&b);
+    static const char *const moved[] = {
+        "Tcp:ActiveOpens", "Tcp:PassiveOpens", "Tcp:AttemptFails", "Tcp:EstabResets", "Tcp:CurrEstab",
+        "Tcp:OutRsts", "Tcp:RetransSegs", "Tcp:InErrs", "Udp:InDatagrams", "Udp:NoPorts", "Udp:InErrors",
+        "Udp:OutDatagrams", "Udp:RcvbufErrors", "Icmp:InMsgs", "Icmp:InErrors", "Icmp:InDestUnreachs",
+        "Icmp:InEchos", "Icmp:InEchoReps", "Icmp:OutMsgs", "Icmp:OutDestUnreachs", "Icmp:OutEchos",
+        "Icmp:OutEchoReps", "IcmpMsg:InType0", "IcmpMsg:InType3", "IcmpMsg:InType8", "IcmpMsg:OutType0",
+        "IcmpMsg:OutType3", "IcmpMsg:OutType8", "Ip:InHdrErrors", "Ip:InAddrErrors", "Ip:InUnknownProtos",
+        "Ip:OutNoRoutes", "Ip:ReasmReqds", "Ip:FragCreates",
+    };
+    for (unsigned i = 0; i < sizeof(moved) / sizeof(moved[0]); i++)
+        printf("snmp %s: %+lld\n", moved[i], snmp_get(&b, moved[i]) - snmp_get(&a, moved[i]));
+    static const char *const grew[] = { "Tcp:InSegs", "Tcp:OutSegs", "Ip:InReceives", "Ip:InDelivers", "Ip:OutRequests" };
+    for (unsigned i = 0; i < sizeof(grew) / sizeof(grew[0]); i++)
+        printf("snmp %s grew: %d\n", grew[i], snmp_get(&b, grew[i]) > snmp_get(&a, grew[i]));
+    printf("snmp fixed: Ip:Forwarding %lld Ip:DefaultTTL %lld Tcp:RtoMin %lld Tcp:MaxConn %lld\n",
+           snmp_get(&b, "Ip:Forwarding"), snmp_get(&b, "Ip:DefaultTTL"), snmp_get(&b, "Tcp:RtoMin"),
+           snmp_get(&b, "Tcp:MaxConn"));
+}
+
+int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
     tcp_basics();
@@ -650,5 +773,9 @@ int main(void)
     ping_socket();
     udp_shared_port();
     simd_kept();
+    if (argc > 1 && !strcmp(argv[1], "--stack-shared"))
+        printf("snmp: not counted (another client of the stack sends too)\n");
+    else
+        snmp_counts();
     return 0;
 }
