@@ -329,6 +329,7 @@ static int64_t do_reply(struct thread *t, struct reply *r, uint64_t info)
         return err;
     r->caller = NULL;
     caller->reply_holder = NULL;
+    caller->lend_len = 0;               /* (its lend was for this call: reply_lend) */
     if (t->prio != t->base_prio)
         uninherit(t);
     if (caller->in_fault) {
@@ -495,16 +496,17 @@ int64_t sys_reply_copy(uint64_t dir, uint64_t caller_va, uint64_t my_va, uint64_
 }
 
 /*
- * Lend the servers this thread calls, while it answers its caller, the
- * caller's bytes [va, va + len) (writable: to write as well): a service
- * passes its client's buffer on in a call to another service, which
- * copies straight between that buffer and its own memory (reply_copy
- * with REPLY_COPY_LENT, or a kernel-placed service's copy of an address
- * with SVC_BUFFER_LENT), so that the bytes are not copied through the
- * service in the middle. One range at a time (a new lend replaces it);
- * it ends when this thread receives another call. It reaches nothing its
- * lender could not: the lender reaches its caller's memory through
- * reply_copy already.
+ * Lend the server of this thread's next call, while this thread answers
+ * its own caller, the caller's bytes [va, va + len) (writable: to write as
+ * well): a service passes its client's buffer on in a call to another
+ * service, which copies straight between that buffer and its own memory
+ * (reply_copy with REPLY_COPY_LENT, or a kernel-placed service's copy of
+ * an address with SVC_BUFFER_LENT), so that the bytes are not copied
+ * through the service in the middle. One range at a time (a new lend
+ * replaces it); it ends when a server answers this thread's call, or when
+ * this thread receives a call (a kernel-placed server, which is the kernel,
+ * may meet it until then). It reaches nothing its lender could not: the
+ * lender reaches its caller's memory through reply_copy already.
  */
 int64_t sys_reply_lend(uint64_t va, uint64_t len, uint64_t writable)
 {

@@ -352,6 +352,7 @@ struct trapframe *fastpath_reply_recv(struct trapframe *tf, uint64_t esr)
 
     cur->reply.caller = NULL;
     caller->reply_holder = NULL;
+    caller->lend_len = 0;
     if (caller->in_fault)
         fault_apply(caller, MSG_LEN(info), &tf->x[2]);
     else

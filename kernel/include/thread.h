@@ -105,9 +105,9 @@ struct thread {
     uint64_t fault_msg[FAULT_MSG_LEN];
     struct reply reply;         /* the reply capability of the last call received */
     struct reply *reply_holder; /* where the capability to answer this caller sits */
-    vaddr_t lend_va;            /* a range of that caller's memory lent to the servers this thread */
-    uint64_t lend_len;          /* ... calls meanwhile (reply_lend; 0: none, and none after the next call received) */
-    bool lend_write;            /* ... which they may write too */
+    vaddr_t lend_va;            /* a range of that caller's memory lent to the server of this */
+    uint64_t lend_len;          /* ... thread's next call (reply_lend; 0: none, and none once a server answers it or this thread receives a call) */
+    bool lend_write;            /* ... which it may write too */
     struct notification *bound;
     struct notification *waiting_notify;
     struct endpoint *fault_ep;

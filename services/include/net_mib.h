@@ -46,13 +46,14 @@ enum net_mib {
     MIB_TCP_OUT_RSTS,           /* segments sent with RST */
     MIB_TCP_IN_CSUM_ERRORS,     /* a bad checksum */
     /* Udp */
-    MIB_UDP_IN_DATAGRAMS,       /* delivered to a socket */
+    MIB_UDP_IN_DATAGRAMS,       /* read from a socket (not peeked), or taken by the DHCP client */
     MIB_UDP_NO_PORTS,           /* no socket on the port */
     MIB_UDP_IN_ERRORS,          /* bad length or checksum, or the socket's queue full */
     MIB_UDP_OUT_DATAGRAMS,      /* sent */
     MIB_UDP_RCVBUF_ERRORS,      /* the socket's queue full */
     MIB_UDP_SNDBUF_ERRORS,      /* not sent: no room */
     MIB_UDP_IN_CSUM_ERRORS,     /* a bad checksum */
+    MIB_UDP_IGNORED_MULTI,      /* broadcast, with no socket on the port */
     /* IcmpMsg: messages received and sent, by type */
     MIB_ICMP_IN_TYPE,                           /* + type, 0 to 255 */
     MIB_ICMP_OUT_TYPE = MIB_ICMP_IN_TYPE + 256, /* + type */

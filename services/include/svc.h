@@ -148,10 +148,10 @@ int svc_may_call(void);
  * are not copied through a buffer of this service's on the way; 0 when
  * they cannot be passed (copy them through a buffer of the service's own
  * and pass that). In the kernel, where both services run for the client's
- * own thread, addr itself; in user space the range is lent to the services
- * this one calls until its next request (the kernel's reply_lend), and the
- * address is tagged SVC_BUFFER_LENT, and the callee reaches that range of
- * the client's memory and no other byte of it. */
+ * own thread, addr itself; in user space the range is lent to the service
+ * this one calls next, until it answers (the kernel's reply_lend), and the
+ * address is tagged SVC_BUFFER_LENT: the callee reaches that range of the
+ * client's memory and no other byte of it. Call it for each call. */
 uint64_t svc_client_buffer(struct svc_call *call, uint64_t addr, uint64_t len, int writable);
 /* A wakeup: a notification to give another service (as a `handle`
  * argument) for it to signal with *bits; each signal runs `handler` in

@@ -1386,8 +1386,9 @@ static void proc_snmp(void)
     static const char udp_head[] = "InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors "
                                    "InCsumErrors IgnoredMulti MemErrors\n";
     lx_proc_put("Udp: %s", udp_head);
-    lx_proc_put("Udp: %lu %lu %lu %lu %lu %lu %lu 0 0\n", V(UDP_IN_DATAGRAMS), V(UDP_NO_PORTS), V(UDP_IN_ERRORS),
-                V(UDP_OUT_DATAGRAMS), V(UDP_RCVBUF_ERRORS), V(UDP_SNDBUF_ERRORS), V(UDP_IN_CSUM_ERRORS));
+    lx_proc_put("Udp: %lu %lu %lu %lu %lu %lu %lu %lu 0\n", V(UDP_IN_DATAGRAMS), V(UDP_NO_PORTS), V(UDP_IN_ERRORS),
+                V(UDP_OUT_DATAGRAMS), V(UDP_RCVBUF_ERRORS), V(UDP_SNDBUF_ERRORS), V(UDP_IN_CSUM_ERRORS),
+                V(UDP_IGNORED_MULTI));
 #undef V
     lx_proc_put("UdpLite: %s", udp_head);
     lx_proc_put("UdpLite: 0 0 0 0 0 0 0 0 0\n");

@@ -137,8 +137,6 @@ void net_sock_deliver(struct sock *s, uint32_t addr, uint16_t port, const uint8_
         }
         return;
     }
-    if (s->kind == SOCK_UDP)
-        MIB(UDP_IN_DATAGRAMS);
     struct dgram *d = &s->queue[(s->head + s->count++) % SOCK_QUEUE];
     d->addr = addr;
     d->port = port;
@@ -330,9 +328,10 @@ static int64_t sendto(struct svc_call *call, uint32_t sock, uint32_t addr, uint3
     }
     if (!net_addr && (addr >> 24) != 127)
         return net_nic_ready() ? SVC_E_STATE : SVC_E_NOENT;
+    uint8_t type = msg[0];                              /* (msg may be the stack's buffer, used again by the send) */
     int err = net_ip_send(addr, s->kind == SOCK_UDP ? 17 : 1, msg, len);
     if (s->kind != SOCK_UDP)
-        net_icmp_sent(msg[0], err);
+        net_icmp_sent(type, err);
     else if (!err)
         MIB(UDP_OUT_DATAGRAMS);
     else if (err == SVC_E_AGAIN || err == SVC_E_NOMEM)
@@ -359,8 +358,11 @@ static int64_t take_dgram(struct svc_call *call, uint32_t sock, uint64_t buf, ui
     *count = d->len;
     *addr = d->addr;
     *port = d->port;
-    if (!peek)
+    if (!peek) {
+        if (s->kind == SOCK_UDP)
+            MIB(UDP_IN_DATAGRAMS);                      /* (Linux counts a datagram read, in udp_recvmsg) */
         dgram_pop(s);
+    }
     return 0;
 }
 

@@ -512,11 +512,11 @@ static int ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t
     if (total > IP_MAX - IP_HLEN)
         return SVC_E_RANGE;
     uint32_t hop = is_local(dst) || dst == 0xffffffffu ? dst : next_hop(dst);   /* (broadcast: even with no address) */
-    MIB(IP_OUT_REQUESTS);
     if (!hop) {
-        MIB(IP_OUT_NO_ROUTES);
+        MIB(IP_OUT_NO_ROUTES);                          /* (no route: not a request sent, as Linux) */
         return SVC_E_NOENT;
     }
+    MIB(IP_OUT_REQUESTS);
     int err = ip_route_send(dst, proto, payload, len, ref, hop);
     if (err)
         MIB(IP_OUT_DISCARDS);
@@ -664,7 +664,7 @@ static void udp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int from_w
     }
     struct sock *s = net_udp_find(get16(u + 2), src, get16(u));
     if (!s) {
-        MIB(UDP_NO_PORTS);
+        net_mib[is_broadcast(dst) ? MIB_UDP_IGNORED_MULTI : MIB_UDP_NO_PORTS]++;
         net_stat.udp_dropped++;
         if (!is_broadcast(dst))
             icmp_error(3, 3, ip, len);                  /* port unreachable */

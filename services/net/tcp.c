@@ -1998,6 +1998,7 @@ int64_t net_op_tcp_set(struct svc_call *call, uint32_t sock, uint32_t option, ui
             return SVC_E_INVAL;
         t->nodelay = (uint8_t)value;
         output(t);
+        net_timers_update();                            /* (what it sent may have started a timer) */
         net_loop_drain();
         return 0;
     }

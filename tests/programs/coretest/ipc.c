@@ -158,7 +158,7 @@ static void reply_once(void)
  * result and the first 8 bytes C read). */
 struct lend {
     uint32_t ep_b, ep_c;
-    volatile int64_t bad_rights, wraps, lend, in_range, past, readonly_write, lend_w, write, after, bad_dir;
+    volatile int64_t bad_rights, wraps, lend, in_range, past, readonly_write, lend_w, write, answered, after, bad_dir;
     volatile uint64_t got;
 };
 
@@ -198,11 +198,16 @@ static void lender(void *arg)
     l->wraps = sys_reply_lend(~0ull - 8, 64, 0);
     l->lend = sys_reply_lend(a, 64, 0);
     l->in_range = lent_copy(l, REPLY_COPY_LENT, a + 8, 16, &l->got);
+    sys_reply_lend(a, 64, 0);
     l->past = lent_copy(l, REPLY_COPY_LENT, a + 56, 16, NULL);
+    sys_reply_lend(a, 64, 0);
     l->readonly_write = lent_copy(l, REPLY_COPY_LENT | 1, a, 8, NULL);
+    sys_reply_lend(a, 64, 0);
     l->bad_dir = lent_copy(l, 4, a, 8, NULL);
     l->lend_w = sys_reply_lend(a, 64, 1);
     l->write = lent_copy(l, REPLY_COPY_LENT | 1, a + 4, 8, NULL);
+    l->answered = lent_copy(l, REPLY_COPY_LENT, a, 8, NULL);     /* (the lend went with the call answered) */
+    sys_reply_lend(a, 64, 0);
     m.info = MSG_INFO(0, 0, 0);
     sys_ipc_reply(0, &m);
     sys_ipc_recv(l->ep_b, &m);                  /* the next call: the lend is over */
@@ -237,6 +242,7 @@ static void reply_lend(void)
            error_str(l.readonly_write), error_str(l.bad_dir));
     tap_ok(l.lend_w == 0 && l.write == 0 && mine[3] == 3 && mine[4] == 'W' && mine[11] == 'W' && mine[12] == 12,
            "ipc: a range lent writable is written, and only there (%s)", error_str(l.write));
+    tap_ok(l.answered == -E_FAULT, "ipc: a lend ends when its call is answered (%s)", error_str(l.answered));
     tap_ok(second == 0 && l.after == -E_FAULT, "ipc: a lend ends when the lender receives its next call (%s)",
            error_str(l.after));
     struct petrel_msg q = { MSG_INFO(LABEL_QUIT, 0, 0), { 0 }, 0, 0 };
