@@ -21,6 +21,7 @@
  */
 #include "petrel.h"
 #include "net_if.h"
+#include "net_mib.h"
 
 #define UDP_FRAME   1472                /* the payload of one frame */
 #define UDP_MAX     65507               /* of the largest datagram */
@@ -349,6 +350,20 @@ static void tcp_self_test(void)
     net_accept(ep, l, &a, &from, &port);
     net_close(ep, a);
     net_close(ep, c);
+
+    /* The snmp counters: as many as the buffer holds, none through a bad
+     * one; and a buffer tagged as lent (SVC_BUFFER_LENT) by a client that
+     * answers no call, and so lent nothing, reaches nothing. */
+    static uint64_t mib[NET_MIB_COUNT + 4];
+    uint64_t fit = 0, some = 0, tagged = SVC_BUFFER_LENT | (uint64_t)(uintptr_t)buf;
+    err = net_snmp(ep, mib, sizeof mib, &fit);
+    err = err ? err : net_snmp(ep, mib, 3 * sizeof(uint64_t) + 5, &some);
+    tap_ok(err == 0 && fit == NET_MIB_COUNT && some == 3 && mib[MIB_TCP_ACTIVE_OPENS] > 0 &&
+           net_snmp(ep, (void *)0x10, sizeof mib, &n) == -E_FAULT &&
+           net_snmp(ep, (void *)(uintptr_t)tagged, 8, &n) == -E_FAULT &&
+           net_sendto(ep, u, 0x7f000001, 9, (void *)(uintptr_t)tagged, 8) == -E_FAULT,
+           "net: snmp gives as many counters as fit (%lu, %lu), and a bad or unlent buffer is E_FAULT",
+           (unsigned long)fit, (unsigned long)some);
     net_close(ep, u);
 
     /* A hostile client: 7 connections it fills and never reads. Each takes
