@@ -339,26 +339,6 @@ static void *other_ptr(struct space *s, vaddr_t va, bool write)
     return pa == PADDR_INVALID ? NULL : phys_to_virt(pa);
 }
 
-/* Copy len bytes between my_va (current space) and other_va (space other). */
-int space_copy(struct space *other, vaddr_t other_va, vaddr_t my_va, size_t len, bool to_other)
-{
-    if (other_va + len < other_va || my_va + len < my_va)
-        return -E_FAULT;
-    while (len) {
-        size_t chunk = MIN(len, MIN(4096 - (other_va & 4095), 4096 - (my_va & 4095)));
-        uint8_t *theirs = other_ptr(other, other_va, to_other);
-        uint8_t *mine = user_ptr(my_va, !to_other);
-        if (!theirs || !mine)
-            return -E_FAULT;
-        if (to_other)
-            memcpy(theirs, mine, chunk);
-        else
-            memcpy(mine, theirs, chunk);
-        other_va += chunk, my_va += chunk, len -= chunk;
-    }
-    return 0;
-}
-
 /* Copy len bytes between kbuf (the kernel's) and other_va (space other). */
 int space_copy_kernel(struct space *other, vaddr_t other_va, uint8_t *kbuf, size_t len, bool to_other)
 {
@@ -374,6 +354,22 @@ int space_copy_kernel(struct space *other, vaddr_t other_va, uint8_t *kbuf, size
         else
             memcpy(kbuf, theirs, chunk);
         other_va += chunk, kbuf += chunk, len -= chunk;
+    }
+    return 0;
+}
+
+/* Copy len bytes between my_va (current space) and other_va (space other):
+ * a page of mine at a time, through its kernel alias. */
+int space_copy(struct space *other, vaddr_t other_va, vaddr_t my_va, size_t len, bool to_other)
+{
+    if (other_va + len < other_va || my_va + len < my_va)
+        return -E_FAULT;
+    while (len) {
+        size_t chunk = MIN(len, 4096 - (my_va & 4095));
+        uint8_t *mine = user_ptr(my_va, !to_other);
+        if (!mine || space_copy_kernel(other, other_va, mine, chunk, to_other))
+            return -E_FAULT;
+        other_va += chunk, my_va += chunk, len -= chunk;
     }
     return 0;
 }

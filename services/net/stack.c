@@ -503,7 +503,7 @@ void net_loop_forget(const uint8_t *buf, uint32_t size)
 }
 
 static int ip_route_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t len,
-                         const struct net_bytes *ref, uint32_t hop);
+                         const struct net_bytes *ref, uint32_t hop, int local);
 
 /* net_ip_send, the payload in `payload` and then `ref` (to this host only). */
 static int ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t len, const struct net_bytes *ref)
@@ -511,24 +511,24 @@ static int ip_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t
     uint32_t total = len + bytes_len(ref);
     if (total > IP_MAX - IP_HLEN)
         return SVC_E_RANGE;
-    uint32_t hop = is_local(dst) || dst == 0xffffffffu ? dst : next_hop(dst);   /* (broadcast: even with no address) */
+    int local = is_local(dst);
+    uint32_t hop = local || dst == 0xffffffffu ? dst : next_hop(dst);   /* (broadcast: even with no address) */
     if (!hop) {
         MIB(IP_OUT_NO_ROUTES);                          /* (no route: not a request sent, as Linux) */
         return SVC_E_NOENT;
     }
     MIB(IP_OUT_REQUESTS);
-    int err = ip_route_send(dst, proto, payload, len, ref, hop);
+    int err = ip_route_send(dst, proto, payload, len, ref, hop, local);
     if (err)
         MIB(IP_OUT_DISCARDS);
     return err;
 }
 
-/* ip_send's packet to dst through hop, the next hop it found. */
+/* ip_send's packet to dst through hop, the next hop it found (local: dst is this host). */
 static int ip_route_send(uint32_t dst, uint8_t proto, const uint8_t *payload, uint32_t len,
-                         const struct net_bytes *ref, uint32_t hop)
+                         const struct net_bytes *ref, uint32_t hop, int local)
 {
     uint32_t total = len + bytes_len(ref);
-    int local = is_local(dst);
     uint32_t src = net_source_for(dst);
     uint8_t *ip = payload == in_place ? in_place - IP_HLEN : out;   /* (in_place: wire_send copies nothing) */
     in_place = NULL;
