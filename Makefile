@@ -49,11 +49,11 @@ SVC_COMMON = $(wildcard services/common/*.c)
 # Every service is built for both placements (tools/petrel/systems.py
 # places each where its system description says).
 KSERVICES = $(SERVICES)
-SVC_GEN   = $(foreach s,$(notdir $(basename $(filter-out idl/syscalls.toml,$(IDLS)))),$(GEN)/services/$(s)_if.h)
+SVC_GEN   = $(foreach s,$(notdir $(basename $(filter-out idl/syscalls.toml idl/tracepoints.toml,$(IDLS)))),$(GEN)/services/$(s)_if.h)
 SVC_KSRC  = $(foreach s,$(KSERVICES),$(wildcard services/$(s)/*.c)) $(SVC_COMMON)
 GENSRC    = $(GEN)/kernel/syscall_table.c
 SYSHDRS   = $(GEN)/kernel/syscalls_gen.h $(GEN)/user/petrel_syscalls.h
-GENHDRS   = $(SYSHDRS) $(GEN)/kernel/autoconf.h
+GENHDRS   = $(SYSHDRS) $(GEN)/kernel/autoconf.h $(GEN)/services/trace_points.h
 PYTHON   ?= python3
 # The interfaces whose proxies services' code calls (services/linux/inet.c
 # calls net): compiled into the kernel too, each method through the
@@ -81,7 +81,7 @@ endif
 # The sources of program $(1): its directory's C and assembly files.
 usrc     = $(wildcard $(foreach d,$(UDIRS),$(d)/$(1)/*.c $(d)/$(1)/*.S))
 URTSRC   = $(wildcard user/rt/*.c user/rt/*.S) $(wildcard lib/*.c)
-URTGEN   = $(foreach s,$(notdir $(basename $(filter-out idl/syscalls.toml,$(IDLS)))),$(O)/user/rt-obj/gen/$(s)_client.c.o)
+URTGEN   = $(foreach s,$(notdir $(basename $(filter-out idl/syscalls.toml idl/tracepoints.toml,$(IDLS)))),$(O)/user/rt-obj/gen/$(s)_client.c.o)
 UCFLAGS  = $(CFLAGS_COMMON) -fomit-frame-pointer -Ilib/include -Iuser/rt/include -Ikernel/include/uapi -I$(O)/gen/user \
            -Iservices/include -I$(O)/gen/services -ffunction-sections -fdata-sections -mcmodel=small
 # Unused code is dropped, so a program's symbols show which service proxies it
@@ -233,6 +233,11 @@ $(GEN)/kernel/autoconf.h: kernel/Kconfig configs/defconfig $(wildcard $(O)/.conf
 $(GENSRC) $(SYSHDRS) docs/reference/syscalls.md &: idl/syscalls.toml tools/petrel/syscallgen.py
 	@echo "  GEN     $(GEN) docs/reference/syscalls.md"
 	$(Q)PYTHONPATH=tools python3 -m petrel.syscallgen idl/syscalls.toml $(GEN) docs/reference/syscalls.md
+
+# The tracepoints: one table, the emitters and docs (CONFIG_TRACE=n empties the emitters).
+$(GEN)/services/trace_points.h docs/reference/tracepoints.md &: idl/tracepoints.toml $(GEN)/kernel/autoconf.h tools/petrel/tracegen.py
+	@echo "  GEN     $(GEN)/services/trace_points.h docs/reference/tracepoints.md"
+	$(Q)PYTHONPATH=tools python3 -m petrel.tracegen idl/tracepoints.toml $(GEN)/kernel/autoconf.h $(GEN)/services/trace_points.h docs/reference/tracepoints.md
 
 # The Linux personality's system call table, as a reference page.
 docs/reference/linux-syscalls.md: services/linux/lx.h $(wildcard services/linux/*.c) tools/petrel/lxsyscalls.py

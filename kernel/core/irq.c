@@ -4,6 +4,7 @@
  * user-level driver through an interrupt object.
  */
 #include "irq.h"
+#include "trace.h"
 #include "fdt.h"
 #include "kernel.h"
 #include "cpu.h"
@@ -104,6 +105,7 @@ void irq_handle(void)
         unsigned irq = chip->ack();
         if (irq >= IRQ_MAX)
             return;                 /* spurious: nothing (more) pending */
+        trace_irq(irq);
         struct handler *h = &handlers[irq];
         if (h->lockless && h->fn) {
             h->fn(irq, h->arg);

@@ -12,6 +12,7 @@
 #include "kernel.h"
 #include "arch.h"
 #include "cpu.h"
+#include "trace.h"
 #include "fdt.h"
 #include "memory.h"
 #include "irq.h"
@@ -105,6 +106,7 @@ NORETURN void kernel_main(paddr_t dtb_pa)
     if ((err = arch_firmware_init(&boot_fdt)) != 0)
         kprintf("psci: not found; secondary cores stay off\n");
     banner();
+    trace_init();
 
     irq_cpu_init();
     timer_cpu_init();

@@ -68,7 +68,7 @@ static void free_object(struct object *o)
     case OBJ_MEMORY: memobj_free(o); break;
     case OBJ_INTERRUPT: irqobj_free(o); break;
     case OBJ_REPLY: reply_free(o); break;
-    default: break;     /* the root object is static */
+    default: break;     /* the root and trace objects are static */
     }
     if (payer) {
         space_uncharge(payer, LIMIT_MEMORY, charge);
@@ -112,7 +112,7 @@ void obj_unref(struct object *o)
     if (o->refs == 0)                   /* a reference dropped twice: say whose drop it was */
         panic("obj_unref: object %p of type %d has no reference left (dropped from %p)", (void *)o, (int)o->type,
               __builtin_return_address(0));
-    if (--o->refs || o->type == OBJ_ROOT)
+    if (--o->refs || o->type == OBJ_ROOT || o->type == OBJ_TRACE)
         return;
     o->next_dead = dead_objects;
     dead_objects = o;

@@ -312,6 +312,7 @@ NORETURN void sched_idle(void)
     if (prev && empty_l1 != PADDR_INVALID)
         arch_space_activate(empty_l1, 0);
     if (prev) {
+        trace_sched_switch(prev->tid, prev->space->id, 0, 0);
         prev->cpu_ticks += arch_counter() - prev->run_start;
         prev->tls = read_sysreg(tpidr_el0);
         arch_fp_idle(prev);

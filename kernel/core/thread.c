@@ -76,6 +76,8 @@ struct thread *thread_create(struct space *s, vaddr_t utcb_va, int *err)
         return NULL;
     }
     obj_init(&t->obj, OBJ_THREAD);          /* the "alive" reference */
+    static uint32_t last_tid;
+    t->tid = ++last_tid;
     t->space = s;
     obj_ref(&s->obj);
     list_add_tail(&s->threads, &t->space_link);

@@ -8,6 +8,7 @@
 #include "cpu.h"
 #include "thread.h"
 #include "space.h"
+#include "trace.h"
 
 /*
  * Switch core c from prev (its current thread, or NULL) to t: time
@@ -18,6 +19,7 @@
 static ALWAYS_INLINE void switch_from_to(struct cpu *c, struct thread *prev, struct thread *t)
 {
     uint64_t now = arch_counter_relaxed();
+    trace_sched_switch(prev ? prev->tid : 0, prev ? prev->space->id : 0, t->tid, t->space->id);
     if (prev) {
         prev->cpu_ticks += now - prev->run_start;
         prev->tls = read_sysreg(tpidr_el0);

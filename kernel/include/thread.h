@@ -128,6 +128,7 @@ struct thread {
     uint64_t run_start;
     int exit_status;
     bool is_root;
+    uint32_t tid;               /* a number no other thread had since boot (tracing names it) */
     char name[24];
     struct fpstate *fp;         /* saved FP/SIMD state (allocated at first use) */
     unsigned fp_cpu;            /* core whose registers last held it */

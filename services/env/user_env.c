@@ -8,6 +8,7 @@
 #include "svc.h"
 #include "user_env.h"
 #include "virtio_mmio.h"
+#include "svc_trace.h"
 
 struct user_env {
     int have_reply;             /* a reply for the current call is in `out` */
@@ -633,6 +634,36 @@ static void start_helpers(void)
     }
 }
 
+/* The monitor, if the root task granted it as "trace": its area mapped
+ * read-only (the enabled bits are read there), its handle to record with. */
+static const uint64_t no_trace[TRACE_MAX_POINTS / 64];
+const uint64_t *svc_trace_enabled = no_trace;
+static const struct trace_area *trace_view;
+static uint32_t trace_h;
+
+static void trace_attach(void)
+{
+    uint32_t h = start_handle("trace");
+    int64_t m = h ? sys_trace_map(h) : -E_BADHANDLE;
+    int64_t size = m > 0 ? sys_mem_size((uint32_t)m) : -E_BADHANDLE;
+    uint64_t va = size > 0 ? va_alloc((uint64_t)size, 4096) : 0;
+    if (!va || sys_mem_map(self_space(), (uint32_t)m, va, 0, (uint64_t)size, R_READ) < 0)
+        return;
+    trace_view = (const struct trace_area *)va;
+    trace_h = h;
+    svc_trace_enabled = trace_view->enabled;
+}
+
+void svc_trace_record(unsigned id, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4)
+{
+    sys_trace_emit((uint64_t)id << 32 | trace_h, a0, a1, a2, a3, a4);
+}
+
+const struct trace_area *svc_trace_area(void)
+{
+    return trace_view;
+}
+
 void svc_serve(uint32_t ep, void (*entry)(struct svc_call *), int (*fast)(struct svc_call *, uint64_t *),
                int (*fault_fast)(struct svc_call *, const uint64_t *),
                int (*fault_shared)(struct svc_call *, const uint64_t *))
@@ -642,6 +673,7 @@ void svc_serve(uint32_t ep, void (*entry)(struct svc_call *), int (*fast)(struct
     loop.fast = fast;
     loop.fault_fast = fault_fast;
     loop.fault_shared = fault_shared;
+    trace_attach();
     if (fault_shared)
         start_helpers();
     serve_loop(0);

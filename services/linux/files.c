@@ -459,6 +459,8 @@ static void finalise(struct lx_file *f)
         break;
     case LX_FILE_NODE:
         lx_tty_file_gone(f);                    /* a pseudo-terminal's side */
+        if (f->mon)
+            lx_tcpmon_close(f);
         node_let_go(f->node);
         break;
     default:
@@ -776,6 +778,13 @@ static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint
     case LX_S_IFREG: {
         if (!n->proc)
             return read_regular(c, n, buf, len, pos);
+        if (n->proc == LX_PROC_NET_TCPMON) {
+            char lines[1024];
+            int64_t got = lx_tcpmon_read(f, lines, len < sizeof(lines) ? len : sizeof(lines));
+            if (got > 0 && lx_copy_out(c, buf, lines, (uint64_t)got))
+                return -LX_EFAULT;
+            return got;
+        }
         uint64_t size;
         lx_procfs_caller(c->p);                 /* its state shows as running */
         const uint8_t *data = (const uint8_t *)lx_procfs_text(f->node, &size);
@@ -956,6 +965,8 @@ int64_t lx_file_read_kernel(struct lx_file *f, void *dst, uint64_t len, uint64_t
     }
     if (kind(n) != LX_S_IFREG)
         return kind(n) == LX_S_IFDIR ? -LX_EISDIR : -LX_EINVAL;
+    if (n->proc == LX_PROC_NET_TCPMON)
+        return lx_tcpmon_read(f, dst, len);
     uint64_t size = n->size;
     const uint8_t *data = n->proc ? (const uint8_t *)lx_procfs_text(f->node, &size) : NULL;
     uint64_t left = *pos < size ? size - *pos : 0, want = len < left ? len : left;

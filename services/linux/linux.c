@@ -19,6 +19,7 @@
  */
 #include "cmd_words.h"
 #include "lx.h"
+#include "svc_trace.h"
 #include "format.h"
 
 #define ROOT_ARCHIVE    "rootfs.cpio"
@@ -895,6 +896,7 @@ void lx_wake_resume(struct lx_thread *t, int64_t result)
     lx_io_end(t);                               /* answered: the call is over */
     t->timed = 0;
     t->timed_calendar = 0;
+    trace_lx_exit((uint32_t)t->p->pid, (uint32_t)t->tid, b.x[8], (uint64_t)result);
     uint64_t resume[4] = { FAULT_REPLY_RESUME, b.pc, b.sp, (uint64_t)result };
     svc_reply_later(b.token, 0, 4, resume);
 }
@@ -1158,6 +1160,7 @@ static bool serve(struct lx_ctx *c)
     }
     uint64_t nr = mr[FAULT_MR_X0 + 8];
     int tid = t->tid;
+    trace_lx_enter((uint32_t)c->p->pid, (uint32_t)tid, nr, mr[FAULT_MR_X0], mr[FAULT_MR_X0 + 1]);
     t->retried = 0;                             /* (a fault after a call is a new one) */
     int64_t r = lx_syscall(c, nr, &mr[FAULT_MR_X0]);
     if (r == LX_SLOW)
@@ -1188,7 +1191,8 @@ static bool serve(struct lx_ctx *c)
         r = t->io.done ? (int64_t)t->io.done : -LX_ENOMEM;
     }
     uint64_t pc = mr[FAULT_MR_PC];
-    if (r == LX_AGAIN) {
+    int again = r == LX_AGAIN;
+    if (again) {
         /* Its `svc` once more, with its own x0, behind the calls queued
          * meanwhile (a handler first if a signal is pending, as after
          * Linux's ERESTARTNOINTR): the personality's time per attempt is
@@ -1202,6 +1206,8 @@ static bool serve(struct lx_ctx *c)
     t->intr = 0;                                /* ... and a wake-up it had is spent */
     t->timed = 0;
     t->timed_calendar = 0;
+    if (!again)                                 /* (a call run again is entered again) */
+        trace_lx_exit((uint32_t)c->p->pid, (uint32_t)tid, nr, (uint64_t)r);
     lx_sig_reply(c, pc, r);                     /* pending signals are acted on here */
     return true;
 }

@@ -392,12 +392,12 @@ enum { LX_PROC_ROOT = 1, LX_PROC_SELF, LX_PROC_PIDDIR, LX_PROC_STAT, LX_PROC_STA
        LX_PROC_FDDIR, LX_PROC_FDINFODIR, LX_PROC_KSTAT, LX_PROC_PETREL, LX_PROC_PMOUNTS, LX_PROC_MOUNTINFO,
        LX_PROC_PETREL_SHARED, LX_PROC_NETDIR, LX_PROC_SYSDIR, LX_PROC_NET_DEV, LX_PROC_NET_TCP, LX_PROC_NET_UDP,
        LX_PROC_NET_SNMP, LX_PROC_NET_TCP6, LX_PROC_NET_UDP6, LX_PROC_NET_ROUTE, LX_PROC_TCP_CC, LX_PROC_TCP_CC_AVAIL,
-       LX_PROC_TCP_CC_ALLOWED,
+       LX_PROC_TCP_CC_ALLOWED, LX_PROC_NET_TCPMON,
        LX_PROC_FD = 1u << 20,                   /* LX_PROC_FD + n: /proc/PID/fd/n */
        LX_PROC_FDINFO = 2u << 20,               /* LX_PROC_FDINFO + n: /proc/PID/fdinfo/n */
        LX_PROC_OBJ = 3u << 20 };                /* LX_PROC_OBJ + n: open file n (not a node's), reached through
                                                  * fd/N; the node's proc_pid is the file's generation */
-_Static_assert(LX_PROC_TCP_CC_ALLOWED < LX_PROC_FD && LX_NR_OPEN <= LX_PROC_FDINFO - LX_PROC_FD &&
+_Static_assert(LX_PROC_NET_TCPMON < LX_PROC_FD && LX_NR_OPEN <= LX_PROC_FDINFO - LX_PROC_FD &&
                LX_NR_OPEN <= LX_PROC_OBJ - LX_PROC_FDINFO, "/proc node kinds");
 /* Is `what` one of /proc/PID/fd/N's links, or /proc/PID/fdinfo/N? */
 static inline int lx_proc_is_fd(uint32_t what) { return what >= LX_PROC_FD && what < LX_PROC_FDINFO; }
@@ -476,6 +476,7 @@ struct lx_file {
     uint64_t owner_serial;      /* the process it is charged to (that made it), in its `files`, while */
     int32_t owner_pid;          /* the process of pid owner_pid has this serial number */
     struct lx_file *next_dying; /* the list of files to finalise */
+    struct lx_tcpmon *mon;      /* an open /proc/net/tcpmon's reader (tcpmon.c), made at its first read */
 };
 
 /* A new open file of `kind` for object `obj` (a node, pipe, event object
@@ -495,6 +496,11 @@ void lx_file_discard(struct lx_file *f);
  * hold more) is finalised, one at a time, without recursion. */
 void lx_file_get(struct lx_file *f);
 void lx_file_put(struct lx_file *f);
+/* /proc/net/tcpmon (tcpmon.c): the next whole lines of the monitor's TCP
+ * log for file f, at most len bytes into dst (0: none yet); and its reader
+ * freed when the file goes. */
+int64_t lx_tcpmon_read(struct lx_file *f, char *dst, uint64_t len);
+void lx_tcpmon_close(struct lx_file *f);
 /* What the personality holds now, for /proc/petrel (procfs.c): open
  * files, memory object records, event objects and epoll watches. */
 uint32_t lx_files_in_use(void);

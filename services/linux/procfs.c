@@ -3,7 +3,7 @@
  * proc file system. The fixed files (self, meminfo, cpuinfo, uptime,
  * mounts, version, loadavg, filesystems) are nodes linked into /proc at
  * start, and so are the directories net (dev, tcp, udp, snmp: inet.c
- * makes them from the stack's state) and sys/net/ipv4 (the TCP congestion
+ * makes them from the stack's state; tcpmon: the monitor's log, tcpmon.c) and sys/net/ipv4 (the TCP congestion
  * control sysctls, tcp_congestion_control writable); a process's directory /proc/PID and its files (stat, status,
  * cmdline, environ, comm, maps, the fd and fdinfo directories and what is
  * in them) are nodes made on lookup and kept in a small cache
@@ -74,6 +74,7 @@ static const struct { int dir; const char *name; uint32_t what; uint32_t mode; }
     { 10, "tcp_congestion_control", LX_PROC_TCP_CC, LX_S_IFREG | 0644 },
     { 10, "tcp_available_congestion_control", LX_PROC_TCP_CC_AVAIL, LX_S_IFREG | 0444 },
     { 10, "tcp_allowed_congestion_control", LX_PROC_TCP_CC_ALLOWED, LX_S_IFREG | 0444 },
+    { 0, "tcpmon", LX_PROC_NET_TCPMON, LX_S_IFREG | 0444 },    /* the monitor's TCP log (tcpmon.c) */
 };
 #define NFIXED_TREE (sizeof(fixed_tree) / sizeof(fixed_tree[0]))
 

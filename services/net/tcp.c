@@ -27,6 +27,7 @@
 #include "pstring.h"
 #include "svc_proc.h"
 #include "tcp_cc.h"
+#include "svc_trace.h"
 #include "tcp_rtx.h"
 
 uint32_t net_tcp_default_cc;            /* an index of tcp_cc_modules: newreno until the system says */
@@ -96,6 +97,7 @@ struct tcb {
     int32_t err;                        /* a Linux errno: why the connection ended (0: it did not, or well) */
     uint32_t laddr, raddr;
     uint16_t lport, rport;
+    uint32_t id;                        /* the connection's number since the stack started (its tracepoints) */
     /* RFC 9293 3.3.1 */
     uint32_t iss, snd_una, snd_nxt, snd_max, snd_wnd, snd_wl1, snd_wl2, max_wnd;
     uint32_t irs, rcv_nxt, rcv_adv;     /* rcv_adv: the right edge of the window we offered */
@@ -168,6 +170,20 @@ static void count_retrans(struct tcb *t, int n)
 {
     t->retrans += (uint32_t)n;
     net_mib[MIB_TCP_RETRANS_SEGS] += (uint64_t)(int64_t)n;
+}
+
+/* The monitor (idl/tracepoints.toml): the window and why it is what it is. */
+static void trace_cwnd(const struct tcb *t, unsigned why)
+{
+    trace_tcp_cwnd(t->id, why, t->cc.cwnd, t->cc.ssthresh, t->snd_max - t->snd_una);
+}
+
+/* t goes to state s (the tracepoint sees every change). */
+static void set_state(struct tcb *t, uint8_t s)
+{
+    if (t->state != s)
+        trace_tcp_state(t->id, t->state, s, t->lport, t->rport);
+    t->state = s;
 }
 
 static void timer_note(uint64_t at)
@@ -597,6 +613,7 @@ static void output(struct tcb *t)
             break;
         t->high_rxt = seq + len;
         count_retrans(t, 1);
+        trace_tcp_retransmit(t->id, seq, len, TRACE_TCP_WHY_SACK);
     }
     uint32_t wnd = min32(t->snd_wnd, t->cc.cwnd + t->inflate);
     for (;;) {
@@ -627,13 +644,15 @@ static void output(struct tcb *t)
         }
         uint8_t flags = ACK | (n && n == avail ? PSH : 0) | (fin ? FIN : 0);
         if (emit(t, t->snd_nxt, flags, sent, n)) {
+            trace_cwnd(t, TRACE_TCP_WHY_LOCAL);         /* (the transmit path is full: local congestion) */
             if (!t->t_rtx)
                 arm_rtx(t);                             /* (no room: the timer sends it again) */
             break;
         }
-        if (seq_lt(t->snd_nxt, t->snd_max))
+        if (seq_lt(t->snd_nxt, t->snd_max)) {
             count_retrans(t, 1);
-        else if (!t->rtt_at && n) {
+            trace_tcp_retransmit(t->id, t->snd_nxt, n, TRACE_TCP_WHY_TIMEOUT);
+        } else if (!t->rtt_at && n) {
             t->rtt_seq = t->snd_nxt;
             t->rtt_at = svc_clock_ns();
         }
@@ -641,9 +660,9 @@ static void output(struct tcb *t)
         t->snd_max = seq_max(t->snd_max, t->snd_nxt);
         t->t_persist = 0;
         if (fin && t->state == T_ESTABLISHED)
-            t->state = T_FIN_WAIT_1;
+            set_state(t, T_FIN_WAIT_1);
         else if (fin && t->state == T_CLOSE_WAIT)
-            t->state = T_LAST_ACK;
+            set_state(t, T_LAST_ACK);
         if (!t->t_rtx)
             arm_rtx(t);
         if (fin)
@@ -750,6 +769,8 @@ static struct tcb *tcb_new(uint64_t pid)
         slot = oldest_wait;
     }
     memset(slot, 0, sizeof *slot);
+    static uint32_t last_id;
+    slot->id = ++last_id;
     slot->pid = pid;
     if ((unsigned)(slot - tcbs) >= tcb_top)
         tcb_top = (unsigned)(slot - tcbs) + 1;
@@ -855,7 +876,7 @@ static void count_closing(const struct tcb *t)
 static void tcb_end(struct tcb *t, int32_t err)
 {
     count_closing(t);
-    t->state = T_CLOSED;
+    set_state(t, T_CLOSED);
     t->err = err;
     t->shut_rd = t->shut_wr = 1;
     t->t_rtx = t->t_delack = t->t_wait = t->t_persist = t->t_keep = 0;
@@ -876,7 +897,7 @@ static void reset(struct tcb *t)
 /* TIME_WAIT: nothing more to send; an orphan needs no rings any more. */
 static void enter_time_wait(struct tcb *t, uint64_t now)
 {
-    t->state = T_TIME_WAIT;
+    set_state(t, T_TIME_WAIT);
     set_timer(&t->t_wait, now + TIME_WAIT_NS);
     t->t_rtx = t->t_persist = t->t_keep = 0;
     free_ring(&t->snd);
@@ -958,6 +979,7 @@ static void agree(struct tcb *t, const struct opts *o)
     }
     t->mss = min32(o->mss ? o->mss : MSS_DEFAULT, route_mss(t->raddr)) - (t->ts_ok ? 12 : 0);
     tcp_cc_start(&t->cc, t->cc.ops ? t->cc.ops : tcp_cc_modules[net_tcp_default_cc], t->mss);
+    trace_cwnd(t, TRACE_TCP_WHY_INIT);
 }
 
 static void offer_options(struct tcb *t)
@@ -1011,7 +1033,7 @@ static struct tcb *child(struct tcb *l, uint32_t laddr, uint32_t raddr, uint16_t
     c->raddr = raddr;
     c->lport = lport;
     c->rport = rport;
-    c->state = T_SYN_RECEIVED;
+    set_state(c, T_SYN_RECEIVED);
     c->used = 1;
     c->nodelay = l->nodelay;                            /* (a listener's options are its connections') */
     c->linger0 = l->linger0;
@@ -1202,7 +1224,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
             t->snd_wnd = t->max_wnd = get16(s + 14);
             t->snd_wl1 = seq;
             t->snd_wl2 = ackn;
-            t->state = T_ESTABLISHED;
+            set_state(t, T_ESTABLISHED);
             t->t_rtx = 0;
             t->retries = 0;
             t->last_rcv = svc_clock_ns();
@@ -1214,7 +1236,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
             ack_now(t);
             output(t);
         } else {                                        /* simultaneous open */
-            t->state = T_SYN_RECEIVED;
+            set_state(t, T_SYN_RECEIVED);
             emit(t, t->iss, SYN | ACK, 0, 0);
         }
         wake(t);
@@ -1375,21 +1397,28 @@ static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now, const struct opt
         uint32_t ms = ts_now(t) - o->tsecr;
         rtt = ms ? ms * 1000 : 1000;
     }
-    if (rtt)
+    if (rtt) {
         tcp_rto_sample(&t->rto, rtt);
+        trace_tcp_rtt(t->id, rtt, t->rto.srtt_us, t->rto.rttvar_us, t->rto.rto_us / 1000);
+    }
     if (t->in_recovery && seq_le(t->recover, ackn)) {
         t->in_recovery = 0;
         t->inflate = 0;
         t->cc.ops->recovered(&t->cc, t->snd_max - t->snd_una);
+        trace_cwnd(t, TRACE_TCP_WHY_RECOVERED);
     } else if (t->in_recovery && t->sack_ok) {
         /* RFC 6675: the holes go as the pipe lets them (output). */
     } else if (t->in_recovery) {                        /* RFC 6582: a partial ACK, the next hole */
         emit(t, t->snd_una, ACK, 0, min32(t->snd.len, t->mss));
         count_retrans(t, 1);
+        trace_tcp_retransmit(t->id, t->snd_una, min32(t->snd.len, t->mss), TRACE_TCP_WHY_DUPACK);
         t->inflate = (t->inflate > acked ? t->inflate - acked : 0) + t->mss;
     } else if (data) {
         struct tcp_cc_ack a = { data, rtt, t->rto.srtt_us, t->snd_una, t->snd_nxt, now / 1000 };
+        uint32_t cwnd = t->cc.cwnd, ssthresh = t->cc.ssthresh;
         t->cc.ops->ack(&t->cc, &a);
+        if (t->cc.cwnd != cwnd || t->cc.ssthresh != ssthresh)
+            trace_cwnd(t, TRACE_TCP_WHY_ACK);
     }
     set_timer(&t->t_rtx, t->snd_una == t->snd_max ? 0 : now + (uint64_t)t->rto.rto_us * 1000);
 }
@@ -1400,7 +1429,9 @@ static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now, const struct opt
  * module, the first segment not acknowledged sent again at once. */
 static void enter_recovery(struct tcb *t, uint64_t now)
 {
+    unsigned why = t->dupacks >= TCP_DUPTHRESH ? TRACE_TCP_WHY_DUPACK : TRACE_TCP_WHY_SACK;
     t->cc.ops->congestion(&t->cc, t->snd_max - t->snd_una, now / 1000);
+    trace_cwnd(t, why);
     t->in_recovery = 1;
     t->recover = t->snd_max;
     t->inflate = t->sack_ok ? 0 : TCP_DUPTHRESH * t->mss;
@@ -1417,6 +1448,7 @@ static void enter_recovery(struct tcb *t, uint64_t now)
     }
     emit(t, t->snd_una, ACK, 0, n);
     count_retrans(t, 1);
+    trace_tcp_retransmit(t->id, t->snd_una, n, why);
     arm_rtx(t);                                         /* (the oldest segment sent again: its timer anew, as Linux) */
 }
 
@@ -1434,7 +1466,7 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
             return;         /* (dropped, as Linux with tcp_abort_on_overflow 0: our SYN-ACK goes again, then the ACK) */
         if (t->listener)
             MIB(TCP_PASSIVE_OPENS);
-        t->state = T_ESTABLISHED;
+        set_state(t, T_ESTABLISHED);
         keep_arm(t);
         t->snd_una = t->iss + 1;                        /* (our SYN acknowledged: what new_ack sees is data) */
         t->retries = 0;
@@ -1464,6 +1496,7 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
         /* RFC 5681's duplicate ACK (RFC 6675's: one that SACKs new data):
          * the third, or SACKs that show the first segment lost, start
          * recovery; in NewReno's each one after lets one more segment out. */
+        trace_tcp_dupack(t->id, t->dupacks + 1u, ackn, sacked);
         if (t->in_recovery) {
             t->inflate += t->sack_ok ? 0 : t->mss;
         } else if ((++t->dupacks >= TCP_DUPTHRESH || (t->sack_ok && tcp_sb_is_lost(&t->sb, t->snd_una, t->mss))) &&
@@ -1472,6 +1505,8 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
         }
     }
     if (seq_lt(t->snd_wl1, seq) || (t->snd_wl1 == seq && seq_le(t->snd_wl2, ackn))) {
+        if (wnd != t->snd_wnd)
+            trace_tcp_window(t->id, wnd, t->snd_nxt - t->snd_una);
         t->snd_wnd = wnd;                               /* the window update (3.10.7.4) */
         t->max_wnd = wnd > t->max_wnd ? wnd : t->max_wnd;
         t->snd_wl1 = seq;
@@ -1481,7 +1516,7 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
     }
     if (t->fin_done) {
         if (t->state == T_FIN_WAIT_1) {
-            t->state = T_FIN_WAIT_2;
+            set_state(t, T_FIN_WAIT_2);
             if (!t->sock)
                 set_timer(&t->t_wait, now + FIN_TIMEOUT_NS);       /* an orphan waits so long for the peer's FIN */
         } else if (t->state == T_CLOSING) {
@@ -1514,9 +1549,9 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
         if (t->state == T_FIN_WAIT_1)
             t->state = t->fin_done ? T_TIME_WAIT : T_CLOSING;
         else if (t->state == T_FIN_WAIT_2)
-            t->state = T_TIME_WAIT;
+            set_state(t, T_TIME_WAIT);
         else
-            t->state = T_CLOSE_WAIT;
+            set_state(t, T_CLOSE_WAIT);
         if (t->state == T_TIME_WAIT)
             enter_time_wait(t, now);
         ack_now(t);
@@ -1564,6 +1599,7 @@ static void rtx_timeout(struct tcb *t, uint64_t now)
         emit(t, t->iss, t->state == T_SYN_SENT ? SYN : SYN | ACK, 0, 0);
     } else {
         t->cc.ops->timeout(&t->cc, t->snd_max - t->snd_una, now / 1000);
+        trace_cwnd(t, TRACE_TCP_WHY_TIMEOUT);
         t->in_recovery = 0;
         t->inflate = 0;
         t->dupacks = 0;
@@ -1732,7 +1768,7 @@ int64_t net_op_listen(struct svc_call *call, uint32_t sock, uint32_t backlog)
     }
     if (t->state != T_CLOSED || t->used)
         return SVC_E_STATE;
-    t->state = T_LISTEN;
+    set_state(t, T_LISTEN);
     t->used = 1;
     t->backlog = (uint16_t)(backlog < 1 ? 1 : backlog > BACKLOG_MAX ? BACKLOG_MAX : backlog);
     return 0;
@@ -1794,7 +1830,7 @@ int64_t net_op_connect(struct svc_call *call, uint32_t sock, uint32_t addr, uint
     t->rmss = route_mss(addr);
     offer_options(t);
     t->iss = t->snd_una = t->snd_nxt = t->snd_max = t->recover = new_isn(laddr, addr, t->lport, t->rport);
-    t->state = T_SYN_SENT;
+    set_state(t, T_SYN_SENT);
     MIB(TCP_ACTIVE_OPENS);
     output(t);
     net_timers_update();
@@ -1941,7 +1977,7 @@ int64_t net_op_shutdown(struct svc_call *call, uint32_t sock, uint32_t how)
     if (t->state == T_LISTEN) {
         if (how != 1) {                                 /* (reading shut: it listens no more, as Linux) */
             drop_pending(t);
-            t->state = T_CLOSED;
+            set_state(t, T_CLOSED);
             t->shut_rd = t->shut_wr = 1;
             wake(t);                                    /* (a waiter for a connection learns it) */
         }
@@ -2013,6 +2049,7 @@ int64_t net_op_tcp_set(struct svc_call *call, uint32_t sock, uint32_t option, ui
             tcp_cc_start(&t->cc, ops, t->mss);
             t->cc.cwnd = cwnd;
             t->cc.ssthresh = ssthresh;
+            trace_cwnd(t, TRACE_TCP_WHY_MODULE);
         }
         return 0;
     }

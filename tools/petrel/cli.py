@@ -305,7 +305,7 @@ def cmd_run_linux(args) -> int:
     if status:
         return status
     return linuxrun.main(args.system or "linux-user", args.exec_cmd or "", args.add, args.linux, machine,
-                         with_apps=args.apps)
+                         with_apps=args.apps, append=args.append)
 
 
 # `./petrel test`.

@@ -73,7 +73,7 @@ def boot(argv: list) -> int:
 
 
 def main(system: str, command: str, adds: list, linux: bool, machine: qemu.Machine,
-         repo: Path = paths.REPO, with_apps: bool = False) -> int:
+         repo: Path = paths.REPO, with_apps: bool = False, append: str = "") -> int:
     try:
         archive, image = prepare(system, command, adds, repo, debian.apps_ready(repo) if with_apps else ())
     except (ValueError, OSError, systems.SystemConfigError, debian.DebianError) as err:
@@ -83,8 +83,8 @@ def main(system: str, command: str, adds: list, linux: bool, machine: qemu.Machi
         if not linuxbase.present(repo):
             print("run: the Linux baseline is missing: run `./petrel setup`", file=sys.stderr)
             return 2
-        argv = qemu.build_argv(linuxbase.image(repo), archive, machine, oracle.LINUX_APPEND)
+        argv = qemu.build_argv(linuxbase.image(repo), archive, machine, (oracle.LINUX_APPEND + " " + append).strip())
     else:
-        argv = qemu.build_argv(paths.kernel_bin(repo=repo), image, machine, "")
+        argv = qemu.build_argv(paths.kernel_bin(repo=repo), image, machine, append)
     argv[0] = qemu.find_qemu()
     return boot(argv)

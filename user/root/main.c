@@ -213,6 +213,15 @@ static void restart(struct service *v, const struct petrel_msg *fault)
                (unsigned long)sys_space_id(v->space), v->restarts);
 }
 
+/* The monitor (0: the kernel records nothing), opened once. */
+static uint32_t trace_handle(void)
+{
+    static int64_t h;
+    if (!h)
+        h = sys_trace_open(root_handle());
+    return h > 0 ? (uint32_t)h : 0;
+}
+
 /* Add a grant to a service being set up. */
 static void add_grant(struct service *v, const char *prefix, const char *what, uint32_t h, uint32_t rights)
 {
@@ -337,6 +346,7 @@ static void start_service(const char *line, uint32_t parent)
     int64_t state = sys_mem_create(STATE_SIZE, MEM_PAGE_2M);  /* lazy, one TLB entry when used */
     v->state = state > 0 ? (uint32_t)state : 0;
     grant_devices(v, devices);
+    add_grant(v, "", "trace", trace_handle(), R_READ | R_WRITE);   /* its tracepoints, and the rings to read */
     if (bootfiles[0] == '1')
         add_grant(v, "", "root", root_handle(), R_READ);    /* the boot image's files, nothing else */
     for (const char *q = calls; strcmp(calls, "-") != 0 && *q; ) {

@@ -9,6 +9,7 @@
 #include "irq.h"
 #include "cpu.h"
 #include "thread.h"
+#include "trace.h"
 #include "ipc.h"
 #include "sched.h"
 #include "memobj.h"
@@ -83,7 +84,9 @@ static int resolve_abort(struct thread *t, uint64_t esr, uint64_t far)
         return -E_FAULT;
     bool write = ec == EC_DABT_LOW && (esr & (1 << 6));
     bool exec = ec == EC_IABT_LOW;
-    return memobj_resolve_access(t->space, far, write, exec);
+    int err = memobj_resolve_access(t->space, far, write, exec);
+    trace_page_fault(far, write, (uint64_t)(int64_t)err);
+    return err;
 }
 
 /* Decode an EL0 exception that is not a Petrel system call into a fault. */
@@ -148,7 +151,9 @@ struct trapframe *exc_el0_svc_locked(struct trapframe *tf, uint64_t esr)
     struct thread *t = (struct thread *)tf;
     if (unlikely(n == 0 || t->foreign_svc || t->state != T_RUNNING))
         return el0_sync_locked(tf, esr);    /* svc #0 or a foreign thread's: a Linux call, for the handler */
+    trace_syscall_enter(n, tf->x[0], tf->x[1], tf->x[2]);
     tf->x[0] = (uint64_t)syscall_dispatch(n, tf);
+    trace_syscall_exit(n, tf->x[0]);
     return sched_exit();
 }
 
@@ -192,7 +197,9 @@ static NOINLINE struct trapframe *el0_sync_locked(struct trapframe *tf, uint64_t
         return sched_exit();            /* killed by another core meanwhile */
     unsigned ec = (unsigned)(esr >> 26);
     if (ec == EC_SVC64 && (esr & 0xffff) != 0 && !t->foreign_svc) {
+        trace_syscall_enter(esr & 0xffff, tf->x[0], tf->x[1], tf->x[2]);
         int64_t r = syscall_dispatch(esr & 0xffff, tf);
+        trace_syscall_exit(esr & 0xffff, (uint64_t)r);
         tf->x[0] = (uint64_t)r;
         return sched_exit();
     }

@@ -1,0 +1,37 @@
+/*
+ * Tracepoints in the kernel (idl/tracepoints.toml, lib/include/trace_abi.h).
+ * A tracepoint is `trace_<name>(fields)`: switched off, one load and one
+ * branch; switched on, trace_record stores one record into this core's
+ * ring; with CONFIG_TRACE=n, nothing at all.
+ */
+#ifndef PETREL_TRACE_H
+#define PETREL_TRACE_H
+
+#include "kernel.h"
+#include "trace_abi.h"
+
+/* Bit id of word id/64: the tracepoint records (the header's `enabled`). */
+extern uint64_t trace_mask[TRACE_MAX_POINTS / 64];
+
+void trace_record(unsigned id, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4);
+
+#define TRACE_HIT(id, a0, a1, a2, a3, a4)                                     \
+    do {                                                                        \
+        if (trace_mask[(id) / 64] >> ((id) % 64) & 1)                           \
+            trace_record((id), (a0), (a1), (a2), (a3), (a4));                   \
+    } while (0)
+
+#include "trace_points.h"
+
+/* The rings, sized for the cores the device tree names; then the groups
+ * the boot argument trace=GROUP,... names are switched on. */
+void trace_init(void);
+/* The area, or NULL (no tracing: CONFIG_TRACE=n or no memory for it). */
+struct trace_area *trace_area(void);
+/* Switch the tracepoints of `list` (group names or tracepoint names,
+ * comma-separated; "all") on; -E_INVAL naming nothing known. */
+int trace_enable_list(const char *list);
+/* enabled[word] = (enabled[word] & ~clear) | set, over the tracepoints that exist. */
+int trace_set(unsigned word, uint64_t set, uint64_t clear);
+
+#endif
