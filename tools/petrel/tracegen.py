@@ -128,9 +128,10 @@ def c_header(t: Table, compiled: bool) -> str:
            "/* 0: the kernel was configured without tracepoints (CONFIG_TRACE=n): every\n"
            " * emitter below is empty. */\n",
            f"#define TRACE_COMPILED {1 if compiled else 0}\n\n",
-           "/* Before including this header, define TRACE_HIT(id, a0, a1, a2, a3, a4):\n"
-           " * what records an event where the code runs (kernel/include/trace.h,\n"
-           " * services/include/svc_trace.h). */\n\n"]
+           "/* The emitters below exist where TRACE_HIT(id, a0, a1, a2, a3, a4) is defined\n"
+           " * before this header: what records an event where the code runs\n"
+           " * (kernel/include/trace.h, services/include/svc_trace.h). A reader needs\n"
+           " * only the ids and values. */\n\n"]
     for p in t.points:
         out.append(f"#define TP_{p.name.upper()} {p.id}\n")
     out.append("\n")
@@ -148,14 +149,14 @@ def c_header(t: Table, compiled: bool) -> str:
     out.append("/* The tracepoints a service records (the kernel refuses trace_emit of others). */\n")
     for i, w in enumerate(svc):
         out.append(f"#define TRACE_SERVICE_MASK{i} 0x{w:x}ull\n")
-    out.append("\n")
+    out.append("\n#ifdef TRACE_HIT\n")
     for p in t.points:
         params = ", ".join(f"uint64_t {f.name}" for f in p.fields) or "void"
         args = [f.name for f in p.fields] + ["0"] * (MAX_FIELDS - len(p.fields))
         body = f"    TRACE_HIT(TP_{p.name.upper()}, {', '.join(args)});\n" if compiled else \
             "".join(f"    (void){f.name};\n" for f in p.fields)
         out.append(f"static inline void trace_{p.name}({params})\n{{\n{body}}}\n\n")
-    out.append("#endif\n")
+    out.append("#endif /* TRACE_HIT */\n\n#endif\n")
     return "".join(out)
 
 

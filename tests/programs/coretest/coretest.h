@@ -28,5 +28,6 @@ void test_handles(void);
 void test_fuzz(void);
 void test_irq(void);
 void test_review(void);
+void test_trace(void);
 
 #endif

@@ -91,7 +91,8 @@ int main(const struct petrel_bootinfo *bi)
     struct { const char *name; void (*fn)(void); } groups[] = {
         { "ipc", test_ipc }, { "objects", test_objects }, { "handles", test_handles },
         { "memory", test_memory },
-        { "sched", test_sched }, { "irq", test_irq }, { "faults", test_faults }, { "fuzz", test_fuzz },
+        { "sched", test_sched }, { "irq", test_irq }, { "faults", test_faults }, { "trace", test_trace },
+        { "fuzz", test_fuzz },
     };
     for (unsigned i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
         if (only[0] && strcmp(only, groups[i].name) != 0)
