@@ -25,7 +25,9 @@
 uint64_t trace_mask[TRACE_MAX_POINTS / 64];
 
 static struct trace_area *area;
-static paddr_t area_pa;
+/* Where the area is: the host's recorder (tools/petrel/trace.py) finds it
+ * through this symbol of kernel.elf, reading guest memory as QEMU holds it. */
+paddr_t trace_area_pa;
 static uint64_t area_size;
 static unsigned area_order;
 
@@ -65,7 +67,7 @@ void trace_init(void)
     a->slots = CONFIG_TRACE_SLOTS;
     a->freq = arch_counter_freq();
     area = a;
-    area_pa = pa;
+    trace_area_pa = pa;
     area_size = ALIGN_UP(size, 4096);
     area_order = order;
     kprintf("trace: %u rings of %u events at 0x%lx\n", ncpus, (unsigned)CONFIG_TRACE_SLOTS, (unsigned long)pa);
@@ -186,7 +188,7 @@ int64_t sys_trace_map(uint32_t trace)
     int err = handle_get(current_thread()->space, trace, OBJ_TRACE, R_READ, &sl);
     if (err)
         return err;
-    struct memobj *m = memobj_create_file(current_thread()->space, area_pa, area_size, &err);
+    struct memobj *m = memobj_create_file(current_thread()->space, trace_area_pa, area_size, &err);
     if (!m)
         return err;
     int64_t h = handle_alloc(current_thread()->space, &m->obj, R_READ | R_DUP | R_GRANT, 0);

@@ -10,6 +10,9 @@
 #include "kernel.h"
 #include "trace_abi.h"
 
+/* The area's physical address (0: none), for the host's recorder. */
+extern paddr_t trace_area_pa;
+
 /* Bit id of word id/64: the tracepoint records (the header's `enabled`). */
 extern uint64_t trace_mask[TRACE_MAX_POINTS / 64];
 

@@ -46,12 +46,13 @@ struct trace_area {
     uint32_t slots;             /* records per ring, a power of two */
     uint64_t freq;              /* counter ticks per second */
     uint64_t enabled[TRACE_MAX_POINTS / 64];    /* bit id: the tracepoint records */
-    uint64_t pad[10];
-    struct trace_core core[TRACE_MAX_CPUS];     /* at offset 128 */
+    uint64_t pad[9];
+    struct trace_core core[TRACE_MAX_CPUS];     /* at offset 128 (tools/petrel/trace.py reads it there) */
 };
 
 _Static_assert(sizeof(struct trace_record) == 64, "a record is 64 bytes");
 _Static_assert(sizeof(struct trace_area) <= TRACE_HEADER, "the header fits its page");
+_Static_assert(__builtin_offsetof(struct trace_area, core) == 128, "the cores' heads at offset 128");
 
 static inline struct trace_record *trace_ring(const struct trace_area *a, unsigned cpu)
 {

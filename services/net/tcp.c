@@ -178,6 +178,13 @@ static void trace_cwnd(const struct tcb *t, unsigned why)
     trace_tcp_cwnd(t->id, why, t->cc.cwnd, t->cc.ssthresh, t->snd_max - t->snd_una);
 }
 
+/* An RTT sample of `us` microseconds into t's estimator (RFC 6298), and its tracepoint. */
+static void rtt_sample(struct tcb *t, uint32_t us)
+{
+    tcp_rto_sample(&t->rto, us);
+    trace_tcp_rtt(t->id, us, t->rto.srtt_us, t->rto.rttvar_us, t->rto.rto_us / 1000);
+}
+
 /* t goes to state s (the tracepoint sees every change). */
 static void set_state(struct tcb *t, uint8_t s)
 {
@@ -1230,7 +1237,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
             t->last_rcv = svc_clock_ns();
             keep_arm(t);
             if (t->rtt_at) {
-                tcp_rto_sample(&t->rto, (uint32_t)((svc_clock_ns() - t->rtt_at) / 1000));
+                rtt_sample(t, (uint32_t)((svc_clock_ns() - t->rtt_at) / 1000));
                 t->rtt_at = 0;
             }
             ack_now(t);
@@ -1397,10 +1404,8 @@ static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now, const struct opt
         uint32_t ms = ts_now(t) - o->tsecr;
         rtt = ms ? ms * 1000 : 1000;
     }
-    if (rtt) {
-        tcp_rto_sample(&t->rto, rtt);
-        trace_tcp_rtt(t->id, rtt, t->rto.srtt_us, t->rto.rttvar_us, t->rto.rto_us / 1000);
-    }
+    if (rtt)
+        rtt_sample(t, rtt);
     if (t->in_recovery && seq_le(t->recover, ackn)) {
         t->in_recovery = 0;
         t->inflate = 0;
@@ -1472,7 +1477,7 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
         t->retries = 0;
         t->t_rtx = t->snd_una == t->snd_max ? 0 : t->t_rtx;
         if (t->rtt_at) {
-            tcp_rto_sample(&t->rto, (uint32_t)((now - t->rtt_at) / 1000) + 1);
+            rtt_sample(t, (uint32_t)((now - t->rtt_at) / 1000) + 1);
             t->rtt_at = 0;
         }
         t->snd_wnd = wnd;

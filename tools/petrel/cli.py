@@ -9,6 +9,8 @@ import os
 import re
 import signal
 import sys
+import time
+from pathlib import Path
 
 from petrel import bench, build, envsetup, paths, qemu, testrun
 
@@ -85,6 +87,29 @@ def add_run(sub) -> None:
     p.add_argument("--forward", action="append", default=[], metavar="HOSTPORT:GUESTPORT", type=forward_arg,
                    help="forward TCP connections to 127.0.0.1:HOSTPORT on the host to GUESTPORT of the guest "
                         "(repeatable; QEMU's user-mode network, so not with --net none)")
+    p.add_argument("--trace", metavar="GROUPS",
+                   help="switch the monitor's tracepoint groups on from boot (comma-separated: tcp, sched, fault, "
+                        "irq, syscall, linux, or all; docs/reference/tracepoints.md) and record them to "
+                        "--trace-out while the guest runs, from QEMU's side (the guest does nothing for it)")
+    p.add_argument("--trace-out", metavar="FILE", default="build/trace/run.ptrace",
+                   help="where --trace records (default build/trace/run.ptrace); read it with ./petrel trace FILE")
+
+
+def add_trace(sub) -> None:
+    p = sub.add_parser("trace", help="print, export or plot a trace the monitor recorded",
+                       description="Decode a trace recorded by ./petrel run --trace (or a test case's) and print "
+                                   "it like the Kernel Monitor paper's log: TCP events as /proc/net/tcpmon shows "
+                                   "them, the others as time, core, process, tracepoint and fields. --perfetto, "
+                                   "--json and --plot write the trace instead (add --print to print as well).")
+    p.add_argument("file", help="a trace file (.ptrace)")
+    p.add_argument("--filter", metavar="GROUPS", help="only these tracepoint groups (comma-separated)")
+    p.add_argument("--conn", metavar="N[,N]", help="only these TCP connections' events")
+    p.add_argument("--perfetto", metavar="OUT", help="write a Perfetto trace (protobuf TrackEvent): a track per "
+                   "core, process, thread and TCP connection, counters of cwnd and ssthresh")
+    p.add_argument("--json", metavar="OUT", help="write the Chrome JSON trace format (chrome://tracing, Perfetto)")
+    p.add_argument("--plot", metavar="OUT.png", help="plot cwnd and ssthresh against time, a panel a connection")
+    p.add_argument("--title", help="the plot's title (default: the file's name)")
+    p.add_argument("--print", action="store_true", help="print the log as well as writing the files")
 
 
 # `--forward HOSTPORT:GUESTPORT` as a pair of ports.
@@ -229,7 +254,7 @@ def make_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in (add_setup, add_build, add_run, add_test, add_bench, add_profile, add_config, add_tlb,
-                add_fuzz):
+                add_fuzz, add_trace):
         add(sub)
     return parser
 
@@ -253,9 +278,23 @@ def cmd_build(args) -> int:
 
 
 # `./petrel run`: checks the options, builds, then replaces this process with QEMU.
+# --trace GROUPS: the kernel's trace= boot argument; the file to record to (None: none).
+def run_trace(args):
+    if not args.trace:
+        return None
+    args.append = (args.append + " trace=" + args.trace).strip()
+    out = Path(args.trace_out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 def cmd_run(args) -> int:
+    if args.trace and args.linux:
+        print("run: --trace records Petrel's monitor, not the Linux kernel's (--linux)", file=sys.stderr)
+        return 2
+    trace_out = run_trace(args)
     if args.exec_cmd is not None or args.add or args.linux:
-        return cmd_run_linux(args)
+        return cmd_run_linux(args, trace_out)
     image = args.image or paths.system_image(args.system or "default")
     if args.apps and args.image:
         print("run: --apps goes without --image", file=sys.stderr)
@@ -283,14 +322,49 @@ def cmd_run(args) -> int:
     if args.gdb is not None:
         elf = paths.rel(paths.kernel_elf())
         print(f"waiting for gdb on port {args.gdb}: gdb-multiarch {elf} -ex 'target remote :{args.gdb}'")
+    if trace_out:
+        return run_traced(argv, trace_out, typed)
     if typed:
         return qemu.run_typed(argv, sys.stdin.buffer)
     print("run: console follows; Ctrl-A x quits", flush=True)
     os.execv(argv[0], argv)
 
 
+# QEMU with the recorder watching it from the side.
+def run_traced(argv: list, out: Path, typed: bool) -> int:
+    import subprocess
+    import tempfile
+    from petrel import trace
+    qmp = Path(tempfile.mkdtemp(prefix="petrel-qmp-")) / "qmp"
+    argv = argv + trace.qemu_argv(str(qmp))
+    rec = trace.Recorder(str(qmp), out, paths.kernel_elf())
+    if not typed:
+        print("run: console follows; Ctrl-A x quits", flush=True)
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE if typed else None)
+    trace.watch(proc, rec)
+    try:
+        if typed:
+            for chunk in iter(lambda: sys.stdin.buffer.read1(4096), b""):
+                proc.stdin.write(chunk)
+                proc.stdin.flush()
+            while proc.poll() is None:              # (the end of the input: Ctrl-D, as run_typed types it)
+                try:
+                    proc.stdin.write(b"\x04")
+                    proc.stdin.flush()
+                except BrokenPipeError:
+                    break
+                time.sleep(0.5)
+        status = proc.wait()
+    except KeyboardInterrupt:
+        proc.kill()
+        status = proc.wait()
+    rec.join()
+    print(trace.summary(rec, out), flush=True)
+    return status
+
+
 # `./petrel run --exec/--add/--linux`: Linux programs, non-interactively.
-def cmd_run_linux(args) -> int:
+def cmd_run_linux(args, trace_out=None) -> int:
     from petrel import linuxrun
     if args.image or args.gdb is not None:
         print("run: --exec, --add and --linux go without --image and --gdb", file=sys.stderr)
@@ -305,7 +379,7 @@ def cmd_run_linux(args) -> int:
     if status:
         return status
     return linuxrun.main(args.system or "linux-user", args.exec_cmd or "", args.add, args.linux, machine,
-                         with_apps=args.apps, append=args.append)
+                         with_apps=args.apps, append=args.append, trace_out=trace_out)
 
 
 # `./petrel test`.
@@ -370,8 +444,14 @@ def cmd_fuzz(args) -> int:
     return fuzz.main(args.target, args.minutes, args.jobs, args.replay, args.verbose)
 
 
+# `./petrel trace FILE`.
+def cmd_trace(args) -> int:
+    from petrel import trace
+    return trace.main(args)
+
+
 COMMANDS = {"setup": cmd_setup, "build": cmd_build, "run": cmd_run, "test": cmd_test, "bench": cmd_bench,
-            "profile": cmd_profile, "config": cmd_config, "tlb": cmd_tlb, "fuzz": cmd_fuzz}
+            "profile": cmd_profile, "config": cmd_config, "tlb": cmd_tlb, "fuzz": cmd_fuzz, "trace": cmd_trace}
 
 
 def interrupted(signum, frame):

@@ -13,6 +13,7 @@ without --exec it boots the default system's shell on that archive.
 import dataclasses
 import re
 import subprocess
+import tempfile
 import sys
 from pathlib import Path
 
@@ -53,9 +54,17 @@ def prepare(system: str, command: str, adds: list, repo: Path = paths.REPO, pack
 
 
 # Boots argv, copying the console here; returns the command's exit status.
-def boot(argv: list) -> int:
+def boot(argv: list, trace_out: Path = None) -> int:
     status = 0
+    rec = None
+    if trace_out:
+        from petrel import trace
+        qmp = Path(tempfile.mkdtemp(prefix="petrel-qmp-")) / "qmp"
+        argv = argv + trace.qemu_argv(str(qmp))
+        rec = trace.Recorder(str(qmp), trace_out, paths.kernel_elf())
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if rec:
+        trace.watch(proc, rec)
     try:
         for raw in proc.stdout:
             line = raw.decode("utf-8", errors="replace")
@@ -69,11 +78,14 @@ def boot(argv: list) -> int:
         proc.kill()
         proc.wait()
         return 130
+    if rec:
+        rec.join()
+        print(trace.summary(rec, trace_out), flush=True)
     return status if proc.returncode == 0 else (proc.returncode or 1)
 
 
 def main(system: str, command: str, adds: list, linux: bool, machine: qemu.Machine,
-         repo: Path = paths.REPO, with_apps: bool = False, append: str = "") -> int:
+         repo: Path = paths.REPO, with_apps: bool = False, append: str = "", trace_out: Path = None) -> int:
     try:
         archive, image = prepare(system, command, adds, repo, debian.apps_ready(repo) if with_apps else ())
     except (ValueError, OSError, systems.SystemConfigError, debian.DebianError) as err:
@@ -87,4 +99,4 @@ def main(system: str, command: str, adds: list, linux: bool, machine: qemu.Machi
     else:
         argv = qemu.build_argv(paths.kernel_bin(repo=repo), image, machine, append)
     argv[0] = qemu.find_qemu()
-    return boot(argv)
+    return boot(argv, None if linux else trace_out)
