@@ -122,6 +122,8 @@ int trace_enable_list(const char *list)
 
 void trace_record(unsigned id, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4)
 {
+    if (!CONFIG_TRACE)
+        return;                                 /* (no tracepoint calls it then) */
     uint64_t irq = arch_irq_save();
     struct cpu *c = this_cpu();
     struct trace_core *tc = &area->core[c->index];

@@ -65,6 +65,9 @@ class Case:
     oracle: list = field(default_factory=list)  # Linux command lines: run on Linux and Petrel, compared (oracle.py)
     run: list = field(default_factory=list)     # Linux command lines run on Petrel only (judged by `expect`)
     packages: str = ""          # "apps": the root archive has Debian's programs of the real-programs suite
+    trace: str = ""             # the monitor's groups switched on from boot (trace=...), recorded from QEMU's
+                                # side into build/test/logs/<name>.ptrace; with "tcp" among them, every
+                                # /proc/net/tcpmon line the console shows must be in the recording, in order
 
     # The QEMU machine this case boots on.
     def machine(self) -> qemu.Machine:
@@ -80,7 +83,7 @@ FIELD_TYPES = {
     "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "typing": list, "files": list, "cpu": str, "gic": int,
     "smp": int, "mem": str, "icount": bool, "virtualization": bool, "net": str, "frames": list, "append": str, "tap": bool, "expect": list,
     "expect_exit": (int, str), "timeout": (int, float), "pre": list, "allow_panic": bool, "oracle": list,
-    "run": list, "packages": str,
+    "run": list, "packages": str, "trace": str,
 }
 PACKAGE_SETS = ("", "apps")
 CASE_KEYS = set(FIELD_TYPES) | {"matrix"}

@@ -162,20 +162,23 @@ def kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-# Runs QEMU non-interactively, typing `input_text` on its serial console
+# Runs QEMU non-interactively (`on_start(proc)` is called once it started),
+# typing `input_text` on its serial console
 # (the UART takes it as the guest reads); returns (exit status, or None on
 # timeout, console text). stderr is merged into the console so QEMU's own errors show up in logs.
 # With `input_after` the text is typed once that regex has appeared; `steps`
 # is a list of such (regex, text) pairs, typed in turn, each regex looked for
 # in what came after the previous step was typed.
 # QEMU runs in its own process group, so a timeout kills all of it.
-def run(argv: list, timeout: float, input_text: str = "", input_after: str = "", steps=()) -> tuple:
+def run(argv: list, timeout: float, input_text: str = "", input_after: str = "", steps=(), on_start=None) -> tuple:
     find_qemu(argv[0])
     steps = list(steps) or ([(input_after, input_text)] if input_text and input_after else [])
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE if input_text or steps else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     with _live_lock:
         _live.add(proc)
+    if on_start:
+        on_start(proc)
     try:
         if steps:
             return _run_typing(proc, timeout, steps)

@@ -21,6 +21,7 @@ import re
 import subprocess
 import sys
 import threading
+import tempfile
 import time
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -234,10 +235,25 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
     if machine.net != "none":                   # the frames, for a host-side test to judge
         machine.pcap = str(paths.build_dir(repo) / "test" / "logs" / f"{case.slug()}.pcap")
         Path(machine.pcap).parent.mkdir(parents=True, exist_ok=True)
-    argv = qemu.build_argv(kernel, image, machine, case.append)
-    status, console = qemu.run(argv, case.timeout, case.input, case.input_after, [tuple(x) for x in case.typing])
+    append, rec, on_start = case.append, None, None
+    if case.trace:
+        from petrel import trace
+        append = (append + " trace=" + case.trace).strip()
+    argv = qemu.build_argv(kernel, image, machine, append)
+    if case.trace:
+        qmp = Path(tempfile.mkdtemp(prefix="petrel-qmp-")) / "qmp"
+        argv += trace.qemu_argv(str(qmp))
+        rec = trace.Recorder(str(qmp), paths.build_dir(repo) / "test" / "logs" / f"{case.slug()}.ptrace",
+                             paths.kernel_elf(case.kernel, repo))
+        on_start = lambda proc: trace.watch(proc, rec)
+    status, console = qemu.run(argv, case.timeout, case.input, case.input_after, [tuple(x) for x in case.typing],
+                               on_start)
     reasons, outcomes = evaluate(case, status, console)
     log = write_log(case, argv, status, console, repo)
+    if rec:
+        rec.join()
+        reasons += judge_trace(rec, console, "tcp" in case.trace.split(","), repo)
+        outcomes[0] = Outcome(case.name, "FAIL" if reasons else "ok", "; ".join(reasons))
     if case.oracle:
         reasons += against_linux(case, console, repo)
         outcomes[0] = Outcome(case.name, "FAIL" if reasons else "ok", "; ".join(reasons))
@@ -245,6 +261,35 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
         reasons += judge_frames(Path(machine.pcap), case.frames, repo)
         outcomes[0] = Outcome(case.name, "FAIL" if reasons else "ok", "; ".join(reasons))
     return CaseResult(case, outcomes, reasons, console, time.monotonic() - start, log)
+
+
+# Judges a case's recording: it worked, and (`tcpmon`) each line of
+# /proc/net/tcpmon on the console is the recorder's line of the same
+# event, in the same order: two readers of the rings, one in the guest and
+# one on the host, and two printers of the log, agree.
+def judge_trace(rec, console: str, tcpmon: bool, repo: Path) -> list:
+    from petrel import trace
+    if rec.error:
+        return [f"trace recording: {rec.error}"]
+    if not tcpmon:
+        return []
+    shown = [line.rstrip() for line in console.splitlines() if TCPMON_LINE.match(line)]
+    t = trace.load(rec.out)
+    tab = trace.table()
+    recorded = [line for line in (trace.tcp_line(t, tab, e) for e in trace.select(t, tab, {"tcp"})) if line]
+    if not shown:
+        return ["no /proc/net/tcpmon line on the console"]
+    at = 0
+    for line in shown:
+        try:
+            at = recorded.index(line, at) + 1
+        except ValueError:
+            return [f"/proc/net/tcpmon's line {line!r} is not in the recording {paths.rel(rec.out, repo)} "
+                    f"({len(recorded)} TCP events) after the lines before it"]
+    return []
+
+
+TCPMON_LINE = re.compile(r"^ +\d+\.\d{9} +\d+  \S")
 
 
 # Runs an oracle case's commands on Linux and compares the transcripts;
