@@ -66,7 +66,7 @@ class Case:
     run: list = field(default_factory=list)     # Linux command lines run on Petrel only (judged by `expect`)
     packages: str = ""          # "apps": the root archive has Debian's programs of the real-programs suite
     trace: str = ""             # the monitor's groups switched on from boot (trace=...), recorded from QEMU's
-                                # side into build/test/logs/<name>.ptrace; with "tcp" among them, every
+                                # side into build/test/logs/<name>.ptrace; with "tcp" among them, each
                                 # /proc/net/tcpmon line the console shows must be in the recording, in order
 
     # The QEMU machine this case boots on.
