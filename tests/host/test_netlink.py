@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from petrel import cpio, linuxbase, netrelay, oracle, paths, qemu, testrun
+from petrel import cpio, linuxbase, netrelay, oracle, paths, qemu, testrun, trace
 from petrel.netrelay import Impairments, Relay
 
 HOST = "127.0.0.1"
@@ -189,17 +189,27 @@ def test_two_petrels_over_the_link():
 # the first `head_start` seconds ahead so that it listens before the other
 # speaks, and answers their (status, console) by side. A system is a
 # Petrel system's name, or a function of the machine giving QEMU's argv
-# (a Linux peer). pcaps: side -> file to record.
-def boot_pair(relay, first, second, pcaps=None, head_start=1.0, timeout=120):
+# (a Linux peer). pcaps: side -> file to record. traces: side -> the
+# trace file to record Petrel's monitor into (its tcp group on from boot).
+def boot_pair(relay, first, second, pcaps=None, head_start=1.0, timeout=120, traces=None):
     for system in (first, second):
         assert callable(system) or paths.system_image(system).exists(), "run ./petrel build first"
     consoles = {}
 
     def boot(side, system):
         machine = qemu.Machine(net=relay.net_for(side), pcap=str((pcaps or {}).get(side, "")))
+        out = (traces or {}).get(side)
         argv = system(machine) if callable(system) else \
-            qemu.build_argv(paths.kernel_bin(), paths.system_image(system), machine, "")
-        consoles[side] = qemu.run(argv, timeout)
+            qemu.build_argv(paths.kernel_bin(), paths.system_image(system), machine, "trace=tcp" if out else "")
+        rec = None
+        if out:
+            qmp = str(Path(tempfile.mkdtemp(prefix="petrel-qmp-")) / "qmp")
+            argv += trace.qemu_argv(qmp)
+            rec = trace.Recorder(qmp, out, paths.kernel_elf())
+        consoles[side] = qemu.run(argv, timeout, on_start=(lambda proc: trace.watch(proc, rec)) if rec else None)
+        if rec:
+            rec.join()
+            assert not rec.error, rec.error
     b = threading.Thread(target=boot, args=("b", first))
     b.start()
     time.sleep(head_start)
@@ -272,15 +282,18 @@ def check_tcp_lines(console, modules=("newreno", "cubic", "westwood")):
     return sum(int(line[5]) for line in lines)
 
 
-def test_petrel_client_with_a_linux_echo_through_loss():
+def test_petrel_client_with_a_linux_echo_through_loss(tmp_path):
     """Petrel's client (its stack in the kernel) against Linux's own stack:
     pings, 300 UDP datagrams up to 5,920 bytes (fragments both ways) and
     400,000 bytes through Linux's TCP echo, with 1 % loss, duplication,
-    reordering and corruption each way."""
+    reordering and corruption each way. The monitor records Petrel's TCP
+    meanwhile: its losses, duplicate ACKs, retransmissions and recoveries,
+    and NewReno's window at each as RFC 5681 and RFC 6582 give it."""
     imp = Impairments(rtt_ms=10, loss=0.01, duplicate=0.01, reorder=0.01, corrupt=0.01, seed=9)
-    with tempfile.TemporaryDirectory() as tmp, Relay(imp) as relay:
-        peer = linux_peer(Path(tmp), "role=echo addr=10.9.0.2")
-        consoles = boot_pair(relay, peer, "netpeer-client", head_start=4.0)
+    recorded = tmp_path / "client.ptrace"
+    with Relay(imp) as relay:
+        peer = linux_peer(tmp_path, "role=echo addr=10.9.0.2")
+        consoles = boot_pair(relay, peer, "netpeer-client", head_start=4.0, traces={"a": recorded})
     (status_a, out_a), (status_b, out_b) = consoles["a"], consoles["b"]
     assert status_a == 0 and "lxnetpeer: echo done" in out_b, (out_a[-1500:], out_b[-1500:])
     summary = next((l for l in out_a.splitlines() if "datagrams echoed" in l), out_a[-1500:])
@@ -288,6 +301,46 @@ def test_petrel_client_with_a_linux_echo_through_loss():
                      r"\((\d+) sent again, (\d+) wrong\)", summary)
     assert m and int(m[1]) >= 3 and (int(m[2]), int(m[4])) == (300, 0), summary
     check_tcp_lines(out_a)
+    check_monitor(recorded)
+
+
+def check_monitor(path):
+    """The monitor's record of netpeer's transfers (connections 1 and 2 of 0
+    and 1 byte, then 3, 4 and 5 of 400,000 bytes with NewReno, CUBIC and
+    Westwood+): every kind of TCP event under loss, and NewReno's window
+    after each event as RFC 5681 (4) and RFC 6582 3.2 compute it from the
+    flight the event records."""
+    tab = trace.table()
+    t = trace.load(path)
+    byid = tab.by_id()
+    events = [e for e in trace.select(t, tab, {"tcp"})]
+    names = [byid[e.id].name for e in events]
+    why = tab.enums["tcp_why"][1]
+    cwnd = [e for e in events if byid[e.id].name == "tcp_cwnd"]
+    kinds = {why[e.args[1]] for e in cwnd}
+    assert {"init", "ack", "recovered"} <= kinds and kinds & {"dupack", "sack"}, kinds
+    for name in ("tcp_rtt", "tcp_state", "tcp_dupack", "tcp_retransmit", "tcp_window"):
+        assert name in names, (name, set(names))
+    inits = [e for e in cwnd if why[e.args[1]] == "init"]
+    assert len(inits) >= 3, inits
+    newreno = inits[2].args[0]
+    mss = inits[2].args[2] // 10                # RFC 6928's initial window: 10 segments of this size
+    checked = 0
+    for e in cwnd:
+        if e.args[0] != newreno:
+            continue
+        w, ss, flight = e.args[2], e.args[3], e.args[4]
+        kind = why[e.args[1]]
+        if kind in ("dupack", "sack"):
+            assert ss == max(flight // 2, 2 * mss) and w == ss, (kind, w, ss, flight, mss)
+        elif kind == "timeout":
+            assert ss == max(flight // 2, 2 * mss) and w == mss, (kind, w, ss, flight, mss)
+        elif kind == "recovered":
+            assert w == min(ss, max(flight, mss) + mss), (kind, w, ss, flight, mss)
+        else:
+            continue
+        checked += 1
+    assert checked >= 2, f"NewReno's connection {newreno} had {checked} losses"
 
 
 def test_linux_client_with_a_petrel_echo(tmp_path):
