@@ -33,10 +33,19 @@ void tcp_cc_start(struct tcp_cc *cc, const struct tcp_cc_ops *ops, uint32_t mss)
         cc->priv[i] = 0;
     cc->ops = ops;
     cc->mss = mss ? mss : 536;
+    cc->event = 0;
     ops->init(cc);
 }
 
 /* ---------------------------------------------------------------- NewReno (RFC 5681, RFC 6582) */
+
+/* A module's own event, for the stack's monitor (tcp_cc.h). */
+static void note(struct tcp_cc *cc, uint32_t event, uint64_t a, uint64_t b)
+{
+    cc->event = event;
+    cc->event_a = a;
+    cc->event_b = b;
+}
 
 static void reno_init(struct tcp_cc *cc)
 {
@@ -134,6 +143,7 @@ static void hystart_round(struct tcp_cc *cc, const struct tcp_cc_ack *a)
     if (p[HS_STATE] == HS_CSS && ++p[HS_CSS_ROUNDS] >= HS_CSS_ROUNDS) {
         p[HS_STATE] = HS_DONE;                      /* to congestion avoidance */
         cc->ssthresh = cc->cwnd;
+        note(cc, TCP_CC_EV_HYSTART_DONE, cc->cwnd, 0);
     }
 }
 
@@ -156,6 +166,7 @@ static void hystart_ack(struct tcp_cc *cc, const struct tcp_cc_ack *a)
                 p[HS_STATE] = HS_CSS;               /* the RTT went up: conservative slow start */
                 p[HS_CSS_BASE] = p[HS_CUR_MIN];
                 p[HS_CSS_ROUNDS] = 0;
+                note(cc, TCP_CC_EV_HYSTART_CSS, p[HS_CUR_MIN], p[HS_LAST_MIN]);
             }
         }
     } else {
@@ -188,6 +199,7 @@ static void cubic_ack(struct tcp_cc *cc, const struct tcp_cc_ack *a)
             p[CU_K_MS] = tcp_cc_cbrt((p[CU_WMAX] - cc->cwnd) * 5000000000ull / (2ull * cc->mss));
         }
         p[CU_WEST] = cc->cwnd;
+        note(cc, TCP_CC_EV_CUBIC_EPOCH, p[CU_WMAX], p[CU_K_MS]);
     }
     int64_t t_ms = (int64_t)((a->now_us - p[CU_EPOCH_US]) / 1000);
     uint32_t rtt = a->srtt_us ? a->srtt_us : a->rtt_us;
@@ -281,6 +293,7 @@ static void westwood_ack(struct tcp_cc *cc, const struct tcp_cc_ack *a)
         }
         p[WW_BK] = 0;
         p[WW_WIN_START] = a->now_us;
+        note(cc, TCP_CC_EV_WESTWOOD_BW, p[WW_BW], p[WW_RTT_MIN]);
     }
     reno_grow(cc, a->acked);
 }

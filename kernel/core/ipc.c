@@ -23,6 +23,7 @@
  * file; everything it declines lands here with identical results.
  */
 #include "ipc.h"
+#include "trace.h"
 #include "ksvc.h"
 #include "thread.h"
 #include "space.h"
@@ -230,10 +231,13 @@ static int64_t do_send(struct trapframe *tf, bool is_call)
     struct endpoint *ep = list_entry(sl->obj, struct endpoint, obj);
     uint64_t info = tf->x[1];
     t->send_is_fault = false;
-    if (ep->ksvc)
+    if (ep->ksvc) {
+        trace_svc_request(MSG_LABEL(info), t->space->id, TRACE_PLACEMENT_KERNEL);
         return ksvc_call(ep, info, sl->badge, is_call);
+    }
     if (!list_empty(&ep->receivers)) {
         struct thread *dst = ep_receiver(&ep->receivers, this_cpu()->index);
+        trace_ipc_call(info, dst->space->id, is_call, 0);
         ipc_cancel(dst);
         if (is_call)
             inherit(dst, t->prio);
@@ -242,6 +246,7 @@ static int64_t do_send(struct trapframe *tf, bool is_call)
     }
     if (info & MSG_NONBLOCK)
         return -E_AGAIN;
+    trace_ipc_call(info, 0, is_call, 1);
     t->send_badge = sl->badge;
     t->send_info = info;            /* checked above; x1 may be rewritten while queued */
     t->send_is_call = is_call;
@@ -330,6 +335,7 @@ static int64_t do_reply(struct thread *t, struct reply *r, uint64_t info)
     r->caller = NULL;
     caller->reply_holder = NULL;
     caller->lend_len = 0;               /* (its lend was for this call: reply_lend) */
+    trace_ipc_reply(info, caller->space->id);
     if (t->prio != t->base_prio)
         uninherit(t);
     if (caller->in_fault) {

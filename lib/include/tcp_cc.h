@@ -51,7 +51,19 @@ struct tcp_cc {
     uint32_t mss;               /* SMSS: bytes of payload in a full segment */
     uint32_t cwnd;              /* bytes */
     uint32_t ssthresh;          /* bytes */
+    uint32_t event;             /* the module's own event in its last call (TCP_CC_EV_*; 0: none), which
+                                 * the stack gives its monitor and clears */
+    uint64_t event_a, event_b;
     uint64_t priv[16];          /* the module's own state */
+};
+
+/* A module's own events (idl/tracepoints.toml's tcp_cc_event, in this order). */
+enum {
+    TCP_CC_EV_NONE,
+    TCP_CC_EV_CUBIC_EPOCH,      /* a congestion avoidance epoch began: a = W_max (bytes), b = K (ms) */
+    TCP_CC_EV_HYSTART_CSS,      /* HyStart++ saw the RTT rise: a = this round's least RTT, b = the last's (us) */
+    TCP_CC_EV_HYSTART_DONE,     /* HyStart++ left slow start: a = cwnd (= ssthresh now) */
+    TCP_CC_EV_WESTWOOD_BW,      /* Westwood+'s bandwidth estimate: a = bytes a second, b = the least RTT (us) */
 };
 
 #define TCP_CC_INFINITE 0x7fffffffu

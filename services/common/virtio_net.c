@@ -17,6 +17,7 @@
  * it could go, and the driver never frees it (it lives as long as the
  * system).
  */
+#include "svc_trace.h"
 #include "svc.h"
 #include "pstring.h"
 #include "virtio_mmio.h"
@@ -87,7 +88,7 @@ static void device_fence(struct vnet *v)
  * sees), and always when it had used every receive buffer offered before
  * them: it may be waiting for one. The device's used index, read after
  * the new avail index is published, tells. */
-static void kick(struct vnet *v, unsigned n)
+static int kick(struct vnet *v, unsigned n)
 {
     struct vnet_queue *qu = &v->q[n];
     barrier();
@@ -100,6 +101,7 @@ static void kick(struct vnet *v, unsigned n)
     if (need)
         wr(v, VIRTIO_MMIO_QUEUE_NOTIFY, n);
     qu->kicked = qu->avail_idx;
+    return need;
 }
 
 /* Offer descriptor d (whose buffer is set) to the device. */
@@ -252,7 +254,8 @@ void vnet_tx_commit(struct vnet *v, uint32_t len)
     memset(qu->buf[d], 0, HDR_SIZE);
     qu->desc[d].len = HDR_SIZE + len;
     make_available(qu, d);
-    kick(v, TXQ);
+    int kicked = kick(v, TXQ);
+    trace_netdev_tx(len, kicked, qu->nfree);
     v->tx_frames++;
     v->tx_bytes += len;
 }
@@ -284,6 +287,7 @@ void vnet_rx_done(struct vnet *v)
     volatile struct used_elem *e = &used_ring(qu)[qu->used_seen % RING_SIZE];
     v->rx_frames++;
     v->rx_bytes += e->len - HDR_SIZE;
+    trace_netdev_rx(e->len - HDR_SIZE, qu->used_seen);
     make_available(qu, (uint16_t)e->id);                /* its buffer is on offer again */
     qu->used_seen++;
     kick(v, RXQ);

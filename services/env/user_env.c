@@ -546,6 +546,7 @@ static void serve_loop(unsigned me)
         call.badge = m->badge;
         call.pid = m->pid;
         call.env = &env;
+        trace_svc_request(MSG_LABEL(m->info), m->pid, TRACE_PLACEMENT_USER);
         env.have_reply = 0;
         env.ngiven = 0;
         bool answered, fault = m->info == MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0);

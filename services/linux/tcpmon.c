@@ -29,7 +29,7 @@ struct lx_tcpmon {
 };
 
 static const char *const why_names[] = { "init", "ack", "dupack", "sack", "timeout", "recovered", "local", "module" };
-static const char *const state_names[] = { "new", "established", "syn_sent", "syn_received", "fin_wait_1",
+static const char *const state_names[] = { "none", "established", "syn_sent", "syn_received", "fin_wait_1",
                                            "fin_wait_2", "time_wait", "closed", "close_wait", "last_ack", "listen",
                                            "closing" };
 

@@ -185,6 +185,15 @@ static void rtt_sample(struct tcb *t, uint32_t us)
     trace_tcp_rtt(t->id, us, t->rto.srtt_us, t->rto.rttvar_us, t->rto.rto_us / 1000);
 }
 
+/* The congestion module's own event in its last call, if it had one. */
+static void cc_event(struct tcb *t)
+{
+    if (t->cc.event) {
+        trace_tcp_cc(t->id, t->cc.event, t->cc.event_a, t->cc.event_b);
+        t->cc.event = 0;
+    }
+}
+
 /* t goes to state s (the tracepoint sees every change). */
 static void set_state(struct tcb *t, uint8_t s)
 {
@@ -1410,6 +1419,7 @@ static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now, const struct opt
         t->in_recovery = 0;
         t->inflate = 0;
         t->cc.ops->recovered(&t->cc, t->snd_max - t->snd_una);
+        cc_event(t);
         trace_cwnd(t, TRACE_TCP_WHY_RECOVERED);
     } else if (t->in_recovery && t->sack_ok) {
         /* RFC 6675: the holes go as the pipe lets them (output). */
@@ -1422,6 +1432,7 @@ static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now, const struct opt
         struct tcp_cc_ack a = { data, rtt, t->rto.srtt_us, t->snd_una, t->snd_nxt, now / 1000 };
         uint32_t cwnd = t->cc.cwnd, ssthresh = t->cc.ssthresh;
         t->cc.ops->ack(&t->cc, &a);
+        cc_event(t);
         if (t->cc.cwnd != cwnd || t->cc.ssthresh != ssthresh)
             trace_cwnd(t, TRACE_TCP_WHY_ACK);
     }
@@ -1436,6 +1447,7 @@ static void enter_recovery(struct tcb *t, uint64_t now)
 {
     unsigned why = t->dupacks >= TCP_DUPTHRESH ? TRACE_TCP_WHY_DUPACK : TRACE_TCP_WHY_SACK;
     t->cc.ops->congestion(&t->cc, t->snd_max - t->snd_una, now / 1000);
+    cc_event(t);
     trace_cwnd(t, why);
     t->in_recovery = 1;
     t->recover = t->snd_max;
@@ -1604,6 +1616,7 @@ static void rtx_timeout(struct tcb *t, uint64_t now)
         emit(t, t->iss, t->state == T_SYN_SENT ? SYN : SYN | ACK, 0, 0);
     } else {
         t->cc.ops->timeout(&t->cc, t->snd_max - t->snd_una, now / 1000);
+        cc_event(t);
         trace_cwnd(t, TRACE_TCP_WHY_TIMEOUT);
         t->in_recovery = 0;
         t->inflate = 0;

@@ -307,7 +307,8 @@ def test_petrel_client_with_a_linux_echo_through_loss(tmp_path):
 def check_monitor(path):
     """The monitor's record of netpeer's transfers (connections 1 and 2 of 0
     and 1 byte, then 3, 4 and 5 of 400,000 bytes with NewReno, CUBIC and
-    Westwood+): every kind of TCP event under loss, and NewReno's window
+    Westwood+): every kind of TCP event under loss, CUBIC's epochs and
+    Westwood+'s bandwidth estimates among them, and NewReno's window
     after each event as RFC 5681 (4) and RFC 6582 3.2 compute it from the
     flight the event records."""
     tab = trace.table()
@@ -319,8 +320,11 @@ def check_monitor(path):
     cwnd = [e for e in events if byid[e.id].name == "tcp_cwnd"]
     kinds = {why[e.args[1]] for e in cwnd}
     assert {"init", "ack", "recovered"} <= kinds and kinds & {"dupack", "sack"}, kinds
-    for name in ("tcp_rtt", "tcp_state", "tcp_dupack", "tcp_retransmit", "tcp_window"):
+    for name in ("tcp_rtt", "tcp_state", "tcp_dupack", "tcp_retransmit", "tcp_window", "tcp_cc"):
         assert name in names, (name, set(names))
+    cc_kinds = tab.enums["tcp_cc_event"][1]
+    module = {cc_kinds[e.args[1]] for e in events if byid[e.id].name == "tcp_cc"}
+    assert {"cubic_epoch", "westwood_bw"} <= module, module
     inits = [e for e in cwnd if why[e.args[1]] == "init"]
     assert len(inits) >= 3, inits
     newreno = inits[2].args[0]

@@ -252,7 +252,7 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
     log = write_log(case, argv, status, console, repo)
     if rec:
         rec.join()
-        reasons += judge_trace(rec, console, "tcp" in case.trace.split(","), repo)
+        reasons += judge_trace(rec, console, "tcp" in case.trace.split(","), case.traced, repo)
         outcomes[0] = Outcome(case.name, "FAIL" if reasons else "ok", "; ".join(reasons))
     if case.oracle:
         reasons += against_linux(case, console, repo)
@@ -263,19 +263,24 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
     return CaseResult(case, outcomes, reasons, console, time.monotonic() - start, log)
 
 
-# Judges a case's recording: it worked, and (`tcpmon`) each line of
+# Judges a case's recording: it worked, it holds an event of each
+# tracepoint `traced` names, and (`tcpmon`) each line of
 # /proc/net/tcpmon the console shows is the recorder's line of the same
 # event, in the same order: two readers of the rings, one in the guest and
 # one on the host, and two printers of the log, agree.
-def judge_trace(rec, console: str, tcpmon: bool, repo: Path) -> list:
+def judge_trace(rec, console: str, tcpmon: bool, traced: list, repo: Path) -> list:
     from petrel import trace
     if rec.error:
         return [f"trace recording: {rec.error}"]
+    t = trace.load(rec.out)
+    tab = trace.table()
+    seen = {tab.by_id()[e.id].name for e in t.events if e.id in tab.by_id()}
+    missing = [name for name in traced if name not in seen]
+    if missing:
+        return [f"the recording {paths.rel(rec.out, repo)} holds no {', '.join(missing)} event"]
     if not tcpmon:
         return []
     shown = [line.rstrip() for line in console.splitlines() if TCPMON_LINE.match(line)]
-    t = trace.load(rec.out)
-    tab = trace.table()
     recorded = [line for line in (trace.tcp_line(t, tab, e) for e in trace.select(t, tab, {"tcp"})) if line]
     at = 0
     for line in shown:

@@ -109,6 +109,31 @@ static void kernel_points(void)
     tap_ok(timer, "trace: the timer's interrupt (27)");
 }
 
+/* A call and its answer outside the fastpath: a message longer than the
+ * registers, to a thread of ours. */
+static void ipc_points(void)
+{
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    thread_spawn(echo_thread, (void *)(uintptr_t)ep, 100, -1);
+    set_only(TP_IPC_CALL);
+    sys_trace_ctl(mon, TP_IPC_REPLY / 64, 1ull << (TP_IPC_REPLY % 64), 0);
+    struct trace_reader r;
+    trace_reader_init(&r, area, 1);
+    bool echoed = echo_roundtrip(ep, 20, 99);
+    all_off();
+    struct trace_record e;
+    bool call = false, reply = false;
+    while (trace_reader_next(&r, &e)) {
+        call |= e.id == TP_IPC_CALL && e.pid == my_pid && MSG_LABEL(e.arg[0]) == LABEL_ECHO &&
+                MSG_LEN(e.arg[0]) == 20 && e.arg[2] == 1 && (e.arg[3] ? e.arg[1] == 0 : e.arg[1] == my_pid);
+        reply |= call && e.id == TP_IPC_REPLY && MSG_LABEL(e.arg[0]) == LABEL_ECHO + 1 && e.arg[1] == my_pid;
+    }
+    tap_ok(echoed && call && reply, "trace: an IPC call of 20 words and its answer, with message words and processes");
+    struct petrel_msg m = { MSG_INFO(LABEL_QUIT, 0, 0), { 0 }, 0, 0 };
+    sys_ipc_call(ep, &m);
+    sys_handle_close(ep);
+}
+
 /* More events than the rings hold: the traced path goes on, the newest
  * overwrite the oldest, and the reader's count of what it missed is exact. */
 static void flood(void)
@@ -192,6 +217,7 @@ void test_trace(void)
     tap_ok(area->enabled[3] == 0, "trace_ctl: bits of tracepoints that do not exist stay clear");
     calls();
     kernel_points();
+    ipc_points();
     flood();
     emit();
     all_off();
