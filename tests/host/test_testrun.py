@@ -173,7 +173,7 @@ def test_failed_preparation_step_fails_its_cases(fake_repo):
 def test_runner_errors_become_case_failures(fake_repo, monkeypatch):
     from petrel import qemu
 
-    def no_qemu(argv, timeout, input_text="", input_after="", steps=()):
+    def no_qemu(argv, timeout, input_text="", input_after="", steps=(), on_start=None):
         raise qemu.QemuMissing("qemu-system-aarch64 not found")
     monkeypatch.setattr(qemu, "run", no_qemu)
     selected = cases.parse_cases('[[case]]\nname = "x"\n')
