@@ -128,7 +128,8 @@ void trace_record(unsigned id, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a
     struct cpu *c = this_cpu();
     struct trace_core *tc = &area->core[c->index];
     uint64_t n = tc->head;
-    struct trace_record *r = trace_ring(area, c->index) + (n & (CONFIG_TRACE_SLOTS - 1));
+    struct trace_record *r = (struct trace_record *)((uintptr_t)area + TRACE_HEADER) +
+                             ((uint64_t)c->index * CONFIG_TRACE_SLOTS + (n & (CONFIG_TRACE_SLOTS - 1)));
     __atomic_store_n(&r->seq, 0, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     r->time = arch_counter_relaxed();

@@ -26,6 +26,11 @@ void trace_record(unsigned id, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a
 
 #include "trace_points.h"
 
+/* Is either of tracepoints a and b (of one word of the mask) on? One test
+ * for a pair of sites on a hot path, which then goes out of line. */
+#define TRACE_EITHER(a, b)                                                      \
+    (CONFIG_TRACE && (trace_mask[(a) / 64] & (1ull << ((a) % 64) | 1ull << ((b) % 64))))
+
 /* The rings, sized for the cores the device tree names; then the groups
  * the boot argument trace=GROUP,... names are switched on. */
 void trace_init(void);

@@ -45,7 +45,7 @@ METRICS = [
     "process_spawn_exit", "futex_wake", "mem_read_bw", "mem_copy_bw",
     "noop_function_call", "noop_kernel_service", "noop_user_service",
     "file_read_kernel", "file_read_user", "file_write_kernel", "file_write_user",
-    "irq_latency_under_kservice",
+    "irq_latency_under_kservice", "monitor_event", "monitor_off",
 ]
 # Measured on Petrel alone: the worst lateness of a timer wake-up of a
 # priority-250 thread while a priority-100 thread on core 0 reads 1 MiB at a
@@ -53,7 +53,15 @@ METRICS = [
 # (petrel-user), or runs a plain loop (petrel-loop), or nothing runs
 # (petrel-idle). On one core the sleeper shares core 0; with --smp 2 it
 # runs on core 1 (see docs/benchmarks.md on what icount does to that).
-PETREL_ONLY = {"irq_latency_under_kservice"}
+PETREL_ONLY = {"irq_latency_under_kservice", "monitor_event", "monitor_off"}
+# The monitor's rows (the bench program's monitor()): one system call timed
+# with every tracepoint off and with one recording, and on a kernel built
+# with CONFIG_TRACE=n (build/notrace, made here): monitor_event is what a
+# recorded event adds, monitor_off what each of the call's two disabled
+# sites adds to the kernel without tracepoints.
+MONITOR_RAW = ["monitor_path_off", "monitor_path_on", "monitor_path_base"]
+MONITOR_SITES = 2
+MONITOR_TARGETS = {"monitor_event": 60, "monitor_off": 3}
 # The Linux system call rows (the L4Linux paper's Tables II and III): one
 # static program, bench/linux/lxbench.c, booted unchanged on Linux and on
 # Petrel's Linux personality in the kernel and in user space, with the
@@ -255,7 +263,7 @@ def parse(console: str, system: str = "") -> dict:
         if len(parts) >= 5 and parts[2] == "-" and system:
             parts[2] = system
         if len(parts) >= 5 and parts[0] == "BENCH" and (parts[1] in METRICS + LX_METRICS + APP_METRICS +
-                                                        BOOT_METRICS + list(SUITE_APPS)
+                                                        BOOT_METRICS + list(SUITE_APPS) + MONITOR_RAW
                                                         or any(f.time_re.fullmatch(parts[1]) for f in SPEEDUPS)):
             try:
                 found[(parts[1], parts[2])] = float(parts[3])
@@ -355,6 +363,10 @@ def collect(machine: qemu.Machine, only: str, runs: int, image: Path, initrd: Pa
     boots = [("petrel", petrel_argv(image, machine, only), 600)]
     if only not in PETREL_ONLY:
         boots.append(("linux", linux_argv(initrd, machine, repo, only), 1500))
+    monitor = only in ("", "monitor_event", "monitor_off")
+    if monitor:
+        base = notrace_kernel(repo)
+        boots.append(("petrel-notrace", qemu.build_argv(base, image, machine, "only=monitor_off"), 600))
     for system, argv, timeout in boots:
         for run in range(runs):
             label = f"{system} {run + 1}/{runs}"
@@ -362,8 +374,36 @@ def collect(machine: qemu.Machine, only: str, runs: int, image: Path, initrd: Pa
                   f"{'s' if machine.smp > 1 else ''}), run {run + 1} of {runs}", flush=True)
             log = bench_dir(repo) / f"{system}-{mode}-smp{machine.smp}-{run + 1}.log"
             for key, value in boot(argv, label, timeout, log).items():
-                if not only or key[0] == only:
+                if not only or key[0] == only or (monitor and key[0] in MONITOR_RAW):
                     samples.setdefault(key, []).append(value)
+    if monitor:
+        monitor_rows(samples)
+
+
+# A kernel built with CONFIG_TRACE=n, for the monitor's base: build/notrace.
+def notrace_kernel(repo: Path) -> Path:
+    out = paths.build_dir(repo) / "notrace"
+    out.mkdir(parents=True, exist_ok=True)
+    config = (repo / "configs" / "defconfig").read_text().replace("CONFIG_TRACE=y", "CONFIG_TRACE=n")
+    if not (out / ".config").exists() or (out / ".config").read_text() != config:
+        (out / ".config").write_text(config)
+    print("bench: building the kernel without tracepoints (build/notrace)", flush=True)
+    done = subprocess.run(["make", "-s", f"-j{os.cpu_count() or 2}", f"O={out}", f"PYTHON={sys.executable}",
+                           "kernel"], cwd=repo, capture_output=True, text=True)
+    if done.returncode:
+        raise BenchError(f"building build/notrace failed: {done.stderr.strip()[-500:]}")
+    return out / "kernel" / "kernel.bin"
+
+
+# monitor_event and monitor_off from the raw rows, run by run.
+def monitor_rows(samples: dict) -> None:
+    off = samples.pop(("monitor_path_off", "petrel"), [])
+    on = samples.pop(("monitor_path_on", "petrel"), [])
+    base = samples.pop(("monitor_path_base", "petrel"), [])       # (the other kernel's boot prints "petrel" too)
+    if off and on:
+        samples[("monitor_event", "petrel")] = [b - a for a, b in zip(off, on)]
+    if off and base:
+        samples[("monitor_off", "petrel")] = [(a - b) / MONITOR_SITES for a, b in zip(off, base)]
 
 
 # Boots lxbench on Linux and on Petrel in both placements of the
@@ -628,6 +668,14 @@ def report(rows: list, machine: qemu.Machine, command: str, notes: dict = None, 
             lines += speedup_report(family, rows, par[family.row])
     if notes is not None:
         lines += apps_report(rows, notes, unit)
+    mon = [(m, value(rows, m, "petrel")) for m in ("monitor_event", "monitor_off")]
+    if any(v is not None for _, v in mon):
+        lines += ["\n## The monitor\n\n",
+                  "What a tracepoint costs (idl/tracepoints.toml), in " + unit + ": an event recorded into "
+                  "its core's ring, and a site switched off, measured on a system call with two sites "
+                  "against the same call on a kernel built without tracepoints (CONFIG_TRACE=n).\n\n",
+                  "| metric | Petrel | target |\n|---|---:|---:|\n"]
+        lines += [f"| {m} | {fmt(v)} | <= {MONITOR_TARGETS[m]} |\n" for m, v in mon if v is not None]
     lat = [value(rows, "irq_latency_under_kservice", s) for s in LATENCY_SYSTEMS]
     if any(v is not None for v in lat):
         idle = lat[3]
@@ -840,6 +888,8 @@ def targets(rows: list) -> list:
         ("irq_latency_under_kservice (kernel-placed) within 2x of the idle machine",
          (value(rows, "irq_latency_under_kservice", "petrel") or 1e18)
          <= 2 * (value(rows, "irq_latency_under_kservice", "petrel-idle") or 0)),
+        ("monitor_event <= 60 instructions", (value(rows, "monitor_event", "petrel") or 1e18) <= 60),
+        ("monitor_off <= 3 instructions a site", (value(rows, "monitor_off", "petrel") or 1e18) <= 3),
         ("mem_read_bw within 3% of Linux",
          abs((ratio("mem_read_bw", value(rows, "mem_read_bw", "petrel"), value(rows, "mem_read_bw", "linux")) or 0) - 1) <= 0.03),
     ] + hot_path_targets(rows) + lx_targets(rows):

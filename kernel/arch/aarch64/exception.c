@@ -138,6 +138,17 @@ static void el0_fault(struct thread *t, uint64_t esr, uint64_t far)
  */
 static NOINLINE struct trapframe *el0_sync_locked(struct trapframe *tf, uint64_t esr);
 
+/* A system call with its entry and exit tracepoints (either of them on):
+ * out of line, so that the usual path pays one test for both. */
+static NOINLINE struct trapframe *syscall_traced(unsigned n, struct trapframe *tf)
+{
+    _Static_assert(TP_SYSCALL_ENTER / 64 == TP_SYSCALL_EXIT / 64, "one word of the mask");
+    trace_syscall_enter(n, tf->x[0], tf->x[1], tf->x[2]);
+    tf->x[0] = (uint64_t)syscall_dispatch(n, tf);
+    trace_syscall_exit(n, tf->x[0]);
+    return sched_exit();
+}
+
 /*
  * A Petrel system call (`svc #N`, N > 0; vectors.S tells it apart by the
  * syndrome's class and passes the syndrome), with the kernel lock held.
@@ -151,9 +162,9 @@ struct trapframe *exc_el0_svc_locked(struct trapframe *tf, uint64_t esr)
     struct thread *t = (struct thread *)tf;
     if (unlikely(n == 0 || t->foreign_svc || t->state != T_RUNNING))
         return el0_sync_locked(tf, esr);    /* svc #0 or a foreign thread's: a Linux call, for the handler */
-    trace_syscall_enter(n, tf->x[0], tf->x[1], tf->x[2]);
+    if (unlikely(TRACE_EITHER(TP_SYSCALL_ENTER, TP_SYSCALL_EXIT)))
+        return syscall_traced(n, tf);
     tf->x[0] = (uint64_t)syscall_dispatch(n, tf);
-    trace_syscall_exit(n, tf->x[0]);
     return sched_exit();
 }
 
@@ -197,9 +208,9 @@ static NOINLINE struct trapframe *el0_sync_locked(struct trapframe *tf, uint64_t
         return sched_exit();            /* killed by another core meanwhile */
     unsigned ec = (unsigned)(esr >> 26);
     if (ec == EC_SVC64 && (esr & 0xffff) != 0 && !t->foreign_svc) {
-        trace_syscall_enter(esr & 0xffff, tf->x[0], tf->x[1], tf->x[2]);
+        if (unlikely(TRACE_EITHER(TP_SYSCALL_ENTER, TP_SYSCALL_EXIT)))
+            return syscall_traced(esr & 0xffff, tf);
         int64_t r = syscall_dispatch(esr & 0xffff, tf);
-        trace_syscall_exit(esr & 0xffff, (uint64_t)r);
         tf->x[0] = (uint64_t)r;
         return sched_exit();
     }
