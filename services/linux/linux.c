@@ -1160,7 +1160,8 @@ static bool serve(struct lx_ctx *c)
     }
     uint64_t nr = mr[FAULT_MR_X0 + 8];
     int tid = t->tid;
-    trace_lx_enter((uint32_t)c->p->pid, (uint32_t)tid, nr, mr[FAULT_MR_X0], mr[FAULT_MR_X0 + 1]);
+    if (svc_trace_enabled[TP_LX_ENTER / 64] >> (TP_LX_ENTER % 64) & 1)
+        lx_trace_enter(c, nr, &mr[FAULT_MR_X0]);
     t->retried = 0;                             /* (a fault after a call is a new one) */
     int64_t r = lx_syscall(c, nr, &mr[FAULT_MR_X0]);
     if (r == LX_SLOW)
@@ -1206,8 +1207,8 @@ static bool serve(struct lx_ctx *c)
     t->intr = 0;                                /* ... and a wake-up it had is spent */
     t->timed = 0;
     t->timed_calendar = 0;
-    if (!again)                                 /* (a call run again is entered again) */
-        trace_lx_exit((uint32_t)c->p->pid, (uint32_t)tid, nr, (uint64_t)r);
+    if (!again && svc_trace_enabled[TP_LX_EXIT / 64] >> (TP_LX_EXIT % 64) & 1)
+        lx_trace_exit(c, nr, &mr[FAULT_MR_X0], r);      /* (a call run again is entered again) */
     lx_sig_reply(c, pc, r);                     /* pending signals are acted on here */
     return true;
 }

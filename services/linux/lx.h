@@ -496,6 +496,10 @@ void lx_file_discard(struct lx_file *f);
  * hold more) is finalised, one at a time, without recursion. */
 void lx_file_get(struct lx_file *f);
 void lx_file_put(struct lx_file *f);
+/* The strace view's tracepoints of a Linux call, its entry and its answer
+ * (lxtrace.c); called only when lx_enter or lx_exit is on. */
+void lx_trace_enter(struct lx_ctx *c, uint64_t nr, const uint64_t *a);
+void lx_trace_exit(struct lx_ctx *c, uint64_t nr, const uint64_t *a, int64_t r);
 /* /proc/net/tcpmon (tcpmon.c): the next whole lines of the monitor's TCP
  * log for file f, at most len bytes into dst (0: none yet); and its reader
  * freed when the file goes. */

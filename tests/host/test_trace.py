@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from conftest import REPO
-from petrel import trace, tracegen
+from petrel import strace, trace, tracegen
 
 TAB = trace.table()
 ID = {p.name: p.id for p in TAB.points}
@@ -295,3 +295,54 @@ def test_a_kernel_configured_without_tracepoints_has_none_of_their_code(tmp_path
     on = subprocess.run(["llvm-objdump", "-d", "--no-show-raw-insn", str(REPO / "build/kernel/kernel.elf")],
                         capture_output=True, text=True, check=True).stdout
     assert len(re.findall(r"\bbl\s+\S+ <(?:svc_)?trace_record>", on)) >= 10   # (the same sites, configured in)
+
+
+# ---------------------------------------------------------------- the strace view
+
+def lx(time_ticks, name, args, seq=1):
+    return ev(time_ticks, name, args, seq=seq)
+
+
+def data_events(tid, arg, data, more=False, out=False):
+    where = arg | len(data) << 16 | (strace.WHERE_MORE if more else 0) | (strace.WHERE_OUT if out else 0)
+    padded = data + b"\0" * (-len(data) % 24 or (24 if not data else 0))
+    return [lx(0, "lx_data", [tid, where | i << 8] + [int.from_bytes(padded[i * 24 + k * 8:i * 24 + k * 8 + 8],
+                                                                    "little") for k in range(3)])
+            for i in range(max(1, len(padded) // 24))]
+
+
+def test_the_strace_view_decodes_calls_as_strace_shows_them():
+    calls, _ = strace.names()
+    nr = {name: n for n, name in calls.items()}
+    view = strace.Strace(TAB)
+    path = b"/a/rather/long/path/name/of/more/than/twenty-four/bytes"
+    events = [lx(1, "lx_enter", [4, 9, nr["openat"], (1 << 64) - 100, 0x1000]),
+              lx(2, "lx_args", [9, 0o2000000 | 0o100 | 1, 0o644, 0, 0])] + data_events(9, 1, path) + \
+             [lx(3, "lx_exit", [4, 9, nr["openat"], 3]),
+              lx(4, "lx_enter", [4, 9, nr["read"], 3, 0x2000]), lx(5, "lx_args", [9, 4096, 0, 0, 0])] + \
+             data_events(9, 1, b"x\ty\n\x01", more=True, out=True) + \
+             [lx(6, "lx_exit", [4, 9, nr["read"], 4000]),
+              lx(7, "lx_enter", [4, 9, nr["newfstatat"], (1 << 64) - 100, 0x3000]),
+              lx(8, "lx_args", [9, 0x4000, 0x100, 0, 0])] + data_events(9, 1, b"/nope") + \
+             [lx(9, "lx_exit", [4, 9, nr["newfstatat"], (1 << 64) - 2]),
+              lx(10, "lx_enter", [4, 9, nr["dup3"], 3, 1]), lx(11, "lx_args", [9, 0o2000000, 0, 0, 0]),
+              lx(12, "lx_exit", [4, 9, nr["dup3"], 1]),
+              lx(13, "lx_enter", [4, 9, nr["mmap"], 0, 8192]), lx(14, "lx_args", [9, 3, 0x22, (1 << 64) - 1, 0]),
+              lx(15, "lx_exit", [4, 9, nr["mmap"], 0x7f0000]),
+              lx(16, "lx_exit", [4, 10, nr["close"], 0]),                 # (its entry was not recorded)
+              lx(17, "lx_enter", [4, 9, 999, 1, 2]), lx(18, "lx_args", [9, 3, 4, 5, 6]),
+              lx(19, "lx_exit", [4, 9, 999, (1 << 64) - 38]),
+              lx(20, "lx_enter", [4, 9, nr["exit_group"], 3, 0]), lx(21, "lx_args", [9, 0, 0, 0, 0]),
+              lx(22, "lx_enter", [4, 11, nr["nanosleep"], 0x10, 0])]
+    lines = view.feed(events) + view.unfinished()
+    assert lines == [
+        '[pid 4] openat(AT_FDCWD, "/a/rather/long/path/name/of/more/than/twenty-four/bytes", '
+        'O_WRONLY|O_CREAT|O_CLOEXEC, 0644) = 3',
+        '[pid 4] read(3, "x\\ty\\n\\1"..., 4096) = 4000',
+        '[pid 4] newfstatat(AT_FDCWD, "/nope", 0x4000, AT_SYMLINK_NOFOLLOW) = -1 ENOENT (No such file or directory)',
+        '[pid 4] dup3(3, 1, O_CLOEXEC) = 1',
+        '[pid 4] mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0x0) = 0x7f0000',
+        '[pid 4] close(...) = 0',
+        '[pid 4] syscall_0x3e7(0x1, 0x2, 0x3) = -1 ENOSYS (Function not implemented)',
+        '[pid 4] exit_group(3) = ?', '[pid 4] +++ exited with 3 +++',
+        '[pid 4] nanosleep(0x10, NULL <unfinished ...>']

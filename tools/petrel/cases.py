@@ -69,6 +69,8 @@ class Case:
                                 # side into build/test/logs/<name>.ptrace; with "tcp" among them, each
                                 # /proc/net/tcpmon line the console shows must be in the recording, in order
     traced: list = field(default_factory=list)  # with `trace`: tracepoints the recording must hold
+    strace: list = field(default_factory=list)  # with `trace` (linux): regexes, in order, of the recording's
+                                                # strace view (./petrel trace --strace)
 
     # The QEMU machine this case boots on.
     def machine(self) -> qemu.Machine:
@@ -84,7 +86,7 @@ FIELD_TYPES = {
     "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "typing": list, "files": list, "cpu": str, "gic": int,
     "smp": int, "mem": str, "icount": bool, "virtualization": bool, "net": str, "frames": list, "append": str, "tap": bool, "expect": list,
     "expect_exit": (int, str), "timeout": (int, float), "pre": list, "allow_panic": bool, "oracle": list,
-    "run": list, "packages": str, "trace": str, "traced": list,
+    "run": list, "packages": str, "trace": str, "traced": list, "strace": list,
 }
 PACKAGE_SETS = ("", "apps")
 CASE_KEYS = set(FIELD_TYPES) | {"matrix"}

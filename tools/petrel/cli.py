@@ -91,6 +91,10 @@ def add_run(sub) -> None:
                    help="switch the monitor's tracepoint groups on from boot (comma-separated: tcp, sched, fault, "
                         "irq, syscall, linux, or all; docs/reference/tracepoints.md) and record them to "
                         "--trace-out while the guest runs, from QEMU's side (the guest does nothing for it)")
+    p.add_argument("--strace", action="store_true",
+                   help="print every Linux system call of the programs as strace does (process, name, decoded "
+                        "arguments and strings, result and errno), on stderr as they happen; recorded in "
+                        "--trace-out too (the monitor's linux group)")
     p.add_argument("--trace-out", metavar="FILE", default="build/trace/run.ptrace",
                    help="where --trace records (default build/trace/run.ptrace); read it with ./petrel trace FILE")
 
@@ -110,6 +114,8 @@ def add_trace(sub) -> None:
     p.add_argument("--plot", metavar="OUT.png", help="plot cwnd and ssthresh against time, a panel a connection")
     p.add_argument("--title", help="the plot's title (default: the file's name)")
     p.add_argument("--print", action="store_true", help="print the log as well as writing the files")
+    p.add_argument("--strace", action="store_true", help="print the Linux calls alone, as strace does (the "
+                   "recording needs the linux group)")
 
 
 # `--forward HOSTPORT:GUESTPORT` as a pair of ports.
@@ -280,16 +286,17 @@ def cmd_build(args) -> int:
 # `./petrel run`: checks the options, builds, then replaces this process with QEMU.
 # --trace GROUPS: the kernel's trace= boot argument; the file to record to (None: none).
 def run_trace(args):
-    if not args.trace:
+    groups = [g for g in (args.trace or "").split(",") if g] + (["linux"] if args.strace else [])
+    if not groups:
         return None
-    args.append = (args.append + " trace=" + args.trace).strip()
+    args.append = (args.append + " trace=" + ",".join(dict.fromkeys(groups))).strip()
     out = Path(args.trace_out)
     out.parent.mkdir(parents=True, exist_ok=True)
     return out
 
 
 def cmd_run(args) -> int:
-    if args.trace and args.linux:
+    if (args.trace or args.strace) and args.linux:
         print("run: --trace records Petrel's monitor, not the Linux kernel's (--linux)", file=sys.stderr)
         return 2
     trace_out = run_trace(args)
@@ -323,7 +330,7 @@ def cmd_run(args) -> int:
         elf = paths.rel(paths.kernel_elf())
         print(f"waiting for gdb on port {args.gdb}: gdb-multiarch {elf} -ex 'target remote :{args.gdb}'")
     if trace_out:
-        return run_traced(argv, trace_out, typed)
+        return run_traced(argv, trace_out, typed, args.strace)
     if typed:
         return qemu.run_typed(argv, sys.stdin.buffer)
     print("run: console follows; Ctrl-A x quits", flush=True)
@@ -331,13 +338,13 @@ def cmd_run(args) -> int:
 
 
 # QEMU with the recorder watching it from the side.
-def run_traced(argv: list, out: Path, typed: bool) -> int:
+def run_traced(argv: list, out: Path, typed: bool, strace: bool = False) -> int:
     import subprocess
     import tempfile
     from petrel import trace
     qmp = Path(tempfile.mkdtemp(prefix="petrel-qmp-")) / "qmp"
     argv = argv + trace.qemu_argv(str(qmp))
-    rec = trace.Recorder(str(qmp), out, paths.kernel_elf())
+    rec = trace.Recorder(str(qmp), out, paths.kernel_elf(), on_events=trace.strace_printer() if strace else None)
     if not typed:
         print("run: console follows; Ctrl-A x quits", flush=True)
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE if typed else None)
@@ -379,7 +386,7 @@ def cmd_run_linux(args, trace_out=None) -> int:
     if status:
         return status
     return linuxrun.main(args.system or "linux-user", args.exec_cmd or "", args.add, args.linux, machine,
-                         with_apps=args.apps, append=args.append, trace_out=trace_out)
+                         with_apps=args.apps, append=args.append, trace_out=trace_out, strace=args.strace)
 
 
 # `./petrel test`.

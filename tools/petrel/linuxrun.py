@@ -54,14 +54,15 @@ def prepare(system: str, command: str, adds: list, repo: Path = paths.REPO, pack
 
 
 # Boots argv, copying the console here; returns the command's exit status.
-def boot(argv: list, trace_out: Path = None) -> int:
+def boot(argv: list, trace_out: Path = None, strace: bool = False) -> int:
     status = 0
     rec = None
     if trace_out:
         from petrel import trace
         qmp = Path(tempfile.mkdtemp(prefix="petrel-qmp-")) / "qmp"
         argv = argv + trace.qemu_argv(str(qmp))
-        rec = trace.Recorder(str(qmp), trace_out, paths.kernel_elf())
+        rec = trace.Recorder(str(qmp), trace_out, paths.kernel_elf(),
+                             on_events=trace.strace_printer() if strace else None)
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     if rec:
         trace.watch(proc, rec)
@@ -85,7 +86,8 @@ def boot(argv: list, trace_out: Path = None) -> int:
 
 
 def main(system: str, command: str, adds: list, linux: bool, machine: qemu.Machine,
-         repo: Path = paths.REPO, with_apps: bool = False, append: str = "", trace_out: Path = None) -> int:
+         repo: Path = paths.REPO, with_apps: bool = False, append: str = "", trace_out: Path = None,
+         strace: bool = False) -> int:
     try:
         archive, image = prepare(system, command, adds, repo, debian.apps_ready(repo) if with_apps else ())
     except (ValueError, OSError, systems.SystemConfigError, debian.DebianError) as err:
@@ -99,4 +101,4 @@ def main(system: str, command: str, adds: list, linux: bool, machine: qemu.Machi
     else:
         argv = qemu.build_argv(paths.kernel_bin(repo=repo), image, machine, append)
     argv[0] = qemu.find_qemu()
-    return boot(argv, None if linux else trace_out)
+    return boot(argv, None if linux else trace_out, strace)

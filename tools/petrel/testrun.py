@@ -252,7 +252,7 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
     log = write_log(case, argv, status, console, repo)
     if rec:
         rec.join()
-        reasons += judge_trace(rec, console, "tcp" in case.trace.split(","), case.traced, repo)
+        reasons += judge_trace(rec, console, "tcp" in case.trace.split(","), case.traced, case.strace, repo)
         outcomes[0] = Outcome(case.name, "FAIL" if reasons else "ok", "; ".join(reasons))
     if case.oracle:
         reasons += against_linux(case, console, repo)
@@ -264,12 +264,13 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
 
 
 # Judges a case's recording: it worked, it holds an event of each
-# tracepoint `traced` names, and (`tcpmon`) each line of
+# tracepoint `traced` names, its strace view has lines matching `stracing`
+# in order, and (`tcpmon`) each line of
 # /proc/net/tcpmon the console shows is the recorder's line of the same
 # event, in the same order: two readers of the rings, one in the guest and
 # one on the host, and two printers of the log, agree.
-def judge_trace(rec, console: str, tcpmon: bool, traced: list, repo: Path) -> list:
-    from petrel import trace
+def judge_trace(rec, console: str, tcpmon: bool, traced: list, stracing: list, repo: Path) -> list:
+    from petrel import strace, trace
     if rec.error:
         return [f"trace recording: {rec.error}"]
     t = trace.load(rec.out)
@@ -278,6 +279,15 @@ def judge_trace(rec, console: str, tcpmon: bool, traced: list, repo: Path) -> li
     missing = [name for name in traced if name not in seen]
     if missing:
         return [f"the recording {paths.rel(rec.out, repo)} holds no {', '.join(missing)} event"]
+    if stracing:
+        text = "\n".join(strace.Strace(tab).feed(trace.select(t, tab, {"linux"})))
+        at = 0
+        for want in stracing:
+            m = re.compile(want, re.M).search(text, at)
+            if not m:
+                return [f"the strace view of {paths.rel(rec.out, repo)} has no line matching {want!r} after "
+                        f"those before it"]
+            at = m.end()
     if not tcpmon:
         return []
     shown = [line.rstrip() for line in console.splitlines() if TCPMON_LINE.match(line)]

@@ -197,8 +197,9 @@ KERNEL_DIRECT_BASE = 0xFFFFFF8000000000
 class Recorder:
     """Copies a running guest's rings into a trace file until QEMU stops."""
 
-    def __init__(self, qmp_path: str, out: Path, kernel_elf: Path, interval: float = 0.05):
+    def __init__(self, qmp_path: str, out: Path, kernel_elf: Path, interval: float = 0.05, on_events=None):
         self.qmp_path, self.out, self.interval = qmp_path, Path(out), interval
+        self.on_events = on_events          # called with each copy's new events, in time order
         self.pa_of_pa = kernel_symbol(kernel_elf, "trace_area_pa") - KERNEL_DIRECT_BASE
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.error = None
@@ -245,10 +246,13 @@ class Recorder:
                 last = self._stopped(q)
                 snap = self._read(q, tmp, pa, info.size)
                 after = heads(self._read(q, tmp, pa, HEADER_BYTES), info.ncpus)
-                for e in reader.take(snap, after):
+                new = reader.take(snap, after)
+                for e in new:
                     f.write(e.pack())
                     self.events += e.id != LOST
                 f.flush()
+                if self.on_events and new:
+                    self.on_events(sorted(new, key=lambda e: (e.time, e.cpu, e.seq)))
                 if last:
                     break
                 time.sleep(self.interval)
@@ -277,6 +281,18 @@ def watch(proc: subprocess.Popen, rec: Recorder) -> None:
             proc.kill()
     rec.start()
     threading.Thread(target=end, daemon=True).start()
+
+
+def strace_printer():
+    """A recorder's on_events that prints the Linux calls as strace does, on stderr."""
+    import sys
+    from petrel import strace
+    view = strace.Strace(table())
+
+    def show(events):
+        for line in view.feed(events):
+            print(line, file=sys.stderr, flush=True)
+    return show
 
 
 def summary(rec: Recorder, out: Path) -> str:
@@ -399,55 +415,28 @@ def tcp_line(t: Trace, tab: tracegen.Table, e: Event) -> str:
 TCP_HEADER = "#       time  conn  event           cwnd ssthresh  detail"
 
 
-# Linux's system call names by number and errno names by value, from the
-# personality's own tables (services/linux/lx.h).
-def linux_names() -> tuple:
-    import re
-    from petrel import lxsyscalls
-    text = (paths.REPO / "services" / "linux" / "lx.h").read_text()
-    calls = {n: name for name, n in lxsyscalls.numbers(text).items()}
-    errnos = {int(n): name for name, n in re.findall(r"\bLX_(E[A-Z0-9]+) = (\d+)", text)}
-    return calls, errnos
-
-
-# A Linux call as strace shows it: name(first arguments) = result.
-def linux_call(names: tuple, nr: int, a0: int, a1: int, result: int) -> str:
-    calls, errnos = names
-    r = result - (1 << 64) if result >> 63 else result
-    shown = f"-1 {errnos.get(-r, f'E{-r}')}" if -4096 < r < 0 else (hex(r) if r > 0xffff else str(r))
-    return f"{calls.get(nr, f'syscall_{nr}')}({a0:#x}, {a1:#x}, ...) = {shown}"
-
-
 def lines(t: Trace, tab: tracegen.Table, events: list):
     """The log: TCP events as /proc/net/tcpmon prints them, others as
     time, core, process, tracepoint and fields."""
+    from petrel import strace
     byid = tab.by_id()
-    names = linux_names()
-    entered = {}                                        # (pid, tid): the lx_enter of the call it is in
+    calls = strace.Strace(tab)
     yield TCP_HEADER
     for e in events:
         if e.id == LOST:
             yield f"# lost {e.args[0]} events of cpu {e.cpu} (the rings overwrote them before the recorder came)"
             continue
         line = tcp_line(t, tab, e)
-        name = byid[e.id].name
-        if name == "lx_enter":
-            entered[(e.args[0], e.args[1])] = e
+        if byid[e.id].group == "linux":
+            for said in calls.feed([e]):
+                yield f"{clock(t, e)} cpu{e.cpu} {said}"
             continue
-        if name == "lx_exit":
-            enter = entered.pop((e.args[0], e.args[1]), None)
-            a0, a1 = (enter.args[3], enter.args[4]) if enter else (0, 0)
-            line = f"{clock(t, e)} cpu{e.cpu} linux {e.args[0]}/{e.args[1]:<5d} " + \
-                linux_call(names, e.args[2], a0, a1, e.args[3])
         if line is None:
             p = byid[e.id]
             fields = " ".join(f"{f.name}={value(tab, f, v)}" for f, v in zip(p.fields, e.args))
             line = f"{clock(t, e)} cpu{e.cpu} pid {e.pid:<4d} {p.name:<14s} {fields}"
         yield line
-    for (pid, tid), e in sorted(entered.items()):
-        calls = names[0]
-        yield (f"{clock(t, e)} cpu{e.cpu} linux {pid}/{tid:<5d} {calls.get(e.args[2], e.args[2])}"
-               f"({e.args[3]:#x}, {e.args[4]:#x}, ...) <unfinished: no answer recorded>")
+    yield from calls.unfinished()
 
 
 # ---------------------------------------------------------------- connections
@@ -689,10 +678,15 @@ def main(args) -> int:
             return 1
         print(f"trace: {args.plot}: cwnd and ssthresh of {n} connection(s)")
         wrote = True
-    if not wrote or args.print:
-        try:
+    try:
+        if args.strace:
+            from petrel import strace
+            view = strace.Strace(tab)
+            for line in view.feed(events) + view.unfinished():
+                print(line)
+        elif not wrote or args.print:
             for line in lines(t, tab, events):
                 print(line)
-        except BrokenPipeError:
-            pass
+    except BrokenPipeError:
+        pass
     return 0
