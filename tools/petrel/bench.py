@@ -129,7 +129,7 @@ SUITE_APPS = {
     "app_xz": ("xz -6: the 440 KB text", None),
 }
 APPS_SUITE_RUN = "sh /bench/apps.sh\nlxbench --end\n"
-SUITES = ("default", "apps", "net")
+SUITES = ("default", "apps", "net", "tcp")
 # The L4Linux paper, Table IV (seconds): native Linux, L4Linux.
 TABLE_IV = {
     "lame": (78.69, 81.1), "mad (small MP3 file)": (0.232, 0.598), "mad (large MP3 file)": (1.828, 2.506),
@@ -1012,6 +1012,24 @@ def main_net(mode, cpu: str, smp: int, only, runs, mem: str, rtt_ms: float, loss
         return 2
     status = build.build(repo=repo)
     return status or netbench.main(machine, runs or 5, rtt_ms, loss_pct, only, repo, pcap=pcap)
+
+
+# `./petrel bench --suite tcp`: the Kernel Monitor paper's experiments (tcpbench.py).
+def main_tcp(mode, cpu: str, smp: int, only, runs, mem: str, repo: Path = paths.REPO) -> int:
+    from petrel import tcpbench
+    if mode == "icount" or only:
+        print("bench: --suite tcp is wall mode only, and runs all of its experiments (no --only)", file=sys.stderr)
+        return 2
+    machine = qemu.Machine(cpu, 2 if smp <= 8 else 3, smp, mem, False)
+    try:
+        qemu.check_machine(machine)
+        if runs is not None and runs < 1:
+            raise ValueError(f"--runs {runs}: expected 1 or more")
+    except ValueError as err:
+        print(f"bench: {err}", file=sys.stderr)
+        return 2
+    status = build.build(repo=repo)
+    return status or tcpbench.main(machine, runs or 1, repo)
 
 
 # `./petrel bench`: the default suite (Petrel's own rows, the Linux

@@ -175,7 +175,10 @@ def add_bench(sub) -> None:
                         "placements, a few minutes; the default suite does not run them; net: iperf3's TCP "
                         "throughput between two QEMUs over the project's relay on 127.0.0.1, Petrel->Linux, "
                         "Linux->Petrel (each placement of Petrel's stack) and Linux->Linux, wall mode, "
-                        "build/bench/net/ (default: default)")
+                        "build/bench/net/; tcp: the Kernel Monitor paper's experiments, throughput against RTT "
+                        "and each congestion module with 0.2 %% loss, Petrel against Linux, the senders' windows "
+                        "from Petrel's monitor and Linux's tcp_probe, the monitor's cost, about 15 minutes a run "
+                        "(wall mode, build/bench/net/tcp-*) (default: default)")
     p.add_argument("--only", metavar="NAME", help="run one benchmark: " + ", ".join(bench.METRICS + bench.LX_METRICS +
                    bench.APP_METRICS + bench.BOOT_METRICS + list(bench.SUITE_APPS)) +
                    "; lx: every lx_ row; an app_ row boots the whole apps suite and keeps that row; "
@@ -397,6 +400,11 @@ def cmd_test(args) -> int:
 
 # `./petrel bench`.
 def cmd_bench(args) -> int:
+    if args.suite == "tcp":
+        if args.rtt or args.loss or args.pcap:
+            print("bench: --suite tcp sets its own RTTs and losses (no --rtt, --loss, --pcap)", file=sys.stderr)
+            return 2
+        return bench.main_tcp(args.mode, args.cpu, args.smp, args.only, args.runs, args.mem)
     if args.suite == "net":
         return bench.main_net(args.mode, args.cpu, args.smp, args.only, args.runs, args.mem, args.rtt, args.loss,
                               pcap=args.pcap)

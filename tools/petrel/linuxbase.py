@@ -36,6 +36,8 @@ def binder_module(repo: Path = paths.REPO) -> Path:
 # the order they load (each after what its modinfo `depends=` names).
 NET_MODULES = {"virtio_mmio": "drivers/virtio/virtio_mmio.ko", "failover": "net/core/failover.ko",
                "net_failover": "drivers/net/net_failover.ko", "virtio_net": "drivers/net/virtio_net.ko"}
+# Congestion control modules Debian builds as modules (./petrel bench --suite tcp loads them).
+CC_MODULES = {"tcp_westwood": "net/ipv4/tcp_westwood.ko"}
 
 
 def net_module(name: str, repo: Path = paths.REPO) -> Path:
@@ -49,7 +51,7 @@ def version(repo: Path = paths.REPO) -> str:
 # True when the kernel and the module are in the cache.
 def present(repo: Path = paths.REPO) -> bool:
     return image(repo).exists() and binder_module(repo).exists() and \
-        all(net_module(m, repo).exists() for m in NET_MODULES)
+        all(net_module(m, repo).exists() for m in {**NET_MODULES, **CC_MODULES})
 
 
 # Returns the versioned kernel package the metapackage depends on.
@@ -79,7 +81,7 @@ def fetch(repo: Path = paths.REPO, say=print) -> None:
         if modules[0].suffix != ".ko":
             raise BaselineError(f"compressed module {modules[0].name} is not supported")
         shutil.copyfile(modules[0], binder_module(repo))
-        for mod, rel in NET_MODULES.items():
+        for mod, rel in {**NET_MODULES, **CC_MODULES}.items():
             found = list(tree.glob(f"lib/modules/*/kernel/{rel}"))
             if not found:
                 raise BaselineError(f"{name}.deb has no {rel}")
