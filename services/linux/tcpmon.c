@@ -90,6 +90,10 @@ static uint32_t make_line(struct lx_tcpmon *m, const struct trace_record *e)
         event = "rwnd";
         put(detail, sizeof(detail), "rwnd=%u flight=%u", (unsigned)a[1], (unsigned)a[2]);
         break;
+    case TP_TCP_RCVBUF:
+        event = "rcvbuf";
+        put(detail, sizeof(detail), "size=%u grown=%u", (unsigned)a[1], (unsigned)a[2]);
+        break;
     default:
         return 0;
     }

@@ -120,6 +120,10 @@ struct tcb {
     uint8_t probes;                     /* zero-window probes unanswered */
     uint8_t ack_batched;                /* in ack_batch: its ACK goes when the frames at hand are done */
     uint8_t rcv_edge;                   /* the peer filled the window offered since the reader last emptied it */
+    uint32_t rcv_rtt_us;                /* the round trip as the receiver sees it (the peer's echoes of our
+                                         * timestamps on its data; 0: none yet) */
+    uint32_t drs_taken;                 /* bytes the reader took since drs_at (dynamic right-sizing) */
+    uint64_t drs_at;
     uint32_t snd_cap, rcv_cap;          /* SO_SNDBUF and SO_RCVBUF as the client set them (0: not set: the
                                          * rings grow with use) */
     uint16_t backlog;                   /* a listener's: room in its queue */
@@ -1551,6 +1555,11 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
             tcb_end(t, 0);
             return;
         }
+        if (t->ts_ok && o->has_ts && o->tsecr && ts_now(t) - o->tsecr < 60000) {
+            /* the receiver's round trip (Linux's tcp_rcv_rtt_measure_ts): the least, slowly forgotten */
+            uint32_t us = (ts_now(t) - o->tsecr) * 1000 + 1000;
+            t->rcv_rtt_us = !t->rcv_rtt_us || us < t->rcv_rtt_us ? us : (7 * t->rcv_rtt_us + us) / 8;
+        }
         /* (from this host, perhaps still in the sender's ring: net_loop_data) */
         struct net_bytes d = { { s + off, NULL }, { dlen, 0 } };
         in_order = take_data(t, seq, net_loop_data ? net_loop_data : &d, dlen, &early);
@@ -1919,16 +1928,48 @@ static int64_t nothing_to_read(struct tcb *t, uint64_t *count)
     return SVC_E_AGAIN;
 }
 
+/* The receive ring doubles (within its limits), its tracepoint told. */
+static void rcv_grow(struct tcb *t)
+{
+    int grew = ring_grow(t, &t->rcv) == 0;
+    trace_tcp_rcvbuf(t->id, ring_size(&t->rcv), grew);
+}
+
+/* Dynamic right-sizing (as Linux's tcp_rcv_space_adjust): once a receive
+ * round trip, if the reader took half the ring or more in it, the window
+ * is what paces the sender (a long path's bandwidth-delay product): the
+ * ring doubles, and the window offered with it. A reader that keeps up on
+ * a short path never needs it; one that falls behind takes less. */
+static void rcv_space_adjust(struct tcb *t, uint32_t n)
+{
+    if (t->rcv_cap || !t->rcv_rtt_us)
+        return;
+    uint64_t now = svc_clock_ns();
+    t->drs_taken += n;
+    if (!t->drs_at) {
+        t->drs_at = now;
+        t->drs_taken = n;
+        return;
+    }
+    if (now - t->drs_at < (uint64_t)t->rcv_rtt_us * 1000)
+        return;
+    if ((uint64_t)t->drs_taken * 2 >= ring_size(&t->rcv) && ring_size(&t->rcv) < BUF_MAX && !t->nooo)
+        rcv_grow(t);
+    t->drs_at = now;
+    t->drs_taken = 0;
+}
+
 /* n bytes of t's received data were taken: a bigger ring when the reader
  * keeps up and the window held the peer back, and the peer told of the
  * room when it grew by a useful amount (as Linux's tcp_cleanup_rbuf). */
 static void taken(struct tcb *t, uint32_t n)
 {
     ring_drop(&t->rcv, n);
+    rcv_space_adjust(t, n);
     if (!t->rcv.len && t->rcv_edge && !t->nooo) {
         t->rcv_edge = 0;
         if (!t->rcv_cap)                                /* (SO_RCVBUF set: the ring stays) */
-            ring_grow(t, &t->rcv);
+            rcv_grow(t);
     }
     if (n && t->state != T_CLOSED && rcv_window(t) >= offered(t) + min32(rcv_space(t) / 2, 2 * t->rmss)) {
         ack_now(t);

@@ -161,14 +161,15 @@ def run_one(r: Run, made: Archives, machine: qemu.Machine, n: int, repo: Path) -
     out = netbench.out_dir(repo)
     imp = Impairments(rtt_ms=r.rtt_ms, loss=r.loss_pct / 100, seed=7 + n)
     consoles = {}
-    recorded = out / f"{r.stem}-{n}.ptrace" if r.monitor and r.client != "linux" else None
+    traced = "client" if r.client != "linux" else "server"        # (Petrel's side)
+    recorded = out / f"{r.stem}-{n}.ptrace" if r.monitor else None
     with Relay(imp) as relay:
         def boot(side_name, role, who):
             m = qemu.Machine(machine.cpu, machine.gic, machine.smp, machine.mem, False, net=relay.net_for(side_name))
             archive = made.get(role, who == "linux", r.cc, r.probe and role == "client")
             rec = None
             append = ""
-            if recorded and role == "client":
+            if recorded and role == traced:
                 append = "trace=tcp"
             argv = side_argv(who, role, archive, m, append, repo)
             if append:
@@ -192,8 +193,9 @@ def run_one(r: Run, made: Archives, machine: qemu.Machine, n: int, repo: Path) -
     mbps = netbench.received_mbps(consoles["client"][1])
     if mbps is None:
         raise NetBenchError(f"{r.stem}: iperf3 gave no result (consoles in {paths.rel(out)}/{r.stem}-{n}-*.log)")
-    if "client-trace" in consoles:
-        raise NetBenchError(f"{r.stem}: recording Petrel's monitor failed: {consoles['client-trace']}")
+    for role in ("client", "server"):
+        if role + "-trace" in consoles:
+            raise NetBenchError(f"{r.stem}: recording Petrel's monitor failed: {consoles[role + '-trace']}")
     return mbps, consoles["client"][1], recorded
 
 
@@ -347,7 +349,7 @@ def main(machine: qemu.Machine, runs: int, repo: Path = paths.REPO, only_runs: l
                 samples[r].append(mbps)
                 if n == 0 and r.loss_pct > 0 and r.client == "linux" and r.probe:
                     windows.setdefault(r.cc, [[], []])[1] = linux_window(console)
-                if n == 0 and recorded:
+                if n == 0 and recorded and r.client != "linux" and r.loss_pct > 0:
                     windows.setdefault(r.cc, [[], []])[0] = petrel_window(recorded)
     except (NetBenchError, debian.DebianError, systems.SystemConfigError, ValueError, trace.TraceError) as err:
         print(f"bench: {err}", file=sys.stderr)

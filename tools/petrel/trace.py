@@ -407,6 +407,8 @@ def tcp_line(t: Trace, tab: tracegen.Table, e: Event) -> str:
         event, detail = "retransmit", f"seq={a[1]:#x} len={a[2]} why={name(why, a[3])}"
     elif p.name == "tcp_window":
         event, detail = "rwnd", f"rwnd={a[1]} flight={a[2]}"
+    elif p.name == "tcp_rcvbuf":
+        event, detail = "rcvbuf", f"size={a[1]} grown={a[2]}"
     else:
         return None
     return f"{clock(t, e)} {a[0] & 0xffffffff:5d}  {event:<11s} {cwnd:>8s} {ssthresh:>8s}  {detail}"
