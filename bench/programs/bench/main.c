@@ -457,10 +457,10 @@ static void bandwidth(void)
  * with syscall_enter on (one event recorded a call); on a kernel built
  * without tracepoints (trace_open refuses) the same loop is the base.
  * bench.py makes monitor_event (on - off) and monitor_off ((off - base) / 2)
- * of them. */
+ * of them. monitor_emit: a user-placed service's event, a trace_emit call. */
 static void monitor(void)
 {
-    if (!wanted("monitor_event") && !wanted("monitor_off"))
+    if (!wanted("monitor_event") && !wanted("monitor_off") && !wanted("monitor_emit"))
         return;
     uint64_t n = 20000 / scale;
     uint32_t note = (uint32_t)sys_notify_create();
@@ -476,6 +476,11 @@ static void monitor(void)
     sys_trace_ctl((uint32_t)h, TP_SYSCALL_ENTER / 64, 1ull << (TP_SYSCALL_ENTER % 64), 0);
     report("monitor_path_on", TIME(n, sys_notify_signal(note, 1)), n);
     sys_trace_ctl((uint32_t)h, TP_SYSCALL_ENTER / 64, 0, ~0ull);
+    /* A user-placed service's event: the trace_emit system call. */
+    uint64_t point = (uint64_t)TP_TCP_CWND << 32 | (uint32_t)h;
+    sys_trace_ctl((uint32_t)h, TP_TCP_CWND / 64, 1ull << (TP_TCP_CWND % 64), 0);
+    report("monitor_emit", TIME(n, sys_trace_emit(point, 1, 2, 3, 4, 5)), n);
+    sys_trace_ctl((uint32_t)h, TP_TCP_CWND / 64, 0, ~0ull);
     sys_handle_close((uint32_t)h);
     sys_handle_close(note);
 }
