@@ -14,6 +14,7 @@ int trace_reader_init(struct trace_reader *r, const struct trace_area *a, int fr
     for (unsigned c = 0; c < TRACE_MAX_CPUS; c++) {
         uint64_t head = c < a->ncpus ? __atomic_load_n(&a->core[c].head, __ATOMIC_ACQUIRE) : 0;
         r->next[c] = from_now ? head : head > a->slots ? head - a->slots : 0;
+        r->stop[c] = ~0ull;
         r->have[c] = 0;
     }
     return 0;
@@ -26,6 +27,8 @@ static int fill(struct trace_reader *r, unsigned c)
     for (;;) {
         uint64_t head = __atomic_load_n(&a->core[c].head, __ATOMIC_ACQUIRE);
         uint64_t n = r->next[c];
+        if (head > r->stop[c])
+            head = r->stop[c];
         if (n >= head)
             return 0;
         if (head - n > a->slots) {              /* overwritten before we came */
@@ -63,4 +66,10 @@ int trace_reader_next(struct trace_reader *r, struct trace_record *out)
     *out = r->ahead[best];
     r->have[best] = 0;
     return 1;
+}
+
+void trace_reader_bound(struct trace_reader *r)
+{
+    for (unsigned c = 0; c < r->area->ncpus; c++)
+        r->stop[c] = __atomic_load_n(&r->area->core[c].head, __ATOMIC_ACQUIRE);
 }

@@ -51,7 +51,13 @@ void trace_init(void)
     if (!CONFIG_TRACE)
         return;
     unsigned ncpus = MIN(ncpus_present, (unsigned)TRACE_MAX_CPUS);
-    uint64_t size = TRACE_HEADER + (uint64_t)ncpus * CONFIG_TRACE_SLOTS * sizeof(struct trace_record);
+    /* A power of two, and every ring within the largest block the frame
+     * allocator gives (2 MiB with the header): 8 cores get 2,048 each. */
+    uint32_t slots = 256;
+    while (slots * 2 <= (uint32_t)CONFIG_TRACE_SLOTS &&
+           TRACE_HEADER + (uint64_t)ncpus * slots * 2 * sizeof(struct trace_record) <= (4096ull << FRAME_MAX_ORDER))
+        slots *= 2;
+    uint64_t size = TRACE_HEADER + (uint64_t)ncpus * slots * sizeof(struct trace_record);
     unsigned order = 0;
     while ((4096ull << order) < size)
         order++;
@@ -64,16 +70,16 @@ void trace_init(void)
     a->magic = TRACE_MAGIC;
     a->version = TRACE_VERSION;
     a->ncpus = ncpus;
-    a->slots = CONFIG_TRACE_SLOTS;
+    a->slots = slots;
     a->freq = arch_counter_freq();
     area = a;
     trace_area_pa = pa;
     area_size = ALIGN_UP(size, 4096);
     area_order = order;
-    kprintf("trace: %u rings of %u events at 0x%lx\n", ncpus, (unsigned)CONFIG_TRACE_SLOTS, (unsigned long)pa);
+    kprintf("trace: %u rings of %u events at 0x%lx\n", ncpus, slots, (unsigned long)pa);
     char list[128];
     if (cmdline_get("trace", list, sizeof(list)) && trace_enable_list(list) != 0)
-        kprintf("trace: trace=%s names no group or tracepoint (see docs/reference/tracepoints.md)\n", list);
+        kprintf("trace: trace=%s names no group (see docs/reference/tracepoints.md)\n", list);
 }
 
 struct trace_area *trace_area(void)
@@ -128,8 +134,9 @@ void trace_record(unsigned id, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a
     struct cpu *c = this_cpu();
     struct trace_core *tc = &area->core[c->index];
     uint64_t n = tc->head;
+    uint32_t slots = area->slots;
     struct trace_record *r = (struct trace_record *)((uintptr_t)area + TRACE_HEADER) +
-                             ((uint64_t)c->index * CONFIG_TRACE_SLOTS + (n & (CONFIG_TRACE_SLOTS - 1)));
+                             ((uint64_t)c->index * slots + (n & (slots - 1)));
     __atomic_store_n(&r->seq, 0, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
     r->time = arch_counter_relaxed();
@@ -148,6 +155,11 @@ void trace_record(unsigned id, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a
 }
 
 /* ---------------------------------------------------------------- kernel-placed services */
+
+NOINLINE void trace_ksvc_request(uint64_t label, uint32_t client_pid)
+{
+    trace_svc_request(label, client_pid, TRACE_PLACEMENT_KERNEL);
+}
 
 const uint64_t *svc_trace_enabled = trace_mask;
 
@@ -188,10 +200,15 @@ int64_t sys_trace_ctl(uint32_t trace, uint64_t word, uint64_t set, uint64_t clea
 int64_t sys_trace_map(uint32_t trace)
 {
     struct handle_slot *sl;
-    int err = handle_get(current_thread()->space, trace, OBJ_TRACE, R_READ, &sl);
+    int err = handle_get(current_thread()->space, trace, OBJ_TRACE, 0, &sl);
     if (err)
         return err;
-    struct memobj *m = memobj_create_file(current_thread()->space, trace_area_pa, area_size, &err);
+    /* R_READ: the whole area. R_WRITE alone (a service that records): the
+     * header, whose enabled bits its sites test; not the others' events. */
+    uint64_t size = (sl->rights & R_READ) ? area_size : (sl->rights & R_WRITE) ? TRACE_HEADER : 0;
+    if (!size)
+        return -E_PERM;
+    struct memobj *m = memobj_create_file(current_thread()->space, trace_area_pa, size, &err);
     if (!m)
         return err;
     int64_t h = handle_alloc(current_thread()->space, &m->obj, R_READ | R_DUP | R_GRANT, 0);

@@ -197,7 +197,8 @@ static ALWAYS_INLINE struct trapframe *ksvc_fast(int (*fast)(struct svc_call *ca
     if (!smp_running)
         kcall_remember(t, tf->x[0], ep, info, badge);
     t->ksvc_fast_svc = ep->ksvc;                /* whose interrupt a handler may attach */
-    trace_svc_request(MSG_LABEL(info), t->space->id, TRACE_PLACEMENT_KERNEL);
+    if (unlikely(TRACE_ON(TP_SVC_REQUEST)))
+        trace_ksvc_request(MSG_LABEL(info), t->space->id);
     struct svc_call call;
     call.label = MSG_LABEL(info);
     call.badge = badge;
@@ -246,7 +247,8 @@ static ALWAYS_INLINE uintptr_t ksvc_light(int (*fast)(struct svc_call *call, uin
         return (uintptr_t)tf + 1;
     }
     t->ksvc_fast_svc = t->kcall_ctx.svc;
-    trace_svc_request(t->kcall_ctx.call.label, t->kcall_ctx.call.pid, TRACE_PLACEMENT_KERNEL);
+    if (unlikely(TRACE_ON(TP_SVC_REQUEST)))
+        trace_ksvc_request(t->kcall_ctx.call.label, t->kcall_ctx.call.pid);
     int r = fast(&t->kcall_ctx.call, tf->x);
     if (likely(r == SVC_FAST_ANSWERED && t->state == T_RUNNING && !this_cpu()->rq.summary))
         return (uintptr_t)tf;

@@ -31,13 +31,20 @@ void trace_record(unsigned id, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a
 #define TRACE_EITHER(a, b)                                                      \
     (CONFIG_TRACE && (trace_mask[(a) / 64] & (1ull << ((a) % 64) | 1ull << ((b) % 64))))
 
+/* Is tracepoint id on? (For a site that calls out of line itself.) */
+#define TRACE_ON(id) (CONFIG_TRACE && (trace_mask[(id) / 64] >> ((id) % 64) & 1))
+
+/* svc_request of a kernel-placed service's request (trace.c): out of line,
+ * so that a site on the light and register entries is its test alone. */
+void trace_ksvc_request(uint64_t label, uint32_t client_pid);
+
 /* The rings, sized for the cores the device tree names; then the groups
  * the boot argument trace=GROUP,... names are switched on. */
 void trace_init(void);
 /* The area, or NULL (no tracing: CONFIG_TRACE=n or no memory for it). */
 struct trace_area *trace_area(void);
-/* Switch the tracepoints of `list` (group names or tracepoint names,
- * comma-separated; "all") on; -E_INVAL naming nothing known. */
+/* Switch the tracepoints of `list` (group names, comma-separated; "all")
+ * on; -E_INVAL naming no group. */
 int trace_enable_list(const char *list);
 /* enabled[word] = (enabled[word] & ~clear) | set, over the tracepoints that exist. */
 int trace_set(unsigned word, uint64_t set, uint64_t clear);

@@ -73,6 +73,7 @@ static inline int trace_point_enabled(const struct trace_area *a, unsigned id)
 struct trace_reader {
     const struct trace_area *area;
     uint64_t next[TRACE_MAX_CPUS];      /* per core: the event number it reads next */
+    uint64_t stop[TRACE_MAX_CPUS];      /* per core: where it stops (trace_reader_bound; ~0: nowhere) */
     uint64_t lost;                      /* events overwritten before it read them */
     /* a record of each core read ahead, to merge the cores by time */
     struct trace_record ahead[TRACE_MAX_CPUS];
@@ -83,5 +84,8 @@ struct trace_reader {
 int trace_reader_init(struct trace_reader *r, const struct trace_area *a, int from_now);
 /* The next event in time order into *out: 1, or 0 if none is there yet. */
 int trace_reader_next(struct trace_reader *r, struct trace_record *out);
+/* Stop at the events the rings hold now: a reader of busy rings then ends
+ * its work (at most a ring a core) instead of chasing the writers. */
+void trace_reader_bound(struct trace_reader *r);
 
 #endif

@@ -650,9 +650,9 @@ static void trace_attach(void)
     uint64_t va = size > 0 ? va_alloc((uint64_t)size, 4096) : 0;
     if (!va || sys_mem_map(self_space(), (uint32_t)m, va, 0, (uint64_t)size, R_READ) < 0)
         return;
-    trace_view = (const struct trace_area *)va;
+    trace_view = (uint64_t)size > TRACE_HEADER ? (const struct trace_area *)va : NULL;   /* (R_READ: the rings too) */
     trace_h = h;
-    svc_trace_enabled = trace_view->enabled;
+    svc_trace_enabled = ((const struct trace_area *)va)->enabled;
 }
 
 void svc_trace_record(unsigned id, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4)

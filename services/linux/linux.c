@@ -1415,6 +1415,8 @@ static int serve_clock(struct svc_call *call, const uint64_t *mr, struct lx_thre
  */
 int linux_fault_shared(struct svc_call *call, const uint64_t *mr)
 {
+    if (svc_trace_enabled[TP_LX_ENTER / 64] >> (TP_LX_ENTER % 64) & 1)
+        return SVC_FAST_OTHER;                  /* (traced: every call through serve(), which records it) */
     uint64_t nr = mr[FAULT_MR_X0 + 8];
     int ids = nr >= NR_getpid && nr <= NR_gettid, clock = nr == NR_clock_gettime || nr == NR_gettimeofday;
     if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL || (!ids && !clock && nr != NR_read && nr != NR_write) ||
@@ -1445,8 +1447,9 @@ int linux_fault_fast(struct svc_call *call, const uint64_t *mr)
     uint64_t nr = mr[FAULT_MR_X0 + 8];
     if (dead_procs || dead_threads)
         lx_reap();                              /* records freed by the request before this one */
-    if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL)
-        return SVC_FAST_OTHER;
+    if (mr[FAULT_MR_KIND] != FAULT_FOREIGN_SYSCALL ||
+        svc_trace_enabled[TP_LX_ENTER / 64] >> (TP_LX_ENTER % 64) & 1)
+        return SVC_FAST_OTHER;                  /* (traced: every call through serve(), which records it) */
     if (nr >= NR_getpid && nr <= NR_gettid)
         return serve_ids(call, mr, thread_of_badge(call->badge), nr);
     int bounded = bounded_call(nr);

@@ -80,11 +80,11 @@ static uint32_t make_line(struct lx_tcpmon *m, const struct trace_record *e)
         break;
     case TP_TCP_DUPACK:
         event = "dup_ack";
-        put(detail, sizeof(detail), "n=%u ack=%#x sacked=%u", (unsigned)a[1], (unsigned)a[2], (unsigned)a[3]);
+        put(detail, sizeof(detail), "n=%u ack=0x%x sacked=%u", (unsigned)a[1], (unsigned)a[2], (unsigned)a[3]);
         break;
     case TP_TCP_RETRANSMIT:
         event = "retransmit";
-        put(detail, sizeof(detail), "seq=%#x len=%u why=%s", (unsigned)a[1], (unsigned)a[2], NAME(why_names, a[3]));
+        put(detail, sizeof(detail), "seq=0x%x len=%u why=%s", (unsigned)a[1], (unsigned)a[2], NAME(why_names, a[3]));
         break;
     case TP_TCP_WINDOW:
         event = "rwnd";
@@ -145,6 +145,8 @@ int64_t lx_tcpmon_read(struct lx_file *f, char *dst, uint64_t len)
         m->line_len = sizeof(header) - 1;
         f->mon = m;
     }
+    if (m->started)
+        trace_reader_bound(&m->r);              /* (a read ends at what the rings held when it began) */
     uint64_t done = 0;
     while (done < len) {
         if (m->line_off == m->line_len) {

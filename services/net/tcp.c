@@ -124,6 +124,7 @@ struct tcb {
                                          * timestamps on its data; 0: none yet) */
     uint32_t drs_taken;                 /* bytes the reader took since drs_at (dynamic right-sizing) */
     uint64_t drs_at;
+    uint64_t data_at;                   /* when data last came (the reader's clock: no clock read a read) */
     uint32_t snd_cap, rcv_cap;          /* SO_SNDBUF and SO_RCVBUF as the client set them (0: not set: the
                                          * rings grow with use) */
     uint16_t backlog;                   /* a listener's: room in its queue */
@@ -1555,11 +1556,13 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
             tcb_end(t, 0);
             return;
         }
-        if (t->ts_ok && o->has_ts && o->tsecr && ts_now(t) - o->tsecr < 60000) {
+        uint32_t ts = (uint32_t)(now / TS_TICK_NS) + t->ts_offset;
+        if (t->ts_ok && o->has_ts && o->tsecr && ts - o->tsecr < 60000) {
             /* the receiver's round trip (Linux's tcp_rcv_rtt_measure_ts): the least, slowly forgotten */
-            uint32_t us = (ts_now(t) - o->tsecr) * 1000 + 1000;
+            uint32_t us = (ts - o->tsecr) * 1000 + 1000;
             t->rcv_rtt_us = !t->rcv_rtt_us || us < t->rcv_rtt_us ? us : (7 * t->rcv_rtt_us + us) / 8;
         }
+        t->data_at = now;
         /* (from this host, perhaps still in the sender's ring: net_loop_data) */
         struct net_bytes d = { { s + off, NULL }, { dlen, 0 } };
         in_order = take_data(t, seq, net_loop_data ? net_loop_data : &d, dlen, &early);
@@ -1573,7 +1576,7 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
         t->rcv_nxt++;                                   /* the eighth step */
         t->shut_rd = 1;
         if (t->state == T_FIN_WAIT_1)
-            t->state = t->fin_done ? T_TIME_WAIT : T_CLOSING;
+            set_state(t, t->fin_done ? T_TIME_WAIT : T_CLOSING);
         else if (t->state == T_FIN_WAIT_2)
             set_state(t, T_TIME_WAIT);
         else
@@ -1944,7 +1947,7 @@ static void rcv_space_adjust(struct tcb *t, uint32_t n)
 {
     if (t->rcv_cap || !t->rcv_rtt_us)
         return;
-    uint64_t now = svc_clock_ns();
+    uint64_t now = t->data_at;
     t->drs_taken += n;
     if (!t->drs_at) {
         t->drs_at = now;
@@ -1953,7 +1956,8 @@ static void rcv_space_adjust(struct tcb *t, uint32_t n)
     }
     if (now - t->drs_at < (uint64_t)t->rcv_rtt_us * 1000)
         return;
-    if ((uint64_t)t->drs_taken * 2 >= ring_size(&t->rcv) && ring_size(&t->rcv) < BUF_MAX && !t->nooo)
+    if ((uint64_t)t->drs_taken * 2 >= ring_size(&t->rcv) && ring_size(&t->rcv) < BUF_MAX && !t->nooo &&
+        now - t->drs_at < 2ull * t->rcv_rtt_us * 1000)        /* (not what piled up over an idle while) */
         rcv_grow(t);
     t->drs_at = now;
     t->drs_taken = 0;

@@ -71,10 +71,12 @@ SIGNATURES = {
 # Results shown in hex (addresses).
 HEX_RESULTS = {"brk", "mmap"}
 
-O_FLAGS = [(0o100, "O_CREAT"), (0o200, "O_EXCL"), (0o400, "O_NOCTTY"), (0o1000, "O_TRUNC"), (0o2000, "O_APPEND"),
-           (0o4000, "O_NONBLOCK"), (0o10000, "O_DSYNC"), (0o40000, "O_DIRECTORY"), (0o100000, "O_NOFOLLOW"),
-           (0o200000, "O_DIRECT"), (0o400000, "O_LARGEFILE"), (0o1000000, "O_NOATIME"), (0o2000000, "O_CLOEXEC"),
-           (0o4010000, "O_SYNC"), (0o10000000, "O_PATH"), (0o20200000, "O_TMPFILE")]
+# AArch64's values (arch/arm64's fcntl.h: O_DIRECTORY, O_NOFOLLOW, O_DIRECT,
+# O_LARGEFILE differ from x86's); the ones made of others first.
+O_FLAGS = [(0o20040000, "O_TMPFILE"), (0o4010000, "O_SYNC"), (0o100, "O_CREAT"), (0o200, "O_EXCL"),
+           (0o400, "O_NOCTTY"), (0o1000, "O_TRUNC"), (0o2000, "O_APPEND"), (0o4000, "O_NONBLOCK"),
+           (0o10000, "O_DSYNC"), (0o40000, "O_DIRECTORY"), (0o100000, "O_NOFOLLOW"), (0o200000, "O_DIRECT"),
+           (0o400000, "O_LARGEFILE"), (0o1000000, "O_NOATIME"), (0o2000000, "O_CLOEXEC"), (0o10000000, "O_PATH")]
 AT_FLAGS = [(0x100, "AT_SYMLINK_NOFOLLOW"), (0x200, "AT_REMOVEDIR"), (0x400, "AT_SYMLINK_FOLLOW"),
             (0x800, "AT_NO_AUTOMOUNT"), (0x1000, "AT_EMPTY_PATH")]
 PROT = [(1, "PROT_READ"), (2, "PROT_WRITE"), (4, "PROT_EXEC")]

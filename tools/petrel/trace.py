@@ -108,9 +108,13 @@ class AreaReader:
     # The events of `snapshot` after this reader's place, per core in order,
     # and what was missed before each; `after` is the cores' heads read once
     # the copy was done: a slot the writer may have been overwriting while
-    # it was copied counts as missed, as a changed seq does in the guest.
-    def take(self, snapshot: bytes, after: list) -> list:
+    # it was copied counts as missed, as a changed seq does in the guest
+    # (the event `slots` after it may have been half written: a copy is not
+    # atomic). `quiescent`: nothing ran meanwhile (the guest had stopped),
+    # so a full ring's oldest event is whole.
+    def take(self, snapshot: bytes, after: list, quiescent: bool = False) -> list:
         out = []
+        last = 0                                        # (the time a trailing "lost" record gets)
         for c in range(self.info.ncpus):
             head = heads(snapshot, self.info.ncpus)[c]
             n, missed = self.next[c], 0
@@ -120,7 +124,7 @@ class AreaReader:
             ring = HEADER_BYTES + c * self.info.slots * RECORD.size
             while n < head:
                 e = Event.unpack(snapshot, ring + (n % self.info.slots) * RECORD.size)
-                if e.seq != n + 1 or after[c] - n > self.info.slots:
+                if e.seq != n + 1 or after[c] - n > self.info.slots - (0 if quiescent else 1):
                     missed += 1
                 else:
                     if missed:
@@ -128,9 +132,10 @@ class AreaReader:
                         self.lost[c] += missed
                         missed = 0
                     out.append(e)
+                    last = max(last, e.time)
                 n += 1
             if missed:
-                out.append(Event(0, 0, LOST, c, 0, (missed, 0, 0, 0, 0)))
+                out.append(Event(0, last, LOST, c, 0, (missed, 0, 0, 0, 0)))
                 self.lost[c] += missed
             self.next[c] = n
         return out
@@ -246,7 +251,7 @@ class Recorder:
                 last = self._stopped(q)
                 snap = self._read(q, tmp, pa, info.size)
                 after = heads(self._read(q, tmp, pa, HEADER_BYTES), info.ncpus)
-                new = reader.take(snap, after)
+                new = reader.take(snap, after, quiescent=last)
                 for e in new:
                     f.write(e.pack())
                     self.events += e.id != LOST

@@ -346,7 +346,10 @@ static void start_service(const char *line, uint32_t parent)
     int64_t state = sys_mem_create(STATE_SIZE, MEM_PAGE_2M);  /* lazy, one TLB entry when used */
     v->state = state > 0 ? (uint32_t)state : 0;
     grant_devices(v, devices);
-    add_grant(v, "", "trace", trace_handle(), R_READ | R_WRITE);   /* its tracepoints, and the rings to read */
+    /* The monitor: a service records its tracepoints; the Linux personality
+     * also reads the rings (/proc/net/tcpmon), the others see only the
+     * enabled bits (trace_map gives them the header alone). */
+    add_grant(v, "", "trace", trace_handle(), strcmp(interface, "linux") == 0 ? R_READ | R_WRITE : R_WRITE);
     if (bootfiles[0] == '1')
         add_grant(v, "", "root", root_handle(), R_READ);    /* the boot image's files, nothing else */
     for (const char *q = calls; strcmp(calls, "-") != 0 && *q; ) {

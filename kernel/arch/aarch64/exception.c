@@ -84,9 +84,8 @@ static int resolve_abort(struct thread *t, uint64_t esr, uint64_t far)
         return -E_FAULT;
     bool write = ec == EC_DABT_LOW && (esr & (1 << 6));
     bool exec = ec == EC_IABT_LOW;
-    int err = memobj_resolve_access(t->space, far, write, exec);
-    trace_page_fault(far, write, (uint64_t)(int64_t)err);
-    return err;
+    trace_page_fault(far, write, exec);
+    return memobj_resolve_access(t->space, far, write, exec);
 }
 
 /* Decode an EL0 exception that is not a Petrel system call into a fault. */

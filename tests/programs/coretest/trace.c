@@ -86,7 +86,7 @@ static void kernel_points(void)
     bool fault = false;
     while (trace_reader_next(&r, &e))
         fault |= e.id == TP_PAGE_FAULT && e.pid == my_pid && e.arg[0] == va + 0x2008 && e.arg[1] == 1 && e.arg[2] == 0;
-    tap_ok(fault, "trace: a page fault with its address, the write and its result");
+    tap_ok(fault, "trace: a page fault with its address, a write, no fetch");
     sys_mem_unmap(self_space(), va);
     sys_handle_close((uint32_t)m);
 
@@ -190,6 +190,14 @@ static void emit(void)
            "trace: a handle without R_WRITE or R_MANAGE may read, not record or switch");
     sys_handle_close((uint32_t)view);
     sys_handle_close((uint32_t)ro);
+    int64_t wo = sys_handle_dup(mon, R_WRITE, 0);
+    int64_t hdr = wo > 0 ? sys_trace_map((uint32_t)wo) : wo;
+    int64_t none = sys_handle_dup(mon, R_DUP, 0);
+    tap_ok(hdr > 0 && sys_mem_size((uint32_t)hdr) == TRACE_HEADER && none > 0 && sys_trace_map((uint32_t)none) == -E_PERM,
+           "trace_map: a handle that only records gets the header page alone (not the events); none, nothing");
+    sys_handle_close((uint32_t)hdr);
+    sys_handle_close((uint32_t)wo);
+    sys_handle_close((uint32_t)none);
 }
 
 void test_trace(void)
