@@ -1938,6 +1938,8 @@ static void rcv_grow(struct tcb *t)
     trace_tcp_rcvbuf(t->id, ring_size(&t->rcv), grew);
 }
 
+#define DRS_MIN_RTT_US  2000u           /* below: a round trip the millisecond timestamps cannot tell apart */
+
 /* Dynamic right-sizing (as Linux's tcp_rcv_space_adjust): once a receive
  * round trip, if the reader took half the ring or more in it, the window
  * is what paces the sender (a long path's bandwidth-delay product): the
@@ -1945,8 +1947,9 @@ static void rcv_grow(struct tcb *t)
  * a short path never needs it; one that falls behind takes less. */
 static void rcv_space_adjust(struct tcb *t, uint32_t n)
 {
-    if (t->rcv_cap || !t->rcv_rtt_us)
-        return;
+    if (t->rcv_cap || t->rcv_rtt_us < DRS_MIN_RTT_US)
+        return;                                         /* (a path shorter than the timestamps' tick: the
+                                                         * first ring holds what it carries in a round trip) */
     uint64_t now = t->data_at;
     t->drs_taken += n;
     if (!t->drs_at) {
