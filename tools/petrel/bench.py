@@ -1004,6 +1004,13 @@ def main_net(mode, cpu: str, smp: int, only, runs, mem: str, rtt_ms: float, loss
         print(f"bench: --suite net is wall mode only (iperf3's throughput); --only is one of "
               f"{', '.join(netbench.SYSTEMS)}", file=sys.stderr)
         return 2
+    machine = wall_machine(cpu, smp, mem, runs)
+    status = 2 if machine is None else build.build(repo=repo)
+    return status or netbench.main(machine, runs or 5, rtt_ms, loss_pct, only, repo, pcap=pcap)
+
+
+# The machine of a wall-mode suite over the relay, or None (said why).
+def wall_machine(cpu: str, smp: int, mem: str, runs):
     machine = qemu.Machine(cpu, 2 if smp <= 8 else 3, smp, mem, False)
     try:
         qemu.check_machine(machine)
@@ -1011,9 +1018,8 @@ def main_net(mode, cpu: str, smp: int, only, runs, mem: str, rtt_ms: float, loss
             raise ValueError(f"--runs {runs}: expected 1 or more")
     except ValueError as err:
         print(f"bench: {err}", file=sys.stderr)
-        return 2
-    status = build.build(repo=repo)
-    return status or netbench.main(machine, runs or 5, rtt_ms, loss_pct, only, repo, pcap=pcap)
+        return None
+    return machine
 
 
 # `./petrel bench --suite tcp`: the Kernel Monitor paper's experiments (tcpbench.py).
@@ -1022,15 +1028,8 @@ def main_tcp(mode, cpu: str, smp: int, only, runs, mem: str, repo: Path = paths.
     if mode == "icount" or only:
         print("bench: --suite tcp is wall mode only, and runs all of its experiments (no --only)", file=sys.stderr)
         return 2
-    machine = qemu.Machine(cpu, 2 if smp <= 8 else 3, smp, mem, False)
-    try:
-        qemu.check_machine(machine)
-        if runs is not None and runs < 1:
-            raise ValueError(f"--runs {runs}: expected 1 or more")
-    except ValueError as err:
-        print(f"bench: {err}", file=sys.stderr)
-        return 2
-    status = build.build(repo=repo)
+    machine = wall_machine(cpu, smp, mem, runs)
+    status = 2 if machine is None else build.build(repo=repo)
     return status or tcpbench.main(machine, runs or 1, repo)
 
 

@@ -114,9 +114,10 @@ def archives(repo: Path = paths.REPO) -> dict:
     return made
 
 
-# The QEMU argv of one side on `machine`.
-def side_argv(side: str, role: str, made: dict, machine: qemu.Machine, repo: Path) -> list:
-    archive = made[(role, side == "linux")]
+# The QEMU argv of one side on `machine` with root archive `archive`;
+# Petrel's with kernel command line `append`, its image named `stem`.
+def side_argv(side: str, role: str, archive: Path, machine: qemu.Machine, repo: Path, append: str = "",
+              stem: str = "") -> list:
     if side == "linux":
         return qemu.build_argv(linuxbase.image(repo), archive, machine, oracle.LINUX_APPEND)
     system = systems.load_system(repo / "systems" / f"{PLACEMENTS[side]}.toml", repo)
@@ -124,8 +125,9 @@ def side_argv(side: str, role: str, made: dict, machine: qemu.Machine, repo: Pat
     progs = tuple(dataclasses.replace(p, args=f"ip={addr}/24 cc={CC}") if p.name == "netcfg" else p
                   for p in system.programs)
     system = dataclasses.replace(system, programs=progs)
-    image = oracle.write_image(out_dir(repo) / f"{role}-{side}.pbi", systems.read_entries(system, repo), archive)
-    return qemu.build_argv(paths.kernel_bin(repo=repo), image, machine, "")
+    image = oracle.write_image(out_dir(repo) / f"{stem}{role}-{side}.pbi", systems.read_entries(system, repo),
+                               archive)
+    return qemu.build_argv(paths.kernel_bin(repo=repo), image, machine, append)
 
 
 # What the client's console says the server received, in Mbit/s (None: no summary).
@@ -145,7 +147,7 @@ def run_pair(pair: Pair, made: dict, machine: qemu.Machine, imp: Impairments, ru
             m = qemu.Machine(machine.cpu, machine.gic, machine.smp, machine.mem, False, net=relay.net_for(side))
             if pcap:                            # (headers: a run is a few hundred thousand frames)
                 m = dataclasses.replace(m, pcap=str(out_dir(repo) / f"{stem}-{role}.pcap"), pcap_snap=PCAP_SNAP)
-            consoles[role] = qemu.run(side_argv(who, role, made, m, repo), TIMEOUT)
+            consoles[role] = qemu.run(side_argv(who, role, made[(role, who == "linux")], m, repo), TIMEOUT)
         server = threading.Thread(target=boot, args=("b", "server", pair.server))
         server.start()
         time.sleep(2)

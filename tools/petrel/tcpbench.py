@@ -23,7 +23,6 @@ system, placement, rtt_ms, loss_pct, cc, monitor and the median of --runs;
 the net suite's rows stay), the report to build/bench/net/tcp-report.md,
 the figures to build/bench/net/tcp-*.png, the traces beside them.
 """
-import dataclasses
 import json
 import re
 import statistics
@@ -34,8 +33,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from petrel import debian, linuxbase, netbench, oracle, paths, qemu, rootfs, systems, trace
-from petrel.netbench import CLIENT, SERVER, TIMEOUT, TRIES, NetBenchError, PLACEMENTS
+from petrel import debian, linuxbase, netbench, paths, qemu, rootfs, systems, trace
+from petrel.netbench import CLIENT, SERVER, TIMEOUT, TRIES, NetBenchError
 from petrel.netrelay import Impairments, Relay
 
 RTTS = (0, 10, 50, 100, 200)
@@ -52,22 +51,14 @@ PROBE_RE = re.compile(r"^PROBE ([0-9.]+) (\d+) (\d+) (\d+)$", re.M)
 
 
 @dataclass(frozen=True)
-class Run:
-    client: str                 # "linux" or a placement of Petrel's stack
-    server: str
-    rtt_ms: float
-    loss_pct: float
-    cc: str
+class Run(netbench.Pair):
+    """A pair (its system and placement as the net suite's), over a link of
+    this RTT and loss, with this congestion module."""
+    rtt_ms: float = 0.0
+    loss_pct: float = 0.0
+    cc: str = "cubic"
     monitor: bool = False       # Petrel's side records its tcp group (the client's, when it is Petrel)
     probe: bool = False         # Linux's client records tcp_probe
-
-    @property
-    def system(self) -> str:
-        return f"{'linux' if self.client == 'linux' else 'petrel'}->{'linux' if self.server == 'linux' else 'petrel'}"
-
-    @property
-    def placement(self) -> str:
-        return next((s for s in (self.client, self.server) if s != "linux"), "")
 
     @property
     def stem(self) -> str:
@@ -143,19 +134,6 @@ class Archives:
         return self.made[key]
 
 
-def side_argv(side: str, role: str, archive: Path, machine: qemu.Machine, append: str, repo: Path) -> list:
-    if side == "linux":
-        return qemu.build_argv(linuxbase.image(repo), archive, machine, oracle.LINUX_APPEND)
-    system = systems.load_system(repo / "systems" / f"{PLACEMENTS[side]}.toml", repo)
-    addr = SERVER if role == "server" else CLIENT
-    progs = tuple(dataclasses.replace(p, args=f"ip={addr}/24") if p.name == "netcfg" else p
-                  for p in system.programs)
-    system = dataclasses.replace(system, programs=progs)
-    image = oracle.write_image(netbench.out_dir(repo) / f"tcp-{role}-{side}.pbi",
-                               systems.read_entries(system, repo), archive)
-    return qemu.build_argv(paths.kernel_bin(repo=repo), image, machine, append)
-
-
 # One run: (Mbit/s, the client's console, its recording or None).
 def run_one(r: Run, made: Archives, machine: qemu.Machine, n: int, repo: Path) -> tuple:
     out = netbench.out_dir(repo)
@@ -171,7 +149,7 @@ def run_one(r: Run, made: Archives, machine: qemu.Machine, n: int, repo: Path) -
             append = ""
             if recorded and role == traced:
                 append = "trace=tcp"
-            argv = side_argv(who, role, archive, m, append, repo)
+            argv = netbench.side_argv(who, role, archive, m, repo, append, "tcp-")   # (each side's -C chooses)
             if append:
                 qmp = str(Path(tempfile.mkdtemp(prefix="petrel-qmp-")) / "qmp")
                 argv += trace.qemu_argv(qmp)
