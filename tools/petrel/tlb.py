@@ -42,6 +42,38 @@ def load_segments(path: Path) -> list:
     return segs
 
 
+# The pages of the allocated sections of `path` within [vaddr, vaddr +
+# memsz) that the kernel maps: a segment's alignment gaps (its stacks sit
+# 32 KiB-aligned after its .bss) are never touched, and the guard pages of
+# the stack slots (arch/kstack.h: a slot is two stack sizes, of which the
+# stack and a 4 KiB emergency stack are mapped) are left out of the map.
+def section_pages(path: Path, vaddr: int, memsz: int, kstack: int = 0) -> int:
+    data = path.read_bytes()
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
+    strtab = struct.unpack_from("<IIQQQQ", data, shoff + shstrndx * shentsize)[4]
+    touched = set()
+    for i in range(shnum):
+        name, _type, flags, addr, _off, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
+        if not (flags & 2 and size and vaddr <= addr < vaddr + memsz):    # SHF_ALLOC, in this segment
+            continue
+        if kstack and data[strtab + name:data.index(b"\0", strtab + name)] == b".kstacks":
+            for slot in range(addr, addr + size - 2 * kstack + 1, 2 * kstack):
+                touched.update(range((slot + PAGE) // PAGE, (slot + 2 * PAGE) // PAGE))
+                touched.update(range((slot + kstack) // PAGE, (slot + 2 * kstack) // PAGE))
+            continue
+        touched.update(range(addr // PAGE, (addr + size + PAGE - 1) // PAGE))
+    return len(touched) or pages(vaddr, memsz)
+
+
+# CONFIG_KSTACK_SIZE of the built kernel (0: not known).
+def kstack_size(repo: Path) -> int:
+    import re
+    conf = paths.build_dir(repo) / "gen" / "kernel" / "autoconf.h"
+    m = re.search(r"^#define CONFIG_KSTACK_SIZE (\d+)$", conf.read_text(), re.M) if conf.exists() else None
+    return int(m.group(1)) if m else 0
+
+
 def pages(vaddr: int, size: int, page: int = PAGE) -> int:
     start, end = vaddr // page * page, (vaddr + size + page - 1) // page * page
     return (end - start) // page
@@ -72,10 +104,12 @@ def budget(system_path: Path, cpu: str, repo: Path = paths.REPO) -> tuple:
         service = next((v for v in system.services if f"svc-{v.interface}" == item.name), None)
         if service:
             extra.append((item.name, "durable state (one 2 MiB page)", SERVICE_STATE, "2 MiB", 1))
+            extra.append((item.name, "the monitor's enabled bits (trace header)", PAGE, "4 KiB", 1))
         rows += program_rows(item.name, item.path, extra)
     kernel = paths.kernel_elf("kernel", repo)
     for vaddr, memsz, flags in load_segments(kernel):
-        rows.append(("kernel", f"image {flags_str(flags)}", memsz, "4 KiB", pages(vaddr, memsz)))
+        rows.append(("kernel", f"image {flags_str(flags)}", memsz, "4 KiB",
+                     section_pages(kernel, vaddr, memsz, kstack_size(repo))))
     for v in system.services:
         if v.placement == "kernel":
             rows.append(("kernel", f"service {v.name} (in the kernel image)", 0, "-", 0))
