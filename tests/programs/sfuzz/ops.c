@@ -663,6 +663,21 @@ static int64_t op_reply_lend(struct fz_ctx *c)
     return sys_reply_lend(va, below(c, 0x8000), below(c, 3));
 }
 
+/* The monitor's calls on any handle of ours (never one of the monitor: the
+ * worker is given none) or a made-up one, with random words, ids and
+ * fields: every one refused, nothing recorded or switched. */
+static int64_t op_trace(struct fz_ctx *c)
+{
+    struct fz_ent e;
+    uint32_t h = fz_pick(c, 0xffff, 0, &e, NULL) && !chance(c, 8) ? e.h : (uint32_t)rnd(c);
+    switch (below(c, 4)) {
+    case 0: return sys_trace_open(h);
+    case 1: return sys_trace_ctl(h, below(c, 6), rnd(c), rnd(c));
+    case 2: return sys_trace_map(h);
+    default: return sys_trace_emit((rnd(c) & ~0xffffffffull) | h, rnd(c), rnd(c), rnd(c), rnd(c), rnd(c));
+    }
+}
+
 /* ---------------------------------------------------------------- notifications, futexes */
 
 static int64_t op_notify(struct fz_ctx *c, unsigned op)
@@ -727,7 +742,7 @@ static const uint8_t weight[OP_COUNT] = {
     [OP_read_regs] = 2, [OP_write_regs] = 4, [OP_stats] = 2, [OP_fault_handler] = 3, [OP_set_tls] = 1,
     [OP_bind] = 2, [OP_thread_copy] = 2,
     [OP_send] = 6, [OP_recv] = 6, [OP_call] = 5, [OP_kcall] = 4, [OP_reply] = 3, [OP_reply_recv] = 3, [OP_reply_save] = 2,
-    [OP_reply_to] = 2, [OP_reply_copy] = 2, [OP_reply_lend] = 2,
+    [OP_reply_to] = 2, [OP_reply_copy] = 2, [OP_reply_lend] = 2, [OP_trace] = 2,
     [OP_signal] = 4, [OP_poll] = 2, [OP_futex_wait] = 2, [OP_futex_wake] = 3,
     [OP_space_kill] = 2, [OP_set_limit] = 2, [OP_usage] = 2, [OP_space_id] = 1,
     [OP_yield] = 3,
@@ -794,6 +809,7 @@ static int64_t run_op(struct fz_ctx *c, unsigned op)
     case OP_reply_to: return op_reply_to(c);
     case OP_reply_copy: return op_reply_copy(c);
     case OP_reply_lend: return op_reply_lend(c);
+    case OP_trace: return op_trace(c);
     case OP_signal: case OP_poll: return op_notify(c, op);
     case OP_futex_wait: case OP_futex_wake: return op_futex(c, op);
     case OP_space_kill: case OP_set_limit: case OP_usage: case OP_space_id:

@@ -23,7 +23,7 @@
     X(map) X(unmap) X(unmap_range) X(protect) X(touch) X(ktouch) X(mem_size) \
     X(kill) X(suspend) X(resume) X(priority) X(affinity) X(read_regs) X(write_regs) X(stats) \
     X(fault_handler) X(set_tls) X(bind) X(thread_copy) \
-    X(send) X(recv) X(call) X(kcall) X(reply) X(reply_recv) X(reply_save) X(reply_to) X(reply_copy) X(reply_lend) \
+    X(send) X(recv) X(call) X(kcall) X(reply) X(reply_recv) X(reply_save) X(reply_to) X(reply_copy) X(reply_lend) X(trace) \
     X(signal) X(poll) X(futex_wait) X(futex_wake) \
     X(space_kill) X(set_limit) X(usage) X(space_id) \
     X(yield) X(cpus)
