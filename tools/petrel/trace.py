@@ -244,6 +244,7 @@ class Recorder:
             time.sleep(self.interval)
         info = area_info(self._read(q, tmp, pa, HEADER_BYTES))
         reader = AreaReader(info, [0] * info.ncpus)
+        self.out.parent.mkdir(parents=True, exist_ok=True)
         with open(self.out, "wb") as f:
             f.write(FILE_MAGIC)
             f.write(json.dumps({"freq": info.freq, "ncpus": info.ncpus, "slots": info.slots}).encode() + b"\n")
