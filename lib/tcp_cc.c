@@ -34,6 +34,7 @@ void tcp_cc_start(struct tcp_cc *cc, const struct tcp_cc_ops *ops, uint32_t mss)
     cc->ops = ops;
     cc->mss = mss ? mss : 536;
     cc->event = 0;
+    cc->ca_acked = 0;
     ops->init(cc);
 }
 
@@ -53,14 +54,24 @@ static void reno_init(struct tcp_cc *cc)
     cc->ssthresh = TCP_CC_INFINITE;
 }
 
-/* Slow start, RFC 5681 (2): cwnd += min(N, SMSS); congestion avoidance,
- * (3): cwnd += SMSS*SMSS/cwnd, at least one byte, for each ACK. */
+/* Slow start, RFC 5681 (2): cwnd += min(N, SMSS); congestion avoidance
+ * by the bytes acknowledged (RFC 3465 2.1, as Linux's tcp_cong_avoid_ai):
+ * cwnd += SMSS once a window's worth is acknowledged. Not (3)'s SMSS*SMSS/
+ * cwnd an ACK: a receiver that acknowledges every second segment, or a
+ * run of them at once, would slow the growth to a half or less. */
 static void reno_grow(struct tcp_cc *cc, uint32_t acked)
 {
-    if (cc->cwnd < cc->ssthresh)
+    if (cc->cwnd < cc->ssthresh) {
         cc->cwnd = clamp_window((uint64_t)cc->cwnd + min32(acked, cc->mss));
-    else
-        cc->cwnd = clamp_window((uint64_t)cc->cwnd + max32(1, (uint32_t)((uint64_t)cc->mss * cc->mss / cc->cwnd)));
+        return;
+    }
+    cc->ca_acked += acked;
+    if (cc->ca_acked >= cc->cwnd) {
+        cc->ca_acked -= cc->cwnd;
+        if (cc->ca_acked >= cc->cwnd)
+            cc->ca_acked = 0;                   /* (one step an ACK, as RFC 3465 asks) */
+        cc->cwnd = clamp_window((uint64_t)cc->cwnd + cc->mss);
+    }
 }
 
 static void reno_ack(struct tcp_cc *cc, const struct tcp_cc_ack *a)
@@ -73,6 +84,7 @@ static void reno_ack(struct tcp_cc *cc, const struct tcp_cc_ack *a)
 static void reno_congestion(struct tcp_cc *cc, uint32_t flight, uint64_t now_us)
 {
     (void)now_us;
+    cc->ca_acked = 0;
     cc->ssthresh = max32(flight / 2, 2 * cc->mss);
     cc->cwnd = cc->ssthresh;
 }
@@ -87,12 +99,13 @@ static void reno_recovered(struct tcp_cc *cc, uint32_t flight)
 static void reno_timeout(struct tcp_cc *cc, uint32_t flight, uint64_t now_us)
 {
     (void)now_us;
+    cc->ca_acked = 0;
     cc->ssthresh = max32(flight / 2, 2 * cc->mss);
     cc->cwnd = cc->mss;
 }
 
 const struct tcp_cc_ops tcp_cc_newreno = { "newreno", reno_init, reno_ack, reno_congestion, reno_recovered,
-                                           reno_timeout };
+                                           reno_timeout, 0 };
 
 /* ---------------------------------------------------------------- CUBIC (RFC 9438) with HyStart++ (RFC 9406) */
 
@@ -222,6 +235,7 @@ static void cubic_ack(struct tcp_cc *cc, const struct tcp_cc_ack *a)
 /* 4.6 and 4.7: W_max (with fast convergence), ssthresh = flight * beta. */
 static void cubic_reduce(struct tcp_cc *cc, uint32_t flight)
 {
+    cc->ca_acked = 0;
     uint64_t *p = cc->priv;
     p[CU_EPOCH_US] = 0;
     p[CU_WMAX] = cc->cwnd < p[CU_WMAX] ? (uint64_t)cc->cwnd * 17 / 20 : cc->cwnd;
@@ -252,7 +266,7 @@ static void cubic_timeout(struct tcp_cc *cc, uint32_t flight, uint64_t now_us)
 }
 
 const struct tcp_cc_ops tcp_cc_cubic = { "cubic", cubic_init, cubic_ack, cubic_congestion, cubic_recovered,
-                                         cubic_timeout };
+                                         cubic_timeout, 0 };
 
 /* ---------------------------------------------------------------- Westwood+ */
 
@@ -260,24 +274,31 @@ const struct tcp_cc_ops tcp_cc_cubic = { "cubic", cubic_init, cubic_ack, cubic_c
  * 50 ms) from the bytes acknowledged meanwhile and filtered twice with
  * 7/8 of the old value and 1/8 of the new, as Linux's tcp_westwood does;
  * after a loss ssthresh is that estimate times the least RTT seen. */
-enum { WW_BW_NS, WW_BW, WW_RTT_MIN, WW_WIN_START, WW_BK, WW_RTT };
+enum { WW_BW_NS, WW_BW, WW_RTT_MIN, WW_WIN_START, WW_BK, WW_RTT, WW_RTT_MIN_COARSE };
 #define WW_RTT_FLOOR    50000u
 
 static void westwood_init(struct tcp_cc *cc)
 {
     reno_init(cc);
-    cc->priv[WW_RTT_MIN] = UINT64_MAX;
+    cc->priv[WW_RTT_MIN] = cc->priv[WW_RTT_MIN_COARSE] = UINT64_MAX;
 }
 
 static uint64_t ww_filter(uint64_t old, uint64_t sample) { return (7 * old + sample) / 8; }
 
-static void westwood_ack(struct tcp_cc *cc, const struct tcp_cc_ack *a)
+/* Every byte delivered, in recovery too (as Linux's westwood_acked_count
+ * counts duplicate ACKs), so that a sample spanning a recovery is not
+ * low; the least RTT from samples timed to the microsecond only (a
+ * timestamp's 1 ms tick would put it up to a tenth low at 10 ms, and
+ * each loss would take a tenth more off the window than the path asks). */
+static void westwood_delivered(struct tcp_cc *cc, const struct tcp_cc_ack *a)
 {
     uint64_t *p = cc->priv;
     if (a->rtt_us) {
         p[WW_RTT] = a->rtt_us;
-        if (a->rtt_us < p[WW_RTT_MIN])
+        if (a->rtt_fine && a->rtt_us < p[WW_RTT_MIN])
             p[WW_RTT_MIN] = a->rtt_us;
+        if (a->rtt_us < p[WW_RTT_MIN_COARSE])
+            p[WW_RTT_MIN_COARSE] = a->rtt_us;       /* (until a fine one comes) */
     }
     if (!p[WW_WIN_START])
         p[WW_WIN_START] = a->now_us ? a->now_us : 1;
@@ -293,22 +314,22 @@ static void westwood_ack(struct tcp_cc *cc, const struct tcp_cc_ack *a)
         }
         p[WW_BK] = 0;
         p[WW_WIN_START] = a->now_us;
-        note(cc, TCP_CC_EV_WESTWOOD_BW, p[WW_BW], p[WW_RTT_MIN]);
+        note(cc, TCP_CC_EV_WESTWOOD_BW, p[WW_BW], p[WW_RTT_MIN] != UINT64_MAX ? p[WW_RTT_MIN] : p[WW_RTT_MIN_COARSE]);
     }
-    reno_grow(cc, a->acked);
 }
 
 /* BWE x RTTmin, at least two segments. */
 static uint32_t ww_ssthresh(const struct tcp_cc *cc)
 {
-    uint64_t rtt = cc->priv[WW_RTT_MIN] == UINT64_MAX ? 0 : cc->priv[WW_RTT_MIN];
-    uint64_t w = cc->priv[WW_BW] * rtt / 1000000;
+    uint64_t rtt = cc->priv[WW_RTT_MIN] != UINT64_MAX ? cc->priv[WW_RTT_MIN] : cc->priv[WW_RTT_MIN_COARSE];
+    uint64_t w = rtt == UINT64_MAX ? 0 : cc->priv[WW_BW] * rtt / 1000000;
     return max32(clamp_window(w), 2 * cc->mss);
 }
 
 static void westwood_congestion(struct tcp_cc *cc, uint32_t flight, uint64_t now_us)
 {
     (void)flight, (void)now_us;
+    cc->ca_acked = 0;
     cc->ssthresh = ww_ssthresh(cc);
     cc->cwnd = min32(cc->cwnd, cc->ssthresh);
 }
@@ -322,12 +343,13 @@ static void westwood_recovered(struct tcp_cc *cc, uint32_t flight)
 static void westwood_timeout(struct tcp_cc *cc, uint32_t flight, uint64_t now_us)
 {
     (void)flight, (void)now_us;
+    cc->ca_acked = 0;
     cc->ssthresh = ww_ssthresh(cc);
     cc->cwnd = cc->mss;
 }
 
-const struct tcp_cc_ops tcp_cc_westwood = { "westwood", westwood_init, westwood_ack, westwood_congestion,
-                                            westwood_recovered, westwood_timeout };
+const struct tcp_cc_ops tcp_cc_westwood = { "westwood", westwood_init, reno_ack, westwood_congestion,
+                                            westwood_recovered, westwood_timeout, westwood_delivered };
 
 const struct tcp_cc_ops *const tcp_cc_modules[3] = { &tcp_cc_newreno, &tcp_cc_cubic, &tcp_cc_westwood };
 

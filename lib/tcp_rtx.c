@@ -58,12 +58,18 @@ static void drop(struct tcp_sb *sb, uint32_t i)
     sb->n--;
 }
 
-void tcp_sb_ack(struct tcp_sb *sb, uint32_t una)
+uint32_t tcp_sb_ack(struct tcp_sb *sb, uint32_t una)
 {
-    while (sb->n && seq_le(sb->end[0], una))
+    uint32_t below = 0;
+    while (sb->n && seq_le(sb->end[0], una)) {
+        below += sb->end[0] - sb->start[0];
         drop(sb, 0);
-    if (sb->n && seq_lt(sb->start[0], una))
+    }
+    if (sb->n && seq_lt(sb->start[0], una)) {
+        below += una - sb->start[0];
         sb->start[0] = una;
+    }
+    return below;
 }
 
 uint32_t tcp_sb_add(struct tcp_sb *sb, uint32_t una, uint32_t max, uint32_t start, uint32_t end)

@@ -25,6 +25,8 @@ struct tcp_cc_ack {
     uint32_t snd_una, snd_nxt;  /* the send sequence after it: a round ends when snd_una passes
                                  * what snd_nxt was when the round began */
     uint64_t now_us;
+    uint8_t rtt_fine;           /* rtt_us was timed to the microsecond (a segment's own send time), not from a
+                                 * timestamp's echo, whose tick of 1 ms may put it nearly a tick low */
 };
 
 struct tcp_cc;
@@ -44,6 +46,12 @@ struct tcp_cc_ops {
     void (*recovered)(struct tcp_cc *cc, uint32_t flight);
     /* The retransmission timer fired: set ssthresh and cwnd (1 segment). */
     void (*timeout)(struct tcp_cc *cc, uint32_t flight, uint64_t now_us);
+    /* Any ACK that told of data delivered, in recovery too (outside it,
+     * with ack() besides):
+     * a->acked the bytes newly acknowledged cumulatively (not SACKed
+     * before) and newly SACKed, so that each byte counts once. For a
+     * module that measures the delivery rate; NULL: the module does not. */
+    void (*delivered)(struct tcp_cc *cc, const struct tcp_cc_ack *a);
 };
 
 struct tcp_cc {
@@ -51,6 +59,7 @@ struct tcp_cc {
     uint32_t mss;               /* SMSS: bytes of payload in a full segment */
     uint32_t cwnd;              /* bytes */
     uint32_t ssthresh;          /* bytes */
+    uint32_t ca_acked;          /* bytes acknowledged toward congestion avoidance's next SMSS (RFC 3465) */
     uint32_t event;             /* the module's own event in its last call (TCP_CC_EV_*; 0: none), which
                                  * the stack gives its monitor and clears */
     uint64_t event_a, event_b;

@@ -60,8 +60,9 @@ struct tcp_sb {
 };
 
 void tcp_sb_clear(struct tcp_sb *sb);
-/* SND.UNA moved to una: ranges below it go. */
-void tcp_sb_ack(struct tcp_sb *sb, uint32_t una);
+/* SND.UNA moved to una: ranges below it go. Returns the bytes below una
+ * that were SACKed (already delivered, as the peer told). */
+uint32_t tcp_sb_ack(struct tcp_sb *sb, uint32_t una);
 /* A SACK block [start, end) of an ACK (RFC 2018) when SND.UNA is una and
  * SND.MAX (the highest sent) is max: taken if it lies inside (una, max];
  * returns the bytes it SACKed that were not SACKed before. With no room

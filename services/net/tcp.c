@@ -43,7 +43,7 @@ uint32_t net_tcp_default_cc;            /* an index of tcp_cc_modules: newreno u
 #define NTCB            256u            /* connections in all (listeners, orphans and TIME_WAIT among them) */
 #define TCB_PER_PID     128u            /* a client's, its listeners' among them: a server holds 100 at once */
 #define BUF_BYTES       (64u * 1024)    /* each direction's ring at first (a power of two) */
-#define BUF_MAX         (1024u * 1024)  /* ... grown (ring_grow) up to this */
+#define BUF_MAX         (4096u * 1024)  /* ... grown (ring_grow) up to this (net.ipv4.tcp_wmem's most) */
 #define GROWN_MAX       (8u << 20)      /* the bytes a client's grown rings add in all */
 #define BACKLOG_MAX     128u
 #define OOO_RANGES      4u
@@ -56,6 +56,10 @@ uint32_t net_tcp_default_cc;            /* an index of tcp_cc_modules: newreno u
 #define MSS_DEFAULT     536u            /* RFC 9293 3.7.1: without the option */
 #define MSS_MIN         88u             /* Linux's TCP_MIN_MSS */
 #define WSCALE          7u              /* the window shift we ask for (Linux's with its buffers) */
+#define PACE_SS_RATIO   200u            /* net.ipv4.tcp_pacing_ss_ratio: % of cwnd/SRTT in slow start */
+#define PACE_CA_RATIO   120u            /* net.ipv4.tcp_pacing_ca_ratio: ... after it */
+#define PACE_BURST_NS   1000000ull      /* the most a sender idle long enough sends at once: 1 ms at its rate */
+#define PACE_GRAIN_NS   200000ull       /* the pacing timer lets this much pass, so that it sends a few */
 #define TS_TICK_NS      1000000ull      /* timestamps count milliseconds (Linux's TCP_TS_HZ) */
 #define PAWS_IDLE_NS    (24ull * 86400 * 1000000000)    /* RFC 7323 5.5: TS.Recent older is invalid */
 #define OOW_ACK_NS      500000000ull    /* net.ipv4.tcp_invalid_ratelimit: ACKs to segments out of place */
@@ -115,7 +119,8 @@ struct tcb {
     uint32_t recover, inflate;          /* RFC 6582's recovery point; NewReno's window inflation */
     uint32_t rtt_seq;                   /* the segment being timed (Karn), valid while rtt_at */
     uint64_t rtt_at;
-    uint64_t t_rtx, t_delack, t_wait, t_persist, t_keep;    /* deadlines (0: none) */
+    uint64_t t_rtx, t_delack, t_wait, t_persist, t_keep, t_pace;    /* deadlines (0: none) */
+    uint64_t pace_at;                   /* when the next segment may go at the pacing rate (pace) */
     uint32_t persist_us, retrans;
     uint8_t probes;                     /* zero-window probes unanswered */
     uint8_t ack_batched;                /* in ack_batch: its ACK goes when the frames at hand are done */
@@ -605,9 +610,37 @@ static void arm_rtx(struct tcb *t)
     set_timer(&t->t_rtx, svc_clock_ns() + (uint64_t)t->rto.rto_us * 1000);
 }
 
+/* Pacing, as Linux's internal pacing (tcp_update_pacing_rate): segments
+ * leave at most at max(cwnd, flight) / SRTT, times 2 in slow start (cwnd
+ * under half ssthresh) and 1.2 after it, not in bursts as ACKs open the
+ * window. A burst at the speed of the machine fills the queues on the
+ * path (the NIC's ring, the next hop's buffer) in an instant, and what
+ * overflows them is lost: the window halves though the link had room.
+ * Up to PACE_BURST_NS of the rate goes at once after an idle spell; then
+ * the pacing timer sends what it let through, PACE_GRAIN_NS at a time.
+ * Not to this host (no queue between) nor before the first RTT sample.
+ * 1: len bytes may go now (and are counted); 0: not yet (the timer is set). */
+static int pace(struct tcb *t, uint32_t len, uint64_t now)
+{
+    if (!t->rto.srtt_us || net_is_local(t->raddr))
+        return 1;
+    if (t->pace_at > now) {
+        if (!t->t_pace)
+            set_timer(&t->t_pace, t->pace_at + PACE_GRAIN_NS);
+        return 0;
+    }
+    uint32_t flight = t->snd_nxt - t->snd_una, window = t->cc.cwnd > flight ? t->cc.cwnd : flight;
+    uint32_t ratio = t->cc.cwnd < t->cc.ssthresh / 2 ? PACE_SS_RATIO : PACE_CA_RATIO;
+    uint64_t gap = (uint64_t)len * t->rto.srtt_us * 1000 * 100 / ((uint64_t)(window | 1) * ratio);
+    uint64_t from = t->pace_at + PACE_BURST_NS > now ? t->pace_at : now - PACE_BURST_NS;
+    t->pace_at = from + gap;
+    return 1;
+}
+
 /* Send what the state, the windows and the send ring allow. */
 static void output(struct tcb *t)
 {
+    uint64_t now = svc_clock_ns();
     if (t->state == T_SYN_SENT || t->state == T_SYN_RECEIVED) {
         if (t->snd_nxt == t->iss) {                     /* the SYN (and our ACK of theirs) */
             if (!t->rtt_at && t->snd_max == t->iss) {
@@ -630,6 +663,8 @@ static void output(struct tcb *t)
         uint32_t pipe = tcp_sb_pipe(&t->sb, t->snd_una, t->snd_nxt, t->high_rxt, t->mss);
         if (pipe + t->mss > t->cc.cwnd || !tcp_sb_next_seg(&t->sb, t->snd_una, t->high_rxt, t->mss, 0, &seq, &len))
             break;
+        if (!pace(t, len, now))
+            return;
         if (emit(t, seq, ACK, seq - t->snd_una, len))
             break;
         t->high_rxt = seq + len;
@@ -664,6 +699,8 @@ static void output(struct tcb *t)
             break;
         }
         uint8_t flags = ACK | (n && n == avail ? PSH : 0) | (fin ? FIN : 0);
+        if (n && !pace(t, n, now))
+            break;
         if (emit(t, t->snd_nxt, flags, sent, n)) {
             trace_cwnd(t, TRACE_TCP_WHY_LOCAL);         /* (the transmit path is full: local congestion) */
             if (!t->t_rtx)
@@ -900,7 +937,7 @@ static void tcb_end(struct tcb *t, int32_t err)
     set_state(t, T_CLOSED);
     t->err = err;
     t->shut_rd = t->shut_wr = 1;
-    t->t_rtx = t->t_delack = t->t_wait = t->t_persist = t->t_keep = 0;
+    t->t_rtx = t->t_delack = t->t_wait = t->t_persist = t->t_keep = t->t_pace = 0;
     if (!t->sock) {
         tcb_free(t);
         return;
@@ -920,7 +957,7 @@ static void enter_time_wait(struct tcb *t, uint64_t now)
 {
     set_state(t, T_TIME_WAIT);
     set_timer(&t->t_wait, now + TIME_WAIT_NS);
-    t->t_rtx = t->t_persist = t->t_keep = 0;
+    t->t_rtx = t->t_persist = t->t_keep = t->t_pace = 0;
     free_ring(&t->snd);
     if (!t->sock)
         free_ring(&t->rcv);
@@ -1391,7 +1428,7 @@ static int take_data(struct tcb *t, uint32_t seq, const struct net_bytes *data, 
 
 /* New data acknowledged (RFC 9293 3.10.7.4's fifth step; RFC 5681, 6582
  * and 6298 for what it does to the window and the timer). */
-static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now, const struct opts *o)
+static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now, const struct opts *o, struct tcp_cc_ack *told)
 {
     uint32_t acked = ackn - t->snd_una, data = acked;
     if (data > t->snd.len) {                            /* (our FIN too) */
@@ -1404,7 +1441,8 @@ static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now, const struct opt
         t->snd_nxt = ackn;
     t->retries = 0;
     t->dupacks = 0;
-    tcp_sb_ack(&t->sb, ackn);
+    uint32_t sacked_before = tcp_sb_ack(&t->sb, ackn);
+    told->acked = data > sacked_before ? data - sacked_before : 0;
     if (seq_lt(t->high_rxt, ackn))
         t->high_rxt = ackn;
     /* An RTT sample: of the segment timed (Karn's rule kept), else by the
@@ -1414,12 +1452,14 @@ static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now, const struct opt
         rtt = (uint32_t)((now - t->rtt_at) / 1000);
         rtt = rtt ? rtt : 1;
         t->rtt_at = 0;
+        told->rtt_fine = 1;
     } else if (t->ts_ok && o->has_ts && o->tsecr && ts_now(t) - o->tsecr < 60000) {
         uint32_t ms = ts_now(t) - o->tsecr;
         rtt = ms ? ms * 1000 : 1000;
     }
     if (rtt)
         rtt_sample(t, rtt);
+    told->rtt_us = rtt;
     if (t->in_recovery && seq_le(t->recover, ackn)) {
         t->in_recovery = 0;
         t->inflate = 0;
@@ -1434,7 +1474,7 @@ static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now, const struct opt
         trace_tcp_retransmit(t->id, t->snd_una, min32(t->snd.len, t->mss), TRACE_TCP_WHY_DUPACK);
         t->inflate = (t->inflate > acked ? t->inflate - acked : 0) + t->mss;
     } else if (data) {
-        struct tcp_cc_ack a = { data, rtt, t->rto.srtt_us, t->snd_una, t->snd_nxt, now / 1000 };
+        struct tcp_cc_ack a = { data, rtt, t->rto.srtt_us, t->snd_una, t->snd_nxt, now / 1000, told->rtt_fine };
         uint32_t cwnd = t->cc.cwnd, ssthresh = t->cc.ssthresh;
         t->cc.ops->ack(&t->cc, &a);
         cc_event(t);
@@ -1507,11 +1547,21 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
         return;
     }
     int advanced = seq_lt(t->snd_una, ackn);
+    struct tcp_cc_ack told = { 0 };
     if (advanced)
-        new_ack(t, ackn, now, o);
+        new_ack(t, ackn, now, o, &told);
     uint32_t sacked = 0;
     for (unsigned k = 0; t->sack_ok && k < o->nsack; k++)
         sacked += tcp_sb_add(&t->sb, t->snd_una, t->snd_max, o->sack_start[k], o->sack_end[k]);
+    if (t->cc.ops->delivered && told.acked + sacked) {  /* (the module that measures the delivery rate) */
+        told.acked += sacked;
+        told.srtt_us = t->rto.srtt_us;
+        told.snd_una = t->snd_una;
+        told.snd_nxt = t->snd_nxt;
+        told.now_us = now / 1000;
+        t->cc.ops->delivered(&t->cc, &told);
+        cc_event(t);
+    }
     int dup = !advanced && t->snd_una != t->snd_max &&
               (sacked || (ackn == t->snd_una && tlen == off && wnd == t->snd_wnd && !(flags & (SYN | FIN))));
     if (dup) {
@@ -1671,6 +1721,10 @@ static void timers_due(struct tcb *t, uint64_t now)
     }
     if (t->pid && t->t_keep && now >= t->t_keep)
         keep_timer(t, now);
+    if (t->pid && t->t_pace && now >= t->t_pace) {
+        t->t_pace = 0;
+        output(t);
+    }
 }
 
 void net_tcp_timers(uint64_t now)
@@ -1683,7 +1737,7 @@ void net_tcp_timers(uint64_t now)
         if (!t->pid)
             continue;
         timer_note(t->t_rtx), timer_note(t->t_delack), timer_note(t->t_wait);
-        timer_note(t->t_persist), timer_note(t->t_keep);
+        timer_note(t->t_persist), timer_note(t->t_keep), timer_note(t->t_pace);
     }
 }
 
@@ -1897,10 +1951,13 @@ int64_t net_op_send(struct svc_call *call, uint32_t sock, uint64_t data, uint64_
         return SVC_E_CLOSED;
     if (t->state == T_SYN_SENT || t->state == T_SYN_RECEIVED)
         return SVC_E_AGAIN;
-    /* The writer has more than the ring holds, all of it is sent, and the
-     * windows would let more go: the ring holds the connection back. */
-    if (data_len > ring_room(&t->snd) && t->snd_nxt - t->snd_una + t->mss > t->snd.len &&
-        min32(t->snd_wnd, t->cc.cwnd) >= t->snd.size && !t->snd_cap)
+    /* The writer has more than the ring holds, and the ring holds less
+     * than twice what the windows let go in a round trip (what is in
+     * flight, and as much again for the pacing to send while it comes
+     * back): the ring would hold the connection back. As Linux's
+     * tcp_sndbuf_expand. */
+    if (data_len > ring_room(&t->snd) && (uint64_t)min32(t->snd_wnd, t->cc.cwnd) * 2 > t->snd.size &&
+        !t->snd_cap)
         ring_grow(t, &t->snd);
     uint32_t room = snd_room(t);
     uint32_t n = (uint32_t)(data_len < room ? data_len : room);

@@ -62,16 +62,23 @@ class Reno:
 
     def __init__(self, mss):
         self.mss, self.cwnd, self.ssthresh = mss, min(10 * mss, max(2 * mss, 14600)), INF
+        self.bytes_acked = 0
 
     def ack(self, n):
         if self.cwnd < self.ssthresh:
             self.cwnd += min(n, self.mss)                           # (2)
-        else:
-            self.cwnd += max(1, self.mss * self.mss // self.cwnd)   # (3)
+            return
+        self.bytes_acked += n                                       # RFC 3465 2.1: a segment a window
+        if self.bytes_acked >= self.cwnd:
+            self.bytes_acked -= self.cwnd
+            if self.bytes_acked >= self.cwnd:
+                self.bytes_acked = 0
+            self.cwnd += self.mss
 
     def congestion(self, flight):
         self.ssthresh = max(flight // 2, 2 * self.mss)              # (4)
         self.cwnd = self.ssthresh
+        self.bytes_acked = 0
 
     def recovered(self, flight):
         self.cwnd = min(self.ssthresh, max(flight, self.mss) + self.mss)
@@ -79,6 +86,7 @@ class Reno:
     def timeout(self, flight):
         self.ssthresh = max(flight // 2, 2 * self.mss)
         self.cwnd = self.mss                                        # the loss window
+        self.bytes_acked = 0
 
 
 def test_newreno_follows_rfc_5681_and_6582(drive):
@@ -93,8 +101,9 @@ def test_newreno_follows_rfc_5681_and_6582(drive):
         step(ack(n), model.ack, n)
     step("cong 50000 0", model.congestion, 50000)        # three duplicate ACKs
     step("rec 20000", model.recovered, 20000)            # the recovery point acknowledged
-    for i in range(200):                                 # congestion avoidance: about a segment an RTT
-        step(ack(MSS), model.ack, MSS)
+    for i in range(200):                                 # congestion avoidance: a segment a window acknowledged,
+        n = MSS * (1 + i % 3)                            # one, two or three segments an ACK
+        step(ack(n), model.ack, n)
     step("cong 2000 0", model.congestion, 2000)          # ssthresh no less than two segments
     step("rec 0", model.recovered, 0)                    # FlightSize under a segment counts as one
     step("rto 40000 0", model.timeout, 40000)
@@ -311,3 +320,30 @@ def test_westwood_sets_ssthresh_from_bandwidth_and_least_rtt(drive):
     assert after[1] == (after[0][1], after[0][1])
     assert after[2][0] == MSS and abs(after[2][1] - ss) <= MSS
     assert 1.6e6 < bw < 2.4e6 and rtt_min == 40000      # on its way from 1.46 MB/s to 2.92
+
+
+def test_westwood_counts_what_recovery_delivers_and_its_least_rtt_is_a_fine_one(drive):
+    """The bytes a recovery delivers (SACKed, then the holes) count toward
+    the estimate, and a coarse sample (a timestamp's echo, 1 ms a tick)
+    does not lower the least RTT once a fine one (timed to the
+    microsecond) is there: each would take more off the window at a loss
+    than the path asks."""
+    def run(during):
+        script, now = ["start westwood 1460"], 0
+        for i in range(200):                # 2,920 bytes a millisecond, RTT 10.6 ms timed
+            now += 1000
+            script.append(ack(2 * MSS, 10600, 10600, 0, 0, now))
+        script.append(f"cong {60 * MSS} {now}")
+        for i in range(150):                # a long recovery (a burst of losses): coarse samples of 10 ms
+            now += 1000
+            script.append(f"dlv {during} 10000 0 {now}")
+        script.append(f"rec {40 * MSS}")
+        for i in range(10):
+            now += 1000
+            script.append(ack(2 * MSS, 10600, 10600, 0, 0, now))
+        script.append(f"cong {60 * MSS} {now}")
+        return drive(script)[-1][1]
+    counted, lost = run(2 * MSS), run(0)
+    rate = 2 * MSS * 1000                   # bytes a second, all along
+    assert abs(counted - rate * 10600 / 1e6) <= MSS, counted       # BWE x the fine least RTT
+    assert lost < counted - MSS, (lost, counted)                    # (what a recovery delivers does count)

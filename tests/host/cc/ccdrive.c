@@ -1,7 +1,9 @@
 /* Drives lib/tcp_cc.c on the host for tests/host/test_tcp_cc.py: one
  * command a line on stdin, cwnd and ssthresh printed after each.
  *   start NAME MSS | ack ACKED RTT_US SRTT_US SND_UNA SND_NXT NOW_US |
- *   cong FLIGHT NOW_US | rec FLIGHT | rto FLIGHT NOW_US | cbrt X | iw MSS */
+ *   dlv ACKED RTT_US FINE NOW_US (delivered in recovery: no ack()) |
+ *   cong FLIGHT NOW_US | rec FLIGHT | rto FLIGHT NOW_US | cbrt X | iw MSS
+ * (an "ack" line's RTT is fine: timed to the microsecond) */
 #include <stdio.h>
 #include <string.h>
 #include <inttypes.h>
@@ -22,8 +24,14 @@ int main(void)
             }
             tcp_cc_start(&cc, ops, (uint32_t)a);
         } else if (sscanf(line, "ack %llu %llu %llu %llu %llu %llu", &a, &b, &c, &d, &e, &f) == 6) {
-            struct tcp_cc_ack k = { (uint32_t)a, (uint32_t)b, (uint32_t)c, (uint32_t)d, (uint32_t)e, f };
+            struct tcp_cc_ack k = { (uint32_t)a, (uint32_t)b, (uint32_t)c, (uint32_t)d, (uint32_t)e, f, 1 };
+            if (cc.ops->delivered)                      /* (as the stack calls them outside recovery) */
+                cc.ops->delivered(&cc, &k);
             cc.ops->ack(&cc, &k);
+        } else if (sscanf(line, "dlv %llu %llu %llu %llu", &a, &b, &c, &d) == 4) {
+            struct tcp_cc_ack k = { (uint32_t)a, (uint32_t)b, 0, 0, 0, d, (uint8_t)c };
+            if (cc.ops->delivered)
+                cc.ops->delivered(&cc, &k);
         } else if (sscanf(line, "cong %llu %llu", &a, &b) == 2) {
             cc.ops->congestion(&cc, (uint32_t)a, b);
         } else if (sscanf(line, "rec %llu", &a) == 1) {
