@@ -163,6 +163,7 @@ svc_handle svc_wakeup(void (*handler)(void), uint64_t *bits);
 #define SVC_E_AGAIN     (-E_AGAIN)
 #define SVC_E_BADHANDLE (-E_BADHANDLE)
 #define SVC_E_CLOSED    (-E_CLOSED)
+#define SVC_E_IO        (-E_IO)
 
 /* The user placement's server loop (services/env/user_env.c): each
  * request goes to `fast` first (the generated <name>_fastentry: a

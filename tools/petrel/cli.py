@@ -7,7 +7,9 @@ virtualenv, so the tools can use its packages.
 import argparse
 import os
 import re
+import shutil
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -87,6 +89,13 @@ def add_run(sub) -> None:
     p.add_argument("--forward", action="append", default=[], metavar="HOSTPORT:GUESTPORT", type=forward_arg,
                    help="forward TCP connections to 127.0.0.1:HOSTPORT on the host to GUESTPORT of the guest "
                         "(repeatable; QEMU's user-mode network, so not with --net none)")
+    p.add_argument("--disk", metavar="FILE",
+                   help="attach FILE, a raw disk image, as a virtio-blk disk (the blk service drives it: "
+                        "--system blk-user or blk-kernel); made with the host's mke2fs as an empty ext2 file "
+                        "system of --disk-size when it does not exist")
+    p.add_argument("--disk-size", default="64M", metavar="SIZE", type=disk_size_arg,
+                   help="the size of a disk --disk makes (default 64M; K, M or G, from 1M to 64G)")
+    p.add_argument("--disk-ro", action="store_true", help="attach --disk read-only (the disk says so; writes fail)")
     p.add_argument("--trace", metavar="GROUPS",
                    help="switch the monitor's tracepoint groups on from boot (comma-separated: tcp, sched, fault, "
                         "irq, syscall, linux, or all; docs/reference/tracepoints.md) and record them to "
@@ -126,12 +135,44 @@ def forward_arg(text: str) -> tuple:
     return int(m[1]), int(m[2])
 
 
+# `--disk-size SIZE` in bytes: a number with K, M or G, from 1 MiB to 64 GiB.
+def disk_size_arg(text: str) -> int:
+    m = re.fullmatch(r"([0-9]+)([KMG]?)", text)
+    size = int(m[1]) << {"": 0, "K": 10, "M": 20, "G": 30}[m[2]] if m else 0
+    if not 1 << 20 <= size <= 64 << 30 or size % 4096:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a size from 1M to 64G (K, M or G), a multiple of 4K")
+    return size
+
+
+# FILE of --disk, made as an empty ext2 file system of `size` bytes by the
+# host's mke2fs (e2fsprogs, which setup installs) when it does not exist.
+def make_disk(path: Path, size: int) -> None:
+    if path.exists():
+        return
+    mke2fs = shutil.which("mke2fs") or next((p for p in ("/sbin/mke2fs", "/usr/sbin/mke2fs") if Path(p).exists()),
+                                            None)
+    if not mke2fs:
+        raise SystemExit("run: --disk: mke2fs not found (Debian package e2fsprogs): run ./petrel setup")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f:
+        f.truncate(size)                                  # (sparse: the file system writes what it uses)
+    made = subprocess.run([mke2fs, "-q", "-F", "-t", "ext2", "-L", "petrel", str(path)], capture_output=True,
+                          text=True)
+    if made.returncode:
+        path.unlink()
+        raise SystemExit(f"run: --disk: mke2fs failed: {made.stderr.strip()}")
+    print(f"run: made {path} ({size >> 20} MiB, ext2)", file=sys.stderr)
+
+
 # The machine `./petrel run` boots: a person's interactive run gets QEMU's
 # ordinary user-mode network, anything else an isolated one.
 def run_machine(args, interactive: bool) -> qemu.Machine:
     net = args.net or ("user" if interactive else "isolated")
+    disk = getattr(args, "disk", None)
+    if disk:
+        make_disk(Path(disk), args.disk_size)
     return qemu.Machine(args.cpu, args.gic, args.smp, args.mem, args.icount, net=net, pcap=args.pcap or "",
-                        forward=tuple(args.forward))
+                        forward=tuple(args.forward), disk=disk or "", disk_ro=bool(getattr(args, "disk_ro", False)))
 
 
 # Adds the `test` subcommand.

@@ -30,7 +30,8 @@ APT_PACKAGES = ["qemu-system-arm", "clang", "lld", "llvm", "make",
                 "device-tree-compiler", "gdb-multiarch", "qemu-user-static", "gcc-aarch64-linux-gnu",
                 "libc6-dev-arm64-cross", "libgcc-s1-arm64-cross", "musl-dev:arm64",
                 "clang-14", "libclang-rt-14-dev",     # the host fuzzer: clang 14, its sanitizer and libFuzzer runtimes
-                "tshark"]                             # judges the frames network tests record
+                "tshark",                             # judges the frames network tests record
+                "e2fsprogs"]                          # mke2fs for ./petrel run --disk, e2fsck for storage tests
 FOREIGN_ARCH = "arm64"      # musl-dev:arm64 gives aarch64-linux-musl-gcc (the Linux baseline)
 VENV_APT_PACKAGE = "python3-venv"
 # Commands that stand for the packages where there is no dpkg (non-Debian hosts).
@@ -39,7 +40,7 @@ APT_COMMANDS = {"qemu-system-arm": "qemu-system-aarch64", "clang": "clang", "lld
                 "gdb-multiarch": "gdb-multiarch", "tshark": "tshark", "qemu-user-static": "qemu-aarch64-static",
                 "gcc-aarch64-linux-gnu": "aarch64-linux-gnu-gcc", "musl-dev:arm64": "aarch64-linux-musl-gcc",
                 "libc6-dev-arm64-cross": "aarch64-linux-gnu-gcc", "libgcc-s1-arm64-cross": "aarch64-linux-gnu-gcc",
-                "clang-14": "clang-14", "libclang-rt-14-dev": "clang-14"}
+                "clang-14": "clang-14", "libclang-rt-14-dev": "clang-14", "e2fsprogs": "mke2fs"}
 STAMP_NAME = ".petrel-setup"
 MARKER = "PETREL_IN_VENV"
 

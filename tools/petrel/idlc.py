@@ -51,7 +51,7 @@ MAX_HANDLES = 3
 MAX_BYTES = 200
 METHOD_KEYS = {"name", "doc", "in", "out", "errors", "long"}
 ERRORS = {"E_INVAL", "E_FAULT", "E_NOMEM", "E_NOENT", "E_RANGE", "E_BUSY", "E_PERM", "E_AGAIN",
-          "E_CLOSED", "E_STATE", "E_TIMEOUT", "E_BADHANDLE", "E_LIMIT"}
+          "E_CLOSED", "E_STATE", "E_TIMEOUT", "E_BADHANDLE", "E_LIMIT", "E_IO"}
 
 
 # Names the generated code uses beside the arguments (and x0, x1, ...: the

@@ -46,6 +46,8 @@ class Machine:
     pcap: str = ""                  # with a NIC: record its frames in this file (QEMU's filter-dump)
     pcap_snap: int = 0              # ... only their first this many bytes (0: whole)
     forward: tuple = ()             # (host port, guest port) pairs: TCP from 127.0.0.1 to the guest
+    disk: str = ""                  # a raw disk image, attached as a virtio-blk device (its path; "": none)
+    disk_ro: bool = False           # ... read-only (the device says so; writes fail)
 
 
 # The network a machine may have: "none"; "user", QEMU's user-mode network
@@ -87,6 +89,10 @@ def check_machine(m: Machine) -> None:
             raise ValueError(f"forward {h}:{g}: ports are from 1 to 65535")
     if len(set(hosts)) != len(hosts):
         raise ValueError("forward: a host port is forwarded twice")
+    if m.disk_ro and not m.disk:
+        raise ValueError("disk_ro: a read-only disk needs a disk")
+    if m.disk and "," in str(m.disk):
+        raise ValueError(f"disk {m.disk!r}: QEMU's -drive cannot take a path with a comma")
 
 
 # Returns the QEMU argv. `interactive` puts the console and monitor on the
@@ -113,6 +119,7 @@ def build_argv(kernel, image=None, machine: Machine = Machine(), append: str = "
     if machine.icount:
         argv += ["-icount", ICOUNT]
     argv += net_argv(machine)
+    argv += disk_argv(machine, "-global" not in argv)
     if gdb_port is not None:
         argv += ["-gdb", f"tcp::{gdb_port}", "-S"]
     return argv
@@ -138,6 +145,16 @@ def net_argv(machine: Machine) -> list:
         argv += ["-object", f"filter-dump,id=dump0,netdev=net0,file={machine.pcap}" +
                  (f",maxlen={machine.pcap_snap}" if machine.pcap_snap else "")]
     return argv
+
+
+# The disk's part of the argv: a raw image as a virtio-blk device on a
+# modern (version 2) virtio-mmio transport (the -global once in the argv).
+def disk_argv(machine: Machine, modern: bool = True) -> list:
+    if not machine.disk:
+        return []
+    drive = f"file={machine.disk},if=none,format=raw,id=disk0" + (",readonly=on" if machine.disk_ro else "")
+    return (["-global", "virtio-mmio.force-legacy=false"] if modern else []) + \
+        ["-drive", drive, "-device", "virtio-blk-device,drive=disk0"]
 
 
 # Returns the path of qemu-system-aarch64 or raises QemuMissing with a hint.

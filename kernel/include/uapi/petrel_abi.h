@@ -32,6 +32,7 @@ enum {
     E_CLOSED    = 13,   /* the object was destroyed while waiting on it */
     E_STATE     = 14,   /* the target is in the wrong state for this */
     E_LIMIT     = 15,   /* a per-process limit (memory, threads, handles, spaces) is reached */
+    E_IO        = 16,   /* a device failed the operation (a disk's read or write) */
     E_NUM_ERRORS
 };
 

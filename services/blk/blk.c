@@ -1,0 +1,513 @@
+/*
+ * The block device service (idl/blk.toml): the machine's virtio-blk disk,
+ * driven by services/common/virtio_blk.c, behind a write-back cache of
+ * 4 KiB blocks; placed in the kernel or in user space by the system
+ * description.
+ *
+ * No request waits for the disk, in either placement: what is not cached
+ * is fetched while the client is told E_AGAIN, and `wait` keeps its reply
+ * until the disk finishes something. The cache is CACHE_BLOCKS blocks of
+ * DMA memory, made PIECE at a time as it fills, so that the disk reads
+ * into and writes from the block itself (no copy but the client's).
+ * A block is free, being read, valid (clean or dirty), or being written.
+ * A clean block is taken back least recently used first; a dirty one only
+ * after it is written. `sync` waits for the blocks dirty at its call (their
+ * generation), then for the disk's flush.
+ */
+#include "blk_if.h"
+#include "pstring.h"
+#include "virtio_blk.h"
+
+#define BLOCK           4096u
+#define SPB             (BLOCK / VBLK_SECTOR)   /* sectors a block */
+#define CACHE_BLOCKS    1024u                   /* 4 MiB */
+#define PIECE           0x10000u                /* DMA memory is made this much at a time */
+#define PER_PIECE       (PIECE / BLOCK)
+#define HASH            256u
+#define WAITERS         16u
+#define NONE            0xffffu
+
+enum { B_FREE, B_READING, B_VALID, B_WRITING };
+
+struct cblock {
+    uint64_t no;                        /* the block number (sector / SPB) */
+    uint64_t used;                      /* the cache's clock at its last use (LRU) */
+    uint64_t gen;                       /* dirty: the sync generation it became dirty in */
+    uint8_t *data;
+    uint64_t pa;
+    uint8_t state, dirty, failed;       /* failed: its read failed (told once) */
+    uint8_t fresh;                      /* taken by the write at hand, not filled yet */
+    uint16_t next;                      /* the hash chain */
+};
+
+static struct vblk disk;
+static struct cblock cache[CACHE_BLOCKS];
+static uint16_t hash[HASH];
+static unsigned made;                   /* blocks with memory */
+static uint64_t clock, gen = 1;
+static uint64_t hits, misses;
+static int write_failed;                /* a write failed since the last sync said so */
+static svc_token waiter[WAITERS];
+static uint64_t waiter_pid[WAITERS];
+static svc_token syncer[WAITERS];
+static uint64_t sync_gen[WAITERS];
+static uint64_t flushing_gen;           /* a flush in flight covers the syncs up to this generation (0: none) */
+static int booted;
+
+#define FLUSH_TAG       UINT64_MAX
+
+static void interrupt(void);
+
+static int ready(void)
+{
+    int err = vblk_open(&disk, interrupt);
+    if (!err && !booted) {
+        for (unsigned i = 0; i < HASH; i++)
+            hash[i] = NONE;
+        booted = 1;
+    }
+    return err;
+}
+
+static uint32_t block_bytes(uint64_t no)
+{
+    uint64_t left = disk.capacity - no * SPB;
+    return (uint32_t)(left < SPB ? left : SPB) * VBLK_SECTOR;
+}
+
+static struct cblock *lookup(uint64_t no)
+{
+    for (uint16_t i = hash[no % HASH]; i != NONE; i = cache[i].next)
+        if (cache[i].no == no && cache[i].state != B_FREE)
+            return &cache[i];
+    return NULL;
+}
+
+static void unhash(struct cblock *c)
+{
+    uint16_t idx = (uint16_t)(c - cache), *p = &hash[c->no % HASH];
+    while (*p != NONE && *p != idx)
+        p = &cache[*p].next;
+    if (*p == idx)
+        *p = c->next;
+    c->state = B_FREE;
+}
+
+/* Start writing dirty block c out (0, or E_AGAIN when no slot is free). */
+static int write_out(struct cblock *c)
+{
+    int err = vblk_submit(&disk, VBLK_T_OUT, c->no * SPB, block_bytes(c->no), c->pa, (uint64_t)(c - cache));
+    if (err)
+        return err;
+    c->state = B_WRITING;
+    c->dirty = 0;
+    return 0;
+}
+
+/* A block for block number no, not yet valid: a free one (made if the
+ * cache is not at its size), else the least recently used clean one.
+ * NULL when every block is dirty or busy (the oldest dirty one is started
+ * on its way out, so that `wait` brings room) or memory ran out. */
+static struct cblock *take(uint64_t no)
+{
+    struct cblock *c = NULL, *lru = NULL, *oldest_dirty = NULL;
+    for (unsigned i = 0; i < made && !c; i++)
+        if (cache[i].state == B_FREE)
+            c = &cache[i];
+    if (!c && made < CACHE_BLOCKS) {
+        uint64_t pa;
+        uint8_t *mem = svc_dma_alloc(PIECE, &pa);
+        if (mem) {
+            for (unsigned k = 0; k < PER_PIECE; k++) {
+                cache[made + k].data = mem + k * BLOCK;
+                cache[made + k].pa = pa + k * BLOCK;
+                cache[made + k].state = B_FREE;
+            }
+            c = &cache[made];
+            made += PER_PIECE;
+        }
+    }
+    for (unsigned i = 0; i < made && !c; i++) {
+        struct cblock *k = &cache[i];
+        if (k->state == B_VALID && !k->dirty && !k->fresh && (!lru || k->used < lru->used))
+            lru = k;
+        if (k->state == B_VALID && k->dirty && (!oldest_dirty || k->used < oldest_dirty->used))
+            oldest_dirty = k;
+    }
+    c = c ? c : lru;
+    if (!c) {
+        /* All dirty or busy: the oldest dirty ones on their way out, as
+         * many as the queue takes, so that one wait brings room for more
+         * than one block. */
+        while (oldest_dirty && write_out(oldest_dirty) == 0) {
+            oldest_dirty = NULL;
+            for (unsigned i = 0; i < made; i++) {
+                struct cblock *k = &cache[i];
+                if (k->state == B_VALID && k->dirty && (!oldest_dirty || k->used < oldest_dirty->used))
+                    oldest_dirty = k;
+            }
+        }
+        return NULL;
+    }
+    if (c->state != B_FREE)
+        unhash(c);
+    c->no = no;
+    c->dirty = c->failed = c->fresh = 0;
+    c->used = ++clock;
+    c->next = hash[no % HASH];
+    hash[no % HASH] = (uint16_t)(c - cache);
+    return c;
+}
+
+/* Start fetching block no, unless it is there or on its way (or no block
+ * or slot is free: the client's next try asks again). */
+static void fetch(uint64_t no)
+{
+    if (lookup(no))
+        return;
+    struct cblock *c = take(no);
+    if (!c)
+        return;
+    c->state = B_READING;
+    if (vblk_submit(&disk, VBLK_T_IN, no * SPB, block_bytes(no), c->pa, (uint64_t)(c - cache)))
+        unhash(c);                                      /* (no slot: asked for again on the retry) */
+}
+
+/* Syncs whose blocks are all out: flush the disk for them, or answer them
+ * when the disk has no write cache to flush. */
+static void sync_progress(void)
+{
+    uint64_t oldest = UINT64_MAX;                       /* the oldest generation still dirty or being written */
+    for (unsigned i = 0; i < made; i++) {
+        struct cblock *c = &cache[i];
+        if ((c->state == B_VALID && c->dirty) || c->state == B_WRITING)
+            oldest = c->gen < oldest ? c->gen : oldest;
+    }
+    uint64_t ready_gen = 0;
+    for (unsigned i = 0; i < WAITERS; i++)
+        if (syncer[i] && sync_gen[i] < oldest && sync_gen[i] > ready_gen)
+            ready_gen = sync_gen[i];
+    if (!ready_gen || flushing_gen)
+        return;
+    if (disk.flags & VBLK_FLUSH) {
+        if (vblk_submit(&disk, VBLK_T_FLUSH, 0, 0, 0, FLUSH_TAG) == 0)
+            flushing_gen = ready_gen;
+        return;
+    }
+    for (unsigned i = 0; i < WAITERS; i++) {
+        if (syncer[i] && sync_gen[i] <= ready_gen) {
+            blk_sync_reply(syncer[i], write_failed ? SVC_E_IO : 0);
+            syncer[i] = 0;
+        }
+    }
+    write_failed = 0;
+}
+
+/* Start writing the blocks the waiting syncs wait for, as slots allow. */
+static void sync_push(void)
+{
+    uint64_t newest = 0;
+    for (unsigned i = 0; i < WAITERS; i++)
+        if (syncer[i] && sync_gen[i] > newest)
+            newest = sync_gen[i];
+    for (unsigned i = 0; i < made && newest; i++)
+        if (cache[i].state == B_VALID && cache[i].dirty && cache[i].gen <= newest && write_out(&cache[i]))
+            break;
+    sync_progress();
+}
+
+static void completed(uint64_t tag, int status)
+{
+    if (tag == FLUSH_TAG) {
+        for (unsigned i = 0; i < WAITERS; i++) {
+            if (syncer[i] && sync_gen[i] <= flushing_gen) {
+                blk_sync_reply(syncer[i], status ? status : write_failed ? SVC_E_IO : 0);
+                syncer[i] = 0;
+            }
+        }
+        write_failed = 0;
+        flushing_gen = 0;
+        return;
+    }
+    if (tag >= made)
+        return;
+    struct cblock *c = &cache[tag];
+    if (c->state == B_READING) {
+        c->state = B_VALID;
+        c->failed = status != 0;
+    } else if (c->state == B_WRITING) {
+        c->state = B_VALID;
+        if (status) {
+            c->dirty = 1;                               /* (tried again by the next sync, */
+            c->gen = gen;                               /* which the syncs waiting now do not wait for) */
+            write_failed = 1;
+        }
+    }
+}
+
+/* Everything the disk finished: its blocks and syncs, then the waiters. */
+static void harvest(void)
+{
+    uint64_t tag;
+    int status, any = 0;
+    while (vblk_done(&disk, &tag, &status)) {
+        completed(tag, status);
+        any = 1;
+    }
+    if (!any)
+        return;
+    sync_push();
+    for (unsigned i = 0; i < WAITERS; i++) {
+        if (waiter[i]) {
+            blk_wait_reply(waiter[i], 0);
+            waiter[i] = 0;
+            waiter_pid[i] = 0;
+        }
+    }
+}
+
+static int anyone_waits(void)
+{
+    for (unsigned i = 0; i < WAITERS; i++)
+        if (waiter[i] || syncer[i])
+            return 1;
+    return 0;
+}
+
+/* Arm the interrupt while someone waits; what finished meanwhile is taken. */
+static void rearm(void)
+{
+    while (vblk_arm(&disk, anyone_waits()))
+        harvest();
+}
+
+static void interrupt(void)
+{
+    vblk_irq_ack(&disk);
+    harvest();
+    rearm();
+    svc_irq_done(disk.irq);
+}
+
+static int64_t info(struct svc_call *call, uint64_t *sectors, uint32_t *block_size, uint32_t *flags, uint32_t *geometry)
+{
+    (void)call;
+    int err = ready();
+    if (err)
+        return err;
+    *sectors = disk.capacity;
+    *block_size = disk.blk_size;
+    *flags = disk.flags;
+    *geometry = (uint32_t)disk.cylinders << 16 | (uint32_t)disk.heads << 8 | disk.sectors;
+    return 0;
+}
+
+/* The blocks of a request, used now: the least recently used are others'. */
+static void touch(uint64_t first, uint64_t last)
+{
+    for (uint64_t no = first; no <= last; no++) {
+        struct cblock *c = lookup(no);
+        if (c)
+            c->used = ++clock;
+    }
+}
+
+static int64_t check_range(uint64_t sector, uint64_t len)
+{
+    if (!len || len % VBLK_SECTOR || len > VBLK_MAX_BYTES)
+        return SVC_E_INVAL;
+    if (sector > disk.capacity || len / VBLK_SECTOR > disk.capacity - sector)
+        return SVC_E_RANGE;
+    return 0;
+}
+
+static int64_t read(struct svc_call *call, uint64_t sector, uint64_t buf, uint64_t buf_len, uint64_t *count)
+{
+    int64_t err = ready();
+    if (err || (err = check_range(sector, buf_len)) != 0)
+        return err;
+    harvest();
+    uint64_t first = sector / SPB, last = (sector + buf_len / VBLK_SECTOR - 1) / SPB;
+    int missing = 0;
+    touch(first, last);
+    for (uint64_t no = first; no <= last; no++) {
+        struct cblock *c = lookup(no);
+        if (c && c->state == B_VALID && c->failed) {
+            unhash(c);                                  /* (told once: the next read tries again) */
+            return SVC_E_IO;
+        }
+        if (!c || c->state == B_READING) {
+            missing = 1;
+            fetch(no);
+        }
+    }
+    if (missing) {
+        misses++;
+        return SVC_E_AGAIN;
+    }
+    hits++;
+    for (uint64_t no = first, done = 0; no <= last; no++) {
+        struct cblock *c = lookup(no);
+        uint64_t from = no == first ? (sector % SPB) * VBLK_SECTOR : 0;
+        uint64_t n = BLOCK - from < buf_len - done ? BLOCK - from : buf_len - done;
+        c->used = ++clock;
+        if (svc_copy_out(call, buf + done, c->data + from, n))
+            return SVC_E_FAULT;
+        done += n;
+    }
+    *count = buf_len;
+    return 0;
+}
+
+static int64_t write(struct svc_call *call, uint64_t sector, uint64_t data, uint64_t data_len, uint64_t *count)
+{
+    int64_t err = ready();
+    if (err || (err = check_range(sector, data_len)) != 0)
+        return err;
+    if (disk.flags & VBLK_RO)
+        return SVC_E_PERM;
+    uint64_t first = sector / SPB, last = (sector + data_len / VBLK_SECTOR - 1) / SPB, end = sector + data_len / VBLK_SECTOR;
+    harvest();
+    touch(first, last);
+    /* First every block in place and valid (a part-covered one read in,
+     * a whole-covered one taken without reading), so that the write goes
+     * all at once or not at all. */
+    int again = 0;
+    for (uint64_t no = first; no <= last; no++) {
+        struct cblock *c = lookup(no);
+        uint64_t lo = no * SPB, hi = lo + block_bytes(no) / VBLK_SECTOR;
+        if (c && c->state == B_VALID && c->failed) {
+            unhash(c);                                  /* (a failed read: written whole, or read again) */
+            c = NULL;
+        }
+        if (c) {
+            again |= c->state != B_VALID;               /* being read or written: after that */
+        } else if (sector > lo || end < hi) {
+            fetch(no);
+            again = 1;
+        }
+    }
+    for (uint64_t no = first; no <= last && !again; no++) {
+        if (lookup(no))
+            continue;
+        struct cblock *c = take(no);
+        if (!c) {
+            for (uint64_t k = first; k < no; k++) {     /* (the ones taken for this write go back) */
+                struct cblock *t = lookup(k);
+                if (t && t->fresh)
+                    unhash(t);
+            }
+            again = 1;
+            break;
+        }
+        c->state = B_VALID;
+        c->fresh = 1;
+    }
+    if (again) {
+        misses++;
+        return SVC_E_AGAIN;
+    }
+    for (uint64_t no = first, done = 0; no <= last; no++) {
+        struct cblock *c = lookup(no);
+        uint64_t from = no == first ? (sector % SPB) * VBLK_SECTOR : 0;
+        uint64_t n = BLOCK - from < data_len - done ? BLOCK - from : data_len - done;
+        if (c->fresh)
+            memset(c->data, 0, BLOCK);                  /* (a fault below leaves zeros, not another block's bytes) */
+        if (!c->dirty)
+            c->gen = gen;
+        c->dirty = 1;                                   /* (before the copy: a fault leaves it as it is, dirty) */
+        c->fresh = 0;
+        c->used = ++clock;
+        if (svc_copy_in(call, c->data + from, data + done, n))
+            return SVC_E_FAULT;
+        done += n;
+    }
+    hits++;
+    *count = data_len;
+    return 0;
+}
+
+static int64_t sync(struct svc_call *call)
+{
+    int err = ready();
+    if (err)
+        return err;
+    harvest();
+    int dirty = 0;
+    for (unsigned k = 0; k < made && !dirty; k++)
+        dirty = (cache[k].state == B_VALID && cache[k].dirty) || cache[k].state == B_WRITING;
+    if (!dirty && !(disk.flags & VBLK_FLUSH)) {         /* nothing to write, no cache to flush */
+        int failed = write_failed;
+        write_failed = 0;
+        return failed ? SVC_E_IO : 0;
+    }
+    unsigned i = 0;
+    while (i < WAITERS && syncer[i])
+        i++;
+    if (i == WAITERS)
+        return SVC_E_BUSY;
+    syncer[i] = svc_defer(call);
+    if (!syncer[i])
+        return SVC_E_NOMEM;
+    sync_gen[i] = gen++;                                /* (what is dirtied from now on is the next sync's) */
+    sync_push();
+    rearm();
+    return SVC_DEFERRED;
+}
+
+static int64_t wait(struct svc_call *call)
+{
+    int err = ready();
+    if (err)
+        return err;
+    harvest();
+    if (!disk.inflight)
+        return 0;                                       /* nothing in flight: nothing would come */
+    unsigned i = 0;
+    for (unsigned k = 0; k < WAITERS; k++)
+        if (waiter[k] && waiter_pid[k] == call->pid)
+            return SVC_E_BUSY;                          /* (one waiter a client: one cannot take every place) */
+    while (i < WAITERS && waiter[i])
+        i++;
+    if (i == WAITERS)
+        return SVC_E_BUSY;
+    /* Ask for the interrupt first, then look: what finishes after the
+     * look raises it (its handler runs after this request, in either
+     * placement), what finished before is taken here and answers now. */
+    if (vblk_arm(&disk, 1)) {
+        harvest();
+        rearm();
+        return 0;
+    }
+    waiter[i] = svc_defer(call);
+    if (!waiter[i]) {
+        rearm();
+        return SVC_E_NOMEM;
+    }
+    waiter_pid[i] = call->pid;
+    return SVC_DEFERRED;
+}
+
+static int64_t stats(struct svc_call *call, uint64_t *reads, uint64_t *writes, uint64_t *flushes, uint64_t *hit,
+                     uint64_t *miss, uint64_t *dirty, uint64_t *errors, uint64_t *interrupts)
+{
+    (void)call;
+    int err = ready();
+    if (err)
+        return err;
+    uint64_t d = 0;
+    for (unsigned i = 0; i < made; i++)
+        d += cache[i].state == B_VALID && cache[i].dirty;
+    *reads = disk.reads;
+    *writes = disk.writes;
+    *flushes = disk.flushes;
+    *hit = hits;
+    *miss = misses;
+    *dirty = d;
+    *errors = disk.errors;
+    *interrupts = disk.interrupts;
+    return 0;
+}
+
+/* The handlers: the generated skeleton (blk_service, blk_fast) calls them. */
+const struct blk_ops blk_ops = { info, read, write, sync, wait, stats };

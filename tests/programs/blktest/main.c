@@ -1,0 +1,190 @@
+/*
+ * blktest: the block device service (idl/blk.toml, services/blk) through
+ * its generated proxies, on a disk the host made (tests/host/test_blk.py):
+ * sector s holds its number in its first 8 bytes and pattern(s, j) after.
+ *
+ * It reads what the host wrote (one sector, an unaligned 64 KiB run across
+ * 17 cache blocks, the last sector of a disk whose size is not a whole
+ * number of blocks), is refused bad requests, writes the inverse pattern
+ * over a sector inside a block (read first), an unaligned run and the last
+ * sector, then 6 MiB, more than the cache holds (so blocks go out to make
+ * room and come back from the disk), reads it all back, and syncs. The
+ * host then compares the image with what this program says it wrote. A
+ * read-only disk refuses the writes; a machine without a disk answers
+ * every request E_NOENT.
+ */
+#include "petrel.h"
+#include "blk_if.h"
+
+#define SECTOR      512u
+#define RUN         (64u * 1024)
+#define BIG_FROM    4096u               /* the 6 MiB written past the cache's size */
+#define BIG_BYTES   (6u << 20)
+
+static uint32_t dev;
+static uint8_t buf[RUN], want[RUN];
+static uint64_t sectors;
+
+static uint8_t pattern(uint64_t s, uint32_t j) { return (uint8_t)(s * 131 + j * 7 + (s >> 8)); }
+
+/* What the host wrote in sectors [s, s + n / 512) (inverse: what we write). */
+static void expect(uint8_t *p, uint64_t s, uint32_t n, bool inverse)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t sec = s + i / SECTOR;
+        uint32_t j = i % SECTOR;
+        uint8_t v = j < 8 ? (uint8_t)(sec >> (8 * j)) : pattern(sec, j);
+        p[i] = inverse ? (uint8_t)~v : v;
+    }
+}
+
+/* blk_read, asked again after `wait` while it answers E_AGAIN. */
+static int64_t read_at(uint64_t s, void *p, uint32_t n, int *agains)
+{
+    for (;;) {
+        uint64_t count = 0;
+        int64_t err = blk_read(dev, s, p, n, &count);
+        if (err != -E_AGAIN)
+            return err ? err : (int64_t)count;
+        ++*agains;
+        if ((err = blk_wait(dev)) != 0)
+            return err;
+    }
+}
+
+static int64_t write_at(uint64_t s, void *p, uint32_t n, int *agains)
+{
+    for (;;) {
+        uint64_t count = 0;
+        int64_t err = blk_write(dev, s, p, n, &count);
+        if (err != -E_AGAIN)
+            return err ? err : (int64_t)count;
+        ++*agains;
+        if ((err = blk_wait(dev)) != 0)
+            return err;
+    }
+}
+
+/* Read n bytes at s and compare them with the host's pattern (or ours). */
+static bool check(uint64_t s, uint32_t n, bool inverse, int *agains)
+{
+    memset(buf, 0x5a, n);
+    int64_t got = read_at(s, buf, n, agains);
+    expect(want, s, n, inverse);
+    return got == (int64_t)n && memcmp(buf, want, n) == 0;
+}
+
+static void no_disk(void)
+{
+    uint64_t a = 0, b, c, d, e, f, g, h;
+    uint32_t x = 0, y, z;
+    int64_t i = blk_info(dev, &a, &x, &y, &z), r = blk_read(dev, 0, buf, SECTOR, &a);
+    int64_t w = blk_write(dev, 0, buf, SECTOR, &a), s = blk_sync(dev), wt = blk_wait(dev);
+    int64_t st = blk_stats(dev, &a, &b, &c, &d, &e, &f, &g, &h);
+    tap_ok(i == -E_NOENT && r == -E_NOENT && w == -E_NOENT && s == -E_NOENT && wt == -E_NOENT && st == -E_NOENT,
+           "blk: no disk: every request is E_NOENT (info %ld, read %ld, write %ld, sync %ld, wait %ld, stats %ld)",
+           (long)i, (long)r, (long)w, (long)s, (long)wt, (long)st);
+    tap_plan();
+}
+
+int main(void)
+{
+    dev = start_handle("blk");
+    uint32_t block_size = 0, flags = 0, geometry = 0;
+    int64_t err = blk_info(dev, &sectors, &block_size, &flags, &geometry);
+    if (err == -E_NOENT) {
+        no_disk();
+        return 0;
+    }
+    bool ro = flags & 1;
+    tap_ok(err == 0 && sectors > BIG_FROM + BIG_BYTES / SECTOR && block_size == SECTOR && (flags & 2),
+           "blk: the disk has %lu sectors of %u bytes, flags %u%s, geometry %u/%u/%u (err %ld)", (unsigned long)sectors,
+           block_size, flags, ro ? " (read-only)" : "", geometry >> 16, (geometry >> 8) & 0xff, geometry & 0xff,
+           (long)err);
+
+    /* What the host wrote. */
+    int agains = 0;
+    bool one = check(0, SECTOR, false, &agains);
+    bool run = check(5, RUN, false, &agains);
+    bool last = check(sectors - 1, SECTOR, false, &agains);
+    bool again = check(5, RUN, false, &(int){0});
+    tap_ok(one && run && last && again && agains >= 3,
+           "blk: sector 0, an unaligned 64 KiB run across 17 blocks and the last sector read as the host wrote "
+           "them (E_AGAIN %d times before the fetches came), again from the cache", agains);
+
+    /* Bad requests. */
+    uint64_t n = 0;
+    int64_t inv[4] = { blk_read(dev, 0, buf, 0, &n), blk_read(dev, 0, buf, 100, &n),
+                       blk_read(dev, 0, buf, RUN + SECTOR, &n), blk_write(dev, 0, buf, 513, &n) };
+    int64_t rng[4] = { blk_read(dev, sectors, buf, SECTOR, &n), blk_read(dev, sectors - 1, buf, 2 * SECTOR, &n),
+                       blk_read(dev, 1ull << 63, buf, SECTOR, &n), blk_write(dev, ~0ull, buf, SECTOR, &n) };
+    int64_t fault = blk_read(dev, 5, (void *)0x10, SECTOR, &n);
+    int64_t kfault = blk_read(dev, 5, (void *)0xffff000000001000ull, SECTOR, &n);
+    tap_ok(inv[0] == -E_INVAL && inv[1] == -E_INVAL && inv[2] == -E_INVAL && inv[3] == -E_INVAL &&
+           rng[0] == -E_RANGE && rng[1] == -E_RANGE && rng[2] == -E_RANGE && rng[3] == -E_RANGE &&
+           fault == -E_FAULT && kfault == -E_FAULT && check(5, SECTOR, false, &agains),
+           "blk: bad lengths are E_INVAL, past the end E_RANGE, an unmapped or kernel buffer E_FAULT "
+           "(%ld %ld); the service still answers", (long)fault, (long)kfault);
+
+    if (ro) {
+        expect(want, 3, SECTOR, true);
+        int64_t w = blk_write(dev, 3, want, SECTOR, &n), s = blk_sync(dev);
+        tap_ok(w == -E_PERM && s == 0 && check(3, SECTOR, false, &agains),
+               "blk: a read-only disk refuses a write with E_PERM (%ld), syncs (%ld) and keeps its data", (long)w,
+               (long)s);
+        printf("blktest: wrote nothing\n");
+        tap_plan();
+        return 0;
+    }
+
+    /* Writes: a sector inside a block (the block is read first), an
+     * unaligned run, the last sector. */
+    int wagain = 0;
+    expect(want, 3, SECTOR, true);
+    int64_t w1 = write_at(3, want, SECTOR, &wagain);
+    expect(want, 1001, RUN, true);
+    int64_t w2 = write_at(1001, want, RUN, &wagain);
+    expect(want, sectors - 1, SECTOR, true);
+    int64_t w3 = write_at(sectors - 1, want, SECTOR, &wagain);
+    bool back = check(3, SECTOR, true, &agains) && check(1001, RUN, true, &agains) &&
+                check(sectors - 1, SECTOR, true, &agains) && check(2, SECTOR, false, &agains) &&
+                check(4, SECTOR, false, &agains) && check(1000, SECTOR, false, &agains) &&
+                check(1001 + RUN / SECTOR, SECTOR, false, &agains);
+    tap_ok(w1 == SECTOR && w2 == RUN && w3 == SECTOR && back,
+           "blk: a sector inside a block, an unaligned 64 KiB run and the last sector written (%ld %ld %ld) and read "
+           "back, their neighbours untouched", (long)w1, (long)w2, (long)w3);
+
+    uint64_t r0 = 0, wr0 = 0, f0 = 0, h0, m0, d0 = 0, e0, i0;
+    blk_stats(dev, &r0, &wr0, &f0, &h0, &m0, &d0, &e0, &i0);
+    int64_t s1 = blk_sync(dev);
+    uint64_t r1 = 0, wr1 = 0, f1 = 0, h1, m1, d1 = 1, e1 = 1, i1 = 0;
+    blk_stats(dev, &r1, &wr1, &f1, &h1, &m1, &d1, &e1, &i1);
+    tap_ok(s1 == 0 && d0 >= 3 && d1 == 0 && wr1 - wr0 >= 3 && f1 - f0 == 1 && e1 == 0 && i1 >= 1,
+           "blk: sync wrote the %lu dirty blocks (%lu writes) and flushed the disk once (sync %ld, %lu interrupts)",
+           (unsigned long)d0, (unsigned long)(wr1 - wr0), (long)s1, (unsigned long)i1);
+
+    /* 6 MiB: more than the cache holds. */
+    bool big = true;
+    for (uint32_t off = 0; off < BIG_BYTES && big; off += RUN) {
+        expect(want, BIG_FROM + off / SECTOR, RUN, true);
+        big = write_at(BIG_FROM + off / SECTOR, want, RUN, &wagain) == RUN;
+    }
+    uint64_t wr2 = 0, d2 = 0, dummy;
+    blk_stats(dev, &dummy, &wr2, &dummy, &dummy, &dummy, &d2, &dummy, &dummy);
+    bool all = true;
+    for (uint32_t off = 0; off < BIG_BYTES && all; off += RUN)
+        all = check(BIG_FROM + off / SECTOR, RUN, true, &agains);
+    int64_t s2 = blk_sync(dev);
+    uint64_t r3 = 0, wr3 = 0, d3 = 1;
+    blk_stats(dev, &r3, &wr3, &dummy, &dummy, &dummy, &d3, &dummy, &dummy);
+    tap_ok(big && all && s2 == 0 && d3 == 0 && wr2 - wr1 > 0 && r3 - r1 > 0,
+           "blk: 6 MiB written past the cache's 4 MiB (%lu blocks written out to make room, E_AGAIN %d times), read "
+           "back (%lu reads from the disk) and synced", (unsigned long)(wr2 - wr1), wagain,
+           (unsigned long)(r3 - r1));
+    int64_t idle = blk_wait(dev);
+    tap_ok(idle == 0, "blk: wait with nothing in flight answers at once (%ld)", (long)idle);
+    printf("blktest: wrote inverse 3+1 %lu+128 %lu+1 %u+%u\n", 1001ul, (unsigned long)(sectors - 1), BIG_FROM,
+           BIG_BYTES / SECTOR);
+    tap_plan();
+    return 0;
+}
