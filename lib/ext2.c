@@ -1,0 +1,299 @@
+/*
+ * Reading ext2 (lib/include/ext2.h). The layout is the one of e2fsprogs'
+ * lib/ext2fs/ext2_fs.h and Linux's fs/ext2: the superblock at byte 1024,
+ * the group descriptors in the block after it, each group's inode table,
+ * twelve direct block pointers and three indirect ones an inode, and
+ * directories as records of (inode, record length, name length, type).
+ * Little-endian on disk, as this machine is; read byte by byte anyway.
+ */
+#include "ext2.h"
+#include "petrel_abi.h"
+#include "pstring.h"
+
+#define SB_OFFSET           1024u
+#define SB_MAGIC            0xef53u
+#define GD_SIZE             32u
+
+/* Features (s_feature_*). */
+#define INCOMPAT_FILETYPE   0x0002u
+#define INCOMPAT_RECOVER    0x0004u
+#define INCOMPAT_META_BG    0x0010u
+#define RO_SPARSE_SUPER     0x0001u
+#define RO_LARGE_FILE       0x0002u
+#define INCOMPAT_KNOWN      INCOMPAT_FILETYPE
+#define RO_KNOWN            (RO_SPARSE_SUPER | RO_LARGE_FILE)
+
+static uint32_t le16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+static uint32_t le32(const uint8_t *p) { return le16(p) | le16(p + 2) << 16; }
+
+static int bad(struct ext2_fs *fs, const char *why)
+{
+    fs->why = why;
+    return -E_BADFORMAT;
+}
+
+int ext2_mount(struct ext2_fs *fs, const struct ext2_io *io)
+{
+    uint8_t sb[1024];
+    memset(fs, 0, sizeof(*fs));
+    fs->io = *io;
+    int err = io->read(io->ctx, SB_OFFSET, sb, sizeof(sb));
+    if (err)
+        return err;
+    if (le16(sb + 56) != SB_MAGIC)
+        return bad(fs, "no ext2 superblock (magic)");
+    uint32_t log = le32(sb + 24);
+    if (log > 6)
+        return bad(fs, "block size past 64 KiB");
+    fs->block_size = 1024u << log;
+    fs->inodes_count = le32(sb + 0);
+    fs->blocks_count = le32(sb + 4);
+    fs->reserved_blocks = le32(sb + 8);
+    fs->free_blocks = le32(sb + 12);
+    fs->free_inodes = le32(sb + 16);
+    fs->first_data_block = le32(sb + 20);
+    fs->blocks_per_group = le32(sb + 32);
+    fs->inodes_per_group = le32(sb + 40);
+    fs->rev = le32(sb + 76);
+    if (fs->rev > 1)
+        return bad(fs, "revision past 1");
+    fs->inode_size = fs->rev ? le16(sb + 88) : 128;
+    fs->first_ino = fs->rev ? le32(sb + 84) : 11;
+    if (fs->rev) {
+        fs->feature_compat = le32(sb + 92);
+        fs->feature_incompat = le32(sb + 96);
+        fs->feature_ro_compat = le32(sb + 100);
+        memcpy(fs->uuid, sb + 104, 16);
+        memcpy(fs->label, sb + 120, 16);
+    }
+    if (fs->feature_incompat & INCOMPAT_RECOVER)
+        return (fs->why = "its journal needs recovery (an ext3/4 file system not cleanly unmounted)"), -E_NOSYS;
+    if (fs->feature_incompat & ~INCOMPAT_KNOWN)
+        return (fs->why = "incompatible features (ext4's extents, 64bit, flex_bg, meta_bg, ...)"), -E_NOSYS;
+    fs->read_only = fs->feature_ro_compat & ~RO_KNOWN;
+    if (fs->first_data_block != (fs->block_size == 1024 ? 1u : 0u))
+        return bad(fs, "first data block");
+    if (fs->blocks_count <= fs->first_data_block || fs->inodes_count < EXT2_ROOT_INO)
+        return bad(fs, "block or inode count");
+    if (!fs->blocks_per_group || fs->blocks_per_group > 8 * fs->block_size)
+        return bad(fs, "blocks per group (more than a bitmap block holds)");
+    if (!fs->inodes_per_group || fs->inodes_per_group > 8 * fs->block_size)
+        return bad(fs, "inodes per group (more than a bitmap block holds)");
+    if (fs->inode_size < 128 || fs->inode_size > fs->block_size || (fs->inode_size & (fs->inode_size - 1)))
+        return bad(fs, "inode size");
+    if (fs->first_ino < 11 || fs->first_ino > fs->inodes_count)
+        return bad(fs, "first inode");
+    fs->groups = (fs->blocks_count - fs->first_data_block + fs->blocks_per_group - 1) / fs->blocks_per_group;
+    if ((uint64_t)fs->groups * fs->inodes_per_group < fs->inodes_count)
+        return bad(fs, "inode count against the groups");
+    fs->gdt_offset = (uint64_t)(fs->first_data_block + 1) * fs->block_size;
+    uint64_t gdt_blocks = ((uint64_t)fs->groups * GD_SIZE + fs->block_size - 1) / fs->block_size;
+    if (fs->first_data_block + 1 + gdt_blocks > fs->blocks_count)
+        return bad(fs, "group descriptors past the end");
+    return 0;
+}
+
+/* Group g's inode table's first block. */
+static int inode_table(const struct ext2_fs *fs, uint32_t g, uint32_t *block)
+{
+    uint8_t gd[GD_SIZE];
+    int err = fs->io.read(fs->io.ctx, fs->gdt_offset + (uint64_t)g * GD_SIZE, gd, GD_SIZE);
+    if (err)
+        return err;
+    uint32_t t = le32(gd + 8);
+    uint64_t table_blocks = ((uint64_t)fs->inodes_per_group * fs->inode_size + fs->block_size - 1) / fs->block_size;
+    if (t <= fs->first_data_block || t + table_blocks > fs->blocks_count)
+        return -E_BADFORMAT;
+    *block = t;
+    return 0;
+}
+
+int ext2_inode(const struct ext2_fs *fs, uint32_t ino, struct ext2_inode *out)
+{
+    if (ino < 1 || ino > fs->inodes_count)
+        return -E_NOENT;
+    uint32_t g = (ino - 1) / fs->inodes_per_group, i = (ino - 1) % fs->inodes_per_group, table;
+    int err = inode_table(fs, g, &table);
+    if (err)
+        return err;
+    uint8_t r[128];
+    err = fs->io.read(fs->io.ctx, (uint64_t)table * fs->block_size + (uint64_t)i * fs->inode_size, r, sizeof(r));
+    if (err)
+        return err;
+    memset(out, 0, sizeof(*out));
+    out->ino = ino;
+    out->mode = (uint16_t)le16(r + 0);
+    out->uid = le16(r + 2) | le16(r + 120) << 16;
+    out->size = le32(r + 4);
+    out->atime = le32(r + 8);
+    out->ctime = le32(r + 12);
+    out->mtime = le32(r + 16);
+    out->dtime = le32(r + 20);
+    out->gid = le16(r + 24) | le16(r + 122) << 16;
+    out->links = (uint16_t)le16(r + 26);
+    out->blocks = le32(r + 28) | (uint64_t)le16(r + 116) << 32;
+    out->flags = le32(r + 32);
+    out->file_acl = le32(r + 104);
+    for (unsigned k = 0; k < EXT2_N_BLOCKS; k++)
+        out->block[k] = le32(r + 40 + 4 * k);
+    if ((out->mode & EXT2_S_IFMT) == EXT2_S_IFREG)
+        out->size |= (uint64_t)le32(r + 108) << 32;     /* (i_size_high: large files) */
+    if (!out->links || out->dtime || !out->mode)
+        return -E_NOENT;                                /* free, or deleted */
+    return 0;
+}
+
+/* Entry k of indirect block `block`. */
+static int pointer(const struct ext2_fs *fs, uint32_t block, uint64_t k, uint32_t *out)
+{
+    if (block <= fs->first_data_block || block >= fs->blocks_count)
+        return -E_BADFORMAT;
+    uint8_t p[4];
+    int err = fs->io.read(fs->io.ctx, (uint64_t)block * fs->block_size + 4 * k, p, 4);
+    if (err)
+        return err;
+    *out = le32(p);
+    return 0;
+}
+
+int ext2_bmap(const struct ext2_fs *fs, const struct ext2_inode *in, uint64_t lblock, uint32_t *pblock)
+{
+    uint64_t per = fs->block_size / 4;
+    uint32_t b;
+    int err = 0;
+    if (lblock < 12) {
+        b = in->block[lblock];
+    } else if ((lblock -= 12) < per) {
+        b = in->block[12];
+        err = b ? pointer(fs, b, lblock, &b) : 0;
+    } else if ((lblock -= per) < per * per) {
+        b = in->block[13];
+        err = b ? pointer(fs, b, lblock / per, &b) : 0;
+        err = !err && b ? pointer(fs, b, lblock % per, &b) : err;
+    } else if ((lblock -= per * per) < per * per * per) {
+        b = in->block[14];
+        err = b ? pointer(fs, b, lblock / (per * per), &b) : 0;
+        err = !err && b ? pointer(fs, b, lblock / per % per, &b) : err;
+        err = !err && b ? pointer(fs, b, lblock % per, &b) : err;
+    } else {
+        return -E_BADFORMAT;                            /* past what three levels address */
+    }
+    if (err)
+        return err;
+    if (b && (b <= fs->first_data_block || b >= fs->blocks_count))
+        return -E_BADFORMAT;
+    *pblock = b;
+    return 0;
+}
+
+int ext2_read(const struct ext2_fs *fs, const struct ext2_inode *in, uint64_t off, void *buf, uint32_t len,
+              uint32_t *got)
+{
+    uint8_t *out = buf;
+    uint32_t done = 0;
+    if (off >= in->size)
+        len = 0;
+    else if (len > in->size - off)
+        len = (uint32_t)(in->size - off);
+    while (done < len) {
+        uint64_t at = off + done, lb = at / fs->block_size;
+        uint32_t from = (uint32_t)(at % fs->block_size), n = fs->block_size - from, pb;
+        n = n < len - done ? n : len - done;
+        int err = ext2_bmap(fs, in, lb, &pb);
+        if (err)
+            return err;
+        if (!pb)
+            memset(out + done, 0, n);                   /* a hole */
+        else if ((err = fs->io.read(fs->io.ctx, (uint64_t)pb * fs->block_size + from, out + done, n)) != 0)
+            return err;
+        done += n;
+    }
+    *got = done;
+    return 0;
+}
+
+int ext2_readdir(const struct ext2_fs *fs, const struct ext2_inode *dir, uint64_t *pos, uint32_t *ino,
+                 uint8_t *type, char name[EXT2_NAME_MAX], uint32_t *len)
+{
+    if ((dir->mode & EXT2_S_IFMT) != EXT2_S_IFDIR)
+        return -E_STATE;
+    if (dir->size % fs->block_size)
+        return -E_BADFORMAT;                            /* (a directory is whole blocks) */
+    while (*pos < dir->size) {
+        uint64_t at = *pos;
+        uint32_t in_block = (uint32_t)(at % fs->block_size), pb;
+        int err = ext2_bmap(fs, dir, at / fs->block_size, &pb);
+        if (err)
+            return err;
+        if (!pb)
+            return -E_BADFORMAT;                        /* (no holes in a directory) */
+        uint8_t h[8];
+        if (in_block + 8 > fs->block_size)
+            return -E_BADFORMAT;
+        if ((err = fs->io.read(fs->io.ctx, (uint64_t)pb * fs->block_size + in_block, h, 8)) != 0)
+            return err;
+        uint32_t e_ino = le32(h), rec = le16(h + 4), nlen = h[6];
+        if (!(fs->feature_incompat & INCOMPAT_FILETYPE))
+            nlen |= (uint32_t)h[7] << 8;                /* (revision 0: a 16-bit name length) */
+        /* A record: at least its header, 4-aligned, inside its block, its
+         * name inside it. Anything else ends the walk: no loop, no overrun. */
+        if (rec < 8 || rec % 4 || in_block + rec > fs->block_size || 8 + nlen > rec || nlen > EXT2_NAME_MAX)
+            return -E_BADFORMAT;
+        *pos = at + rec;
+        if (!e_ino || !nlen)
+            continue;                                   /* an empty record (a block's first, or removed) */
+        if (e_ino > fs->inodes_count)
+            return -E_BADFORMAT;
+        if ((err = fs->io.read(fs->io.ctx, (uint64_t)pb * fs->block_size + in_block + 8, name, nlen)) != 0) {
+            *pos = at;
+            return err;
+        }
+        *ino = e_ino;
+        *type = (fs->feature_incompat & INCOMPAT_FILETYPE) ? h[7] : 0;
+        *len = nlen;
+        return 1;
+    }
+    return 0;
+}
+
+int ext2_lookup(const struct ext2_fs *fs, const struct ext2_inode *dir, const char *name, uint32_t len,
+                uint32_t *ino)
+{
+    if (!len || len > EXT2_NAME_MAX)
+        return len ? -E_RANGE : -E_NOENT;
+    uint64_t pos = 0;
+    char n[EXT2_NAME_MAX];
+    uint32_t e, nlen;
+    uint8_t type;
+    int r;
+    while ((r = ext2_readdir(fs, dir, &pos, &e, &type, n, &nlen)) == 1) {
+        if (nlen == len && memcmp(n, name, len) == 0) {
+            *ino = e;
+            return 0;
+        }
+    }
+    return r ? r : -E_NOENT;
+}
+
+int ext2_readlink(const struct ext2_fs *fs, const struct ext2_inode *in, char *buf, uint32_t size, uint32_t *got)
+{
+    if ((in->mode & EXT2_S_IFMT) != EXT2_S_IFLNK)
+        return -E_INVAL;
+    if (in->size > fs->block_size || in->size == 0)
+        return -E_BADFORMAT;
+    uint32_t n = (uint32_t)in->size < size ? (uint32_t)in->size : size;
+    /* A target under 60 bytes lives in i_block itself (a "fast" link),
+     * unless the inode holds a block for it (its extended attributes'
+     * block aside), as Linux's ext2_inode_is_fast_symlink decides. */
+    uint64_t ea = in->file_acl ? fs->block_size / 512 : 0;
+    if (in->size < 60 && in->blocks == ea) {
+        uint8_t b[60];
+        for (unsigned k = 0; k < EXT2_N_BLOCKS; k++)
+            for (unsigned j = 0; j < 4; j++)
+                b[4 * k + j] = (uint8_t)(in->block[k] >> (8 * j));
+        memcpy(buf, b, n);
+        *got = n;
+        return 0;
+    }
+    return ext2_read(fs, in, 0, buf, n, got);
+}
