@@ -64,12 +64,6 @@ static volatile uint16_t *avail_event(struct vblk *b)
 static volatile uint8_t *cfg(struct vblk *b) { return (volatile uint8_t *)b->regs + VIRTIO_MMIO_CONFIG; }
 static uint32_t cfg32(struct vblk *b, unsigned off) { return *(volatile uint32_t *)(cfg(b) + off); }
 
-/* virtio 1.2, 2.7.10: has the device's event index been passed? */
-static int need_event(uint16_t event, uint16_t now, uint16_t old)
-{
-    return (uint16_t)(now - event - 1) < (uint16_t)(now - old);
-}
-
 /* A barrier the device sees (a register read takes QEMU's global lock):
  * see services/common/virtio_net.c's device_fence for why a dmb is not
  * enough under TCG. Paid only where a stale event index would be trusted. */
@@ -83,10 +77,10 @@ static void device_fence(struct vblk *b)
 static void kick(struct vblk *b)
 {
     barrier();
-    int need = need_event(*avail_event(b), b->avail_idx, b->kicked);
+    int need = virtio_need_event(*avail_event(b), b->avail_idx, b->kicked);
     if (!need) {
         device_fence(b);
-        need = need_event(*avail_event(b), b->avail_idx, b->kicked);
+        need = virtio_need_event(*avail_event(b), b->avail_idx, b->kicked);
     }
     if (need)
         wr(b, VIRTIO_MMIO_QUEUE_NOTIFY, 0);
@@ -127,40 +121,18 @@ static int queue_setup(struct vblk *b)
         d[2].flags = DESC_F_WRITE;
         d[2].next = 0;
     }
-    wr(b, VIRTIO_MMIO_QUEUE_NUM, RING_SIZE);
-    uint64_t d = page_pa, a = page_pa + AVAIL_OFF, u = page_pa + USED_OFF;
-    wr(b, VIRTIO_MMIO_QUEUE_DESC_LO, (uint32_t)d);
-    wr(b, VIRTIO_MMIO_QUEUE_DESC_HI, (uint32_t)(d >> 32));
-    wr(b, VIRTIO_MMIO_QUEUE_AVAIL_LO, (uint32_t)a);
-    wr(b, VIRTIO_MMIO_QUEUE_AVAIL_HI, (uint32_t)(a >> 32));
-    wr(b, VIRTIO_MMIO_QUEUE_USED_LO, (uint32_t)u);
-    wr(b, VIRTIO_MMIO_QUEUE_USED_HI, (uint32_t)(u >> 32));
-    wr(b, VIRTIO_MMIO_QUEUE_READY, 1);
+    virtio_mmio_queue_ready(b->regs, RING_SIZE, page_pa, page_pa + AVAIL_OFF, page_pa + USED_OFF);
     return 0;
 }
 
 static int negotiate(struct vblk *b)
 {
-    wr(b, VIRTIO_MMIO_STATUS, 0);                       /* reset */
-    wr(b, VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACK);
-    wr(b, VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACK | VIRTIO_STATUS_DRIVER);
-    wr(b, VIRTIO_MMIO_DEV_FEATURES_SEL, 0);
-    uint64_t offered = rd(b, VIRTIO_MMIO_DEV_FEATURES);
-    wr(b, VIRTIO_MMIO_DEV_FEATURES_SEL, 1);
-    offered |= (uint64_t)rd(b, VIRTIO_MMIO_DEV_FEATURES) << 32;
     uint64_t want = (1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_RING_EVENT_IDX) | (1ull << BLK_F_SIZE_MAX) |
                     (1ull << BLK_F_GEOMETRY) | (1ull << BLK_F_RO) | (1ull << BLK_F_BLK_SIZE) | (1ull << BLK_F_FLUSH);
     uint64_t need = (1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_RING_EVENT_IDX);
-    if ((offered & need) != need)
-        return SVC_E_STATE;
-    b->features = offered & want;
-    wr(b, VIRTIO_MMIO_DRV_FEATURES_SEL, 0);
-    wr(b, VIRTIO_MMIO_DRV_FEATURES, (uint32_t)b->features);
-    wr(b, VIRTIO_MMIO_DRV_FEATURES_SEL, 1);
-    wr(b, VIRTIO_MMIO_DRV_FEATURES, (uint32_t)(b->features >> 32));
-    wr(b, VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACK | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK);
-    if (!(rd(b, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_FEATURES_OK))
-        return SVC_E_STATE;
+    int err = virtio_mmio_negotiate(b->regs, want, need, &b->features);
+    if (err)
+        return err;
     /* The configuration, read until its generation holds still (4.2.2.2). */
     uint32_t gen;
     do {

@@ -56,12 +56,6 @@ static volatile uint16_t *avail_event(struct vnet_queue *qu)
     return (volatile uint16_t *)((volatile uint8_t *)qu->used + 4 + 8 * RING_SIZE);
 }
 
-/* virtio 1.2, 2.7.10: has the device's event index been passed? */
-static int need_event(uint16_t event, uint16_t now, uint16_t old)
-{
-    return (uint16_t)(now - event - 1) < (uint16_t)(now - old);
-}
-
 /* A barrier the device sees. Between the driver's publishing of an index
  * and its reading of the device's event index (and the other way round on
  * the device's side) each needs a full barrier, or both may read the
@@ -93,10 +87,10 @@ static int kick(struct vnet *v, unsigned n)
     struct vnet_queue *qu = &v->q[n];
     barrier();
     int dry = n == RXQ && qu->used[1] == qu->kicked;
-    int need = dry || need_event(*avail_event(qu), qu->avail_idx, qu->kicked);
+    int need = dry || virtio_need_event(*avail_event(qu), qu->avail_idx, qu->kicked);
     if (!need) {
         device_fence(v);
-        need = need_event(*avail_event(qu), qu->avail_idx, qu->kicked);
+        need = virtio_need_event(*avail_event(qu), qu->avail_idx, qu->kicked);
     }
     if (need)
         wr(v, VIRTIO_MMIO_QUEUE_NOTIFY, n);
@@ -146,44 +140,22 @@ static int queue_setup(struct vnet *v, unsigned n)
         qu->free[i] = (uint16_t)(RING_SIZE - 1 - i);
     }
     qu->nfree = n == TXQ ? RING_SIZE : 0;
-    wr(v, VIRTIO_MMIO_QUEUE_NUM, RING_SIZE);
-    uint64_t d = page_pa, a = page_pa + AVAIL_OFF, u = page_pa + USED_OFF;
-    wr(v, VIRTIO_MMIO_QUEUE_DESC_LO, (uint32_t)d);
-    wr(v, VIRTIO_MMIO_QUEUE_DESC_HI, (uint32_t)(d >> 32));
-    wr(v, VIRTIO_MMIO_QUEUE_AVAIL_LO, (uint32_t)a);
-    wr(v, VIRTIO_MMIO_QUEUE_AVAIL_HI, (uint32_t)(a >> 32));
-    wr(v, VIRTIO_MMIO_QUEUE_USED_LO, (uint32_t)u);
-    wr(v, VIRTIO_MMIO_QUEUE_USED_HI, (uint32_t)(u >> 32));
-    wr(v, VIRTIO_MMIO_QUEUE_READY, 1);
+    virtio_mmio_queue_ready(v->regs, RING_SIZE, page_pa, page_pa + AVAIL_OFF, page_pa + USED_OFF);
     return 0;
 }
 
 static int negotiate(struct vnet *v)
 {
-    wr(v, VIRTIO_MMIO_STATUS, 0);                       /* reset */
-    wr(v, VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACK);
-    wr(v, VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACK | VIRTIO_STATUS_DRIVER);
-    wr(v, VIRTIO_MMIO_DEV_FEATURES_SEL, 0);
-    uint64_t offered = rd(v, VIRTIO_MMIO_DEV_FEATURES);
-    wr(v, VIRTIO_MMIO_DEV_FEATURES_SEL, 1);
-    offered |= (uint64_t)rd(v, VIRTIO_MMIO_DEV_FEATURES) << 32;
     uint64_t want = (1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_RING_EVENT_IDX) | (1ull << NET_F_MAC) |
                     (1ull << NET_F_STATUS);
     uint64_t need = (1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_RING_EVENT_IDX) | (1ull << NET_F_MAC);
-    if ((offered & need) != need)
-        return SVC_E_STATE;
-    v->features = offered & want;
-    wr(v, VIRTIO_MMIO_DRV_FEATURES_SEL, 0);
-    wr(v, VIRTIO_MMIO_DRV_FEATURES, (uint32_t)v->features);
-    wr(v, VIRTIO_MMIO_DRV_FEATURES_SEL, 1);
-    wr(v, VIRTIO_MMIO_DRV_FEATURES, (uint32_t)(v->features >> 32));
-    wr(v, VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACK | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK);
-    if (!(rd(v, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_FEATURES_OK))
-        return SVC_E_STATE;
+    int err = virtio_mmio_negotiate(v->regs, want, need, &v->features);
+    if (err)
+        return err;
     volatile uint8_t *cfg = (volatile uint8_t *)v->regs + VIRTIO_MMIO_CONFIG;
     for (unsigned i = 0; i < 6; i++)
         v->mac[i] = cfg[i];
-    int err = queue_setup(v, RXQ);
+    err = queue_setup(v, RXQ);
     return err ? err : queue_setup(v, TXQ);
 }
 

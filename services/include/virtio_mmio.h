@@ -16,6 +16,7 @@
 #define PETREL_VIRTIO_MMIO_H
 
 #include <stdint.h>
+#include "petrel_abi.h"
 
 #define VIRTIO_MMIO_COMPAT      "virtio,mmio"
 #define VIRTIO_MMIO_STRIDE      0x200u
@@ -85,6 +86,53 @@ static inline int virtio_mmio_is(const volatile void *regs, uint32_t id)
 {
     const volatile uint32_t *r = (const volatile uint32_t *)regs;
     return r[VIRTIO_MMIO_MAGIC / 4] == VIRTIO_MMIO_MAGIC_VALUE && r[VIRTIO_MMIO_DEVICE_ID / 4] == id;
+}
+
+static inline uint32_t virtio_mmio_rd(volatile uint32_t *regs, unsigned off) { return regs[off / 4]; }
+static inline void virtio_mmio_wr(volatile uint32_t *regs, unsigned off, uint32_t x) { regs[off / 4] = x; }
+
+/* virtio 1.2, 2.7.10: has the other side's event index been passed? */
+static inline int virtio_need_event(uint16_t event, uint16_t now, uint16_t old)
+{
+    return (uint16_t)(now - event - 1) < (uint16_t)(now - old);
+}
+
+/* Reset the device and agree on features (virtio 1.2, 3.1.1 steps 1-6):
+ * those of `want` it offers, failing with -E_STATE unless it
+ * offers all of `need` and accepts them. *features: what was agreed. */
+static inline int virtio_mmio_negotiate(volatile uint32_t *regs, uint64_t want, uint64_t need, uint64_t *features)
+{
+    virtio_mmio_wr(regs, VIRTIO_MMIO_STATUS, 0);                       /* reset */
+    virtio_mmio_wr(regs, VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACK);
+    virtio_mmio_wr(regs, VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACK | VIRTIO_STATUS_DRIVER);
+    virtio_mmio_wr(regs, VIRTIO_MMIO_DEV_FEATURES_SEL, 0);
+    uint64_t offered = virtio_mmio_rd(regs, VIRTIO_MMIO_DEV_FEATURES);
+    virtio_mmio_wr(regs, VIRTIO_MMIO_DEV_FEATURES_SEL, 1);
+    offered |= (uint64_t)virtio_mmio_rd(regs, VIRTIO_MMIO_DEV_FEATURES) << 32;
+    if ((offered & need) != need)
+        return -E_STATE;
+    *features = offered & want;
+    virtio_mmio_wr(regs, VIRTIO_MMIO_DRV_FEATURES_SEL, 0);
+    virtio_mmio_wr(regs, VIRTIO_MMIO_DRV_FEATURES, (uint32_t)*features);
+    virtio_mmio_wr(regs, VIRTIO_MMIO_DRV_FEATURES_SEL, 1);
+    virtio_mmio_wr(regs, VIRTIO_MMIO_DRV_FEATURES, (uint32_t)(*features >> 32));
+    virtio_mmio_wr(regs, VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACK | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK);
+    return (virtio_mmio_rd(regs, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_FEATURES_OK) ? 0 : -E_STATE;
+}
+
+/* Give queue n (selected, not ready, with `num` entries) its rings'
+ * physical addresses and make it ready (virtio 1.2, 4.2.3.2). */
+static inline void virtio_mmio_queue_ready(volatile uint32_t *regs, uint32_t num, uint64_t desc, uint64_t avail,
+                                           uint64_t used)
+{
+    virtio_mmio_wr(regs, VIRTIO_MMIO_QUEUE_NUM, num);
+    virtio_mmio_wr(regs, VIRTIO_MMIO_QUEUE_DESC_LO, (uint32_t)desc);
+    virtio_mmio_wr(regs, VIRTIO_MMIO_QUEUE_DESC_HI, (uint32_t)(desc >> 32));
+    virtio_mmio_wr(regs, VIRTIO_MMIO_QUEUE_AVAIL_LO, (uint32_t)avail);
+    virtio_mmio_wr(regs, VIRTIO_MMIO_QUEUE_AVAIL_HI, (uint32_t)(avail >> 32));
+    virtio_mmio_wr(regs, VIRTIO_MMIO_QUEUE_USED_LO, (uint32_t)used);
+    virtio_mmio_wr(regs, VIRTIO_MMIO_QUEUE_USED_HI, (uint32_t)(used >> 32));
+    virtio_mmio_wr(regs, VIRTIO_MMIO_QUEUE_READY, 1);
 }
 
 #endif

@@ -38,12 +38,14 @@ static void expect(uint8_t *p, uint64_t s, uint32_t n, bool inverse)
     }
 }
 
-/* blk_read, asked again after `wait` while it answers E_AGAIN. */
-static int64_t read_at(uint64_t s, void *p, uint32_t n, int *agains)
+/* blk_read or blk_write, asked again after `wait` while it answers
+ * E_AGAIN: the bytes it moved, or its error. */
+typedef int64_t (*blk_io)(uint32_t h, uint64_t sector, void *buf, uint64_t len, uint64_t *count);
+static int64_t io_at(blk_io op, uint64_t s, void *p, uint32_t n, int *agains)
 {
     for (;;) {
         uint64_t count = 0;
-        int64_t err = blk_read(dev, s, p, n, &count);
+        int64_t err = op(dev, s, p, n, &count);
         if (err != -E_AGAIN)
             return err ? err : (int64_t)count;
         ++*agains;
@@ -52,18 +54,8 @@ static int64_t read_at(uint64_t s, void *p, uint32_t n, int *agains)
     }
 }
 
-static int64_t write_at(uint64_t s, void *p, uint32_t n, int *agains)
-{
-    for (;;) {
-        uint64_t count = 0;
-        int64_t err = blk_write(dev, s, p, n, &count);
-        if (err != -E_AGAIN)
-            return err ? err : (int64_t)count;
-        ++*agains;
-        if ((err = blk_wait(dev)) != 0)
-            return err;
-    }
-}
+static int64_t read_at(uint64_t s, void *p, uint32_t n, int *agains) { return io_at(blk_read, s, p, n, agains); }
+static int64_t write_at(uint64_t s, void *p, uint32_t n, int *agains) { return io_at(blk_write, s, p, n, agains); }
 
 /* Read n bytes at s and compare them with the host's pattern (or ours). */
 static bool check(uint64_t s, uint32_t n, bool inverse, int *agains)
