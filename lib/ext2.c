@@ -217,8 +217,9 @@ int ext2_readdir(const struct ext2_fs *fs, const struct ext2_inode *dir, uint64_
 {
     if ((dir->mode & EXT2_S_IFMT) != EXT2_S_IFDIR)
         return -E_STATE;
-    if (dir->size % fs->block_size)
-        return -E_BADFORMAT;                            /* (a directory is whole blocks) */
+    if (dir->size % fs->block_size || dir->size > dir->blocks * 512 ||
+        dir->size > (uint64_t)fs->blocks_count * fs->block_size)
+        return -E_BADFORMAT;                            /* (a directory is whole blocks, all of them held) */
     while (*pos < dir->size) {
         uint64_t at = *pos;
         uint32_t in_block = (uint32_t)(at % fs->block_size), pb;
@@ -233,6 +234,8 @@ int ext2_readdir(const struct ext2_fs *fs, const struct ext2_inode *dir, uint64_
         if ((err = fs->io.read(fs->io.ctx, (uint64_t)pb * fs->block_size + in_block, h, 8)) != 0)
             return err;
         uint32_t e_ino = le32(h), rec = le16(h + 4), nlen = h[6];
+        if (fs->block_size == 65536 && (rec == 65535 || rec == 0))
+            rec = 65536;                                /* (a whole 64 KiB block: Linux's ext2_rec_len_from_disk) */
         if (!(fs->feature_incompat & INCOMPAT_FILETYPE))
             nlen |= (uint32_t)h[7] << 8;                /* (revision 0: a 16-bit name length) */
         /* A record: at least its header, 4-aligned, inside its block, its

@@ -46,13 +46,15 @@ static uint16_t hash[HASH];
 static unsigned made;                   /* blocks with memory */
 static uint64_t clock, gen = 1;
 static uint64_t hits, misses;
-static int write_failed;                /* a write failed since the last sync said so */
+static int write_failed;                /* a write failed while no sync waited for it: the next sync says so */
 static svc_token waiter[WAITERS];
 static uint64_t waiter_pid[WAITERS];
 static svc_token syncer[WAITERS];
 static uint64_t sync_gen[WAITERS];
+static uint8_t sync_failed[WAITERS];    /* a write this sync waited for failed */
 static uint64_t flushing_gen;           /* a flush in flight covers the syncs up to this generation (0: none) */
 static int booted;
+static uint64_t req_first = 1, req_last;  /* the blocks of the request at hand: never taken for another */
 
 #define FLUSH_TAG       UINT64_MAX
 
@@ -61,6 +63,8 @@ static void interrupt(void);
 static int ready(void)
 {
     int err = vblk_open(&disk, interrupt);
+    if (!err && disk.blk_size > BLOCK)
+        return SVC_E_STATE;                             /* (a logical block larger than the cache's) */
     if (!err && !booted) {
         for (unsigned i = 0; i < HASH; i++)
             hash[i] = NONE;
@@ -129,7 +133,9 @@ static struct cblock *take(uint64_t no)
     }
     for (unsigned i = 0; i < made && !c; i++) {
         struct cblock *k = &cache[i];
-        if (k->state == B_VALID && !k->dirty && !k->fresh && (!lru || k->used < lru->used))
+        if (k->no >= req_first && k->no <= req_last)
+            continue;                                   /* (the request at hand needs it) */
+        if (k->state == B_VALID && !k->dirty && (!lru || k->used < lru->used))
             lru = k;
         if (k->state == B_VALID && k->dirty && (!oldest_dirty || k->used < oldest_dirty->used))
             oldest_dirty = k;
@@ -143,7 +149,8 @@ static struct cblock *take(uint64_t no)
             oldest_dirty = NULL;
             for (unsigned i = 0; i < made; i++) {
                 struct cblock *k = &cache[i];
-                if (k->state == B_VALID && k->dirty && (!oldest_dirty || k->used < oldest_dirty->used))
+                if (k->state == B_VALID && k->dirty && !(k->no >= req_first && k->no <= req_last) &&
+                    (!oldest_dirty || k->used < oldest_dirty->used))
                     oldest_dirty = k;
             }
         }
@@ -196,11 +203,10 @@ static void sync_progress(void)
     }
     for (unsigned i = 0; i < WAITERS; i++) {
         if (syncer[i] && sync_gen[i] <= ready_gen) {
-            blk_sync_reply(syncer[i], write_failed ? SVC_E_IO : 0);
+            blk_sync_reply(syncer[i], sync_failed[i] ? SVC_E_IO : 0);
             syncer[i] = 0;
         }
     }
-    write_failed = 0;
 }
 
 /* Start writing the blocks the waiting syncs wait for, as slots allow. */
@@ -221,11 +227,10 @@ static void completed(uint64_t tag, int status)
     if (tag == FLUSH_TAG) {
         for (unsigned i = 0; i < WAITERS; i++) {
             if (syncer[i] && sync_gen[i] <= flushing_gen) {
-                blk_sync_reply(syncer[i], status ? status : write_failed ? SVC_E_IO : 0);
+                blk_sync_reply(syncer[i], status ? status : sync_failed[i] ? SVC_E_IO : 0);
                 syncer[i] = 0;
             }
         }
-        write_failed = 0;
         flushing_gen = 0;
         return;
     }
@@ -238,9 +243,13 @@ static void completed(uint64_t tag, int status)
     } else if (c->state == B_WRITING) {
         c->state = B_VALID;
         if (status) {
+            int told = 0;                               /* the syncs that waited for it fail */
+            for (unsigned i = 0; i < WAITERS; i++)
+                if (syncer[i] && sync_gen[i] >= c->gen)
+                    sync_failed[i] = 1, told = 1;
+            write_failed |= !told;
             c->dirty = 1;                               /* (tried again by the next sync, */
             c->gen = gen;                               /* which the syncs waiting now do not wait for) */
-            write_failed = 1;
         }
     }
 }
@@ -302,6 +311,17 @@ static int64_t info(struct svc_call *call, uint64_t *sectors, uint32_t *block_si
     return 0;
 }
 
+/* The blocks a write took but did not fill go back: the disk's bytes are
+ * theirs, not the zeros they were given. */
+static void drop_fresh(uint64_t first, uint64_t last)
+{
+    for (uint64_t no = first; no <= last; no++) {
+        struct cblock *c = lookup(no);
+        if (c && c->fresh)
+            unhash(c);
+    }
+}
+
 /* The blocks of a request, used now: the least recently used are others'. */
 static void touch(uint64_t first, uint64_t last)
 {
@@ -321,13 +341,9 @@ static int64_t check_range(uint64_t sector, uint64_t len)
     return 0;
 }
 
-static int64_t read(struct svc_call *call, uint64_t sector, uint64_t buf, uint64_t buf_len, uint64_t *count)
+static int64_t read_range(struct svc_call *call, uint64_t sector, uint64_t buf, uint64_t buf_len, uint64_t first,
+                          uint64_t last)
 {
-    int64_t err = ready();
-    if (err || (err = check_range(sector, buf_len)) != 0)
-        return err;
-    harvest();
-    uint64_t first = sector / SPB, last = (sector + buf_len / VBLK_SECTOR - 1) / SPB;
     int missing = 0;
     touch(first, last);
     for (uint64_t no = first; no <= last; no++) {
@@ -343,7 +359,7 @@ static int64_t read(struct svc_call *call, uint64_t sector, uint64_t buf, uint64
     }
     if (missing) {
         misses++;
-        return SVC_E_AGAIN;
+        return disk.inflight ? SVC_E_AGAIN : SVC_E_NOMEM;      /* (nothing on its way: no memory for it) */
     }
     hits++;
     for (uint64_t no = first, done = 0; no <= last; no++) {
@@ -355,23 +371,43 @@ static int64_t read(struct svc_call *call, uint64_t sector, uint64_t buf, uint64
             return SVC_E_FAULT;
         done += n;
     }
-    *count = buf_len;
     return 0;
 }
 
-static int64_t write(struct svc_call *call, uint64_t sector, uint64_t data, uint64_t data_len, uint64_t *count)
+/* The blocks of [sector, sector + len / 512) are the request at hand's
+ * while it runs: take() gives none of them to another block number. */
+static int64_t in_request(int64_t (*run)(struct svc_call *, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t),
+                          struct svc_call *call, uint64_t sector, uint64_t addr, uint64_t len, uint64_t *count)
 {
     int64_t err = ready();
-    if (err || (err = check_range(sector, data_len)) != 0)
+    if (err || (err = check_range(sector, len)) != 0)
         return err;
+    harvest();
+    req_first = sector / SPB;
+    req_last = (sector + len / VBLK_SECTOR - 1) / SPB;
+    err = run(call, sector, addr, len, req_first, req_last);
+    req_first = 1;
+    req_last = 0;
+    if (!err)
+        *count = len;
+    return err;
+}
+
+static int64_t read(struct svc_call *call, uint64_t sector, uint64_t buf, uint64_t buf_len, uint64_t *count)
+{
+    return in_request(read_range, call, sector, buf, buf_len, count);
+}
+
+static int64_t write_range(struct svc_call *call, uint64_t sector, uint64_t data, uint64_t data_len, uint64_t first,
+                           uint64_t last)
+{
     if (disk.flags & VBLK_RO)
         return SVC_E_PERM;
-    uint64_t first = sector / SPB, last = (sector + data_len / VBLK_SECTOR - 1) / SPB, end = sector + data_len / VBLK_SECTOR;
-    harvest();
+    uint64_t end = sector + data_len / VBLK_SECTOR;
     touch(first, last);
     /* First every block in place and valid (a part-covered one read in,
-     * a whole-covered one taken without reading), so that the write goes
-     * all at once or not at all. */
+     * a whole-covered one taken without reading, zeroed), so that the
+     * copy meets nothing but the client's own memory. */
     int again = 0;
     for (uint64_t no = first; no <= last; no++) {
         struct cblock *c = lookup(no);
@@ -392,39 +428,40 @@ static int64_t write(struct svc_call *call, uint64_t sector, uint64_t data, uint
             continue;
         struct cblock *c = take(no);
         if (!c) {
-            for (uint64_t k = first; k < no; k++) {     /* (the ones taken for this write go back) */
-                struct cblock *t = lookup(k);
-                if (t && t->fresh)
-                    unhash(t);
-            }
             again = 1;
             break;
         }
         c->state = B_VALID;
         c->fresh = 1;
+        memset(c->data, 0, BLOCK);
     }
     if (again) {
+        drop_fresh(first, last);                        /* (the ones taken for this write go back) */
         misses++;
-        return SVC_E_AGAIN;
+        return disk.inflight ? SVC_E_AGAIN : SVC_E_NOMEM;      /* (nothing on its way: no memory for it) */
     }
     for (uint64_t no = first, done = 0; no <= last; no++) {
         struct cblock *c = lookup(no);
         uint64_t from = no == first ? (sector % SPB) * VBLK_SECTOR : 0;
         uint64_t n = BLOCK - from < data_len - done ? BLOCK - from : data_len - done;
-        if (c->fresh)
-            memset(c->data, 0, BLOCK);                  /* (a fault below leaves zeros, not another block's bytes) */
         if (!c->dirty)
             c->gen = gen;
-        c->dirty = 1;                                   /* (before the copy: a fault leaves it as it is, dirty) */
+        c->dirty = 1;                                   /* (before the copy: a fault leaves what it copied) */
         c->fresh = 0;
         c->used = ++clock;
-        if (svc_copy_in(call, c->data + from, data + done, n))
+        if (svc_copy_in(call, c->data + from, data + done, n)) {
+            drop_fresh(no + 1, last);                   /* (never filled: the disk's bytes are the ones) */
             return SVC_E_FAULT;
+        }
         done += n;
     }
     hits++;
-    *count = data_len;
     return 0;
+}
+
+static int64_t write(struct svc_call *call, uint64_t sector, uint64_t data, uint64_t data_len, uint64_t *count)
+{
+    return in_request(write_range, call, sector, data, data_len, count);
 }
 
 static int64_t sync(struct svc_call *call)
@@ -449,6 +486,8 @@ static int64_t sync(struct svc_call *call)
     syncer[i] = svc_defer(call);
     if (!syncer[i])
         return SVC_E_NOMEM;
+    sync_failed[i] = (uint8_t)write_failed;
+    write_failed = 0;
     sync_gen[i] = gen++;                                /* (what is dirtied from now on is the next sync's) */
     sync_push();
     rearm();

@@ -232,6 +232,7 @@ int vblk_done(struct vblk *b, uint64_t *tag, int *status)
         barrier();
         if (b->used[1] == b->used_seen)
             return 0;
+        barrier();                                      /* (the entry and the status after the index that shows them) */
         uint32_t id = used_ring(b)[b->used_seen % RING_SIZE].id;
         b->used_seen++;
         unsigned s = id / 3;

@@ -199,7 +199,9 @@ static void tx_reclaim(struct vnet *v)
 {
     struct vnet_queue *qu = &v->q[TXQ];
     barrier();
-    for (uint16_t used = qu->used[1]; qu->used_seen != used; qu->used_seen++) {
+    uint16_t used = qu->used[1];
+    barrier();                                          /* (the entries after the index that shows them) */
+    for (; qu->used_seen != used; qu->used_seen++) {
         uint32_t d = used_ring(qu)[qu->used_seen % RING_SIZE].id;
         if (d < RING_SIZE && qu->nfree < RING_SIZE)
             qu->free[qu->nfree++] = (uint16_t)d;
@@ -239,6 +241,7 @@ const uint8_t *vnet_rx_peek(struct vnet *v, uint32_t *len)
         barrier();
         if (qu->used[1] == qu->used_seen)
             return NULL;
+        barrier();                                      /* (the entry and the frame after the index that shows them) */
         volatile struct used_elem *e = &used_ring(qu)[qu->used_seen % RING_SIZE];
         uint32_t d = e->id, n = e->len;
         if (d < RING_SIZE && n >= HDR_SIZE + VNET_FRAME_MIN && n <= HDR_SIZE + VNET_FRAME_MAX) {

@@ -169,6 +169,10 @@ def make_disk(path: Path, size: int) -> None:
 def run_machine(args, interactive: bool) -> qemu.Machine:
     net = args.net or ("user" if interactive else "isolated")
     disk = getattr(args, "disk", None)
+    if getattr(args, "disk_ro", False) and not disk:
+        raise SystemExit("run: --disk-ro goes with --disk FILE")
+    if disk and ("," in disk or ":" in disk):
+        raise SystemExit(f"run: --disk {disk}: QEMU's -drive cannot take a path with a comma or a colon")
     if disk:
         make_disk(Path(disk), args.disk_size)
     return qemu.Machine(args.cpu, args.gic, args.smp, args.mem, args.icount, net=net, pcap=args.pcap or "",

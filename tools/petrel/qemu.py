@@ -91,8 +91,8 @@ def check_machine(m: Machine) -> None:
         raise ValueError("forward: a host port is forwarded twice")
     if m.disk_ro and not m.disk:
         raise ValueError("disk_ro: a read-only disk needs a disk")
-    if m.disk and "," in str(m.disk):
-        raise ValueError(f"disk {m.disk!r}: QEMU's -drive cannot take a path with a comma")
+    if m.disk and ("," in str(m.disk) or ":" in str(m.disk)):
+        raise ValueError(f"disk {m.disk!r}: QEMU's -drive cannot take a path with a comma or a colon")
 
 
 # Returns the QEMU argv. `interactive` puts the console and monitor on the

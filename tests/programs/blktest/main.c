@@ -163,6 +163,18 @@ int main(void)
     }
     uint64_t wr2 = 0, d2 = 0, dummy;
     blk_stats(dev, &dummy, &wr2, &dummy, &dummy, &dummy, &d2, &dummy, &dummy);
+    /* The cache is full of dirty blocks: unaligned runs written again
+     * (the same bytes) need their part-covered blocks read in, and room
+     * made by writing others out, never the run's own blocks. */
+    bool rewrite = true;
+    int ragain = 0;
+    for (uint32_t k = 0; k < 24 && rewrite; k++) {
+        uint64_t s = BIG_FROM + 3 + k * 509;
+        expect(want, s, RUN, true);
+        rewrite = write_at(s, want, RUN, &ragain) == RUN && check(s, RUN, true, &agains);
+    }
+    tap_ok(rewrite && d2 > 900, "blk: with %lu dirty blocks cached, 24 unaligned 64 KiB runs written again and read "
+           "back (E_AGAIN %d times)", (unsigned long)d2, ragain);
     bool all = true;
     for (uint32_t off = 0; off < BIG_BYTES && all; off += RUN)
         all = check(BIG_FROM + off / SECTOR, RUN, true, &agains);
