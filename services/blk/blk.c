@@ -180,10 +180,20 @@ static void fetch(uint64_t no)
         unhash(c);                                      /* (no slot: asked for again on the retry) */
 }
 
+static int anyone_syncs(void)
+{
+    for (unsigned i = 0; i < WAITERS; i++)
+        if (syncer[i])
+            return 1;
+    return 0;
+}
+
 /* Syncs whose blocks are all out: flush the disk for them, or answer them
  * when the disk has no write cache to flush. */
 static void sync_progress(void)
 {
+    if (!anyone_syncs())
+        return;                                         /* (every completion comes here: no scan for nobody) */
     uint64_t oldest = UINT64_MAX;                       /* the oldest generation still dirty or being written */
     for (unsigned i = 0; i < made; i++) {
         struct cblock *c = &cache[i];

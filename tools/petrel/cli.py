@@ -135,11 +135,15 @@ def forward_arg(text: str) -> tuple:
     return int(m[1]), int(m[2])
 
 
-# `--disk-size SIZE` in bytes: a number with K, M or G, from 1 MiB to 64 GiB.
+# `--disk-size SIZE` in bytes: a size as the system descriptions write
+# one (systems.parse_size: K, M or G), from 1 MiB to 64 GiB.
 def disk_size_arg(text: str) -> int:
-    m = re.fullmatch(r"([0-9]+)([KMG]?)", text)
-    size = int(m[1]) << {"": 0, "K": 10, "M": 20, "G": 30}[m[2]] if m else 0
-    if not 1 << 20 <= size <= 64 << 30 or size % 4096:
+    from petrel import systems
+    try:
+        size = systems.parse_size("--disk-size", text)
+    except systems.SystemConfigError:
+        size = 0
+    if not 1 << 20 <= size <= 64 << 30:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a size from 1M to 64G (K, M or G), a multiple of 4K")
     return size
 
@@ -171,8 +175,8 @@ def run_machine(args, interactive: bool) -> qemu.Machine:
     disk = getattr(args, "disk", None)
     if getattr(args, "disk_ro", False) and not disk:
         raise SystemExit("run: --disk-ro goes with --disk FILE")
-    if disk and ("," in disk or ":" in disk):
-        raise SystemExit(f"run: --disk {disk}: QEMU's -drive cannot take a path with a comma or a colon")
+    if disk and qemu.disk_path_problem(disk):
+        raise SystemExit(f"run: --disk {qemu.disk_path_problem(disk)}")   # (before the image is made)
     if disk:
         make_disk(Path(disk), args.disk_size)
     return qemu.Machine(args.cpu, args.gic, args.smp, args.mem, args.icount, net=net, pcap=args.pcap or "",

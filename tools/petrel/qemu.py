@@ -61,6 +61,12 @@ NETS = ("none", "user", "isolated")
 LINK_RE = re.compile(r"link:([0-9]{1,5}):([0-9]{1,5})")
 
 
+# Why QEMU's -drive cannot take `path` (it reads a comma as the next
+# option and a colon as a protocol's prefix), or "" when it can.
+def disk_path_problem(path: str) -> str:
+    return f"{path!r}: QEMU's -drive cannot take a path with a comma or a colon" if "," in path or ":" in path else ""
+
+
 # Raises ValueError unless `m` describes a machine QEMU virt can start.
 def check_machine(m: Machine) -> None:
     if m.cpu not in CPUS:
@@ -91,8 +97,8 @@ def check_machine(m: Machine) -> None:
         raise ValueError("forward: a host port is forwarded twice")
     if m.disk_ro and not m.disk:
         raise ValueError("disk_ro: a read-only disk needs a disk")
-    if m.disk and ("," in str(m.disk) or ":" in str(m.disk)):
-        raise ValueError(f"disk {m.disk!r}: QEMU's -drive cannot take a path with a comma or a colon")
+    if m.disk and disk_path_problem(str(m.disk)):
+        raise ValueError(f"disk {disk_path_problem(str(m.disk))}")
 
 
 # Returns the QEMU argv. `interactive` puts the console and monitor on the
