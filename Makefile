@@ -309,12 +309,12 @@ $(O)/services/%.elf: $$(addprefix $(O)/user/svc-obj/src/,$$(addsuffix .o,$$(wild
 	@echo "  LD      $@"
 	$(Q)$(LD) -T $(ULDS) -nostdlib $(ULDFLAGS) -o $@ $(filter %.o,$^)
 
-$(O)/kernel/gen/%.c.o: $(GEN)/kernel/%.c $(KFLAGS_STAMP)
+$(O)/kernel/gen/%.c.o: $(GEN)/kernel/%.c $(KFLAGS_STAMP) | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
 
-$(O)/kernel-test/gen/%.c.o: $(GEN)/kernel/%.c $(KFLAGS_STAMP)
+$(O)/kernel-test/gen/%.c.o: $(GEN)/kernel/%.c $(KFLAGS_STAMP) | $(GENHDRS) $(SVC_GEN)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (test)"
 	$(Q)$(CC) $(KCFLAGS) -DCONFIG_KTEST=1 -c $< -o $@
