@@ -6,30 +6,13 @@
  * directories as records of (inode, record length, name length, type).
  * Little-endian on disk, as this machine is; read byte by byte anyway.
  */
-#include "ext2.h"
-#include "petrel_abi.h"
+#include "ext2_disk.h"
 #include "pstring.h"
-
-#define SB_OFFSET           1024u
-#define SB_MAGIC            0xef53u
-#define GD_SIZE             32u
-
-/* Features (s_feature_*). */
-#define INCOMPAT_FILETYPE   0x0002u
-#define INCOMPAT_RECOVER    0x0004u
-#define INCOMPAT_META_BG    0x0010u
-#define RO_SPARSE_SUPER     0x0001u
-#define RO_LARGE_FILE       0x0002u
-#define INCOMPAT_KNOWN      INCOMPAT_FILETYPE
-#define RO_KNOWN            (RO_SPARSE_SUPER | RO_LARGE_FILE)
-
-static uint32_t le16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
-static uint32_t le32(const uint8_t *p) { return le16(p) | le16(p + 2) << 16; }
 
 static int bad(struct ext2_fs *fs, const char *why)
 {
     fs->why = why;
-    return -E_BADFORMAT;
+    return -EXT2_EUCLEAN;
 }
 
 int ext2_mount(struct ext2_fs *fs, const struct ext2_io *io)
@@ -41,7 +24,7 @@ int ext2_mount(struct ext2_fs *fs, const struct ext2_io *io)
     if (err)
         return err;
     if (le16(sb + 56) != SB_MAGIC)
-        return bad(fs, "no ext2 superblock (magic)");
+        return (fs->why = "no ext2 superblock (magic)"), -EXT2_EINVAL;
     uint32_t log = le32(sb + 24);
     if (log > 6)
         return bad(fs, "block size past 64 KiB");
@@ -55,6 +38,7 @@ int ext2_mount(struct ext2_fs *fs, const struct ext2_io *io)
     fs->blocks_per_group = le32(sb + 32);
     fs->inodes_per_group = le32(sb + 40);
     fs->rev = le32(sb + 76);
+    fs->state = le16(sb + SB_STATE);
     if (fs->rev > 1)
         return bad(fs, "revision past 1");
     fs->inode_size = fs->rev ? le16(sb + 88) : 128;
@@ -65,11 +49,12 @@ int ext2_mount(struct ext2_fs *fs, const struct ext2_io *io)
         fs->feature_ro_compat = le32(sb + 100);
         memcpy(fs->uuid, sb + 104, 16);
         memcpy(fs->label, sb + 120, 16);
+        fs->last_orphan = le32(sb + SB_LAST_ORPHAN);
     }
     if (fs->feature_incompat & INCOMPAT_RECOVER)
-        return (fs->why = "its journal needs recovery (an ext3/4 file system not cleanly unmounted)"), -E_NOSYS;
+        return (fs->why = "its journal needs recovery (an ext3/4 file system not cleanly unmounted)"), -EXT2_EOPNOTSUPP;
     if (fs->feature_incompat & ~INCOMPAT_KNOWN)
-        return (fs->why = "incompatible features (ext4's extents, 64bit, flex_bg, meta_bg, ...)"), -E_NOSYS;
+        return (fs->why = "incompatible features (ext4's extents, 64bit, flex_bg, meta_bg, ...)"), -EXT2_EOPNOTSUPP;
     fs->read_only = fs->feature_ro_compat & ~RO_KNOWN;
     if (fs->first_data_block != (fs->block_size == 1024 ? 1u : 0u))
         return bad(fs, "first data block");
@@ -88,58 +73,64 @@ int ext2_mount(struct ext2_fs *fs, const struct ext2_io *io)
         return bad(fs, "inode count against the groups");
     fs->gdt_offset = (uint64_t)(fs->first_data_block + 1) * fs->block_size;
     uint64_t gdt_blocks = ((uint64_t)fs->groups * GD_SIZE + fs->block_size - 1) / fs->block_size;
-    if (fs->first_data_block + 1 + gdt_blocks > fs->blocks_count)
+    fs->gdt_blocks = (uint32_t)gdt_blocks;
+    fs->reserved_gdt = fs->rev ? le16(sb + 206) : 0;
+    if (fs->first_data_block + 1 + gdt_blocks + fs->reserved_gdt > fs->blocks_count)
         return bad(fs, "group descriptors past the end");
     return 0;
 }
 
-/* Group g's inode table's first block. */
-static int inode_table(const struct ext2_fs *fs, uint32_t g, uint32_t *block)
+int ext2_inode_offset(const struct ext2_fs *fs, uint32_t ino, uint64_t *off)
 {
+    if (ino < 1 || ino > fs->inodes_count)
+        return -EXT2_ENOENT;
+    uint32_t g = (ino - 1) / fs->inodes_per_group, i = (ino - 1) % fs->inodes_per_group;
     uint8_t gd[GD_SIZE];
     int err = fs->io.read(fs->io.ctx, fs->gdt_offset + (uint64_t)g * GD_SIZE, gd, GD_SIZE);
     if (err)
         return err;
-    uint32_t t = le32(gd + 8);
+    uint32_t t = le32(gd + GD_INODE_TABLE);
     uint64_t table_blocks = ((uint64_t)fs->inodes_per_group * fs->inode_size + fs->block_size - 1) / fs->block_size;
     if (t <= fs->first_data_block || t + table_blocks > fs->blocks_count)
-        return -E_BADFORMAT;
-    *block = t;
+        return -EXT2_EUCLEAN;
+    *off = (uint64_t)t * fs->block_size + (uint64_t)i * fs->inode_size;
     return 0;
+}
+
+void ext2_inode_decode(const uint8_t *r, uint32_t ino, struct ext2_inode *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->ino = ino;
+    out->mode = (uint16_t)le16(r + IN_MODE);
+    out->uid = le16(r + IN_UID) | le16(r + IN_UID_HIGH) << 16;
+    out->size = le32(r + IN_SIZE);
+    out->atime = le32(r + IN_ATIME);
+    out->ctime = le32(r + IN_CTIME);
+    out->mtime = le32(r + IN_MTIME);
+    out->dtime = le32(r + IN_DTIME);
+    out->gid = le16(r + IN_GID) | le16(r + IN_GID_HIGH) << 16;
+    out->links = (uint16_t)le16(r + IN_LINKS);
+    out->blocks = le32(r + IN_BLOCKS) | (uint64_t)le16(r + IN_BLOCKS_HIGH) << 32;
+    out->flags = le32(r + IN_FLAGS);
+    out->file_acl = le32(r + IN_FILE_ACL);
+    for (unsigned k = 0; k < EXT2_N_BLOCKS; k++)
+        out->block[k] = le32(r + IN_BLOCK + 4 * k);
+    if ((out->mode & EXT2_S_IFMT) == EXT2_S_IFREG)
+        out->size |= (uint64_t)le32(r + IN_SIZE_HIGH) << 32;   /* (i_size_high: large files) */
 }
 
 int ext2_inode(const struct ext2_fs *fs, uint32_t ino, struct ext2_inode *out)
 {
-    if (ino < 1 || ino > fs->inodes_count)
-        return -E_NOENT;
-    uint32_t g = (ino - 1) / fs->inodes_per_group, i = (ino - 1) % fs->inodes_per_group, table;
-    int err = inode_table(fs, g, &table);
+    uint64_t off;
+    int err = ext2_inode_offset(fs, ino, &off);
     if (err)
         return err;
-    uint8_t r[128];
-    err = fs->io.read(fs->io.ctx, (uint64_t)table * fs->block_size + (uint64_t)i * fs->inode_size, r, sizeof(r));
-    if (err)
+    uint8_t r[IN_BASE];
+    if ((err = fs->io.read(fs->io.ctx, off, r, sizeof(r))) != 0)
         return err;
-    memset(out, 0, sizeof(*out));
-    out->ino = ino;
-    out->mode = (uint16_t)le16(r + 0);
-    out->uid = le16(r + 2) | le16(r + 120) << 16;
-    out->size = le32(r + 4);
-    out->atime = le32(r + 8);
-    out->ctime = le32(r + 12);
-    out->mtime = le32(r + 16);
-    out->dtime = le32(r + 20);
-    out->gid = le16(r + 24) | le16(r + 122) << 16;
-    out->links = (uint16_t)le16(r + 26);
-    out->blocks = le32(r + 28) | (uint64_t)le16(r + 116) << 32;
-    out->flags = le32(r + 32);
-    out->file_acl = le32(r + 104);
-    for (unsigned k = 0; k < EXT2_N_BLOCKS; k++)
-        out->block[k] = le32(r + 40 + 4 * k);
-    if ((out->mode & EXT2_S_IFMT) == EXT2_S_IFREG)
-        out->size |= (uint64_t)le32(r + 108) << 32;     /* (i_size_high: large files) */
+    ext2_inode_decode(r, ino, out);
     if (!out->links || out->dtime || !out->mode)
-        return -E_NOENT;                                /* free, or deleted */
+        return -EXT2_ENOENT;                            /* free, or deleted */
     return 0;
 }
 
@@ -147,7 +138,7 @@ int ext2_inode(const struct ext2_fs *fs, uint32_t ino, struct ext2_inode *out)
 static int pointer(const struct ext2_fs *fs, uint32_t block, uint64_t k, uint32_t *out)
 {
     if (block <= fs->first_data_block || block >= fs->blocks_count)
-        return -E_BADFORMAT;
+        return -EXT2_EUCLEAN;
     uint8_t p[4];
     int err = fs->io.read(fs->io.ctx, (uint64_t)block * fs->block_size + 4 * k, p, 4);
     if (err)
@@ -176,12 +167,12 @@ int ext2_bmap(const struct ext2_fs *fs, const struct ext2_inode *in, uint64_t lb
         err = !err && b ? pointer(fs, b, lblock / per % per, &b) : err;
         err = !err && b ? pointer(fs, b, lblock % per, &b) : err;
     } else {
-        return -E_BADFORMAT;                            /* past what three levels address */
+        return -EXT2_EUCLEAN;                            /* past what three levels address */
     }
     if (err)
         return err;
     if (b && (b <= fs->first_data_block || b >= fs->blocks_count))
-        return -E_BADFORMAT;
+        return -EXT2_EUCLEAN;
     *pblock = b;
     return 0;
 }
@@ -216,10 +207,10 @@ int ext2_readdir(const struct ext2_fs *fs, const struct ext2_inode *dir, uint64_
                  uint8_t *type, char name[EXT2_NAME_MAX], uint32_t *len)
 {
     if ((dir->mode & EXT2_S_IFMT) != EXT2_S_IFDIR)
-        return -E_STATE;
+        return -EXT2_ENOTDIR;
     if (dir->size % fs->block_size || dir->size > dir->blocks * 512 ||
         dir->size > (uint64_t)fs->blocks_count * fs->block_size)
-        return -E_BADFORMAT;                            /* (a directory is whole blocks, all of them held) */
+        return -EXT2_EUCLEAN;                            /* (a directory is whole blocks, all of them held) */
     while (*pos < dir->size) {
         uint64_t at = *pos;
         uint32_t in_block = (uint32_t)(at % fs->block_size), pb;
@@ -227,10 +218,10 @@ int ext2_readdir(const struct ext2_fs *fs, const struct ext2_inode *dir, uint64_
         if (err)
             return err;
         if (!pb)
-            return -E_BADFORMAT;                        /* (no holes in a directory) */
+            return -EXT2_EUCLEAN;                        /* (no holes in a directory) */
         uint8_t h[8];
         if (in_block + 8 > fs->block_size)
-            return -E_BADFORMAT;
+            return -EXT2_EUCLEAN;
         if ((err = fs->io.read(fs->io.ctx, (uint64_t)pb * fs->block_size + in_block, h, 8)) != 0)
             return err;
         uint32_t e_ino = le32(h), rec = le16(h + 4), nlen = h[6];
@@ -241,12 +232,12 @@ int ext2_readdir(const struct ext2_fs *fs, const struct ext2_inode *dir, uint64_
         /* A record: at least its header, 4-aligned, inside its block, its
          * name inside it. Anything else ends the walk: no loop, no overrun. */
         if (rec < 8 || rec % 4 || in_block + rec > fs->block_size || 8 + nlen > rec || nlen > EXT2_NAME_MAX)
-            return -E_BADFORMAT;
+            return -EXT2_EUCLEAN;
         *pos = at + rec;
         if (!e_ino || !nlen)
             continue;                                   /* an empty record (a block's first, or removed) */
         if (e_ino > fs->inodes_count)
-            return -E_BADFORMAT;
+            return -EXT2_EUCLEAN;
         if ((err = fs->io.read(fs->io.ctx, (uint64_t)pb * fs->block_size + in_block + 8, name, nlen)) != 0) {
             *pos = at;
             return err;
@@ -263,7 +254,7 @@ int ext2_lookup(const struct ext2_fs *fs, const struct ext2_inode *dir, const ch
                 uint32_t *ino)
 {
     if (!len || len > EXT2_NAME_MAX)
-        return len ? -E_RANGE : -E_NOENT;
+        return len ? -EXT2_ENAMETOOLONG : -EXT2_ENOENT;
     uint64_t pos = 0;
     char n[EXT2_NAME_MAX];
     uint32_t e, nlen;
@@ -275,15 +266,15 @@ int ext2_lookup(const struct ext2_fs *fs, const struct ext2_inode *dir, const ch
             return 0;
         }
     }
-    return r ? r : -E_NOENT;
+    return r ? r : -EXT2_ENOENT;
 }
 
 int ext2_readlink(const struct ext2_fs *fs, const struct ext2_inode *in, char *buf, uint32_t size, uint32_t *got)
 {
     if ((in->mode & EXT2_S_IFMT) != EXT2_S_IFLNK)
-        return -E_INVAL;
+        return -EXT2_EINVAL;
     if (in->size > fs->block_size || in->size == 0)
-        return -E_BADFORMAT;
+        return -EXT2_EUCLEAN;
     uint32_t n = (uint32_t)in->size < size ? (uint32_t)in->size : size;
     /* A target under 60 bytes lives in i_block itself (a "fast" link),
      * unless the inode holds a block for it (its extended attributes'
