@@ -5,6 +5,11 @@
  * other, printing exactly what Petrel's personality prints around each
  * (`lx: run LINE`, `lx: exit N` or `lx: signal N`, `lx: done`), with the
  * same environment, then powers the machine off.
+ *
+ * First it loads the modules /etc/modules lists (a path a line, in order),
+ * and when the machine has a disk (/dev/vda) it mounts it at /data as
+ * ext2, read-only if the disk is, as Petrel's default system does; it is
+ * unmounted cleanly before the power goes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,6 +82,39 @@ static void loopback_up(void)
         close(s);
 }
 
+/* Each module /etc/modules names, loaded in order. */
+static void load_modules(void)
+{
+    static char list[4096];
+    int fd = open("/etc/modules", O_RDONLY);
+    ssize_t n = fd >= 0 ? read(fd, list, sizeof(list) - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    list[n > 0 ? n : 0] = 0;
+    for (char *name = strtok(list, "\n"); name; name = strtok(NULL, "\n")) {
+        int m = open(name, O_RDONLY | O_CLOEXEC);
+        if (m < 0 || syscall(SYS_finit_module, m, "", 0) != 0)
+            printf("lx: module %s: %s\n", name, strerror(errno));
+        if (m >= 0)
+            close(m);
+    }
+}
+
+/* The disk at /data, if there is one. */
+static int mount_disk(void)
+{
+    struct stat st;
+    if (stat("/dev/vda", &st) != 0)
+        return 0;
+    mkdir("/data", 0755);
+    if (mount("/dev/vda", "/data", "ext2", 0, NULL) == 0)
+        return 1;
+    if ((errno == EROFS || errno == EACCES) && mount("/dev/vda", "/data", "ext2", MS_RDONLY, NULL) == 0)
+        return 1;
+    printf("lx: mount /dev/vda at /data: %s\n", strerror(errno));
+    return 0;
+}
+
 int main(void)
 {
     mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
@@ -85,6 +124,8 @@ int main(void)
     mkdir("/dev/shm", 01777);
     mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
     loopback_up();
+    load_modules();
+    int disk = mount_disk();
     symlink("/proc/self/fd", "/dev/fd");        /* what udev makes on a Linux system (Petrel's /dev has them) */
     symlink("/proc/self/fd/0", "/dev/stdin");
     symlink("/proc/self/fd/1", "/dev/stdout");
@@ -111,6 +152,8 @@ int main(void)
     printf("lx: done\n");
     fflush(stdout);
     sync();
+    if (disk && umount("/data") != 0)
+        printf("lx: umount /data: %s\n", strerror(errno));
     reboot(RB_POWER_OFF);
     return 0;
 }

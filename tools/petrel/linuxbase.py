@@ -3,8 +3,9 @@
 `fetch` resolves the versioned package behind the `linux-image-arm64`
 metapackage, downloads it with `apt-get download`, unpacks it with
 `dpkg-deb -x` and keeps only what the benchmarks and the Linux peers boot:
-the kernel Image, the `binder_linux` module and the modules a virtio-mmio
-network card needs (NET_MODULES, in the order they load). Everything lands in `.cache/linux/`
+the kernel Image, the `binder_linux` module, the modules a virtio-mmio
+network card needs (NET_MODULES, in the order they load) and those a
+virtio-mmio disk with an ext2 file system needs (BLK_MODULES). Everything lands in `.cache/linux/`
 (outside the build tree, so `make clean` keeps it).
 """
 import re
@@ -38,6 +39,15 @@ NET_MODULES = {"virtio_mmio": "drivers/virtio/virtio_mmio.ko", "failover": "net/
                "net_failover": "drivers/net/net_failover.ko", "virtio_net": "drivers/net/virtio_net.ko"}
 # Congestion control modules Debian builds as modules (./petrel bench --suite tcp loads them).
 CC_MODULES = {"tcp_westwood": "net/ipv4/tcp_westwood.ko"}
+# A virtio-mmio disk and ext2 on it (Debian's ext4 driver mounts ext2: CONFIG_EXT4_USE_FOR_EXT2), in the
+# order they load (after virtio_mmio of NET_MODULES; ext4's modinfo depends= names jbd2, mbcache, crc16).
+BLK_MODULES = {"virtio_blk": "drivers/block/virtio_blk.ko", "crc16": "lib/crc16.ko", "mbcache": "fs/mbcache.ko",
+               "jbd2": "fs/jbd2/jbd2.ko", "crc32c_generic": "crypto/crc32c_generic.ko", "ext4": "fs/ext4/ext4.ko"}
+
+
+# The modules a Linux machine with a disk loads, in order: (name, cached file).
+def blk_modules(repo: Path = paths.REPO) -> list:
+    return [(m, net_module(m, repo)) for m in ["virtio_mmio", *BLK_MODULES]]
 
 
 def net_module(name: str, repo: Path = paths.REPO) -> Path:
@@ -51,7 +61,7 @@ def version(repo: Path = paths.REPO) -> str:
 # True when the kernel and the module are in the cache.
 def present(repo: Path = paths.REPO) -> bool:
     return image(repo).exists() and binder_module(repo).exists() and \
-        all(net_module(m, repo).exists() for m in {**NET_MODULES, **CC_MODULES})
+        all(net_module(m, repo).exists() for m in {**NET_MODULES, **CC_MODULES, **BLK_MODULES})
 
 
 # Returns the versioned kernel package the metapackage depends on.
@@ -81,7 +91,7 @@ def fetch(repo: Path = paths.REPO, say=print) -> None:
         if modules[0].suffix != ".ko":
             raise BaselineError(f"compressed module {modules[0].name} is not supported")
         shutil.copyfile(modules[0], binder_module(repo))
-        for mod, rel in {**NET_MODULES, **CC_MODULES}.items():
+        for mod, rel in {**NET_MODULES, **CC_MODULES, **BLK_MODULES}.items():
             found = list(tree.glob(f"lib/modules/*/kernel/{rel}"))
             if not found:
                 raise BaselineError(f"{name}.deb has no {rel}")

@@ -6,7 +6,8 @@ again with it as its rootfs.cpio, into build/run/. Petrel then boots
 non-interactively: the console is copied here, and the exit status is the
 command's (its `lx: exit N`; 128 + N for `lx: signal N`), so scripts and CI
 can use it. With `--linux` the same archive boots Debian's kernel instead
-(its /init runs the same command), for comparison. `--apps` puts Debian's
+(its /init runs the same command), for comparison; with `--disk` it loads
+Debian's virtio-blk and ext4 modules and mounts the disk at /data first. `--apps` puts Debian's
 programs of the real-programs suite into the archive (tests/apps/README.md);
 without --exec it boots the default system's shell on that archive.
 """
@@ -85,18 +86,29 @@ def boot(argv: list, trace_out: Path = None, strace: bool = False) -> int:
     return status if proc.returncode == 0 else (proc.returncode or 1)
 
 
+# --add specs for Linux's disk: the modules, and /etc/modules naming them in order (tests/linux/init.c).
+def disk_modules(repo: Path = paths.REPO) -> list:
+    out = paths.build_dir(repo) / "run" / "modules"
+    out.mkdir(parents=True, exist_ok=True)
+    mods = linuxbase.blk_modules(repo)
+    (out / "list").write_text("".join(f"/lib/petrel/{name}.ko\n" for name, _ in mods))
+    return [f"{path}:/lib/petrel/{name}.ko" for name, path in mods] + [f"{out / 'list'}:/etc/modules"]
+
+
 def main(system: str, command: str, adds: list, linux: bool, machine: qemu.Machine,
          repo: Path = paths.REPO, with_apps: bool = False, append: str = "", trace_out: Path = None,
          strace: bool = False) -> int:
+    if linux and not linuxbase.present(repo):
+        print("run: the Linux baseline is missing: run `./petrel setup`", file=sys.stderr)
+        return 2
+    if linux and machine.disk:
+        adds = list(adds) + disk_modules(repo)
     try:
         archive, image = prepare(system, command, adds, repo, debian.apps_ready(repo) if with_apps else ())
     except (ValueError, OSError, systems.SystemConfigError, debian.DebianError) as err:
         print(f"run: {err}", file=sys.stderr)
         return 2
     if linux:
-        if not linuxbase.present(repo):
-            print("run: the Linux baseline is missing: run `./petrel setup`", file=sys.stderr)
-            return 2
         argv = qemu.build_argv(linuxbase.image(repo), archive, machine, (oracle.LINUX_APPEND + " " + append).strip())
     else:
         argv = qemu.build_argv(paths.kernel_bin(repo=repo), image, machine, append)

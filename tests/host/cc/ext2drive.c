@@ -3,6 +3,8 @@
  *       mount IMAGE and print every file below the root, a line each:
  *       path, type, mode (octal), uid, gid, size, links, mtime, and the
  *       CRC-32 (zlib's) of a file's bytes or a link's target (directories: -)
+ *   ext2drive IMAGE cat PATH
+ *       the bytes of the file at PATH on stdout
  *   ext2drive IMAGE ops
  *       mount IMAGE writable and apply the operations of stdin, a line
  *       each, printing "ok" (or "ok N" with a number) or "err ERRNO" for
@@ -404,6 +406,21 @@ int main(int argc, char **argv)
     }
     struct ext2_io io = { &im, image_read, NULL };
     static char path[4097];
+    if (strcmp(argv[2], "cat") == 0 && argc == 4) {
+        struct ext2_inode in;
+        static uint8_t buf[65536];
+        int err = ext2_mount(&wfs, &io);
+        err = err ? err : resolve(argv[3], &in);
+        for (uint64_t off = 0; !err && off < in.size; off += sizeof(buf)) {
+            uint32_t got = 0;
+            if ((err = ext2_read(&wfs, &in, off, buf, sizeof(buf), &got)) == 0)
+                fwrite(buf, 1, got, stdout);
+        }
+        munmap(im.data, im.size);
+        if (err)
+            fprintf(stderr, "cat %s: %d\n", argv[3], err);
+        return err ? 1 : 0;
+    }
     if (strcmp(argv[2], "ops") == 0) {
         int r = ops(&im);
         munmap(im.data, im.size);
