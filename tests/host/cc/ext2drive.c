@@ -5,7 +5,7 @@
  *       CRC-32 (zlib's) of a file's bytes or a link's target (directories: -)
  *   ext2drive IMAGE cat PATH
  *       the bytes of the file at PATH on stdout
- *   ext2drive IMAGE ops
+ *   ext2drive IMAGE ops [again SEED]
  *       mount IMAGE writable and apply the operations of stdin, a line
  *       each, printing "ok" (or "ok N" with a number) or "err ERRNO" for
  *       each, into the image file as they go ("crash" stops there, unmounting nothing):
@@ -15,7 +15,11 @@
  *         symlink TARGET PATH | open PATH (ok SLOT) | wfd SLOT OFF LEN SEED
  *         close SLOT | remount | full (fill the disk with one file) | crash
  *       (modes octal; byte x of a write is (x * 31 + SEED) % 251; a file
- *       unlinked while open goes on the orphan list until closed)
+ *       unlinked while open goes on the orphan list until closed). With
+ *       "again", through a cache of 4 KiB blocks that starts empty now and
+ *       then: a call meeting a block it lacks is taken back with an undo
+ *       log and made again, as the file system service does; the result
+ *       must be the same, byte for byte (stderr says how many retries).
  *   ext2drive IMAGE fuzz N SEED SPAN
  *       N times: the image with 1 to 8 bytes of its first SPAN bytes changed at
  *       random (seeded), mounted and walked, bounded (depth, entries); prints
@@ -38,14 +42,38 @@ struct image {
     uint64_t reads;
 };
 
+/* "ops again": a disk cache as the file system service has one. A 4 KiB
+ * block not in it answers -EXT2_EAGAIN (and is in it from then on); every
+ * write keeps the bytes it covers in an undo log, so that the call can be
+ * taken back and made again, as the service will. */
+static struct {
+    int on;
+    uint8_t *cached;                    /* a byte a block */
+    struct undo { uint64_t off; uint32_t len; uint8_t *old; } *log;
+    size_t n, cap;
+    unsigned long retries;
+} again;
+
+static int cache_has(uint64_t off, uint32_t len)
+{
+    for (uint64_t b = off / 4096; again.on && len && b <= (off + len - 1) / 4096; b++)
+        if (!again.cached[b]) {
+            again.cached[b] = 1;
+            return -EXT2_EAGAIN;
+        }
+    return 0;
+}
+
 static int image_read(void *ctx, uint64_t off, void *buf, uint32_t len)
 {
     struct image *im = ctx;
     im->reads++;
     if (off > im->size || len > im->size - off)
         return -EXT2_EIO;                       /* (past the disk's end, as the block service says) */
-    memcpy(buf, im->data + off, len);
-    return 0;
+    int err = cache_has(off, len);
+    if (!err)
+        memcpy(buf, im->data + off, len);
+    return err;
 }
 
 static int image_write(void *ctx, uint64_t off, const void *buf, uint32_t len)
@@ -53,8 +81,31 @@ static int image_write(void *ctx, uint64_t off, const void *buf, uint32_t len)
     struct image *im = ctx;
     if (off > im->size || len > im->size - off)
         return -EXT2_EIO;
+    int err = cache_has(off, len);
+    if (err)
+        return err;
+    if (again.on) {
+        if (again.n == again.cap) {
+            again.cap = again.cap ? 2 * again.cap : 256;
+            again.log = realloc(again.log, again.cap * sizeof(*again.log));
+        }
+        struct undo *u = &again.log[again.n++];
+        u->off = off, u->len = len, u->old = malloc(len ? len : 1);
+        memcpy(u->old, im->data + off, len);
+    }
     memcpy(im->data + off, buf, len);
     return 0;
+}
+
+/* Take back the writes of the log (newest first), or forget them. */
+static void log_end(struct image *im, int undo)
+{
+    while (again.n) {
+        struct undo *u = &again.log[--again.n];
+        if (undo)
+            memcpy(im->data + u->off, u->old, u->len);
+        free(u->old);
+    }
 }
 
 static uint32_t crc32(uint32_t crc, const uint8_t *p, uint32_t n)
@@ -265,9 +316,10 @@ static int op(struct image *im, char *line, long *value)
             int s = atoi(w[1]);
             if (s < 0 || s >= 16 || !slots[s].ino)
                 return -EXT2_EINVAL;
-            in = slots[s].in;
-            if (ext2_inode(&wfs, slots[s].ino, &in) != 0)
+            if ((err = ext2_inode(&wfs, slots[s].ino, &in)) == -EXT2_ENOENT)
                 in = slots[s].in;                       /* (an orphan: only the slot knows it) */
+            else if (err)
+                return err;
         } else if ((err = resolve(w[1], &in)) != 0) {
             return err;
         }
@@ -328,8 +380,8 @@ static int op(struct image *im, char *line, long *value)
             return -EXT2_EINVAL;
         in = slots[s].in;
         slots[s].ino = 0;
-        if (ext2_inode(&wfs, in.ino, &in) == 0)
-            return 0;
+        if ((err = ext2_inode(&wfs, in.ino, &in)) != -EXT2_ENOENT)
+            return err;                                 /* (0: it has a name still) */
         if ((err = ext2_orphan_del(&wfs, &in)) != 0)
             return err;
         return ext2_release(&wfs, &in);
@@ -353,7 +405,7 @@ static int op(struct image *im, char *line, long *value)
     return -EXT2_EINVAL;
 }
 
-static int ops(struct image *im)
+static int ops(struct image *im, uint64_t seed)
 {
     struct ext2_io io = { im, image_read, image_write };
     int err = ext2_mount(&wfs, &io);
@@ -362,15 +414,32 @@ static int ops(struct image *im)
         printf("mount: %d %s\n", err, wfs.why ? wfs.why : "");
         return 1;
     }
-    static char line[8192];
+    static char line[8192], copy[8192];
     int crash = 0;
+    again.on = seed != 0;
+    again.cached = calloc(im->size / 4096 + 1, 1);
     while (fgets(line, sizeof(line), stdin)) {
         if (!strncmp(line, "crash", 5)) {
             crash = 1;
             break;
         }
         long value = -1;
-        err = op(im, line, &value);
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        if (again.on && (seed >> 60) < 4)
+            memset(again.cached, 0, im->size / 4096 + 1);       /* (now and then the cache starts empty) */
+        struct ext2_fs fs0 = wfs;
+        __typeof__(slots) slots0;
+        memcpy(slots0, slots, sizeof(slots));
+        for (;;) {
+            memcpy(copy, line, sizeof(copy));
+            err = op(im, copy, &value);
+            log_end(im, err == -EXT2_EAGAIN);
+            if (err != -EXT2_EAGAIN)
+                break;
+            wfs = fs0;                                  /* (the call taken back: asked again) */
+            memcpy(slots, slots0, sizeof(slots));
+            again.retries++;
+        }
         if (err)
             printf("err %d\n", -err);
         else if (value >= 0)
@@ -378,8 +447,13 @@ static int ops(struct image *im)
         else
             printf("ok\n");
     }
+    again.on = 0;
     if (!crash && (err = ext2_unmount(&wfs)) != 0)
         printf("unmount: %d\n", err);
+    if (seed)
+        fprintf(stderr, "retries %lu\n", again.retries);
+    free(again.cached);
+    free(again.log);
     return 0;
 }
 
@@ -422,7 +496,7 @@ int main(int argc, char **argv)
         return err ? 1 : 0;
     }
     if (strcmp(argv[2], "ops") == 0) {
-        int r = ops(&im);
+        int r = ops(&im, argc > 4 && !strcmp(argv[3], "again") ? strtoull(argv[4], NULL, 0) | 1 : 0);
         munmap(im.data, im.size);
         return r;
     }
