@@ -19,8 +19,12 @@
 #define SB_WTIME            48u
 #define SB_MNT_COUNT        52u
 #define SB_STATE            58u
+#define SB_REV              76u
+#define SB_FIRST_INO        84u
+#define SB_INODE_SIZE       88u
 #define SB_RO_COMPAT        100u
 #define SB_LAST_ORPHAN      232u
+#define SB_BACKUP_BGS       0x24cu  /* sparse_super2: the two groups with a copy */
 
 #define STATE_VALID         1u      /* cleanly unmounted */
 #define STATE_ERRORS        2u
@@ -56,6 +60,7 @@
 #define IN_EXTRA            32u     /* the i_extra_isize e2fsprogs gives a new large inode */
 
 /* Features (s_feature_*). */
+#define COMPAT_SPARSE_SUPER2 0x0200u
 #define INCOMPAT_FILETYPE   0x0002u
 #define INCOMPAT_RECOVER    0x0004u
 #define INCOMPAT_META_BG    0x0010u

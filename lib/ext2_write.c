@@ -69,6 +69,8 @@ struct group {
 /* Whether group g holds a copy of the superblock (all do without sparse_super). */
 static int has_super(const struct ext2_fs *fs, uint32_t g)
 {
+    if (fs->feature_compat & COMPAT_SPARSE_SUPER2)
+        return g == 0 || g == fs->backup_bgs[0] || g == fs->backup_bgs[1];     /* (the two it names) */
     if (g <= 1 || !(fs->feature_ro_compat & RO_SPARSE_SUPER))
         return 1;
     for (uint32_t p = 3; p <= 7; p += 2) {
@@ -258,14 +260,23 @@ static int free_block(struct ext2_fs *fs, uint32_t b)
     return group_add(fs, g, 1, 0, 0);
 }
 
-/* The largest size a file may have: what three levels of pointers reach,
- * and what a 32-bit count of 512-byte sectors holds (no huge_file here). */
+/* The largest size a file may have, as Linux's ext2_max_size reckons it:
+ * what three levels of pointers reach, unless a dense file that large
+ * would hold more 512-byte sectors, its indirect blocks included, than
+ * i_blocks counts in 32 bits (no huge_file here); then the most that fit. */
 static uint64_t max_size(const struct ext2_fs *fs)
 {
-    uint64_t per = fs->block_size / 4, blocks = 12 + per + per * per + per * per * per;
-    uint64_t by_ptrs = blocks * fs->block_size, by_count = (0xffffffffull * 512) / fs->block_size * fs->block_size;
-    by_count -= (uint64_t)fs->block_size * (3 + per + per * per);   /* (room for the indirect blocks) */
-    return by_ptrs < by_count ? by_ptrs : by_count;
+    uint64_t per = fs->block_size / 4, sectors_per = fs->block_size / 512;
+    uint64_t reach = 12 + per + per * per + per * per * per, meta = 3 + 2 * per + per * per;
+    uint64_t limit = 0xffffffffull / sectors_per;       /* (blocks of the file, indirect ones too) */
+    if (reach + meta <= limit)
+        return reach * fs->block_size;
+    uint64_t rest = limit - 12 - per, blocks;          /* (past the direct and single indirect ones) */
+    if (rest < per * per)
+        blocks = limit - (1 + 1 + (rest + per - 1) / per);
+    else
+        rest -= per * per, blocks = limit - (1 + 1 + per + 1 + (rest + per - 1) / per + (rest + per * per - 1) / (per * per));
+    return blocks * fs->block_size;
 }
 
 /* The block of the file's logical block lb (0: a hole), made with the
@@ -388,6 +399,21 @@ static int free_from(struct ext2_fs *fs, struct ext2_inode *in, uint64_t keep)
 
 /* ---- Inodes ---------------------------------------------------------- */
 
+/* A revision 0 file system made revision 1, so that it may have features
+ * (Linux's ext2_update_dynamic_rev): 128-byte inodes, first inode 11. */
+static int dynamic_rev(struct ext2_fs *fs)
+{
+    int err = wr32(fs, SB_OFFSET + SB_REV, 1);
+    if (err || (err = wr32(fs, SB_OFFSET + SB_FIRST_INO, 11)) != 0)
+        return err;
+    uint8_t b[2];
+    put16(b, IN_BASE);
+    if ((err = wr(fs, SB_OFFSET + SB_INODE_SIZE, b, 2)) != 0)
+        return err;
+    fs->rev = 1;
+    return 0;
+}
+
 int ext2_inode_write(struct ext2_fs *fs, const struct ext2_inode *in)
 {
     if (!fs->writable)
@@ -419,6 +445,8 @@ int ext2_inode_write(struct ext2_fs *fs, const struct ext2_inode *in)
     if ((err = wr(fs, off, r, sizeof(r))) != 0)
         return err;
     if (kind(in) == EXT2_S_IFREG && in->size > 0x7fffffffu && !(fs->feature_ro_compat & RO_LARGE_FILE)) {
+        if (!fs->rev && (err = dynamic_rev(fs)) != 0)
+            return err;
         fs->feature_ro_compat |= RO_LARGE_FILE;         /* (a file of 2 GiB or more: as Linux, say so) */
         return wr32(fs, SB_OFFSET + SB_RO_COMPAT, fs->feature_ro_compat);
     }
@@ -442,6 +470,8 @@ static int alloc_inode(struct ext2_fs *fs, uint32_t parent, int dir, uint32_t *o
             return err;
         if (!gr.free_inodes)
             continue;
+        if ((uint64_t)g * fs->inodes_per_group >= fs->inodes_count)
+            continue;                                   /* (groups past the inode count hold none) */
         uint32_t count = fs->inodes_count - g * fs->inodes_per_group;
         count = count < fs->inodes_per_group ? count : fs->inodes_per_group;
         uint32_t from = g == 0 ? fs->first_ino - 1 : 0;
@@ -683,8 +713,11 @@ static int dir_add(struct ext2_fs *fs, struct ext2_inode *dir, const char *name,
         err = err ? err : rec_write(fs, e.pb, e.at + used, ino, e.rec - used, name, len, type);
     } else {
         uint32_t goal = goal_of(fs, dir), pb;           /* (a new block at the end) */
-        if ((err = map_block(fs, dir, dir->size / fs->block_size, 1, 0, &goal, &pb)) != 0)
-            return err;
+        uint64_t blocks = dir->blocks;
+        if ((err = map_block(fs, dir, dir->size / fs->block_size, 1, 0, &goal, &pb)) != 0) {
+            int werr = dir->blocks != blocks ? ext2_inode_write(fs, dir) : 0;
+            return werr ? werr : err;                   /* (indirect blocks it did get are the directory's) */
+        }
         dir->size += fs->block_size;
         err = rec_write(fs, pb, 0, ino, fs->block_size, name, len, type);
     }
@@ -993,7 +1026,9 @@ int ext2_rename(struct ext2_fs *fs, struct ext2_inode *odir, const char *on, uin
     if (kind(od) != EXT2_S_IFDIR || kind(ndir) != EXT2_S_IFDIR)
         return -EXT2_ENOTDIR;
     if (is_dots(on, olen) || is_dots(nn, nlen))
-        return -EXT2_EINVAL;
+        return -EXT2_EBUSY;                             /* (as Linux's VFS) */
+    if (!ndir->links)
+        return -EXT2_ENOENT;                            /* (a removed directory takes no names) */
     int err = entry(fs, od, on, olen, &es, &src);
     if (err)
         return err;
@@ -1096,6 +1131,8 @@ int ext2_orphan_del(struct ext2_fs *fs, struct ext2_inode *in)
 {
     if (!fs->writable)
         return -EXT2_EROFS;
+    if (!fs->rev)
+        return 0;                                       /* (never on a list: see ext2_orphan_add) */
     uint32_t prev = 0, cur = fs->last_orphan;
     for (uint32_t steps = 0; cur && steps < fs->inodes_count; steps++) {
         uint32_t next;
@@ -1146,29 +1183,41 @@ int ext2_mount_rw(struct ext2_fs *fs)
         fs->writable = 0;
         return err;
     }
-    /* Files unlinked while open when the machine stopped: release them. */
-    for (uint32_t steps = 0; fs->last_orphan && steps < fs->inodes_count; steps++) {
-        uint32_t ino = fs->last_orphan, next;
+    /* Files unlinked while open when the machine stopped: release them.
+     * Anything amiss in the list (a link out of range, an inode with links
+     * or free in its bitmap) drops the rest of it, and the file system is
+     * marked as having errors: e2fsck finds what the list held. */
+    for (uint32_t steps = 0; fs->last_orphan && !err; steps++) {
+        uint32_t ino = fs->last_orphan;
         uint64_t off;
-        uint8_t r[IN_BASE];
+        uint8_t r[IN_BASE], bit = 0;
         struct ext2_inode in;
-        if ((err = ext2_inode_offset(fs, ino, &off)) != 0 || (err = rd(fs, off, r, sizeof(r))) != 0)
-            break;
-        ext2_inode_decode(r, ino, &in);
-        next = in.dtime;
-        if (in.links || !in.mode) {
-            err = -EXT2_EUCLEAN;                        /* (not an orphan: the list is corrupt) */
+        struct group gr;
+        if (steps >= fs->inodes_count || ino > fs->inodes_count) {
+            err = -EXT2_EUCLEAN;
             break;
         }
-        if ((err = wr32(fs, SB_OFFSET + SB_LAST_ORPHAN, next)) != 0)
+        uint32_t g = (ino - 1) / fs->inodes_per_group, i = (ino - 1) % fs->inodes_per_group;
+        if ((err = ext2_inode_offset(fs, ino, &off)) != 0 || (err = rd(fs, off, r, sizeof(r))) != 0 ||
+            (err = group_get(fs, g, &gr)) != 0 || (err = rd(fs, boff(fs, gr.inode_bitmap) + i / 8, &bit, 1)) != 0)
             break;
-        fs->last_orphan = next;
-        if ((err = ext2_release(fs, &in)) != 0)
+        ext2_inode_decode(r, ino, &in);
+        if (in.links || !in.mode || !(bit >> (i % 8) & 1)) {
+            err = -EXT2_EUCLEAN;
             break;
+        }
+        if ((err = wr32(fs, SB_OFFSET + SB_LAST_ORPHAN, in.dtime)) != 0)
+            break;
+        fs->last_orphan = in.dtime;
+        err = ext2_release(fs, &in);
     }
-    if (err == -EXT2_EUCLEAN && fs->last_orphan) {
-        fs->last_orphan = 0;                            /* (a corrupt list is dropped: e2fsck finds what it held) */
-        err = wr32(fs, SB_OFFSET + SB_LAST_ORPHAN, 0);
+    if (err && err != -EXT2_EAGAIN && err != -EXT2_EIO) {
+        fs->last_orphan = 0;
+        fs->state |= STATE_ERRORS;
+        uint8_t st2[2];
+        put16(st2, (fs->state & ~STATE_VALID));
+        if ((err = wr32(fs, SB_OFFSET + SB_LAST_ORPHAN, 0)) == 0)
+            err = wr(fs, SB_OFFSET + SB_STATE, st2, 2);
     }
     if (err)
         fs->writable = 0;

@@ -35,6 +35,7 @@
 #define EXT2_ENOENT         2
 #define EXT2_EIO            5
 #define EXT2_EAGAIN         11
+#define EXT2_EBUSY          16
 #define EXT2_EEXIST         17
 #define EXT2_ENOTDIR        20
 #define EXT2_EISDIR         21
@@ -80,6 +81,7 @@ struct ext2_fs {
     uint32_t read_only;                 /* features this code may read but must not write (ro_compat) */
     uint64_t gdt_offset;                /* the group descriptors' byte offset */
     uint32_t gdt_blocks, reserved_gdt;  /* their blocks, and those kept after them for growing (resize_inode) */
+    uint32_t backup_bgs[2];             /* sparse_super2: the groups holding copies of the superblock */
     uint8_t uuid[16];
     char label[17];
     uint32_t state;                     /* s_state as mounted: 1 clean, 2 errors found */
@@ -180,7 +182,7 @@ int ext2_rmdir(struct ext2_fs *fs, struct ext2_inode *dir, const char *name, uin
 /* Move name `on` of directory `odir` to `nn` of `ndir`, replacing what was
  * there (as Linux's rename: a directory only an empty directory, a
  * non-directory only a non-directory; a directory not into itself or below
- * it, -EXT2_EINVAL). When a name was replaced, *victim is its inode with one
+ * it, -EXT2_EINVAL; "." or "..", -EXT2_EBUSY). When a name was replaced, *victim is its inode with one
  * link less (victim->ino 0 when none): released as for ext2_unlink. odir and
  * ndir are read again by the caller after it (they may be one inode). */
 int ext2_rename(struct ext2_fs *fs, struct ext2_inode *odir, const char *on, uint32_t olen,

@@ -506,3 +506,70 @@ def test_every_call_taken_back_at_a_cache_miss_and_made_again_gives_the_same_ima
     assert retries > 500, retries
     assert retried.read_bytes() == straight.read_bytes()
     e2fsck_clean(retried)
+
+
+def debugfs_w(image, *requests):
+    for r in requests:
+        subprocess.run([e2prog("debugfs"), "-w", "-R", r, str(image)], check=True, capture_output=True)
+
+
+def test_corner_cases_a_review_found(drive, tmp_path):
+    """Each once wrong: a directory growing into its indirect block on a
+    full disk (that block leaked); a 3 GB file on a revision 0 file system
+    (large_file set without revision 1); a file unlinked while open on
+    revision 0 (never released); an orphan list pointing past the inodes or
+    at a live inode's free bits (the mount failed, or freed another file's
+    blocks); sparse_super2 (copies taken for metadata where there were
+    none); the largest file of 64 KiB blocks (an overflow past Linux's)."""
+    name = "n" * 245
+    img = tmp_path / "dir.img"
+    with open(img, "wb") as f:
+        f.truncate(4 << 20)
+    subprocess.run([mke2fs(), "-q", "-F", "-t", "ext2", "-b", "1024", "-m", "0", str(img)], check=True)
+    got = run_ops(drive, img, ["mkdir d 755"] + [f"create d/{name}{i} 644" for i in range(47)] +
+                  ["create s 644", "write s 0 1 1", "full big", "unlink s", f"create d/{name}99 644"])
+    assert got[-1] == f"err {errno.ENOSPC}" and got[:48] == ["ok"] * 48, got
+    e2fsck_clean(img)
+
+    img = tmp_path / "rev0.img"
+    with open(img, "wb") as f:
+        f.truncate(8 << 20)
+    subprocess.run([mke2fs(), "-q", "-F", "-r", "0", str(img)], check=True)
+    assert run_ops(drive, img, ["create f 644", "write f 3000000000 10 1", "create g 644", "write g 0 5000 1",
+                                "open g", "unlink g", "close 0"]) == ["ok"] * 4 + ["ok 0", "ok", "ok"]
+    e2fsck_clean(img)
+
+    img = tmp_path / "orphans.img"
+    fresh_image(img, 8 << 20, 1024)
+    debugfs_w(img, "ssv last_orphan 99999")
+    assert run_ops(drive, img, ["create a 644"]) == ["ok"]
+    e2fsck_clean(img)
+    out = subprocess.run([e2prog("dumpe2fs"), "-h", str(img)], capture_output=True, text=True)
+    assert "with errors" in out.stdout                      # (so that e2fsck looks)
+    img = tmp_path / "live.img"
+    fresh_image(img, 8 << 20, 1024)
+    assert run_ops(drive, img, ["create A 644", "write A 0 5000 1", "create B 644"]) == ["ok"] * 3
+    debugfs_w(img, "unlink A", "sif <12> links_count 0", "kill_file <12>")
+    assert run_ops(drive, img, ["write B 0 5000 2"]) == ["ok"]
+    debugfs_w(img, "ssv last_orphan 12")
+    assert run_ops(drive, img, ["write B 5000 10 2"]) == ["ok"]
+    e2fsck_clean(img)
+
+    img = tmp_path / "sparse2.img"
+    with open(img, "wb") as f:
+        f.truncate(64 << 20)
+    subprocess.run([mke2fs(), "-q", "-F", "-b", "1024", "-N", "1024", "-O", "sparse_super2", str(img)], check=True)
+    got = run_ops(drive, img, ["full big", "unlink big", "create y 644", "write y 0 10 1"])
+    assert int(got[0].split()[1]) > 55 << 20 and got[1:] == ["ok"] * 3, got
+    e2fsck_clean(img)
+
+    for block, linux_max in ((65536, 0x1fff7fe0000), (4096, 2196873666560), (1024, 17247252480)):
+        img = tmp_path / f"max{block}.img"                   # (Linux's ext2_max_size for the block size)
+        with open(img, "wb") as f:
+            f.truncate(64 << 20)
+        subprocess.run([mke2fs(), "-q", "-F", "-t", "ext2", "-b", str(block), str(img)], check=True,
+                       capture_output=True)
+        got = run_ops(drive, img, ["create f 644", f"trunc f {linux_max}", f"trunc f {linux_max + 1}",
+                                   f"write f {linux_max - 10} 10 1"])
+        assert got == ["ok", "ok", f"err {errno.EFBIG}", "ok"], (block, got)
+        e2fsck_clean(img)

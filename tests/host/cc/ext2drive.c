@@ -416,7 +416,8 @@ static int ops(struct image *im, uint64_t seed)
     }
     static char line[8192], copy[8192];
     int crash = 0;
-    again.on = seed != 0;
+    int retrying = seed != 0;
+    again.on = retrying;
     again.cached = calloc(im->size / 4096 + 1, 1);
     while (fgets(line, sizeof(line), stdin)) {
         if (!strncmp(line, "crash", 5)) {
@@ -450,7 +451,7 @@ static int ops(struct image *im, uint64_t seed)
     again.on = 0;
     if (!crash && (err = ext2_unmount(&wfs)) != 0)
         printf("unmount: %d\n", err);
-    if (seed)
+    if (retrying)
         fprintf(stderr, "retries %lu\n", again.retries);
     free(again.cached);
     free(again.log);
