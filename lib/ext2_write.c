@@ -13,6 +13,8 @@
 #include "pstring.h"
 
 #define INDEX_FL            0x1000u     /* a hashed (dir_index) directory: the index goes stale when written here */
+#define IMMUTABLE_FL        0x10u       /* chattr +i: nothing changes it, nor the names in it */
+#define APPEND_FL           0x20u       /* chattr +a: written only at its end; a directory's names only added */
 #define EA_MAGIC            0xea020000u
 
 static const uint8_t zeros[512];
@@ -55,6 +57,8 @@ static int zero(struct ext2_fs *fs, uint64_t off, uint32_t len)
 }
 
 static uint64_t boff(const struct ext2_fs *fs, uint32_t b) { return (uint64_t)b * fs->block_size; }
+/* chattr's +i or +a: no truncating, no removing or linking it (Linux's -EPERM). */
+static int fixed(const struct ext2_inode *in) { return (in->flags & (IMMUTABLE_FL | APPEND_FL)) != 0; }
 static uint32_t sectors(const struct ext2_fs *fs) { return fs->block_size / 512; }
 static uint32_t kind(const struct ext2_inode *in) { return in->mode & EXT2_S_IFMT; }
 
@@ -536,6 +540,8 @@ int ext2_write(struct ext2_fs *fs, struct ext2_inode *in, uint64_t off, const vo
         return -EXT2_EROFS;
     if (kind(in) != EXT2_S_IFREG)
         return kind(in) == EXT2_S_IFDIR ? -EXT2_EISDIR : -EXT2_EINVAL;
+    if ((in->flags & IMMUTABLE_FL) || ((in->flags & APPEND_FL) && off != in->size))
+        return -EXT2_EPERM;
     uint64_t most = max_size(fs);
     if (len && off >= most)
         return -EXT2_EFBIG;
@@ -581,6 +587,8 @@ int ext2_truncate(struct ext2_fs *fs, struct ext2_inode *in, uint64_t size)
         return -EXT2_EROFS;
     if (kind(in) != EXT2_S_IFREG)
         return kind(in) == EXT2_S_IFDIR ? -EXT2_EISDIR : -EXT2_EINVAL;
+    if (fixed(in))
+        return -EXT2_EPERM;
     if (size > max_size(fs))
         return -EXT2_EFBIG;
     int err;
@@ -791,6 +799,8 @@ static int may_add(struct ext2_fs *fs, struct ext2_inode *dir, const char *name,
         return -EXT2_ENOTDIR;
     if (!dir->links)
         return -EXT2_ENOENT;                            /* (a removed directory takes no names) */
+    if (dir->flags & IMMUTABLE_FL)
+        return -EXT2_EPERM;
     int err = name_ok(name, len);
     if (err)
         return err;
@@ -928,7 +938,7 @@ int ext2_link(struct ext2_fs *fs, struct ext2_inode *dir, const char *name, uint
     int err = may_add(fs, dir, name, len);
     if (err)
         return err;
-    if (kind(in) == EXT2_S_IFDIR)
+    if (kind(in) == EXT2_S_IFDIR || fixed(in))
         return -EXT2_EPERM;
     if (!in->links)
         return -EXT2_ENOENT;
@@ -955,7 +965,9 @@ static int entry(struct ext2_fs *fs, struct ext2_inode *dir, const char *name, u
     if (r <= 0)
         return r ? r : -EXT2_ENOENT;
     r = ext2_inode(fs, e->ino, in);
-    return r == -EXT2_ENOENT ? -EXT2_EUCLEAN : r;       /* (a name of a free inode) */
+    if (r)
+        return r == -EXT2_ENOENT ? -EXT2_EUCLEAN : r;   /* (a name of a free inode) */
+    return fixed(dir) || fixed(in) ? -EXT2_EPERM : 0;  /* (as Linux's may_delete) */
 }
 
 int ext2_unlink(struct ext2_fs *fs, struct ext2_inode *dir, const char *name, uint32_t len,
@@ -1034,6 +1046,8 @@ int ext2_rename(struct ext2_fs *fs, struct ext2_inode *odir, const char *on, uin
         return err;
     if ((err = name_ok(nn, nlen)) != 0)
         return err;
+    if (ndir->flags & IMMUTABLE_FL)
+        return -EXT2_EPERM;
     int is_dir = kind(&src) == EXT2_S_IFDIR, moves = is_dir && od->ino != ndir->ino;
     if (moves && (err = below(fs, ndir->ino, src.ino)) != 0)
         return err < 0 ? err : -EXT2_EINVAL;            /* (not into itself or below it) */
@@ -1045,6 +1059,8 @@ int ext2_rename(struct ext2_fs *fs, struct ext2_inode *odir, const char *on, uin
             return 0;                                   /* (two names of one file: nothing to do) */
         if ((err = ext2_inode(fs, et.ino, victim)) != 0)
             return err == -EXT2_ENOENT ? -EXT2_EUCLEAN : err;
+        if (fixed(ndir) || fixed(victim))
+            return -EXT2_EPERM;
         if (kind(victim) == EXT2_S_IFDIR && od->ino != ndir->ino && (err = below(fs, od->ino, victim->ino)) != 0)
             return err < 0 ? err : -EXT2_ENOTEMPTY;     /* (over a directory the source lies below: Linux's "trap") */
         if (is_dir && kind(victim) != EXT2_S_IFDIR)

@@ -22,7 +22,14 @@
  * changed *fs and the inodes given to it: the service keeps copies of them
  * to go back to with its log.
  *
- * Errors are negated Linux errno values, as Linux's ext2 gives them.
+ * Errors are negated Linux errno values, as Linux's ext2 gives them. The
+ * inode flags chattr sets are kept as Linux's VFS keeps them: an immutable
+ * (+i) inode is not written, truncated, removed, renamed or linked, nor
+ * are names added to or removed from an immutable directory; an
+ * append-only (+a) file is written only at its end and not truncated,
+ * removed, renamed or linked, and names are only added to an append-only
+ * directory (-EXT2_EPERM). Changing an inode's mode, owner or times is the
+ * caller's (ext2_inode_write): Linux refuses it for both flags too.
  */
 #ifndef PETREL_EXT2_H
 #define PETREL_EXT2_H

@@ -10,9 +10,14 @@ its ext4 driver mounting ext2 at /data):
 - Petrel's writer makes a tree by seeded random calls (the same calls on a
   host directory give the expected tree); Linux mounts the image and lists
   exactly that tree, then changes it (removes, renames, appends, makes);
-  e2fsck finds it clean and Petrel's reader shows Linux's tree."""
+  e2fsck finds it clean and Petrel's reader shows Linux's tree.
+- Files and directories get chattr's immutable and append-only flags
+  (debugfs sets them); then the same calls
+  on files and directories so marked fail or succeed under Linux and
+  under Petrel's writer alike."""
 import hashlib
 import os
+import shutil
 import random
 import stat
 import subprocess
@@ -20,7 +25,7 @@ import subprocess
 import pytest
 
 from conftest import REPO
-from test_ext2 import Host, drive, e2fsck_clean, fresh_image, random_calls, run_ops  # noqa: F401 (a fixture)
+from test_ext2 import Host, drive, e2fsck_clean, e2prog, fresh_image, random_calls, run_ops  # noqa: F401 (a fixture)
 
 LIST = ("cd /data && busybox find . ! -path './lost+found*' ! -name . -exec busybox stat -c 'S|%n|%F|%s|%h|%a' {} \\;\n"
         "busybox find . -type f ! -path './lost+found*' -exec busybox md5sum {} \\;\n")
@@ -31,7 +36,7 @@ def linux(image, script):
     path = image.parent / "script.sh"
     path.write_text("set -e\n" + script)
     out = subprocess.run([str(REPO / "petrel"), "run", "--linux", "--disk", str(image), "--add", f"{path}:/s.sh",
-                          "--exec", "busybox sh /s.sh"], cwd=REPO, capture_output=True, text=True, timeout=300)
+                          "--exec", "busybox sh /s.sh"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "lx: done" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
     assert "lx: mount" not in out.stdout and "lx: module" not in out.stdout and "lx: umount" not in out.stdout, \
         out.stdout[-3000:]
@@ -156,3 +161,59 @@ busybox rm -rf b
         sorted(set(before.items()) ^ set(expected.items()))[:10]
     e2fsck_clean(image)
     assert petrel_listing(drive, image) == after
+
+
+# Calls on inodes chattr marked: Petrel's ext2drive form, and the shell's under Linux.
+FLAGGED = [
+    ("write imm 0 1 1", "echo x > imm"),
+    ("append app 2 1", "echo x >> app"),
+    ("write app 0 1 1", "echo x > app"),
+    ("trunc app 0", "busybox truncate -s 0 app"),
+    ("unlink imm", "busybox rm -f imm"),
+    ("unlink app", "busybox rm -f app"),
+    ("rename imm moved", "busybox mv -f imm moved"),
+    ("link app l2", "busybox ln app l2"),
+    ("create appdir/new 644", "busybox touch appdir/new"),
+    ("unlink appdir/f", "busybox rm -f appdir/f"),
+    ("create immdir/new 644", "busybox touch immdir/new"),
+    ("unlink immdir/f", "busybox rm -f immdir/f"),
+    ("rename plain appdir/f", "busybox mv -f plain appdir/f"),
+    ("rename plain appdir/g", "busybox mv -f plain appdir/g"),
+    ("rename appdir/g back", "busybox mv -f appdir/g back"),
+    ("mkdir immdir/d 755", "busybox mkdir immdir/d"),
+    ("rmdir appdir/sub", "busybox rmdir appdir/sub"),
+    ("unlink free", "busybox rm -f free"),
+]
+
+
+def test_chattrs_immutable_and_append_only_flags_hold_as_under_linux(drive, tmp_path):
+    image = tmp_path / "flags.img"
+    fresh_image(image, 8 << 20, 1024)
+    linux(image, """cd /data
+echo data > imm
+echo data > app
+echo data > plain
+echo data > free
+busybox mkdir -p appdir/sub immdir
+echo f > appdir/f
+echo f > immdir/f
+""")
+    for path, flag in (("imm", 0x10), ("immdir", 0x10), ("app", 0x20), ("appdir", 0x20)):
+        subprocess.run([e2prog("debugfs"), "-w", "-R", f"sif {path} flags {flag:#x}", str(image)], check=True,
+                       capture_output=True)                 # (chattr +i, +a: Debian's busybox has no chattr)
+    marked = tmp_path / "marked.img"
+    shutil.copyfile(image, marked)
+    script = "cd /data\nset +e\n" + "".join(
+        f"if out=$( ( {sh} ) </dev/null 2>&1 ); then echo 'R|ok'; else echo \"R|err|$out\"; fi\n" for _, sh in FLAGGED)
+    lines = [x for x in linux(image, script) if x.startswith("R|")]
+    got = run_ops(drive, marked, [op for op, _ in FLAGGED])
+    assert len(lines) == len(got) == len(FLAGGED), (lines, got)
+    fails = 0
+    for (op, sh), want, have in zip(FLAGGED, lines, got):
+        if want == "R|ok":
+            assert have == "ok", (op, sh, want, have)
+        else:
+            fails += 1
+            assert have.startswith("err ") and os.strerror(int(have.split()[1])) in want, (op, sh, want, have)
+    assert fails == 14, fails                       # (four calls succeed: an append, two new names, a removal)
+    e2fsck_clean(marked)

@@ -10,7 +10,8 @@
  *       each, printing "ok" (or "ok N" with a number) or "err ERRNO" for
  *       each, into the image file as they go ("crash" stops there, unmounting nothing):
  *         mkdir PATH MODE | mknod PATH MODE RDEV | create PATH MODE
- *         write PATH OFF LEN SEED | trunc PATH SIZE | chmod PATH MODE
+ *         write PATH OFF LEN SEED | append PATH LEN SEED | trunc PATH SIZE
+ *         chmod PATH MODE
  *         unlink PATH | rmdir PATH | rename OLD NEW | link OLD NEW
  *         symlink TARGET PATH | open PATH (ok SLOT) | wfd SLOT OFF LEN SEED
  *         close SLOT | remount | full (fill the disk with one file) | crash
@@ -328,6 +329,11 @@ static int op(struct image *im, char *line, long *value)
         if (s >= 0)
             slots[s].in = in;
         return err;
+    }
+    if (!strcmp(w[0], "append")) {
+        if ((err = resolve(w[1], &in)) != 0)
+            return err;
+        return pattern_write(&in, in.size, strtoull(w[2], NULL, 0), (unsigned)atoi(w[3]));
     }
     if (!strcmp(w[0], "trunc")) {
         err = resolve(w[1], &in);
