@@ -114,7 +114,7 @@ def expected(root):
     return sorted(lines)
 
 
-def read_tree(drive, image):
+def read_tree(drive, image, dir_links=False):
     out = subprocess.run([str(drive), str(image), "tree"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     got = []
@@ -124,8 +124,8 @@ def read_tree(drive, image):
         path, kind, mode, uid, gid, size, links, mtime, h = line.split("\t")
         if path == "lost+found":
             continue
-        got.append((path, kind, mode, int(uid), int(gid), int(size), None if kind == "dir" else int(links),
-                    int(mtime), h))
+        got.append((path, kind, mode, int(uid), int(gid), int(size),
+                    None if kind == "dir" and not dir_links else int(links), int(mtime), h))
     return sorted(got), out.stdout
 
 
@@ -161,11 +161,12 @@ def test_what_is_not_ext2_or_not_read_here_is_refused_with_a_reason(drive, tmp_p
     assert out.returncode == 1 and "incompatible features" in out.stdout, out.stdout
 
 
-def test_ten_thousand_corrupted_images_are_refused_or_read_with_errors(drive, tmp_path):
+def small_image(tmp_path):
+    """The tree of make_tree less its large parts, in a 4 MiB image whose metadata is in its first 48 KiB."""
     src = tmp_path / "src"
     src.mkdir()
     make_tree(src)
-    shutil.rmtree(src / "many")                     # (a small image: its metadata in its first 48 KiB)
+    shutil.rmtree(src / "many")
     for big in ("size-307200", "size-1126400", "sparse"):
         (src / big).unlink()
     image = tmp_path / "small.img"
@@ -173,6 +174,11 @@ def test_ten_thousand_corrupted_images_are_refused_or_read_with_errors(drive, tm
         f.truncate(4 << 20)
     subprocess.run([mke2fs(), "-q", "-F", "-t", "ext2", "-b", "1024", "-N", "64", "-d", str(src), str(image)],
                    check=True, capture_output=True)
+    return image
+
+
+def test_ten_thousand_corrupted_images_are_refused_or_read_with_errors(drive, tmp_path):
+    image = small_image(tmp_path)
     out = subprocess.run([str(drive), str(image), "fuzz", "10000", "7", str(48 << 10)], capture_output=True, text=True,
                          timeout=600)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
@@ -347,6 +353,17 @@ def random_calls(rng, host, count, block):
     return calls
 
 
+def host_calls(tmp_path, seed, count, block):
+    """random_calls on a new directory of the host (no umask, as ext2drive has none): it and the calls."""
+    old = os.umask(0)
+    try:
+        host = Host(tmp_path / "host")
+        os.mkdir(host.root)
+        return host, random_calls(random.Random(seed), host, count, block)
+    finally:
+        os.umask(old)
+
+
 def tree_of(drive, image):
     got, _ = read_tree(drive, image)
     return sorted((path, kind, mode, size, links, h) for path, kind, mode, uid, gid, size, links, mtime, h in got)
@@ -380,13 +397,7 @@ def files_of(root):
 
 @pytest.mark.parametrize("block,seed", [(1024, 1), (1024, 2), (4096, 3), (4096, 4)])
 def test_random_calls_give_linuxs_results_and_an_image_e2fsck_and_debugfs_agree_with(drive, tmp_path, block, seed):
-    old = os.umask(0)
-    try:
-        host = Host(tmp_path / "host")
-        os.mkdir(host.root)
-        calls = random_calls(random.Random(seed), host, 500, block)
-    finally:
-        os.umask(old)
+    host, calls = host_calls(tmp_path, seed, 500, block)
     image = tmp_path / "fs.img"
     fresh_image(image, 32 << 20, block)
     got = run_ops(drive, image, [" ".join(w) for w, _ in calls])
@@ -461,17 +472,7 @@ def test_ten_thousand_corrupted_images_written_to_give_errors_never_a_bad_access
     counts that disagree, records that overrun: each call fails or does
     what it can, without a bad memory access (sanitizers), a loop without
     end, or a write outside the image."""
-    src = tmp_path / "src"
-    src.mkdir()
-    make_tree(src)
-    shutil.rmtree(src / "many")
-    for big in ("size-307200", "size-1126400", "sparse"):
-        (src / big).unlink()
-    image = tmp_path / "small.img"
-    with open(image, "wb") as f:
-        f.truncate(4 << 20)
-    subprocess.run([mke2fs(), "-q", "-F", "-t", "ext2", "-b", "1024", "-N", "64", "-d", str(src), str(image)],
-                   check=True, capture_output=True)
+    image = small_image(tmp_path)
     before = image.read_bytes()
     out = subprocess.run([str(drive), str(image), "wfuzz", "10000", "11", str(48 << 10)], capture_output=True,
                          text=True, timeout=900)
@@ -489,13 +490,7 @@ def test_every_call_taken_back_at_a_cache_miss_and_made_again_gives_the_same_ima
     again once the block is in. Through a cache that starts empty now and
     then, each call meets many misses; every answer, and the image byte for
     byte, are those of the calls made straight."""
-    old = os.umask(0)
-    try:
-        host = Host(tmp_path / "host")
-        os.mkdir(host.root)
-        calls = random_calls(random.Random(seed), host, 300, block)
-    finally:
-        os.umask(old)
+    host, calls = host_calls(tmp_path, seed, 300, block)
     lines = [" ".join(w) for w, _ in calls]
     straight, retried = tmp_path / "straight.img", tmp_path / "retried.img"
     fresh_image(straight, 32 << 20, block)

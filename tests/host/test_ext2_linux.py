@@ -18,14 +18,13 @@ its ext4 driver mounting ext2 at /data):
 import hashlib
 import os
 import shutil
-import random
 import stat
 import subprocess
 
 import pytest
 
 from conftest import REPO
-from test_ext2 import Host, drive, e2fsck_clean, e2prog, fresh_image, random_calls, run_ops  # noqa: F401 (a fixture)
+from test_ext2 import drive, e2fsck_clean, e2prog, fresh_image, host_calls, read_tree, run_ops  # noqa: F401 (a fixture)
 
 LIST = ("cd /data && busybox find . ! -path './lost+found*' ! -name . -exec busybox stat -c 'S|%n|%F|%s|%h|%a' {} \\;\n"
         "busybox find . -type f ! -path './lost+found*' -exec busybox md5sum {} \\;\n")
@@ -62,17 +61,10 @@ def listing(lines):
 
 def petrel_listing(drive, image):
     """The same, as Petrel's reader sees the image."""
-    out = subprocess.run([str(drive), str(image), "tree"], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stdout[-2000:]
     seen = {}
-    for line in out.stdout.splitlines():
-        if line.startswith("#"):
-            continue
-        path, kind, mode, uid, gid, size, links, mtime, h = line.split("\t")
-        if path == "lost+found":
-            continue
+    for path, kind, mode, uid, gid, size, links, mtime, h in read_tree(drive, image, dir_links=True)[0]:
         kind = {"other": "fifo"}.get(kind, kind)
-        entry = [kind, None if kind == "dir" else int(size), int(links), mode.lstrip("0") or "0"]
+        entry = [kind, None if kind == "dir" else size, links, mode.lstrip("0") or "0"]
         if kind == "file":
             data = subprocess.run([str(drive), str(image), "cat", path], capture_output=True, check=True).stdout
             entry.append(hashlib.md5(data).hexdigest())
@@ -134,13 +126,7 @@ busybox mv many/entry-with-a-longish-name-8 a/b/c/
 
 @pytest.mark.parametrize("block,seed", [(1024, 21), (4096, 22)])
 def test_what_petrels_ext2_writes_linux_lists_and_changes_and_petrel_reads_back(drive, tmp_path, block, seed):
-    old = os.umask(0)
-    try:
-        host = Host(tmp_path / "host")
-        os.mkdir(host.root)
-        calls = random_calls(random.Random(seed), host, 300, block)
-    finally:
-        os.umask(old)
+    host, calls = host_calls(tmp_path, seed, 300, block)
     image = tmp_path / "petrel.img"
     fresh_image(image, 64 << 20, block)
     got = run_ops(drive, image, [" ".join(w) for w, _ in calls])
