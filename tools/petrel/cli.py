@@ -91,8 +91,8 @@ def add_run(sub) -> None:
                         "(repeatable; QEMU's user-mode network, so not with --net none)")
     p.add_argument("--disk", metavar="FILE",
                    help="attach FILE, a raw disk image, as a virtio-blk disk (the blk service drives it: "
-                        "--system blk-user or blk-kernel); made with the host's mke2fs as an empty ext2 file "
-                        "system of --disk-size when it does not exist")
+                        "--system blk-user or blk-kernel; with --linux, Debian's kernel mounts it at /data); made "
+                        "with the host's mke2fs as an empty ext2 file system of --disk-size when it does not exist")
     p.add_argument("--disk-size", default="64M", metavar="SIZE", type=disk_size_arg,
                    help="the size of a disk --disk makes (default 64M; K, M or G, from 1M to 64G)")
     p.add_argument("--disk-ro", action="store_true", help="attach --disk read-only (the disk says so; writes fail)")
