@@ -149,30 +149,42 @@ static int pointer(const struct ext2_fs *fs, uint32_t block, uint64_t k, uint32_
     return 0;
 }
 
-int ext2_bmap(const struct ext2_fs *fs, const struct ext2_inode *in, uint64_t lblock, uint32_t *pblock)
+int ext2_block_path(const struct ext2_fs *fs, uint64_t lblock, uint32_t idx[3], uint32_t *depth)
 {
     uint64_t per = fs->block_size / 4;
-    uint32_t b;
-    int err = 0;
     if (lblock < 12) {
-        b = in->block[lblock];
-    } else if ((lblock -= 12) < per) {
-        b = in->block[12];
-        err = b ? pointer(fs, b, lblock, &b) : 0;
-    } else if ((lblock -= per) < per * per) {
-        b = in->block[13];
-        err = b ? pointer(fs, b, lblock / per, &b) : 0;
-        err = !err && b ? pointer(fs, b, lblock % per, &b) : err;
-    } else if ((lblock -= per * per) < per * per * per) {
-        b = in->block[14];
-        err = b ? pointer(fs, b, lblock / (per * per), &b) : 0;
-        err = !err && b ? pointer(fs, b, lblock / per % per, &b) : err;
-        err = !err && b ? pointer(fs, b, lblock % per, &b) : err;
-    } else {
-        return -EXT2_EUCLEAN;                            /* past what three levels address */
+        *depth = 0;
+        return (int)lblock;
     }
-    if (err)
-        return err;
+    if ((lblock -= 12) < per) {
+        *depth = 1, idx[0] = (uint32_t)lblock;
+        return 12;
+    }
+    if ((lblock -= per) < per * per) {
+        *depth = 2, idx[0] = (uint32_t)(lblock / per), idx[1] = (uint32_t)(lblock % per);
+        return 13;
+    }
+    if ((lblock -= per * per) < per * per * per) {
+        *depth = 3;
+        idx[0] = (uint32_t)(lblock / (per * per)), idx[1] = (uint32_t)(lblock / per % per);
+        idx[2] = (uint32_t)(lblock % per);
+        return 14;
+    }
+    return -1;
+}
+
+int ext2_bmap(const struct ext2_fs *fs, const struct ext2_inode *in, uint64_t lblock, uint32_t *pblock)
+{
+    uint32_t idx[3], depth;
+    int slot = ext2_block_path(fs, lblock, idx, &depth);
+    if (slot < 0)
+        return -EXT2_EUCLEAN;                           /* past what three levels address */
+    uint32_t b = in->block[slot];
+    for (uint32_t level = 0; level < depth && b; level++) {
+        int err = pointer(fs, b, idx[level], &b);
+        if (err)
+            return err;
+    }
     if (b && (b <= fs->first_data_block || b >= fs->blocks_count))
         return -EXT2_EUCLEAN;
     *pblock = b;
@@ -205,6 +217,28 @@ int ext2_read(const struct ext2_fs *fs, const struct ext2_inode *in, uint64_t of
     return 0;
 }
 
+int ext2_rec_read(const struct ext2_fs *fs, uint32_t pb, uint32_t at, uint32_t *ino, uint32_t *rec, uint32_t *nlen,
+                  uint8_t *type)
+{
+    uint8_t h[8];
+    if (at + 8 > fs->block_size)
+        return -EXT2_EUCLEAN;
+    int err = fs->io.read(fs->io.ctx, (uint64_t)pb * fs->block_size + at, h, 8);
+    if (err)
+        return err;
+    *ino = le32(h), *rec = le16(h + 4), *nlen = h[6];
+    *type = (fs->feature_incompat & INCOMPAT_FILETYPE) ? h[7] : 0;
+    if (fs->block_size == 65536 && (*rec == 65535 || *rec == 0))
+        *rec = 65536;                                   /* (a whole 64 KiB block: Linux's ext2_rec_len_from_disk) */
+    if (!(fs->feature_incompat & INCOMPAT_FILETYPE))
+        *nlen |= (uint32_t)h[7] << 8;                   /* (revision 0: a 16-bit name length) */
+    /* A record: at least its header, 4-aligned, inside its block, its
+     * name inside it. Anything else ends a walk: no loop, no overrun. */
+    if (*rec < 8 || *rec % 4 || at + *rec > fs->block_size || 8 + *nlen > *rec || *nlen > EXT2_NAME_MAX)
+        return -EXT2_EUCLEAN;
+    return 0;
+}
+
 int ext2_readdir(const struct ext2_fs *fs, const struct ext2_inode *dir, uint64_t *pos, uint32_t *ino,
                  uint8_t *type, char name[EXT2_NAME_MAX], uint32_t *len)
 {
@@ -221,20 +255,10 @@ int ext2_readdir(const struct ext2_fs *fs, const struct ext2_inode *dir, uint64_
             return err;
         if (!pb)
             return -EXT2_EUCLEAN;                        /* (no holes in a directory) */
-        uint8_t h[8];
-        if (in_block + 8 > fs->block_size)
-            return -EXT2_EUCLEAN;
-        if ((err = fs->io.read(fs->io.ctx, (uint64_t)pb * fs->block_size + in_block, h, 8)) != 0)
+        uint32_t e_ino, rec, nlen;
+        uint8_t e_type;
+        if ((err = ext2_rec_read(fs, pb, in_block, &e_ino, &rec, &nlen, &e_type)) != 0)
             return err;
-        uint32_t e_ino = le32(h), rec = le16(h + 4), nlen = h[6];
-        if (fs->block_size == 65536 && (rec == 65535 || rec == 0))
-            rec = 65536;                                /* (a whole 64 KiB block: Linux's ext2_rec_len_from_disk) */
-        if (!(fs->feature_incompat & INCOMPAT_FILETYPE))
-            nlen |= (uint32_t)h[7] << 8;                /* (revision 0: a 16-bit name length) */
-        /* A record: at least its header, 4-aligned, inside its block, its
-         * name inside it. Anything else ends the walk: no loop, no overrun. */
-        if (rec < 8 || rec % 4 || in_block + rec > fs->block_size || 8 + nlen > rec || nlen > EXT2_NAME_MAX)
-            return -EXT2_EUCLEAN;
         *pos = at + rec;
         if (!e_ino || !nlen)
             continue;                                   /* an empty record (a block's first, or removed) */
@@ -245,7 +269,7 @@ int ext2_readdir(const struct ext2_fs *fs, const struct ext2_inode *dir, uint64_
             return err;
         }
         *ino = e_ino;
-        *type = (fs->feature_incompat & INCOMPAT_FILETYPE) ? h[7] : 0;
+        *type = e_type;
         *len = nlen;
         return 1;
     }

@@ -77,6 +77,15 @@ static inline void put32(uint8_t *p, uint32_t v) { put16(p, v & 0xffffu); put16(
 /* The byte offset of inode `ino` (1 to inodes_count) in the image, its
  * group's inode table checked to lie inside the file system. */
 int ext2_inode_offset(const struct ext2_fs *fs, uint32_t ino, uint64_t *off);
+/* Where logical block lblock of a file is mapped: the index (0 to 14) of
+ * the inode's pointer it starts from, and the entry to follow in each of
+ * `depth` indirect blocks; -1 past what three levels address. */
+int ext2_block_path(const struct ext2_fs *fs, uint64_t lblock, uint32_t idx[3], uint32_t *depth);
+/* The header of the directory record at byte `at` of block pb: its inode,
+ * length, name length and file type (0 without filetype), checked to lie
+ * inside the block (-EXT2_EUCLEAN). */
+int ext2_rec_read(const struct ext2_fs *fs, uint32_t pb, uint32_t at, uint32_t *ino, uint32_t *rec, uint32_t *nlen,
+                  uint8_t *type);
 /* Decode a raw inode (the first 128 bytes) into *out. */
 void ext2_inode_decode(const uint8_t *r, uint32_t ino, struct ext2_inode *out);
 

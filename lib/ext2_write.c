@@ -289,21 +289,11 @@ static uint64_t max_size(const struct ext2_fs *fs)
 static int map_block(struct ext2_fs *fs, struct ext2_inode *in, uint64_t lb, int make, int fill, uint32_t *goal,
                      uint32_t *pb)
 {
-    uint64_t per = fs->block_size / 4;
-    uint32_t idx[3], depth, *slot;
-    if (lb < 12) {
-        depth = 0, slot = &in->block[lb];
-    } else if ((lb -= 12) < per) {
-        depth = 1, slot = &in->block[12], idx[0] = (uint32_t)lb;
-    } else if ((lb -= per) < per * per) {
-        depth = 2, slot = &in->block[13], idx[0] = (uint32_t)(lb / per), idx[1] = (uint32_t)(lb % per);
-    } else if ((lb -= per * per) < per * per * per) {
-        depth = 3, slot = &in->block[14];
-        idx[0] = (uint32_t)(lb / (per * per)), idx[1] = (uint32_t)(lb / per % per), idx[2] = (uint32_t)(lb % per);
-    } else {
+    uint32_t idx[3], depth;
+    int k = ext2_block_path(fs, lb, idx, &depth);
+    if (k < 0)
         return -EXT2_EFBIG;
-    }
-    uint32_t b = *slot;
+    uint32_t *slot = &in->block[k], b = *slot;
     int err;
     for (uint32_t level = 0;; level++) {
         if (!b) {
@@ -611,6 +601,8 @@ int ext2_truncate(struct ext2_fs *fs, struct ext2_inode *in, uint64_t size)
 /* ---- Directories ----------------------------------------------------- */
 
 static uint32_t rec_need(uint32_t nlen) { return (8 + nlen + 3) & ~3u; }
+/* A record length as the disk has it (a whole 64 KiB block: 65535, Linux's ext2_rec_len_to_disk). */
+static uint32_t rec_to_disk(uint32_t rec) { return rec == 65536 ? 65535 : rec; }
 
 static uint32_t file_type(uint32_t mode)
 {
@@ -653,18 +645,11 @@ static int dir_find(struct ext2_fs *fs, struct ext2_inode *dir, const char *name
         if (!pb)
             return -EXT2_EUCLEAN;
         for (uint32_t at = 0; at < fs->block_size;) {
-            uint8_t h[8];
-            if (at + 8 > fs->block_size)
-                return -EXT2_EUCLEAN;
-            if ((err = rd(fs, boff(fs, pb) + at, h, 8)) != 0)
+            uint32_t ino, rec, nlen;
+            uint8_t type;
+            if ((err = ext2_rec_read(fs, pb, at, &ino, &rec, &nlen, &type)) != 0)
                 return err;
-            uint32_t ino = le32(h), rec = le16(h + 4), nlen = h[6];
-            if (fs->block_size == 65536 && (rec == 65535 || rec == 0))
-                rec = 65536;
-            if (!(fs->feature_incompat & INCOMPAT_FILETYPE))
-                nlen |= (uint32_t)h[7] << 8;
-            if (rec < 8 || rec % 4 || at + rec > fs->block_size || 8 + nlen > rec || nlen > EXT2_NAME_MAX ||
-                ino > fs->inodes_count)
+            if (ino > fs->inodes_count)
                 return -EXT2_EUCLEAN;
             e->pb = pb, e->at = at, e->prev = prev, e->ino = ino, e->rec = rec, e->nlen = nlen;
             if (name && ino && nlen == len) {
@@ -688,7 +673,7 @@ static int rec_write(struct ext2_fs *fs, uint32_t pb, uint32_t at, uint32_t ino,
 {
     uint8_t h[8];
     put32(h, ino);
-    put16(h + 4, rec == 65536 ? 65535 : rec);
+    put16(h + 4, rec_to_disk(rec));
     h[6] = (uint8_t)nlen;
     h[7] = (fs->feature_incompat & INCOMPAT_FILETYPE) ? (uint8_t)type : (uint8_t)(nlen >> 8);
     int err = wr(fs, boff(fs, pb) + at, h, 8);
@@ -740,7 +725,7 @@ static int dir_remove(struct ext2_fs *fs, struct ext2_inode *dir, const struct d
     } else {
         uint8_t h[2];                                   /* (else merged into the one before) */
         uint32_t rec = e->at - e->prev + e->rec;
-        put16(h, rec == 65536 ? 65535 : rec);
+        put16(h, rec_to_disk(rec));
         err = wr(fs, boff(fs, e->pb) + e->prev + 4, h, 2);
     }
     return err ? err : dir_touch(fs, dir);
