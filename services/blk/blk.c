@@ -49,9 +49,14 @@ static uint64_t hits, misses;
 static int write_failed;                /* a write failed while no sync waited for it: the next sync says so */
 static svc_token waiter[WAITERS];
 static uint64_t waiter_pid[WAITERS];
-static svc_token syncer[WAITERS];
+static svc_token syncer[WAITERS];       /* a sync that keeps its reply (`sync`) */
 static uint64_t sync_gen[WAITERS];
 static uint8_t sync_failed[WAITERS];    /* a write this sync waited for failed */
+static uint64_t ticket_pid[WAITERS];    /* a sync the client asks after (`sync_start`, `sync_poll`) */
+static uint8_t ticket_done[WAITERS];    /* ... finished: its answer is ticket_status, kept until asked */
+static int8_t ticket_status[WAITERS];
+#define WATCHES         4u
+static struct { uint64_t pid; svc_handle note; uint64_t bits; } watches[WATCHES];
 static uint64_t flushing_gen;           /* a flush in flight covers the syncs up to this generation (0: none) */
 static int booted;
 static uint64_t req_first = 1, req_last;  /* the blocks of the request at hand: never taken for another */
@@ -180,12 +185,35 @@ static void fetch(uint64_t no)
         unhash(c);                                      /* (no slot: asked for again on the retry) */
 }
 
+/* Sync slot i waits: a kept reply, or a ticket not finished. */
+static int syncing(unsigned i) { return syncer[i] || (ticket_pid[i] && !ticket_done[i]); }
+
 static int anyone_syncs(void)
 {
     for (unsigned i = 0; i < WAITERS; i++)
-        if (syncer[i])
+        if (syncing(i))
             return 1;
     return 0;
+}
+
+static int anyone_watches(void)
+{
+    for (unsigned i = 0; i < WATCHES; i++)
+        if (watches[i].pid)
+            return 1;
+    return 0;
+}
+
+/* Sync slot i is over with `status`: its reply, or its ticket's answer. */
+static void sync_answer(unsigned i, int status)
+{
+    if (syncer[i]) {
+        blk_sync_reply(syncer[i], status);
+        syncer[i] = 0;
+    } else {
+        ticket_done[i] = 1;
+        ticket_status[i] = (int8_t)status;
+    }
 }
 
 /* Syncs whose blocks are all out: flush the disk for them, or answer them
@@ -202,7 +230,7 @@ static void sync_progress(void)
     }
     uint64_t ready_gen = 0;
     for (unsigned i = 0; i < WAITERS; i++)
-        if (syncer[i] && sync_gen[i] < oldest && sync_gen[i] > ready_gen)
+        if (syncing(i) && sync_gen[i] < oldest && sync_gen[i] > ready_gen)
             ready_gen = sync_gen[i];
     if (!ready_gen || flushing_gen)
         return;
@@ -211,12 +239,9 @@ static void sync_progress(void)
             flushing_gen = ready_gen;
         return;
     }
-    for (unsigned i = 0; i < WAITERS; i++) {
-        if (syncer[i] && sync_gen[i] <= ready_gen) {
-            blk_sync_reply(syncer[i], sync_failed[i] ? SVC_E_IO : 0);
-            syncer[i] = 0;
-        }
-    }
+    for (unsigned i = 0; i < WAITERS; i++)
+        if (syncing(i) && sync_gen[i] <= ready_gen)
+            sync_answer(i, sync_failed[i] ? SVC_E_IO : 0);
 }
 
 /* Start writing the blocks the waiting syncs wait for, as slots allow. */
@@ -224,7 +249,7 @@ static void sync_push(void)
 {
     uint64_t newest = 0;
     for (unsigned i = 0; i < WAITERS; i++)
-        if (syncer[i] && sync_gen[i] > newest)
+        if (syncing(i) && sync_gen[i] > newest)
             newest = sync_gen[i];
     for (unsigned i = 0; i < made && newest; i++)
         if (cache[i].state == B_VALID && cache[i].dirty && cache[i].gen <= newest && write_out(&cache[i]))
@@ -235,12 +260,9 @@ static void sync_push(void)
 static void completed(uint64_t tag, int status)
 {
     if (tag == FLUSH_TAG) {
-        for (unsigned i = 0; i < WAITERS; i++) {
-            if (syncer[i] && sync_gen[i] <= flushing_gen) {
-                blk_sync_reply(syncer[i], status ? status : sync_failed[i] ? SVC_E_IO : 0);
-                syncer[i] = 0;
-            }
-        }
+        for (unsigned i = 0; i < WAITERS; i++)
+            if (syncing(i) && sync_gen[i] <= flushing_gen)
+                sync_answer(i, status ? status : sync_failed[i] ? SVC_E_IO : 0);
         flushing_gen = 0;
         return;
     }
@@ -255,7 +277,7 @@ static void completed(uint64_t tag, int status)
         if (status) {
             int told = 0;                               /* the syncs that waited for it fail */
             for (unsigned i = 0; i < WAITERS; i++)
-                if (syncer[i] && sync_gen[i] >= c->gen)
+                if (syncing(i) && sync_gen[i] >= c->gen)
                     sync_failed[i] = 1, told = 1;
             write_failed |= !told;
             c->dirty = 1;                               /* (tried again by the next sync, */
@@ -283,14 +305,17 @@ static void harvest(void)
             waiter_pid[i] = 0;
         }
     }
+    for (unsigned i = 0; i < WATCHES; i++)
+        if (watches[i].pid)
+            svc_signal(watches[i].note, watches[i].bits);
 }
 
 static int anyone_waits(void)
 {
     for (unsigned i = 0; i < WAITERS; i++)
-        if (waiter[i] || syncer[i])
+        if (waiter[i] || syncing(i))
             return 1;
-    return 0;
+    return anyone_watches();
 }
 
 /* Arm the interrupt while someone waits; what finished meanwhile is taken. */
@@ -398,6 +423,8 @@ static int64_t in_request(int64_t (*run)(struct svc_call *, uint64_t, uint64_t, 
     err = run(call, sector, addr, len, req_first, req_last);
     req_first = 1;
     req_last = 0;
+    if (anyone_watches())
+        rearm();                                        /* (a watcher hears when what was started ends) */
     if (!err)
         *count = len;
     return err;
@@ -474,34 +501,131 @@ static int64_t write(struct svc_call *call, uint64_t sector, uint64_t data, uint
     return in_request(write_range, call, sector, data, data_len, count);
 }
 
+/* Whether a sync has anything to wait for: a block dirty or being
+ * written, or the disk's write cache to flush. Else a sync answers at
+ * once, with the failure of a write no sync waited for. */
+static int sync_needed(void)
+{
+    for (unsigned k = 0; k < made; k++)
+        if ((cache[k].state == B_VALID && cache[k].dirty) || cache[k].state == B_WRITING)
+            return 1;
+    return (disk.flags & VBLK_FLUSH) != 0;
+}
+
+/* A new sync in slot i: the blocks dirty now are its (their generation). */
+static void sync_begin(unsigned i)
+{
+    sync_failed[i] = (uint8_t)write_failed;
+    write_failed = 0;
+    sync_gen[i] = gen++;                                /* (what is dirtied from now on is the next sync's) */
+    sync_push();
+    rearm();
+}
+
 static int64_t sync(struct svc_call *call)
 {
     int err = ready();
     if (err)
         return err;
     harvest();
-    int dirty = 0;
-    for (unsigned k = 0; k < made && !dirty; k++)
-        dirty = (cache[k].state == B_VALID && cache[k].dirty) || cache[k].state == B_WRITING;
-    if (!dirty && !(disk.flags & VBLK_FLUSH)) {         /* nothing to write, no cache to flush */
+    if (!sync_needed()) {
         int failed = write_failed;
         write_failed = 0;
         return failed ? SVC_E_IO : 0;
     }
     unsigned i = 0;
-    while (i < WAITERS && syncer[i])
+    while (i < WAITERS && (syncer[i] || ticket_pid[i]))
         i++;
     if (i == WAITERS)
         return SVC_E_BUSY;
     syncer[i] = svc_defer(call);
     if (!syncer[i])
         return SVC_E_NOMEM;
-    sync_failed[i] = (uint8_t)write_failed;
-    write_failed = 0;
-    sync_gen[i] = gen++;                                /* (what is dirtied from now on is the next sync's) */
-    sync_push();
-    rearm();
+    sync_begin(i);
     return SVC_DEFERRED;
+}
+
+/* The client's ticket slot, or WAITERS. */
+static unsigned ticket_of(uint64_t pid)
+{
+    for (unsigned i = 0; i < WAITERS; i++)
+        if (ticket_pid[i] == pid)
+            return i;
+    return WAITERS;
+}
+
+static int64_t sync_start(struct svc_call *call, uint64_t *ticket)
+{
+    int err = ready();
+    if (err)
+        return err;
+    harvest();
+    unsigned i = ticket_of(call->pid);
+    int carried = 0;                                    /* the client's last ticket, not asked after: */
+    if (i < WAITERS) {                                  /* its failure is the new one's */
+        carried = ticket_done[i] ? ticket_status[i] != 0 : sync_failed[i];
+        ticket_pid[i] = 0;
+    } else {
+        i = 0;
+        while (i < WAITERS && (syncer[i] || ticket_pid[i]))
+            i++;
+        if (i == WAITERS)
+            return SVC_E_BUSY;
+    }
+    ticket_pid[i] = call->pid;
+    ticket_done[i] = 0;
+    if (!sync_needed()) {
+        sync_gen[i] = gen;
+        ticket_done[i] = 1;
+        ticket_status[i] = (int8_t)(write_failed || carried ? SVC_E_IO : 0);
+        write_failed = 0;
+    } else {
+        sync_begin(i);
+        sync_failed[i] |= (uint8_t)carried;
+    }
+    *ticket = sync_gen[i];
+    return 0;
+}
+
+static int64_t sync_poll(struct svc_call *call, uint64_t ticket)
+{
+    int err = ready();
+    if (err)
+        return err;
+    unsigned i = ticket_of(call->pid);
+    if (i == WAITERS || sync_gen[i] != ticket)
+        return SVC_E_NOENT;
+    if (!ticket_done[i])
+        harvest();
+    if (!ticket_done[i])
+        return SVC_E_AGAIN;
+    ticket_pid[i] = 0;
+    return ticket_status[i];
+}
+
+static int64_t watch(struct svc_call *call, svc_handle note, uint64_t bits)
+{
+    unsigned slot = WATCHES;
+    for (unsigned i = 0; i < WATCHES; i++)
+        if (watches[i].pid == call->pid || (slot == WATCHES && !watches[i].pid))
+            slot = i;
+    if (slot < WATCHES && watches[slot].pid) {
+        svc_handle_release(watches[slot].note);
+        watches[slot].pid = 0;
+    }
+    if (!bits) {
+        svc_handle_release(note);
+        return 0;
+    }
+    if (slot == WATCHES) {
+        svc_handle_release(note);
+        return SVC_E_BUSY;
+    }
+    watches[slot].pid = call->pid;
+    watches[slot].note = note;
+    watches[slot].bits = bits;
+    rearm();
+    return 0;
 }
 
 static int64_t wait(struct svc_call *call)
@@ -559,4 +683,4 @@ static int64_t stats(struct svc_call *call, uint64_t *reads, uint64_t *writes, u
 }
 
 /* The handlers: the generated skeleton (blk_service, blk_fast) calls them. */
-const struct blk_ops blk_ops = { info, read, write, sync, wait, stats };
+const struct blk_ops blk_ops = { info, read, write, sync, wait, stats, sync_start, sync_poll, watch };

@@ -79,6 +79,57 @@ static void no_disk(void)
     tap_plan();
 }
 
+/* A client that cannot wait in the service (the Linux personality's
+ * shape): `watch` signals its notification when the disk finishes a
+ * request, and `sync_start` / `sync_poll` sync without waiting. */
+static void watched(void)
+{
+    int64_t note = sys_notify_create();
+    int64_t w = note > 0 ? blk_watch(dev, (uint32_t)sys_handle_dup((uint32_t)note, R_WRITE | R_GRANT, 0), 0x4) : note;
+    /* A block not cached (2 MiB in: nothing above touched it): E_AGAIN,
+     * the signal, then the bytes. */
+    uint64_t n = 0;
+    int64_t r1 = blk_read(dev, BIG_FROM + BIG_BYTES / SECTOR + 64, buf, SECTOR, &n);
+    uint64_t bits = 0;
+    int spins = 0;
+    int64_t r2 = r1;
+    while (r2 == -E_AGAIN && spins++ < 100) {
+        int64_t b = sys_notify_wait((uint32_t)note);
+        bits |= b > 0 ? (uint64_t)b : 0;
+        r2 = blk_read(dev, BIG_FROM + BIG_BYTES / SECTOR + 64, buf, SECTOR, &n);
+    }
+    expect(want, BIG_FROM + BIG_BYTES / SECTOR + 64, SECTOR, false);
+    tap_ok(w == 0 && r1 == -E_AGAIN && r2 == 0 && (bits & 0x4) && !memcmp(buf, want, SECTOR),
+           "blk: a watcher told E_AGAIN for a read is signalled (bits 0x%lx) when the fetch ends, then reads it "
+           "(watch %ld, reads %ld %ld)", (unsigned long)bits, (long)w, (long)r1, (long)r2);
+
+    /* A sync by ticket: the block written, the ticket polled until over. */
+    int wagain = 0;
+    expect(want, 7, SECTOR, true);
+    int64_t wr = write_at(7, want, SECTOR, &wagain);
+    uint64_t f0 = 0, d0 = 0, dummy;
+    blk_stats(dev, &dummy, &dummy, &f0, &dummy, &dummy, &d0, &dummy, &dummy);
+    uint64_t ticket = 0;
+    int64_t st = blk_sync_start(dev, &ticket);
+    int64_t bad = blk_sync_poll(dev, ticket + 1);
+    int64_t p = blk_sync_poll(dev, ticket);
+    int polls = 1;
+    while (p == -E_AGAIN && polls++ < 100) {
+        sys_notify_wait((uint32_t)note);
+        p = blk_sync_poll(dev, ticket);
+    }
+    int64_t spent = blk_sync_poll(dev, ticket);
+    uint64_t f1 = 0, d1 = 1;
+    blk_stats(dev, &dummy, &dummy, &f1, &dummy, &dummy, &d1, &dummy, &dummy);
+    tap_ok(wr == SECTOR && st == 0 && bad == -E_NOENT && p == 0 && spent == -E_NOENT && d0 >= 1 && d1 == 0 &&
+               f1 - f0 == 1,
+           "blk: sync_start's ticket is over after %d polls (%ld): the %lu dirty blocks written, the disk flushed "
+           "once; another ticket (%ld) and the spent one (%ld) are E_NOENT", polls, (long)p, (unsigned long)d0,
+           (long)bad, (long)spent);
+    int64_t stop = blk_watch(dev, (uint32_t)sys_handle_dup((uint32_t)note, R_WRITE | R_GRANT, 0), 0);
+    tap_ok(stop == 0, "blk: watch with bits 0 stops watching (%ld)", (long)stop);
+}
+
 int main(void)
 {
     dev = start_handle("blk");
@@ -185,9 +236,10 @@ int main(void)
            "blk: 6 MiB written past the cache's 4 MiB (%lu blocks written out to make room, E_AGAIN %d times), read "
            "back (%lu reads from the disk) and synced", (unsigned long)(wr2 - wr1), wagain,
            (unsigned long)(r3 - r1));
+    watched();
     int64_t idle = blk_wait(dev);
     tap_ok(idle == 0, "blk: wait with nothing in flight answers at once (%ld)", (long)idle);
-    printf("blktest: wrote inverse 3+1 %lu+128 %lu+1 %u+%u\n", 1001ul, (unsigned long)(sectors - 1), BIG_FROM,
+    printf("blktest: wrote inverse 3+1 7+1 %lu+128 %lu+1 %u+%u\n", 1001ul, (unsigned long)(sectors - 1), BIG_FROM,
            BIG_BYTES / SECTOR);
     tap_plan();
     return 0;
