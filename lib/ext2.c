@@ -52,6 +52,7 @@ int ext2_mount(struct ext2_fs *fs, const struct ext2_io *io)
         fs->last_orphan = le32(sb + SB_LAST_ORPHAN);
         fs->backup_bgs[0] = le32(sb + SB_BACKUP_BGS);
         fs->backup_bgs[1] = le32(sb + SB_BACKUP_BGS + 4);
+        fs->overhead = le32(sb + SB_OVERHEAD);
     }
     if (fs->feature_incompat & INCOMPAT_RECOVER)
         return (fs->why = "its journal needs recovery (an ext3/4 file system not cleanly unmounted)"), -EXT2_EOPNOTSUPP;

@@ -24,6 +24,7 @@
 #define SB_INODE_SIZE       88u
 #define SB_RO_COMPAT        100u
 #define SB_LAST_ORPHAN      232u
+#define SB_OVERHEAD         0x248u  /* s_overhead_clusters: the blocks that hold no data (0: not said) */
 #define SB_BACKUP_BGS       0x24cu  /* sparse_super2: the two groups with a copy */
 
 #define STATE_VALID         1u      /* cleanly unmounted */

@@ -92,6 +92,23 @@ static uint32_t table_blocks(const struct ext2_fs *fs)
     return (uint32_t)(((uint64_t)fs->inodes_per_group * fs->inode_size + fs->block_size - 1) / fs->block_size);
 }
 
+void ext2_statfs(const struct ext2_fs *fs, struct ext2_statfs *st)
+{
+    uint64_t overhead = fs->overhead;
+    if (!overhead) {                            /* (Linux's count_overhead, no flex_bg nor meta_bg) */
+        overhead = fs->first_data_block;
+        for (uint32_t g = 0; g < fs->groups; g++)
+            overhead += (has_super(fs, g) ? 1 + fs->gdt_blocks : 0) + table_blocks(fs) + 2;
+    }
+    uint64_t lo = le32(fs->uuid) ^ le32(fs->uuid + 8), hi = le32(fs->uuid + 4) ^ le32(fs->uuid + 12);
+    st->blocks = fs->blocks_count > overhead ? fs->blocks_count - overhead : 0;
+    st->bfree = fs->free_blocks;
+    st->bavail = fs->free_blocks > fs->reserved_blocks ? fs->free_blocks - fs->reserved_blocks : 0;
+    st->files = fs->inodes_count;
+    st->ffree = fs->free_inodes;
+    st->fsid = lo | hi << 32;
+}
+
 static int group_get(const struct ext2_fs *fs, uint32_t g, struct group *gr)
 {
     if (g >= fs->groups)

@@ -89,6 +89,7 @@ struct ext2_fs {
     uint64_t gdt_offset;                /* the group descriptors' byte offset */
     uint32_t gdt_blocks, reserved_gdt;  /* their blocks, and those kept after them for growing (resize_inode) */
     uint32_t backup_bgs[2];             /* sparse_super2: the groups holding copies of the superblock */
+    uint32_t overhead;                  /* s_overhead_clusters: blocks holding no data (0: not said) */
     uint8_t uuid[16];
     char label[17];
     uint32_t state;                     /* s_state as mounted: 1 clean, 2 errors found */
@@ -147,6 +148,15 @@ int ext2_readdir(const struct ext2_fs *fs, const struct ext2_inode *dir, uint64_
                  uint8_t *type, char name[EXT2_NAME_MAX], uint32_t *len);
 /* A symbolic link's target into buf (size bytes; not terminated): *got. */
 int ext2_readlink(const struct ext2_fs *fs, const struct ext2_inode *in, char *buf, uint32_t size, uint32_t *got);
+
+/* What Linux's statfs says of the file system (its ext4 driver's, which
+ * mounts ext2): the blocks that can hold data (all but the superblocks,
+ * group descriptors, bitmaps and inode tables, or the superblock's
+ * s_overhead_clusters when it says), the free ones, those free to
+ * others than root, the inodes and free inodes, and f_fsid (the uuid's
+ * halves xored, low word first). */
+struct ext2_statfs { uint64_t blocks, bfree, bavail, files, ffree, fsid; };
+void ext2_statfs(const struct ext2_fs *fs, struct ext2_statfs *st);
 
 /* Write back the fields of `in` (mode, owner, size, times, links, blocks,
  * flags and block pointers) into its inode. */

@@ -635,6 +635,8 @@ static int32_t open_create(int32_t dir, const char *path, uint32_t fl, uint32_t 
             return -LX_ENOENT;                  /* /proc makes no names (its lookup fails first, as Linux's) */
         if (!lx_node(l.dir)->nlink)
             return -LX_ENOENT;
+        if ((err = (int)lx_data_writable(l.dir)) != 0)
+            return err;                         /* (the disk is read-only) */
         int32_t n = lx_node_new(LX_S_IFREG | (mode & 07777 & ~mask));
         if (n < 0)
             return n;
@@ -680,6 +682,8 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
     if (!(fl & O_PATH)) {
         if (kind(n) == LX_S_IFDIR && writing)
             return -LX_EISDIR;
+        if (kind(n) == LX_S_IFREG && writing && lx_data_writable(node))
+            return -LX_EROFS;
         if (n->proc && writing && !lx_procfs_writable(n->proc))
             return -LX_EACCES;                  /* /proc is read-only here, but for its sysctls */
         if ((kind(n) == LX_S_IFCHR && n->dev == LX_DEV_NONE) || kind(n) == LX_S_IFSOCK)
@@ -734,6 +738,8 @@ static const uint8_t zeros[1024];
  * or -EFAULT (-ENOMEM: the object could not be read) if none could go. */
 static int64_t read_regular(struct lx_ctx *c, struct lx_node *n, uint64_t buf, uint64_t len, uint64_t *pos)
 {
+    if (n->fs == LX_FS_DATA)
+        return lx_data_read(c, n, buf, len, pos);
     uint64_t left = *pos < n->size ? n->size - *pos : 0, want = len < left ? len : left, count = 0;
     if (!n->obj)
         count = lx_copy_out_some(c, buf, lx_node_data(n) + *pos, want);
@@ -1246,7 +1252,7 @@ int lx_stat_fill(int32_t node, void *out)
     static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500, 0x107, 0x108, 0x109, 0x502, 0 };
     struct lx_stat st = { 0 };
     st.dev = lx_fs_dev(lx_node_fs(node));
-    st.ino = (uint64_t)node + 1;
+    st.ino = lx_node_ino(node);
     st.mode = n->mode;
     st.nlink = n->nlink;
     st.uid = n->uid;
@@ -1259,6 +1265,11 @@ int lx_stat_fill(int32_t node, void *out)
         st.size = 64;                           /* what Linux says of /proc/PID/fd/N */
     st.blksize = 4096;
     st.blocks = kind(n) == LX_S_IFREG ? (int64_t)(lx_page_up(n->size) / 512) : 0;
+    if (n->fs == LX_FS_DATA) {                  /* the disk's: as its inode says */
+        st.size = (int64_t)n->size;
+        st.blksize = (int32_t)lx_data_block_size();
+        st.blocks = (int64_t)n->disk_blocks;
+    }
     st.atime = n->atime.sec, st.atime_ns = n->atime.nsec;
     st.mtime = n->mtime.sec, st.mtime_ns = n->mtime.nsec;
     st.ctime = n->ctime.sec, st.ctime_ns = n->ctime.nsec;
@@ -1432,7 +1443,7 @@ static int next_entry(int32_t dir, uint64_t pos, const char **name, uint32_t *nl
         int32_t e = pos == 0 ? dir : d->parent >= 0 ? d->parent : dir;
         *name = pos == 0 ? "." : "..";
         *nlen = (uint32_t)pos + 1;
-        *ino = (uint64_t)e + 1;
+        *ino = lx_node_ino(e);
         *type = 4;                              /* DT_DIR */
         *cookie = pos + 1;
         return 0;
@@ -1443,7 +1454,7 @@ static int next_entry(int32_t dir, uint64_t pos, const char **name, uint32_t *nl
             continue;
         *name = e->name;
         *nlen = e->len;
-        *ino = (uint64_t)e->node + 1;
+        *ino = lx_node_ino(e->node);
         *type = (uint8_t)(kind(lx_node(e->node)) >> 12);       /* DT_* is the S_IF* type shifted down */
         *cookie = e->cookie;
         return 0;
@@ -1465,6 +1476,9 @@ int64_t lx_sys_getdents64(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t 
         return -LX_ENOTDIR;
     if (!lx_node(f->node)->nlink)
         return -LX_ENOENT;                      /* a removed directory */
+    int64_t ready = lx_data_dir_ready(f->node);
+    if (ready)
+        return ready;
     lx_procfs_caller(c->p);
     int32_t count = (int32_t)len;               /* Linux keeps the count in an int: past 2^31, EINVAL */
     uint8_t rec[8 + 8 + 2 + 1 + LX_NAME_MAX + 1 + 8];

@@ -132,14 +132,12 @@ struct lx_inet {
 static struct lx_inet inets[LX_SOCKS];
 static uint8_t default_cc = 1;          /* net.ipv4.tcp_congestion_control of the Linux programs (cubic, Linux's) */
 static uint32_t net_ep;                 /* the stack (0: not reached yet; ~0: this system has none) */
-static uint8_t *bounce;
-static svc_handle wakeup;               /* the notification the stack signals (svc_wakeup: one, kept) */
-static uint64_t wakeup_bits;
+static uint8_t *bounce;                 /* (the stack signals the personality's wakeup: lx_wakeup) */
 
 /* The stack's poll bits are Linux's (NET_POLL*: idl/net.toml's `wait`). */
 
 /* A change in the stack: every AF_INET socket's waiters look again. */
-static void stack_changed(void)
+void lx_inet_changed(void)
 {
     for (int i = 0; i < LX_SOCKS; i++)
         if (inets[i].state != IN_FREE)
@@ -161,8 +159,8 @@ static int64_t stack(void)
         net_ep = ~0u;
         return -LX_EAFNOSUPPORT;
     }
-    if (!wakeup)
-        wakeup = svc_wakeup(stack_changed, &wakeup_bits);
+    uint64_t wakeup_bits;
+    svc_handle wakeup = lx_wakeup(&wakeup_bits);
     if (!bounce)
         bounce = svc_alloc(BOUNCE);
     if (!wakeup || !bounce || net_watch((uint32_t)ep, (uint32_t)wakeup, wakeup_bits) != 0)

@@ -631,6 +631,8 @@ static int fs(void)
     if (!fs_ready) {
         int err = lx_fs_init(ROOT_ARCHIVE);
         fs_ready = err ? err : 1;
+        if (!err)
+            lx_data_init();
         lx_clock_init();
         lx_tty_init();
         if (err)
@@ -918,6 +920,25 @@ void lx_wake(struct lx_thread *t, int64_t result)
     svc_reply_later(b.token, 0, 12, again);
 }
 
+/* The services the personality calls signal one wakeup; each signal has
+ * all of them looked at again. */
+static svc_handle wakeup_note;
+static uint64_t wakeup_bits;
+
+static void woken(void)
+{
+    lx_inet_changed();
+    lx_data_changed();
+}
+
+svc_handle lx_wakeup(uint64_t *bits)
+{
+    if (!wakeup_note)
+        wakeup_note = svc_wakeup(woken, &wakeup_bits);
+    *bits = wakeup_bits;
+    return wakeup_note;
+}
+
 int64_t lx_block(struct lx_ctx *c, int kind, int32_t on)
 {
     c->t->blk.kind = kind;
@@ -1164,6 +1185,9 @@ static bool serve(struct lx_ctx *c)
         lx_trace_enter(c, nr, &mr[FAULT_MR_X0]);
     t->retried = 0;                             /* (a fault after a call is a new one) */
     int64_t r = lx_syscall(c, nr, &mr[FAULT_MR_X0]);
+    if (r == LX_DISKWAIT)                       /* a block of the disk not in yet: nothing was done */
+        r = c->fast || !svc_may_call() ? LX_SLOW : lx_block(c, LX_BLK_DISK, 0);   /* (the register entry:
+                                                 * the full path asks the disk) */
     if (r == LX_SLOW)
         return false;
     if (r == LX_NORETURN || !t->used || t->tid != tid)
@@ -1296,10 +1320,10 @@ static int io_bounded(struct lx_proc *p, struct lx_file *f, uint64_t nr, const u
     if (kind == LX_S_IFREG && (nr == NR_write || nr == NR_pwrite64)) {
         /* Inside the file only: growing it may move its contents or remap its shared mappings. */
         uint64_t pos = nr == NR_pwrite64 ? x[3] : f->pos;
-        return !n->proc && !(f->flags & O_APPEND) && pos <= n->size && x[2] <= n->size - pos &&
+        return !n->proc && n->fs != LX_FS_DATA && !(f->flags & O_APPEND) && pos <= n->size && x[2] <= n->size - pos &&
                p->rlim[LX_RLIMIT_FSIZE][0] == ~0ull;   /* (past a file size limit: SIGXFSZ, the full path) */
     }
-    return (kind == LX_S_IFREG && !n->proc) || dev == LX_DEV_NULL || dev == LX_DEV_ZERO;
+    return (kind == LX_S_IFREG && !n->proc && n->fs != LX_FS_DATA) || dev == LX_DEV_NULL || dev == LX_DEV_ZERO;
 }
 
 /* A read or write (nr) of /dev/null, /dev/zero or /dev/full through

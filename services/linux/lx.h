@@ -234,7 +234,10 @@ enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE, LX_DEV_TTY, LX_DEV
  * /dev/shm, proc on /proc): one store, but each its own device number
  * (st_dev), statfs and mount table line, and no name moves or links
  * from one to another (EXDEV). */
-enum { LX_FS_ROOT, LX_FS_DEV, LX_FS_PTS, LX_FS_SHM, LX_FS_PROC, LX_FS_COUNT };
+enum { LX_FS_ROOT, LX_FS_DEV, LX_FS_PTS, LX_FS_SHM, LX_FS_PROC, LX_FS_DATA, LX_FS_COUNT };
+/* LX_FS_DATA is the machine's disk, ext2, at /data (ext2fs.c): its nodes
+ * here mirror its inodes, its entries are read in when a lookup first
+ * needs them, and its files' contents stay on the disk. */
 
 /* The in-memory file system's limits (rootfs.c): file contents copied
  * into memory once written, in all (ENOSPC past it), and the nodes and
@@ -274,6 +277,9 @@ struct lx_node {
     struct lx_xattr *xattrs;    /* its extended attributes, newest first (xattr.c) */
     int32_t proc_pid;           /* ... and of which process */
     int32_t pty;                /* LX_DEV_PTS: the pseudo-terminal it is the slave of (tty.c) */
+    uint32_t ino;               /* LX_FS_DATA: its inode on the disk (ext2fs.c) */
+    uint8_t loaded;             /* LX_FS_DATA, a directory: its entries are read in */
+    uint64_t disk_blocks;       /* LX_FS_DATA: the 512-byte units it holds on the disk (st_blocks) */
 };
 
 /* A directory entry: name[0..len) in directory `dir` names node `node`. */
@@ -322,6 +328,8 @@ struct lx_mobj *lx_node_share(int32_t node);
 void lx_fs_usage(uint64_t *bytes_used, uint32_t *nodes_used, uint32_t *nodes_max);
 int lx_node_fs(int32_t n);
 int lx_is_mount_point(int32_t n);
+/* Node n's inode number (st_ino, d_ino): the disk's for its files, else n + 1. */
+uint64_t lx_node_ino(int32_t n);
 uint32_t lx_fs_dev(int fs);
 uint32_t lx_fs_mount_id(int fs);
 void lx_fs_usage_of(int fs, uint64_t *bytes_used, uint32_t *nodes_used);
@@ -569,7 +577,7 @@ static inline struct lx_vma *lx_vma_next(const struct lx_vma *v)
  * later: restarted (the thread runs its `svc` again with the same
  * registers, and finds what it waited for), or resumed with a result. */
 enum { LX_BLK_NONE, LX_BLK_PIPE, LX_BLK_WAIT, LX_BLK_VFORK, LX_BLK_TTY, LX_BLK_POLL, LX_BLK_SLEEP, LX_BLK_SIGSUSPEND,
-       LX_BLK_SIGWAIT, LX_BLK_FUTEX, LX_BLK_EVENT, LX_BLK_SOCK, LX_BLK_LOCK };
+       LX_BLK_SIGWAIT, LX_BLK_FUTEX, LX_BLK_EVENT, LX_BLK_SOCK, LX_BLK_LOCK, LX_BLK_DISK };
 struct lx_block {
     int kind;
     svc_token token;
@@ -829,6 +837,9 @@ struct lx_ctx {
 #define LX_BLOCK        (-4096 - 2)     /* the call waits: c->p->blk.kind and .on say for what */
 #define LX_AGAIN        (-4096 - 3)     /* the call runs again from its `svc`, after a yield (pending
                                          * signals first): a word its other threads keep changing */
+#define LX_DISKWAIT     (-4096 - 5)     /* the call needs a block of the disk not read yet (ext2fs.c),
+                                         * having changed nothing: it waits (LX_BLK_DISK) and runs again
+                                         * (on the register entry: LX_SLOW) */
 #define LX_SLOW         (-4096 - 4)     /* (c->fast only) the call would wait or change the signal mask:
                                          * nothing done, the full path serves it */
 
@@ -1302,6 +1313,33 @@ int64_t lx_sock_broken_pipe(struct lx_ctx *c, uint64_t done, uint32_t flags);
 /* An int and a struct timeval (in ns, 0: none) option's value; 0 or a negated errno. */
 int lx_sock_opt_int(struct lx_ctx *c, uint64_t uval, uint64_t len, int32_t *v);
 int lx_sock_opt_timeval(struct lx_ctx *c, uint64_t uval, uint64_t len, uint64_t *ns);
+
+/* /data, the disk's ext2 (ext2fs.c). Calls that may need the disk answer
+ * LX_DISKWAIT when a block is not in yet (nothing changed). */
+void lx_data_init(void);                        /* at start: /data when the machine has a disk */
+void lx_data_changed(void);                     /* the disk finished a request: the waiting calls run again */
+int64_t lx_data_ready(int32_t n);               /* a node reached: /data's file system mounted */
+int64_t lx_data_dir_ready(int32_t dir);         /* a directory searched or listed: its entries read in */
+/* read() of a disk file into the process at buf from *pos (moved on). */
+int64_t lx_data_read(struct lx_ctx *c, struct lx_node *n, uint64_t buf, uint64_t len, uint64_t *pos);
+int lx_data_node_read(const struct lx_node *n, uint64_t off, void *dst, uint64_t len);
+int64_t lx_data_writable(int32_t n);            /* 0, or EROFS for a node of the read-only disk */
+uint32_t lx_data_block_size(void);
+int64_t lx_data_statfs(uint64_t *out);          /* 0 (struct statfs from f_type), 1 (not mounted), an error */
+int lx_data_mounted(void);
+/* rootfs.c's part: a new directory of `fs` mounted over the root's at
+ * path, which it hides until lx_unmount_dir (*covered: the hidden one),
+ * its node or a negated errno; an entry added in listing order without
+ * changing any count (a mirror of the disk's); a directory's entries all
+ * dropped (their nodes freed unless held). */
+int32_t lx_mount_dir(const char *path, int fs, uint32_t mode, int32_t *covered);
+void lx_unmount_dir(int32_t n, int32_t covered);
+int lx_dent_attach(int32_t dir, const char *name, uint32_t len, int32_t node, uint64_t cookie);
+void lx_dir_unload(int32_t dir);
+/* The personality's one wakeup (svc_wakeup), for every service it calls
+ * that signals changes (net, blk): its handle and bits, or 0. */
+svc_handle lx_wakeup(uint64_t *bits);
+void lx_inet_changed(void);
 
 /* AF_INET sockets (inet.c): slot i of socket.c's table, each call after
  * socket.c's checks of the descriptor. */

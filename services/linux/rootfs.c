@@ -78,6 +78,8 @@ const uint8_t *lx_node_data(const struct lx_node *n)
 
 int lx_node_read(const struct lx_node *n, uint64_t off, void *dst, uint64_t len)
 {
+    if (n->fs == LX_FS_DATA && (n->mode & LX_S_IFMT) == LX_S_IFREG)
+        return lx_data_node_read(n, off, dst, len);
     if (off > n->size || len > n->size - off)
         return -LX_ENOMEM;                      /* (not asked by the callers) */
     if (n->obj)
@@ -138,6 +140,11 @@ void lx_fs_usage(uint64_t *bytes_used, uint32_t *nodes_used, uint32_t *nodes_max
     *nodes_max = (uint32_t)maxnodes;
 }
 
+uint64_t lx_node_ino(int32_t n)
+{
+    return nodes[n].fs == LX_FS_DATA && nodes[n].ino ? nodes[n].ino : (uint64_t)n + 1;
+}
+
 /* The file system node n is in. */
 int lx_node_fs(int32_t n)
 {
@@ -152,11 +159,13 @@ int lx_is_mount_point(int32_t n)
 
 /* Each file system's device number (st_dev), as Linux numbers them when
  * its init mounts them in this order: the root 0:2, devtmpfs 0:5, proc
- * 0:21, devpts 0:22, the tmpfs of /dev/shm 0:23. */
+ * 0:21, devpts 0:22, the tmpfs of /dev/shm 0:23; the disk (virtio-blk's
+ * first, vda) 254:0. */
 uint32_t lx_fs_dev(int fs)
 {
     static const uint32_t dev[LX_FS_COUNT] = { [LX_FS_ROOT] = 2, [LX_FS_DEV] = 5, [LX_FS_PTS] = 22,
-                                               [LX_FS_SHM] = 23, [LX_FS_PROC] = 21 };
+                                               [LX_FS_SHM] = 23, [LX_FS_PROC] = 21,
+                                               [LX_FS_DATA] = 0xfe00 };    /* vda, 254:0 */
     return dev[fs];
 }
 
@@ -164,7 +173,7 @@ uint32_t lx_fs_dev(int fs)
 uint32_t lx_fs_mount_id(int fs)
 {
     static const uint32_t id[LX_FS_COUNT] = { [LX_FS_ROOT] = 1, [LX_FS_DEV] = 23, [LX_FS_PROC] = 24,
-                                              [LX_FS_PTS] = 25, [LX_FS_SHM] = 26 };
+                                              [LX_FS_PTS] = 25, [LX_FS_SHM] = 26, [LX_FS_DATA] = 27 };
     return id[fs];
 }
 
@@ -689,16 +698,102 @@ static void device(const char *path, uint32_t dev)
 
 /* Mount file system fs on the directory at path (made if the archive has
  * none): it and what the archive put below it are that file system's. */
-static void mount_at(const char *path, int fs, uint32_t mode)
+static int lx_subdirs(int32_t dir);
+
+static int32_t mount_at(const char *path, int fs, uint32_t mode)
 {
     int32_t n = place(path, (uint32_t)strlen(path));
     if (n < 0 || (nodes[n].mode & LX_S_IFMT) != LX_S_IFDIR)
-        return;
+        return n < 0 ? n : -LX_ENOTDIR;
     nodes[n].mode = LX_S_IFDIR | mode;
     nodes[n].fs = (uint32_t)fs;
     for (int32_t d = 0; d < maxdents; d++)
         if (dents[d].node >= 0 && lx_is_below(dents[d].dir, n))
             nodes[dents[d].node].fs = (uint32_t)fs;
+    return n;
+}
+
+int32_t lx_mount_dir(const char *path, int fs, uint32_t mode, int32_t *covered)
+{
+    int32_t old = place(path, (uint32_t)strlen(path));
+    if (old < 0 || old == LX_ROOT || (nodes[old].mode & LX_S_IFMT) != LX_S_IFDIR)
+        return old < 0 ? old : -LX_ENOTDIR;
+    int32_t n = lx_node_new(LX_S_IFDIR | mode);
+    if (n < 0)
+        return n;
+    /* The new directory takes the old one's name; the old one, and what
+     * the archive has in it, stay (hidden) for lx_unmount_dir. */
+    int32_t d = nodes[old].dent;
+    dents[d].node = n;
+    nodes[n].nlink = nodes[old].nlink - (uint32_t)lx_subdirs(old);
+    nodes[n].parent = nodes[old].parent;
+    nodes[n].dent = d;
+    nodes[n].fs = (uint32_t)fs;
+    nodes[old].dent = -1;
+    *covered = old;
+    return n;
+}
+
+void lx_unmount_dir(int32_t n, int32_t covered)
+{
+    int32_t d = nodes[n].dent;
+    lx_dir_unload(n);
+    dents[d].node = covered;
+    nodes[covered].dent = d;
+    nodes[n].dent = -1;
+    nodes[n].nlink = 0;
+    lx_node_maybe_free(n);
+}
+
+int lx_dent_attach(int32_t dir, const char *name, uint32_t len, int32_t node, uint64_t cookie)
+{
+    struct lx_node *p = &nodes[dir];
+    if (p->last >= 0 && dents[p->last].cookie >= cookie)
+        return -LX_EINVAL;                      /* (listings go by rising cookies) */
+    int32_t d = -1;
+    for (int32_t i = 0; i < maxdents && d < 0; i++)
+        if (dents[(dent_hint + i) % maxdents].node < 0)
+            d = (dent_hint + i) % maxdents;
+    char *s = d >= 0 ? name_alloc(len) : NULL;
+    if (!s)
+        return -LX_ENOSPC;
+    memcpy(s, name, len);
+    s[len] = 0;
+    dent_hint = d + 1;
+    dents[d] = (struct lx_dent){ s, len, node, dir, -1, p->last, cookie, 1 };
+    if (p->last >= 0)
+        dents[p->last].next = d;
+    else
+        p->first = d;
+    p->last = d;
+    p->entries++;
+    if ((nodes[node].mode & LX_S_IFMT) == LX_S_IFDIR) {
+        nodes[node].parent = dir;
+        nodes[node].dent = d;
+    }
+    return 0;
+}
+
+/* The directories in directory `dir`. */
+static int lx_subdirs(int32_t dir)
+{
+    int k = 0;
+    for (int32_t d = nodes[dir].first; d >= 0; d = dents[d].next)
+        k += (nodes[dents[d].node].mode & LX_S_IFMT) == LX_S_IFDIR;
+    return k;
+}
+
+void lx_dir_unload(int32_t dir)
+{
+    while (nodes[dir].first >= 0) {
+        int32_t d = nodes[dir].first, node = dents[d].node;
+        dent_drop(d);
+        struct lx_node *n = &nodes[node];
+        if (!n->opens && !mapped(n) && !is_cwd(node)) {
+            n->nlink = 0;                       /* (a mirror: the disk keeps its links) */
+            lx_node_maybe_free(node);
+        }
+    }
 }
 
 /* A symbolic link at path (if the archive has no such name) to target. */
@@ -897,7 +992,12 @@ static int32_t step(int32_t cur, const char *name, uint32_t len)
         return nodes[cur].parent >= 0 ? nodes[cur].parent : cur;
     if (nodes[cur].proc)
         return lx_procfs_lookup(cur, name, len);
+    int64_t err = lx_data_dir_ready(cur);
+    if (err)
+        return (int32_t)err;
     int32_t d = lx_dent_find(cur, name, len);
+    if (d >= 0 && (err = lx_data_ready(dents[d].node)) != 0)
+        return (int32_t)err;                    /* (/data: its file system mounted first) */
     return d >= 0 ? dents[d].node : -LX_ENOENT;
 }
 
@@ -993,7 +1093,12 @@ int lx_lookup_last(int32_t dir, const char *path, struct lx_last *l)
         l->node = lx_procfs_lookup(parent, l->name, l->len);
         return 0;
     }
+    int64_t err = lx_data_dir_ready(parent);
+    if (err)
+        return (int)err;
     l->dent = lx_dent_find(parent, l->name, l->len);
+    if (l->dent >= 0 && (err = lx_data_ready(dents[l->dent].node)) != 0)
+        return (int)err;                        /* (/data: its file system mounted first) */
     l->node = l->dent >= 0 ? dents[l->dent].node : -LX_ENOENT;
     return 0;
 }

@@ -431,8 +431,8 @@ int lx_sig_interrupted(struct lx_ctx *c, uint64_t nr)
     int sig = next_signal(p);
     p->intr = 0;                                /* (a wake-up whose signal another thread took: it waits
                                                  * again, still on what it waits for) */
-    if (!sig)
-        return 0;
+    if (!sig || p->blk.kind == LX_BLK_DISK)
+        return 0;                               /* (a wait for the disk is not interrupted, as Linux's) */
     p->blk = (struct lx_block){ 0 };
     const uint64_t *mr = c->mr;
     if (p->io.done) {                           /* a write that moved some bytes returns their count */

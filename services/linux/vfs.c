@@ -99,6 +99,8 @@ int64_t lx_sys_mkdirat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t
         return len ? len : -LX_ENOENT;
     struct lx_last l;
     int err = new_name(c, dirfd, path_a, &l, 1);
+    if (!err)
+        err = (int)lx_data_writable(l.dir);    /* EROFS after EEXIST, as Linux's filename_create */
     if (err)
         return err;
     int32_t n = lx_node_new(LX_S_IFDIR | ((uint32_t)mode & 01777 & ~lx_umask_of(c->p)));
@@ -128,6 +130,8 @@ int64_t lx_sys_unlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_
             return -LX_ENOTEMPTY;
         if (l.type == LX_LAST_ROOT)
             return -LX_EBUSY;
+        if ((err = (int)lx_data_writable(l.dir)) != 0)
+            return err;
         if (l.node < 0)
             return l.node;
         if (kind(lx_node(l.node)) != LX_S_IFDIR)
@@ -141,6 +145,8 @@ int64_t lx_sys_unlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_
     } else {
         if (l.type != LX_LAST_NORM)
             return -LX_EISDIR;
+        if ((err = (int)lx_data_writable(l.dir)) != 0)
+            return err;
         if (l.node < 0)
             return l.node;
         if (kind(lx_node(l.node)) == LX_S_IFDIR)
@@ -183,6 +189,8 @@ int64_t lx_sys_renameat2(struct lx_ctx *c, int64_t olddirfd, uint64_t oldpath, i
         return -LX_EBUSY;
     if (n.type != LX_LAST_NORM)
         return (fl & RENAME_NOREPLACE) ? -LX_EEXIST : -LX_EBUSY;
+    if ((err = (int)lx_data_writable(o.dir)) != 0)
+        return err;
     if (o.node < 0)
         return o.node;
     if (n.node < 0 && n.node != -LX_ENOENT)
@@ -245,6 +253,8 @@ int64_t lx_sys_linkat(struct lx_ctx *c, int64_t olddirfd, uint64_t oldpath, int6
         return len ? len : -LX_ENOENT;
     struct lx_last l;
     int err = new_name(c, newdirfd, path_b, &l, 0);
+    if (!err)
+        err = (int)lx_data_writable(l.dir);
     if (err)
         return err;
     struct lx_node *n = lx_node(old);
@@ -270,6 +280,8 @@ int64_t lx_sys_symlinkat(struct lx_ctx *c, uint64_t target, int64_t newdirfd, ui
         return len ? len : -LX_ENOENT;
     struct lx_last l;
     int err = new_name(c, newdirfd, path_b, &l, 0);
+    if (!err)
+        err = (int)lx_data_writable(l.dir);
     if (err)
         return err;
     int32_t node = lx_node_new(LX_S_IFLNK | 0777);
@@ -306,6 +318,8 @@ static int64_t chmod_node(int32_t node, uint64_t mode)
     struct lx_node *n = lx_node(node);
     if (n->proc)
         return -LX_EPERM;
+    if (lx_data_writable(node))
+        return -LX_EROFS;
     n->mode = kind(n) | ((uint32_t)mode & 07777);
     n->ctime = lx_now();
     return 0;
@@ -339,6 +353,8 @@ static int64_t chown_node(int32_t node, uint32_t uid, uint32_t gid)
     struct lx_node *n = lx_node(node);
     if (n->proc)
         return -LX_EPERM;
+    if (lx_data_writable(node))
+        return -LX_EROFS;
     if (uid != ~0u)
         n->uid = uid;
     if (gid != ~0u)
@@ -400,6 +416,8 @@ int64_t lx_sys_utimensat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64
         if (node < 0)
             return node;
     }
+    if (lx_data_writable(node))
+        return -LX_EROFS;
     struct lx_node *n = lx_node(node);
     struct lx_time now = lx_now();
     if (now_both) {
@@ -436,6 +454,8 @@ static int64_t truncate_node(struct lx_ctx *c, struct lx_node *n, int64_t len)
 {
     if (n->proc)
         return -LX_EACCES;
+    if (n->fs == LX_FS_DATA)
+        return -LX_EROFS;
     int64_t big = (uint64_t)len > n->size ? lx_fsize_check(c, (uint64_t)len, NULL) : 0;   /* growing only */
     if (big)
         return big;
@@ -537,9 +557,22 @@ static int64_t statfs_out(struct lx_ctx *c, int32_t node, uint64_t buf)
     st.bsize = st.frsize = 4096;
     st.namelen = LX_NAME_MAX;
     int fs = lx_node_fs(node);
+    if (fs == LX_FS_DATA) {                     /* the disk's ext2, as Linux's ext2 says */
+        int64_t v[11], err = lx_data_statfs((uint64_t *)v);
+        if (err < 0)
+            return err;
+        if (err == 0) {
+            st = (struct lx_statfs){ .type = v[0], .bsize = v[1], .blocks = (uint64_t)v[2], .bfree = (uint64_t)v[3],
+                                     .bavail = (uint64_t)v[4], .files = (uint64_t)v[5], .ffree = (uint64_t)v[6],
+                                     .fsid = { (int32_t)v[7], (int32_t)(v[7] >> 32) }, .namelen = v[8],
+                                     .frsize = v[9], .flags = v[10] };
+            return lx_copy_out(c, buf, &st, sizeof(st));
+        }
+        fs = lx_node_fs(node);                  /* (not mounted after all: the root's directory) */
+    }
     /* Mount flags as the mount table says: ST_NOSUID 2, ST_NODEV 4, ST_NOEXEC 8, ST_RELATIME 0x1000. */
     static const int64_t flags[LX_FS_COUNT] = { [LX_FS_ROOT] = 0, [LX_FS_DEV] = 0x1000, [LX_FS_PTS] = 0x100a,
-                                                [LX_FS_SHM] = 0x1006, [LX_FS_PROC] = 0x1000 };
+                                                [LX_FS_SHM] = 0x1006, [LX_FS_PROC] = 0x1000, [LX_FS_DATA] = 0x1001 };
     st.flags = ST_VALID | flags[fs];
     if (fs == LX_FS_PROC) {
         st.type = PROC_SUPER_MAGIC;
