@@ -30,63 +30,112 @@
 #include "ext2.h"
 
 #define DBLOCK          4096u           /* the unit of the cache here and in the blk service */
-#define CACHE_BLOCKS    64u             /* 256 KiB */
+#define CACHE_BLOCKS    256u            /* 1 MiB */
+#define OP_MAX          128u            /* blocks one change may write (a write goes CHUNK at a time) */
+#define CHUNK           32768u
 #define SECTOR          512u
 #define EXT2_MAGIC      0xef53
+#define ORPHANS         64u
 
 static uint32_t blk_ep;                 /* the blk service (0: none) */
 static uint64_t disk_bytes;
 static uint32_t disk_flags;             /* blk's `info` flags: 1 read-only */
-static struct {
+
+/* The cache: a block is valid (read from the disk, or made whole by a
+ * change) and maybe dirty (changed here, not handed to the blk service
+ * yet). A change writes into a copy (op) that becomes the block when the
+ * change is over, or goes if it is abandoned; `fresh`: made by the
+ * change without reading (it covered the whole block). */
+static struct cblock {
     uint64_t no, used;
-    uint8_t *data;
-    uint8_t valid;
+    uint8_t *data, *op;
+    uint8_t valid, dirty, fresh;
 } cache[CACHE_BLOCKS];
 static uint64_t clock_;
-static struct ext2_fs fs;
+static unsigned pinned;                 /* blocks with an op copy */
+static uint64_t handed, synced;         /* blocks handed to blk so far; of them, synced to the disk */
+static uint64_t ticket, ticket_at;      /* a blk sync under way (0: none), and `handed` when it began */
+static int sync_failed;                 /* a write or sync of blk failed: the next fsync says EIO */
+static struct ext2_fs fs, saved;        /* the file system, and as it was when the change began */
+static int in_op;
 static int mounted;                     /* 0: not yet; 1: mounted; -1: refused (/data is the root's) */
 static int32_t data_root = -1;          /* the node of /data */
 static int32_t covered = -1;            /* the root's /data, which the mount hides */
+static struct { uint32_t ino; uint8_t gone; } orphans[ORPHANS];   /* unlinked while open */
 
 /* ---------------------------------------------------------------- the disk */
 
-/* Block `no` of the disk, in the cache here: 0 (*out), -EXT2_EAGAIN while
- * the blk service fetches it, -EXT2_EIO. */
-static int block(uint64_t no, uint8_t **out)
+static uint64_t disk_blocks(void) { return (disk_bytes + DBLOCK - 1) / DBLOCK; }
+static uint64_t block_bytes(uint64_t no) { return disk_bytes - no * DBLOCK < DBLOCK ? disk_bytes - no * DBLOCK : DBLOCK; }
+
+static struct cblock *lookup(uint64_t no)
 {
-    unsigned victim = 0;
+    for (unsigned i = 0; i < CACHE_BLOCKS; i++)
+        if (cache[i].valid && cache[i].no == no)
+            return &cache[i];
+    return NULL;
+}
+
+/* A slot for a block: an empty one, else the least recently used one
+ * that is clean and not in a change; NULL if every one is dirty or held. */
+static struct cblock *take(void)
+{
+    struct cblock *best = NULL;
     for (unsigned i = 0; i < CACHE_BLOCKS; i++) {
-        if (cache[i].valid && cache[i].no == no) {
-            cache[i].used = ++clock_;
-            *out = cache[i].data;
-            return 0;
-        }
-        if (!cache[i].valid || cache[i].used < cache[victim].used)
-            victim = i;
-        if (!cache[victim].valid)
+        struct cblock *c = &cache[i];
+        if (c->dirty || c->op)
+            continue;
+        if (!c->valid) {
+            best = c;
             break;
+        }
+        if (!best || c->used < best->used)
+            best = c;
     }
-    if (no >= (disk_bytes + DBLOCK - 1) / DBLOCK)
+    if (best && !best->data && !(best->data = svc_alloc(DBLOCK)))
+        return NULL;
+    if (best)
+        best->valid = 0;
+    return best;
+}
+
+/* Block `no` in the cache: 0 (*out), -EXT2_EAGAIN while the blk service
+ * fetches it, -EXT2_EIO, or -LX_ENOMEM when the cache is all dirty. With
+ * `whole`, a block not cached is taken without reading (the caller
+ * writes all of it). */
+static int block(uint64_t no, int whole, struct cblock **out)
+{
+    struct cblock *c = lookup(no);
+    if (c) {
+        c->used = ++clock_;
+        *out = c;
+        return 0;
+    }
+    if (no >= disk_blocks())
         return -EXT2_EIO;
-    if (!svc_may_call())
-        return -EXT2_EAGAIN;                    /* (the register entry: the full path asks the disk) */
-    if (!cache[victim].data && !(cache[victim].data = svc_alloc(DBLOCK)))
-        return -EXT2_EIO;
-    uint64_t bytes = disk_bytes - no * DBLOCK < DBLOCK ? disk_bytes - no * DBLOCK : DBLOCK, count = 0;
-    cache[victim].valid = 0;
-    int64_t err = blk_read(blk_ep, no * (DBLOCK / SECTOR), cache[victim].data, bytes, &count);
-    if (err == SVC_E_AGAIN)
-        return -EXT2_EAGAIN;
-    if (err || count != bytes)
-        return -EXT2_EIO;
-    cache[victim].no = no;
-    cache[victim].valid = 1;
-    cache[victim].used = ++clock_;
-    *out = cache[victim].data;
+    if (!(c = take()))
+        return -LX_ENOMEM;
+    if (whole) {
+        c->fresh = 1;
+    } else {
+        if (!svc_may_call())
+            return -EXT2_EAGAIN;                /* (the register entry: the full path asks the disk) */
+        uint64_t bytes = block_bytes(no), count = 0;
+        int64_t err = blk_read(blk_ep, no * (DBLOCK / SECTOR), c->data, bytes, &count);
+        if (err == SVC_E_AGAIN)
+            return -EXT2_EAGAIN;
+        if (err || count != bytes)
+            return -EXT2_EIO;
+    }
+    c->no = no;
+    c->valid = 1;
+    c->used = ++clock_;
+    *out = c;
     return 0;
 }
 
-/* The file system's read callback. */
+/* The file system's read callback: what the change at hand wrote, else
+ * the block. */
 static int disk_read(void *ctx, uint64_t off, void *buf, uint32_t len)
 {
     (void)ctx;
@@ -94,17 +143,102 @@ static int disk_read(void *ctx, uint64_t off, void *buf, uint32_t len)
     if (off > disk_bytes || len > disk_bytes - off)
         return -EXT2_EIO;
     while (len) {
-        uint8_t *b;
+        struct cblock *c;
         uint32_t in = (uint32_t)(off % DBLOCK), k = DBLOCK - in < len ? DBLOCK - in : len;
-        int err = block(off / DBLOCK, &b);
+        int err = block(off / DBLOCK, 0, &c);
         if (err)
             return err;
-        memcpy(dst, b + in, k);
+        memcpy(dst, (c->op ? c->op : c->data) + in, k);
         dst += k;
         off += k;
         len -= k;
     }
     return 0;
+}
+
+/* The write callback: into the change's copy of each block. */
+static int disk_write(void *ctx, uint64_t off, const void *buf, uint32_t len)
+{
+    (void)ctx;
+    const uint8_t *src = buf;
+    if (!in_op || off > disk_bytes || len > disk_bytes - off)
+        return -EXT2_EIO;
+    while (len) {
+        struct cblock *c;
+        uint64_t no = off / DBLOCK;
+        uint32_t in = (uint32_t)(off % DBLOCK), k = DBLOCK - in < len ? DBLOCK - in : len;
+        int err = block(no, in == 0 && k == block_bytes(no), &c);
+        if (err)
+            return err;
+        if (!c->op) {
+            if (pinned >= OP_MAX || !(c->op = svc_alloc(DBLOCK)))
+                return -LX_ENOMEM;              /* (more than one change may write: the caller splits) */
+            pinned++;
+            if (!c->fresh)
+                memcpy(c->op, c->data, DBLOCK);
+        }
+        memcpy(c->op + in, src, k);
+        src += k;
+        off += k;
+        len -= k;
+    }
+    return 0;
+}
+
+/* Hand the dirty blocks to the blk service (its cache takes them; its
+ * sync puts them on the disk), as it takes them: 0, or -LX_EIO. */
+static int drain(void)
+{
+    for (unsigned i = 0; i < CACHE_BLOCKS; i++) {
+        struct cblock *c = &cache[i];
+        if (!c->dirty)
+            continue;
+        uint64_t bytes = block_bytes(c->no), count = 0;
+        int64_t err = blk_write(blk_ep, c->no * (DBLOCK / SECTOR), c->data, bytes, &count);
+        if (err == SVC_E_AGAIN)
+            return 0;                           /* (it is busy writing: the rest next time) */
+        if (err || count != bytes) {
+            sync_failed = 1;
+            return -LX_EIO;
+        }
+        c->dirty = 0;
+        handed++;
+    }
+    return 0;
+}
+
+static unsigned dirty_blocks(void)
+{
+    unsigned k = 0;
+    for (unsigned i = 0; i < CACHE_BLOCKS; i++)
+        k += cache[i].dirty;
+    return k;
+}
+
+/* A change is over: its blocks are the cache's (dirty), or it is
+ * abandoned and the file system is as it was. */
+static void op_finish(int keep)
+{
+    for (unsigned i = 0; i < CACHE_BLOCKS; i++) {
+        struct cblock *c = &cache[i];
+        if (c->op && keep) {
+            uint8_t *old = c->data;
+            c->data = c->op;
+            c->op = old;
+            c->dirty = 1;
+        } else if (c->fresh && !keep) {
+            c->valid = 0;                       /* (never read: nothing of it is known) */
+        }
+        if (c->op) {
+            svc_free(c->op, DBLOCK);
+            c->op = NULL;
+        }
+        c->fresh = 0;
+    }
+    pinned = 0;
+    if (!keep)
+        fs = saved;
+    in_op = 0;
 }
 
 /* A file system error as the call's answer: LX_DISKWAIT for a block not
@@ -175,6 +309,20 @@ static int64_t mount(void)
         mounted = -1;
         lx_unmount_dir(data_root, covered);     /* the root's /data again */
         return 0;
+    }
+    if (!(disk_flags & 1)) {                    /* read-write, unless the disk or the image says not */
+        saved = fs;
+        in_op = 1;
+        fs.io.write = disk_write;
+        fs.now = (uint32_t)lx_now().sec;
+        err = ext2_mount_rw(&fs);
+        op_finish(err == 0);
+        if (err == -EXT2_EAGAIN)
+            return LX_DISKWAIT;
+        if (err)
+            lx_log("/dev/vda mounted read-only on /data: %s (error %d)",
+                   err == -EXT2_EROFS ? "the image has features this file system does not write" :
+                   fs.why ? fs.why : "its orphan list could not be released", -err);
     }
     mirror(data_root, &root);
     lx_node(data_root)->loaded = 0;
@@ -323,7 +471,7 @@ int lx_data_node_read(const struct lx_node *n, uint64_t off, void *dst, uint64_t
 int64_t lx_data_writable(int32_t n)
 {
     struct lx_node *x = lx_node(n);
-    return x && x->fs == LX_FS_DATA ? -LX_EROFS : 0;
+    return x && x->fs == LX_FS_DATA && !fs.writable ? -LX_EROFS : 0;
 }
 
 uint32_t lx_data_block_size(void)
@@ -341,12 +489,432 @@ int64_t lx_data_statfs(uint64_t *out)
     struct ext2_statfs st;
     ext2_statfs(&fs, &st);
     uint64_t v[11] = { EXT2_MAGIC, fs.block_size, st.blocks, st.bfree, st.bavail, st.files, st.ffree, st.fsid,
-                       EXT2_NAME_MAX, fs.block_size, 0x1020 | 1 };  /* ST_VALID | ST_RELATIME | ST_RDONLY */
+                       EXT2_NAME_MAX, fs.block_size, 0x1020 | !fs.writable };  /* ST_VALID | ST_RELATIME | ST_RDONLY */
     memcpy(out, v, sizeof(v));
     return 0;
 }
 
 int lx_data_mounted(void)
 {
-    return mounted > 0;
+    return mounted > 0 ? 1 + (int)fs.writable : 0;
+}
+
+/* ---------------------------------------------------------------- changes */
+
+/* Every node that mirrors inode in->ino mirrors it as it is now. */
+static void refresh(const struct ext2_inode *in)
+{
+    for (int32_t i = 0; i < lx_nodes_max(); i++) {
+        struct lx_node *x = lx_node(i);
+        if (x && x->fs == LX_FS_DATA && x->ino == in->ino)
+            mirror(i, in);
+    }
+}
+
+/* Files unlinked while open whose last opener went (lx_data_node_gone):
+ * off the orphan list and freed, each a change of its own. */
+static int release_orphans(void)
+{
+    for (unsigned i = 0; i < ORPHANS; i++) {
+        if (!orphans[i].gone)
+            continue;
+        struct ext2_inode in;
+        saved = fs;
+        in_op = 1;
+        int err = ext2_inode(&fs, orphans[i].ino, &in);
+        if (!err && !in.links && (err = ext2_orphan_del(&fs, &in)) == 0)
+            err = ext2_release(&fs, &in);
+        op_finish(err == 0);
+        if (err == -EXT2_EAGAIN)
+            return err;
+        orphans[i].ino = 0;                     /* (another failure: e2fsck finds what the list holds) */
+        orphans[i].gone = 0;
+    }
+    return 0;
+}
+
+void lx_data_node_gone(const struct lx_node *n)
+{
+    for (unsigned i = 0; i < ORPHANS && n->fs == LX_FS_DATA; i++)
+        if (orphans[i].ino == n->ino && !n->nlink)
+            orphans[i].gone = 1;
+}
+
+/* Begin a change of the disk: what earlier changes wrote handed on to
+ * the blk service as it takes it, room for this one, the file system
+ * kept to go back to. 0, LX_DISKWAIT, EROFS or EIO. */
+static int64_t op_begin(void)
+{
+    int64_t err = mount();
+    if (err)
+        return err;
+    if (mounted < 0 || !fs.writable)
+        return -LX_EROFS;
+    if (!svc_may_call())
+        return LX_DISKWAIT;                     /* (the register entry: the full path does it) */
+    if (drain())
+        return -LX_EIO;
+    if (dirty_blocks() + OP_MAX > CACHE_BLOCKS)
+        return LX_DISKWAIT;                     /* a writer faster than the disk waits for it */
+    fs.now = (uint32_t)lx_now().sec;
+    if (release_orphans())
+        return LX_DISKWAIT;
+    saved = fs;
+    in_op = 1;
+    return 0;
+}
+
+/* End it: kept (and handed on) when err is 0, else undone; the call's answer. */
+static int64_t op_end(int err)
+{
+    op_finish(err == 0);
+    if (!err)
+        drain();
+    return err ? answer(err) : 0;
+}
+
+/* A node for the file a change is about to make, freed if it fails. */
+static void node_drop(int32_t n)
+{
+    struct lx_node *x = lx_node(n);
+    if (x) {
+        x->nlink = 0;
+        lx_node_maybe_free(n);
+    }
+}
+
+/* The mirror of directory `dir` could not follow a change the disk
+ * took: it is read again at its next lookup. */
+static void reload(int32_t dir)
+{
+    lx_dir_unload(dir);
+    lx_node(dir)->loaded = 0;
+}
+
+int64_t lx_data_create(int32_t dir, const char *name, uint32_t len, uint32_t mode, uint32_t rdev,
+                       const char *target, uint32_t tlen, int32_t *out)
+{
+    int32_t n = lx_node_new(mode);
+    if (n < 0)
+        return n;
+    int64_t err = op_begin();
+    if (err) {
+        node_drop(n);
+        return err;
+    }
+    struct ext2_inode din, in;
+    int e = inode_of(lx_node(dir), &din);
+    if (!e)
+        e = target ? ext2_symlink(&fs, &din, name, len, target, tlen, 0, 0, &in)
+                   : ext2_create(&fs, &din, name, len, mode, 0, 0, rdev, &in);
+    if (!e)
+        e = inode_of(lx_node(dir), &din);
+    if ((err = op_end(e)) != 0) {
+        node_drop(n);
+        return err;
+    }
+    struct lx_node *x = lx_node(n);
+    mirror(n, &in);
+    x->nlink = 0;                               /* (lx_link counts the name) */
+    x->size = 0;
+    if ((target && (lx_node_resize(x, tlen) || (memcpy(x->mem, target, tlen), 0))) ||
+        lx_link(dir, name, len, n) != 0) {
+        node_drop(n);
+        reload(dir);                            /* (the disk has it: the next lookup finds it) */
+        return 0;
+    }
+    mirror(n, &in);
+    mirror(dir, &din);
+    x->loaded = (mode & LX_S_IFMT) == LX_S_IFDIR;       /* (a new directory: no entries to read) */
+    if (out)
+        *out = n;
+    return 0;
+}
+
+int64_t lx_data_unlink(int32_t dent, int rmdir)
+{
+    struct lx_dent *d = lx_dent(dent);
+    int32_t dir = d->dir, node = d->node;
+    int keep = !rmdir && lx_node(node)->opens > 0;
+    unsigned slot = 0;
+    while (keep && slot < ORPHANS && orphans[slot].ino)
+        slot++;
+    if (keep && slot == ORPHANS)
+        return -LX_ENOSPC;                      /* (too many files unlinked while open) */
+    int64_t err = op_begin();
+    if (err)
+        return err;
+    struct ext2_inode din, victim = { 0 };
+    int e = inode_of(lx_node(dir), &din);
+    if (!e && rmdir) {
+        e = ext2_rmdir(&fs, &din, d->name, d->len);
+    } else if (!e) {
+        e = ext2_unlink(&fs, &din, d->name, d->len, &victim);
+        if (!e && !victim.links)
+            e = keep ? ext2_orphan_add(&fs, &victim) : ext2_release(&fs, &victim);
+    }
+    if (!e)
+        e = inode_of(lx_node(dir), &din);
+    if ((err = op_end(e)) != 0)
+        return err;
+    if (keep && !victim.links)
+        orphans[slot].ino = victim.ino;
+    lx_unlink(dent);
+    mirror(dir, &din);
+    if (victim.ino)
+        refresh(&victim);
+    return 0;
+}
+
+int64_t lx_data_rename(const struct lx_last *o, const struct lx_last *n)
+{
+    struct lx_node *victim_node = n->node >= 0 ? lx_node(n->node) : NULL;
+    int keep = victim_node && (victim_node->mode & LX_S_IFMT) != LX_S_IFDIR && victim_node->opens > 0;
+    unsigned slot = 0;
+    while (keep && slot < ORPHANS && orphans[slot].ino)
+        slot++;
+    if (keep && slot == ORPHANS)
+        return -LX_ENOSPC;
+    int64_t err = op_begin();
+    if (err)
+        return err;
+    struct ext2_inode od, nd, moved, victim = { 0 };
+    int same = o->dir == n->dir;
+    int e = inode_of(lx_node(o->dir), &od);
+    if (!e && !same)
+        e = inode_of(lx_node(n->dir), &nd);
+    if (!e)
+        e = ext2_rename(&fs, &od, o->name, o->len, same ? &od : &nd, n->name, n->len, &victim);
+    if (!e && victim.ino && !victim.links)
+        e = keep ? ext2_orphan_add(&fs, &victim) : ext2_release(&fs, &victim);
+    if (!e)
+        e = inode_of(lx_node(o->dir), &od);
+    if (!e && !same)
+        e = inode_of(lx_node(n->dir), &nd);
+    if (!e)
+        e = inode_of(lx_node(o->node), &moved);
+    if ((err = op_end(e)) != 0)
+        return err;
+    if (keep && victim.ino && !victim.links)
+        orphans[slot].ino = victim.ino;
+    if (lx_rename(o->dent, n->dir, n->name, n->len) != 0) {
+        reload(o->dir);
+        if (!same)
+            reload(n->dir);
+        return 0;
+    }
+    if (n->dent >= 0)
+        lx_unlink(n->dent);
+    mirror(o->dir, &od);
+    mirror(n->dir, same ? &od : &nd);
+    refresh(&moved);
+    if (victim.ino)
+        refresh(&victim);
+    return 0;
+}
+
+int64_t lx_data_link(int32_t node, int32_t dir, const char *name, uint32_t len)
+{
+    int64_t err = op_begin();
+    if (err)
+        return err;
+    struct ext2_inode din, in;
+    int e = inode_of(lx_node(dir), &din);
+    if (!e)
+        e = inode_of(lx_node(node), &in);
+    if (!e)
+        e = ext2_link(&fs, &din, name, len, &in);
+    if (!e)
+        e = inode_of(lx_node(dir), &din);
+    if ((err = op_end(e)) != 0)
+        return err;
+    if (lx_link(dir, name, len, node) != 0)
+        reload(dir);
+    else
+        mirror(dir, &din);
+    refresh(&in);
+    return 0;
+}
+
+#define IMMUTABLE_OR_APPEND 0x30u               /* chattr +i, +a: their attributes stay (Linux's EPERM) */
+
+int64_t lx_data_setattr(int32_t node, uint32_t what, uint32_t mode, uint32_t uid, uint32_t gid,
+                        const struct lx_time *atime, const struct lx_time *mtime)
+{
+    int64_t err = op_begin();
+    if (err)
+        return err;
+    struct ext2_inode in;
+    int e = inode_of(lx_node(node), &in);
+    if (!e && (in.flags & IMMUTABLE_OR_APPEND))
+        e = -EXT2_EPERM;
+    if (!e) {
+        if (what & LX_ATTR_MODE)
+            in.mode = (uint16_t)((in.mode & EXT2_S_IFMT) | (mode & 07777));
+        if (what & LX_ATTR_UID)
+            in.uid = uid;
+        if (what & LX_ATTR_GID)
+            in.gid = gid;
+        if (what & LX_ATTR_ATIME)
+            in.atime = (uint32_t)atime->sec;
+        if (what & LX_ATTR_MTIME)
+            in.mtime = (uint32_t)mtime->sec;
+        in.ctime = fs.now;
+        e = ext2_inode_write(&fs, &in);
+    }
+    if ((err = op_end(e)) != 0)
+        return err;
+    refresh(&in);
+    return 0;
+}
+
+int64_t lx_data_truncate(int32_t node, uint64_t size)
+{
+    int64_t err = op_begin();
+    if (err)
+        return err;
+    struct ext2_inode in;
+    int e = inode_of(lx_node(node), &in);
+    if (!e)
+        e = ext2_truncate(&fs, &in, size);
+    if ((err = op_end(e)) != 0)
+        return err;
+    refresh(&in);
+    return 0;
+}
+
+int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, int append, uint64_t buf, uint64_t len, uint64_t *pos)
+{
+    static uint8_t bounce[CHUNK];
+    uint64_t done = c->t->io.done;              /* (a write run again after a wait: what it wrote then) */
+    int64_t err = 0;
+    while (done < len) {
+        uint32_t k = len - done < CHUNK ? (uint32_t)(len - done) : CHUNK, put = 0;
+        uint64_t got = lx_copy_in_some(c, bounce, buf + done, k);
+        if (!got) {
+            err = -LX_EFAULT;
+            break;
+        }
+        if ((err = op_begin()) != 0)
+            break;
+        struct ext2_inode in;
+        int e = inode_of(n, &in);
+        uint64_t at = append ? in.size : *pos + done;
+        if (!e)
+            e = ext2_write(&fs, &in, at, bounce, (uint32_t)got, &put);
+        if ((err = op_end(e)) != 0)
+            break;
+        refresh(&in);
+        done += put;
+        if (put < got)
+            break;                              /* the disk is full (or the file at its largest) */
+    }
+    if (err == LX_DISKWAIT && done) {
+        c->t->io.done = done;                   /* run again: on from here */
+        return LX_DISKWAIT;
+    }
+    c->t->io.done = 0;
+    if (!done)
+        return err;
+    if (!append)
+        *pos += done;
+    else
+        *pos = n->size;
+    return (int64_t)done;
+}
+
+/* Hand everything to the blk service and have it put it on the disk:
+ * 0, LX_DISKWAIT while that goes on, or EIO (once) if a write failed. */
+static int64_t sync_all(void)
+{
+    if (mounted <= 0)
+        return 0;
+    if (!svc_may_call())
+        return LX_DISKWAIT;
+    for (;;) {
+        if (drain())
+            return -LX_EIO;
+        if (dirty_blocks())
+            return LX_DISKWAIT;
+        if (synced == handed && !ticket) {
+            int failed = sync_failed;
+            sync_failed = 0;
+            return failed ? -LX_EIO : 0;
+        }
+        if (!ticket) {
+            if (blk_sync_start(blk_ep, &ticket) != 0) {
+                ticket = 0;
+                return LX_DISKWAIT;             /* (its syncs are all taken: one ends soon) */
+            }
+            ticket_at = handed;
+        }
+        int64_t r = blk_sync_poll(blk_ep, ticket);
+        if (r == SVC_E_AGAIN)
+            return LX_DISKWAIT;
+        ticket = 0;
+        if (r)
+            sync_failed = 1;
+        synced = ticket_at;
+    }
+}
+
+int64_t lx_data_fsync(void)
+{
+    return sync_all();
+}
+
+int64_t lx_data_unmount(void)
+{
+    if (mounted <= 0)
+        return 0;
+    if (fs.writable) {
+        int64_t err = op_begin();
+        if (err)
+            return err;
+        if ((err = op_end(ext2_unmount(&fs))) != 0)
+            return err;
+    }
+    return sync_all();
+}
+
+
+int64_t lx_data_prefetch(const struct lx_node *n, uint64_t off, uint64_t len)
+{
+    static uint8_t sector[SECTOR];
+    if (n->fs != LX_FS_DATA || (n->mode & LX_S_IFMT) != LX_S_IFREG || mounted <= 0)
+        return 0;
+    if (!svc_may_call())
+        return LX_DISKWAIT;
+    struct ext2_inode in;
+    int e = inode_of(n, &in);
+    if (e)
+        return answer(e);
+    if (off >= in.size || len == 0)
+        return 0;
+    if (len > in.size - off)
+        len = in.size - off;
+    if (len > LX_DATA_COPY_MAX)
+        return 0;                               /* (lx_node_copy_out refuses it) */
+    int missing = 0;
+    uint64_t last = UINT64_MAX;
+    for (uint64_t lb = off / fs.block_size; lb <= (off + len - 1) / fs.block_size; lb++) {
+        uint32_t pb = 0;
+        e = ext2_bmap(&fs, &in, lb, &pb);
+        if (e == -EXT2_EAGAIN) {
+            missing = 1;                        /* (an indirect block first) */
+            continue;
+        }
+        if (e)
+            return e;
+        uint64_t no = (uint64_t)pb * fs.block_size / DBLOCK, count = 0;
+        if (!pb || no == last || lookup(no))
+            continue;
+        last = no;
+        int64_t r = blk_read(blk_ep, no * (DBLOCK / SECTOR), sector, SECTOR, &count);  /* (the block comes whole) */
+        if (r == SVC_E_AGAIN)
+            missing = 1;
+        else if (r)
+            return -LX_EIO;
+    }
+    return missing ? LX_DISKWAIT : 0;
 }

@@ -637,6 +637,15 @@ static int32_t open_create(int32_t dir, const char *path, uint32_t fl, uint32_t 
             return -LX_ENOENT;
         if ((err = (int)lx_data_writable(l.dir)) != 0)
             return err;                         /* (the disk is read-only) */
+        if (lx_node(l.dir)->fs == LX_FS_DATA) { /* on the disk */
+            int32_t made_node = -1;
+            int64_t e = lx_data_create(l.dir, l.name, l.len, LX_S_IFREG | (mode & 07777 & ~mask), 0, NULL, 0,
+                                       &made_node);
+            if (e || made_node < 0)
+                return e ? (int32_t)e : -LX_ENOENT;
+            *made = 1;
+            return made_node;
+        }
         int32_t n = lx_node_new(LX_S_IFREG | (mode & 07777 & ~mask));
         if (n < 0)
             return n;
@@ -707,13 +716,18 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
      * O_NOFOLLOW; other opens all but the open-time flags, with O_LARGEFILE. */
     uint32_t kept = (fl & O_PATH) ? fl & (O_PATH | O_DIRECTORY | O_NOFOLLOW)
                                   : (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) | O_LARGEFILE;
+    if ((fl & O_TRUNC) && !(fl & O_PATH) && kind(n) == LX_S_IFREG && !made && n->fs == LX_FS_DATA) {
+        int64_t e = lx_data_truncate(node, 0);  /* (before the descriptor: the call may run again) */
+        if (e)
+            return e;
+    }
     struct lx_file *f;
     int fd = lx_fd_open(c->p, LX_FILE_NODE, node, kept, (fl & O_CLOEXEC) != 0, &f);
     if (fd < 0)
         return fd;
     if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_PTS && !(fl & O_PATH))
         lx_pty_slave_opened(c, f, fl);
-    if ((fl & O_TRUNC) && !(fl & O_PATH) && kind(n) == LX_S_IFREG && !made && !n->proc) {
+    if ((fl & O_TRUNC) && !(fl & O_PATH) && kind(n) == LX_S_IFREG && !made && !n->proc && n->fs != LX_FS_DATA) {
         lx_node_resize(n, 0);
         n->mtime = n->ctime = lx_now();
     }
@@ -841,6 +855,8 @@ static int64_t write_regular(struct lx_ctx *c, struct lx_file *f, struct lx_node
         return -LX_EFBIG;
     if (len > LX_FILE_MAX - *pos)
         len = LX_FILE_MAX - *pos;
+    if (n->fs == LX_FS_DATA)
+        return lx_data_write(c, n, (f->flags & O_APPEND) != 0, buf, len, pos);
     int err = lx_node_reserve(n, *pos + len);
     if (err)
         return err;
@@ -1126,6 +1142,13 @@ static int64_t vector_rw(struct lx_ctx *c, struct lx_file *f, uint64_t uiov, uin
         for (uint64_t j = 0; j < k; j++) {
             uint64_t want = iov[j].len < MAX_RW_COUNT - total ? iov[j].len : MAX_RW_COUNT - total;
             int64_t r = writing ? write_file(c, f, iov[j].base, want, pos) : read_file(c, f, iov[j].base, want, pos);
+            if (r == LX_DISKWAIT) {             /* a disk file: what moved so far, or wait and go on */
+                if (!total)
+                    return LX_DISKWAIT;         /* (io.done says how far this vector went) */
+                total += c->t->io.done;
+                c->t->io.done = 0;
+                return (int64_t)total;
+            }
             if (r == LX_BLOCK) {                /* a pipe: what moved so far, or wait with nothing moved */
                 total += c->t->io.done;
                 c->t->io.done = 0;

@@ -113,6 +113,22 @@ uint64_t lx_copy_out_some(struct lx_ctx *c, uint64_t dst, const void *src, uint6
     return done;
 }
 
+uint64_t lx_copy_in_some(struct lx_ctx *c, void *dst, uint64_t src, uint64_t len)
+{
+    if (lx_copy_in(c, dst, src, len) == 0)
+        return len;
+    uint64_t done = 0;
+    while (done < len) {
+        uint64_t n = LX_PAGE - ((src + done) & (LX_PAGE - 1));
+        if (n > len - done)
+            n = len - done;
+        if (lx_copy_in(c, (uint8_t *)dst + done, src + done, n))
+            break;
+        done += n;
+    }
+    return done;
+}
+
 /* In pieces of at most 256 bytes that never cross a page: a short path is
  * one copy, and a string ending just before unmapped memory is fine. */
 int64_t lx_copy_str(struct lx_ctx *c, char *dst, uint64_t src, uint64_t max)
@@ -1132,7 +1148,16 @@ static int64_t m_run(struct svc_call *call, const uint8_t *path, uint32_t len, u
     return SVC_DEFERRED;
 }
 
-const struct linux_ops linux_ops = { m_exec, m_wait, m_run };
+static int64_t m_unmount(struct svc_call *call)
+{
+    (void)call;
+    if (fs())
+        return 0;
+    int64_t r = lx_data_unmount();
+    return r == LX_DISKWAIT ? SVC_E_AGAIN : r ? SVC_E_IO : 0;
+}
+
+const struct linux_ops linux_ops = { m_exec, m_wait, m_run, m_unmount };
 
 /* ---------------------------------------------------------------- faults */
 

@@ -63,7 +63,7 @@ static int check_header(const struct elf64_ehdr *eh, uint64_t size)
 static int load_segment(struct lx_proc *p, int32_t node, uint64_t base, const struct elf64_phdr *ph)
 {
     const struct lx_node *n = lx_node(node);
-    int in_place = !n->mem && !n->obj;
+    int in_place = !n->mem && !n->obj && n->fs != LX_FS_DATA;
     uint64_t va = base + ph->vaddr, start = va & ~(LX_PAGE - 1), end = lx_page_up(va + ph->memsz);
     uint32_t rights = ((ph->flags & PF_R) ? R_READ : 0) | ((ph->flags & PF_W) ? R_WRITE | R_READ : 0) |
                       ((ph->flags & PF_X) ? R_EXEC | R_READ : 0);
@@ -82,8 +82,8 @@ static int load_segment(struct lx_proc *p, int32_t node, uint64_t base, const st
     struct lx_mobj *o = m ? lx_mobj_new(m, 0) : NULL;
     if (!o)
         return -LX_ENOMEM;
-    if (ph->filesz && lx_node_copy_out(n, ph->offset, o->h, va - start, ph->filesz) != 0)
-        err = -LX_ENOMEM;
+    if (ph->filesz && (err = lx_node_copy_out(n, ph->offset, o->h, va - start, ph->filesz)) != 0)
+        err = err == -LX_EFBIG || err == -LX_EIO ? err : -LX_ENOMEM;
     else
         err = lx_vma_map(p, o, start, 0, end - start, rights, LX_VMA_PROG) ? -LX_ENOMEM : 0;
     if (ph->filesz && ph->offset >= va - start)     /* its file pages: what MADV_DONTNEED reads again */
@@ -160,6 +160,9 @@ static int map_elf(struct lx_proc *p, int32_t node, uint64_t dyn_base, struct el
                                                  * interpreter is mapped (whose own goes to [1]) */
     struct lx_node *n = lx_node(node);
     const struct elf64_ehdr *eh = &header;
+    int64_t wait = lx_data_prefetch(n, 0, n->size);    /* a file on the disk: all of it at hand first */
+    if (wait)
+        return (int)wait;
     if (n->size < sizeof(header) || lx_node_read(n, 0, &header, sizeof(header)))
         return -LX_ENOEXEC;
     int err = check_header(eh, n->size);

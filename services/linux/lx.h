@@ -870,6 +870,8 @@ int lx_copy_out(struct lx_ctx *c, uint64_t dst, const void *src, uint64_t len);
 /* Copy out page by page up to the first page the process cannot write:
  * how many bytes went (Linux's partial reads). */
 uint64_t lx_copy_out_some(struct lx_ctx *c, uint64_t dst, const void *src, uint64_t len);
+/* ... and in from the process: how many bytes came (Linux's partial writes). */
+uint64_t lx_copy_in_some(struct lx_ctx *c, void *dst, uint64_t src, uint64_t len);
 /* Copy a NUL-terminated string of at most max-1 bytes; its length or a
  * negated errno (EFAULT; ENAMETOOLONG when it does not fit). */
 int64_t lx_copy_str(struct lx_ctx *c, char *dst, uint64_t src, uint64_t max);
@@ -1326,7 +1328,33 @@ int lx_data_node_read(const struct lx_node *n, uint64_t off, void *dst, uint64_t
 int64_t lx_data_writable(int32_t n);            /* 0, or EROFS for a node of the read-only disk */
 uint32_t lx_data_block_size(void);
 int64_t lx_data_statfs(uint64_t *out);          /* 0 (struct statfs from f_type), 1 (not mounted), an error */
-int lx_data_mounted(void);
+int lx_data_mounted(void);                      /* 0: not mounted; 1: read-only; 2: read-write */
+/* The changes, each whole or not at all on the disk, then in the tree:
+ * a file, directory or symbolic link (target) made (*out its node); a
+ * name removed (an entry; rmdir: a directory's); a rename (lx_last as
+ * renameat2 found them); a link; attributes (LX_ATTR_* in what); a size.
+ * 0, LX_DISKWAIT or a negated errno. */
+int64_t lx_data_create(int32_t dir, const char *name, uint32_t len, uint32_t mode, uint32_t rdev,
+                       const char *target, uint32_t tlen, int32_t *out);
+int64_t lx_data_unlink(int32_t dent, int rmdir);
+int64_t lx_data_rename(const struct lx_last *o, const struct lx_last *n);
+int64_t lx_data_link(int32_t node, int32_t dir, const char *name, uint32_t len);
+enum { LX_ATTR_MODE = 1, LX_ATTR_UID = 2, LX_ATTR_GID = 4, LX_ATTR_ATIME = 8, LX_ATTR_MTIME = 16 };
+int64_t lx_data_setattr(int32_t node, uint32_t what, uint32_t mode, uint32_t uid, uint32_t gid,
+                        const struct lx_time *atime, const struct lx_time *mtime);
+int64_t lx_data_truncate(int32_t node, uint64_t size);
+/* write() of a disk file from the process at buf, at *pos (moved on) or
+ * at its end; a write that waited goes on with what it wrote (io.done). */
+int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, int append, uint64_t buf, uint64_t len, uint64_t *pos);
+int64_t lx_data_fsync(void);                    /* fsync, fdatasync, sync, syncfs: all of it on the disk */
+int64_t lx_data_unmount(void);                  /* at shutdown: marked clean, all of it on the disk */
+void lx_data_node_gone(const struct lx_node *n);        /* rootfs.c: a node of the disk's is freed */
+/* Whether the bytes [off, off + len) of a disk file are in the blk
+ * service's cache, fetching what is not: 0 or LX_DISKWAIT (exec and
+ * mmap copy a file at once, which cannot wait halfway). */
+int64_t lx_data_prefetch(const struct lx_node *n, uint64_t off, uint64_t len);
+#define LX_DATA_COPY_MAX    (2u << 20)  /* ... which is so up to this size; a larger copy is EFBIG for now */
+int32_t lx_nodes_max(void);                     /* rootfs.c: the node table's size */
 /* rootfs.c's part: a new directory of `fs` mounted over the root's at
  * path, which it hides until lx_unmount_dir (*covered: the hidden one),
  * its node or a negated errno; an entry added in listing order without

@@ -399,6 +399,9 @@ static int64_t exec_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t
         return -LX_EACCES;
     char magic[2];
     const char *exe = exec_path;                /* /proc/PID/exe: the program, a script's interpreter */
+    int64_t wait = lx_data_prefetch(n, 0, 4096);        /* a file on the disk: its "#!" line at hand */
+    if (wait)
+        return wait;
     if (n->size >= 2 && lx_node_read(n, 0, magic, 2) == 0 && !memcmp(magic, "#!", 2)) {
         node = script(node, &argc, by_fd && lx_fd_cloexec(p, (uint32_t)dirfd));
         if (node < 0)

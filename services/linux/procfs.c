@@ -561,7 +561,7 @@ static void gen_mounts(int info)
         { LX_FS_PTS, LX_FS_DEV, "/dev/pts", "devpts", "devpts", "rw,nosuid,noexec,relatime",
           "rw,gid=5,mode=620,ptmxmode=000" },
         { LX_FS_SHM, LX_FS_DEV, "/dev/shm", "tmpfs", "tmpfs", "rw,nosuid,nodev,relatime", "rw,inode64" },
-        { LX_FS_DATA, LX_FS_ROOT, "/data", "ext2", "/dev/vda", "ro,relatime", "ro" },     /* (when mounted) */
+        { LX_FS_DATA, LX_FS_ROOT, "/data", "ext2", "/dev/vda", "rw,relatime", "rw" },     /* (when mounted) */
     };
     uint64_t used;
     uint32_t nodes, max;
@@ -570,15 +570,16 @@ static void gen_mounts(int info)
     for (unsigned i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
         if (m[i].fs == LX_FS_DATA && !lx_data_mounted())
             continue;
+        const char *flags = m[i].fs == LX_FS_DATA && lx_data_mounted() == 1 ? "ro,relatime" : m[i].flags;
         char opts[96];
-        fmt(opts, sizeof(opts), m[i].opts, kb, max);
+        fmt(opts, sizeof(opts), flags == m[i].flags ? m[i].opts : "ro", kb, max);
         uint32_t dev = lx_fs_dev(m[i].fs);
         if (info) {
             lx_proc_put("%u %u %u:%u / %s %s - %s %s %s\n", lx_fs_mount_id(m[i].fs), lx_fs_mount_id(m[i].parent),
-                (dev >> 8) & 0xfff, (dev & 0xff) | ((dev >> 12) & 0xfff00), m[i].dir, m[i].flags, m[i].type, m[i].source, opts);
+                (dev >> 8) & 0xfff, (dev & 0xff) | ((dev >> 12) & 0xfff00), m[i].dir, flags, m[i].type, m[i].source, opts);
         } else {
             /* the fstab line: the mount flags first, then the options after the first ("rw") */
-            lx_proc_put("%s %s %s %s%s 0 0\n", m[i].source, m[i].dir, m[i].type, m[i].flags, opts + 2);
+            lx_proc_put("%s %s %s %s%s 0 0\n", m[i].source, m[i].dir, m[i].type, flags, opts + 2);
         }
     }
 }

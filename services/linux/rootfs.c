@@ -93,6 +93,16 @@ int lx_node_copy_out(const struct lx_node *n, uint64_t off, svc_handle mem, uint
     static uint8_t bounce[16384];
     if (off > n->size || len > n->size - off)
         return -LX_ENOMEM;
+    if (n->fs == LX_FS_DATA && len > LX_DATA_COPY_MAX)
+        return -LX_EFBIG;                       /* (copied at once: no wait for the disk halfway) */
+    for (uint64_t done = 0; n->fs == LX_FS_DATA && done < len; done += sizeof(bounce)) {
+        uint64_t k = len - done < sizeof(bounce) ? len - done : sizeof(bounce);
+        int err = lx_data_node_read(n, off + done, bounce, k);
+        if (err || svc_mem_write(mem, at + done, bounce, k))
+            return err ? err : -LX_ENOMEM;
+    }
+    if (n->fs == LX_FS_DATA)
+        return 0;
     if (!n->obj)
         return svc_mem_write(mem, at, lx_node_data(n) + off, len) ? -LX_ENOMEM : 0;
     for (uint64_t done = 0; done < len; done += sizeof(bounce)) {
@@ -277,8 +287,15 @@ static int is_cwd(int32_t n)
 }
 
 /* The node goes: its contents, its attributes, its slot. */
+int32_t lx_nodes_max(void)
+{
+    return maxnodes;
+}
+
 static void node_free(struct lx_node *n)
 {
+    if (n->fs == LX_FS_DATA)
+        lx_data_node_gone(n);                   /* (an orphan's last opener: it can be freed on the disk) */
     node_free_mem(n);
     lx_xattrs_free(n);
     n->mode = 0;
@@ -447,8 +464,8 @@ static int fill_object(const struct lx_node *n, svc_handle h)
 struct lx_mobj *lx_node_share(int32_t node)
 {
     struct lx_node *n = lx_node(node);
-    if (!n || (n->mode & LX_S_IFMT) != LX_S_IFREG || n->proc)
-        return NULL;
+    if (!n || (n->mode & LX_S_IFMT) != LX_S_IFREG || n->proc || n->fs == LX_FS_DATA)
+        return NULL;                            /* (the disk's files are not shared in memory) */
     if (n->obj)
         return n->obj;
     uint64_t cap = lx_page_up(n->size);

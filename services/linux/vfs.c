@@ -103,6 +103,9 @@ int64_t lx_sys_mkdirat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t
         err = (int)lx_data_writable(l.dir);    /* EROFS after EEXIST, as Linux's filename_create */
     if (err)
         return err;
+    if (lx_node(l.dir)->fs == LX_FS_DATA)
+        return lx_data_create(l.dir, l.name, l.len, LX_S_IFDIR | ((uint32_t)mode & 01777 & ~lx_umask_of(c->p)), 0,
+                              NULL, 0, NULL);
     int32_t n = lx_node_new(LX_S_IFDIR | ((uint32_t)mode & 01777 & ~lx_umask_of(c->p)));
     if (n < 0)
         return n;
@@ -140,6 +143,8 @@ int64_t lx_sys_unlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_
             return -LX_EPERM;                   /* /proc's */
         if (lx_is_mount_point(l.node))
             return -LX_EBUSY;
+        if (lx_node(l.dir)->fs == LX_FS_DATA)
+            return lx_data_unlink(l.dent, 1);  /* (the disk says whether it is empty) */
         if (lx_node(l.node)->entries)
             return -LX_ENOTEMPTY;
     } else {
@@ -156,6 +161,8 @@ int64_t lx_sys_unlinkat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_
         if (l.dent < 0 || lx_node(l.dir)->proc)
             return -LX_EPERM;
     }
+    if (lx_node(l.dir)->fs == LX_FS_DATA)
+        return lx_data_unlink(l.dent, 0);
     lx_unlink(l.dent);
     return 0;
 }
@@ -220,6 +227,8 @@ int64_t lx_sys_renameat2(struct lx_ctx *c, int64_t olddirfd, uint64_t oldpath, i
         return -LX_EBUSY;
     if (o.node == n.node)
         return 0;                               /* two names of one file: nothing to do */
+    if (lx_node_fs(o.dir) == LX_FS_DATA && (fl & RENAME_EXCHANGE))
+        return -LX_EINVAL;                      /* (ext2 here exchanges nothing) */
     if (fl & RENAME_EXCHANGE) {
         lx_exchange(o.dent, n.dent);
         return 0;
@@ -229,9 +238,11 @@ int64_t lx_sys_renameat2(struct lx_ctx *c, int64_t olddirfd, uint64_t oldpath, i
             return -LX_ENOTDIR;
         if (!odir_is && ndir_is)
             return -LX_EISDIR;
-        if (ndir_is && lx_node(n.node)->entries)
+        if (ndir_is && lx_node(n.node)->entries && lx_node_fs(n.node) != LX_FS_DATA)
             return -LX_ENOTEMPTY;
     }
+    if (lx_node_fs(o.dir) == LX_FS_DATA)
+        return lx_data_rename(&o, &n);         /* (the disk says whether a directory replaced is empty) */
     if ((err = lx_rename(o.dent, n.dir, n.name, n.len)) != 0)
         return err;
     if (n.dent >= 0)
@@ -264,6 +275,8 @@ int64_t lx_sys_linkat(struct lx_ctx *c, int64_t olddirfd, uint64_t oldpath, int6
         return -LX_EPERM;
     if (!n->nlink)
         return -LX_ENOENT;                      /* unlinked: only its descriptors hold it */
+    if (n->fs == LX_FS_DATA)
+        return lx_data_link(old, l.dir, l.name, l.len);
     if ((err = lx_link(l.dir, l.name, l.len, old)) != 0)
         return err;
     n->ctime = lx_now();
@@ -284,6 +297,9 @@ int64_t lx_sys_symlinkat(struct lx_ctx *c, uint64_t target, int64_t newdirfd, ui
         err = (int)lx_data_writable(l.dir);
     if (err)
         return err;
+    if (lx_node(l.dir)->fs == LX_FS_DATA)
+        return tlen >= (int64_t)lx_data_block_size() ? -LX_ENAMETOOLONG :
+               lx_data_create(l.dir, l.name, l.len, LX_S_IFLNK | 0777, 0, path_a, (uint32_t)tlen, NULL);
     int32_t node = lx_node_new(LX_S_IFLNK | 0777);
     if (node < 0)
         return node;
@@ -320,6 +336,8 @@ static int64_t chmod_node(int32_t node, uint64_t mode)
         return -LX_EPERM;
     if (lx_data_writable(node))
         return -LX_EROFS;
+    if (n->fs == LX_FS_DATA)
+        return lx_data_setattr(node, LX_ATTR_MODE, (uint32_t)mode & 07777, 0, 0, NULL, NULL);
     n->mode = kind(n) | ((uint32_t)mode & 07777);
     n->ctime = lx_now();
     return 0;
@@ -355,6 +373,16 @@ static int64_t chown_node(int32_t node, uint32_t uid, uint32_t gid)
         return -LX_EPERM;
     if (lx_data_writable(node))
         return -LX_EROFS;
+    if (n->fs == LX_FS_DATA) {
+        uint32_t m = n->mode;
+        if (kind(n) != LX_S_IFDIR) {
+            m &= ~(uint32_t)S_ISUID;
+            if (m & S_IXGRP)
+                m &= ~(uint32_t)S_ISGID;
+        }
+        return lx_data_setattr(node, LX_ATTR_MODE | (uid != ~0u ? LX_ATTR_UID : 0) | (gid != ~0u ? LX_ATTR_GID : 0),
+                               m & 07777, uid, gid, NULL, NULL);
+    }
     if (uid != ~0u)
         n->uid = uid;
     if (gid != ~0u)
@@ -420,6 +448,21 @@ int64_t lx_sys_utimensat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64
         return -LX_EROFS;
     struct lx_node *n = lx_node(node);
     struct lx_time now = lx_now();
+    if (n->fs == LX_FS_DATA) {
+        struct lx_time a = now, m = now;
+        uint32_t what = LX_ATTR_ATIME | LX_ATTR_MTIME;
+        if (!now_both) {
+            if (ts[1] == UTIME_OMIT)
+                what &= ~(uint32_t)LX_ATTR_ATIME;
+            else if (ts[1] != UTIME_NOW)
+                a = (struct lx_time){ ts[0], ts[1] };
+            if (ts[3] == UTIME_OMIT)
+                what &= ~(uint32_t)LX_ATTR_MTIME;
+            else if (ts[3] != UTIME_NOW)
+                m = (struct lx_time){ ts[2], ts[3] };
+        }
+        return lx_data_setattr(node, what, 0, 0, 0, &a, &m);
+    }
     if (now_both) {
         n->atime = n->mtime = now;
     } else {
@@ -454,8 +497,12 @@ static int64_t truncate_node(struct lx_ctx *c, struct lx_node *n, int64_t len)
 {
     if (n->proc)
         return -LX_EACCES;
-    if (n->fs == LX_FS_DATA)
+    if (lx_data_writable((int32_t)(n - lx_node(0))))
         return -LX_EROFS;
+    if (n->fs == LX_FS_DATA) {
+        int64_t big = (uint64_t)len > n->size ? lx_fsize_check(c, (uint64_t)len, NULL) : 0;
+        return big ? big : lx_data_truncate((int32_t)(n - lx_node(0)), (uint64_t)len);
+    }
     int64_t big = (uint64_t)len > n->size ? lx_fsize_check(c, (uint64_t)len, NULL) : 0;   /* growing only */
     if (big)
         return big;
@@ -516,6 +563,8 @@ int64_t lx_sys_fallocate(struct lx_ctx *c, uint64_t fd, uint64_t mode, int64_t o
         return -LX_ENODEV;
     if (off > INT64_MAX - len)
         return -LX_EFBIG;
+    if (n->fs == LX_FS_DATA)
+        return -LX_EOPNOTSUPP;                  /* (Linux's ext2 files: no extents to allocate) */
     uint64_t end = (uint64_t)(off + len);
     int64_t big = end > n->size ? lx_fsize_check(c, end, NULL) : 0;     /* (FALLOC_FL_KEEP_SIZE too, as Linux) */
     if (big)
@@ -539,7 +588,7 @@ int64_t lx_sys_fsync(struct lx_ctx *c, uint64_t fd)
         return -LX_EBADF;
     if (f->node < 0 || kind(lx_node(f->node)) == LX_S_IFCHR)
         return -LX_EINVAL;
-    return 0;
+    return lx_node(f->node)->fs == LX_FS_DATA ? lx_data_fsync() : 0;     /* the disk's: on it */
 }
 
 /* struct statfs of the 64-bit generic ABI: 120 bytes. */

@@ -86,7 +86,8 @@ static int32_t file_node(struct lx_ctx *c, uint64_t fd)
 /* Does the node keep attributes (tmpfs), or none at all (EOPNOTSUPP)? */
 static int keeps(int32_t node)
 {
-    return node != NO_NODE && lx_node_fs(node) != LX_FS_PROC && lx_node_fs(node) != LX_FS_PTS;
+    return node != NO_NODE && lx_node_fs(node) != LX_FS_PROC && lx_node_fs(node) != LX_FS_PTS &&
+           lx_node_fs(node) != LX_FS_DATA;     /* (the disk's ext2 keeps none here yet) */
 }
 
 /* What the VFS and tmpfs say before a name is looked for: 0 (a kept
