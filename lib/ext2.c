@@ -122,6 +122,34 @@ void ext2_inode_decode(const uint8_t *r, uint32_t ino, struct ext2_inode *out)
         out->size |= (uint64_t)le32(r + IN_SIZE_HIGH) << 32;   /* (i_size_high: large files) */
 }
 
+/* (ext2.h) What three levels of pointers reach, unless a dense file that large
+ * would hold more 512-byte sectors, its indirect blocks included, than
+ * i_blocks counts in 32 bits (no huge_file here); then the most that fit. */
+uint64_t ext2_max_size(const struct ext2_fs *fs)
+{
+    uint64_t per = fs->block_size / 4, sectors_per = fs->block_size / 512;
+    uint64_t reach = 12 + per + per * per + per * per * per, meta = 3 + 2 * per + per * per;
+    uint64_t limit = 0xffffffffull / sectors_per;       /* (blocks of the file, indirect ones too) */
+    if (reach + meta <= limit)
+        return reach * fs->block_size;
+    uint64_t rest = limit - 12 - per, blocks;          /* (past the direct and single indirect ones) */
+    if (rest < per * per)
+        blocks = limit - (1 + 1 + (rest + per - 1) / per);
+    else
+        rest -= per * per, blocks = limit - (1 + 1 + per + 1 + (rest + per - 1) / per + (rest + per * per - 1) / (per * per));
+    return blocks * fs->block_size;
+}
+
+/* An inode's size that no file of this file system can have: past the
+ * largest, or a directory's not a whole number of blocks or larger than
+ * what it holds (a directory has no holes). */
+static int bad_size(const struct ext2_fs *fs, const struct ext2_inode *in)
+{
+    if ((in->mode & EXT2_S_IFMT) == EXT2_S_IFDIR)
+        return in->size % fs->block_size || in->size > in->blocks * 512;
+    return in->size > ext2_max_size(fs);
+}
+
 int ext2_inode(const struct ext2_fs *fs, uint32_t ino, struct ext2_inode *out)
 {
     uint64_t off;
@@ -134,7 +162,20 @@ int ext2_inode(const struct ext2_fs *fs, uint32_t ino, struct ext2_inode *out)
     ext2_inode_decode(r, ino, out);
     if (!out->links || out->dtime || !out->mode)
         return -EXT2_ENOENT;                            /* free, or deleted */
-    return 0;
+    return bad_size(fs, out) ? -EXT2_EUCLEAN : 0;
+}
+
+int ext2_inode_orphan(const struct ext2_fs *fs, uint32_t ino, struct ext2_inode *out)
+{
+    uint64_t off;
+    int err = ext2_inode_offset(fs, ino, &off);
+    if (err)
+        return err;
+    uint8_t r[IN_BASE];
+    if ((err = fs->io.read(fs->io.ctx, off, r, sizeof(r))) != 0)
+        return err;
+    ext2_inode_decode(r, ino, out);
+    return out->links || !out->mode ? -EXT2_ENOENT : bad_size(fs, out) ? -EXT2_EUCLEAN : 0;
 }
 
 /* Entry k of indirect block `block`. */

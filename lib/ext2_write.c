@@ -281,25 +281,6 @@ static int free_block(struct ext2_fs *fs, uint32_t b)
     return group_add(fs, g, 1, 0, 0);
 }
 
-/* The largest size a file may have, as Linux's ext2_max_size reckons it:
- * what three levels of pointers reach, unless a dense file that large
- * would hold more 512-byte sectors, its indirect blocks included, than
- * i_blocks counts in 32 bits (no huge_file here); then the most that fit. */
-static uint64_t max_size(const struct ext2_fs *fs)
-{
-    uint64_t per = fs->block_size / 4, sectors_per = fs->block_size / 512;
-    uint64_t reach = 12 + per + per * per + per * per * per, meta = 3 + 2 * per + per * per;
-    uint64_t limit = 0xffffffffull / sectors_per;       /* (blocks of the file, indirect ones too) */
-    if (reach + meta <= limit)
-        return reach * fs->block_size;
-    uint64_t rest = limit - 12 - per, blocks;          /* (past the direct and single indirect ones) */
-    if (rest < per * per)
-        blocks = limit - (1 + 1 + (rest + per - 1) / per);
-    else
-        rest -= per * per, blocks = limit - (1 + 1 + per + 1 + (rest + per - 1) / per + (rest + per * per - 1) / (per * per));
-    return blocks * fs->block_size;
-}
-
 /* The block of the file's logical block lb (0: a hole), made with the
  * indirect blocks over it when `make` (fill: the caller writes all of it).
  * *goal is where to look for free blocks, and moves past what was taken. */
@@ -549,7 +530,7 @@ int ext2_write(struct ext2_fs *fs, struct ext2_inode *in, uint64_t off, const vo
         return kind(in) == EXT2_S_IFDIR ? -EXT2_EISDIR : -EXT2_EINVAL;
     if ((in->flags & IMMUTABLE_FL) || ((in->flags & APPEND_FL) && off != in->size))
         return -EXT2_EPERM;
-    uint64_t most = max_size(fs);
+    uint64_t most = ext2_max_size(fs);
     if (len && off >= most)
         return -EXT2_EFBIG;
     if (len > most - off)
@@ -596,7 +577,7 @@ int ext2_truncate(struct ext2_fs *fs, struct ext2_inode *in, uint64_t size)
         return kind(in) == EXT2_S_IFDIR ? -EXT2_EISDIR : -EXT2_EINVAL;
     if (fixed(in))
         return -EXT2_EPERM;
-    if (size > max_size(fs))
+    if (size > ext2_max_size(fs))
         return -EXT2_EFBIG;
     int err;
     if (size < in->size) {

@@ -127,8 +127,19 @@ int ext2_mount_rw(struct ext2_fs *fs);
 /* Mark a writable file system clean again (the caller syncs after it). */
 int ext2_unmount(struct ext2_fs *fs);
 /* Inode `ino` (1 to inodes_count). -EXT2_ENOENT: out of range, or free
- * (no links, or deleted); -EXT2_EUCLEAN: its group's descriptor is bad. */
+ * (no links, or deleted); -EXT2_EUCLEAN: its group's descriptor is bad, or
+ * its size is one no file here can have (past ext2_max_size, or a
+ * directory's not whole blocks or past the blocks it holds). */
 int ext2_inode(const struct ext2_fs *fs, uint32_t ino, struct ext2_inode *out);
+/* The largest size a file may have, as Linux's ext2_max_size reckons it:
+ * what three levels of pointers reach, unless a dense file that large
+ * would hold more 512-byte sectors, its indirect blocks included, than
+ * i_blocks counts in 32 bits (no huge_file here); then the most that fit. */
+uint64_t ext2_max_size(const struct ext2_fs *fs);
+/* Inode `ino` without links: a file unlinked while open (on the orphan
+ * list, its dtime the next one's number). -EXT2_ENOENT: it has links, or
+ * is free. */
+int ext2_inode_orphan(const struct ext2_fs *fs, uint32_t ino, struct ext2_inode *out);
 /* The block holding byte `lblock` * block_size of the file: *pblock, or 0
  * for a hole. -EXT2_EUCLEAN: a pointer outside the file system. */
 int ext2_bmap(const struct ext2_fs *fs, const struct ext2_inode *in, uint64_t lblock, uint32_t *pblock);

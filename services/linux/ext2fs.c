@@ -280,7 +280,7 @@ static void mirror(int32_t n, const struct ext2_inode *in)
 /* The inode node n mirrors, read again. */
 static int inode_of(const struct lx_node *n, struct ext2_inode *in)
 {
-    int err = ext2_inode(&fs, n->ino, in);
+    int err = n->nlink ? ext2_inode(&fs, n->ino, in) : ext2_inode_orphan(&fs, n->ino, in);
     if (err == -EXT2_ENOENT)
         return -EXT2_EUCLEAN;                   /* an entry naming a free inode */
     if (!err && (in->mode & EXT2_S_IFMT) != (n->mode & LX_S_IFMT))
@@ -356,7 +356,7 @@ int64_t lx_data_ready(int32_t n)
     struct lx_node *x = lx_node(n);
     if (!x || x->fs != LX_FS_DATA)
         return 0;
-    return mount();
+    return x->bad ? -EXT2_EUCLEAN : mount();
 }
 
 int64_t lx_data_dir_ready(int32_t dir)
@@ -379,35 +379,45 @@ int64_t lx_data_dir_ready(int32_t dir)
         e = 0;
         if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
             continue;
-        if ((e = ext2_inode(&fs, ino, &in)) != 0) {
-            e = e == -EXT2_ENOENT ? -EXT2_EUCLEAN : e;
+        e = ext2_inode(&fs, ino, &in);
+        if (e == -EXT2_EAGAIN)
             break;
-        }
         uint32_t kind = in.mode & EXT2_S_IFMT;
-        if (!kind || (type && type != ((kind >> 12) == 8 ? 1 : (kind >> 12) == 4 ? 2 : (kind >> 12) == 2 ? 3 :
-                                       (kind >> 12) == 6 ? 4 : (kind >> 12) == 1 ? 5 : (kind >> 12) == 12 ? 6 : 7))) {
-            e = -EXT2_EUCLEAN;                  /* the entry's type is not its inode's */
-            break;
+        int bad = e || !kind || (type && type != ((kind >> 12) == 8 ? 1 : (kind >> 12) == 4 ? 2 : (kind >> 12) == 2 ? 3 :
+                                            (kind >> 12) == 6 ? 4 : (kind >> 12) == 1 ? 5 : (kind >> 12) == 12 ? 6 : 7));
+        if (bad) {
+            /* A corrupt inode (or one the entry's type belies): listed by
+             * its name, as Linux lists it, and EUCLEAN when reached. */
+            static const uint16_t kinds[8] = { EXT2_S_IFREG, EXT2_S_IFREG, EXT2_S_IFDIR, EXT2_S_IFCHR, EXT2_S_IFBLK,
+                                               EXT2_S_IFIFO, EXT2_S_IFSOCK, EXT2_S_IFLNK };
+            in = (struct ext2_inode){ .ino = ino, .mode = kinds[type < 8 ? type : 0], .links = 1 };
         }
+        e = 0;
         int32_t n = lx_node_new(in.mode);
         if (n < 0) {
             e = n;
             break;
         }
         mirror(n, &in);
-        if (kind == EXT2_S_IFLNK) {             /* the target, kept here as the root's links keep it */
+        lx_node(n)->bad = (uint8_t)bad;
+        if (!bad && (in.mode & EXT2_S_IFMT) == EXT2_S_IFLNK) {  /* the target, kept as the root's links keep it */
             struct lx_node *x = lx_node(n);
             uint32_t got = 0;
             x->size = 0;                        /* (made room for below) */
             if (in.size == 0 || in.size >= LX_PATH_MAX || (e = lx_node_resize(x, in.size)) != 0 ||
                 (e = ext2_readlink(&fs, &in, (char *)x->mem, (uint32_t)in.size, &got)) != 0 || got != in.size) {
-                e = e ? e : -EXT2_EUCLEAN;
-                lx_node_maybe_free(n);
-                break;
+                if (e == -EXT2_EAGAIN || e == -LX_ENOSPC) {
+                    x->nlink = 0;
+                    lx_node_maybe_free(n);
+                    break;
+                }
+                e = 0;
+                x->bad = 1;                     /* (its target is past the disk, or no target) */
             }
             x->disk_blocks = in.blocks;
         }
         if ((e = lx_dent_attach(dir, name, len, n, (1ull << 40) + pos)) != 0) {
+            lx_node(n)->nlink = 0;
             lx_node_maybe_free(n);
             break;
         }
@@ -521,8 +531,8 @@ static int release_orphans(void)
         struct ext2_inode in;
         saved = fs;
         in_op = 1;
-        int err = ext2_inode(&fs, orphans[i].ino, &in);
-        if (!err && !in.links && (err = ext2_orphan_del(&fs, &in)) == 0)
+        int err = ext2_inode_orphan(&fs, orphans[i].ino, &in);
+        if (!err && (err = ext2_orphan_del(&fs, &in)) == 0)
             err = ext2_release(&fs, &in);
         op_finish(err == 0);
         if (err == -EXT2_EAGAIN)

@@ -279,6 +279,7 @@ struct lx_node {
     int32_t pty;                /* LX_DEV_PTS: the pseudo-terminal it is the slave of (tty.c) */
     uint32_t ino;               /* LX_FS_DATA: its inode on the disk (ext2fs.c) */
     uint8_t loaded;             /* LX_FS_DATA, a directory: its entries are read in */
+    uint8_t bad;                /* LX_FS_DATA: its inode is corrupt (listed by name, reached: EUCLEAN) */
     uint64_t disk_blocks;       /* LX_FS_DATA: the 512-byte units it holds on the disk (st_blocks) */
 };
 

@@ -1,0 +1,254 @@
+"""/data: the disk's ext2 mounted in the Linux personality (services/linux/
+ext2fs.c over the blk service), in both placements, with Linux as the
+oracle and e2fsck as the judge.
+
+- The same busybox script (a tree of files of many sizes with holes, a
+  rename over a name, hard and symbolic links, a file read after it was
+  unlinked while open, truncation, appends from two processes at once,
+  flock between processes, statfs, the errors of bad calls) runs on a
+  fresh image under Petrel (user and kernel placement) and under the
+  bench's Debian kernel: the transcripts are the same line for line, and
+  e2fsck finds each image clean.
+- What Petrel wrote, Linux lists with the same types, sizes, links, modes
+  and checksums; what Linux wrote, Petrel lists the same way.
+- A read-only disk (--disk-ro) is mounted read-only: changes are EROFS,
+  as Linux says of a read-only mount, and the image is left as it was.
+- A full disk gives ENOSPC, a disk out of inodes ENOSPC, and the files
+  written before stay whole; a disk larger than 4 GiB (sparse) takes a
+  file past 4 GiB.
+- Images corrupted at random: every access answers (an error or data),
+  the personality and the kernel stay up, and the next command runs.
+"""
+import hashlib
+import random
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import REPO
+from test_ext2 import e2fsck_clean, e2prog, fresh_image
+from test_ext2_linux import LIST, linux, listing
+
+TIMEOUT = 300
+SYSTEMS = ["linux-user", "linux-kernel"]
+
+# The oracle's script: each step prints T|<what>|<status>|<output>.
+SCRIPT = r"""cd /data
+set +e
+t() { out=$("$@" 2>&1 </dev/null | busybox tr '\n' ';'); echo "T|$*|$?|$out"; }
+t busybox mkdir -p tree/a/b tree/many
+for n in 0 1 511 512 513 1023 1024 1025 4095 4096 4097 65536 300001; do busybox head -c $n /src/random > tree/f$n; done
+t busybox dd if=/src/random of=tree/holes bs=1000 count=3 seek=5000
+t busybox truncate -s 20000000 tree/sparse
+echo one > tree/one
+echo two > tree/two
+t busybox mv tree/two tree/one
+t busybox ln tree/one tree/a/hard
+t busybox ln -s ../one tree/a/sym
+t busybox ln -s /data/tree/missing tree/dangling
+t busybox cat tree/a/sym
+for i in $(busybox seq 1 40); do echo entry $i > tree/many/name-of-entry-$i; done
+t busybox rm tree/many/name-of-entry-7 tree/many/name-of-entry-19
+t busybox mv tree/many/name-of-entry-8 tree/a/b/moved
+exec 3< tree/f4096
+t busybox rm tree/f4096
+echo "T|unlinked open file reads|$(busybox md5sum <&3)"
+exec 3<&-
+t busybox truncate -s 100 tree/f65536
+t busybox truncate -s 70000 tree/f65536
+t busybox chmod 4711 tree/f1
+t busybox chmod 600 tree/f0
+(for i in $(busybox seq 1 150); do echo a$i >> tree/log; done) &
+(for i in $(busybox seq 1 150); do echo b$i >> tree/log; done) &
+wait
+echo "T|appends|$(busybox wc -l < tree/log) $(busybox grep -c '^a' tree/log) $(busybox grep -c '^b' tree/log)"
+(busybox flock tree/lk -c 'busybox sleep 1') &
+busybox sleep 0.3
+t busybox flock -n tree/lk -c true
+wait
+t busybox flock -n tree/lk -c true
+t busybox mkdir tree
+t busybox rmdir tree
+t busybox rm tree/a
+t busybox mv tree tree/a/b
+t busybox ln tree/a tree/alink
+t busybox cat tree/nope
+t busybox mv tree/a tree/one
+t busybox rmdir tree/many
+t busybox mv tree/one tree/a
+t busybox mkdir tree/f0/x
+t busybox stat -c '%s %b' tree/sparse
+t busybox stat -c '%s %h %a %F' tree/a tree/one tree/a/hard tree/a/sym
+t busybox stat -f -c '%T %l %s %S' /data
+busybox find tree | busybox sort | while read p; do echo "L|$(busybox stat -c '%n|%F|%s|%h|%a' "$p")"; done
+busybox find tree -type f ! -name log | busybox sort | while read p; do echo "M|$(busybox md5sum "$p")"; done
+echo "M|log $(busybox sort tree/log | busybox md5sum)"
+busybox sync
+t busybox rm -r tree/many
+t busybox rmdir tree/many
+"""
+
+
+def transcript(text):
+    return [line for line in text.replace("\r", "").splitlines() if line[:2] in ("T|", "L|", "M|")]
+
+
+def random_file(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir(exist_ok=True)
+    (src / "random").write_bytes(random.Random(25).randbytes(400000))
+    return src
+
+
+def petrel(image, script, system, tmp_path, extra=(), ro=False, check=True):
+    """Run the shell script on Petrel (`system`) with image at /data; its console."""
+    path = tmp_path / "petrel-script.sh"
+    path.write_text(script)
+    argv = [str(REPO / "petrel"), "run", "--system", system, "--disk", str(image), "--add", f"{path}:/s.sh",
+            "--exec", "busybox sh /s.sh"] + (["--disk-ro"] if ro else [])
+    for host, guest in extra:
+        argv += ["--add", f"{host}:{guest}"]
+    out = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT)
+    text = out.stdout.replace("\r", "")
+    if check:
+        assert out.returncode == 0 and "lx: done" in text, text[-4000:] + out.stderr[-2000:]
+        assert "faulted" not in text and "not put away cleanly" not in text, text[-4000:]
+    return text
+
+
+def linux_with_src(image, script, src):
+    """linux() of test_ext2_linux, with the random source at /src."""
+    path = image.parent / "script.sh"
+    path.write_text(script)
+    out = subprocess.run([str(REPO / "petrel"), "run", "--linux", "--disk", str(image), "--add", f"{path}:/s.sh",
+                          "--add", f"{src}:/src", "--exec", "busybox sh /s.sh"], cwd=REPO, capture_output=True,
+                         text=True, timeout=TIMEOUT)
+    assert out.returncode == 0 and "lx: done" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
+    return out.stdout.replace("\r", "")
+
+
+@pytest.fixture(scope="module")
+def oracle(tmp_path_factory):
+    """The script's transcript under Linux, and the image it left."""
+    tmp = tmp_path_factory.mktemp("oracle")
+    src = random_file(tmp)
+    image = tmp / "linux.img"
+    fresh_image(image, 64 << 20, 1024)
+    lines = transcript(linux_with_src(image, SCRIPT, src))
+    assert len(lines) > 60, lines
+    return lines, image, src
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_a_script_on_data_gives_linuxs_transcript_and_a_clean_image(oracle, system, tmp_path):
+    want, _, src = oracle
+    image = tmp_path / "petrel.img"
+    fresh_image(image, 64 << 20, 1024)
+    got = transcript(petrel(image, SCRIPT, system, tmp_path, extra=[(src, "/src")]))
+    diff = [(w, g) for w, g in zip(want, got) if w != g]
+    assert len(got) == len(want) and not diff, (len(got), len(want), diff[:8])
+    e2fsck_clean(image)
+
+
+def test_linux_lists_what_petrel_wrote_and_petrel_lists_what_linux_wrote(oracle, tmp_path):
+    _, linux_image, src = oracle
+    image = tmp_path / "petrel.img"
+    fresh_image(image, 64 << 20, 1024)
+    petrel(image, SCRIPT, "linux-user", tmp_path, extra=[(src, "/src")])
+    linux_view = listing(linux(image, LIST))
+    petrel_view = listing(petrel(image, LIST, "linux-kernel", tmp_path).splitlines())
+    assert len(linux_view) > 20 and linux_view == petrel_view
+    e2fsck_clean(image)
+    theirs = tmp_path / "theirs.img"
+    shutil.copyfile(linux_image, theirs)
+    assert listing(petrel(theirs, LIST, "linux-user", tmp_path).splitlines()) == listing(linux(theirs, LIST))
+    e2fsck_clean(theirs)
+
+
+def test_a_read_only_disk_is_mounted_read_only_and_left_as_it_was(tmp_path):
+    image = tmp_path / "ro.img"
+    fresh_image(image, 8 << 20, 1024)
+    linux(image, "echo kept > /data/f\n")
+    before = hashlib.md5(image.read_bytes()).hexdigest()
+    text = petrel(image, """cd /data
+busybox cat f
+busybox grep /data /proc/mounts
+echo x > g || echo "create: $?"
+busybox rm f || echo "rm: $?"
+busybox mkdir d || echo "mkdir: $?"
+busybox touch f || echo "touch: $?"
+busybox stat -f -c '%T' /data
+""", "linux-user", tmp_path, ro=True)
+    assert "kept" in text and "/dev/vda /data ext2 ro,relatime 0 0" in text, text[-3000:]
+    assert text.count("Read-only file system") >= 4 and "create: " in text and "rm: 1" in text, text[-3000:]
+    assert hashlib.md5(image.read_bytes()).hexdigest() == before
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_a_full_disk_and_one_out_of_inodes_say_enospc_and_keep_what_was_written(system, tmp_path):
+    image = tmp_path / "small.img"
+    fresh_image(image, 2 << 20, 1024, inodes=64)
+    text = petrel(image, """cd /data
+busybox head -c 200000 /dev/urandom > keep
+busybox md5sum keep
+busybox dd if=/dev/zero of=fill bs=4096 2>&1 | busybox head -1
+i=0; while [ $i -lt 100 ]; do busybox touch n$i 2>/tmp/err || break; i=$((i + 1)); done; echo "made $i"
+busybox cat /tmp/err
+busybox rm fill
+busybox mkdir d || echo "mkdir: $?"
+busybox md5sum keep
+busybox df /data | busybox tail -1
+""", system, tmp_path)
+    sums = re.findall(r"^([0-9a-f]{32})  keep$", text, re.M)
+    assert len(sums) == 2 and sums[0] == sums[1], text[-3000:]
+    assert text.count("No space left on device") == 2, text[-3000:]    # dd's blocks, then touch's inodes
+    made = int(re.search(r"^made (\d+)$", text, re.M)[1])
+    assert 40 < made < 64, text[-3000:]                    # the inodes ran out before the loop did
+    e2fsck_clean(image)
+
+
+def test_a_disk_past_4_gib_takes_a_file_past_4_gib(tmp_path):
+    src = random_file(tmp_path)
+    image = tmp_path / "big.img"
+    fresh_image(image, 5 << 30, 4096)                     # sparse on the host
+    want = hashlib.md5((src / "random").read_bytes()[:8192]).hexdigest()
+    text = petrel(image, """cd /data
+busybox dd if=/src/random of=far bs=4096 count=2 seek=1100000 2>/dev/null
+busybox stat -c 'size %s' far
+busybox tail -c 8192 far | busybox md5sum
+""", "linux-user", tmp_path, extra=[(src, "/src")])
+    assert "size 4505608192" in text and want in text, text[-3000:]
+    e2fsck_clean(image)
+    assert want in "\n".join(linux(image, "busybox tail -c 8192 /data/far | busybox md5sum\n"))
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_corrupt_images_answer_every_access_and_nothing_goes_down(system, tmp_path):
+    base = tmp_path / "base.img"
+    fresh_image(base, 2 << 20, 1024)
+    linux(base, """cd /data
+busybox mkdir -p a/b c
+for i in $(busybox seq 1 30); do echo file $i > a/f$i; done
+busybox head -c 70000 /dev/urandom > a/b/big
+busybox ln -s ../a c/link
+""")
+    data = base.read_bytes()
+    rng = random.Random(2025 + SYSTEMS.index(system))
+    probe = """busybox ls -lR /data > /dev/null 2>&1; echo "ls $?"
+busybox find /data -type f -exec busybox head -c 200000 {} + 2>/dev/null | busybox md5sum > /dev/null; echo "sum $?"
+echo x > /data/new 2>/dev/null; echo "write $?"
+busybox rm -rf /data/a 2>/dev/null; echo "rm $?"
+echo alive
+"""
+    for k in range(6):
+        image = tmp_path / f"bad{k}.img"
+        bad = bytearray(data)
+        for _ in range(rng.randrange(20, 200)):     # bytes of the metadata: superblock, descriptors, tables
+            at = rng.randrange(1024, 64 * 1024)
+            bad[at] = rng.randrange(256)
+        image.write_bytes(bytes(bad))
+        text = petrel(image, probe, system, tmp_path, check=False)
+        assert "alive" in text and "lx: done" in text, (k, text[-3000:])
+        assert "faulted" not in text and "panic" not in text.lower(), (k, text[-3000:])
