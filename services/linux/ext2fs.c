@@ -793,10 +793,13 @@ int64_t lx_data_truncate(int32_t node, uint64_t size)
     return 0;
 }
 
-int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, int append, uint64_t buf, uint64_t len, uint64_t *pos)
+static int64_t sync_all(void);
+
+int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, uint32_t flags, uint64_t buf, uint64_t len, uint64_t *pos)
 {
     static uint8_t bounce[CHUNK];
     uint64_t done = c->t->io.done;              /* (a write run again after a wait: what it wrote then) */
+    int append = (flags & O_APPEND) != 0;
     int64_t err = 0;
     while (done < len) {
         uint32_t k = len - done < CHUNK ? (uint32_t)(len - done) : CHUNK, put = 0;
@@ -819,6 +822,8 @@ int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, int append, uint64_t 
         if (put < got)
             break;                              /* the disk is full (or the file at its largest) */
     }
+    if (!err && done && (flags & O_DSYNC))
+        err = sync_all();                       /* O_SYNC, O_DSYNC: on the disk before it returns */
     if (err == LX_DISKWAIT && done) {
         c->t->io.done = done;                   /* run again: on from here */
         return LX_DISKWAIT;

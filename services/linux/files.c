@@ -856,7 +856,7 @@ static int64_t write_regular(struct lx_ctx *c, struct lx_file *f, struct lx_node
     if (len > LX_FILE_MAX - *pos)
         len = LX_FILE_MAX - *pos;
     if (n->fs == LX_FS_DATA)
-        return lx_data_write(c, n, (f->flags & O_APPEND) != 0, buf, len, pos);
+        return lx_data_write(c, n, f->flags, buf, len, pos);
     int err = lx_node_reserve(n, *pos + len);
     if (err)
         return err;

@@ -190,6 +190,7 @@ struct lx_sinfo {
 #define O_TRUNC         01000
 #define O_APPEND        02000           /* writes go to the end */
 #define O_NONBLOCK      04000           /* (a file's flags, FIONBIO, pipes, the terminal) */
+#define O_DSYNC         010000          /* each write on the disk before it returns (O_SYNC has it too) */
 #define O_ASYNC         020000
 #define O_DIRECTORY     040000
 #define O_NOFOLLOW      0100000
@@ -1345,8 +1346,9 @@ int64_t lx_data_setattr(int32_t node, uint32_t what, uint32_t mode, uint32_t uid
                         const struct lx_time *atime, const struct lx_time *mtime);
 int64_t lx_data_truncate(int32_t node, uint64_t size);
 /* write() of a disk file from the process at buf, at *pos (moved on) or
- * at its end; a write that waited goes on with what it wrote (io.done). */
-int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, int append, uint64_t buf, uint64_t len, uint64_t *pos);
+ * at its end (O_APPEND in flags), on the disk before it returns with
+ * O_DSYNC (O_SYNC); a write that waited goes on with what it wrote (io.done). */
+int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, uint32_t flags, uint64_t buf, uint64_t len, uint64_t *pos);
 int64_t lx_data_fsync(void);                    /* fsync, fdatasync, sync, syncfs: all of it on the disk */
 int64_t lx_data_unmount(void);                  /* at shutdown: marked clean, all of it on the disk */
 void lx_data_node_gone(const struct lx_node *n);        /* rootfs.c: a node of the disk's is freed */

@@ -19,7 +19,7 @@ oracle and e2fsck as the judge.
 - Images corrupted at random: every access answers (an error or data),
   the personality and the kernel stay up, and the next command runs.
 - Power loss: QEMU killed at 25 random moments of a run that writes files
-  with fsync, in each placement: e2fsck -fy repairs the image, and every
+  with fsync, fdatasync, O_SYNC and O_DSYNC, in each placement: e2fsck -fy repairs the image, and every
   file whose fsync had returned is whole.
 """
 import hashlib
@@ -261,7 +261,8 @@ echo alive
 
 
 # The power-loss test's writer: file i is `count` KB of /src/random from i KB
-# on, each written with fsync (dd conv=fsync) and then announced.
+# on, made durable in turn by fsync, O_SYNC, fdatasync and O_DSYNC
+# (tests/linux/syncwrite.c), and then announced.
 POWER_FILES = 40
 
 
@@ -269,9 +270,10 @@ def power_count(i):
     return (i * 37) % 150 + 1
 
 
+POWER_MODES = ("fsync", "osync", "fdatasync", "dsync")
 POWER_SCRIPT = "cd /data\n" + "".join(
-    f"busybox dd if=/src/random of=f{i} bs=1024 count={power_count(i)} skip={i} conv=fsync 2>/dev/null && "
-    f"echo synced {i}\n" for i in range(1, POWER_FILES + 1))
+    f"syncwrite /src/random {i * 1024} {power_count(i) * 1024} f{i} {POWER_MODES[i % 4]} && echo synced {i}\n"
+    for i in range(1, POWER_FILES + 1))
 
 
 def run_and_kill(argv, rng, timeout=120):
