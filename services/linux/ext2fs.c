@@ -795,6 +795,41 @@ int64_t lx_data_truncate(int32_t node, uint64_t size)
 
 static int64_t sync_all(void);
 
+/* One change writing src[0..len) into n at `at` (its end when `append`):
+ * 0 (*put bytes; fewer when the disk filled), LX_DISKWAIT or an error. */
+static int64_t write_once(struct lx_node *n, int append, uint64_t at, const void *src, uint32_t len, uint32_t *put)
+{
+    int64_t err = op_begin();
+    if (err)
+        return err;
+    struct ext2_inode in;
+    int e = inode_of(n, &in);
+    if (!e)
+        e = ext2_write(&fs, &in, append ? in.size : at, src, len, put);
+    if ((err = op_end(e)) != 0)
+        return err;
+    refresh(&in);
+    return 0;
+}
+
+int64_t lx_data_write_kernel(struct lx_node *n, const void *src, uint64_t len, uint64_t *pos)
+{
+    uint64_t done = 0;
+    int64_t err = 0;
+    while (done < len) {
+        uint32_t k = len - done < CHUNK ? (uint32_t)(len - done) : CHUNK, put = 0;
+        if ((err = write_once(n, 0, *pos + done, (const uint8_t *)src + done, k, &put)) != 0)
+            break;
+        done += put;
+        if (put < k)
+            break;
+    }
+    if (!done)
+        return err;
+    *pos += done;
+    return (int64_t)done;                       /* (a wait after some bytes: those; the caller asks again) */
+}
+
 int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, uint32_t flags, uint64_t buf, uint64_t len, uint64_t *pos)
 {
     static uint8_t bounce[CHUNK];
@@ -808,16 +843,8 @@ int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, uint32_t flags, uint6
             err = -LX_EFAULT;
             break;
         }
-        if ((err = op_begin()) != 0)
+        if ((err = write_once(n, append, *pos + done, bounce, (uint32_t)got, &put)) != 0)
             break;
-        struct ext2_inode in;
-        int e = inode_of(n, &in);
-        uint64_t at = append ? in.size : *pos + done;
-        if (!e)
-            e = ext2_write(&fs, &in, at, bounce, (uint32_t)got, &put);
-        if ((err = op_end(e)) != 0)
-            break;
-        refresh(&in);
         done += put;
         if (put < got)
             break;                              /* the disk is full (or the file at its largest) */

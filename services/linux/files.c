@@ -992,10 +992,11 @@ int64_t lx_file_read_kernel(struct lx_file *f, void *dst, uint64_t len, uint64_t
     uint64_t size = n->size;
     const uint8_t *data = n->proc ? (const uint8_t *)lx_procfs_text(f->node, &size) : NULL;
     uint64_t left = *pos < size ? size - *pos : 0, want = len < left ? len : left;
+    int err = 0;
     if (data)
         memcpy(dst, data + *pos, want);
-    else if (want && lx_node_read(n, *pos, dst, want))
-        return -LX_ENOMEM;
+    else if (want && (err = lx_node_read(n, *pos, dst, want)) != 0)
+        return err == LX_DISKWAIT || err == -LX_EIO || err == -117 ? err : -LX_ENOMEM;    /* (117: EUCLEAN) */
     *pos += want;
     return (int64_t)want;
 }
@@ -1020,6 +1021,8 @@ int64_t lx_file_write_kernel(struct lx_file *f, const void *src, uint64_t len)
         return -LX_EFBIG;
     if (len > LX_FILE_MAX - f->pos)
         len = LX_FILE_MAX - f->pos;
+    if (n->fs == LX_FS_DATA)
+        return lx_data_write_kernel(n, src, len, &f->pos);
     int err = lx_node_reserve(n, f->pos + len);
     if (!err)
         err = lx_node_write(n, f->pos, src, len);

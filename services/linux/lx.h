@@ -1349,6 +1349,8 @@ int64_t lx_data_truncate(int32_t node, uint64_t size);
  * at its end (O_APPEND in flags), on the disk before it returns with
  * O_DSYNC (O_SYNC); a write that waited goes on with what it wrote (io.done). */
 int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, uint32_t flags, uint64_t buf, uint64_t len, uint64_t *pos);
+/* ... and from the personality's own memory (sendfile, copy_file_range), at *pos (moved on). */
+int64_t lx_data_write_kernel(struct lx_node *n, const void *src, uint64_t len, uint64_t *pos);
 int64_t lx_data_fsync(void);                    /* fsync, fdatasync, sync, syncfs: all of it on the disk */
 int64_t lx_data_unmount(void);                  /* at shutdown: marked clean, all of it on the disk */
 void lx_data_node_gone(const struct lx_node *n);        /* rootfs.c: a node of the disk's is freed */

@@ -733,6 +733,10 @@ int64_t lx_sys_copy_file_range(struct lx_ctx *c, uint64_t fd_in, uint64_t uoff_i
             break;
         }
         done += (uint64_t)w;
+        if (w < r) {                            /* (a disk file that must wait: what went, and again) */
+            from -= (uint64_t)(r - w);
+            break;
+        }
     }
     uint64_t end = out->pos;
     if (uoff_out)
@@ -811,8 +815,8 @@ int64_t lx_sys_sendfile(struct lx_ctx *c, uint64_t out_fd, uint64_t in_fd, uint6
             break;
         }
         int64_t w = send_out(c, out, chunk, (uint64_t)r, done == 0);
-        if (w == LX_BLOCK)
-            return LX_BLOCK;                    /* nothing went: the call runs again when there is room */
+        if (w == LX_BLOCK || (w == LX_DISKWAIT && !done))
+            return w;                           /* nothing went: the call runs again when there is room */
         if (w == -LX_EPIPE && !done) {
             struct lx_sinfo si = { LX_SI_USER, c->p->pid, 0, 0, 0, 0 };
             lx_sig_send_thread(c->t, LX_SIGPIPE, &si);

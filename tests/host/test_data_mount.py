@@ -2,8 +2,8 @@
 ext2fs.c over the blk service), in both placements, with Linux as the
 oracle and e2fsck as the judge.
 
-- The same busybox script (a tree of files of many sizes with holes, a
-  rename over a name, hard and symbolic links, a file read after it was
+- The same busybox script (a tree of files of many sizes with holes,
+  copies by sendfile (cp, cat), a rename over a name, hard and symbolic links, a file read after it was
   unlinked while open, truncation, appends from two processes at once,
   flock between processes, statfs, the errors of bad calls) runs on a
   fresh image under Petrel (user and kernel placement) and under the
@@ -48,6 +48,8 @@ t busybox mkdir -p tree/a/b tree/many
 for n in 0 1 511 512 513 1023 1024 1025 4095 4096 4097 65536 300001; do busybox head -c $n /src/random > tree/f$n; done
 t busybox dd if=/src/random of=tree/holes bs=1000 count=3 seek=5000
 t busybox truncate -s 20000000 tree/sparse
+t busybox cp /src/random tree/copied
+busybox cat /src/random /src/random /src/random > tree/catted
 echo one > tree/one
 echo two > tree/two
 t busybox mv tree/two tree/one
