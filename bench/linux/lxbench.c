@@ -51,6 +51,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "../common/bench.h"
@@ -551,6 +552,81 @@ static void network(void)
     waitpid(child, NULL, 0);
 }
 
+/* The file system rows, on the disk's ext2 at /data (lmbench's lat_fs
+ * shapes, and sequential and random transfers): skipped without one. */
+#define FS_FILES        200
+#define FS_BIG          (1 << 20)
+#define FS_RAND_FILE    (8 << 20)
+
+static void fs_rows(void)
+{
+    static const char *const names[] = { "lx_fs_create_0k", "lx_fs_create_10k", "lx_fs_delete_0k",
+                                         "lx_fs_read_seq_1m", "lx_fs_write_seq_1m_fsync", "lx_fs_read_rand_4k",
+                                         "lx_fs_stat" };
+    struct statfs sf;
+    if (statfs("/data", &sf) != 0 || sf.f_type != 0xef53 || mkdir("/data/lxbench", 0755) != 0) {
+        for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            skip(names[i], "no ext2 disk at /data");
+        return;
+    }
+    static char path[64], ten[10240], big[FS_BIG];
+    memset(ten, 'x', sizeof(ten));
+    for (unsigned i = 0; i < sizeof(big); i++)
+        big[i] = (char)(i * 7);
+    long files = times(FS_FILES);
+    TIME("lx_fs_create_0k", FS_FILES, {
+        snprintf(path, sizeof(path), "/data/lxbench/z%ld", i_);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0 || close(fd))
+            abort();
+    });
+    TIME("lx_fs_create_10k", FS_FILES, {
+        snprintf(path, sizeof(path), "/data/lxbench/t%ld", i_);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0 || write(fd, ten, sizeof(ten)) != sizeof(ten) || close(fd))
+            abort();
+    });
+    TIME("lx_fs_delete_0k", FS_FILES, {
+        snprintf(path, sizeof(path), "/data/lxbench/z%ld", i_);
+        if (unlink(path))
+            abort();
+    });
+    for (long i = 0; i < files; i++) {
+        snprintf(path, sizeof(path), "/data/lxbench/t%ld", i);
+        unlink(path);
+    }
+    int fd = open("/data/lxbench/big", O_RDWR | O_CREAT | O_TRUNC, 0644);
+    TIME("lx_fs_write_seq_1m_fsync", 20, {
+        if (pwrite(fd, big, sizeof(big), 0) != sizeof(big) || fsync(fd))
+            abort();
+    });
+    TIME("lx_fs_read_seq_1m", 50, {
+        for (long at = 0; at < FS_BIG; at += 65536)
+            if (pread(fd, big + at, 65536, at) != 65536)
+                abort();
+    });
+    close(fd);
+    fd = open("/data/lxbench/rand", O_RDWR | O_CREAT | O_TRUNC, 0644);
+    for (long at = 0; at < FS_RAND_FILE; at += FS_BIG)
+        if (pwrite(fd, big, FS_BIG, at) != FS_BIG)
+            abort();
+    fsync(fd);
+    uint64_t x = 88172645463325252ull;
+    TIME("lx_fs_read_rand_4k", 2000, {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if (pread(fd, big, 4096, (off_t)(x % (FS_RAND_FILE / 4096)) * 4096) != 4096)
+            abort();
+    });
+    close(fd);
+    struct stat st;
+    TIME("lx_fs_stat", 2000, if (stat("/data/lxbench/rand", &st)) abort());
+    unlink("/data/lxbench/big");
+    unlink("/data/lxbench/rand");
+    rmdir("/data/lxbench");
+}
+
 static void cpu_loop(void)
 {
     volatile uint64_t sink;
@@ -567,6 +643,7 @@ static const struct { const char *first; void (*run)(void); } groups[] = {
     { "lx_null_syscall", simple_calls }, { "lx_sig_install", signals }, { "lx_pipe_rtt", round_trips },
     { "lx_fork_exit", processes }, { "lx_file_mmap_fault", memory }, { "lx_pread_4k", file_pages },
     { "lx_open_close_10k_fds", crowded }, { "lx_tcp_rr_loopback", network }, { "lx_cpu_loop", cpu_loop },
+    { "lx_fs_create_0k", fs_rows },
 };
 static const char *const rows[] = {
     "lx_null_syscall", "lx_read_dev_zero", "lx_write_dev_null", "lx_stat", "lx_fstat", "lx_open_close",
@@ -574,7 +651,8 @@ static const char *const rows[] = {
     "lx_fork_exit", "lx_fork_execve", "lx_fork_sh", "lx_file_mmap_fault", "lx_mmap_1m", "lx_pread_4k",
     "lx_pread_4k_shared", "lx_pwrite_4k_shared", "lx_open_close_10k_fds", "lx_mmap_1m_20k_maps",
     "lx_fork_exit_1k_procs", "lx_tcp_rr_loopback", "lx_udp_rr_loopback", "lx_tcp_connect_loopback",
-    "lx_tcp_stream_loopback", "lx_cpu_loop",
+    "lx_tcp_stream_loopback", "lx_cpu_loop", "lx_fs_create_0k", "lx_fs_create_10k", "lx_fs_delete_0k",
+    "lx_fs_write_seq_1m_fsync", "lx_fs_read_seq_1m", "lx_fs_read_rand_4k", "lx_fs_stat",
 };
 
 /* --trace ROW: run the group ROW is in (rows are listed group by group). */
@@ -664,6 +742,7 @@ int main(int argc, char **argv)
     crowded();
     network();
     cpu_loop();
+    fs_rows();
     printf(quick ? "lxbench: done\n" : "BENCH-END\n");
     return 0;
 }

@@ -73,8 +73,15 @@ LX_METRICS = [
     "lx_fork_exit", "lx_fork_execve", "lx_fork_sh", "lx_file_mmap_fault", "lx_mmap_1m", "lx_ctx_2p",
     "lx_pread_4k", "lx_pread_4k_shared", "lx_pwrite_4k_shared", "lx_open_close_10k_fds", "lx_mmap_1m_20k_maps",
     "lx_fork_exit_1k_procs", "lx_tcp_rr_loopback", "lx_udp_rr_loopback", "lx_tcp_connect_loopback",
-    "lx_tcp_stream_loopback", "lx_cpu_loop",
+    "lx_tcp_stream_loopback", "lx_cpu_loop", "lx_fs_create_0k", "lx_fs_create_10k", "lx_fs_delete_0k",
+    "lx_fs_read_seq_1m", "lx_fs_write_seq_1m_fsync", "lx_fs_read_rand_4k", "lx_fs_stat",
 ]
+# The file system rows (lxbench's fs group) run on /data: each boot of the
+# lxbench archive gets a fresh ext2 image (FS_DISK bytes, 4 KiB blocks) as
+# its disk, Linux's ext4 driver and Petrel's personality mounting it.
+LX_FS = ["lx_fs_create_0k", "lx_fs_create_10k", "lx_fs_delete_0k", "lx_fs_read_seq_1m",
+         "lx_fs_write_seq_1m_fsync", "lx_fs_read_rand_4k", "lx_fs_stat"]
+FS_DISK = 256 << 20
 # Rows timed again with much else alive (lxbench's crowded group), each
 # beside the same row on an empty system: the cost of a call must not grow
 # with the descriptors, mappings and processes there are.
@@ -409,9 +416,21 @@ def monitor_rows(samples: dict) -> None:
 # Boots lxbench on Linux and on Petrel in both placements of the
 # personality, `runs` times each, adding to samples.
 def collect_lx(machine: qemu.Machine, only: str, runs: int, samples: dict, repo: Path) -> None:
-    from petrel import rootfs
+    from petrel import linuxrun, rootfs
+    modules = [(Path(spec.rsplit(":", 1)[0]), spec.rsplit(":", 1)[1]) for spec in linuxrun.disk_modules(repo)]
     boot_three(machine, only, runs, samples, repo, "lxbench",
-               rootfs.build("sh -c 'lxbench --since-boot boot_to_shell'\nlxbench\n", (), repo))
+               rootfs.build("sh -c 'lxbench --since-boot boot_to_shell'\nlxbench\n", modules, repo), disk=FS_DISK)
+
+
+# A fresh, empty ext2 image of `size` bytes at path (sparse; 4 KiB blocks).
+def fresh_disk(path: Path, size: int) -> None:
+    mke2fs = next((p for p in ("/sbin/mke2fs", "/usr/sbin/mke2fs") if os.path.exists(p)), "mke2fs")
+    path.unlink(missing_ok=True)
+    with open(path, "wb") as f:
+        f.truncate(size)
+    done = subprocess.run([mke2fs, "-q", "-F", "-t", "ext2", "-b", "4096", str(path)], capture_output=True, text=True)
+    if done.returncode:
+        raise BenchError(f"mke2fs {path}: {done.stderr.strip()}")
 
 
 # Boots the apps rows (Debian's programs, timed by lxbench --time) on the
@@ -530,7 +549,8 @@ def speedup_boot(family: Speedup, console: str, system: str, n: int, samples: di
 # not finish is noted in `failed` ({system: why}) with the figures it
 # printed kept, and the other systems still boot.
 def boot_three(machine: qemu.Machine, only: str, runs: int, samples: dict, repo: Path, name: str,
-               archive_bytes: bytes, keep_going: bool = False, failed: dict = None) -> list:
+               archive_bytes: bytes, keep_going: bool = False, failed: dict = None, disk: int = 0) -> list:
+    from dataclasses import replace
     from petrel import oracle, systems
     mode = "icount" if machine.icount else "wall"
     out = bench_dir(repo)
@@ -538,15 +558,18 @@ def boot_three(machine: qemu.Machine, only: str, runs: int, samples: dict, repo:
     archive.write_bytes(archive_bytes)
     boots, logs = [], []
     for system, desc in LX_SYSTEMS.items():
+        m = replace(machine, disk=str(out / f"{name}-{system}-disk.img")) if disk else machine
         if desc is None:
-            argv = qemu.build_argv(linuxbase.image(repo), archive, machine, oracle.LINUX_APPEND)
+            argv = qemu.build_argv(linuxbase.image(repo), archive, m, oracle.LINUX_APPEND)
         else:
             entries = systems.read_entries(systems.load_system(repo / "systems" / f"{desc}.toml", repo), repo)
             image = oracle.write_image(out / f"{name}-{desc}.pbi", entries, archive)
-            argv = qemu.build_argv(paths.kernel_bin(repo=repo), image, machine, "")
-        boots.append((system, argv))
-    for system, argv in boots:
+            argv = qemu.build_argv(paths.kernel_bin(repo=repo), image, m, "")
+        boots.append((system, argv, m.disk))
+    for system, argv, disk_path in boots:
         for run in range(runs):
+            if disk_path:
+                fresh_disk(Path(disk_path), disk)       # (each boot on an empty disk)
             print(f"bench: booting {system} with {name} ({mode}, {machine.cpu}, {machine.smp} core"
                   f"{'s' if machine.smp > 1 else ''}), run {run + 1} of {runs}", flush=True)
             log = out / f"{system}-{name}-{mode}-smp{machine.smp}-{run + 1}.log"
@@ -951,6 +974,11 @@ def lx_targets(rows: list) -> list:
            (v(m, "petrel-linux-kernel") or big) <= (v(m, "linux") or 0)) for m in LX_NET],
         *[(f"{m}, user-placed personality within 1.3x Linux",
            (v(m, "petrel-linux-user") or big) <= 1.3 * (v(m, "linux") or 0)) for m in LX_NET],
+        # The file system rows (the storage issue): the same targets.
+        *[(f"{m}, kernel-placed personality <= Linux",
+           (v(m, "petrel-linux-kernel") or big) <= (v(m, "linux") or 0)) for m in LX_FS],
+        *[(f"{m}, user-placed personality within 1.3x Linux",
+           (v(m, "petrel-linux-user") or big) <= 1.3 * (v(m, "linux") or 0)) for m in LX_FS],
         ("lx_cpu_loop no more than 1% slower than Linux in both placements",
          all((v("lx_cpu_loop", s) or big) <= 1.01 * (v("lx_cpu_loop", "linux") or 0)
              for s in ("petrel-linux-kernel", "petrel-linux-user"))),
