@@ -552,6 +552,17 @@ static void network(void)
     waitpid(child, NULL, 0);
 }
 
+static void cpu_loop(void)
+{
+    volatile uint64_t sink;
+    uint64_t x = 1, t0 = bench_counter();
+    for (long i = 0; i < times(2000000); i++)
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+    sink = x;
+    (void)sink;
+    report("lx_cpu_loop", bench_counter() - t0, (uint64_t)times(2000000));
+}
+
 /* The file system rows, on the disk's ext2 at /data (lmbench's lat_fs
  * shapes, and sequential and random transfers): skipped without one. */
 #define FS_FILES        200
@@ -625,17 +636,6 @@ static void fs_rows(void)
     unlink("/data/lxbench/big");
     unlink("/data/lxbench/rand");
     rmdir("/data/lxbench");
-}
-
-static void cpu_loop(void)
-{
-    volatile uint64_t sink;
-    uint64_t x = 1, t0 = bench_counter();
-    for (long i = 0; i < times(2000000); i++)
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-    sink = x;
-    (void)sink;
-    report("lx_cpu_loop", bench_counter() - t0, (uint64_t)times(2000000));
 }
 
 /* The groups of rows, each with the first row and the one after its last. */
