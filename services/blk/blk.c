@@ -605,6 +605,11 @@ static int64_t sync_poll(struct svc_call *call, uint64_t ticket)
 
 static int64_t watch(struct svc_call *call, svc_handle note, uint64_t bits)
 {
+    int err = ready();
+    if (err) {
+        svc_handle_release(note);
+        return err;                             /* (no disk: nothing to watch, and no ring to arm) */
+    }
     unsigned slot = WATCHES;
     for (unsigned i = 0; i < WATCHES; i++)
         if (watches[i].pid == call->pid || (slot == WATCHES && !watches[i].pid))

@@ -36,6 +36,8 @@
 #define SECTOR          512u
 #define EXT2_MAGIC      0xef53
 #define ORPHANS         64u
+#define RELEASE_STEP    (16u << 20)     /* a file is cut or freed this much at a change, so that a
+                                         * change writes a few bitmaps and reads a few indirect blocks */
 
 static uint32_t blk_ep;                 /* the blk service (0: none) */
 static uint64_t disk_bytes;
@@ -277,6 +279,17 @@ static void mirror(int32_t n, const struct ext2_inode *in)
     x->fs = LX_FS_DATA;
 }
 
+/* The node that mirrors (non-directory) inode ino, or -1. */
+static int32_t node_of_ino(uint32_t ino)
+{
+    for (int32_t i = 0; i < lx_nodes_max(); i++) {
+        struct lx_node *x = lx_node(i);
+        if (x && x->fs == LX_FS_DATA && x->ino == ino && (x->mode & LX_S_IFMT) != LX_S_IFDIR)
+            return i;
+    }
+    return -1;
+}
+
 /* The inode node n mirrors, read again. */
 static int inode_of(const struct lx_node *n, struct ext2_inode *in)
 {
@@ -380,7 +393,7 @@ int64_t lx_data_dir_ready(int32_t dir)
         if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
             continue;
         e = ext2_inode(&fs, ino, &in);
-        if (e == -EXT2_EAGAIN)
+        if (e == -EXT2_EAGAIN || e == -LX_ENOMEM)
             break;
         uint32_t kind = in.mode & EXT2_S_IFMT;
         int bad = e || !kind || (type && type != ((kind >> 12) == 8 ? 1 : (kind >> 12) == 4 ? 2 : (kind >> 12) == 2 ? 3 :
@@ -393,7 +406,13 @@ int64_t lx_data_dir_ready(int32_t dir)
             in = (struct ext2_inode){ .ino = ino, .mode = kinds[type < 8 ? type : 0], .links = 1 };
         }
         e = 0;
-        int32_t n = lx_node_new(in.mode);
+        int32_t n = !bad && kind != EXT2_S_IFDIR && in.links > 1 ? node_of_ino(ino) : -1;
+        if (n >= 0) {                           /* another name of a file read in: the same node */
+            if ((e = lx_dent_attach(dir, name, len, n, (1ull << 40) + pos)) != 0)
+                break;
+            continue;
+        }
+        n = lx_node_new(in.mode);
         if (n < 0) {
             e = n;
             break;
@@ -526,21 +545,48 @@ static void refresh(const struct ext2_inode *in)
 static int release_orphans(void)
 {
     for (unsigned i = 0; i < ORPHANS; i++) {
-        if (!orphans[i].gone)
-            continue;
-        struct ext2_inode in;
-        saved = fs;
-        in_op = 1;
-        int err = ext2_inode_orphan(&fs, orphans[i].ino, &in);
-        if (!err && (err = ext2_orphan_del(&fs, &in)) == 0)
-            err = ext2_release(&fs, &in);
-        op_finish(err == 0);
-        if (err == -EXT2_EAGAIN)
-            return err;
-        orphans[i].ino = 0;                     /* (another failure: e2fsck finds what the list holds) */
-        orphans[i].gone = 0;
+        while (orphans[i].gone) {
+            if (dirty_blocks() + OP_MAX > CACHE_BLOCKS)
+                return -EXT2_EAGAIN;            /* (the blk service is busy taking the last steps) */
+            struct ext2_inode in;
+            saved = fs;
+            in_op = 1;
+            int err = ext2_inode_orphan(&fs, orphans[i].ino, &in), last = 0;
+            if (!err && in.size > RELEASE_STEP)        /* a large file goes a step at a time, still an orphan */
+                err = ext2_truncate(&fs, &in, (in.size - 1) / RELEASE_STEP * RELEASE_STEP);
+            else if (!err && (err = ext2_orphan_del(&fs, &in)) == 0)
+                err = ext2_release(&fs, &in), last = 1;
+            op_finish(err == 0);
+            if (err == -EXT2_EAGAIN)
+                return err;
+            drain();
+            if (err || last) {
+                orphans[i].ino = 0;             /* (a failure: e2fsck finds what the list holds) */
+                orphans[i].gone = 0;
+            }
+        }
     }
     return 0;
+}
+
+/* A slot of the orphans for inode ino (a file about to lose its last
+ * name), or ORPHANS when they are all taken. */
+static unsigned orphan_slot(void)
+{
+    unsigned slot = 0;
+    while (slot < ORPHANS && orphans[slot].ino)
+        slot++;
+    return slot;
+}
+
+/* After a change took a file's last name: free it at once when small and
+ * not open; else (open, or large) put it on the orphan list (the change
+ * at hand does), to be freed when closed, a step at a time. *orphaned:
+ * it went on the list. */
+static int last_name_gone(struct ext2_inode *victim, int open, int *orphaned)
+{
+    *orphaned = open || victim->size > RELEASE_STEP;
+    return *orphaned ? ext2_orphan_add(&fs, victim) : ext2_release(&fs, victim);
 }
 
 void lx_data_node_gone(const struct lx_node *n)
@@ -645,11 +691,9 @@ int64_t lx_data_unlink(int32_t dent, int rmdir)
 {
     struct lx_dent *d = lx_dent(dent);
     int32_t dir = d->dir, node = d->node;
-    int keep = !rmdir && lx_node(node)->opens > 0;
-    unsigned slot = 0;
-    while (keep && slot < ORPHANS && orphans[slot].ino)
-        slot++;
-    if (keep && slot == ORPHANS)
+    int open = !rmdir && lx_node(node)->opens > 0, orphaned = 0;
+    unsigned slot = orphan_slot();
+    if (!rmdir && slot == ORPHANS)
         return -LX_ENOSPC;                      /* (too many files unlinked while open) */
     int64_t err = op_begin();
     if (err)
@@ -661,29 +705,32 @@ int64_t lx_data_unlink(int32_t dent, int rmdir)
     } else if (!e) {
         e = ext2_unlink(&fs, &din, d->name, d->len, &victim);
         if (!e && !victim.links)
-            e = keep ? ext2_orphan_add(&fs, &victim) : ext2_release(&fs, &victim);
+            e = last_name_gone(&victim, open, &orphaned);
     }
     if (!e)
         e = inode_of(lx_node(dir), &din);
     if ((err = op_end(e)) != 0)
         return err;
-    if (keep && !victim.links)
+    if (orphaned) {
         orphans[slot].ino = victim.ino;
+        orphans[slot].gone = !open;             /* (large, not open: freed from the next change on) */
+    }
     lx_unlink(dent);
     mirror(dir, &din);
     if (victim.ino)
         refresh(&victim);
+    struct lx_node *x = rmdir ? lx_node(node) : NULL;
+    if (x && !x->nlink)
+        x->ino = 0;                             /* (a removed directory still someone's: its inode is free) */
     return 0;
 }
 
 int64_t lx_data_rename(const struct lx_last *o, const struct lx_last *n)
 {
     struct lx_node *victim_node = n->node >= 0 ? lx_node(n->node) : NULL;
-    int keep = victim_node && (victim_node->mode & LX_S_IFMT) != LX_S_IFDIR && victim_node->opens > 0;
-    unsigned slot = 0;
-    while (keep && slot < ORPHANS && orphans[slot].ino)
-        slot++;
-    if (keep && slot == ORPHANS)
+    int open = victim_node && (victim_node->mode & LX_S_IFMT) != LX_S_IFDIR && victim_node->opens > 0, orphaned = 0;
+    unsigned slot = orphan_slot();
+    if (victim_node && slot == ORPHANS)
         return -LX_ENOSPC;
     int64_t err = op_begin();
     if (err)
@@ -696,7 +743,8 @@ int64_t lx_data_rename(const struct lx_last *o, const struct lx_last *n)
     if (!e)
         e = ext2_rename(&fs, &od, o->name, o->len, same ? &od : &nd, n->name, n->len, &victim);
     if (!e && victim.ino && !victim.links)
-        e = keep ? ext2_orphan_add(&fs, &victim) : ext2_release(&fs, &victim);
+        e = (victim.mode & EXT2_S_IFMT) == EXT2_S_IFDIR ? ext2_release(&fs, &victim) :
+            last_name_gone(&victim, open, &orphaned);
     if (!e)
         e = inode_of(lx_node(o->dir), &od);
     if (!e && !same)
@@ -705,8 +753,10 @@ int64_t lx_data_rename(const struct lx_last *o, const struct lx_last *n)
         e = inode_of(lx_node(o->node), &moved);
     if ((err = op_end(e)) != 0)
         return err;
-    if (keep && victim.ino && !victim.links)
+    if (orphaned) {
         orphans[slot].ino = victim.ino;
+        orphans[slot].gone = !open;
+    }
     if (lx_rename(o->dent, n->dir, n->name, n->len) != 0) {
         reload(o->dir);
         if (!same)
@@ -780,20 +830,27 @@ int64_t lx_data_setattr(int32_t node, uint32_t what, uint32_t mode, uint32_t uid
 
 int64_t lx_data_truncate(int32_t node, uint64_t size)
 {
-    int64_t err = op_begin();
-    if (err)
-        return err;
-    struct ext2_inode in;
-    int e = inode_of(lx_node(node), &in);
-    if (!e)
-        e = ext2_truncate(&fs, &in, size);
-    if ((err = op_end(e)) != 0)
-        return err;
-    refresh(&in);
-    return 0;
+    for (;;) {                                  /* a step at a time (a wait in between: on from there) */
+        int64_t err = op_begin();
+        if (err)
+            return err;
+        struct ext2_inode in;
+        int e = inode_of(lx_node(node), &in);
+        uint64_t to = size;
+        if (!e && in.size > size && in.size - size > RELEASE_STEP)
+            to = (in.size - 1) / RELEASE_STEP * RELEASE_STEP > size ? (in.size - 1) / RELEASE_STEP * RELEASE_STEP
+                                                                    : size;
+        if (!e)
+            e = ext2_truncate(&fs, &in, to);
+        if ((err = op_end(e)) != 0)
+            return err;
+        refresh(&in);
+        if (to == size)
+            return 0;
+    }
 }
 
-static int64_t sync_all(void);
+static int64_t sync_all(uint64_t *need);
 
 /* One change writing src[0..len) into n at `at` (its end when `append`):
  * 0 (*put bytes; fewer when the disk filled), LX_DISKWAIT or an error. */
@@ -850,7 +907,7 @@ int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, uint32_t flags, uint6
             break;                              /* the disk is full (or the file at its largest) */
     }
     if (!err && done && (flags & O_DSYNC))
-        err = sync_all();                       /* O_SYNC, O_DSYNC: on the disk before it returns */
+        err = lx_data_fsync(c);                       /* O_SYNC, O_DSYNC: on the disk before it returns */
     if (err == LX_DISKWAIT && done) {
         c->t->io.done = done;                   /* run again: on from here */
         return LX_DISKWAIT;
@@ -867,7 +924,7 @@ int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, uint32_t flags, uint6
 
 /* Hand everything to the blk service and have it put it on the disk:
  * 0, LX_DISKWAIT while that goes on, or EIO (once) if a write failed. */
-static int64_t sync_all(void)
+static int64_t sync_all(uint64_t *need)
 {
     if (mounted <= 0)
         return 0;
@@ -876,17 +933,24 @@ static int64_t sync_all(void)
     for (;;) {
         if (drain())
             return -LX_EIO;
-        if (dirty_blocks())
-            return LX_DISKWAIT;
-        if (synced == handed && !ticket) {
+        if (!*need && dirty_blocks())
+            return LX_DISKWAIT;                 /* (what was written before the call: handed on first) */
+        if (!*need)
+            *need = handed + 1;                 /* what this call waits for: the blocks handed on so far */
+        if (synced + 1 >= *need) {
             int failed = sync_failed;
             sync_failed = 0;
+            *need = 0;
             return failed ? -LX_EIO : 0;
         }
         if (!ticket) {
-            if (blk_sync_start(blk_ep, &ticket) != 0) {
+            int64_t r = blk_sync_start(blk_ep, &ticket);
+            if (r) {
                 ticket = 0;
-                return LX_DISKWAIT;             /* (its syncs are all taken: one ends soon) */
+                if (r == SVC_E_BUSY)
+                    return LX_DISKWAIT;         /* (its syncs are all taken: they end soon) */
+                *need = 0;
+                return -LX_EIO;
             }
             ticket_at = handed;
         }
@@ -896,13 +960,16 @@ static int64_t sync_all(void)
         ticket = 0;
         if (r)
             sync_failed = 1;
-        synced = ticket_at;
+        synced = ticket_at > synced ? ticket_at : synced;
     }
 }
 
-int64_t lx_data_fsync(void)
+int64_t lx_data_fsync(struct lx_ctx *c)
 {
-    return sync_all();
+    int64_t r = sync_all(&c->t->sync_need);
+    if (r != LX_DISKWAIT)
+        c->t->sync_need = 0;                    /* (the call is over: the next one waits for its own) */
+    return r;
 }
 
 int64_t lx_data_unmount(void)
@@ -916,7 +983,8 @@ int64_t lx_data_unmount(void)
         if ((err = op_end(ext2_unmount(&fs))) != 0)
             return err;
     }
-    return sync_all();
+    static uint64_t need;
+    return sync_all(&need);
 }
 
 

@@ -727,6 +727,7 @@ struct lx_thread {
     uint64_t cpus;              /* its affinity (sched_setaffinity), inherited by clone and fork; 0: every core */
     struct lx_block blk;        /* the call it is blocked in */
     struct lx_io io;            /* the call it is in the middle of (kept across its restarts) */
+    uint64_t sync_need;         /* an fsync of /data waiting: the blocks it waits for (ext2fs.c; 0: none) */
     int in_call;                /* its system call is being answered now */
     int intr;                   /* a signal woke its blocked call: run again, the call is interrupted */
     int stopping;               /* listed for the timer to deliver a signal (signal.c: deliver_later) */
@@ -1351,7 +1352,7 @@ int64_t lx_data_truncate(int32_t node, uint64_t size);
 int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, uint32_t flags, uint64_t buf, uint64_t len, uint64_t *pos);
 /* ... and from the personality's own memory (sendfile, copy_file_range), at *pos (moved on). */
 int64_t lx_data_write_kernel(struct lx_node *n, const void *src, uint64_t len, uint64_t *pos);
-int64_t lx_data_fsync(void);                    /* fsync, fdatasync, sync, syncfs: all of it on the disk */
+int64_t lx_data_fsync(struct lx_ctx *c);        /* fsync, fdatasync, sync, syncfs: what was written on the disk */
 int64_t lx_data_unmount(void);                  /* at shutdown: marked clean, all of it on the disk */
 void lx_data_node_gone(const struct lx_node *n);        /* rootfs.c: a node of the disk's is freed */
 /* Whether the bytes [off, off + len) of a disk file are in the blk

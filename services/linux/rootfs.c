@@ -806,7 +806,7 @@ void lx_dir_unload(int32_t dir)
         int32_t d = nodes[dir].first, node = dents[d].node;
         dent_drop(d);
         struct lx_node *n = &nodes[node];
-        if (!n->opens && !mapped(n) && !is_cwd(node)) {
+        if (!n->opens && !mapped(n) && !is_cwd(node) && lx_dent_of(node) < 0) {    /* (no other name has it) */
             n->nlink = 0;                       /* (a mirror: the disk keeps its links) */
             lx_node_maybe_free(node);
         }

@@ -553,9 +553,9 @@ static int64_t sys_sync_file_range(struct lx_ctx *c, uint64_t fd, int64_t off, i
 
 /* sync and syncfs: what the disk's file system holds goes on the disk
  * (waiting for it); the rest is in memory. Linux's sync says 0 always. */
-static int64_t sync_call(void)
+static int64_t sync_call(struct lx_ctx *c)
 {
-    int64_t r = lx_data_fsync();
+    int64_t r = lx_data_fsync(c);
     return r == LX_DISKWAIT ? r : 0;
 }
 
@@ -627,8 +627,8 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_fchown:         return lx_sys_fchown(c, a[0], a[1], a[2]);
     case NR_sendfile:       return lx_sys_sendfile(c, a[0], a[1], a[2], a[3]);
     case NR_copy_file_range: return lx_sys_copy_file_range(c, a[0], a[1], a[2], a[3], a[4], a[5]);
-    case NR_sync:           return sync_call();
-    case NR_syncfs:         return lx_fd_use(c->p, a[0]) ? sync_call() : -LX_EBADF;
+    case NR_sync:           return sync_call(c);
+    case NR_syncfs:         return lx_fd_use(c->p, a[0]) ? sync_call(c) : -LX_EBADF;
     case NR_fadvise64:      return lx_sys_fadvise64(c, a[0], (int64_t)a[2], a[3]);
     case NR_fsync:
     case NR_fdatasync:      return lx_sys_fsync(c, a[0]);

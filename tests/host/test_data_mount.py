@@ -339,3 +339,40 @@ def test_power_loss_at_25_moments_leaves_an_image_e2fsck_repairs_with_every_fsyn
             assert got == want, (run, i, len(got), len(want), seen, text[-2000:])
         kept += len(seen)
     assert kept > 100                           # (the kills fell all over the run, not only at its start)
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_hard_links_made_by_linux_and_large_files_freed_in_steps(system, tmp_path):
+    image = tmp_path / "links.img"
+    fresh_image(image, 256 << 20, 1024)
+    linux(image, """cd /data
+echo shared > a
+busybox ln a b
+echo other > c
+busybox ln c d
+busybox dd if=/dev/urandom of=big bs=65536 count=640 2>/dev/null
+busybox dd if=/dev/urandom of=cut bs=65536 count=640 2>/dev/null
+busybox df /data | busybox tail -1
+""")
+    text = petrel(image, """cd /data
+busybox stat -c '%n %h %i' a b c d
+exec 3< a
+busybox rm a b
+echo "open: $(busybox cat <&3)"
+exec 3<&-
+busybox mv c d
+busybox ls
+busybox stat -c '%n %h' d
+busybox rm big
+busybox truncate -s 1 cut
+busybox stat -c '%n %s %b' cut
+busybox df /data | busybox tail -1
+""", system, tmp_path)
+    assert "open: shared" in text, text[-3000:]
+    inos = re.findall(r"^([abcd]) (\d) (\d+)$", text, re.M)
+    assert len(inos) == 4 and inos[0][1:] == inos[1][1:] and inos[2][1:] == inos[3][1:], text[-3000:]
+    assert re.search(r"^c\s+cut\s+d\s+lost\+found$", text, re.M) or "d 2" in text, text[-3000:]
+    assert "cut 1 2" in text, text[-3000:]
+    e2fsck_clean(image)
+    after = listing(linux(image, LIST))
+    assert set(after) == {"c", "d", "cut"} and after["d"][2] == 2 and after["cut"][1] == 1, after
