@@ -150,7 +150,8 @@ static int bad_size(const struct ext2_fs *fs, const struct ext2_inode *in)
     return in->size > ext2_max_size(fs);
 }
 
-int ext2_inode(const struct ext2_fs *fs, uint32_t ino, struct ext2_inode *out)
+/* Inode ino as it is on the disk, whatever it holds. */
+static int inode_raw(const struct ext2_fs *fs, uint32_t ino, struct ext2_inode *out)
 {
     uint64_t off;
     int err = ext2_inode_offset(fs, ino, &off);
@@ -160,6 +161,14 @@ int ext2_inode(const struct ext2_fs *fs, uint32_t ino, struct ext2_inode *out)
     if ((err = fs->io.read(fs->io.ctx, off, r, sizeof(r))) != 0)
         return err;
     ext2_inode_decode(r, ino, out);
+    return 0;
+}
+
+int ext2_inode(const struct ext2_fs *fs, uint32_t ino, struct ext2_inode *out)
+{
+    int err = inode_raw(fs, ino, out);
+    if (err)
+        return err;
     if (!out->links || out->dtime || !out->mode)
         return -EXT2_ENOENT;                            /* free, or deleted */
     return bad_size(fs, out) ? -EXT2_EUCLEAN : 0;
@@ -167,14 +176,9 @@ int ext2_inode(const struct ext2_fs *fs, uint32_t ino, struct ext2_inode *out)
 
 int ext2_inode_orphan(const struct ext2_fs *fs, uint32_t ino, struct ext2_inode *out)
 {
-    uint64_t off;
-    int err = ext2_inode_offset(fs, ino, &off);
+    int err = inode_raw(fs, ino, out);
     if (err)
         return err;
-    uint8_t r[IN_BASE];
-    if ((err = fs->io.read(fs->io.ctx, off, r, sizeof(r))) != 0)
-        return err;
-    ext2_inode_decode(r, ino, out);
     return out->links || !out->mode ? -EXT2_ENOENT : bad_size(fs, out) ? -EXT2_EUCLEAN : 0;
 }
 

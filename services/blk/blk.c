@@ -16,6 +16,7 @@
  */
 #include "blk_if.h"
 #include "pstring.h"
+#include "svc_watch.h"
 #include "virtio_blk.h"
 
 #define BLOCK           4096u
@@ -56,7 +57,7 @@ static uint64_t ticket_pid[WAITERS];    /* a sync the client asks after (`sync_s
 static uint8_t ticket_done[WAITERS];    /* ... finished: its answer is ticket_status, kept until asked */
 static int8_t ticket_status[WAITERS];
 #define WATCHES         4u
-static struct { uint64_t pid; svc_handle note; uint64_t bits; } watches[WATCHES];
+static struct svc_watch watches[WATCHES];
 static uint64_t flushing_gen;           /* a flush in flight covers the syncs up to this generation (0: none) */
 static int booted;
 static uint64_t req_first = 1, req_last;  /* the blocks of the request at hand: never taken for another */
@@ -305,9 +306,7 @@ static void harvest(void)
             waiter_pid[i] = 0;
         }
     }
-    for (unsigned i = 0; i < WATCHES; i++)
-        if (watches[i].pid)
-            svc_signal(watches[i].note, watches[i].bits);
+    svc_watch_signal(watches, WATCHES, 0);
 }
 
 static int anyone_waits(void)
@@ -610,25 +609,8 @@ static int64_t watch(struct svc_call *call, svc_handle note, uint64_t bits)
         svc_handle_release(note);
         return err;                             /* (no disk: nothing to watch, and no ring to arm) */
     }
-    unsigned slot = WATCHES;
-    for (unsigned i = 0; i < WATCHES; i++)
-        if (watches[i].pid == call->pid || (slot == WATCHES && !watches[i].pid))
-            slot = i;
-    if (slot < WATCHES && watches[slot].pid) {
-        svc_handle_release(watches[slot].note);
-        watches[slot].pid = 0;
-    }
-    if (!bits) {
-        svc_handle_release(note);
-        return 0;
-    }
-    if (slot == WATCHES) {
-        svc_handle_release(note);
-        return SVC_E_BUSY;
-    }
-    watches[slot].pid = call->pid;
-    watches[slot].note = note;
-    watches[slot].bits = bits;
+    if ((err = (int)svc_watch_set(watches, WATCHES, call->pid, note, bits)) != 0)
+        return err;
     rearm();
     return 0;
 }

@@ -16,6 +16,7 @@
  * connections, tcp.c); one longer than a slot holds (a reassembled one)
  * is kept in memory of its own, at most SOCK_BIG_BYTES of them a socket.
  */
+#include "svc_watch.h"
 #include "net.h"
 #include "pstring.h"
 
@@ -159,13 +160,11 @@ static uint32_t sock_poll(const struct sock *s)
 /* Clients that watch their sockets (`watch`) instead of waiting on each:
  * each one's notification and the bits it asked for. */
 #define WATCHES 8u
-static struct { uint64_t pid; svc_handle note; uint64_t bits; } watches[WATCHES];
+static struct svc_watch watches[WATCHES];
 
 static void watch_signal(uint64_t pid)
 {
-    for (unsigned i = 0; i < WATCHES; i++)
-        if (watches[i].pid == pid)
-            svc_signal(watches[i].note, watches[i].bits);
+    svc_watch_signal(watches, WATCHES, pid);
 }
 
 void net_sock_wake(struct sock *s)
@@ -397,26 +396,7 @@ static int64_t wait(struct svc_call *call, uint32_t sock, uint32_t events, uint3
 
 static int64_t watch(struct svc_call *call, svc_handle note, uint64_t bits)
 {
-    unsigned slot = WATCHES;
-    for (unsigned i = 0; i < WATCHES; i++)
-        if (watches[i].pid == call->pid || (slot == WATCHES && !watches[i].pid))
-            slot = i;
-    if (slot < WATCHES && watches[slot].pid) {
-        svc_handle_release(watches[slot].note);
-        watches[slot].pid = 0;
-    }
-    if (!bits) {
-        svc_handle_release(note);
-        return 0;
-    }
-    if (slot == WATCHES) {
-        svc_handle_release(note);
-        return SVC_E_BUSY;
-    }
-    watches[slot].pid = call->pid;
-    watches[slot].note = note;
-    watches[slot].bits = bits;
-    return 0;
+    return svc_watch_set(watches, WATCHES, call->pid, note, bits);
 }
 
 static int64_t poll_now(struct svc_call *call, uint32_t sock, uint32_t *revents)
