@@ -503,28 +503,35 @@ int32_t lx_dent_find(int32_t dir, const char *name, uint32_t len)
 
 /* A new entry in `dir` for node `node` named name[0..len) (copied into the
  * pool unless `in_place`); its index or -ENOSPC. */
-static int32_t dent_add(int32_t dir, const char *name, uint32_t len, int32_t node, int in_place)
+/* A free entry slot, and the name it will hold (*stored: name itself when
+ * `in_place`, else a copy in the pool); the slot or -ENOSPC. */
+static int32_t dent_take(const char *name, uint32_t len, int in_place, const char **stored)
 {
     int32_t d = -1;
-    for (int32_t i = 0; i < maxdents; i++) {
-        int32_t k = (dent_hint + i) % maxdents;
-        if (dents[k].node < 0) {
-            d = k;
-            break;
-        }
-    }
+    for (int32_t i = 0; i < maxdents && d < 0; i++)
+        if (dents[(dent_hint + i) % maxdents].node < 0)
+            d = (dent_hint + i) % maxdents;
     if (d < 0)
         return -LX_ENOSPC;
-    const char *stored = name;
+    *stored = name;
     if (!in_place) {
         char *s = name_alloc(len);
         if (!s)
             return -LX_ENOSPC;
         memcpy(s, name, len);
         s[len] = 0;
-        stored = s;
+        *stored = s;
     }
     dent_hint = d + 1;
+    return d;
+}
+
+static int32_t dent_add(int32_t dir, const char *name, uint32_t len, int32_t node, int in_place)
+{
+    const char *stored;
+    int32_t d = dent_take(name, len, in_place, &stored);
+    if (d < 0)
+        return d;
     struct lx_node *p = &nodes[dir];
     dents[d] = (struct lx_dent){ stored, len, node, dir, p->first, -1, next_cookie--, (uint8_t)!in_place };
     nodes[node].fs = p->fs;                     /* (a name never links across file systems: EXDEV) */
@@ -767,17 +774,11 @@ int lx_dent_attach(int32_t dir, const char *name, uint32_t len, int32_t node, ui
     struct lx_node *p = &nodes[dir];
     if (p->last >= 0 && dents[p->last].cookie >= cookie)
         return -LX_EINVAL;                      /* (listings go by rising cookies) */
-    int32_t d = -1;
-    for (int32_t i = 0; i < maxdents && d < 0; i++)
-        if (dents[(dent_hint + i) % maxdents].node < 0)
-            d = (dent_hint + i) % maxdents;
-    char *s = d >= 0 ? name_alloc(len) : NULL;
-    if (!s)
-        return -LX_ENOSPC;
-    memcpy(s, name, len);
-    s[len] = 0;
-    dent_hint = d + 1;
-    dents[d] = (struct lx_dent){ s, len, node, dir, -1, p->last, cookie, 1 };
+    const char *stored;
+    int32_t d = dent_take(name, len, 0, &stored);
+    if (d < 0)
+        return d;
+    dents[d] = (struct lx_dent){ stored, len, node, dir, -1, p->last, cookie, 1 };
     if (p->last >= 0)
         dents[p->last].next = d;
     else
