@@ -60,9 +60,9 @@ static uint64_t ticket, ticket_at;      /* a blk sync under way (0: none), and `
 static int sync_failed;                 /* a write or sync of blk failed: the next fsync says EIO */
 static struct ext2_fs fs, saved;        /* the file system, and as it was when the change began */
 static int in_op;
-static int mounted;                     /* 0: not yet; 1: mounted; -1: refused (/data is the root's) */
-static int32_t data_root = -1;          /* the node of /data */
-static int32_t covered = -1;            /* the root's /data, which the mount hides */
+static int32_t mnt_root = -1;           /* the mount's root directory (-1: not mounted) */
+static int32_t covered = -1;            /* the directory it hides */
+static uint64_t mnt_flags;              /* LX_MS_* it was mounted with (LX_MS_KEPT of them) */
 static struct { uint32_t ino; uint8_t gone; } orphans[ORPHANS];   /* unlinked while open */
 
 /* ---------------------------------------------------------------- the disk */
@@ -301,45 +301,70 @@ static int inode_of(const struct lx_node *n, struct ext2_inode *in)
     return err;
 }
 
-/* Mount the disk's file system on /data, once: 0 (mounted, or refused:
- * then /data is the root's again, an empty directory) or LX_DISKWAIT. */
-static int64_t mount(void)
+static void node_drop(int32_t n);
+
+/* Make fs writable (the change that marks it so, on the disk): 0,
+ * LX_DISKWAIT, or EROFS with the reason on the console. */
+static int64_t make_writable(void)
 {
-    if (mounted)
-        return 0;
+    if (!svc_may_call())
+        return LX_DISKWAIT;
+    saved = fs;
+    in_op = 1;
+    fs.io.write = disk_write;
+    fs.now = (uint32_t)lx_now().sec;
+    int err = ext2_mount_rw(&fs);
+    op_finish(err == 0);
+    if (err == -EXT2_EAGAIN)
+        return LX_DISKWAIT;
+    if (err) {
+        lx_log("EXT2-fs (vda): not writable: %s (error %d)",
+               err == -EXT2_EROFS ? "the image has features this file system does not write" :
+               fs.why ? fs.why : "its orphan list could not be released", -err);
+        return -LX_EROFS;                       /* (mount(8) then mounts it read-only) */
+    }
+    drain();
+    return 0;
+}
+
+int64_t lx_data_mount(int32_t dir, uint64_t flags)
+{
+    if (!blk_ep)
+        return -LX_ENXIO;
+    if (mnt_root >= 0)
+        return -LX_EBUSY;                       /* (one mount of the disk at a time) */
+    if (!(flags & LX_MS_RDONLY) && (disk_flags & 1))
+        return -LX_EACCES;                      /* a read-only disk: mount(8) mounts it read-only */
+    if (!svc_may_call())
+        return LX_DISKWAIT;
+    int32_t n = lx_node_new(LX_S_IFDIR | 0755);
+    if (n < 0)
+        return -LX_ENOMEM;
     struct ext2_io io = { NULL, disk_read, NULL };
     struct ext2_inode root;
+    fs = (struct ext2_fs){ 0 };
     int err = ext2_mount(&fs, &io);
     if (!err)
         err = ext2_inode(&fs, EXT2_ROOT_INO, &root);
     if (!err && (root.mode & EXT2_S_IFMT) != EXT2_S_IFDIR)
         err = -EXT2_EUCLEAN, fs.why = "the root inode is not a directory";
-    if (err == -EXT2_EAGAIN)
-        return LX_DISKWAIT;
-    if (err) {
-        lx_log("/dev/vda not mounted on /data: %s (error %d)", fs.why ? fs.why : "the disk could not be read",
-               -err);
-        mounted = -1;
-        lx_unmount_dir(data_root, covered);     /* the root's /data again */
-        return 0;
+    int64_t r = err == -EXT2_EAGAIN ? LX_DISKWAIT : 0;
+    if (err && !r) {
+        lx_log("EXT2-fs (vda): not mounted: %s (error %d)", fs.why ? fs.why : "the disk could not be read", -err);
+        r = err == -EXT2_EOPNOTSUPP ? -LX_EINVAL : err;     /* (Linux's answer to features it lacks) */
     }
-    if (!(disk_flags & 1)) {                    /* read-write, unless the disk or the image says not */
-        saved = fs;
-        in_op = 1;
-        fs.io.write = disk_write;
-        fs.now = (uint32_t)lx_now().sec;
-        err = ext2_mount_rw(&fs);
-        op_finish(err == 0);
-        if (err == -EXT2_EAGAIN)
-            return LX_DISKWAIT;
-        if (err)
-            lx_log("/dev/vda mounted read-only on /data: %s (error %d)",
-                   err == -EXT2_EROFS ? "the image has features this file system does not write" :
-                   fs.why ? fs.why : "its orphan list could not be released", -err);
+    if (!r && !(flags & LX_MS_RDONLY))
+        r = make_writable();
+    if (r) {
+        node_drop(n);
+        fs = (struct ext2_fs){ 0 };
+        return r;
     }
-    mirror(data_root, &root);
-    lx_node(data_root)->loaded = 0;
-    mounted = 1;
+    lx_mount_dir(dir, n, LX_FS_DATA);
+    mirror(n, &root);
+    mnt_root = n;
+    covered = dir;
+    mnt_flags = flags & LX_MS_KEPT;
     return 0;
 }
 
@@ -349,19 +374,17 @@ void lx_data_init(void)
     uint64_t sectors = 0;
     uint32_t block_size = 0, geometry = 0;
     if (!ep || blk_info((uint32_t)ep, &sectors, &block_size, &disk_flags, &geometry) != 0 || !sectors)
-        return;                                 /* no disk: no /data */
+        return;                                 /* no disk: no /dev/vda */
     uint64_t bits;
     svc_handle note = lx_wakeup(&bits);
     if (!note || blk_watch((uint32_t)ep, (uint32_t)note, bits) != 0) {
-        lx_log("/dev/vda not mounted on /data: the disk's service takes no more watchers");
+        lx_log("/dev/vda left out: the disk's service takes no more watchers");
         return;
     }
-    data_root = lx_mount_dir("data", LX_FS_DATA, 0755, &covered);
-    if (data_root < 0)
+    if (lx_dev_node("dev/vda", LX_S_IFBLK | 0600, 0, LX_DEV_DISK) < 0)    /* as devtmpfs makes it */
         return;
     blk_ep = (uint32_t)ep;
     disk_bytes = sectors * SECTOR;
-    lx_node(data_root)->ino = EXT2_ROOT_INO;
 }
 
 int64_t lx_data_ready(int32_t n)
@@ -369,7 +392,7 @@ int64_t lx_data_ready(int32_t n)
     struct lx_node *x = lx_node(n);
     if (!x || x->fs != LX_FS_DATA)
         return 0;
-    return x->bad ? -EXT2_EUCLEAN : mount();
+    return x->bad ? -EXT2_EUCLEAN : 0;
 }
 
 int64_t lx_data_dir_ready(int32_t dir)
@@ -377,9 +400,8 @@ int64_t lx_data_dir_ready(int32_t dir)
     struct lx_node *d = lx_node(dir);
     if (!d || d->fs != LX_FS_DATA || (d->mode & LX_S_IFMT) != LX_S_IFDIR)
         return 0;
-    int64_t err = mount();
-    if (err || d->loaded || !d->nlink || d->fs != LX_FS_DATA)
-        return err;                             /* (refused: /data is an empty directory of the root) */
+    if (d->loaded || !d->nlink)
+        return 0;
     /* Every entry, each with its inode, or none: a block not in yet
      * undoes what was read so far, and the call runs again. */
     struct ext2_inode din, in;
@@ -505,27 +527,34 @@ int64_t lx_data_writable(int32_t n)
 
 uint32_t lx_data_block_size(void)
 {
-    return mounted > 0 ? fs.block_size : DBLOCK;
+    return mnt_root >= 0 ? fs.block_size : DBLOCK;
 }
 
 int64_t lx_data_statfs(uint64_t *out)
 {
     /* struct statfs from f_type: type, bsize, blocks, bfree, bavail,
      * files, ffree, fsid, namelen, frsize, flags. */
-    int64_t err = mount();
-    if (err || mounted < 0)
-        return err ? err : 1;
+    if (mnt_root < 0)
+        return 1;
     struct ext2_statfs st;
     ext2_statfs(&fs, &st);
+    /* ST_* are MS_* but for ST_RELATIME 0x1000 and ST_NOSYMFOLLOW 0x2000; ST_VALID 0x20. */
+    uint64_t f = lx_data_mount_flags(), flags = (f & 0xdf) | (f & LX_MS_NOATIME) | (f & LX_MS_NODIRATIME) | 0x20 |
+                 (f & LX_MS_RELATIME ? 0x1000 : 0) | (f & LX_MS_NOSYMFOLLOW ? 0x2000 : 0);
     uint64_t v[11] = { EXT2_MAGIC, fs.block_size, st.blocks, st.bfree, st.bavail, st.files, st.ffree, st.fsid,
-                       EXT2_NAME_MAX, fs.block_size, 0x1020 | !fs.writable };  /* ST_VALID | ST_RELATIME | ST_RDONLY */
+                       EXT2_NAME_MAX, fs.block_size, flags & ~(uint64_t)LX_MS_DIRSYNC };
     memcpy(out, v, sizeof(v));
     return 0;
 }
 
-int lx_data_mounted(void)
+uint64_t lx_data_mount_flags(void)
 {
-    return mounted > 0 ? 1 + (int)fs.writable : 0;
+    return mnt_root < 0 ? 0 : mnt_flags | (fs.writable ? 0 : LX_MS_RDONLY);
+}
+
+int32_t lx_data_mount_root(void)
+{
+    return mnt_root;
 }
 
 /* ---------------------------------------------------------------- changes */
@@ -601,10 +630,7 @@ void lx_data_node_gone(const struct lx_node *n)
  * kept to go back to. 0, LX_DISKWAIT, EROFS or EIO. */
 static int64_t op_begin(void)
 {
-    int64_t err = mount();
-    if (err)
-        return err;
-    if (mounted < 0 || !fs.writable)
+    if (mnt_root < 0 || !fs.writable)
         return -LX_EROFS;
     if (!svc_may_call())
         return LX_DISKWAIT;                     /* (the register entry: the full path does it) */
@@ -926,7 +952,7 @@ int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, uint32_t flags, uint6
  * 0, LX_DISKWAIT while that goes on, or EIO (once) if a write failed. */
 static int64_t sync_all(uint64_t *need)
 {
-    if (mounted <= 0)
+    if (mnt_root < 0)
         return 0;
     if (!svc_may_call())
         return LX_DISKWAIT;
@@ -972,9 +998,11 @@ int64_t lx_data_fsync(struct lx_ctx *c)
     return r;
 }
 
-int64_t lx_data_unmount(void)
+/* Mark the file system clean and read-only, everything on the disk:
+ * 0, LX_DISKWAIT (the call runs again: *need says what it waits for) or EIO. */
+static int64_t put_away(uint64_t *need)
 {
-    if (mounted <= 0)
+    if (mnt_root < 0)
         return 0;
     if (fs.writable) {
         int64_t err = op_begin();
@@ -983,15 +1011,66 @@ int64_t lx_data_unmount(void)
         if ((err = op_end(ext2_unmount(&fs))) != 0)
             return err;
     }
+    int64_t r = sync_all(need);
+    if (r != LX_DISKWAIT)
+        *need = 0;
+    return r;
+}
+
+int64_t lx_data_unmount(void)
+{
     static uint64_t need;
-    return sync_all(&need);
+    return put_away(&need);
+}
+
+int64_t lx_data_umount(struct lx_ctx *c)
+{
+    if (mnt_root < 0)
+        return -LX_EINVAL;
+    if (lx_fs_busy(LX_FS_DATA))
+        return -LX_EBUSY;
+    int64_t r = put_away(&c->t->sync_need);
+    if (r == LX_DISKWAIT)
+        return r;
+    if (r)
+        lx_log("EXT2-fs (vda): unmounted, but a write to the disk failed");   /* (umount succeeds, as Linux's) */
+    lx_fs_forget(LX_FS_DATA, mnt_root);
+    lx_unmount_dir(mnt_root, covered);
+    for (unsigned i = 0; i < CACHE_BLOCKS; i++)
+        cache[i].valid = cache[i].dirty = 0;    /* (dirty only if the disk failed: lost, as on Linux) */
+    memset(orphans, 0, sizeof(orphans));
+    fs = (struct ext2_fs){ 0 };
+    mnt_root = covered = -1;
+    mnt_flags = 0;
+    return 0;
+}
+
+int64_t lx_data_remount(struct lx_ctx *c, uint64_t flags)
+{
+    if (mnt_root < 0)
+        return -LX_EINVAL;
+    if ((flags & LX_MS_RDONLY) && fs.writable) {
+        if (lx_fs_writers(LX_FS_DATA))
+            return -LX_EBUSY;                   /* files open for writing, as Linux says */
+        int64_t r = put_away(&c->t->sync_need);
+        if (r)
+            return r;
+    } else if (!(flags & LX_MS_RDONLY) && !fs.writable) {
+        if (disk_flags & 1)
+            return -LX_EACCES;
+        int64_t r = make_writable();
+        if (r)
+            return r;
+    }
+    mnt_flags = flags & LX_MS_KEPT;
+    return 0;
 }
 
 
 int64_t lx_data_prefetch(const struct lx_node *n, uint64_t off, uint64_t len)
 {
     static uint8_t sector[SECTOR];
-    if (n->fs != LX_FS_DATA || (n->mode & LX_S_IFMT) != LX_S_IFREG || mounted <= 0)
+    if (n->fs != LX_FS_DATA || (n->mode & LX_S_IFMT) != LX_S_IFREG || mnt_root < 0)
         return 0;
     if (!svc_may_call())
         return LX_DISKWAIT;

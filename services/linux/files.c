@@ -119,6 +119,20 @@ struct lx_file *lx_file_at(int32_t i, uint32_t gen)
     return f && file_live(f, gen) ? f : NULL;
 }
 
+int lx_fs_writers(int fs)
+{
+    for (uint32_t i = 0; i < LX_NR_FILE; i += CHUNK) {
+        struct chunk *ch = chunks[i / CHUNK];
+        for (uint32_t k = 0; ch && k < CHUNK; k++) {
+            struct lx_file *f = &ch->slot[k];
+            if (f->kind == LX_FILE_NODE && f->refs && f->node >= 0 && !(f->flags & O_PATH) &&
+                (f->flags & O_ACCMODE) != 0 && lx_node_fs(f->node) == fs)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 int32_t lx_file_slot(const struct lx_file *f)
 {
     return f->slot;
@@ -695,8 +709,8 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
             return -LX_EROFS;
         if (n->proc && writing && !lx_procfs_writable(n->proc))
             return -LX_EACCES;                  /* /proc is read-only here, but for its sysctls */
-        if ((kind(n) == LX_S_IFCHR && n->dev == LX_DEV_NONE) || kind(n) == LX_S_IFSOCK)
-            return -LX_ENXIO;                   /* (a socket is reached with connect, not open) */
+        if ((kind(n) == LX_S_IFCHR && n->dev == LX_DEV_NONE) || kind(n) == LX_S_IFSOCK || kind(n) == LX_S_IFBLK)
+            return -LX_ENXIO;                   /* (a socket is reached with connect, not open; a disk is mounted) */
         if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_TTY) {
             node = lx_tty_ctty_node(c->p);      /* /dev/tty: the caller's controlling terminal, if it has one */
             if (node < 0)
@@ -1274,8 +1288,9 @@ int lx_stat_fill(int32_t node, void *out)
         memcpy(out, &st, sizeof(st));
         return 0;
     }
-    /* null 1:3, zero 1:5, console 5:1, tty 5:0, full 1:7, random 1:8, urandom 1:9, ptmx 5:2 (pts: 136:N) */
-    static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500, 0x107, 0x108, 0x109, 0x502, 0 };
+    /* null 1:3, zero 1:5, console 5:1, tty 5:0, full 1:7, random 1:8, urandom 1:9, ptmx 5:2 (pts: 136:N);
+     * the disk, a block device, vda 254:0 */
+    static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500, 0x107, 0x108, 0x109, 0x502, 0, 0xfe00 };
     struct lx_stat st = { 0 };
     st.dev = lx_fs_dev(lx_node_fs(node));
     st.ino = lx_node_ino(node);
@@ -1283,7 +1298,7 @@ int lx_stat_fill(int32_t node, void *out)
     st.nlink = n->nlink;
     st.uid = n->uid;
     st.gid = n->gid;
-    st.rdev = kind(n) != LX_S_IFCHR ? 0 : n->dev == LX_DEV_PTS ? lx_tty_pts_rdev(n) : rdev[n->dev];
+    st.rdev = kind(n) != LX_S_IFCHR && kind(n) != LX_S_IFBLK ? 0 : n->dev == LX_DEV_PTS ? lx_tty_pts_rdev(n) : rdev[n->dev];
     st.size = (int64_t)n->size;
     if (kind(n) == LX_S_IFDIR)
         st.size = n->proc ? 0 : (int64_t)(DIR_ENTRY_SIZE * (2 + (uint64_t)n->entries));

@@ -1157,7 +1157,36 @@ static int64_t m_unmount(struct svc_call *call)
     return r == LX_DISKWAIT ? SVC_E_AGAIN : r ? SVC_E_IO : 0;
 }
 
-const struct linux_ops linux_ops = { m_exec, m_wait, m_run, m_unmount };
+static int64_t m_mount(struct svc_call *call, const uint8_t *path, uint32_t path_len)
+{
+    (void)call;
+    char p[97];
+    if (fs())
+        return SVC_E_NOENT;
+    if (path_len == 0 || path_len > 96)
+        return SVC_E_INVAL;
+    memcpy(p, path, path_len);
+    p[path_len] = 0;
+    if (strlen(p) != path_len)
+        return SVC_E_INVAL;                     /* (a NUL inside) */
+    int32_t dir = lx_lookup(LX_ROOT, p, 1);
+    int64_t r = dir == LX_DISKWAIT ? LX_DISKWAIT : dir < 0 ? -LX_ENOENT : 0;
+    if (!r) {
+        r = lx_mount_disk(dir, LX_MS_RELATIME);
+        if (r == -LX_EACCES || r == -LX_EROFS)
+            r = lx_mount_disk(dir, LX_MS_RDONLY | LX_MS_RELATIME);     /* as mount(8) retries */
+    }
+    switch (r) {
+    case 0: return 0;
+    case LX_DISKWAIT: return SVC_E_AGAIN;
+    case -LX_ENXIO: case -LX_ENOENT: return SVC_E_NOENT;
+    case -LX_EBUSY: return SVC_E_BUSY;
+    case -LX_EIO: return SVC_E_IO;
+    default: return SVC_E_INVAL;
+    }
+}
+
+const struct linux_ops linux_ops = { m_exec, m_wait, m_run, m_unmount, m_mount };
 
 /* ---------------------------------------------------------------- faults */
 

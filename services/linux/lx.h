@@ -18,7 +18,7 @@
 enum {
     LX_EPERM = 1, LX_ENOENT = 2, LX_ESRCH = 3, LX_EINTR = 4, LX_EIO = 5, LX_E2BIG = 7, LX_ENOEXEC = 8,
     LX_EBADF = 9, LX_ECHILD = 10, LX_EAGAIN = 11, LX_ENOMEM = 12, LX_EACCES = 13, LX_EFAULT = 14,
-    LX_EBUSY = 16, LX_EEXIST = 17, LX_ENODEV = 19, LX_ENOTDIR = 20, LX_EISDIR = 21, LX_EINVAL = 22,
+    LX_ENOTBLK = 15, LX_EBUSY = 16, LX_EEXIST = 17, LX_ENODEV = 19, LX_ENOTDIR = 20, LX_EISDIR = 21, LX_EINVAL = 22,
     LX_ENFILE = 23, LX_EMFILE = 24, LX_ENOTTY = 25, LX_ESPIPE = 29, LX_EROFS = 30,
     LX_EPIPE = 32, LX_EXDEV = 18, LX_EMLINK = 31, LX_ENOSPC = 28, LX_EFBIG = 27, LX_ENOTEMPTY = 39,
     LX_EOPNOTSUPP = 95, LX_ENXIO = 6, LX_ERANGE = 34, LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ELOOP = 40,
@@ -221,6 +221,7 @@ void lx_heap_trim(void);
 #define LX_S_IFMT   0170000
 #define LX_S_IFDIR  0040000
 #define LX_S_IFCHR  0020000
+#define LX_S_IFBLK  0060000
 #define LX_S_IFREG  0100000
 #define LX_S_IFLNK  0120000
 #define LX_S_IFSOCK 0140000
@@ -228,7 +229,7 @@ void lx_heap_trim(void);
 
 /* What a node is beyond its mode. */
 enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE, LX_DEV_TTY, LX_DEV_FULL, LX_DEV_RANDOM,
-       LX_DEV_URANDOM, LX_DEV_PTMX, LX_DEV_PTS };
+       LX_DEV_URANDOM, LX_DEV_PTMX, LX_DEV_PTS, LX_DEV_DISK };
 
 /* The file systems the tree is made of, mounted as a Debian system has
  * them (the root, devtmpfs on /dev, devpts on /dev/pts, tmpfs on
@@ -1331,7 +1332,37 @@ int lx_data_node_read(const struct lx_node *n, uint64_t off, void *dst, uint64_t
 int64_t lx_data_writable(int32_t n);            /* 0, or EROFS for a node of the read-only disk */
 uint32_t lx_data_block_size(void);
 int64_t lx_data_statfs(uint64_t *out);          /* 0 (struct statfs from f_type), 1 (not mounted), an error */
-int lx_data_mounted(void);                      /* 0: not mounted; 1: read-only; 2: read-write */
+/* mount(2)'s flags (MS_*) that the mount keeps, as Linux numbers them. */
+enum { LX_MS_RDONLY = 1, LX_MS_NOSUID = 2, LX_MS_NODEV = 4, LX_MS_NOEXEC = 8, LX_MS_SYNCHRONOUS = 16,
+       LX_MS_REMOUNT = 32, LX_MS_MANDLOCK = 64, LX_MS_DIRSYNC = 128, LX_MS_NOSYMFOLLOW = 256,
+       LX_MS_NOATIME = 1024, LX_MS_NODIRATIME = 2048, LX_MS_BIND = 4096, LX_MS_MOVE = 8192,
+       LX_MS_REC = 16384, LX_MS_SILENT = 32768, LX_MS_UNBINDABLE = 1 << 17, LX_MS_PRIVATE = 1 << 18,
+       LX_MS_SLAVE = 1 << 19, LX_MS_SHARED = 1 << 20, LX_MS_RELATIME = 1 << 21, LX_MS_STRICTATIME = 1 << 24,
+       LX_MS_LAZYTIME = 1 << 25 };
+#define LX_MS_KEPT (LX_MS_RDONLY | LX_MS_NOSUID | LX_MS_NODEV | LX_MS_NOEXEC | LX_MS_SYNCHRONOUS | LX_MS_MANDLOCK | \
+                    LX_MS_DIRSYNC | LX_MS_NOSYMFOLLOW | LX_MS_NOATIME | LX_MS_NODIRATIME | LX_MS_RELATIME | \
+                    LX_MS_LAZYTIME)
+/* The disk's file system mounted on directory dir with flags (LX_MS_*,
+ * relatime made explicit): 0, LX_DISKWAIT, or ENXIO (no disk), EBUSY
+ * (mounted already), EACCES (a read-only disk, not LX_MS_RDONLY), EROFS
+ * (an image not to be written), EINVAL, EUCLEAN or EIO (not an ext2
+ * image, a corrupt or unreadable one: the reason on the console). */
+int64_t lx_data_mount(int32_t dir, uint64_t flags);
+/* Unmounted (EBUSY while anything of it is held), or remounted with new
+ * flags (read-only: EBUSY while files are open for writing); 0,
+ * LX_DISKWAIT or a negated errno. */
+int64_t lx_data_umount(struct lx_ctx *c);
+int64_t lx_data_remount(struct lx_ctx *c, uint64_t flags);
+/* mount(2) and umount2(2) (mount.c). */
+int64_t lx_sys_mount(struct lx_ctx *c, uint64_t usource, uint64_t utarget, uint64_t utype, uint64_t flags,
+                     uint64_t udata);
+int64_t lx_sys_umount2(struct lx_ctx *c, uint64_t utarget, uint64_t flags);
+/* The disk mounted on directory n (lx_data_mount), if n may take it:
+ * ENOTDIR, EINVAL (not a directory of the root, devtmpfs or the tmpfs),
+ * EBUSY (the root of a mount). */
+int64_t lx_mount_disk(int32_t n, uint64_t flags);
+uint64_t lx_data_mount_flags(void);             /* its LX_MS_* (LX_MS_RDONLY when read-only); 0: not mounted */
+int32_t lx_data_mount_root(void);               /* the node of its root, or -1 */
 /* The changes, each whole or not at all on the disk, then in the tree:
  * a file, directory or symbolic link (target) made (*out its node); a
  * name removed (an entry; rmdir: a directory's); a rename (lx_last as
@@ -1361,13 +1392,19 @@ void lx_data_node_gone(const struct lx_node *n);        /* rootfs.c: a node of t
 int64_t lx_data_prefetch(const struct lx_node *n, uint64_t off, uint64_t len);
 #define LX_DATA_COPY_MAX    (2u << 20)  /* ... which is so up to this size; a larger copy is EFBIG for now */
 int32_t lx_nodes_max(void);                     /* rootfs.c: the node table's size */
-/* rootfs.c's part: a new directory of `fs` mounted over the root's at
- * path, which it hides until lx_unmount_dir (*covered: the hidden one),
- * its node or a negated errno; an entry added in listing order without
- * changing any count (a mirror of the disk's); a directory's entries all
- * dropped (their nodes freed unless held). */
-int32_t lx_mount_dir(const char *path, int fs, uint32_t mode, int32_t *covered);
+/* rootfs.c's part: new directory n of `fs` mounted over directory old,
+ * which it hides until lx_unmount_dir(n, old); is anything of file
+ * system fs held (open, mapped, a working directory); every entry and
+ * node of fs gone but its root's; a device node made at path; an entry
+ * added in listing order without changing any count (a mirror of the
+ * disk's); a directory's entries all dropped (their nodes freed unless
+ * held). */
+void lx_mount_dir(int32_t old, int32_t n, int fs);
 void lx_unmount_dir(int32_t n, int32_t covered);
+int lx_fs_busy(int fs);
+int lx_fs_writers(int fs);                      /* files.c: is a file of fs open for writing */
+void lx_fs_forget(int fs, int32_t root);
+int32_t lx_dev_node(const char *path, uint32_t mode, uint32_t gid, uint32_t dev);
 int lx_dent_attach(int32_t dir, const char *name, uint32_t len, int32_t node, uint64_t cookie);
 void lx_dir_unload(int32_t dir);
 /* The personality's one wakeup (svc_wakeup), for every service it calls

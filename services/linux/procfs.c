@@ -561,25 +561,56 @@ static void gen_mounts(int info)
         { LX_FS_PTS, LX_FS_DEV, "/dev/pts", "devpts", "devpts", "rw,nosuid,noexec,relatime",
           "rw,gid=5,mode=620,ptmxmode=000" },
         { LX_FS_SHM, LX_FS_DEV, "/dev/shm", "tmpfs", "tmpfs", "rw,nosuid,nodev,relatime", "rw,inode64" },
-        { LX_FS_DATA, LX_FS_ROOT, "/data", "ext2", "/dev/vda", "rw,relatime", "rw" },     /* (when mounted) */
+        { LX_FS_DATA, LX_FS_ROOT, NULL, "ext2", "/dev/vda", NULL, NULL },     /* (when mounted, where it is) */
     };
     uint64_t used;
     uint32_t nodes, max;
     lx_fs_usage(&used, &nodes, &max);
     unsigned long kb = (unsigned long)(LX_VFS_BYTES >> 10);
     for (unsigned i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
-        if (m[i].fs == LX_FS_DATA && !lx_data_mounted())
-            continue;
-        const char *flags = m[i].fs == LX_FS_DATA && lx_data_mounted() == 1 ? "ro,relatime" : m[i].flags;
-        char opts[96];
-        fmt(opts, sizeof(opts), flags == m[i].flags ? m[i].opts : "ro", kb, max);
+        static char dir[LX_PATH_MAX];
+        char flags[96], opts[96];
+        int parent = m[i].parent;
+        if (m[i].fs == LX_FS_DATA) {
+            /* Linux's order: ro or rw, the file system's flags (sync,
+             * dirsync, mand, lazytime), the mount's (nosuid ... relatime). */
+            uint64_t f = lx_data_mount_flags();
+            int32_t root = lx_data_mount_root();
+            if (!f && root < 0)
+                continue;
+            if (lx_node_path(root, dir, sizeof(dir)) < 0)
+                continue;
+            parent = lx_node_fs(lx_node(root)->parent);
+            static const struct { uint64_t bit; const char *word; } sb[] = {
+                { LX_MS_SYNCHRONOUS, ",sync" }, { LX_MS_DIRSYNC, ",dirsync" }, { LX_MS_MANDLOCK, ",mand" },
+                { LX_MS_LAZYTIME, ",lazytime" } }, mnt[] = {
+                { LX_MS_NOSUID, ",nosuid" }, { LX_MS_NODEV, ",nodev" }, { LX_MS_NOEXEC, ",noexec" },
+                { LX_MS_NOATIME, ",noatime" }, { LX_MS_NODIRATIME, ",nodiratime" }, { LX_MS_RELATIME, ",relatime" },
+                { LX_MS_NOSYMFOLLOW, ",nosymfollow" } };
+            const char *rw = f & LX_MS_RDONLY ? "ro" : "rw";
+            uint64_t at = (uint64_t)fmt(opts, sizeof(opts), "%s", rw);  /* the super block's: ro/rw and its flags */
+            for (unsigned k = 0; k < sizeof(sb) / sizeof(sb[0]); k++)
+                if (f & sb[k].bit)
+                    at += (uint64_t)fmt(opts + at, sizeof(opts) - at, "%s", sb[k].word);
+            at = (uint64_t)fmt(flags, sizeof(flags), "%s", rw);         /* the mount's: ro/rw and its flags */
+            for (unsigned k = 0; k < sizeof(mnt) / sizeof(mnt[0]); k++)
+                if (f & mnt[k].bit)
+                    at += (uint64_t)fmt(flags + at, sizeof(flags) - at, "%s", mnt[k].word);
+        } else {
+            fmt(dir, sizeof(dir), "%s", m[i].dir);
+            fmt(flags, sizeof(flags), "%s", m[i].flags);
+            fmt(opts, sizeof(opts), m[i].opts, kb, max);
+        }
         uint32_t dev = lx_fs_dev(m[i].fs);
         if (info) {
-            lx_proc_put("%u %u %u:%u / %s %s - %s %s %s\n", lx_fs_mount_id(m[i].fs), lx_fs_mount_id(m[i].parent),
-                (dev >> 8) & 0xfff, (dev & 0xff) | ((dev >> 12) & 0xfff00), m[i].dir, flags, m[i].type, m[i].source, opts);
+            lx_proc_put("%u %u %u:%u / %s %s - %s %s %s\n", lx_fs_mount_id(m[i].fs), lx_fs_mount_id(parent),
+                (dev >> 8) & 0xfff, (dev & 0xff) | ((dev >> 12) & 0xfff00), dir, flags, m[i].type, m[i].source, opts);
+        } else if (m[i].fs == LX_FS_DATA) {
+            /* the fstab line: ro or rw, the file system's flags, the mount's */
+            lx_proc_put("%s %s %s %s%s 0 0\n", m[i].source, dir, m[i].type, opts, flags + 2);
         } else {
             /* the fstab line: the mount flags first, then the options after the first ("rw") */
-            lx_proc_put("%s %s %s %s%s 0 0\n", m[i].source, m[i].dir, m[i].type, flags, opts + 2);
+            lx_proc_put("%s %s %s %s%s 0 0\n", m[i].source, dir, m[i].type, flags, opts + 2);
         }
     }
 }
@@ -658,7 +689,7 @@ static void gen(const struct lx_node *n)
         break;
     }
     case LX_PROC_FILESYSTEMS:
-        lx_proc_put("nodev\ttmpfs\nnodev\tproc\n");
+        lx_proc_put("nodev\ttmpfs\nnodev\tdevtmpfs\nnodev\tproc\nnodev\tdevpts\n\text2\n");
         break;
     case LX_PROC_KSTAT: {
         /* In USER_HZ ticks since boot: the CPU time of the processes there are (and of the

@@ -737,16 +737,10 @@ static int32_t mount_at(const char *path, int fs, uint32_t mode)
     return n;
 }
 
-int32_t lx_mount_dir(const char *path, int fs, uint32_t mode, int32_t *covered)
+void lx_mount_dir(int32_t old, int32_t n, int fs)
 {
-    int32_t old = place(path, (uint32_t)strlen(path));
-    if (old < 0 || old == LX_ROOT || (nodes[old].mode & LX_S_IFMT) != LX_S_IFDIR)
-        return old < 0 ? old : -LX_ENOTDIR;
-    int32_t n = lx_node_new(LX_S_IFDIR | mode);
-    if (n < 0)
-        return n;
     /* The new directory takes the old one's name; the old one, and what
-     * the archive has in it, stay (hidden) for lx_unmount_dir. */
+     * is in it, stay (hidden) for lx_unmount_dir. */
     int32_t d = nodes[old].dent;
     dents[d].node = n;
     nodes[n].nlink = nodes[old].nlink - (uint32_t)lx_subdirs(old);
@@ -754,8 +748,6 @@ int32_t lx_mount_dir(const char *path, int fs, uint32_t mode, int32_t *covered)
     nodes[n].dent = d;
     nodes[n].fs = (uint32_t)fs;
     nodes[old].dent = -1;
-    *covered = old;
-    return n;
 }
 
 void lx_unmount_dir(int32_t n, int32_t covered)
@@ -812,6 +804,38 @@ void lx_dir_unload(int32_t dir)
             lx_node_maybe_free(node);
         }
     }
+}
+
+int lx_fs_busy(int fs)
+{
+    for (int32_t i = 0; i < maxnodes; i++)
+        if (nodes[i].mode && lx_node_fs(i) == fs && (nodes[i].opens || mapped(&nodes[i]) || is_cwd(i)))
+            return 1;
+    return 0;
+}
+
+void lx_fs_forget(int fs, int32_t root)
+{
+    for (int32_t d = 0; d < maxdents; d++)
+        if (dents[d].node >= 0 && lx_node_fs(dents[d].dir) == fs)
+            dent_drop(d);
+    for (int32_t i = 1; i < maxnodes; i++)
+        if (nodes[i].mode && nodes[i].fs == (uint32_t)fs && i != root) {
+            nodes[i].nlink = 0;
+            lx_node_maybe_free(i);
+        }
+}
+
+int32_t lx_dev_node(const char *path, uint32_t mode, uint32_t gid, uint32_t dev)
+{
+    int32_t n = place(path, (uint32_t)strlen(path));
+    if (n >= 0) {
+        set_kind(n, mode);
+        nodes[n].gid = gid;
+        nodes[n].dev = dev;
+        nodes[n].size = 0;
+    }
+    return n;
 }
 
 /* A symbolic link at path (if the archive has no such name) to target. */

@@ -627,6 +627,8 @@ int64_t lx_syscall(struct lx_ctx *c, uint64_t nr, const uint64_t *a)
     case NR_fchown:         return lx_sys_fchown(c, a[0], a[1], a[2]);
     case NR_sendfile:       return lx_sys_sendfile(c, a[0], a[1], a[2], a[3]);
     case NR_copy_file_range: return lx_sys_copy_file_range(c, a[0], a[1], a[2], a[3], a[4], a[5]);
+    case NR_mount:          return lx_sys_mount(c, a[0], a[1], a[2], a[3], a[4]);
+    case NR_umount2:        return lx_sys_umount2(c, a[0], a[1]);
     case NR_sync:           return sync_call(c);
     case NR_syncfs:         return lx_fd_use(c->p, a[0]) ? sync_call(c) : -LX_EBADF;
     case NR_fadvise64:      return lx_sys_fadvise64(c, a[0], (int64_t)a[2], a[3]);

@@ -18,6 +18,9 @@ oracle and e2fsck as the judge.
   file past 4 GiB.
 - Images corrupted at random: every access answers (an error or data),
   the personality and the kernel stay up, and the next command runs.
+- mount(2) and umount2(2) through busybox mount, umount and df: the same
+  transcript as Linux's (the disk moved, remounted, refused while busy,
+  the errors of bad arguments), in both placements.
 - Power loss: QEMU killed at 25 random moments of a run that writes files
   with fsync, fdatasync, O_SYNC and O_DSYNC, in each placement: e2fsck -fy repairs the image, and every
   file whose fsync had returned is whole.
@@ -260,6 +263,73 @@ echo alive
         text = petrel(image, probe, system, tmp_path, check=False)
         assert "alive" in text and "lx: done" in text, (k, text[-3000:])
         assert "faulted" not in text and "panic" not in text.lower(), (k, text[-3000:])
+
+
+# mount(2) and umount2(2) through busybox: the disk moved to another
+# directory and back, remounted read-only and with flags, refused while
+# busy, and the errors of bad sources, targets, types and options.
+MOUNT_SCRIPT = r"""set +e
+t() { out=$("$@" 2>&1 </dev/null | busybox tr '\n' ';'); echo "T|$*|$?|$out"; }
+busybox mkdir -p /mnt/a
+echo plain > /mnt/file
+t busybox grep vda /proc/mounts
+t busybox grep -w ext2 /proc/filesystems
+t busybox stat -c '%t:%T %F %a %u %g' /dev/vda
+t busybox umount /data
+t busybox grep -c vda /proc/mounts
+t busybox umount /data
+t busybox mount -t ext2 /dev/vda /mnt/a
+t busybox grep vda /proc/mounts
+echo hello > /mnt/a/f
+t busybox cat /mnt/a/f
+t busybox mount -o remount,ro /mnt/a
+t busybox grep vda /proc/mounts
+t busybox touch /mnt/a/g
+t busybox mount -o remount,rw,nosuid,nodev,noatime /mnt/a
+t busybox grep vda /proc/mounts
+t busybox touch /mnt/a/g
+cd /mnt/a
+t busybox umount /mnt/a
+cd /
+exec 3< /mnt/a/f
+t busybox umount /mnt/a
+exec 3<&-
+t busybox df /mnt/a
+t busybox umount /mnt/a
+t busybox umount /mnt/a
+t busybox umount /mnt
+t busybox umount /mnt/nope
+t busybox mount -t ext2 /dev/null /mnt/a
+t busybox mount -t ext2 /dev/nope /mnt/a
+t busybox mount -t nosuchfs /dev/vda /mnt/a
+t busybox mount -t ext2 /dev/vda /mnt/a/nope
+t busybox mount -t ext2 /dev/vda /mnt/file
+t busybox mount -t ext2 -o bogus /dev/vda /mnt/a
+t busybox mount -t ext2 -o ro,noexec,sync /dev/vda /mnt/a
+t busybox grep vda /proc/mounts
+t busybox cat /mnt/a/f
+t busybox ls /mnt/a
+t busybox umount /mnt/a
+t busybox mount /dev/vda /mnt/a
+t busybox grep vda /proc/mounts
+t busybox umount /mnt/a
+t busybox mount -t ext2 /dev/vda /data
+t busybox ls /data
+busybox sync
+"""
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_mount_and_umount_of_the_disk_give_linuxs_transcript(system, tmp_path):
+    theirs, ours = tmp_path / "linux.img", tmp_path / "petrel.img"
+    fresh_image(theirs, 16 << 20, 1024)
+    fresh_image(ours, 16 << 20, 1024)
+    empty = tmp_path / "src"
+    empty.mkdir()
+    want = transcript(linux_with_src(theirs, MOUNT_SCRIPT, empty))
+    got = transcript(petrel(ours, MOUNT_SCRIPT, system, tmp_path))
+    assert len(want) > 35 and got == want, [(w, g) for w, g in zip(want, got) if w != g][:8] or (want, got)
+    e2fsck_clean(ours)
 
 
 # The power-loss test's writer: file i is `count` KB of /src/random from i KB

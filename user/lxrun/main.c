@@ -1,10 +1,12 @@
 /*
- * lxrun: the native program that starts Linux programs. It asks the Linux
- * personality (granted as "linux") to run the commands of a file of the
- * root file system, script=PATH (default /etc/lxrun), one after the other,
+ * lxrun: the native program that starts Linux programs. With mount=DIR
+ * it first has the Linux personality (granted as "linux") mount the disk
+ * on directory DIR, when the machine has one, as an init mounts its
+ * fstab's. Then it asks it to run the commands of a file of the root
+ * file system, script=PATH (default /etc/lxrun), one after the other,
  * and exits with the last nonzero exit code of theirs, once what they
- * wrote to the disk at /data is on it. The stand-in for Linux's /init
- * until Linux programs can fork and exec themselves.
+ * wrote to the disk is on it. The stand-in for Linux's /init until
+ * Linux programs can fork and exec themselves.
  */
 #include "petrel.h"
 #include "linux_if.h"
@@ -18,18 +20,26 @@ int main(void *info)
         puts("lxrun: no \"linux\" service granted");
         return 1;
     }
+    /* The disk first: it answers within milliseconds; a minute is a disk that stopped answering. */
+    char dir[96] = "";
+    int64_t err = 0;
+    if (start_arg("mount", dir, sizeof(dir)) && dir[0]) {
+        for (int tries = 0; (err = linux_mount(ep, dir, (uint32_t)strlen(dir))) == -E_AGAIN && tries < 60000; tries++)
+            sleep_ms(1);
+        if (err && err != -E_NOENT)
+            printf("lxrun: /dev/vda not mounted on %s: %s\n", dir, error_str(err));
+    }
     uint64_t code = 0;
-    int64_t err = linux_run(ep, path, (uint32_t)strlen(path), &code);
+    err = linux_run(ep, path, (uint32_t)strlen(path), &code);
     if (err) {
         printf("lxrun: cannot run %s: %s\n", path, error_str(err));
         return 1;
     }
     /* The machine stops when this ends: what the programs wrote to the
-     * disk goes on it first (the disk answers within milliseconds; a
-     * minute is a disk that stopped answering). */
+     * disk goes on it first. */
     for (int tries = 0; (err = linux_unmount(ep)) == -E_AGAIN && tries < 60000; tries++)
         sleep_ms(1);
     if (err)
-        printf("lxrun: the disk at /data was not put away cleanly: %s\n", error_str(err));
+        printf("lxrun: the disk was not put away cleanly: %s\n", error_str(err));
     return (int)code;
 }

@@ -1,0 +1,171 @@
+/*
+ * mount(2) and umount2(2).
+ *
+ * The tree's own file systems (the root, devtmpfs on /dev, devpts, the
+ * tmpfs of /dev/shm, proc) are mounted when the personality starts and
+ * stay: they are its own, so umount2 says EBUSY of them, and a remount
+ * that would change one says EPERM (one that changes nothing succeeds).
+ *
+ * What mount(2) mounts is the machine's disk, /dev/vda, with its ext2
+ * file system (ext2fs.c), type "ext2", the one disk file system
+ * /proc/filesystems lists (an image with features the file system does
+ * not read is refused with EINVAL, as Linux refuses it). One mount of it
+ * at a time, on a directory of the root, devtmpfs or the tmpfs; the
+ * flags of the mount (read-only, nosuid, nodev, noexec, sync, the atime
+ * ones) show in /proc/mounts and statfs, and noexec, nodev and sync are
+ * kept. A remount changes them (read-only: EBUSY while a file is open for
+ * writing). umount2 says EBUSY while anything of the disk's is held: an
+ * open file, a working directory (MNT_DETACH too: no lazy unmount).
+ * Bind mounts, moves and shared subtrees are not made (EINVAL); making
+ * a mount private or a slave is what every mount here is already (0).
+ */
+#include "lx.h"
+
+#define MS_MGC_MSK      0xffff0000u
+#define MS_MGC_VAL      0xc0ed0000u
+#define MNT_FORCE       1
+#define MNT_DETACH      2
+#define MNT_EXPIRE      4
+#define UMOUNT_NOFOLLOW 8
+#define ATIME_FLAGS     (LX_MS_NOATIME | LX_MS_NODIRATIME | LX_MS_RELATIME | LX_MS_STRICTATIME)
+
+/* The flags each of the tree's own file systems is mounted with. */
+static uint64_t fixed_flags(int fs)
+{
+    static const uint64_t flags[LX_FS_COUNT] = {
+        [LX_FS_ROOT] = 0, [LX_FS_DEV] = LX_MS_RELATIME, [LX_FS_PROC] = LX_MS_RELATIME,
+        [LX_FS_PTS] = LX_MS_NOSUID | LX_MS_NOEXEC | LX_MS_RELATIME,
+        [LX_FS_SHM] = LX_MS_NOSUID | LX_MS_NODEV | LX_MS_RELATIME,
+    };
+    return flags[fs];
+}
+
+/* The flags a mount keeps, as Linux's path_mount makes them: relatime
+ * unless noatime or strictatime; a remount that names no atime flag
+ * keeps the mount's. */
+static uint64_t kept_flags(uint64_t flags, uint64_t old)
+{
+    uint64_t kept = flags & LX_MS_KEPT & ~(uint64_t)LX_MS_RELATIME;
+    if (!(flags & LX_MS_NOATIME))
+        kept |= LX_MS_RELATIME;
+    if (flags & LX_MS_STRICTATIME)
+        kept &= ~(uint64_t)(LX_MS_RELATIME | LX_MS_NOATIME);
+    if ((flags & LX_MS_REMOUNT) && !(flags & ATIME_FLAGS))
+        kept = (kept & ~(uint64_t)ATIME_FLAGS) | (old & ATIME_FLAGS);
+    return kept;
+}
+
+/* The options of the data string the ext2 file system takes: each says
+ * what it does anyway (errors go on, df counts as BSD's, no extended
+ * attributes or ACLs). 0, or EINVAL with the word on the console. */
+static int64_t check_options(struct lx_ctx *c, uint64_t udata)
+{
+    char data[256];
+    if (!udata)
+        return 0;
+    int64_t len = lx_copy_str(c, data, udata, sizeof(data));
+    if (len == -LX_ENAMETOOLONG)
+        return -LX_EINVAL;
+    if (len < 0)
+        return len;
+    static const char *const known[] = { "errors=continue", "bsddf", "nouser_xattr", "noacl", "rw", "ro" };
+    for (char *w = data; *w;) {
+        uint64_t n = 0;
+        while (w[n] && w[n] != ',')
+            n++;
+        int ok = n == 0;
+        for (unsigned i = 0; i < sizeof(known) / sizeof(known[0]) && !ok; i++)
+            ok = strlen(known[i]) == n && memcmp(known[i], w, n) == 0;
+        if (!ok) {
+            lx_log("EXT2-fs (vda): unrecognized mount option \"%.*s\" or missing value", (int)n, w);
+            return -LX_EINVAL;
+        }
+        w += n + (w[n] == ',');
+    }
+    return 0;
+}
+
+/* The source names the disk: 0, or ENOENT (no such path), ENOTBLK (not
+ * a block device), EACCES (on a nodev mount), ENXIO (not this disk). */
+static int64_t check_source(struct lx_ctx *c, uint64_t usource)
+{
+    if (!usource)
+        return -LX_EINVAL;                      /* "No source specified" */
+    int32_t n = lx_node_at_path(c, usource, 1);
+    if (n < 0)
+        return n;
+    struct lx_node *x = lx_node(n);
+    if ((x->mode & LX_S_IFMT) != LX_S_IFBLK)
+        return -LX_ENOTBLK;
+    if (lx_node_fs(n) == LX_FS_DATA && (lx_data_mount_flags() & LX_MS_NODEV))
+        return -LX_EACCES;
+    return x->dev == LX_DEV_DISK ? 0 : -LX_ENXIO;
+}
+
+int64_t lx_mount_disk(int32_t n, uint64_t flags)
+{
+    if ((lx_node(n)->mode & LX_S_IFMT) != LX_S_IFDIR)
+        return -LX_ENOTDIR;
+    int fs = lx_node_fs(n);
+    if (fs != LX_FS_ROOT && fs != LX_FS_DEV && fs != LX_FS_SHM)
+        return -LX_EINVAL;                      /* (not on /proc, /dev/pts, nor the disk itself) */
+    if (n == LX_ROOT || lx_is_mount_point(n))
+        return -LX_EBUSY;                       /* (no mount over another) */
+    return lx_data_mount(n, flags);
+}
+
+static int64_t remount(struct lx_ctx *c, int32_t n, uint64_t flags)
+{
+    int root = n == lx_data_mount_root();
+    if (!root && n != LX_ROOT && !lx_is_mount_point(n))
+        return -LX_EINVAL;                      /* not the root of a mount */
+    if (root)
+        return lx_data_remount(c, kept_flags(flags, lx_data_mount_flags()));
+    uint64_t old = fixed_flags(lx_node_fs(n));
+    return kept_flags(flags, old) == old ? 0 : -LX_EPERM;
+}
+
+int64_t lx_sys_mount(struct lx_ctx *c, uint64_t usource, uint64_t utarget, uint64_t utype, uint64_t flags,
+                     uint64_t udata)
+{
+    char type[16];
+    int64_t len = utype ? lx_copy_str(c, type, utype, sizeof(type)) : 0;
+    if (len < 0 && len != -LX_ENAMETOOLONG)
+        return len;
+    int known = len > 0 && !strcmp(type, "ext2");
+    int32_t n = lx_node_at_path(c, utarget, 1);
+    if (n < 0)
+        return n;
+    if ((flags & MS_MGC_MSK) == MS_MGC_VAL)
+        flags &= ~(uint64_t)MS_MGC_MSK;         /* the magic number of old programs */
+    if (flags & LX_MS_REMOUNT)
+        return remount(c, n, flags);            /* (with MS_BIND too: the mount's flags, which are the same here) */
+    if (flags & (LX_MS_BIND | LX_MS_MOVE | LX_MS_SHARED))
+        return -LX_EINVAL;                      /* not made here */
+    if (flags & (LX_MS_PRIVATE | LX_MS_SLAVE | LX_MS_UNBINDABLE))
+        return n == LX_ROOT || lx_is_mount_point(n) ? 0 : -LX_EINVAL;  /* (every mount is so already) */
+    if (!utype)
+        return -LX_EINVAL;
+    if (!known)
+        return -LX_ENODEV;                      /* (the disk's file system is the one mount(2) mounts) */
+    int64_t err = check_source(c, usource);
+    if (!err)
+        err = check_options(c, udata);
+    if (err)
+        return err;
+    return lx_mount_disk(n, kept_flags(flags, 0));
+}
+
+int64_t lx_sys_umount2(struct lx_ctx *c, uint64_t utarget, uint64_t flags)
+{
+    if (flags & ~(uint64_t)(MNT_FORCE | MNT_DETACH | MNT_EXPIRE | UMOUNT_NOFOLLOW))
+        return -LX_EINVAL;
+    int32_t n = lx_node_at_path(c, utarget, !(flags & UMOUNT_NOFOLLOW));
+    if (n < 0)
+        return n;
+    if (n == lx_data_mount_root())
+        return (flags & MNT_EXPIRE) ? -LX_EINVAL : lx_data_umount(c);
+    if (n == LX_ROOT || lx_is_mount_point(n))
+        return -LX_EBUSY;                       /* the tree's own */
+    return -LX_EINVAL;                          /* not the root of a mount */
+}
