@@ -1,8 +1,9 @@
 /*
- * /data: the machine's disk, driven by the block device service (`blk`,
- * services/blk, idl/blk.toml), with its ext2 file system (lib/ext2.c)
- * mounted in the personality's tree when the system description lets
- * the personality call `blk` and the machine has a disk.
+ * The machine's disk, driven by the block device service (`blk`,
+ * services/blk, idl/blk.toml), with its ext2 file system (lib/ext2.c,
+ * lib/ext2_write.c) mounted in the personality's tree (at /data in the
+ * default systems) when the system description lets the personality
+ * call `blk` and the machine has a disk.
  *
  * The disk's files live in the same node table as the root's
  * (rootfs.c): a node of LX_FS_DATA mirrors an inode (its number, mode,
@@ -20,10 +21,16 @@
  * A read that had moved bytes answers their count instead. As Linux's
  * waits for a disk, these do not end for a signal.
  *
- * The mount is read-only for now: every call that would change the disk
- * answers EROFS (ext2fs_writable). It happens at the first lookup that
- * reaches /data; an image the file system refuses leaves /data an empty
- * directory of the root, and the reason on the console.
+ * The disk is /dev/vda; lx_data_mount mounts it on a directory (mount(2),
+ * mount.c; lxrun's mount=DIR at boot), read-write unless the disk or the
+ * image allows only reading (EROFS of every change: lx_data_writable,
+ * op_begin), and lx_data_umount puts it away (marked clean, everything
+ * on the disk) and forgets its nodes. An image the file system refuses
+ * is not mounted, with the reason on the console.
+ *
+ * A change writes into copies of its blocks, kept whole or dropped with
+ * the saved struct ext2_fs (op_begin, op_end), then handed to the blk
+ * service (drain); fsync and its kin wait for blk's sync (sync_all).
  */
 #include "lx.h"
 #include "blk_if.h"
@@ -557,6 +564,11 @@ int32_t lx_data_mount_root(void)
     return mnt_root;
 }
 
+int lx_data_refuses(const struct lx_node *n, uint64_t flag)
+{
+    return n->fs == LX_FS_DATA && (mnt_flags & flag);
+}
+
 /* ---------------------------------------------------------------- changes */
 
 /* Every node that mirrors inode in->ino mirrors it as it is now. */
@@ -932,8 +944,8 @@ int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, uint32_t flags, uint6
         if (put < got)
             break;                              /* the disk is full (or the file at its largest) */
     }
-    if (!err && done && (flags & O_DSYNC))
-        err = lx_data_fsync(c);                       /* O_SYNC, O_DSYNC: on the disk before it returns */
+    if (!err && done && ((flags & O_DSYNC) || (mnt_flags & LX_MS_SYNCHRONOUS)))
+        err = lx_data_fsync(c);                 /* O_SYNC, O_DSYNC, a sync mount: on the disk before it returns */
     if (err == LX_DISKWAIT && done) {
         c->t->io.done = done;                   /* run again: on from here */
         return LX_DISKWAIT;

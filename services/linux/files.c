@@ -709,6 +709,8 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
             return -LX_EROFS;
         if (n->proc && writing && !lx_procfs_writable(n->proc))
             return -LX_EACCES;                  /* /proc is read-only here, but for its sysctls */
+        if ((kind(n) == LX_S_IFCHR || kind(n) == LX_S_IFBLK) && lx_data_refuses(n, LX_MS_NODEV))
+            return -LX_EACCES;                  /* (a nodev mount) */
         if ((kind(n) == LX_S_IFCHR && n->dev == LX_DEV_NONE) || kind(n) == LX_S_IFSOCK || kind(n) == LX_S_IFBLK)
             return -LX_ENXIO;                   /* (a socket is reached with connect, not open; a disk is mounted) */
         if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_TTY) {

@@ -213,7 +213,7 @@ static int map_interp(struct lx_proc *p, const char *path, struct elf_image *im)
     int32_t node = lx_lookup(LX_ROOT, path, 1);
     if (node < 0)
         return node == -LX_ENOENT ? -LX_ENOENT : node;
-    if ((lx_node(node)->mode & LX_S_IFMT) != LX_S_IFREG)
+    if ((lx_node(node)->mode & LX_S_IFMT) != LX_S_IFREG || lx_data_refuses(lx_node(node), LX_MS_NOEXEC))
         return -LX_EACCES;
     int err = map_elf(p, node, LX_INTERP_BASE, im);
     if (!err && (im->interp || im->base == 0))

@@ -1363,6 +1363,9 @@ int64_t lx_sys_umount2(struct lx_ctx *c, uint64_t utarget, uint64_t flags);
 int64_t lx_mount_disk(int32_t n, uint64_t flags);
 uint64_t lx_data_mount_flags(void);             /* its LX_MS_* (LX_MS_RDONLY when read-only); 0: not mounted */
 int32_t lx_data_mount_root(void);               /* the node of its root, or -1 */
+/* Is n on the disk mounted with flag (LX_MS_NOEXEC: no program runs
+ * from it, EACCES; LX_MS_NODEV: no device node opens, EACCES). */
+int lx_data_refuses(const struct lx_node *n, uint64_t flag);
 /* The changes, each whole or not at all on the disk, then in the tree:
  * a file, directory or symbolic link (target) made (*out its node); a
  * name removed (an entry; rmdir: a directory's); a rename (lx_last as

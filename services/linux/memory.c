@@ -648,6 +648,8 @@ static int64_t mmap_call(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t
         file = lx_node(fnode);
         if ((file->mode & LX_S_IFMT) != LX_S_IFREG || file->proc)
             return -LX_ENODEV;
+        if ((prot & PROT_EXEC) && lx_data_refuses(file, LX_MS_NOEXEC))
+            return -LX_EPERM;                   /* a noexec mount's file, as Linux says */
         if (file->fs == LX_FS_DATA && type != MAP_PRIVATE)
             return -LX_ENODEV;                  /* (the disk's files are copied, not shared, for now) */
         int64_t wait = lx_data_prefetch(file, off, size);  /* (copied at once below: at hand first) */

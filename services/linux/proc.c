@@ -274,7 +274,7 @@ int32_t lx_script_interp(const char *interp)
     if (in < 0)
         return in;
     struct lx_node *inode = lx_node(in);
-    if ((inode->mode & LX_S_IFMT) != LX_S_IFREG || !(inode->mode & 0111))
+    if ((inode->mode & LX_S_IFMT) != LX_S_IFREG || !(inode->mode & 0111) || lx_data_refuses(inode, LX_MS_NOEXEC))
         return -LX_EACCES;
     return in;
 }
@@ -395,7 +395,7 @@ static int64_t exec_at(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t
     if (by_fd && (err = fd_path((int32_t)dirfd, len)) != 0)
         return err;
     struct lx_node *n = lx_node(node);
-    if ((n->mode & LX_S_IFMT) != LX_S_IFREG || !(n->mode & 0111))
+    if ((n->mode & LX_S_IFMT) != LX_S_IFREG || !(n->mode & 0111) || lx_data_refuses(n, LX_MS_NOEXEC))
         return -LX_EACCES;
     char magic[2];
     const char *exe = exec_path;                /* /proc/PID/exe: the program, a script's interpreter */

@@ -282,6 +282,9 @@ t busybox mount -t ext2 /dev/vda /mnt/a
 t busybox grep vda /proc/mounts
 echo hello > /mnt/a/f
 t busybox cat /mnt/a/f
+printf '#!/bin/sh\necho ran\n' > /mnt/a/s
+busybox chmod 755 /mnt/a/s
+t /mnt/a/s
 t busybox mount -o remount,ro /mnt/a
 t busybox grep vda /proc/mounts
 t busybox touch /mnt/a/g
@@ -308,10 +311,15 @@ t busybox mount -t ext2 -o bogus /dev/vda /mnt/a
 t busybox mount -t ext2 -o ro,noexec,sync /dev/vda /mnt/a
 t busybox grep vda /proc/mounts
 t busybox cat /mnt/a/f
+t /mnt/a/s
 t busybox ls /mnt/a
 t busybox umount /mnt/a
 t busybox mount /dev/vda /mnt/a
 t busybox grep vda /proc/mounts
+t busybox mount -o remount,sync /mnt/a
+t busybox grep vda /proc/mounts
+echo synced > /mnt/a/g
+t busybox cat /mnt/a/g
 t busybox umount /mnt/a
 t busybox mount -t ext2 /dev/vda /data
 t busybox ls /data
