@@ -336,6 +336,12 @@ void svc_free(void *p, size_t size)
     env_unlock(l);
 }
 
+uint64_t svc_memory_limit(void)
+{
+    struct ksvc_run *run = ksvc_env_run();
+    return run && run->account ? run->account->limit[LIMIT_MEMORY] : 0;
+}
+
 /* In the kernel a block of frames is contiguous and its address known. */
 void *svc_dma_alloc(size_t size, uint64_t *pa)
 {

@@ -115,6 +115,12 @@ void svc_free(void *p, size_t size)
     sys_mem_unmap(self_space(), (uint64_t)p);
 }
 
+uint64_t svc_memory_limit(void)
+{
+    int64_t r = sys_space_usage(self_space(), LIMIT_MEMORY | LIMIT_QUERY_MAX);
+    return r > 0 ? (uint64_t)r : 0;
+}
+
 /* One MEM_DMA page of the smallest size that holds `size`: contiguous. */
 void *svc_dma_alloc(size_t size, uint64_t *pa)
 {

@@ -86,6 +86,10 @@ void svc_handle_release(svc_handle h);
 /* Memory for the service's own state (zeroed), and its release. */
 void *svc_alloc(size_t size);
 void svc_free(void *p, size_t size);
+/* The memory limit its allocations and objects are charged against (the
+ * system description's `memory` of a user-placed instance, or of the
+ * account a kernel-placed one charges), in bytes; 0 if it has none. */
+uint64_t svc_memory_limit(void);
 
 /* Memory for a device to read and write: `size` bytes (at most 2 MiB),
  * zeroed, physically contiguous, its bus address in *pa, charged like

@@ -242,12 +242,16 @@ enum { LX_FS_ROOT, LX_FS_DEV, LX_FS_PTS, LX_FS_SHM, LX_FS_PROC, LX_FS_DATA, LX_F
  * needs them, and its files' contents stay on the disk. */
 
 /* The in-memory file system's limits (rootfs.c): file contents copied
- * into memory once written, in all (ENOSPC past it), and the nodes and
- * directory entries that may be made beyond the archive's own. Files
- * mapped MAP_SHARED keep their contents in a memory object of
- * LX_VFS_BYTES (the largest a file can be; pages are made when touched),
- * at most LX_SHARED_FILES of them at once (mmap: ENOMEM past it). */
-#define LX_VFS_BYTES        (32ull << 20)
+ * into memory once written, in all (ENOSPC past it): lx_vfs_bytes(), half
+ * the personality's memory limit as Linux's tmpfs takes half the memory
+ * (LX_VFS_NO_LIMIT when it has none); the nodes and directory entries
+ * that may be made beyond the archive's own. Files mapped MAP_SHARED keep
+ * their contents in a memory object of lx_vfs_bytes() (the largest a
+ * file can be; pages are made when touched), at most LX_SHARED_FILES of
+ * them at once (mmap: ENOMEM past it). */
+uint64_t lx_vfs_bytes(void);
+#define LX_VFS_NO_LIMIT     (256ull << 20)
+#define LX_VFS_MIN          (4ull << 20)
 #define LX_VFS_NEW_NODES    4096
 #define LX_SHARED_FILES     64
 #define LX_XATTR_BYTES      (1ull << 20)    /* extended attributes, names and values, in all (xattr.c) */

@@ -495,13 +495,13 @@ static struct lx_mobj *file_private(int32_t node, uint64_t off, uint64_t size, u
 {
     struct lx_node *n = lx_node(node);
     *at = 0;
-    if (!n->obj || off > LX_VFS_BYTES || size > LX_VFS_BYTES - off)
+    if (!n->obj || off > lx_vfs_bytes() || size > lx_vfs_bytes() - off)
         return file_copy_to(node, off, size, size);
     int err;
     svc_handle m = svc_mem_clone(n->obj->h, &err);
     struct lx_mobj *o = m ? lx_mobj_new(m, 0) : NULL;
     if (o)
-        lx_mobj_origin(o, node, 0, LX_VFS_BYTES);
+        lx_mobj_origin(o, node, 0, lx_vfs_bytes());
     *at = off;
     return o;
 }

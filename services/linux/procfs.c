@@ -566,7 +566,7 @@ static void gen_mounts(int info)
     uint64_t used;
     uint32_t nodes, max;
     lx_fs_usage(&used, &nodes, &max);
-    unsigned long kb = (unsigned long)(LX_VFS_BYTES >> 10);
+    unsigned long kb = (unsigned long)(lx_vfs_bytes() >> 10);
     for (unsigned i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
         static char dir[LX_PATH_MAX];
         char flags[96], opts[96];

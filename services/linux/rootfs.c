@@ -6,7 +6,7 @@
  * This is the OKL4 paper's in-memory file system (section IV.A.1): a
  * file's contents stay in place in the archive until it is first written;
  * then they are copied into memory of the personality (svc_alloc, charged
- * to it), at most LX_VFS_BYTES in all (ENOSPC past it). Names of the
+ * to it), at most lx_vfs_bytes() in all (ENOSPC past it). Names of the
  * archive stay in it too; new names go to a pool of small slots.
  *
  * A regular file mapped MAP_SHARED moves its contents into a memory
@@ -47,6 +47,7 @@ static const uint8_t *archive;
 static uint64_t archive_size;
 static svc_handle archive_mem;
 static uint64_t mem_used;                   /* bytes of file contents in memory (page-rounded capacities) */
+static uint64_t vfs_bytes;                  /* the most file contents in memory (lx_vfs_bytes) */
 static uint32_t used_nodes;
 static uint32_t shared_nodes;               /* nodes whose contents are in a memory object */
 
@@ -337,18 +338,18 @@ int lx_node_reserve(struct lx_node *n, uint64_t end)
                                                  * readable (a write near the start of a big file) */
     if (end <= n->cap)
         return 0;
-    if (end > LX_VFS_BYTES)
+    if (end > vfs_bytes)
         return -LX_ENOSPC;
     if (n->obj) {                               /* the object has room: the pages are only charged */
         uint64_t cap = lx_page_up(end);
-        if (mem_used - n->cap + cap > LX_VFS_BYTES)
+        if (mem_used - n->cap + cap > vfs_bytes)
             return -LX_ENOSPC;
         mem_used += cap - n->cap;
         n->cap = cap;
         return 0;
     }
     uint64_t cap = lx_page_up(end), more = lx_page_up(n->cap * 2);
-    if (more > cap && mem_used - n->cap + more <= LX_VFS_BYTES && more <= LX_VFS_BYTES)
+    if (more > cap && mem_used - n->cap + more <= vfs_bytes && more <= vfs_bytes)
         cap = more;                             /* doubling: a file written in small pieces copies little */
     if (cap > FILE_MEM_MAX) {                   /* a large file: into a memory object, its pages made when
                                                  * written (one block of memory may not be had) */
@@ -356,7 +357,7 @@ int lx_node_reserve(struct lx_node *n, uint64_t end)
             return -LX_ENOSPC;
         return lx_node_reserve(n, end);
     }
-    if (mem_used - n->cap + cap > LX_VFS_BYTES)
+    if (mem_used - n->cap + cap > vfs_bytes)
         return -LX_ENOSPC;
     uint8_t *mem = svc_alloc(cap);              /* zeroed: holes read as zeros */
     if (!mem)
@@ -471,10 +472,10 @@ struct lx_mobj *lx_node_share(int32_t node)
     uint64_t cap = lx_page_up(n->size);
     if (cap < n->cap)
         cap = n->cap;                           /* (what memory held stays charged) */
-    if (mem_used - n->cap + cap > LX_VFS_BYTES || (shared_nodes >= LX_SHARED_FILES && unshare_one()))
+    if (mem_used - n->cap + cap > vfs_bytes || (shared_nodes >= LX_SHARED_FILES && unshare_one()))
         return NULL;
     int err;
-    svc_handle h = svc_mem_create(LX_VFS_BYTES, &err);
+    svc_handle h = svc_mem_create(vfs_bytes, &err);
     struct lx_mobj *o = h ? lx_mobj_of_file(h, node) : NULL;
     if (!o)
         return NULL;
@@ -877,8 +878,17 @@ static int32_t count_nodes(void)
 }
 
 /* Walk the archive into the tables. */
+uint64_t lx_vfs_bytes(void)
+{
+    return vfs_bytes;
+}
+
 int lx_fs_init(const char *name)
 {
+    uint64_t limit = svc_memory_limit();
+    vfs_bytes = limit ? limit / 2 / 4096 * 4096 : LX_VFS_NO_LIMIT;
+    if (vfs_bytes < LX_VFS_MIN)
+        vfs_bytes = LX_VFS_MIN;
     struct petrel_bootfile bf;
     const void *data = NULL;
     uint32_t index = 0;

@@ -635,7 +635,7 @@ static int64_t statfs_out(struct lx_ctx *c, int32_t node, uint64_t buf)
         lx_fs_usage(&used, &nodes, &max);
         lx_fs_usage_of(fs, &mine, &my_nodes);
         st.type = TMPFS_MAGIC;
-        st.bfree = st.bavail = (LX_VFS_BYTES - used) / 4096;
+        st.bfree = st.bavail = (lx_vfs_bytes() - used) / 4096;
         st.blocks = st.bfree + mine / 4096;
         st.ffree = max - nodes;
         st.files = st.ffree + my_nodes;

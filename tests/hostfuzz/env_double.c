@@ -320,6 +320,11 @@ void svc_free(void *p, size_t size)
     hf_free_at(p, size, "?", 0);
 }
 
+uint64_t svc_memory_limit(void)
+{
+    return 128ull << 20;                        /* (the default systems' personality's) */
+}
+
 uint64_t hf_alloc_bytes(void)
 {
     return alloc_bytes;
