@@ -270,8 +270,14 @@ int ext2_rec_read(const struct ext2_fs *fs, uint32_t pb, uint32_t at, uint32_t *
     if (at + 8 > fs->block_size)
         return -EXT2_EUCLEAN;
     int err = fs->io.read(fs->io.ctx, (uint64_t)pb * fs->block_size + at, h, 8);
-    if (err)
-        return err;
+    return err ? err : ext2_rec_parse(fs, h, at, ino, rec, nlen, type);
+}
+
+int ext2_rec_parse(const struct ext2_fs *fs, const uint8_t *h, uint32_t at, uint32_t *ino, uint32_t *rec,
+                   uint32_t *nlen, uint8_t *type)
+{
+    if (at + 8 > fs->block_size)
+        return -EXT2_EUCLEAN;
     *ino = le32(h), *rec = le16(h + 4), *nlen = h[6];
     *type = (fs->feature_incompat & INCOMPAT_FILETYPE) ? h[7] : 0;
     if (fs->block_size == 65536 && (*rec == 65535 || *rec == 0))
@@ -303,14 +309,21 @@ int ext2_readdir(const struct ext2_fs *fs, const struct ext2_inode *dir, uint64_
             return -EXT2_EUCLEAN;                        /* (no holes in a directory) */
         uint32_t e_ino, rec, nlen;
         uint8_t e_type;
-        if ((err = ext2_rec_read(fs, pb, in_block, &e_ino, &rec, &nlen, &e_type)) != 0)
+        const uint8_t *blk = NULL;                      /* the block in place, when io can say where */
+        if (fs->io.map && (err = fs->io.map(fs->io.ctx, (uint64_t)pb * fs->block_size, fs->block_size,
+                                            (const void **)&blk)) != 0)
+            return err;
+        if ((err = blk ? ext2_rec_parse(fs, blk + in_block, in_block, &e_ino, &rec, &nlen, &e_type) :
+                         ext2_rec_read(fs, pb, in_block, &e_ino, &rec, &nlen, &e_type)) != 0)
             return err;
         *pos = at + rec;
         if (!e_ino || !nlen)
             continue;                                   /* an empty record (a block's first, or removed) */
         if (e_ino > fs->inodes_count)
             return -EXT2_EUCLEAN;
-        if ((err = fs->io.read(fs->io.ctx, (uint64_t)pb * fs->block_size + in_block + 8, name, nlen)) != 0) {
+        if (blk) {
+            memcpy(name, blk + in_block + 8, nlen);
+        } else if ((err = fs->io.read(fs->io.ctx, (uint64_t)pb * fs->block_size + in_block + 8, name, nlen)) != 0) {
             *pos = at;
             return err;
         }

@@ -87,6 +87,9 @@ int ext2_block_path(const struct ext2_fs *fs, uint64_t lblock, uint32_t idx[3], 
  * inside the block (-EXT2_EUCLEAN). */
 int ext2_rec_read(const struct ext2_fs *fs, uint32_t pb, uint32_t at, uint32_t *ino, uint32_t *rec, uint32_t *nlen,
                   uint8_t *type);
+/* The same from the 8 bytes of the header at h (at: its offset in its block). */
+int ext2_rec_parse(const struct ext2_fs *fs, const uint8_t *h, uint32_t at, uint32_t *ino, uint32_t *rec,
+                   uint32_t *nlen, uint8_t *type);
 /* Decode a raw inode (the first 128 bytes) into *out. */
 void ext2_inode_decode(const uint8_t *r, uint32_t ino, struct ext2_inode *out);
 

@@ -17,7 +17,8 @@
 #define APPEND_FL           0x20u       /* chattr +a: written only at its end; a directory's names only added */
 #define EA_MAGIC            0xea020000u
 
-static const uint8_t zeros[512];
+static const uint8_t zeros[4096];       /* (a 4 KiB block zeroed in one write: a cache of 4 KiB pages
+                                         * then need not read what it replaces) */
 
 static int rd(const struct ext2_fs *fs, uint64_t off, void *buf, uint32_t len)
 {
@@ -642,18 +643,23 @@ static int dir_find(struct ext2_fs *fs, struct ext2_inode *dir, const char *name
             return err;
         if (!pb)
             return -EXT2_EUCLEAN;
+        const uint8_t *blk = NULL;                      /* the block in place, when io can say where */
+        if (fs->io.map && (err = fs->io.map(fs->io.ctx, boff(fs, pb), fs->block_size, (const void **)&blk)) != 0)
+            return err;
         for (uint32_t at = 0; at < fs->block_size;) {
             uint32_t ino, rec, nlen;
             uint8_t type;
-            if ((err = ext2_rec_read(fs, pb, at, &ino, &rec, &nlen, &type)) != 0)
+            if ((err = blk ? ext2_rec_parse(fs, blk + at, at, &ino, &rec, &nlen, &type) :
+                             ext2_rec_read(fs, pb, at, &ino, &rec, &nlen, &type)) != 0)
                 return err;
             if (ino > fs->inodes_count)
                 return -EXT2_EUCLEAN;
             e->pb = pb, e->at = at, e->prev = prev, e->ino = ino, e->rec = rec, e->nlen = nlen;
             if (name && ino && nlen == len) {
-                if ((err = rd(fs, boff(fs, pb) + at + 8, n, nlen)) != 0)
+                const char *there = blk ? (const char *)blk + at + 8 : n;
+                if (!blk && (err = rd(fs, boff(fs, pb) + at + 8, n, nlen)) != 0)
                     return err;
-                if (memcmp(n, name, len) == 0)
+                if (memcmp(there, name, len) == 0)
                     return 1;
             }
             if (!name && rec - (ino ? rec_need(nlen) : 0) >= need)
@@ -787,9 +793,9 @@ static int may_add(struct ext2_fs *fs, struct ext2_inode *dir, const char *name,
     int err = name_ok(name, len);
     if (err)
         return err;
-    uint32_t ino;
-    err = ext2_lookup(fs, dir, name, len, &ino);
-    return err == 0 ? -EXT2_EEXIST : err == -EXT2_ENOENT ? 0 : err;
+    struct dent e;
+    err = dir_find(fs, dir, name, len, 0, &e);
+    return err == 1 ? -EXT2_EEXIST : err;
 }
 
 int ext2_release(struct ext2_fs *fs, struct ext2_inode *in)

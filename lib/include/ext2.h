@@ -76,6 +76,11 @@ struct ext2_io {
     void *ctx;
     int (*read)(void *ctx, uint64_t offset, void *buf, uint32_t len);
     int (*write)(void *ctx, uint64_t offset, const void *buf, uint32_t len);    /* NULL: read only */
+    /* NULL, or the bytes [offset, offset + len) where they lie (*at), to
+     * read in place until the next call of io (what a change wrote
+     * there included): 0, 0 with *at NULL (not in one piece: read them),
+     * or an error as read's. */
+    int (*map)(void *ctx, uint64_t offset, uint32_t len, const void **at);
 };
 
 struct ext2_fs {

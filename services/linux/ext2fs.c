@@ -10,8 +10,9 @@
  * links, owner, size, times and blocks), and a directory's entries are
  * read into the table, all of them, when a lookup or a listing first
  * needs them. Contents stay on the disk: read() goes to the file system
- * each time, through the blk service's cache and a small one here
- * (CACHE_BLOCKS blocks of 4 KiB, least recently used first out).
+ * each time, through a cache here (an eighth of the personality's memory
+ * limit, in blocks of 4 KiB found by a hash, taken back by a clock) and
+ * the blk service's.
  *
  * The personality never waits for the disk. A call that needs a block
  * the cache lacks gets -EXT2_EAGAIN from the file system, having changed
@@ -37,7 +38,14 @@
 #include "ext2.h"
 
 #define DBLOCK          4096u           /* the unit of the cache here and in the blk service */
-#define CACHE_BLOCKS    256u            /* 1 MiB */
+#define CACHE_MIN       256u            /* blocks: 1 MiB, ... */
+#define CACHE_MAX       16384u          /* ... to 64 MiB; an eighth of the personality's memory limit */
+#define READ_AHEAD      16u             /* blocks fetched after a block the cache lacks */
+#define SLAB            16u             /* cache blocks given memory at once (64 KiB) */
+#define WRITEBACK_NS    (5000000000ull) /* a dirty block goes to the blk service within about this
+                                         * (Linux's dirty_writeback_centisecs), or when a quarter
+                                         * of the cache is dirty, or at a sync */
+#define WRITEBACK_RETRY_NS 100000000ull  /* ... and again after this when the blk service did not take them */
 #define OP_MAX          128u            /* blocks one change may write (a write goes CHUNK at a time) */
 #define CHUNK           32768u
 #define SECTOR          512u
@@ -51,17 +59,32 @@ static uint64_t disk_bytes;
 static uint32_t disk_flags;             /* blk's `info` flags: 1 read-only */
 
 /* The cache: a block is valid (read from the disk, or made whole by a
- * change) and maybe dirty (changed here, not handed to the blk service
- * yet). A change writes into a copy (op) that becomes the block when the
- * change is over, or goes if it is abandoned; `fresh`: made by the
- * change without reading (it covered the whole block). */
-static struct cblock {
-    uint64_t no, used;
+ * change; then in its hash chain) and maybe dirty (changed here, not
+ * handed to the blk service yet; then in the queue of dirty blocks). A
+ * change writes into a copy (op) that becomes the block when the change
+ * is over, or goes if it is abandoned; `fresh`: made by the change
+ * without reading (it covered the whole block). A block is taken for
+ * another by the clock: the first clean one, not in a change, that was
+ * not used since the hand last passed it. */
+struct cblock {
+    uint64_t no;
     uint8_t *data, *op;
-    uint8_t valid, dirty, fresh;
-} cache[CACHE_BLOCKS];
-static uint64_t clock_;
-static unsigned pinned;                 /* blocks with an op copy */
+    int32_t next;                       /* its hash chain's next (-1: none) */
+    uint8_t valid, dirty, fresh, used, queued;
+};
+static struct cblock *cache;
+static uint32_t nblocks, nbuckets, hand;
+static int32_t *heads;                  /* nbuckets hash chains */
+static int32_t *dirtyq;                 /* a ring of nblocks: blocks in the order they became dirty */
+static uint32_t dq_head, dq_len, ndirty;
+static int32_t pins[OP_MAX];            /* the blocks with an op copy */
+static uint8_t *spare[OP_MAX];          /* op copies kept for the next changes (each svc_alloc maps
+                                         * memory of its own in user space: costly) */
+static unsigned spares;
+static uint64_t kept_changes;           /* changes kept so far (and mounts) */
+static uint64_t dirty_since;            /* when the oldest dirty block became dirty (none dirty: 0) */
+static int writeback_later;             /* the timer's handler could not hand them on (the kernel's) */
+static unsigned pinned;
 static uint64_t handed, synced;         /* blocks handed to blk so far; of them, synced to the disk */
 static uint64_t ticket, ticket_at;      /* a blk sync under way (0: none), and `handed` when it began */
 static int sync_failed;                 /* a write or sync of blk failed: the next fsync says EIO */
@@ -77,35 +100,121 @@ static struct { uint32_t ino; uint8_t gone; } orphans[ORPHANS];   /* unlinked wh
 static uint64_t disk_blocks(void) { return (disk_bytes + DBLOCK - 1) / DBLOCK; }
 static uint64_t block_bytes(uint64_t no) { return disk_bytes - no * DBLOCK < DBLOCK ? disk_bytes - no * DBLOCK : DBLOCK; }
 
+/* The cache's tables, sized from the personality's memory limit: 0 or -LX_ENOMEM. */
+static int cache_init(void)
+{
+    uint64_t want = svc_memory_limit() / 8 / DBLOCK;
+    nblocks = want < CACHE_MIN ? CACHE_MIN : want > CACHE_MAX ? CACHE_MAX : (uint32_t)want;
+    nblocks = nblocks / SLAB * SLAB;
+    for (nbuckets = 1; nbuckets < nblocks; nbuckets *= 2)
+        ;
+    cache = svc_alloc(nblocks * sizeof(*cache));
+    heads = svc_alloc(nbuckets * sizeof(*heads));
+    dirtyq = svc_alloc(nblocks * sizeof(*dirtyq));
+    if (!cache || !heads || !dirtyq)
+        return -LX_ENOMEM;
+    for (uint32_t i = 0; i < nbuckets; i++)
+        heads[i] = -1;
+    return 0;
+}
+
+static uint32_t bucket(uint64_t no)
+{
+    return (uint32_t)((no * 0x9e3779b97f4a7c15ull) >> 40) & (nbuckets - 1);
+}
+
 static struct cblock *lookup(uint64_t no)
 {
-    for (unsigned i = 0; i < CACHE_BLOCKS; i++)
-        if (cache[i].valid && cache[i].no == no)
+    for (int32_t i = heads[bucket(no)]; i >= 0; i = cache[i].next)
+        if (cache[i].no == no)
             return &cache[i];
     return NULL;
 }
 
-/* A slot for a block: an empty one, else the least recently used one
- * that is clean and not in a change; NULL if every one is dirty or held. */
+/* Block c now holds block `no`, or nothing (unhash). */
+static void hash_in(struct cblock *c, uint64_t no)
+{
+    uint32_t b = bucket(no);
+    c->no = no;
+    c->valid = 1;
+    c->next = heads[b];
+    heads[b] = (int32_t)(c - cache);
+}
+
+static void unhash(struct cblock *c)
+{
+    int32_t me = (int32_t)(c - cache), *at = &heads[bucket(c->no)];
+    while (*at >= 0 && *at != me)
+        at = &cache[*at].next;
+    if (*at == me)
+        *at = c->next;
+    c->valid = 0;
+}
+
+/* Memory for the blocks of slots first..first + SLAB - 1 (those of i's
+ * slab), made at once as the cache first reaches them: 0 or -LX_ENOMEM. */
+static int slab(uint32_t i)
+{
+    uint32_t first = i / SLAB * SLAB;
+    uint8_t *mem = svc_alloc(SLAB * DBLOCK);
+    if (!mem)
+        return -LX_ENOMEM;
+    for (uint32_t k = 0; k < SLAB; k++)
+        cache[first + k].data = mem + k * DBLOCK;
+    return 0;
+}
+
+/* The copy a change writes a block into: one kept from an earlier change, else new. */
+static uint8_t *op_copy(void)
+{
+    return spares ? spare[--spares] : svc_alloc(DBLOCK);
+}
+
+static void op_copy_free(uint8_t *p)
+{
+    /* Never svc_free: a cache block's memory is a slice of a slab. There
+     * is room: copies are made only when none is spare, at most OP_MAX
+     * at once. */
+    if (spares < OP_MAX)
+        spare[spares++] = p;
+}
+
+/* A slot for a block (not valid, its data allocated): the clock's next
+ * clean block not in a change; NULL if every one is dirty or held. */
 static struct cblock *take(void)
 {
-    struct cblock *best = NULL;
-    for (unsigned i = 0; i < CACHE_BLOCKS; i++) {
-        struct cblock *c = &cache[i];
+    for (uint32_t k = 0; k < 2 * nblocks; k++) {
+        struct cblock *c = &cache[hand];
+        hand = hand + 1 < nblocks ? hand + 1 : 0;
         if (c->dirty || c->op)
             continue;
-        if (!c->valid) {
-            best = c;
-            break;
+        if (c->valid && c->used) {
+            c->used = 0;                        /* (a second chance) */
+            continue;
         }
-        if (!best || c->used < best->used)
-            best = c;
+        if (!c->data && slab((uint32_t)(c - cache)))
+            return NULL;
+        if (c->valid)
+            unhash(c);
+        return c;
     }
-    if (best && !best->data && !(best->data = svc_alloc(DBLOCK)))
-        return NULL;
-    if (best)
-        best->valid = 0;
-    return best;
+    return NULL;
+}
+
+/* A block not cached here that the disk is fetching: the blk service
+ * asked to fetch the READ_AHEAD after it too (a sector of each: the
+ * block comes whole), as Linux reads ahead of a miss, so that a scan of
+ * an inode table or a file waits for the disk once in a while, not at
+ * every block. */
+static void read_ahead(uint64_t no)
+{
+    static uint8_t sector[SECTOR];
+    for (uint64_t k = no + 1; k <= no + READ_AHEAD && k < disk_blocks(); k++) {
+        uint64_t count = 0;
+        int64_t r = lookup(k) ? 0 : blk_read(blk_ep, k * (DBLOCK / SECTOR), sector, SECTOR, &count);
+        if (r && r != SVC_E_AGAIN)
+            break;                              /* (a disk error: the block's own read will say) */
+    }
 }
 
 /* Block `no` in the cache: 0 (*out), -EXT2_EAGAIN while the blk service
@@ -116,7 +225,7 @@ static int block(uint64_t no, int whole, struct cblock **out)
 {
     struct cblock *c = lookup(no);
     if (c) {
-        c->used = ++clock_;
+        c->used = 1;
         *out = c;
         return 0;
     }
@@ -131,14 +240,15 @@ static int block(uint64_t no, int whole, struct cblock **out)
             return -EXT2_EAGAIN;                /* (the register entry: the full path asks the disk) */
         uint64_t bytes = block_bytes(no), count = 0;
         int64_t err = blk_read(blk_ep, no * (DBLOCK / SECTOR), c->data, bytes, &count);
-        if (err == SVC_E_AGAIN)
+        if (err == SVC_E_AGAIN) {
+            read_ahead(no);
             return -EXT2_EAGAIN;
+        }
         if (err || count != bytes)
             return -EXT2_EIO;
     }
-    c->no = no;
-    c->valid = 1;
-    c->used = ++clock_;
+    hash_in(c, no);
+    c->used = 1;
     *out = c;
     return 0;
 }
@@ -165,6 +275,22 @@ static int disk_read(void *ctx, uint64_t off, void *buf, uint32_t len)
     return 0;
 }
 
+/* The map callback: the bytes in their cache block, when they lie in one. */
+static int disk_map(void *ctx, uint64_t off, uint32_t len, const void **at)
+{
+    (void)ctx;
+    struct cblock *c;
+    *at = NULL;
+    if (off > disk_bytes || len > disk_bytes - off)
+        return -EXT2_EIO;
+    if (off % DBLOCK + len > DBLOCK)
+        return 0;                               /* (across two: the caller reads them) */
+    int err = block(off / DBLOCK, 0, &c);
+    if (!err)
+        *at = (c->op ? c->op : c->data) + off % DBLOCK;
+    return err;
+}
+
 /* The write callback: into the change's copy of each block. */
 static int disk_write(void *ctx, uint64_t off, const void *buf, uint32_t len)
 {
@@ -180,9 +306,14 @@ static int disk_write(void *ctx, uint64_t off, const void *buf, uint32_t len)
         if (err)
             return err;
         if (!c->op) {
-            if (pinned >= OP_MAX || !(c->op = svc_alloc(DBLOCK)))
+            if (pinned >= OP_MAX || !(c->op = op_copy())) {
+                if (c->fresh) {
+                    unhash(c);                  /* (never read: nothing of it is known) */
+                    c->fresh = 0;
+                }
                 return -LX_ENOMEM;              /* (more than one change may write: the caller splits) */
-            pinned++;
+            }
+            pins[pinned++] = (int32_t)(c - cache);
             if (!c->fresh)
                 memcpy(c->op, c->data, DBLOCK);
         }
@@ -195,53 +326,90 @@ static int disk_write(void *ctx, uint64_t off, const void *buf, uint32_t len)
 }
 
 /* Hand the dirty blocks to the blk service (its cache takes them; its
- * sync puts them on the disk), as it takes them: 0, or -LX_EIO. */
+ * sync puts them on the disk), in the order they became dirty, as it
+ * takes them: 0, or -LX_EIO. */
 static int drain(void)
 {
-    for (unsigned i = 0; i < CACHE_BLOCKS; i++) {
-        struct cblock *c = &cache[i];
-        if (!c->dirty)
-            continue;
-        uint64_t bytes = block_bytes(c->no), count = 0;
-        int64_t err = blk_write(blk_ep, c->no * (DBLOCK / SECTOR), c->data, bytes, &count);
-        if (err == SVC_E_AGAIN)
-            return 0;                           /* (it is busy writing: the rest next time) */
-        if (err || count != bytes) {
-            sync_failed = 1;
-            return -LX_EIO;
+    while (dq_len) {
+        struct cblock *c = &cache[dirtyq[dq_head]];
+        if (c->dirty) {
+            uint64_t bytes = block_bytes(c->no), count = 0;
+            int64_t err = blk_write(blk_ep, c->no * (DBLOCK / SECTOR), c->data, bytes, &count);
+            if (err == SVC_E_AGAIN)
+                return 0;                       /* (it is busy writing: the rest next time) */
+            if (err || count != bytes) {
+                sync_failed = 1;
+                return -LX_EIO;
+            }
+            c->dirty = 0;
+            ndirty--;
+            handed++;
         }
-        c->dirty = 0;
-        handed++;
+        if (!ndirty)
+            dirty_since = 0;
+        c->queued = 0;
+        dq_head = dq_head + 1 < nblocks ? dq_head + 1 : 0;
+        dq_len--;
     }
     return 0;
 }
 
-static unsigned dirty_blocks(void)
+/* Hand the dirty blocks on when they are due: a quarter of the cache
+ * dirty, or the oldest dirty for WRITEBACK_NS. So a block changed again
+ * and again (an inode table's, a bitmap's, a directory's) goes once. */
+static int drain_due(void)
 {
-    unsigned k = 0;
-    for (unsigned i = 0; i < CACHE_BLOCKS; i++)
-        k += cache[i].dirty;
-    return k;
+    if (!ndirty || (ndirty < nblocks / 4 && svc_clock_ns() - dirty_since < WRITEBACK_NS))
+        return 0;
+    writeback_later = 0;
+    return drain();
+}
+
+uint64_t lx_data_writeback_at(void)
+{
+    return ndirty && !writeback_later ? dirty_since + WRITEBACK_NS : 0;
+}
+
+void lx_data_timer(uint64_t now)
+{
+    if (!ndirty || now - dirty_since < WRITEBACK_NS)
+        return;
+    if (!svc_may_call()) {
+        writeback_later = 1;                    /* (the kernel's may not: the next call on the disk does) */
+        return;
+    }
+    drain();                                    /* (user space: the handler may call the blk service) */
+    if (ndirty)
+        dirty_since = now + WRITEBACK_RETRY_NS - WRITEBACK_NS;     /* (blk busy, or failing: again soon) */
 }
 
 /* A change is over: its blocks are the cache's (dirty), or it is
  * abandoned and the file system is as it was. */
 static void op_finish(int keep)
 {
-    for (unsigned i = 0; i < CACHE_BLOCKS; i++) {
-        struct cblock *c = &cache[i];
-        if (c->op && keep) {
+    kept_changes += keep != 0;
+    for (unsigned i = 0; i < pinned; i++) {
+        struct cblock *c = &cache[pins[i]];
+        if (keep) {
             uint8_t *old = c->data;
             c->data = c->op;
             c->op = old;
-            c->dirty = 1;
-        } else if (c->fresh && !keep) {
-            c->valid = 0;                       /* (never read: nothing of it is known) */
+            if (!c->dirty) {
+                c->dirty = 1;
+                if (!ndirty++) {
+                    dirty_since = svc_clock_ns();
+                    lx_timer_note(dirty_since + WRITEBACK_NS);
+                }
+            }
+            if (!c->queued) {
+                c->queued = 1;
+                dirtyq[(dq_head + dq_len++) % nblocks] = pins[i];
+            }
+        } else if (c->fresh) {
+            unhash(c);                          /* (never read: nothing of it is known) */
         }
-        if (c->op) {
-            svc_free(c->op, DBLOCK);
-            c->op = NULL;
-        }
+        op_copy_free(c->op);
+        c->op = NULL;
         c->fresh = 0;
     }
     pinned = 0;
@@ -269,10 +437,46 @@ void lx_data_changed(void)
 
 static struct lx_time at_sec(uint32_t s) { return (struct lx_time){ (int64_t)s, 0 }; }
 
+/* The nodes that mirror inodes, by inode number: chains through
+ * lx_node.ino_next, so that a change finds its inode's nodes at once. */
+#define INO_BUCKETS     1024u
+static int32_t ino_heads[INO_BUCKETS];
+static int ino_ready;
+
+static int32_t *ino_chain(uint32_t ino)
+{
+    if (!ino_ready) {
+        for (unsigned i = 0; i < INO_BUCKETS; i++)
+            ino_heads[i] = -1;
+        ino_ready = 1;
+    }
+    return &ino_heads[ino % INO_BUCKETS];
+}
+
+static void ino_unindex(int32_t n)
+{
+    struct lx_node *x = lx_node(n);
+    if (!x->indexed)
+        return;
+    int32_t *at = ino_chain(x->ino);
+    while (*at >= 0 && *at != n)
+        at = &lx_node(*at)->ino_next;
+    if (*at == n)
+        *at = x->ino_next;
+    x->indexed = 0;
+}
+
 /* Node n now mirrors inode `in`. */
 static void mirror(int32_t n, const struct ext2_inode *in)
 {
     struct lx_node *x = lx_node(n);
+    if (!x->indexed || x->ino != in->ino) {
+        ino_unindex(n);
+        int32_t *head = ino_chain(in->ino);
+        x->ino_next = *head;
+        *head = n;
+        x->indexed = 1;
+    }
     x->mode = in->mode;
     x->nlink = in->links;
     x->uid = in->uid;
@@ -289,9 +493,9 @@ static void mirror(int32_t n, const struct ext2_inode *in)
 /* The node that mirrors (non-directory) inode ino, or -1. */
 static int32_t node_of_ino(uint32_t ino)
 {
-    for (int32_t i = 0; i < lx_nodes_max(); i++) {
+    for (int32_t i = *ino_chain(ino); i >= 0; i = lx_node(i)->ino_next) {
         struct lx_node *x = lx_node(i);
-        if (x && x->fs == LX_FS_DATA && x->ino == ino && (x->mode & LX_S_IFMT) != LX_S_IFDIR)
+        if (x->ino == ino && (x->mode & LX_S_IFMT) != LX_S_IFDIR)
             return i;
     }
     return -1;
@@ -300,7 +504,22 @@ static int32_t node_of_ino(uint32_t ino)
 /* The inode node n mirrors, read again. */
 static int inode_of(const struct lx_node *n, struct ext2_inode *in)
 {
-    int err = n->nlink ? ext2_inode(&fs, n->ino, in) : ext2_inode_orphan(&fs, n->ino, in);
+    /* The last inode read outside a change, kept until the next change
+     * is kept (kept_changes): a read() then decodes no inode. */
+    static struct ext2_inode last;
+    static uint64_t last_at = UINT64_MAX;
+    static uint8_t last_orphan;
+    int err = 0;
+    if (!in_op && last_at == kept_changes && last.ino == n->ino && last_orphan == !n->nlink) {
+        *in = last;
+    } else {
+        err = n->nlink ? ext2_inode(&fs, n->ino, in) : ext2_inode_orphan(&fs, n->ino, in);
+        if (!err && !in_op) {
+            last = *in;
+            last_at = kept_changes;
+            last_orphan = !n->nlink;
+        }
+    }
     if (err == -EXT2_ENOENT)
         return -EXT2_EUCLEAN;                   /* an entry naming a free inode */
     if (!err && (in->mode & EXT2_S_IFMT) != (n->mode & LX_S_IFMT))
@@ -330,7 +549,7 @@ static int64_t make_writable(void)
                fs.why ? fs.why : "its orphan list could not be released", -err);
         return -LX_EROFS;                       /* (mount(8) then mounts it read-only) */
     }
-    drain();
+    drain_due();
     return 0;
 }
 
@@ -347,9 +566,10 @@ int64_t lx_data_mount(int32_t dir, uint64_t flags)
     int32_t n = lx_node_new(LX_S_IFDIR | 0755);
     if (n < 0)
         return -LX_ENOMEM;
-    struct ext2_io io = { NULL, disk_read, NULL };
+    struct ext2_io io = { NULL, disk_read, NULL, disk_map };
     struct ext2_inode root;
     fs = (struct ext2_fs){ 0 };
+    kept_changes++;
     int err = ext2_mount(&fs, &io);
     if (!err)
         err = ext2_inode(&fs, EXT2_ROOT_INO, &root);
@@ -365,6 +585,7 @@ int64_t lx_data_mount(int32_t dir, uint64_t flags)
     if (r) {
         node_drop(n);
         fs = (struct ext2_fs){ 0 };
+        kept_changes++;
         return r;
     }
     lx_mount_dir(dir, n, LX_FS_DATA);
@@ -386,6 +607,10 @@ void lx_data_init(void)
     svc_handle note = lx_wakeup(&bits);
     if (!note || blk_watch((uint32_t)ep, (uint32_t)note, bits) != 0) {
         lx_log("/dev/vda left out: the disk's service takes no more watchers");
+        return;
+    }
+    if (cache_init()) {
+        lx_log("/dev/vda left out: no memory for its cache");
         return;
     }
     if (lx_dev_node("dev/vda", LX_S_IFBLK | 0600, 0, LX_DEV_DISK) < 0)    /* as devtmpfs makes it */
@@ -478,22 +703,54 @@ int64_t lx_data_dir_ready(int32_t dir)
     return 0;
 }
 
+/* Copy bytes [at, at + len) of the disk, or zeros (a hole: hole), to
+ * the process at buf, a cache block at a time: 0 (*moved: all, or fewer
+ * at a bad address of the process) or the file system's error. */
+static int copy_out(struct lx_ctx *c, uint64_t at, int hole, uint64_t buf, uint64_t len, uint64_t *moved)
+{
+    static const uint8_t zeros[1024];
+    *moved = 0;
+    if (!hole && (at > disk_bytes || len > disk_bytes - at))
+        return -EXT2_EIO;
+    while (*moved < len) {
+        const uint8_t *src = zeros;
+        uint64_t k = len - *moved < sizeof(zeros) ? len - *moved : sizeof(zeros);
+        if (!hole) {
+            struct cblock *cb;
+            uint64_t d = at + *moved;
+            int err = block(d / DBLOCK, 0, &cb);
+            if (err)
+                return err;
+            src = cb->data + d % DBLOCK;
+            k = DBLOCK - d % DBLOCK < len - *moved ? DBLOCK - d % DBLOCK : len - *moved;
+        }
+        uint64_t out = lx_copy_out_some(c, buf + *moved, src, k);
+        *moved += out;
+        if (out < k)
+            break;
+    }
+    return 0;
+}
+
 int64_t lx_data_read(struct lx_ctx *c, struct lx_node *n, uint64_t buf, uint64_t len, uint64_t *pos)
 {
-    static uint8_t bounce[16384];
     struct ext2_inode in;
     int err = inode_of(n, &in);
     if (err)
         return answer(err);
     n->size = in.size;
-    uint64_t done = 0;
-    while (done < len && *pos + done < in.size) {
-        uint32_t k = len - done < sizeof(bounce) ? (uint32_t)(len - done) : (uint32_t)sizeof(bounce), got = 0;
-        if ((err = ext2_read(&fs, &in, *pos + done, bounce, k, &got)) != 0 || got == 0)
+    uint64_t done = 0, end = *pos >= in.size ? *pos : len < in.size - *pos ? *pos + len : in.size;
+    while (*pos + done < end) {
+        /* Straight from the cache's blocks: the file system maps each of its blocks. */
+        uint64_t at = *pos + done, moved = 0;
+        uint32_t from = (uint32_t)(at % fs.block_size), pb = 0;
+        uint64_t k = fs.block_size - from < end - at ? fs.block_size - from : end - at;
+        if ((err = ext2_bmap(&fs, &in, at / fs.block_size, &pb)) == 0)
+            err = copy_out(c, (uint64_t)pb * fs.block_size + from, pb == 0, buf + done, k, &moved);
+        done += moved;
+        if (err)
             break;
-        uint64_t out = lx_copy_out_some(c, buf + done, bounce, got);
-        done += out;
-        if (out < got) {
+        if (moved < k) {
             err = done ? 0 : -LX_EFAULT;
             break;
         }
@@ -574,11 +831,9 @@ int lx_data_refuses(const struct lx_node *n, uint64_t flag)
 /* Every node that mirrors inode in->ino mirrors it as it is now. */
 static void refresh(const struct ext2_inode *in)
 {
-    for (int32_t i = 0; i < lx_nodes_max(); i++) {
-        struct lx_node *x = lx_node(i);
-        if (x && x->fs == LX_FS_DATA && x->ino == in->ino)
+    for (int32_t i = *ino_chain(in->ino); i >= 0; i = lx_node(i)->ino_next)
+        if (lx_node(i)->ino == in->ino)
             mirror(i, in);
-    }
 }
 
 /* Files unlinked while open whose last opener went (lx_data_node_gone):
@@ -587,7 +842,7 @@ static int release_orphans(void)
 {
     for (unsigned i = 0; i < ORPHANS; i++) {
         while (orphans[i].gone) {
-            if (dirty_blocks() + OP_MAX > CACHE_BLOCKS)
+            if (ndirty + OP_MAX > nblocks)
                 return -EXT2_EAGAIN;            /* (the blk service is busy taking the last steps) */
             struct ext2_inode in;
             saved = fs;
@@ -600,7 +855,7 @@ static int release_orphans(void)
             op_finish(err == 0);
             if (err == -EXT2_EAGAIN)
                 return err;
-            drain();
+            drain_due();
             if (err || last) {
                 orphans[i].ino = 0;             /* (a failure: e2fsck finds what the list holds) */
                 orphans[i].gone = 0;
@@ -630,8 +885,10 @@ static int last_name_gone(struct ext2_inode *victim, int open, int *orphaned)
     return *orphaned ? ext2_orphan_add(&fs, victim) : ext2_release(&fs, victim);
 }
 
-void lx_data_node_gone(const struct lx_node *n)
+void lx_data_node_gone(int32_t node)
 {
+    const struct lx_node *n = lx_node(node);
+    ino_unindex(node);
     for (unsigned i = 0; i < ORPHANS && n->fs == LX_FS_DATA; i++)
         if (orphans[i].ino == n->ino && !n->nlink)
             orphans[i].gone = 1;
@@ -646,9 +903,9 @@ static int64_t op_begin(void)
         return -LX_EROFS;
     if (!svc_may_call())
         return LX_DISKWAIT;                     /* (the register entry: the full path does it) */
-    if (drain())
+    if (drain_due())
         return -LX_EIO;
-    if (dirty_blocks() + OP_MAX > CACHE_BLOCKS)
+    if (ndirty + OP_MAX > nblocks)
         return LX_DISKWAIT;                     /* a writer faster than the disk waits for it */
     fs.now = (uint32_t)lx_now().sec;
     if (release_orphans())
@@ -663,7 +920,7 @@ static int64_t op_end(int err)
 {
     op_finish(err == 0);
     if (!err)
-        drain();
+        drain_due();
     return err ? answer(err) : 0;
 }
 
@@ -758,8 +1015,10 @@ int64_t lx_data_unlink(int32_t dent, int rmdir)
     if (victim.ino)
         refresh(&victim);
     struct lx_node *x = rmdir ? lx_node(node) : NULL;
-    if (x && !x->nlink)
-        x->ino = 0;                             /* (a removed directory still someone's: its inode is free) */
+    if (x && !x->nlink) {
+        ino_unindex(node);                      /* (a removed directory still someone's: its inode is free) */
+        x->ino = 0;
+    }
     return 0;
 }
 
@@ -808,6 +1067,11 @@ int64_t lx_data_rename(const struct lx_last *o, const struct lx_last *n)
     refresh(&moved);
     if (victim.ino)
         refresh(&victim);
+    struct lx_node *v = n->node >= 0 ? lx_node(n->node) : NULL;
+    if (v && !v->nlink && (v->mode & LX_S_IFMT) == LX_S_IFDIR) {
+        ino_unindex(n->node);                   /* (a directory replaced, still someone's: its inode is free) */
+        v->ino = 0;
+    }
     return 0;
 }
 
@@ -971,7 +1235,7 @@ static int64_t sync_all(uint64_t *need)
     for (;;) {
         if (drain())
             return -LX_EIO;
-        if (!*need && dirty_blocks())
+        if (!*need && ndirty)
             return LX_DISKWAIT;                 /* (what was written before the call: handed on first) */
         if (!*need)
             *need = handed + 1;                 /* what this call waits for: the blocks handed on so far */
@@ -1037,21 +1301,39 @@ int64_t lx_data_unmount(void)
 
 int64_t lx_data_umount(struct lx_ctx *c)
 {
-    if (mnt_root < 0)
+    static int made_ro;                         /* the umount under way made the file system read-only */
+    if (mnt_root < 0) {
+        c->t->sync_need = 0;
         return -LX_EINVAL;
-    if (lx_fs_busy(LX_FS_DATA))
+    }
+    if (lx_fs_busy(LX_FS_DATA)) {
+        /* (held again while it waited: as it was, read-write) */
+        if (made_ro && !(disk_flags & 1) && make_writable() == LX_DISKWAIT)
+            return LX_DISKWAIT;
+        made_ro = 0;
+        c->t->sync_need = 0;
         return -LX_EBUSY;
+    }
+    int was = fs.writable;
     int64_t r = put_away(&c->t->sync_need);
+    made_ro |= was && !fs.writable;
     if (r == LX_DISKWAIT)
         return r;
+    made_ro = 0;
     if (r)
         lx_log("EXT2-fs (vda): unmounted, but a write to the disk failed");   /* (umount succeeds, as Linux's) */
     lx_fs_forget(LX_FS_DATA, mnt_root);
     lx_unmount_dir(mnt_root, covered);
-    for (unsigned i = 0; i < CACHE_BLOCKS; i++)
-        cache[i].valid = cache[i].dirty = 0;    /* (dirty only if the disk failed: lost, as on Linux) */
+    for (uint32_t i = 0; i < nblocks; i++)    /* (dirty only if the disk failed: lost, as on Linux) */
+        cache[i].valid = cache[i].dirty = cache[i].queued = cache[i].used = 0;
+    for (uint32_t i = 0; i < nbuckets; i++)
+        heads[i] = -1;
+    dq_len = ndirty = 0;
+    dirty_since = 0;
+    writeback_later = 0;
     memset(orphans, 0, sizeof(orphans));
     fs = (struct ext2_fs){ 0 };
+    kept_changes++;
     mnt_root = covered = -1;
     mnt_flags = 0;
     return 0;
@@ -1059,11 +1341,16 @@ int64_t lx_data_umount(struct lx_ctx *c)
 
 int64_t lx_data_remount(struct lx_ctx *c, uint64_t flags)
 {
-    if (mnt_root < 0)
+    if (mnt_root < 0) {
+        c->t->sync_need = 0;
         return -LX_EINVAL;
-    if ((flags & LX_MS_RDONLY) && fs.writable) {
-        if (lx_fs_writers(LX_FS_DATA))
+    }
+    if ((flags & LX_MS_RDONLY) && (fs.writable || c->t->sync_need)) {
+        /* (sync_need: this call made it read-only and waits for the disk) */
+        if (fs.writable && lx_fs_writers(LX_FS_DATA)) {
+            c->t->sync_need = 0;
             return -LX_EBUSY;                   /* files open for writing, as Linux says */
+        }
         int64_t r = put_away(&c->t->sync_need);
         if (r)
             return r;

@@ -286,6 +286,8 @@ struct lx_node {
     uint32_t ino;               /* LX_FS_DATA: its inode on the disk (ext2fs.c) */
     uint8_t loaded;             /* LX_FS_DATA, a directory: its entries are read in */
     uint8_t bad;                /* LX_FS_DATA: its inode is corrupt (listed by name, reached: EUCLEAN) */
+    uint8_t indexed;            /* LX_FS_DATA: in ext2fs.c's index by inode number (ino_next its chain) */
+    int32_t ino_next;
     uint64_t disk_blocks;       /* LX_FS_DATA: the 512-byte units it holds on the disk (st_blocks) */
 };
 
@@ -1392,7 +1394,12 @@ int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, uint32_t flags, uint6
 int64_t lx_data_write_kernel(struct lx_node *n, const void *src, uint64_t len, uint64_t *pos);
 int64_t lx_data_fsync(struct lx_ctx *c);        /* fsync, fdatasync, sync, syncfs: what was written on the disk */
 int64_t lx_data_unmount(void);                  /* at shutdown: marked clean, all of it on the disk */
-void lx_data_node_gone(const struct lx_node *n);        /* rootfs.c: a node of the disk's is freed */
+void lx_data_node_gone(int32_t n);              /* rootfs.c: a node of the disk's is freed */
+/* Write-back: when the oldest block changed but not handed to the blk
+ * service is due (0: none, or none the timer can hand on); the
+ * personality's timer went off at `now`. */
+uint64_t lx_data_writeback_at(void);
+void lx_data_timer(uint64_t now);
 /* Whether the bytes [off, off + len) of a disk file are in the blk
  * service's cache, fetching what is not: 0 or LX_DISKWAIT (exec and
  * mmap copy a file at once, which cannot wait halfway). */

@@ -104,8 +104,11 @@ static int64_t check_source(struct lx_ctx *c, uint64_t usource)
 
 int64_t lx_mount_disk(int32_t n, uint64_t flags)
 {
-    if ((lx_node(n)->mode & LX_S_IFMT) != LX_S_IFDIR)
+    struct lx_node *x = lx_node(n);
+    if ((x->mode & LX_S_IFMT) != LX_S_IFDIR)
         return -LX_ENOTDIR;
+    if (n != LX_ROOT && (!x->nlink || x->dent < 0))
+        return -LX_ENOENT;                      /* a removed directory (a working directory's "."), as Linux says */
     int fs = lx_node_fs(n);
     if (fs != LX_FS_ROOT && fs != LX_FS_DEV && fs != LX_FS_SHM)
         return -LX_EINVAL;                      /* (not on /proc, /dev/pts, nor the disk itself) */

@@ -578,8 +578,16 @@ static void gen_mounts(int info)
             int32_t root = lx_data_mount_root();
             if (!f && root < 0)
                 continue;
-            if (lx_node_path(root, dir, sizeof(dir)) < 0)
+            static char path[LX_PATH_MAX];
+            if (lx_node_path(root, path, sizeof(path)) < 0)
                 continue;
+            /* Space, tab, newline and backslash as \ooo, as Linux's mangle() writes them. */
+            uint64_t put = 0;
+            for (const char *p = path; *p && put + 5 < sizeof(dir); p++)
+                put += (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\\')
+                           ? (uint64_t)fmt(dir + put, sizeof(dir) - put, "\\%03o", (unsigned char)*p)
+                           : (uint64_t)(dir[put] = *p, 1);
+            dir[put] = 0;
             parent = lx_node_fs(lx_node(root)->parent);
             static const struct { uint64_t bit; const char *word; } sb[] = {
                 { LX_MS_SYNCHRONOUS, ",sync" }, { LX_MS_DIRSYNC, ",dirsync" }, { LX_MS_MANDLOCK, ",mand" },

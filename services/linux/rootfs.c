@@ -296,7 +296,7 @@ int32_t lx_nodes_max(void)
 static void node_free(struct lx_node *n)
 {
     if (n->fs == LX_FS_DATA)
-        lx_data_node_gone(n);                   /* (an orphan's last opener: it can be freed on the disk) */
+        lx_data_node_gone((int32_t)(n - nodes));        /* (an orphan's last opener: it can be freed on the disk) */
     node_free_mem(n);
     lx_xattrs_free(n);
     n->mode = 0;

@@ -1297,6 +1297,9 @@ void lx_timer_update(void)
     uint64_t pt = lx_ptimers_next(now);         /* POSIX timers */
     if (pt && (!next || pt < next))
         next = pt;
+    uint64_t wb = lx_data_writeback_at();       /* the disk's write-back */
+    if (wb && (!next || wb < next))
+        next = wb;
     if (nstopping && (!next || now + LX_STOP_RETRY_NS < next))
         next = now + LX_STOP_RETRY_NS;          /* signals for threads stopping on other cores */
     if (next && lx_timer_start())
@@ -1371,6 +1374,7 @@ static void timer_fired(void)
     }
     lx_event_timers();                          /* timerfds that expired: their waiters and polls */
     lx_ptimers_fire(now);
+    lx_data_timer(now);                         /* the disk's write-back */
     lx_timer_update();
 }
 

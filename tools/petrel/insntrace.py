@@ -21,6 +21,7 @@ lxbench and, in user space, the personality:
     ./petrel profile lx_sig_install sigaction --system linux-kernel
 """
 import argparse
+import dataclasses
 import bisect
 import re
 import subprocess
@@ -109,6 +110,10 @@ def lx_trace(row: str, system: str, machine) -> tuple:
     elfs = [paths.kernel_elf(), paths.build_dir() / "linux" / "bin" / "lxbench"]
     if system == "linux-user":
         elfs.append(paths.user_elf("svc-linux"))
+    if row in bench.LX_FS:                      # (the file system rows: a fresh disk, as the bench gives them)
+        disk = out / "lx-trace-disk.img"
+        bench.fresh_disk(disk, bench.FS_DISK)
+        machine = dataclasses.replace(machine, disk=str(disk))
     return qemu.build_argv(paths.kernel_bin(), image, machine, ""), elfs
 
 
