@@ -739,7 +739,9 @@ int64_t lx_data_read(struct lx_ctx *c, struct lx_node *n, uint64_t buf, uint64_t
     if (err)
         return answer(err);
     n->size = in.size;
-    uint64_t done = 0, end = *pos >= in.size ? *pos : len < in.size - *pos ? *pos + len : in.size;
+    uint64_t done = c->t->io.done;              /* (a read run again after a wait: what it moved then) */
+    uint64_t end = *pos >= in.size ? *pos : len < in.size - *pos ? *pos + len : in.size;
+    c->t->io.done = 0;
     while (*pos + done < end) {
         /* Straight from the cache's blocks: the file system maps each of its blocks. */
         uint64_t at = *pos + done, moved = 0;
@@ -755,10 +757,14 @@ int64_t lx_data_read(struct lx_ctx *c, struct lx_node *n, uint64_t buf, uint64_t
             break;
         }
     }
+    if (err == -EXT2_EAGAIN && done) {
+        c->t->io.done = done;                   /* wait, then on from here: a regular file's read is whole */
+        return LX_DISKWAIT;
+    }
     if (!done && err)
         return answer(err);
     *pos += done;
-    return (int64_t)done;                       /* (a block not in yet after some bytes: those) */
+    return (int64_t)done;
 }
 
 int lx_data_node_read(const struct lx_node *n, uint64_t off, void *dst, uint64_t len)
