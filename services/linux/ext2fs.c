@@ -82,6 +82,10 @@ static uint8_t *spare[OP_MAX];          /* op copies kept for the next changes (
                                          * memory of its own in user space: costly) */
 static unsigned spares;
 static uint64_t kept_changes;           /* changes kept so far (and mounts) */
+/* The nodes that mirror inodes, by inode number: chains through
+ * lx_node.ino_next, so that a change finds its inode's nodes at once. */
+#define INO_BUCKETS     1024u
+static int32_t ino_heads[INO_BUCKETS];
 static uint64_t dirty_since;            /* when the oldest dirty block became dirty (none dirty: 0) */
 static int writeback_later;             /* the timer's handler could not hand them on (the kernel's) */
 static unsigned pinned;
@@ -115,6 +119,8 @@ static int cache_init(void)
         return -LX_ENOMEM;
     for (uint32_t i = 0; i < nbuckets; i++)
         heads[i] = -1;
+    for (uint32_t i = 0; i < INO_BUCKETS; i++)
+        ino_heads[i] = -1;
     return 0;
 }
 
@@ -206,12 +212,19 @@ static struct cblock *take(void)
  * block comes whole), as Linux reads ahead of a miss, so that a scan of
  * an inode table or a file waits for the disk once in a while, not at
  * every block. */
-static void read_ahead(uint64_t no)
+/* Have the blk service fetch block no (a sector of it asked for: the
+ * block comes whole): blk_read's answer, SVC_E_AGAIN while it fetches. */
+static int64_t fetch(uint64_t no)
 {
     static uint8_t sector[SECTOR];
+    uint64_t count = 0;
+    return blk_read(blk_ep, no * (DBLOCK / SECTOR), sector, SECTOR, &count);
+}
+
+static void read_ahead(uint64_t no)
+{
     for (uint64_t k = no + 1; k <= no + READ_AHEAD && k < disk_blocks(); k++) {
-        uint64_t count = 0;
-        int64_t r = lookup(k) ? 0 : blk_read(blk_ep, k * (DBLOCK / SECTOR), sector, SECTOR, &count);
+        int64_t r = lookup(k) ? 0 : fetch(k);
         if (r && r != SVC_E_AGAIN)
             break;                              /* (a disk error: the block's own read will say) */
     }
@@ -437,19 +450,8 @@ void lx_data_changed(void)
 
 static struct lx_time at_sec(uint32_t s) { return (struct lx_time){ (int64_t)s, 0 }; }
 
-/* The nodes that mirror inodes, by inode number: chains through
- * lx_node.ino_next, so that a change finds its inode's nodes at once. */
-#define INO_BUCKETS     1024u
-static int32_t ino_heads[INO_BUCKETS];
-static int ino_ready;
-
 static int32_t *ino_chain(uint32_t ino)
 {
-    if (!ino_ready) {
-        for (unsigned i = 0; i < INO_BUCKETS; i++)
-            ino_heads[i] = -1;
-        ino_ready = 1;
-    }
     return &ino_heads[ino % INO_BUCKETS];
 }
 
@@ -1374,7 +1376,6 @@ int64_t lx_data_remount(struct lx_ctx *c, uint64_t flags)
 
 int64_t lx_data_prefetch(const struct lx_node *n, uint64_t off, uint64_t len)
 {
-    static uint8_t sector[SECTOR];
     if (n->fs != LX_FS_DATA || (n->mode & LX_S_IFMT) != LX_S_IFREG || mnt_root < 0)
         return 0;
     if (!svc_may_call())
@@ -1400,11 +1401,11 @@ int64_t lx_data_prefetch(const struct lx_node *n, uint64_t off, uint64_t len)
         }
         if (e)
             return e;
-        uint64_t no = (uint64_t)pb * fs.block_size / DBLOCK, count = 0;
+        uint64_t no = (uint64_t)pb * fs.block_size / DBLOCK;
         if (!pb || no == last || lookup(no))
             continue;
         last = no;
-        int64_t r = blk_read(blk_ep, no * (DBLOCK / SECTOR), sector, SECTOR, &count);  /* (the block comes whole) */
+        int64_t r = fetch(no);
         if (r == SVC_E_AGAIN)
             missing = 1;
         else if (r)
