@@ -10,9 +10,13 @@
  * DMA memory, made PIECE at a time as it fills, so that the disk reads
  * into and writes from the block itself (no copy but the client's).
  * A block is free, being read, valid (clean or dirty), or being written.
- * A clean block is taken back least recently used first; a dirty one only
- * after it is written. `sync` waits for the blocks dirty at its call (their
- * generation), then for the disk's flush.
+ * A free block is taken first (a stack of them); then a clean one, by a
+ * clock (the first the hand meets that was not used since it last passed);
+ * a dirty one only after it is written. Consecutive blocks go to the disk
+ * together: a run of up to 32 (the driver's segments) is one request,
+ * read into or written from the blocks where they lie. `sync` waits for
+ * the blocks dirty at its call (their generation), then for the disk's
+ * flush.
  */
 #include "blk_if.h"
 #include "pstring.h"
@@ -32,19 +36,24 @@ enum { B_FREE, B_READING, B_VALID, B_WRITING };
 
 struct cblock {
     uint64_t no;                        /* the block number (sector / SPB) */
-    uint64_t used;                      /* the cache's clock at its last use (LRU) */
+    uint64_t used;                      /* the cache's clock at its last use (which dirty one goes first) */
     uint64_t gen;                       /* dirty: the sync generation it became dirty in */
     uint8_t *data;
     uint64_t pa;
     uint8_t state, dirty, failed;       /* failed: its read failed (told once) */
     uint8_t fresh;                      /* taken by the write at hand, not filled yet */
+    uint8_t ref;                        /* used since the clock's hand last passed */
     uint16_t next;                      /* the hash chain */
+    uint16_t run;                       /* being read or written: the next block of its request (NONE: last) */
 };
 
 static struct vblk disk;
 static struct cblock cache[CACHE_BLOCKS];
 static uint16_t hash[HASH];
 static unsigned made;                   /* blocks with memory */
+static uint16_t free_stack[CACHE_BLOCKS];
+static unsigned nfree, hand;
+static unsigned nwriting;               /* blocks being written */
 static uint64_t clock, gen = 1;
 static uint64_t hits, misses;
 static int write_failed;                /* a write failed while no sync waited for it: the next sync says so */
@@ -93,97 +102,183 @@ static struct cblock *lookup(uint64_t no)
     return NULL;
 }
 
-static void unhash(struct cblock *c)
+/* Out of its hash chain (to be taken for another block number). */
+static void unchain(struct cblock *c)
 {
     uint16_t idx = (uint16_t)(c - cache), *p = &hash[c->no % HASH];
     while (*p != NONE && *p != idx)
         p = &cache[*p].next;
     if (*p == idx)
         *p = c->next;
-    c->state = B_FREE;
 }
 
-/* Start writing dirty block c out (0, or E_AGAIN when no slot is free). */
+/* Forget block c: free for the next take. */
+static void unhash(struct cblock *c)
+{
+    unchain(c);
+    c->state = B_FREE;
+    free_stack[nfree++] = (uint16_t)(c - cache);
+}
+
+static int in_request_at_hand(const struct cblock *c) { return c->no >= req_first && c->no <= req_last; }
+static int writable_out(const struct cblock *c)
+{
+    return c && c->state == B_VALID && c->dirty && !in_request_at_hand(c);
+}
+
+/* Start writing dirty block c out with the dirty blocks next to it, up
+ * to the driver's segments, as one request (0, or E_AGAIN when no slot is
+ * free). The blocks of the request at hand stay: it may be copying into
+ * them. */
 static int write_out(struct cblock *c)
 {
-    int err = vblk_submit(&disk, VBLK_T_OUT, c->no * SPB, block_bytes(c->no), c->pa, (uint64_t)(c - cache));
+    struct vblk_seg seg[VBLK_SEGS];
+    struct cblock *first = c, *prev;
+    unsigned n = 1;
+    while (n < disk.max_segs && first->no > 0 && writable_out(prev = lookup(first->no - 1)))
+        first = prev, n++;
+    n = 0;
+    uint16_t head = (uint16_t)(first - cache);
+    for (struct cblock *k = first, *last = NULL; n < disk.max_segs && writable_out(k); k = lookup(k->no + 1)) {
+        seg[n].pa = k->pa;
+        seg[n].len = block_bytes(k->no);
+        if (last)
+            last->run = (uint16_t)(k - cache);
+        k->run = NONE;
+        last = k;
+        n++;
+        if (k->no + 1 >= (disk.capacity + SPB - 1) / SPB)
+            break;
+    }
+    int err = vblk_submit_sg(&disk, VBLK_T_OUT, first->no * SPB, seg, n, head);
     if (err)
         return err;
-    c->state = B_WRITING;
-    c->dirty = 0;
+    for (uint16_t i = head; i != NONE; i = cache[i].run) {
+        cache[i].state = B_WRITING;
+        cache[i].dirty = 0;
+    }
+    nwriting += n;
     return 0;
 }
 
-/* A block for block number no, not yet valid: a free one (made if the
- * cache is not at its size), else the least recently used clean one.
- * NULL when every block is dirty or busy (the oldest dirty one is started
- * on its way out, so that `wait` brings room) or memory ran out. */
-static struct cblock *take(uint64_t no)
+/* A free block: one from the stack, or new memory while the cache is
+ * below its size. NULL when it is at its size and none is free. */
+static struct cblock *free_block(void)
 {
-    struct cblock *c = NULL, *lru = NULL, *oldest_dirty = NULL;
-    for (unsigned i = 0; i < made && !c; i++)
-        if (cache[i].state == B_FREE)
-            c = &cache[i];
-    if (!c && made < CACHE_BLOCKS) {
+    if (!nfree && made < CACHE_BLOCKS) {
         uint64_t pa;
         uint8_t *mem = svc_dma_alloc(PIECE, &pa);
         if (mem) {
-            for (unsigned k = 0; k < PER_PIECE; k++) {
+            for (unsigned k = PER_PIECE; k-- > 0;) {
                 cache[made + k].data = mem + k * BLOCK;
                 cache[made + k].pa = pa + k * BLOCK;
                 cache[made + k].state = B_FREE;
+                free_stack[nfree++] = (uint16_t)(made + k);
             }
-            c = &cache[made];
             made += PER_PIECE;
         }
     }
-    for (unsigned i = 0; i < made && !c; i++) {
-        struct cblock *k = &cache[i];
-        if (k->no >= req_first && k->no <= req_last)
-            continue;                                   /* (the request at hand needs it) */
-        if (k->state == B_VALID && !k->dirty && (!lru || k->used < lru->used))
-            lru = k;
-        if (k->state == B_VALID && k->dirty && (!oldest_dirty || k->used < oldest_dirty->used))
-            oldest_dirty = k;
+    return nfree ? &cache[free_stack[--nfree]] : NULL;
+}
+
+/* A clean block to take back: the first valid, clean one the clock's
+ * hand meets that was not used since it last passed (NULL after two
+ * turns without one). */
+static struct cblock *clean_block(void)
+{
+    for (unsigned k = 0; k < 2 * made; k++) {
+        struct cblock *c = &cache[hand];
+        hand = hand + 1 < made ? hand + 1 : 0;
+        if (c->state != B_VALID || c->dirty || in_request_at_hand(c))
+            continue;
+        if (c->ref) {
+            c->ref = 0;                                 /* (a second chance) */
+            continue;
+        }
+        unchain(c);
+        return c;
     }
-    c = c ? c : lru;
+    return NULL;
+}
+
+/* A block for block number no, not yet valid: a free one (made if the
+ * cache is not at its size), else a clean one by the clock. NULL when
+ * every block is dirty or busy (then the oldest dirty ones are started
+ * on their way out, ROOM blocks or as many as the queue takes, so that
+ * `wait` brings room for more than one block) or memory ran out. */
+#define ROOM            128u
+static struct cblock *take(uint64_t no)
+{
+    struct cblock *c = free_block();
+    if (!c)
+        c = clean_block();
     if (!c) {
-        /* All dirty or busy: the oldest dirty ones on their way out, as
-         * many as the queue takes, so that one wait brings room for more
-         * than one block. */
-        while (oldest_dirty && write_out(oldest_dirty) == 0) {
-            oldest_dirty = NULL;
-            for (unsigned i = 0; i < made; i++) {
-                struct cblock *k = &cache[i];
-                if (k->state == B_VALID && k->dirty && !(k->no >= req_first && k->no <= req_last) &&
-                    (!oldest_dirty || k->used < oldest_dirty->used))
-                    oldest_dirty = k;
-            }
+        while (nwriting < ROOM) {
+            struct cblock *oldest_dirty = NULL;
+            for (unsigned i = 0; i < made; i++)
+                if (writable_out(&cache[i]) && (!oldest_dirty || cache[i].used < oldest_dirty->used))
+                    oldest_dirty = &cache[i];
+            if (!oldest_dirty || write_out(oldest_dirty))
+                break;
         }
         return NULL;
     }
-    if (c->state != B_FREE)
-        unhash(c);
     c->no = no;
+    c->state = B_FREE;
     c->dirty = c->failed = c->fresh = 0;
+    c->ref = 1;
     c->used = ++clock;
     c->next = hash[no % HASH];
     hash[no % HASH] = (uint16_t)(c - cache);
     return c;
 }
 
-/* Start fetching block no, unless it is there or on its way (or no block
- * or slot is free: the client's next try asks again). */
-static void fetch(uint64_t no)
+/* Put the run of n blocks from cache[head] (chained by run) on the
+ * disk's queue: 0, or an error of the driver's (no slot: then its blocks
+ * are forgotten, and asked for again by the client's next try). */
+static int read_run(uint16_t head, const struct vblk_seg *seg, unsigned n)
 {
-    if (lookup(no))
-        return;
-    struct cblock *c = take(no);
-    if (!c)
-        return;
-    c->state = B_READING;
-    if (vblk_submit(&disk, VBLK_T_IN, no * SPB, block_bytes(no), c->pa, (uint64_t)(c - cache)))
-        unhash(c);                                      /* (no slot: asked for again on the retry) */
+    int err = vblk_submit_sg(&disk, VBLK_T_IN, cache[head].no * SPB, seg, n, head);
+    for (uint16_t i = head, k; err && i != NONE; i = k) {
+        k = cache[i].run;
+        unhash(&cache[i]);
+    }
+    return err;
+}
+
+/* Start fetching the blocks of [first, last] that are neither cached nor
+ * on their way, each run of them one request (up to the driver's
+ * segments), until no block or slot is free (the client's next try asks
+ * again for what was left). */
+static void fetch_range(uint64_t first, uint64_t last)
+{
+    struct vblk_seg seg[VBLK_SEGS];
+    uint16_t head = NONE, tail = NONE;
+    unsigned n = 0;
+    for (uint64_t no = first; no <= last; no++) {
+        if (n && (n == disk.max_segs || lookup(no))) {
+            if (read_run(head, seg, n))
+                return;
+            n = 0;
+        }
+        if (lookup(no))
+            continue;
+        struct cblock *c = take(no);
+        if (!c)
+            break;
+        c->state = B_READING;
+        c->run = NONE;
+        if (n)
+            cache[tail].run = (uint16_t)(c - cache);
+        else
+            head = (uint16_t)(c - cache);
+        tail = (uint16_t)(c - cache);
+        seg[n].pa = c->pa;
+        seg[n].len = block_bytes(no);
+        n++;
+    }
+    if (n)
+        (void)read_run(head, seg, n);
 }
 
 /* Sync slot i waits: a kept reply, or a ticket not finished. */
@@ -267,22 +362,23 @@ static void completed(uint64_t tag, int status)
         flushing_gen = 0;
         return;
     }
-    if (tag >= made)
-        return;
-    struct cblock *c = &cache[tag];
-    if (c->state == B_READING) {
-        c->state = B_VALID;
-        c->failed = status != 0;
-    } else if (c->state == B_WRITING) {
-        c->state = B_VALID;
-        if (status) {
-            int told = 0;                               /* the syncs that waited for it fail */
-            for (unsigned i = 0; i < WAITERS; i++)
-                if (syncing(i) && sync_gen[i] >= c->gen)
-                    sync_failed[i] = 1, told = 1;
-            write_failed |= !told;
-            c->dirty = 1;                               /* (tried again by the next sync, */
-            c->gen = gen;                               /* which the syncs waiting now do not wait for) */
+    for (uint64_t i = tag; i < made; i = cache[i].run) {
+        struct cblock *c = &cache[i];
+        if (c->state == B_READING) {
+            c->state = B_VALID;
+            c->failed = status != 0;
+        } else if (c->state == B_WRITING) {
+            c->state = B_VALID;
+            nwriting--;
+            if (status) {
+                int told = 0;                           /* the syncs that waited for it fail */
+                for (unsigned k = 0; k < WAITERS; k++)
+                    if (syncing(k) && sync_gen[k] >= c->gen)
+                        sync_failed[k] = 1, told = 1;
+                write_failed |= !told;
+                c->dirty = 1;                           /* (tried again by the next sync, */
+                c->gen = gen;                           /* which the syncs waiting now do not wait for) */
+            }
         }
     }
 }
@@ -362,7 +458,7 @@ static void touch(uint64_t first, uint64_t last)
     for (uint64_t no = first; no <= last; no++) {
         struct cblock *c = lookup(no);
         if (c)
-            c->used = ++clock;
+            c->used = ++clock, c->ref = 1;
     }
 }
 
@@ -386,12 +482,10 @@ static int64_t read_range(struct svc_call *call, uint64_t sector, uint64_t buf, 
             unhash(c);                                  /* (told once: the next read tries again) */
             return SVC_E_IO;
         }
-        if (!c || c->state == B_READING) {
-            missing = 1;
-            fetch(no);
-        }
+        missing |= !c || c->state == B_READING;
     }
     if (missing) {
+        fetch_range(first, last);
         misses++;
         return disk.inflight ? SVC_E_AGAIN : SVC_E_NOMEM;      /* (nothing on its way: no memory for it) */
     }
@@ -455,7 +549,7 @@ static int64_t write_range(struct svc_call *call, uint64_t sector, uint64_t data
         if (c) {
             again |= c->state != B_VALID;               /* being read or written: after that */
         } else if (sector > lo || end < hi) {
-            fetch(no);
+            fetch_range(no, no);
             again = 1;
         }
     }
@@ -669,5 +763,24 @@ static int64_t stats(struct svc_call *call, uint64_t *reads, uint64_t *writes, u
     return 0;
 }
 
+#define PREFETCH_MAX    (2u << 20)              /* bytes one prefetch may ask for */
+
+static int64_t prefetch(struct svc_call *call, uint64_t sector, uint64_t count)
+{
+    (void)call;
+    int err = ready();
+    if (err)
+        return err;
+    if (!count || count > PREFETCH_MAX / VBLK_SECTOR)
+        return SVC_E_INVAL;
+    if (sector > disk.capacity || count > disk.capacity - sector)
+        return SVC_E_RANGE;
+    harvest();
+    fetch_range(sector / SPB, (sector + count - 1) / SPB);
+    if (anyone_watches())
+        rearm();                                        /* (a watcher hears when they are in) */
+    return 0;
+}
+
 /* The handlers: the generated skeleton (blk_service, blk_fast) calls them. */
-const struct blk_ops blk_ops = { info, read, write, sync, wait, stats, sync_start, sync_poll, watch };
+const struct blk_ops blk_ops = { info, read, write, sync, wait, stats, sync_start, sync_poll, watch, prefetch };

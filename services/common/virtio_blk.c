@@ -4,14 +4,19 @@
  * with the service that uses it, in the kernel or in user space.
  *
  * One split virtqueue (virtio 1.2, 5.2: the request queue) of
- * VBLK_RING_SIZE descriptors, taken three at a time: a request is a
- * chain of its header (type, sector: the device reads it), its data (the
- * device reads it for a write, writes it for a read; none for a flush) and
- * its status byte (the device writes it). Slot s owns descriptors 3s to
- * 3s+2 and 32 bytes of DMA memory for its header and status, so a request
- * needs no allocation. With RING_EVENT_IDX the driver kicks the device
- * only when it asked (a burst of requests is one kick) and is interrupted
- * only when the caller arms it.
+ * VBLK_RING_SIZE descriptors. A request is a chain of its header (type,
+ * sector: the device reads it), its data segments (the device reads them
+ * for a write, writes them for a read; none for a flush) and its status
+ * byte (the device writes it). When the device reads indirect tables
+ * (VIRTIO_F_INDIRECT_DESC, as QEMU's does), slot s owns ring descriptor s,
+ * which points at its own table of VBLK_SEGS + 2 descriptors, so 64
+ * requests of up to 32 segments may be in flight; else slot s owns ring
+ * descriptors 3s to 3s+2 and a request has one segment. Either way the
+ * chain is built the same, at a base index (0 in a table, 3s in the
+ * ring), and each slot has 32 bytes of DMA memory for its header and
+ * status, so a request needs no allocation. With RING_EVENT_IDX the
+ * driver kicks the device only when it asked (a burst of requests is one
+ * kick) and is interrupted only when the caller arms it.
  */
 #include "svc.h"
 #include "pstring.h"
@@ -22,6 +27,7 @@
 #define SLOT_BYTES      32u             /* a slot's header (16) and status (1), padded */
 
 #define BLK_F_SIZE_MAX  1
+#define BLK_F_SEG_MAX   2
 #define BLK_F_GEOMETRY  4
 #define BLK_F_RO        5
 #define BLK_F_BLK_SIZE  6
@@ -32,10 +38,14 @@
 
 #define DESC_F_NEXT     1u
 #define DESC_F_WRITE    2u
+#define DESC_F_INDIRECT 4u
+#define F_INDIRECT_DESC 28              /* VIRTIO_F_INDIRECT_DESC */
+#define TABLE_DESCS     (VBLK_SEGS + 2u)
 
 /* The device's configuration space (5.2.4), at VIRTIO_MMIO_CONFIG. */
 #define CFG_CAPACITY    0x00            /* le64: 512-byte sectors */
 #define CFG_SIZE_MAX    0x08            /* le32 */
+#define CFG_SEG_MAX     0x0c            /* le32 */
 #define CFG_CYLINDERS   0x10            /* le16 */
 #define CFG_HEADS       0x12            /* u8 */
 #define CFG_SECTORS     0x13            /* u8 */
@@ -98,28 +108,28 @@ static int queue_setup(struct vblk *b)
     wr(b, VIRTIO_MMIO_QUEUE_SEL, 0);
     if (rd(b, VIRTIO_MMIO_QUEUE_READY) || rd(b, VIRTIO_MMIO_QUEUE_NUM_MAX) < RING_SIZE)
         return SVC_E_STATE;
-    uint64_t page_pa, slots_pa;
+    uint64_t page_pa, slots_pa, tables_pa = 0;
     uint8_t *page = svc_dma_alloc(RINGS_BYTES, &page_pa);
     uint8_t *slots = page ? svc_dma_alloc(4096, &slots_pa) : NULL;
-    if (!slots)
+    uint8_t *tables = NULL;
+    if (slots && (b->features & (1ull << F_INDIRECT_DESC)))
+        tables = svc_dma_alloc(VBLK_SLOTS * TABLE_DESCS * sizeof(struct vblk_desc), &tables_pa);
+    if (!slots || ((b->features & (1ull << F_INDIRECT_DESC)) && !tables))
         return SVC_E_NOMEM;                             /* (what was had stays: the device starts once) */
     b->desc = (volatile struct vblk_desc *)page;
     b->avail = (volatile uint16_t *)(page + AVAIL_OFF);
     b->used = (volatile uint16_t *)(page + USED_OFF);
     b->slot_mem = slots;
     b->slot_pa = slots_pa;
-    for (unsigned s = 0; s < VBLK_SLOTS; s++) {
-        volatile struct vblk_desc *d = &b->desc[3 * s];
-        d[0].addr = slots_pa + s * SLOT_BYTES;
-        d[0].len = 16;
-        d[0].flags = DESC_F_NEXT;
-        d[0].next = (uint16_t)(3 * s + 1);
-        d[1].flags = DESC_F_NEXT;
-        d[1].next = (uint16_t)(3 * s + 2);
-        d[2].addr = slots_pa + s * SLOT_BYTES + 16;
-        d[2].len = 1;
-        d[2].flags = DESC_F_WRITE;
-        d[2].next = 0;
+    b->tables = (volatile struct vblk_desc *)tables;
+    b->tables_pa = tables_pa;
+    b->slots = tables ? VBLK_SLOTS : VBLK_RING_SIZE / 3;
+    if (!tables)
+        b->max_segs = 1;
+    for (unsigned s = 0; tables && s < VBLK_SLOTS; s++) {
+        b->desc[s].addr = tables_pa + s * TABLE_DESCS * sizeof(struct vblk_desc);
+        b->desc[s].flags = DESC_F_INDIRECT;
+        b->desc[s].next = 0;
     }
     virtio_mmio_queue_ready(b->regs, RING_SIZE, page_pa, page_pa + AVAIL_OFF, page_pa + USED_OFF);
     return 0;
@@ -127,8 +137,9 @@ static int queue_setup(struct vblk *b)
 
 static int negotiate(struct vblk *b)
 {
-    uint64_t want = (1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_RING_EVENT_IDX) | (1ull << BLK_F_SIZE_MAX) |
-                    (1ull << BLK_F_GEOMETRY) | (1ull << BLK_F_RO) | (1ull << BLK_F_BLK_SIZE) | (1ull << BLK_F_FLUSH);
+    uint64_t want = (1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_RING_EVENT_IDX) | (1ull << F_INDIRECT_DESC) |
+                    (1ull << BLK_F_SIZE_MAX) | (1ull << BLK_F_SEG_MAX) | (1ull << BLK_F_GEOMETRY) | (1ull << BLK_F_RO) |
+                    (1ull << BLK_F_BLK_SIZE) | (1ull << BLK_F_FLUSH);
     uint64_t need = (1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_RING_EVENT_IDX);
     int err = virtio_mmio_negotiate(b->regs, want, need, &b->features);
     if (err)
@@ -139,6 +150,7 @@ static int negotiate(struct vblk *b)
         gen = rd(b, VIRTIO_MMIO_CONFIG_GEN);
         b->capacity = cfg32(b, CFG_CAPACITY) | (uint64_t)cfg32(b, CFG_CAPACITY + 4) << 32;
         b->size_max = (b->features & (1ull << BLK_F_SIZE_MAX)) ? cfg32(b, CFG_SIZE_MAX) : 0;
+        b->max_segs = (b->features & (1ull << BLK_F_SEG_MAX)) ? cfg32(b, CFG_SEG_MAX) : VBLK_SEGS;
         b->blk_size = (b->features & (1ull << BLK_F_BLK_SIZE)) ? cfg32(b, CFG_BLK_SIZE) : VBLK_SECTOR;
         if (b->features & (1ull << BLK_F_GEOMETRY)) {
             b->cylinders = (uint16_t)(cfg(b)[CFG_CYLINDERS] | cfg(b)[CFG_CYLINDERS + 1] << 8);
@@ -148,6 +160,8 @@ static int negotiate(struct vblk *b)
     } while (rd(b, VIRTIO_MMIO_CONFIG_GEN) != gen);
     if (b->blk_size < VBLK_SECTOR || b->blk_size > 65536 || (b->blk_size & (b->blk_size - 1)))
         b->blk_size = VBLK_SECTOR;                      /* (nonsense from the device: sectors, then) */
+    if (b->max_segs == 0 || b->max_segs > VBLK_SEGS)
+        b->max_segs = b->max_segs ? VBLK_SEGS : 1;      /* (0 from the device: one, to be safe) */
     b->flags = ((b->features & (1ull << BLK_F_RO)) ? VBLK_RO : 0) |
                ((b->features & (1ull << BLK_F_FLUSH)) ? VBLK_FLUSH : 0);
     return queue_setup(b);
@@ -179,13 +193,23 @@ int vblk_open(struct vblk *b, void (*handler)(void))
     return 0;
 }
 
-int vblk_submit(struct vblk *b, unsigned type, uint64_t sector, uint32_t bytes, uint64_t pa, uint64_t tag)
+int vblk_submit_sg(struct vblk *b, unsigned type, uint64_t sector, const struct vblk_seg *seg, unsigned nseg,
+                   uint64_t tag)
 {
+    uint64_t bytes = 0;
+    if (nseg > b->max_segs)
+        return SVC_E_INVAL;
+    for (unsigned i = 0; i < nseg; i++) {
+        if (!seg[i].len || seg[i].len % VBLK_SECTOR || seg[i].len > VBLK_MAX_BYTES ||
+            (b->size_max && seg[i].len > b->size_max))
+            return SVC_E_INVAL;
+        bytes += seg[i].len;
+    }
     if (type == VBLK_T_FLUSH) {
-        if (bytes || !(b->flags & VBLK_FLUSH))
+        if (nseg || !(b->flags & VBLK_FLUSH))
             return SVC_E_INVAL;
     } else if (type == VBLK_T_IN || type == VBLK_T_OUT) {
-        if (!bytes || bytes % VBLK_SECTOR || bytes > VBLK_MAX_BYTES || (b->size_max && bytes > b->size_max))
+        if (!nseg)
             return SVC_E_INVAL;
         if (sector > b->capacity || bytes / VBLK_SECTOR > b->capacity - sector)
             return SVC_E_RANGE;
@@ -195,9 +219,9 @@ int vblk_submit(struct vblk *b, unsigned type, uint64_t sector, uint32_t bytes, 
         return SVC_E_INVAL;
     }
     unsigned s = 0;
-    while (s < VBLK_SLOTS && b->busy[s])
+    while (s < b->slots && b->busy[s])
         s++;
-    if (s == VBLK_SLOTS)
+    if (s == b->slots)
         return SVC_E_AGAIN;
     uint8_t *h = b->slot_mem + s * SLOT_BYTES;
     uint32_t t = type;
@@ -205,25 +229,41 @@ int vblk_submit(struct vblk *b, unsigned type, uint64_t sector, uint32_t bytes, 
     memset(h + 4, 0, 4);
     memcpy(h + 8, &sector, 8);
     h[16] = S_PENDING;
-    volatile struct vblk_desc *d = &b->desc[3 * s];
-    if (bytes) {
-        d[0].flags = DESC_F_NEXT;
-        d[0].next = (uint16_t)(3 * s + 1);
-        d[1].addr = pa;
-        d[1].len = bytes;
-        d[1].flags = DESC_F_NEXT | (type == VBLK_T_IN ? DESC_F_WRITE : 0);
-    } else {
-        d[0].next = (uint16_t)(3 * s + 2);              /* a flush: the header, then the status */
+    /* The chain: header, segments, status, at `base` in table d. */
+    volatile struct vblk_desc *d = b->tables ? b->tables + s * TABLE_DESCS : b->desc;
+    unsigned base = b->tables ? 0 : 3 * s;
+    d[base].addr = b->slot_pa + s * SLOT_BYTES;
+    d[base].len = 16;
+    d[base].flags = DESC_F_NEXT;
+    d[base].next = (uint16_t)(base + 1);
+    for (unsigned i = 0; i < nseg; i++) {
+        d[base + 1 + i].addr = seg[i].pa;
+        d[base + 1 + i].len = seg[i].len;
+        d[base + 1 + i].flags = DESC_F_NEXT | (type == VBLK_T_IN ? DESC_F_WRITE : 0);
+        d[base + 1 + i].next = (uint16_t)(base + 2 + i);
     }
+    d[base + nseg + 1].addr = b->slot_pa + s * SLOT_BYTES + 16;
+    d[base + nseg + 1].len = 1;
+    d[base + nseg + 1].flags = DESC_F_WRITE;
+    d[base + nseg + 1].next = 0;
+    if (b->tables)
+        b->desc[s].len = (nseg + 2) * (uint32_t)sizeof(struct vblk_desc);
     b->busy[s] = 1;
     b->tag[s] = tag;
+    b->bytes[s] = (uint32_t)bytes;
     b->inflight++;
-    b->avail[2 + b->avail_idx % RING_SIZE] = (uint16_t)(3 * s);
+    b->avail[2 + b->avail_idx % RING_SIZE] = (uint16_t)(b->tables ? s : 3 * s);
     barrier();                                          /* the entry before the index that shows it */
     b->avail_idx++;
     b->avail[1] = b->avail_idx;
     kick(b);
     return 0;
+}
+
+int vblk_submit(struct vblk *b, unsigned type, uint64_t sector, uint32_t bytes, uint64_t pa, uint64_t tag)
+{
+    struct vblk_seg one = { pa, bytes };
+    return vblk_submit_sg(b, type, sector, &one, bytes ? 1 : 0, tag);
 }
 
 int vblk_done(struct vblk *b, uint64_t *tag, int *status)
@@ -235,13 +275,13 @@ int vblk_done(struct vblk *b, uint64_t *tag, int *status)
         barrier();                                      /* (the entry and the status after the index that shows them) */
         uint32_t id = used_ring(b)[b->used_seen % RING_SIZE].id;
         b->used_seen++;
-        unsigned s = id / 3;
-        if (id % 3 || s >= VBLK_SLOTS || !b->busy[s])
+        unsigned s = b->tables ? id : id / 3;
+        if ((!b->tables && id % 3) || s >= b->slots || !b->busy[s])
             continue;                                   /* (not a request of ours: nothing to hand back) */
         const uint8_t *h = b->slot_mem + s * SLOT_BYTES;
         uint32_t type;
         memcpy(&type, h, 4);
-        uint32_t len = b->desc[3 * s + 1].len;
+        uint32_t len = b->bytes[s];
         int ok = h[16] == S_OK;
         *status = ok ? 0 : SVC_E_IO;
         *tag = b->tag[s];

@@ -40,8 +40,10 @@
 #define DBLOCK          4096u           /* the unit of the cache here and in the blk service */
 #define CACHE_MIN       256u            /* blocks: 1 MiB, ... */
 #define CACHE_MAX       16384u          /* ... to 64 MiB; an eighth of the personality's memory limit */
-#define READ_AHEAD      16u             /* blocks fetched after a block the cache lacks */
+#define READ_AHEAD      16u             /* blocks fetched after a block neither cache has ... */
+#define READ_AHEAD_MAX  256u            /* ... growing to this (1 MiB) while reads go on in order */
 #define SLAB            16u             /* cache blocks given memory at once (64 KiB) */
+#define BATCH           16u             /* blocks read from blk by one call when reads go on in order */
 #define WRITEBACK_NS    (5000000000ull) /* a dirty block goes to the blk service within about this
                                          * (Linux's dirty_writeback_centisecs), or when a quarter
                                          * of the cache is dirty, or at a sync */
@@ -77,6 +79,7 @@ static uint32_t nblocks, nbuckets, hand;
 static int32_t *heads;                  /* nbuckets hash chains */
 static int32_t *dirtyq;                 /* a ring of nblocks: blocks in the order they became dirty */
 static uint32_t dq_head, dq_len, ndirty;
+static uint8_t *stage;                  /* BATCH blocks read from blk at once, then put in the cache */
 static int32_t pins[OP_MAX];            /* the blocks with an op copy */
 static uint8_t *spare[OP_MAX];          /* op copies kept for the next changes (each svc_alloc maps
                                          * memory of its own in user space: costly) */
@@ -115,7 +118,8 @@ static int cache_init(void)
     cache = svc_alloc(nblocks * sizeof(*cache));
     heads = svc_alloc(nbuckets * sizeof(*heads));
     dirtyq = svc_alloc(nblocks * sizeof(*dirtyq));
-    if (!cache || !heads || !dirtyq)
+    stage = svc_alloc(BATCH * DBLOCK);
+    if (!cache || !heads || !dirtyq || !stage)
         return -LX_ENOMEM;
     for (uint32_t i = 0; i < nbuckets; i++)
         heads[i] = -1;
@@ -207,13 +211,20 @@ static struct cblock *take(void)
     return NULL;
 }
 
-/* A block not cached here that the disk is fetching: the blk service
- * asked to fetch the READ_AHEAD after it too (a sector of each: the
- * block comes whole), as Linux reads ahead of a miss, so that a scan of
- * an inode table or a file waits for the disk once in a while, not at
- * every block. */
-/* Have the blk service fetch block no (a sector of it asked for: the
- * block comes whole): blk_read's answer, SVC_E_AGAIN while it fetches. */
+/* Read-ahead, as Linux's: a block neither cache has starts a window of
+ * the READ_AHEAD blocks after it, which the blk service fetches (blk
+ * `prefetch`: a run of blocks is one request to the disk) while the
+ * caller waits for the block itself. When the blocks are then asked for
+ * in order and the reads reach the window's mark (its first block, or
+ * the first of the last window asked for), the next window is asked for,
+ * twice as large up to READ_AHEAD_MAX, so that a long read finds its
+ * blocks on their way or in already and seldom waits. A scan of an inode
+ * table or a file waits for the disk once in a while, not at every
+ * block. */
+static uint64_t ra_start, ra_end, ra_mark, ra_size;     /* the blocks asked for, the mark, the window's size */
+
+/* Whether blk has block no (a sector of it asked for: the block comes
+ * whole): 0, SVC_E_AGAIN while it fetches it, or its error. */
 static int64_t fetch(uint64_t no)
 {
     static uint8_t sector[SECTOR];
@@ -221,13 +232,34 @@ static int64_t fetch(uint64_t no)
     return blk_read(blk_ep, no * (DBLOCK / SECTOR), sector, SECTOR, &count);
 }
 
-static void read_ahead(uint64_t no)
+static void prefetch(uint64_t first, uint64_t n)
 {
-    for (uint64_t k = no + 1; k <= no + READ_AHEAD && k < disk_blocks(); k++) {
-        int64_t r = lookup(k) ? 0 : fetch(k);
-        if (r && r != SVC_E_AGAIN)
-            break;                              /* (a disk error: the block's own read will say) */
+    if (first >= disk_blocks())
+        return;
+    n = n < disk_blocks() - first ? n : disk_blocks() - first;
+    uint64_t sectors = (n * DBLOCK < disk_bytes - first * DBLOCK ? n * DBLOCK : disk_bytes - first * DBLOCK) / SECTOR;
+    (void)blk_prefetch(blk_ep, first * (DBLOCK / SECTOR), sectors);      /* (a disk error: the block's own read says) */
+}
+
+/* Block no was not cached here and blk answered `missed` (it lacked it too). */
+static void read_ahead(uint64_t no, int missed)
+{
+    if (no >= ra_start && no < ra_end) {
+        if (no < ra_mark)
+            return;
+        ra_size = 2 * ra_size < READ_AHEAD_MAX ? 2 * ra_size : READ_AHEAD_MAX;
+        prefetch(ra_end, ra_size);
+        ra_mark = ra_end;
+        ra_end += ra_size;
+        return;
     }
+    if (!missed)
+        return;
+    ra_size = READ_AHEAD;
+    ra_start = no;
+    ra_mark = no + 1;
+    ra_end = no + 1 + ra_size;
+    prefetch(no + 1, ra_size);
 }
 
 /* Block `no` in the cache: 0 (*out), -EXT2_EAGAIN while the blk service
@@ -251,14 +283,33 @@ static int block(uint64_t no, int whole, struct cblock **out)
     } else {
         if (!svc_may_call())
             return -EXT2_EAGAIN;                /* (the register entry: the full path asks the disk) */
-        uint64_t bytes = block_bytes(no), count = 0;
-        int64_t err = blk_read(blk_ep, no * (DBLOCK / SECTOR), c->data, bytes, &count);
-        if (err == SVC_E_AGAIN) {
-            read_ahead(no);
+        /* In a read-ahead window the blocks after it come along (not
+         * cached here: then the first that is ends them), BATCH at most,
+         * through `stage`: one call to blk for them all. */
+        uint64_t n = 1, bytes = block_bytes(no), count = 0;
+        if (no >= ra_start && no < ra_end)
+            while (n < BATCH && no + n < ra_end && no + n < disk_blocks() && !lookup(no + n))
+                bytes += block_bytes(no + n++);
+        int64_t err = blk_read(blk_ep, no * (DBLOCK / SECTOR), n > 1 ? stage : c->data, bytes, &count);
+        read_ahead(no, err == SVC_E_AGAIN);
+        if (err == SVC_E_AGAIN)
             return -EXT2_EAGAIN;
-        }
         if (err || count != bytes)
             return -EXT2_EIO;
+        if (n > 1)
+            memcpy(c->data, stage, block_bytes(no));
+        hash_in(c, no);                         /* (first: take() does not give it out again) */
+        c->used = 1;
+        for (uint64_t k = 1; k < n; k++) {
+            struct cblock *o = take();
+            if (!o)
+                break;                          /* (all dirty or held: they are read when asked for) */
+            memcpy(o->data, stage + k * DBLOCK, block_bytes(no + k));
+            hash_in(o, no + k);
+            o->used = 1;
+        }
+        *out = c;
+        return 0;
     }
     hash_in(c, no);
     c->used = 1;
@@ -734,6 +785,53 @@ static int copy_out(struct lx_ctx *c, uint64_t at, int hole, uint64_t buf, uint6
     return 0;
 }
 
+/* A long read straight from the blk service's cache into the process's
+ * memory (svc_client_buffer): the whole file system blocks from `at`
+ * (one of them) on, DIRECT_MAX bytes at most, while they lie one after
+ * another on the disk and no disk block of them is cached here (a block
+ * changed here and not yet handed to blk is read through the cache).
+ * One call to blk, each byte copied once, the read-ahead window moved
+ * on as block() would. 0 (*moved), 1 when it does not apply (the caller
+ * goes through the cache), or -EXT2_EAGAIN while blk fetches them. */
+#define DIRECT_MIN      (64u * 1024)    /* a read of at least this much left goes straight ... */
+#define DIRECT_MAX      (64u * 1024)    /* ... this much at a time (blk's largest read) */
+static int read_direct(struct lx_ctx *c, const struct ext2_inode *in, uint64_t at, uint64_t end, uint64_t buf,
+                       uint64_t *moved)
+{
+    uint32_t bs = fs.block_size, first = 0;
+    uint64_t want = end - at < DIRECT_MAX ? end - at : DIRECT_MAX, bytes = 0;
+    want -= want % bs;
+    if (at % bs || want < bs || !svc_may_call())
+        return 1;
+    while (bytes < want) {
+        uint32_t pb = 0;
+        if (ext2_bmap(&fs, in, (at + bytes) / bs, &pb) || !pb || (bytes && pb != first + bytes / bs))
+            break;                              /* (a hole, an indirect block not in, or not next on the disk) */
+        uint64_t d = (uint64_t)pb * bs / DBLOCK;
+        if (lookup(d))
+            break;
+        if (!bytes)
+            first = pb;
+        bytes += bs;
+    }
+    if (!bytes || !lx_range_ok(buf, bytes))
+        return 1;
+    uint64_t lent = svc_client_buffer(c->call, buf, bytes, 1), count = 0;
+    if (!lent)
+        return 1;
+    uint64_t d0 = (uint64_t)first * bs / DBLOCK, d1 = ((uint64_t)first * bs + bytes - 1) / DBLOCK;
+    int64_t err = blk_read(blk_ep, (uint64_t)first * (bs / SECTOR), (void *)(uintptr_t)lent, bytes, &count);
+    read_ahead(d0, err == SVC_E_AGAIN);
+    if (d1 != d0)
+        read_ahead(d1, 0);
+    if (err == SVC_E_AGAIN)
+        return -EXT2_EAGAIN;
+    if (err || count != bytes)
+        return 1;                               /* (a fault in the process's memory, a disk error: */
+    *moved = bytes;                             /* the cache's way tells them apart, byte by byte) */
+    return 0;
+}
+
 int64_t lx_data_read(struct lx_ctx *c, struct lx_node *n, uint64_t buf, uint64_t len, uint64_t *pos)
 {
     struct ext2_inode in;
@@ -747,6 +845,13 @@ int64_t lx_data_read(struct lx_ctx *c, struct lx_node *n, uint64_t buf, uint64_t
     while (*pos + done < end) {
         /* Straight from the cache's blocks: the file system maps each of its blocks. */
         uint64_t at = *pos + done, moved = 0;
+        if (end - at >= DIRECT_MIN && (err = read_direct(c, &in, at, end, buf + done, &moved)) <= 0) {
+            done += moved;
+            if (err)
+                break;
+            continue;
+        }
+        err = 0;
         uint32_t from = (uint32_t)(at % fs.block_size), pb = 0;
         uint64_t k = fs.block_size - from < end - at ? fs.block_size - from : end - at;
         if ((err = ext2_bmap(&fs, &in, at / fs.block_size, &pb)) == 0)
@@ -1390,26 +1495,44 @@ int64_t lx_data_prefetch(const struct lx_node *n, uint64_t off, uint64_t len)
         len = in.size - off;
     if (len > LX_DATA_COPY_MAX)
         return 0;                               /* (lx_node_copy_out refuses it) */
+    /* First the blocks not cached here asked for, each run of them at
+     * once (one request to the disk for what blk lacks), then each asked
+     * after: one that is not in yet is waited for. */
     int missing = 0;
-    uint64_t last = UINT64_MAX;
-    for (uint64_t lb = off / fs.block_size; lb <= (off + len - 1) / fs.block_size; lb++) {
-        uint32_t pb = 0;
-        e = ext2_bmap(&fs, &in, lb, &pb);
-        if (e == -EXT2_EAGAIN) {
-            missing = 1;                        /* (an indirect block first) */
-            continue;
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t last = UINT64_MAX, run = 0, runs = 0;
+        for (uint64_t lb = off / fs.block_size; lb <= (off + len - 1) / fs.block_size; lb++) {
+            uint32_t pb = 0;
+            e = ext2_bmap(&fs, &in, lb, &pb);
+            if (e == -EXT2_EAGAIN) {
+                missing = 1;                    /* (an indirect block first) */
+                continue;
+            }
+            if (e)
+                return e;
+            uint64_t no = (uint64_t)pb * fs.block_size / DBLOCK;
+            if (!pb || no == last || lookup(no))
+                continue;
+            last = no;
+            if (pass == 0) {
+                if (runs && no == run + runs) {
+                    runs++;
+                    continue;
+                }
+                if (runs)
+                    prefetch(run, runs);
+                run = no;
+                runs = 1;
+                continue;
+            }
+            int64_t r = fetch(no);
+            if (r == SVC_E_AGAIN)
+                missing = 1;
+            else if (r)
+                return -LX_EIO;
         }
-        if (e)
-            return e;
-        uint64_t no = (uint64_t)pb * fs.block_size / DBLOCK;
-        if (!pb || no == last || lookup(no))
-            continue;
-        last = no;
-        int64_t r = fetch(no);
-        if (r == SVC_E_AGAIN)
-            missing = 1;
-        else if (r)
-            return -LX_EIO;
+        if (pass == 0 && runs)
+            prefetch(run, runs);
     }
     return missing ? LX_DISKWAIT : 0;
 }

@@ -18,11 +18,17 @@
  * open file, a working directory (MNT_DETACH too: no lazy unmount).
  * Bind mounts, moves and shared subtrees are not made (EINVAL); making
  * a mount private or a slave is what every mount here is already (0).
+ * The arguments are taken in Linux's order (the type, the source and the
+ * options copied, the target looked up, then the flags, the options
+ * parsed, the source looked up), so a bad call fails as on Linux
+ * (tests/linux/mounthostile.c).
  */
 #include "lx.h"
 
 #define MS_MGC_MSK      0xffff0000u
 #define MS_MGC_VAL      0xc0ed0000u
+#define MS_NOUSER       (1u << 31)
+#define MOUNT_STR_MAX   4096u           /* PATH_MAX: what strndup_user takes of the type and source */
 #define MNT_FORCE       1
 #define MNT_DETACH      2
 #define MNT_EXPIRE      4
@@ -85,11 +91,28 @@ static int64_t check_options(struct lx_ctx *c, uint64_t udata)
     return 0;
 }
 
-/* The source names the disk: 0, or ENOENT (no such path), ENOTBLK (not
- * a block device), EACCES (on a nodev mount), ENXIO (not this disk). */
+/* A string mount(2) copies whole (its type, its source), as
+ * strndup_user(s, PATH_MAX) finds it: its length, -EFAULT, or -EINVAL
+ * when no NUL ends it within PATH_MAX bytes. */
+static int64_t mount_strlen(struct lx_ctx *c, uint64_t src)
+{
+    char chunk[64];
+    for (uint64_t done = 0; done < MOUNT_STR_MAX; done += sizeof(chunk)) {
+        uint64_t max = MOUNT_STR_MAX - done < sizeof(chunk) ? MOUNT_STR_MAX - done : sizeof(chunk);
+        int64_t n = lx_copy_str(c, chunk, src + done, max);
+        if (n != -LX_ENAMETOOLONG)
+            return n < 0 ? n : (int64_t)done + n;
+    }
+    return -LX_EINVAL;
+}
+
+/* The source names the disk: 0, or EINVAL (none, or empty: lookup_bdev),
+ * ENOENT (no such path), ENOTBLK (not a block device), EACCES (on a nodev
+ * mount), ENXIO (not this disk). */
 static int64_t check_source(struct lx_ctx *c, uint64_t usource)
 {
-    if (!usource)
+    char first = 0;
+    if (!usource || lx_copy_in(c, &first, usource, 1) || !first)
         return -LX_EINVAL;                      /* "No source specified" */
     int32_t n = lx_node_at_path(c, usource, 1);
     if (n < 0)
@@ -117,13 +140,15 @@ int64_t lx_mount_disk(int32_t n, uint64_t flags)
     return lx_data_mount(n, flags);
 }
 
-static int64_t remount(struct lx_ctx *c, int32_t n, uint64_t flags)
+static int64_t remount(struct lx_ctx *c, int32_t n, uint64_t flags, uint64_t udata)
 {
     int root = n == lx_data_mount_root();
     if (!root && n != LX_ROOT && !lx_is_mount_point(n))
         return -LX_EINVAL;                      /* not the root of a mount */
-    if (root)
-        return lx_data_remount(c, kept_flags(flags, lx_data_mount_flags()));
+    if (root) {
+        int64_t err = (flags & LX_MS_BIND) ? 0 : check_options(c, udata);
+        return err ? err : lx_data_remount(c, kept_flags(flags, lx_data_mount_flags()));
+    }
     uint64_t old = fixed_flags(lx_node_fs(n));
     return kept_flags(flags, old) == old ? 0 : -LX_EPERM;
 }
@@ -131,31 +156,51 @@ static int64_t remount(struct lx_ctx *c, int32_t n, uint64_t flags)
 int64_t lx_sys_mount(struct lx_ctx *c, uint64_t usource, uint64_t utarget, uint64_t utype, uint64_t flags,
                      uint64_t udata)
 {
-    char type[16];
-    int64_t len = utype ? lx_copy_str(c, type, utype, sizeof(type)) : 0;
-    if (len < 0 && len != -LX_ENAMETOOLONG)
+    /* As Linux's: the type, the source and the options copied first
+     * (a page of options, EFAULT only when none of it can be read), then
+     * the target looked up, then the flags. */
+    char type[16], first;
+    int64_t len = utype ? mount_strlen(c, utype) : 0, slen = usource ? mount_strlen(c, usource) : 0;
+    if (len < 0)
         return len;
-    int known = len > 0 && !strcmp(type, "ext2");
+    int known = len > 0 && len < (int64_t)sizeof(type) && lx_copy_str(c, type, utype, sizeof(type)) == len &&
+                !strcmp(type, "ext2");
+    if (slen < 0)
+        return slen;
+    if (udata && lx_copy_in(c, &first, udata, 1))
+        return -LX_EFAULT;
     int32_t n = lx_node_at_path(c, utarget, 1);
     if (n < 0)
         return n;
     if ((flags & MS_MGC_MSK) == MS_MGC_VAL)
         flags &= ~(uint64_t)MS_MGC_MSK;         /* the magic number of old programs */
+    if (flags & MS_NOUSER)
+        return -LX_EINVAL;
     if (flags & LX_MS_REMOUNT)
-        return remount(c, n, flags);            /* (with MS_BIND too: the mount's flags, which are the same here) */
-    if (flags & (LX_MS_BIND | LX_MS_MOVE | LX_MS_SHARED))
+        return remount(c, n, flags, udata);     /* (with MS_BIND too: the mount's flags, which are the same here) */
+    if (flags & LX_MS_BIND)
         return -LX_EINVAL;                      /* not made here */
-    if (flags & (LX_MS_PRIVATE | LX_MS_SLAVE | LX_MS_UNBINDABLE))
-        return n == LX_ROOT || lx_is_mount_point(n) ? 0 : -LX_EINVAL;  /* (every mount is so already) */
+    if (flags & (LX_MS_SHARED | LX_MS_PRIVATE | LX_MS_SLAVE | LX_MS_UNBINDABLE)) {
+        uint64_t kind = flags & ~(uint64_t)(LX_MS_REC | LX_MS_SILENT);
+        if (n != LX_ROOT && !lx_is_mount_point(n))
+            return -LX_EINVAL;                  /* not the root of a mount */
+        if (kind & (kind - 1))
+            return -LX_EINVAL;                  /* more than one kind, or any other flag with it */
+        return kind == LX_MS_SHARED ? -LX_EINVAL : 0;   /* (not made here; every mount is private already) */
+    }
+    if (flags & LX_MS_MOVE)
+        return -LX_EINVAL;                      /* not made here */
     if (!utype)
         return -LX_EINVAL;
     if (!known)
         return -LX_ENODEV;                      /* (the disk's file system is the one mount(2) mounts) */
-    int64_t err = check_source(c, usource);
+    int64_t err = check_options(c, udata);
     if (!err)
-        err = check_options(c, udata);
+        err = check_source(c, usource);
     if (err)
         return err;
+    if (n == lx_data_mount_root())
+        return -LX_EBUSY;                       /* the disk on the same place again */
     return lx_mount_disk(n, kept_flags(flags, 0));
 }
 

@@ -359,6 +359,31 @@ def test_mount_and_umount_of_the_disk_give_linuxs_transcript(system, tmp_path):
     e2fsck_clean(ours)
 
 
+# tests/linux/mounthostile.c: mount(2) and umount2(2) with wild pointers,
+# names past the limits, unknown types and flags, calls that make no sense
+# (its "M|" lines: Linux's errors exactly), then 3,000 random calls, after
+# which the disk is mounted at /data again and a file written and read
+# there. Linux's transcript once for both placements.
+@pytest.fixture(scope="module")
+def mounthostile_linux(tmp_path_factory):
+    d = tmp_path_factory.mktemp("mounthostile")
+    image, empty = d / "linux.img", d / "src"
+    fresh_image(image, 16 << 20, 1024)
+    empty.mkdir()
+    return transcript(linux_with_src(image, "mounthostile\n", empty))
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_hostile_mount_calls_fail_as_on_linux_and_leave_the_disk_working(system, tmp_path, mounthostile_linux):
+    want = mounthostile_linux
+    image = tmp_path / "petrel.img"
+    fresh_image(image, 16 << 20, 1024)
+    got = transcript(petrel(image, "mounthostile\n", system, tmp_path))
+    assert len(want) > 70 and want[-1] == "M|mounthostile: survived", want
+    assert got == want, [(w, g) for w, g in zip(want, got) if w != g][:8] or (want, got)
+    e2fsck_clean(image)
+
+
 # The power-loss test's writer: file i is `count` KB of /src/random from i KB
 # on, made durable in turn by fsync, O_SYNC, fdatasync and O_DSYNC
 # (tests/linux/syncwrite.c), and then announced.

@@ -48,7 +48,7 @@ static inline const char *errname(int e)
         { ECONNREFUSED, "ECONNREFUSED" }, { EDOM, "EDOM" }, { ECANCELED, "ECANCELED" },
         { EDEADLK, "EDEADLK" }, { ENOLCK, "ENOLCK" }, { ENODATA, "ENODATA" }, { EOWNERDEAD, "EOWNERDEAD" }, { ENOTRECOVERABLE, "ENOTRECOVERABLE" },
         { EINPROGRESS, "EINPROGRESS" }, { EALREADY, "EALREADY" }, { EADDRNOTAVAIL, "EADDRNOTAVAIL" },
-        { ENETUNREACH, "ENETUNREACH" },
+        { ENETUNREACH, "ENETUNREACH" }, { ENOTBLK, "ENOTBLK" }, { EUCLEAN, "EUCLEAN" },
     };
     for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (names[i].e == e)

@@ -5,7 +5,8 @@
  *
  * It reads what the host wrote (one sector, an unaligned 64 KiB run across
  * 17 cache blocks, the last sector of a disk whose size is not a whole
- * number of blocks), is refused bad requests, writes the inverse pattern
+ * number of blocks, 17 blocks prefetched in one request), is refused bad
+ * requests, writes the inverse pattern
  * over a sector inside a block (read first), an unaligned run and the last
  * sector, then 6 MiB, more than the cache holds (so blocks go out to make
  * room and come back from the disk), reads it all back, and syncs. The
@@ -169,6 +170,23 @@ int main(void)
            "blk: bad lengths are E_INVAL, past the end E_RANGE, an unmapped or kernel buffer E_FAULT "
            "(%ld %ld); the service still answers", (long)fault, (long)kfault);
 
+    /* Read-ahead: a prefetch of 17 blocks not cached is one request to
+     * the disk; once it is in, reading them never waits. */
+    uint64_t pr0 = 0, pr1 = 0, dummy0;
+    blk_stats(dev, &pr0, &dummy0, &dummy0, &dummy0, &dummy0, &dummy0, &dummy0, &dummy0);
+    int64_t pf = blk_prefetch(dev, 20001, RUN / SECTOR + 1);
+    int64_t pw = blk_wait(dev);
+    blk_stats(dev, &pr1, &dummy0, &dummy0, &dummy0, &dummy0, &dummy0, &dummy0, &dummy0);
+    int pagain = 0;
+    bool fetched = check(20001, RUN, false, &pagain) && check(20001 + RUN / SECTOR, SECTOR, false, &pagain);
+    int64_t pbad[4] = { blk_prefetch(dev, 0, 0), blk_prefetch(dev, 0, (2u << 20) / SECTOR + 1),
+                        blk_prefetch(dev, sectors - 1, 2), blk_prefetch(dev, ~0ull, 1) };
+    tap_ok(pf == 0 && pw == 0 && pr1 - pr0 == 1 && fetched && pagain == 0 && pbad[0] == -E_INVAL &&
+               pbad[1] == -E_INVAL && pbad[2] == -E_RANGE && pbad[3] == -E_RANGE,
+           "blk: a prefetch of 17 blocks (%ld) is %lu request to the disk, then read without E_AGAIN (%d); no "
+           "sectors or more than 2 MiB E_INVAL, past the end E_RANGE (%ld %ld %ld %ld)", (long)pf,
+           (unsigned long)(pr1 - pr0), pagain, (long)pbad[0], (long)pbad[1], (long)pbad[2], (long)pbad[3]);
+
     if (ro) {
         expect(want, 3, SECTOR, true);
         int64_t w = blk_write(dev, 3, want, SECTOR, &n), s = blk_sync(dev);
@@ -233,7 +251,7 @@ int main(void)
     uint64_t r3 = 0, wr3 = 0, d3 = 1;
     blk_stats(dev, &r3, &wr3, &dummy, &dummy, &dummy, &d3, &dummy, &dummy);
     tap_ok(big && all && s2 == 0 && d3 == 0 && wr2 - wr1 > 0 && r3 - r1 > 0,
-           "blk: 6 MiB written past the cache's 4 MiB (%lu blocks written out to make room, E_AGAIN %d times), read "
+           "blk: 6 MiB written past the cache's 4 MiB (%lu writes to make room, E_AGAIN %d times), read "
            "back (%lu reads from the disk) and synced", (unsigned long)(wr2 - wr1), wagain,
            (unsigned long)(r3 - r1));
     watched();
