@@ -36,6 +36,9 @@ static struct {
     uint32_t len, at;           /* its bytes, and the start of the next line */
     int pid;                    /* the command running now */
     int status;                 /* the last nonzero exit code */
+    int paused;                 /* stopped at line `at`, whose program is on the disk and not read yet */
+    uint32_t said;              /* 1 + the start of the line last announced ("lx: run") */
+    char path[97];              /* the file, for a `run` that goes on after a pause */
 } script;
 
 int lx_format(char *buf, size_t size, const char *fmt, ...)
@@ -1024,7 +1027,7 @@ static void script_next(void)
     while (script.at < script.len) {
         static char line[LX_LINE_MAX];          /* (one script runs at a time) */
         char *argv[MAX_ARGS], path[96];
-        uint32_t end = script.at;
+        uint32_t start = script.at, end = script.at;
         while (end < script.len && script.text[end] != '\n')
             end++;
         uint32_t n = end - script.at < sizeof(line) - 1 ? end - script.at : sizeof(line) - 1;
@@ -1039,7 +1042,9 @@ static void script_next(void)
         memcpy(said, "lx: run ", 8);
         memcpy(said + 8, shown, n);
         said[8 + n] = '\n';
-        svc_console_write(said, 8 + (uint64_t)n + 1);
+        if (script.said != start + 1)
+            svc_console_write(said, 8 + (uint64_t)n + 1);   /* (once: not again when it goes on after a pause) */
+        script.said = start + 1;
         int pid = -LX_ENOENT;
         if (argv[0][0] == '/') {
             pid = lx_exec(argv, argc, default_env, 3);
@@ -1061,6 +1066,18 @@ static void script_next(void)
         }
         if (pid > 0) {
             script.pid = pid;
+            return;
+        }
+        if (pid == LX_DISKWAIT) {
+            /* Its program is on the disk and not read yet; where this
+             * runs may not wait for the disk (the end of a process, in a
+             * kernel-placed personality's interrupt time). `run` answers
+             * E_AGAIN and, called again, goes on from this line. */
+            script.at = start;
+            script.paused = 1;
+            svc_token t = script.token;
+            script.token = 0;
+            linux_run_reply(t, SVC_E_AGAIN, 0);
             return;
         }
         char msg[48];
@@ -1098,7 +1115,7 @@ static int64_t m_exec(struct svc_call *call, const uint8_t *cmd, uint32_t len, u
     }
     int r = lx_exec(argv, argc, envp, envc);
     if (r < 0)
-        return r == -LX_ENOENT ? SVC_E_NOENT : r == -LX_EACCES ? SVC_E_PERM :
+        return r == LX_DISKWAIT ? SVC_E_AGAIN : r == -LX_ENOENT ? SVC_E_NOENT : r == -LX_EACCES ? SVC_E_PERM :
                r == -LX_ENOEXEC || r == -LX_EINVAL ? SVC_E_INVAL : r == -LX_EAGAIN ? SVC_E_LIMIT : SVC_E_NOMEM;
     *pid = (uint64_t)r;
     return 0;
@@ -1130,6 +1147,18 @@ static int64_t m_run(struct svc_call *call, const uint8_t *path, uint32_t len, u
         return SVC_E_NOENT;
     memcpy(name, path, len);
     name[len] = 0;
+    if (script.paused) {
+        if (strcmp(name, script.path))
+            return SVC_E_BUSY;                  /* (another file's run waits to go on) */
+        script.paused = 0;
+        script.token = svc_defer(call);
+        if (!script.token) {
+            script.paused = 1;
+            return SVC_E_NOMEM;
+        }
+        script_next();
+        return SVC_DEFERRED;
+    }
     int32_t node = lx_lookup(LX_ROOT, name, 1);
     struct lx_node *n = node >= 0 ? lx_node(node) : NULL;
     if (!n || (n->mode & LX_S_IFMT) != LX_S_IFREG)
@@ -1141,6 +1170,8 @@ static int64_t m_run(struct svc_call *call, const uint8_t *path, uint32_t len, u
     script.len = (uint32_t)n->size;
     script.at = 0;
     script.status = 0;
+    script.said = 0;
+    memcpy(script.path, name, len + 1);
     script.token = svc_defer(call);
     if (!script.token)
         return SVC_E_NOMEM;

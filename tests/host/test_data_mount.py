@@ -359,6 +359,30 @@ def test_mount_and_umount_of_the_disk_give_linuxs_transcript(system, tmp_path):
     e2fsck_clean(ours)
 
 
+# A command of lxrun's script whose program is on the disk: it is not
+# read yet when the script comes to it, and no Linux process waits for it,
+# so the run stops there (`run` answers E_AGAIN) and goes on once lxrun
+# asks again. The program runs once, announced once, as it does from the
+# root archive.
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_a_program_on_the_disk_runs_straight_from_the_script(system, tmp_path):
+    image = tmp_path / "disk.img"
+    fresh_image(image, 16 << 20, 4096)
+    hello = REPO / "build" / "linux" / "bin" / "hello"
+    for cmd in (f"write {hello} hello", "set_inode_field hello mode 0100755"):
+        subprocess.run([e2prog("debugfs"), "-w", "-R", cmd, str(image)], check=True, capture_output=True)
+    runs = {}
+    for path in ("/data/hello", "/bin/hello"):
+        out = subprocess.run([str(REPO / "petrel"), "run", "--system", system, "--disk", str(image), "--exec", path],
+                             cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT)
+        text = out.stdout.replace("\r", "")
+        assert out.returncode == 0 and "lx: exit 0" in text and "lx: done" in text, text[-3000:]
+        assert text.count(f"lx: run {path}") == 1, text[-3000:]
+        runs[path] = text[text.index("lx: run"):text.index("lx: exit")].splitlines()[1:]
+    assert runs["/data/hello"] == runs["/bin/hello"] and runs["/bin/hello"], runs
+    e2fsck_clean(image)
+
+
 # tests/linux/mounthostile.c: mount(2) and umount2(2) with wild pointers,
 # names past the limits, unknown types and flags, calls that make no sense
 # (its "M|" lines: Linux's errors exactly), then 3,000 random calls, after

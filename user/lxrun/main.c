@@ -29,8 +29,12 @@ int main(void *info)
         if (err && err != -E_NOENT)
             printf("lxrun: /dev/vda not mounted on %s: %s\n", dir, error_str(err));
     }
+    /* A command whose program is on the disk and not read yet stops the
+     * run (E_AGAIN); asked again, it goes on from there. */
     uint64_t code = 0;
-    err = linux_run(ep, path, (uint32_t)strlen(path), &code);
+    for (int tries = 0; (err = linux_run(ep, path, (uint32_t)strlen(path), &code)) == -E_AGAIN && tries < 60000;
+         tries++)
+        sleep_ms(1);
     if (err) {
         printf("lxrun: cannot run %s: %s\n", path, error_str(err));
         return 1;
