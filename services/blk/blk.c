@@ -6,8 +6,9 @@
  *
  * No request waits for the disk, in either placement: what is not cached
  * is fetched while the client is told E_AGAIN, and `wait` keeps its reply
- * until the disk finishes something. The cache is CACHE_BLOCKS blocks of
- * DMA memory, made PIECE at a time as it fills, so that the disk reads
+ * until the disk finishes something. The cache is an eighth of the
+ * service's memory limit (CACHE_MIN to CACHE_MAX blocks; CACHE_DEFAULT
+ * without a limit) of DMA memory, made PIECE at a time as it fills, so that the disk reads
  * into and writes from the block itself (no copy but the client's).
  * A block is free, being read, valid (clean or dirty), or being written.
  * A free block is taken first (a stack of them); then a clean one, by a
@@ -25,10 +26,11 @@
 
 #define BLOCK           4096u
 #define SPB             (BLOCK / VBLK_SECTOR)   /* sectors a block */
-#define CACHE_BLOCKS    1024u                   /* 4 MiB */
+#define CACHE_MIN       256u                    /* blocks: 1 MiB ... */
+#define CACHE_MAX       16384u                  /* ... to 64 MiB (indices are 16 bits) */
+#define CACHE_DEFAULT   1024u                   /* 4 MiB, for a service without a memory limit */
 #define PIECE           0x10000u                /* DMA memory is made this much at a time */
 #define PER_PIECE       (PIECE / BLOCK)
-#define HASH            256u
 #define WAITERS         16u
 #define NONE            0xffffu
 
@@ -48,10 +50,11 @@ struct cblock {
 };
 
 static struct vblk disk;
-static struct cblock cache[CACHE_BLOCKS];
-static uint16_t hash[HASH];
+static struct cblock *cache;            /* nslots of them, made at the first request */
+static uint16_t *hash;                  /* nbuckets chains (a power of two) */
+static unsigned nslots, nbuckets;
 static unsigned made;                   /* blocks with memory */
-static uint16_t free_stack[CACHE_BLOCKS];
+static uint16_t *free_stack;
 static unsigned nfree, hand;
 static unsigned nwriting;               /* blocks being written */
 static uint64_t clock, gen = 1;
@@ -81,7 +84,17 @@ static int ready(void)
     if (!err && disk.blk_size > BLOCK)
         return SVC_E_STATE;                             /* (a logical block larger than the cache's) */
     if (!err && !booted) {
-        for (unsigned i = 0; i < HASH; i++)
+        uint64_t limit = svc_memory_limit(), want = limit ? limit / 8 / BLOCK : CACHE_DEFAULT;
+        nslots = want < CACHE_MIN ? CACHE_MIN : want > CACHE_MAX ? CACHE_MAX : (unsigned)want;
+        nslots = nslots / PER_PIECE * PER_PIECE;
+        for (nbuckets = 1; nbuckets < nslots / 4; nbuckets *= 2)
+            ;
+        cache = cache ? cache : svc_alloc(nslots * sizeof(*cache));
+        hash = hash ? hash : svc_alloc(nbuckets * sizeof(*hash));
+        free_stack = free_stack ? free_stack : svc_alloc(nslots * sizeof(*free_stack));
+        if (!cache || !hash || !free_stack)
+            return SVC_E_NOMEM;                         /* (tried again at the next request) */
+        for (unsigned i = 0; i < nbuckets; i++)
             hash[i] = NONE;
         booted = 1;
     }
@@ -96,7 +109,7 @@ static uint32_t block_bytes(uint64_t no)
 
 static struct cblock *lookup(uint64_t no)
 {
-    for (uint16_t i = hash[no % HASH]; i != NONE; i = cache[i].next)
+    for (uint16_t i = hash[no & (nbuckets - 1)]; i != NONE; i = cache[i].next)
         if (cache[i].no == no && cache[i].state != B_FREE)
             return &cache[i];
     return NULL;
@@ -105,7 +118,7 @@ static struct cblock *lookup(uint64_t no)
 /* Out of its hash chain (to be taken for another block number). */
 static void unchain(struct cblock *c)
 {
-    uint16_t idx = (uint16_t)(c - cache), *p = &hash[c->no % HASH];
+    uint16_t idx = (uint16_t)(c - cache), *p = &hash[c->no & (nbuckets - 1)];
     while (*p != NONE && *p != idx)
         p = &cache[*p].next;
     if (*p == idx)
@@ -165,7 +178,7 @@ static int write_out(struct cblock *c)
  * below its size. NULL when it is at its size and none is free. */
 static struct cblock *free_block(void)
 {
-    if (!nfree && made < CACHE_BLOCKS) {
+    if (!nfree && made < nslots) {
         uint64_t pa;
         uint8_t *mem = svc_dma_alloc(PIECE, &pa);
         if (mem) {
@@ -228,8 +241,8 @@ static struct cblock *take(uint64_t no)
     c->dirty = c->failed = c->fresh = 0;
     c->ref = 1;
     c->used = ++clock;
-    c->next = hash[no % HASH];
-    hash[no % HASH] = (uint16_t)(c - cache);
+    c->next = hash[no & (nbuckets - 1)];
+    hash[no & (nbuckets - 1)] = (uint16_t)(c - cache);
     return c;
 }
 
