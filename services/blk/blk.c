@@ -63,6 +63,7 @@ static int write_failed;                /* a write failed while no sync waited f
 static svc_token waiter[WAITERS];
 static uint64_t waiter_pid[WAITERS];
 static svc_token syncer[WAITERS];       /* a sync that keeps its reply (`sync`) */
+static uint64_t syncer_pid[WAITERS];    /* ... and its client (one a client) */
 static uint64_t sync_gen[WAITERS];
 static uint8_t sync_failed[WAITERS];    /* a write this sync waited for failed */
 static uint64_t ticket_pid[WAITERS];    /* a sync the client asks after (`sync_start`, `sync_poll`) */
@@ -639,6 +640,9 @@ static int64_t sync(struct svc_call *call)
         write_failed = 0;
         return failed ? SVC_E_IO : 0;
     }
+    for (unsigned k = 0; k < WAITERS; k++)
+        if (syncer[k] && syncer_pid[k] == call->pid)
+            return SVC_E_BUSY;                          /* (one kept sync a client: one cannot take every place) */
     unsigned i = 0;
     while (i < WAITERS && (syncer[i] || ticket_pid[i]))
         i++;
@@ -647,6 +651,7 @@ static int64_t sync(struct svc_call *call)
     syncer[i] = svc_defer(call);
     if (!syncer[i])
         return SVC_E_NOMEM;
+    syncer_pid[i] = call->pid;
     sync_begin(i);
     return SVC_DEFERRED;
 }

@@ -522,3 +522,31 @@ busybox df /data | busybox tail -1
     e2fsck_clean(image)
     after = listing(linux(image, LIST))
     assert set(after) == {"c", "d", "cut"} and after["d"][2] == 2 and after["cut"][1] == 1, after
+
+
+# A hostile second client of the blk service (tests/programs/blkhostile:
+# bad buffers and lengths, prefetch floods, syncs from 24 threads at once,
+# tickets never asked after) beside the personality, in both placements of
+# both: every answer is one idl/blk.toml names, and the Linux programs
+# writing and fsyncing 40 files on /data meanwhile do not notice. The
+# files are whole on the image, which e2fsck finds clean.
+@pytest.mark.parametrize("placement", ["user", "kernel"])
+def test_a_hostile_second_client_of_the_disk_does_not_hurt_the_files_on_it(placement, tmp_path):
+    src = random_file(tmp_path)
+    data = (src / "random").read_bytes()
+    image = tmp_path / "shared.img"
+    fresh_image(image, 16 << 20, 1024)
+    script = POWER_SCRIPT.replace("cd /data\n", "cd /data\nbusybox sleep 1\n") + "busybox sync && echo all synced\n"
+    text = petrel(image, script, f"blk-hostile-{placement}", tmp_path, extra=[(src, "/src")])
+    oks = re.findall(r"^(ok|not ok) \d+ - (blkhostile: .*)$", text, re.M)
+    assert len(oks) == 3 and all(v == "ok" for v, _ in oks) and "blkhostile: done" in text, text[-4000:]
+    synced = [int(m) for m in re.findall(r"^synced (\d+)$", text, re.M)]
+    assert synced == list(range(1, POWER_FILES + 1)) and "all synced" in text, text[-4000:]
+    e2fsck_clean(image)
+    out = tmp_path / "out"
+    out.mkdir()
+    cmds = tmp_path / "dump.cmds"
+    cmds.write_text("".join(f"dump /f{i} {out}/f{i}\n" for i in synced))
+    subprocess.run([e2prog("debugfs"), "-f", str(cmds), str(image)], capture_output=True, timeout=300)
+    for i in synced:
+        assert (out / f"f{i}").read_bytes() == data[i * 1024:(i + power_count(i)) * 1024], i
