@@ -252,7 +252,6 @@ enum { LX_FS_ROOT, LX_FS_DEV, LX_FS_PTS, LX_FS_SHM, LX_FS_PROC, LX_FS_DATA, LX_F
 uint64_t lx_vfs_bytes(void);
 #define LX_VFS_NO_LIMIT     (256ull << 20)
 #define LX_VFS_MIN          (4ull << 20)
-#define LX_VFS_NEW_NODES    4096
 #define LX_SHARED_FILES     64
 #define LX_XATTR_BYTES      (1ull << 20)    /* extended attributes, names and values, in all (xattr.c) */
 

@@ -22,8 +22,8 @@
  * in objects: making one more first moves one that nothing maps back into
  * memory.
  *
- * Nodes and entries live in two tables sized at start (the archive's count
- * plus LX_VFS_NEW_NODES). A node is freed when no entry names it, no open
+ * Nodes and entries live in two tables that grow a chunk (4,096) at a
+ * time as they fill, up to the personality's memory. A node is freed when no entry names it, no open
  * file description holds it and it is no process's working directory: an
  * unlinked file stays readable through its descriptors until the last
  * close. A directory knows its parent and the entry naming it (no hard
@@ -38,10 +38,52 @@
  */
 #include "lx.h"
 
-static struct lx_node *nodes;
-static int32_t maxnodes, node_hint;
-static struct lx_dent *dents;
+/* Nodes and entries live in tables that grow a chunk at a time as they
+ * fill, bounded by the personality's memory (svc_alloc), and a chunk
+ * never moves: a node's or an entry's address stays good while it lives. */
+#define CHUNK_SHIFT     12
+#define CHUNK           (1 << CHUNK_SHIFT)      /* nodes (or entries) a chunk */
+#define CHUNKS_MAX      256                     /* 1,048,576 of each at most */
+static struct lx_node *node_chunks[CHUNKS_MAX];
+static struct lx_dent *dent_chunks[CHUNKS_MAX];
+static int32_t maxnodes, node_hint;             /* (whole chunks) */
 static int32_t maxdents, dent_hint;
+static uint32_t used_dents;
+
+static inline struct lx_node *node_at(int32_t n) { return &node_chunks[n >> CHUNK_SHIFT][n & (CHUNK - 1)]; }
+static inline struct lx_dent *dent_at(int32_t d) { return &dent_chunks[d >> CHUNK_SHIFT][d & (CHUNK - 1)]; }
+
+static int32_t node_index(const struct lx_node *x)
+{
+    for (int32_t c = 0; c < maxnodes >> CHUNK_SHIFT; c++)
+        if (x >= node_chunks[c] && x < node_chunks[c] + CHUNK)
+            return (c << CHUNK_SHIFT) + (int32_t)(x - node_chunks[c]);
+    return -1;
+}
+
+/* One more chunk of nodes (zeroed: free), or of entries (free: no node):
+ * 0, or -LX_ENOSPC when the memory or the chunks ran out. */
+static int grow_nodes(void)
+{
+    struct lx_node *c = maxnodes < CHUNKS_MAX * CHUNK ? svc_alloc(CHUNK * sizeof(*c)) : NULL;
+    if (!c)
+        return -LX_ENOSPC;
+    node_chunks[maxnodes >> CHUNK_SHIFT] = c;
+    maxnodes += CHUNK;
+    return 0;
+}
+
+static int grow_dents(void)
+{
+    struct lx_dent *c = maxdents < CHUNKS_MAX * CHUNK ? svc_alloc(CHUNK * sizeof(*c)) : NULL;
+    if (!c)
+        return -LX_ENOSPC;
+    for (int32_t i = 0; i < CHUNK; i++)
+        c[i].node = -1;
+    dent_chunks[maxdents >> CHUNK_SHIFT] = c;
+    maxdents += CHUNK;
+    return 0;
+}
 static uint64_t next_cookie = 1ull << 39;   /* counts down: 1 and 2 are the cookies of "." and ".." */
 static const uint8_t *archive;
 static uint64_t archive_size;
@@ -53,18 +95,24 @@ static uint32_t shared_nodes;               /* nodes whose contents are in a mem
 
 struct lx_node *lx_node(int32_t n)
 {
-    return n >= 0 && n < maxnodes && nodes[n].mode ? &nodes[n] : NULL;
+    if (n < 0 || n >= maxnodes)
+        return NULL;
+    struct lx_node *x = node_at(n);
+    return x->mode ? x : NULL;
 }
 
 struct lx_dent *lx_dent(int32_t d)
 {
-    return d >= 0 && d < maxdents && dents[d].node >= 0 ? &dents[d] : NULL;
+    if (d < 0 || d >= maxdents)
+        return NULL;
+    struct lx_dent *e = dent_at(d);
+    return e->node >= 0 ? e : NULL;
 }
 
 int32_t lx_dent_of(int32_t node)
 {
-    for (int32_t d = 0; d < maxdents && dents; d++)
-        if (dents[d].node == node)
+    for (int32_t d = 0; d < maxdents; d++)
+        if (dent_at(d)->node == node)
             return d;
     return -1;
 }
@@ -153,19 +201,19 @@ void lx_fs_usage(uint64_t *bytes_used, uint32_t *nodes_used, uint32_t *nodes_max
 
 uint64_t lx_node_ino(int32_t n)
 {
-    return nodes[n].fs == LX_FS_DATA && nodes[n].ino ? nodes[n].ino : (uint64_t)n + 1;
+    return node_at(n)->fs == LX_FS_DATA && node_at(n)->ino ? node_at(n)->ino : (uint64_t)n + 1;
 }
 
 /* The file system node n is in. */
 int lx_node_fs(int32_t n)
 {
-    return nodes[n].proc ? LX_FS_PROC : (int)nodes[n].fs;
+    return node_at(n)->proc ? LX_FS_PROC : (int)node_at(n)->fs;
 }
 
 /* Is n the root of a file system mounted on a directory of another? */
 int lx_is_mount_point(int32_t n)
 {
-    return (nodes[n].mode & LX_S_IFMT) == LX_S_IFDIR && n != LX_ROOT && lx_node_fs(n) != lx_node_fs(nodes[n].parent);
+    return (node_at(n)->mode & LX_S_IFMT) == LX_S_IFDIR && n != LX_ROOT && lx_node_fs(n) != lx_node_fs(node_at(n)->parent);
 }
 
 /* Each file system's device number (st_dev), as Linux numbers them when
@@ -194,8 +242,8 @@ void lx_fs_usage_of(int fs, uint64_t *bytes_used, uint32_t *nodes_used)
     *bytes_used = 0;
     *nodes_used = 0;
     for (int32_t i = 0; i < maxnodes; i++)
-        if (nodes[i].mode && lx_node_fs(i) == fs) {
-            *bytes_used += nodes[i].cap;
+        if (node_at(i)->mode && lx_node_fs(i) == fs) {
+            *bytes_used += node_at(i)->cap;
             (*nodes_used)++;
         }
 }
@@ -254,7 +302,7 @@ static int mapped(const struct lx_node *n)
 static void sweep(void)
 {
     for (int32_t i = 1; i < maxnodes; i++) {
-        struct lx_node *n = &nodes[i];
+        struct lx_node *n = node_at(i);
         if (n->mode && !n->nlink && !n->opens && !n->proc && !mapped(n) && !is_cwd(i))
             node_free(n);
     }
@@ -264,11 +312,16 @@ int32_t lx_node_new(uint32_t mode)
 {
     if (used_nodes >= (uint32_t)maxnodes)
         sweep();
+    if (used_nodes >= (uint32_t)maxnodes) {
+        if (grow_nodes())
+            return -LX_ENOSPC;
+        node_hint = maxnodes - CHUNK;           /* (the new chunk: free from its start) */
+    }
     for (int32_t i = 0; i < maxnodes; i++) {
         int32_t n = (node_hint + i) % maxnodes;
-        if (!nodes[n].mode) {
+        if (!node_at(n)->mode) {
             struct lx_time now = lx_now();
-            nodes[n] = (struct lx_node){ .mode = mode, .parent = -1, .dent = -1, .first = -1, .last = -1,
+            (*node_at(n)) = (struct lx_node){ .mode = mode, .parent = -1, .dent = -1, .first = -1, .last = -1,
                                          .atime = now, .mtime = now, .ctime = now };
             node_hint = n + 1;
             used_nodes++;
@@ -296,7 +349,7 @@ int32_t lx_nodes_max(void)
 static void node_free(struct lx_node *n)
 {
     if (n->fs == LX_FS_DATA)
-        lx_data_node_gone((int32_t)(n - nodes));        /* (an orphan's last opener: it can be freed on the disk) */
+        lx_data_node_gone(node_index(n));        /* (an orphan's last opener: it can be freed on the disk) */
     node_free_mem(n);
     lx_xattrs_free(n);
     n->mode = 0;
@@ -353,7 +406,7 @@ int lx_node_reserve(struct lx_node *n, uint64_t end)
         cap = more;                             /* doubling: a file written in small pieces copies little */
     if (cap > FILE_MEM_MAX) {                   /* a large file: into a memory object, its pages made when
                                                  * written (one block of memory may not be had) */
-        if (!lx_node_share((int32_t)(n - nodes)))
+        if (!lx_node_share(node_index(n)))
             return -LX_ENOSPC;
         return lx_node_reserve(n, end);
     }
@@ -429,7 +482,7 @@ int lx_node_resize(struct lx_node *n, uint64_t size)
 static int unshare_one(void)
 {
     for (int32_t i = 0; i < maxnodes; i++) {
-        struct lx_node *n = &nodes[i];
+        struct lx_node *n = node_at(i);
         if (!n->mode || !n->obj || n->obj->refs || n->cap > FILE_MEM_MAX)
             continue;                           /* (a large file stays in its object) */
         uint8_t *mem = n->cap ? svc_alloc(n->cap) : NULL;       /* zeroed past the size */
@@ -496,8 +549,8 @@ struct lx_mobj *lx_node_share(int32_t node)
 /* ---------------------------------------------------------------- entries */
 int32_t lx_dent_find(int32_t dir, const char *name, uint32_t len)
 {
-    for (int32_t d = nodes[dir].first; d >= 0; d = dents[d].next)
-        if (dents[d].len == len && !memcmp(dents[d].name, name, len))
+    for (int32_t d = node_at(dir)->first; d >= 0; d = dent_at(d)->next)
+        if (dent_at(d)->len == len && !memcmp(dent_at(d)->name, name, len))
             return d;
     return -1;
 }
@@ -509,8 +562,13 @@ int32_t lx_dent_find(int32_t dir, const char *name, uint32_t len)
 static int32_t dent_take(const char *name, uint32_t len, int in_place, const char **stored)
 {
     int32_t d = -1;
+    if (used_dents >= (uint32_t)maxdents) {
+        if (grow_dents())
+            return -LX_ENOSPC;
+        dent_hint = maxdents - CHUNK;           /* (the new chunk: free from its start) */
+    }
     for (int32_t i = 0; i < maxdents && d < 0; i++)
-        if (dents[(dent_hint + i) % maxdents].node < 0)
+        if (dent_at((dent_hint + i) % maxdents)->node < 0)
             d = (dent_hint + i) % maxdents;
     if (d < 0)
         return -LX_ENOSPC;
@@ -524,6 +582,7 @@ static int32_t dent_take(const char *name, uint32_t len, int in_place, const cha
         *stored = s;
     }
     dent_hint = d + 1;
+    used_dents++;                               /* (the caller fills it at once) */
     return d;
 }
 
@@ -533,11 +592,11 @@ static int32_t dent_add(int32_t dir, const char *name, uint32_t len, int32_t nod
     int32_t d = dent_take(name, len, in_place, &stored);
     if (d < 0)
         return d;
-    struct lx_node *p = &nodes[dir];
-    dents[d] = (struct lx_dent){ stored, len, node, dir, p->first, -1, next_cookie--, (uint8_t)!in_place };
-    nodes[node].fs = p->fs;                     /* (a name never links across file systems: EXDEV) */
+    struct lx_node *p = node_at(dir);
+    (*dent_at(d)) = (struct lx_dent){ stored, len, node, dir, p->first, -1, next_cookie--, (uint8_t)!in_place };
+    node_at(node)->fs = p->fs;                     /* (a name never links across file systems: EXDEV) */
     if (p->first >= 0)
-        dents[p->first].prev = d;
+        dent_at(p->first)->prev = d;
     else
         p->last = d;
     p->first = d;
@@ -547,20 +606,21 @@ static int32_t dent_add(int32_t dir, const char *name, uint32_t len, int32_t nod
 
 static void dent_drop(int32_t d)
 {
-    struct lx_dent *e = &dents[d];
-    struct lx_node *p = &nodes[e->dir];
+    struct lx_dent *e = dent_at(d);
+    struct lx_node *p = node_at(e->dir);
     if (e->prev >= 0)
-        dents[e->prev].next = e->next;
+        dent_at(e->prev)->next = e->next;
     else
         p->first = e->next;
     if (e->next >= 0)
-        dents[e->next].prev = e->prev;
+        dent_at(e->next)->prev = e->prev;
     else
         p->last = e->prev;
     p->entries--;
     if (e->own)
         name_release(e->name, e->len);
     e->node = -1;
+    used_dents--;
 }
 
 int lx_link(int32_t dir, const char *name, uint32_t len, int32_t node)
@@ -568,7 +628,7 @@ int lx_link(int32_t dir, const char *name, uint32_t len, int32_t node)
     int32_t d = dent_add(dir, name, len, node, 0);
     if (d < 0)
         return d;
-    struct lx_node *n = &nodes[node], *p = &nodes[dir];
+    struct lx_node *n = node_at(node), *p = node_at(dir);
     n->nlink++;
     if ((n->mode & LX_S_IFMT) == LX_S_IFDIR) {
         n->nlink++;                             /* its own "." */
@@ -582,8 +642,8 @@ int lx_link(int32_t dir, const char *name, uint32_t len, int32_t node)
 
 void lx_unlink(int32_t d)
 {
-    int32_t dir = dents[d].dir, node = dents[d].node;
-    struct lx_node *n = &nodes[node], *p = &nodes[dir];
+    int32_t dir = dent_at(d)->dir, node = dent_at(d)->node;
+    struct lx_node *n = node_at(node), *p = node_at(dir);
     dent_drop(d);
     if ((n->mode & LX_S_IFMT) == LX_S_IFDIR) {
         n->nlink = 0;
@@ -599,43 +659,43 @@ void lx_unlink(int32_t d)
 
 int lx_rename(int32_t from, int32_t dir, const char *name, uint32_t len)
 {
-    int32_t node = dents[from].node, old_dir = dents[from].dir;
+    int32_t node = dent_at(from)->node, old_dir = dent_at(from)->dir;
     int32_t d = dent_add(dir, name, len, node, 0);
     if (d < 0)
         return d;
     dent_drop(from);
-    struct lx_node *n = &nodes[node];
+    struct lx_node *n = node_at(node);
     if ((n->mode & LX_S_IFMT) == LX_S_IFDIR) {
         n->parent = dir;
         n->dent = d;
-        nodes[old_dir].nlink--;
-        nodes[dir].nlink++;
+        node_at(old_dir)->nlink--;
+        node_at(dir)->nlink++;
     }
     struct lx_time now = lx_now();
-    nodes[old_dir].mtime = nodes[old_dir].ctime = now;
-    nodes[dir].mtime = nodes[dir].ctime = n->ctime = now;
+    node_at(old_dir)->mtime = node_at(old_dir)->ctime = now;
+    node_at(dir)->mtime = node_at(dir)->ctime = n->ctime = now;
     return 0;
 }
 
 void lx_exchange(int32_t a, int32_t b)
 {
-    int32_t na = dents[a].node, nb = dents[b].node, da = dents[a].dir, db = dents[b].dir;
-    dents[a].node = nb;
-    dents[b].node = na;
-    int dir_a = (nodes[na].mode & LX_S_IFMT) == LX_S_IFDIR, dir_b = (nodes[nb].mode & LX_S_IFMT) == LX_S_IFDIR;
+    int32_t na = dent_at(a)->node, nb = dent_at(b)->node, da = dent_at(a)->dir, db = dent_at(b)->dir;
+    dent_at(a)->node = nb;
+    dent_at(b)->node = na;
+    int dir_a = (node_at(na)->mode & LX_S_IFMT) == LX_S_IFDIR, dir_b = (node_at(nb)->mode & LX_S_IFMT) == LX_S_IFDIR;
     if (dir_a) {
-        nodes[na].parent = db;
-        nodes[na].dent = b;
+        node_at(na)->parent = db;
+        node_at(na)->dent = b;
     }
     if (dir_b) {
-        nodes[nb].parent = da;
-        nodes[nb].dent = a;
+        node_at(nb)->parent = da;
+        node_at(nb)->dent = a;
     }
-    nodes[da].nlink += (uint32_t)(dir_b - dir_a);
-    nodes[db].nlink += (uint32_t)(dir_a - dir_b);
+    node_at(da)->nlink += (uint32_t)(dir_b - dir_a);
+    node_at(db)->nlink += (uint32_t)(dir_a - dir_b);
     struct lx_time now = lx_now();
-    nodes[da].mtime = nodes[da].ctime = nodes[db].mtime = nodes[db].ctime = now;
-    nodes[na].ctime = nodes[nb].ctime = now;
+    node_at(da)->mtime = node_at(da)->ctime = node_at(db)->mtime = node_at(db)->ctime = now;
+    node_at(na)->ctime = node_at(nb)->ctime = now;
 }
 
 /* ---------------------------------------------------------------- loading the archive */
@@ -671,24 +731,24 @@ static int32_t place(const char *name, uint32_t len)
         if (j - i > LX_NAME_MAX || (j - i == 1 && name[i] == '.') ||
             (j - i == 2 && name[i] == '.' && name[i + 1] == '.'))
             return j - i == 1 && j == len && dir == LX_ROOT ? LX_ROOT : -LX_EINVAL;     /* "." itself */
-        if ((nodes[dir].mode & LX_S_IFMT) != LX_S_IFDIR)
+        if ((node_at(dir)->mode & LX_S_IFMT) != LX_S_IFDIR)
             return -LX_ENOTDIR;
         int32_t d = lx_dent_find(dir, name + i, j - i), c;
         if (d >= 0) {
-            c = dents[d].node;
+            c = dent_at(d)->node;
         } else {
             c = lx_node_new(LX_S_IFDIR | 0755);
             if (c < 0)
                 return c;
-            nodes[c].nlink = 2;
-            nodes[c].parent = dir;
+            node_at(c)->nlink = 2;
+            node_at(c)->parent = dir;
             d = dent_add(dir, name + i, j - i, c, 1);
             if (d < 0)
                 return d;
-            nodes[c].dent = d;
-            nodes[c].nlink = 2;
-            nodes[c].mtime = nodes[c].atime = nodes[c].ctime = (struct lx_time){ 0, 0 };
-            nodes[dir].nlink++;
+            node_at(c)->dent = d;
+            node_at(c)->nlink = 2;
+            node_at(c)->mtime = node_at(c)->atime = node_at(c)->ctime = (struct lx_time){ 0, 0 };
+            node_at(dir)->nlink++;
         }
         dir = c;
         i = j;
@@ -700,10 +760,10 @@ static int32_t place(const char *name, uint32_t len)
  * archive listed earlier as implied keeps its entries. */
 static void set_kind(int32_t n, uint32_t mode)
 {
-    struct lx_node *node = &nodes[n];
+    struct lx_node *node = node_at(n);
     int was_dir = (node->mode & LX_S_IFMT) == LX_S_IFDIR, is_dir = (mode & LX_S_IFMT) == LX_S_IFDIR;
     if (was_dir && !is_dir && n != LX_ROOT && node->first < 0) {
-        nodes[node->parent].nlink--;
+        node_at(node->parent)->nlink--;
         node->nlink = 1;
     }
     node->mode = mode;
@@ -716,8 +776,8 @@ static void device(const char *path, uint32_t dev)
         set_kind(n, LX_S_IFCHR | (dev == LX_DEV_CONSOLE ? 0600 : 0666));
         if (dev == LX_DEV_PTMX && strlen(path) > sizeof("dev/ptmx") - 1)
             set_kind(n, LX_S_IFCHR);            /* /dev/pts/ptmx: c--------- */
-        nodes[n].dev = dev;
-        nodes[n].size = 0;
+        node_at(n)->dev = dev;
+        node_at(n)->size = 0;
     }
 }
 
@@ -728,13 +788,13 @@ static int lx_subdirs(int32_t dir);
 static int32_t mount_at(const char *path, int fs, uint32_t mode)
 {
     int32_t n = place(path, (uint32_t)strlen(path));
-    if (n < 0 || (nodes[n].mode & LX_S_IFMT) != LX_S_IFDIR)
+    if (n < 0 || (node_at(n)->mode & LX_S_IFMT) != LX_S_IFDIR)
         return n < 0 ? n : -LX_ENOTDIR;
-    nodes[n].mode = LX_S_IFDIR | mode;
-    nodes[n].fs = (uint32_t)fs;
+    node_at(n)->mode = LX_S_IFDIR | mode;
+    node_at(n)->fs = (uint32_t)fs;
     for (int32_t d = 0; d < maxdents; d++)
-        if (dents[d].node >= 0 && lx_is_below(dents[d].dir, n))
-            nodes[dents[d].node].fs = (uint32_t)fs;
+        if (dent_at(d)->node >= 0 && lx_is_below(dent_at(d)->dir, n))
+            node_at(dent_at(d)->node)->fs = (uint32_t)fs;
     return n;
 }
 
@@ -742,45 +802,45 @@ void lx_mount_dir(int32_t old, int32_t n, int fs)
 {
     /* The new directory takes the old one's name; the old one, and what
      * is in it, stay (hidden) for lx_unmount_dir. */
-    int32_t d = nodes[old].dent;
-    dents[d].node = n;
-    nodes[n].nlink = nodes[old].nlink - (uint32_t)lx_subdirs(old);
-    nodes[n].parent = nodes[old].parent;
-    nodes[n].dent = d;
-    nodes[n].fs = (uint32_t)fs;
-    nodes[old].dent = -1;
+    int32_t d = node_at(old)->dent;
+    dent_at(d)->node = n;
+    node_at(n)->nlink = node_at(old)->nlink - (uint32_t)lx_subdirs(old);
+    node_at(n)->parent = node_at(old)->parent;
+    node_at(n)->dent = d;
+    node_at(n)->fs = (uint32_t)fs;
+    node_at(old)->dent = -1;
 }
 
 void lx_unmount_dir(int32_t n, int32_t covered)
 {
-    int32_t d = nodes[n].dent;
+    int32_t d = node_at(n)->dent;
     lx_dir_unload(n);
-    dents[d].node = covered;
-    nodes[covered].dent = d;
-    nodes[n].dent = -1;
-    nodes[n].nlink = 0;
+    dent_at(d)->node = covered;
+    node_at(covered)->dent = d;
+    node_at(n)->dent = -1;
+    node_at(n)->nlink = 0;
     lx_node_maybe_free(n);
 }
 
 int lx_dent_attach(int32_t dir, const char *name, uint32_t len, int32_t node, uint64_t cookie)
 {
-    struct lx_node *p = &nodes[dir];
-    if (p->last >= 0 && dents[p->last].cookie >= cookie)
+    struct lx_node *p = node_at(dir);
+    if (p->last >= 0 && dent_at(p->last)->cookie >= cookie)
         return -LX_EINVAL;                      /* (listings go by rising cookies) */
     const char *stored;
     int32_t d = dent_take(name, len, 0, &stored);
     if (d < 0)
         return d;
-    dents[d] = (struct lx_dent){ stored, len, node, dir, -1, p->last, cookie, 1 };
+    (*dent_at(d)) = (struct lx_dent){ stored, len, node, dir, -1, p->last, cookie, 1 };
     if (p->last >= 0)
-        dents[p->last].next = d;
+        dent_at(p->last)->next = d;
     else
         p->first = d;
     p->last = d;
     p->entries++;
-    if ((nodes[node].mode & LX_S_IFMT) == LX_S_IFDIR) {
-        nodes[node].parent = dir;
-        nodes[node].dent = d;
+    if ((node_at(node)->mode & LX_S_IFMT) == LX_S_IFDIR) {
+        node_at(node)->parent = dir;
+        node_at(node)->dent = d;
     }
     return 0;
 }
@@ -789,17 +849,17 @@ int lx_dent_attach(int32_t dir, const char *name, uint32_t len, int32_t node, ui
 static int lx_subdirs(int32_t dir)
 {
     int k = 0;
-    for (int32_t d = nodes[dir].first; d >= 0; d = dents[d].next)
-        k += (nodes[dents[d].node].mode & LX_S_IFMT) == LX_S_IFDIR;
+    for (int32_t d = node_at(dir)->first; d >= 0; d = dent_at(d)->next)
+        k += (node_at(dent_at(d)->node)->mode & LX_S_IFMT) == LX_S_IFDIR;
     return k;
 }
 
 void lx_dir_unload(int32_t dir)
 {
-    while (nodes[dir].first >= 0) {
-        int32_t d = nodes[dir].first, node = dents[d].node;
+    while (node_at(dir)->first >= 0) {
+        int32_t d = node_at(dir)->first, node = dent_at(d)->node;
         dent_drop(d);
-        struct lx_node *n = &nodes[node];
+        struct lx_node *n = node_at(node);
         if (!n->opens && !mapped(n) && !is_cwd(node) && lx_dent_of(node) < 0) {    /* (no other name has it) */
             n->nlink = 0;                       /* (a mirror: the disk keeps its links) */
             lx_node_maybe_free(node);
@@ -810,7 +870,7 @@ void lx_dir_unload(int32_t dir)
 int lx_fs_busy(int fs)
 {
     for (int32_t i = 0; i < maxnodes; i++)
-        if (nodes[i].mode && lx_node_fs(i) == fs && (nodes[i].opens || mapped(&nodes[i]) || is_cwd(i)))
+        if (node_at(i)->mode && lx_node_fs(i) == fs && (node_at(i)->opens || mapped(node_at(i)) || is_cwd(i)))
             return 1;
     return 0;
 }
@@ -818,11 +878,11 @@ int lx_fs_busy(int fs)
 void lx_fs_forget(int fs, int32_t root)
 {
     for (int32_t d = 0; d < maxdents; d++)
-        if (dents[d].node >= 0 && lx_node_fs(dents[d].dir) == fs)
+        if (dent_at(d)->node >= 0 && lx_node_fs(dent_at(d)->dir) == fs)
             dent_drop(d);
     for (int32_t i = 1; i < maxnodes; i++)
-        if (nodes[i].mode && nodes[i].fs == (uint32_t)fs && i != root) {
-            nodes[i].nlink = 0;
+        if (node_at(i)->mode && node_at(i)->fs == (uint32_t)fs && i != root) {
+            node_at(i)->nlink = 0;
             lx_node_maybe_free(i);
         }
 }
@@ -832,9 +892,9 @@ int32_t lx_dev_node(const char *path, uint32_t mode, uint32_t gid, uint32_t dev)
     int32_t n = place(path, (uint32_t)strlen(path));
     if (n >= 0) {
         set_kind(n, mode);
-        nodes[n].gid = gid;
-        nodes[n].dev = dev;
-        nodes[n].size = 0;
+        node_at(n)->gid = gid;
+        node_at(n)->dev = dev;
+        node_at(n)->size = 0;
     }
     return n;
 }
@@ -850,8 +910,8 @@ static void dev_link(const char *path, const char *target)
         return;
     set_kind(n, LX_S_IFLNK | 0777);
     uint64_t len = strlen(target);
-    if (lx_node_resize(&nodes[n], len) == 0)
-        memcpy(nodes[n].mem, target, len);
+    if (lx_node_resize(node_at(n), len) == 0)
+        memcpy(node_at(n)->mem, target, len);
 }
 
 /* An upper bound of the nodes the archive makes: one per entry, one per
@@ -902,15 +962,10 @@ int lx_fs_init(const char *name)
     int32_t count = count_nodes();
     if (count < 0)
         return count;
-    maxnodes = count + LX_VFS_NEW_NODES;
-    maxdents = maxnodes;
-    nodes = svc_alloc((uint64_t)maxnodes * sizeof(*nodes));
-    dents = svc_alloc((uint64_t)maxdents * sizeof(*dents));
-    if (!nodes || !dents)
-        return -LX_ENOMEM;
-    for (int32_t i = 0; i < maxdents; i++)
-        dents[i].node = -1;
-    nodes[LX_ROOT] = (struct lx_node){ .mode = LX_S_IFDIR | 0755, .nlink = 2, .parent = LX_ROOT, .dent = -1,
+    while (maxnodes < count + CHUNK / 4)        /* (the archive's, and room: the tables grow as they fill) */
+        if (grow_nodes() || grow_dents())
+            return -LX_ENOMEM;
+    (*node_at(LX_ROOT)) = (struct lx_node){ .mode = LX_S_IFDIR | 0755, .nlink = 2, .parent = LX_ROOT, .dent = -1,
                                        .first = -1, .last = -1 };
     used_nodes = 1;
     node_hint = 1;
@@ -938,7 +993,7 @@ int lx_fs_init(const char *name)
         if (!(mode & LX_S_IFMT))
             mode |= LX_S_IFREG;
         set_kind(n, (uint32_t)mode);
-        struct lx_node *node = &nodes[n];
+        struct lx_node *node = node_at(n);
         node->size = (mode & LX_S_IFMT) == LX_S_IFDIR ? 0 : size;
         node->data_off = data_at;
         node->atime = node->mtime = node->ctime = (struct lx_time){ (int64_t)mtime, 0 };
@@ -963,9 +1018,9 @@ int lx_fs_init(const char *name)
     dev_link("dev/stdout", "/proc/self/fd/1");
     dev_link("dev/stderr", "/proc/self/fd/2");
     int32_t proc = place("proc", 4);
-    if (proc >= 0 && (nodes[proc].mode & LX_S_IFMT) == LX_S_IFDIR) {
-        nodes[proc].mode = LX_S_IFDIR | 0555;
-        nodes[proc].proc = LX_PROC_ROOT;
+    if (proc >= 0 && (node_at(proc)->mode & LX_S_IFMT) == LX_S_IFDIR) {
+        node_at(proc)->mode = LX_S_IFDIR | 0555;
+        node_at(proc)->proc = LX_PROC_ROOT;
     }
     return lx_procfs_init();
 }
@@ -975,10 +1030,10 @@ int lx_fs_init(const char *name)
 /* The entry naming node n (a directory's own; another node's first found), or -1. */
 static int32_t dent_of(int32_t n)
 {
-    if ((nodes[n].mode & LX_S_IFMT) == LX_S_IFDIR)
-        return nodes[n].dent;
+    if ((node_at(n)->mode & LX_S_IFMT) == LX_S_IFDIR)
+        return node_at(n)->dent;
     for (int32_t d = 0; d < maxdents; d++)
-        if (dents[d].node == n)
+        if (dent_at(d)->node == n)
             return d;
     return -1;
 }
@@ -987,7 +1042,7 @@ int64_t lx_node_path(int32_t n, char *buf, uint64_t size)
 {
     if (!lx_node(n) || size < 2)
         return -LX_ENOENT;
-    if (nodes[n].proc && dent_of(n) < 0)
+    if (node_at(n)->proc && dent_of(n) < 0)
         return lx_procfs_path(n, buf, size);    /* /proc/PID and below: no entry names them */
     uint64_t at = size - 1;                     /* built from the end */
     buf[at] = 0;
@@ -996,12 +1051,12 @@ int64_t lx_node_path(int32_t n, char *buf, uint64_t size)
         int32_t d = dent_of(cur);
         if (d < 0 || hops > 4096)
             return -LX_ENOENT;                  /* removed */
-        if (dents[d].len + 1 > at)
+        if (dent_at(d)->len + 1 > at)
             return -LX_ENAMETOOLONG;
-        at -= dents[d].len;
-        memcpy(buf + at, dents[d].name, dents[d].len);
+        at -= dent_at(d)->len;
+        memcpy(buf + at, dent_at(d)->name, dent_at(d)->len);
         buf[--at] = '/';
-        cur = dents[d].dir;
+        cur = dent_at(d)->dir;
     }
     if (at == size - 1)
         buf[--at] = '/';                        /* the root itself */
@@ -1019,16 +1074,16 @@ static int32_t follow_link(int32_t dir, int32_t n, int depth)
         return -LX_ELOOP;
     const char *target;
     uint64_t len;
-    if (lx_proc_is_fd(nodes[n].proc))
+    if (lx_proc_is_fd(node_at(n)->proc))
         return lx_procfs_fd_target(n);          /* the descriptor's own file, as Linux's magic links */
-    if (nodes[n].proc) {
+    if (node_at(n)->proc) {
         if (depth >= 8)
             return -LX_ELOOP;
         len = lx_procfs_link(n, proc_targets[depth], sizeof(proc_targets[depth]));
         target = proc_targets[depth];
     } else {
-        len = nodes[n].size;
-        target = (const char *)lx_node_data(&nodes[n]);
+        len = node_at(n)->size;
+        target = (const char *)lx_node_data(node_at(n));
     }
     if (len == 0 || len >= LX_PATH_MAX)
         return -LX_ENOENT;
@@ -1041,16 +1096,16 @@ static int32_t step(int32_t cur, const char *name, uint32_t len)
     if (len == 1 && name[0] == '.')
         return cur;
     if (len == 2 && name[0] == '.' && name[1] == '.')
-        return nodes[cur].parent >= 0 ? nodes[cur].parent : cur;
-    if (nodes[cur].proc)
+        return node_at(cur)->parent >= 0 ? node_at(cur)->parent : cur;
+    if (node_at(cur)->proc)
         return lx_procfs_lookup(cur, name, len);
     int64_t err = lx_data_dir_ready(cur);
     if (err)
         return (int32_t)err;
     int32_t d = lx_dent_find(cur, name, len);
-    if (d >= 0 && (err = lx_data_ready(dents[d].node)) != 0)
+    if (d >= 0 && (err = lx_data_ready(dent_at(d)->node)) != 0)
         return (int32_t)err;                    /* (/data: its file system mounted first) */
-    return d >= 0 ? dents[d].node : -LX_ENOENT;
+    return d >= 0 ? dent_at(d)->node : -LX_ENOENT;
 }
 
 /* Resolve path[0..plen) from `dir` (a directory node). */
@@ -1068,16 +1123,16 @@ static int32_t resolve(int32_t dir, const char *path, uint64_t plen, int follow,
             break;
         if (e - p > LX_NAME_MAX)
             return -LX_ENAMETOOLONG;
-        if ((nodes[cur].mode & LX_S_IFMT) != LX_S_IFDIR)
+        if ((node_at(cur)->mode & LX_S_IFMT) != LX_S_IFDIR)
             return -LX_ENOTDIR;
         int dots = (e - p == 1 && p[0] == '.') || (e - p == 2 && p[0] == '.' && p[1] == '.');
-        if (!nodes[cur].nlink && !dots)
+        if (!node_at(cur)->nlink && !dots)
             return -LX_ENOENT;                  /* a removed directory has only "." and ".." */
         int32_t next = step(cur, p, (uint32_t)(e - p));
         if (next < 0)
             return next;
         /* A link is followed unless it is the last name, unfollowed, without a "/" after it. */
-        if ((nodes[next].mode & LX_S_IFMT) == LX_S_IFLNK && (follow || e < end)) {
+        if ((node_at(next)->mode & LX_S_IFMT) == LX_S_IFLNK && (follow || e < end)) {
             next = follow_link(cur, next, depth);
             if (next < 0)
                 return next;
@@ -1086,14 +1141,14 @@ static int32_t resolve(int32_t dir, const char *path, uint64_t plen, int follow,
         p = e;
     }
     /* "name/" must be a directory. */
-    if (plen && path[plen - 1] == '/' && (nodes[cur].mode & LX_S_IFMT) != LX_S_IFDIR)
+    if (plen && path[plen - 1] == '/' && (node_at(cur)->mode & LX_S_IFMT) != LX_S_IFDIR)
         return -LX_ENOTDIR;
     return cur;
 }
 
 int32_t lx_lookup(int32_t dir, const char *path, int follow)
 {
-    if (!nodes || !path[0])
+    if (!maxnodes || !path[0])
         return -LX_ENOENT;
     uint64_t len = strnlen(path, LX_PATH_MAX);
     if (len >= LX_PATH_MAX)
@@ -1104,7 +1159,7 @@ int32_t lx_lookup(int32_t dir, const char *path, int follow)
 int lx_lookup_last(int32_t dir, const char *path, struct lx_last *l)
 {
     uint64_t len = strnlen(path, LX_PATH_MAX);
-    if (!nodes || len == 0)
+    if (!maxnodes || len == 0)
         return -LX_ENOENT;
     if (len >= LX_PATH_MAX)
         return -LX_ENAMETOOLONG;
@@ -1129,7 +1184,7 @@ int lx_lookup_last(int32_t dir, const char *path, struct lx_last *l)
     int32_t parent = start == 0 ? dir : resolve(dir, path, start, 1, 0);
     if (parent < 0)
         return parent;
-    if ((nodes[parent].mode & LX_S_IFMT) != LX_S_IFDIR)
+    if ((node_at(parent)->mode & LX_S_IFMT) != LX_S_IFDIR)
         return -LX_ENOTDIR;
     l->dir = parent;
     l->type = l->len == 1 && l->name[0] == '.' ? LX_LAST_DOT :
@@ -1139,9 +1194,9 @@ int lx_lookup_last(int32_t dir, const char *path, struct lx_last *l)
         l->node = step(parent, l->name, l->len);
         return 0;
     }
-    if (!nodes[parent].nlink)
+    if (!node_at(parent)->nlink)
         return 0;                               /* a removed directory: nothing in it, nothing made */
-    if (nodes[parent].proc) {
+    if (node_at(parent)->proc) {
         l->node = lx_procfs_lookup(parent, l->name, l->len);
         return 0;
     }
@@ -1149,9 +1204,9 @@ int lx_lookup_last(int32_t dir, const char *path, struct lx_last *l)
     if (err)
         return (int)err;
     l->dent = lx_dent_find(parent, l->name, l->len);
-    if (l->dent >= 0 && (err = lx_data_ready(dents[l->dent].node)) != 0)
+    if (l->dent >= 0 && (err = lx_data_ready(dent_at(l->dent)->node)) != 0)
         return (int)err;                        /* (/data: its file system mounted first) */
-    l->node = l->dent >= 0 ? dents[l->dent].node : -LX_ENOENT;
+    l->node = l->dent >= 0 ? dent_at(l->dent)->node : -LX_ENOENT;
     return 0;
 }
 
@@ -1167,7 +1222,7 @@ int lx_is_below(int32_t n, int32_t dir)
             return 1;
         if (n == LX_ROOT || n < 0)
             return 0;
-        n = nodes[n].parent;
+        n = node_at(n)->parent;
     }
     return 0;
 }
