@@ -26,7 +26,8 @@
 
 #define BLOCK           4096u
 #define SPB             (BLOCK / VBLK_SECTOR)   /* sectors a block */
-#define CACHE_MIN       256u                    /* blocks: 1 MiB ... */
+#define CACHE_MIN       1024u                   /* blocks: 4 MiB (twice the 2 MiB a client needs in at
+                                                 * once: the personality's exec of a file on the disk) ... */
 #define CACHE_MAX       16384u                  /* ... to 64 MiB (indices are 16 bits) */
 #define CACHE_DEFAULT   1024u                   /* 4 MiB, for a service without a memory limit */
 #define PIECE           0x10000u                /* DMA memory is made this much at a time */
@@ -57,6 +58,7 @@ static unsigned made;                   /* blocks with memory */
 static uint16_t *free_stack;
 static unsigned nfree, hand;
 static unsigned nwriting;               /* blocks being written */
+static unsigned solo;                   /* requests to come of one block each: a run failed lately */
 static uint64_t clock, gen = 1;
 static uint64_t hits, misses;
 static int write_failed;                /* a write failed while no sync waited for it: the next sync says so */
@@ -270,9 +272,10 @@ static void fetch_range(uint64_t first, uint64_t last)
     uint16_t head = NONE, tail = NONE;
     unsigned n = 0;
     for (uint64_t no = first; no <= last; no++) {
-        if (n && (n == disk.max_segs || lookup(no))) {
+        if (n && (n == (solo ? 1u : disk.max_segs) || lookup(no))) {
             if (read_run(head, seg, n))
                 return;
+            solo -= solo > 0;
             n = 0;
         }
         if (lookup(no))
@@ -291,8 +294,8 @@ static void fetch_range(uint64_t first, uint64_t last)
         seg[n].len = block_bytes(no);
         n++;
     }
-    if (n)
-        (void)read_run(head, seg, n);
+    if (n && read_run(head, seg, n) == 0)
+        solo -= solo > 0;
 }
 
 /* Sync slot i waits: a kept reply, or a ticket not finished. */
@@ -376,9 +379,18 @@ static void completed(uint64_t tag, int status)
         flushing_gen = 0;
         return;
     }
-    for (uint64_t i = tag; i < made; i = cache[i].run) {
+    /* A run the disk failed: its blocks are forgotten, not failed (the
+     * bad sector may be one of them), and read again one a request for a
+     * while, so that only a block the disk cannot read is told E_IO. */
+    int run = tag < made && cache[tag].run != NONE && cache[tag].state == B_READING;
+    if (status && run)
+        solo = 2 * VBLK_SEGS;
+    for (uint64_t i = tag, next; i < made; i = next) {
         struct cblock *c = &cache[i];
-        if (c->state == B_READING) {
+        next = c->run;
+        if (c->state == B_READING && status && run) {
+            unhash(c);
+        } else if (c->state == B_READING) {
             c->state = B_VALID;
             c->failed = status != 0;
         } else if (c->state == B_WRITING) {

@@ -114,7 +114,7 @@ static int queue_setup(struct vblk *b)
     uint8_t *tables = NULL;
     if (slots && (b->features & (1ull << F_INDIRECT_DESC)))
         tables = svc_dma_alloc(VBLK_SLOTS * TABLE_DESCS * sizeof(struct vblk_desc), &tables_pa);
-    if (!slots || ((b->features & (1ull << F_INDIRECT_DESC)) && !tables))
+    if (!slots)
         return SVC_E_NOMEM;                             /* (what was had stays: the device starts once) */
     b->desc = (volatile struct vblk_desc *)page;
     b->avail = (volatile uint16_t *)(page + AVAIL_OFF);

@@ -73,6 +73,7 @@ struct cblock {
     uint8_t *data, *op;
     int32_t next;                       /* its hash chain's next (-1: none) */
     uint8_t valid, dirty, fresh, used, queued;
+    uint8_t held;                       /* being filled by block(): take() leaves it */
 };
 static struct cblock *cache;
 static uint32_t nblocks, nbuckets, hand;
@@ -196,7 +197,7 @@ static struct cblock *take(void)
     for (uint32_t k = 0; k < 2 * nblocks; k++) {
         struct cblock *c = &cache[hand];
         hand = hand + 1 < nblocks ? hand + 1 : 0;
-        if (c->dirty || c->op)
+        if (c->dirty || c->op || c->held)
             continue;
         if (c->valid && c->used) {
             c->used = 0;                        /* (a second chance) */
@@ -232,13 +233,19 @@ static int64_t fetch(uint64_t no)
     return blk_read(blk_ep, no * (DBLOCK / SECTOR), sector, SECTOR, &count);
 }
 
+#define PREFETCH_MAX    512u            /* blocks blk takes in one prefetch (2 MiB) */
 static void prefetch(uint64_t first, uint64_t n)
 {
     if (first >= disk_blocks())
         return;
     n = n < disk_blocks() - first ? n : disk_blocks() - first;
-    uint64_t sectors = (n * DBLOCK < disk_bytes - first * DBLOCK ? n * DBLOCK : disk_bytes - first * DBLOCK) / SECTOR;
-    (void)blk_prefetch(blk_ep, first * (DBLOCK / SECTOR), sectors);      /* (a disk error: the block's own read says) */
+    while (n) {
+        uint64_t k = n < PREFETCH_MAX ? n : PREFETCH_MAX;
+        uint64_t end = (first + k) * DBLOCK < disk_bytes ? (first + k) * DBLOCK : disk_bytes;
+        (void)blk_prefetch(blk_ep, first * (DBLOCK / SECTOR), (end - first * DBLOCK) / SECTOR);
+        first += k;                                     /* (a disk error: the block's own read says) */
+        n -= k;
+    }
 }
 
 /* Block no was not cached here and blk answered `missed` (it lacked it too). */
@@ -286,11 +293,17 @@ static int block(uint64_t no, int whole, struct cblock **out)
         /* In a read-ahead window the blocks after it come along (not
          * cached here: then the first that is ends them), BATCH at most,
          * through `stage`: one call to blk for them all. */
+        /* Any of them not in yet, or failed: block no alone. */
         uint64_t n = 1, bytes = block_bytes(no), count = 0;
         if (no >= ra_start && no < ra_end)
             while (n < BATCH && no + n < ra_end && no + n < disk_blocks() && !lookup(no + n))
                 bytes += block_bytes(no + n++);
-        int64_t err = blk_read(blk_ep, no * (DBLOCK / SECTOR), n > 1 ? stage : c->data, bytes, &count);
+        int64_t err = n > 1 ? blk_read(blk_ep, no * (DBLOCK / SECTOR), stage, bytes, &count) : SVC_E_AGAIN;
+        if (n == 1 || err || count != bytes) {
+            n = 1;
+            bytes = block_bytes(no);
+            err = blk_read(blk_ep, no * (DBLOCK / SECTOR), c->data, bytes, &count);
+        }
         read_ahead(no, err == SVC_E_AGAIN);
         if (err == SVC_E_AGAIN)
             return -EXT2_EAGAIN;
@@ -298,16 +311,23 @@ static int block(uint64_t no, int whole, struct cblock **out)
             return -EXT2_EIO;
         if (n > 1)
             memcpy(c->data, stage, block_bytes(no));
-        hash_in(c, no);                         /* (first: take() does not give it out again) */
+        hash_in(c, no);
         c->used = 1;
-        for (uint64_t k = 1; k < n; k++) {
+        c->held = 1;                            /* (take() gives out none of these while they are filled) */
+        struct cblock *got[BATCH];
+        uint64_t k = 1;
+        for (; k < n; k++) {
             struct cblock *o = take();
             if (!o)
                 break;                          /* (all dirty or held: they are read when asked for) */
             memcpy(o->data, stage + k * DBLOCK, block_bytes(no + k));
             hash_in(o, no + k);
-            o->used = 1;
+            o->used = o->held = 1;
+            got[k] = o;
         }
+        while (--k > 0)
+            got[k]->held = 0;
+        c->held = 0;
         *out = c;
         return 0;
     }
@@ -807,9 +827,11 @@ static int read_direct(struct lx_ctx *c, const struct ext2_inode *in, uint64_t a
         uint32_t pb = 0;
         if (ext2_bmap(&fs, in, (at + bytes) / bs, &pb) || !pb || (bytes && pb != first + bytes / bs))
             break;                              /* (a hole, an indirect block not in, or not next on the disk) */
-        uint64_t d = (uint64_t)pb * bs / DBLOCK;
-        if (lookup(d))
-            break;
+        uint64_t d = (uint64_t)pb * bs / DBLOCK, dend = ((uint64_t)pb * bs + bs - 1) / DBLOCK;
+        while (d <= dend && !lookup(d))
+            d++;
+        if (d <= dend)
+            break;                              /* (a block of it cached here: the cache's way) */
         if (!bytes)
             first = pb;
         bytes += bs;

@@ -1147,9 +1147,9 @@ static int64_t m_run(struct svc_call *call, const uint8_t *path, uint32_t len, u
         return SVC_E_NOENT;
     memcpy(name, path, len);
     name[len] = 0;
+    if (script.paused && strcmp(name, script.path))
+        script.paused = 0;                      /* (another file's run: the stopped one is given up) */
     if (script.paused) {
-        if (strcmp(name, script.path))
-            return SVC_E_BUSY;                  /* (another file's run waits to go on) */
         script.paused = 0;
         script.token = svc_defer(call);
         if (!script.token) {

@@ -181,7 +181,7 @@ int64_t lx_sys_mount(struct lx_ctx *c, uint64_t usource, uint64_t utarget, uint6
     if (flags & LX_MS_BIND)
         return -LX_EINVAL;                      /* not made here */
     if (flags & (LX_MS_SHARED | LX_MS_PRIVATE | LX_MS_SLAVE | LX_MS_UNBINDABLE)) {
-        uint64_t kind = flags & ~(uint64_t)(LX_MS_REC | LX_MS_SILENT);
+        uint32_t kind = (uint32_t)flags & ~(uint32_t)(LX_MS_REC | LX_MS_SILENT);    /* (an int, as do_change_type's) */
         if (n != LX_ROOT && !lx_is_mount_point(n))
             return -LX_EINVAL;                  /* not the root of a mount */
         if (kind & (kind - 1))

@@ -194,9 +194,14 @@ int lx_node_read_to(struct lx_ctx *c, const struct lx_node *n, uint64_t off, uin
 
 void lx_fs_usage(uint64_t *bytes_used, uint32_t *nodes_used, uint32_t *nodes_max)
 {
+    /* The most nodes: as many as the store has pages (tmpfs's nr_inodes
+     * is its size in pages too), and no fewer than are used; the tables
+     * grow to that. */
+    uint64_t max = lx_vfs_bytes() / LX_PAGE;
+    max = max < (uint64_t)CHUNKS_MAX * CHUNK ? max : (uint64_t)CHUNKS_MAX * CHUNK;
     *bytes_used = mem_used;
     *nodes_used = used_nodes;
-    *nodes_max = (uint32_t)maxnodes;
+    *nodes_max = (uint32_t)(max > used_nodes ? max : used_nodes);
 }
 
 uint64_t lx_node_ino(int32_t n)

@@ -305,13 +305,7 @@ static void netlink(void)
 
 static uint64_t rng = 88172645463325252ull;
 
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t rnd(void) { return xorshift64(&rng); }
 
 static uintptr_t rnd_ptr(void *good)
 {

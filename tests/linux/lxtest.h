@@ -148,4 +148,13 @@ static inline int petrel_usage_back(const struct petrel_usage *then, struct petr
     return petrel_usage_same(then, now, slack, 1);
 }
 
+/* The next of a xorshift64 sequence in *s (never 0): test programs' random numbers. */
+static inline uint64_t xorshift64(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
 #endif

@@ -32,13 +32,7 @@ static long mount_(uintptr_t src, uintptr_t dst, uintptr_t type, unsigned long f
 static long umount_(uintptr_t dst, long flags) { return syscall(SYS_umount2, dst, flags); }
 
 static uint64_t rng = 0x6d6f756e74ull;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t next(void) { return xorshift64(&rng); }
 
 #define P(s) ((uintptr_t)(s))
 

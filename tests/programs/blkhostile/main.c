@@ -26,13 +26,7 @@ static uint8_t buf[64 * 1024];
 static volatile uint64_t syncs_ok, syncs_busy, syncs_other, threads_done;
 
 static uint64_t rng = 0x626c6b686f7374ull;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t next(void) { return xorshift64(&rng); }
 
 static void syncer(void *arg)
 {

@@ -100,13 +100,7 @@ static void prio(void)
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
 
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t rnd(void) { return xorshift64(&rng); }
 
 extern char svc_table[];
 typedef int64_t (*svc_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);

@@ -108,4 +108,13 @@ static inline void msg_set(struct petrel_msg *m, uint64_t label, unsigned len)
 
 const char *error_str(int64_t err);
 
+/* The next of a xorshift64 sequence in *s (never 0): test programs' random numbers. */
+static inline uint64_t xorshift64(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
 #endif
