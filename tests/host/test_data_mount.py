@@ -346,15 +346,21 @@ busybox sync
 """
 
 
-@pytest.mark.parametrize("system", SYSTEMS)
-def test_mount_and_umount_of_the_disk_give_linuxs_transcript(system, tmp_path):
+def both_ways(script, system, tmp_path, size=16 << 20, block=1024):
+    """The script's console under Linux and under Petrel (`system`), each on
+    a fresh image of its own; and Petrel's image."""
     theirs, ours = tmp_path / "linux.img", tmp_path / "petrel.img"
-    fresh_image(theirs, 16 << 20, 1024)
-    fresh_image(ours, 16 << 20, 1024)
+    fresh_image(theirs, size, block)
+    fresh_image(ours, size, block)
     empty = tmp_path / "src"
     empty.mkdir()
-    want = transcript(linux_with_src(theirs, MOUNT_SCRIPT, empty))
-    got = transcript(petrel(ours, MOUNT_SCRIPT, system, tmp_path))
+    return linux_with_src(theirs, script, empty), petrel(ours, script, system, tmp_path), ours
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_mount_and_umount_of_the_disk_give_linuxs_transcript(system, tmp_path):
+    theirs, mine, ours = both_ways(MOUNT_SCRIPT, system, tmp_path)
+    want, got = transcript(theirs), transcript(mine)
     assert len(want) > 50 and got == want, [(w, g) for w, g in zip(want, got) if w != g][:8] or (want, got)
     e2fsck_clean(ours)
 
@@ -563,12 +569,7 @@ def many_output(text):
 
 @pytest.mark.parametrize("system", SYSTEMS)
 def test_a_directory_of_thousands_of_files_on_the_disk_is_as_on_linux(system, tmp_path):
-    theirs, ours = tmp_path / "linux.img", tmp_path / "petrel.img"
-    fresh_image(theirs, 64 << 20, 4096)
-    fresh_image(ours, 64 << 20, 4096)
-    empty = tmp_path / "src"
-    empty.mkdir()
-    want = many_output(linux_with_src(theirs, "manyfiles /data/many 6000\n", empty))
-    got = many_output(petrel(ours, "manyfiles /data/many 6000\n", system, tmp_path))
+    theirs, mine, ours = both_ways("manyfiles /data/many 6000\n", system, tmp_path, 64 << 20, 4096)
+    want, got = many_output(theirs), many_output(mine)
     assert len(want) > 8 and "made 6000 files and 600 directories of 6000" in want and got == want, (want, got)
     e2fsck_clean(ours)
