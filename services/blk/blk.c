@@ -150,21 +150,18 @@ static int write_out(struct cblock *c)
 {
     struct vblk_seg seg[VBLK_SEGS];
     struct cblock *first = c, *prev;
-    unsigned n = 1;
-    while (n < disk.max_segs && first->no > 0 && writable_out(prev = lookup(first->no - 1)))
-        first = prev, n++;
-    n = 0;
+    for (unsigned back = 1; back < disk.max_segs && first->no > 0 && writable_out(prev = lookup(first->no - 1)); back++)
+        first = prev;
+    unsigned n = 0;
     uint16_t head = (uint16_t)(first - cache);
     for (struct cblock *k = first, *last = NULL; n < disk.max_segs && writable_out(k); k = lookup(k->no + 1)) {
-        seg[n].pa = k->pa;
+        seg[n].pa = k->pa;                              /* (past the disk's end lookup finds none) */
         seg[n].len = block_bytes(k->no);
         if (last)
             last->run = (uint16_t)(k - cache);
         k->run = NONE;
         last = k;
         n++;
-        if (k->no + 1 >= (disk.capacity + SPB - 1) / SPB)
-            break;
     }
     int err = vblk_submit_sg(&disk, VBLK_T_OUT, first->no * SPB, seg, n, head);
     if (err)

@@ -224,15 +224,6 @@ static struct cblock *take(void)
  * block. */
 static uint64_t ra_start, ra_end, ra_mark, ra_size;     /* the blocks asked for, the mark, the window's size */
 
-/* Whether blk has block no (a sector of it asked for: the block comes
- * whole): 0, SVC_E_AGAIN while it fetches it, or its error. */
-static int64_t fetch(uint64_t no)
-{
-    static uint8_t sector[SECTOR];
-    uint64_t count = 0;
-    return blk_read(blk_ep, no * (DBLOCK / SECTOR), sector, SECTOR, &count);
-}
-
 #define PREFETCH_MAX    512u            /* blocks blk takes in one prefetch (2 MiB) */
 static void prefetch(uint64_t first, uint64_t n)
 {
@@ -292,15 +283,16 @@ static int block(uint64_t no, int whole, struct cblock **out)
             return -EXT2_EAGAIN;                /* (the register entry: the full path asks the disk) */
         /* In a read-ahead window the blocks after it come along (not
          * cached here: then the first that is ends them), BATCH at most,
-         * through `stage`: one call to blk for them all. */
-        /* Any of them not in yet, or failed: block no alone. */
+         * through `stage`: one call to blk for them all. When one of them
+         * is not in yet, or failed, block no comes alone. */
         uint64_t n = 1, bytes = block_bytes(no), count = 0;
         if (no >= ra_start && no < ra_end)
             while (n < BATCH && no + n < ra_end && no + n < disk_blocks() && !lookup(no + n))
                 bytes += block_bytes(no + n++);
-        int64_t err = n > 1 ? blk_read(blk_ep, no * (DBLOCK / SECTOR), stage, bytes, &count) : SVC_E_AGAIN;
-        if (n == 1 || err || count != bytes) {
+        int64_t err = 0;
+        if (n > 1 && (blk_read(blk_ep, no * (DBLOCK / SECTOR), stage, bytes, &count) != 0 || count != bytes))
             n = 1;
+        if (n == 1) {
             bytes = block_bytes(no);
             err = blk_read(blk_ep, no * (DBLOCK / SECTOR), c->data, bytes, &count);
         }
@@ -1517,13 +1509,16 @@ int64_t lx_data_prefetch(const struct lx_node *n, uint64_t off, uint64_t len)
         len = in.size - off;
     if (len > LX_DATA_COPY_MAX)
         return 0;                               /* (lx_node_copy_out refuses it) */
-    /* First the blocks not cached here asked for, each run of them at
-     * once (one request to the disk for what blk lacks), then each asked
-     * after: one that is not in yet is waited for. */
+    /* Each run of the blocks not cached here (BATCH at most) read from
+     * blk at once: one request to the disk for what it lacks, and its
+     * answer says whether all of them are in. One not in yet is waited
+     * for. */
     int missing = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        uint64_t last = UINT64_MAX, run = 0, runs = 0;
-        for (uint64_t lb = off / fs.block_size; lb <= (off + len - 1) / fs.block_size; lb++) {
+    uint64_t last = UINT64_MAX, run = 0, runs = 0;
+    uint64_t lb_end = (off + len - 1) / fs.block_size;
+    for (uint64_t lb = off / fs.block_size; lb <= lb_end + 1; lb++) {
+        uint64_t no = 0;
+        if (lb <= lb_end) {
             uint32_t pb = 0;
             e = ext2_bmap(&fs, &in, lb, &pb);
             if (e == -EXT2_EAGAIN) {
@@ -1532,29 +1527,27 @@ int64_t lx_data_prefetch(const struct lx_node *n, uint64_t off, uint64_t len)
             }
             if (e)
                 return e;
-            uint64_t no = (uint64_t)pb * fs.block_size / DBLOCK;
+            no = (uint64_t)pb * fs.block_size / DBLOCK;
             if (!pb || no == last || lookup(no))
                 continue;
             last = no;
-            if (pass == 0) {
-                if (runs && no == run + runs) {
-                    runs++;
-                    continue;
-                }
-                if (runs)
-                    prefetch(run, runs);
-                run = no;
-                runs = 1;
+            if (runs && runs < BATCH && no == run + runs) {
+                runs++;
                 continue;
             }
-            int64_t r = fetch(no);
+        }
+        if (runs) {
+            uint64_t bytes = 0, count = 0;
+            for (uint64_t k = 0; k < runs; k++)
+                bytes += block_bytes(run + k);
+            int64_t r = blk_read(blk_ep, run * (DBLOCK / SECTOR), stage, bytes, &count);
             if (r == SVC_E_AGAIN)
                 missing = 1;
-            else if (r)
+            else if (r || count != bytes)
                 return -LX_EIO;
         }
-        if (pass == 0 && runs)
-            prefetch(run, runs);
+        run = no;
+        runs = lb <= lb_end;
     }
     return missing ? LX_DISKWAIT : 0;
 }
