@@ -2083,11 +2083,18 @@ static void op_proc_reopen(struct ctx *c)
             fail("open %s (O_PATH): F_GETFL says it is not O_PATH", path);
         close((int)r);
     } else if (r >= 0) {
-        int kind = identify((int)r, &obj, &end, &path_);
-        int strict = same(&p) && (p.e.obj || !p.e.path);     /* (an O_PATH socket unknown: its kind too) */
+        int kind = identify((int)r, &obj, &end, &path_), kept = same(&p);
+        int strict = kept && (p.e.obj || !p.e.path);     /* (an O_PATH socket unknown: its kind too) */
         if (strict && (kind != p.e.kind || (obj != p.e.obj && p.e.obj && obj) || path_ != path_only)) {
             fail("open %s (%s) of a %s%s %u: a %s%s %u", path, path_only ? "O_PATH" : "O_RDWR", p.e.path ? "O_PATH " : "",
                  kind_names[p.e.kind], p.e.obj, path_ ? "O_PATH " : "", kind_names[kind], obj);
+            close((int)r);
+        } else if (!kept) {
+            /* The number changed meaning while it was opened: what the
+             * open reached may be another thread's private object, made
+             * at the number after this thread's use of it ended (a real
+             * end of a private pipe, kept in the table, would let other
+             * threads read its bytes). Not kept. */
             close((int)r);
         } else if (kind == K_NONE) {
             if (strict)                                 /* (a number that changed: maybe another's fdinfo file) */
