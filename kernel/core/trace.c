@@ -126,10 +126,11 @@ int trace_enable_list(const char *list)
     return any ? 0 : -E_INVAL;
 }
 
-void trace_record(unsigned id, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4)
+/* Event `id` stamped `time` into this core's ring (interrupts masked:
+ * the ring has one writer). */
+static inline __attribute__((always_inline)) void put(unsigned id, uint64_t time, uint64_t a0, uint64_t a1,
+                                                      uint64_t a2, uint64_t a3, uint64_t a4)
 {
-    if (!CONFIG_TRACE)
-        return;                                 /* (no tracepoint calls it then) */
     uint64_t irq = arch_irq_save();
     struct cpu *c = this_cpu();
     struct trace_core *tc = &area->core[c->index];
@@ -139,7 +140,7 @@ void trace_record(unsigned id, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a
                              ((uint64_t)c->index * slots + (n & (slots - 1)));
     __atomic_store_n(&r->seq, 0, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
-    r->time = arch_counter_relaxed();
+    r->time = time ? time : arch_counter_relaxed();
     r->id = (uint16_t)id;
     r->cpu = (uint16_t)c->index;
     struct thread *t = c->current;
@@ -152,6 +153,13 @@ void trace_record(unsigned id, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a
     __atomic_store_n(&r->seq, n + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&tc->head, n + 1, __ATOMIC_RELEASE);
     arch_irq_restore(irq);
+}
+
+void trace_record(unsigned id, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4)
+{
+    if (!CONFIG_TRACE)
+        return;                                 /* (no tracepoint calls it then) */
+    put(id, 0, a0, a1, a2, a3, a4);
 }
 
 /* ---------------------------------------------------------------- kernel-placed services */
@@ -229,4 +237,35 @@ int64_t sys_trace_emit(uint64_t handle_id, uint64_t a0, uint64_t a1, uint64_t a2
         return 0;
     trace_record((unsigned)id, a0, a1, a2, a3, a4);
     return 1;
+}
+
+/* Copied in groups of this many events (on the kernel stack). */
+#define EMIT_GROUP 8
+
+int64_t sys_trace_emit_many(uint32_t trace, vaddr_t events, uint64_t count)
+{
+    struct handle_slot *sl;
+    int err = handle_get(current_thread()->space, trace, OBJ_TRACE, R_WRITE, &sl);
+    if (err)
+        return err;
+    if (count == 0 || count > TRACE_EMIT_MAX)
+        return -E_INVAL;
+    uint64_t now = arch_counter_relaxed();
+    int64_t recorded = 0;
+    struct trace_event ev[EMIT_GROUP];
+    for (uint64_t i = 0; i < count; i++) {
+        if (i % EMIT_GROUP == 0 &&
+            copy_from_user(ev, events + i * sizeof(ev[0]), MIN(count - i, (uint64_t)EMIT_GROUP) * sizeof(ev[0])))
+            return -E_FAULT;
+        const struct trace_event *e = &ev[i % EMIT_GROUP];
+        if (e->id >= TRACE_MAX_POINTS || !(service_mask[e->id / 64] >> (e->id % 64) & 1))
+            return -E_INVAL;
+        if (!(trace_mask[e->id / 64] >> (e->id % 64) & 1))
+            continue;
+        /* The service's own stamp, never later than now (nor 0: "now" to put). */
+        put(e->id, e->time && e->time < now ? e->time : now, e->arg[0], e->arg[1], e->arg[2], e->arg[3],
+            e->arg[4]);
+        recorded++;
+    }
+    return recorded;
 }

@@ -50,6 +50,17 @@ struct trace_area {
     struct trace_core core[TRACE_MAX_CPUS];     /* at offset 128 (tools/petrel/trace.py reads it there) */
 };
 
+/* An event a user-placed service hands the kernel in a group
+ * (trace_emit_many): stamped by the service when it happened, with the
+ * generic timer's count as the kernel stamps its own. */
+struct trace_event {
+    uint64_t time;
+    uint32_t id;
+    uint32_t pad;
+    uint64_t arg[TRACE_ARGS];
+};
+#define TRACE_EMIT_MAX 32               /* events one trace_emit_many takes */
+
 _Static_assert(sizeof(struct trace_record) == 64, "a record is 64 bytes");
 _Static_assert(sizeof(struct trace_area) <= TRACE_HEADER, "the header fits its page");
 _Static_assert(__builtin_offsetof(struct trace_area, core) == 128, "the cores' heads at offset 128");

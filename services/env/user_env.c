@@ -434,8 +434,12 @@ static bool serve_fault_fast(int (*fault_fast)(struct svc_call *, const uint64_t
  * (a message it does not take) ends neither the service nor its loop: it
  * waits for the next request all the same (a receive that fails fails
  * again, and ends the loop). */
+static inline void trace_flush_held(void);
+static void trace_batch_start(unsigned me);
+
 static int64_t reply_and_wait(uint32_t ep, struct petrel_msg *m)
 {
+    trace_flush_held();
     int64_t r = sys_ipc_reply_recv(ep, m);
     if (r < 0) {
         m->info = 0;
@@ -535,6 +539,7 @@ static void serve_loop(unsigned me)
     uint64_t mr[MSG_MAX_MRS];
     struct svc_call call;
     call.mr = mr;
+    trace_batch_start(me);
     int64_t r = sys_ipc_recv(ep, m);
     for (;;) {
         if (r < 0) {
@@ -546,6 +551,7 @@ static void serve_loop(unsigned me)
             interrupts(m->mr[0]);
             excl_give(several);
             m->info = 0;
+            trace_flush_held();
             r = sys_ipc_recv(ep, m);
             continue;
         }
@@ -572,6 +578,7 @@ static void serve_loop(unsigned me)
                 r = reply_and_wait(ep, m);
             } else {
                 m->info = 0;             /* kept for later (svc_defer) */
+                trace_flush_held();
                 r = sys_ipc_recv(ep, m);
             }
             continue;
@@ -585,6 +592,7 @@ static void serve_loop(unsigned me)
             call.handles[i] = utcb()->recv_handles[i];
         entry(&call);
         if (env.have_reply && env.ngiven) {
+            trace_flush_held();
             sys_ipc_reply(0, m);           /* the objects go with it; then they are no longer ours */
             for (unsigned i = 0; i < env.ngiven; i++)
                 sys_handle_close(env.given[i]);
@@ -597,6 +605,7 @@ static void serve_loop(unsigned me)
         } else {
             excl_give(several);
             m->info = 0;
+            trace_flush_held();
             r = sys_ipc_recv(ep, m);
         }
     }
@@ -661,9 +670,62 @@ static void trace_attach(void)
     svc_trace_enabled = ((const struct trace_area *)va)->enabled;
 }
 
+/*
+ * A server thread's events wait in its batch, each stamped when it
+ * happened, and go to the kernel together (trace_emit_many) before the
+ * thread next answers or waits, or when the batch is full: one kernel
+ * entry for a request's events instead of one each. The thread control
+ * page's user words say where its batch is (0: none, a thread that is
+ * no server thread, whose events go one by one) and how many it holds.
+ */
+#define TRACE_BATCH     16
+#define UTCB_BATCH      0
+#define UTCB_BATCHED    1
+
+static struct trace_event batches[TRACE_MAX_CPUS][TRACE_BATCH];
+
+/* Server thread `me` keeps its events in a batch (if it is to record any). */
+static void trace_batch_start(unsigned me)
+{
+    if (trace_h && me < TRACE_MAX_CPUS)
+        utcb()->user[UTCB_BATCH] = (uint64_t)(uintptr_t)batches[me];
+}
+
+/* Hand the calling thread's batch to the kernel. */
+static __attribute__((noinline)) void trace_flush(void)
+{
+    struct petrel_utcb *u = utcb();
+    sys_trace_emit_many(trace_h, (const void *)(uintptr_t)u->user[UTCB_BATCH], u->user[UTCB_BATCHED]);
+    u->user[UTCB_BATCHED] = 0;
+}
+
+/* Before a server thread answers or waits: its events go first. */
+static inline void trace_flush_held(void)
+{
+    if (__builtin_expect(utcb()->user[UTCB_BATCHED] != 0, 0))
+        trace_flush();
+}
+
 void svc_trace_record(unsigned id, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4)
 {
-    sys_trace_emit((uint64_t)id << 32 | trace_h, a0, a1, a2, a3, a4);
+    struct petrel_utcb *u = utcb();
+    struct trace_event *b = (struct trace_event *)(uintptr_t)u->user[UTCB_BATCH];
+    if (!b) {
+        sys_trace_emit((uint64_t)id << 32 | trace_h, a0, a1, a2, a3, a4);
+        return;
+    }
+    uint64_t n = u->user[UTCB_BATCHED];
+    struct trace_event *e = &b[n];
+    __asm__ volatile("mrs %0, cntvct_el0" : "=r"(e->time));     /* (the kernel's clock: EL0 may read it) */
+    e->id = id;
+    e->arg[0] = a0;
+    e->arg[1] = a1;
+    e->arg[2] = a2;
+    e->arg[3] = a3;
+    e->arg[4] = a4;
+    u->user[UTCB_BATCHED] = n + 1;
+    if (n + 1 == TRACE_BATCH)
+        trace_flush();
 }
 
 const struct trace_area *svc_trace_area(void)

@@ -200,6 +200,54 @@ static void emit(void)
     sys_handle_close((uint32_t)none);
 }
 
+/* trace_emit_many: a user-placed service's events handed over together. */
+static void emit_many(void)
+{
+    static struct trace_event ev[TRACE_EMIT_MAX + 1];
+    uint64_t now;
+    __asm__ volatile("mrs %0, cntvct_el0" : "=r"(now));
+    for (unsigned i = 0; i < 4; i++)
+        ev[i] = (struct trace_event){ now - 1000 + i, TP_TCP_CWND, 0, { 100 + i, 1, 2, 3, 4 } };
+    ev[1].id = TP_TCP_STATE;                    /* (switched off below: skipped) */
+    ev[2].time = now + (1ull << 40);            /* later than the call: stamped with the call's time */
+    ev[3].time = 0;                             /* none: the call's time */
+    set_only(TP_TCP_CWND);
+    struct trace_reader r;
+    trace_reader_init(&r, area, 1);
+    int64_t rec = sys_trace_emit_many(mon, ev, 4);
+    uint64_t after;
+    __asm__ volatile("mrs %0, cntvct_el0" : "=r"(after));
+    all_off();
+    struct trace_record e[4];
+    unsigned n = 0;
+    while (n < 4 && trace_reader_next(&r, &e[n]))
+        n += e[n].id == TP_TCP_CWND && e[n].pid == my_pid;
+    tap_ok(rec == 3 && n == 3 && e[0].arg[0] == 100 && e[1].arg[0] == 102 && e[2].arg[0] == 103 &&
+           e[0].arg[4] == 4 && e[0].time == now - 1000 && e[1].time >= now && e[1].time <= after &&
+           e[2].time >= now && e[2].time <= after,
+           "trace_emit_many: the events switched on recorded in order, with their fields, their own times "
+           "(a later one or none: the call's) and the caller's process");
+    set_only(TP_TCP_CWND);
+    trace_reader_init(&r, area, 1);
+    ev[1].id = TP_SYSCALL_ENTER;                /* a kernel's tracepoint: refused, the one before it kept */
+    int64_t bad_id = sys_trace_emit_many(mon, ev, 3);
+    n = 0;
+    while (trace_reader_next(&r, &e[0]))
+        n += e[0].id == TP_TCP_CWND && e[0].pid == my_pid;
+    all_off();
+    tap_ok(bad_id == -E_INVAL && n == 1, "trace_emit_many: an event of no service tracepoint refused, those before it recorded");
+    ev[1].id = TP_TCP_CWND;
+    int64_t ro = sys_handle_dup(mon, R_READ, 0);
+    tap_ok(sys_trace_emit_many(mon, ev, 0) == -E_INVAL && sys_trace_emit_many(mon, ev, TRACE_EMIT_MAX + 1) == -E_INVAL &&
+           sys_trace_emit_many(mon, NULL, 1) == -E_FAULT &&
+           sys_trace_emit_many(mon, (const void *)0xffff000000001000ull, 2) == -E_FAULT &&
+           sys_trace_emit_many(self_space(), ev, 1) == -E_BADHANDLE &&
+           ro > 0 && sys_trace_emit_many((uint32_t)ro, ev, 1) == -E_PERM,
+           "trace_emit_many: no events, too many, an unreadable or kernel address, no monitor handle or one "
+           "without R_WRITE refused");
+    sys_handle_close((uint32_t)ro);
+}
+
 void test_trace(void)
 {
     tap_ok(sys_trace_open(self_space()) == -E_BADHANDLE && sys_trace_open(~0u) == -E_BADHANDLE,
@@ -228,6 +276,7 @@ void test_trace(void)
     ipc_points();
     flood();
     emit();
+    emit_many();
     all_off();
     /* A reader of something else is refused by the reader, not misread. */
     static struct trace_area fake;

@@ -670,10 +670,11 @@ static int64_t op_trace(struct fz_ctx *c)
 {
     struct fz_ent e;
     uint32_t h = fz_pick(c, 0xffff, 0, &e, NULL) && !chance(c, 8) ? e.h : (uint32_t)rnd(c);
-    switch (below(c, 4)) {
+    switch (below(c, 5)) {
     case 0: return sys_trace_open(h);
     case 1: return sys_trace_ctl(h, below(c, 6), rnd(c), rnd(c));
     case 2: return sys_trace_map(h);
+    case 3: return sys_trace_emit_many(h, (const void *)(uintptr_t)rnd(c), below(c, 40));
     default: return sys_trace_emit((rnd(c) & ~0xffffffffull) | h, rnd(c), rnd(c), rnd(c), rnd(c), rnd(c));
     }
 }
