@@ -239,9 +239,6 @@ int64_t sys_trace_emit(uint64_t handle_id, uint64_t a0, uint64_t a1, uint64_t a2
     return 1;
 }
 
-/* Copied in groups of this many events (on the kernel stack). */
-#define EMIT_GROUP 8
-
 int64_t sys_trace_emit_many(uint32_t trace, vaddr_t events, uint64_t count)
 {
     struct handle_slot *sl;
@@ -250,22 +247,51 @@ int64_t sys_trace_emit_many(uint32_t trace, vaddr_t events, uint64_t count)
         return err;
     if (count == 0 || count > TRACE_EMIT_MAX)
         return -E_INVAL;
-    uint64_t now = arch_counter_relaxed();
-    int64_t recorded = 0;
-    struct trace_event ev[EMIT_GROUP];
-    for (uint64_t i = 0; i < count; i++) {
-        if (i % EMIT_GROUP == 0 &&
-            copy_from_user(ev, events + i * sizeof(ev[0]), MIN(count - i, (uint64_t)EMIT_GROUP) * sizeof(ev[0])))
+    /* Read where they are when they lie in one page (user_env.c's batches
+     * do), else copied whole onto the stack. */
+    uint64_t bytes = count * sizeof(struct trace_event);
+    struct trace_event copy[TRACE_EMIT_MAX];
+    const struct trace_event *ev = (events & 4095) + bytes <= 4096 ? user_ptr(events, false) : NULL;
+    if (!ev) {
+        if (copy_from_user(copy, events, bytes))
             return -E_FAULT;
-        const struct trace_event *e = &ev[i % EMIT_GROUP];
-        if (e->id >= TRACE_MAX_POINTS || !(service_mask[e->id / 64] >> (e->id % 64) & 1))
-            return -E_INVAL;
-        if (!(trace_mask[e->id / 64] >> (e->id % 64) & 1))
-            continue;
-        /* The service's own stamp, never later than now (nor 0: "now" to put). */
-        put(e->id, e->time && e->time < now ? e->time : now, e->arg[0], e->arg[1], e->arg[2], e->arg[3],
-            e->arg[4]);
-        recorded++;
+        ev = copy;
     }
-    return recorded;
+    uint64_t on[TRACE_MAX_POINTS / 64];         /* what a service records and is switched on */
+    for (unsigned w = 0; w < TRACE_MAX_POINTS / 64; w++)
+        on[w] = service_mask[w] & __atomic_load_n(&trace_mask[w], __ATOMIC_RELAXED);
+    uint64_t now = arch_counter_relaxed();
+    uint64_t irq = arch_irq_save();
+    struct cpu *c = this_cpu();
+    struct trace_core *tc = &area->core[c->index];
+    uint64_t n = tc->head, first = n;
+    uint32_t slots = area->slots;
+    struct trace_record *ring = (struct trace_record *)((uintptr_t)area + TRACE_HEADER) + (uint64_t)c->index * slots;
+    struct thread *t = c->current;
+    uint64_t who = (uint64_t)(t && t->space ? t->space->id : 0) << 32 | (uint64_t)c->index << 16;   /* pid, cpu */
+    int64_t result = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        const struct trace_event *e = &ev[i];
+        uint32_t id = e->id;
+        uint64_t time = e->time;
+        if (id >= TRACE_MAX_POINTS || !(on[id / 64] >> (id % 64) & 1)) {
+            if (id < TRACE_MAX_POINTS && (service_mask[id / 64] >> (id % 64) & 1))
+                continue;                       /* switched off */
+            result = -E_INVAL;                  /* (those before it stay recorded) */
+            break;
+        }
+        struct trace_record *r = &ring[n & (slots - 1)];
+        __atomic_store_n(&r->seq, 0, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+        r->time = time && time < now ? time : now;      /* its own stamp, never later than the call */
+        uint64_t word = who | id;               /* id, cpu, pid: one store */
+        __builtin_memcpy(&r->id, &word, sizeof(word));
+        for (unsigned k = 0; k < TRACE_ARGS; k++)
+            r->arg[k] = e->arg[k];
+        __atomic_store_n(&r->seq, n + 1, __ATOMIC_RELEASE);
+        n++;
+    }
+    __atomic_store_n(&tc->head, n, __ATOMIC_RELEASE);
+    arch_irq_restore(irq);
+    return result ? result : (int64_t)(n - first);
 }

@@ -62,6 +62,8 @@ struct trace_event {
 #define TRACE_EMIT_MAX 32               /* events one trace_emit_many takes */
 
 _Static_assert(sizeof(struct trace_record) == 64, "a record is 64 bytes");
+_Static_assert(__builtin_offsetof(struct trace_record, cpu) == 18 && __builtin_offsetof(struct trace_record, pid) == 20,
+               "id, cpu and pid in one word, in that order (little-endian: trace.c writes them at once)");
 _Static_assert(sizeof(struct trace_area) <= TRACE_HEADER, "the header fits its page");
 _Static_assert(__builtin_offsetof(struct trace_area, core) == 128, "the cores' heads at offset 128");
 

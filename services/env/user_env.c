@@ -682,13 +682,15 @@ static void trace_attach(void)
 #define UTCB_BATCH      0
 #define UTCB_BATCHED    1
 
-static struct trace_event batches[TRACE_MAX_CPUS][TRACE_BATCH];
+static struct {
+    struct trace_event ev[TRACE_BATCH];
+} __attribute__((aligned(1024))) batches[TRACE_MAX_CPUS];     /* (each inside a page: the kernel reads it there) */
 
 /* Server thread `me` keeps its events in a batch (if it is to record any). */
 static void trace_batch_start(unsigned me)
 {
     if (trace_h && me < TRACE_MAX_CPUS)
-        utcb()->user[UTCB_BATCH] = (uint64_t)(uintptr_t)batches[me];
+        utcb()->user[UTCB_BATCH] = (uint64_t)(uintptr_t)batches[me].ev;
 }
 
 /* Hand the calling thread's batch to the kernel. */

@@ -6,6 +6,7 @@ the printed log, the Perfetto export read back through perfetto's own trace
 schema (the `perfetto` package's perfetto_trace_pb2), the Chrome JSON; and a
 kernel configured without tracepoints holding none of their code."""
 import json
+from pathlib import Path
 import re
 import shutil
 import struct
@@ -175,6 +176,41 @@ def test_a_slot_that_may_have_been_overwritten_while_copied_counts_as_missed():
     assert [e.args[0] for e in got if e.id == trace.LOST] == [1] and len(got) == 8
     r = trace.AreaReader(trace.area_info(full), [0])
     assert len(r.take(full, [8], quiescent=True)) == 8  # (stopped: all whole)
+
+
+def test_slot_runs_cover_what_was_written_since_and_wrap():
+    assert trace.slot_runs(0, 0, 8) == [] and trace.slot_runs(5, 3, 8) == []
+    assert trace.slot_runs(0, 5, 8) == [(0, 5)] and trace.slot_runs(3, 8, 8) == [(3, 8)]
+    assert trace.slot_runs(6, 11, 8) == [(6, 8), (0, 3)] and trace.slot_runs(16, 24, 8) == [(0, 8)]
+    assert trace.slot_runs(13, 21, 8) == [(5, 8), (0, 5)]      # a whole ring, wrapping
+
+
+@pytest.mark.parametrize("ncpus, slots, before, after", [
+    (1, 16, [0], [10]), (2, 8, [3, 0], [30, 5]), (4, 8, [9, 0, 100, 8], [12, 0, 107, 16]),
+])
+def test_the_recorder_copies_only_what_a_reader_has_not_read_and_reads_the_same(tmp_path, ncpus, slots, before,
+                                                                                  after):
+    class FakeQmp:                              # pmemsave of a guest whose area is `now`
+        def __init__(self):
+            self.now, self.bytes = None, 0
+
+        def command(self, name, val, size, filename):
+            assert name == "pmemsave"
+            self.bytes += size
+            Path(filename).write_bytes(self.now[val - 0x1000:val - 0x1000 + size])
+
+    q = FakeQmp()
+    rec = trace.Recorder.__new__(trace.Recorder)
+    whole, partial = (trace.AreaReader(trace.area_info(area(ncpus, slots, before)), [0] * ncpus) for _ in range(2))
+    tmp = str(tmp_path / "copy")
+    for counts in (before, after):
+        q.now = area(ncpus, slots, counts)
+        full = q.now
+        info = trace.area_info(full)
+        snap = rec._snapshot(q, tmp, 0x1000, info, list(partial.next))
+        assert whole.take(full, counts, quiescent=True) == partial.take(snap, counts, quiescent=True)
+    written = sum(min(b, slots) for b in before) + sum(min(a - b, slots) for a, b in zip(after, before))
+    assert q.bytes == 2 * trace.HEADER_BYTES + written * trace.RECORD.size
 
 
 def test_a_memory_that_is_no_trace_area_is_refused(cdrive, tmp_path):

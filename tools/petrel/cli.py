@@ -234,7 +234,9 @@ def add_bench(sub) -> None:
                    f"{bench.PAR.row}: the parallel speed-up rows (--mode wall, --smp 2 or more), or one of them, "
                    f"{', '.join(bench.speedup_rows(bench.PAR, 'N'))}; {bench.SCALE.row}: the system call scaling "
                    f"rows (the same), or one of them, {', '.join(bench.speedup_rows(bench.SCALE, 'N'))}; with --suite "
-                   "net, one pair: linux->linux, petrel->linux or linux->petrel")
+                   "net, one pair: linux->linux, petrel->linux or linux->petrel; with --suite tcp, monitor_cost: the "
+                   "monitor's cost alone (Petrel's user-placed stack sending with the tcp group off and recording, "
+                   "at 0 and 10 ms, 6 runs each unless --runs, which of a pair runs first alternating)")
     p.add_argument("--runs", type=int, metavar="N",
                    help="boots per system (default 1 for icount, 5 for wall)")
     p.add_argument("--rtt", type=float, default=0.0, metavar="MS",
