@@ -1102,8 +1102,17 @@ static uint32_t tcp_info_fill(const struct lx_inet *s, uint8_t *b)
         b[0] = (uint8_t)o[0];                   /* tcpi_state (the stack's numbers are Linux's) */
         for (unsigned k = 2; k < sizeof(w) / sizeof(w[0]); k++)
             memcpy(b + 4 * k, &w[k], 4);
-        /* (tcpi_options and the window scales stay 0: the stack does not
-         * say what the handshake agreed) */
+        memcpy(b + 144, &o[TI_UNSENT], 4);      /* tcpi_notsent_bytes */
+        memcpy(b + 228, &o[TI_SND_WND], 4);     /* tcpi_snd_wnd */
+        uint32_t options = 0, wscale = 0, segs[2] = { 0, 0 };
+        uint64_t rates[4] = { 0, ~0ull, 0, 0 }; /* pacing rate, its maximum (none set), bytes acked, received */
+        if (net_tcp_stats(net_ep, s->sock, &options, &wscale, &rates[0], &rates[2], &rates[3], &segs[0],
+                          &segs[1]) == 0) {
+            b[5] = (uint8_t)options;            /* tcpi_options */
+            b[6] = (uint8_t)wscale;             /* tcpi_snd_wscale, tcpi_rcv_wscale (4 bits each) */
+            memcpy(b + 104, rates, sizeof(rates));      /* tcpi_pacing_rate .. tcpi_bytes_received */
+            memcpy(b + 136, segs, sizeof(segs));        /* tcpi_segs_out, tcpi_segs_in */
+        }
     } else
         b[0] = s->state == IN_LISTEN ? 10 : 7;  /* LISTEN, CLOSE */
     return 232;

@@ -554,4 +554,5 @@ static int64_t default_cc(struct svc_call *call, uint32_t set, uint32_t cc, uint
 const struct net_ops net_ops = { config, dhcp, info, open, sendto, recvfrom, wait, sock_close, stats,
                                  net_op_listen, net_op_accept, net_op_connect, net_op_send, net_op_recv,
                                  net_op_shutdown, net_op_tcp_info, net_op_tcp_set, watch, poll_now,
-                                 ifstats, default_cc, udp_connect, net_op_peek, peekfrom, net_op_discard, snmp };
+                                 ifstats, default_cc, udp_connect, net_op_peek, peekfrom, net_op_discard, snmp,
+                                 net_op_tcp_stats };

@@ -165,6 +165,9 @@ int64_t net_op_tcp_info(struct svc_call *call, uint32_t sock, uint32_t *state, u
                         uint32_t *rttvar_us, uint32_t *cwnd, uint32_t *ssthresh, uint32_t *unacked,
                         uint32_t *retrans, uint32_t *unread, uint32_t *unsent, uint32_t *snd_wnd);
 int64_t net_op_tcp_set(struct svc_call *call, uint32_t sock, uint32_t option, uint32_t value);
+int64_t net_op_tcp_stats(struct svc_call *call, uint32_t sock, uint32_t *options, uint32_t *wscale,
+                         uint64_t *pacing_rate, uint64_t *bytes_acked, uint64_t *bytes_received, uint32_t *segs_out,
+                         uint32_t *segs_in);
 
 /* dhcp.c */
 int64_t net_dhcp_start(svc_token waiter);   /* the `dhcp` request: answered when leased (or failed) */

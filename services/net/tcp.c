@@ -135,6 +135,10 @@ struct tcb {
     uint16_t backlog;                   /* a listener's: room in its queue */
     uint64_t cookie_at;                 /* a listener's: when it last sent a SYN cookie (0: never) */
     uint64_t oow_ack_at;                /* when ack_oow last answered (0: never) */
+    uint64_t bytes_acked, bytes_received;   /* sequence space the peer acknowledged, and we received in
+                                             * order, past the SYNs (our SYN and FIN acknowledged count, as
+                                             * their FIN does: Linux's tcpi_bytes_acked and _received) */
+    uint32_t segs_out, segs_in;         /* segments sent and received (TCP_INFO's) */
 };
 
 /* The table: NTCB blocks and a scratch one last (a SYN cookie is sent
@@ -572,6 +576,7 @@ static int emit(struct tcb *t, uint32_t seq, uint8_t flags, uint32_t off, uint32
         t->last_ack_sent = t->rcv_nxt;
     }
     net_stat.tcp_out++;
+    t->segs_out++;
     MIB(TCP_OUT_SEGS);
     if (flags & RST)
         MIB(TCP_OUT_RSTS);
@@ -1221,6 +1226,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
             send_bare(dst, src, dport, sport, 0, seq + seg_len, RST | ACK);
         return;
     }
+    t->segs_in++;                                       /* (a listener's: the SYNs and cookie ACKs it took) */
     if (t->state == T_LISTEN) {                         /* 3.10.7.2 */
         if (flags & RST)
             return;
@@ -1278,6 +1284,7 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
         t->rcv_nxt = t->rcv_adv = t->last_ack_sent = seq + 1;
         agree(t, &o);
         if (flags & ACK) {
+            t->bytes_acked += ackn - t->snd_una;        /* (our SYN: Linux counts it) */
             t->snd_una = ackn;
             t->snd_wnd = t->max_wnd = get16(s + 14);
             t->snd_wl1 = seq;
@@ -1411,11 +1418,13 @@ static int take_data(struct tcb *t, uint32_t seq, const struct net_bytes *data, 
     ring_write(&t->rcv, t->rcv.len, data, from, dlen);
     t->rcv.len += dlen;
     t->rcv_nxt += dlen;
+    t->bytes_received += dlen;
     if (t->rcv_nxt == t->rcv_adv)
         t->rcv_edge = 1;                                /* the window held the peer back */
     while (t->nooo && seq_le(t->ooo_start[0], t->rcv_nxt)) {   /* early data now in order */
         if (seq_lt(t->rcv_nxt, t->ooo_end[0])) {
             t->rcv.len += t->ooo_end[0] - t->rcv_nxt;
+            t->bytes_received += t->ooo_end[0] - t->rcv_nxt;
             t->rcv_nxt = t->ooo_end[0];
         }
         t->nooo--;
@@ -1436,6 +1445,7 @@ static void new_ack(struct tcb *t, uint32_t ackn, uint64_t now, const struct opt
         t->fin_done = 1;
     }
     ring_drop(&t->snd, data);
+    t->bytes_acked += acked;                            /* (our FIN too, as Linux's tcpi_bytes_acked) */
     t->snd_una = ackn;
     if (seq_lt(t->snd_nxt, ackn))
         t->snd_nxt = ackn;
@@ -1530,6 +1540,7 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
             MIB(TCP_PASSIVE_OPENS);
         set_state(t, T_ESTABLISHED);
         keep_arm(t);
+        t->bytes_acked += t->iss + 1 - t->snd_una;      /* (our SYN: Linux counts it) */
         t->snd_una = t->iss + 1;                        /* (our SYN acknowledged: what new_ack sees is data) */
         t->retries = 0;
         t->t_rtx = t->snd_una == t->snd_max ? 0 : t->t_rtx;
@@ -1624,6 +1635,7 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
     if ((flags & FIN) && seq + dlen == t->rcv_nxt && (t->state == T_ESTABLISHED || t->state == T_SYN_RECEIVED ||
                                                       t->state == T_FIN_WAIT_1 || t->state == T_FIN_WAIT_2)) {
         t->rcv_nxt++;                                   /* the eighth step */
+        t->bytes_received++;                            /* (as Linux's tcpi_bytes_received: the FIN too) */
         t->shut_rd = 1;
         if (t->state == T_FIN_WAIT_1)
             set_state(t, t->fin_done ? T_TIME_WAIT : T_CLOSING);
@@ -2143,6 +2155,26 @@ int64_t net_op_tcp_info(struct svc_call *call, uint32_t sock, uint32_t *state, u
     *unread = t->rcv.len;
     *unsent = t->snd.len - min32(t->snd.len, t->snd_nxt - t->snd_una);
     *snd_wnd = t->snd_wnd;
+    return 0;
+}
+
+int64_t net_op_tcp_stats(struct svc_call *call, uint32_t sock, uint32_t *options, uint32_t *wscale,
+                         uint64_t *pacing_rate, uint64_t *bytes_acked, uint64_t *bytes_received, uint32_t *segs_out,
+                         uint32_t *segs_in)
+{
+    int64_t err;
+    struct tcb *t = tcb_of(call, sock, &err);
+    if (err)
+        return err;
+    *options = (t->ts_ok ? 1u : 0) | (t->sack_ok ? 2u : 0) | (t->ws_ok ? 4u : 0);
+    *wscale = t->ws_ok ? (uint32_t)(t->snd_wscale | t->rcv_wscale << 4) : 0;
+    uint32_t flight = t->snd_nxt - t->snd_una, window = t->cc.cwnd > flight ? t->cc.cwnd : flight;
+    uint32_t ratio = t->cc.cwnd < t->cc.ssthresh / 2 ? PACE_SS_RATIO : PACE_CA_RATIO;
+    *pacing_rate = t->rto.srtt_us ? (uint64_t)window * 1000000 / t->rto.srtt_us * ratio / 100 : 0;   /* (pace's) */
+    *bytes_acked = t->bytes_acked;
+    *bytes_received = t->bytes_received;
+    *segs_out = t->segs_out;
+    *segs_in = t->segs_in;
     return 0;
 }
 

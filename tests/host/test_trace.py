@@ -203,11 +203,12 @@ def test_the_recorder_copies_only_what_a_reader_has_not_read_and_reads_the_same(
     rec = trace.Recorder.__new__(trace.Recorder)
     whole, partial = (trace.AreaReader(trace.area_info(area(ncpus, slots, before)), [0] * ncpus) for _ in range(2))
     tmp = str(tmp_path / "copy")
+    copy = bytearray(len(area(ncpus, slots, before)))
     for counts in (before, after):
         q.now = area(ncpus, slots, counts)
         full = q.now
         info = trace.area_info(full)
-        snap = rec._snapshot(q, tmp, 0x1000, info, list(partial.next))
+        snap = rec._snapshot(q, tmp, 0x1000, info, list(partial.next), copy)
         assert whole.take(full, counts, quiescent=True) == partial.take(snap, counts, quiescent=True)
     written = sum(min(b, slots) for b in before) + sum(min(a - b, slots) for a, b in zip(after, before))
     assert q.bytes == 2 * trace.HEADER_BYTES + written * trace.RECORD.size

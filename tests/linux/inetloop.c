@@ -4,8 +4,8 @@
  * checksum, shutdown and the end of the stream, names, options, poll
  * states, the errors of each call) and UDP (sendto/recvfrom, truncation,
  * a 60,000-byte datagram, connected sockets), MSG_PEEK on both, and small
- * SO_SNDBUF and SO_RCVBUF, and the counters of /proc/net/snmp an exchange
- * moves. Ports the system picks are
+ * SO_SNDBUF and SO_RCVBUF, TCP_INFO's fields after a transfer, and the
+ * counters of /proc/net/snmp an exchange moves. Ports the system picks are
  * not printed (Linux and Petrel pick from different ranges).
  */
 #define _GNU_SOURCE
@@ -761,6 +761,61 @@ static void snmp_counts(void)
            snmp_get(&b, "Tcp:MaxConn"));
 }
 
+/* TCP_INFO after 300,000 bytes one way, once they are acknowledged: the
+ * fields iperf3 and ss read, as relations both systems keep (their
+ * values differ with the timing). */
+static void tcp_info_fields(void)
+{
+    struct sockaddr_in a = loop_addr(PORT + 7);
+    int one = 1, l = socket(AF_INET, SOCK_STREAM, 0), c = socket(AF_INET, SOCK_STREAM, 0);
+    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1) || connect(c, (struct sockaddr *)&a, sizeof(a))) {
+        printf("tcp_info: no connection: %s\n", strerror(errno));
+        return;
+    }
+    int s = accept(l, NULL, NULL);
+    static char buf[65536];
+    long sent = 0, got = 0, total = 300000;
+    memset(buf, 'i', sizeof(buf));
+    while (got < total) {
+        long n = sent < total ? send(c, buf, (size_t)(total - sent < 16384 ? total - sent : 16384), MSG_DONTWAIT) : 0;
+        sent += n > 0 ? n : 0;
+        long r = recv(s, buf, sizeof(buf), MSG_DONTWAIT);
+        got += r > 0 ? r : 0;
+        if (n <= 0 && r <= 0)
+            poll(&(struct pollfd){ s, POLLIN, 0 }, 1, 10);
+    }
+    struct tcp_info ci, si;
+    socklen_t len = sizeof(ci);
+    for (int i = 0; i < 200; i++) {             /* (the last ACK may still be on its way) */
+        len = sizeof(ci);
+        getsockopt(c, IPPROTO_TCP, TCP_INFO, &ci, &len);
+        if (!ci.tcpi_unacked && !ci.tcpi_notsent_bytes)
+            break;
+        poll(NULL, 0, 10);
+    }
+    socklen_t slen = sizeof(si);
+    getsockopt(s, IPPROTO_TCP, TCP_INFO, &si, &slen);
+    printf("tcp_info: length %u %u, state %u %u\n", len, slen, ci.tcpi_state, si.tcpi_state);
+    printf("tcp_info: options timestamps %d sack %d wscale %d; the same both ends %d\n",
+           !!(ci.tcpi_options & TCPI_OPT_TIMESTAMPS), !!(ci.tcpi_options & TCPI_OPT_SACK),
+           !!(ci.tcpi_options & TCPI_OPT_WSCALE), ci.tcpi_options == si.tcpi_options);
+    printf("tcp_info: each end's send scale the other's receive scale %d\n",
+           ci.tcpi_snd_wscale == si.tcpi_rcv_wscale && si.tcpi_snd_wscale == ci.tcpi_rcv_wscale);
+    printf("tcp_info: bytes acked %llu, received %llu, nothing unacked %d, nothing unsent %d\n",
+           (unsigned long long)ci.tcpi_bytes_acked, (unsigned long long)si.tcpi_bytes_received,
+           ci.tcpi_unacked == 0, ci.tcpi_notsent_bytes == 0);
+    printf("tcp_info: segments out at least the data's %d, in at least one %d; the receiver's in at least "
+           "the data's %d\n", ci.tcpi_segs_out >= (uint32_t)(total / ci.tcpi_snd_mss), ci.tcpi_segs_in >= 1,
+           si.tcpi_segs_in >= (uint32_t)(total / si.tcpi_rcv_mss));
+    printf("tcp_info: pacing rate set %d, no maximum %d; rtt set %d, cwnd set %d, peer's window set %d\n",
+           ci.tcpi_pacing_rate > 0 && ci.tcpi_pacing_rate != ~0ull, ci.tcpi_max_pacing_rate == ~0ull,
+           ci.tcpi_rtt > 0, ci.tcpi_snd_cwnd > 0, ci.tcpi_snd_wnd > 0);
+    close(s);
+    close(c);
+    close(l);
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
@@ -777,5 +832,6 @@ int main(int argc, char **argv)
         printf("snmp: not counted (another client of the stack sends too)\n");
     else
         snmp_counts();
+    tcp_info_fields();
     return 0;
 }

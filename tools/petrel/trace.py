@@ -256,13 +256,14 @@ class Recorder:
             time.sleep(self.interval)
         info = area_info(self._read(q, tmp, pa, HEADER_BYTES))
         reader = AreaReader(info, [0] * info.ncpus)
+        copy = bytearray(info.size)                     # (one, refreshed where the reader needs it)
         self.out.parent.mkdir(parents=True, exist_ok=True)
         with open(self.out, "wb") as f:
             f.write(FILE_MAGIC)
             f.write(json.dumps({"freq": info.freq, "ncpus": info.ncpus, "slots": info.slots}).encode() + b"\n")
             while True:
                 last = self._stopped(q)
-                snap = self._snapshot(q, tmp, pa, info, reader.next)
+                snap = self._snapshot(q, tmp, pa, info, reader.next, copy)
                 after = heads(self._read(q, tmp, pa, HEADER_BYTES), info.ncpus)
                 new = reader.take(snap, after, quiescent=last)
                 for e in new:
@@ -280,22 +281,23 @@ class Recorder:
         except (OSError, EOFError, TraceError):
             pass
 
-    # A copy of the area as far as a reader at `next` needs it: the header,
-    # then of each core's ring the slots written since (at most a ring),
-    # the rest left zero. Copying the whole area each time (2 MiB with the
-    # default slots) took the host enough time to slow a guest's network
-    # transfer by a tenth at 10 ms RTT (./petrel bench --suite tcp --only
-    # monitor_cost); a copy is now about what was written meanwhile.
-    def _snapshot(self, q: Qmp, tmp: str, pa: int, info: AreaInfo, next_: list) -> bytes:
+    # `copy` brought up to date as far as a reader at `next` needs it: the
+    # header, then of each core's ring the slots written since (at most a
+    # ring); the other slots keep what they had. Copying the whole area
+    # each time (2 MiB with the default slots) kept this thread busy long
+    # enough to delay the frames of a network relay in the same process
+    # (tcpbench's): a tenth less throughput at 10 ms RTT (./petrel bench
+    # --suite tcp --only monitor_cost). A copy is now about what was
+    # written meanwhile, into the one buffer.
+    def _snapshot(self, q: Qmp, tmp: str, pa: int, info: AreaInfo, next_: list, copy: bytearray) -> bytearray:
         header = self._read(q, tmp, pa, HEADER_BYTES)
-        snap = bytearray(info.size)
-        snap[:HEADER_BYTES] = header
+        copy[:HEADER_BYTES] = header
         for c, head in enumerate(heads(header, info.ncpus)):
             first = max(next_[c], head - info.slots)
             for lo, hi in slot_runs(first, head, info.slots):
                 off = HEADER_BYTES + (c * info.slots + lo) * RECORD.size
-                snap[off:off + (hi - lo) * RECORD.size] = self._read(q, tmp, pa + off, (hi - lo) * RECORD.size)
-        return bytes(snap)
+                copy[off:off + (hi - lo) * RECORD.size] = self._read(q, tmp, pa + off, (hi - lo) * RECORD.size)
+        return copy
 
     # Has the guest powered off (QEMU, with -no-shutdown, keeps its memory)?
     def _stopped(self, q: Qmp) -> bool:
