@@ -272,7 +272,8 @@ int64_t sys_trace_emit_many(uint32_t trace, vaddr_t events, uint64_t count)
     int64_t result = 0;
     for (uint64_t i = 0; i < count; i++) {
         const struct trace_event *e = &ev[i];
-        uint32_t id = e->id;
+        uint32_t id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);    /* (once: the caller's other threads may
+                                                                     * change it meanwhile) */
         uint64_t time = e->time;
         if (id >= TRACE_MAX_POINTS || !(on[id / 64] >> (id % 64) & 1)) {
             if (id < TRACE_MAX_POINTS && (service_mask[id / 64] >> (id % 64) & 1))
@@ -290,8 +291,9 @@ int64_t sys_trace_emit_many(uint32_t trace, vaddr_t events, uint64_t count)
             r->arg[k] = e->arg[k];
         __atomic_store_n(&r->seq, n + 1, __ATOMIC_RELEASE);
         n++;
+        __atomic_store_n(&tc->head, n, __ATOMIC_RELEASE);   /* (each: a copier's heads read after a copy
+                                                             * say which slot may be half written) */
     }
-    __atomic_store_n(&tc->head, n, __ATOMIC_RELEASE);
     arch_irq_restore(irq);
     return result ? result : (int64_t)(n - first);
 }

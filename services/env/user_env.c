@@ -434,12 +434,21 @@ static bool serve_fault_fast(int (*fault_fast)(struct svc_call *, const uint64_t
  * (a message it does not take) ends neither the service nor its loop: it
  * waits for the next request all the same (a receive that fails fails
  * again, and ends the loop). */
-static inline void trace_flush_held(void);
-static void trace_batch_start(unsigned me);
+/* A server thread's batch of events (svc_trace_record, below). */
+#define TRACE_BATCH     16
+#define UTCB_BATCH      0
 
-static int64_t reply_and_wait(uint32_t ep, struct petrel_msg *m)
+struct trace_batch {
+    uint64_t n;                         /* events held */
+    struct trace_event ev[TRACE_BATCH];
+} __attribute__((aligned(1024)));       /* (inside a page: the kernel reads the events there) */
+
+static inline void trace_flush_held(struct trace_batch *b);
+static struct trace_batch *trace_batch_start(unsigned me);
+
+static int64_t reply_and_wait(uint32_t ep, struct petrel_msg *m, struct trace_batch *tb)
 {
-    trace_flush_held();
+    trace_flush_held(tb);
     int64_t r = sys_ipc_reply_recv(ep, m);
     if (r < 0) {
         m->info = 0;
@@ -539,7 +548,7 @@ static void serve_loop(unsigned me)
     uint64_t mr[MSG_MAX_MRS];
     struct svc_call call;
     call.mr = mr;
-    trace_batch_start(me);
+    struct trace_batch *tb = trace_batch_start(me);
     int64_t r = sys_ipc_recv(ep, m);
     for (;;) {
         if (r < 0) {
@@ -551,7 +560,7 @@ static void serve_loop(unsigned me)
             interrupts(m->mr[0]);
             excl_give(several);
             m->info = 0;
-            trace_flush_held();
+            trace_flush_held(tb);
             r = sys_ipc_recv(ep, m);
             continue;
         }
@@ -559,26 +568,24 @@ static void serve_loop(unsigned me)
         call.pid = m->pid;
         call.env = &env;
         trace_svc_request(MSG_LABEL(m->info), m->pid, TRACE_PLACEMENT_USER);
-        env.have_reply = 0;
-        env.ngiven = 0;
         bool answered, fault = m->info == MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0);
         if (fault && several && serve_shared(me, &call, m)) {
-            r = reply_and_wait(ep, m);
+            r = reply_and_wait(ep, m, tb);
             continue;
         }
         excl_take(me, several);
         if (fault && fault_fast && serve_fault_fast(fault_fast, &call, m)) {
             excl_give(several);
-            r = reply_and_wait(ep, m);
+            r = reply_and_wait(ep, m, tb);
             continue;
         }
         if (fast && MSG_HANDLES(m->info) == 0 && serve_fast(fast, &call, x, &answered)) {
             excl_give(several);
             if (answered) {
-                r = reply_and_wait(ep, m);
+                r = reply_and_wait(ep, m, tb);
             } else {
                 m->info = 0;             /* kept for later (svc_defer) */
-                trace_flush_held();
+                trace_flush_held(tb);
                 r = sys_ipc_recv(ep, m);
             }
             continue;
@@ -590,9 +597,11 @@ static void serve_loop(unsigned me)
         call.nhandles = MSG_HANDLES(m->info);
         for (unsigned i = 0; i < call.nhandles; i++)
             call.handles[i] = utcb()->recv_handles[i];
+        env.have_reply = 0;                 /* (what entry's svc_reply sets: the fast paths answer by their result) */
+        env.ngiven = 0;
         entry(&call);
         if (env.have_reply && env.ngiven) {
-            trace_flush_held();
+            trace_flush_held(tb);
             sys_ipc_reply(0, m);           /* the objects go with it; then they are no longer ours */
             for (unsigned i = 0; i < env.ngiven; i++)
                 sys_handle_close(env.given[i]);
@@ -601,11 +610,11 @@ static void serve_loop(unsigned me)
             r = sys_ipc_recv(ep, m);
         } else if (env.have_reply) {
             excl_give(several);
-            r = reply_and_wait(ep, m);     /* svc_reply wrote the reply into m */
+            r = reply_and_wait(ep, m, tb);     /* svc_reply wrote the reply into m */
         } else {
             excl_give(several);
             m->info = 0;
-            trace_flush_held();
+            trace_flush_held(tb);
             r = sys_ipc_recv(ep, m);
         }
     }
@@ -675,49 +684,44 @@ static void trace_attach(void)
  * happened, and go to the kernel together (trace_emit_many) before the
  * thread next answers or waits, or when the batch is full: one kernel
  * entry for a request's events instead of one each. The thread control
- * page's user words say where its batch is (0: none, a thread that is
- * no server thread, whose events go one by one) and how many it holds.
+ * page's first user word says where its batch is (0: none, a thread that
+ * is no server thread, whose events go one by one); the server loop keeps
+ * it at hand, so that a request pays a load and a branch for it.
  */
-#define TRACE_BATCH     16
-#define UTCB_BATCH      0
-#define UTCB_BATCHED    1
+static struct trace_batch batches[TRACE_MAX_CPUS];
+static struct trace_batch no_batch;     /* (a thread that keeps none: always empty) */
 
-static struct {
-    struct trace_event ev[TRACE_BATCH];
-} __attribute__((aligned(1024))) batches[TRACE_MAX_CPUS];     /* (each inside a page: the kernel reads it there) */
-
-/* Server thread `me` keeps its events in a batch (if it is to record any). */
-static void trace_batch_start(unsigned me)
+/* Server thread `me`'s batch, where its events wait if it is to record any. */
+static struct trace_batch *trace_batch_start(unsigned me)
 {
-    if (trace_h && me < TRACE_MAX_CPUS)
-        utcb()->user[UTCB_BATCH] = (uint64_t)(uintptr_t)batches[me].ev;
+    if (!trace_h || me >= TRACE_MAX_CPUS)
+        return &no_batch;
+    utcb()->user[UTCB_BATCH] = (uint64_t)(uintptr_t)&batches[me];
+    return &batches[me];
 }
 
-/* Hand the calling thread's batch to the kernel. */
-static __attribute__((noinline)) void trace_flush(void)
+/* Hand batch b to the kernel. */
+static __attribute__((noinline)) void trace_flush(struct trace_batch *b)
 {
-    struct petrel_utcb *u = utcb();
-    sys_trace_emit_many(trace_h, (const void *)(uintptr_t)u->user[UTCB_BATCH], u->user[UTCB_BATCHED]);
-    u->user[UTCB_BATCHED] = 0;
+    sys_trace_emit_many(trace_h, b->ev, b->n);
+    b->n = 0;
 }
 
 /* Before a server thread answers or waits: its events go first. */
-static inline void trace_flush_held(void)
+static inline void trace_flush_held(struct trace_batch *b)
 {
-    if (__builtin_expect(utcb()->user[UTCB_BATCHED] != 0, 0))
-        trace_flush();
+    if (__builtin_expect(b->n != 0, 0))
+        trace_flush(b);
 }
 
 void svc_trace_record(unsigned id, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4)
 {
-    struct petrel_utcb *u = utcb();
-    struct trace_event *b = (struct trace_event *)(uintptr_t)u->user[UTCB_BATCH];
+    struct trace_batch *b = (struct trace_batch *)(uintptr_t)utcb()->user[UTCB_BATCH];
     if (!b) {
         sys_trace_emit((uint64_t)id << 32 | trace_h, a0, a1, a2, a3, a4);
         return;
     }
-    uint64_t n = u->user[UTCB_BATCHED];
-    struct trace_event *e = &b[n];
+    struct trace_event *e = &b->ev[b->n];
     __asm__ volatile("mrs %0, cntvct_el0" : "=r"(e->time));     /* (the kernel's clock: EL0 may read it) */
     e->id = id;
     e->arg[0] = a0;
@@ -725,9 +729,8 @@ void svc_trace_record(unsigned id, uint64_t a0, uint64_t a1, uint64_t a2, uint64
     e->arg[2] = a2;
     e->arg[3] = a3;
     e->arg[4] = a4;
-    u->user[UTCB_BATCHED] = n + 1;
-    if (n + 1 == TRACE_BATCH)
-        trace_flush();
+    if (++b->n == TRACE_BATCH)
+        trace_flush(b);
 }
 
 const struct trace_area *svc_trace_area(void)

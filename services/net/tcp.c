@@ -1108,6 +1108,7 @@ static struct tcb *child(struct tcb *l, uint32_t laddr, uint32_t raddr, uint16_t
     c->rcv_cap = l->rcv_cap;
     c->irs = rcv_nxt - 1;
     c->rcv_nxt = c->rcv_adv = c->last_ack_sent = rcv_nxt;
+    c->segs_in = 1;                                     /* (the segment it is made for, as Linux's child) */
     c->rmss = route_mss(raddr);
     c->cc.ops = l->cc.ops;
     c->listener = l;
@@ -1284,7 +1285,8 @@ void net_tcp_input(const uint8_t *ip, uint32_t hlen, uint32_t len, int to_broadc
         t->rcv_nxt = t->rcv_adv = t->last_ack_sent = seq + 1;
         agree(t, &o);
         if (flags & ACK) {
-            t->bytes_acked += ackn - t->snd_una;        /* (our SYN: Linux counts it) */
+            t->bytes_acked += ackn - t->snd_una;        /* (our SYN: Linux counts it on the side that
+                                                         * connects, not on the one that accepts) */
             t->snd_una = ackn;
             t->snd_wnd = t->max_wnd = get16(s + 14);
             t->snd_wl1 = seq;
@@ -1540,7 +1542,6 @@ static void established(struct tcb *t, const uint8_t *s, uint32_t off, uint32_t 
             MIB(TCP_PASSIVE_OPENS);
         set_state(t, T_ESTABLISHED);
         keep_arm(t);
-        t->bytes_acked += t->iss + 1 - t->snd_una;      /* (our SYN: Linux counts it) */
         t->snd_una = t->iss + 1;                        /* (our SYN acknowledged: what new_ack sees is data) */
         t->retries = 0;
         t->t_rtx = t->snd_una == t->snd_max ? 0 : t->t_rtx;
@@ -2170,7 +2171,8 @@ int64_t net_op_tcp_stats(struct svc_call *call, uint32_t sock, uint32_t *options
     *wscale = t->ws_ok ? (uint32_t)(t->snd_wscale | t->rcv_wscale << 4) : 0;
     uint32_t flight = t->snd_nxt - t->snd_una, window = t->cc.cwnd > flight ? t->cc.cwnd : flight;
     uint32_t ratio = t->cc.cwnd < t->cc.ssthresh / 2 ? PACE_SS_RATIO : PACE_CA_RATIO;
-    *pacing_rate = t->rto.srtt_us ? (uint64_t)window * 1000000 / t->rto.srtt_us * ratio / 100 : 0;   /* (pace's) */
+    *pacing_rate = t->rto.srtt_us ? (uint64_t)window * 1000000 / t->rto.srtt_us * ratio / 100 : ~0ull;   /* (pace's;
+                                                         * none before an RTT sample, as Linux's all ones) */
     *bytes_acked = t->bytes_acked;
     *bytes_received = t->bytes_received;
     *segs_out = t->segs_out;

@@ -805,6 +805,8 @@ static void tcp_info_fields(void)
     printf("tcp_info: bytes acked %llu, received %llu, nothing unacked %d, nothing unsent %d\n",
            (unsigned long long)ci.tcpi_bytes_acked, (unsigned long long)si.tcpi_bytes_received,
            ci.tcpi_unacked == 0, ci.tcpi_notsent_bytes == 0);
+    printf("tcp_info: the accepting end acked %llu, received %llu\n", (unsigned long long)si.tcpi_bytes_acked,
+           (unsigned long long)ci.tcpi_bytes_received);
     printf("tcp_info: segments out at least the data's %d, in at least one %d; the receiver's in at least "
            "the data's %d\n", ci.tcpi_segs_out >= (uint32_t)(total / ci.tcpi_snd_mss), ci.tcpi_segs_in >= 1,
            si.tcpi_segs_in >= (uint32_t)(total / si.tcpi_rcv_mss));

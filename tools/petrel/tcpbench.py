@@ -375,6 +375,12 @@ def main(machine: qemu.Machine, runs: int, repo: Path = paths.REPO, only_runs: l
     results.write_text(json.dumps(kept + rows, indent=1) + "\n")
     command = "./petrel bench " + " ".join(sys.argv[2:])
     text = report(rows, command, machine)
+    if only_runs:                               # (part of the suite: the whole suite's report and plots stay)
+        (out / "tcp-part-report.md").write_text(text)
+        print()
+        print(text)
+        print(f"bench: wrote {paths.rel(results)}, {paths.rel(out / 'tcp-part-report.md')}")
+        return 0
     (out / "tcp-report.md").write_text(text)
     plot_rtt(rows, out / "tcp-rtt.png")
     if windows:

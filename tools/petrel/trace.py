@@ -383,7 +383,7 @@ def write(path: Path, t: Trace) -> None:
             f.write(e.pack())
 
 
-# Events in time order (each core's are; the cores' are merged).
+# Events in time order (sorted: a ring holds a service's batches after later kernel events).
 def ordered(t: Trace) -> list:
     return sorted(t.events, key=lambda e: (e.time, e.cpu, e.seq))
 
