@@ -126,40 +126,43 @@ int trace_enable_list(const char *list)
     return any ? 0 : -E_INVAL;
 }
 
-/* Event `id` stamped `time` into this core's ring (interrupts masked:
- * the ring has one writer). */
-static inline __attribute__((always_inline)) void put(unsigned id, uint64_t time, uint64_t a0, uint64_t a1,
-                                                      uint64_t a2, uint64_t a3, uint64_t a4)
+/* Record n of a core's ring, into slot r: its seq 0 while it is written,
+ * then n + 1, then the core's head past it (interrupts masked: the ring
+ * has one writer). `who` is the id, core and process as one word. */
+static inline __attribute__((always_inline)) void put(struct trace_core *tc, struct trace_record *r, uint64_t n,
+                                                      uint64_t time, uint64_t who, const uint64_t *arg)
 {
-    uint64_t irq = arch_irq_save();
-    struct cpu *c = this_cpu();
-    struct trace_core *tc = &area->core[c->index];
-    uint64_t n = tc->head;
-    uint32_t slots = area->slots;
-    struct trace_record *r = (struct trace_record *)((uintptr_t)area + TRACE_HEADER) +
-                             ((uint64_t)c->index * slots + (n & (slots - 1)));
     __atomic_store_n(&r->seq, 0, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
-    r->time = time ? time : arch_counter_relaxed();
-    r->id = (uint16_t)id;
-    r->cpu = (uint16_t)c->index;
-    struct thread *t = c->current;
-    r->pid = t && t->space ? t->space->id : 0;
-    r->arg[0] = a0;
-    r->arg[1] = a1;
-    r->arg[2] = a2;
-    r->arg[3] = a3;
-    r->arg[4] = a4;
+    r->time = time;
+    __builtin_memcpy(&r->id, &who, sizeof(who));
+    for (unsigned k = 0; k < TRACE_ARGS; k++)
+        r->arg[k] = arg[k];
     __atomic_store_n(&r->seq, n + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&tc->head, n + 1, __ATOMIC_RELEASE);
-    arch_irq_restore(irq);
+}
+
+/* The record word of id on core `cpu`, for thread t's process. */
+static inline uint64_t who_of(const struct thread *t, uint64_t cpu, unsigned id)
+{
+    return (uint64_t)(t && t->space ? t->space->id : 0) << 32 | cpu << 16 | id;
 }
 
 void trace_record(unsigned id, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4)
 {
     if (!CONFIG_TRACE)
         return;                                 /* (no tracepoint calls it then) */
-    put(id, 0, a0, a1, a2, a3, a4);
+    uint64_t irq = arch_irq_save();
+    struct cpu *c = this_cpu();
+    uint64_t cpu = c->index;
+    struct trace_core *tc = &area->core[cpu];
+    uint64_t n = tc->head;
+    uint32_t slots = area->slots;
+    struct trace_record *r = (struct trace_record *)((uintptr_t)area + TRACE_HEADER) +
+                             (cpu * slots + (n & (slots - 1)));
+    const uint64_t arg[TRACE_ARGS] = { a0, a1, a2, a3, a4 };
+    put(tc, r, n, arch_counter_relaxed(), who_of(c->current, cpu, id), arg);
+    arch_irq_restore(irq);
 }
 
 /* ---------------------------------------------------------------- kernel-placed services */
@@ -267,8 +270,7 @@ int64_t sys_trace_emit_many(uint32_t trace, vaddr_t events, uint64_t count)
     uint64_t n = tc->head, first = n;
     uint32_t slots = area->slots;
     struct trace_record *ring = (struct trace_record *)((uintptr_t)area + TRACE_HEADER) + (uint64_t)c->index * slots;
-    struct thread *t = c->current;
-    uint64_t who = (uint64_t)(t && t->space ? t->space->id : 0) << 32 | (uint64_t)c->index << 16;   /* pid, cpu */
+    uint64_t who = who_of(c->current, c->index, 0);
     int64_t result = 0;
     for (uint64_t i = 0; i < count; i++) {
         const struct trace_event *e = &ev[i];
@@ -281,18 +283,11 @@ int64_t sys_trace_emit_many(uint32_t trace, vaddr_t events, uint64_t count)
             result = -E_INVAL;                  /* (those before it stay recorded) */
             break;
         }
-        struct trace_record *r = &ring[n & (slots - 1)];
-        __atomic_store_n(&r->seq, 0, __ATOMIC_RELAXED);
-        __atomic_thread_fence(__ATOMIC_RELEASE);
-        r->time = time && time < now ? time : now;      /* its own stamp, never later than the call */
-        uint64_t word = who | id;               /* id, cpu, pid: one store */
-        __builtin_memcpy(&r->id, &word, sizeof(word));
-        for (unsigned k = 0; k < TRACE_ARGS; k++)
-            r->arg[k] = e->arg[k];
-        __atomic_store_n(&r->seq, n + 1, __ATOMIC_RELEASE);
+        /* Its own stamp, never later than the call; the head moved after
+         * each (a copier's heads read after a copy say which slot may be
+         * half written). */
+        put(tc, &ring[n & (slots - 1)], n, time && time < now ? time : now, who | id, e->arg);
         n++;
-        __atomic_store_n(&tc->head, n, __ATOMIC_RELEASE);   /* (each: a copier's heads read after a copy
-                                                             * say which slot may be half written) */
     }
     arch_irq_restore(irq);
     return result ? result : (int64_t)(n - first);

@@ -150,8 +150,8 @@ class Archives:
 
 # One run: (Mbit/s, the client's console, its recording or None).
 def run_one(r: Run, made: Archives, machine: qemu.Machine, n: int, repo: Path) -> tuple:
-    imp = Impairments(rtt_ms=r.rtt_ms, loss=r.loss_pct / 100, seed=7 + n)
     out = netbench.out_dir(repo)
+    imp = Impairments(rtt_ms=r.rtt_ms, loss=r.loss_pct / 100, seed=7 + n)
     consoles = {}
     traced = "client" if r.client != "linux" else "server"        # (Petrel's side)
     recorded = out / f"{r.stem}-{n}.ptrace" if r.monitor and r.record else None
@@ -313,11 +313,8 @@ def report(rows: list, command: str, machine: qemu.Machine) -> str:
             verdicts.append((f"Westwood+ keeps >= {WESTWOOD_KEEPS:.0%} of its loss-free throughput with 0.2 % loss",
                              cells[3]["median"] >= WESTWOOD_KEEPS * cells[2]["median"]))
     for rtt in MONITOR_RTTS:
-        on = find(rows, system="petrel->linux", placement="user", rtt_ms=rtt, loss_pct=0.0, cc="cubic", monitor="on")
-        off = find(rows, system="petrel->linux", placement="user", rtt_ms=rtt, loss_pct=0.0, cc="cubic",
-                   monitor="off")
-        quiet = find(rows, system="petrel->linux", placement="user", rtt_ms=rtt, loss_pct=0.0, cc="cubic",
-                     monitor="on, not recorded")
+        on, off, quiet = (find(rows, system="petrel->linux", placement="user", rtt_ms=rtt, loss_pct=0.0, cc="cubic",
+                               monitor=m) for m in ("on", "off", "on, not recorded"))
         if not (on and off):
             continue
         if rtt == MONITOR_RTTS[0]:
