@@ -17,10 +17,13 @@
  * together: a run of up to 32 (the driver's segments) is one request,
  * read into or written from the blocks where they lie. `sync` waits for
  * the blocks dirty at its call (their generation), then for the disk's
- * flush.
+ * flush. A transaction's blocks (txn_begin) are taken from the cache at
+ * its beginning and kept apart, invisible to lookups, until its commit
+ * makes them dirty blocks of the cache at once.
  */
 #include "blk_if.h"
 #include "pstring.h"
+#include "svc_proc.h"
 #include "svc_watch.h"
 #include "virtio_blk.h"
 
@@ -35,7 +38,7 @@
 #define WAITERS         16u
 #define NONE            0xffffu
 
-enum { B_FREE, B_READING, B_VALID, B_WRITING };
+enum { B_FREE, B_READING, B_VALID, B_WRITING, B_TXN };   /* B_TXN: a transaction's (txn) */
 
 struct cblock {
     uint64_t no;                        /* the block number (sector / SPB) */
@@ -47,7 +50,24 @@ struct cblock {
     uint8_t fresh;                      /* taken by the write at hand, not filled yet */
     uint8_t ref;                        /* used since the clock's hand last passed */
     uint16_t next;                      /* the hash chain */
-    uint16_t run;                       /* being read or written: the next block of its request (NONE: last) */
+    uint16_t run;                       /* being read or written: the next block of its request (NONE: last);
+                                         * a transaction's: its next block */
+    uint8_t txn;                        /* B_TXN: its transaction's slot + 1 */
+};
+
+/* A transaction: blocks taken at its beginning (`spare`, not yet
+ * written), and those written in it (`kept`: in the hash, as B_TXN, so
+ * that a block written twice is found, but no lookup of others sees
+ * them). One a client, TXNS in all, a quarter of the cache each and half
+ * of it together, dropped when left untouched for TXN_IDLE_NS. */
+#define TXNS            4u
+#define TXN_IDLE_NS     2000000000ull
+struct txn {
+    uint64_t pid;                       /* its client */
+    int open;                           /* 0: the slot is free */
+    uint64_t touched;                   /* svc_clock_ns() at its client's last call on it */
+    uint16_t spare, kept;               /* chains through run */
+    unsigned held;                      /* blocks it holds, spare and kept */
 };
 
 static struct vblk disk;
@@ -76,6 +96,8 @@ static struct svc_watch watches[WATCHES];
 static uint64_t flushing_gen;           /* a flush in flight covers the syncs up to this generation (0: none) */
 static int booted;
 static uint64_t req_first = 1, req_last;  /* the blocks of the request at hand: never taken for another */
+static struct txn txns[TXNS];
+static unsigned txn_held;               /* blocks the transactions hold */
 
 #define FLUSH_TAG       UINT64_MAX
 
@@ -113,7 +135,16 @@ static uint32_t block_bytes(uint64_t no)
 static struct cblock *lookup(uint64_t no)
 {
     for (uint16_t i = hash[no & (nbuckets - 1)]; i != NONE; i = cache[i].next)
-        if (cache[i].no == no && cache[i].state != B_FREE)
+        if (cache[i].no == no && cache[i].state != B_FREE && cache[i].state != B_TXN)
+            return &cache[i];
+    return NULL;
+}
+
+/* Block no as written in transaction slot t, or NULL. */
+static struct cblock *lookup_txn(uint64_t no, unsigned t)
+{
+    for (uint16_t i = hash[no & (nbuckets - 1)]; i != NONE; i = cache[i].next)
+        if (cache[i].no == no && cache[i].state == B_TXN && cache[i].txn == t + 1)
             return &cache[i];
     return NULL;
 }
@@ -220,20 +251,30 @@ static struct cblock *clean_block(void)
  * on their way out, ROOM blocks or as many as the queue takes, so that
  * `wait` brings room for more than one block) or memory ran out. */
 #define ROOM            128u
+static void txn_expire(void);
+
+/* No block could be had: the oldest dirty ones start on their way out
+ * (room for the next try), and transactions left idle are dropped. */
+static void make_room(void)
+{
+    txn_expire();
+    while (nwriting < ROOM) {
+        struct cblock *oldest_dirty = NULL;
+        for (unsigned i = 0; i < made; i++)
+            if (writable_out(&cache[i]) && (!oldest_dirty || cache[i].used < oldest_dirty->used))
+                oldest_dirty = &cache[i];
+        if (!oldest_dirty || write_out(oldest_dirty))
+            break;
+    }
+}
+
 static struct cblock *take(uint64_t no)
 {
     struct cblock *c = free_block();
     if (!c)
         c = clean_block();
     if (!c) {
-        while (nwriting < ROOM) {
-            struct cblock *oldest_dirty = NULL;
-            for (unsigned i = 0; i < made; i++)
-                if (writable_out(&cache[i]) && (!oldest_dirty || cache[i].used < oldest_dirty->used))
-                    oldest_dirty = &cache[i];
-            if (!oldest_dirty || write_out(oldest_dirty))
-                break;
-        }
+        make_room();
         return NULL;
     }
     c->no = no;
@@ -612,9 +653,197 @@ static int64_t write_range(struct svc_call *call, uint64_t sector, uint64_t data
     return 0;
 }
 
+/* ---------------------------------------------------------------- transactions */
+
+/* The client's transaction slot, or TXNS. */
+static unsigned txn_of(uint64_t pid)
+{
+    for (unsigned t = 0; t < TXNS; t++)
+        if (txns[t].open && txns[t].pid == pid)
+            return t;
+    return TXNS;
+}
+
+/* Give a transaction block back to the free blocks. */
+static void txn_free_block(struct cblock *c)
+{
+    c->txn = 0;
+    if (c->no != UINT64_MAX)
+        unchain(c);
+    c->state = B_FREE;
+    free_stack[nfree++] = (uint16_t)(c - cache);
+}
+
+/* Drop transaction t and all its blocks. */
+static void txn_drop(unsigned t)
+{
+    struct txn *x = &txns[t];
+    for (uint16_t *chain = &x->spare; chain != NULL; chain = chain == &x->spare ? &x->kept : NULL) {
+        for (uint16_t i = *chain, k; i != NONE; i = k) {
+            k = cache[i].run;
+            txn_free_block(&cache[i]);
+        }
+    }
+    txn_held -= x->held;
+    *x = (struct txn){ 0 };
+}
+
+/* Transactions left untouched for TXN_IDLE_NS (their client died, or
+ * forgot them) give their blocks back. */
+static void txn_expire(void)
+{
+    uint64_t now = svc_clock_ns();
+    for (unsigned t = 0; t < TXNS; t++)
+        if (txns[t].open && now - txns[t].touched > TXN_IDLE_NS)
+            txn_drop(t);
+}
+
+static int64_t txn_begin(struct svc_call *call, uint64_t count)
+{
+    int err = ready();
+    if (err)
+        return err;
+    if (disk.flags & VBLK_RO)
+        return SVC_E_PERM;
+    harvest();
+    unsigned t = txn_of(call->pid);
+    if (t < TXNS)
+        txn_drop(t);                                    /* (a new one replaces it) */
+    if (!count)
+        return SVC_E_INVAL;
+    if (count > nslots / 4)
+        return SVC_E_LIMIT;
+    txn_expire();
+    t = 0;
+    while (t < TXNS && txns[t].open)
+        t++;
+    if (t == TXNS || txn_held + count > nslots / 2)
+        return SVC_E_BUSY;
+    struct txn *x = &txns[t];
+    *x = (struct txn){ call->pid, 1, svc_clock_ns(), NONE, NONE, 0 };
+    while (x->held < count) {
+        struct cblock *c = free_block();
+        if (!c)
+            c = clean_block();
+        if (!c) {
+            txn_drop(t);                                /* (nothing held while the room is made) */
+            make_room();
+            if (anyone_watches())
+                rearm();
+            return disk.inflight ? SVC_E_AGAIN : SVC_E_NOMEM;
+        }
+        c->state = B_TXN;
+        c->no = UINT64_MAX;                             /* (out of the hash until written) */
+        c->txn = (uint8_t)(t + 1);
+        c->run = x->spare;
+        x->spare = (uint16_t)(c - cache);
+        x->held++;
+        txn_held++;
+    }
+    return 0;
+}
+
+/* A write into the client's transaction: whole blocks into its own,
+ * all of them or none (E_LIMIT), never waiting. A fault drops the
+ * transaction. */
+static int64_t txn_write(struct svc_call *call, uint64_t sector, uint64_t data, uint64_t len, uint64_t *count)
+{
+    int64_t err = ready();
+    if (err)
+        return err;
+    txn_expire();
+    unsigned t = txn_of(call->pid);
+    if (t == TXNS)
+        return SVC_E_NOENT;
+    struct txn *x = &txns[t];
+    if ((err = check_range(sector, len)) != 0)
+        return err;
+    uint64_t first = sector / SPB, last = (sector + len / VBLK_SECTOR - 1) / SPB, fresh = 0, have = 0;
+    if (sector % SPB || (len % BLOCK && sector + len / VBLK_SECTOR != disk.capacity))
+        return SVC_E_INVAL;                             /* (not whole blocks) */
+    x->touched = svc_clock_ns();
+    for (uint64_t no = first; no <= last; no++)
+        fresh += lookup_txn(no, t) == NULL;
+    for (uint16_t i = x->spare; i != NONE && have < fresh; i = cache[i].run)
+        have++;
+    if (have < fresh)
+        return SVC_E_LIMIT;
+    for (uint64_t no = first, done = 0; no <= last; no++) {
+        struct cblock *c = lookup_txn(no, t);
+        if (!c) {
+            c = &cache[x->spare];
+            x->spare = c->run;
+            c->run = x->kept;
+            x->kept = (uint16_t)(c - cache);
+            c->no = no;
+            c->next = hash[no & (nbuckets - 1)];
+            hash[no & (nbuckets - 1)] = (uint16_t)(c - cache);
+        }
+        uint64_t n = block_bytes(no);
+        if (svc_copy_in(call, c->data, data + done, n)) {
+            txn_drop(t);
+            return SVC_E_FAULT;
+        }
+        done += n;
+    }
+    *count = len;
+    return 0;
+}
+
 static int64_t write(struct svc_call *call, uint64_t sector, uint64_t data, uint64_t data_len, uint64_t *count)
 {
     return in_request(write_range, call, sector, data, data_len, count);
+}
+
+static int64_t txn_commit(struct svc_call *call)
+{
+    int err = ready();
+    if (err)
+        return err;
+    harvest();
+    txn_expire();
+    unsigned t = txn_of(call->pid);
+    if (t == TXNS)
+        return SVC_E_NOENT;
+    struct txn *x = &txns[t];
+    x->touched = svc_clock_ns();
+    for (uint16_t i = x->kept; i != NONE; i = cache[i].run) {
+        struct cblock *old = lookup(cache[i].no);
+        if (old && old->state != B_VALID)
+            return SVC_E_AGAIN;                         /* (being read or written: after that) */
+    }
+    /* All at once: each block replaces the cache's, dirty in this
+     * generation, so the next sync covers all of them or none. */
+    for (uint16_t i = x->kept, k; i != NONE; i = k) {
+        struct cblock *c = &cache[i], *old = lookup(c->no);
+        k = c->run;
+        if (old)
+            unhash(old);
+        c->state = B_VALID;
+        c->txn = 0;
+        c->dirty = 1;
+        c->gen = gen;
+        c->failed = c->fresh = 0;
+        c->ref = 1;
+        c->used = ++clock;
+        c->run = NONE;
+        x->held--;
+        txn_held--;
+    }
+    x->kept = NONE;
+    txn_drop(t);                                        /* (what it did not use) */
+    return 0;
+}
+
+static int64_t txn_abort(struct svc_call *call)
+{
+    int err = ready();
+    if (err)
+        return err;
+    unsigned t = txn_of(call->pid);
+    if (t < TXNS)
+        txn_drop(t);
+    return 0;
 }
 
 /* Whether a sync has anything to wait for: a block dirty or being
@@ -810,4 +1039,5 @@ static int64_t prefetch(struct svc_call *call, uint64_t sector, uint64_t count)
 }
 
 /* The handlers: the generated skeleton (blk_service, blk_fast) calls them. */
-const struct blk_ops blk_ops = { info, read, write, sync, wait, stats, sync_start, sync_poll, watch, prefetch };
+const struct blk_ops blk_ops = { info, read, write, sync, wait, stats, sync_start, sync_poll, watch, prefetch,
+                                 txn_begin, txn_write, txn_commit, txn_abort };

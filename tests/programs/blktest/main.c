@@ -131,6 +131,82 @@ static void watched(void)
     tap_ok(stop == 0, "blk: watch with bits 0 stops watching (%ld)", (long)stop);
 }
 
+/* The host's pattern reads at [s, s + n / 512): the cache as it was. */
+static bool untouched(uint64_t s, uint32_t n)
+{
+    int a = 0;
+    return check(s, n, false, &a);
+}
+
+/* Transactions: blocks kept apart until the commit, dropped by an abort,
+ * a new begin, a fault in the data or two idle seconds. */
+#define TXN_AT      24000u              /* block 3,000 on (never written above) */
+static uint8_t tx[8192];
+static void transactions(void)
+{
+    uint64_t n = 0, dummy, d0 = 0, d1 = 0;
+    blk_stats(dev, &dummy, &dummy, &dummy, &dummy, &dummy, &d0, &dummy, &dummy);
+    int64_t b = blk_txn_begin(dev, 3);
+    for (int k = 0; b == -E_AGAIN && k < 100; k++) {
+        blk_wait(dev);
+        b = blk_txn_begin(dev, 3);
+    }
+    expect(tx, TXN_AT, 8192, true);
+    int64_t w1 = blk_txn_write(dev, TXN_AT, tx, 8192, &n);
+    bool hidden = untouched(TXN_AT, 8192);              /* (not read by anyone, its own client too) */
+    int64_t part = blk_txn_write(dev, TXN_AT + 1, tx, 4096, &n);
+    int64_t odd = blk_txn_write(dev, TXN_AT, tx, 1024, &n);
+    int64_t over = blk_txn_write(dev, TXN_AT + 16, tx, 8192, &n);    /* two new blocks, one left */
+    int64_t again = blk_txn_write(dev, TXN_AT, tx, 4096, &n);       /* (the same block: no new one) */
+    int64_t rng = blk_txn_write(dev, sectors, tx, 4096, &n);
+    int64_t c = blk_txn_commit(dev);
+    for (int k = 0; c == -E_AGAIN && k < 100; k++) {
+        blk_wait(dev);
+        c = blk_txn_commit(dev);
+    }
+    int a = 0;
+    bool shown = check(TXN_AT, 8192, true, &a) && untouched(TXN_AT + 16, 8192);
+    blk_stats(dev, &dummy, &dummy, &dummy, &dummy, &dummy, &d1, &dummy, &dummy);
+    tap_ok(b == 0 && w1 == 0 && hidden && part == -E_INVAL && odd == -E_INVAL && over == -E_LIMIT && again == 0 &&
+               rng == -E_RANGE && c == 0 && shown && d1 >= d0 + 2,
+           "blk: a transaction's two blocks are read by nobody until its commit (%ld), then read and dirty (%lu more); "
+           "a part block E_INVAL (%ld %ld), past its room E_LIMIT (%ld), past the disk E_RANGE (%ld)", (long)c,
+           (unsigned long)(d1 - d0), (long)part, (long)odd, (long)over, (long)rng);
+
+    /* Dropped: an abort, a new begin, a fault, idle. None leaves a trace. */
+    expect(tx, TXN_AT + 32, 4096, true);
+    int64_t ab[3] = { blk_txn_begin(dev, 1), blk_txn_write(dev, TXN_AT + 32, tx, 4096, &n), blk_txn_abort(dev) };
+    int64_t after_abort = blk_txn_commit(dev);
+    int64_t rb[4] = { blk_txn_begin(dev, 1), blk_txn_write(dev, TXN_AT + 32, tx, 4096, &n), blk_txn_begin(dev, 1),
+                      blk_txn_commit(dev) };
+    int64_t fb[3] = { blk_txn_begin(dev, 1), blk_txn_write(dev, TXN_AT + 32, (void *)0x10, 4096, &n),
+                      blk_txn_commit(dev) };
+    int64_t kf = blk_txn_begin(dev, 1) == 0 ? blk_txn_write(dev, TXN_AT + 32, (void *)0xffff000000001000ull, 4096, &n)
+                                            : -1;
+    int64_t ib[2] = { blk_txn_begin(dev, 1), blk_txn_write(dev, TXN_AT + 32, tx, 4096, &n) };
+    sleep_ms(2200);
+    int64_t idle = blk_txn_commit(dev);
+    int64_t none[2] = { blk_txn_abort(dev), blk_txn_write(dev, TXN_AT + 32, tx, 4096, &n) };
+    tap_ok(ab[0] == 0 && ab[1] == 0 && ab[2] == 0 && after_abort == -E_NOENT && rb[0] == 0 && rb[1] == 0 &&
+               rb[2] == 0 && rb[3] == 0 && fb[0] == 0 && fb[1] == -E_FAULT && fb[2] == -E_NOENT && kf == -E_FAULT &&
+               ib[0] == 0 && ib[1] == 0 && idle == -E_NOENT && none[0] == 0 && none[1] == -E_NOENT &&
+               untouched(TXN_AT + 32, 4096),
+           "blk: a transaction aborted, replaced by a new begin, dropped by a fault in its data (%ld %ld) and left "
+           "idle 2.2 s (commit %ld) leaves its block as it was; with none open, abort is 0, write E_NOENT",
+           (long)fb[1], (long)kf, (long)idle);
+
+    int64_t zero = blk_txn_begin(dev, 0), huge = blk_txn_begin(dev, ~0ull), quarter = blk_txn_begin(dev, 257);
+    int64_t fits = blk_txn_begin(dev, 256);
+    for (int k = 0; fits == -E_AGAIN && k < 100; k++) {
+        blk_wait(dev);
+        fits = blk_txn_begin(dev, 256);
+    }
+    int64_t end = blk_txn_abort(dev), synced = blk_sync(dev);
+    tap_ok(zero == -E_INVAL && huge == -E_LIMIT && quarter == -E_LIMIT && fits == 0 && end == 0 && synced == 0,
+           "blk: a transaction of no blocks is E_INVAL, of more than a quarter of the 1,024-block cache E_LIMIT "
+           "(%ld %ld), of 256 begun (%ld)", (long)huge, (long)quarter, (long)fits);
+}
+
 int main(void)
 {
     dev = start_handle("blk");
@@ -256,10 +332,11 @@ int main(void)
            "back (%lu reads from the disk) and synced", (unsigned long)(wr2 - wr1), wagain,
            (unsigned long)(r3 - r1));
     watched();
+    transactions();
     int64_t idle = blk_wait(dev);
     tap_ok(idle == 0, "blk: wait with nothing in flight answers at once (%ld)", (long)idle);
-    printf("blktest: wrote inverse 3+1 7+1 %lu+128 %lu+1 %u+%u\n", 1001ul, (unsigned long)(sectors - 1), BIG_FROM,
-           BIG_BYTES / SECTOR);
+    printf("blktest: wrote inverse 3+1 7+1 %lu+128 %lu+1 %u+%u %u+16\n", 1001ul, (unsigned long)(sectors - 1), BIG_FROM,
+           BIG_BYTES / SECTOR, TXN_AT);
     tap_plan();
     return 0;
 }
