@@ -49,6 +49,9 @@
                                          * of the cache is dirty, or at a sync */
 #define WRITEBACK_RETRY_NS 100000000ull  /* ... and again after this when the blk service did not take them */
 #define OP_MAX          128u            /* blocks one change may write (a write goes CHUNK at a time) */
+#define TXN_BLOCKS      256u            /* dirty blocks at most: what one blk transaction surely holds
+                                         * (a quarter of its smallest cache), so that every change
+                                         * made is handed over whole, with all the others */
 #define CHUNK           32768u
 #define SECTOR          512u
 #define EXT2_MAGIC      0xef53
@@ -401,10 +404,25 @@ static int disk_write(void *ctx, uint64_t off, const void *buf, uint32_t len)
     return 0;
 }
 
-/* Hand the dirty blocks to the blk service (its cache takes them; its
- * sync puts them on the disk), in the order they became dirty, as it
- * takes them: 0, or -LX_EIO. */
-static int drain(void)
+/* At most this many blocks dirty, and a hand-over due at half of it. */
+static uint32_t dirty_max(void) { return nblocks < TXN_BLOCKS ? nblocks : TXN_BLOCKS; }
+
+/* The dirty blocks forgotten as handed over (the queue empty). */
+static void all_handed(void)
+{
+    for (; dq_len; dq_len--, dq_head = dq_head + 1 < nblocks ? dq_head + 1 : 0) {
+        struct cblock *c = &cache[dirtyq[dq_head]];
+        handed += c->dirty;
+        c->dirty = c->queued = 0;
+    }
+    ndirty = 0;
+    dirty_since = 0;
+}
+
+/* Hand the dirty blocks to the blk service one by one, in the order they
+ * became dirty, as it takes them: 0, or -LX_EIO. What the blk service
+ * holds may then be part of a change for a while (see drain). */
+static int drain_each(void)
 {
     while (dq_len) {
         struct cblock *c = &cache[dirtyq[dq_head]];
@@ -430,12 +448,63 @@ static int drain(void)
     return 0;
 }
 
+/* Hand every dirty block to the blk service (its cache takes them; its
+ * sync puts them on the disk) as one transaction: the blk service, and
+ * so the disk, gets the file system as it is between two changes, all
+ * of it or nothing, never a part of a change. Runs of blocks next to
+ * each other go BATCH at a time (one call for 64 KiB). 0 (handed over,
+ * or the blk service busy: later), or -LX_EIO. When other clients hold
+ * the blk service's transactions, the blocks go one by one. */
+static int drain(void)
+{
+    if (!ndirty) {
+        all_handed();
+        return 0;
+    }
+    int64_t r = blk_txn_begin(blk_ep, ndirty);
+    if (r == SVC_E_BUSY || r == SVC_E_LIMIT)
+        return drain_each();
+    if (r == SVC_E_AGAIN)
+        return 0;                               /* (room being made: after the disk's next answer) */
+    uint64_t run = 0, bytes = 0, count = 0;
+    uint32_t n = 0;
+    for (uint32_t k = 0; !r && k <= dq_len; k++) {
+        struct cblock *c = k < dq_len ? &cache[dirtyq[(dq_head + k) % nblocks]] : NULL;
+        if (c && !c->dirty)
+            continue;
+        if (n && (!c || c->no != run + n || n == BATCH)) {
+            r = blk_txn_write(blk_ep, run * (DBLOCK / SECTOR), stage, bytes, &count);
+            n = 0;
+            bytes = 0;
+        }
+        if (c && !r) {
+            run = n ? run : c->no;
+            memcpy(stage + n * DBLOCK, c->data, block_bytes(c->no));
+            bytes += block_bytes(c->no);
+            n++;
+        }
+    }
+    if (!r)
+        r = blk_txn_commit(blk_ep);
+    if (r)
+        blk_txn_abort(blk_ep);
+    if (r == SVC_E_AGAIN || r == SVC_E_NOENT)
+        return 0;                               /* (a block of it on its way to the disk, or the
+                                                 * transaction dropped: all of it again later) */
+    if (r) {
+        sync_failed = 1;
+        return -LX_EIO;
+    }
+    all_handed();
+    return 0;
+}
+
 /* Hand the dirty blocks on when they are due: a quarter of the cache
  * dirty, or the oldest dirty for WRITEBACK_NS. So a block changed again
  * and again (an inode table's, a bitmap's, a directory's) goes once. */
 static int drain_due(void)
 {
-    if (!ndirty || (ndirty < nblocks / 4 && svc_clock_ns() - dirty_since < WRITEBACK_NS))
+    if (!ndirty || (ndirty < dirty_max() / 2 && svc_clock_ns() - dirty_since < WRITEBACK_NS))
         return 0;
     writeback_later = 0;
     return drain();
@@ -969,7 +1038,7 @@ static int release_orphans(void)
 {
     for (unsigned i = 0; i < ORPHANS; i++) {
         while (orphans[i].gone) {
-            if (ndirty + OP_MAX > nblocks)
+            if (ndirty + OP_MAX > dirty_max())
                 return -EXT2_EAGAIN;            /* (the blk service is busy taking the last steps) */
             struct ext2_inode in;
             saved = fs;
@@ -1032,7 +1101,7 @@ static int64_t op_begin(void)
         return LX_DISKWAIT;                     /* (the register entry: the full path does it) */
     if (drain_due())
         return -LX_EIO;
-    if (ndirty + OP_MAX > nblocks)
+    if (ndirty + OP_MAX > dirty_max())
         return LX_DISKWAIT;                     /* a writer faster than the disk waits for it */
     fs.now = (uint32_t)lx_now().sec;
     if (release_orphans())

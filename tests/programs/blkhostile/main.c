@@ -8,8 +8,10 @@
  * with a handle it does not hold, prefetches of 2 MiB all over the disk
  * (pushing everyone's blocks out of the cache), a sync from each of 24
  * threads at once (more than the service keeps for all its clients),
- * thousands of sync tickets it never asks after, and waits. It writes
- * nothing. Each kind must fail or succeed as idl/blk.toml says, and the
+ * thousands of sync tickets it never asks after, waits, and transactions
+ * of the most blocks one may hold, filled with garbage over the file
+ * system's blocks and then dropped, replaced or left idle, never
+ * committed. It writes nothing. Each kind must fail or succeed as idl/blk.toml says, and the
  * Linux programs writing and syncing files on /data meanwhile must not
  * notice: their files are whole and the image e2fsck-clean (checked by
  * the host).
@@ -96,12 +98,33 @@ int main(void)
         spawned += thread_spawn(syncer, NULL, 90, THREAD_ANY_CORE) > 0;
 
     /* Meanwhile: prefetches all over the disk, reads, tickets, waits. */
-    uint64_t prefetches = 0, reads = 0, tickets = 0, waits = 0, bad = 0;
+    uint64_t prefetches = 0, reads = 0, tickets = 0, waits = 0, bad = 0, txns = 0, txn_writes = 0;
+    for (unsigned i = 0; i < sizeof(buf); i++)
+        buf[i] = (uint8_t)next();
     while ((uint64_t)sys_clock_ns() < deadline) {
+        /* A transaction of a quarter of the cache (1,024 blocks at
+         * least), filled with garbage at random places of the disk, then
+         * dropped one way or another: the file system's blocks must not
+         * change, and its own transactions must still fit. */
+        int64_t r = blk_txn_begin(dev, 256);
+        txns++;
+        bad += r != 0 && r != -E_AGAIN && r != -E_BUSY && r != -E_NOMEM;
+        for (int k = 0; k < 20 && r == 0; k++) {
+            uint64_t at = (next() % (sectors / 8)) * 8;
+            int64_t w = blk_txn_write(dev, at, buf, at + 128 <= sectors ? 128 * SECTOR : 8 * SECTOR, &n);
+            txn_writes++;
+            bad += w != 0 && w != -E_LIMIT && w != -E_RANGE && w != -E_INVAL;
+            w = blk_txn_write(dev, at + 1 + next() % 7, buf, 8 * SECTOR, &n);
+            bad += w != -E_INVAL && w != -E_RANGE;
+        }
+        int way = (int)(next() % 3);
+        r = way == 0 ? blk_txn_abort(dev) : way == 1 ? blk_txn_begin(dev, 1 + next() % 256) : 0;
+        bad += r != 0 && r != -E_AGAIN && r != -E_BUSY && r != -E_NOMEM;
+
         uint64_t at = next() % sectors, count = 4096;
         if (count > sectors - at)
             count = sectors - at;
-        int64_t r = blk_prefetch(dev, at, count);
+        r = blk_prefetch(dev, at, count);
         prefetches++;
         bad += r != 0;
         r = blk_read(dev, next() % (sectors - 128), buf, 128 * SECTOR, &n);
@@ -125,10 +148,11 @@ int main(void)
            "blkhostile: %d threads syncing at once: %lu syncs answered, %lu told E_BUSY (one kept sync a client), "
            "%lu other answers", spawned, (unsigned long)syncs_ok, (unsigned long)syncs_busy,
            (unsigned long)syncs_other);
-    tap_ok(bad == 0 && prefetches > 10,
-           "blkhostile: %lu prefetches of 2 MiB, %lu reads, %lu sync tickets never asked after, %lu waits: %lu "
-           "answers the interface does not name", (unsigned long)prefetches, (unsigned long)reads,
-           (unsigned long)tickets, (unsigned long)waits, (unsigned long)bad);
+    tap_ok(bad == 0 && prefetches > 10 && txn_writes > 10,
+           "blkhostile: %lu prefetches of 2 MiB, %lu reads, %lu sync tickets never asked after, %lu waits, %lu "
+           "transactions of garbage never committed (%lu writes): %lu answers the interface does not name",
+           (unsigned long)prefetches, (unsigned long)reads, (unsigned long)tickets, (unsigned long)waits,
+           (unsigned long)txns, (unsigned long)txn_writes, (unsigned long)bad);
     printf("blkhostile: done\n");
     tap_plan();
     return 0;
