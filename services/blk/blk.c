@@ -65,9 +65,10 @@ struct cblock {
 struct txn {
     uint64_t pid;                       /* its client */
     int open;                           /* 0: the slot is free */
+    int ready;                          /* its begin answered 0 (before: its room is being gathered) */
     uint64_t touched;                   /* svc_clock_ns() at its client's last call on it */
     uint16_t spare, kept;               /* chains through run */
-    unsigned held;                      /* blocks it holds, spare and kept */
+    unsigned held, want;                /* blocks it holds (spare and kept), and was begun with */
 };
 
 static struct vblk disk;
@@ -694,7 +695,7 @@ static void txn_expire(void)
 {
     uint64_t now = svc_clock_ns();
     for (unsigned t = 0; t < TXNS; t++)
-        if (txns[t].open && now - txns[t].touched > TXN_IDLE_NS)
+        if (txns[t].open && now > txns[t].touched && now - txns[t].touched > TXN_IDLE_NS)
             txn_drop(t);
 }
 
@@ -707,30 +708,40 @@ static int64_t txn_begin(struct svc_call *call, uint64_t count)
         return SVC_E_PERM;
     harvest();
     unsigned t = txn_of(call->pid);
-    if (t < TXNS)
-        txn_drop(t);                                    /* (a new one replaces it) */
+    if (t < TXNS && (txns[t].ready || txns[t].want != count))
+        txn_drop(t);                                    /* (a new one replaces it; the same begin
+                                                         * asked again goes on gathering its room) */
     if (!count)
         return SVC_E_INVAL;
     if (count > nslots / 4)
         return SVC_E_LIMIT;
     txn_expire();
-    t = 0;
-    while (t < TXNS && txns[t].open)
-        t++;
-    if (t == TXNS || txn_held + count > nslots / 2)
-        return SVC_E_BUSY;
+    t = txn_of(call->pid);
+    if (t == TXNS) {
+        t = 0;
+        while (t < TXNS && txns[t].open)
+            t++;
+        if (t == TXNS || txn_held + count > nslots / 2)
+            return SVC_E_BUSY;
+        txns[t] = (struct txn){ .pid = call->pid, .open = 1, .spare = NONE, .kept = NONE, .want = (unsigned)count };
+    }
     struct txn *x = &txns[t];
-    *x = (struct txn){ call->pid, 1, svc_clock_ns(), NONE, NONE, 0 };
+    x->touched = svc_clock_ns();
     while (x->held < count) {
         struct cblock *c = free_block();
         if (!c)
             c = clean_block();
         if (!c) {
-            txn_drop(t);                                /* (nothing held while the room is made) */
+            /* What it found stays its own (so that others' reads cannot
+             * take it back meanwhile), and the same begin asked again
+             * goes on from there once the disk made room. */
             make_room();
             if (anyone_watches())
                 rearm();
-            return disk.inflight ? SVC_E_AGAIN : SVC_E_NOMEM;
+            if (disk.inflight)
+                return SVC_E_AGAIN;
+            txn_drop(t);
+            return SVC_E_NOMEM;                         /* (nothing on its way: no memory for it) */
         }
         c->state = B_TXN;
         c->no = UINT64_MAX;                             /* (out of the hash until written) */
@@ -740,6 +751,7 @@ static int64_t txn_begin(struct svc_call *call, uint64_t count)
         x->held++;
         txn_held++;
     }
+    x->ready = 1;
     return 0;
 }
 
@@ -753,8 +765,8 @@ static int64_t txn_write(struct svc_call *call, uint64_t sector, uint64_t data, 
         return err;
     txn_expire();
     unsigned t = txn_of(call->pid);
-    if (t == TXNS)
-        return SVC_E_NOENT;
+    if (t == TXNS || !txns[t].ready)
+        return SVC_E_NOENT;                             /* (none, or its begin is not over) */
     struct txn *x = &txns[t];
     if ((err = check_range(sector, len)) != 0)
         return err;
@@ -803,17 +815,23 @@ static int64_t txn_commit(struct svc_call *call)
     harvest();
     txn_expire();
     unsigned t = txn_of(call->pid);
-    if (t == TXNS)
+    if (t == TXNS || !txns[t].ready)
         return SVC_E_NOENT;
     struct txn *x = &txns[t];
     x->touched = svc_clock_ns();
+    uint64_t g = gen;
     for (uint16_t i = x->kept; i != NONE; i = cache[i].run) {
         struct cblock *old = lookup(cache[i].no);
         if (old && old->state != B_VALID)
             return SVC_E_AGAIN;                         /* (being read or written: after that) */
+        if (old && old->dirty && old->gen < g)
+            g = old->gen;
     }
-    /* All at once: each block replaces the cache's, dirty in this
-     * generation, so the next sync covers all of them or none. */
+    /* All at once: each block replaces the cache's, dirty in one
+     * generation: the oldest of the dirty blocks they replace (a sync
+     * waiting for one of those now waits for all of them: it cannot
+     * answer with the block's bytes on the disk neither as it covered
+     * them nor as they are now), else the current one (the next sync's). */
     for (uint16_t i = x->kept, k; i != NONE; i = k) {
         struct cblock *c = &cache[i], *old = lookup(c->no);
         k = c->run;
@@ -822,7 +840,7 @@ static int64_t txn_commit(struct svc_call *call)
         c->state = B_VALID;
         c->txn = 0;
         c->dirty = 1;
-        c->gen = gen;
+        c->gen = g;
         c->failed = c->fresh = 0;
         c->ref = 1;
         c->used = ++clock;
@@ -832,6 +850,8 @@ static int64_t txn_commit(struct svc_call *call)
     }
     x->kept = NONE;
     txn_drop(t);                                        /* (what it did not use) */
+    if (g < gen)
+        sync_push();                                    /* (a waiting sync's blocks: on their way) */
     return 0;
 }
 

@@ -45,8 +45,8 @@
 #define SLAB            16u             /* cache blocks given memory at once (64 KiB) */
 #define BATCH           16u             /* blocks read from blk by one call when reads go on in order */
 #define WRITEBACK_NS    (5000000000ull) /* a dirty block goes to the blk service within about this
-                                         * (Linux's dirty_writeback_centisecs), or when a quarter
-                                         * of the cache is dirty, or at a sync */
+                                         * (Linux's dirty_writeback_centisecs), or when half of
+                                         * dirty_max() is dirty, or at a sync */
 #define WRITEBACK_RETRY_NS 100000000ull  /* ... and again after this when the blk service did not take them */
 #define OP_MAX          128u            /* blocks one change may write (a write goes CHUNK at a time) */
 #define TXN_BLOCKS      256u            /* dirty blocks at most: what one blk transaction surely holds
@@ -457,49 +457,52 @@ static int drain_each(void)
  * the blk service's transactions, the blocks go one by one. */
 static int drain(void)
 {
-    if (!ndirty) {
+    for (int tries = 0; ndirty && tries < 2; tries++) {
+        int64_t r = blk_txn_begin(blk_ep, ndirty);
+        if (r == SVC_E_BUSY || r == SVC_E_LIMIT)
+            return drain_each();
+        if (r == SVC_E_AGAIN)
+            return 0;                           /* (room being made: after the disk's next answer) */
+        uint64_t run = 0, bytes = 0, count = 0;
+        uint32_t n = 0;
+        for (uint32_t k = 0; !r && k <= dq_len; k++) {
+            struct cblock *c = k < dq_len ? &cache[dirtyq[(dq_head + k) % nblocks]] : NULL;
+            if (c && !c->dirty)
+                continue;
+            if (n && (!c || c->no != run + n || n == BATCH)) {
+                r = blk_txn_write(blk_ep, run * (DBLOCK / SECTOR), stage, bytes, &count);
+                n = 0;
+                bytes = 0;
+            }
+            if (c && !r) {
+                run = n ? run : c->no;
+                memcpy(stage + n * DBLOCK, c->data, block_bytes(c->no));
+                bytes += block_bytes(c->no);
+                n++;
+            }
+        }
+        if (!r)
+            r = blk_txn_commit(blk_ep);
+        if (r == SVC_E_NOENT)
+            continue;                           /* (dropped: idle too long between our calls) */
+        if (r)
+            blk_txn_abort(blk_ep);
+        if (r == SVC_E_AGAIN)
+            return 0;                           /* (a block it replaces on its way to or from the
+                                                 * disk: all of it again after the disk's answer) */
+        if (r) {
+            sync_failed = 1;
+            return -LX_EIO;
+        }
         all_handed();
-        return 0;
     }
-    int64_t r = blk_txn_begin(blk_ep, ndirty);
-    if (r == SVC_E_BUSY || r == SVC_E_LIMIT)
-        return drain_each();
-    if (r == SVC_E_AGAIN)
-        return 0;                               /* (room being made: after the disk's next answer) */
-    uint64_t run = 0, bytes = 0, count = 0;
-    uint32_t n = 0;
-    for (uint32_t k = 0; !r && k <= dq_len; k++) {
-        struct cblock *c = k < dq_len ? &cache[dirtyq[(dq_head + k) % nblocks]] : NULL;
-        if (c && !c->dirty)
-            continue;
-        if (n && (!c || c->no != run + n || n == BATCH)) {
-            r = blk_txn_write(blk_ep, run * (DBLOCK / SECTOR), stage, bytes, &count);
-            n = 0;
-            bytes = 0;
-        }
-        if (c && !r) {
-            run = n ? run : c->no;
-            memcpy(stage + n * DBLOCK, c->data, block_bytes(c->no));
-            bytes += block_bytes(c->no);
-            n++;
-        }
-    }
-    if (!r)
-        r = blk_txn_commit(blk_ep);
-    if (r)
-        blk_txn_abort(blk_ep);
-    if (r == SVC_E_AGAIN || r == SVC_E_NOENT)
-        return 0;                               /* (a block of it on its way to the disk, or the
-                                                 * transaction dropped: all of it again later) */
-    if (r) {
-        sync_failed = 1;
-        return -LX_EIO;
-    }
+    if (ndirty)
+        return drain_each();                    /* (dropped twice: as the blk service takes them) */
     all_handed();
     return 0;
 }
 
-/* Hand the dirty blocks on when they are due: a quarter of the cache
+/* Hand the dirty blocks on when they are due: half of dirty_max()
  * dirty, or the oldest dirty for WRITEBACK_NS. So a block changed again
  * and again (an inode table's, a bitmap's, a directory's) goes once. */
 static int drain_due(void)

@@ -207,6 +207,43 @@ static void transactions(void)
            "(%ld %ld), of 256 begun (%ld)", (long)huge, (long)quarter, (long)fits);
 }
 
+/* A commit that replaces a dirty block a sync already waits for makes
+ * that sync wait for the whole transaction: when its ticket is over,
+ * nothing is dirty. Every other block of the 6 MiB written above is
+ * written again (the same bytes): 768 blocks apart from each other, many
+ * more requests than the disk's queue takes, so most are still dirty
+ * when the commit comes; it replaces the last one not being written. */
+#define SPREAD_AT   BIG_FROM
+#define SPREAD      768u
+static void commit_under_sync(void)
+{
+    int a = 0;
+    bool wrote = true;
+    for (uint32_t k = 0; k < SPREAD && wrote; k++) {
+        expect(tx, SPREAD_AT + k * 16, 4096, true);
+        wrote = write_at(SPREAD_AT + k * 16, tx, 4096, &a) == 4096;
+    }
+    uint64_t ticket = 0, n = 0, dummy, dirty = 1;
+    int64_t st = blk_sync_start(dev, &ticket), c = -1;
+    uint32_t k = SPREAD;
+    while (c != 0 && k-- > 0) {
+        expect(tx, SPREAD_AT + k * 16, 4096, true);
+        if (blk_txn_begin(dev, 1) != 0 || blk_txn_write(dev, SPREAD_AT + k * 16, tx, 4096, &n) != 0)
+            break;
+        if ((c = blk_txn_commit(dev)) != 0)
+            blk_txn_abort(dev);
+    }
+    int64_t p = blk_sync_poll(dev, ticket);
+    for (int i = 0; p == -E_AGAIN && i < 1000; i++) {
+        blk_wait(dev);
+        p = blk_sync_poll(dev, ticket);
+    }
+    blk_stats(dev, &dummy, &dummy, &dummy, &dummy, &dummy, &dirty, &dummy, &dummy);
+    tap_ok(wrote && st == 0 && c == 0 && p == 0 && dirty == 0,
+           "blk: a commit replacing block %u of %u, still dirty while a sync waits (%ld), is waited for by that sync: "
+           "%lu dirty after it", SPREAD - k, SPREAD, (long)p, (unsigned long)dirty);
+}
+
 int main(void)
 {
     dev = start_handle("blk");
@@ -333,10 +370,12 @@ int main(void)
            (unsigned long)(r3 - r1));
     watched();
     transactions();
+    commit_under_sync();
     int64_t idle = blk_wait(dev);
     tap_ok(idle == 0, "blk: wait with nothing in flight answers at once (%ld)", (long)idle);
-    printf("blktest: wrote inverse 3+1 7+1 %lu+128 %lu+1 %u+%u %u+16\n", 1001ul, (unsigned long)(sectors - 1), BIG_FROM,
+    printf("blktest: wrote inverse 3+1 7+1 %lu+128 %lu+1 %u+%u %u+16", 1001ul, (unsigned long)(sectors - 1), BIG_FROM,
            BIG_BYTES / SECTOR, TXN_AT);
+    printf("\n");
     tap_plan();
     return 0;
 }
