@@ -118,6 +118,16 @@ struct ext2_inode {
     uint32_t block[EXT2_N_BLOCKS];
 };
 
+/* A record of the ext2fs service's readdir (idl/ext2fs.toml): an entry
+ * with its inode, records 8-aligned one after another. */
+struct ext2fs_dirent {
+    uint64_t pos;                       /* the directory's position after the entry */
+    struct ext2_inode in;               /* its inode as read (bad: only ino and a mode of its type) */
+    uint16_t reclen;                    /* this record's bytes, its name included: a multiple of 8 */
+    uint8_t type, len, bad;             /* the entry's file type; its name's length; its inode is corrupt */
+    char name[];
+};
+
 /* Read and check the superblock and the group descriptors' place. 0, or
  * -EXT2_EINVAL (no ext2 superblock), -EXT2_EUCLEAN (corrupt: fs->why says
  * what), -EXT2_EOPNOTSUPP (an incompatible feature this code does not read:

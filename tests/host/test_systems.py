@@ -226,8 +226,9 @@ def test_a_kernel_placed_service_calls_only_kernel_placed_ones():
     both = systems.load_system(REPO / "systems" / "linux-kernel.toml", REPO)
     lines = both.manifest().splitlines()
     assert [x.split()[:4] for x in lines if x.startswith("service ")] == [
-        ["service", "net", "net", "6"], ["service", "blk", "blk", "7"], ["service", "linux", "linux", "4"]]
-    assert [x.split()[9] for x in lines if x.startswith("service ")] == ["-", "-", "net;blk"]
+        ["service", "net", "net", "6"], ["service", "blk", "blk", "7"], ["service", "ext2fs", "ext2fs", "130"],
+        ["service", "linux", "linux", "4"]]
+    assert [x.split()[9] for x in lines if x.startswith("service ")] == ["-", "-", "blk", "net;blk;ext2fs"]
 
 
 def test_a_program_calling_a_service_must_be_granted_one():
