@@ -62,6 +62,9 @@ struct cblock {
  * of it together, dropped when left untouched for TXN_IDLE_NS. */
 #define TXNS            4u
 #define TXN_IDLE_NS     2000000000ull
+#define TXN_STALE_NS    50000000ull     /* ... or this, when another needs its place or room (its
+                                         * client died: a live one calls again at once, and a
+                                         * dropped transaction only costs it a retry) */
 struct txn {
     uint64_t pid;                       /* its client */
     int open;                           /* 0: the slot is free */
@@ -252,13 +255,13 @@ static struct cblock *clean_block(void)
  * on their way out, ROOM blocks or as many as the queue takes, so that
  * `wait` brings room for more than one block) or memory ran out. */
 #define ROOM            128u
-static void txn_expire(void);
+static void txn_expire(uint64_t idle);
 
 /* No block could be had: the oldest dirty ones start on their way out
  * (room for the next try), and transactions left idle are dropped. */
 static void make_room(void)
 {
-    txn_expire();
+    txn_expire(TXN_STALE_NS);
     while (nwriting < ROOM) {
         struct cblock *oldest_dirty = NULL;
         for (unsigned i = 0; i < made; i++)
@@ -689,13 +692,16 @@ static void txn_drop(unsigned t)
     *x = (struct txn){ 0 };
 }
 
-/* Transactions left untouched for TXN_IDLE_NS (their client died, or
- * forgot them) give their blocks back. */
-static void txn_expire(void)
+/* Transactions left untouched for `idle` ns (their client died, or
+ * forgot them) give their blocks back; with TXN_STALE_NS only those
+ * whose begin was over (one still gathering its room waits for the disk,
+ * which may take longer). */
+static void txn_expire(uint64_t idle)
 {
     uint64_t now = svc_clock_ns();
     for (unsigned t = 0; t < TXNS; t++)
-        if (txns[t].open && now > txns[t].touched && now - txns[t].touched > TXN_IDLE_NS)
+        if (txns[t].open && now > txns[t].touched && now - txns[t].touched > idle &&
+            (txns[t].ready || idle == TXN_IDLE_NS))
             txn_drop(t);
 }
 
@@ -715,14 +721,20 @@ static int64_t txn_begin(struct svc_call *call, uint64_t count)
         return SVC_E_INVAL;
     if (count > nslots / 4)
         return SVC_E_LIMIT;
-    txn_expire();
+    txn_expire(TXN_IDLE_NS);
     t = txn_of(call->pid);
-    if (t == TXNS) {
+    for (int stale = 0; t == TXNS && stale < 2; stale++) {
+        if (stale)
+            txn_expire(TXN_STALE_NS);           /* (no place or room: the dead first) */
         t = 0;
         while (t < TXNS && txns[t].open)
             t++;
         if (t == TXNS || txn_held + count > nslots / 2)
-            return SVC_E_BUSY;
+            t = TXNS;
+    }
+    if (t == TXNS)
+        return SVC_E_BUSY;
+    if (!txns[t].open) {
         txns[t] = (struct txn){ .pid = call->pid, .open = 1, .spare = NONE, .kept = NONE, .want = (unsigned)count };
     }
     struct txn *x = &txns[t];
@@ -763,7 +775,7 @@ static int64_t txn_write(struct svc_call *call, uint64_t sector, uint64_t data, 
     int64_t err = ready();
     if (err)
         return err;
-    txn_expire();
+    txn_expire(TXN_IDLE_NS);
     unsigned t = txn_of(call->pid);
     if (t == TXNS || !txns[t].ready)
         return SVC_E_NOENT;                             /* (none, or its begin is not over) */
@@ -813,7 +825,7 @@ static int64_t txn_commit(struct svc_call *call)
     if (err)
         return err;
     harvest();
-    txn_expire();
+    txn_expire(TXN_IDLE_NS);
     unsigned t = txn_of(call->pid);
     if (t == TXNS || !txns[t].ready)
         return SVC_E_NOENT;

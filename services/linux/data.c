@@ -48,6 +48,13 @@ static uint32_t block_size;             /* the mounted file system's */
 static int writable;                    /* it is mounted read-write */
 static int lost;                        /* the service was restarted: mount it again first */
 static uint64_t writeback_due;          /* when the service's oldest dirty block is due (0: none) */
+/* Epochs: a node changed records the epoch (lx_node.changed_at); a sync
+ * begins a new one, and once it is over every change of the epochs up to
+ * the one it began in is on the disk. A restart of the service loses the
+ * changes of the epochs after that (lost_from..lost_to): their nodes are
+ * cut off from the disk and their next fsync says EIO, as Linux's does
+ * after a write-back error. */
+static uint64_t epoch = 1, synced_epoch, lost_from = 1, lost_to;
 static int32_t mnt_root = -1;           /* the mount's root directory (-1: not mounted) */
 static int32_t covered = -1;            /* the directory it hides */
 static uint64_t mnt_flags;              /* LX_MS_* it was mounted with (LX_MS_KEPT of them) */
@@ -59,6 +66,9 @@ static int32_t ino_heads[INO_BUCKETS];
 /* ---------------------------------------------------------------- the service */
 
 static uint64_t now_sec(void) { return (uint64_t)lx_now().sec; }
+static void ino_unindex(int32_t n);
+static void reload(int32_t dir);
+static void mirror(int32_t n, const struct ext2_inode *in);
 
 /* Mount the file system again in a restarted service, as it was: 0, or
  * the call's answer (LX_DISKWAIT while it reads the disk). */
@@ -78,6 +88,28 @@ static int64_t recover(void)
     }
     lx_log("EXT2-fs (vda): mounted again after the file system service restarted");
     lost = 0;
+    lost_from = synced_epoch + 1;
+    lost_to = epoch++;
+    /* What no sync covered is gone: the nodes made since no longer name
+     * their inodes (which may be free, or another's, now), a file changed
+     * since says EIO at its next fsync, and every directory is read again
+     * from the disk at its next lookup. */
+    for (int32_t i = 0; i < lx_nodes_max(); i++) {
+        struct lx_node *x = lx_node(i);
+        if (!x || x->fs != LX_FS_DATA)
+            continue;
+        struct ext2_inode in;
+        uint32_t fserr = 0;
+        if (x->born_at >= lost_from && x->born_at <= lost_to && i != mnt_root) {
+            ino_unindex(i);
+            x->ino = 0;
+        } else if (x->changed_at >= lost_from && x->changed_at <= lost_to && x->ino &&
+                   ext2fs_getattr(fs_ep, x->ino, !x->nlink, &in, sizeof(in), &fserr) == 0 && !fserr) {
+            mirror(i, &in);                     /* (as the disk has it again) */
+        }
+        if ((x->mode & LX_S_IFMT) == LX_S_IFDIR && x->loaded)
+            reload(i);
+    }
     return 0;
 }
 
@@ -114,10 +146,15 @@ void lx_data_changed(void)
         lx_wake_all(LX_BLK_DISK, 0);
 }
 
-/* A change was kept: the service's write-back is due within 5 s (the
- * timer asks it; in the kernel placement the next call does). */
-static void changed(void)
+/* A change was kept, of nodes a and b (-1: none): they record the epoch,
+ * and the service's write-back is due within 5 s (the timer asks it; in
+ * the kernel placement the next change does). */
+static void changed(int32_t a, int32_t b)
 {
+    if (lx_node(a))
+        lx_node(a)->changed_at = epoch;
+    if (lx_node(b))
+        lx_node(b)->changed_at = epoch;
     if (!writeback_due) {
         writeback_due = svc_clock_ns() + 5000000000ull;
         lx_timer_note(writeback_due);
@@ -565,7 +602,7 @@ int64_t lx_data_create(int32_t dir, const char *name, uint32_t len, uint32_t mod
                             target ? tlen : 0, in, sizeof(in), &fserr));
     if (r)
         return r;
-    changed();
+    changed(dir, -1);
     int32_t n = lx_node_new(mode);
     if (n < 0) {
         reload(dir);                            /* (the disk has it: the next lookup finds it) */
@@ -583,6 +620,7 @@ int64_t lx_data_create(int32_t dir, const char *name, uint32_t len, uint32_t mod
     }
     mirror(n, &in[0]);
     mirror(dir, &in[1]);
+    x->changed_at = x->born_at = epoch;
     x->loaded = (mode & LX_S_IFMT) == LX_S_IFDIR;       /* (a new directory: no entries to read) */
     if (out)
         *out = n;
@@ -603,7 +641,7 @@ int64_t lx_data_unlink(int32_t dent, int rmdir)
                             sizeof(in), &fserr, &orphaned));
     if (r)
         return r;
-    changed();
+    changed(dir, node);
     lx_unlink(dent);
     mirror(dir, &in[0]);
     if (!rmdir && in[1].ino)
@@ -631,7 +669,7 @@ int64_t lx_data_rename(const struct lx_last *o, const struct lx_last *n)
                             &orphaned));
     if (r)
         return r;
-    changed();
+    changed(o->dir, n->dir);
     if (lx_rename(o->dent, n->dir, n->name, n->len) != 0) {
         reload(o->dir);
         if (!same)
@@ -643,6 +681,7 @@ int64_t lx_data_rename(const struct lx_last *o, const struct lx_last *n)
     mirror(o->dir, &in[0]);
     mirror(n->dir, same ? &in[0] : &in[1]);
     refresh(&in[2]);
+    lx_node(o->node)->changed_at = epoch;
     if (in[3].ino)
         refresh(&in[3]);
     struct lx_node *v = n->node >= 0 ? lx_node(n->node) : NULL;
@@ -664,7 +703,7 @@ int64_t lx_data_link(int32_t node, int32_t dir, const char *name, uint32_t len)
                           &fserr));
     if (r)
         return r;
-    changed();
+    changed(dir, node);
     if (lx_link(dir, name, len, node) != 0)
         reload(dir);
     else
@@ -685,7 +724,7 @@ int64_t lx_data_setattr(int32_t node, uint32_t what, uint32_t mode, uint32_t uid
                              mtime ? (uint64_t)mtime->sec : 0, now_sec(), &in, sizeof(in), &fserr));
     if (r)
         return r;
-    changed();
+    changed(node, -1);
     refresh(&in);
     return 0;
 }
@@ -700,7 +739,7 @@ int64_t lx_data_truncate(int32_t node, uint64_t size)
     CHANGE(r, ext2fs_truncate(fs_ep, lx_node(node)->ino, size, now_sec(), &in, sizeof(in), &fserr));
     if (r)
         return r;
-    changed();
+    changed(node, -1);
     refresh(&in);
     return 0;
 }
@@ -717,7 +756,8 @@ static int64_t write_some(struct lx_node *n, int append, uint64_t at, void *src,
     CHANGE(r, ext2fs_write(fs_ep, n->ino, !n->nlink, at, (uint32_t)append, now_sec(), src, len, &in, sizeof(in),
                            &fserr, put, &more));
     if (*put) {
-        changed();
+        n->changed_at = epoch;
+        changed(-1, -1);
         refresh(&in);
     }
     if (!r && more)
@@ -764,15 +804,19 @@ int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, uint32_t flags, uint6
         if (err || put < k)
             break;                              /* the disk is full (or the file at its largest) */
     }
-    if (!err && done && ((flags & O_DSYNC) || (mnt_flags & LX_MS_SYNCHRONOUS)))
-        err = lx_data_fsync(c);                 /* O_SYNC, O_DSYNC, a sync mount: on the disk before it returns */
+    int sync_failed = 0;
+    if (!err && done && ((flags & O_DSYNC) || (mnt_flags & LX_MS_SYNCHRONOUS))) {
+        err = lx_data_fsync(c, n);              /* O_SYNC, O_DSYNC, a sync mount: on the disk before it returns */
+        sync_failed = err < 0 && err != LX_DISKWAIT;
+    }
     if (err == LX_DISKWAIT && done) {
         c->t->io.done = done;                   /* run again: on from here */
         return LX_DISKWAIT;
     }
     c->t->io.done = 0;
-    if (!done)
-        return err;
+    if (!done || sync_failed)
+        return err;                             /* (an O_SYNC write whose sync failed: its error, as
+                                                 * Linux's generic_write_sync gives) */
     if (!append)
         *pos += done;
     else
@@ -781,33 +825,47 @@ int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, uint32_t flags, uint6
 }
 
 /* Everything on the disk, what was changed before the call: 0,
- * LX_DISKWAIT while that goes on (*need: what the call waits for), or EIO
- * (once) if a write failed. */
-static int64_t sync_all(uint64_t *need)
+ * LX_DISKWAIT while that goes on (*need: what the call waits for;
+ * *began: the epoch it began in), or EIO (once) if a write failed. */
+static int64_t sync_all(uint64_t *need, uint64_t *began)
 {
     if (mnt_root < 0)
         return 0;
     int64_t r = ready();
     if (r)
         return r;
+    if (*need && *began <= lost_to) {
+        *need = 0;                              /* (it began before the service restarted: what it */
+        return -LX_EIO;                         /* covered may be what the restart lost) */
+    }
+    if (!*need)
+        *began = epoch++;                       /* (what is changed from now on: the next sync's) */
     uint32_t fserr = 0;
     uint64_t next = 0;
     int64_t st = ext2fs_sync(fs_ep, *need, &fserr, &next);
     r = answer(st, fserr);
-    if (r == 1)
-        return LX_DISKWAIT;                     /* (restarted: what it lost is what no sync covered yet) */
+    if (r == 1) {
+        *need = 0;
+        return -LX_EIO;                         /* (restarted: what it lost may be what this covered) */
+    }
     if (r)
         return r;
     *need = next;
     if (next)
         return LX_DISKWAIT;
+    synced_epoch = *began > synced_epoch ? *began : synced_epoch;
     writeback_due = 0;
     return 0;
 }
 
-int64_t lx_data_fsync(struct lx_ctx *c)
+int64_t lx_data_fsync(struct lx_ctx *c, struct lx_node *n)
 {
-    int64_t r = sync_all(&c->t->sync_need);
+    if (n && n->changed_at && n->changed_at >= lost_from && n->changed_at <= lost_to) {
+        n->changed_at = 0;                      /* (told once, as Linux tells a write-back error) */
+        c->t->sync_need = 0;
+        return -LX_EIO;
+    }
+    int64_t r = sync_all(&c->t->sync_need, &c->t->sync_epoch);
     if (r != LX_DISKWAIT)
         c->t->sync_need = 0;                    /* (the call is over: the next one waits for its own) */
     return r;

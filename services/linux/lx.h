@@ -237,7 +237,7 @@ enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE, LX_DEV_TTY, LX_DEV
  * (st_dev), statfs and mount table line, and no name moves or links
  * from one to another (EXDEV). */
 enum { LX_FS_ROOT, LX_FS_DEV, LX_FS_PTS, LX_FS_SHM, LX_FS_PROC, LX_FS_DATA, LX_FS_COUNT };
-/* LX_FS_DATA is the machine's disk, ext2, at /data (ext2fs.c): its nodes
+/* LX_FS_DATA is the machine's disk, ext2, at /data (data.c): its nodes
  * here mirror its inodes, its entries are read in when a lookup first
  * needs them, and its files' contents stay on the disk. */
 
@@ -282,12 +282,15 @@ struct lx_node {
     struct lx_xattr *xattrs;    /* its extended attributes, newest first (xattr.c) */
     int32_t proc_pid;           /* ... and of which process */
     int32_t pty;                /* LX_DEV_PTS: the pseudo-terminal it is the slave of (tty.c) */
-    uint32_t ino;               /* LX_FS_DATA: its inode on the disk (ext2fs.c) */
+    uint32_t ino;               /* LX_FS_DATA: its inode on the disk (data.c) */
     uint8_t loaded;             /* LX_FS_DATA, a directory: its entries are read in */
     uint8_t bad;                /* LX_FS_DATA: its inode is corrupt (listed by name, reached: EUCLEAN) */
-    uint8_t indexed;            /* LX_FS_DATA: in ext2fs.c's index by inode number (ino_next its chain) */
+    uint8_t indexed;            /* LX_FS_DATA: in data.c's index by inode number (ino_next its chain) */
     int32_t ino_next;
     uint64_t disk_blocks;       /* LX_FS_DATA: the 512-byte units it holds on the disk (st_blocks) */
+    uint64_t changed_at;        /* LX_FS_DATA: the /data epoch of its last change (data.c: a restart of
+                                 * the file system service loses what no sync covered) ... */
+    uint64_t born_at;           /* ... and of its making (0: read from the disk) */
 };
 
 /* A directory entry: name[0..len) in directory `dir` names node `node`. */
@@ -733,7 +736,8 @@ struct lx_thread {
     uint64_t cpus;              /* its affinity (sched_setaffinity), inherited by clone and fork; 0: every core */
     struct lx_block blk;        /* the call it is blocked in */
     struct lx_io io;            /* the call it is in the middle of (kept across its restarts) */
-    uint64_t sync_need;         /* an fsync of /data waiting: the blocks it waits for (ext2fs.c; 0: none) */
+    uint64_t sync_need;         /* an fsync of /data waiting: the blocks it waits for (data.c; 0: none) */
+    uint64_t sync_epoch;        /* ... and the /data epoch it began in */
     int in_call;                /* its system call is being answered now */
     int intr;                   /* a signal woke its blocked call: run again, the call is interrupted */
     int stopping;               /* listed for the timer to deliver a signal (signal.c: deliver_later) */
@@ -846,7 +850,7 @@ struct lx_ctx {
 #define LX_BLOCK        (-4096 - 2)     /* the call waits: c->p->blk.kind and .on say for what */
 #define LX_AGAIN        (-4096 - 3)     /* the call runs again from its `svc`, after a yield (pending
                                          * signals first): a word its other threads keep changing */
-#define LX_DISKWAIT     (-4096 - 5)     /* the call needs a block of the disk not read yet (ext2fs.c),
+#define LX_DISKWAIT     (-4096 - 5)     /* the call needs a block of the disk not read yet (data.c),
                                          * having changed nothing: it waits (LX_BLK_DISK) and runs again
                                          * (on the register entry: LX_SLOW) */
 #define LX_SLOW         (-4096 - 4)     /* (c->fast only) the call would wait or change the signal mask:
@@ -1325,7 +1329,7 @@ int64_t lx_sock_broken_pipe(struct lx_ctx *c, uint64_t done, uint32_t flags);
 int lx_sock_opt_int(struct lx_ctx *c, uint64_t uval, uint64_t len, int32_t *v);
 int lx_sock_opt_timeval(struct lx_ctx *c, uint64_t uval, uint64_t len, uint64_t *ns);
 
-/* /data, the disk's ext2 (ext2fs.c). Calls that may need the disk answer
+/* /data, the disk's ext2 (data.c). Calls that may need the disk answer
  * LX_DISKWAIT when a block is not in yet (nothing changed). */
 void lx_data_init(void);                        /* at start: /data when the machine has a disk */
 void lx_data_changed(void);                     /* the disk finished a request: the waiting calls run again */
@@ -1391,7 +1395,8 @@ int64_t lx_data_truncate(int32_t node, uint64_t size);
 int64_t lx_data_write(struct lx_ctx *c, struct lx_node *n, uint32_t flags, uint64_t buf, uint64_t len, uint64_t *pos);
 /* ... and from the personality's own memory (sendfile, copy_file_range), at *pos (moved on). */
 int64_t lx_data_write_kernel(struct lx_node *n, const void *src, uint64_t len, uint64_t *pos);
-int64_t lx_data_fsync(struct lx_ctx *c);        /* fsync, fdatasync, sync, syncfs: what was written on the disk */
+/* fsync, fdatasync (n: the file), sync, syncfs (n NULL): what was written on the disk */
+int64_t lx_data_fsync(struct lx_ctx *c, struct lx_node *n);
 int64_t lx_data_unmount(void);                  /* at shutdown: marked clean, all of it on the disk */
 void lx_data_node_gone(int32_t n);              /* rootfs.c: a node of the disk's is freed */
 /* Write-back: when the oldest block changed but not handed to the blk

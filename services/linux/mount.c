@@ -7,7 +7,7 @@
  * that would change one says EPERM (one that changes nothing succeeds).
  *
  * What mount(2) mounts is the machine's disk, /dev/vda, with its ext2
- * file system (ext2fs.c), type "ext2", the one disk file system
+ * file system (data.c), type "ext2", the one disk file system
  * /proc/filesystems lists (an image with features the file system does
  * not read is refused with EINVAL, as Linux refuses it). One mount of it
  * at a time, on a directory of the root, devtmpfs or the tmpfs; the

@@ -555,7 +555,7 @@ static int64_t sys_sync_file_range(struct lx_ctx *c, uint64_t fd, int64_t off, i
  * (waiting for it); the rest is in memory. Linux's sync says 0 always. */
 static int64_t sync_call(struct lx_ctx *c)
 {
-    int64_t r = lx_data_fsync(c);
+    int64_t r = lx_data_fsync(c, NULL);
     return r == LX_DISKWAIT ? r : 0;
 }
 

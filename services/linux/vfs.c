@@ -588,7 +588,7 @@ int64_t lx_sys_fsync(struct lx_ctx *c, uint64_t fd)
         return -LX_EBADF;
     if (f->node < 0 || kind(lx_node(f->node)) == LX_S_IFCHR)
         return -LX_EINVAL;
-    return lx_node(f->node)->fs == LX_FS_DATA ? lx_data_fsync(c) : 0;     /* the disk's: on it */
+    return lx_node(f->node)->fs == LX_FS_DATA ? lx_data_fsync(c, lx_node(f->node)) : 0;     /* the disk's: on it */
 }
 
 /* struct statfs of the 64-bit generic ABI: 120 bytes. */
