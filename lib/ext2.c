@@ -188,10 +188,14 @@ static int pointer(const struct ext2_fs *fs, uint32_t block, uint64_t k, uint32_
     if (block <= fs->first_data_block || block >= fs->blocks_count)
         return -EXT2_EUCLEAN;
     uint8_t p[4];
-    int err = fs->io.read(fs->io.ctx, (uint64_t)block * fs->block_size + 4 * k, p, 4);
+    const void *at = NULL;
+    uint64_t off = (uint64_t)block * fs->block_size + 4 * k;
+    int err = fs->io.map ? fs->io.map(fs->io.ctx, off, 4, &at) : 0;     /* (in place: no copy) */
+    if (!err && !at)
+        err = fs->io.read(fs->io.ctx, off, p, 4);
     if (err)
         return err;
-    *out = le32(p);
+    *out = le32(at ? at : p);
     return 0;
 }
 
