@@ -603,7 +603,7 @@ static uint32_t rec_need(uint32_t nlen) { return (8 + nlen + 3) & ~3u; }
 /* A record length as the disk has it (a whole 64 KiB block: 65535, Linux's ext2_rec_len_to_disk). */
 static uint32_t rec_to_disk(uint32_t rec) { return rec == 65536 ? 65535 : rec; }
 
-static uint32_t file_type(uint32_t mode)
+uint32_t ext2_file_type(uint32_t mode)
 {
     switch (mode & EXT2_S_IFMT) {
     case EXT2_S_IFREG: return 1;
@@ -852,7 +852,7 @@ int ext2_create(struct ext2_fs *fs, struct ext2_inode *dir, const char *name, ui
     uint32_t k = mode & EXT2_S_IFMT, ino;
     if (!k)
         k = EXT2_S_IFREG, mode |= k;
-    if (k == EXT2_S_IFLNK || file_type(k) == 0)
+    if (k == EXT2_S_IFLNK || ext2_file_type(k) == 0)
         return -EXT2_EINVAL;
     int err = may_add(fs, dir, name, len);
     if (err)
@@ -881,7 +881,7 @@ int ext2_create(struct ext2_fs *fs, struct ext2_inode *dir, const char *name, ui
     }
     if ((err = ext2_inode_write(fs, out)) != 0)
         return err;
-    if ((err = dir_add(fs, dir, name, len, ino, file_type(k))) != 0)
+    if ((err = dir_add(fs, dir, name, len, ino, ext2_file_type(k))) != 0)
         return err == -EXT2_EAGAIN ? err : undo_new(fs, out, err);
     if (k == EXT2_S_IFDIR) {
         dir->links++;
@@ -933,7 +933,7 @@ int ext2_link(struct ext2_fs *fs, struct ext2_inode *dir, const char *name, uint
         return -EXT2_ENOENT;
     if (in->links >= EXT2_LINK_MAX)
         return -EXT2_EMLINK;
-    if ((err = dir_add(fs, dir, name, len, in->ino, file_type(in->mode))) != 0)
+    if ((err = dir_add(fs, dir, name, len, in->ino, ext2_file_type(in->mode))) != 0)
         return err;
     in->links++;
     in->ctime = fs->now;
@@ -1058,7 +1058,7 @@ int ext2_rename(struct ext2_fs *fs, struct ext2_inode *odir, const char *on, uin
             return -EXT2_EISDIR;
         if (is_dir && (err = dir_empty(fs, victim)) <= 0)
             return err ? err : -EXT2_ENOTEMPTY;
-        if ((err = dir_set(fs, ndir, &et, src.ino, file_type(src.mode), 1)) != 0)
+        if ((err = dir_set(fs, ndir, &et, src.ino, ext2_file_type(src.mode), 1)) != 0)
             return err;
         if (kind(victim) == EXT2_S_IFDIR) {
             victim->links = 0;
@@ -1073,7 +1073,7 @@ int ext2_rename(struct ext2_fs *fs, struct ext2_inode *odir, const char *on, uin
     } else {
         if (moves && ndir->links >= EXT2_LINK_MAX)
             return -EXT2_EMLINK;
-        if ((err = dir_add(fs, ndir, nn, nlen, src.ino, file_type(src.mode))) != 0)
+        if ((err = dir_add(fs, ndir, nn, nlen, src.ino, ext2_file_type(src.mode))) != 0)
             return err;
     }
     /* The new name is in: now the old one goes (found again: adding may have moved records). */

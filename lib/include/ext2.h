@@ -128,6 +128,10 @@ struct ext2fs_dirent {
     char name[];
 };
 
+/* The file type a directory entry gives an inode of `mode` (1 a regular
+ * file ... 7 a symbolic link; 0 unknown). */
+uint32_t ext2_file_type(uint32_t mode);
+
 /* Read and check the superblock and the group descriptors' place. 0, or
  * -EXT2_EINVAL (no ext2 superblock), -EXT2_EUCLEAN (corrupt: fs->why says
  * what), -EXT2_EOPNOTSUPP (an incompatible feature this code does not read:

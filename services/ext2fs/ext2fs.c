@@ -631,6 +631,18 @@ static int last_name_gone(struct ext2_inode *victim, int open, int *orphaned)
     return *orphaned ? ext2_orphan_add(&fs, victim) : ext2_release(&fs, victim);
 }
 
+/* A change put inode ino (0: none) on the orphan list: it takes slot
+ * `slot`, freed when released (`open`), else from the next change on
+ * (a large file). */
+static void orphaned_in(unsigned slot, uint32_t ino, uint32_t open, uint32_t *orphaned)
+{
+    *orphaned = ino != 0;
+    if (ino) {
+        orphans[slot].ino = ino;
+        orphans[slot].gone = !open;
+    }
+}
+
 /* Begin a change of the disk: what earlier changes wrote handed on to
  * the blk service as it takes it, room for this one, the file system
  * kept to go back to. 0, -EXT2_EAGAIN, -EXT2_EROFS or -EXT2_EIO. */
@@ -728,6 +740,16 @@ static int64_t put_attrs(struct svc_call *call, uint64_t attrs, uint64_t attrs_l
 {
     uint64_t bytes = n * sizeof(*in) < attrs_len ? n * sizeof(*in) : attrs_len / sizeof(*in) * sizeof(*in);
     return bytes && svc_copy_out(call, attrs, in, bytes) ? SVC_E_FAULT : 0;
+}
+
+/* A change's answer: its error, or the inodes it touched into `attrs`. */
+static int64_t done_with(struct svc_call *call, int err, uint32_t *fserr, uint64_t attrs, uint64_t attrs_len,
+                         const struct ext2_inode *in, unsigned n)
+{
+    if (err)
+        return answer(err, fserr);
+    *fserr = 0;
+    return put_attrs(call, attrs, attrs_len, in, n);
 }
 
 /* A name from the client: its bytes, 1 to EXT2_NAME_MAX of them. */
@@ -875,21 +897,6 @@ static int64_t getattr(struct svc_call *call, uint32_t ino, uint32_t orphan, uin
     return put_attrs(call, attrs, attrs_len, &in, 1);
 }
 
-/* The file type an entry's inode mode gives (as in directory entries). */
-static uint8_t type_of(uint32_t mode)
-{
-    switch (mode & EXT2_S_IFMT) {
-    case EXT2_S_IFREG: return 1;
-    case EXT2_S_IFDIR: return 2;
-    case EXT2_S_IFCHR: return 3;
-    case EXT2_S_IFBLK: return 4;
-    case EXT2_S_IFIFO: return 5;
-    case EXT2_S_IFSOCK: return 6;
-    case EXT2_S_IFLNK: return 7;
-    default: return 0;
-    }
-}
-
 #define DIRENT_BATCH    16384u          /* bytes of records one readdir answers at most */
 static int64_t readdir(struct svc_call *call, uint32_t dir, uint64_t pos, uint64_t buf, uint64_t buf_len,
                        uint32_t *fserr, uint32_t *count, uint64_t *bytes, uint64_t *next, uint32_t *done)
@@ -931,7 +938,7 @@ static int64_t readdir(struct svc_call *call, uint32_t dir, uint64_t pos, uint64
             break;
         }
         uint32_t kind = in.mode & EXT2_S_IFMT;
-        int bad = e || !kind || (type && type != type_of(in.mode));
+        int bad = e || !kind || (type && type != ext2_file_type(in.mode));
         if (bad) {
             /* A corrupt inode (or one the entry's type belies): listed by
              * its name, as Linux lists it; the client answers EUCLEAN
@@ -1260,10 +1267,7 @@ static int64_t create(struct svc_call *call, uint32_t dir, uint32_t mode, uint32
             e = inode_get(dir, 0, &in[1]);
         e = op_end(e);
     }
-    if (e)
-        return answer(e, fserr);
-    *fserr = 0;
-    return put_attrs(call, attrs, attrs_len, in, 2);
+    return done_with(call, e, fserr, attrs, attrs_len, in, 2);
 }
 
 static int64_t unlink(struct svc_call *call, uint32_t dir, uint32_t rmdir, uint32_t open, uint64_t now, uint64_t name,
@@ -1297,15 +1301,9 @@ static int64_t unlink(struct svc_call *call, uint32_t dir, uint32_t rmdir, uint3
             e = inode_get(dir, 0, &in[0]);
         e = op_end(e);
     }
-    if (e)
-        return answer(e, fserr);
-    if (orph) {
-        orphans[slot].ino = in[1].ino;
-        orphans[slot].gone = !open;             /* (large, not open: freed from the next change on) */
-    }
-    *orphaned = (uint32_t)orph;
-    *fserr = 0;
-    return put_attrs(call, attrs, attrs_len, in, 2);
+    if (!e)
+        orphaned_in(slot, orph ? in[1].ino : 0, open, orphaned);
+    return done_with(call, e, fserr, attrs, attrs_len, in, 2);
 }
 
 static int64_t rename(struct svc_call *call, uint32_t odir, uint32_t ndir, uint32_t moved, uint32_t open, uint64_t now,
@@ -1346,15 +1344,9 @@ static int64_t rename(struct svc_call *call, uint32_t odir, uint32_t ndir, uint3
             e = inode_get(moved, 0, &in[2]);
         e = op_end(e);
     }
-    if (e)
-        return answer(e, fserr);
-    if (orph) {
-        orphans[slot].ino = in[3].ino;
-        orphans[slot].gone = !open;
-    }
-    *orphaned = (uint32_t)orph;
-    *fserr = 0;
-    return put_attrs(call, attrs, attrs_len, in, 4);
+    if (!e)
+        orphaned_in(slot, orph ? in[3].ino : 0, open, orphaned);
+    return done_with(call, e, fserr, attrs, attrs_len, in, 4);
 }
 
 static int64_t link(struct svc_call *call, uint32_t ino, uint32_t dir, uint64_t now, uint64_t name, uint64_t name_len,
@@ -1378,10 +1370,7 @@ static int64_t link(struct svc_call *call, uint32_t ino, uint32_t dir, uint64_t 
             e = inode_get(dir, 0, &in[0]);
         e = op_end(e);
     }
-    if (e)
-        return answer(e, fserr);
-    *fserr = 0;
-    return put_attrs(call, attrs, attrs_len, in, 2);
+    return done_with(call, e, fserr, attrs, attrs_len, in, 2);
 }
 
 #define IMMUTABLE_OR_APPEND 0x30u               /* chattr +i, +a: their attributes stay (Linux's EPERM) */
@@ -1414,10 +1403,7 @@ static int64_t setattr(struct svc_call *call, uint32_t ino, uint32_t what, uint3
         }
         e = op_end(e);
     }
-    if (e)
-        return answer(e, fserr);
-    *fserr = 0;
-    return put_attrs(call, attrs, attrs_len, &in, 1);
+    return done_with(call, e, fserr, attrs, attrs_len, &in, 1);
 }
 
 static int64_t truncate(struct svc_call *call, uint32_t ino, uint64_t size, uint64_t now, uint64_t attrs,
