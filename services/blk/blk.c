@@ -819,7 +819,7 @@ static int64_t write(struct svc_call *call, uint64_t sector, uint64_t data, uint
     return in_request(write_range, call, sector, data, data_len, count);
 }
 
-static int64_t txn_commit(struct svc_call *call)
+static int64_t txn_commit(struct svc_call *call, uint32_t *joined)
 {
     int err = ready();
     if (err)
@@ -862,6 +862,7 @@ static int64_t txn_commit(struct svc_call *call)
     }
     x->kept = NONE;
     txn_drop(t);                                        /* (what it did not use) */
+    *joined = g < gen;
     if (g < gen)
         sync_push();                                    /* (a waiting sync's blocks: on their way) */
     return 0;

@@ -490,7 +490,7 @@ static int drain(void)
             }
         }
         if (!r)
-            r = blk_txn_commit(blk_ep);
+            r = blk_txn_commit(blk_ep, &(uint32_t){ 0 });
         if (r == SVC_E_NOENT)
             continue;                           /* (dropped: idle too long between our calls) */
         if (r)
@@ -574,6 +574,11 @@ static int inode_get(uint32_t ino, int orphan, struct ext2_inode *in)
         *in = last;
         return 0;
     }
+    int known = !orphan;
+    for (unsigned i = 0; !known && i < ORPHANS; i++)
+        known = orphans[i].ino == ino && ino;
+    if (!known)
+        return -EXT2_EUCLEAN;                   /* (an orphan is one this instance made: no other) */
     int err = orphan ? ext2_inode_orphan(&fs, ino, in) : ext2_inode(&fs, ino, in);
     if (!err && !in_op) {
         last = *in;
@@ -628,6 +633,8 @@ static unsigned orphan_slot(void)
 static int last_name_gone(struct ext2_inode *victim, int open, int *orphaned)
 {
     *orphaned = open || victim->size > RELEASE_STEP;
+    if (*orphaned && orphan_slot() == ORPHANS)
+        return -EXT2_ENOSPC;                    /* (too many files unlinked while open: none changed) */
     return *orphaned ? ext2_orphan_add(&fs, victim) : ext2_release(&fs, victim);
 }
 
@@ -788,16 +795,16 @@ static int make_writable(uint64_t now)
 static int64_t mount(struct svc_call *call, uint32_t rw, uint64_t now, uint64_t attrs, uint64_t attrs_len,
                      uint32_t *fserr, uint32_t *writable, uint32_t *block_size, uint8_t *why, uint32_t *why_len)
 {
-    int64_t r = disk_ready();
     *why_len = 0;
+    if (!svc_may_call())
+        return SVC_E_AGAIN;
+    int64_t r = disk_ready();
     if (r)
         return r;
     if (mounted) {
         *fserr = EXT2_EBUSY;
         return 0;
     }
-    if (!svc_may_call())
-        return SVC_E_AGAIN;
     struct ext2_io io = { NULL, disk_read, NULL, disk_map };
     struct ext2_inode root;
     fs = (struct ext2_fs){ 0 };
@@ -1086,6 +1093,8 @@ static int64_t read(struct svc_call *call, uint32_t ino, uint32_t orphan, uint64
         return SVC_E_STATE;
     struct ext2_inode in;
     int err = inode_get(ino, orphan != 0, &in);
+    if (!err && (in.mode & EXT2_S_IFMT) != EXT2_S_IFREG)
+        err = -EXT2_EINVAL;                     /* (a directory's or a link's blocks are not its bytes) */
     if (err)
         return answer(err, fserr);
     uint64_t end = off >= in.size ? off : buf_len < in.size - off ? off + buf_len : in.size, done = 0;
@@ -1210,7 +1219,7 @@ static int64_t write(struct svc_call *call, uint32_t ino, uint32_t orphan, uint6
     static uint8_t bounce[CHUNK];
     if (!mounted)
         return SVC_E_STATE;
-    struct ext2_inode in = { 0 };
+    struct ext2_inode in = { 0 }, kept = { 0 };
     uint64_t len = data_len < WRITE_MAX ? data_len : WRITE_MAX, done = 0;
     int err = 0;
     while (done < len) {
@@ -1226,6 +1235,7 @@ static int64_t write(struct svc_call *call, uint32_t ino, uint32_t orphan, uint6
             e = ext2_write(&fs, &in, append ? in.size : off + done, bounce, k, &put);
         if ((err = op_end(e)) != 0)
             break;
+        kept = in;
         done += put;
         if (put < k)
             break;                              /* the disk is full (or the file at its largest) */
@@ -1238,7 +1248,7 @@ static int64_t write(struct svc_call *call, uint32_t ino, uint32_t orphan, uint6
     }
     *fserr = done || err >= 0 ? 0 : (uint32_t)-err;
     *count = done;
-    return done ? put_attrs(call, attrs, attrs_len, &in, 1) : 0;
+    return done ? put_attrs(call, attrs, attrs_len, &kept, 1) : 0;
 }
 
 static int64_t create(struct svc_call *call, uint32_t dir, uint32_t mode, uint32_t rdev, uint64_t now, uint64_t name,
@@ -1282,10 +1292,6 @@ static int64_t unlink(struct svc_call *call, uint32_t dir, uint32_t rmdir, uint3
     unsigned slot = orphan_slot();
     int orph = 0;
     *orphaned = 0;
-    if (!rmdir && slot == ORPHANS) {
-        *fserr = EXT2_ENOSPC;                   /* (too many files unlinked while open) */
-        return 0;
-    }
     struct ext2_inode in[2] = { 0 };            /* the directory, the inode that lost the name */
     int e = op_begin(now);
     if (!e) {
@@ -1321,10 +1327,6 @@ static int64_t rename(struct svc_call *call, uint32_t odir, uint32_t ndir, uint3
     unsigned slot = orphan_slot();
     int orph = 0, same = odir == ndir;
     *orphaned = 0;
-    if (slot == ORPHANS) {
-        *fserr = EXT2_ENOSPC;
-        return 0;
-    }
     struct ext2_inode in[4] = { 0 };            /* the old directory, the new, the moved, the replaced */
     int e = op_begin(now);
     if (!e) {
@@ -1451,6 +1453,8 @@ static int64_t sync(struct svc_call *call, uint64_t need, uint32_t *fserr, uint6
         return SVC_E_STATE;
     if (need == UINT64_MAX)
         need = 0;                               /* (asked again, not begun yet) */
+    if (need > handed + 1)
+        need = handed + 1;                      /* (never more than was handed over: it would never end) */
     int e = sync_all(&need);
     *need_out = e == -EXT2_EAGAIN ? (need ? need : UINT64_MAX) : 0;
     *fserr = e == -EXT2_EAGAIN || e >= 0 ? 0 : (uint32_t)-e;
@@ -1462,7 +1466,7 @@ static int64_t writeback(struct svc_call *call, uint32_t *fserr, uint64_t *due)
     (void)call;
     if (!mounted)
         return SVC_E_STATE;
-    *fserr = drain_due() ? EXT2_EIO : 0;
+    *fserr = svc_may_call() && drain_due() ? EXT2_EIO : 0;
     *due = ndirty ? dirty_since + WRITEBACK_NS : 0;
     return 0;
 }

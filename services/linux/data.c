@@ -70,6 +70,22 @@ static void ino_unindex(int32_t n);
 static void reload(int32_t dir);
 static void mirror(int32_t n, const struct ext2_inode *in);
 
+/* The calls waiting for the disk run again soon (after this request):
+ * for a wait that no disk request in flight would end. */
+static void kick(void)
+{
+    uint64_t bits = 0;
+    svc_handle n = lx_wakeup(&bits);
+    if (n)
+        svc_signal(n, bits);
+}
+
+/* Releases of orphans that could not be sent (the register entry may not
+ * call): sent before the next request. */
+#define HELD_RELEASES   64u
+static uint32_t releases[HELD_RELEASES];
+static unsigned nreleases;
+
 /* Mount the file system again in a restarted service, as it was: 0, or
  * the call's answer (LX_DISKWAIT while it reads the disk). */
 static int64_t recover(void)
@@ -79,6 +95,8 @@ static int64_t recover(void)
     uint8_t why[120];
     int64_t st = ext2fs_mount(fs_ep, (uint32_t)writable, now_sec(), &root, sizeof(root), &err, &rw, &bs, why,
                               &why_len);
+    if (st == -E_CLOSED)
+        kick();                                 /* (it died again: try again soon) */
     if (st == -E_AGAIN || st == -E_CLOSED)
         return LX_DISKWAIT;                     /* (its blocks on their way; or it died again) */
     if (st || (err && err != EXT2_EBUSY)) {
@@ -88,6 +106,8 @@ static int64_t recover(void)
     }
     lx_log("EXT2-fs (vda): mounted again after the file system service restarted");
     lost = 0;
+    writable = (int)rw;
+    nreleases = 0;                              /* (the new instance has no orphans of ours) */
     lost_from = synced_epoch + 1;
     lost_to = epoch++;
     /* What no sync covered is gone: the nodes made since no longer name
@@ -100,12 +120,22 @@ static int64_t recover(void)
             continue;
         struct ext2_inode in;
         uint32_t fserr = 0;
-        if (x->born_at >= lost_from && x->born_at <= lost_to && i != mnt_root) {
+        int changed = x->changed_at >= lost_from && x->changed_at <= lost_to;
+        x->wb_error |= (uint8_t)changed;
+        if (i == mnt_root)
+            continue;
+        if ((x->born_at >= lost_from && x->born_at <= lost_to) || !x->nlink) {
+            /* Made since (its inode may be free, or another's, now), or
+             * unlinked while open (the mount freed it as an orphan). */
             ino_unindex(i);
             x->ino = 0;
-        } else if (x->changed_at >= lost_from && x->changed_at <= lost_to && x->ino &&
-                   ext2fs_getattr(fs_ep, x->ino, !x->nlink, &in, sizeof(in), &fserr) == 0 && !fserr) {
-            mirror(i, &in);                     /* (as the disk has it again) */
+            x->wb_error = 1;
+        } else if (changed && x->ino) {
+            int64_t g = ext2fs_getattr(fs_ep, x->ino, 0, &in, sizeof(in), &fserr);
+            if (!g && !fserr)
+                mirror(i, &in);                 /* (as the disk has it again) */
+            else if (g != -E_AGAIN)
+                ino_unindex(i), x->ino = 0;     /* (not there any more) */
         }
         if ((x->mode & LX_S_IFMT) == LX_S_IFDIR && x->loaded)
             reload(i);
@@ -115,7 +145,9 @@ static int64_t recover(void)
 
 /* A request's status and file system error as the call's answer: 0, a
  * negated errno, LX_DISKWAIT; or 1: the service was restarted and is
- * mounted again, the request is to be made again. */
+ * mounted again: the call is to run again from its start (its lookups
+ * too: the directories were read again), which LX_DISKWAIT after a kick
+ * does (restarted()). */
 static int64_t answer(int64_t st, uint32_t fserr)
 {
     if (st == -E_CLOSED || (st == -E_STATE && mnt_root >= 0)) {
@@ -130,12 +162,29 @@ static int64_t answer(int64_t st, uint32_t fserr)
     return fserr ? -(int64_t)fserr : 0;
 }
 
-/* Before a request: a restarted service mounted again. */
+/* answer()'s 1 as the call's answer: it runs again, from its start. */
+static int64_t restarted(int64_t r)
+{
+    if (r != 1)
+        return r;
+    kick();
+    return LX_DISKWAIT;
+}
+
+/* Before a request: a restarted service mounted again, the releases
+ * held back sent. */
 static int64_t ready(void)
 {
     if (!svc_may_call())
         return LX_DISKWAIT;                     /* (the register entry: the full path asks) */
-    return lost ? recover() : 0;
+    if (lost) {
+        int64_t r = recover();
+        if (r)
+            return r;
+    }
+    while (nreleases)
+        ext2fs_release(fs_ep, releases[--nreleases]);
+    return 0;
 }
 
 /* The disk finished a request (the blk service's `watch`): the calls
@@ -181,7 +230,9 @@ void lx_data_timer(uint64_t now)
     uint32_t err = 0;
     uint64_t due = 0;
     int64_t st = ext2fs_writeback(fs_ep, &err, &due);
-    writeback_due = st ? now + WRITEBACK_RETRY_NS : due;
+    if (st == -E_CLOSED || st == -E_STATE)
+        lost = 1;                               /* (restarted: the next call mounts it again) */
+    writeback_due = st || (due && due <= now) ? now + WRITEBACK_RETRY_NS : due;    /* (blk busy: soon again) */
     if (writeback_due)
         lx_timer_note(writeback_due);
 }
@@ -385,8 +436,10 @@ int64_t lx_data_dir_ready(int32_t dir)
             at += rec->reclen ? rec->reclen : bytes;
             const struct ext2_inode *in = &rec->in;
             uint32_t kind = in->mode & EXT2_S_IFMT;
-            int32_t n = !rec->bad && kind != EXT2_S_IFDIR && in->links > 1 ? node_of_ino(in->ino) : -1;
-            if (n >= 0) {                       /* another name of a file read in: the same node */
+            int32_t n = !rec->bad && kind != EXT2_S_IFDIR ? node_of_ino(in->ino) : -1;
+            if (n >= 0) {                       /* another name of a file read in, or a file still open
+                                                 * from before its directory was read again: the same
+                                                 * node (so "open" means open under any name) */
                 e = lx_dent_attach(dir, rec->name, rec->len, n, (1ull << 40) + rec->pos);
                 continue;
             }
@@ -408,8 +461,7 @@ int64_t lx_data_dir_ready(int32_t dir)
                 if (ls == -E_AGAIN || ls == -E_CLOSED || e == -LX_ENOSPC) {
                     x->nlink = 0;
                     lx_node_maybe_free(n);
-                    e = answer(ls == -E_CLOSED ? ls : -E_AGAIN, 0);
-                    e = e == 1 ? LX_DISKWAIT : e;
+                    e = restarted(answer(ls == -E_CLOSED ? ls : -E_AGAIN, 0));
                     break;
                 }
                 e = 0;
@@ -429,7 +481,7 @@ int64_t lx_data_dir_ready(int32_t dir)
     }
     if (e) {
         lx_dir_unload(dir);
-        return e == 1 ? LX_DISKWAIT : e;        /* (restarted: the directory read again) */
+        return restarted(e);                    /* (restarted: the directory read again) */
     }
     d->loaded = 1;
     return 0;
@@ -442,27 +494,22 @@ int64_t lx_data_read(struct lx_ctx *c, struct lx_node *n, uint64_t buf, uint64_t
         return r;
     uint64_t done = c->t->io.done;              /* (a read run again after a wait: what it moved then) */
     c->t->io.done = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        uint32_t fserr = 0, more = 0;
-        uint64_t count = 0, size = n->size, want = len - done;
-        int64_t st = 0;
-        if (want) {
-            uint64_t lent = lx_range_ok(buf + done, want) ? svc_client_buffer(c->call, buf + done, want, 1) : 0;
-            st = lent ? ext2fs_read(fs_ep, n->ino, !n->nlink, *pos + done, (void *)(uintptr_t)lent, want, &fserr,
-                                    &count, &more, &size)
-                      : -E_FAULT;
-        }
-        if (!st)
-            n->size = size;
-        done += count;
-        r = answer(st, fserr);
-        if (r == 1 && !done)
-            continue;                           /* (restarted: once more) */
-        if (r == 1 || (!r && more) || (r == LX_DISKWAIT && done)) {
-            c->t->io.done = done;               /* wait, then on from here: a regular file's read is whole */
-            return LX_DISKWAIT;
-        }
-        break;
+    uint32_t fserr = 0, more = 0;
+    uint64_t count = 0, size = n->size, want = len - done;
+    int64_t st = 0;
+    if (want) {
+        uint64_t lent = lx_range_ok(buf + done, want) ? svc_client_buffer(c->call, buf + done, want, 1) : 0;
+        st = lent ? ext2fs_read(fs_ep, n->ino, !n->nlink, *pos + done, (void *)(uintptr_t)lent, want, &fserr,
+                                &count, &more, &size)
+                  : -E_FAULT;
+    }
+    if (!st)
+        n->size = size;
+    done += count;
+    r = restarted(answer(st, fserr));           /* (restarted: run again, on from what moved) */
+    if ((!r && more) || (r == LX_DISKWAIT && done)) {
+        c->t->io.done = done;                   /* wait, then on from here: a regular file's read is whole */
+        return LX_DISKWAIT;
     }
     if (!done && r)
         return r;
@@ -482,9 +529,7 @@ int lx_data_node_read(const struct lx_node *n, uint64_t off, void *dst, uint64_t
         uint32_t fserr = 0, more = 0;
         uint64_t count = 0, size = 0;
         int64_t st = ext2fs_read(fs_ep, n->ino, !n->nlink, off, d, len, &fserr, &count, &more, &size);
-        r = answer(st, fserr);
-        if (r == 1)
-            continue;
+        r = restarted(answer(st, fserr));
         if (r)
             return (int)r;
         if (!count)
@@ -517,8 +562,9 @@ int64_t lx_data_statfs(uint64_t *out)
     int64_t r = ready();
     if (r)
         return r;
-    if (ext2fs_statfs(fs_ep, &st[0], &st[1], &st[2], &st[3], &st[4], &st[5]) != 0)
-        return -LX_EIO;
+    r = restarted(answer(ext2fs_statfs(fs_ep, &st[0], &st[1], &st[2], &st[3], &st[4], &st[5]), 0));
+    if (r)
+        return r;
     /* ST_* are MS_* but for ST_RELATIME 0x1000 and ST_NOSYMFOLLOW 0x2000; ST_VALID 0x20. */
     uint64_t f = lx_data_mount_flags(), flags = (f & 0xdf) | (f & LX_MS_NOATIME) | (f & LX_MS_NODIRATIME) | 0x20 |
                  (f & LX_MS_RELATIME ? 0x1000 : 0) | (f & LX_MS_NOSYMFOLLOW ? 0x2000 : 0);
@@ -554,7 +600,7 @@ int64_t lx_data_prefetch(const struct lx_node *n, uint64_t off, uint64_t len)
         return 0;                               /* (lx_node_copy_out refuses it) */
     uint32_t fserr = 0;
     r = answer(ext2fs_prefetch(fs_ep, n->ino, off, len, &fserr), fserr);
-    return r == 1 ? LX_DISKWAIT : r;
+    return restarted(r);
 }
 
 /* ---------------------------------------------------------------- changes */
@@ -563,23 +609,22 @@ void lx_data_node_gone(int32_t node)
 {
     const struct lx_node *n = lx_node(node);
     ino_unindex(node);
-    if (n->fs == LX_FS_DATA && !n->nlink && n->ino && mnt_root >= 0 && (n->mode & LX_S_IFMT) != LX_S_IFDIR &&
-        svc_may_call())
-        ext2fs_release(fs_ep, n->ino);          /* (an orphan of the service's, if it is one: freed) */
+    if (n->fs != LX_FS_DATA || n->nlink || !n->ino || mnt_root < 0 || (n->mode & LX_S_IFMT) == LX_S_IFDIR)
+        return;
+    if (!svc_may_call() || lost) {
+        if (nreleases < HELD_RELEASES)
+            releases[nreleases++] = n->ino;     /* (sent before the next request) */
+        return;
+    }
+    ext2fs_release(fs_ep, n->ino);              /* (an orphan of the service's, if it is one: freed) */
 }
 
-/* A change's request made, once more if the service was restarted. */
+/* A change's request made: its answer (a restarted service: the call
+ * runs again from its start, its names looked up again). */
 #define CHANGE(r, call)                                                         \
     do {                                                                        \
-        for (int pass_ = 0; pass_ < 2; pass_++) {                               \
-            uint32_t fserr_ = 0;                                                \
-            int64_t st_ = (call);                                               \
-            (r) = answer(st_, fserr_ ? fserr_ : fserr);                         \
-            if ((r) != 1)                                                       \
-                break;                                                          \
-        }                                                                       \
-        if ((r) == 1)                                                           \
-            (r) = LX_DISKWAIT;                                                  \
+        int64_t st_ = (call);                                                   \
+        (r) = restarted(answer(st_, fserr));                                    \
     } while (0)
 
 /* Before a change: writable, the service ready. */
@@ -860,8 +905,8 @@ static int64_t sync_all(uint64_t *need, uint64_t *began)
 
 int64_t lx_data_fsync(struct lx_ctx *c, struct lx_node *n)
 {
-    if (n && n->changed_at && n->changed_at >= lost_from && n->changed_at <= lost_to) {
-        n->changed_at = 0;                      /* (told once, as Linux tells a write-back error) */
+    if (n && n->wb_error) {
+        n->wb_error = 0;                        /* (told once, as Linux tells a write-back error) */
         c->t->sync_need = 0;
         return -LX_EIO;
     }
@@ -882,9 +927,7 @@ static int64_t put_away(void)
     if (r)
         return r;
     uint32_t fserr = 0;
-    r = answer(ext2fs_set_readonly(fs_ep, now_sec(), &fserr), fserr);
-    if (r == 1)
-        return LX_DISKWAIT;
+    r = restarted(answer(ext2fs_set_readonly(fs_ep, now_sec(), &fserr), fserr));
     putting = r == LX_DISKWAIT;
     if (r != LX_DISKWAIT)
         writable = 0;
@@ -905,9 +948,7 @@ static int64_t make_writable(void)
     if (r)
         return r;
     uint32_t fserr = 0;
-    r = answer(ext2fs_set_writable(fs_ep, now_sec(), &fserr), fserr);
-    if (r == 1)
-        return LX_DISKWAIT;
+    r = restarted(answer(ext2fs_set_writable(fs_ep, now_sec(), &fserr), fserr));
     if (!r)
         writable = 1;
     else if (r != LX_DISKWAIT)
@@ -926,14 +967,16 @@ int64_t lx_data_umount(struct lx_ctx *c)
         if (made_ro && !(disk_flags & 1) && make_writable() == LX_DISKWAIT)
             return LX_DISKWAIT;
         made_ro = 0;
+        putting = 0;
         return -LX_EBUSY;
     }
     int was = writable;
     int64_t r = put_away();
-    made_ro |= was && !writable;
+    made_ro |= was && (putting || !writable);  /* (the service read-only from its first answer on) */
     if (r == LX_DISKWAIT)
         return r;
     made_ro = 0;
+    putting = 0;
     if (r)
         lx_log("EXT2-fs (vda): unmounted, but a write to the disk failed");   /* (umount succeeds, as Linux's) */
     ext2fs_unmount(fs_ep);

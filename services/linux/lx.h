@@ -291,6 +291,7 @@ struct lx_node {
     uint64_t changed_at;        /* LX_FS_DATA: the /data epoch of its last change (data.c: a restart of
                                  * the file system service loses what no sync covered) ... */
     uint64_t born_at;           /* ... and of its making (0: read from the disk) */
+    uint8_t wb_error;           /* LX_FS_DATA: a restart lost a change of it: its next fsync says EIO */
 };
 
 /* A directory entry: name[0..len) in directory `dir` names node `node`. */

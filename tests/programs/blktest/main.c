@@ -142,6 +142,7 @@ static bool untouched(uint64_t s, uint32_t n)
  * a new begin, a fault in the data or two idle seconds. */
 #define TXN_AT      24000u              /* block 3,000 on (never written above) */
 static uint8_t tx[8192];
+static uint32_t joined;      /* txn_commit: it joined a sync under way */
 static void transactions(void)
 {
     uint64_t n = 0, dummy, d0 = 0, d1 = 0;
@@ -159,10 +160,10 @@ static void transactions(void)
     int64_t over = blk_txn_write(dev, TXN_AT + 16, tx, 8192, &n);    /* two new blocks, one left */
     int64_t again = blk_txn_write(dev, TXN_AT, tx, 4096, &n);       /* (the same block: no new one) */
     int64_t rng = blk_txn_write(dev, sectors, tx, 4096, &n);
-    int64_t c = blk_txn_commit(dev);
+    int64_t c = blk_txn_commit(dev, &joined);
     for (int k = 0; c == -E_AGAIN && k < 100; k++) {
         blk_wait(dev);
-        c = blk_txn_commit(dev);
+        c = blk_txn_commit(dev, &joined);
     }
     int a = 0;
     bool shown = check(TXN_AT, 8192, true, &a) && untouched(TXN_AT + 16, 8192);
@@ -176,16 +177,16 @@ static void transactions(void)
     /* Dropped: an abort, a new begin, a fault, idle. None leaves a trace. */
     expect(tx, TXN_AT + 32, 4096, true);
     int64_t ab[3] = { blk_txn_begin(dev, 1), blk_txn_write(dev, TXN_AT + 32, tx, 4096, &n), blk_txn_abort(dev) };
-    int64_t after_abort = blk_txn_commit(dev);
+    int64_t after_abort = blk_txn_commit(dev, &joined);
     int64_t rb[4] = { blk_txn_begin(dev, 1), blk_txn_write(dev, TXN_AT + 32, tx, 4096, &n), blk_txn_begin(dev, 1),
-                      blk_txn_commit(dev) };
+                      blk_txn_commit(dev, &joined) };
     int64_t fb[3] = { blk_txn_begin(dev, 1), blk_txn_write(dev, TXN_AT + 32, (void *)0x10, 4096, &n),
-                      blk_txn_commit(dev) };
+                      blk_txn_commit(dev, &joined) };
     int64_t kf = blk_txn_begin(dev, 1) == 0 ? blk_txn_write(dev, TXN_AT + 32, (void *)0xffff000000001000ull, 4096, &n)
                                             : -1;
     int64_t ib[2] = { blk_txn_begin(dev, 1), blk_txn_write(dev, TXN_AT + 32, tx, 4096, &n) };
     sleep_ms(2200);
-    int64_t idle = blk_txn_commit(dev);
+    int64_t idle = blk_txn_commit(dev, &joined);
     int64_t none[2] = { blk_txn_abort(dev), blk_txn_write(dev, TXN_AT + 32, tx, 4096, &n) };
     tap_ok(ab[0] == 0 && ab[1] == 0 && ab[2] == 0 && after_abort == -E_NOENT && rb[0] == 0 && rb[1] == 0 &&
                rb[2] == 0 && rb[3] == 0 && fb[0] == 0 && fb[1] == -E_FAULT && fb[2] == -E_NOENT && kf == -E_FAULT &&
@@ -208,40 +209,54 @@ static void transactions(void)
 }
 
 /* A commit that replaces a dirty block a sync already waits for makes
- * that sync wait for the whole transaction: when its ticket is over,
- * nothing is dirty. Every other block of the 6 MiB written above is
- * written again (the same bytes): 768 blocks apart from each other, many
- * more requests than the disk's queue takes, so most are still dirty
- * when the commit comes; it replaces the last one not being written. */
+ * that sync wait for the whole transaction (it says so: `joined`): when
+ * its ticket is over, nothing is dirty. Every other block of the 6 MiB
+ * written above is written again (the same bytes): 768 blocks apart from
+ * each other, many more requests than the disk's queue takes, so most
+ * are still dirty when the commit comes; it replaces the last one not
+ * being written. Whether that one was still dirty depends on how fast
+ * the host's disk is: tried until a commit joined the sync (10 times at
+ * most; in the user placement the first try does). */
 #define SPREAD_AT   BIG_FROM
 #define SPREAD      768u
 static void commit_under_sync(void)
 {
-    int a = 0;
+    int a = 0, tries = 0;
     bool wrote = true;
-    for (uint32_t k = 0; k < SPREAD && wrote; k++) {
-        expect(tx, SPREAD_AT + k * 16, 4096, true);
-        wrote = write_at(SPREAD_AT + k * 16, tx, 4096, &a) == 4096;
-    }
-    uint64_t ticket = 0, n = 0, dummy, dirty = 1;
-    int64_t st = blk_sync_start(dev, &ticket), c = -1;
+    int64_t st = 0, c = -1, p = -1;
+    uint64_t dirty = 1, dummy, n = 0;
     uint32_t k = SPREAD;
-    while (c != 0 && k-- > 0) {
-        expect(tx, SPREAD_AT + k * 16, 4096, true);
-        if (blk_txn_begin(dev, 1) != 0 || blk_txn_write(dev, SPREAD_AT + k * 16, tx, 4096, &n) != 0)
-            break;
-        if ((c = blk_txn_commit(dev)) != 0)
-            blk_txn_abort(dev);
-    }
-    int64_t p = blk_sync_poll(dev, ticket);
-    for (int i = 0; p == -E_AGAIN && i < 1000; i++) {
-        blk_wait(dev);
+    for (joined = 0; !joined && tries < 10 && wrote; tries++) {
+        for (uint32_t i = 0; i < SPREAD && wrote; i++) {
+            expect(tx, SPREAD_AT + i * 16, 4096, true);
+            wrote = write_at(SPREAD_AT + i * 16, tx, 4096, &a) == 4096;
+        }
+        uint64_t ticket = 0;
+        st = blk_sync_start(dev, &ticket);
+        c = -1;
+        k = SPREAD;
+        while (c != 0 && k-- > 0) {
+            expect(tx, SPREAD_AT + k * 16, 4096, true);
+            if (blk_txn_begin(dev, 1) != 0 || blk_txn_write(dev, SPREAD_AT + k * 16, tx, 4096, &n) != 0)
+                break;
+            if ((c = blk_txn_commit(dev, &joined)) != 0)
+                blk_txn_abort(dev);
+        }
         p = blk_sync_poll(dev, ticket);
+        for (int i = 0; p == -E_AGAIN && i < 1000; i++) {
+            blk_wait(dev);
+            p = blk_sync_poll(dev, ticket);
+        }
+        blk_stats(dev, &dummy, &dummy, &dummy, &dummy, &dummy, &dirty, &dummy, &dummy);
+        if (!joined)
+            blk_sync(dev);                      /* (it replaced a block already written: again) */
     }
-    blk_stats(dev, &dummy, &dummy, &dummy, &dummy, &dummy, &dirty, &dummy, &dummy);
-    tap_ok(wrote && st == 0 && c == 0 && p == 0 && dirty == 0,
-           "blk: a commit replacing block %u of %u, still dirty while a sync waits (%ld), is waited for by that sync: "
-           "%lu dirty after it", SPREAD - k, SPREAD, (long)p, (unsigned long)dirty);
+    /* (The disk may have been faster every time, the kernel placement's
+     * mostly: then no commit joined a sync, and there is nothing to see.) */
+    tap_ok(wrote && st == 0 && c == 0 && p == 0 && (!joined || dirty == 0),
+           "blk: a commit replacing block %u of %u, %s while a sync waits (try %d, %ld), is waited for by that "
+           "sync: %lu dirty after it", SPREAD - k, SPREAD, joined ? "still dirty" : "written already every time",
+           tries, (long)p, (unsigned long)dirty);
 }
 
 int main(void)
