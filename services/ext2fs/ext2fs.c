@@ -76,6 +76,12 @@ static int32_t *heads;                  /* nbuckets hash chains */
 static int32_t *dirtyq;                 /* a ring of nblocks: blocks in the order they became dirty */
 static uint32_t dq_head, dq_len, ndirty;
 static uint8_t *stage;                  /* BATCH blocks moved to or from blk at once */
+#define DIRENT_BATCH    16384u          /* bytes of records one readdir answers at most */
+#define PATH_BYTES      4096u           /* a symbolic link's target at most (PATH_MAX) */
+static uint8_t *bounce;                 /* a write's CHUNK from the client */
+static uint8_t *dirents;                /* readdir's records (DIRENT_BATCH) */
+static uint8_t *path;                   /* a link's target (PATH_BYTES), read or made
+                                         * (made with the cache: memory, not the image's) */
 static int32_t pins[OP_MAX];            /* the blocks with an op copy */
 static uint8_t *spare[OP_MAX];          /* op copies kept for the next changes (each svc_alloc maps
                                          * memory of its own in user space: costly) */
@@ -131,8 +137,13 @@ static int cache_init(void)
     heads = svc_alloc(nbuckets * sizeof(*heads));
     dirtyq = svc_alloc(nblocks * sizeof(*dirtyq));
     stage = svc_alloc(BATCH * DBLOCK);
-    if (!cache || !heads || !dirtyq || !stage)
+    bounce = svc_alloc(CHUNK);
+    dirents = svc_alloc(DIRENT_BATCH);
+    path = svc_alloc(PATH_BYTES);
+    if (!cache || !heads || !dirtyq || !stage || !bounce || !dirents || !path) {
+        cache = NULL;                           /* (tried again at the next mount) */
         return -ENOMEM_;
+    }
     for (uint32_t i = 0; i < nbuckets; i++)
         heads[i] = -1;
     return 0;
@@ -904,11 +915,10 @@ static int64_t getattr(struct svc_call *call, uint32_t ino, uint32_t orphan, uin
     return put_attrs(call, attrs, attrs_len, &in, 1);
 }
 
-#define DIRENT_BATCH    16384u          /* bytes of records one readdir answers at most */
 static int64_t readdir(struct svc_call *call, uint32_t dir, uint64_t pos, uint64_t buf, uint64_t buf_len,
                        uint32_t *fserr, uint32_t *count, uint64_t *bytes, uint64_t *next, uint32_t *done)
 {
-    static uint8_t out[DIRENT_BATCH];
+    uint8_t *out = dirents;
     if (!mounted)
         return SVC_E_STATE;
     struct ext2_inode din;
@@ -986,7 +996,7 @@ static int64_t readdir(struct svc_call *call, uint32_t dir, uint64_t pos, uint64
 static int64_t readlink(struct svc_call *call, uint32_t ino, uint64_t buf, uint64_t buf_len, uint32_t *fserr,
                         uint64_t *count)
 {
-    static char target[4096];
+    char *target = (char *)path;
     if (!mounted)
         return SVC_E_STATE;
     struct ext2_inode in;
@@ -994,7 +1004,7 @@ static int64_t readlink(struct svc_call *call, uint32_t ino, uint64_t buf, uint6
     int e = inode_get(ino, 0, &in);
     if (!e && (in.mode & EXT2_S_IFMT) != EXT2_S_IFLNK)
         e = -EXT2_EINVAL;
-    if (!e && (in.size == 0 || in.size > sizeof(target)))
+    if (!e && (in.size == 0 || in.size > PATH_BYTES))
         e = -EXT2_EUCLEAN;
     if (!e)
         e = ext2_readlink(&fs, &in, target, (uint32_t)in.size, &got);
@@ -1216,7 +1226,6 @@ static int64_t write(struct svc_call *call, uint32_t ino, uint32_t orphan, uint6
                      uint64_t data, uint64_t data_len, uint64_t attrs, uint64_t attrs_len, uint32_t *fserr,
                      uint64_t *count, uint32_t *more)
 {
-    static uint8_t bounce[CHUNK];
     if (!mounted)
         return SVC_E_STATE;
     struct ext2_inode in = { 0 }, kept = { 0 };
@@ -1255,14 +1264,14 @@ static int64_t create(struct svc_call *call, uint32_t dir, uint32_t mode, uint32
                       uint64_t name_len, uint64_t target, uint64_t target_len, uint64_t attrs, uint64_t attrs_len,
                       uint32_t *fserr)
 {
-    static char to[4096];
+    char *to = (char *)path;
     char nm[EXT2_NAME_MAX];
     if (!mounted)
         return SVC_E_STATE;
     int64_t r = get_name(call, name, name_len, nm);
     if (r)
         return r;
-    if (target_len > sizeof(to))
+    if (target_len > PATH_BYTES)
         return SVC_E_INVAL;
     if (target_len && svc_copy_in(call, to, target, target_len))
         return SVC_E_FAULT;

@@ -410,7 +410,9 @@ int64_t lx_data_ready(int32_t n)
 #define DIRENTS     16384u              /* bytes of records asked for at once */
 int64_t lx_data_dir_ready(int32_t dir)
 {
-    static uint8_t recs[DIRENTS] __attribute__((aligned(8)));
+    static uint8_t *recs;                       /* (memory, not the image's: made at the first listing) */
+    if (!recs && !(recs = svc_alloc(DIRENTS)))
+        return -LX_ENOMEM;
     struct lx_node *d = lx_node(dir);
     if (!d || d->fs != LX_FS_DATA || (d->mode & LX_S_IFMT) != LX_S_IFDIR)
         return 0;
@@ -428,7 +430,7 @@ int64_t lx_data_dir_ready(int32_t dir)
     while (!e && !done) {
         uint32_t fserr = 0, count = 0;
         uint64_t bytes = 0, next = pos;
-        int64_t st = ext2fs_readdir(fs_ep, d->ino, pos, recs, sizeof(recs), &fserr, &count, &bytes, &next, &done);
+        int64_t st = ext2fs_readdir(fs_ep, d->ino, pos, recs, DIRENTS, &fserr, &count, &bytes, &next, &done);
         if ((e = answer(st, fserr)) != 0)
             break;
         for (uint64_t at = 0; !e && at + sizeof(struct ext2fs_dirent) <= bytes;) {
