@@ -94,6 +94,7 @@ static uint64_t ticket, ticket_at;      /* a blk sync under way (0: none), and `
 static int sync_failed;                 /* a write or sync of blk failed: the next fsync says EIO */
 static struct ext2_fs fs, saved;        /* the file system, and as it was when the change began */
 static int in_op, mounted;
+static uint64_t owner;                  /* the client that mounted it: the only one it serves */
 static uint64_t put_need;               /* set_readonly's sync under way */
 static struct { uint32_t ino; uint8_t gone; } orphans[ORPHANS];   /* unlinked while open */
 
@@ -830,6 +831,7 @@ static int64_t mount(struct svc_call *call, uint32_t rw, uint64_t now, uint64_t 
         memcpy(why, fs.why, *why_len);
     }
     mounted = !err;
+    owner = call->pid;
     if (!err && rw && !(disk_flags & 1)) {
         err = make_writable(now);
         if (err == -EXT2_EROFS)
@@ -852,6 +854,8 @@ static int64_t set_writable(struct svc_call *call, uint64_t now, uint32_t *fserr
     (void)call;
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     if (fs.writable) {
         *fserr = 0;
         return 0;
@@ -868,6 +872,8 @@ static int64_t set_readonly(struct svc_call *call, uint64_t now, uint32_t *fserr
     (void)call;
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     if (fs.writable) {
         int err = op_begin(now);
         if (!err)
@@ -886,6 +892,8 @@ static int64_t unmount(struct svc_call *call)
     (void)call;
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     for (uint32_t i = 0; i < nblocks; i++)    /* (dirty only if the disk failed: lost, as on Linux) */
         cache[i].valid = cache[i].dirty = cache[i].queued = cache[i].used = 0;
     for (uint32_t i = 0; i < nbuckets; i++)
@@ -907,6 +915,8 @@ static int64_t getattr(struct svc_call *call, uint32_t ino, uint32_t orphan, uin
 {
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     struct ext2_inode in;
     int err = inode_get(ino, orphan != 0, &in);
     if (err)
@@ -921,6 +931,8 @@ static int64_t readdir(struct svc_call *call, uint32_t dir, uint64_t pos, uint64
     uint8_t *out = dirents;
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     struct ext2_inode din;
     int e = inode_get(dir, 0, &din);
     if (!e && (din.mode & EXT2_S_IFMT) != EXT2_S_IFDIR)
@@ -999,6 +1011,8 @@ static int64_t readlink(struct svc_call *call, uint32_t ino, uint64_t buf, uint6
     char *target = (char *)path;
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     struct ext2_inode in;
     uint32_t got = 0;
     int e = inode_get(ino, 0, &in);
@@ -1101,6 +1115,8 @@ static int64_t read(struct svc_call *call, uint32_t ino, uint32_t orphan, uint64
 {
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     struct ext2_inode in;
     int err = inode_get(ino, orphan != 0, &in);
     if (!err && (in.mode & EXT2_S_IFMT) != EXT2_S_IFREG)
@@ -1147,6 +1163,8 @@ static int64_t prefetch_h(struct svc_call *call, uint32_t ino, uint64_t off, uin
     (void)call;
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     if (!svc_may_call())
         return SVC_E_AGAIN;
     struct ext2_inode in;
@@ -1209,6 +1227,8 @@ static int64_t statfs(struct svc_call *call, uint64_t *blocks, uint64_t *bfree, 
     (void)call;
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     struct ext2_statfs st;
     ext2_statfs(&fs, &st);
     *blocks = st.blocks;
@@ -1228,6 +1248,8 @@ static int64_t write(struct svc_call *call, uint32_t ino, uint32_t orphan, uint6
 {
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     struct ext2_inode in = { 0 }, kept = { 0 };
     uint64_t len = data_len < WRITE_MAX ? data_len : WRITE_MAX, done = 0;
     int err = 0;
@@ -1268,6 +1290,8 @@ static int64_t create(struct svc_call *call, uint32_t dir, uint32_t mode, uint32
     char nm[EXT2_NAME_MAX];
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     int64_t r = get_name(call, name, name_len, nm);
     if (r)
         return r;
@@ -1295,6 +1319,8 @@ static int64_t unlink(struct svc_call *call, uint32_t dir, uint32_t rmdir, uint3
     char nm[EXT2_NAME_MAX];
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     int64_t r = get_name(call, name, name_len, nm);
     if (r)
         return r;
@@ -1328,6 +1354,8 @@ static int64_t rename(struct svc_call *call, uint32_t odir, uint32_t ndir, uint3
     char on[EXT2_NAME_MAX], nn[EXT2_NAME_MAX];
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     int64_t r = get_name(call, from, from_len, on);
     if (!r)
         r = get_name(call, to, to_len, nn);
@@ -1366,6 +1394,8 @@ static int64_t link(struct svc_call *call, uint32_t ino, uint32_t dir, uint64_t 
     char nm[EXT2_NAME_MAX];
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     int64_t r = get_name(call, name, name_len, nm);
     if (r)
         return r;
@@ -1392,6 +1422,8 @@ static int64_t setattr(struct svc_call *call, uint32_t ino, uint32_t what, uint3
 {
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     struct ext2_inode in;
     int e = op_begin(now);
     if (!e) {
@@ -1422,6 +1454,8 @@ static int64_t truncate(struct svc_call *call, uint32_t ino, uint64_t size, uint
 {
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     struct ext2_inode in;
     for (;;) {                                  /* a step at a time (a wait in between: on from there) */
         int e = op_begin(now);
@@ -1449,6 +1483,8 @@ static int64_t release(struct svc_call *call, uint32_t ino)
     (void)call;
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     for (unsigned i = 0; i < ORPHANS; i++)
         if (orphans[i].ino == ino)
             orphans[i].gone = 1;
@@ -1460,6 +1496,8 @@ static int64_t sync(struct svc_call *call, uint64_t need, uint32_t *fserr, uint6
     (void)call;
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     if (need == UINT64_MAX)
         need = 0;                               /* (asked again, not begun yet) */
     if (need > handed + 1)
@@ -1475,6 +1513,8 @@ static int64_t writeback(struct svc_call *call, uint32_t *fserr, uint64_t *due)
     (void)call;
     if (!mounted)
         return SVC_E_STATE;
+    if (call->pid != owner)
+        return SVC_E_PERM;                      /* (one client: the one that mounted it) */
     *fserr = svc_may_call() && drain_due() ? EXT2_EIO : 0;
     *due = ndirty ? dirty_since + WRITEBACK_NS : 0;
     return 0;

@@ -546,6 +546,8 @@ def test_a_hostile_second_client_of_the_disk_does_not_hurt_the_files_on_it(place
     text = petrel(image, script, f"blk-hostile-{placement}", tmp_path, extra=[(src, "/src")])
     oks = re.findall(r"^(ok|not ok) \d+ - (blkhostile: .*)$", text, re.M)
     assert len(oks) == 3 and all(v == "ok" for v, _ in oks) and "blkhostile: done" in text, text[-4000:]
+    oks = re.findall(r"^(ok|not ok) \d+ - (ext2hostile: .*)$", text, re.M)
+    assert len(oks) == 2 and all(v == "ok" for v, _ in oks) and "ext2hostile: done" in text, text[-4000:]
     synced = [int(m) for m in re.findall(r"^synced (\d+)$", text, re.M)]
     assert synced == list(range(1, POWER_FILES + 1)) and "all synced" in text, text[-4000:]
     e2fsck_clean(image)
