@@ -851,7 +851,6 @@ static int64_t mount(struct svc_call *call, uint32_t rw, uint64_t now, uint64_t 
 
 static int64_t set_writable(struct svc_call *call, uint64_t now, uint32_t *fserr)
 {
-    (void)call;
     if (!mounted)
         return SVC_E_STATE;
     if (call->pid != owner)
@@ -869,7 +868,6 @@ static int64_t set_writable(struct svc_call *call, uint64_t now, uint32_t *fserr
 
 static int64_t set_readonly(struct svc_call *call, uint64_t now, uint32_t *fserr)
 {
-    (void)call;
     if (!mounted)
         return SVC_E_STATE;
     if (call->pid != owner)
@@ -889,7 +887,6 @@ static int64_t set_readonly(struct svc_call *call, uint64_t now, uint32_t *fserr
 
 static int64_t unmount(struct svc_call *call)
 {
-    (void)call;
     if (!mounted)
         return SVC_E_STATE;
     if (call->pid != owner)
@@ -1160,7 +1157,6 @@ static int64_t read(struct svc_call *call, uint32_t ino, uint32_t orphan, uint64
 #define PREFETCH_FILE_MAX   (2u << 20)      /* bytes of a file one prefetch covers at most */
 static int64_t prefetch_h(struct svc_call *call, uint32_t ino, uint64_t off, uint64_t len, uint32_t *fserr)
 {
-    (void)call;
     if (!mounted)
         return SVC_E_STATE;
     if (call->pid != owner)
@@ -1224,7 +1220,6 @@ static int64_t prefetch_h(struct svc_call *call, uint32_t ino, uint64_t off, uin
 static int64_t statfs(struct svc_call *call, uint64_t *blocks, uint64_t *bfree, uint64_t *bavail, uint64_t *files,
                       uint64_t *ffree, uint64_t *fsid)
 {
-    (void)call;
     if (!mounted)
         return SVC_E_STATE;
     if (call->pid != owner)
@@ -1480,7 +1475,6 @@ static int64_t truncate(struct svc_call *call, uint32_t ino, uint64_t size, uint
 
 static int64_t release(struct svc_call *call, uint32_t ino)
 {
-    (void)call;
     if (!mounted)
         return SVC_E_STATE;
     if (call->pid != owner)
@@ -1493,7 +1487,6 @@ static int64_t release(struct svc_call *call, uint32_t ino)
 
 static int64_t sync(struct svc_call *call, uint64_t need, uint32_t *fserr, uint64_t *need_out)
 {
-    (void)call;
     if (!mounted)
         return SVC_E_STATE;
     if (call->pid != owner)
@@ -1510,7 +1503,6 @@ static int64_t sync(struct svc_call *call, uint64_t need, uint32_t *fserr, uint6
 
 static int64_t writeback(struct svc_call *call, uint32_t *fserr, uint64_t *due)
 {
-    (void)call;
     if (!mounted)
         return SVC_E_STATE;
     if (call->pid != owner)
