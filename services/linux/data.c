@@ -463,7 +463,8 @@ int64_t lx_data_dir_ready(int32_t dir)
                 if (ls == -E_AGAIN || ls == -E_CLOSED || e == -LX_ENOSPC) {
                     x->nlink = 0;
                     lx_node_maybe_free(n);
-                    e = restarted(answer(ls == -E_CLOSED ? ls : -E_AGAIN, 0));
+                    if (e != -LX_ENOSPC)        /* (no room for the target: that, as before) */
+                        e = restarted(answer(ls, 0));
                     break;
                 }
                 e = 0;
