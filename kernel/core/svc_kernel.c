@@ -64,8 +64,8 @@ static struct thread *reply_target(const struct svc_call *call)
  */
 struct kclient {
     uint64_t label, pid;
-    unsigned len, nh;
-    uint64_t mr[MSG_MAX_MRS];           /* the request, then the reply */
+    unsigned len, nh, cap;
+    uint64_t *mr;                       /* the caller's words: the request, then the reply (cap at most) */
     svc_handle handles[MSG_MAX_HANDLES];
     unsigned reply_len;
     bool answered, done;
@@ -95,8 +95,8 @@ static void kclient_answer(struct kclient *k, unsigned len, const uint64_t *mr)
     if (!k || k->answered)
         return;
     k->reply_len = MIN(len, MSG_MAX_MRS);
-    for (unsigned i = 0; i < k->reply_len; i++)
-        k->mr[i] = mr[i];
+    for (unsigned i = 0; i < k->reply_len && i < k->cap; i++)
+        k->mr[i] = mr[i];               /* (the request's words were read: dispatch decodes them first) */
     k->answered = true;
 }
 
@@ -548,6 +548,7 @@ static void service_irq(unsigned irq, void *arg)
     struct ksvc_run *run = irq_run[irq];
     if (run && run->holder) {
         run->irq_pending[irq / 64] |= 1ull << (irq % 64);
+        run->irq_words |= 1ull << (irq / 64);
         return;
     }
     if (!irq_handlers[irq])
@@ -831,7 +832,9 @@ static NORETURN void finish_request(struct ksvc_run *run)
         run->wake_due = false;
         run->wake();
     }
-    for (unsigned w = 0; w < ARRAY_SIZE(run->irq_pending); w++) {
+    while (run->irq_words) {
+        unsigned w = (unsigned)__builtin_ctzll(run->irq_words);
+        run->irq_words &= ~(1ull << w);
         while (run->irq_pending[w]) {
             unsigned bit = (unsigned)__builtin_ctzll(run->irq_pending[w]);
             run->irq_pending[w] &= ~(1ull << bit);
@@ -875,8 +878,14 @@ static NORETURN void request_main(void *arg)
     }
     call.label = MSG_LABEL(run->info);
     call.len = MSG_LEN(run->info);
-    for (unsigned i = 0; i < call.len; i++)
-        call.mr[i] = t->in_fault ? t->fault_msg[i] : i < MSG_REG_MRS ? t->tf.x[2 + i] : t->utcb->mr[i];
+    /* (three plain loops: one question per request, not per word) */
+    unsigned regs = t->in_fault ? 0 : MIN(call.len, MSG_REG_MRS);
+    for (unsigned i = 0; t->in_fault && i < call.len; i++)
+        mr[i] = t->fault_msg[i];
+    for (unsigned i = 0; i < regs; i++)
+        mr[i] = t->tf.x[2 + i];
+    for (unsigned i = regs; !t->in_fault && i < call.len; i++)
+        mr[i] = t->utcb->mr[i];
     call.badge = run->badge;
     call.pid = t->space->id;
     call.env = run->is_call ? t : NULL;     /* a send gets no reply */
@@ -1259,10 +1268,10 @@ int64_t svc_client_call(uint32_t ep, uint64_t label, unsigned len, uint64_t *mr,
     k.pid = run->account ? run->account->id : 0;
     k.len = len;
     k.nh = 0;
+    k.cap = cap;
+    k.mr = mr;                          /* (no copy either way) */
     k.reply_len = 0;
     k.answered = k.done = false;
-    for (unsigned i = 0; i < len; i++)
-        k.mr[i] = mr[i];
     int64_t r = callee ? 0 : -E_BADHANDLE;
     for (unsigned i = 0; !r && i < nh; i++) {
         /* the caller's only object to pass on: its wakeup, to signal */
@@ -1284,8 +1293,6 @@ int64_t svc_client_call(uint32_t ep, uint64_t label, unsigned len, uint64_t *mr,
     bool masked = false;
     r = kclient_run(run, run->holder, callee, &k, &masked);
     env_unlock(took && !masked);
-    for (unsigned i = 0; r > 0 && i < (unsigned)r && i < cap; i++)
-        mr[i] = k.mr[i];
     return r;
 }
 

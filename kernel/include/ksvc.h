@@ -61,7 +61,8 @@ struct ksvc_run {
     const struct ksvc *svc;
     uint64_t info, badge;
     bool is_call;
-    uint64_t irq_pending[IRQ_MAX / 64];     /* its interrupts that came meanwhile */
+    uint64_t irq_pending[(IRQ_MAX + 63) / 64];     /* its interrupts that came meanwhile */
+    uint64_t irq_words;         /* bit w: irq_pending[w] is not 0 (a request's end looks at these only) */
     /* its timer (svc_timer_attach): the handler, run from the tick of
      * core timer_cpu once the counter passes timer_at (0: not set) */
     void (*timer)(void);

@@ -574,16 +574,17 @@ static int64_t answer(int err, uint32_t *fserr)
     return 0;
 }
 
-/* Inode ino (`orphan`: one with no name left, on the orphan list). The
- * last inode read outside a change is kept until the next change is kept
- * (kept_changes): a read() then decodes no inode. */
-static int inode_get(uint32_t ino, int orphan, struct ext2_inode *in)
+/* Inode ino (`orphan`: one with no name left, on the orphan list), in *in
+ * until the next call. The last inode read outside a change is kept until
+ * the next change is kept (kept_changes): a read() then decodes no inode
+ * and copies none. */
+static int inode_ref(uint32_t ino, int orphan, const struct ext2_inode **in)
 {
-    static struct ext2_inode last;
+    static struct ext2_inode last, got;
     static uint64_t last_at = UINT64_MAX;
     static uint8_t last_orphan;
     if (!in_op && last_at == kept_changes && last.ino == ino && last_orphan == orphan) {
-        *in = last;
+        *in = &last;
         return 0;
     }
     int known = !orphan;
@@ -591,13 +592,25 @@ static int inode_get(uint32_t ino, int orphan, struct ext2_inode *in)
         known = orphans[i].ino == ino && ino;
     if (!known)
         return -EXT2_EUCLEAN;                   /* (an orphan is one this instance made: no other) */
-    int err = orphan ? ext2_inode_orphan(&fs, ino, in) : ext2_inode(&fs, ino, in);
+    int err = orphan ? ext2_inode_orphan(&fs, ino, &got) : ext2_inode(&fs, ino, &got);
+    *in = &got;
     if (!err && !in_op) {
-        last = *in;
+        last = got;
         last_at = kept_changes;
         last_orphan = (uint8_t)orphan;
     }
     return err == -EXT2_ENOENT ? -EXT2_EUCLEAN : err;   /* (an entry naming a free inode) */
+}
+
+/* Inode ino (an orphan of this instance's if `orphan`), a copy of its
+ * own in *in; the last one read is kept until the next change. */
+static int inode_get(uint32_t ino, int orphan, struct ext2_inode *in)
+{
+    const struct ext2_inode *p;
+    int err = inode_ref(ino, orphan, &p);
+    if (!err)
+        *in = *p;
+    return err;
 }
 
 /* Files unlinked while open whose last opener went (`release`): off the
@@ -1114,17 +1127,17 @@ static int64_t read(struct svc_call *call, uint32_t ino, uint32_t orphan, uint64
         return SVC_E_STATE;
     if (call->pid != owner)
         return SVC_E_PERM;                      /* (one client: the one that mounted it) */
-    struct ext2_inode in;
-    int err = inode_get(ino, orphan != 0, &in);
-    if (!err && (in.mode & EXT2_S_IFMT) != EXT2_S_IFREG)
+    const struct ext2_inode *in;                /* (nothing below reads another inode) */
+    int err = inode_ref(ino, orphan != 0, &in);
+    if (!err && (in->mode & EXT2_S_IFMT) != EXT2_S_IFREG)
         err = -EXT2_EINVAL;                     /* (a directory's or a link's blocks are not its bytes) */
     if (err)
         return answer(err, fserr);
-    uint64_t end = off >= in.size ? off : buf_len < in.size - off ? off + buf_len : in.size, done = 0;
+    uint64_t end = off >= in->size ? off : buf_len < in->size - off ? off + buf_len : in->size, done = 0;
     while (off + done < end) {
         /* Straight from the cache's blocks: the file system maps each of its blocks. */
         uint64_t at = off + done, moved = 0;
-        if (end - at >= DIRECT_MIN && (err = read_direct(call, &in, at, end, buf + done, &moved)) <= 0) {
+        if (end - at >= DIRECT_MIN && (err = read_direct(call, in, at, end, buf + done, &moved)) <= 0) {
             done += moved;
             if (err)
                 break;
@@ -1133,7 +1146,7 @@ static int64_t read(struct svc_call *call, uint32_t ino, uint32_t orphan, uint64
         err = 0;
         uint32_t from = (uint32_t)(at % fs.block_size), pb = 0;
         uint64_t k = fs.block_size - from < end - at ? fs.block_size - from : end - at;
-        if ((err = ext2_bmap(&fs, &in, at / fs.block_size, &pb)) == 0)
+        if ((err = ext2_bmap(&fs, in, at / fs.block_size, &pb)) == 0)
             err = copy_out(call, (uint64_t)pb * fs.block_size + from, pb == 0, buf + done, k, &moved);
         done += moved;
         if (err)
@@ -1150,7 +1163,7 @@ static int64_t read(struct svc_call *call, uint32_t ino, uint32_t orphan, uint64
         err = 0;                                /* (a short read, as Linux's) */
     *fserr = err < 0 ? (uint32_t)-err : 0;
     *count = done;
-    *size = in.size;
+    *size = in->size;
     return 0;
 }
 
