@@ -714,6 +714,13 @@ static int time_program(const char *metric, long n, char **prog)
  * /data a MiB at a time and fsync'ed, then read back a MiB at a time
  * after POSIX_FADV_DONTNEED (Linux then drops the file's clean pages, so
  * both systems read it from the disk): one operation each. */
+/* A call of the throughput run failed: which one, where and why. */
+static void fs_fail(const char *call, long mib)
+{
+    printf("lxbench: %s of MiB %ld of /data/lxbench-256m failed: %s\n", call, mib, strerror(errno));
+    abort();
+}
+
 static void fs_throughput(void)
 {
     static char mib[1 << 20];
@@ -726,18 +733,20 @@ static void fs_throughput(void)
     for (unsigned i = 0; i < sizeof(mib); i++)
         mib[i] = (char)(i * 13);
     int fd = open("/data/lxbench-256m", O_RDWR | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        fs_fail("open", 0);
     uint64_t t0 = bench_counter();
     for (long i = 0; i < 256; i++)
-        if (fd < 0 || pwrite(fd, mib, sizeof(mib), (off_t)i << 20) != sizeof(mib))
-            abort();
+        if (pwrite(fd, mib, sizeof(mib), (off_t)i << 20) != sizeof(mib))
+            fs_fail("pwrite", i);
     if (fsync(fd))
-        abort();
+        fs_fail("fsync", 256);
     report("lx_fs_write_256m_fsync", bench_counter() - t0, 1);
     posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     t0 = bench_counter();
     for (long i = 0; i < 256; i++)
         if (pread(fd, mib, sizeof(mib), (off_t)i << 20) != sizeof(mib))
-            abort();
+            fs_fail("pread", i);
     report("lx_fs_read_256m", bench_counter() - t0, 1);
     close(fd);
     unlink("/data/lxbench-256m");

@@ -752,8 +752,12 @@ static int64_t txn_begin(struct svc_call *call, uint64_t count)
                 rearm();
             if (disk.inflight)
                 return SVC_E_AGAIN;
-            txn_drop(t);
-            return SVC_E_NOMEM;                         /* (nothing on its way: no memory for it) */
+            /* (rearm took what the disk finished since this request
+             * began: the blocks it wrote are clean now) */
+            if (!(c = clean_block())) {
+                txn_drop(t);
+                return SVC_E_NOMEM;                     /* (nothing on its way: no memory for it) */
+            }
         }
         c->state = B_TXN;
         c->no = UINT64_MAX;                             /* (out of the hash until written) */

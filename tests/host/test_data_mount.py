@@ -236,6 +236,24 @@ busybox tail -c 8192 far | busybox md5sum
 
 
 @pytest.mark.parametrize("system", SYSTEMS)
+def test_a_writer_faster_than_the_disk_writes_every_byte(system, tmp_path):
+    """48 MiB in whole-MiB writes, six times the blk service's cache: the
+    file system's hand-overs wait for the disk's writes, none is refused."""
+    image = tmp_path / "fast.img"
+    fresh_image(image, 128 << 20, 4096)
+    text = petrel(image, """cd /data
+busybox dd if=/dev/zero of=fast bs=1048576 count=48 conv=fsync 2>/dev/null
+echo "dd $?"
+busybox stat -c 'size %s' fast
+busybox md5sum fast
+""", system, tmp_path)
+    want = hashlib.md5(bytes(48 << 20)).hexdigest()
+    assert "dd 0" in text and "size 50331648" in text and want in text, text[-3000:]
+    e2fsck_clean(image)
+    assert want in "\n".join(linux(image, "busybox md5sum /data/fast\n"))
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
 def test_corrupt_images_answer_every_access_and_nothing_goes_down(system, tmp_path):
     base = tmp_path / "base.img"
     fresh_image(base, 2 << 20, 1024)
