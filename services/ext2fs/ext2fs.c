@@ -1081,6 +1081,7 @@ static int copy_out(struct svc_call *call, uint64_t at, int hole, uint64_t buf, 
  * or -EXT2_EAGAIN while blk fetches them. */
 #define DIRECT_MIN      (64u * 1024)    /* a read of at least this much left goes straight ... */
 #define DIRECT_MAX      (64u * 1024)    /* ... this much at a time (blk's largest read) */
+_Static_assert(DIRECT_MAX <= BATCH * DBLOCK, "a direct read fits in stage");
 static int read_direct(struct svc_call *call, const struct ext2_inode *in, uint64_t at, uint64_t end, uint64_t buf,
                        uint64_t *moved)
 {
@@ -1104,17 +1105,19 @@ static int read_direct(struct svc_call *call, const struct ext2_inode *in, uint6
     }
     if (!bytes)
         return 1;
+    /* A buffer the client lent of its own client's is not lent on in
+     * user space (lends do not chain): there blk's blocks come into
+     * `stage` by the one call, then go on by one copy. */
     uint64_t lent = svc_client_buffer(call, buf, bytes, 1), count = 0;
-    if (!lent)
-        return 1;
+    void *into = lent ? (void *)(uintptr_t)lent : stage;
     uint64_t d0 = (uint64_t)first * bs / DBLOCK, d1 = ((uint64_t)first * bs + bytes - 1) / DBLOCK;
-    int64_t err = blk_read(blk_ep, (uint64_t)first * (bs / SECTOR), (void *)(uintptr_t)lent, bytes, &count);
+    int64_t err = blk_read(blk_ep, (uint64_t)first * (bs / SECTOR), into, bytes, &count);
     read_ahead(d0, err == SVC_E_AGAIN);
     if (d1 != d0)
         read_ahead(d1, 0);
     if (err == SVC_E_AGAIN)
         return -EXT2_EAGAIN;
-    if (err || count != bytes)
+    if (err || count != bytes || (!lent && svc_copy_out(call, buf, stage, bytes)))
         return 1;                               /* (a fault in the client's memory, a disk error: */
     *moved = bytes;                             /* the cache's way tells them apart) */
     return 0;
