@@ -243,8 +243,11 @@ int lx_fd_set(struct lx_proc *p, uint32_t fd, struct lx_file *f)
         return 0;                               /* (nothing there to close) */
     uint64_t e = t->slot[fd];
     struct lx_file *old = e ? slot_file(entry_slot(e), entry_gen(e)) : NULL;
-    if (old && old != f)
+    if (old && old != f) {
         lx_locks_closed(p, old);                /* any close of a file ends the process's POSIX locks of it */
+        if (old->binder)
+            lx_binder_flush(old);               /* (Linux's flush of a binder file at every close) */
+    }
     uint64_t bit = 1ull << (fd % 64);
     t->cloexec[fd / 64] &= ~bit;
     t->count += (f != NULL) - ((t->open[fd / 64] & bit) != 0);
@@ -473,6 +476,7 @@ static void finalise(struct lx_file *f)
         break;
     case LX_FILE_NODE:
         lx_tty_file_gone(f);                    /* a pseudo-terminal's side */
+        lx_binder_file_gone(f);                 /* a binder process */
         if (f->mon)
             lx_tcpmon_close(f);
         node_let_go(f->node);
@@ -719,6 +723,9 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
                 return -LX_ENXIO;
             n = lx_node(node);
         }
+        if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_BINDER && !(fl & O_PATH))
+            return lx_binder_open(c, node, (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) |
+                                  O_LARGEFILE, (fl & O_CLOEXEC) != 0);
         if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_PTMX)
             return lx_pty_open_master(c, node, (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) |
                                       O_LARGEFILE, (fl & O_CLOEXEC) != 0);
@@ -1291,8 +1298,9 @@ int lx_stat_fill(int32_t node, void *out)
         return 0;
     }
     /* null 1:3, zero 1:5, console 5:1, tty 5:0, full 1:7, random 1:8, urandom 1:9, ptmx 5:2 (pts: 136:N);
-     * the disk, a block device, vda 254:0 */
-    static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500, 0x107, 0x108, 0x109, 0x502, 0, 0xfe00 };
+     * the disk, a block device, vda 254:0; binder, a misc device, 10:59 (its minor is dynamic on Linux) */
+    static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500, 0x107, 0x108, 0x109, 0x502, 0, 0xfe00, 0xa3b };
+    _Static_assert(sizeof(rdev) / sizeof(rdev[0]) == LX_DEV_BINDER + 1, "a device number for every device");
     struct lx_stat st = { 0 };
     st.dev = lx_fs_dev(lx_node_fs(node));
     st.ino = lx_node_ino(node);
@@ -1582,6 +1590,8 @@ int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg)
     default:
         break;
     }
+    if (f->binder)
+        return lx_binder_ioctl(c, f, req, arg);
     struct lx_node *n = f->node >= 0 ? lx_node(f->node) : NULL;
     if (!lx_node_is_tty(n))
         return -LX_ENOTTY;

@@ -538,6 +538,7 @@ void lx_thread_free(struct lx_thread *t)
     struct lx_proc *p = t->p;
     lx_futex_thread_gone(t);
     lx_sig_thread_gone(t);
+    lx_binder_thread_gone(t);
     if (t->thread) {
         p->cpu_gone += lx_thread_cpu_ns(t);     /* its time stays the process's */
         /* Ended now, not by the "stop" answer to its call: in user space

@@ -229,7 +229,7 @@ void lx_heap_trim(void);
 
 /* What a node is beyond its mode. */
 enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE, LX_DEV_TTY, LX_DEV_FULL, LX_DEV_RANDOM,
-       LX_DEV_URANDOM, LX_DEV_PTMX, LX_DEV_PTS, LX_DEV_DISK };
+       LX_DEV_URANDOM, LX_DEV_PTMX, LX_DEV_PTS, LX_DEV_DISK, LX_DEV_BINDER };
 
 /* The file systems the tree is made of, mounted as a Debian system has
  * them (the root, devtmpfs on /dev, devpts on /dev/pts, tmpfs on
@@ -497,6 +497,7 @@ struct lx_file {
     int32_t owner_pid;          /* the process of pid owner_pid has this serial number */
     struct lx_file *next_dying; /* the list of files to finalise */
     struct lx_tcpmon *mon;      /* an open /proc/net/tcpmon's reader (tcpmon.c), made at its first read */
+    struct bproc *binder;       /* an open /dev/binder: its binder process (binder.c), else NULL */
 };
 
 /* A new open file of `kind` for object `obj` (a node, pipe, event object
@@ -589,7 +590,7 @@ static inline struct lx_vma *lx_vma_next(const struct lx_vma *v)
  * later: restarted (the thread runs its `svc` again with the same
  * registers, and finds what it waited for), or resumed with a result. */
 enum { LX_BLK_NONE, LX_BLK_PIPE, LX_BLK_WAIT, LX_BLK_VFORK, LX_BLK_TTY, LX_BLK_POLL, LX_BLK_SLEEP, LX_BLK_SIGSUSPEND,
-       LX_BLK_SIGWAIT, LX_BLK_FUTEX, LX_BLK_EVENT, LX_BLK_SOCK, LX_BLK_LOCK, LX_BLK_DISK };
+       LX_BLK_SIGWAIT, LX_BLK_FUTEX, LX_BLK_EVENT, LX_BLK_SOCK, LX_BLK_LOCK, LX_BLK_DISK, LX_BLK_BINDER };
 struct lx_block {
     int kind;
     svc_token token;
@@ -659,6 +660,7 @@ struct lx_proc {
     struct lx_proc *hnext;      /* the next of its pid hash bucket */
     struct lx_proc *first_child, *last_child;   /* its children (ppid == pid), oldest first (wait's */
     struct lx_proc *sibling, *sibling_prev;     /* order, as Linux's), and its neighbours among its parent's */
+    uint32_t binders;           /* /dev/binder opens it made that are open (binder.c) */
     uint64_t serial;            /* never the same for two processes (a pid is used again) */
     int pid, ppid;              /* ppid 0: no Linux parent (started by a native program, or orphaned) */
     int pgid, sid;
@@ -1502,6 +1504,20 @@ int64_t lx_pty_open_master(struct lx_ctx *c, int32_t node, uint32_t flags, int c
 int lx_pty_slave_check(int32_t node);
 void lx_pty_slave_opened(struct lx_ctx *c, struct lx_file *f, uint32_t open_flags);
 /* The last reference to terminal file f went (tty.c lets the pty go). */
+/* /dev/binder (binder.c). */
+struct bproc;
+int64_t lx_binder_open(struct lx_ctx *c, int32_t node, uint32_t flags, int cloexec);
+int64_t lx_binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg);
+int lx_binder_poll(struct lx_file *f);
+void lx_binder_file_gone(struct lx_file *f);
+void lx_binder_thread_gone(struct lx_thread *t);
+void lx_binder_flush(struct lx_file *f);
+/* mmap of f: its buffers' object (*obj) and length (*len, of size at most),
+ * then lx_binder_mapped with the address (0: the mapping failed). */
+int64_t lx_binder_mmap(struct lx_ctx *c, struct lx_file *f, uint64_t size, uint64_t prot, struct lx_mobj **obj,
+                       uint64_t *len);
+void lx_binder_mapped(struct lx_file *f, uint64_t va);
+
 void lx_tty_file_gone(struct lx_file *f);
 /* Session leader p ended: its controlling pseudo-terminal's foreground group gets SIGHUP. */
 void lx_tty_leader_gone(const struct lx_proc *p);

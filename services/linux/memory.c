@@ -606,6 +606,25 @@ int64_t lx_sys_brk(struct lx_ctx *c, uint64_t addr)
     return unreserved(brk_call(c, addr));
 }
 
+/* /dev/binder's buffers at va (binder.c): read-only, never a fork's,
+ * 4 MiB at most of the range asked for. */
+static int64_t binder_map(struct lx_ctx *c, struct lx_file *f, uint64_t va, uint64_t size, uint64_t prot)
+{
+    struct lx_mobj *o;
+    uint64_t len;
+    int64_t err = lx_binder_mmap(c, f, size, prot, &o, &len);
+    if (err)
+        return err;
+    if (vma_map(c->p, o, va, 0, len, rights_of(prot), LX_VMA_MMAP, 1)) {
+        lx_binder_mapped(f, 0);                 /* (not mapped after all: a later mmap may) */
+        return -LX_ENOMEM;
+    }
+    for (struct lx_vma *v = first_in(c->p, va, va + len); v && v->node.start < va + len; v = lx_vma_next(v))
+        v->on_fork = LX_VMA_DONTFORK;           /* (Linux's VM_DONTCOPY) */
+    lx_binder_mapped(f, va);
+    return (int64_t)va;
+}
+
 static int64_t mmap_call(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t prot, uint64_t flags, int64_t fd,
                          uint64_t off)
 {
@@ -623,6 +642,7 @@ static int64_t mmap_call(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t
     if ((prot & PROT_WRITE) && (prot & PROT_EXEC))
         return -LX_EACCES;                      /* Petrel never maps memory writable and executable */
     struct lx_node *file = NULL;
+    struct lx_file *binder = NULL;
     int32_t fnode = -1;
     int nowrite = 0;
     if (!(fl & MAP_ANONYMOUS)) {
@@ -642,17 +662,19 @@ static int64_t mmap_call(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t
         nowrite = type != MAP_PRIVATE && acc == 0;
         if (acc == O_WRONLY)
             return -LX_EACCES;
-        if (f->node < 0)
+        if (f->binder)
+            binder = f;                         /* /dev/binder: its buffers (binder.c) */
+        else if (f->node < 0)
             return -LX_ENODEV;                  /* a pipe, a socket, an event descriptor */
-        fnode = f->node;
-        file = lx_node(fnode);
-        if ((file->mode & LX_S_IFMT) != LX_S_IFREG || file->proc)
+        fnode = binder ? -1 : f->node;
+        file = binder ? NULL : lx_node(fnode);
+        if (file && ((file->mode & LX_S_IFMT) != LX_S_IFREG || file->proc))
             return -LX_ENODEV;
-        if ((prot & PROT_EXEC) && lx_data_refuses(file, LX_MS_NOEXEC))
+        if (file && (prot & PROT_EXEC) && lx_data_refuses(file, LX_MS_NOEXEC))
             return -LX_EPERM;                   /* a noexec mount's file, as Linux says */
-        if (file->fs == LX_FS_DATA && type != MAP_PRIVATE)
+        if (file && file->fs == LX_FS_DATA && type != MAP_PRIVATE)
             return -LX_ENODEV;                  /* (the disk's files are copied, not shared, for now) */
-        int64_t wait = lx_data_prefetch(file, off, size);  /* (copied at once below: at hand first) */
+        int64_t wait = file ? lx_data_prefetch(file, off, size) : 0;   /* (copied at once below: at hand first) */
         if (wait)
             return wait;
     }
@@ -677,6 +699,8 @@ static int64_t mmap_call(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t
             return -LX_ENOMEM;
         svc_mem_unmap(p->space, va, size);
     }
+    if (binder)
+        return binder_map(c, binder, va, size, prot);
     uint32_t rights = rights_of(prot);
     int shared = !file && type != MAP_PRIVATE;
     int reserves = (type == MAP_PRIVATE && (prot & PROT_WRITE)) || shared;

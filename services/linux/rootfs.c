@@ -778,7 +778,7 @@ static void device(const char *path, uint32_t dev)
 {
     int32_t n = place(path, (uint32_t)strlen(path));
     if (n >= 0) {
-        set_kind(n, LX_S_IFCHR | (dev == LX_DEV_CONSOLE ? 0600 : 0666));
+        set_kind(n, LX_S_IFCHR | (dev == LX_DEV_CONSOLE || dev == LX_DEV_BINDER ? 0600 : 0666));
         if (dev == LX_DEV_PTMX && strlen(path) > sizeof("dev/ptmx") - 1)
             set_kind(n, LX_S_IFCHR);            /* /dev/pts/ptmx: c--------- */
         node_at(n)->dev = dev;
@@ -1015,6 +1015,7 @@ int lx_fs_init(const char *name)
     device("dev/console", LX_DEV_CONSOLE);
     device("dev/tty", LX_DEV_TTY);
     device("dev/ptmx", LX_DEV_PTMX);
+    device("dev/binder", LX_DEV_BINDER);        /* (binder_linux's devices=binder) */
     mount_at("dev/pts", LX_FS_PTS, 0755);
     device("dev/pts/ptmx", LX_DEV_PTMX);        /* devpts's own (mode 0: ptmxmode=000) */
     mount_at("dev/shm", LX_FS_SHM, 01777);

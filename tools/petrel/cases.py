@@ -65,6 +65,8 @@ class Case:
     oracle: list = field(default_factory=list)  # Linux command lines: run on Linux and Petrel, compared (oracle.py)
     run: list = field(default_factory=list)     # Linux command lines run on Petrel only (judged by `expect`)
     packages: str = ""          # "apps": the root archive has Debian's programs of the real-programs suite
+    modules: list = field(default_factory=list)  # Linux's modules the archive brings for its Linux run
+                                # (/lib/petrel/NAME.ko and /etc/modules, loaded by tests/linux/init.c)
     trace: str = ""             # the monitor's groups switched on from boot (trace=...), recorded from QEMU's
                                 # side into build/test/logs/<name>.ptrace; with "tcp" among them, each
                                 # /proc/net/tcpmon line the console shows must be in the recording, in order
@@ -86,9 +88,10 @@ FIELD_TYPES = {
     "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "typing": list, "files": list, "cpu": str, "gic": int,
     "smp": int, "mem": str, "icount": bool, "virtualization": bool, "net": str, "frames": list, "append": str, "tap": bool, "expect": list,
     "expect_exit": (int, str), "timeout": (int, float), "pre": list, "allow_panic": bool, "oracle": list,
-    "run": list, "packages": str, "trace": str, "traced": list, "strace": list,
+    "run": list, "packages": str, "modules": list, "trace": str, "traced": list, "strace": list,
 }
 PACKAGE_SETS = ("", "apps")
+LINUX_MODULES = ("binder_linux",)
 CASE_KEYS = set(FIELD_TYPES) | {"matrix"}
 
 
@@ -186,6 +189,10 @@ def check_case(where: str, case: Case, steps) -> None:
         raise CaseError(f"{where}: key 'packages' goes with 'oracle' or 'run'")
     if case.oracle and case.run:
         raise CaseError(f"{where}: keys 'oracle' and 'run' go in different cases")
+    if any(m not in LINUX_MODULES for m in case.modules):
+        raise CaseError(f"{where}: key 'modules': only {', '.join(LINUX_MODULES)} can be loaded")
+    if case.modules and not case.oracle:
+        raise CaseError(f"{where}: key 'modules' goes with 'oracle' (they are Linux's)")
     if not all(isinstance(step, str) for step in case.pre):
         raise CaseError(f"{where}: key 'pre' must be a list of step names")
     for step in case.pre:

@@ -61,14 +61,24 @@ def archive_path(name: str, repo: Path = paths.REPO) -> Path:
 
 # Writes the case's root archive (with the Debian package set `packages`
 # named, "apps" or ""); returns its path.
-def write_archive(name: str, commands: list, repo: Path = paths.REPO, packages: str = "") -> Path:
+# With `modules` (names of Linux's modules the baseline has: binder_linux),
+# Linux's run loads them first (/etc/modules, tests/linux/init.c); Petrel's
+# personality has these devices of its own and reads neither file.
+def write_archive(name: str, commands: list, repo: Path = paths.REPO, packages: str = "",
+                  modules: list = ()) -> Path:
     out = archive_path(name, repo)
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         chosen = debian.apps_ready(repo) if packages == "apps" else ()
     except debian.DebianError as err:
         raise ValueError(str(err)) from None
-    out.write_bytes(rootfs.build("".join(c + "\n" for c in commands), (), repo, chosen))
+    adds = []
+    if modules:
+        known = {"binder_linux": linuxbase.binder_module(repo)}
+        listing = out.with_suffix(".modules")
+        listing.write_text("".join(f"/lib/petrel/{m}.ko\n" for m in modules))
+        adds = [(known[m], f"/lib/petrel/{m}.ko") for m in modules] + [(listing, "/etc/modules")]
+    out.write_bytes(rootfs.build("".join(c + "\n" for c in commands), adds, repo, chosen))
     return out
 
 

@@ -184,7 +184,8 @@ def pack_case_image(case: cases.Case, repo: Path) -> Path | None:
             system = systems.load_system(repo / "systems" / f"{case.system}.toml", repo)
             entries = systems.read_entries(system, repo)
             if case.oracle or case.run:
-                entries = oracle.with_archive(entries, oracle.write_archive(case.slug(), case.oracle or case.run, repo, case.packages))
+                entries = oracle.with_archive(entries, oracle.write_archive(case.slug(), case.oracle or case.run, repo, case.packages,
+                                                                              case.modules))
             bootimage.write_image(out, entries)
         except systems.SystemConfigError as err:
             raise ValueError(str(err)) from None
