@@ -55,6 +55,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "../common/bench.h"
+#include "binder_rtt.h"
 
 static uint64_t freq;
 static int quick;               /* --quick: a few of each, no figures (the test suite's check) */
@@ -563,6 +564,43 @@ static void cpu_loop(void)
     report("lx_cpu_loop", bench_counter() - t0, (uint64_t)times(2000000));
 }
 
+/* Binder round trips (binder_rtt.h, as bench.c times them against
+ * Petrel's IPC): a call of 4 bytes and of 4 KiB to a context manager in
+ * another process, answered with the same bytes. Skipped without
+ * /dev/binder (on Linux: binder_linux not loaded). */
+static void binder_rows(void)
+{
+    static const struct { const char *name; size_t len; } rows[] = { { "binder_rtt_4b", 4 }, { "binder_rtt_4k", 4096 } };
+    if (access("/dev/binder", F_OK) != 0) {
+        for (unsigned i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+            skip(rows[i].name, "no /dev/binder");
+        return;
+    }
+    pid_t server = fork();
+    if (server == 0)
+        binder_server();
+    static char data[BINDER_RTT_MAX];
+    memset(data, 'b', sizeof(data));
+    struct binder b;
+    uint64_t pending = 0;
+    int ok = binder_open(&b) == 0, called = 0;
+    for (int tries = 0; ok && !called && tries < 200; tries++) {
+        usleep(10000);                          /* (until the server is the context manager) */
+        called = binder_call(&b, data, 4, &pending) == 0;
+    }
+    ok = ok && called;
+    for (unsigned i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        if (!ok) {
+            skip(rows[i].name, "binder-call-failed");
+            continue;
+        }
+        TIME(rows[i].name, 2000, if (binder_call(&b, data, rows[i].len, &pending)) abort());
+    }
+    kill(server, SIGKILL);
+    waitpid(server, NULL, 0);
+    close(b.fd);
+}
+
 /* The file system rows, on the disk's ext2 at /data (lmbench's lat_fs
  * shapes, and sequential and random transfers): skipped without one. */
 #define FS_FILES        200
@@ -645,7 +683,7 @@ static const struct { const char *first; void (*run)(void); } groups[] = {
     { "lx_null_syscall", simple_calls }, { "lx_sig_install", signals }, { "lx_pipe_rtt", round_trips },
     { "lx_fork_exit", processes }, { "lx_file_mmap_fault", memory }, { "lx_pread_4k", file_pages },
     { "lx_open_close_10k_fds", crowded }, { "lx_tcp_rr_loopback", network }, { "lx_cpu_loop", cpu_loop },
-    { "lx_fs_create_0k", fs_rows }, { "lx_fs_write_256m_fsync", fs_throughput },
+    { "lx_fs_create_0k", fs_rows }, { "lx_fs_write_256m_fsync", fs_throughput }, { "binder_rtt_4b", binder_rows },
 };
 static const char *const rows[] = {
     "lx_null_syscall", "lx_read_dev_zero", "lx_write_dev_null", "lx_stat", "lx_fstat", "lx_open_close",
@@ -655,7 +693,7 @@ static const char *const rows[] = {
     "lx_fork_exit_1k_procs", "lx_tcp_rr_loopback", "lx_udp_rr_loopback", "lx_tcp_connect_loopback",
     "lx_tcp_stream_loopback", "lx_cpu_loop", "lx_fs_create_0k", "lx_fs_create_10k", "lx_fs_delete_0k",
     "lx_fs_write_seq_1m_fsync", "lx_fs_read_seq_1m", "lx_fs_read_rand_4k", "lx_fs_stat",
-    "lx_fs_write_256m_fsync", "lx_fs_read_256m",
+    "lx_fs_write_256m_fsync", "lx_fs_read_256m", "binder_rtt_4b", "binder_rtt_4k",
 };
 
 /* --trace ROW: run the group ROW is in (rows are listed group by group). */
@@ -794,6 +832,7 @@ int main(int argc, char **argv)
     network();
     cpu_loop();
     fs_rows();
+    binder_rows();
     printf(quick ? "lxbench: done\n" : "BENCH-END\n");
     return 0;
 }

@@ -647,13 +647,43 @@ int lx_binder_poll(struct lx_file *f)
 
 /* ---------------------------------------------------------------- BINDER_WRITE_READ */
 
+/* The caller's write buffer, a window of it copied in at once: len bytes
+ * at `at` (of the buffer ending at `end`) into dst; 0 or -1 (a fault, or
+ * past the end). A window that faults is tried again as the bytes asked
+ * for alone, so a fault comes where Linux's would. */
+struct window {
+    uint64_t start;
+    uint32_t have;
+    uint8_t b[256];
+};
+
+static int window_get(struct lx_ctx *c, struct window *w, uint64_t at, uint64_t end, void *dst, uint32_t len)
+{
+    if (at > end || end - at < len)
+        return -1;
+    if (at < w->start || at - w->start + len > w->have) {
+        uint64_t n = end - at < sizeof(w->b) ? end - at : sizeof(w->b);
+        if (lx_copy_in(c, w->b, at, n) != 0) {
+            n = len;
+            if (lx_copy_in(c, w->b, at, n) != 0)
+                return -1;
+        }
+        w->start = at;
+        w->have = (uint32_t)n;
+    }
+    memcpy(dst, w->b + (at - w->start), len);
+    return 0;
+}
+
 static int64_t thread_write(struct lx_ctx *c, struct bthread *bt, uint64_t buf, uint64_t size, uint64_t *consumed)
 {
     struct bproc *bp = bt->proc;
+    struct window win;
+    win.start = win.have = 0;
     while (*consumed < size && bt->return_error.cmd == BR_OK) {
         uint64_t at = buf + *consumed;
         uint32_t cmd;
-        if (size - *consumed < 4 || lx_copy_in(c, &cmd, at, 4))
+        if (window_get(c, &win, at, buf + size, &cmd, 4))
             return -LX_EFAULT;
         uint32_t len = IOC_SIZE(cmd);
         union { struct btd tr; struct btd_sg sg; uint64_t ptr; uint32_t u32; uint8_t raw[72]; } arg;
@@ -662,7 +692,7 @@ static int64_t thread_write(struct lx_ctx *c, struct bthread *bt, uint64_t buf, 
         case BC_FREE_BUFFER: case BC_INCREFS: case BC_ACQUIRE: case BC_RELEASE: case BC_DECREFS:
         case BC_INCREFS_DONE: case BC_ACQUIRE_DONE: case BC_REQUEST_DEATH_NOTIFICATION:
         case BC_CLEAR_DEATH_NOTIFICATION: case BC_DEAD_BINDER_DONE:
-            if (len > sizeof(arg) || size - *consumed - 4 < len || lx_copy_in(c, &arg, at + 4, len))
+            if (len > sizeof(arg) || window_get(c, &win, at + 4, buf + size, &arg, len))
                 return -LX_EFAULT;
             break;
         case BC_REGISTER_LOOPER: case BC_ENTER_LOOPER: case BC_EXIT_LOOPER:
@@ -726,21 +756,48 @@ static int has_work(struct bthread *bt, int proc)
     return bt->process_todo || bt->need_return || (proc && bt->proc->todo);
 }
 
+/* What a read hands over, gathered here and copied out at once. */
+struct outbuf {
+    uint64_t at;                        /* where out[0] goes in the caller's buffer */
+    uint32_t n;
+    uint8_t b[256];
+};
+
+static int out_flush(struct lx_ctx *c, struct outbuf *o)
+{
+    int err = o->n && lx_copy_out(c, o->at, o->b, o->n) ? -1 : 0;
+    o->at += o->n;
+    o->n = 0;
+    return err;
+}
+
+static int out_put(struct lx_ctx *c, struct outbuf *o, const void *src, uint32_t len)
+{
+    if (o->n + len > sizeof(o->b) && out_flush(c, o))
+        return -1;
+    memcpy(o->b + o->n, src, len);
+    o->n += len;
+    return 0;
+}
+
 /* Fill the read buffer [buf + *consumed, buf + size): 0, LX_BLOCK (nothing
  * to read: wait), -LX_EAGAIN, or -LX_EFAULT. */
 static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, uint64_t size, uint64_t *consumed,
                            int nonblock)
 {
     struct bproc *bp = bt->proc;
-    uint64_t ptr = buf + *consumed, end = buf + size;
+    uint64_t end = buf + size;
+    struct outbuf o;
+    o.at = buf + *consumed;
+    o.n = 0;
     if (*consumed == 0) {
         uint32_t noop = BR_NOOP;                /* (as Linux: whatever the buffer's size) */
-        if (lx_copy_out(c, ptr, &noop, 4))
-            return -LX_EFAULT;
-        ptr += 4;
+        out_put(c, &o, &noop, 4);
     }
     int proc_work = !bt->stack && !bt->todo && (bt->looper & (LOOPER_REGISTERED | LOOPER_ENTERED));
     if (!has_work(bt, proc_work)) {
+        if (out_flush(c, &o))
+            return -LX_EFAULT;
         if (nonblock)
             return -LX_EAGAIN;
         bt->waiting = (uint8_t)proc_work;
@@ -749,12 +806,15 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
     bt->waiting = 0;
     for (;;) {
         struct bwork **head, **tail;
+        uint64_t ptr = o.at + o.n;
         if (bt->todo) {
             head = &bt->todo, tail = &bt->todo_tail;
         } else if (bp->todo && proc_work) {
             head = &bp->todo, tail = &bp->todo_tail;
         } else {
             if (ptr - buf == 4 && !bt->need_return) {
+                if (out_flush(c, &o))
+                    return -LX_EFAULT;
                 bt->waiting = (uint8_t)proc_work;
                 return nonblock ? -LX_EAGAIN : LX_BLOCK;    /* (nothing after all: wait again) */
             }
@@ -774,9 +834,8 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
                 w->cmd = BR_OK;
             else
                 lx_free(w, sizeof(*w));
-            if (lx_copy_out(c, ptr, &cmd, 4))
+            if (out_put(c, &o, &cmd, 4))
                 return -LX_EFAULT;
-            ptr += 4;
             continue;
         }
         struct btxn *t = (struct btxn *)w;
@@ -790,19 +849,16 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
             tr.offsets_size = t->buf->offsets_size;
             tr.buffer = bp->va + t->buf->off;
             tr.offsets = tr.buffer + align8(t->buf->data_size);
-            t->buf->user_free = 1;
         }
-        uint8_t out[4 + sizeof(tr)];
-        memcpy(out, &cmd, 4);
-        memcpy(out + 4, &tr, sizeof(tr));
-        if (lx_copy_out(c, ptr, out, sizeof(out))) {
+        if (out_put(c, &o, &cmd, 4) || out_put(c, &o, &tr, sizeof(tr)) || out_flush(c, &o)) {
             if (!t->reply && !(t->flags & TF_ONE_WAY))
                 send_failed_reply(t, BR_FAILED_REPLY);
             else
                 txn_free(t);
             return -LX_EFAULT;
         }
-        ptr += sizeof(out);
+        if (t->buf)
+            t->buf->user_free = 1;
         if (!t->reply && !(t->flags & TF_ONE_WAY)) {
             t->to_parent = bt->stack;           /* a call: this thread serves it */
             t->to_thread = bt;
@@ -815,7 +871,9 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
         }
         break;
     }
-    *consumed = ptr - buf;
+    if (out_flush(c, &o))
+        return -LX_EFAULT;
+    *consumed = o.at - buf;
     int others_wait = 0;
     for (struct bthread *k = bp->threads; k; k = k->next)
         others_wait |= k != bt && k->waiting;

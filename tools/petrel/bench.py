@@ -76,7 +76,7 @@ LX_METRICS = [
     "lx_fork_exit_1k_procs", "lx_tcp_rr_loopback", "lx_udp_rr_loopback", "lx_tcp_connect_loopback",
     "lx_tcp_stream_loopback", "lx_cpu_loop", "lx_fs_create_0k", "lx_fs_create_10k", "lx_fs_delete_0k",
     "lx_fs_read_seq_1m", "lx_fs_write_seq_1m_fsync", "lx_fs_read_rand_4k", "lx_fs_stat",
-    "lx_fs_write_256m_fsync", "lx_fs_read_256m",
+    "lx_fs_write_256m_fsync", "lx_fs_read_256m", "binder_rtt_4b", "binder_rtt_4k",
 ]
 # The file system rows (lxbench's fs group) run on /data: each boot of the
 # lxbench archive gets a fresh ext2 image (FS_DISK bytes, 4 KiB blocks) as
@@ -425,7 +425,8 @@ def monitor_rows(samples: dict) -> None:
 # personality, `runs` times each, adding to samples.
 def collect_lx(machine: qemu.Machine, only: str, runs: int, samples: dict, repo: Path) -> None:
     from petrel import linuxrun, rootfs
-    modules = [(Path(spec.rsplit(":", 1)[0]), spec.rsplit(":", 1)[1]) for spec in linuxrun.disk_modules(repo)]
+    modules = [(Path(spec.rsplit(":", 1)[0]), spec.rsplit(":", 1)[1])
+               for spec in linuxrun.disk_modules(repo, [("binder_linux", linuxbase.binder_module(repo))])]
     script = "sh -c 'lxbench --since-boot boot_to_shell'\nlxbench\n" + ("" if machine.icount else "lxbench --fs-throughput\n")
     boot_three(machine, only, runs, samples, repo, "lxbench", rootfs.build(script, modules, repo),
                disk=FS_DISK if machine.icount else FS_DISK_WALL)

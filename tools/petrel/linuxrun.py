@@ -86,11 +86,12 @@ def boot(argv: list, trace_out: Path = None, strace: bool = False) -> int:
     return status if proc.returncode == 0 else (proc.returncode or 1)
 
 
-# --add specs for Linux's disk: the modules, and /etc/modules naming them in order (tests/linux/init.c).
-def disk_modules(repo: Path = paths.REPO) -> list:
+# --add specs for Linux's disk: the modules, and /etc/modules naming them in order (tests/linux/init.c);
+# `extra`: (name, path) of more modules loaded after them (the bench's binder_linux).
+def disk_modules(repo: Path = paths.REPO, extra=()) -> list:
     out = paths.build_dir(repo) / "run" / "modules"
     out.mkdir(parents=True, exist_ok=True)
-    mods = linuxbase.blk_modules(repo)
+    mods = list(linuxbase.blk_modules(repo)) + list(extra)
     (out / "list").write_text("".join(f"/lib/petrel/{name}.ko\n" for name, _ in mods))
     return [f"{path}:/lib/petrel/{name}.ko" for name, path in mods] + [f"{out / 'list'}:/etc/modules"]
 
