@@ -1,0 +1,260 @@
+/* Hostile /dev/binder clients, each in its own process, beside a context
+ * manager and a well-behaved client: random command streams (seeded),
+ * a flood of one-way calls, and a client that never frees the replies it
+ * gets. Each is told errors; afterwards the context manager still
+ * answers the good client. Counts that may differ from Linux's print
+ * after " ~". */
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include "lxtest.h"
+#include "../../bench/linux/binder_rtt.h"
+
+#define BC_REPLY_SG_            IOC(1, 'c', 18, 72)
+#define TF_ONE_WAY              1
+#define MAP                     (128 * 1024)
+
+static uint64_t seed = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void)
+{
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    return seed;
+}
+
+/* The context manager: code 50 sleeps before its answer; every call is
+ * answered with its own bytes; one-way calls are only freed. */
+static void server(int ready)
+{
+    struct binder b;
+    if (binder_open(&b) || ioctl(b.fd, (int)BINDER_SET_CONTEXT_MGR, 0) < 0)
+        _exit(1);
+    write(ready, "x", 1);
+    static uint8_t w[256], r[512];
+    static char reply[BINDER_RTT_MAX];
+    size_t wl = binder_put(w, 0, BC_ENTER_LOOPER, NULL, 0), got;
+    for (;;) {
+        if (binder_io(&b, w, wl, r, sizeof(r), &got) < 0)
+            _exit(1);
+        wl = 0;
+        for (size_t at = 0; at < got;) {
+            uint32_t cmd;
+            memcpy(&cmd, r + at, 4);
+            at += 4;
+            if (cmd != BR_TRANSACTION) {
+                at += (cmd >> 16) & 0x3fff;
+                continue;
+            }
+            struct binder_transaction_data tr;
+            memcpy(&tr, r + at, sizeof(tr));
+            at += sizeof(tr);
+            size_t len = tr.data_size < sizeof(reply) ? tr.data_size : sizeof(reply);
+            memcpy(reply, (void *)tr.buffer, len);
+            wl = binder_put(w, wl, BC_FREE_BUFFER, &tr.buffer, 8);
+            if (tr.flags & TF_ONE_WAY)
+                continue;
+            if (tr.code == 50)
+                sleep(2);
+            struct binder_transaction_data rp = { 0 };
+            rp.data_size = len;
+            rp.buffer = (uint64_t)reply;
+            wl = binder_put(w, wl, BC_REPLY, &rp, sizeof(rp));
+        }
+    }
+}
+
+/* Random command streams on a non-blocking descriptor. */
+static void fuzz(long streams)
+{
+    int fd = open("/dev/binder", O_RDWR | O_NONBLOCK);
+    void *map = fd >= 0 ? mmap(NULL, MAP, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    if (map == MAP_FAILED)
+        _exit(1);
+    static const uint32_t cmds[] = {
+        BC_TRANSACTION, BC_REPLY, IOC(1, 'c', 2, 4), BC_FREE_BUFFER, IOC(1, 'c', 4, 4), IOC(1, 'c', 5, 4),
+        IOC(1, 'c', 6, 4), IOC(1, 'c', 7, 4), IOC(1, 'c', 8, 16), IOC(1, 'c', 9, 16), IOC(1, 'c', 10, 8),
+        IOC(0, 'c', 11, 0), BC_ENTER_LOOPER, IOC(0, 'c', 13, 0), IOC(1, 'c', 14, 12), IOC(1, 'c', 15, 12),
+        IOC(1, 'c', 16, 8), IOC(1, 'c', 17, 72), BC_REPLY_SG_,
+    };
+    static uint8_t w[512], r[512], data[256];
+    long ok = 0, failed = 0, other = 0;
+    for (long s = 0; s < streams; s++) {
+        size_t wl = 0;
+        unsigned n = 1 + rnd() % 6;
+        for (unsigned k = 0; k < n && wl < sizeof(w) - 80; k++) {
+            uint32_t cmd = rnd() % 8 ? cmds[rnd() % (sizeof(cmds) / sizeof(cmds[0]))] : (uint32_t)rnd();
+            uint8_t arg[72];
+            for (unsigned i = 0; i < sizeof(arg); i++)
+                arg[i] = (uint8_t)rnd();
+            if (cmd == BC_TRANSACTION || cmd == BC_REPLY) {
+                struct binder_transaction_data tr = { 0 };
+                tr.target = rnd() % 4 ? 0 : rnd() % 8;
+                tr.code = (uint32_t)rnd() % 100;
+                tr.flags = rnd() % 2 ? TF_ONE_WAY : (uint32_t)rnd() % 64;
+                tr.data_size = rnd() % 4 ? rnd() % sizeof(data) : rnd();
+                tr.offsets_size = rnd() % 4 ? 0 : rnd() % 64;
+                tr.buffer = rnd() % 4 ? (uint64_t)data : rnd();
+                tr.offsets = rnd() % 2 ? (uint64_t)data : rnd();
+                if (tr.code == 50)
+                    tr.code = 51;               /* (not the sleeping call) */
+                memcpy(arg, &tr, sizeof(tr));
+            } else if (cmd == BC_FREE_BUFFER) {
+                uint64_t p = rnd() % 2 ? (uint64_t)map + (rnd() % MAP & ~7ull) : rnd();
+                memcpy(arg, &p, 8);
+            }
+            uint32_t len = (cmd >> 16) & 0x3fff;
+            if (len > sizeof(arg))
+                len = 0;
+            memcpy(w + wl, &cmd, 4);
+            memcpy(w + wl + 4, arg, len);
+            wl += 4 + len;
+        }
+        if (rnd() % 16 == 0)
+            wl = rnd() % (wl + 8);              /* (cut short, or past the end) */
+        struct binder_write_read bwr = { wl, 0, (uint64_t)w, rnd() % 4 ? sizeof(r) : rnd() % 16, 0, (uint64_t)r };
+        if (rnd() % 32 == 0)
+            bwr.write_buffer = rnd();
+        if (rnd() % 32 == 0)
+            bwr.read_buffer = rnd();
+        int ret = ioctl(fd, (int)BINDER_WRITE_READ, &bwr);
+        if (ret == 0)
+            ok++;
+        else if (errno == EINVAL || errno == EFAULT || errno == EAGAIN)
+            failed++;
+        else
+            other++;
+        if (rnd() % 512 == 0)
+            ioctl(fd, IOC(1, 'b', 8, 4), 0);    /* BINDER_THREAD_EXIT */
+        if (rnd() % 512 == 0)
+            ioctl(fd, (int)rnd(), (void *)rnd());
+    }
+    printf("fuzz: %ld streams, only the errors Linux gives: %s ~%ld done, %ld refused\n", streams,
+           other ? "no" : "yes", ok, failed);
+}
+
+/* One-way calls of 1 KiB while the server sleeps: refused once they fill
+ * its buffer's one-way half. */
+static void flood(void)
+{
+    struct binder b;
+    if (binder_open(&b))
+        _exit(1);
+    static char data[1024];
+    static uint8_t w[256], r[512];
+    long sent = 0, refused = 0;
+    for (long i = 0; i < 2000 && !refused; i++) {
+        struct binder_transaction_data tr = { 0 };
+        tr.code = 7;
+        tr.flags = TF_ONE_WAY;
+        tr.data_size = sizeof(data);
+        tr.buffer = (uint64_t)data;
+        size_t wl = binder_put(w, 0, BC_TRANSACTION, &tr, sizeof(tr)), got;
+        if (binder_io(&b, w, wl, r, sizeof(r), &got) < 0)
+            break;
+        for (size_t at = 0; at + 4 <= got; at += 4) {
+            uint32_t cmd;
+            memcpy(&cmd, r + at, 4);
+            refused |= cmd == BR_FAILED_REPLY;
+        }
+        sent += !refused;
+    }
+    printf("flood: one-way calls refused when the server's buffer is full: %s ~after %ld\n", refused ? "yes" : "no",
+           sent);
+}
+
+/* Calls whose replies it never frees: refused once its own buffer is full. */
+static void hoard(void)
+{
+    struct binder b;
+    if (binder_open(&b))
+        _exit(1);
+    static char data[4096];
+    long got_replies = 0;
+    int refused = 0;
+    for (long i = 0; i < 200 && !refused; i++) {
+        uint64_t never = 0;                     /* (each reply's buffer is left in place) */
+        int r = binder_call(&b, data, sizeof(data), &never);
+        if (r == 0)
+            got_replies++;
+        else
+            refused = 1;
+    }
+    printf("hoarder: calls refused once its buffer is full: %s ~after %ld\n", refused ? "yes" : "no", got_replies);
+}
+
+int main(int argc, char **argv)
+{
+    long streams = argc > 1 ? strtol(argv[1], NULL, 10) : 100000;
+    int p[2];
+    pipe(p);
+    pid_t srv = fork();
+    if (srv == 0)
+        server(p[1]);
+    char x;
+    read(p[0], &x, 1);
+
+    pid_t f = fork();
+    if (f == 0) {
+        fuzz(streams);
+        _exit(0);
+    }
+    int st;
+    waitpid(f, &st, 0);
+    printf("the fuzzing process ended by itself: %d\n", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+    pid_t slow = fork();
+    if (slow == 0) {
+        /* code 50: the server sleeps 2 s before its answer */
+        struct binder b;
+        static char d[4] = "slow";
+        static uint8_t w[256], r[512];
+        struct binder_transaction_data tr = { 0 };
+        tr.code = 50;
+        tr.data_size = sizeof(d);
+        tr.buffer = (uint64_t)d;
+        size_t wl = binder_put(w, 0, BC_TRANSACTION, &tr, sizeof(tr)), got;
+        if (binder_open(&b))
+            _exit(1);
+        for (;;) {
+            if (binder_io(&b, w, wl, r, sizeof(r), &got) < 0)
+                _exit(1);
+            wl = 0;
+            for (size_t at = 0; at + 4 <= got;) {
+                uint32_t cmd;
+                memcpy(&cmd, r + at, 4);
+                if (cmd == BR_REPLY)
+                    _exit(0);
+                at += 4 + ((cmd >> 16) & 0x3fff);
+            }
+        }
+    }
+    usleep(100000);
+    pid_t fl = fork();
+    if (fl == 0) {
+        flood();
+        _exit(0);
+    }
+    waitpid(fl, NULL, 0);
+    waitpid(slow, NULL, 0);
+    pid_t h = fork();
+    if (h == 0) {
+        hoard();
+        _exit(0);
+    }
+    waitpid(h, NULL, 0);
+
+    struct binder b;
+    uint64_t pending = 0;
+    static char data[4096] = "good";
+    int good = binder_open(&b) == 0;
+    for (int i = 0; good && i < 100; i++)
+        good = binder_call(&b, data, i % 2 ? 4 : sizeof(data), &pending) == 0;
+    printf("a good client after them: 100 calls answered: %d\n", good);
+    kill(srv, SIGKILL);
+    waitpid(srv, NULL, 0);
+    printf("binderhostile: done\n");
+    return 0;
+}
