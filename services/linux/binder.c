@@ -127,6 +127,7 @@ struct btxn {
 struct bthread {
     struct bthread *next;
     struct bproc *proc;
+    int32_t id;                         /* its wait number (LX_BLK_BINDER): each thread is woken alone */
     int tid;
     uint32_t looper;
     uint8_t need_return;                /* a new thread: its first read does not wait */
@@ -140,7 +141,6 @@ struct bthread {
 
 struct bproc {
     struct bproc *next;                 /* every open binder process */
-    int32_t id;                         /* its wait number (LX_BLK_BINDER) */
     int pid;                            /* the process that opened it */
     uint64_t serial;
     uint8_t dead;
@@ -150,7 +150,8 @@ struct bproc {
     uint32_t nbufs;
     struct bthread *threads;
     struct bwork *todo, *todo_tail;
-    uint32_t max_threads, requested, started;
+    int32_t max_threads;                /* (an int, as Linux's: negative never spawns) */
+    uint32_t requested, started;
     uint8_t async_busy;                 /* its node has a one-way call out: the next ones wait (async) */
     struct bwork *async, *async_tail;
 };
@@ -158,7 +159,7 @@ struct bproc {
 static struct bproc *procs;
 static struct bproc *context_mgr;       /* the process of handle 0's node (the context manager) */
 static uint64_t context_ptr, context_cookie;    /* its node's (BINDER_SET_CONTEXT_MGR_EXT's; else 0) */
-static int32_t next_id = 1;
+static int32_t next_id = 1;            /* (0 is the pollers': LX_BLK_BINDER's wake of no thread) */
 
 /* ---------------------------------------------------------------- lists */
 
@@ -183,9 +184,35 @@ static struct bwork *dequeue(struct bwork **head, struct bwork **tail)
     return w;
 }
 
-static void wake(struct bproc *bp)
+/* Wake thread bt if it waits in a read (and every poll: lx_wake_all). */
+static void wake_thread(struct bthread *bt)
 {
-    lx_wake_all(LX_BLK_BINDER, bp->id);
+    lx_wake_all(LX_BLK_BINDER, bt ? bt->id : 0);
+}
+
+/* Does thread k wait for its process's work now (parked in a read that
+ * may take it)? A flag alone could be stale: the call it was set in may
+ * have ended another way (a signal, the thread's end). */
+static int waits_for_proc(const struct bthread *k)
+{
+    if (!k->waiting)
+        return 0;
+    struct lx_thread *t = lx_thread_of_tid(k->tid);
+    return t && t->blk.token && t->blk.kind == LX_BLK_BINDER && t->blk.on == k->id;
+}
+
+/* The process's list has work: one thread waiting for it is woken
+ * (Linux's binder_wakeup_proc_ilocked), else only pollers. */
+static void wake_proc(struct bproc *bp, const struct bthread *not)
+{
+    for (struct bthread *k = bp->threads; k; k = k->next) {
+        if (k != not && waits_for_proc(k)) {
+            k->waiting = 0;
+            wake_thread(k);
+            return;
+        }
+    }
+    wake_thread(NULL);
 }
 
 /* Work for thread bt; `deferred`: not reason enough to end its wait (the
@@ -194,9 +221,10 @@ static void thread_work(struct bthread *bt, struct bwork *w, int deferred)
 {
     enqueue(&bt->todo, &bt->todo_tail, w);
     bt->queued++;
-    if (!deferred)
+    if (!deferred) {
         bt->process_todo = 1;
-    wake(bt->proc);
+        wake_thread(bt);
+    }
 }
 
 static void set_error(struct bthread *bt, struct bwork *e, uint32_t cmd)
@@ -263,7 +291,7 @@ static void async_next(struct bproc *bp)
     struct bwork *w = dequeue(&bp->async, &bp->async_tail);
     if (w) {
         enqueue(&bp->todo, &bp->todo_tail, w);
-        wake(bp);
+        wake_proc(bp, NULL);
     } else {
         bp->async_busy = 0;
     }
@@ -288,8 +316,9 @@ static void send_failed_reply(struct btxn *t, uint32_t error_code)
     while (t) {
         struct bthread *target = t->from;
         if (target) {
-            if (target->stack == t)
-                target->stack = t->from_parent;
+            if (target->stack != t)
+                return;                         /* (not its top: Linux BUG_ONs; left in place here) */
+            target->stack = t->from_parent;
             if (target->reply_error.cmd == BR_OK)
                 set_error(target, &target->reply_error, error_code);
             txn_free(t);
@@ -317,14 +346,14 @@ static void deliver(struct btxn *t, struct bproc *tp, struct bthread *tt)
         tp->async_busy = 1;
     }
     for (struct bthread *k = tp->threads; k; k = k->next) {
-        if (k->waiting) {
+        if (waits_for_proc(k)) {
             k->waiting = 0;                     /* a thread waiting for the process's work takes it */
             thread_work(k, &t->w, 0);
             return;
         }
     }
     enqueue(&tp->todo, &tp->todo_tail, &t->w);
-    wake(tp);
+    wake_thread(NULL);                          /* (its pollers) */
 }
 
 /* BC_TRANSACTION or BC_REPLY (extra: the scatter-gather buffers' bytes). */
@@ -357,8 +386,8 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct btd *
             error = BR_DEAD_REPLY;
             goto fail_no_reply;
         }
-        if (tp == bp)
-            goto fail_no_reply;                 /* (Linux's WARN_ON(proc == target_proc)) */
+        if (tp->pid == bp->pid)
+            goto fail_no_reply;                 /* (Linux 6.1: a process never calls itself) */
         if (!(tr->flags & TF_ONE_WAY) && bt->stack) {
             struct btxn *s = bt->stack;
             if (s->to_thread != bt)
@@ -443,7 +472,11 @@ static struct bthread *thread_of(struct bproc *bp, int tid, int make)
     struct bthread *bt = lx_alloc(sizeof(*bt));
     if (!bt)
         return NULL;
-    *bt = (struct bthread){ .next = bp->threads, .proc = bp, .tid = tid, .need_return = 1 };
+    *bt = (struct bthread){ .next = bp->threads, .proc = bp, .id = next_id, .tid = tid, .need_return = 1 };
+    next_id = next_id == INT32_MAX ? 1 : next_id + 1;
+    struct lx_thread *t = lx_thread_of_tid(tid);
+    if (t)
+        t->binder = 1;                          /* (its end looks for its binder threads) */
     bt->return_error = (struct bwork){ .type = W_ERROR, .cmd = BR_OK };
     bt->reply_error = (struct bwork){ .type = W_ERROR, .cmd = BR_OK };
     bp->threads = bt;
@@ -479,11 +512,11 @@ static void thread_release(struct bthread *bt)
             break;
         }
     }
-    struct btxn *send_reply = NULL;
+    /* Linux's binder_thread_release: the call it serves, if that is the
+     * top of its stack, is answered BR_DEAD_REPLY. */
+    struct btxn *send_reply = bt->stack && bt->stack->to_thread == bt ? bt->stack : NULL;
     for (struct btxn *t = bt->stack; t;) {
         if (t->to_thread == bt) {
-            if (!send_reply)
-                send_reply = t;
             t->to_thread = NULL;
             t = t->to_parent;
         } else if (t->from == bt) {
@@ -548,8 +581,7 @@ int64_t lx_binder_open(struct lx_ctx *c, int32_t node, uint32_t flags, int cloex
     struct bproc *bp = lx_alloc(sizeof(*bp));
     if (!bp)
         return -LX_ENOMEM;
-    *bp = (struct bproc){ .next = procs, .id = next_id, .pid = c->p->pid, .serial = c->p->serial };
-    next_id = next_id == INT32_MAX ? 1 : next_id + 1;
+    *bp = (struct bproc){ .next = procs, .pid = c->p->pid, .serial = c->p->serial };
     struct lx_file *f;
     int fd = lx_fd_open(c->p, LX_FILE_NODE, node, flags, cloexec, &f);
     if (fd < 0) {
@@ -558,7 +590,6 @@ int64_t lx_binder_open(struct lx_ctx *c, int32_t node, uint32_t flags, int cloex
     }
     procs = bp;
     f->binder = bp;
-    c->p->binders++;
     return fd;
 }
 
@@ -568,9 +599,6 @@ void lx_binder_file_gone(struct lx_file *f)
     if (!bp)
         return;
     f->binder = NULL;
-    struct lx_proc *p = lx_proc_of_serial(bp->pid, bp->serial);
-    if (p && p->binders)
-        p->binders--;
     proc_release(bp);
 }
 
@@ -579,16 +607,16 @@ void lx_binder_file_gone(struct lx_file *f)
 void lx_binder_flush(struct lx_file *f)
 {
     struct bproc *bp = f->binder;
-    for (struct bthread *bt = bp ? bp->threads : NULL; bt; bt = bt->next)
+    for (struct bthread *bt = bp ? bp->threads : NULL; bt; bt = bt->next) {
         bt->need_return = 1;
-    if (bp)
-        wake(bp);
+        wake_thread(bt);
+    }
 }
 
 void lx_binder_thread_gone(struct lx_thread *t)
 {
-    if (!t->p || !t->p->binders)
-        return;
+    if (!t->binder)
+        return;                                 /* (it never called the driver) */
     for (struct bproc *bp = procs; bp; bp = bp->next) {
         struct bthread *bt = thread_of(bp, t->tid, 0);
         if (bt)
@@ -791,8 +819,10 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
     o.at = buf + *consumed;
     o.n = 0;
     if (*consumed == 0) {
-        uint32_t noop = BR_NOOP;                /* (as Linux: whatever the buffer's size) */
-        out_put(c, &o, &noop, 4);
+        uint32_t noop = BR_NOOP;                /* (as Linux: at once, whatever the buffer's size) */
+        if (lx_copy_out(c, o.at, &noop, 4))
+            return -LX_EFAULT;
+        o.at += 4;
     }
     int proc_work = !bt->stack && !bt->todo && (bt->looper & (LOOPER_REGISTERED | LOOPER_ENTERED));
     if (!has_work(bt, proc_work)) {
@@ -820,8 +850,8 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
             }
             break;
         }
-        if ((int64_t)(end - ptr) < (int64_t)sizeof(struct btd) + 4)
-            break;
+        if ((int64_t)(end - ptr) < (int64_t)sizeof(struct btd) + 8 + 4)
+            break;                              /* (Linux's room for a binder_transaction_data_secctx) */
         struct bwork *w = dequeue(head, tail);
         if (head == &bt->todo) {
             bt->queued--;
@@ -876,8 +906,8 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
     *consumed = o.at - buf;
     int others_wait = 0;
     for (struct bthread *k = bp->threads; k; k = k->next)
-        others_wait |= k != bt && k->waiting;
-    if (bp->requested == 0 && !others_wait && bp->started < bp->max_threads &&
+        others_wait |= k != bt && waits_for_proc(k);
+    if (bp->requested == 0 && !others_wait && (int32_t)bp->started < bp->max_threads &&
         (bt->looper & (LOOPER_REGISTERED | LOOPER_ENTERED))) {
         uint32_t spawn = BR_SPAWN_LOOPER;       /* (in place of the first BR_NOOP) */
         bp->requested++;
@@ -903,12 +933,12 @@ static int64_t write_read(struct lx_ctx *c, struct lx_file *f, struct bthread *b
     if (bwr.read_size > 0) {
         r = thread_read(c, bt, bwr.read_buffer, bwr.read_size, &bwr.read_consumed, (f->flags & O_NONBLOCK) != 0);
         if (bt->proc->todo)
-            wake(bt->proc);
+            wake_proc(bt->proc, bt);
     }
     if (lx_copy_out(c, arg, &bwr, sizeof(bwr)))
         return -LX_EFAULT;
     if (r == LX_BLOCK)
-        return lx_block(c, LX_BLK_BINDER, bt->proc->id);
+        return lx_block(c, LX_BLK_BINDER, bt->id);
     return r;
 }
 
@@ -926,7 +956,7 @@ int64_t lx_binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint6
         r = write_read(c, f, bt, arg);
         break;
     case BINDER_SET_MAX_THREADS: {
-        uint32_t n;
+        int32_t n;
         r = lx_copy_in(c, &n, arg, 4) ? -LX_EINVAL : 0;     /* (Linux: EINVAL for a bad pointer) */
         if (!r)
             bp->max_threads = n;
@@ -955,10 +985,14 @@ int64_t lx_binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint6
         r = lx_copy_out(c, arg, &v, 4) ? -LX_EINVAL : 0;
         break;
     }
+    case BINDER_ENABLE_ONEWAY_SPAM_DETECTION: {
+        uint32_t on;                            /* (taken; no call is ever suspected of spam here) */
+        r = lx_copy_in(c, &on, arg, 4) ? -LX_EFAULT : 0;
+        break;
+    }
     case BINDER_SET_IDLE_TIMEOUT:
     case BINDER_SET_IDLE_PRIORITY:
-    case BINDER_ENABLE_ONEWAY_SPAM_DETECTION:
-        r = -LX_EINVAL;                         /* (Linux 6.1: not its commands either, or a feature not here) */
+        r = -LX_EINVAL;                         /* (Linux 6.1 has neither) */
         break;
     default:
         r = -LX_EINVAL;

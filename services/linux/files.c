@@ -1561,7 +1561,7 @@ int64_t lx_sys_getdents64(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t 
 
 int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg)
 {
-    struct lx_file *f = lx_fd_use(c->p, (uint32_t)fd);
+    struct lx_file *f = lx_call_file(c, fd);    /* (a re-run after a wait: the file it waited on) */
     if (!f)
         return -LX_EBADF;
     if (f->sock >= 0 && (uint32_t)req == FIONREAD) {

@@ -1228,7 +1228,7 @@ static int waits_on_fd(uint64_t nr)
     switch (nr) {
     case NR_read: case NR_write: case NR_readv: case NR_writev: case NR_sendto: case NR_recvfrom:
     case NR_sendmsg: case NR_recvmsg: case NR_sendmmsg: case NR_recvmmsg: case NR_accept: case NR_accept4:
-    case NR_connect: case NR_epoll_pwait: case NR_epoll_pwait2:
+    case NR_connect: case NR_epoll_pwait: case NR_epoll_pwait2: case NR_ioctl:
         return 1;
     default:
         return 0;

@@ -660,7 +660,6 @@ struct lx_proc {
     struct lx_proc *hnext;      /* the next of its pid hash bucket */
     struct lx_proc *first_child, *last_child;   /* its children (ppid == pid), oldest first (wait's */
     struct lx_proc *sibling, *sibling_prev;     /* order, as Linux's), and its neighbours among its parent's */
-    uint32_t binders;           /* /dev/binder opens it made that are open (binder.c) */
     uint64_t serial;            /* never the same for two processes (a pid is used again) */
     int pid, ppid;              /* ppid 0: no Linux parent (started by a native program, or orphaned) */
     int pgid, sid;
@@ -737,6 +736,7 @@ struct lx_thread {
     svc_handle thread;
     int utcb;                   /* its control page: LX_UTCB_VA - utcb pages */
     uint64_t cpus;              /* its affinity (sched_setaffinity), inherited by clone and fork; 0: every core */
+    uint8_t binder;             /* it called /dev/binder: it has binder threads (binder.c) */
     struct lx_block blk;        /* the call it is blocked in */
     struct lx_io io;            /* the call it is in the middle of (kept across its restarts) */
     uint64_t sync_need;         /* an fsync of /data waiting: the blocks it waits for (data.c; 0: none) */

@@ -5,6 +5,7 @@
  * says what it saw in its replies. On Linux, /init loads binder_linux
  * (its devices binder, hwbinder, vndbinder). */
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -157,6 +158,23 @@ static void server(int ready, pid_t client)
     }
 }
 
+/* A looper of its own process's binder that waits with nothing to read:
+ * what its read gives when the descriptor it waits on is closed. */
+static int loop_fd, loop_ret;
+static char loop_seen[256];
+
+static void *looper(void *arg)
+{
+    (void)arg;
+    uint8_t w[8];
+    size_t wl = put(w, 0, BC_ENTER_LOOPER, NULL, 0);
+    struct btd tr;
+    loop_ret = io(loop_fd, w, wl, loop_seen, sizeof(loop_seen), &tr);
+    if (loop_ret)
+        loop_ret = -errno;
+    return NULL;
+}
+
 static uint8_t big[65536];
 
 /* A call to handle 0 with `len` bytes and `code`; prints what came back. */
@@ -285,6 +303,16 @@ int main(void)
     printf("a reply with no call to answer: [%s]\n", seen);
     SHOW("BINDER_THREAD_EXIT", ioctl(nb, BINDER_THREAD_EXIT, 0));
     close(nb);
+
+    loop_fd = bopen(0);
+    pthread_t lt;
+    struct btd tr0;
+    io(loop_fd, NULL, 0, seen, sizeof(seen), &tr0);     /* (the thread's first read is not the looper's) */
+    pthread_create(&lt, NULL, looper, NULL);
+    usleep(300000);
+    close(loop_fd);
+    pthread_join(lt, NULL);
+    printf("a looper waiting on the descriptor closed under it: %d [%s]\n", loop_ret, loop_seen);
 
     /* a client killed while the server holds its call: the server's reply */
     pid_t victim = fork();
