@@ -41,7 +41,7 @@ struct binder_transaction_data {
 
 struct binder { int fd; };
 
-static int binder_open(struct binder *b)
+__attribute__((unused)) static int binder_open(struct binder *b)
 {
     b->fd = open("/dev/binder", O_RDWR | O_CLOEXEC);
     if (b->fd < 0)
@@ -106,7 +106,7 @@ __attribute__((unused)) static void binder_server(void)
 /* One call of len bytes to handle 0 and its reply; *pending_free: the
  * last reply's buffer, freed by this call. 0, or -1 (no reply, or not
  * all of the bytes back). */
-static int binder_call(struct binder *b, const char *data, size_t len, uint64_t *pending_free)
+__attribute__((unused)) static int binder_call(struct binder *b, const char *data, size_t len, uint64_t *pending_free)
 {
     uint8_t w[256], r[512];
     size_t wl = 0, got;

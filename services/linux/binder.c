@@ -18,11 +18,14 @@
  * The personality serves one call at a time in either placement, so none
  * of this takes a lock. docs/design/android.md describes the mapping.
  *
- * Not here yet: objects in transactions (nodes, handles, file
- * descriptors, scatter-gather buffers: a transaction with offsets is
- * refused, BR_FAILED_REPLY), reference counts and death notifications
- * (their commands are read and ignored, as Linux ignores those naming no
- * reference), BINDER_GET_NODE_DEBUG_INFO, extra devices.
+ * Nodes (a process's objects) and references to them (handles of other
+ * processes) go in transactions as Linux's binder translates them, with
+ * Linux's counts and its BR_INCREFS .. BR_DECREFS to the owner.
+ *
+ * Not here yet: file descriptors and scatter-gather buffers in
+ * transactions (refused: BR_FAILED_REPLY), death notifications (their
+ * commands are read and ignored), BINDER_GET_NODE_DEBUG_INFO, extra
+ * devices.
  */
 
 #include "lx.h"
@@ -75,6 +78,10 @@ struct btd_sg { struct btd tr; uint64_t buffers_size; };
 #define BC_REPLY_SG                 IOC(1, 'c', 18, sizeof(struct btd_sg))
 
 #define BR_OK                       IOC(0, 'r', 1, 0)
+#define BR_INCREFS                  IOC(2, 'r', 7, 16)
+#define BR_ACQUIRE                  IOC(2, 'r', 8, 16)
+#define BR_RELEASE                  IOC(2, 'r', 9, 16)
+#define BR_DECREFS                  IOC(2, 'r', 10, 16)
 #define BR_TRANSACTION              IOC(2, 'r', 2, sizeof(struct btd))
 #define BR_REPLY                    IOC(2, 'r', 3, sizeof(struct btd))
 #define BR_DEAD_REPLY               IOC(0, 'r', 5, 0)
@@ -85,16 +92,25 @@ struct btd_sg { struct btd tr; uint64_t buffers_size; };
 
 #define TF_ONE_WAY                  0x01
 
+#define PACK(a, b, c, d)            ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
+#define BINDER_TYPE_BINDER          PACK('s', 'b', '*', 0x85)
+#define BINDER_TYPE_WEAK_BINDER     PACK('w', 'b', '*', 0x85)
+#define BINDER_TYPE_HANDLE          PACK('s', 'h', '*', 0x85)
+#define BINDER_TYPE_WEAK_HANDLE     PACK('w', 'h', '*', 0x85)
+struct fbo { uint32_t type, flags; uint64_t binder, cookie; };     /* struct flat_binder_object (24 bytes) */
+
 enum { LOOPER_REGISTERED = 1, LOOPER_ENTERED = 2, LOOPER_EXITED = 4, LOOPER_INVALID = 8 };
 
 #define MAP_MAX         (4u << 20)      /* bytes of a process's buffer mapping at most (Linux's SZ_4M) */
 #define BUF_OVERHEAD    64u             /* what one-way space a buffer costs beyond its bytes */
 #define BUFS_MAX        4096u           /* buffers a process holds at most (ENOSPC past it) */
 #define WORK_MAX        4096u           /* items waiting on one thread at most (ENOMEM past it) */
+#define NODES_MAX       4096u           /* nodes a process owns at most */
+#define REFS_MAX        4096u           /* references a process holds at most */
 
 /* ---------------------------------------------------------------- structures */
 
-enum { W_TXN, W_COMPLETE, W_ERROR };
+enum { W_TXN, W_COMPLETE, W_ERROR, W_NODE };
 struct bwork {
     struct bwork *next;
     uint8_t type;
@@ -104,6 +120,38 @@ struct bwork {
 struct bproc;
 struct bthread;
 
+/* A node: an object of its owner's, named there by ptr and cookie, by
+ * handles (refs) in other processes. Counts as Linux's binder_node. */
+struct bnode {
+    struct bwork work;                  /* (first) W_NODE: its owner hears of its counts' change */
+    struct bnode *next;                 /* its owner's */
+    struct bproc *proc;                 /* its owner (NULL: gone; the node stays while refs do) */
+    uint64_t ptr, cookie;
+    int32_t internal_strong, local_strong, local_weak;
+    uint32_t refs;                      /* references to it */
+    uint8_t has_strong, pending_strong, has_weak, pending_weak;
+    uint8_t queued;                     /* its work is on a list: ... */
+    struct bthread *queued_on;          /* ... this thread's (NULL: its owner's) */
+    uint8_t async_busy;                 /* a one-way call to it is out: the next ones wait (async) */
+    struct bwork *async, *async_tail;
+};
+
+/* A reference: handle `desc` of process proc to a node. */
+struct bref {
+    struct bref *next;                  /* its holder's, by desc */
+    struct bproc *proc;
+    struct bnode *node;
+    uint32_t desc;
+    int32_t strong, weak;
+};
+
+/* An object a buffer carries, as translated into it (released with it). */
+struct bobj {
+    uint32_t type;
+    uint32_t handle;                    /* a handle's */
+    struct bnode *node;                 /* a binder's (its receiver owns it) */
+};
+
 /* A buffer of a process's mapping: [off, off + size). */
 struct bbuf {
     struct bbuf *next;                  /* the process's, by offset */
@@ -111,6 +159,9 @@ struct bbuf {
     struct btxn *txn;                   /* the transaction it carries, while that lives */
     uint8_t user_free;                  /* handed to the process: BC_FREE_BUFFER frees it */
     uint8_t async;                      /* a one-way call's (its space is the one-way half's) */
+    struct bnode *target_node;          /* a call's node (a local strong count, kept while it lives) */
+    struct bobj *objs;                  /* its objects */
+    uint32_t nobjs;
 };
 
 struct btxn {
@@ -152,13 +203,13 @@ struct bproc {
     struct bwork *todo, *todo_tail;
     int32_t max_threads;                /* (an int, as Linux's: negative never spawns) */
     uint32_t requested, started;
-    uint8_t async_busy;                 /* its node has a one-way call out: the next ones wait (async) */
-    struct bwork *async, *async_tail;
+    struct bnode *nodes;
+    struct bref *refs;                  /* by desc */
+    uint32_t nnodes, nrefs;
 };
 
 static struct bproc *procs;
-static struct bproc *context_mgr;       /* the process of handle 0's node (the context manager) */
-static uint64_t context_ptr, context_cookie;    /* its node's (BINDER_SET_CONTEXT_MGR_EXT's; else 0) */
+static struct bnode *context_node;      /* handle 0's node: the context manager's */
 static int32_t next_id = 1;            /* (0 is the pollers': LX_BLK_BINDER's wake of no thread) */
 
 /* ---------------------------------------------------------------- lists */
@@ -233,6 +284,266 @@ static void set_error(struct bthread *bt, struct bwork *e, uint32_t cmd)
     thread_work(bt, e, 0);
 }
 
+/* ---------------------------------------------------------------- nodes and references */
+
+static void unlink_work(struct bwork **head, struct bwork **tail, struct bwork *w)
+{
+    struct bwork *prev = NULL;
+    for (struct bwork *k = *head; k; prev = k, k = k->next) {
+        if (k == w) {
+            if (prev)
+                prev->next = k->next;
+            else
+                *head = k->next;
+            if (*tail == k)
+                *tail = prev;
+            return;
+        }
+    }
+}
+
+static void node_dequeue(struct bnode *n)
+{
+    if (!n->queued)
+        return;
+    struct bthread *bt = n->queued_on;
+    if (bt) {
+        unlink_work(&bt->todo, &bt->todo_tail, &n->work);
+        bt->queued--;
+        if (!bt->todo)
+            bt->process_todo = 0;
+    } else if (n->proc) {
+        unlink_work(&n->proc->todo, &n->proc->todo_tail, &n->work);
+    }
+    n->queued = 0;
+    n->queued_on = NULL;
+}
+
+/* Its owner hears of n's counts: on thread bt's list (read with what that
+ * thread reads next), or on the owner's. */
+static void node_enqueue(struct bnode *n, struct bthread *bt)
+{
+    node_dequeue(n);
+    n->queued = 1;
+    n->queued_on = bt;
+    if (bt) {
+        enqueue(&bt->todo, &bt->todo_tail, &n->work);
+        bt->queued++;
+    } else {
+        enqueue(&n->proc->todo, &n->proc->todo_tail, &n->work);
+        wake_proc(n->proc, NULL);
+    }
+}
+
+static struct bnode *node_of_ptr(struct bproc *bp, uint64_t ptr)
+{
+    for (struct bnode *n = bp->nodes; n; n = n->next)
+        if (n->ptr == ptr)
+            return n;
+    return NULL;
+}
+
+static struct bnode *node_new(struct bproc *bp, uint64_t ptr, uint64_t cookie)
+{
+    if (bp->nnodes >= NODES_MAX)
+        return NULL;
+    struct bnode *n = lx_alloc(sizeof(*n));
+    if (!n)
+        return NULL;
+    *n = (struct bnode){ .work.type = W_NODE, .next = bp->nodes, .proc = bp, .ptr = ptr, .cookie = cookie };
+    bp->nodes = n;
+    bp->nnodes++;
+    return n;
+}
+
+static void release_work(struct bwork **head, struct bwork **tail);
+
+static void node_free(struct bnode *n)
+{
+    node_dequeue(n);
+    release_work(&n->async, &n->async_tail);
+    if (n->proc) {
+        for (struct bnode **link = &n->proc->nodes; *link; link = &(*link)->next) {
+            if (*link == n) {
+                *link = n->next;
+                break;
+            }
+        }
+        n->proc->nnodes--;
+    }
+    if (context_node == n)
+        context_node = NULL;
+    lx_free(n, sizeof(*n));
+}
+
+/* Linux's binder_inc_node_nilocked: 0, or -LX_EINVAL (a strong count
+ * from nothing with nobody to tell). bt: the thread whose list tells the
+ * owner (the sender of its own node), or NULL. */
+static int inc_node(struct bnode *n, int strong, int internal, struct bthread *bt)
+{
+    if (strong) {
+        if (internal) {
+            if (!bt && n->internal_strong == 0 && !(n == context_node && n->has_strong))
+                return -LX_EINVAL;
+            n->internal_strong++;
+        } else {
+            n->local_strong++;
+        }
+        if (!n->has_strong && bt)
+            node_enqueue(n, bt);
+    } else {
+        if (!internal)
+            n->local_weak++;
+        if (!n->has_weak && !n->queued) {
+            if (!bt)
+                return -LX_EINVAL;
+            node_enqueue(n, bt);
+        }
+    }
+    return 0;
+}
+
+/* Linux's binder_dec_node_nilocked: whether n is to be freed now. */
+static int dec_node(struct bnode *n, int strong, int internal)
+{
+    if (strong) {
+        if (internal)
+            n->internal_strong--;
+        else
+            n->local_strong--;
+        if (n->local_strong || n->internal_strong)
+            return 0;
+    } else {
+        if (!internal)
+            n->local_weak--;
+        if (n->local_weak || n->refs)
+            return 0;
+    }
+    if (n->proc && (n->has_strong || n->has_weak)) {
+        if (!n->queued)
+            node_enqueue(n, NULL);              /* (its owner hears BR_RELEASE / BR_DECREFS) */
+        return 0;
+    }
+    return !n->refs && !n->local_strong && !n->local_weak;
+}
+
+static void node_put(struct bnode *n, int strong, int internal)
+{
+    if (dec_node(n, strong, internal))
+        node_free(n);
+}
+
+static struct bref *ref_of_desc(struct bproc *bp, uint32_t desc, int need_strong)
+{
+    for (struct bref *r = bp->refs; r; r = r->next)
+        if (r->desc == desc)
+            return need_strong && !r->strong ? NULL : r;
+    return NULL;
+}
+
+/* bp's reference to n, made if it has none (the lowest free handle, from
+ * 1; 0 for the context manager's node); NULL past its bound. */
+static struct bref *ref_for_node(struct bproc *bp, struct bnode *n)
+{
+    for (struct bref *r = bp->refs; r; r = r->next)
+        if (r->node == n)
+            return r;
+    if (bp->nrefs >= REFS_MAX)
+        return NULL;
+    struct bref *r = lx_alloc(sizeof(*r));
+    if (!r)
+        return NULL;
+    uint32_t desc = n == context_node ? 0 : 1;
+    struct bref **link = &bp->refs;
+    for (; *link && (*link)->desc <= desc; link = &(*link)->next)
+        desc = (*link)->desc + 1;
+    *r = (struct bref){ .next = *link, .proc = bp, .node = n, .desc = desc };
+    *link = r;
+    bp->nrefs++;
+    n->refs++;
+    return r;
+}
+
+/* Linux's binder_cleanup_ref_olocked, and the reference freed. */
+static void ref_cleanup(struct bref *r)
+{
+    struct bnode *n = r->node;
+    for (struct bref **link = &r->proc->refs; *link; link = &(*link)->next) {
+        if (*link == r) {
+            *link = r->next;
+            break;
+        }
+    }
+    r->proc->nrefs--;
+    if (r->strong)
+        dec_node(n, 1, 1);                      /* (the weak count below decides) */
+    n->refs--;
+    int gone = dec_node(n, 0, 1);
+    lx_free(r, sizeof(*r));
+    if (gone)
+        node_free(n);
+}
+
+static int inc_ref(struct bref *r, int strong, struct bthread *bt)
+{
+    int err = 0;
+    if (strong) {
+        if (r->strong == 0 && (err = inc_node(r->node, 1, 1, bt)) != 0)
+            return err;
+        r->strong++;
+    } else {
+        if (r->weak == 0 && (err = inc_node(r->node, 0, 1, bt)) != 0)
+            return err;
+        r->weak++;
+    }
+    return 0;
+}
+
+/* A count of r down: -1 if it had none of that kind; r is freed when
+ * both reach 0. */
+static int dec_ref(struct bref *r, int strong)
+{
+    if (strong) {
+        if (r->strong == 0)
+            return -1;
+        if (--r->strong == 0)
+            node_put(r->node, 1, 1);
+    } else {
+        if (r->weak == 0)
+            return -1;
+        r->weak--;
+    }
+    if (r->strong == 0 && r->weak == 0)
+        ref_cleanup(r);
+    return 0;
+}
+
+/* Linux's binder_inc_ref_for_node: bp's reference to n counted up; its
+ * handle in *desc. */
+static int inc_ref_for_node(struct bproc *bp, struct bnode *n, int strong, struct bthread *bt, uint32_t *desc)
+{
+    struct bref *r = ref_for_node(bp, n);
+    if (!r)
+        return -LX_ENOMEM;
+    int made = r->strong == 0 && r->weak == 0;
+    int err = inc_ref(r, strong, bt);
+    *desc = r->desc;
+    if (err && made)
+        ref_cleanup(r);
+    return err;
+}
+
+/* BC_INCREFS .. BC_DECREFS on handle desc (Linux's binder_update_ref_for_handle). */
+static int update_ref(struct bproc *bp, uint32_t desc, int increment, int strong)
+{
+    struct bref *r = ref_of_desc(bp, desc, strong);
+    if (!r)
+        return -LX_EINVAL;
+    if (increment)
+        return inc_ref(r, strong, NULL);
+    return dec_ref(r, strong) ? -LX_EINVAL : 0;
+}
+
 /* ---------------------------------------------------------------- buffers */
 
 static uint64_t align8(uint64_t x) { return (x + 7) & ~7ull; }
@@ -268,8 +579,33 @@ static int buf_alloc(struct bproc *bp, uint64_t size, int async, struct bbuf **o
     return 0;
 }
 
+/* What a buffer holds goes with it: its call's node count, and the counts
+ * its objects were given (Linux's binder_transaction_buffer_release). */
+static void buf_release(struct bproc *bp, struct bbuf *b)
+{
+    struct bnode *target = b->target_node;
+    b->target_node = NULL;
+    if (target)
+        node_put(target, 1, 0);
+    for (uint32_t i = 0; i < b->nobjs; i++) {
+        struct bobj *o = &b->objs[i];
+        if (o->type == BINDER_TYPE_BINDER || o->type == BINDER_TYPE_WEAK_BINDER) {
+            node_put(o->node, o->type == BINDER_TYPE_BINDER, 0);
+        } else {
+            struct bref *r = ref_of_desc(bp, o->handle, o->type == BINDER_TYPE_HANDLE);
+            if (r)
+                dec_ref(r, o->type == BINDER_TYPE_HANDLE);
+        }
+    }
+    if (b->objs)
+        lx_free(b->objs, b->nobjs * sizeof(*b->objs));
+    b->objs = NULL;
+    b->nobjs = 0;
+}
+
 static void buf_free(struct bproc *bp, struct bbuf *b)
 {
+    buf_release(bp, b);
     for (struct bbuf **link = &bp->bufs; *link; link = &(*link)->next) {
         if (*link == b) {
             *link = b->next;
@@ -285,15 +621,15 @@ static void buf_free(struct bproc *bp, struct bbuf *b)
 }
 
 /* A one-way call's buffer was freed: the next one-way call waiting for
- * the node goes to the process's list. */
-static void async_next(struct bproc *bp)
+ * node n goes to the process's list. */
+static void async_next(struct bproc *bp, struct bnode *n)
 {
-    struct bwork *w = dequeue(&bp->async, &bp->async_tail);
+    struct bwork *w = dequeue(&n->async, &n->async_tail);
     if (w) {
         enqueue(&bp->todo, &bp->todo_tail, w);
         wake_proc(bp, NULL);
     } else {
-        bp->async_busy = 0;
+        n->async_busy = 0;
     }
 }
 
@@ -338,12 +674,13 @@ static void deliver(struct btxn *t, struct bproc *tp, struct bthread *tt)
         thread_work(tt, &t->w, 0);
         return;
     }
-    if (t->flags & TF_ONE_WAY) {
-        if (tp->async_busy) {
-            enqueue(&tp->async, &tp->async_tail, &t->w);
+    struct bnode *n = t->buf ? t->buf->target_node : NULL;
+    if ((t->flags & TF_ONE_WAY) && n) {
+        if (n->async_busy) {
+            enqueue(&n->async, &n->async_tail, &t->w);
             return;
         }
-        tp->async_busy = 1;
+        n->async_busy = 1;
     }
     for (struct bthread *k = tp->threads; k; k = k->next) {
         if (waits_for_proc(k)) {
@@ -356,12 +693,88 @@ static void deliver(struct btxn *t, struct bproc *tp, struct bthread *tt)
     wake_thread(NULL);                          /* (its pollers) */
 }
 
+/* The objects of a transaction's data (tr's offsets), as Linux's
+ * binder_transaction translates them into the receiver's buffer b of
+ * process tp: a node of the sender's becomes a handle of the receiver's,
+ * a handle a handle of the receiver's, or the node itself when the
+ * receiver owns it. Each is read from the sender's memory, checked,
+ * counted and written into the buffer; what it was given is kept with
+ * the buffer (b->objs) and given back with it. 0 or an errno. */
+static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, struct bbuf *b, const struct btd *tr)
+{
+    struct bproc *bp = bt->proc;
+    if (tr->offsets_size % 8)
+        return -LX_EINVAL;
+    uint64_t n = tr->offsets_size / 8, min = 0;
+    if (n > tr->data_size / sizeof(struct fbo))
+        return -LX_EINVAL;                      /* (objects cannot overlap: some offset is bad) */
+    if (svc_mem_copy_in(c->call, tp->obj->h, b->off + align8(tr->data_size), tr->offsets, tr->offsets_size))
+        return -LX_EFAULT;
+    b->objs = lx_alloc(n * sizeof(*b->objs));
+    if (!b->objs)
+        return -LX_ENOMEM;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t at;
+        struct fbo o;
+        if (lx_copy_in(c, &at, tr->offsets + i * 8, 8))
+            return -LX_EFAULT;
+        if (at % 4 || at < min || at > tr->data_size || tr->data_size - at < sizeof(o))
+            return -LX_EINVAL;                  /* (misplaced, overlapping, or past the data) */
+        if (lx_copy_in(c, &o, tr->buffer + at, sizeof(o)))
+            return -LX_EFAULT;
+        min = at + sizeof(o);
+        struct bobj *kept = &b->objs[b->nobjs];
+        int err = 0;
+        uint32_t desc = 0;
+        if (o.type == BINDER_TYPE_BINDER || o.type == BINDER_TYPE_WEAK_BINDER) {
+            struct bnode *node = node_of_ptr(bp, o.binder);
+            if (!node && !(node = node_new(bp, o.binder, o.cookie)))
+                return -LX_ENOMEM;
+            if (o.cookie != node->cookie)
+                return -LX_EINVAL;              /* (its node, named with another cookie) */
+            err = inc_ref_for_node(tp, node, o.type == BINDER_TYPE_BINDER, bt, &desc);
+            if (err)
+                return err;
+            o.type = o.type == BINDER_TYPE_BINDER ? BINDER_TYPE_HANDLE : BINDER_TYPE_WEAK_HANDLE;
+            o.binder = desc;
+            o.cookie = 0;
+            *kept = (struct bobj){ .type = o.type, .handle = desc };
+        } else if (o.type == BINDER_TYPE_HANDLE || o.type == BINDER_TYPE_WEAK_HANDLE) {
+            struct bref *r = ref_of_desc(bp, (uint32_t)o.binder, o.type == BINDER_TYPE_HANDLE);
+            if (!r)
+                return -LX_EINVAL;              /* (a handle it does not hold) */
+            struct bnode *node = r->node;
+            if (node->proc == tp) {
+                o.type = o.type == BINDER_TYPE_HANDLE ? BINDER_TYPE_BINDER : BINDER_TYPE_WEAK_BINDER;
+                o.binder = node->ptr;
+                o.cookie = node->cookie;
+                inc_node(node, o.type == BINDER_TYPE_BINDER, 0, NULL);
+                *kept = (struct bobj){ .type = o.type, .node = node };
+            } else {
+                err = inc_ref_for_node(tp, node, o.type == BINDER_TYPE_HANDLE, NULL, &desc);
+                if (err)
+                    return err;
+                o.binder = desc;
+                o.cookie = 0;
+                *kept = (struct bobj){ .type = o.type, .handle = desc };
+            }
+        } else {
+            return -LX_EINVAL;                  /* (file descriptors and buffers are not passed yet) */
+        }
+        b->nobjs++;
+        if (svc_mem_write(tp->obj->h, b->off + at, &o, sizeof(o)))
+            return -LX_EFAULT;
+    }
+    return 0;
+}
+
 /* BC_TRANSACTION or BC_REPLY (extra: the scatter-gather buffers' bytes). */
 static void transaction(struct lx_ctx *c, struct bthread *bt, const struct btd *tr, int reply, uint64_t extra)
 {
     struct bproc *bp = bt->proc, *tp = NULL;
     struct bthread *tt = NULL;
     struct btxn *in_reply_to = NULL;
+    struct bnode *target = NULL;
     uint32_t error = BR_FAILED_REPLY;
     if (reply) {
         in_reply_to = bt->stack;
@@ -379,11 +792,17 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct btd *
         }
         tp = tt->proc;
     } else {
-        if ((uint32_t)tr->target != 0)
-            goto fail_no_reply;                 /* (no handle but the context manager's yet: EINVAL) */
-        tp = context_mgr;
+        if ((uint32_t)tr->target != 0) {
+            struct bref *r = ref_of_desc(bp, (uint32_t)tr->target, 1);
+            if (!r)
+                goto fail_no_reply;             /* (no such handle, or a weak one: EINVAL) */
+            target = r->node;
+        } else {
+            target = context_node;
+        }
+        tp = target ? target->proc : NULL;
         if (!tp || tp->dead) {
-            error = BR_DEAD_REPLY;
+            error = BR_DEAD_REPLY;              /* (no context manager, or the node's owner is gone) */
             goto fail_no_reply;
         }
         if (tp->pid == bp->pid)
@@ -418,7 +837,7 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct btd *
         svc_mem_copy_in(c->call, tp->obj->h, t->buf->off, tr->buffer, tr->data_size) != 0)
         err = -LX_EFAULT;
     if (!err && tr->offsets_size)
-        err = -LX_EINVAL;                       /* (objects are not passed yet) */
+        err = translate(c, bt, tp, t->buf, tr);
     if (err) {
         if (t->buf)
             buf_free(tp, t->buf);
@@ -431,6 +850,10 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct btd *
     t->buf->txn = t;
     t->buf->data_size = tr->data_size;
     t->buf->offsets_size = tr->offsets_size;
+    if (target) {
+        target->local_strong++;                 /* (the call's hold on its node, until its buffer goes) */
+        t->buf->target_node = target;
+    }
     if (reply) {
         thread_work(bt, done, 0);
         tt->stack = in_reply_to->from_parent;
@@ -496,6 +919,10 @@ static void release_work(struct bwork **head, struct bwork **tail)
                 send_failed_reply(t, BR_DEAD_REPLY);
             else
                 txn_free(t);
+        } else if (w->type == W_NODE) {
+            struct bnode *n = (struct bnode *)w;
+            n->queued = 0;                      /* (off its list: the node itself stays) */
+            n->queued_on = NULL;
         }
     }
 }
@@ -545,15 +972,14 @@ static void thread_release(struct bthread *bt)
 static void proc_release(struct bproc *bp)
 {
     bp->dead = 1;
-    if (context_mgr == bp)
-        context_mgr = NULL;
+    if (context_node && context_node->proc == bp)
+        context_node = NULL;
     while (bp->threads)
         thread_release(bp->threads);
     release_work(&bp->todo, &bp->todo_tail);
-    release_work(&bp->async, &bp->async_tail);
-    /* Transactions still on other lists that carry a buffer of this one
-     * (replies and one-way calls it sent do not: theirs are the
-     * receivers'); its own buffers go with it. */
+    /* Its buffers go with it (and what they hold: their calls' node
+     * counts, their objects' counts); a transaction still waiting for one
+     * of its nodes (one-way) loses its buffer. */
     while (bp->bufs) {
         struct bbuf *b = bp->bufs;
         if (b->txn)
@@ -561,6 +987,23 @@ static void proc_release(struct bproc *bp)
         b->txn = NULL;
         buf_free(bp, b);
     }
+    /* Its nodes: freed, or, while others hold references, left without an
+     * owner (calls to them: BR_DEAD_REPLY). */
+    while (bp->nodes) {
+        struct bnode *n = bp->nodes;
+        bp->nodes = n->next;
+        bp->nnodes--;
+        node_dequeue(n);
+        release_work(&n->async, &n->async_tail);
+        n->proc = NULL;
+        n->local_strong = n->local_weak = 0;
+        n->async_busy = 0;
+        if (!n->refs)
+            node_free(n);
+    }
+    /* Its references: the nodes' owners hear of the counts they lose. */
+    while (bp->refs)
+        ref_cleanup(bp->refs);
     if (bp->obj) {
         bp->obj->refs--;
         lx_mobj_unused(bp->obj);
@@ -748,10 +1191,9 @@ static int64_t thread_write(struct lx_ctx *c, struct bthread *bt, uint64_t buf, 
             if (b->txn)
                 b->txn->buf = NULL;             /* (the call it came with is still being served) */
             b->txn = NULL;
-            int async = b->async;
+            if (b->async && b->target_node)
+                async_next(bp, b->target_node);  /* (first, as Linux's binder_free_buf) */
             buf_free(bp, b);
-            if (async)
-                async_next(bp);
             break;
         }
         case BC_REGISTER_LOOPER:
@@ -771,8 +1213,38 @@ static int64_t thread_write(struct lx_ctx *c, struct bthread *bt, uint64_t buf, 
         case BC_EXIT_LOOPER:
             bt->looper |= LOOPER_EXITED;
             break;
+        case BC_INCREFS:
+        case BC_ACQUIRE:
+        case BC_RELEASE:
+        case BC_DECREFS: {
+            int strong = cmd == BC_ACQUIRE || cmd == BC_RELEASE, inc = cmd == BC_INCREFS || cmd == BC_ACQUIRE;
+            int ret = -1;
+            uint32_t desc;
+            if (inc && arg.u32 == 0 && context_node) {
+                if (context_node->proc == bp)
+                    return -LX_EINVAL;          /* (the context manager's own node: not a reference) */
+                ret = inc_ref_for_node(bp, context_node, strong, NULL, &desc);
+            }
+            if (ret)
+                update_ref(bp, arg.u32, inc, strong);   /* (a bad one is ignored, as on Linux) */
+            break;
+        }
+        case BC_INCREFS_DONE:
+        case BC_ACQUIRE_DONE: {
+            uint64_t pc[2];
+            memcpy(pc, &arg, sizeof(pc));
+            struct bnode *n = node_of_ptr(bp, pc[0]);
+            if (!n || n->cookie != pc[1])
+                break;                          /* (no such node: ignored, as on Linux) */
+            uint8_t *pending = cmd == BC_ACQUIRE_DONE ? &n->pending_strong : &n->pending_weak;
+            if (!*pending)
+                break;
+            *pending = 0;
+            node_put(n, cmd == BC_ACQUIRE_DONE, 0);
+            break;
+        }
         default:
-            break;                              /* references and death notifications: none to name yet */
+            break;                              /* death notifications: not yet */
         }
     }
     return 0;
@@ -805,6 +1277,40 @@ static int out_put(struct lx_ctx *c, struct outbuf *o, const void *src, uint32_t
         return -1;
     memcpy(o->b + o->n, src, len);
     o->n += len;
+    return 0;
+}
+
+/* A node's work (Linux's BINDER_WORK_NODE): its owner hears BR_INCREFS,
+ * BR_ACQUIRE, BR_RELEASE, BR_DECREFS as its counts went; a node nobody
+ * counts any more is freed. 0 or -1 (a fault). */
+static int node_report(struct lx_ctx *c, struct outbuf *o, struct bnode *n)
+{
+    n->queued = 0;
+    n->queued_on = NULL;
+    int strong = n->internal_strong || n->local_strong;
+    int weak = n->refs || n->local_weak || strong;
+    int had_strong = n->has_strong, had_weak = n->has_weak;
+    uint64_t pc[2] = { n->ptr, n->cookie };
+    if (weak && !had_weak) {
+        n->has_weak = n->pending_weak = 1;
+        n->local_weak++;
+    }
+    if (strong && !had_strong) {
+        n->has_strong = n->pending_strong = 1;
+        n->local_strong++;
+    }
+    if (!strong && had_strong)
+        n->has_strong = 0;
+    if (!weak && had_weak)
+        n->has_weak = 0;
+    if (!weak && !strong)
+        node_free(n);
+    static const uint32_t cmds[4] = { BR_INCREFS, BR_ACQUIRE, BR_RELEASE, BR_DECREFS };
+    int say[4] = { weak && !had_weak, strong && !had_strong, !strong && had_strong, !weak && had_weak };
+    for (int i = 0; i < 4; i++) {
+        if (say[i] && (out_put(c, o, &cmds[i], 4) || out_put(c, o, pc, sizeof(pc))))
+            return -1;
+    }
     return 0;
 }
 
@@ -858,6 +1364,11 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
             if (!bt->todo)
                 bt->process_todo = 0;
         }
+        if (w->type == W_NODE) {
+            if (node_report(c, &o, (struct bnode *)w))
+                return -LX_EFAULT;
+            continue;
+        }
         if (w->type == W_ERROR || w->type == W_COMPLETE) {
             uint32_t cmd = w->type == W_ERROR ? w->cmd : BR_TRANSACTION_COMPLETE;
             if (w->type == W_ERROR)
@@ -871,8 +1382,8 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
         struct btxn *t = (struct btxn *)w;
         uint32_t cmd = t->reply ? BR_REPLY : BR_TRANSACTION;
         struct btd tr = { .code = t->code, .flags = t->flags, .sender_euid = t->euid };
-        if (!t->reply)
-            tr.target = context_ptr, tr.cookie = context_cookie;   /* (its node: the only one yet) */
+        if (t->buf && t->buf->target_node)
+            tr.target = t->buf->target_node->ptr, tr.cookie = t->buf->target_node->cookie;
         tr.sender_pid = t->from ? t->from->proc->pid : 0;
         if (t->buf) {
             tr.data_size = t->buf->data_size;
@@ -965,14 +1476,21 @@ int64_t lx_binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint6
     case BINDER_SET_CONTEXT_MGR:
     case BINDER_SET_CONTEXT_MGR_EXT: {
         uint8_t obj[24];
+        memset(obj, 0, sizeof(obj));
         r = (uint32_t)req == BINDER_SET_CONTEXT_MGR_EXT && lx_copy_in(c, obj, arg, sizeof(obj)) ? -LX_EINVAL :
-            context_mgr ? -LX_EBUSY : 0;
+            context_node ? -LX_EBUSY : 0;
         if (!r) {
-            context_mgr = bp;
-            context_ptr = context_cookie = 0;
-            if ((uint32_t)req == BINDER_SET_CONTEXT_MGR_EXT) {
-                memcpy(&context_ptr, obj + 8, 8);       /* (a flat_binder_object: binder, cookie) */
-                memcpy(&context_cookie, obj + 16, 8);
+            uint64_t ptr, cookie;               /* (a flat_binder_object's binder and cookie; else 0) */
+            memcpy(&ptr, obj + 8, 8);
+            memcpy(&cookie, obj + 16, 8);
+            struct bnode *n = node_of_ptr(bp, ptr);
+            if (!n && !(n = node_new(bp, ptr, cookie)))
+                r = -LX_ENOMEM;
+            if (n) {
+                n->local_weak++;
+                n->local_strong++;
+                n->has_strong = n->has_weak = 1;
+                context_node = n;
             }
         }
         break;
