@@ -22,10 +22,13 @@
  * processes) go in transactions as Linux's binder translates them, with
  * Linux's counts and its BR_INCREFS .. BR_DECREFS to the owner.
  *
+ * Death notifications as Linux's: BR_DEAD_BINDER when a node's owner
+ * is gone, kept until BC_DEAD_BINDER_DONE, and cleared with
+ * BR_CLEAR_DEATH_NOTIFICATION_DONE.
+ *
  * Not here yet: file descriptors and scatter-gather buffers in
- * transactions (refused: BR_FAILED_REPLY), death notifications (their
- * commands are read and ignored), BINDER_GET_NODE_DEBUG_INFO, extra
- * devices.
+ * transactions (refused: BR_FAILED_REPLY), BINDER_GET_NODE_DEBUG_INFO,
+ * extra devices.
  */
 
 #include "lx.h"
@@ -82,6 +85,8 @@ struct btd_sg { struct btd tr; uint64_t buffers_size; };
 #define BR_ACQUIRE                  IOC(2, 'r', 8, 16)
 #define BR_RELEASE                  IOC(2, 'r', 9, 16)
 #define BR_DECREFS                  IOC(2, 'r', 10, 16)
+#define BR_DEAD_BINDER              IOC(2, 'r', 15, 8)
+#define BR_CLEAR_DEATH_NOTIFICATION_DONE IOC(2, 'r', 16, 8)
 #define BR_TRANSACTION              IOC(2, 'r', 2, sizeof(struct btd))
 #define BR_REPLY                    IOC(2, 'r', 3, sizeof(struct btd))
 #define BR_DEAD_REPLY               IOC(0, 'r', 5, 0)
@@ -110,7 +115,7 @@ enum { LOOPER_REGISTERED = 1, LOOPER_ENTERED = 2, LOOPER_EXITED = 4, LOOPER_INVA
 
 /* ---------------------------------------------------------------- structures */
 
-enum { W_TXN, W_COMPLETE, W_ERROR, W_NODE };
+enum { W_TXN, W_COMPLETE, W_ERROR, W_NODE, W_DEAD, W_DEAD_CLEAR, W_CLEAR };
 struct bwork {
     struct bwork *next;
     uint8_t type;
@@ -143,6 +148,19 @@ struct bref {
     struct bnode *node;
     uint32_t desc;
     int32_t strong, weak;
+    struct bdeath *death;               /* its death notification (BC_REQUEST_DEATH_NOTIFICATION), or NULL */
+};
+
+/* A death notification (Linux's binder_ref_death): W_DEAD when the node's
+ * owner is gone (BR_DEAD_BINDER, then kept on the process's delivered
+ * list until BC_DEAD_BINDER_DONE), W_CLEAR once cleared
+ * (BR_CLEAR_DEATH_NOTIFICATION_DONE), W_DEAD_CLEAR both. */
+enum { ON_NONE, ON_PROC, ON_THREAD, ON_DELIVERED };
+struct bdeath {
+    struct bwork work;                  /* (first) */
+    uint64_t cookie;
+    uint8_t on;                         /* the list it is on (ON_*) */
+    struct bthread *on_thread;          /* ON_THREAD: whose */
 };
 
 /* An object a buffer carries, as translated into it (released with it). */
@@ -205,6 +223,7 @@ struct bproc {
     uint32_t requested, started;
     struct bnode *nodes;
     struct bref *refs;                  /* by desc */
+    struct bwork *delivered, *delivered_tail;   /* death notifications read, not yet done */
     uint32_t nnodes, nrefs;
 };
 
@@ -433,6 +452,38 @@ static void node_put(struct bnode *n, int strong, int internal)
         node_free(n);
 }
 
+/* Death notifications' lists: bp is the holder of the reference. */
+static void death_dequeue(struct bproc *bp, struct bdeath *d)
+{
+    if (d->on == ON_PROC) {
+        unlink_work(&bp->todo, &bp->todo_tail, &d->work);
+    } else if (d->on == ON_THREAD) {
+        struct bthread *bt = d->on_thread;
+        unlink_work(&bt->todo, &bt->todo_tail, &d->work);
+        bt->queued--;
+        if (!bt->todo)
+            bt->process_todo = 0;
+    } else if (d->on == ON_DELIVERED) {
+        unlink_work(&bp->delivered, &bp->delivered_tail, &d->work);
+    }
+    d->on = ON_NONE;
+    d->on_thread = NULL;
+}
+
+/* To the thread that asked, if it is a looper, else to its process. */
+static void death_queue(struct bproc *bp, struct bthread *bt, struct bdeath *d)
+{
+    if (bt && (bt->looper & (LOOPER_REGISTERED | LOOPER_ENTERED))) {
+        d->on = ON_THREAD;
+        d->on_thread = bt;
+        thread_work(bt, &d->work, 0);
+    } else {
+        d->on = ON_PROC;
+        enqueue(&bp->todo, &bp->todo_tail, &d->work);
+        wake_proc(bp, NULL);
+    }
+}
+
 static struct bref *ref_of_desc(struct bproc *bp, uint32_t desc, int need_strong)
 {
     for (struct bref *r = bp->refs; r; r = r->next)
@@ -475,6 +526,10 @@ static void ref_cleanup(struct bref *r)
         }
     }
     r->proc->nrefs--;
+    if (r->death) {
+        death_dequeue(r->proc, r->death);
+        lx_free(r->death, sizeof(*r->death));
+    }
     if (r->strong)
         dec_node(n, 1, 1);                      /* (the weak count below decides) */
     n->refs--;
@@ -923,6 +978,10 @@ static void release_work(struct bwork **head, struct bwork **tail)
             struct bnode *n = (struct bnode *)w;
             n->queued = 0;                      /* (off its list: the node itself stays) */
             n->queued_on = NULL;
+        } else if (w->type == W_DEAD) {
+            ((struct bdeath *)w)->on = ON_NONE; /* (its reference's: freed with it) */
+        } else if (w->type == W_DEAD_CLEAR || w->type == W_CLEAR) {
+            lx_free(w, sizeof(struct bdeath));  /* (cleared: its own) */
         }
     }
 }
@@ -977,6 +1036,7 @@ static void proc_release(struct bproc *bp)
     while (bp->threads)
         thread_release(bp->threads);
     release_work(&bp->todo, &bp->todo_tail);
+    release_work(&bp->delivered, &bp->delivered_tail);
     /* Its buffers go with it (and what they hold: their calls' node
      * counts, their objects' counts); a transaction still waiting for one
      * of its nodes (one-way) loses its buffer. */
@@ -998,8 +1058,15 @@ static void proc_release(struct bproc *bp)
         n->proc = NULL;
         n->local_strong = n->local_weak = 0;
         n->async_busy = 0;
-        if (!n->refs)
+        if (!n->refs) {
             node_free(n);
+            continue;
+        }
+        /* Whoever asked hears BR_DEAD_BINDER. */
+        for (struct bproc *k = procs; k; k = k->next)
+            for (struct bref *r = k->refs; r; r = r->next)
+                if (r->node == n && r->death && r->death->on == ON_NONE && r->death->work.type == W_DEAD)
+                    death_queue(k, NULL, r->death);
     }
     /* Its references: the nodes' owners hear of the counts they lose. */
     while (bp->refs)
@@ -1243,8 +1310,55 @@ static int64_t thread_write(struct lx_ctx *c, struct bthread *bt, uint64_t buf, 
             node_put(n, cmd == BC_ACQUIRE_DONE, 0);
             break;
         }
+        case BC_REQUEST_DEATH_NOTIFICATION:
+        case BC_CLEAR_DEATH_NOTIFICATION: {
+            uint32_t h;
+            uint64_t cookie;
+            memcpy(&h, arg.raw, 4);
+            memcpy(&cookie, arg.raw + 4, 8);
+            struct bref *r = ref_of_desc(bp, h, 0);
+            if (!r)
+                break;                          /* (no such handle: ignored, as on Linux) */
+            if (cmd == BC_REQUEST_DEATH_NOTIFICATION) {
+                if (r->death)
+                    break;                      /* (one a reference) */
+                struct bdeath *d = lx_alloc(sizeof(*d));
+                if (!d)
+                    return -LX_ENOMEM;
+                *d = (struct bdeath){ .work.type = W_DEAD, .cookie = cookie };
+                r->death = d;
+                if (!r->node->proc)
+                    death_queue(bp, NULL, d);   /* (dead already) */
+                break;
+            }
+            struct bdeath *d = r->death;
+            if (!d || d->cookie != cookie)
+                break;
+            r->death = NULL;                    /* (its work's from now on) */
+            if (d->on == ON_NONE) {
+                d->work.type = W_CLEAR;
+                death_queue(bp, bt, d);
+            } else {
+                d->work.type = W_DEAD_CLEAR;    /* (told it is dead first) */
+            }
+            break;
+        }
+        case BC_DEAD_BINDER_DONE: {
+            struct bdeath *d = NULL;
+            for (struct bwork *w = bp->delivered; w && !d; w = w->next)
+                if (((struct bdeath *)w)->cookie == arg.ptr)
+                    d = (struct bdeath *)w;
+            if (!d)
+                break;
+            death_dequeue(bp, d);
+            if (d->work.type == W_DEAD_CLEAR) {
+                d->work.type = W_CLEAR;
+                death_queue(bp, bt, d);
+            }
+            break;
+        }
         default:
-            break;                              /* death notifications: not yet */
+            break;
         }
     }
     return 0;
@@ -1367,6 +1481,24 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
         if (w->type == W_NODE) {
             if (node_report(c, &o, (struct bnode *)w))
                 return -LX_EFAULT;
+            continue;
+        }
+        if (w->type == W_DEAD || w->type == W_DEAD_CLEAR || w->type == W_CLEAR) {
+            struct bdeath *d = (struct bdeath *)w;
+            uint32_t cmd = w->type == W_CLEAR ? BR_CLEAR_DEATH_NOTIFICATION_DONE : BR_DEAD_BINDER;
+            uint64_t cookie = d->cookie;
+            d->on = ON_NONE;
+            d->on_thread = NULL;
+            if (w->type == W_CLEAR) {
+                lx_free(d, sizeof(*d));
+            } else {
+                d->on = ON_DELIVERED;           /* (until BC_DEAD_BINDER_DONE) */
+                enqueue(&bp->delivered, &bp->delivered_tail, &d->work);
+            }
+            if (out_put(c, &o, &cmd, 4) || out_put(c, &o, &cookie, 8))
+                return -LX_EFAULT;
+            if (cmd == BR_DEAD_BINDER)
+                break;                          /* (it may make calls: Linux ends the read here) */
             continue;
         }
         if (w->type == W_ERROR || w->type == W_COMPLETE) {

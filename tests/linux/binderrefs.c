@@ -4,6 +4,7 @@
  * BR_ACQUIRE, BR_RELEASE, BR_DECREFS as the counts go. Each process keeps
  * its own log (every return it reads, in order); the parent prints the
  * three logs one after another at the end. */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -22,6 +23,11 @@
 #define BR_ACQUIRE          IOC(2, 'r', 8, 16)
 #define BR_RELEASE          IOC(2, 'r', 9, 16)
 #define BR_DECREFS          IOC(2, 'r', 10, 16)
+#define BC_REQUEST_DEATH    IOC(1, 'c', 14, 12)
+#define BC_CLEAR_DEATH      IOC(1, 'c', 15, 12)
+#define BC_DEAD_BINDER_DONE IOC(1, 'c', 16, 8)
+#define BR_DEAD_BINDER      IOC(2, 'r', 15, 8)
+#define BR_CLEAR_DEATH_DONE IOC(2, 'r', 16, 8)
 #define B_PACK(a, b, c, d)  ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
 #define TYPE_BINDER         B_PACK('s', 'b', '*', 0x85)
 #define TYPE_HANDLE         B_PACK('s', 'h', '*', 0x85)
@@ -53,6 +59,8 @@ static const char *name(uint32_t cmd)
     case BR_ACQUIRE: return "ACQUIRE";
     case BR_RELEASE: return "RELEASE";
     case BR_DECREFS: return "DECREFS";
+    case BR_DEAD_BINDER: return "DEAD_BINDER";
+    case BR_CLEAR_DEATH_DONE: return "CLEAR_DEATH_NOTIFICATION_DONE";
     default: return "?";
     }
 }
@@ -90,6 +98,11 @@ static uint32_t step(const char *who, int fd, uint8_t *w, size_t *wl, struct bin
             if (!last)
                 last = cmd;
         } else if (cmd == BR_DEAD_REPLY || cmd == BR_FAILED_REPLY) {
+            last = cmd;
+        } else if (cmd == BR_DEAD_BINDER || cmd == BR_CLEAR_DEATH_DONE) {
+            uint64_t cookie;
+            memcpy(&cookie, r + at, 8);
+            say(" %llx", (unsigned long long)cookie);
             last = cmd;
         }
         at += (cmd >> 16) & 0x3fff;
@@ -225,6 +238,33 @@ static void service(int ready, int out)
     finish(out);
 }
 
+static size_t death(uint8_t *w, size_t wl, uint32_t cmd, uint32_t h, uint64_t cookie)
+{
+    uint8_t hc[12];
+    memcpy(hc, &h, 4);
+    memcpy(hc + 4, &cookie, 8);
+    return binder_put(w, wl, cmd, hc, 12);
+}
+
+/* D: a second service, killed while C watches it. */
+static void doomed(int ready)
+{
+    int fd = bopen();
+    static uint8_t w[512];
+    static struct fbo obj = { TYPE_BINDER, 0, 0xd0d0, 0xe0e0 };
+    static const uint64_t off0[1] = { 0 };
+    size_t wl = call(w, 0, 0, 1, &obj, sizeof(obj), off0, 1);
+    struct binder_transaction_data tr;
+    until_reply("D", fd, w, &wl, &tr);
+    wl = binder_put(w, wl, BC_FREE_BUFFER, &tr.buffer, 8);
+    wl = binder_put(w, wl, BC_ENTER_LOOPER, NULL, 0);
+    write(ready, "d", 1);
+    for (;;)
+        step("D", fd, w, &wl, &tr);
+}
+
+static int go[2], armed[2];
+
 /* C: the client. */
 static void client(int out)
 {
@@ -251,6 +291,37 @@ static void client(int out)
     wl = call(w, wl, h, 5, "ping", 4, NULL, 0);
     got = until_reply("C", fd, w, &wl, &tr);
     say("C: the handle after it was let go: %s\n", name(got));
+
+    /* a second service's node, watched until its process is killed */
+    char x;
+    write(armed[1], "1", 1);
+    read(go[0], &x, 1);                         /* (D registered) */
+    wl = call(w, wl, 0, 2, "?", 1, NULL, 0);
+    until_reply("C", fd, w, &wl, &tr);
+    in = (const struct fbo *)(uintptr_t)tr.buffer;
+    uint32_t h2 = (uint32_t)in->binder;
+    say("C: looked up the second: handle %u\n", (unsigned)h2);
+    wl = binder_put(w, wl, BC_ACQUIRE, &h2, 4);
+    wl = death(w, wl, BC_REQUEST_DEATH, h2, 0x5ee);
+    wl = death(w, wl, BC_REQUEST_DEATH, h2, 0x5ef);     /* (a second on the same reference: ignored) */
+    wl = binder_put(w, wl, BC_FREE_BUFFER, &tr.buffer, 8);
+    wl = binder_put(w, wl, BC_ENTER_LOOPER, NULL, 0);
+    struct binder_write_read b0 = { wl, 0, (uint64_t)w, 0, 0, 0 };
+    ioctl(fd, (int)BINDER_WRITE_READ, &b0);
+    wl = 0;
+    write(armed[1], "2", 1);                    /* (the parent kills D) */
+    while (step("C", fd, w, &wl, &tr) != BR_DEAD_BINDER)
+        ;
+    wl = binder_put(w, wl, BC_DEAD_BINDER_DONE, &(uint64_t){ 0x5ee }, 8);
+    wl = death(w, wl, BC_CLEAR_DEATH, h2, 0x5ee);
+    while (step("C", fd, w, &wl, &tr) != BR_CLEAR_DEATH_DONE)
+        ;
+    wl = call(w, wl, h2, 5, "ping", 4, NULL, 0);
+    got = until_reply("C", fd, w, &wl, &tr);
+    say("C: a call to the dead service's handle: %s\n", name(got));
+    wl = binder_put(w, wl, BC_RELEASE, &h2, 4);
+    b0 = (struct binder_write_read){ wl, 0, (uint64_t)w, 0, 0, 0 };
+    ioctl(fd, (int)BINDER_WRITE_READ, &b0);
     finish(out);
 }
 
@@ -267,7 +338,7 @@ static void show(const char *who, int fd)
 int main(void)
 {
     int ready[2], la[2], lb[2], lc[2];
-    pipe(ready), pipe(la), pipe(lb), pipe(lc);
+    pipe(ready), pipe(la), pipe(lb), pipe(lc), pipe(go), pipe(armed);
     char x;
     pid_t a = fork();
     if (a == 0) {
@@ -287,6 +358,17 @@ int main(void)
         client(lc[1]);
     }
     close(la[1]), close(lb[1]), close(lc[1]);
+    read(armed[0], &x, 1);                      /* (C is done with B) */
+    pid_t d = fork();
+    if (d == 0) {
+        close(la[1]), close(lb[1]), close(lc[1]);
+        doomed(ready[1]);
+    }
+    read(ready[0], &x, 1);
+    write(go[1], "g", 1);
+    read(armed[0], &x, 1);                      /* (C watches D's node) */
+    kill(d, SIGKILL);
+    waitpid(d, NULL, 0);
     waitpid(c, NULL, 0);
     show("C", lc[0]);
     waitpid(b, NULL, 0);
