@@ -26,9 +26,13 @@
  * is gone, kept until BC_DEAD_BINDER_DONE, and cleared with
  * BR_CLEAR_DEATH_NOTIFICATION_DONE.
  *
- * Not here yet: file descriptors and scatter-gather buffers in
- * transactions (refused: BR_FAILED_REPLY), BINDER_GET_NODE_DEBUG_INFO,
- * extra devices.
+ * A file descriptor in a transaction (BINDER_TYPE_FD) goes to a node that
+ * takes them: its file is held with the buffer, and becomes a descriptor
+ * of the reading process (close on exec) when the call is read.
+ *
+ * Not here yet: arrays of descriptors and scatter-gather buffers
+ * (BINDER_TYPE_FDA, PTR: refused, BR_FAILED_REPLY),
+ * BINDER_GET_NODE_DEBUG_INFO, extra devices.
  */
 
 #include "lx.h"
@@ -102,6 +106,9 @@ struct btd_sg { struct btd tr; uint64_t buffers_size; };
 #define BINDER_TYPE_WEAK_BINDER     PACK('w', 'b', '*', 0x85)
 #define BINDER_TYPE_HANDLE          PACK('s', 'h', '*', 0x85)
 #define BINDER_TYPE_WEAK_HANDLE     PACK('w', 'h', '*', 0x85)
+#define BINDER_TYPE_FD              PACK('f', 'd', '*', 0x85)
+#define FLAT_BINDER_FLAG_ACCEPTS_FDS 0x100
+#define TF_ACCEPT_FDS               0x10
 struct fbo { uint32_t type, flags; uint64_t binder, cookie; };     /* struct flat_binder_object (24 bytes) */
 
 enum { LOOPER_REGISTERED = 1, LOOPER_ENTERED = 2, LOOPER_EXITED = 4, LOOPER_INVALID = 8 };
@@ -138,6 +145,7 @@ struct bnode {
     uint8_t queued;                     /* its work is on a list: ... */
     struct bthread *queued_on;          /* ... this thread's (NULL: its owner's) */
     uint8_t async_busy;                 /* a one-way call to it is out: the next ones wait (async) */
+    uint8_t accept_fds;                 /* its calls may carry file descriptors (FLAT_BINDER_FLAG_ACCEPTS_FDS) */
     struct bwork *async, *async_tail;
 };
 
@@ -168,6 +176,8 @@ struct bobj {
     uint32_t type;
     uint32_t handle;                    /* a handle's */
     struct bnode *node;                 /* a binder's (its receiver owns it) */
+    struct lx_file *file;               /* a file descriptor's file, held until the receiver has it */
+    uint64_t at;                        /* its offset in the data */
 };
 
 /* A buffer of a process's mapping: [off, off + size). */
@@ -362,14 +372,15 @@ static struct bnode *node_of_ptr(struct bproc *bp, uint64_t ptr)
     return NULL;
 }
 
-static struct bnode *node_new(struct bproc *bp, uint64_t ptr, uint64_t cookie)
+static struct bnode *node_new(struct bproc *bp, uint64_t ptr, uint64_t cookie, uint32_t flags)
 {
     if (bp->nnodes >= NODES_MAX)
         return NULL;
     struct bnode *n = lx_alloc(sizeof(*n));
     if (!n)
         return NULL;
-    *n = (struct bnode){ .work.type = W_NODE, .next = bp->nodes, .proc = bp, .ptr = ptr, .cookie = cookie };
+    *n = (struct bnode){ .work.type = W_NODE, .next = bp->nodes, .proc = bp, .ptr = ptr, .cookie = cookie,
+                         .accept_fds = (flags & FLAT_BINDER_FLAG_ACCEPTS_FDS) != 0 };
     bp->nodes = n;
     bp->nnodes++;
     return n;
@@ -644,7 +655,10 @@ static void buf_release(struct bproc *bp, struct bbuf *b)
         node_put(target, 1, 0);
     for (uint32_t i = 0; i < b->nobjs; i++) {
         struct bobj *o = &b->objs[i];
-        if (o->type == BINDER_TYPE_BINDER || o->type == BINDER_TYPE_WEAK_BINDER) {
+        if (o->type == BINDER_TYPE_FD) {
+            if (o->file)
+                lx_file_put(o->file);           /* (never delivered; a delivered one is the receiver's) */
+        } else if (o->type == BINDER_TYPE_BINDER || o->type == BINDER_TYPE_WEAK_BINDER) {
             node_put(o->node, o->type == BINDER_TYPE_BINDER, 0);
         } else {
             struct bref *r = ref_of_desc(bp, o->handle, o->type == BINDER_TYPE_HANDLE);
@@ -755,7 +769,8 @@ static void deliver(struct btxn *t, struct bproc *tp, struct bthread *tt)
  * receiver owns it. Each is read from the sender's memory, checked,
  * counted and written into the buffer; what it was given is kept with
  * the buffer (b->objs) and given back with it. 0 or an errno. */
-static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, struct bbuf *b, const struct btd *tr)
+static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, struct bbuf *b, const struct btd *tr,
+                     int allow_fds)
 {
     struct bproc *bp = bt->proc;
     if (tr->offsets_size % 8)
@@ -783,7 +798,7 @@ static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, str
         uint32_t desc = 0;
         if (o.type == BINDER_TYPE_BINDER || o.type == BINDER_TYPE_WEAK_BINDER) {
             struct bnode *node = node_of_ptr(bp, o.binder);
-            if (!node && !(node = node_new(bp, o.binder, o.cookie)))
+            if (!node && !(node = node_new(bp, o.binder, o.cookie, o.flags)))
                 return -LX_ENOMEM;
             if (o.cookie != node->cookie)
                 return -LX_EINVAL;              /* (its node, named with another cookie) */
@@ -813,8 +828,16 @@ static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, str
                 o.cookie = 0;
                 *kept = (struct bobj){ .type = o.type, .handle = desc };
             }
+        } else if (o.type == BINDER_TYPE_FD) {
+            if (!allow_fds)
+                return -LX_EPERM;               /* (its receiver does not take them) */
+            struct lx_file *f = lx_fd_file(c->p, (uint32_t)o.binder);
+            if (!f)
+                return -LX_EBADF;
+            lx_file_get(f);                     /* (the receiver's descriptor is made when it reads) */
+            *kept = (struct bobj){ .type = o.type, .file = f, .at = at };
         } else {
-            return -LX_EINVAL;                  /* (file descriptors and buffers are not passed yet) */
+            return -LX_EINVAL;                  /* (arrays of descriptors and buffers are not passed yet) */
         }
         b->nobjs++;
         if (svc_mem_write(tp->obj->h, b->off + at, &o, sizeof(o)))
@@ -892,7 +915,8 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct btd *
         svc_mem_copy_in(c->call, tp->obj->h, t->buf->off, tr->buffer, tr->data_size) != 0)
         err = -LX_EFAULT;
     if (!err && tr->offsets_size)
-        err = translate(c, bt, tp, t->buf, tr);
+        err = translate(c, bt, tp, t->buf, tr,
+                        reply ? (in_reply_to->flags & TF_ACCEPT_FDS) != 0 : target->accept_fds);
     if (err) {
         if (t->buf)
             buf_free(tp, t->buf);
@@ -1394,6 +1418,41 @@ static int out_put(struct lx_ctx *c, struct outbuf *o, const void *src, uint32_t
     return 0;
 }
 
+/* The descriptors a buffer brings, made in the reading process (close
+ * on exec, as Linux's) and written into the buffer: 0, or -1 with none
+ * made (all or nothing, as Linux's binder_apply_fd_fixups). */
+static int fd_fixups(struct lx_ctx *c, struct bproc *bp, struct bbuf *b)
+{
+    uint32_t made = 0;
+    int err = 0;
+    for (uint32_t i = 0; i < b->nobjs && !err; i++) {
+        struct bobj *o = &b->objs[i];
+        if (o->type != BINDER_TYPE_FD || !o->file)
+            continue;
+        int fd = lx_fd_new(c->p, o->file, 1, 0);
+        uint32_t v = (uint32_t)fd;
+        if (fd < 0 || svc_mem_write(bp->obj->h, b->off + o->at + 8, &v, 4)) {
+            if (fd >= 0)
+                lx_fd_set(c->p, (uint32_t)fd, NULL);
+            err = -1;
+            break;
+        }
+        o->handle = (uint32_t)fd;               /* (made: undone below if a later one fails) */
+        made++;
+    }
+    for (uint32_t i = 0; i < b->nobjs; i++) {
+        struct bobj *o = &b->objs[i];
+        if (o->type != BINDER_TYPE_FD || !o->file || !made)
+            continue;
+        if (err)
+            lx_fd_set(c->p, o->handle, NULL);   /* (the buffer keeps its file) */
+        else
+            o->file = NULL;                     /* (the descriptor's now) */
+        made--;
+    }
+    return err;
+}
+
 /* A node's work (Linux's BINDER_WORK_NODE): its owner hears BR_INCREFS,
  * BR_ACQUIRE, BR_RELEASE, BR_DECREFS as its counts went; a node nobody
  * counts any more is freed. 0 or -1 (a fault). */
@@ -1523,6 +1582,20 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
             tr.buffer = bp->va + t->buf->off;
             tr.offsets = tr.buffer + align8(t->buf->data_size);
         }
+        if (t->buf && fd_fixups(c, bp, t->buf)) {
+            /* (no descriptor for the receiver: the call fails, as Linux's) */
+            int was_reply = t->reply;
+            if (!t->reply && !(t->flags & TF_ONE_WAY))
+                send_failed_reply(t, BR_FAILED_REPLY);
+            else
+                txn_free(t);
+            if (!was_reply)
+                continue;
+            uint32_t failed = BR_FAILED_REPLY;
+            if (out_put(c, &o, &failed, 4))
+                return -LX_EFAULT;
+            break;
+        }
         if (out_put(c, &o, &cmd, 4) || out_put(c, &o, &tr, sizeof(tr)) || out_flush(c, &o)) {
             if (!t->reply && !(t->flags & TF_ONE_WAY))
                 send_failed_reply(t, BR_FAILED_REPLY);
@@ -1615,8 +1688,10 @@ int64_t lx_binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint6
             uint64_t ptr, cookie;               /* (a flat_binder_object's binder and cookie; else 0) */
             memcpy(&ptr, obj + 8, 8);
             memcpy(&cookie, obj + 16, 8);
+            uint32_t flags;
+            memcpy(&flags, obj + 4, 4);
             struct bnode *n = node_of_ptr(bp, ptr);
-            if (!n && !(n = node_new(bp, ptr, cookie)))
+            if (!n && !(n = node_new(bp, ptr, cookie, flags)))
                 r = -LX_ENOMEM;
             if (n) {
                 n->local_weak++;

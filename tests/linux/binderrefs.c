@@ -31,6 +31,8 @@
 #define B_PACK(a, b, c, d)  ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
 #define TYPE_BINDER         B_PACK('s', 'b', '*', 0x85)
 #define TYPE_HANDLE         B_PACK('s', 'h', '*', 0x85)
+#define TYPE_FD             B_PACK('f', 'd', '*', 0x85)
+#define ACCEPTS_FDS         0x100
 struct fbo { uint32_t type, flags; uint64_t binder, cookie; };
 
 static char logbuf[8192];
@@ -212,7 +214,7 @@ static void service(int ready, int out)
 {
     int fd = bopen();
     static uint8_t w[512];
-    static struct fbo obj = { TYPE_BINDER, 0, 0xb0b0, 0xc0c0 };
+    static struct fbo obj = { TYPE_BINDER, ACCEPTS_FDS, 0xb0b0, 0xc0c0 };
     static const uint64_t off0[1] = { 0 };
     size_t wl = call(w, 0, 0, 1, &obj, sizeof(obj), off0, 1);
     struct binder_transaction_data tr;
@@ -229,8 +231,21 @@ static void service(int ready, int out)
         saw[loglen - before < sizeof(saw) - 1 ? loglen - before : sizeof(saw) - 1] = 0;
         if (last == BR_TRANSACTION) {
             say("B: call %u to %llx/%llx\n", tr.code, (unsigned long long)tr.target, (unsigned long long)tr.cookie);
+            static char got[64];
+            size_t n = 4;
+            memcpy(got, "pong", 4);
+            if (tr.code == 6) {                 /* a descriptor: what it reads */
+                const struct fbo *in = (const struct fbo *)(uintptr_t)tr.buffer;
+                int fd = (int)(uint32_t)in->binder;
+                int flags = fcntl(fd, F_GETFD);
+                ssize_t k = read(fd, got, sizeof(got));
+                n = k > 0 ? (size_t)k : 0;
+                say("B: a descriptor of type %s, close-on-exec %d, read %zd bytes\n",
+                    in->type == TYPE_FD ? "fd" : "?", flags >= 0 && (flags & FD_CLOEXEC), k);
+                close(fd);
+            }
             wl = binder_put(w, wl, BC_FREE_BUFFER, &tr.buffer, 8);
-            wl = reply(w, wl, "pong", 4, NULL, 0);
+            wl = reply(w, wl, got, n, NULL, 0);
         }
         if (strstr((char *)saw, "DECREFS"))
             finish(out);
@@ -284,6 +299,33 @@ static void client(int out)
     say("C: call through handle %u: %s %.*s\n", (unsigned)h, name(got), got == BR_REPLY ? (int)tr.data_size : 0,
         (const char *)(uintptr_t)tr.buffer);
     wl = binder_put(w, wl, BC_FREE_BUFFER, &tr.buffer, 8);
+
+    /* a pipe's read end passed to B, which takes descriptors */
+    int p[2];
+    pipe(p);
+    write(p[1], "through binder", 14);
+    close(p[1]);
+    static struct fbo fdo;
+    static const uint64_t off0[1] = { 0 };
+    fdo = (struct fbo){ TYPE_FD, 0, (uint64_t)p[0], 0 };
+    wl = call(w, wl, h, 6, &fdo, sizeof(fdo), off0, 1);
+    got = until_reply("C", fd, w, &wl, &tr);
+    say("C: a descriptor to B: %s %.*s\n", name(got), got == BR_REPLY ? (int)tr.data_size : 0,
+        (const char *)(uintptr_t)tr.buffer);
+    if (got == BR_REPLY)
+        wl = binder_put(w, wl, BC_FREE_BUFFER, &tr.buffer, 8);
+    close(p[0]);
+    fdo.binder = 999;
+    wl = call(w, wl, h, 6, &fdo, sizeof(fdo), off0, 1);
+    got = until_reply("C", fd, w, &wl, &tr);
+    say("C: a descriptor it does not have: %s\n", name(got));
+    pipe(p);
+    fdo.binder = (uint64_t)p[0];
+    wl = call(w, wl, 0, 7, &fdo, sizeof(fdo), off0, 1);
+    got = until_reply("C", fd, w, &wl, &tr);
+    say("C: a descriptor to the context manager, which takes none: %s\n", name(got));
+    close(p[0]), close(p[1]);
+
     wl = binder_put(w, wl, BC_RELEASE, &h, 4);
     wl = call(w, wl, 0, 3, "-", 1, NULL, 0);    /* A lets its handle go */
     until_reply("C", fd, w, &wl, &tr);
