@@ -119,6 +119,7 @@ enum { LOOPER_REGISTERED = 1, LOOPER_ENTERED = 2, LOOPER_EXITED = 4, LOOPER_INVA
 #define WORK_MAX        4096u           /* items waiting on one thread at most (ENOMEM past it) */
 #define NODES_MAX       4096u           /* nodes a process owns at most */
 #define REFS_MAX        4096u           /* references a process holds at most */
+#define OBJS_MAX        1024u           /* objects one transaction carries at most (EINVAL past it) */
 
 /* ---------------------------------------------------------------- structures */
 
@@ -188,8 +189,8 @@ struct bbuf {
     uint8_t user_free;                  /* handed to the process: BC_FREE_BUFFER frees it */
     uint8_t async;                      /* a one-way call's (its space is the one-way half's) */
     struct bnode *target_node;          /* a call's node (a local strong count, kept while it lives) */
-    struct bobj *objs;                  /* its objects */
-    uint32_t nobjs;
+    struct bobj *objs;                  /* its objects (room for objs_cap) */
+    uint32_t nobjs, objs_cap;
 };
 
 struct btxn {
@@ -667,9 +668,9 @@ static void buf_release(struct bproc *bp, struct bbuf *b)
         }
     }
     if (b->objs)
-        lx_free(b->objs, b->nobjs * sizeof(*b->objs));
+        lx_free(b->objs, b->objs_cap * sizeof(*b->objs));
     b->objs = NULL;
-    b->nobjs = 0;
+    b->nobjs = b->objs_cap = 0;
 }
 
 static void buf_free(struct bproc *bp, struct bbuf *b)
@@ -775,19 +776,20 @@ static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, str
     struct bproc *bp = bt->proc;
     if (tr->offsets_size % 8)
         return -LX_EINVAL;
-    uint64_t n = tr->offsets_size / 8, min = 0;
-    if (n > tr->data_size / sizeof(struct fbo))
-        return -LX_EINVAL;                      /* (objects cannot overlap: some offset is bad) */
-    if (svc_mem_copy_in(c->call, tp->obj->h, b->off + align8(tr->data_size), tr->offsets, tr->offsets_size))
+    uint64_t n = tr->offsets_size / 8, min = 0, table = b->off + align8(tr->data_size);
+    if (n > tr->data_size / sizeof(struct fbo) || n > OBJS_MAX)
+        return -LX_EINVAL;                      /* (objects cannot overlap: some offset is bad; a bound) */
+    if (svc_mem_copy_in(c->call, tp->obj->h, table, tr->offsets, tr->offsets_size))
         return -LX_EFAULT;
     b->objs = lx_alloc(n * sizeof(*b->objs));
     if (!b->objs)
         return -LX_ENOMEM;
+    b->objs_cap = (uint32_t)n;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t at;
         struct fbo o;
-        if (lx_copy_in(c, &at, tr->offsets + i * 8, 8))
-            return -LX_EFAULT;
+        if (svc_mem_read(tp->obj->h, table + i * 8, &at, 8))
+            return -LX_EFAULT;                  /* (the receiver's copy: what it will read) */
         if (at % 4 || at < min || at > tr->data_size || tr->data_size - at < sizeof(o))
             return -LX_EINVAL;                  /* (misplaced, overlapping, or past the data) */
         if (lx_copy_in(c, &o, tr->buffer + at, sizeof(o)))
@@ -798,11 +800,14 @@ static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, str
         uint32_t desc = 0;
         if (o.type == BINDER_TYPE_BINDER || o.type == BINDER_TYPE_WEAK_BINDER) {
             struct bnode *node = node_of_ptr(bp, o.binder);
+            int made = !node;
             if (!node && !(node = node_new(bp, o.binder, o.cookie, o.flags)))
                 return -LX_ENOMEM;
             if (o.cookie != node->cookie)
                 return -LX_EINVAL;              /* (its node, named with another cookie) */
             err = inc_ref_for_node(tp, node, o.type == BINDER_TYPE_BINDER, bt, &desc);
+            if (err && made && !node->refs && !node->local_strong && !node->local_weak && !node->internal_strong)
+                node_free(node);                /* (made for this object alone) */
             if (err)
                 return err;
             o.type = o.type == BINDER_TYPE_BINDER ? BINDER_TYPE_HANDLE : BINDER_TYPE_WEAK_HANDLE;
@@ -883,8 +888,9 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct btd *
             error = BR_DEAD_REPLY;              /* (no context manager, or the node's owner is gone) */
             goto fail_no_reply;
         }
-        if (tp->pid == bp->pid)
-            goto fail_no_reply;                 /* (Linux 6.1: a process never calls itself) */
+        if ((uint32_t)tr->target == 0 ? tp->pid == bp->pid : tp == bp)
+            goto fail_no_reply;                 /* (Linux 6.1: never the context manager of its own process,
+                                                 * never its own binder process) */
         if (!(tr->flags & TF_ONE_WAY) && bt->stack) {
             struct btxn *s = bt->stack;
             if (s->to_thread != bt)
@@ -908,9 +914,11 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct btd *
     *done = (struct bwork){ .type = W_COMPLETE };
     if (!reply && !(tr->flags & TF_ONE_WAY))
         t->from = bt;
+    /* (each part at most a mapping's size: the sum cannot wrap) */
+    int err = tr->data_size > MAP_MAX || tr->offsets_size > MAP_MAX || extra > MAP_MAX || extra % 8 ? -LX_EINVAL : 0;
     uint64_t size = align8(tr->data_size) + align8(tr->offsets_size) + align8(extra);
-    int err = size < tr->data_size ? -LX_EINVAL :
-              buf_alloc(tp, size, !reply && (tr->flags & TF_ONE_WAY), &t->buf);
+    if (!err)
+        err = buf_alloc(tp, size, !reply && (tr->flags & TF_ONE_WAY), &t->buf);
     if (!err && tr->data_size &&
         svc_mem_copy_in(c->call, tp->obj->h, t->buf->off, tr->buffer, tr->data_size) != 0)
         err = -LX_EFAULT;
@@ -1312,8 +1320,10 @@ static int64_t thread_write(struct lx_ctx *c, struct bthread *bt, uint64_t buf, 
             int ret = -1;
             uint32_t desc;
             if (inc && arg.u32 == 0 && context_node) {
-                if (context_node->proc == bp)
+                if (context_node->proc == bp) {
+                    *consumed -= 4 + len;       /* (as Linux: write_consumed stays at the command) */
                     return -LX_EINVAL;          /* (the context manager's own node: not a reference) */
+                }
                 ret = inc_ref_for_node(bp, context_node, strong, NULL, &desc);
             }
             if (ret)

@@ -79,7 +79,8 @@ static void fuzz(long streams)
         IOC(0, 'c', 11, 0), BC_ENTER_LOOPER, IOC(0, 'c', 13, 0), IOC(1, 'c', 14, 12), IOC(1, 'c', 15, 12),
         IOC(1, 'c', 16, 8), IOC(1, 'c', 17, 72), BC_REPLY_SG_,
     };
-    static uint8_t w[512], r[512], data[256];
+    static uint8_t w[512], r[512], data[8192];
+    static uint64_t offs[512];
     long ok = 0, failed = 0, other = 0;
     for (long s = 0; s < streams; s++) {
         size_t wl = 0;
@@ -95,9 +96,21 @@ static void fuzz(long streams)
                 tr.code = (uint32_t)rnd() % 100;
                 tr.flags = rnd() % 2 ? TF_ONE_WAY : (uint32_t)rnd() % 64;
                 tr.data_size = rnd() % 4 ? rnd() % sizeof(data) : rnd();
-                tr.offsets_size = rnd() % 4 ? 0 : rnd() % 64;
+                tr.offsets_size = rnd() % 4 ? 0 : rnd() % 2 ? rnd() % 64 : (rnd() % 512) * 8;
                 tr.buffer = rnd() % 4 ? (uint64_t)data : rnd();
-                tr.offsets = rnd() % 2 ? (uint64_t)data : rnd();
+                tr.offsets = rnd() % 2 ? (uint64_t)offs : rnd() % 2 ? (uint64_t)data : rnd();
+                /* objects, good and bad, at the offsets: binders, handles, descriptors */
+                static const uint32_t types[] = { 0x73622a85, 0x77622a85, 0x73682a85, 0x77682a85, 0x66642a85,
+                                                  0x66646185, 0x70742a85 };
+                for (unsigned k = 0; k < 512; k++) {
+                    offs[k] = rnd() % 8 ? (uint64_t)k * 24 : rnd() % sizeof(data);
+                    if (k * 24 + 24 <= sizeof(data)) {
+                        uint32_t ty = rnd() % 8 ? types[rnd() % 7] : (uint32_t)rnd();
+                        uint64_t val = rnd() % 2 ? rnd() % 4 : rnd();
+                        memcpy(data + k * 24, &ty, 4);
+                        memcpy(data + k * 24 + 8, &val, 8);
+                    }
+                }
                 if (tr.code == 50)
                     tr.code = 51;               /* (not the sleeping call) */
                 memcpy(arg, &tr, sizeof(tr));
