@@ -66,11 +66,15 @@ static size_t binder_put(uint8_t *w, size_t at, uint32_t cmd, const void *data, 
 }
 
 /* The context manager: reply to every transaction with its own data
- * (never returns; exits 1 when it cannot serve). */
-__attribute__((unused)) static void binder_server(void)
+ * (never returns; exits 1 when it cannot serve). `before`, if not NULL,
+ * runs before each reply; `ready`, if not -1, gets a byte once it is the
+ * context manager. */
+__attribute__((unused)) static void binder_serve(void (*before)(const struct binder_transaction_data *), int ready)
 {
     struct binder b;
     if (binder_open(&b) || ioctl(b.fd, (int)BINDER_SET_CONTEXT_MGR, 0) < 0)
+        _exit(1);
+    if (ready >= 0 && write(ready, "r", 1) != 1)
         _exit(1);
     static uint8_t w[256], r[512];
     static char reply[BINDER_RTT_MAX];
@@ -90,6 +94,10 @@ __attribute__((unused)) static void binder_server(void)
                 size_t len = tr.data_size < sizeof(reply) ? tr.data_size : sizeof(reply);
                 memcpy(reply, (void *)tr.buffer, len);
                 wl = binder_put(w, wl, BC_FREE_BUFFER, &tr.buffer, 8);
+                if (tr.flags & 1)
+                    continue;                   /* (a one-way call: no reply) */
+                if (before)
+                    before(&tr);
                 struct binder_transaction_data rp = { 0 };
                 rp.data_size = len;
                 rp.buffer = (uint64_t)reply;
@@ -137,6 +145,11 @@ __attribute__((unused)) static int binder_call(struct binder *b, const char *dat
             at += (cmd >> 16) & 0x3fff;
         }
     }
+}
+
+__attribute__((unused)) static void binder_server(void)
+{
+    binder_serve(NULL, -1);
 }
 
 #endif

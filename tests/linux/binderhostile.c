@@ -25,45 +25,11 @@ static uint64_t rnd(void)
     return seed;
 }
 
-/* The context manager: code 50 sleeps before its answer; every call is
- * answered with its own bytes; one-way calls are only freed. */
-static void server(int ready)
+/* The context manager's code 50 sleeps before its answer. */
+static void slow(const struct binder_transaction_data *tr)
 {
-    struct binder b;
-    if (binder_open(&b) || ioctl(b.fd, (int)BINDER_SET_CONTEXT_MGR, 0) < 0)
-        _exit(1);
-    write(ready, "x", 1);
-    static uint8_t w[256], r[512];
-    static char reply[BINDER_RTT_MAX];
-    size_t wl = binder_put(w, 0, BC_ENTER_LOOPER, NULL, 0), got;
-    for (;;) {
-        if (binder_io(&b, w, wl, r, sizeof(r), &got) < 0)
-            _exit(1);
-        wl = 0;
-        for (size_t at = 0; at < got;) {
-            uint32_t cmd;
-            memcpy(&cmd, r + at, 4);
-            at += 4;
-            if (cmd != BR_TRANSACTION) {
-                at += (cmd >> 16) & 0x3fff;
-                continue;
-            }
-            struct binder_transaction_data tr;
-            memcpy(&tr, r + at, sizeof(tr));
-            at += sizeof(tr);
-            size_t len = tr.data_size < sizeof(reply) ? tr.data_size : sizeof(reply);
-            memcpy(reply, (void *)tr.buffer, len);
-            wl = binder_put(w, wl, BC_FREE_BUFFER, &tr.buffer, 8);
-            if (tr.flags & TF_ONE_WAY)
-                continue;
-            if (tr.code == 50)
-                sleep(2);
-            struct binder_transaction_data rp = { 0 };
-            rp.data_size = len;
-            rp.buffer = (uint64_t)reply;
-            wl = binder_put(w, wl, BC_REPLY, &rp, sizeof(rp));
-        }
-    }
+    if (tr->code == 50)
+        sleep(2);
 }
 
 /* Random command streams on a non-blocking descriptor. */
@@ -205,7 +171,7 @@ int main(int argc, char **argv)
     pipe(p);
     pid_t srv = fork();
     if (srv == 0)
-        server(p[1]);
+        binder_serve(slow, p[1]);
     char x;
     read(p[0], &x, 1);
 
