@@ -169,7 +169,8 @@ static void *looper(void *arg)
     uint8_t w[8];
     size_t wl = put(w, 0, BC_ENTER_LOOPER, NULL, 0);
     struct btd tr;
-    loop_ret = io(loop_fd, w, wl, loop_seen, sizeof(loop_seen), &tr);
+    io(loop_fd, w, wl, loop_seen, sizeof(loop_seen), &tr);     /* (a new thread's first read does not wait) */
+    loop_ret = io(loop_fd, NULL, 0, loop_seen, sizeof(loop_seen), &tr);
     if (loop_ret)
         loop_ret = -errno;
     return NULL;
@@ -306,8 +307,6 @@ int main(void)
 
     loop_fd = bopen(0);
     pthread_t lt;
-    struct btd tr0;
-    io(loop_fd, NULL, 0, seen, sizeof(seen), &tr0);     /* (the thread's first read is not the looper's) */
     pthread_create(&lt, NULL, looper, NULL);
     usleep(300000);
     close(loop_fd);
