@@ -564,43 +564,6 @@ static void cpu_loop(void)
     report("lx_cpu_loop", bench_counter() - t0, (uint64_t)times(2000000));
 }
 
-/* Binder round trips (binder_rtt.h, as bench.c times them against
- * Petrel's IPC): a call of 4 bytes and of 4 KiB to a context manager in
- * another process, answered with the same bytes. Skipped without
- * /dev/binder (on Linux: binder_linux not loaded). */
-static void binder_rows(void)
-{
-    static const struct { const char *name; size_t len; } rows[] = { { "binder_rtt_4b", 4 }, { "binder_rtt_4k", 4096 } };
-    if (access("/dev/binder", F_OK) != 0) {
-        for (unsigned i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-            skip(rows[i].name, "no /dev/binder");
-        return;
-    }
-    pid_t server = fork();
-    if (server == 0)
-        binder_server();
-    static char data[BINDER_RTT_MAX];
-    memset(data, 'b', sizeof(data));
-    struct binder b;
-    uint64_t pending = 0;
-    int ok = binder_open(&b) == 0, called = 0;
-    for (int tries = 0; ok && !called && tries < 200; tries++) {
-        usleep(10000);                          /* (until the server is the context manager) */
-        called = binder_call(&b, data, 4, &pending) == 0;
-    }
-    ok = ok && called;
-    for (unsigned i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        if (!ok) {
-            skip(rows[i].name, "binder-call-failed");
-            continue;
-        }
-        TIME(rows[i].name, 2000, if (binder_call(&b, data, rows[i].len, &pending)) abort());
-    }
-    kill(server, SIGKILL);
-    waitpid(server, NULL, 0);
-    close(b.fd);
-}
-
 /* The file system rows, on the disk's ext2 at /data (lmbench's lat_fs
  * shapes, and sequential and random transfers): skipped without one. */
 #define FS_FILES        200
@@ -677,6 +640,7 @@ static void fs_rows(void)
 }
 
 static void fs_throughput(void);
+static void binder_rows(void);
 
 /* The groups of rows, each with the first row and the one after its last. */
 static const struct { const char *first; void (*run)(void); } groups[] = {
@@ -788,6 +752,43 @@ static void fs_throughput(void)
     report("lx_fs_read_256m", bench_counter() - t0, 1);
     close(fd);
     unlink("/data/lxbench-256m");
+}
+
+/* Binder round trips (binder_rtt.h, as bench.c times them against
+ * Petrel's IPC): a call of 4 bytes and of 4 KiB to a context manager in
+ * another process, answered with the same bytes. Skipped without
+ * /dev/binder (on Linux: binder_linux not loaded). */
+static void binder_rows(void)
+{
+    static const struct { const char *name; size_t len; } rows[] = { { "binder_rtt_4b", 4 }, { "binder_rtt_4k", 4096 } };
+    if (access("/dev/binder", F_OK) != 0) {
+        for (unsigned i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+            skip(rows[i].name, "no /dev/binder");
+        return;
+    }
+    pid_t server = fork();
+    if (server == 0)
+        binder_server();
+    static char data[BINDER_RTT_MAX];
+    memset(data, 'b', sizeof(data));
+    struct binder b;
+    uint64_t pending = 0;
+    int ok = binder_open(&b) == 0, called = 0;
+    for (int tries = 0; ok && !called && tries < 200; tries++) {
+        usleep(10000);                          /* (until the server is the context manager) */
+        called = binder_call(&b, data, 4, &pending) == 0;
+    }
+    ok = ok && called;
+    for (unsigned i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        if (!ok) {
+            skip(rows[i].name, "binder-call-failed");
+            continue;
+        }
+        TIME(rows[i].name, 2000, if (binder_call(&b, data, rows[i].len, &pending)) abort());
+    }
+    kill(server, SIGKILL);
+    waitpid(server, NULL, 0);
+    close(b.fd);
 }
 
 int main(int argc, char **argv)
