@@ -996,6 +996,12 @@ def lx_targets(rows: list) -> list:
         *[(f"{m}, throughput at least 90% of Linux's in both placements",
            all((v(m, s) or big) <= (v(m, "linux") or 0) / 0.9 for s in ("petrel-linux-kernel", "petrel-linux-user")))
           for m in LX_FS_WALL if v(m, "linux") is not None],
+        # The Binder rows (the Android issue): a round trip at least 20x
+        # cheaper than Linux's with the personality in the kernel, 10x in
+        # user space.
+        *[(f"{m} >= {k}x cheaper than Linux, {p}-placed personality",
+           (v(m, "linux") or 0) >= k * (v(m, f"petrel-linux-{p}") or big))
+          for m in ("binder_rtt_4b", "binder_rtt_4k") for p, k in (("kernel", 20), ("user", 10))],
         ("lx_cpu_loop no more than 1% slower than Linux in both placements",
          all((v("lx_cpu_loop", s) or big) <= 1.01 * (v("lx_cpu_loop", "linux") or 0)
              for s in ("petrel-linux-kernel", "petrel-linux-user"))),
