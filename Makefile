@@ -101,6 +101,8 @@ LINUX_BENCH = $(O)/bench/linux/init $(O)/bench/linux/null
 # build/linux/bin/NAME; init.c -> build/linux/init) and the root archive
 # that holds them, Petrel's root file system and Linux's initramfs.
 LINUX_TESTS = $(filter-out init,$(notdir $(basename $(wildcard tests/linux/*.c))))
+# The Binder programs' headers (the tests include them beside lxtest.h).
+BINDER_HDRS = services/include/binder_uapi.h bench/linux/binder_rtt.h
 LINUX_ROOT = $(O)/linux/rootfs.cpio
 # args is also built as a static-PIE program (args-pie). Debian's musl-gcc
 # wrapper links static-PIE with the wrong start file, so it is linked by hand:
@@ -139,12 +141,12 @@ $(O)/data/pattern-1m.bin:
 linux-bench: $(LINUX_BENCH)
 linux-root: $(LINUX_ROOT)
 
-$(O)/linux/bin/%: tests/linux/%.c tests/linux/lxtest.h
+$(O)/linux/bin/%: tests/linux/%.c tests/linux/lxtest.h $(BINDER_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  MUSLCC  $@"
 	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $<
 
-$(O)/linux/bin/%-pie: tests/linux/%.c tests/linux/lxtest.h
+$(O)/linux/bin/%-pie: tests/linux/%.c tests/linux/lxtest.h $(BINDER_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  MUSLCC  $@ (static-PIE)"
 	$(Q)$(LINUX_CC) -fPIE -O2 -Wall -Werror -c -o $@.o $<
@@ -153,24 +155,24 @@ $(O)/linux/bin/%-pie: tests/linux/%.c tests/linux/lxtest.h
 	    $(dir $(LIBGCC))crtendS.o $(MUSL_LIB)/crtn.o
 	$(Q)rm -f $@.o
 
-$(O)/linux/bin/%-glibc: tests/linux/%.c tests/linux/lxtest.h
+$(O)/linux/bin/%-glibc: tests/linux/%.c tests/linux/lxtest.h $(BINDER_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  GLIBCC  $@ (dynamic)"
 	$(Q)aarch64-linux-gnu-gcc -O2 -Wall -Werror -o $@ $<
 
-$(O)/linux/bin/%-glibc-static: tests/linux/%.c tests/linux/lxtest.h
+$(O)/linux/bin/%-glibc-static: tests/linux/%.c tests/linux/lxtest.h $(BINDER_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  GLIBCC  $@ (static)"
 	$(Q)aarch64-linux-gnu-gcc -static -O2 -Wall -Werror -o $@ $<
 
-$(O)/linux/bin/%-musl: tests/linux/%.c tests/linux/lxtest.h
+$(O)/linux/bin/%-musl: tests/linux/%.c tests/linux/lxtest.h $(BINDER_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  MUSLCC  $@ (dynamic)"
 	$(Q)$(LINUX_CC) -O2 -Wall -Werror -o $@ $<
 
 # lxbench: the Linux system call benchmarks (./petrel bench's lx_* rows),
 # in the root archive so that the same binary runs on Linux and Petrel.
-$(O)/linux/bin/lxbench: bench/linux/lxbench.c bench/common/bench.h
+$(O)/linux/bin/lxbench: bench/linux/lxbench.c bench/common/bench.h $(BINDER_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  MUSLCC  $@"
 	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $<
@@ -211,7 +213,7 @@ $(LINUX_ROOT): $(patsubst %,$(O)/linux/bin/%,$(LINUX_TESTS)) $(LINUX_PIE) $(LINU
 	@echo "  CPIO    $@"
 	$(Q)PYTHONPATH=tools $(PYTHON) -m petrel.rootfs $@
 
-$(O)/bench/linux/init: bench/linux/bench.c bench/common/bwloops.S bench/common/bench.h
+$(O)/bench/linux/init: bench/linux/bench.c bench/common/bwloops.S bench/common/bench.h $(BINDER_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  MUSLCC  $@"
 	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ bench/linux/bench.c bench/common/bwloops.S -lpthread

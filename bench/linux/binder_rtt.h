@@ -14,30 +14,9 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "../../services/include/binder_uapi.h"
 
 #define BINDER_RTT_MAX  4096            /* bytes of a call at most */
-
-#define IOC(dir, type, nr, size) ((uint32_t)(dir) << 30 | (uint32_t)(size) << 16 | (uint32_t)(type) << 8 | (uint32_t)(nr))
-struct binder_write_read { uint64_t write_size, write_consumed, write_buffer, read_size, read_consumed, read_buffer; };
-struct binder_transaction_data {
-    uint64_t target, cookie;
-    uint32_t code, flags;
-    int32_t sender_pid;
-    uint32_t sender_euid;
-    uint64_t data_size, offsets_size, buffer, offsets;
-};
-#define BINDER_WRITE_READ       IOC(3, 'b', 1, sizeof(struct binder_write_read))
-#define BINDER_SET_CONTEXT_MGR  IOC(1, 'b', 7, 4)
-#define BC_TRANSACTION          IOC(1, 'c', 0, sizeof(struct binder_transaction_data))
-#define BC_REPLY                IOC(1, 'c', 1, sizeof(struct binder_transaction_data))
-#define BC_FREE_BUFFER          IOC(1, 'c', 3, 8)
-#define BC_ENTER_LOOPER         IOC(0, 'c', 12, 0)
-#define BR_TRANSACTION          IOC(2, 'r', 2, sizeof(struct binder_transaction_data))
-#define BR_REPLY                IOC(2, 'r', 3, sizeof(struct binder_transaction_data))
-#define BR_NOOP                 IOC(0, 'r', 12, 0)
-#define BR_TRANSACTION_COMPLETE IOC(0, 'r', 6, 0)
-#define BR_DEAD_REPLY           IOC(0, 'r', 5, 0)
-#define BR_FAILED_REPLY         IOC(0, 'r', 17, 0)
 
 struct binder { int fd; };
 

@@ -38,78 +38,7 @@
 #include "lx.h"
 #include "svc_proc.h"
 
-/* ---------------------------------------------------------------- the UAPI */
-
-#define IOC(dir, type, nr, size) ((uint32_t)(dir) << 30 | (uint32_t)(size) << 16 | (uint32_t)(type) << 8 | (uint32_t)(nr))
-#define IOC_SIZE(cmd)   (((cmd) >> 16) & 0x3fff)
-
-struct bwr { uint64_t write_size, write_consumed, write_buffer, read_size, read_consumed, read_buffer; };
-struct btd {                            /* struct binder_transaction_data */
-    uint64_t target, cookie;
-    uint32_t code, flags;
-    int32_t sender_pid;
-    uint32_t sender_euid;
-    uint64_t data_size, offsets_size, buffer, offsets;
-};
-struct btd_sg { struct btd tr; uint64_t buffers_size; };
-
-#define BINDER_WRITE_READ           IOC(3, 'b', 1, sizeof(struct bwr))
-#define BINDER_SET_IDLE_TIMEOUT     IOC(1, 'b', 3, 8)
-#define BINDER_SET_MAX_THREADS      IOC(1, 'b', 5, 4)
-#define BINDER_SET_IDLE_PRIORITY    IOC(1, 'b', 6, 4)
-#define BINDER_SET_CONTEXT_MGR      IOC(1, 'b', 7, 4)
-#define BINDER_THREAD_EXIT          IOC(1, 'b', 8, 4)
-#define BINDER_VERSION              IOC(3, 'b', 9, 4)
-#define BINDER_SET_CONTEXT_MGR_EXT  IOC(1, 'b', 13, 24)
-#define BINDER_ENABLE_ONEWAY_SPAM_DETECTION IOC(1, 'b', 16, 4)
-#define BINDER_PROTOCOL_VERSION     8
-
-#define BC_TRANSACTION              IOC(1, 'c', 0, sizeof(struct btd))
-#define BC_REPLY                    IOC(1, 'c', 1, sizeof(struct btd))
-#define BC_ACQUIRE_RESULT           IOC(1, 'c', 2, 4)
-#define BC_FREE_BUFFER              IOC(1, 'c', 3, 8)
-#define BC_INCREFS                  IOC(1, 'c', 4, 4)
-#define BC_ACQUIRE                  IOC(1, 'c', 5, 4)
-#define BC_RELEASE                  IOC(1, 'c', 6, 4)
-#define BC_DECREFS                  IOC(1, 'c', 7, 4)
-#define BC_INCREFS_DONE             IOC(1, 'c', 8, 16)
-#define BC_ACQUIRE_DONE             IOC(1, 'c', 9, 16)
-#define BC_ATTEMPT_ACQUIRE          IOC(1, 'c', 10, 8)
-#define BC_REGISTER_LOOPER          IOC(0, 'c', 11, 0)
-#define BC_ENTER_LOOPER             IOC(0, 'c', 12, 0)
-#define BC_EXIT_LOOPER              IOC(0, 'c', 13, 0)
-#define BC_REQUEST_DEATH_NOTIFICATION IOC(1, 'c', 14, 12)
-#define BC_CLEAR_DEATH_NOTIFICATION IOC(1, 'c', 15, 12)
-#define BC_DEAD_BINDER_DONE         IOC(1, 'c', 16, 8)
-#define BC_TRANSACTION_SG           IOC(1, 'c', 17, sizeof(struct btd_sg))
-#define BC_REPLY_SG                 IOC(1, 'c', 18, sizeof(struct btd_sg))
-
-#define BR_OK                       IOC(0, 'r', 1, 0)
-#define BR_INCREFS                  IOC(2, 'r', 7, 16)
-#define BR_ACQUIRE                  IOC(2, 'r', 8, 16)
-#define BR_RELEASE                  IOC(2, 'r', 9, 16)
-#define BR_DECREFS                  IOC(2, 'r', 10, 16)
-#define BR_DEAD_BINDER              IOC(2, 'r', 15, 8)
-#define BR_CLEAR_DEATH_NOTIFICATION_DONE IOC(2, 'r', 16, 8)
-#define BR_TRANSACTION              IOC(2, 'r', 2, sizeof(struct btd))
-#define BR_REPLY                    IOC(2, 'r', 3, sizeof(struct btd))
-#define BR_DEAD_REPLY               IOC(0, 'r', 5, 0)
-#define BR_TRANSACTION_COMPLETE     IOC(0, 'r', 6, 0)
-#define BR_NOOP                     IOC(0, 'r', 12, 0)
-#define BR_SPAWN_LOOPER             IOC(0, 'r', 13, 0)
-#define BR_FAILED_REPLY             IOC(0, 'r', 17, 0)
-
-#define TF_ONE_WAY                  0x01
-
-#define PACK(a, b, c, d)            ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
-#define BINDER_TYPE_BINDER          PACK('s', 'b', '*', 0x85)
-#define BINDER_TYPE_WEAK_BINDER     PACK('w', 'b', '*', 0x85)
-#define BINDER_TYPE_HANDLE          PACK('s', 'h', '*', 0x85)
-#define BINDER_TYPE_WEAK_HANDLE     PACK('w', 'h', '*', 0x85)
-#define BINDER_TYPE_FD              PACK('f', 'd', '*', 0x85)
-#define FLAT_BINDER_FLAG_ACCEPTS_FDS 0x100
-#define TF_ACCEPT_FDS               0x10
-struct fbo { uint32_t type, flags; uint64_t binder, cookie; };     /* struct flat_binder_object (24 bytes) */
+#include "binder_uapi.h"
 
 enum { LOOPER_REGISTERED = 1, LOOPER_ENTERED = 2, LOOPER_EXITED = 4, LOOPER_INVALID = 8 };
 
@@ -770,14 +699,14 @@ static void deliver(struct btxn *t, struct bproc *tp, struct bthread *tt)
  * receiver owns it. Each is read from the sender's memory, checked,
  * counted and written into the buffer; what it was given is kept with
  * the buffer (b->objs) and given back with it. 0 or an errno. */
-static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, struct bbuf *b, const struct btd *tr,
+static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, struct bbuf *b, const struct binder_transaction_data *tr,
                      int allow_fds)
 {
     struct bproc *bp = bt->proc;
     if (tr->offsets_size % 8)
         return -LX_EINVAL;
     uint64_t n = tr->offsets_size / 8, min = 0, table = b->off + align8(tr->data_size);
-    if (n > tr->data_size / sizeof(struct fbo) || n > OBJS_MAX)
+    if (n > tr->data_size / sizeof(struct flat_binder_object) || n > OBJS_MAX)
         return -LX_EINVAL;                      /* (objects cannot overlap: some offset is bad; a bound) */
     if (svc_mem_copy_in(c->call, tp->obj->h, table, tr->offsets, tr->offsets_size))
         return -LX_EFAULT;
@@ -787,7 +716,7 @@ static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, str
     b->objs_cap = (uint32_t)n;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t at;
-        struct fbo o;
+        struct flat_binder_object o;
         if (svc_mem_read(tp->obj->h, table + i * 8, &at, 8))
             return -LX_EFAULT;                  /* (the receiver's copy: what it will read) */
         if (at % 4 || at < min || at > tr->data_size || tr->data_size - at < sizeof(o))
@@ -852,7 +781,7 @@ static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, str
 }
 
 /* BC_TRANSACTION or BC_REPLY (extra: the scatter-gather buffers' bytes). */
-static void transaction(struct lx_ctx *c, struct bthread *bt, const struct btd *tr, int reply, uint64_t extra)
+static void transaction(struct lx_ctx *c, struct bthread *bt, const struct binder_transaction_data *tr, int reply, uint64_t extra)
 {
     struct bproc *bp = bt->proc, *tp = NULL;
     struct bthread *tt = NULL;
@@ -1255,8 +1184,8 @@ static int64_t thread_write(struct lx_ctx *c, struct bthread *bt, uint64_t buf, 
         uint32_t cmd;
         if (window_get(c, &win, at, buf + size, &cmd, 4))
             return -LX_EFAULT;
-        uint32_t len = IOC_SIZE(cmd);
-        union { struct btd tr; struct btd_sg sg; uint64_t ptr; uint32_t u32; uint8_t raw[72]; } arg;
+        uint32_t len = BINDER_IOC_SIZE(cmd);
+        union { struct binder_transaction_data tr; struct binder_transaction_data_sg sg; uint64_t ptr; uint32_t u32; uint8_t raw[72]; } arg;
         switch (cmd) {
         case BC_TRANSACTION: case BC_REPLY: case BC_TRANSACTION_SG: case BC_REPLY_SG:
         case BC_FREE_BUFFER: case BC_INCREFS: case BC_ACQUIRE: case BC_RELEASE: case BC_DECREFS:
@@ -1539,7 +1468,7 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
             }
             break;
         }
-        if ((int64_t)(end - ptr) < (int64_t)sizeof(struct btd) + 8 + 4)
+        if ((int64_t)(end - ptr) < (int64_t)sizeof(struct binder_transaction_data) + 8 + 4)
             break;                              /* (Linux's room for a binder_transaction_data_secctx) */
         struct bwork *w = dequeue(head, tail);
         if (head == &bt->todo) {
@@ -1582,7 +1511,7 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
         }
         struct btxn *t = (struct btxn *)w;
         uint32_t cmd = t->reply ? BR_REPLY : BR_TRANSACTION;
-        struct btd tr = { .code = t->code, .flags = t->flags, .sender_euid = t->euid };
+        struct binder_transaction_data tr = { .code = t->code, .flags = t->flags, .sender_euid = t->euid };
         if (t->buf && t->buf->target_node)
             tr.target = t->buf->target_node->ptr, tr.cookie = t->buf->target_node->cookie;
         tr.sender_pid = t->from ? t->from->proc->pid : 0;
@@ -1644,7 +1573,7 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
 
 static int64_t write_read(struct lx_ctx *c, struct lx_file *f, struct bthread *bt, uint64_t arg)
 {
-    struct bwr bwr;
+    struct binder_write_read bwr;
     if (lx_copy_in(c, &bwr, arg, sizeof(bwr)))
         return -LX_EFAULT;
     int64_t r = 0;

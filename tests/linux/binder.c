@@ -13,33 +13,7 @@
 #include <sys/wait.h>
 #include "lxtest.h"
 
-#define IOC(dir, type, nr, size) ((uint32_t)(dir) << 30 | (uint32_t)(size) << 16 | (uint32_t)(type) << 8 | (uint32_t)(nr))
-struct bwr { uint64_t write_size, write_consumed, write_buffer, read_size, read_consumed, read_buffer; };
-struct btd {
-    uint64_t target, cookie;
-    uint32_t code, flags;
-    int32_t sender_pid;
-    uint32_t sender_euid;
-    uint64_t data_size, offsets_size, buffer, offsets;
-};
-#define BINDER_WRITE_READ       IOC(3, 'b', 1, sizeof(struct bwr))
-#define BINDER_SET_MAX_THREADS  IOC(1, 'b', 5, 4)
-#define BINDER_SET_CONTEXT_MGR  IOC(1, 'b', 7, 4)
-#define BINDER_THREAD_EXIT      IOC(1, 'b', 8, 4)
-#define BINDER_VERSION          IOC(3, 'b', 9, 4)
-#define BC_TRANSACTION          IOC(1, 'c', 0, sizeof(struct btd))
-#define BC_REPLY                IOC(1, 'c', 1, sizeof(struct btd))
-#define BC_ACQUIRE_RESULT       IOC(1, 'c', 2, 4)
-#define BC_FREE_BUFFER          IOC(1, 'c', 3, 8)
-#define BC_ENTER_LOOPER         IOC(0, 'c', 12, 0)
-#define BR_TRANSACTION          IOC(2, 'r', 2, sizeof(struct btd))
-#define BR_REPLY                IOC(2, 'r', 3, sizeof(struct btd))
-#define BR_DEAD_REPLY           IOC(0, 'r', 5, 0)
-#define BR_TRANSACTION_COMPLETE IOC(0, 'r', 6, 0)
-#define BR_NOOP                 IOC(0, 'r', 12, 0)
-#define BR_SPAWN_LOOPER         IOC(0, 'r', 13, 0)
-#define BR_FAILED_REPLY         IOC(0, 'r', 17, 0)
-#define TF_ONE_WAY              1
+#include "../../services/include/binder_uapi.h"
 
 #define MAP 131072
 
@@ -69,10 +43,10 @@ static int bopen(int flags)
 
 /* One BINDER_WRITE_READ; the commands read, as names, into `seen`, the
  * last transaction or reply in *tr. */
-static int io(int fd, const void *w, size_t wl, char *seen, size_t seen_len, struct btd *tr)
+static int io(int fd, const void *w, size_t wl, char *seen, size_t seen_len, struct binder_transaction_data *tr)
 {
     static uint8_t r[1024];
-    struct bwr b = { wl, 0, (uint64_t)w, seen ? sizeof(r) : 0, 0, (uint64_t)r };
+    struct binder_write_read b = { wl, 0, (uint64_t)w, seen ? sizeof(r) : 0, 0, (uint64_t)r };
     int ret = ioctl(fd, BINDER_WRITE_READ, &b);
     if (seen)
         seen[0] = 0;
@@ -111,7 +85,7 @@ static void server(int ready, pid_t client)
     uint32_t oneways[8], n_oneway = 0;
     for (;;) {
         char seen[256];
-        struct btd tr = { 0 };
+        struct binder_transaction_data tr = { 0 };
         if (io(fd, w, wl, seen, sizeof(seen), &tr) != 0)
             exit(3);
         wl = 0;
@@ -142,13 +116,13 @@ static void server(int ready, pid_t client)
                              tr.sender_euid, { 0 }, n_oneway };
         memcpy(a.oneways, oneways, sizeof(oneways));
         n_oneway = 0;
-        struct btd rp = { 0 };
+        struct binder_transaction_data rp = { 0 };
         rp.data_size = sizeof(a);
         rp.buffer = (uint64_t)&a;
         wl = put(w, wl, BC_REPLY, &rp, sizeof(rp));
         if (tr.code == 98) {
             char seen2[256];
-            struct btd t2;
+            struct binder_transaction_data t2;
             io(fd, w, wl, seen2, sizeof(seen2), &t2);   /* the reply to the dead client */
             wl = 0;
             a = (struct answer){ 0 };
@@ -168,7 +142,7 @@ static void *looper(void *arg)
     (void)arg;
     uint8_t w[8];
     size_t wl = put(w, 0, BC_ENTER_LOOPER, NULL, 0);
-    struct btd tr;
+    struct binder_transaction_data tr;
     io(loop_fd, w, wl, loop_seen, sizeof(loop_seen), &tr);     /* (a new thread's first read does not wait) */
     loop_ret = io(loop_fd, NULL, 0, loop_seen, sizeof(loop_seen), &tr);
     if (loop_ret)
@@ -187,7 +161,7 @@ static void call(int fd, uint32_t code, size_t len, uint32_t flags, const char *
     if (pending)
         wl = put(w, wl, BC_FREE_BUFFER, &pending, 8);
     pending = 0;
-    struct btd tr = { 0 };
+    struct binder_transaction_data tr = { 0 };
     tr.code = code;
     tr.flags = flags;
     tr.data_size = len;
@@ -196,7 +170,7 @@ static void call(int fd, uint32_t code, size_t len, uint32_t flags, const char *
     char all[512] = "";
     for (int rounds = 0; rounds < 4; rounds++) {
         char seen[256];
-        struct btd rp = { 0 };
+        struct binder_transaction_data rp = { 0 };
         int r = io(fd, w, wl, seen, sizeof(seen), &rp);
         wl = 0;
         size_t n = strlen(all);
@@ -265,7 +239,7 @@ int main(void)
 
     /* bad commands */
     uint8_t w[128];
-    struct bwr b = { 0 };
+    struct binder_write_read b = { 0 };
     uint32_t unknown = 0x12345678;
     b.write_size = 4, b.write_buffer = (uint64_t)&unknown;
     SHOW("an unknown command", ioctl(fd, BINDER_WRITE_READ, &b));
@@ -273,33 +247,33 @@ int main(void)
     size_t wl = put(w, 0, BC_ENTER_LOOPER, NULL, 0);
     int32_t res = 0;
     wl = put(w, wl, BC_ACQUIRE_RESULT, &res, 4);
-    b = (struct bwr){ wl, 0, (uint64_t)w, 0, 0, 0 };
+    b = (struct binder_write_read){ wl, 0, (uint64_t)w, 0, 0, 0 };
     SHOW("BC_ACQUIRE_RESULT after BC_ENTER_LOOPER", ioctl(fd, BINDER_WRITE_READ, &b));
     printf("  write_consumed %llu\n", (unsigned long long)b.write_consumed);
-    b = (struct bwr){ 8, 0, 16, 0, 0, 0 };
+    b = (struct binder_write_read){ 8, 0, 16, 0, 0, 0 };
     SHOW("a write buffer at a bad address", ioctl(fd, BINDER_WRITE_READ, &b));
     SHOW("BINDER_WRITE_READ from a bad address", ioctl(fd, BINDER_WRITE_READ, (void *)16));
     uint64_t junk = 0x1234;
     wl = put(w, 0, BC_FREE_BUFFER, &junk, 8);
-    b = (struct bwr){ wl, 0, (uint64_t)w, 0, 0, 0 };
+    b = (struct binder_write_read){ wl, 0, (uint64_t)w, 0, 0, 0 };
     SHOW("BC_FREE_BUFFER of a buffer never received", ioctl(fd, BINDER_WRITE_READ, &b));
-    SHOW("an unknown ioctl", ioctl(fd, IOC(3, 'b', 99, 8), &junk));
+    SHOW("an unknown ioctl", ioctl(fd, BINDER_IOC(3, 'b', 99, 8), &junk));
     SHOW("TCGETS on binder", ioctl(fd, 0x5401, w));
 
     int nb = bopen(O_NONBLOCK);
     static uint8_t rb[256];
-    b = (struct bwr){ 0, 0, 0, sizeof(rb), 0, (uint64_t)rb };
+    b = (struct binder_write_read){ 0, 0, 0, sizeof(rb), 0, (uint64_t)rb };
     SHOW("a first read (a new thread's)", ioctl(nb, BINDER_WRITE_READ, &b));
     printf("  read_consumed %llu\n", (unsigned long long)b.read_consumed);
-    b = (struct bwr){ 0, 0, 0, sizeof(rb), 0, (uint64_t)rb };
+    b = (struct binder_write_read){ 0, 0, 0, sizeof(rb), 0, (uint64_t)rb };
     SHOW("a non-blocking read with nothing to read", ioctl(nb, BINDER_WRITE_READ, &b));
     printf("  read_consumed %llu\n", (unsigned long long)b.read_consumed);
     struct pollfd pf = { nb, POLLIN, 0 };
     SHOW("poll with nothing to read", poll(&pf, 1, 0));
-    struct btd rp = { 0 };
+    struct binder_transaction_data rp = { 0 };
     wl = put(w, 0, BC_REPLY, &rp, sizeof(rp));
     char seen[256];
-    struct btd got;
+    struct binder_transaction_data got;
     io(nb, w, wl, seen, sizeof(seen), &got);
     printf("a reply with no call to answer: [%s]\n", seen);
     SHOW("BINDER_THREAD_EXIT", ioctl(nb, BINDER_THREAD_EXIT, 0));

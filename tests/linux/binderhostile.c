@@ -12,8 +12,6 @@
 #include "lxtest.h"
 #include "../../bench/linux/binder_rtt.h"
 
-#define BC_REPLY_SG_            IOC(1, 'c', 18, 72)
-#define TF_ONE_WAY              1
 #define MAP                     (128 * 1024)
 
 static uint64_t seed = 0x9e3779b97f4a7c15ull;
@@ -40,10 +38,10 @@ static void fuzz(long streams)
     if (map == MAP_FAILED)
         _exit(1);
     static const uint32_t cmds[] = {
-        BC_TRANSACTION, BC_REPLY, IOC(1, 'c', 2, 4), BC_FREE_BUFFER, IOC(1, 'c', 4, 4), IOC(1, 'c', 5, 4),
-        IOC(1, 'c', 6, 4), IOC(1, 'c', 7, 4), IOC(1, 'c', 8, 16), IOC(1, 'c', 9, 16), IOC(1, 'c', 10, 8),
-        IOC(0, 'c', 11, 0), BC_ENTER_LOOPER, IOC(0, 'c', 13, 0), IOC(1, 'c', 14, 12), IOC(1, 'c', 15, 12),
-        IOC(1, 'c', 16, 8), IOC(1, 'c', 17, 72), BC_REPLY_SG_,
+        BC_TRANSACTION, BC_REPLY, BINDER_IOC(1, 'c', 2, 4), BC_FREE_BUFFER, BINDER_IOC(1, 'c', 4, 4), BINDER_IOC(1, 'c', 5, 4),
+        BINDER_IOC(1, 'c', 6, 4), BINDER_IOC(1, 'c', 7, 4), BINDER_IOC(1, 'c', 8, 16), BINDER_IOC(1, 'c', 9, 16), BINDER_IOC(1, 'c', 10, 8),
+        BINDER_IOC(0, 'c', 11, 0), BC_ENTER_LOOPER, BINDER_IOC(0, 'c', 13, 0), BINDER_IOC(1, 'c', 14, 12), BINDER_IOC(1, 'c', 15, 12),
+        BINDER_IOC(1, 'c', 16, 8), BINDER_IOC(1, 'c', 17, 72), BC_REPLY_SG,
     };
     static uint8_t w[512], r[512], data[8192];
     static uint64_t offs[512];
@@ -106,7 +104,7 @@ static void fuzz(long streams)
         else
             other++;
         if (rnd() % 512 == 0)
-            ioctl(fd, IOC(1, 'b', 8, 4), 0);    /* BINDER_THREAD_EXIT */
+            ioctl(fd, BINDER_IOC(1, 'b', 8, 4), 0);    /* BINDER_THREAD_EXIT */
         if (rnd() % 512 == 0)
             ioctl(fd, (int)rnd(), (void *)rnd());
     }

@@ -13,28 +13,6 @@
 #include "lxtest.h"
 #include "../../bench/linux/binder_rtt.h"
 
-#define BC_INCREFS          IOC(1, 'c', 4, 4)
-#define BC_ACQUIRE          IOC(1, 'c', 5, 4)
-#define BC_RELEASE          IOC(1, 'c', 6, 4)
-#define BC_DECREFS          IOC(1, 'c', 7, 4)
-#define BC_INCREFS_DONE     IOC(1, 'c', 8, 16)
-#define BC_ACQUIRE_DONE     IOC(1, 'c', 9, 16)
-#define BR_INCREFS          IOC(2, 'r', 7, 16)
-#define BR_ACQUIRE          IOC(2, 'r', 8, 16)
-#define BR_RELEASE          IOC(2, 'r', 9, 16)
-#define BR_DECREFS          IOC(2, 'r', 10, 16)
-#define BC_REQUEST_DEATH    IOC(1, 'c', 14, 12)
-#define BC_CLEAR_DEATH      IOC(1, 'c', 15, 12)
-#define BC_DEAD_BINDER_DONE IOC(1, 'c', 16, 8)
-#define BR_DEAD_BINDER      IOC(2, 'r', 15, 8)
-#define BR_CLEAR_DEATH_DONE IOC(2, 'r', 16, 8)
-#define B_PACK(a, b, c, d)  ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
-#define TYPE_BINDER         B_PACK('s', 'b', '*', 0x85)
-#define TYPE_HANDLE         B_PACK('s', 'h', '*', 0x85)
-#define TYPE_FD             B_PACK('f', 'd', '*', 0x85)
-#define ACCEPTS_FDS         0x100
-struct fbo { uint32_t type, flags; uint64_t binder, cookie; };
-
 static char logbuf[8192];
 static size_t loglen;
 
@@ -62,7 +40,7 @@ static const char *name(uint32_t cmd)
     case BR_RELEASE: return "RELEASE";
     case BR_DECREFS: return "DECREFS";
     case BR_DEAD_BINDER: return "DEAD_BINDER";
-    case BR_CLEAR_DEATH_DONE: return "CLEAR_DEATH_NOTIFICATION_DONE";
+    case BR_CLEAR_DEATH_NOTIFICATION_DONE: return "CLEAR_DEATH_NOTIFICATION_DONE";
     default: return "?";
     }
 }
@@ -101,7 +79,7 @@ static uint32_t step(const char *who, int fd, uint8_t *w, size_t *wl, struct bin
                 last = cmd;
         } else if (cmd == BR_DEAD_REPLY || cmd == BR_FAILED_REPLY) {
             last = cmd;
-        } else if (cmd == BR_DEAD_BINDER || cmd == BR_CLEAR_DEATH_DONE) {
+        } else if (cmd == BR_DEAD_BINDER || cmd == BR_CLEAR_DEATH_NOTIFICATION_DONE) {
             uint64_t cookie;
             memcpy(&cookie, r + at, 8);
             say(" %llx", (unsigned long long)cookie);
@@ -171,16 +149,16 @@ static void manager(int ready, int out)
     static uint8_t w[512];
     size_t wl = binder_put(w, 0, BC_ENTER_LOOPER, NULL, 0);
     uint32_t kept = 0;
-    static struct fbo obj;
+    static struct flat_binder_object obj;
     static const uint64_t off0[1] = { 0 };
     for (;;) {
         struct binder_transaction_data tr = { 0 };
         if (step("A", fd, w, &wl, &tr) != BR_TRANSACTION)
             continue;
-        const struct fbo *in = (const struct fbo *)(uintptr_t)tr.buffer;
+        const struct flat_binder_object *in = (const struct flat_binder_object *)(uintptr_t)tr.buffer;
         wl = binder_put(w, wl, BC_FREE_BUFFER, &tr.buffer, 8);
         if (tr.code == 1) {                     /* register: keep the handle */
-            say("A: register: %s handle %u, offsets %llu\n", in->type == TYPE_HANDLE ? "a" : "not a",
+            say("A: register: %s handle %u, offsets %llu\n", in->type == BINDER_TYPE_HANDLE ? "a" : "not a",
                 (unsigned)in->binder, (unsigned long long)tr.offsets_size);
             kept = (uint32_t)in->binder;
             /* (acquired before the buffer, which holds a count of it, goes) */
@@ -192,7 +170,7 @@ static void manager(int ready, int out)
             ioctl(fd, (int)BINDER_WRITE_READ, &b0);
             wl = reply(w, wl, "ok", 2, NULL, 0);
         } else if (tr.code == 2) {              /* look up: the handle back */
-            obj = (struct fbo){ TYPE_HANDLE, 0, kept, 0 };
+            obj = (struct flat_binder_object){ BINDER_TYPE_HANDLE, 0, kept, 0 };
             say("A: lookup\n");
             wl = reply(w, wl, &obj, sizeof(obj), off0, 1);
         } else if (tr.code == 3) {              /* let it go */
@@ -214,7 +192,7 @@ static void service(int ready, int out)
 {
     int fd = bopen();
     static uint8_t w[512];
-    static struct fbo obj = { TYPE_BINDER, ACCEPTS_FDS, 0xb0b0, 0xc0c0 };
+    static struct flat_binder_object obj = { BINDER_TYPE_BINDER, FLAT_BINDER_FLAG_ACCEPTS_FDS, 0xb0b0, 0xc0c0 };
     static const uint64_t off0[1] = { 0 };
     size_t wl = call(w, 0, 0, 1, &obj, sizeof(obj), off0, 1);
     struct binder_transaction_data tr;
@@ -235,13 +213,13 @@ static void service(int ready, int out)
             size_t n = 4;
             memcpy(got, "pong", 4);
             if (tr.code == 6) {                 /* a descriptor: what it reads */
-                const struct fbo *in = (const struct fbo *)(uintptr_t)tr.buffer;
+                const struct flat_binder_object *in = (const struct flat_binder_object *)(uintptr_t)tr.buffer;
                 int fd = (int)(uint32_t)in->binder;
                 int flags = fcntl(fd, F_GETFD);
                 ssize_t k = read(fd, got, sizeof(got));
                 n = k > 0 ? (size_t)k : 0;
                 say("B: a descriptor of type %s, close-on-exec %d, read %zd bytes\n",
-                    in->type == TYPE_FD ? "fd" : "?", flags >= 0 && (flags & FD_CLOEXEC), k);
+                    in->type == BINDER_TYPE_FD ? "fd" : "?", flags >= 0 && (flags & FD_CLOEXEC), k);
                 close(fd);
             }
             wl = binder_put(w, wl, BC_FREE_BUFFER, &tr.buffer, 8);
@@ -266,7 +244,7 @@ static void doomed(int ready)
 {
     int fd = bopen();
     static uint8_t w[512];
-    static struct fbo obj = { TYPE_BINDER, 0, 0xd0d0, 0xe0e0 };
+    static struct flat_binder_object obj = { BINDER_TYPE_BINDER, 0, 0xd0d0, 0xe0e0 };
     static const uint64_t off0[1] = { 0 };
     size_t wl = call(w, 0, 0, 1, &obj, sizeof(obj), off0, 1);
     struct binder_transaction_data tr;
@@ -288,9 +266,9 @@ static void client(int out)
     struct binder_transaction_data tr;
     size_t wl = call(w, 0, 0, 2, "?", 1, NULL, 0);
     until_reply("C", fd, w, &wl, &tr);
-    const struct fbo *in = (const struct fbo *)(uintptr_t)tr.buffer;
+    const struct flat_binder_object *in = (const struct flat_binder_object *)(uintptr_t)tr.buffer;
     uint32_t h = (uint32_t)in->binder;
-    say("C: looked up: %s handle %u, offsets %llu\n", in->type == TYPE_HANDLE ? "a" : "not a", (unsigned)h,
+    say("C: looked up: %s handle %u, offsets %llu\n", in->type == BINDER_TYPE_HANDLE ? "a" : "not a", (unsigned)h,
         (unsigned long long)tr.offsets_size);
     wl = binder_put(w, wl, BC_ACQUIRE, &h, 4);
     wl = binder_put(w, wl, BC_FREE_BUFFER, &tr.buffer, 8);
@@ -305,9 +283,9 @@ static void client(int out)
     pipe(p);
     write(p[1], "through binder", 14);
     close(p[1]);
-    static struct fbo fdo;
+    static struct flat_binder_object fdo;
     static const uint64_t off0[1] = { 0 };
-    fdo = (struct fbo){ TYPE_FD, 0, (uint64_t)p[0], 0 };
+    fdo = (struct flat_binder_object){ BINDER_TYPE_FD, 0, (uint64_t)p[0], 0 };
     wl = call(w, wl, h, 6, &fdo, sizeof(fdo), off0, 1);
     got = until_reply("C", fd, w, &wl, &tr);
     say("C: a descriptor to B: %s %.*s\n", name(got), got == BR_REPLY ? (int)tr.data_size : 0,
@@ -340,12 +318,12 @@ static void client(int out)
     read(go[0], &x, 1);                         /* (D registered) */
     wl = call(w, wl, 0, 2, "?", 1, NULL, 0);
     until_reply("C", fd, w, &wl, &tr);
-    in = (const struct fbo *)(uintptr_t)tr.buffer;
+    in = (const struct flat_binder_object *)(uintptr_t)tr.buffer;
     uint32_t h2 = (uint32_t)in->binder;
     say("C: looked up the second: handle %u\n", (unsigned)h2);
     wl = binder_put(w, wl, BC_ACQUIRE, &h2, 4);
-    wl = death(w, wl, BC_REQUEST_DEATH, h2, 0x5ee);
-    wl = death(w, wl, BC_REQUEST_DEATH, h2, 0x5ef);     /* (a second on the same reference: ignored) */
+    wl = death(w, wl, BC_REQUEST_DEATH_NOTIFICATION, h2, 0x5ee);
+    wl = death(w, wl, BC_REQUEST_DEATH_NOTIFICATION, h2, 0x5ef);     /* (a second on the same reference: ignored) */
     wl = binder_put(w, wl, BC_FREE_BUFFER, &tr.buffer, 8);
     wl = binder_put(w, wl, BC_ENTER_LOOPER, NULL, 0);
     struct binder_write_read b0 = { wl, 0, (uint64_t)w, 0, 0, 0 };
@@ -355,8 +333,8 @@ static void client(int out)
     while (step("C", fd, w, &wl, &tr) != BR_DEAD_BINDER)
         ;
     wl = binder_put(w, wl, BC_DEAD_BINDER_DONE, &(uint64_t){ 0x5ee }, 8);
-    wl = death(w, wl, BC_CLEAR_DEATH, h2, 0x5ee);
-    while (step("C", fd, w, &wl, &tr) != BR_CLEAR_DEATH_DONE)
+    wl = death(w, wl, BC_CLEAR_DEATH_NOTIFICATION, h2, 0x5ee);
+    while (step("C", fd, w, &wl, &tr) != BR_CLEAR_DEATH_NOTIFICATION_DONE)
         ;
     wl = call(w, wl, h2, 5, "ping", 4, NULL, 0);
     got = until_reply("C", fd, w, &wl, &tr);
