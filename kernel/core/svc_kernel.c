@@ -27,6 +27,7 @@
 #include "space.h"
 #include "sched.h"
 #include "kmalloc.h"
+#include "memobj.h"
 #include "memory.h"
 #include "bootimage.h"
 #include "fdt.h"
@@ -67,7 +68,8 @@ struct kclient {
     unsigned len, nh, cap;
     uint64_t *mr;                       /* the caller's words: the request, then the reply (cap at most) */
     svc_handle handles[MSG_MAX_HANDLES];
-    unsigned reply_len;
+    struct khandle *objs[MSG_MAX_HANDLES];  /* what the reply gives the caller */
+    unsigned reply_len, nobjs;
     bool answered, done;
 };
 
@@ -176,8 +178,19 @@ void env_unlock(bool took)
 static unsigned give_objects(struct thread *t, unsigned nh, const svc_handle *h, const uint32_t *rights)
 {
     unsigned got = 0;
+    struct kclient *kc = t ? NULL : kclient_here();
     for (unsigned i = 0; i < nh && i < MSG_MAX_HANDLES; i++) {
         const struct khandle *k = (const struct khandle *)(uintptr_t)h[i];
+        if (k && kc && !kc->answered && kc->nobjs < MSG_MAX_HANDLES) {
+            /* a kernel client's: a reference of its own (svc_client_call) */
+            struct khandle *mine = kmalloc(sizeof(*mine));
+            if (mine) {
+                mine->obj = k->obj;
+                mine->rights = k->rights & rights[i];
+                obj_ref(mine->obj);
+                kc->objs[kc->nobjs++] = mine;
+            }
+        }
         int64_t v = k && t ? handle_alloc(t->space, k->obj, k->rights & rights[i], 0) : -E_INVAL;
         if (v > 0)
             t->utcb->recv_handles[got++] = (uint32_t)v;
@@ -229,7 +242,7 @@ void svc_reply_objects(struct svc_call *call, uint64_t label, unsigned len, cons
     if (t)
         write_reply(t, label, MIN(len, MSG_MAX_MRS), mr, got);
     else
-        kclient_answer(kclient_here(), len, mr);  /* (which holds no objects: they went above) */
+        kclient_answer(kclient_here(), len, mr);  /* (its objects went above: give_objects) */
     env_unlock(l);
 }
 
@@ -356,6 +369,66 @@ void *svc_dma_alloc(size_t size, uint64_t *pa)
 void svc_dma_free(void *p, size_t size)
 {
     svc_free(p, size < 4096 ? 4096 : size);
+}
+
+/* Shared memory is one MEM_DMA page of a memory object (committed at
+ * creation, never moved or shared by a clone): the kernel reaches it
+ * through its linear map, where it stays for the object's life. */
+static unsigned page_order_for(size_t size)
+{
+    return size <= KiB(4) ? 0 : size <= KiB(64) ? 4 : 9;
+}
+
+void *svc_shared_alloc(size_t size, svc_handle *mem)
+{
+    *mem = 0;
+    if (size == 0 || size > MiB(2))
+        return NULL;
+    bool l = env_lock();
+    struct ksvc_run *run = ksvc_env_run();
+    struct space *acct = run ? run->account : NULL;
+    int err;
+    struct memobj *m = acct ? memobj_create_for(acct, size, page_order_for(size), true, &err) : NULL;
+    struct khandle *k = m ? kmalloc(sizeof(*k)) : NULL;
+    void *p = NULL;
+    if (k) {
+        m->dma = true;
+        k->obj = &m->obj;
+        k->rights = R_READ | R_WRITE | R_GRANT | R_DUP;
+        *mem = (svc_handle)(uintptr_t)k;
+        p = phys_to_virt(m->pages[0]);
+    } else if (m) {
+        obj_unref(&m->obj);
+    }
+    env_unlock(l);
+    return p;
+}
+
+svc_handle svc_shared_give(svc_handle mem)
+{
+    bool l = env_lock();
+    struct khandle *k = khandle_of(mem, false), *give = k ? kmalloc(sizeof(*give)) : NULL;
+    if (give) {
+        give->obj = k->obj;
+        give->rights = k->rights & (R_READ | R_WRITE | R_GRANT);
+        obj_ref(give->obj);
+    }
+    env_unlock(l);
+    return (svc_handle)(uintptr_t)give;
+}
+
+void *svc_shared_map(svc_handle mem, size_t size)
+{
+    bool l = env_lock();
+    struct khandle *k = khandle_of(mem, false);
+    void *p = NULL;
+    if (k && k->obj->type == OBJ_MEMORY && (k->rights & (R_READ | R_WRITE)) == (R_READ | R_WRITE)) {
+        struct memobj *m = list_entry(k->obj, struct memobj, obj);
+        if (m->kind == MEM_ANON && m->dma && m->npages == 1 && size && size <= m->size)
+            p = phys_to_virt(m->pages[0]);
+    }
+    env_unlock(l);
+    return p;
 }
 
 /*
@@ -693,10 +766,25 @@ svc_handle svc_notify_create(void)
     return h;
 }
 
+/* The khandle of a service's svc_handle: an object a kernel client got in
+ * a reply is KGOT_HANDLE + its slot in the run's table (svc_client_call). */
+struct khandle *khandle_of(svc_handle h, bool forget)
+{
+    if (h < KGOT_HANDLE || h >= KGOT_HANDLE + KSVC_GOT)
+        return h == KWAKE_HANDLE ? NULL : (struct khandle *)(uintptr_t)h;
+    uint64_t flags = arch_irq_save();
+    struct ksvc_run *run = this_cpu()->ksvc;
+    struct khandle *k = run ? run->got[h - KGOT_HANDLE] : NULL;
+    if (k && forget)
+        run->got[h - KGOT_HANDLE] = NULL;
+    arch_irq_restore(flags);
+    return k;
+}
+
 void svc_handle_release(svc_handle h)
 {
-    struct khandle *k = (struct khandle *)(uintptr_t)h;
-    if (k && h != KWAKE_HANDLE) {
+    struct khandle *k = khandle_of(h, true);
+    if (k) {
         bool l = env_lock();
         obj_unref(k->obj);
         kfree(k, sizeof(*k));
@@ -1251,7 +1339,7 @@ int64_t svc_client_call(uint32_t ep, uint64_t label, unsigned len, uint64_t *mr,
                         const uint32_t *handles, uint32_t *got)
 {
     if (got)
-        got[0] = got[1] = got[2] = 0;   /* (a reply's objects are not kept: kclient) */
+        got[0] = got[1] = got[2] = 0;   /* (set below for the objects a reply gives) */
     if (len > MSG_MAX_MRS || nh > MSG_MAX_HANDLES)
         return -E_INVAL;
     bool took = env_lock();
@@ -1291,14 +1379,30 @@ int64_t svc_client_call(uint32_t ep, uint64_t label, unsigned len, uint64_t *mr,
         return r;
     }
     bool masked = false;
+    k.nobjs = 0;
     r = kclient_run(run, run->holder, callee, &k, &masked);
+    /* The reply's objects: kept in the caller's table (KGOT_HANDLE + i),
+     * or released if it asked for none or its table is full. */
+    for (unsigned i = 0, slot = 0; i < k.nobjs; i++) {
+        while (got && slot < KSVC_GOT && run->got[slot])
+            slot++;
+        if (got && slot < KSVC_GOT && r >= 0) {
+            run->got[slot] = k.objs[i];
+            got[i] = KGOT_HANDLE + slot;
+        } else {
+            obj_unref(k.objs[i]->obj);
+            kfree(k.objs[i], sizeof(*k.objs[i]));
+        }
+    }
     env_unlock(took && !masked);
     return r;
 }
 
 void svc_client_drop(const uint32_t *got)
 {
-    (void)got;                          /* (nothing is ever given: svc_client_call) */
+    for (unsigned i = 0; i < MSG_MAX_HANDLES; i++)
+        if (got[i])
+            svc_handle_release(got[i]);
 }
 
 /* Does kernel service `from` call `to`, itself or through others? */

@@ -54,7 +54,7 @@ static svc_handle hold(struct object *o, uint32_t rights, int *err)
 /* The object of khandle h if it is of `type` and held with `rights`; NULL with *err. */
 static struct object *held(svc_handle h, unsigned type, uint32_t rights, int *err)
 {
-    const struct khandle *k = (const struct khandle *)(uintptr_t)h;
+    const struct khandle *k = khandle_of(h, false);
     *err = 0;
     if (!k || k->obj->type != type)
         *err = -E_BADHANDLE;

@@ -44,6 +44,11 @@ struct kclient;
 
 /* A kernel-placed service's request in progress (svc_kernel.c): one per
  * service, on the service's own stack; docs/design/hybrid.md. */
+#define KSVC_GOT        8       /* objects a kernel-placed service keeps from its calls' replies */
+#define KGOT_HANDLE     0x7fffff00u
+
+struct khandle;
+
 struct ksvc_run {
     struct thread *holder;      /* the caller served now (NULL: free) */
     struct list waiters;        /* callers waiting for it, best priority first */
@@ -83,6 +88,9 @@ struct ksvc_run {
     struct notification *wake_note;
     void (*wake)(void);
     bool wake_due;
+    /* objects other kernel-placed services' replies gave it (svc_client_call):
+     * its svc_handle for got[i] is KGOT_HANDLE + i */
+    struct khandle *got[KSVC_GOT];
 };
 
 /* A signal of a kernel-placed service's wakeup notification (notify_raise,
@@ -103,6 +111,10 @@ struct khandle {
     struct object *obj;
     uint32_t rights;
 };
+
+/* The khandle a kernel-placed service's svc_handle stands for (NULL for
+ * its wakeup's); `forget` frees the slot of one its calls' replies gave. */
+struct khandle *khandle_of(uint64_t h, bool forget);
 
 /* The service environment's lock (svc_kernel.c): around each kernel call
  * of service code, which otherwise runs unlocked; env_lock returns

@@ -147,6 +147,39 @@ void svc_dma_free(void *p, size_t size)
     sys_mem_unmap(self_space(), (uint64_t)p);
 }
 
+/* One MEM_DMA page, as svc_dma_alloc's, whose handle is kept to give. */
+void *svc_shared_alloc(size_t size, svc_handle *mem)
+{
+    uint32_t order = size <= 4096 ? MEM_PAGE_4K : size <= 0x10000 ? MEM_PAGE_64K : MEM_PAGE_2M;
+    *mem = 0;
+    if (size == 0 || size > 0x200000)
+        return NULL;
+    uint32_t h;
+    void *p = mem_alloc(size, order | MEM_DMA, &h);
+    if (p)
+        *mem = h;
+    return p;
+}
+
+svc_handle svc_shared_give(svc_handle mem)
+{
+    int64_t h = sys_handle_dup((uint32_t)mem, R_READ | R_WRITE | R_GRANT, 0);
+    return h > 0 ? (svc_handle)h : 0;
+}
+
+void *svc_shared_map(svc_handle mem, size_t size)
+{
+    int64_t have = sys_mem_size((uint32_t)mem);
+    if (size == 0 || have < 0 || (uint64_t)have < size)
+        return NULL;
+    uint64_t va = va_alloc((uint64_t)have, 0x200000);     /* (room for a 2 MiB page) */
+    if (sys_mem_map(self_space(), (uint32_t)mem, va, 0, (uint64_t)have, R_READ | R_WRITE) != 0) {
+        va_free(va, (uint64_t)have);
+        return NULL;
+    }
+    return (void *)va;
+}
+
 int svc_signal(svc_handle n, uint64_t bits)
 {
     return (int)sys_notify_signal((uint32_t)n, bits);

@@ -98,6 +98,22 @@ uint64_t svc_memory_limit(void);
 void *svc_dma_alloc(size_t size, uint64_t *pa);
 void svc_dma_free(void *p, size_t size);
 
+/* Memory to share with clients: `size` bytes (at most 2 MiB), zeroed,
+ * reached by this service at the address it answers, and in *mem the
+ * service's handle of a memory object of the same pages, which it keeps
+ * (the memory lives as long as the service, or a holder of the object).
+ * Charged like svc_alloc; NULL if none can be had. */
+void *svc_shared_alloc(size_t size, svc_handle *mem);
+/* A new handle of shared memory object `mem` (svc_shared_alloc's) with
+ * read, write and grant rights, for a reply to give a client (an `out`
+ * handle); 0 if none can be had. */
+svc_handle svc_shared_give(svc_handle mem);
+/* Reach the first `size` bytes of a memory object another service shared
+ * (svc_shared_alloc's, given with read and write rights), at the address
+ * answered, for as long as the service holds `mem`; NULL if it is not
+ * such an object or smaller. */
+void *svc_shared_map(svc_handle mem, size_t size);
+
 /* Copy from or to a client buffer (a `buffer` argument) of the current call,
  * as the client itself could reach it. 0 or SVC_E_FAULT. */
 int svc_copy_in(struct svc_call *call, void *dst, uint64_t client_addr, uint64_t len);

@@ -477,6 +477,7 @@ static void finalise(struct lx_file *f)
     case LX_FILE_NODE:
         lx_tty_file_gone(f);                    /* a pseudo-terminal's side */
         lx_binder_file_gone(f);                 /* a binder process */
+        lx_evdev_file_gone(f);                  /* an input device's client */
         if (f->mon)
             lx_tcpmon_close(f);
         node_let_go(f->node);
@@ -726,6 +727,9 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
         if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_BINDER && !(fl & O_PATH))
             return lx_binder_open(c, node, (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) |
                                   O_LARGEFILE, (fl & O_CLOEXEC) != 0);
+        if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_INPUT)
+            return lx_evdev_open(c, node, (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) |
+                                 O_LARGEFILE, (fl & O_CLOEXEC) != 0);
         if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_PTMX)
             return lx_pty_open_master(c, node, (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) |
                                       O_LARGEFILE, (fl & O_CLOEXEC) != 0);
@@ -843,6 +847,8 @@ static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint
     }
     if (lx_node_is_tty(n))
         return lx_tty_read(c, f, buf, len);
+    if (f->evdev)
+        return lx_evdev_read(c, f, buf, len);
     if (n->dev == LX_DEV_NULL)
         return 0;                               /* end of file */
     int random = n->dev == LX_DEV_RANDOM || n->dev == LX_DEV_URANDOM;
@@ -930,6 +936,8 @@ static int64_t write_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uin
         return -LX_EBADF;
     if (lx_node_is_tty(n))
         return lx_tty_write(c, f, buf, len);
+    if (f->evdev)
+        return lx_evdev_write(c, f, buf, len);
     if (n->dev == LX_DEV_FULL)
         return -LX_ENOSPC;                      /* the device that is always full */
     return (int64_t)len;                        /* /dev/null, zero and (u)random take everything unread */
@@ -1298,9 +1306,11 @@ int lx_stat_fill(int32_t node, void *out)
         return 0;
     }
     /* null 1:3, zero 1:5, console 5:1, tty 5:0, full 1:7, random 1:8, urandom 1:9, ptmx 5:2 (pts: 136:N);
-     * the disk, a block device, vda 254:0; binder, a misc device, 10:59 (its minor is dynamic on Linux) */
-    static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500, 0x107, 0x108, 0x109, 0x502, 0, 0xfe00, 0xa3b };
-    _Static_assert(sizeof(rdev) / sizeof(rdev[0]) == LX_DEV_BINDER + 1, "a device number for every device");
+     * the disk, a block device, vda 254:0; binder, a misc device, 10:59 (its minor is dynamic on Linux);
+     * input/event0 13:64 */
+    static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500, 0x107, 0x108, 0x109, 0x502, 0, 0xfe00, 0xa3b,
+                                     0xd40 };
+    _Static_assert(sizeof(rdev) / sizeof(rdev[0]) == LX_DEV_INPUT + 1, "a device number for every device");
     struct lx_stat st = { 0 };
     st.dev = lx_fs_dev(lx_node_fs(node));
     st.ino = lx_node_ino(node);
@@ -1592,6 +1602,8 @@ int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg)
     }
     if (f->binder)
         return lx_binder_ioctl(c, f, req, arg);
+    if (f->evdev)
+        return lx_evdev_ioctl(c, f, req, arg);
     struct lx_node *n = f->node >= 0 ? lx_node(f->node) : NULL;
     if (!lx_node_is_tty(n))
         return -LX_ENOTTY;

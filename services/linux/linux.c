@@ -949,6 +949,7 @@ static void woken(void)
 {
     lx_inet_changed();
     lx_data_changed();
+    lx_evdev_changed();
 }
 
 svc_handle lx_wakeup(uint64_t *bits)

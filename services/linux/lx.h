@@ -229,7 +229,7 @@ void lx_heap_trim(void);
 
 /* What a node is beyond its mode. */
 enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE, LX_DEV_TTY, LX_DEV_FULL, LX_DEV_RANDOM,
-       LX_DEV_URANDOM, LX_DEV_PTMX, LX_DEV_PTS, LX_DEV_DISK, LX_DEV_BINDER };
+       LX_DEV_URANDOM, LX_DEV_PTMX, LX_DEV_PTS, LX_DEV_DISK, LX_DEV_BINDER, LX_DEV_INPUT };
 
 /* The file systems the tree is made of, mounted as a Debian system has
  * them (the root, devtmpfs on /dev, devpts on /dev/pts, tmpfs on
@@ -498,6 +498,7 @@ struct lx_file {
     struct lx_file *next_dying; /* the list of files to finalise */
     struct lx_tcpmon *mon;      /* an open /proc/net/tcpmon's reader (tcpmon.c), made at its first read */
     struct bproc *binder;       /* an open /dev/binder: its binder process (binder.c), else NULL */
+    struct evclient *evdev;     /* an open /dev/input/event0: its client (evdev.c), else NULL */
 };
 
 /* A new open file of `kind` for object `obj` (a node, pipe, event object
@@ -590,7 +591,8 @@ static inline struct lx_vma *lx_vma_next(const struct lx_vma *v)
  * later: restarted (the thread runs its `svc` again with the same
  * registers, and finds what it waited for), or resumed with a result. */
 enum { LX_BLK_NONE, LX_BLK_PIPE, LX_BLK_WAIT, LX_BLK_VFORK, LX_BLK_TTY, LX_BLK_POLL, LX_BLK_SLEEP, LX_BLK_SIGSUSPEND,
-       LX_BLK_SIGWAIT, LX_BLK_FUTEX, LX_BLK_EVENT, LX_BLK_SOCK, LX_BLK_LOCK, LX_BLK_DISK, LX_BLK_BINDER };
+       LX_BLK_SIGWAIT, LX_BLK_FUTEX, LX_BLK_EVENT, LX_BLK_SOCK, LX_BLK_LOCK, LX_BLK_DISK, LX_BLK_BINDER,
+       LX_BLK_INPUT };
 struct lx_block {
     int kind;
     svc_token token;
@@ -1504,6 +1506,19 @@ int64_t lx_pty_open_master(struct lx_ctx *c, int32_t node, uint32_t flags, int c
 int lx_pty_slave_check(int32_t node);
 void lx_pty_slave_opened(struct lx_ctx *c, struct lx_file *f, uint32_t open_flags);
 /* The last reference to terminal file f went (tty.c lets the pty go). */
+/* /dev/input/event0 (evdev.c): Linux's evdev over the input service. */
+struct evclient;
+int64_t lx_evdev_open(struct lx_ctx *c, int32_t node, uint32_t flags, int cloexec);
+int64_t lx_evdev_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
+int64_t lx_evdev_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
+int64_t lx_evdev_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg);
+int lx_evdev_poll(struct lx_file *f);
+void lx_evdev_file_gone(struct lx_file *f);
+/* The personality's wakeup ran: take what the input service's ring holds. */
+void lx_evdev_changed(void);
+/* Whether the system gives the personality an input service (/dev/input/event0 is made). */
+int lx_evdev_present(void);
+
 /* /dev/binder (binder.c). */
 struct bproc;
 int64_t lx_binder_open(struct lx_ctx *c, int32_t node, uint32_t flags, int cloexec);

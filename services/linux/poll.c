@@ -55,6 +55,8 @@ int lx_file_poll(struct lx_file *f)
         return lx_tty_poll(f);
     if (f->binder)
         return lx_binder_poll(f);
+    if (f->evdev)
+        return lx_evdev_poll(f);
     if (n->dev == LX_DEV_RANDOM)
         return LX_POLLIN;                       /* Linux's random_poll once its generator is ready */
     return LX_POLLIN | LX_POLLOUT;

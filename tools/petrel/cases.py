@@ -14,6 +14,23 @@ Placeholders {name} {cpu} {cpu_short} {cpu_model} {gic} {smp} {mem} in `expect` 
 `append` are replaced by the case's own values (every case, matrix or not).
 Only these exact names are replaced, so regex braces such as `\\d{2}` stay as
 they are; `{{` and `}}` give literal braces, as with str.format.
+
+`keys` presses keys on a virtio keyboard the case's machine then has, each
+entry once its regex has appeared on the console (after the previous
+entry's match), as `typing` types text:
+
+    keys = [["keytest: ready", "h i shift-a ret"], ["keytest: again", "ctrl-alt-delete 1 minus"]]
+
+The presses are separated by spaces; a press is QEMU's QKeyCode names
+(qemu.QKEYS: a-z, 0-9, ret, spc, tab, esc, backspace, minus, shift, ctrl,
+alt, f1-f12, up, ...) joined by "-", held down in order and released in the
+reverse order: "shift-a" is shift down, a down, a up, shift up. Each press
+is one QMP input-send-event, sent once QEMU answered the one before. An
+`oracle` case's Linux run presses the same keys after the same regexes;
+Linux drives the keyboard with its modules virtio_mmio, virtio_input and
+evdev, which the case lists in `modules` in that order. A key pressed
+before the guest's driver took the device is lost: wait for a line the
+program prints once it reads the keyboard.
 """
 import fnmatch
 import itertools
@@ -44,6 +61,8 @@ class Case:
     input: str = ""             # typed on the serial console
     input_after: str = ""       # ... once this regex has appeared on it
     typing: list = field(default_factory=list)  # [regex, text] pairs: each text typed once its regex appeared
+    keys: list = field(default_factory=list)    # [regex, keys] pairs: each entry's keys pressed on a virtio
+                                                # keyboard once its regex appeared ("h shift-a ret": see above)
     files: list = field(default_factory=list)
     cpu: str = "cortex-a53"
     gic: int = 2
@@ -76,7 +95,16 @@ class Case:
 
     # The QEMU machine this case boots on.
     def machine(self) -> qemu.Machine:
-        return qemu.Machine(self.cpu, self.gic, self.smp, self.mem, self.icount, self.virtualization, self.net)
+        return qemu.Machine(self.cpu, self.gic, self.smp, self.mem, self.icount, self.virtualization, self.net,
+                            keyboard=bool(self.keys))
+
+    # The steps of a run of this case (qemu.run): `typing`'s texts or `keys`' presses.
+    def steps(self) -> list:
+        return [tuple(t) for t in self.typing] + self.key_steps()
+
+    # The steps of `keys` alone, as the case's Linux run does them too.
+    def key_steps(self) -> list:
+        return [(after, qemu.Keys(keys)) for after, keys in self.keys]
 
     # File-system-safe form of the case name (used for its boot image).
     def slug(self) -> str:
@@ -85,13 +113,13 @@ class Case:
 
 # Each key a case may set, with the check its value must pass.
 FIELD_TYPES = {
-    "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "typing": list, "files": list, "cpu": str, "gic": int,
+    "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "typing": list, "keys": list, "files": list, "cpu": str, "gic": int,
     "smp": int, "mem": str, "icount": bool, "virtualization": bool, "net": str, "frames": list, "append": str, "tap": bool, "expect": list,
     "expect_exit": (int, str), "timeout": (int, float), "pre": list, "allow_panic": bool, "oracle": list,
     "run": list, "packages": str, "modules": list, "trace": str, "traced": list, "strace": list,
 }
 PACKAGE_SETS = ("", "apps")
-LINUX_MODULES = ("binder_linux",)
+LINUX_MODULES = ("binder_linux", "virtio_mmio", "virtio_input", "evdev")
 CASE_KEYS = set(FIELD_TYPES) | {"matrix"}
 
 
@@ -166,6 +194,7 @@ def check_case(where: str, case: Case, steps) -> None:
         raise CaseError(f"{where}: key 'typing' must be a list of [regex, text] pairs")
     if case.typing and (case.input or case.input_after):
         raise CaseError(f"{where}: key 'typing' goes without 'input' and 'input_after'")
+    check_keys(where, case)
     if case.files and not case.programs:
         raise CaseError(f"{where}: key 'files' needs 'programs': entry 0 must be the root task")
     for name in case.programs + [f[0] for f in case.files]:
@@ -205,6 +234,25 @@ def check_case(where: str, case: Case, steps) -> None:
             re.compile(pattern)
         except re.error as err:
             raise CaseError(f"{where}: key 'expect': bad regex {pattern!r}: {err}") from None
+
+
+# Raises CaseError unless `keys` is a list of [regex, keys] pairs whose regexes
+# compile and whose keys are presses of known names, in a case without
+# console input.
+def check_keys(where: str, case: Case) -> None:
+    if not all(isinstance(k, list) and len(k) == 2 and all(isinstance(x, str) for x in k) for k in case.keys):
+        raise CaseError(f"{where}: key 'keys' must be a list of [regex, keys] pairs, such as "
+                        "[\"ready\", \"h i shift-a ret\"]")
+    if case.keys and (case.typing or case.input or case.input_after):
+        raise CaseError(f"{where}: key 'keys' goes without 'typing', 'input' and 'input_after'")
+    for after, keys in case.keys:
+        try:
+            re.compile(after)
+            qemu.parse_keys(keys)
+        except re.error as err:
+            raise CaseError(f"{where}: key 'keys': bad regex {after!r}: {err}") from None
+        except ValueError as err:
+            raise CaseError(f"{where}: key 'keys': {err}") from None
 
 
 # Returns the combinations of a matrix table as dicts, in a stable order.

@@ -96,6 +96,10 @@ def add_run(sub) -> None:
     p.add_argument("--disk-size", default="64M", metavar="SIZE", type=disk_size_arg,
                    help="the size of a disk --disk makes (default 64M; K, M or G, from 1M to 64G)")
     p.add_argument("--disk-ro", action="store_true", help="attach --disk read-only (the disk says so; writes fail)")
+    p.add_argument("--keyboard", action="store_true",
+                   help="attach a virtio keyboard (QEMU's virtio-keyboard-device, after the NIC and the disk); "
+                        "press its keys from QEMU's monitor: Ctrl-A c, then sendkey and QKeyCode names joined by "
+                        "- (sendkey shift-a), then Ctrl-A c back to the console")
     p.add_argument("--trace", metavar="GROUPS",
                    help="switch the monitor's tracepoint groups on from boot (comma-separated: tcp, sched, fault, "
                         "irq, syscall, linux, or all; docs/reference/tracepoints.md) and record them to "
@@ -180,7 +184,8 @@ def run_machine(args, interactive: bool) -> qemu.Machine:
     if disk:
         make_disk(Path(disk), args.disk_size)
     return qemu.Machine(args.cpu, args.gic, args.smp, args.mem, args.icount, net=net, pcap=args.pcap or "",
-                        forward=tuple(args.forward), disk=disk or "", disk_ro=bool(getattr(args, "disk_ro", False)))
+                        forward=tuple(args.forward), disk=disk or "", disk_ro=bool(getattr(args, "disk_ro", False)),
+                        keyboard=bool(getattr(args, "keyboard", False)))
 
 
 # Adds the `test` subcommand.

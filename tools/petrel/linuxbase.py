@@ -4,8 +4,9 @@
 metapackage, downloads it with `apt-get download`, unpacks it with
 `dpkg-deb -x` and keeps only what the benchmarks and the Linux peers boot:
 the kernel Image, the `binder_linux` module, the modules a virtio-mmio
-network card needs (NET_MODULES, in the order they load) and those a
-virtio-mmio disk with an ext2 file system needs (BLK_MODULES). Everything lands in `.cache/linux/`
+network card needs (NET_MODULES, in the order they load), those a
+virtio-mmio disk with an ext2 file system needs (BLK_MODULES) and those a
+virtio-mmio keyboard's events need (INPUT_MODULES). Everything lands in `.cache/linux/`
 (outside the build tree, so `make clean` keeps it).
 """
 import re
@@ -43,6 +44,9 @@ CC_MODULES = {"tcp_westwood": "net/ipv4/tcp_westwood.ko"}
 # order they load (after virtio_mmio of NET_MODULES; ext4's modinfo depends= names jbd2, mbcache, crc16).
 BLK_MODULES = {"virtio_blk": "drivers/block/virtio_blk.ko", "crc16": "lib/crc16.ko", "mbcache": "fs/mbcache.ko",
                "jbd2": "fs/jbd2/jbd2.ko", "crc32c_generic": "crypto/crc32c_generic.ko", "ext4": "fs/ext4/ext4.ko"}
+# A virtio-mmio keyboard (QEMU's virtio-keyboard-device) and its events in /dev/input/event*, loaded
+# after virtio_mmio of NET_MODULES (a keyboard case lists all three in its `modules`).
+INPUT_MODULES = {"virtio_input": "drivers/virtio/virtio_input.ko", "evdev": "drivers/input/evdev.ko"}
 
 
 # The modules a Linux machine with a disk loads, in order: (name, cached file).
@@ -58,10 +62,10 @@ def version(repo: Path = paths.REPO) -> str:
     return paths.cached_version(cache_dir(repo))
 
 
-# True when the kernel and the module are in the cache.
+# True when the kernel and every module are in the cache.
 def present(repo: Path = paths.REPO) -> bool:
     return image(repo).exists() and binder_module(repo).exists() and \
-        all(net_module(m, repo).exists() for m in {**NET_MODULES, **CC_MODULES, **BLK_MODULES})
+        all(net_module(m, repo).exists() for m in {**NET_MODULES, **CC_MODULES, **BLK_MODULES, **INPUT_MODULES})
 
 
 # Returns the versioned kernel package the metapackage depends on.
@@ -91,7 +95,7 @@ def fetch(repo: Path = paths.REPO, say=print) -> None:
         if modules[0].suffix != ".ko":
             raise BaselineError(f"compressed module {modules[0].name} is not supported")
         shutil.copyfile(modules[0], binder_module(repo))
-        for mod, rel in {**NET_MODULES, **CC_MODULES, **BLK_MODULES}.items():
+        for mod, rel in {**NET_MODULES, **CC_MODULES, **BLK_MODULES, **INPUT_MODULES}.items():
             found = list(tree.glob(f"lib/modules/*/kernel/{rel}"))
             if not found:
                 raise BaselineError(f"{name}.deb has no {rel}")

@@ -17,6 +17,9 @@ the personality's own log ("petrel-linux: ...") are left out.
 
 Linux gets LINUX_TIMEOUT seconds, or the case's timeout when that is
 longer (a case whose programs run for a fixed time, such as stress).
+
+A case that presses keys (`keys`) has them pressed on Linux's machine too,
+after the same regexes, on the same virtio keyboard.
 """
 import difflib
 import hashlib
@@ -61,9 +64,10 @@ def archive_path(name: str, repo: Path = paths.REPO) -> Path:
 
 # Writes the case's root archive (with the Debian package set `packages`
 # named, "apps" or ""); returns its path.
-# With `modules` (names of Linux's modules the baseline has: binder_linux),
-# Linux's run loads them first (/etc/modules, tests/linux/init.c); Petrel's
-# personality has these devices of its own and reads neither file.
+# With `modules` (names of Linux's modules the baseline has: binder_linux,
+# and virtio_mmio, virtio_input and evdev for the keyboard), Linux's run
+# loads them first, in their order (/etc/modules, tests/linux/init.c);
+# Petrel's personality has these devices of its own and reads neither file.
 def write_archive(name: str, commands: list, repo: Path = paths.REPO, packages: str = "",
                   modules: list = ()) -> Path:
     out = archive_path(name, repo)
@@ -74,7 +78,8 @@ def write_archive(name: str, commands: list, repo: Path = paths.REPO, packages: 
         raise ValueError(str(err)) from None
     adds = []
     if modules:
-        known = {"binder_linux": linuxbase.binder_module(repo)}
+        known = {"binder_linux": linuxbase.binder_module(repo),
+                 **{m: linuxbase.net_module(m, repo) for m in ("virtio_mmio", *linuxbase.INPUT_MODULES)}}
         listing = out.with_suffix(".modules")
         listing.write_text("".join(f"/lib/petrel/{m}.ko\n" for m in modules))
         adds = [(known[m], f"/lib/petrel/{m}.ko") for m in modules] + [(listing, "/etc/modules")]
@@ -96,24 +101,28 @@ def write_image(out: Path, entries: list, archive: Path) -> Path:
     return out
 
 
-# Linux's answers so far in this run, by archive contents and machine: the
-# cases that differ only in Petrel's system (the personality's placement)
-# compare with one boot of Linux.
+# Linux's answers so far in this run, by archive contents, machine and
+# steps: the cases that differ only in Petrel's system (the personality's
+# placement) compare with one boot of Linux.
 _linux_runs = {}
 _linux_lock = threading.Lock()
 
 
-# Boots Linux with `archive` as initramfs; returns (status, console).
+# Boots Linux with `archive` as initramfs, doing `steps` as qemu.run does
+# (the case's key presses); returns (status, console). Raises
+# qemu.StepFailed when QEMU refuses a press.
 def run_linux(archive: Path, machine: qemu.Machine, repo: Path = paths.REPO,
-              timeout: float = LINUX_TIMEOUT) -> tuple:
+              timeout: float = LINUX_TIMEOUT, steps=()) -> tuple:
     if not linuxbase.present(repo):
         raise RuntimeError("the Linux baseline is missing: run `./petrel setup`")
-    key = (hashlib.sha256(archive.read_bytes()).hexdigest(), repr(machine))
+    steps = list(steps)
+    key = (hashlib.sha256(archive.read_bytes()).hexdigest(), repr(machine), repr(steps))
     with _linux_lock:
         if key in _linux_runs:
             return _linux_runs[key]
     argv = qemu.build_argv(linuxbase.image(repo), archive, machine, LINUX_APPEND)
-    result = qemu.run(argv, max(timeout, LINUX_TIMEOUT))
+    wait = max(timeout, LINUX_TIMEOUT)
+    result = qemu.run(argv, wait, steps=steps) if steps else qemu.run(argv, wait)
     if result[0] == 0:
         with _linux_lock:
             _linux_runs[key] = result

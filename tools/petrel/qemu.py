@@ -7,14 +7,21 @@ so QEMU records its place in the device tree's /chosen node.
 
 Semihosting is enabled so the kernel can end QEMU with a non-zero status on a
 panic; PSCI SYSTEM_OFF ends QEMU with status 0.
+
+A machine may have a virtio keyboard; a run presses its keys through QMP
+(input-send-event), each press once a regex has appeared on the console,
+as it types console text (`steps`, with Keys actions).
 """
 import os
+import queue
 import re
 import shlex
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
+import time
 from dataclasses import dataclass
 
 QEMU = "qemu-system-aarch64"
@@ -23,6 +30,14 @@ GICS = (2, 3)
 GICV2_MAX_CPUS = 8
 MEM_RE = re.compile(r"[1-9][0-9]*[KMGT]?")
 ICOUNT = "shift=0,align=off,sleep=off"
+# The keys a press may name: QEMU's QKeyCode names (its qapi/ui.json).
+QKEYS = (tuple("abcdefghijklmnopqrstuvwxyz") + tuple("0123456789") +
+         ("ret", "spc", "tab", "esc", "backspace", "minus", "equal", "comma", "dot", "slash", "semicolon",
+          "apostrophe", "bracket_left", "bracket_right", "backslash", "grave_accent",
+          "shift", "shift_r", "ctrl", "ctrl_r", "alt", "alt_r", "meta_l", "caps_lock",
+          "up", "down", "left", "right", "home", "end", "pgup", "pgdn", "insert", "delete") +
+         tuple(f"f{n}" for n in range(1, 13)))
+QMP_CONNECT_TIMEOUT = 5.0       # seconds a run waits for QEMU's QMP socket to open
 
 # QEMU processes started by run() and still going (for kill_all on Ctrl-C).
 _live = set()
@@ -31,6 +46,14 @@ _live_lock = threading.Lock()
 
 class QemuMissing(RuntimeError):
     """qemu-system-aarch64 is not installed."""
+
+
+class StepFailed(RuntimeError):
+    """A step's key presses failed (QMP refused them): the run was stopped."""
+
+    def __init__(self, message: str, console: str):
+        super().__init__(message)
+        self.console = console
 
 
 @dataclass
@@ -48,6 +71,13 @@ class Machine:
     forward: tuple = ()             # (host port, guest port) pairs: TCP from 127.0.0.1 to the guest
     disk: str = ""                  # a raw disk image, attached as a virtio-blk device (its path; "": none)
     disk_ro: bool = False           # ... read-only (the device says so; writes fail)
+    keyboard: bool = False          # a virtio keyboard (virtio-keyboard-device; run() presses Keys on it)
+
+
+@dataclass(frozen=True)
+class Keys:
+    """A step's action on the keyboard: presses, as parse_keys reads them."""
+    text: str
 
 
 # The network a machine may have: "none"; "user", QEMU's user-mode network
@@ -99,6 +129,8 @@ def check_machine(m: Machine) -> None:
         raise ValueError("disk_ro: a read-only disk needs a disk")
     if m.disk and disk_path_problem(str(m.disk)):
         raise ValueError(f"disk {disk_path_problem(str(m.disk))}")
+    if not isinstance(m.keyboard, bool):
+        raise ValueError(f"keyboard {m.keyboard!r}: expected true or false")
 
 
 # Returns the QEMU argv. `interactive` puts the console and monitor on the
@@ -126,6 +158,7 @@ def build_argv(kernel, image=None, machine: Machine = Machine(), append: str = "
         argv += ["-icount", ICOUNT]
     argv += net_argv(machine)
     argv += disk_argv(machine, "-global" not in argv)
+    argv += keyboard_argv(machine, "-global" not in argv)
     if gdb_port is not None:
         argv += ["-gdb", f"tcp::{gdb_port}", "-S"]
     return argv
@@ -163,6 +196,66 @@ def disk_argv(machine: Machine, modern: bool = True) -> list:
         ["-drive", drive, "-device", "virtio-blk-device,drive=disk0"]
 
 
+# The keyboard's part of the argv: a virtio-input keyboard on a modern
+# (version 2) virtio-mmio transport, after the NIC and the disk.
+def keyboard_argv(machine: Machine, modern: bool = True) -> list:
+    if not machine.keyboard:
+        return []
+    return (["-global", "virtio-mmio.force-legacy=false"] if modern else []) + \
+        ["-device", "virtio-keyboard-device"]
+
+
+# The QMP events of one key for input-send-event: pressed (down) or released.
+def key_event(name: str, down: bool) -> dict:
+    return {"type": "key", "data": {"down": down, "key": {"type": "qcode", "data": name}}}
+
+
+# The events of one press, QKeyCode names joined by "-" ("shift-a"): each
+# key down in order, then up in the reverse order. Raises ValueError.
+def press_events(press: str) -> list:
+    names = press.split("-")
+    if "" in names:
+        raise ValueError(f"{press!r}: a press is key names joined by '-', such as shift-a")
+    for name in names:
+        if name not in QKEYS:
+            others = ", ".join(k for k in QKEYS if len(k) > 1)
+            raise ValueError(f"{press!r}: unknown key {name!r} (QEMU's QKeyCode names: a-z, 0-9, {others})")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{press!r}: a key is named twice in one press")
+    return [key_event(n, True) for n in names] + [key_event(n, False) for n in reversed(names)]
+
+
+# Reads a step's key presses, separated by spaces ("h i shift-a ret"):
+# a list of each press's events. Raises ValueError.
+def parse_keys(text: str) -> list:
+    presses = text.split()
+    if not presses:
+        raise ValueError(f"{text!r}: no key presses (names separated by spaces, such as \"h i ret\")")
+    return [press_events(p) for p in presses]
+
+
+# What QEMU needs to take key presses: a QMP socket at `path` that it does
+# not wait on.
+def qmp_argv(path: str) -> list:
+    return ["-qmp", f"unix:{path},server=on,wait=off"]
+
+
+# Connects to QEMU's QMP socket `path` (waiting up to `timeout` seconds for
+# QEMU to open it) and leaves capabilities negotiation. trace.Qmp skips
+# the asynchronous events while it waits for a command's answer and raises
+# trace.TraceError on an error answer.
+def qmp_connect(path: str, timeout: float = QMP_CONNECT_TIMEOUT):
+    from petrel import trace
+    return trace.Qmp(path, timeout)
+
+
+# Presses the keys of `keys` (a Keys) through `qmp`: one input-send-event a
+# press, in order, each after QEMU answered the one before.
+def send_keys(qmp, keys: Keys) -> None:
+    for events in parse_keys(keys.text):
+        qmp.command("input-send-event", events=events)
+
+
 # Returns the path of qemu-system-aarch64 or raises QemuMissing with a hint.
 def find_qemu(name: str = QEMU) -> str:
     found = shutil.which(name)
@@ -190,21 +283,35 @@ def kill_group(proc: subprocess.Popen) -> None:
 # (the UART takes it as the guest reads); returns (exit status, or None on
 # timeout, console text). stderr is merged into the console so QEMU's own errors show up in logs.
 # With `input_after` the text is typed once that regex has appeared; `steps`
-# is a list of such (regex, text) pairs, typed in turn, each regex looked for
-# in what came after the previous step was typed.
+# is a list of such (regex, action) pairs, done in turn, each regex looked for
+# in what came after the previous step's match. An action is text to type,
+# or Keys to press on the machine's keyboard (Machine.keyboard) through a
+# QMP socket that run() adds to the argv, in a temporary directory of its
+# own; when QMP refuses a press, QEMU is stopped and run() raises
+# StepFailed, which holds the console so far.
 # QEMU runs in its own process group, so a timeout kills all of it.
 def run(argv: list, timeout: float, input_text: str = "", input_after: str = "", steps=(), on_start=None) -> tuple:
     find_qemu(argv[0])
     steps = list(steps) or ([(input_after, input_text)] if input_text and input_after else [])
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE if input_text or steps else subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    typed = input_text or any(not isinstance(action, Keys) for _, action in steps)
+    qmp_dir = tempfile.mkdtemp(prefix="petrel-keys-") if any(isinstance(a, Keys) for _, a in steps) else None
+    qmp = os.path.join(qmp_dir, "qmp") if qmp_dir else None
+    if qmp:
+        argv = argv + qmp_argv(qmp)
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE if typed else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    except BaseException:
+        if qmp_dir:
+            shutil.rmtree(qmp_dir, ignore_errors=True)
+        raise
     with _live_lock:
         _live.add(proc)
     if on_start:
         on_start(proc)
     try:
         if steps:
-            return _run_typing(proc, timeout, steps)
+            return _run_steps(proc, timeout, steps, qmp)
         out, _ = proc.communicate(input=input_text.encode() if input_text else None, timeout=timeout)
         return proc.returncode, decode_console(out)
     except subprocess.TimeoutExpired:
@@ -217,51 +324,97 @@ def run(argv: list, timeout: float, input_text: str = "", input_after: str = "",
             proc.wait()
         with _live_lock:
             _live.discard(proc)
+        if qmp_dir:
+            shutil.rmtree(qmp_dir, ignore_errors=True)
 
 
-# Reads the console as it comes and types each step's text once its regex
-# has appeared, the way a person waits for a prompt.
-def _run_typing(proc, timeout: float, steps: list) -> tuple:
-    import re
-    import threading
-    import time
+# Reads the console as it comes and does each step's action once its regex
+# has appeared, the way a person waits for a prompt: text is typed on the
+# console, Keys are pressed through the QMP socket `qmp` (connected at the
+# first of them). The actions are done in order on a thread of their own,
+# so that the console is read while QEMU answers. A press QMP refuses
+# stops QEMU and raises StepFailed.
+def _run_steps(proc, timeout: float, steps: list, qmp) -> tuple:
     chunks = []
     state = {"next": 0, "from": 0}
+    todo = queue.Queue()                # indexes of the steps to act on; None: no more
+    failed = []
+    last_text = max((n for n, (_, action) in enumerate(steps) if not isinstance(action, Keys)), default=-1)
 
     def reader():
         while True:
             data = proc.stdout.read1(4096)
             if not data:
+                todo.put(None)
                 return
             chunks.append(data)
             while state["next"] < len(steps):
-                after, text = steps[state["next"]]
                 seen = decode_console(b"".join(chunks))
-                m = re.search(after, seen[state["from"]:])
+                m = re.search(steps[state["next"]][0], seen[state["from"]:])
                 if not m:
                     break
+                todo.put(state["next"])
                 state["next"] += 1
                 state["from"] += m.end()
-                try:
-                    proc.stdin.write(text.encode())
-                    proc.stdin.flush()
-                    if state["next"] == len(steps):
-                        proc.stdin.close()
-                except OSError:
-                    pass
+                if state["next"] == len(steps):
+                    todo.put(None)
 
-    t = threading.Thread(target=reader, daemon=True)
-    t.start()
+    def actor():
+        keyboard = None
+        for n in iter(todo.get, None):
+            action = steps[n][1]
+            try:
+                if isinstance(action, Keys):
+                    keyboard = keyboard or qmp_connect(qmp)
+                    send_keys(keyboard, action)
+                else:
+                    proc.stdin.write(action.encode())
+                    proc.stdin.flush()
+                    if n == last_text:
+                        proc.stdin.close()
+            except (OSError, EOFError, ValueError) as err:     # (trace.TraceError is a ValueError)
+                # Text QEMU no longer takes, or keys of a guest that is
+                # ending, are the end of the run, judged as it is.
+                if isinstance(action, Keys) and not _ended(proc, keyboard):
+                    failed.append(f"step {n + 1}, keys {action.text!r}: {err}")
+                    kill_group(proc)
+                    break
+        if keyboard:
+            keyboard.close()
+
+    threads = [threading.Thread(target=reader, daemon=True), threading.Thread(target=actor, daemon=True)]
+    for t in threads:
+        t.start()
     deadline = time.monotonic() + timeout
     while proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
-    if proc.poll() is None:
+    status = proc.poll()
+    if status is None:
         kill_group(proc)
         proc.wait()
-        t.join(5)
-        return None, decode_console(b"".join(chunks))
-    t.join(5)
-    return proc.returncode, decode_console(b"".join(chunks))
+    threads[0].join(5)
+    todo.put(None)
+    threads[1].join(5)
+    console = decode_console(b"".join(chunks))
+    if failed:
+        raise StepFailed(failed[0], console)
+    return status, console
+
+
+# True when the guest has ended: it powered off or panicked (QEMU, with
+# -no-shutdown, stays), or QEMU `proc` has ended or ends within `wait`
+# seconds.
+def _ended(proc, qmp, wait: float = 1.0) -> bool:
+    try:
+        if qmp and qmp.command("query-status").get("status") in ("shutdown", "guest-panicked"):
+            return True
+    except (OSError, EOFError, ValueError):
+        pass
+    try:
+        proc.wait(timeout=wait)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
 
 
 # Kills every QEMU that run() started and that is still running.

@@ -247,9 +247,15 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
         rec = trace.Recorder(str(qmp), paths.build_dir(repo) / "test" / "logs" / f"{case.slug()}.ptrace",
                              paths.kernel_elf(case.kernel, repo))
         on_start = lambda proc: trace.watch(proc, rec)
-    status, console = qemu.run(argv, case.timeout, case.input, case.input_after, [tuple(x) for x in case.typing],
-                               on_start)
+    try:
+        status, console = qemu.run(argv, case.timeout, case.input, case.input_after, case.steps(), on_start)
+        stopped = ""
+    except qemu.StepFailed as err:
+        status, console, stopped = None, err.console, str(err)
     reasons, outcomes = evaluate(case, status, console)
+    if stopped:                                 # (QEMU was stopped: its exit status says nothing)
+        reasons = [stopped] + [r for r in reasons if r != check_exit(case, None)]
+        outcomes[0] = Outcome(case.name, "FAIL", "; ".join(reasons), evidence(console))
     log = write_log(case, argv, status, console, repo)
     if rec:
         rec.join()
@@ -306,15 +312,19 @@ def judge_trace(rec, console: str, tcpmon: bool, traced: list, stracing: list, r
 TCPMON_LINE = re.compile(r"^ +\d+\.\d{9} +\d+  \S")
 
 
-# Runs an oracle case's commands on Linux and compares the transcripts;
-# returns the reasons the case fails (none when they are the same).
+# Runs an oracle case's commands on Linux, with the case's key presses,
+# and compares the transcripts; returns the reasons the case fails (none
+# when they are the same).
 def against_linux(case: cases.Case, console: str, repo: Path) -> list:
     archive = oracle.archive_path(case.slug(), repo)
+    log = paths.build_dir(repo) / "test" / "logs" / f"{case.name}.linux.log"
     try:
-        status, linux = oracle.run_linux(archive, case.machine(), repo, case.timeout)
+        status, linux = oracle.run_linux(archive, case.machine(), repo, case.timeout, case.key_steps())
+    except qemu.StepFailed as err:
+        log.write_text(err.console)
+        return [f"Linux run: {err} (console in {paths.rel(log, repo)})"]
     except (RuntimeError, OSError) as err:
         return [f"Linux run: {err}"]
-    log = paths.build_dir(repo) / "test" / "logs" / f"{case.name}.linux.log"
     log.write_text(linux)
     if status != 0:
         return [f"Linux run: exit status {status} (console in {paths.rel(log, repo)})"]

@@ -1,0 +1,532 @@
+/*
+ * /dev/input/event0: Linux's evdev interface over Petrel's input service
+ * (services/input, idl/input.toml), the reader end of the input path.
+ *
+ * At the first open the personality becomes the input service's reader:
+ * it maps the ring the service fills (services/include/spsc_ring.h) and
+ * gives it its wakeup, which the service signals only when the ring goes
+ * from empty to non-empty. Each wakeup (and each read) drains the ring
+ * through what Linux's input core does with a device's events before any
+ * handler sees them (input_handle_event): a key event that does not change
+ * the key's state is dropped, as are a zero relative motion and an
+ * absolute value that did not change; the events of a packet are held
+ * until its SYN_REPORT, and a packet with nothing in it is not passed on.
+ * Each open file is a client with its own buffer of 64 events, filled and
+ * read as Linux's evdev does (evdev_pass_values, evdev_read): a read
+ * returns whole events of whole packets only, a buffer that overflows
+ * keeps SYN_DROPPED and the newest event, EVIOCGRAB gives one client
+ * every event. Events written to the file go the same way, as
+ * input_inject_event's do.
+ */
+#include "lx.h"
+#include "svc_proc.h"
+#include "input_if.h"
+#include "spsc_ring.h"
+
+#define EV_SYN      0x00
+#define EV_KEY      0x01
+#define EV_REL      0x02
+#define EV_ABS      0x03
+#define EV_MSC      0x04
+#define EV_SW       0x05
+#define EV_LED      0x11
+#define EV_SND      0x12
+#define EV_REP      0x14
+#define EV_FF       0x15
+#define EV_MAX      0x1f
+#define SYN_REPORT  0
+#define SYN_DROPPED 3
+#define KEY_MAX     0x2ff
+#define ABS_MAX     0x3f
+#define REP_DELAY   0
+#define REP_PERIOD  1
+#define PROPS       0x10000u
+
+#define EVBUF       64u                 /* a client's events (EVDEV_MIN_BUFFER_SIZE) */
+#define PACKET_MAX  64u                 /* events of a packet held until its SYN_REPORT */
+#define EV_SIZE     24u                 /* struct input_event: a timeval, type, code, value */
+
+/* Linux's _IOC for 'E' ioctls: number, size, direction (bit 30 read, bit 31 write). */
+#define IOC_NR(r)   ((r) & 0xff)
+#define IOC_TYPE(r) (((r) >> 8) & 0xff)
+#define IOC_SIZE(r) (((r) >> 16) & 0x3fff)
+#define IOC_DIR(r)  ((r) >> 30)
+#define IOC_READ    2u
+#define IOC_WRITE   1u
+
+struct lx_input_event {
+    int64_t sec, usec;
+    uint16_t type, code;
+    int32_t value;
+};
+
+struct evclient {
+    struct evclient *next;
+    struct lx_file *f;
+    uint32_t head, tail, packet_head;
+    uint32_t clock;                     /* CLOCK_REALTIME (0), _MONOTONIC (1) or _BOOTTIME (7) */
+    struct lx_input_event buf[EVBUF];
+};
+
+/* The device, as the input service describes it, and its state. */
+static struct {
+    int state;                          /* 0: not asked yet; 1: attached; else the errno of the last try */
+    uint32_t ep;
+    struct spsc_ring *ring;
+    uint32_t ring_size;
+    uint64_t id, types;
+    char name[128], uniq[128];
+    uint32_t name_len, uniq_len;
+    uint8_t bits[EV_MAX + 1][96];       /* per type: the codes it sends (Linux's keybit, relbit, ...) */
+    uint8_t props[8];
+    int32_t absinfo[ABS_MAX + 1][6];    /* value, min, max, fuzz, flat, resolution */
+    uint8_t key[96], led[8], snd[8], sw[8];     /* the state of each */
+    uint32_t rep[2];
+    struct lx_input_event packet[PACKET_MAX];
+    uint32_t npacket;
+    uint64_t packet_time;               /* ns of the packet's first event (the system counter) */
+    struct evclient *clients, *grab;
+} dev;
+
+static int bit(const uint8_t *map, uint32_t n) { return (map[n / 8] >> (n % 8)) & 1; }
+static void set_bit_to(uint8_t *map, uint32_t n, int v)
+{
+    if (v)
+        map[n / 8] |= (uint8_t)(1u << (n % 8));
+    else
+        map[n / 8] &= (uint8_t)~(1u << (n % 8));
+}
+
+/* The largest code of each type Linux's bitmaps have (their length: evdev's bits_to_user). */
+static uint32_t type_max(uint32_t type)
+{
+    switch (type) {
+    case 0: return EV_MAX;
+    case EV_KEY: return KEY_MAX;
+    case EV_REL: return 0x0f;
+    case EV_ABS: return ABS_MAX;
+    case EV_MSC: return 0x07;
+    case EV_LED: return 0x0f;
+    case EV_SND: return 0x07;
+    case EV_FF: return 0x7f;
+    case EV_SW: return 0x10;
+    default: return 0;
+    }
+}
+
+/* Bytes of Linux's bitmap of codes up to max (longs of 64 bits). */
+static uint32_t map_bytes(uint32_t max) { return (max + 63) / 64 * 8; }
+
+/* ---------------------------------------------------------------- the events */
+
+/* Into client cl's buffer, as evdev's __pass_event. */
+static void pass_event(struct evclient *cl, const struct lx_input_event *e)
+{
+    cl->buf[cl->head++] = *e;
+    cl->head &= EVBUF - 1;
+    if (cl->head == cl->tail) {
+        /* full: everything unread goes but SYN_DROPPED and the newest */
+        cl->tail = (cl->head - 2) & (EVBUF - 1);
+        cl->buf[cl->tail] = (struct lx_input_event){ e->sec, e->usec, EV_SYN, SYN_DROPPED, 0 };
+        cl->packet_head = cl->tail;
+    }
+    if (e->type == EV_SYN && e->code == SYN_REPORT)
+        cl->packet_head = cl->head;
+}
+
+/* The time of ns on the system counter in the client's clock, as a timeval. */
+static void stamp(const struct evclient *cl, uint64_t ns, struct lx_input_event *e)
+{
+    if (cl->clock == 0)
+        ns += lx_realtime_base();
+    e->sec = (int64_t)(ns / 1000000000u);
+    e->usec = (int64_t)(ns % 1000000000u / 1000u);
+}
+
+/* The held packet, ended by its SYN_REPORT, to the grabbing client or every client. */
+static void flush_packet(void)
+{
+    if (!dev.npacket)
+        return;                                 /* (input core: a lone SYN_REPORT is not passed) */
+    dev.packet[dev.npacket++] = (struct lx_input_event){ 0, 0, EV_SYN, SYN_REPORT, 0 };
+    for (struct evclient *cl = dev.clients; cl; cl = cl->next) {
+        if (dev.grab && cl != dev.grab)
+            continue;
+        for (uint32_t i = 0; i < dev.npacket; i++) {
+            struct lx_input_event e = dev.packet[i];
+            stamp(cl, dev.packet_time, &e);
+            pass_event(cl, &e);
+        }
+    }
+    dev.npacket = 0;
+    lx_wake_all(LX_BLK_INPUT, 0);
+}
+
+/* One event from the device (or written by a program), through Linux's
+ * input core's filter (input_get_disposition). */
+static void feed(uint64_t ns, uint16_t type, uint16_t code, int32_t value)
+{
+    int pass = 0;
+    if (type > EV_MAX || !bit(dev.bits[0], type))
+        return;
+    switch (type) {
+    case EV_SYN:
+        if (code == SYN_REPORT) {
+            flush_packet();
+            return;
+        }
+        pass = code != SYN_DROPPED;
+        break;
+    case EV_KEY:
+        if (code <= KEY_MAX && bit(dev.bits[EV_KEY], code)) {
+            if (value == 2)
+                pass = bit(dev.key, code);      /* a repeat of a key held down */
+            else if (bit(dev.key, code) != !!value) {
+                set_bit_to(dev.key, code, value);
+                pass = 1;
+            }
+        }
+        break;
+    case EV_SW:
+    case EV_LED:
+    case EV_SND: {
+        uint8_t *state = type == EV_SW ? dev.sw : type == EV_LED ? dev.led : dev.snd;
+        if (code <= type_max(type) && bit(dev.bits[type], code) && bit(state, code) != !!value) {
+            set_bit_to(state, code, value);
+            pass = 1;
+        }
+        break;
+    }
+    case EV_ABS:
+        if (code <= ABS_MAX && bit(dev.bits[EV_ABS], code) && dev.absinfo[code][0] != value) {
+            dev.absinfo[code][0] = value;
+            pass = 1;
+        }
+        break;
+    case EV_REL:
+        pass = code <= 0x0f && bit(dev.bits[EV_REL], code) && value;
+        break;
+    case EV_MSC:
+        pass = code <= 0x07 && bit(dev.bits[EV_MSC], code);
+        break;
+    case EV_REP:
+        if (code <= REP_PERIOD && value >= 0 && dev.rep[code] != (uint32_t)value) {
+            dev.rep[code] = (uint32_t)value;
+            pass = 1;
+        }
+        break;
+    case EV_FF:
+        pass = value >= 0;
+        break;
+    default:
+        break;
+    }
+    if (!pass)
+        return;
+    if (!dev.npacket)
+        dev.packet_time = ns;
+    dev.packet[dev.npacket++] = (struct lx_input_event){ 0, 0, type, code, value };
+    if (dev.npacket == PACKET_MAX - 1)
+        flush_packet();                         /* (as the input core when its values fill up) */
+}
+
+/* Take everything the service has put in the ring. */
+static void drain(void)
+{
+    struct spsc_rec r;
+    int got;
+    while (dev.ring && (got = spsc_pop(dev.ring, dev.ring_size, &r)) != 0) {
+        if (got < 0) {
+            dev.ring = NULL;                    /* (a ring gone wrong: read no more of it) */
+            dev.state = -LX_EIO;
+            return;
+        }
+        feed(r.a, (uint16_t)(r.b >> 48), (uint16_t)(r.b >> 32), (int32_t)(uint32_t)r.b);
+    }
+}
+
+/* The wakeup ran (lx_wakeup): the ring may hold events. */
+void lx_evdev_changed(void)
+{
+    drain();
+}
+
+/* ---------------------------------------------------------------- the device */
+
+int lx_evdev_present(void)
+{
+    return svc_service("input") != 0;
+}
+
+/* Become the input service's reader and learn the device: 0, or ENODEV
+ * when the system has no input service or the machine no device. */
+static int64_t attach(void)
+{
+    if (dev.state == 1)
+        return 0;
+    svc_handle ep = svc_service("input");
+    if (!ep)
+        return -LX_ENODEV;
+    uint64_t id, types, bits_, count;
+    if (input_info((uint32_t)ep, &id, &types) != 0)
+        return -LX_ENODEV;
+    dev.ep = (uint32_t)ep;
+    dev.id = id;
+    types |= 1u << EV_SYN;
+    uint8_t buf[128];
+    for (uint32_t t = 1; t <= EV_MAX; t++) {
+        if (!((types >> t) & 1) || input_bits(dev.ep, t, buf, sizeof(buf), &count) != 0)
+            continue;
+        for (uint32_t i = 0; i < count && i < sizeof(dev.bits[t]); i++)
+            dev.bits[t][i] = buf[i];
+    }
+    for (uint32_t i = 0; i < 4; i++)
+        dev.bits[0][i] = (uint8_t)(types >> (8 * i));
+    set_bit_to(dev.bits[EV_KEY], 0, 0);         /* (KEY_RESERVED is never reported) */
+    for (uint32_t t = 1; t <= EV_MAX; t++)
+        if (!bit(dev.bits[0], t))
+            for (uint32_t i = 0; i < sizeof(dev.bits[t]); i++)
+                dev.bits[t][i] = 0;             /* (input_cleanse_bitmasks) */
+    if (input_bits(dev.ep, PROPS, buf, sizeof(dev.props), &count) == 0)
+        for (uint32_t i = 0; i < count && i < sizeof(dev.props); i++)
+            dev.props[i] = buf[i];
+    if (input_name(dev.ep, 1, dev.name, sizeof(dev.name) - 1, &count) == 0)
+        dev.name_len = (uint32_t)count;
+    if (input_name(dev.ep, 2, dev.uniq, sizeof(dev.uniq) - 1, &count) == 0)
+        dev.uniq_len = (uint32_t)count;
+    for (uint32_t a = 0; a <= ABS_MAX; a++) {
+        int64_t mn, mx;
+        uint32_t fuzz, flat, res;
+        if (bit(dev.bits[EV_ABS], a) && input_abs(dev.ep, a, &mn, &mx, &fuzz, &flat, &res) == 0) {
+            dev.absinfo[a][1] = (int32_t)mn, dev.absinfo[a][2] = (int32_t)mx;
+            dev.absinfo[a][3] = (int32_t)fuzz, dev.absinfo[a][4] = (int32_t)flat, dev.absinfo[a][5] = (int32_t)res;
+        }
+    }
+    if (bit(dev.bits[0], EV_REP))
+        dev.rep[REP_DELAY] = 250, dev.rep[REP_PERIOD] = 33;     /* (input_register_device's defaults) */
+    uint64_t note_bits;
+    svc_handle note = lx_wakeup(&note_bits);
+    uint32_t ring_h = 0;
+    uint64_t size = 0;
+    (void)bits_;
+    if (!note || input_open(dev.ep, (uint32_t)note, note_bits, &ring_h, &size) != 0)
+        return -LX_ENOMEM;
+    struct spsc_ring *r = svc_shared_map(ring_h, size);
+    uint32_t n = r ? spsc_attach(r, size) : 0;
+    if (!n) {
+        svc_handle_release(ring_h);
+        return -LX_ENODEV;
+    }
+    dev.ring = r;
+    dev.ring_size = n;
+    dev.state = 1;
+    return 0;
+}
+
+int64_t lx_evdev_open(struct lx_ctx *c, int32_t node, uint32_t flags, int cloexec)
+{
+    int64_t err = attach();
+    if (err)
+        return err;
+    struct evclient *cl = lx_alloc(sizeof(*cl));
+    if (!cl)
+        return -LX_ENOMEM;
+    *cl = (struct evclient){ .next = dev.clients };
+    struct lx_file *f;
+    int fd = lx_fd_open(c->p, LX_FILE_NODE, node, flags, cloexec, &f);
+    if (fd < 0) {
+        lx_free(cl, sizeof(*cl));
+        return fd;
+    }
+    drain();                                    /* (what came before the open is not this client's) */
+    cl->f = f;
+    dev.clients = cl;
+    f->evdev = cl;
+    return fd;
+}
+
+void lx_evdev_file_gone(struct lx_file *f)
+{
+    struct evclient *cl = f->evdev;
+    if (!cl)
+        return;
+    f->evdev = NULL;
+    for (struct evclient **p = &dev.clients; *p; p = &(*p)->next)
+        if (*p == cl) {
+            *p = cl->next;
+            break;
+        }
+    if (dev.grab == cl)
+        dev.grab = NULL;
+    lx_free(cl, sizeof(*cl));
+}
+
+int lx_evdev_poll(struct lx_file *f)
+{
+    struct evclient *cl = f->evdev;
+    if (!cl)
+        return LX_POLLERR;
+    drain();
+    return LX_POLLOUT | (cl->packet_head != cl->tail ? LX_POLLIN : 0);
+}
+
+int64_t lx_evdev_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len)
+{
+    struct evclient *cl = f->evdev;
+    if (!cl)
+        return -LX_EBADF;
+    if (len != 0 && len < EV_SIZE)
+        return -LX_EINVAL;
+    drain();
+    if (cl->packet_head == cl->tail && (f->flags & O_NONBLOCK))
+        return -LX_EAGAIN;
+    if (len == 0)
+        return 0;
+    uint64_t done = 0;
+    while (done + EV_SIZE <= len && cl->packet_head != cl->tail) {
+        if (lx_copy_out(c, buf + done, &cl->buf[cl->tail], EV_SIZE))
+            return done ? (int64_t)done : -LX_EFAULT;
+        cl->tail = (cl->tail + 1) & (EVBUF - 1);
+        done += EV_SIZE;
+    }
+    return done ? (int64_t)done : lx_block(c, LX_BLK_INPUT, 0);
+}
+
+int64_t lx_evdev_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len)
+{
+    if (!f->evdev)
+        return -LX_EBADF;
+    if (len != 0 && len < EV_SIZE)
+        return -LX_EINVAL;
+    uint64_t done = 0;
+    while (done + EV_SIZE <= len) {
+        struct lx_input_event e;
+        if (lx_copy_in(c, &e, buf + done, EV_SIZE))
+            return done ? (int64_t)done : -LX_EFAULT;
+        done += EV_SIZE;
+        if (!dev.grab || dev.grab == f->evdev)
+            feed(svc_clock_ns(), e.type, e.code, e.value);
+    }
+    return (int64_t)done;
+}
+
+/* A string to the caller as evdev's str_to_user: with its zero, at most
+ * `size` bytes; the bytes copied, ENOENT if there is none. */
+static int64_t give_string(struct lx_ctx *c, uint64_t arg, uint32_t size, const char *s, uint32_t len)
+{
+    uint32_t n = len + 1 < size ? len + 1 : size;
+    char tmp[130];
+    memcpy(tmp, s, len);
+    tmp[len] = 0;
+    return lx_copy_out(c, arg, tmp, n) ? -LX_EFAULT : (int64_t)n;
+}
+
+/* A bitmap to the caller as evdev's bits_to_user: Linux's whole length, at most `size`. */
+static int64_t give_bits(struct lx_ctx *c, uint64_t arg, uint32_t size, const uint8_t *map, uint32_t max)
+{
+    uint32_t n = map_bytes(max);
+    if (n > size)
+        n = size;
+    return lx_copy_out(c, arg, map, n) ? -LX_EFAULT : (int64_t)n;
+}
+
+int64_t lx_evdev_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg)
+{
+    struct evclient *cl = f->evdev;
+    uint32_t r = (uint32_t)req, nr = IOC_NR(r), size = IOC_SIZE(r), dir = IOC_DIR(r);
+    if (!cl)
+        return -LX_EBADF;
+    if (IOC_TYPE(r) != 'E')
+        return -LX_EINVAL;
+    drain();
+    switch (r) {
+    case 0x80044501: {                          /* EVIOCGVERSION */
+        int32_t v = 0x010001;
+        return lx_copy_out(c, arg, &v, 4) ? -LX_EFAULT : 0;
+    }
+    case 0x80084502: {                          /* EVIOCGID: bustype, vendor, product, version */
+        uint16_t v[4] = { (uint16_t)(dev.id >> 48), (uint16_t)(dev.id >> 32), (uint16_t)(dev.id >> 16),
+                          (uint16_t)dev.id };
+        return lx_copy_out(c, arg, v, 8) ? -LX_EFAULT : 0;
+    }
+    case 0x80084503:                            /* EVIOCGREP */
+        if (!bit(dev.bits[0], EV_REP))
+            return -LX_ENOSYS;
+        return lx_copy_out(c, arg, dev.rep, 8) ? -LX_EFAULT : 0;
+    case 0x40084503: {                          /* EVIOCSREP: as events, as input_inject_event */
+        uint32_t v[2];
+        if (!bit(dev.bits[0], EV_REP))
+            return -LX_ENOSYS;
+        if (lx_copy_in(c, v, arg, 8))
+            return -LX_EFAULT;
+        uint64_t now = svc_clock_ns();
+        feed(now, EV_REP, REP_DELAY, (int32_t)v[0]);
+        feed(now, EV_REP, REP_PERIOD, (int32_t)v[1]);
+        return 0;
+    }
+    case 0x40044590: {                          /* EVIOCGRAB */
+        if (arg) {
+            if (dev.grab)
+                return -LX_EBUSY;
+            dev.grab = cl;
+            return 0;
+        }
+        if (dev.grab != cl)
+            return -LX_EINVAL;
+        dev.grab = NULL;
+        return 0;
+    }
+    case 0x400445a0: {                          /* EVIOCSCLOCKID */
+        int32_t id;
+        if (lx_copy_in(c, &id, arg, 4))
+            return -LX_EFAULT;
+        if (id != 0 && id != 1 && id != 7)
+            return -LX_EINVAL;
+        if (cl->clock != (uint32_t)id && cl->head != cl->tail) {
+            /* (evdev_set_clk_type: what is unread goes, SYN_DROPPED says so) */
+            cl->clock = (uint32_t)id;
+            cl->packet_head = cl->head = cl->tail;
+            struct lx_input_event e = { 0, 0, EV_SYN, SYN_DROPPED, 0 };
+            stamp(cl, svc_clock_ns(), &e);
+            cl->buf[cl->head] = e;
+            cl->head = (cl->head + 1) & (EVBUF - 1);
+        }
+        cl->clock = (uint32_t)id;
+        return 0;
+    }
+    default:
+        break;
+    }
+    if (dir != IOC_READ)
+        return -LX_EINVAL;
+    if (nr == 0x06)                             /* EVIOCGNAME(len) */
+        return give_string(c, arg, size, dev.name, dev.name_len);
+    if (nr == 0x07)                             /* EVIOCGPHYS(len): virtio_input's */
+        return give_string(c, arg, size, "virtio0/input0", 14);
+    if (nr == 0x08)                             /* EVIOCGUNIQ(len): the serial, "" without one */
+        return give_string(c, arg, size, dev.uniq, dev.uniq_len);
+    if (nr == 0x09)                             /* EVIOCGPROP(len) */
+        return give_bits(c, arg, size, dev.props, 0x1f);
+    if (nr == 0x18)                             /* EVIOCGKEY(len) */
+        return give_bits(c, arg, size, dev.key, KEY_MAX);
+    if (nr == 0x19)                             /* EVIOCGLED(len) */
+        return give_bits(c, arg, size, dev.led, 0x0f);
+    if (nr == 0x1a)                             /* EVIOCGSND(len) */
+        return give_bits(c, arg, size, dev.snd, 0x07);
+    if (nr == 0x1b)                             /* EVIOCGSW(len) */
+        return give_bits(c, arg, size, dev.sw, 0x10);
+    if (nr >= 0x20 && nr < 0x20 + EV_MAX + 1) {  /* EVIOCGBIT(type, len) */
+        uint32_t type = nr - 0x20;
+        if (type != 0 && !type_max(type))
+            return -LX_EINVAL;
+        return give_bits(c, arg, size, dev.bits[type], type_max(type));
+    }
+    if (nr >= 0x40 && nr <= 0x40 + ABS_MAX) {   /* EVIOCGABS(axis) */
+        uint32_t a = nr - 0x40;
+        if (!bit(dev.bits[0], EV_ABS))
+            return -LX_EINVAL;                  /* (a device with axes answers for every one) */
+        uint32_t n = size < 24 ? size : 24;
+        return lx_copy_out(c, arg, dev.absinfo[a], n) ? -LX_EFAULT : 0;
+    }
+    return -LX_EINVAL;
+}
