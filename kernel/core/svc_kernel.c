@@ -180,7 +180,7 @@ static unsigned give_objects(struct thread *t, unsigned nh, const svc_handle *h,
     unsigned got = 0;
     struct kclient *kc = t ? NULL : kclient_here();
     for (unsigned i = 0; i < nh && i < MSG_MAX_HANDLES; i++) {
-        const struct khandle *k = (const struct khandle *)(uintptr_t)h[i];
+        const struct khandle *k = khandle_of(h[i], false);
         if (k && kc && !kc->answered && kc->nobjs < MSG_MAX_HANDLES) {
             /* a kernel client's: a reference of its own (svc_client_call) */
             struct khandle *mine = kmalloc(sizeof(*mine));
@@ -379,7 +379,7 @@ static unsigned page_order_for(size_t size)
     return size <= KiB(4) ? 0 : size <= KiB(64) ? 4 : 9;
 }
 
-void *svc_shared_alloc(size_t size, svc_handle *mem)
+void *svc_shared_alloc(size_t size, svc_handle *mem, uint64_t *pa)
 {
     *mem = 0;
     if (size == 0 || size > MiB(2))
@@ -388,7 +388,8 @@ void *svc_shared_alloc(size_t size, svc_handle *mem)
     struct ksvc_run *run = ksvc_env_run();
     struct space *acct = run ? run->account : NULL;
     int err;
-    struct memobj *m = acct ? memobj_create_for(acct, size, page_order_for(size), true, &err) : NULL;
+    unsigned order = page_order_for(size);
+    struct memobj *m = acct ? memobj_create_for(acct, ALIGN_UP(size, KiB(4) << order), order, true, &err) : NULL;
     struct khandle *k = m ? kmalloc(sizeof(*k)) : NULL;
     void *p = NULL;
     if (k) {
@@ -397,11 +398,48 @@ void *svc_shared_alloc(size_t size, svc_handle *mem)
         k->rights = R_READ | R_WRITE | R_GRANT | R_DUP;
         *mem = (svc_handle)(uintptr_t)k;
         p = phys_to_virt(m->pages[0]);
+        if (pa)
+            *pa = m->pages[0];
     } else if (m) {
         obj_unref(&m->obj);
     }
     env_unlock(l);
     return p;
+}
+
+svc_handle svc_dma_object(uint64_t size)
+{
+    if (size == 0 || size > GiB(1))
+        return 0;
+    bool l = env_lock();
+    struct ksvc_run *run = ksvc_env_run();
+    struct space *acct = run ? run->account : NULL;
+    int err;
+    struct memobj *m = acct ? memobj_create_for(acct, ALIGN_UP(size, KiB(4)), 0, true, &err) : NULL;
+    struct khandle *k = m ? kmalloc(sizeof(*k)) : NULL;
+    if (k) {
+        m->dma = true;
+        k->obj = &m->obj;
+        k->rights = R_READ | R_WRITE | R_GRANT | R_DUP;
+    } else if (m) {
+        obj_unref(&m->obj);
+    }
+    env_unlock(l);
+    return (svc_handle)(uintptr_t)k;
+}
+
+int64_t svc_dma_page(svc_handle mem, uint64_t offset)
+{
+    bool l = env_lock();
+    struct khandle *k = khandle_of(mem, false);
+    int64_t r = -E_INVAL;
+    if (k && k->obj->type == OBJ_MEMORY) {
+        struct memobj *m = list_entry(k->obj, struct memobj, obj);
+        if (m->kind == MEM_ANON && m->dma && offset < m->size)
+            r = (int64_t)(m->pages[offset / (KiB(4) << m->order)] + offset % (KiB(4) << m->order));
+    }
+    env_unlock(l);
+    return r;
 }
 
 svc_handle svc_shared_give(svc_handle mem)
@@ -725,7 +763,7 @@ static int signal_locked(svc_handle n, uint64_t bits)
         ksvc_wake(run);                 /* its own wakeup: the handler, now or after this request */
         return 0;
     }
-    struct khandle *k = (struct khandle *)(uintptr_t)n;
+    struct khandle *k = khandle_of(n, false);
     if (!k || k->obj->type != OBJ_NOTIFICATION)
         return -E_BADHANDLE;
     if (!(k->rights & R_WRITE))
@@ -773,7 +811,7 @@ struct khandle *khandle_of(svc_handle h, bool forget)
     if (h < KGOT_HANDLE || h >= KGOT_HANDLE + KSVC_GOT)
         return h == KWAKE_HANDLE ? NULL : (struct khandle *)(uintptr_t)h;
     uint64_t flags = arch_irq_save();
-    struct ksvc_run *run = this_cpu()->ksvc;
+    struct ksvc_run *run = ksvc_env_run();
     struct khandle *k = run ? run->got[h - KGOT_HANDLE] : NULL;
     if (k && forget)
         run->got[h - KGOT_HANDLE] = NULL;

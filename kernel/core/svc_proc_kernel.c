@@ -247,7 +247,7 @@ int svc_mem_map(svc_handle space, svc_handle mem, uint64_t va, uint64_t offset, 
     struct object *mo = so ? held(mem, OBJ_MEMORY, 0, &err) : NULL;
     if (mo)
         err = memobj_map_checked(list_entry(so, struct space, obj), list_entry(mo, struct memobj, obj),
-                                 ((const struct khandle *)(uintptr_t)mem)->rights, va, offset, size, rights);
+                                 khandle_of(mem, false)->rights, va, offset, size, rights);
     env_unlock(l);
     return err;
 }

@@ -39,7 +39,7 @@ struct ksvc {
 extern const struct ksvc ksvc_table[];
 extern const unsigned ksvc_count;
 
-#define KSVC_LINKS      4       /* services a kernel-placed service may call */
+#define KSVC_LINKS      8       /* services a kernel-placed service may call */
 struct kclient;
 
 /* A kernel-placed service's request in progress (svc_kernel.c): one per

@@ -148,7 +148,7 @@ void svc_dma_free(void *p, size_t size)
 }
 
 /* One MEM_DMA page, as svc_dma_alloc's, whose handle is kept to give. */
-void *svc_shared_alloc(size_t size, svc_handle *mem)
+void *svc_shared_alloc(size_t size, svc_handle *mem, uint64_t *pa)
 {
     uint32_t order = size <= 4096 ? MEM_PAGE_4K : size <= 0x10000 ? MEM_PAGE_64K : MEM_PAGE_2M;
     *mem = 0;
@@ -156,9 +156,28 @@ void *svc_shared_alloc(size_t size, svc_handle *mem)
         return NULL;
     uint32_t h;
     void *p = mem_alloc(size, order | MEM_DMA, &h);
+    int64_t addr = p && pa ? sys_mem_dma_addr(h, 0) : 0;
+    if (addr < 0) {
+        sys_mem_unmap(self_space(), (uint64_t)p);
+        sys_handle_close(h);
+        return NULL;
+    }
+    if (pa)
+        *pa = (uint64_t)addr;
     if (p)
         *mem = h;
     return p;
+}
+
+svc_handle svc_dma_object(uint64_t size)
+{
+    int64_t h = sys_mem_create(size, MEM_PAGE_4K | MEM_EAGER | MEM_DMA);
+    return h > 0 ? (svc_handle)h : 0;
+}
+
+int64_t svc_dma_page(svc_handle mem, uint64_t offset)
+{
+    return sys_mem_dma_addr((uint32_t)mem, offset);
 }
 
 svc_handle svc_shared_give(svc_handle mem)

@@ -99,15 +99,26 @@ void *svc_dma_alloc(size_t size, uint64_t *pa);
 void svc_dma_free(void *p, size_t size);
 
 /* Memory to share with clients: `size` bytes (at most 2 MiB), zeroed,
- * reached by this service at the address it answers, and in *mem the
- * service's handle of a memory object of the same pages, which it keeps
- * (the memory lives as long as the service, or a holder of the object).
- * Charged like svc_alloc; NULL if none can be had. */
-void *svc_shared_alloc(size_t size, svc_handle *mem);
+ * physically contiguous (its bus address in *pa unless pa is NULL: a
+ * device may read and write it), reached by this service at the address
+ * it answers, and in *mem the service's handle of a memory object of the
+ * same pages, which it keeps (the memory lives as long as the service,
+ * or a holder of the object). Charged like svc_alloc; NULL if none can be
+ * had. */
+void *svc_shared_alloc(size_t size, svc_handle *mem, uint64_t *pa);
 /* A new handle of shared memory object `mem` (svc_shared_alloc's) with
  * read, write and grant rights, for a reply to give a client (an `out`
  * handle); 0 if none can be had. */
 svc_handle svc_shared_give(svc_handle mem);
+/* A memory object of `size` bytes in 4 KiB pages (zeroed, committed now
+ * and never moved: a device may read and write each page, at the bus
+ * address svc_dma_page answers), for the service to give clients
+ * (svc_shared_give) and a device to use; the service itself does not
+ * reach its bytes. Charged like svc_alloc; 0 if none can be had. */
+svc_handle svc_dma_object(uint64_t size);
+/* The bus address of the byte at `offset` of svc_dma_object `mem` (its
+ * page is contiguous, the next page may be anywhere), or a negated error. */
+int64_t svc_dma_page(svc_handle mem, uint64_t offset);
 /* Reach the first `size` bytes of a memory object another service shared
  * (svc_shared_alloc's, given with read and write rights), at the address
  * answered, for as long as the service holds `mem`; NULL if it is not

@@ -15,8 +15,12 @@
  * knows to ask the device's state again.
  *
  * The ring is one page of shared memory (svc_shared_alloc) made at the
- * first `open` and kept for the service's life: each `open` starts it
- * empty again and gives the reader a new handle of it.
+ * first `open` and kept for the service's life: each `open` clears it
+ * and gives the reader a new handle of it. A reader that closed keeps its
+ * mapping of it, so a later reader's events are open to an earlier one:
+ * the service is for one reader for the system's life (the Linux
+ * personality, or the dispatcher of native programs), not for a
+ * succession of mutually distrusting ones.
  */
 #include "input_if.h"
 #include "svc_proc.h"
@@ -69,7 +73,8 @@ static struct {
     uint16_t avail_idx, used_seen;
     volatile struct vinput_event *ev;   /* QSIZE buffers */
     /* the reader */
-    uint64_t reader;                    /* its pid (0: none) */
+    int has_reader;
+    uint64_t reader;                    /* its pid */
     svc_handle note;
     uint64_t bits;
     svc_handle ring_mem;
@@ -294,12 +299,12 @@ static int64_t do_open(struct svc_call *call, svc_handle note, uint64_t bits_, s
         svc_handle_release(note);
         return err ? err : SVC_E_INVAL;
     }
-    if (in.reader && in.reader != call->pid) {
+    if (in.has_reader && in.reader != call->pid) {
         svc_handle_release(note);
         return SVC_E_BUSY;
     }
     if (!in.ring_va) {
-        in.ring_va = svc_shared_alloc(RING_BYTES, &in.ring_mem);
+        in.ring_va = svc_shared_alloc(RING_BYTES, &in.ring_mem, NULL);
         if (!in.ring_va) {
             svc_handle_release(note);
             return SVC_E_NOMEM;
@@ -316,10 +321,11 @@ static int64_t do_open(struct svc_call *call, svc_handle note, uint64_t bits_, s
      * stopped: it sees the ring whole or not at all) */
     struct spsc_ring *r = in.ring_va;
     in.ring = NULL;
-    for (unsigned i = 0; i < SPSC_HEADER / 8; i++)
-        ((volatile uint64_t *)r)[i] = 0;
+    for (unsigned i = 0; i < RING_BYTES / 8; i++)
+        ((volatile uint64_t *)r)[i] = 0;        /* (nothing of an earlier reader's is left) */
     in.ring_size = spsc_init(r, RING_BYTES);
     in.overflowed = 0;
+    in.has_reader = 1;
     in.reader = call->pid;
     in.note = note;
     in.bits = bits_;
@@ -334,9 +340,9 @@ static int64_t do_close(struct svc_call *call)
     int err = ready();
     if (err)
         return err;
-    if (!in.reader || in.reader != call->pid)
+    if (!in.has_reader || in.reader != call->pid)
         return SVC_E_PERM;
-    in.reader = 0;
+    in.has_reader = 0;
     in.ring = NULL;
     svc_handle_release(in.note);
     in.note = 0;

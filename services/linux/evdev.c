@@ -86,6 +86,8 @@ static struct {
     uint32_t npacket;
     uint64_t packet_time;               /* ns of the packet's first event (the system counter) */
     struct evclient *clients, *grab;
+    uint32_t ring_h;                    /* the ring's handle (kept: the mapping lives while it is held) */
+    int broken;                         /* the ring went wrong: the device is gone (ENODEV, POLLERR) */
 } dev;
 
 static int bit(const uint8_t *map, uint32_t n) { return (map[n / 8] >> (n % 8)) & 1; }
@@ -162,6 +164,27 @@ static void flush_packet(void)
     lx_wake_all(LX_BLK_INPUT, 0);
 }
 
+/* The service's ring overflowed and events were lost: what is held goes,
+ * each client is told with SYN_DROPPED (evdev_queue_syn_dropped), and the
+ * keys are taken as released (a lost release would leave one down for
+ * ever, and its next press filtered out). */
+static void dropped(uint64_t ns)
+{
+    dev.npacket = 0;
+    for (uint32_t i = 0; i < sizeof(dev.key); i++)
+        dev.key[i] = 0;
+    for (struct evclient *cl = dev.clients; cl; cl = cl->next) {
+        struct lx_input_event e = { 0, 0, EV_SYN, SYN_DROPPED, 0 };
+        stamp(cl, ns, &e);
+        cl->buf[cl->head] = e;
+        cl->head = (cl->head + 1) & (EVBUF - 1);
+        if (cl->head == cl->tail) {
+            cl->tail = (cl->head - 1) & (EVBUF - 1);
+            cl->packet_head = cl->tail;
+        }
+    }
+}
+
 /* One event from the device (or written by a program), through Linux's
  * input core's filter (input_get_disposition). */
 static void feed(uint64_t ns, uint16_t type, uint16_t code, int32_t value)
@@ -175,12 +198,16 @@ static void feed(uint64_t ns, uint16_t type, uint16_t code, int32_t value)
             flush_packet();
             return;
         }
-        pass = code != SYN_DROPPED;
+        if (code == SYN_DROPPED) {
+            dropped(ns);
+            return;
+        }
+        pass = code <= 2;                       /* SYN_CONFIG, SYN_MT_REPORT */
         break;
     case EV_KEY:
         if (code <= KEY_MAX && bit(dev.bits[EV_KEY], code)) {
             if (value == 2)
-                pass = bit(dev.key, code);      /* a repeat of a key held down */
+                pass = 1;                       /* (autorepeat bypasses the state) */
             else if (bit(dev.key, code) != !!value) {
                 set_bit_to(dev.key, code, value);
                 pass = 1;
@@ -188,15 +215,20 @@ static void feed(uint64_t ns, uint16_t type, uint16_t code, int32_t value)
         }
         break;
     case EV_SW:
-    case EV_LED:
-    case EV_SND: {
-        uint8_t *state = type == EV_SW ? dev.sw : type == EV_LED ? dev.led : dev.snd;
+    case EV_LED: {
+        uint8_t *state = type == EV_SW ? dev.sw : dev.led;
         if (code <= type_max(type) && bit(dev.bits[type], code) && bit(state, code) != !!value) {
             set_bit_to(state, code, value);
             pass = 1;
         }
         break;
     }
+    case EV_SND:
+        if (code <= type_max(type) && bit(dev.bits[EV_SND], code)) {
+            set_bit_to(dev.snd, code, value);
+            pass = 1;                           /* (passed whether it changed or not) */
+        }
+        break;
     case EV_ABS:
         if (code <= ABS_MAX && bit(dev.bits[EV_ABS], code) && dev.absinfo[code][0] != value) {
             dev.absinfo[code][0] = value;
@@ -230,17 +262,27 @@ static void feed(uint64_t ns, uint16_t type, uint16_t code, int32_t value)
         flush_packet();                         /* (as the input core when its values fill up) */
 }
 
-/* Take everything the service has put in the ring. */
+/* Take what the service has put in the ring, until it is empty after
+ * the barrier spsc_idle makes (else the service, not seeing it empty,
+ * would not signal the next record), or a ring's worth (a service that
+ * never stops writing does not hold the personality here). */
 static void drain(void)
 {
     struct spsc_rec r;
-    int got;
-    while (dev.ring && (got = spsc_pop(dev.ring, dev.ring_size, &r)) != 0) {
+    uint32_t taken = 0;
+    while (dev.ring && taken < dev.ring_size) {
+        int got = spsc_pop(dev.ring, dev.ring_size, &r);
         if (got < 0) {
             dev.ring = NULL;                    /* (a ring gone wrong: read no more of it) */
-            dev.state = -LX_EIO;
+            dev.broken = 1;
+            lx_wake_all(LX_BLK_INPUT, 0);
             return;
         }
+        if (got == 0 && spsc_idle(dev.ring))
+            return;
+        if (got == 0)
+            continue;
+        taken++;
         feed(r.a, (uint16_t)(r.b >> 48), (uint16_t)(r.b >> 32), (int32_t)(uint32_t)r.b);
     }
 }
@@ -277,7 +319,7 @@ static int64_t attach(void)
     for (uint32_t t = 1; t <= EV_MAX; t++) {
         if (!((types >> t) & 1) || input_bits(dev.ep, t, buf, sizeof(buf), &count) != 0)
             continue;
-        for (uint32_t i = 0; i < count && i < sizeof(dev.bits[t]); i++)
+        for (uint32_t i = 0; i < count && i < sizeof(dev.bits[t]) && i < sizeof(buf); i++)
             dev.bits[t][i] = buf[i];
     }
     for (uint32_t i = 0; i < 4; i++)
@@ -291,9 +333,9 @@ static int64_t attach(void)
         for (uint32_t i = 0; i < count && i < sizeof(dev.props); i++)
             dev.props[i] = buf[i];
     if (input_name(dev.ep, 1, dev.name, sizeof(dev.name) - 1, &count) == 0)
-        dev.name_len = (uint32_t)count;
+        dev.name_len = count < sizeof(dev.name) - 1 ? (uint32_t)count : sizeof(dev.name) - 1;
     if (input_name(dev.ep, 2, dev.uniq, sizeof(dev.uniq) - 1, &count) == 0)
-        dev.uniq_len = (uint32_t)count;
+        dev.uniq_len = count < sizeof(dev.uniq) - 1 ? (uint32_t)count : sizeof(dev.uniq) - 1;
     for (uint32_t a = 0; a <= ABS_MAX; a++) {
         int64_t mn, mx;
         uint32_t fuzz, flat, res;
@@ -319,6 +361,7 @@ static int64_t attach(void)
     }
     dev.ring = r;
     dev.ring_size = n;
+    dev.ring_h = ring_h;
     dev.state = 1;
     return 0;
 }
@@ -364,8 +407,8 @@ void lx_evdev_file_gone(struct lx_file *f)
 int lx_evdev_poll(struct lx_file *f)
 {
     struct evclient *cl = f->evdev;
-    if (!cl)
-        return LX_POLLERR;
+    if (!cl || dev.broken)
+        return LX_POLLERR | LX_POLLHUP;
     drain();
     return LX_POLLOUT | (cl->packet_head != cl->tail ? LX_POLLIN : 0);
 }
@@ -378,6 +421,8 @@ int64_t lx_evdev_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_
     if (len != 0 && len < EV_SIZE)
         return -LX_EINVAL;
     drain();
+    if (dev.broken)
+        return -LX_ENODEV;                      /* (as a device that went away) */
     if (cl->packet_head == cl->tail && (f->flags & O_NONBLOCK))
         return -LX_EAGAIN;
     if (len == 0)
@@ -404,8 +449,7 @@ int64_t lx_evdev_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64
         if (lx_copy_in(c, &e, buf + done, EV_SIZE))
             return done ? (int64_t)done : -LX_EFAULT;
         done += EV_SIZE;
-        if (!dev.grab || dev.grab == f->evdev)
-            feed(svc_clock_ns(), e.type, e.code, e.value);
+        feed(svc_clock_ns(), e.type, e.code, e.value);     /* (one input handle for all: a grab does not stop it) */
     }
     return (int64_t)done;
 }

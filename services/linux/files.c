@@ -727,6 +727,9 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
         if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_BINDER && !(fl & O_PATH))
             return lx_binder_open(c, node, (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) |
                                   O_LARGEFILE, (fl & O_CLOEXEC) != 0);
+        if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_FB)
+            return lx_fb_open(c, node, (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) |
+                              O_LARGEFILE, (fl & O_CLOEXEC) != 0);
         if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_INPUT)
             return lx_evdev_open(c, node, (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) |
                                  O_LARGEFILE, (fl & O_CLOEXEC) != 0);
@@ -849,6 +852,8 @@ static int64_t read_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint
         return lx_tty_read(c, f, buf, len);
     if (f->evdev)
         return lx_evdev_read(c, f, buf, len);
+    if (n->dev == LX_DEV_FB)
+        return lx_fb_rw(c, buf, len, pos, 0);
     if (n->dev == LX_DEV_NULL)
         return 0;                               /* end of file */
     int random = n->dev == LX_DEV_RANDOM || n->dev == LX_DEV_URANDOM;
@@ -938,6 +943,8 @@ static int64_t write_file(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uin
         return lx_tty_write(c, f, buf, len);
     if (f->evdev)
         return lx_evdev_write(c, f, buf, len);
+    if (n->dev == LX_DEV_FB)
+        return lx_fb_rw(c, buf, len, pos, 1);
     if (n->dev == LX_DEV_FULL)
         return -LX_ENOSPC;                      /* the device that is always full */
     return (int64_t)len;                        /* /dev/null, zero and (u)random take everything unread */
@@ -964,7 +971,8 @@ int64_t lx_sys_pread(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len, 
         return -LX_ESPIPE;
     if (off < 0)
         return -LX_EINVAL;
-    if (kind(lx_node(f->node)) != LX_S_IFREG && kind(lx_node(f->node)) != LX_S_IFDIR)
+    if (kind(lx_node(f->node)) != LX_S_IFREG && kind(lx_node(f->node)) != LX_S_IFDIR &&
+        lx_node(f->node)->dev != LX_DEV_FB)     /* (the framebuffer reads at the offset, as a file) */
         return lx_node_is_tty(lx_node(f->node)) ? -LX_ESPIPE : read_file(c, f, buf, len, &f->pos);
     uint64_t pos = (uint64_t)off;
     return read_file(c, f, buf, len, &pos);
@@ -997,7 +1005,8 @@ int64_t lx_sys_pwrite(struct lx_ctx *c, uint64_t fd, uint64_t buf, uint64_t len,
     if (lx_node_is_tty(n))
         return -LX_ESPIPE;
     uint64_t pos = (uint64_t)off;
-    return write_file(c, f, buf, len, kind(n) == LX_S_IFREG ? &pos : &f->pos);
+    return write_file(c, f, buf, len, kind(n) == LX_S_IFREG || (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_FB) ?
+                                      &pos : &f->pos);
 }
 
 int64_t lx_file_read_kernel(struct lx_file *f, void *dst, uint64_t len, uint64_t *pos)
@@ -1307,10 +1316,10 @@ int lx_stat_fill(int32_t node, void *out)
     }
     /* null 1:3, zero 1:5, console 5:1, tty 5:0, full 1:7, random 1:8, urandom 1:9, ptmx 5:2 (pts: 136:N);
      * the disk, a block device, vda 254:0; binder, a misc device, 10:59 (its minor is dynamic on Linux);
-     * input/event0 13:64 */
+     * input/event0 13:64; fb0 29:0 */
     static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500, 0x107, 0x108, 0x109, 0x502, 0, 0xfe00, 0xa3b,
-                                     0xd40 };
-    _Static_assert(sizeof(rdev) / sizeof(rdev[0]) == LX_DEV_INPUT + 1, "a device number for every device");
+                                     0xd40, 0x1d00 };
+    _Static_assert(sizeof(rdev) / sizeof(rdev[0]) == LX_DEV_FB + 1, "a device number for every device");
     struct lx_stat st = { 0 };
     st.dev = lx_fs_dev(lx_node_fs(node));
     st.ino = lx_node_ino(node);
@@ -1605,6 +1614,8 @@ int64_t lx_sys_ioctl(struct lx_ctx *c, uint64_t fd, uint64_t req, uint64_t arg)
     if (f->evdev)
         return lx_evdev_ioctl(c, f, req, arg);
     struct lx_node *n = f->node >= 0 ? lx_node(f->node) : NULL;
+    if (n && (n->mode & LX_S_IFMT) == LX_S_IFCHR && n->dev == LX_DEV_FB)
+        return lx_fb_ioctl(c, f, req, arg);
     if (!lx_node_is_tty(n))
         return -LX_ENOTTY;
     return lx_tty_ioctl(c, f, req, arg);

@@ -950,6 +950,7 @@ static void woken(void)
     lx_inet_changed();
     lx_data_changed();
     lx_evdev_changed();
+    lx_fb_changed();
 }
 
 svc_handle lx_wakeup(uint64_t *bits)

@@ -229,7 +229,8 @@ void lx_heap_trim(void);
 
 /* What a node is beyond its mode. */
 enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE, LX_DEV_TTY, LX_DEV_FULL, LX_DEV_RANDOM,
-       LX_DEV_URANDOM, LX_DEV_PTMX, LX_DEV_PTS, LX_DEV_DISK, LX_DEV_BINDER, LX_DEV_INPUT };
+       LX_DEV_URANDOM, LX_DEV_PTMX, LX_DEV_PTS, LX_DEV_DISK, LX_DEV_BINDER, LX_DEV_INPUT,
+       LX_DEV_FB };
 
 /* The file systems the tree is made of, mounted as a Debian system has
  * them (the root, devtmpfs on /dev, devpts on /dev/pts, tmpfs on
@@ -592,7 +593,7 @@ static inline struct lx_vma *lx_vma_next(const struct lx_vma *v)
  * registers, and finds what it waited for), or resumed with a result. */
 enum { LX_BLK_NONE, LX_BLK_PIPE, LX_BLK_WAIT, LX_BLK_VFORK, LX_BLK_TTY, LX_BLK_POLL, LX_BLK_SLEEP, LX_BLK_SIGSUSPEND,
        LX_BLK_SIGWAIT, LX_BLK_FUTEX, LX_BLK_EVENT, LX_BLK_SOCK, LX_BLK_LOCK, LX_BLK_DISK, LX_BLK_BINDER,
-       LX_BLK_INPUT };
+       LX_BLK_INPUT, LX_BLK_DISPLAY };
 struct lx_block {
     int kind;
     svc_token token;
@@ -738,6 +739,7 @@ struct lx_thread {
     svc_handle thread;
     int utcb;                   /* its control page: LX_UTCB_VA - utcb pages */
     uint64_t cpus;              /* its affinity (sched_setaffinity), inherited by clone and fork; 0: every core */
+    uint64_t fb_frame;          /* the frame its FBIOPAN_DISPLAY waits to see shown (fbdev.c), or 0 */
     uint8_t binder;             /* it called /dev/binder: it has binder threads (binder.c) */
     struct lx_block blk;        /* the call it is blocked in */
     struct lx_io io;            /* the call it is in the middle of (kept across its restarts) */
@@ -1518,6 +1520,17 @@ void lx_evdev_file_gone(struct lx_file *f);
 void lx_evdev_changed(void);
 /* Whether the system gives the personality an input service (/dev/input/event0 is made). */
 int lx_evdev_present(void);
+
+/* /dev/fb0 (fbdev.c): Linux's framebuffer over the display service. */
+int lx_fb_present(void);
+int64_t lx_fb_open(struct lx_ctx *c, int32_t node, uint32_t flags, int cloexec);
+int64_t lx_fb_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg);
+/* Read or write bytes of the framebuffer at *pos (write: then shown). */
+int64_t lx_fb_rw(struct lx_ctx *c, uint64_t buf, uint64_t len, uint64_t *pos, int write);
+/* What a mapping of /dev/fb0 maps: 0 and *obj, or an errno (EINVAL past the framebuffer). */
+int64_t lx_fb_mmap(struct lx_proc *p, uint64_t off, uint64_t size, struct lx_mobj **obj);
+/* The personality's wakeup ran: a frame may have been shown. */
+void lx_fb_changed(void);
 
 /* /dev/binder (binder.c). */
 struct bproc;

@@ -643,6 +643,7 @@ static int64_t mmap_call(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t
         return -LX_EACCES;                      /* Petrel never maps memory writable and executable */
     struct lx_node *file = NULL;
     struct lx_file *binder = NULL;
+    int fbdev = 0;
     int32_t fnode = -1;
     int nowrite = 0;
     if (!(fl & MAP_ANONYMOUS)) {
@@ -664,10 +665,13 @@ static int64_t mmap_call(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t
             return -LX_EACCES;
         if (f->binder)
             binder = f;                         /* /dev/binder: its buffers (binder.c) */
+        else if (f->node >= 0 && (lx_node(f->node)->mode & LX_S_IFMT) == LX_S_IFCHR &&
+                 lx_node(f->node)->dev == LX_DEV_FB)
+            fbdev = 1;                          /* /dev/fb0 (fbdev.c) */
         else if (f->node < 0)
             return -LX_ENODEV;                  /* a pipe, a socket, an event descriptor */
-        fnode = binder ? -1 : f->node;
-        file = binder ? NULL : lx_node(fnode);
+        fnode = binder || fbdev ? -1 : f->node;
+        file = binder || fbdev ? NULL : lx_node(fnode);
         if (file && ((file->mode & LX_S_IFMT) != LX_S_IFREG || file->proc))
             return -LX_ENODEV;
         if (file && (prot & PROT_EXEC) && lx_data_refuses(file, LX_MS_NOEXEC))
@@ -701,6 +705,13 @@ static int64_t mmap_call(struct lx_ctx *c, uint64_t addr, uint64_t len, uint64_t
     }
     if (binder)
         return binder_map(c, binder, va, size, prot);
+    if (fbdev) {                                /* /dev/fb0: the display's own pixels, shared */
+        struct lx_mobj *o;
+        int64_t err = lx_fb_mmap(p, off, size, &o);
+        if (err)
+            return err;
+        return vma_map(p, o, va, off, size, rights_of(prot), LX_VMA_MMAP, nowrite) ? -LX_ENOMEM : (int64_t)va;
+    }
     uint32_t rights = rights_of(prot);
     int shared = !file && type != MAP_PRIVATE;
     int reserves = (type == MAP_PRIVATE && (prot & PROT_WRITE)) || shared;

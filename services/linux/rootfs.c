@@ -778,7 +778,8 @@ static void device(const char *path, uint32_t dev)
 {
     int32_t n = place(path, (uint32_t)strlen(path));
     if (n >= 0) {
-        set_kind(n, LX_S_IFCHR | (dev == LX_DEV_CONSOLE || dev == LX_DEV_BINDER || dev == LX_DEV_INPUT ? 0600 : 0666));
+        set_kind(n, LX_S_IFCHR | (dev == LX_DEV_CONSOLE || dev == LX_DEV_BINDER || dev == LX_DEV_INPUT ||
+                          dev == LX_DEV_FB ? 0600 : 0666));
         if (dev == LX_DEV_PTMX && strlen(path) > sizeof("dev/ptmx") - 1)
             set_kind(n, LX_S_IFCHR);            /* /dev/pts/ptmx: c--------- */
         node_at(n)->dev = dev;
@@ -924,7 +925,7 @@ static void dev_link(const char *path, const char *target)
  * devices; or -EINVAL for a malformed archive. */
 static int32_t count_nodes(void)
 {
-    uint64_t n = 26, at = 0;
+    uint64_t n = 27, at = 0;
     while (at + 110 <= archive_size && n < (1u << 24)) {
         const uint8_t *h = archive + at;
         int64_t size = hex8(h + 6 + 8 * 6), namesize = hex8(h + 6 + 8 * 11);
@@ -1018,6 +1019,8 @@ int lx_fs_init(const char *name)
     device("dev/binder", LX_DEV_BINDER);        /* (binder_linux's devices=binder) */
     if (lx_evdev_present())
         device("dev/input/event0", LX_DEV_INPUT);   /* (devtmpfs's, for the input service's device) */
+    if (lx_fb_present())
+        device("dev/fb0", LX_DEV_FB);               /* (the display service's framebuffer) */
     mount_at("dev/pts", LX_FS_PTS, 0755);
     device("dev/pts/ptmx", LX_DEV_PTMX);        /* devpts's own (mode 0: ptmxmode=000) */
     mount_at("dev/shm", LX_FS_SHM, 01777);

@@ -217,9 +217,9 @@ def test_a_kernel_placed_service_calls_only_kernel_placed_ones():
         return (f'\n[[service]]\nname = "{name}"\ninterface = "noop"\nplacement = "{placement}"\n'
                 f'calls = [{listed}]\n')
     user_callee = svc("b", "user") + svc("a", "kernel", ["b"])
-    five = "".join(svc(f"c{i}", "kernel") for i in range(5)) + svc("a", "kernel", [f"c{i}" for i in range(5)])
+    nine = "".join(svc(f"c{i}", "kernel") for i in range(9)) + svc("a", "kernel", [f"c{i}" for i in range(9)])
     for extra, message in ((user_callee, "'a' is placed in the kernel and calls b, placed in user space"),
-                           (five, "calls 5 services: at most 4")):
+                           (nine, "calls 9 services: at most 8")):
         assert_refused(base + extra, message)
     # Kernel to kernel, and user to either: accepted, the callee listed on
     # the caller's manifest line (the root task links them: service_link).

@@ -63,6 +63,9 @@ class Case:
     typing: list = field(default_factory=list)  # [regex, text] pairs: each text typed once its regex appeared
     keys: list = field(default_factory=list)    # [regex, keys] pairs: each entry's keys pressed on a virtio
                                                 # keyboard once its regex appeared ("h shift-a ret": see above)
+    screens: list = field(default_factory=list) # [regex, pattern] pairs: once the regex appeared, the screen
+                                                # of a virtio-gpu the machine then has is taken (QMP's
+                                                # screendump) and must show SCREEN_PATTERNS[pattern]
     files: list = field(default_factory=list)
     cpu: str = "cortex-a53"
     gic: int = 2
@@ -96,7 +99,7 @@ class Case:
     # The QEMU machine this case boots on.
     def machine(self) -> qemu.Machine:
         return qemu.Machine(self.cpu, self.gic, self.smp, self.mem, self.icount, self.virtualization, self.net,
-                            keyboard=bool(self.keys))
+                            keyboard=bool(self.keys), display=bool(self.screens))
 
     # The steps of a run of this case (qemu.run): `typing`'s texts or `keys`' presses.
     def steps(self) -> list:
@@ -113,7 +116,7 @@ class Case:
 
 # Each key a case may set, with the check its value must pass.
 FIELD_TYPES = {
-    "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "typing": list, "keys": list, "files": list, "cpu": str, "gic": int,
+    "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "typing": list, "keys": list, "screens": list, "files": list, "cpu": str, "gic": int,
     "smp": int, "mem": str, "icount": bool, "virtualization": bool, "net": str, "frames": list, "append": str, "tap": bool, "expect": list,
     "expect_exit": (int, str), "timeout": (int, float), "pre": list, "allow_panic": bool, "oracle": list,
     "run": list, "packages": str, "modules": list, "trace": str, "traced": list, "strace": list,
@@ -195,6 +198,7 @@ def check_case(where: str, case: Case, steps) -> None:
     if case.typing and (case.input or case.input_after):
         raise CaseError(f"{where}: key 'typing' goes without 'input' and 'input_after'")
     check_keys(where, case)
+    check_screens(where, case)
     if case.files and not case.programs:
         raise CaseError(f"{where}: key 'files' needs 'programs': entry 0 must be the root task")
     for name in case.programs + [f[0] for f in case.files]:
@@ -253,6 +257,33 @@ def check_keys(where: str, case: Case) -> None:
             raise CaseError(f"{where}: key 'keys': bad regex {after!r}: {err}") from None
         except ValueError as err:
             raise CaseError(f"{where}: key 'keys': {err}") from None
+
+
+# The pictures a case's `screens` may expect: name -> the colour (r, g, b)
+# of the pixel at (x, y) of a screen of w by h. "fbpattern" is what
+# tests/linux/fb.c draws into /dev/fb0.
+SCREEN_PATTERNS = {
+    "fbpattern": lambda x, y, w, h: (x * 255 // (w - 1), y * 255 // (h - 1), (x ^ y) & 0xff),
+}
+
+
+# Raises CaseError unless `screens` is a list of [regex, pattern] pairs
+# with known patterns, in a case without typing (whose steps would
+# interleave with them in no defined order).
+def check_screens(where: str, case: Case) -> None:
+    if not all(isinstance(k, list) and len(k) == 2 and all(isinstance(x, str) for x in k) for k in case.screens):
+        raise CaseError(f"{where}: key 'screens' must be a list of [regex, pattern] pairs, such as "
+                        "[\"fb: drawn\", \"fbpattern\"]")
+    if case.screens and (case.typing or case.input or case.input_after or case.keys):
+        raise CaseError(f"{where}: key 'screens' goes without 'typing', 'input', 'input_after' and 'keys'")
+    for after, pattern in case.screens:
+        try:
+            re.compile(after)
+        except re.error as err:
+            raise CaseError(f"{where}: key 'screens': bad regex {after!r}: {err}") from None
+        if pattern not in SCREEN_PATTERNS:
+            raise CaseError(f"{where}: key 'screens': unknown pattern {pattern!r} "
+                            f"(known: {', '.join(SCREEN_PATTERNS)})")
 
 
 # Returns the combinations of a matrix table as dicts, in a stable order.

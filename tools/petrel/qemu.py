@@ -72,6 +72,18 @@ class Machine:
     disk: str = ""                  # a raw disk image, attached as a virtio-blk device (its path; "": none)
     disk_ro: bool = False           # ... read-only (the device says so; writes fail)
     keyboard: bool = False          # a virtio keyboard (virtio-keyboard-device; run() presses Keys on it)
+    display: bool = False           # a virtio-gpu screen of DISPLAY_SIZE (run() takes Screendumps of it)
+
+
+# The screen a machine with a display has: what QEMU's virtio-gpu reports
+# to the guest as its size (xres, yres).
+DISPLAY_SIZE = (640, 480)
+
+
+@dataclass(frozen=True)
+class Screendump:
+    """A step's picture of the screen: QMP's screendump into `path` (PPM)."""
+    path: str
 
 
 @dataclass(frozen=True)
@@ -131,6 +143,8 @@ def check_machine(m: Machine) -> None:
         raise ValueError(f"disk {disk_path_problem(str(m.disk))}")
     if not isinstance(m.keyboard, bool):
         raise ValueError(f"keyboard {m.keyboard!r}: expected true or false")
+    if not isinstance(m.display, bool):
+        raise ValueError(f"display {m.display!r}: expected true or false")
 
 
 # Returns the QEMU argv. `interactive` puts the console and monitor on the
@@ -159,6 +173,7 @@ def build_argv(kernel, image=None, machine: Machine = Machine(), append: str = "
     argv += net_argv(machine)
     argv += disk_argv(machine, "-global" not in argv)
     argv += keyboard_argv(machine, "-global" not in argv)
+    argv += display_argv(machine, "-global" not in argv)
     if gdb_port is not None:
         argv += ["-gdb", f"tcp::{gdb_port}", "-S"]
     return argv
@@ -203,6 +218,16 @@ def keyboard_argv(machine: Machine, modern: bool = True) -> list:
         return []
     return (["-global", "virtio-mmio.force-legacy=false"] if modern else []) + \
         ["-device", "virtio-keyboard-device"]
+
+
+# The screen's part of the argv: a virtio-gpu device (2D) on a modern
+# virtio-mmio transport. QEMU shows it only where a display is asked for
+# (`-display` of a `./petrel run --display`); a test takes screendumps.
+def display_argv(machine: Machine, modern: bool = True) -> list:
+    if not machine.display:
+        return []
+    return (["-global", "virtio-mmio.force-legacy=false"] if modern else []) + \
+        ["-device", f"virtio-gpu-device,xres={DISPLAY_SIZE[0]},yres={DISPLAY_SIZE[1]}"]
 
 
 # The QMP events of one key for input-send-event: pressed (down) or released.
@@ -293,8 +318,9 @@ def kill_group(proc: subprocess.Popen) -> None:
 def run(argv: list, timeout: float, input_text: str = "", input_after: str = "", steps=(), on_start=None) -> tuple:
     find_qemu(argv[0])
     steps = list(steps) or ([(input_after, input_text)] if input_text and input_after else [])
-    typed = input_text or any(not isinstance(action, Keys) for _, action in steps)
-    qmp_dir = tempfile.mkdtemp(prefix="petrel-keys-") if any(isinstance(a, Keys) for _, a in steps) else None
+    typed = input_text or any(isinstance(action, str) for _, action in steps)
+    qmp_dir = tempfile.mkdtemp(prefix="petrel-keys-") if any(isinstance(a, (Keys, Screendump)) for _, a in steps) \
+        else None
     qmp = os.path.join(qmp_dir, "qmp") if qmp_dir else None
     if qmp:
         argv = argv + qmp_argv(qmp)
@@ -339,7 +365,7 @@ def _run_steps(proc, timeout: float, steps: list, qmp) -> tuple:
     state = {"next": 0, "from": 0}
     todo = queue.Queue()                # indexes of the steps to act on; None: no more
     failed = []
-    last_text = max((n for n, (_, action) in enumerate(steps) if not isinstance(action, Keys)), default=-1)
+    last_text = max((n for n, (_, action) in enumerate(steps) if isinstance(action, str)), default=-1)
 
     def reader():
         while True:
@@ -367,6 +393,9 @@ def _run_steps(proc, timeout: float, steps: list, qmp) -> tuple:
                 if isinstance(action, Keys):
                     keyboard = keyboard or qmp_connect(qmp)
                     send_keys(keyboard, action)
+                elif isinstance(action, Screendump):
+                    keyboard = keyboard or qmp_connect(qmp)
+                    keyboard.command("screendump", filename=action.path)
                 else:
                     proc.stdin.write(action.encode())
                     proc.stdin.flush()
@@ -375,8 +404,9 @@ def _run_steps(proc, timeout: float, steps: list, qmp) -> tuple:
             except (OSError, EOFError, ValueError) as err:     # (trace.TraceError is a ValueError)
                 # Text QEMU no longer takes, or keys of a guest that is
                 # ending, are the end of the run, judged as it is.
-                if isinstance(action, Keys) and not _ended(proc, keyboard):
-                    failed.append(f"step {n + 1}, keys {action.text!r}: {err}")
+                if not isinstance(action, str) and not _ended(proc, keyboard):
+                    what = f"keys {action.text!r}" if isinstance(action, Keys) else f"screendump {action.path}"
+                    failed.append(f"step {n + 1}, {what}: {err}")
                     kill_group(proc)
                     break
         if keyboard:

@@ -247,8 +247,14 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
         rec = trace.Recorder(str(qmp), paths.build_dir(repo) / "test" / "logs" / f"{case.slug()}.ptrace",
                              paths.kernel_elf(case.kernel, repo))
         on_start = lambda proc: trace.watch(proc, rec)
+    logs = paths.build_dir(repo) / "test" / "logs"
+    shots = [logs / f"{case.slug()}.screen{i + 1}.ppm" for i in range(len(case.screens))]
+    for shot in shots:
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        shot.unlink(missing_ok=True)
+    steps = case.steps() + [(after, qemu.Screendump(str(shot))) for (after, _), shot in zip(case.screens, shots)]
     try:
-        status, console = qemu.run(argv, case.timeout, case.input, case.input_after, case.steps(), on_start)
+        status, console = qemu.run(argv, case.timeout, case.input, case.input_after, steps, on_start)
         stopped = ""
     except qemu.StepFailed as err:
         status, console, stopped = None, err.console, str(err)
@@ -257,6 +263,10 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
         reasons = [stopped] + [r for r in reasons if r != check_exit(case, None)]
         outcomes[0] = Outcome(case.name, "FAIL", "; ".join(reasons), evidence(console))
     log = write_log(case, argv, status, console, repo)
+    screens = [judge_screen(shot, pattern, repo) for (_, pattern), shot in zip(case.screens, shots)]
+    if any(screens):
+        reasons += [r for r in screens if r]
+        outcomes[0] = Outcome(case.name, "FAIL", "; ".join(reasons))
     if rec:
         rec.join()
         reasons += judge_trace(rec, console, "tcp" in case.trace.split(","), case.traced, case.strace, repo)
@@ -268,6 +278,57 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
         reasons += judge_frames(Path(machine.pcap), case.frames, repo)
         outcomes[0] = Outcome(case.name, "FAIL" if reasons else "ok", "; ".join(reasons))
     return CaseResult(case, outcomes, reasons, console, time.monotonic() - start, log)
+
+
+# Reads a binary PPM (P6, 8 bits a colour, as QEMU's screendump writes it):
+# (width, height, rgb bytes).
+def read_ppm(path: Path) -> tuple:
+    data = path.read_bytes()
+    fields, at = [], 0
+    while len(fields) < 4:
+        while data[at:at + 1].isspace():
+            at += 1
+        if data[at:at + 1] == b"#":
+            at = data.index(b"\n", at) + 1
+            continue
+        end = at
+        while not data[end:end + 1].isspace():
+            end += 1
+        fields.append(data[at:end])
+        at = end
+    if fields[0] != b"P6" or fields[3] != b"255":
+        raise ValueError(f"{path}: not an 8-bit P6 picture")
+    w, h = int(fields[1]), int(fields[2])
+    pixels = data[at + 1:at + 1 + 3 * w * h]
+    if len(pixels) != 3 * w * h:
+        raise ValueError(f"{path}: {len(pixels)} bytes of pixels for {w}x{h}")
+    return w, h, pixels
+
+
+# Judges a case's screendump against its expected pattern: "" if every
+# pixel is the pattern's, else why not (the first pixels that differ).
+def judge_screen(shot: Path, pattern: str, repo: Path) -> str:
+    if not shot.exists():
+        return f"no screendump {paths.rel(shot, repo)} was taken (its line never came?)"
+    try:
+        w, h, px = read_ppm(shot)
+    except (OSError, ValueError, IndexError) as err:
+        return f"screendump {paths.rel(shot, repo)}: {err}"
+    if (w, h) != qemu.DISPLAY_SIZE:
+        return f"screendump {paths.rel(shot, repo)}: {w}x{h}, not the display's {qemu.DISPLAY_SIZE[0]}x" \
+               f"{qemu.DISPLAY_SIZE[1]}"
+    want = cases.SCREEN_PATTERNS[pattern]
+    wrong = []
+    for y in range(h):
+        for x in range(w):
+            got = tuple(px[3 * (y * w + x):3 * (y * w + x) + 3])
+            if got != want(x, y, w, h):
+                wrong.append(f"({x}, {y}) is {got}, not {want(x, y, w, h)}")
+                if len(wrong) == 3:
+                    break
+        if len(wrong) == 3:
+            break
+    return f"screendump {paths.rel(shot, repo)} differs from {pattern}: {'; '.join(wrong)}" if wrong else ""
 
 
 # Judges a case's recording: it worked, it holds an event of each
