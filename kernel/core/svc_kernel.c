@@ -41,7 +41,7 @@
 #include "ksvc.h"
 #include "svc_transport.h"
 
-struct ksvc_run ksvc_runs[ARCH_SERVICE_STACKS];
+struct ksvc_run ksvc_runs[KSVC_BUILTIN_MAX];
 
 /* A kernel-placed service's handle for its own wakeup (svc_wakeup): no
  * struct khandle, only a value it passes in a call (svc_client_call) or
@@ -1512,8 +1512,13 @@ int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id, uint32_t acc
             if (as && run->account && run->account != (struct space *)as->obj)
                 return -E_BUSY;                         /* charged elsewhere already */
             if (!run->ready) {
+                /* A stack for each service the system places in the kernel,
+                 * of the KSVC_STACKS there are (not one for each built in). */
+                static unsigned stacks_taken;
+                if (stacks_taken == ARCH_SERVICE_STACKS)
+                    return -E_LIMIT;
                 list_init(&run->waiters);
-                run->stack = i;
+                run->stack = stacks_taken++;
                 /* (smp_running is final before the root task, which binds, runs) */
                 run->shared = ksvc_table[i].fault_shared != NULL && smp_running;
                 run->ready = true;

@@ -103,6 +103,7 @@ void ksvc_wake(struct ksvc_run *run);
 void ksvc_timer_tick(unsigned cpu);
 uint64_t ksvc_timer_next(unsigned cpu);
 
+#define KSVC_BUILTIN_MAX 12     /* services built into the kernel (ksvc_table) */
 extern struct ksvc_run ksvc_runs[];     /* by index in ksvc_table */
 
 /* An object held by a kernel-placed service (its svc_handle): a

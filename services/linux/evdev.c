@@ -68,9 +68,10 @@ struct evclient {
     struct lx_input_event buf[EVBUF];
 };
 
-/* The device, as the input service describes it, and its state. */
-static struct {
-    int state;                          /* 0: not asked yet; 1: attached; else the errno of the last try */
+/* The device, as the input service describes it, and its state: made at
+ * the first open (most systems never open it). */
+struct evdev_device {
+    int state;                          /* 1: attached */
     uint32_t ep;
     struct spsc_ring *ring;
     uint32_t ring_size;
@@ -88,7 +89,9 @@ static struct {
     struct evclient *clients, *grab;
     uint32_t ring_h;                    /* the ring's handle (kept: the mapping lives while it is held) */
     int broken;                         /* the ring went wrong: the device is gone (ENODEV, POLLERR) */
-} dev;
+};
+static struct evdev_device *devp;
+#define dev (*devp)
 
 static int bit(const uint8_t *map, uint32_t n) { return (map[n / 8] >> (n % 8)) & 1; }
 static void set_bit_to(uint8_t *map, uint32_t n, int v)
@@ -290,7 +293,8 @@ static void drain(void)
 /* The wakeup ran (lx_wakeup): the ring may hold events. */
 void lx_evdev_changed(void)
 {
-    drain();
+    if (devp)
+        drain();
 }
 
 /* ---------------------------------------------------------------- the device */
@@ -304,6 +308,8 @@ int lx_evdev_present(void)
  * when the system has no input service or the machine no device. */
 static int64_t attach(void)
 {
+    if (!devp && !(devp = lx_alloc(sizeof(*devp))))
+        return -LX_ENOMEM;
     if (dev.state == 1)
         return 0;
     svc_handle ep = svc_service("input");

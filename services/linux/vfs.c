@@ -672,7 +672,13 @@ int64_t lx_sys_fstatfs(struct lx_ctx *c, uint64_t fd, uint64_t buf)
  * cut at the input's end, the size limit, overlap within one file EINVAL,
  * negative offsets EINVAL). Offsets given are read and written back, the
  * files' own positions otherwise. */
-static uint8_t chunk[16384];                    /* what sendfile and copy_file_range move at a time */
+#define CHUNK 16384u                            /* what sendfile and copy_file_range move at a time */
+static uint8_t *chunk;                          /* (made at the first: most systems never call them) */
+
+static int chunk_ready(void)
+{
+    return chunk || (chunk = lx_alloc(CHUNK)) != NULL;
+}
 
 int64_t lx_sys_copy_file_range(struct lx_ctx *c, uint64_t fd_in, uint64_t uoff_in, uint64_t fd_out,
                                uint64_t uoff_out, uint64_t len, uint64_t flags)
@@ -716,11 +722,13 @@ int64_t lx_sys_copy_file_range(struct lx_ctx *c, uint64_t fd_in, uint64_t uoff_i
         return -LX_EINVAL;
     if (count > MAX_RW_COUNT)
         count = MAX_RW_COUNT;
+    if (!chunk_ready())
+        return -LX_ENOMEM;
     uint64_t from = (uint64_t)pos_in, kept = out->pos, done = 0;
     out->pos = (uint64_t)pos_out;
     int64_t err = 0;
     while (done < count) {
-        uint64_t want = count - done < sizeof(chunk) ? count - done : sizeof(chunk);
+        uint64_t want = count - done < CHUNK ? count - done : CHUNK;
         int64_t r = lx_file_read_kernel(in, chunk, want, &from);
         if (r <= 0) {
             err = r;
@@ -805,10 +813,12 @@ int64_t lx_sys_sendfile(struct lx_ctx *c, uint64_t out_fd, uint64_t in_fd, uint6
         return -LX_EBADF;
     if ((out->flags & O_APPEND) || !sendable(in) || !send_target(out))
         return -LX_EINVAL;
+    if (!chunk_ready())
+        return -LX_ENOMEM;
     uint64_t pos = offp ? (uint64_t)off : in->pos, done = 0;
     int64_t err = 0;
     while (done < count) {
-        uint64_t want = count - done < sizeof(chunk) ? count - done : sizeof(chunk);
+        uint64_t want = count - done < CHUNK ? count - done : CHUNK;
         int64_t r = lx_file_read_kernel(in, chunk, want, &pos);
         if (r <= 0) {
             err = r;

@@ -227,7 +227,7 @@ in = [ { name = "key", type = "u32" } ]
     assert "return ksvc_light(demo_fast_put, tf);" in table
     assert "{ MSG_INFO(((uint64_t)DEMO_IF_ID << 16) | DEMO_PUT, 1, 0), demo_light_put }," in table
     assert "demo_fastcall, &ksvc_runs[0], NULL, NULL, demo_lights, 1 }," in table
-    assert "_Static_assert(1 <= ARCH_SERVICE_STACKS" in table     # a kernel stack for each service
+    assert "_Static_assert(1 <= KSVC_BUILTIN_MAX" in table        # a run for each service built in
 
 
 def test_a_fault_fast_entry_is_declared_and_in_the_kernel_table(tmp_path):

@@ -121,8 +121,10 @@ def test_the_personality_is_placed_by_its_description():
     kernel = systems.load_system(paths.REPO / "systems" / "linux-kernel.toml", paths.REPO)
     user = systems.load_system(paths.REPO / "systems" / "linux-user.toml", paths.REPO)
     placed = lambda system: {v.name: v.placement for v in system.services}
-    assert placed(kernel) == {"linux": "kernel", "net": "kernel", "blk": "kernel", "ext2fs": "kernel"}
-    assert placed(user) == {"linux": "user", "net": "user", "blk": "user", "ext2fs": "user"}
+    assert placed(kernel) == {"linux": "kernel", "net": "kernel", "blk": "kernel", "ext2fs": "kernel",
+                              "input": "kernel", "display": "kernel"}
+    assert placed(user) == {"linux": "user", "net": "user", "blk": "user", "ext2fs": "user", "input": "user",
+                            "display": "user"}
     assert "svc-linux" not in [i.name for i in kernel.items] and "svc-linux" in [i.name for i in user.items]
 
 

@@ -227,8 +227,9 @@ def test_a_kernel_placed_service_calls_only_kernel_placed_ones():
     lines = both.manifest().splitlines()
     assert [x.split()[:4] for x in lines if x.startswith("service ")] == [
         ["service", "net", "net", "6"], ["service", "blk", "blk", "7"], ["service", "ext2fs", "ext2fs", "130"],
-        ["service", "linux", "linux", "4"]]
-    assert [x.split()[9] for x in lines if x.startswith("service ")] == ["-", "-", "blk", "net;blk;ext2fs"]
+        ["service", "input", "input", "8"], ["service", "display", "display", "9"], ["service", "linux", "linux", "4"]]
+    assert [x.split()[9] for x in lines if x.startswith("service ")] == ["-", "-", "blk", "-", "-",
+                                                                         "net;blk;ext2fs;input;display"]
 
 
 def test_a_program_calling_a_service_must_be_granted_one():

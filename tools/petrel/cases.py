@@ -63,6 +63,7 @@ class Case:
     typing: list = field(default_factory=list)  # [regex, text] pairs: each text typed once its regex appeared
     keys: list = field(default_factory=list)    # [regex, keys] pairs: each entry's keys pressed on a virtio
                                                 # keyboard once its regex appeared ("h shift-a ret": see above)
+    display: bool = False                       # a virtio-gpu screen (also with `screens`)
     screens: list = field(default_factory=list) # [regex, pattern] pairs: once the regex appeared, the screen
                                                 # of a virtio-gpu the machine then has is taken (QMP's
                                                 # screendump) and must show SCREEN_PATTERNS[pattern]
@@ -99,7 +100,7 @@ class Case:
     # The QEMU machine this case boots on.
     def machine(self) -> qemu.Machine:
         return qemu.Machine(self.cpu, self.gic, self.smp, self.mem, self.icount, self.virtualization, self.net,
-                            keyboard=bool(self.keys), display=bool(self.screens))
+                            keyboard=bool(self.keys), display=self.display or bool(self.screens))
 
     # The steps of a run of this case (qemu.run): `typing`'s texts or `keys`' presses.
     def steps(self) -> list:
@@ -116,7 +117,7 @@ class Case:
 
 # Each key a case may set, with the check its value must pass.
 FIELD_TYPES = {
-    "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "typing": list, "keys": list, "screens": list, "files": list, "cpu": str, "gic": int,
+    "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "typing": list, "keys": list, "display": bool, "screens": list, "files": list, "cpu": str, "gic": int,
     "smp": int, "mem": str, "icount": bool, "virtualization": bool, "net": str, "frames": list, "append": str, "tap": bool, "expect": list,
     "expect_exit": (int, str), "timeout": (int, float), "pre": list, "allow_panic": bool, "oracle": list,
     "run": list, "packages": str, "modules": list, "trace": str, "traced": list, "strace": list,

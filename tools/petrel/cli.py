@@ -100,6 +100,10 @@ def add_run(sub) -> None:
                    help="attach a virtio keyboard (QEMU's virtio-keyboard-device, after the NIC and the disk); "
                         "press its keys from QEMU's monitor: Ctrl-A c, then sendkey and QKeyCode names joined by "
                         "- (sendkey shift-a), then Ctrl-A c back to the console")
+    p.add_argument("--display", action="store_true",
+                   help="attach a virtio-gpu screen of 640x480 (the display service drives it; Linux programs "
+                        "draw into /dev/fb0) and show it to a VNC viewer on the host's loopback: 127.0.0.1 port "
+                        "5900, or the next free one up to 5999")
     p.add_argument("--trace", metavar="GROUPS",
                    help="switch the monitor's tracepoint groups on from boot (comma-separated: tcp, sched, fault, "
                         "irq, syscall, linux, or all; docs/reference/tracepoints.md) and record them to "
@@ -185,7 +189,18 @@ def run_machine(args, interactive: bool) -> qemu.Machine:
         make_disk(Path(disk), args.disk_size)
     return qemu.Machine(args.cpu, args.gic, args.smp, args.mem, args.icount, net=net, pcap=args.pcap or "",
                         forward=tuple(args.forward), disk=disk or "", disk_ro=bool(getattr(args, "disk_ro", False)),
-                        keyboard=bool(getattr(args, "keyboard", False)))
+                        keyboard=bool(getattr(args, "keyboard", False)),
+                        display=bool(getattr(args, "display", False)))
+
+
+# A run's screen (--display): QEMU's VNC server on the loopback only, at
+# the first free display from :0 (port 5900).
+def with_screen(argv: list, machine: qemu.Machine) -> list:
+    if not machine.display:
+        return argv
+    at = argv.index("-display")
+    print("run: the screen is on VNC at 127.0.0.1:5900 (or the next free port up to 5999)", flush=True)
+    return argv[:at + 1] + ["vnc=127.0.0.1:0,to=99"] + argv[at + 2:]
 
 
 # Adds the `test` subcommand.
@@ -368,8 +383,8 @@ def cmd_run(args) -> int:
     typed = not sys.stdin.isatty()
     machine = run_machine(args, not typed)
     try:
-        argv = qemu.build_argv(paths.kernel_bin(), image, machine, args.append,
-                               interactive=not typed, gdb_port=args.gdb)
+        argv = with_screen(qemu.build_argv(paths.kernel_bin(), image, machine, args.append,
+                                           interactive=not typed, gdb_port=args.gdb), machine)
         argv[0] = qemu.find_qemu()
     except (ValueError, qemu.QemuMissing) as err:
         print(f"run: {err}", file=sys.stderr)

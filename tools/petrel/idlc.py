@@ -615,8 +615,8 @@ def kernel_table(interfaces: list) -> str:
             for m in fast:
                 out.append(f"    {{ {_word(itf, m, m.request_mrs())}, {itf.name}_light_{m.name} }},\n")
             out.append("};\n")
-    out.append(f"\n_Static_assert({len(interfaces)} <= ARCH_SERVICE_STACKS, "
-               f"\"a kernel stack for each service built in (KSVC_STACKS)\");\n")
+    out.append(f"\n_Static_assert({len(interfaces)} <= KSVC_BUILTIN_MAX, "
+               f"\"a run for each service built in (KSVC_BUILTIN_MAX)\");\n")
     out.append("\nconst struct ksvc ksvc_table[] = {\n")
     for i, itf in enumerate(interfaces):
         fault = f"{itf.name}_fault_fast" if itf.fault_fast else "NULL"

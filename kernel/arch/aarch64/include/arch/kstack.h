@@ -41,7 +41,7 @@
 #define ESTACK_SIZE         4096
 #define ESTACK_OFFSET       KSTACK_GUARD_SIZE               /* in the slot */
 #define KSTACK_OFFSET       KSTACK_SIZE                     /* in the slot */
-#define KSVC_STACKS         12                              /* kernel-placed services */
+#define KSVC_STACKS         8                               /* kernel-placed services (of one system) */
 #define KSTACK_SLOTS        (CONFIG_MAX_CPUS + KSVC_STACKS)
 #define KSTACK_REGION_SIZE  (KSTACK_SLOTS * KSTACK_SLOT + KSTACK_GUARD_SIZE)
 
