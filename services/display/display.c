@@ -19,7 +19,7 @@
  * answer each, two descriptors a slot.
  */
 #include "display_if.h"
-#include "virtio_mmio.h"
+#include "virtq.h"
 
 #define CTRLQ           0u
 #define QSIZE           64u
@@ -28,8 +28,6 @@
 #define FRAMES_MAX      16u
 #define FB_MAX          0x800000u       /* 8 MiB: 2,048 pages, their list in the 32 KiB `backing` */
 #define RESOURCE        1u
-#define DESC_F_NEXT     1u
-#define DESC_F_WRITE    2u
 
 #define CMD_GET_DISPLAY_INFO    0x0100u
 #define CMD_RESOURCE_CREATE_2D  0x0101u
@@ -42,16 +40,6 @@
 #define FLAG_FENCE              1u
 #define FORMAT_B8G8R8X8         2u
 
-struct desc {
-    uint64_t addr;
-    uint32_t len;
-    uint16_t flags, next;
-};
-
-struct used_elem {
-    uint32_t id, len;
-};
-
 struct ctrl_hdr {
     uint32_t type, flags;
     uint64_t fence_id;
@@ -62,9 +50,7 @@ static struct {
     volatile uint32_t *regs;
     uint32_t irq;
     int state;                          /* 0 before the first request, 1 up, or its error */
-    volatile struct desc *desc;
-    volatile uint16_t *avail, *used;
-    uint16_t avail_idx, used_seen;
+    struct virtq q;
     uint8_t *slots;
     uint64_t slots_pa;
     uint32_t slot_busy;                 /* bit i: slot i is the device's */
@@ -79,7 +65,6 @@ static struct {
     uint64_t bits;
 } gpu;
 
-static inline void barrier(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline uint32_t rd(unsigned off) { return gpu.regs[off / 4]; }
 static inline void wr(unsigned off, uint32_t x) { gpu.regs[off / 4] = x; }
 static uint8_t *request(unsigned slot) { return gpu.slots + slot * SLOT_BYTES; }
@@ -107,44 +92,33 @@ static void submit(unsigned slot, uint64_t req_pa, uint32_t len, uint64_t frame)
     uint64_t pa = gpu.slots_pa + slot * SLOT_BYTES;
     answer(slot)->type = 0;
     gpu.slot_frame[slot] = frame;
-    gpu.desc[d] = (struct desc){ req_pa ? req_pa : pa, len, DESC_F_NEXT, (uint16_t)(d + 1) };
-    gpu.desc[d + 1] = (struct desc){ pa + SLOT_BYTES / 2, SLOT_BYTES / 2, DESC_F_WRITE, 0 };
-    gpu.avail[2 + gpu.avail_idx % QSIZE] = (uint16_t)d;
-    barrier();
-    gpu.avail_idx++;
-    gpu.avail[1] = gpu.avail_idx;
+    gpu.q.desc[d] = (struct virtq_desc){ req_pa ? req_pa : pa, len, VIRTQ_DESC_F_NEXT, (uint16_t)(d + 1) };
+    gpu.q.desc[d + 1] = (struct virtq_desc){ pa + SLOT_BYTES / 2, SLOT_BYTES / 2, VIRTQ_DESC_F_WRITE, 0 };
+    virtq_offer(&gpu.q, (uint16_t)d);
 }
 
 static void kick(void)
 {
-    barrier();
+    virtq_barrier();
     wr(VIRTIO_MMIO_QUEUE_NOTIFY, CTRLQ);
 }
 
 /* The answers the device has given: their slots free again, frames shown. */
 static void harvest(void)
 {
-    for (;;) {
-        barrier();
-        uint16_t idx = gpu.used[1];
-        if (idx == gpu.used_seen)
-            return;
-        barrier();
-        while (gpu.used_seen != idx) {
-            volatile struct used_elem *u = (volatile struct used_elem *)(gpu.used + 2) + gpu.used_seen % QSIZE;
-            uint32_t slot = u->id / 2;
-            gpu.used_seen++;
-            if (u->id % 2 || slot >= SLOTS || !(gpu.slot_busy & (1u << slot)))
-                continue;                       /* (a device gone wrong) */
-            int ok = answer(slot)->type == RESP_OK_NODATA;
-            gpu.failed += !ok;
-            if (gpu.slot_frame[slot]) {
-                if (gpu.slot_frame[slot] > gpu.shown)
-                    gpu.shown = gpu.slot_frame[slot];
-                gpu.in_flight--;
-            }
-            gpu.slot_busy &= ~(1u << slot);
+    uint32_t d;
+    while (virtq_used(&gpu.q, &d)) {
+        uint32_t slot = d / 2;
+        if (d % 2 || slot >= SLOTS || !(gpu.slot_busy & (1u << slot)))
+            continue;                           /* (a device gone wrong) */
+        int ok = answer(slot)->type == RESP_OK_NODATA;
+        gpu.failed += !ok;
+        if (gpu.slot_frame[slot]) {
+            if (gpu.slot_frame[slot] > gpu.shown)
+                gpu.shown = gpu.slot_frame[slot];
+            gpu.in_flight--;
         }
+        gpu.slot_busy &= ~(1u << slot);
     }
 }
 
@@ -156,12 +130,10 @@ static uint32_t command_now(uint64_t req_pa, uint32_t len)
     kick();
     for (uint64_t spins = 0; spins < 100000000u; spins++) {
         (void)rd(VIRTIO_MMIO_MAGIC);            /* (a device access: QEMU runs the device meanwhile) */
-        barrier();
-        if (gpu.used[1] != gpu.used_seen) {
-            uint32_t type = answer(0)->type;
-            gpu.used_seen = gpu.used[1];
+        uint32_t d;
+        if (virtq_used(&gpu.q, &d)) {
             gpu.slot_busy = 0;
-            return type;
+            return answer(0)->type;
         }
     }
     return 0;
@@ -200,17 +172,12 @@ static int start(void)
     if (rd(VIRTIO_MMIO_VERSION) != 2 ||
         virtio_mmio_negotiate(gpu.regs, 1ull << VIRTIO_F_VERSION_1, 1ull << VIRTIO_F_VERSION_1, &features) != 0)
         return SVC_E_STATE;
-    wr(VIRTIO_MMIO_QUEUE_SEL, CTRLQ);
-    if (rd(VIRTIO_MMIO_QUEUE_READY) || rd(VIRTIO_MMIO_QUEUE_NUM_MAX) < QSIZE)
-        return SVC_E_STATE;
     uint8_t *page = svc_dma_alloc(4096, &pa);
     gpu.slots = svc_dma_alloc(SLOTS * SLOT_BYTES, &gpu.slots_pa);
     if (!page || !gpu.slots)
         return SVC_E_NOMEM;
-    gpu.desc = (volatile struct desc *)page;
-    gpu.avail = (volatile uint16_t *)(page + 1024);
-    gpu.used = (volatile uint16_t *)(page + 2048);
-    virtio_mmio_queue_ready(gpu.regs, QSIZE, pa, pa + 1024, pa + 2048);
+    if (virtq_setup(&gpu.q, gpu.regs, CTRLQ, QSIZE, page, pa) != 0)
+        return SVC_E_STATE;
     wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACK | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK |
                            VIRTIO_STATUS_DRIVER_OK);
     header(0, CMD_GET_DISPLAY_INFO, 24, 0, 0);

@@ -25,12 +25,11 @@
 #include "input_if.h"
 #include "svc_proc.h"
 #include "spsc_ring.h"
-#include "virtio_mmio.h"
+#include "virtq.h"
 
 #define EVENTQ          0u
 #define QSIZE           64u             /* event buffers on offer to the device */
 #define RING_BYTES      65536u          /* the shared ring: 4,084 events */
-#define DESC_F_WRITE    2u
 
 /* virtio-input's configuration (section 5.8.4): select, subsel, size, then the answer. */
 #define CFG_SELECT      0x00u
@@ -49,16 +48,6 @@
 #define SYN_DROPPED     3u
 #define PROPS           0x10000u        /* `bits`: the properties, not a type */
 
-struct desc {
-    uint64_t addr;
-    uint32_t len;
-    uint16_t flags, next;
-};
-
-struct used_elem {
-    uint32_t id, len;
-};
-
 struct vinput_event {
     uint16_t type, code;
     uint32_t value;
@@ -68,9 +57,7 @@ static struct {
     volatile uint32_t *regs;
     uint32_t irq;
     int state;                          /* 0 before the first request, 1 up, or its error */
-    volatile struct desc *desc;
-    volatile uint16_t *avail, *used;
-    uint16_t avail_idx, used_seen;
+    struct virtq q;
     volatile struct vinput_event *ev;   /* QSIZE buffers */
     /* the reader */
     int has_reader;
@@ -85,7 +72,6 @@ static struct {
     uint64_t events, queued, dropped, signals, interrupts;
 } in;
 
-static inline void barrier(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline uint32_t rd(unsigned off) { return in.regs[off / 4]; }
 static inline void wr(unsigned off, uint32_t x) { in.regs[off / 4] = x; }
 static inline uint8_t cfg8(unsigned off) { return ((volatile uint8_t *)in.regs)[VIRTIO_MMIO_CONFIG + off]; }
@@ -105,15 +91,6 @@ static unsigned cfg_query(uint8_t select, uint8_t subsel, uint8_t out[128])
 
 static uint32_t le32(const uint8_t *p) { return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 
-/* Offer buffer d to the device again. */
-static void offer(uint16_t d)
-{
-    in.avail[2 + in.avail_idx % QSIZE] = d;
-    barrier();
-    in.avail_idx++;
-    in.avail[1] = in.avail_idx;
-}
-
 /* Put one record into the reader's ring: the edge signalled, a full ring counted. */
 static int push(uint64_t time, uint16_t type, uint16_t code, uint32_t value)
 {
@@ -132,32 +109,23 @@ static void interrupt(void)
     in.interrupts++;
     wr(VIRTIO_MMIO_INT_ACK, rd(VIRTIO_MMIO_INT_STATUS));
     uint64_t now = svc_clock_ns();
-    for (;;) {
-        barrier();
-        uint16_t idx = in.used[1];
-        if (idx == in.used_seen)
-            break;
-        barrier();                                      /* the entries after the index that shows them */
-        while (in.used_seen != idx) {
-            volatile struct used_elem *u = (volatile struct used_elem *)(in.used + 2) + in.used_seen % QSIZE;
-            uint32_t d = u->id;
-            in.used_seen++;
-            if (d >= QSIZE)
-                continue;                               /* (a device gone wrong) */
-            struct vinput_event e = { in.ev[d].type, in.ev[d].code, in.ev[d].value };
-            offer((uint16_t)d);
-            in.events++;
-            if (!in.ring)
-                continue;                               /* no reader: nobody keeps it */
-            if (in.overflowed && push(now, EV_SYN, SYN_DROPPED, 0) != SPSC_FULL)
-                in.overflowed = 0;
-            if (in.overflowed || push(now, e.type, e.code, e.value) == SPSC_FULL) {
-                in.dropped++;
-                in.overflowed = 1;
-            }
+    uint32_t d;
+    while (virtq_used(&in.q, &d)) {
+        if (d >= QSIZE)
+            continue;                                   /* (a device gone wrong) */
+        struct vinput_event e = { in.ev[d].type, in.ev[d].code, in.ev[d].value };
+        virtq_offer(&in.q, (uint16_t)d);
+        in.events++;
+        if (!in.ring)
+            continue;                                   /* no reader: nobody keeps it */
+        if (in.overflowed && push(now, EV_SYN, SYN_DROPPED, 0) != SPSC_FULL)
+            in.overflowed = 0;
+        if (in.overflowed || push(now, e.type, e.code, e.value) == SPSC_FULL) {
+            in.dropped++;
+            in.overflowed = 1;
         }
     }
-    barrier();
+    virtq_barrier();
     wr(VIRTIO_MMIO_QUEUE_NOTIFY, EVENTQ);               /* (the buffers are back on offer) */
     svc_irq_done(in.irq);
 }
@@ -176,33 +144,23 @@ static int ready(void)
     if (rd(VIRTIO_MMIO_VERSION) != 2 ||
         virtio_mmio_negotiate(in.regs, 1ull << VIRTIO_F_VERSION_1, 1ull << VIRTIO_F_VERSION_1, &features) != 0)
         in.state = SVC_E_STATE;
-    if (!in.state) {
-        wr(VIRTIO_MMIO_QUEUE_SEL, EVENTQ);
-        if (rd(VIRTIO_MMIO_QUEUE_READY) || rd(VIRTIO_MMIO_QUEUE_NUM_MAX) < QSIZE)
-            in.state = SVC_E_STATE;
-    }
-    /* One page: the descriptors (1 KiB), the avail ring (at 1 KiB), the
-     * used ring (at 2 KiB, 4-aligned), the event buffers (at 3 KiB). */
+    /* One page: the queue (virtq.h), the event buffers after it. */
     if (!in.state && !(page = svc_dma_alloc(4096, &pa)))
         in.state = SVC_E_NOMEM;
+    if (!in.state && virtq_setup(&in.q, in.regs, EVENTQ, QSIZE, page, pa) != 0)
+        in.state = SVC_E_STATE;
     if (!in.state && svc_irq_attach(in.irq, interrupt) != 0)
         in.state = SVC_E_BUSY;
     if (in.state) {
         wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_FAILED);
         return in.state;
     }
-    in.desc = (volatile struct desc *)page;
-    in.avail = (volatile uint16_t *)(page + 1024);
-    in.used = (volatile uint16_t *)(page + 2048);
-    in.ev = (volatile struct vinput_event *)(page + 3072);
+    in.ev = (volatile struct vinput_event *)(page + VIRTQ_FREE_OFF);
     for (unsigned i = 0; i < QSIZE; i++) {
-        in.desc[i].addr = pa + 3072 + i * sizeof(struct vinput_event);
-        in.desc[i].len = sizeof(struct vinput_event);
-        in.desc[i].flags = DESC_F_WRITE;
-        in.desc[i].next = 0;
-        offer((uint16_t)i);
+        in.q.desc[i] = (struct virtq_desc){ pa + VIRTQ_FREE_OFF + i * sizeof(struct vinput_event),
+                                            sizeof(struct vinput_event), VIRTQ_DESC_F_WRITE, 0 };
+        virtq_offer(&in.q, (uint16_t)i);
     }
-    virtio_mmio_queue_ready(in.regs, QSIZE, pa, pa + 1024, pa + 2048);
     wr(VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACK | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK |
                            VIRTIO_STATUS_DRIVER_OK);
     wr(VIRTIO_MMIO_QUEUE_NOTIFY, EVENTQ);
