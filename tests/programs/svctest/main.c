@@ -552,12 +552,12 @@ static void links(uint32_t kep, uint32_t uep)
            "service_link: the name taken, a cycle, a user-placed end, bad handles, rights, names and "
            "pointers refused");
     int64_t more = 0;
-    for (int i = 2; i <= 4 && !more; i++) {
+    for (int i = 2; i <= 8 && !more; i++) {
         char name[3] = { 'n', (char)('0' + i), 0 };
         more = sys_service_link(root, kep, other, name, 2);
     }
-    tap_ok(more == 0 && sys_service_link(root, kep, other, "n5", 2) == -E_LIMIT,
-           "service_link: four names a service, the fifth refused (%s)", error_str(more));
+    tap_ok(more == 0 && sys_service_link(root, kep, other, "n9", 2) == -E_LIMIT,
+           "service_link: eight names a service, the ninth refused (%s)", error_str(more));
     sys_handle_close((uint32_t)read_only);
 }
 
