@@ -434,6 +434,7 @@ int lx_sig_interrupted(struct lx_ctx *c, uint64_t nr)
     if (!sig || p->blk.kind == LX_BLK_DISK)
         return 0;                               /* (a wait for the disk is not interrupted, as Linux's) */
     p->blk = (struct lx_block){ 0 };
+    p->fb_frame = 0;                            /* (a pan asks for its frame afresh: fbdev.c) */
     const uint64_t *mr = c->mr;
     if (p->io.done) {                           /* a write that moved some bytes returns their count */
         int64_t done = (int64_t)p->io.done;
