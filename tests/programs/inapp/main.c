@@ -1,0 +1,62 @@
+/*
+ * inapp: a native application of the input path (systems/input-native.toml):
+ * it asks the input dispatcher (services/inputd) for its events until it
+ * has the press and release of the key `key=` (a Linux key code) and the
+ * SYN_REPORT after them, and prints each with what it cost: from the input
+ * service's interrupt to the dispatcher (obtaining the event), from the
+ * dispatcher to here (dispatching it), and end to end, in nanoseconds of
+ * the system clock (under -icount, instructions). With `focus=1` it takes
+ * the focus first; afterwards it takes it again and says whose it was.
+ * It exits with status 0 if all that went right.
+ */
+#include "petrel.h"
+#include "inputd_if.h"
+
+static unsigned number(const char *name, unsigned dflt)
+{
+    char arg[16] = "";
+    if (!start_arg(name, arg, sizeof(arg)) || !arg[0])
+        return dflt;
+    unsigned n = 0;
+    for (const char *c = arg; *c >= '0' && *c <= '9'; c++)
+        n = n * 10 + (unsigned)(*c - '0');
+    return n;
+}
+
+int main(void)
+{
+    char name[16] = "app";
+    start_arg("name", name, sizeof(name));
+    unsigned key = number("key", 30);
+    uint32_t h = start_handle("inputd");
+    uint64_t before = 0, me = 0;
+    int64_t err = number("focus", 0) ? inputd_focus(h, &before) : 0;
+    if (err) {
+        printf("%s: focus: error %ld\n", name, (long)err);
+        return 1;
+    }
+    printf("%s: waiting\n", name);
+    int pressed = 0, released = 0, done = 0, others = 0;
+    while (!done) {
+        uint32_t type, code, value;
+        uint64_t irq, dispatched;
+        err = inputd_wait(h, &type, &code, &value, &irq, &dispatched);
+        uint64_t now = (uint64_t)sys_clock_ns();
+        if (err) {
+            printf("%s: wait: error %ld\n", name, (long)err);
+            return 1;
+        }
+        printf("%s: event %u %u %u ~ obtained in %lu ns, dispatched in %lu ns, %lu ns end to end\n", name, type,
+               code, value, (unsigned long)(dispatched - irq), (unsigned long)(now - dispatched),
+               (unsigned long)(now - irq));
+        if (type == 1 && code == key)
+            pressed += value == 1, released += value == 0;
+        else if (type != 0)
+            others++;
+        done = released && type == 0;
+    }
+    printf("%s: got key %u pressed %d, released %d, other keys %d\n", name, key, pressed, released, others);
+    int mine = inputd_focus(h, &before) == 0 && inputd_focus(h, &me) == 0 && before == me;
+    printf("%s: the focus was %s when its key came\n", name, mine ? "its own" : "another's");
+    return pressed == 1 && released == 1 && others == 0 && mine ? 0 : 1;
+}
