@@ -471,6 +471,30 @@ static int64_t give_string(struct lx_ctx *c, uint64_t arg, uint32_t size, const 
     return lx_copy_out(c, arg, tmp, n) ? -LX_EFAULT : (int64_t)n;
 }
 
+/* Events of `type` leave client cl's buffer, and with them a SYN_REPORT
+ * that would end an empty packet (but one at the front); what is left
+ * closes up. Linux's evdev does this before it answers the state of a
+ * type (EVIOCGKEY, ...): an event the state shows is not read again. */
+static void flush_type(struct evclient *cl, uint16_t type)
+{
+    uint32_t to = cl->tail, in_packet = 1;
+    cl->packet_head = cl->tail;
+    for (uint32_t at = cl->tail; at != cl->head; at = (at + 1) & (EVBUF - 1)) {
+        struct lx_input_event e = cl->buf[at];
+        int report = e.type == EV_SYN && e.code == SYN_REPORT;
+        if (e.type == type || (report && !in_packet))
+            continue;
+        cl->buf[to] = e;
+        to = (to + 1) & (EVBUF - 1);
+        in_packet++;
+        if (report) {
+            in_packet = 0;
+            cl->packet_head = to;
+        }
+    }
+    cl->head = to;
+}
+
 /* A bitmap to the caller as evdev's bits_to_user: Linux's whole length, at most `size`. */
 static int64_t give_bits(struct lx_ctx *c, uint64_t arg, uint32_t size, const uint8_t *map, uint32_t max)
 {
@@ -557,14 +581,14 @@ int64_t lx_evdev_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64
         return give_string(c, arg, size, dev.uniq, dev.uniq_len);
     if (nr == 0x09)                             /* EVIOCGPROP(len) */
         return give_bits(c, arg, size, dev.props, 0x1f);
-    if (nr == 0x18)                             /* EVIOCGKEY(len) */
-        return give_bits(c, arg, size, dev.key, KEY_MAX);
-    if (nr == 0x19)                             /* EVIOCGLED(len) */
-        return give_bits(c, arg, size, dev.led, 0x0f);
-    if (nr == 0x1a)                             /* EVIOCGSND(len) */
-        return give_bits(c, arg, size, dev.snd, 0x07);
-    if (nr == 0x1b)                             /* EVIOCGSW(len) */
-        return give_bits(c, arg, size, dev.sw, 0x10);
+    if (nr >= 0x18 && nr <= 0x1b) {             /* EVIOCGKEY, EVIOCGLED, EVIOCGSND, EVIOCGSW (len) */
+        static const uint16_t types[] = { EV_KEY, EV_LED, EV_SND, EV_SW };
+        static const uint32_t maxes[] = { KEY_MAX, 0x0f, 0x07, 0x10 };
+        uint8_t *states[] = { dev.key, dev.led, dev.snd, dev.sw }, copy[96];
+        memcpy(copy, states[nr - 0x18], map_bytes(maxes[nr - 0x18]));    /* (the state, then the flush) */
+        flush_type(cl, types[nr - 0x18]);
+        return give_bits(c, arg, size, copy, maxes[nr - 0x18]);
+    }
     if (nr >= 0x20 && nr < 0x20 + EV_MAX + 1) {  /* EVIOCGBIT(type, len) */
         uint32_t type = nr - 0x20;
         if (type != 0 && !type_max(type))

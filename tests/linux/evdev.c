@@ -188,6 +188,10 @@ int main(void)
     SHOW("write", write(fd, w, sizeof(w)));
     SHOW("write a key not pressed", write(fd, &w[2], 2 * sizeof(w[0])));
     read_until(nb, "written", KEY_X, CLOCK_REALTIME);
+    show_bits("key state with events queued", fd, EVIOCGKEY(128));
+    SHOW("what is left to read", read(fd, e, sizeof(e)));
+    printf("left: %u %u %d\n", e[0].type, e[0].code, e[0].value);
+    SHOW("write once more", write(nb, w, sizeof(w)));
     int mono = CLOCK_MONOTONIC;
     SHOW("monotonic", ioctl(fd, EVIOCSCLOCKID, &mono));
     int bad = 5;
