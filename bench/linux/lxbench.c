@@ -33,7 +33,10 @@
  * BENCH-END line that closes a boot's figures. `lxbench --since-boot
  * METRIC` prints the virtual counter itself as METRIC's row: the time since
  * the machine was reset (boot_to_shell: run by the first shell, under
- * -icount the instructions the boot took).
+ * -icount the instructions the boot took). `lxbench --input N` times the
+ * input path as Android has it on Linux (input_rows): it prints
+ * "lxbench: press I" for I = 1..N and waits each time for a key the
+ * harness presses on the machine's virtio keyboard.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/select.h>
@@ -53,6 +57,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "../common/bench.h"
 #include "binder_rtt.h"
@@ -791,6 +796,108 @@ static void binder_rows(void)
     close(b.fd);
 }
 
+/* The input path as Android's is on Linux (the OKL4 paper's Figs. 6-8):
+ * a reader process reads the keyboard's events from /dev/input/event0
+ * (their time in CLOCK_MONOTONIC: when the driver's interrupt took them)
+ * and hands each key press to the application process in a Binder call
+ * (binder_rtt.h's context manager, which takes the time it got it). After
+ * N presses the application prints, as nanoseconds per press:
+ * input_obtain (the interrupt to the reader's read returning),
+ * input_dispatch (the read to the application's receipt) and
+ * input_path_e2e. evdev's times are in microseconds, so each press's
+ * figures are up to 1 us late or early, on both systems alike. */
+#define EVIOCSCLOCKID_ 0x400445a0
+static int input_n, input_got;
+static uint64_t input_sum[3];
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void input_print(const char *metric, uint64_t sum, int n)
+{
+    uint64_t ps = sum * 1000 / (uint64_t)n;
+    printf("BENCH %s - %llu.%03llu %d\n", metric, (unsigned long long)(ps / 1000), (unsigned long long)(ps % 1000),
+           n);
+}
+
+/* The application's side: each press's times (the event's, the read's). */
+static void input_received(const struct binder_transaction_data *tr)
+{
+    uint64_t now = mono_ns(), t[2];
+    if (tr->data_size != sizeof(t))
+        return;                                 /* (the reader's first call, to find it) */
+    memcpy(t, (const void *)tr->buffer, sizeof(t));
+    input_sum[0] += t[1] - t[0];
+    input_sum[1] += now - t[1];
+    input_sum[2] += now - t[0];
+    if (++input_got == input_n) {
+        input_print("input_obtain", input_sum[0], input_n);
+        input_print("input_dispatch", input_sum[1], input_n);
+        input_print("input_path_e2e", input_sum[2], input_n);
+        fflush(stdout);
+    }
+}
+
+static int input_rows(int n)
+{
+    static const char *const names[] = { "input_obtain", "input_dispatch", "input_path_e2e" };
+    int fd = open("/dev/input/event0", O_RDONLY | O_CLOEXEC), mono = CLOCK_MONOTONIC;
+    for (int tries = 0; fd < 0 && tries < 200; tries++) {
+        usleep(10000);                          /* (Linux's devtmpfs makes the node a moment after the driver) */
+        fd = open("/dev/input/event0", O_RDONLY | O_CLOEXEC);
+    }
+    const char *why = fd < 0 ? "no-/dev/input/event0" : access("/dev/binder", F_OK) ? "no-/dev/binder" :
+                      ioctl(fd, EVIOCSCLOCKID_, &mono) ? "no-monotonic-clock" : NULL;
+    input_n = n;
+    pid_t app = why ? -1 : fork();
+    if (app == 0)
+        binder_serve(input_received, -1);
+    struct binder b;
+    uint64_t pending = 0, t[2];
+    int called = 0;
+    if (!why && binder_open(&b) == 0)
+        for (int tries = 0; !called && tries < 200; tries++) {
+            usleep(10000);                      /* (until the application is the context manager) */
+            called = binder_call(&b, "find", 4, &pending) == 0;
+        }
+    why = why ? why : called ? NULL : "binder-call-failed";
+    for (int i = 1; !why && i <= n; i++) {
+        printf("lxbench: press %d\n", i);
+        fflush(stdout);
+        struct { int64_t sec, usec; uint16_t type, code; int32_t value; } ev[16];
+        int found = 0;
+        while (!found && !why) {
+            long got = read(fd, ev, sizeof(ev));
+            uint64_t read_at = mono_ns();
+            if (got <= 0) {
+                why = "read-failed";
+                break;
+            }
+            for (long e = 0; e < got / (long)sizeof(ev[0]) && !found; e++) {
+                if (ev[e].type == 1 && ev[e].value == 1) {
+                    t[0] = (uint64_t)ev[e].sec * 1000000000u + (uint64_t)ev[e].usec * 1000u;
+                    t[1] = read_at;
+                    found = 1;
+                }
+            }
+        }
+        if (found && binder_call(&b, (const char *)t, sizeof(t), &pending))
+            why = "binder-call-failed";
+    }
+    for (unsigned i = 0; why && i < sizeof(names) / sizeof(names[0]); i++)
+        skip(names[i], why);
+    usleep(100000);                             /* (the application prints its rows meanwhile) */
+    if (app > 0) {
+        kill(app, SIGKILL);
+        waitpid(app, NULL, 0);
+    }
+    return why ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--exit") == 0)
@@ -805,6 +912,10 @@ int main(int argc, char **argv)
         setvbuf(stdout, NULL, _IOLBF, 0);
         fs_throughput();
         return 0;
+    }
+    if (argc > 2 && strcmp(argv[1], "--input") == 0) {
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        return input_rows((int)strtol(argv[2], NULL, 10));
     }
     if (argc > 1 && strcmp(argv[1], "--end") == 0) {
         printf("BENCH-END\n");

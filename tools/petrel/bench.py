@@ -30,9 +30,11 @@ import json
 import os
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,6 +109,18 @@ BOOT_METRICS = ["boot_to_shell"]
 # Whole Debian programs (the real-programs suite's packages, tests/apps/),
 # timed by `lxbench --time` on the same three systems: the time of one run.
 APP_METRICS = ["lx_python_startup", "lx_sqlite_insert_1000"]
+# The input path as Android has it on Linux (lxbench --input, the OKL4
+# paper's Figs. 6-8): a reader process reads each key press from
+# /dev/input/event0 and hands it to the application process over Binder;
+# per press, the interrupt to the read, the read to the application, and
+# end to end. The harness presses INPUT_PRESSES keys on the machine's
+# virtio keyboard through QMP, each after lxbench asks for it.
+INPUT_METRICS = ["input_obtain", "input_dispatch", "input_path_e2e"]
+INPUT_PRESSES = 20
+# Its systems: Linux's path on Linux; Petrel's own (systems/input-bench-*.toml);
+# Linux's path on Petrel's personality.
+INPUT_SYSTEMS = ["linux", "petrel", "petrel-user", "petrel-linux-kernel", "petrel-linux-user"]
+INPUT_NATIVE = {"petrel": "input-bench-kernel", "petrel-user": "input-bench-user"}
 SQLITE_1000 = ("'drop table if exists t; create table t(k integer primary key, v text); begin; "
                "with recursive c(x) as (select 1 union all select x + 1 from c where x < 1000) "
                "insert into t select x, hex(x * 7919) from c; commit;'")
@@ -278,7 +292,7 @@ def parse(console: str, system: str = "") -> dict:
         if len(parts) >= 5 and parts[2] == "-" and system:
             parts[2] = system
         if len(parts) >= 5 and parts[0] == "BENCH" and (parts[1] in METRICS + LX_METRICS + APP_METRICS +
-                                                        BOOT_METRICS + list(SUITE_APPS) + MONITOR_RAW
+                                                        INPUT_METRICS + BOOT_METRICS + list(SUITE_APPS) + MONITOR_RAW
                                                         or any(f.time_re.fullmatch(parts[1]) for f in SPEEDUPS)):
             try:
                 found[(parts[1], parts[2])] = float(parts[3])
@@ -289,14 +303,23 @@ def parse(console: str, system: str = "") -> dict:
 
 # Boots one system and streams its console; returns the BENCH figures
 # (a "-" system is `system`).
-def boot(argv: list, label: str, timeout: float, log: Path, system: str = "") -> dict:
+def boot(argv: list, label: str, timeout: float, log: Path, system: str = "", keys: list = ()) -> dict:
     start = time.monotonic()
     lines = []
+    qmp_dir = tempfile.mkdtemp(prefix="petrel-bench-") if keys else None
+    if qmp_dir:
+        argv = argv + qemu.qmp_argv(os.path.join(qmp_dir, "qmp"))
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, errors="replace")
+    keyboard, pressed = None, 0
     try:
         for line in proc.stdout:
             lines.append(line)
+            if pressed < len(keys) and re.search(keys[pressed][0], line):
+                # (the key of a step, pressed once lxbench asked for it: the keyboard's QMP)
+                keyboard = keyboard or qemu.qmp_connect(os.path.join(qmp_dir, "qmp"))
+                qemu.send_keys(keyboard, keys[pressed][1])
+                pressed += 1
             if line.startswith("BENCH ") and not line.startswith("BENCH-"):
                 print(f"  {label}: {line.strip()[6:]}", flush=True)
             if time.monotonic() - start > timeout:
@@ -306,6 +329,10 @@ def boot(argv: list, label: str, timeout: float, log: Path, system: str = "") ->
     finally:
         if proc.poll() is None:
             proc.kill()
+        if keyboard:
+            keyboard.close()
+        if qmp_dir:
+            shutil.rmtree(qmp_dir, ignore_errors=True)
         log.write_text("".join(lines))
     console = "".join(lines)
     if f"BENCH-END" not in console:
@@ -332,7 +359,7 @@ def measure(machine: qemu.Machine, runs: int, only: str, repo: Path = paths.REPO
     image, initrd = prepare(repo)
     samples = {}
     mode = "icount" if machine.icount else "wall"
-    plan = [(machine, only)] if not only.startswith("lx") and only not in BOOT_METRICS else []
+    plan = [(machine, only)] if not only.startswith("lx") and only not in BOOT_METRICS + INPUT_METRICS else []
     if machine.smp == 1 and only in ("", "ipc_rtt_cross_core"):
         two = qemu.Machine(machine.cpu, machine.gic, 2, machine.mem, machine.icount)
         plan = ([(machine, only)] if not only else []) + [(two, "ipc_rtt_cross_core")]
@@ -342,6 +369,8 @@ def measure(machine: qemu.Machine, runs: int, only: str, repo: Path = paths.REPO
         collect_lx(machine, only, runs, samples, repo)
     if not only or only == "lx" or only in APP_METRICS:
         collect_apps(machine, only, runs, samples, repo)
+    if not only or only == "lx" or only in INPUT_METRICS:
+        collect_input(machine, only, runs, samples, repo)
     for family in SPEEDUPS:
         if wanted(family, only):
             why = not_applicable(machine)
@@ -430,6 +459,32 @@ def collect_lx(machine: qemu.Machine, only: str, runs: int, samples: dict, repo:
     script = "sh -c 'lxbench --since-boot boot_to_shell'\nlxbench\n" + ("" if machine.icount else "lxbench --fs-throughput\n")
     boot_three(machine, only, runs, samples, repo, "lxbench", rootfs.build(script, modules, repo),
                disk=FS_DISK if machine.icount else FS_DISK_WALL)
+
+
+# Boots lxbench --input on Linux (with its virtio_input, evdev and
+# binder_linux modules) and on Petrel in both placements, on a machine with
+# a virtio keyboard, pressing a key each time lxbench asks for one.
+def collect_input(machine: qemu.Machine, only: str, runs: int, samples: dict, repo: Path) -> None:
+    from dataclasses import replace
+    from petrel import linuxrun, rootfs
+    extra = [("binder_linux", linuxbase.binder_module(repo))] + \
+        [(m, linuxbase.net_module(m, repo)) for m in linuxbase.INPUT_MODULES]
+    modules = [(Path(spec.rsplit(":", 1)[0]), spec.rsplit(":", 1)[1])
+               for spec in linuxrun.disk_modules(repo, extra)]
+    script = f"lxbench --input {INPUT_PRESSES}\nlxbench --end\n"
+    keys = [(f"lxbench: press {i}\\b", qemu.Keys("a")) for i in range(1, INPUT_PRESSES + 1)]
+    keyboard = replace(machine, keyboard=True)
+    boot_three(keyboard, only, runs, samples, repo, "lxinput", rootfs.build(script, modules, repo), keys=keys)
+    native = [(f"inapp: press {i}\\b", qemu.Keys("a")) for i in range(1, INPUT_PRESSES + 1)]
+    mode = "icount" if machine.icount else "wall"
+    for system, desc in INPUT_NATIVE.items():
+        argv = qemu.build_argv(paths.kernel_bin(repo=repo), paths.system_image(desc, repo), keyboard, "")
+        for run in range(runs):
+            print(f"bench: booting {system} with {desc} ({mode}, {machine.cpu}), run {run + 1} of {runs}",
+                  flush=True)
+            log = bench_dir(repo) / f"{system}-inputbench-{mode}-smp{machine.smp}-{run + 1}.log"
+            for key, v in boot(argv, f"{system} {run + 1}/{runs}", 300, log, system, native).items():
+                samples.setdefault(key, []).append(v)
 
 
 # A fresh, empty ext2 image of `size` bytes at path (sparse; 4 KiB blocks).
@@ -559,7 +614,8 @@ def speedup_boot(family: Speedup, console: str, system: str, n: int, samples: di
 # not finish is noted in `failed` ({system: why}) with the figures it
 # printed kept, and the other systems still boot.
 def boot_three(machine: qemu.Machine, only: str, runs: int, samples: dict, repo: Path, name: str,
-               archive_bytes: bytes, keep_going: bool = False, failed: dict = None, disk: int = 0) -> list:
+               archive_bytes: bytes, keep_going: bool = False, failed: dict = None, disk: int = 0,
+               keys: list = ()) -> list:
     from dataclasses import replace
     from petrel import oracle, systems
     mode = "icount" if machine.icount else "wall"
@@ -585,7 +641,7 @@ def boot_three(machine: qemu.Machine, only: str, runs: int, samples: dict, repo:
             log = out / f"{system}-{name}-{mode}-smp{machine.smp}-{run + 1}.log"
             logs.append((system, log))
             try:
-                found = boot(argv, f"{system} {run + 1}/{runs}", 900, log, system)
+                found = boot(argv, f"{system} {run + 1}/{runs}", 900, log, system, keys)
             except BenchError as err:
                 if not keep_going:
                     raise
@@ -696,6 +752,7 @@ def report(rows: list, machine: qemu.Machine, command: str, notes: dict = None, 
         lines.append(f"| {metric} | {fmt(p)} | " + " | ".join(fmt(o) for o in others) +
                      f" | {', '.join(ratios) or '–'} | {PAPER.get(metric, '')} |\n")
     lines += lx_report(rows, unit)
+    lines += input_report(rows, unit)
     for family in SPEEDUPS:
         if par and family.row in par:
             lines += speedup_report(family, rows, par[family.row])
@@ -731,8 +788,33 @@ def report(rows: list, machine: qemu.Machine, command: str, notes: dict = None, 
 # The Linux system call table: Linux, Petrel with the personality in the
 # kernel and in user space, each ratio Linux / Petrel (above 1: Petrel
 # cheaper), and the L4Linux paper's slowdown on the same row.
+def input_report(rows: list, unit: str) -> list:
+    if not any(value(rows, m, s) is not None for m in INPUT_METRICS for s in INPUT_SYSTEMS):
+        return []
+    lines = ["\n## The input path (the OKL4 paper's Figs. 6-8)\n\n",
+             f"A key press from the keyboard's interrupt to the application, {unit} per press "
+             f"({INPUT_PRESSES} presses through QEMU's QMP). Linux: Android's path, a reader process reading "
+             f"/dev/input/event0 and handing the press to the application over Binder (lxbench --input); the "
+             f"same binary on Petrel's Linux personality (petrel-linux-kernel, petrel-linux-user). Petrel: its "
+             f"own path, the input service's ring to the dispatcher, the dispatcher to the focused application "
+             f"over IPC (tests/programs/inapp presses=N; the services in the kernel, petrel, or in user space, "
+             f"petrel-user). Ratio: Linux / the column before it (above 1: cheaper than Linux).\n\n",
+             "| stage | linux | petrel | ratio | petrel-user | ratio | petrel-linux-kernel | ratio | "
+             "petrel-linux-user | ratio |\n", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"]
+    for metric in INPUT_METRICS:
+        lx = value(rows, metric, "linux")
+        cells = []
+        for s in INPUT_SYSTEMS[1:]:
+            v = value(rows, metric, s)
+            r = ratio(metric, v, lx)
+            cells += [fmt(v), f"{r:.2f}x" if r else "–"]
+        lines.append(f"| {metric} | {fmt(lx)} | " + " | ".join(cells) + " |\n")
+    return lines
+
+
 def lx_report(rows: list, unit: str) -> list:
-    if not any(value(rows, m, "linux") is not None for m in LX_METRICS + APP_METRICS + BOOT_METRICS):
+    if not any(value(rows, m, "linux") is not None
+               for m in LX_METRICS + APP_METRICS + INPUT_METRICS + BOOT_METRICS):
         return []
     lines = ["\n## Linux programs on Petrel (the L4Linux paper's Tables II and III)\n\n",
              f"One static program (bench/linux/lxbench.c), unchanged, on Linux and on Petrel's Linux personality "
@@ -1002,6 +1084,10 @@ def lx_targets(rows: list) -> list:
         *[(f"{m} >= {k}x cheaper than Linux, {p}-placed personality",
            (v(m, "linux") or 0) >= k * (v(m, f"petrel-linux-{p}") or big))
           for m in ("binder_rtt_4b", "binder_rtt_4k") for p, k in (("kernel", 20), ("user", 10))],
+        # The input path (the Android issue): Petrel's own, end to end, at
+        # least 10x cheaper than Android's on Linux (evdev read, Binder).
+        ("input_path_e2e >= 10x cheaper than Linux's, Petrel's own path (services in the kernel)",
+         (v("input_path_e2e", "linux") or 0) >= 10 * (v("input_path_e2e", "petrel") or big)),
         ("lx_cpu_loop no more than 1% slower than Linux in both placements",
          all((v("lx_cpu_loop", s) or big) <= 1.01 * (v("lx_cpu_loop", "linux") or 0)
              for s in ("petrel-linux-kernel", "petrel-linux-user"))),
@@ -1025,7 +1111,7 @@ def chart(rows: list, path: Path) -> bool:
                 labels.append(f"{metric}\n{s}")
                 values.append(r)
     speedups = sorted({r["metric"] for r in rows if speedup_of(r["metric"])})
-    for metric in LX_METRICS + APP_METRICS + BOOT_METRICS + list(SUITE_APPS) + speedups:
+    for metric in LX_METRICS + APP_METRICS + INPUT_METRICS + BOOT_METRICS + list(SUITE_APPS) + speedups:
         for s in ("petrel-linux-kernel", "petrel-linux-user"):
             r = ratio(metric, value(rows, metric, s), value(rows, metric, "linux"))
             if r is not None:
@@ -1092,7 +1178,7 @@ def main_tcp(mode, cpu: str, smp: int, only, runs, mem: str, repo: Path = paths.
 # alone); --only one row of either.
 def main(mode: str, cpu: str, smp: int, only: str, runs, mem: str = "512M", repo: Path = paths.REPO,
          suite: str = "default") -> int:
-    known = METRICS + LX_METRICS + APP_METRICS + BOOT_METRICS + list(SUITE_APPS)
+    known = METRICS + LX_METRICS + APP_METRICS + INPUT_METRICS + BOOT_METRICS + list(SUITE_APPS)
     if only and only not in known and only != "lx" and not speedup_of(only):
         print(f"bench: unknown benchmark {only!r}; choose from {', '.join(known)}, or lx (all lx_ rows), or "
               + ", or ".join(f"{f.row} (with --mode wall --smp N, N >= 2: {', '.join(speedup_rows(f, 'N'))})"

@@ -8,6 +8,12 @@
  * the system clock (under -icount, instructions). With `focus=1` it takes
  * the focus first; afterwards it takes it again and says whose it was.
  * It exits with status 0 if all that went right.
+ *
+ * With `presses=N` it is the input path's benchmark (./petrel bench, the
+ * rows input_obtain, input_dispatch and input_path_e2e of Petrel's own
+ * path): it prints "inapp: press I" and waits for a press of any key, N
+ * times, then the three rows' averages over the presses (each press's
+ * first event: the later ones of a press wait while it prints).
  */
 #include "petrel.h"
 #include "inputd_if.h"
@@ -23,6 +29,43 @@ static unsigned number(const char *name, unsigned dflt)
     return n;
 }
 
+static void row(const char *metric, uint64_t sum, unsigned n)
+{
+    uint64_t ps = sum * 1000 / n;
+    printf("BENCH %s - %lu.%03lu %u\n", metric, (unsigned long)(ps / 1000), (unsigned long)(ps % 1000), n);
+}
+
+/* The benchmark: n presses, the costs of each one's first event. */
+static int bench(uint32_t h, unsigned n)
+{
+    uint64_t sum[3] = { 0, 0, 0 }, before;
+    if (inputd_focus(h, &before) != 0) {        /* (the dispatcher opens the device: before any press) */
+        printf("BENCH-SKIP input_path_e2e inputd-focus-failed\n");
+        return 1;
+    }
+    for (unsigned i = 1; i <= n; i++) {
+        printf("inapp: press %u\n", i);
+        for (;;) {
+            uint32_t type, code, value;
+            uint64_t irq, dispatched;
+            if (inputd_wait(h, &type, &code, &value, &irq, &dispatched) != 0) {
+                printf("BENCH-SKIP input_path_e2e inputd-wait-failed\n");
+                return 1;
+            }
+            uint64_t now = (uint64_t)sys_clock_ns();
+            if (type == 1 && value == 1) {
+                sum[0] += dispatched - irq, sum[1] += now - dispatched, sum[2] += now - irq;
+                break;
+            }
+        }
+    }
+    row("input_obtain", sum[0], n);
+    row("input_dispatch", sum[1], n);
+    row("input_path_e2e", sum[2], n);
+    printf("BENCH-END\n");
+    return 0;
+}
+
 int main(void)
 {
     char name[16] = "app";
@@ -35,6 +78,8 @@ int main(void)
         printf("%s: focus: error %ld\n", name, (long)err);
         return 1;
     }
+    if (number("presses", 0))
+        return bench(h, number("presses", 0));
     printf("%s: waiting\n", name);
     int pressed = 0, released = 0, done = 0, others = 0;
     while (!done) {
