@@ -415,3 +415,17 @@ def test_speedup_report_says_what_else_the_host_ran():
     notes["host_other"] = 0.05
     text = bench.report([], qemu.Machine(smp=2), "x", par={"lx_syscall_scaling": notes})
     assert "kept 0.05 of its cores busy on average during these boots.\n" in text
+
+
+def test_input_rows_compare_each_path_with_linuxs_and_want_10x_from_petrels_own():
+    figures = {"linux": 27000.0, "petrel": 1500.0, "petrel-user": 2900.0, "petrel-linux-kernel": 12000.0,
+               "petrel-linux-user": 16000.0}
+    rows = [{"metric": "input_path_e2e", "system": s, "median": v} for s, v in figures.items()]
+    text = "".join(bench.input_report(rows, "guest instructions"))
+    assert "| input_path_e2e | 27,000 | 1,500 | 18.00x | 2,900 | 9.31x | 12,000 | 2.25x | 16,000 | 1.69x |" in text
+    target = [ok for name, ok in bench.lx_targets(rows) if name.startswith("input_path_e2e")]
+    assert target == [True]
+    slow = [dict(r, median=3000.0) if r["system"] == "petrel" else r for r in rows]
+    assert [ok for name, ok in bench.lx_targets(slow) if name.startswith("input_path_e2e")] == [False]
+    found = bench.parse("BENCH input_path_e2e - 1440.000 20\nBENCH input_obtain - 208.000 20\n", "petrel")
+    assert found == {("input_path_e2e", "petrel"): 1440.0, ("input_obtain", "petrel"): 208.0}
