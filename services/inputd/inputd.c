@@ -156,15 +156,23 @@ static struct app *app_of(uint64_t pid)
     return free;
 }
 
-static int64_t wait(struct svc_call *call, uint32_t *type, uint32_t *code, uint32_t *value, uint64_t *irq_ns,
-                    uint64_t *dispatch_ns)
+/* The caller's application slot (ready first): 0, or the error to answer. */
+static int64_t caller(struct svc_call *call, struct app **a)
 {
     int err = ready();
     if (err)
         return err;
-    struct app *a = app_of(call->pid);
-    if (!a)
-        return SVC_E_LIMIT;
+    *a = app_of(call->pid);
+    return *a ? 0 : SVC_E_LIMIT;
+}
+
+static int64_t wait(struct svc_call *call, uint32_t *type, uint32_t *code, uint32_t *value, uint64_t *irq_ns,
+                    uint64_t *dispatch_ns)
+{
+    struct app *a;
+    int64_t err = caller(call, &a);
+    if (err)
+        return err;
     if (a->waiting)
         return SVC_E_BUSY;
     if (a->head != a->tail) {
@@ -179,12 +187,10 @@ static int64_t wait(struct svc_call *call, uint32_t *type, uint32_t *code, uint3
 
 static int64_t focus(struct svc_call *call, uint64_t *before)
 {
-    int err = ready();
+    struct app *a;
+    int64_t err = caller(call, &a);
     if (err)
         return err;
-    struct app *a = app_of(call->pid);
-    if (!a)
-        return SVC_E_LIMIT;
     *before = d.focused >= 0 ? d.apps[d.focused].pid : 0;
     d.focused = (int)(a - d.apps);
     return 0;
