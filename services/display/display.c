@@ -151,7 +151,6 @@ static void interrupt(void)
 
 static void put32(uint8_t *p, uint32_t x) { __builtin_memcpy(p, &x, 4); }
 static void put64(uint8_t *p, uint64_t x) { __builtin_memcpy(p, &x, 8); }
-static uint32_t get32(const volatile uint8_t *p) { return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 
 /* A request's header in slot's buffer, zeroing `len` bytes first. */
 static uint8_t *header(unsigned slot, uint32_t type, uint32_t len, uint32_t flags, uint64_t fence)
@@ -184,7 +183,7 @@ static int start(void)
     if (command_now(0, 24) != RESP_OK_DISPLAY_INFO)
         return SVC_E_STATE;
     const volatile uint8_t *mode = (const volatile uint8_t *)answer(0) + 24;   /* pmodes[0]: x, y, w, h, enabled */
-    uint32_t w = get32(mode + 8), h = get32(mode + 12);
+    uint32_t w = virtq_le32(mode + 8), h = virtq_le32(mode + 12);
     gpu.screen = (uint64_t)w << 32 | h;
     if (!w || !h || (uint64_t)w * h * 4 > FB_MAX)
         w = 640, h = 480;

@@ -128,4 +128,16 @@ static inline int spsc_idle(struct spsc_ring *r)
     return 1;
 }
 
+/* Consumer: the next record into *x (1), or 0 once the ring is still
+ * empty after spsc_idle's barrier (the consumer may sleep: a record that
+ * comes later is signalled), or SPSC_BROKEN. */
+static inline int spsc_take(struct spsc_ring *r, uint32_t size, struct spsc_rec *x)
+{
+    for (;;) {
+        int got = spsc_pop(r, size, x);
+        if (got != 0 || spsc_idle(r))
+            return got;
+    }
+}
+
 #endif

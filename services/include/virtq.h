@@ -41,6 +41,12 @@ struct virtq {
 
 static inline void virtq_barrier(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
+/* A little-endian 32-bit word of a device's (its configuration, an answer). */
+static inline uint32_t virtq_le32(const volatile uint8_t *p)
+{
+    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 /* Queue `n` of the device at regs, of `size` entries, in the page at
  * `page` (bus address pa): made ready. 0, or -E_STATE if the device has
  * the queue ready already or fewer entries. */

@@ -89,8 +89,6 @@ static unsigned cfg_query(uint8_t select, uint8_t subsel, uint8_t out[128])
     return size;
 }
 
-static uint32_t le32(const uint8_t *p) { return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
-
 /* Put one record into the reader's ring: the edge signalled, a full ring counted. */
 static int push(uint64_t time, uint16_t type, uint16_t code, uint32_t value)
 {
@@ -242,11 +240,11 @@ static int64_t abs_(struct svc_call *call, uint32_t code, int64_t *min, int64_t 
     uint8_t u[128];
     if (code > 0x3f || cfg_query(CFG_ABS_INFO, (uint8_t)code, u) < 20)
         return SVC_E_INVAL;
-    *min = (int32_t)le32(u);
-    *max = (int32_t)le32(u + 4);
-    *fuzz = le32(u + 8);
-    *flat = le32(u + 12);
-    *res = le32(u + 16);
+    *min = (int32_t)virtq_le32(u);
+    *max = (int32_t)virtq_le32(u + 4);
+    *fuzz = virtq_le32(u + 8);
+    *flat = virtq_le32(u + 12);
+    *res = virtq_le32(u + 16);
     return 0;
 }
 

@@ -100,18 +100,13 @@ static void woken(void)
 {
     struct spsc_rec r;
     d.wakeups++;
-    for (uint32_t n = 0; d.ring && n < d.ring_size; ) {
-        int got = spsc_pop(d.ring, d.ring_size, &r);
-        if (got < 0) {
+    for (uint32_t n = 0; d.ring && n < d.ring_size; n++) {
+        int got = spsc_take(d.ring, d.ring_size, &r);
+        if (got < 0)
             d.ring = NULL;                      /* (a ring gone wrong: read no more of it) */
+        if (got <= 0)
             return;
-        }
-        if (got == 0 && spsc_idle(d.ring))
-            return;
-        if (got == 1) {
-            dispatch(&r);
-            n++;
-        }
+        dispatch(&r);
     }
 }
 

@@ -272,20 +272,15 @@ static void feed(uint64_t ns, uint16_t type, uint16_t code, int32_t value)
 static void drain(void)
 {
     struct spsc_rec r;
-    uint32_t taken = 0;
-    while (dev.ring && taken < dev.ring_size) {
-        int got = spsc_pop(dev.ring, dev.ring_size, &r);
+    for (uint32_t taken = 0; dev.ring && taken < dev.ring_size; taken++) {
+        int got = spsc_take(dev.ring, dev.ring_size, &r);
         if (got < 0) {
             dev.ring = NULL;                    /* (a ring gone wrong: read no more of it) */
             dev.broken = 1;
             lx_wake_all(LX_BLK_INPUT, 0);
-            return;
         }
-        if (got == 0 && spsc_idle(dev.ring))
+        if (got <= 0)
             return;
-        if (got == 0)
-            continue;
-        taken++;
         feed(r.a, (uint16_t)(r.b >> 48), (uint16_t)(r.b >> 32), (int32_t)(uint32_t)r.b);
     }
 }
@@ -315,7 +310,7 @@ static int64_t attach(void)
     svc_handle ep = svc_service("input");
     if (!ep)
         return -LX_ENODEV;
-    uint64_t id, types, bits_, count;
+    uint64_t id, types, count;
     if (input_info((uint32_t)ep, &id, &types) != 0)
         return -LX_ENODEV;
     dev.ep = (uint32_t)ep;
@@ -356,7 +351,6 @@ static int64_t attach(void)
     svc_handle note = lx_wakeup(&note_bits);
     uint32_t ring_h = 0;
     uint64_t size = 0;
-    (void)bits_;
     if (!note || input_open(dev.ep, (uint32_t)note, note_bits, &ring_h, &size) != 0)
         return -LX_ENOMEM;
     struct spsc_ring *r = svc_shared_map(ring_h, size);
