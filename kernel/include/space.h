@@ -93,9 +93,13 @@ void *user_ptr(vaddr_t va, bool write);
 int copy_from_user(void *dst, vaddr_t src, size_t len);
 int copy_to_user(vaddr_t dst, const void *src, size_t len);
 
-/* Arch page-table primitives (arch/aarch64/mmu.c). */
-int mmu_map_range(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t size, uint64_t attrs, bool blocks);
+/* Arch page-table primitives (arch/aarch64/mmu.c). mmu_map_range's `how`:
+ * MAP_BLOCKS allows 1 GiB and 2 MiB blocks, MAP_CONT 64 KiB pages. */
+#define MAP_BLOCKS  1u
+#define MAP_CONT    2u
+int mmu_map_range(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t size, uint64_t attrs, unsigned how);
 uint64_t *mmu_lookup_page(uint64_t *l1, vaddr_t va);
+uint64_t *mmu_kernel_l1(void);
 uint64_t *mmu_walk(uint64_t *l1, vaddr_t va, unsigned *level);
 uint64_t mmu_user_attrs(uint32_t rights, bool device);
 /* Map one page; *tables counts the table pages it had to create. */

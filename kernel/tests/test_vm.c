@@ -104,3 +104,27 @@ KTEST(vm_read_write, "vm: memobj_read gives what memobj_write wrote, zeros elsew
         obj_unref(&c->obj);
     obj_unref(&m->obj);
 }
+
+/* The kernel maps its image in 64 KiB contiguous-hint pages (one TLB
+ * entry each): every page of text, rodata and data is a level-3 entry
+ * with the hint, each 64 KiB group over one aligned physical block, text
+ * read-only and executable, rodata read-only, data writable, neither of
+ * those two executable. */
+static bool image_part_ok(vaddr_t lo, vaddr_t hi, bool ro, bool exec)
+{
+    bool ok = IS_ALIGNED(lo | hi, KiB(64));
+    for (vaddr_t va = lo; ok && va < hi; va += 4096) {
+        unsigned level;
+        uint64_t *e = mmu_walk(mmu_kernel_l1(), va, &level);
+        ok = e && level == 3 && (*e & PTE_CONT) && (*e & PTE_ADDR_MASK) == virt_to_phys((void *)va) &&
+             !!(*e & PTE_AP_RO) == ro && !(*e & PTE_PXN) == exec;
+    }
+    return ok;
+}
+
+KTEST(vm_kernel_image_pages, "vm: the kernel image is mapped in 64 KiB contiguous-hint pages")
+{
+    KT_CHECK(image_part_ok((vaddr_t)__kernel_start, (vaddr_t)__text_end, true, true), "text");
+    KT_CHECK(image_part_ok((vaddr_t)__text_end, (vaddr_t)__rodata_end, true, false), "rodata");
+    KT_CHECK(image_part_ok((vaddr_t)__rodata_end, (vaddr_t)__data_end, false, false), "data and bss");
+}

@@ -4,8 +4,9 @@ For every address space a system description creates — the root task, each
 program, each user-placed service — this counts the translations its
 mappings need at their page sizes (4 KiB pages one entry each, 64 KiB
 contiguous-hint pages one per 64 KiB, 2 MiB blocks one each), and adds the
-kernel's own (its image in 4 KiB pages; the direct map of RAM in 2 MiB
-blocks is counted separately, as it is only touched in the kernel). The
+kernel's own (its image in 64 KiB contiguous-hint pages, its stacks in
+4 KiB pages; the direct map of RAM in 2 MiB blocks is not counted, as it
+is only touched in the kernel). The
 total is set against the main TLB of the configured core, so a designer can
 see whether the working set of every process fits without TLB misses, and
 which mapping to move to larger pages if it does not.
@@ -42,28 +43,49 @@ def load_segments(path: Path) -> list:
     return segs
 
 
-# The pages of the allocated sections of `path` within [vaddr, vaddr +
-# memsz) that the kernel maps: a segment's alignment gaps (its stacks sit
-# 32 KiB-aligned after its .bss) are never touched, and the guard pages of
-# the stack slots (arch/kstack.h: a slot is two stack sizes, of which the
-# stack and a 4 KiB emergency stack are mapped) are left out of the map.
-def section_pages(path: Path, vaddr: int, memsz: int, kstack: int = 0) -> int:
+# The values of the named symbols in the ELF file `path` ({name: value}).
+def symbols(path: Path, names: set) -> dict:
     data = path.read_bytes()
     shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3a)
-    strtab = struct.unpack_from("<IIQQQQ", data, shoff + shstrndx * shentsize)[4]
-    touched = set()
+    shentsize, shnum = struct.unpack_from("<HH", data, 0x3a)
+    found = {}
     for i in range(shnum):
-        name, _type, flags, addr, _off, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
-        if not (flags & 2 and size and vaddr <= addr < vaddr + memsz):    # SHF_ALLOC, in this segment
+        _name, stype, _fl, _addr, off, size, link, _info, _al, entsize = struct.unpack_from(
+            "<IIQQQQIIQQ", data, shoff + i * shentsize)
+        if stype != 2 or not entsize:                       # SHT_SYMTAB
             continue
-        if kstack and data[strtab + name:data.index(b"\0", strtab + name)] == b".kstacks":
-            for slot in range(addr, addr + size - 2 * kstack + 1, 2 * kstack):
-                touched.update(range((slot + PAGE) // PAGE, (slot + 2 * PAGE) // PAGE))
-                touched.update(range((slot + kstack) // PAGE, (slot + 2 * kstack) // PAGE))
-            continue
-        touched.update(range(addr // PAGE, (addr + size + PAGE - 1) // PAGE))
-    return len(touched) or pages(vaddr, memsz)
+        stroff = struct.unpack_from("<IIQQQQ", data, shoff + link * shentsize)[4]
+        for j in range(size // entsize):
+            sname, _i, _o, _s, value, _sz = struct.unpack_from("<IBBHQQ", data, off + j * entsize)
+            end = data.index(b"\0", stroff + sname)
+            name = data[stroff + sname:end].decode("ascii", "replace")
+            if name in names:
+                found[name] = value
+    missing = names - found.keys()
+    if missing:
+        raise ValueError(f"{path}: no symbol {', '.join(sorted(missing))}")
+    return found
+
+
+# The TLB entries of [va, va + size) mapped as the kernel maps its image
+# (mmu_map_range with MAP_CONT): a 64 KiB page wherever one is aligned and
+# fits, 4 KiB pages elsewhere.
+def cont_entries(va: int, size: int) -> int:
+    n, end = 0, va + size
+    while va < end:
+        step = 0x10000 if va % 0x10000 == 0 and end - va >= 0x10000 else PAGE
+        n, va = n + 1, va + step
+    return n
+
+
+# The pages the kernel maps of its stacks: per slot the emergency stack and
+# the stack (arch/kstack.h: a slot is two stack sizes, its guards unmapped).
+def stack_pages(start: int, end: int, kstack: int) -> int:
+    touched = set()
+    for slot in range(start, end - 2 * kstack + 1, 2 * kstack):
+        touched.update(range((slot + PAGE) // PAGE, (slot + 2 * PAGE) // PAGE))
+        touched.update(range((slot + kstack) // PAGE, (slot + 2 * kstack) // PAGE))
+    return len(touched)
 
 
 # CONFIG_KSTACK_SIZE of the built kernel (0: not known).
@@ -107,9 +129,15 @@ def budget(system_path: Path, cpu: str, repo: Path = paths.REPO) -> tuple:
             extra.append((item.name, "the monitor's enabled bits (trace header)", PAGE, "4 KiB", 1))
         rows += program_rows(item.name, item.path, extra)
     kernel = paths.kernel_elf("kernel", repo)
-    for vaddr, memsz, flags in load_segments(kernel):
-        rows.append(("kernel", f"image {flags_str(flags)}", memsz, "4 KiB",
-                     section_pages(kernel, vaddr, memsz, kstack_size(repo))))
+    sym = symbols(kernel, {"__kernel_start", "__text_end", "__rodata_end", "__data_end", "__kernel_end"})
+    for what, lo, hi in (("text r-x", "__kernel_start", "__text_end"), ("rodata r--", "__text_end", "__rodata_end"),
+                         ("data and bss rw-", "__rodata_end", "__data_end")):
+        size = sym[hi] - sym[lo]
+        rows.append(("kernel", f"image {what}", size, "64 KiB", cont_entries(sym[lo], size)))
+    kstack = kstack_size(repo)
+    if kstack:
+        rows.append(("kernel", "stacks rw- (guard pages unmapped)", sym["__kernel_end"] - sym["__data_end"], "4 KiB",
+                     stack_pages(sym["__data_end"], sym["__kernel_end"], kstack)))
     for v in system.services:
         if v.placement == "kernel":
             rows.append(("kernel", f"service {v.name} (in the kernel image)", 0, "-", 0))

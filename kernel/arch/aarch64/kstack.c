@@ -40,9 +40,9 @@ int kstack_map(uint64_t *l1, uint64_t attrs)
     for (unsigned i = 0; i < KSTACK_SLOTS; i++) {
         vaddr_t slot = (vaddr_t)kstack_region + (vaddr_t)i * KSTACK_SLOT;
         err |= mmu_map_range(l1, slot + ESTACK_OFFSET, virt_to_phys((void *)(slot + ESTACK_OFFSET)),
-                             ESTACK_SIZE, attrs, false);
+                             ESTACK_SIZE, attrs, 0);
         err |= mmu_map_range(l1, slot + KSTACK_OFFSET, virt_to_phys((void *)(slot + KSTACK_OFFSET)),
-                             KSTACK_SIZE, attrs, false);
+                             KSTACK_SIZE, attrs, 0);
     }
     return err;
 }

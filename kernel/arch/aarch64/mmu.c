@@ -4,8 +4,10 @@
  * The kernel map (TTBR1) is built once on the boot core, after the
  * device tree has told us where RAM is: all RAM at KERNEL_VA_BASE + PA
  * with the largest blocks that fit, except the kernel image, which is
- * mapped with 4 KiB pages so that text is read-only and executable,
- * rodata read-only, and data and bss writable but never executable.
+ * mapped with 64 KiB pages (sixteen 4 KiB entries under the contiguous
+ * hint, one TLB entry each; kernel.ld aligns its sections to 64 KiB) so
+ * that text is read-only and executable, rodata read-only, and data and
+ * bss writable but never executable.
  * The kernel stacks come last in the image; the guard pages around
  * them are left unmapped (arch/kstack.h).
  * Devices are mapped on request into the device window at
@@ -81,11 +83,13 @@ static uint64_t *next_table(uint64_t *entry)
 
 /*
  * Map [va, va+size) to [pa, pa+size) with leaf attributes `attrs`,
- * using 1 GiB and 2 MiB blocks where alignment allows if `blocks`.
+ * using, where alignment allows, 1 GiB and 2 MiB blocks if `how` has
+ * MAP_BLOCKS and 64 KiB contiguous-hint pages if it has MAP_CONT.
  * Returns 0 or -E_NOMEM / -E_BUSY (something else mapped there).
  */
-int mmu_map_range(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t size, uint64_t attrs, bool blocks)
+int mmu_map_range(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t size, uint64_t attrs, unsigned how)
 {
+    bool blocks = how & MAP_BLOCKS;
     while (size) {
         uint64_t *e1 = &l1[(va >> L1_SHIFT) & 511];
         if (blocks && IS_ALIGNED(va | pa, GiB(1)) && size >= GiB(1)) {
@@ -105,6 +109,12 @@ int mmu_map_range(uint64_t *l1, vaddr_t va, paddr_t pa, uint64_t size, uint64_t 
         uint64_t *l3 = next_table(e2);
         if (!l3)
             return (*e2 & PTE_VALID) ? -E_BUSY : -E_NOMEM;
+        if ((how & MAP_CONT) && IS_ALIGNED(va | pa, KiB(64)) && size >= KiB(64)) {
+            for (unsigned i = 0; i < 16; i++)
+                l3[((va >> L3_SHIFT) & 511) + i] = (pa + 4096ull * i) | attrs | PTE_CONT | PTE_VALID | PTE_PAGE;
+            va += KiB(64), pa += KiB(64), size -= KiB(64);
+            continue;
+        }
         l3[(va >> L3_SHIFT) & 511] = pa | attrs | PTE_VALID | PTE_PAGE;
         va += 4096, pa += 4096, size -= 4096;
     }
@@ -135,9 +145,9 @@ static void map_ram(paddr_t base, paddr_t end, paddr_t kstart, paddr_t kend)
     vaddr_t off = KERNEL_VA_BASE;
     if (kstart < end && base < kend) {
         if (base < kstart)
-            mmu_map_range(kernel_l1, base + off, base, kstart - base, KATTR_RW, true);
+            mmu_map_range(kernel_l1, base + off, base, kstart - base, KATTR_RW, MAP_BLOCKS);
         if (kend < end)
-            mmu_map_range(kernel_l1, kend + off, kend, end - kend, KATTR_RW, true);
+            mmu_map_range(kernel_l1, kend + off, kend, end - kend, KATTR_RW, MAP_BLOCKS);
         return;
     }
     if (mmu_map_range(kernel_l1, base + off, base, end - base, KATTR_RW, true))
@@ -158,9 +168,9 @@ void arch_mmu_init_kernel(paddr_t ram_lo UNUSED, paddr_t ram_hi UNUSED)
     unsigned n = mem_ram_ranges(&ram);
     for (unsigned i = 0; i < n; i++)
         map_ram(ram[i].base, ram[i].base + ram[i].size, kstart, kend);
-    int err = mmu_map_range(kernel_l1, (vaddr_t)__kernel_start, kstart, text_end - kstart, KATTR_TEXT, false);
-    err |= mmu_map_range(kernel_l1, (vaddr_t)__text_end, text_end, ro_end - text_end, KATTR_RO, false);
-    err |= mmu_map_range(kernel_l1, (vaddr_t)__rodata_end, ro_end, data_end - ro_end, KATTR_RW, false);
+    int err = mmu_map_range(kernel_l1, (vaddr_t)__kernel_start, kstart, text_end - kstart, KATTR_TEXT, MAP_CONT);
+    err |= mmu_map_range(kernel_l1, (vaddr_t)__text_end, text_end, ro_end - text_end, KATTR_RO, MAP_CONT);
+    err |= mmu_map_range(kernel_l1, (vaddr_t)__rodata_end, ro_end, data_end - ro_end, KATTR_RW, MAP_CONT);
     err |= kstack_map(kernel_l1, KATTR_RW);
     if (err)
         panic("cannot map the kernel image");
@@ -178,6 +188,12 @@ void arch_mmu_init_kernel(paddr_t ram_lo UNUSED, paddr_t ram_hi UNUSED)
     kernel_ttbr1 = kernel_l1_pa;
     __asm__ volatile("dc civac, %0" :: "r"(&kernel_ttbr1) : "memory");
     dsb(sy);
+}
+
+/* The kernel's top-level table (TTBR1), for tests that walk its map. */
+uint64_t *mmu_kernel_l1(void)
+{
+    return kernel_l1;
 }
 
 /* Writable implies never executable, from now on (this core). */
@@ -211,7 +227,7 @@ int arch_map_device(paddr_t pa, uint64_t size, void **va_out)
         uint64_t *pte = mmu_lookup_page(kernel_l1, DEVICE_VA_BASE + base + off);
         if (pte && (*pte & PTE_VALID))
             continue;       /* already mapped by an earlier request */
-        err = mmu_map_range(kernel_l1, DEVICE_VA_BASE + base + off, base + off, 4096, KATTR_DEV, false);
+        err = mmu_map_range(kernel_l1, DEVICE_VA_BASE + base + off, base + off, 4096, KATTR_DEV, 0);
     }
     spin_unlock_irqrestore(&kmap_lock, flags);
     if (err)
