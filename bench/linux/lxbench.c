@@ -247,6 +247,27 @@ static void processes(void)
     int status;
     TIME("lx_fork_exit", 40,
          pid_t p = fork(); if (p == 0) _exit(0); if (p < 0 || waitpid(p, &status, 0) != p) abort());
+    /* lx_fork_1000: 1,000 forks in a row, each child exiting at once, then
+     * all reaped; per process (up to 1,000 of them alive or waiting to be reaped). */
+    static pid_t kids[1000];
+    long n = times(1000);
+    int traced_ = traced && strcmp("lx_fork_1000", traced) == 0;
+    if (traced_)
+        lxbench_traced_begin();
+    uint64_t t0 = bench_counter();
+    for (long i = 0; i < n; i++) {
+        kids[i] = fork();
+        if (kids[i] == 0)
+            _exit(0);
+        if (kids[i] < 0)
+            abort();
+    }
+    for (long i = 0; i < n; i++)
+        if (waitpid(kids[i], &status, 0) != kids[i] || status != 0)
+            abort();
+    report("lx_fork_1000", bench_counter() - t0, (uint64_t)n);
+    if (traced_)
+        lxbench_traced_end();
     char *const argv[] = { "lxbench", "--exit", NULL }, *const envp[] = { NULL };
     TIME("lx_fork_execve", 30,
          pid_t p = fork(); if (p == 0) { execve(self, argv, envp); _exit(127); }
@@ -657,7 +678,7 @@ static const struct { const char *first; void (*run)(void); } groups[] = {
 static const char *const rows[] = {
     "lx_null_syscall", "lx_read_dev_zero", "lx_write_dev_null", "lx_stat", "lx_fstat", "lx_open_close",
     "lx_select_10", "lx_sig_install", "lx_sig_catch", "lx_prot_fault", "lx_pipe_rtt", "lx_ctx_2p", "lx_unix_rtt",
-    "lx_fork_exit", "lx_fork_execve", "lx_fork_sh", "lx_file_mmap_fault", "lx_mmap_1m", "lx_pread_4k",
+    "lx_fork_exit", "lx_fork_1000", "lx_fork_execve", "lx_fork_sh", "lx_file_mmap_fault", "lx_mmap_1m", "lx_pread_4k",
     "lx_pread_4k_shared", "lx_pwrite_4k_shared", "lx_open_close_10k_fds", "lx_mmap_1m_20k_maps",
     "lx_fork_exit_1k_procs", "lx_tcp_rr_loopback", "lx_udp_rr_loopback", "lx_tcp_connect_loopback",
     "lx_tcp_stream_loopback", "lx_cpu_loop", "lx_fs_create_0k", "lx_fs_create_10k", "lx_fs_delete_0k",
