@@ -30,9 +30,12 @@
  * takes them: its file is held with the buffer, and becomes a descriptor
  * of the reading process (close on exec) when the call is read.
  *
+ * Each device (/dev/binder, and those lxrun's binder= makes) is a
+ * context of its own: its own context manager, so its own handle 0.
+ *
  * Not here yet: arrays of descriptors and scatter-gather buffers
  * (BINDER_TYPE_FDA, PTR: refused, BR_FAILED_REPLY),
- * BINDER_GET_NODE_DEBUG_INFO, extra devices.
+ * BINDER_GET_NODE_DEBUG_INFO.
  */
 
 #include "lx.h"
@@ -49,6 +52,7 @@ enum { LOOPER_REGISTERED = 1, LOOPER_ENTERED = 2, LOOPER_EXITED = 4, LOOPER_INVA
 #define NODES_MAX       4096u           /* nodes a process owns at most */
 #define REFS_MAX        4096u           /* references a process holds at most */
 #define OBJS_MAX        1024u           /* objects one transaction carries at most (EINVAL past it) */
+#define CTX_MAX         8u              /* binder devices at most: /dev/binder and seven more */
 
 /* ---------------------------------------------------------------- structures */
 
@@ -61,6 +65,16 @@ struct bwork {
 
 struct bproc;
 struct bthread;
+struct bnode;
+
+/* A binder device (Linux's binder_device and its binder_context): its own
+ * context manager, so its own handle 0. Processes of different devices
+ * never share nodes or handles. */
+struct bctx {
+    int32_t node;                       /* its /dev node */
+    struct bnode *mgr;                  /* handle 0's node: the context manager's, or NULL */
+    char name[32];
+};
 
 /* A node: an object of its owner's, named there by ptr and cookie, by
  * handles (refs) in other processes. Counts as Linux's binder_node. */
@@ -68,6 +82,7 @@ struct bnode {
     struct bwork work;                  /* (first) W_NODE: its owner hears of its counts' change */
     struct bnode *next;                 /* its owner's */
     struct bproc *proc;                 /* its owner (NULL: gone; the node stays while refs do) */
+    struct bctx *ctx;                   /* its owner's device */
     uint64_t ptr, cookie;
     int32_t internal_strong, local_strong, local_weak;
     uint32_t refs;                      /* references to it */
@@ -151,6 +166,7 @@ struct bthread {
 struct bproc {
     struct bproc *next;                 /* every open binder process */
     int pid;                            /* the process that opened it */
+    struct bctx *ctx;                   /* the device it opened */
     uint64_t serial;
     uint8_t dead;
     struct lx_mobj *obj;                /* its buffers' memory (NULL: not mapped yet) */
@@ -168,7 +184,8 @@ struct bproc {
 };
 
 static struct bproc *procs;
-static struct bnode *context_node;      /* handle 0's node: the context manager's */
+static struct bctx ctxs[CTX_MAX];       /* the devices, in the order they were made */
+static unsigned nctx;
 static int32_t next_id = 1;            /* (0 is the pollers': LX_BLK_BINDER's wake of no thread) */
 
 /* ---------------------------------------------------------------- lists */
@@ -309,7 +326,8 @@ static struct bnode *node_new(struct bproc *bp, uint64_t ptr, uint64_t cookie, u
     struct bnode *n = lx_alloc(sizeof(*n));
     if (!n)
         return NULL;
-    *n = (struct bnode){ .work.type = W_NODE, .next = bp->nodes, .proc = bp, .ptr = ptr, .cookie = cookie,
+    *n = (struct bnode){ .work.type = W_NODE, .next = bp->nodes, .proc = bp, .ctx = bp->ctx, .ptr = ptr,
+                         .cookie = cookie,
                          .accept_fds = (flags & FLAT_BINDER_FLAG_ACCEPTS_FDS) != 0 };
     bp->nodes = n;
     bp->nnodes++;
@@ -331,8 +349,8 @@ static void node_free(struct bnode *n)
         }
         n->proc->nnodes--;
     }
-    if (context_node == n)
-        context_node = NULL;
+    if (n->ctx->mgr == n)
+        n->ctx->mgr = NULL;
     lx_free(n, sizeof(*n));
 }
 
@@ -343,7 +361,7 @@ static int inc_node(struct bnode *n, int strong, int internal, struct bthread *b
 {
     if (strong) {
         if (internal) {
-            if (!bt && n->internal_strong == 0 && !(n == context_node && n->has_strong))
+            if (!bt && n->internal_strong == 0 && !(n == n->ctx->mgr && n->has_strong))
                 return -LX_EINVAL;
             n->internal_strong++;
         } else {
@@ -445,7 +463,7 @@ static struct bref *ref_for_node(struct bproc *bp, struct bnode *n)
     struct bref *r = lx_alloc(sizeof(*r));
     if (!r)
         return NULL;
-    uint32_t desc = n == context_node ? 0 : 1;
+    uint32_t desc = n == bp->ctx->mgr ? 0 : 1;
     struct bref **link = &bp->refs;
     for (; *link && (*link)->desc <= desc; link = &(*link)->next)
         desc = (*link)->desc + 1;
@@ -810,7 +828,7 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct binde
                 goto fail_no_reply;             /* (no such handle, or a weak one: EINVAL) */
             target = r->node;
         } else {
-            target = context_node;
+            target = bp->ctx->mgr;
         }
         tp = target ? target->proc : NULL;
         if (!tp || tp->dead) {
@@ -992,8 +1010,8 @@ static void thread_release(struct bthread *bt)
 static void proc_release(struct bproc *bp)
 {
     bp->dead = 1;
-    if (context_node && context_node->proc == bp)
-        context_node = NULL;
+    if (bp->ctx->mgr && bp->ctx->mgr->proc == bp)
+        bp->ctx->mgr = NULL;
     while (bp->threads)
         thread_release(bp->threads);
     release_work(&bp->todo, &bp->todo_tail);
@@ -1047,12 +1065,55 @@ static void proc_release(struct bproc *bp)
 
 /* ---------------------------------------------------------------- the file */
 
+/* Make /dev/NAME a binder device of its own (binderfs's BINDER_CTL_ADD;
+ * binder_linux's devices=): 0, -LX_EINVAL for a name that is not 1 to 31
+ * of [a-z0-9_-] (or not a file name of /dev), -LX_EEXIST if /dev has it,
+ * -LX_ENOSPC past CTX_MAX devices. */
+int64_t lx_binder_device_add(const char *name)
+{
+    size_t len = strlen(name);
+    int ok = len > 0 && len < sizeof(ctxs[0].name);
+    for (size_t i = 0; ok && i < len; i++)
+        ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') || name[i] == '_' ||
+             name[i] == '-';
+    if (!ok)
+        return -LX_EINVAL;
+    if (nctx >= CTX_MAX)
+        return -LX_ENOSPC;
+    char path[40] = "dev/";
+    memcpy(path + 4, name, len + 1);
+    int32_t node = lx_rootfs_device(path, LX_DEV_BINDER);
+    if (node < 0)
+        return node == -LX_EEXIST ? node : node == -LX_ENOSPC ? -LX_ENOMEM : -LX_EINVAL;
+    ctxs[nctx] = (struct bctx){ .node = node };
+    memcpy(ctxs[nctx].name, name, len + 1);
+    nctx++;
+    return 0;
+}
+
+/* The device number of binder device node `node`: misc 10, minor 59 for
+ * the first and one less for each made after it (Linux hands out dynamic
+ * misc minors downward). */
+uint32_t lx_binder_rdev(int32_t node)
+{
+    for (unsigned i = 0; i < nctx; i++)
+        if (ctxs[i].node == node)
+            return 0xa00 | (59 - i);
+    return 0xa3b;
+}
+
 int64_t lx_binder_open(struct lx_ctx *c, int32_t node, uint32_t flags, int cloexec)
 {
+    struct bctx *ctx = NULL;
+    for (unsigned i = 0; i < nctx && !ctx; i++)
+        if (ctxs[i].node == node)
+            ctx = &ctxs[i];
+    if (!ctx)
+        return -LX_ENXIO;                       /* (no device behind the node) */
     struct bproc *bp = lx_alloc(sizeof(*bp));
     if (!bp)
         return -LX_ENOMEM;
-    *bp = (struct bproc){ .next = procs, .pid = c->p->pid, .serial = c->p->serial };
+    *bp = (struct bproc){ .next = procs, .pid = c->p->pid, .ctx = ctx, .serial = c->p->serial };
     struct lx_file *f;
     int fd = lx_fd_open(c->p, LX_FILE_NODE, node, flags, cloexec, &f);
     if (fd < 0) {
@@ -1248,12 +1309,13 @@ static int64_t thread_write(struct lx_ctx *c, struct bthread *bt, uint64_t buf, 
             int strong = cmd == BC_ACQUIRE || cmd == BC_RELEASE, inc = cmd == BC_INCREFS || cmd == BC_ACQUIRE;
             int ret = -1;
             uint32_t desc;
-            if (inc && arg.u32 == 0 && context_node) {
-                if (context_node->proc == bp) {
+            struct bnode *mgr = bp->ctx->mgr;
+            if (inc && arg.u32 == 0 && mgr) {
+                if (mgr->proc == bp) {
                     *consumed -= 4 + len;       /* (as Linux: write_consumed stays at the command) */
                     return -LX_EINVAL;          /* (the context manager's own node: not a reference) */
                 }
-                ret = inc_ref_for_node(bp, context_node, strong, NULL, &desc);
+                ret = inc_ref_for_node(bp, mgr, strong, NULL, &desc);
             }
             if (ret)
                 update_ref(bp, arg.u32, inc, strong);   /* (a bad one is ignored, as on Linux) */
@@ -1442,7 +1504,7 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
             return -LX_EFAULT;
         o.at += 4;
     }
-    int proc_work = !bt->stack && !bt->todo && (bt->looper & (LOOPER_REGISTERED | LOOPER_ENTERED));
+    int proc_work = !bt->stack && !bt->todo;   /* (Linux 6.1: a thread not a looper takes it too) */
     if (!has_work(bt, proc_work)) {
         if (out_flush(c, &o))
             return -LX_EFAULT;
@@ -1622,7 +1684,7 @@ int64_t lx_binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint6
         uint8_t obj[24];
         memset(obj, 0, sizeof(obj));
         r = (uint32_t)req == BINDER_SET_CONTEXT_MGR_EXT && lx_copy_in(c, obj, arg, sizeof(obj)) ? -LX_EINVAL :
-            context_node ? -LX_EBUSY : 0;
+            bp->ctx->mgr ? -LX_EBUSY : 0;
         if (!r) {
             uint64_t ptr, cookie;               /* (a flat_binder_object's binder and cookie; else 0) */
             memcpy(&ptr, obj + 8, 8);
@@ -1636,7 +1698,7 @@ int64_t lx_binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint6
                 n->local_weak++;
                 n->local_strong++;
                 n->has_strong = n->has_weak = 1;
-                context_node = n;
+                bp->ctx->mgr = n;
             }
         }
         break;

@@ -1315,7 +1315,8 @@ int lx_stat_fill(int32_t node, void *out)
         return 0;
     }
     /* null 1:3, zero 1:5, console 5:1, tty 5:0, full 1:7, random 1:8, urandom 1:9, ptmx 5:2 (pts: 136:N);
-     * the disk, a block device, vda 254:0; binder, a misc device, 10:59 (its minor is dynamic on Linux);
+     * the disk, a block device, vda 254:0; binder, a misc device, 10:59 and down for each more device
+     * (binder.c; its minor is dynamic on Linux);
      * input/event0 13:64; fb0 29:0 */
     static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500, 0x107, 0x108, 0x109, 0x502, 0, 0xfe00, 0xa3b,
                                      0xd40, 0x1d00 };
@@ -1327,7 +1328,8 @@ int lx_stat_fill(int32_t node, void *out)
     st.nlink = n->nlink;
     st.uid = n->uid;
     st.gid = n->gid;
-    st.rdev = kind(n) != LX_S_IFCHR && kind(n) != LX_S_IFBLK ? 0 : n->dev == LX_DEV_PTS ? lx_tty_pts_rdev(n) : rdev[n->dev];
+    st.rdev = kind(n) != LX_S_IFCHR && kind(n) != LX_S_IFBLK ? 0 : n->dev == LX_DEV_PTS ? lx_tty_pts_rdev(n) :
+              n->dev == LX_DEV_BINDER ? lx_binder_rdev(node) : rdev[n->dev];
     st.size = (int64_t)n->size;
     if (kind(n) == LX_S_IFDIR)
         st.size = n->proc ? 0 : (int64_t)(DIR_ENTRY_SIZE * (2 + (uint64_t)n->entries));

@@ -1220,7 +1220,28 @@ static int64_t m_mount(struct svc_call *call, const uint8_t *path, uint32_t path
     }
 }
 
-const struct linux_ops linux_ops = { m_exec, m_wait, m_run, m_unmount, m_mount };
+static int64_t m_binder_device(struct svc_call *call, const uint8_t *name, uint32_t name_len)
+{
+    (void)call;
+    char n[32];
+    if (name_len == 0 || name_len >= sizeof(n))
+        return SVC_E_INVAL;
+    memcpy(n, name, name_len);
+    n[name_len] = 0;
+    if (strlen(n) != name_len)
+        return SVC_E_INVAL;                     /* (a NUL inside) */
+    if (fs())
+        return SVC_E_NOMEM;                     /* (no root file system: no /dev) */
+    switch (lx_binder_device_add(n)) {
+    case 0: return 0;
+    case -LX_EEXIST: return SVC_E_BUSY;
+    case -LX_ENOSPC: return SVC_E_LIMIT;
+    case -LX_ENOMEM: return SVC_E_NOMEM;
+    default: return SVC_E_INVAL;
+    }
+}
+
+const struct linux_ops linux_ops = { m_exec, m_wait, m_run, m_unmount, m_mount, m_binder_device };
 
 /* ---------------------------------------------------------------- faults */
 

@@ -359,6 +359,7 @@ int lx_clock_counter_ns(uint64_t clock, uint64_t *ns);
 /* Resolve `path` (absolute, or relative to directory `dir`); follow a
  * final symbolic link when `follow`. A node index or a negated errno. */
 int32_t lx_lookup(int32_t dir, const char *path, int follow);
+int32_t lx_rootfs_device(const char *path, uint32_t dev);
 #define LX_ROOT 0
 
 /* The last name of a path and the directory holding it (lx_lookup_last). */
@@ -1534,6 +1535,8 @@ void lx_fb_changed(void);
 
 /* /dev/binder (binder.c). */
 struct bproc;
+int64_t lx_binder_device_add(const char *name);
+uint32_t lx_binder_rdev(int32_t node);
 int64_t lx_binder_open(struct lx_ctx *c, int32_t node, uint32_t flags, int cloexec);
 int64_t lx_binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg);
 int lx_binder_poll(struct lx_file *f);

@@ -787,6 +787,43 @@ static void device(const char *path, uint32_t dev)
     }
 }
 
+/* Make `path` (relative to the root, in /dev) a character device of kind
+ * dev while the system runs, as devtmpfs adds a device: its node, or
+ * -LX_EEXIST if the path names something already. */
+int32_t lx_rootfs_device(const char *path, uint32_t dev)
+{
+    int32_t n = lx_lookup(LX_ROOT, path, 0);
+    if (n >= 0)
+        return -LX_EEXIST;
+    if (n != -LX_ENOENT)
+        return n;
+    uint32_t dlen = 0, len = (uint32_t)strlen(path);
+    for (uint32_t i = 0; i < len; i++)
+        if (path[i] == '/')
+            dlen = i;
+    char dir[LX_NAME_MAX + 8];
+    if (!dlen || dlen >= sizeof(dir) || len - dlen - 1 > LX_NAME_MAX)
+        return -LX_EINVAL;
+    memcpy(dir, path, dlen);
+    dir[dlen] = 0;
+    int32_t d = lx_lookup(LX_ROOT, dir, 1);
+    if (d < 0 || (node_at(d)->mode & LX_S_IFMT) != LX_S_IFDIR)
+        return d < 0 ? d : -LX_ENOTDIR;
+    n = lx_node_new(LX_S_IFCHR | 0600);
+    if (n < 0)
+        return n;
+    node_at(n)->dev = dev;
+    node_at(n)->nlink = 1;
+    int32_t e = dent_add(d, path + dlen + 1, len - dlen - 1, n, 0);      /* (the name copied) */
+    if (e < 0) {
+        node_free(node_at(n));
+        return e;
+    }
+    struct lx_time now = lx_now();
+    node_at(d)->mtime = node_at(d)->ctime = now;
+    return n;
+}
+
 /* Mount file system fs on the directory at path (made if the archive has
  * none): it and what the archive put below it are that file system's. */
 static int lx_subdirs(int32_t dir);
@@ -1016,7 +1053,7 @@ int lx_fs_init(const char *name)
     device("dev/console", LX_DEV_CONSOLE);
     device("dev/tty", LX_DEV_TTY);
     device("dev/ptmx", LX_DEV_PTMX);
-    device("dev/binder", LX_DEV_BINDER);        /* (binder_linux's devices=binder) */
+    lx_binder_device_add("binder");             /* (binder_linux's devices=binder; more: linux_binder_device) */
     if (lx_evdev_present())
         device("dev/input/event0", LX_DEV_INPUT);   /* (devtmpfs's, for the input service's device) */
     if (lx_fb_present())

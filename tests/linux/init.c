@@ -82,7 +82,8 @@ static void loopback_up(void)
         close(s);
 }
 
-/* Each module /etc/modules names, loaded in order. */
+/* Each module /etc/modules names, loaded in order: a line is the module's
+ * path, then, after a space, its parameters. */
 static void load_modules(void)
 {
     static char list[4096];
@@ -92,8 +93,11 @@ static void load_modules(void)
         close(fd);
     list[n > 0 ? n : 0] = 0;
     for (char *name = strtok(list, "\n"); name; name = strtok(NULL, "\n")) {
+        char *params = strchr(name, ' ');
+        if (params)
+            *params++ = 0;
         int m = open(name, O_RDONLY | O_CLOEXEC);
-        if (m < 0 || syscall(SYS_finit_module, m, "", 0) != 0)
+        if (m < 0 || syscall(SYS_finit_module, m, params ? params : "", 0) != 0)
             printf("lx: module %s: %s\n", name, strerror(errno));
         if (m >= 0)
             close(m);

@@ -47,6 +47,16 @@ BLK_MODULES = {"virtio_blk": "drivers/block/virtio_blk.ko", "crc16": "lib/crc16.
 # A virtio-mmio keyboard (QEMU's virtio-keyboard-device) and its events in /dev/input/event*, loaded
 # after virtio_mmio of NET_MODULES (a keyboard case lists all three in its `modules`).
 INPUT_MODULES = {"virtio_input": "drivers/virtio/virtio_input.ko", "evdev": "drivers/input/evdev.ko"}
+# Parameters a module is loaded with (tests/linux/init.c passes the rest of
+# its /etc/modules line): binder_linux makes the Binder devices Petrel's
+# Linux systems make (lxrun's binder= in systems/linux-*.toml).
+MODULE_PARAMS = {"binder_linux": "devices=binder,hwbinder,vndbinder"}
+
+
+# The /etc/modules line of a module at `path`: the path, then its parameters.
+def module_line(name: str, path: str) -> str:
+    params = MODULE_PARAMS.get(name, "")
+    return f"{path} {params}\n" if params else f"{path}\n"
 
 
 # The modules a Linux machine with a disk loads, in order: (name, cached file).

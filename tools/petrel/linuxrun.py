@@ -92,7 +92,7 @@ def disk_modules(repo: Path = paths.REPO, extra=()) -> list:
     out = paths.build_dir(repo) / "run" / "modules"
     out.mkdir(parents=True, exist_ok=True)
     mods = list(linuxbase.blk_modules(repo)) + list(extra)
-    (out / "list").write_text("".join(f"/lib/petrel/{name}.ko\n" for name, _ in mods))
+    (out / "list").write_text("".join(linuxbase.module_line(name, f"/lib/petrel/{name}.ko") for name, _ in mods))
     return [f"{path}:/lib/petrel/{name}.ko" for name, path in mods] + [f"{out / 'list'}:/etc/modules"]
 
 

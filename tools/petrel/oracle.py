@@ -81,7 +81,7 @@ def write_archive(name: str, commands: list, repo: Path = paths.REPO, packages: 
         known = {"binder_linux": linuxbase.binder_module(repo),
                  **{m: linuxbase.net_module(m, repo) for m in ("virtio_mmio", *linuxbase.INPUT_MODULES)}}
         listing = out.with_suffix(".modules")
-        listing.write_text("".join(f"/lib/petrel/{m}.ko\n" for m in modules))
+        listing.write_text("".join(linuxbase.module_line(m, f"/lib/petrel/{m}.ko") for m in modules))
         adds = [(known[m], f"/lib/petrel/{m}.ko") for m in modules] + [(listing, "/etc/modules")]
     out.write_bytes(rootfs.build("".join(c + "\n" for c in commands), adds, repo, chosen))
     return out

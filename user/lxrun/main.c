@@ -1,5 +1,8 @@
 /*
- * lxrun: the native program that starts Linux programs. With mount=DIR
+ * lxrun: the native program that starts Linux programs. With
+ * binder=NAME,NAME... it first has the Linux personality make Binder
+ * devices /dev/NAME beside /dev/binder (each with a context manager of
+ * its own: hwbinder, vndbinder). With mount=DIR
  * it first has the Linux personality (granted as "linux") mount the disk
  * on directory DIR, when the machine has one, as an init mounts its
  * fstab's. Then it asks it to run the commands of a file of the root
@@ -19,6 +22,20 @@ int main(void *info)
     if (!ep) {
         puts("lxrun: no \"linux\" service granted");
         return 1;
+    }
+    /* binder=NAME,NAME...: Binder devices beside /dev/binder, each with a
+     * context of its own (hwbinder, vndbinder), as binder_linux's devices=. */
+    char names[128] = "";
+    if (start_arg("binder", names, sizeof(names))) {
+        for (char *name = names, *next; *name; name = next) {
+            for (next = name; *next && *next != ','; next++)
+                ;
+            if (*next)
+                *next++ = 0;
+            int64_t made = linux_binder_device(ep, name, (uint32_t)strlen(name));
+            if (made)
+                printf("lxrun: no Binder device /dev/%s: %s\n", name, error_str(made));
+        }
     }
     /* The disk first: it answers within milliseconds; a minute is a disk that stopped answering. */
     char dir[96] = "";

@@ -57,6 +57,30 @@ int main(void *info)
     tap_ok(wait_for(12345) == -E_NOENT && wait_for(0) == -E_NOENT && wait_for(~0ull >> 1) == -E_NOENT,
            "wait for pids that never were: E_NOENT");
 
+    /* Binder devices: two made as the Linux systems make them, bad names
+     * refused, a name taken busy, and eight devices in all (/dev/binder
+     * and seven more) the bound. */
+    tap_ok(linux_binder_device(ep, "hwbinder", 8) == 0 && linux_binder_device(ep, "vndbinder", 9) == 0,
+           "binder_device: hwbinder and vndbinder are made");
+    tap_ok(linux_binder_device(ep, "", 0) == -E_INVAL && linux_binder_device(ep, "a/b", 3) == -E_INVAL &&
+           linux_binder_device(ep, "..", 2) == -E_INVAL && linux_binder_device(ep, "Binder", 6) == -E_INVAL &&
+           linux_binder_device(ep, "a\0b", 3) == -E_INVAL &&
+           linux_binder_device(ep, "abcdefghijklmnopqrstuvwxyz01234", 31) == 0,
+           "binder_device: empty, slashed, dotted, upper-case and NUL-holding names are E_INVAL; 31 bytes are taken");
+    tap_ok(linux_binder_device(ep, "binder", 6) == -E_BUSY && linux_binder_device(ep, "null", 4) == -E_BUSY,
+           "binder_device: a name /dev has already is E_BUSY");
+    int made = 0;
+    int64_t past = 0;
+    for (int i = 0; i < 10 && !past; i++) {
+        char name[8] = { 'b', 'n', (char)('0' + i), 0 };
+        past = linux_binder_device(ep, name, 3);
+        made += past == 0;
+    }
+    tap_ok(made == 4 && past == -E_LIMIT, "binder_device: four more make eight, the next is E_LIMIT (%d, %ld)", made,
+           (long)past);
+    pid = start("/bin/binderdevs", NULL);
+    tap_ok(pid > 0 && wait_for(pid) == 0, "a Linux program uses the devices afterwards (binderdevs, status 0)");
+
     /* Forty processes nobody waits for yet (more than the personality's
      * old table of 32 held): each starts, and each is waited for. */
     int64_t pids[40];
