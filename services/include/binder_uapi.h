@@ -81,5 +81,20 @@ struct binder_transaction_data_sg { struct binder_transaction_data tr; uint64_t 
 #define TF_ACCEPT_FDS               0x10
 /* (24 bytes: a binder's ptr, a handle or a descriptor in the low half of `binder`) */
 struct flat_binder_object { uint32_t type, flags; uint64_t binder, cookie; };
+/* Scatter-gather (BC_TRANSACTION_SG, BC_REPLY_SG): a buffer of the sender's
+ * copied into the receiver's (40 bytes), and descriptors in such a buffer
+ * (32 bytes). */
+#define BINDER_TYPE_PTR             BINDER_PACK('p', 't', '*', 0x85)
+#define BINDER_TYPE_FDA             BINDER_PACK('f', 'd', 'a', 0x85)
+#define BINDER_BUFFER_FLAG_HAS_PARENT 0x01
+struct binder_buffer_object { uint32_t type, flags; uint64_t buffer, length, parent, parent_offset; };
+struct binder_fd_array_object { uint32_t type, pad; uint64_t num_fds, parent, parent_offset; };
+
+struct binder_node_debug_info { uint64_t ptr, cookie; uint32_t has_strong_ref, has_weak_ref; };
+struct binder_node_info_for_ref { uint32_t handle, strong_count, weak_count, reserved1, reserved2, reserved3; };
+struct binder_extended_error { uint32_t id, command; int32_t param; };
+#define BINDER_GET_NODE_DEBUG_INFO  BINDER_IOC(3, 'b', 11, sizeof(struct binder_node_debug_info))
+#define BINDER_GET_NODE_INFO_FOR_REF BINDER_IOC(3, 'b', 12, sizeof(struct binder_node_info_for_ref))
+#define BINDER_GET_EXTENDED_ERROR   BINDER_IOC(3, 'b', 17, sizeof(struct binder_extended_error))
 
 #endif

@@ -33,9 +33,12 @@
  * Each device (/dev/binder, and those lxrun's binder= makes) is a
  * context of its own: its own context manager, so its own handle 0.
  *
- * Not here yet: arrays of descriptors and scatter-gather buffers
- * (BINDER_TYPE_FDA, PTR: refused, BR_FAILED_REPLY),
- * BINDER_GET_NODE_DEBUG_INFO.
+ * Scatter-gather transactions copy buffer objects (BINDER_TYPE_PTR)
+ * into the receiver's buffer after its offsets and fix up the pointers
+ * to them; arrays of descriptors (BINDER_TYPE_FDA) in them are held like
+ * single ones and closed when the buffer is freed.
+ *
+ * Not here yet: BINDER_FREEZE, BINDER_GET_EXTENDED_ERROR.
  */
 
 #include "lx.h"
@@ -52,6 +55,7 @@ enum { LOOPER_REGISTERED = 1, LOOPER_ENTERED = 2, LOOPER_EXITED = 4, LOOPER_INVA
 #define NODES_MAX       4096u           /* nodes a process owns at most */
 #define REFS_MAX        4096u           /* references a process holds at most */
 #define OBJS_MAX        1024u           /* objects one transaction carries at most (EINVAL past it) */
+#define FDS_MAX         1024u           /* descriptors one transaction carries at most (EINVAL past it) */
 #define CTX_MAX         8u              /* binder devices at most: /dev/binder and seven more */
 
 /* ---------------------------------------------------------------- structures */
@@ -121,8 +125,23 @@ struct bobj {
     uint32_t type;
     uint32_t handle;                    /* a handle's */
     struct bnode *node;                 /* a binder's (its receiver owns it) */
-    struct lx_file *file;               /* a file descriptor's file, held until the receiver has it */
     uint64_t at;                        /* its offset in the data */
+    /* BINDER_TYPE_PTR: its copy at `sg` in the buffer, `length` bytes, from
+     * the sender's `ubuf`; its parent (an index of the offsets) and where
+     * in the parent it is named, if flags has BINDER_BUFFER_FLAG_HAS_PARENT. */
+    uint64_t sg, length, ubuf, parent, parent_offset;
+    uint32_t flags;
+};
+
+/* A descriptor a buffer carries (BINDER_TYPE_FD, or one of an FDA's): its
+ * file, held until the receiver has it, and where in the buffer its
+ * number goes. The descriptors of an array are the buffer's: they are
+ * closed when the buffer is freed (Linux's binder_deferred_fd_close). */
+struct bfd {
+    struct lx_file *file;
+    uint64_t at;                        /* offset of its 32-bit number in the mapping */
+    int32_t fd;                         /* its number in the receiver, once made */
+    uint8_t in_array;
 };
 
 /* A buffer of a process's mapping: [off, off + size). */
@@ -135,6 +154,9 @@ struct bbuf {
     struct bnode *target_node;          /* a call's node (a local strong count, kept while it lives) */
     struct bobj *objs;                  /* its objects (room for objs_cap) */
     uint32_t nobjs, objs_cap;
+    struct bfd *fds;                    /* its descriptors, in the order they came (room for fds_cap) */
+    uint32_t nfds, fds_cap;
+    uint8_t fds_made;                   /* they are the receiver's descriptors now */
 };
 
 struct btxn {
@@ -335,6 +357,7 @@ static struct bnode *node_new(struct bproc *bp, uint64_t ptr, uint64_t cookie, u
 }
 
 static void release_work(struct bwork **head, struct bwork **tail);
+static void fd_arrays_close(struct lx_ctx *c, struct bproc *bp, struct bbuf *b);
 
 static void node_free(struct bnode *n)
 {
@@ -603,21 +626,25 @@ static void buf_release(struct bproc *bp, struct bbuf *b)
         node_put(target, 1, 0);
     for (uint32_t i = 0; i < b->nobjs; i++) {
         struct bobj *o = &b->objs[i];
-        if (o->type == BINDER_TYPE_FD) {
-            if (o->file)
-                lx_file_put(o->file);           /* (never delivered; a delivered one is the receiver's) */
-        } else if (o->type == BINDER_TYPE_BINDER || o->type == BINDER_TYPE_WEAK_BINDER) {
+        if (o->type == BINDER_TYPE_BINDER || o->type == BINDER_TYPE_WEAK_BINDER) {
             node_put(o->node, o->type == BINDER_TYPE_BINDER, 0);
-        } else {
+        } else if (o->type == BINDER_TYPE_HANDLE || o->type == BINDER_TYPE_WEAK_HANDLE) {
             struct bref *r = ref_of_desc(bp, o->handle, o->type == BINDER_TYPE_HANDLE);
             if (r)
                 dec_ref(r, o->type == BINDER_TYPE_HANDLE);
         }
     }
+    for (uint32_t i = 0; i < b->nfds; i++)
+        if (b->fds[i].file)
+            lx_file_put(b->fds[i].file);        /* (never delivered; a delivered one is the receiver's) */
     if (b->objs)
         lx_free(b->objs, b->objs_cap * sizeof(*b->objs));
+    if (b->fds)
+        lx_free(b->fds, b->fds_cap * sizeof(*b->fds));
     b->objs = NULL;
     b->nobjs = b->objs_cap = 0;
+    b->fds = NULL;
+    b->nfds = b->fds_cap = 0;
 }
 
 static void buf_free(struct bproc *bp, struct bbuf *b)
@@ -710,20 +737,94 @@ static void deliver(struct btxn *t, struct bproc *tp, struct bthread *tt)
     wake_thread(NULL);                          /* (its pollers) */
 }
 
+/* The size of an object of `type` in a transaction's data; 0: no such type. */
+static uint32_t obj_size(uint32_t type)
+{
+    switch (type) {
+    case BINDER_TYPE_BINDER: case BINDER_TYPE_WEAK_BINDER: case BINDER_TYPE_HANDLE: case BINDER_TYPE_WEAK_HANDLE:
+    case BINDER_TYPE_FD:
+        return sizeof(struct flat_binder_object);
+    case BINDER_TYPE_PTR:
+        return sizeof(struct binder_buffer_object);
+    case BINDER_TYPE_FDA:
+        return sizeof(struct binder_fd_array_object);
+    default:
+        return 0;
+    }
+}
+
+/* A descriptor of the sender's, held for the receiver, its number to go at
+ * `at` in the buffer: 0, -LX_EPERM (the receiver takes none), -LX_EBADF,
+ * -LX_EINVAL (too many) or -LX_ENOMEM (Linux's binder_translate_fd). */
+static int fd_take(struct lx_ctx *c, struct bbuf *b, uint32_t fd, uint64_t at, int allow_fds, int in_array)
+{
+    if (!allow_fds)
+        return -LX_EPERM;
+    struct lx_file *f = lx_fd_file(c->p, fd);
+    if (!f)
+        return -LX_EBADF;
+    if (b->nfds == b->fds_cap) {
+        uint32_t cap = b->fds_cap ? 2 * b->fds_cap : 4;
+        if (cap > FDS_MAX)
+            return -LX_EINVAL;
+        struct bfd *more = lx_alloc(cap * sizeof(*more));
+        if (!more)
+            return -LX_ENOMEM;
+        if (b->nfds)
+            memcpy(more, b->fds, b->nfds * sizeof(*more));
+        if (b->fds)
+            lx_free(b->fds, b->fds_cap * sizeof(*b->fds));
+        b->fds = more;
+        b->fds_cap = cap;
+    }
+    lx_file_get(f);                             /* (the receiver's descriptor is made when it reads) */
+    b->fds[b->nfds++] = (struct bfd){ .file = f, .at = at, .in_array = (uint8_t)in_array };
+    return 0;
+}
+
+/* Linux's binder_validate_fixup: may a fixup at `fixup_offset` of the
+ * buffer object at data offset `parent_at` come now, after the last one
+ * (in the object at `last_at`, none if 0, at or past `last_min`)? Fixups go
+ * into the last buffer object or one of its ancestors, in increasing order. */
+static int fixup_ok(struct bbuf *b, uint64_t parent_at, uint64_t fixup_offset, uint64_t last_at, uint64_t last_min)
+{
+    if (!last_at)
+        return 0;                               /* (nothing to fix up in; an object at 0 never is one) */
+    for (uint32_t steps = 0; last_at != parent_at; steps++) {
+        struct bobj *last = NULL;
+        for (uint32_t k = 0; k < b->nobjs && !last; k++)
+            if (b->objs[k].at == last_at)
+                last = &b->objs[k];
+        if (!last || last->type != BINDER_TYPE_PTR || !(last->flags & BINDER_BUFFER_FLAG_HAS_PARENT) ||
+            steps > b->nobjs)
+            return 0;
+        last_min = last->parent_offset + 8;
+        last_at = b->objs[last->parent].at;
+    }
+    return fixup_offset >= last_min;
+}
+
 /* The objects of a transaction's data (tr's offsets), as Linux's
  * binder_transaction translates them into the receiver's buffer b of
  * process tp: a node of the sender's becomes a handle of the receiver's,
  * a handle a handle of the receiver's, or the node itself when the
- * receiver owns it. Each is read from the sender's memory, checked,
- * counted and written into the buffer; what it was given is kept with
- * the buffer (b->objs) and given back with it. 0 or an errno. */
+ * receiver owns it; a descriptor is held for the receiver; a buffer
+ * object's bytes are copied into the buffer's scatter-gather part (extra
+ * bytes after the offsets) and named there by their address in the
+ * receiver, also in the parent buffer that points to them; an array of
+ * descriptors in such a buffer is held descriptor by descriptor. Each is
+ * read from the sender's memory, checked, counted and written into the
+ * buffer; what it was given is kept with the buffer (b->objs, b->fds) and
+ * given back with it. 0 or an errno. */
 static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, struct bbuf *b, const struct binder_transaction_data *tr,
-                     int allow_fds)
+                     int allow_fds, uint64_t extra)
 {
     struct bproc *bp = bt->proc;
     if (tr->offsets_size % 8)
         return -LX_EINVAL;
     uint64_t n = tr->offsets_size / 8, min = 0, table = b->off + align8(tr->data_size);
+    uint64_t sg = align8(tr->data_size) + align8(tr->offsets_size), sg_end = sg + extra;
+    uint64_t last_at = 0, last_min = 0;         /* (Linux's last_fixup_obj_off and last_fixup_min_off) */
     if (n > tr->data_size / sizeof(struct flat_binder_object) || n > OBJS_MAX)
         return -LX_EINVAL;                      /* (objects cannot overlap: some offset is bad; a bound) */
     if (svc_mem_copy_in(c->call, tp->obj->h, table, tr->offsets, tr->offsets_size))
@@ -734,18 +835,26 @@ static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, str
     b->objs_cap = (uint32_t)n;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t at;
-        struct flat_binder_object o;
+        uint32_t type;
         if (svc_mem_read(tp->obj->h, table + i * 8, &at, 8))
             return -LX_EFAULT;                  /* (the receiver's copy: what it will read) */
-        if (at % 4 || at < min || at > tr->data_size || tr->data_size - at < sizeof(o))
+        if (at % 4 || at < min || at > tr->data_size || tr->data_size - at < 4)
             return -LX_EINVAL;                  /* (misplaced, overlapping, or past the data) */
-        if (lx_copy_in(c, &o, tr->buffer + at, sizeof(o)))
+        if (lx_copy_in(c, &type, tr->buffer + at, 4))
             return -LX_EFAULT;
-        min = at + sizeof(o);
+        uint32_t size = obj_size(type);
+        if (!size || tr->data_size - at < size)
+            return -LX_EINVAL;                  /* (no such object, or past the data) */
+        union { struct flat_binder_object f; struct binder_buffer_object p; struct binder_fd_array_object a; } u;
+        if (lx_copy_in(c, &u, tr->buffer + at, size))
+            return -LX_EFAULT;
+        min = at + size;
+        struct flat_binder_object o = u.f;
         struct bobj *kept = &b->objs[b->nobjs];
+        *kept = (struct bobj){ .type = type, .at = at };
         int err = 0;
         uint32_t desc = 0;
-        if (o.type == BINDER_TYPE_BINDER || o.type == BINDER_TYPE_WEAK_BINDER) {
+        if (type == BINDER_TYPE_BINDER || type == BINDER_TYPE_WEAK_BINDER) {
             struct bnode *node = node_of_ptr(bp, o.binder);
             int made = !node;
             if (!node && !(node = node_new(bp, o.binder, o.cookie, o.flags)))
@@ -760,8 +869,8 @@ static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, str
             o.type = o.type == BINDER_TYPE_BINDER ? BINDER_TYPE_HANDLE : BINDER_TYPE_WEAK_HANDLE;
             o.binder = desc;
             o.cookie = 0;
-            *kept = (struct bobj){ .type = o.type, .handle = desc };
-        } else if (o.type == BINDER_TYPE_HANDLE || o.type == BINDER_TYPE_WEAK_HANDLE) {
+            *kept = (struct bobj){ .type = o.type, .handle = desc, .at = at };
+        } else if (type == BINDER_TYPE_HANDLE || type == BINDER_TYPE_WEAK_HANDLE) {
             struct bref *r = ref_of_desc(bp, (uint32_t)o.binder, o.type == BINDER_TYPE_HANDLE);
             if (!r)
                 return -LX_EINVAL;              /* (a handle it does not hold) */
@@ -771,28 +880,70 @@ static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, str
                 o.binder = node->ptr;
                 o.cookie = node->cookie;
                 inc_node(node, o.type == BINDER_TYPE_BINDER, 0, NULL);
-                *kept = (struct bobj){ .type = o.type, .node = node };
+                *kept = (struct bobj){ .type = o.type, .node = node, .at = at };
             } else {
                 err = inc_ref_for_node(tp, node, o.type == BINDER_TYPE_HANDLE, NULL, &desc);
                 if (err)
                     return err;
                 o.binder = desc;
                 o.cookie = 0;
-                *kept = (struct bobj){ .type = o.type, .handle = desc };
+                *kept = (struct bobj){ .type = o.type, .handle = desc, .at = at };
             }
-        } else if (o.type == BINDER_TYPE_FD) {
-            if (!allow_fds)
-                return -LX_EPERM;               /* (its receiver does not take them) */
-            struct lx_file *f = lx_fd_file(c->p, (uint32_t)o.binder);
-            if (!f)
-                return -LX_EBADF;
-            lx_file_get(f);                     /* (the receiver's descriptor is made when it reads) */
-            *kept = (struct bobj){ .type = o.type, .file = f, .at = at };
-        } else {
-            return -LX_EINVAL;                  /* (arrays of descriptors and buffers are not passed yet) */
+        } else if (type == BINDER_TYPE_FD) {
+            if ((err = fd_take(c, b, (uint32_t)o.binder, b->off + at + 8, allow_fds, 0)) != 0)
+                return err;
+            o.binder = 0;                       /* (the number is the receiver's, written when it reads) */
+        } else if (type == BINDER_TYPE_PTR) {
+            struct binder_buffer_object *p = &u.p;
+            if (p->length > sg_end - sg)
+                return -LX_EINVAL;              /* (past the scatter-gather bytes) */
+            if (p->length && svc_mem_copy_in(c->call, tp->obj->h, b->off + sg, p->buffer, p->length))
+                return -LX_EINVAL;              /* (Linux: the deferred copy fails, EINVAL) */
+            *kept = (struct bobj){ .type = type, .at = at, .sg = sg, .length = p->length, .ubuf = p->buffer,
+                                   .parent = p->parent, .parent_offset = p->parent_offset, .flags = p->flags };
+            p->buffer = tp->va + b->off + sg;   /* (its address in the receiver) */
+            sg += align8(p->length);
+            if (p->flags & BINDER_BUFFER_FLAG_HAS_PARENT) {
+                /* Linux's binder_fixup_parent: the parent an earlier buffer
+                 * object, the pointer at a place the order allows, inside it. */
+                struct bobj *parent = p->parent < i ? &b->objs[p->parent] : NULL;
+                if (!parent || parent->type != BINDER_TYPE_PTR ||
+                    !fixup_ok(b, parent->at, p->parent_offset, last_at, last_min) ||
+                    parent->length < 8 || p->parent_offset > parent->length - 8 ||
+                    (parent->sg + p->parent_offset) % 4)
+                    return -LX_EINVAL;
+                if (svc_mem_write(tp->obj->h, b->off + parent->sg + p->parent_offset, &p->buffer, 8))
+                    return -LX_EFAULT;
+            }
+            last_at = at;
+            last_min = 0;
+        } else {                                /* BINDER_TYPE_FDA */
+            struct binder_fd_array_object *fa = &u.a;
+            struct bobj *parent = fa->parent < i ? &b->objs[fa->parent] : NULL;
+            if (!parent || parent->type != BINDER_TYPE_PTR ||
+                !fixup_ok(b, parent->at, fa->parent_offset, last_at, last_min))
+                return -LX_EINVAL;
+            if (fa->num_fds) {                  /* (Linux's binder_translate_fd_array) */
+                if (fa->num_fds > FDS_MAX || 4 * fa->num_fds > parent->length ||
+                    fa->parent_offset > parent->length - 4 * fa->num_fds)
+                    return -LX_EINVAL;
+                uint64_t in_buf = parent->sg + fa->parent_offset, from = parent->ubuf + fa->parent_offset;
+                if (in_buf % 4 || from % 4)
+                    return -LX_EINVAL;
+                for (uint64_t k = 0; k < fa->num_fds; k++) {
+                    uint32_t fd;
+                    if (lx_copy_in(c, &fd, from + 4 * k, 4))
+                        return -LX_EINVAL;      /* (read from the sender's own memory, as Linux) */
+                    if ((err = fd_take(c, b, fd, b->off + in_buf + 4 * k, allow_fds, 1)) != 0)
+                        return err;
+                }
+            }
+            last_at = parent->at;
+            last_min = fa->parent_offset + 4 * fa->num_fds;
         }
         b->nobjs++;
-        if (svc_mem_write(tp->obj->h, b->off + at, &o, sizeof(o)))
+        if (type == BINDER_TYPE_PTR ? svc_mem_write(tp->obj->h, b->off + at, &u.p, sizeof(u.p)) :
+            type == BINDER_TYPE_FDA ? 0 : svc_mem_write(tp->obj->h, b->off + at, &o, sizeof(o)))
             return -LX_EFAULT;
     }
     return 0;
@@ -871,7 +1022,7 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct binde
         err = -LX_EFAULT;
     if (!err && tr->offsets_size)
         err = translate(c, bt, tp, t->buf, tr,
-                        reply ? (in_reply_to->flags & TF_ACCEPT_FDS) != 0 : target->accept_fds);
+                        reply ? (in_reply_to->flags & TF_ACCEPT_FDS) != 0 : target->accept_fds, extra);
     if (err) {
         if (t->buf)
             buf_free(tp, t->buf);
@@ -1282,6 +1433,7 @@ static int64_t thread_write(struct lx_ctx *c, struct bthread *bt, uint64_t buf, 
             b->txn = NULL;
             if (b->async && b->target_node)
                 async_next(bp, b->target_node);  /* (first, as Linux's binder_free_buf) */
+            fd_arrays_close(c, bp, b);
             buf_free(bp, b);
             break;
         }
@@ -1425,33 +1577,39 @@ static int out_put(struct lx_ctx *c, struct outbuf *o, const void *src, uint32_t
 static int fd_fixups(struct lx_ctx *c, struct bproc *bp, struct bbuf *b)
 {
     uint32_t made = 0;
-    int err = 0;
-    for (uint32_t i = 0; i < b->nobjs && !err; i++) {
-        struct bobj *o = &b->objs[i];
-        if (o->type != BINDER_TYPE_FD || !o->file)
-            continue;
-        int fd = lx_fd_new(c->p, o->file, 1, 0);
+    for (; made < b->nfds; made++) {
+        struct bfd *d = &b->fds[made];
+        int fd = lx_fd_new(c->p, d->file, 1, 0);
         uint32_t v = (uint32_t)fd;
-        if (fd < 0 || svc_mem_write(bp->obj->h, b->off + o->at + 8, &v, 4)) {
+        if (fd < 0 || svc_mem_write(bp->obj->h, d->at, &v, 4)) {
             if (fd >= 0)
                 lx_fd_set(c->p, (uint32_t)fd, NULL);
-            err = -1;
             break;
         }
-        o->handle = (uint32_t)fd;               /* (made: undone below if a later one fails) */
-        made++;
+        d->fd = fd;
     }
-    for (uint32_t i = 0; i < b->nobjs; i++) {
-        struct bobj *o = &b->objs[i];
-        if (o->type != BINDER_TYPE_FD || !o->file || !made)
-            continue;
-        if (err)
-            lx_fd_set(c->p, o->handle, NULL);   /* (the buffer keeps its file) */
-        else
-            o->file = NULL;                     /* (the descriptor's now) */
-        made--;
+    if (made < b->nfds) {
+        for (uint32_t i = 0; i < made; i++)
+            lx_fd_set(c->p, (uint32_t)b->fds[i].fd, NULL);     /* (the buffer keeps its file) */
+        return -1;
     }
-    return err;
+    for (uint32_t i = 0; i < b->nfds; i++)
+        b->fds[i].file = NULL;                  /* (the descriptor's now) */
+    b->fds_made = 1;
+    return 0;
+}
+
+/* BC_FREE_BUFFER of a buffer whose descriptors were made: those of its
+ * arrays are closed in the freeing process, whatever descriptor has the
+ * number now (Linux's binder_release_entire_buffer); single ones are the
+ * process's to close. */
+static void fd_arrays_close(struct lx_ctx *c, struct bproc *bp, struct bbuf *b)
+{
+    for (uint32_t i = 0; b->fds_made && i < b->nfds; i++) {
+        uint32_t fd;
+        if (b->fds[i].in_array && !svc_mem_read(bp->obj->h, b->fds[i].at, &fd, 4))
+            lx_sys_close(c, fd);
+    }
 }
 
 /* A node's work (Linux's BINDER_WORK_NODE): its owner hears BR_INCREFS,
@@ -1659,7 +1817,55 @@ static int64_t write_read(struct lx_ctx *c, struct lx_file *f, struct bthread *b
     return r;
 }
 
+/* BINDER_GET_NODE_DEBUG_INFO: the first of bp's nodes with a ptr above
+ * the one asked for (all zero: none). */
+static int64_t node_debug_info(struct lx_ctx *c, struct bproc *bp, uint64_t arg)
+{
+    struct binder_node_debug_info info;
+    if (lx_copy_in(c, &info, arg, sizeof(info)))
+        return -LX_EFAULT;
+    struct bnode *best = NULL;
+    for (struct bnode *n = bp->nodes; n; n = n->next)
+        if (n->ptr > info.ptr && (!best || n->ptr < best->ptr))
+            best = n;
+    memset(&info, 0, sizeof(info));
+    if (best)
+        info = (struct binder_node_debug_info){ best->ptr, best->cookie, best->has_strong, best->has_weak };
+    return lx_copy_out(c, arg, &info, sizeof(info)) ? -LX_EFAULT : 0;
+}
+
+/* BINDER_GET_NODE_INFO_FOR_REF: the counts of the node a strong handle of
+ * the context manager's names (only the context manager may ask). */
+static int64_t node_info_for_ref(struct lx_ctx *c, struct bproc *bp, uint64_t arg)
+{
+    struct binder_node_info_for_ref info;
+    if (lx_copy_in(c, &info, arg, sizeof(info)))
+        return -LX_EFAULT;
+    if (info.strong_count || info.weak_count || info.reserved1 || info.reserved2 || info.reserved3)
+        return -LX_EINVAL;                      /* (only the handle may be set) */
+    if (!bp->ctx->mgr || bp->ctx->mgr->proc != bp)
+        return -LX_EPERM;
+    struct bref *r = ref_of_desc(bp, info.handle, 1);
+    if (!r)
+        return -LX_EINVAL;
+    info.strong_count = (uint32_t)(r->node->local_strong + r->node->internal_strong);
+    info.weak_count = (uint32_t)r->node->local_weak;
+    return lx_copy_out(c, arg, &info, sizeof(info)) ? -LX_EFAULT : 0;
+}
+
+static int64_t binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg);
+
 int64_t lx_binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg)
+{
+    /* The file is held through the call: freeing a buffer closes the
+     * descriptors of its arrays, and one may be the last of this file. */
+    lx_file_get(f);
+    int64_t r = binder_ioctl(c, f, req, arg);
+    lx_file_put(f);
+    return r;
+}
+
+static int64_t binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg)
 {
     struct bproc *bp = f->binder;
     if (!bp)
@@ -1671,6 +1877,12 @@ int64_t lx_binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint6
     switch ((uint32_t)req) {
     case BINDER_WRITE_READ:
         r = write_read(c, f, bt, arg);
+        break;
+    case BINDER_GET_NODE_DEBUG_INFO:
+        r = node_debug_info(c, bp, arg);
+        break;
+    case BINDER_GET_NODE_INFO_FOR_REF:
+        r = node_info_for_ref(c, bp, arg);
         break;
     case BINDER_SET_MAX_THREADS: {
         int32_t n;

@@ -57,8 +57,11 @@ static void manager(int ready)
 {
     int fd[2] = { dev_open("binder"), dev_open("hwbinder") };
     int again = -1;
-    if (fd[0] < 0 || fd[1] < 0 || ioctl(fd[0], (int)BINDER_SET_CONTEXT_MGR, 0) != 0 ||
-        ioctl(fd[1], (int)BINDER_SET_CONTEXT_MGR, 0) != 0)
+    int set = -1;                               /* (the last program's manager may be going still: bindersg.c) */
+    for (int tries = 0; fd[0] >= 0 && tries < 200 && (set = ioctl(fd[0], (int)BINDER_SET_CONTEXT_MGR, 0)) &&
+                        errno == EBUSY; tries++)
+        usleep(10000);
+    if (set || fd[1] < 0 || ioctl(fd[1], (int)BINDER_SET_CONTEXT_MGR, 0) != 0)
         _exit(2);
     int other = dev_open("hwbinder");           /* a second open of hwbinder: a second manager is refused */
     again = ioctl(other, (int)BINDER_SET_CONTEXT_MGR, 0) == 0 ? 0 : errno;
