@@ -1216,10 +1216,41 @@ static void proc_release(struct bproc *bp)
 
 /* ---------------------------------------------------------------- the file */
 
+/* Tie binder device node `node` to the context named `name`: the one of
+ * that name whose node went (an rm of /dev/NAME leaves the device, as on
+ * Linux: made again, the node gets it back), else a new one; 0, or
+ * -LX_ENOSPC past CTX_MAX contexts. */
+int64_t lx_binder_device_attach(int32_t node, const char *name)
+{
+    size_t len = strlen(name);
+    if (len >= sizeof(ctxs[0].name))
+        return -LX_EINVAL;
+    for (unsigned i = 0; i < nctx; i++) {
+        if (ctxs[i].node < 0 && !strcmp(ctxs[i].name, name)) {
+            ctxs[i].node = node;
+            return 0;
+        }
+    }
+    if (nctx >= CTX_MAX)
+        return -LX_ENOSPC;
+    ctxs[nctx] = (struct bctx){ .node = node };
+    memcpy(ctxs[nctx].name, name, len + 1);
+    nctx++;
+    return 0;
+}
+
+/* Node `node` of /dev went: its context stays, with no node. */
+void lx_binder_node_gone(int32_t node)
+{
+    for (unsigned i = 0; i < nctx; i++)
+        if (ctxs[i].node == node)
+            ctxs[i].node = -1;
+}
+
 /* Make /dev/NAME a binder device of its own (binderfs's BINDER_CTL_ADD;
  * binder_linux's devices=): 0, -LX_EINVAL for a name that is not 1 to 31
- * of [a-z0-9_-] (or not a file name of /dev), -LX_EEXIST if /dev has it,
- * -LX_ENOSPC past CTX_MAX devices. */
+ * of [a-z0-9_-], -LX_EEXIST if /dev has it, -LX_ENOSPC past CTX_MAX
+ * devices. */
 int64_t lx_binder_device_add(const char *name)
 {
     size_t len = strlen(name);
@@ -1229,28 +1260,31 @@ int64_t lx_binder_device_add(const char *name)
              name[i] == '-';
     if (!ok)
         return -LX_EINVAL;
-    if (nctx >= CTX_MAX)
-        return -LX_ENOSPC;
     char path[40] = "dev/";
     memcpy(path + 4, name, len + 1);
+    if (lx_lookup(LX_ROOT, path, 0) >= 0)
+        return -LX_EEXIST;
+    int room = nctx < CTX_MAX;
+    for (unsigned i = 0; i < nctx && !room; i++)
+        room = ctxs[i].node < 0 && !strcmp(ctxs[i].name, name);
+    if (!room)
+        return -LX_ENOSPC;
     int32_t node = lx_rootfs_device(path, LX_DEV_BINDER);
     if (node < 0)
         return node == -LX_EEXIST ? node : node == -LX_ENOSPC ? -LX_ENOMEM : -LX_EINVAL;
-    ctxs[nctx] = (struct bctx){ .node = node };
-    memcpy(ctxs[nctx].name, name, len + 1);
-    nctx++;
-    return 0;
+    return lx_binder_device_attach(node, name);
 }
 
-/* The device number of binder device node `node`: misc 10, minor 59 for
- * the first and one less for each made after it (Linux hands out dynamic
- * misc minors downward). */
+/* The device number of binder device node `node`: misc 10, minor 124 for
+ * the first and one less for each made after it, as Linux 6.1 hands out
+ * dynamic misc minors (downward) to binder_linux's devices in the same
+ * machine. */
 uint32_t lx_binder_rdev(int32_t node)
 {
     for (unsigned i = 0; i < nctx; i++)
         if (ctxs[i].node == node)
-            return 0xa00 | (59 - i);
-    return 0xa3b;
+            return 0xa00 | (124 - i);
+    return 0xa7c;
 }
 
 int64_t lx_binder_open(struct lx_ctx *c, int32_t node, uint32_t flags, int cloexec)

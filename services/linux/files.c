@@ -1315,10 +1315,10 @@ int lx_stat_fill(int32_t node, void *out)
         return 0;
     }
     /* null 1:3, zero 1:5, console 5:1, tty 5:0, full 1:7, random 1:8, urandom 1:9, ptmx 5:2 (pts: 136:N);
-     * the disk, a block device, vda 254:0; binder, a misc device, 10:59 and down for each more device
+     * the disk, a block device, vda 254:0; binder, a misc device, 10:124 and down for each more device
      * (binder.c; its minor is dynamic on Linux);
      * input/event0 13:64; fb0 29:0 */
-    static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500, 0x107, 0x108, 0x109, 0x502, 0, 0xfe00, 0xa3b,
+    static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500, 0x107, 0x108, 0x109, 0x502, 0, 0xfe00, 0xa7c,
                                      0xd40, 0x1d00 };
     _Static_assert(sizeof(rdev) / sizeof(rdev[0]) == LX_DEV_FB + 1, "a device number for every device");
     struct lx_stat st = { 0 };

@@ -1536,6 +1536,8 @@ void lx_fb_changed(void);
 /* /dev/binder (binder.c). */
 struct bproc;
 int64_t lx_binder_device_add(const char *name);
+int64_t lx_binder_device_attach(int32_t node, const char *name);
+void lx_binder_node_gone(int32_t node);
 uint32_t lx_binder_rdev(int32_t node);
 int64_t lx_binder_open(struct lx_ctx *c, int32_t node, uint32_t flags, int cloexec);
 int64_t lx_binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg);

@@ -353,6 +353,8 @@ int32_t lx_nodes_max(void)
 
 static void node_free(struct lx_node *n)
 {
+    if ((n->mode & LX_S_IFMT) == LX_S_IFCHR && n->dev == LX_DEV_BINDER)
+        lx_binder_node_gone(node_index(n));     /* (its device stays: made again, the node gets it back) */
     if (n->fs == LX_FS_DATA)
         lx_data_node_gone(node_index(n));        /* (an orphan's last opener: it can be freed on the disk) */
     node_free_mem(n);
@@ -1053,7 +1055,10 @@ int lx_fs_init(const char *name)
     device("dev/console", LX_DEV_CONSOLE);
     device("dev/tty", LX_DEV_TTY);
     device("dev/ptmx", LX_DEV_PTMX);
-    lx_binder_device_add("binder");             /* (binder_linux's devices=binder; more: linux_binder_device) */
+    device("dev/binder", LX_DEV_BINDER);        /* (binder_linux's devices=binder; more: linux_binder_device) */
+    int32_t binder = lx_lookup(LX_ROOT, "dev/binder", 0);
+    if (binder < 0 || lx_binder_device_attach(binder, "binder"))
+        lx_log("no /dev/binder: error %d", binder < 0 ? binder : -LX_ENOSPC);
     if (lx_evdev_present())
         device("dev/input/event0", LX_DEV_INPUT);   /* (devtmpfs's, for the input service's device) */
     if (lx_fb_present())

@@ -104,6 +104,7 @@ int main(void)
         printf("%s: %s\n", path, there && S_ISCHR(st.st_mode) ? "a character device" : there ? "not a device" : "none");
         rdev[i] = there ? st.st_rdev : 0;
     }
+    printf("their minors: %u %u %u\n", minor(rdev[0]), minor(rdev[1]), minor(rdev[2]));
     printf("misc devices (major 10), each its own minor: %d\n", major(rdev[0]) == 10 && major(rdev[1]) == 10 &&
            major(rdev[2]) == 10 && rdev[0] != rdev[1] && rdev[1] != rdev[2] && rdev[0] != rdev[2]);
     int ready[2];
@@ -121,7 +122,7 @@ int main(void)
         return 1;
     }
     printf("a second context manager of hwbinder: %s\n", again ? errname(again) : "accepted");
-    int fd[3];
+    int fd[3], right = again == EBUSY;
     for (int i = 0; i < 3; i++)
         fd[i] = dev_open(names[i]);
     for (int i = 0; i < 3; i++) {
@@ -131,16 +132,20 @@ int main(void)
         uint32_t got;
         while (!(got = step(fd[i], w, &wl, &tr)))
             ;
-        if (got == BR_REPLY)
+        if (got == BR_REPLY) {
             printf("handle 0 of /dev/%s: answered by the manager of %.*s\n", names[i], (int)tr.data_size,
                    (const char *)tr.buffer);
-        else
+            right += i < 2 && !strcmp((const char *)tr.buffer, names[i]);
+        } else {
+            right += i == 2 && got == BR_DEAD_REPLY;
             printf("handle 0 of /dev/%s: %s\n", names[i], got == BR_DEAD_REPLY ? "BR_DEAD_REPLY" : "other");
+        }
     }
     int mgr = ioctl(fd[2], (int)BINDER_SET_CONTEXT_MGR, 0);
     printf("the client becomes the context manager of vndbinder: %s\n", mgr == 0 ? "yes" : errname(errno));
     kill(m, SIGKILL);
     waitpid(m, NULL, 0);
-    printf("binderdevs: done\n");
-    return 0;
+    right += mgr == 0;
+    printf("binderdevs: %s\n", right == 5 ? "done" : "FAILED");
+    return right == 5 ? 0 : 1;
 }

@@ -134,10 +134,13 @@ def budget(system_path: Path, cpu: str, repo: Path = paths.REPO) -> tuple:
                          ("data and bss rw-", "__rodata_end", "__data_end")):
         size = sym[hi] - sym[lo]
         rows.append(("kernel", f"image {what}", size, "64 KiB", cont_entries(sym[lo], size)))
-    kstack = kstack_size(repo)
+    kstack, size = kstack_size(repo), sym["__kernel_end"] - sym["__data_end"]
     if kstack:
-        rows.append(("kernel", "stacks rw- (guard pages unmapped)", sym["__kernel_end"] - sym["__data_end"], "4 KiB",
+        rows.append(("kernel", "stacks rw- (guard pages unmapped)", size, "4 KiB",
                      stack_pages(sym["__data_end"], sym["__kernel_end"], kstack)))
+    else:                                       # (no configuration: the guards counted too, at most)
+        rows.append(("kernel", "stacks rw- (stack size unknown: every page)", size, "4 KiB",
+                     pages(sym["__data_end"], size)))
     for v in system.services:
         if v.placement == "kernel":
             rows.append(("kernel", f"service {v.name} (in the kernel image)", 0, "-", 0))

@@ -150,7 +150,7 @@ static void map_ram(paddr_t base, paddr_t end, paddr_t kstart, paddr_t kend)
             mmu_map_range(kernel_l1, kend + off, kend, end - kend, KATTR_RW, MAP_BLOCKS);
         return;
     }
-    if (mmu_map_range(kernel_l1, base + off, base, end - base, KATTR_RW, true))
+    if (mmu_map_range(kernel_l1, base + off, base, end - base, KATTR_RW, MAP_BLOCKS))
         panic("cannot map RAM at %lx", base);
 }
 
