@@ -38,7 +38,7 @@
  * to them; arrays of descriptors (BINDER_TYPE_FDA) in them are held like
  * single ones and closed when the buffer is freed.
  *
- * Not here yet: BINDER_FREEZE, BINDER_GET_EXTENDED_ERROR.
+ * Not here yet: BINDER_FREEZE.
  */
 
 #include "lx.h"
@@ -183,6 +183,7 @@ struct bthread {
     struct bwork *todo, *todo_tail;
     struct btxn *stack;                 /* the transactions it is in (sent or being served) */
     struct bwork return_error, reply_error;
+    struct binder_extended_error ee;    /* its last transaction's fate (BINDER_GET_EXTENDED_ERROR) */
 };
 
 struct bproc {
@@ -208,7 +209,8 @@ struct bproc {
 static struct bproc *procs;
 static struct bctx ctxs[CTX_MAX];       /* the devices, in the order they were made */
 static unsigned nctx;
-static int32_t next_id = 1;            /* (0 is the pollers': LX_BLK_BINDER's wake of no thread) */
+static int32_t next_id = 1;
+static uint32_t last_txn_id;            /* transactions' numbers (Linux's debug ids: only their order means anything) */            /* (0 is the pollers': LX_BLK_BINDER's wake of no thread) */
 
 /* ---------------------------------------------------------------- lists */
 
@@ -956,7 +958,9 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct binde
     struct bthread *tt = NULL;
     struct btxn *in_reply_to = NULL;
     struct bnode *target = NULL;
-    uint32_t error = BR_FAILED_REPLY;
+    uint32_t error = BR_FAILED_REPLY, id = ++last_txn_id;
+    int32_t param = -LX_EPROTO;                 /* (the errno Linux's return_error_param would say) */
+    bt->ee = (struct binder_extended_error){ id, BR_OK, 0 };
     if (reply) {
         in_reply_to = bt->stack;
         if (!in_reply_to || in_reply_to->to_thread != bt)
@@ -965,6 +969,7 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct binde
         tt = in_reply_to->from;
         if (!tt) {
             error = BR_DEAD_REPLY;              /* its sender is gone */
+            param = 0;
             goto fail;
         }
         if (tt->stack != in_reply_to) {
@@ -973,6 +978,7 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct binde
         }
         tp = tt->proc;
     } else {
+        param = -LX_EINVAL;
         if ((uint32_t)tr->target != 0) {
             struct bref *r = ref_of_desc(bp, (uint32_t)tr->target, 1);
             if (!r)
@@ -991,6 +997,7 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct binde
                                                  * never its own binder process) */
         if (!(tr->flags & TF_ONE_WAY) && bt->stack) {
             struct btxn *s = bt->stack;
+            param = -LX_EPROTO;
             if (s->to_thread != bt)
                 goto fail_no_reply;             /* (a call out of a call it did not take: EPROTO) */
             for (; s && !tt; s = s->from_parent)
@@ -998,6 +1005,7 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct binde
                     tt = s->from;               /* a call back into a caller: its waiting thread takes it */
         }
     }
+    param = -LX_ENOMEM;
     if (bt->queued >= WORK_MAX)
         goto fail;                              /* (its list is full) */
     struct btxn *t = lx_alloc(sizeof(*t));
@@ -1030,6 +1038,7 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct binde
         lx_free(t, sizeof(*t));
         if (err == -LX_ESRCH)
             error = BR_DEAD_REPLY;              /* (it never mapped its buffer) */
+        param = err;
         goto fail;
     }
     t->buf->txn = t;
@@ -1059,12 +1068,16 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct binde
 fail:
     if (in_reply_to) {
         /* A reply that failed: the replier hears its completion, the
-         * caller the error (Linux 6.1's order). */
+         * caller the error (Linux 6.1's order), and so does its
+         * extended error, unless it holds one already. */
+        if (in_reply_to->from && in_reply_to->from->ee.command == BR_OK)
+            in_reply_to->from->ee = (struct binder_extended_error){ id, error, param };
         set_error(bt, &bt->return_error, BR_TRANSACTION_COMPLETE);
         send_failed_reply(in_reply_to, error);
         return;
     }
 fail_no_reply:
+    bt->ee = (struct binder_extended_error){ id, error, param };
     set_error(bt, &bt->return_error, error);
 }
 
@@ -1086,6 +1099,7 @@ static struct bthread *thread_of(struct bproc *bp, int tid, int make)
     if (t)
         t->binder = 1;                          /* (its end looks for its binder threads) */
     bt->return_error = (struct bwork){ .type = W_ERROR, .cmd = BR_OK };
+    bt->ee = (struct binder_extended_error){ 0, BR_OK, 0 };
     bt->reply_error = (struct bwork){ .type = W_ERROR, .cmd = BR_OK };
     bp->threads = bt;
     return bt;
@@ -1917,6 +1931,11 @@ static int64_t binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, u
         break;
     case BINDER_GET_NODE_INFO_FOR_REF:
         r = node_info_for_ref(c, bp, arg);
+        break;
+    case BINDER_GET_EXTENDED_ERROR:
+        r = lx_copy_out(c, arg, &bt->ee, sizeof(bt->ee)) ? -LX_EFAULT : 0;
+        if (!r)
+            bt->ee = (struct binder_extended_error){ 0, BR_OK, 0 };
         break;
     case BINDER_SET_MAX_THREADS: {
         int32_t n;

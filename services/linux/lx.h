@@ -23,6 +23,7 @@ enum {
     LX_EPIPE = 32, LX_EXDEV = 18, LX_EMLINK = 31, LX_ENOSPC = 28, LX_EFBIG = 27, LX_ENOTEMPTY = 39,
     LX_EOPNOTSUPP = 95, LX_ENXIO = 6, LX_ERANGE = 34, LX_ENAMETOOLONG = 36, LX_ENOSYS = 38, LX_ELOOP = 40,
     LX_EOVERFLOW = 75, LX_EDEADLK = 35, LX_ENOLCK = 37, LX_ELIBBAD = 80, LX_EAFNOSUPPORT = 97, LX_ECANCELED = 125,
+    LX_EPROTO = 71,
 };
 
 /* ---------------------------------------------------------------- system call numbers (Linux's, AArch64) */

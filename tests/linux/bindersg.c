@@ -85,6 +85,16 @@ static uint32_t sg_call(int fd, uint32_t code, uint32_t flags, const void *data,
     return until(fd, w, wl, tr);
 }
 
+/* BINDER_GET_EXTENDED_ERROR: the last transaction's fate (its number is
+ * Linux's debug id, which only says whether there was one). */
+static void extended(int fd)
+{
+    struct binder_extended_error ee = { 7, 7, 7 };
+    int e = ioctl(fd, (int)BINDER_GET_EXTENDED_ERROR, &ee);
+    printf("client: extended error: %d, a transaction %d, %s, param %d\n", e, ee.id != 0,
+           ee.command == BR_OK ? "BR_OK" : name(ee.command), ee.param);
+}
+
 static int is_open(int fd)
 {
     return fcntl(fd, F_GETFD) >= 0;
@@ -242,6 +252,7 @@ int main(void)
         write_only(fd, w, binder_put(w, 0, BC_FREE_BUFFER, &tr.buffer, 8));
     }
     printf("\n");
+    extended(fd);
 
     /* The calls Linux refuses. */
     struct { const char *what; uint64_t buffers; void (*edit)(uint8_t *); } bad[] = {
@@ -251,7 +262,15 @@ int main(void)
     for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         got = sg_call(fd, 2, TF_ACCEPT_FDS, data, sizeof(data), offs, 4, bad[i].buffers, &tr);
         printf("client: %s: %s\n", bad[i].what, name(got));
+        extended(fd);
     }
+    extended(fd);                               /* (read: cleared) */
+    struct binder_transaction_data nowhere = { 0 };
+    nowhere.target = 77;
+    uint8_t wn[80];
+    printf("client: a call to a handle it lacks: %s\n",
+           name(until(fd, wn, binder_put(wn, 0, BC_TRANSACTION, &nowhere, sizeof(nowhere)), &tr)));
+    extended(fd);
     uint8_t copy[144];
     /* a child whose parent comes after it */
     memcpy(copy, data, sizeof(copy));
