@@ -100,7 +100,7 @@ int main(void)
             others++;
         done = released && type == 0;
     }
-    /* (asked before the line below: the test presses its next keys, Tab among them, once it appears) */
+    /* (asked before the lines below: the focus is checked while this application is still there) */
     int mine = inputd_focus(h, &before) == 0 && inputd_focus(h, &me) == 0 && before == me;
     printf("%s: got key %u pressed %d, released %d, other keys %d\n", name, key, pressed, released, others);
     printf("%s: the focus was %s when its key came\n", name, mine ? "its own" : "another's");
