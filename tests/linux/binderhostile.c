@@ -41,7 +41,7 @@ static void fuzz(long streams)
         BC_TRANSACTION, BC_REPLY, BINDER_IOC(1, 'c', 2, 4), BC_FREE_BUFFER, BINDER_IOC(1, 'c', 4, 4), BINDER_IOC(1, 'c', 5, 4),
         BINDER_IOC(1, 'c', 6, 4), BINDER_IOC(1, 'c', 7, 4), BINDER_IOC(1, 'c', 8, 16), BINDER_IOC(1, 'c', 9, 16), BINDER_IOC(1, 'c', 10, 8),
         BINDER_IOC(0, 'c', 11, 0), BC_ENTER_LOOPER, BINDER_IOC(0, 'c', 13, 0), BINDER_IOC(1, 'c', 14, 12), BINDER_IOC(1, 'c', 15, 12),
-        BINDER_IOC(1, 'c', 16, 8), BINDER_IOC(1, 'c', 17, 72), BC_REPLY_SG,
+        BINDER_IOC(1, 'c', 16, 8), BC_TRANSACTION_SG, BC_REPLY_SG, BC_TRANSACTION_SG,
     };
     static uint8_t w[512], r[512], data[8192];
     static uint64_t offs[512];
@@ -54,7 +54,39 @@ static void fuzz(long streams)
             uint8_t arg[72];
             for (unsigned i = 0; i < sizeof(arg); i++)
                 arg[i] = (uint8_t)rnd();
-            if (cmd == BC_TRANSACTION || cmd == BC_REPLY) {
+            if (cmd == BC_TRANSACTION_SG || cmd == BC_REPLY_SG) {
+                /* scatter-gather: buffer objects and descriptor arrays laid
+                 * one after another, with parents and places near right */
+                struct binder_transaction_data_sg sg = { { 0 }, rnd() % 4 ? (rnd() % 64) * 8 : rnd() };
+                size_t at = rnd() % 2 ? 0 : 8;
+                unsigned nobj = 0;
+                while (nobj < 8 && at + 40 <= sizeof(data) && rnd() % 4) {
+                    offs[nobj] = rnd() % 8 ? at : rnd() % sizeof(data);
+                    if (rnd() % 2) {
+                        struct binder_buffer_object b = { 0x70742a85, (uint32_t)(rnd() % 4 ? rnd() % 2 : rnd()),
+                                                          rnd() % 4 ? (uint64_t)data + rnd() % 256 : rnd(),
+                                                          rnd() % 8 ? rnd() % 64 : rnd(), rnd() % (nobj + 2),
+                                                          rnd() % 4 ? rnd() % 64 : rnd() };
+                        memcpy(data + at, &b, sizeof(b));
+                        at += sizeof(b);
+                    } else {
+                        struct binder_fd_array_object a = { rnd() % 8 ? 0x66646185u : 0x66642a85u, 0,
+                                                            rnd() % 8 ? rnd() % 4 : rnd(), rnd() % (nobj + 2),
+                                                            rnd() % 4 ? rnd() % 32 : rnd() };
+                        memcpy(data + at, &a, sizeof(a));
+                        at += sizeof(a) + (rnd() % 4 ? 0 : 8);
+                    }
+                    nobj++;
+                }
+                sg.tr.target = rnd() % 4 ? 0 : rnd() % 8;
+                sg.tr.code = 51;                /* (not the sleeping call) */
+                sg.tr.flags = rnd() % 2 ? TF_ONE_WAY | TF_ACCEPT_FDS : (uint32_t)rnd() % 64;
+                sg.tr.data_size = rnd() % 8 ? at : rnd() % sizeof(data);
+                sg.tr.offsets_size = rnd() % 8 ? nobj * 8 : rnd() % 80;
+                sg.tr.buffer = (uint64_t)data;
+                sg.tr.offsets = (uint64_t)offs;
+                memcpy(arg, &sg, sizeof(sg));
+            } else if (cmd == BC_TRANSACTION || cmd == BC_REPLY) {
                 struct binder_transaction_data tr = { 0 };
                 tr.target = rnd() % 4 ? 0 : rnd() % 8;
                 tr.code = (uint32_t)rnd() % 100;
