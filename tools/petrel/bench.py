@@ -119,6 +119,7 @@ APP_METRICS = ["lx_python_startup", "lx_sqlite_insert_1000"]
 # virtio keyboard through QMP, each after lxbench asks for it.
 INPUT_METRICS = ["input_obtain", "input_dispatch", "input_path_e2e"]
 INPUT_PRESSES = 20
+PRESS_DELAY = 0.05            # seconds between a program's "press I" line and the press
 # Its systems: Linux's path on Linux; Petrel's own (systems/input-bench-*.toml);
 # Linux's path on Petrel's personality.
 INPUT_SYSTEMS = ["linux", "petrel", "petrel-user", "petrel-linux-kernel", "petrel-linux-user"]
@@ -318,8 +319,12 @@ def boot(argv: list, label: str, timeout: float, log: Path, system: str = "", ke
         for line in proc.stdout:
             lines.append(line)
             if pressed < len(keys) and re.search(keys[pressed][0], line):
-                # (the key of a step, pressed once lxbench asked for it: the keyboard's QMP)
+                # (the key of a step, pressed once lxbench asked for it: the keyboard's QMP;
+                # a moment later, so that the program waits for it and is not still
+                # printing its line when it comes: else the time it takes to reach its
+                # wait counts as the path's)
                 keyboard = keyboard or qemu.qmp_connect(os.path.join(qmp_dir, "qmp"))
+                time.sleep(PRESS_DELAY)
                 qemu.send_keys(keyboard, keys[pressed][1])
                 pressed += 1
             if line.startswith("BENCH ") and not line.startswith("BENCH-"):

@@ -385,8 +385,26 @@ static void cores(void)
     sys_thread_set_affinity(self_thread(), 0);
 }
 
+/* The clock user space reads itself (clock_ns: the counter, no kernel
+ * entry) is the kernel's: between two sys_clock_ns, never before the
+ * first nor after the second, many times over. */
+static void user_clock(void)
+{
+    int in_order = 1;
+    for (int i = 0; i < 1000; i++) {
+        uint64_t a = (uint64_t)sys_clock_ns(), b = clock_ns(), c = (uint64_t)sys_clock_ns();
+        in_order &= a <= b && b <= c;
+    }
+    uint64_t t0 = clock_ns();
+    sleep_ms(20);
+    uint64_t slept = clock_ns() - t0;
+    tap_ok(in_order && slept >= 20000000ull, "sched: clock_ns reads the kernel's clock (1,000 times between two "
+           "sys_clock_ns; 20 ms of sleep took %lu us)", (unsigned long)(slept / 1000));
+}
+
 void test_sched(void)
 {
+    user_clock();
     fp_state();
     idle_fp();
     fp_regs();

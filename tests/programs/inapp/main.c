@@ -52,7 +52,7 @@ static int bench(uint32_t h, unsigned n)
                 printf("BENCH-SKIP input_path_e2e inputd-wait-failed\n");
                 return 1;
             }
-            uint64_t now = (uint64_t)sys_clock_ns();
+            uint64_t now = clock_ns();
             if (type == 1 && value == 1) {
                 sum[0] += dispatched - irq, sum[1] += now - dispatched, sum[2] += now - irq;
                 break;
@@ -86,7 +86,7 @@ int main(void)
         uint32_t type, code, value;
         uint64_t irq, dispatched;
         err = inputd_wait(h, &type, &code, &value, &irq, &dispatched);
-        uint64_t now = (uint64_t)sys_clock_ns();
+        uint64_t now = clock_ns();
         if (err) {
             printf("%s: wait: error %ld\n", name, (long)err);
             return 1;
