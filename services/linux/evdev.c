@@ -93,6 +93,13 @@ struct evdev_device {
 static struct evdev_device *devp;
 #define dev (*devp)
 
+/* The input core's software autorepeat (input_start_autorepeat): a key
+ * held down past REP_DELAY ms comes again as value 2, then every
+ * REP_PERIOD ms, until a key is released; and a drain that left events in
+ * the ring goes on at once from the timer. 0: nothing due. */
+static uint64_t repeat_at, drain_at;
+static uint16_t repeat_key;
+
 static int bit(const uint8_t *map, uint32_t n) { return (map[n / 8] >> (n % 8)) & 1; }
 static void set_bit_to(uint8_t *map, uint32_t n, int v)
 {
@@ -148,12 +155,26 @@ static void stamp(const struct evclient *cl, uint64_t ns, struct lx_input_event 
     e->usec = (int64_t)(ns % 1000000000u / 1000u);
 }
 
-/* The held packet, ended by its SYN_REPORT, to the grabbing client or every client. */
-static void flush_packet(void)
+/* The held packet, ended by its SYN_REPORT (of value `syn`: 1 after an
+ * autorepeat, as input_repeat_key sends it), to the grabbing client or
+ * every client; its key presses start the autorepeat, its releases stop
+ * it (input_pass_values). */
+static void flush_packet(int32_t syn)
 {
     if (!dev.npacket)
         return;                                 /* (input core: a lone SYN_REPORT is not passed) */
-    dev.packet[dev.npacket++] = (struct lx_input_event){ 0, 0, EV_SYN, SYN_REPORT, 0 };
+    for (uint32_t i = 0; i < dev.npacket; i++) {
+        const struct lx_input_event *e = &dev.packet[i];
+        if (e->type != EV_KEY || e->value == 2 || !bit(dev.bits[0], EV_REP))
+            continue;
+        repeat_at = 0;
+        if (e->value && dev.rep[REP_DELAY] && dev.rep[REP_PERIOD]) {
+            repeat_key = e->code;
+            repeat_at = dev.packet_time + dev.rep[REP_DELAY] * 1000000ull;
+            lx_timer_note(repeat_at);
+        }
+    }
+    dev.packet[dev.npacket++] = (struct lx_input_event){ 0, 0, EV_SYN, SYN_REPORT, syn };
     for (struct evclient *cl = dev.clients; cl; cl = cl->next) {
         if (dev.grab && cl != dev.grab)
             continue;
@@ -198,7 +219,7 @@ static void feed(uint64_t ns, uint16_t type, uint16_t code, int32_t value)
     switch (type) {
     case EV_SYN:
         if (code == SYN_REPORT) {
-            flush_packet();
+            flush_packet(0);
             return;
         }
         if (code == SYN_DROPPED) {
@@ -262,7 +283,7 @@ static void feed(uint64_t ns, uint16_t type, uint16_t code, int32_t value)
         dev.packet_time = ns;
     dev.packet[dev.npacket++] = (struct lx_input_event){ 0, 0, type, code, value };
     if (dev.npacket == PACKET_MAX - 1)
-        flush_packet();                         /* (as the input core when its values fill up) */
+        flush_packet(0);                        /* (as the input core when its values fill up) */
 }
 
 /* Take what the service has put in the ring, until it is empty after
@@ -282,6 +303,35 @@ static void drain(void)
         if (got <= 0)
             return;
         feed(r.a, (uint16_t)(r.b >> 48), (uint16_t)(r.b >> 32), (int32_t)(uint32_t)r.b);
+    }
+    if (dev.ring) {                             /* a ring's worth: the rest from the timer (the */
+        drain_at = svc_clock_ns();              /* service signals only an empty ring's next record) */
+        lx_timer_note(drain_at);
+    }
+}
+
+uint64_t lx_evdev_due(void)
+{
+    return !repeat_at ? drain_at : !drain_at || repeat_at < drain_at ? repeat_at : drain_at;
+}
+
+void lx_evdev_timer(uint64_t now)
+{
+    if (!devp)
+        return;
+    if (drain_at && now >= drain_at) {
+        drain_at = 0;
+        drain();
+    }
+    if (repeat_at && now >= repeat_at) {
+        repeat_at = 0;
+        if (bit(dev.key, repeat_key) && bit(dev.bits[EV_KEY], repeat_key)) {       /* (input_repeat_key) */
+            flush_packet(0);                    /* (what was held goes first) */
+            feed(now, EV_KEY, repeat_key, 2);
+            flush_packet(1);
+            repeat_at = now + dev.rep[REP_PERIOD] * 1000000ull;
+            lx_timer_note(repeat_at);
+        }
     }
 }
 

@@ -1520,6 +1520,10 @@ int lx_evdev_poll(struct lx_file *f);
 void lx_evdev_file_gone(struct lx_file *f);
 /* The personality's wakeup ran: take what the input service's ring holds. */
 void lx_evdev_changed(void);
+/* The autorepeat of a held key and a drain's rest: when they are due
+ * (counter ns, 0: nothing), and the service timer's run of them. */
+uint64_t lx_evdev_due(void);
+void lx_evdev_timer(uint64_t now);
 /* Whether the system gives the personality an input service (/dev/input/event0 is made). */
 int lx_evdev_present(void);
 

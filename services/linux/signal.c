@@ -1298,6 +1298,9 @@ void lx_timer_update(void)
     uint64_t pt = lx_ptimers_next(now);         /* POSIX timers */
     if (pt && (!next || pt < next))
         next = pt;
+    uint64_t in = lx_evdev_due();               /* a held key's autorepeat */
+    if (in && (!next || in < next))
+        next = in;
     uint64_t wb = lx_data_writeback_at();       /* the disk's write-back */
     if (wb && (!next || wb < next))
         next = wb;
@@ -1375,6 +1378,7 @@ static void timer_fired(void)
     }
     lx_event_timers();                          /* timerfds that expired: their waiters and polls */
     lx_ptimers_fire(now);
+    lx_evdev_timer(now);                        /* a held key's autorepeat */
     lx_data_timer(now);                         /* the disk's write-back */
     lx_timer_update();
 }

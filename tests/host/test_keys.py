@@ -251,3 +251,18 @@ def test_a_press_after_the_guest_powered_off_under_no_shutdown_is_no_failure(fak
     monkeypatch.setattr(qemu, "send_keys", lambda q, keys: time.sleep(0.5) or send(q, keys))
     argv = qemu.build_argv(fake_kernel("ready\n", "psci"), None, Machine(keyboard=True)) + ["-no-shutdown"]
     assert qemu.run(argv, 3, steps=[("ready", Keys("a"))]) == (None, "ready\n")   # (QEMU stays till killed)
+
+
+def test_a_held_press_waits_between_its_downs_and_ups():
+    downs, ups, hold = qemu.press_parts("shift-a:700")
+    assert [(e["data"]["key"]["data"], e["data"]["down"]) for e in downs + ups] == [
+        ("shift", True), ("a", True), ("a", False), ("shift", False)]
+    assert hold == 0.7
+    assert qemu.press_events("a:700") == qemu.press_events("a")
+    assert len(qemu.parse_keys("h a:300 ret")) == 3
+    for bad in ("a:", "a:0", "a:x", "a:10001", "a:-5"):
+        try:
+            qemu.press_parts(bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"{bad!r} was taken")

@@ -199,6 +199,44 @@ int main(void)
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     SHOW("write again", write(nb, w, sizeof(w)));
     read_until(fd, "monotonic", KEY_X, CLOCK_MONOTONIC);
+
+    /* A key held down (800 ms): the input core repeats it from REP_DELAY
+     * (250 ms) on, every REP_PERIOD (33 ms), each repeat (value 2) in a
+     * packet of its own ended by a SYN_REPORT of value 1, until it is
+     * released. How many come depends on the host's timing: at least 3. */
+    printf("evdev: hold\n");
+    fflush(stdout);
+    int presses = 0, repeats = 0, releases = 0, syn_ones = 0, others = 0, after_repeat = 0, first = 1;
+    int64_t pressed_us = 0, first_repeat_us = 0;
+    for (int done = 0, n = 0; !done && n < 2000; n++) {
+        struct ev h;
+        if (read(fd, &h, sizeof(h)) != (long)sizeof(h)) {
+            printf("hold read: %s\n", errname(errno));
+            break;
+        }
+        int64_t us = h.sec * 1000000 + h.usec;
+        if (h.type == 1 && h.code == 30) {
+            presses += h.value == 1;
+            releases += h.value == 0;
+            if (h.value == 1)
+                pressed_us = us;
+            if (h.value == 2 && !repeats++)
+                first_repeat_us = us;
+            after_repeat = h.value == 2;
+        } else if (h.type == 0 && h.code == 0) {
+            syn_ones += after_repeat && h.value == 1;
+            done = releases > 0;
+            after_repeat = 0;
+        } else if (!(h.type == 4 && h.code == 4)) {   /* (EV_MSC MSC_SCAN: a key's scan code, on Linux alone) */
+            others++;
+        }
+        first = 0;
+    }
+    (void)first;
+    int64_t delay_ms = (first_repeat_us - pressed_us) / 1000;
+    printf("hold: pressed %d, released %d, repeated at least 3 times %d, each repeat's SYN_REPORT of value 1 %d, "
+           "other events %d, first repeat after 250 to 400 ms %d\n", presses, releases, repeats >= 3,
+           syn_ones == repeats, others, delay_ms >= 250 && delay_ms < 400);
     close(nb);
     close(fd);
     printf("evdev: done\n");

@@ -25,7 +25,9 @@ The presses are separated by spaces; a press is QEMU's QKeyCode names
 (qemu.QKEYS: a-z, 0-9, ret, spc, tab, esc, backspace, minus, shift, ctrl,
 alt, f1-f12, up, ...) joined by "-", held down in order and released in the
 reverse order: "shift-a" is shift down, a down, a up, shift up. Each press
-is one QMP input-send-event, sent once QEMU answered the one before. An
+is one QMP input-send-event, sent once QEMU answered the one before; a
+press with ":MS" ("a:800") is held that many milliseconds (1 to 10,000),
+its downs and its ups two events with the wait between them. An
 `oracle` case's Linux run presses the same keys after the same regexes;
 Linux drives the keyboard with its modules virtio_mmio, virtio_input and
 evdev, which the case lists in `modules` in that order. A key pressed

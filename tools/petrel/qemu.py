@@ -238,6 +238,20 @@ def key_event(name: str, down: bool) -> dict:
 # The events of one press, QKeyCode names joined by "-" ("shift-a"): each
 # key down in order, then up in the reverse order. Raises ValueError.
 def press_events(press: str) -> list:
+    downs, ups, _hold = press_parts(press)
+    return downs + ups
+
+
+# A press's key-down events, its key-up events, and how long the keys are
+# held between them in seconds: "a:700" holds a for 700 ms (0: released at
+# once). Raises ValueError.
+def press_parts(press: str) -> tuple:
+    hold = 0.0
+    if ":" in press:
+        press, ms = press.split(":", 1)
+        if not ms.isdigit() or not 0 < int(ms) <= 10000:
+            raise ValueError(f"{press}:{ms}: a hold is 1 to 10000 ms, such as a:700")
+        hold = int(ms) / 1000
     names = press.split("-")
     if "" in names:
         raise ValueError(f"{press!r}: a press is key names joined by '-', such as shift-a")
@@ -247,7 +261,7 @@ def press_events(press: str) -> list:
             raise ValueError(f"{press!r}: unknown key {name!r} (QEMU's QKeyCode names: a-z, 0-9, {others})")
     if len(set(names)) != len(names):
         raise ValueError(f"{press!r}: a key is named twice in one press")
-    return [key_event(n, True) for n in names] + [key_event(n, False) for n in reversed(names)]
+    return [key_event(n, True) for n in names], [key_event(n, False) for n in reversed(names)], hold
 
 
 # Reads a step's key presses, separated by spaces ("h i shift-a ret"):
@@ -275,10 +289,17 @@ def qmp_connect(path: str, timeout: float = QMP_CONNECT_TIMEOUT):
 
 
 # Presses the keys of `keys` (a Keys) through `qmp`: one input-send-event a
-# press, in order, each after QEMU answered the one before.
+# press, in order, each after QEMU answered the one before; a held press
+# ("a:700") sends its downs, waits, then its ups.
 def send_keys(qmp, keys: Keys) -> None:
-    for events in parse_keys(keys.text):
-        qmp.command("input-send-event", events=events)
+    for press in keys.text.split():
+        downs, ups, hold = press_parts(press)
+        if hold:
+            qmp.command("input-send-event", events=downs)
+            time.sleep(hold)
+            qmp.command("input-send-event", events=ups)
+        else:
+            qmp.command("input-send-event", events=downs + ups)
 
 
 # Returns the path of qemu-system-aarch64 or raises QemuMissing with a hint.
