@@ -44,6 +44,7 @@ static struct {
     struct app apps[APPS];
     int focused;                        /* index in apps, or -1 */
     uint64_t taken, handed, dropped, wakeups;
+    int timer;                          /* its timer is attached (drain) */
 } d = { .focused = -1 };
 
 static void give(struct app *a, const struct event *e)
@@ -95,11 +96,13 @@ static void dispatch(const struct spsc_rec *r)
     give(a, &e);
 }
 
-/* The input service signalled: its ring went from empty to non-empty. */
-static void woken(void)
+/* Take the ring's records, until it is empty after spsc_idle's barrier,
+ * or a ring's worth (a service that never stops writing does not hold the
+ * dispatcher here): then the rest from the timer at once, for the service
+ * signals only an empty ring's next record. */
+static void drain(void)
 {
     struct spsc_rec r;
-    d.wakeups++;
     for (uint32_t n = 0; d.ring && n < d.ring_size; n++) {
         int got = spsc_take(d.ring, d.ring_size, &r);
         if (got < 0)
@@ -108,6 +111,15 @@ static void woken(void)
             return;
         dispatch(&r);
     }
+    if (d.ring && d.timer)
+        svc_timer_set(svc_clock_ns());
+}
+
+/* The input service signalled: its ring went from empty to non-empty. */
+static void woken(void)
+{
+    d.wakeups++;
+    drain();
 }
 
 static int ready(void)
@@ -123,6 +135,7 @@ static int ready(void)
     int64_t err = note ? input_open((uint32_t)in, (uint32_t)note, bits, &ring, &size) : SVC_E_NOMEM;
     if (err)
         return (int)err;                        /* (asked again next time) */
+    d.timer = svc_timer_attach(drain) == 0;
     d.ring = svc_shared_map(ring, size);
     d.ring_size = d.ring ? spsc_attach(d.ring, size) : 0;
     if (!d.ring_size) {
