@@ -44,6 +44,23 @@ static size_t binder_put(uint8_t *w, size_t at, uint32_t cmd, const void *data, 
     return at + 4 + len;
 }
 
+/* Append a transaction command (BC_TRANSACTION, BC_REPLY) to a write buffer:
+ * to `handle` with `code` and `flags`, len bytes of data and noff offsets. */
+__attribute__((unused)) static size_t binder_put_txn(uint8_t *w, size_t at, uint32_t cmd, uint32_t handle,
+                                                     uint32_t code, uint32_t flags, const void *data, size_t len,
+                                                     const uint64_t *offsets, size_t noff)
+{
+    struct binder_transaction_data tr = { 0 };
+    tr.target = handle;
+    tr.code = code;
+    tr.flags = flags;
+    tr.data_size = len;
+    tr.buffer = (uint64_t)data;
+    tr.offsets_size = noff * 8;
+    tr.offsets = (uint64_t)offsets;
+    return binder_put(w, at, cmd, &tr, sizeof(tr));
+}
+
 /* The context manager: reply to every transaction with its own data
  * (never returns; exits 1 when it cannot serve). `before`, if not NULL,
  * runs before each reply; `ready`, if not -1, gets a byte once it is the

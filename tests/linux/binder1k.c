@@ -52,20 +52,6 @@ static uint32_t step(int fd, uint8_t *w, size_t *wl, struct binder_transaction_d
     return got;
 }
 
-static size_t transact(uint8_t *w, size_t wl, uint32_t cmd, uint32_t handle, uint32_t code, uint32_t flags,
-                       const void *data, size_t len, const uint64_t *offsets, size_t noff)
-{
-    struct binder_transaction_data tr = { 0 };
-    tr.target = handle;
-    tr.code = code;
-    tr.flags = flags;
-    tr.data_size = len;
-    tr.buffer = (uint64_t)data;
-    tr.offsets_size = noff * 8;
-    tr.offsets = (uint64_t)offsets;
-    return binder_put(w, wl, cmd, &tr, sizeof(tr));
-}
-
 /* A child: register node i, answer ASK with (pid, i * 3), end on LEAVE. */
 static void child(int i, int go)
 {
@@ -80,7 +66,7 @@ static void child(int i, int go)
     struct flat_binder_object obj = { .type = BINDER_TYPE_BINDER, .binder = 0x1000 + (uint64_t)i,
                                       .cookie = (uint64_t)i };
     uint64_t off = 0;
-    size_t wl = transact(w, 0, BC_TRANSACTION, 0, REGISTER, 0, &obj, sizeof(obj), &off, 1);
+    size_t wl = binder_put_txn(w, 0, BC_TRANSACTION, 0, REGISTER, 0, &obj, sizeof(obj), &off, 1);
     uint32_t got;
     while (!(got = step(fd, w, &wl, &tr)))
         ;
@@ -103,7 +89,7 @@ static void child(int i, int go)
             _exit(105);
         static int32_t answer[2];
         answer[0] = getpid(), answer[1] = i * 3;
-        wl = transact(w, wl, BC_REPLY, 0, 0, 0, answer, sizeof(answer), NULL, 0);
+        wl = binder_put_txn(w, wl, BC_REPLY, 0, 0, 0, answer, sizeof(answer), NULL, 0);
     }
 }
 
@@ -162,7 +148,7 @@ int main(void)
             strangers++;
         }
         wl = binder_put(w, wl, BC_FREE_BUFFER, &tr.buffer, 8);
-        wl = transact(w, wl, BC_REPLY, 0, 0, 0, NULL, 0, NULL, 0);
+        wl = binder_put_txn(w, wl, BC_REPLY, 0, 0, 0, NULL, 0, NULL, 0);
     }
     step(fd, w, &wl, &tr);              /* the last reply goes out */
     static uint8_t seen[65536];
@@ -183,7 +169,7 @@ int main(void)
     int right = 0;
     for (int j = 0; j < made; j++) {
         int32_t ask = j;
-        wl = transact(w, wl, BC_TRANSACTION, handles[j], ASK, 0, &ask, sizeof(ask), NULL, 0);
+        wl = binder_put_txn(w, wl, BC_TRANSACTION, handles[j], ASK, 0, &ask, sizeof(ask), NULL, 0);
         uint32_t got;
         while (!(got = step(fd, w, &wl, &tr)))
             ;
@@ -198,7 +184,7 @@ int main(void)
     printf("answered %d calls, each with its own pid and number\n", right);
 
     for (int j = 0; j < made; j++) {          /* each read gets the call's BR_TRANSACTION_COMPLETE */
-        wl = transact(w, wl, BC_TRANSACTION, handles[j], LEAVE, TF_ONE_WAY, NULL, 0, NULL, 0);
+        wl = binder_put_txn(w, wl, BC_TRANSACTION, handles[j], LEAVE, TF_ONE_WAY, NULL, 0, NULL, 0);
         step(fd, w, &wl, &tr);
     }
     int reaped = 0, statuses = 0, status;

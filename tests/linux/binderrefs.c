@@ -104,24 +104,12 @@ static uint32_t until_reply(const char *who, int fd, uint8_t *w, size_t *wl, str
 static size_t call(uint8_t *w, size_t wl, uint32_t handle, uint32_t code, const void *data, size_t len,
                    const uint64_t *offsets, size_t noff)
 {
-    struct binder_transaction_data tr = { 0 };
-    tr.target = handle;
-    tr.code = code;
-    tr.data_size = len;
-    tr.buffer = (uint64_t)data;
-    tr.offsets_size = noff * 8;
-    tr.offsets = (uint64_t)offsets;
-    return binder_put(w, wl, BC_TRANSACTION, &tr, sizeof(tr));
+    return binder_put_txn(w, wl, BC_TRANSACTION, handle, code, 0, data, len, offsets, noff);
 }
 
 static size_t reply(uint8_t *w, size_t wl, const void *data, size_t len, const uint64_t *offsets, size_t noff)
 {
-    struct binder_transaction_data tr = { 0 };
-    tr.data_size = len;
-    tr.buffer = (uint64_t)data;
-    tr.offsets_size = noff * 8;
-    tr.offsets = (uint64_t)offsets;
-    return binder_put(w, wl, BC_REPLY, &tr, sizeof(tr));
+    return binder_put_txn(w, wl, BC_REPLY, 0, 0, 0, data, len, offsets, noff);
 }
 
 static int bopen(void)
