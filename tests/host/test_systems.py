@@ -251,12 +251,12 @@ def test_a_program_calling_a_service_must_be_granted_one():
 def test_a_command_runs_in_the_default_systems_too():
     # `./petrel run --system default-kernel --exec CMD`: lxrun runs /etc/lxrun
     # (where the command goes) instead of the shell's /etc/shell, and keeps
-    # its other arguments (mounting the disk at /data first).
+    # its other arguments (the Binder devices, and the disk at /data first).
     from petrel import linuxrun
     for name in ("default", "default-kernel", "linux-user"):
         desc = systems.load_system(paths.REPO / "systems" / f"{name}.toml")
         lxrun = [p for p in linuxrun.runs_lxrun_script(desc).programs if p.name == "lxrun"]
-        assert lxrun and lxrun[0].args == "mount=/data script=/etc/lxrun"
+        assert lxrun and lxrun[0].args == "binder=hwbinder,vndbinder mount=/data script=/etc/lxrun"
     demo = systems.load_system(paths.REPO / "systems" / "demo.toml")
     with pytest.raises(ValueError, match="no lxrun program"):
         linuxrun.runs_lxrun_script(demo)
