@@ -112,10 +112,16 @@ static size_t reply(uint8_t *w, size_t wl, const void *data, size_t len, const u
     return binder_put_txn(w, wl, BC_REPLY, 0, 0, 0, data, len, offsets, noff);
 }
 
+/* An open and mapped /dev/binder, its thread made by a first ioctl: a
+ * new thread's first read returns at once, reply or not (Linux's
+ * looper_need_return), and whether the reply was there already would
+ * depend on which core ran first; made here, each read waits for it. */
 static int bopen(void)
 {
     int fd = open("/dev/binder", O_RDWR | O_CLOEXEC);
-    if (fd < 0 || mmap(NULL, 128 * 1024, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED)
+    int32_t version;
+    if (fd < 0 || mmap(NULL, 128 * 1024, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED ||
+        ioctl(fd, (int)BINDER_VERSION, &version) != 0)
         exit(1);
     return fd;
 }
