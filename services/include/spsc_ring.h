@@ -140,4 +140,22 @@ static inline int spsc_take(struct spsc_ring *r, uint32_t size, struct spsc_rec 
     }
 }
 
+/* Consumer: records to fn(rec, arg), until the ring is empty after
+ * spsc_take's barrier (0), or `max` of them (1: more may be there, and the
+ * producer signals only an empty ring's next record, so the caller must
+ * come back by itself: a producer that never stops does not hold it here),
+ * or SPSC_BROKEN. */
+static inline int spsc_drain(struct spsc_ring *r, uint32_t size, uint32_t max,
+                             void (*fn)(const struct spsc_rec *, void *), void *arg)
+{
+    struct spsc_rec x;
+    for (uint32_t n = 0; n < max; n++) {
+        int got = spsc_take(r, size, &x);
+        if (got <= 0)
+            return got;
+        fn(&x, arg);
+    }
+    return 1;
+}
+
 #endif

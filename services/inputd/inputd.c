@@ -75,8 +75,9 @@ static void focus_next(void)
     }
 }
 
-static void dispatch(const struct spsc_rec *r)
+static void dispatch(const struct spsc_rec *r, void *unused)
 {
+    (void)unused;
     struct event e = { (uint32_t)(r->b >> 48), (uint32_t)(r->b >> 32) & 0xffff, (uint32_t)r->b, r->a,
                        svc_clock_ns() };
     d.taken++;
@@ -102,16 +103,10 @@ static void dispatch(const struct spsc_rec *r)
  * signals only an empty ring's next record. */
 static void drain(void)
 {
-    struct spsc_rec r;
-    for (uint32_t n = 0; d.ring && n < d.ring_size; n++) {
-        int got = spsc_take(d.ring, d.ring_size, &r);
-        if (got < 0)
-            d.ring = NULL;                      /* (a ring gone wrong: read no more of it) */
-        if (got <= 0)
-            return;
-        dispatch(&r);
-    }
-    if (d.ring && d.timer)
+    int more = d.ring ? spsc_drain(d.ring, d.ring_size, d.ring_size, dispatch, NULL) : 0;
+    if (more < 0)
+        d.ring = NULL;                          /* (a ring gone wrong: read no more of it) */
+    if (more > 0 && d.timer)
         svc_timer_set(svc_clock_ns());
 }
 

@@ -784,24 +784,22 @@ static int fd_take(struct lx_ctx *c, struct bbuf *b, uint32_t fd, uint64_t at, i
     return 0;
 }
 
-/* Linux's binder_validate_fixup: may a fixup at `fixup_offset` of the
- * buffer object at data offset `parent_at` come now, after the last one
- * (in the object at `last_at`, none if 0, at or past `last_min`)? Fixups go
- * into the last buffer object or one of its ancestors, in increasing order. */
-static int fixup_ok(struct bbuf *b, uint64_t parent_at, uint64_t fixup_offset, uint64_t last_at, uint64_t last_min)
+/* Linux's binder_validate_fixup: may a fixup at `fixup_offset` of buffer
+ * object `parent` (an index of the offsets) come now, after the last one
+ * (in buffer object `last`, -1: none, at or past `last_min`)? Fixups go
+ * into the last buffer object or one of its ancestors, in increasing
+ * order. (A parent's index is below its child's, checked when the child
+ * came: the walk goes down and ends.) */
+static int fixup_ok(struct bbuf *b, uint64_t parent, uint64_t fixup_offset, int64_t last, uint64_t last_min)
 {
-    if (!last_at)
-        return 0;                               /* (nothing to fix up in; an object at 0 never is one) */
-    for (uint32_t steps = 0; last_at != parent_at; steps++) {
-        struct bobj *last = NULL;
-        for (uint32_t k = 0; k < b->nobjs && !last; k++)
-            if (b->objs[k].at == last_at)
-                last = &b->objs[k];
-        if (!last || last->type != BINDER_TYPE_PTR || !(last->flags & BINDER_BUFFER_FLAG_HAS_PARENT) ||
-            steps > b->nobjs)
+    if (last < 0)
+        return 0;                               /* (nothing to fix up in) */
+    while ((uint64_t)last != parent) {
+        const struct bobj *o = &b->objs[last];
+        if (!(o->flags & BINDER_BUFFER_FLAG_HAS_PARENT))
             return 0;
-        last_min = last->parent_offset + 8;
-        last_at = b->objs[last->parent].at;
+        last_min = o->parent_offset + 8;
+        last = (int64_t)o->parent;
     }
     return fixup_offset >= last_min;
 }
@@ -826,7 +824,8 @@ static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, str
         return -LX_EINVAL;
     uint64_t n = tr->offsets_size / 8, min = 0, table = b->off + align8(tr->data_size);
     uint64_t sg = align8(tr->data_size) + align8(tr->offsets_size), sg_end = sg + extra;
-    uint64_t last_at = 0, last_min = 0;         /* (Linux's last_fixup_obj_off and last_fixup_min_off) */
+    int64_t last = -1;                          /* (Linux's last_fixup_obj_off, as an index; -1: none, */
+    uint64_t last_min = 0;                      /* as for one at data offset 0, which Linux takes for none) */
     if (n > tr->data_size / sizeof(struct flat_binder_object) || n > OBJS_MAX)
         return -LX_EINVAL;                      /* (objects cannot overlap: some offset is bad; a bound) */
     if (svc_mem_copy_in(c->call, tp->obj->h, table, tr->offsets, tr->offsets_size))
@@ -910,20 +909,20 @@ static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, str
                  * object, the pointer at a place the order allows, inside it. */
                 struct bobj *parent = p->parent < i ? &b->objs[p->parent] : NULL;
                 if (!parent || parent->type != BINDER_TYPE_PTR ||
-                    !fixup_ok(b, parent->at, p->parent_offset, last_at, last_min) ||
+                    !fixup_ok(b, p->parent, p->parent_offset, last, last_min) ||
                     parent->length < 8 || p->parent_offset > parent->length - 8 ||
                     (parent->sg + p->parent_offset) % 4)
                     return -LX_EINVAL;
                 if (svc_mem_write(tp->obj->h, b->off + parent->sg + p->parent_offset, &p->buffer, 8))
                     return -LX_EFAULT;
             }
-            last_at = at;
+            last = at ? (int64_t)i : -1;
             last_min = 0;
         } else {                                /* BINDER_TYPE_FDA */
             struct binder_fd_array_object *fa = &u.a;
             struct bobj *parent = fa->parent < i ? &b->objs[fa->parent] : NULL;
             if (!parent || parent->type != BINDER_TYPE_PTR ||
-                !fixup_ok(b, parent->at, fa->parent_offset, last_at, last_min))
+                !fixup_ok(b, fa->parent, fa->parent_offset, last, last_min))
                 return -LX_EINVAL;
             if (fa->num_fds) {                  /* (Linux's binder_translate_fd_array) */
                 if (fa->num_fds > FDS_MAX || 4 * fa->num_fds > parent->length ||
@@ -940,7 +939,7 @@ static int translate(struct lx_ctx *c, struct bthread *bt, struct bproc *tp, str
                         return err;
                 }
             }
-            last_at = parent->at;
+            last = parent->at ? (int64_t)fa->parent : -1;
             last_min = fa->parent_offset + 4 * fa->num_fds;
         }
         b->nobjs++;

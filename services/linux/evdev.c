@@ -286,26 +286,27 @@ static void feed(uint64_t ns, uint16_t type, uint16_t code, int32_t value)
         flush_packet(0);                        /* (as the input core when its values fill up) */
 }
 
+/* One record of the ring, as feed takes it. */
+static void feed_rec(const struct spsc_rec *r, void *unused)
+{
+    (void)unused;
+    feed(r->a, (uint16_t)(r->b >> 48), (uint16_t)(r->b >> 32), (int32_t)(uint32_t)r->b);
+}
+
 /* Take what the service has put in the ring, until it is empty after
  * the barrier spsc_idle makes (else the service, not seeing it empty,
  * would not signal the next record), or a ring's worth (a service that
  * never stops writing does not hold the personality here). */
 static void drain(void)
 {
-    struct spsc_rec r;
-    for (uint32_t taken = 0; dev.ring && taken < dev.ring_size; taken++) {
-        int got = spsc_take(dev.ring, dev.ring_size, &r);
-        if (got < 0) {
-            dev.ring = NULL;                    /* (a ring gone wrong: read no more of it) */
-            dev.broken = 1;
-            lx_wake_all(LX_BLK_INPUT, 0);
-        }
-        if (got <= 0)
-            return;
-        feed(r.a, (uint16_t)(r.b >> 48), (uint16_t)(r.b >> 32), (int32_t)(uint32_t)r.b);
+    int more = dev.ring ? spsc_drain(dev.ring, dev.ring_size, dev.ring_size, feed_rec, NULL) : 0;
+    if (more < 0) {
+        dev.ring = NULL;                        /* (a ring gone wrong: read no more of it) */
+        dev.broken = 1;
+        lx_wake_all(LX_BLK_INPUT, 0);
     }
-    if (dev.ring) {                             /* a ring's worth: the rest from the timer (the */
-        drain_at = svc_clock_ns();              /* service signals only an empty ring's next record) */
+    if (more > 0) {                             /* a ring's worth: the rest from the timer */
+        drain_at = svc_clock_ns();
         lx_timer_note(drain_at);
     }
 }
