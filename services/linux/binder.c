@@ -1931,11 +1931,12 @@ static int64_t binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, u
     case BINDER_GET_NODE_INFO_FOR_REF:
         r = node_info_for_ref(c, bp, arg);
         break;
-    case BINDER_GET_EXTENDED_ERROR:
-        r = lx_copy_out(c, arg, &bt->ee, sizeof(bt->ee)) ? -LX_EFAULT : 0;
-        if (!r)
-            bt->ee = (struct binder_extended_error){ 0, BR_OK, 0 };
+    case BINDER_GET_EXTENDED_ERROR: {
+        struct binder_extended_error ee = bt->ee;
+        bt->ee = (struct binder_extended_error){ 0, BR_OK, 0 };   /* (cleared even if the copy faults, as Linux) */
+        r = lx_copy_out(c, arg, &ee, sizeof(ee)) ? -LX_EFAULT : 0;
         break;
+    }
     case BINDER_SET_MAX_THREADS: {
         int32_t n;
         r = lx_copy_in(c, &n, arg, 4) ? -LX_EINVAL : 0;     /* (Linux: EINVAL for a bad pointer) */

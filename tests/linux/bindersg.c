@@ -345,6 +345,15 @@ int main(void)
     e = ioctl(fd, (int)BINDER_GET_NODE_DEBUG_INFO, &di);
     printf("client: its node debug info: %d ptr %llx cookie %llx\n", e, (unsigned long long)di.ptr,
            (unsigned long long)di.cookie);
+    /* The queries with addresses that are no memory. */
+    e = ioctl(fd, (int)BINDER_GET_NODE_DEBUG_INFO, (void *)8);
+    printf("client: node debug info at a bad address: %d %s\n", e, e ? errname(errno) : "");
+    e = ioctl(fd, (int)BINDER_GET_NODE_INFO_FOR_REF, (void *)8);
+    printf("client: node info at a bad address: %d %s\n", e, e ? errname(errno) : "");
+    until(fd, wn, binder_put(wn, 0, BC_TRANSACTION, &nowhere, sizeof(nowhere)), &tr);
+    e = ioctl(fd, (int)BINDER_GET_EXTENDED_ERROR, (void *)8);
+    printf("client: extended error to a bad address: %d %s\n", e, e ? errname(errno) : "");
+    extended(fd);                               /* (cleared all the same) */
     kill(s, SIGKILL);
     waitpid(s, NULL, 0);
     printf("bindersg: done\n");
