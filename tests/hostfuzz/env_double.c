@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sanitizer/common_interface_defs.h>
 #include "env_double.h"
 #include "linux_if.h"
 #include "svc_transport.h"
@@ -209,6 +210,7 @@ struct hf_alloc {
     size_t size;
     const char *file;
     int line;
+    void *caller;               /* where the function that called svc_alloc was called from */
 };
 
 static struct hf_alloc *allocs;
@@ -289,7 +291,14 @@ void *hf_alloc_at(size_t size, const char *file, int line)
         memset(p, 0, size);
     if (!p)
         return NULL;
-    alloc_insert((struct hf_alloc){ p, size, file, line });
+    /* heap.c's lx_alloc serves every table of the personality from one
+     * line: its caller tells the tables apart (frame pointers are kept, so
+     * the frame above ours can be read). */
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wframe-address"
+    void *caller = __builtin_return_address(1);
+#pragma clang diagnostic pop
+    alloc_insert((struct hf_alloc){ p, size, file, line, caller });
     alloc_bytes += size;
     return p;
 }
@@ -1718,7 +1727,9 @@ void hf_env_check_clean(const svc_handle *keep, unsigned nkeep)
             hf_fail("leak: handle %#x (kind %d) is still held after every process ended", HANDLE_BASE + i, e->kind);
     }
     /* The personality's own memory: pipes and sockets are all gone; a table
-     * made at first use exists once. The file system's contents stay. */
+     * made at first use exists once (one allocation left of each place that
+     * makes one: a file and line, and for lx_alloc's, its caller). The file
+     * system's contents stay. */
     struct hf_alloc left[256];
     unsigned nleft = 0;
     for (uint32_t i = 0; i < alloc_cap; i++) {
@@ -1727,10 +1738,14 @@ void hf_env_check_clean(const svc_handle *keep, unsigned nkeep)
             continue;
         if (from_file(a->file, "pipe.c") || from_file(a->file, "socket.c"))
             hf_fail("leak: %zu bytes of svc_alloc at %s:%d outlive every process", a->size, a->file, a->line);
-        for (unsigned j = 0; j < nleft; j++)
-            if (left[j].line == a->line && strcmp(left[j].file, a->file) == 0)
-                hf_fail("leak: two allocations of %s:%d (%zu and %zu bytes) are left, a table made once",
-                        a->file, a->line, a->size, left[j].size);
+        for (unsigned j = 0; j < nleft; j++) {
+            if (left[j].line == a->line && left[j].caller == a->caller && strcmp(left[j].file, a->file) == 0) {
+                char by[256];
+                __sanitizer_symbolize_pc(a->caller, "%f %L", by, sizeof(by));
+                hf_fail("leak: two allocations of %s:%d called from %s (%zu and %zu bytes) are left, a table made once",
+                        a->file, a->line, by, a->size, left[j].size);
+            }
+        }
         if (nleft < 256)
             left[nleft++] = *a;
     }
