@@ -42,9 +42,64 @@ int64_t sys_endpoint_create(void)
         return err;
     list_init(&ep->senders);
     list_init(&ep->receivers);
+    list_init(&ep->watches);
     int64_t h = handle_alloc(current_thread()->space, &ep->obj, R_ALL, 0);
     obj_unref(&ep->obj);
     return h;
+}
+
+/*
+ * Death of an endpoint. A server's objects are handles of its endpoints
+ * (badged, without R_READ); when the last handle that can receive on one
+ * goes (its process died, or closed it), nobody can ever answer there:
+ * the endpoint is dead. Queued callers wake with E_CLOSED, later calls
+ * and sends fail with it, and each watch (endpoint_watch) signals its
+ * notification once: Binder's death notification, on Petrel's handles.
+ * An endpoint a kernel-placed service answers never dies.
+ */
+struct ep_watch {
+    struct list ep_link;            /* in endpoint->watches */
+    struct list space_link;         /* in the watcher's space->ep_watches */
+    struct endpoint *ep;            /* (a reference) */
+    struct notification *note;      /* (a reference) */
+    struct space *payer;            /* the watcher: charged for the record */
+    uint64_t bits;
+};
+
+static void watch_free(struct ep_watch *w)
+{
+    list_del(&w->ep_link);
+    list_del(&w->space_link);
+    space_uncharge(w->payer, LIMIT_MEMORY, sizeof(*w));
+    obj_unref(&w->note->obj);
+    obj_unref(&w->ep->obj);
+    kfree(w, sizeof(*w));
+}
+
+static void endpoint_die(struct endpoint *ep)
+{
+    if (ep->dead || ep->ksvc)
+        return;
+    ep->dead = true;
+    obj_ref(&ep->obj);
+    while (!list_empty(&ep->senders))
+        thread_wake(list_first(&ep->senders, struct thread, link), -E_CLOSED);
+    while (!list_empty(&ep->receivers))
+        thread_wake(list_first(&ep->receivers, struct thread, link), -E_CLOSED);
+    while (!list_empty(&ep->watches)) {
+        struct ep_watch *w = list_first(&ep->watches, struct ep_watch, ep_link);
+        notify_raise(w->note, w->bits);
+        watch_free(w);
+    }
+    obj_unref(&ep->obj);
+}
+
+void endpoint_readers(struct object *o, int delta)
+{
+    struct endpoint *ep = list_entry(o, struct endpoint, obj);
+    ep->readers = (uint32_t)((int)ep->readers + delta);
+    if (ep->readers == 0)
+        endpoint_die(ep);
 }
 
 /* The last handle is gone: nobody can meet the waiters any more. */
@@ -52,6 +107,7 @@ void endpoint_shutdown(struct object *o)
 {
     struct endpoint *ep = list_entry(o, struct endpoint, obj);
     obj_ref(o);
+    endpoint_die(ep);
     while (!list_empty(&ep->senders))
         thread_wake(list_first(&ep->senders, struct thread, link), -E_CLOSED);
     while (!list_empty(&ep->receivers))
@@ -62,6 +118,59 @@ void endpoint_shutdown(struct object *o)
 void endpoint_free(struct object *o)
 {
     kfree(list_entry(o, struct endpoint, obj), sizeof(struct endpoint));
+}
+
+void endpoint_watches_gone(struct space *s)
+{
+    while (!list_empty(&s->ep_watches))
+        watch_free(list_first(&s->ep_watches, struct ep_watch, space_link));
+}
+
+int64_t sys_endpoint_watch(uint32_t h, uint32_t note_h, uint64_t bits)
+{
+    struct space *s = current_thread()->space;
+    struct handle_slot *sl, *nsl;
+    int err = handle_get(s, h, OBJ_ENDPOINT, R_WRITE, &sl);
+    if (err || (err = handle_get(s, note_h, OBJ_NOTIFICATION, R_WRITE, &nsl)) != 0)
+        return err;
+    if (bits >> 63)
+        return -E_INVAL;                /* (the bits a notification carries: notify_signal's) */
+    struct endpoint *ep = list_entry(sl->obj, struct endpoint, obj);
+    struct notification *n = list_entry(nsl->obj, struct notification, obj);
+    list_for_each(pos, &ep->watches) {
+        struct ep_watch *w = list_entry(pos, struct ep_watch, ep_link);
+        if (w->payer == s && w->note == n) {
+            if (bits)
+                w->bits = bits;         /* the same watch: new bits */
+            else
+                watch_free(w);
+            return 0;
+        }
+    }
+    if (!bits)
+        return -E_NOENT;
+    if (ep->dead) {
+        notify_raise(n, bits);          /* dead already: at once, as Binder does */
+        return 0;
+    }
+    if (ep->ksvc)
+        return 0;                       /* a kernel service never dies: nothing to keep */
+    if ((err = space_charge(s, LIMIT_MEMORY, sizeof(struct ep_watch))) != 0)
+        return err;
+    struct ep_watch *w = kmalloc(sizeof(*w));
+    if (!w) {
+        space_uncharge(s, LIMIT_MEMORY, sizeof(*w));
+        return -E_NOMEM;
+    }
+    w->ep = ep;
+    w->note = n;
+    w->payer = s;
+    w->bits = bits;
+    obj_ref(&ep->obj);
+    obj_ref(&n->obj);
+    list_add_tail(&ep->watches, &w->ep_link);
+    list_add_tail(&s->ep_watches, &w->space_link);
+    return 0;
 }
 
 /* Queue t on ep; the queue holds a reference to ep. */
@@ -235,6 +344,8 @@ static int64_t do_send(struct trapframe *tf, bool is_call)
         trace_svc_request(MSG_LABEL(info), t->space->id, TRACE_PLACEMENT_KERNEL);
         return ksvc_call(ep, info, sl->badge, is_call);
     }
+    if (ep->dead)
+        return -E_CLOSED;
     if (!list_empty(&ep->receivers)) {
         struct thread *dst = ep_receiver(&ep->receivers, this_cpu()->index);
         trace_ipc_call(info, dst->space->id, is_call, 0);
@@ -448,7 +559,7 @@ void reply_free(struct object *o)
 bool ipc_send_fault(struct thread *t, const struct fault_info *fi)
 {
     struct endpoint *ep = t->fault_ep;
-    if (!ep || (ep->obj.handles == 0 && !ep->ksvc) || (ep->ksvc && t != current_thread()))
+    if (!ep || ep->dead || (ep->ksvc && t != current_thread()))
         return false;
     fault_msg_fill(t, fi->kind, fi->addr, fi->esr);
     uint64_t info = MSG_INFO(LABEL_FAULT, FAULT_MSG_LEN, 0);

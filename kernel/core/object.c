@@ -436,6 +436,8 @@ static void fill(struct space *s, struct handle_slot *sl, uint32_t value, struct
     sl->value = value;
     o->refs++;
     o->handles++;
+    if (o->type == OBJ_ENDPOINT && (rights & R_READ))
+        endpoint_readers(o, 1);
     struct space *x = held_inside(s, o);
     if (x)
         x->inner_handles++;
@@ -499,6 +501,7 @@ static void slot_release(struct space *s, struct handle_slot *sl, uint32_t index
     struct handle_table *t = &s->handles;
     uint32_t l = index >> HANDLE_LEAF_BITS, k = index & (HANDLE_LEAF_SLOTS - 1);
     struct object *o = sl->obj;
+    bool reader = o->type == OBJ_ENDPOINT && (sl->rights & R_READ);
     struct handle_leaf *li = &t->info[l];
     if (s->kcall_cached)
         kcall_forget_space(s);          /* a light call may name this handle */
@@ -516,6 +519,8 @@ static void slot_release(struct space *s, struct handle_slot *sl, uint32_t index
     struct space *x = held_inside(s, o);
     if (x)
         x->inner_handles--;
+    if (reader)
+        endpoint_readers(o, -1);
     if (--o->handles == 0)
         last_handle(o);
     else if (o->type == OBJ_SPACE)

@@ -8,6 +8,7 @@
  * its page tables and ASID go when the last reference does.
  */
 #include "space.h"
+#include "ipc.h"
 #include "thread.h"
 #include "memobj.h"
 #include "kmalloc.h"
@@ -41,6 +42,7 @@ struct space *space_create(struct space *parent, int *err)
         goto fail;
     }
     list_init(&s->children);
+    list_init(&s->ep_watches);
     if (parent) {
         obj_ref(&parent->obj);
         list_add_tail(&parent->children, &s->child_link);
@@ -96,6 +98,7 @@ void space_teardown(struct space *s)
     while (s->mappings.root)
         memobj_unmap(vanode_entry(s->mappings.root, struct mapping, node));
     handle_table_destroy(s);
+    endpoint_watches_gone(s);
     if (alive)
         obj_unref(&s->obj);
 }

@@ -10,6 +10,7 @@ struct fault_info;
 struct trapframe;
 
 struct ksvc;
+struct space;
 
 struct endpoint {
     struct object obj;
@@ -17,7 +18,13 @@ struct endpoint {
     struct list receivers;      /* threads in T_RECV */
     const struct ksvc *ksvc;    /* a kernel-placed service answers here */
     struct thread *server;      /* who last received here (priority inheritance) */
+    uint32_t readers;           /* handles to it with R_READ */
+    bool dead;                  /* none is left (and no kernel service answers): nobody ever receives */
+    struct list watches;        /* struct ep_watch: notifications to signal when it dies */
 };
+
+/* A space is torn down: its endpoint watches go. */
+void endpoint_watches_gone(struct space *s);
 
 /* Apply the words of a fault handler's reply (FAULT_REPLY_RESUME: pc, sp,
  * x0.., or FAULT_REPLY_STOP) to caller, in a fault; false if it stopped

@@ -121,6 +121,9 @@ int handle_free(struct space *s, uint32_t h);
 
 /* Per-type hooks (implemented by each object's file). */
 void endpoint_shutdown(struct object *o);
+/* An endpoint's handle with R_READ was made (+1) or closed (-1); the last
+ * one closed kills it (ipc.c: endpoint_watch). */
+void endpoint_readers(struct object *o, int delta);
 void endpoint_free(struct object *o);
 void notify_shutdown(struct object *o);
 void notify_free(struct object *o);

@@ -47,6 +47,7 @@ struct space {
     struct space *parent;       /* the space that created it (a reference): charged too */
     struct list children;       /* spaces it created, not yet freed */
     struct list child_link;     /* in parent->children */
+    struct list ep_watches;     /* its struct ep_watch records (endpoint_watch) */
     uint64_t limit[LIMIT_KINDS];    /* 0: none of its own */
     uint64_t used[LIMIT_KINDS];     /* its own and its descendants' */
     uint64_t table_pages;       /* page-table pages allocated for it (charged) */

@@ -320,6 +320,111 @@ static void cross_core_wake(void)
     sys_handle_close(n);
 }
 
+struct queued_call {
+    uint32_t ep;
+    volatile int64_t result;
+    volatile int done;
+};
+
+static void queued_caller(void *arg)
+{
+    struct queued_call *q = arg;
+    struct petrel_msg m = { MSG_INFO(LABEL_ECHO, 1, 0), { 5 }, 0, 0 };
+    q->result = sys_ipc_call(q->ep, &m);
+    q->done = 1;
+}
+
+/* An endpoint dies when its last handle with R_READ goes (endpoint_watch):
+ * callers waiting on it wake with E_CLOSED, later calls fail with it, and
+ * each watch signals its notification once. */
+static void endpoint_death(void)
+{
+    /* In one process: a call queued on an endpoint nobody receives on. */
+    uint32_t ep = (uint32_t)sys_endpoint_create();
+    uint32_t obj = (uint32_t)sys_handle_dup(ep, R_WRITE | R_GRANT, 0x51);
+    uint32_t n = (uint32_t)sys_notify_create();
+    tap_ok(sys_endpoint_watch(obj, n, 0x4) == 0 && sys_notify_poll(n) == 0, "endpoint_watch: a live endpoint is watched, no signal yet");
+    tap_ok(sys_endpoint_watch(obj, n, 1ull << 63) == -E_INVAL && sys_endpoint_watch(n, n, 1) == -E_BADHANDLE &&
+           sys_endpoint_watch(obj, obj, 1) == -E_BADHANDLE && sys_endpoint_watch(0xdead, n, 1) == -E_BADHANDLE,
+           "endpoint_watch: bad bits and handles are refused");
+    uint32_t read_only = (uint32_t)sys_handle_dup(ep, R_READ, 0);
+    uint32_t n_read = (uint32_t)sys_handle_dup(n, R_READ, 0);
+    tap_ok(sys_endpoint_watch(read_only, n, 1) == -E_PERM && sys_endpoint_watch(obj, n_read, 1) == -E_PERM,
+           "endpoint_watch: an endpoint or notification handle without R_WRITE is refused");
+    uint32_t n2 = (uint32_t)sys_notify_create();
+    tap_ok(sys_endpoint_watch(obj, n2, 0x8) == 0 && sys_endpoint_watch(obj, n2, 0) == 0 &&
+           sys_endpoint_watch(obj, n2, 0) == -E_NOENT, "endpoint_watch: bits 0 removes a watch, once");
+    struct queued_call q = { obj, 0, 0 };
+    struct petrel_thread_stats me;
+    sys_thread_stats(self_thread(), &me);
+    int64_t t = thread_spawn(queued_caller, &q, me.prio, -1);     /* (a yield lets it run) */
+    for (struct petrel_thread_stats st; t > 0 && !q.done; sys_yield())
+        if (sys_thread_stats((uint32_t)t, &st) != 0 || st.state == THREAD_SEND)
+            break;                              /* (queued on the endpoint) */
+    sys_handle_close(read_only);
+    tap_ok(!q.done && sys_notify_poll(n) == 0, "endpoint: still alive while one handle with R_READ is left");
+    sys_handle_close(ep);                       /* the last handle that can receive */
+    while (t > 0 && !q.done)
+        sys_yield();
+    tap_ok(t > 0 && q.result == -E_CLOSED, "endpoint: a call queued when it dies wakes with E_CLOSED (%ld)", (long)q.result);
+    tap_ok(sys_notify_poll(n) == 0x4 && sys_notify_poll(n2) == 0, "endpoint_watch: its death signals the watch once, a removed one not");
+    struct petrel_msg m = { MSG_INFO(LABEL_ECHO, 1, 0), { 5 }, 0, 0 };
+    tap_ok(sys_ipc_call(obj, &m) == -E_CLOSED && sys_ipc_send(obj, &m) == -E_CLOSED,
+           "endpoint: a call or send on a dead one fails with E_CLOSED");
+    tap_ok(sys_endpoint_watch(obj, n2, 0x10) == 0 && sys_notify_poll(n2) == 0x10,
+           "endpoint_watch: a dead endpoint is signalled at once");
+    if (t > 0)
+        thread_reap((uint32_t)t);
+    sys_handle_close(obj);
+
+    /* Across processes: the server is killed. */
+    ep = (uint32_t)sys_endpoint_create();
+    obj = (uint32_t)sys_handle_dup(ep, R_WRITE | R_GRANT, 0x52);
+    struct spawn_grant g[] = { { "ep", ep, R_READ | R_WRITE } };
+    struct spawn_result r;
+    int64_t err = spawn_peer("echo", g, 1, -1, 0, &r);
+    sys_handle_close(ep);                       /* the server's is the one that can receive now */
+    tap_ok(err == 0 && sys_endpoint_watch(obj, n, 0x20) == 0 && echo_roundtrip(obj, 2, 9) && sys_notify_poll(n) == 0,
+           "endpoint: a server in another process answers through its object");
+    int64_t killed = err ? err : sys_space_kill(r.space);
+    int64_t bits = sys_notify_poll(n), later = sys_ipc_call(obj, &m);
+    tap_ok(killed == 1 && bits == 0x20 && later == -E_CLOSED,
+           "endpoint_watch: the server's death (%ld thread killed) is signalled and its object fails with E_CLOSED",
+           (long)killed);
+    if (!err) {
+        sys_handle_close(r.thread);
+        sys_handle_close(r.space);
+    }
+    sys_handle_close(obj);
+
+    /* Watches are charged to the watcher and go back with the endpoint. */
+    ep = (uint32_t)sys_endpoint_create();
+    obj = (uint32_t)sys_handle_dup(ep, R_WRITE, 0);
+    enum { WATCHES = 200 };
+    static uint32_t notes[WATCHES];
+    for (unsigned i = 0; i < WATCHES; i++)
+        notes[i] = (uint32_t)sys_notify_create();
+    int64_t before = sys_space_usage(self_space(), LIMIT_MEMORY);
+    unsigned ok = 0;
+    for (unsigned i = 0; i < WATCHES; i++)
+        ok += sys_endpoint_watch(obj, notes[i], 1) == 0;
+    int64_t during = sys_space_usage(self_space(), LIMIT_MEMORY);
+    sys_handle_close(ep);
+    int64_t after = sys_space_usage(self_space(), LIMIT_MEMORY);
+    unsigned signalled = 0;
+    for (unsigned i = 0; i < WATCHES; i++) {
+        signalled += sys_notify_poll(notes[i]) == 1;
+        sys_handle_close(notes[i]);
+    }
+    tap_ok(ok == WATCHES && during - before >= WATCHES * 48 && after == before && signalled == WATCHES,
+           "endpoint_watch: %u watches cost the watcher %ld bytes, back when the endpoint died; each signalled",
+           ok, (long)(during - before));
+    sys_handle_close(obj);
+    sys_handle_close(n);
+    sys_handle_close(n2);
+    sys_handle_close(n_read);
+}
+
 void test_ipc(void)
 {
     lengths_same_space();
@@ -331,6 +436,7 @@ void test_ipc(void)
     reply_once();
     reply_lend();
     notifications();
+    endpoint_death();
     if (ncpus > 1)
         cross_core_wake();
 }
