@@ -80,6 +80,12 @@ $(error programs share a name (each builds $(O)/user/<name>.elf): $(filter $(add
 endif
 # The sources of program $(1): its directory's C and assembly files.
 usrc     = $(wildcard $(foreach d,$(UDIRS),$(d)/$(1)/*.c $(d)/$(1)/*.S))
+# A program that serves objects (native object RPC) names their interfaces
+# in a file `serves` in its directory: it links their skeletons and the
+# user environment of services (svc_serve).
+userves  = $(firstword $(wildcard $(foreach d,$(UDIRS),$(d)/$(1)/serves)))
+usvcobj  = $(if $(call userves,$(1)),$(patsubst %,$(O)/user/svc-obj/%_server.c.o,$(shell cat $(call userves,$(1)))) \
+           $(O)/user/svc-obj/env/user_env.c.o $(O)/user/svc-obj/env/user_proc.c.o)
 URTSRC   = $(wildcard user/rt/*.c user/rt/*.S) $(wildcard lib/*.c)
 URTGEN   = $(foreach s,$(notdir $(basename $(filter-out idl/syscalls.toml idl/tracepoints.toml,$(IDLS)))),$(O)/user/rt-obj/gen/$(s)_client.c.o)
 UCFLAGS  = $(CFLAGS_COMMON) -fomit-frame-pointer -Ilib/include -Iuser/rt/include -Ikernel/include/uapi -I$(O)/gen/user \
@@ -373,7 +379,7 @@ $(O)/user/obj/%.S.o: %.S | $(GENHDRS) $(SVC_GEN)
 	@echo "  AS      $<"
 	$(Q)$(CC) $(UCFLAGS) -c $< -o $@
 
-$(O)/user/%.elf: $$(addprefix $(O)/user/obj/,$$(addsuffix .o,$$(call usrc,$$*))) $(URTOBJ) $(ULDS)
+$(O)/user/%.elf: $$(addprefix $(O)/user/obj/,$$(addsuffix .o,$$(call usrc,$$*))) $$(call usvcobj,$$*) $(URTOBJ) $(ULDS)
 	@echo "  LD      $@"
 	$(Q)$(LD) -T $(ULDS) -nostdlib $(ULDFLAGS) -o $@ $(filter %.o,$^)
 

@@ -63,6 +63,7 @@ struct ep_watch {
     struct endpoint *ep;            /* (a reference) */
     struct notification *note;      /* (a reference) */
     struct space *payer;            /* the watcher: charged for the record */
+    uint64_t badge;                 /* of the handle it watches through (which object of the server) */
     uint64_t bits;
 };
 
@@ -139,7 +140,7 @@ int64_t sys_endpoint_watch(uint32_t h, uint32_t note_h, uint64_t bits)
     struct notification *n = list_entry(nsl->obj, struct notification, obj);
     list_for_each(pos, &ep->watches) {
         struct ep_watch *w = list_entry(pos, struct ep_watch, ep_link);
-        if (w->payer == s && w->note == n) {
+        if (w->payer == s && w->note == n && w->badge == sl->badge) {
             if (bits)
                 w->bits = bits;         /* the same watch: new bits */
             else
@@ -165,6 +166,7 @@ int64_t sys_endpoint_watch(uint32_t h, uint32_t note_h, uint64_t bits)
     w->ep = ep;
     w->note = n;
     w->payer = s;
+    w->badge = sl->badge;
     w->bits = bits;
     obj_ref(&ep->obj);
     obj_ref(&n->obj);

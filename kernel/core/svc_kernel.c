@@ -187,11 +187,12 @@ static unsigned give_objects(struct thread *t, unsigned nh, const svc_handle *h,
             if (mine) {
                 mine->obj = k->obj;
                 mine->rights = k->rights & rights[i];
+                mine->badge = k->badge;
                 obj_ref(mine->obj);
                 kc->objs[kc->nobjs++] = mine;
             }
         }
-        int64_t v = k && t ? handle_alloc(t->space, k->obj, k->rights & rights[i], 0) : -E_INVAL;
+        int64_t v = k && t ? handle_alloc(t->space, k->obj, k->rights & rights[i], k->badge) : -E_INVAL;
         if (v > 0)
             t->utcb->recv_handles[got++] = (uint32_t)v;
         svc_handle_release(h[i]);
@@ -819,6 +820,27 @@ struct khandle *khandle_of(svc_handle h, bool forget)
     return k;
 }
 
+svc_handle svc_handle_copy(svc_handle h)
+{
+    bool l = env_lock();
+    struct khandle *k = khandle_of(h, false);
+    struct khandle *c = k && (k->rights & R_DUP) ? kmalloc(sizeof(*c)) : NULL;     /* (as handle_dup) */
+    if (c) {
+        *c = *k;
+        obj_ref(c->obj);
+    }
+    env_unlock(l);
+    return (svc_handle)(uintptr_t)c;
+}
+
+int svc_endpoint_alive(svc_handle h)
+{
+    struct khandle *k = khandle_of(h, false);
+    if (!k || k->obj->type != OBJ_ENDPOINT)
+        return SVC_E_INVAL;
+    return !list_entry(k->obj, struct endpoint, obj)->dead;
+}
+
 void svc_handle_release(svc_handle h)
 {
     struct khandle *k = khandle_of(h, true);
@@ -851,6 +873,7 @@ static int take_handles(struct thread *t, unsigned nh, struct svc_call *call)
         }
         k->obj = sl->obj;
         k->rights = sl->rights & t->utcb->send_rights[i];
+        k->badge = sl->badge;           /* an object stays the one it was: never an unbadged copy */
         obj_ref(k->obj);
         call->handles[call->nhandles++] = (svc_handle)(uintptr_t)k;
     }

@@ -6,6 +6,7 @@
  */
 #include "thread.h"
 #include "space.h"
+#include "ipc.h"
 #include "bootimage.h"
 #include "timer.h"
 #include "syscalls_gen.h"
@@ -69,7 +70,10 @@ int64_t sys_handle_info(uint32_t h)
 {
     struct handle_slot *sl;
     int err = handle_get(me(), h, OBJ_NONE, 0, &sl);
-    return err ? err : (int64_t)(sl->obj->type | sl->rights << 8);
+    if (err)
+        return err;
+    bool dead = sl->obj->type == OBJ_ENDPOINT && list_entry(sl->obj, struct endpoint, obj)->dead;
+    return (int64_t)(sl->obj->type | sl->rights << 8 | (dead ? HANDLE_INFO_DEAD : 0));
 }
 
 int64_t sys_handle_give(uint32_t space_h, uint32_t h, uint32_t rights)

@@ -111,6 +111,7 @@ extern struct ksvc_run ksvc_runs[];     /* by index in ksvc_table */
 struct khandle {
     struct object *obj;
     uint32_t rights;
+    uint64_t badge;     /* an endpoint's or notification's, as the handle it came from had it */
 };
 
 /* The khandle a kernel-placed service's svc_handle stands for (NULL for

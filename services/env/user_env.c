@@ -204,6 +204,21 @@ int svc_signal(svc_handle n, uint64_t bits)
     return (int)sys_notify_signal((uint32_t)n, bits);
 }
 
+svc_handle svc_handle_copy(svc_handle h)
+{
+    int64_t info = sys_handle_info((uint32_t)h);
+    int64_t c = info < 0 ? info : sys_handle_dup((uint32_t)h, (uint32_t)(info >> 8) & 0xff, 0);
+    return c > 0 ? (svc_handle)c : 0;
+}
+
+int svc_endpoint_alive(svc_handle h)
+{
+    int64_t info = sys_handle_info((uint32_t)h);
+    if (info < 0 || (info & 0xff) != OBJ_ENDPOINT)
+        return SVC_E_INVAL;
+    return !(info & HANDLE_INFO_DEAD);
+}
+
 void svc_handle_release(svc_handle h)
 {
     user_proc_forget((uint32_t)h);              /* a view of it goes (before its number can be used again) */

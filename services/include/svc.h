@@ -82,6 +82,14 @@ svc_handle svc_notify_create(void);
  * done. */
 int svc_signal(svc_handle n, uint64_t bits);
 void svc_handle_release(svc_handle h);
+/* A second hold of an object the service holds (with its rights and badge),
+ * to give away while keeping the first; 0 if none can be made (no memory,
+ * or the object lacks R_DUP). */
+svc_handle svc_handle_copy(svc_handle h);
+/* Whether h is an endpoint someone can still receive on: 1; 0 if it died
+ * (its server's process ended: endpoint_watch); SVC_E_INVAL if h is no
+ * endpoint. */
+int svc_endpoint_alive(svc_handle h);
 
 /* Memory for the service's own state (zeroed), and its release. */
 void *svc_alloc(size_t size);

@@ -22,6 +22,8 @@ A system file is static, checked at build time, and turned into one PBI image
     cpu = 0                # optional: the core it runs on
     args = "count=3"       # optional: its arguments
     grants = ["greeting:recv"]   # endpoint:send|recv|both, found by name in the program
+    publish = ["counter"]  # optional, with a servicemgr service granted: the names
+    lookup = ["counter"]   # it may register and look up there ("*": any name)
 
     [[file]]               # plain data file (flags 0), after all programs
     name = "etc/motd"
@@ -49,12 +51,16 @@ HANDLES_MAX = (1 << 18) - 1
 SERVICE_KEYS = {"name", "interface", "placement", "priority", "cpu", "devices", "bootfiles", "calls", *LIMIT_KEYS}
 PLACEMENTS = ("kernel", "user")
 SYSTEM_KEYS = {"name"}
-PROGRAM_KEYS = {"name", "binary", "priority", "cpu", "args", "grants", *LIMIT_KEYS}
+PROGRAM_KEYS = {"name", "binary", "priority", "cpu", "args", "grants", "publish", "lookup", *LIMIT_KEYS}
 ROOT_KEYS = {"name", "binary"}
 FILE_KEYS = {"name", "path"}
 ENDPOINT_KEYS = {"name"}
 GRANT_RIGHTS = ("send", "recv", "both")
 MANIFEST = "system.manifest"
+# The service manager's permissions (services/servicemgr), a boot file made
+# from the programs' publish and lookup: "BADGE publish NAME" a line.
+POLICY = "servicemgr.policy"
+SERVICEMGR = "servicemgr"
 
 
 class SystemConfigError(ValueError):
@@ -78,6 +84,8 @@ class Program:
     args: str = ""
     grants: tuple = ()
     limits: tuple = tuple(DEFAULT_LIMITS.values())  # memory bytes, threads, handles, spaces (0: none)
+    publish: tuple = ()     # names it may register with the service manager
+    lookup: tuple = ()      # names it may look up there
 
 
 @dataclass
@@ -121,6 +129,24 @@ class System:
             visit(v)
         return order
 
+    # A program's handle of a service manager is badged with its number
+    # (1 on, "servicemgr:send#3"): the service knows the caller by it.
+    def badge_of(self, program) -> int:
+        return self.programs.index(program) + 1
+
+    def grant_word(self, program, grant: str) -> str:
+        name = grant.partition(":")[0]
+        if any(v.name == name and v.interface == SERVICEMGR for v in self.services):
+            return f"{grant}#{self.badge_of(program)}"
+        return grant
+
+    def policy(self) -> str:
+        lines = [f"# {POLICY}: generated from {self.source.name} by tools/petrel/systems.py\n"]
+        for p in self.programs:
+            lines += [f"{self.badge_of(p)} publish {n}\n" for n in p.publish]
+            lines += [f"{self.badge_of(p)} lookup {n}\n" for n in p.lookup]
+        return "".join(lines)
+
     def manifest(self) -> str:
         lines = [f"# {MANIFEST}: generated from {self.source.name} by tools/petrel/systems.py\n"]
         lines += [f"endpoint {e}\n" for e in self.endpoints]
@@ -131,7 +157,7 @@ class System:
                          f"{':'.join(map(str, v.limits))}\n")
         for p in self.programs:
             cpu = "-" if p.cpu is None else str(p.cpu)
-            grants = ",".join(p.grants) or "-"
+            grants = ",".join(self.grant_word(p, g) for g in p.grants) or "-"
             limits = ":".join(map(str, p.limits))
             lines.append(f"program {p.name} {p.priority} {cpu} {limits} {grants} {p.args}".rstrip() + "\n")
         return "".join(lines)
@@ -207,6 +233,14 @@ def load_system(source: Path, repo: Path = paths.REPO) -> System:
         check_keys(where, data, FILE_KEYS)
         entry = need_str(where, data, "name")
         items.append(Item(entry, resolve_file(need_str(f"{label}: file {entry!r}", data, "path"), repo), 0))
+    managers = {v.name for v in services if v.interface == SERVICEMGR}
+    for p in programs:
+        if (p.publish or p.lookup) and not managers & {g.partition(":")[0] for g in p.grants}:
+            key = "publish" if p.publish else "lookup"
+            raise SystemConfigError(f"{label}: program {p.name!r} key {key!r}: it is granted no {SERVICEMGR} "
+                                    f"service (add \"NAME:send\" of one to its grants)")
+    if managers:
+        items.append(Item(POLICY, None, 0))
     unused = [e for e in endpoints if e not in used]
     if unused:
         raise SystemConfigError(f"{label}: endpoint {unused[0]!r} is granted to no program")
@@ -245,9 +279,12 @@ def load_service(where: str, svc: dict, endpoints: list, services: list, repo: P
         if not isinstance(value, list) or not all(isinstance(x, str) and x and ";" not in x and " " not in x
                                                   and len(x) < 40 for x in value):
             raise SystemConfigError(f"{where}: key {key!r} must be a list of names without spaces or ';'")
-    bootfiles = svc.get("bootfiles", False)
+    bootfiles = svc.get("bootfiles", interface == SERVICEMGR)
     if not isinstance(bootfiles, bool):
         raise SystemConfigError(f"{where}: key 'bootfiles' must be true or false")
+    if interface == SERVICEMGR and not bootfiles:
+        raise SystemConfigError(f"{where}: key 'bootfiles': the service manager reads its policy from the "
+                                f"boot image ({POLICY}): it cannot be false")
     return Service(name, interface, interface_id, placement, prog.priority, prog.cpu, tuple(devices), bootfiles,
                    tuple(calls), prog.limits)
 
@@ -317,7 +354,18 @@ def load_program(where: str, name: str, prog: dict, endpoints: list, used: set) 
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= top:
             raise SystemConfigError(f"{where}: key {key!r} must be a number from 0 (no limit) to {top}")
         limits.append(value)
-    return Program(name, priority, cpu, args, tuple(grants), tuple(limits))
+    names = {}
+    for key in ("publish", "lookup"):
+        value = prog.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(n, str) and valid_object_name(n) for n in value):
+            raise SystemConfigError(f"{where}: key {key!r} must be a list of names of 1 to 32 letters, digits, "
+                                    f"'.', '-' or '_', or \"*\" for any")
+        names[key] = tuple(value)
+    return Program(name, priority, cpu, args, tuple(grants), tuple(limits), names["publish"], names["lookup"])
+
+
+def valid_object_name(name: str) -> bool:
+    return name == "*" or (0 < len(name) <= 32 and all(c.isascii() and (c.isalnum() or c in ".-_") for c in name))
 
 
 # A memory size: bytes, or a string with K, M or G ("4M"); a multiple of 4 KiB.
@@ -380,6 +428,8 @@ def called_interfaces(data: bytes, repo: Path) -> dict:
             itf = idlc.load(idl)
         except idlc.IdlError:
             continue
+        if itf.objects:
+            continue        # objects a program serves: reached through the service manager, not granted
         used = [f"{itf.name}_{m.name}" for m in itf.methods if f"{itf.name}_{m.name}" in funcs]
         if used:
             found[itf.name] = used[0]
@@ -406,6 +456,9 @@ def read_entries(system: System, repo: Path = paths.REPO) -> list:
     for item in system.items:
         if item.path is None and item.name == MANIFEST:
             entries.append((item.name, system.manifest().encode(), 0))
+            continue
+        if item.path is None and item.name == POLICY:
+            entries.append((item.name, system.policy().encode(), 0))
             continue
         kind = "binary" if item.flags & bootimage.FLAG_EXEC else "path"
         try:

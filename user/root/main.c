@@ -110,7 +110,8 @@ static void start_program(const char *line, uint32_t parent)
     args[n] = '\0';
 
     struct spawn_grant g[MAX_ENDPOINTS + 1];
-    unsigned ng = 0;
+    uint32_t badged[MAX_ENDPOINTS];     /* handles made for this program alone */
+    unsigned ng = 0, nbadged = 0;
     g[ng++] = (struct spawn_grant){ "parent", parent, R_WRITE };
     for (const char *q = grants; strcmp(grants, "-") != 0 && *q; ) {
         const char *colon = q;
@@ -121,6 +122,19 @@ static void start_program(const char *line, uint32_t parent)
             end++;
         uint32_t h = endpoint_named(q, (size_t)(colon - q));
         uint32_t rights = !strncmp(colon, ":send", 5) ? R_WRITE : !strncmp(colon, ":recv", 5) ? R_READ : R_READ | R_WRITE;
+        /* "name:send#N": a handle badged N, by which the service knows the
+         * program (the service manager's permissions, systems.py). */
+        uint64_t badge = 0;
+        for (const char *b = colon; b < end; b++)
+            if (*b == '#')
+                for (badge = 0, b++; b < end && *b >= '0' && *b <= '9'; b++)
+                    badge = badge * 10 + (uint64_t)(*b - '0');
+        if (h && badge && nbadged < MAX_ENDPOINTS) {
+            int64_t d = sys_handle_dup(h, rights | R_GRANT, badge);
+            h = d > 0 ? (uint32_t)d : 0;
+            if (h)
+                badged[nbadged++] = h;
+        }
         static char names[MAX_ENDPOINTS][24];
         size_t len = MIN((size_t)(colon - q), sizeof(names[0]) - 1);
         memcpy(names[ng], q, len);
@@ -139,6 +153,8 @@ static void start_program(const char *line, uint32_t parent)
     parse_limits(mem, &req);
     struct spawn_result r;
     int64_t err = spawn(&req, &r);
+    for (unsigned i = 0; i < nbadged; i++)
+        sys_handle_close(badged[i]);    /* (the program has its copy) */
     if (err) {
         printf("root: cannot start %s: %s\n", name, error_str(err));
         return;

@@ -371,6 +371,8 @@ static void endpoint_death(void)
     struct petrel_msg m = { MSG_INFO(LABEL_ECHO, 1, 0), { 5 }, 0, 0 };
     tap_ok(sys_ipc_call(obj, &m) == -E_CLOSED && sys_ipc_send(obj, &m) == -E_CLOSED,
            "endpoint: a call or send on a dead one fails with E_CLOSED");
+    tap_ok(sys_handle_info(obj) == (int64_t)(OBJ_ENDPOINT | (R_WRITE | R_GRANT) << 8 | HANDLE_INFO_DEAD) &&
+           !(sys_handle_info(n) & HANDLE_INFO_DEAD), "handle_info: a dead endpoint says so");
     tap_ok(sys_endpoint_watch(obj, n2, 0x10) == 0 && sys_notify_poll(n2) == 0x10,
            "endpoint_watch: a dead endpoint is signalled at once");
     if (t > 0)
