@@ -66,10 +66,17 @@ def test_skeleton_validates_length_and_32_bit_arguments(tmp_path):
     (('in = [', 'colour = 1\nin = ['), "unknown keys"),
     (('name = "key"', 'name = "status"'), "reserved"),
     (('name = "key"', 'name = "x2"'), "reserved"),
+    (('name = "value"', 'name = "key"'), "'key' names an argument both in and out"),
+    (('doc = "A demo."', 'doc = "A demo."\nobjects = 1'), "objects must be true or false"),
 ])
 def test_bad_interfaces_are_refused(tmp_path, change, message):
     with pytest.raises(idlc.IdlError, match=message):
         idlc.load(write(tmp_path, MINIMAL.replace(*change, 1)))
+
+
+def test_an_interface_of_objects_is_marked():
+    assert idlc.load(REPO / "idl" / "rpctest.toml").objects
+    assert not idlc.load(REPO / "idl" / "servicemgr.toml").objects
 
 
 def test_too_many_registers_are_refused(tmp_path):

@@ -260,3 +260,41 @@ def test_a_command_runs_in_the_default_systems_too():
     demo = systems.load_system(paths.REPO / "systems" / "demo.toml")
     with pytest.raises(ValueError, match="no lxrun program"):
         linuxrun.runs_lxrun_script(demo)
+
+
+def test_the_service_managers_permissions_become_badges_and_a_policy():
+    from conftest import REPO
+    system = systems.load_system(REPO / "systems" / "object-rpc-user.toml", REPO)
+    names = [p.name for p in system.programs]
+    manifest = system.manifest().splitlines()
+    # Each program's handle of the service manager is badged with its number.
+    for i, name in enumerate(names, start=1):
+        assert any(line.startswith(f"program {name} ") and f"servicemgr:send#{i}" in line for line in manifest)
+    policy = system.policy().splitlines()
+    cli = names.index("rpccli") + 1
+    assert f"{cli} publish cli.obj" in policy and f"{cli} lookup rpc.a" in policy
+    assert f"{names.index('rpc-hostile') + 1} publish *" in policy
+    assert not any(line.startswith(f"{cli} publish rpc.") for line in policy)
+    assert systems.POLICY in [i.name for i in system.items]
+    manager = next(v for v in system.services if v.interface == "servicemgr")
+    assert manager.bootfiles
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('publish = ["a b"]', "key 'publish' must be a list of names"),
+    ('lookup = ["' + "x" * 33 + '"]', "key 'lookup' must be a list of names"),
+    ('publish = "rpc.a"', "key 'publish' must be a list of names"),
+    ('lookup = ["rpc.a"]', "granted no servicemgr service"),
+])
+def test_bad_permissions_are_refused(extra, message):
+    from conftest import REPO
+    text = (REPO / "systems" / "demo.toml").read_text() + \
+        '\n[[program]]\nname = "x"\nbinary = "user/hello"\n' + extra + "\n"
+    assert_refused(text, message)
+
+
+def test_the_service_manager_must_read_its_policy():
+    from conftest import REPO
+    text = (REPO / "systems" / "object-rpc-user.toml").read_text().replace(
+        'placement = "user"', 'placement = "user"\nbootfiles = false', 1)
+    assert_refused(text, "'bootfiles': the service manager reads its policy")
