@@ -111,6 +111,7 @@ static int bench(unsigned n)
     uint64_t ps = (clock_ns() - t0) * 1000 / n;
     printf("BENCH object_rpc_rtt_4b - %lu.%03lu %u\n", (unsigned long)(ps / 1000), (unsigned long)(ps % 1000), n);
     printf("BENCH-END\n");
+    rpctest_exit(a);                            /* (the last program ends: the system powers off) */
     return 0;
 }
 
