@@ -73,12 +73,12 @@ def test_hot_path_targets_are_ratios_of_the_same_run():
     rows = [{"metric": m, "system": "petrel", "median": v} for m, v in [
         ("null_syscall", 80.0), ("ipc_rtt_4b", 383.0), ("noop_kernel_service", 104.0),
         ("noop_user_service", 481.0), ("page_fault", 700.0), ("thread_create_exit", 6000.0),
-        ("process_spawn_exit", 50807.0)]]
+        ("process_spawn_exit", 50807.0), ("object_rpc_rtt_4b", 574.5)]]
     results = dict(bench.hot_path_targets(rows))
     assert all(results.values()), results
     over = {"null_syscall": 92.0, "ipc_rtt_4b": 401.0, "noop_kernel_service": 104.5,
             "noop_user_service": 481.5, "page_fault": 701.0, "thread_create_exit": 6001.0,
-            "process_spawn_exit": 50808.0}
+            "process_spawn_exit": 50808.0, "object_rpc_rtt_4b": 575.0}
     for metric, bad in over.items():
         worse = [dict(r, median=bad) if r["metric"] == metric else r for r in rows]
         failed = [name for name, ok in bench.hot_path_targets(worse) if not ok]
