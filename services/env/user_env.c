@@ -513,8 +513,59 @@ struct trace_batch {
 static inline void trace_flush_held(struct trace_batch *b);
 static struct trace_batch *trace_batch_start(unsigned me);
 
+/*
+ * A pool of server threads (svc_serve_pool, for a program serving
+ * objects): handlers run on several threads at once, without `excl` (the
+ * program guards its own state), and the pool grows on demand, as Binder's
+ * does with BR_SPAWN_LOOPER: a thread that takes a call when no other
+ * thread of the pool waits for the next one starts one more, up to `max`.
+ * `idle` counts the threads waiting to receive (or on their way there).
+ */
+static struct {
+    unsigned max;                       /* 0: no pool (a service) */
+    unsigned prio;
+    volatile uint32_t threads;          /* started, the first included */
+    volatile uint32_t idle;
+} pool;
+
+static void serve_loop(unsigned me);
+
+static void pool_main(void *arg)
+{
+    serve_loop((unsigned)(uintptr_t)arg);
+}
+
+/* A call was taken by a thread of the pool. */
+static void pool_taken(void)
+{
+    if (!pool.max || __atomic_sub_fetch(&pool.idle, 1, __ATOMIC_SEQ_CST) != 0)
+        return;
+    uint32_t n = __atomic_load_n(&pool.threads, __ATOMIC_RELAXED);
+    if (n >= pool.max || !__atomic_compare_exchange_n(&pool.threads, &n, n + 1, false, __ATOMIC_SEQ_CST,
+                                                      __ATOMIC_RELAXED))
+        return;                         /* (full, or another thread is starting one) */
+    __atomic_add_fetch(&pool.idle, 1, __ATOMIC_SEQ_CST);    /* (the new one, on its way to receive) */
+    if (thread_spawn(pool_main, (void *)(uintptr_t)n, pool.prio, THREAD_ANY_CORE) < 0) {
+        __atomic_sub_fetch(&pool.idle, 1, __ATOMIC_SEQ_CST);
+        __atomic_sub_fetch(&pool.threads, 1, __ATOMIC_SEQ_CST);
+    }
+}
+
+/* A thread of the pool goes back to receive. */
+static inline void pool_back(void)
+{
+    if (pool.max)
+        __atomic_add_fetch(&pool.idle, 1, __ATOMIC_SEQ_CST);
+}
+
+unsigned svc_pool_threads(void)
+{
+    return pool.max ? __atomic_load_n(&pool.threads, __ATOMIC_RELAXED) : 1;
+}
+
 static int64_t reply_and_wait(uint32_t ep, struct petrel_msg *m, struct trace_batch *tb)
 {
+    pool_back();
     trace_flush_held(tb);
     int64_t r = sys_ipc_reply_recv(ep, m);
     if (r < 0) {
@@ -631,6 +682,7 @@ static void serve_loop(unsigned me)
             r = sys_ipc_recv(ep, m);
             continue;
         }
+        pool_taken();
         call.badge = m->badge;
         call.pid = m->pid;
         call.env = &env;
@@ -652,6 +704,7 @@ static void serve_loop(unsigned me)
                 r = reply_and_wait(ep, m, tb);
             } else {
                 m->info = 0;             /* kept for later (svc_defer) */
+                pool_back();
                 trace_flush_held(tb);
                 r = sys_ipc_recv(ep, m);
             }
@@ -674,6 +727,7 @@ static void serve_loop(unsigned me)
                 sys_handle_close(env.given[i]);
             excl_give(several);
             m->info = 0;
+            pool_back();
             r = sys_ipc_recv(ep, m);
         } else if (env.have_reply) {
             excl_give(several);
@@ -681,6 +735,7 @@ static void serve_loop(unsigned me)
         } else {
             excl_give(several);
             m->info = 0;
+            pool_back();
             trace_flush_held(tb);
             r = sys_ipc_recv(ep, m);
         }
@@ -817,5 +872,19 @@ void svc_serve(uint32_t ep, void (*entry)(struct svc_call *), int (*fast)(struct
     trace_attach();
     if (fault_shared)
         start_helpers();
+    serve_loop(0);
+}
+
+void svc_serve_pool(uint32_t ep, void (*entry)(struct svc_call *), int (*fast)(struct svc_call *, uint64_t *),
+                    unsigned max)
+{
+    struct petrel_thread_stats st;
+    loop.ep = ep;
+    loop.entry = entry;
+    loop.fast = fast;
+    pool.prio = sys_thread_stats(self_thread(), &st) == 0 ? st.prio : 100;
+    pool.threads = pool.idle = 1;
+    pool.max = max < 1 ? 1 : max > MAX_SERVERS ? MAX_SERVERS : max;
+    trace_attach();
     serve_loop(0);
 }

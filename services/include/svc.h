@@ -217,6 +217,15 @@ void svc_serve(uint32_t ep, void (*entry)(struct svc_call *call), int (*fast)(st
                int (*fault_fast)(struct svc_call *call, const uint64_t *msg),
                int (*fault_shared)(struct svc_call *call, const uint64_t *msg));
 
+/* A program serving objects (native object RPC) instead: the same loop on a
+ * pool of server threads that run handlers at once (the program guards its
+ * own state), grown on demand up to `max` (at most 64) threads: one that
+ * takes a call when no other waits for the next starts one more, at its
+ * priority, on any core. svc_pool_threads says how many there are. */
+void svc_serve_pool(uint32_t ep, void (*entry)(struct svc_call *call), int (*fast)(struct svc_call *call, uint64_t *x),
+                    unsigned max);
+unsigned svc_pool_threads(void);
+
 static inline void svc_bytes_put(uint64_t *dst, const void *src, uint32_t len)
 {
     const uint8_t *s = src;

@@ -64,14 +64,26 @@ uint64_t start_arg_u64(const char *key, uint64_t dflt)
 
 #define LABEL_EXIT 0x45584954   /* "EXIT" */
 
-void exit(int status)
+static void report_exit(int status)
 {
     uint32_t parent = start_handle("parent");
     if (parent) {
         struct petrel_msg m = { MSG_INFO(LABEL_EXIT, 1, 0), { (uint64_t)(int64_t)status }, 0, 0 };
         sys_ipc_send(parent, &m);
     }
+}
+
+void exit(int status)
+{
+    report_exit(status);
     sys_thread_exit(status);
+}
+
+void exit_process(int status)
+{
+    report_exit(status);
+    sys_space_kill(self_space());
+    sys_thread_exit(status);            /* (not reached: the kill ends this thread too) */
 }
 
 const char *error_str(int64_t err)

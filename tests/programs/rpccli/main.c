@@ -24,6 +24,22 @@
 static uint32_t mgr;
 static uint64_t me;
 
+#define POOL    8               /* calls that hold a server thread at once */
+#define NAP_MS  100
+
+struct napper {
+    uint32_t obj;
+    volatile int64_t err;
+    volatile int done;
+};
+
+static void napper(void *arg)
+{
+    struct napper *n = arg;
+    n->err = rpctest_nap(n->obj, NAP_MS);
+    n->done = 1;
+}
+
 static int64_t get(const char *name, uint32_t *obj)
 {
     return servicemgr_get(mgr, name, (uint32_t)strlen(name), obj);
@@ -198,6 +214,29 @@ int main(const struct petrel_bootinfo *bi)
             thread_reap((uint32_t)t[i]);
     }
     tap_ok(right == THREADS * CALLS, "rpc: %u threads, %u calls each: %u answered right", THREADS, CALLS, right);
+
+    /* Calls that hold a server thread: the pool grows to take the others. */
+    static struct napper nz[POOL];
+    uint64_t before = 0, after = 0, t0 = clock_ns();
+    rpctest_threads(a, &before);
+    for (unsigned i = 0; i < POOL; i++) {
+        nz[i] = (struct napper){ a, -1, 0 };
+        t[i] = thread_spawn(napper, &nz[i], 100, bi->ncpus > 1 ? (int)(i % bi->ncpus) : -1);
+    }
+    unsigned napped = 0;
+    for (unsigned i = 0; i < POOL; i++) {
+        while (t[i] > 0 && !nz[i].done)
+            sleep_ms(5);
+        napped += nz[i].err == 0;
+        if (t[i] > 0)
+            thread_reap((uint32_t)t[i]);
+    }
+    uint64_t took_ms = (clock_ns() - t0) / 1000000;
+    rpctest_threads(a, &after);
+    tap_ok(napped == POOL && after > before && after <= 8 && took_ms < POOL * NAP_MS / 2,
+           "rpc: %u calls of %u ms at once: the pool grew from %lu to %lu threads, all answered in %lu ms",
+           POOL, NAP_MS, (unsigned long)before, (unsigned long)after, (unsigned long)took_ms);
+    tap_ok(rpctest_nap(a, 1001) == -E_INVAL, "rpc: a nap too long is refused");
 
     /* The server of rpc.a dies. */
     tap_ok(sys_endpoint_watch(a, note, 1) == 0 && sys_endpoint_watch(x, note, 2) == 0,

@@ -3,8 +3,10 @@
  * endpoint of its own, registers an object of it (a handle badged 1) with
  * the service manager under `name=` (granted as "servicemgr"), and serves
  * the objects' calls with idlc's skeleton in the user environment of
- * services (svc_serve): the badge says which object a call is for, and
- * the kernel gives the caller's pid beside it.
+ * services, on a pool of server threads that grows on demand up to
+ * `threads=` (default 8; svc_serve_pool): the badge says which object a
+ * call is for, and the kernel gives the caller's pid beside it. Its
+ * handlers keep no state, so they may run at once.
  */
 #include "petrel.h"
 #include "svc.h"
@@ -47,10 +49,24 @@ static int64_t relay(struct svc_call *call, svc_handle object, uint64_t *seen, u
 static int64_t stop(struct svc_call *call)
 {
     printf("rpcsrv: exiting as asked by pid %lu\n", (unsigned long)call->pid);
-    exit(0);                                    /* (its one thread: the process ends, the call unanswered) */
+    exit_process(0);                            /* (every thread of the pool: the call is never answered) */
 }
 
-const struct rpctest_ops rpctest_ops = { ping, who, make, relay, stop };
+static int64_t nap(struct svc_call *call, uint64_t ms)
+{
+    if (ms > 1000)
+        return SVC_E_INVAL;
+    sleep_ms(ms);
+    return 0;
+}
+
+static int64_t threads(struct svc_call *call, uint64_t *count)
+{
+    *count = svc_pool_threads();
+    return 0;
+}
+
+const struct rpctest_ops rpctest_ops = { ping, who, make, relay, stop, nap, threads };
 
 int main(void)
 {
@@ -69,6 +85,6 @@ int main(void)
     printf("rpcsrv %s: registered: %s (pid %lu)\n", name, error_str(err), (unsigned long)sys_space_id(self_space()));
     if (err)
         return 1;
-    svc_serve(ep, rpctest_service, rpctest_fastentry, NULL, NULL);
+    svc_serve_pool(ep, rpctest_service, rpctest_fastentry, (unsigned)start_arg_u64("threads", 8));
     return 1;
 }

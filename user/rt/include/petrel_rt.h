@@ -35,6 +35,9 @@ uint64_t start_arg_u64(const char *key, uint64_t dflt);   /* key=N, or dflt */
 void rt_init(const void *info);
 /* End the process's main thread with `status`, telling the parent (if any). */
 __attribute__((noreturn)) void exit(int status);
+/* Report `status` to the parent as exit does, then end every thread of
+ * the process at once (space_kill of its own space). */
+__attribute__((noreturn)) void exit_process(int status);
 
 /* Handles every program has: its own space and main thread. */
 uint32_t self_space(void);
