@@ -71,7 +71,7 @@ static void watch_free(struct ep_watch *w)
 {
     list_del(&w->ep_link);
     list_del(&w->space_link);
-    space_uncharge(w->payer, LIMIT_MEMORY, sizeof(*w));
+    space_uncharge(w->payer, LIMIT_MEMORY, kmalloc_size(sizeof(*w)));
     obj_unref(&w->note->obj);
     obj_unref(&w->ep->obj);
     kfree(w, sizeof(*w));
@@ -138,9 +138,13 @@ int64_t sys_endpoint_watch(uint32_t h, uint32_t note_h, uint64_t bits)
         return -E_INVAL;                /* (the bits a notification carries: notify_signal's) */
     struct endpoint *ep = list_entry(sl->obj, struct endpoint, obj);
     struct notification *n = list_entry(nsl->obj, struct notification, obj);
-    list_for_each(pos, &ep->watches) {
-        struct ep_watch *w = list_entry(pos, struct ep_watch, ep_link);
-        if (w->payer == s && w->note == n && w->badge == sl->badge) {
+    if (n->kwake)
+        return -E_PERM;                 /* a kernel-placed service's wakeup: signalled by its own means only */
+    /* (The caller's own watches, not the endpoint's: another process's many
+     * cannot make this long.) */
+    list_for_each(pos, &s->ep_watches) {
+        struct ep_watch *w = list_entry(pos, struct ep_watch, space_link);
+        if (w->ep == ep && w->note == n && w->badge == sl->badge) {
             if (bits)
                 w->bits = bits;         /* the same watch: new bits */
             else
@@ -156,11 +160,11 @@ int64_t sys_endpoint_watch(uint32_t h, uint32_t note_h, uint64_t bits)
     }
     if (ep->ksvc)
         return 0;                       /* a kernel service never dies: nothing to keep */
-    if ((err = space_charge(s, LIMIT_MEMORY, sizeof(struct ep_watch))) != 0)
+    if ((err = space_charge(s, LIMIT_MEMORY, kmalloc_size(sizeof(struct ep_watch)))) != 0)
         return err;
     struct ep_watch *w = kmalloc(sizeof(*w));
     if (!w) {
-        space_uncharge(s, LIMIT_MEMORY, sizeof(*w));
+        space_uncharge(s, LIMIT_MEMORY, kmalloc_size(sizeof(*w)));
         return -E_NOMEM;
     }
     w->ep = ep;
@@ -379,6 +383,8 @@ static int64_t do_recv(struct thread *t, uint32_t h, bool nonblock)
     struct endpoint *ep = list_entry(sl->obj, struct endpoint, obj);
     if (ep->ksvc)
         return -E_BUSY;             /* a kernel service answers here */
+    if (ep->dead)
+        return -E_CLOSED;           /* (a handle with R_READ made again, by a service, after it died) */
     if (t->prio != t->base_prio && !t->reply.caller)
         uninherit(t);               /* serving nobody now: what is still queued decides */
     if (notify_take_bound(t))

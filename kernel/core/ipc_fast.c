@@ -278,7 +278,7 @@ static ALWAYS_INLINE struct trapframe *foreign_locked(struct trapframe *tf, uint
     struct endpoint *ep = cur->fault_ep;
     if (ep && ep->ksvc)
         return ksvc_foreign_syscall(tf, esr, ep);   /* the personality in the kernel: this entry answers */
-    if (!ep || !ep->obj.handles)
+    if (!ep || ep->dead)
         return exc_el0_svc_locked(tf, esr);
     struct thread *dst = fast_server(c, cur, ep);
     if (!dst)

@@ -97,8 +97,8 @@ void space_teardown(struct space *s)
     }
     while (s->mappings.root)
         memobj_unmap(vanode_entry(s->mappings.root, struct mapping, node));
+    endpoint_watches_gone(s);       /* (first: no death signals its own notifications as they go) */
     handle_table_destroy(s);
-    endpoint_watches_gone(s);
     if (alive)
         obj_unref(&s->obj);
 }

@@ -835,10 +835,17 @@ svc_handle svc_handle_copy(svc_handle h)
 
 int svc_endpoint_alive(svc_handle h)
 {
+    bool l = env_lock();
     struct khandle *k = khandle_of(h, false);
-    if (!k || k->obj->type != OBJ_ENDPOINT)
-        return SVC_E_INVAL;
-    return !list_entry(k->obj, struct endpoint, obj)->dead;
+    int r = !k || k->obj->type != OBJ_ENDPOINT ? SVC_E_INVAL : !list_entry(k->obj, struct endpoint, obj)->dead;
+    env_unlock(l);
+    return r;
+}
+
+int svc_handle_rights(svc_handle h)
+{
+    struct khandle *k = khandle_of(h, false);
+    return k ? (int)k->rights : SVC_E_INVAL;
 }
 
 void svc_handle_release(svc_handle h)
@@ -1527,6 +1534,8 @@ int64_t sys_service_bind(uint32_t root, uint32_t ep_h, uint64_t id, uint32_t acc
     if (err)
         return err;
     struct endpoint *ep = list_entry(es->obj, struct endpoint, obj);
+    if (ep->dead)
+        return -E_CLOSED;
     if (ep->ksvc || !list_empty(&ep->receivers) || !list_empty(&ep->senders))
         return -E_BUSY;
     for (unsigned i = 0; i < ksvc_count; i++) {

@@ -268,7 +268,7 @@ void thread_fault(struct thread *t, const struct fault_info *fi)
  */
 bool thread_wait_for_memory(struct thread *t)
 {
-    if (t->fault_ep && t->fault_ep->obj.handles)
+    if (t->fault_ep && !t->fault_ep->dead)
         return false;
     if (!t->mem_wait_noted)
         kprintf("memory: out of frames, thread \"%s\" waits for memory\n", t->name);

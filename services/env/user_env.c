@@ -219,6 +219,12 @@ int svc_endpoint_alive(svc_handle h)
     return !(info & HANDLE_INFO_DEAD);
 }
 
+int svc_handle_rights(svc_handle h)
+{
+    int64_t info = sys_handle_info((uint32_t)h);
+    return info < 0 ? SVC_E_INVAL : (int)((info >> 8) & 0xff);
+}
+
 void svc_handle_release(svc_handle h)
 {
     user_proc_forget((uint32_t)h);              /* a view of it goes (before its number can be used again) */
@@ -526,6 +532,7 @@ static struct {
     unsigned prio;
     volatile uint32_t threads;          /* started, the first included */
     volatile uint32_t idle;
+    volatile uint32_t growing;          /* a thread is starting one (thread_spawn is not for two at once) */
 } pool;
 
 static void serve_loop(unsigned me);
@@ -540,15 +547,18 @@ static void pool_taken(void)
 {
     if (!pool.max || __atomic_sub_fetch(&pool.idle, 1, __ATOMIC_SEQ_CST) != 0)
         return;
-    uint32_t n = __atomic_load_n(&pool.threads, __ATOMIC_RELAXED);
-    if (n >= pool.max || !__atomic_compare_exchange_n(&pool.threads, &n, n + 1, false, __ATOMIC_SEQ_CST,
-                                                      __ATOMIC_RELAXED))
+    if (pool.threads >= pool.max || __atomic_exchange_n(&pool.growing, 1, __ATOMIC_ACQUIRE))
         return;                         /* (full, or another thread is starting one) */
+    uint32_t n = pool.threads;
     __atomic_add_fetch(&pool.idle, 1, __ATOMIC_SEQ_CST);    /* (the new one, on its way to receive) */
-    if (thread_spawn(pool_main, (void *)(uintptr_t)n, pool.prio, THREAD_ANY_CORE) < 0) {
+    int64_t t = thread_spawn(pool_main, (void *)(uintptr_t)n, pool.prio, THREAD_ANY_CORE);
+    if (t < 0)
         __atomic_sub_fetch(&pool.idle, 1, __ATOMIC_SEQ_CST);
-        __atomic_sub_fetch(&pool.threads, 1, __ATOMIC_SEQ_CST);
-    }
+    else
+        __atomic_store_n(&pool.threads, n + 1, __ATOMIC_RELEASE);
+    if (t > 0)
+        sys_handle_close((uint32_t)t);  /* (it runs on; the pool never ends one) */
+    __atomic_store_n(&pool.growing, 0, __ATOMIC_RELEASE);
 }
 
 /* A thread of the pool goes back to receive. */

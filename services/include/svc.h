@@ -90,6 +90,9 @@ svc_handle svc_handle_copy(svc_handle h);
  * (its server's process ended: endpoint_watch); SVC_E_INVAL if h is no
  * endpoint. */
 int svc_endpoint_alive(svc_handle h);
+/* The rights the service holds h with (R_READ, R_WRITE, ...: petrel_abi.h),
+ * or SVC_E_INVAL if it holds no such object. */
+int svc_handle_rights(svc_handle h);
 
 /* Memory for the service's own state (zeroed), and its release. */
 void *svc_alloc(size_t size);
@@ -221,7 +224,13 @@ void svc_serve(uint32_t ep, void (*entry)(struct svc_call *call), int (*fast)(st
  * pool of server threads that run handlers at once (the program guards its
  * own state), grown on demand up to `max` (at most 64) threads: one that
  * takes a call when no other waits for the next starts one more, at its
- * priority, on any core. svc_pool_threads says how many there are. */
+ * priority, on any core. svc_pool_threads says how many there are. Of this
+ * file's calls, a pool's handlers may make at once those about their own
+ * call (svc_reply, svc_fail, svc_defer, svc_copy_*, svc_reply_later with
+ * their tokens) and about handles (svc_signal, svc_handle_copy,
+ * svc_handle_release, svc_handle_rights, svc_endpoint_alive); the others
+ * (svc_alloc, the memory objects and views of svc_proc.h) need the
+ * program's own lock. */
 void svc_serve_pool(uint32_t ep, void (*entry)(struct svc_call *call), int (*fast)(struct svc_call *call, uint64_t *x),
                     unsigned max);
 unsigned svc_pool_threads(void);

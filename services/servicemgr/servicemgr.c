@@ -141,8 +141,8 @@ static int64_t add(struct svc_call *call, const uint8_t *name, uint32_t name_len
 {
     int64_t err = 0;
     struct entry *e = NULL;
-    svc_handle copy = 0;
-    if (!good_name(name, name_len) || !object)
+    int rights = svc_handle_rights(object);
+    if (!good_name(name, name_len) || rights < 0)
         err = SVC_E_INVAL;
     else if (!allowed(call->badge, 1, name, name_len))
         err = SVC_E_PERM;
@@ -150,16 +150,20 @@ static int64_t add(struct svc_call *call, const uint8_t *name, uint32_t name_len
         err = SVC_E_BUSY;
     else if (svc_endpoint_alive(object) != 1)
         err = SVC_E_INVAL;              /* not an endpoint, or a dead one: nobody would answer */
-    else if (!(copy = svc_handle_copy(object)))
-        err = SVC_E_INVAL;              /* (without R_DUP: it could not be handed out) */
-    if (copy)
-        svc_handle_release(copy);
+    else if ((rights & (R_READ | R_WRITE | R_GRANT | R_DUP)) != (R_WRITE | R_GRANT | R_DUP))
+        err = SVC_E_INVAL;              /* one it could not hand out, or one that receives (kept
+                                         * here, it would keep its server's endpoint alive) */
     unsigned held = 0;
     for (unsigned i = 0; !err && i < ENTRIES; i++) {
-        if (!entries[i].len && !e)
-            e = &entries[i];
-        else if (entries[i].len && entries[i].badge == call->badge && find(entries[i].name, entries[i].len))
-            held++;                     /* (a dead one's entry goes and is not counted) */
+        struct entry *x = &entries[i];
+        if (x->len && !svc_endpoint_alive(x->object)) {
+            svc_handle_release(x->object);  /* a dead server's: its room is free again */
+            *x = (struct entry){ 0 };
+        }
+        if (!x->len && !e)
+            e = x;
+        else if (x->len && x->badge == call->badge)
+            held++;
     }
     if (!err && (!e || held >= PER_CALLER))
         err = SVC_E_LIMIT;

@@ -298,3 +298,11 @@ def test_the_service_manager_must_read_its_policy():
     text = (REPO / "systems" / "object-rpc-user.toml").read_text().replace(
         'placement = "user"', 'placement = "user"\nbootfiles = false', 1)
     assert_refused(text, "'bootfiles': the service manager reads its policy")
+
+
+def test_a_service_manager_is_granted_for_sending_only():
+    from conftest import REPO
+    text = (REPO / "systems" / "object-rpc-user.toml").read_text().replace(
+        'args = "name=rpc.b"\ngrants = ["servicemgr:send"]', 'args = "name=rpc.b"\ngrants = ["servicemgr:both"]', 1)
+    assert "servicemgr:both" in text
+    assert_refused(text, "a service manager is granted :send only")

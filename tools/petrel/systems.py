@@ -235,6 +235,11 @@ def load_system(source: Path, repo: Path = paths.REPO) -> System:
         items.append(Item(entry, resolve_file(need_str(f"{label}: file {entry!r}", data, "path"), repo), 0))
     managers = {v.name for v in services if v.interface == SERVICEMGR}
     for p in programs:
+        for g in p.grants:
+            granted, _, right = g.partition(":")
+            if granted in managers and right != "send":
+                raise SystemConfigError(f"{label}: program {p.name!r} key 'grants': {g!r}: a service manager is "
+                                        f"granted :send only (its handle says who the program is)")
         if (p.publish or p.lookup) and not managers & {g.partition(":")[0] for g in p.grants}:
             key = "publish" if p.publish else "lookup"
             raise SystemConfigError(f"{label}: program {p.name!r} key {key!r}: it is granted no {SERVICEMGR} "

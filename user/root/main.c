@@ -129,11 +129,13 @@ static void start_program(const char *line, uint32_t parent)
             if (*b == '#')
                 for (badge = 0, b++; b < end && *b >= '0' && *b <= '9'; b++)
                     badge = badge * 10 + (uint64_t)(*b - '0');
-        if (h && badge && nbadged < MAX_ENDPOINTS) {
-            int64_t d = sys_handle_dup(h, rights | R_GRANT, badge);
+        if (h && badge) {
+            int64_t d = nbadged < MAX_ENDPOINTS ? sys_handle_dup(h, rights | R_GRANT, badge) : -E_LIMIT;
             h = d > 0 ? (uint32_t)d : 0;
             if (h)
                 badged[nbadged++] = h;
+            else
+                printf("root: %s: no badged handle for its grant: %s\n", name, error_str(d));
         }
         static char names[MAX_ENDPOINTS][24];
         size_t len = MIN((size_t)(colon - q), sizeof(names[0]) - 1);

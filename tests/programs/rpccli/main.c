@@ -109,6 +109,14 @@ static int hostile(void)
     uint32_t a = 0;
     int64_t err = get_soon("rpc.a", &a);
     printf("rpc-hostile: the service manager still answers: %s\n", error_str(err ? err : rpctest_ping(a, 1, &(uint64_t){ 0 })));
+    /* Watches of rpc.a it leaves behind when it exits: they go with it (the
+     * kernel frees them at its end; rpccli's watch of rpc.a later is alone). */
+    unsigned watched = 0;
+    for (unsigned i = 0; !err && i < 100; i++) {
+        int64_t n = sys_notify_create();
+        watched += n > 0 && sys_endpoint_watch(a, (uint32_t)n, 1) == 0;
+    }
+    printf("rpc-hostile: %u watches of rpc.a left to the kernel\n", watched);
     return 0;
 }
 
@@ -187,6 +195,8 @@ int main(const struct petrel_bootinfo *bi)
            "servicemgr: a notification for an object and bad names are refused");
     uint32_t nodup = (uint32_t)sys_handle_dup(mine, R_WRITE | R_GRANT, 0);
     tap_ok(add("cli.obj", nodup) == -E_INVAL, "servicemgr: an object that cannot be handed out (no R_DUP) is refused");
+    tap_ok(add("cli.obj", mine) == -E_INVAL,
+           "servicemgr: an object with R_READ is refused (kept, it would keep its server's endpoint alive)");
     tap_ok(add("cli.obj", own) == 0 && add("cli.obj", own) == -E_BUSY,
            "servicemgr: a permitted name is registered once");
     uint32_t again = (uint32_t)sys_handle_dup(mine, R_WRITE | R_GRANT | R_DUP, 6);
