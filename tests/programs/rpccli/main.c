@@ -27,17 +27,32 @@ static uint64_t me;
 #define POOL    8               /* calls that hold a server thread at once */
 #define NAP_MS  100
 
-struct napper {
+/* A thread calling an object: what it did comes back in `result`. */
+struct worker {
     uint32_t obj;
-    volatile int64_t err;
+    volatile int64_t result;
     volatile int done;
 };
 
 static void napper(void *arg)
 {
-    struct napper *n = arg;
-    n->err = rpctest_nap(n->obj, NAP_MS);
-    n->done = 1;
+    struct worker *w = arg;
+    w->result = rpctest_nap(w->obj, NAP_MS);
+    w->done = 1;
+}
+
+/* n threads running fn on w[0..n), spread over the cores; waits for all. */
+static void run_workers(void (*fn)(void *), struct worker *w, unsigned n, unsigned ncpus)
+{
+    int64_t t[THREADS];
+    for (unsigned i = 0; i < n && i < THREADS; i++)
+        t[i] = thread_spawn(fn, &w[i], 100, ncpus > 1 ? (int)(i % ncpus) : -1);
+    for (unsigned i = 0; i < n && i < THREADS; i++) {
+        while (t[i] > 0 && !w[i].done)
+            sleep_ms(5);
+        if (t[i] > 0)
+            thread_reap((uint32_t)t[i]);
+    }
 }
 
 static int64_t get(const char *name, uint32_t *obj)
@@ -60,21 +75,15 @@ static int64_t get_soon(const char *name, uint32_t *obj)
     return err;
 }
 
-struct caller {
-    uint32_t obj;
-    volatile unsigned right;
-    volatile int done;
-};
-
 static void calls(void *arg)
 {
-    struct caller *c = arg;
+    struct worker *c = arg;
     unsigned right = 0;
     for (uint64_t i = 0; i < CALLS; i++) {
         uint64_t next = 0;
         right += rpctest_ping(c->obj, i * 3, &next) == 0 && next == i * 3 + 1;
     }
-    c->right = right;
+    c->result = right;
     c->done = 1;
 }
 
@@ -209,38 +218,25 @@ int main(const struct petrel_bootinfo *bi)
     sys_handle_close(again);
 
     /* 16 threads at once, over the cores. */
-    static struct caller c[THREADS];
-    int64_t t[THREADS];
-    for (unsigned i = 0; i < THREADS; i++) {
-        c[i] = (struct caller){ a, 0, 0 };
-        t[i] = thread_spawn(calls, &c[i], 100, bi->ncpus > 1 ? (int)(i % bi->ncpus) : -1);
-    }
+    static struct worker c[THREADS];
+    for (unsigned i = 0; i < THREADS; i++)
+        c[i] = (struct worker){ a, 0, 0 };
+    run_workers(calls, c, THREADS, bi->ncpus);
     unsigned right = 0;
-    for (unsigned i = 0; i < THREADS; i++) {
-        while (t[i] > 0 && !c[i].done)
-            sleep_ms(5);
-        right += c[i].right;
-        if (t[i] > 0)
-            thread_reap((uint32_t)t[i]);
-    }
+    for (unsigned i = 0; i < THREADS; i++)
+        right += (unsigned)c[i].result;
     tap_ok(right == THREADS * CALLS, "rpc: %u threads, %u calls each: %u answered right", THREADS, CALLS, right);
 
     /* Calls that hold a server thread: the pool grows to take the others. */
-    static struct napper nz[POOL];
+    static struct worker nz[POOL];
     uint64_t before = 0, after = 0, t0 = clock_ns();
     rpctest_threads(a, &before);
-    for (unsigned i = 0; i < POOL; i++) {
-        nz[i] = (struct napper){ a, -1, 0 };
-        t[i] = thread_spawn(napper, &nz[i], 100, bi->ncpus > 1 ? (int)(i % bi->ncpus) : -1);
-    }
+    for (unsigned i = 0; i < POOL; i++)
+        nz[i] = (struct worker){ a, -1, 0 };
+    run_workers(napper, nz, POOL, bi->ncpus);
     unsigned napped = 0;
-    for (unsigned i = 0; i < POOL; i++) {
-        while (t[i] > 0 && !nz[i].done)
-            sleep_ms(5);
-        napped += nz[i].err == 0;
-        if (t[i] > 0)
-            thread_reap((uint32_t)t[i]);
-    }
+    for (unsigned i = 0; i < POOL; i++)
+        napped += nz[i].result == 0;
     uint64_t took_ms = (clock_ns() - t0) / 1000000;
     rpctest_threads(a, &after);
     tap_ok(napped == POOL && after > before && after <= 8 && took_ms < POOL * NAP_MS / 2,
