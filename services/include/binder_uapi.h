@@ -68,6 +68,7 @@ struct binder_transaction_data_sg { struct binder_transaction_data tr; uint64_t 
 #define BR_NOOP                     BINDER_IOC(0, 'r', 12, 0)
 #define BR_SPAWN_LOOPER             BINDER_IOC(0, 'r', 13, 0)
 #define BR_FAILED_REPLY             BINDER_IOC(0, 'r', 17, 0)
+#define BR_FROZEN_REPLY             BINDER_IOC(0, 'r', 18, 0)
 
 #define TF_ONE_WAY                  0x01
 
@@ -96,5 +97,11 @@ struct binder_extended_error { uint32_t id, command; int32_t param; };
 #define BINDER_GET_NODE_DEBUG_INFO  BINDER_IOC(3, 'b', 11, sizeof(struct binder_node_debug_info))
 #define BINDER_GET_NODE_INFO_FOR_REF BINDER_IOC(3, 'b', 12, sizeof(struct binder_node_info_for_ref))
 #define BINDER_GET_EXTENDED_ERROR   BINDER_IOC(3, 'b', 17, sizeof(struct binder_extended_error))
+/* Freezing a process's binder (Linux 5.13 on): calls to it fail with
+ * BR_FROZEN_REPLY, one-way calls wait; what came meanwhile is reported. */
+struct binder_freeze_info { uint32_t pid, enable, timeout_ms; };
+struct binder_frozen_status_info { uint32_t pid, sync_recv, async_recv; };
+#define BINDER_FREEZE               BINDER_IOC(1, 'b', 14, sizeof(struct binder_freeze_info))
+#define BINDER_GET_FROZEN_INFO      BINDER_IOC(3, 'b', 15, sizeof(struct binder_frozen_status_info))
 
 #endif

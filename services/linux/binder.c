@@ -38,7 +38,7 @@
  * to them; arrays of descriptors (BINDER_TYPE_FDA) in them are held like
  * single ones and closed when the buffer is freed.
  *
- * Not here yet: BINDER_FREEZE.
+ * BINDER_FREEZE and BINDER_GET_FROZEN_INFO as Linux 6.1's (freeze, below).
  */
 
 #include "lx.h"
@@ -168,6 +168,7 @@ struct btxn {
     struct bbuf *buf;
     uint32_t code, flags, euid;
     uint8_t reply, need_reply;
+    uint8_t counted;                    /* in to_proc's `outstanding` until it is freed */
 };
 
 struct bthread {
@@ -204,6 +205,13 @@ struct bproc {
     struct bref *refs;                  /* by desc */
     struct bwork *delivered, *delivered_tail;   /* death notifications read, not yet done */
     uint32_t nnodes, nrefs;
+    /* BINDER_FREEZE (Linux's is_frozen, sync_recv, async_recv, outstanding_txns):
+     * calls to a frozen process fail with BR_FROZEN_REPLY, one-way calls wait;
+     * what came since it was frozen is kept; `outstanding` counts the
+     * transactions queued to it or being served by it, not yet freed. */
+    uint8_t frozen, sync_recv, async_recv;
+    uint8_t was_frozen, was_sync, was_async;    /* (before a BINDER_FREEZE that may be undone) */
+    uint32_t outstanding;
 };
 
 static struct bproc *procs;
@@ -681,8 +689,12 @@ static void async_next(struct bproc *bp, struct bnode *n)
 
 /* ---------------------------------------------------------------- transactions */
 
+#define FREEZE_WAIT (-1)                /* LX_BLK_BINDER's `on` of a BINDER_FREEZE waiting for calls to end */
+
 static void txn_free(struct btxn *t)
 {
+    if (t->counted && t->to_proc && --t->to_proc->outstanding == 0 && t->to_proc->frozen)
+        lx_wake_all(LX_BLK_BINDER, FREEZE_WAIT);
     if (t->buf) {
         t->buf->txn = NULL;
         if (!t->buf->user_free && t->to_proc)
@@ -716,6 +728,8 @@ static void send_failed_reply(struct btxn *t, uint32_t error_code)
  * on a list, its process woken. */
 static void deliver(struct btxn *t, struct bproc *tp, struct bthread *tt)
 {
+    t->counted = 1;
+    tp->outstanding++;
     if (tt) {
         thread_work(tt, &t->w, 0);
         return;
@@ -1039,6 +1053,19 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct binde
             error = BR_DEAD_REPLY;              /* (it never mapped its buffer) */
         param = err;
         goto fail;
+    }
+    if (!reply && tp->frozen) {
+        /* (Linux's binder_proc_transaction: noted, and a call refused) */
+        tp->sync_recv |= !(tr->flags & TF_ONE_WAY);
+        tp->async_recv |= (tr->flags & TF_ONE_WAY) != 0;
+        if (!(tr->flags & TF_ONE_WAY)) {
+            buf_free(tp, t->buf);
+            lx_free(done, sizeof(*done));
+            lx_free(t, sizeof(*t));
+            error = BR_FROZEN_REPLY;
+            param = 0;
+            goto fail_no_reply;
+        }
     }
     t->buf->txn = t;
     t->buf->data_size = tr->data_size;
@@ -1902,6 +1929,87 @@ static int64_t node_info_for_ref(struct lx_ctx *c, struct bproc *bp, uint64_t ar
 
 static int64_t binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg);
 
+/* Linux's binder_txns_pending_ilocked: calls to bp not done, or a thread
+ * of it in a call (made or served). */
+static int txns_pending(const struct bproc *bp)
+{
+    if (bp->outstanding)
+        return 1;
+    for (const struct bthread *k = bp->threads; k; k = k->next)
+        if (k->stack)
+            return 1;
+    return 0;
+}
+
+/* BINDER_FREEZE: every binder process of `pid` (of any device), newest
+ * first as Linux's list has them. Freezing waits up to timeout_ms for the
+ * calls to it to be done (the wait runs the call again when one is: the
+ * state is set at its first run only), then fails with EAGAIN, undoing
+ * it, if any is left; one process failing leaves the later ones as they
+ * were, as Linux never reaches them. */
+static int64_t freeze(struct lx_ctx *c, uint64_t arg)
+{
+    struct binder_freeze_info fi;
+    if (lx_copy_in(c, &fi, arg, sizeof(fi)))
+        return -LX_EFAULT;
+    int found = 0, first = !c->t->timed, outstanding = 0;
+    for (struct bproc *bp = procs; bp; bp = bp->next) {
+        if (bp->pid != (int)fi.pid || bp->dead)
+            continue;
+        found = 1;
+        if (!fi.enable) {
+            bp->frozen = bp->sync_recv = bp->async_recv = 0;
+            continue;
+        }
+        if (first) {
+            bp->was_frozen = bp->frozen, bp->was_sync = bp->sync_recv, bp->was_async = bp->async_recv;
+            bp->frozen = 1;
+            bp->sync_recv = bp->async_recv = 0;
+        }
+        outstanding |= bp->outstanding != 0;
+    }
+    if (!found)
+        return -LX_EINVAL;
+    if (!fi.enable)
+        return 0;
+    if (fi.timeout_ms && outstanding && !lx_deadline_passed(c, (uint64_t)fi.timeout_ms * 1000000) &&
+        lx_timer_start() == 0)
+        return lx_block(c, LX_BLK_BINDER, FREEZE_WAIT);
+    int64_t r = 0;
+    for (struct bproc *bp = procs; bp; bp = bp->next) {
+        if (bp->pid != (int)fi.pid || bp->dead)
+            continue;
+        if (r) {
+            bp->frozen = bp->was_frozen, bp->sync_recv = bp->was_sync, bp->async_recv = bp->was_async;
+        } else if (txns_pending(bp)) {
+            bp->frozen = 0;
+            r = -LX_EAGAIN;
+        }
+    }
+    return r;
+}
+
+/* BINDER_GET_FROZEN_INFO: over pid's binder processes, calls received
+ * while frozen (bit 0) and calls not done (bit 1), one-way calls received. */
+static int64_t frozen_info(struct lx_ctx *c, uint64_t arg)
+{
+    struct binder_frozen_status_info si;
+    if (lx_copy_in(c, &si, arg, sizeof(si)))
+        return -LX_EFAULT;
+    int found = 0;
+    si.sync_recv = si.async_recv = 0;
+    for (struct bproc *bp = procs; bp; bp = bp->next) {
+        if (bp->pid != (int)si.pid || bp->dead)
+            continue;
+        found = 1;
+        si.sync_recv |= bp->sync_recv | (uint32_t)txns_pending(bp) << 1;
+        si.async_recv |= bp->async_recv;
+    }
+    if (!found)
+        return -LX_EINVAL;
+    return lx_copy_out(c, arg, &si, sizeof(si)) ? -LX_EFAULT : 0;
+}
+
 int64_t lx_binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg)
 {
     /* The file is held through the call: freeing a buffer closes the
@@ -1981,6 +2089,12 @@ static int64_t binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, u
         r = lx_copy_in(c, &on, arg, 4) ? -LX_EFAULT : 0;
         break;
     }
+    case BINDER_FREEZE:
+        r = freeze(c, arg);
+        break;
+    case BINDER_GET_FROZEN_INFO:
+        r = frozen_info(c, arg);
+        break;
     case BINDER_SET_IDLE_TIMEOUT:
     case BINDER_SET_IDLE_PRIORITY:
         r = -LX_EINVAL;                         /* (Linux 6.1 has neither) */
