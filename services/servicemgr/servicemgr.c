@@ -46,6 +46,8 @@ static struct rule rules[RULES];
 static unsigned nrules;
 static int policy_read;         /* 0: not yet, 1: read, -1: none found (everything refused) */
 
+static int good_name(const uint8_t *name, uint32_t len);
+
 /* One line of the policy, [p, end): a rule, or nothing if malformed. */
 static void parse_rule(const char *p, const char *end)
 {
@@ -62,8 +64,9 @@ static void parse_rule(const char *p, const char *end)
         publish = 0, q += 7;
     else
         return;
-    if (end - q < 1 || end - q > NAME_MAX)
-        return;
+    if (end - q < 1 || end - q > NAME_MAX ||
+        !((end - q == 1 && *q == '*') || good_name((const uint8_t *)q, (uint32_t)(end - q))))
+        return;                         /* (a name no request could carry: never matched) */
     struct rule *r = &rules[nrules++];
     r->badge = badge;
     r->publish = (uint8_t)publish;
