@@ -114,11 +114,11 @@ static void server(int ready, int go, int ack)
                 _exit(0);
             pause = 0;
         }
-        struct binder_write_read b = { wl, 0, (uint64_t)w, sizeof(r), 0, (uint64_t)r };
-        wl = 0;
-        if (ioctl(fd, (int)BINDER_WRITE_READ, &b) != 0)
+        size_t got;
+        if (binder_io(&(struct binder){ fd }, w, wl, r, sizeof(r), &got) < 0)
             _exit(3);
-        for (size_t at = 0; at < b.read_consumed;) {
+        wl = 0;
+        for (size_t at = 0; at < got;) {
             uint32_t cmd;
             memcpy(&cmd, r + at, 4);
             at += 4;
