@@ -322,15 +322,21 @@ volatile void *svc_device(const char *compat, uint32_t *irq)
     char name[64];
     snprintf(name, sizeof(name), "dev:%s", compat);
     uint32_t dev = start_handle(name);
+    unsigned skip = 0;                          /* "dev:<type>#K": the root task's (user/root) */
+    while (!dev && ++skip < 8) {
+        snprintf(name, sizeof(name), "dev:%s#%u", compat, skip);
+        dev = start_handle(name);
+    }
     int64_t size = dev ? sys_mem_size(dev) : -E_NOENT;
     uint64_t va = size > 0 ? va_alloc((uint64_t)size, 4096) : 0;
     if (size <= 0 || sys_mem_map(self_space(), dev, va, 0, (uint64_t)size, R_READ | R_WRITE) < 0)
         return NULL;
     /* A virtio transport shares its page with others: the one of the
-     * type asked for, at the lowest address (virtio_mmio.h). */
+     * type asked for at the lowest address, past the `skip` the grant's
+     * name says lie below it (virtio_mmio.h). */
     uint32_t id = virtio_device_id(compat);
     for (uint64_t off = 0; id && off < (uint64_t)size; off += VIRTIO_MMIO_STRIDE) {
-        if (virtio_mmio_is((const volatile void *)(va + off), id)) {
+        if (virtio_mmio_is((const volatile void *)(va + off), id) && !skip--) {
             va += off;
             id = 0;
         }

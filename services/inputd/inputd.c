@@ -1,20 +1,38 @@
 /*
  * The input dispatcher (idl/inputd.toml): the OKL4 paper's input path for
- * native programs, placeable like every service. It is the input service's
- * reader: at its first request it `open`s the input service with its
- * wakeup and maps the ring the service fills (services/include/spsc_ring.h).
- * The service signals the wakeup only when the ring goes from empty to
- * non-empty; the wakeup's handler drains the ring (to the spsc_idle
- * barrier) and hands each event to the focused application: straight into
- * the reply of its waiting `wait`, or into its queue of 64.
+ * native programs, placeable like every service. It is the reader of the
+ * input services it calls: "input" (a keyboard) and "tablet" (a pointing
+ * device), either optional. At its first request it `open`s each with its
+ * wakeup and maps the ring each fills (services/include/spsc_ring.h). A
+ * service signals the wakeup only when its ring goes from empty to
+ * non-empty; the wakeup's handler drains both rings (to the spsc_idle
+ * barrier) and hands each event on: straight into the reply of the
+ * application's waiting `wait`, or into its queue of 64.
  *
- * Focus: the first application that waits, then whichever last called
- * `focus`; a press of Tab moves it to the next application in the order
- * they first asked. Tab itself, and a SYN_REPORT that would end a packet
- * of nothing but Tab, go to nobody.
+ * Keys go to the focused application: the first that waits or places a
+ * window, then whichever last called `focus` or was clicked; a press of
+ * Tab moves the focus to the next application in the order they first
+ * asked. Tab itself, and a SYN_REPORT that would end a packet of nothing
+ * but Tab, go to nobody.
+ *
+ * The tablet's events are taken a packet at a time (to its SYN_REPORT):
+ * its position scaled from the device's axes to the screen's pixels (the
+ * display service's size, when the dispatcher calls one). A press of the
+ * left button while no button is held finds the topmost window under the
+ * pointer: its application takes the focus and the pointer, and gets each
+ * packet until the last button is released, as ABS_X and ABS_Y from its
+ * window's corner, the buttons that changed, and SYN_REPORT. A packet
+ * outside every window with no button held (the pointer passing over)
+ * goes to nobody.
+ *
+ * An application that placed a window gave a token, an endpoint it
+ * receives on: when the endpoint dies (its process ended) the dispatcher
+ * forgets the application, found dead as it next hands it an event that
+ * must wait in its queue, or as the focus or a click passes over it.
  */
 #include "inputd_if.h"
 #include "input_if.h"
+#include "display_if.h"
 #include "svc_proc.h"
 #include "spsc_ring.h"
 
@@ -22,7 +40,15 @@
 #define QUEUE       64u                 /* a power of two */
 #define EV_SYN      0u
 #define EV_KEY      1u
+#define EV_ABS      3u
+#define SYN_REPORT  0u
 #define KEY_TAB     15u
+#define ABS_X       0u
+#define ABS_Y       1u
+#define BTN_MOUSE   0x110u              /* BTN_LEFT; the buttons run to BTN_TASK, 0x117 */
+#define BTN_LAST    0x117u
+#define PACKET      8u                  /* button changes a tablet's packet keeps */
+#define WIN_MAX     65536u
 
 struct event {
     uint32_t type, code, value;
@@ -33,110 +59,304 @@ struct app {
     uint64_t pid;                       /* 0: a free slot */
     svc_token waiting;                  /* its `wait`, kept (0: none) */
     uint32_t head, tail;                /* its queue: events head - tail */
-    int got_since_syn;                  /* an event of the current packet was its */
+    int got_since_syn;                  /* an event of the current key packet was its */
+    svc_handle token;                   /* its window's endpoint (0: none) */
+    uint32_t left, top, width, height;  /* its window (width 0: none) */
+    uint64_t stacked;                   /* when the window was placed: the latest lies on top */
     struct event q[QUEUE];
+};
+
+/* A ring of an input service's. */
+struct source {
+    struct spsc_ring *ring;
+    uint32_t ring_size;
 };
 
 static struct {
     int state;                          /* 0 before the first request, 1 up, or its error */
-    struct spsc_ring *ring;
-    uint32_t ring_size;
+    struct source keys, pointer;
     struct app apps[APPS];
     int focused;                        /* index in apps, or -1 */
-    uint64_t taken, handed, dropped, wakeups;
+    uint64_t taken, handed, dropped, wakeups, stack;
     int timer;                          /* its timer is attached (drain) */
-} d = { .focused = -1 };
+    svc_handle note;                    /* its wakeup, which the input services signal */
+    uint64_t bits;
+    /* the tablet: its axes' ranges, the screen, and the packet being read */
+    int64_t min[2], span[2];
+    uint32_t screen[2];
+    uint32_t at[2];                     /* the pointer, in the screen's pixels */
+    uint32_t buttons;                   /* held: bit n for BTN_MOUSE + n */
+    int grabbed;                        /* the application that has the pointer, or -1 */
+    unsigned nchanged;
+    struct event changed[PACKET];       /* the packet's button changes */
+} d = { .focused = -1, .grabbed = -1 };
 
-static void give(struct app *a, const struct event *e)
+/* The application forgotten: its slot freed, its queue and token gone, its
+ * focus passed on. */
+static void focus_next(void);
+static void forget(struct app *a)
+{
+    int me = (int)(a - d.apps);
+    if (a->waiting)
+        inputd_wait_reply(a->waiting, SVC_E_CLOSED, 0, 0, 0, 0, 0);
+    if (a->token)
+        svc_handle_release(a->token);
+    *a = (struct app){ 0 };
+    if (d.grabbed == me)
+        d.grabbed = -1;
+    if (d.focused == me)
+        focus_next();
+}
+
+/* a, unless its window's endpoint died: then it is forgotten, and NULL. */
+static struct app *living(struct app *a)
+{
+    if (a->waiting || !a->token || svc_endpoint_alive(a->token) > 0)
+        return a;
+    forget(a);
+    return NULL;
+}
+
+/* Hand an event to a; 0 if it was found dead (and forgotten). */
+static int give(struct app *a, const struct event *e)
 {
     if (a->waiting) {
         svc_token t = a->waiting;
         a->waiting = 0;
         d.handed++;
         inputd_wait_reply(t, 0, e->type, e->code, e->value, e->irq_ns, e->dispatch_ns);
-        return;
+        return 1;
     }
+    if (!living(a))
+        return 0;
     if (a->head - a->tail == QUEUE) {
         a->tail++;                              /* the oldest goes */
         d.dropped++;
     }
     a->q[a->head++ % QUEUE] = *e;
+    return 1;
 }
 
-/* The next application after the focused one that asked for events. */
+/* The next living application after the focused one that asked for events
+ * (the focused one itself if it is alone; -1 if none is left). */
 static void focus_next(void)
 {
+    int from = d.focused;
     for (unsigned i = 1; i <= APPS; i++) {
-        unsigned at = (unsigned)(d.focused + (int)i) % APPS;
-        if (d.apps[at].pid) {
+        unsigned at = (unsigned)(from + (int)i) % APPS;
+        if (d.apps[at].pid && (int)at != from && living(&d.apps[at])) {
             d.focused = (int)at;
             return;
         }
     }
+    d.focused = from >= 0 && d.apps[from].pid ? from : -1;
 }
 
-static void dispatch(const struct spsc_rec *r, void *unused)
+/* A key's event, to the focused application. */
+static void key_event(const struct event *e)
+{
+    if (e->type == EV_KEY && e->code == KEY_TAB) {
+        if (e->value == 1)
+            focus_next();
+        return;
+    }
+    for (;;) {
+        struct app *a = d.focused >= 0 ? &d.apps[d.focused] : NULL;
+        if (!a) {
+            d.dropped++;
+            return;
+        }
+        if (e->type == EV_SYN && e->code == SYN_REPORT && !a->got_since_syn)
+            return;                             /* (the end of a packet that gave it nothing) */
+        if (give(a, e)) {
+            a->got_since_syn = !(e->type == EV_SYN && e->code == SYN_REPORT);
+            return;
+        }                                       /* (found dead: the focus moved on) */
+    }
+}
+
+/* The topmost living window at the pointer, or -1. */
+static int window_at(void)
+{
+    for (;;) {
+        int best = -1;
+        for (unsigned i = 0; i < APPS; i++) {
+            const struct app *a = &d.apps[i];
+            if (a->pid && a->width && d.at[0] - a->left < a->width && d.at[1] - a->top < a->height &&
+                (best < 0 || a->stacked > d.apps[best].stacked))
+                best = (int)i;
+        }
+        if (best < 0 || living(&d.apps[best]))
+            return best;
+    }
+}
+
+/* The tablet's packet ended (SYN_REPORT at time t): to the application
+ * that has the pointer, or to the window a press finds. */
+static void pointer_packet(uint64_t t)
+{
+    uint32_t held = d.buttons;
+    for (unsigned i = 0; i < d.nchanged; i++) {
+        uint32_t bit = 1u << (d.changed[i].code - BTN_MOUSE);
+        held = d.changed[i].value ? held | bit : held & ~bit;
+    }
+    for (unsigned i = 0; !d.buttons && i < d.nchanged; i++) {
+        if (d.changed[i].code == BTN_MOUSE && d.changed[i].value) {
+            d.grabbed = window_at();            /* a click */
+            if (d.grabbed >= 0)
+                d.focused = d.grabbed;
+            break;
+        }
+    }
+    if (d.grabbed >= 0 && (d.buttons || held)) {
+        struct app *a = &d.apps[d.grabbed];
+        uint64_t now = svc_clock_ns();
+        struct event e[2 + PACKET + 1] = {
+            { EV_ABS, ABS_X, d.at[0] - a->left, t, now },
+            { EV_ABS, ABS_Y, d.at[1] - a->top, t, now },
+        };
+        unsigned n = 2;
+        for (unsigned i = 0; i < d.nchanged; i++)
+            e[n++] = (struct event){ EV_KEY, d.changed[i].code, d.changed[i].value, d.changed[i].irq_ns, now };
+        e[n++] = (struct event){ EV_SYN, SYN_REPORT, 0, t, now };
+        for (unsigned i = 0; i < n && d.grabbed >= 0; i++)
+            if (!give(a, &e[i]))
+                break;                          /* (found dead: forgotten, the pointer let go) */
+    }
+    d.buttons = held;
+    if (!held)
+        d.grabbed = -1;
+    d.nchanged = 0;
+}
+
+/* A tablet's event: the position kept, the buttons' changes gathered, the
+ * packet handed on at its end. */
+static void pointer_event(const struct event *e)
+{
+    if (e->type == EV_ABS && e->code <= ABS_Y) {
+        int64_t v = (int64_t)(int32_t)e->value - d.min[e->code];
+        if (v < 0)
+            v = 0;
+        if (v >= d.span[e->code])
+            v = d.span[e->code] - 1;
+        d.at[e->code] = (uint32_t)((uint64_t)v * d.screen[e->code] / (uint64_t)d.span[e->code]);
+    } else if (e->type == EV_KEY && e->code >= BTN_MOUSE && e->code <= BTN_LAST && e->value <= 1) {
+        if (d.nchanged < PACKET)
+            d.changed[d.nchanged++] = *e;
+    } else if (e->type == EV_SYN && e->code == SYN_REPORT) {
+        pointer_packet(e->irq_ns);
+    } else if (e->type == EV_SYN) {
+        d.nchanged = 0;                         /* SYN_DROPPED: the packet is lost */
+    }
+}
+
+static void from_keys(const struct spsc_rec *r, void *unused)
 {
     (void)unused;
     struct event e = { (uint32_t)(r->b >> 48), (uint32_t)(r->b >> 32) & 0xffff, (uint32_t)r->b, r->a,
                        svc_clock_ns() };
     d.taken++;
-    if (e.type == EV_KEY && e.code == KEY_TAB) {
-        if (e.value == 1)
-            focus_next();
-        return;
-    }
-    struct app *a = d.focused >= 0 ? &d.apps[d.focused] : NULL;
-    if (!a) {
-        d.dropped++;
-        return;
-    }
-    if (e.type == EV_SYN && e.code == 0 && !a->got_since_syn)
-        return;                                 /* (the end of a packet that gave it nothing) */
-    a->got_since_syn = !(e.type == EV_SYN && e.code == 0);
-    give(a, &e);
+    key_event(&e);
 }
 
-/* Take the ring's records, until it is empty after spsc_idle's barrier,
- * or a ring's worth (a service that never stops writing does not hold the
- * dispatcher here): then the rest from the timer at once, for the service
- * signals only an empty ring's next record. */
+static void from_pointer(const struct spsc_rec *r, void *unused)
+{
+    (void)unused;
+    struct event e = { (uint32_t)(r->b >> 48), (uint32_t)(r->b >> 32) & 0xffff, (uint32_t)r->b, r->a, 0 };
+    d.taken++;
+    pointer_event(&e);
+}
+
+/* Take a ring's records, until it is empty after spsc_idle's barrier, or
+ * a ring's worth (a service that never stops writing does not hold the
+ * dispatcher here); 1 if some are left. */
+static int drain_one(struct source *s, void (*each)(const struct spsc_rec *, void *))
+{
+    int more = s->ring ? spsc_drain(s->ring, s->ring_size, s->ring_size, each, NULL) : 0;
+    if (more < 0)
+        s->ring = NULL;                         /* (a ring gone wrong: read no more of it) */
+    return more > 0;
+}
+
+/* Both rings; what is left, from the timer at once, for a service signals
+ * only an empty ring's next record. */
 static void drain(void)
 {
-    int more = d.ring ? spsc_drain(d.ring, d.ring_size, d.ring_size, dispatch, NULL) : 0;
-    if (more < 0)
-        d.ring = NULL;                          /* (a ring gone wrong: read no more of it) */
-    if (more > 0 && d.timer)
+    int more = drain_one(&d.keys, from_keys);
+    more |= drain_one(&d.pointer, from_pointer);
+    if (more && d.timer)
         svc_timer_set(svc_clock_ns());
 }
 
-/* The input service signalled: its ring went from empty to non-empty. */
+/* An input service signalled: its ring went from empty to non-empty. */
 static void woken(void)
 {
     d.wakeups++;
     drain();
 }
 
+/* Open the input service named `name` and map its ring: 0 (nothing if the
+ * description gives no such service), or the error. */
+static int open_source(const char *name, struct source *s, svc_handle note, uint64_t bits)
+{
+    svc_handle in = svc_service(name);
+    uint64_t size = 0;
+    uint32_t ring = 0;
+    if (!in)
+        return 0;
+    int64_t err = input_open((uint32_t)in, (uint32_t)note, bits, &ring, &size);
+    if (err)
+        return (int)err;
+    s->ring = svc_shared_map(ring, size);
+    s->ring_size = s->ring ? spsc_attach(s->ring, size) : 0;
+    return s->ring_size ? 0 : SVC_E_STATE;
+}
+
+/* The tablet's axes and the screen they are scaled to. */
+static int measure(void)
+{
+    svc_handle tablet = svc_service("tablet"), display = svc_service("display");
+    for (uint32_t axis = ABS_X; axis <= ABS_Y; axis++) {
+        int64_t min, max;
+        uint32_t fuzz, flat, res;
+        int64_t err = input_abs((uint32_t)tablet, axis, &min, &max, &fuzz, &flat, &res);
+        if (err)
+            return (int)err;
+        if (max < min || max - min >= (int64_t)1 << 31)
+            return SVC_E_STATE;
+        d.min[axis] = min;
+        d.span[axis] = max - min + 1;
+        d.screen[axis] = (uint32_t)d.span[axis];
+    }
+    uint32_t w, h, stride;
+    uint64_t screen;
+    if (display && display_info((uint32_t)display, &w, &h, &stride, &screen) == 0)
+        d.screen[0] = w, d.screen[1] = h;
+    return 0;
+}
+
 static int ready(void)
 {
     if (d.state)
         return d.state == 1 ? 0 : d.state;
-    svc_handle in = svc_service("input");
-    uint64_t bits, size = 0;
-    svc_handle note = svc_wakeup(woken, &bits);
-    uint32_t ring = 0;
-    if (!in)
+    if (!svc_service("input") && !svc_service("tablet"))
         return SVC_E_NOENT;
-    int64_t err = note ? input_open((uint32_t)in, (uint32_t)note, bits, &ring, &size) : SVC_E_NOMEM;
-    if (err)
-        return (int)err;                        /* (asked again next time) */
-    d.timer = svc_timer_attach(drain) == 0;
-    d.ring = svc_shared_map(ring, size);
-    d.ring_size = d.ring ? spsc_attach(d.ring, size) : 0;
-    if (!d.ring_size) {
-        d.state = SVC_E_STATE;
-        return d.state;
+    if (!d.note)
+        d.note = svc_wakeup(woken, &d.bits);
+    if (!d.note)
+        return SVC_E_NOMEM;                     /* (asked again next time) */
+    int err = svc_service("tablet") ? measure() : 0;
+    if (!err && !d.keys.ring)
+        err = open_source("input", &d.keys, d.note, d.bits);
+    if (!err && !d.pointer.ring)
+        err = open_source("tablet", &d.pointer, d.note, d.bits);
+    if (err == SVC_E_STATE) {
+        d.state = err;
+        return err;
     }
+    if (err)
+        return err;                             /* (asked again next time: an open again is allowed) */
+    d.timer = svc_timer_attach(drain) == 0;
     d.state = 1;
     return 0;
 }
@@ -199,6 +419,28 @@ static int64_t focus(struct svc_call *call, uint64_t *before)
     return 0;
 }
 
+static int64_t window(struct svc_call *call, svc_handle owner, uint32_t left, uint32_t top, uint32_t width,
+                      uint32_t height)
+{
+    if (svc_endpoint_alive(owner) != 1 || (svc_handle_rights(owner) & R_READ) || width > WIN_MAX ||
+        height > WIN_MAX || left > WIN_MAX || top > WIN_MAX) {
+        svc_handle_release(owner);
+        return SVC_E_INVAL;
+    }
+    struct app *a;
+    int64_t err = caller(call, &a);
+    if (err) {
+        svc_handle_release(owner);
+        return err;
+    }
+    if (a->token)
+        svc_handle_release(a->token);
+    a->token = owner;
+    a->left = left, a->top = top, a->width = width && height ? width : 0, a->height = height;
+    a->stacked = ++d.stack;
+    return 0;
+}
+
 static int64_t stats(struct svc_call *call, uint64_t *taken, uint64_t *handed, uint64_t *dropped, uint64_t *wakeups,
                      uint64_t *focused)
 {
@@ -212,4 +454,4 @@ static int64_t stats(struct svc_call *call, uint64_t *taken, uint64_t *handed, u
 }
 
 /* The handlers: the generated skeleton (inputd_service, inputd_fast) calls them. */
-const struct inputd_ops inputd_ops = { wait, focus, stats };
+const struct inputd_ops inputd_ops = { wait, focus, window, stats };

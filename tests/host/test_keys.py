@@ -266,3 +266,61 @@ def test_a_held_press_waits_between_its_downs_and_ups():
         except ValueError:
             continue
         raise AssertionError(f"{bad!r} was taken")
+
+
+def test_a_click_moves_the_tablet_then_presses_and_releases_its_left_button():
+    downs, ups = qemu.click_parts("click@100,50")
+    assert downs == [{"type": "abs", "data": {"axis": "x", "value": 5120}},
+                     {"type": "abs", "data": {"axis": "y", "value": 3414}},
+                     {"type": "btn", "data": {"down": True, "button": "left"}}]
+    assert ups == [{"type": "btn", "data": {"down": False, "button": "left"}}]
+    # A guest scaling the axis to the screen (value * size / 0x8000) reads back each pixel.
+    w, h = qemu.DISPLAY_SIZE
+    for x in range(w):
+        assert qemu.click_parts(f"click@{x},0")[0][0]["data"]["value"] * w // qemu.ABS_RANGE == x
+    for y in range(h):
+        v = qemu.click_parts(f"click@0,{y}")[0][1]["data"]["value"]
+        assert v * h // qemu.ABS_RANGE == y and v < qemu.ABS_RANGE
+    assert qemu.parse_keys("a click@0,0") == [qemu.press_events("a"), sum(qemu.click_parts("click@0,0"), [])]
+
+
+@pytest.mark.parametrize("text", ["click@640,0", "click@0,480", "click@1", "click@-1,2", "click@1,2,3", "click@"])
+def test_a_click_off_the_screen_or_malformed_is_refused(text):
+    with pytest.raises(ValueError, match="a click is click@X,Y with X below 640 and Y below 480"):
+        qemu.parse_keys(f"a {text}")
+
+
+def test_clicks_give_the_machine_a_tablet_keys_a_keyboard():
+    both = case_of('keys = [["ready", "a click@1,2"]]').machine()
+    assert both.keyboard and both.tablet
+    clicks = case_of('keys = [["ready", "click@1,2"], ["again", "click@3,4"]]').machine()
+    assert clicks.tablet and not clicks.keyboard
+    assert not case_of('keys = [["ready", "a"]]').machine().tablet
+    with pytest.raises(cases.CaseError, match="click@700,1"):
+        case_of('keys = [["ready", "click@700,1"]]')
+
+
+def test_argv_puts_the_tablet_before_the_keyboard():
+    argv = qemu.build_argv("k", None, Machine(keyboard=True, tablet=True, display=True))
+    devices = [argv[n + 1] for n, a in enumerate(argv) if a == "-device"]
+    assert devices == ["virtio-tablet-device", "virtio-keyboard-device", "virtio-gpu-device,xres=640,yres=480"]
+    assert argv.count("-global") == 1
+    with pytest.raises(ValueError, match="tablet"):
+        qemu.check_machine(Machine(tablet=1))
+
+
+@needs_qemu
+def test_qemu_takes_clicks_on_its_tablet(tmp_path):
+    sock = str(tmp_path / "qmp")
+    argv = [qemu.QEMU, "-nodefaults", "-M", "virt", "-cpu", "cortex-a53", "-display", "none",
+            *qemu.tablet_argv(Machine(tablet=True)), *qemu.keyboard_argv(Machine(keyboard=True)), *qemu.qmp_argv(sock)]
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        q = qemu.qmp_connect(sock)
+        qemu.send_keys(q, Keys("a click@0,0 click@639,479 b"))
+        q.command("quit")
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -306,3 +306,27 @@ def test_a_service_manager_is_granted_for_sending_only():
         'args = "name=rpc.b"\ngrants = ["servicemgr:send"]', 'args = "name=rpc.b"\ngrants = ["servicemgr:both"]', 1)
     assert "servicemgr:both" in text
     assert_refused(text, "a service manager is granted :send only")
+
+
+def test_a_second_device_of_a_kind_is_numbered_and_driven_from_user_space():
+    from conftest import REPO
+    base = (REPO / "systems" / "demo.toml").read_text()
+
+    def svc(name, devices, placement="user", interface="input"):
+        listed = ", ".join(f'"{d}"' for d in devices)
+        return (f'\n[[service]]\nname = "{name}"\ninterface = "{interface}"\nplacement = "{placement}"\n'
+                f'devices = [{listed}]\n')
+    for extra, message in (
+            (svc("a", ["virtio-input"]) + svc("b", ["virtio-input#0"]), "given to both 'a' and 'b'"),
+            (svc("a", ["virtio-input#1"], "kernel"), "drives the first device of its kind"),
+            (svc("a", ["arm,pl011#1"]), "only a virtio type takes a number"),
+            (svc("a", ["virtio-input#x"]), "only a virtio type takes a number"),
+            (svc("a", ["virtio-input"], "kernel") + svc("b", [], "kernel"),
+             "'a' and 'b' both place the input interface in the kernel")):
+        assert_refused(base + extra, message)
+    import tempfile, pathlib
+    with tempfile.TemporaryDirectory() as tmp:
+        path = pathlib.Path(tmp) / "x.toml"
+        path.write_text(base + svc("keyboard", ["virtio-input"], "kernel") + svc("tablet", ["virtio-input#1"]))
+        lines = systems.load_system(path, REPO).manifest().splitlines()
+    assert [x.split()[7] for x in lines if x.startswith("service ")][-2:] == ["virtio-input", "virtio-input#1"]

@@ -33,6 +33,12 @@ Linux drives the keyboard with its modules virtio_mmio, virtio_input and
 evdev, which the case lists in `modules` in that order. A key pressed
 before the guest's driver took the device is lost: wait for a line the
 program prints once it reads the keyboard.
+
+A word "click@X,Y" among the presses clicks the left button at pixel (X, Y)
+of the 640x480 screen on a virtio tablet the machine then has (two events:
+the move with the button down, then the button up). A machine with both
+has the keyboard at the lower address: a service's `devices` names it
+"virtio-input", the tablet "virtio-input#1".
 """
 import fnmatch
 import itertools
@@ -101,8 +107,11 @@ class Case:
 
     # The QEMU machine this case boots on.
     def machine(self) -> qemu.Machine:
+        needs = [qemu.devices_of(k[1]) for k in self.keys if isinstance(k, list) and len(k) == 2
+                 and isinstance(k[1], str)]
         return qemu.Machine(self.cpu, self.gic, self.smp, self.mem, self.icount, self.virtualization, self.net,
-                            keyboard=bool(self.keys), display=self.display or bool(self.screens))
+                            keyboard=any(k for k, _ in needs), tablet=any(t for _, t in needs),
+                            display=self.display or bool(self.screens))
 
     # The steps of a run of this case (qemu.run): `typing`'s texts or `keys`' presses.
     def steps(self) -> list:

@@ -100,6 +100,10 @@ def add_run(sub) -> None:
                    help="attach a virtio keyboard (QEMU's virtio-keyboard-device, after the NIC and the disk); "
                         "press its keys from QEMU's monitor: Ctrl-A c, then sendkey and QKeyCode names joined by "
                         "- (sendkey shift-a), then Ctrl-A c back to the console")
+    p.add_argument("--tablet", action="store_true",
+                   help="attach a virtio tablet (QEMU's virtio-tablet-device: an absolute pointer that follows "
+                        "the mouse in the --display viewer) before the keyboard, so that a service's devices name "
+                        "the keyboard virtio-input and the tablet virtio-input#1")
     p.add_argument("--display", action="store_true",
                    help="attach a virtio-gpu screen of 640x480 (the display service drives it; Linux programs "
                         "draw into /dev/fb0) and show it to a VNC viewer on the host's loopback: 127.0.0.1 port "
@@ -190,6 +194,7 @@ def run_machine(args, interactive: bool) -> qemu.Machine:
     return qemu.Machine(args.cpu, args.gic, args.smp, args.mem, args.icount, net=net, pcap=args.pcap or "",
                         forward=tuple(args.forward), disk=disk or "", disk_ro=bool(getattr(args, "disk_ro", False)),
                         keyboard=bool(getattr(args, "keyboard", False)),
+                        tablet=bool(getattr(args, "tablet", False)),
                         display=bool(getattr(args, "display", False)))
 
 

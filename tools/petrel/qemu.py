@@ -8,9 +8,10 @@ so QEMU records its place in the device tree's /chosen node.
 Semihosting is enabled so the kernel can end QEMU with a non-zero status on a
 panic; PSCI SYSTEM_OFF ends QEMU with status 0.
 
-A machine may have a virtio keyboard; a run presses its keys through QMP
-(input-send-event), each press once a regex has appeared on the console,
-as it types console text (`steps`, with Keys actions).
+A machine may have a virtio keyboard and a virtio tablet; a run presses
+keys and clicks on them through QMP (input-send-event), each press once a
+regex has appeared on the console, as it types console text (`steps`, with
+Keys actions).
 """
 import os
 import queue
@@ -72,6 +73,7 @@ class Machine:
     disk: str = ""                  # a raw disk image, attached as a virtio-blk device (its path; "": none)
     disk_ro: bool = False           # ... read-only (the device says so; writes fail)
     keyboard: bool = False          # a virtio keyboard (virtio-keyboard-device; run() presses Keys on it)
+    tablet: bool = False            # a virtio tablet (virtio-tablet-device; run() clicks on it: click@X,Y)
     display: bool = False           # a virtio-gpu screen of DISPLAY_SIZE (run() takes Screendumps of it)
 
 
@@ -143,6 +145,8 @@ def check_machine(m: Machine) -> None:
         raise ValueError(f"disk {disk_path_problem(str(m.disk))}")
     if not isinstance(m.keyboard, bool):
         raise ValueError(f"keyboard {m.keyboard!r}: expected true or false")
+    if not isinstance(m.tablet, bool):
+        raise ValueError(f"tablet {m.tablet!r}: expected true or false")
     if not isinstance(m.display, bool):
         raise ValueError(f"display {m.display!r}: expected true or false")
 
@@ -172,6 +176,7 @@ def build_argv(kernel, image=None, machine: Machine = Machine(), append: str = "
         argv += ["-icount", ICOUNT]
     argv += net_argv(machine)
     argv += disk_argv(machine, "-global" not in argv)
+    argv += tablet_argv(machine, "-global" not in argv)
     argv += keyboard_argv(machine, "-global" not in argv)
     argv += display_argv(machine, "-global" not in argv)
     if gdb_port is not None:
@@ -220,6 +225,18 @@ def keyboard_argv(machine: Machine, modern: bool = True) -> list:
         ["-device", "virtio-keyboard-device"]
 
 
+# The tablet's part of the argv: a virtio-input tablet (absolute pointer,
+# left, right and middle buttons) on a modern virtio-mmio transport, before
+# the keyboard: QEMU gives a later -device a lower address, so the keyboard
+# stays the virtio-input device at the lowest address ("virtio-input" of a
+# service's `devices`) and the tablet is the next ("virtio-input#1").
+def tablet_argv(machine: Machine, modern: bool = True) -> list:
+    if not machine.tablet:
+        return []
+    return (["-global", "virtio-mmio.force-legacy=false"] if modern else []) + \
+        ["-device", "virtio-tablet-device"]
+
+
 # The screen's part of the argv: a virtio-gpu device (2D) on a modern
 # virtio-mmio transport. QEMU shows it only where a display is asked for
 # (`-display` of a `./petrel run --display`); a test takes screendumps.
@@ -264,13 +281,46 @@ def press_parts(press: str) -> tuple:
     return [key_event(n, True) for n in names], [key_event(n, False) for n in reversed(names)], hold
 
 
-# Reads a step's key presses, separated by spaces ("h i shift-a ret"):
-# a list of each press's events. Raises ValueError.
+# The range of a tablet's axes in QMP's input-send-event (INPUT_EVENT_ABS_MIN
+# to _MAX); virtio-tablet-device reports the same range as ABS_X and ABS_Y.
+ABS_RANGE = 0x8000
+CLICK_RE = re.compile(r"click@([0-9]+),([0-9]+)")
+
+
+# Whether a step's word is a click ("click@X,Y") rather than a key press.
+def is_click(word: str) -> bool:
+    return word.startswith("click@")
+
+
+# A click's events: the tablet moved to pixel (X, Y) of the screen
+# (DISPLAY_SIZE) with the left button down, then the button up, as two
+# lists (two input-send-events, so the guest gets two packets). The axis
+# value is the smallest that a guest scaling it to the screen
+# (value * width / ABS_RANGE, rounded down) reads back as X. Raises ValueError.
+def click_parts(word: str) -> tuple:
+    m = CLICK_RE.fullmatch(word)
+    w, h = DISPLAY_SIZE
+    if not m or not (int(m[1]) < w and int(m[2]) < h):
+        raise ValueError(f"{word!r}: a click is click@X,Y with X below {w} and Y below {h}, such as click@100,50")
+    x, y = ((int(v) * ABS_RANGE + size - 1) // size for v, size in ((m[1], w), (m[2], h)))
+    downs = [{"type": "abs", "data": {"axis": "x", "value": x}}, {"type": "abs", "data": {"axis": "y", "value": y}},
+             {"type": "btn", "data": {"down": True, "button": "left"}}]
+    return downs, [{"type": "btn", "data": {"down": False, "button": "left"}}]
+
+
+# Reads a step's key presses and clicks, separated by spaces ("h i shift-a
+# ret click@10,20"): a list of each one's events. Raises ValueError.
 def parse_keys(text: str) -> list:
     presses = text.split()
     if not presses:
         raise ValueError(f"{text!r}: no key presses (names separated by spaces, such as \"h i ret\")")
-    return [press_events(p) for p in presses]
+    return [sum(click_parts(p), []) if is_click(p) else press_events(p) for p in presses]
+
+
+# Which devices a step's text needs: (a keyboard, a tablet).
+def devices_of(text: str) -> tuple:
+    words = text.split()
+    return any(not is_click(w) for w in words), any(is_click(w) for w in words)
 
 
 # What QEMU needs to take key presses: a QMP socket at `path` that it does
@@ -290,9 +340,14 @@ def qmp_connect(path: str, timeout: float = QMP_CONNECT_TIMEOUT):
 
 # Presses the keys of `keys` (a Keys) through `qmp`: one input-send-event a
 # press, in order, each after QEMU answered the one before; a held press
-# ("a:700") sends its downs, waits, then its ups.
+# ("a:700") sends its downs, waits, then its ups; a click sends its move
+# and button down, then its button up.
 def send_keys(qmp, keys: Keys) -> None:
     for press in keys.text.split():
+        if is_click(press):
+            for events in click_parts(press):
+                qmp.command("input-send-event", events=events)
+            continue
         downs, ups, hold = press_parts(press)
         if hold:
             qmp.command("input-send-event", events=downs)

@@ -284,6 +284,14 @@ def load_service(where: str, svc: dict, endpoints: list, services: list, repo: P
         if not isinstance(value, list) or not all(isinstance(x, str) and x and ";" not in x and " " not in x
                                                   and len(x) < 40 for x in value):
             raise SystemConfigError(f"{where}: key {key!r} must be a list of names without spaces or ';'")
+    for d in devices:
+        kind, nth = device_kind(d)
+        if nth is None or (nth and not kind.startswith("virtio-")):
+            raise SystemConfigError(f"{where}: key 'devices': {d!r}: only a virtio type takes a number, as "
+                                    f"virtio-input#1 (the second virtio-input device by address)")
+        if nth and placement == "kernel":
+            raise SystemConfigError(f"{where}: key 'devices': {d!r}: a service placed in the kernel drives the "
+                                    f"first device of its kind ({kind}); place it in user space to drive another")
     bootfiles = svc.get("bootfiles", interface == SERVICEMGR)
     if not isinstance(bootfiles, bool):
         raise SystemConfigError(f"{where}: key 'bootfiles' must be true or false")
@@ -294,6 +302,16 @@ def load_service(where: str, svc: dict, endpoints: list, services: list, repo: P
                    tuple(calls), prog.limits)
 
 
+# A `devices` entry's kind and number: "virtio-input#1" is ("virtio-input",
+# 1), the second device of that type by address; a name without "#N" is
+# number 0; a malformed number gives None.
+def device_kind(name: str) -> tuple:
+    kind, hash_, nth = name.partition("#")
+    if not hash_:
+        return kind, 0
+    return kind, int(nth) if nth.isdigit() and len(nth) <= 2 else None
+
+
 # Checks across services: each device driven by one service only, calls name
 # services, and no service waits on itself through a chain of calls.
 def check_services(label: str, services: list) -> None:
@@ -301,9 +319,10 @@ def check_services(label: str, services: list) -> None:
     placed = {v.name: v.placement for v in services}
     for v in services:
         for d in v.devices:
-            if d in owner:
-                raise SystemConfigError(f"{label}: device {d!r} is given to both {owner[d]!r} and {v.name!r}")
-            owner[d] = v.name
+            if device_kind(d) in owner:
+                raise SystemConfigError(f"{label}: device {d!r} is given to both {owner[device_kind(d)]!r} and "
+                                        f"{v.name!r}")
+            owner[device_kind(d)] = v.name
         for c in v.calls:
             if c not in names:
                 raise SystemConfigError(f"{label}: service {v.name!r} key 'calls': {c!r} is not a [[service]]")
@@ -325,6 +344,14 @@ def check_services(label: str, services: list) -> None:
             visit(c, path + [name])
     for v in services:
         visit(v.name, [])
+    in_kernel = {}
+    for v in services:
+        if v.placement == "kernel" and v.interface in in_kernel:
+            raise SystemConfigError(f"{label}: services {in_kernel[v.interface]!r} and {v.name!r} both place the "
+                                    f"{v.interface} interface in the kernel, which holds one instance of each "
+                                    f"interface: place one of them in user space")
+        if v.placement == "kernel":
+            in_kernel[v.interface] = v.name
 
 
 # Checks one started program's priority, core, arguments and grants.

@@ -250,34 +250,52 @@ static void add_grant(struct service *v, const char *prefix, const char *what, u
     v->ngrants++;
 }
 
-/* "virtio-<type>": the virtio,mmio transport holding that type at the
- * lowest address (virtio_mmio.h). Each is looked at through a mapping of
- * its page here, which goes again. 0, or -E_NOENT if there is none. */
-static int virtio_find(const char *compat, struct petrel_device *found)
+/* "virtio-<type>" or "virtio-<type>#N": the virtio,mmio transport holding
+ * that type at the lowest address, or the one N places above it
+ * (virtio_mmio.h), and in *in_page how many of that type lie below it in
+ * its page (the service, given the whole page, counts them to find its
+ * own). Each is looked at through a mapping of its page here, which goes
+ * again. 0, or -E_NOENT if there is none. */
+static int virtio_find(const char *compat, unsigned nth, struct petrel_device *found, unsigned *in_page)
 {
     uint32_t id = virtio_device_id(compat);
-    int64_t err = -E_NOENT;
-    struct petrel_device d;
-    for (uint64_t i = 0; sys_device_find(root_handle(), VIRTIO_MMIO_COMPAT, sizeof(VIRTIO_MMIO_COMPAT) - 1, i, &d) == 0;
+    struct petrel_device d, of[32];
+    unsigned n = 0;
+    for (uint64_t i = 0;
+         n < 32 && sys_device_find(root_handle(), VIRTIO_MMIO_COMPAT, sizeof(VIRTIO_MMIO_COMPAT) - 1, i, &d) == 0;
          i++) {
         uint64_t base = d.pa & ~4095ull;
         int64_t m = sys_mem_create_phys(root_handle(), base, 4096);
         uint64_t va = m > 0 ? va_alloc(4096, 4096) : 0;
         if (va && sys_mem_map(self_space(), (uint32_t)m, va, 0, 4096, R_READ) == 0) {
-            if (virtio_mmio_is((const volatile void *)(va + (d.pa - base)), id) && (err || d.pa < found->pa)) {
-                *found = d;
-                err = 0;
+            if (virtio_mmio_is((const volatile void *)(va + (d.pa - base)), id)) {
+                unsigned at = n++;              /* kept in order of address */
+                while (at && of[at - 1].pa > d.pa) {
+                    of[at] = of[at - 1];
+                    at--;
+                }
+                of[at] = d;
             }
             sys_mem_unmap(self_space(), va);
         }
         if (m > 0)
             sys_handle_close((uint32_t)m);
     }
-    return (int)err;
+    if (nth >= n)
+        return -E_NOENT;
+    *found = of[nth];
+    *in_page = 0;
+    for (unsigned k = 0; k < nth; k++)
+        *in_page += (of[k].pa & ~4095ull) == (found->pa & ~4095ull);
+    return 0;
 }
 
-/* The declared devices (';'-separated compatible strings): their registers
- * and interrupt as objects of their own, so the service needs no system handle. */
+/* The declared devices (';'-separated compatible strings, a virtio type
+ * with "#N" for its Nth device after the first): their registers and
+ * interrupt as objects of their own, so the service needs no system
+ * handle. The registers are named "dev:<type>", or "dev:<type>#K" when
+ * K transports of the type lie below the device in its page (svc_device
+ * skips them); the interrupt "irq:<type>". */
 static void grant_devices(struct service *v, const char *devices)
 {
     for (const char *q = devices; strcmp(devices, "-") != 0 && *q; ) {
@@ -289,15 +307,32 @@ static void grant_devices(struct service *v, const char *devices)
         }
         compat[n] = 0;
         q += n + (q[n] == ';');
+        unsigned nth = 0, in_page = 0;
+        char *hash = compat;
+        while (*hash && *hash != '#')
+            hash++;
+        if (!*hash)
+            hash = NULL;
+        else {
+            *hash = 0;
+            for (const char *c = hash + 1; *c >= '0' && *c <= '9'; c++)
+                nth = nth * 10 + (unsigned)(*c - '0');
+            n = (size_t)(hash - compat);
+        }
         struct petrel_device d;
-        if (virtio_device_id(compat) ? virtio_find(compat, &d) < 0 : sys_device_find(root_handle(), compat, n, 0, &d) < 0) {
+        if (virtio_device_id(compat) ? virtio_find(compat, nth, &d, &in_page) < 0
+                                     : hash || sys_device_find(root_handle(), compat, n, 0, &d) < 0) {
+            if (hash)
+                *hash = '#';
             printf("root: service %s: no device %s\n", v->name, compat);
             continue;
         }
         uint64_t base = d.pa & ~4095ull, size = ((d.pa + (d.size ? d.size : 4096) + 4095) & ~4095ull) - base;
         int64_t m = sys_mem_create_phys(root_handle(), base, size);
         int64_t irq = d.irq ? sys_irq_create(root_handle(), d.irq) : 0;
-        add_grant(v, "dev:", compat, m > 0 ? (uint32_t)m : 0, R_READ | R_WRITE | R_GRANT);
+        char dev[56];
+        snprintf(dev, sizeof(dev), in_page ? "%s#%u" : "%s", compat, in_page);
+        add_grant(v, "dev:", dev, m > 0 ? (uint32_t)m : 0, R_READ | R_WRITE | R_GRANT);
         add_grant(v, "irq:", compat, irq > 0 ? (uint32_t)irq : 0, R_ALL);
     }
 }
