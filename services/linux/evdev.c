@@ -1,8 +1,11 @@
 /*
- * /dev/input/event0: Linux's evdev interface over Petrel's input service
- * (services/input, idl/input.toml), the reader end of the input path.
+ * /dev/input/event0 and event1: Linux's evdev interface over Petrel's
+ * input services (services/input, idl/input.toml), the reader end of the
+ * input path: event0 the one the personality calls "input" (a keyboard),
+ * event1 the one it calls "tablet" (a pointing device), each made when
+ * the system gives the personality that service.
  *
- * At the first open the personality becomes the input service's reader:
+ * At a device's first open the personality becomes its service's reader:
  * it maps the ring the service fills (services/include/spsc_ring.h) and
  * gives it its wakeup, which the service signals only when the ring goes
  * from empty to non-empty. Each wakeup (and each read) drains the ring
@@ -62,16 +65,18 @@ struct lx_input_event {
 
 struct evclient {
     struct evclient *next;
+    struct evdev_device *dev;           /* the device it reads */
     struct lx_file *f;
     uint32_t head, tail, packet_head;
     uint32_t clock;                     /* CLOCK_REALTIME (0), _MONOTONIC (1) or _BOOTTIME (7) */
     struct lx_input_event buf[EVBUF];
 };
 
-/* The device, as the input service describes it, and its state: made at
- * the first open (most systems never open it). */
+/* A device, as its input service describes it, and its state: made at
+ * its first open (most systems never open one). */
 struct evdev_device {
     int state;                          /* 1: attached */
+    unsigned index;                     /* N of /dev/input/eventN */
     uint32_t ep;
     struct spsc_ring *ring;
     uint32_t ring_size;
@@ -89,16 +94,18 @@ struct evdev_device {
     struct evclient *clients, *grab;
     uint32_t ring_h;                    /* the ring's handle (kept: the mapping lives while it is held) */
     int broken;                         /* the ring went wrong: the device is gone (ENODEV, POLLERR) */
+    /* The input core's software autorepeat (input_start_autorepeat): a
+     * key held down past REP_DELAY ms comes again as value 2, then every
+     * REP_PERIOD ms, until a key is released; and a drain that left
+     * events in the ring goes on at once from the timer. 0: nothing due. */
+    uint64_t repeat_at, drain_at;
+    uint16_t repeat_key;
 };
-static struct evdev_device *devp;
-#define dev (*devp)
 
-/* The input core's software autorepeat (input_start_autorepeat): a key
- * held down past REP_DELAY ms comes again as value 2, then every
- * REP_PERIOD ms, until a key is released; and a drain that left events in
- * the ring goes on at once from the timer. 0: nothing due. */
-static uint64_t repeat_at, drain_at;
-static uint16_t repeat_key;
+/* The services of event0 and event1, and the devices once opened. */
+#define EVDEV_DEVICES 2u
+static const char *const service_of[EVDEV_DEVICES] = { "input", "tablet" };
+static struct evdev_device *devs[EVDEV_DEVICES];
 
 static int bit(const uint8_t *map, uint32_t n) { return (map[n / 8] >> (n % 8)) & 1; }
 static void set_bit_to(uint8_t *map, uint32_t n, int v)
@@ -156,35 +163,35 @@ static void stamp(const struct evclient *cl, uint64_t ns, struct lx_input_event 
 }
 
 /* The held packet, ended by its SYN_REPORT (of value `syn`: 1 after an
- * autorepeat, as input_repeat_key sends it), to the grabbing client or
+ * autorepeat, as input_d->repeat_key sends it), to the grabbing client or
  * every client; its key presses start the autorepeat, its releases stop
  * it (input_pass_values). */
-static void flush_packet(int32_t syn)
+static void flush_packet(struct evdev_device *d, int32_t syn)
 {
-    if (!dev.npacket)
+    if (!d->npacket)
         return;                                 /* (input core: a lone SYN_REPORT is not passed) */
-    for (uint32_t i = 0; i < dev.npacket; i++) {
-        const struct lx_input_event *e = &dev.packet[i];
-        if (e->type != EV_KEY || e->value == 2 || !bit(dev.bits[0], EV_REP))
+    for (uint32_t i = 0; i < d->npacket; i++) {
+        const struct lx_input_event *e = &d->packet[i];
+        if (e->type != EV_KEY || e->value == 2 || !bit(d->bits[0], EV_REP))
             continue;
-        repeat_at = 0;
-        if (e->value && dev.rep[REP_DELAY] && dev.rep[REP_PERIOD]) {
-            repeat_key = e->code;
-            repeat_at = dev.packet_time + dev.rep[REP_DELAY] * 1000000ull;
-            lx_timer_note(repeat_at);
+        d->repeat_at = 0;
+        if (e->value && d->rep[REP_DELAY] && d->rep[REP_PERIOD]) {
+            d->repeat_key = e->code;
+            d->repeat_at = d->packet_time + d->rep[REP_DELAY] * 1000000ull;
+            lx_timer_note(d->repeat_at);
         }
     }
-    dev.packet[dev.npacket++] = (struct lx_input_event){ 0, 0, EV_SYN, SYN_REPORT, syn };
-    for (struct evclient *cl = dev.clients; cl; cl = cl->next) {
-        if (dev.grab && cl != dev.grab)
+    d->packet[d->npacket++] = (struct lx_input_event){ 0, 0, EV_SYN, SYN_REPORT, syn };
+    for (struct evclient *cl = d->clients; cl; cl = cl->next) {
+        if (d->grab && cl != d->grab)
             continue;
-        for (uint32_t i = 0; i < dev.npacket; i++) {
-            struct lx_input_event e = dev.packet[i];
-            stamp(cl, dev.packet_time, &e);
+        for (uint32_t i = 0; i < d->npacket; i++) {
+            struct lx_input_event e = d->packet[i];
+            stamp(cl, d->packet_time, &e);
             pass_event(cl, &e);
         }
     }
-    dev.npacket = 0;
+    d->npacket = 0;
     lx_wake_all(LX_BLK_INPUT, 0);
 }
 
@@ -192,12 +199,12 @@ static void flush_packet(int32_t syn)
  * each client is told with SYN_DROPPED (evdev_queue_syn_dropped), and the
  * keys are taken as released (a lost release would leave one down for
  * ever, and its next press filtered out). */
-static void dropped(uint64_t ns)
+static void dropped(struct evdev_device *d, uint64_t ns)
 {
-    dev.npacket = 0;
-    for (uint32_t i = 0; i < sizeof(dev.key); i++)
-        dev.key[i] = 0;
-    for (struct evclient *cl = dev.clients; cl; cl = cl->next) {
+    d->npacket = 0;
+    for (uint32_t i = 0; i < sizeof(d->key); i++)
+        d->key[i] = 0;
+    for (struct evclient *cl = d->clients; cl; cl = cl->next) {
         struct lx_input_event e = { 0, 0, EV_SYN, SYN_DROPPED, 0 };
         stamp(cl, ns, &e);
         cl->buf[cl->head] = e;
@@ -211,63 +218,63 @@ static void dropped(uint64_t ns)
 
 /* One event from the device (or written by a program), through Linux's
  * input core's filter (input_get_disposition). */
-static void feed(uint64_t ns, uint16_t type, uint16_t code, int32_t value)
+static void feed(struct evdev_device *d, uint64_t ns, uint16_t type, uint16_t code, int32_t value)
 {
     int pass = 0;
-    if (type > EV_MAX || !bit(dev.bits[0], type))
+    if (type > EV_MAX || !bit(d->bits[0], type))
         return;
     switch (type) {
     case EV_SYN:
         if (code == SYN_REPORT) {
-            flush_packet(0);
+            flush_packet(d, 0);
             return;
         }
         if (code == SYN_DROPPED) {
-            dropped(ns);
+            dropped(d, ns);
             return;
         }
         pass = code <= 2;                       /* SYN_CONFIG, SYN_MT_REPORT */
         break;
     case EV_KEY:
-        if (code <= KEY_MAX && bit(dev.bits[EV_KEY], code)) {
+        if (code <= KEY_MAX && bit(d->bits[EV_KEY], code)) {
             if (value == 2)
                 pass = 1;                       /* (autorepeat bypasses the state) */
-            else if (bit(dev.key, code) != !!value) {
-                set_bit_to(dev.key, code, value);
+            else if (bit(d->key, code) != !!value) {
+                set_bit_to(d->key, code, value);
                 pass = 1;
             }
         }
         break;
     case EV_SW:
     case EV_LED: {
-        uint8_t *state = type == EV_SW ? dev.sw : dev.led;
-        if (code <= type_max(type) && bit(dev.bits[type], code) && bit(state, code) != !!value) {
+        uint8_t *state = type == EV_SW ? d->sw : d->led;
+        if (code <= type_max(type) && bit(d->bits[type], code) && bit(state, code) != !!value) {
             set_bit_to(state, code, value);
             pass = 1;
         }
         break;
     }
     case EV_SND:
-        if (code <= type_max(type) && bit(dev.bits[EV_SND], code)) {
-            set_bit_to(dev.snd, code, value);
+        if (code <= type_max(type) && bit(d->bits[EV_SND], code)) {
+            set_bit_to(d->snd, code, value);
             pass = 1;                           /* (passed whether it changed or not) */
         }
         break;
     case EV_ABS:
-        if (code <= ABS_MAX && bit(dev.bits[EV_ABS], code) && dev.absinfo[code][0] != value) {
-            dev.absinfo[code][0] = value;
+        if (code <= ABS_MAX && bit(d->bits[EV_ABS], code) && d->absinfo[code][0] != value) {
+            d->absinfo[code][0] = value;
             pass = 1;
         }
         break;
     case EV_REL:
-        pass = code <= 0x0f && bit(dev.bits[EV_REL], code) && value;
+        pass = code <= 0x0f && bit(d->bits[EV_REL], code) && value;
         break;
     case EV_MSC:
-        pass = code <= 0x07 && bit(dev.bits[EV_MSC], code);
+        pass = code <= 0x07 && bit(d->bits[EV_MSC], code);
         break;
     case EV_REP:
-        if (code <= REP_PERIOD && value >= 0 && dev.rep[code] != (uint32_t)value) {
-            dev.rep[code] = (uint32_t)value;
+        if (code <= REP_PERIOD && value >= 0 && d->rep[code] != (uint32_t)value) {
+            d->rep[code] = (uint32_t)value;
             pass = 1;
         }
         break;
@@ -279,162 +286,182 @@ static void feed(uint64_t ns, uint16_t type, uint16_t code, int32_t value)
     }
     if (!pass)
         return;
-    if (!dev.npacket)
-        dev.packet_time = ns;
-    dev.packet[dev.npacket++] = (struct lx_input_event){ 0, 0, type, code, value };
-    if (dev.npacket == PACKET_MAX - 1)
-        flush_packet(0);                        /* (as the input core when its values fill up) */
+    if (!d->npacket)
+        d->packet_time = ns;
+    d->packet[d->npacket++] = (struct lx_input_event){ 0, 0, type, code, value };
+    if (d->npacket == PACKET_MAX - 1)
+        flush_packet(d, 0);                        /* (as the input core when its values fill up) */
 }
 
 /* One record of the ring, as feed takes it. */
-static void feed_rec(const struct spsc_rec *r, void *unused)
+static void feed_rec(const struct spsc_rec *r, void *to)
 {
-    (void)unused;
-    feed(r->a, (uint16_t)(r->b >> 48), (uint16_t)(r->b >> 32), (int32_t)(uint32_t)r->b);
+    feed(to, r->a, (uint16_t)(r->b >> 48), (uint16_t)(r->b >> 32), (int32_t)(uint32_t)r->b);
 }
 
 /* Take what the service has put in the ring, until it is empty after
  * the barrier spsc_idle makes (else the service, not seeing it empty,
  * would not signal the next record), or a ring's worth (a service that
  * never stops writing does not hold the personality here). */
-static void drain(void)
+static void drain(struct evdev_device *d)
 {
-    int more = dev.ring ? spsc_drain(dev.ring, dev.ring_size, dev.ring_size, feed_rec, NULL) : 0;
+    int more = d->ring ? spsc_drain(d->ring, d->ring_size, d->ring_size, feed_rec, d) : 0;
     if (more < 0) {
-        dev.ring = NULL;                        /* (a ring gone wrong: read no more of it) */
-        dev.broken = 1;
+        d->ring = NULL;                        /* (a ring gone wrong: read no more of it) */
+        d->broken = 1;
         lx_wake_all(LX_BLK_INPUT, 0);
     }
     if (more > 0) {                             /* a ring's worth: the rest from the timer */
-        drain_at = svc_clock_ns();
-        lx_timer_note(drain_at);
+        d->drain_at = svc_clock_ns();
+        lx_timer_note(d->drain_at);
     }
 }
 
 uint64_t lx_evdev_due(void)
 {
-    return !repeat_at ? drain_at : !drain_at || repeat_at < drain_at ? repeat_at : drain_at;
+    uint64_t due = 0;
+    for (unsigned n = 0; n < EVDEV_DEVICES; n++) {
+        const struct evdev_device *d = devs[n];
+        for (unsigned k = 0; d && k < 2; k++) {
+            uint64_t at = k ? d->drain_at : d->repeat_at;
+            if (at && (!due || at < due))
+                due = at;
+        }
+    }
+    return due;
 }
 
 void lx_evdev_timer(uint64_t now)
 {
-    if (!devp)
-        return;
-    if (drain_at && now >= drain_at) {
-        drain_at = 0;
-        drain();
-    }
-    if (repeat_at && now >= repeat_at) {
-        repeat_at = 0;
-        if (bit(dev.key, repeat_key) && bit(dev.bits[EV_KEY], repeat_key)) {       /* (input_repeat_key) */
-            flush_packet(0);                    /* (what was held goes first) */
-            feed(now, EV_KEY, repeat_key, 2);
-            flush_packet(1);
-            repeat_at = now + dev.rep[REP_PERIOD] * 1000000ull;
-            lx_timer_note(repeat_at);
+    for (unsigned n = 0; n < EVDEV_DEVICES; n++) {
+        struct evdev_device *d = devs[n];
+        if (!d)
+            continue;
+        if (d->drain_at && now >= d->drain_at) {
+            d->drain_at = 0;
+            drain(d);
+        }
+        if (d->repeat_at && now >= d->repeat_at) {
+            d->repeat_at = 0;
+            if (bit(d->key, d->repeat_key) && bit(d->bits[EV_KEY], d->repeat_key)) {  /* (input_repeat_key) */
+                flush_packet(d, 0);             /* (what was held goes first) */
+                feed(d, now, EV_KEY, d->repeat_key, 2);
+                flush_packet(d, 1);
+                d->repeat_at = now + d->rep[REP_PERIOD] * 1000000ull;
+                lx_timer_note(d->repeat_at);
+            }
         }
     }
 }
 
-/* The wakeup ran (lx_wakeup): the ring may hold events. */
+/* The wakeup ran (lx_wakeup): a ring may hold events. */
 void lx_evdev_changed(void)
 {
-    if (devp)
-        drain();
+    for (unsigned n = 0; n < EVDEV_DEVICES; n++)
+        if (devs[n])
+            drain(devs[n]);
 }
 
 /* ---------------------------------------------------------------- the device */
 
-int lx_evdev_present(void)
+int lx_evdev_present(unsigned n)
 {
-    return svc_service("input") != 0;
+    return n < EVDEV_DEVICES && svc_service(service_of[n]) != 0;
 }
 
-/* Become the input service's reader and learn the device: 0, or ENODEV
- * when the system has no input service or the machine no device. */
-static int64_t attach(void)
+/* Become device n's service's reader and learn the device: it, or NULL
+ * and *err (ENODEV when the system has no such service or the machine no
+ * device). */
+static struct evdev_device *attach(unsigned n, int64_t *err)
 {
-    if (!devp && !(devp = lx_alloc(sizeof(*devp))))
-        return -LX_ENOMEM;
-    if (dev.state == 1)
-        return 0;
-    svc_handle ep = svc_service("input");
+    *err = -LX_ENOMEM;
+    if (!devs[n] && !(devs[n] = lx_alloc(sizeof(*devs[n]))))
+        return NULL;
+    struct evdev_device *d = devs[n];
+    d->index = n;
+    if (d->state == 1)
+        return d;
+    *err = -LX_ENODEV;
+    svc_handle ep = svc_service(service_of[n]);
     if (!ep)
-        return -LX_ENODEV;
+        return NULL;
     uint64_t id, types, count;
     if (input_info((uint32_t)ep, &id, &types) != 0)
-        return -LX_ENODEV;
-    dev.ep = (uint32_t)ep;
-    dev.id = id;
+        return NULL;
+    d->ep = (uint32_t)ep;
+    d->id = id;
     types |= 1u << EV_SYN;
     uint8_t buf[128];
     for (uint32_t t = 1; t <= EV_MAX; t++) {
-        if (!((types >> t) & 1) || input_bits(dev.ep, t, buf, sizeof(buf), &count) != 0)
+        if (!((types >> t) & 1) || input_bits(d->ep, t, buf, sizeof(buf), &count) != 0)
             continue;
-        for (uint32_t i = 0; i < count && i < sizeof(dev.bits[t]) && i < sizeof(buf); i++)
-            dev.bits[t][i] = buf[i];
+        for (uint32_t i = 0; i < count && i < sizeof(d->bits[t]) && i < sizeof(buf); i++)
+            d->bits[t][i] = buf[i];
     }
     for (uint32_t i = 0; i < 4; i++)
-        dev.bits[0][i] = (uint8_t)(types >> (8 * i));
-    set_bit_to(dev.bits[EV_KEY], 0, 0);         /* (KEY_RESERVED is never reported) */
+        d->bits[0][i] = (uint8_t)(types >> (8 * i));
+    set_bit_to(d->bits[EV_KEY], 0, 0);         /* (KEY_RESERVED is never reported) */
     for (uint32_t t = 1; t <= EV_MAX; t++)
-        if (!bit(dev.bits[0], t))
-            for (uint32_t i = 0; i < sizeof(dev.bits[t]); i++)
-                dev.bits[t][i] = 0;             /* (input_cleanse_bitmasks) */
-    if (input_bits(dev.ep, PROPS, buf, sizeof(dev.props), &count) == 0)
-        for (uint32_t i = 0; i < count && i < sizeof(dev.props); i++)
-            dev.props[i] = buf[i];
-    if (input_name(dev.ep, 1, dev.name, sizeof(dev.name) - 1, &count) == 0)
-        dev.name_len = count < sizeof(dev.name) - 1 ? (uint32_t)count : sizeof(dev.name) - 1;
-    if (input_name(dev.ep, 2, dev.uniq, sizeof(dev.uniq) - 1, &count) == 0)
-        dev.uniq_len = count < sizeof(dev.uniq) - 1 ? (uint32_t)count : sizeof(dev.uniq) - 1;
+        if (!bit(d->bits[0], t))
+            for (uint32_t i = 0; i < sizeof(d->bits[t]); i++)
+                d->bits[t][i] = 0;             /* (input_cleanse_bitmasks) */
+    if (input_bits(d->ep, PROPS, buf, sizeof(d->props), &count) == 0)
+        for (uint32_t i = 0; i < count && i < sizeof(d->props); i++)
+            d->props[i] = buf[i];
+    if (input_name(d->ep, 1, d->name, sizeof(d->name) - 1, &count) == 0)
+        d->name_len = count < sizeof(d->name) - 1 ? (uint32_t)count : sizeof(d->name) - 1;
+    if (input_name(d->ep, 2, d->uniq, sizeof(d->uniq) - 1, &count) == 0)
+        d->uniq_len = count < sizeof(d->uniq) - 1 ? (uint32_t)count : sizeof(d->uniq) - 1;
     for (uint32_t a = 0; a <= ABS_MAX; a++) {
         int64_t mn, mx;
         uint32_t fuzz, flat, res;
-        if (bit(dev.bits[EV_ABS], a) && input_abs(dev.ep, a, &mn, &mx, &fuzz, &flat, &res) == 0) {
-            dev.absinfo[a][1] = (int32_t)mn, dev.absinfo[a][2] = (int32_t)mx;
-            dev.absinfo[a][3] = (int32_t)fuzz, dev.absinfo[a][4] = (int32_t)flat, dev.absinfo[a][5] = (int32_t)res;
+        if (bit(d->bits[EV_ABS], a) && input_abs(d->ep, a, &mn, &mx, &fuzz, &flat, &res) == 0) {
+            d->absinfo[a][1] = (int32_t)mn, d->absinfo[a][2] = (int32_t)mx;
+            d->absinfo[a][3] = (int32_t)fuzz, d->absinfo[a][4] = (int32_t)flat, d->absinfo[a][5] = (int32_t)res;
         }
     }
-    if (bit(dev.bits[0], EV_REP))
-        dev.rep[REP_DELAY] = 250, dev.rep[REP_PERIOD] = 33;     /* (input_register_device's defaults) */
+    if (bit(d->bits[0], EV_REP))
+        d->rep[REP_DELAY] = 250, d->rep[REP_PERIOD] = 33;     /* (input_register_device's defaults) */
     uint64_t note_bits;
     svc_handle note = lx_wakeup(&note_bits);
     uint32_t ring_h = 0;
     uint64_t size = 0;
-    if (!note || input_open(dev.ep, (uint32_t)note, note_bits, &ring_h, &size) != 0)
-        return -LX_ENOMEM;
+    *err = -LX_ENOMEM;
+    if (!note || input_open(d->ep, (uint32_t)note, note_bits, &ring_h, &size) != 0)
+        return NULL;
     struct spsc_ring *r = svc_shared_map(ring_h, size);
-    uint32_t n = r ? spsc_attach(r, size) : 0;
-    if (!n) {
+    uint32_t slots = r ? spsc_attach(r, size) : 0;
+    if (!slots) {
         svc_handle_release(ring_h);
-        return -LX_ENODEV;
+        *err = -LX_ENODEV;
+        return NULL;
     }
-    dev.ring = r;
-    dev.ring_size = n;
-    dev.ring_h = ring_h;
-    dev.state = 1;
-    return 0;
+    d->ring = r;
+    d->ring_size = slots;
+    d->ring_h = ring_h;
+    d->state = 1;
+    return d;
 }
 
-int64_t lx_evdev_open(struct lx_ctx *c, int32_t node, uint32_t flags, int cloexec)
+int64_t lx_evdev_open(struct lx_ctx *c, int32_t node, unsigned n, uint32_t flags, int cloexec)
 {
-    int64_t err = attach();
-    if (err)
-        return err;
+    int64_t err;
+    struct evdev_device *d = n < EVDEV_DEVICES ? attach(n, &err) : NULL;
+    if (!d)
+        return n < EVDEV_DEVICES ? err : -LX_ENODEV;
     struct evclient *cl = lx_alloc(sizeof(*cl));
     if (!cl)
         return -LX_ENOMEM;
-    *cl = (struct evclient){ .next = dev.clients };
+    *cl = (struct evclient){ .next = d->clients, .dev = d };
     struct lx_file *f;
     int fd = lx_fd_open(c->p, LX_FILE_NODE, node, flags, cloexec, &f);
     if (fd < 0) {
         lx_free(cl, sizeof(*cl));
         return fd;
     }
-    drain();                                    /* (what came before the open is not this client's) */
+    drain(d);                                   /* (what came before the open is not this client's) */
     cl->f = f;
-    dev.clients = cl;
+    d->clients = cl;
     f->evdev = cl;
     return fd;
 }
@@ -444,23 +471,24 @@ void lx_evdev_file_gone(struct lx_file *f)
     struct evclient *cl = f->evdev;
     if (!cl)
         return;
+    struct evdev_device *d = cl->dev;
     f->evdev = NULL;
-    for (struct evclient **p = &dev.clients; *p; p = &(*p)->next)
+    for (struct evclient **p = &d->clients; *p; p = &(*p)->next)
         if (*p == cl) {
             *p = cl->next;
             break;
         }
-    if (dev.grab == cl)
-        dev.grab = NULL;
+    if (d->grab == cl)
+        d->grab = NULL;
     lx_free(cl, sizeof(*cl));
 }
 
 int lx_evdev_poll(struct lx_file *f)
 {
     struct evclient *cl = f->evdev;
-    if (!cl || dev.broken)
+    if (!cl || cl->dev->broken)
         return LX_POLLERR | LX_POLLHUP;
-    drain();
+    drain(cl->dev);
     return LX_POLLOUT | (cl->packet_head != cl->tail ? LX_POLLIN : 0);
 }
 
@@ -469,10 +497,11 @@ int64_t lx_evdev_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_
     struct evclient *cl = f->evdev;
     if (!cl)
         return -LX_EBADF;
+    struct evdev_device *d = cl->dev;
     if (len != 0 && len < EV_SIZE)
         return -LX_EINVAL;
-    drain();
-    if (dev.broken)
+    drain(d);
+    if (d->broken)
         return -LX_ENODEV;                      /* (as a device that went away) */
     if (cl->packet_head == cl->tail && (f->flags & O_NONBLOCK))
         return -LX_EAGAIN;
@@ -492,6 +521,7 @@ int64_t lx_evdev_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64
 {
     if (!f->evdev)
         return -LX_EBADF;
+    struct evdev_device *d = f->evdev->dev;
     if (len != 0 && len < EV_SIZE)
         return -LX_EINVAL;
     uint64_t done = 0;
@@ -500,7 +530,7 @@ int64_t lx_evdev_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64
         if (lx_copy_in(c, &e, buf + done, EV_SIZE))
             return done ? (int64_t)done : -LX_EFAULT;
         done += EV_SIZE;
-        feed(svc_clock_ns(), e.type, e.code, e.value);     /* (one input handle for all: a grab does not stop it) */
+        feed(d, svc_clock_ns(), e.type, e.code, e.value);     /* (one input handle for all: a grab does not stop it) */
     }
     return (int64_t)done;
 }
@@ -555,44 +585,45 @@ int64_t lx_evdev_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64
     uint32_t r = (uint32_t)req, nr = IOC_NR(r), size = IOC_SIZE(r), dir = IOC_DIR(r);
     if (!cl)
         return -LX_EBADF;
+    struct evdev_device *d = cl->dev;
     if (IOC_TYPE(r) != 'E')
         return -LX_EINVAL;
-    drain();
+    drain(d);
     switch (r) {
     case 0x80044501: {                          /* EVIOCGVERSION */
         int32_t v = 0x010001;
         return lx_copy_out(c, arg, &v, 4) ? -LX_EFAULT : 0;
     }
     case 0x80084502: {                          /* EVIOCGID: bustype, vendor, product, version */
-        uint16_t v[4] = { (uint16_t)(dev.id >> 48), (uint16_t)(dev.id >> 32), (uint16_t)(dev.id >> 16),
-                          (uint16_t)dev.id };
+        uint16_t v[4] = { (uint16_t)(d->id >> 48), (uint16_t)(d->id >> 32), (uint16_t)(d->id >> 16),
+                          (uint16_t)d->id };
         return lx_copy_out(c, arg, v, 8) ? -LX_EFAULT : 0;
     }
     case 0x80084503:                            /* EVIOCGREP */
-        if (!bit(dev.bits[0], EV_REP))
+        if (!bit(d->bits[0], EV_REP))
             return -LX_ENOSYS;
-        return lx_copy_out(c, arg, dev.rep, 8) ? -LX_EFAULT : 0;
+        return lx_copy_out(c, arg, d->rep, 8) ? -LX_EFAULT : 0;
     case 0x40084503: {                          /* EVIOCSREP: as events, as input_inject_event */
         uint32_t v[2];
-        if (!bit(dev.bits[0], EV_REP))
+        if (!bit(d->bits[0], EV_REP))
             return -LX_ENOSYS;
         if (lx_copy_in(c, v, arg, 8))
             return -LX_EFAULT;
         uint64_t now = svc_clock_ns();
-        feed(now, EV_REP, REP_DELAY, (int32_t)v[0]);
-        feed(now, EV_REP, REP_PERIOD, (int32_t)v[1]);
+        feed(d, now, EV_REP, REP_DELAY, (int32_t)v[0]);
+        feed(d, now, EV_REP, REP_PERIOD, (int32_t)v[1]);
         return 0;
     }
     case 0x40044590: {                          /* EVIOCGRAB */
         if (arg) {
-            if (dev.grab)
+            if (d->grab)
                 return -LX_EBUSY;
-            dev.grab = cl;
+            d->grab = cl;
             return 0;
         }
-        if (dev.grab != cl)
+        if (d->grab != cl)
             return -LX_EINVAL;
-        dev.grab = NULL;
+        d->grab = NULL;
         return 0;
     }
     case 0x400445a0: {                          /* EVIOCSCLOCKID */
@@ -619,17 +650,20 @@ int64_t lx_evdev_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64
     if (dir != IOC_READ)
         return -LX_EINVAL;
     if (nr == 0x06)                             /* EVIOCGNAME(len) */
-        return give_string(c, arg, size, dev.name, dev.name_len);
-    if (nr == 0x07)                             /* EVIOCGPHYS(len): virtio_input's */
-        return give_string(c, arg, size, "virtio0/input0", 14);
+        return give_string(c, arg, size, d->name, d->name_len);
+    if (nr == 0x07) {                           /* EVIOCGPHYS(len): virtio_input's */
+        char phys[16] = "virtioN/input0";
+        phys[6] = (char)('0' + d->index);
+        return give_string(c, arg, size, phys, 14);
+    }
     if (nr == 0x08)                             /* EVIOCGUNIQ(len): the serial, "" without one */
-        return give_string(c, arg, size, dev.uniq, dev.uniq_len);
+        return give_string(c, arg, size, d->uniq, d->uniq_len);
     if (nr == 0x09)                             /* EVIOCGPROP(len) */
-        return give_bits(c, arg, size, dev.props, 0x1f);
+        return give_bits(c, arg, size, d->props, 0x1f);
     if (nr >= 0x18 && nr <= 0x1b) {             /* EVIOCGKEY, EVIOCGLED, EVIOCGSND, EVIOCGSW (len) */
         static const uint16_t types[] = { EV_KEY, EV_LED, EV_SND, EV_SW };
         static const uint32_t maxes[] = { KEY_MAX, 0x0f, 0x07, 0x10 };
-        uint8_t *states[] = { dev.key, dev.led, dev.snd, dev.sw }, copy[96];
+        uint8_t *states[] = { d->key, d->led, d->snd, d->sw }, copy[96];
         memcpy(copy, states[nr - 0x18], map_bytes(maxes[nr - 0x18]));    /* (the state, then the flush) */
         flush_type(cl, types[nr - 0x18]);
         return give_bits(c, arg, size, copy, maxes[nr - 0x18]);
@@ -638,14 +672,14 @@ int64_t lx_evdev_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64
         uint32_t type = nr - 0x20;
         if (type != 0 && !type_max(type))
             return -LX_EINVAL;
-        return give_bits(c, arg, size, dev.bits[type], type_max(type));
+        return give_bits(c, arg, size, d->bits[type], type_max(type));
     }
     if (nr >= 0x40 && nr <= 0x40 + ABS_MAX) {   /* EVIOCGABS(axis) */
         uint32_t a = nr - 0x40;
-        if (!bit(dev.bits[0], EV_ABS))
+        if (!bit(d->bits[0], EV_ABS))
             return -LX_EINVAL;                  /* (a device with axes answers for every one) */
         uint32_t n = size < 24 ? size : 24;
-        return lx_copy_out(c, arg, dev.absinfo[a], n) ? -LX_EFAULT : 0;
+        return lx_copy_out(c, arg, d->absinfo[a], n) ? -LX_EFAULT : 0;
     }
     return -LX_EINVAL;
 }

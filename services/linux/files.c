@@ -730,9 +730,10 @@ int64_t lx_sys_openat(struct lx_ctx *c, int64_t dirfd, uint64_t upath, uint64_t 
         if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_FB)
             return lx_fb_open(c, node, (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) |
                               O_LARGEFILE, (fl & O_CLOEXEC) != 0);
-        if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_INPUT)
-            return lx_evdev_open(c, node, (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) |
-                                 O_LARGEFILE, (fl & O_CLOEXEC) != 0);
+        if (kind(n) == LX_S_IFCHR && (n->dev == LX_DEV_INPUT || n->dev == LX_DEV_INPUT1))
+            return lx_evdev_open(c, node, n->dev == LX_DEV_INPUT1,
+                                 (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) | O_LARGEFILE,
+                                 (fl & O_CLOEXEC) != 0);
         if (kind(n) == LX_S_IFCHR && n->dev == LX_DEV_PTMX)
             return lx_pty_open_master(c, node, (fl & ~(uint32_t)(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)) |
                                       O_LARGEFILE, (fl & O_CLOEXEC) != 0);
@@ -1317,10 +1318,10 @@ int lx_stat_fill(int32_t node, void *out)
     /* null 1:3, zero 1:5, console 5:1, tty 5:0, full 1:7, random 1:8, urandom 1:9, ptmx 5:2 (pts: 136:N);
      * the disk, a block device, vda 254:0; binder, a misc device, 10:124 and down for each more device
      * (binder.c; its minor is dynamic on Linux);
-     * input/event0 13:64; fb0 29:0 */
+     * input/event0 13:64; fb0 29:0; input/event1 13:65 */
     static const uint32_t rdev[] = { 0, 0x103, 0x105, 0x501, 0x500, 0x107, 0x108, 0x109, 0x502, 0, 0xfe00, 0xa7c,
-                                     0xd40, 0x1d00 };
-    _Static_assert(sizeof(rdev) / sizeof(rdev[0]) == LX_DEV_FB + 1, "a device number for every device");
+                                     0xd40, 0x1d00, 0xd41 };
+    _Static_assert(sizeof(rdev) / sizeof(rdev[0]) == LX_DEV_INPUT1 + 1, "a device number for every device");
     struct lx_stat st = { 0 };
     st.dev = lx_fs_dev(lx_node_fs(node));
     st.ino = lx_node_ino(node);

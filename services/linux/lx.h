@@ -231,7 +231,7 @@ void lx_heap_trim(void);
 /* What a node is beyond its mode. */
 enum { LX_DEV_NONE, LX_DEV_NULL, LX_DEV_ZERO, LX_DEV_CONSOLE, LX_DEV_TTY, LX_DEV_FULL, LX_DEV_RANDOM,
        LX_DEV_URANDOM, LX_DEV_PTMX, LX_DEV_PTS, LX_DEV_DISK, LX_DEV_BINDER, LX_DEV_INPUT,
-       LX_DEV_FB };
+       LX_DEV_FB, LX_DEV_INPUT1 };
 
 /* The file systems the tree is made of, mounted as a Debian system has
  * them (the root, devtmpfs on /dev, devpts on /dev/pts, tmpfs on
@@ -501,7 +501,7 @@ struct lx_file {
     struct lx_file *next_dying; /* the list of files to finalise */
     struct lx_tcpmon *mon;      /* an open /proc/net/tcpmon's reader (tcpmon.c), made at its first read */
     struct bproc *binder;       /* an open /dev/binder: its binder process (binder.c), else NULL */
-    struct evclient *evdev;     /* an open /dev/input/event0: its client (evdev.c), else NULL */
+    struct evclient *evdev;     /* an open /dev/input/eventN: its client (evdev.c), else NULL */
 };
 
 /* A new open file of `kind` for object `obj` (a node, pipe, event object
@@ -1510,9 +1510,9 @@ int64_t lx_pty_open_master(struct lx_ctx *c, int32_t node, uint32_t flags, int c
 int lx_pty_slave_check(int32_t node);
 void lx_pty_slave_opened(struct lx_ctx *c, struct lx_file *f, uint32_t open_flags);
 /* The last reference to terminal file f went (tty.c lets the pty go). */
-/* /dev/input/event0 (evdev.c): Linux's evdev over the input service. */
+/* /dev/input/event0 and event1 (evdev.c): Linux's evdev over the input services. */
 struct evclient;
-int64_t lx_evdev_open(struct lx_ctx *c, int32_t node, uint32_t flags, int cloexec);
+int64_t lx_evdev_open(struct lx_ctx *c, int32_t node, unsigned n, uint32_t flags, int cloexec);
 int64_t lx_evdev_read(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
 int64_t lx_evdev_write(struct lx_ctx *c, struct lx_file *f, uint64_t buf, uint64_t len);
 int64_t lx_evdev_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg);
@@ -1524,8 +1524,9 @@ void lx_evdev_changed(void);
  * (counter ns, 0: nothing), and the service timer's run of them. */
 uint64_t lx_evdev_due(void);
 void lx_evdev_timer(uint64_t now);
-/* Whether the system gives the personality an input service (/dev/input/event0 is made). */
-int lx_evdev_present(void);
+/* Whether the system gives the personality the input service of
+ * /dev/input/eventN (N 0: "input", 1: "tablet"; the node is made). */
+int lx_evdev_present(unsigned n);
 
 /* /dev/fb0 (fbdev.c): Linux's framebuffer over the display service. */
 int lx_fb_present(void);

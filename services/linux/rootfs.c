@@ -781,7 +781,7 @@ static void device(const char *path, uint32_t dev)
     int32_t n = place(path, (uint32_t)strlen(path));
     if (n >= 0) {
         set_kind(n, LX_S_IFCHR | (dev == LX_DEV_CONSOLE || dev == LX_DEV_BINDER || dev == LX_DEV_INPUT ||
-                          dev == LX_DEV_FB ? 0600 : 0666));
+                          dev == LX_DEV_INPUT1 || dev == LX_DEV_FB ? 0600 : 0666));
         if (dev == LX_DEV_PTMX && strlen(path) > sizeof("dev/ptmx") - 1)
             set_kind(n, LX_S_IFCHR);            /* /dev/pts/ptmx: c--------- */
         node_at(n)->dev = dev;
@@ -1059,8 +1059,10 @@ int lx_fs_init(const char *name)
     int32_t binder = lx_lookup(LX_ROOT, "dev/binder", 0);
     if (binder < 0 || lx_binder_device_attach(binder, "binder"))
         lx_log("no /dev/binder: error %d", binder < 0 ? binder : -LX_ENOSPC);
-    if (lx_evdev_present())
-        device("dev/input/event0", LX_DEV_INPUT);   /* (devtmpfs's, for the input service's device) */
+    if (lx_evdev_present(0))
+        device("dev/input/event0", LX_DEV_INPUT);   /* (devtmpfs's, for the input services' devices) */
+    if (lx_evdev_present(1))
+        device("dev/input/event1", LX_DEV_INPUT1);
     if (lx_fb_present())
         device("dev/fb0", LX_DEV_FB);               /* (the display service's framebuffer) */
     mount_at("dev/pts", LX_FS_PTS, 0755);
