@@ -58,7 +58,7 @@ PYTHON   ?= python3
 # The interfaces whose proxies services' code calls (services/linux/inet.c
 # calls net): compiled into the kernel too, each method through the
 # kernel's svc_client_call (the <name>_kclient.c proxies).
-KCLIENTS  = net blk ext2fs input display
+KCLIENTS  = net blk ext2fs input display inputd
 KSVCOBJ   = $(call kobjs,kernel,$(SVC_KSRC)) $(patsubst %,$(O)/kernel/gen/%_server.c.o,$(KSERVICES)) \
             $(patsubst %,$(O)/kernel/gen/%_kclient.c.o,$(KCLIENTS))
 KTSVCOBJ  = $(call kobjs,kernel-test,$(SVC_KSRC)) $(patsubst %,$(O)/kernel-test/gen/%_server.c.o,$(KSERVICES)) \

@@ -25,6 +25,12 @@
  * outside every window with no button held (the pointer passing over)
  * goes to nobody.
  *
+ * A service (the Linux personality) takes its events through a ring
+ * instead (`attach`), as the dispatcher takes the input services': the
+ * records of both devices, tagged with the device, and a signal on the
+ * empty-to-non-empty edge. Its window is the whole screen, under every
+ * other: the desktop a click falls to when it misses every window.
+ *
  * An application that placed a window gave a token, an endpoint it
  * receives on: when the endpoint dies (its process ended) the dispatcher
  * forgets the application, found dead as it next hands it an event that
@@ -41,6 +47,7 @@
 #define EV_SYN      0u
 #define EV_KEY      1u
 #define EV_ABS      3u
+#define EV_FOCUS    0x20u               /* Petrel's own: the focus gained (1) or lost (0) */
 #define SYN_REPORT  0u
 #define KEY_TAB     15u
 #define ABS_X       0u
@@ -49,10 +56,13 @@
 #define BTN_LAST    0x117u
 #define PACKET      8u                  /* button changes a tablet's packet keeps */
 #define WIN_MAX     65536u
+#define SYN_DROPPED 3u
+#define APP_RING    16384u              /* an attached application's ring: 1,020 events */
 
 struct event {
     uint32_t type, code, value;
     uint64_t irq_ns, dispatch_ns;
+    uint32_t dev;                       /* 0: the keyboard's, 1: the tablet's */
 };
 
 struct app {
@@ -63,6 +73,12 @@ struct app {
     svc_handle token;                   /* its window's endpoint (0: none) */
     uint32_t left, top, width, height;  /* its window (width 0: none) */
     uint64_t stacked;                   /* when the window was placed: the latest lies on top */
+    /* attached: its ring (then no queue), the note signalled at its edge */
+    struct spsc_ring *ring;
+    uint32_t ring_size;
+    svc_handle ring_mem, note;
+    uint64_t bits;
+    uint32_t lost;                      /* devices whose events the full ring lost: SYN_DROPPED first */
     struct event q[QUEUE];
 };
 
@@ -101,7 +117,7 @@ static void forget(struct app *a)
         inputd_wait_reply(a->waiting, SVC_E_CLOSED, 0, 0, 0, 0, 0);
     if (a->token)
         svc_handle_release(a->token);
-    *a = (struct app){ 0 };
+    *a = (struct app){ 0 };                     /* (never an attached one's: it has no token) */
     if (d.grabbed == me)
         d.grabbed = -1;
     if (d.focused == me)
@@ -117,9 +133,40 @@ static struct app *living(struct app *a)
     return NULL;
 }
 
+/* Into an attached application's ring: the edge signalled, what a full
+ * ring loses counted, and SYN_DROPPED put in before the device's next. */
+static void push(struct app *a, const struct event *e)
+{
+    uint64_t tag = (uint64_t)e->dev << 56;
+    struct spsc_rec lost = { e->irq_ns, tag | (uint64_t)SYN_DROPPED << 32 },
+                    r = { e->irq_ns, tag | (uint64_t)e->type << 48 | (uint64_t)e->code << 32 | e->value };
+    int pushed = 0;
+    if (a->lost & (1u << e->dev)) {
+        pushed = spsc_push(a->ring, a->ring_size, &lost);
+        if (pushed != SPSC_FULL)
+            a->lost &= ~(1u << e->dev);
+    }
+    if (!(a->lost & (1u << e->dev))) {
+        int p = spsc_push(a->ring, a->ring_size, &r);
+        pushed = pushed == 1 ? 1 : p;
+    }
+    if (pushed == SPSC_FULL || (a->lost & (1u << e->dev))) {
+        a->lost |= 1u << e->dev;
+        d.dropped++;
+        return;
+    }
+    d.handed++;
+    if (pushed == 1)
+        svc_signal(a->note, a->bits);
+}
+
 /* Hand an event to a; 0 if it was found dead (and forgotten). */
 static int give(struct app *a, const struct event *e)
 {
+    if (a->ring) {
+        push(a, e);
+        return 1;
+    }
     if (a->waiting) {
         svc_token t = a->waiting;
         a->waiting = 0;
@@ -137,6 +184,28 @@ static int give(struct app *a, const struct event *e)
     return 1;
 }
 
+/* Tell a windowed application it gained or lost the focus (EV_FOCUS), as
+ * Android's dispatcher tells a window; 0 if it was found dead. */
+static int tell_focus(struct app *a, uint32_t gained)
+{
+    uint64_t now = svc_clock_ns();
+    struct event e = { EV_FOCUS, 0, gained, now, now, 0 };
+    return !a->pid || !a->token || give(a, &e);
+}
+
+/* The focus to application `to` (-1: nobody). */
+static void set_focus(int to)
+{
+    int from = d.focused;
+    d.focused = to;
+    if (from == to)
+        return;
+    if (from >= 0)
+        tell_focus(&d.apps[from], 0);          /* (found dead: forgotten, the focus stays with `to`) */
+    if (to >= 0 && d.focused == to)
+        tell_focus(&d.apps[to], 1);            /* (found dead: forgotten, the focus moved on) */
+}
+
 /* The next living application after the focused one that asked for events
  * (the focused one itself if it is alone; -1 if none is left). */
 static void focus_next(void)
@@ -145,11 +214,11 @@ static void focus_next(void)
     for (unsigned i = 1; i <= APPS; i++) {
         unsigned at = (unsigned)(from + (int)i) % APPS;
         if (d.apps[at].pid && (int)at != from && living(&d.apps[at])) {
-            d.focused = (int)at;
+            set_focus((int)at);
             return;
         }
     }
-    d.focused = from >= 0 && d.apps[from].pid ? from : -1;
+    set_focus(from >= 0 && d.apps[from].pid ? from : -1);
 }
 
 /* A key's event, to the focused application. */
@@ -183,7 +252,7 @@ static int window_at(void)
         for (unsigned i = 0; i < APPS; i++) {
             const struct app *a = &d.apps[i];
             if (a->pid && a->width && d.at[0] - a->left < a->width && d.at[1] - a->top < a->height &&
-                (best < 0 || a->stacked > d.apps[best].stacked))
+                (best < 0 || a->stacked > d.apps[best].stacked))     /* (an attached one's: 0, the lowest) */
                 best = (int)i;
         }
         if (best < 0 || living(&d.apps[best]))
@@ -204,7 +273,7 @@ static void pointer_packet(uint64_t t)
         if (d.changed[i].code == BTN_MOUSE && d.changed[i].value) {
             d.grabbed = window_at();            /* a click */
             if (d.grabbed >= 0)
-                d.focused = d.grabbed;
+                set_focus(d.grabbed);
             break;
         }
     }
@@ -212,13 +281,13 @@ static void pointer_packet(uint64_t t)
         struct app *a = &d.apps[d.grabbed];
         uint64_t now = svc_clock_ns();
         struct event e[2 + PACKET + 1] = {
-            { EV_ABS, ABS_X, d.at[0] - a->left, t, now },
-            { EV_ABS, ABS_Y, d.at[1] - a->top, t, now },
+            { EV_ABS, ABS_X, d.at[0] - a->left, t, now, 1 },
+            { EV_ABS, ABS_Y, d.at[1] - a->top, t, now, 1 },
         };
         unsigned n = 2;
         for (unsigned i = 0; i < d.nchanged; i++)
-            e[n++] = (struct event){ EV_KEY, d.changed[i].code, d.changed[i].value, d.changed[i].irq_ns, now };
-        e[n++] = (struct event){ EV_SYN, SYN_REPORT, 0, t, now };
+            e[n++] = (struct event){ EV_KEY, d.changed[i].code, d.changed[i].value, d.changed[i].irq_ns, now, 1 };
+        e[n++] = (struct event){ EV_SYN, SYN_REPORT, 0, t, now, 1 };
         for (unsigned i = 0; i < n && d.grabbed >= 0; i++)
             if (!give(a, &e[i]))
                 break;                          /* (found dead: forgotten, the pointer let go) */
@@ -254,7 +323,7 @@ static void from_keys(const struct spsc_rec *r, void *unused)
 {
     (void)unused;
     struct event e = { (uint32_t)(r->b >> 48), (uint32_t)(r->b >> 32) & 0xffff, (uint32_t)r->b, r->a,
-                       svc_clock_ns() };
+                       svc_clock_ns(), 0 };
     d.taken++;
     key_event(&e);
 }
@@ -262,7 +331,7 @@ static void from_keys(const struct spsc_rec *r, void *unused)
 static void from_pointer(const struct spsc_rec *r, void *unused)
 {
     (void)unused;
-    struct event e = { (uint32_t)(r->b >> 48), (uint32_t)(r->b >> 32) & 0xffff, (uint32_t)r->b, r->a, 0 };
+    struct event e = { (uint32_t)(r->b >> 48), (uint32_t)(r->b >> 32) & 0xffff, (uint32_t)r->b, r->a, 0, 1 };
     d.taken++;
     pointer_event(&e);
 }
@@ -374,7 +443,7 @@ static struct app *app_of(uint64_t pid)
     if (free) {
         *free = (struct app){ .pid = pid };
         if (d.focused < 0)
-            d.focused = (int)(free - d.apps);
+            set_focus((int)(free - d.apps));
     }
     return free;
 }
@@ -396,6 +465,8 @@ static int64_t wait(struct svc_call *call, uint32_t *type, uint32_t *code, uint3
     int64_t err = caller(call, &a);
     if (err)
         return err;
+    if (a->ring)
+        return SVC_E_STATE;                     /* (its events go into its ring) */
     if (a->waiting)
         return SVC_E_BUSY;
     if (a->head != a->tail) {
@@ -415,7 +486,7 @@ static int64_t focus(struct svc_call *call, uint64_t *before)
     if (err)
         return err;
     *before = d.focused >= 0 ? d.apps[d.focused].pid : 0;
-    d.focused = (int)(a - d.apps);
+    set_focus((int)(a - d.apps));
     return 0;
 }
 
@@ -429,15 +500,48 @@ static int64_t window(struct svc_call *call, svc_handle owner, uint32_t left, ui
     }
     struct app *a;
     int64_t err = caller(call, &a);
+    if (!err && a->ring)
+        err = SVC_E_STATE;                      /* (an attached one's window is the screen) */
     if (err) {
         svc_handle_release(owner);
         return err;
     }
+    int first = !a->token;
     if (a->token)
         svc_handle_release(a->token);
     a->token = owner;
     a->left = left, a->top = top, a->width = width && height ? width : 0, a->height = height;
     a->stacked = ++d.stack;
+    if (first && d.focused == (int)(a - d.apps))
+        tell_focus(a, 1);                       /* (it had the focus before it had a window) */
+    return 0;
+}
+
+static int64_t attach(struct svc_call *call, svc_handle note, uint64_t bits, svc_handle *ring, uint64_t *size,
+                      uint32_t *width, uint32_t *height)
+{
+    struct app *a;
+    int64_t err = bits ? caller(call, &a) : SVC_E_INVAL;
+    if (!err && (a->waiting || a->token))
+        err = SVC_E_STATE;                      /* (it waits in calls, or placed a window) */
+    if (!err && !a->ring_mem && !(a->ring = svc_shared_alloc(APP_RING, &a->ring_mem, NULL)))
+        err = SVC_E_NOMEM;
+    svc_handle give = err ? 0 : svc_shared_give(a->ring_mem);
+    if (!err && !give)
+        err = SVC_E_NOMEM;
+    if (err) {
+        svc_handle_release(note);
+        return err;
+    }
+    if (a->note)
+        svc_handle_release(a->note);
+    for (unsigned i = 0; i < APP_RING / 8; i++)
+        ((volatile uint64_t *)a->ring)[i] = 0;  /* (a new ring: nothing of the old one's) */
+    a->ring_size = spsc_init(a->ring, APP_RING);
+    a->note = note, a->bits = bits, a->lost = 0;
+    a->head = a->tail = 0;
+    a->left = a->top = 0, a->width = d.screen[0], a->height = d.screen[1], a->stacked = 0;
+    *ring = give, *size = APP_RING, *width = d.screen[0], *height = d.screen[1];
     return 0;
 }
 
@@ -454,4 +558,4 @@ static int64_t stats(struct svc_call *call, uint64_t *taken, uint64_t *handed, u
 }
 
 /* The handlers: the generated skeleton (inputd_service, inputd_fast) calls them. */
-const struct inputd_ops inputd_ops = { wait, focus, window, stats };
+const struct inputd_ops inputd_ops = { wait, focus, window, attach, stats };

@@ -5,7 +5,15 @@
  * event1 the one it calls "tablet" (a pointing device), each made when
  * the system gives the personality that service.
  *
- * At a device's first open the personality becomes its service's reader:
+ * When the system gives the personality the input dispatcher (a service
+ * it calls "inputd", services/inputd), the devices' events come through
+ * it instead, so that they are the personality's only while it has the
+ * focus (the desktop under the native programs' windows): at the first
+ * open the personality `attach`es, and one ring carries both devices'
+ * records, each tagged with its device; the tablet's position comes in
+ * the screen's pixels, and event1 describes its axes so.
+ *
+ * Else, at a device's first open the personality becomes its service's reader:
  * it maps the ring the service fills (services/include/spsc_ring.h) and
  * gives it its wakeup, which the service signals only when the ring goes
  * from empty to non-empty. Each wakeup (and each read) drains the ring
@@ -24,6 +32,7 @@
 #include "lx.h"
 #include "svc_proc.h"
 #include "input_if.h"
+#include "inputd_if.h"
 #include "spsc_ring.h"
 
 #define EV_SYN      0x00
@@ -106,6 +115,15 @@ struct evdev_device {
 #define EVDEV_DEVICES 2u
 static const char *const service_of[EVDEV_DEVICES] = { "input", "tablet" };
 static struct evdev_device *devs[EVDEV_DEVICES];
+
+/* The input dispatcher's ring, when the events come through it. */
+static struct {
+    int state;                          /* 1: attached */
+    struct spsc_ring *ring;
+    uint32_t ring_size, ring_h;
+    uint32_t width, height;             /* the screen: the range of the tablet's position */
+    uint64_t drain_at;
+} hub;
 
 static int bit(const uint8_t *map, uint32_t n) { return (map[n / 8] >> (n % 8)) & 1; }
 static void set_bit_to(uint8_t *map, uint32_t n, int v)
@@ -299,19 +317,44 @@ static void feed_rec(const struct spsc_rec *r, void *to)
     feed(to, r->a, (uint16_t)(r->b >> 48), (uint16_t)(r->b >> 32), (int32_t)(uint32_t)r->b);
 }
 
-/* Take what the service has put in the ring, until it is empty after
- * the barrier spsc_idle makes (else the service, not seeing it empty,
- * would not signal the next record), or a ring's worth (a service that
- * never stops writing does not hold the personality here). */
+/* One record of the dispatcher's ring: to its device, if it was opened. */
+static void feed_hub(const struct spsc_rec *r, void *unused)
+{
+    (void)unused;
+    uint64_t n = r->b >> 56;
+    if (n < EVDEV_DEVICES && devs[n] && devs[n]->state == 1)
+        feed(devs[n], r->a, (uint16_t)(r->b >> 48) & 0xff, (uint16_t)(r->b >> 32), (int32_t)(uint32_t)r->b);
+}
+
+/* Take what the service (or the dispatcher) has put in the ring, until it
+ * is empty after the barrier spsc_idle makes (else the service, not
+ * seeing it empty, would not signal the next record), or a ring's worth
+ * (a service that never stops writing does not hold the personality
+ * here): then the rest from the timer. */
 static void drain(struct evdev_device *d)
 {
+    if (hub.state == 1) {
+        int more = hub.ring ? spsc_drain(hub.ring, hub.ring_size, hub.ring_size, feed_hub, NULL) : 0;
+        if (more < 0) {
+            hub.ring = NULL;                    /* (a ring gone wrong: read no more of it) */
+            for (unsigned n = 0; n < EVDEV_DEVICES; n++)
+                if (devs[n])
+                    devs[n]->broken = 1;
+            lx_wake_all(LX_BLK_INPUT, 0);
+        }
+        if (more > 0) {
+            hub.drain_at = svc_clock_ns();
+            lx_timer_note(hub.drain_at);
+        }
+        return;
+    }
     int more = d->ring ? spsc_drain(d->ring, d->ring_size, d->ring_size, feed_rec, d) : 0;
     if (more < 0) {
-        d->ring = NULL;                        /* (a ring gone wrong: read no more of it) */
+        d->ring = NULL;
         d->broken = 1;
         lx_wake_all(LX_BLK_INPUT, 0);
     }
-    if (more > 0) {                             /* a ring's worth: the rest from the timer */
+    if (more > 0) {
         d->drain_at = svc_clock_ns();
         lx_timer_note(d->drain_at);
     }
@@ -319,7 +362,7 @@ static void drain(struct evdev_device *d)
 
 uint64_t lx_evdev_due(void)
 {
-    uint64_t due = 0;
+    uint64_t due = hub.drain_at;
     for (unsigned n = 0; n < EVDEV_DEVICES; n++) {
         const struct evdev_device *d = devs[n];
         for (unsigned k = 0; d && k < 2; k++) {
@@ -333,6 +376,10 @@ uint64_t lx_evdev_due(void)
 
 void lx_evdev_timer(uint64_t now)
 {
+    if (hub.drain_at && now >= hub.drain_at) {
+        hub.drain_at = 0;
+        drain(NULL);
+    }
     for (unsigned n = 0; n < EVDEV_DEVICES; n++) {
         struct evdev_device *d = devs[n];
         if (!d)
@@ -357,9 +404,32 @@ void lx_evdev_timer(uint64_t now)
 /* The wakeup ran (lx_wakeup): a ring may hold events. */
 void lx_evdev_changed(void)
 {
-    for (unsigned n = 0; n < EVDEV_DEVICES; n++)
+    if (hub.state == 1)
+        drain(NULL);
+    for (unsigned n = 0; hub.state != 1 && n < EVDEV_DEVICES; n++)
         if (devs[n])
             drain(devs[n]);
+}
+
+/* Take events from the dispatcher (once, for every device): 0 or the error. */
+static int64_t attach_hub(svc_handle inputd)
+{
+    if (hub.state == 1)
+        return 0;
+    uint64_t note_bits, size = 0;
+    svc_handle note = lx_wakeup(&note_bits);
+    uint32_t ring_h = 0, w = 0, h = 0;
+    if (!note || inputd_attach((uint32_t)inputd, (uint32_t)note, note_bits, &ring_h, &size, &w, &h) != 0)
+        return -LX_ENOMEM;
+    struct spsc_ring *r = svc_shared_map(ring_h, size);
+    uint32_t slots = r ? spsc_attach(r, size) : 0;
+    if (!slots || !w || !h) {
+        svc_handle_release(ring_h);
+        return -LX_ENODEV;
+    }
+    hub.ring = r, hub.ring_size = slots, hub.ring_h = ring_h, hub.width = w, hub.height = h;
+    hub.state = 1;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- the device */
@@ -422,6 +492,19 @@ static struct evdev_device *attach(unsigned n, int64_t *err)
     }
     if (bit(d->bits[0], EV_REP))
         d->rep[REP_DELAY] = 250, d->rep[REP_PERIOD] = 33;     /* (input_register_device's defaults) */
+    svc_handle inputd = svc_service("inputd");
+    if (inputd) {
+        *err = attach_hub(inputd);
+        if (*err)
+            return NULL;
+        for (uint32_t a = 0; a < 2; a++) {      /* (the position in the screen's pixels) */
+            uint32_t size = a ? hub.height : hub.width;
+            d->absinfo[a][0] = 0, d->absinfo[a][1] = 0, d->absinfo[a][2] = (int32_t)size - 1;
+            d->absinfo[a][3] = d->absinfo[a][4] = d->absinfo[a][5] = 0;
+        }
+        d->state = 1;
+        return d;
+    }
     uint64_t note_bits;
     svc_handle note = lx_wakeup(&note_bits);
     uint32_t ring_h = 0;

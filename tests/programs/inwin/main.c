@@ -4,10 +4,11 @@
  * makes an endpoint it keeps receiving on, places its window (`window=`
  * left,top,width,height) with a token of that endpoint, says "NAME:
  * ready", and prints each event the dispatcher hands it ("NAME: key CODE
- * VALUE", "NAME: abs AXIS VALUE", "NAME: syn") until the release of the
- * key `quit=` (a Linux key code); then how many clicks (left-button
- * presses) and key presses it had, and exits with status 0: its process
- * ends and the token's endpoint dies with it.
+ * VALUE", "NAME: abs AXIS VALUE", "NAME: syn", "NAME: focus 1" or 0)
+ * until the release of the key `quit=` (a Linux key code); then how many
+ * clicks (left-button presses) and key presses it had and how often it
+ * gained and lost the focus, and exits with status 0: its process ends
+ * and the token's endpoint dies with it.
  *
  * With `checks=1` it first has the dispatcher refuse bad windows: a token
  * that receives (R_READ), one that is no endpoint, a window too large.
@@ -77,7 +78,7 @@ int main(void)
         return 1;
     }
     printf("%s: ready\n", name);
-    unsigned clicks = 0, keys = 0;
+    unsigned clicks = 0, keys = 0, gained = 0, lost = 0;
     for (;;) {
         uint32_t type, code, value;
         uint64_t irq, dispatched;
@@ -90,13 +91,18 @@ int main(void)
             printf("%s: key %u %u\n", name, code, value);
         else if (type == 3)
             printf("%s: abs %u %u\n", name, code, value);
+        else if (type == 0x20)
+            printf("%s: focus %u\n", name, value);
         else
             printf("%s: syn\n", name);
         clicks += type == 1 && code == 0x110 && value == 1;
         keys += type == 1 && code < 0x100 && value == 1;
+        gained += type == 0x20 && value == 1;
+        lost += type == 0x20 && value == 0;
         if (type == 1 && code == quit && value == 0)
             break;
     }
-    printf("%s: %u clicks, %u key presses\n", name, clicks, keys);
+    printf("%s: %u clicks, %u key presses, the focus gained %u times and lost %u\n", name, clicks, keys, gained,
+           lost);
     return 0;
 }
