@@ -152,6 +152,12 @@ $(O)/linux/bin/%: tests/linux/%.c tests/linux/lxtest.h $(BINDER_HDRS)
 	@echo "  MUSLCC  $@"
 	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $<
 
+# paint (the android-demo system's Linux program) draws as user/notes does: lib/include/draw.h.
+$(O)/linux/bin/paint: tests/linux/paint.c tests/linux/lxtest.h lib/include/draw.h
+	@mkdir -p $(dir $@)
+	@echo "  MUSLCC  $@"
+	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -Ilib/include -o $@ $<
+
 $(O)/linux/bin/%-pie: tests/linux/%.c tests/linux/lxtest.h $(BINDER_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  MUSLCC  $@ (static-PIE)"

@@ -336,24 +336,39 @@ static void from_pointer(const struct spsc_rec *r, void *unused)
     pointer_event(&e);
 }
 
-/* Take a ring's records, until it is empty after spsc_idle's barrier, or
- * a ring's worth (a service that never stops writing does not hold the
- * dispatcher here); 1 if some are left. */
-static int drain_one(struct source *s, void (*each)(const struct spsc_rec *, void *))
+/* A ring's next record (1), or 0 once it is empty after spsc_idle's
+ * barrier (the service signals its next); a ring gone wrong is read no more. */
+static int take(struct source *s, struct spsc_rec *x)
 {
-    int more = s->ring ? spsc_drain(s->ring, s->ring_size, s->ring_size, each, NULL) : 0;
-    if (more < 0)
-        s->ring = NULL;                         /* (a ring gone wrong: read no more of it) */
-    return more > 0;
+    int got = s->ring ? spsc_take(s->ring, s->ring_size, x) : 0;
+    if (got < 0)
+        s->ring = NULL;
+    return got > 0;
 }
 
-/* Both rings; what is left, from the timer at once, for a service signals
- * only an empty ring's next record. */
+/* Both rings, their records in the order of their interrupts' times (a
+ * click and the key pressed after it go in that order), until both are
+ * empty, or a ring's worth of each (services that never stop writing do
+ * not hold the dispatcher here): then the rest from the timer at once,
+ * for a service signals only an empty ring's next record. */
 static void drain(void)
 {
-    int more = drain_one(&d.keys, from_keys);
-    more |= drain_one(&d.pointer, from_pointer);
-    if (more && d.timer)
+    struct spsc_rec k, p;
+    int have_k = take(&d.keys, &k), have_p = take(&d.pointer, &p);
+    for (uint32_t n = d.keys.ring_size + d.pointer.ring_size; (have_k || have_p) && n; n--) {
+        if (have_k && (!have_p || k.a <= p.a)) {
+            from_keys(&k, NULL);
+            have_k = take(&d.keys, &k);
+        } else {
+            from_pointer(&p, NULL);
+            have_p = take(&d.pointer, &p);
+        }
+    }
+    if (have_k)
+        from_keys(&k, NULL);                    /* (taken from its ring already) */
+    if (have_p)
+        from_pointer(&p, NULL);
+    if ((have_k || have_p) && d.timer)
         svc_timer_set(svc_clock_ns());
 }
 

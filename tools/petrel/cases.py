@@ -74,7 +74,9 @@ class Case:
     display: bool = False                       # a virtio-gpu screen (also with `screens`)
     screens: list = field(default_factory=list) # [regex, pattern] pairs: once the regex appeared, the screen
                                                 # of a virtio-gpu the machine then has is taken (QMP's
-                                                # screendump) and must show SCREEN_PATTERNS[pattern]
+                                                # screendump) and must show SCREEN_PATTERNS[pattern] (or
+                                                # pass SCREEN_CHECKS[pattern]); a third element N takes it
+                                                # after the Nth `keys` entry's presses (default: after all)
     files: list = field(default_factory=list)
     cpu: str = "cortex-a53"
     gic: int = 2
@@ -113,9 +115,17 @@ class Case:
                             keyboard=any(k for k, _ in needs), tablet=any(t for _, t in needs),
                             display=self.display or bool(self.screens))
 
-    # The steps of a run of this case (qemu.run): `typing`'s texts or `keys`' presses.
-    def steps(self) -> list:
-        return [tuple(t) for t in self.typing] + self.key_steps()
+    # The steps of a run of this case (qemu.run): `typing`'s texts or `keys`'
+    # presses, and each of `shots` (Screendump actions, one for each entry of
+    # `screens`) after the `keys` entry it names.
+    def steps(self, shots=()) -> list:
+        keys = self.key_steps()
+        at = [screen[2] if len(screen) == 3 else len(keys) for screen in self.screens]
+        steps = [tuple(t) for t in self.typing]
+        for n in range(len(keys) + 1):
+            steps += [(screen[0], shot) for screen, shot, after in zip(self.screens, shots, at) if after == n]
+            steps += keys[n:n + 1]
+        return steps
 
     # The steps of `keys` alone, as the case's Linux run does them too.
     def key_steps(self) -> list:
@@ -279,23 +289,63 @@ SCREEN_PATTERNS = {
 }
 
 
+# Whole pictures a case's `screens` may judge: name -> a function of the
+# screen's width, height and pixels (r, g, b bytes, row by row) that
+# returns what is wrong with it ([] if nothing).
+def android_demo_screen(w: int, h: int, px: bytes) -> list:
+    """The screen of the case services/android-demo once the native
+    application has ended: its panel (left) focused, "HI" typed, clicks at
+    (100, 100) and (50, 300); the Linux program's (right) "OK" typed, a
+    click at (400, 200). Colours and places as lib/include/draw.h draws them."""
+    white, text = (255, 255, 255), (0xe0, 0xe0, 0xe0)
+    native_bg, linux_bg = (0x20, 0x30, 0x50), (0x20, 0x40, 0x20)
+    want = [
+        ((300, 400), native_bg, "the native panel's background"),
+        ((1, 240), (0xff, 0xd0, 0x00), "the native panel's frame, focused"),
+        ((12, 14), white, "the native panel's title"),
+        ((100, 100), white, "the native panel's first click"), ((50, 300), white, "its second click"),
+        ((96, 96), white, "the first click's square"), ((95, 95), native_bg, "around the first click's square"),
+        ((13, 51), text, "H typed in the native panel"), ((16, 51), native_bg, "the gap in H's top row"),
+        ((31, 51), native_bg, "the corner of I"), ((34, 51), text, "I typed in the native panel"),
+        ((620, 400), linux_bg, "the Linux panel's background"),
+        ((321, 240), (0x40, 0xa0, 0x40), "the Linux panel's frame"),
+        ((332, 14), white, "the Linux panel's title"),
+        ((400, 200), white, "the Linux panel's click"),
+        ((333, 51), linux_bg, "the corner of O"), ((336, 51), text, "O typed in the Linux panel"),
+        ((351, 51), text, "K typed in the Linux panel"), ((354, 51), linux_bg, "the gap in K's top row"),
+    ]
+    wrong = []
+    for (x, y), colour, what in want:
+        got = tuple(px[3 * (y * w + x):3 * (y * w + x) + 3])
+        if got != colour:
+            wrong.append(f"({x}, {y}), {what}, is {got}, not {colour}")
+    return wrong
+
+
+SCREEN_CHECKS = {"android-demo": android_demo_screen}
+
+
 # Raises CaseError unless `screens` is a list of [regex, pattern] pairs
-# with known patterns, in a case without typing (whose steps would
-# interleave with them in no defined order).
+# with known patterns (and, in a case with `keys`, maybe the number of the
+# `keys` entry after which the screen is taken), in a case without typing
+# (whose steps would interleave with them in no defined order).
 def check_screens(where: str, case: Case) -> None:
-    if not all(isinstance(k, list) and len(k) == 2 and all(isinstance(x, str) for x in k) for k in case.screens):
+    if not all(isinstance(k, list) and len(k) in (2, 3) and all(isinstance(x, str) for x in k[:2]) and
+               (len(k) == 2 or (isinstance(k[2], int) and not isinstance(k[2], bool) and 0 <= k[2] <= len(case.keys)))
+               for k in case.screens):
         raise CaseError(f"{where}: key 'screens' must be a list of [regex, pattern] pairs, such as "
-                        "[\"fb: drawn\", \"fbpattern\"]")
-    if case.screens and (case.typing or case.input or case.input_after or case.keys):
-        raise CaseError(f"{where}: key 'screens' goes without 'typing', 'input', 'input_after' and 'keys'")
-    for after, pattern in case.screens:
+                        "[\"fb: drawn\", \"fbpattern\"], each maybe with the number of the 'keys' entry it "
+                        "comes after")
+    if case.screens and (case.typing or case.input or case.input_after):
+        raise CaseError(f"{where}: key 'screens' goes without 'typing', 'input' and 'input_after'")
+    for after, pattern, *_ in case.screens:
         try:
             re.compile(after)
         except re.error as err:
             raise CaseError(f"{where}: key 'screens': bad regex {after!r}: {err}") from None
-        if pattern not in SCREEN_PATTERNS:
+        if pattern not in SCREEN_PATTERNS and pattern not in SCREEN_CHECKS:
             raise CaseError(f"{where}: key 'screens': unknown pattern {pattern!r} "
-                            f"(known: {', '.join(SCREEN_PATTERNS)})")
+                            f"(known: {', '.join([*SCREEN_PATTERNS, *SCREEN_CHECKS])})")
 
 
 # Returns the combinations of a matrix table as dicts, in a stable order.

@@ -191,11 +191,25 @@ def run_machine(args, interactive: bool) -> qemu.Machine:
         raise SystemExit(f"run: --disk {qemu.disk_path_problem(disk)}")   # (before the image is made)
     if disk:
         make_disk(Path(disk), args.disk_size)
+    wants = system_machine(getattr(args, "system", None))
     return qemu.Machine(args.cpu, args.gic, args.smp, args.mem, args.icount, net=net, pcap=args.pcap or "",
                         forward=tuple(args.forward), disk=disk or "", disk_ro=bool(getattr(args, "disk_ro", False)),
-                        keyboard=bool(getattr(args, "keyboard", False)),
-                        tablet=bool(getattr(args, "tablet", False)),
-                        display=bool(getattr(args, "display", False)))
+                        keyboard=bool(getattr(args, "keyboard", False)) or "keyboard" in wants,
+                        tablet=bool(getattr(args, "tablet", False)) or "tablet" in wants,
+                        display=bool(getattr(args, "display", False)) or "display" in wants)
+
+
+# The devices a system description asks of the machine ([system] machine),
+# () without one or when it cannot be read (the build says why).
+def system_machine(name) -> tuple:
+    from petrel import systems
+    path = paths.REPO / "systems" / f"{name}.toml"
+    if not name or not path.exists():
+        return ()
+    try:
+        return systems.load_system(path, paths.REPO).machine
+    except (systems.SystemConfigError, OSError):
+        return ()
 
 
 # A run's screen (--display): QEMU's VNC server on the loopback only, at

@@ -50,7 +50,9 @@ DEFAULT_LIMITS = {"memory": 64 << 20, "threads": 256, "handles": 511, "spaces": 
 HANDLES_MAX = (1 << 18) - 1
 SERVICE_KEYS = {"name", "interface", "placement", "priority", "cpu", "devices", "bootfiles", "calls", *LIMIT_KEYS}
 PLACEMENTS = ("kernel", "user")
-SYSTEM_KEYS = {"name"}
+SYSTEM_KEYS = {"name", "machine"}
+# What a system may ask of the machine `./petrel run` starts it on.
+MACHINE_DEVICES = ("keyboard", "tablet", "display")
 PROGRAM_KEYS = {"name", "binary", "priority", "cpu", "args", "grants", "publish", "lookup", *LIMIT_KEYS}
 ROOT_KEYS = {"name", "binary"}
 FILE_KEYS = {"name", "path"}
@@ -112,6 +114,7 @@ class System:
     endpoints: tuple = ()
     programs: tuple = ()      # every program but the root task
     services: tuple = ()
+    machine: tuple = ()       # MACHINE_DEVICES a run attaches for it
 
     # The manifest the root task reads: endpoints, services, then programs in order.
     # The services with each one after those it calls (there is no cycle:
@@ -204,6 +207,9 @@ def load_system(source: Path, repo: Path = paths.REPO) -> System:
         raise SystemConfigError(f"{label}: 'system' must be a [system] table")
     check_keys(f"{label}: [system]", head, SYSTEM_KEYS)
     name = need_str(f"{label}: [system]", head, "name") if "name" in head else Path(source).stem
+    machine = head.get("machine", [])
+    if not isinstance(machine, list) or not all(m in MACHINE_DEVICES for m in machine):
+        raise SystemConfigError(f"{label}: [system] key 'machine' must be a list of {', '.join(MACHINE_DEVICES)}")
     endpoints = []
     for index, ep in enumerate(table_list(label, doc, "endpoint")):
         where = f"{label}: [[endpoint]] #{index + 1}"
@@ -255,7 +261,7 @@ def load_system(source: Path, repo: Path = paths.REPO) -> System:
     if programs or services:
         items.append(Item(MANIFEST, None, 0))
     check_items(label, items)
-    return System(name, Path(source), items, tuple(endpoints), tuple(programs), tuple(services))
+    return System(name, Path(source), items, tuple(endpoints), tuple(programs), tuple(services), tuple(machine))
 
 
 # Checks one [[service]]: its interface exists (idl/ and services/), a

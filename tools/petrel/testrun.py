@@ -23,7 +23,9 @@ import sys
 import threading
 import tempfile
 import time
+import struct
 import xml.etree.ElementTree as ET
+import zlib
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -252,7 +254,8 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
     for shot in shots:
         shot.parent.mkdir(parents=True, exist_ok=True)
         shot.unlink(missing_ok=True)
-    steps = case.steps() + [(after, qemu.Screendump(str(shot))) for (after, _), shot in zip(case.screens, shots)]
+        shot.with_suffix(".png").unlink(missing_ok=True)
+    steps = case.steps([qemu.Screendump(str(shot)) for shot in shots])
     try:
         status, console = qemu.run(argv, case.timeout, case.input, case.input_after, steps, on_start)
         stopped = ""
@@ -263,7 +266,7 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
         reasons = [stopped] + [r for r in reasons if r != check_exit(case, None)]
         outcomes[0] = Outcome(case.name, "FAIL", "; ".join(reasons), evidence(console))
     log = write_log(case, argv, status, console, repo)
-    screens = [judge_screen(shot, pattern, repo) for (_, pattern), shot in zip(case.screens, shots)]
+    screens = [judge_screen(shot, screen[1], repo) for screen, shot in zip(case.screens, shots)]
     if any(screens):
         reasons += [r for r in screens if r]
         outcomes[0] = Outcome(case.name, "FAIL", "; ".join(reasons))
@@ -282,6 +285,16 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
 
 # Reads a binary PPM (P6, 8 bits a colour, as QEMU's screendump writes it):
 # (width, height, rgb bytes).
+# Writes w by h pixels (r, g, b bytes, row by row) as a PNG file: beside
+# each screendump, for a person to look at (the docs' pictures are these).
+def write_png(path: Path, w: int, h: int, px: bytes) -> None:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\0" + px[3 * w * y:3 * w * (y + 1)] for y in range(h))
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
+                     chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b""))
+
+
 def read_ppm(path: Path) -> tuple:
     data = path.read_bytes()
     fields, at = [], 0
@@ -312,11 +325,15 @@ def judge_screen(shot: Path, pattern: str, repo: Path) -> str:
         return f"no screendump {paths.rel(shot, repo)} was taken (its line never came?)"
     try:
         w, h, px = read_ppm(shot)
+        write_png(shot.with_suffix(".png"), w, h, px)
     except (OSError, ValueError, IndexError) as err:
         return f"screendump {paths.rel(shot, repo)}: {err}"
     if (w, h) != qemu.DISPLAY_SIZE:
         return f"screendump {paths.rel(shot, repo)}: {w}x{h}, not the display's {qemu.DISPLAY_SIZE[0]}x" \
                f"{qemu.DISPLAY_SIZE[1]}"
+    if pattern in cases.SCREEN_CHECKS:
+        wrong = cases.SCREEN_CHECKS[pattern](w, h, px)
+        return f"screendump {paths.rel(shot, repo)} is not {pattern}: {'; '.join(wrong[:3])}" if wrong else ""
     want = cases.SCREEN_PATTERNS[pattern]
     wrong = []
     for y in range(h):

@@ -7,8 +7,8 @@
  * VALUE", "NAME: abs AXIS VALUE", "NAME: syn", "NAME: focus 1" or 0)
  * until the release of the key `quit=` (a Linux key code); then how many
  * clicks (left-button presses) and key presses it had and how often it
- * gained and lost the focus, and exits with status 0: its process ends
- * and the token's endpoint dies with it.
+ * gained and lost the focus, and exits with status 0, having closed its
+ * endpoint first: the token's endpoint is dead once it says so.
  *
  * With `checks=1` it first has the dispatcher refuse bad windows: a token
  * that receives (R_READ), one that is no endpoint, a window too large.
@@ -102,6 +102,7 @@ int main(void)
         if (type == 1 && code == quit && value == 0)
             break;
     }
+    sys_handle_close((uint32_t)ep);             /* (the endpoint dies now, before the line below) */
     printf("%s: %u clicks, %u key presses, the focus gained %u times and lost %u\n", name, clicks, keys, gained,
            lost);
     return 0;
