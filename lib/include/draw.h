@@ -137,7 +137,7 @@ static inline void panel_draw(const struct canvas *cv, const struct panel *p)
         draw_text(cv, p->x + 12, p->y + 50 + l * 27, 3, p->text[l], 0x00e0e0e0u);
     for (unsigned i = 0; i < p->clicks && i < PANEL_DOTS; i++)
         draw_rect(cv, p->dot_x[i], p->dot_y[i], 9, 9, PANEL_WHITE);
-    char counts[32] = "KEYS ", *c = counts + 5;
+    char counts[48] = "KEYS ", *c = counts + 5;
     unsigned v[2] = { p->keys, p->clicks };
     for (int k = 0; k < 2; k++) {
         char digits[12];

@@ -74,7 +74,7 @@ struct app {
     uint32_t left, top, width, height;  /* its window (width 0: none) */
     uint64_t stacked;                   /* when the window was placed: the latest lies on top */
     /* attached: its ring (then no queue), the note signalled at its edge */
-    struct spsc_ring *ring;
+    struct spsc_ring *ring, *ring_va;   /* ring: ring_va once attached (NULL: not) */
     uint32_t ring_size;
     svc_handle ring_mem, note;
     uint64_t bits;
@@ -124,10 +124,12 @@ static void forget(struct app *a)
         focus_next();
 }
 
-/* a, unless its window's endpoint died: then it is forgotten, and NULL. */
+/* a, unless its window's endpoint died: then it is forgotten (a `wait`
+ * it left, its process gone, answered E_CLOSED), and NULL. An application
+ * without a window (no token) is taken as living. */
 static struct app *living(struct app *a)
 {
-    if (a->waiting || !a->token || svc_endpoint_alive(a->token) > 0)
+    if (!a->token || svc_endpoint_alive(a->token) > 0)
         return a;
     forget(a);
     return NULL;
@@ -167,6 +169,8 @@ static int give(struct app *a, const struct event *e)
         push(a, e);
         return 1;
     }
+    if (a->token && !living(a))
+        return 0;                               /* (one that died waiting: nothing is lost to it) */
     if (a->waiting) {
         svc_token t = a->waiting;
         a->waiting = 0;
@@ -174,8 +178,6 @@ static int give(struct app *a, const struct event *e)
         inputd_wait_reply(t, 0, e->type, e->code, e->value, e->irq_ns, e->dispatch_ns);
         return 1;
     }
-    if (!living(a))
-        return 0;
     if (a->head - a->tail == QUEUE) {
         a->tail++;                              /* the oldest goes */
         d.dropped++;
@@ -190,6 +192,14 @@ static int tell_focus(struct app *a, uint32_t gained)
 {
     uint64_t now = svc_clock_ns();
     struct event e = { EV_FOCUS, 0, gained, now, now, 0 };
+    if (a->ring && !gained) {
+        /* An attached one has no focus events: SYN_DROPPED of the
+         * keyboard's has its reader take every key as released (a key held
+         * as the focus left would repeat for ever). */
+        struct event lost = { EV_SYN, SYN_DROPPED, 0, now, now, 0 };
+        push(a, &lost);
+        return 1;
+    }
     return !a->pid || !a->token || give(a, &e);
 }
 
@@ -314,8 +324,19 @@ static void pointer_event(const struct event *e)
             d.changed[d.nchanged++] = *e;
     } else if (e->type == EV_SYN && e->code == SYN_REPORT) {
         pointer_packet(e->irq_ns);
-    } else if (e->type == EV_SYN) {
-        d.nchanged = 0;                         /* SYN_DROPPED: the packet is lost */
+    } else if (e->type == EV_SYN && e->code == SYN_DROPPED) {
+        /* Events were lost, a release among them perhaps: the packet goes,
+         * the buttons held are taken as released (the application that
+         * has the pointer is told so), and the pointer is free again. */
+        d.nchanged = 0;
+        for (uint32_t b = 0; b <= BTN_LAST - BTN_MOUSE && d.buttons; b++)
+            if ((d.buttons >> b) & 1 && d.nchanged < PACKET)
+                d.changed[d.nchanged++] = (struct event){ EV_KEY, BTN_MOUSE + b, 0, e->irq_ns, 0, 1 };
+        if (d.nchanged)
+            pointer_packet(e->irq_ns);
+        d.buttons = 0;
+        d.grabbed = -1;
+        d.nchanged = 0;
     }
 }
 
@@ -396,27 +417,26 @@ static int open_source(const char *name, struct source *s, svc_handle note, uint
     return s->ring_size ? 0 : SVC_E_STATE;
 }
 
-/* The tablet's axes and the screen they are scaled to. */
+/* The screen (the display service's size, else the tablet's range) and
+ * the tablet's axes: 1 if the tablet has both, else 0 (it is not used). */
 static int measure(void)
 {
     svc_handle tablet = svc_service("tablet"), display = svc_service("display");
-    for (uint32_t axis = ABS_X; axis <= ABS_Y; axis++) {
+    int axes = tablet != 0;
+    for (uint32_t axis = ABS_X; axes && axis <= ABS_Y; axis++) {
         int64_t min, max;
         uint32_t fuzz, flat, res;
-        int64_t err = input_abs((uint32_t)tablet, axis, &min, &max, &fuzz, &flat, &res);
-        if (err)
-            return (int)err;
-        if (max < min || max - min >= (int64_t)1 << 31)
-            return SVC_E_STATE;
+        axes = input_abs((uint32_t)tablet, axis, &min, &max, &fuzz, &flat, &res) == 0 && max >= min &&
+               max - min < (int64_t)1 << 31;
         d.min[axis] = min;
         d.span[axis] = max - min + 1;
-        d.screen[axis] = (uint32_t)d.span[axis];
+        d.screen[axis] = axes ? (uint32_t)d.span[axis] : 0;
     }
     uint32_t w, h, stride;
     uint64_t screen;
     if (display && display_info((uint32_t)display, &w, &h, &stride, &screen) == 0)
         d.screen[0] = w, d.screen[1] = h;
-    return 0;
+    return axes;
 }
 
 static int ready(void)
@@ -429,10 +449,9 @@ static int ready(void)
         d.note = svc_wakeup(woken, &d.bits);
     if (!d.note)
         return SVC_E_NOMEM;                     /* (asked again next time) */
-    int err = svc_service("tablet") ? measure() : 0;
-    if (!err && !d.keys.ring)
-        err = open_source("input", &d.keys, d.note, d.bits);
-    if (!err && !d.pointer.ring)
+    int tablet = measure();                     /* (one without its axes is left alone) */
+    int err = d.keys.ring ? 0 : open_source("input", &d.keys, d.note, d.bits);
+    if (!err && tablet && !d.pointer.ring)
         err = open_source("tablet", &d.pointer, d.note, d.bits);
     if (err == SVC_E_STATE) {
         d.state = err;
@@ -536,12 +555,20 @@ static int64_t attach(struct svc_call *call, svc_handle note, uint64_t bits, svc
                       uint32_t *width, uint32_t *height)
 {
     struct app *a;
-    int64_t err = bits ? caller(call, &a) : SVC_E_INVAL;
+    /* (an endpoint for a note is refused: kept here, it would live on) */
+    int64_t err = !bits || svc_endpoint_alive(note) >= 0 ? SVC_E_INVAL : caller(call, &a);
     if (!err && (a->waiting || a->token))
         err = SVC_E_STATE;                      /* (it waits in calls, or placed a window) */
-    if (!err && !a->ring_mem && !(a->ring = svc_shared_alloc(APP_RING, &a->ring_mem, NULL)))
+    for (unsigned i = 0; !err && i < APPS; i++)
+        if (d.apps[i].ring && &d.apps[i] != a)
+            err = SVC_E_BUSY;                   /* (one desktop: the first to attach) */
+    svc_handle mem = err ? 0 : a->ring_mem;
+    struct spsc_ring *r = err ? NULL : a->ring_mem ? a->ring_va : svc_shared_alloc(APP_RING, &mem, NULL);
+    if (!err && !r)
         err = SVC_E_NOMEM;
-    svc_handle give = err ? 0 : svc_shared_give(a->ring_mem);
+    if (!err)
+        a->ring_mem = mem, a->ring_va = r;      /* (kept for the next attach, whatever comes of this one) */
+    svc_handle give = err ? 0 : svc_shared_give(mem);
     if (!err && !give)
         err = SVC_E_NOMEM;
     if (err) {
@@ -550,9 +577,11 @@ static int64_t attach(struct svc_call *call, svc_handle note, uint64_t bits, svc
     }
     if (a->note)
         svc_handle_release(a->note);
+    a->ring = NULL;                             /* (written by nobody while it starts afresh) */
     for (unsigned i = 0; i < APP_RING / 8; i++)
-        ((volatile uint64_t *)a->ring)[i] = 0;  /* (a new ring: nothing of the old one's) */
-    a->ring_size = spsc_init(a->ring, APP_RING);
+        ((volatile uint64_t *)r)[i] = 0;        /* (nothing of an earlier attachment's) */
+    a->ring_size = spsc_init(r, APP_RING);
+    a->ring = r;
     a->note = note, a->bits = bits, a->lost = 0;
     a->head = a->tail = 0;
     a->left = a->top = 0, a->width = d.screen[0], a->height = d.screen[1], a->stacked = 0;

@@ -423,7 +423,7 @@ static int64_t attach_hub(svc_handle inputd)
         return -LX_ENOMEM;
     struct spsc_ring *r = svc_shared_map(ring_h, size);
     uint32_t slots = r ? spsc_attach(r, size) : 0;
-    if (!slots || !w || !h) {
+    if (!slots) {
         svc_handle_release(ring_h);
         return -LX_ENODEV;
     }
@@ -497,8 +497,8 @@ static struct evdev_device *attach(unsigned n, int64_t *err)
         *err = attach_hub(inputd);
         if (*err)
             return NULL;
-        for (uint32_t a = 0; a < 2; a++) {      /* (the position in the screen's pixels) */
-            uint32_t size = a ? hub.height : hub.width;
+        for (uint32_t a = 0; a < 2 && hub.width && hub.height && bit(d->bits[EV_ABS], a); a++) {
+            uint32_t size = a ? hub.height : hub.width;     /* (the position in the screen's pixels) */
             d->absinfo[a][0] = 0, d->absinfo[a][1] = 0, d->absinfo[a][2] = (int32_t)size - 1;
             d->absinfo[a][3] = d->absinfo[a][4] = d->absinfo[a][5] = 0;
         }

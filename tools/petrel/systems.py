@@ -32,6 +32,7 @@ A system file is static, checked at build time, and turned into one PBI image
 Every mistake names the file and the key so the message alone is enough to fix
 it.
 """
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -315,7 +316,7 @@ def device_kind(name: str) -> tuple:
     kind, hash_, nth = name.partition("#")
     if not hash_:
         return kind, 0
-    return kind, int(nth) if nth.isdigit() and len(nth) <= 2 else None
+    return kind, int(nth) if re.fullmatch(r"[0-9]{1,2}", nth) else None
 
 
 # Checks across services: each device driven by one service only, calls name

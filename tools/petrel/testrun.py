@@ -283,8 +283,6 @@ def run_case(case: cases.Case, repo: Path, failed_steps: dict) -> CaseResult:
     return CaseResult(case, outcomes, reasons, console, time.monotonic() - start, log)
 
 
-# Reads a binary PPM (P6, 8 bits a colour, as QEMU's screendump writes it):
-# (width, height, rgb bytes).
 # Writes w by h pixels (r, g, b bytes, row by row) as a PNG file: beside
 # each screendump, for a person to look at (the docs' pictures are these).
 def write_png(path: Path, w: int, h: int, px: bytes) -> None:
@@ -295,6 +293,8 @@ def write_png(path: Path, w: int, h: int, px: bytes) -> None:
                      chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b""))
 
 
+# Reads a binary PPM (P6, 8 bits a colour, as QEMU's screendump writes it):
+# (width, height, rgb bytes).
 def read_ppm(path: Path) -> tuple:
     data = path.read_bytes()
     fields, at = [], 0

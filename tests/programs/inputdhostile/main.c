@@ -84,6 +84,9 @@ int main(void)
     uint64_t size = 0;
     tap_ok(note > 0 && inputd_attach(h, (uint32_t)note, 0, &ring, &size, &w, &ht) == -E_INVAL,
            "inputd: attach with no bits to signal: E_INVAL");
+    int64_t ep2 = sys_endpoint_create();
+    tap_ok(ep2 > 0 && inputd_attach(h, (uint32_t)ep2, 4, &ring, &size, &w, &ht) == -E_INVAL,
+           "inputd: attach with an endpoint for a note: E_INVAL");
     int64_t err = inputd_attach(h, (uint32_t)note, 4, &ring, &size, &w, &ht);
     tap_ok(err == 0 && size >= 4096, "inputd: attach: a ring of %lu bytes (%ld)", (unsigned long)size, (long)err);
     tap_ok(inputd_wait(h, &type, &code, &value, &irq, &dispatched) == -E_STATE,
