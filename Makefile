@@ -147,18 +147,18 @@ $(O)/data/pattern-1m.bin:
 linux-bench: $(LINUX_BENCH)
 linux-root: $(LINUX_ROOT)
 
-$(O)/linux/bin/%: tests/linux/%.c tests/linux/lxtest.h $(BINDER_HDRS)
+$(O)/linux/bin/%: tests/linux/%.c tests/linux/lxtest.h tests/linux/lxdev.h $(BINDER_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  MUSLCC  $@"
 	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $<
 
 # paint (the android-demo system's Linux program) draws as user/notes does: lib/include/draw.h.
-$(O)/linux/bin/paint: tests/linux/paint.c tests/linux/lxtest.h lib/include/draw.h
+$(O)/linux/bin/paint: tests/linux/paint.c tests/linux/lxtest.h tests/linux/lxdev.h lib/include/draw.h
 	@mkdir -p $(dir $@)
 	@echo "  MUSLCC  $@"
 	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -Ilib/include -o $@ $<
 
-$(O)/linux/bin/%-pie: tests/linux/%.c tests/linux/lxtest.h $(BINDER_HDRS)
+$(O)/linux/bin/%-pie: tests/linux/%.c tests/linux/lxtest.h tests/linux/lxdev.h $(BINDER_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  MUSLCC  $@ (static-PIE)"
 	$(Q)$(LINUX_CC) -fPIE -O2 -Wall -Werror -c -o $@.o $<
@@ -167,17 +167,17 @@ $(O)/linux/bin/%-pie: tests/linux/%.c tests/linux/lxtest.h $(BINDER_HDRS)
 	    $(dir $(LIBGCC))crtendS.o $(MUSL_LIB)/crtn.o
 	$(Q)rm -f $@.o
 
-$(O)/linux/bin/%-glibc: tests/linux/%.c tests/linux/lxtest.h $(BINDER_HDRS)
+$(O)/linux/bin/%-glibc: tests/linux/%.c tests/linux/lxtest.h tests/linux/lxdev.h $(BINDER_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  GLIBCC  $@ (dynamic)"
 	$(Q)aarch64-linux-gnu-gcc -O2 -Wall -Werror -o $@ $<
 
-$(O)/linux/bin/%-glibc-static: tests/linux/%.c tests/linux/lxtest.h $(BINDER_HDRS)
+$(O)/linux/bin/%-glibc-static: tests/linux/%.c tests/linux/lxtest.h tests/linux/lxdev.h $(BINDER_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  GLIBCC  $@ (static)"
 	$(Q)aarch64-linux-gnu-gcc -static -O2 -Wall -Werror -o $@ $<
 
-$(O)/linux/bin/%-musl: tests/linux/%.c tests/linux/lxtest.h $(BINDER_HDRS)
+$(O)/linux/bin/%-musl: tests/linux/%.c tests/linux/lxtest.h tests/linux/lxdev.h $(BINDER_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  MUSLCC  $@ (dynamic)"
 	$(Q)$(LINUX_CC) -O2 -Wall -Werror -o $@ $<

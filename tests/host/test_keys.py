@@ -156,10 +156,11 @@ needs_qemu = pytest.mark.skipif(not shutil.which(qemu.QEMU), reason="needs qemu-
 
 
 @needs_qemu
-def test_qemu_takes_every_known_press_on_its_keyboard_beside_a_second_qmp_socket(tmp_path):
+def test_qemu_takes_every_known_press_on_its_keyboard_and_clicks_beside_a_second_qmp_socket(tmp_path):
     keys, other = str(tmp_path / "keys"), str(tmp_path / "trace")
     argv = [qemu.QEMU, "-nodefaults", "-M", "virt", "-cpu", "cortex-a53", "-display", "none", "-S",
-            *qemu.keyboard_argv(Machine(keyboard=True)), *qemu.qmp_argv(keys), *trace.qemu_argv(other)]
+            *qemu.tablet_argv(Machine(tablet=True)), *qemu.keyboard_argv(Machine(keyboard=True)),
+            *qemu.qmp_argv(keys), *trace.qemu_argv(other)]
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         q, q2 = qemu.qmp_connect(keys), qemu.qmp_connect(other)
@@ -169,7 +170,7 @@ def test_qemu_takes_every_known_press_on_its_keyboard_beside_a_second_qmp_socket
         assert q.command("input-send-event", events=qemu.press_events("shift-a")) == {}
         for name in qemu.QKEYS:
             assert q.command("input-send-event", events=qemu.press_events(name)) == {}, name
-        qemu.send_keys(q, Keys("h i shift-a ret 1 minus"))
+        qemu.send_keys(q, Keys("h i shift-a ret 1 minus click@0,0 click@639,479 a"))
         with pytest.raises(trace.TraceError, match="nosuchkey"):
             q.command("input-send-event", events=[qemu.key_event("nosuchkey", True)])
         assert q2.command("query-status")["running"]
@@ -308,19 +309,3 @@ def test_argv_puts_the_tablet_before_the_keyboard():
     with pytest.raises(ValueError, match="tablet"):
         qemu.check_machine(Machine(tablet=1))
 
-
-@needs_qemu
-def test_qemu_takes_clicks_on_its_tablet(tmp_path):
-    sock = str(tmp_path / "qmp")
-    argv = [qemu.QEMU, "-nodefaults", "-M", "virt", "-cpu", "cortex-a53", "-display", "none",
-            *qemu.tablet_argv(Machine(tablet=True)), *qemu.keyboard_argv(Machine(keyboard=True)), *qemu.qmp_argv(sock)]
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        q = qemu.qmp_connect(sock)
-        qemu.send_keys(q, Keys("a click@0,0 click@639,479 b"))
-        q.command("quit")
-        assert proc.wait(10) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()

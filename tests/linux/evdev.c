@@ -10,58 +10,11 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include "lxtest.h"
+#include "lxdev.h"
 
-struct ev {
-    int64_t sec, usec;
-    uint16_t type, code;
-    int32_t value;
-};
-
-#define IOC(dir, nr, size)  (((unsigned long)(dir) << 30) | ((unsigned long)(size) << 16) | ('E' << 8) | (nr))
-#define R 2
-#define W 1
-#define EVIOCGVERSION   IOC(R, 0x01, 4)
-#define EVIOCGID        IOC(R, 0x02, 8)
-#define EVIOCGREP       IOC(R, 0x03, 8)
-#define EVIOCGNAME(n)   IOC(R, 0x06, n)
-#define EVIOCGPHYS(n)   IOC(R, 0x07, n)
-#define EVIOCGUNIQ(n)   IOC(R, 0x08, n)
-#define EVIOCGPROP(n)   IOC(R, 0x09, n)
-#define EVIOCGKEY(n)    IOC(R, 0x18, n)
-#define EVIOCGLED(n)    IOC(R, 0x19, n)
-#define EVIOCGBIT(t, n) IOC(R, 0x20 + (t), n)
-#define EVIOCGABS(a)    IOC(R, 0x40 + (a), 24)
-#define EVIOCGRAB       IOC(W, 0x90, 4)
-#define EVIOCSCLOCKID   IOC(W, 0xa0, 4)
 #define KEY_ENTER 28
 #define KEY_B     48
 #define KEY_X     45
-
-static int bits_set(const uint8_t *m, long n)
-{
-    int c = 0;
-    for (long i = 0; i < n * 8; i++)
-        c += (m[i / 8] >> (i % 8)) & 1;
-    return c;
-}
-
-static void show_bits(const char *what, int fd, unsigned long req)
-{
-    uint8_t m[128];
-    memset(m, 0, sizeof(m));
-    errno = 0;
-    long n = ioctl(fd, req, m);
-    if (n < 0) {
-        printf("%s: %s\n", what, errname(errno));
-        return;
-    }
-    printf("%s: %ld bytes, %d set:", what, n, bits_set(m, n));
-    for (long i = 0; i < n * 8 && i < 1024; i++)
-        if ((m[i / 8] >> (i % 8)) & 1)
-            printf(" %ld", i);
-    printf("\n");
-}
 
 static int64_t clock_s(clockid_t id)
 {
@@ -101,12 +54,7 @@ static void read_until(int fd, const char *who, int last, clockid_t clk)
 
 int main(void)
 {
-    int fd = -1;
-    for (int i = 0; i < 200 && fd < 0; i++) {     /* (Linux's devtmpfs makes the node a moment after the driver) */
-        fd = open("/dev/input/event0", O_RDWR | O_CLOEXEC);
-        if (fd < 0)
-            usleep(10000);
-    }
+    int fd = open_device("/dev/input/event0", O_RDWR | O_CLOEXEC);
     if (fd < 0) {
         printf("open: %s\n", errname(errno));
         return 1;
@@ -148,7 +96,7 @@ int main(void)
     SHOW("rep", ioctl(fd, EVIOCGREP, rep));
     int32_t abs[6];
     SHOW("abs x", ioctl(fd, EVIOCGABS(0), abs));
-    SHOW("unknown ioctl", ioctl(fd, IOC(R, 0x7f, 4), &v));
+    SHOW("unknown ioctl", ioctl(fd, IOC(IOC_R, 0x7f, 4), &v));
     SHOW("other type", ioctl(fd, 0x80045401, &v));
     SHOW("bad pointer", ioctl(fd, EVIOCGNAME(64), (void *)8));
     struct ev e[2];

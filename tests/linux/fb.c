@@ -11,33 +11,10 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
-#include "lxtest.h"
-
-#define FBIOGET_VSCREENINFO 0x4600
-#define FBIOPUT_VSCREENINFO 0x4601
-#define FBIOGET_FSCREENINFO 0x4602
-#define FBIOPAN_DISPLAY     0x4606
-
-struct var {
-    uint32_t xres, yres, xres_virtual, yres_virtual, xoffset, yoffset, bits_per_pixel, grayscale;
-    uint32_t red[3], green[3], blue[3], transp[3];
-    uint32_t rest[20];
-};
-
-struct fix {
-    char id[16];
-    unsigned long smem_start;
-    uint32_t smem_len, type, type_aux, visual;
-    uint16_t xpanstep, ypanstep, ywrapstep;
-    uint32_t line_length;
-    unsigned long mmio_start;
-    uint32_t mmio_len, accel;
-    uint16_t capabilities, reserved[2];
-};
+#include "lxdev.h"
 
 int main(void)
 {
-    _Static_assert(sizeof(struct var) == 160 && sizeof(struct fix) == 80, "the UAPI's sizes");
     int fd = open("/dev/fb0", O_RDWR | O_CLOEXEC);
     if (fd < 0) {
         printf("open: %s\n", errname(errno));
@@ -47,8 +24,8 @@ int main(void)
     fstat(fd, &st);
     printf("char device %d, %u:%u, mode %o\n", S_ISCHR(st.st_mode), major(st.st_rdev), minor(st.st_rdev),
            st.st_mode & 07777);
-    struct var v;
-    struct fix f;
+    struct fb_var v;
+    struct fb_fix f;
     SHOW("vscreeninfo", ioctl(fd, FBIOGET_VSCREENINFO, &v));
     printf("%ux%u (virtual %ux%u), %u bits: red %u/%u green %u/%u blue %u/%u transp %u/%u\n", v.xres, v.yres,
            v.xres_virtual, v.yres_virtual, v.bits_per_pixel, v.red[0], v.red[1], v.green[0], v.green[1], v.blue[0],
@@ -56,7 +33,7 @@ int main(void)
     SHOW("fscreeninfo", ioctl(fd, FBIOGET_FSCREENINFO, &f));
     printf("id %s, %u bytes, type %u, visual %u, line %u bytes\n", f.id, f.smem_len, f.type, f.visual,
            f.line_length);
-    struct var other = v;
+    struct fb_var other = v;
     other.xres = 123;
     SHOW("another mode", ioctl(fd, FBIOPUT_VSCREENINFO, &other));
     SHOW("the same mode", ioctl(fd, FBIOPUT_VSCREENINFO, &v));
@@ -80,7 +57,7 @@ int main(void)
     waitpid(child, &status, 0);
     printf("the child sees the pixels: %s\n", WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "yes" : "no");
     SHOW("pan", ioctl(fd, FBIOPAN_DISPLAY, &v));
-    struct var moved = v;
+    struct fb_var moved = v;
     moved.yoffset = 1;
     SHOW("pan elsewhere", ioctl(fd, FBIOPAN_DISPLAY, &moved));
     uint32_t row[4];

@@ -13,47 +13,20 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include "lxtest.h"
+#include "lxdev.h"
 #include "draw.h"
 
-#define FBIOGET_VSCREENINFO 0x4600
-#define FBIOGET_FSCREENINFO 0x4602
-#define FBIOPAN_DISPLAY     0x4606
 #define EV_SYN      0
 #define EV_KEY      1
 #define EV_ABS      3
 #define BTN_LEFT    0x110
 #define KEY_ESC     1
-#define EVIOCGABS(a) (0x80184540ul + (a))
-
-struct var {
-    uint32_t xres, yres, xres_virtual, yres_virtual, xoffset, yoffset, bits_per_pixel, grayscale;
-    uint32_t red[3], green[3], blue[3], transp[3];
-    uint32_t rest[20];
-};
-
-struct fix {
-    char id[16];
-    unsigned long smem_start;
-    uint32_t smem_len, type, type_aux, visual;
-    uint16_t xpanstep, ypanstep, ywrapstep;
-    uint32_t line_length;
-    unsigned long mmio_start;
-    uint32_t mmio_len, accel;
-    uint16_t capabilities, reserved[2];
-};
-
-struct ev {
-    int64_t sec, usec;
-    uint16_t type, code;
-    int32_t value;
-};
 
 int main(int argc, char **argv)
 {
     int fb = open("/dev/fb0", O_RDWR | O_CLOEXEC);
-    struct var v;
-    struct fix f;
+    struct fb_var v;
+    struct fb_fix f;
     if (fb < 0 || ioctl(fb, FBIOGET_VSCREENINFO, &v) || ioctl(fb, FBIOGET_FSCREENINFO, &f)) {
         printf("paint: no /dev/fb0: %s\n", errname(errno));
         return 1;

@@ -9,40 +9,9 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include "lxtest.h"
+#include "lxdev.h"
 
-struct ev {
-    int64_t sec, usec;
-    uint16_t type, code;
-    int32_t value;
-};
-
-#define IOC(dir, nr, size)  (((unsigned long)(dir) << 30) | ((unsigned long)(size) << 16) | ('E' << 8) | (nr))
-#define R 2
-#define EVIOCGID        IOC(R, 0x02, 8)
-#define EVIOCGNAME(n)   IOC(R, 0x06, n)
-#define EVIOCGPROP(n)   IOC(R, 0x09, n)
-#define EVIOCGKEY(n)    IOC(R, 0x18, n)
-#define EVIOCGBIT(t, n) IOC(R, 0x20 + (t), n)
-#define EVIOCGABS(a)    IOC(R, 0x40 + (a), 24)
 #define BTN_LEFT  0x110
-
-static void show_bits(const char *what, int fd, unsigned long req)
-{
-    uint8_t m[128];
-    memset(m, 0, sizeof(m));
-    errno = 0;
-    long n = ioctl(fd, req, m);
-    if (n < 0) {
-        printf("%s: %s\n", what, errname(errno));
-        return;
-    }
-    printf("%s: %ld bytes:", what, n);
-    for (long i = 0; i < n * 8 && i < 1024; i++)
-        if ((m[i / 8] >> (i % 8)) & 1)
-            printf(" %ld", i);
-    printf("\n");
-}
 
 static void show_abs(const char *what, int fd, int axis)
 {
@@ -74,12 +43,7 @@ static void read_clicks(int fd, int clicks)
 
 int main(void)
 {
-    int fd = -1;
-    for (int i = 0; i < 200 && fd < 0; i++) {     /* (Linux's devtmpfs makes the node a moment after the driver) */
-        fd = open("/dev/input/event0", O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            usleep(10000);
-    }
+    int fd = open_device("/dev/input/event0", O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         printf("open: %s\n", errname(errno));
         return 1;
