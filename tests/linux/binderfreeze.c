@@ -4,7 +4,8 @@
  * for it, and what came while it was frozen is reported; freezing fails
  * with EAGAIN while calls to the process are not done, after waiting up
  * to the timeout given, and the process is then not frozen; an unknown
- * pid is EINVAL. The server (the context manager) answers calls; after
+ * pid is EINVAL, and so is a process that has ended; bad pointers are
+ * EFAULT; a process may freeze itself. The server (the context manager) answers calls; after
  * code 5 it stops reading until the client lets it go on, and code 6 it
  * answers only then, so that what waits for it is known. Only the client
  * prints. */
@@ -224,6 +225,23 @@ int main(void)
     call(fd, 9, 0, seen, sizeof(seen));
     waitpid(s, &st, 0);
     printf("client: the server ended: %d\n", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+    /* Bad requests: a process that has ended, pointers that reach nothing,
+     * and this process itself (any non-zero enable freezes). */
+    freeze(fd, "freeze the ended server", (uint32_t)s, 1, 0);
+    info(fd, "of the ended server", (uint32_t)s);
+    errno = 0;
+    int e = ioctl(fd, (int)BINDER_FREEZE, (void *)8);
+    printf("client: freeze through a bad pointer: %d %s\n", e, errname(errno));
+    errno = 0;
+    e = ioctl(fd, (int)BINDER_GET_FROZEN_INFO, (void *)8);
+    printf("client: frozen info through a bad pointer: %d %s\n", e, errname(errno));
+    freeze(fd, "freeze itself with enable 2", (uint32_t)getpid(), 2, 0);
+    info(fd, "of itself", (uint32_t)getpid());
+    freeze(fd, "unfreeze itself", (uint32_t)getpid(), 0, 0);
+    freeze(fd, "unfreeze itself again", (uint32_t)getpid(), 0, 0);
+    info(fd, "of itself unfrozen", (uint32_t)getpid());
+    freeze(fd, "freeze pid 0", 0, 1, 0);
     printf("binderfreeze: done\n");
     return 0;
 }
