@@ -340,18 +340,16 @@ static void pointer_event(const struct event *e)
     }
 }
 
-static void from_keys(const struct spsc_rec *r, void *unused)
+static void from_keys(const struct spsc_rec *r)
 {
-    (void)unused;
     struct event e = { (uint32_t)(r->b >> 48), (uint32_t)(r->b >> 32) & 0xffff, (uint32_t)r->b, r->a,
                        svc_clock_ns(), 0 };
     d.taken++;
     key_event(&e);
 }
 
-static void from_pointer(const struct spsc_rec *r, void *unused)
+static void from_pointer(const struct spsc_rec *r)
 {
-    (void)unused;
     struct event e = { (uint32_t)(r->b >> 48), (uint32_t)(r->b >> 32) & 0xffff, (uint32_t)r->b, r->a, 0, 1 };
     d.taken++;
     pointer_event(&e);
@@ -378,17 +376,17 @@ static void drain(void)
     int have_k = take(&d.keys, &k), have_p = take(&d.pointer, &p);
     for (uint32_t n = d.keys.ring_size + d.pointer.ring_size; (have_k || have_p) && n; n--) {
         if (have_k && (!have_p || k.a <= p.a)) {
-            from_keys(&k, NULL);
+            from_keys(&k);
             have_k = take(&d.keys, &k);
         } else {
-            from_pointer(&p, NULL);
+            from_pointer(&p);
             have_p = take(&d.pointer, &p);
         }
     }
     if (have_k)
-        from_keys(&k, NULL);                    /* (taken from its ring already) */
+        from_keys(&k);                    /* (taken from its ring already) */
     if (have_p)
-        from_pointer(&p, NULL);
+        from_pointer(&p);
     if ((have_k || have_p) && d.timer)
         svc_timer_set(svc_clock_ns());
 }
