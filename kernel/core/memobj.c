@@ -234,7 +234,8 @@ static int page_for_access(struct memobj *m, uint64_t idx, bool write, paddr_t *
         *pa = m->src_pa + idx * pb;     /* unwritten file page: shown in place */
         return 0;
     }
-    if (!cur || (write && frame_sharers(cur) > 1)) {
+    unsigned sharers = cur ? frame_sharers(cur) : 0;
+    if (!cur || (write && sharers > 1)) {
         int err = cur ? 0 : charge(m);
         if (err)
             return err;                 /* over the owner's memory limit */
@@ -255,7 +256,7 @@ static int page_for_access(struct memobj *m, uint64_t idx, bool write, paddr_t *
         return 0;
     }
     *pa = cur;
-    *writable = frame_sharers(cur) == 1;
+    *writable = sharers == 1;
     return 0;
 }
 

@@ -11,9 +11,13 @@
  * their completions, errors) waits on a thread's list or the process's,
  * as in Linux's driver, and is handed out by BINDER_WRITE_READ's read.
  * A thread with nothing to read waits (LX_BLK_BINDER on its process's
- * number) and runs its call again when woken: the write part is marked
- * consumed in the caller's binder_write_read before it waits, so it is
- * never done twice.
+ * number), its binder_write_read kept (the write part marked consumed
+ * there before it waits, so it is never done twice). Work for it that a
+ * BINDER_WRITE_READ of another thread brings is read for it at the end
+ * of that call, straight into its memory, and its call answered then
+ * (finish_parked): a call and its reply each take one entry into the
+ * personality, not two. Woken any other way, or when its buffers are
+ * not plain writable memory, it runs its call again.
  *
  * The personality serves one call at a time in either placement, so none
  * of this takes a lock. docs/design/android.md describes the mapping.
@@ -185,6 +189,13 @@ struct bthread {
     struct btxn *stack;                 /* the transactions it is in (sent or being served) */
     struct bwork return_error, reply_error;
     struct binder_extended_error ee;    /* its last transaction's fate (BINDER_GET_EXTENDED_ERROR) */
+    /* Waiting in BINDER_WRITE_READ's read: the call's binder_write_read
+     * (at park_arg, write part done) for finish_parked; on the list of
+     * threads to finish at the end of the running call (`finishing`). */
+    uint8_t parked, finishing;
+    struct bthread *finish_next;
+    uint64_t park_arg;
+    struct binder_write_read park_bwr;
 };
 
 struct bproc {
@@ -218,6 +229,11 @@ static struct bproc *procs;
 static struct bctx ctxs[CTX_MAX];       /* the devices, in the order they were made */
 static unsigned nctx;
 static int32_t next_id = 1;
+/* A BINDER_WRITE_READ or other binder ioctl is running (binder_ioctl):
+ * the parked threads it gives work are read for at its end, in the order
+ * they were given it. */
+static int in_ioctl;
+static struct bthread *finish_first, *finish_last;
 static uint32_t last_txn_id;            /* transactions' numbers (Linux's debug ids: only their order means anything) */            /* (0 is the pollers': LX_BLK_BINDER's wake of no thread) */
 
 /* ---------------------------------------------------------------- lists */
@@ -243,9 +259,22 @@ static struct bwork *dequeue(struct bwork **head, struct bwork **tail)
     return w;
 }
 
-/* Wake thread bt if it waits in a read (and every poll: lx_wake_all). */
+/* Wake thread bt if it waits in a read (and every poll: lx_wake_all).
+ * Within an ioctl, a thread parked in a read is finished at its end. */
 static void wake_thread(struct bthread *bt)
 {
+    if (bt && in_ioctl && bt->parked) {
+        if (!bt->finishing) {
+            bt->finishing = 1;
+            bt->finish_next = NULL;
+            if (finish_last)
+                finish_last->finish_next = bt;
+            else
+                finish_first = bt;
+            finish_last = bt;
+        }
+        return;
+    }
     lx_wake_all(LX_BLK_BINDER, bt ? bt->id : 0);
 }
 
@@ -617,7 +646,10 @@ static int buf_alloc(struct bproc *bp, uint64_t size, int async, struct bbuf **o
     struct bbuf *b = lx_alloc(sizeof(*b));
     if (!b)
         return -LX_ENOMEM;
-    *b = (struct bbuf){ .next = *link, .off = at, .size = size, .async = (uint8_t)async };
+    b->next = *link;                            /* (the rest zero: lx_alloc's) */
+    b->off = at;
+    b->size = size;
+    b->async = (uint8_t)async;
     *link = b;
     bp->nbufs++;
     if (async)
@@ -1028,9 +1060,12 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct binde
             lx_free(t, sizeof(*t));
         goto fail;
     }
-    *t = (struct btxn){ .w.type = W_TXN, .to_proc = tp, .code = tr->code, .flags = tr->flags, .euid = 0,
-                        .reply = (uint8_t)reply };
-    *done = (struct bwork){ .type = W_COMPLETE };
+    t->w.type = W_TXN;                          /* (the rest zero: lx_alloc's) */
+    t->to_proc = tp;
+    t->code = tr->code;
+    t->flags = tr->flags;
+    t->reply = (uint8_t)reply;
+    done->type = W_COMPLETE;
     if (!reply && !(tr->flags & TF_ONE_WAY))
         t->from = bt;
     /* (each part at most a mapping's size: the sum cannot wrap) */
@@ -1195,6 +1230,20 @@ static void thread_release(struct bthread *bt)
     for (struct bwork *w = bt->todo; w; w = w->next)
         bt->todo_tail = w;
     release_work(&bt->todo, &bt->todo_tail);
+    if (bt->finishing) {
+        struct bthread *prev = NULL;
+        for (struct bthread *k = finish_first; k; prev = k, k = k->finish_next) {
+            if (k == bt) {
+                if (prev)
+                    prev->finish_next = bt->finish_next;
+                else
+                    finish_first = bt->finish_next;
+                if (finish_last == bt)
+                    finish_last = prev;
+                break;
+            }
+        }
+    }
     lx_free(bt, sizeof(*bt));
 }
 
@@ -1625,12 +1674,24 @@ static int has_work(struct bthread *bt, int proc)
 struct outbuf {
     uint64_t at;                        /* where out[0] goes in the caller's buffer */
     uint32_t n;
+    /* Not the caller's buffer (finish_parked): the memory object behind
+     * the whole of it, and the offset there of address poke_va. */
+    svc_handle poke;
+    uint64_t poke_va, poke_off;
     uint8_t b[256];
 };
 
+/* len bytes to the reader's buffer at `at`: 0 or -1. */
+static int out_write(struct lx_ctx *c, const struct outbuf *o, uint64_t at, const void *src, uint32_t len)
+{
+    if (o->poke)
+        return svc_mem_write(o->poke, o->poke_off + (at - o->poke_va), src, len) ? -1 : 0;
+    return lx_copy_out(c, at, src, len) ? -1 : 0;
+}
+
 static int out_flush(struct lx_ctx *c, struct outbuf *o)
 {
-    int err = o->n && lx_copy_out(c, o->at, o->b, o->n) ? -1 : 0;
+    int err = o->n && out_write(c, o, o->at, o->b, o->n) ? -1 : 0;
     o->at += o->n;
     o->n = 0;
     return err;
@@ -1723,18 +1784,26 @@ static int node_report(struct lx_ctx *c, struct outbuf *o, struct bnode *n)
 /* Fill the read buffer [buf + *consumed, buf + size): 0, LX_BLOCK (nothing
  * to read: wait), -LX_EAGAIN, or -LX_EFAULT. */
 static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, uint64_t size, uint64_t *consumed,
-                           int nonblock)
+                           int nonblock, const struct outbuf *poke)
 {
     struct bproc *bp = bt->proc;
     uint64_t end = buf + size;
     struct outbuf o;
     o.at = buf + *consumed;
     o.n = 0;
+    o.poke = poke ? poke->poke : 0;
+    o.poke_va = poke ? poke->poke_va : 0;
+    o.poke_off = poke ? poke->poke_off : 0;
     if (*consumed == 0) {
         uint32_t noop = BR_NOOP;                /* (as Linux: at once, whatever the buffer's size) */
-        if (lx_copy_out(c, o.at, &noop, 4))
-            return -LX_EFAULT;
-        o.at += 4;
+        if (o.poke) {
+            memcpy(o.b, &noop, 4);              /* (its buffer is known writable: with the rest) */
+            o.n = 4;
+        } else {
+            if (out_write(c, &o, o.at, &noop, 4))
+                return -LX_EFAULT;
+            o.at += 4;
+        }
     }
     int proc_work = !bt->stack && !bt->todo;   /* (Linux 6.1: a thread not a looper takes it too) */
     if (!has_work(bt, proc_work)) {
@@ -1860,7 +1929,7 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
         (bt->looper & (LOOPER_REGISTERED | LOOPER_ENTERED))) {
         uint32_t spawn = BR_SPAWN_LOOPER;       /* (in place of the first BR_NOOP) */
         bp->requested++;
-        lx_copy_out(c, buf, &spawn, 4);
+        out_write(c, &o, buf, &spawn, 4);
     }
     return 0;
 }
@@ -1880,15 +1949,55 @@ static int64_t write_read(struct lx_ctx *c, struct lx_file *f, struct bthread *b
         }
     }
     if (bwr.read_size > 0) {
-        r = thread_read(c, bt, bwr.read_buffer, bwr.read_size, &bwr.read_consumed, (f->flags & O_NONBLOCK) != 0);
+        r = thread_read(c, bt, bwr.read_buffer, bwr.read_size, &bwr.read_consumed, (f->flags & O_NONBLOCK) != 0, NULL);
         if (bt->proc->todo)
             wake_proc(bt->proc, bt);
     }
     if (lx_copy_out(c, arg, &bwr, sizeof(bwr)))
         return -LX_EFAULT;
-    if (r == LX_BLOCK)
+    if (r == LX_BLOCK) {
+        bt->parked = 1;
+        bt->park_arg = arg;
+        bt->park_bwr = bwr;
         return lx_block(c, LX_BLK_BINDER, bt->id);
+    }
     return r;
+}
+
+/* Thread bt, parked in a read, was given work by the call that ends now:
+ * its read is done here, into its own memory, and its call answered with
+ * the result, as if it had run it again. If it waits no more, or its
+ * buffers are not memory it could write, it is woken to run it again. */
+static void finish_parked(struct bthread *bt)
+{
+    struct lx_thread *t = lx_thread_of_tid(bt->tid);
+    bt->parked = 0;
+    struct binder_write_read bwr = bt->park_bwr;
+    struct lx_proc *mem = t ? lx_memory_of(t->p) : NULL;
+    struct outbuf to;                           /* (only its poke fields: the bytes are thread_read's) */
+    to.poke_va = bwr.read_buffer;
+    svc_handle arg_h;
+    uint64_t arg_off;
+    if (!t || !t->blk.token || t->blk.kind != LX_BLK_BINDER || t->blk.on != bt->id ||
+        lx_vma_target(mem, bt->park_arg, sizeof(bwr), &arg_h, &arg_off) ||
+        lx_vma_target(mem, bwr.read_buffer, bwr.read_size, &to.poke, &to.poke_off)) {
+        lx_wake_all(LX_BLK_BINDER, bt->id);
+        return;
+    }
+    struct lx_ctx c = { .p = t->p, .t = t, .nr = NR_ioctl };
+    int64_t r = thread_read(&c, bt, bwr.read_buffer, bwr.read_size, &bwr.read_consumed, 0, &to);
+    if (r == LX_BLOCK) {
+        bt->parked = 1;                         /* (nothing for it after all: it waits on) */
+        lx_wake_all(LX_BLK_BINDER, 0);          /* (pollers) */
+        return;
+    }
+    if (bt->proc->todo)
+        wake_proc(bt->proc, bt);
+    if (svc_mem_write(arg_h, arg_off, &bwr, sizeof(bwr)))
+        r = -LX_EFAULT;
+    bt->need_return = 0;
+    lx_wake_resume(t, r);
+    lx_wake_all(LX_BLK_BINDER, 0);              /* (pollers) */
 }
 
 /* BINDER_GET_NODE_DEBUG_INFO: the first of bp's nodes with a ptr above
@@ -2015,7 +2124,17 @@ int64_t lx_binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint6
     /* The file is held through the call: freeing a buffer closes the
      * descriptors of its arrays, and one may be the last of this file. */
     lx_file_get(f);
+    in_ioctl = 1;
     int64_t r = binder_ioctl(c, f, req, arg);
+    while (finish_first) {                      /* (finishing one may give work to another) */
+        struct bthread *bt = finish_first;
+        finish_first = bt->finish_next;
+        if (!finish_first)
+            finish_last = NULL;
+        bt->finishing = 0;
+        finish_parked(bt);
+    }
+    in_ioctl = 0;
     lx_file_put(f);
     return r;
 }
@@ -2028,6 +2147,7 @@ static int64_t binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, u
     struct bthread *bt = thread_of(bp, c->t->tid, 1);
     if (!bt)
         return -LX_ENOMEM;
+    bt->parked = 0;                             /* (it runs: whatever it waited in is over) */
     int64_t r;
     switch ((uint32_t)req) {
     case BINDER_WRITE_READ:

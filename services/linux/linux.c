@@ -910,17 +910,20 @@ void lx_proc_end(struct lx_proc *p, int status)
 
 void lx_wake_resume(struct lx_thread *t, int64_t result)
 {
-    struct lx_block b = t->blk;
-    t->blk = (struct lx_block){ 0 };
+    svc_token token = t->blk.token;
+    uint64_t resume[4] = { FAULT_REPLY_RESUME, t->blk.pc, t->blk.sp, (uint64_t)result };
+    uint64_t nr = t->blk.x[8];
+    t->blk.kind = 0;                            /* (what else it kept is read only with a token) */
+    t->blk.token = 0;
+    t->blk.on = 0;
     set_waiting(t, 0);
-    if (!b.token)
+    if (!token)
         return;
     lx_io_end(t);                               /* answered: the call is over */
     t->timed = 0;
     t->timed_calendar = 0;
-    trace_lx_exit((uint32_t)t->p->pid, (uint32_t)t->tid, b.x[8], (uint64_t)result);
-    uint64_t resume[4] = { FAULT_REPLY_RESUME, b.pc, b.sp, (uint64_t)result };
-    svc_reply_later(b.token, 0, 4, resume);
+    trace_lx_exit((uint32_t)t->p->pid, (uint32_t)t->tid, nr, (uint64_t)result);
+    svc_reply_later(token, 0, 4, resume);
 }
 
 void lx_wake(struct lx_thread *t, int64_t result)

@@ -1094,6 +1094,10 @@ int lx_vmas_fork(struct lx_proc *p, struct lx_proc *child);
 /* Write into p's memory at va (the object behind it, so a copy-on-write
  * page of a new child is its own); 0 or -EFAULT. */
 int lx_vma_poke(struct lx_proc *p, uint64_t va, const void *src, uint64_t len);
+/* Where lx_vma_poke would write [va, va + len) (one writable range, not
+ * the read-only archive; len 0 as 1): the memory object, and the offset
+ * of va in it, for svc_mem_write; 0 or -EFAULT. */
+int lx_vma_target(struct lx_proc *p, uint64_t va, uint64_t len, svc_handle *h, uint64_t *off);
 /* Whose memory p's threads run in: a vfork child's is its parent's. */
 static inline struct lx_proc *lx_memory_of(struct lx_proc *p)
 {
