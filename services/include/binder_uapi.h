@@ -69,6 +69,7 @@ struct binder_transaction_data_sg { struct binder_transaction_data tr; uint64_t 
 #define BR_SPAWN_LOOPER             BINDER_IOC(0, 'r', 13, 0)
 #define BR_FAILED_REPLY             BINDER_IOC(0, 'r', 17, 0)
 #define BR_FROZEN_REPLY             BINDER_IOC(0, 'r', 18, 0)
+#define BR_ONEWAY_SPAM_SUSPECT      BINDER_IOC(0, 'r', 19, 0)
 
 #define TF_ONE_WAY                  0x01
 

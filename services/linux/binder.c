@@ -53,7 +53,6 @@
 enum { LOOPER_REGISTERED = 1, LOOPER_ENTERED = 2, LOOPER_EXITED = 4, LOOPER_INVALID = 8 };
 
 #define MAP_MAX         (4u << 20)      /* bytes of a process's buffer mapping at most (Linux's SZ_4M) */
-#define BUF_OVERHEAD    64u             /* what one-way space a buffer costs beyond its bytes */
 #define BUFS_MAX        4096u           /* buffers a process holds at most (ENOSPC past it) */
 #define WORK_MAX        4096u           /* items waiting on one thread at most (ENOMEM past it) */
 #define NODES_MAX       4096u           /* nodes a process owns at most */
@@ -68,7 +67,8 @@ enum { W_TXN, W_COMPLETE, W_ERROR, W_NODE, W_DEAD, W_DEAD_CLEAR, W_CLEAR };
 struct bwork {
     struct bwork *next;
     uint8_t type;
-    uint32_t cmd;                       /* W_ERROR: what it says (BR_OK: nothing now) */
+    uint32_t cmd;                       /* W_ERROR: what it says (BR_OK: nothing now); W_COMPLETE:
+                                         * BR_TRANSACTION_COMPLETE or BR_ONEWAY_SPAM_SUSPECT */
 };
 
 struct bproc;
@@ -155,6 +155,8 @@ struct bbuf {
     struct btxn *txn;                   /* the transaction it carries, while that lives */
     uint8_t user_free;                  /* handed to the process: BC_FREE_BUFFER frees it */
     uint8_t async;                      /* a one-way call's (its space is the one-way half's) */
+    uint8_t spam_suspect;               /* that call's sender looks like a one-way spammer */
+    int32_t pid;                        /* the process whose call it carries */
     struct bnode *target_node;          /* a call's node (a local strong count, kept while it lives) */
     struct bobj *objs;                  /* its objects (room for objs_cap) */
     uint32_t nobjs, objs_cap;
@@ -221,6 +223,10 @@ struct bproc {
      * what came since it was frozen is kept; `outstanding` counts the
      * transactions queued to it or being served by it, not yet freed. */
     uint8_t frozen, sync_recv, async_recv;
+    /* BINDER_ENABLE_ONEWAY_SPAM_DETECTION (Linux's oneway_spam_detection_enabled)
+     * of the process as a sender; one-way spam seen in its buffer
+     * (Linux's alloc->oneway_spam_detected) as a receiver. */
+    uint8_t spam_detection, spam_detected;
     uint8_t was_frozen, was_sync, was_async;    /* (before a BINDER_FREEZE that may be undone) */
     uint32_t outstanding;
 };
@@ -624,16 +630,35 @@ static int update_ref(struct bproc *bp, uint32_t desc, int increment, int strong
 
 static uint64_t align8(uint64_t x) { return (x + 7) & ~7ull; }
 
-/* A buffer of `size` bytes in bp's mapping, the first place it fits: 0,
- * -LX_ESRCH (not mapped) or -LX_ENOSPC. */
-static int buf_alloc(struct bproc *bp, uint64_t size, int async, struct bbuf **out)
+/* Whether process `pid` is the one-way spammer of bp's buffer, now that
+ * its one-way space is low: its one-way calls there, more than 50 or
+ * more than a quarter of the buffer, told once until the space recovers
+ * (Linux's debug_low_async_space_locked). */
+static int spam_suspect(struct bproc *bp, int32_t pid)
+{
+    uint64_t total = 0, n = 0;
+    for (struct bbuf *b = bp->bufs; b; b = b->next) {
+        if (b->pid == pid && b->async) {
+            total += b->size;
+            n++;
+        }
+    }
+    if ((n <= 50 && total <= bp->size / 4) || bp->spam_detected)
+        return 0;
+    bp->spam_detected = 1;
+    return 1;
+}
+
+/* A buffer of `size` bytes in bp's mapping for a call of process `pid`,
+ * the first place it fits: 0, -LX_ESRCH (not mapped) or -LX_ENOSPC. */
+static int buf_alloc(struct bproc *bp, uint64_t size, int async, int32_t pid, struct bbuf **out)
 {
     if (!bp->obj)
         return -LX_ESRCH;
     size = size < 8 ? 8 : size;
     if (size > bp->size || bp->nbufs >= BUFS_MAX)
         return -LX_ENOSPC;
-    if (async && bp->free_async < size + BUF_OVERHEAD)
+    if (async && bp->free_async < size)
         return -LX_ENOSPC;
     uint64_t at = 0;
     struct bbuf **link = &bp->bufs;
@@ -650,10 +675,16 @@ static int buf_alloc(struct bproc *bp, uint64_t size, int async, struct bbuf **o
     b->off = at;
     b->size = size;
     b->async = (uint8_t)async;
+    b->pid = pid;
     *link = b;
     bp->nbufs++;
-    if (async)
-        bp->free_async -= size + BUF_OVERHEAD;
+    if (async) {
+        bp->free_async -= size;
+        if (bp->free_async < bp->size / 10)
+            b->spam_suspect = (uint8_t)spam_suspect(bp, pid);   /* (the last tenth of the buffer) */
+        else
+            bp->spam_detected = 0;
+    }
     *out = b;
     return 0;
 }
@@ -699,7 +730,7 @@ static void buf_free(struct bproc *bp, struct bbuf *b)
         }
     }
     if (b->async)
-        bp->free_async += b->size + BUF_OVERHEAD;
+        bp->free_async += b->size;
     if (b->txn)
         b->txn->buf = NULL;
     bp->nbufs--;
@@ -1072,7 +1103,7 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct binde
     int err = tr->data_size > MAP_MAX || tr->offsets_size > MAP_MAX || extra > MAP_MAX || extra % 8 ? -LX_EINVAL : 0;
     uint64_t size = align8(tr->data_size) + align8(tr->offsets_size) + align8(extra);
     if (!err)
-        err = buf_alloc(tp, size, !reply && (tr->flags & TF_ONE_WAY), &t->buf);
+        err = buf_alloc(tp, size, !reply && (tr->flags & TF_ONE_WAY), bp->pid, &t->buf);
     if (!err && tr->data_size &&
         svc_mem_copy_in(c->call, tp->obj->h, t->buf->off, tr->buffer, tr->data_size) != 0)
         err = -LX_EFAULT;
@@ -1103,6 +1134,7 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct binde
         }
     }
     t->buf->txn = t;
+    done->cmd = t->buf->spam_suspect ? BR_ONEWAY_SPAM_SUSPECT : BR_TRANSACTION_COMPLETE;
     t->buf->data_size = tr->data_size;
     t->buf->offsets_size = tr->offsets_size;
     if (target) {
@@ -1863,7 +1895,9 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
             continue;
         }
         if (w->type == W_ERROR || w->type == W_COMPLETE) {
-            uint32_t cmd = w->type == W_ERROR ? w->cmd : BR_TRANSACTION_COMPLETE;
+            uint32_t cmd = w->type == W_ERROR ? w->cmd :
+                           w->cmd == BR_ONEWAY_SPAM_SUSPECT && bp->spam_detection ? BR_ONEWAY_SPAM_SUSPECT :
+                           BR_TRANSACTION_COMPLETE;
             if (w->type == W_ERROR)
                 w->cmd = BR_OK;
             else
@@ -2205,8 +2239,10 @@ static int64_t binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, u
         break;
     }
     case BINDER_ENABLE_ONEWAY_SPAM_DETECTION: {
-        uint32_t on;                            /* (taken; no call is ever suspected of spam here) */
+        uint32_t on;                            /* (its one-way calls' completions may say BR_ONEWAY_SPAM_SUSPECT) */
         r = lx_copy_in(c, &on, arg, 4) ? -LX_EFAULT : 0;
+        if (!r)
+            bp->spam_detection = on != 0;
         break;
     }
     case BINDER_FREEZE:

@@ -145,15 +145,19 @@ static void fuzz(long streams)
 }
 
 /* One-way calls of 1 KiB while the server sleeps: refused once they fill
- * its buffer's one-way half. */
+ * its buffer's one-way half. With spam detection on, the completion of
+ * the call that leaves less than a tenth of the server's buffer free
+ * says BR_ONEWAY_SPAM_SUSPECT, once. */
 static void flood(void)
 {
     struct binder b;
     if (binder_open(&b))
         _exit(1);
+    uint32_t on = 1;
+    printf("flood: spam detection on: %d\n", ioctl(b.fd, (int)BINDER_ENABLE_ONEWAY_SPAM_DETECTION, &on));
     static char data[1024];
     static uint8_t w[256], r[512];
-    long sent = 0, refused = 0;
+    long sent = 0, refused = 0, suspects = 0, first_suspect = 0, completes = 0;
     for (long i = 0; i < 2000 && !refused; i++) {
         struct binder_transaction_data tr = { 0 };
         tr.code = 7;
@@ -167,11 +171,16 @@ static void flood(void)
             uint32_t cmd;
             memcpy(&cmd, r + at, 4);
             refused |= cmd == BR_FAILED_REPLY;
+            completes += cmd == BR_TRANSACTION_COMPLETE;
+            if (cmd == BR_ONEWAY_SPAM_SUSPECT && !suspects++)
+                first_suspect = i + 1;
         }
         sent += !refused;
     }
-    printf("flood: one-way calls refused when the server's buffer is full: %s ~after %ld\n", refused ? "yes" : "no",
+    printf("flood: one-way calls refused when the server's buffer is full: %s after %ld\n", refused ? "yes" : "no",
            sent);
+    printf("flood: BR_ONEWAY_SPAM_SUSPECT %ld time(s), at call %ld; BR_TRANSACTION_COMPLETE for the other %ld\n",
+           suspects, first_suspect, completes);
 }
 
 /* Calls whose replies it never frees: refused once its own buffer is full. */
