@@ -842,6 +842,14 @@ int svc_endpoint_alive(svc_handle h)
     return r;
 }
 
+int svc_token_alive(svc_token token)
+{
+    bool l = env_lock();
+    int r = ((struct reply *)(uintptr_t)token)->caller != NULL;
+    env_unlock(l);
+    return r;
+}
+
 int svc_handle_rights(svc_handle h)
 {
     struct khandle *k = khandle_of(h, false);

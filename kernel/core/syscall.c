@@ -72,7 +72,8 @@ int64_t sys_handle_info(uint32_t h)
     int err = handle_get(me(), h, OBJ_NONE, 0, &sl);
     if (err)
         return err;
-    bool dead = sl->obj->type == OBJ_ENDPOINT && list_entry(sl->obj, struct endpoint, obj)->dead;
+    bool dead = (sl->obj->type == OBJ_ENDPOINT && list_entry(sl->obj, struct endpoint, obj)->dead) ||
+                (sl->obj->type == OBJ_REPLY && !list_entry(sl->obj, struct reply, obj)->caller);
     return (int64_t)(sl->obj->type | sl->rights << 8 | (dead ? HANDLE_INFO_DEAD : 0));
 }
 

@@ -219,6 +219,12 @@ int svc_endpoint_alive(svc_handle h)
     return !(info & HANDLE_INFO_DEAD);
 }
 
+int svc_token_alive(svc_token token)
+{
+    int64_t info = sys_handle_info((uint32_t)token);
+    return info >= 0 && (info & 0xff) == OBJ_REPLY && !(info & HANDLE_INFO_DEAD);
+}
+
 int svc_handle_rights(svc_handle h)
 {
     int64_t info = sys_handle_info((uint32_t)h);

@@ -69,6 +69,10 @@ void svc_reply_objects(struct svc_call *call, uint64_t label, unsigned len, cons
                        const svc_handle *h, const uint32_t *rights);
 /* Keep this call's reply for later; 0 if it cannot be kept. */
 svc_token svc_defer(struct svc_call *call);
+/* Whether a kept token's caller still waits for its reply: 1; 0 once the
+ * caller is gone (its thread ended). The token stays the service's to
+ * reply through (a reply to a caller gone goes nowhere). */
+int svc_token_alive(svc_token token);
 /* Reply through a kept token (the generated <if>_<method>_reply's use). */
 void svc_reply_later(svc_token token, uint64_t label, unsigned len, const uint64_t *mr);
 void svc_reply_later_objects(svc_token token, uint64_t label, unsigned len, const uint64_t *mr, unsigned nh,

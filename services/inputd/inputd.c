@@ -73,6 +73,7 @@ struct app {
     svc_handle token;                   /* its window's endpoint (0: none) */
     uint32_t left, top, width, height;  /* its window (width 0: none) */
     uint64_t stacked;                   /* when the window was placed: the latest lies on top */
+    uint64_t active;                    /* when it last called (d.calls): the least recent goes first */
     /* attached: its ring (then no queue), the note signalled at its edge */
     struct spsc_ring *ring, *ring_va;   /* ring: ring_va once attached (NULL: not) */
     uint32_t ring_size;
@@ -93,7 +94,7 @@ static struct {
     struct source keys, pointer;
     struct app apps[APPS];
     int focused;                        /* index in apps, or -1 */
-    uint64_t taken, handed, dropped, wakeups, stack;
+    uint64_t taken, handed, dropped, wakeups, stack, calls;
     int timer;                          /* its timer is attached (drain) */
     svc_handle note;                    /* its wakeup, which the input services signal */
     uint64_t bits;
@@ -462,18 +463,51 @@ static int ready(void)
     return 0;
 }
 
+/*
+ * All slots are taken: free those of applications that are gone, and else
+ * the one of the application that called least recently of those that
+ * hold nothing (no window, no ring, no focus, no `wait` kept, nothing
+ * queued: if it is still there, it only asks again). A slot of one of
+ * them, or NULL if every application holds something.
+ */
+static struct app *reclaim(void)
+{
+    struct app *idle = NULL, *free = NULL;
+    for (unsigned i = 0; i < APPS; i++) {
+        struct app *a = &d.apps[i];
+        if (a->waiting && !svc_token_alive(a->waiting))
+            forget(a);                          /* (it ended while it waited) */
+        else if (a->pid && !living(a))
+            ;                                   /* (its window's endpoint died: forgotten) */
+        else if (!a->token && !a->ring_va && !a->waiting && a->head == a->tail && (int)i != d.focused &&
+                 (!idle || a->active < idle->active))
+            idle = a;
+        if (!a->pid && !free)
+            free = a;
+    }
+    if (!free && idle) {
+        forget(idle);
+        free = idle;
+    }
+    return free;
+}
+
 /* The caller's slot, made if it has none (and the first takes the focus); NULL if all are taken. */
 static struct app *app_of(uint64_t pid)
 {
     struct app *free = NULL;
     for (unsigned i = 0; i < APPS; i++) {
-        if (d.apps[i].pid == pid)
+        if (d.apps[i].pid == pid) {
+            d.apps[i].active = ++d.calls;
             return &d.apps[i];
+        }
         if (!d.apps[i].pid && !free)
             free = &d.apps[i];
     }
+    if (!free)
+        free = reclaim();
     if (free) {
-        *free = (struct app){ .pid = pid };
+        *free = (struct app){ .pid = pid, .active = ++d.calls };
         if (d.focused < 0)
             set_focus((int)(free - d.apps));
     }

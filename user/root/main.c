@@ -11,7 +11,7 @@
 #include "virtio_mmio.h"
 
 #define MAX_ENDPOINTS   16
-#define MAX_PROGRAMS    16
+#define MAX_PROGRAMS    64      /* programs whose names it reports (all are waited for) */
 #define LABEL_EXIT      0x45584954
 
 struct endpoint { char name[24]; uint32_t handle; };
@@ -42,7 +42,7 @@ static uint32_t parent_ep;
 static struct endpoint endpoints[MAX_ENDPOINTS];
 static unsigned nendpoints;
 static struct { char name[32]; uint64_t pid; } started[MAX_PROGRAMS];
-static unsigned nstarted;
+static unsigned nstarted, nprograms;   /* named in started[]; started in all */
 
 /* A decimal number. */
 static uint64_t number(const char *s)
@@ -164,6 +164,7 @@ static void start_program(const char *line, uint32_t parent)
     printf("root: started %s (pid %lu, priority %u)\n", name, (unsigned long)r.pid, pr);
     sys_handle_close(r.thread);
     sys_handle_close(r.space);
+    nprograms++;
     if (nstarted < MAX_PROGRAMS) {
         memcpy(started[nstarted].name, name, strlen(name) + 1);
         started[nstarted++].pid = r.pid;
@@ -452,7 +453,7 @@ static unsigned run_manifest(uint32_t parent)
         }
         line = nl + 1;
     }
-    return nstarted;
+    return nprograms;
 }
 
 int main(const struct petrel_bootinfo *bi)

@@ -64,7 +64,8 @@ enum {
     OBJ_NONE = 0, OBJ_ROOT, OBJ_SPACE, OBJ_THREAD, OBJ_ENDPOINT,
     OBJ_NOTIFICATION, OBJ_MEMORY, OBJ_INTERRUPT, OBJ_REPLY, OBJ_TRACE, OBJ_TYPES
 };
-/* handle_info: set for an endpoint that died (endpoint_watch). */
+/* handle_info: set for an endpoint that died (endpoint_watch), or a saved
+ * reply whose caller is gone (its thread ended). */
 #define HANDLE_INFO_DEAD    (1u << 16)
 
 /*
