@@ -390,6 +390,31 @@ int64_t sys_space_create(void)
     return h;
 }
 
+/* Whether the space numbered `id` has a thread and was not torn down
+ * (a walk of the tree of spaces: for services that look now and then). */
+bool space_id_alive(uint64_t id)
+{
+    struct space *s = root_space;
+    while (s) {
+        if (s->id == id)
+            return !s->torn_down && !list_empty(&s->threads);
+        if (!list_empty(&s->children)) {
+            s = list_first(&s->children, struct space, child_link);
+            continue;
+        }
+        /* the next sibling of s or of its nearest ancestor that has one */
+        while (s != root_space && s->child_link.next == &s->parent->children)
+            s = s->parent;
+        s = s == root_space ? NULL : list_entry(s->child_link.next, struct space, child_link);
+    }
+    return false;
+}
+
+int64_t sys_space_alive(uint64_t pid)
+{
+    return space_id_alive(pid);
+}
+
 int64_t sys_space_id(uint32_t h)
 {
     struct handle_slot *sl;

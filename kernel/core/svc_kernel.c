@@ -842,6 +842,14 @@ int svc_endpoint_alive(svc_handle h)
     return r;
 }
 
+int svc_client_alive(uint64_t pid)
+{
+    bool l = env_lock();
+    int r = space_id_alive(pid);
+    env_unlock(l);
+    return r;
+}
+
 int svc_token_alive(svc_token token)
 {
     bool l = env_lock();

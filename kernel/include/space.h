@@ -68,6 +68,8 @@ void space_uncharge(struct space *s, unsigned kind, uint64_t amount);
 
 /* A new space created by (and charged to) `parent` (NULL: the kernel). */
 struct space *space_create(struct space *parent, int *err);
+/* Whether the space numbered id still runs (space_alive). */
+bool space_id_alive(uint64_t id);
 /* Set limit `kind` of s for a request of space `by` (which may not raise
  * or remove a limit over itself or an ancestor); the usage, or an error. */
 int64_t space_set_limit(struct space *s, struct space *by, unsigned kind, uint64_t value);

@@ -7,6 +7,9 @@ int64_t svc_watch_set(struct svc_watch *w, unsigned n, uint64_t pid, svc_handle 
     for (unsigned i = 0; i < n; i++)
         if (w[i].pid == pid || (slot == n && !w[i].pid))
             slot = i;
+    for (unsigned i = 0; slot == n && bits && i < n; i++)
+        if (!svc_client_alive(w[i].pid))
+            slot = i;                           /* (all taken: one of a client that ended) */
     if (slot < n && w[slot].pid) {
         svc_handle_release(w[slot].note);
         w[slot].pid = 0;

@@ -219,6 +219,11 @@ int svc_endpoint_alive(svc_handle h)
     return !(info & HANDLE_INFO_DEAD);
 }
 
+int svc_client_alive(uint64_t pid)
+{
+    return sys_space_alive(pid) == 1;
+}
+
 int svc_token_alive(svc_token token)
 {
     int64_t info = sys_handle_info((uint32_t)token);

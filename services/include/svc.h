@@ -69,6 +69,11 @@ void svc_reply_objects(struct svc_call *call, uint64_t label, unsigned len, cons
                        const svc_handle *h, const uint32_t *rights);
 /* Keep this call's reply for later; 0 if it cannot be kept. */
 svc_token svc_defer(struct svc_call *call);
+/* Whether the client process `pid` (a call's `pid`) still runs: 1; 0
+ * once it ended (ids are never used twice). A service takes back what an
+ * ended client held: a walk of the kernel's processes, so to be asked
+ * when something runs out, not at every call. */
+int svc_client_alive(uint64_t pid);
 /* Whether a kept token's caller still waits for its reply: 1; 0 once the
  * caller is gone (its thread ended). The token stays the service's to
  * reply through (a reply to a caller gone goes nowhere). */

@@ -17,7 +17,8 @@ struct svc_watch {
 
 /* The `watch` method's work: client pid's watch replaced by (note, bits),
  * or ended when bits is 0 (the note is then released). 0, or SVC_E_BUSY
- * when all n slots are other clients'. The service holds note from then on. */
+ * when all n slots are other clients' that still run (one of a client
+ * that ended is taken over). The service holds note from then on. */
 int64_t svc_watch_set(struct svc_watch *w, unsigned n, uint64_t pid, svc_handle note, uint64_t bits);
 
 /* Signal the watch of client pid (0: every watch). */

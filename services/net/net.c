@@ -194,6 +194,39 @@ static void dgram_pop(struct sock *s)
     s->count--;
 }
 
+/* Everything of socket s let go: its waiter answered with `err`, its
+ * connection closed, its datagrams and queue freed, its slot free. */
+static void sock_release(struct sock *s, int64_t err)
+{
+    if (s->waiter)
+        net_wait_reply(s->waiter, err, 0);
+    if (s->kind == SOCK_TCP)
+        net_tcp_close(s);
+    while (s->count)
+        dgram_pop(s);
+    net_free(s->queue, s->queue ? SOCK_QUEUE * sizeof *s->queue : 0);
+    memset(s, 0, sizeof *s);
+}
+
+/* The sockets of clients that ended, let go (a client's process may end
+ * without closing them: the kernel tells nobody). Asked when sockets or
+ * ports run out, not at every call (svc_client_alive walks the kernel's
+ * processes); how many went. */
+static unsigned reap_ended(void)
+{
+    unsigned n = 0;
+    uint64_t dead = 0;                                  /* (the last one found: its sockets come together) */
+    for (unsigned i = 0; net_socks && i < NSOCKS; i++) {
+        uint64_t pid = net_socks[i].pid;
+        if (pid && (pid == dead || !svc_client_alive(pid))) {
+            dead = pid;
+            sock_release(&net_socks[i], SVC_E_CLOSED);
+            n++;
+        }
+    }
+    return n;
+}
+
 /* The client's socket numbered `sock` (its index + 1), or NULL. */
 struct sock *net_sock_of(struct svc_call *call, uint32_t sock)
 {
@@ -214,12 +247,20 @@ int64_t net_sock_new(struct svc_call *call, uint32_t kind, uint16_t port, uint32
      * (TCB_PER_PID), so a server may hold more of them than datagram sockets. */
     if (kind != SOCK_TCP && mine >= SOCKS_PER_PID)
         return SVC_E_LIMIT;
+    if (slot == NSOCKS && reap_ended())
+        return net_sock_new(call, kind, port, sock, s);
     if (slot == NSOCKS)
         return SVC_E_BUSY;
     net_socks[slot] = (struct sock){ .pid = call->pid, .kind = kind, .port = port };
     *sock = slot + 1;
     *s = &net_socks[slot];
     return 0;
+}
+
+/* Whether a socket of `kind` bound to `port` keeps the caller from it. */
+static int port_taken(struct svc_call *call, uint32_t kind, uint16_t port, int reuse)
+{
+    return net_sock_find(kind, port) && !(reuse && udp_port_shared(call, port));
 }
 
 static int64_t open(struct svc_call *call, uint32_t kind, uint32_t port, uint32_t *sock, uint32_t *bound)
@@ -240,15 +281,22 @@ static int64_t open(struct svc_call *call, uint32_t kind, uint32_t port, uint32_
         }
         if (!port)
             return SVC_E_BUSY;
-    } else if (net_sock_find(kind, (uint16_t)port) && !(reuse && udp_port_shared(call, (uint16_t)port)))
-        return SVC_E_BUSY;
+    } else if (port_taken(call, kind, (uint16_t)port, reuse) &&
+               (!reap_ended() || port_taken(call, kind, (uint16_t)port, reuse))) {
+        return SVC_E_BUSY;                              /* (held by a client that still runs) */
+    }
     struct dgram *queue = NULL;
     if (kind != SOCK_TCP && !(queue = net_alloc(SOCK_QUEUE * sizeof *queue)))
         return SVC_E_NOMEM;
-    struct sock *s;
+    struct sock *s = NULL;
     int64_t err = net_sock_new(call, kind, (uint16_t)port, sock, &s);
-    if (!err && kind == SOCK_TCP && (err = net_tcp_open(s, call->pid)) != 0)
-        memset(s, 0, sizeof *s);
+    if (!err && kind == SOCK_TCP) {
+        err = net_tcp_open(s, call->pid);
+        if (err == SVC_E_LIMIT && reap_ended())
+            err = net_tcp_open(s, call->pid);           /* (connections of ended clients let go first) */
+        if (err)
+            memset(s, 0, sizeof *s);
+    }
     if (err) {
         net_free(queue, SOCK_QUEUE * sizeof *queue);
         return err;
@@ -276,14 +324,7 @@ static int64_t sock_close(struct svc_call *call, uint32_t sock)
     struct sock *s = net_sock_of(call, sock);
     if (!s)
         return SVC_E_BADHANDLE;
-    if (s->waiter)
-        net_wait_reply(s->waiter, SVC_E_BADHANDLE, 0);
-    if (s->kind == SOCK_TCP)
-        net_tcp_close(s);
-    while (s->count)
-        dgram_pop(s);
-    net_free(s->queue, s->queue ? SOCK_QUEUE * sizeof *s->queue : 0);
-    memset(s, 0, sizeof *s);
+    sock_release(s, SVC_E_BADHANDLE);
     return 0;
 }
 

@@ -388,11 +388,17 @@ static void endpoint_death(void)
     sys_handle_close(ep);                       /* the server's is the one that can receive now */
     tap_ok(err == 0 && sys_endpoint_watch(obj, n, 0x20) == 0 && echo_roundtrip(obj, 2, 9) && sys_notify_poll(n) == 0,
            "endpoint: a server in another process answers through its object");
+    int64_t alive = err ? err : sys_space_alive(r.pid);
     int64_t killed = err ? err : sys_space_kill(r.space);
     int64_t bits = sys_notify_poll(n), later = sys_ipc_call(obj, &m);
     tap_ok(killed == 1 && bits == 0x20 && later == -E_CLOSED,
            "endpoint_watch: the server's death (%ld thread killed) is signalled and its object fails with E_CLOSED",
            (long)killed);
+    int64_t dead = err ? err : sys_space_alive(r.pid);
+    tap_ok(alive == 1 && dead == 0 && sys_space_alive(my_pid) == 1 && sys_space_alive(0) == 0 &&
+               sys_space_alive(~0ull) == 0,
+           "space_alive: the server's process runs (%ld), then not once killed (%ld); this one runs, no process 0 or ~0",
+           (long)alive, (long)dead);
     if (!err) {
         sys_handle_close(r.thread);
         sys_handle_close(r.space);

@@ -909,10 +909,43 @@ static int busy(uint32_t secs)
     return wrong != 0;
 }
 
+/* role=hold n=K (systems/netreap-*.toml, the case services/net-reap):
+ * client K, 40 ms after client K - 1, opens the 16 UDP sockets a client
+ * may have, the first bound to port 41000 + K, and ends without closing
+ * them. role=reap, after twenty of them: the service's 256 sockets are
+ * full of ended clients', and client 1's port is taken; it opens 16
+ * sockets, the first on client 1's port, which the service gives it only
+ * if it let the ended clients' sockets go. */
+#define HOLD_PORT   41000u
+static int hold(uint32_t k, int reap)
+{
+    if (!reap)
+        sleep_ms(40 * (uint64_t)k);             /* (one after another) */
+    else
+        sleep_ms(40 * 20 + 600);
+    unsigned opened = 0;
+    int64_t err = 0;
+    for (unsigned i = 0; i < 16 && !err; i++) {
+        uint32_t sock = 0, bound = 0;
+        err = net_open(ep, 1, i == 0 ? HOLD_PORT + (reap ? 1 : k) : 0, &sock, &bound);
+        opened += !err;
+    }
+    if (reap) {
+        printf("netpeer: after twenty clients ended holding 16 sockets each, 16 more on client 1's port: %s "
+               "(%u, error %ld)\n", opened == 16 ? "yes" : "no", opened, (long)err);
+        return opened == 16 ? 0 : 1;
+    }
+    printf("netpeer: client %u holds %u sockets (error %ld)\n", k, opened, (long)err);
+    exit_process(opened == 16 ? 0 : 1);         /* (its sockets left open) */
+    return 1;
+}
+
 int main(void)
 {
     char role[16];
     ep = start_handle("net");
+    if (start_arg("role", role, sizeof(role)) && (!strcmp(role, "hold") || !strcmp(role, "reap")))
+        return hold((uint32_t)start_arg_u64("n", 1), !strcmp(role, "reap"));
     if (!start_arg("role", role, sizeof(role)) || strcmp(role, "self") == 0)
         return self_test();
     if (strcmp(role, "dhcp") == 0)
