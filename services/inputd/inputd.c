@@ -464,11 +464,14 @@ static int ready(void)
 }
 
 /*
- * All slots are taken: free those of applications that are gone, and else
- * the one of the application that called least recently of those that
- * hold nothing (no window, no ring, no focus, no `wait` kept, nothing
- * queued: if it is still there, it only asks again). A slot of one of
- * them, or NULL if every application holds something.
+ * All slots are taken: free those of applications that are gone (a kept
+ * `wait` whose caller ended, a window whose endpoint died, a process that
+ * ended: svc_client_alive), and else the one of the application that
+ * called least recently of those that hold nothing (no window, no ring,
+ * no focus, no `wait` kept, nothing queued: if it is still there, it only
+ * asks again). A slot of one of them, or NULL if every application holds
+ * something. The attached one is never let go: a kernel-placed
+ * personality attaches from whichever of its processes came first.
  */
 static struct app *reclaim(void)
 {
@@ -479,6 +482,8 @@ static struct app *reclaim(void)
             forget(a);                          /* (it ended while it waited) */
         else if (a->pid && !living(a))
             ;                                   /* (its window's endpoint died: forgotten) */
+        else if (a->pid && !a->ring_va && !svc_client_alive(a->pid))
+            forget(a);                          /* (its process ended) */
         else if (!a->token && !a->ring_va && !a->waiting && a->head == a->tail && (int)i != d.focused &&
                  (!idle || a->active < idle->active))
             idle = a;
