@@ -27,10 +27,10 @@
  * closes other clients' opens of it.
  *
  * Departed clients. The service environment does not say when a client
- * process ends, so what it leaves stays: its open files (at most
- * FS_CLIENT_OPEN slots of MAX_OPEN per process that ends without closing
- * them, until a restart of a user-placed instance or a reboot) and its
- * /tmp files (charged to it, removable by nobody, until a reboot).
+ * process ends. Its open files stay until the table of MAX_OPEN is full:
+ * then the opens of every client that ended are closed (svc_client_alive)
+ * before a new one is refused. Its /tmp files stay (charged to it,
+ * removable by nobody, until a reboot), as a file outlives its writer.
  */
 #include "fs_if.h"
 #include "fs_abi.h"
@@ -309,6 +309,16 @@ static int open_slot(uint32_t me, uint32_t *fd)
     }
     if (held >= FS_CLIENT_OPEN)
         return SVC_E_LIMIT;
+    for (int i = 0; slot < 0 && i < MAX_OPEN; i++) {
+        /* (the table full: the opens of clients that ended are closed, the first free taken) */
+        uint32_t gone = open_files[i].pid;
+        if (open_files[i].fd && !svc_client_alive(gone)) {
+            for (int k = i; k < MAX_OPEN; k++)
+                if (open_files[k].pid == gone)
+                    open_files[k].fd = 0;
+            slot = i;
+        }
+    }
     if (slot < 0)
         return SVC_E_BUSY;
     for (*fd = 1; taken & (1u << (*fd - 1)); (*fd)++)

@@ -463,10 +463,17 @@ static int ready(void)
     return 0;
 }
 
+/* a's kept `wait`, whose thread ended, answered to nobody and dropped. */
+static void drop_dead_wait(struct app *a)
+{
+    inputd_wait_reply(a->waiting, SVC_E_CLOSED, 0, 0, 0, 0, 0);
+    a->waiting = 0;
+}
+
 /*
- * All slots are taken: free those of applications that are gone (a kept
- * `wait` whose caller ended, a window whose endpoint died, a process that
- * ended: svc_client_alive), and else the one of the application that
+ * All slots are taken: free those of applications that are gone (a window
+ * whose endpoint died, a process that ended: svc_client_alive; a kept
+ * `wait` whose thread ended is dropped first), and else the one of the application that
  * called least recently of those that hold nothing (no window, no ring,
  * no focus, no `wait` kept, nothing queued: if it is still there, it only
  * asks again). A slot of one of them, or NULL if every application holds
@@ -479,8 +486,8 @@ static struct app *reclaim(void)
     for (unsigned i = 0; i < APPS; i++) {
         struct app *a = &d.apps[i];
         if (a->waiting && !svc_token_alive(a->waiting))
-            forget(a);                          /* (it ended while it waited) */
-        else if (a->pid && !living(a))
+            drop_dead_wait(a);                  /* (its waiting thread ended: the rest may live on) */
+        if (a->pid && !living(a))
             ;                                   /* (its window's endpoint died: forgotten) */
         else if (a->pid && !a->ring_va && !svc_client_alive(a->pid))
             forget(a);                          /* (its process ended) */
@@ -538,6 +545,8 @@ static int64_t wait(struct svc_call *call, uint32_t *type, uint32_t *code, uint3
         return err;
     if (a->ring)
         return SVC_E_STATE;                     /* (its events go into its ring) */
+    if (a->waiting && !svc_token_alive(a->waiting))
+        drop_dead_wait(a);                      /* (the thread that waited ended: another may wait) */
     if (a->waiting)
         return SVC_E_BUSY;
     if (a->head != a->tail) {

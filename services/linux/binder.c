@@ -240,6 +240,7 @@ static int32_t next_id = 1;
  * they were given it. */
 static int in_ioctl;
 static struct bthread *finish_first, *finish_last;
+static struct bthread *ioctl_caller;    /* the running ioctl's thread: it reads again itself (lx_binder_ioctl) */
 static uint32_t last_txn_id;            /* transactions' numbers (Linux's debug ids: only their order means anything) */            /* (0 is the pollers': LX_BLK_BINDER's wake of no thread) */
 
 /* ---------------------------------------------------------------- lists */
@@ -269,7 +270,7 @@ static struct bwork *dequeue(struct bwork **head, struct bwork **tail)
  * Within an ioctl, a thread parked in a read is finished at its end. */
 static void wake_thread(struct bthread *bt)
 {
-    if (bt && in_ioctl && bt->parked) {
+    if (bt && in_ioctl && bt->parked && bt != ioctl_caller) {
         if (!bt->finishing) {
             bt->finishing = 1;
             bt->finish_next = NULL;
@@ -1103,7 +1104,7 @@ static void transaction(struct lx_ctx *c, struct bthread *bt, const struct binde
     int err = tr->data_size > MAP_MAX || tr->offsets_size > MAP_MAX || extra > MAP_MAX || extra % 8 ? -LX_EINVAL : 0;
     uint64_t size = align8(tr->data_size) + align8(tr->offsets_size) + align8(extra);
     if (!err)
-        err = buf_alloc(tp, size, !reply && (tr->flags & TF_ONE_WAY), bp->pid, &t->buf);
+        err = buf_alloc(tp, size, !reply && (tr->flags & TF_ONE_WAY), c->p->pid, &t->buf);
     if (!err && tr->data_size &&
         svc_mem_copy_in(c->call, tp->obj->h, t->buf->off, tr->buffer, tr->data_size) != 0)
         err = -LX_EFAULT;
@@ -1709,15 +1710,16 @@ struct outbuf {
     /* Not the caller's buffer (finish_parked): the memory object behind
      * the whole of it, and the offset there of address poke_va. */
     svc_handle poke;
-    uint64_t poke_va, poke_off;
+    uint64_t poke_va, poke_len, poke_off;
     uint8_t b[256];
 };
 
 /* len bytes to the reader's buffer at `at`: 0 or -1. */
 static int out_write(struct lx_ctx *c, const struct outbuf *o, uint64_t at, const void *src, uint32_t len)
 {
-    if (o->poke)
-        return svc_mem_write(o->poke, o->poke_off + (at - o->poke_va), src, len) ? -1 : 0;
+    if (o->poke)                                /* (only inside the range found writable) */
+        return at < o->poke_va || at - o->poke_va > o->poke_len || len > o->poke_len - (at - o->poke_va) ||
+               svc_mem_write(o->poke, o->poke_off + (at - o->poke_va), src, len) ? -1 : 0;
     return lx_copy_out(c, at, src, len) ? -1 : 0;
 }
 
@@ -1825,6 +1827,7 @@ static int64_t thread_read(struct lx_ctx *c, struct bthread *bt, uint64_t buf, u
     o.n = 0;
     o.poke = poke ? poke->poke : 0;
     o.poke_va = poke ? poke->poke_va : 0;
+    o.poke_len = poke ? poke->poke_len : 0;
     o.poke_off = poke ? poke->poke_off : 0;
     if (*consumed == 0) {
         uint32_t noop = BR_NOOP;                /* (as Linux: at once, whatever the buffer's size) */
@@ -2010,9 +2013,11 @@ static void finish_parked(struct bthread *bt)
     struct lx_proc *mem = t ? lx_memory_of(t->p) : NULL;
     struct outbuf to;                           /* (only its poke fields: the bytes are thread_read's) */
     to.poke_va = bwr.read_buffer;
+    to.poke_len = bwr.read_size;
     svc_handle arg_h;
     uint64_t arg_off;
     if (!t || !t->blk.token || t->blk.kind != LX_BLK_BINDER || t->blk.on != bt->id ||
+        bwr.read_consumed != 0 || bwr.read_size < 8 ||     /* (unusual reads: run again, as they came) */
         lx_vma_target(mem, bt->park_arg, sizeof(bwr), &arg_h, &arg_off) ||
         lx_vma_target(mem, bwr.read_buffer, bwr.read_size, &to.poke, &to.poke_off)) {
         lx_wake_all(LX_BLK_BINDER, bt->id);
@@ -2153,6 +2158,28 @@ static int64_t frozen_info(struct lx_ctx *c, uint64_t arg)
     return lx_copy_out(c, arg, &si, sizeof(si)) ? -LX_EFAULT : 0;
 }
 
+/* The running ioctl's thread bt was to wait, and finishing others' reads
+ * gave it work: its read again, in its own call (its write part done). */
+static int64_t read_again(struct lx_ctx *c, struct lx_file *f, struct bthread *bt)
+{
+    struct binder_write_read bwr = bt->park_bwr;
+    bt->parked = 0;
+    c->t->blk.kind = LX_BLK_NONE;               /* (lx_block's, undone: it may not wait now) */
+    c->t->blk.on = 0;
+    int64_t r = thread_read(c, bt, bwr.read_buffer, bwr.read_size, &bwr.read_consumed, (f->flags & O_NONBLOCK) != 0,
+                            NULL);
+    if (bt->proc->todo)
+        wake_proc(bt->proc, bt);
+    if (lx_copy_out(c, bt->park_arg, &bwr, sizeof(bwr)))
+        return -LX_EFAULT;
+    if (r == LX_BLOCK) {
+        bt->parked = 1;
+        bt->park_bwr = bwr;
+        return lx_block(c, LX_BLK_BINDER, bt->id);
+    }
+    return r;
+}
+
 int64_t lx_binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint64_t arg)
 {
     /* The file is held through the call: freeing a buffer closes the
@@ -2160,15 +2187,22 @@ int64_t lx_binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, uint6
     lx_file_get(f);
     in_ioctl = 1;
     int64_t r = binder_ioctl(c, f, req, arg);
-    while (finish_first) {                      /* (finishing one may give work to another) */
-        struct bthread *bt = finish_first;
-        finish_first = bt->finish_next;
-        if (!finish_first)
-            finish_last = NULL;
-        bt->finishing = 0;
-        finish_parked(bt);
+    for (;;) {
+        while (finish_first) {                  /* (finishing one may give work to another) */
+            struct bthread *bt = finish_first;
+            finish_first = bt->finish_next;
+            if (!finish_first)
+                finish_last = NULL;
+            bt->finishing = 0;
+            finish_parked(bt);
+        }
+        struct bthread *me = ioctl_caller;
+        if (r != LX_BLOCK || !me || !has_work(me, me->waiting))
+            break;
+        r = read_again(c, f, me);               /* (work came to it meanwhile: it does not wait) */
     }
     in_ioctl = 0;
+    ioctl_caller = NULL;
     lx_file_put(f);
     return r;
 }
@@ -2182,6 +2216,7 @@ static int64_t binder_ioctl(struct lx_ctx *c, struct lx_file *f, uint64_t req, u
     if (!bt)
         return -LX_ENOMEM;
     bt->parked = 0;                             /* (it runs: whatever it waited in is over) */
+    ioctl_caller = bt;
     int64_t r;
     switch ((uint32_t)req) {
     case BINDER_WRITE_READ:

@@ -108,6 +108,31 @@ static void crash(void)
            "fs: a 40 KB file survived the restart");
 }
 
+/* role=hold n=K (systems/fsreap-*.toml, the case services/fs-reap):
+ * client K, 40 ms after client K - 1, opens a boot file 16 times (a
+ * client's quota) and ends without closing any. role=reap, after five of
+ * them: the service's 64 open files are all ended clients'; its 16 opens
+ * succeed only if the service let theirs go. */
+static int hold(uint64_t k, int reap)
+{
+    sleep_ms(reap ? 40 * 5 + 600 : 40 * k);
+    unsigned opened = 0;
+    int64_t err = 0;
+    for (unsigned i = 0; i < 16 && !err; i++) {
+        uint32_t fd;
+        err = fs_open(fs, P("/boot/reap"), FS_O_READ, &fd);  /* (the boot file of that program) */
+        opened += !err;
+    }
+    if (reap) {
+        printf("fstest: after five clients ended holding 16 open files each, 16 more: %s (%u, error %ld)\n",
+               opened == 16 ? "yes" : "no", opened, (long)err);
+        return opened == 16 ? 0 : 1;
+    }
+    printf("fstest: client %lu holds %u open files (error %ld)\n", (unsigned long)k, opened, (long)err);
+    exit_process(opened == 16 ? 0 : 1);         /* (its files left open) */
+    return 1;
+}
+
 int main(void *info)
 {
     fs = start_handle("fs");
@@ -120,6 +145,8 @@ int main(void *info)
         peer();
         return 0;
     }
+    if (start_arg("role", role, sizeof(role)) && (!strcmp(role, "hold") || !strcmp(role, "reap")))
+        return hold(start_arg_u64("n", 1), !strcmp(role, "reap"));
     sys_thread_set_priority(self_thread(), 100);    /* its ceiling stays 200 (long.c) */
     basics();
     clients();
