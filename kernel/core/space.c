@@ -390,14 +390,18 @@ int64_t sys_space_create(void)
     return h;
 }
 
-/* Whether the space numbered `id` has a thread and was not torn down
- * (a walk of the tree of spaces: for services that look now and then). */
+/* Whether the space numbered `id` is there and, if it ever had a thread,
+ * not being torn down (its last thread ended, or it was killed). A space
+ * that never had a thread (an account a kernel-placed service charges,
+ * whose id its calls to other services carry, torn down once its creator
+ * let its handle go) lives while it is there. A walk of the tree of
+ * spaces: for services that look now and then. */
 bool space_id_alive(uint64_t id)
 {
     struct space *s = root_space;
     while (s) {
         if (s->id == id)
-            return !s->torn_down && !list_empty(&s->threads);
+            return !s->had_threads || (!s->torn_down && !s->teardown_queued);
         if (!list_empty(&s->children)) {
             s = list_first(&s->children, struct space, child_link);
             continue;

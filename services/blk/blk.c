@@ -955,6 +955,9 @@ static int64_t sync_start(struct svc_call *call, uint64_t *ticket)
         i = 0;
         while (i < WAITERS && (syncer[i] || ticket_pid[i]))
             i++;
+        for (unsigned k = 0; i == WAITERS && k < WAITERS; k++)
+            if (!syncer[k] && ticket_done[k] && !svc_client_alive(ticket_pid[k]))
+                i = k;                                  /* (all taken: a finished one of a client that ended) */
         if (i == WAITERS)
             return SVC_E_BUSY;
     }

@@ -69,8 +69,10 @@ void svc_reply_objects(struct svc_call *call, uint64_t label, unsigned len, cons
                        const svc_handle *h, const uint32_t *rights);
 /* Keep this call's reply for later; 0 if it cannot be kept. */
 svc_token svc_defer(struct svc_call *call);
-/* Whether the client process `pid` (a call's `pid`) still runs: 1; 0
- * once it ended (ids are never used twice). A service takes back what an
+/* Whether the client process `pid` (a call's `pid`) is still there: 1;
+ * 0 once it ended (ids are never used twice). A kernel-placed service's
+ * call carries the id of the account it charges, or 0 without one: it
+ * is always there. A service takes back what an
  * ended client held: a walk of the kernel's processes, so to be asked
  * when something runs out, not at every call. */
 int svc_client_alive(uint64_t pid);

@@ -5,7 +5,8 @@ reads it, is refused bad requests, writes (past the cache's size too) and
 syncs, also as a client that cannot wait (watch, sync_start, sync_poll); then the host reads the image back: every sector blktest says it
 wrote holds the inverse pattern, every other one what the host wrote. A
 read-only disk is left as it was; a machine without a disk gets E_NOENT;
-`./petrel run --disk` makes and attaches an image."""
+`./petrel run --disk` makes and attaches an image. Sixteen clients that end
+holding sync tickets leave their places to the next (systems/blkreap-*)."""
 import hashlib
 import re
 
@@ -73,6 +74,19 @@ def test_blktest_reads_writes_and_syncs_what_the_image_then_holds(system, tmp_pa
         if data[s * SECTOR:(s + 1) * SECTOR] != want:
             wrong.append(s)
     assert not wrong, f"{len(wrong)} sectors differ from what blktest wrote or left, first {wrong[:10]}"
+
+
+@pytest.mark.parametrize("system", ["blkreap-kernel", "blkreap-user"])
+def test_sync_tickets_of_clients_that_ended_give_their_places(system, tmp_path):
+    # Sixteen clients each end holding a sync ticket they never ask after
+    # (the service has 16 places); a seventeenth still gets one.
+    disk = tmp_path / "disk.img"
+    make_image(disk)
+    console = boot(system, disk)
+    for k in range(1, 17):
+        assert f"blktest: client {k} holds a sync ticket (error 0)" in console, console[-3000:]
+    assert "blktest: after sixteen clients ended holding sync tickets, one more: yes" in console, console[-3000:]
+    assert "root: all 17 programs have exited" in console, console[-3000:]
 
 
 def test_a_read_only_disk_refuses_writes_and_is_left_as_it_was(tmp_path):

@@ -259,9 +259,37 @@ static void commit_under_sync(void)
            tries, (long)p, (unsigned long)dirty);
 }
 
+/* role=ticket n=K (systems/blkreap-*.toml; tests/host/test_blk.py): client
+ * K, 40 ms after client K - 1, takes a sync ticket (sync_start) and ends
+ * without asking after it. role=reap, after sixteen of them: the
+ * service's 16 places are all ended clients' tickets; its sync_start
+ * succeeds only if the service gives it one of their places. */
+static int ticket_role(uint64_t k, int reap)
+{
+    sleep_ms(reap ? 40 * 16 + 600 : 40 * k);
+    uint64_t ticket = 0;
+    int64_t err = blk_sync_start(dev, &ticket);
+    if (reap) {
+        int64_t polled = err ? err : blk_sync_poll(dev, ticket);
+        for (int tries = 0; polled == -E_AGAIN && tries < 500; tries++) {
+            sleep_ms(10);                       /* (its sync runs: the disk answers) */
+            polled = blk_sync_poll(dev, ticket);
+        }
+        printf("blktest: after sixteen clients ended holding sync tickets, one more: %s (start %ld, poll %ld)\n",
+               err == 0 && polled == 0 ? "yes" : "no", (long)err, (long)polled);
+        return err == 0 && polled == 0 ? 0 : 1;
+    }
+    printf("blktest: client %lu holds a sync ticket (error %ld)\n", (unsigned long)k, (long)err);
+    exit_process(err ? 1 : 0);                  /* (its ticket never asked after) */
+    return 1;
+}
+
 int main(void)
 {
     dev = start_handle("blk");
+    char role[8];
+    if (start_arg("role", role, sizeof(role)) && (!strcmp(role, "ticket") || !strcmp(role, "reap")))
+        return ticket_role(start_arg_u64("n", 1), !strcmp(role, "reap"));
     uint32_t block_size = 0, flags = 0, geometry = 0;
     int64_t err = blk_info(dev, &sectors, &block_size, &flags, &geometry);
     if (err == -E_NOENT) {
