@@ -1305,14 +1305,6 @@ static struct lx_vma *vma_holding(struct lx_proc *p, uint64_t va, uint64_t len)
     return v->obj ? v : NULL;
 }
 
-int lx_vma_poke(struct lx_proc *p, uint64_t va, const void *src, uint64_t len)
-{
-    struct lx_vma *v = vma_holding(p, va, len);
-    if (!v || v->obj->file || !(v->rights & R_WRITE))
-        return -LX_EFAULT;
-    return svc_mem_write(v->obj->h, v->off + (va - v->node.start), src, len) ? -LX_EFAULT : 0;
-}
-
 int lx_vma_target(struct lx_proc *p, uint64_t va, uint64_t len, svc_handle *h, uint64_t *off)
 {
     struct lx_vma *v = lx_range_ok(va, len ? len : 1) ? vma_holding(p, va, len ? len : 1) : NULL;
@@ -1322,6 +1314,16 @@ int lx_vma_target(struct lx_proc *p, uint64_t va, uint64_t len, svc_handle *h, u
     *off = v->off + (va - v->node.start);
     return 0;
 }
+
+int lx_vma_poke(struct lx_proc *p, uint64_t va, const void *src, uint64_t len)
+{
+    svc_handle h;
+    uint64_t off;
+    if (lx_vma_target(p, va, len, &h, &off))
+        return -LX_EFAULT;
+    return svc_mem_write(h, off, src, len) ? -LX_EFAULT : 0;
+}
+
 
 int lx_vma_peek(struct lx_proc *p, uint64_t va, void *dst, uint64_t len)
 {
