@@ -66,6 +66,16 @@ KTSVCOBJ  = $(call kobjs,kernel-test,$(SVC_KSRC)) $(patsubst %,$(O)/kernel-test/
 KOBJ      = $(call kobjs,kernel,$(KSRC)) $(O)/kernel/gen/syscall_table.c.o $(O)/kernel/gen/ksvc_table.c.o $(KSVCOBJ)
 KTOBJ     = $(call kobjs,kernel-test,$(KSRC) $(KTSRC)) $(O)/kernel-test/gen/syscall_table.c.o \
             $(O)/kernel-test/gen/ksvc_table.c.o $(KTSVCOBJ)
+# K2's shadow kernel (docs/design/k2.md): the same tree in a second pass,
+# the configuration's values with K2_SHADOW=y and one core, built for size
+# and linked at the start of its own local region (K2_SHADOW_PHYS; the
+# main kernel's kernel.bin is the usual build).
+K2_SHADOW_PHYS = 0x41000000
+K2OVERRIDES = K2_SHADOW=y MAX_CPUS=1
+K2CFLAGS  = -I$(GEN)/k2 $(filter-out -O2,$(KCFLAGS)) -Os
+K2OBJ     = $(call kobjs,k2,$(KSRC)) $(O)/k2/gen/syscall_table.c.o $(O)/k2/gen/ksvc_table.c.o \
+            $(call kobjs,k2,$(SVC_KSRC)) $(patsubst %,$(O)/k2/gen/%_server.c.o,$(KSERVICES)) \
+            $(patsubst %,$(O)/k2/gen/%_kclient.c.o,$(KCLIENTS))
 
 # ---------------------------------------------------------------- user
 # Native programs: what ships in user/ (the runtime user/rt is not one), the
@@ -127,10 +137,10 @@ LIBGCC = $(shell aarch64-linux-gnu-gcc -print-libgcc-file-name 2>/dev/null)
 LINUX_OTHER_LIBC = $(O)/linux/bin/dynamic-glibc $(O)/linux/bin/dynamic-glibc-static $(O)/linux/bin/dynamic-musl \
                    $(O)/linux/bin/threads-glibc $(O)/linux/bin/threadchurn-glibc $(O)/linux/bin/exec-glibc $(O)/linux/bin/vforkmem-glibc
 
-.PHONY: all kernel kernel-test user clean linux-bench linux-root data
+.PHONY: all kernel kernel-test k2 user clean linux-bench linux-root data
 .SECONDEXPANSION:
 .SECONDARY:
-all: kernel kernel-test user linux-bench linux-root data docs/reference/linux-syscalls.md
+all: kernel kernel-test k2 user linux-bench linux-root data docs/reference/linux-syscalls.md
 
 $(KFLAGS_STAMP): FORCE
 	@mkdir -p $(dir $@)
@@ -236,12 +246,18 @@ $(O)/bench/linux/null: bench/linux/null.c
 	$(Q)$(LINUX_CC) -static -O2 -Wall -Werror -o $@ $<
 kernel: $(O)/kernel/kernel.bin
 kernel-test: $(O)/kernel-test/kernel.bin
+k2: $(O)/k2/shadow.bin
 user: $(UELFS) $(USVCELFS)
 
 # Kernel options: kernel/Kconfig + build/.config (from configs/defconfig).
 $(GEN)/kernel/autoconf.h: kernel/Kconfig configs/defconfig $(wildcard $(O)/.config) tools/petrel/kconfig.py
 	@echo "  KCONFIG $(O)/.config"
 	$(Q)PYTHONPATH=tools $(PYTHON) -m petrel.kconfig header kernel/Kconfig $(O)/.config configs/defconfig $@
+
+# The shadow kernel's options: the same configuration, K2's overrides.
+$(GEN)/k2/autoconf.h: kernel/Kconfig configs/defconfig $(wildcard $(O)/.config) tools/petrel/kconfig.py Makefile
+	@echo "  KCONFIG $@"
+	$(Q)PYTHONPATH=tools $(PYTHON) -m petrel.kconfig header kernel/Kconfig $(O)/.config configs/defconfig $@ $(K2OVERRIDES)
 
 # The system call interface: one description, generated C and docs.
 $(GENSRC) $(SYSHDRS) docs/reference/syscalls.md &: idl/syscalls.toml tools/petrel/syscallgen.py
@@ -340,6 +356,39 @@ $(O)/kernel/kernel.elf: $(KOBJ) $(KLDS)
 $(O)/kernel-test/kernel.elf: $(KTOBJ) $(KLDS)
 	@echo "  LD      $@"
 	$(Q)$(LD) -T $(KLDS) -nostdlib -o $@ $(KTOBJ)
+
+$(O)/k2/shadow.elf: $(K2OBJ) $(KLDS)
+	@echo "  LD      $@"
+	$(Q)$(LD) -T $(KLDS) --defsym=K2_SHADOW_PHYS=$(K2_SHADOW_PHYS) -nostdlib -o $@ $(K2OBJ)
+
+$(O)/k2/shadow.bin: $(O)/k2/shadow.elf
+	@echo "  OBJCOPY $@"
+	$(Q)$(OBJCOPY) -O binary $< $@
+
+$(O)/k2/gen/%_server.c.o: $(GEN)/services/%_server.c $(KFLAGS_STAMP) $(GEN)/k2/autoconf.h | $(GENHDRS) $(SVC_GEN)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (shadow)"
+	$(Q)$(CC) $(K2CFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
+
+$(O)/k2/gen/%_kclient.c.o: $(GEN)/services/%_kclient.c $(KFLAGS_STAMP) $(GEN)/k2/autoconf.h | $(GENHDRS) $(SVC_GEN)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (shadow)"
+	$(Q)$(CC) $(K2CFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
+
+$(O)/k2/gen/%.c.o: $(GEN)/kernel/%.c $(KFLAGS_STAMP) $(GEN)/k2/autoconf.h | $(GENHDRS) $(SVC_GEN)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (shadow)"
+	$(Q)$(CC) $(K2CFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
+
+$(O)/k2/%.c.o: %.c $(KFLAGS_STAMP) $(GEN)/k2/autoconf.h | $(GENHDRS) $(SVC_GEN)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (shadow)"
+	$(Q)$(CC) $(K2CFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
+
+$(O)/k2/%.S.o: %.S $(KFLAGS_STAMP) $(GEN)/k2/autoconf.h | $(GENHDRS) $(SVC_GEN)
+	@mkdir -p $(dir $@)
+	@echo "  AS      $< (shadow)"
+	$(Q)$(CC) $(K2CFLAGS) -DCONFIG_KTEST=0 -c $< -o $@
 
 %/kernel.bin: %/kernel.elf
 	@echo "  OBJCOPY $@"

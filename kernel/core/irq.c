@@ -19,8 +19,9 @@ struct handler {
 static struct irqchip *chip;
 static struct handler handlers[IRQ_MAX];
 
-/* Pick the GIC driver that matches the device tree and start it. */
-int irq_init(const struct fdt *fdt)
+/* Pick the GIC driver that matches the device tree and start it (owner:
+ * program the distributor too; K2's shadow kernel does not). */
+int irq_init(const struct fdt *fdt, bool owner)
 {
     static const struct { const char *compat; struct irqchip *chip; } table[] = {
         { "arm,gic-v3", &gicv3_chip },
@@ -31,7 +32,7 @@ int irq_init(const struct fdt *fdt)
         int node = fdt_find_compatible(fdt, -1, table[i].compat);
         if (node < 0)
             continue;
-        int err = table[i].chip->init(fdt, node, table[i].chip);
+        int err = table[i].chip->init(fdt, node, table[i].chip, owner);
         if (err)
             return err;
         chip = table[i].chip;

@@ -22,6 +22,7 @@
 #include "ktest.h"
 #include "platform.h"
 #include "sched.h"
+#include "k2.h"
 
 #define PETREL_VERSION "0.1.0"
 
@@ -67,16 +68,16 @@ static void banner(void)
         kprintf("bootargs: %s\n", cmdline());
 }
 
-NORETURN void kernel_main(paddr_t dtb_pa);
-
-NORETURN void kernel_main(paddr_t dtb_pa)
+/* The boot core's first steps, the same in both K2 kernels: per-core
+ * pointer, vectors, and the device tree, validated before anything reads
+ * it, with the boot arguments. */
+void boot_cpu_and_tree(paddr_t dtb_pa)
 {
     arch_set_this_cpu(&cpus[0]);
     cpus[0].kstack_top = arch_kstack_top(0);    /* the stack overflow check needs it */
     arch_trap_init();
     arch_zero_init();
 
-    /* The device tree: validated before anything reads it. */
     const void *dtb = phys_to_virt(dtb_pa);
     uint32_t dtb_size = fdt_header_size(dtb);
     if (dtb_size == 0 || dtb_size > MiB(2) || fdt_open(&boot_fdt, dtb, dtb_size) != 0)
@@ -86,11 +87,21 @@ NORETURN void kernel_main(paddr_t dtb_pa)
     uint32_t len;
     const char *args = chosen >= 0 ? fdt_prop(&boot_fdt, chosen, "bootargs", &len) : NULL;
     cmdline_init(args && len && !args[len - 1] ? args : "");
+}
 
+NORETURN void kernel_main(paddr_t dtb_pa);
+
+NORETURN void kernel_main(paddr_t dtb_pa)
+{
+    if (CONFIG_K2_SHADOW)
+        k2_shadow_main(dtb_pa);         /* K2's shadow kernel boots its own way */
+    boot_cpu_and_tree(dtb_pa);
     if (mem_discover(&boot_fdt, dtb_pa) != 0)
         arch_system_fail(3);
+    k2_boot_statics();                  /* the console's lock is one of them */
+    k2_layout();
     arch_mmu_init_kernel(0, 0);
-    if (platform_console_init(&boot_fdt) != 0)
+    if (platform_console_init(&boot_fdt, true) != 0)
         arch_system_fail(4);
     if (smp_discover(&boot_fdt) != 0)
         panic("no cores in /cpus");
@@ -99,13 +110,14 @@ NORETURN void kernel_main(paddr_t dtb_pa)
     int err = frame_init();
     if (err)
         panic("frame allocator: %s", error_name(err));
-    if ((err = irq_init(&boot_fdt)) != 0)
+    if ((err = irq_init(&boot_fdt, true)) != 0)
         panic("no supported interrupt controller: %s", error_name(err));
     if ((err = timer_init(&boot_fdt)) != 0)
         panic("no architectural timer: %s", error_name(err));
     if ((err = arch_firmware_init(&boot_fdt)) != 0)
         kprintf("psci: not found; secondary cores stay off\n");
     banner();
+    k2_cores();                         /* K2: the last core is the shadow kernel's */
     trace_init();
 
     irq_cpu_init();
@@ -121,6 +133,7 @@ NORETURN void kernel_main(paddr_t dtb_pa)
 
     unsigned online = smp_boot_secondaries();
     kprintf("smp: %u of %u cores online\n", online, ncpus_present);
+    k2_start();
 
     if (CONFIG_KTEST && cmdline_has("kpanic")) {
         kprintf("petrel: kpanic: touching an unmapped kernel address\n");

@@ -19,6 +19,9 @@ static struct mem_range ram[CONFIG_MAX_MEM_REGIONS];
 static unsigned nram;
 static struct mem_range reserved[MAX_RESERVED];
 static unsigned nreserved;
+#define MAX_HIDDEN      4
+static struct mem_range hidden[MAX_HIDDEN];
+static unsigned nhidden;
 static paddr_t boot_next, boot_end;
 static bool boot_closed;
 
@@ -51,6 +54,22 @@ static void add_memory_nodes(const struct fdt *fdt)
             nram++;
         }
     }
+}
+
+/* A range this kernel must never touch: never handed out and not in the
+ * direct map (K2: the other kernel's local region; before the final map). */
+void mem_hide(paddr_t base, uint64_t size)
+{
+    if (nhidden == MAX_HIDDEN)
+        panic("too many hidden memory ranges");
+    mem_reserve(base, size);
+    hidden[nhidden++] = reserved[nreserved - 1];
+}
+
+unsigned mem_hidden_ranges(const struct mem_range **out)
+{
+    *out = hidden;
+    return nhidden;
 }
 
 /* Reserve the /memreserve/ block entries and /reserved-memory children. */

@@ -6,9 +6,12 @@
 #include "kernel.h"
 #include "spinlock.h"
 #include "format.h"
+#include "k2.h"
 
 static void (*console_putc)(char c);
-static spinlock_t console_lock = SPINLOCK_INIT;
+/* A hardware spinlock word of K2's (k2.h): with two kernels on one UART,
+ * a line from either is whole. */
+static spinlock_t *const console_lock = &k2_hw.hwspin[K2_HWSPIN_CONSOLE];
 
 /* Route console output to a character sink (the UART driver). */
 void console_set_output(void (*putc)(char c))
@@ -21,13 +24,13 @@ void console_write(const char *s, size_t len)
 {
     if (!console_putc)
         return;
-    uint64_t flags = spin_lock_irqsave(&console_lock);
+    uint64_t flags = spin_lock_irqsave(console_lock);
     for (size_t i = 0; i < len; i++) {
         if (s[i] == '\n')
             console_putc('\r');
         console_putc(s[i]);
     }
-    spin_unlock_irqrestore(&console_lock, flags);
+    spin_unlock_irqrestore(console_lock, flags);
 }
 
 int kvsnprintf(char *buf, size_t size, const char *fmt, va_list ap)

@@ -5,6 +5,7 @@
  * validates its arguments and returns an error, never panics.
  */
 #include "thread.h"
+#include "k2.h"
 #include "space.h"
 #include "ipc.h"
 #include "bootimage.h"
@@ -124,6 +125,7 @@ int64_t sys_system_off(uint32_t root)
     int err = handle_get(me(), root, OBJ_ROOT, R_MANAGE, &sl);
     if (err)
         return err;
+    k2_shutdown_report();
     kprintf("petrel: shutting down\n");
     arch_system_off();
 }

@@ -10,6 +10,7 @@
  * would write to, so the memory must outlive that).
  */
 #include "thread.h"
+#include "k2.h"
 #include "space.h"
 #include "sched.h"
 #include "cpu.h"
@@ -194,6 +195,7 @@ void thread_kill(struct thread *t, int status)
 
     if (t->is_root) {
         kprintf("root: \"%s\" exited with status %d\n", t->name, status);
+        k2_shutdown_report();
         kprintf("petrel: shutting down\n");
         arch_system_off();
     }

@@ -77,6 +77,7 @@ void arch_dump_frame(const struct trapframe *tf);
 /* Firmware (PSCI) calls (arch/aarch64/psci.c). */
 int arch_firmware_init(const void *fdt_blob);
 int arch_cpu_start(uint64_t hwid, unsigned index);
+int arch_cpu_start_at(uint64_t hwid, paddr_t entry, uint64_t context);   /* K2: another kernel's entry */
 NORETURN void arch_system_off(void);
 NORETURN void arch_system_fail(int status);
 

@@ -14,24 +14,33 @@ struct fdt;
 #define IRQ_SPURIOUS    1023
 #define IRQ_SGI_WAKE    0       /* inter-processor interrupt: wake up / reschedule */
 #define IRQ_SGI_TEST    1       /* inter-processor interrupt used by self tests */
+#define IRQ_SGI_K2      2       /* K2's mailbox doorbell between the two kernels (k2.c) */
 
 struct irqchip {
     const char *name;
     unsigned version;                       /* 2 or 3 */
     unsigned lines;                         /* interrupt IDs below this exist */
     paddr_t dist_base, cpu_base;            /* GICD, GICC (v2) or GICR (v3) */
-    int (*init)(const struct fdt *fdt, int node, struct irqchip *chip);
+    /* owner: reset and program the distributor (the only kernel that does:
+     * K2's shadow kernel attaches to it without touching its global state) */
+    int (*init)(const struct fdt *fdt, int node, struct irqchip *chip, bool owner);
     void (*cpu_init)(unsigned cpu_index);
     void (*enable)(unsigned irq, unsigned cpu_index);
     void (*disable)(unsigned irq);
     unsigned (*ack)(void);
     void (*eoi)(unsigned irq);
     void (*send_sgi)(unsigned cpu_index, unsigned sgi);
+    /* K2: a core of the other kernel, named by the id its own kernel read
+     * with sgi_id (GICv2: its CPU interface's bit, GICv3: its affinity) */
+    uint64_t (*sgi_id)(void);
+    void (*send_sgi_id)(uint64_t id, unsigned sgi);
+    unsigned (*spis_routed_to)(uint64_t id);    /* enabled SPIs that target that core */
+    unsigned (*spis_enabled)(void);
 };
 
 typedef void (*irq_handler_t)(unsigned irq, void *arg);
 
-int irq_init(const struct fdt *fdt);
+int irq_init(const struct fdt *fdt, bool owner);
 const struct irqchip *irq_chip(void);
 void irq_cpu_init(void);
 int irq_register(unsigned irq, irq_handler_t handler, void *arg);

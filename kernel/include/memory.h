@@ -24,6 +24,8 @@ struct mem_range {
 /* memory.c */
 int mem_discover(const struct fdt *fdt, paddr_t dtb_pa);
 void mem_reserve(paddr_t base, uint64_t size);
+void mem_hide(paddr_t base, uint64_t size); /* reserved and left out of the direct map (K2) */
+unsigned mem_hidden_ranges(const struct mem_range **out);
 unsigned mem_ram_ranges(const struct mem_range **out);
 unsigned mem_reserved_ranges(const struct mem_range **out);
 uint64_t mem_total(void);

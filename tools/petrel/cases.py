@@ -39,6 +39,10 @@ of the 640x480 screen on a virtio tablet the machine then has (two events:
 the move with the button down, then the button up). A machine with both
 has the keyboard at the lower address: a service's `devices` names it
 "virtio-input", the tablet "virtio-input#1".
+
+`k2 = true` boots K2 (docs/design/k2.md): QEMU loads the shadow kernel,
+build/k2/shadow.bin, where it is linked to run, and the boot argument k2
+makes the main kernel start it on the machine's last core (smp 2 or more).
 """
 import fnmatch
 import itertools
@@ -47,7 +51,7 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from petrel import bootimage, qemu
+from petrel import bootimage, paths, qemu
 
 MATRIX_KEYS = ("system", "cpu", "gic", "smp", "mem")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
@@ -84,6 +88,7 @@ class Case:
     mem: str = "512M"
     icount: bool = False
     virtualization: bool = False
+    k2: bool = False            # K2: the shadow kernel (build/k2/shadow.bin) on the last core (docs/guide/k2.md)
     net: str = "none"           # a NIC on QEMU's user-mode network: "isolated" (qemu.NETS), its frames
                                 # recorded in build/test/logs/<name>.pcap
     frames: list = field(default_factory=list)  # with a network: protocols its recorded frames must hold
@@ -113,7 +118,8 @@ class Case:
                  and isinstance(k[1], str)]
         return qemu.Machine(self.cpu, self.gic, self.smp, self.mem, self.icount, self.virtualization, self.net,
                             keyboard=any(k for k, _ in needs), tablet=any(t for _, t in needs),
-                            display=self.display or bool(self.screens))
+                            display=self.display or bool(self.screens),
+                            k2=str(paths.shadow_bin()) if self.k2 else "")
 
     # The steps of a run of this case (qemu.run): `typing`'s texts or `keys`'
     # presses, and each of `shots` (Screendump actions, one for each entry of
@@ -139,7 +145,7 @@ class Case:
 # Each key a case may set, with the check its value must pass.
 FIELD_TYPES = {
     "name": str, "kernel": str, "programs": list, "system": str, "input": str, "input_after": str, "typing": list, "keys": list, "display": bool, "screens": list, "files": list, "cpu": str, "gic": int,
-    "smp": int, "mem": str, "icount": bool, "virtualization": bool, "net": str, "frames": list, "append": str, "tap": bool, "expect": list,
+    "smp": int, "mem": str, "icount": bool, "virtualization": bool, "k2": bool, "net": str, "frames": list, "append": str, "tap": bool, "expect": list,
     "expect_exit": (int, str), "timeout": (int, float), "pre": list, "allow_panic": bool, "oracle": list,
     "run": list, "packages": str, "modules": list, "trace": str, "traced": list, "strace": list,
 }

@@ -81,6 +81,9 @@ def add_run(sub) -> None:
     p.add_argument("--append", default="", metavar="ARGS", help="kernel command line (bootargs)")
     p.add_argument("--icount", action="store_true",
                    help="deterministic instruction counting: -icount shift=0,align=off,sleep=off")
+    p.add_argument("--k2", action="store_true",
+                   help="K2: boot the shadow kernel (build/k2/shadow.bin) on the last core beside the main "
+                        "kernel on the others (needs --smp 2 or more; docs/guide/k2.md)")
     p.add_argument("--net", choices=qemu.NETS,
                    help="the virtio-net NIC's network: user (QEMU's user-mode network, 10.0.2.0/24; the default "
                         "of an interactive run), isolated (the same with restrict=on: nothing beyond QEMU's own "
@@ -196,7 +199,8 @@ def run_machine(args, interactive: bool) -> qemu.Machine:
                         forward=tuple(args.forward), disk=disk or "", disk_ro=bool(getattr(args, "disk_ro", False)),
                         keyboard=bool(getattr(args, "keyboard", False)) or "keyboard" in wants,
                         tablet=bool(getattr(args, "tablet", False)) or "tablet" in wants,
-                        display=bool(getattr(args, "display", False)) or "display" in wants)
+                        display=bool(getattr(args, "display", False)) or "display" in wants,
+                        k2=str(paths.shadow_bin()) if getattr(args, "k2", False) else "")
 
 
 # The devices a system description asks of the machine ([system] machine),
@@ -468,6 +472,9 @@ def cmd_run_linux(args, trace_out=None) -> int:
     from petrel import linuxrun
     if args.image or args.gdb is not None:
         print("run: --exec, --add and --linux go without --image and --gdb", file=sys.stderr)
+        return 2
+    if args.linux and args.k2:
+        print("run: --k2 boots Petrel's two kernels, not Debian's Linux (--linux)", file=sys.stderr)
         return 2
     machine = run_machine(args, False)
     try:

@@ -23,6 +23,11 @@ def kernel_bin(flavour: str = "kernel", repo: Path = REPO) -> Path:
     return build_dir(repo) / flavour / "kernel.bin"
 
 
+# Returns K2's shadow kernel image (the build's second kernel pass).
+def shadow_bin(repo: Path = REPO) -> Path:
+    return build_dir(repo) / "k2" / "shadow.bin"
+
+
 # Returns the ELF of the kernel flavour, for gdb.
 def kernel_elf(flavour: str = "kernel", repo: Path = REPO) -> Path:
     return build_dir(repo) / flavour / "kernel.elf"

@@ -75,6 +75,7 @@ class Machine:
     keyboard: bool = False          # a virtio keyboard (virtio-keyboard-device; run() presses Keys on it)
     tablet: bool = False            # a virtio tablet (virtio-tablet-device; run() clicks on it: click@X,Y)
     display: bool = False           # a virtio-gpu screen of DISPLAY_SIZE (run() takes Screendumps of it)
+    k2: str = ""                    # K2: this shadow kernel image (build/k2/shadow.bin) runs on the last core
 
 
 # The screen a machine with a display has: what QEMU's virtio-gpu reports
@@ -149,6 +150,25 @@ def check_machine(m: Machine) -> None:
         raise ValueError(f"tablet {m.tablet!r}: expected true or false")
     if not isinstance(m.display, bool):
         raise ValueError(f"display {m.display!r}: expected true or false")
+    if m.k2 and m.smp < 2:
+        raise ValueError(f"k2: the shadow kernel needs a core of its own: smp 2 or more, not {m.smp}")
+    if m.k2 and mem_bytes(m.mem) < K2_MIN_MEM:
+        raise ValueError(f"k2: mem {m.mem} is too small: K2's regions need at least 64M")
+
+
+# K2 (docs/design/k2.md): where the shadow kernel is linked to run, the
+# start of its local region, and the least memory that holds both local
+# regions, the shared statics and some of the global region.
+K2_SHADOW_PA = 0x41000000
+K2_MIN_MEM = 64 << 20
+
+
+# The bytes of a size QEMU's -m takes ("512M"; a bare number is MiB).
+def mem_bytes(mem: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    if mem[-1] in units:
+        return int(mem[:-1]) * units[mem[-1]]
+    return int(mem) << 20
 
 
 # Returns the QEMU argv. `interactive` puts the console and monitor on the
@@ -164,6 +184,11 @@ def build_argv(kernel, image=None, machine: Machine = Machine(), append: str = "
             "-semihosting-config", "enable=on,target=native", "-kernel", str(kernel)]
     if image is not None:
         argv += ["-initrd", str(image)]
+    if machine.k2:
+        # The shadow kernel's image goes where it is linked to run; the
+        # boot argument k2 makes the main kernel start it on the last core.
+        argv += ["-device", f"loader,file={machine.k2},addr={K2_SHADOW_PA:#x},force-raw=on"]
+        append = ("k2 " + append).strip()
     argv += ["-append", append]
     if interactive:
         # The terminal is the console and, after Ctrl-A c, the monitor;

@@ -27,7 +27,10 @@ _start:
     .quad   0x80000                 /* text_offset */
     .quad   __kernel_image_size     /* image_size, .bss included */
     .quad   0x2                     /* flags: little endian, 4K pages */
-    .quad   0, 0, 0
+    /* res2: "K2SHADOW" in K2's shadow kernel (the main kernel checks it
+     * before starting that image: core/k2.c), 0 otherwise */
+    .quad   CONFIG_K2_SHADOW * 0x574f44414853324b
+    .quad   0, 0
     .ascii  "ARM\x64"
     .long   0
 

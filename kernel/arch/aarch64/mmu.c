@@ -139,19 +139,23 @@ uint64_t *mmu_lookup_page(uint64_t *l1, vaddr_t va)
 #define KATTR_TEXT  (PTE_ATTR(MT_NORMAL) | PTE_SH_INNER | PTE_AF | PTE_UXN | PTE_AP_RO)
 #define KATTR_DEV   (PTE_ATTR(MT_DEVICE_nGnRE) | PTE_AF | PTE_UXN | PTE_PXN)
 
-/* Map one RAM range into the direct map, skipping the kernel image. */
-static void map_ram(paddr_t base, paddr_t end, paddr_t kstart, paddr_t kend)
+/* Map one RAM range into the direct map, skipping the holes: the kernel
+ * image (mapped apart, in pages) and the ranges memory.c hides (K2: the
+ * other kernel's local region). Holes are sorted and apart. */
+static void map_ram(paddr_t base, paddr_t end, const struct mem_range *holes, unsigned nholes)
 {
     vaddr_t off = KERNEL_VA_BASE;
-    if (kstart < end && base < kend) {
-        if (base < kstart)
-            mmu_map_range(kernel_l1, base + off, base, kstart - base, KATTR_RW, MAP_BLOCKS);
-        if (kend < end)
-            mmu_map_range(kernel_l1, kend + off, kend, end - kend, KATTR_RW, MAP_BLOCKS);
-        return;
+    paddr_t at = base;
+    for (unsigned i = 0; i < nholes && at < end; i++) {
+        paddr_t hs = holes[i].base, he = holes[i].base + holes[i].size;
+        if (he <= at || hs >= end)
+            continue;
+        if (hs > at && mmu_map_range(kernel_l1, at + off, at, hs - at, KATTR_RW, MAP_BLOCKS))
+            panic("cannot map RAM at %lx", at);
+        at = he;
     }
-    if (mmu_map_range(kernel_l1, base + off, base, end - base, KATTR_RW, MAP_BLOCKS))
-        panic("cannot map RAM at %lx", base);
+    if (at < end && mmu_map_range(kernel_l1, at + off, at, end - at, KATTR_RW, MAP_BLOCKS))
+        panic("cannot map RAM at %lx", at);
 }
 
 /* Build the final kernel map and switch TTBR1 to it (boot core). */
@@ -164,10 +168,18 @@ void arch_mmu_init_kernel(paddr_t ram_lo UNUSED, paddr_t ram_hi UNUSED)
     paddr_t kstart = virt_to_phys(__kernel_start), kend = virt_to_phys(__kernel_end);
     paddr_t text_end = virt_to_phys(__text_end), ro_end = virt_to_phys(__rodata_end);
     paddr_t data_end = virt_to_phys(__data_end);
-    const struct mem_range *ram;
-    unsigned n = mem_ram_ranges(&ram);
+    const struct mem_range *ram, *hidden;
+    unsigned n = mem_ram_ranges(&ram), nh = mem_hidden_ranges(&hidden);
+    struct mem_range holes[5] = { { kstart, kend - kstart } };
+    unsigned nholes = 1;
+    for (unsigned i = 0; i < nh && nholes < ARRAY_SIZE(holes); i++) {
+        unsigned j = nholes++;                  /* insertion by base */
+        for (; j > 0 && holes[j - 1].base > hidden[i].base; j--)
+            holes[j] = holes[j - 1];
+        holes[j] = hidden[i];
+    }
     for (unsigned i = 0; i < n; i++)
-        map_ram(ram[i].base, ram[i].base + ram[i].size, kstart, kend);
+        map_ram(ram[i].base, ram[i].base + ram[i].size, holes, nholes);
     int err = mmu_map_range(kernel_l1, (vaddr_t)__kernel_start, kstart, text_end - kstart, KATTR_TEXT, MAP_CONT);
     err |= mmu_map_range(kernel_l1, (vaddr_t)__text_end, text_end, ro_end - text_end, KATTR_RO, MAP_CONT);
     err |= mmu_map_range(kernel_l1, (vaddr_t)__rodata_end, ro_end, data_end - ro_end, KATTR_RW, MAP_CONT);

@@ -56,6 +56,16 @@ int arch_cpu_start(uint64_t hwid, unsigned index)
     return r == 0 ? 0 : -E_BUSY;
 }
 
+/* Start core hwid at a physical entry point with x0 = context (K2: the
+ * shadow kernel's image, with the device tree's address). */
+int arch_cpu_start_at(uint64_t hwid, paddr_t entry, uint64_t context)
+{
+    if (!psci_present)
+        return -E_NOSYS;
+    int64_t r = (int64_t)psci_call(PSCI_CPU_ON_64, hwid, entry, context);
+    return r == 0 ? 0 : -E_BUSY;
+}
+
 NORETURN void arch_system_off(void)
 {
     if (psci_present)

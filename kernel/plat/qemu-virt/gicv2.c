@@ -28,7 +28,7 @@ static uint8_t cpu_target[CONFIG_MAX_CPUS];   /* GIC CPU interface bit per core 
 static inline volatile uint32_t *d32(unsigned off) { return (volatile uint32_t *)(gicd + off); }
 static inline volatile uint32_t *c32(unsigned off) { return (volatile uint32_t *)(gicc + off); }
 
-static int v2_init(const struct fdt *fdt, int node, struct irqchip *chip)
+static int v2_init(const struct fdt *fdt, int node, struct irqchip *chip, bool owner)
 {
     uint64_t dbase, dsize, cbase, csize;
     if (!fdt_reg(fdt, node, 0, &dbase, &dsize) || !fdt_reg(fdt, node, 1, &cbase, &csize))
@@ -45,6 +45,8 @@ static int v2_init(const struct fdt *fdt, int node, struct irqchip *chip)
 
     unsigned lines = 32 * ((*d32(GICD_TYPER) & 0x1f) + 1);
     chip->lines = MIN(lines, IRQ_MAX);
+    if (!owner)
+        return 0;
     *d32(GICD_CTLR) = 0;
     for (unsigned i = 32; i < lines && i < IRQ_MAX; i += 32)
         *d32(GICD_ICENABLER + i / 8) = 0xffffffff;
@@ -108,8 +110,39 @@ static void v2_send_sgi(unsigned cpu_index, unsigned sgi)
     *d32(GICD_SGIR) = ((uint32_t)cpu_target[cpu_index] << 16) | (sgi & 15);
 }
 
+/* This core's CPU interface bit, as GICD_ITARGETSR0 reads back. */
+static uint64_t v2_sgi_id(void)
+{
+    return *d32(GICD_ITARGETSR) & 0xff;
+}
+
+static void v2_send_sgi_id(uint64_t id, unsigned sgi)
+{
+    dsb(ishst);
+    *d32(GICD_SGIR) = (uint32_t)(id & 0xff) << 16 | (sgi & 15);
+}
+
+static unsigned v2_spis_routed_to(uint64_t id)
+{
+    unsigned n = 0;
+    for (unsigned irq = 32; irq < gicv2_chip.lines; irq++)
+        if ((*d32(GICD_ISENABLER + (irq / 32) * 4) >> (irq % 32) & 1) && (gicd[GICD_ITARGETSR + irq] & id))
+            n++;
+    return n;
+}
+
+static unsigned v2_spis_enabled(void)
+{
+    unsigned n = 0;
+    for (unsigned irq = 32; irq < gicv2_chip.lines; irq++)
+        n += *d32(GICD_ISENABLER + (irq / 32) * 4) >> (irq % 32) & 1;
+    return n;
+}
+
 struct irqchip gicv2_chip = {
     .name = "GICv2", .version = 2,
     .init = v2_init, .cpu_init = v2_cpu_init, .enable = v2_enable,
     .disable = v2_disable, .ack = v2_ack, .eoi = v2_eoi, .send_sgi = v2_send_sgi,
+    .sgi_id = v2_sgi_id, .send_sgi_id = v2_send_sgi_id, .spis_routed_to = v2_spis_routed_to,
+    .spis_enabled = v2_spis_enabled,
 };

@@ -40,7 +40,7 @@ static volatile uint8_t *gicr[CONFIG_MAX_CPUS];
 static inline volatile uint32_t *d32(unsigned off) { return (volatile uint32_t *)(gicd + off); }
 static inline volatile uint32_t *r32(volatile uint8_t *rd, unsigned off) { return (volatile uint32_t *)(rd + off); }
 
-static int v3_init(const struct fdt *fdt, int node, struct irqchip *chip)
+static int v3_init(const struct fdt *fdt, int node, struct irqchip *chip, bool owner)
 {
     uint64_t dbase, dsize, rbase, rsize;
     if (!fdt_reg(fdt, node, 0, &dbase, &dsize) || !fdt_reg(fdt, node, 1, &rbase, &rsize))
@@ -58,6 +58,8 @@ static int v3_init(const struct fdt *fdt, int node, struct irqchip *chip)
 
     unsigned lines = 32 * ((*d32(GICD_TYPER) & 0x1f) + 1);
     chip->lines = MIN(lines, IRQ_MAX);
+    if (!owner)
+        return 0;
     *d32(GICD_CTLR) = 0;
     while (*d32(GICD_CTLR) & (1u << 31))    /* RWP */
         ;
@@ -147,9 +149,8 @@ static void v3_eoi(unsigned irq)
     isb();
 }
 
-static void v3_send_sgi(unsigned cpu_index, unsigned sgi)
+static void v3_send_sgi_id(uint64_t mpidr, unsigned sgi)
 {
-    uint64_t mpidr = cpus[cpu_index].hwid;
     uint64_t aff0 = mpidr & 0xff;
     uint64_t v = ((mpidr >> 8) & 0xff) << 16 | ((mpidr >> 16) & 0xff) << 32 |
                  ((mpidr >> 32) & 0xff) << 48 | (uint64_t)(sgi & 15) << 24 | (1ull << (aff0 & 15));
@@ -158,8 +159,42 @@ static void v3_send_sgi(unsigned cpu_index, unsigned sgi)
     isb();
 }
 
+static void v3_send_sgi(unsigned cpu_index, unsigned sgi)
+{
+    v3_send_sgi_id(cpus[cpu_index].hwid, sgi);
+}
+
+static uint64_t v3_sgi_id(void)
+{
+    return arch_cpu_hwid();
+}
+
+/* Enabled SPIs whose GICD_IROUTER names that core, or any core (IRM). */
+static unsigned v3_spis_routed_to(uint64_t mpidr)
+{
+    unsigned n = 0;
+    for (unsigned irq = 32; irq < gicv3_chip.lines; irq++) {
+        if (!(*d32(GICD_ISENABLER + (irq / 32) * 4) >> (irq % 32) & 1))
+            continue;
+        uint64_t route = *(volatile uint64_t *)(gicd + GICD_IROUTER + 8 * irq);
+        if ((route & (1ull << 31)) || (route & 0xff00ffffffull) == (mpidr & 0xff00ffffffull))
+            n++;
+    }
+    return n;
+}
+
+static unsigned v3_spis_enabled(void)
+{
+    unsigned n = 0;
+    for (unsigned irq = 32; irq < gicv3_chip.lines; irq++)
+        n += *d32(GICD_ISENABLER + (irq / 32) * 4) >> (irq % 32) & 1;
+    return n;
+}
+
 struct irqchip gicv3_chip = {
     .name = "GICv3", .version = 3,
     .init = v3_init, .cpu_init = v3_cpu_init, .enable = v3_enable,
     .disable = v3_disable, .ack = v3_ack, .eoi = v3_eoi, .send_sgi = v3_send_sgi,
+    .sgi_id = v3_sgi_id, .send_sgi_id = v3_send_sgi_id, .spis_routed_to = v3_spis_routed_to,
+    .spis_enabled = v3_spis_enabled,
 };

@@ -30,7 +30,9 @@ static int find_console(const struct fdt *fdt)
 }
 
 /* Map the console UART and route kernel output to it. */
-int platform_console_init(const struct fdt *fdt)
+/* owner: take the UART over (8N1, on); K2's shadow kernel only writes to
+ * it, as the main kernel set it up. */
+int platform_console_init(const struct fdt *fdt, bool owner)
 {
     int node = find_console(fdt);
     uint64_t base, size;
@@ -45,6 +47,9 @@ int platform_console_init(const struct fdt *fdt)
     const uint8_t *irq = fdt_prop(fdt, node, "interrupts", &len);
     if (irq && len >= 12)
         platform.uart_irq = be32(irq + 4) + (be32(irq) == 0 ? 32 : 16);
-    pl011_init(va);
+    if (owner)
+        pl011_init(va);
+    else
+        pl011_attach(va);
     return 0;
 }

@@ -13,7 +13,8 @@ struct platform_info {
 
 extern struct platform_info platform;
 
-int platform_console_init(const struct fdt *fdt);
+int platform_console_init(const struct fdt *fdt, bool owner);
 void pl011_init(void *va);
+void pl011_attach(void *va);
 
 #endif

@@ -1,0 +1,435 @@
+/*
+ * K2: the main kernel's side (regions, the shadow's core, starting it),
+ * the shadow kernel's boot and loop, and the mailbox both use
+ * (docs/design/k2.md). Compiled into both kernels; CONFIG_K2_SHADOW tells
+ * them apart with plain `if`.
+ *
+ * The mailbox. Each direction is a ring of K2_RING_SLOTS 32-bit messages
+ * in .k2hw with one producer (the sending kernel, under its tx_lock) and
+ * one consumer. A message that makes an empty ring non-empty rings the
+ * doorbell, SGI IRQ_SGI_K2, at the receiving kernel's doorbell core; the
+ * receiver empties the ring before it leaves. Both sides close the race
+ * the same way: publish your index, a full barrier, read the other's.
+ * So either the sender sees the ring was empty and rings, or the
+ * receiver sees the new message before it stops.
+ *
+ * What arrives moves from the ring into an inbox (private to the kernel)
+ * and is handled there, by one core at a time. A sender that finds the
+ * ring full handles its own inbox meanwhile (or, when it is itself
+ * inside a handler, only empties its ring into the inbox), so two
+ * kernels sending to each other never wait on each other forever: a
+ * handler sends at most one message, a reply. Sequence numbers count
+ * each direction mod 512; a gap or a repeat is counted (seq_bad).
+ */
+#include "k2.h"
+#include "arch.h"
+#include "cpu.h"
+#include "fdt.h"
+#include "irq.h"
+#include "kernel.h"
+#include "memory.h"
+#include "platform.h"
+#include "sched.h"
+#include "space.h"
+#include "timer.h"
+
+struct k2_hw k2_hw __attribute__((section(".k2hw"), aligned(64)));
+struct k2_shared k2_shared __attribute__((section(".k2shared"), aligned(64)));
+
+extern struct fdt boot_fdt;
+extern paddr_t boot_dtb_pa;
+extern char __k2hw_start[], __k2hw_end[], __k2shared_start[], __k2shared_end[];
+
+/* "K2SHADOW" in the shadow image's arm64 header, reserved field at 0x20 (boot.S). */
+#define K2_SHADOW_MAGIC     0x574f44414853324bull
+#define IMAGE_MAGIC_OFF     0x38
+#define IMAGE_ROLE_OFF      0x20
+#define IMAGE_SIZE_OFF      0x10
+
+static bool want, image_ok, on;     /* main: asked for, shadow image found, running */
+static struct k2_stats st;
+static spinlock_t tx_lock = SPINLOCK_INIT, rx_lock = SPINLOCK_INIT;
+#define INBOX 256
+static uint32_t inbox[INBOX];
+static uint32_t in_head, in_tail, tx_seq, rx_seq;   /* inbox and rx_seq: rx_lock; tx_seq: tx_lock */
+static uint32_t handling;           /* a core is handling the inbox */
+static uint32_t data_next;          /* the flood's next DATA number (handlers only) */
+static uint32_t job;                /* shadow: a K2_CTL_FLOOD or K2_CTL_COUNT to run */
+static uint32_t unknown_type;
+
+bool k2_on(void) { return on; }
+const struct k2_stats *k2_stats(void) { return &st; }
+
+static struct k2_ring *tx_ring(void) { return &k2_hw.ring[CONFIG_K2_SHADOW ? K2_TO_MAIN : K2_TO_SHADOW]; }
+static struct k2_ring *rx_ring(void) { return &k2_hw.ring[CONFIG_K2_SHADOW ? K2_TO_SHADOW : K2_TO_MAIN]; }
+static uint64_t peer_sgi_id(void) { return CONFIG_K2_SHADOW ? k2_shared.main_sgi_id : k2_shared.shadow_sgi_id; }
+
+/* Move what arrived into the inbox, as far as it has room. */
+static void pull(void)
+{
+    struct k2_ring *r = rx_ring();
+    uint64_t flags = spin_lock_irqsave(&rx_lock);
+    uint32_t h = r->head;
+    while (in_tail - in_head < INBOX && h != __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE)) {
+        uint32_t m = r->slot[h % K2_RING_SLOTS];
+        if (k2_msg_seq(m) != rx_seq % K2_SEQ_MOD)
+            st.seq_bad++;
+        rx_seq++;
+        inbox[in_tail++ % INBOX] = m;
+        st.received++;
+        h++;
+        __atomic_store_n(&r->head, h, __ATOMIC_RELEASE);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);    /* then read tail again: see the header */
+    }
+    spin_unlock_irqrestore(&rx_lock, flags);
+}
+
+/* The next message of the inbox, or false. */
+static bool take(uint32_t *m)
+{
+    uint64_t flags = spin_lock_irqsave(&rx_lock);
+    bool got = in_head != in_tail;
+    if (got)
+        *m = inbox[in_head++ % INBOX];
+    spin_unlock_irqrestore(&rx_lock, flags);
+    return got;
+}
+
+static bool pending(void)
+{
+    struct k2_ring *r = rx_ring();
+    return READ_ONCE(in_head) != READ_ONCE(in_tail) ||
+           __atomic_load_n(&r->head, __ATOMIC_RELAXED) != __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+}
+
+static void handle_ctl(unsigned op, unsigned arg)
+{
+    switch (op) {
+    case K2_CTL_HELLO:
+        st.hello++;
+        break;
+    case K2_CTL_PING:
+        k2_send(K2_CTL, k2_ctl(K2_CTL_PONG, arg));
+        break;
+    case K2_CTL_PONG:
+        __atomic_add_fetch(&st.pongs, 1, __ATOMIC_RELEASE);
+        break;
+    case K2_CTL_DATA:
+        if (arg != (data_next & 0xffff))
+            st.data_bad++;
+        data_next++;
+        __atomic_add_fetch(&st.data_rx, 1, __ATOMIC_RELEASE);
+        break;
+    case K2_CTL_FLOOD:
+    case K2_CTL_COUNT:
+        __atomic_store_n(&job, op, __ATOMIC_RELEASE);
+        break;
+    case K2_CTL_DONE:
+        __atomic_add_fetch(&st.done, 1, __ATOMIC_RELEASE);
+        break;
+    default:
+        unknown_type++;
+    }
+}
+
+static void handle(uint32_t m)
+{
+    if (k2_msg_type(m) == K2_CTL)
+        handle_ctl(k2_msg_pfn(m) >> 16, k2_msg_pfn(m) & 0xffff);
+    else
+        unknown_type++;     /* the DSM's, NightWatch's and the balloons' messages come later */
+}
+
+/* Take and handle what arrived. A core that finds another handling (or
+ * itself, from a handler's send) only moves messages into the inbox; the
+ * handling core looks again after it lets go, so nothing waits there. */
+void k2_poll(void)
+{
+    for (;;) {
+        if (__atomic_exchange_n(&handling, 1, __ATOMIC_ACQUIRE)) {
+            pull();
+            return;
+        }
+        uint32_t m;
+        for (;;) {
+            pull();
+            if (!take(&m))
+                break;
+            handle(m);
+        }
+        __atomic_store_n(&handling, 0, __ATOMIC_RELEASE);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (!pending())
+            return;
+    }
+}
+
+void k2_send(unsigned type, uint32_t pfn)
+{
+    struct k2_ring *r = tx_ring();
+    bool waited = false;
+    uint64_t flags;
+    for (;;) {
+        flags = spin_lock_irqsave(&tx_lock);
+        if (r->tail - __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) < K2_RING_SLOTS)
+            break;
+        spin_unlock_irqrestore(&tx_lock, flags);
+        if (!waited)
+            __atomic_add_fetch(&st.full_waits, 1, __ATOMIC_RELAXED);
+        waited = true;
+        k2_poll();              /* the other side may be waiting for room here */
+        arch_cpu_relax();
+    }
+    uint32_t t = r->tail;
+    r->slot[t % K2_RING_SLOTS] = k2_msg(pfn, type, tx_seq++);
+    __atomic_store_n(&r->tail, t + 1, __ATOMIC_RELEASE);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);            /* then read head: see the header */
+    bool was_empty = __atomic_load_n(&r->head, __ATOMIC_RELAXED) == t;
+    st.sent++;
+    spin_unlock_irqrestore(&tx_lock, flags);
+    if (was_empty) {
+        __atomic_add_fetch(&st.doorbells, 1, __ATOMIC_RELAXED);
+        irq_chip()->send_sgi_id(peer_sgi_id(), IRQ_SGI_K2);
+    }
+}
+
+static void doorbell(unsigned irq UNUSED, void *arg UNUSED)
+{
+    k2_poll();
+}
+
+void k2_reset_test_counts(void)
+{
+    uint64_t flags = arch_irq_save();
+    st.pongs = st.data_rx = st.data_bad = st.done = 0;
+    data_next = 0;
+    arch_irq_restore(flags);
+}
+
+/* ------------------------------------------------------------ main kernel */
+
+/* The shared statics live at a fixed address outside the image: RAM must
+ * have them (the console's lock is one), and they start zeroed. */
+void k2_boot_statics(void)
+{
+    const struct mem_range *ram;
+    unsigned n = mem_ram_ranges(&ram);
+    bool inside = false;
+    for (unsigned i = 0; i < n; i++)
+        inside |= ram[i].base <= K2_GLOBAL_PA && K2_GLOBAL_PA + K2_STATICS_SIZE <= ram[i].base + ram[i].size;
+    if (!inside)
+        arch_system_fail(5);    /* less than 33 MiB of RAM at 0x40000000: no console yet to say so */
+    memset(__k2hw_start, 0, (size_t)(__k2hw_end - __k2hw_start));
+    memset(__k2shared_start, 0, (size_t)(__k2shared_end - __k2shared_start));
+}
+
+static bool ram_covers(paddr_t base, uint64_t size)
+{
+    const struct mem_range *ram;
+    unsigned n = mem_ram_ranges(&ram);
+    for (unsigned i = 0; i < n; i++)
+        if (ram[i].base <= base && base + size <= ram[i].base + ram[i].size)
+            return true;
+    return false;
+}
+
+/* Before the final map (the early map still covers the shadow's region):
+ * keep the statics from the allocator and, with `k2`, find the shadow's
+ * image and hide its region from this kernel. */
+void k2_layout(void)
+{
+    mem_reserve(K2_GLOBAL_PA, K2_STATICS_SIZE);
+    want = cmdline_has("k2");
+    if (!want || !ram_covers(K2_SHADOW_LOCAL_PA, K2_LOCAL_SIZE))
+        return;
+    const uint8_t *img = phys_to_virt(K2_SHADOW_LOCAL_PA);
+    uint64_t role, size;
+    uint32_t magic;
+    memcpy(&role, img + IMAGE_ROLE_OFF, 8);
+    memcpy(&size, img + IMAGE_SIZE_OFF, 8);
+    memcpy(&magic, img + IMAGE_MAGIC_OFF, 4);
+    image_ok = magic == 0x644d5241 && role == K2_SHADOW_MAGIC && size <= K2_LOCAL_SIZE / 2;
+    if (image_ok)
+        mem_hide(K2_SHADOW_LOCAL_PA, K2_LOCAL_SIZE);
+}
+
+/* After smp_discover: the last core becomes the weak domain's. */
+void k2_cores(void)
+{
+    if (!want)
+        return;
+    if (!image_ok) {
+        kprintf("k2: no shadow kernel image at 0x%lx (./petrel run --k2 loads build/k2/shadow.bin there): K2 off\n",
+                K2_SHADOW_LOCAL_PA);
+        return;
+    }
+    if (ncpus_present < 2) {
+        kprintf("k2: the shadow kernel needs a core of its own (two cores or more): K2 off\n");
+        return;
+    }
+    ncpus_present--;
+    k2_shared.shadow_hwid = cpus[ncpus_present].hwid;
+    cpus[ncpus_present].hwid = 0;
+    on = true;
+    kprintf("k2: main kernel on %u core%s, shadow kernel on the last (mpidr 0x%lx)\n",
+            ncpus_present, ncpus_present > 1 ? "s" : "", k2_shared.shadow_hwid);
+}
+
+/* After the secondaries: start the shadow on its core and wait up to a
+ * second for its HELLO. */
+void k2_start(void)
+{
+    if (!on)
+        return;
+    k2_shared.main_sgi_id = irq_chip()->sgi_id();       /* this core takes the doorbell */
+    if (irq_register_lockless(IRQ_SGI_K2, doorbell, NULL) != 0)
+        panic("k2: the doorbell's SGI %u is taken", IRQ_SGI_K2);
+    dsb(sy);
+    uint64_t t0 = arch_counter();
+    int err = arch_cpu_start_at(k2_shared.shadow_hwid, K2_SHADOW_LOCAL_PA, boot_dtb_pa);
+    if (err) {
+        kprintf("k2: the shadow's core (mpidr 0x%lx) did not start: %s\n", k2_shared.shadow_hwid, error_name(err));
+        on = false;
+        return;
+    }
+    uint64_t deadline = t0 + arch_counter_freq();
+    while (!READ_ONCE(st.hello) && arch_counter() < deadline) {
+        k2_poll();
+        arch_cpu_relax();
+    }
+    if (!READ_ONCE(st.hello)) {
+        kprintf("k2: the shadow kernel did not report in within a second\n");
+        on = false;
+        return;
+    }
+    kprintf("k2: shadow kernel reported in after %lu us; %u shared interrupts routed to its core\n",
+            (arch_counter() - t0) * 1000000 / arch_counter_freq(),
+            irq_chip()->spis_routed_to(k2_shared.shadow_sgi_id));
+}
+
+/* At power-off: where the shared interrupts went, and the mailbox's counts. */
+void k2_shutdown_report(void)
+{
+    if (!on)
+        return;
+    const struct irqchip *chip = irq_chip();
+    kprintf("k2: at power-off %u shared interrupts enabled, %u of them routed to the shadow's core; "
+            "mailbox: %lu messages sent, %lu received\n", chip->spis_enabled(),
+            chip->spis_routed_to(k2_shared.shadow_sgi_id), st.sent, st.received);
+}
+
+/* n mailbox round trips (PING, PONG); the counter ticks they took. */
+uint64_t k2_ping(unsigned n)
+{
+    uint64_t t0 = arch_counter();
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t before = __atomic_load_n(&st.pongs, __ATOMIC_ACQUIRE);
+        k2_send(K2_CTL, k2_ctl(K2_CTL_PING, i));
+        while (__atomic_load_n(&st.pongs, __ATOMIC_ACQUIRE) == before) {
+            k2_poll();
+            arch_cpu_relax();
+        }
+    }
+    return arch_counter() - t0;
+}
+
+/* ---------------------------------------------------------- shadow kernel */
+
+/* Pages of [base, base + size) this kernel's map reaches. */
+uint64_t k2_pages_mapped(paddr_t base, uint64_t size)
+{
+    uint64_t n = 0;
+    for (paddr_t pa = base; pa < base + size; pa += 4096) {
+        unsigned level;
+        uint64_t *pte = mmu_walk(mmu_kernel_l1(), (vaddr_t)phys_to_virt(pa), &level);
+        n += pte && (*pte & 1);
+    }
+    return n;
+}
+
+/* A job main asked for, run from the shadow's loop with interrupts on. */
+static void shadow_job(unsigned op)
+{
+    uint64_t n = READ_ONCE(k2_shared.test_n);
+    if (op == K2_CTL_FLOOD) {
+        for (uint64_t i = 0; i < n; i++)
+            k2_send(K2_CTL, k2_ctl(K2_CTL_DATA, (unsigned)i));
+        while (__atomic_load_n(&st.data_rx, __ATOMIC_ACQUIRE) < n) {
+            k2_poll();
+            arch_cpu_relax();
+        }
+        k2_shared.shadow_data_rx = st.data_rx;
+        k2_shared.shadow_data_bad = st.data_bad;
+        k2_shared.shadow_full_waits = st.full_waits;
+        k2_shared.shadow_seq_bad = st.seq_bad;
+        k2_reset_test_counts();
+    } else {
+        spinlock_t *l = &k2_hw.hwspin[K2_HWSPIN_TEST];
+        for (uint64_t i = 0; i < n; i++) {
+            spin_lock(l);
+            k2_shared.counter++;
+            spin_unlock(l);
+        }
+    }
+    k2_send(K2_CTL, k2_ctl(K2_CTL_DONE, op));
+}
+
+/*
+ * The shadow kernel from its boot stub on. It owns one core, its local
+ * region's frames and its own page tables, and attaches to what the main
+ * kernel set up (the GIC's distributor, the UART) without resetting it:
+ * it enables no shared interrupt, so every SPI stays routed to main.
+ */
+NORETURN void k2_shadow_main(paddr_t dtb_pa)
+{
+    boot_cpu_and_tree(dtb_pa);
+    if (mem_discover(&boot_fdt, dtb_pa) != 0)
+        arch_system_fail(3);
+    mem_hide(K2_MAIN_LOCAL_PA, K2_LOCAL_SIZE);
+    const struct mem_range *ram;
+    unsigned nram = mem_ram_ranges(&ram);
+    for (unsigned i = 0; i < nram; i++) {
+        paddr_t lo = MAX(ram[i].base, K2_GLOBAL_PA), hi = ram[i].base + ram[i].size;
+        if (lo < hi)
+            mem_reserve(lo, hi - lo);       /* the global region: main's frames (for now) */
+    }
+    arch_mmu_init_kernel(0, 0);
+    if (platform_console_init(&boot_fdt, false) != 0)
+        arch_system_fail(4);
+    k2_shared.shadow_main_mapped = k2_pages_mapped(K2_MAIN_LOCAL_PA, K2_LOCAL_SIZE);
+
+    cpus[0].hwid = arch_cpu_hwid();
+    cpus[0].index = 0;
+    sched_init_cpu(0);
+    ncpus_present = 1;
+    int err = frame_init();
+    if (err)
+        panic("k2 shadow: frame allocator: %s", error_name(err));
+    if ((err = irq_init(&boot_fdt, false)) != 0)
+        panic("k2 shadow: no interrupt controller: %s", error_name(err));
+    if ((err = timer_init(&boot_fdt)) != 0)
+        panic("k2 shadow: no architectural timer: %s", error_name(err));
+    irq_cpu_init();
+    timer_cpu_init();
+    cpus[0].online = 1;
+    if (irq_register_lockless(IRQ_SGI_K2, doorbell, NULL) != 0)
+        panic("k2 shadow: the doorbell's SGI is taken");
+    k2_shared.shadow_sgi_id = irq_chip()->sgi_id();
+    k2_shared.shadow_free_kib = frame_free_pages() * 4;
+    k2_shared.shadow_managed_kib = frame_managed_pages() * 4;
+    kprintf("k2: shadow kernel on mpidr 0x%lx (EL1, %s, image at 0x%lx): %lu KiB free of %lu KiB managed\n",
+            cpus[0].hwid, irq_chip()->name, virt_to_phys(__kernel_start),
+            k2_shared.shadow_free_kib, k2_shared.shadow_managed_kib);
+    arch_irq_enable();
+    k2_send(K2_CTL, k2_ctl(K2_CTL_HELLO, 0));
+
+    for (;;) {
+        arch_irq_disable();
+        unsigned op = __atomic_exchange_n(&job, 0, __ATOMIC_ACQUIRE);
+        if (!op)
+            arch_wait_for_interrupt();  /* woken by a pending interrupt, taken below */
+        arch_irq_enable();
+        if (op)
+            shadow_job(op);
+    }
+}
