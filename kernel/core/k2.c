@@ -52,12 +52,13 @@ static spinlock_t tx_lock = SPINLOCK_INIT, rx_lock = SPINLOCK_INIT;
 #define INBOX 256
 static uint32_t inbox[INBOX];
 static uint32_t in_head, in_tail, tx_seq, rx_seq;   /* inbox and rx_seq: rx_lock; tx_seq: tx_lock */
-static uint32_t handling;           /* a core is handling the inbox */
+static uint32_t handling;           /* 1 + the index of the core handling the inbox, or 0 */
 static uint32_t data_next;          /* the flood's next DATA number (handlers only) */
-static uint32_t job;                /* shadow: a K2_CTL_FLOOD or K2_CTL_COUNT to run */
+static uint32_t job, job_arg;       /* shadow: a self-test job main asked for (K2_CTL_FLOOD...) */
 static uint32_t unknown_type;
 
 bool k2_on(void) { return on; }
+bool k2_handling_here(void) { return __atomic_load_n(&handling, __ATOMIC_RELAXED) == this_cpu()->index + 1; }
 const struct k2_stats *k2_stats(void) { return &st; }
 
 static struct k2_ring *tx_ring(void) { return &k2_hw.ring[CONFIG_K2_SHADOW ? K2_TO_MAIN : K2_TO_SHADOW]; }
@@ -122,7 +123,15 @@ static void handle_ctl(unsigned op, unsigned arg)
         break;
     case K2_CTL_FLOOD:
     case K2_CTL_COUNT:
+    case K2_CTL_DSM_COUNT:
+    case K2_CTL_SB:
+    case K2_CTL_CROSS:
+    case K2_CTL_TOUCH:
+        job_arg = arg;
         __atomic_store_n(&job, op, __ATOMIC_RELEASE);
+        break;
+    case K2_CTL_FREEZE:
+        k2_dsm_freeze();
         break;
     case K2_CTL_DONE:
         __atomic_add_fetch(&st.done, 1, __ATOMIC_RELEASE);
@@ -134,10 +143,19 @@ static void handle_ctl(unsigned op, unsigned arg)
 
 static void handle(uint32_t m)
 {
-    if (k2_msg_type(m) == K2_CTL)
+    switch (k2_msg_type(m)) {
+    case K2_CTL:
         handle_ctl(k2_msg_pfn(m) >> 16, k2_msg_pfn(m) & 0xffff);
-    else
-        unknown_type++;     /* the DSM's, NightWatch's and the balloons' messages come later */
+        break;
+    case K2_GET_EXCL:
+        k2_dsm_get(k2_msg_pfn(m));
+        break;
+    case K2_PUT_EXCL:
+        k2_dsm_put(k2_msg_pfn(m));
+        break;
+    default:
+        unknown_type++;     /* NightWatch's and the balloons' messages come later */
+    }
 }
 
 /* Take and handle what arrived. A core that finds another handling (or
@@ -146,7 +164,9 @@ static void handle(uint32_t m)
 void k2_poll(void)
 {
     for (;;) {
-        if (__atomic_exchange_n(&handling, 1, __ATOMIC_ACQUIRE)) {
+        uint32_t free = 0;
+        if (!__atomic_compare_exchange_n(&handling, &free, this_cpu()->index + 1, false, __ATOMIC_ACQUIRE,
+                                         __ATOMIC_RELAXED)) {
             pull();
             return;
         }
@@ -157,6 +177,7 @@ void k2_poll(void)
                 break;
             handle(m);
         }
+        k2_dsm_poll();
         __atomic_store_n(&handling, 0, __ATOMIC_RELEASE);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         if (!pending())
@@ -164,7 +185,9 @@ void k2_poll(void)
     }
 }
 
-void k2_send(unsigned type, uint32_t pfn)
+/* Put one message on the ring to the other kernel; while it is full,
+ * handle what arrives (handle_meanwhile) or only take it in. */
+static void send(unsigned type, uint32_t pfn, bool handle_meanwhile)
 {
     struct k2_ring *r = tx_ring();
     bool waited = false;
@@ -177,7 +200,10 @@ void k2_send(unsigned type, uint32_t pfn)
         if (!waited)
             __atomic_add_fetch(&st.full_waits, 1, __ATOMIC_RELAXED);
         waited = true;
-        k2_poll();              /* the other side may be waiting for room here */
+        if (handle_meanwhile)
+            k2_poll();          /* the other side may be waiting for room here */
+        else
+            pull();
         arch_cpu_relax();
     }
     uint32_t t = r->tail;
@@ -190,12 +216,37 @@ void k2_send(unsigned type, uint32_t pfn)
     if (was_empty) {
         __atomic_add_fetch(&st.doorbells, 1, __ATOMIC_RELAXED);
         irq_chip()->send_sgi_id(peer_sgi_id(), IRQ_SGI_K2);
+        /* A hint that the other kernel has work: QEMU's single-threaded
+         * (icount) mode runs the next core at a yield, where it would
+         * otherwise run this one to the end of its slice. */
+        arch_cpu_relax();
     }
+}
+
+void k2_send(unsigned type, uint32_t pfn)
+{
+    send(type, pfn, true);
+}
+
+/* For a caller holding a lock a handler takes (the DSM's): waits for room
+ * without handling anything, only moving what arrives into the inbox, so
+ * the other kernel, which does the same, can always go on. */
+void k2_send_nohandle(unsigned type, uint32_t pfn)
+{
+    send(type, pfn, false);
 }
 
 static void doorbell(unsigned irq UNUSED, void *arg UNUSED)
 {
     k2_poll();
+}
+
+/* Every tick of every core: a request owed (k2_dsm.c) is answered within
+ * one tick even when nothing else polls. */
+void k2_tick(void)
+{
+    if (CONFIG_K2_SHADOW || on)
+        k2_poll();
 }
 
 void k2_reset_test_counts(void)
@@ -248,9 +299,12 @@ void k2_layout(void)
     memcpy(&role, img + IMAGE_ROLE_OFF, 8);
     memcpy(&size, img + IMAGE_SIZE_OFF, 8);
     memcpy(&magic, img + IMAGE_MAGIC_OFF, 4);
-    image_ok = magic == 0x644d5241 && role == K2_SHADOW_MAGIC && size <= K2_LOCAL_SIZE / 2;
-    if (image_ok)
+    image_ok = magic == 0x644d5241 && role == K2_SHADOW_MAGIC && size <= K2_LOCAL_SIZE / 2 &&
+               ram_covers(K2_DSM_PA, K2_DSM_SIZE);
+    if (image_ok) {
         mem_hide(K2_SHADOW_LOCAL_PA, K2_LOCAL_SIZE);
+        mem_hide(K2_DSM_PA, K2_DSM_SIZE);   /* mapped by the DSM (k2_dsm.c), in neither allocator */
+    }
 }
 
 /* After smp_discover: the last core becomes the weak domain's. */
@@ -281,12 +335,18 @@ void k2_start(void)
 {
     if (!on)
         return;
+    int err = k2_dsm_init_main();
+    if (err) {
+        kprintf("k2: the DSM area could not be set up: %s; K2 off\n", error_name(err));
+        on = false;
+        return;
+    }
     k2_shared.main_sgi_id = irq_chip()->sgi_id();       /* this core takes the doorbell */
     if (irq_register_lockless(IRQ_SGI_K2, doorbell, NULL) != 0)
         panic("k2: the doorbell's SGI %u is taken", IRQ_SGI_K2);
     dsb(sy);
     uint64_t t0 = arch_counter();
-    int err = arch_cpu_start_at(k2_shared.shadow_hwid, K2_SHADOW_LOCAL_PA, boot_dtb_pa);
+    err = arch_cpu_start_at(k2_shared.shadow_hwid, K2_SHADOW_LOCAL_PA, boot_dtb_pa);
     if (err) {
         kprintf("k2: the shadow's core (mpidr 0x%lx) did not start: %s\n", k2_shared.shadow_hwid, error_name(err));
         on = false;
@@ -347,10 +407,12 @@ uint64_t k2_pages_mapped(paddr_t base, uint64_t size)
     return n;
 }
 
-/* A job main asked for, run from the shadow's loop with interrupts on. */
-static void shadow_job(unsigned op)
+/* A self-test job main asked for (kernel/tests/test_k2.c), run from the
+ * shadow's loop with interrupts on. */
+static void shadow_job(unsigned op, unsigned arg)
 {
     uint64_t n = READ_ONCE(k2_shared.test_n);
+    spinlock_t *l = &k2_hw.hwspin[K2_HWSPIN_TEST];
     if (op == K2_CTL_FLOOD) {
         for (uint64_t i = 0; i < n; i++)
             k2_send(K2_CTL, k2_ctl(K2_CTL_DATA, (unsigned)i));
@@ -363,14 +425,37 @@ static void shadow_job(unsigned op)
         k2_shared.shadow_full_waits = st.full_waits;
         k2_shared.shadow_seq_bad = st.seq_bad;
         k2_reset_test_counts();
-    } else {
-        spinlock_t *l = &k2_hw.hwspin[K2_HWSPIN_TEST];
+    } else if (op == K2_CTL_COUNT || op == K2_CTL_DSM_COUNT) {
+        volatile uint64_t *c = op == K2_CTL_COUNT ? &k2_shared.counter : k2_dsm_page(0);
         for (uint64_t i = 0; i < n; i++) {
             spin_lock(l);
-            k2_shared.counter++;
+            (*c)++;
             spin_unlock(l);
         }
+    } else if (op == K2_CTL_SB) {
+        volatile uint64_t *x = k2_dsm_page(K2_SB_X), *y = k2_dsm_page(K2_SB_Y);
+        for (uint64_t r = 1; r <= n; r++) {
+            while (__atomic_load_n(&k2_shared.sb_round, __ATOMIC_ACQUIRE) < r)
+                arch_cpu_relax();
+            __atomic_store_n(&k2_shared.sb_ready, r, __ATOMIC_RELEASE);
+            for (uint64_t d = (r * 2654435761u >> 7) % 64; d; d--)    /* a different start each round */
+                arch_cpu_relax();
+            *y = 1;
+            uint64_t r2 = *x;
+            k2_shared.sb_r2 = r2;
+            __atomic_store_n(&k2_shared.sb_done, r, __ATOMIC_RELEASE);
+        }
+    } else if (op == K2_CTL_CROSS) {
+        volatile uint64_t *p = k2_dsm_page(K2_CROSS_P), *q = k2_dsm_page(K2_CROSS_Q);
+        __atomic_store_n(&k2_shared.sb_ready, 1, __ATOMIC_RELEASE);   /* main starts with us */
+        for (uint64_t i = 0; i < n; i++) {
+            q[1]++;
+            p[1]++;
+        }
+    } else if (op == K2_CTL_TOUCH) {
+        *(volatile uint64_t *)k2_dsm_page(arg) = 0xfeed0000u + arg;
     }
+    k2_shared.shadow_dsm_faults = k2_dsm_stats()->faults;
     k2_send(K2_CTL, k2_ctl(K2_CTL_DONE, op));
 }
 
@@ -386,6 +471,7 @@ NORETURN void k2_shadow_main(paddr_t dtb_pa)
     if (mem_discover(&boot_fdt, dtb_pa) != 0)
         arch_system_fail(3);
     mem_hide(K2_MAIN_LOCAL_PA, K2_LOCAL_SIZE);
+    mem_hide(K2_DSM_PA, K2_DSM_SIZE);       /* pages come and go with the DSM */
     const struct mem_range *ram;
     unsigned nram = mem_ram_ranges(&ram);
     for (unsigned i = 0; i < nram; i++) {
@@ -405,6 +491,8 @@ NORETURN void k2_shadow_main(paddr_t dtb_pa)
     int err = frame_init();
     if (err)
         panic("k2 shadow: frame allocator: %s", error_name(err));
+    if ((err = k2_dsm_init_shadow()) != 0)
+        panic("k2 shadow: the DSM area's tables: %s", error_name(err));
     if ((err = irq_init(&boot_fdt, false)) != 0)
         panic("k2 shadow: no interrupt controller: %s", error_name(err));
     if ((err = timer_init(&boot_fdt)) != 0)
@@ -430,6 +518,6 @@ NORETURN void k2_shadow_main(paddr_t dtb_pa)
             arch_wait_for_interrupt();  /* woken by a pending interrupt, taken below */
         arch_irq_enable();
         if (op)
-            shadow_job(op);
+            shadow_job(op, READ_ONCE(job_arg));
     }
 }

@@ -6,6 +6,7 @@
  * (1..10000) says otherwise.
  */
 #include "timer.h"
+#include "k2.h"
 #include "irq.h"
 #include "fdt.h"
 #include "kernel.h"
@@ -43,15 +44,18 @@ static void tick(unsigned irq, void *arg)
         c->next_timeout = ~0ull;        /* its threads were woken first */
     }
     ksvc_timer_tick(c->index);
+    k2_tick();
     timer_rearm();
 }
 
-/* The interrupt comes at the next tick, the core's earliest timeout or
- * the earliest timer of a kernel-placed service on it. */
+/* The interrupt comes at the next tick, the core's earliest timeout, the
+ * earliest timer of a kernel-placed service on it, or when a K2 request
+ * this kernel owes may be answered. */
 void timer_rearm(void)
 {
     struct cpu *c = this_cpu();
-    arch_timer_set_deadline(MIN(MIN(c->next_tick, c->next_timeout), ksvc_timer_next(c->index)));
+    uint64_t next = MIN(MIN(c->next_tick, c->next_timeout), ksvc_timer_next(c->index));
+    arch_timer_set_deadline(MIN(next, k2_timer_next()));
 }
 
 /* Read the virtual timer's interrupt from the device tree. */

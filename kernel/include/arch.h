@@ -78,6 +78,13 @@ void arch_dump_frame(const struct trapframe *tf);
 int arch_firmware_init(const void *fdt_blob);
 int arch_cpu_start(uint64_t hwid, unsigned index);
 int arch_cpu_start_at(uint64_t hwid, paddr_t entry, uint64_t context);   /* K2: another kernel's entry */
+
+/* K2's shared pages in the kernel map (arch/aarch64/mmu.c; core/k2_dsm.c). */
+int arch_kmap_blocks(vaddr_t va, paddr_t pa, uint64_t size);
+bool arch_kmap_is_block(vaddr_t va);
+bool arch_kmap_split(vaddr_t va, paddr_t table);
+int arch_kmap_page(vaddr_t va, paddr_t pa, bool valid);
+unsigned arch_cache_flush_page(paddr_t pa, unsigned cpu_index);
 NORETURN void arch_system_off(void);
 NORETURN void arch_system_fail(int status);
 

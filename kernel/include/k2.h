@@ -30,6 +30,9 @@
 #define K2_LOCAL_SIZE       (16ul << 20)
 #define K2_GLOBAL_PA        0x42000000ul
 #define K2_STATICS_SIZE     (128ul << 10)   /* .k2hw and .k2shared (kernel.ld) */
+#define K2_DSM_PA           (K2_GLOBAL_PA + (2ul << 20))    /* the DSM area (k2_dsm.c) */
+#define K2_DSM_SIZE         (4ul << 20)
+#define K2_DSM_PAGES        (K2_DSM_SIZE / 4096)
 
 /* Message: [31:12] page frame number, [11:9] type, [8:0] sequence number. */
 #define K2_PFN_BITS     20
@@ -47,6 +50,12 @@ enum k2_type {
     K2_CTL = 7,             /* control: payload [19:16] an operation, [15:0] its argument */
 };
 
+/* The DSM pages the self tests use (kernel/tests/test_k2.c). */
+#define K2_SB_X         8
+#define K2_SB_Y         600
+#define K2_CROSS_P      16
+#define K2_CROSS_Q      17
+
 enum k2_ctl {
     K2_CTL_HELLO = 1,       /* shadow -> main: up and serving */
     K2_CTL_PING = 2,        /* main -> shadow: answer with PONG and the same argument */
@@ -55,6 +64,11 @@ enum k2_ctl {
     K2_CTL_FLOOD = 5,       /* main -> shadow: send test_n DATA while receiving as many */
     K2_CTL_COUNT = 6,       /* main -> shadow: add 1 to counter test_n times under a hardware spinlock */
     K2_CTL_DONE = 7,        /* shadow -> main: the job asked for is finished */
+    K2_CTL_DSM_COUNT = 8,   /* main -> shadow: add 1 to DSM page 0's first word test_n times under a hardware spinlock */
+    K2_CTL_SB = 9,          /* main -> shadow: test_n rounds of the store-buffering litmus test (k2_shared.sb_*) */
+    K2_CTL_CROSS = 10,      /* main -> shadow: test_n rounds of writing DSM pages 17 and 16 while main writes 16 and 17 */
+    K2_CTL_TOUCH = 11,      /* main -> shadow: write DSM page `argument`'s first word */
+    K2_CTL_FREEZE = 12,     /* main -> shadow: report your DSM pages and wait for k2_shared.thaw (k2_dsm_audit) */
 };
 
 static inline uint32_t k2_msg(uint32_t pfn, unsigned type, unsigned seq)
@@ -103,6 +117,12 @@ struct k2_shared {
     uint64_t test_n;
     uint64_t counter;               /* under hwspin K2_HWSPIN_TEST */
     uint64_t shadow_data_rx, shadow_data_bad, shadow_full_waits, shadow_seq_bad;
+    uint64_t sb_round, sb_ready, sb_done, sb_r2;    /* the litmus and crossed tests' start and rounds */
+    uint64_t shadow_dsm_faults;
+    /* the DSM audit: the frozen shadow's Valid pages and disagreements */
+    uint32_t frozen, thaw;
+    uint64_t audit_bad;
+    uint8_t audit_valid[K2_DSM_PAGES / 8];
 };
 
 extern struct k2_hw k2_hw;
@@ -121,7 +141,9 @@ NORETURN void k2_shadow_main(paddr_t dtb_pa);
 void boot_cpu_and_tree(paddr_t dtb_pa);     /* main.c: both kernels' first steps */
 
 /* Both. */
-void k2_send(unsigned type, uint32_t pfn);  /* spins while the ring is full */
+void k2_send(unsigned type, uint32_t pfn);  /* spins while the ring is full, handling what arrives */
+void k2_send_nohandle(unsigned type, uint32_t pfn); /* ... only taking in what arrives */
+bool k2_handling_here(void);        /* this core is in a message's handler */
 void k2_poll(void);                 /* take and handle what arrived */
 struct k2_stats {
     uint64_t sent, received, full_waits, seq_bad, doorbells;
@@ -131,5 +153,30 @@ const struct k2_stats *k2_stats(void);
 void k2_reset_test_counts(void);
 uint64_t k2_ping(unsigned n);
 uint64_t k2_pages_mapped(paddr_t base, uint64_t size);  /* pages of that range this kernel maps */       /* main: n round trips; counter ticks they took */
+
+/* The DSM (k2_dsm.c). */
+struct k2_dsm_stats {
+    uint64_t faults, fault_ticks;   /* this kernel's accesses that waited for a page, and how long */
+    uint64_t puts_sent, puts_got, lines, splits;
+    uint64_t owed;                  /* requests answered only after the page's hold */
+};
+struct k2_audit {
+    unsigned both;                  /* pages Valid in both kernels: must be 0 */
+    unsigned main_bad, shadow_bad;  /* pages whose mapping disagrees with their state */
+    unsigned main_valid, shadow_valid;
+};
+int k2_dsm_init_main(void);
+int k2_dsm_init_shadow(void);
+bool k2_dsm_fault(uint64_t far, uint64_t esr);  /* exc_el1_sync: true if resolved */
+void k2_dsm_get(uint32_t pfn);
+void k2_dsm_put(uint32_t pfn);
+void k2_dsm_freeze(void);
+void k2_dsm_poll(void);             /* answer requests owed (k2_poll) */
+void k2_tick(void);                 /* the timer tick, lockless: whatever waits in the mailbox */
+uint64_t k2_timer_next(void);       /* the counter value a request owed may be answered at, or ~0 */
+struct k2_audit k2_dsm_audit(void);
+void *k2_dsm_page(unsigned i);
+bool k2_dsm_is_block(unsigned i);
+const struct k2_dsm_stats *k2_dsm_stats(void);
 
 #endif

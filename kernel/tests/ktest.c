@@ -54,9 +54,11 @@ int ktest_run_on(unsigned cpu, void (*fn)(void *), void *arg)
     __atomic_store_n(&c->work, fn, __ATOMIC_RELEASE);
     irq_send_ipi(cpu, IRQ_SGI_TEST);
     uint64_t deadline = arch_counter() + 2 * arch_counter_freq();
-    while (!__atomic_load_n(&c->work_done, __ATOMIC_ACQUIRE))
+    while (!__atomic_load_n(&c->work_done, __ATOMIC_ACQUIRE)) {
         if (arch_counter() > deadline)
             return -E_TIMEOUT;
+        arch_cpu_relax();       /* (QEMU's icount mode runs the other cores at a yield) */
+    }
     return 0;
 }
 

@@ -6,6 +6,7 @@
  */
 #include "arch.h"
 #include "kernel.h"
+#include "k2.h"
 #include "irq.h"
 #include "cpu.h"
 #include "thread.h"
@@ -24,6 +25,7 @@
 #define EC_IABT_CUR     0x21
 #define EC_PC_ALIGN     0x22
 #define EC_DABT_LOW     0x24
+#define EC_DABT_CUR     0x25
 #define EC_DABT_CUR     0x25
 #define EC_SP_ALIGN     0x26
 #define EC_BRK64        0x3c
@@ -254,6 +256,8 @@ struct trapframe *exc_el0_serror(struct trapframe *tf)
 void exc_el1_sync(struct trapframe *tf)
 {
     uint64_t esr = read_sysreg(esr_el1);
+    if ((esr >> 26) == EC_DABT_CUR && k2_dsm_fault(read_sysreg(far_el1), esr))
+        return;                         /* K2: a shared page came over; the access runs again */
     panic_frame(tf, "kernel exception, class 0x%x, far 0x%lx", (unsigned)(esr >> 26), read_sysreg(far_el1));
 }
 

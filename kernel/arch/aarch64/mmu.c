@@ -231,7 +231,7 @@ int arch_map_device(paddr_t pa, uint64_t size, void **va_out)
 {
     paddr_t base = ALIGN_DOWN(pa, 4096);
     uint64_t len = ALIGN_UP(pa + size, 4096) - base;
-    if (pa + size < pa || pa + size > GiB(256))
+    if (pa + size < pa || pa + size > GiB(255))     /* (the last GiB: KALIAS_VA_BASE) */
         return -E_RANGE;
     uint64_t flags = spin_lock_irqsave(&kmap_lock);
     int err = 0;
@@ -592,4 +592,111 @@ void *arch_user_translate(vaddr_t va, bool write)
     if ((par & 1) || (par >> 56) != 0xff)
         return NULL;                /* not mapped, or not normal memory (device registers) */
     return phys_to_virt((par & PTE_ADDR_MASK) | (va & 0xfff));
+}
+
+/* ------------------------------------------------- K2's shared pages (DSM) */
+
+/* A kernel (global) translation leaves every core's TLB. */
+static inline void tlbi_kernel_va(vaddr_t va)
+{
+    __asm__ volatile("dsb ishst; tlbi vaae1is, %0; dsb ish; isb" :: "r"((va >> 12) & 0xfffffffffffull) : "memory");
+}
+
+/* Map [va, va + size) read-write with 2 MiB blocks (all three aligned). */
+int arch_kmap_blocks(vaddr_t va, paddr_t pa, uint64_t size)
+{
+    if (!IS_ALIGNED(va | pa | size, MiB(2)))
+        return -E_INVAL;
+    uint64_t flags = spin_lock_irqsave(&kmap_lock);
+    int err = mmu_map_range(kernel_l1, va, pa, size, KATTR_RW, MAP_BLOCKS);
+    spin_unlock_irqrestore(&kmap_lock, flags);
+    return err;
+}
+
+/* Is va's 2 MiB one block of this kernel's map? */
+bool arch_kmap_is_block(vaddr_t va)
+{
+    unsigned level;
+    uint64_t *e = mmu_walk(kernel_l1, va, &level);
+    return e && level == 2;
+}
+
+/*
+ * Replace the 2 MiB block holding va by 512 pages with its attributes, in
+ * `table` (a zeroed page the caller set aside: this runs where nothing
+ * may be allocated). Break before make: the block entry is cleared and
+ * gone from every core's TLB before the table goes in; a core touching
+ * the range meanwhile faults and waits for the caller's lock. Returns
+ * false (table unused) when va's 2 MiB is no block.
+ */
+bool arch_kmap_split(vaddr_t va, paddr_t table)
+{
+    va = ALIGN_DOWN(va, MiB(2));
+    uint64_t flags = spin_lock_irqsave(&kmap_lock);
+    unsigned level;
+    uint64_t *e2 = mmu_walk(kernel_l1, va, &level);
+    if (!e2 || level != 2) {
+        spin_unlock_irqrestore(&kmap_lock, flags);
+        return false;
+    }
+    uint64_t block = *e2;
+    paddr_t pa = block & PTE_ADDR_MASK;
+    uint64_t attrs = block & ~(PTE_ADDR_MASK | PTE_VALID | PTE_TABLE);
+    uint64_t *l3 = phys_to_virt(table);
+    for (unsigned i = 0; i < 512; i++)
+        l3[i] = (pa + 4096ull * i) | attrs | PTE_VALID | PTE_PAGE;
+    *e2 = 0;
+    tlbi_kernel_va(va);
+    *e2 = table | PTE_VALID | PTE_TABLE;
+    dsb(ishst);
+    isb();
+    spin_unlock_irqrestore(&kmap_lock, flags);
+    return true;
+}
+
+/*
+ * Map va's 4 KiB read-write to pa, or (valid false) unmap it and wait
+ * until no core's TLB holds it. The 2 MiB must be a table already or
+ * have nothing mapped (a table is then made: -E_NOMEM if none could be);
+ * -E_BUSY if a block maps it.
+ */
+int arch_kmap_page(vaddr_t va, paddr_t pa, bool valid)
+{
+    uint64_t flags = spin_lock_irqsave(&kmap_lock);
+    uint64_t *l2 = next_table(&kernel_l1[(va >> L1_SHIFT) & 511]);
+    uint64_t *e2 = l2 ? &l2[(va >> L2_SHIFT) & 511] : NULL;
+    uint64_t *l3 = e2 ? next_table(e2) : NULL;
+    int err = 0;
+    if (!l3) {
+        err = (e2 && (*e2 & PTE_VALID)) ? -E_BUSY : -E_NOMEM;
+    } else if (valid) {
+        l3[(va >> L3_SHIFT) & 511] = pa | KATTR_RW | PTE_VALID | PTE_PAGE;
+        dsb(ishst);
+        isb();
+    } else {
+        l3[(va >> L3_SHIFT) & 511] = 0;
+        tlbi_kernel_va(va);
+    }
+    spin_unlock_irqrestore(&kmap_lock, flags);
+    return err;
+}
+
+/*
+ * Clean and invalidate the physical page pa from the data caches to the
+ * point of coherence, through this core's own alias of it (its direct-map
+ * entry may be gone already, and a maintenance operation by VA needs a
+ * mapping). Returns the number of lines (CTR_EL0.DminLine) it took.
+ */
+unsigned arch_cache_flush_page(paddr_t pa, unsigned cpu_index)
+{
+    vaddr_t alias = KALIAS_VA_BASE + (vaddr_t)cpu_index * 4096;
+    unsigned line = 4u << ((read_sysreg(ctr_el0) >> 16) & 15);
+    if (arch_kmap_page(alias, pa, true) != 0)
+        return 0;
+    unsigned n = 0;
+    for (unsigned off = 0; off < 4096; off += line, n++)
+        __asm__ volatile("dc civac, %0" :: "r"(alias + off) : "memory");
+    dsb(sy);
+    arch_kmap_page(alias, 0, false);
+    return n;
 }

@@ -15,6 +15,7 @@
 
 #define KERNEL_VA_BASE      0xFFFFFF8000000000  /* direct map of RAM: VA = base + PA */
 #define DEVICE_VA_BASE      0xFFFFFFC000000000  /* device window: VA = base + PA */
+#define KALIAS_VA_BASE      (DEVICE_VA_BASE + (UL(255) << 30))  /* one page a core: K2's cache maintenance */
 #define USER_VA_TOP         0x0000008000000000  /* 512 GiB of user space */
 #define VA_BITS             39
 
