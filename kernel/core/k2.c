@@ -127,6 +127,7 @@ static void handle_ctl(unsigned op, unsigned arg)
     case K2_CTL_SB:
     case K2_CTL_CROSS:
     case K2_CTL_TOUCH:
+    case K2_CTL_READ:
         job_arg = arg;
         __atomic_store_n(&job, op, __ATOMIC_RELEASE);
         break;
@@ -365,6 +366,8 @@ void k2_start(void)
     kprintf("k2: shadow kernel reported in after %lu us; %u shared interrupts routed to its core\n",
             (arch_counter() - t0) * 1000000 / arch_counter_freq(),
             irq_chip()->spis_routed_to(k2_shared.shadow_sgi_id));
+    if (cmdline_has("k2.bench"))
+        k2_bench();
 }
 
 /* At power-off: where the shared interrupts went, and the mailbox's counts. */
@@ -391,6 +394,62 @@ uint64_t k2_ping(unsigned n)
         }
     }
     return arch_counter() - t0;
+}
+
+/* Ask the shadow for a job and wait for its DONE (handling the mailbox). */
+static void shadow_job_wait(unsigned op, unsigned arg, uint64_t n)
+{
+    k2_reset_test_counts();
+    k2_shared.test_n = n;
+    k2_send(K2_CTL, k2_ctl(op, arg));
+    while (!__atomic_load_n(&st.done, __ATOMIC_ACQUIRE)) {
+        k2_poll();
+        arch_cpu_relax();
+    }
+}
+
+static uint64_t ticks_ns(uint64_t ticks, uint64_t n)
+{
+    return ticks * 1000000000 / arch_counter_freq() / MAX(n, 1);
+}
+
+/*
+ * `./petrel bench --suite k2` (boot argument k2.bench, production kernel):
+ * the mailbox's round trip and one DSM fault taken by each kernel, as
+ * BENCH lines in nanoseconds of guest time (instructions under icount),
+ * then power off. Pages come from the shadow after their hold is over.
+ */
+NORETURN void k2_bench(void)
+{
+    unsigned n = (unsigned)cmdline_get_u64("k2.bench", 1000);
+    if (n < 10 || n > 256)
+        n = 256;
+    k2_ping(100);                                   /* warm */
+    uint64_t t = k2_ping(10000);
+    kprintf("BENCH k2_mbox_rtt petrel-k2 %lu 10000\n", ticks_ns(t, 10000));
+
+    const struct k2_dsm_stats *ds = k2_dsm_stats();
+    shadow_job_wait(K2_CTL_TOUCH, 100, n);          /* the shadow takes pages 100.. */
+    uint64_t wait = arch_counter() + arch_counter_freq() / 1000;
+    while (arch_counter() < wait)
+        arch_cpu_relax();
+    uint64_t f0 = ds->faults, t0 = ds->fault_ticks;
+    for (unsigned i = 100; i < 100 + n; i++)
+        (void)*(volatile uint64_t *)k2_dsm_page(i);
+    kprintf("BENCH k2_dsm_fault_main petrel-k2 %lu %lu\n", ticks_ns(ds->fault_ticks - t0, ds->faults - f0),
+            ds->faults - f0);
+
+    wait = arch_counter() + arch_counter_freq() / 1000;
+    while (arch_counter() < wait)
+        arch_cpu_relax();
+    uint64_t sf0 = k2_shared.shadow_dsm_faults, st0 = k2_shared.shadow_fault_ticks;
+    shadow_job_wait(K2_CTL_READ, 100, n);           /* and takes them back */
+    kprintf("BENCH k2_dsm_fault_shadow petrel-k2 %lu %lu\n",
+            ticks_ns(k2_shared.shadow_fault_ticks - st0, k2_shared.shadow_dsm_faults - sf0),
+            k2_shared.shadow_dsm_faults - sf0);
+    kprintf("BENCH-END\n");
+    k2_shutdown_report();
+    arch_system_off();
 }
 
 /* ---------------------------------------------------------- shadow kernel */
@@ -452,10 +511,17 @@ static void shadow_job(unsigned op, unsigned arg)
             q[1]++;
             p[1]++;
         }
-    } else if (op == K2_CTL_TOUCH) {
-        *(volatile uint64_t *)k2_dsm_page(arg) = 0xfeed0000u + arg;
+    } else if (op == K2_CTL_TOUCH || op == K2_CTL_READ) {
+        for (unsigned i = arg; i < arg + MAX(n, 1) && i < K2_DSM_PAGES; i++) {
+            volatile uint64_t *w = k2_dsm_page(i);
+            if (op == K2_CTL_TOUCH)
+                *w = 0xfeed0000u + i;
+            else
+                (void)*w;
+        }
     }
     k2_shared.shadow_dsm_faults = k2_dsm_stats()->faults;
+    k2_shared.shadow_fault_ticks = k2_dsm_stats()->fault_ticks;
     k2_send(K2_CTL, k2_ctl(K2_CTL_DONE, op));
 }
 

@@ -67,8 +67,9 @@ enum k2_ctl {
     K2_CTL_DSM_COUNT = 8,   /* main -> shadow: add 1 to DSM page 0's first word test_n times under a hardware spinlock */
     K2_CTL_SB = 9,          /* main -> shadow: test_n rounds of the store-buffering litmus test (k2_shared.sb_*) */
     K2_CTL_CROSS = 10,      /* main -> shadow: test_n rounds of writing DSM pages 17 and 16 while main writes 16 and 17 */
-    K2_CTL_TOUCH = 11,      /* main -> shadow: write DSM page `argument`'s first word */
+    K2_CTL_TOUCH = 11,      /* main -> shadow: write the first word of DSM pages `argument`.. (test_n of them, or 1) */
     K2_CTL_FREEZE = 12,     /* main -> shadow: report your DSM pages and wait for k2_shared.thaw (k2_dsm_audit) */
+    K2_CTL_READ = 13,       /* main -> shadow: read DSM pages `argument`.. (test_n of them); time the faults */
 };
 
 static inline uint32_t k2_msg(uint32_t pfn, unsigned type, unsigned seq)
@@ -118,7 +119,7 @@ struct k2_shared {
     uint64_t counter;               /* under hwspin K2_HWSPIN_TEST */
     uint64_t shadow_data_rx, shadow_data_bad, shadow_full_waits, shadow_seq_bad;
     uint64_t sb_round, sb_ready, sb_done, sb_r2;    /* the litmus and crossed tests' start and rounds */
-    uint64_t shadow_dsm_faults;
+    uint64_t shadow_dsm_faults, shadow_fault_ticks;
     /* the DSM audit: the frozen shadow's Valid pages and disagreements */
     uint32_t frozen, thaw;
     uint64_t audit_bad;
@@ -151,8 +152,9 @@ struct k2_stats {
 };
 const struct k2_stats *k2_stats(void);
 void k2_reset_test_counts(void);
-uint64_t k2_ping(unsigned n);
-uint64_t k2_pages_mapped(paddr_t base, uint64_t size);  /* pages of that range this kernel maps */       /* main: n round trips; counter ticks they took */
+uint64_t k2_ping(unsigned n);       /* main: n round trips; the counter ticks they took */
+NORETURN void k2_bench(void);       /* main, boot argument k2.bench: the k2 suite's rows, then power off */
+uint64_t k2_pages_mapped(paddr_t base, uint64_t size);  /* pages of that range this kernel maps */
 
 /* The DSM (k2_dsm.c). */
 struct k2_dsm_stats {

@@ -109,3 +109,17 @@ def test_qemu_loads_the_shadow_where_it_is_linked():
         qemu.build_argv("k.bin", None, qemu.Machine(smp=1, k2="s.bin"))
     with pytest.raises(ValueError, match="too small"):
         qemu.build_argv("k.bin", None, qemu.Machine(smp=2, mem="32M", k2="s.bin"))
+
+
+def test_the_k2_suite_reads_its_rows_and_judges_the_fault_bound():
+    from petrel import bench
+    console = ("BENCH k2_mbox_rtt petrel-k2 647 10000\nBENCH k2_dsm_fault_main petrel-k2 1865 256\n"
+               "BENCH k2_dsm_fault_shadow petrel-k2 7200 256\nBENCH-END\n")
+    figures = bench.parse(console)
+    assert figures == {("k2_mbox_rtt", "petrel-k2"): 647.0, ("k2_dsm_fault_main", "petrel-k2"): 1865.0,
+                       ("k2_dsm_fault_shadow", "petrel-k2"): 7200.0}
+    rows = bench.summary({k: [v] for k, v in figures.items()}, "icount")
+    text = bench.k2_report(rows, qemu.Machine(smp=2, icount=True, k2="s.bin"), "./petrel bench --suite k2")
+    assert "| k2_dsm_fault_main | 1,865 | 2.9 |" in text
+    assert "- met: k2_dsm_fault_main <= 11 x k2_mbox_rtt" in text
+    assert "- NOT met: k2_dsm_fault_shadow <= 11 x k2_mbox_rtt" in text     # 7,200 > 11 x 647

@@ -167,7 +167,15 @@ SUITE_APPS = {
     "app_xz": ("xz -6: the 440 KB text", None),
 }
 APPS_SUITE_RUN = "sh /bench/apps.sh\nlxbench --end\n"
-SUITES = ("default", "apps", "net", "tcp")
+SUITES = ("default", "apps", "net", "tcp", "k2")
+# K2 (docs/design/k2.md, --suite k2): rows the main kernel measures itself
+# (boot argument k2.bench) with the shadow kernel on the machine's last
+# core: the mailbox's round trip, and one DSM page fault taken by each
+# kernel (a page the other holds). Target: a fault costs at most
+# K2_FAULT_BOUND round trips (the paper's Table 5: 52 and 48 us against a
+# round trip of about 5 us).
+K2_METRICS = ["k2_mbox_rtt", "k2_dsm_fault_main", "k2_dsm_fault_shadow"]
+K2_FAULT_BOUND = 11
 # The L4Linux paper, Table IV (seconds): native Linux, L4Linux.
 TABLE_IV = {
     "lame": (78.69, 81.1), "mad (small MP3 file)": (0.232, 0.598), "mad (large MP3 file)": (1.828, 2.506),
@@ -303,7 +311,8 @@ def parse(console: str, system: str = "") -> dict:
         if len(parts) >= 5 and parts[2] == "-" and system:
             parts[2] = system
         if len(parts) >= 5 and parts[0] == "BENCH" and (parts[1] in METRICS + LX_METRICS + APP_METRICS +
-                                                        INPUT_METRICS + BOOT_METRICS + list(SUITE_APPS) + MONITOR_RAW
+                                                        INPUT_METRICS + BOOT_METRICS + list(SUITE_APPS) + MONITOR_RAW +
+                                                        K2_METRICS
                                                         or any(f.time_re.fullmatch(parts[1]) for f in SPEEDUPS)):
             try:
                 found[(parts[1], parts[2])] = float(parts[3])
@@ -1191,6 +1200,70 @@ def main_tcp(mode, cpu: str, smp: int, only, runs, mem: str, repo: Path = paths.
     if status or only != "monitor_cost":
         return status or tcpbench.main(machine, runs or 1, repo)
     return tcpbench.main(machine, runs or 6, repo, tcpbench.plan_monitor(), alternate=True)
+
+
+# `./petrel bench --suite k2`: K2's rows, each run one boot of the main
+# kernel with the shadow (icount by default: figures are instructions);
+# build/bench/k2/results.json and report.md.
+def main_k2(mode: str, cpu: str, smp: int, only, runs, mem: str, repo: Path = paths.REPO) -> int:
+    if only and only not in K2_METRICS:
+        print(f"bench: --suite k2 has the rows {', '.join(K2_METRICS)}", file=sys.stderr)
+        return 2
+    machine = qemu.Machine(cpu, 2 if smp <= 8 else 3, max(smp, 2), mem, mode == "icount",
+                           k2=str(paths.shadow_bin(repo)))
+    try:
+        qemu.check_machine(machine)
+        if runs is not None and runs < 1:
+            raise ValueError(f"--runs {runs}: expected 1 or more")
+    except ValueError as err:
+        print(f"bench: {err}", file=sys.stderr)
+        return 2
+    runs = runs or (1 if machine.icount else 5)
+    status = build.build(repo=repo)
+    if status:
+        return status
+    out = bench_dir(repo) / "k2"
+    out.mkdir(parents=True, exist_ok=True)
+    argv = qemu.build_argv(paths.kernel_bin(repo=repo), paths.system_image("demo", repo), machine, "k2.bench")
+    samples = {}
+    try:
+        for run in range(runs):
+            print(f"bench: petrel-k2, boot {run + 1} of {runs}", flush=True)
+            figures = boot(argv, "petrel-k2", 600, out / f"petrel-k2-{run + 1}.log")
+            for key, value in figures.items():
+                if not only or key[0] == only:
+                    samples.setdefault(key, []).append(value)
+    except BenchError as err:
+        print(f"bench: {err}", file=sys.stderr)
+        return 1
+    rows = summary(samples, "icount" if machine.icount else "wall")
+    (out / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
+    text = k2_report(rows, machine, "./petrel bench " + " ".join(sys.argv[2:]))
+    (out / "report.md").write_text(text)
+    print()
+    print(text)
+    print(f"bench: wrote {paths.rel(out / 'results.json')}, {paths.rel(out / 'report.md')}")
+    return 0
+
+
+# The k2 suite's report: each row, in round trips too, and the target.
+def k2_report(rows: list, machine: qemu.Machine, command: str) -> str:
+    unit = "instructions" if machine.icount else "ns"
+    rtt = value(rows, "k2_mbox_rtt", "petrel-k2")
+    lines = [f"# K2 (`{command}`)", "",
+             f"{machine.cpu}, {machine.smp} cores (the shadow kernel on the last), GICv{machine.gic}, "
+             f"{'icount' if machine.icount else 'wall clock, median of the runs'}; figures in {unit}.", "",
+             "| row | petrel-k2 | round trips |", "|---|---:|---:|"]
+    for metric in K2_METRICS:
+        v = value(rows, metric, "petrel-k2")
+        if v is not None:
+            lines.append(f"| {metric} | {fmt(v)} | {v / rtt:.1f} |" if rtt else f"| {metric} | {fmt(v)} | - |")
+    checks = [(f"{metric} <= {K2_FAULT_BOUND} x k2_mbox_rtt", value(rows, metric, "petrel-k2") <= K2_FAULT_BOUND * rtt)
+              for metric in ("k2_dsm_fault_main", "k2_dsm_fault_shadow")
+              if rtt and value(rows, metric, "petrel-k2") is not None]
+    if checks:
+        lines += ["", "## Targets", ""] + [f"- {'met' if ok else 'NOT met'}: {name}" for name, ok in checks]
+    return "\n".join(lines) + "\n"
 
 
 # `./petrel bench`: the default suite (Petrel's own rows, the Linux

@@ -270,7 +270,9 @@ def add_bench(sub) -> None:
                         "build/bench/net/; tcp: the Kernel Monitor paper's experiments, throughput against RTT "
                         "and each congestion module with 0.2 %% loss, Petrel against Linux, the senders' windows "
                         "from Petrel's monitor and Linux's tcp_probe, the monitor's cost, about 15 minutes a run "
-                        "(wall mode, build/bench/net/tcp-*) (default: default)")
+                        "(wall mode, build/bench/net/tcp-*); k2: K2's rows (the mailbox's round trip, a DSM page fault taken "
+                        "by each kernel) measured by the main kernel with the shadow kernel on the last core (--smp 2 "
+                        "or more, default 2), build/bench/k2/ (default: default)")
     p.add_argument("--only", metavar="NAME", help="run one benchmark: " + ", ".join(bench.METRICS + bench.LX_METRICS +
                    bench.APP_METRICS + bench.BOOT_METRICS + list(bench.SUITE_APPS)) +
                    "; lx: every lx_ row; an app_ row boots the whole apps suite and keeps that row; "
@@ -279,7 +281,8 @@ def add_bench(sub) -> None:
                    f"rows (the same), or one of them, {', '.join(bench.speedup_rows(bench.SCALE, 'N'))}; with --suite "
                    "net, one pair: linux->linux, petrel->linux or linux->petrel; with --suite tcp, monitor_cost: the "
                    "monitor's cost alone (Petrel's user-placed stack sending with the tcp group off and recording, "
-                   "at 0 and 10 ms, 6 runs each unless --runs, which of a pair runs first alternating)")
+                   "at 0 and 10 ms, 6 runs each unless --runs, which of a pair runs first alternating); with --suite k2, "
+                   "one of " + ", ".join(bench.K2_METRICS))
     p.add_argument("--runs", type=int, metavar="N",
                    help="boots per system (default 1 for icount, 5 for wall)")
     p.add_argument("--rtt", type=float, default=0.0, metavar="MS",
@@ -502,6 +505,11 @@ def cmd_bench(args) -> int:
             print("bench: --suite tcp sets its own RTTs and losses (no --rtt, --loss, --pcap)", file=sys.stderr)
             return 2
         return bench.main_tcp(args.mode, args.cpu, args.smp, args.only, args.runs, args.mem)
+    if args.suite == "k2":
+        if args.rtt or args.loss or args.pcap:
+            print("bench: --rtt, --loss and --pcap are the relay's, for --suite net", file=sys.stderr)
+            return 2
+        return bench.main_k2(args.mode or "icount", args.cpu, args.smp, args.only, args.runs, args.mem)
     if args.suite == "net":
         return bench.main_net(args.mode, args.cpu, args.smp, args.only, args.runs, args.mem, args.rtt, args.loss,
                               pcap=args.pcap)
