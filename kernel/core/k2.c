@@ -379,6 +379,15 @@ void k2_shutdown_report(void)
     kprintf("k2: at power-off %u shared interrupts enabled, %u of them routed to the shadow's core; "
             "mailbox: %lu messages sent, %lu received\n", chip->spis_enabled(),
             chip->spis_routed_to(k2_shared.shadow_sgi_id), st.sent, st.received);
+    /* Whatever the programs did, the shadow still answers. */
+    uint64_t before = __atomic_load_n(&st.pongs, __ATOMIC_ACQUIRE), deadline = arch_counter() + arch_counter_freq();
+    k2_send(K2_CTL, k2_ctl(K2_CTL_PING, 0xffff));
+    while (__atomic_load_n(&st.pongs, __ATOMIC_ACQUIRE) == before && arch_counter() < deadline) {
+        k2_poll();
+        arch_cpu_relax();
+    }
+    kprintf("k2: the shadow kernel %s\n", __atomic_load_n(&st.pongs, __ATOMIC_ACQUIRE) != before ?
+            "answered a ping at power-off" : "did not answer a ping within a second");
 }
 
 /* n mailbox round trips (PING, PONG); the counter ticks they took. */
