@@ -1177,7 +1177,11 @@ def main_net(mode, cpu: str, smp: int, only, runs, mem: str, rtt_ms: float, loss
 
 # The machine of a wall-mode suite over the relay, or None (said why).
 def wall_machine(cpu: str, smp: int, mem: str, runs):
-    machine = qemu.Machine(cpu, 2 if smp <= 8 else 3, smp, mem, False)
+    return checked_machine(qemu.Machine(cpu, 2 if smp <= 8 else 3, smp, mem, False), runs)
+
+
+# `machine` if QEMU can start it and --runs is sensible, else None (said why).
+def checked_machine(machine: qemu.Machine, runs):
     try:
         qemu.check_machine(machine)
         if runs is not None and runs < 1:
@@ -1209,14 +1213,9 @@ def main_k2(mode: str, cpu: str, smp: int, only, runs, mem: str, repo: Path = pa
     if only and only not in K2_METRICS:
         print(f"bench: --suite k2 has the rows {', '.join(K2_METRICS)}", file=sys.stderr)
         return 2
-    machine = qemu.Machine(cpu, 2 if smp <= 8 else 3, max(smp, 2), mem, mode == "icount",
-                           k2=str(paths.shadow_bin(repo)))
-    try:
-        qemu.check_machine(machine)
-        if runs is not None and runs < 1:
-            raise ValueError(f"--runs {runs}: expected 1 or more")
-    except ValueError as err:
-        print(f"bench: {err}", file=sys.stderr)
+    machine = checked_machine(qemu.Machine(cpu, 2 if smp <= 8 else 3, max(smp, 2), mem, mode == "icount",
+                                           k2=str(paths.shadow_bin(repo))), runs)
+    if machine is None:
         return 2
     runs = runs or (1 if machine.icount else 5)
     status = build.build(repo=repo)
