@@ -171,6 +171,9 @@ void k2_poll(void)
             pull();
             return;
         }
+        /* Handlers run with interrupts masked: one that came in here
+         * could touch a DSM page while this core holds `handling`. */
+        uint64_t flags = arch_irq_save();
         uint32_t m;
         for (;;) {
             pull();
@@ -179,6 +182,7 @@ void k2_poll(void)
             handle(m);
         }
         k2_dsm_poll();
+        arch_irq_restore(flags);
         __atomic_store_n(&handling, 0, __ATOMIC_RELEASE);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         if (!pending())
