@@ -80,6 +80,8 @@ int k2_dsm_init_main(void)
         if ((spare_table[b] = frame_alloc_zeroed(0)) == PADDR_INVALID)
             return -E_NOMEM;
     int err = arch_kmap_blocks(page_va(0), K2_DSM_PA, K2_DSM_SIZE);
+    if (!err)
+        err = arch_cache_alias_init();
     if (err)
         return err;
     memset((void *)page_va(0), 0, K2_DSM_SIZE);
@@ -98,6 +100,9 @@ int k2_dsm_init_shadow(void)
         if (err)
             return err;
     }
+    int err = arch_cache_alias_init();
+    if (err)
+        return err;
     for (unsigned i = 0; i < K2_DSM_PAGES; i++)
         state[i] = DSM_SPLIT;
     ready = true;

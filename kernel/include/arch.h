@@ -85,6 +85,7 @@ bool arch_kmap_is_block(vaddr_t va);
 bool arch_kmap_split(vaddr_t va, paddr_t table);
 int arch_kmap_page(vaddr_t va, paddr_t pa, bool valid);
 unsigned arch_cache_flush_page(paddr_t pa, unsigned cpu_index);
+int arch_cache_alias_init(void);
 NORETURN void arch_system_off(void);
 NORETURN void arch_system_fail(int status);
 

@@ -681,6 +681,14 @@ int arch_kmap_page(vaddr_t va, paddr_t pa, bool valid)
     return err;
 }
 
+/* Make the table of the cores' aliases now, so that a cache flush in a
+ * handler later allocates nothing. */
+int arch_cache_alias_init(void)
+{
+    _Static_assert(CONFIG_MAX_CPUS * 4096 <= (2 << 20), "the aliases share one table");
+    return arch_kmap_page(KALIAS_VA_BASE, 0, false);
+}
+
 /*
  * Clean and invalidate the physical page pa from the data caches to the
  * point of coherence, through this core's own alias of it (its direct-map
