@@ -96,11 +96,21 @@ static bool take(uint32_t *m)
     return got;
 }
 
+/* Is anything waiting, in the inbox or the ring? Under rx_lock, so that
+ * a pull by another core is seen whole: before it, in the ring; after it,
+ * in the inbox. */
 static bool pending(void)
 {
     struct k2_ring *r = rx_ring();
-    return READ_ONCE(in_head) != READ_ONCE(in_tail) ||
-           __atomic_load_n(&r->head, __ATOMIC_RELAXED) != __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+    uint64_t flags = spin_lock_irqsave(&rx_lock);
+    bool any = in_head != in_tail || r->head != __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+    spin_unlock_irqrestore(&rx_lock, flags);
+    return any;
+}
+
+void k2_pull(void)
+{
+    pull();
 }
 
 static void handle_ctl(unsigned op, unsigned arg)
@@ -113,6 +123,7 @@ static void handle_ctl(unsigned op, unsigned arg)
         k2_send(K2_CTL, k2_ctl(K2_CTL_PONG, arg));
         break;
     case K2_CTL_PONG:
+        st.last_pong = arg;
         __atomic_add_fetch(&st.pongs, 1, __ATOMIC_RELEASE);
         break;
     case K2_CTL_DATA:
@@ -161,38 +172,45 @@ static void handle(uint32_t m)
 
 /* Take and handle what arrived. A core that finds another handling (or
  * itself, from a handler's send) only moves messages into the inbox; the
- * handling core looks again after it lets go, so nothing waits there. */
+ * handling core looks again after it lets go, so nothing waits there.
+ * Handlers run with interrupts masked from before `handling` is taken to
+ * after it is let go (an interrupt there could touch a DSM page, or find
+ * `handling` taken by its own core), at most K2_BATCH messages at a time
+ * so that this core's other interrupts come in between. */
+#define K2_BATCH 64
 void k2_poll(void)
 {
     for (;;) {
+        uint64_t flags = arch_irq_save();
         uint32_t free = 0;
         if (!__atomic_compare_exchange_n(&handling, &free, this_cpu()->index + 1, false, __ATOMIC_ACQUIRE,
                                          __ATOMIC_RELAXED)) {
             pull();
+            arch_irq_restore(flags);
             return;
         }
-        /* Handlers run with interrupts masked: one that came in here
-         * could touch a DSM page while this core holds `handling`. */
-        uint64_t flags = arch_irq_save();
         uint32_t m;
-        for (;;) {
+        for (unsigned n = 0; n < K2_BATCH; n++) {
             pull();
             if (!take(&m))
                 break;
             handle(m);
         }
         k2_dsm_poll();
-        arch_irq_restore(flags);
         __atomic_store_n(&handling, 0, __ATOMIC_RELEASE);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        if (!pending())
+        bool more = pending();
+        arch_irq_restore(flags);
+        if (!more)
             return;
     }
 }
 
 /* Put one message on the ring to the other kernel; while it is full,
- * handle what arrives (handle_meanwhile) or only take it in. */
-static void send(unsigned type, uint32_t pfn, bool handle_meanwhile)
+ * handle what arrives (handle_meanwhile) or only take it in. With a
+ * deadline (a counter value, 0 for none), false if the ring stayed full
+ * until then. */
+static bool send(unsigned type, uint32_t pfn, bool handle_meanwhile, uint64_t deadline)
 {
     struct k2_ring *r = tx_ring();
     bool waited = false;
@@ -205,6 +223,8 @@ static void send(unsigned type, uint32_t pfn, bool handle_meanwhile)
         if (!waited)
             __atomic_add_fetch(&st.full_waits, 1, __ATOMIC_RELAXED);
         waited = true;
+        if (deadline && arch_counter() > deadline)
+            return false;
         if (handle_meanwhile)
             k2_poll();          /* the other side may be waiting for room here */
         else
@@ -226,11 +246,12 @@ static void send(unsigned type, uint32_t pfn, bool handle_meanwhile)
          * otherwise run this one to the end of its slice. */
         arch_cpu_relax();
     }
+    return true;
 }
 
 void k2_send(unsigned type, uint32_t pfn)
 {
-    send(type, pfn, true);
+    send(type, pfn, true, 0);
 }
 
 /* For a caller holding a lock a handler takes (the DSM's): waits for room
@@ -238,7 +259,7 @@ void k2_send(unsigned type, uint32_t pfn)
  * the other kernel, which does the same, can always go on. */
 void k2_send_nohandle(unsigned type, uint32_t pfn)
 {
-    send(type, pfn, false);
+    send(type, pfn, false, 0);
 }
 
 static void doorbell(unsigned irq UNUSED, void *arg UNUSED)
@@ -264,21 +285,6 @@ void k2_reset_test_counts(void)
 
 /* ------------------------------------------------------------ main kernel */
 
-/* The shared statics live at a fixed address outside the image: RAM must
- * have them (the console's lock is one), and they start zeroed. */
-void k2_boot_statics(void)
-{
-    const struct mem_range *ram;
-    unsigned n = mem_ram_ranges(&ram);
-    bool inside = false;
-    for (unsigned i = 0; i < n; i++)
-        inside |= ram[i].base <= K2_GLOBAL_PA && K2_GLOBAL_PA + K2_STATICS_SIZE <= ram[i].base + ram[i].size;
-    if (!inside)
-        arch_system_fail(5);    /* less than 33 MiB of RAM at 0x40000000: no console yet to say so */
-    memset(__k2hw_start, 0, (size_t)(__k2hw_end - __k2hw_start));
-    memset(__k2shared_start, 0, (size_t)(__k2shared_end - __k2shared_start));
-}
-
 static bool ram_covers(paddr_t base, uint64_t size)
 {
     const struct mem_range *ram;
@@ -289,27 +295,60 @@ static bool ram_covers(paddr_t base, uint64_t size)
     return false;
 }
 
-/* Before the final map (the early map still covers the shadow's region):
- * keep the statics from the allocator and, with `k2`, find the shadow's
- * image and hide its region from this kernel. */
+/* Does [base, base + size) meet a reserved range (the device tree, the
+ * boot image, firmware's), which K2 would overwrite or hide? */
+static bool meets_reserved(paddr_t base, uint64_t size)
+{
+    const struct mem_range *res;
+    unsigned n = mem_reserved_ranges(&res);
+    for (unsigned i = 0; i < n; i++)
+        if (res[i].base < base + size && base < res[i].base + res[i].size)
+            return true;
+    return false;
+}
+
+static const char *off_why;         /* why `k2` was asked for and is off (said once the console is up) */
+
+/*
+ * Before the final map and the console (the early map still covers the
+ * shadow's region), with `k2`: find the shadow's image, check that K2's
+ * fixed regions are RAM nothing else uses, zero the shared statics, keep
+ * them and the DSM area from the allocator, hide the shadow's region and
+ * the DSM area from this kernel's map, and take console lines under the
+ * shared lock. Without `k2` none of this: the regions are plain memory.
+ */
 void k2_layout(void)
 {
-    mem_reserve(K2_GLOBAL_PA, K2_STATICS_SIZE);
     want = cmdline_has("k2");
-    if (!want || !ram_covers(K2_SHADOW_LOCAL_PA, K2_LOCAL_SIZE))
+    if (!want)
         return;
+    paddr_t end = K2_DSM_PA + K2_DSM_SIZE;
+    if (!ram_covers(K2_SHADOW_LOCAL_PA, end - K2_SHADOW_LOCAL_PA)) {
+        off_why = "its regions (0x41000000-0x425fffff) are not all RAM";
+        return;
+    }
+    if (meets_reserved(K2_SHADOW_LOCAL_PA, end - K2_SHADOW_LOCAL_PA)) {
+        off_why = "QEMU put the boot image or the device tree in its regions (0x41000000-0x425fffff): "
+                  "give the machine 128 MiB or more";
+        return;
+    }
     const uint8_t *img = phys_to_virt(K2_SHADOW_LOCAL_PA);
     uint64_t role, size;
     uint32_t magic;
     memcpy(&role, img + IMAGE_ROLE_OFF, 8);
     memcpy(&size, img + IMAGE_SIZE_OFF, 8);
     memcpy(&magic, img + IMAGE_MAGIC_OFF, 4);
-    image_ok = magic == 0x644d5241 && role == K2_SHADOW_MAGIC && size <= K2_LOCAL_SIZE / 2 &&
-               ram_covers(K2_DSM_PA, K2_DSM_SIZE);
-    if (image_ok) {
-        mem_hide(K2_SHADOW_LOCAL_PA, K2_LOCAL_SIZE);
-        mem_hide(K2_DSM_PA, K2_DSM_SIZE);   /* mapped by the DSM (k2_dsm.c), in neither allocator */
+    image_ok = magic == 0x644d5241 && role == K2_SHADOW_MAGIC && size <= K2_LOCAL_SIZE / 2;
+    if (!image_ok) {
+        off_why = "no shadow kernel image at 0x41000000 (./petrel run --k2 loads build/k2/shadow.bin there)";
+        return;
     }
+    memset(__k2hw_start, 0, (size_t)(__k2hw_end - __k2hw_start));
+    memset(__k2shared_start, 0, (size_t)(__k2shared_end - __k2shared_start));
+    mem_reserve(K2_GLOBAL_PA, K2_STATICS_SIZE);
+    mem_hide(K2_SHADOW_LOCAL_PA, K2_LOCAL_SIZE);
+    mem_hide(K2_DSM_PA, K2_DSM_SIZE);       /* mapped by the DSM (k2_dsm.c), in neither allocator */
+    console_share_lock(&k2_hw.hwspin[K2_HWSPIN_CONSOLE]);
 }
 
 /* After smp_discover: the last core becomes the weak domain's. */
@@ -317,9 +356,8 @@ void k2_cores(void)
 {
     if (!want)
         return;
-    if (!image_ok) {
-        kprintf("k2: no shadow kernel image at 0x%lx (./petrel run --k2 loads build/k2/shadow.bin there): K2 off\n",
-                K2_SHADOW_LOCAL_PA);
+    if (off_why) {
+        kprintf("k2: %s: K2 off\n", off_why);
         return;
     }
     if (ncpus_present < 2) {
@@ -385,8 +423,8 @@ void k2_shutdown_report(void)
             chip->spis_routed_to(k2_shared.shadow_sgi_id), st.sent, st.received);
     /* Whatever the programs did, the shadow still answers. */
     uint64_t before = __atomic_load_n(&st.pongs, __ATOMIC_ACQUIRE), deadline = arch_counter() + arch_counter_freq();
-    k2_send(K2_CTL, k2_ctl(K2_CTL_PING, 0xffff));
-    while (__atomic_load_n(&st.pongs, __ATOMIC_ACQUIRE) == before && arch_counter() < deadline) {
+    bool sent = send(K2_CTL, k2_ctl(K2_CTL_PING, 0xffff), true, deadline);
+    while (sent && __atomic_load_n(&st.pongs, __ATOMIC_ACQUIRE) == before && arch_counter() < deadline) {
         k2_poll();
         arch_cpu_relax();
     }
@@ -394,7 +432,8 @@ void k2_shutdown_report(void)
             "answered a ping at power-off" : "did not answer a ping within a second");
 }
 
-/* n mailbox round trips (PING, PONG); the counter ticks they took. */
+/* n mailbox round trips (PING, PONG); the counter ticks they took.
+ * Answers whose argument is not their PING's are counted (pong_bad). */
 uint64_t k2_ping(unsigned n)
 {
     uint64_t t0 = arch_counter();
@@ -405,6 +444,8 @@ uint64_t k2_ping(unsigned n)
             k2_poll();
             arch_cpu_relax();
         }
+        st.pong_bad += READ_ONCE(st.last_pong) != (i & 0xffff) ||
+                       __atomic_load_n(&st.pongs, __ATOMIC_ACQUIRE) != before + 1;
     }
     return arch_counter() - t0;
 }
@@ -486,6 +527,7 @@ static void shadow_job(unsigned op, unsigned arg)
     uint64_t n = READ_ONCE(k2_shared.test_n);
     spinlock_t *l = &k2_hw.hwspin[K2_HWSPIN_TEST];
     if (op == K2_CTL_FLOOD) {
+        uint64_t full0 = st.full_waits;
         for (uint64_t i = 0; i < n; i++)
             k2_send(K2_CTL, k2_ctl(K2_CTL_DATA, (unsigned)i));
         while (__atomic_load_n(&st.data_rx, __ATOMIC_ACQUIRE) < n) {
@@ -494,7 +536,7 @@ static void shadow_job(unsigned op, unsigned arg)
         }
         k2_shared.shadow_data_rx = st.data_rx;
         k2_shared.shadow_data_bad = st.data_bad;
-        k2_shared.shadow_full_waits = st.full_waits;
+        k2_shared.shadow_full_waits = st.full_waits - full0;
         k2_shared.shadow_seq_bad = st.seq_bad;
         k2_reset_test_counts();
     } else if (op == K2_CTL_COUNT || op == K2_CTL_DSM_COUNT) {
@@ -551,6 +593,7 @@ NORETURN void k2_shadow_main(paddr_t dtb_pa)
         arch_system_fail(3);
     mem_hide(K2_MAIN_LOCAL_PA, K2_LOCAL_SIZE);
     mem_hide(K2_DSM_PA, K2_DSM_SIZE);       /* pages come and go with the DSM */
+    console_share_lock(&k2_hw.hwspin[K2_HWSPIN_CONSOLE]);
     const struct mem_range *ram;
     unsigned nram = mem_ram_ranges(&ram);
     for (unsigned i = 0; i < nram; i++) {

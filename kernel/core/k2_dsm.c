@@ -211,10 +211,14 @@ void k2_dsm_poll(void)
     spin_unlock_irqrestore(&dsm_lock, flags);
 }
 
-/* When this kernel's timer must come for what it owes (timer_rearm). */
+/* When this kernel's timer must come for what it owes (timer_rearm):
+ * never in the past, so that a core whose poll finds another core
+ * handling is not interrupted again at once, and again. */
 uint64_t k2_timer_next(void)
 {
-    return READ_ONCE(owed) ? READ_ONCE(owed_until) : ~0ull;
+    if (!READ_ONCE(owed))
+        return ~0ull;
+    return MAX(READ_ONCE(owed_until), arch_counter() + DSM_HOLD(arch_counter_freq()) / 4);
 }
 
 /* The owner's PutExclusive (a handler): the page is ours; map it. */
@@ -258,8 +262,10 @@ void k2_dsm_freeze(void)
     memset(k2_shared.audit_valid, 0, sizeof(k2_shared.audit_valid));
     k2_shared.audit_bad = audit_here(k2_shared.audit_valid);
     __atomic_store_n(&k2_shared.frozen, 1, __ATOMIC_RELEASE);
-    while (!__atomic_load_n(&k2_shared.thaw, __ATOMIC_ACQUIRE))
+    while (!__atomic_load_n(&k2_shared.thaw, __ATOMIC_ACQUIRE)) {
+        k2_pull();              /* main's other cores' sends still find room */
         arch_cpu_relax();
+    }
     __atomic_store_n(&k2_shared.thaw, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&k2_shared.frozen, 0, __ATOMIC_RELEASE);
     spin_unlock_irqrestore(&dsm_lock, flags);

@@ -98,8 +98,7 @@ NORETURN void kernel_main(paddr_t dtb_pa)
     boot_cpu_and_tree(dtb_pa);
     if (mem_discover(&boot_fdt, dtb_pa) != 0)
         arch_system_fail(3);
-    k2_boot_statics();                  /* the console's lock is one of them */
-    k2_layout();
+    k2_layout();                        /* (with `k2`: the console's lock is a shared one) */
     arch_mmu_init_kernel(0, 0);
     if (platform_console_init(&boot_fdt, true) != 0)
         arch_system_fail(4);

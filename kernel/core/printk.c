@@ -9,9 +9,16 @@
 #include "k2.h"
 
 static void (*console_putc)(char c);
-/* A hardware spinlock word of K2's (k2.h): with two kernels on one UART,
- * a line from either is whole. */
-static spinlock_t *const console_lock = &k2_hw.hwspin[K2_HWSPIN_CONSOLE];
+static spinlock_t own_lock = SPINLOCK_INIT;
+static spinlock_t *console_lock = &own_lock;
+
+/* Take console lines under `l` from now on (before any output): K2's
+ * kernels share a hardware spinlock word, so that with two kernels on one
+ * UART a line from either is whole. */
+void console_share_lock(spinlock_t *l)
+{
+    console_lock = l;
+}
 
 /* Route console output to a character sink (the UART driver). */
 void console_set_output(void (*putc)(char c))

@@ -129,9 +129,10 @@ struct k2_shared {
 extern struct k2_hw k2_hw;
 extern struct k2_shared k2_shared;
 
+void console_share_lock(spinlock_t *l);     /* printk.c: console lines under this lock from now on */
+
 /* Main kernel. */
-void k2_boot_statics(void);         /* before the console: zero the shared statics */
-void k2_layout(void);               /* after mem_discover: reserve and hide regions */
+void k2_layout(void);               /* after mem_discover, before the console: K2's regions, with `k2` */
 void k2_cores(void);                /* after smp_discover: the shadow's core leaves main's list */
 void k2_start(void);                /* after the secondaries: start the shadow, wait for HELLO */
 bool k2_on(void);                   /* the shadow kernel runs beside this one */
@@ -146,9 +147,11 @@ void k2_send(unsigned type, uint32_t pfn);  /* spins while the ring is full, han
 void k2_send_nohandle(unsigned type, uint32_t pfn); /* ... only taking in what arrives */
 bool k2_handling_here(void);        /* this core is in a message's handler */
 void k2_poll(void);                 /* take and handle what arrived */
+void k2_pull(void);                 /* only move what arrived into the inbox */
 struct k2_stats {
     uint64_t sent, received, full_waits, seq_bad, doorbells;
     uint64_t pongs, data_rx, data_bad, done, hello;
+    uint64_t last_pong, pong_bad;
 };
 const struct k2_stats *k2_stats(void);
 void k2_reset_test_counts(void);

@@ -82,6 +82,8 @@ allow_panic = true
     ('[[cases]]\nname = "a"\n', "unknown top-level key 'cases'"),
     ('[defaults]\nname = "x"\n', "cannot have a default"),
     ('[[case]\n', "cases.toml"),
+    ('[[case]]\nname = "a"\nsystem = "linux-user"\nk2 = true\nsmp = 2\noracle = ["hello"]\n', "'k2' goes without 'oracle'"),
+    ('[[case]]\nname = "a"\nk2 = true\n', "core of its own"),
 ])
 def test_errors_name_the_case_and_key(text, message):
     with pytest.raises(cases.CaseError, match=message):

@@ -95,9 +95,10 @@ def test_the_second_pass_overrides_options(tmp_path):
     assert "#define CONFIG_K2_SHADOW 1" in text and "#define CONFIG_MAX_CPUS 1" in text
     kconfig.write_header(REPO / "kernel" / "Kconfig", tmp_path / ".config", REPO / "configs" / "defconfig", out)
     assert "#define CONFIG_K2_SHADOW 0" in out.read_text()
-    with pytest.raises(ValueError):
-        kconfig.write_header(REPO / "kernel" / "Kconfig", tmp_path / ".config", REPO / "configs" / "defconfig", out,
-                             overrides=["NO_SUCH_OPTION=1"])
+    for bad in ("NO_SUCH_OPTION=1", "MAX_CPUS=0", "MAX_CPUS=abc", "K2_SHADOW=yes", "HZ="):
+        with pytest.raises(ValueError):
+            kconfig.write_header(REPO / "kernel" / "Kconfig", tmp_path / ".config", REPO / "configs" / "defconfig",
+                                 out, overrides=[bad])
 
 
 def test_qemu_loads_the_shadow_where_it_is_linked():
@@ -108,7 +109,8 @@ def test_qemu_loads_the_shadow_where_it_is_linked():
     with pytest.raises(ValueError, match="core of its own"):
         qemu.build_argv("k.bin", None, qemu.Machine(smp=1, k2="s.bin"))
     with pytest.raises(ValueError, match="too small"):
-        qemu.build_argv("k.bin", None, qemu.Machine(smp=2, mem="32M", k2="s.bin"))
+        qemu.build_argv("k.bin", None, qemu.Machine(smp=2, mem="64M", k2="s.bin"))
+    qemu.build_argv("k.bin", None, qemu.Machine(smp=2, mem="128M", k2="s.bin"))
 
 
 def test_the_k2_suite_reads_its_rows_and_judges_the_fault_bound():

@@ -250,6 +250,8 @@ def check_case(where: str, case: Case, steps) -> None:
         raise CaseError(f"{where}: key 'packages' goes with 'oracle' or 'run'")
     if case.oracle and case.run:
         raise CaseError(f"{where}: keys 'oracle' and 'run' go in different cases")
+    if case.k2 and case.oracle:
+        raise CaseError(f"{where}: key 'k2' goes without 'oracle' (its Linux run boots Debian's kernel, not K2)")
     if any(m not in LINUX_MODULES for m in case.modules):
         raise CaseError(f"{where}: key 'modules': only {', '.join(LINUX_MODULES)} can be loaded")
     if case.modules and not case.oracle:

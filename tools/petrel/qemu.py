@@ -153,14 +153,15 @@ def check_machine(m: Machine) -> None:
     if m.k2 and m.smp < 2:
         raise ValueError(f"k2: the shadow kernel needs a core of its own: smp 2 or more, not {m.smp}")
     if m.k2 and mem_bytes(m.mem) < K2_MIN_MEM:
-        raise ValueError(f"k2: mem {m.mem} is too small: K2's regions need at least 64M")
+        raise ValueError(f"k2: mem {m.mem} is too small: K2's regions need at least 128M")
 
 
 # K2 (docs/design/k2.md): where the shadow kernel is linked to run, the
-# start of its local region, and the least memory that holds both local
-# regions, the shared statics and some of the global region.
+# start of its local region, and the least memory with which QEMU puts the
+# boot image and the device tree (at half the memory, up to 128 MiB in)
+# past K2's fixed regions (0x41000000-0x425fffff).
 K2_SHADOW_PA = 0x41000000
-K2_MIN_MEM = 64 << 20
+K2_MIN_MEM = 128 << 20
 
 
 # The bytes of a size QEMU's -m takes ("512M"; a bare number is MiB).

@@ -26,7 +26,6 @@
 #define EC_PC_ALIGN     0x22
 #define EC_DABT_LOW     0x24
 #define EC_DABT_CUR     0x25
-#define EC_DABT_CUR     0x25
 #define EC_SP_ALIGN     0x26
 #define EC_BRK64        0x3c
 
