@@ -295,18 +295,6 @@ static bool ram_covers(paddr_t base, uint64_t size)
     return false;
 }
 
-/* Does [base, base + size) meet a reserved range (the device tree, the
- * boot image, firmware's), which K2 would overwrite or hide? */
-static bool meets_reserved(paddr_t base, uint64_t size)
-{
-    const struct mem_range *res;
-    unsigned n = mem_reserved_ranges(&res);
-    for (unsigned i = 0; i < n; i++)
-        if (res[i].base < base + size && base < res[i].base + res[i].size)
-            return true;
-    return false;
-}
-
 static const char *off_why;         /* why `k2` was asked for and is off (said once the console is up) */
 
 /*
@@ -327,7 +315,7 @@ void k2_layout(void)
         off_why = "its regions (0x41000000-0x425fffff) are not all RAM";
         return;
     }
-    if (meets_reserved(K2_SHADOW_LOCAL_PA, end - K2_SHADOW_LOCAL_PA)) {
+    if (mem_overlaps_reserved(K2_SHADOW_LOCAL_PA, end - K2_SHADOW_LOCAL_PA)) {   /* the device tree, the boot image */
         off_why = "QEMU put the boot image or the device tree in its regions (0x41000000-0x425fffff): "
                   "give the machine 128 MiB or more";
         return;

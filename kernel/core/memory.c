@@ -91,7 +91,7 @@ static void add_reservations(const struct fdt *fdt)
 }
 
 /* Does [base, base+size) overlap any reserved range? */
-static bool overlaps_reserved(paddr_t base, uint64_t size)
+bool mem_overlaps_reserved(paddr_t base, uint64_t size)
 {
     for (unsigned i = 0; i < nreserved; i++)
         if (base < reserved[i].base + reserved[i].size && reserved[i].base < base + size)
@@ -119,7 +119,7 @@ int mem_discover(const struct fdt *fdt, paddr_t dtb_pa)
     }
 
     paddr_t kstart = virt_to_phys(__kernel_start), kend = virt_to_phys(__kernel_end);
-    if (overlaps_reserved(kend, BOOT_WINDOW))
+    if (mem_overlaps_reserved(kend, BOOT_WINDOW))
         panic("no room for early page tables after the kernel image");
     mem_reserve(kstart, kend - kstart + BOOT_WINDOW);
     boot_next = kend;

@@ -26,6 +26,7 @@ int mem_discover(const struct fdt *fdt, paddr_t dtb_pa);
 void mem_reserve(paddr_t base, uint64_t size);
 void mem_hide(paddr_t base, uint64_t size); /* reserved and left out of the direct map (K2) */
 unsigned mem_hidden_ranges(const struct mem_range **out);
+bool mem_overlaps_reserved(paddr_t base, uint64_t size);
 unsigned mem_ram_ranges(const struct mem_range **out);
 unsigned mem_reserved_ranges(const struct mem_range **out);
 uint64_t mem_total(void);
