@@ -21,12 +21,20 @@
  * merging per page. A cached frame (FRAME_CACHED) counts as free; an
  * allocation the lists cannot satisfy, and frame_free_blocks, first
  * return the cache to the lists, where its frames merge as usual.
+ *
+ * K2 (k2_mem.c) adds two things. Its balloon pool is withheld at
+ * frame_init and handed over 16 MiB at a time (frame_add_range, at the
+ * tail of the lists, so that it is used last) or taken back whole
+ * (frame_take_range). frame_alloc tells the pressure probe when free
+ * pages drop below frame_low_mark, and frame_free sends a frame the other
+ * kernel allocated back to it (k2_mem_remote).
  */
 #include "memory.h"
 #include "kernel.h"
 #include "spinlock.h"
 #include "sched.h"
 #include "arch.h"
+#include "k2.h"
 
 #define NONE        0xffffffffu
 #define FRAME_RESERVED  0
@@ -56,6 +64,8 @@ static uint64_t free_pages, managed_pages;
 static spinlock_t lock = SPINLOCK_INIT;
 static uint32_t cache[CACHE_MAX];   /* single free frames, by index */
 static unsigned ncached;
+uint64_t frame_low_mark;            /* 0 without K2: never below */
+bool frame_k2;
 
 /* The allocator's lock, with this core's interrupts masked; while only
  * one core runs, masking them is all it takes. */
@@ -102,6 +112,27 @@ static void list_remove(uint32_t idx)
     f->state = FRAME_USED;
 }
 
+/* Put a block at the end of its list (frames added by K2's balloons:
+ * used after everything else). Caller holds the lock. */
+static void list_append(uint32_t idx, unsigned order)
+{
+    uint32_t last = free_list[order];
+    if (last == NONE) {
+        list_push(idx, order);
+        return;
+    }
+    while (frames[last].next != NONE)
+        last = frames[last].next;
+    struct frame *f = &frames[idx];
+    f->state = FRAME_FREE;
+    f->order = (uint8_t)order;
+    f->prev = last;
+    f->next = NONE;
+    frames[last].next = idx;
+    free_count[order]++;
+    free_pages += 1ull << order;
+}
+
 /* Is [base, base+size) clear of every reserved range? */
 static bool range_free(paddr_t base, uint64_t size)
 {
@@ -114,13 +145,16 @@ static bool range_free(paddr_t base, uint64_t size)
 }
 
 /* Hand the free frames in [lo, hi) to the lists in maximal aligned blocks. */
-static void add_free_range(uint32_t lo, uint32_t hi)
+static void add_free_range(uint32_t lo, uint32_t hi, bool at_end)
 {
     while (lo < hi) {
         unsigned order = FRAME_MAX_ORDER;
         while (order && ((lo & ((1u << order) - 1)) || lo + (1u << order) > hi))
             order--;
-        list_push(lo, order);
+        if (at_end)
+            list_append(lo, order);
+        else
+            list_push(lo, order);
         managed_pages += 1ull << order;
         lo += 1u << order;
     }
@@ -162,16 +196,17 @@ int frame_init(void)
         uint32_t last = first + (uint32_t)(ram[i].size >> 12);
         uint32_t run = NONE;
         for (uint32_t f = first; f < last; f++) {
-            bool ok = range_free(base_pa + ((uint64_t)f << 12), 4096);
+            paddr_t pa = base_pa + ((uint64_t)f << 12);
+            bool ok = range_free(pa, 4096) && !mem_is_withheld(pa);
             if (ok && run == NONE)
                 run = f;
             if (!ok && run != NONE) {
-                add_free_range(run, f);
+                add_free_range(run, f, false);
                 run = NONE;
             }
         }
         if (run != NONE)
-            add_free_range(run, last);
+            add_free_range(run, last, false);
     }
     boot_alloc_done();
     return 0;
@@ -257,7 +292,9 @@ static NOINLINE uint32_t take_drained(unsigned order)
     return buddy_take(order);
 }
 
-/* Allocate 2^order contiguous frames aligned to their size. */
+/* Allocate 2^order contiguous frames aligned to their size. Under K2,
+ * when nothing is left, a block of the balloon comes in first (the
+ * pressure probe should have seen to that before; k2_mem counts it). */
 paddr_t frame_alloc(unsigned order)
 {
     if (order > FRAME_MAX_ORDER || !frames)
@@ -268,6 +305,8 @@ paddr_t frame_alloc(unsigned order)
         idx = take_drained(order);
     if (idx == NONE) {
         frames_unlock(flags);
+        if (frame_low_mark && k2_mem_deflate_now())
+            return frame_alloc(order);
         return PADDR_INVALID;
     }
     frames[idx].order = (uint8_t)order;
@@ -275,6 +314,8 @@ paddr_t frame_alloc(unsigned order)
     frames[idx].refs = 1;
     frames[idx].owner_word = 0;
     frames_unlock(flags);
+    if (unlikely(free_pages < frame_low_mark))
+        k2_mem_pressure();
     return base_pa + ((uint64_t)idx << 12);
 }
 
@@ -294,6 +335,8 @@ int frame_free(paddr_t pa, unsigned order)
     uint64_t idx64 = (pa - base_pa) >> 12;
     if (idx64 + (1ull << order) > nframes)
         return -E_INVAL;
+    if (unlikely(frame_k2) && k2_mem_remote(pa))
+        return k2_mem_free_remote(pa, order);
     uint32_t idx = (uint32_t)idx64;
     uint64_t flags = frames_lock();
     if (frames[idx].state != FRAME_USED || frames[idx].order != order) {
@@ -367,6 +410,74 @@ int frame_release(paddr_t pa, unsigned order)
     f->refs = 1;
     frames_unlock(flags);
     return frame_free(pa, order);
+}
+
+/* K2's deflate: the frames of [base, base+size) that no reservation
+ * holds and the lists do not have yet go on them, at the end. */
+uint64_t frame_add_range(paddr_t base, uint64_t size)
+{
+    if (!frames || base < base_pa || ((base + size - base_pa) >> 12) > nframes)
+        return 0;
+    uint32_t first = (uint32_t)((base - base_pa) >> 12), last = first + (uint32_t)(size >> 12);
+    uint64_t before = managed_pages;
+    uint64_t flags = frames_lock();
+    uint32_t run = NONE;
+    for (uint32_t f = first; f < last; f++) {
+        bool ok = frames[f].state == FRAME_RESERVED && range_free(base_pa + ((uint64_t)f << 12), 4096);
+        if (ok && run == NONE)
+            run = f;
+        if (!ok && run != NONE) {
+            add_free_range(run, f, true);
+            run = NONE;
+        }
+    }
+    if (run != NONE)
+        add_free_range(run, last, true);
+    frames_unlock(flags);
+    return managed_pages - before;
+}
+
+/* K2's inflate: take every managed frame of [base, base+size) back off
+ * the lists and out of the cache, only if all of them are free; else
+ * change nothing and return -E_BUSY. The range must be 2 MiB aligned,
+ * so that no free block reaches beyond it. */
+int64_t frame_take_range(paddr_t base, uint64_t size)
+{
+    if (!frames || base < base_pa || !IS_ALIGNED(base, MiB(2)) || !IS_ALIGNED(size, MiB(2)) ||
+        ((base + size - base_pa) >> 12) > nframes)
+        return -E_INVAL;
+    uint32_t first = (uint32_t)((base - base_pa) >> 12), last = first + (uint32_t)(size >> 12);
+    uint64_t flags = frames_lock();
+    for (uint32_t f = first; f < last; f += frames[f].state == FRAME_FREE ? 1u << frames[f].order : 1)
+        if (frames[f].state == FRAME_USED) {
+            frames_unlock(flags);
+            return -E_BUSY;
+        }
+    int64_t taken = 0;
+    for (unsigned i = 0; i < ncached; ) {
+        if (cache[i] >= first && cache[i] < last) {
+            frames[cache[i]].state = FRAME_RESERVED;
+            cache[i] = cache[--ncached];
+            free_pages--;
+            taken++;
+        } else {
+            i++;
+        }
+    }
+    for (uint32_t f = first; f < last; ) {
+        if (frames[f].state != FRAME_FREE) {
+            f++;
+            continue;
+        }
+        unsigned order = frames[f].order;
+        list_remove(f);
+        frames[f].state = FRAME_RESERVED;
+        taken += 1 << order;
+        f += 1u << order;
+    }
+    managed_pages -= (uint64_t)taken;
+    frames_unlock(flags);
+    return taken;
 }
 
 uint64_t frame_free_pages(void) { return free_pages; }

@@ -139,6 +139,7 @@ static void handle_ctl(unsigned op, unsigned arg)
     case K2_CTL_CROSS:
     case K2_CTL_TOUCH:
     case K2_CTL_READ:
+    case K2_CTL_MEMJOB:
         job_arg = arg;
         __atomic_store_n(&job, op, __ATOMIC_RELEASE);
         break;
@@ -165,8 +166,11 @@ static void handle(uint32_t m)
     case K2_PUT_EXCL:
         k2_dsm_put(k2_msg_pfn(m));
         break;
+    case K2_MEMCTL:
+        k2_mem_handle(k2_msg_pfn(m) >> 16, k2_msg_pfn(m) & 0xffff);
+        break;
     default:
-        unknown_type++;     /* NightWatch's and the balloons' messages come later */
+        unknown_type++;     /* NightWatch's messages come later */
     }
 }
 
@@ -197,6 +201,7 @@ void k2_poll(void)
             handle(m);
         }
         k2_dsm_poll();
+        k2_mem_poll();
         __atomic_store_n(&handling, 0, __ATOMIC_RELEASE);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         bool more = pending();
@@ -296,6 +301,7 @@ static bool ram_covers(paddr_t base, uint64_t size)
 }
 
 static const char *off_why;         /* why `k2` was asked for and is off (said once the console is up) */
+static NORETURN void k2_bench_base(void);
 
 /*
  * Before the final map and the console (the early map still covers the
@@ -336,6 +342,7 @@ void k2_layout(void)
     mem_reserve(K2_GLOBAL_PA, K2_STATICS_SIZE);
     mem_hide(K2_SHADOW_LOCAL_PA, K2_LOCAL_SIZE);
     mem_hide(K2_DSM_PA, K2_DSM_SIZE);       /* mapped by the DSM (k2_dsm.c), in neither allocator */
+    k2_mem_layout();                        /* the balloon pool: no allocator's until deflated */
     console_share_lock(&k2_hw.hwspin[K2_HWSPIN_CONSOLE]);
 }
 
@@ -350,6 +357,7 @@ void k2_cores(void)
     }
     if (ncpus_present < 2) {
         kprintf("k2: the shadow kernel needs a core of its own (two cores or more): K2 off\n");
+        k2_mem_off();
         return;
     }
     ncpus_present--;
@@ -364,12 +372,16 @@ void k2_cores(void)
  * second for its HELLO. */
 void k2_start(void)
 {
-    if (!on)
+    if (!on) {
+        if (cmdline_has("k2.bench") && !want)
+            k2_bench_base();
         return;
+    }
     int err = k2_dsm_init_main();
     if (err) {
         kprintf("k2: the DSM area could not be set up: %s; K2 off\n", error_name(err));
         on = false;
+        k2_mem_off();
         return;
     }
     k2_shared.main_sgi_id = irq_chip()->sgi_id();       /* this core takes the doorbell */
@@ -381,6 +393,7 @@ void k2_start(void)
     if (err) {
         kprintf("k2: the shadow's core (mpidr 0x%lx) did not start: %s\n", k2_shared.shadow_hwid, error_name(err));
         on = false;
+        k2_mem_off();
         return;
     }
     uint64_t deadline = t0 + arch_counter_freq();
@@ -391,11 +404,15 @@ void k2_start(void)
     if (!READ_ONCE(st.hello)) {
         kprintf("k2: the shadow kernel did not report in within a second\n");
         on = false;
+        k2_mem_off();
         return;
     }
     kprintf("k2: shadow kernel reported in after %lu us; %u shared interrupts routed to its core\n",
             (arch_counter() - t0) * 1000000 / arch_counter_freq(),
             irq_chip()->spis_routed_to(k2_shared.shadow_sgi_id));
+    k2_mem_start();
+    kprintf("k2: balloon pool of %u blocks of 16 MiB at 0x%lx: %u main's (the first %u for good), %u the shadow's\n",
+            k2_shared.pool_blocks, K2_POOL_PA, k2_shared.main_blocks, k2_shared.main_floor, k2_shared.shadow_blocks);
     if (cmdline_has("k2.bench"))
         k2_bench();
 }
@@ -455,6 +472,34 @@ static uint64_t ticks_ns(uint64_t ticks, uint64_t n)
     return ticks * 1000000000 / arch_counter_freq() / MAX(n, 1);
 }
 
+/* The allocation rows: the paper's Table 4 sizes. */
+static const struct { const char *name; unsigned order, n; } alloc_rows[] = {
+    { "4k", 0, 64 }, { "256k", 6, 32 }, { "1m", 8, 16 },
+};
+
+/* This kernel's allocations, timed (k2_mem_time_allocs), as BENCH lines. */
+static void bench_allocs(const char *who, const char *system)
+{
+    paddr_t pa[K2_GRAB];
+    for (unsigned i = 0; i < ARRAY_SIZE(alloc_rows); i++) {
+        uint64_t free_ticks, fail = 0, ops = (uint64_t)alloc_rows[i].n * K2_TIME_ROUNDS;
+        k2_mem_time_allocs(pa, alloc_rows[i].n, alloc_rows[i].order, &free_ticks, &fail);     /* warm */
+        uint64_t t = k2_mem_time_allocs(pa, alloc_rows[i].n, alloc_rows[i].order, &free_ticks, &fail);
+        if (fail)
+            kprintf("k2: bench: %lu allocations of order %u failed\n", fail, alloc_rows[i].order);
+        kprintf("BENCH k2_alloc_%s_%s %s %lu %lu\n", alloc_rows[i].name, who, system, ticks_ns(t, ops), ops);
+    }
+}
+
+/* k2.bench without K2 (the one-kernel system the rows compare with): the
+ * main kernel's allocation rows, then power off. */
+static NORETURN void k2_bench_base(void)
+{
+    bench_allocs("main", "petrel");
+    kprintf("BENCH-END\n");
+    arch_system_off();
+}
+
 /*
  * `./petrel bench --suite k2` (boot argument k2.bench, production kernel):
  * the mailbox's round trip and one DSM fault taken by each kernel, as
@@ -489,6 +534,39 @@ NORETURN void k2_bench(void)
     kprintf("BENCH k2_dsm_fault_shadow petrel-k2 %lu %lu\n",
             ticks_ns(k2_shared.shadow_fault_ticks - st0, k2_shared.shadow_dsm_faults - sf0),
             k2_shared.shadow_dsm_faults - sf0);
+
+    /* Allocation: main's, then the shadow's with blocks of its own first
+     * (its local region alone has too little for 64 MiB at a time). */
+    bench_allocs("main", "petrel-k2");
+    k2_shared.test_arg = 0;
+    shadow_job_wait(K2_CTL_MEMJOB, K2_MJ_DEFLATE, 6);
+    for (unsigned i = 0; i < ARRAY_SIZE(alloc_rows); i++) {
+        k2_shared.test_arg = alloc_rows[i].order;
+        shadow_job_wait(K2_CTL_MEMJOB, K2_MJ_TIME, alloc_rows[i].n);
+        uint64_t ops = (uint64_t)alloc_rows[i].n * K2_TIME_ROUNDS;
+        kprintf("BENCH k2_alloc_%s_shadow petrel-k2 %lu %lu\n", alloc_rows[i].name, ticks_ns(k2_shared.test_ticks[0], ops),
+                ops);
+    }
+    shadow_job_wait(K2_CTL_MEMJOB, K2_MJ_INFLATE, 6);
+
+    /* Balloons: four 16 MiB blocks each way, each kernel. */
+    struct k2_mem_stats *mm = &k2_shared.mem[0], *sm = &k2_shared.mem[1];
+    uint64_t d0 = mm->deflate_ticks, i0 = mm->inflate_ticks, dn = mm->deflates, in = mm->inflates;
+    for (unsigned i = 0; i < 4; i++)
+        k2_balloon_deflate();
+    for (unsigned i = 0; i < 4; i++)
+        k2_balloon_inflate();
+    kprintf("BENCH k2_balloon_deflate_main petrel-k2 %lu %lu\n", ticks_ns(mm->deflate_ticks - d0, mm->deflates - dn),
+            mm->deflates - dn);
+    kprintf("BENCH k2_balloon_inflate_main petrel-k2 %lu %lu\n", ticks_ns(mm->inflate_ticks - i0, mm->inflates - in),
+            mm->inflates - in);
+    d0 = sm->deflate_ticks, i0 = sm->inflate_ticks, dn = sm->deflates, in = sm->inflates;
+    shadow_job_wait(K2_CTL_MEMJOB, K2_MJ_DEFLATE, 4);
+    shadow_job_wait(K2_CTL_MEMJOB, K2_MJ_INFLATE, 4);
+    kprintf("BENCH k2_balloon_deflate_shadow petrel-k2 %lu %lu\n", ticks_ns(sm->deflate_ticks - d0, sm->deflates - dn),
+            sm->deflates - dn);
+    kprintf("BENCH k2_balloon_inflate_shadow petrel-k2 %lu %lu\n", ticks_ns(sm->inflate_ticks - i0, sm->inflates - in),
+            sm->inflates - in);
     kprintf("BENCH-END\n");
     k2_shutdown_report();
     arch_system_off();
@@ -554,6 +632,8 @@ static void shadow_job(unsigned op, unsigned arg)
             q[1]++;
             p[1]++;
         }
+    } else if (op == K2_CTL_MEMJOB) {
+        k2_mem_job(arg);
     } else if (op == K2_CTL_TOUCH || op == K2_CTL_READ) {
         for (unsigned i = arg; i < arg + MAX(n, 1) && i < K2_DSM_PAGES; i++) {
             volatile uint64_t *w = k2_dsm_page(i);
@@ -582,13 +662,8 @@ NORETURN void k2_shadow_main(paddr_t dtb_pa)
     mem_hide(K2_MAIN_LOCAL_PA, K2_LOCAL_SIZE);
     mem_hide(K2_DSM_PA, K2_DSM_SIZE);       /* pages come and go with the DSM */
     console_share_lock(&k2_hw.hwspin[K2_HWSPIN_CONSOLE]);
-    const struct mem_range *ram;
-    unsigned nram = mem_ram_ranges(&ram);
-    for (unsigned i = 0; i < nram; i++) {
-        paddr_t lo = MAX(ram[i].base, K2_GLOBAL_PA), hi = ram[i].base + ram[i].size;
-        if (lo < hi)
-            mem_reserve(lo, hi - lo);       /* the global region: main's frames (for now) */
-    }
+    if (k2_mem_init_shadow() != 0)          /* the global region: the pool's blocks only as deflated */
+        arch_system_fail(5);
     arch_mmu_init_kernel(0, 0);
     if (platform_console_init(&boot_fdt, false) != 0)
         arch_system_fail(4);
@@ -613,6 +688,7 @@ NORETURN void k2_shadow_main(paddr_t dtb_pa)
     if (irq_register_lockless(IRQ_SGI_K2, doorbell, NULL) != 0)
         panic("k2 shadow: the doorbell's SGI is taken");
     k2_shared.shadow_sgi_id = irq_chip()->sgi_id();
+    k2_mem_start();
     k2_shared.shadow_free_kib = frame_free_pages() * 4;
     k2_shared.shadow_managed_kib = frame_managed_pages() * 4;
     kprintf("k2: shadow kernel on mpidr 0x%lx (EL1, %s, image at 0x%lx): %lu KiB free of %lu KiB managed\n",

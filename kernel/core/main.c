@@ -109,6 +109,7 @@ NORETURN void kernel_main(paddr_t dtb_pa)
     int err = frame_init();
     if (err)
         panic("frame allocator: %s", error_name(err));
+    k2_mem_boot();                      /* K2: main's first blocks of the balloon pool */
     if ((err = irq_init(&boot_fdt, true)) != 0)
         panic("no supported interrupt controller: %s", error_name(err));
     if ((err = timer_init(&boot_fdt)) != 0)

@@ -22,6 +22,7 @@ static unsigned nreserved;
 #define MAX_HIDDEN      4
 static struct mem_range hidden[MAX_HIDDEN];
 static unsigned nhidden;
+static struct mem_range withheld;   /* K2's balloon pool: frame_init leaves it out */
 static paddr_t boot_next, boot_end;
 static bool boot_closed;
 
@@ -70,6 +71,19 @@ unsigned mem_hidden_ranges(const struct mem_range **out)
 {
     *out = hidden;
     return nhidden;
+}
+
+/* A range the frame allocator does not take at frame_init but is given
+ * piece by piece later (frame_add_range): K2's balloon pool. One only. */
+void mem_withhold(paddr_t base, uint64_t size)
+{
+    withheld.base = base;
+    withheld.size = size;
+}
+
+bool mem_is_withheld(paddr_t pa)
+{
+    return pa - withheld.base < withheld.size;
 }
 
 /* Reserve the /memreserve/ block entries and /reserved-memory children. */

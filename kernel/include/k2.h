@@ -13,7 +13,12 @@
  *   0x41000000  shadow local region (16 MiB): the shadow kernel's image, then its frames
  *   0x42000000  global region, to the end of RAM: first K2's shared statics
  *               (.k2hw: mailbox rings and hardware spinlock words, 64 KiB;
- *               .k2shared: shared objects), then the main kernel's frames
+ *               .k2shared: shared objects), the DSM area at 0x42200000,
+ *               main's frames from 0x42600000, then from 0x43000000 the
+ *               balloon pool: 16 MiB blocks that either kernel's balloon
+ *               lets go of (deflate) to its allocator or takes back
+ *               (inflate), main's from the pool's start up, the
+ *               shadow's from its end down (k2_mem.c)
  *
  * The mailbox carries 32-bit messages as OMAP4's hardware mailbox did in
  * the paper: a 20-bit page frame number, a 3-bit type, a 9-bit sequence
@@ -33,6 +38,10 @@
 #define K2_DSM_PA           (K2_GLOBAL_PA + (2ul << 20))    /* the DSM area (k2_dsm.c) */
 #define K2_DSM_SIZE         (4ul << 20)
 #define K2_DSM_PAGES        (K2_DSM_SIZE / 4096)
+#define K2_POOL_PA          0x43000000ul
+#define K2_BLOCK_SIZE       (16ul << 20)
+#define K2_BLOCK_PAGES      (K2_BLOCK_SIZE / 4096)
+#define K2_MAX_BLOCKS       256             /* 4 GiB of pool */
 
 /* Message: [31:12] page frame number, [11:9] type, [8:0] sequence number. */
 #define K2_PFN_BITS     20
@@ -45,7 +54,7 @@ enum k2_type {
     K2_SUSPEND_NW = 2,      /* NightWatch threads (not yet used) */
     K2_ACK_SUSPEND_NW = 3,
     K2_RESUME_NW = 4,
-    K2_MEMCTL = 5,          /* balloons, remote free (not yet used) */
+    K2_MEMCTL = 5,          /* memory: payload [19:16] an operation (enum k2_memctl), [15:0] its argument */
     K2_PTUPDATE = 6,        /* device mappings (not yet used) */
     K2_CTL = 7,             /* control: payload [19:16] an operation, [15:0] its argument */
 };
@@ -70,6 +79,48 @@ enum k2_ctl {
     K2_CTL_TOUCH = 11,      /* main -> shadow: write the first word of DSM pages `argument`.. (test_n of them, or 1) */
     K2_CTL_FREEZE = 12,     /* main -> shadow: report your DSM pages and wait for k2_shared.thaw (k2_dsm_audit) */
     K2_CTL_READ = 13,       /* main -> shadow: read DSM pages `argument`.. (test_n of them); time the faults */
+    K2_CTL_MEMJOB = 14,     /* main -> shadow: a memory job (enum k2_memjob) with test_n and test_arg */
+};
+
+enum k2_memctl {
+    K2_MEMCTL_FREES = 1,    /* frames of yours wait in the free queue to you */
+    K2_MEMCTL_RECLAIM = 2,  /* my balloon is empty and I am short: inflate a block if you can spare one */
+    K2_MEMCTL_RECLAIMED = 3,/* argument 1: a block went back to the balloon; 0: none */
+};
+
+enum k2_memjob {            /* the shadow's memory jobs (k2_mem.c), for tests and the bench */
+    K2_MJ_DEFLATE = 1,      /* deflate test_n blocks; their indexes in test_blocks */
+    K2_MJ_INFLATE = 2,      /* inflate test_n blocks; their indexes in test_blocks */
+    K2_MJ_CHURN = 3,        /* test_n allocations and frees of order test_arg */
+    K2_MJ_GRAB = 4,         /* allocate test_n (<= K2_GRAB) frames of order test_arg into grab[] */
+    K2_MJ_FREE = 5,         /* free the test_n frames of order test_arg in grab[] (main's: remote frees) */
+    K2_MJ_FILL = 6,         /* allocate test_n pages, one at a time, holding them; then free them all */
+    K2_MJ_TIME = 7,         /* K2_TIME_ROUNDS x: time test_n allocations of order test_arg, then their frees */
+};
+#define K2_GRAB         64
+#define K2_TIME_ROUNDS  8
+
+/* The remote-free queue to one kernel: frames of its allocator the other
+ * freed, as pa | order, single producer (under the sender's lock), single
+ * consumer (the owner, when told by K2_MEMCTL_FREES). */
+#define K2_FREEQ_SLOTS  256
+struct k2_freeq {
+    uint32_t tail;
+    uint32_t pad0[15];
+    uint32_t head;
+    uint32_t pad1[15];
+    uint64_t slot[K2_FREEQ_SLOTS];
+};
+
+/* What each kernel's memory manager publishes (k2_shared.mem[role]). */
+struct k2_mem_stats {
+    uint64_t deflates, inflates, inflate_busy;  /* balloon operations */
+    uint64_t sync_deflates;         /* deflates an allocation had to wait for (the probe was late) */
+    uint64_t probes;                /* allocations that found free pages below the low mark */
+    uint64_t reclaims_asked, reclaims_given;
+    uint64_t remote_frees, remote_drained, remote_bad;
+    uint64_t free_pages, managed_pages;     /* as of the last publish */
+    uint64_t deflate_ticks, inflate_ticks;  /* counter ticks the balloon operations took */
 };
 
 static inline uint32_t k2_msg(uint32_t pfn, unsigned type, unsigned seq)
@@ -99,6 +150,7 @@ struct k2_ring {
 #define K2_HWSPINS      32          /* OMAP4 has 32 hardware spinlocks */
 #define K2_HWSPIN_CONSOLE 0         /* one console line at a time, from either kernel */
 #define K2_HWSPIN_TEST  1
+#define K2_HWSPIN_POOL  2           /* the pool's ownership counts */
 
 /* .k2hw: what stands for the SoC's mailbox and spinlock hardware. */
 struct k2_hw {
@@ -124,6 +176,13 @@ struct k2_shared {
     uint32_t frozen, thaw;
     uint64_t audit_bad;
     uint8_t audit_valid[K2_DSM_PAGES / 8];
+    /* memory (k2_mem.c): the pool's blocks, main's from the start, the
+     * shadow's from the end (under hwspin K2_HWSPIN_POOL) */
+    uint32_t pool_blocks, main_blocks, shadow_blocks, main_floor;
+    struct k2_mem_stats mem[2];     /* [0] main, [1] shadow */
+    struct k2_freeq freeq[2];       /* [K2_TO_SHADOW], [K2_TO_MAIN] */
+    uint64_t test_arg, test_blocks[16], test_ticks[2], test_fail;
+    uint64_t grab[K2_GRAB];
 };
 
 extern struct k2_hw k2_hw;
@@ -183,5 +242,26 @@ struct k2_audit k2_dsm_audit(void);
 void *k2_dsm_page(unsigned i);
 bool k2_dsm_is_block(unsigned i);
 const struct k2_dsm_stats *k2_dsm_stats(void);
+
+/* Memory (k2_mem.c): balloons, the pressure probe, remote frees. */
+void k2_mem_layout(void);           /* main, in k2_layout: withhold the pool */
+void k2_mem_boot(void);             /* main, after frame_init: deflate its first blocks */
+void k2_mem_off(void);              /* main, K2 given up: every block to main */
+int k2_mem_init_shadow(void);       /* shadow, before frame_init */
+void k2_mem_start(void);            /* both, once the mailbox runs: probes and remote frees on */
+int k2_balloon_deflate(void);       /* the block now this kernel's, or -E_NOMEM */
+int k2_balloon_inflate(void);       /* the block given back, -E_NOMEM (none to give), -E_BUSY */
+void k2_mem_pressure(void);         /* frame_alloc: below the low mark */
+bool k2_mem_deflate_now(void);      /* frame_alloc: nothing left; true if a block came in */
+bool k2_mem_remote(paddr_t pa);     /* frame_free: the other kernel's frame? */
+int k2_mem_free_remote(paddr_t pa, unsigned order);
+void k2_mem_handle(unsigned op, unsigned arg);  /* a K2_MEMCTL message */
+void k2_mem_poll(void);             /* k2_poll: the probe's deflate, in the background */
+void k2_mem_publish(void);          /* k2_shared.mem[this kernel] up to date */
+void k2_mem_job(unsigned kind);     /* shadow: a K2_CTL_MEMJOB */
+struct k2_mem_stats *k2_mem_mine(void);
+unsigned k2_mem_block_of(paddr_t pa);       /* the pool block holding pa, or K2_MAX_BLOCKS */
+paddr_t k2_mem_block_pa(unsigned b);
+uint64_t k2_mem_time_allocs(paddr_t *pa, unsigned n, unsigned order, uint64_t *free_ticks, uint64_t *fail);
 
 #endif

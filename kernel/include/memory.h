@@ -26,6 +26,8 @@ int mem_discover(const struct fdt *fdt, paddr_t dtb_pa);
 void mem_reserve(paddr_t base, uint64_t size);
 void mem_hide(paddr_t base, uint64_t size); /* reserved and left out of the direct map (K2) */
 unsigned mem_hidden_ranges(const struct mem_range **out);
+void mem_withhold(paddr_t base, uint64_t size); /* not taken at frame_init, given later (K2's balloons) */
+bool mem_is_withheld(paddr_t pa);
 bool mem_overlaps_reserved(paddr_t base, uint64_t size);
 unsigned mem_ram_ranges(const struct mem_range **out);
 unsigned mem_reserved_ranges(const struct mem_range **out);
@@ -45,6 +47,12 @@ int frame_share(paddr_t pa);            /* copy-on-write: one more sharer */
 unsigned frame_sharers(paddr_t pa);
 int frame_release(paddr_t pa, unsigned order);  /* one sharer fewer; frees at zero */
 uint64_t frame_free_pages(void);
+/* K2's balloons: hand the free frames of a range (withheld or taken
+ * back before) to the allocator, or take them all back out of it. */
+uint64_t frame_add_range(paddr_t base, uint64_t size);     /* the pages added */
+int64_t frame_take_range(paddr_t base, uint64_t size);     /* the pages taken, -E_BUSY if one is in use */
+extern uint64_t frame_low_mark;     /* K2: below this many free pages frame_alloc calls k2_mem_pressure */
+extern bool frame_k2;               /* K2: frame_free asks k2_mem_remote whose a frame is */
 uint64_t frame_managed_pages(void);
 unsigned frame_free_blocks(unsigned order);
 

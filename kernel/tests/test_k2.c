@@ -10,6 +10,7 @@
 #include "k2.h"
 #include "space.h"
 #include "cpu.h"
+#include "memory.h"
 
 KTEST(k2_formats, "k2: messages keep a 20-bit frame number, a 3-bit type and a 9-bit sequence number")
 {
@@ -273,4 +274,172 @@ KTEST(k2_dsm_irq, "k2: an interrupt handler touching a page the shadow holds spi
         arch_irq_restore(flags);
     }
     KT_CHECK(v == 0xfeed0000u + 700, "read 0x%lx", v);
+}
+
+/* --------------------------------------------------------------- memory */
+
+#define SKIP_UNLESS_K2() do { if (!k2_on()) { ktest_result(true, "# SKIP no shadow kernel (boot argument k2)"); return; } } while (0)
+
+/* Run a memory job in the shadow (k2_mem_job) and wait for it. */
+static bool shadow_mem(unsigned kind, uint64_t n, unsigned order)
+{
+    k2_shared.test_arg = order;
+    k2_shared.test_fail = ~0ull;
+    return shadow_does(K2_CTL_MEMJOB, kind, n, NULL);
+}
+
+KTEST(k2_balloon_boot, "k2: the balloons hold the pool at boot; main's blocks come first and hold the boot image")
+{
+    SKIP_UNLESS_K2();
+    struct k2_shared *s = &k2_shared;
+    const struct mem_range *ram;
+    mem_ram_ranges(&ram);
+    uint64_t end = ram[0].base + ram[0].size;
+    KT_CHECK(s->pool_blocks == (end - K2_POOL_PA) / K2_BLOCK_SIZE, "%u blocks in a pool up to 0x%lx", s->pool_blocks, end);
+    KT_CHECK(s->main_blocks == MAX(s->main_floor, (s->pool_blocks + 1) / 2) && s->shadow_blocks == 0,
+             "main holds %u blocks (floor %u), the shadow %u", s->main_blocks, s->main_floor, s->shadow_blocks);
+    unsigned bad = 0;
+    for (unsigned b = 0; b < s->pool_blocks; b++)
+        bad += mem_overlaps_reserved(k2_mem_block_pa(b), K2_BLOCK_SIZE) && b >= s->main_floor;
+    KT_CHECK(bad == 0, "%u blocks with a reservation beyond main's floor", bad);
+    /* A block the balloon holds has no page in main's allocator: taking it finds none. */
+    int64_t got = frame_take_range(k2_mem_block_pa(s->main_blocks), K2_BLOCK_SIZE);
+    KT_CHECK(got == 0, "block %u, the balloon's, gave main's allocator %ld pages", s->main_blocks, got);
+}
+
+KTEST(k2_balloon_direction, "k2: 6 deflates then 6 inflates a kernel: main ascends, the shadow descends, inflates undo them last first")
+{
+    SKIP_UNLESS_K2();
+    struct k2_shared *s = &k2_shared;
+    struct k2_mem_stats *sm = &s->mem[1];
+    unsigned m0 = s->main_blocks, sh0 = s->shadow_blocks, n = 6;
+    KT_CHECK(s->pool_blocks - m0 - sh0 >= 2 * n, "the balloon holds %u blocks, fewer than %u", s->pool_blocks - m0 - sh0, 2 * n);
+    uint64_t free0 = frame_free_pages(), managed0 = frame_managed_pages();
+    KT_CHECK(shadow_mem(K2_MJ_CHURN, 0, 0), "the shadow did not answer");
+    uint64_t sfree0 = sm->free_pages, smanaged0 = sm->managed_pages;
+    unsigned order_bad = 0;
+    for (unsigned i = 0; i < n; i++)
+        order_bad += k2_balloon_deflate() != (int)(m0 + i);
+    KT_CHECK(order_bad == 0, "%u of main's deflates were not the next block up", order_bad);
+    KT_CHECK(frame_managed_pages() - managed0 == n * K2_BLOCK_PAGES && frame_free_pages() - free0 == n * K2_BLOCK_PAGES,
+             "main gained %lu managed and %lu free pages, expected %lu", frame_managed_pages() - managed0,
+             frame_free_pages() - free0, n * K2_BLOCK_PAGES);
+    KT_CHECK(shadow_mem(K2_MJ_DEFLATE, n, 0), "the shadow did not deflate");
+    order_bad = 0;
+    for (unsigned i = 0; i < n; i++)
+        order_bad += s->test_blocks[i] != s->pool_blocks - 1 - sh0 - i;
+    KT_CHECK(order_bad == 0, "%u of the shadow's deflates were not the next block down (first %ld)", order_bad,
+             (int64_t)s->test_blocks[0]);
+    KT_CHECK(sm->managed_pages - smanaged0 == n * K2_BLOCK_PAGES, "the shadow gained %lu managed pages",
+             sm->managed_pages - smanaged0);
+    order_bad = 0;
+    for (unsigned i = 0; i < n; i++)
+        order_bad += k2_balloon_inflate() != (int)(m0 + n - 1 - i);
+    KT_CHECK(order_bad == 0, "%u of main's inflates were not the last block deflated", order_bad);
+    KT_CHECK(shadow_mem(K2_MJ_INFLATE, n, 0), "the shadow did not inflate");
+    order_bad = 0;
+    for (unsigned i = 0; i < n; i++)
+        order_bad += s->test_blocks[i] != s->pool_blocks - sh0 - n + i;
+    KT_CHECK(order_bad == 0, "%u of the shadow's inflates were not the last block deflated", order_bad);
+    KT_CHECK(frame_managed_pages() == managed0 && frame_free_pages() == free0, "main: %lu managed, %lu free; before %lu, %lu",
+             frame_managed_pages(), frame_free_pages(), managed0, free0);
+    KT_CHECK(sm->managed_pages == smanaged0 && sm->free_pages == sfree0, "shadow: %lu managed, %lu free; before %lu, %lu",
+             sm->managed_pages, sm->free_pages, smanaged0, sfree0);
+    KT_CHECK(s->main_blocks == m0 && s->shadow_blocks == sh0, "the counts did not come back");
+}
+
+static void churn_here(uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        paddr_t pa = frame_alloc(0);
+        if (pa == PADDR_INVALID || frame_free(pa, 0) != 0)
+            k2_shared.test_blocks[15]++;
+    }
+}
+
+KTEST(k2_alloc_local, "k2: 100,000 allocations and frees of 4 KiB in each kernel at once send no message")
+{
+    SKIP_UNLESS_K2();
+    const struct k2_stats *st = k2_stats();
+    uint64_t sent = st->sent, received = st->received, n = 100000;
+    k2_shared.test_blocks[15] = 0;
+    k2_shared.test_arg = 0;
+    KT_CHECK(shadow_does(K2_CTL_MEMJOB, K2_MJ_CHURN, n, churn_here), "the shadow did not finish");
+    KT_CHECK(k2_shared.test_fail == 0 && k2_shared.test_blocks[15] == 0, "%lu failed in the shadow, %lu here",
+             k2_shared.test_fail, k2_shared.test_blocks[15]);
+    KT_CHECK(st->sent - sent == 1 && st->received - received == 1,
+             "%lu messages sent and %lu received besides the job's request and its answer",
+             st->sent - sent - 1, st->received - received - 1);
+}
+
+/* Wait until the shadow's published count reaches want (it drains when told). */
+static bool shadow_drained(uint64_t want)
+{
+    return wait_for(&k2_shared.mem[1].remote_drained, want) && shadow_mem(K2_MJ_CHURN, 0, 0);
+}
+
+KTEST(k2_remote_free, "k2: frames freed by the kernel that did not allocate them go back to their own allocator")
+{
+    SKIP_UNLESS_K2();
+    struct k2_shared *s = &k2_shared;
+    struct k2_mem_stats *mm = &s->mem[0], *sm = &s->mem[1];
+    KT_CHECK(shadow_mem(K2_MJ_CHURN, 0, 0), "the shadow did not answer");
+    uint64_t sfree0 = sm->free_pages, drained0 = sm->remote_drained, bad0 = sm->remote_bad;
+    uint64_t free0 = frame_free_pages();
+    /* The shadow allocates, main frees. */
+    for (unsigned order = 0; order <= 3; order += 3) {
+        KT_CHECK(shadow_mem(K2_MJ_GRAB, K2_GRAB, order) && s->test_fail == 0, "the shadow could not allocate");
+        unsigned refused = 0;
+        for (unsigned i = 0; i < K2_GRAB; i++)
+            refused += frame_free(s->grab[i], order) != 0;
+        KT_CHECK(refused == 0, "%u frees refused", refused);
+    }
+    KT_CHECK(frame_free_pages() == free0, "main's free pages moved: %lu, before %lu", frame_free_pages(), free0);
+    KT_CHECK(shadow_drained(drained0 + 2 * K2_GRAB), "the shadow took back %lu of %u", sm->remote_drained - drained0, 2 * K2_GRAB);
+    KT_CHECK(sm->free_pages == sfree0 && sm->remote_bad == bad0, "the shadow has %lu free pages, before %lu (%lu bad)",
+             sm->free_pages, sfree0, sm->remote_bad - bad0);
+    /* A frame freed twice: the second is refused by its owner, and changes nothing. */
+    KT_CHECK(frame_free(s->grab[0], 3) == 0, "the second free was not even queued");
+    KT_CHECK(wait_for(&sm->remote_bad, bad0 + 1) && shadow_mem(K2_MJ_CHURN, 0, 0), "the shadow did not refuse it");
+    KT_CHECK(sm->free_pages == sfree0, "a double free moved the shadow's free pages");
+    /* Main allocates, the shadow frees. */
+    uint64_t mdrained0 = mm->remote_drained;
+    unsigned fails = 0;
+    for (unsigned i = 0; i < K2_GRAB; i++)
+        fails += (s->grab[i] = frame_alloc(0)) == PADDR_INVALID;
+    KT_CHECK(fails == 0, "main could not allocate");
+    KT_CHECK(shadow_mem(K2_MJ_FREE, K2_GRAB, 0) && s->test_fail == 0, "the shadow's frees were refused");
+    KT_CHECK(wait_for(&mm->remote_drained, mdrained0 + K2_GRAB), "main took back %lu of %u", mm->remote_drained - mdrained0,
+             K2_GRAB);
+    KT_CHECK(frame_free_pages() == free0 && mm->remote_bad == 0, "main has %lu free pages, before %lu (%lu bad)",
+             frame_free_pages(), free0, mm->remote_bad);
+}
+
+KTEST(k2_balloon_pressure, "k2: the shadow's probe deflates before an allocation fails; an empty balloon is refilled by main")
+{
+    SKIP_UNLESS_K2();
+    struct k2_shared *s = &k2_shared;
+    struct k2_mem_stats *sm = &s->mem[1], *mm = &s->mem[0];
+    KT_CHECK(shadow_mem(K2_MJ_CHURN, 0, 0), "the shadow did not answer");
+    uint64_t sync0 = sm->sync_deflates, probes0 = sm->probes, sh0 = s->shadow_blocks;
+    uint64_t n = sm->free_pages + 2 * K2_BLOCK_PAGES + 100;
+    KT_CHECK(shadow_mem(K2_MJ_FILL, n, 0), "the shadow did not finish");
+    KT_CHECK(s->test_fail == 0, "an allocation of %lu failed", n);
+    KT_CHECK(s->test_blocks[0] >= sh0 + 3, "the shadow held %lu blocks at the top, before %lu", s->test_blocks[0], sh0);
+    KT_CHECK(sm->sync_deflates == sync0 && sm->probes > probes0, "%lu deflates on the allocation path (probes: %lu)",
+             sm->sync_deflates - sync0, sm->probes - probes0);
+    KT_CHECK(shadow_mem(K2_MJ_INFLATE, s->shadow_blocks - sh0, 0) && s->shadow_blocks == sh0, "the shadow kept %lu blocks",
+             s->shadow_blocks - sh0);
+    /* The balloon empty: main holds every free block. The shadow asks main to reclaim one. */
+    unsigned m0 = s->main_blocks;
+    while (k2_balloon_deflate() >= 0)
+        ;
+    uint64_t given0 = mm->reclaims_given;
+    KT_CHECK(shadow_mem(K2_MJ_FILL, sm->free_pages + K2_BLOCK_PAGES / 2, 0), "the shadow did not finish");
+    KT_CHECK(s->test_fail == 0, "an allocation failed while main could give a block");
+    KT_CHECK(mm->reclaims_given > given0, "main gave no block back");
+    KT_CHECK(shadow_mem(K2_MJ_INFLATE, s->shadow_blocks - sh0, 0) && s->shadow_blocks == sh0, "the shadow kept blocks");
+    while (s->main_blocks > m0 && k2_balloon_inflate() >= 0)
+        ;
+    KT_CHECK(s->main_blocks == m0, "main kept %u blocks", s->main_blocks - m0);
 }

@@ -122,6 +122,21 @@ def test_the_k2_suite_reads_its_rows_and_judges_the_fault_bound():
                        ("k2_dsm_fault_shadow", "petrel-k2"): 7200.0}
     rows = bench.summary({k: [v] for k, v in figures.items()}, "icount")
     text = bench.k2_report(rows, qemu.Machine(smp=2, icount=True, k2="s.bin"), "./petrel bench --suite k2")
-    assert "| k2_dsm_fault_main | 1,865 | 2.9 |" in text
+    assert "| k2_dsm_fault_main | 1,865 | - | - | 2.9 |" in text
     assert "- met: k2_dsm_fault_main <= 11 x k2_mbox_rtt" in text
     assert "- NOT met: k2_dsm_fault_shadow <= 11 x k2_mbox_rtt" in text     # 7,200 > 11 x 647
+
+
+def test_the_k2_suite_sets_main_allocations_beside_the_one_kernel_system():
+    from petrel import bench
+    k2 = bench.parse("BENCH k2_alloc_4k_main petrel-k2 230 512\nBENCH k2_alloc_1m_main petrel-k2 400 128\n"
+                     "BENCH k2_alloc_4k_shadow petrel-k2 260 512\nBENCH-END\n")
+    one = bench.parse("BENCH k2_alloc_4k_main petrel 226 512\nBENCH k2_alloc_1m_main petrel 370 128\nBENCH-END\n")
+    rows = bench.k2_rows(bench.summary({k: [v] for k, v in {**k2, **one}.items()}, "icount"))
+    assert bench.value(rows, "k2_probe_cost", "petrel-k2") == 4
+    text = bench.k2_report(rows, qemu.Machine(smp=2, icount=True, k2="s.bin"), "./petrel bench --suite k2")
+    assert "| k2_alloc_4k_main | 230 | 226 | 1.02 | - |" in text
+    assert "| k2_alloc_4k_shadow | 260 | - | - | - |" in text
+    assert "| k2_probe_cost | 4 | - | - | - |" in text
+    assert "- met: k2_alloc_4k_main within 20 instructions of the one-kernel system's (+4)" in text
+    assert "- NOT met: k2_alloc_1m_main within 20 instructions of the one-kernel system's (+30)" in text
