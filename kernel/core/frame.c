@@ -174,11 +174,12 @@ int frame_init(void)
     nframes = (uint32_t)((hi - lo) >> 12);
     uint64_t table = ALIGN_UP((uint64_t)nframes * sizeof(struct frame), 4096);
 
-    /* Place the descriptor table in the first free stretch that fits. */
+    /* Place the descriptor table in the first free stretch that fits
+     * (not in K2's pool: that is no kernel's until a balloon deflates). */
     paddr_t where = PADDR_INVALID;
     for (unsigned i = 0; i < nram && where == PADDR_INVALID; i++)
         for (paddr_t p = ram[i].base; p + table <= ram[i].base + ram[i].size; p += MiB(2) - (p & (MiB(2) - 1)))
-            if (range_free(p, table)) {
+            if (range_free(p, table) && !mem_overlaps_withheld(p, table)) {
                 where = p;
                 break;
             }
@@ -299,15 +300,18 @@ paddr_t frame_alloc(unsigned order)
 {
     if (order > FRAME_MAX_ORDER || !frames)
         return PADDR_INVALID;
-    uint64_t flags = frames_lock();
-    uint32_t idx = order == 0 ? cache_take() : buddy_take(order);
-    if (unlikely(idx == NONE))
-        idx = take_drained(order);
-    if (idx == NONE) {
+    uint64_t flags;
+    uint32_t idx;
+    for (;;) {
+        flags = frames_lock();
+        idx = order == 0 ? cache_take() : buddy_take(order);
+        if (unlikely(idx == NONE))
+            idx = take_drained(order);
+        if (likely(idx != NONE))
+            break;
         frames_unlock(flags);
-        if (frame_low_mark && k2_mem_deflate_now())
-            return frame_alloc(order);
-        return PADDR_INVALID;
+        if (!frame_low_mark || !k2_mem_deflate_now())
+            return PADDR_INVALID;
     }
     frames[idx].order = (uint8_t)order;
     frames[idx].state = FRAME_USED;
@@ -420,10 +424,11 @@ uint64_t frame_add_range(paddr_t base, uint64_t size)
         return 0;
     uint32_t first = (uint32_t)((base - base_pa) >> 12), last = first + (uint32_t)(size >> 12);
     uint64_t before = managed_pages;
+    bool clear = range_free(base, size);    /* else look frame by frame */
     uint64_t flags = frames_lock();
     uint32_t run = NONE;
     for (uint32_t f = first; f < last; f++) {
-        bool ok = frames[f].state == FRAME_RESERVED && range_free(base_pa + ((uint64_t)f << 12), 4096);
+        bool ok = frames[f].state == FRAME_RESERVED && (clear || range_free(base_pa + ((uint64_t)f << 12), 4096));
         if (ok && run == NONE)
             run = f;
         if (!ok && run != NONE) {

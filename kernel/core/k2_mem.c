@@ -44,7 +44,8 @@
 #define ROLE            (CONFIG_K2_SHADOW ? 1 : 0)
 
 static uint32_t pressure;           /* the probe rang; k2_mem_poll deflates */
-static bool reclaim_waiting;        /* asked the other kernel to reclaim, no answer yet */
+static uint32_t stalled;            /* ... and could not: the next tick tries again, the probe does not ring */
+static uint32_t reclaim_waiting;    /* asked the other kernel to reclaim, no answer yet */
 static uint64_t reclaim_quiet_until;/* after a refusal, ask again only from this counter value */
 static spinlock_t fq_lock = SPINLOCK_INIT;  /* this kernel's side of the free queue to the other */
 static bool pool_on;                /* main: k2_layout withheld the pool */
@@ -97,12 +98,14 @@ int k2_balloon_deflate(void)
         return -E_NOMEM;
     }
     unsigned b = CONFIG_K2_SHADOW ? s->pool_blocks - 1 - s->shadow_blocks : s->main_blocks;
+    /* The count first: a frame of the block may be allocated, handed to
+     * the other kernel and freed there as soon as it is on the lists. */
+    if (CONFIG_K2_SHADOW)
+        __atomic_store_n(&s->shadow_blocks, s->shadow_blocks + 1, __ATOMIC_RELEASE);
+    else
+        __atomic_store_n(&s->main_blocks, s->main_blocks + 1, __ATOMIC_RELEASE);
     uint64_t t0 = arch_counter();
     frame_add_range(k2_mem_block_pa(b), K2_BLOCK_SIZE);
-    if (CONFIG_K2_SHADOW)
-        s->shadow_blocks++;
-    else
-        s->main_blocks++;
     struct k2_mem_stats *m = k2_mem_mine();
     m->deflate_ticks += arch_counter() - t0;
     m->deflates++;
@@ -221,26 +224,43 @@ static void ring_own_doorbell(void)
 void k2_mem_pressure(void)
 {
     stat_add(&k2_mem_mine()->probes, 1);
-    if (!__atomic_exchange_n(&pressure, 1, __ATOMIC_ACQ_REL))
+    if (!__atomic_load_n(&stalled, __ATOMIC_RELAXED) && !__atomic_exchange_n(&pressure, 1, __ATOMIC_ACQ_REL))
         ring_own_doorbell();
+}
+
+/* k2_poll's question: has the probe rung since the last k2_mem_poll? */
+bool k2_mem_pending(void)
+{
+    return __atomic_load_n(&pressure, __ATOMIC_ACQUIRE);
+}
+
+/* k2_tick: a stalled probe tries again (a block may be free by now). */
+void k2_mem_tick(void)
+{
+    if (__atomic_exchange_n(&stalled, 0, __ATOMIC_ACQ_REL))
+        __atomic_store_n(&pressure, 1, __ATOMIC_RELEASE);
 }
 
 /* Ask the other kernel to reclaim a block, unless asked already or it
  * refused less than a second ago. */
 static void ask_reclaim(void)
 {
-    if (__atomic_load_n(&reclaim_waiting, __ATOMIC_ACQUIRE) || arch_counter() < reclaim_quiet_until)
+    if (arch_counter() < __atomic_load_n(&reclaim_quiet_until, __ATOMIC_RELAXED) ||
+        __atomic_exchange_n(&reclaim_waiting, 1, __ATOMIC_ACQ_REL))
         return;
-    __atomic_store_n(&reclaim_waiting, true, __ATOMIC_RELEASE);
-    k2_mem_mine()->reclaims_asked++;
+    stat_add(&k2_mem_mine()->reclaims_asked, 1);
     k2_send(K2_MEMCTL, memctl(K2_MEMCTL_RECLAIM, 0));
 }
 
 /* frame_alloc found nothing: a block now, if the balloon has one; if it
  * is empty, the other kernel's answer to a reclaim, waited for (handling
- * the mailbox) up to 10 ms. */
+ * the mailbox) up to 10 ms. True when a block came in meanwhile, by this
+ * call or by k2_mem_poll (which may take the reclaimed block first).
+ * It handles messages while it waits: no caller of frame_alloc may hold a
+ * lock a handler takes (the DSM's, the mailbox's); none does. */
 bool k2_mem_deflate_now(void)
 {
+    uint64_t before = __atomic_load_n(&k2_mem_mine()->deflates, __ATOMIC_ACQUIRE);
     bool got = k2_balloon_deflate() >= 0;
     if (!got && !k2_handling_here()) {
         ask_reclaim();
@@ -249,7 +269,7 @@ bool k2_mem_deflate_now(void)
             k2_poll();
             arch_cpu_relax();
         }
-        got = k2_balloon_deflate() >= 0;
+        got = k2_balloon_deflate() >= 0 || __atomic_load_n(&k2_mem_mine()->deflates, __ATOMIC_ACQUIRE) != before;
     }
     if (got)
         stat_add(&k2_mem_mine()->sync_deflates, 1);
@@ -259,12 +279,12 @@ bool k2_mem_deflate_now(void)
 /* From k2_poll (this core handles the mailbox, interrupts masked). */
 void k2_mem_poll(void)
 {
-    if (!__atomic_load_n(&pressure, __ATOMIC_ACQUIRE))
+    if (!__atomic_exchange_n(&pressure, 0, __ATOMIC_ACQ_REL))
         return;
-    __atomic_store_n(&pressure, 0, __ATOMIC_RELEASE);
     if (frame_free_pages() >= K2_LOW_PAGES || k2_balloon_deflate() >= 0)
         return;
     ask_reclaim();
+    __atomic_store_n(&stalled, 1, __ATOMIC_RELEASE);    /* the next tick looks again */
 }
 
 /* Free what the other kernel queued for this one. */
@@ -300,11 +320,11 @@ void k2_mem_handle(unsigned op, unsigned arg)
         break;
     }
     case K2_MEMCTL_RECLAIMED:
-        __atomic_store_n(&reclaim_waiting, false, __ATOMIC_RELEASE);
         if (arg)
             __atomic_store_n(&pressure, 1, __ATOMIC_RELEASE);  /* deflate it: k2_poll calls k2_mem_poll next */
         else
-            reclaim_quiet_until = arch_counter() + arch_counter_freq();
+            __atomic_store_n(&reclaim_quiet_until, arch_counter() + arch_counter_freq(), __ATOMIC_RELAXED);
+        __atomic_store_n(&reclaim_waiting, 0, __ATOMIC_RELEASE);
         break;
     default:
         m->remote_bad++;

@@ -86,6 +86,11 @@ bool mem_is_withheld(paddr_t pa)
     return pa - withheld.base < withheld.size;
 }
 
+bool mem_overlaps_withheld(paddr_t base, uint64_t size)
+{
+    return withheld.size && base < withheld.base + withheld.size && withheld.base < base + size;
+}
+
 /* Reserve the /memreserve/ block entries and /reserved-memory children. */
 static void add_reservations(const struct fdt *fdt)
 {

@@ -41,7 +41,8 @@
 #define K2_POOL_PA          0x43000000ul
 #define K2_BLOCK_SIZE       (16ul << 20)
 #define K2_BLOCK_PAGES      (K2_BLOCK_SIZE / 4096)
-#define K2_MAX_BLOCKS       256             /* 4 GiB of pool */
+#define K2_MAX_RAM          (2ul << 30)     /* each kernel's frame descriptors (8 MiB) fit its local region */
+#define K2_MAX_BLOCKS       128
 
 /* Message: [31:12] page frame number, [11:9] type, [8:0] sequence number. */
 #define K2_PFN_BITS     20
@@ -257,6 +258,8 @@ bool k2_mem_remote(paddr_t pa);     /* frame_free: the other kernel's frame? */
 int k2_mem_free_remote(paddr_t pa, unsigned order);
 void k2_mem_handle(unsigned op, unsigned arg);  /* a K2_MEMCTL message */
 void k2_mem_poll(void);             /* k2_poll: the probe's deflate, in the background */
+bool k2_mem_pending(void);          /* k2_poll: the probe rang */
+void k2_mem_tick(void);             /* k2_tick: a probe that could not act tries again */
 void k2_mem_publish(void);          /* k2_shared.mem[this kernel] up to date */
 void k2_mem_job(unsigned kind);     /* shadow: a K2_CTL_MEMJOB */
 struct k2_mem_stats *k2_mem_mine(void);

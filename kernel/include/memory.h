@@ -28,6 +28,7 @@ void mem_hide(paddr_t base, uint64_t size); /* reserved and left out of the dire
 unsigned mem_hidden_ranges(const struct mem_range **out);
 void mem_withhold(paddr_t base, uint64_t size); /* not taken at frame_init, given later (K2's balloons) */
 bool mem_is_withheld(paddr_t pa);
+bool mem_overlaps_withheld(paddr_t base, uint64_t size);
 bool mem_overlaps_reserved(paddr_t base, uint64_t size);
 unsigned mem_ram_ranges(const struct mem_range **out);
 unsigned mem_reserved_ranges(const struct mem_range **out);

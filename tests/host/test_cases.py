@@ -25,6 +25,15 @@ def test_matrix_expands_every_combination_in_cpu_gic_smp_order():
         "boot-a72-gicv2-smp1", "boot-a72-gicv2-smp4", "boot-a72-gicv3-smp1", "boot-a72-gicv3-smp4"]
 
 
+def test_matrix_except_leaves_out_the_combinations_it_names():
+    text = MATRIX.replace("gic = [2, 3] }", 'gic = [2, 3], except = [{ cpu = "cortex-a72", smp = 4 }, { gic = 3, smp = 1 }] }')
+    names = [c.name for c in cases.parse_cases(text, steps=STEPS)]
+    assert names == ["boot-a53-gicv2-smp1", "boot-a53-gicv2-smp4", "boot-a53-gicv3-smp4", "boot-a72-gicv2-smp1"]
+    for bad in ('[{ smp = 8 }]', '[{ system = "linux-user" }]', '[{}]', '{ smp = 4 }'):
+        with pytest.raises(cases.CaseError, match="matrix key 'except'"):
+            cases.parse_cases(MATRIX.replace("gic = [2, 3] }", f"gic = [2, 3], except = {bad} }}"), steps=STEPS)
+
+
 def test_placeholders_take_each_case_values_and_keep_regex_braces():
     case = cases.parse_cases(MATRIX, steps=STEPS)[7]
     assert (case.cpu, case.gic, case.smp) == ("cortex-a72", 3, 4)

@@ -20,6 +20,7 @@ tools (the kernel must still check, the image is input).
 Command line: `python -m petrel.bootimage list IMAGE`.
 """
 import argparse
+import os
 import re
 import struct
 import sys
@@ -194,11 +195,16 @@ def check_overlaps(entries: list) -> None:
 
 
 # Packs `entries` and writes the image to `path`, creating its directory.
+# An image already as packed is left alone; a new one appears whole (a
+# file of this process renamed over it), also while another build (a
+# host test's ./petrel run beside another's) writes the same image.
 def write_image(path, entries: list) -> None:
     image = pack(entries)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    if path.exists() and path.stat().st_size == len(image) and path.read_bytes() == image:
+        return
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(image)
     tmp.replace(path)
 

@@ -10,6 +10,10 @@ suffix such as "-a53-gicv2-smp1" (a system adds its name: "-linux-kernel"):
     expect = ["cores: {smp}"]
     matrix = { cpu = ["cortex-a53", "cortex-a72"], gic = [2, 3], smp = [1, 4] }
 
+The matrix key `except` leaves out the combinations that have every value
+of one of its tables: `except = [{ cpu = "cortex-a72", smp = 4 }]` drops
+the two a72 four-core cases above.
+
 Placeholders {name} {cpu} {cpu_short} {cpu_model} {gic} {smp} {mem} in `expect` and
 `append` are replaced by the case's own values (every case, matrix or not).
 Only these exact names are replaced, so regex braces such as `\\d{2}` stay as
@@ -360,13 +364,20 @@ def check_screens(where: str, case: Case) -> None:
 def combinations(where: str, matrix) -> list:
     if not isinstance(matrix, dict) or not matrix:
         raise CaseError(f"{where}: key 'matrix' must be a table such as {{ smp = [1, 2] }}")
+    matrix = dict(matrix)
+    excepts = matrix.pop("except", [])
+    if not isinstance(excepts, list) or not all(isinstance(e, dict) and e and set(e) <= set(matrix) and
+                                                all(v in matrix[k] for k, v in e.items()) for e in excepts):
+        raise CaseError(f"{where}: matrix key 'except' must be a list of tables of the matrix's keys and values, "
+                        "such as [{ system = \"linux-user\", smp = 4 }]")
     for key, values in matrix.items():
         if key not in MATRIX_KEYS:
             raise CaseError(f"{where}: matrix key {key!r} unknown (known: {', '.join(MATRIX_KEYS)})")
         if not isinstance(values, list) or not values:
             raise CaseError(f"{where}: matrix key {key!r} must be a non-empty list")
     keys = [k for k in MATRIX_KEYS if k in matrix]
-    return [dict(zip(keys, combo)) for combo in itertools.product(*(matrix[k] for k in keys))]
+    combos = [dict(zip(keys, combo)) for combo in itertools.product(*(matrix[k] for k in keys))]
+    return [c for c in combos if not any(all(c[k] == v for k, v in e.items()) for e in excepts)]
 
 
 # Expands one [[case]] table (defaults already merged) into concrete cases.

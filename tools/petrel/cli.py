@@ -241,7 +241,8 @@ def add_test(sub) -> None:
     where.add_argument("--host-only", action="store_true", help="skip the guest cases (and the build)")
     p.add_argument("-j", "--jobs", type=int, default=2, metavar="N",
                    help="host cores for guests (default 2): cases run in parallel while "
-                        "their cores (-smp) fit in N; a case with N cores or more runs alone")
+                        "their cores (-smp) fit in N; a case with N cores or more runs alone; "
+                        "the host tests run in N processes, a file at a time")
     p.add_argument("--list", action="store_true", help="list the tests without running them")
 
 
@@ -591,7 +592,10 @@ def main(argv=None) -> int:
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, interrupted)
     try:
-        if args.command != "setup" and not os.environ.get(envsetup.MARKER):
+        # (the marker says this process is the re-executed one; taken out
+        # of the environment so that a ./petrel it starts, which its
+        # shebang runs with the system's python3, goes into .venv too)
+        if args.command != "setup" and not os.environ.pop(envsetup.MARKER, None):
             envsetup.ensure(quiet=True)
             envsetup.reexec_in_venv(SCRIPT, argv)
         return COMMANDS[args.command](args)

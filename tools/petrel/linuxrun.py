@@ -2,7 +2,8 @@
 
 The root archive (rootfs.py) is rebuilt with the host files of `--add`
 and with CMD as /etc/lxrun, and the system (default linux-user) is packed
-again with it as its rootfs.cpio, into build/run/. Petrel then boots
+again with it as its rootfs.cpio, into build/run/PID/ (this process's,
+removed when it ends: two runs at once do not share files). Petrel then boots
 non-interactively: the console is copied here, and the exit status is the
 command's (its `lx: exit N`; 128 + N for `lx: signal N`), so scripts and CI
 can use it. With `--linux` the same archive boots Debian's kernel instead
@@ -11,8 +12,11 @@ Debian's virtio-blk and ext4 modules and mounts the disk at /data first. `--apps
 programs of the real-programs suite into the archive (tests/apps/README.md);
 without --exec it boots the default system's shell on that archive.
 """
+import atexit
 import dataclasses
+import os
 import re
+import shutil
 import subprocess
 import tempfile
 import sys
@@ -36,11 +40,35 @@ def runs_lxrun_script(desc):
         dataclasses.replace(p, args=args.strip()) if p.name == "lxrun" else p for p in desc.programs))
 
 
-# Packs build/run/rootfs.cpio and build/run/<system>.pbi (with the Debian
-# `packages` too); returns their paths.
+# This process's directory of packed files, build/run/PID/: made on first
+# use (with those of processes that are gone removed), removed at exit.
+def run_dir(repo: Path = paths.REPO) -> Path:
+    top = paths.build_dir(repo) / "run"
+    out = top / str(os.getpid())
+    if not out.exists():
+        top.mkdir(parents=True, exist_ok=True)
+        for old in top.iterdir():
+            if old.is_dir() and old.name.isdigit() and not pid_alive(int(old.name)):
+                shutil.rmtree(old, ignore_errors=True)
+        out.mkdir()
+        atexit.register(shutil.rmtree, out, True)
+    return out
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# Packs rootfs.cpio and <system>.pbi (with the Debian `packages` too) into
+# run_dir(); returns their paths.
 def prepare(system: str, command: str, adds: list, repo: Path = paths.REPO, packages=()) -> tuple:
-    out = paths.build_dir(repo) / "run"
-    out.mkdir(parents=True, exist_ok=True)
+    out = run_dir(repo)
     archive = out / "rootfs.cpio"
     if len(command.encode()) > LINE_MAX - 1:
         raise ValueError(f"the command is {len(command.encode())} bytes long; at most {LINE_MAX - 1} run")
@@ -89,7 +117,7 @@ def boot(argv: list, trace_out: Path = None, strace: bool = False) -> int:
 # --add specs for Linux's disk: the modules, and /etc/modules naming them in order (tests/linux/init.c);
 # `extra`: (name, path) of more modules loaded after them (the bench's binder_linux).
 def disk_modules(repo: Path = paths.REPO, extra=()) -> list:
-    out = paths.build_dir(repo) / "run" / "modules"
+    out = run_dir(repo) / "modules"
     out.mkdir(parents=True, exist_ok=True)
     mods = list(linuxbase.blk_modules(repo)) + list(extra)
     (out / "list").write_text("".join(linuxbase.module_line(name, f"/lib/petrel/{name}.ko") for name, _ in mods))

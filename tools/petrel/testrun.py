@@ -568,14 +568,26 @@ def host_python(repo: Path) -> str:
     return str(venv) if venv.exists() else sys.executable
 
 
+# pytest's options that spread the host tests over `jobs` processes, a
+# file at a time (pytest-xdist, from requirements.txt): most of them wait
+# on a guest or a timer, not on a core. None when there is one job or no
+# pytest-xdist.
+def parallel_args(python: str, jobs: int) -> list:
+    if jobs < 2 or subprocess.run([python, "-c", "import xdist"], capture_output=True).returncode:
+        return []
+    return ["-n", str(jobs), "--dist", "loadfile"]
+
+
 # Runs pytest on tests/host, shows its output, returns the outcomes.
-def run_host(pattern: str | None, repo: Path) -> list:
+def run_host(pattern: str | None, repo: Path, jobs: int = 1) -> list:
     xml_path = paths.build_dir(repo) / "test" / "pytest.xml"
     xml_path.parent.mkdir(parents=True, exist_ok=True)
     xml_path.unlink(missing_ok=True)
-    argv = [host_python(repo), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    python = host_python(repo)
+    spread = parallel_args(python, jobs)
+    argv = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *spread,
             f"--junitxml={xml_path}", "tests/host"] + (["-k", pattern] if pattern else [])
-    print("host: pytest tests/host", flush=True)
+    print(f"host: pytest tests/host{f' ({jobs} processes)' if spread else ''}", flush=True)
     status = subprocess.run(argv, cwd=repo, env=child_env()).returncode
     outcomes = junit_outcomes(xml_path) if xml_path.exists() else []
     if status not in (0, 1, 5) and not any(o.status == "FAIL" for o in outcomes):
@@ -637,7 +649,7 @@ def main(pattern=None, guest=True, host=True, jobs=2, list_only=False, repo=path
     if host and pattern and cases.is_glob(pattern):
         print(f"host: -k {pattern!r} is a glob, which selects guest cases only; host tests skipped")
     elif host:
-        tally.add(run_host(pattern, repo))
+        tally.add(run_host(pattern, repo, jobs))
     print(tally.summary())
     if tally.passed + tally.failed + tally.skipped == 0:
         print("test: no tests ran", file=sys.stderr)
