@@ -12,6 +12,8 @@
 #include "cpu.h"
 #include "memory.h"
 
+#define SKIP_UNLESS_K2() do { if (!k2_on()) { ktest_result(true, "# SKIP no shadow kernel (boot argument k2)"); return; } } while (0)
+
 KTEST(k2_formats, "k2: messages keep a 20-bit frame number, a 3-bit type and a 9-bit sequence number")
 {
     static const uint32_t pfns[] = { 0, 1, 0x12345, K2_PFN_MAX - 1, K2_PFN_MAX };
@@ -45,10 +47,7 @@ static bool wait_for(const uint64_t *word, uint64_t want)
 
 KTEST(k2_roundtrip, "k2: round trips to the shadow kernel")
 {
-    if (!k2_on()) {
-        ktest_result(true, "# SKIP no shadow kernel (boot argument k2)");
-        return;
-    }
+    SKIP_UNLESS_K2();
     k2_reset_test_counts();
     unsigned n = 10000;
     uint64_t bad = k2_stats()->pong_bad;
@@ -60,10 +59,7 @@ KTEST(k2_roundtrip, "k2: round trips to the shadow kernel")
 
 KTEST(k2_flood, "k2: a flood each way at once: nothing lost, repeated or reordered, a ring fills")
 {
-    if (!k2_on()) {
-        ktest_result(true, "# SKIP no shadow kernel (boot argument k2)");
-        return;
-    }
+    SKIP_UNLESS_K2();
     const struct k2_stats *st = k2_stats();
     uint64_t n = cmdline_get_u64("k2.n", 1000000);
     uint64_t full0 = st->full_waits, seq0 = st->seq_bad, sent0 = st->sent, rx0 = st->received;
@@ -86,10 +82,7 @@ KTEST(k2_flood, "k2: a flood each way at once: nothing lost, repeated or reorder
 
 KTEST(k2_counter, "k2: both kernels add to one counter under a hardware spinlock")
 {
-    if (!k2_on()) {
-        ktest_result(true, "# SKIP no shadow kernel (boot argument k2)");
-        return;
-    }
+    SKIP_UNLESS_K2();
     const struct k2_stats *st = k2_stats();
     uint64_t n = 100000;
     k2_reset_test_counts();
@@ -108,10 +101,7 @@ KTEST(k2_counter, "k2: both kernels add to one counter under a hardware spinlock
 
 KTEST(k2_private, "k2: neither kernel maps the other's local region")
 {
-    if (!k2_on()) {
-        ktest_result(true, "# SKIP no shadow kernel (boot argument k2)");
-        return;
-    }
+    SKIP_UNLESS_K2();
     KT_CHECK(k2_pages_mapped(K2_GLOBAL_PA, K2_STATICS_SIZE) == K2_STATICS_SIZE / 4096,
              "the shared statics are not all mapped here (the walk itself is wrong)");
     uint64_t mapped = k2_pages_mapped(K2_SHADOW_LOCAL_PA, K2_LOCAL_SIZE);
@@ -138,10 +128,7 @@ static bool shadow_does(unsigned op, unsigned arg, uint64_t n, void (*mine)(uint
 
 KTEST(k2_dsm_split, "k2: the DSM splits a 2 MiB mapping only when the shadow first takes a page of it")
 {
-    if (!k2_on()) {
-        ktest_result(true, "# SKIP no shadow kernel (boot argument k2)");
-        return;
-    }
+    SKIP_UNLESS_K2();
     const struct k2_dsm_stats *ds = k2_dsm_stats();
     uint64_t splits = ds->splits, puts = ds->puts_sent, lines = ds->lines;
     KT_CHECK(k2_dsm_is_block(0) && k2_dsm_is_block(512), "the DSM area starts mapped by 2 MiB blocks here");
@@ -169,10 +156,7 @@ static void count_here(uint64_t n)
 
 KTEST(k2_dsm_pingpong, "k2: both kernels add 100,000 each to one DSM word; one writer per page throughout")
 {
-    if (!k2_on()) {
-        ktest_result(true, "# SKIP no shadow kernel (boot argument k2)");
-        return;
-    }
+    SKIP_UNLESS_K2();
     const struct k2_dsm_stats *ds = k2_dsm_stats();
     uint64_t n = 100000, faults = ds->faults, ticks = ds->fault_ticks;
     *(volatile uint64_t *)k2_dsm_page(0) = 0;
@@ -194,10 +178,7 @@ KTEST(k2_dsm_pingpong, "k2: both kernels add 100,000 each to one DSM word; one w
 
 KTEST(k2_dsm_sb, "k2: store buffering across the kernels never reads r1 = r2 = 0 (sequential consistency)")
 {
-    if (!k2_on()) {
-        ktest_result(true, "# SKIP no shadow kernel (boot argument k2)");
-        return;
-    }
+    SKIP_UNLESS_K2();
     uint64_t n = cmdline_get_u64("k2.sb", 20000), both_zero = 0, outcomes[4] = { 0 };
     volatile uint64_t *x = k2_dsm_page(K2_SB_X), *y = k2_dsm_page(K2_SB_Y);
     k2_shared.sb_round = k2_shared.sb_ready = k2_shared.sb_done = 0;
@@ -238,10 +219,7 @@ static void cross_here(uint64_t n)
 
 KTEST(k2_dsm_crossed, "k2: both kernels fault on each other's pages at once, and no write is lost")
 {
-    if (!k2_on()) {
-        ktest_result(true, "# SKIP no shadow kernel (boot argument k2)");
-        return;
-    }
+    SKIP_UNLESS_K2();
     uint64_t n = cmdline_get_u64("k2.cross", 10000);
     volatile uint64_t *p = k2_dsm_page(K2_CROSS_P), *q = k2_dsm_page(K2_CROSS_Q);
     p[0] = p[1] = q[0] = q[1] = 0;
@@ -260,10 +238,7 @@ static void read_700(void *out)
 
 KTEST(k2_dsm_irq, "k2: an interrupt handler touching a page the shadow holds spins until it comes")
 {
-    if (!k2_on()) {
-        ktest_result(true, "# SKIP no shadow kernel (boot argument k2)");
-        return;
-    }
+    SKIP_UNLESS_K2();
     KT_CHECK(shadow_does(K2_CTL_TOUCH, 700, 0, NULL), "the shadow did not write page 700");
     uint64_t v = 0;
     if (smp_online_count() > 1) {
@@ -279,8 +254,6 @@ KTEST(k2_dsm_irq, "k2: an interrupt handler touching a page the shadow holds spi
 /* --------------------------------------------------------------- memory */
 
 extern paddr_t boot_dtb_pa;
-
-#define SKIP_UNLESS_K2() do { if (!k2_on()) { ktest_result(true, "# SKIP no shadow kernel (boot argument k2)"); return; } } while (0)
 
 /* Run a memory job in the shadow (k2_mem_job) and wait for it. */
 static bool shadow_mem(unsigned kind, uint64_t n, unsigned order)
