@@ -15,6 +15,11 @@ sys.path.insert(0, str(REPO / "tools"))
 UART = 0x09000000  # PL011 of QEMU virt
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "serial: times something, so ./petrel test runs it alone, after the "
+                                       "tests it runs in parallel")
+
+
 # Returns the bytes of a minimal 64-bit little-endian AArch64 ELF header (+ payload).
 def fake_elf(payload: bytes = b"") -> bytes:
     ident = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9)

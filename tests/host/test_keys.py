@@ -9,6 +9,9 @@ import pytest
 from petrel import cases, linuxbase, oracle, qemu, trace
 from petrel.qemu import Keys, Machine
 
+# (it times key presses and holds)
+pytestmark = pytest.mark.serial
+
 
 # The event input-send-event takes for one key going down or up.
 def key(name, down):

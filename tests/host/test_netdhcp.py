@@ -18,6 +18,9 @@ from test_nethostile import GUEST_MAC, HOST_IP, HOST_MAC, Wire
 scapy = pytest.importorskip("scapy.all", reason="scapy is installed by ./petrel setup")
 from scapy.all import BOOTP, DHCP, IP, UDP, Ether  # noqa: E402
 
+# (it times the lease's renewals and retries)
+pytestmark = pytest.mark.serial
+
 LEASED, ROUTER, DNS = "10.9.0.50", "10.9.0.1", "10.9.0.53"
 
 

@@ -34,6 +34,9 @@ scapy = pytest.importorskip("scapy.all", reason="scapy is installed by ./petrel 
 from scapy.all import ARP, ICMP, IP, TCP, UDP, Ether, Raw, fragment  # noqa: E402
 from scapy.layers.inet import in4_chksum  # noqa: E402
 
+# (it times the stack's answers and its silences)
+pytestmark = pytest.mark.serial
+
 GUEST_IP, HOST_IP = "10.9.0.2", "10.9.0.9"
 GUEST_MAC, HOST_MAC = "52:54:00:12:34:56", "02:00:00:00:00:09"
 FLOOD = 100_000

@@ -24,6 +24,9 @@ from conftest import REPO
 from petrel import cpio, linuxbase, netrelay, oracle, paths, qemu, testrun, trace
 from petrel.netrelay import Impairments, Relay
 
+# (its relay delays, spaces and drops frames by the clock)
+pytestmark = pytest.mark.serial
+
 HOST = "127.0.0.1"
 
 

@@ -24,6 +24,7 @@ import os
 import re
 import struct
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -196,17 +197,23 @@ def check_overlaps(entries: list) -> None:
 
 # Packs `entries` and writes the image to `path`, creating its directory.
 # An image already as packed is left alone; a new one appears whole (a
-# file of this process renamed over it), also while another build (a
-# host test's ./petrel run beside another's) writes the same image.
+# temporary file of its own renamed over it), also while another build
+# writes the same image.
 def write_image(path, entries: list) -> None:
     image = pack(entries)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists() and path.stat().st_size == len(image) and path.read_bytes() == image:
         return
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(image)
-    tmp.replace(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(image)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 # Returns a human-readable table of an image's entries.

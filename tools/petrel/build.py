@@ -4,6 +4,7 @@ The Makefile owns compilation (`make -C <repo> O=build`: kernel, test kernel,
 user programs) and prints its own "  CC  file" lines, which pass straight
 through. Afterwards every systems/*.toml is packed into build/images/<name>.pbi.
 """
+import fcntl
 import os
 import shutil
 import subprocess
@@ -36,11 +37,17 @@ def pack_images(repo=paths.REPO) -> int:
     return 0
 
 
-# Builds everything (and the test kernel target when asked); returns a status.
+# Builds everything (and the test kernel target when asked); returns a
+# status. One build at a time in a tree: a second ./petrel (a host test's
+# ./petrel run beside another's) waits for the first.
 def build(kernel_test=False, jobs=None, verbose=False, repo=paths.REPO) -> int:
     targets = ["all", "kernel-test"] if kernel_test else []
-    status = run_make(targets, jobs, verbose, repo)
-    if status:
-        print(f"build: make failed with status {status}", file=sys.stderr)
-        return status
-    return pack_images(repo)
+    lock = paths.build_dir(repo) / ".build.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        status = run_make(targets, jobs, verbose, repo)
+        if status:
+            print(f"build: make failed with status {status}", file=sys.stderr)
+            return status
+        return pack_images(repo)

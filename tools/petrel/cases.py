@@ -366,18 +366,21 @@ def combinations(where: str, matrix) -> list:
         raise CaseError(f"{where}: key 'matrix' must be a table such as {{ smp = [1, 2] }}")
     matrix = dict(matrix)
     excepts = matrix.pop("except", [])
-    if not isinstance(excepts, list) or not all(isinstance(e, dict) and e and set(e) <= set(matrix) and
-                                                all(v in matrix[k] for k, v in e.items()) for e in excepts):
-        raise CaseError(f"{where}: matrix key 'except' must be a list of tables of the matrix's keys and values, "
-                        "such as [{ system = \"linux-user\", smp = 4 }]")
     for key, values in matrix.items():
         if key not in MATRIX_KEYS:
             raise CaseError(f"{where}: matrix key {key!r} unknown (known: {', '.join(MATRIX_KEYS)})")
         if not isinstance(values, list) or not values:
             raise CaseError(f"{where}: matrix key {key!r} must be a non-empty list")
+    if not isinstance(excepts, list) or not all(isinstance(e, dict) and e and set(e) <= set(matrix) and
+                                                all(v in matrix[k] for k, v in e.items()) for e in excepts):
+        raise CaseError(f"{where}: matrix key 'except' must be a list of tables of the matrix's keys and values, "
+                        "such as [{ system = \"linux-user\", smp = 4 }]")
     keys = [k for k in MATRIX_KEYS if k in matrix]
     combos = [dict(zip(keys, combo)) for combo in itertools.product(*(matrix[k] for k in keys))]
-    return [c for c in combos if not any(all(c[k] == v for k, v in e.items()) for e in excepts)]
+    combos = [c for c in combos if not any(all(c[k] == v for k, v in e.items()) for e in excepts)]
+    if not combos:
+        raise CaseError(f"{where}: matrix key 'except' leaves out every combination")
+    return combos
 
 
 # Expands one [[case]] table (defaults already merged) into concrete cases.

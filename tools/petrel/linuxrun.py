@@ -40,17 +40,22 @@ def runs_lxrun_script(desc):
         dataclasses.replace(p, args=args.strip()) if p.name == "lxrun" else p for p in desc.programs))
 
 
+made_dirs = set()
+
+
 # This process's directory of packed files, build/run/PID/: made on first
 # use (with those of processes that are gone removed), removed at exit.
 def run_dir(repo: Path = paths.REPO) -> Path:
     top = paths.build_dir(repo) / "run"
     out = top / str(os.getpid())
-    if not out.exists():
+    if out not in made_dirs:
         top.mkdir(parents=True, exist_ok=True)
         for old in top.iterdir():
             if old.is_dir() and old.name.isdigit() and not pid_alive(int(old.name)):
                 shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(out, ignore_errors=True)      # a killed run's, with this number
         out.mkdir()
+        made_dirs.add(out)
         atexit.register(shutil.rmtree, out, True)
     return out
 

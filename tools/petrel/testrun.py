@@ -575,23 +575,36 @@ def host_python(repo: Path) -> str:
 def parallel_args(python: str, jobs: int) -> list:
     if jobs < 2 or subprocess.run([python, "-c", "import xdist"], capture_output=True).returncode:
         return []
-    return ["-n", str(jobs), "--dist", "loadfile"]
+    return ["-n", str(min(jobs, os.cpu_count() or 1)), "--dist", "loadfile"]
 
 
-# Runs pytest on tests/host, shows its output, returns the outcomes.
+# One pytest run over tests/host: its status and outcomes.
+def run_pytest(python: str, extra: list, xml_path: Path, pattern: str | None, repo: Path) -> tuple:
+    xml_path.unlink(missing_ok=True)
+    argv = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra,
+            f"--junitxml={xml_path}", "tests/host"] + (["-k", pattern] if pattern else [])
+    status = subprocess.run(argv, cwd=repo, env=child_env()).returncode
+    return status, junit_outcomes(xml_path) if xml_path.exists() else []
+
+
+# Runs pytest on tests/host, shows its output, returns the outcomes. With
+# several jobs, the tests marked `serial` (those that time things: their
+# files say why) run alone afterwards.
 def run_host(pattern: str | None, repo: Path, jobs: int = 1) -> list:
     xml_path = paths.build_dir(repo) / "test" / "pytest.xml"
     xml_path.parent.mkdir(parents=True, exist_ok=True)
-    xml_path.unlink(missing_ok=True)
     python = host_python(repo)
     spread = parallel_args(python, jobs)
-    argv = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *spread,
-            f"--junitxml={xml_path}", "tests/host"] + (["-k", pattern] if pattern else [])
-    print(f"host: pytest tests/host{f' ({jobs} processes)' if spread else ''}", flush=True)
-    status = subprocess.run(argv, cwd=repo, env=child_env()).returncode
-    outcomes = junit_outcomes(xml_path) if xml_path.exists() else []
-    if status not in (0, 1, 5) and not any(o.status == "FAIL" for o in outcomes):
-        outcomes.append(Outcome("host/pytest", "FAIL", f"pytest exited with status {status}"))
+    runs = [(spread + ["-m", "not serial"], xml_path), (["-m", "serial"], xml_path.with_name("pytest-serial.xml"))] \
+        if spread else [([], xml_path)]
+    print(f"host: pytest tests/host{f' ({spread[1]} processes, then the serial ones alone)' if spread else ''}",
+          flush=True)
+    outcomes = []
+    for extra, path in runs:
+        status, got = run_pytest(python, extra, path, pattern, repo)
+        outcomes += got
+        if status not in (0, 1, 5) and not any(o.status == "FAIL" for o in got):
+            outcomes.append(Outcome("host/pytest", "FAIL", f"pytest exited with status {status}"))
     for o in outcomes:
         print(f"{o.status:<4} {o.name}{'  (' + o.detail + ')' if o.detail else ''}")
     return outcomes
