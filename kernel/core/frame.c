@@ -160,6 +160,28 @@ static void add_free_range(uint32_t lo, uint32_t hi, bool at_end)
     }
 }
 
+/* Hand the frames of [first, last) that are in no list yet, no
+ * reservation and (at frame_init) not K2's pool to the lists, run by run;
+ * `clear`: the caller knows no reservation touches the range. A K2
+ * deflate puts them at the end (at_end) and gives the pool's frames. */
+static void add_free_runs(uint32_t first, uint32_t last, bool at_end, bool clear)
+{
+    uint32_t run = NONE;
+    for (uint32_t f = first; f < last; f++) {
+        paddr_t pa = base_pa + ((uint64_t)f << 12);
+        bool ok = frames[f].state == FRAME_RESERVED && (clear || range_free(pa, 4096)) &&
+                  (at_end || !mem_is_withheld(pa));
+        if (ok && run == NONE)
+            run = f;
+        if (!ok && run != NONE) {
+            add_free_range(run, f, at_end);
+            run = NONE;
+        }
+    }
+    if (run != NONE)
+        add_free_range(run, last, at_end);
+}
+
 /* Build the descriptors and free lists from RAM minus reservations. */
 int frame_init(void)
 {
@@ -194,20 +216,7 @@ int frame_init(void)
     /* Walk every frame: free runs between reservations become blocks. */
     for (unsigned i = 0; i < nram; i++) {
         uint32_t first = (uint32_t)((ram[i].base - base_pa) >> 12);
-        uint32_t last = first + (uint32_t)(ram[i].size >> 12);
-        uint32_t run = NONE;
-        for (uint32_t f = first; f < last; f++) {
-            paddr_t pa = base_pa + ((uint64_t)f << 12);
-            bool ok = range_free(pa, 4096) && !mem_is_withheld(pa);
-            if (ok && run == NONE)
-                run = f;
-            if (!ok && run != NONE) {
-                add_free_range(run, f, false);
-                run = NONE;
-            }
-        }
-        if (run != NONE)
-            add_free_range(run, last, false);
+        add_free_runs(first, first + (uint32_t)(ram[i].size >> 12), false, false);
     }
     boot_alloc_done();
     return 0;
@@ -424,20 +433,8 @@ uint64_t frame_add_range(paddr_t base, uint64_t size)
         return 0;
     uint32_t first = (uint32_t)((base - base_pa) >> 12), last = first + (uint32_t)(size >> 12);
     uint64_t before = managed_pages;
-    bool clear = range_free(base, size);    /* else look frame by frame */
     uint64_t flags = frames_lock();
-    uint32_t run = NONE;
-    for (uint32_t f = first; f < last; f++) {
-        bool ok = frames[f].state == FRAME_RESERVED && (clear || range_free(base_pa + ((uint64_t)f << 12), 4096));
-        if (ok && run == NONE)
-            run = f;
-        if (!ok && run != NONE) {
-            add_free_range(run, f, true);
-            run = NONE;
-        }
-    }
-    if (run != NONE)
-        add_free_range(run, last, true);
+    add_free_runs(first, last, true, range_free(base, size));
     frames_unlock(flags);
     return managed_pages - before;
 }
