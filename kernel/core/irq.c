@@ -9,6 +9,7 @@
 #include "kernel.h"
 #include "cpu.h"
 #include "sched.h"
+#include "k2.h"
 
 struct handler {
     irq_handler_t fn;
@@ -91,12 +92,13 @@ void irq_disable(unsigned irq)
 void irq_enable_on(unsigned irq, unsigned cpu)
 {
     chip->enable(irq, cpu);
+    k2_irq_enabled(irq, cpu);
 }
 
 /* Enable a line: private lines on this core, shared lines routed here. */
 void irq_enable(unsigned irq)
 {
-    chip->enable(irq, this_cpu()->index);
+    irq_enable_on(irq, this_cpu()->index);
 }
 
 /* Take every pending interrupt (interrupts masked, kernel lock not held). */
@@ -117,9 +119,10 @@ void irq_handle(void)
             irq_handler_t fn = h->fn;
             if (fn) {
                 fn(irq, h->arg);
-            } else {
+            } else if (!k2_irq_pass(irq)) {
                 /* Nobody wants it (a per-core line left enabled on this
-                 * core, say): switch it off here, or it fires forever. */
+                 * core, say): switch it off here, or it fires forever.
+                 * (K2's shadow holds a shared line for main instead.) */
                 kprintf("irq: unexpected interrupt %u on cpu%u, disabled\n", irq, this_cpu()->index);
                 chip->disable(irq);
             }

@@ -139,7 +139,7 @@ static void handle_ctl(unsigned op, unsigned arg)
     case K2_CTL_CROSS:
     case K2_CTL_TOUCH:
     case K2_CTL_READ:
-    case K2_CTL_MEMJOB:
+    case K2_CTL_JOB:
         job_arg = arg;
         __atomic_store_n(&job, op, __ATOMIC_RELEASE);
         break;
@@ -148,6 +148,9 @@ static void handle_ctl(unsigned op, unsigned arg)
         break;
     case K2_CTL_DONE:
         __atomic_add_fetch(&st.done, 1, __ATOMIC_RELEASE);
+        break;
+    case K2_CTL_WAKE:
+        k2_wake();
         break;
     default:
         unknown_type++;
@@ -418,6 +421,7 @@ void k2_start(void)
             (arch_counter() - t0) * 1000000 / arch_counter_freq(),
             irq_chip()->spis_routed_to(k2_shared.shadow_sgi_id));
     k2_mem_start();
+    k2_irq_start();
     kprintf("k2: balloon pool of %u blocks of 16 MiB at 0x%lx: %u main's (the first %u for good), %u the shadow's\n",
             k2_shared.pool_blocks, K2_POOL_PA, k2_shared.main_blocks, k2_shared.main_floor, k2_shared.shadow_blocks);
     if (cmdline_has("k2.bench"))
@@ -433,6 +437,7 @@ void k2_shutdown_report(void)
     kprintf("k2: at power-off %u shared interrupts enabled, %u of them routed to the shadow's core; "
             "mailbox: %lu messages sent, %lu received\n", chip->spis_enabled(),
             chip->spis_routed_to(k2_shared.shadow_sgi_id), st.sent, st.received);
+    k2_irq_report();
     /* Whatever the programs did, the shadow still answers. */
     uint64_t before = __atomic_load_n(&st.pongs, __ATOMIC_ACQUIRE), deadline = arch_counter() + arch_counter_freq();
     bool sent = send(K2_CTL, k2_ctl(K2_CTL_PING, 0xffff), true, deadline);
@@ -547,11 +552,11 @@ NORETURN void k2_bench(void)
     bench_allocs("main", "petrel-k2");
     k2_shared.test_arg = 0;
     uint64_t deflated = k2_shared.mem[1].deflates;
-    shadow_job_wait(K2_CTL_MEMJOB, K2_MJ_DEFLATE, 6);
+    shadow_job_wait(K2_CTL_JOB, K2_MJ_DEFLATE, 6);
     deflated = k2_shared.mem[1].deflates - deflated;
     for (unsigned i = 0; i < ARRAY_SIZE(alloc_rows); i++) {
         k2_shared.test_arg = alloc_rows[i].order;
-        shadow_job_wait(K2_CTL_MEMJOB, K2_MJ_TIME, alloc_rows[i].n);
+        shadow_job_wait(K2_CTL_JOB, K2_MJ_TIME, alloc_rows[i].n);
         uint64_t ops = (uint64_t)alloc_rows[i].n * K2_TIME_ROUNDS;
         if (k2_shared.test_fail)
             kprintf("k2: bench: %lu allocations of order %u failed in the shadow\n", k2_shared.test_fail,
@@ -559,7 +564,7 @@ NORETURN void k2_bench(void)
         kprintf("BENCH k2_alloc_%s_shadow petrel-k2 %lu %lu\n", alloc_rows[i].name, ticks_ns(k2_shared.test_ticks[0], ops),
                 ops);
     }
-    shadow_job_wait(K2_CTL_MEMJOB, K2_MJ_INFLATE, deflated);
+    shadow_job_wait(K2_CTL_JOB, K2_MJ_INFLATE, deflated);
 
     /* Balloons: four 16 MiB blocks each way, each kernel. */
     struct k2_mem_stats *mm = &k2_shared.mem[0], *sm = &k2_shared.mem[1];
@@ -576,8 +581,8 @@ NORETURN void k2_bench(void)
     kprintf("BENCH k2_balloon_inflate_main petrel-k2 %lu %lu\n", ticks_ns(mm->inflate_ticks - i0, mm->inflates - in),
             mm->inflates - in);
     d0 = sm->deflate_ticks, i0 = sm->inflate_ticks, dn = sm->deflates, in = sm->inflates;
-    shadow_job_wait(K2_CTL_MEMJOB, K2_MJ_DEFLATE, 4);
-    shadow_job_wait(K2_CTL_MEMJOB, K2_MJ_INFLATE, sm->deflates - dn);
+    shadow_job_wait(K2_CTL_JOB, K2_MJ_DEFLATE, 4);
+    shadow_job_wait(K2_CTL_JOB, K2_MJ_INFLATE, sm->deflates - dn);
     kprintf("BENCH k2_balloon_deflate_shadow petrel-k2 %lu %lu\n", ticks_ns(sm->deflate_ticks - d0, sm->deflates - dn),
             sm->deflates - dn);
     kprintf("BENCH k2_balloon_inflate_shadow petrel-k2 %lu %lu\n", ticks_ns(sm->inflate_ticks - i0, sm->inflates - in),
@@ -647,7 +652,9 @@ static void shadow_job(unsigned op, unsigned arg)
             q[1]++;
             p[1]++;
         }
-    } else if (op == K2_CTL_MEMJOB) {
+    } else if (op == K2_CTL_JOB && arg >= K2_IJ_FIRST) {
+        k2_irq_job(arg);
+    } else if (op == K2_CTL_JOB) {
         k2_mem_job(arg);
     } else if (op == K2_CTL_TOUCH || op == K2_CTL_READ) {
         for (unsigned i = arg; i < arg + MAX(n, 1) && i < K2_DSM_PAGES; i++) {
@@ -715,8 +722,11 @@ NORETURN void k2_shadow_main(paddr_t dtb_pa)
     for (;;) {
         arch_irq_disable();
         unsigned op = __atomic_exchange_n(&job, 0, __ATOMIC_ACQUIRE);
-        if (!op)
+        if (!op) {
+            uint64_t t0 = arch_counter();
             arch_wait_for_interrupt();  /* woken by a pending interrupt, taken below */
+            k2_shadow_idle(arch_counter() - t0);
+        }
         arch_irq_enable();
         if (op)
             shadow_job(op, READ_ONCE(job_arg));

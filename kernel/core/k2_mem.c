@@ -396,7 +396,7 @@ uint64_t k2_mem_time_allocs(paddr_t *pa, unsigned n, unsigned order, uint64_t *f
     return alloc;
 }
 
-/* A K2_CTL_MEMJOB (kernel/tests/test_k2.c, k2_bench), with k2_shared's
+/* A K2_CTL_JOB (kernel/tests/test_k2.c, k2_bench), with k2_shared's
  * test_n and test_arg; results in test_blocks, grab, test_ticks, test_fail. */
 void k2_mem_job(unsigned kind)
 {

@@ -30,6 +30,7 @@
  * its request is resumed where it stopped.
  */
 #include "sched.h"
+#include "k2.h"
 #include "cpu.h"
 #include "thread.h"
 #include "space.h"
@@ -294,6 +295,17 @@ static NOINLINE struct trapframe *sched_exit_slow(struct cpu *c, struct thread *
     return &next->tf;
 }
 
+/* One wait of an idle core, interrupts masked: K2's strong domain may
+ * fall asleep first (k2_irq.c); then whatever ended the wait is taken. */
+static void idle_wait(void)
+{
+    k2_idle_wait();
+    arch_wait_for_interrupt();
+    k2_idle_woke();
+    arch_irq_enable();                  /* take it (the tick, an IPI) */
+    arch_irq_disable();
+}
+
 /*
  * Nothing to run: wait for an interrupt with the kernel unlocked, then
  * look again. Entered with the lock held; leaves into user space.
@@ -321,12 +333,14 @@ NORETURN void sched_idle(void)
             obj_unref(&prev->obj);
     }
     c->idle = true;
+    k2_idle_enter();
     for (;;) {
         int best = top_prio(&c->rq);
         if (best >= 0) {
             struct thread *next = list_first(&c->rq.level[best], struct thread, link);
             rq_remove(&c->rq, next);
             c->idle = false;
+            k2_idle_exit();
             sched_switch(c, next);
             if (unlikely(ksvc_stopped(next))) {
                 ksvc_resume(next);
@@ -341,13 +355,23 @@ NORETURN void sched_idle(void)
          * starts with interrupts masked, which a pending interrupt still
          * ends: an IPI sent between the unlock and the wait is not taken
          * first and then slept through until the next tick. */
-        while (!READ_ONCE(c->rq.summary)) {
-            arch_wait_for_interrupt();
-            arch_irq_enable();                  /* take it (the tick, an IPI) */
-            arch_irq_disable();
-        }
+        while (!READ_ONCE(c->rq.summary))
+            idle_wait();
         kernel_lock();
     }
+}
+
+/* The idle loop's wait for interrupt, from the self tests too: a core with
+ * no thread waits until done() (interrupts masked, no kernel lock). */
+void sched_idle_until(bool (*done)(void))
+{
+    struct cpu *c = this_cpu();
+    c->idle = true;
+    k2_idle_enter();
+    while (!done())
+        idle_wait();
+    c->idle = false;
+    k2_idle_exit();
 }
 
 /* Wake t with E_TIMEOUT at counter value `deadline` unless woken first.

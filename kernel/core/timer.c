@@ -50,12 +50,15 @@ static void tick(unsigned irq, void *arg)
 
 /* The interrupt comes at the next tick, the core's earliest timeout, the
  * earliest timer of a kernel-placed service on it, or when a K2 request
- * this kernel owes may be answered. */
+ * this kernel owes may be answered. With K2 an idle main core has no
+ * tick (k2_tickless) and looks at its domain when it is due to sleep
+ * (k2_idle_timer). */
 void timer_rearm(void)
 {
     struct cpu *c = this_cpu();
-    uint64_t next = MIN(MIN(c->next_tick, c->next_timeout), ksvc_timer_next(c->index));
-    arch_timer_set_deadline(MIN(next, k2_timer_next()));
+    uint64_t tick = c->idle && k2_tickless() ? ~0ull : c->next_tick;
+    uint64_t next = MIN(MIN(tick, c->next_timeout), ksvc_timer_next(c->index));
+    arch_timer_set_deadline(MIN(MIN(next, k2_timer_next()), k2_idle_timer()));
 }
 
 /* Read the virtual timer's interrupt from the device tree. */

@@ -36,6 +36,13 @@ struct irqchip {
     void (*send_sgi_id)(uint64_t id, unsigned sgi);
     unsigned (*spis_routed_to)(uint64_t id);    /* enabled SPIs that target that core */
     unsigned (*spis_enabled)(void);
+    /* K2's interrupt routing (k2_irq.c): one shared line's target as
+     * sgi_id names a core, set and read back; whether it is enabled; make
+     * it pending (a replay, or a self test's device) */
+    void (*route)(unsigned irq, uint64_t id);
+    uint64_t (*target)(unsigned irq);
+    bool (*enabled)(unsigned irq);
+    void (*pend)(unsigned irq);
 };
 
 typedef void (*irq_handler_t)(unsigned irq, void *arg);

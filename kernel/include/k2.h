@@ -80,7 +80,8 @@ enum k2_ctl {
     K2_CTL_TOUCH = 11,      /* main -> shadow: write the first word of DSM pages `argument`.. (test_n of them, or 1) */
     K2_CTL_FREEZE = 12,     /* main -> shadow: report your DSM pages and wait for k2_shared.thaw (k2_dsm_audit) */
     K2_CTL_READ = 13,       /* main -> shadow: read DSM pages `argument`.. (test_n of them); time the faults */
-    K2_CTL_MEMJOB = 14,     /* main -> shadow: a memory job (enum k2_memjob) with test_n and test_arg */
+    K2_CTL_JOB = 14,        /* main -> shadow: a job (enum k2_memjob, enum k2_irqjob) with test_n and test_arg */
+    K2_CTL_WAKE = 15,       /* shadow -> main: the strong domain sleeps and a shared interrupt of its drivers came */
 };
 
 enum k2_memctl {
@@ -97,6 +98,12 @@ enum k2_memjob {            /* the shadow's memory jobs (k2_mem.c), for tests an
     K2_MJ_FREE = 5,         /* free the test_n frames of order test_arg in grab[] (main's: remote frees) */
     K2_MJ_FILL = 6,         /* allocate test_n pages, one at a time, holding them; then free them all */
     K2_MJ_TIME = 7,         /* K2_TIME_ROUNDS x: time test_n allocations of order test_arg, then their frees */
+};
+enum k2_irqjob {            /* the shadow's interrupt jobs (k2_irq.c), for tests */
+    K2_IJ_FIRST = 16,
+    K2_IJ_ATTACH = 16,      /* handle line test_arg here too (the self tests' device) */
+    K2_IJ_DETACH = 17,
+    K2_IJ_RAISE = 18,       /* raise line test_arg test_n times, each after the last was handled, test_n2 us apart */
 };
 #define K2_GRAB         64
 #define K2_TIME_ROUNDS  8
@@ -152,11 +159,33 @@ struct k2_ring {
 #define K2_HWSPIN_CONSOLE 0         /* one console line at a time, from either kernel */
 #define K2_HWSPIN_TEST  1
 #define K2_HWSPIN_POOL  2           /* the pool's ownership counts */
+#define K2_HWSPIN_ROUTE 3           /* the shared interrupts' routing and the strong domain's state */
 
 /* .k2hw: what stands for the SoC's mailbox and spinlock hardware. */
 struct k2_hw {
     struct k2_ring ring[2];
     spinlock_t hwspin[K2_HWSPINS];
+};
+
+/* Shared interrupts and the strong domain's sleep (k2_irq.c), under
+ * hwspin K2_HWSPIN_ROUTE. Times in counter ticks. */
+#define K2_IRQ_WORDS    32          /* IRQ_MAX / 32 */
+struct k2_route {
+    uint32_t inactive;              /* the strong domain sleeps: every shared line targets the shadow */
+    uint32_t held[K2_IRQ_WORDS];    /* lines the shadow took for main's drivers, disabled until main wakes */
+    uint64_t to_shadow, to_main;    /* lines retargeted each way */
+    uint64_t sleeps, wakeups;       /* the strong domain's transitions */
+    uint64_t wake_irq;              /* wake-ups a shared interrupt caused (held lines) */
+    uint64_t passed;                /* shared interrupts the shadow took and held for main */
+    uint64_t inactive_irqs;         /* interrupts a main core took while its domain slept */
+    uint64_t bad;                   /* an enabled line found targeting the wrong domain, or none */
+    /* time per domain, for the energy model */
+    uint64_t main_active, main_idle, main_inactive;     /* some core busy; all idle; asleep */
+    uint64_t shadow_start, shadow_idle; /* the shadow's active time: since its start, less idle */
+    /* the self tests' device line (K2_IJ_*) */
+    uint32_t test_line;
+    uint64_t test_raised, test_main, test_shadow, test_wrong;
+    uint64_t test_n2;
 };
 
 /* .k2shared: the boot block and the shared objects. */
@@ -184,6 +213,7 @@ struct k2_shared {
     struct k2_freeq freeq[2];       /* [K2_TO_SHADOW], [K2_TO_MAIN] */
     uint64_t test_arg, test_blocks[16], test_ticks[2], test_fail;
     uint64_t grab[K2_GRAB];
+    struct k2_route route;
 };
 
 extern struct k2_hw k2_hw;
@@ -244,6 +274,23 @@ void *k2_dsm_page(unsigned i);
 bool k2_dsm_is_block(unsigned i);
 const struct k2_dsm_stats *k2_dsm_stats(void);
 
+/* Shared interrupts (k2_irq.c). */
+void k2_irq_start(void);            /* main, once the shadow is up: the strong domain may sleep */
+void k2_irq_enabled(unsigned irq, unsigned cpu);   /* main: a line was enabled on that core */
+void k2_idle_enter(void);           /* main: this core has nothing to run (sched_idle) */
+void k2_idle_wait(void);            /* main: before a wait for interrupt in the idle loop */
+void k2_idle_woke(void);            /* main: after it */
+void k2_idle_exit(void);            /* main: this core has work again */
+uint64_t k2_idle_timer(void);       /* main: when this idle core should look at the domain again, or ~0 */
+bool k2_tickless(void);             /* main: an idle core stops its tick */
+void k2_wake(void);                 /* main: a K2_CTL_WAKE came */
+bool k2_irq_pass(unsigned irq);     /* shadow: a shared line with no handler here: held for main */
+void k2_irq_job(unsigned kind);     /* shadow: a K2_IJ_* job */
+void k2_shadow_idle(uint64_t slept);    /* shadow: back from its wait for interrupt, counter ticks in it */
+void k2_irq_report(void);           /* main, at power-off */
+void k2_irq_test_handler(unsigned irq, void *arg);     /* the self tests' device line, in both */
+uint64_t k2_irq_set_inactive_after(uint64_t ticks);    /* main, self tests: the domain's timeout; the old one */
+
 /* Memory (k2_mem.c): balloons, the pressure probe, remote frees. */
 void k2_mem_layout(void);           /* main, in k2_layout: withhold the pool */
 void k2_mem_boot(void);             /* main, after frame_init: deflate its first blocks */
@@ -261,7 +308,7 @@ void k2_mem_poll(void);             /* k2_poll: the probe's deflate, in the back
 bool k2_mem_pending(void);          /* k2_poll: the probe rang */
 void k2_mem_tick(void);             /* k2_tick: a probe that could not act tries again */
 void k2_mem_publish(void);          /* k2_shared.mem[this kernel] up to date */
-void k2_mem_job(unsigned kind);     /* shadow: a K2_CTL_MEMJOB */
+void k2_mem_job(unsigned kind);     /* shadow: a K2_CTL_JOB */
 struct k2_mem_stats *k2_mem_mine(void);
 unsigned k2_mem_block_of(paddr_t pa);       /* the pool block holding pa, or K2_MAX_BLOCKS */
 paddr_t k2_mem_block_pa(unsigned b);

@@ -47,6 +47,7 @@ struct trapframe *sched_exit(void);
  * good with cur's slice spent, is ready there; or cur must move)? */
 bool sched_should_yield(struct cpu *c, struct thread *cur);
 NORETURN void sched_idle(void);
+void sched_idle_until(bool (*done)(void));     /* a core with no thread (self tests) */
 
 /* The big kernel lock; nothing to take while only one core runs. */
 extern bool smp_running;

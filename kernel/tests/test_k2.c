@@ -11,6 +11,9 @@
 #include "space.h"
 #include "cpu.h"
 #include "memory.h"
+#include "irq.h"
+#include "sched.h"
+#include "timer.h"
 
 #define SKIP_UNLESS_K2() do { if (!k2_on()) { ktest_result(true, "# SKIP no shadow kernel (boot argument k2)"); return; } } while (0)
 
@@ -260,7 +263,7 @@ static bool shadow_mem(unsigned kind, uint64_t n, unsigned order)
 {
     k2_shared.test_arg = order;
     k2_shared.test_fail = ~0ull;
-    return shadow_does(K2_CTL_MEMJOB, kind, n, NULL);
+    return shadow_does(K2_CTL_JOB, kind, n, NULL);
 }
 
 KTEST(k2_balloon_boot, "k2: the balloons hold the pool at boot; main's blocks come first and hold the boot image")
@@ -338,7 +341,7 @@ KTEST(k2_alloc_local, "k2: 100,000 allocations and frees of 4 KiB in each kernel
     uint64_t sent = st->sent, received = st->received, n = 100000;
     k2_shared.test_blocks[15] = 0;
     k2_shared.test_arg = 0;
-    KT_CHECK(shadow_does(K2_CTL_MEMJOB, K2_MJ_CHURN, n, churn_here), "the shadow did not finish");
+    KT_CHECK(shadow_does(K2_CTL_JOB, K2_MJ_CHURN, n, churn_here), "the shadow did not finish");
     KT_CHECK(k2_shared.test_fail == 0 && k2_shared.test_blocks[15] == 0, "%lu failed in the shadow, %lu here",
              k2_shared.test_fail, k2_shared.test_blocks[15]);
     KT_CHECK(st->sent - sent == 1 && st->received - received == 1,
@@ -416,4 +419,65 @@ KTEST(k2_balloon_pressure, "k2: the shadow's probe deflates before an allocation
     while (s->main_blocks > m0 && k2_balloon_inflate() >= 0)
         ;
     KT_CHECK(s->main_blocks == m0, "main kept %u blocks", s->main_blocks - m0);
+}
+
+/* ---------------------------------------------------- shared interrupts */
+
+static bool job_done(void)
+{
+    return __atomic_load_n(&k2_stats()->done, __ATOMIC_ACQUIRE) >= 1;
+}
+
+/* The line the shadow raises stands for a shared device both kernels
+ * drive. Each round main's cores all idle (this one in the idle loop's
+ * own wait) while the shadow raises it 10 times, 300 us apart: the
+ * first come to main, then the domain falls asleep after 1 ms and the
+ * rest go to the shadow, and only the shadow's DONE wakes main. */
+KTEST(k2_irq_route, "k2: 100 times the strong domain sleeps: its shared line goes to the shadow and back, each interrupt taken once, none wakes main")
+{
+    SKIP_UNLESS_K2();
+    const struct irqchip *chip = irq_chip();
+    struct k2_route *rt = &k2_shared.route;
+    unsigned line = chip->lines - 1, rounds = 100, per = 10;
+    KT_CHECK(!irq_taken(line) && !chip->enabled(line), "line %u is in use", line);
+    KT_CHECK(irq_register_lockless(line, k2_irq_test_handler, NULL) == 0, "line %u could not be registered", line);
+    k2_shared.test_arg = line;
+    KT_CHECK(shadow_does(K2_CTL_JOB, K2_IJ_ATTACH, 0, NULL), "the shadow did not attach line %u", line);
+    uint64_t old = k2_irq_set_inactive_after(timer_ns_to_ticks(1000000));
+    uint64_t sleeps = rt->sleeps, wakeups = rt->wakeups, wake_irq = rt->wake_irq, asleep_irqs = rt->inactive_irqs;
+    uint64_t bad = rt->bad, passed = rt->passed;
+    rt->test_main = rt->test_shadow = rt->test_raised = rt->test_wrong = 0;
+    rt->test_n2 = 300;
+    irq_enable(line);
+    unsigned ended = 0;
+    for (unsigned r = 0; r < rounds; r++) {
+        k2_reset_test_counts();
+        k2_shared.test_n = per;
+        k2_send(K2_CTL, k2_ctl(K2_CTL_JOB, K2_IJ_RAISE));
+        uint64_t flags = arch_irq_save();
+        sched_idle_until(job_done);
+        arch_irq_restore(flags);
+        ended += job_done();
+    }
+    irq_disable(line);
+    KT_CHECK(shadow_does(K2_CTL_JOB, K2_IJ_DETACH, 0, NULL), "the shadow did not detach line %u", line);
+    irq_unregister(line);
+    k2_irq_set_inactive_after(old);
+    kprintf("# k2 irq: %lu raised, %lu taken by main, %lu by the shadow; %lu sleeps, %lu wake-ups, "
+            "%lu interrupts main took asleep\n", rt->test_raised, rt->test_main, rt->test_shadow,
+            rt->sleeps - sleeps, rt->wakeups - wakeups, rt->inactive_irqs - asleep_irqs);
+    KT_CHECK(ended == rounds, "%u of %u rounds ended", ended, rounds);
+    KT_CHECK(rt->test_raised == rounds * per, "%lu raised of %u", rt->test_raised, rounds * per);
+    KT_CHECK(rt->test_main + rt->test_shadow == rt->test_raised, "%lu taken of %lu raised",
+             rt->test_main + rt->test_shadow, rt->test_raised);
+    KT_CHECK(rt->test_main > 0 && rt->test_shadow > 0, "main took %lu, the shadow %lu", rt->test_main, rt->test_shadow);
+    KT_CHECK(rt->test_wrong == 0, "%lu taken by the kernel of the other domain", rt->test_wrong);
+    KT_CHECK(rt->bad == bad, "the line targeted the wrong domain %lu times", rt->bad - bad);
+    KT_CHECK(rt->sleeps - sleeps == rounds && rt->wakeups - wakeups == rounds, "%lu sleeps, %lu wake-ups in %u rounds",
+             rt->sleeps - sleeps, rt->wakeups - wakeups, rounds);
+    KT_CHECK(rt->wake_irq == wake_irq && rt->passed == passed, "%lu wake-ups by the line", rt->wake_irq - wake_irq);
+    KT_CHECK(rt->inactive_irqs - asleep_irqs <= rounds, "main's cores took %lu interrupts asleep (one DONE a round)",
+             rt->inactive_irqs - asleep_irqs);
+    KT_CHECK(!chip->spis_routed_to(k2_shared.shadow_sgi_id), "%u lines still target the shadow",
+             chip->spis_routed_to(k2_shared.shadow_sgi_id));
 }

@@ -12,6 +12,7 @@
 #define GICD_TYPER      0x004
 #define GICD_ISENABLER  0x100
 #define GICD_ICENABLER  0x180
+#define GICD_ISPENDR    0x200
 #define GICD_IPRIORITYR 0x400
 #define GICD_ITARGETSR  0x800
 #define GICD_ICFGR      0xc00
@@ -131,6 +132,29 @@ static unsigned v2_spis_routed_to(uint64_t id)
     return n;
 }
 
+static void v2_route(unsigned irq, uint64_t id)
+{
+    if (irq >= 32 && irq < gicv2_chip.lines)
+        gicd[GICD_ITARGETSR + irq] = (uint8_t)id;
+}
+
+/* The one core a shared line targets; ~0 for none or several. */
+static uint64_t v2_target(unsigned irq)
+{
+    uint8_t t = irq >= 32 && irq < gicv2_chip.lines ? gicd[GICD_ITARGETSR + irq] : 0;
+    return __builtin_popcount(t) == 1 ? t : ~0ull;
+}
+
+static bool v2_enabled(unsigned irq)
+{
+    return *d32(GICD_ISENABLER + (irq / 32) * 4) >> (irq % 32) & 1;
+}
+
+static void v2_pend(unsigned irq)
+{
+    *d32(GICD_ISPENDR + (irq / 32) * 4) = 1u << (irq % 32);
+}
+
 static unsigned v2_spis_enabled(void)
 {
     unsigned n = 0;
@@ -144,5 +168,6 @@ struct irqchip gicv2_chip = {
     .init = v2_init, .cpu_init = v2_cpu_init, .enable = v2_enable,
     .disable = v2_disable, .ack = v2_ack, .eoi = v2_eoi, .send_sgi = v2_send_sgi,
     .sgi_id = v2_sgi_id, .send_sgi_id = v2_send_sgi_id, .spis_routed_to = v2_spis_routed_to,
-    .spis_enabled = v2_spis_enabled,
+    .spis_enabled = v2_spis_enabled, .route = v2_route, .target = v2_target, .enabled = v2_enabled,
+    .pend = v2_pend,
 };

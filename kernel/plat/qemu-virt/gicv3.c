@@ -14,6 +14,7 @@
 #define GICD_IGROUPR    0x0080
 #define GICD_ISENABLER  0x0100
 #define GICD_ICENABLER  0x0180
+#define GICD_ISPENDR    0x0200
 #define GICD_IPRIORITYR 0x0400
 #define GICD_IROUTER    0x6000
 #define GICR_TYPER      0x0008
@@ -183,6 +184,32 @@ static unsigned v3_spis_routed_to(uint64_t mpidr)
     return n;
 }
 
+static void v3_route(unsigned irq, uint64_t mpidr)
+{
+    if (irq >= 32 && irq < gicv3_chip.lines)
+        *(volatile uint64_t *)(gicd + GICD_IROUTER + 8 * irq) = mpidr & 0xff00ffffffull;
+}
+
+/* The one core a shared line targets (its affinity); ~0 for any core
+ * (Interrupt_Routing_Mode). */
+static uint64_t v3_target(unsigned irq)
+{
+    if (irq < 32 || irq >= gicv3_chip.lines)
+        return ~0ull;
+    uint64_t route = *(volatile uint64_t *)(gicd + GICD_IROUTER + 8 * irq);
+    return route & (1ull << 31) ? ~0ull : route & 0xff00ffffffull;
+}
+
+static bool v3_enabled(unsigned irq)
+{
+    return *d32(GICD_ISENABLER + (irq / 32) * 4) >> (irq % 32) & 1;
+}
+
+static void v3_pend(unsigned irq)
+{
+    *d32(GICD_ISPENDR + (irq / 32) * 4) = 1u << (irq % 32);
+}
+
 static unsigned v3_spis_enabled(void)
 {
     unsigned n = 0;
@@ -196,5 +223,6 @@ struct irqchip gicv3_chip = {
     .init = v3_init, .cpu_init = v3_cpu_init, .enable = v3_enable,
     .disable = v3_disable, .ack = v3_ack, .eoi = v3_eoi, .send_sgi = v3_send_sgi,
     .sgi_id = v3_sgi_id, .send_sgi_id = v3_send_sgi_id, .spis_routed_to = v3_spis_routed_to,
-    .spis_enabled = v3_spis_enabled,
+    .spis_enabled = v3_spis_enabled, .route = v3_route, .target = v3_target, .enabled = v3_enabled,
+    .pend = v3_pend,
 };
