@@ -269,6 +269,15 @@ static void device(void)
            sys_mem_create_phys(root_handle(), 0x9010001, 0x1000) == -E_INVAL &&
            sys_mem_create_phys(root_handle(), ~0ull - 0xfff, 0x2000) == -E_INVAL,
            "memory: device objects over RAM, misaligned or wrapping are refused");
+    /* K2's regions (docs/design/k2.md) are RAM whether or not the shadow
+     * kernel runs: its local region, the mailbox and spinlock words, the
+     * shared statics, the DSM area, the balloon pool. */
+    static const uint64_t k2[] = { 0x41000000, 0x41fff000, 0x42000000, 0x42010000, 0x42200000, 0x43000000 };
+    bool refused = true;
+    for (unsigned i = 0; i < sizeof(k2) / sizeof(k2[0]); i++)
+        refused &= sys_mem_create_phys(root_handle(), k2[i], 0x1000) == -E_INVAL;
+    refused &= sys_mem_create_phys(root_handle(), 0x3ffff000, 0x2000) == -E_INVAL;    /* reaching into RAM */
+    tap_ok(refused, "memory: no device object over K2's regions (the shadow kernel, the mailbox, the DSM area)");
     sys_mem_unmap(self_space(), va);
     sys_handle_close((uint32_t)m);
 }
