@@ -86,7 +86,8 @@ bool irq_taken(unsigned irq)
 
 void irq_disable(unsigned irq)
 {
-    chip->disable(irq);
+    if (!k2_irq_disable(irq))
+        chip->disable(irq);
 }
 
 void irq_enable_on(unsigned irq, unsigned cpu)

@@ -75,6 +75,7 @@ void k2_irq_start(void)
     dom_state = all_idle() ? IDLE : ACTIVE;
     all_idle_at = dom_since;
     rt->shadow_start = dom_since;
+    rt->shadow_idle0 = READ_ONCE(rt->shadow_idle);
     WRITE_ONCE(started, true);
     spin_unlock_irqrestore(&dom, flags);
 }
@@ -104,12 +105,33 @@ void k2_irq_enabled(unsigned irq, unsigned cpu)
     spin_unlock_irqrestore(route_lock, flags);
 }
 
-/* Fall asleep: every enabled shared line to the shadow. Interrupts masked. */
-static void sleep_domain(uint64_t now)
+/* irq_disable: the line is no driver's any more; one the shadow holds
+ * stays disabled. Under the routing lock, so that a wake-up cannot
+ * enable it again. True if the line was disabled here. */
+bool k2_irq_disable(unsigned irq)
+{
+    if (CONFIG_K2_SHADOW || irq < 32 || irq >= IRQ_MAX)
+        return false;
+    home[irq] = 0;
+    if (!READ_ONCE(started))
+        return false;
+    uint64_t flags = spin_lock_irqsave(route_lock);
+    irq_chip()->disable(irq);
+    rt->held[irq / 32] &= ~(1u << (irq % 32));
+    spin_unlock_irqrestore(route_lock, flags);
+    return true;
+}
+
+/* Fall asleep: every enabled shared line to the shadow. Interrupts
+ * masked; the decision under dom, which a core leaving the idle loop
+ * takes too (k2_idle_exit), so that the domain never sleeps with a core
+ * at work. */
+static void sleep_domain(void)
 {
     const struct irqchip *chip = irq_chip();
     spin_lock(&dom);
     spin_lock(route_lock);
+    uint64_t now = arch_counter();
     if (!rt->inactive && all_idle() && now >= all_idle_at + inactive_after) {
         for (unsigned irq = 32; irq < chip->lines; irq++) {
             if (home[irq] && chip->enabled(irq)) {
@@ -126,16 +148,26 @@ static void sleep_domain(uint64_t now)
     spin_unlock(&dom);
 }
 
-/* Wake (or, awake, only take back what the shadow held): each line to
- * its own core again, the held ones enabled and made pending there. */
-static void wake_domain(bool by_irq)
+/* Under dom, interrupts masked: wake (or, awake, only take back what
+ * the shadow held): each line to its own core again, the held ones
+ * enabled there, an edge-triggered one made pending again (a level one
+ * is still asserted by its device). The domain's idle time starts again
+ * now, or it would fall asleep at once. */
+static void wake_locked(bool by_irq)
 {
     const struct irqchip *chip = irq_chip();
-    uint64_t flags = spin_lock_irqsave(&dom);
     spin_lock(route_lock);
-    bool was = rt->inactive;
+    bool was = rt->inactive, any_held = false;
+    for (unsigned w = 0; w < K2_IRQ_WORDS && !was && !any_held; w++)
+        any_held = rt->held[w] != 0;
+    if (!was && !any_held) {
+        spin_unlock(route_lock);
+        return;
+    }
     if (was) {
-        account(arch_counter());
+        uint64_t now = arch_counter();
+        account(now);
+        all_idle_at = now;
         WRITE_ONCE(rt->inactive, 0);
         rt->wakeups++;
         rt->wake_irq += by_irq;
@@ -148,18 +180,21 @@ static void wake_domain(bool by_irq)
         rt->to_main += was;
         if (held) {
             rt->held[irq / 32] &= ~(1u << (irq % 32));
-            chip->pend(irq);
+            if (chip->edge(irq))
+                chip->pend(irq);
         }
     }
-    account(arch_counter());
     spin_unlock(route_lock);
-    spin_unlock_irqrestore(&dom, flags);
 }
 
 void k2_wake(void)
 {
-    if (!CONFIG_K2_SHADOW && READ_ONCE(started))
-        wake_domain(true);
+    if (CONFIG_K2_SHADOW || !READ_ONCE(started))
+        return;
+    uint64_t flags = spin_lock_irqsave(&dom);
+    wake_locked(true);
+    account(arch_counter());
+    spin_unlock_irqrestore(&dom, flags);
 }
 
 /* sched_idle: this core has nothing to run. */
@@ -183,14 +218,13 @@ void k2_idle_exit(void)
     uint64_t was = __atomic_fetch_and(&idle_mask, ~bit, __ATOMIC_ACQ_REL);
     if (!READ_ONCE(started))
         return;
-    if (READ_ONCE(rt->inactive)) {
-        wake_domain(false);
-    } else if ((was & main_mask) == main_mask) {
+    if (READ_ONCE(rt->inactive) || (was & main_mask) == main_mask) {
         uint64_t flags = spin_lock_irqsave(&dom);
+        wake_locked(false);
         account(arch_counter());
         spin_unlock_irqrestore(&dom, flags);
     }
-    timer_rearm();                  /* the tick again */
+    timer_idle_end();               /* the tick again, the periods missed counted */
 }
 
 /* Before each wait for interrupt of an idle core (interrupts masked):
@@ -200,9 +234,8 @@ void k2_idle_wait(void)
 {
     if (!READ_ONCE(started))
         return;
-    uint64_t now = arch_counter();
-    if (!READ_ONCE(rt->inactive) && all_idle() && now >= all_idle_at + inactive_after)
-        sleep_domain(now);
+    if (!READ_ONCE(rt->inactive) && all_idle() && arch_counter() >= all_idle_at + inactive_after)
+        sleep_domain();
     timer_rearm();
 }
 
@@ -237,7 +270,7 @@ void k2_irq_report(void)
     kprintf("k2: strong domain: %lu sleeps, %lu wake-ups (%lu by a shared interrupt), %lu interrupts taken "
             "asleep; active %lu us, idle %lu us, asleep %lu us\n", rt->sleeps, rt->wakeups, rt->wake_irq,
             rt->inactive_irqs, ticks_us(rt->main_active), ticks_us(rt->main_idle), ticks_us(rt->main_inactive));
-    uint64_t shadow_all = now - rt->shadow_start, shadow_idle = READ_ONCE(rt->shadow_idle);
+    uint64_t shadow_all = now - rt->shadow_start, shadow_idle = READ_ONCE(rt->shadow_idle) - rt->shadow_idle0;
     kprintf("k2: weak domain: %lu shared interrupts held for main; active %lu us, idle %lu us; "
             "%lu line moves to the shadow, %lu back\n", rt->passed,
             ticks_us(shadow_all > shadow_idle ? shadow_all - shadow_idle : 0), ticks_us(shadow_idle),
@@ -301,6 +334,7 @@ static void raise(unsigned line, uint64_t n, uint64_t gap_us)
         uint64_t deadline = arch_counter() + arch_counter_freq();
         while (test_taken() < rt->test_raised && arch_counter() < deadline)
             arch_cpu_relax();
+        rt->test_late += test_taken() < rt->test_raised;
         timer_delay_us(gap_us);
         uint64_t flags = spin_lock_irqsave(route_lock);
         uint64_t t = chip->target(line);
@@ -314,6 +348,7 @@ static void raise(unsigned line, uint64_t n, uint64_t gap_us)
     uint64_t deadline = arch_counter() + arch_counter_freq();
     while (test_taken() < rt->test_raised && arch_counter() < deadline)
         arch_cpu_relax();
+    rt->test_late += test_taken() < rt->test_raised;
 }
 
 void k2_irq_job(unsigned kind)

@@ -61,6 +61,21 @@ void timer_rearm(void)
     arch_timer_set_deadline(MIN(MIN(next, k2_timer_next()), k2_idle_timer()));
 }
 
+/* A core back from a tickless idle (K2): the periods it slept through
+ * are counted without charging them to the thread it now runs, and the
+ * tick comes again at the next period boundary. */
+void timer_idle_end(void)
+{
+    struct cpu *c = this_cpu();
+    uint64_t now = arch_counter();
+    if (now >= c->next_tick) {
+        uint64_t n = 1 + (now - c->next_tick) / period;
+        c->ticks += n;
+        c->next_tick += n * period;
+    }
+    timer_rearm();
+}
+
 /* Read the virtual timer's interrupt from the device tree. */
 int timer_init(const struct fdt *fdt)
 {

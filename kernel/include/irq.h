@@ -37,12 +37,15 @@ struct irqchip {
     unsigned (*spis_routed_to)(uint64_t id);    /* enabled SPIs that target that core */
     unsigned (*spis_enabled)(void);
     /* K2's interrupt routing (k2_irq.c): one shared line's target as
-     * sgi_id names a core, set and read back; whether it is enabled; make
-     * it pending (a replay, or a self test's device) */
+     * sgi_id names a core, set (a pending interrupt goes with it) and read
+     * back (~0: none or several); whether it is enabled; make it pending
+     * (a replay, or a self test's device); edge-triggered or level */
     void (*route)(unsigned irq, uint64_t id);
     uint64_t (*target)(unsigned irq);
     bool (*enabled)(unsigned irq);
     void (*pend)(unsigned irq);
+    bool (*edge)(unsigned irq);
+    void (*set_edge)(unsigned irq, bool edge);
 };
 
 typedef void (*irq_handler_t)(unsigned irq, void *arg);

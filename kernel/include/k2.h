@@ -181,10 +181,11 @@ struct k2_route {
     uint64_t bad;                   /* an enabled line found targeting the wrong domain, or none */
     /* time per domain, for the energy model */
     uint64_t main_active, main_idle, main_inactive;     /* some core busy; all idle; asleep */
-    uint64_t shadow_start, shadow_idle; /* the shadow's active time: since its start, less idle */
+    uint64_t shadow_start, shadow_idle, shadow_idle0;  /* the shadow's active time: since main's start, less idle */
     /* the self tests' device line (K2_IJ_*) */
     uint32_t test_line;
     uint64_t test_raised, test_main, test_shadow, test_wrong;
+    uint64_t test_late;             /* raises not taken within a second */
     uint64_t test_n2;
 };
 
@@ -277,6 +278,7 @@ const struct k2_dsm_stats *k2_dsm_stats(void);
 /* Shared interrupts (k2_irq.c). */
 void k2_irq_start(void);            /* main, once the shadow is up: the strong domain may sleep */
 void k2_irq_enabled(unsigned irq, unsigned cpu);   /* main: a line was enabled on that core */
+bool k2_irq_disable(unsigned irq);  /* main: disable a line (true), held or not */
 void k2_idle_enter(void);           /* main: this core has nothing to run (sched_idle) */
 void k2_idle_wait(void);            /* main: before a wait for interrupt in the idle loop */
 void k2_idle_woke(void);            /* main: after it */

@@ -7,15 +7,12 @@
 #include "fdt.h"
 #include "kernel.h"
 #include "cpu.h"
+#include "gicd.h"
 
 #define GICD_CTLR       0x000
 #define GICD_TYPER      0x004
-#define GICD_ISENABLER  0x100
-#define GICD_ICENABLER  0x180
-#define GICD_ISPENDR    0x200
 #define GICD_IPRIORITYR 0x400
 #define GICD_ITARGETSR  0x800
-#define GICD_ICFGR      0xc00
 #define GICD_SGIR       0xf00
 #define GICC_CTLR       0x000
 #define GICC_PMR        0x004
@@ -132,10 +129,20 @@ static unsigned v2_spis_routed_to(uint64_t id)
     return n;
 }
 
+/* A pending interrupt is pending for the cores it targeted when it came
+ * (QEMU 7.2's GICv2 keeps it there): cleared and set again after the
+ * write, it is pending for the new target. */
 static void v2_route(unsigned irq, uint64_t id)
 {
-    if (irq >= 32 && irq < gicv2_chip.lines)
-        gicd[GICD_ITARGETSR + irq] = (uint8_t)id;
+    if (irq < 32 || irq >= gicv2_chip.lines)
+        return;
+    uint32_t bit = 1u << (irq % 32);
+    bool pending = *d32(GICD_ISPENDR + (irq / 32) * 4) & bit;
+    if (pending)
+        *d32(GICD_ICPENDR + (irq / 32) * 4) = bit;
+    gicd[GICD_ITARGETSR + irq] = (uint8_t)id;
+    if (pending)
+        *d32(GICD_ISPENDR + (irq / 32) * 4) = bit;
 }
 
 /* The one core a shared line targets; ~0 for none or several. */
@@ -145,15 +152,10 @@ static uint64_t v2_target(unsigned irq)
     return __builtin_popcount(t) == 1 ? t : ~0ull;
 }
 
-static bool v2_enabled(unsigned irq)
-{
-    return *d32(GICD_ISENABLER + (irq / 32) * 4) >> (irq % 32) & 1;
-}
-
-static void v2_pend(unsigned irq)
-{
-    *d32(GICD_ISPENDR + (irq / 32) * 4) = 1u << (irq % 32);
-}
+static bool v2_enabled(unsigned irq) { return gicd_enabled(gicd, irq); }
+static void v2_pend(unsigned irq) { gicd_pend(gicd, irq); }
+static bool v2_edge(unsigned irq) { return gicd_edge(gicd, irq); }
+static void v2_set_edge(unsigned irq, bool edge) { gicd_set_edge(gicd, irq, edge); }
 
 static unsigned v2_spis_enabled(void)
 {
@@ -169,5 +171,5 @@ struct irqchip gicv2_chip = {
     .disable = v2_disable, .ack = v2_ack, .eoi = v2_eoi, .send_sgi = v2_send_sgi,
     .sgi_id = v2_sgi_id, .send_sgi_id = v2_send_sgi_id, .spis_routed_to = v2_spis_routed_to,
     .spis_enabled = v2_spis_enabled, .route = v2_route, .target = v2_target, .enabled = v2_enabled,
-    .pend = v2_pend,
+    .pend = v2_pend, .edge = v2_edge, .set_edge = v2_set_edge,
 };

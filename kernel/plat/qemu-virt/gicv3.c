@@ -8,13 +8,11 @@
 #include "fdt.h"
 #include "kernel.h"
 #include "cpu.h"
+#include "gicd.h"
 
 #define GICD_CTLR       0x0000
 #define GICD_TYPER      0x0004
 #define GICD_IGROUPR    0x0080
-#define GICD_ISENABLER  0x0100
-#define GICD_ICENABLER  0x0180
-#define GICD_ISPENDR    0x0200
 #define GICD_IPRIORITYR 0x0400
 #define GICD_IROUTER    0x6000
 #define GICR_TYPER      0x0008
@@ -184,10 +182,23 @@ static unsigned v3_spis_routed_to(uint64_t mpidr)
     return n;
 }
 
+/* An enabled line is disabled around the write (as Linux does), the
+ * distributor's disable seen through (RWP) first; its pending state is
+ * the distributor's and follows the new route. */
 static void v3_route(unsigned irq, uint64_t mpidr)
 {
-    if (irq >= 32 && irq < gicv3_chip.lines)
-        *(volatile uint64_t *)(gicd + GICD_IROUTER + 8 * irq) = mpidr & 0xff00ffffffull;
+    if (irq < 32 || irq >= gicv3_chip.lines)
+        return;
+    uint32_t bit = 1u << (irq % 32);
+    bool on = *d32(GICD_ISENABLER + (irq / 32) * 4) & bit;
+    if (on) {
+        *d32(GICD_ICENABLER + (irq / 32) * 4) = bit;
+        while (*d32(GICD_CTLR) & (1u << 31))
+            ;
+    }
+    *(volatile uint64_t *)(gicd + GICD_IROUTER + 8 * irq) = mpidr & 0xff00ffffffull;
+    if (on)
+        *d32(GICD_ISENABLER + (irq / 32) * 4) = bit;
 }
 
 /* The one core a shared line targets (its affinity); ~0 for any core
@@ -200,15 +211,10 @@ static uint64_t v3_target(unsigned irq)
     return route & (1ull << 31) ? ~0ull : route & 0xff00ffffffull;
 }
 
-static bool v3_enabled(unsigned irq)
-{
-    return *d32(GICD_ISENABLER + (irq / 32) * 4) >> (irq % 32) & 1;
-}
-
-static void v3_pend(unsigned irq)
-{
-    *d32(GICD_ISPENDR + (irq / 32) * 4) = 1u << (irq % 32);
-}
+static bool v3_enabled(unsigned irq) { return gicd_enabled(gicd, irq); }
+static void v3_pend(unsigned irq) { gicd_pend(gicd, irq); }
+static bool v3_edge(unsigned irq) { return gicd_edge(gicd, irq); }
+static void v3_set_edge(unsigned irq, bool edge) { gicd_set_edge(gicd, irq, edge); }
 
 static unsigned v3_spis_enabled(void)
 {
@@ -224,5 +230,5 @@ struct irqchip gicv3_chip = {
     .disable = v3_disable, .ack = v3_ack, .eoi = v3_eoi, .send_sgi = v3_send_sgi,
     .sgi_id = v3_sgi_id, .send_sgi_id = v3_send_sgi_id, .spis_routed_to = v3_spis_routed_to,
     .spis_enabled = v3_spis_enabled, .route = v3_route, .target = v3_target, .enabled = v3_enabled,
-    .pend = v3_pend,
+    .pend = v3_pend, .edge = v3_edge, .set_edge = v3_set_edge,
 };
