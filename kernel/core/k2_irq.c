@@ -9,7 +9,8 @@
  * a thread's timeout or an interrupt ends its wait. Falling asleep, main
  * retargets every enabled shared line (SPI) to the shadow's core; the
  * first main core that has work again, or a K2_CTL_WAKE, points them
- * back at the cores their drivers enabled them on. Retargeting is one
+ * back at the cores their drivers enabled them on. With the boot argument
+ * k2.sleeps each sleep and wake-up is said on the console. Retargeting is one
  * write per line (GICD_ITARGETSR's byte, GICD_IROUTER), under hwspin
  * K2_HWSPIN_ROUTE with the state, so a line always targets exactly one
  * core of the domain the state names.
@@ -41,6 +42,7 @@ static spinlock_t *const route_lock = &k2_hw.hwspin[K2_HWSPIN_ROUTE];
 
 static bool started;                /* main: K2 runs and the shadow is up */
 static uint64_t inactive_after;     /* counter ticks all cores idle before the domain sleeps */
+static bool say;                    /* k2.sleeps: each sleep and wake-up on the console */
 static uint8_t home[IRQ_MAX];       /* 1 + the core a line's driver enabled it on; 0: none */
 static uint64_t idle_mask;          /* main cores in their idle loop (bit = index) */
 static uint64_t main_mask;          /* main's cores */
@@ -69,6 +71,7 @@ void k2_irq_start(void)
 {
     uint64_t ms = cmdline_get_u64("k2.inactive_ms", 5000);
     inactive_after = timer_ns_to_ticks(MIN(ms, 3600000ull) * 1000000ull);
+    say = cmdline_has("k2.sleeps");
     main_mask = smp_online_mask();
     uint64_t flags = spin_lock_irqsave(&dom);
     dom_since = arch_counter();
@@ -100,14 +103,17 @@ void k2_irq_enabled(unsigned irq, unsigned cpu)
     if (!READ_ONCE(started))
         return;
     uint64_t flags = spin_lock_irqsave(route_lock);
-    if (rt->inactive)
+    if (rt->inactive) {
         irq_chip()->route(irq, k2_shared.shadow_sgi_id);
+        rt->to_shadow++;
+    }
     spin_unlock_irqrestore(route_lock, flags);
 }
 
-/* irq_disable: the line is no driver's any more; one the shadow holds
- * stays disabled. Under the routing lock, so that a wake-up cannot
- * enable it again. True if the line was disabled here. */
+/* irq_disable (a driver masking its line while it works, or gone): the
+ * line is forgotten until it is enabled again, and one the shadow holds
+ * stays off. Under the routing lock, so that a wake-up cannot enable it
+ * meanwhile. True if the line was disabled here. */
 bool k2_irq_disable(unsigned irq)
 {
     if (CONFIG_K2_SHADOW || irq < 32 || irq >= IRQ_MAX)
@@ -126,8 +132,9 @@ bool k2_irq_disable(unsigned irq)
  * masked; the decision under dom, which a core leaving the idle loop
  * takes too (k2_idle_exit), so that the domain never sleeps with a core
  * at work. */
-static void sleep_domain(void)
+static bool sleep_domain(void)
 {
+    bool slept = false;
     const struct irqchip *chip = irq_chip();
     spin_lock(&dom);
     spin_lock(route_lock);
@@ -143,9 +150,11 @@ static void sleep_domain(void)
         WRITE_ONCE(rt->inactive, 1);
         dom_state = ASLEEP;
         rt->sleeps++;
+        slept = true;
     }
     spin_unlock(route_lock);
     spin_unlock(&dom);
+    return slept;
 }
 
 /* Under dom, interrupts masked: wake (or, awake, only take back what
@@ -153,7 +162,7 @@ static void sleep_domain(void)
  * enabled there, an edge-triggered one made pending again (a level one
  * is still asserted by its device). The domain's idle time starts again
  * now, or it would fall asleep at once. */
-static void wake_locked(bool by_irq)
+static bool wake_locked(bool by_irq)
 {
     const struct irqchip *chip = irq_chip();
     spin_lock(route_lock);
@@ -162,7 +171,7 @@ static void wake_locked(bool by_irq)
         any_held = rt->held[w] != 0;
     if (!was && !any_held) {
         spin_unlock(route_lock);
-        return;
+        return false;
     }
     if (was) {
         uint64_t now = arch_counter();
@@ -185,6 +194,7 @@ static void wake_locked(bool by_irq)
         }
     }
     spin_unlock(route_lock);
+    return was;
 }
 
 void k2_wake(void)
@@ -192,9 +202,11 @@ void k2_wake(void)
     if (CONFIG_K2_SHADOW || !READ_ONCE(started))
         return;
     uint64_t flags = spin_lock_irqsave(&dom);
-    wake_locked(true);
+    bool woke = wake_locked(true);
     account(arch_counter());
     spin_unlock_irqrestore(&dom, flags);
+    if (woke && say)
+        kprintf("k2: the strong domain wakes (a shared interrupt)\n");
 }
 
 /* sched_idle: this core has nothing to run. */
@@ -220,9 +232,11 @@ void k2_idle_exit(void)
         return;
     if (READ_ONCE(rt->inactive) || (was & main_mask) == main_mask) {
         uint64_t flags = spin_lock_irqsave(&dom);
-        wake_locked(false);
+        bool woke = wake_locked(false);
         account(arch_counter());
         spin_unlock_irqrestore(&dom, flags);
+        if (woke && say)
+            kprintf("k2: the strong domain wakes (work)\n");
     }
     timer_idle_end();               /* the tick again, the periods missed counted */
 }
@@ -234,8 +248,9 @@ void k2_idle_wait(void)
 {
     if (!READ_ONCE(started))
         return;
-    if (!READ_ONCE(rt->inactive) && all_idle() && arch_counter() >= all_idle_at + inactive_after)
-        sleep_domain();
+    if (!READ_ONCE(rt->inactive) && all_idle() && arch_counter() >= all_idle_at + inactive_after &&
+        sleep_domain() && say)
+        kprintf("k2: the strong domain sleeps\n");
     timer_rearm();
 }
 
@@ -313,6 +328,7 @@ void k2_irq_test_handler(unsigned irq UNUSED, void *arg UNUSED)
         if (!asleep)
             __atomic_add_fetch(&rt->test_wrong, 1, __ATOMIC_RELAXED);
     } else {
+        rt->test_cpu = this_cpu()->index;
         __atomic_add_fetch(&rt->test_main, 1, __ATOMIC_RELEASE);
         if (asleep)
             __atomic_add_fetch(&rt->test_wrong, 1, __ATOMIC_RELAXED);
@@ -325,12 +341,14 @@ static uint64_t test_taken(void)
 }
 
 /* Raise the line test_n times, each after the last was taken and
- * test_n2 us later; before each, check that the line targets one core of
- * the domain the state names. */
+ * test_n2 us later (the first; the others test_gap_next us, if set);
+ * before each, check that the line targets one core of the domain the
+ * state names. */
 static void raise(unsigned line, uint64_t n, uint64_t gap_us)
 {
     const struct irqchip *chip = irq_chip();
-    for (uint64_t i = 0; i < n; i++) {
+    uint64_t next_us = READ_ONCE(rt->test_gap_next);
+    for (uint64_t i = 0; i < n; i++, gap_us = next_us ? next_us : gap_us) {
         uint64_t deadline = arch_counter() + arch_counter_freq();
         while (test_taken() < rt->test_raised && arch_counter() < deadline)
             arch_cpu_relax();

@@ -186,7 +186,8 @@ struct k2_route {
     uint32_t test_line;
     uint64_t test_raised, test_main, test_shadow, test_wrong;
     uint64_t test_late;             /* raises not taken within a second */
-    uint64_t test_n2;
+    uint64_t test_n2, test_gap_next;    /* the first raise's gap (us), the others' (0: the same) */
+    uint64_t test_cpu;              /* the main core that took the line last */
 };
 
 /* .k2shared: the boot block and the shared objects. */

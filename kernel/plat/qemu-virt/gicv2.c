@@ -69,12 +69,12 @@ static void v2_cpu_init(unsigned cpu_index)
     *c32(GICC_CTLR) = 1;
 }
 
+static void v2_route(unsigned irq, uint64_t target);
+
 static void v2_enable(unsigned irq, unsigned cpu_index)
 {
-    if (irq >= 32) {
-        volatile uint8_t *t = gicd + GICD_ITARGETSR + irq;
-        *t = cpu_target[cpu_index] ? cpu_target[cpu_index] : 1;
-    }
+    if (irq >= 32)
+        v2_route(irq, cpu_target[cpu_index] ? cpu_target[cpu_index] : 1);
     *d32(GICD_ISENABLER + (irq / 32) * 4) = 1u << (irq % 32);
 }
 
@@ -129,20 +129,23 @@ static unsigned v2_spis_routed_to(uint64_t id)
     return n;
 }
 
-/* A pending interrupt is pending for the cores it targeted when it came
- * (QEMU 7.2's GICv2 keeps it there): cleared and set again after the
- * write, it is pending for the new target. */
-static void v2_route(unsigned irq, uint64_t id)
+/* Point a shared line at the cores of `target`. An edge-triggered
+ * interrupt already pending stays pending for the cores it targeted when
+ * it came (QEMU 7.2's GICv2 does so): after the write it is cleared and
+ * set again, now for the new target (a level one follows its target by
+ * itself). The pending bit is read after the write, so an edge that came
+ * meanwhile moves too. */
+static void v2_route(unsigned irq, uint64_t target)
 {
     if (irq < 32 || irq >= gicv2_chip.lines)
         return;
+    gicd[GICD_ITARGETSR + irq] = (uint8_t)target;
+    volatile uint32_t *pend = gicd_word(gicd, GICD_ISPENDR, irq, 32);
     uint32_t bit = 1u << (irq % 32);
-    bool pending = *d32(GICD_ISPENDR + (irq / 32) * 4) & bit;
-    if (pending)
-        *d32(GICD_ICPENDR + (irq / 32) * 4) = bit;
-    gicd[GICD_ITARGETSR + irq] = (uint8_t)id;
-    if (pending)
-        *d32(GICD_ISPENDR + (irq / 32) * 4) = bit;
+    if (gicd_edge(gicd, irq) && (*pend & bit)) {
+        *gicd_word(gicd, GICD_ICPENDR, irq, 32) = bit;
+        *pend = bit;
+    }
 }
 
 /* The one core a shared line targets; ~0 for none or several. */

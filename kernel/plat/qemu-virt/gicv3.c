@@ -114,13 +114,15 @@ static void v3_cpu_init(unsigned cpu_index)
     isb();
 }
 
+static void v3_route(unsigned irq, uint64_t mpidr);
+
 static void v3_enable(unsigned irq, unsigned cpu_index)
 {
     if (irq < 32) {
         *r32(gicr[cpu_index], GICR_ISENABLER0) = 1u << irq;
         return;
     }
-    *(volatile uint64_t *)(gicd + GICD_IROUTER + 8 * irq) = cpus[cpu_index].hwid & 0xff00ffffffull;
+    v3_route(irq, cpus[cpu_index].hwid);
     *d32(GICD_ISENABLER + (irq / 32) * 4) = 1u << (irq % 32);
 }
 
