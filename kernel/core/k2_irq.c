@@ -1,7 +1,8 @@
 /*
  * K2's shared interrupts (docs/design/k2.md, "Shared interrupts"): every
- * shared interrupt is taken by exactly one kernel, and one never wakes
- * the strong domain from its sleep.
+ * shared interrupt is handled once, by main while its domain is awake and
+ * by the shadow while it sleeps; one the shadow can handle itself never
+ * wakes it.
  *
  * The strong domain sleeps ("inactive" in the paper) once all of main's
  * cores have had nothing to run for k2.inactive_ms (5,000 by default,
@@ -18,8 +19,9 @@
  * The shadow takes what comes to it. A line it has a handler for (the
  * self tests' device; shadowed drivers later) it handles itself. A line
  * whose driver lives on main it disables, marks held and passes on with
- * K2_CTL_WAKE: main wakes, enables it again on its own core and makes it
- * pending, and its driver takes it there: taken once by the shadow's
+ * K2_CTL_WAKE: main wakes, enables it again on its own core (an edge-
+ * triggered line made pending again), and its driver takes it there:
+ * taken once by the shadow's
  * interrupt controller interface, handled once by the driver. That is
  * the only way a shared interrupt wakes the strong domain, and it is
  * counted (wake_irq).
