@@ -199,16 +199,21 @@ static bool wake_locked(bool by_irq)
     return was;
 }
 
-void k2_wake(void)
+/* Wake the domain, for a shared interrupt the shadow held or for work. */
+static void wake(bool by_irq)
 {
-    if (CONFIG_K2_SHADOW || !READ_ONCE(started))
-        return;
     uint64_t flags = spin_lock_irqsave(&dom);
-    bool woke = wake_locked(true);
+    bool woke = wake_locked(by_irq);
     account(arch_counter());
     spin_unlock_irqrestore(&dom, flags);
     if (woke && say)
-        kprintf("k2: the strong domain wakes (a shared interrupt)\n");
+        kprintf("k2: the strong domain wakes (%s)\n", by_irq ? "a shared interrupt" : "work");
+}
+
+void k2_wake(void)
+{
+    if (!CONFIG_K2_SHADOW && READ_ONCE(started))
+        wake(true);
 }
 
 /* sched_idle: this core has nothing to run. */
@@ -232,14 +237,8 @@ void k2_idle_exit(void)
     uint64_t was = __atomic_fetch_and(&idle_mask, ~bit, __ATOMIC_ACQ_REL);
     if (!READ_ONCE(started))
         return;
-    if (READ_ONCE(rt->inactive) || (was & main_mask) == main_mask) {
-        uint64_t flags = spin_lock_irqsave(&dom);
-        bool woke = wake_locked(false);
-        account(arch_counter());
-        spin_unlock_irqrestore(&dom, flags);
-        if (woke && say)
-            kprintf("k2: the strong domain wakes (work)\n");
-    }
+    if (READ_ONCE(rt->inactive) || (was & main_mask) == main_mask)
+        wake(false);
     timer_idle_end();               /* the tick again, the periods missed counted */
 }
 
