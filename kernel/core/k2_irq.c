@@ -75,6 +75,11 @@ void k2_irq_start(void)
     inactive_after = timer_ns_to_ticks(MIN(ms, 3600000ull) * 1000000ull);
     say = cmdline_has("k2.sleeps");
     main_mask = smp_online_mask();
+    /* No thread runs yet: the other cores sit in the idle loop, and from
+     * now on they say when they enter and leave it. */
+    for (unsigned i = 0; i < ncpus_present; i++)
+        if (main_mask >> i & 1 && READ_ONCE(cpus[i].idle))
+            __atomic_or_fetch(&idle_mask, 1ull << i, __ATOMIC_RELAXED);
     uint64_t flags = spin_lock_irqsave(&dom);
     dom_since = arch_counter();
     dom_state = all_idle() ? IDLE : ACTIVE;
@@ -219,9 +224,10 @@ void k2_wake(void)
 /* sched_idle: this core has nothing to run. */
 void k2_idle_enter(void)
 {
-    uint64_t bit = 1ull << this_cpu()->index;
-    uint64_t now = __atomic_or_fetch(&idle_mask, bit, __ATOMIC_ACQ_REL);
-    if (!READ_ONCE(started) || (now & main_mask) != main_mask)
+    if (!READ_ONCE(started))
+        return;                     /* nothing shared on this path without K2 */
+    uint64_t now = __atomic_or_fetch(&idle_mask, 1ull << this_cpu()->index, __ATOMIC_ACQ_REL);
+    if ((now & main_mask) != main_mask)
         return;
     uint64_t flags = spin_lock_irqsave(&dom);
     all_idle_at = arch_counter();
@@ -233,10 +239,9 @@ void k2_idle_enter(void)
  * its idle time, and its sleep. */
 void k2_idle_exit(void)
 {
-    uint64_t bit = 1ull << this_cpu()->index;
-    uint64_t was = __atomic_fetch_and(&idle_mask, ~bit, __ATOMIC_ACQ_REL);
     if (!READ_ONCE(started))
         return;
+    uint64_t was = __atomic_fetch_and(&idle_mask, ~(1ull << this_cpu()->index), __ATOMIC_ACQ_REL);
     if (READ_ONCE(rt->inactive) || (was & main_mask) == main_mask)
         wake(false);
     timer_idle_end();               /* the tick again, the periods missed counted */

@@ -22,7 +22,6 @@
 #include "memobj.h"
 #include "bootimage.h"
 #include "timer.h"
-#include "k2.h"
 #include "cpu.h"
 #include "irq.h"
 #include "kmalloc.h"
@@ -519,9 +518,8 @@ void svc_timer_set(uint64_t deadline_ns)
         run->timer_at = deadline_ns ? MAX(timer_ns_to_ticks(deadline_ns), 1ull) : 0;
         if (run->timer_cpu == this_cpu()->index)
             timer_rearm();
-        else if (run->timer_at && (run->timer_at < READ_ONCE(cpus[run->timer_cpu].next_tick) ||
-                                   (READ_ONCE(cpus[run->timer_cpu].idle) && k2_tickless())))
-            irq_send_ipi(run->timer_cpu, IRQ_SGI_WAKE);     /* (an idle core's tick may be off: K2) */
+        else if (run->timer_at && !timer_covers(run->timer_cpu, run->timer_at))
+            irq_send_ipi(run->timer_cpu, IRQ_SGI_WAKE);
     }
     env_unlock(l);
 }

@@ -61,6 +61,13 @@ void timer_rearm(void)
     arch_timer_set_deadline(MIN(MIN(next, k2_timer_next()), k2_idle_timer()));
 }
 
+/* Whether a deadline `at` for core `cpu` comes before its next timer
+ * interrupt would anyway (its tick; an idle core's under K2 never). */
+bool timer_covers(unsigned cpu, uint64_t at)
+{
+    return at >= READ_ONCE(cpus[cpu].next_tick) && !(READ_ONCE(cpus[cpu].idle) && k2_tickless());
+}
+
 /* A core back from a tickless idle (K2): the periods it slept through
  * are counted without charging them to the thread it now runs, and the
  * tick comes again at the next period boundary. */
